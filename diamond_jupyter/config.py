@@ -1,0 +1,105 @@
+"""The sites file: which clusters exist and how to reach them (YAML)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .model import BadInput
+
+SCHEDULERS = ("slurm", "pbs", "lsf", "flux")
+
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TransportConfig(_Cfg):
+    kind: Literal["ssh", "local"] = "ssh"
+    host: str | None = None  # may be a Host alias from ~/.ssh/config
+    port: int | None = None
+    user: str | None = None
+    key_file: str | None = None
+    known_hosts: str | None = None  # extra known_hosts file (system + user ones also load)
+    trust_on_first_use: bool = False
+    use_agent: bool = True
+    ssh_config: str | None = None  # default ~/.ssh/config
+    proxy_jump: str | None = None  # overrides ssh_config's ProxyJump
+    keepalive_s: int = 30
+    connect_timeout_s: float = 10.0
+
+
+class SiteConfig(_Cfg):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    scheduler: Literal["slurm", "pbs", "lsf", "flux"] = "slurm"
+    transport: TransportConfig = Field(default_factory=TransportConfig)
+    commands: dict[str, str] = Field(default_factory=dict)  # e.g. {"sbatch": "/opt/slurm/bin/sbatch"}
+    preamble: str = ""  # shell lines run before every scheduler command (module loads)
+    env: dict[str, str] = Field(default_factory=dict)
+    workdir: str = "~/.diamond"  # remote dir for scripts, job outputs and event files
+    default_partition: str | None = None
+    default_account: str | None = None
+    allowed_partitions: list[str] | None = None
+    globus_collection: str | None = None
+    globus_path_map: dict[str, str] = Field(default_factory=dict)
+    charge_factor: float = 1.0
+    speed_factor: float = 1.0  # >1: jobs run faster than the walltime suggests
+    jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
+    metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
+
+
+class FederationConfig(_Cfg):
+    sites: list[SiteConfig] = Field(default_factory=list)
+    store: str | None = None  # SQLite path; default in the user's data dir
+
+    def site(self, name: str) -> SiteConfig:
+        for s in self.sites:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.sites) or "none configured"
+        raise BadInput(f"unknown site {name!r} (known: {known})")
+
+
+def default_config_path() -> Path:
+    env = os.environ.get("DIAMOND_CONFIG")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+    return base / "diamond" / "sites.yaml"
+
+
+def default_data_dir() -> Path:
+    base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
+    return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
+
+
+def load_config(path: str | Path | None = None) -> FederationConfig:
+    p = Path(path) if path else default_config_path()
+    try:
+        raw = yaml.safe_load(p.read_text())
+    except FileNotFoundError:
+        raise BadInput(
+            f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
+            " `diamond testbed up` writes one)"
+        ) from None
+    except yaml.YAMLError as e:
+        raise BadInput(f"sites file {p} is not valid YAML: {e}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list")
+    try:
+        cfg = FederationConfig.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise BadInput(f"sites file {p}: {where}: {first['msg']}") from None
+    names = [s.name for s in cfg.sites]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise BadInput(f"sites file {p}: duplicate site names {sorted(dup)}")
+    return cfg

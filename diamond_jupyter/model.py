@@ -1,0 +1,233 @@
+"""Typed, scheduler-neutral models shared by every part of the engine."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Directive(_Model):
+    """A directive a dialect could not map onto JobSpec fields; kept verbatim."""
+
+    dialect: str
+    option: str  # e.g. "--mail-type", "-m", "-W"
+    value: str | None = None
+    raw: str  # the full original directive line, sentinel included
+
+
+class Resources(_Model):
+    nodes: int | None = None
+    tasks: int | None = None
+    tasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    gpus_per_node: int | None = None
+    gpus_per_task: int | None = None
+    gpu_type: str | None = None
+    memory_mb: int | None = None  # per node
+    memory_per_cpu_mb: int | None = None
+    walltime_s: int | None = None
+    # Processor affinity / GPU binding, kept in a neutral vocabulary:
+    cpu_bind: str | None = None  # e.g. "cores", "threads", "none", "map_cpu:0,1"
+    gpu_bind: str | None = None  # e.g. "closest", "none", "single:1"
+    distribution: str | None = None  # e.g. "block", "cyclic"
+
+
+class Constraints(_Model):
+    architecture: str | None = None  # x86_64, aarch64, ppc64le
+    features: list[str] = Field(default_factory=list)
+    exclusive: bool = False
+
+
+class Environment(_Model):
+    modules: list[str] = Field(default_factory=list)
+    container_image: str | None = None
+    variables: dict[str, str] = Field(default_factory=dict)
+    export_all: bool | None = None  # Slurm --export=ALL / PBS -V
+
+
+class StageEntry(_Model):
+    source: str  # "SITE:PATH" or a local path
+    destination: str
+    recursive: bool = False
+
+
+class ArraySpec(_Model):
+    expression: str  # e.g. "1-10%2" in Slurm syntax (neutral form)
+
+
+class Dependency(_Model):
+    kind: str = "afterok"  # afterok, afterany, afternotok, after
+    job_ids: list[str] = Field(default_factory=list)
+
+
+class JobSpec(_Model):
+    name: str | None = None
+    script: str | None = None  # body after the directives (shell)
+    command: str | None = None  # alternative to script: one command line
+    shell: str = "/bin/bash"
+    working_directory: str | None = None
+    resources: Resources = Field(default_factory=Resources)
+    constraints: Constraints = Field(default_factory=Constraints)
+    environment: Environment = Field(default_factory=Environment)
+    queue: str | None = None  # partition / queue
+    account: str | None = None
+    qos: str | None = None
+    reservation: str | None = None
+    array: ArraySpec | None = None
+    dependencies: list[Dependency] = Field(default_factory=list)
+    stdout: str | None = None
+    stderr: str | None = None
+    join_output: bool = False
+    hold: bool = False
+    mail_user: str | None = None
+    mail_events: list[str] = Field(default_factory=list)  # begin, end, fail
+    stage_in: list[StageEntry] = Field(default_factory=list)
+    stage_out: list[StageEntry] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)  # application, software, ...
+    unknown: list[Directive] = Field(default_factory=list)
+    source_dialect: str | None = None
+
+
+class JobState(str, enum.Enum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    TIMEOUT = "TIMEOUT"
+    UNKNOWN = "UNKNOWN"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_STATES
+
+    @property
+    def rank(self) -> int:
+        """Order used so that states never go backwards."""
+        return {JobState.UNKNOWN: 0, JobState.PENDING: 1, JobState.RUNNING: 2}.get(self, 3)
+
+
+TERMINAL_STATES = frozenset(
+    {JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.TIMEOUT}
+)
+
+
+class JobStatus(_Model):
+    """One scheduler observation of a job (what a dialect's parsers return)."""
+
+    native_id: str
+    state: JobState
+    native_state: str | None = None
+    name: str | None = None
+    user: str | None = None
+    partition: str | None = None
+    nodes: int | None = None
+    cpus: int | None = None
+    gpus: int | None = None
+    walltime_s: int | None = None
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    estimated_start: datetime | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    comment: str | None = None
+    node_list: str | None = None
+
+
+class Job(_Model):
+    id: str  # "SITE:NATIVE_ID" (what JOB means for the CLI)
+    site: str
+    native_id: str | None = None
+    name: str | None = None
+    state: JobState = JobState.UNKNOWN
+    token: str | None = None  # idempotency token placed in name/comment
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    workdir: str | None = None
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+    spec: JobSpec | None = None
+    placement: dict[str, Any] | None = None  # why this site was chosen
+    origin: dict[str, Any] | None = None  # e.g. notebook path + cell id
+
+
+class Partition(_Model):
+    name: str
+    default: bool = False
+    state: str = "UP"
+    max_time_s: int | None = None  # None = unlimited
+    max_nodes: int | None = None
+    nodes: list[str] = Field(default_factory=list)
+    total_nodes: int = 0
+    total_cpus: int = 0
+    allowed_accounts: list[str] | None = None
+
+
+class Node(_Model):
+    name: str
+    state: str  # idle, mixed, allocated, down, drain ...
+    cpus: int = 0
+    cpus_allocated: int = 0
+    memory_mb: int = 0
+    gpus: int = 0
+    gpus_allocated: int = 0
+    gpu_type: str | None = None
+    features: list[str] = Field(default_factory=list)
+    partitions: list[str] = Field(default_factory=list)
+    architecture: str | None = None
+
+
+class SiteSnapshot(_Model):
+    site: str
+    taken_at: datetime = Field(default_factory=utcnow)
+    reachable: bool = True
+    error: str | None = None
+    partitions: list[Partition] = Field(default_factory=list)
+    nodes: list[Node] = Field(default_factory=list)
+    jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
+
+    @property
+    def running(self) -> list[JobStatus]:
+        return [j for j in self.jobs if j.state == JobState.RUNNING]
+
+    @property
+    def pending(self) -> list[JobStatus]:
+        return [j for j in self.jobs if j.state == JobState.PENDING]
+
+
+class Event(_Model):
+    seq: int | None = None  # assigned by the store
+    kind: str  # job.state, site.snapshot, transfer.progress, agent.step, ...
+    at: datetime = Field(default_factory=utcnow)
+    job_id: str | None = None
+    site: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class DiamondError(Exception):
+    """Base error. `exit_code` follows the CLI contract (2 bad input, 1 site/network)."""
+
+    exit_code = 1
+
+
+class BadInput(DiamondError):
+    exit_code = 2
+
+
+class SiteError(DiamondError):
+    exit_code = 1

@@ -1,0 +1,7 @@
+"""A real local federation of Slurm clusters for tests, the demo and benchmarks."""
+
+from .clusters import CLUSTERS, USER, base_dir
+from .control import TestbedError, check_prerequisites, down, leftovers, status, up
+
+__all__ = ["CLUSTERS", "USER", "TestbedError", "base_dir", "check_prerequisites", "down",
+           "leftovers", "status", "up"]

@@ -1,0 +1,42 @@
+import * as React from 'react';
+
+import { fetchLogs } from '../api';
+import { ILogs } from '../types';
+
+/** stdout and stderr of one job, from GET /diamond/api/jobs/{id}/logs. */
+export function LogView({ jobId }: { jobId: string }): JSX.Element {
+  const [logs, setLogs] = React.useState<ILogs | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [loading, setLoading] = React.useState(false);
+
+  const load = React.useCallback(() => {
+    setLoading(true);
+    setError(null);
+    fetchLogs(jobId)
+      .then(l => setLogs(l))
+      .catch(e => setError(String(e.message ?? e)))
+      .finally(() => setLoading(false));
+  }, [jobId]);
+
+  React.useEffect(load, [load]);
+
+  return (
+    <div className="jp-diamond-logs" data-diamond-logs={jobId}>
+      <div className="jp-diamond-logs-bar">
+        <span>Logs of {jobId}</span>
+        <button className="jp-mod-styled" onClick={load} disabled={loading}>
+          {loading ? 'Loading…' : 'Reload'}
+        </button>
+      </div>
+      {error && <p className="jp-diamond-error-text">{error}</p>}
+      {logs && (
+        <>
+          <h3>stdout</h3>
+          <pre aria-label="standard output">{logs.stdout || '(empty)'}</pre>
+          <h3>stderr</h3>
+          <pre aria-label="standard error">{logs.stderr || '(empty)'}</pre>
+        </>
+      )}
+    </div>
+  );
+}

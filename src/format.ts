@@ -1,0 +1,73 @@
+/** Display helpers; `timeZone` is an IANA name or '' for the browser's. */
+
+export function fmtCount(free: number | null, total: number | null): string {
+  if (total === null || total === undefined) {
+    return '—';
+  }
+  return `${free ?? '?'}/${total}`;
+}
+
+export function fmtDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !isFinite(seconds)) {
+    return '—';
+  }
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) {
+    return `${s} s`;
+  }
+  if (s < 3600) {
+    return `${Math.round(s / 60)} min`;
+  }
+  if (s < 86400) {
+    const h = Math.floor(s / 3600);
+    const m = Math.round((s % 3600) / 60);
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
+  const d = Math.floor(s / 86400);
+  const h = Math.round((s % 86400) / 3600);
+  return h ? `${d} d ${h} h` : `${d} d`;
+}
+
+export function parseTime(iso: string | null | undefined): number | null {
+  if (!iso) {
+    return null;
+  }
+  const t = Date.parse(iso);
+  return isNaN(t) ? null : t;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+export function fmtTime(
+  value: string | number | null | undefined,
+  timeZone = '',
+  withDate = true
+): string {
+  const t = typeof value === 'number' ? value : parseTime(value);
+  if (t === null) {
+    return '—';
+  }
+  const key = `${timeZone}|${withDate}`;
+  let f = formatters.get(key);
+  if (!f) {
+    const opts: Intl.DateTimeFormatOptions = {
+      hour: '2-digit',
+      minute: '2-digit',
+      ...(withDate ? { month: 'short', day: 'numeric' } : {})
+    };
+    try {
+      f = new Intl.DateTimeFormat(undefined, {
+        ...opts,
+        ...(timeZone ? { timeZone } : {})
+      });
+    } catch {
+      f = new Intl.DateTimeFormat(undefined, opts); // unknown time zone
+    }
+    formatters.set(key, f);
+  }
+  return f.format(new Date(t));
+}
+
+export function stateClass(state: string): string {
+  return `jp-diamond-state-${state.toLowerCase()}`;
+}

@@ -1,0 +1,77 @@
+import * as React from 'react';
+
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+
+import { IJobActions } from './components/Jobs';
+import { LogView } from './components/LogView';
+import { IViewSettings, Sidebar } from './components/Sidebar';
+import { rackIcon } from './icons';
+import { DiamondModel } from './model';
+
+export const DEFAULT_VIEW: IViewSettings = {
+  showTimeline: true,
+  showActivity: true,
+  timeZone: '',
+  activityLimit: 50
+};
+
+/** The left-sidebar panel, `#diamond-sidebar`. */
+export class DiamondSidebar extends ReactWidget {
+  constructor(
+    readonly model: DiamondModel,
+    private _actions: IJobActions
+  ) {
+    super();
+    this.id = 'diamond-sidebar';
+    this.addClass('jp-diamond-sidebar');
+    this.title.icon = rackIcon;
+    this.title.caption = 'Diamond';
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'Diamond HPC sites and jobs');
+  }
+
+  get view(): IViewSettings {
+    return this._view;
+  }
+  set view(value: IViewSettings) {
+    this._view = value;
+    this.update();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.model.refresh(); // "on open"
+  }
+
+  render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed}>
+        {() => (
+          <Sidebar
+            model={this.model}
+            settings={this._view}
+            actions={this._actions}
+          />
+        )}
+      </UseSignal>
+    );
+  }
+
+  private _view: IViewSettings = DEFAULT_VIEW;
+}
+
+/** A main-area tab with the logs of one job. */
+export function createLogWidget(
+  jobId: string,
+  label: string
+): MainAreaWidget<ReactWidget> {
+  const content = ReactWidget.create(<LogView jobId={jobId} />);
+  const widget = new MainAreaWidget({ content });
+  widget.id = `diamond-logs-${jobId.replace(/[^\w-]/g, '_')}`;
+  widget.title.label = `Logs: ${label}`;
+  widget.title.icon = rackIcon;
+  widget.title.closable = true;
+  return widget;
+}

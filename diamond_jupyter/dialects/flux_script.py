@@ -1,0 +1,283 @@
+"""Flux batch scripts (RFC 36 `#flux:` / `# flux:` / `#FLUX:` directives for `flux batch`)."""
+
+from __future__ import annotations
+
+import re
+
+from ..model import BadInput, Dependency, JobSpec
+from .base import Rendered
+from .scripts_common import (
+    Item,
+    Opt,
+    OptionTable,
+    assemble,
+    bad,
+    common_render_warnings,
+    foreign_warnings,
+    is_placeholder,
+    map_out_pattern,
+    neutral_out_pattern,
+    neutral_preamble,
+    note,
+    own_unknown_lines,
+    placeholder_note,
+    quote,
+    split_header,
+    tokenize,
+    unknown,
+    words,
+)
+
+_REQUIRED = words("nslots cores-per-slot gpus-per-slot nodes time-limit queue job-name output "
+                  "error "
+             "cwd urgency setopt setattr requires dependency begin-time env env-remove env-file "
+             "rlimit add-file conf broker-opts flags signal input bank cc bcc log log-stderr "
+             "taskmap")
+_NONE = words("exclusive wrap quiet label-io unbuffered verbose debug dry-run")
+TABLE = OptionTable(
+    {n: Opt(n) for n in _REQUIRED} | {n: Opt(n, "none") for n in _NONE}
+    | {"dump": Opt("dump", "optional")},
+    {"n": Opt("nslots"), "c": Opt("cores-per-slot"), "g": Opt("gpus-per-slot"),
+     "N": Opt("nodes"), "t": Opt("time-limit"), "q": Opt("queue"), "o": Opt("setopt"),
+     "S": Opt("setattr"), "B": Opt("broker-opts"), "v": Opt("verbose", "none")},
+)
+_SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
+_FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DEPS = {"after", "afterany", "afterok", "afternotok"}
+
+
+def parse_fsd(text: str, default_unit: str = "m") -> int | None:
+    """Flux standard duration ('30m', '2h', '1d', '90s'; bare number = minutes for -t)."""
+    m = _FSD.match(text.strip())
+    if not m:
+        return None
+    return round(float(m.group(1)) * _UNIT[m.group(2) or default_unit])
+
+
+def fmt_fsd(seconds: int) -> str:
+    for unit in "dhm":
+        if seconds % _UNIT[unit] == 0:
+            return f"{seconds // _UNIT[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def _count(raw: str) -> int:
+    m = _SENTINEL.match(raw)
+    return len(TABLE.parse(tokenize(m.group(1)), 0, raw)) if m else 0
+
+
+class FluxScript:
+    name = "flux"
+    sentinel = "#flux:"
+
+    def parse_script(self, text: str) -> JobSpec:
+        header = split_header(text, lambda s: m.group(1) if (m := _SENTINEL.match(s)) else None,
+                              flux_rules=True)
+        spec = JobSpec(script=header.body, source_dialect=self.name)
+        if header.shebang:
+            spec.shell = header.shebang
+        for lineno, raw in header.late:
+            note(spec, f"line {lineno}: ignored `{raw.strip()}` (directives must be grouped; "
+                       "flux batch rejects this one)")
+        for lineno, raw, payload in header.directives:
+            for item in TABLE.parse(tokenize(payload), lineno, raw):
+                try:
+                    ok = item.known and self._map(spec, item)
+                except BadInput:
+                    if not is_placeholder(item.value, loose=True):
+                        raise
+                    note(spec, placeholder_note(item, self.name))
+                    ok = False
+                if not ok:
+                    unknown(spec, self.name, item, item.option if not item.known
+                            else "--" + item.option)
+        spec.join_output = spec.stderr is None
+        return spec
+
+    def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
+        o, v = item.option, item.value or ""
+        r = spec.resources
+        if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes"):
+            if not v.isdigit():
+                raise bad(item, "bad count", "a positive integer")
+            attr = {"nslots": "tasks", "cores-per-slot": "cpus_per_task",
+                    "gpus-per-slot": "gpus_per_task", "nodes": "nodes"}[o]
+            setattr(r, attr, int(v))
+        elif o == "time-limit":
+            secs = parse_fsd(v)
+            if secs is None:
+                raise bad(item, "bad time limit", "minutes or an FSD such as 30m, 2h, 1d, 90s")
+            r.walltime_s = secs
+        elif o in ("queue", "job-name", "cwd"):
+            if is_placeholder(v):
+                note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+            setattr(spec, {"queue": "queue", "job-name": "name", "cwd": "working_directory"}[o],
+                    v)
+        elif o in ("output", "error"):
+            setattr(spec, "stdout" if o == "output" else "stderr",
+                    neutral_out_pattern(v, self.name))
+        elif o == "exclusive":
+            spec.constraints.exclusive = True
+        elif o == "urgency":
+            if v not in ("0", "hold"):
+                return False
+            spec.hold = True
+        elif o == "requires":
+            if not re.fullmatch(r"[\w.\-]+", v):
+                return False
+            spec.constraints.features.append(v)
+        elif o == "dependency":
+            kind, _, jid = v.partition(":")
+            if kind not in _DEPS or not jid:
+                return False
+            spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
+        elif o == "setattr":
+            key, _, val = v.partition("=")
+            if key.removeprefix("system.") != "bank" or not val:
+                return False
+            spec.account = val
+        elif o == "setopt":
+            return self._shell_option(spec, v)
+        elif o == "env":
+            if v == "-*":
+                spec.environment.export_all = False
+            elif "=" in v and not v.startswith("-"):
+                k, _, val = v.partition("=")
+                spec.environment.variables[k] = val
+            else:
+                return False
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def _shell_option(spec: JobSpec, v: str) -> bool:
+        key, _, val = v.partition("=")
+        r = spec.resources
+        if key == "cpu-affinity":
+            if val in ("per-task", "off"):
+                r.cpu_bind = "cores" if val == "per-task" else "none"
+            elif val.startswith("map:"):
+                r.cpu_bind = "map_cpu:" + val[4:].replace(";", ",")
+            else:
+                return False
+        elif key == "gpu-affinity":
+            if val == "per-task":
+                r.gpu_bind = f"per_task:{r.gpus_per_task or 1}"
+            elif val == "off":
+                r.gpu_bind = "none"
+            else:
+                return False
+        else:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ render
+    def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
+        warnings = common_render_warnings(spec, self.name)
+        lines: list[str] = []
+
+        def add(opt: str, val: object = None) -> None:
+            lines.append(f"#flux: --{opt}" + ("" if val is None else f"={quote(str(val))}"))
+
+        r, c = spec.resources, spec.constraints
+        if spec.name:
+            add("job-name", spec.name)
+        if spec.queue:
+            add("queue", spec.queue)
+        if spec.account:
+            add("setattr", f"system.bank={spec.account}")
+        for what, val in (("QOS", spec.qos), ("reservation", spec.reservation)):
+            if val:
+                warnings.append(f"dropped: {what} {val} (no flux equivalent)")
+        tpn = r.tasks_per_node
+        tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
+        gpt = r.gpus_per_task
+        if gpt is None and r.gpus_per_node:
+            per = tpn or (tasks // r.nodes if tasks and r.nodes else None)
+            if per and r.gpus_per_node % per == 0:
+                gpt = r.gpus_per_node // per
+            else:
+                tasks = tasks or r.nodes or 1
+                gpt = r.gpus_per_node
+                warnings.append(f"approximated: {r.gpus_per_node} GPUs per node as "
+                                f"{gpt} GPUs per slot with {tasks} slots")
+        if r.nodes:
+            add("nodes", r.nodes)
+        if tasks:
+            add("nslots", tasks)
+        if tpn and not r.nodes:
+            warnings.append(f"dropped: {tpn} tasks per node without a node count")
+        if r.cpus_per_task:
+            add("cores-per-slot", r.cpus_per_task)
+        if gpt:
+            add("gpus-per-slot", gpt)
+        if r.gpu_type:
+            add("requires", r.gpu_type)
+            warnings.append(f"approximated: GPU type {r.gpu_type} as a node property")
+        if r.memory_mb or r.memory_per_cpu_mb:
+            warnings.append("dropped: memory request "
+                            f"({r.memory_mb or r.memory_per_cpu_mb}MB; flux batch has none)")
+        if r.walltime_s is not None:
+            add("time-limit", fmt_fsd(r.walltime_s))
+        if c.exclusive:
+            add("exclusive")
+            if not r.nodes:
+                warnings.append("approximated: --exclusive only applies together with --nodes")
+        for f in c.features:
+            add("requires", f)
+        self._render_binding(spec, add, warnings)
+        if r.distribution:
+            warnings.append(f"dropped: task distribution {r.distribution} (use flux run "
+                            "--taskmap inside the script)")
+        if spec.array:
+            warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
+                            "arrays; use flux bulksubmit)")
+        for d in spec.dependencies:
+            for jid in d.job_ids:
+                add("dependency", f"{d.kind}:{jid}")
+        for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
+            if val:
+                add(opt, map_out_pattern(val, self.name, warnings))
+        if spec.working_directory:
+            add("cwd", spec.working_directory)
+        if spec.hold:
+            add("urgency", 0)
+        if spec.mail_user or spec.mail_events:
+            warnings.append("dropped: mail notification "
+                            f"({spec.mail_user or ''} {','.join(spec.mail_events)}; flux has none)")
+        if spec.environment.export_all is False:
+            add("env", "-*")
+        for k, v in spec.environment.variables.items():
+            add("env", f"{k}={v}")
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _count)
+        warnings += foreign_warnings(spec, self.name)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+
+    @staticmethod
+    def _render_binding(spec: JobSpec, add, warnings: list[str]) -> None:
+        r = spec.resources
+        cpu = {"cores": "per-task", "none": "off"}.get(r.cpu_bind or "")
+        if r.cpu_bind and r.cpu_bind.startswith("map_cpu:"):
+            cpu = "map:" + r.cpu_bind[8:].replace(",", ";")
+        if cpu:
+            add("setopt", f"cpu-affinity={cpu}")
+        elif r.cpu_bind:
+            warnings.append(f"dropped: CPU binding {r.cpu_bind} (flux shell has per-task, "
+                            "off and map: only)")
+        gpu = "off" if r.gpu_bind == "none" else None
+        if r.gpu_bind and (r.gpu_bind.startswith("per_task:") or r.gpu_bind == "closest"):
+            gpu = "per-task"
+            if r.gpu_bind == "closest":
+                warnings.append("approximated: --gpu-bind=closest as gpu-affinity=per-task")
+        if gpu:
+            add("setopt", f"gpu-affinity={gpu}")
+        elif r.gpu_bind:
+            warnings.append(f"dropped: GPU binding {r.gpu_bind} (no flux shell equivalent)")
+        if (cpu or gpu) and spec.source_dialect != "flux":
+            warnings.append("approximated: affinity shell options on flux batch apply to the "
+                            "batch shell; also pass them to flux run inside the script")
+
+
+flux_script = FluxScript()

@@ -1,0 +1,332 @@
+"""IBM Spectrum LSF batch scripts (#BSUB): parse into JobSpec and render from it."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from .base import Rendered
+from .scripts_common import (
+    Item,
+    Opt,
+    OptionTable,
+    assemble,
+    bad,
+    common_render_warnings,
+    fmt_mem,
+    foreign_warnings,
+    is_placeholder,
+    mail_warning,
+    map_out_pattern,
+    neutral_out_pattern,
+    neutral_preamble,
+    note,
+    own_unknown_lines,
+    parse_mem_mb,
+    placeholder_note,
+    quote,
+    split_header,
+    tokenize,
+    unknown,
+    words,
+)
+
+_WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
+              "cn_mem core_isolation csm data datachk hl smt step_cgroup stage freq Ep Jd "
+              "Lp Ne ar clusters notify pack rnc is sp Zs")
+_WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K")
+_LETTERS_ARG = "abCcDEeFfGgiJkLMmnoPpQqRSstTUuvWw"
+_LETTERS_FLAG = "BHINrxy"
+TABLE = OptionTable(
+    {w: Opt("-" + w) for w in _WORDS_ARG} | {w: Opt("-" + w, "none") for w in _WORDS_FLAG},
+    {c: Opt("-" + c) for c in _LETTERS_ARG} | {c: Opt("-" + c, "none") for c in _LETTERS_FLAG},
+    prefix=False,
+)
+_SENTINEL = re.compile(r"^\s*#BSUB(?:\s+(.*)|$)")
+_SECTION = re.compile(r"(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
+_DEP = {"done": "afterok", "ended": "afterany", "exit": "afternotok", "started": "after"}
+_DEP_BACK = {v: k for k, v in _DEP.items()}
+_AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
+_AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
+_SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
+
+
+def _count(raw: str) -> int:
+    m = _SENTINEL.match(raw)
+    return len(TABLE.parse(tokenize(m.group(1) or ""), 0, raw, dash="-")) if m else 0
+
+
+def parse_lsf_time(text: str) -> int | None:
+    """bsub -W [hour:]minute[/host] -> seconds."""
+    t = text.split("/")[0].strip()
+    parts = t.split(":")
+    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+        return None
+    return (int(parts[0]) * 60 + int(parts[1])) * 60 if len(parts) == 2 else int(parts[0]) * 60
+
+
+class LsfScript:
+    name = "lsf"
+    sentinel = "#BSUB"
+
+    def parse_script(self, text: str) -> JobSpec:
+        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
+                              else None)
+        spec = JobSpec(script=header.body, source_dialect=self.name)
+        if header.shebang:
+            spec.shell = header.shebang
+        for lineno, raw in header.late:
+            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
+                       "bsub ignores it)")
+        for lineno, raw, payload in header.directives:
+            for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
+                try:
+                    ok = item.known and self._map(spec, item)
+                except BadInput:
+                    if not is_placeholder(item.value, loose=True):
+                        raise
+                    note(spec, placeholder_note(item, self.name))
+                    ok = False
+                if not ok:
+                    unknown(spec, self.name, item)
+        if spec.stderr is None and spec.stdout:
+            spec.join_output = True
+        return spec
+
+    def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
+        o, v = item.option, item.value or ""
+        r = spec.resources
+        if o in ("-n", "-nnodes"):
+            if not v.isdigit():
+                raise bad(item, "bad count", "a positive integer")
+            if o == "-n":
+                r.tasks = int(v)
+            else:
+                r.nodes = int(v)
+                spec.metadata["lsf_nnodes"] = True
+        elif o == "-W":
+            secs = parse_lsf_time(v)
+            if secs is None:
+                raise bad(item, "bad run limit", "[hours:]minutes, e.g. 24:00")
+            r.walltime_s = secs
+        elif o == "-R":
+            return self._resreq(spec, item, v)
+        elif o == "-gpu":
+            return self._gpu(spec, item, v)
+        elif o in ("-q", "-P", "-U", "-cwd", "-u"):
+            attr = {"-q": "queue", "-P": "account", "-U": "reservation",
+                    "-cwd": "working_directory", "-u": "mail_user"}[o]
+            if is_placeholder(v):
+                note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+            setattr(spec, attr, v)
+        elif o == "-J":
+            m = re.fullmatch(r"(.*?)(\[[^\]]*\](%\d+)?)?", v)
+            name, arr = (m.group(1), m.group(2)) if m else (v, None)
+            spec.name = name or None
+            if arr:
+                expr = arr[1:].replace("]", "", 1)
+                spec.array = ArraySpec(expression=expr)
+        elif o in ("-o", "-oo", "-e", "-eo"):
+            setattr(spec, "stdout" if o[1] == "o" else "stderr",
+                    neutral_out_pattern(v, self.name))
+            if o in ("-oo", "-eo"):
+                spec.metadata["lsf_overwrite_" + o[1]] = True
+        elif o == "-x":
+            spec.constraints.exclusive = True
+        elif o == "-H":
+            spec.hold = True
+        elif o in ("-B", "-N"):
+            spec.mail_events.append("begin" if o == "-B" else "end")
+        elif o == "-w":
+            deps = []
+            for term in re.split(r"\s*&&\s*", v.strip()):
+                m = re.fullmatch(r"(done|ended|exit|started)\((\d+)\)", term)
+                if not m:
+                    return False
+                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)]))
+            spec.dependencies += deps
+        elif o == "-env":
+            parts = [p.strip() for p in v.split(",")]
+            if parts[0] not in ("all", "none") or not all("=" in p for p in parts[1:]):
+                return False
+            spec.environment.export_all = parts[0] == "all"
+            spec.environment.variables.update(dict(p.split("=", 1) for p in parts[1:]))
+        else:
+            return False
+        return True
+
+    def _resreq(self, spec: JobSpec, item: Item, v: str) -> bool:
+        sections = _SECTION.findall(v)
+        if not sections or _SECTION.sub("", v).strip():
+            return False
+        r = spec.resources
+        for kind, body in sections:
+            text = f"{kind}[{body}]"
+            done = False
+            if kind == "span":
+                if m := re.fullmatch(r"ptile=(\d+)", body):
+                    r.tasks_per_node, done = int(m.group(1)), True
+                elif body == "hosts=1":
+                    r.nodes, done = 1, True
+            elif kind == "rusage" and (m := re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)", body)):
+                mb = parse_mem_mb(m.group(1))
+                if mb is None:
+                    raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
+                r.memory_per_cpu_mb, done = mb, True
+            elif kind == "select" and re.fullmatch(r"[\w.\-]+(\s*&&\s*[\w.\-]+)*", body):
+                spec.constraints.features += re.split(r"\s*&&\s*", body)
+                done = True
+            elif kind == "affinity":
+                m = re.fullmatch(r"(core|thread|socket|numa)\((\d+)\)(?::cpubind=(\w+))?", body)
+                if m and (m.group(3) or m.group(1)) in _AFF:
+                    r.cpu_bind, done = _AFF[m.group(3) or m.group(1)], True
+                    if m.group(1) in ("core", "thread") and r.cpus_per_task is None:
+                        r.cpus_per_task = int(m.group(2))
+            if not done:
+                unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
+        return True
+
+    def _gpu(self, spec: JobSpec, item: Item, v: str) -> bool:
+        if v == "-":
+            spec.resources.gpus_per_node = spec.resources.gpus_per_node or 1
+            return True
+        r = spec.resources
+        for part in v.split(":"):
+            k, _, x = part.partition("=")
+            if k == "num":
+                num, _, per = x.partition("/")
+                if not num.isdigit() or per not in ("", "host", "task"):
+                    raise bad(item, "bad GPU num", "num=N, num=N/task or num=N/host")
+                if per == "task":
+                    r.gpus_per_task = int(num)
+                else:
+                    r.gpus_per_node = int(num)
+            elif k == "gmodel":
+                r.gpu_type = x
+            elif k == "aff" and x in ("yes", "no"):
+                r.gpu_bind = "closest" if x == "yes" else "none"
+            else:
+                unknown(spec, self.name, Item("-gpu", part, item.lineno, item.raw), "-gpu " + k)
+        return True
+
+    # ------------------------------------------------------------------ render
+    def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
+        warnings = common_render_warnings(spec, self.name)
+        lines: list[str] = []
+
+        def add(opt: str, val: object = None) -> None:
+            lines.append(f"#BSUB {opt}" + ("" if val is None else f" {quote(str(val))}"))
+
+        r, c = spec.resources, spec.constraints
+        own = [d for d in spec.unknown if d.dialect == self.name]
+        if spec.name or spec.array:
+            name = spec.name or "array"
+            add("-J", name + (f"[{spec.array.expression}]" if spec.array else ""))
+        for opt, val in (("-q", spec.queue), ("-P", spec.account), ("-U", spec.reservation),
+                         ("-cwd", spec.working_directory)):
+            if val:
+                add(opt, val)
+        if spec.qos:
+            warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
+        tpn, cpt = r.tasks_per_node, r.cpus_per_task or 1
+        tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
+        sections: list[str] = []
+        if r.nodes and not tasks and spec.metadata.get("lsf_nnodes"):
+            add("-nnodes", r.nodes)
+        elif r.nodes and not tasks:
+            add("-n", r.nodes)
+            sections.append("span[ptile=1]")
+            warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
+                            "one slot per host")
+        elif tasks:
+            add("-n", tasks * cpt if r.cpu_bind is None and cpt > 1 else tasks)
+            if r.cpu_bind is None and cpt > 1:
+                warnings.append(f"approximated: {cpt} CPUs per task as {cpt} slots per task")
+        if tpn:
+            sections.append(f"span[ptile={tpn * (cpt if r.cpu_bind is None else 1)}]")
+        elif r.nodes == 1 and tasks:
+            sections.append("span[hosts=1]")
+        elif r.nodes and tasks:
+            sections.append(f"span[ptile={math.ceil(tasks / r.nodes)}]")
+        if r.memory_per_cpu_mb:
+            sections.append(f"rusage[mem={fmt_mem(r.memory_per_cpu_mb, 'lsf')}]")
+            if r.memory_mb:
+                warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
+        elif r.memory_mb:
+            per = math.ceil(r.memory_mb / (tpn or 1))
+            sections.append(f"rusage[mem={fmt_mem(per, 'lsf')}]")
+            if tpn != 1:
+                warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per}MB per "
+                                "slot (LSF rusage[mem] is per slot on most sites)")
+        if c.features:
+            sections.append(f"select[{' && '.join(c.features)}]")
+        if r.cpu_bind and r.cpu_bind != "none":
+            if r.cpu_bind in _AFF_BACK:
+                pu = _AFF_BACK[r.cpu_bind]
+                sections.append(f"affinity[{pu}({cpt})]" if pu in ("core", "thread")
+                                else f"affinity[core({cpt}):cpubind={pu}]")
+            else:
+                warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
+                                "equivalent)")
+        sections += [d.value or "" for d in own if d.option.startswith("-R ")]
+        if sections:
+            add("-R", " ".join(sections))
+        self._render_gpu(spec, add, own, warnings)
+        if r.walltime_s is not None:
+            mins = math.ceil(r.walltime_s / 60)
+            add("-W", f"{mins // 60}:{mins % 60:02d}")
+            if r.walltime_s % 60:
+                warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
+        if r.distribution:
+            warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
+        if c.exclusive:
+            add("-x")
+        for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
+            if val:
+                add(f"-{opt}{opt if spec.metadata.get('lsf_overwrite_' + opt) else ''}",
+                    map_out_pattern(val, self.name, warnings))
+        if spec.hold:
+            add("-H")
+        if spec.mail_user:
+            add("-u", spec.mail_user)
+        ev = set(spec.mail_events)
+        warnings += mail_warning(spec.mail_events, {"begin", "end", "fail", "all"}, self.name)
+        if ev & {"begin", "all"}:
+            add("-B")
+        if ev & {"end", "fail", "all"}:
+            add("-N")
+        if spec.dependencies:
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in spec.dependencies
+                                  for i in d.job_ids))
+        env = spec.environment
+        if env.export_all is not None or env.variables:
+            head = "none" if env.export_all is False else "all"
+            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in env.variables.items())]))
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                   skip=lambda d: d.option.startswith(_SUB))
+        warnings += foreign_warnings(spec, self.name)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+
+    @staticmethod
+    def _render_gpu(spec: JobSpec, add, own: list, warnings: list[str]) -> None:
+        r = spec.resources
+        parts = []
+        if r.gpus_per_task:
+            parts.append(f"num={r.gpus_per_task}/task")
+        elif r.gpus_per_node:
+            parts.append(f"num={r.gpus_per_node}")
+        if parts and r.gpu_type:
+            parts.append(f"gmodel={r.gpu_type}")
+        if r.gpu_bind in ("closest", "none") and parts:
+            parts.append("aff=" + ("yes" if r.gpu_bind == "closest" else "no"))
+            if r.gpu_bind == "closest" and spec.source_dialect != "lsf":
+                warnings.append("approximated: --gpu-bind=closest as LSF -gpu aff=yes")
+        elif r.gpu_bind:
+            warnings.append(f"dropped: GPU binding {r.gpu_bind} (no LSF equivalent)")
+        parts += [d.value or "" for d in own if d.option.startswith("-gpu ")]
+        if parts:
+            add("-gpu", ":".join(parts))
+
+
+lsf_script = LsfScript()

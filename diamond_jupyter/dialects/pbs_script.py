@@ -1,0 +1,407 @@
+"""PBS Pro and Torque batch scripts (#PBS): parse into JobSpec and render from it.
+
+PBS Pro asks for chunks (`-l select=N:ncpus=..:mpiprocs=..`, `-J` arrays, `-l place=`);
+Torque asks for nodes (`-l nodes=N:ppn=M:gpus=G`, `-t` arrays, `-d` workdir, `-n` exclusive).
+The flavour seen while parsing is kept in metadata["pbs_flavor"] and used when rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from .base import Rendered
+from .scripts_common import (
+    Item,
+    Opt,
+    OptionTable,
+    assemble,
+    bad,
+    common_render_warnings,
+    fmt_hms,
+    fmt_mem,
+    foreign_warnings,
+    is_placeholder,
+    mail_warning,
+    map_out_pattern,
+    neutral_preamble,
+    note,
+    own_unknown_lines,
+    parse_hms,
+    parse_mem_mb,
+    placeholder_note,
+    quote,
+    split_header,
+    tokenize,
+    unknown,
+)
+
+_ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
+_FLAGS = "fhIVXxzn"
+TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
+                    | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False)
+_SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
+_MAIL = {"a": "fail", "b": "begin", "e": "end"}
+_MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe"}
+_SUB = ("-l select:", "-l place:", "-l nodes:")  # options folded back into the -l lists
+
+
+def _items(payload: str, lineno: int, raw: str) -> list[Item]:
+    out = []
+    for it in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
+        if it.option == "-l" and it.value:
+            out += [Item("-l", part, lineno, raw) for part in it.value.split(",") if part]
+        else:
+            out.append(it)
+    return out
+
+
+def _count(raw: str) -> int:
+    m = _SENTINEL.match(raw)
+    return len(_items(m.group(1) or "", 0, raw)) if m else 0
+
+
+class PbsScript:
+    name = "pbs"
+    sentinel = "#PBS"
+
+    def parse_script(self, text: str) -> JobSpec:
+        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
+                              else None)
+        spec = JobSpec(script=header.body, source_dialect=self.name)
+        if header.shebang:
+            spec.shell = header.shebang
+        for lineno, raw in header.late:
+            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
+                       "qsub ignores it)")
+        total_mem: list[int] = []
+        for lineno, raw, payload in header.directives:
+            for item in _items(payload, lineno, raw):
+                try:
+                    ok = item.known and self._map(spec, item, total_mem)
+                except BadInput:
+                    if not is_placeholder(item.value, loose=True):
+                        raise
+                    note(spec, placeholder_note(item, self.name))
+                    ok = False
+                if not ok:
+                    unknown(spec, self.name, item)
+        r = spec.resources
+        if total_mem:  # -l mem is per job: spread over the nodes
+            n = r.nodes or 1
+            r.memory_mb = math.ceil(total_mem[-1] / n)
+            if n > 1:
+                note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
+        return spec
+
+    def _map(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
+        o, v = item.option, item.value or ""
+        if o == "-l":
+            return self._resource(spec, item, total_mem)
+        if o in ("-q", "-A", "-N", "-d") and is_placeholder(v):
+            note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+        if o == "-q":
+            if v.startswith("@"):
+                return False
+            spec.queue = v
+        elif o == "-A":
+            spec.account = v
+        elif o == "-N":
+            spec.name = v
+        elif o in ("-o", "-e"):
+            path = re.sub(r"^[\w.\-]+:(?=/)", "", v)
+            if path != v:
+                note(spec, f"line {item.lineno}: host prefix dropped from {v}")
+            setattr(spec, "stdout" if o == "-o" else "stderr", path)
+        elif o == "-j":
+            if v not in ("oe", "eo", "n"):
+                return False
+            spec.join_output = v != "n"
+        elif o in ("-J", "-t"):
+            spec.array = ArraySpec(expression=v)
+            spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
+        elif o == "-W":
+            return self._depend(spec, v)
+        elif o == "-V":
+            spec.environment.export_all = True
+        elif o == "-v":
+            pairs = [p.partition("=") for p in v.split(",") if p]
+            if not all(eq for _, eq, _ in pairs):
+                return False
+            spec.environment.variables.update({k: val for k, _, val in pairs})
+        elif o == "-m":
+            if not set(v) <= set("abejn"):
+                raise bad(item, "bad -m value", "letters from a, b, e, or n")
+            spec.mail_events += [_MAIL[c] for c in v if c in _MAIL]
+        elif o == "-M":
+            spec.mail_user = v
+        elif o == "-h":
+            spec.hold = True
+        elif o == "-d":
+            spec.working_directory = v
+            spec.metadata["pbs_flavor"] = "torque"
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def _depend(spec: JobSpec, v: str) -> bool:
+        if not v.startswith("depend="):
+            return False
+        deps = []
+        for part in v[7:].split(","):
+            kind, _, ids = part.partition(":")
+            if kind not in ("after", "afterok", "afternotok", "afterany") or not ids:
+                return False
+            deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
+        spec.dependencies += deps
+        return True
+
+    def _resource(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
+        key, _, val = (item.value or "").partition("=")
+        r = spec.resources
+        if is_placeholder(val, loose=key in ("walltime", "nodes", "select", "mem", "ncpus")):
+            raise bad(item, "placeholder", "a concrete value")
+        if key == "walltime":
+            secs = parse_hms(val)
+            if secs is None:
+                raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
+            r.walltime_s = secs
+        elif key in ("mem", "pmem"):
+            mb = parse_mem_mb(val, default_unit="b")
+            if mb is None:
+                raise bad(item, "bad memory size", "a number with b, kb, mb, gb or tb")
+            if key == "pmem":
+                r.memory_per_cpu_mb = mb
+            else:
+                total_mem.append(mb)
+        elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
+            attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
+            setattr(r, attr, int(val))
+        elif key == "select":
+            return self._select(spec, item, val)
+        elif key == "nodes":
+            return self._nodes(spec, item, val)
+        elif key == "place":
+            spec.metadata["pbs_flavor"] = "pro"
+            for part in val.split(":"):
+                if part in ("excl", "exclhost"):
+                    spec.constraints.exclusive = True
+                else:
+                    unknown(spec, self.name, item, "-l place:" + part)
+        elif key == "naccesspolicy" and val.lower() == "singlejob":
+            spec.constraints.exclusive = True
+        else:
+            return False
+        return True
+
+    def _select(self, spec: JobSpec, item: Item, val: str) -> bool:
+        spec.metadata["pbs_flavor"] = "pro"
+        if "+" in val:
+            note(spec, f"line {item.lineno}: multi-chunk select kept as an unknown directive")
+            return False
+        parts = val.split(":")
+        r = spec.resources
+        if parts[0].isdigit():
+            r.nodes = int(parts.pop(0))
+        elif "=" not in parts[0]:
+            raise bad(item, "bad select", "N:ncpus=C:mpiprocs=M[:ngpus=G][:mem=X]")
+        res = dict(p.partition("=")[::2] for p in parts)
+        ncpus, procs = res.pop("ncpus", None), res.pop("mpiprocs", None)
+        for k, x in (("ncpus", ncpus), ("mpiprocs", procs)):
+            if x is not None and not x.isdigit():
+                raise bad(item, f"bad {k}", "a positive integer")
+        if procs:
+            r.tasks_per_node = int(procs)
+            if ncpus and int(ncpus) % int(procs) == 0:
+                r.cpus_per_task = int(ncpus) // int(procs)
+            elif ncpus:
+                res["ncpus"] = ncpus
+        elif ncpus:
+            r.tasks_per_node, r.cpus_per_task = 1, int(ncpus)
+        if (g := res.pop("ngpus", None)) is not None:
+            if not g.isdigit():
+                raise bad(item, "bad ngpus", "a positive integer")
+            r.gpus_per_node = int(g)
+        if (m := res.pop("mem", None)) is not None:
+            mb = parse_mem_mb(m, default_unit="b")
+            if mb is None:
+                raise bad(item, "bad mem", "a number with b, kb, mb, gb or tb")
+            r.memory_mb = mb
+        for k, x in res.items():
+            unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)
+        return True
+
+    def _nodes(self, spec: JobSpec, item: Item, val: str) -> bool:
+        spec.metadata["pbs_flavor"] = "torque"
+        if "+" in val:
+            return False
+        parts = val.split(":")
+        r = spec.resources
+        if not parts[0].isdigit():
+            return False  # a host name
+        r.nodes = int(parts.pop(0))
+        for p in parts:
+            k, eq, x = p.partition("=")
+            if eq and k in ("ppn", "gpus"):
+                if not x.isdigit():
+                    raise bad(item, f"bad {k}", "a positive integer")
+                if k == "ppn":
+                    r.tasks_per_node = int(x)
+                else:
+                    r.gpus_per_node = int(x)
+            elif not eq:
+                spec.constraints.features.append(p)
+            else:
+                unknown(spec, self.name, Item("-l", x, item.lineno, item.raw), "-l nodes:" + k)
+        return True
+
+    # ------------------------------------------------------------------ render
+    def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
+        warnings = common_render_warnings(spec, self.name)
+        torque = spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs"
+        flavor = "Torque" if torque else "PBS Pro"
+        lines: list[str] = []
+
+        def add(opt: str, val: object = None) -> None:
+            lines.append(f"#PBS {opt}" + ("" if val is None else f" {quote(str(val))}"))
+
+        r, c = spec.resources, spec.constraints
+        own = [d for d in spec.unknown if d.dialect == self.name]
+        extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
+        if spec.name:
+            add("-N", spec.name)
+        if spec.queue:
+            add("-q", spec.queue)
+        if spec.account:
+            add("-A", spec.account)
+        res = self._chunk(spec, torque, extra, warnings)
+        if r.walltime_s is not None:
+            res.append(f"walltime={fmt_hms(r.walltime_s)}")
+        place = [d.option.split(":", 1)[1] for d in extra["-l place:"]]
+        if c.exclusive and not torque:
+            place.append("excl")
+        if place:
+            res.append("place=" + ":".join(place))
+        if spec.qos and torque:
+            res.append(f"qos={spec.qos}")
+        elif spec.qos:
+            warnings.append(f"dropped: QOS {spec.qos} (no {flavor} equivalent)")
+        for item in res:
+            add("-l", item)
+        if c.exclusive and torque:
+            add("-n")
+        if spec.reservation:
+            warnings.append(f"dropped: reservation {spec.reservation} (in PBS submit to the "
+                            "reservation's queue with -q)")
+        if spec.array:
+            expr = spec.array.expression
+            if not torque and ("," in expr or "%" in expr):
+                warnings.append(f"approximated: array {expr} (PBS Pro -J takes X-Y[:Z] only)")
+                expr = expr.split("%")[0].split(",")[0]
+                expr = expr if "-" in expr else f"{expr}-{expr}"
+            add("-t" if torque else "-J", expr)
+        if spec.dependencies:
+            add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
+                                           for d in spec.dependencies))
+        for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
+            if val:
+                add(opt, map_out_pattern(val, self.name, warnings))
+        if spec.join_output and not spec.stderr:
+            add("-j", "oe")
+        if spec.hold:
+            add("-h")
+        if spec.mail_user:
+            add("-M", spec.mail_user)
+        warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
+        letters = "".join(sorted({x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")}))
+        if letters:
+            add("-m", letters)
+        env = spec.environment
+        if env.export_all:
+            add("-V")
+        if env.variables:
+            add("-v", ",".join(f"{k}={v}" for k, v in env.variables.items()))
+        preamble = neutral_preamble(spec)
+        if spec.working_directory and torque:
+            add("-d", spec.working_directory)
+        elif spec.working_directory:
+            preamble.insert(0, f"cd {quote(spec.working_directory)}")
+            warnings.append(f"approximated: working directory {spec.working_directory} "
+                            "(PBS Pro has no -d; a cd line was added before the body)")
+        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
+                          ("task distribution", r.distribution)):
+            if val:
+                warnings.append(f"dropped: {what} {val} (no {flavor} directive; pass it to "
+                                "the MPI launcher)")
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                   skip=lambda d: d.option.startswith(_SUB))
+        warnings += foreign_warnings(spec, self.name)
+        return Rendered(assemble(spec, lines, preamble), warnings)
+
+    @staticmethod
+    def _chunk(spec: JobSpec, torque: bool, extra: dict, warnings: list[str]) -> list[str]:
+        r, c = spec.resources, spec.constraints
+        tpn = r.tasks_per_node
+        nodes = r.nodes
+        if nodes and r.tasks and not tpn and r.tasks % nodes == 0:
+            tpn = r.tasks // nodes
+        if not nodes and r.tasks and tpn:
+            nodes = math.ceil(r.tasks / tpn)
+        cpt = r.cpus_per_task or 1
+        gpn = r.gpus_per_node
+        if gpn is None and r.gpus_per_task:
+            gpn = r.gpus_per_task * (tpn or 1)
+            if not tpn:
+                warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as GPUs per "
+                                "chunk")
+        out: list[str] = []
+        if torque:
+            if nodes or tpn or gpn:
+                spec_ = f"nodes={nodes or 1}" + (f":ppn={tpn * cpt}" if tpn else "")
+                spec_ += f":gpus={gpn}" if gpn else ""
+                spec_ += "".join(f":{f}" for f in c.features)
+                spec_ += "".join(f":{d.option.split(':', 1)[1]}={d.value}"
+                                 for d in extra["-l nodes:"])
+                out.append(spec_)
+            elif r.tasks:
+                out.append(f"procs={r.tasks}")
+            if r.memory_mb:
+                out.append(f"mem={fmt_mem(r.memory_mb * (nodes or 1), 'pbs')}")
+            if r.memory_per_cpu_mb:
+                out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            return out
+        count, ncpus, procs = nodes, None, None
+        if nodes:
+            ncpus, procs = ((tpn * cpt, tpn) if tpn else (r.cpus_per_task, None))
+        elif r.tasks:
+            count, ncpus, procs = r.tasks, cpt, 1
+        elif r.cpus_per_task or gpn or r.memory_mb:
+            count, ncpus = 1, r.cpus_per_task
+        if count is None:
+            if r.memory_per_cpu_mb:
+                warnings.append(f"dropped: memory per CPU {r.memory_per_cpu_mb}MB (no chunk)")
+            return out
+        chunk = f"select={count}" + (f":ncpus={ncpus}" if ncpus else "")
+        chunk += f":mpiprocs={procs}" if procs else ""
+        chunk += f":ngpus={gpn}" if gpn else ""
+        mem = r.memory_mb
+        if mem is None and r.memory_per_cpu_mb:
+            mem = r.memory_per_cpu_mb * (ncpus or 1)
+            warnings.append(f"approximated: memory per CPU {r.memory_per_cpu_mb}MB as {mem}MB "
+                            "per chunk")
+        chunk += f":mem={fmt_mem(mem, 'pbs')}" if mem else ""
+        chunk += "".join(f":{d.option.split(':', 1)[1]}" + (f"={d.value}" if d.value else "")
+                         for d in extra["-l select:"])
+        if r.gpu_type:
+            warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
+                            "model resource)")
+        for f in c.features:
+            warnings.append(f"dropped: node feature {f} (PBS Pro has no generic node features; "
+                            "use a site resource in select)")
+        out.append(chunk)
+        return out
+
+
+pbs_script = PbsScript()

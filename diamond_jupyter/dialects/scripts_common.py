@@ -1,0 +1,403 @@
+"""Shared machinery for batch-script dialects: header split, tokenizing, units, rendering."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..model import BadInput, Directive, JobSpec
+
+# Values that are clearly template placeholders rather than real settings.
+_PLACEHOLDER = re.compile(
+    r"\{\{|\{%|\{[A-Za-z_][\w.]*\}|\$\{?[A-Za-z_]\w*|<[^<>]*>|%[A-Za-z_]\w*%"
+    r"|![A-Za-z_]\w*|\bTBG_\w+|@[A-Za-z_]\w*@"
+)
+_LOOSE = re.compile(r"\b[A-Z][A-Z0-9_]{3,}\b")  # e.g. ENSEMBLEMEMBERNO where a number belongs
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+def is_placeholder(value: str | None, loose: bool = False) -> bool:
+    """Template placeholder ({{x}}, ${X}, <x>, %X%, TBG_x ...); `loose` also takes ALLCAPS
+    words, for values that should have been numbers."""
+    v = value or ""
+    return bool(_PLACEHOLDER.search(v) or (loose and _LOOSE.search(v)))
+
+
+@dataclass
+class Item:
+    """One option found on a directive line."""
+
+    option: str  # canonical key in the dialect's table, or the spelled option if unknown
+    value: str | None
+    lineno: int
+    raw: str  # the whole directive line (no line terminator)
+    known: bool = True
+
+
+@dataclass
+class Header:
+    shebang: str | None
+    directives: list[tuple[int, str, str]]  # (lineno, raw line, text after sentinel)
+    body: str
+    late: list[tuple[int, str]] = field(default_factory=list)  # directives after 1st command
+
+
+def split_header(
+    text: str, match: Callable[[str], str | None], *, flux_rules: bool = False
+) -> Header:
+    """Split a script into shebang, leading-block directives and the untouched body.
+
+    `match(line)` returns the text after the sentinel, or None when the line is not a
+    directive. Only the leading block (blank and comment lines) holds directives.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines(keepends=True)
+    shebang = None
+    start = 0
+    if lines and lines[0].startswith("#!"):
+        shebang = lines[0].rstrip("\r\n")[2:].strip()
+        start = 1
+    directives: list[tuple[int, str, str]] = []
+    body: list[str] = []
+    late: list[tuple[int, str]] = []
+    in_block = True
+    for idx in range(start, len(lines)):
+        line = lines[idx]
+        bare = line.rstrip("\r\n")
+        stripped = bare.strip()
+        payload = match(bare)
+        if in_block and stripped and not stripped.startswith("#"):
+            in_block = bool(flux_rules and not directives)
+        if payload is not None:
+            if in_block:
+                directives.append((idx + 1, bare, payload))
+                continue
+            late.append((idx + 1, bare))
+        body.append(line)
+    return Header(shebang, directives, "".join(body), late)
+
+
+def tokenize(text: str) -> list[str]:
+    """Shell-like split: quotes group and are removed; an unquoted `#` token starts a comment.
+
+    Never raises: an unbalanced quote runs to the end of the line.
+    """
+    tokens: list[str] = []
+    cur: list[str] = []
+    has = False
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                cur.append(ch)
+        elif ch in "\"'":
+            quote, has = ch, True
+        elif ch.isspace():
+            if has:
+                tokens.append("".join(cur))
+                cur, has = [], False
+        elif ch == "#" and not has:
+            break
+        elif ch == "<" and not has and (end := text.find(">", i)) > 0:
+            cur.append(text[i:end + 1])  # a <placeholder with spaces> stays one token
+            has, i = True, end
+        elif ch == "\\" and i + 1 < len(text):
+            i += 1
+            cur.append(text[i])
+            has = True
+        else:
+            cur.append(ch)
+            has = True
+        i += 1
+    if has:
+        tokens.append("".join(cur))
+    return tokens
+
+
+@dataclass(frozen=True)
+class Opt:
+    key: str
+    arg: str = "required"  # "required" | "none" | "optional"
+
+
+class OptionTable:
+    """getopt-like option lookup: long names (unique prefixes allowed) and short letters."""
+
+    def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True):
+        self.longs, self.shorts, self.prefix = longs, shorts, prefix
+
+    def find_long(self, name: str) -> Opt | None:
+        if name in self.longs:
+            return self.longs[name]
+        if not self.prefix:
+            return None
+        hits = {self.longs[n] for n in self.longs if n.startswith(name)}
+        return hits.pop() if len(hits) == 1 else None
+
+    def parse(self, tokens: list[str], lineno: int, raw: str, dash: str = "--") -> list[Item]:
+        items: list[Item] = []
+        i = 0
+        while i < len(tokens):
+            tok = tokens[i]
+            i += 1
+            if dash == "--" and tok.startswith("--") and len(tok) > 2:
+                name, eq, val = tok[2:].partition("=")
+                opt = self.find_long(name)
+                if opt is None:
+                    value = val if eq else None
+                    if not eq and i < len(tokens) and not tokens[i].startswith("-"):
+                        value, i = tokens[i], i + 1
+                    items.append(Item("--" + name, value, lineno, raw, known=False))
+                    continue
+                if opt.arg in ("none", "optional") or eq:
+                    items.append(Item(opt.key, val if eq else None, lineno, raw))
+                elif i < len(tokens):
+                    items.append(Item(opt.key, tokens[i], lineno, raw))
+                    i += 1
+                else:
+                    raise BadInput(f"line {lineno}: option --{name} needs a value: {raw.strip()}")
+                continue
+            if tok.startswith("-") and len(tok) > 1:
+                word = tok[1:]
+                opt = self.longs.get(word) if dash == "-" else None
+                rest = ""
+                if opt is None and dash == "-" and "=" in word:
+                    name, _, rest = word.partition("=")
+                    opt = self.longs.get(name)
+                if opt is None:
+                    opt, rest = self.shorts.get(word[0]), word[1:]
+                if opt is None:
+                    value = None
+                    if i < len(tokens) and not tokens[i].startswith("-"):
+                        value, i = tokens[i], i + 1
+                    items.append(Item(tok, value, lineno, raw, known=False))
+                    continue
+                if opt.arg == "none":
+                    items.append(Item(opt.key, None, lineno, raw))
+                    for extra in rest:  # bundled flags such as -Vh
+                        o = self.shorts.get(extra)
+                        ok = o is not None and o.arg == "none"
+                        items.append(Item(o.key if ok else "-" + extra, None, lineno, raw, ok))
+                elif rest:
+                    items.append(Item(opt.key, rest.removeprefix("="), lineno, raw))
+                elif i < len(tokens) and (opt.arg == "required" or not tokens[i].startswith("-")):
+                    items.append(Item(opt.key, tokens[i], lineno, raw))
+                    i += 1
+                elif opt.arg == "optional":
+                    items.append(Item(opt.key, None, lineno, raw))
+                else:
+                    raise BadInput(f"line {lineno}: option {tok} needs a value: {raw.strip()}")
+                continue
+            items.append(Item(tok, None, lineno, raw, known=False))
+        return items
+
+
+# ---------------------------------------------------------------- values and units
+
+def bad(item: Item, what: str, accepted: str) -> BadInput:
+    return BadInput(
+        f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected {accepted}"
+    )
+
+
+def to_int(item: Item, accepted: str = "a positive integer") -> int:
+    v = (item.value or "").strip()
+    if not v.isdigit():
+        raise bad(item, "bad number", accepted)
+    return int(v)
+
+
+_MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
+
+
+def parse_mem_mb(text: str, default_unit: str = "m") -> int | None:
+    """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable."""
+    m = _MEM.match(text.strip())
+    if not m:
+        return None
+    num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
+    if not unit:
+        unit = "b" if tail.endswith("b") else default_unit
+    if tail == "w":
+        num *= 8
+    power = {"b": -2, "k": -1, "m": 0, "g": 1, "t": 2, "p": 3, "e": 4}[unit]
+    return max(1, math.ceil(num * 1024**power)) if num else 0
+
+
+def fmt_mem(mb: int, style: str = "slurm") -> str:
+    """Megabytes -> '4G' (slurm), '4gb' (pbs), '4GB' (lsf); exact units only."""
+    unit = "G" if mb % 1024 == 0 and mb else "M"
+    num = mb // 1024 if unit == "G" else mb
+    return {"slurm": f"{num}{unit}", "pbs": f"{num}{unit.lower()}b", "lsf": f"{num}{unit}B"}[style]
+
+
+def parse_hms(text: str) -> int | None:
+    """[[[D:]H:]M:]S or plain seconds (PBS/Torque walltime) -> seconds."""
+    parts = text.strip().split(":")
+    if not all(p.replace(".", "", 1).isdigit() for p in parts) or len(parts) > 4:
+        return None
+    nums = [float(p) for p in parts]
+    total = 0.0
+    for n, mult in zip(reversed(nums), (1, 60, 3600, 86400), strict=False):
+        total += n * mult
+    return math.ceil(total)
+
+
+def fmt_hms(seconds: int) -> str:
+    h, rem = divmod(seconds, 3600)
+    return f"{h:02d}:{rem // 60:02d}:{rem % 60:02d}"
+
+
+def placeholder_note(item: Item, dialect: str, kept_as: str = "") -> str:
+    how = kept_as or f"kept verbatim as an unknown {dialect} directive"
+    return f"line {item.lineno}: template placeholder in `{item.raw.strip()}` {how}"
+
+
+def note(spec: JobSpec, text: str) -> None:
+    spec.metadata.setdefault("parse_notes", []).append(text)
+
+
+def unknown(spec: JobSpec, dialect: str, item: Item, option: str | None = None) -> None:
+    spec.unknown.append(
+        Directive(dialect=dialect, option=option or item.option, value=item.value, raw=item.raw)
+    )
+
+
+# ---------------------------------------------------------------- rendering
+
+def own_unknown_lines(
+    spec: JobSpec, dialect: str, sentinel: str, tokens_of: Callable[[str], int],
+    skip: Callable[[Directive], bool] = lambda d: False,
+) -> list[str]:
+    """Unknown directives of this dialect as lines: the raw line when every option on it
+    was unknown (verbatim round trip), else `SENTINEL option value` rebuilt."""
+    out: list[str] = []
+    by_raw: dict[str, list[Directive]] = {}
+    for d in spec.unknown:
+        if d.dialect == dialect and not skip(d):
+            by_raw.setdefault(d.raw, []).append(d)
+    for raw, ds in by_raw.items():
+        if tokens_of(raw) == len(ds):
+            out.append(raw)
+            continue
+        for d in ds:
+            sep = "=" if d.option.startswith("--") else " "
+            value = "" if d.value is None else sep + quote(d.value)
+            out.append(f"{sep_sentinel(sentinel)}{d.option}{value}")
+    return out
+
+
+def sep_sentinel(sentinel: str) -> str:
+    return sentinel + " "
+
+
+def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> list[str]:
+    """One line per unknown directive of another dialect: it is not carried over."""
+    seen: set[tuple[str, str, str | None]] = set()
+    out = []
+    skipped = set(skip)
+    for d in spec.unknown:
+        if d.dialect == target or (d.option, d.value) in skipped or d.option in skipped:
+            continue
+        key = (d.raw, d.option, d.value)
+        if key in seen:
+            continue
+        seen.add(key)
+        what = d.option if d.value is None else f"{d.option} {d.value}"
+        out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent)")
+    return out
+
+
+_SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
+
+
+def quote(value: str) -> str:
+    if _SAFE.match(value):
+        return value
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None) -> str:
+    """Shebang, directive lines, optional preamble lines, then the preserved body."""
+    body = spec.script if spec.script is not None else (spec.command or "") + "\n"
+    nl = "\r\n" if "\r\n" in body else "\n"
+    head = [f"#!{spec.shell or '/bin/bash'}", *lines, *(preamble or [])]
+    return nl.join(head) + nl + body
+
+
+# ---------------------------------------------------------------- neutral extras
+
+_PAT = re.compile(r"%%|%[0-9]*[A-Za-z]")
+_TO_TARGET = {
+    "lsf": {"j": "%J", "A": "%J", "a": "%I"},
+    "flux": {"j": "{{id}}", "x": "{{name}}"},
+    "pbs": {},
+}
+_FROM_SOURCE = {
+    "lsf": [("%J", "%j"), ("%I", "%a")],
+    "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+}
+
+
+def neutral_out_pattern(path: str, source: str) -> str:
+    """A dialect's file-name pattern (LSF %J, Flux {{id}}) -> neutral Slurm-style %j."""
+    for old, new in _FROM_SOURCE.get(source, []):
+        path = path.replace(old, new)
+    return path
+
+
+def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
+    """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
+    if target == "slurm":
+        return path
+    table = _TO_TARGET[target]
+
+    def sub(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "%%":
+            return "%%" if target != "pbs" else "%"
+        new = table.get(tok[-1]) if len(tok) == 2 else None
+        if new is None:
+            warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
+                            "equivalent; kept literally")
+            return tok
+        return new
+
+    return _PAT.sub(sub, path)
+
+
+def neutral_preamble(spec: JobSpec) -> list[str]:
+    return [f"module load {m}" for m in spec.environment.modules]
+
+
+def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
+    out = []
+    if spec.stage_in or spec.stage_out:
+        out.append(f"dropped: file staging ({len(spec.stage_in)} in, {len(spec.stage_out)} "
+                   f"out) is done by the engine, not by {target} directives")
+    if spec.environment.container_image:
+        out.append(f"dropped: container image {spec.environment.container_image} "
+                   f"(no {target} directive)")
+    if target != "pbs" and spec.source_dialect == "pbs" and not spec.join_output \
+            and spec.stderr is None:
+        out.append(f"approximated: stderr now goes with stdout ({target} joins them unless an "
+                   "error file is named; PBS kept them apart without -j oe)")
+    if spec.constraints.architecture:
+        out.append(f"dropped: architecture {spec.constraints.architecture} "
+                   f"(no {target} directive)")
+    return out
+
+
+def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]:
+    extra = [e for e in events if e not in allowed]
+    return [f"dropped: mail event {e} (no {target} equivalent)" for e in extra]

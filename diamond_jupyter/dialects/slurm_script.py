@@ -1,0 +1,355 @@
+"""Slurm batch scripts (#SBATCH): parse into JobSpec and render from it."""
+
+from __future__ import annotations
+
+import re
+
+from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from .base import Rendered
+from .scripts_common import (
+    Item,
+    Opt,
+    OptionTable,
+    assemble,
+    bad,
+    common_render_warnings,
+    fmt_hms,
+    fmt_mem,
+    foreign_warnings,
+    is_placeholder,
+    map_out_pattern,
+    neutral_preamble,
+    note,
+    own_unknown_lines,
+    parse_mem_mb,
+    placeholder_note,
+    quote,
+    split_header,
+    to_int,
+    tokenize,
+    unknown,
+    words,
+)
+
+_NONE = words("contiguous hold ignore-pbs no-requeue overcommit oversubscribe parsable quiet "
+              "reboot "
+         "requeue spread-job test-only use-min-nodes verbose wait help usage version "
+         "wait-all-nodes")
+_OPTIONAL = words("exclusive get-user-env nice no-kill")
+_REQUIRED = words(
+    "account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment "
+    "constraint container container-id core-spec cores-per-socket cpu-freq cpus-per-gpu "
+    "cpus-per-task deadline delay-boot dependency distribution error exclude export export-file "
+    "extra extra-node-info gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket "
+    "gpus-per-task gres gres-flags hint input job-name kill-on-invalid-dep licenses mail-type "
+    "mail-user mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus network nodefile "
+    "nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket "
+    "open-mode output partition power prefer priority profile propagate qos reservation "
+    "segment signal sockets-per-node switches thread-spec threads-per-core time time-min tmp "
+    "tres-bind tres-per-task uid wckey wrap cpu-bind"
+)
+_ALIASES = {"tasks-per-node": "ntasks-per-node", "workdir": "chdir", "cpu_bind": "cpu-bind",
+            "mem_bind": "mem-bind", "cluster": "clusters", "gres_flags": "gres-flags"}
+_LONGS = {n: Opt(n, "none") for n in _NONE} | {n: Opt(n, "optional") for n in _OPTIONAL}
+_LONGS |= {n: Opt(n) for n in _REQUIRED}
+_LONGS |= {a: _LONGS[t] for a, t in _ALIASES.items()}
+_SHORTS = dict(
+    A="account", a="array", B="extra-node-info", b="begin", C="constraint", c="cpus-per-task",
+    D="chdir", d="dependency", e="error", F="nodefile", G="gpus", i="input", J="job-name",
+    L="licenses", M="clusters", m="distribution", N="nodes", n="ntasks", o="output",
+    p="partition", q="qos", S="core-spec", t="time", w="nodelist", x="exclude",
+)
+_SHORT_OPTS = {k: _LONGS[v] for k, v in _SHORTS.items()}
+_SHORT_OPTS |= {k: Opt(v, "none") for k, v in dict(
+    H="hold", h="help", O="overcommit", Q="quiet", s="oversubscribe", V="version",
+    v="verbose", W="wait").items()}
+_SHORT_OPTS["k"] = Opt("no-kill", "optional")
+TABLE = OptionTable(_LONGS, _SHORT_OPTS)
+
+_SENTINEL = re.compile(r"^\s*#SBATCH(?:\s+(.*)|$)")
+_TIME = re.compile(
+    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
+)
+_NUMERIC = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus-per-node",
+            "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export"}
+_DEP_KINDS = {"after", "afterany", "afterok", "afternotok"}
+_MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "stage_out",
+         "time_limit", "time_limit_90", "time_limit_80", "time_limit_50", "array_tasks"}
+
+
+def parse_slurm_time(text: str) -> int | None:
+    """Every sbatch --time form: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S -> seconds."""
+    m = _TIME.match(text.strip())
+    if not m:
+        return None
+    d, dh, dm, ds, a, b, c = (int(g) if g else None for g in m.groups())
+    if d is not None:
+        return d * 86400 + (dh or 0) * 3600 + (dm or 0) * 60 + (ds or 0)
+    if c is not None:  # H:M:S
+        return (a or 0) * 3600 + (b or 0) * 60 + c
+    if b is not None:  # M:S
+        return (a or 0) * 60 + b
+    return (a or 0) * 60
+
+
+def fmt_slurm_time(seconds: int) -> str:
+    days, rest = divmod(seconds, 86400)
+    return f"{days}-{fmt_hms(rest)}" if days else fmt_hms(rest)
+
+
+def _gpu_count(item: Item, text: str) -> tuple[str | None, int]:
+    """'[type:]N' -> (type, N)."""
+    kind, _, num = text.rpartition(":")
+    if not num.isdigit():
+        raise bad(item, "bad GPU count", "[type:]N, e.g. 2 or a100:2")
+    return (kind or None), int(num)
+
+
+def _directive_count(raw: str) -> int:
+    m = _SENTINEL.match(raw)
+    return len(TABLE.parse(tokenize(m.group(1) or ""), 0, raw)) if m else 0
+
+
+class SlurmScript:
+    name = "slurm"
+    sentinel = "#SBATCH"
+
+    # ------------------------------------------------------------------ parse
+    def parse_script(self, text: str) -> JobSpec:
+        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
+                              else None)
+        spec = JobSpec(script=header.body, source_dialect=self.name)
+        if header.shebang:
+            spec.shell = header.shebang
+        for lineno, raw in header.late:
+            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
+                       "sbatch ignores it)")
+        for lineno, raw, payload in header.directives:
+            for item in TABLE.parse(tokenize(payload), lineno, raw):
+                self._apply(spec, item)
+        spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
+        return spec
+
+    def _apply(self, spec: JobSpec, item: Item) -> None:
+        try:
+            handled = item.known and self._map(spec, item)
+        except BadInput:
+            if not is_placeholder(item.value, loose=True):
+                raise
+            note(spec, placeholder_note(item, self.name))
+            handled = False
+        if not handled:
+            unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
+
+    def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
+        key, v = item.option, item.value
+        r = spec.resources
+        if is_placeholder(v):
+            if key in _NUMERIC:
+                note(spec, placeholder_note(item, self.name))
+                return False
+            note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+        if key == "nodes":
+            lo, _, hi = (v or "").partition("-")
+            r.nodes = to_int(Item(key, lo, item.lineno, item.raw), "N or MIN-MAX nodes")
+            if hi:
+                note(spec, f"line {item.lineno}: node range {v} kept as minimum {lo}")
+                return False
+        elif key == "ntasks":
+            r.tasks = to_int(item)
+        elif key == "ntasks-per-node":
+            r.tasks_per_node = to_int(item)
+        elif key == "cpus-per-task":
+            r.cpus_per_task = to_int(item)
+        elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
+            kind, n = _gpu_count(item, v or "")
+            r.gpu_type = kind or r.gpu_type
+            if key == "gpus-per-task":
+                r.gpus_per_task = n
+            elif key == "gpus-per-node":
+                r.gpus_per_node = n
+            else:
+                r.gpus_per_node = n
+                note(spec, f"line {item.lineno}: --gpus={v} (job total) read as GPUs per node")
+        elif key == "gres":
+            parts = (v or "").split(",")
+            if len(parts) != 1 or not parts[0].startswith("gpu"):
+                return False
+            fields = parts[0].split(":")
+            if fields[0] != "gpu" or len(fields) > 3:
+                return False
+            num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
+            r.gpus_per_node = int(num)
+            if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
+                r.gpu_type = fields[1]
+        elif key in ("mem", "mem-per-cpu"):
+            mb = parse_mem_mb(v or "")
+            if mb is None:
+                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            if key == "mem":
+                r.memory_mb = mb
+            else:
+                r.memory_per_cpu_mb = mb
+        elif key == "time":
+            s = parse_slurm_time(v or "")
+            if s is None:
+                if (v or "").upper() in ("UNLIMITED", "INFINITE"):
+                    return False
+                raise bad(item, "bad time", "M, M:S, H:M:S, D-H, D-H:M or D-H:M:S")
+            r.walltime_s = s
+        elif key == "constraint":
+            simple = re.fullmatch(r"[\w.\-]+(&[\w.\-]+)*", v or "")
+            if not simple:
+                return False
+            spec.constraints.features += (v or "").split("&")
+        elif key == "exclusive":
+            if v not in (None, ""):
+                return False
+            spec.constraints.exclusive = True
+        elif key in ("partition", "account", "qos", "reservation"):
+            setattr(spec, "queue" if key == "partition" else key, v)
+        elif key == "job-name":
+            spec.name = v
+        elif key in ("output", "error"):
+            setattr(spec, "stdout" if key == "output" else "stderr", v)
+        elif key == "chdir":
+            spec.working_directory = v
+        elif key == "array":
+            spec.array = ArraySpec(expression=v or "")
+        elif key == "hold":
+            spec.hold = True
+        elif key == "mail-user":
+            spec.mail_user = v
+        elif key == "mail-type":
+            events = [e.strip().lower() for e in (v or "").split(",") if e.strip()]
+            if not set(events) <= _MAIL:
+                return False
+            spec.mail_events += [e for e in events if e != "none"]
+        elif key == "dependency":
+            return self._dependency(spec, v or "")
+        elif key == "export":
+            return self._export(spec, v or "")
+        elif key == "cpu-bind":
+            opts = [o for o in (v or "").split(",") if o not in ("verbose", "quiet", "v", "q")]
+            r.cpu_bind = "none" if opts == ["no"] else ",".join(opts)
+        elif key == "gpu-bind":
+            r.gpu_bind = ",".join(o for o in (v or "").split(",") if o != "verbose")
+        elif key == "distribution":
+            r.distribution = v
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def _dependency(spec: JobSpec, v: str) -> bool:
+        deps = []
+        for part in v.split(","):
+            kind, _, ids = part.partition(":")
+            idl = ids.split(":")
+            if kind not in _DEP_KINDS or not ids or not all(i.isdigit() for i in idl):
+                return False
+            deps.append(Dependency(kind=kind, job_ids=idl))
+        spec.dependencies += deps
+        return True
+
+    @staticmethod
+    def _export(spec: JobSpec, v: str) -> bool:
+        env = spec.environment
+        parts = [p for p in v.split(",") if p]
+        if any("=" not in p and p not in ("ALL", "NONE", "NIL") for p in parts):
+            return False
+        env.export_all = "ALL" in parts  # NONE, NIL or only VAR=val pairs: not everything
+        for p in parts:
+            if "=" in p:
+                k, _, val = p.partition("=")
+                env.variables[k] = val
+        return True
+
+    # ------------------------------------------------------------------ render
+    def render_script(self, spec: JobSpec) -> Rendered:
+        lines: list[str] = []
+        warnings = common_render_warnings(spec, self.name)
+
+        def add(opt: str, val: object = None) -> None:
+            lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))
+
+        r, c = spec.resources, spec.constraints
+        if spec.name:
+            add("job-name", spec.name)
+        for opt, val in (("partition", spec.queue), ("account", spec.account),
+                         ("qos", spec.qos), ("reservation", spec.reservation),
+                         ("chdir", spec.working_directory)):
+            if val:
+                add(opt, val)
+        for opt, val in (("nodes", r.nodes), ("ntasks", r.tasks),
+                         ("ntasks-per-node", r.tasks_per_node),
+                         ("cpus-per-task", r.cpus_per_task)):
+            if val is not None:
+                add(opt, val)
+        prefix = f"{r.gpu_type}:" if r.gpu_type else ""
+        if r.gpus_per_node is not None:
+            add("gpus-per-node", f"{prefix}{r.gpus_per_node}")
+        if r.gpus_per_task is not None:
+            add("gpus-per-task", f"{prefix}{r.gpus_per_task}")
+        if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None:
+            warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count")
+        if r.memory_mb is not None:
+            add("mem", fmt_mem(r.memory_mb))
+            if r.memory_per_cpu_mb is not None:
+                warnings.append(f"dropped: memory per CPU {r.memory_per_cpu_mb}MB (sbatch "
+                                "does not accept --mem with --mem-per-cpu)")
+        elif r.memory_per_cpu_mb is not None:
+            add("mem-per-cpu", fmt_mem(r.memory_per_cpu_mb))
+        if r.walltime_s is not None:
+            add("time", fmt_slurm_time(r.walltime_s))
+        if c.features:
+            add("constraint", "&".join(c.features))
+        if c.exclusive:
+            add("exclusive")
+        if r.gpu_bind:
+            add("gpu-bind", r.gpu_bind)
+        if r.distribution:
+            add("distribution", r.distribution)
+        if spec.array:
+            add("array", spec.array.expression)
+        if spec.dependencies:
+            add("dependency", ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
+                                       for d in spec.dependencies))
+        for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
+            if val:
+                add(opt, map_out_pattern(val, self.name, warnings))
+        if spec.hold:
+            add("hold")
+        if spec.mail_user:
+            add("mail-user", spec.mail_user)
+        if spec.mail_events:
+            add("mail-type", ",".join(e.upper() for e in spec.mail_events))
+        self._render_env(spec, add, warnings)
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count)
+        warnings += foreign_warnings(spec, self.name)
+        preamble = neutral_preamble(spec)
+        if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
+            preamble.insert(0, f"export SLURM_CPU_BIND={quote(r.cpu_bind)}")
+        text = assemble(spec, lines, preamble)
+        if "\r\n" in text:
+            text = text.replace("\r\n", "\n")
+            warnings.append("approximated: CRLF line endings converted to LF (sbatch rejects "
+                            "DOS line breaks)")
+        return Rendered(text, warnings)
+
+    @staticmethod
+    def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:
+        env = spec.environment
+        pairs = [f"{k}={v}" for k, v in env.variables.items()]
+        for k, v in env.variables.items():
+            if "," in v:
+                warnings.append(f"approximated: --export value of {k} contains a comma")
+        if env.export_all is False:
+            add("export", ",".join(pairs) if pairs else "NONE")
+        elif pairs:
+            add("export", ",".join(["ALL", *pairs]))
+        elif env.export_all:
+            add("export", "ALL")
+
+
+slurm_script = SlurmScript()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from ..model import DiamondError
+
 from .clusters import CLUSTERS, HOME, USER, ClusterDef, base_dir
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 
@@ -26,7 +28,7 @@ APT = ("apt-get install -y --no-install-recommends slurm-wlm slurmctld slurmd sl
        "munge openssh-server iproute2")
 
 
-class TestbedError(RuntimeError):
+class TestbedError(DiamondError):
     """The test bed cannot run here; the message says what is missing and how to get it."""
 
 

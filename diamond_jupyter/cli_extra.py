@@ -1,0 +1,111 @@
+"""`diamond testbed ...` subcommands (the real local Slurm federation)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+
+def _out(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, default=str) if args.json else text)
+
+
+def _tb_up(args: argparse.Namespace) -> int:
+    from . import testbed
+
+    info = testbed.up()
+    _out(args, info, f"test bed up in {info['seconds']:.2f}s; sites: {', '.join(info['sites'])}\n"
+                     f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})")
+    return 0
+
+
+def _tb_down(args: argparse.Namespace) -> int:
+    from . import testbed
+
+    info = testbed.down()
+    left = info["leftovers"]
+    _out(args, info, f"test bed down in {info['seconds']:.2f}s" +
+         (f"; LEFT BEHIND: {left}" if left else "; nothing left behind"))
+    return 1 if left else 0
+
+
+def _tb_status(args: argparse.Namespace) -> int:
+    from . import testbed
+
+    st = testbed.status()
+    lines = [f"test bed {'UP' if st['up'] else 'DOWN'} ({st['base']}); munged "
+             f"{'running' if st['munged'] else 'stopped'}"]
+    for s in st["sites"]:
+        nodes = sum(s["slurmd"].values())
+        lines.append(f"  {s['name']:<6} {s['ip']:<12} netns={'yes' if s['netns'] else 'no'} "
+                     f"slurmctld={'up' if s['slurmctld'] else 'down'} "
+                     f"slurmd={nodes}/{len(s['slurmd'])} sshd={'up' if s['sshd'] else 'down'}")
+    _out(args, st, "\n".join(lines))
+    return 0
+
+
+def _tb_ssh(args: argparse.Namespace) -> int:
+    from .config import load_config
+    from .testbed import base_dir
+    from .transports import make_transport
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise SystemExit("diamond testbed ssh SITE -- CMD [ARGS...]")
+    cfg = load_config(args.config or base_dir() / "sites.yaml").site(args.site)
+
+    async def go():
+        t = make_transport(cfg.transport, site=cfg.name)
+        try:
+            return await t.run(cmd)
+        finally:
+            await t.close()
+    res = asyncio.run(go())
+    sys.stdout.write(res.stdout)
+    sys.stderr.write(res.stderr)
+    return res.exit_status
+
+
+def _tb_load(args: argparse.Namespace) -> int:
+    from .testbed import base_dir, load
+
+    jobs = load.plan(args.profile, args.seed, args.duration, args.time_scale)
+    if args.dry_run:
+        _out(args, load.describe(jobs), "\n".join(
+            f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
+            f"wall={j.walltime_min}min" for j in jobs))
+        return 0
+    res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
+    _out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
+                    f"({res['submitted']}), {res['failed']} refused")
+    return 0
+
+
+def add_extra_commands(sub, common) -> None:
+    tb = sub.add_parser("testbed", help="the local federation of real Slurm clusters")
+    tsub = tb.add_subparsers(dest="tb_command", required=True)
+    for name, fn, help in (("up", _tb_up, "start it (idempotent); writes the sites file"),
+                           ("down", _tb_down, "stop it and leave nothing behind"),
+                           ("status", _tb_status, "what runs")):
+        p = tsub.add_parser(name, help=help)
+        common(p)
+        p.set_defaults(fn=fn)
+    p = tsub.add_parser("ssh", help="run a command on a site as the test user")
+    common(p)
+    p.add_argument("site")
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    p.set_defaults(fn=_tb_ssh)
+    p = tsub.add_parser("load", help="keep the queues busy with a reproducible job stream")
+    common(p)
+    p.add_argument("--profile", default="busy")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--duration", type=float, default=60.0, help="real seconds of arrivals")
+    p.add_argument("--time-scale", type=float, default=60.0,
+                   help="center seconds per real second")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p.set_defaults(fn=_tb_load)

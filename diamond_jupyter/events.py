@@ -1,0 +1,56 @@
+"""In-process publication of stored events: callbacks and async iterators."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .model import Event
+
+log = logging.getLogger(__name__)
+
+Callback = Callable[[Event], Any]
+
+
+class EventBus:
+    """Fans stored events out to subscribers, in store order (seq)."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callback] = []
+        self._queues: list[asyncio.Queue[Event]] = []
+
+    def subscribe(self, callback: Callback) -> Callable[[], None]:
+        """Call `callback(event)` for each event; returns an unsubscribe function."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def queue(self) -> asyncio.Queue[Event]:
+        q: asyncio.Queue[Event] = asyncio.Queue()
+        self._queues.append(q)
+        return q
+
+    def unqueue(self, q: asyncio.Queue[Event]) -> None:
+        if q in self._queues:
+            self._queues.remove(q)
+
+    async def stream(self) -> AsyncIterator[Event]:
+        """`async for ev in bus.stream()`: every event published from now on."""
+        q = self.queue()
+        try:
+            while True:
+                yield await q.get()
+        finally:
+            self.unqueue(q)
+
+    def publish(self, event: Event) -> None:
+        for q in list(self._queues):
+            q.put_nowait(event)
+        for cb in list(self._callbacks):
+            try:
+                res = cb(event)
+                if asyncio.iscoroutine(res):
+                    asyncio.ensure_future(res)
+            except Exception:  # a subscriber's bug must not stop delivery to others
+                log.exception("event subscriber failed")

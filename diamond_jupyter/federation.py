@@ -1,0 +1,347 @@
+"""The Federation: one asyncio facade over sites, placement, monitoring and the store.
+
+Faces (magics, sidebar/REST, CLI, agent) call only this class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .config import FederationConfig, load_config
+from .events import EventBus
+from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, SiteSnapshot
+from .monitor import SiteMonitor, wrapper_prologue
+from .sites import Site
+from .store import Store
+from .transports import CommandFailed
+
+
+class Federation:
+    def __init__(self, config: FederationConfig | str | Path | None = None, *,
+                 store: Store | None = None, poll_interval_s: float = 60.0,
+                 min_poll_s: float = 2.0, store_poll_s: float | None = None,
+                 allowed_sites: Iterable[str] | None = None) -> None:
+        cfg = config if isinstance(config, FederationConfig) else load_config(config)
+        allowed = set(allowed_sites) if allowed_sites is not None else None
+        self.config = cfg
+        self.sites: dict[str, Site] = {
+            s.name: Site(s) for s in cfg.sites if allowed is None or s.name in allowed}
+        self.store = store or Store(cfg.store)
+        self.bus = EventBus()
+        self.monitors = {n: SiteMonitor(self, s, poll_interval_s, min_poll_s)
+                         for n, s in self.sites.items()}
+        self.store_poll_s = store_poll_s
+        self._published = self.store.last_seq()
+        self._drain_lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task] = []
+        self._started = False
+
+    # -- life cycle -------------------------------------------------------------------
+    async def start(self, *, recover: bool = True) -> Federation:
+        """Re-attach every unfinished job (after a restart) and resolve lost submissions."""
+        if self._started:
+            return self
+        self._started = True
+        if recover:
+            await self.recover()
+        if self.store_poll_s:
+            self._tasks.append(asyncio.ensure_future(self._follow_store()))
+        return self
+
+    async def close(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+        await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
+        self._started = False
+
+    async def __aenter__(self) -> Federation:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def recover(self) -> None:
+        for job in self.store.intents_without_native_id(older_than_s=0):
+            if job.site in self.sites:
+                await self._recover_intent(job)
+        for job in self.store.unfinished_jobs():
+            if job.site in self.monitors and job.native_id:
+                self.monitors[job.site].track(job.native_id, job.id)
+
+    async def _recover_intent(self, job: Job) -> None:
+        """A crash between recording the token and the submit's return: the token finds it."""
+        site = self.sites[job.site]
+        try:
+            found = await site.find_by_name(job.name or "")
+        except DiamondError:
+            return  # site unreachable: try again on the next start
+        if found:
+            self.store.bind_native_id(job.token, found[0].native_id)
+        else:
+            self.store.mark_never_submitted(job.token, "the submit did not reach the scheduler")
+        await self._drain()
+
+    # -- events -----------------------------------------------------------------------
+    async def _drain(self) -> None:
+        """Publish every stored event not yet published, in order."""
+        async with self._drain_lock:
+            while True:
+                batch = self.store.events_since(self._published, limit=500)
+                for ev in batch:
+                    self._published = ev.seq or self._published
+                    self.bus.publish(ev)
+                if len(batch) < 500:
+                    return
+
+    async def _follow_store(self) -> None:
+        """Deliver events other processes (CLI, kernels) wrote to the shared store."""
+        while True:
+            await asyncio.sleep(self.store_poll_s or 1.0)
+            await self._drain()
+
+    def _apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
+        ev = self.store.apply_state(job_id, state, **kw)
+        if ev is not None:
+            asyncio.ensure_future(self._drain())
+        return ev
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        return self.bus.subscribe(callback)
+
+    async def events(self, since: int | None = None) -> AsyncIterator[Event]:
+        """Stored events after `since` (replay), then live ones, with no gap."""
+        q = self.bus.queue()
+        try:
+            last = since if since is not None else self._published
+            if since is not None:
+                for ev in self.store.events_since(since, limit=None):
+                    last = ev.seq or last
+                    yield ev
+            while True:
+                ev = await q.get()
+                if ev.seq is not None and ev.seq <= last:
+                    continue
+                yield ev
+        finally:
+            self.bus.unqueue(q)
+
+    # -- discovery ----------------------------------------------------------------------
+    def site(self, name: str) -> Site:
+        if name not in self.sites:
+            known = ", ".join(self.sites) or "none"
+            raise BadInput(f"unknown site {name!r} (known: {known})")
+        return self.sites[name]
+
+    def site_configs(self) -> list[dict[str, Any]]:
+        return [s.cfg.model_dump(exclude={"transport"}) | {"transport": s.transport.describe()}
+                for s in self.sites.values()]
+
+    async def snapshot(self, site: str, *, max_age_s: float = 15.0) -> SiteSnapshot:
+        return await self.site(site).snapshot(max_age_s=max_age_s)
+
+    async def snapshots(self, *, max_age_s: float = 15.0) -> dict[str, SiteSnapshot]:
+        snaps = await asyncio.gather(*(s.snapshot(max_age_s=max_age_s)
+                                       for s in self.sites.values()))
+        return {s.site: s for s in snaps}
+
+    # -- placement ------------------------------------------------------------------------
+    async def place(self, spec: JobSpec, *, policy: str = "diamond", stage_in_bytes: int = 0,
+                    **kw: Any):
+        from .placement import place
+
+        snaps = await self.snapshots()
+        pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites]
+        return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
+                     history=self.history(), **kw)
+
+    def history(self) -> dict[str, float]:
+        """Median observed runtime (s) per application, from finished jobs in the store."""
+        runs: dict[str, list[float]] = {}
+        for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
+            app = (job.spec.metadata.get("application") if job.spec else None)
+            if app and job.started_at and job.ended_at:
+                speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
+                runs.setdefault(app, []).append(
+                    (job.ended_at - job.started_at).total_seconds() * speed)
+        return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}
+
+    # -- jobs -------------------------------------------------------------------------------
+    def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec:
+        jd = site.job_dir(token)
+        base = (spec.name or "job").replace(" ", "_")[:40]
+        prologue = wrapper_prologue(site.event_file, token)
+        body = spec.script if spec.script is not None else (spec.command or "")
+        if spec.script is None and spec.command:
+            body = spec.command + "\n"
+        upd: dict[str, Any] = {
+            "name": f"{base}.dmd-{token}",
+            "script": prologue + body,
+            "command": None,
+            "working_directory": spec.working_directory or jd,
+            "stdout": spec.stdout or f"{jd}/stdout.log",
+        }
+        if not spec.join_output:
+            upd["stderr"] = spec.stderr or f"{jd}/stderr.log"
+        if not spec.queue and site.cfg.default_partition:
+            upd["queue"] = site.cfg.default_partition
+        if not spec.account and site.cfg.default_account:
+            upd["account"] = site.cfg.default_account
+        return spec.model_copy(update=upd)
+
+    async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
+                     hold: bool = False) -> Job:
+        """Place (when `site` is "auto"), render, upload and submit; idempotent by token."""
+        if not (spec.script or spec.command):
+            raise BadInput("the job has no script body or command")
+        placement = None
+        if site == "auto":
+            pl = await self.place(spec)
+            if pl.choice is None:
+                raise BadInput("no site can run this job:\n" + pl.explain())
+            site = pl.choice
+            placement = pl.model_dump(mode="json")
+        target = self.site(site)
+        token = secrets.token_hex(6)
+        prepared = self._prepare(target, spec, token)
+        job = self.store.record_intent(site, token, prepared, placement, origin)
+        await self._drain()
+        try:
+            sub = await target.submit(prepared, token, hold=hold)
+        except CommandFailed as e:  # the scheduler refused it: nothing was submitted
+            self.store.mark_never_submitted(token, str(e))
+            await self._drain()
+            raise BadInput(f"{site} refused the job: {e.result.stderr.strip() or e}") from None
+        except (BadInput, DiamondError) as e:
+            if isinstance(e, BadInput):
+                self.store.mark_never_submitted(token, str(e))
+                await self._drain()
+            raise  # a SiteError leaves the intent: recovery finds the job by its token
+        job = self.store.bind_native_id(token, sub.native_id)
+        if sub.warnings:
+            self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
+                                          data={"warnings": sub.warnings}))
+        await self._drain()
+        self.monitors[site].track(sub.native_id, job.id)
+        return job
+
+    def job(self, job_id: str) -> Job:
+        return self.store.get_job(job_id)
+
+    def jobs(self, **filters: Any) -> list[Job]:
+        return self.store.list_jobs(**filters)
+
+    async def status(self, job_id: str, *, refresh: bool = False) -> Job:
+        job = self.store.get_job(job_id)
+        if refresh and not job.state.terminal and job.native_id and job.site in self.sites:
+            mon = self.monitors[job.site]
+            mon.track(job.native_id, job.id)
+            await mon.poll_once()
+            job = self.store.get_job(job.id)
+        return job
+
+    async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState] | None
+                   = None, timeout: float | None = None) -> Job:
+        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven."""
+        if until is None:
+            def cond(j: Job) -> bool:
+                return j.state.terminal
+        elif callable(until):
+            cond = until
+        else:
+            states = set(until)
+
+            def cond(j: Job) -> bool:
+                return j.state in states or j.state.terminal
+        q = self.bus.queue()
+        try:
+            job = self.store.get_job(job_id)
+            if job.native_id and not job.state.terminal and job.site in self.monitors:
+                self.monitors[job.site].track(job.native_id, job.id)
+            loop = asyncio.get_running_loop()
+            deadline = None if timeout is None else loop.time() + timeout
+            while not cond(job):
+                left = None if deadline is None else max(deadline - loop.time(), 0)
+                ev = await asyncio.wait_for(q.get(), left)
+                if ev.job_id in (job.id, job_id) or ev.kind == "job.submitted":
+                    job = self.store.get_job(job.id)
+            return job
+        except asyncio.TimeoutError:
+            raise SiteError(f"timed out after {timeout:.0f}s waiting for {job_id} "
+                            f"(state {job.state.value})") from None
+        finally:
+            self.bus.unqueue(q)
+
+    async def cancel(self, job_id: str) -> Job:
+        job = self.store.get_job(job_id)
+        if job.state.terminal:
+            return job
+        if not job.native_id:
+            raise BadInput(f"{job_id} has no scheduler id yet; try again in a moment")
+        await self.site(job.site).cancel([job.native_id])
+        self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
+        await self._drain()
+        mon = self.monitors[job.site]
+        mon.track(job.native_id, job.id)
+        mon.kick()
+        return self.store.get_job(job.id)
+
+    async def release(self, job_id: str) -> Job:
+        job = self.store.get_job(job_id)
+        await self.site(job.site).release([job.native_id])
+        return job
+
+    async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
+        job = self.store.get_job(job_id)
+        site = self.site(job.site)
+        out = await site.tail(job.stdout_path, lines) if job.stdout_path else ""
+        err = await site.tail(job.stderr_path, lines) if job.stderr_path else ""
+        return {"stdout": out, "stderr": err}
+
+    async def files(self, job_id: str) -> list[str]:
+        """Result files in the job's working directory (paths on the site)."""
+        job = self.store.get_job(job_id)
+        site = self.site(job.site)
+        wd = job.workdir or (job.spec.working_directory if job.spec else None)
+        if not wd:
+            return []
+        res = await site.transport.run(["find", wd, "-maxdepth", "3", "-type", "f"], check=False)
+        return sorted(p for p in res.stdout.splitlines() if p and not p.endswith("/job.sh"))
+
+    async def fetch(self, job_id: str, dest: str | Path | None = None) -> list[Path]:
+        """Copy the job's result files back; returns the local paths."""
+        job = self.store.get_job(job_id)
+        site = self.site(job.site)
+        wd = job.workdir or (job.spec.working_directory if job.spec else "")
+        dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
+        out = []
+        for remote in await self.files(job_id):
+            inside = wd and remote.startswith(wd)
+            rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name
+            if ".." in Path(rel).parts:
+                continue
+            local = dest_dir / rel
+            local.parent.mkdir(parents=True, exist_ok=True)
+            await site.transport.get_file(remote, str(local))
+            out.append(local)
+        return out
+
+    # -- translation (pure) --------------------------------------------------------------------
+    @staticmethod
+    def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[str], JobSpec]:
+        from .dialects.translate import translate
+
+        return translate(text, to, from_)
+
+    @staticmethod
+    def parse(text: str, dialect: str | None = None) -> JobSpec:
+        from .dialects import get_script_dialect
+        from .dialects.translate import detect_dialect
+
+        return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)
+

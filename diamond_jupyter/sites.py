@@ -1,0 +1,171 @@
+"""A Site = a transport + a scheduler dialect + discovery + the queue snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from dataclasses import dataclass
+
+from .config import SiteConfig
+from .dialects import get_commands, get_script_dialect
+from .dialects.base import Rendered
+from .model import JobSpec, JobStatus, SiteError, SiteSnapshot
+from .transports import Transport, make_transport
+
+SEP = "@@diamond-section@@"
+
+
+@dataclass
+class Submitted:
+    native_id: str
+    script_path: str
+    stdout_path: str | None
+    stderr_path: str | None
+    warnings: list[str]
+
+
+class Site:
+    """Everything the engine does on one cluster; knows its scheduler through the dialect."""
+
+    def __init__(self, cfg: SiteConfig, transport: Transport | None = None,
+                 capability_ttl_s: float = 300.0) -> None:
+        self.cfg = cfg
+        self.name = cfg.name
+        self.transport = transport or make_transport(cfg.transport, site=cfg.name)
+        self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp)
+        self.script = get_script_dialect(cfg.scheduler)
+        self.capability_ttl_s = capability_ttl_s
+        self._snapshot: SiteSnapshot | None = None
+        self._snapshot_at = 0.0
+        self._lock = asyncio.Lock()
+        self.scheduler_commands = 0  # how many scheduler invocations this process made
+
+    # -- paths --------------------------------------------------------------
+    @property
+    def workdir(self) -> str:
+        return self.cfg.workdir
+
+    @property
+    def event_file(self) -> str:
+        return f"{self.workdir}/events.log"
+
+    def job_dir(self, token: str) -> str:
+        return f"{self.workdir}/jobs/{token}"
+
+    # -- running ------------------------------------------------------------
+    def _argv(self, argv: list[str]) -> list[str]:
+        """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch)."""
+        out = list(argv)
+        i = 0
+        if out and out[0] == "env":  # skip `env -u VAR ...` prefixes
+            i = 1
+            while i < len(out) and out[i] == "-u":
+                i += 2
+        if i < len(out) and out[i] in self.cfg.commands:
+            out[i] = self.cfg.commands[out[i]]
+        return out
+
+    async def run(self, argv: list[str], *, stdin: bytes | None = None, check: bool = True,
+                  scheduler: bool = True, timeout: float | None = 60.0):
+        if scheduler:
+            self.scheduler_commands += 1
+        return await self.transport.run(self._argv(argv), stdin=stdin, env=self.cfg.env,
+                                        preamble=self.cfg.preamble, check=check,
+                                        timeout=timeout)
+
+    async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
+        """Several scheduler commands in ONE remote invocation; outputs split by name."""
+        parts = []
+        for name, argv in named.items():
+            parts.append(f"{shlex.join(self._argv(argv))} 2>&1; echo {SEP}{name}:$?")
+        self.scheduler_commands += len(named)
+        res = await self.transport.run(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
+                                       preamble=self.cfg.preamble, timeout=60.0)
+        out: dict[str, str] = {}
+        chunk: list[str] = []
+        for line in res.stdout.split("\n"):
+            if line.startswith(SEP):
+                name, _, code = line[len(SEP):].rpartition(":")
+                if code != "0":
+                    tail = " ".join(chunk)[-300:]
+                    raise SiteError(f"{self.name}: {name} query failed (exit {code}): {tail}")
+                out[name] = "\n".join(chunk)
+                chunk = []
+            else:
+                chunk.append(line)
+        missing = set(named) - set(out)
+        if missing:
+            err = res.stderr.strip()[-200:]
+            raise SiteError(f"{self.name}: no output for {sorted(missing)}: {err}")
+        return out
+
+    # -- discovery ----------------------------------------------------------
+    async def snapshot(self, *, max_age_s: float = 15.0) -> SiteSnapshot:
+        """Capabilities and queue in one remote command; cached for `max_age_s`."""
+        async with self._lock:
+            if self._snapshot and time.monotonic() - self._snapshot_at < max_age_s:
+                return self._snapshot
+            try:
+                outputs = await self.run_batch(self.commands.snapshot_argvs())
+                snap = self.commands.parse_snapshot(self.name, outputs)
+            except SiteError as e:
+                snap = SiteSnapshot(site=self.name, reachable=False, error=str(e))
+                if self._snapshot:  # keep the last known capabilities, mark unreachable
+                    snap = self._snapshot.model_copy(update={"reachable": False, "error": str(e)})
+                return snap
+            self._snapshot, self._snapshot_at = snap, time.monotonic()
+            return snap
+
+    # -- jobs ---------------------------------------------------------------
+    def render(self, spec: JobSpec) -> Rendered:
+        return self.script.render_script(spec)
+
+    async def submit(self, spec: JobSpec, token: str, *, hold: bool = False) -> Submitted:
+        jd = self.job_dir(token)
+        rendered = self.render(spec)
+        path = f"{jd}/job.sh"
+        await self.transport.run(["mkdir", "-p", jd], check=True)
+        await self.transport.put_bytes(rendered.script.encode(), path, mode=0o700)
+        argv = self.commands.submit_argv(path, hold=hold)
+        stdin = rendered.script.encode() if getattr(self.commands, "submit_stdin", False) else None
+        res = await self.run(argv, stdin=stdin, check=True)
+        native = self.commands.parse_submit(res.stdout)
+        return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
+
+    async def find_by_name(self, name: str) -> list[JobStatus]:
+        res = await self.run(self.commands.find_by_name_argv(name), check=True)
+        return self.commands.parse_status(res.stdout)
+
+    async def statuses(self, native_ids: list[str]) -> list[JobStatus]:
+        """Queue state for all given jobs; those gone from the queue from accounting."""
+        if not native_ids:
+            return []
+        res = await self.run(self.commands.status_argv(native_ids), check=False)
+        seen = self.commands.parse_status(res.stdout) if res.ok else []
+        known = {s.native_id for s in seen}
+        missing = [i for i in native_ids if i not in known]
+        acct = self.commands.accounting_argv(missing) if missing else None
+        if acct:
+            r2 = await self.run(acct, check=False)
+            if r2.ok:
+                seen += [s for s in self.commands.parse_accounting(r2.stdout)
+                         if s.native_id in missing]
+        return seen
+
+    async def cancel(self, native_ids: list[str]) -> None:
+        await self.run(self.commands.cancel_argv(native_ids), check=True)
+
+    async def release(self, native_ids: list[str]) -> None:
+        await self.run(self.commands.release_argv(native_ids), check=True)
+
+    async def tail(self, path: str, lines: int = 100) -> str:
+        res = await self.transport.run(["tail", "-n", str(lines), path], check=False)
+        if not res.ok:
+            if "No such file" in res.stderr:
+                return ""
+            raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
+        return res.stdout
+
+    async def close(self) -> None:
+        await self.transport.close()

@@ -1,0 +1,130 @@
+"""Background load: a reproducible stream of jobs that keeps the test bed's queues busy.
+
+Workload model (in the style of the Lublin-Feitelson model of parallel workloads):
+- sizes: a job is serial with probability p_serial, else its node count is a power of two
+  2^k with k uniform over what the cluster has (more small jobs than big ones follows from
+  the cap), and it uses a power-of-two share of each node's cores;
+- runtimes: log-normal (median `runtime_median_min` center-minutes, shape `runtime_sigma`),
+  truncated to the partition's MaxTime; walltime requests over-estimate by 1.2-3x, as
+  users do;
+- arrivals: bursts; burst starts form a Poisson process (rate per site), each burst
+  submits a geometric number of jobs at once.
+Time is scaled: `time_scale` center-seconds pass per real second (default 60: one
+center-minute per second), so minutes of a real center become seconds here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from dataclasses import asdict, dataclass
+
+from .clusters import CLUSTERS, ClusterDef
+
+PROFILES: dict[str, dict[str, dict]] = {
+    # per site: burst rate (bursts per real minute), mean burst size, runtime median (center
+    # minutes) and sigma, serial share
+    "light": {c.name: dict(rate=2, burst=2, median=3, sigma=0.8, serial=0.5) for c in CLUSTERS},
+    "busy": {c.name: dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3) for c in CLUSTERS},
+    # one site much busier than the others: where a fixed home site is a bad choice
+    "skewed": {
+        "alpha": dict(rate=12, burst=4, median=10, sigma=0.9, serial=0.2),
+        "beta": dict(rate=3, burst=2, median=4, sigma=0.8, serial=0.4),
+        "gamma": dict(rate=2, burst=2, median=3, sigma=0.7, serial=0.5),
+    },
+}
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    at_s: float  # real seconds after the start
+    site: str
+    nodes: int
+    cpus_per_node: int
+    runtime_s: float  # real seconds
+    walltime_min: int  # requested, Slurm minutes (center time)
+    name: str
+
+
+def _geometric(rng: random.Random, mean: float) -> int:
+    p = 1.0 / max(mean, 1.0)
+    return 1 + int(math.log(1 - rng.random()) / math.log(1 - p)) if p < 1 else 1
+
+
+def plan(profile: str, seed: int, duration_s: float, time_scale: float = 60.0,
+         sites: list[str] | None = None) -> list[LoadJob]:
+    """The whole job stream, decided up front from the seed (pure, reproducible)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r} (accepted: {', '.join(PROFILES)})")
+    rng = random.Random(seed)
+    jobs: list[LoadJob] = []
+    for c in CLUSTERS:
+        if sites and c.name not in sites:
+            continue
+        p = PROFILES[profile].get(c.name)
+        if not p:
+            continue
+        t = 0.0
+        while True:
+            t += rng.expovariate(p["rate"] / 60.0)
+            if t >= duration_s:
+                break
+            for _ in range(_geometric(rng, p["burst"])):
+                jobs.append(_job(rng, c, p, t, time_scale, len(jobs)))
+    return sorted(jobs, key=lambda j: j.at_s)
+
+
+def _job(rng: random.Random, c: ClusterDef, p: dict, t: float, scale: float, n: int) -> LoadJob:
+    if rng.random() < p["serial"]:
+        nodes, cpus = 1, 1
+    else:
+        nodes = 2 ** rng.randint(0, int(math.log2(c.nodes)))
+        cpus = 2 ** rng.randint(0, int(math.log2(c.cpus)))
+    max_min = _max_minutes(c)
+    run_min = min(rng.lognormvariate(math.log(p["median"]), p["sigma"]), max_min * 0.8)
+    wall = min(max_min, max(1, math.ceil(run_min * rng.uniform(1.2, 3.0))))
+    return LoadJob(at_s=round(t, 3), site=c.name, nodes=nodes, cpus_per_node=cpus,
+                   runtime_s=round(run_min * 60 / scale, 2), walltime_min=wall,
+                   name=f"load-{n}")
+
+
+def _max_minutes(c: ClusterDef) -> int:
+    from ..dialects.slurm_script import parse_slurm_time
+
+    default = next(p for p in c.partitions if p.default)
+    return (parse_slurm_time(default.max_time) or 86400) // 60
+
+
+async def run(config_path: str, jobs: list[LoadJob]) -> dict:
+    """Submit the planned jobs at their times over SSH with plain sbatch; returns counts."""
+    from ..config import load_config
+    from ..transports import make_transport
+
+    cfg = load_config(config_path)
+    transports = {s.name: make_transport(s.transport, site=s.name) for s in cfg.sites}
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    submitted: dict[str, int] = {}
+    failed = 0
+
+    async def one(j: LoadJob) -> None:
+        nonlocal failed
+        await asyncio.sleep(max(0.0, t0 + j.at_s - loop.time()))
+        argv = ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
+                f"--ntasks-per-node={j.cpus_per_node}", "-t", str(j.walltime_min),
+                "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
+        res = await transports[j.site].run(argv)
+        if res.exit_status == 0:
+            submitted[j.site] = submitted.get(j.site, 0) + 1
+        else:
+            failed += 1
+    try:
+        await asyncio.gather(*(one(j) for j in jobs if j.site in transports))
+    finally:
+        await asyncio.gather(*(t.close() for t in transports.values()))
+    return {"submitted": submitted, "failed": failed, "jobs": len(jobs)}
+
+
+def describe(jobs: list[LoadJob]) -> list[dict]:
+    return [asdict(j) for j in jobs]

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install everything diamond-jupyter, its tests and its demo need on a fresh Debian 12 machine:
+# Debian packages (Slurm, munge, sshd, chromium, iproute2), the Python package with its test
+# extra (this builds the JupyterLab extension with jlpm), and nothing else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PKGS=(slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
+          chromium iproute2 procps psmisc util-linux)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ]; then
+    echo "install: apt packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "install: cannot install ${missing[*]} without root; the Slurm test bed will say what is missing" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+# jupyterlab provides jlpm, which the build of the labextension needs
+"$PY" -m pip install -q --disable-pip-version-check "jupyterlab>=4.2,<5" "hatch-jupyter-builder>=0.9" \
+  "hatch-nodejs-version>=0.3.2" hatchling
+"$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
+jupyter labextension list 2>&1 | grep -q "diamond-jupyter.*enabled" \
+  || { echo "install: the labextension is not enabled" >&2; exit 1; }
+jupyter server extension list 2>&1 | grep -q "diamond_jupyter.*enabled" \
+  || { echo "install: the server extension is not enabled" >&2; exit 1; }
+echo "install: done"

@@ -1,0 +1,49 @@
+"""Shared fixtures: the real local Slurm federation, brought up once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diamond_jupyter import testbed
+from diamond_jupyter.config import FederationConfig, load_config
+
+
+class Testbed:
+    def __init__(self, config_path: Path) -> None:
+        self.config_path = config_path
+        self.base = config_path.parent
+
+    @property
+    def config(self) -> FederationConfig:
+        return load_config(self.config_path)
+
+    @property
+    def sites(self) -> list[str]:
+        return [s.name for s in self.config.sites]
+
+
+@pytest.fixture(scope="session")
+def testbed_session():
+    """Up once; down at the end unless it was already up before the session."""
+    was_up = testbed.status()["up"]
+    info = testbed.up()
+    yield Testbed(Path(info["config"]))
+    if not was_up:
+        testbed.down()
+
+
+@pytest.fixture
+def tb(testbed_session) -> Testbed:
+    """The test bed, brought back up if a test took it down."""
+    if not testbed.status()["up"]:
+        testbed.up()
+    return testbed_session
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    d = tmp_path / "data"
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(d))
+    return d

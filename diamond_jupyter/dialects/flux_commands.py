@@ -1,0 +1,229 @@
+"""Flux command lines and output parsers (pure: argv in, models out).
+
+Ids: `flux batch` prints an F58 id ('ƒ2Jc8CuU1'; 'f2Jc8CuU1' in an ASCII
+locale); every flux command also accepts the decimal form that
+`flux jobs --json` reports in "id". Parsers return the decimal id, and
+`parse_submit` keeps the id as printed (both forms are valid input).
+
+`flux jobs --json` prints {"jobs": [...]}, or one bare job object when exactly
+one job id was given. Fields missing from a job simply do not apply yet.
+Flux has no separate accounting: inactive jobs stay in `flux jobs -a`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .outputs_common import (
+    clean,
+    decode_wait_status,
+    expand_hostlist,
+    fail,
+    from_epoch,
+    load_json,
+    parse_fsd,
+    to_int,
+)
+
+# RFC 21 state bits / result bits as they appear when printed numerically.
+_STATE_BITS = {1: "NEW", 2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP",
+               64: "INACTIVE"}
+_RESULT_BITS = {1: "COMPLETED", 2: "FAILED", 4: "CANCELED", 8: "TIMEOUT"}
+_ACTIVE = {"NEW": JobState.PENDING, "DEPEND": JobState.PENDING, "PRIORITY": JobState.PENDING,
+           "SCHED": JobState.PENDING, "RUN": JobState.RUNNING, "CLEANUP": JobState.RUNNING}
+_RESULTS = {"COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED,
+            "CANCELED": JobState.CANCELLED, "CANCELLED": JobState.CANCELLED,
+            "TIMEOUT": JobState.TIMEOUT}
+_ID_RE = re.compile(
+    r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|\d+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
+RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
+
+
+class FluxCommands:
+    name = "flux"
+    submit_stdin = False
+
+    @staticmethod
+    def _ids(native_ids: list[str]) -> list[str]:
+        ids = [str(i).strip() for i in native_ids if str(i).strip()]
+        if not ids:
+            raise BadInput("flux: no job ids given")
+        for i in ids:
+            if not _ID_RE.fullmatch(i):
+                raise BadInput(f"flux: not a job id: {i!r}")
+        return ids
+
+    def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
+        return ["flux", "batch", *(["--urgency=hold"] if hold else []), script_path]
+
+    def status_argv(self, native_ids: list[str]) -> list[str]:
+        return ["flux", "jobs", "--json", "-a", *self._ids(native_ids)]
+
+    def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
+        return self.status_argv(native_ids)
+
+    def cancel_argv(self, native_ids: list[str]) -> list[str]:
+        return ["flux", "cancel", *self._ids(native_ids)]
+
+    def release_argv(self, native_ids: list[str]) -> list[str]:
+        """`flux job urgency ID default` takes one id; several go through one sh loop."""
+        ids = self._ids(native_ids)
+        if len(ids) == 1:
+            return ["flux", "job", "urgency", ids[0], "default"]
+        loop = 'for i; do flux job urgency "$i" default || exit 1; done'
+        return ["sh", "-c", loop, "sh", *ids]
+
+    def find_by_name_argv(self, name: str) -> list[str]:
+        if not name:
+            raise BadInput("flux: empty job name")
+        return ["flux", "jobs", "--json", "-a", f"--name={name}"]
+
+    def snapshot_argvs(self) -> dict[str, list[str]]:
+        return {
+            "resources": ["flux", "resource", "list", "-n", "-o", RESOURCE_FORMAT],
+            "queues": ["flux", "queue", "list"],
+            "queue": ["flux", "jobs", "--json", "-A"],
+        }
+
+    # -- parsers ------------------------------------------------------------
+    def parse_submit(self, stdout: str) -> str:
+        for line in stdout.splitlines():
+            if _ID_RE.fullmatch(line.strip()):
+                return line.strip()
+        raise fail("flux", "flux batch output", "no job id", stdout)
+
+    def parse_status(self, stdout: str) -> list[JobStatus]:
+        if not stdout.strip():
+            return []
+        data = load_json("flux", "flux jobs --json", stdout)
+        if isinstance(data, dict) and isinstance(data.get("jobs"), list):
+            jobs = data["jobs"]
+        elif isinstance(data, dict) and "id" in data:
+            jobs = [data]
+        else:
+            raise fail("flux", "flux jobs --json", "neither {'jobs': [...]} nor a job", stdout)
+        return [self._job(j) for j in jobs if isinstance(j, dict)]
+
+    parse_accounting = parse_status
+
+    @staticmethod
+    def _job(j: dict[str, Any]) -> JobStatus:
+        if j.get("id") is None:
+            raise fail("flux", "flux jobs --json", "job without id", str(j))
+        st = j.get("state")
+        st = _STATE_BITS.get(st, str(st)) if isinstance(st, int) else str(st or "").upper()
+        result = j.get("result")
+        if isinstance(result, int):
+            result = _RESULT_BITS.get(result, str(result))
+        result = str(result or "").upper()
+        if st == "INACTIVE":
+            state = _RESULTS.get(result, JobState.FAILED if result else JobState.UNKNOWN)
+        else:
+            state = _ACTIVE.get(st, JobState.UNKNOWN)
+        exc = j.get("exception") or {}
+        reason = None
+        if exc.get("occurred"):
+            reason = f"{exc.get('type', 'exception')}: {exc.get('note') or ''}".rstrip(": ")
+        elif state == JobState.PENDING and j.get("urgency") == 0:
+            reason = "held (urgency 0)"
+        elif state == JobState.PENDING and j.get("dependencies"):
+            reason = "dependency: " + ",".join(map(str, j["dependencies"]))
+        exit_code = to_int(j.get("returncode"))
+        if exit_code is None and isinstance(j.get("waitstatus"), int):
+            exit_code = decode_wait_status(j["waitstatus"])
+        sched = (j.get("annotations") or {}).get("sched") or {}
+        estimate = j.get("t_estimate", sched.get("t_estimate"))
+        duration = j.get("duration")
+        return JobStatus(
+            native_id=str(j["id"]), state=state,
+            native_state=f"{st}:{result}" if st == "INACTIVE" and result else st or None,
+            name=clean(j.get("name")), user=clean(j.get("username")) or clean(j.get("userid")),
+            partition=clean(j.get("queue")), nodes=to_int(j.get("nnodes")),
+            cpus=to_int(j.get("ncores")), gpus=to_int(j.get("ngpus")),
+            walltime_s=int(duration) if isinstance(duration, (int, float)) and duration > 0
+            else None, submitted_at=from_epoch(j.get("t_submit")),
+            started_at=from_epoch(j.get("t_run")),
+            ended_at=from_epoch(j.get("t_inactive") or j.get("t_cleanup"))
+            if state.terminal else None,
+            estimated_start=from_epoch(estimate) if state == JobState.PENDING else None,
+            exit_code=exit_code if state.terminal else None, reason=reason,
+            node_list=clean(j.get("nodelist")),
+        )
+
+    def parse_resources(self, stdout: str) -> list[Node]:
+        """`flux resource list -n -o RESOURCE_FORMAT`: one line per state; counts are split
+        evenly over the line's nodes (a partly busy node shows in 'free' and 'allocated')."""
+        nodes: dict[str, Node] = {}
+        for n, line in enumerate(stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            f = [x.strip() for x in line.split("|")]
+            if len(f) != 6:
+                raise fail("flux", f"flux resource list line {n}", "expected 6 '|' fields", line)
+            state, props, nnodes, ncores, ngpus, nodelist = f
+            names = expand_hostlist(nodelist)
+            count = to_int(nnodes) or len(names)
+            if not names or not count:
+                continue
+            cores, gpus = (to_int(ncores) or 0) // count, (to_int(ngpus) or 0) // count
+            for name in names:
+                node = nodes.setdefault(name, Node(name=name, state=state))
+                node.cpus += cores
+                node.gpus += gpus
+                if state == "allocated":
+                    node.cpus_allocated += cores
+                    node.gpus_allocated += gpus
+                node.state = _merge_state(node.state, state)
+                for p in (clean(props) or "").split(","):
+                    if p and p not in node.features:
+                        node.features.append(p)
+        return list(nodes.values())
+
+    def parse_queues(self, stdout: str) -> list[Partition]:
+        """`flux queue list` table: header row names the columns (QUEUE, TLIMIT, ...)."""
+        lines = [ln for ln in stdout.splitlines() if ln.strip()]
+        if not lines:
+            return []
+        header = lines[0].split()
+        if "TLIMIT" not in header:
+            raise fail("flux", "flux queue list", "no header with TLIMIT", stdout)
+        out = []
+        for line in lines[1:]:
+            row = dict(zip(header, line.split(), strict=False))
+            name = row.get("QUEUE", "default")
+            default = name.endswith("*")
+            try:
+                limit = parse_fsd(row.get("TLIMIT"))
+            except ValueError:
+                limit = None
+            nn_text = row.get("NNODES", "")
+            nn = [] if "inf" in nn_text else re.findall(r"\d+", nn_text)
+            up = row.get("EN", "✔") in ("✔", "y", "yes", "True") and \
+                row.get("ST", "✔") in ("✔", "y", "yes", "True")
+            out.append(Partition(name=name.rstrip("*"), default=default, max_time_s=limit,
+                                 max_nodes=int(nn[-1]) if nn else None,
+                                 state="UP" if up else "DOWN"))
+        if len(out) == 1 and not any(p.default for p in out):
+            out[0].default = True
+        return out
+
+    def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        jobs = [j for j in self.parse_status(outputs.get("queue", "")) if not j.state.terminal]
+        return SiteSnapshot(
+            site=site, nodes=self.parse_resources(outputs.get("resources", "")),
+            partitions=self.parse_queues(outputs.get("queues", "")), jobs=jobs,
+        )
+
+
+def _merge_state(old: str, new: str) -> str:
+    """free + allocated on one node = mixed; down/drain win."""
+    if old == new:
+        return old
+    if "down" in (old, new) or "drain" in old + new:
+        return "down" if "down" in (old, new) else "drain"
+    return "mixed"
+
+
+flux_commands = FluxCommands()

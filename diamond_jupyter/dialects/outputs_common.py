@@ -1,0 +1,255 @@
+"""Helpers shared by the scheduler output parsers (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Any
+
+from ..model import SiteError
+
+NULLISH = frozenset({"", "-", "n/a", "none", "(null)", "unknown", "null", "nan"})
+UNLIMITED = frozenset({"unlimited", "infinite", "inf", "infinity"})
+
+
+def fail(scheduler: str, what: str, detail: str, sample: str = "") -> SiteError:
+    """A SiteError naming the scheduler, the output that could not be parsed and why."""
+    snippet = sample.strip().replace("\n", "\\n")[:120]
+    msg = f"{scheduler}: cannot parse {what}: {detail}"
+    return SiteError(f"{msg} (got {snippet!r})" if snippet else msg)
+
+
+def clean(value: Any) -> str | None:
+    """A stripped string, or None for the many spellings of 'no value'."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    return None if text.lower() in NULLISH else text
+
+
+def to_int(value: Any) -> int | None:
+    """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number}."""
+    value = unwrap(value)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = clean(value)
+    if text is None:
+        return None
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
+
+
+def unwrap(value: Any) -> Any:
+    """Slurm openapi >= v0.0.39 wraps numbers as {"set": b, "infinite": b, "number": n}."""
+    if isinstance(value, dict) and "number" in value:
+        if value.get("infinite") or value.get("set") is False:
+            return None
+        return value.get("number")
+    return value
+
+
+def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
+    """Seconds from '[D-]HH:MM:SS', 'MM:SS', '1-02:03', a bare number (times bare_unit).
+
+    UNLIMITED/infinite/N/A/Unknown/NONE give None. Raises ValueError on other garbage.
+    """
+    s = clean(text)
+    if s is None or s.lower() in UNLIMITED:
+        return None
+    days = 0
+    if "-" in s:
+        d, _, s = s.partition("-")
+        days = int(d)
+        parts = [int(p) for p in s.split(":")]
+        parts += [0] * (3 - len(parts))  # D-HH, D-HH:MM
+        h, m, sec = parts[:3]
+        return days * 86400 + h * 3600 + m * 60 + sec
+    parts = s.split(":")
+    if len(parts) == 1:
+        return int(float(parts[0]) * bare_unit)
+    nums = [int(float(p)) for p in parts]
+    if len(nums) == 2:
+        return nums[0] * 60 + nums[1]
+    if len(nums) == 3:
+        return nums[0] * 3600 + nums[1] * 60 + nums[2]
+    raise ValueError(f"bad duration {text!r}")
+
+
+_FSD = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_fsd(text: Any) -> int | None:
+    """Flux Standard Duration ('30s', '1.5h', '2d', 'inf', '0' = unlimited) -> seconds."""
+    s = clean(text)
+    if s is None or s.lower() in UNLIMITED:
+        return None
+    m = re.fullmatch(r"([0-9.]+)\s*([smhd]?)", s)
+    if not m:
+        raise ValueError(f"bad duration {text!r}")
+    seconds = int(float(m.group(1)) * _FSD.get(m.group(2) or "s", 1))
+    return seconds or None
+
+
+def from_epoch(value: Any) -> datetime | None:
+    """UTC datetime from seconds since the epoch; 0, negatives and junk give None."""
+    value = unwrap(value)
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        return None
+    if num <= 0 or num > 32503680000:  # year 3000: sentinel "infinite" values
+        return None
+    return datetime.fromtimestamp(num, timezone.utc)
+
+
+def parse_local_time(text: Any, tz: tzinfo | None, formats: tuple[str, ...]) -> datetime | None:
+    """First of `formats` that matches; naive results get `tz` (None = this machine's zone)."""
+    s = clean(text)
+    if s is None:
+        return None
+    s = " ".join(s.split())
+    for fmt in formats:
+        try:
+            dt = datetime.strptime(s, fmt)
+        except ValueError:
+            continue
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=tz) if tz is not None else dt.astimezone()
+        return dt.astimezone(timezone.utc)
+    return None
+
+
+def parse_iso(text: Any, tz: tzinfo | None = None) -> datetime | None:
+    """Slurm's '2026-11-29T17:18:41' (cluster-local time unless tz-aware)."""
+    s = clean(text)
+    if s is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=tz) if tz is not None else dt.astimezone()
+    return dt.astimezone(timezone.utc)
+
+
+def decode_wait_status(status: int) -> int:
+    """POSIX wait status -> shell-style exit code (signal N -> 128+N)."""
+    if status & 0x7F:
+        return 128 + (status & 0x7F)
+    return (status >> 8) & 0xFF
+
+
+_GPU_RE = re.compile(r"gpu(?::([A-Za-z][\w.-]*))?[:=](\d+)")
+
+
+def gpu_count(text: Any) -> tuple[int, str | None]:
+    """GPUs (and type) from 'gpu:2', 'gpu:a100:4(S:0-1)', 'gres/gpu=1', 'gres:gpu:1'."""
+    s = clean(text)
+    if s is None:
+        return 0, None
+    total, kind = 0, None
+    for m in _GPU_RE.finditer(s):
+        total += int(m.group(2))
+        kind = kind or m.group(1)
+    return total, kind
+
+
+_MEM_UNITS = {"b": 1 / 2**20, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p": 1024**3}
+
+
+def memory_mb(text: Any, default_unit: str = "m") -> int | None:
+    """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'."""
+    s = clean(text)
+    if s is None:
+        return None
+    m = re.fullmatch(r"([0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
+    if not m:
+        return None
+    return int(float(m.group(1)) * _MEM_UNITS[m.group(2) or default_unit])
+
+
+def expand_hostlist(text: Any) -> list[str]:
+    """'c[1-3,7],gpu01' -> ['c1', 'c2', 'c3', 'c7', 'gpu01'] (one bracket level)."""
+    s = clean(text)
+    if s is None:
+        return []
+    out: list[str] = []
+    for prefix, body, suffix in re.findall(r"([^,\[\]]*)(?:\[([^\]]*)\])?([^,\[\]]*),?", s):
+        if not prefix and not body:
+            continue
+        if not body:
+            out.append(prefix + suffix)
+            continue
+        for part in body.split(","):
+            lo, _, hi = part.partition("-")
+            if hi and lo.isdigit() and hi.isdigit():
+                out += [f"{prefix}{i:0{len(lo)}d}{suffix}" for i in range(int(lo), int(hi) + 1)]
+            else:
+                out.append(prefix + part + suffix)
+    return out
+
+
+_KV_RE = re.compile(r"(?:^|\s)([A-Za-z][\w.:/-]*)=")
+
+
+def parse_kv_line(line: str) -> dict[str, str]:
+    """'A=1 B=x y C=' -> {'A': '1', 'B': 'x y', 'C': ''} (scontrol -o; values may hold spaces)."""
+    matches = list(_KV_RE.finditer(line))
+    out: dict[str, str] = {}
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+        out[m.group(1)] = line[m.end() : end].strip()
+    return out
+
+
+_BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
+_JSON_LINE = re.compile(r'^(\s*"[^"]+"\s*:\s*")(.*)("\s*,?\s*)$')
+
+
+def repair_json_lines(text: str) -> str:
+    """Re-escape string values printed one per line with raw backslashes or quotes.
+
+    PBS Pro's `qstat -F json` copies variable_list values (and job names,
+    comments) verbatim, so `"PATH":"C:\\x"` or `"X":"say "hi""` break the JSON.
+    """
+    fixed = []
+    for line in text.splitlines():
+        m = _JSON_LINE.match(line)
+        if m:
+            inner = _BAD_ESCAPE.sub(r"\\\\", m.group(2))
+            inner = re.sub(r'(?<!\\)"', r'\\"', inner)
+            line = m.group(1) + inner + m.group(3)
+        fixed.append(line)
+    return "\n".join(fixed)
+
+
+def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) -> Any:
+    """json.loads with a clear SiteError; `lenient` retries after repair_json_lines."""
+    if not text.strip():
+        raise fail(scheduler, what, "empty output")
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        if lenient:
+            try:
+                return json.loads(repair_json_lines(text), strict=False)
+            except json.JSONDecodeError:
+                pass
+        raise fail(scheduler, what, f"invalid JSON ({exc.msg} at line {exc.lineno})",
+                   text) from None
+
+
+def year_fix(dt: datetime, now: datetime) -> datetime:
+    """For year-less timestamps parsed as this year: a date far in the future is last year's."""
+    if dt - now > timedelta(days=2):
+        try:
+            return dt.replace(year=dt.year - 1)
+        except ValueError:  # Feb 29
+            return dt - timedelta(days=365)
+    return dt

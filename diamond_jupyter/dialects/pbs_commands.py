@@ -1,0 +1,285 @@
+"""PBS Pro (and Torque) command lines and output parsers (pure: argv in, models out).
+
+PBS Pro: `qstat -f -F json -x IDS` shows queued, running AND finished jobs
+(`-x` = job history). On Torque the same `-x` means *XML output* and there is
+no JSON at all: use `PbsCommands(flavor="torque")`, whose status command is
+`qstat -f -x IDS` parsed by `parse_torque_xml` (finished jobs stay visible as
+state C for `keep_completed` seconds).
+
+Ids: qsub prints the full id ('123.server'); qstat accepts both '123' and
+'123.server'. Parsers keep the id as printed; `short_id()` strips the server.
+Exit_status: 0 ok; >256 means killed by signal (265 = 256+9); negative means
+PBS itself failed the job, usually before it ever ran (-29 = walltime kill).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from datetime import tzinfo
+from typing import Any, Literal
+
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .outputs_common import (
+    clean,
+    fail,
+    from_epoch,
+    gpu_count,
+    load_json,
+    memory_mb,
+    parse_duration,
+    parse_local_time,
+    to_int,
+)
+
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+_ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
+           "T": JobState.PENDING, "R": JobState.RUNNING, "E": JobState.RUNNING,
+           "S": JobState.RUNNING, "U": JobState.RUNNING, "B": JobState.RUNNING}
+_FINISHED = {"F", "X", "C"}  # Pro: finished / finished subjob; Torque: completed
+_STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qlist",
+                  "naccelerators", "accelerator_memory", "hbmem", "vntype"}
+
+
+def short_id(native_id: str) -> str:
+    """'123.server' -> '123', '45[].pbs01' -> '45[]'."""
+    return native_id.split(".", 1)[0]
+
+
+def finished_state(
+    exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None
+) -> tuple[JobState, int | None, str | None]:
+    """(state, exit_code, reason) of a finished PBS job."""
+    if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
+        return JobState.CANCELLED, exit_status, "deleted (qdel)"
+    if exit_status is None:
+        return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
+    timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
+    if exit_status < 0:
+        if exit_status == -29:
+            return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
+        if -29 <= exit_status <= -24:
+            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
+        return JobState.FAILED, exit_status, f"job never ran (Exit_status {exit_status})"
+    if exit_status > 256:
+        sig = exit_status - 256
+        if timed_out:
+            return JobState.TIMEOUT, 128 + sig, f"walltime exceeded (signal {sig})"
+        return JobState.FAILED, 128 + sig, f"killed by signal {sig}"
+    if exit_status == 0:
+        return JobState.COMPLETED, 0, None
+    if timed_out:
+        return JobState.TIMEOUT, exit_status, "walltime exceeded"
+    return JobState.FAILED, exit_status, None
+
+
+def _dur(value: Any) -> int | None:
+    try:
+        return parse_duration(value)
+    except ValueError:
+        return None
+
+
+class PbsCommands:
+    """PBS Pro by default; `flavor="torque"` switches status to Torque's XML."""
+
+    name = "pbs"
+    submit_stdin = False
+
+    def __init__(self, *, flavor: Literal["pro", "torque"] = "pro",
+                 tz: tzinfo | None = None) -> None:
+        self.flavor = flavor
+        self.tz = tz
+
+    @staticmethod
+    def _ids(native_ids: list[str]) -> list[str]:
+        ids = [str(i).strip() for i in native_ids if str(i).strip()]
+        if not ids:
+            raise BadInput("pbs: no job ids given")
+        for i in ids:
+            if not re.fullmatch(r"\d+(\[\d*\])?(\.[\w.-]+)?", i):
+                raise BadInput(f"pbs: not a job id: {i!r}")
+        return ids
+
+    def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
+        return ["qsub", *(["-h"] if hold else []), script_path]
+
+    def status_argv(self, native_ids: list[str]) -> list[str]:
+        if self.flavor == "torque":
+            return ["qstat", "-f", "-x", *self._ids(native_ids)]
+        return ["qstat", "-f", "-F", "json", "-x", *self._ids(native_ids)]
+
+    def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
+        """None: the status command already reports finished jobs (history / state C)."""
+        return None
+
+    def cancel_argv(self, native_ids: list[str]) -> list[str]:
+        return ["qdel", *self._ids(native_ids)]
+
+    def release_argv(self, native_ids: list[str]) -> list[str]:
+        return ["qrls", *self._ids(native_ids)]
+
+    def find_by_name_argv(self, name: str) -> list[str]:
+        """All of the user's jobs incl. finished ones; filter on JobStatus.name."""
+        if self.flavor == "torque":
+            return ["qstat", "-f", "-x"]
+        return ["qstat", "-f", "-F", "json", "-x"]
+
+    def snapshot_argvs(self) -> dict[str, list[str]]:
+        if self.flavor == "torque":
+            return {"queue": ["qstat", "-f", "-x"]}
+        return {
+            "nodes": ["pbsnodes", "-a", "-F", "json"],
+            "queues": ["qstat", "-Q", "-f", "-F", "json"],
+            "server": ["qstat", "-B", "-f", "-F", "json"],
+            "queue": ["qstat", "-f", "-F", "json"],
+        }
+
+    # -- parsers ------------------------------------------------------------
+    def parse_submit(self, stdout: str) -> str:
+        for line in stdout.splitlines():
+            m = re.fullmatch(r"\s*(\d+(?:\[\d*\])?(?:\.[\w.-]+)?)\s*", line)
+            if m:
+                return m.group(1)
+        raise fail("pbs", "qsub output", "no job id", stdout)
+
+    def parse_status(self, stdout: str) -> list[JobStatus]:
+        if self.flavor == "torque" or stdout.lstrip().startswith("<"):
+            return self.parse_torque_xml(stdout)
+        if not stdout.strip():
+            return []
+        data = load_json("pbs", "qstat -F json", stdout, lenient=True)
+        jobs = data.get("Jobs") if isinstance(data, dict) else None
+        if jobs is None:
+            return []
+        if not isinstance(jobs, dict):
+            raise fail("pbs", "qstat -F json", "'Jobs' is not an object", stdout)
+        return [self._job(jid, attrs) for jid, attrs in jobs.items() if isinstance(attrs, dict)]
+
+    def _time(self, value: Any):
+        return from_epoch(value) if str(value).strip().isdigit() else \
+            parse_local_time(value, self.tz, CTIME_FORMATS)
+
+    def _job(self, jid: str, a: dict[str, Any]) -> JobStatus:
+        code = str(a.get("job_state", "")).strip()
+        rl = a.get("Resource_List") or {}
+        used = a.get("resources_used") or {}
+        limit = _dur(rl.get("walltime"))
+        exit_code, reason = None, clean(a.get("comment"))
+        if code in _FINISHED:
+            exit_status = to_int(a.get("Exit_status", a.get("exit_status")))
+            state, exit_code, why = finished_state(
+                exit_status, to_int(a.get("substate")), _dur(used.get("walltime")), limit)
+            reason = why or reason
+        else:
+            state = _ACTIVE.get(code, JobState.UNKNOWN)
+            if code == "H":
+                reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
+        est = a.get("estimated") or {}
+        gpus = to_int(rl.get("ngpus")) or gpu_count(rl.get("select"))[0] or None
+        hosts = clean(a.get("exec_host"))
+        return JobStatus(
+            native_id=jid, state=state, native_state=code or None,
+            name=clean(a.get("Job_Name")), user=(clean(a.get("Job_Owner")) or "").split("@")[0]
+            or None, partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
+            cpus=to_int(rl.get("ncpus")), gpus=gpus, walltime_s=limit,
+            submitted_at=self._time(a.get("qtime") or a.get("ctime")),
+            started_at=self._time(a.get("stime") or a.get("start_time")),
+            ended_at=self._time(a.get("obittime")) if state.terminal else None,
+            estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
+            else None, exit_code=exit_code, reason=reason, node_list=hosts,
+        )
+
+    def parse_torque_xml(self, stdout: str) -> list[JobStatus]:
+        """Torque `qstat -f -x`: <Data><Job><Job_Id>..</Job_Id>...</Job></Data>."""
+        if not stdout.strip():
+            return []
+        try:
+            root = ET.fromstring(stdout.strip())
+        except ET.ParseError as exc:
+            raise fail("pbs", "qstat -x (Torque XML)", str(exc), stdout) from None
+        out = []
+        for job in root.iter("Job"):
+            a: dict[str, Any] = {}
+            for child in job:
+                if len(child):
+                    a[child.tag] = {c.tag: (c.text or "").strip() for c in child}
+                else:
+                    a[child.tag] = (child.text or "").strip()
+            jid = a.pop("Job_Id", None)
+            if not jid:
+                raise fail("pbs", "qstat -x (Torque XML)", "a Job without Job_Id")
+            a.setdefault("stime", a.get("start_time"))
+            a.setdefault("obittime", a.get("comp_time"))
+            out.append(self._job(jid, a))
+        return out
+
+    parse_accounting = parse_status
+
+    def parse_nodes(self, stdout: str) -> list[Node]:
+        """`pbsnodes -a -F json`."""
+        if not stdout.strip():
+            return []
+        data = load_json("pbs", "pbsnodes -F json", stdout, lenient=True)
+        nodes = data.get("nodes") if isinstance(data, dict) else None
+        if not isinstance(nodes, dict):
+            raise fail("pbs", "pbsnodes -F json", "no 'nodes' object", stdout)
+        out = []
+        for name, a in nodes.items():
+            avail = a.get("resources_available") or {}
+            assigned = a.get("resources_assigned") or {}
+            feats = [k if v is True or str(v) == "True" else f"{k}={v}"
+                     for k, v in avail.items()
+                     if k not in _STD_RESOURCES and str(v) not in ("False", "")]
+            arch = clean(avail.get("arch"))
+            queues = clean(a.get("queue")) or clean(avail.get("Qlist"))
+            out.append(Node(
+                name=name, state=str(a.get("state", "unknown")),
+                cpus=to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0,
+                cpus_allocated=to_int(assigned.get("ncpus")) or 0,
+                memory_mb=memory_mb(avail.get("mem"), default_unit="b") or 0,
+                gpus=to_int(avail.get("ngpus")) or 0, gpus_allocated=to_int(assigned.get("ngpus"))
+                or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
+                features=sorted(feats), partitions=queues.split(",") if queues else [],
+                architecture=arch if arch in ("x86_64", "aarch64", "ppc64le", "arm64") else None,
+            ))
+        return out
+
+    def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
+        """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue)."""
+        if not stdout.strip():
+            return []
+        data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
+        queues = data.get("Queue") if isinstance(data, dict) else None
+        if not isinstance(queues, dict):
+            raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
+        default = None
+        if server.strip():
+            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
+            for attrs in (srv.get("Server") or {}).values():
+                default = attrs.get("default_queue")
+        out = []
+        for name, a in queues.items():
+            if str(a.get("queue_type", "Execution")).lower().startswith("r"):
+                continue  # routing queues run nothing themselves
+            mx = a.get("resources_max") or {}
+            up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
+            acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
+            out.append(Partition(
+                name=name, default=name == default, state="UP" if up else "DOWN",
+                max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
+                total_cpus=to_int((a.get("resources_available") or {}).get("ncpus")) or 0,
+                allowed_accounts=acl.split(",") if acl else None,
+            ))
+        return out
+
+    def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        jobs = [j for j in self.parse_status(outputs.get("queue", "")) if not j.state.terminal]
+        return SiteSnapshot(
+            site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
+            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
+            jobs=jobs,
+        )
+
+
+pbs_commands = PbsCommands()

@@ -1,0 +1,348 @@
+"""Slurm command lines and output parsers (pure: argv in, models out).
+
+Recorded on Slurm 22.05.8 (Debian 12). Text formats are used for status because
+they are stable across versions; `squeue --json` (openapi v0.0.38 .. v0.0.40+
+shapes) is parsed too. Output-format variables in the caller's environment
+(SQUEUE_FORMAT, SLURM_TIME_FORMAT, ...) would change what these commands print,
+so by default every query argv starts with `env -u VAR ...` (`clean_env=False`
+turns that off when the transport clears them itself).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, tzinfo
+from typing import Any
+
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .outputs_common import (
+    clean,
+    decode_wait_status,
+    expand_hostlist,
+    fail,
+    from_epoch,
+    gpu_count,
+    load_json,
+    memory_mb,
+    parse_duration,
+    parse_iso,
+    parse_kv_line,
+    to_int,
+    unwrap,
+)
+
+# Variables that change squeue/sinfo/sacct/scontrol output (Parsl #2293).
+FORMAT_ENV = (
+    "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT", "SINFO_FORMAT", "SINFO_SORT",
+    "SACCT_FORMAT", "SLURM_TIME_FORMAT", "SQUEUE_STATES", "SLURM_CLUSTERS",
+)
+
+# The job name (free text, may contain '|') is last so it absorbs extra separators.
+SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
+_NF = SQUEUE_FIELDS.count("|") + 1
+SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
+
+_STATES: dict[str, JobState] = {}
+for _state, _names in {
+    JobState.PENDING: "PENDING PD REQUEUED RQ REQUEUE_FED RF REQUEUE_HOLD RH SPECIAL_EXIT SE "
+    "RESV_DEL_HOLD RD",
+    JobState.RUNNING: "RUNNING R CONFIGURING CF COMPLETING CG SUSPENDED S STOPPED ST SIGNALING SI "
+    "STAGE_OUT SO RESIZING RS POWER_UP_NODE UPDATE_DB",
+    JobState.COMPLETED: "COMPLETED CD",
+    JobState.FAILED: "FAILED F OUT_OF_MEMORY OOM NODE_FAIL NF BOOT_FAIL BF PREEMPTED PR",
+    JobState.CANCELLED: "CANCELLED CA REVOKED RV",
+    JobState.TIMEOUT: "TIMEOUT TO DEADLINE DL",
+}.items():
+    for _n in _names.split():
+        _STATES[_n] = _state
+
+
+def map_state(native: Any) -> JobState:
+    """Slurm state ('CANCELLED by 1000', 'OUT_OF_MEMORY', 'CD', ['PENDING', 'REQUEUED'])."""
+    if isinstance(native, list):
+        native = native[0] if native else ""
+    s = (clean(native) or "").upper()
+    base = re.split(r"[\s+]", s, maxsplit=1)[0] if s else ""
+    return _STATES.get(base, JobState.UNKNOWN)
+
+
+def parse_exit(text: Any) -> int | None:
+    """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent."""
+    s = clean(text)
+    if s is None:
+        return None
+    code, _, sig = s.partition(":")
+    try:
+        c, g = int(code), int(sig or 0)
+    except ValueError:
+        return None
+    return 128 + g if c == 0 and g else c
+
+
+def array_parent(native_id: str) -> str:
+    """'123_4' / '123_[1-5%2]' -> '123'."""
+    return native_id.split("_", 1)[0]
+
+
+def _gpus_of(*texts: Any) -> int | None:
+    for t in texts:
+        n, _ = gpu_count(t)
+        if n:
+            return n
+    return None
+
+
+class SlurmCommands:
+    """Slurm argv builders and parsers. `jobcomp=True` reads finished jobs with
+    `sacct -c` (no slurmdbd; JobCompType=jobcomp/filetxt), else plain `sacct -X`.
+    `tz` is the cluster's time zone for its naive timestamps (None = this machine's)."""
+
+    name = "slurm"
+    submit_stdin = False
+
+    def __init__(self, *, jobcomp: bool = False, tz: tzinfo | None = None,
+                 clean_env: bool = True) -> None:
+        self.jobcomp = jobcomp
+        self.tz = tz
+        self.clean_env = clean_env
+
+    # -- argv ---------------------------------------------------------------
+    def _q(self, *argv: str) -> list[str]:
+        if not self.clean_env:
+            return list(argv)
+        unset = [a for var in FORMAT_ENV for a in ("-u", var)]
+        return ["env", *unset, *argv]
+
+    @staticmethod
+    def _ids(native_ids: list[str]) -> str:
+        ids = [str(i).strip() for i in native_ids if str(i).strip()]
+        if not ids:
+            raise BadInput("slurm: no job ids given")
+        bad = [i for i in ids if not re.fullmatch(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?", i)]
+        if bad:
+            raise BadInput(f"slurm: not a job id: {bad[0]!r}")
+        return ",".join(ids)
+
+    def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
+        return ["sbatch", "--parsable", *(["--hold"] if hold else []), script_path]
+
+    def status_argv(self, native_ids: list[str]) -> list[str]:
+        return self._q("squeue", "-h", "-t", "all", "-j", self._ids(native_ids),
+                       "-o", SQUEUE_FIELDS)
+
+    def status_json_argv(self) -> list[str]:
+        """All jobs as JSON (before 24.05 squeue --json ignores -j/-t filters)."""
+        return self._q("squeue", "--json")
+
+    def estimates_argv(self, native_ids: list[str] | None = None) -> list[str]:
+        ids = ["-j", self._ids(native_ids)] if native_ids else []
+        return self._q("squeue", "-h", "--start", *ids, "-o", "%i|%S|%r")
+
+    def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
+        if self.jobcomp:
+            return self._q("sacct", "-c", "-P", "-n", "-o", SACCT_FIELDS,
+                           "-j", self._ids(native_ids))
+        return self._q("sacct", "-X", "-P", "-n", f"--format={SACCT_FIELDS}",
+                       "-j", self._ids(native_ids))
+
+    def cancel_argv(self, native_ids: list[str]) -> list[str]:
+        return ["scancel", *self._ids(native_ids).split(",")]
+
+    def release_argv(self, native_ids: list[str]) -> list[str]:
+        return ["scontrol", "release", self._ids(native_ids)]
+
+    def find_by_name_argv(self, name: str) -> list[str]:
+        if not name or "," in name or "\n" in name:
+            raise BadInput(f"slurm: unusable job name {name!r}")
+        return self._q("squeue", "-h", "-t", "all", "-n", name, "-o", SQUEUE_FIELDS)
+
+    def snapshot_argvs(self) -> dict[str, list[str]]:
+        return {
+            "partitions": self._q("scontrol", "show", "partition", "-o"),
+            "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
+            "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
+        }
+
+    # -- parsers ------------------------------------------------------------
+    def parse_submit(self, stdout: str) -> str:
+        """'123' or '123;cluster' -> '123'."""
+        for line in stdout.splitlines():
+            m = re.fullmatch(r"\s*(\d+)(?:;\S+)?\s*", line)
+            if m:
+                return m.group(1)
+        raise fail("slurm", "sbatch output", "no job id", stdout)
+
+    def parse_status(self, stdout: str) -> list[JobStatus]:
+        """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
+        out = []
+        for n, line in enumerate(stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            f = line.split("|", _NF - 1)
+            if len(f) < _NF:
+                raise fail("slurm", f"squeue line {n}", f"{len(f)} of {_NF} fields", line)
+            jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
+                comment, name = (x.strip() for x in f)
+            if not re.fullmatch(r"\d+\S*", jid):
+                raise fail("slurm", f"squeue line {n}", "no job id", line)
+            state = map_state(st)
+            t_start = parse_iso(start, self.tz)
+            try:
+                walltime = parse_duration(limit)
+            except ValueError:
+                walltime = None
+            out.append(JobStatus(
+                native_id=jid, state=state, native_state=st or None, name=name or None,
+                user=clean(user), partition=clean(part), nodes=to_int(nn), cpus=to_int(cpus),
+                gpus=_gpus_of(tres), walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
+                started_at=t_start if state != JobState.PENDING else None,
+                ended_at=parse_iso(end, self.tz) if state.terminal else None,
+                estimated_start=t_start if state == JobState.PENDING else None,
+                reason=clean(reason), comment=clean(comment), node_list=clean(nodes),
+            ))
+        return out
+
+    def parse_estimates(self, stdout: str) -> dict[str, datetime | None]:
+        """`squeue --start -o '%i|%S|%r'` -> {id: estimated start or None}."""
+        out: dict[str, datetime | None] = {}
+        for line in stdout.splitlines():
+            if line.strip():
+                jid, _, rest = line.partition("|")
+                out[jid.strip()] = parse_iso(rest.split("|", 1)[0], self.tz)
+        return out
+
+    def parse_status_json(self, stdout: str) -> list[JobStatus]:
+        """`squeue --json` (openapi v0.0.38 and later shapes)."""
+        data = load_json("slurm", "squeue --json", stdout)
+        if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+            raise fail("slurm", "squeue --json", "no 'jobs' list", stdout)
+        errors = [e for e in data.get("errors") or [] if e]
+        if errors and not data["jobs"]:
+            raise fail("slurm", "squeue --json", f"errors: {errors}")
+        return [self._json_job(j) for j in data["jobs"] if isinstance(j, dict)]
+
+    def _json_job(self, j: dict[str, Any]) -> JobStatus:
+        jid = str(unwrap(j.get("job_id")))
+        task, parent = unwrap(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        if clean(j.get("array_task_string")):
+            jid = f"{jid}_[{j['array_task_string']}]"
+        elif parent and task is not None:
+            jid = f"{parent}_{task}"
+        raw_state = j.get("job_state")
+        state = map_state(raw_state)
+        native = "+".join(raw_state) if isinstance(raw_state, list) else raw_state
+        ec = j.get("exit_code")
+        if isinstance(ec, dict):  # v0.0.39+: {status, return_code, signal}
+            sig = to_int((ec.get("signal") or {}).get("id"))
+            exit_code = 128 + sig if sig else to_int(ec.get("return_code"))
+        else:
+            exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
+        limit = to_int(j.get("time_limit"))
+        start = from_epoch(j.get("start_time"))
+        reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
+        return JobStatus(
+            native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
+            user=clean(j.get("user_name")), partition=clean(j.get("partition")),
+            nodes=to_int(j.get("node_count")), cpus=to_int(j.get("cpus")),
+            gpus=_gpus_of(j.get("tres_per_node"), j.get("tres_per_job"), j.get("tres_alloc_str")),
+            walltime_s=limit * 60 if limit else None,
+            submitted_at=from_epoch(j.get("submit_time")),
+            started_at=start if state != JobState.PENDING else None,
+            ended_at=from_epoch(j.get("end_time")) if state.terminal else None,
+            estimated_start=start if state == JobState.PENDING else None,
+            exit_code=exit_code if state.terminal else None,
+            reason=reason, comment=clean(j.get("comment")), node_list=clean(j.get("nodes")),
+        )
+
+    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+        """sacct -P lines of SACCT_FIELDS; job steps (123.batch) are skipped."""
+        out = []
+        for n, line in enumerate(stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            f = line.split("|", 6)
+            if len(f) < 7 or not f[0].strip():
+                raise fail("slurm", f"sacct line {n}", "expected 7 '|' fields", line)
+            jid, st, ec, start, end, nodes, name = (x.strip() for x in f)
+            if "." in jid:
+                continue
+            state = map_state(st)
+            m = re.search(r"by (\d+)", st)
+            out.append(JobStatus(
+                native_id=jid, state=state, native_state=st, name=name or None,
+                started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
+                exit_code=parse_exit(ec) if state.terminal else None,
+                reason=f"cancelled by uid {m.group(1)}" if m else None, node_list=clean(nodes),
+            ))
+        return out
+
+    # -- snapshot -----------------------------------------------------------
+    def parse_partitions(self, stdout: str) -> list[Partition]:
+        out = []
+        for line in stdout.splitlines():
+            kv = parse_kv_line(line)
+            if "PartitionName" not in kv:
+                continue
+            accounts = clean(kv.get("AllowAccounts"))
+            try:
+                max_time = parse_duration(kv.get("MaxTime"), bare_unit=60)
+            except ValueError:
+                max_time = None
+            out.append(Partition(
+                name=kv["PartitionName"], default=kv.get("Default") == "YES",
+                state=kv.get("State", "UP"), max_time_s=max_time,
+                max_nodes=to_int(kv.get("MaxNodes")), nodes=expand_hostlist(kv.get("Nodes")),
+                total_nodes=to_int(kv.get("TotalNodes")) or 0,
+                total_cpus=to_int(kv.get("TotalCPUs")) or 0,
+                allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
+            ))
+        return out
+
+    def parse_nodes(self, stdout: str) -> list[Node]:
+        """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback)."""
+        out = []
+        for line in stdout.splitlines():
+            kv = parse_kv_line(line)
+            if "NodeName" not in kv:
+                continue
+            gpus, kind = gpu_count(kv.get("Gres"))
+            used = gpu_count(kv.get("GresUsed"))[0] or gpu_count(kv.get("AllocTRES"))[0]
+            feats = clean(kv.get("ActiveFeatures")) or clean(kv.get("AvailableFeatures"))
+            parts = clean(kv.get("Partitions"))
+            out.append(Node(
+                name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
+                cpus=to_int(kv.get("CPUTot")) or 0, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
+                memory_mb=to_int(kv.get("RealMemory")) or 0, gpus=gpus, gpus_allocated=used,
+                gpu_type=kind, features=feats.split(",") if feats else [],
+                partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
+            ))
+        return out
+
+    def parse_sinfo_nodes(self, stdout: str) -> list[Node]:
+        """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition)."""
+        nodes: dict[str, Node] = {}
+        for n, line in enumerate(stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            f = line.split("|")
+            if len(f) < 8:
+                raise fail("slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+            alloc = (f[7].split("/") + ["0"])[0]
+            gpus, kind = gpu_count(f[4])
+            node = nodes.setdefault(f[0], Node(
+                name=f[0], state=f[1], cpus=to_int(f[2]) or 0, cpus_allocated=to_int(alloc) or 0,
+                memory_mb=memory_mb(f[3]) or 0, gpus=gpus, gpu_type=kind,
+                features=[x for x in (clean(f[5]) or "").split(",") if x]))
+            node.partitions.append(f[6].rstrip("*"))
+        return list(nodes.values())
+
+    def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        return SiteSnapshot(
+            site=site,
+            partitions=self.parse_partitions(outputs.get("partitions", "")),
+            nodes=self.parse_nodes(outputs.get("nodes", "")),
+            jobs=self.parse_status(outputs.get("queue", "")),
+        )
+
+
+slurm_commands = SlurmCommands()

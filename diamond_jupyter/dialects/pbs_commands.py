@@ -120,10 +120,16 @@ class PbsCommands:
         return ["qrls", *self._ids(native_ids)]
 
     def find_by_name_argv(self, name: str) -> list[str]:
-        """All of the user's jobs incl. finished ones; filter on JobStatus.name."""
+        """`qselect -N NAME` picks the ids server-side, then qstat reports them (no ids:
+        empty output, which parses as no jobs). The name travels as "$1", never as code."""
+        if not name or "\n" in name:
+            raise BadInput(f"pbs: unusable job name {name!r}")
         if self.flavor == "torque":
-            return ["qstat", "-f", "-x"]
-        return ["qstat", "-f", "-F", "json", "-x"]
+            script = 'ids=$(qselect -N "$1") || exit 1; [ -z "$ids" ] || exec qstat -f -x $ids'
+        else:
+            script = ('ids=$(qselect -x -N "$1") || exit 1; '
+                      '[ -z "$ids" ] || exec qstat -f -F json -x $ids')
+        return ["sh", "-c", script, "sh", name]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         if self.flavor == "torque":

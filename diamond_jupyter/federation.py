@@ -345,3 +345,24 @@ class Federation:
 
         return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)
 
+
+    # -- read-only queries for the REST face (server extension) --------------------------------
+    def count_jobs(self, site: str | None = None, states: Iterable[JobState | str] | None = None,
+                   name_like: str | None = None) -> int:
+        return self.store.count_jobs(site=site, states=states, name_like=name_like)
+
+    def events_since(self, seq: int = 0, *, kinds: Iterable[str] | None = None,
+                     job_id: str | None = None, limit: int | None = 1000) -> list[Event]:
+        """Stored events after `seq` (replay for reconnecting clients)."""
+        return self.store.events_since(seq, kinds=kinds, job_id=job_id, limit=limit)
+
+    def last_seq(self) -> int:
+        return self.store.last_seq()
+
+    def transfers(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
+        return [t.model_dump(mode="json")
+                for t in self.store.list_transfers(limit=limit, offset=offset)]
+
+    def tasks(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
+        return [t.model_dump(mode="json", exclude={"steps"})
+                for t in self.store.list_tasks(limit=limit, offset=offset)]

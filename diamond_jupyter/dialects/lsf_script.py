@@ -216,7 +216,9 @@ class LsfScript:
         lines: list[str] = []
 
         def add(opt: str, val: object = None) -> None:
-            lines.append(f"#BSUB {opt}" + ("" if val is None else f" {quote(str(val))}"))
+            text = "" if val is None else str(val)
+            text = f'"{text}"' if opt in ("-R", "-gpu") else quote(text)  # quoted by habit
+            lines.append(f"#BSUB {opt}" + ("" if val is None else f" {text}"))
 
         r, c = spec.resources, spec.constraints
         own = [d for d in spec.unknown if d.dialect == self.name]

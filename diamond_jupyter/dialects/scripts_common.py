@@ -108,7 +108,7 @@ def tokenize(text: str) -> list[str]:
                 cur, has = [], False
         elif ch == "#" and not has:
             break
-        elif ch == "<" and not has and (end := text.find(">", i)) > 0:
+        elif ch == "<" and (end := text.find(">", i)) > 0:
             cur.append(text[i:end + 1])  # a <placeholder with spaces> stays one token
             has, i = True, end
         elif ch == "\\" and i + 1 < len(text):
@@ -392,6 +392,8 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
             and spec.stderr is None:
         out.append(f"approximated: stderr now goes with stdout ({target} joins them unless an "
                    "error file is named; PBS kept them apart without -j oe)")
+    if spec.resources.memory_mb == 0 and target != "slurm":
+        out.append(f"dropped: memory 0 (Slurm's 'all memory of the node'; no {target} form)")
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")

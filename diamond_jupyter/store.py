@@ -1,0 +1,399 @@
+"""The store: one SQLite file shared by the server, the CLI and kernels; it loses nothing.
+
+Durability and concurrency choices:
+- WAL mode: readers never block the writer; several processes share the file, each with its
+  own connection. Every write is one short `BEGIN IMMEDIATE` transaction, so the write lock is
+  taken up front and waits in `busy_timeout` (a deferred read-then-write transaction could
+  fail with SQLITE_BUSY without waiting). Writes are serialized, so event seqs become visible
+  in commit order: a reader following `events_since(last)` never skips one.
+- `synchronous=NORMAL` by default: in WAL mode a commit survives a process crash (SIGKILL)
+  and can only be lost on power/OS failure. The submit intent (and its binding, and transfer
+  submissions) are written with `synchronous=FULL`: if the intent were lost after the scheduler
+  accepted the job, a restart could neither find nor dedupe that job. A FULL commit also
+  syncs every earlier NORMAL commit in the WAL.
+- Event and state change are written in the same transaction (`apply_state`).
+- Secrets have no column; every JSON blob and free text goes through `redact()`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .config import default_data_dir
+from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
+from .store_records import RecordsMixin
+from .store_schema import (
+    REDACTED,
+    StoreError,
+    TaskRecord,
+    TaskStep,
+    TransferRecord,
+    _js,
+    _row_to_event,
+    _row_to_job,
+    _ts,
+    open_db,
+    redact,
+    transaction,
+)
+
+__all__ = ["REDACTED", "Store", "StoreError", "TaskRecord", "TaskStep", "TransferRecord",
+           "default_store_path", "redact"]
+
+_PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
+
+
+def default_store_path() -> Path:
+    return default_data_dir() / "diamond.sqlite3"
+
+
+_TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
+_TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
+
+
+class Store(RecordsMixin):
+    """SQLite store; one connection per process, guarded by a lock (thread-safe)."""
+
+    def __init__(self, path: Path | str | None = None, *, timeout_s: float = 30.0) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self._timeout_s = timeout_s
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = -1
+        self._conn()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None or self._pid != os.getpid():  # closed, or inherited across fork()
+            self._db, self._pid = open_db(self.path, self._timeout_s), os.getpid()
+        return self._db
+
+    @contextmanager
+    def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        with self._lock, transaction(self._conn(), durable) as c:
+            yield c
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn()
+
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn().execute(sql, tuple(args)).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def _event(self, c: sqlite3.Connection, kind: str, job_id: str | None = None,
+               site: str | None = None, data: dict[str, Any] | None = None,
+               at: datetime | None = None) -> Event:
+        at = at or utcnow()
+        blob = _js(data or {})
+        cur = c.execute("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
+                        (kind, _ts(at), job_id, site, blob))
+        return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
+                     data=json.loads(blob or "{}"))
+
+    def append_event(self, event: Event) -> Event:
+        with self._write() as c:
+            return self._event(c, event.kind, event.job_id, event.site, event.data, event.at)
+
+    def events_since(self, seq: int = 0, kinds: Iterable[str] | None = None,
+                     job_id: str | None = None, limit: int | None = 1000) -> list[Event]:
+        """Events with seq > `seq`, oldest first. A kind "job.*" matches by prefix."""
+        where, args = ["seq > ?"], [seq]
+        if kinds is not None:
+            alts = []
+            for k in kinds:
+                alts.append("kind LIKE ?" if k.endswith(".*") else "kind = ?")
+                args.append(k[:-1] + "%" if k.endswith(".*") else k)
+            where.append(f"({' OR '.join(alts) or '0'})")
+        if job_id is not None:
+            where.append("job_id = ?")
+            args.append(self._resolve_id(job_id))
+        sql = f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
+        return [_row_to_event(r) for r in self._read(sql, [*args, -1 if limit is None else limit])]
+
+    def last_seq(self) -> int:
+        return self._read("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0]
+
+    # -- jobs: submission intents ---------------------------------------------------------------
+
+    def record_intent(self, site: str, token: str, spec: JobSpec | dict[str, Any] | None,
+                      placement: dict[str, Any] | None = None,
+                      origin: dict[str, Any] | None = None) -> Job:
+        """Durably record "about to submit" BEFORE the submit command runs (idempotent)."""
+        if not site or ":" in site or not token or any(ch.isspace() for ch in token):
+            raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
+        spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
+        with self._write(durable=True) as c:
+            row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
+            if row is not None:
+                if row["site"] != site:
+                    raise BadInput(f"token {token!r} already used for {row['id']}")
+                return _row_to_job(row)
+            now, job_id = _ts(utcnow()), f"{site}:pending-{token}"
+            c.execute(
+                "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
+                " spec, placement, origin, created_at, updated_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
+                 spec.working_directory if spec else None, spec.stdout if spec else None,
+                 spec.stderr if spec else None, _js(spec), _js(placement), _js(origin), now, now))
+            self._event(c, "job.submitting", job_id, site, {"name": spec.name if spec else None})
+            return self._job(c, job_id)
+
+    def bind_native_id(self, token: str, native_id: str,
+                       submitted_at: datetime | None = None) -> Job:
+        """The submit returned `native_id`: re-key the intent to "SITE:NATIVE" (idempotent).
+
+        Events reference the job id; they are re-keyed in the same transaction, as are agent
+        tasks waiting on the provisional id. The provisional id still resolves afterwards.
+        A job the monitor already recorded under the new id is merged into the intent.
+        """
+        native_id = str(native_id).strip()
+        if not native_id:
+            raise BadInput("empty native job id")
+        with self._write(durable=True) as c:
+            row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
+            if row is None:
+                raise BadInput(f"unknown submission token {token!r}")
+            job = _row_to_job(row)
+            if job.native_id is not None:
+                if job.native_id == native_id:
+                    return job
+                raise DiamondError(f"token {token!r} is already bound to {job.id}; refusing to "
+                                   f"also bind {native_id} (duplicate submission?)")
+            old_id, new_id = job.id, f"{job.site}:{native_id}"
+            other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
+            other = _row_to_job(other_row) if other_row is not None else None
+            if other is not None:
+                if other.token not in (None, token):
+                    raise DiamondError(f"{new_id} already belongs to token {other.token!r}")
+                c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))
+            c.execute("UPDATE jobs SET id = ?, native_id = ?, submitted_at = COALESCE(submitted_at,"
+                      " ?), updated_at = ? WHERE token = ?",
+                      (new_id, native_id, _ts(submitted_at or utcnow()), _ts(utcnow()), token))
+            c.execute("UPDATE events SET job_id = ? WHERE job_id = ?", (new_id, old_id))
+            self._rekey_waiting(c, old_id, new_id)
+            self._event(c, "job.submitted", new_id, job.site,
+                        {"native_id": native_id, "previous_id": old_id})
+            if other is not None:
+                self._apply(c, new_id, other.state, source="merge",
+                            **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",
+                                                               "reason")})
+            self._apply(c, new_id, JobState.PENDING, source="submit")  # no-op if already later
+            return self._job(c, new_id)
+
+    def intents_without_native_id(self, older_than_s: float | None = None) -> list[Job]:
+        """Unbound, unfinished intents (after a crash: look each token up in the queue).
+
+        Pass `older_than_s` (longer than a submit can take) so that another live process's
+        submission in flight is not mistaken for a lost one.
+        """
+        where, args = ["native_id IS NULL", f"NOT {_TERMINAL_SQL}"], []
+        if older_than_s is not None:
+            where.append("created_at < ?")
+            args.append(_ts(datetime.fromtimestamp(time.time() - older_than_s, timezone.utc)))
+        rows = self._read(f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY created_at",
+                          args)
+        return [_row_to_job(r) for r in rows]
+
+    def mark_never_submitted(self, token: str, reason: str = "never submitted") -> Event | None:
+        """Recovery found no job for this intent: close it as FAILED (terminal, kept)."""
+        job = self.job_by_token(token)
+        if job is None:
+            raise BadInput(f"unknown submission token {token!r}")
+        if job.native_id is not None:
+            raise DiamondError(f"{job.id} was submitted; not marking it never-submitted")
+        return self.apply_state(job.id, JobState.FAILED, reason=reason, source="recovery")
+
+    def job_by_token(self, token: str) -> Job | None:
+        rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
+        return _row_to_job(rows[0]) if rows else None
+
+    # -- jobs -----------------------------------------------------------------------------------
+
+    def _resolve_id(self, job_id: str, c: sqlite3.Connection | None = None) -> str:
+        """Map a provisional "SITE:pending-TOKEN" id to the job's current id."""
+        m = _PENDING_ID.match(job_id)
+        if m is None:
+            return job_id
+        sql, args = "SELECT id FROM jobs WHERE token = ? AND site = ?", (m["token"], m["site"])
+        rows = c.execute(sql, args).fetchall() if c is not None else self._read(sql, args)
+        return rows[0][0] if rows else job_id
+
+    def _job(self, c: sqlite3.Connection, job_id: str) -> Job:
+        row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
+        row = row.fetchone()
+        if row is None:
+            raise BadInput(f"unknown job ID {job_id!r} (known ids look like SITE:NUMBER)")
+        return _row_to_job(row)
+
+    def get_job(self, job_id: str) -> Job:
+        with self._lock:
+            return self._job(self._conn(), job_id)
+
+    def upsert_job(self, job: Job) -> Job:
+        """Insert a job, or merge non-empty fields into the stored one; state goes through
+        the same forward-only rules as `apply_state` (and emits its events)."""
+        if not job.id.startswith(f"{job.site}:") or (
+                job.native_id and job.id != f"{job.site}:{job.native_id}"):
+            raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
+        desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
+                "workdir": job.workdir, "stdout_path": job.stdout_path,
+                "stderr_path": job.stderr_path, "spec": _js(job.spec),
+                "placement": _js(job.placement), "origin": _js(job.origin)}
+        with self._write() as c:
+            now = _ts(utcnow())
+            try:
+                if c.execute("SELECT 1 FROM jobs WHERE id = ?", (job.id,)).fetchone() is None:
+                    cols = ["id", "site", "state", "created_at", "updated_at", *desc]
+                    c.execute(f"INSERT INTO jobs ({','.join(cols)}) VALUES "
+                              f"({','.join('?' * len(cols))})",
+                              (job.id, job.site, JobState.UNKNOWN.value, now, now, *desc.values()))
+                    self._event(c, "job.created", job.id, job.site, {"name": job.name})
+                else:
+                    sets = [f"{k} = COALESCE(?, {k})" for k in desc]
+                    c.execute(f"UPDATE jobs SET {', '.join(sets)}, updated_at = ? WHERE id = ?",
+                              (*desc.values(), now, job.id))
+            except sqlite3.IntegrityError as e:
+                raise BadInput(f"job {job.id}: token {job.token!r} already used ({e})") from e
+            self._apply(c, job.id, job.state, exit_code=job.exit_code, reason=job.reason,
+                        **{f: getattr(job, f) for f in _TIME_FIELDS})
+            return self._job(c, job.id)
+
+    def _filters(self, site: str | None, states: Iterable[JobState | str] | None,
+                 name_like: str | None) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        if site is not None:
+            where.append("site = ?")
+            args.append(site)
+        if states is not None:
+            vals = [JobState(s).value for s in states]
+            where.append(f"state IN ({','.join('?' * len(vals))})" if vals else "0")
+            args.extend(vals)
+        if name_like:  # case-insensitive substring; % and _ are literal
+            esc = name_like.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("name LIKE ? ESCAPE '\\'")
+            args.append(f"%{esc}%")
+        return (" WHERE " + " AND ".join(where)) if where else "", args
+
+    def list_jobs(self, site: str | None = None, states: Iterable[JobState | str] | None = None,
+                  name_like: str | None = None, limit: int | None = 50, offset: int = 0,
+                  order: str = "desc") -> list[Job]:
+        """Jobs by creation time ("desc": newest first)."""
+        if order.lower() not in ("asc", "desc") or offset < 0 or (limit is not None and limit < 0):
+            raise BadInput("order must be asc|desc, limit and offset non-negative")
+        where, args = self._filters(site, states, name_like)
+        o = order.upper()
+        sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
+        rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
+        return [_row_to_job(r) for r in rows]
+
+    def count_jobs(self, site: str | None = None,
+                   states: Iterable[JobState | str] | None = None,
+                   name_like: str | None = None) -> int:
+        where, args = self._filters(site, states, name_like)
+        return self._read(f"SELECT COUNT(*) FROM jobs{where}", args)[0][0]
+
+    def unfinished_jobs(self, site: str | None = None) -> list[Job]:
+        """Natively bound jobs not yet in a terminal state (what the monitor follows)."""
+        sql = f"SELECT * FROM jobs WHERE native_id IS NOT NULL AND NOT {_TERMINAL_SQL}"
+        args: list[Any] = []
+        if site is not None:
+            sql += " AND site = ?"
+            args.append(site)
+        return [_row_to_job(r) for r in self._read(sql + " ORDER BY created_at", args)]
+
+    # -- state changes --------------------------------------------------------------------------
+
+    def apply_state(self, job_id: str, state: JobState | str, *, exit_code: int | None = None,
+                    reason: str | None = None, submitted_at: datetime | None = None,
+                    started_at: datetime | None = None, ended_at: datetime | None = None,
+                    native_state: str | None = None, source: str | None = None,
+                    at: datetime | None = None) -> Event | None:
+        """Apply one observation of a job; the only place a job's state changes.
+
+        States only move forward (JobState.rank); the first terminal state is final, a later
+        terminal observation only fills a missing exit code or times. Emits, in the same
+        transaction, a "job.state" event when the state changed, a "job.updated" event when
+        only details changed (reason, times, exit code), and nothing for a duplicate.
+        """
+        with self._write() as c:
+            return self._apply(c, job_id, state, exit_code=exit_code, reason=reason,
+                               submitted_at=submitted_at, started_at=started_at,
+                               ended_at=ended_at, native_state=native_state, source=source,
+                               at=at)
+
+    def apply_status(self, job_id: str, status: JobStatus,
+                     source: str | None = None) -> Event | None:
+        """`apply_state` from a dialect's JobStatus observation."""
+        return self.apply_state(job_id, status.state, exit_code=status.exit_code,
+                                reason=status.reason, submitted_at=status.submitted_at,
+                                started_at=status.started_at, ended_at=status.ended_at,
+                                native_state=status.native_state, source=source)
+
+    def _apply(self, c: sqlite3.Connection, job_id: str, state: JobState | str, *,
+               exit_code: int | None = None, reason: str | None = None,
+               submitted_at: datetime | None = None, started_at: datetime | None = None,
+               ended_at: datetime | None = None, native_state: str | None = None,
+               source: str | None = None, at: datetime | None = None) -> Event | None:
+        job = self._job(c, job_id)
+        try:
+            obs = JobState(state)
+        except ValueError as e:
+            raise BadInput(f"unknown job state {state!r}") from e
+        old = job.state
+        upd: dict[str, Any] = {}
+        if obs.rank > old.rank:
+            upd["state"], upd["reason"] = obs, reason  # a new state's reason replaces the old
+        new = upd.get("state", old)
+        # Same state again: a queue reason may change; a terminal reason is only filled in.
+        if (obs == new and "state" not in upd and reason is not None
+                and (not new.terminal or job.reason is None)):
+            upd["reason"] = reason
+        if obs.terminal and new.terminal and exit_code is not None and job.exit_code is None:
+            upd["exit_code"] = exit_code
+        for f, v in zip(_TIME_FIELDS, (submitted_at, started_at, ended_at), strict=True):
+            if v is not None and getattr(job, f) is None:
+                upd[f] = v
+        changed = {k: v for k, v in upd.items() if getattr(job, k) != v}
+        if not changed:
+            return None
+        cols = [f"{k} = ?" for k in changed]
+        vals = [v.value if isinstance(v, JobState) else _ts(v) if isinstance(v, datetime) else v
+                for v in changed.values()]
+        c.execute(f"UPDATE jobs SET {', '.join(cols)}, updated_at = ? WHERE id = ?",
+                  (*vals, _ts(utcnow()), job.id))
+        data: dict[str, Any] = {"state": new.value, "previous": old.value,
+                                "changed": sorted(changed), "native_id": job.native_id}
+        data.update({k: v for k, v in changed.items() if k != "state"})
+        if native_state is not None:
+            data["native_state"] = native_state
+        if source is not None:
+            data["source"] = source
+        kind = "job.state" if "state" in changed else "job.updated"
+        return self._event(c, kind, job.id, job.site, data, at)

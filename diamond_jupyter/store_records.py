@@ -1,0 +1,181 @@
+"""Transfers and agent tasks: the parts of the store beyond jobs and events."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .model import BadInput, utcnow
+from .store_schema import (
+    TaskRecord,
+    TaskStep,
+    TransferRecord,
+    _dt,
+    _js,
+    _load,
+    _row_to_task,
+    _row_to_transfer,
+    _ts,
+    redact,
+)
+
+
+class RecordsMixin:
+    """Mixed into Store, which provides the connection helpers declared here."""
+
+    def _write(self, durable: bool = False) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        raise NotImplementedError
+
+    def _reader(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _resolve_id(self, job_id: str, c: sqlite3.Connection | None = None) -> str:
+        raise NotImplementedError
+
+    # -- transfers ------------------------------------------------------------------------------
+
+    def record_transfer(self, kind: str, src: str, dst: str, *, submission_id: str | None = None,
+                        transfer_id: str | None = None, state: str = "PENDING",
+                        bytes: int | None = None, checksum: str | None = None,
+                        data: dict[str, Any] | None = None) -> TransferRecord:
+        """Record a transfer (durably, before submitting it); idempotent on submission_id/id."""
+        transfer_id = transfer_id or uuid.uuid4().hex
+        with self._write(durable=True) as c:
+            row = c.execute("SELECT * FROM transfers WHERE id = ? OR submission_id = ?",
+                            (transfer_id, submission_id)).fetchone()
+            if row is not None:
+                return _row_to_transfer(row)
+            now = _ts(utcnow())
+            c.execute("INSERT INTO transfers (id, submission_id, kind, src, dst, state, bytes,"
+                      " checksum, data, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      (transfer_id, submission_id, kind, redact(src), redact(dst), state, bytes,
+                       checksum, _js(data or {}), now, now))
+            return self._transfer(c, transfer_id)
+
+    def _transfer(self, c: sqlite3.Connection, transfer_id: str) -> TransferRecord:
+        row = c.execute("SELECT * FROM transfers WHERE id = ?", (transfer_id,)).fetchone()
+        if row is None:
+            raise BadInput(f"unknown transfer {transfer_id!r}")
+        return _row_to_transfer(row)
+
+    def update_transfer(self, transfer_id: str, *, state: str | None = None,
+                        bytes: int | None = None, checksum: str | None = None,
+                        error: str | None = None,
+                        data: dict[str, Any] | None = None) -> TransferRecord:
+        """Set the given fields; `data` is merged into the stored data."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            merged = {**cur.data, **(data or {})}
+            c.execute("UPDATE transfers SET state = COALESCE(?, state), bytes = COALESCE(?, bytes),"
+                      " checksum = COALESCE(?, checksum), error = COALESCE(?, error), data = ?,"
+                      " updated_at = ? WHERE id = ?",
+                      (state, bytes, checksum, redact(error), _js(merged), _ts(utcnow()),
+                       transfer_id))
+            return self._transfer(c, transfer_id)
+
+    def get_transfer(self, transfer_id: str) -> TransferRecord:
+        with self._reader() as c:
+            return self._transfer(c, transfer_id)
+
+    def transfer_by_submission_id(self, submission_id: str) -> TransferRecord | None:
+        rows = self._read("SELECT * FROM transfers WHERE submission_id = ?", (submission_id,))
+        return _row_to_transfer(rows[0]) if rows else None
+
+    def list_transfers(self, states: Iterable[str] | None = None, limit: int | None = 50,
+                       offset: int = 0) -> list[TransferRecord]:
+        where, args = "", []
+        if states is not None:
+            args = list(states)
+            where = f" WHERE state IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+        sql = (f"SELECT * FROM transfers{where} ORDER BY created_at DESC, rowid DESC"
+               " LIMIT ? OFFSET ?")
+        rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
+        return [_row_to_transfer(r) for r in rows]
+
+    # -- agent tasks ----------------------------------------------------------------------------
+
+    def create_task(self, prompt: str, *, task_id: str | None = None, state: str = "running",
+                    data: dict[str, Any] | None = None,
+                    waiting_on: list[str] | None = None) -> TaskRecord:
+        task_id = task_id or uuid.uuid4().hex
+        with self._write() as c:
+            now = _ts(utcnow())
+            try:
+                c.execute("INSERT INTO tasks (id, state, prompt, data, waiting_on, created_at,"
+                          " updated_at) VALUES (?,?,?,?,?,?,?)",
+                          (task_id, state, redact(prompt), _js(data or {}),
+                           json.dumps(waiting_on or []), now, now))
+            except sqlite3.IntegrityError as e:
+                raise BadInput(f"task {task_id!r} already exists") from e
+            return self._task(c, task_id, steps=False)
+
+    def _task(self, c: sqlite3.Connection, task_id: str, steps: bool) -> TaskRecord:
+        row = c.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if row is None:
+            raise BadInput(f"unknown task {task_id!r}")
+        task = _row_to_task(row)
+        if steps:
+            rows = c.execute("SELECT * FROM task_steps WHERE task_id = ? ORDER BY n", (task_id,))
+            task.steps = [TaskStep(task_id=r["task_id"], n=r["n"], kind=r["kind"], at=_dt(r["at"]),
+                                   data=_load(r["data"], {})) for r in rows]
+        return task
+
+    def update_task(self, task_id: str, *, state: str | None = None,
+                    data: dict[str, Any] | None = None,
+                    waiting_on: list[str] | None = None) -> TaskRecord:
+        """Set state; merge `data`; replace `waiting_on` when given ([] clears it)."""
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
+                      " WHERE id = ?",
+                      (state or cur.state, _js({**cur.data, **(data or {})}),
+                       json.dumps(cur.waiting_on if waiting_on is None else waiting_on),
+                       _ts(utcnow()), task_id))
+            return self._task(c, task_id, steps=False)
+
+    def add_step(self, task_id: str, kind: str, data: dict[str, Any] | None = None) -> TaskStep:
+        with self._write() as c:
+            self._task(c, task_id, steps=False)
+            n = c.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM task_steps WHERE task_id = ?",
+                          (task_id,)).fetchone()[0]
+            at, blob = utcnow(), _js(data or {})
+            c.execute("INSERT INTO task_steps (task_id, n, kind, at, data) VALUES (?,?,?,?,?)",
+                      (task_id, n, kind, _ts(at), blob))
+            c.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (_ts(at), task_id))
+            return TaskStep(task_id=task_id, n=n, kind=kind, at=at, data=json.loads(blob or "{}"))
+
+    def get_task(self, task_id: str, steps: bool = True) -> TaskRecord:
+        with self._reader() as c:
+            return self._task(c, task_id, steps)
+
+    def list_tasks(self, states: Iterable[str] | None = None, limit: int | None = 50,
+                   offset: int = 0) -> list[TaskRecord]:
+        where, args = "", []
+        if states is not None:
+            args = list(states)
+            where = f" WHERE state IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+        sql = f"SELECT * FROM tasks{where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
+        rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
+        return [_row_to_task(r) for r in rows]
+
+    def tasks_waiting(self, on: str | None = None) -> list[TaskRecord]:
+        """Tasks in state "waiting"; with `on`, only those whose waiting_on lists it."""
+        sql, args = "SELECT * FROM tasks WHERE state = 'waiting'", []
+        if on is not None:
+            sql += " AND EXISTS (SELECT 1 FROM json_each(tasks.waiting_on) WHERE value = ?)"
+            args.append(self._resolve_id(on))
+        return [_row_to_task(r) for r in self._read(sql + " ORDER BY created_at", args)]
+
+    def _rekey_waiting(self, c: sqlite3.Connection, old: str, new: str) -> None:
+        rows = c.execute("SELECT id, waiting_on FROM tasks WHERE EXISTS (SELECT 1 FROM "
+                         "json_each(tasks.waiting_on) WHERE value = ?)", (old,)).fetchall()
+        for r in rows:
+            ids = [new if x == old else x for x in json.loads(r["waiting_on"])]
+            c.execute("UPDATE tasks SET waiting_on = ? WHERE id = ?", (json.dumps(ids), r["id"]))

@@ -172,8 +172,7 @@ class Store(RecordsMixin):
         tasks waiting on the provisional id. The provisional id still resolves afterwards.
         A job the monitor already recorded under the new id is merged into the intent.
         """
-        native_id = str(native_id).strip()
-        if not native_id:
+        if not (native_id := str(native_id).strip()):
             raise BadInput("empty native job id")
         with self._write(durable=True) as c:
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
@@ -203,15 +202,17 @@ class Store(RecordsMixin):
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",
                                                                "reason")})
-            self._apply(c, new_id, JobState.PENDING, source="submit")  # no-op if already later
+            source = "submit"
+            if job.state.terminal:  # closed as never submitted, yet the scheduler has it: reopen
+                c.execute("UPDATE jobs SET state = 'UNKNOWN', reason = NULL, exit_code = NULL,"
+                          " ended_at = NULL WHERE id = ?", (new_id,))
+                source = f"submit (reopened from {job.state.value})"
+            self._apply(c, new_id, JobState.PENDING, source=source)  # no-op if already later
             return self._job(c, new_id)
 
     def intents_without_native_id(self, older_than_s: float | None = None) -> list[Job]:
-        """Unbound, unfinished intents (after a crash: look each token up in the queue).
-
-        Pass `older_than_s` (longer than a submit can take) so that another live process's
-        submission in flight is not mistaken for a lost one.
-        """
+        """Unbound, unfinished intents: after a crash, look each token up in the queue. Pass
+        `older_than_s` > the submit timeout, or another process's submit in flight looks lost."""
         where, args = ["native_id IS NULL", f"NOT {_TERMINAL_SQL}"], []
         if older_than_s is not None:
             where.append("created_at < ?")

@@ -195,6 +195,11 @@ time.sleep(60)
         assert s.get_job("alpha:pending-tok-lost").reason == "not in queue after restart"
         with pytest.raises(DiamondError):
             s.mark_never_submitted("tok-crash")
+        # a slow submit that recovery wrongly closed still binds, and the job is reopened
+        j = s.bind_native_id("tok-lost", "56")
+        assert (j.id, j.state, j.reason, j.ended_at) == ("alpha:56", JobState.PENDING, None, None)
+        last = s.events_since(0, job_id="alpha:56")[-1]
+        assert last.kind == "job.state" and "reopened from FAILED" in last.data["source"]
 
 
 # -- states ----------------------------------------------------------------------------------

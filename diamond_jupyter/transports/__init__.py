@@ -1,0 +1,30 @@
+"""Transports: run commands and move bytes on a site (SSH or the local machine)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import TransportConfig
+from .base import CommandFailed, CommandResult, CommandTimeout, FileStat, Transport
+from .local import LocalTransport
+
+
+def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
+    """`kw`: for ssh `interactive_handler`, `max_sessions`, `reconnect_attempts`;
+    for local `workdir`."""
+    if cfg.kind == "local":
+        return LocalTransport(site, **kw)
+    from .ssh import SSHTransport  # paramiko only when needed
+
+    return SSHTransport(cfg, site=site, **kw)
+
+
+__all__ = [
+    "CommandFailed",
+    "CommandResult",
+    "CommandTimeout",
+    "FileStat",
+    "LocalTransport",
+    "Transport",
+    "make_transport",
+]

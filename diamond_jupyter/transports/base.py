@@ -1,0 +1,172 @@
+"""The transport contract: run commands and move bytes on a site. Nothing about schedulers."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..model import BadInput, SiteError
+
+# Variables that change the output format of scheduler commands when set in a user's
+# environment (Parsl #2293). Cleared for every command so that parsers see defaults.
+FORMAT_VARS = (
+    "SQUEUE_FORMAT",
+    "SQUEUE_FORMAT2",
+    "SQUEUE_SORT",
+    "SINFO_FORMAT",
+    "SINFO_SORT",
+    "SACCT_FORMAT",
+    "SLURM_TIME_FORMAT",
+)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# (title, instructions, [(prompt, echo), ...]) -> answers; may also return an awaitable.
+InteractiveHandler = Callable[[str, str, list[tuple[str, bool]]], Any]
+
+
+@dataclass
+class CommandResult:
+    argv: list[str]
+    exit_status: int
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+@dataclass
+class FileStat:
+    path: str
+    size: int
+    mode: int  # full st_mode (use stat.S_IMODE / S_ISDIR)
+    mtime: float
+    is_dir: bool
+
+
+class CommandFailed(SiteError):
+    """A command exited non-zero under `check=True`; the result is attached."""
+
+    def __init__(self, message: str, result: CommandResult):
+        super().__init__(message)
+        self.result = result
+
+
+class CommandTimeout(SiteError):
+    pass
+
+
+@runtime_checkable
+class Transport(Protocol):
+    name: str  # the site name
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        preamble: str = "",
+        timeout: float | None = None,
+        check: bool = False,
+    ) -> CommandResult: ...
+
+    async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None: ...
+
+    async def get_bytes(self, remote_path: str) -> bytes: ...
+
+    async def put_file(
+        self, local_path: str, remote_path: str, mode: int | None = None
+    ) -> None: ...
+
+    async def get_file(self, remote_path: str, local_path: str) -> None: ...
+
+    async def stat(self, path: str) -> FileStat | None: ...
+
+    def open_stream(
+        self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
+    ) -> AsyncIterator[str]: ...
+
+    async def close(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def check_argv(argv: Sequence[str]) -> list[str]:
+    if isinstance(argv, str) or not argv or not all(isinstance(a, str) for a in argv):
+        raise BadInput("a command must be a non-empty list of strings")
+    if any("\0" in a for a in argv):
+        raise BadInput("a command argument contains a NUL byte")
+    return list(argv)
+
+
+def check_env(env: dict[str, str] | None) -> dict[str, str]:
+    env = dict(env or {})
+    for k, v in env.items():
+        if not _ENV_NAME.match(k):
+            raise BadInput(f"invalid environment variable name {k!r}")
+        if not isinstance(v, str) or "\0" in v:
+            raise BadInput(f"invalid value for environment variable {k}")
+    return env
+
+
+def render_command(
+    argv: Sequence[str], env: dict[str, str] | None = None, preamble: str = ""
+) -> str:
+    """The remote command line for a POSIX login shell; every argv/env item is quoted.
+
+    `preamble` is a trusted shell fragment from the site's configuration (e.g. ``module load
+    slurm``), written by the site admin, never user input; it runs before the command, which
+    then replaces the shell (``exec``).
+    """
+    env = check_env(env)
+    parts = ["env"]
+    for v in FORMAT_VARS:
+        parts += ["-u", v]
+    parts += [f"{k}={v}" for k, v in env.items()]
+    cmd = shlex.join(parts + check_argv(argv))
+    if preamble.strip():
+        return f"cd ~ || exit 255\n{preamble.rstrip()}\nexec {cmd}"
+    return f"cd ~ && exec {cmd}"
+
+
+def render_stream_command(
+    argv: Sequence[str], env: dict[str, str] | None = None, preamble: str = ""
+) -> str:
+    """Like `render_command`, but the command is killed when the channel's stdin closes.
+
+    sshd leaves a non-pty command running when the client goes away; a watcher reading the
+    channel's stdin kills it on EOF, so a cancelled `tail -F` does not linger on the site.
+    """
+    cmd = render_command(argv, env)[len("cd ~ && exec ") :]
+    pre = f"{preamble.rstrip()}\n" if preamble.strip() else ""
+    return (
+        "cd ~ || exit 255\nexec 3<&0 </dev/null\n"
+        f"{pre}{cmd} 3<&- &\np=$!\n"
+        "{ read -r _ <&3; kill $p; } >/dev/null 2>&1 &\nw=$!\nexec 3<&-\n"
+        "wait $p; s=$?; kill $w 2>/dev/null; exit $s"
+    )
+
+
+def split_lines(buf: str, chunk: str) -> tuple[list[str], str]:
+    """Append `chunk` to a partial line buffer and return (complete lines, rest)."""
+    buf += chunk
+    *lines, rest = buf.split("\n")
+    return lines, rest
+
+
+def result_or_raise(site: str, res: CommandResult, check: bool) -> CommandResult:
+    if check and res.exit_status != 0:
+        tail = (res.stderr.strip().splitlines() or [""])[-1][:300]
+        raise CommandFailed(
+            f"{site}: {shlex.join(res.argv)[:200]} exited with status {res.exit_status}"
+            + (f": {tail}" if tail else ""),
+            res,
+        )
+    return res

@@ -1,0 +1,189 @@
+"""A cluster reachable from the server itself: asyncio subprocesses, no shell for argv."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat as stat_mod
+import tempfile
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..model import SiteError
+from .base import (
+    FORMAT_VARS,
+    CommandResult,
+    CommandTimeout,
+    FileStat,
+    check_argv,
+    check_env,
+    result_or_raise,
+    split_lines,
+)
+
+# Kept although they start with SLURM_: configuration, not the context of an enclosing job.
+KEEP_VARS = frozenset({"SLURM_CONF"})
+_DROP_PREFIXES = ("SLURM_", "SQUEUE_", "SINFO_", "SACCT_", "SBATCH_", "SALLOC_", "SRUN_")
+
+
+def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) -> dict[str, str]:
+    """A copy of `environ` without what a surrounding Slurm job or a user's format settings put
+    there (a single-user server may itself run inside a job: batchspawner #216)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k in keep or not (k.startswith(_DROP_PREFIXES) or k in FORMAT_VARS)
+    }
+
+
+class LocalTransport:
+    kind = "local"
+
+    def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS):
+        self.name = site
+        self.workdir = str(Path(workdir or "~").expanduser())
+        self.keep_vars = frozenset(keep_vars)
+        self.commands_run = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"site": self.name, "kind": "local", "workdir": self.workdir}
+
+    def __repr__(self) -> str:
+        return f"LocalTransport({self.name!r}, workdir={self.workdir!r})"
+
+    def _path(self, p: str) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else Path(self.workdir) / q
+
+    def _spawn_args(self, argv: list[str], env: dict[str, str] | None, preamble: str):
+        full_env = clean_environ(os.environ, self.keep_vars)
+        full_env.update(check_env(env))
+        argv = check_argv(argv)
+        if preamble.strip():  # trusted site config, then exec the argv verbatim
+            argv = ["/bin/sh", "-c", f'{preamble.rstrip()}\nexec "$@"', "sh", *argv]
+        return argv, dict(env=full_env, cwd=self.workdir, start_new_session=True)
+
+    @staticmethod
+    async def _kill(proc: asyncio.subprocess.Process) -> None:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # own session: the preamble's children too
+            await proc.wait()
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        preamble: str = "",
+        timeout: float | None = None,
+        check: bool = False,
+    ) -> CommandResult:
+        args, kw = self._spawn_args(argv, env, preamble)
+        t0 = time.monotonic()
+        self.commands_run += 1
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *args,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                **kw,
+            )
+        except (FileNotFoundError, PermissionError) as e:  # same status a shell would give
+            res = CommandResult(list(argv), 127, "", f"{argv[0]}: {e.strerror}\n", 0.0)
+            return result_or_raise(self.name, res, check)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+        except asyncio.TimeoutError:
+            raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s") from None
+        finally:
+            await asyncio.shield(self._kill(proc))
+        res = CommandResult(
+            list(argv),
+            proc.returncode if proc.returncode is not None else -1,
+            out.decode("utf-8", "replace"),
+            err.decode("utf-8", "replace"),
+            time.monotonic() - t0,
+        )
+        return result_or_raise(self.name, res, check)
+
+    async def open_stream(
+        self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
+    ) -> AsyncIterator[str]:
+        """Yield stdout lines of a long-lived command; it is killed when the iteration ends."""
+        args, kw = self._spawn_args(argv, env, preamble)
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            **kw,
+        )
+        assert proc.stdout is not None
+        buf = ""
+        try:
+            while chunk := await proc.stdout.read(65536):
+                lines, buf = split_lines(buf, chunk.decode("utf-8", "replace"))
+                for line in lines:
+                    yield line
+            if buf:
+                yield buf
+        finally:
+            await asyncio.shield(self._kill(proc))
+
+    # ---- files (blocking I/O in a thread) ----
+    def _put(self, data: bytes, path: Path, mode: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        try:
+            await asyncio.to_thread(self._put, data, self._path(remote_path), mode)
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot write {remote_path}: {e.strerror}") from None
+
+    async def get_bytes(self, remote_path: str) -> bytes:
+        try:
+            return await asyncio.to_thread(self._path(remote_path).read_bytes)
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot read {remote_path}: {e.strerror}") from None
+
+    async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
+        src = Path(local_path)
+        data = await asyncio.to_thread(src.read_bytes)
+        m = mode if mode is not None else stat_mod.S_IMODE(src.stat().st_mode)
+        await self.put_bytes(data, remote_path, m)
+
+    async def get_file(self, remote_path: str, local_path: str) -> None:
+        st = await self.stat(remote_path)
+        data = await self.get_bytes(remote_path)
+        mode = stat_mod.S_IMODE(st.mode) if st else 0o644
+        await asyncio.to_thread(self._put, data, Path(local_path), mode)
+
+    async def stat(self, path: str) -> FileStat | None:
+        p = self._path(path)
+        try:
+            st = await asyncio.to_thread(p.stat)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot stat {path}: {e.strerror}") from None
+        return FileStat(str(p), st.st_size, st.st_mode, st.st_mtime, stat_mod.S_ISDIR(st.st_mode))
+
+    async def close(self) -> None:
+        return None

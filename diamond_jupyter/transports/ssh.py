@@ -1,0 +1,417 @@
+"""SSH transport: one pooled paramiko connection per site, many channels, SFTP on the same link.
+
+paramiko is blocking: connecting, opening channels and SFTP run in a per-site thread pool;
+command output is read without a thread per command (paramiko's buffer events wake the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import stat as stat_mod
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import paramiko
+
+from ..config import TransportConfig
+from ..model import BadInput, SiteError
+from . import ssh_sftp
+from .base import (
+    CommandResult,
+    CommandTimeout,
+    FileStat,
+    InteractiveHandler,
+    check_argv,
+    render_command,
+    render_stream_command,
+    result_or_raise,
+    split_lines,
+)
+from .ssh_auth import (
+    AuthError,
+    HostKeyError,
+    HostKeyVerifier,
+    HostSpec,
+    authenticate,
+    load_ssh_config,
+    parse_jump,
+    resolve_host,
+    tcp_connect,
+    wrap_handler,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_LOST = (paramiko.SSHException, EOFError, ConnectionError, OSError)
+
+
+class _Wake:
+    """Stands in for the threading.Event paramiko sets when channel data arrives."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop, self.event = loop, asyncio.Event()
+
+    def set(self) -> None:
+        with contextlib.suppress(RuntimeError):  # loop closed: nobody is waiting any more
+            self.loop.call_soon_threadsafe(self.event.set)
+
+    def clear(self) -> None:  # the reader clears before draining, so no wake-up is lost
+        pass
+
+
+class _Conn:
+    def __init__(self, transport: paramiko.Transport, hops: list[paramiko.Transport]):
+        self.transport, self.hops = transport, hops
+        self.sftp: paramiko.SFTPClient | None = None
+        self.home = "."
+        self.sftp_lock = asyncio.Lock()
+
+    def alive(self) -> bool:
+        return self.transport.is_active() and all(h.is_active() for h in self.hops)
+
+    def close(self) -> None:
+        for c in [self.sftp, self.transport, *reversed(self.hops)]:
+            with contextlib.suppress(Exception):
+                c.close() if c is not None else None
+
+
+class SSHTransport:
+    kind = "ssh"
+
+    def __init__(
+        self,
+        cfg: TransportConfig,
+        *,
+        site: str,
+        interactive_handler: InteractiveHandler | None = None,
+        max_sessions: int | None = None,
+        reconnect_attempts: int | None = None,
+    ):
+        if not cfg.host:
+            raise BadInput(f"site {site}: ssh transport needs a host")
+        self.cfg, self.name = cfg, site
+        self.interactive_handler = interactive_handler
+        self.max_sessions = max(2, max_sessions or getattr(cfg, "max_sessions", None) or 10)
+        self.reconnect_attempts = max(
+            1, reconnect_attempts or getattr(cfg, "reconnect_attempts", None) or 3
+        )
+        self.connections_opened = 0  # TCP connections made to the target (tests, metrics)
+        self._sshcfg = load_ssh_config(cfg.ssh_config)
+        self.spec: HostSpec = resolve_host(
+            self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file
+        )
+        self.jumps = parse_jump(self._sshcfg, cfg.proxy_jump or self.spec.proxy_jump)
+        self._verifier = HostKeyVerifier(site, cfg.known_hosts, cfg.trust_on_first_use)
+        self._pool = ThreadPoolExecutor(self.max_sessions + 2, thread_name_prefix=f"ssh-{site}")
+        self._sem = asyncio.Semaphore(self.max_sessions - 1)  # one channel stays for SFTP
+        self._lock = asyncio.Lock()
+        self._conn: _Conn | None = None
+        self._closed = False
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "site": self.name,
+            "kind": "ssh",
+            "host": self.cfg.host,
+            "hostname": self.spec.hostname,
+            "port": self.spec.port,
+            "user": self.spec.user,
+            "proxy_jump": ",".join(h.label for h in self.jumps) or None,
+            "connected": bool(self._conn and self._conn.alive()),
+            "connections_opened": self.connections_opened,
+        }
+
+    def __repr__(self) -> str:
+        return f"SSHTransport({self.name!r}, {self.spec.label})"
+
+    async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    # ---- connection ----
+    def _open_hop(self, spec: HostSpec, sock: Any, handler: InteractiveHandler | None):
+        t = paramiko.Transport(sock)
+        try:
+            t.banner_timeout = t.auth_timeout = self.cfg.connect_timeout_s
+            t.set_keepalive(self.cfg.keepalive_s)
+            known = self._verifier.preferred_key_types(spec)
+            opts = t.get_security_options()
+            if known:  # ask for the key type known_hosts has, as OpenSSH does
+                opts.key_types = [k for k in known if k in opts.key_types] + [
+                    k for k in opts.key_types if k not in known
+                ]
+            try:
+                t.start_client(timeout=self.cfg.connect_timeout_s)
+            except (paramiko.SSHException, EOFError, OSError) as e:
+                raise SiteError(
+                    f"{self.name}: SSH handshake with {spec.label} failed: {e}"
+                ) from None
+            self._verifier.verify(spec, t.get_remote_server_key())
+            authenticate(t, self.name, spec, self.cfg, handler)
+        except BaseException:
+            t.close()
+            raise
+        return t
+
+    def _connect(self, loop: asyncio.AbstractEventLoop) -> _Conn:
+        handler = self.interactive_handler and wrap_handler(self.interactive_handler, loop)
+        hops: list[paramiko.Transport] = []
+        try:
+            sock: Any = None
+            for spec in [*self.jumps, self.spec]:
+                if not hops:
+                    sock = tcp_connect(self.name, spec, self.cfg.connect_timeout_s)
+                else:
+                    try:
+                        sock = hops[-1].open_channel(
+                            "direct-tcpip", (spec.hostname, spec.port), ("127.0.0.1", 0),
+                            timeout=self.cfg.connect_timeout_s,
+                        )
+                    except (paramiko.SSHException, OSError) as e:
+                        raise SiteError(
+                            f"{self.name}: jump host could not reach {spec.label}: {e}"
+                        ) from None
+                hops.append(self._open_hop(spec, sock, handler))
+        except BaseException:
+            for h in reversed(hops):
+                h.close()
+            if sock is not None and not hops:
+                sock.close()
+            raise
+        self.connections_opened += 1
+        log.info("%s: connected to %s (connection #%d)", self.name, self.spec.label,
+                 self.connections_opened)
+        return _Conn(hops[-1], hops[:-1])
+
+    async def _ensure(self) -> _Conn:
+        if self._closed:
+            raise SiteError(f"{self.name}: transport is closed")
+        conn = self._conn
+        if conn is not None and conn.alive():
+            return conn
+        async with self._lock:
+            if self._conn is not None and self._conn.alive():
+                return self._conn
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            delay, last = 0.25, None
+            for attempt in range(self.reconnect_attempts):
+                try:
+                    loop = asyncio.get_running_loop()
+                    self._conn = await self._in_pool(self._connect, loop)
+                    return self._conn
+                except (HostKeyError, AuthError, BadInput):
+                    raise
+                except SiteError as e:
+                    last = e
+                    if attempt + 1 < self.reconnect_attempts:
+                        await asyncio.sleep(delay)
+                        delay = min(delay * 2, 8.0)
+            assert last is not None
+            raise last
+
+    def _drop(self, conn: _Conn, why: Exception) -> SiteError:
+        """Close a broken connection (the next call reconnects) and describe the loss."""
+        conn.close()
+        if self._conn is conn:
+            self._conn = None
+        return SiteError(f"{self.name}: connection to {self.spec.label} lost: {why or 'closed'}")
+
+    def _exec(self, conn: _Conn, line: str) -> paramiko.Channel:
+        ch = conn.transport.open_session(timeout=self.cfg.connect_timeout_s)
+        ch.exec_command(line)
+        return ch
+
+    async def _open_channel(self, line: str) -> tuple[_Conn, paramiko.Channel]:
+        # Nothing has run yet, so one transparent retry on a stale connection is safe.
+        # A refused open on a live link is retried briefly: sshd frees a closed session's
+        # MaxSessions slot a moment after the close.
+        reconnected, delay = False, 0.01
+        while True:
+            conn = await self._ensure()
+            try:
+                return conn, await self._in_pool(self._exec, conn, line)
+            except paramiko.ChannelException as e:
+                if not conn.alive() or delay > 1.5:
+                    raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
+                await asyncio.sleep(delay)
+                delay *= 2
+            except _LOST as e:
+                if conn.alive():
+                    raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
+                err = self._drop(conn, e)
+                if reconnected:
+                    raise err from None
+                reconnected = True
+
+    @staticmethod
+    async def _drain(ch: paramiko.Channel, on_out: Callable[[bytes], None],
+                     err: list[bytes]) -> _Wake:
+        wake = _Wake(asyncio.get_running_loop())
+        ch.in_buffer.set_event(wake)
+        ch.in_stderr_buffer.set_event(wake)
+        while True:
+            wake.event.clear()
+            while ch.recv_ready():
+                on_out(ch.recv(1 << 16))
+            while ch.recv_stderr_ready():
+                err.append(ch.recv_stderr(1 << 16))
+            if (ch.eof_received or ch.closed) and not ch.recv_ready() \
+                    and not ch.recv_stderr_ready():
+                return wake
+            await wake.event.wait()
+
+    # ---- commands ----
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        preamble: str = "",
+        timeout: float | None = None,
+        check: bool = False,
+    ) -> CommandResult:
+        argv = check_argv(argv)
+        line = render_command(argv, env, preamble)
+        async with self._sem:
+            t0 = time.monotonic()
+            conn, ch = await self._open_channel(line)
+            out: list[bytes] = []
+            err: list[bytes] = []
+            try:
+                async def talk() -> int:
+                    if stdin:
+                        await self._in_pool(ch.sendall, stdin)
+                    ch.shutdown_write()
+                    wake = await self._drain(ch, out.append, err)
+                    st = ch.recv_exit_status() if ch.exit_status_ready() else \
+                        await self._in_pool(ch.recv_exit_status)
+                    # Release the session slot only once the server closed it (MaxSessions).
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        while not ch.closed:
+                            wake.event.clear()
+                            await asyncio.wait_for(wake.event.wait(), 2.0)
+                    return st
+
+                status = await asyncio.wait_for(talk(), timeout)
+            except asyncio.TimeoutError:
+                raise CommandTimeout(
+                    f"{self.name}: {argv[0]} timed out after {timeout:g} s"
+                    " (the remote process may still be running)"
+                ) from None
+            except _LOST as e:
+                raise self._drop(conn, e) from None
+            finally:
+                ch.close()
+            if status == -1 and not conn.alive():
+                raise self._drop(conn, ConnectionError(f"while running {argv[0]}"))
+        res = CommandResult(
+            argv, status, b"".join(out).decode("utf-8", "replace"),
+            b"".join(err).decode("utf-8", "replace"), time.monotonic() - t0,
+        )
+        return result_or_raise(self.name, res, check)
+
+    async def open_stream(
+        self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
+    ) -> AsyncIterator[str]:
+        """Yield stdout lines of a long-lived command (`tail -F FILE`). Ending the iteration
+        (break, aclose, task cancelled) closes the channel and kills the remote command."""
+        line = render_stream_command(check_argv(argv), env, preamble)
+        async with self._sem:
+            conn, ch = await self._open_channel(line)
+            q: asyncio.Queue[bytes] = asyncio.Queue()
+            err: list[bytes] = []
+            reader = asyncio.ensure_future(self._drain(ch, q.put_nowait, err))
+            buf = ""
+            try:
+                while True:
+                    getter = asyncio.ensure_future(q.get())
+                    await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                    if not getter.done():
+                        getter.cancel()
+                        while not q.empty():
+                            lines, buf = split_lines(buf, q.get_nowait().decode("utf-8", "replace"))
+                            for ln in lines:
+                                yield ln
+                        break
+                    err.clear()  # stderr is read only so it cannot stall the channel window
+                    lines, buf = split_lines(buf, getter.result().decode("utf-8", "replace"))
+                    for ln in lines:
+                        yield ln
+                if buf:
+                    yield buf
+                if not conn.alive():
+                    raise self._drop(conn, ConnectionError("while streaming"))
+            finally:
+                reader.cancel()
+                with contextlib.suppress(Exception):
+                    ch.shutdown_write()  # the remote watcher sees EOF and kills the command
+                    ch.close()
+
+    # ---- files (SFTP on the same connection, one request at a time) ----
+    async def _sftp_call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        conn = await self._ensure()
+        async with conn.sftp_lock:
+            try:
+                if conn.sftp is None or conn.sftp.sock.closed:
+                    conn.sftp = await self._in_pool(paramiko.SFTPClient.from_transport,
+                                                    conn.transport)
+                    conn.home = await self._in_pool(conn.sftp.normalize, ".")
+                return await self._in_pool(fn, conn.sftp, conn.home, *args)
+            except FileNotFoundError:
+                raise
+            except _LOST as e:
+                if conn.alive():  # an SFTP status error (permission denied, ...)
+                    raise SiteError(f"{self.name}: {what}: {getattr(e, 'strerror', '') or e}") \
+                        from None
+                raise self._drop(conn, e) from None
+
+    async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        await self._sftp_call(f"cannot write {remote_path}", ssh_sftp.put, data,
+                              remote_path, mode)
+
+    async def get_bytes(self, remote_path: str) -> bytes:
+        try:
+            return await self._sftp_call(f"cannot read {remote_path}", ssh_sftp.get,
+                                         remote_path)
+        except FileNotFoundError:
+            raise SiteError(f"{self.name}: no such file: {remote_path}") from None
+
+    async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
+        data = await asyncio.to_thread(Path(local_path).read_bytes)
+        m = mode if mode is not None else stat_mod.S_IMODE(os.stat(local_path).st_mode)
+        await self.put_bytes(data, remote_path, m)
+
+    async def get_file(self, remote_path: str, local_path: str) -> None:
+        st = await self.stat(remote_path)
+        if st is None:
+            raise SiteError(f"{self.name}: no such file: {remote_path}")
+        data = await self.get_bytes(remote_path)
+
+        def write() -> None:
+            tmp = f"{local_path}.{secrets.token_hex(4)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat_mod.S_IMODE(st.mode))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, local_path)
+
+        await asyncio.to_thread(write)
+
+    async def stat(self, path: str) -> FileStat | None:
+        return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await self._in_pool(conn.close)
+        self._pool.shutdown(wait=False)
+

@@ -1,0 +1,288 @@
+"""SSH plumbing for `SSHTransport`: ~/.ssh/config, host key checks, authentication.
+
+Everything here is blocking (paramiko) and runs in the transport's thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import getpass
+import hashlib
+import inspect
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import paramiko
+
+from ..config import TransportConfig
+from ..model import BadInput, SiteError
+from .base import InteractiveHandler
+
+log = logging.getLogger(__name__)
+_append_lock = threading.Lock()
+DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
+
+
+class HostKeyError(SiteError):
+    """Unknown or changed host key: never retried."""
+
+
+class AuthError(SiteError):
+    """No offered credential was accepted: never retried."""
+
+
+@dataclass
+class HostSpec:
+    alias: str
+    hostname: str
+    port: int = 22
+    user: str = ""
+    identity_files: list[str] = field(default_factory=list)
+    proxy_jump: str | None = None
+    known_hosts_files: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.user}@{self.hostname}:{self.port}"
+
+    @property
+    def known_hosts_name(self) -> str:
+        return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
+
+
+def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
+    p = Path(path or "~/.ssh/config").expanduser()
+    if path and not p.exists():
+        raise BadInput(f"ssh_config file {p} not found")
+    return paramiko.SSHConfig.from_path(str(p)) if p.exists() else paramiko.SSHConfig()
+
+
+def resolve_host(
+    sshcfg: paramiko.SSHConfig,
+    alias: str,
+    *,
+    port: int | None = None,
+    user: str | None = None,
+    key_file: str | None = None,
+) -> HostSpec:
+    """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line."""
+    c = sshcfg.lookup(alias)
+    ids = [key_file] if key_file else []
+    ids += c.get("identityfile", [])
+    pj = c.get("proxyjump")
+    return HostSpec(
+        alias=alias,
+        hostname=c.get("hostname", alias),
+        port=int(port or c.get("port", 22)),
+        user=user or c.get("user") or getpass.getuser(),
+        identity_files=[os.path.expanduser(i) for i in ids],
+        proxy_jump=None if not pj or pj.lower() == "none" else pj,
+        known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
+    )
+
+
+def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
+    """`user@host:port,host2` -> hops, each resolved through ssh_config."""
+    hops = []
+    for item in (chain or "").split(","):
+        item = item.strip()
+        if not item or item.lower() == "none":
+            continue
+        user, _, hostport = item.rpartition("@")
+        host, port = hostport, None
+        if hostport.startswith("["):  # [v6addr]:port
+            host, _, rest = hostport[1:].partition("]")
+            port = rest.lstrip(":") or None
+        elif hostport.count(":") == 1:
+            host, port = hostport.split(":")
+        hops.append(resolve_host(sshcfg, host, port=int(port) if port else None, user=user or None))
+    return hops
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    digest = base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+    return f"{key.get_name()} SHA256:{digest}"
+
+
+class HostKeyVerifier:
+    """known_hosts checks: the configured file, ssh_config's UserKnownHostsFile,
+    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts. Unknown hosts are refused unless
+    trust_on_first_use (then appended to the configured file); changed keys always are."""
+
+    def __init__(self, site: str, known_hosts: str | None, tofu: bool):
+        self.site, self.tofu = site, tofu
+        self.own_file = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
+
+    def _files(self, spec: HostSpec) -> list[str]:
+        files = [self.own_file, *spec.known_hosts_files]
+        files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
+        return list(dict.fromkeys(files))
+
+    def _known(self, spec: HostSpec) -> list[tuple[str, paramiko.PKey]]:
+        found = []
+        for f in self._files(spec):
+            if not os.path.exists(f):
+                continue
+            hk = paramiko.HostKeys()
+            try:
+                hk.load(f)
+            except (OSError, paramiko.SSHException) as e:
+                log.warning("%s: ignoring unreadable known_hosts %s: %s", self.site, f, e)
+                continue
+            entry = hk.lookup(spec.known_hosts_name)
+            found += [(f, k) for k in (entry.values() if entry else [])]
+        return found
+
+    def preferred_key_types(self, spec: HostSpec) -> list[str]:
+        types: list[str] = []
+        for _, k in self._known(spec):
+            name = k.get_name()
+            types += ["rsa-sha2-512", "rsa-sha2-256", name] if name == "ssh-rsa" else [name]
+        return list(dict.fromkeys(types))
+
+    def verify(self, spec: HostSpec, key: paramiko.PKey) -> None:
+        known = self._known(spec)
+        name = spec.known_hosts_name
+        if any(k.get_name() == key.get_name() and k == key for _, k in known):
+            return
+        if known:
+            f, old = next(((f, k) for f, k in known if k.get_name() == key.get_name()), known[0])
+            raise HostKeyError(
+                f"{self.site}: HOST KEY FOR {name} HAS CHANGED: offered {fingerprint(key)}, "
+                f"{f} has {fingerprint(old)}; refusing to connect (possible man-in-the-middle). "
+                f"If the host was really re-keyed, remove the old entry with "
+                f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
+            )
+        if not self.tofu:
+            raise HostKeyError(
+                f"{self.site}: host {name} is not in known_hosts (it offered {fingerprint(key)}); "
+                f"after checking that fingerprint, add it to {self.own_file} "
+                f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
+                f"or set trust_on_first_use: true for this site"
+            )
+        with _append_lock:
+            p = Path(self.own_file)
+            p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with open(p, "a") as fh:
+                fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
+        log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
+                    fingerprint(key))
+
+
+def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
+    """A socket with TCP_NODELAY (one command: ~11 ms instead of ~52 ms on a reused link)."""
+    where = f"{spec.hostname}:{spec.port}"
+    try:
+        sock = socket.create_connection((spec.hostname, spec.port), timeout=timeout)
+    except socket.gaierror as e:
+        raise SiteError(f"{site}: cannot resolve host {spec.hostname!r}: {e.strerror}") from None
+    except ConnectionRefusedError:
+        raise SiteError(f"{site}: connection refused by {where} (is sshd running?)") from None
+    except TimeoutError:
+        raise SiteError(f"{site}: connecting to {where} timed out after {timeout:g} s") from None
+    except OSError as e:
+        raise SiteError(f"{site}: cannot connect to {where}: {e.strerror or e}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _load_key(path: str) -> paramiko.PKey | None:
+    try:
+        return paramiko.PKey.from_path(path)
+    except FileNotFoundError:
+        return None
+    except paramiko.PasswordRequiredException:
+        log.info("skipping passphrase-protected key %s (load it into ssh-agent)", path)
+    except (OSError, paramiko.SSHException, ValueError) as e:
+        log.warning("cannot load key %s: %s", path, e)
+    return None
+
+
+def _keys(spec: HostSpec, use_agent: bool) -> list[tuple[str, paramiko.PKey]]:
+    keys = []
+    for p in spec.identity_files:
+        k = _load_key(p)
+        if k is not None:
+            keys.append((p, k))
+    if use_agent and os.environ.get("SSH_AUTH_SOCK"):
+        try:
+            keys += [(f"agent:{k.get_name()}", k) for k in paramiko.Agent().get_keys()]
+        except paramiko.SSHException as e:
+            log.info("ssh-agent unavailable: %s", e)
+    if not keys:  # OpenSSH's defaults when nothing else is offered
+        keys = [(p, k) for p in DEFAULT_IDENTITIES if (k := _load_key(os.path.expanduser(p)))]
+    return keys
+
+
+def wrap_handler(
+    handler: InteractiveHandler, loop: asyncio.AbstractEventLoop | None
+) -> InteractiveHandler:
+    """Call the user's handler (sync or async) from paramiko's thread; skip empty rounds."""
+
+    def call(title: str, instructions: str, prompts: list[tuple[str, bool]]) -> list[str]:
+        if not prompts:
+            return []
+        answer: Any = handler(title, instructions, list(prompts))
+        if inspect.isawaitable(answer):
+            if loop is None:
+                raise SiteError("an async interactive handler needs a running event loop")
+            answer = asyncio.run_coroutine_threadsafe(_await(answer), loop).result(600)
+        return [str(a) for a in answer]
+
+    return call
+
+
+async def _await(aw: Any) -> Any:
+    return await aw
+
+
+def authenticate(
+    t: paramiko.Transport,
+    site: str,
+    spec: HostSpec,
+    cfg: TransportConfig,
+    handler: InteractiveHandler | None,
+) -> None:
+    """publickey (key_file, IdentityFile, agent) first, then keyboard-interactive, then password
+    through the same handler. Partial success (publickey + one-time code) is followed through."""
+    tried: list[str] = []
+    allowed = ["publickey", "keyboard-interactive", "password"]
+    for label, key in _keys(spec, cfg.use_agent):
+        if "publickey" not in allowed or t.is_authenticated():
+            break
+        tried.append(f"publickey {os.path.basename(label)}")
+        try:
+            rest = t.auth_publickey(spec.user, key)
+            if rest:  # partial success: the server wants another method as well
+                allowed = list(rest)
+                break
+        except paramiko.BadAuthenticationType as e:
+            allowed = list(e.allowed_types)
+        except paramiko.AuthenticationException:
+            continue
+    if not t.is_authenticated() and handler is not None:
+        if "keyboard-interactive" in allowed:
+            tried.append("keyboard-interactive")
+            try:
+                t.auth_interactive(spec.user, handler)
+            except paramiko.BadAuthenticationType as e:
+                allowed = list(e.allowed_types)
+            except paramiko.AuthenticationException:
+                pass
+        if not t.is_authenticated() and "password" in allowed:
+            tried.append("password")
+            answers = handler("Password", f"{spec.label}", [("Password: ", False)])
+            try:
+                t.auth_password(spec.user, answers[0] if answers else "")
+            except paramiko.AuthenticationException:
+                pass
+    if not t.is_authenticated():
+        what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
+        hint = "" if handler else "; no interactive handler for one-time codes"
+        raise AuthError(f"{site}: authentication failed for {spec.label} (tried {what}){hint}")

@@ -1,0 +1,70 @@
+"""Blocking SFTP operations for `SSHTransport` (run in its thread pool, one at a time)."""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import secrets
+import stat as stat_mod
+
+import paramiko
+
+from ..model import BadInput
+from .base import FileStat
+
+
+def absolute(home: str, path: str) -> str:
+    """`~`, `~/x` and relative paths are taken from the login directory, as in a shell."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    elif path.startswith("~"):
+        raise BadInput(f"~user paths are not supported: {path}")
+    return posixpath.normpath(posixpath.join(home, path))
+
+
+def mkdirs(sftp: paramiko.SFTPClient, d: str) -> None:
+    cur = ""
+    for part in [p for p in d.split("/") if p]:
+        cur += "/" + part
+        try:
+            sftp.stat(cur)
+        except FileNotFoundError:
+            sftp.mkdir(cur, 0o700)  # private unless the site says otherwise
+
+
+def put(sftp: paramiko.SFTPClient, home: str, data: bytes, path: str, mode: int) -> None:
+    """Write a temp file next to `path`, set its mode before any byte, then rename over."""
+    path = absolute(home, path)
+    d, base = posixpath.split(path)
+    tmp = f"{d}/.{base}.{secrets.token_hex(4)}.tmp"
+    try:
+        f = sftp.open(tmp, "wb")
+    except FileNotFoundError:
+        mkdirs(sftp, d)
+        f = sftp.open(tmp, "wb")
+    try:
+        with f:
+            sftp.chmod(tmp, mode)
+            f.set_pipelined(True)
+            f.write(data)
+        sftp.posix_rename(tmp, path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            sftp.remove(tmp)
+        raise
+
+
+def get(sftp: paramiko.SFTPClient, home: str, path: str) -> bytes:
+    with sftp.open(absolute(home, path), "rb") as f:
+        f.prefetch()
+        return f.read()
+
+
+def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
+    p = absolute(home, path)
+    try:
+        a = sftp.stat(p)
+    except FileNotFoundError:
+        return None
+    mode = a.st_mode or 0
+    return FileStat(p, a.st_size or 0, mode, float(a.st_mtime or 0), stat_mod.S_ISDIR(mode))

@@ -33,7 +33,11 @@ function JobRow(props: {
 }): JSX.Element {
   const { job, actions, timeZone } = props;
   const label = job.name || job.id;
-  const when = job.ended_at ?? job.started_at ?? job.submitted_at;
+  const [verb, when] = job.ended_at
+    ? ['ended', job.ended_at]
+    : job.started_at
+      ? ['started', job.started_at]
+      : ['queued', job.submitted_at];
   return (
     <li
       className={`jp-diamond-job ${stateClass(job.state)}`}
@@ -48,7 +52,9 @@ function JobRow(props: {
       </div>
       <div className="jp-diamond-job-meta jp-diamond-muted">
         <span>{job.id}</span>
-        <span>{fmtTime(when, timeZone)}</span>
+        <span>
+          {verb} {fmtTime(when, timeZone)}
+        </span>
         {job.exit_code !== null && job.exit_code !== undefined && (
           <span>exit {job.exit_code}</span>
         )}

@@ -5,6 +5,19 @@ import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 import { fmtCount, fmtDuration } from '../format';
 import { ISiteRow } from '../types';
 
+function Stat(props: {
+  label: string;
+  value: React.ReactNode;
+  hint: string;
+}): JSX.Element {
+  return (
+    <div className="jp-diamond-stat" title={props.hint}>
+      <dt>{props.label}</dt>
+      <dd>{props.value}</dd>
+    </div>
+  );
+}
+
 function SiteRow({ site }: { site: ISiteRow }): JSX.Element {
   const [open, setOpen] = React.useState(false);
   const Caret = open ? caretDownIcon : caretRightIcon;
@@ -36,24 +49,21 @@ function SiteRow({ site }: { site: ISiteRow }): JSX.Element {
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}
       <dl className="jp-diamond-site-stats">
-        <dt>Nodes</dt>
-        <dd>{fmtCount(site.nodes_free, site.nodes_total)}</dd>
-        <dt>CPUs</dt>
-        <dd>{fmtCount(site.cpus_free, site.cpus_total)}</dd>
-        <dt>GPUs</dt>
-        <dd>{fmtCount(site.gpus_free, site.gpus_total)}</dd>
-        <dt>Queue</dt>
-        <dd title="pending / running">
-          {site.pending ?? '—'} pend · {site.running ?? '—'} run
-        </dd>
-        <dt>Mine</dt>
-        <dd>{site.my_jobs ?? '—'}</dd>
-        <dt>Est. start</dt>
-        <dd title="estimated wait for a typical job">
-          {site.typical_start_s === null || site.typical_start_s === undefined
-            ? '—'
-            : `~${fmtDuration(site.typical_start_s)}`}
-        </dd>
+        <Stat label="Nodes" value={fmtCount(site.nodes_free, site.nodes_total)} hint="free/total" />
+        <Stat label="CPUs" value={fmtCount(site.cpus_free, site.cpus_total)} hint="free/total" />
+        <Stat label="GPUs" value={fmtCount(site.gpus_free, site.gpus_total)} hint="free/total" />
+        <Stat label="Queued" value={site.pending ?? '—'} hint="jobs pending on the site" />
+        <Stat label="Running" value={site.running ?? '—'} hint="jobs running on the site" />
+        <Stat label="Mine" value={site.my_jobs ?? '—'} hint="your jobs on the site" />
+        <Stat
+          label="Wait"
+          value={
+            site.typical_start_s === null || site.typical_start_s === undefined
+              ? '—'
+              : `~${fmtDuration(site.typical_start_s)}`
+          }
+          hint="estimated wait before a typical job starts"
+        />
       </dl>
       {open && (
         <table id={partId} className="jp-diamond-table">

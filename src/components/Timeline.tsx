@@ -6,8 +6,8 @@ import { IJob, TERMINAL_STATES } from '../types';
 const MAX_ROWS = 15;
 const MAX_SPAN_MS = 24 * 3600 * 1000;
 const MIN_SPAN_MS = 10 * 60 * 1000;
-const W = 300;
-const LABEL_W = 86;
+const W = 240;
+const LABEL_W = 66;
 const ROW_H = 14;
 const AXIS_H = 14;
 
@@ -74,7 +74,7 @@ function SiteGantt(props: {
           return (
             <g key={s.job.id} data-diamond-job-bar={s.job.id}>
               <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
-                {name.length > 14 ? name.slice(0, 13) + '…' : name}
+                {name.length > 11 ? name.slice(0, 10) + '…' : name}
               </text>
               <rect
                 x={x(s.submitted)}

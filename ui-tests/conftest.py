@@ -1,0 +1,166 @@
+"""Fixtures for the browser tests: a real `jupyter lab` and Debian chromium.
+
+No mocks: the server is a real JupyterLab with whatever diamond-jupyter
+server extension is installed (possibly none yet).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("DIAMOND_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+STARTUP_TIMEOUT_S = 90
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _labextension_installed() -> bool:
+    out = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    text = out.stdout + out.stderr
+    return any(
+        line.split()[:1] == ["diamond-jupyter"] and "enabled" in line
+        for line in text.splitlines()
+    )
+
+
+def _wait_for_status(url: str, token: str, proc: subprocess.Popen, log: Path) -> None:
+    """Return once GET /api/status answers 200 to our token."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited ({proc.returncode}):\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(request, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"jupyter lab did not answer {url}:\n{log.read_text()}")
+        # The server is not listening yet; connection refused returns at once.
+        time.sleep(0.25)
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    """A real `jupyter lab`; yields {"url", "token", "root", "log"}."""
+    if not _labextension_installed():
+        pytest.fail(
+            "diamond-jupyter is not in `jupyter labextension list`: run "
+            "`pip install -e .` (or `jlpm build && jupyter labextension develop . --overwrite`)"
+        )
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "root"
+    root.mkdir()
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+    )
+    # No "fetch Jupyter news?" toast (nor a request to the internet).
+    notes = tmp / "settings" / "@jupyterlab" / "apputils-extension"
+    notes.mkdir(parents=True)
+    (notes / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}'
+    )
+    port = _free_port()
+    token = secrets.token_hex(16)
+    log = tmp / "server.log"
+    with log.open("w") as log_file:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
+                "--no-browser",
+                f"--port={port}",
+                "--ip=127.0.0.1",
+                f"--ServerApp.token={token}",
+                "--ServerApp.port_retries=0",
+                "--allow-root",
+                f"--ServerApp.root_dir={root}",
+            ],
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            cwd=root,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_status(f"{base}/api/status", token, proc, log)
+        yield {"url": base, "token": token, "root": root, "log": log}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def lab_page(lab_server, browser):
+    """A page with JupyterLab loaded; `page.diamond_errors` collects page errors."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(f"{err.message}\n{err.stack or ''}"))
+    page.goto(f"{lab_server['url']}/lab?token={lab_server['token']}")
+    # The app shell is up once the splash screen is gone and the left bar exists.
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-SideBar.jp-mod-left", timeout=60_000)
+    page.diamond_errors = errors  # type: ignore[attr-defined]
+    SCREENSHOTS.mkdir(exist_ok=True)
+    try:
+        yield page
+    finally:
+        context.close()

@@ -1,0 +1,57 @@
+"""The Diamond sidebar loads in a real JupyterLab (first UI test).
+
+Only requires the panel: with the server extension present it shows sites and
+jobs, without it a clear 'server extension not available' message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+
+
+def open_sidebar(page):
+    panel = page.locator("#diamond-sidebar")
+    panel.wait_for(state="attached", timeout=30_000)
+    if not panel.is_visible():
+        tab = page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]')
+        expect(tab).to_be_visible()
+        tab.click()
+    expect(panel).to_be_visible()
+    return panel
+
+
+def test_sidebar_renders(lab_page):
+    page = lab_page
+    panel = open_sidebar(page)
+
+    expect(panel.get_by_role("heading", name="Diamond", exact=True)).to_be_visible()
+
+    data = panel.locator('[data-diamond-section="sites"]')
+    unavailable = panel.locator('[data-diamond-message="unavailable"]')
+    expect(data.or_(unavailable).first).to_be_visible(timeout=30_000)
+    if unavailable.count():
+        expect(unavailable).to_contain_text("Server extension not available")
+    else:
+        expect(panel.locator('[data-diamond-section="jobs"]')).to_be_visible()
+
+    # Keyboard: the reload control is a real, labelled button.
+    reload_button = panel.get_by_role("button", name="Reload sites and jobs")
+    expect(reload_button).to_be_visible()
+    reload_button.focus()
+    page.keyboard.press("Enter")
+    expect(data.or_(unavailable).first).to_be_visible(timeout=30_000)
+
+    page.screenshot(path=str(SCREENSHOTS / "sidebar-light.png"))
+    panel.screenshot(path=str(SCREENSHOTS / "sidebar-light-panel.png"))
+
+    ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
+    assert not ours, "uncaught errors from the diamond extension:\n" + "\n".join(ours)
+
+
+def test_sidebar_tab_has_title(lab_page):
+    tab = lab_page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]')
+    expect(tab).to_have_attribute("title", "Diamond")

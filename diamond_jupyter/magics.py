@@ -1,0 +1,315 @@
+"""`%diamond` / `%%diamond`: the kernel face. Every command goes through `client.Engine`
+(the user's Jupyter server when it runs the diamond extension, else the engine in-process)."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .client import Engine, connect
+from .handle import JobHandle
+from .model import BadInput, DiamondError, Job
+
+RED, RESET = "\x1b[31m", "\x1b[0m"
+LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the environment of the "
+            "kernel (or of the Jupyter server), or configure the server's DiamondApp.llm_* "
+            "traitlets (e.g. c.DiamondApp.llm_provider, c.DiamondApp.llm_model), then retry.")
+USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status JOB | cancel JOB
+%diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
+%diamond submit FILE [options] | approve TASK | engine
+%%diamond submit [--site auto|NAME] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
+                 [--partition P]     (cell body: the job script, any dialect or none)
+%%diamond place | translate --to D | ask"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # no SystemExit inside a kernel
+        raise BadInput(f"{self.prog}: {message}")
+
+
+def walltime(text: str) -> int:
+    """HH:MM:SS, MM:SS, D-HH:MM:SS or minutes -> seconds."""
+    try:
+        days, _, rest = text.rpartition("-")
+        parts = [int(p) for p in rest.split(":")]
+        if len(parts) == 1:
+            secs = parts[0] * 60
+        else:
+            while len(parts) < 3:
+                parts.insert(0, 0)
+            secs = parts[0] * 3600 + parts[1] * 60 + parts[2]
+        return secs + (int(days) * 86400 if days else 0)
+    except ValueError:
+        raise BadInput(f"--time {text!r}: expected HH:MM:SS") from None
+
+
+def _parser() -> _Parser:
+    ap = _Parser(prog="%diamond", add_help=False)
+    sub = ap.add_subparsers(dest="cmd", parser_class=_Parser)
+    sub.add_parser("sites")
+    sub.add_parser("engine")
+    sub.add_parser("help")
+    sub.add_parser("queue").add_argument("site", nargs="?")
+    p = sub.add_parser("jobs")
+    p.add_argument("--site")
+    p.add_argument("--state")
+    p.add_argument("--limit", type=int, default=20)
+    for name in ("status", "cancel"):
+        sub.add_parser(name).add_argument("job")
+    p = sub.add_parser("logs")
+    p.add_argument("job")
+    p.add_argument("--lines", type=int, default=100)
+    p = sub.add_parser("fetch")
+    p.add_argument("job")
+    p.add_argument("dest", nargs="?")
+    sub.add_parser("place").add_argument("file", nargs="?")
+    p = sub.add_parser("translate")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--to", required=True)
+    p.add_argument("--from", dest="from_")
+    p = sub.add_parser("submit")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--site", default="auto")
+    p.add_argument("--name")
+    p.add_argument("--nodes", type=int)
+    p.add_argument("--time", type=walltime)
+    p.add_argument("--gpus", type=int)
+    p.add_argument("--partition")
+    sub.add_parser("ask").add_argument("text", nargs="*")
+    sub.add_parser("approve").add_argument("task")
+    return ap
+
+
+class Table:
+    """Rows shown as an HTML table in a notebook and aligned text in a terminal."""
+
+    def __init__(self, columns: list[str], rows: list[list[Any]], empty: str = "") -> None:
+        self.columns, self.empty = columns, empty
+        self.rows = [["" if c is None else str(c) for c in r] for r in rows]
+
+    def __repr__(self) -> str:
+        if not self.rows:
+            return self.empty
+        w = [max(len(r[i]) for r in [self.columns, *self.rows]) for i in range(len(self.columns))]
+        return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip()
+                         for r in [self.columns, *self.rows])
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        if not self.rows:
+            return f"<i>{html.escape(self.empty)}</i>"
+        e = html.escape
+        head = "".join(f"<th>{e(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>"
+                       for r in self.rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _when(t: Any) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S") if t else ""
+
+
+def jobs_table(jobs: list[Job]) -> Table:
+    rows = [[j.id, j.state.value, j.exit_code, j.name, _when(j.submitted_at),
+             (j.origin or {}).get("path"), j.reason] for j in jobs]
+    return Table(["JOB", "STATE", "EXIT", "NAME", "SUBMITTED", "NOTEBOOK", "REASON"], rows,
+                 "no jobs")
+
+
+@magics_class
+class DiamondMagics(Magics):
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self._engine: Engine | None = None
+        self.handles: dict[str, JobHandle] = {}
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = connect()
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    def call(self, coro: Any) -> Any:
+        return self.engine.call(coro)
+
+    @line_cell_magic
+    def diamond(self, line: str, cell: str | None = None) -> Any:
+        """Run HPC jobs across the configured sites. `%diamond help` lists the commands."""
+        try:
+            args = _parser().parse_args(shlex.split(line))
+            if args.cmd in (None, "help"):
+                print(USAGE)
+                return None
+            return getattr(self, "do_" + args.cmd)(args, cell)
+        except BadInput as e:
+            _error(str(e))
+        except DiamondError as e:
+            _error(str(e))
+        except ValueError as e:  # shlex: unbalanced quotes
+            _error(f"cannot parse {line!r}: {e}")
+        return None
+
+    # -- helpers ------------------------------------------------------------------------------
+    def handle(self, job: Job) -> JobHandle:
+        h = self.handles.get(job.id)
+        if h is None:
+            h = self.handles[job.id] = JobHandle(self.engine, job)
+        else:
+            h._on_job(job)
+        return h.follow()
+
+    def text(self, args: argparse.Namespace, cell: str | None, what: str) -> str:
+        if cell is not None and cell.strip():
+            return cell
+        if getattr(args, "file", None):
+            try:
+                return Path(args.file).expanduser().read_text(encoding="utf-8",
+                                                              errors="replace")
+            except OSError as e:
+                raise BadInput(f"cannot read {args.file}: {e.strerror}") from None
+        raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
+                       "the cell body")
+
+    def origin(self) -> dict[str, Any]:
+        path = os.environ.get("JPY_SESSION_NAME") or self.shell.user_ns.get("__session__")
+        cell_id = None
+        try:
+            cell_id = (self.shell.get_parent() or {}).get("metadata", {}).get("cellId")
+        except Exception:  # a plain IPython shell has no parent message
+            pass
+        return {"path": path, "cell_id": cell_id}
+
+    # -- commands -----------------------------------------------------------------------------
+    def do_engine(self, args: argparse.Namespace, cell: str | None) -> None:
+        e = self.engine
+        print(f"{e.kind}: {e.note}")
+
+    def do_sites(self, args: argparse.Namespace, cell: str | None) -> Table:
+        rows = self.call(self.engine.sites())
+        out = []
+        for r in rows:
+            status = "unreachable: " + str(r.get("error")) if r.get("reachable") is False \
+                else "up"
+            out.append([r.get("name"), r.get("scheduler"), status, r.get("nodes"),
+                        r.get("running"), r.get("pending"), ",".join(r.get("partitions") or [])])
+        return Table(["SITE", "SCHEDULER", "STATUS", "NODES", "RUNNING", "PENDING",
+                      "PARTITIONS"], out, "no sites configured")
+
+    def do_queue(self, args: argparse.Namespace, cell: str | None) -> Table:
+        names = [args.site] if args.site else [r["name"] for r in self.call(self.engine.sites())]
+        rows = []
+        for name in names:
+            snap = self.call(self.engine.snapshot(name))
+            if not snap.get("reachable", True):
+                raise DiamondError(f"{name} unreachable: {snap.get('error')}")
+            rows += [[name, j.get("native_id"), j.get("state"), j.get("user"),
+                      j.get("partition"), j.get("nodes"), j.get("name"), j.get("reason")]
+                     for j in snap.get("jobs", [])]
+        return Table(["SITE", "ID", "STATE", "USER", "PARTITION", "NODES", "NAME", "REASON"],
+                     rows, "queue is empty")
+
+    def do_jobs(self, args: argparse.Namespace, cell: str | None) -> Table:
+        return jobs_table(self.call(self.engine.jobs(args.site, args.state, args.limit)))
+
+    def do_status(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
+        return self.handle(self.call(self.engine.job(args.job, refresh=True)))
+
+    def do_cancel(self, args: argparse.Namespace, cell: str | None) -> None:
+        job = self.call(self.engine.cancel(args.job))
+        self.handle(job)
+        print(f"{job.id}: {job.state.value} (cancel requested)")
+
+    def do_logs(self, args: argparse.Namespace, cell: str | None) -> None:
+        logs = self.call(self.engine.logs(args.job, args.lines))
+        sys.stdout.write(logs.get("stdout", ""))
+        sys.stderr.write(logs.get("stderr", ""))
+
+    def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
+        paths = self.call(self.engine.fetch(args.job, args.dest))
+        print("\n".join(paths) or "no result files")
+        return [Path(p) for p in paths]
+
+    def do_place(self, args: argparse.Namespace, cell: str | None) -> None:
+        from .placement import Placement
+
+        pl = Placement.model_validate(self.call(self.engine.place(self.text(args, cell,
+                                                                           "place"))))
+        print(pl.explain())
+
+    def do_translate(self, args: argparse.Namespace, cell: str | None) -> None:
+        script, warnings = self.call(self.engine.translate(self.text(args, cell, "translate"),
+                                                           args.to, args.from_))
+        sys.stdout.write(script)
+        for w in warnings:
+            print(w, file=sys.stderr)
+
+    def do_submit(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
+        text = self.text(args, cell, "submit")
+        overrides = {"nodes": args.nodes, "walltime_s": args.time,
+                     "gpus_per_node": args.gpus, "queue": args.partition}
+        name = args.name or (Path(args.file).stem if args.file and cell is None else None)
+        job = self.call(self.engine.submit(text, site=args.site, name=name,
+                                           overrides=overrides, origin=self.origin()))
+        return self.handle(job)
+
+    def do_ask(self, args: argparse.Namespace, cell: str | None) -> Any:
+        text = (cell or "").strip() or " ".join(args.text)
+        if not text:
+            raise BadInput("ask: write the request in the cell body (%%diamond ask)")
+        return self._agent("ask", text)
+
+    def do_approve(self, args: argparse.Namespace, cell: str | None) -> Any:
+        return self._agent("approve", args.task)
+
+    def _agent(self, verb: str, arg: str) -> Any:
+        """The agent is optional: without it (or an LLM) say how to configure one."""
+        try:
+            import diamond_jupyter.agent as agent
+        except ImportError:
+            agent = None
+        fn = getattr(agent, verb, None) if agent is not None else None
+        llm = any(os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "DIAMOND_LLM_PROVIDER"))
+        if fn is None or (self.engine.kind == "local" and not llm):
+            print(LLM_HELP, file=sys.stderr)
+            return None
+        return fn(self.engine, arg)
+
+
+def _error(message: str) -> None:
+    """One red line in the cell, no traceback."""
+    first = message.strip().splitlines()[0] if message.strip() else "error"
+    more = " …" if len(message.strip().splitlines()) > 1 else ""
+    print(f"{RED}diamond: {first}{more}{RESET}", file=sys.stderr)
+    if more:  # e.g. a placement explanation: useful, so keep it, but after the red line
+        print("\n".join(message.strip().splitlines()[1:]), file=sys.stderr)
+
+
+_magics: DiamondMagics | None = None
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    global _magics
+    if _magics is None:
+        _magics = DiamondMagics(ipython)
+    ipython.register_magics(_magics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    global _magics
+    if _magics is not None:
+        _magics.close()
+        _magics = None

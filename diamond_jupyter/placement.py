@@ -1,0 +1,295 @@
+"""Placement: which sites can run a JobSpec, and which will finish it soonest.
+
+Pure code: sites come in as (SiteConfig, SiteSnapshot) pairs, nothing is fetched.
+
+Per site the verdict is one of READY (can start now, within READY_TOLERANCE_S), BUSY
+(feasible but must wait), RESTRICTED (only partitions/accounts it may not use),
+INCOMPATIBLE (no node or partition can ever run it; reasons say why) or UNREACHABLE.
+
+Estimates, for a feasible site:
+- start: the scheduler's estimate for this probe when given (`estimates`), else the
+  backfill simulation of `placement_sim` over the snapshot, which follows the scheduler's
+  `estimated_start` of pending jobs where the snapshot has them (start_source "scheduler"
+  in both cases, "simulation" otherwise). Each usable partition is simulated; the one with
+  the earliest start wins (ties: the site's default partition).
+- runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
+  speed 1.0) if known, else the walltime, else DEFAULT_RUNTIME_S; never above the walltime.
+- stage-in: stage_in_bytes over the site's metadata['bandwidth_mbps'] (megabits/s,
+  default DEFAULT_BANDWIDTH_MBPS); finish = max(start, now + stage_in) + runtime.
+- cost: node-hours x charge_factor, a shared node billed by the largest share of it the
+  job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
+
+Descriptive metadata (spec.metadata 'architecture', 'software', 'container';
+constraints.architecture) is checked against the site's nodes (architecture field,
+`arch=...` features) and metadata ('architecture', 'software', 'container_runtimes').
+A site that does not declare 'software' or 'container_runtimes' is not checked for them.
+An explicit spec.queue binds: a site without that partition is INCOMPATIBLE.
+
+Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .config import SiteConfig
+from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, utcnow
+from .placement_fit import (
+    Req,
+    aware,
+    hms,
+    meta_checks,
+    node_checks,
+    node_usable,
+    norm_arch,
+    partition_members,
+    request,
+    site_nodes,
+)
+from .placement_sim import WHOLE, Demand, build_state, earliest_start, pending_demands
+
+DEFAULT_RUNTIME_S = 3600.0
+DEFAULT_BANDWIDTH_MBPS = 1000.0
+READY_TOLERANCE_S = 30.0
+HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
+POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
+
+Verdict = Literal["READY", "BUSY", "RESTRICTED", "INCOMPATIBLE", "UNREACHABLE"]
+
+
+class SiteVerdict(BaseModel):
+    """One site's answer for one job; estimates are set only when `feasible`."""
+
+    site: str
+    feasible: bool = False
+    verdict: Verdict
+    reasons: list[str] = Field(default_factory=list)  # why not feasible (exact)
+    notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
+    partition: str | None = None
+    estimated_start: datetime | None = None
+    start_source: Literal["scheduler", "simulation"] | None = None
+    estimated_runtime_s: float | None = None
+    stage_in_s: float | None = None
+    estimated_finish: datetime | None = None
+    cost: float | None = None
+    score: float | None = None  # the policy's key: lower is better
+    queue_depth: int = 0  # pending jobs at the site
+    running: int = 0
+
+
+class Placement(BaseModel):
+    """`ranked`: feasible sites best first (by the policy), then infeasible ones."""
+
+    policy: str
+    choice: str | None = None
+    ranked: list[SiteVerdict] = Field(default_factory=list)
+    now: datetime = Field(default_factory=utcnow)
+
+    def verdict(self, site: str) -> SiteVerdict | None:
+        return next((v for v in self.ranked if v.site == site), None)
+
+    def explain(self) -> str:
+        """A plain-text table: one line per site, best first, infeasible with reasons."""
+        head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RUNTIME",
+                "STAGE-IN", "FINISH", "COST")
+        rows = []
+        for v in self.ranked:
+            mark = "*" if v.site == self.choice else ""
+            if v.feasible and v.estimated_start and v.estimated_finish:
+                rows.append((mark, v.site, v.verdict, v.partition or "-",
+                             "+" + hms((v.estimated_start - self.now).total_seconds()),
+                             v.start_source or "-", hms(v.estimated_runtime_s or 0),
+                             hms(v.stage_in_s or 0),
+                             "+" + hms((v.estimated_finish - self.now).total_seconds()),
+                             f"{v.cost:.2f}" if v.cost is not None else "-"))
+            else:
+                rows.append((mark, v.site, v.verdict, "; ".join(v.reasons) or "-"))
+        full = [head, *(r for r in rows if len(r) == len(head))]
+        widths = [max(len(r[i]) for r in full) for i in range(len(head))]
+        lines = [f"policy {self.policy}; choice {self.choice or 'none'}; "
+                 f"now {self.now.isoformat(timespec='seconds')}"]
+        for r in [head, *rows]:
+            cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
+                else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
+            lines.append(" ".join(cells).rstrip())
+        return "\n".join(lines)
+
+
+def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
+              stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime]
+              ) -> SiteVerdict:
+    v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
+                    running=len(snap.running))
+    if not snap.reachable:
+        v.verdict = "UNREACHABLE"
+        v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
+        return v
+    nodes = site_nodes(snap)
+    req = request(spec, max((n.cpus for n in nodes), default=0))
+    site_arch = norm_arch(cfg.metadata.get("architecture"))
+    reasons, fit = node_checks(req, nodes, site_arch)
+    reasons = meta_checks(spec, cfg.metadata) + reasons
+    if reasons:
+        v.reasons = reasons
+        return v
+    usable = {n.name for n in nodes if node_usable(n)}
+    parts = snap.partitions or [Partition(name="", default=True)]
+    members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
+    default = cfg.default_partition or next((p.name for p in parts if p.default), None)
+    account = spec.account or cfg.default_account
+    if spec.queue:
+        parts = [p for p in parts if p.name == spec.queue]
+        if not parts:
+            v.reasons = [f"partition '{spec.queue}' not found (site has: "
+                         f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
+            return v
+    good, problems, restricted_only = [], [], False
+    wide = {p.name: len([x for x in members.get(p.name, []) if x in fit]) for p in parts}
+    for p in parts:
+        restr, other = [], []
+        if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
+            restr.append(f"partition '{p.name}' not allowed "
+                         f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
+        if p.allowed_accounts is not None and account not in p.allowed_accounts:
+            restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
+                         f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
+        if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
+            other.append(f"partition '{p.name}' is {p.state}")
+        if req.walltime and p.max_time_s is not None and req.walltime > p.max_time_s:
+            other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
+                         f"MaxTime {hms(p.max_time_s)}")
+        if p.max_nodes is not None and req.nodes > p.max_nodes:
+            other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
+                         f"{p.max_nodes}")
+        elif wide[p.name] < req.nodes:
+            other.append(f"needs {req.nodes} nodes, largest partition has {max(wide.values())}")
+        else:
+            up = len([x for x in members.get(p.name, []) if x in fit and x in usable])
+            if up < req.nodes:
+                other.append(f"needs {req.nodes} nodes, partition {p.name} has only {up} "
+                             "usable (others down or drained)")
+        restricted_only |= bool(restr) and not other
+        if restr or other:
+            problems.extend(restr + other)
+        else:
+            good.append(p)
+    problems = list(dict.fromkeys(problems))
+    if not good:
+        v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
+        v.reasons = problems
+        return v
+    v.notes = problems
+    _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
+              stage_bytes, history, estimates)
+    return v
+
+
+def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
+              nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
+              fit: set[str], default: str | None, now: datetime, stage_bytes: int,
+              history: dict[str, float], estimates: dict[str, datetime]) -> None:
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, members, now, part_max)
+    queue = pending_demands(snap, st, members, now, part_max)
+    idx = st.index()
+    best: tuple[float, int, int, str, str] | None = None
+    for order, p in enumerate(good):
+        elig = [idx[x] for x in members.get(p.name, []) if x in fit]
+        est = estimates.get(f"{cfg.name}:{p.name}") or estimates.get(cfg.name)
+        if est is not None:
+            start, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
+        else:
+            dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
+            probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+            start = earliest_start(st, queue, probe)
+            if start is None:
+                v.notes.append(f"partition {p.name}: simulation found no start")
+                start = HORIZON_S
+            es = set(elig)
+            sched = any(d.sched and es.intersection(d.eligible) for d in queue)
+            source = "scheduler" if sched else "simulation"
+        cand = (start, p.name != default, order, p.name, source)
+        best = cand if best is None or cand < best else best
+    assert best is not None
+    start_s, _, _, pname, source = best
+    app = spec.metadata.get("application")
+    base = history.get(app) if app is not None and app in history else None
+    runtime = (base if base is not None else req.walltime or DEFAULT_RUNTIME_S)
+    runtime /= cfg.speed_factor or 1.0
+    if req.walltime and runtime > req.walltime:
+        v.notes.append(f"expected runtime {hms(runtime)} exceeds walltime "
+                       f"{hms(req.walltime)}: the job may time out")
+        runtime = float(req.walltime)
+    mbps = float(cfg.metadata.get("bandwidth_mbps") or DEFAULT_BANDWIDTH_MBPS)
+    stage = stage_bytes * 8 / (mbps * 1e6)
+    sizes = [n for n in nodes if n.name in members.get(pname, []) and n.name in fit]
+    share = 1.0
+    if not req.whole and sizes:
+        small = min(sizes, key=lambda n: (n.cpus, n.gpus, n.memory_mb))
+        share = min(1.0, max(req.cpn / small.cpus if small.cpus else 1.0,
+                             req.gpn / small.gpus if small.gpus else 0.0,
+                             req.mem / small.memory_mb if small.memory_mb else 0.0))
+    v.feasible = True
+    v.partition = pname or None
+    v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
+    v.estimated_start = now + timedelta(seconds=start_s)
+    v.start_source = source  # type: ignore[assignment]
+    v.estimated_runtime_s = runtime
+    v.stage_in_s = stage
+    v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
+        + timedelta(seconds=runtime)
+    v.cost = req.nodes * share * runtime / 3600 * cfg.charge_factor
+
+
+_INFEASIBLE_ORDER = {"RESTRICTED": 0, "INCOMPATIBLE": 1, "UNREACHABLE": 2}
+
+
+def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
+          now: datetime | None = None, stage_in_bytes: int = 0,
+          history: dict[str, float] | None = None, policy: str = "diamond",
+          seed: int | None = None, home: str | None = None,
+          estimates: dict[str, datetime] | None = None) -> Placement:
+    """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
+
+    `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
+    this job (e.g. from `sbatch --test-only`). `seed` is for "random", `home` for "fixed".
+    """
+    if policy not in POLICIES:
+        raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
+    if policy == "fixed" and home not in {c.name for c, _ in sites}:
+        raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
+    now = aware(now or utcnow())
+    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {})
+                for c, s in sites]
+    feas = [v for v in verdicts if v.feasible]
+    pos = {v.site: i for i, v in enumerate(verdicts)}
+
+    def secs(t: datetime | None) -> float:
+        return (t - now).total_seconds() if t else HORIZON_S
+
+    keys = {
+        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
+        "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
+        "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
+        "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
+                                  else secs(v.estimated_start), pos[v.site]),
+        "fixed": lambda v: (v.site != home, secs(v.estimated_finish), pos[v.site]),
+    }
+    if policy == "random":
+        random.Random(seed).shuffle(feas)
+        for i, v in enumerate(feas):
+            v.score = float(i)
+    else:
+        feas.sort(key=keys[policy])
+        for v in feas:
+            v.score = float(keys[policy](v)[0])
+    infeas = sorted((v for v in verdicts if not v.feasible),
+                    key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))
+    choice = feas[0].site if feas else None
+    if policy == "fixed" and choice != home:
+        choice = None
+    return Placement(policy=policy, choice=choice, ranked=feas + infeas, now=now)

@@ -1,0 +1,238 @@
+"""Feasibility: what a JobSpec asks of one node, and why a site's nodes cannot give it.
+
+Pure helpers shared by `placement` and `placement_sim`: the request a spec makes per
+node, node and metadata checks that return exact human reasons, and the reading of a
+snapshot (usable nodes, partition membership, Slurm hostlists).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from math import ceil
+from typing import Any
+
+from .model import JobSpec, Node, SiteSnapshot
+
+_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
+_DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
+         "inval", "future", "unknown", "unk", "reboot", "responding"}
+
+
+def aware(dt: datetime) -> datetime:
+    """Naive datetimes are taken as UTC."""
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def node_usable(node: Node) -> bool:
+    state = node.state.lower()
+    return "*" not in state and not (set(re.split(r"[^a-z]+", state)) & _DOWN)
+
+
+def expand_hostlist(expr: str | None) -> list[str]:
+    """'a[1-3,05],b' -> ['a1', 'a2', 'a3', 'a05', 'b'] (Slurm hostlist syntax)."""
+    if not expr:
+        return []
+    parts, depth, cur = [], 0, ""
+    for ch in expr.strip():
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        m = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
+        if not m:
+            out.append(part)
+            continue
+        pre, body, rest = m.groups()
+        heads = []
+        for rng in body.split(","):
+            a, _, b = rng.partition("-")
+            if b and a.isdigit() and b.isdigit():
+                heads += [f"{pre}{i:0{len(a)}d}" for i in range(int(a), int(b) + 1)]
+            else:
+                heads.append(pre + rng)
+        tails = expand_hostlist(rest) if rest else [""]
+        out += [h + t for h in heads for t in tails]
+    return out
+
+
+def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
+    """Partition name -> node names (from Partition.nodes, else from Node.partitions)."""
+    names = [n.name for n in nodes]
+    any_membership = any(n.partitions for n in nodes)
+    out: dict[str, list[str]] = {}
+    for p in snap.partitions:
+        listed = {h for entry in p.nodes for h in expand_hostlist(entry)}
+        if listed:
+            out[p.name] = [x for x in names if x in listed]
+        elif any_membership:
+            out[p.name] = [n.name for n in nodes if p.name in n.partitions]
+        else:
+            out[p.name] = names
+    return out
+
+
+def site_nodes(snap: SiteSnapshot) -> list[Node]:
+    """The snapshot's nodes, or idle nodes synthesised from partition totals when none."""
+    if snap.nodes:
+        return snap.nodes
+    out: dict[str, Node] = {}
+    for p in snap.partitions:
+        names = [h for e in p.nodes for h in expand_hostlist(e)] \
+            or [f"{p.name}-{i}" for i in range(p.total_nodes)]
+        for h in names:
+            n = out.setdefault(h, Node(name=h, state="idle", cpus=p.total_cpus // len(names)))
+            n.partitions.append(p.name)
+    return list(out.values())
+
+
+def hms(seconds: float) -> str:
+    """Slurm-style duration: H:MM:SS, or D-HH:MM:SS from one day on."""
+    s = max(0, round(seconds))
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h}:{m:02d}:{s:02d}"
+
+
+def norm_arch(x: Any) -> str | None:
+    if not x:
+        return None
+    a = str(x).strip().lower()
+    return _ARCH_ALIASES.get(a, a)
+
+
+def _nodearch(n: Node, site_arch: str | None) -> str | None:
+    if n.architecture:
+        return norm_arch(n.architecture)
+    for f in n.features:
+        fl = f.strip().lower()
+        if fl.startswith("arch="):
+            return norm_arch(fl[5:])
+        if norm_arch(fl) in _ARCHES:
+            return norm_arch(fl)
+    return site_arch
+
+
+def names_of(x: Any) -> list[str]:
+    if not x:
+        return []
+    if isinstance(x, str):
+        return [s.strip() for s in x.split(",") if s.strip()]
+    if isinstance(x, dict):
+        return [str(k) for k in x]
+    return [str(s) for s in x]
+
+
+def has_software(want: str, have: list[str]) -> bool:
+    """'gromacs' matches any gromacs; 'gromacs/2023' matches gromacs/2023.1 or bare gromacs."""
+    wn, _, wv = want.lower().replace("@", "/").partition("/")
+    for h in have:
+        hn, _, hv = h.lower().replace("@", "/").partition("/")
+        if hn == wn and (not wv or not hv or hv.startswith(wv)):
+            return True
+    return False
+
+
+@dataclass
+class Req:
+    nodes: int
+    tpn: int
+    cpt: int
+    cpn: int  # CPUs per node
+    gpn: int
+    mem: int  # MB per node, 0 = not asked
+    whole: bool
+    walltime: float | None
+    arch: str | None
+    features: list[list[str]] = field(default_factory=list)  # AND of ORs
+    gpu_type: str | None = None
+
+
+def request(spec: JobSpec, biggest_node: int) -> Req:
+    r = spec.resources
+    cpt = r.cpus_per_task or 1
+    tpn, nodes = r.tasks_per_node, r.nodes
+    if tpn is None and r.tasks:
+        tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, biggest_node // cpt))
+    tpn = tpn or 1
+    nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
+    gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn
+    mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
+    feats = [[t.strip() for t in term.split("|") if t.strip()]
+             for f in spec.constraints.features for term in f.strip("[]()").split("&")]
+    arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture"))
+    return Req(nodes, tpn, cpt, cpt * tpn, gpn, mem, spec.constraints.exclusive,
+                r.walltime_s, arch, [f for f in feats if f], r.gpu_type)
+
+
+def node_checks(req: Req, nodes: list[Node], site_arch: str | None
+                 ) -> tuple[list[str], set[str]]:
+    """Reasons no node can host one node's share of the job; names of nodes that can."""
+    reasons, ok = [], {n.name for n in nodes}
+    if not nodes:
+        return ["no nodes reported"], set()
+
+    def check(pred: Any, reason: str) -> None:
+        good = {n.name for n in nodes if pred(n)}
+        if not good:
+            reasons.append(reason)
+        ok.intersection_update(good)
+
+    if req.arch:
+        archs = sorted({a for n in nodes if (a := _nodearch(n, site_arch))})
+        check(lambda n: _nodearch(n, site_arch) in (None, req.arch),
+              f"architecture mismatch: job needs {req.arch}, site has {', '.join(archs)}")
+    offers = ", ".join(sorted({f for n in nodes for f in n.features})) or "none"
+    for alts in req.features:
+        low = {a.lower() for a in alts}
+        check(lambda n, low=low: bool(low & {f.lower() for f in n.features}),
+              f"missing feature '{'|'.join(alts)}' (site offers: {offers})")
+    max_g = max(n.gpus for n in nodes)
+    if req.gpu_type:
+        types = ", ".join(sorted({n.gpu_type for n in nodes if n.gpu_type})) or "none"
+        check(lambda n: (n.gpu_type or "").lower() == req.gpu_type.lower(),
+              f"no GPU of type '{req.gpu_type}' (site has: {types})")
+    if req.gpn:
+        check(lambda n: n.gpus >= req.gpn, "no GPUs on any node" if not max_g else
+              f"needs {req.gpn} GPUs per node, largest node has {max_g}")
+    split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
+    check(lambda n: n.cpus >= req.cpn,
+          f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}")
+    if req.mem:
+        max_m = max(n.memory_mb for n in nodes)
+        check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,
+              f"needs {req.mem} MB memory per node, largest node has {max_m} MB")
+    if not reasons and not ok:
+        reasons.append("no single node meets all the requirements together")
+    return reasons, ok
+
+
+def meta_checks(spec: JobSpec, meta: dict[str, Any]) -> list[str]:
+    reasons = []
+    if "software" in meta:
+        have = names_of(meta["software"])
+        for want in names_of(spec.metadata.get("software")):
+            if not has_software(want, have):
+                reasons.append(f"software '{want}' not installed "
+                               f"(site has: {', '.join(have) or 'none'})")
+    container = spec.metadata.get("container") or spec.environment.container_image
+    if container and "container_runtimes" in meta:
+        have = [s.lower() for s in names_of(meta["container_runtimes"])]
+        runtime = spec.metadata.get("container_runtime") or (
+            container.get("runtime") if isinstance(container, dict) else None)
+        if not have:
+            reasons.append("container runtime required but site has none")
+        elif runtime and not {str(runtime).lower()} & ({*have} | (
+                {"singularity", "apptainer"} if {"singularity", "apptainer"} & {*have}
+                else set())):
+            reasons.append(f"container runtime '{runtime}' not available "
+                           f"(site has: {', '.join(have)})")
+    return reasons

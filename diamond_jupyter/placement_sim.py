@@ -1,0 +1,361 @@
+"""Backfill simulation: when would a probe job start on a site, given its live queue?
+
+Pure code over a `SiteSnapshot`. Times are float seconds after `now` (t = 0).
+
+Model (EASY backfill, node-level):
+- Every usable node has CPUs and GPUs; the snapshot's `cpus_allocated`/`gpus_allocated`
+  are the state at t = 0. Running jobs give them back at started_at + walltime (else
+  now + walltime/2, else now + 1 h) on their `node_list` nodes (else on the nodes of
+  their partition that carry unexplained allocations). Allocations no running job
+  explains (other users, filtered queues) are released after `UNKNOWN_HOLD_S`.
+- Pending jobs start in list (= priority) order. The first one that cannot start gets a
+  reservation (its shadow time); later jobs, and always the probe, may start now if they
+  fit and either end before the shadow time or leave enough nodes for the reservation.
+  A pending job carrying a scheduler `estimated_start` is not started before it, so the
+  simulation follows the scheduler's own plan where it has one.
+- Memory is checked statically by the caller, not tracked over time.
+
+Cost: every event (a job end or a scheduler-estimated start) is handled once. At each
+event the blocked head's shadow time is computed once per head (walking the sorted
+release list from now, touching only released nodes) and at most `BACKFILL_DEPTH`
+waiting jobs plus the probe are tested. A test is O(1) when the job cannot fit (total
+free CPUs, or a job of the same shape already failed since the last release), else
+O(nodes with free CPUs). So about O((jobs + events) * BACKFILL_DEPTH) plus
+O(jobs * nodes_free): 10,000 queued jobs simulate in about half a second on 4 nodes
+and about one second on 1,000 nodes (CPython 3.11).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from datetime import datetime
+from math import ceil
+
+from .model import Node, SiteSnapshot
+from .placement_fit import aware, expand_hostlist, node_usable
+
+WHOLE = -1  # per-node CPU demand meaning "the whole node" (exclusive, or size unknown)
+DEFAULT_DURATION_S = 3600.0  # a job with no walltime and no partition limit
+UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
+MIN_REMAINING_S = 60.0  # a running job past its walltime is assumed to end soon
+BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
+
+_HELD = ("held", "dependency", "begintime")
+
+
+@dataclass(eq=False)
+class Demand:
+    """A job to place in the simulation: `nodes` nodes, each with cpus/gpus free."""
+
+    nodes: int
+    cpus: int  # per node, or WHOLE
+    gpus: int  # per node
+    duration: float
+    eligible: list[int]  # node indices it may use
+    not_before: float = 0.0  # scheduler-estimated start (seconds after now)
+    sched: bool = False  # carries a scheduler estimate
+    done: bool = False
+
+
+@dataclass
+class SimState:
+    names: list[str]
+    cap_c: list[int]
+    cap_g: list[int]
+    free_c: list[int]
+    free_g: list[int]
+    releases: list[tuple[float, int, int, int, int]] = field(default_factory=list)
+
+    def index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.names)}
+
+
+def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | None,
+                usable: list[bool]) -> list[int]:
+    names: list[str] = []
+    for p in filter(None, (part or "").split(",")):
+        names += members.get(p, [])
+    cand = [idx[n] for n in dict.fromkeys(names)] if names else list(range(len(idx)))
+    return [i for i in cand if usable[i]]
+
+
+def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
+                now: datetime, part_max: dict[str, float]) -> SimState:
+    """Node capacities, free resources at t = 0 and the release times of running jobs."""
+    usable = [node_usable(n) for n in nodes]
+    cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
+    cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
+    alloc_c, alloc_g = [], []
+    for n, cc, cg in zip(nodes, cap_c, cap_g, strict=True):
+        full = "alloc" in n.state.lower() and not n.cpus_allocated
+        alloc_c.append(cc if full else min(n.cpus_allocated, cc))
+        alloc_g.append(cg if full and not n.gpus_allocated else min(n.gpus_allocated, cg))
+    idx = {n.name: i for i, n in enumerate(nodes)}
+    expl_c, expl_g = [0] * len(nodes), [0] * len(nodes)
+    rel: list[tuple[float, int, int, int, int]] = []
+    for j in snap.running:
+        w = j.walltime_s or part_max.get(j.partition or "")
+        if j.started_at and w:
+            end = (aware(j.started_at) - now).total_seconds() + w
+        else:
+            end = w / 2 if w else UNKNOWN_HOLD_S
+        end = max(end, MIN_REMAINING_S)
+        hosts = [idx[h] for h in expand_hostlist(j.node_list) if h in idx]
+        k = len(hosts) or max(1, j.nodes or 1)
+        if not hosts:  # attribute to nodes whose allocations are not yet explained
+            cand = _member_idx(idx, members, j.partition, usable)
+            cand.sort(key=lambda i: expl_c[i] - alloc_c[i])
+            hosts = cand[:k]
+        for h in hosts:
+            c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
+            g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
+            expl_c[h] += c
+            expl_g[h] += g
+            rel.append((end, len(rel), h, c, g))
+    for h in range(len(nodes)):
+        alloc_c[h] = min(cap_c[h], max(alloc_c[h], expl_c[h]))
+        alloc_g[h] = min(cap_g[h], max(alloc_g[h], expl_g[h]))
+        lc, lg = alloc_c[h] - min(expl_c[h], alloc_c[h]), alloc_g[h] - min(expl_g[h], alloc_g[h])
+        if lc or lg:
+            rel.append((UNKNOWN_HOLD_S, len(rel), h, lc, lg))
+    rel.sort()
+    return SimState([n.name for n in nodes], cap_c, cap_g,
+                    [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
+                    [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel)
+
+
+def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
+                    now: datetime, part_max: dict[str, float]) -> list[Demand]:
+    """The pending queue as demands, in priority (list) order; held jobs are skipped."""
+    idx = st.index()
+    usable = [c > 0 for c in st.cap_c]
+    biggest = max(st.cap_c, default=0) or 1
+    out: list[Demand] = []
+    shared: dict[tuple[str | None, int, int], list[int]] = {}
+    for j in snap.pending:
+        if j.reason and any(h in j.reason.lower() for h in _HELD):
+            continue
+        k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
+        cpus = ceil(j.cpus / k) if j.cpus else (WHOLE if j.nodes else 1)
+        gpus = ceil(j.gpus / k) if j.gpus else 0
+        shape = (j.partition, cpus, gpus)
+        elig = shared.get(shape)
+        if elig is None:  # one list per shape: the simulation caches by its identity
+            elig = shared[shape] = [
+                i for i in _member_idx(idx, members, j.partition, usable)
+                if (cpus == WHOLE or st.cap_c[i] >= cpus) and st.cap_g[i] >= gpus]
+        if len(elig) < k:
+            continue  # can never start here: it blocks nobody
+        nb = (aware(j.estimated_start) - now).total_seconds() if j.estimated_start else 0.0
+        dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
+            or DEFAULT_DURATION_S
+        out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
+                          j.estimated_start is not None))
+    return out
+
+
+class _Sim:
+    def __init__(self, st: SimState) -> None:
+        self.cap_c, self.cap_g = st.cap_c, st.cap_g
+        self.free_c, self.free_g = list(st.free_c), list(st.free_g)
+        self.rel = list(st.releases)
+        self.rp = 0
+        self.seq = len(self.rel)
+        self.tot = sum(self.free_c)
+        self.avail = {n for n, c in enumerate(self.free_c) if c > 0}  # nodes with free CPUs
+        self.failed: set[tuple[int, int, int, int]] = set()  # shapes that did not fit now
+        self.sets: dict[int, frozenset[int]] = {}
+        self.released = False
+
+    def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
+        if d.cpus == WHOLE:
+            return fc == self.cap_c[n] > 0 and fg == self.cap_g[n]
+        return fc >= d.cpus and fg >= d.gpus
+
+    def use(self, d: Demand, n: int) -> tuple[int, int]:
+        return (self.cap_c[n], self.cap_g[n]) if d.cpus == WHOLE else (d.cpus, d.gpus)
+
+    def candidates(self, d: Demand) -> list[int] | None:
+        """Nodes where `d` fits now, or None if fewer than it needs (failures cached)."""
+        if (d.nodes if d.cpus == WHOLE else d.nodes * d.cpus) > self.tot:
+            return None
+        key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+        if key in self.failed:
+            return None
+        es = self.elig(d)
+        fc, fg, c, g = self.free_c, self.free_g, d.cpus, d.gpus
+        if c == WHOLE:
+            cc = self.cap_c
+            cand = [n for n in self.avail if n in es and fc[n] == cc[n] and fg[n] == self.cap_g[n]]
+        else:
+            cand = [n for n in self.avail if n in es and fc[n] >= c and fg[n] >= g]
+        if len(cand) < d.nodes:
+            self.failed.add(key)
+            return None
+        cand.sort()
+        return cand
+
+    def alloc(self, d: Demand, hosts: list[int], t: float) -> None:
+        for n in hosts:
+            c, g = self.use(d, n)
+            self.free_c[n] -= c
+            self.free_g[n] -= g
+            self.tot -= c
+            if not self.free_c[n]:
+                self.avail.discard(n)
+            self.seq += 1
+            bisect.insort(self.rel, (t + d.duration, self.seq, n, c, g), lo=self.rp)
+        d.done = True
+
+    def release_until(self, t: float) -> None:
+        rel = self.rel
+        while self.rp < len(rel) and rel[self.rp][0] <= t:
+            _, _, n, c, g = rel[self.rp]
+            nc = min(self.cap_c[n], self.free_c[n] + c)
+            self.tot += nc - self.free_c[n]
+            self.free_c[n] = nc
+            self.free_g[n] = min(self.cap_g[n], self.free_g[n] + g)
+            if nc:
+                self.avail.add(n)
+            self.failed.clear()
+            self.rp += 1
+            self.released = True
+
+    def elig(self, d: Demand) -> frozenset[int]:
+        es = self.sets.get(id(d.eligible))
+        if es is None:
+            es = self.sets[id(d.eligible)] = frozenset(d.eligible)
+        return es
+
+    def shadow(self, d: Demand, t: float) -> _Shadow | None:
+        """Earliest time (>= t, >= not_before) the blocked head fits, with free at that time.
+
+        Free resources at that time are kept only for nodes a release touches (`fc`, `fg`);
+        any other eligible node still has its current free resources.
+        """
+        es, free_c, free_g = self.elig(d), self.free_c, self.free_g
+        fc: dict[int, int] = {}
+        fg: dict[int, int] = {}
+        count = sum(1 for n in self.avail if n in es and self.fits(d, n, free_c[n], free_g[n]))
+        rel, i, when = self.rel, self.rp, max(t, d.not_before)
+        while True:
+            while i < len(rel) and rel[i][0] <= when:
+                _, _, n, c, g = rel[i]
+                i += 1
+                if n in es:
+                    oc, og = fc.get(n, free_c[n]), fg.get(n, free_g[n])
+                    fc[n] = min(self.cap_c[n], oc + c)
+                    fg[n] = min(self.cap_g[n], og + g)
+                    count += self.fits(d, n, fc[n], fg[n]) - self.fits(d, n, oc, og)
+            if count >= d.nodes:
+                return _Shadow(d, when, es, fc, fg, count)
+            if i >= len(rel):
+                return None
+            when = rel[i][0]
+
+    def try_backfill(self, d: Demand, sh: _Shadow, t: float) -> bool:
+        key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+        late = t + d.duration > sh.when  # still running at the head's reserved start
+        if late and key in sh.failed:
+            return False
+        cand = self.candidates(d)
+        if cand is None:
+            return False
+        h, at = sh.head, {}  # node -> free at the shadow time (before this job)
+        for n in cand:
+            if n in sh.es:
+                at[n] = (sh.fc.get(n, self.free_c[n]), sh.fg.get(n, self.free_g[n]))
+        if not late:
+            hosts = cand[: d.nodes]
+        else:
+            safe, risky = [], []
+            for n in cand:  # nodes whose loss past the shadow time would hurt the head
+                if n in at and self.fits(h, n, *at[n]):
+                    c, g = self.use(d, n)
+                    (safe if self.fits(h, n, at[n][0] - c, at[n][1] - g) else risky).append(n)
+                else:
+                    safe.append(n)
+            hosts = (safe + risky)[: d.nodes]
+            lost = sum(1 for n in hosts if n in risky)
+            if sh.count - lost < h.nodes:  # would delay the head: same shape fails too
+                sh.failed.add(key)
+                return False
+            sh.count -= lost
+        for n in hosts:  # record free-at-shadow before the allocation changes free_c
+            if n in at:
+                c, g = self.use(d, n) if late else (0, 0)
+                sh.fc[n], sh.fg[n] = at[n][0] - c, at[n][1] - g
+        self.alloc(d, hosts, t)
+        return True
+
+
+@dataclass
+class _Shadow:
+    head: Demand
+    when: float
+    es: frozenset[int]
+    fc: dict[int, int]
+    fg: dict[int, int]
+    count: int
+    failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
+
+
+def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
+                   depth: int = BACKFILL_DEPTH) -> float | None:
+    """Seconds after now at which `probe` (last in priority) starts; None if never."""
+    for d in queue:
+        d.done = False
+    probe.done = False
+    sim = _Sim(st)
+    wait = [*queue, probe]
+    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    t, head, sh = 0.0, 0, None
+    for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
+        sim.release_until(t)
+        if sh is not None and sim.released:
+            sh.failed.clear()
+        sim.released = False
+        while head < len(wait):  # start jobs in priority order while they fit
+            d = wait[head]
+            if not d.done:
+                cand = sim.candidates(d) if d.not_before <= t else None
+                if cand is None:
+                    break
+                sim.alloc(d, cand[: d.nodes], t)
+                if d is probe:
+                    return t
+            head += 1
+        h = wait[head]
+        if sh is None or sh.head is not h:
+            sh = sim.shadow(h, t)
+            if sh is None:  # the head can never start: it blocks nobody
+                h.done = True
+                if h is probe:
+                    return None
+                continue
+        if h is probe:
+            return sh.when
+        skipped, tested, i = 0, 0, head + 1
+        while sim.tot > 0 and i < len(wait) and tested < depth:
+            d = wait[i]
+            i += 1
+            if d.done or d.not_before > t:
+                skipped += d.done
+                continue
+            tested += 1
+            if sim.try_backfill(d, sh, t) and d is probe:
+                return t
+        if sim.tot > 0 and not probe.done and sim.try_backfill(probe, sh, t):
+            return t
+        if skipped > 64:  # drop started jobs so scans stay short
+            wait = [d for d in wait[head:] if not d.done]
+            head = 0
+        nxt = [sim.rel[sim.rp][0]] if sim.rp < len(sim.rel) else []
+        w = bisect.bisect_right(wakes, t)
+        if w < len(wakes):
+            nxt.append(wakes[w])
+        if not nxt:
+            return None
+        t = min(nxt)
+    return None

@@ -20,7 +20,7 @@ from diamond_jupyter.transports import (
     Transport,
     make_transport,
 )
-from diamond_jupyter.transports.base import render_command
+from diamond_jupyter.transports.base import LineSplitter, render_command
 from diamond_jupyter.transports.local import clean_environ
 
 NASTY = [
@@ -166,3 +166,10 @@ def test_render_command_quotes_everything():
                          "'K=v w' echo '$(x)' 'a b'")
     with pytest.raises(BadInput):
         render_command([])
+
+
+def test_line_splitter_keeps_characters_split_across_chunks():
+    s = LineSplitter()
+    data = "événement ✓\nfin".encode()
+    out = [ln for i in range(len(data)) for ln in s.feed(data[i : i + 1])]
+    assert out + s.end() == ["événement ✓", "fin"]

@@ -94,6 +94,9 @@ async def test_stdin_env_preamble_exit_status(sshd):
             await t.run(["sh", "-c", "echo oops >&2; exit 7"], check=True)
         assert e.value.result.exit_status == 7
         assert (await t.run(["no-such-command-xyz"])).exit_status == 127
+        # megabytes on both stdout and stderr: neither stream may stall the other
+        r = await t.run(["sh", "-c", "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2"])
+        assert (len(r.stdout), len(r.stderr)) == (3_000_000, 3_000_000)
         with pytest.raises(CommandTimeout, match="timed out after 0.3 s"):
             await t.run(["sleep", "5"], timeout=0.3)
         assert (await t.run(["true"])).ok  # the connection survives a timeout
@@ -122,6 +125,18 @@ async def test_one_pooled_connection_for_50_concurrent_commands(sshd):
         local = t._conn.transport.sock.getsockname()
         assert new == {f"{local[0]}:{local[1]}"}
         assert t.describe()["connected"] is True
+    finally:
+        await t.close()
+
+
+@pytest.mark.asyncio
+async def test_max_sessions_bounds_channels(sshd):
+    t = ssh(sshd, max_sessions=3)  # at most 2 commands at once (one channel kept for SFTP)
+    try:
+        start = time.monotonic()
+        rs = await asyncio.gather(*(t.run(["sleep", "0.2"]) for _ in range(6)))
+        assert all(r.ok for r in rs) and time.monotonic() - start >= 0.6
+        assert t.connections_opened == 1
     finally:
         await t.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import shlex
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -154,11 +155,20 @@ def render_stream_command(
     )
 
 
-def split_lines(buf: str, chunk: str) -> tuple[list[str], str]:
-    """Append `chunk` to a partial line buffer and return (complete lines, rest)."""
-    buf += chunk
-    *lines, rest = buf.split("\n")
-    return lines, rest
+class LineSplitter:
+    """Bytes in, complete text lines out (UTF-8 decoded incrementally, bad bytes replaced)."""
+
+    def __init__(self) -> None:
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self._buf = ""
+
+    def feed(self, data: bytes) -> list[str]:
+        *lines, self._buf = (self._buf + self._dec.decode(data)).split("\n")
+        return lines
+
+    def end(self) -> list[str]:
+        rest, self._buf = self._buf + self._dec.decode(b"", final=True), ""
+        return [rest] if rest else []
 
 
 def result_or_raise(site: str, res: CommandResult, check: bool) -> CommandResult:

@@ -19,10 +19,10 @@ from .base import (
     CommandResult,
     CommandTimeout,
     FileStat,
+    LineSplitter,
     check_argv,
     check_env,
     result_or_raise,
-    split_lines,
 )
 
 # Kept although they start with SLURM_: configuration, not the context of an enclosing job.
@@ -126,14 +126,13 @@ class LocalTransport:
             **kw,
         )
         assert proc.stdout is not None
-        buf = ""
+        lines = LineSplitter()
         try:
             while chunk := await proc.stdout.read(65536):
-                lines, buf = split_lines(buf, chunk.decode("utf-8", "replace"))
-                for line in lines:
+                for line in lines.feed(chunk):
                     yield line
-            if buf:
-                yield buf
+            for line in lines.end():
+                yield line
         finally:
             await asyncio.shield(self._kill(proc))
 

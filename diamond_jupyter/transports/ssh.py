@@ -1,7 +1,7 @@
 """SSH transport: one pooled paramiko connection per site, many channels, SFTP on the same link.
 
 paramiko is blocking: connecting, opening channels and SFTP run in a per-site thread pool;
-command output is read without a thread per command (paramiko's buffer events wake the loop).
+command output is read without a thread per command (see ssh_channel).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from .base import (
     CommandTimeout,
     FileStat,
     InteractiveHandler,
+    LineSplitter,
     check_argv,
     render_command,
     render_stream_command,
     result_or_raise,
-    split_lines,
 )
 from .ssh_auth import (
     AuthError,
@@ -46,24 +46,11 @@ from .ssh_auth import (
     tcp_connect,
     wrap_handler,
 )
+from .ssh_channel import chunks, server_closed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _LOST = (paramiko.SSHException, EOFError, ConnectionError, OSError)
-
-
-class _Wake:
-    """Stands in for the threading.Event paramiko sets when channel data arrives."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.loop, self.event = loop, asyncio.Event()
-
-    def set(self) -> None:
-        with contextlib.suppress(RuntimeError):  # loop closed: nobody is waiting any more
-            self.loop.call_soon_threadsafe(self.event.set)
-
-    def clear(self) -> None:  # the reader clears before draining, so no wake-up is lost
-        pass
 
 
 class _Conn:
@@ -98,10 +85,8 @@ class SSHTransport:
             raise BadInput(f"site {site}: ssh transport needs a host")
         self.cfg, self.name = cfg, site
         self.interactive_handler = interactive_handler
-        self.max_sessions = max(2, max_sessions or getattr(cfg, "max_sessions", None) or 10)
-        self.reconnect_attempts = max(
-            1, reconnect_attempts or getattr(cfg, "reconnect_attempts", None) or 3
-        )
+        self.max_sessions = max(2, max_sessions or cfg.max_sessions)
+        self.reconnect_attempts = max(1, reconnect_attempts or cfg.reconnect_attempts)
         self.connections_opened = 0  # TCP connections made to the target (tests, metrics)
         self._sshcfg = load_ssh_config(cfg.ssh_config)
         self.spec: HostSpec = resolve_host(
@@ -238,35 +223,19 @@ class SSHTransport:
             conn = await self._ensure()
             try:
                 return conn, await self._in_pool(self._exec, conn, line)
-            except paramiko.ChannelException as e:
-                if not conn.alive() or delay > 1.5:
-                    raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
-                await asyncio.sleep(delay)
-                delay *= 2
             except _LOST as e:
+                # paramiko shares one "saved exception" between threads, so a refused open
+                # may surface as a bare SSHException: retry any failure on a live link.
                 if conn.alive():
-                    raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
+                    if delay > 1.5:
+                        raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
+                    await asyncio.sleep(delay)
+                    delay *= 2
+                    continue
                 err = self._drop(conn, e)
                 if reconnected:
                     raise err from None
                 reconnected = True
-
-    @staticmethod
-    async def _drain(ch: paramiko.Channel, on_out: Callable[[bytes], None],
-                     err: list[bytes]) -> _Wake:
-        wake = _Wake(asyncio.get_running_loop())
-        ch.in_buffer.set_event(wake)
-        ch.in_stderr_buffer.set_event(wake)
-        while True:
-            wake.event.clear()
-            while ch.recv_ready():
-                on_out(ch.recv(1 << 16))
-            while ch.recv_stderr_ready():
-                err.append(ch.recv_stderr(1 << 16))
-            if (ch.eof_received or ch.closed) and not ch.recv_ready() \
-                    and not ch.recv_stderr_ready():
-                return wake
-            await wake.event.wait()
 
     # ---- commands ----
     async def run(
@@ -281,27 +250,27 @@ class SSHTransport:
     ) -> CommandResult:
         argv = check_argv(argv)
         line = render_command(argv, env, preamble)
+        out: list[bytes] = []
+        err: list[bytes] = []
+
+        async def talk(ch: paramiko.Channel) -> int:
+            if stdin:
+                await self._in_pool(ch.sendall, stdin)
+            ch.shutdown_write()
+            async for o, e in chunks(ch):
+                out.append(o)
+                err.append(e)
+            if not ch.exit_status_ready():
+                await self._in_pool(ch.status_event.wait, 5.0)
+            status = ch.recv_exit_status() if ch.exit_status_ready() else -1
+            await server_closed(ch, 2.0)
+            return status
+
         async with self._sem:
             t0 = time.monotonic()
             conn, ch = await self._open_channel(line)
-            out: list[bytes] = []
-            err: list[bytes] = []
             try:
-                async def talk() -> int:
-                    if stdin:
-                        await self._in_pool(ch.sendall, stdin)
-                    ch.shutdown_write()
-                    wake = await self._drain(ch, out.append, err)
-                    st = ch.recv_exit_status() if ch.exit_status_ready() else \
-                        await self._in_pool(ch.recv_exit_status)
-                    # Release the session slot only once the server closed it (MaxSessions).
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        while not ch.closed:
-                            wake.event.clear()
-                            await asyncio.wait_for(wake.event.wait(), 2.0)
-                    return st
-
-                status = await asyncio.wait_for(talk(), timeout)
+                status = await asyncio.wait_for(talk(ch), timeout)
             except asyncio.TimeoutError:
                 raise CommandTimeout(
                     f"{self.name}: {argv[0]} timed out after {timeout:g} s"
@@ -327,31 +296,16 @@ class SSHTransport:
         line = render_stream_command(check_argv(argv), env, preamble)
         async with self._sem:
             conn, ch = await self._open_channel(line)
-            q: asyncio.Queue[bytes] = asyncio.Queue()
-            err: list[bytes] = []
-            reader = asyncio.ensure_future(self._drain(ch, q.put_nowait, err))
-            buf = ""
+            lines = LineSplitter()
             try:
-                while True:
-                    getter = asyncio.ensure_future(q.get())
-                    await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                    if not getter.done():
-                        getter.cancel()
-                        while not q.empty():
-                            lines, buf = split_lines(buf, q.get_nowait().decode("utf-8", "replace"))
-                            for ln in lines:
-                                yield ln
-                        break
-                    err.clear()  # stderr is read only so it cannot stall the channel window
-                    lines, buf = split_lines(buf, getter.result().decode("utf-8", "replace"))
-                    for ln in lines:
+                async for o, _ in chunks(ch):  # stderr is read and dropped
+                    for ln in lines.feed(o):
                         yield ln
-                if buf:
-                    yield buf
+                for ln in lines.end():
+                    yield ln
                 if not conn.alive():
                     raise self._drop(conn, ConnectionError("while streaming"))
             finally:
-                reader.cancel()
                 with contextlib.suppress(Exception):
                     ch.shutdown_write()  # the remote watcher sees EOF and kills the command
                     ch.close()

@@ -1,0 +1,65 @@
+"""Reading paramiko channels from asyncio without a thread per channel.
+
+paramiko's channel buffers set an event when data (or EOF/close) arrives; a stand-in event
+forwards that to the loop, so readers await instead of blocking a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import paramiko
+
+
+class Wake:
+    """Stands in for the threading.Event paramiko sets when channel data arrives."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop, self.event = loop, asyncio.Event()
+
+    def set(self) -> None:
+        with contextlib.suppress(RuntimeError):  # loop closed: nobody is waiting any more
+            self.loop.call_soon_threadsafe(self.event.set)
+
+    def clear(self) -> None:  # the reader clears before draining, so no wake-up is lost
+        pass
+
+
+def wake_on_data(ch: paramiko.Channel) -> Wake:
+    wake = Wake(asyncio.get_running_loop())
+    ch.in_buffer.set_event(wake)
+    ch.in_stderr_buffer.set_event(wake)
+    return wake
+
+
+async def chunks(ch: paramiko.Channel) -> AsyncIterator[tuple[bytes, bytes]]:
+    """(stdout, stderr) bytes as they arrive, until EOF; both are read so that neither
+    can fill the channel window and stall the other."""
+    wake = wake_on_data(ch)
+    while True:
+        wake.event.clear()  # before draining: a later arrival sets it again
+        out, err = [], []
+        while ch.recv_ready():
+            out.append(ch.recv(1 << 16))
+        while ch.recv_stderr_ready():
+            err.append(ch.recv_stderr(1 << 16))
+        if out or err:
+            yield b"".join(out), b"".join(err)
+        elif ch.eof_received or ch.closed:
+            return
+        else:
+            await wake.event.wait()
+
+
+async def server_closed(ch: paramiko.Channel, within_s: float) -> None:
+    """Wait for the server's CLOSE: only then is its MaxSessions slot (nearly) free."""
+    wake = wake_on_data(ch)  # a closing channel closes its buffers: sets `wake`
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while not ch.closed and loop.time() < end:
+        wake.event.clear()
+        if not ch.closed:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(wake.event.wait(), end - loop.time())

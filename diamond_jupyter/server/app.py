@@ -1,0 +1,110 @@
+"""The Jupyter server extension: one Federation per (user) server, REST API and events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float, List, Unicode, default
+
+from ..config import default_config_path, load_config
+from ..federation import Federation
+from ..model import DiamondError
+from .events import EventBridge, register_schemas
+
+
+class DiamondApp(ExtensionApp):
+    name = "diamond_jupyter"
+    description = "Run HPC jobs across several clusters from Jupyter"
+    load_other_extensions = True
+
+    sites_file = Unicode(
+        help="The sites file (YAML). Default: $DIAMOND_CONFIG, else "
+        "~/.config/diamond/sites.yaml.").tag(config=True)
+    store_path = Unicode(
+        None, allow_none=True,
+        help="The SQLite store. Default: the sites file's `store`, else "
+        "$DIAMOND_DATA_DIR/diamond.sqlite3 (shared with the CLI and kernels).").tag(config=True)
+    poll_interval_s = Float(60.0, help="Safety-net scheduler poll interval (s).").tag(config=True)
+    min_poll_s = Float(2.0, help="Shortest scheduler poll interval (s).").tag(config=True)
+    store_poll_s = Float(
+        2.0, help="How often to pick up events other processes (CLI, kernels) wrote to the "
+        "store; 0 disables.").tag(config=True)
+    allowed_sites = List(
+        Unicode(), default_value=None, allow_none=True,
+        help="Sites this user may use (None: every site in the sites file).").tag(config=True)
+    llm_provider = Unicode("anthropic", help="The agent's LLM provider.").tag(config=True)
+    llm_model = Unicode("", help="The agent's model ('' = the provider's default).").tag(
+        config=True)
+    llm_api_key_env = Unicode(
+        "ANTHROPIC_API_KEY",
+        help="Name of the environment variable holding the LLM API key. The key itself never "
+        "reaches the browser, the events or the store.").tag(config=True)
+
+    @default("sites_file")
+    def _default_sites_file(self) -> str:
+        return str(default_config_path())  # honours DIAMOND_CONFIG
+
+    # -- life cycle -------------------------------------------------------------------------
+    def initialize_settings(self) -> None:
+        self.federation: Federation | None = None
+        self.error: str | None = None
+        self._started: asyncio.Future | None = None
+        try:
+            cfg = load_config(self.sites_file)
+            if self.store_path:
+                cfg = cfg.model_copy(update={"store": self.store_path})
+            self.federation = Federation(
+                cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
+                store_poll_s=self.store_poll_s or None, allowed_sites=self.allowed_sites)
+        except (DiamondError, OSError) as e:
+            self.error = str(e)
+            self.log.warning("diamond: not configured: %s", e)
+        # Schemas first: a socket only receives the schemas registered when it opened.
+        register_schemas(self.serverapp.event_logger)
+        self.bridge = EventBridge(self.serverapp.event_logger)
+        self.settings.update({"diamond_federation": self.federation, "diamond_app": self})
+
+    def initialize_handlers(self) -> None:
+        from .handlers import routes
+
+        self.handlers.extend(routes())
+
+    async def _start_jupyter_server_extension(self, serverapp) -> None:  # noqa: ARG002
+        await self.ensure_started()
+
+    async def ensure_started(self) -> Federation | None:
+        """Start the Federation once, on the server's event loop (also lazily, from a
+        request, where the server was started without its post-start hook)."""
+        if self.federation is None:
+            return None
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+        return self.federation
+
+    async def _start(self) -> None:
+        assert self.federation is not None
+        self.bridge.attach(self.federation)
+        try:
+            await self.federation.start()
+        except DiamondError as e:  # recovery failed: keep serving; the reason is logged
+            self.log.warning("diamond: recovery at start failed: %s", e)
+
+    async def stop_extension(self) -> None:
+        self.bridge.detach()
+        if self.federation is not None and self._started is not None:
+            await self.federation.close()
+        self._started = None
+
+    @property
+    def llm_api_key(self) -> str | None:
+        """The key for the agent (server side only; never serialised)."""
+        return os.environ.get(self.llm_api_key_env) if self.llm_api_key_env else None
+
+    def agent_settings(self) -> dict[str, str]:
+        """What the agent (and GET state) may know of the LLM setup: no key."""
+        return {"provider": self.llm_provider, "model": self.llm_model,
+                "api_key_env": self.llm_api_key_env,
+                "api_key_set": str(bool(self.llm_api_key)).lower()}

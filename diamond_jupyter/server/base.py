@@ -1,0 +1,138 @@
+"""The base handler: authentication, error mapping, access to the Federation."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Awaitable, Callable
+from http.client import responses
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from jupyter_server.base.handlers import APIHandler
+from pydantic import ValidationError
+from tornado.web import HTTPError
+
+from ..model import BadInput, DiamondError, Job, JobSpec, SiteError
+
+if TYPE_CHECKING:
+    from ..federation import Federation
+    from .app import DiamondApp
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+_DIRECTIVE = re.compile(r"^\s*#\s*(SBATCH|PBS|BSUB|flux:)", re.MULTILINE)
+
+
+class ApiError(HTTPError):
+    """An HTTP error with a machine-readable `reason` for the JSON body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(status, log_message=message.replace("%", "%%"))
+        self.code, self.message = code, message
+
+
+def api(method: F) -> F:
+    """Map engine errors to HTTP statuses (BadInput 400, SiteError 502, others 500)."""
+
+    @functools.wraps(method)
+    async def inner(self: DiamondHandler, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except BadInput as e:
+            raise ApiError(400, "bad-input", str(e)) from None
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "body"
+            raise ApiError(400, "bad-input", f"{where}: {first['msg']}") from None
+        except SiteError as e:
+            raise ApiError(502, "site-error", str(e)) from None
+        except DiamondError as e:
+            raise ApiError(500, "engine-error", str(e)) from None
+
+    return inner  # type: ignore[return-value]
+
+
+class DiamondHandler(APIHandler):
+    auth_resource = "diamond"
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        # Refuse before method dispatch, so that even an unsupported method answers 403.
+        if not self.current_user and self.request.method != "OPTIONS":
+            raise HTTPError(403, log_message="authentication required")
+
+    @property
+    def app(self) -> DiamondApp:
+        return self.settings["diamond_app"]
+
+    async def fed(self) -> Federation:
+        """The started Federation, or 503 with the reason it is not configured."""
+        fed = await self.app.ensure_started()
+        if fed is None:
+            raise ApiError(503, "not-configured", self.app.error or "diamond is not configured")
+        return fed
+
+    def job_or_404(self, fed: Federation, job_id: str) -> Job:
+        try:
+            return fed.job(job_id)
+        except BadInput as e:
+            raise ApiError(404, "not-found", str(e)) from None
+
+    # -- request helpers ----------------------------------------------------------------
+    def body(self) -> dict[str, Any]:
+        try:
+            data = self.get_json_body()
+        except HTTPError:
+            raise ApiError(400, "bad-input", "the request body is not valid JSON") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ApiError(400, "bad-input", "the request body must be a JSON object")
+        return data
+
+    def int_arg(self, name: str, default: int | None, *, lo: int = 0,
+                hi: int | None = None) -> int | None:
+        raw = self.get_query_argument(name, None)
+        if raw in (None, ""):
+            return default
+        try:
+            val = int(raw)
+        except ValueError:
+            raise ApiError(400, "bad-input", f"{name} must be an integer, not {raw!r}") from None
+        if val < lo or (hi is not None and val > hi):
+            raise ApiError(400, "bad-input", f"{name} must be between {lo} and {hi or 'inf'}")
+        return val
+
+    def spec_from(self, fed: Federation, body: dict[str, Any]) -> JobSpec:
+        """A JobSpec from `{"spec": {...}}` or `{"script": TEXT, "dialect"?: NAME}`."""
+        if "spec" in body:
+            if not isinstance(body["spec"], dict):
+                raise ApiError(400, "bad-input", "spec must be a JSON object (a JobSpec)")
+            return JobSpec.model_validate(body["spec"])
+        script = body.get("script")
+        if not isinstance(script, str) or not script.strip():
+            raise ApiError(400, "bad-input", 'give "script" (text) or "spec" (a JobSpec)')
+        dialect = body.get("dialect")
+        if dialect is not None and not isinstance(dialect, str):
+            raise ApiError(400, "bad-input", "dialect must be a string")
+        if not dialect and not _DIRECTIVE.search(script):
+            return JobSpec(script=script)
+        return fed.parse(script, dialect or None)
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(data))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, ApiError):
+            reply = {"reason": exc.code, "message": exc.message}
+        elif isinstance(exc, HTTPError):
+            text = responses.get(status_code, "error")
+            msg = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
+            reply = {"reason": (exc.reason or text).lower().replace(" ", "-"),
+                     "message": msg or text}
+        else:
+            reply = {"reason": "internal-error", "message": "unhandled error (see server log)"}
+        self.finish(json.dumps(reply))

@@ -1,0 +1,114 @@
+"""Bridge from the Federation's stored events to jupyter_events (/api/events/subscribe)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ..model import DiamondError, Event
+from . import views
+
+if TYPE_CHECKING:
+    from jupyter_events import EventLogger
+
+    from ..federation import Federation
+
+log = logging.getLogger(__name__)
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+PREFIX = "https://diamond-jupyter.org/events/"
+JOB_STATE = PREFIX + "job-state"
+SITE_SNAPSHOT = PREFIX + "site-snapshot"
+TRANSFER_PROGRESS = PREFIX + "transfer-progress"
+AGENT_STEP = PREFIX + "agent-step"
+JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
+
+
+def schema_paths() -> list[Path]:
+    return sorted(SCHEMA_DIR.glob("*.yaml"))
+
+
+def register_schemas(event_logger: EventLogger) -> list[str]:
+    """Register every diamond schema once (registering an id twice raises)."""
+    ids = []
+    for path in schema_paths():
+        sid = yaml.safe_load(path.read_text())["$id"]
+        if sid not in event_logger.schemas:
+            event_logger.register_event_schema(path)
+        ids.append(sid)
+    return ids
+
+
+def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None:
+    """Map one stored event to (schema id, payload), or None if it has no schema."""
+    if ev.kind in JOB_KINDS and ev.job_id:
+        try:
+            job = fed.job(ev.job_id)
+        except DiamondError:
+            job = None
+        return JOB_STATE, views.job_state_payload(ev, job)
+    if ev.kind.startswith("transfer."):
+        return TRANSFER_PROGRESS, views.transfer_payload(ev)
+    if ev.kind.startswith("agent."):
+        return AGENT_STEP, views.agent_payload(ev)
+    return None
+
+
+class EventBridge:
+    """Subscribes to the Federation and emits on the server's event-loop thread."""
+
+    def __init__(self, event_logger: EventLogger) -> None:
+        self.event_logger = event_logger
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._fed: Federation | None = None
+        self._snap_taken: dict[str, str | None] = {}
+
+    def attach(self, fed: Federation) -> None:
+        """Call from the event loop: remembers it, then follows the Federation's events."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        if self._unsubscribe is None:
+            self._fed = fed
+            self._unsubscribe = fed.subscribe(self.on_event)
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._unsubscribe = self._fed = None
+
+    def on_event(self, ev: Event) -> None:
+        if self._fed is None:
+            return
+        mapped = to_emission(ev, self._fed)
+        if mapped is not None:
+            self.emit(*mapped)
+
+    def site_snapshot(self, row: dict[str, Any]) -> None:
+        """Emit a SiteRow once per fresh snapshot (the same snapshot is not re-sent)."""
+        name, taken = row["name"], row.get("taken_at")
+        if self._snap_taken.get(name, "") == taken:
+            return
+        self._snap_taken[name] = taken
+        self.emit(SITE_SNAPSHOT, row)
+
+    def emit(self, schema_id: str, data: dict[str, Any]) -> None:
+        if self._loop is None or self._loop.is_closed():
+            return
+        if threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._emit, schema_id, data)
+        else:
+            self._emit(schema_id, data)
+
+    def _emit(self, schema_id: str, data: dict[str, Any]) -> None:
+        try:
+            self.event_logger.emit(schema_id=schema_id, data=data)
+        except Exception:  # a bad payload must not break the engine's delivery
+            log.exception("diamond: could not emit %s", schema_id)

@@ -1,0 +1,310 @@
+"""REST routes under /diamond/api/ (GET never changes state)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado.web import authenticated
+
+from ..model import DiamondError, JobState
+from . import views
+from .base import ApiError, DiamondHandler, api
+
+OPENAPI = Path(__file__).parent / "openapi.yaml"
+JOB = r"(?P<job_id>[^/]+)"
+SITE = r"(?P<name>[^/]+)"
+MAX_LIMIT = 500
+
+
+class _Rows(DiamondHandler):
+    """Shared: SiteRows from (fresh or cached) snapshots, emitted as site-snapshot events."""
+
+    async def site_rows(self, fed: Any, names: list[str] | None = None, *,
+                        max_age_s: float = 15.0) -> list[dict[str, Any]]:
+        if names is None:
+            snaps = await fed.snapshots(max_age_s=max_age_s)
+        else:
+            snaps = {n: await fed.snapshot(n, max_age_s=max_age_s) for n in names}
+        typical = await self.typical_starts(fed)
+        cfgs = {c["name"]: c for c in fed.site_configs()}
+        rows = []
+        for name, snap in snaps.items():
+            mine = fed.count_jobs(site=name, states=views.UNFINISHED)
+            row = views.site_row(cfgs.get(name, {}), snap, my_jobs=mine,
+                                 typical_start_s=typical.get(name))
+            self.app.bridge.site_snapshot(row)
+            rows.append(row)
+        return rows
+
+    async def typical_starts(self, fed: Any) -> dict[str, float | None]:
+        """Estimated wait (s) of a 1-node 1-hour job per site (None: cannot run it)."""
+        try:
+            pl = await fed.place(views.TYPICAL_SPEC)
+        except DiamondError:
+            return {}
+        out: dict[str, float | None] = {}
+        for v in pl.ranked:
+            start = v.estimated_start
+            out[v.site] = (max((start - pl.now).total_seconds(), 0.0)
+                           if v.feasible and start else (0.0 if v.feasible else None))
+        return out
+
+
+class StateHandler(_Rows):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        """Everything a (re)connecting client needs to rebuild its picture."""
+        if self.app.federation is None:
+            self.reply({"sites": [], "jobs": [], "tasks": [], "transfers": [], "events": [],
+                        "last_seq": 0, "error": self.app.error})
+            return
+        fed = await self.fed()
+        last = fed.last_seq()
+        rows = await self.site_rows(fed)
+        events = fed.events_since(max(last - 50, 0), limit=50)
+        self.reply({
+            "sites": rows,
+            "jobs": [views.job_json(j) for j in fed.jobs(limit=200)],
+            "tasks": fed.tasks(),
+            "transfers": fed.transfers(),
+            "events": [views.event_json(e) for e in events],
+            "last_seq": last,
+            "error": None,
+        })
+
+
+class SitesHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        fed = await self.fed()
+        self.reply({"sites": [views.public_config(c) for c in fed.site_configs()]})
+
+
+class SiteHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, name: str) -> None:
+        fed = await self.fed()
+        cfg = next((c for c in fed.site_configs() if c["name"] == name), None)
+        if cfg is None:
+            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        snap = await fed.snapshot(name)
+        self.reply(views.public_config(cfg) | {"snapshot": views.snapshot_summary(snap)})
+
+
+class SnapshotHandler(_Rows):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, name: str) -> None:
+        fed = await self.fed()
+        if name not in {c["name"] for c in fed.site_configs()}:
+            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        max_age = self.int_arg("max_age", 15, hi=86400)
+        snap = await fed.snapshot(name, max_age_s=float(max_age or 0))
+        await self.site_rows(fed, [name])  # emits site-snapshot if this one is fresh
+        self.reply(snap.model_dump(mode="json"))
+
+
+class PlaceHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        fed = await self.fed()
+        spec = self.spec_from(fed, self.body())
+        self.reply((await fed.place(spec)).model_dump(mode="json"))
+
+
+class JobsHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        fed = await self.fed()
+        site = self.get_query_argument("site", None) or None
+        raw = self.get_query_argument("state", "")
+        try:
+            states = [JobState(s.strip().upper()) for s in raw.split(",") if s.strip()] or None
+        except ValueError:
+            raise ApiError(400, "bad-input", f"unknown state in {raw!r}; expected "
+                           f"{', '.join(s.value for s in JobState)}") from None
+        name = self.get_query_argument("name", None) or None
+        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
+        offset = self.int_arg("offset", 0)
+        jobs = fed.jobs(site=site, states=states, name_like=name, limit=limit, offset=offset)
+        total = fed.count_jobs(site=site, states=states, name_like=name)
+        self.reply({"jobs": [views.job_json(j) for j in jobs], "total": total,
+                    "limit": limit, "offset": offset})
+
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        fed = await self.fed()
+        body = self.body()
+        spec = self.spec_from(fed, body)
+        if body.get("name"):
+            spec = spec.model_copy(update={"name": str(body["name"])})
+        site = body.get("site") or "auto"
+        origin = body.get("origin")
+        if not isinstance(site, str) or (origin is not None and not isinstance(origin, dict)):
+            raise ApiError(400, "bad-input", 'site must be "auto" or a site name; origin an '
+                           'object {"path", "cell_id"}')
+        job = await fed.submit(spec, site, origin=origin)
+        self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
+        self.reply(views.job_json(job), 201)
+
+
+class JobHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, job_id: str) -> None:
+        fed = await self.fed()
+        self.reply(views.job_json(self.job_or_404(fed, job_id)))
+
+
+class JobCancelHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, job_id: str) -> None:
+        fed = await self.fed()
+        self.job_or_404(fed, job_id)
+        self.reply(views.job_json(await fed.cancel(job_id)))
+
+
+class JobLogsHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, job_id: str) -> None:
+        fed = await self.fed()
+        self.job_or_404(fed, job_id)
+        lines = self.int_arg("lines", 100, lo=1, hi=10000)
+        self.reply(await fed.logs(job_id, lines=lines or 100))
+
+
+class JobFilesHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, job_id: str) -> None:
+        fed = await self.fed()
+        self.job_or_404(fed, job_id)
+        self.reply({"files": await fed.files(job_id)})
+
+
+class JobFetchHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, job_id: str) -> None:
+        """Copy the results into the server's root_dir; paths come back relative to it."""
+        fed = await self.fed()
+        job = self.job_or_404(fed, job_id)
+        root = Path(self.settings.get("server_root_dir", ".")).expanduser().resolve()
+        dest = self.body().get("dest") or f"diamond-results/{job.id.replace(':', '-')}"
+        if not isinstance(dest, str):
+            raise ApiError(400, "bad-input", "dest must be a path (string)")
+        target = (root / dest.lstrip("/") if not Path(dest).is_absolute()
+                  else Path(dest)).resolve()
+        if target != root and root not in target.parents:
+            raise ApiError(400, "bad-input", f"dest {dest!r} is outside the server's root "
+                           "directory")
+        paths = await fed.fetch(job_id, target)
+        self.reply({"paths": [p.resolve().relative_to(root).as_posix() for p in paths],
+                    "dest": target.relative_to(root).as_posix()})
+
+
+class TranslateHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        fed = await self.fed()
+        body = self.body()
+        script, to, src = body.get("script"), body.get("to"), body.get("from")
+        if not isinstance(script, str) or not isinstance(to, str) or (
+                src is not None and not isinstance(src, str)):
+            raise ApiError(400, "bad-input", 'give "script" and "to" (and optionally "from")')
+        text, warnings, spec = await asyncio.to_thread(fed.translate, script, to, src or None)
+        self.reply({"script": text, "warnings": warnings, "spec": spec.model_dump(mode="json")})
+
+
+class EventsHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        """Replay stored events after `since` (a reconnecting client's catch-up)."""
+        fed = await self.fed()
+        since = self.int_arg("since", 0) or 0
+        limit = self.int_arg("limit", 1000, lo=1, hi=10000) or 1000
+        job_id = self.get_query_argument("job_id", None) or None
+        kinds = [k.strip() for k in self.get_query_argument("kinds", "").split(",") if k.strip()]
+        last = fed.last_seq()
+        events = fed.events_since(since, kinds=kinds or None, job_id=job_id, limit=limit)
+        more = len(events) == limit
+        self.reply({"events": [views.event_json(e) for e in events],
+                    "last_seq": (events[-1].seq or last) if more else max(last, since),
+                    "more": more})
+
+
+class TransfersHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        fed = await self.fed()
+        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
+        self.reply({"transfers": fed.transfers(limit=limit, offset=self.int_arg("offset", 0))})
+
+
+class TasksHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        fed = await self.fed()
+        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
+        self.reply({"tasks": fed.tasks(limit=limit, offset=self.int_arg("offset", 0))})
+
+
+class OpenAPIHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    async def get(self) -> None:
+        """The API description (served even when diamond is not configured)."""
+        self.finish(OPENAPI.read_text(), set_content_type="application/yaml; charset=utf-8")
+
+
+def routes() -> list[tuple[str, type[DiamondHandler]]]:
+    p = "/diamond/api"
+    return [
+        (f"{p}/state", StateHandler),
+        (f"{p}/sites", SitesHandler),
+        (f"{p}/sites/{SITE}", SiteHandler),
+        (f"{p}/sites/{SITE}/snapshot", SnapshotHandler),
+        (f"{p}/place", PlaceHandler),
+        (f"{p}/jobs", JobsHandler),
+        (f"{p}/jobs/{JOB}", JobHandler),
+        (f"{p}/jobs/{JOB}/cancel", JobCancelHandler),
+        (f"{p}/jobs/{JOB}/logs", JobLogsHandler),
+        (f"{p}/jobs/{JOB}/files", JobFilesHandler),
+        (f"{p}/jobs/{JOB}/fetch", JobFetchHandler),
+        (f"{p}/translate", TranslateHandler),
+        (f"{p}/events", EventsHandler),
+        (f"{p}/transfers", TransfersHandler),
+        (f"{p}/tasks", TasksHandler),
+        (f"{p}/openapi.yaml", OpenAPIHandler),
+    ]

@@ -1,0 +1,155 @@
+"""JSON shapes of the REST API and the events (pure functions over engine models)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from ..model import Event, Job, JobSpec, JobState, Resources, SiteSnapshot
+
+UNFINISHED = [JobState.PENDING, JobState.RUNNING, JobState.UNKNOWN]
+_SECRET = re.compile(r"(?i)(pass|secret|token|key|credential|auth)")
+_DOWN = ("down", "drain", "fail", "maint", "reserved", "unknown", "not_responding", "future")
+
+# A typical job, for the sidebar's "typical start" column: 1 node for 1 hour.
+TYPICAL_SPEC = JobSpec(name="typical", command="true",
+                       resources=Resources(nodes=1, walltime_s=3600))
+
+
+def iso(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt else None
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    return job.model_dump(mode="json", exclude={"spec"})
+
+
+def event_json(ev: Event) -> dict[str, Any]:
+    return ev.model_dump(mode="json")
+
+
+def public_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A site's configuration without secrets: secret-looking env values are masked."""
+    out = dict(cfg)
+    out["env"] = {k: ("***" if _SECRET.search(k) else v) for k, v in cfg.get("env", {}).items()}
+    return out
+
+
+def _usable(state: str) -> bool:
+    s = state.lower()
+    return not any(d in s for d in _DOWN)
+
+
+def site_row(cfg: dict[str, Any], snap: SiteSnapshot, *, my_jobs: int | None,
+             typical_start_s: float | None) -> dict[str, Any]:
+    """The sidebar's SiteRow: capacity, occupancy and partitions of one site."""
+    have_nodes = bool(snap.nodes)
+    usable = [n for n in snap.nodes if _usable(n.state)]
+
+    def total(attr: str) -> int | None:
+        return sum(getattr(n, attr) for n in snap.nodes) if have_nodes else None
+
+    def free(attr: str, alloc: str) -> int | None:
+        if not have_nodes:
+            return None
+        return sum(max(getattr(n, attr) - getattr(n, alloc), 0) for n in usable)
+
+    queue_known = snap.reachable or bool(snap.jobs)
+    return {
+        "name": snap.site,
+        "scheduler": cfg.get("scheduler", "slurm"),
+        "reachable": snap.reachable,
+        "error": snap.error,
+        "taken_at": iso(snap.taken_at),
+        "nodes_total": len(snap.nodes) if have_nodes else None,
+        "nodes_free": (sum(1 for n in usable if n.state.lower().startswith("idle"))
+                       if have_nodes else None),
+        "cpus_total": total("cpus"),
+        "cpus_free": free("cpus", "cpus_allocated"),
+        "gpus_total": total("gpus"),
+        "gpus_free": free("gpus", "gpus_allocated"),
+        "pending": len(snap.pending) if queue_known else None,
+        "running": len(snap.running) if queue_known else None,
+        "my_jobs": my_jobs,
+        "typical_start_s": typical_start_s,
+        "partitions": [{"name": p.name, "max_time_s": p.max_time_s,
+                        "total_nodes": p.total_nodes, "default": p.default}
+                       for p in snap.partitions],
+        "metadata": cfg.get("metadata", {}),
+    }
+
+
+def snapshot_summary(snap: SiteSnapshot) -> dict[str, Any]:
+    return {"taken_at": iso(snap.taken_at), "reachable": snap.reachable, "error": snap.error,
+            "nodes": len(snap.nodes), "partitions": [p.name for p in snap.partitions],
+            "pending": len(snap.pending), "running": len(snap.running)}
+
+
+# -- event payloads (jupyter_events) ---------------------------------------------------------
+
+def job_state_payload(ev: Event, job: Job | None) -> dict[str, Any]:
+    data = ev.data
+    state = data.get("state") or (job.state.value if job else JobState.UNKNOWN.value)
+    current = job is not None and job.state.value == state  # job's details match this event
+
+    def field(key: str) -> Any:
+        if key in data:
+            return data[key]
+        return getattr(job, key) if current else None
+
+    def when(key: str) -> str | None:
+        v = field(key)
+        return iso(v) if isinstance(v, datetime) else v
+
+    return {
+        "seq": ev.seq,
+        "kind": ev.kind,
+        "job_id": job.id if job else ev.job_id,
+        "site": ev.site or (job.site if job else ""),
+        "state": state,
+        "previous": data.get("previous") if ev.kind != "job.submitted" else None,
+        "at": iso(ev.at),
+        "name": job.name if job else data.get("name"),
+        "native_id": data.get("native_id") or (job.native_id if job else None),
+        "exit_code": field("exit_code"),
+        "reason": field("reason"),
+        "submitted_at": when("submitted_at") or (iso(job.submitted_at) if job else None),
+        "started_at": when("started_at"),
+        "ended_at": when("ended_at"),
+    }
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def transfer_payload(ev: Event) -> dict[str, Any]:
+    d = ev.data
+    return {
+        "seq": ev.seq, "kind": ev.kind, "at": iso(ev.at), "job_id": ev.job_id, "site": ev.site,
+        "transfer_id": _str(d.get("transfer_id") or d.get("id")),
+        "state": _str(d.get("state")),
+        "bytes_done": _int(d.get("bytes_done", d.get("bytes"))),
+        "bytes_total": _int(d.get("bytes_total", d.get("total_bytes"))),
+        "src": _str(d.get("src")), "dst": _str(d.get("dst")), "error": _str(d.get("error")),
+        "data": d,
+    }
+
+
+def agent_payload(ev: Event) -> dict[str, Any]:
+    d = ev.data
+    return {
+        "seq": ev.seq, "kind": ev.kind, "at": iso(ev.at), "job_id": ev.job_id, "site": ev.site,
+        "task_id": _str(d.get("task_id")),
+        "step": _int(d.get("step", d.get("n"))),
+        "step_kind": _str(d.get("step_kind") or ev.kind.partition(".")[2] or None),
+        "state": _str(d.get("state")),
+        "text": _str(d.get("text")),
+        "tool": _str(d.get("tool")),
+        "data": d,
+    }

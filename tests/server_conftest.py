@@ -1,0 +1,108 @@
+"""Fixtures for the server-extension tests (a pytest plugin; tests list it in pytest_plugins).
+
+A Jupyter server with the diamond extension pointed at the real local Slurm test bed, and an
+`api` caller that checks every response against server/openapi.yaml.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import yaml
+from openapi_core import OpenAPI
+from openapi_core.testing import MockRequest, MockResponse
+
+from diamond_jupyter.server.handlers import OPENAPI
+
+pytest_plugins = ("pytest_jupyter.jupyter_server",)
+
+
+@pytest.fixture
+async def _asyncio_test_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+@pytest.fixture(autouse=True)
+def jp_asyncio_loop(_asyncio_test_loop):
+    """Serve on pytest-asyncio's loop (the project runs asyncio_mode=auto): the test
+    coroutine and the server then share one loop. pytest-asyncio owns and closes it."""
+    return _asyncio_test_loop
+
+
+def diamond_config(sites_file: str, store: str) -> dict[str, Any]:
+    return {
+        "ServerApp": {"jpserver_extensions": {"diamond_jupyter": True}},
+        "DiamondApp": {"sites_file": sites_file, "store_path": store, "min_poll_s": 0.3,
+                       "poll_interval_s": 5.0, "store_poll_s": 0.5},
+    }
+
+
+@pytest.fixture
+def jp_server_config(tb, tmp_path, data_dir):
+    return diamond_config(str(tb.config_path), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture(scope="session")
+def openapi_spec() -> OpenAPI:
+    return OpenAPI.from_dict(yaml.safe_load(OPENAPI.read_text()))
+
+
+@dataclass
+class Reply:
+    code: int
+    body: Any
+    headers: Any
+
+
+class Api:
+    """`await api.get("jobs", params=...)`, `await api.post("jobs", {...}, expect=201)`."""
+
+    def __init__(self, fetch: Any, base_url: str, spec: OpenAPI) -> None:
+        self.fetch, self.base_url, self.spec = fetch, base_url, spec
+
+    async def call(self, method: str, path: str, body: Any = None, *, params: dict | None = None,
+                   expect: int | None = 200, raw: bytes | None = None,
+                   validate: bool = True) -> Reply:
+        data = raw if raw is not None else (
+            json.dumps(body).encode() if body is not None else None)
+        if method == "POST" and data is None:
+            data = b"{}"
+        resp = await self.fetch("diamond", "api", *path.split("/"), method=method, body=data,
+                                params=params, raise_error=False)
+        text = resp.body.decode()
+        ctype = resp.headers.get("Content-Type", "").split(";")[0]
+        parsed = json.loads(text) if ctype == "application/json" and text else text
+        if expect is not None:
+            assert resp.code == expect, f"{method} {path}: {resp.code} {text[:2000]}"
+        if validate:
+            self.validate(method, path, params, data, resp.code, resp.body, ctype)
+        return Reply(resp.code, parsed, resp.headers)
+
+    def validate(self, method: str, path: str, params: dict | None, data: bytes | None,
+                 code: int, body: bytes, ctype: str) -> None:
+        req = MockRequest("http://localhost", method, "/diamond/api/" + path,
+                          args={k: str(v) for k, v in (params or {}).items()},
+                          data=data if method == "POST" else None)
+        self.spec.validate_response(req, MockResponse(body, status_code=code,
+                                                      content_type=ctype))
+
+    async def get(self, path: str, **kw: Any) -> Any:
+        return (await self.call("GET", path, **kw)).body
+
+    async def post(self, path: str, body: Any = None, **kw: Any) -> Any:
+        return (await self.call("POST", path, body, **kw)).body
+
+
+@pytest.fixture
+def api(jp_fetch, jp_base_url, openapi_spec) -> Api:
+    return Api(jp_fetch, jp_base_url, openapi_spec)
+
+
+def job_path(job_id: str, *rest: str) -> str:
+    """A job route; the id's colon is sent percent-encoded, as browsers do."""
+    return "/".join(["jobs", urllib.parse.unquote(job_id), *rest])

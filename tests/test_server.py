@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from server_conftest import diamond_config, job_path
 
 from diamond_jupyter.model import JobState
-from server_conftest import diamond_config, job_path
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 pytestmark = pytest.mark.testbed
@@ -120,7 +120,8 @@ async def test_cancel_a_running_job(api, fed):
 
 
 async def test_translate(api):
-    script = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --time=01:00:00\n#SBATCH --mail-type=END\nhostname\n"
+    script = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --time=01:00:00\n#SBATCH --mail-type=END\n"
+              "hostname\n")
     out = await api.post("translate", {"script": script, "to": "pbs"})
     assert "#PBS" in out["script"] and "hostname" in out["script"]
     assert out["spec"]["resources"]["nodes"] == 2

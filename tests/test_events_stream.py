@@ -1,0 +1,88 @@
+"""The jupyter_events stream: a websocket client on /api/events/subscribe sees a submitted
+job go PENDING -> RUNNING -> COMPLETED, and fresh site snapshots (real test bed)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from diamond_jupyter.server.events import (
+    AGENT_STEP,
+    JOB_STATE,
+    PREFIX,
+    SITE_SNAPSHOT,
+    TRANSFER_PROGRESS,
+    schema_paths,
+)
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+pytestmark = pytest.mark.testbed
+
+TIMEOUT = 90.0
+
+
+async def next_message(ws: Any, schema_id: str, pred=lambda m: True) -> dict:
+    """The next diamond message with this schema id that satisfies `pred` (others skipped:
+    kernel and other extensions' events share the socket)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while True:
+        raw = await asyncio.wait_for(ws.read_message(), deadline - loop.time())
+        assert raw is not None, "the event socket closed"
+        msg = json.loads(raw)
+        if msg.get("schema_id") == schema_id and pred(msg):
+            return msg
+
+
+def test_schemas_are_well_formed():
+    ids = set()
+    for path in schema_paths():
+        doc = yaml.safe_load(path.read_text())
+        assert doc["$id"].startswith(PREFIX) and isinstance(doc["version"], str)
+        assert not any(p.startswith("__") for p in doc["properties"])
+        ids.add(doc["$id"])
+    assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP}
+
+
+async def test_schemas_are_registered_at_load(jp_serverapp):
+    registered = set(jp_serverapp.event_logger.schemas.schema_ids)
+    assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP} <= registered
+
+
+async def test_websocket_sees_a_job_go_pending_running_completed(api, jp_ws_fetch):
+    ws = await jp_ws_fetch("api", "events", "subscribe")
+    try:
+        # A fresh snapshot is emitted as a site-snapshot: proves the socket is listening.
+        await api.get("sites/alpha/snapshot", params={"max_age": 0})
+        snap = await next_message(ws, SITE_SNAPSHOT, lambda m: m["name"] == "alpha")
+        assert snap["nodes_total"] == 4 and snap["reachable"] is True
+
+        job = await api.post("jobs", {"script": "#!/bin/bash\nsleep 1\necho done\n",
+                                      "site": "alpha", "name": "streamed"}, expect=201)
+        mine = lambda m: m["job_id"] == job["id"]  # noqa: E731
+        seen: list[dict] = []
+        while not seen or seen[-1]["state"] not in ("COMPLETED", "FAILED", "CANCELLED"):
+            seen.append(await next_message(ws, JOB_STATE, mine))
+    finally:
+        ws.close()
+    states = [m["state"] for m in seen if m["kind"] == "job.state"]
+    assert states == ["PENDING", "RUNNING", "COMPLETED"], [(m["kind"], m["state"]) for m in seen]
+    pending, running, done = (m for m in seen if m["kind"] == "job.state")
+    assert pending["previous"] == "UNKNOWN" and running["previous"] == "PENDING"
+    assert done["previous"] == "RUNNING" and done["exit_code"] == 0
+    assert running["started_at"] and done["ended_at"] and done["submitted_at"]
+    assert all(m["site"] == "alpha" and m["native_id"] == job["native_id"] for m in seen)
+    assert all(m["name"].startswith("streamed") for m in seen)
+    seqs = [m["seq"] for m in seen]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    # The store replays the same events to a client that reconnects.
+    replay = await api.get("events", params={"since": seqs[0] - 1, "job_id": job["id"],
+                                             "kinds": "job.state"})
+    assert [e["data"]["state"] for e in replay["events"]] == states
+    for m in seen:  # nothing secret or internal travels in a payload
+        assert not any(k.startswith("__") for k in m)
+        assert "token" not in m and "spec" not in m

@@ -66,8 +66,10 @@ class Federation:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def recover(self) -> None:
-        for job in self.store.intents_without_native_id(older_than_s=0):
+    async def recover(self, *, intent_grace_s: float = 120.0) -> None:
+        """`intent_grace_s`: an unbound intent younger than this may be another process's
+        submit still in flight (the CLI, a kernel), so it is left alone."""
+        for job in self.store.intents_without_native_id(older_than_s=intent_grace_s):
             if job.site in self.sites:
                 await self._recover_intent(job)
         for job in self.store.unfinished_jobs():
@@ -186,7 +188,10 @@ class Federation:
             "working_directory": spec.working_directory or jd,
             "stdout": spec.stdout or f"{jd}/stdout.log",
         }
-        if not spec.join_output:
+        if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart
+            upd["join_output"] = False
+            upd["stderr"] = f"{jd}/stderr.log"
+        elif not spec.join_output:
             upd["stderr"] = spec.stderr or f"{jd}/stderr.log"
         if not spec.queue and site.cfg.default_partition:
             upd["queue"] = site.cfg.default_partition

@@ -38,6 +38,8 @@ def wrapper_prologue(event_file: str, token: str) -> str:
         f'printf "%s end %s %s %s\\n" "$(date +%s.%N)" "$__dmd_tok" "{jid}" "$__dmd_rc" '
         '>> "$__dmd_ev"; }\n'
         "trap __dmd_end EXIT\n"
+        # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0"
+        "trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP\n"
     )
 
 

@@ -110,14 +110,16 @@ def norm_arch(x: Any) -> str | None:
 
 
 def _nodearch(n: Node, site_arch: str | None) -> str | None:
-    if n.architecture:
-        return norm_arch(n.architecture)
+    """An admin-declared feature (`arch=aarch64`) wins over the architecture the node
+    daemon reports, which is what users select with `-C arch=...`."""
     for f in n.features:
         fl = f.strip().lower()
         if fl.startswith("arch="):
             return norm_arch(fl[5:])
         if norm_arch(fl) in _ARCHES:
             return norm_arch(fl)
+    if n.architecture:
+        return norm_arch(n.architecture)
     return site_arch
 
 

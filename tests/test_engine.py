@@ -1,0 +1,130 @@
+"""The engine against the real test-bed clusters over SSH: every Federation skill."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, JobSpec, JobState, Resources, SiteError
+from diamond_jupyter.store import Store
+
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+def script(body: str, **directives: str) -> str:
+    lines = ["#!/bin/bash"] + [f"#SBATCH --{k.replace('_', '-')}={v}" for k, v in directives.items()]
+    return "\n".join(lines) + "\n" + body + "\n"
+
+
+async def test_submit_wait_logs_fetch(fed, tmp_path):
+    spec = Federation.parse(script("echo out-$((6*7)); echo err >&2; echo data > result.txt",
+                                   time="5", job_name="t1"))
+    job = await fed.submit(spec, "alpha")
+    assert job.id.startswith("alpha:") and job.state == JobState.PENDING
+    done = await fed.wait(job.id, timeout=60)
+    assert done.state == JobState.COMPLETED and done.exit_code == 0
+    assert done.started_at and done.ended_at and done.ended_at >= done.started_at
+    logs = await fed.logs(job.id)
+    assert logs["stdout"].strip() == "out-42" and logs["stderr"].strip() == "err"
+    files = await fed.files(job.id)
+    assert any(f.endswith("/result.txt") for f in files)
+    paths = await fed.fetch(job.id, tmp_path / "back")
+    got = {p.name: p for p in paths}
+    assert got["result.txt"].read_text() == "data\n"
+    kinds = [e.kind for e in fed.store.events_since(0, job_id=job.id)]
+    assert kinds.count("job.state") == 3  # PENDING, RUNNING, COMPLETED; nothing twice
+
+
+async def test_failing_job_reports_exit_code(fed):
+    job = await fed.submit(JobSpec(script="exit 3\n"), "beta")
+    done = await fed.wait(job.id, timeout=60)
+    assert done.state == JobState.FAILED and done.exit_code == 3
+
+
+async def test_cancel_pending_job_resolved_by_safety_net(fed):
+    # held: it never runs its wrapper, so only the batched scheduler query can see the end
+    job = await fed.submit(JobSpec(script="sleep 100\n"), "gamma", hold=True)
+    await fed.cancel(job.id)
+    done = await fed.wait(job.id, timeout=60)
+    assert done.state == JobState.CANCELLED
+
+
+async def test_cancel_running_job(fed):
+    job = await fed.submit(JobSpec(script="sleep 300\n"), "alpha")
+    await fed.wait(job.id, until=[JobState.RUNNING], timeout=60)
+    await fed.cancel(job.id)
+    done = await fed.wait(job.id, timeout=60)
+    assert done.state == JobState.CANCELLED
+
+
+async def test_auto_placement_respects_capabilities(fed):
+    gpu = JobSpec(script="nvidia-smi || true\n",
+                  resources=Resources(gpus_per_node=1, walltime_s=600))
+    pl = await fed.place(gpu)
+    assert pl.choice == "gamma"
+    reasons = {v.site: " ".join(v.reasons) for v in pl.ranked if not v.feasible}
+    assert "GPU" in reasons["alpha"] and "GPU" in reasons["beta"]
+    arm = JobSpec(script="uname -m\n", metadata={"architecture": "aarch64"})
+    job = await fed.submit(arm, "auto")
+    assert job.site == "beta" and job.placement["choice"] == "beta"
+    await fed.wait(job.id, timeout=60)
+
+
+async def test_status_and_jobs_listing(fed):
+    job = await fed.submit(JobSpec(command="true"), "gamma")
+    st = await fed.status(job.id, refresh=True)
+    assert st.id == job.id and st.state in (JobState.PENDING, JobState.RUNNING,
+                                            JobState.COMPLETED)
+    await fed.wait(job.id, timeout=60)
+    assert job.id in [j.id for j in fed.jobs(site="gamma")]
+
+
+async def test_bad_input_is_specific(fed):
+    with pytest.raises(BadInput, match="unknown site 'nowhere'"):
+        await fed.submit(JobSpec(command="true"), "nowhere")
+    with pytest.raises(BadInput, match="refused"):  # sbatch rejects an unknown feature
+        await fed.submit(JobSpec(command="true", constraints={"features": ["nonesuch"]}),
+                         "alpha")
+    with pytest.raises(BadInput):
+        fed.job("alpha:999999999")
+
+
+async def test_unreachable_site_is_a_site_error(tb, tmp_path):
+    cfg = tb.config
+    site = cfg.sites[0].model_copy(update={"name": "ghost"})
+    site.transport = site.transport.model_copy(update={"host": "10.213.99.2",
+                                                       "connect_timeout_s": 1.0})
+    cfg.sites.append(site)
+    f = Federation(cfg, store=Store(tmp_path / "s.sqlite"))
+    try:
+        snap = await f.snapshot("ghost")
+        assert not snap.reachable and snap.error
+        with pytest.raises(SiteError):
+            await f.submit(JobSpec(command="true"), "ghost")
+    finally:
+        await f.close()
+
+
+async def test_event_subscription_async_iterator(fed):
+    seen = []
+
+    async def follow():
+        async for ev in fed.events():
+            if ev.kind == "job.state":
+                seen.append(ev.data.get("state"))
+                if ev.data.get("state") == "COMPLETED":
+                    return
+    task = asyncio.ensure_future(follow())
+    job = await fed.submit(JobSpec(command="true"), "alpha")
+    await asyncio.wait_for(task, 60)
+    assert seen == ["PENDING", "RUNNING", "COMPLETED"]
+    assert (await fed.status(job.id)).state == JobState.COMPLETED

@@ -1,0 +1,130 @@
+"""The test bed itself: real clusters, reached over SSH, and a clean teardown."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+
+import pytest
+
+from diamond_jupyter import testbed
+from diamond_jupyter.cli import main as cli
+from diamond_jupyter.testbed import load
+from diamond_jupyter.transports import make_transport
+
+
+async def _sbatch_and_read(cfg) -> tuple[str, str]:
+    """Plain sbatch over SSH, wait for the output file through the job's own completion."""
+    t = make_transport(cfg.transport, site=cfg.name)
+    try:
+        res = await t.run(["sbatch", "--parsable", "-o", "smoke-%j.out", "--wrap",
+                           "hostname; echo cpus=$SLURM_CPUS_ON_NODE"], check=True)
+        jid = res.stdout.strip().split(";")[0]
+        # srun-free wait: sbatch --wait on a dependent no-op blocks until the job ended
+        await t.run(["sbatch", "--wait", "-o", "/dev/null", f"--dependency=afterany:{jid}",
+                     "--wrap", "true"], check=True, timeout=60)
+        out = await t.get_bytes(f"smoke-{jid}.out")
+        return jid, out.decode()
+    finally:
+        await t.close()
+
+
+def test_sbatch_over_ssh_on_every_cluster(tb):
+    cfg = tb.config
+    assert len(cfg.sites) >= 3
+
+    async def go():
+        return await asyncio.gather(*(_sbatch_and_read(s) for s in cfg.sites))
+    for site, (jid, out) in zip(cfg.sites, asyncio.run(go())):
+        assert out.splitlines()[0] == site.name, out  # the job ran on that cluster's host
+        assert "cpus=" in out
+        assert int(jid) >= 100000  # each cluster numbers its jobs in its own range
+
+
+def test_clusters_differ_as_real_centers_do(tb):
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    async def go():
+        async with Federation(tb.config_path, store=Store(tb.base / "probe.sqlite")) as fed:
+            return await fed.snapshots(max_age_s=0)
+    snaps = asyncio.run(go())
+    a, b, g = snaps["alpha"], snaps["beta"], snaps["gamma"]
+    assert len(a.nodes) == 4 and all(n.gpus == 0 for n in a.nodes)
+    assert len(b.nodes) == 2 and all("arch=aarch64" in n.features for n in b.nodes)
+    assert min(n.cpus for n in b.nodes) > max(n.cpus for n in a.nodes)
+    assert len(g.nodes) == 2 and all(n.gpus == 2 for n in g.nodes)
+    limits = {p.name: p.max_time_s for p in g.partitions}
+    assert limits["short"] == 1800 and limits["long"] > 1800
+    assert all(s.speed_factor > 0 and s.charge_factor > 0 for s in tb.config.sites)
+
+
+def test_finished_jobs_visible_through_accounting(tb):
+    cfg = tb.config.site("beta")
+
+    async def go():
+        t = make_transport(cfg.transport, site=cfg.name)
+        try:
+            r = await t.run(["sbatch", "--parsable", "--wait", "-o", "/dev/null", "--wrap",
+                             "exit 3"], timeout=60)
+            jid = r.stdout.strip()
+            acct = await t.run(["sacct", "-c", "-P", "-n", "-o", "jobid,state,exitcode",
+                                "-j", jid], check=True)
+            return jid, acct.stdout
+        finally:
+            await t.close()
+    jid, acct = asyncio.run(go())
+    assert f"{jid}|FAILED|3:0" in acct
+
+
+def test_up_is_idempotent_and_cli_ssh(tb, capsys):
+    info = testbed.up()
+    assert info["seconds"] < 10 and info["config"] == str(tb.config_path)
+    assert cli(["testbed", "ssh", "gamma", "--", "hostname"]) == 0
+    assert capsys.readouterr().out.strip() == "gamma"
+    assert cli(["testbed", "status", "--json"]) == 0
+    assert '"up": true' in capsys.readouterr().out
+
+
+def test_down_leaves_nothing_behind(tb):
+    info = testbed.down()
+    assert info["leftovers"] == [] and testbed.leftovers() == []
+    assert not testbed.status()["up"]
+    again = testbed.up()  # later tests use it again; also proves a cold bring-up
+    assert again["seconds"] < 10 and testbed.status()["up"]
+
+
+def test_prerequisites_are_named(monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(testbed.control, "SBIN", ("/nonexistent",))
+    with pytest.raises(testbed.TestbedError) as e:
+        testbed.check_prerequisites()
+    msg = str(e.value)
+    assert "root is required" in msg
+    assert "slurmctld" in msg and "munge" in msg and "apt-get install" in msg
+
+
+def test_load_plan_follows_the_documented_model():
+    a = load.plan("busy", seed=7, duration_s=120)
+    assert a == load.plan("busy", seed=7, duration_s=120)  # reproducible
+    assert a != load.plan("busy", seed=8, duration_s=120)
+    sizes = [j.nodes for j in a]
+    assert all(n & (n - 1) == 0 for n in sizes)  # powers of two
+    runtimes = sorted(j.runtime_s for j in a)
+    assert statistics.median(runtimes) < statistics.mean(runtimes)  # right-skewed (log-normal)
+    times = [j.at_s for j in a]
+    assert len(times) > len(set(times))  # arrivals come in bursts
+    assert all(0 <= t < 120 for t in times)
+    skew = load.plan("skewed", seed=1, duration_s=120)
+    per = {s: sum(1 for j in skew if j.site == s) for s in ("alpha", "beta", "gamma")}
+    assert per["alpha"] > per["beta"] and per["alpha"] > per["gamma"]
+    with pytest.raises(ValueError, match="accepted"):
+        load.plan("nope", 1, 10)
+
+
+def test_load_submits_and_stops_by_itself(tb):
+    jobs = load.plan("busy", seed=3, duration_s=8, time_scale=600)
+    assert jobs
+    res = asyncio.run(asyncio.wait_for(load.run(str(tb.config_path), jobs), 60))
+    assert sum(res["submitted"].values()) == len(jobs) and res["failed"] == 0

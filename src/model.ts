@@ -37,12 +37,15 @@ const MAX_ACTIVITY = 200;
 const MAX_BACKOFF_MS = 60_000;
 const MIN_BACKOFF_MS = 1_000;
 const GAP_RESYNC_MS = 10_000;
+const CATCH_UP_MS = [5_000, 15_000, 35_000];
 
 /**
  * The sidebar's state: filled from GET /diamond/api/state, then kept current by
  * jupyter_events. No polling while events flow: /state is fetched again only on
  * a reported disconnect, a fetch error (with exponential backoff up to 60 s),
- * or a gap in event sequence numbers (at most every 10 s).
+ * or a gap in event sequence numbers (at most every 10 s). Events whose `seq`
+ * is not newer than the snapshot's `last_seq` (or the job's last applied seq)
+ * are already reflected and are dropped.
  */
 export class DiamondModel {
   constructor(options: DiamondModel.IOptions = {}) {
@@ -111,6 +114,7 @@ export class DiamondModel {
       this._connected = false;
       this._changed.emit();
     }
+    this._recovering = true;
     this._scheduleRetry();
   }
 
@@ -140,6 +144,7 @@ export class DiamondModel {
   dispose(): void {
     this._disposed = true;
     this._clearTimer();
+    this._catchUp.forEach(t => window.clearTimeout(t));
     Signal.clearData(this);
   }
 
@@ -160,7 +165,11 @@ export class DiamondModel {
         : `Could not load state: ${e.message}`;
       this._connected = false;
       this._queue = [];
-      this._scheduleRetry();
+      if (!e.notInstalled) {
+        // A 404 only changes with a server restart, which is a disconnect.
+        this._recovering = true;
+        this._scheduleRetry();
+      }
       this._changed.emit();
       return;
     }
@@ -171,6 +180,10 @@ export class DiamondModel {
       this._apply(emission);
     }
     this._backoff = MIN_BACKOFF_MS;
+    if (this._recovering) {
+      this._recovering = false;
+      this._scheduleCatchUp();
+    }
     this._status = 'ready';
     this._error = null;
     this._connected = true;
@@ -185,6 +198,8 @@ export class DiamondModel {
       .sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
       .slice(0, MAX_ACTIVITY);
     this._lastSeq = typeof state.last_seq === 'number' ? state.last_seq : 0;
+    this._snapshotSeq = this._lastSeq;
+    this._jobSeq.clear();
   }
 
   private _apply(emission: { schema_id?: string; [key: string]: any }): void {
@@ -192,13 +207,19 @@ export class DiamondModel {
     const kind = schema_id!.slice(EVENT_PREFIX.length).split('/')[0];
     const seq = typeof data.seq === 'number' ? data.seq : null;
     if (seq !== null) {
-      if (seq <= this._lastSeq) {
-        return; // already part of the snapshot we hold
+      // Already part of the snapshot (or of this job's newer state): skip.
+      const jobId: string | undefined = data.job_id;
+      const jobSeq = jobId ? (this._jobSeq.get(jobId) ?? 0) : 0;
+      if (seq <= this._snapshotSeq || seq <= jobSeq) {
+        return;
       }
-      if (this._lastSeq > 0 && seq > this._lastSeq + 1) {
-        this._gapResync();
+      if (seq > this._lastSeq + 1) {
+        this._gapResync(); // events were missed (or arrive out of order)
       }
-      this._lastSeq = seq;
+      this._lastSeq = Math.max(this._lastSeq, seq);
+      if (jobId) {
+        this._jobSeq.set(jobId, seq);
+      }
     }
     if (kind === 'site-snapshot') {
       if (data.name) {
@@ -285,6 +306,20 @@ export class DiamondModel {
     }, delay);
   }
 
+  /**
+   * After a reconnect, JupyterLab's event socket resubscribes on its own
+   * backoff (up to 30 s) and events emitted meanwhile are not buffered: fetch
+   * /state a few more times (bounded) to cover that window.
+   */
+  private _scheduleCatchUp(): void {
+    for (const t of this._catchUp) {
+      window.clearTimeout(t);
+    }
+    this._catchUp = CATCH_UP_MS.map(delay =>
+      window.setTimeout(() => void this.refresh(), delay)
+    );
+  }
+
   private _clearTimer(): void {
     if (this._timer !== null) {
       window.clearTimeout(this._timer);
@@ -302,11 +337,15 @@ export class DiamondModel {
   private _jobs = new Map<string, IJob>();
   private _activity: IEvent[] = [];
   private _lastSeq = 0;
+  private _snapshotSeq = 0;
+  private _jobSeq = new Map<string, number>();
   private _lastGapResync = 0;
   private _backoff = MIN_BACKOFF_MS;
   private _timer: number | null = null;
   private _fetching: Promise<void> | null = null;
   private _queue: { schema_id?: string; [key: string]: any }[] = [];
+  private _recovering = false;
+  private _catchUp: number[] = [];
   private _disposed = false;
 }
 

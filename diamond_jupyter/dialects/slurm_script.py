@@ -77,6 +77,9 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
          "time_limit", "time_limit_90", "time_limit_80", "time_limit_50", "array_tasks"}
 
 
+_FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
+
+
 def parse_slurm_time(text: str) -> int | None:
     """Every sbatch --time form: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S -> seconds."""
     m = _TIME.match(text.strip())
@@ -327,6 +330,12 @@ class SlurmScript:
         self._render_env(spec, add, warnings)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count)
         warnings += foreign_warnings(spec, self.name)
+        if _FOREIGN_IN_BODY.search(spec.script or ""):
+            # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the
+            # original scheduler ignored them, so keep it that way
+            add("ignore-pbs")
+            warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
+                            "(#SBATCH --ignore-pbs)")
         preamble = neutral_preamble(spec)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={quote(r.cpu_bind)}")

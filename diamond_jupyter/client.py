@@ -25,6 +25,7 @@ from .model import BadInput, DiamondError, Job, JobSpec, SiteError
 log = logging.getLogger(__name__)
 
 JobCallback = Callable[[Job], Any]
+MAX_LOG_LINES = 10_000  # the server's cap on GET jobs/{id}/logs?lines=
 SAFETY_REFRESH_S = 60.0  # server path: re-read watched jobs this often even without events
 _JOB_FIELDS = set(Job.model_fields)
 
@@ -60,16 +61,6 @@ def build_spec(text: str, *, name: str | None = None,
     if name:
         upd["name"] = name
     return spec.model_copy(update=upd) if upd else spec
-
-
-def spec_script(text: str, spec: JobSpec, overridden: bool) -> str:
-    """The script to send to the server: the cell as written, or re-rendered when options
-    changed the parsed spec (in the cell's own dialect, Slurm when it had none)."""
-    if not overridden:
-        return text
-    from .dialects import get_script_dialect
-
-    return get_script_dialect(spec.source_dialect or "slurm").render_script(spec).script
 
 
 class _LoopThread:
@@ -239,8 +230,10 @@ class LocalEngine(Engine):
 class ServerClient(Engine):
     kind = "server"
 
-    def __init__(self, url: str, token: str = "", note: str = "") -> None:
+    def __init__(self, url: str, token: str = "", note: str = "",
+                 root_dir: str | None = None) -> None:
         super().__init__(note)
+        self.root_dir = root_dir
         self.url = url.rstrip("/") + "/"
         self.api = self.url + "diamond/api/"
         self.token = token
@@ -273,8 +266,13 @@ class ServerClient(Engine):
         return json.loads(text) if text else None
 
     async def sites(self) -> list[dict[str, Any]]:
-        data = await self.request("GET", "sites")
-        return data.get("sites", data) if isinstance(data, dict) else data
+        """Live rows (the sidebar's SiteRows) from GET state."""
+        rows = (await self.request("GET", "state")).get("sites", [])
+        for r in rows:  # one shape for both engines
+            r.setdefault("nodes", r.get("nodes_total"))
+            r["partitions"] = [p["name"] if isinstance(p, dict) else p
+                               for p in r.get("partitions") or []]
+        return rows
 
     async def snapshot(self, site: str) -> dict[str, Any]:
         return await self.request("GET", f"sites/{quote(site)}/snapshot")
@@ -292,8 +290,11 @@ class ServerClient(Engine):
                      origin: dict[str, Any] | None = None) -> Job:
         overridden = any(v is not None for v in (overrides or {}).values())
         spec = build_spec(text, overrides=overrides)  # validates the cell locally, too
-        body: dict[str, Any] = {"script": spec_script(text, spec, overridden), "site": site,
-                                "origin": origin or {}}
+        body: dict[str, Any] = {"site": site, "origin": origin or {}}
+        if overridden:  # the options changed the parsed spec: send the spec itself
+            body["spec"] = spec.model_dump(mode="json")
+        else:
+            body["script"] = text
         if name:
             body["name"] = name
         return job_from_json(await self.request("POST", "jobs", body))
@@ -306,14 +307,18 @@ class ServerClient(Engine):
         return job_from_json(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
 
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
+        lines = min(lines, MAX_LOG_LINES)
         return await self.request("GET", f"jobs/{_q(job_id)}/logs", lines=lines)
 
     async def files(self, job_id: str) -> list[str]:
         return (await self.request("GET", f"jobs/{_q(job_id)}/files")).get("files", [])
 
     async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+        """The server copies into its root_dir; paths come back relative to that root."""
         body = {"dest": str(Path(dest).resolve())} if dest else {}
-        return (await self.request("POST", f"jobs/{_q(job_id)}/fetch", body)).get("paths", [])
+        paths = (await self.request("POST", f"jobs/{_q(job_id)}/fetch", body)).get("paths", [])
+        root = Path(self.root_dir) if self.root_dir else Path.cwd()
+        return [str(root / p) for p in paths]
 
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:
@@ -442,7 +447,8 @@ def connect(config: str | Path | None = None) -> Engine:
         else:
             ok, note = probe(info)
             if ok:
-                return ServerClient(info["url"], info.get("token", ""), note=note)
+                return ServerClient(info["url"], info.get("token", ""), note=note,
+                                    root_dir=info.get("root_dir"))
         if mode == "server":
             raise SiteError(f"DIAMOND_ENGINE=server but {note}")
     return LocalEngine(config, note=note + "; running the engine in-process")

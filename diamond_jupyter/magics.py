@@ -202,8 +202,8 @@ class DiamondMagics(Magics):
         rows = self.call(self.engine.sites())
         out = []
         for r in rows:
-            status = "unreachable: " + str(r.get("error")) if r.get("reachable") is False \
-                else "up"
+            reach = r.get("reachable")
+            status = {True: "up", None: "?"}.get(reach, f"unreachable: {r.get('error')}")
             out.append([r.get("name"), r.get("scheduler"), status, r.get("nodes"),
                         r.get("running"), r.get("pending"), ",".join(r.get("partitions") or [])])
         return Table(["SITE", "SCHEDULER", "STATUS", "NODES", "RUNNING", "PENDING",

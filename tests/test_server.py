@@ -209,3 +209,27 @@ class TestNotConfigured:
                              ("GET", "events")]:
             r = await api.call(method, path, expect=503, validate=method == "GET")
             assert r.body["reason"] == "not-configured" and "missing.yaml" in r.body["message"]
+
+
+class TestAdminRestrictions:
+    @pytest.fixture
+    def jp_server_config(self, tb, tmp_path, data_dir, monkeypatch):
+        monkeypatch.setenv("DIAMOND_TEST_LLM_KEY", "sk-never-in-a-payload-0123")
+        cfg = diamond_config(str(tb.config_path), str(tmp_path / "store.sqlite3"))
+        cfg["DiamondApp"].update(allowed_sites=["beta"], llm_api_key_env="DIAMOND_TEST_LLM_KEY",
+                                 llm_model="test-model")
+        return cfg
+
+    async def test_allowed_sites_and_the_llm_key_stays_on_the_server(self, api, jp_serverapp):
+        state = await api.call("GET", "state")
+        assert [r["name"] for r in state.body["sites"]] == ["beta"]
+        assert [s["name"] for s in (await api.get("sites"))["sites"]] == ["beta"]
+        await api.get("sites/alpha", expect=404)
+        err = await api.post("jobs", {"script": HELLO, "site": "alpha"}, expect=400)
+        assert "alpha" in err["message"]
+        app = jp_serverapp.web_app.settings["diamond_app"]
+        assert app.llm_api_key == "sk-never-in-a-payload-0123"
+        assert app.agent_settings()["model"] == "test-model"
+        for path in ("state", "sites", "sites/beta", "events", "jobs"):
+            raw = await api.call("GET", path)
+            assert "sk-never" not in str(raw.body)

@@ -94,7 +94,7 @@ class DiamondApp(ExtensionApp):
 
     async def stop_extension(self) -> None:
         self.bridge.detach()
-        if self.federation is not None and self._started is not None:
+        if self.federation is not None:
             await self.federation.close()
         self._started = None
 

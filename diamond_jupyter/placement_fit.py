@@ -109,7 +109,7 @@ def norm_arch(x: Any) -> str | None:
     return _ARCH_ALIASES.get(a, a)
 
 
-def _nodearch(n: Node, site_arch: str | None) -> str | None:
+def _node_arch(n: Node, site_arch: str | None) -> str | None:
     """An admin-declared feature (`arch=aarch64`) wins over the architecture the node
     daemon reports, which is what users select with `-C arch=...`."""
     for f in n.features:
@@ -189,8 +189,8 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
         ok.intersection_update(good)
 
     if req.arch:
-        archs = sorted({a for n in nodes if (a := _nodearch(n, site_arch))})
-        check(lambda n: _nodearch(n, site_arch) in (None, req.arch),
+        archs = sorted({a for n in nodes if (a := _node_arch(n, site_arch))})
+        check(lambda n: _node_arch(n, site_arch) in (None, req.arch),
               f"architecture mismatch: job needs {req.arch}, site has {', '.join(archs)}")
     offers = ", ".join(sorted({f for n in nodes for f in n.features})) or "none"
     for alts in req.features:

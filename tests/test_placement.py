@@ -110,6 +110,13 @@ def test_architecture_from_metadata_and_features():
         "architecture mismatch: job needs x86_64, site has aarch64"]
 
 
+def test_declared_arch_feature_wins_over_reported_arch():
+    c, s = beta()
+    for n in s.nodes:
+        n.architecture = "x86_64"  # a test bed emulating aarch64 on x86 hardware
+    assert place(spec(architecture="aarch64"), [(c, s)], now=NOW).choice == "beta"
+
+
 def test_missing_feature():
     p = place(spec(features=["avx512"]), [alpha()], now=NOW)
     assert verdict(p, "alpha").reasons == ["missing feature 'avx512' (site offers: avx2)"]

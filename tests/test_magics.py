@@ -288,8 +288,8 @@ class Server:
                "--ip=127.0.0.1",
                f"--port={self.port}", "--ServerApp.port_retries=0",
                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}"]
-        if extension:
-            cmd.append("--ServerApp.jpserver_extensions=diamond_jupyter=True")
+        # explicit either way: an installed package enables itself through jupyter-config
+        cmd.append(f"--ServerApp.jpserver_extensions=diamond_jupyter={extension}")
         env = env | {"JUPYTER_RUNTIME_DIR": str(self.runtime)}
         self.proc = subprocess.Popen(cmd, env=env, cwd=root, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []

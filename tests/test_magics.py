@@ -409,3 +409,32 @@ def test_server_path(tb, data_dir, server_factory):
         assert any(j["state"] == "COMPLETED" for j in jobs)
     finally:
         k.kc.stop_channels()
+
+
+def test_commands_in_one_kernel(tb, data_dir, kernel_factory, tmp_path):
+    """place, translate, queue, the line form of submit, logs, files, fetch and cancel."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --time=00:05:00\n"
+                                     "echo result > out.txt\necho line-form-done\n")
+    k = kernel_factory(kernel_env(tb, data_dir, DIAMOND_NO_WIDGETS="1"))
+    k.execute("%load_ext diamond_jupyter")
+    mid = k.execute("%%diamond place\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nhostname")
+    assert "policy diamond; choice" in k.text(mid) and "alpha" in k.text(mid)
+    mid = k.execute("%%diamond translate --to pbs\n#SBATCH --nodes=2\n#SBATCH --exclude=n1\n"
+                    "echo x")
+    assert "#PBS -l" in k.text(mid, "stdout")
+    assert "dropped: #SBATCH --exclude=n1" in k.text(mid, "stderr")
+    mid = k.execute("%diamond queue alpha")
+    assert k.outputs(mid) and not [m for m in k.outputs(mid) if m["msg_type"] == "error"]
+
+    mid = k.execute("h = %diamond submit --site gamma job.sh\n"
+                    "print(h.wait(timeout=120).state)\n"
+                    "%diamond logs $h.id\n"
+                    "print(sorted(p.rsplit('/', 1)[-1] for p in h.files()))\n"
+                    "print([p.name for p in h.fetch('results')])")
+    out = k.text(mid, "stdout")
+    assert "COMPLETED" in out and "line-form-done" in out
+    assert "'out.txt'" in out and (tmp_path / "results" / "out.txt").read_text() == "result\n"
+
+    k.execute("%%diamond submit --site beta --name to-cancel\nsleep 300")
+    mid = k.execute("job = _\njob.cancel()\nprint(job.wait(timeout=120).state)")
+    assert k.text(mid, "stdout").split()[-1] == "CANCELLED"

@@ -249,7 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _quiet_logs() -> None:
+    """Failures reach the user as one line; library chatter only with DIAMOND_LOG=debug."""
+    import logging
+    import os
+
+    level = os.environ.get("DIAMOND_LOG", "").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.CRITICAL) if level else
+                        logging.CRITICAL, format="%(levelname)s %(name)s: %(message)s")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _quiet_logs()
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args) or 0

@@ -211,6 +211,9 @@ class Federation:
                 raise BadInput("no site can run this job:\n" + pl.explain())
             site = pl.choice
             placement = pl.model_dump(mode="json")
+            chosen = pl.verdict(site)
+            if not spec.queue and chosen is not None and chosen.partition:
+                spec = spec.model_copy(update={"queue": chosen.partition})
         target = self.site(site)
         token = secrets.token_hex(6)
         prepared = self._prepare(target, spec, token)

@@ -131,11 +131,8 @@ class SiteMonitor:
     async def _poll_loop(self) -> None:
         interval = self.min_poll_s
         while True:
-            try:
-                await asyncio.wait_for(self._kick.wait(), timeout=interval)
+            if await self._kicked_within(interval):
                 await asyncio.sleep(self.min_poll_s)  # batch kicks that arrive together
-            except asyncio.TimeoutError:
-                pass
             self._kick.clear()
             self._drop_finished()
             if not self.tracked:
@@ -149,6 +146,16 @@ class SiteMonitor:
             except Exception as e:
                 log.info("%s: poll failed: %s", self.site.name, e)
                 interval = min(max(interval * 2, self.min_poll_s), self.poll_interval_s)
+
+    async def _kicked_within(self, timeout: float) -> bool:
+        # asyncio.wait, not wait_for: on 3.11 wait_for can swallow a cancellation that
+        # arrives together with the kick, and stop() would then hang
+        waiter = asyncio.ensure_future(self._kick.wait())
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+            return bool(done)
+        finally:
+            waiter.cancel()
 
     def _drop_finished(self) -> None:
         for native, job_id in list(self.tracked.items()):

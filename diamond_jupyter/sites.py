@@ -143,14 +143,16 @@ class Site:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
         seen = self.commands.parse_status(res.stdout) if res.ok else []
-        known = {s.native_id for s in seen}
+        known = {s.native_id for s in seen if not (s.state.terminal and s.exit_code is None)}
+        # gone from the queue, or ended without an exit code there: ask accounting
         missing = [i for i in native_ids if i not in known]
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False)
             if r2.ok:
-                seen += [s for s in self.commands.parse_accounting(r2.stdout)
-                         if s.native_id in missing]
+                found = {s.native_id: s for s in self.commands.parse_accounting(r2.stdout)
+                         if s.native_id in missing}
+                seen = [found.pop(s.native_id, s) for s in seen] + list(found.values())
         return seen
 
     async def cancel(self, native_ids: list[str]) -> None:

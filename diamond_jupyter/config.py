@@ -39,7 +39,8 @@ class SiteConfig(_Cfg):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     scheduler: Literal["slurm", "pbs", "lsf", "flux"] = "slurm"
     transport: TransportConfig = Field(default_factory=TransportConfig)
-    commands: dict[str, str] = Field(default_factory=dict)  # e.g. {"sbatch": "/opt/slurm/bin/sbatch"}
+    # command paths, e.g. {"sbatch": "/opt/slurm/bin/sbatch"}
+    commands: dict[str, str] = Field(default_factory=dict)
     preamble: str = ""  # shell lines run before every scheduler command (module loads)
     env: dict[str, str] = Field(default_factory=dict)
     workdir: str = "~/.diamond"  # remote dir for scripts, job outputs and event files

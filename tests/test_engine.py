@@ -21,7 +21,8 @@ async def fed(tb, tmp_path):
 
 
 def script(body: str, **directives: str) -> str:
-    lines = ["#!/bin/bash"] + [f"#SBATCH --{k.replace('_', '-')}={v}" for k, v in directives.items()]
+    lines = ["#!/bin/bash"]
+    lines += [f"#SBATCH --{k.replace('_', '-')}={v}" for k, v in directives.items()]
     return "\n".join(lines) + "\n" + body + "\n"
 
 

@@ -35,7 +35,7 @@ def test_sbatch_over_ssh_on_every_cluster(tb):
 
     async def go():
         return await asyncio.gather(*(_sbatch_and_read(s) for s in cfg.sites))
-    for site, (jid, out) in zip(cfg.sites, asyncio.run(go())):
+    for site, (jid, out) in zip(cfg.sites, asyncio.run(go()), strict=True):
         assert out.splitlines()[0] == site.name, out  # the job ran on that cluster's host
         assert "cpus=" in out
         assert int(jid) >= 100000  # each cluster numbers its jobs in its own range

@@ -14,7 +14,6 @@ from pathlib import Path
 import yaml
 
 from ..model import DiamondError
-
 from .clusters import CLUSTERS, HOME, USER, ClusterDef, base_dir
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 
@@ -49,7 +48,8 @@ def check_prerequisites() -> None:
         raise TestbedError("; ".join(problems))
 
 
-def _run(*argv: str, check: bool = True, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+def _run(*argv: str, check: bool = True, env: dict | None = None,
+         **kw) -> subprocess.CompletedProcess:
     r = subprocess.run(argv, capture_output=True, text=True, env=env, **kw)
     if check and r.returncode != 0:
         raise TestbedError(f"`{' '.join(argv)}` failed ({r.returncode}): {r.stderr.strip()}")
@@ -138,7 +138,8 @@ def _start_munge(base: Path) -> None:
     os.chmod(key, 0o400)
     if _pid(m / "munged.pid"):
         return
-    _run(_which("munged") or "munged", "--force", f"--key-file={key}", f"--socket={m / 'munge.socket'}",
+    _run(_which("munged") or "munged", "--force", f"--key-file={key}",
+         f"--socket={m / 'munge.socket'}",
          f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}",
          f"--seed-file={m / 'munged.seed'}")
     _wait(lambda: (m / "munge.socket").exists(), 10, "munged's socket")
@@ -247,7 +248,8 @@ def _write_config(base: Path) -> Path:
     kh.write_text("\n".join(known) + "\n")
     os.chmod(kh, 0o644)
     path = base / "sites.yaml"
-    path.write_text("# written by `diamond testbed up`\n" + yaml.safe_dump({"sites": sites}, sort_keys=False))
+    text = yaml.safe_dump({"sites": sites}, sort_keys=False)
+    path.write_text("# written by `diamond testbed up`\n" + text)
     return path
 
 
@@ -256,7 +258,8 @@ def _write_config(base: Path) -> Path:
 
 def status() -> dict:
     base = base_dir()
-    out: dict = {"base": str(base), "munged": bool(_pid(base / "munge" / "munged.pid")), "sites": []}
+    munged = bool(_pid(base / "munge" / "munged.pid"))
+    out: dict = {"base": str(base), "munged": munged, "sites": []}
     for c in CLUSTERS:
         d = cluster_dir(base, c)
         nodes = {n: bool(_pid(d / "run" / f"slurmd-{n}.pid")) for n in c.node_names}

@@ -1,0 +1,193 @@
+"""ServerClient: the engine reached through the user's Jupyter server (REST under
+`{base_url}diamond/api/`, job changes from the server's `/api/events/subscribe` websocket)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from .client import Engine, JobCallback, build_spec, job_from_json
+from .model import BadInput, DiamondError, Job, SiteError
+
+log = logging.getLogger(__name__)
+
+MAX_LOG_LINES = 10_000  # the server's cap on GET jobs/{id}/logs?lines=
+SAFETY_REFRESH_S = 60.0  # re-read watched jobs this often even without events
+
+
+class ServerClient(Engine):
+    kind = "server"
+
+    def __init__(self, url: str, token: str = "", note: str = "",
+                 root_dir: str | None = None) -> None:
+        super().__init__(note)
+        self.root_dir = root_dir
+        self.url = url.rstrip("/") + "/"
+        self.api = self.url + "diamond/api/"
+        self.token = token
+        self._watchers: dict[str, set[asyncio.Queue[None]]] = {}
+        self._ws_task: asyncio.Future | None = None
+        self._http: Any = None
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"} if self.token else {}
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      **query: Any) -> Any:
+        from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+        if self._http is None:
+            self._http = AsyncHTTPClient()
+        q = {k: v for k, v in query.items() if v is not None}
+        url = self.api + path + (("?" + urlencode(q)) if q else "")
+        req = HTTPRequest(url, method=method, headers={**self._headers(),
+                          "Content-Type": "application/json"},
+                          body=json.dumps(body) if body is not None else
+                          (b"" if method == "POST" else None), request_timeout=600)
+        try:
+            resp = await self._http.fetch(req, raise_error=False)
+        except OSError as e:
+            raise SiteError(f"Jupyter server at {self.url} unreachable: {e}") from None
+        text = resp.body.decode() if resp.body else ""
+        if resp.code >= 400 or resp.code == 599:
+            raise _http_error(resp.code, text, path)
+        return json.loads(text) if text else None
+
+    async def sites(self) -> list[dict[str, Any]]:
+        """Live rows (the sidebar's SiteRows) from GET state."""
+        rows = (await self.request("GET", "state")).get("sites", [])
+        for r in rows:  # one shape for both engines
+            r.setdefault("nodes", r.get("nodes_total"))
+            r["partitions"] = [p["name"] if isinstance(p, dict) else p
+                               for p in r.get("partitions") or []]
+        return rows
+
+    async def snapshot(self, site: str) -> dict[str, Any]:
+        return await self.request("GET", f"sites/{quote(site)}/snapshot")
+
+    async def place(self, text: str) -> dict[str, Any]:
+        return await self.request("POST", "place", {"script": text})
+
+    async def jobs(self, site: str | None = None, state: str | None = None,
+                   limit: int = 50) -> list[Job]:
+        data = await self.request("GET", "jobs", site=site, state=state, limit=limit)
+        return [job_from_json(j) for j in data.get("jobs", [])]
+
+    async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
+                     overrides: dict[str, Any] | None = None,
+                     origin: dict[str, Any] | None = None) -> Job:
+        overridden = any(v is not None for v in (overrides or {}).values())
+        spec = build_spec(text, overrides=overrides)  # validates the cell locally, too
+        body: dict[str, Any] = {"site": site, "origin": origin or {}}
+        if overridden:  # the options changed the parsed spec: send the spec itself
+            body["spec"] = spec.model_dump(mode="json")
+        else:
+            body["script"] = text
+        if name:
+            body["name"] = name
+        return job_from_json(await self.request("POST", "jobs", body))
+
+    async def job(self, job_id: str, refresh: bool = False) -> Job:
+        return job_from_json(await self.request("GET", f"jobs/{_q(job_id)}",
+                                                refresh="1" if refresh else None))
+
+    async def cancel(self, job_id: str) -> Job:
+        return job_from_json(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
+
+    async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
+        lines = min(lines, MAX_LOG_LINES)
+        return await self.request("GET", f"jobs/{_q(job_id)}/logs", lines=lines)
+
+    async def files(self, job_id: str) -> list[str]:
+        return (await self.request("GET", f"jobs/{_q(job_id)}/files")).get("files", [])
+
+    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+        """The server copies into its root_dir; paths come back relative to that root."""
+        body = {"dest": str(Path(dest).resolve())} if dest else {}
+        paths = (await self.request("POST", f"jobs/{_q(job_id)}/fetch", body)).get("paths", [])
+        root = Path(self.root_dir) if self.root_dir else Path.cwd()
+        return [str(root / p) for p in paths]
+
+    async def translate(self, text: str, to: str,
+                        from_: str | None = None) -> tuple[str, list[str]]:
+        body = {"script": text, "to": to} | ({"from": from_} if from_ else {})
+        data = await self.request("POST", "translate", body)
+        return data["script"], data.get("warnings", [])
+
+    async def watch(self, job_id: str, callback: JobCallback) -> Job:
+        q: asyncio.Queue[None] = asyncio.Queue()
+        self._watchers.setdefault(job_id, set()).add(q)
+        self._ensure_ws()
+        try:
+            job = await self.job(job_id)  # after subscribing: no change is missed
+            callback(job)
+            while not job.state.terminal:
+                try:
+                    await asyncio.wait_for(q.get(), SAFETY_REFRESH_S)
+                except asyncio.TimeoutError:
+                    pass
+                while not q.empty():  # coalesce a burst of events into one read
+                    q.get_nowait()
+                job = await self.job(job_id)
+                callback(job)
+            return job
+        finally:
+            self._watchers.get(job_id, set()).discard(q)
+
+    def _notify(self, job_id: str | None) -> None:
+        for jid, queues in self._watchers.items():
+            if job_id is None or jid == job_id:
+                for q in queues:
+                    q.put_nowait(None)
+
+    def _ensure_ws(self) -> None:
+        if self._ws_task is None or self._ws_task.done():
+            self._ws_task = asyncio.ensure_future(self._follow_events())
+
+    async def _follow_events(self) -> None:
+        """The server's event websocket; reconnects with backoff, re-reading jobs after."""
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        ws_url = "ws" + self.url[4:] + "api/events/subscribe"
+        delay = 0.5
+        while True:
+            try:
+                conn = await websocket_connect(HTTPRequest(ws_url, headers=self._headers()))
+                self._notify(None)  # anything may have changed while we were not listening
+                delay = 0.5
+                while (msg := await conn.read_message()) is not None:
+                    try:
+                        data = json.loads(msg)
+                    except ValueError:
+                        continue
+                    if "job-state" in str(data.get("schema_id", "")) and data.get("job_id"):
+                        self._notify(data["job_id"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.info("diamond: event stream from %s lost (%s)", self.url, e)
+            await asyncio.sleep(delay)  # reconnect backoff, not synchronisation
+            delay = min(delay * 2, 30.0)
+
+    async def _aclose(self) -> None:
+        if self._ws_task is not None:
+            self._ws_task.cancel()
+
+
+def _q(job_id: str) -> str:
+    return quote(job_id, safe=":")
+
+
+def _http_error(code: int, text: str, path: str) -> DiamondError:
+    try:
+        body = json.loads(text)
+        msg = body.get("message") or body.get("reason") or body.get("error") or text
+    except (ValueError, AttributeError):
+        msg = text.strip() or f"HTTP {code}"
+    msg = str(msg).strip().splitlines()[0] if str(msg).strip() else f"HTTP {code} on {path}"
+    return BadInput(msg) if 400 <= code < 500 else SiteError(msg)

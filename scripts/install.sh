@@ -24,14 +24,20 @@ if ((${#missing[@]})); then
   fi
 fi
 
-PY=${PYTHON:-python3}
+# A virtual environment of the project's own (.venv), unless one is active already.
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then
+  [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
+  PY=$PWD/.venv/bin/python
+else
+  PY=${PYTHON:-python3}
+fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 # jupyterlab provides jlpm, which the build of the labextension needs
 "$PY" -m pip install -q --disable-pip-version-check "jupyterlab>=4.2,<5" "hatch-jupyter-builder>=0.9" \
   "hatch-nodejs-version>=0.3.2" hatchling
 "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
-jupyter labextension list 2>&1 | grep -q "diamond-jupyter.*enabled" \
+"$PY" -m jupyter labextension list 2>&1 | grep -q "diamond-jupyter.*enabled" \
   || { echo "install: the labextension is not enabled" >&2; exit 1; }
-jupyter server extension list 2>&1 | grep -q "diamond_jupyter.*enabled" \
+"$PY" -m jupyter server extension list 2>&1 | grep -q "diamond_jupyter.*enabled" \
   || { echo "install: the server extension is not enabled" >&2; exit 1; }
-echo "install: done"
+echo "install: done ($PY)"

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install.sh
-PY=${PYTHON:-python3}
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then PY=$PWD/.venv/bin/python
+else PY=${PYTHON:-python3}; fi
+export PATH="$(dirname "$PY"):$PATH"
 "$PY" -m ruff check diamond_jupyter tests ui-tests benchmarks
 "$PY" -m pytest -p no:cacheprovider -q -ra "$@" tests ui-tests

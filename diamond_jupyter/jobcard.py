@@ -52,7 +52,7 @@ def why(job: Job) -> str:
     """Why the job runs where it does, from the placement's ranked verdicts."""
     pl = job.placement
     if not pl:
-        return f"site {job.site} chosen explicitly"
+        return "chosen explicitly (--site)"
     ranked = pl.get("ranked") or []
     mine = next((v for v in ranked if v.get("site") == job.site), None)
     parts = [f"chosen by policy {pl.get('policy', '?')}"]

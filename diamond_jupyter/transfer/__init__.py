@@ -1,0 +1,282 @@
+"""Data movement for the Federation: one `transfer(src, dst, via)` over Globus or SFTP.
+
+Locations are "SITE:PATH" (a path on that site; relative to the login home) or a plain path
+on the server's own filesystem. Every transfer is a record in the store (kind, state, bytes,
+checksum) and a stream of events: `transfer.state` (ACTIVE, SUCCEEDED, FAILED, CANCELLED)
+and `transfer.progress` (bytes done / total).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import paramiko
+
+from ..model import BadInput, DiamondError, Event
+from ..store_schema import TransferRecord
+from .globus import TERMINAL, GlobusMover
+from .globus_auth import GlobusAuth
+from .sftp import Cancelled, sftp_copy
+
+if TYPE_CHECKING:
+    from ..federation import Federation
+
+__all__ = ["Location", "TransferManager", "parse_location"]
+
+DONE = {"SUCCEEDED", "FAILED", "CANCELLED"}
+_SITE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Location:
+    site: str | None  # None: the server's own filesystem
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.site}:{self.path}" if self.site else self.path
+
+
+def parse_location(text: str, sites: Any, default_site: str | None = None) -> Location:
+    """"SITE:PATH" for a known site; else a plain path on `default_site` (None: the server)."""
+    m = _SITE_PREFIX.match(text)
+    if m and m.group(1) in sites:
+        if not m.group(2):
+            raise BadInput(f"{text!r}: no path after the site name")
+        return Location(m.group(1), m.group(2))
+    if m and "/" not in m.group(1) and not text.startswith(("./", "/")):
+        raise BadInput(f"unknown site {m.group(1)!r} in {text!r} (known: {', '.join(sites)})")
+    if not text:
+        raise BadInput("empty path")
+    return Location(default_site, text)
+
+
+class TransferManager:
+    """Runs and follows transfers for one Federation; the faces reach it through the facade."""
+
+    def __init__(self, fed: Federation, *, auth: GlobusAuth | None = None,
+                 globus: GlobusMover | None = None, globus_poll_s: float = 2.0) -> None:
+        self.fed = fed
+        self.auth = auth or GlobusAuth()
+        self._globus = globus
+        self.globus_poll_s = globus_poll_s
+        self._cancel: dict[str, threading.Event] = {}
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    @property
+    def globus(self) -> GlobusMover:
+        if self._globus is None:
+            self._globus = GlobusMover(self.auth)
+        return self._globus
+
+    # -- events ---------------------------------------------------------------------------
+    def emit(self, kind: str, data: dict[str, Any], job_id: str | None = None,
+             site: str | None = None) -> Event:
+        if job_id:
+            try:  # a provisional "SITE:pending-TOKEN" id becomes the bound one
+                job_id = self.fed.store.get_job(job_id).id
+            except DiamondError:
+                pass
+        ev = self.fed.store.append_event(Event(kind=kind, job_id=job_id, site=site, data=data))
+        asyncio.ensure_future(self.fed._drain())
+        return ev
+
+    def _state(self, rec: TransferRecord, state: str, *, error: str | None = None,
+               **kw: Any) -> TransferRecord:
+        rec = self.fed.store.update_transfer(rec.id, state=state, error=error, **kw)
+        data = {"transfer_id": rec.id, "kind": rec.kind, "state": state, "src": rec.src,
+                "dst": rec.dst, "bytes": rec.bytes, "checksum": rec.checksum}
+        if error:
+            data["error"] = error
+        self.emit("transfer.state", data, rec.data.get("job_id"))
+        return rec
+
+    # -- the one entry point --------------------------------------------------------------
+    def choose(self, src: Location, dst: Location, via: str | None) -> str:
+        if via not in (None, "auto", "sftp", "globus"):
+            raise BadInput(f"--via must be sftp or globus, not {via!r}")
+        both = bool(src.site and dst.site
+                    and self.fed.site(src.site).cfg.globus_collection
+                    and self.fed.site(dst.site).cfg.globus_collection)
+        if via == "globus":
+            if not both:
+                raise BadInput("Globus needs a globus_collection on both sites "
+                               f"({src} -> {dst}); use --via sftp")
+            return "globus"
+        if via == "sftp":
+            return "sftp"
+        return "globus" if both and self.auth.logged_in else "sftp"
+
+    async def transfer(self, src: str | Location, dst: str | Location, via: str | None = None,
+                       *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
+                       transfer_id: str | None = None, limit_bytes: int | None = None
+                       ) -> TransferRecord:
+        s = src if isinstance(src, Location) else parse_location(src, self.fed.sites)
+        d = dst if isinstance(dst, Location) else parse_location(dst, self.fed.sites)
+        for loc in (s, d):
+            if loc.site:
+                self.fed.site(loc.site)
+        kind = self.choose(s, d, via)
+        base = {"job_id": job_id, "recursive": recursive}
+        if kind == "sftp":
+            rec = self.fed.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
+                                                 data=base)
+            coro = self._run_sftp(rec, s, d, recursive, limit_bytes)
+        else:
+            rec = await self._globus_record(s, d, recursive, transfer_id, base)
+            coro = self._run_globus(rec)
+        if rec.state == "SUCCEEDED":
+            return rec  # a staging retry: already there
+        task = asyncio.ensure_future(coro)
+        self._tasks[rec.id] = task
+        task.add_done_callback(lambda _t, i=rec.id: self._tasks.pop(i, None))
+        if not wait:
+            return self.fed.store.get_transfer(rec.id)
+        return await asyncio.shield(task)
+
+    def status(self, transfer_id: str) -> TransferRecord:
+        return self.fed.store.get_transfer(transfer_id)
+
+    async def wait(self, transfer_id: str) -> TransferRecord:
+        task = self._tasks.get(transfer_id)
+        if task is not None:
+            return await asyncio.shield(task)
+        return self.status(transfer_id)
+
+    async def cancel(self, transfer_id: str) -> TransferRecord:
+        rec = self.status(transfer_id)
+        if rec.state in DONE:
+            return rec
+        if rec.kind == "globus" and rec.data.get("task_id"):
+            await asyncio.to_thread(self.globus.cancel, rec.data["task_id"])
+        ev = self._cancel.get(transfer_id)
+        if ev is not None:
+            ev.set()
+        task = self._tasks.get(transfer_id)
+        if task is not None and rec.kind == "sftp":
+            return await asyncio.shield(task)
+        if task is not None:
+            task.cancel()
+        return self._state(self.status(transfer_id), "CANCELLED", error="cancelled by request")
+
+    async def close(self) -> None:
+        for ev in self._cancel.values():
+            ev.set()
+        tasks = list(self._tasks.values())
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- SFTP -----------------------------------------------------------------------------
+    def _transport(self, loc: Location) -> Any:
+        return self.fed.site(loc.site).transport if loc.site else None
+
+    async def _run_sftp(self, rec: TransferRecord, s: Location, d: Location, recursive: bool,
+                        limit: int | None) -> TransferRecord:
+        cancel = threading.Event()
+        self._cancel[rec.id] = cancel
+        loop = asyncio.get_running_loop()
+        job_id = rec.data.get("job_id")
+        last = [-1]
+        rec = self._state(rec, "ACTIVE")
+
+        def progress(done: int, total: int) -> None:  # from the copying thread
+            if done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0]):
+                last[0] = done
+                loop.call_soon_threadsafe(self.emit, "transfer.progress", {
+                    "transfer_id": rec.id, "kind": "sftp", "bytes_done": done,
+                    "bytes_total": total}, job_id)
+        t0 = time.monotonic()
+        try:
+            res = await sftp_copy(self._transport(s), s.path, self._transport(d), d.path,
+                                  recursive=recursive, progress=progress, cancel=cancel,
+                                  limit=limit)
+        except Cancelled:
+            return self._state(rec, "CANCELLED", error="cancelled by request")
+        except asyncio.CancelledError:
+            cancel.set()
+            self._state(rec, "CANCELLED", error="cancelled (engine closing)")
+            raise
+        except DiamondError as e:
+            return self._state(rec, "FAILED", error=str(e))
+        except (OSError, EOFError, paramiko.SSHException) as e:
+            why = str(e) or type(e).__name__
+            return self._state(rec, "FAILED", error=f"connection lost during the copy ({why});"
+                               " run it again to resume")
+        finally:
+            self._cancel.pop(rec.id, None)
+        secs = time.monotonic() - t0
+        info = {"moved": res.moved, "resumed_from": res.resumed_from, "seconds": round(secs, 3),
+                "mb_per_s": round(res.moved / 1e6 / secs, 2) if secs > 0 else None}
+        if res.files:
+            info["files"] = res.files
+        return self._state(rec, "SUCCEEDED", bytes=res.bytes, checksum=f"sha256:{res.checksum}",
+                           data=info)
+
+    # -- Globus ---------------------------------------------------------------------------
+    async def _globus_record(self, s: Location, d: Location, recursive: bool,
+                             transfer_id: str | None, base: dict[str, Any]) -> TransferRecord:
+        if transfer_id:  # a known record (staging retry): its stored submission id is reused
+            try:
+                return self.fed.store.get_transfer(transfer_id)
+            except BadInput:
+                pass
+        assert s.site and d.site
+        desc = GlobusMover.describe(self.fed.site(s.site).cfg, s.path,
+                                    self.fed.site(d.site).cfg, d.path, recursive)
+        sub_id = await asyncio.to_thread(self.globus.submission_id)
+        return self.fed.store.record_transfer("globus", str(s), str(d), submission_id=sub_id,
+                                              transfer_id=transfer_id, data={**base, **desc})
+
+    async def _run_globus(self, rec: TransferRecord) -> TransferRecord:
+        try:
+            task_id = rec.data.get("task_id")
+            if not task_id:
+                label = f"diamond {rec.src} -> {rec.dst}"
+                task_id = await asyncio.to_thread(self.globus.submit, rec.data,
+                                                  rec.submission_id, label)
+                rec = self.fed.store.update_transfer(rec.id, data={"task_id": task_id})
+            rec = self._state(rec, "ACTIVE")
+            return await self._follow_globus(rec, task_id)
+        except DiamondError as e:
+            return self._state(rec, "FAILED", error=str(e))
+
+    async def _follow_globus(self, rec: TransferRecord, task_id: str) -> TransferRecord:
+        delay, seen = self.globus_poll_s, -1
+        job_id = rec.data.get("job_id")
+        while True:
+            task = await asyncio.to_thread(self.globus.task, task_id)
+            status, done = task.get("status", "ACTIVE"), int(task.get("bytes_transferred") or 0)
+            if done != seen:
+                seen, delay = done, self.globus_poll_s
+                self.emit("transfer.progress", {
+                    "transfer_id": rec.id, "kind": "globus", "bytes_done": done,
+                    "bytes_total": task.get("bytes_expected"), "files": task.get("files"),
+                    "files_done": task.get("files_transferred"), "status": status}, job_id)
+            if status == "SUCCEEDED":
+                return self._state(rec, "SUCCEEDED", bytes=done,
+                                   data={"verified": bool(task.get("verify_checksum", True))})
+            if status == "FAILED":
+                if task.get("canceled_by_admin") or "cancel" in str(task.get("nice_status", "")
+                                                                   ).lower():
+                    return self._state(rec, "CANCELLED", error=GlobusMover.failure(task))
+                return self._state(rec, "FAILED", error=GlobusMover.failure(task))
+            if status == "INACTIVE":
+                self.emit("transfer.inactive", {"transfer_id": rec.id,
+                                                "reason": task.get("nice_status")}, job_id)
+            assert status not in TERMINAL
+            await asyncio.sleep(delay)  # polling cadence, not synchronisation
+            delay = min(delay * 1.5, 30.0)
+
+    async def resume_pending(self) -> list[str]:
+        """After a restart: follow (or resubmit, same submission id) unfinished Globus tasks."""
+        started = []
+        for rec in self.fed.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
+            if rec.kind == "globus" and rec.id not in self._tasks:
+                self._tasks[rec.id] = asyncio.ensure_future(self._run_globus(rec))
+                started.append(rec.id)
+        return started

@@ -1,0 +1,110 @@
+"""Globus Transfer: documents from the sites config, idempotent submission, task status.
+
+Blocking calls (the SDK uses requests); the manager runs them in threads. The submission id
+is obtained and stored BEFORE the submit, so a retry (after a timeout, a 5xx, or a restart)
+resubmits with the same id and Globus creates at most one task.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import globus_sdk
+
+from ..config import SiteConfig
+from ..model import BadInput, SiteError
+from .globus_auth import GlobusAuth
+
+TERMINAL = {"SUCCEEDED", "FAILED"}
+
+
+def map_path(cfg: SiteConfig, path: str) -> str:
+    """A path on the site as the site's collection names it (longest `globus_path_map` prefix;
+    `~` is the collection's home `/~/`)."""
+    if not cfg.globus_collection:
+        raise BadInput(f"site {cfg.name} has no globus_collection")
+    best = ""
+    for prefix in cfg.globus_path_map:
+        p = prefix.rstrip("/") or "/"
+        if (path == p or path.startswith(p if p == "/" else p + "/")) and len(p) > len(best):
+            best = p
+    if best:
+        target = cfg.globus_path_map.get(best) or cfg.globus_path_map.get(best + "/") or "/"
+        rest = path[len(best):].lstrip("/")
+        return target.rstrip("/") + "/" + rest if rest else target
+    if path == "~" or path.startswith("~/"):
+        return "/~/" + path[2:]
+    if not path.startswith("/"):
+        return "/~/" + path  # relative: the login home, as over SSH
+    return path
+
+
+class GlobusMover:
+    def __init__(self, auth: GlobusAuth | None = None, *, retries: int = 3,
+                 retry_delay_s: float = 1.0) -> None:
+        self.auth = auth or GlobusAuth()
+        self.retries, self.retry_delay_s = retries, retry_delay_s
+        self._client: globus_sdk.TransferClient | None = None
+
+    @property
+    def client(self) -> globus_sdk.TransferClient:
+        if self._client is None:
+            self._client = self.auth.transfer_client()
+        return self._client
+
+    def submission_id(self) -> str:
+        return str(self.client.get_submission_id()["value"])
+
+    @staticmethod
+    def describe(src: SiteConfig, src_path: str, dst: SiteConfig, dst_path: str,
+                 recursive: bool) -> dict[str, Any]:
+        """What is stored with the record and becomes the document (no secrets)."""
+        return {"source_collection": src.globus_collection, "source_path": map_path(src, src_path),
+                "destination_collection": dst.globus_collection,
+                "destination_path": map_path(dst, dst_path), "recursive": recursive}
+
+    @staticmethod
+    def document(d: dict[str, Any], submission_id: str, label: str) -> globus_sdk.TransferData:
+        doc = globus_sdk.TransferData(d["source_collection"], d["destination_collection"],
+                                      label=label[:128], submission_id=submission_id,
+                                      verify_checksum=True)
+        doc.add_item(d["source_path"], d["destination_path"], recursive=d["recursive"])
+        return doc
+
+    def submit(self, d: dict[str, Any], submission_id: str, label: str) -> str:
+        """Submit (retrying transient failures with the same submission id); the task id."""
+        doc = self.document(d, submission_id, label)
+        last: Exception | None = None
+        for attempt in range(self.retries):
+            try:
+                res = self.client.submit_transfer(doc)
+                return str(res["task_id"])
+            except globus_sdk.GlobusAPIError as e:
+                if e.http_status < 500 and e.http_status != 429:
+                    raise SiteError(f"Globus refused the transfer: {e.code}: {e.message}") \
+                        from None
+                last = e
+            except globus_sdk.NetworkError as e:
+                last = e
+            if attempt + 1 < self.retries and self.retry_delay_s:
+                time.sleep(self.retry_delay_s * 2 ** attempt)  # retry pacing, in a thread
+        raise SiteError(f"Globus submit failed after {self.retries} attempts: {last}")
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        try:
+            return dict(self.client.get_task(task_id).data)
+        except globus_sdk.GlobusAPIError as e:
+            raise SiteError(f"Globus task {task_id}: {e.code}: {e.message}") from None
+
+    def cancel(self, task_id: str) -> str:
+        try:
+            return str(self.client.cancel_task(task_id)["code"])
+        except globus_sdk.GlobusAPIError as e:
+            raise SiteError(f"cannot cancel Globus task {task_id}: {e.message}") from None
+
+    @staticmethod
+    def failure(task: dict[str, Any]) -> str:
+        fatal = task.get("fatal_error") or {}
+        return (fatal.get("description") or task.get("nice_status_details")
+                or task.get("nice_status") or fatal.get("code") or "the task failed")

@@ -39,6 +39,7 @@ class Federation:
         self._drain_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._started = False
+        self._mover: Any = None  # transfer.TransferManager, made on first use
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
@@ -57,6 +58,8 @@ class Federation:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+        if self._mover is not None:
+            await self._mover.close()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
         self._started = False
 
@@ -219,8 +222,9 @@ class Federation:
         prepared = self._prepare(target, spec, token)
         job = self.store.record_intent(site, token, prepared, placement, origin)
         await self._drain()
+        staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         try:
-            sub = await target.submit(prepared, token, hold=hold)
+            sub = await self._submit_staged(target, prepared, token, hold, staged)
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             self.store.mark_never_submitted(token, str(e))
             await self._drain()
@@ -236,6 +240,8 @@ class Federation:
                                           data={"warnings": sub.warnings}))
         await self._drain()
         self.monitors[site].track(sub.native_id, job.id)
+        if staged is not None:
+            staged.submitted(job.id)  # released when its stage-in has arrived
         return job
 
     def job(self, job_id: str) -> Job:
@@ -374,3 +380,113 @@ class Federation:
     def tasks(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
         return [t.model_dump(mode="json", exclude={"steps"})
                 for t in self.store.list_tasks(limit=limit, offset=offset)]
+
+    # -- data movement and staging (issue 7) ---------------------------------------------------
+    @property
+    def mover(self):
+        """The transfer manager (Globus and SFTP), created on first use."""
+        if self._mover is None:
+            from .transfer import TransferManager
+
+            self._mover = TransferManager(self)
+        return self._mover
+
+    async def transfer(self, src: str, dst: str, via: str | None = None, *,
+                       recursive: bool = False, wait: bool = True):
+        """Copy "SITE:PATH" or a server path to another; via "sftp", "globus" or None (Globus
+        when both sites have a collection and a login exists, else SFTP). -> TransferRecord"""
+        return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait)
+
+    def transfer_status(self, transfer_id: str):
+        return self.mover.status(transfer_id)
+
+    async def cancel_transfer(self, transfer_id: str):
+        return await self.mover.cancel(transfer_id)
+
+    def globus_login(self) -> str:
+        """The Globus authorize URL to show the user; finish with `globus_finish_login`."""
+        return self.mover.auth.start_login()
+
+    def globus_finish_login(self, code: str) -> dict[str, Any]:
+        return self.mover.auth.finish_login(code)
+
+    def _stage_begin(self, site: str, token: str, spec: JobSpec, hold: bool):
+        if not (spec.stage_in or spec.stage_out):
+            return None
+        from .transfer.staging import StagedJob
+
+        return StagedJob(self, self.mover, site, token, spec, hold)
+
+    async def _submit_staged(self, target: Site, spec: JobSpec, token: str, hold: bool,
+                             staged: Any):
+        """Submit (held while a stage-in runs); a failed submit stops the staging."""
+        try:
+            return await target.submit(spec, token, hold=staged.hold if staged else hold)
+        except BaseException:
+            if staged is not None:
+                staged.abort()
+            raise
+
+    # -- agent tasks (issue 6): the agent runs here; faces call these ---------------------------
+    async def publish(self, event: Event) -> Event:
+        """Store an event, then publish it (and any earlier unpublished ones) in order."""
+        ev = self.store.append_event(event)
+        await self._drain()
+        return ev
+
+    async def start_agent(self, llm: Any = None, *, provider: Any = None,
+                          rearm: bool = True) -> Any:
+        """The agent runner for this Federation (created once). `llm`: an agent.LLMConfig
+        (default: from the environment). With `rearm`, waiting tasks are resumed if their job
+        has ended (after a restart) and followed otherwise."""
+        from .agent.loop import AgentRunner
+
+        runner = getattr(self, "_agent", None)
+        if runner is None:
+            runner = self._agent = AgentRunner(self, llm, provider=provider)
+        await runner.start(rearm=rearm)
+        return runner
+
+    async def close_agent(self) -> None:
+        runner = getattr(self, "_agent", None)
+        if runner is not None:
+            self._agent = None
+            await runner.close()
+
+    async def ask(self, prompt: str, *, approval: str = "auto",
+                  origin: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Start an agent task; returns it at once (it runs on this loop)."""
+        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
+        rec = await runner.ask(prompt, approval=approval, origin=origin)
+        return self.task(rec.id)
+
+    async def approve(self, task_id: str) -> dict[str, Any]:
+        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
+        await runner.approve(task_id)
+        return self.task(task_id)
+
+    async def reject(self, task_id: str, reason: str = "") -> dict[str, Any]:
+        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
+        await runner.reject(task_id, reason)
+        return self.task(task_id)
+
+    async def wait_task(self, task_id: str, *, timeout: float | None = None,
+                        settled: bool = False) -> dict[str, Any]:
+        """Until the task is done/failed/rejected (or, with `settled`, also asleep)."""
+        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
+        if settled:
+            await runner.settled(task_id, timeout)
+        else:
+            await runner.wait(task_id, timeout)
+        return self.task(task_id)
+
+    def task(self, task_id: str, *, steps: bool = True) -> dict[str, Any]:
+        """A task for the faces: its conversation stays in the store."""
+        rec = self.store.get_task(task_id, steps=steps)
+        out = rec.model_dump(mode="json")
+        data = out.pop("data", {})
+        out.update({k: data.get(k) for k in ("approval", "answer", "error", "origin",
+                                             "model_calls", "llm")})
+        out["pending"] = {k: v for k, v in (data.get("pending") or {}).items()
+                          if k in ("tool", "plan", "input")} or None
+        return out

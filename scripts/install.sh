@@ -36,8 +36,11 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$PY" -m pip install -q --disable-pip-version-check "jupyterlab>=4.2,<5" "hatch-jupyter-builder>=0.9" \
   "hatch-nodejs-version>=0.3.2" hatchling
 "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
-"$PY" -m jupyter labextension list 2>&1 | grep -q "diamond-jupyter.*enabled" \
-  || { echo "install: the labextension is not enabled" >&2; exit 1; }
-"$PY" -m jupyter server extension list 2>&1 | grep -q "diamond_jupyter.*enabled" \
-  || { echo "install: the server extension is not enabled" >&2; exit 1; }
+export PATH="$(dirname "$PY"):$PATH"  # `jupyter X` runs `jupyter-X` from the same env
+labext=$("$PY" -m jupyter labextension list 2>&1)
+grep -q "diamond-jupyter.*enabled" <<<"$labext" \
+  || { echo "install: the labextension is not enabled: $labext" >&2; exit 1; }
+serverext=$("$PY" -m jupyter server extension list 2>&1)
+grep -q "diamond_jupyter.*enabled" <<<"$serverext" \
+  || { echo "install: the server extension is not enabled: $serverext" >&2; exit 1; }
 echo "install: done ($PY)"

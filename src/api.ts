@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IJob, ILogs, IState } from './types';
+import { IFetchResult, IJob, IJobsPage, ILogs, IState } from './types';
 
 /** Error from the diamond REST API; `status` is 0 for network failures. */
 export class DiamondApiError extends Error {
@@ -52,10 +52,13 @@ export async function requestAPI<T>(
   return body as T;
 }
 
+/** The latest `jobs` jobs; sites from snapshots up to `maxAge` s old (refreshed behind). */
 export function fetchState(
-  settings?: ServerConnection.ISettings
+  settings?: ServerConnection.ISettings,
+  jobs = 500,
+  maxAge = 300
 ): Promise<IState> {
-  return requestAPI<IState>('state', {}, settings);
+  return requestAPI<IState>(`state?jobs=${jobs}&max_age=${maxAge}`, {}, settings);
 }
 
 function jobPath(id: string, action: string): string {
@@ -80,4 +83,43 @@ export function fetchLogs(
   settings?: ServerConnection.ISettings
 ): Promise<ILogs> {
   return requestAPI<ILogs>(jobPath(id, 'logs'), {}, settings);
+}
+
+/** GET /diamond/api/jobs with filters, for paging past the latest jobs in /state. */
+export function fetchJobs(
+  query: { site?: string; state?: string; name?: string; limit: number; offset: number },
+  settings?: ServerConnection.ISettings
+): Promise<IJobsPage> {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined && v !== '') {
+      params.set(k, String(v));
+    }
+  }
+  return requestAPI<IJobsPage>(`jobs?${params.toString()}`, {}, settings);
+}
+
+/** POST /diamond/api/jobs/{id}/fetch: copy results under the server's root. */
+export function fetchResults(
+  id: string,
+  settings?: ServerConnection.ISettings
+): Promise<IFetchResult> {
+  return requestAPI<IFetchResult>(
+    jobPath(id, 'fetch'),
+    { method: 'POST', body: '{}' },
+    settings
+  );
+}
+
+/** POST /diamond/api/tasks/{id}/approve|reject. */
+export function decideTask(
+  id: string,
+  decision: 'approve' | 'reject',
+  settings?: ServerConnection.ISettings
+): Promise<unknown> {
+  return requestAPI<unknown>(
+    `tasks/${encodeURIComponent(id)}/${decision}`,
+    { method: 'POST', body: '{}' },
+    settings
+  );
 }

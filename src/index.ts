@@ -3,14 +3,13 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { cancelJob } from './api';
-import { IJobActions } from './components/Jobs';
-import { DiamondModel, IJobEnded } from './model';
-import { IJob } from './types';
-import { createLogWidget, DEFAULT_VIEW, DiamondSidebar } from './widget';
+import { jobActions, taskActions } from './actions';
+import { DiamondModel } from './model';
+import { notifyApproval, notifyJobEnd, INotifyTargets } from './notify';
+import { installStats } from './stats';
+import { DEFAULT_VIEW, DiamondSidebar } from './widget';
 
 const PLUGIN_ID = 'diamond-jupyter:plugin';
 
@@ -19,33 +18,17 @@ namespace CommandIDs {
   export const refresh = 'diamond:refresh';
 }
 
-function notifyEnd({ job, previous }: IJobEnded): void {
-  const what = `${job.name || job.id} on ${job.site}`;
-  const detail = job.exit_code !== null && job.exit_code !== undefined
-    ? ` (exit ${job.exit_code})`
-    : '';
-  const opts = { autoClose: 8000 };
-  switch (job.state) {
-    case 'COMPLETED':
-      Notification.success(`Job ${what} completed${detail}.`, opts);
-      break;
-    case 'CANCELLED':
-      Notification.warning(`Job ${what} was cancelled.`, opts);
-      break;
-    default: {
-      const why = job.reason ? `: ${job.reason}` : '';
-      Notification.error(
-        `Job ${what} ended ${job.state}${detail}${why}` +
-          (previous ? ` (was ${previous}).` : '.'),
-        { autoClose: false }
-      );
-    }
-  }
+function reveal(selector: string): void {
+  requestAnimationFrame(() => {
+    const node = document.querySelector<HTMLElement>(selector);
+    node?.scrollIntoView({ block: 'nearest' });
+    node?.focus();
+  });
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'Sidebar for diamond-jupyter: HPC sites, jobs and timeline.',
+  description: 'Sidebar for diamond-jupyter: HPC sites, jobs, timeline, activity and agent tasks.',
   autoStart: true,
   optional: [ISettingRegistry, ILayoutRestorer],
   activate: (
@@ -54,61 +37,32 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const { serviceManager, shell, commands } = app;
-    const model = new DiamondModel({
-      serverSettings: serviceManager.serverSettings
-    });
-    let notify = true;
-
-    const actions: IJobActions = {
-      cancel: async (job: IJob) => {
-        const label = job.name || job.id;
-        const result = await showDialog({
-          title: 'Cancel job?',
-          body: `Cancel ${label} (${job.id}) on ${job.site}? This cannot be undone.`,
-          buttons: [
-            Dialog.cancelButton({ label: 'Keep' }),
-            Dialog.warnButton({ label: 'Cancel job' })
-          ]
-        });
-        if (!result.button.accept) {
-          return;
-        }
-        try {
-          const updated = await cancelJob(job.id, serviceManager.serverSettings);
-          if (updated && typeof updated === 'object' && updated.id) {
-            model.updateJob(updated);
-          }
-        } catch (err) {
-          Notification.error(
-            `Could not cancel ${label}: ${(err as Error).message}`,
-            { autoClose: false }
-          );
-        }
-      },
-      logs: (job: IJob) => {
-        const existing = Array.from(shell.widgets('main')).find(
-          w => w.id === `diamond-logs-${job.id.replace(/[^\w-]/g, '_')}`
-        );
-        if (existing) {
-          shell.activateById(existing.id);
-          return;
-        }
-        const widget = createLogWidget(job.id, job.name || job.id);
-        shell.add(widget, 'main');
-        shell.activateById(widget.id);
-      },
-      openOrigin: (job: IJob) => {
-        if (job.origin?.path) {
-          void commands.execute('docmanager:open', { path: job.origin.path });
-        }
-      }
-    };
-
-    const sidebar = new DiamondSidebar(model, actions);
+    const model = new DiamondModel({ serverSettings: serviceManager.serverSettings });
+    installStats(model.stats);
+    const actions = jobActions(app, model);
+    const sidebar = new DiamondSidebar(model, actions, taskActions(model));
     shell.add(sidebar, 'left', { rank: 650 });
     if (restorer) {
       restorer.add(sidebar, 'diamond-sidebar');
     }
+    const targets: INotifyTargets = {
+      showJob: id => {
+        shell.activateById(sidebar.id);
+        model.focusJob(id);
+      },
+      showLogs: id => {
+        const job = model.getJob(id);
+        if (job) {
+          actions.logs(job);
+        }
+      },
+      showTask: id => {
+        shell.activateById(sidebar.id);
+        reveal(`[data-diamond-task="${CSS.escape(id)}"]`);
+      }
+    };
+    let notify = true;
+    let notifyApprovals = true;
 
     // Live updates: jupyter_events through /api/events/subscribe.
     serviceManager.events.stream.connect((_, emission) => {
@@ -119,7 +73,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     window.addEventListener('online', () => void model.refresh());
     model.jobEnded.connect((_, ended) => {
       if (notify) {
-        notifyEnd(ended);
+        notifyJobEnd(ended, targets);
+      }
+    });
+    model.approvalNeeded.connect((_, task) => {
+      if (notifyApprovals) {
+        notifyApproval(task, targets);
       }
     });
 
@@ -135,13 +94,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (settingRegistry) {
       const apply = (s: ISettingRegistry.ISettings) => {
         const c = s.composite as Record<string, any>;
+        const d = DEFAULT_VIEW;
         sidebar.view = {
-          showTimeline: c.showTimeline ?? DEFAULT_VIEW.showTimeline,
-          showActivity: c.showActivity ?? DEFAULT_VIEW.showActivity,
-          timeZone: c.timeZone ?? DEFAULT_VIEW.timeZone,
-          activityLimit: c.activityLimit ?? DEFAULT_VIEW.activityLimit
+          showSites: c.showSites ?? d.showSites,
+          showTimeline: c.showTimeline ?? d.showTimeline,
+          showActivity: c.showActivity ?? d.showActivity,
+          showTasks: c.showTasks ?? d.showTasks,
+          timeZone: c.timeZone ?? d.timeZone,
+          activityLimit: c.activityLimit ?? d.activityLimit,
+          siteColumns: c.siteColumns ?? d.siteColumns,
+          jobsPageSize: c.jobsPageSize ?? d.jobsPageSize
         };
         notify = c.notifyOnJobEnd ?? true;
+        notifyApprovals = c.notifyOnApproval ?? true;
       };
       settingRegistry
         .load(PLUGIN_ID)
@@ -149,9 +114,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
           apply(s);
           s.changed.connect(apply);
         })
-        .catch(reason =>
-          console.error('diamond-jupyter: failed to load settings', reason)
-        );
+        .catch(reason => console.error('diamond-jupyter: failed to load settings', reason));
     }
 
     void app.restored.then(() => model.refresh());

@@ -56,8 +56,55 @@ export interface IJob {
   ended_at: string | null;
   exit_code: number | null;
   reason: string | null;
-  placement: Record<string, unknown> | null;
-  origin: { path: string; cell_id?: string | null } | null;
+  placement: IPlacement | null;
+  origin: { path?: string | null; cell_id?: string | null } | null;
+}
+
+/** One site's answer in a placement decision (diamond_jupyter.placement.SiteVerdict). */
+export interface IVerdict {
+  site: string;
+  feasible: boolean;
+  verdict?: string;
+  reasons?: string[];
+  notes?: string[];
+  partition?: string | null;
+  estimated_start?: string | null;
+  estimated_runtime_s?: number | null;
+  score?: number | null;
+  queue_depth?: number;
+  running?: number;
+}
+
+export interface IPlacement {
+  policy?: string;
+  choice?: string | null;
+  ranked?: IVerdict[];
+  now?: string;
+}
+
+/** An agent task (store TaskRecord without steps). */
+export interface ITask {
+  id: string;
+  state: string;
+  prompt: string;
+  data: Record<string, any>;
+  waiting_on: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** One agent step, from an agent-step event. */
+export interface IStep {
+  seq: number | null;
+  kind: string;
+  at: string | null;
+  task_id: string | null;
+  step: number | null;
+  step_kind: string | null;
+  state: string | null;
+  text: string | null;
+  tool: string | null;
+  data: Record<string, any>;
 }
 
 export interface IEvent {
@@ -72,10 +119,27 @@ export interface IEvent {
 export interface IState {
   sites: ISiteRow[];
   jobs: IJob[];
-  tasks: unknown[];
+  jobs_total?: number;
+  job_counts?: Record<string, number>;
+  tasks: ITask[];
   events: IEvent[];
   last_seq: number;
+  error?: string | null;
 }
+
+export interface IJobsPage {
+  jobs: IJob[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface IFetchResult {
+  paths: string[];
+  dest: string;
+}
+
+export type Emission = { schema_id?: string; [key: string]: any };
 
 export interface ILogs {
   stdout: string;

@@ -5,23 +5,30 @@ import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 
 import { IJobActions } from './components/Jobs';
+import { SITE_COLUMNS } from './components/Sites';
+import { ITaskActions } from './components/Tasks';
 import { LogView } from './components/LogView';
 import { IViewSettings, Sidebar } from './components/Sidebar';
 import { rackIcon } from './icons';
 import { DiamondModel } from './model';
 
 export const DEFAULT_VIEW: IViewSettings = {
+  showSites: true,
   showTimeline: true,
   showActivity: true,
+  showTasks: true,
   timeZone: '',
-  activityLimit: 50
+  activityLimit: 50,
+  siteColumns: SITE_COLUMNS,
+  jobsPageSize: 50
 };
 
 /** The left-sidebar panel, `#diamond-sidebar`. */
 export class DiamondSidebar extends ReactWidget {
   constructor(
     readonly model: DiamondModel,
-    private _actions: IJobActions
+    private _actions: IJobActions,
+    private _taskActions: ITaskActions
   ) {
     super();
     this.id = 'diamond-sidebar';
@@ -53,6 +60,7 @@ export class DiamondSidebar extends ReactWidget {
             model={this.model}
             settings={this._view}
             actions={this._actions}
+            taskActions={this._taskActions}
           />
         )}
       </UseSignal>

@@ -27,6 +27,7 @@ JOB_STATE = PREFIX + "job-state"
 SITE_SNAPSHOT = PREFIX + "site-snapshot"
 TRANSFER_PROGRESS = PREFIX + "transfer-progress"
 AGENT_STEP = PREFIX + "agent-step"
+ACTIVITY = PREFIX + "activity"
 JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
 
 
@@ -46,18 +47,30 @@ def register_schemas(event_logger: EventLogger) -> list[str]:
 
 
 def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None:
-    """Map one stored event to (schema id, payload), or None if it has no schema."""
+    """Map one stored event to (schema id, payload); None only for unsequenced events."""
     if ev.kind in JOB_KINDS and ev.job_id:
         try:
             job = fed.job(ev.job_id)
         except DiamondError:
             job = None
-        return JOB_STATE, views.job_state_payload(ev, job)
+        payload = views.job_state_payload(ev, job)
+        if ev.kind == "job.submitted" and job is not None:
+            # The sidebar's first sight of a job: where it came from and why this site.
+            payload.update(origin=job.origin, placement=job.placement)
+        return JOB_STATE, payload
     if ev.kind.startswith("transfer."):
         return TRANSFER_PROGRESS, views.transfer_payload(ev)
     if ev.kind.startswith("agent."):
         return AGENT_STEP, views.agent_payload(ev)
-    return None
+    if ev.seq is None:
+        return None
+    return ACTIVITY, activity_payload(ev)
+
+
+def activity_payload(ev: Event) -> dict[str, Any]:
+    """Every other stored kind, so that the browser sees each sequence number once."""
+    return {"seq": ev.seq, "kind": ev.kind, "at": views.iso(ev.at), "job_id": ev.job_id,
+            "site": ev.site, "data": ev.data}
 
 
 class EventBridge:

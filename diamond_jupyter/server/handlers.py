@@ -65,17 +65,32 @@ class StateHandler(_Rows):
             return
         fed = await self.fed()
         last = fed.last_seq()
-        rows = await self.site_rows(fed)
+        # The latest `jobs` jobs only (plus counts): a long history pages through GET jobs.
+        limit = self.int_arg("jobs", 200, hi=MAX_LIMIT)
+        # max_age > 15: answer from cached snapshots now, refresh them in the background
+        # (fresh rows then arrive as site-snapshot events).
+        max_age = self.int_arg("max_age", 15, hi=86400) or 0
+        rows = await self.site_rows(fed, max_age_s=float(max_age))
+        if max_age > 15:
+            asyncio.ensure_future(self._refresh_rows(fed))
         events = fed.events_since(max(last - 50, 0), limit=50)
         self.reply({
             "sites": rows,
-            "jobs": [views.job_json(j) for j in fed.jobs(limit=200)],
+            "jobs": [views.job_json(j) for j in fed.jobs(limit=limit)],
+            "jobs_total": fed.count_jobs(),
+            "job_counts": {s.value: fed.count_jobs(states=[s]) for s in JobState},
             "tasks": fed.tasks(),
             "transfers": fed.transfers(),
             "events": [views.event_json(e) for e in events],
             "last_seq": last,
             "error": None,
         })
+
+    async def _refresh_rows(self, fed: Any) -> None:
+        try:
+            await self.site_rows(fed)
+        except Exception as e:  # background: the next /state retries
+            self.log.warning("diamond: background snapshot refresh failed: %s", e)
 
 
 class SitesHandler(DiamondHandler):

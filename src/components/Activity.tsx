@@ -5,11 +5,12 @@ import { IEvent } from '../types';
 
 function describe(ev: IEvent): string {
   const d = ev.data ?? {};
-  if (ev.kind === 'job-state') {
+  if (ev.kind.startsWith('job.') && d.state) {
     const prev = d.previous ? `${String(d.previous)} → ` : '';
     return `${ev.job_id ?? ''}: ${prev}${String(d.state ?? '')}`;
   }
-  const msg = d.message ?? d.text ?? d.summary ?? d.state;
+  const inner = (d.data ?? {}) as Record<string, unknown>;
+  const msg = d.message ?? d.text ?? d.summary ?? d.state ?? inner.message ?? inner.warnings;
   const subject = ev.job_id ?? ev.site ?? '';
   return [subject, msg === undefined ? '' : String(msg)]
     .filter(Boolean)

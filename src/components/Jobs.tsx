@@ -1,133 +1,147 @@
 import * as React from 'react';
 
-import {
-  closeIcon,
-  fileIcon,
-  InputGroup,
-  searchIcon
-} from '@jupyterlab/ui-components';
+import { InputGroup, searchIcon } from '@jupyterlab/ui-components';
 
-import { fmtTime, stateClass } from '../format';
-import { IJob, TERMINAL_STATES } from '../types';
+import { fetchJobs } from '../api';
+import { DiamondModel } from '../model';
+import { IJob } from '../types';
+import { IJobActions, JobRow } from './JobRow';
 
-export interface IJobActions {
-  cancel(job: IJob): void;
-  logs(job: IJob): void;
-  openOrigin(job: IJob): void;
+export { IJobActions } from './JobRow';
+
+const STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'UNKNOWN'];
+
+export interface IJobFilter {
+  site: string;
+  state: string;
+  name: string;
 }
 
-/** Every whitespace-separated term must match the site, state, name or id. */
-export function matchJob(job: IJob, filter: string): boolean {
-  const hay = `${job.site} ${job.state} ${job.name} ${job.id}`.toLowerCase();
-  return filter
+/** Site and state match exactly ('' = any); every term of `name` is in the name or id. */
+export function matchJob(job: IJob, f: IJobFilter): boolean {
+  if ((f.site && job.site !== f.site) || (f.state && job.state !== f.state)) {
+    return false;
+  }
+  const hay = `${job.name ?? ''} ${job.id}`.toLowerCase();
+  return f.name
     .toLowerCase()
     .split(/\s+/)
     .filter(Boolean)
     .every(term => hay.includes(term));
 }
 
-function JobRow(props: {
-  job: IJob;
-  actions: IJobActions;
-  timeZone: string;
+function Select(props: {
+  label: string;
+  value: string;
+  options: string[];
+  onChange: (v: string) => void;
 }): JSX.Element {
-  const { job, actions, timeZone } = props;
-  const label = job.name || job.id;
-  const [verb, when] = job.ended_at
-    ? ['ended', job.ended_at]
-    : job.started_at
-      ? ['started', job.started_at]
-      : ['queued', job.submitted_at];
   return (
-    <li
-      className={`jp-diamond-job ${stateClass(job.state)}`}
-      data-diamond-job={job.id}
-      data-diamond-state={job.state}
+    <select
+      className="jp-diamond-select"
+      aria-label={props.label}
+      value={props.value}
+      onChange={e => props.onChange(e.target.value)}
     >
-      <div className="jp-diamond-job-main">
-        <span className="jp-diamond-badge">{job.state}</span>
-        <span className="jp-diamond-job-name" title={job.id}>
-          {label}
-        </span>
-      </div>
-      <div className="jp-diamond-job-meta jp-diamond-muted">
-        <span>{job.id}</span>
-        <span>
-          {verb} {fmtTime(when, timeZone)}
-        </span>
-        {job.exit_code !== null && job.exit_code !== undefined && (
-          <span>exit {job.exit_code}</span>
-        )}
-        {job.reason && <span title="reason">{job.reason}</span>}
-      </div>
-      <div className="jp-diamond-job-actions">
-        <button
-          className="jp-mod-styled jp-diamond-small-button"
-          aria-label={`Show logs of ${label}`}
-          onClick={() => actions.logs(job)}
-        >
-          Logs
-        </button>
-        {job.origin?.path && (
-          <button
-            className="jp-mod-styled jp-diamond-small-button"
-            aria-label={`Open ${job.origin.path}, which submitted ${label}`}
-            title={job.origin.path}
-            onClick={() => actions.openOrigin(job)}
-          >
-            <fileIcon.react tag="span" className="jp-diamond-inline-icon" />
-            Source
-          </button>
-        )}
-        {!TERMINAL_STATES.has(job.state) && (
-          <button
-            className="jp-mod-styled jp-mod-warn jp-diamond-small-button"
-            aria-label={`Cancel ${label}`}
-            onClick={() => actions.cancel(job)}
-          >
-            <closeIcon.react tag="span" className="jp-diamond-inline-icon" />
-            Cancel
-          </button>
-        )}
-      </div>
-    </li>
+      <option value="">{props.label}: any</option>
+      {props.options.map(o => (
+        <option key={o} value={o}>
+          {o}
+        </option>
+      ))}
+    </select>
   );
 }
 
+/** The jobs list: filters, then a page of cards (only `shown` are in the DOM). */
 export function Jobs(props: {
-  jobs: IJob[];
+  model: DiamondModel;
   actions: IJobActions;
   timeZone: string;
+  pageSize: number;
 }): JSX.Element {
-  const [filter, setFilter] = React.useState('');
-  const shown = props.jobs.filter(j => matchJob(j, filter));
+  const { model, actions, timeZone, pageSize } = props;
+  const [filter, setFilter] = React.useState<IJobFilter>({ site: '', state: '', name: '' });
+  const [limit, setLimit] = React.useState(pageSize);
+  const [loading, setLoading] = React.useState(false);
+  const [error, setError] = React.useState<string | null>(null);
+  const focused = model.focusedJob;
+  React.useEffect(() => {
+    if (focused) {
+      setFilter({ site: '', state: '', name: '' }); // the card must be in the list
+    }
+  }, [focused]);
+  const jobs = model.jobs;
+  const matching = jobs.filter(j => matchJob(j, filter));
+  const focusAt = focused ? matching.findIndex(j => j.id === focused) : -1;
+  const shown = matching.slice(0, Math.max(limit, focusAt + 1));
+  React.useEffect(() => {
+    if (model.status === 'ready') {
+      requestAnimationFrame(() => model.notePainted());
+    }
+  });
+  const set = (patch: Partial<IJobFilter>) => {
+    setFilter({ ...filter, ...patch });
+    setLimit(pageSize);
+  };
+  const loadOlder = () => {
+    setLoading(true);
+    setError(null);
+    fetchJobs(
+      { ...filter, limit: 200, offset: filter.site || filter.state || filter.name ? 0 : jobs.length },
+      model.settings
+    )
+      .then(page => {
+        model.addJobs(page.jobs);
+        setLimit(limit + pageSize);
+      })
+      .catch(e => setError(String(e.message ?? e)))
+      .finally(() => setLoading(false));
+  };
+  const sites = model.sites.map(s => s.name);
+  const more = jobs.length < model.jobsTotal;
   return (
     <div>
+      <div className="jp-diamond-filters" role="group" aria-label="Job filters">
+        <Select label="Site" value={filter.site} options={sites} onChange={site => set({ site })} />
+        <Select label="State" value={filter.state} options={STATES} onChange={state => set({ state })} />
+      </div>
       <InputGroup
         type="search"
         className="jp-diamond-filter"
-        placeholder="Filter by site, state, name"
-        aria-label="Filter jobs by site, state or name"
-        value={filter}
-        onChange={e => setFilter((e.target as HTMLInputElement).value)}
+        placeholder="Filter by name or id"
+        aria-label="Filter jobs by name or id"
+        value={filter.name}
+        onChange={e => set({ name: (e.target as HTMLInputElement).value })}
         rightIcon={searchIcon}
       />
-      {props.jobs.length === 0 ? (
+      <p className="jp-diamond-muted jp-diamond-jobs-count" data-diamond-jobs-count="">
+        {matching.length} shown of {model.jobsTotal} jobs
+      </p>
+      {jobs.length === 0 ? (
         <p className="jp-diamond-muted">No jobs yet.</p>
-      ) : shown.length === 0 ? (
-        <p className="jp-diamond-muted">No job matches “{filter}”.</p>
+      ) : matching.length === 0 ? (
+        <p className="jp-diamond-muted">No loaded job matches these filters.</p>
       ) : (
         <ul className="jp-diamond-list" aria-label="Jobs">
           {shown.map(j => (
-            <JobRow
-              key={j.id}
-              job={j}
-              actions={props.actions}
-              timeZone={props.timeZone}
-            />
+            <JobRow key={j.id} job={j} actions={actions} timeZone={timeZone} focused={j.id === focused} />
           ))}
         </ul>
       )}
+      <div className="jp-diamond-pager">
+        {shown.length < matching.length && (
+          <button className="jp-mod-styled jp-diamond-small-button" onClick={() => setLimit(limit + pageSize)}>
+            Show {Math.min(pageSize, matching.length - shown.length)} more
+          </button>
+        )}
+        {more && (
+          <button className="jp-mod-styled jp-diamond-small-button" disabled={loading} onClick={loadOlder}>
+            {loading ? 'Loading…' : 'Load older jobs from the server'}
+          </button>
+        )}
+        {error && <span className="jp-diamond-error-text">{error}</span>}
+      </div>
     </div>
   );
 }

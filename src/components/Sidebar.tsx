@@ -10,13 +10,18 @@ import { DiamondModel } from '../model';
 import { Activity } from './Activity';
 import { IJobActions, Jobs } from './Jobs';
 import { Sites } from './Sites';
+import { ITaskActions, Tasks } from './Tasks';
 import { Timeline } from './Timeline';
 
 export interface IViewSettings {
+  showSites: boolean;
   showTimeline: boolean;
   showActivity: boolean;
+  showTasks: boolean;
   timeZone: string;
   activityLimit: number;
+  siteColumns: string[];
+  jobsPageSize: number;
 }
 
 function Section(props: {
@@ -72,8 +77,9 @@ export function Sidebar(props: {
   model: DiamondModel;
   settings: IViewSettings;
   actions: IJobActions;
+  taskActions: ITaskActions;
 }): JSX.Element {
-  const { model, settings, actions } = props;
+  const { model, settings, actions, taskActions } = props;
   const hasData = model.status === 'ready' || model.sites.length > 0;
   const jobs = model.jobs;
   return (
@@ -114,15 +120,27 @@ export function Sidebar(props: {
       )}
       {hasData && (
         <>
-          <Section id="sites" title="Sites" count={model.sites.length}>
-            <Sites sites={model.sites} />
-          </Section>
-          <Section id="jobs" title="Jobs" count={jobs.length}>
-            <Jobs jobs={jobs} actions={actions} timeZone={settings.timeZone} />
+          {settings.showSites && (
+            <Section id="sites" title="Sites" count={model.sites.length}>
+              <Sites sites={model.sites} columns={settings.siteColumns} />
+            </Section>
+          )}
+          <Section id="jobs" title="Jobs" count={model.jobsTotal}>
+            <Jobs
+              model={model}
+              actions={actions}
+              timeZone={settings.timeZone}
+              pageSize={settings.jobsPageSize}
+            />
           </Section>
           {settings.showTimeline && (
             <Section id="timeline" title="Timeline">
               <Timeline jobs={jobs} timeZone={settings.timeZone} />
+            </Section>
+          )}
+          {settings.showTasks && (
+            <Section id="tasks" title="Agent tasks" count={model.tasks.length}>
+              <Tasks model={model} actions={taskActions} timeZone={settings.timeZone} />
             </Section>
           )}
           {settings.showActivity && (

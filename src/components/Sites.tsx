@@ -18,7 +18,29 @@ function Stat(props: {
   );
 }
 
-function SiteRow({ site }: { site: ISiteRow }): JSX.Element {
+const COLUMNS: Record<
+  string,
+  { label: string; hint: string; value: (s: ISiteRow) => React.ReactNode }
+> = {
+  nodes: { label: 'Nodes', hint: 'free/total', value: s => fmtCount(s.nodes_free, s.nodes_total) },
+  cpus: { label: 'CPUs', hint: 'free/total', value: s => fmtCount(s.cpus_free, s.cpus_total) },
+  gpus: { label: 'GPUs', hint: 'free/total', value: s => fmtCount(s.gpus_free, s.gpus_total) },
+  pending: { label: 'Queued', hint: 'jobs pending on the site', value: s => s.pending ?? '—' },
+  running: { label: 'Running', hint: 'jobs running on the site', value: s => s.running ?? '—' },
+  mine: { label: 'Mine', hint: 'your unfinished jobs on the site', value: s => s.my_jobs ?? '—' },
+  wait: {
+    label: 'Wait',
+    hint: 'estimated wait before a typical job (1 node, 1 h) starts',
+    value: s =>
+      s.typical_start_s === null || s.typical_start_s === undefined
+        ? '—'
+        : `~${fmtDuration(s.typical_start_s)}`
+  }
+};
+
+export const SITE_COLUMNS = Object.keys(COLUMNS);
+
+function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.Element {
   const [open, setOpen] = React.useState(false);
   const Caret = open ? caretDownIcon : caretRightIcon;
   const partId = `jp-diamond-parts-${site.name.replace(/[^\w-]/g, '_')}`;
@@ -46,24 +68,14 @@ function SiteRow({ site }: { site: ISiteRow }): JSX.Element {
         />
         <span className="jp-diamond-site-name">{site.name}</span>
         <span className="jp-diamond-muted">{site.scheduler}</span>
+        <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}
       <dl className="jp-diamond-site-stats">
-        <Stat label="Nodes" value={fmtCount(site.nodes_free, site.nodes_total)} hint="free/total" />
-        <Stat label="CPUs" value={fmtCount(site.cpus_free, site.cpus_total)} hint="free/total" />
-        <Stat label="GPUs" value={fmtCount(site.gpus_free, site.gpus_total)} hint="free/total" />
-        <Stat label="Queued" value={site.pending ?? '—'} hint="jobs pending on the site" />
-        <Stat label="Running" value={site.running ?? '—'} hint="jobs running on the site" />
-        <Stat label="Mine" value={site.my_jobs ?? '—'} hint="your jobs on the site" />
-        <Stat
-          label="Wait"
-          value={
-            site.typical_start_s === null || site.typical_start_s === undefined
-              ? '—'
-              : `~${fmtDuration(site.typical_start_s)}`
-          }
-          hint="estimated wait before a typical job starts"
-        />
+        {columns.map(c => {
+          const col = COLUMNS[c];
+          return col ? <Stat key={c} label={col.label} value={col.value(site)} hint={col.hint} /> : null;
+        })}
       </dl>
       {open && (
         <table id={partId} className="jp-diamond-table">
@@ -99,14 +111,20 @@ function SiteRow({ site }: { site: ISiteRow }): JSX.Element {
   );
 }
 
-export function Sites({ sites }: { sites: ISiteRow[] }): JSX.Element {
+export function Sites({
+  sites,
+  columns
+}: {
+  sites: ISiteRow[];
+  columns: string[];
+}): JSX.Element {
   if (sites.length === 0) {
     return <p className="jp-diamond-muted">No sites configured.</p>;
   }
   return (
     <ul className="jp-diamond-list">
       {sites.map(s => (
-        <SiteRow key={s.name} site={s} />
+        <SiteRow key={s.name} site={s} columns={columns} />
       ))}
     </ul>
   );

@@ -2,14 +2,15 @@ import * as React from 'react';
 
 import { fmtTime, parseTime } from '../format';
 import { IJob, TERMINAL_STATES } from '../types';
+import { JobDetails } from './Placement';
 
 const MAX_ROWS = 15;
-const MAX_SPAN_MS = 24 * 3600 * 1000;
-const MIN_SPAN_MS = 10 * 60 * 1000;
 const W = 240;
 const LABEL_W = 66;
 const ROW_H = 14;
 const AXIS_H = 14;
+/** Zoom levels: the visible window, ending now (or at the last event). */
+const SPANS_MIN = [5, 15, 60, 360, 1440, 10080];
 
 interface ISegment {
   job: IJob;
@@ -18,61 +19,71 @@ interface ISegment {
   ended: number | null;
 }
 
-function segments(jobs: IJob[]): ISegment[] {
+function segments(jobs: IJob[], from: number): ISegment[] {
   const out: ISegment[] = [];
   for (const job of jobs) {
-    const submitted =
-      parseTime(job.submitted_at) ?? parseTime(job.started_at) ?? null;
-    if (submitted === null) {
+    const submitted = parseTime(job.submitted_at) ?? parseTime(job.started_at);
+    const ended = parseTime(job.ended_at);
+    if (submitted === null || (ended !== null && ended < from)) {
       continue;
     }
-    out.push({
-      job,
-      submitted,
-      started: parseTime(job.started_at),
-      ended: parseTime(job.ended_at)
-    });
+    out.push({ job, submitted, started: parseTime(job.started_at), ended });
+    if (out.length >= MAX_ROWS) {
+      break;
+    }
   }
-  return out.sort((a, b) => b.submitted - a.submitted).slice(0, MAX_ROWS);
+  return out;
+}
+
+function spanLabel(min: number): string {
+  return min < 60 ? `${min} min` : min < 1440 ? `${min / 60} h` : `${min / 1440} d`;
+}
+
+interface IHover {
+  job: IJob;
+  site: string;
 }
 
 function SiteGantt(props: {
   site: string;
   jobs: IJob[];
   now: number;
+  spanMs: number;
   timeZone: string;
+  onHover: (h: IHover | null) => void;
 }): JSX.Element | null {
-  const { site, now, timeZone } = props;
-  const segs = segments(props.jobs);
+  const { site, now, spanMs, timeZone, onHover } = props;
+  const start = now - spanMs;
+  const segs = segments(props.jobs, start);
   if (segs.length === 0) {
     return null;
   }
-  const end = Math.max(now, ...segs.map(s => s.ended ?? now));
-  let start = Math.min(...segs.map(s => s.submitted));
-  start = Math.max(start, end - MAX_SPAN_MS);
-  if (end - start < MIN_SPAN_MS) {
-    start = end - MIN_SPAN_MS;
-  }
-  const span = end - start;
   const x = (t: number) =>
-    LABEL_W + ((Math.min(Math.max(t, start), end) - start) / span) * (W - LABEL_W - 4);
+    LABEL_W + ((Math.min(Math.max(t, start), now) - start) / spanMs) * (W - LABEL_W - 4);
   const height = segs.length * ROW_H + AXIS_H;
   return (
     <figure className="jp-diamond-gantt" data-diamond-timeline={site}>
       <figcaption>{site}</figcaption>
-      <svg
-        viewBox={`0 0 ${W} ${height}`}
-        width="100%"
-        role="img"
-        aria-label={`Timeline of ${segs.length} jobs on ${site}`}
-      >
+      <svg viewBox={`0 0 ${W} ${height}`} width="100%" role="group" aria-label={`Timeline of ${segs.length} jobs on ${site}`}>
         {segs.map((s, i) => {
           const y = i * ROW_H;
           const qEnd = s.started ?? s.ended ?? now;
           const rEnd = s.ended ?? now;
           const name = s.job.name || s.job.native_id || s.job.id;
+          const show = () => onHover({ job: s.job, site });
           return (
-            <g key={s.job.id} data-diamond-job-bar={s.job.id}>
+            <g
+              key={s.job.id}
+              data-diamond-job-bar={s.job.id}
+              data-diamond-state={s.job.state}
+              tabIndex={0}
+              role="img"
+              aria-label={`${name}: ${s.job.state}, queued ${fmtTime(s.submitted, timeZone)}`}
+              onMouseEnter={show}
+              onFocus={show}
+              onMouseLeave={() => onHover(null)}
+              onBlur={() => onHover(null)}
+            >
               <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
                 {name.length > 11 ? name.slice(0, 10) + '…' : name}
               </text>
@@ -81,12 +92,8 @@ function SiteGantt(props: {
                 y={y + 3}
                 width={Math.max(1, x(qEnd) - x(s.submitted))}
                 height={ROW_H - 6}
-                className="jp-diamond-seg-queued"
-              >
-                <title>
-                  {`${name} queued ${fmtTime(s.submitted, timeZone)} → ${fmtTime(qEnd, timeZone)}`}
-                </title>
-              </rect>
+                className={`jp-diamond-seg-queued${s.started === null && s.ended !== null ? ` jp-diamond-seg-${s.job.state.toLowerCase()}` : ''}`}
+              />
               {s.started !== null && (
                 <rect
                   x={x(s.started)}
@@ -94,84 +101,89 @@ function SiteGantt(props: {
                   width={Math.max(1.5, x(rEnd) - x(s.started))}
                   height={ROW_H - 4}
                   className={`jp-diamond-seg jp-diamond-seg-${s.job.state.toLowerCase()}`}
-                >
-                  <title>
-                    {`${name} ${s.job.state} ${fmtTime(s.started, timeZone)} → ${
-                      s.ended !== null ? fmtTime(s.ended, timeZone) : 'now'
-                    }`}
-                  </title>
-                </rect>
+                />
               )}
             </g>
           );
         })}
-        <line
-          x1={x(now)}
-          x2={x(now)}
-          y1={0}
-          y2={segs.length * ROW_H}
-          className="jp-diamond-gantt-now"
-        >
+        <line x1={x(now)} x2={x(now)} y1={0} y2={segs.length * ROW_H} className="jp-diamond-gantt-now" data-diamond-now="">
           <title>now</title>
         </line>
         <text x={LABEL_W} y={height - 2} className="jp-diamond-gantt-axis">
-          {fmtTime(start, timeZone, span > 20 * 3600 * 1000)}
+          {fmtTime(start, timeZone, spanMs > 20 * 3600 * 1000)}
         </text>
-        <text
-          x={W - 4}
-          y={height - 2}
-          textAnchor="end"
-          className="jp-diamond-gantt-axis"
-        >
-          {fmtTime(end, timeZone, false)}
+        <text x={W - 4} y={height - 2} textAnchor="end" className="jp-diamond-gantt-axis">
+          now {fmtTime(now, timeZone, false)}
         </text>
       </svg>
     </figure>
   );
 }
 
-/** Per site, a Gantt chart of the user's jobs: queued then running. */
-export function Timeline(props: {
-  jobs: IJob[];
-  timeZone: string;
-}): JSX.Element {
+/** Per site, a Gantt chart of the user's jobs: queued then running, zoomable. */
+export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element {
   const [, setTick] = React.useState(0);
+  const [zoom, setZoom] = React.useState(2);
+  const [hover, setHover] = React.useState<IHover | null>(null);
   const now = Date.now();
   const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));
   React.useEffect(() => {
     if (!active) {
       return;
     }
-    // Redraw only (moves the "now" line); no request is made.
-    const t = window.setInterval(() => setTick(x => x + 1), 30_000);
+    // Live growth: redraw only (bars reach "now"); no request is made.
+    const t = window.setInterval(() => setTick(x => x + 1), 1000);
     return () => window.clearInterval(t);
   }, [active]);
+  const spanMs = SPANS_MIN[zoom] * 60_000;
   const bySite = new Map<string, IJob[]>();
   for (const j of props.jobs) {
-    bySite.set(j.site, [...(bySite.get(j.site) ?? []), j]);
+    const list = bySite.get(j.site);
+    list ? list.push(j) : bySite.set(j.site, [j]);
   }
   const charts = Array.from(bySite.entries())
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([site, jobs]) => (
-      <SiteGantt
-        key={site}
-        site={site}
-        jobs={jobs}
-        now={now}
-        timeZone={props.timeZone}
-      />
+      <SiteGantt key={site} site={site} jobs={jobs} now={now} spanMs={spanMs} timeZone={props.timeZone} onHover={setHover} />
     ));
-  if (charts.length === 0) {
-    return <p className="jp-diamond-muted">Nothing to show yet.</p>;
-  }
+  const hovered = hover ? props.jobs.find(j => j.id === hover.job.id) ?? hover.job : null;
   return (
-    <div>
-      {charts}
+    <div
+      onWheel={e => {
+        if (e.ctrlKey || e.altKey) {
+          e.preventDefault();
+          setZoom(z => Math.min(SPANS_MIN.length - 1, Math.max(0, z + (e.deltaY > 0 ? 1 : -1))));
+        }
+      }}
+    >
+      <div className="jp-diamond-zoom" role="group" aria-label="Time axis zoom">
+        <button className="jp-diamond-icon-button" aria-label="Zoom in" disabled={zoom === 0} onClick={() => setZoom(zoom - 1)}>
+          +
+        </button>
+        <span aria-live="polite" data-diamond-zoom={SPANS_MIN[zoom]}>
+          last {spanLabel(SPANS_MIN[zoom])}
+        </span>
+        <button
+          className="jp-diamond-icon-button"
+          aria-label="Zoom out"
+          disabled={zoom === SPANS_MIN.length - 1}
+          onClick={() => setZoom(zoom + 1)}
+        >
+          −
+        </button>
+      </div>
+      {props.jobs.some(j => (parseTime(j.ended_at) ?? now) >= now - spanMs) ? charts : <p className="jp-diamond-muted">No job in this time window.</p>}
+      {hovered && (
+        <div className="jp-diamond-tooltip" role="tooltip" data-diamond-tooltip={hovered.id}>
+          <JobDetails job={hovered} timeZone={props.timeZone} />
+        </div>
+      )}
       <p className="jp-diamond-legend jp-diamond-muted" aria-hidden="true">
         <span className="jp-diamond-key jp-diamond-seg-queued" /> queued
         <span className="jp-diamond-key jp-diamond-seg-running" /> running
         <span className="jp-diamond-key jp-diamond-seg-completed" /> done
         <span className="jp-diamond-key jp-diamond-seg-failed" /> failed
+        <span className="jp-diamond-key jp-diamond-seg-cancelled" /> cancelled
       </p>
     </div>
   );

@@ -1,0 +1,130 @@
+import * as React from 'react';
+
+import {
+  closeIcon,
+  downloadIcon,
+  fileIcon,
+  notebookIcon
+} from '@jupyterlab/ui-components';
+
+import { fmtTime, stateClass } from '../format';
+import { IJob, TERMINAL_STATES } from '../types';
+
+export interface IJobActions {
+  cancel(job: IJob): void;
+  logs(job: IJob): void;
+  fetch(job: IJob): void;
+  openOrigin(job: IJob): void;
+}
+
+function SmallButton(props: {
+  label: string;
+  title?: string;
+  warn?: boolean;
+  icon: typeof fileIcon;
+  onClick: () => void;
+  children: React.ReactNode;
+}): JSX.Element {
+  const Icon = props.icon;
+  return (
+    <button
+      className={`jp-mod-styled jp-diamond-small-button${props.warn ? ' jp-mod-warn' : ''}`}
+      aria-label={props.label}
+      title={props.title ?? props.label}
+      onClick={props.onClick}
+    >
+      <Icon.react tag="span" className="jp-diamond-inline-icon" />
+      {props.children}
+    </button>
+  );
+}
+
+/** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`. */
+export function JobRow(props: {
+  job: IJob;
+  actions: IJobActions;
+  timeZone: string;
+  focused: boolean;
+}): JSX.Element {
+  const { job, actions, timeZone, focused } = props;
+  const ref = React.useRef<HTMLLIElement>(null);
+  React.useEffect(() => {
+    if (focused && ref.current) {
+      ref.current.scrollIntoView({ block: 'nearest' });
+      ref.current.focus();
+    }
+  }, [focused]);
+  const label = job.name || job.id;
+  const [verb, when] = job.ended_at
+    ? ['ended', job.ended_at]
+    : job.started_at
+      ? ['started', job.started_at]
+      : ['queued', job.submitted_at];
+  const done = TERMINAL_STATES.has(job.state);
+  return (
+    <li
+      ref={ref}
+      tabIndex={-1}
+      className={`jp-diamond-job ${stateClass(job.state)}${focused ? ' jp-mod-focused' : ''}`}
+      data-diamond-job={job.id}
+      data-diamond-state={job.state}
+      aria-label={`${label}, ${job.state} on ${job.site}`}
+    >
+      <div className="jp-diamond-job-main">
+        <span className="jp-diamond-badge">{job.state}</span>
+        <span className="jp-diamond-job-name" title={job.id}>
+          {label}
+        </span>
+        <span className="jp-diamond-muted">{job.site}</span>
+      </div>
+      <div className="jp-diamond-job-meta jp-diamond-muted">
+        <span>{job.id}</span>
+        <span>
+          {verb} {fmtTime(when, timeZone)}
+        </span>
+        {job.exit_code !== null && job.exit_code !== undefined && (
+          <span>exit {job.exit_code}</span>
+        )}
+        {job.reason && (
+          <span title="reason" data-diamond-reason="">
+            {job.reason}
+          </span>
+        )}
+      </div>
+      <div className="jp-diamond-job-actions">
+        <SmallButton label={`Show logs of ${label}`} icon={fileIcon} onClick={() => actions.logs(job)}>
+          Logs
+        </SmallButton>
+        {done && (
+          <SmallButton
+            label={`Fetch results of ${label}`}
+            icon={downloadIcon}
+            onClick={() => actions.fetch(job)}
+          >
+            Fetch
+          </SmallButton>
+        )}
+        {job.origin?.path && (
+          <SmallButton
+            label={`Go to the cell that submitted ${label}`}
+            title={`${job.origin.path}${job.origin.cell_id ? ` (cell ${job.origin.cell_id})` : ''}`}
+            icon={notebookIcon}
+            onClick={() => actions.openOrigin(job)}
+          >
+            Cell
+          </SmallButton>
+        )}
+        {!done && (
+          <SmallButton
+            label={`Cancel ${label}`}
+            warn={true}
+            icon={closeIcon}
+            onClick={() => actions.cancel(job)}
+          >
+            Cancel
+          </SmallButton>
+        )}
+      </div>
+    </li>
+  );
+}

@@ -1,0 +1,82 @@
+import { IJob, TERMINAL_STATES } from './types';
+
+const JOB_FIELDS: (keyof IJob)[] = [
+  'site',
+  'native_id',
+  'name',
+  'state',
+  'submitted_at',
+  'started_at',
+  'ended_at',
+  'exit_code',
+  'reason',
+  'placement',
+  'origin'
+];
+
+/** The job after one job-state payload (pure; `old` is not modified). */
+export function mergeJobState(
+  id: string,
+  old: IJob | undefined,
+  data: Record<string, any>
+): IJob {
+  const job: IJob = {
+    id,
+    site: '',
+    native_id: id.includes(':') ? id.slice(id.indexOf(':') + 1) : id,
+    name: '',
+    state: 'UNKNOWN',
+    submitted_at: null,
+    started_at: null,
+    ended_at: null,
+    exit_code: null,
+    reason: null,
+    placement: null,
+    origin: null,
+    ...old
+  };
+  for (const key of JOB_FIELDS) {
+    const v = data[key];
+    // A payload's null does not erase what is known (it may be a partial event).
+    if (v !== undefined && !(v === null && job[key] !== null && key !== 'reason')) {
+      (job as any)[key] = v;
+    }
+  }
+  if (TERMINAL_STATES.has(job.state) && !job.ended_at && data.at) {
+    job.ended_at = data.at;
+  }
+  if (job.state === 'RUNNING' && !job.started_at && data.at) {
+    job.started_at = data.at;
+  }
+  if (!job.submitted_at && data.at) {
+    job.submitted_at = data.at;
+  }
+  return job;
+}
+
+/** Newest first by submission time, then id. */
+export function sortJobs(jobs: Iterable<IJob>): IJob[] {
+  return Array.from(jobs).sort(
+    (a, b) =>
+      (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '') ||
+      b.id.localeCompare(a.id)
+  );
+}
+
+const APPROVAL = /approv/i;
+
+/** True when an agent task waits for the user to approve a plan. */
+export function awaitsApproval(task: {
+  state: string;
+  waiting_on?: string[];
+  data?: Record<string, any>;
+}): boolean {
+  if (APPROVAL.test(task.state)) {
+    return true;
+  }
+  const waiting = /wait/i.test(task.state);
+  return (
+    waiting &&
+    ((task.waiting_on ?? []).some(w => APPROVAL.test(w)) || !!task.data?.plan)
+  );
+}

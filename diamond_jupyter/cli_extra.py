@@ -109,3 +109,33 @@ def add_extra_commands(sub, common) -> None:
                    help="center seconds per real second")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.set_defaults(fn=_tb_load)
+    add_transfer_command(sub, common)
+
+
+# -- `diamond transfer` (issue 7) ---------------------------------------------------------------
+
+def _transfer(args: argparse.Namespace) -> int:
+    from .cli import _with_fed
+
+    rec = asyncio.run(_with_fed(args, lambda fed: fed.transfer(
+        args.src, args.dst, via=args.via, recursive=args.recursive)))
+    data = rec.model_dump(mode="json")
+    rate = rec.data.get("mb_per_s")
+    _out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
+                     f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
+                     + (f"\n{rec.error}" if rec.error else ""))
+    if rec.state != "SUCCEEDED":
+        print(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_transfer_command(sub, common) -> None:
+    p = sub.add_parser("transfer", help="copy data: SITE:PATH or a server path, either side")
+    common(p)
+    p.add_argument("src", help="SITE:PATH, or a path on this machine")
+    p.add_argument("dst", help="SITE:PATH, or a path on this machine")
+    p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
+                   "have a collection and you are logged in, else SFTP")
+    p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")
+    p.set_defaults(fn=_transfer)

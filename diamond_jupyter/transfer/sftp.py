@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import queue
 import stat as stat_mod
 import threading
 from collections.abc import Callable
@@ -218,10 +219,28 @@ Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from 
 
 def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int,
           progress: Progress, cancel: threading.Event, limit: int | None) -> int:
+    """Read and write in two threads joined by a small bounded queue (memory stays at a few
+    windows), so the source's round trips overlap the destination's."""
+    q: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=64)
+
+    def read() -> None:
+        try:
+            for chunk in src.reader(sp, offset, size):
+                if cancel.is_set():
+                    return
+                q.put(chunk)
+            q.put(None)
+        except BaseException as e:  # handed to the writer, which raises it
+            q.put(e)
+
+    reader = threading.Thread(target=read, daemon=True, name="dmd-sftp-read")
+    reader.start()
     moved = 0
     out = dst.open_write(part, offset)
     try:
-        for chunk in src.reader(sp, offset, size):
+        while (chunk := q.get()) is not None:
+            if isinstance(chunk, BaseException):
+                raise chunk
             if cancel.is_set():
                 raise Cancelled("cancelled")
             if limit is not None and moved + len(chunk) > limit:
@@ -232,6 +251,12 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int,
             moved += len(chunk)
             progress(offset + moved, size)
     finally:
+        cancel_reader = not reader.is_alive() or cancel.is_set()
+        if not cancel_reader:
+            cancel.set()  # stop the reader early (error or limit); drain so it can exit
+            while reader.is_alive():
+                with contextlib.suppress(queue.Empty):
+                    q.get(timeout=0.1)
         out.close()
     return moved
 

@@ -1,0 +1,243 @@
+"""Globus paths against the SDK's own test fixtures (`globus_sdk.testing`) plus registered
+task-status responses: the submitted document, idempotent retries, events, cancel, tokens."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+
+import globus_sdk
+import pytest
+import responses
+from globus_sdk.testing import RegisteredResponse, get_last_request, load_response
+
+from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.store import Store
+from diamond_jupyter.transfer.globus import map_path
+from diamond_jupyter.transfer.globus_auth import GlobusAuth, token_path
+
+SRC_COLL = "11111111-1111-1111-1111-111111111111"
+DST_COLL = "22222222-2222-2222-2222-222222222222"
+TASK = "00000000-0000-0000-0000-0000699934d5"  # the submit_transfer fixture's task id
+SUB_ID = "00000000-0000-0000-34af-1252da510f05"  # the get_submission_id fixture's value
+CLIENT = "33333333-3333-3333-3333-333333333333"
+
+
+@pytest.fixture(autouse=True)
+def mocked():
+    responses.start()
+    yield
+    responses.stop()
+    responses.reset()
+
+
+@pytest.fixture
+def tokens(data_dir, monkeypatch):
+    monkeypatch.setenv("DIAMOND_GLOBUS_CLIENT_ID", CLIENT)
+    monkeypatch.delenv("DIAMOND_GLOBUS_CLIENT_SECRET", raising=False)
+    auth = GlobusAuth()
+    auth._save_tokens("native", {"transfer.api.globus.org": {
+        "access_token": "AT-old", "refresh_token": "RT-1", "scope": "transfer",
+        "expires_at_seconds": int(time.time()) + 3600, "resource_server":
+        "transfer.api.globus.org", "token_type": "Bearer"}})
+    return auth
+
+
+@pytest.fixture
+async def fed(tmp_path, tokens):
+    sites = [SiteConfig(name="hpc1", transport=TransportConfig(kind="local"),
+                        globus_collection=SRC_COLL,
+                        globus_path_map={"/home/u": "/~/", "/scratch": "/gpfs/scratch"}),
+             SiteConfig(name="hpc2", transport=TransportConfig(kind="local"),
+                        globus_collection=DST_COLL, globus_path_map={"/data/": "/"}),
+             SiteConfig(name="plain", transport=TransportConfig(kind="local"))]
+    f = Federation(FederationConfig(sites=sites), store=Store(tmp_path / "s.sqlite"))
+    f.mover.globus_poll_s = 0.01
+    f.mover.globus.retry_delay_s = 0
+    yield f
+    await f.close()
+
+
+def task_doc(status: str, done: int, **kw) -> dict:
+    return {"DATA_TYPE": "task", "task_id": TASK, "status": status, "type": "TRANSFER",
+            "bytes_transferred": done, "files": 1, "files_transferred": int(status ==
+            "SUCCEEDED"), "nice_status": kw.pop("nice_status", "OK"), **kw}
+
+
+def register_task(*docs: dict, task: str = TASK) -> None:
+    for doc in docs:  # responses serves same-URL registrations in order, repeating the last
+        RegisteredResponse(service="transfer", path=f"/v0.10/task/{task}", json=doc).add()
+
+
+def submits() -> list[dict]:
+    return [json.loads(c.request.body) for c in responses.calls
+            if c.request.method == "POST" and c.request.url.endswith("/v0.10/transfer")]
+
+
+def test_path_mapping():
+    cfg = SiteConfig(name="s", globus_collection=SRC_COLL,
+                     globus_path_map={"/home/u": "/~/", "/scratch": "/gpfs/scratch"})
+    assert map_path(cfg, "/home/u/in/x.dat") == "/~/in/x.dat"
+    assert map_path(cfg, "/scratch/run1") == "/gpfs/scratch/run1"
+    assert map_path(cfg, "/scratchy/a") == "/scratchy/a"  # a prefix is a whole component
+    assert map_path(cfg, "~/a") == "/~/a" and map_path(cfg, "rel/a") == "/~/rel/a"
+
+
+async def test_submit_document_progress_and_success(fed):
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    register_task(task_doc("ACTIVE", 1000), task_doc("ACTIVE", 5000),
+                  task_doc("SUCCEEDED", 8000))
+    rec = await fed.transfer("hpc1:/home/u/in/x.dat", "hpc2:/data/run/x.dat")
+    assert rec.kind == "globus" and rec.state == "SUCCEEDED" and rec.bytes == 8000
+    assert rec.submission_id == SUB_ID and rec.data["task_id"] == TASK
+    [doc] = submits()
+    assert doc["source_endpoint"] == SRC_COLL and doc["destination_endpoint"] == DST_COLL
+    assert doc["submission_id"] == SUB_ID and doc["verify_checksum"] is True
+    item = doc["DATA"][0]
+    assert (item["source_path"], item["destination_path"]) == ("/~/in/x.dat", "/run/x.dat")
+    prog = [e.data["bytes_done"] for e in fed.store.events_since(0, kinds=["transfer.progress"])]
+    assert prog == [1000, 5000, 8000]
+    states = [e.data["state"] for e in fed.store.events_since(0, kinds=["transfer.state"])]
+    assert states == ["ACTIVE", "SUCCEEDED"]
+    assert get_last_request().headers["Authorization"] == "Bearer AT-old"
+    blob = json.dumps([e.data for e in fed.store.events_since(0)] + [rec.data])
+    assert "AT-old" not in blob and "RT-1" not in blob
+
+
+async def test_retry_reuses_the_stored_submission_id(fed):
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    RegisteredResponse(service="transfer", path="/v0.10/transfer", method="POST", status=503,
+                       json={"code": "ServiceUnavailable", "message": "try later"}).add()
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    register_task(task_doc("SUCCEEDED", 10))
+    rec = await fed.transfer("hpc1:/scratch/a", "hpc2:/data/a", via="globus")
+    assert rec.state == "SUCCEEDED"
+    bodies = submits()
+    assert len(bodies) == 2 and {b["submission_id"] for b in bodies} == {SUB_ID}
+    ids = [c for c in responses.calls if c.request.url.endswith("/submission_id")]
+    assert len(ids) == 1  # asked once, stored before the first submit
+
+
+async def test_restart_resubmits_with_the_stored_id(fed):
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    mgr = fed.mover
+    s, d = "hpc1:/scratch/b", "hpc2:/data/b"
+    from diamond_jupyter.transfer import parse_location
+
+    rec = await mgr._globus_record(parse_location(s, fed.sites), parse_location(d, fed.sites),
+                                   False, None, {"job_id": None})  # crash right after this
+    assert fed.store.transfer_by_submission_id(SUB_ID).id == rec.id
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    register_task(task_doc("SUCCEEDED", 3))
+    assert await mgr.resume_pending() == [rec.id]
+    done = await mgr.wait(rec.id)
+    assert done.state == "SUCCEEDED" and submits()[0]["submission_id"] == SUB_ID
+
+
+async def test_failed_task_fails_the_record(fed):
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    register_task(task_doc("ACTIVE", 0), task_doc(
+        "FAILED", 0, nice_status="PERMISSION_DENIED",
+        fatal_error={"code": "PERMISSION_DENIED", "description": "permission denied on /run"}))
+    rec = await fed.transfer("hpc1:/scratch/c", "hpc2:/data/run/c")
+    assert rec.state == "FAILED" and rec.error == "permission denied on /run"
+
+
+async def test_cancel(fed):
+    cancel = load_response(globus_sdk.TransferClient.cancel_task)
+    tid = cancel.metadata["task_id"]
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    RegisteredResponse(service="transfer", path="/v0.10/transfer", method="POST", json={
+        "DATA_TYPE": "transfer_result", "code": "Accepted", "task_id": tid,
+        "submission_id": SUB_ID}).add()
+    register_task(task_doc("ACTIVE", 1, task_id=tid), task=tid)
+    rec = await fed.transfer("hpc1:/scratch/d", "hpc2:/data/d", wait=False)
+    async for ev in fed.events(since=0):  # the follower saw the task: it was submitted
+        if ev.kind == "transfer.progress":
+            break
+    assert fed.transfer_status(rec.id).data["task_id"] == tid
+    done = await fed.cancel_transfer(rec.id)
+    assert done.state == "CANCELLED"
+    assert any(c.request.url.endswith(f"/task/{tid}/cancel") for c in responses.calls)
+
+
+def test_sftp_is_the_default_without_collections_or_login(fed, tokens):
+    from diamond_jupyter.transfer import parse_location
+
+    loc = parse_location
+    assert fed.mover.choose(loc("hpc1:/a", fed.sites), loc("plain:/b", fed.sites), None) \
+        == "sftp"
+    assert fed.mover.choose(loc("hpc1:/a", fed.sites), loc("hpc2:/b", fed.sites), None) \
+        == "globus"
+    tokens.logout()
+    assert fed.mover.choose(loc("hpc1:/a", fed.sites), loc("hpc2:/b", fed.sites), None) \
+        == "sftp"
+    with pytest.raises(Exception, match="globus_collection"):
+        fed.mover.choose(loc("hpc1:/a", fed.sites), loc("plain:/b", fed.sites), "globus")
+
+
+# -- tokens ---------------------------------------------------------------------------------
+
+def mode(p) -> int:
+    return stat.S_IMODE(os.stat(p).st_mode)
+
+
+def token_response(access: str, refresh: str = "RT-2") -> dict:
+    return {"access_token": access, "refresh_token": refresh, "expires_in": 172800,
+            "resource_server": "transfer.api.globus.org", "scope": "transfer",
+            "token_type": "Bearer", "other_tokens": []}
+
+
+def test_token_file_is_private(tokens):
+    assert token_path() == tokens.path and mode(tokens.path) == 0o600
+    assert tokens.status()["logged_in"] and "AT-old" not in json.dumps(tokens.status())
+
+
+def test_expired_token_is_refreshed_and_saved(tokens):
+    data = json.loads(tokens.path.read_text())
+    data["by_resource"]["transfer.api.globus.org"]["expires_at_seconds"] = 1
+    tokens.path.write_text(json.dumps(data))
+    RegisteredResponse(service="auth", path="/v2/oauth2/token", method="POST",
+                       json=token_response("AT-new")).add()
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    tc = tokens.transfer_client()
+    assert tc.get_submission_id()["value"] == SUB_ID
+    assert get_last_request().headers["Authorization"] == "Bearer AT-new"
+    refresh = [c for c in responses.calls if "/oauth2/token" in c.request.url][0]
+    assert "grant_type=refresh_token" in refresh.request.body and "RT-1" in refresh.request.body
+    saved = json.loads(tokens.path.read_text())["by_resource"]["transfer.api.globus.org"]
+    assert saved["access_token"] == "AT-new" and mode(tokens.path) == 0o600
+
+
+def test_native_login_url_then_code(tokens):
+    tokens.logout()
+    url = tokens.start_login()
+    assert url.startswith("https://auth.globus.org/v2/oauth2/authorize")
+    assert f"client_id={CLIENT}" in url and "code_challenge=" in url
+    assert "access_type=offline" in url and mode(tokens.path) == 0o600
+    RegisteredResponse(service="auth", path="/v2/oauth2/token", method="POST",
+                       json=token_response("AT-login")).add()
+    # a second object (another process) finishes with the stored verifier
+    st = GlobusAuth().finish_login("the-code")
+    assert st["logged_in"] and "pending" not in json.loads(tokens.path.read_text())
+    body = [c for c in responses.calls if "/oauth2/token" in c.request.url][0].request.body
+    assert "code=the-code" in body and "code_verifier=" in body
+    assert mode(tokens.path) == 0o600
+
+
+def test_client_credentials(tokens, monkeypatch):
+    monkeypatch.setenv("DIAMOND_GLOBUS_CLIENT_SECRET", "s3cret")
+    RegisteredResponse(service="auth", path="/v2/oauth2/token", method="POST",
+                       json=token_response("AT-cc")).add()
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    auth = GlobusAuth(path=tokens.path.with_name("cc.json"))
+    auth.transfer_client().get_submission_id()
+    assert get_last_request().headers["Authorization"] == "Bearer AT-cc"
+    body = [c for c in responses.calls if "/oauth2/token" in c.request.url][0].request.body
+    assert "grant_type=client_credentials" in body
+    assert "s3cret" not in auth.path.read_text() and mode(auth.path) == 0o600

@@ -16,5 +16,6 @@ else
   echo "demo: JupyterLab opens anyway; configure real sites in ~/.config/diamond/sites.yaml" >&2
 fi
 mkdir -p demo
+[ -f demo/demo.ipynb ] || cp binder/demo.ipynb demo/
 exec "$PY" -m jupyter lab --ServerApp.root_dir="$PWD/demo" --ip=127.0.0.1 ${DEMO_ARGS:-} \
   $([ "$(id -u)" = 0 ] && echo --allow-root)

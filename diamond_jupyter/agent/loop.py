@@ -1,0 +1,178 @@
+"""The model loop over the skills. It stops (no model calls, no polling) when a tool must
+wait for a job or for an approval, and is re-entered from the store by `tasks.TaskBook`."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..model import BadInput, DiamondError
+from ..skills import NeedsApproval, SkillContext, Suspend, run_skill, tool_schemas
+from ..store import TaskRecord
+from .base import Provider, Turn, make_provider
+from .config import HOW_TO, LLMConfig
+from .tasks import TaskBook, preview
+
+if TYPE_CHECKING:
+    from ..federation import Federation
+
+log = logging.getLogger(__name__)
+
+SYSTEM = """You are the diamond agent: you run HPC work across several Slurm/PBS/LSF/Flux \
+clusters through tools. Discover resources before choosing; prefer placement's choice \
+(site "auto") unless the user names a site. After submitting, call wait_for with the job id \
+when the result matters: the task then sleeps at no cost until the job ends. Read logs or \
+fetch results before answering. Answer briefly, naming job ids, sites and states."""
+
+APPROVALS = ("auto", "ask", "dry-run")
+
+
+class LLMNotConfigured(BadInput):
+    def __init__(self, message: str = HOW_TO) -> None:
+        super().__init__(message)
+
+
+class AgentRunner(TaskBook):
+    """Runs agent tasks for one Federation. `provider` overrides the configured one."""
+
+    def __init__(self, fed: Federation, llm: LLMConfig | None = None, *,
+                 provider: Provider | None = None) -> None:
+        super().__init__(fed)
+        self.llm = llm or LLMConfig.from_env()
+        self._provider = provider
+        self._tools = tool_schemas()
+
+    def provider(self) -> Provider:
+        if self._provider is None:
+            if (why := self.llm.missing()) is not None:
+                raise LLMNotConfigured(why)
+            self._provider = make_provider(self.llm)
+        return self._provider
+
+    async def close(self) -> None:
+        await super().close()
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
+
+    # -- starting a task --------------------------------------------------------------------
+    async def ask(self, prompt: str, *, approval: str = "auto",
+                  origin: dict[str, Any] | None = None) -> TaskRecord:
+        if not prompt.strip():
+            raise BadInput("ask: the request is empty")
+        if approval not in APPROVALS:
+            raise BadInput(f"approval must be one of {', '.join(APPROVALS)}")
+        self.provider()  # not configured: say how, before anything is stored
+        await self.start(rearm=False)
+        rec = self.fed.store.create_task(prompt, data={
+            "approval": approval, "origin": origin, "llm": self.llm.public(),
+            "messages": [{"role": "user", "content": prompt}], "turn": None,
+            "model_calls": 0})
+        await self.set_state(rec.id, "running")
+        await self.step(rec.id, "prompt", text=prompt, approval=approval)
+        self.spawn(rec.id)
+        return rec
+
+    # -- the loop ---------------------------------------------------------------------------
+    async def drive(self, task_id: str) -> None:
+        data = self.fed.store.get_task(task_id, steps=False).data
+        messages: list[dict[str, Any]] = data.get("messages") or []
+        turn: dict[str, Any] | None = data.get("turn")
+        calls = int(data.get("model_calls") or 0)
+        ctx = SkillContext(self.fed, approval=data.get("approval", "auto"), suspendable=True,
+                           origin=data.get("origin"))
+        while True:
+            if turn is not None:
+                if not await self._run_calls(task_id, ctx, turn):
+                    return  # asleep: waiting on a job or on approval
+                messages.append({"role": "user", "content": turn["results"]})
+                turn = None
+                self._save(task_id, messages=messages, turn=None)
+            if calls >= self.llm.max_model_calls:
+                await self.finish(task_id, "failed", error=f"stopped after {calls} model calls")
+                return
+            reply: Turn = await self.provider().complete(
+                system=SYSTEM, messages=messages, tools=self._tools)
+            calls += 1
+            messages.append({"role": "assistant", "content": reply.content})
+            self._save(task_id, messages=messages, model_calls=calls)
+            if reply.text:
+                await self.step(task_id, "model", text=reply.text, stop_reason=reply.stop_reason)
+            if not reply.tool_calls:
+                await self.finish(task_id, "done", answer=reply.text, model_calls=calls)
+                return
+            turn = {"calls": reply.tool_calls, "results": []}
+            self._save(task_id, turn=turn)
+
+    def _save(self, task_id: str, **data: Any) -> None:
+        self.fed.store.update_task(task_id, data=data)
+
+    async def _run_calls(self, task_id: str, ctx: SkillContext, turn: dict[str, Any]) -> bool:
+        """Run the turn's remaining tool calls; False when the task went to sleep."""
+        rec = self.fed.store.get_task(task_id, steps=False)
+        approved = rec.data.get("decision") == "approved"
+        calls, results = turn["calls"], turn["results"]
+        while len(results) < len(calls):
+            call = calls[len(results)]
+            name, args = call["name"], call.get("input") or {}
+            resumed = (rec.data.get("pending") or {}).get("tool_use_id") == call["id"]
+            if not resumed:
+                await self.step(task_id, "tool_call", tool=name, input=args)
+            run_ctx = ctx
+            if resumed and approved:
+                run_ctx = SkillContext(ctx.fed, "auto", ctx.suspendable, ctx.origin)
+            try:
+                out = await run_skill(run_ctx, name, args)
+            except Suspend as s:
+                if await self._suspend(task_id, turn, call, s.job_id):
+                    return False
+                continue  # the job ended meanwhile: run the call again, now it returns
+            except NeedsApproval as n:
+                await self._await_approval(task_id, turn, call, n.plan)
+                return False
+            except (DiamondError, ValueError) as e:
+                results.append({"type": "tool_result", "tool_use_id": call["id"],
+                                "content": str(e), "is_error": True})
+                await self.step(task_id, "tool_result", tool=name, error=str(e))
+            else:
+                body = out.model_dump_json(exclude_none=True)
+                results.append({"type": "tool_result", "tool_use_id": call["id"],
+                                "content": body})
+                job = getattr(out, "job", None)
+                await self.step(task_id, "tool_result", tool=name, result=preview(body),
+                                job_id=getattr(job, "id", None) or args.get("job_id"))
+            if resumed:
+                self._save(task_id, pending=None, decision=None)
+                rec = self.fed.store.get_task(task_id, steps=False)
+            self._save(task_id, turn=turn)
+        return True
+
+    async def _suspend(self, task_id: str, turn: dict[str, Any], call: dict[str, Any],
+                       job_id: str) -> bool:
+        """Store the task as waiting on `job_id`; False if the job has ended meanwhile."""
+        # Stored before any await, so that a job event published next finds the task.
+        self.fed.store.update_task(task_id, state="waiting", waiting_on=[job_id],
+                                   data={"turn": turn, "pending": {"tool_use_id": call["id"],
+                                                                   "tool": call["name"]}})
+        await self.set_state(task_id, "waiting", waiting_on=[job_id])
+        await self.step(task_id, "suspend", tool=call["name"], job_id=job_id,
+                        text=f"sleeping until {job_id} ends")
+        # A wake-up that came while this coroutine still held the task was ignored: look.
+        job = self.fed.job(job_id)
+        if not job.state.terminal:
+            return True
+        self.fed.store.update_task(task_id, state="running", waiting_on=[])
+        await self.set_state(task_id, "running")
+        await self.step(task_id, "resume", cause="job ended", job_id=job.id,
+                        state=job.state.value)
+        return False
+
+    async def _await_approval(self, task_id: str, turn: dict[str, Any], call: dict[str, Any],
+                              plan: dict[str, Any]) -> None:
+        pending = {"tool_use_id": call["id"], "tool": call["name"], "input": call.get("input"),
+                   "plan": plan}
+        self.fed.store.update_task(task_id, state="awaiting_approval",
+                                   data={"turn": turn, "pending": pending, "decision": None})
+        await self.step(task_id, "approval", tool=call["name"], plan=plan)
+        await self.set_state(task_id, "awaiting_approval", kind="agent.approval",
+                             tool=call["name"], plan=plan)

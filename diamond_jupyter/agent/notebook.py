@@ -1,0 +1,3 @@
+"""Placeholder; replaced below."""
+def ask(*a, **k): raise NotImplementedError
+approve = reject = ask_in_notebook = ask

@@ -1,0 +1,207 @@
+"""Agent tasks in the store: steps as events, continuations (resume on a job's end, also
+after a restart) and approval. The model loop itself is in `loop.py`.
+
+Task states: running -> (waiting | awaiting_approval -> running)* -> done | failed | rejected.
+A task's conversation (Anthropic-shaped messages) and its unfinished tool calls live in the
+task's `data`, so any process with the store can resume it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..model import BadInput, DiamondError, Event, JobState
+from ..store import TaskRecord
+
+if TYPE_CHECKING:
+    from ..federation import Federation
+
+log = logging.getLogger(__name__)
+
+FINAL_STATES = frozenset({"done", "failed", "rejected"})
+PREVIEW = 2000  # characters of a tool result kept in a step / event
+
+
+def preview(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= PREVIEW else text[:PREVIEW] + f"… ({len(text)} chars)"
+
+
+class TaskBook:
+    """Store-side bookkeeping shared by the runner: steps, states, waiters, resumes."""
+
+    def __init__(self, fed: Federation) -> None:
+        self.fed = fed
+        self._active: dict[str, object] = {}  # task id -> the token of its running coroutine
+        self._running: set[asyncio.Task] = set()
+        self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # -- life cycle -------------------------------------------------------------------------
+    async def start(self, *, rearm: bool = True) -> None:
+        """Follow job events; re-arm every waiting task (resume those whose job ended)."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.fed.subscribe(self._on_event)
+        if not rearm:
+            return
+        for task in self.fed.store.tasks_waiting():
+            await self._rearm(task)
+
+    async def _rearm(self, task: TaskRecord) -> None:
+        for job_id in task.waiting_on:
+            try:
+                job = self.fed.job(job_id)
+                if not job.state.terminal:  # let the monitor follow it; ask the site once
+                    job = await self.fed.status(job.id, refresh=True)
+            except DiamondError as e:
+                log.warning("agent: task %s waits on %s: %s", task.id, job_id, e)
+                continue
+            if job.state.terminal:
+                await self._resume(task.id, {"cause": "job ended", "job_id": job.id,
+                                             "state": job.state.value, "after": "restart"})
+                return
+
+    async def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for t in list(self._running):
+            t.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
+    # -- steps and states -------------------------------------------------------------------
+    async def step(self, task_id: str, kind: str, **data: Any) -> None:
+        """Store one step and publish it as an `agent.step` event."""
+        s = self.fed.store.add_step(task_id, kind, data)
+        await self.fed.publish(Event(kind="agent.step", job_id=data.get("job_id"), data={
+            "task_id": task_id, "step": s.n, "step_kind": kind, **s.data}))
+
+    async def set_state(self, task_id: str, state: str, *, kind: str = "agent.task",
+                        waiting_on: list[str] | None = None, **data: Any) -> TaskRecord:
+        rec = self.fed.store.update_task(task_id, state=state, waiting_on=waiting_on,
+                                         data=data or None)
+        public = {k: v for k, v in data.items() if k in ("answer", "error", "plan", "tool")}
+        await self.fed.publish(Event(kind=kind, data={"task_id": task_id, "state": state,
+                                                      "waiting_on": rec.waiting_on, **public}))
+        if state in FINAL_STATES:
+            for fut in self._waiters.pop(task_id, []):
+                if not fut.done():
+                    fut.set_result(rec)
+        return rec
+
+    async def finish(self, task_id: str, state: str, **data: Any) -> TaskRecord:
+        return await self.set_state(task_id, state, waiting_on=[], **data)
+
+    async def wait(self, task_id: str, timeout: float | None = None) -> TaskRecord:
+        """Until the task is done, failed or rejected (event-driven, no polling)."""
+        fut: asyncio.Future[TaskRecord] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(task_id, []).append(fut)
+        rec = self.fed.store.get_task(task_id, steps=False)
+        if rec.state in FINAL_STATES:
+            self._waiters[task_id].remove(fut)
+            return rec
+        return await asyncio.wait_for(fut, timeout)
+
+    async def settled(self, task_id: str, timeout: float | None = None) -> TaskRecord:
+        """Until the task is final, or asleep (waiting on a job or on approval)."""
+        fut: asyncio.Future[TaskRecord] = asyncio.get_running_loop().create_future()
+
+        def on(ev: Event) -> None:
+            if (ev.kind in ("agent.task", "agent.approval") and ev.data.get("task_id") == task_id
+                    and ev.data.get("state") != "running" and not fut.done()):
+                fut.set_result(self.fed.store.get_task(task_id, steps=False))
+        unsub = self.fed.subscribe(on)
+        try:
+            rec = self.fed.store.get_task(task_id, steps=False)
+            if rec.state != "running" and task_id not in self._active:
+                return rec
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            unsub()
+
+    # -- continuations ----------------------------------------------------------------------
+    def _on_event(self, ev: Event) -> None:
+        """A job reached a terminal state: resume the tasks waiting on it."""
+        if ev.kind != "job.state" or not ev.job_id:
+            return
+        try:
+            if not JobState(ev.data.get("state")).terminal:
+                return
+        except ValueError:
+            return
+        for task in self.fed.store.tasks_waiting(on=ev.job_id):
+            asyncio.ensure_future(self._resume(task.id, {
+                "cause": "job ended", "job_id": ev.job_id, "state": ev.data.get("state"),
+                "event_seq": ev.seq}))
+
+    async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
+        # Check-and-set without an await in between: one resume per wake-up in this process.
+        rec = self.fed.store.get_task(task_id, steps=False)
+        if rec.state != "waiting" or task_id in self._active:
+            return
+        self.fed.store.update_task(task_id, state="running", waiting_on=[])
+        token = self._claim(task_id)
+        await self.set_state(task_id, "running")
+        await self.step(task_id, "resume", **cause)
+        self.spawn(task_id, token)
+
+    def _claim(self, task_id: str) -> object:
+        self._active[task_id] = token = object()
+        return token
+
+    def spawn(self, task_id: str, token: object | None = None) -> None:
+        """Run the task's loop here; `token` from `_claim` when the caller claimed it."""
+        if token is None:
+            if task_id in self._active:
+                return
+            token = self._claim(task_id)
+        t = asyncio.ensure_future(self._guarded(task_id, token))
+        self._running.add(t)
+        t.add_done_callback(self._running.discard)
+
+    async def _guarded(self, task_id: str, token: object) -> None:
+        try:
+            await self.drive(task_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # never leave a task "running" after a crash of the loop
+            log.exception("agent: task %s failed", task_id)
+            try:
+                await self.step(task_id, "error", text=str(e))
+                await self.finish(task_id, "failed", error=str(e))
+            except DiamondError:
+                log.exception("agent: could not record the failure of %s", task_id)
+        finally:
+            if self._active.get(task_id) is token:
+                del self._active[task_id]
+
+    async def drive(self, task_id: str) -> None:
+        raise NotImplementedError
+
+    # -- approval ---------------------------------------------------------------------------
+    def _pending(self, task_id: str) -> TaskRecord:
+        rec = self.fed.store.get_task(task_id, steps=False)
+        if rec.state != "awaiting_approval":
+            raise BadInput(f"task {task_id} is {rec.state}, not awaiting approval")
+        return rec
+
+    async def approve(self, task_id: str) -> TaskRecord:
+        rec = self._pending(task_id)
+        self.fed.store.update_task(task_id, state="running", data={"decision": "approved"})
+        token = self._claim(task_id)
+        await self.set_state(task_id, "running")
+        await self.step(task_id, "resume", cause="approved",
+                        tool=(rec.data.get("pending") or {}).get("tool"))
+        self.spawn(task_id, token)
+        return self.fed.store.get_task(task_id, steps=False)
+
+    async def reject(self, task_id: str, reason: str = "") -> TaskRecord:
+        rec = self._pending(task_id)
+        tool = (rec.data.get("pending") or {}).get("tool")
+        await self.step(task_id, "rejected", tool=tool, text=reason or None)
+        answer = f"Rejected: the {tool} was not done." + (f" ({reason})" if reason else "")
+        return await self.finish(task_id, "rejected", answer=answer, decision="rejected")

@@ -1,0 +1,344 @@
+"""Typed skills over the Federation: what the agent, MCP clients (and any face) may call.
+
+Each skill is an async function `(ctx, input) -> output` with pydantic models; the input
+model's JSON schema is the tool's schema. Costly or destructive skills (submit, cancel,
+transfer) honour the approval policy of their context:
+- "auto": act; "dry-run": act not, return the plan; "ask": raise `NeedsApproval(plan)`.
+`wait_for` in a suspendable context (an agent task) raises `Suspend` instead of waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+from pydantic import BaseModel, ValidationError
+
+from .model import BadInput, JobSpec, SiteSnapshot
+from .skills_models import (
+    ActionOutput,
+    Approval,
+    DiscoverInput,
+    DiscoverOutput,
+    FetchInput,
+    FetchOutput,
+    JobIdInput,
+    JobInput,
+    JobSummary,
+    LogsInput,
+    LogsOutput,
+    PartitionSummary,
+    PlaceInput,
+    PlaceOutput,
+    SiteDescription,
+    SiteInput,
+    SiteSummary,
+    SpecifyInput,
+    SpecifyOutput,
+    StatusInput,
+    SubmitInput,
+    TransferInput,
+    TransferOutput,
+    TranslateInput,
+    TranslateOutput,
+    VerdictSummary,
+    WaitInput,
+    WaitOutput,
+)
+
+if TYPE_CHECKING:
+    from .federation import Federation
+
+
+class Suspend(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """The task must sleep until `job_id` reaches a terminal state."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(job_id)
+        self.job_id = job_id
+
+
+class NeedsApproval(Exception):  # noqa: N818
+    """A costly skill under policy "ask": `plan` says what it would do."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        super().__init__("approval needed")
+        self.plan = plan
+
+
+@dataclass
+class SkillContext:
+    fed: Federation
+    approval: Approval = "auto"
+    suspendable: bool = False  # True inside an agent task: wait_for suspends the task
+    origin: dict[str, Any] | None = None
+
+
+SkillFn = Callable[[SkillContext, Any], Awaitable[BaseModel]]
+PlanFn = Callable[[SkillContext, Any], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    input: type[BaseModel]
+    output: type[BaseModel]
+    fn: SkillFn
+    plan: PlanFn | None = None  # set for costly skills (approval applies)
+    read_only: bool = True
+
+    @property
+    def costly(self) -> bool:
+        return self.plan is not None
+
+    def tool_schema(self) -> dict[str, Any]:
+        """The Anthropic tool definition (MCP uses the same input schema)."""
+        return {"name": self.name, "description": self.description,
+                "input_schema": self.input.model_json_schema()}
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def spec_of(inp: JobInput) -> JobSpec:
+    """The JobSpec of a script (any dialect, or plain shell) or of a given spec."""
+    from .client import build_spec
+
+    spec = inp.spec if inp.spec is not None else build_spec(inp.script or "")
+    return spec.model_copy(update={"name": inp.name}) if inp.name else spec
+
+
+def site_summary(fed: Federation, name: str, snap: SiteSnapshot) -> SiteSummary:
+    cfg = fed.site(name).cfg
+    usable = [n for n in snap.nodes if not any(
+        s in n.state.lower() for s in ("down", "drain", "fail"))]
+    return SiteSummary(
+        name=name, scheduler=cfg.scheduler, reachable=snap.reachable, error=snap.error,
+        nodes=len(snap.nodes), cpus_total=sum(n.cpus for n in snap.nodes),
+        cpus_free=sum(max(n.cpus - n.cpus_allocated, 0) for n in usable),
+        gpus_total=sum(n.gpus for n in snap.nodes),
+        gpus_free=sum(max(n.gpus - n.gpus_allocated, 0) for n in usable),
+        running=len(snap.running), pending=len(snap.pending),
+        partitions=[PartitionSummary.model_validate(p.model_dump()) for p in snap.partitions],
+        speed_factor=cfg.speed_factor, charge_factor=cfg.charge_factor,
+        metadata=cfg.metadata)
+
+
+def _verdict(v: Any) -> VerdictSummary:
+    return VerdictSummary.model_validate(v.model_dump())
+
+
+# -- read-only skills -------------------------------------------------------------------------
+
+async def discover_resources(ctx: SkillContext, inp: DiscoverInput) -> DiscoverOutput:
+    snaps = await ctx.fed.snapshots(max_age_s=inp.max_age_s)
+    return DiscoverOutput(sites=[site_summary(ctx.fed, n, s) for n, s in snaps.items()])
+
+
+async def describe_site(ctx: SkillContext, inp: SiteInput) -> SiteDescription:
+    snap = await ctx.fed.snapshot(inp.site)
+    return SiteDescription(summary=site_summary(ctx.fed, inp.site, snap),
+                           partitions=snap.partitions, nodes=snap.nodes)
+
+
+def _suggest(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
+    """Concrete changes that would make `spec` fit the site's largest node and partitions."""
+    out: list[str] = []
+    r = spec.resources
+    parts = [p for p in snap.partitions if not spec.queue or p.name == spec.queue]
+    if spec.queue and not parts:
+        out.append(f"use one of the partitions {', '.join(p.name for p in snap.partitions)}")
+        parts = snap.partitions
+    times = [p.max_time_s for p in parts if p.max_time_s]
+    if r.walltime_s and times and r.walltime_s > max(times):
+        best = max(parts, key=lambda p: p.max_time_s or 0)
+        out.append(f"lower walltime_s to {max(times)} (partition {best.name}) or less")
+    if r.nodes and r.nodes > len(snap.nodes):
+        out.append(f"lower nodes to {len(snap.nodes)} or less")
+    cpus = max((n.cpus for n in snap.nodes), default=0)
+    per_node = (r.tasks_per_node or 1) * (r.cpus_per_task or 1)
+    if cpus and per_node > cpus:
+        out.append(f"use at most {cpus} CPUs per node (tasks_per_node x cpus_per_task), "
+                   "spread over more nodes")
+    gpus = max((n.gpus for n in snap.nodes), default=0)
+    if r.gpus_per_node and r.gpus_per_node > gpus:
+        out.append(f"lower gpus_per_node to {gpus}" if gpus else "this site has no GPUs: "
+                   "drop the GPU request or choose a site with GPUs")
+    mem = max((n.memory_mb for n in snap.nodes), default=0)
+    if r.memory_mb and mem and r.memory_mb > mem:
+        out.append(f"lower memory_mb to {mem} or less")
+    return out
+
+
+async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutput:
+    from .placement import place
+
+    spec = spec_of(inp)
+    fed = ctx.fed
+    snap = await fed.snapshot(inp.site)
+    one = place(spec, [(fed.site(inp.site).cfg, snap)], history=fed.history())
+    v = one.ranked[0]
+    everywhere = await fed.place(spec)
+    alts = [x.site for x in everywhere.ranked if x.feasible and x.site != inp.site]
+    sugg = [] if v.feasible else _suggest(spec, snap)
+    if not v.feasible and alts:
+        sugg.append(f"or submit unchanged to {', '.join(alts)}")
+    return SpecifyOutput(site=inp.site, feasible=v.feasible, verdict=v.verdict,
+                         reasons=v.reasons, suggestions=sugg, partition=v.partition,
+                         estimated_start=v.estimated_start, alternatives=alts)
+
+
+async def place_job(ctx: SkillContext, inp: PlaceInput) -> PlaceOutput:
+    pl = await ctx.fed.place(spec_of(inp), policy=inp.policy)
+    return PlaceOutput(choice=pl.choice, ranked=[_verdict(v) for v in pl.ranked],
+                       explain=pl.explain())
+
+
+async def status(ctx: SkillContext, inp: StatusInput) -> JobSummary:
+    return JobSummary.of(await ctx.fed.status(inp.job_id, refresh=inp.refresh))
+
+
+async def wait_for(ctx: SkillContext, inp: WaitInput) -> WaitOutput:
+    job = ctx.fed.job(inp.job_id)
+    if not job.state.terminal:
+        if ctx.suspendable:
+            raise Suspend(job.id)
+        job = await ctx.fed.wait(job.id, timeout=inp.timeout_s) if inp.timeout_s != 0 else job
+    return WaitOutput(job=JobSummary.of(job), finished=job.state.terminal)
+
+
+async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
+    return LogsOutput(**await ctx.fed.logs(inp.job_id, lines=inp.lines))
+
+
+async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
+    return FetchOutput(paths=[str(p) for p in await ctx.fed.fetch(inp.job_id, inp.dest)])
+
+
+async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
+    script, warnings, _ = ctx.fed.translate(inp.script, inp.to, inp.from_dialect)
+    return TranslateOutput(script=script, warnings=warnings)
+
+
+# -- costly skills (approval) -------------------------------------------------------------------
+
+async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
+    spec = spec_of(inp)
+    plan: dict[str, Any] = {"action": "submit", "site": inp.site, "name": spec.name,
+                            "resources": spec.resources.model_dump(exclude_none=True),
+                            "queue": spec.queue}
+    if inp.site == "auto":
+        pl = await ctx.fed.place(spec)
+        if pl.choice is None:
+            raise BadInput("no site can run this job:\n" + pl.explain())
+        plan["site"] = pl.choice
+        plan["placement"] = pl.explain()
+    else:
+        ctx.fed.site(inp.site)  # unknown site: BadInput now, not after approval
+    return plan
+
+
+async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
+    job = await ctx.fed.submit(spec_of(inp), inp.site, origin=ctx.origin)
+    return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}")
+
+
+async def _cancel_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:
+    job = ctx.fed.job(inp.job_id)
+    return {"action": "cancel", "job_id": job.id, "state": job.state.value, "name": job.name}
+
+
+async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
+    job = await ctx.fed.cancel(inp.job_id)
+    return ActionOutput(job=JobSummary.of(job), message=f"cancel requested for {job.id}")
+
+
+async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
+    _transfer_fn(ctx)
+    return {"action": "transfer", "src": inp.src, "dst": inp.dst, "recursive": inp.recursive,
+            "via": inp.via or "auto"}
+
+
+def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
+    fn = getattr(ctx.fed, "transfer", None)
+    if fn is None:
+        raise BadInput("transfer is not available yet in this version of diamond")
+    return fn
+
+
+async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
+    res = await _transfer_fn(ctx)(inp.src, inp.dst, inp.via, recursive=inp.recursive)
+    data = res.model_dump(mode="json") if isinstance(res, BaseModel) else res
+    return TransferOutput(transfer=data if isinstance(data, dict) else {"result": data},
+                          message="transfer done")
+
+
+# -- registry ----------------------------------------------------------------------------------
+
+def _s(name: str, desc: str, fn: SkillFn, plan: PlanFn | None = None) -> Skill:
+    hints = get_type_hints(fn)
+    inp, out = hints["inp"], hints["return"]
+    return Skill(name, desc, inp, out, fn, plan, read_only=plan is None)
+
+
+SKILLS: dict[str, Skill] = {s.name: s for s in (
+    _s("discover_resources", "List every site with its live capacity: nodes, free CPUs and "
+       "GPUs, partitions (max walltime), running and pending jobs, descriptive metadata "
+       "(architecture, software).", discover_resources),
+    _s("describe_site", "One site in detail: partitions and every node (CPUs, GPUs, memory, "
+       "features, state).", describe_site),
+    _s("specify_resources", "Check a job (script or spec) against one site's live state: "
+       "verdict READY/BUSY/RESTRICTED/INCOMPATIBLE with exact reasons, suggested fixes, and "
+       "other sites that can run it unchanged.", specify_resources),
+    _s("place", "Rank every site for a job (estimated start, finish, cost); choice is the "
+       "best site under the policy.", place_job),
+    _s("submit", "Submit a job (script in any dialect, or spec) to a site or 'auto'. Costly: "
+       "subject to the approval policy. Returns the job id SITE:NUMBER.", submit, _submit_plan),
+    _s("status", "A job's current state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, "
+       "TIMEOUT).", status),
+    _s("wait_for", "Wait until a job ends. In an agent task this suspends the task (no cost) "
+       "and resumes it when the job reaches a terminal state.", wait_for),
+    _s("cancel", "Cancel a job. Destructive: subject to the approval policy.", cancel,
+       _cancel_plan),
+    _s("logs", "The last lines of a job's stdout and stderr.", logs),
+    _s("fetch_results", "Copy a job's result files back to a local directory.", fetch_results),
+    _s("transfer", "Move data between sites or to/from here (Globus or SFTP). Costly: "
+       "subject to the approval policy.", transfer, _transfer_plan),
+    _s("translate", "Translate a batch script between dialects (slurm, pbs, lsf, flux); "
+       "warnings name each dropped or approximated directive.", translate),
+)}
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return [s.tool_schema() for s in SKILLS.values()]
+
+
+def get_skill(name: str) -> Skill:
+    if name not in SKILLS:
+        raise BadInput(f"unknown skill {name!r} (known: {', '.join(SKILLS)})")
+    return SKILLS[name]
+
+
+async def plan_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    skill = get_skill(name)
+    inp = skill.input.model_validate(args)
+    return await skill.plan(ctx, inp) if skill.plan else {"action": name, **args}
+
+
+async def run_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> BaseModel:
+    """Validate `args`, apply the approval policy, run the skill. Raises BadInput on bad
+    arguments, `NeedsApproval` under "ask", `Suspend` from wait_for in a task."""
+    skill = get_skill(name)
+    try:
+        inp = skill.input.model_validate(args)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "input"
+        raise BadInput(f"{name}: {where}: {first['msg']}") from None
+    if skill.plan is not None and ctx.approval != "auto":
+        plan = await skill.plan(ctx, inp)
+        if ctx.approval == "ask":
+            raise NeedsApproval(plan)
+        return skill.output(dry_run=True, plan=plan, message="dry run: nothing was done")
+    return await skill.fn(ctx, inp)

@@ -1,0 +1,216 @@
+"""Input and output models of the skills; their JSON schemas are the tools' schemas."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .model import Job, JobSpec, Node, Partition
+
+Approval = Literal["auto", "ask", "dry-run"]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class JobInput(_In):
+    """Either a batch `script` (any dialect: Slurm, PBS, LSF, Flux, or plain shell) or a
+    scheduler-neutral `spec`."""
+
+    script: str | None = Field(None, description="batch script text, any dialect or plain shell")
+    spec: JobSpec | None = Field(None, description="scheduler-neutral job description")
+    name: str | None = Field(None, description="job name")
+
+    @model_validator(mode="after")
+    def _one(self) -> JobInput:
+        if not (self.script or self.spec):
+            raise ValueError("give `script` (batch script text) or `spec` (a JobSpec)")
+        return self
+
+
+class JobSummary(_Out):
+    id: str
+    site: str
+    state: str
+    name: str | None = None
+    native_id: str | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    workdir: str | None = None
+
+    @classmethod
+    def of(cls, job: Job) -> JobSummary:
+        return cls.model_validate(job.model_dump(exclude={"spec", "placement", "origin",
+                                                          "token"}) | {"state": job.state.value})
+
+
+# -- discovery ---------------------------------------------------------------------------------
+
+class DiscoverInput(_In):
+    max_age_s: float = Field(15.0, ge=0, description="accept cached snapshots this old (s)")
+
+
+class PartitionSummary(_Out):
+    name: str
+    default: bool = False
+    max_time_s: int | None = None
+    max_nodes: int | None = None
+    total_nodes: int = 0
+
+
+class SiteSummary(_Out):
+    name: str
+    scheduler: str
+    reachable: bool
+    error: str | None = None
+    nodes: int = 0
+    cpus_total: int = 0
+    cpus_free: int = 0
+    gpus_total: int = 0
+    gpus_free: int = 0
+    running: int = 0
+    pending: int = 0
+    partitions: list[PartitionSummary] = Field(default_factory=list)
+    speed_factor: float = 1.0
+    charge_factor: float = 1.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DiscoverOutput(_Out):
+    sites: list[SiteSummary]
+
+
+class SiteInput(_In):
+    site: str = Field(description="site name, as listed by discover_resources")
+
+
+class SiteDescription(_Out):
+    summary: SiteSummary
+    partitions: list[Partition]
+    nodes: list[Node]
+
+
+# -- placement ---------------------------------------------------------------------------------
+
+class SpecifyInput(JobInput):
+    site: str = Field(description="the site to check the job against")
+
+
+class SpecifyOutput(_Out):
+    site: str
+    feasible: bool
+    verdict: str
+    reasons: list[str] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list)
+    partition: str | None = None
+    estimated_start: datetime | None = None
+    alternatives: list[str] = Field(default_factory=list, description="sites that can run it")
+
+
+class PlaceInput(JobInput):
+    policy: str = Field("diamond", description="diamond | min_cost | fewest_pending | "
+                        "first_ready | random | fixed")
+
+
+class VerdictSummary(_Out):
+    site: str
+    verdict: str
+    feasible: bool
+    reasons: list[str] = Field(default_factory=list)
+    partition: str | None = None
+    estimated_start: datetime | None = None
+    estimated_finish: datetime | None = None
+    cost: float | None = None
+
+
+class PlaceOutput(_Out):
+    choice: str | None
+    ranked: list[VerdictSummary]
+    explain: str
+
+
+# -- jobs --------------------------------------------------------------------------------------
+
+class SubmitInput(JobInput):
+    site: str = Field("auto", description='a site name, or "auto" to let placement choose')
+
+
+class ActionOutput(_Out):
+    """The result of a costly action; with `dry_run` nothing was done and `plan` says what
+    would have been."""
+
+    job: JobSummary | None = None
+    dry_run: bool = False
+    plan: dict[str, Any] | None = None
+    message: str = ""
+
+
+class JobIdInput(_In):
+    job_id: str = Field(description="a job id SITE:NUMBER, as returned by submit")
+
+
+class StatusInput(JobIdInput):
+    refresh: bool = Field(True, description="ask the scheduler now (else the stored state)")
+
+
+class WaitInput(JobIdInput):
+    timeout_s: float | None = Field(None, ge=0, description="give up after this (MCP only; the "
+                                    "agent's task sleeps until the job ends)")
+
+
+class WaitOutput(_Out):
+    job: JobSummary
+    finished: bool
+
+
+class LogsInput(JobIdInput):
+    lines: int = Field(100, ge=1, le=10000)
+
+
+class LogsOutput(_Out):
+    stdout: str
+    stderr: str
+
+
+class FetchInput(JobIdInput):
+    dest: str | None = Field(None, description="local directory (default: ./SITE-NUMBER)")
+
+
+class FetchOutput(_Out):
+    paths: list[str]
+
+
+class TransferInput(_In):
+    src: str = Field(description="SITE:PATH or a local path")
+    dst: str = Field(description="SITE:PATH or a local path")
+    recursive: bool = False
+    via: str | None = Field(None, description='"sftp", "globus" or None (Globus when both '
+                            "sites have a collection and a login exists, else SFTP)")
+
+
+class TransferOutput(_Out):
+    transfer: dict[str, Any] | None = None
+    dry_run: bool = False
+    plan: dict[str, Any] | None = None
+    message: str = ""
+
+
+class TranslateInput(_In):
+    script: str = Field(description="batch script text")
+    to: str = Field(description="slurm | pbs | lsf | flux")
+    from_dialect: str | None = Field(None, description="source dialect (default: detected)")
+
+
+class TranslateOutput(_Out):
+    script: str
+    warnings: list[str]

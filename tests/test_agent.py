@@ -1,0 +1,267 @@
+"""The agent loop: the real `anthropic` client against an HTTP fake of the Messages API, the
+real local Slurm test bed. A task that waits for a job sleeps (no model calls) until the job
+ends, also across a restart; approval "ask" and "dry-run" gate costly skills."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from fake_llm import FakeLLM, last_result, text, tool_results, tool_use
+
+from diamond_jupyter.agent import LLMConfig, LLMNotConfigured
+from diamond_jupyter.agent.openai_compat import to_openai
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import JobState
+from diamond_jupyter.store import Store
+
+pytestmark = pytest.mark.testbed
+KEY = "sk-ant-fake-key-never-stored-0123456789"
+
+
+@pytest.fixture
+def fake():
+    with FakeLLM() as f:
+        yield f
+
+
+@pytest.fixture
+def llm_env(fake, monkeypatch, data_dir):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
+    return fake
+
+
+@pytest.fixture
+async def fed(tb, tmp_path, llm_env):
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close_agent()
+    await f.close()
+
+
+def submit_and_wait_script(fake: FakeLLM, seconds: float, site: str = "alpha") -> dict:
+    """submit -> wait_for -> logs -> answer: four model calls whatever the job's length."""
+    seen: dict = {}
+
+    def after_submit(body):
+        seen["job"] = last_result(body)["job"]["id"]
+        return [text("Submitted; waiting."), tool_use("wait_for", {"job_id": seen["job"]})]
+
+    def after_wait(body):
+        seen["wait"] = last_result(body)
+        return [tool_use("logs", {"job_id": seen["job"]})]
+
+    def answer(body):
+        out = last_result(body)["stdout"].strip()
+        return [text(f"Job {seen['job']} finished; it printed: {out}")]
+
+    fake.script([tool_use("submit", {"script": f"sleep {seconds}; echo done", "site": site,
+                                     "name": "agent-test"})], after_submit, after_wait, answer)
+    return seen
+
+
+@pytest.mark.parametrize("seconds", [1, 8])
+async def test_task_sleeps_while_the_job_runs_and_resumes_on_its_end(fed, fake, seconds):
+    seen = submit_and_wait_script(fake, seconds)
+    task = await fed.ask("run `sleep; echo done` on alpha and tell me what it printed")
+    asleep = await fed.wait_task(task["id"], settled=True, timeout=60)
+    assert asleep["state"] == "waiting", asleep
+    assert asleep["waiting_on"] == [seen["job"]] and fake.calls == 2
+    slept_at = time.time()
+    done = await fed.wait_task(task["id"], timeout=120)
+    assert done["state"] == "done", done
+    assert done["answer"] == f"Job {seen['job']} finished; it printed: done"
+    assert seen["wait"]["finished"] and seen["wait"]["job"]["state"] == "COMPLETED"
+    assert fake.calls == 4 and done["model_calls"] == 4 and not fake.errors
+    job = fed.job(seen["job"])
+    assert job.state == JobState.COMPLETED
+    # no model call while the job ran: the third came after the job's end was observed
+    assert fake.times[1] < slept_at <= fake.times[2]
+    assert fake.times[2] >= job.ended_at.timestamp() - 1
+    kinds = [s["kind"] for s in done["steps"]]
+    assert kinds[:3] == ["prompt", "tool_call", "tool_result"]
+    assert "suspend" in kinds and kinds[kinds.index("suspend") + 1] == "resume"
+    resume = done["steps"][kinds.index("resume")]["data"]
+    assert resume["cause"] == "job ended" and resume["state"] == "COMPLETED"
+    steps = [e for e in fed.events_since(0, kinds=["agent.step"])
+             if e.data["task_id"] == task["id"]]
+    assert [e.data["step_kind"] for e in steps] == kinds  # every step was published
+    assert all(KEY in (h.get("x-api-key"), h.get("authorization", "")[7:])
+               for h in fake.headers)  # the key goes to the model endpoint only
+    dump = fed.store.path.read_bytes()
+    assert KEY.encode() not in dump
+    assert KEY not in json.dumps([e.model_dump(mode="json") for e in fed.events_since(0)])
+
+
+async def test_restart_resumes_a_sleeping_task(tb, tmp_path, fake, llm_env):
+    store_path = tmp_path / "store.sqlite"
+    submit_and_wait_script(fake, 4, site="beta")
+    fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    await fed1.start()
+    task = await fed1.ask("run it on beta")
+    asleep = await fed1.wait_task(task["id"], settled=True, timeout=60)
+    assert asleep["state"] == "waiting" and fake.calls == 2
+    await fed1.close_agent()
+    await fed1.close()
+    fed1.store.close()
+    fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    try:
+        await fed2.start()  # re-attaches the unfinished job
+        await fed2.start_agent()  # re-arms the waiting task
+        done = await fed2.wait_task(task["id"], timeout=120)
+        assert done["state"] == "done", done
+        assert "printed: done" in done["answer"] and fake.calls == 4
+    finally:
+        await fed2.close_agent()
+        await fed2.close()
+
+
+async def test_restart_after_the_job_ended_resumes_at_once(tb, tmp_path, fake, llm_env):
+    store_path = tmp_path / "store.sqlite"
+    seen = submit_and_wait_script(fake, 1, site="gamma")
+    fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    await fed1.start()
+    task = await fed1.ask("run it on gamma")
+    await fed1.wait_task(task["id"], settled=True, timeout=60)
+    await fed1.close_agent()  # the agent is gone; the engine still sees the job end
+    await fed1.wait(seen["job"], timeout=60)
+    await fed1.close()
+    fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    try:
+        await fed2.start()
+        await fed2.start_agent()
+        done = await fed2.wait_task(task["id"], timeout=60)
+        assert done["state"] == "done" and fake.calls == 4
+        resume = [s for s in done["steps"] if s["kind"] == "resume"][0]["data"]
+        assert resume["after"] == "restart" and resume["state"] == "COMPLETED"
+    finally:
+        await fed2.close_agent()
+        await fed2.close()
+
+
+SUBMIT = tool_use("submit", {"script": "echo approved", "site": "alpha"}, id="toolu_sub")
+
+
+async def test_approval_ask_then_approve_submits(fed, fake):
+    def answered(body):
+        return [text("submitted " + last_result(body)["job"]["id"])]
+    fake.script([SUBMIT], answered)
+    before = len(fed.jobs())
+    task = await fed.ask("submit echo approved", approval="ask")
+    waiting = await fed.wait_task(task["id"], settled=True, timeout=60)
+    assert waiting["state"] == "awaiting_approval" and fake.calls == 1
+    assert waiting["pending"]["tool"] == "submit" and waiting["pending"]["plan"]["site"] == "alpha"
+    assert len(fed.jobs()) == before  # nothing submitted yet
+    ev = fed.events_since(0, kinds=["agent.approval"])[-1]
+    assert ev.data["task_id"] == task["id"] and ev.data["plan"]["action"] == "submit"
+    await fed.approve(task["id"])
+    done = await fed.wait_task(task["id"], timeout=60)
+    assert done["state"] == "done" and fake.calls == 2
+    assert len(fed.jobs()) == before + 1 and done["answer"].startswith("submitted alpha:")
+
+
+async def test_approval_ask_then_reject_submits_nothing(fed, fake):
+    fake.script([SUBMIT])
+    before = len(fed.jobs())
+    task = await fed.ask("submit echo approved", approval="ask")
+    await fed.wait_task(task["id"], settled=True, timeout=60)
+    await fed.reject(task["id"])
+    done = await fed.wait_task(task["id"], timeout=10)
+    assert done["state"] == "rejected" and "not done" in done["answer"]
+    assert len(fed.jobs()) == before and fake.calls == 1
+
+
+async def test_dry_run_submits_nothing(fed, fake):
+    seen = {}
+
+    def answered(body):
+        seen["result"] = last_result(body)
+        return [text("dry run only")]
+    fake.script([tool_use("submit", {"script": "echo x", "site": "auto"})], answered)
+    before = len(fed.jobs())
+    task = await fed.ask("plan it", approval="dry-run")
+    done = await fed.wait_task(task["id"], timeout=60)
+    assert done["state"] == "done" and seen["result"]["dry_run"] is True
+    assert seen["result"]["plan"]["site"] in {"alpha", "beta", "gamma"}
+    assert len(fed.jobs()) == before
+
+
+async def test_a_failing_tool_is_reported_to_the_model(fed, fake):
+    def check(body):
+        (_, content, is_error), = tool_results(body)
+        assert is_error and "unknown site" in content
+        return [text("no such site")]
+    fake.script([tool_use("describe_site", {"site": "nowhere"})], check)
+    task = await fed.ask("describe nowhere")
+    done = await fed.wait_task(task["id"], timeout=60)
+    assert done["state"] == "done" and done["answer"] == "no such site" and not fake.errors
+
+
+async def test_openai_compatible_provider(fed, fake, monkeypatch):
+    monkeypatch.setenv("DIAMOND_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-fake-0123456789abcdefghij")
+    fake.script([tool_use("discover_resources", {}, id="call_1")],
+                lambda body: [text(f"{len(json.loads(body['messages'][-1]['content'])['sites'])}"
+                                   " sites")])
+    from diamond_jupyter.agent.loop import AgentRunner
+
+    runner = AgentRunner(fed, LLMConfig.from_env())
+    try:
+        rec = await runner.ask("how many sites?")
+        done = await runner.wait(rec.id, timeout=60)
+        assert done.data["answer"] == "3 sites" and fake.calls == 2
+        assert fake.headers[0]["authorization"].startswith("Bearer sk-openai")
+        assert fake.requests[1]["messages"][-1]["role"] == "tool"
+    finally:
+        await runner.close()
+
+
+def test_to_openai_keeps_the_conversation_shape():
+    msgs = to_openai("sys", [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [text("ok"), tool_use("status", {"job_id": "a:1"},
+                                                                id="t1")]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "{}"}]}])
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool"]
+    assert msgs[2]["tool_calls"][0]["function"]["name"] == "status"
+
+
+def test_no_llm_configured(monkeypatch):
+    for k in ("ANTHROPIC_API_KEY", "DIAMOND_LLM_PROVIDER", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    assert "ANTHROPIC_API_KEY" in LLMConfig.from_env().missing()
+    assert issubclass(LLMNotConfigured, Exception)
+
+
+def test_diamond_ask_without_an_llm_exits_2_with_the_how_to(tb, data_dir, monkeypatch):
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "DIAMOND_LLM_PROVIDER", "OPENAI_API_KEY",
+                        "OPENAI_BASE_URL")}
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "ask", "hello",
+                          "--config", str(tb.config_path)], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2, res
+    line, = res.stderr.strip().splitlines()
+    assert "no LLM configured: set ANTHROPIC_API_KEY" in line
+
+
+def test_diamond_ask_end_to_end(tb, data_dir, fake, monkeypatch):
+    seen = submit_and_wait_script(fake, 2)
+    env = {**__import__("os").environ, "ANTHROPIC_BASE_URL": fake.url,
+           "ANTHROPIC_API_KEY": KEY}
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "ask", "--json",
+                          "run sleep on alpha", "--config", str(tb.config_path)], env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["state"] == "done" and out["answer"].endswith("printed: done")
+    assert out["model_calls"] == 4 and fake.calls == 4 and seen["job"].startswith("alpha:")

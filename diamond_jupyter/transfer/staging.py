@@ -91,7 +91,8 @@ class StagedJob:
             if rec.state != "SUCCEEDED":
                 why = rec.error or rec.state.lower()
                 reason = f"stage-{direction} of {e.source} failed: {why}"
-                self._emit(f"stage.{direction}.failed", transfer_id=rec.id, reason=reason)
+                if direction == "out":
+                    self._emit("stage.out.failed", transfer_id=rec.id, reason=reason)
                 return reason
         self._emit(f"stage.{direction}.done", transfers=[r.id for r in recs],
                    bytes=sum(r.bytes or 0 for r in recs))
@@ -105,6 +106,7 @@ class StagedJob:
         if job.native_id:
             with contextlib.suppress(DiamondError):
                 await self.fed.site(self.site).cancel([job.native_id])
+        self._emit("stage.in.failed", reason=reason, cancelled=job.native_id)  # after the cancel
 
     async def _run(self) -> None:
         try:

@@ -1,0 +1,118 @@
+"""Staged jobs on the real test bed: stage-in overlaps the queue wait (held, then released),
+a failed stage-in fails the job, stage-out brings results back after completion."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import JobSpec, JobState, StageEntry
+from diamond_jupyter.store import Store
+from diamond_jupyter.transfer import Location
+from diamond_jupyter.transfer.staging import resolve
+
+pytestmark = pytest.mark.testbed
+
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+def test_resolve_paths():
+    sites = {"alpha": 1, "beta": 2}
+    e = StageEntry(source="alpha:data/in.bin", destination="in.bin")
+    assert resolve(e, sites, "beta", "/w/j1", "in") == (Location("alpha", "data/in.bin"),
+                                                         Location("beta", "/w/j1/in.bin"))
+    e = StageEntry(source="out/res.txt", destination="/srv/res.txt")
+    assert resolve(e, sites, "beta", "/w/j1", "out") == (Location("beta", "/w/j1/out/res.txt"),
+                                                          Location(None, "/srv/res.txt"))
+    e = StageEntry(source="/srv/x", destination="")
+    assert resolve(e, sites, "beta", "~/w", "in")[1] == Location("beta", "~/w/x")
+
+
+def at(events, kind, **match):
+    for e in events:
+        if e.kind == kind and all(e.data.get(k) == v for k, v in match.items()):
+            return e.at
+    raise AssertionError(f"no {kind} {match} in {[e.kind for e in events]}")
+
+
+async def test_stage_in_overlaps_the_queue_wait(fed, tmp_path):
+    d = f"xfer-test/{secrets.token_hex(4)}"
+    res = await fed.site("alpha").transport.run(
+        ["sh", "-c", f"mkdir -p {d} && head -c 100M /dev/urandom > {d}/in.bin && "
+                     f"sha256sum {d}/in.bin"], check=True, timeout=120)
+    want = res.stdout.split()[0]
+    spec = JobSpec(name="staged", script="sha256sum in.bin\n",
+                   stage_in=[StageEntry(source=f"alpha:{d}/in.bin", destination="in.bin")],
+                   stage_out=[StageEntry(source="in.bin", destination=str(tmp_path / "o.bin"))])
+    job = await fed.submit(spec, "beta")
+    done = await fed.wait(job.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done.reason
+    assert (await fed.logs(job.id))["stdout"].split()[0] == want  # the job saw the data
+    async for ev in fed.events(since=0):  # stage-out runs after completion
+        if ev.kind.startswith("stage.out.") and ev.kind != "stage.out.started":
+            assert ev.kind == "stage.out.done", ev.data
+            break
+    evs = fed.store.events_since(0, job_id=job.id, limit=None)
+    submitted = at(evs, "job.submitted")
+    stage_start, stage_done = at(evs, "stage.in.started"), at(evs, "stage.in.done")
+    released = at(evs, "job.released")
+    assert stage_start <= submitted < stage_done <= released <= done.started_at
+    stage_s = (stage_done - stage_start).total_seconds()
+    queue_s = (done.started_at - submitted).total_seconds()
+    overlap_s = (stage_done - submitted).total_seconds()
+    print(f"\nstaged job {job.id}: stage-in {stage_s:.2f} s, queue wait {queue_s:.2f} s, "
+          f"overlap {overlap_s:.2f} s ({overlap_s / stage_s:.0%} of the stage-in hidden); "
+          f"submitted {submitted.time()}, stage-in done {stage_done.time()}, "
+          f"released {released.time()}, started {done.started_at.time()}")
+    assert overlap_s > 0.5 * stage_s
+    prog = [e for e in evs if e.kind == "transfer.progress"]
+    assert prog and prog[-1].data["bytes_done"] == 100 << 20
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(tmp_path / "o.bin", "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    assert h.hexdigest() == want  # stage-out brought it back to the server
+    await fed.site("alpha").transport.run(["rm", "-rf", d])
+
+
+async def test_failed_stage_in_fails_the_held_job(fed):
+    spec = JobSpec(name="nodata", script="echo should-not-run\n",
+                   stage_in=[StageEntry(source="alpha:no/such/file.dat", destination="x")])
+    job = await fed.submit(spec, "gamma")
+    done = await fed.wait(job.id, timeout=120)
+    assert done.state == JobState.FAILED
+    assert done.reason.startswith("stage-in of alpha:no/such/file.dat failed: ")
+    assert "no such file" in done.reason
+    assert done.started_at is None  # it never ran
+    async for ev in fed.events(since=0):
+        if ev.kind == "stage.in.failed":
+            assert ev.data["reason"] == done.reason
+            break
+    st = await fed.site("gamma").statuses([done.native_id])  # the held job was cancelled
+    assert not st or st[0].state.terminal
+
+
+async def test_user_hold_is_kept_after_stage_in(fed, tmp_path):
+    src = tmp_path / "small.txt"
+    src.write_text("x\n")
+    spec = JobSpec(script="cat small.txt\n", stage_in=[StageEntry(source=str(src),
+                                                                  destination="small.txt")])
+    job = await fed.submit(spec, "alpha", hold=True)
+    async for ev in fed.events(since=0):
+        if ev.kind in ("stage.in.done", "stage.in.failed"):
+            assert ev.kind == "stage.in.done"
+            break
+    assert not any(e.kind == "job.released" for e in fed.store.events_since(0, job_id=job.id))
+    await fed.cancel(job.id)
+    assert (await fed.wait(job.id, timeout=120)).state == JobState.CANCELLED

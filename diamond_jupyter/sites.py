@@ -25,11 +25,16 @@ class Submitted:
     warnings: list[str]
 
 
+def _sh_path(path: str) -> str:
+    """A path quoted for sh; a leading "~/" stays expandable."""
+    return "~/" + shlex.quote(path[2:]) if path.startswith("~/") else shlex.quote(path)
+
+
 class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
     def __init__(self, cfg: SiteConfig, transport: Transport | None = None,
-                 capability_ttl_s: float = 300.0) -> None:
+                 capability_ttl_s: float = 60.0) -> None:
         self.cfg = cfg
         self.name = cfg.name
         self.transport = transport or make_transport(cfg.transport, site=cfg.name)
@@ -38,6 +43,8 @@ class Site:
         self.capability_ttl_s = capability_ttl_s
         self._snapshot: SiteSnapshot | None = None
         self._snapshot_at = 0.0
+        self._caps: dict[str, str] = {}
+        self._caps_at = -1e9
         self._lock = asyncio.Lock()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
 
@@ -107,8 +114,7 @@ class Site:
             if self._snapshot and time.monotonic() - self._snapshot_at < max_age_s:
                 return self._snapshot
             try:
-                outputs = await self.run_batch(self.commands.snapshot_argvs())
-                snap = self.commands.parse_snapshot(self.name, outputs)
+                snap = self.commands.parse_snapshot(self.name, await self._snapshot_outputs())
             except SiteError as e:
                 snap = SiteSnapshot(site=self.name, reachable=False, error=str(e))
                 if self._snapshot:  # keep the last known capabilities, mark unreachable
@@ -116,6 +122,18 @@ class Site:
                 return snap
             self._snapshot, self._snapshot_at = snap, time.monotonic()
             return snap
+
+    async def _snapshot_outputs(self) -> dict[str, str]:
+        """Capabilities (partitions, nodes) are re-read only after `capability_ttl_s`; the
+        queue every time. Both, when needed, in one remote invocation."""
+        argvs = self.commands.snapshot_argvs()
+        fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
+        wanted = {k: v for k, v in argvs.items() if k == "queue" or not fresh}
+        outputs = await self.run_batch(wanted)
+        if not fresh:
+            self._caps = {k: v for k, v in outputs.items() if k != "queue"}
+            self._caps_at = time.monotonic()
+        return {**self._caps, **outputs}
 
     # -- jobs ---------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:
@@ -125,11 +143,14 @@ class Site:
         jd = self.job_dir(token)
         rendered = self.render(spec)
         path = f"{jd}/job.sh"
-        await self.transport.run(["mkdir", "-p", jd], check=True)
-        await self.transport.put_bytes(rendered.script.encode(), path, mode=0o700)
-        argv = self.commands.submit_argv(path, hold=hold)
-        stdin = rendered.script.encode() if getattr(self.commands, "submit_stdin", False) else None
-        res = await self.run(argv, stdin=stdin, check=True)
+        # one round trip: the script travels on stdin (never on the command line) and is
+        # written, then submitted, by one remote shell; every path and argument is quoted
+        submit = shlex.join(self._argv(self.commands.submit_argv(path, hold=hold)))
+        if getattr(self.commands, "submit_stdin", False):
+            submit += f" < {_sh_path(path)}"
+        line = (f"umask 077 && mkdir -p {_sh_path(jd)} && cat > {_sh_path(path)} && "
+                f"chmod 700 {_sh_path(path)} && exec {submit}")
+        res = await self.run(["sh", "-c", line], stdin=rendered.script.encode(), check=True)
         native = self.commands.parse_submit(res.stdout)
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
 

@@ -1,0 +1,54 @@
+"""Site details on the real test bed: command paths, preamble, capability caching."""
+
+from __future__ import annotations
+
+import pytest
+
+from diamond_jupyter.config import FederationConfig
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import JobSpec, JobState
+from diamond_jupyter.store import Store
+
+
+@pytest.fixture
+async def custom_fed(tb, tmp_path):
+    """alpha with a wrapped sbatch (a configured command path) and a preamble."""
+    cfg = tb.config
+    alpha = cfg.site("alpha").model_copy(update={
+        "commands": {"sbatch": "bin/logged-sbatch"},
+        "preamble": "export FROM_PREAMBLE=yes",
+    })
+    fed = Federation(FederationConfig(sites=[alpha]), store=Store(tmp_path / "s.sqlite"),
+                     min_poll_s=0.5)
+    site = fed.site("alpha")
+    wrapper = '#!/bin/sh\necho "$@" >> "$HOME/sbatch-calls.log"\nexec sbatch "$@"\n'
+    await site.transport.run(["mkdir", "-p", "bin"], check=True)
+    await site.transport.put_bytes(wrapper.encode(), "bin/logged-sbatch", mode=0o755)
+    await site.transport.run(["rm", "-f", "sbatch-calls.log"], check=True)
+    await fed.start()
+    yield fed
+    await fed.close()
+
+
+async def test_command_paths_and_preamble(custom_fed):
+    job = await custom_fed.submit(JobSpec(script='echo "preamble=$FROM_PREAMBLE"\n'), "alpha")
+    done = await custom_fed.wait(job.id, timeout=60)
+    assert done.state == JobState.COMPLETED
+    # sbatch exports the submit environment: the preamble ran before the submit command
+    assert (await custom_fed.logs(job.id))["stdout"].strip() == "preamble=yes"
+    calls = await custom_fed.site("alpha").transport.get_bytes("sbatch-calls.log")
+    assert b"--parsable" in calls and job.native_id  # the configured path was used
+
+
+async def test_capabilities_cached_queue_fresh(custom_fed):
+    site = custom_fed.site("alpha")
+    before = site.scheduler_commands
+    first = await site.snapshot(max_age_s=0)
+    assert site.scheduler_commands - before == 3  # partitions, nodes, queue: one invocation
+    job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
+    mid = site.scheduler_commands
+    second = await site.snapshot(max_age_s=0)
+    assert site.scheduler_commands - mid == 1  # only the queue within the TTL
+    assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
+    assert job.native_id in {j.native_id for j in second.jobs}
+    await custom_fed.cancel(job.id)

@@ -86,7 +86,43 @@ def _tb_load(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- the agent (issue 6) --------------------------------------------------------------------
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Run an agent task in-process until it ends; print the answer."""
+    from .agent.cli import run_ask
+
+    return run_ask(args)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the skills over MCP (stdio)."""
+    from .mcp_server import serve
+
+    serve(args.config, approval=args.approval)
+    return 0
+
+
+def _add_agent_commands(sub, common) -> None:
+    p = sub.add_parser("ask", help="ask the agent (an LLM over the skills) to do something")
+    common(p)
+    p.add_argument("text", nargs="+")
+    p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="auto")
+    p.add_argument("--provider", choices=("anthropic", "openai"))
+    p.add_argument("--model")
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--api-key-env", help="env var holding the key (default per provider)")
+    p.add_argument("--timeout", type=float, help="give up waiting after this many seconds")
+    p.set_defaults(fn=cmd_ask)
+    p = sub.add_parser("mcp", help="serve the skills over the Model Context Protocol (stdio)")
+    common(p)
+    p.add_argument("--approval", choices=("auto", "dry-run"), default="auto",
+                   help="dry-run: submit, cancel and transfer only return their plan")
+    p.set_defaults(fn=cmd_mcp)
+
+
 def add_extra_commands(sub, common) -> None:
+    _add_agent_commands(sub, common)
     tb = sub.add_parser("testbed", help="the local federation of real Slurm clusters")
     tsub = tb.add_subparsers(dest="tb_command", required=True)
     for name, fn, help in (("up", _tb_up, "start it (idempotent); writes the sites file"),

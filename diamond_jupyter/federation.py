@@ -471,11 +471,13 @@ class Federation:
         return self.task(task_id)
 
     async def wait_task(self, task_id: str, *, timeout: float | None = None,
-                        settled: bool = False) -> dict[str, Any]:
-        """Until the task is done/failed/rejected (or, with `settled`, also asleep)."""
+                        settled: bool = False, states: set[str] | None = None
+                        ) -> dict[str, Any]:
+        """Until the task is done/failed/rejected; with `settled`, also asleep (waiting on a
+        job or on approval); with `states`, until it is in one of them."""
         runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        if settled:
-            await runner.settled(task_id, timeout)
+        if settled or states:
+            await runner.settled(task_id, timeout, states)
         else:
             await runner.wait(task_id, timeout)
         return self.task(task_id)

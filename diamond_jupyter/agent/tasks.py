@@ -106,18 +106,23 @@ class TaskBook:
             return rec
         return await asyncio.wait_for(fut, timeout)
 
-    async def settled(self, task_id: str, timeout: float | None = None) -> TaskRecord:
-        """Until the task is final, or asleep (waiting on a job or on approval)."""
+    async def settled(self, task_id: str, timeout: float | None = None,
+                      states: set[str] | None = None) -> TaskRecord:
+        """Until the task is in one of `states` (default: any but running: final, or asleep
+        on a job or on approval)."""
         fut: asyncio.Future[TaskRecord] = asyncio.get_running_loop().create_future()
+
+        def reached(state: str) -> bool:
+            return state in states if states is not None else state != "running"
 
         def on(ev: Event) -> None:
             if (ev.kind in ("agent.task", "agent.approval") and ev.data.get("task_id") == task_id
-                    and ev.data.get("state") != "running" and not fut.done()):
+                    and reached(str(ev.data.get("state"))) and not fut.done()):
                 fut.set_result(self.fed.store.get_task(task_id, steps=False))
         unsub = self.fed.subscribe(on)
         try:
             rec = self.fed.store.get_task(task_id, steps=False)
-            if rec.state != "running" and task_id not in self._active:
+            if reached(rec.state) and (rec.state != "waiting" or task_id not in self._active):
                 return rec
             return await asyncio.wait_for(fut, timeout)
         finally:

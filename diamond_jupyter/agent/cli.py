@@ -1,0 +1,67 @@
+"""`diamond ask "TEXT"`: one agent task, run in-process until it ends."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from ..model import SiteError
+from .config import LLMConfig
+from .tasks import FINAL_STATES
+
+ASLEEP_FOR_A_PERSON = "awaiting_approval"
+
+
+def _confirm(task: dict[str, Any]) -> bool:
+    plan = (task.get("pending") or {}).get("plan") or {}
+    print(f"the agent wants to {plan.get('action', 'act')}:", file=sys.stderr)
+    print(json.dumps(plan, indent=2, default=str), file=sys.stderr)
+    print("approve? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str, Any]:
+    from ..federation import Federation
+
+    fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0)
+    try:
+        await fed.start(recover=False)
+        await fed.start_agent(llm, rearm=False)
+        task = await fed.ask(text, approval=args.approval, origin={"face": "cli"})
+        want = set(FINAL_STATES) | {ASLEEP_FOR_A_PERSON}
+        while True:
+            try:
+                task = await fed.wait_task(task["id"], timeout=args.timeout, states=want)
+            except asyncio.TimeoutError:
+                raise SiteError(f"task {task['id']} still {fed.task(task['id'])['state']} "
+                                f"after {args.timeout:.0f}s") from None
+            if task["state"] != ASLEEP_FOR_A_PERSON or not sys.stdin.isatty():
+                return task
+            ok = await asyncio.to_thread(_confirm, task)
+            await (fed.approve(task["id"]) if ok else fed.reject(task["id"]))
+    finally:
+        await fed.close_agent()
+        await fed.close()
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    llm = LLMConfig.from_env(provider=args.provider, model=args.model,
+                             max_tokens=args.max_tokens, api_key_env=args.api_key_env)
+    if (why := llm.missing()) is not None:
+        print(f"diamond: {why}", file=sys.stderr)
+        return 2
+    task = asyncio.run(_ask(args, llm, " ".join(args.text)))
+    if args.json:
+        print(json.dumps(task, indent=2, default=str))
+    elif task["state"] == ASLEEP_FOR_A_PERSON:
+        print(f"task {task['id']} awaits approval of: "
+              f"{json.dumps((task.get('pending') or {}).get('plan'), default=str)}")
+    else:
+        print(task.get("answer") or task.get("error") or task["state"])
+    if task["state"] == "failed":
+        print(f"diamond: the task failed: {task.get('error')}", file=sys.stderr)
+        return 1
+    return 0

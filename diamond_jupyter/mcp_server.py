@@ -1,0 +1,99 @@
+"""`diamond mcp`: the skills over the Model Context Protocol (stdio), with the official `mcp`
+package (2.x: `MCPServer`). Other agents then drive the federation with the same typed skills.
+
+Each tool's parameters are its skill's input model fields; its output schema the skill's
+output model. Costly skills follow `approval` ("auto" or "dry-run"); `wait_for` blocks up to
+its `timeout_s` (an MCP call has no task to suspend).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from .model import BadInput, DiamondError
+from .skills import SKILLS, Skill, SkillContext, run_skill
+
+INSTRUCTIONS = ("diamond runs HPC jobs across several clusters. discover_resources first; "
+                "place or specify_resources to choose; submit returns a job id SITE:NUMBER; "
+                "wait_for, status, logs and fetch_results follow it.")
+
+
+class _Engine:
+    """The Federation, started on first use inside the server's event loop."""
+
+    def __init__(self, config: str | Path | None, approval: str) -> None:
+        self.config, self.approval = config, approval
+        self.fed: Any = None
+
+    async def get(self) -> Any:
+        if self.fed is None:
+            from .federation import Federation
+
+            fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0)
+            await fed.start(recover=False)
+            self.fed = fed
+        return self.fed
+
+    async def close(self) -> None:
+        if self.fed is not None:
+            await self.fed.close()
+            self.fed = None
+
+
+def _tool(skill: Skill, engine: _Engine) -> Any:
+    """An async function whose signature is the skill's input fields (MCP builds the tool's
+    input schema from it) and whose return annotation is the skill's output model."""
+
+    async def call(**kwargs: Any) -> Any:
+        args = {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v
+                for k, v in kwargs.items()}
+        ctx = SkillContext(await engine.get(), approval=engine.approval)  # type: ignore[arg-type]
+        try:
+            return await run_skill(ctx, skill.name, args)
+        except (BadInput, DiamondError, ValueError) as e:
+            raise ToolError(str(e)) from None
+
+    params = []
+    for name, f in skill.input.model_fields.items():
+        ann = Annotated[f.annotation, Field(description=f.description)] if f.description \
+            else f.annotation
+        default = inspect.Parameter.empty if f.is_required() else f.default
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=ann))
+    call.__signature__ = inspect.Signature(params, return_annotation=skill.output)  # type: ignore[attr-defined]
+    call.__name__ = skill.name
+    call.__doc__ = skill.description
+    return call
+
+
+def build_server(config: str | Path | None = None, *, approval: str = "auto") -> MCPServer:
+    if approval not in ("auto", "dry-run"):
+        raise BadInput('the MCP face takes approval "auto" or "dry-run"')
+    engine = _Engine(config, approval)
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            await engine.close()
+
+    from . import __version__
+
+    server = MCPServer("diamond", instructions=INSTRUCTIONS, version=__version__,
+                       lifespan=lifespan, log_level="WARNING")
+    for skill in SKILLS.values():
+        server.add_tool(_tool(skill, engine), name=skill.name, description=skill.description)
+    return server
+
+
+def serve(config: str | Path | None = None, *, approval: str = "auto") -> None:
+    build_server(config, approval=approval).run("stdio")

@@ -40,14 +40,16 @@ class TaskBook:
         self._running: set[asyncio.Task] = set()
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
         self._unsubscribe: Callable[[], None] | None = None
+        self._armed = False
 
     # -- life cycle -------------------------------------------------------------------------
     async def start(self, *, rearm: bool = True) -> None:
         """Follow job events; re-arm every waiting task (resume those whose job ended)."""
         if self._unsubscribe is None:
             self._unsubscribe = self.fed.subscribe(self._on_event)
-        if not rearm:
+        if not rearm or self._armed:
             return
+        self._armed = True
         for task in self.fed.store.tasks_waiting():
             await self._rearm(task)
 

@@ -16,6 +16,7 @@ from .base import ApiError, DiamondHandler, api
 OPENAPI = Path(__file__).parent / "openapi.yaml"
 JOB = r"(?P<job_id>[^/]+)"
 SITE = r"(?P<name>[^/]+)"
+TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
 MAX_LIMIT = 500
 
 
@@ -285,7 +286,22 @@ class TransfersHandler(DiamondHandler):
         self.reply({"transfers": fed.transfers(limit=limit, offset=self.int_arg("offset", 0))})
 
 
-class TasksHandler(DiamondHandler):
+class _AgentHandler(DiamondHandler):
+    async def agent_fed(self) -> Any:
+        """The Federation with its agent started, configured by the DiamondApp.llm_*
+        traitlets (503 with how to configure one when no LLM is set up)."""
+        from ..agent import LLMConfig
+
+        fed = await self.fed()
+        llm = LLMConfig(provider=self.app.llm_provider, model=self.app.llm_model,
+                        api_key_env=self.app.llm_api_key_env)
+        if (why := llm.missing()) is not None:
+            raise ApiError(503, "llm-not-configured", why)
+        await fed.start_agent(llm)
+        return fed
+
+
+class TasksHandler(_AgentHandler):
     @authenticated
     @authorized
     @api
@@ -293,6 +309,61 @@ class TasksHandler(DiamondHandler):
         fed = await self.fed()
         limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
         self.reply({"tasks": fed.tasks(limit=limit, offset=self.int_arg("offset", 0))})
+
+    # -- agent tasks (issue 6) ----------------------------------------------------------------
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        """Start an agent task; it runs in the server (202: follow it by events or GET)."""
+        body = self.body()
+        prompt, approval, origin = body.get("prompt"), body.get("approval", "auto"), \
+            body.get("origin")
+        if not isinstance(prompt, str) or not prompt.strip() or approval not in (
+                "auto", "ask", "dry-run") or (origin is not None and not isinstance(origin, dict)):
+            raise ApiError(400, "bad-input", 'give "prompt" (text), optionally "approval" '
+                           '(auto|ask|dry-run) and "origin" (an object)')
+        fed = await self.agent_fed()
+        task = await fed.ask(prompt, approval=approval, origin=origin)
+        self.set_header("Location", self.request.path.rstrip("/") + "/" + task["id"])
+        self.reply(task, 202)
+
+
+class _TaskHandler(_AgentHandler):
+    async def task_or_404(self, fed: Any, task_id: str) -> dict[str, Any]:
+        try:
+            return fed.task(task_id)
+        except DiamondError as e:
+            raise ApiError(404, "not-found", str(e)) from None
+
+
+class TaskHandler(_TaskHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, name: str) -> None:
+        self.reply(await self.task_or_404(await self.fed(), name))
+
+
+class TaskApproveHandler(_TaskHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, name: str) -> None:
+        fed = await self.agent_fed()
+        await self.task_or_404(fed, name)
+        self.reply(await fed.approve(name))
+
+
+class TaskRejectHandler(_TaskHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, name: str) -> None:
+        fed = await self.agent_fed()
+        await self.task_or_404(fed, name)
+        reason = self.body().get("reason") or ""
+        self.reply(await fed.reject(name, str(reason)))
 
 
 class OpenAPIHandler(DiamondHandler):
@@ -321,5 +392,8 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/events", EventsHandler),
         (f"{p}/transfers", TransfersHandler),
         (f"{p}/tasks", TasksHandler),
+        (f"{p}/tasks/{TASK}", TaskHandler),
+        (f"{p}/tasks/{TASK}/approve", TaskApproveHandler),
+        (f"{p}/tasks/{TASK}/reject", TaskRejectHandler),
         (f"{p}/openapi.yaml", OpenAPIHandler),
     ]

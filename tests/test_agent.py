@@ -266,3 +266,34 @@ def test_diamond_ask_end_to_end(tb, data_dir, fake, monkeypatch):
     out = json.loads(res.stdout)
     assert out["state"] == "done" and out["answer"].endswith("printed: done")
     assert out["model_calls"] == 4 and fake.calls == 4 and seen["job"].split(":")[0] in tb.sites
+
+
+def test_ask_in_notebook_follows_the_task_to_its_answer(tb, fake, llm_env):
+    """What `%%diamond ask` calls: agent.ask(engine, text) on the in-process engine."""
+    from diamond_jupyter.agent import approve, ask
+    from diamond_jupyter.client import LocalEngine
+
+    seen = submit_and_wait_script(fake, 1)
+    engine = LocalEngine(tb.config_path)
+    try:
+        handle = ask(engine, "run it", origin={"path": "nb.ipynb", "cell_id": "c1"})
+        assert handle.id and handle.state == "running"
+        assert handle.result(timeout=400).endswith("printed: done")
+        assert fake.calls == 4 and handle.state == "done"
+        assert "resume" in repr(handle) and f'data-diamond-task="{handle.id}"' in \
+            handle._repr_html_()
+        assert engine.call(engine.fed()).job(seen["job"]).origin["cell_id"] == "c1"
+        fake.script([SUBMIT], lambda body: [text("ok")])
+        waiting = ask(engine, "submit it", approval="ask")
+        fed = engine.call(engine.fed())
+        engine.call(fed.wait_task(waiting.id, settled=True, timeout=60))
+        assert "%diamond approve" in repr(engine.call(_task_handle(engine, waiting.id)))
+        assert approve(engine, waiting.id).result(timeout=60) == "ok"
+    finally:
+        engine.close()
+
+
+async def _task_handle(engine, task_id):
+    from diamond_jupyter.agent.notebook import TaskHandle
+
+    return TaskHandle(engine, (await engine.fed()).task(task_id))

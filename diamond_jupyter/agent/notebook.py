@@ -1,3 +1,213 @@
-"""Placeholder; replaced below."""
-def ask(*a, **k): raise NotImplementedError
-approve = reject = ask_in_notebook = ask
+"""The agent in a notebook: `ask(engine, text)` starts a task on the engine (in-process, or
+the user's Jupyter server over REST) and returns a `TaskHandle` whose cell output follows
+the task's steps live and ends with its answer; `approve` / `reject` decide a waiting plan.
+
+The magics call `ask(engine, text, origin=...)` for `%%diamond ask` and
+`approve(engine, task_id)` for `%diamond approve TASK`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import threading
+from typing import Any
+
+from ..model import DiamondError
+from .tasks import FINAL_STATES
+
+log = logging.getLogger(__name__)
+SHOWN_STEPS = 12
+
+
+class TaskHandle:
+    """A task as a cell output: steps, the plan awaiting approval, the answer."""
+
+    def __init__(self, engine: Any, task: dict[str, Any]) -> None:
+        self._engine, self._task = engine, task
+        self._lock = threading.Lock()
+        self._final = threading.Event()
+        self._display: Any = None
+        self._update(task)
+
+    @property
+    def id(self) -> str:
+        return self._task["id"]
+
+    @property
+    def state(self) -> str:
+        return self._task["state"]
+
+    @property
+    def answer(self) -> str | None:
+        return self._task.get("answer")
+
+    @property
+    def task(self) -> dict[str, Any]:
+        return self._task
+
+    def result(self, timeout: float | None = None) -> str | None:
+        """Block until the task is done, failed or rejected; its answer."""
+        if not self._final.wait(timeout):
+            raise TimeoutError(f"task {self.id} is still {self.state}")
+        if self.state == "failed":
+            raise DiamondError(f"task {self.id} failed: {self._task.get('error')}")
+        return self.answer
+
+    def _update(self, task: dict[str, Any]) -> None:
+        with self._lock:
+            self._task = task
+            if task["state"] in FINAL_STATES:
+                self._final.set()
+            shown = self._display
+        if shown is not None:
+            try:
+                shown.update(self._bundle(), raw=True)
+            except Exception:  # the kernel may be gone; the task goes on regardless
+                log.debug("task display update failed", exc_info=True)
+
+    def _bundle(self) -> dict[str, str]:
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
+    def _ipython_display_(self) -> None:
+        """Shown once with a display id; later states replace it in the same cell."""
+        from IPython.display import display
+
+        if self._display is None:
+            self._display = display(self._bundle(), raw=True, display_id=True)
+        else:
+            display(self._bundle(), raw=True)
+
+    def _lines(self) -> list[str]:
+        t = self._task
+        out = [f"agent task {t['id']}: {t['state']}"]
+        for s in (t.get("steps") or [])[-SHOWN_STEPS:]:
+            d = s.get("data") or {}
+            what = d.get("text") or d.get("tool") or d.get("cause") or ""
+            if s["kind"] == "tool_call":
+                what = f"{d.get('tool')}({json.dumps(d.get('input'), default=str)[:120]})"
+            out.append(f"  {s['kind']:<11} {str(what)[:200]}")
+        if t["state"] == "awaiting_approval" and t.get("pending"):
+            plan = json.dumps((t["pending"] or {}).get("plan"), default=str)[:500]
+            out.append(f"  awaits approval: {plan}")
+            out.append(f"  %diamond approve {t['id']}   (or diamond.agent.reject)")
+        if t.get("answer"):
+            out.append(t["answer"])
+        if t.get("error"):
+            out.append(f"error: {t['error']}")
+        return out
+
+    def __repr__(self) -> str:
+        return "\n".join(self._lines())
+
+    def _repr_html_(self) -> str:
+        return (f'<pre data-diamond-task="{html.escape(self.id)}" '
+                f'data-diamond-task-state="{html.escape(self.state)}">'
+                + html.escape(repr(self)) + "</pre>")
+
+
+# -- following a task on either engine -------------------------------------------------------
+
+async def _follow_local(engine: Any, handle: TaskHandle) -> None:
+    import asyncio
+
+    fed = await engine.fed()
+    q: asyncio.Queue[None] = asyncio.Queue()
+
+    def on(ev: Any) -> None:
+        if ev.kind.startswith("agent.") and ev.data.get("task_id") == handle.id:
+            q.put_nowait(None)
+    unsub = fed.subscribe(on)
+    try:
+        while True:
+            task = fed.task(handle.id)
+            handle._update(task)
+            if task["state"] in FINAL_STATES:
+                return
+            await q.get()
+            while not q.empty():
+                q.get_nowait()
+    finally:
+        unsub()
+
+
+async def _follow_server(engine: Any, handle: TaskHandle) -> None:
+    """The server's event websocket (agent-step events of this task), re-reading the task
+    on each; reconnects with backoff."""
+    import asyncio
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    ws_url = "ws" + engine.url[4:] + "api/events/subscribe"
+    delay = 0.5
+    while True:
+        try:
+            conn = await websocket_connect(HTTPRequest(ws_url, headers=engine._headers()))
+            while True:
+                task = await engine.request("GET", f"tasks/{handle.id}")
+                handle._update(task)
+                if task["state"] in FINAL_STATES:
+                    conn.close()
+                    return
+                while True:
+                    msg = await conn.read_message()
+                    if msg is None:
+                        raise ConnectionError("event stream closed")
+                    data = json.loads(msg)
+                    if "agent-step" in str(data.get("schema_id", "")) and \
+                            data.get("task_id") == handle.id:
+                        break
+        except asyncio.CancelledError:
+            raise
+        except DiamondError:
+            raise
+        except Exception as e:
+            log.info("diamond: task event stream lost (%s)", e)
+        await asyncio.sleep(delay)  # reconnect backoff, not synchronisation
+        delay = min(delay * 2, 30.0)
+
+
+async def _start(engine: Any, text: str, approval: str,
+                 origin: dict[str, Any] | None) -> dict[str, Any]:
+    if engine.kind == "server":
+        body = {"prompt": text, "approval": approval} | ({"origin": origin} if origin else {})
+        return await engine.request("POST", "tasks", body)
+    fed = await engine.fed()
+    return await fed.ask(text, approval=approval, origin=origin)
+
+
+def ask(engine: Any, text: str, *, approval: str = "auto",
+        origin: dict[str, Any] | None = None) -> TaskHandle:
+    """Start a task (`%%diamond ask`); the handle's output follows it to its answer."""
+    task = engine.call(_start(engine, text, approval, origin))
+    handle = TaskHandle(engine, task)
+    follow = _follow_server if engine.kind == "server" else _follow_local
+    engine.spawn(follow(engine, handle))
+    return handle
+
+
+ask_in_notebook = ask
+
+
+def _decide(engine: Any, task_id: str, verb: str) -> TaskHandle:
+    async def go() -> dict[str, Any]:
+        if engine.kind == "server":
+            return await engine.request("POST", f"tasks/{task_id}/{verb}", {})
+        fed = await engine.fed()
+        return await (fed.approve(task_id) if verb == "approve" else fed.reject(task_id))
+    handle = TaskHandle(engine, engine.call(go()))
+    if handle.state not in FINAL_STATES:
+        engine.spawn((_follow_server if engine.kind == "server" else _follow_local)(
+            engine, handle))
+    return handle
+
+
+def approve(engine: Any, task_id: str) -> TaskHandle:
+    """`%diamond approve TASK`: run the plan the task awaits; the task goes on."""
+    return _decide(engine, task_id, "approve")
+
+
+def reject(engine: Any, task_id: str) -> TaskHandle:
+    return _decide(engine, task_id, "reject")

@@ -57,6 +57,9 @@ class StagedJob:
         self.outs = [(e, *resolve(e, fed.sites, site, wd, "out")) for e in spec.stage_out]
         self.bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.task = asyncio.ensure_future(self._run())
+        key = f"stage-{token}"  # the manager's close() stops it with the engine
+        mgr._tasks[key] = self.task
+        self.task.add_done_callback(lambda _t: mgr._tasks.pop(key, None))
 
     @property
     def hold(self) -> bool:

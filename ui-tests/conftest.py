@@ -1,11 +1,13 @@
 """Fixtures for the browser tests: a real `jupyter lab` and Debian chromium.
 
-No mocks: the server is a real JupyterLab with whatever diamond-jupyter
-server extension is installed (possibly none yet).
+No mocks: the server is a real JupyterLab with the installed diamond-jupyter
+server extension, configured with the real local Slurm test bed
+(`diamond_jupyter.testbed.up()`, idempotent; never taken down here).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -16,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,18 +76,36 @@ def _wait_for_status(url: str, token: str, proc: subprocess.Popen, log: Path) ->
         time.sleep(0.25)
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory):
-    """A real `jupyter lab`; yields {"url", "token", "root", "log"}."""
-    if not _labextension_installed():
-        pytest.fail(
-            "diamond-jupyter is not in `jupyter labextension list`: run "
-            "`pip install -e .` (or `jlpm build && jupyter labextension develop . --overwrite`)"
-        )
-    tmp = tmp_path_factory.mktemp("lab")
+def api(server: dict, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
+    """Call the server's REST API with its token; JSON in and out."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(
+        f"{server['url']}/{path.lstrip('/')}", data=data, method=method,
+        headers={"Authorization": f"token {server['token']}",
+                 "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        text = resp.read().decode()
+    return json.loads(text) if text else None
+
+
+@pytest.fixture(scope="session")
+def testbed_config() -> Path:
+    """The test bed's sites file (brought up if needed; left up for the others)."""
+    from diamond_jupyter import testbed
+
+    return Path(testbed.up()["config"])
+
+
+def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = None,
+              extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, dict]:
+    """Start `jupyter lab` in `tmp` and wait until it answers; returns (proc, info)."""
     root = tmp / "root"
-    root.mkdir()
+    root.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
+    env.pop("DIAMOND_CONFIG", None)
+    if diamond_config is not None:
+        env["DIAMOND_CONFIG"] = str(diamond_config)
+    env["DIAMOND_DATA_DIR"] = str(tmp / "data")
     env.update(
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
@@ -93,13 +114,16 @@ def lab_server(tmp_path_factory):
     )
     # No "fetch Jupyter news?" toast (nor a request to the internet).
     notes = tmp / "settings" / "@jupyterlab" / "apputils-extension"
-    notes.mkdir(parents=True)
+    notes.mkdir(parents=True, exist_ok=True)
     (notes / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}'
     )
     port = _free_port()
     token = secrets.token_hex(16)
     log = tmp / "server.log"
+    args = ["--DiamondApp.store_poll_s=0.25", *extra_args]
+    if store is not None:
+        args.append(f"--DiamondApp.store_path={store}")
     with log.open("w") as log_file:
         proc = subprocess.Popen(
             [
@@ -114,6 +138,7 @@ def lab_server(tmp_path_factory):
                 "--ServerApp.port_retries=0",
                 "--allow-root",
                 f"--ServerApp.root_dir={root}",
+                *args,
             ],
             env=env,
             stdout=log_file,
@@ -123,14 +148,41 @@ def lab_server(tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for_status(f"{base}/api/status", token, proc, log)
-        yield {"url": base, "token": token, "root": root, "log": log}
+    except BaseException:
+        stop_lab(proc)
+        raise
+    return proc, {"url": base, "token": token, "root": root, "log": log}
+
+
+def stop_lab(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory, testbed_config):
+    """A real `jupyter lab` on the test bed; yields {"url", "token", "root", "log"}."""
+    if not _labextension_installed():
+        pytest.fail(
+            "diamond-jupyter is not in `jupyter labextension list`: run "
+            "`pip install -e .` (or `jlpm build && jupyter labextension develop . --overwrite`)"
+        )
+    proc, info = start_lab(tmp_path_factory.mktemp("lab"), diamond_config=testbed_config)
+    try:
+        yield info
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_lab(proc)
+
+
+def load_lab(page, server: dict, path: str = "lab") -> None:
+    page.goto(f"{server['url']}/{path}?token={server['token']}")
+    # The app shell is up once the splash screen is gone and the left bar exists.
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_selector(".jp-SideBar.jp-mod-left", timeout=60_000)
 
 
 @pytest.fixture(scope="module")
@@ -154,10 +206,7 @@ def lab_page(lab_server, browser):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(f"{err.message}\n{err.stack or ''}"))
-    page.goto(f"{lab_server['url']}/lab?token={lab_server['token']}")
-    # The app shell is up once the splash screen is gone and the left bar exists.
-    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-    page.wait_for_selector(".jp-SideBar.jp-mod-left", timeout=60_000)
+    load_lab(page, lab_server)
     page.diamond_errors = errors  # type: ignore[attr-defined]
     SCREENSHOTS.mkdir(exist_ok=True)
     try:

@@ -45,8 +45,8 @@ def test_sidebar_renders(lab_page):
     page.keyboard.press("Enter")
     expect(data.or_(unavailable).first).to_be_visible(timeout=30_000)
 
-    page.screenshot(path=str(SCREENSHOTS / "sidebar-light.png"))
-    panel.screenshot(path=str(SCREENSHOTS / "sidebar-light-panel.png"))
+    # (sidebar-light.png / sidebar-dark.png, with jobs, come from test_jobs.py)
+    panel.screenshot(path=str(SCREENSHOTS / "sidebar-empty-panel.png"))
 
     ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
     assert not ours, "uncaught errors from the diamond extension:\n" + "\n".join(ours)

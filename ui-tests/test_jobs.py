@@ -1,0 +1,190 @@
+"""A job's life in the sidebar, on the real Slurm test bed: submitted from a notebook
+cell (%%diamond), seen PENDING -> RUNNING -> COMPLETED, drawn on the timeline, announced
+by a notification; another cancelled from the sidebar; screenshots in both themes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import api, load_lab
+from playwright.sync_api import expect
+from test_sidebar import open_sidebar
+
+pytestmark = pytest.mark.testbed
+
+HERE = Path(__file__).parent
+SCREENSHOTS = HERE / "screenshots"
+DOCS_IMG = HERE.parent / "docs" / "img"
+JOB_TIMEOUT = 120_000
+
+# Records every state each job card shows (renders are coalesced per frame; the
+# activity feed keeps the transitions in between).
+RECORD_STATES = """() => {
+  window.__seenStates = {};
+  const note = el => {
+    const id = el.getAttribute('data-diamond-job');
+    const st = el.getAttribute('data-diamond-state');
+    const seen = (window.__seenStates[id] = window.__seenStates[id] || []);
+    if (seen[seen.length - 1] !== st) seen.push(st);
+  };
+  const root = document.querySelector('#diamond-sidebar');
+  root.querySelectorAll('[data-diamond-job]').forEach(note);
+  new MutationObserver(ms => ms.forEach(m => {
+    const t = m.target;
+    if (t.nodeType === 1 && t.hasAttribute('data-diamond-job')) note(t);
+    m.addedNodes.forEach(n => {
+      if (n.nodeType !== 1) return;
+      if (n.hasAttribute('data-diamond-job')) note(n);
+      n.querySelectorAll('[data-diamond-job]').forEach(note);
+    });
+  })).observe(root, {subtree: true, childList: true, attributes: true,
+                     attributeFilter: ['data-diamond-state']});
+}"""
+
+
+def notebook(name: str) -> dict:
+    def cell(cid: str, src: str) -> dict:
+        return {"cell_type": "code", "id": cid, "metadata": {}, "source": src,
+                "outputs": [], "execution_count": None}
+
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                        "language": "python"}},
+            "cells": [cell("load", "%load_ext diamond_jupyter"),
+                      cell("submit", f"%%diamond submit --site alpha --name {name}\n"
+                                     "sleep 3; echo hi")]}
+
+
+def card(page, job_id: str, state: str | None = None):
+    sel = f'#diamond-sidebar [data-diamond-job="{job_id}"]'
+    return page.locator(sel + (f'[data-diamond-state="{state}"]' if state else ""))
+
+
+def test_submit_from_a_notebook_cell(lab_server, lab_page):
+    page, name = lab_page, f"ui-hello-{uuid.uuid4().hex[:6]}"
+    api(lab_server, "PUT", "api/contents/submit.ipynb",
+        {"type": "notebook", "format": "json", "content": notebook(name)})
+    # Open the notebook, run both cells with the keyboard.
+    page.goto(f"{lab_server['url']}/lab/tree/submit.ipynb?token={lab_server['token']}")
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    panel = open_sidebar(page)
+    page.evaluate(RECORD_STATES)
+    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=60_000)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    for i in range(2):
+        cells.nth(i).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Shift+Enter")
+        expect(cells.nth(i).locator(".jp-InputPrompt")).to_contain_text(
+            f"[{i + 1}]", timeout=60_000)
+
+    job = panel.locator("[data-diamond-job]", has_text=name).first
+    expect(job).to_be_visible(timeout=JOB_TIMEOUT)
+    job_id = job.get_attribute("data-diamond-job")
+    assert job_id and job_id.startswith("alpha:"), job_id
+    expect(card(page, job_id, "COMPLETED")).to_be_visible(timeout=JOB_TIMEOUT)
+
+    seen = page.evaluate("id => window.__seenStates[id] || []", job_id)
+    activity = panel.locator('[data-diamond-section="activity"]').inner_text()
+    assert "RUNNING" in seen or "→ RUNNING" in activity, (seen, activity)
+    assert seen.index("COMPLETED") == len(seen) - 1, seen
+    assert ("PENDING" in seen) or ("PENDING → RUNNING" in activity), (seen, activity)
+
+    # On the timeline of alpha, coloured as completed; focus/hover shows times + placement.
+    bar = panel.locator(f'[data-diamond-timeline="alpha"] [data-diamond-job-bar="{job_id}"]')
+    expect(bar).to_have_attribute("data-diamond-state", "COMPLETED")
+    expect(panel.locator('[data-diamond-timeline="alpha"] [data-diamond-now]')).to_be_attached()
+    bar.focus()  # keyboard: the same details as on hover
+    tip = panel.locator(f'[data-diamond-tooltip="{job_id}"]')
+    expect(tip).to_contain_text("queued")
+    expect(tip).to_contain_text("ended")
+
+    # The end is announced by a toast with a link to the card.
+    toast = page.locator(".Toastify__toast", has_text=name).filter(has_text="completed")
+    expect(toast).to_be_visible(timeout=30_000)
+    expect(toast.get_by_role("button", name="Show job")).to_be_visible()
+
+    # "Cell" goes back to the notebook cell that submitted it.
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    card(page, job_id).get_by_role("button", name=f"Go to the cell that submitted {name}").click()
+    active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active")
+    expect(active).to_contain_text("%%diamond submit")
+
+
+def test_cancel_from_the_sidebar(lab_server, lab_page):
+    page, name = lab_page, f"ui-sleep-{uuid.uuid4().hex[:6]}"
+    job = api(lab_server, "POST", "diamond/api/jobs",
+              {"script": "sleep 300", "site": "alpha", "name": name,
+               "origin": {"path": "submit.ipynb", "cell_id": "submit"}})
+    panel = open_sidebar(page)
+    row = card(page, job["id"])
+    expect(row).to_be_visible(timeout=JOB_TIMEOUT)
+    row.get_by_role("button", name=f"Cancel {name}").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Cancel job?")
+    dialog.get_by_role("button", name="Cancel job").click()
+    expect(card(page, job["id"], "CANCELLED")).to_be_visible(timeout=JOB_TIMEOUT)
+    expect(row.get_by_role("button", name=f"Cancel {name}")).to_have_count(0)
+    toast = page.locator(".Toastify__toast", has_text=name).filter(has_text="cancelled")
+    expect(toast).to_be_visible(timeout=30_000)
+    assert api(lab_server, "GET", f"diamond/api/jobs/{job['id']}")["state"] == "CANCELLED"
+    assert panel.locator('[data-diamond-status="live"]').count() == 1
+
+
+def test_filters_and_keyboard(lab_page):
+    page = lab_page
+    panel = open_sidebar(page)
+    jobs = panel.locator("[data-diamond-job]")
+    expect(jobs.first).to_be_visible()
+    panel.get_by_label("State", exact=False).first.select_option("CANCELLED")
+    expect(panel.locator('[data-diamond-job]:not([data-diamond-state="CANCELLED"])')
+           ).to_have_count(0)
+    expect(panel.locator('[data-diamond-job][data-diamond-state="CANCELLED"]').first
+           ).to_be_visible()
+    panel.get_by_label("State", exact=False).first.select_option("")
+    panel.get_by_label("Filter jobs by name or id").fill("no-such-job-xyz")
+    expect(panel.locator("[data-diamond-job]")).to_have_count(0)
+    panel.get_by_label("Filter jobs by name or id").fill("")
+    # A site row expands to its partitions from the keyboard.
+    toggle = panel.get_by_role("button", name="Show partitions of alpha")
+    toggle.focus()
+    page.keyboard.press("Enter")
+    expect(panel.locator('[data-diamond-site="alpha"] [data-diamond-partition]').first
+           ).to_be_visible()
+    page.keyboard.press("Enter")
+    # The timeline zooms from the keyboard.
+    zoom_out = panel.get_by_role("button", name="Zoom out")
+    before = panel.locator("[data-diamond-zoom]").get_attribute("data-diamond-zoom")
+    zoom_out.focus()
+    page.keyboard.press("Enter")
+    after = panel.locator("[data-diamond-zoom]").get_attribute("data-diamond-zoom")
+    assert int(after) > int(before)
+
+
+def _screenshot(page, lab_server, theme: str, name: str) -> None:
+    api(lab_server, "PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
+        {"raw": json.dumps({"theme": theme})})
+    load_lab(page, lab_server)
+    panel = open_sidebar(page)
+    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+    expect(panel.locator("[data-diamond-job]").first).to_be_visible()
+    page.wait_for_function(
+        "t => document.body.dataset.jpThemeName === t", arg=theme, timeout=30_000)
+    page.locator(".Toastify__toast").evaluate_all("ts => ts.forEach(t => t.remove())")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    out = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(out))
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(out, DOCS_IMG / out.name)
+
+
+def test_screenshots_light_and_dark(lab_server, lab_page):
+    page = lab_page
+    _screenshot(page, lab_server, "JupyterLab Dark", "sidebar-dark")
+    _screenshot(page, lab_server, "JupyterLab Light", "sidebar-light")
+    ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
+    assert not ours, "uncaught errors from the diamond extension:\n" + "\n".join(ours)

@@ -149,7 +149,7 @@ def event_storm(browser: Any, server: dict, store: Path, live: list[str], rate: 
     seen = page.evaluate(f"() => window.__diamondStats.seen({lo}, {hi})")
     # What the page shows: each live job's card carries the last reason written for it.
     panel = page.locator("#diamond-sidebar")
-    panel.get_by_label("Site", exact=False).first.select_option(LIVE_SITE)
+    panel.get_by_label("Site", exact=True).select_option(LIVE_SITE)
     cards = page.evaluate("""() => Array.from(document.querySelectorAll(
         '#diamond-sidebar [data-diamond-job]')).map(el => [el.dataset.diamondJob,
         (el.querySelector('[data-diamond-reason]') || {}).textContent || null])""")

@@ -98,7 +98,8 @@ export function Jobs(props: {
       .catch(e => setError(String(e.message ?? e)))
       .finally(() => setLoading(false));
   };
-  const sites = model.sites.map(s => s.name);
+  // Configured sites, plus any other site a loaded job ran on.
+  const sites = Array.from(new Set([...model.sites.map(s => s.name), ...jobs.map(j => j.site)]));
   const more = jobs.length < model.jobsTotal;
   return (
     <div>

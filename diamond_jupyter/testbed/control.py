@@ -3,6 +3,7 @@ its own slurmctld, slurmd per node, and sshd, reached as a plain user over SSH."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -397,3 +398,54 @@ def down(timeout: float = 30) -> dict:
             shutil.rmtree(HOME, ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)
     return {"down": True, "seconds": round(time.monotonic() - t0, 3), "leftovers": leftovers()}
+
+
+
+# ---------------------------------------------------------------- faults (for tests)
+
+
+def _descendants(pid: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for p in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            kids.setdefault(int((p / "stat").read_text().rsplit(") ", 1)[1].split()[1]),
+                            []).append(int(p.name))
+    out, todo = [], [pid]
+    while todo:
+        found = kids.get(todo.pop(), [])
+        out += found
+        todo += found
+    return out
+
+
+def restart_sshd(site: str, timeout: float = 30, while_down=None) -> None:
+    """SIGKILL a site's sshd with its per-connection children (every session drops), call
+    `while_down()` if given, start sshd again and return once it answers."""
+    from .clusters import cluster
+
+    c, base = cluster(site), base_dir()
+    pid = _pid(cluster_dir(base, c) / "run" / "sshd.pid")
+    victims = [pid, *_descendants(pid)] if pid else []
+    for p in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+    _wait(lambda: _gone(victims), 10, f"{site}'s sshd to die")
+    if while_down is not None:
+        while_down()
+    Path("/run/sshd").mkdir(exist_ok=True)
+    _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(cluster_dir(base, c) / "etc"
+                                                               / "sshd_config")))
+    _wait(lambda: _sshd_up(c), timeout, f"{site}'s sshd")
+
+
+def restart_slurmctld(site: str, timeout: float = 30) -> None:
+    """SIGTERM a site's slurmctld (it saves state) and start it again WITHOUT `-c`, so
+    queued and running jobs survive; return once `scontrol ping` says UP."""
+    from .clusters import cluster
+
+    c, base = cluster(site), base_dir()
+    pid = _kill_pidfile(cluster_dir(base, c) / "run" / "slurmctld.pid")
+    _wait(lambda: _gone([pid] if pid else []), timeout, f"{site}'s slurmctld to stop")
+    _run(*_in_ns(c, base, _which("slurmctld") or "slurmctld"))
+    _wait(lambda: "UP" in _ctl(base, c, "scontrol", "ping", check=False).stdout, timeout,
+          f"{site}'s slurmctld")

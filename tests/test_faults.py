@@ -130,6 +130,9 @@ async def test_sshd_killed_and_restarted_mid_run(make_fed, gates, restore):
     await fed.wait(new.id, timeout=60)
     assert_exact_events(fed, [new.id])
     assert mon.stream_connected.is_set()
+    sources = {e.data["state"]: e.data.get("source") for e in
+               fed.store.events_since(0, job_id=fed.job(new.id).id) if e.kind == "job.state"}
+    assert sources["COMPLETED"] == "wrapper"  # delivered by the reconnected push stream
 
 
 async def test_slurmctld_restarted_mid_run(make_fed, gates, restore):

@@ -145,7 +145,8 @@ class Site:
         path = f"{jd}/job.sh"
         # one round trip: the script travels on stdin (never on the command line) and is
         # written, then submitted, by one remote shell; every path and argument is quoted
-        submit = shlex.join(self._argv(self.commands.submit_argv(path, hold=hold)))
+        submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
+                          for a in self._argv(self.commands.submit_argv(path, hold=hold)))
         if getattr(self.commands, "submit_stdin", False):
             submit += f" < {_sh_path(path)}"
         line = (f"umask 077 && mkdir -p {_sh_path(jd)} && cat > {_sh_path(path)} && "

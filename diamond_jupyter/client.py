@@ -127,6 +127,10 @@ class Engine:
     async def watch(self, job_id: str, callback: JobCallback) -> Job:
         """Call `callback(job)` with the job now and after each change; return it at its end."""
         raise NotImplementedError
+    async def transfer(self, src: str, dst: str, via: str | None = None,
+                       recursive: bool = False) -> dict[str, Any]:
+        """Copy SITE:PATH (or a server path) to another; returns the finished record."""
+        raise NotImplementedError
 
 
 # -- in-process ------------------------------------------------------------------------------
@@ -204,6 +208,11 @@ class LocalEngine(Engine):
 
     async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
         return [str(p) for p in await (await self.fed()).fetch(job_id, dest)]
+
+    async def transfer(self, src: str, dst: str, via: str | None = None,
+                       recursive: bool = False) -> dict[str, Any]:
+        rec = await (await self.fed()).transfer(src, dst, via, recursive=recursive)
+        return rec.model_dump(mode="json")
 
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:

@@ -112,6 +112,11 @@ class ServerClient(Engine):
         root = Path(self.root_dir) if self.root_dir else Path.cwd()
         return [str(root / p) for p in paths]
 
+    async def transfer(self, src: str, dst: str, via: str | None = None,
+                       recursive: bool = False) -> dict[str, Any]:
+        body = {"src": src, "dst": dst, "via": via, "recursive": recursive, "wait": True}
+        return await self.request("POST", "transfers", body)
+
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:
         body = {"script": text, "to": to} | ({"from": from_} if from_ else {})

@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .client import Engine, connect
 from .handle import JobHandle
-from .model import BadInput, DiamondError, Job
+from .model import BadInput, DiamondError, Job, SiteError
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the environment of the "
@@ -82,6 +82,11 @@ def _parser() -> _Parser:
     p.add_argument("--time", type=walltime)
     p.add_argument("--gpus", type=int)
     p.add_argument("--partition")
+    p = sub.add_parser("transfer")
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--via", choices=["sftp", "globus"])
+    p.add_argument("-r", "--recursive", action="store_true")
     sub.add_parser("ask").add_argument("text", nargs="*")
     sub.add_parser("approve").add_argument("task")
     return ap
@@ -266,6 +271,15 @@ class DiamondMagics(Magics):
                                            overrides=overrides, origin=self.origin()))
         return self.handle(job)
 
+    def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:
+        rec = self.call(self.engine.transfer(args.src, args.dst, args.via, args.recursive))
+        size = f"{rec.get('bytes')} bytes" if rec.get("bytes") is not None else ""
+        print(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']} {size} "
+              f"{rec.get('checksum') or ''}".rstrip())
+        if rec.get("error"):
+            raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
+        return rec
+
     def do_ask(self, args: argparse.Namespace, cell: str | None) -> Any:
         text = (cell or "").strip() or " ".join(args.text)
         if not text:
@@ -286,6 +300,8 @@ class DiamondMagics(Magics):
         if fn is None or (self.engine.kind == "local" and not llm):
             print(LLM_HELP, file=sys.stderr)
             return None
+        if verb == "ask":
+            return fn(self.engine, arg, origin=self.origin())
         return fn(self.engine, arg)
 
 

@@ -25,6 +25,9 @@ pytestmark = pytest.mark.testbed
 TIMEOUT = 90.0
 
 
+ACTIVITY = PREFIX + "activity"
+
+
 async def next_message(ws: Any, schema_id: str, pred=lambda m: True) -> dict:
     """The next diamond message with this schema id that satisfies `pred` (others skipped:
     kernel and other extensions' events share the socket)."""
@@ -45,12 +48,12 @@ def test_schemas_are_well_formed():
         assert doc["$id"].startswith(PREFIX) and isinstance(doc["version"], str)
         assert not any(p.startswith("__") for p in doc["properties"])
         ids.add(doc["$id"])
-    assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP}
+    assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY}
 
 
 async def test_schemas_are_registered_at_load(jp_serverapp):
     registered = set(jp_serverapp.event_logger.schemas.schema_ids)
-    assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP} <= registered
+    assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY} <= registered
 
 
 async def test_websocket_sees_a_job_go_pending_running_completed(api, jp_ws_fetch):

@@ -384,7 +384,7 @@ def test_server_path(tb, data_dir, server_factory):
     try:
         srv.request("GET", "diamond/api/state")
     except urllib.error.HTTPError as e:
-        pytest.skip(f"server extension not loaded (diamond/api/state: {e.code}):\n"
+        pytest.fail(f"server extension not loaded (diamond/api/state: {e.code}):\n"
                     + "".join(srv.lines[-20:]))
     k = srv.kernel()
     try:
@@ -434,6 +434,11 @@ def test_commands_in_one_kernel(tb, data_dir, kernel_factory, tmp_path):
     out = k.text(mid, "stdout")
     assert "COMPLETED" in out and "line-form-done" in out
     assert "'out.txt'" in out and (tmp_path / "results" / "out.txt").read_text() == "result\n"
+
+    mid = k.execute("%diamond transfer results/out.txt alpha:from-notebook.txt\n"
+                    "%diamond transfer alpha:from-notebook.txt back.txt")
+    assert k.text(mid, "stdout").count("SUCCEEDED") == 2
+    assert (tmp_path / "back.txt").read_text() == "result\n"
 
     k.execute("%%diamond submit --site beta --name to-cancel\nsleep 300")
     mid = k.execute("job = _\njob.cancel()\nprint(job.wait(timeout=120).state)")

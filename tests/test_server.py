@@ -231,3 +231,17 @@ class TestAdminRestrictions:
         for path in ("state", "sites", "sites/beta", "events", "jobs"):
             raw = await api.call("GET", path)
             assert "sk-never" not in str(raw.body)
+
+
+async def test_transfer_between_sites(api, fed):
+    site = fed.site("alpha")
+    await site.transport.put_bytes(b"payload\n", "rest-src.txt")
+    rec = await api.post("transfers", {"src": "alpha:rest-src.txt", "dst": "gamma:rest-dst.txt",
+                                       "wait": True})
+    assert rec["state"] == "SUCCEEDED" and rec["bytes"] == 8
+    got = await fed.site("gamma").transport.get_bytes("rest-dst.txt")
+    assert got == b"payload\n"
+    listed = (await api.get("transfers"))["transfers"]
+    assert rec["id"] in [t["id"] for t in listed]
+    bad = await api.post("transfers", {"src": "alpha:x"}, expect=400, validate=False)
+    assert "dst" in bad["message"]

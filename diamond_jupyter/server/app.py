@@ -91,10 +91,18 @@ class DiamondApp(ExtensionApp):
             await self.federation.start()
         except DiamondError as e:  # recovery failed: keep serving; the reason is logged
             self.log.warning("diamond: recovery at start failed: %s", e)
+        if self.llm_api_key:  # re-arm agent tasks that were waiting when the server stopped
+            from ..agent import LLMConfig
+
+            llm = LLMConfig.from_env(provider=self.llm_provider or None,
+                                     model=self.llm_model or None,
+                                     api_key_env=self.llm_api_key_env or None)
+            await self.federation.start_agent(llm)
 
     async def stop_extension(self) -> None:
         self.bridge.detach()
         if self.federation is not None:
+            await self.federation.close_agent()
             await self.federation.close()
         self._started = None
 

@@ -9,7 +9,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
-from ..model import DiamondError, JobState
+from ..model import BadInput, DiamondError, JobState
 from . import views
 from .base import ApiError, DiamondHandler, api
 
@@ -284,6 +284,23 @@ class TransfersHandler(DiamondHandler):
         fed = await self.fed()
         limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
         self.reply({"transfers": fed.transfers(limit=limit, offset=self.int_arg("offset", 0))})
+
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        """Start a transfer {"src": "SITE:PATH", "dst": "SITE:PATH", "via"?, "recursive"?,
+        "wait"?}: at once (202; progress follows as transfer-progress events) or, with
+        "wait", when it has ended (200)."""
+        fed = await self.fed()
+        body = self.body()
+        src, dst = body.get("src"), body.get("dst")
+        if not isinstance(src, str) or not isinstance(dst, str):
+            raise BadInput('a transfer needs "src" and "dst" ("SITE:PATH" or a server path)')
+        wait = bool(body.get("wait"))
+        rec = await fed.transfer(src, dst, body.get("via"),
+                                 recursive=bool(body.get("recursive")), wait=wait)
+        self.reply(rec.model_dump(mode="json"), status=200 if wait else 202)
 
 
 class _AgentHandler(DiamondHandler):

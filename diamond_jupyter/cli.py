@@ -40,16 +40,9 @@ def _read(path: str) -> str:
 
 def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
     """A batch script in any dialect; a script without directives is run as is."""
-    from .dialects.translate import detect_dialect
     from .federation import Federation
 
-    text = _read(path)
-    if dialect is None:
-        try:
-            dialect = detect_dialect(text)
-        except BadInput:
-            return JobSpec(script=text, name=Path(path).stem)
-    spec = Federation.parse(text, dialect)
+    spec = Federation.parse(_read(path), dialect)
     return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
 
 

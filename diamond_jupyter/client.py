@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from .model import BadInput, Job, JobSpec, SiteError
+from .model import Job, JobSpec, SiteError
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +34,9 @@ def job_from_json(data: dict[str, Any]) -> Job:
 def build_spec(text: str, *, name: str | None = None,
                overrides: dict[str, Any] | None = None) -> JobSpec:
     """Cell text in any dialect (or none) -> JobSpec, with the magic's options applied."""
-    from .dialects.translate import count_sentinels
     from .federation import Federation
 
-    if not text.strip():
-        raise BadInput("the job script is empty")
-    if any(count_sentinels(text).values()):
-        spec = Federation.parse(text)  # BadInput when two dialects tie
-    else:
-        spec = JobSpec(script=text)  # no directives: run as is
+    spec = Federation.parse(text)
     upd: dict[str, Any] = {}
     res: dict[str, Any] = {}
     for key, value in (overrides or {}).items():

@@ -160,8 +160,9 @@ class Federation:
                     **kw: Any):
         from .placement import place
 
+        only = kw.pop("sites", None)  # rank only these sites
         snaps = await self.snapshots()
-        pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites]
+        pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=self.history(), **kw)
 
@@ -354,9 +355,15 @@ class Federation:
 
     @staticmethod
     def parse(text: str, dialect: str | None = None) -> JobSpec:
+        """A batch script in any dialect -> JobSpec; a script without any directive runs as
+        is. BadInput when it is empty or two dialects' directives tie."""
         from .dialects import get_script_dialect
-        from .dialects.translate import detect_dialect
+        from .dialects.translate import count_sentinels, detect_dialect
 
+        if not text.strip():
+            raise BadInput("the job script is empty")
+        if dialect is None and not any(count_sentinels(text).values()):
+            return JobSpec(script=text)
         return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)
 
 

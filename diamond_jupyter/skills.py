@@ -172,12 +172,10 @@ def _suggest(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
 
 
 async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutput:
-    from .placement import place
-
     spec = spec_of(inp)
     fed = ctx.fed
     snap = await fed.snapshot(inp.site)
-    one = place(spec, [(fed.site(inp.site).cfg, snap)], history=fed.history())
+    one = await fed.place(spec, sites=[inp.site])
     v = one.ranked[0]
     everywhere = await fed.place(spec)
     alts = [x.site for x in everywhere.ranked if x.feasible and x.site != inp.site]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Awaitable, Callable
 from http.client import responses
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from .app import DiamondApp
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-_DIRECTIVE = re.compile(r"^\s*#\s*(SBATCH|PBS|BSUB|flux:)", re.MULTILINE)
 
 
 class ApiError(HTTPError):
@@ -115,8 +113,6 @@ class DiamondHandler(APIHandler):
         dialect = body.get("dialect")
         if dialect is not None and not isinstance(dialect, str):
             raise ApiError(400, "bad-input", "dialect must be a string")
-        if not dialect and not _DIRECTIVE.search(script):
-            return JobSpec(script=script)
         return fed.parse(script, dialect or None)
 
     def reply(self, data: Any, status: int = 200) -> None:

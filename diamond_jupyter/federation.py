@@ -13,6 +13,8 @@ from typing import Any
 
 from .config import FederationConfig, load_config
 from .events import EventBus
+from .federation_agent import AgentMixin
+from .federation_data import DataMixin
 from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, SiteSnapshot
 from .monitor import SiteMonitor, wrapper_prologue
 from .sites import Site
@@ -20,7 +22,7 @@ from .store import Store
 from .transports import CommandFailed
 
 
-class Federation:
+class Federation(DataMixin, AgentMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -383,119 +385,3 @@ class Federation:
     def transfers(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
         return [t.model_dump(mode="json")
                 for t in self.store.list_transfers(limit=limit, offset=offset)]
-
-    def tasks(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
-        return [t.model_dump(mode="json", exclude={"steps"})
-                for t in self.store.list_tasks(limit=limit, offset=offset)]
-
-    # -- data movement and staging (issue 7) ---------------------------------------------------
-    @property
-    def mover(self):
-        """The transfer manager (Globus and SFTP), created on first use."""
-        if self._mover is None:
-            from .transfer import TransferManager
-
-            self._mover = TransferManager(self)
-        return self._mover
-
-    async def transfer(self, src: str, dst: str, via: str | None = None, *,
-                       recursive: bool = False, wait: bool = True):
-        """Copy "SITE:PATH" or a server path to another; via "sftp", "globus" or None (Globus
-        when both sites have a collection and a login exists, else SFTP). -> TransferRecord"""
-        return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait)
-
-    def transfer_status(self, transfer_id: str):
-        return self.mover.status(transfer_id)
-
-    async def cancel_transfer(self, transfer_id: str):
-        return await self.mover.cancel(transfer_id)
-
-    def globus_login(self) -> str:
-        """The Globus authorize URL to show the user; finish with `globus_finish_login`."""
-        return self.mover.auth.start_login()
-
-    def globus_finish_login(self, code: str) -> dict[str, Any]:
-        return self.mover.auth.finish_login(code)
-
-    def _stage_begin(self, site: str, token: str, spec: JobSpec, hold: bool):
-        if not (spec.stage_in or spec.stage_out):
-            return None
-        from .transfer.staging import StagedJob
-
-        return StagedJob(self, self.mover, site, token, spec, hold)
-
-    async def _submit_staged(self, target: Site, spec: JobSpec, token: str, hold: bool,
-                             staged: Any):
-        """Submit (held while a stage-in runs); a failed submit stops the staging."""
-        try:
-            return await target.submit(spec, token, hold=staged.hold if staged else hold)
-        except BaseException:
-            if staged is not None:
-                staged.abort()
-            raise
-
-    # -- agent tasks (issue 6): the agent runs here; faces call these ---------------------------
-    async def publish(self, event: Event) -> Event:
-        """Store an event, then publish it (and any earlier unpublished ones) in order."""
-        ev = self.store.append_event(event)
-        await self._drain()
-        return ev
-
-    async def start_agent(self, llm: Any = None, *, provider: Any = None,
-                          rearm: bool = True) -> Any:
-        """The agent runner for this Federation (created once). `llm`: an agent.LLMConfig
-        (default: from the environment). With `rearm`, waiting tasks are resumed if their job
-        has ended (after a restart) and followed otherwise."""
-        from .agent.loop import AgentRunner
-
-        runner = getattr(self, "_agent", None)
-        if runner is None:
-            runner = self._agent = AgentRunner(self, llm, provider=provider)
-        await runner.start(rearm=rearm)
-        return runner
-
-    async def close_agent(self) -> None:
-        runner = getattr(self, "_agent", None)
-        if runner is not None:
-            self._agent = None
-            await runner.close()
-
-    async def ask(self, prompt: str, *, approval: str = "auto",
-                  origin: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Start an agent task; returns it at once (it runs on this loop)."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        rec = await runner.ask(prompt, approval=approval, origin=origin)
-        return self.task(rec.id)
-
-    async def approve(self, task_id: str) -> dict[str, Any]:
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        await runner.approve(task_id)
-        return self.task(task_id)
-
-    async def reject(self, task_id: str, reason: str = "") -> dict[str, Any]:
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        await runner.reject(task_id, reason)
-        return self.task(task_id)
-
-    async def wait_task(self, task_id: str, *, timeout: float | None = None,
-                        settled: bool = False, states: set[str] | None = None
-                        ) -> dict[str, Any]:
-        """Until the task is done/failed/rejected; with `settled`, also asleep (waiting on a
-        job or on approval); with `states`, until it is in one of them."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        if settled or states:
-            await runner.settled(task_id, timeout, states)
-        else:
-            await runner.wait(task_id, timeout)
-        return self.task(task_id)
-
-    def task(self, task_id: str, *, steps: bool = True) -> dict[str, Any]:
-        """A task for the faces: its conversation stays in the store."""
-        rec = self.store.get_task(task_id, steps=steps)
-        out = rec.model_dump(mode="json")
-        data = out.pop("data", {})
-        out.update({k: data.get(k) for k in ("approval", "answer", "error", "origin",
-                                             "model_calls", "llm")})
-        out["pending"] = {k: v for k, v in (data.get("pending") or {}).items()
-                          if k in ("tool", "plan", "input")} or None
-        return out

@@ -2,6 +2,7 @@ import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 
+import { awaitsApproval, normalizeTask } from './agent';
 import { cancelJob, DiamondApiError, decideTask, fetchResults } from './api';
 import { IJobActions } from './components/Jobs';
 import { ITaskActions } from './components/Tasks';
@@ -134,8 +135,12 @@ export function taskActions(model: DiamondModel): ITaskActions {
   return {
     decide: async (task: ITask, decision: 'approve' | 'reject') => {
       try {
-        await decideTask(task.id, decision, model.settings);
-        model.updateTask(task.id, { state: decision === 'approve' ? 'approved' : 'rejected' });
+        const updated = await decideTask(task.id, decision, model.settings);
+        // The server's events usually came first; only fill in what they did not say yet.
+        if (awaitsApproval(model.getTask(task.id)) && updated && typeof updated === 'object') {
+          const t = normalizeTask(updated as Record<string, any>);
+          model.updateTask(task.id, { state: t.state, answer: t.answer ?? null });
+        }
         Notification.success(`Plan of ${task.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`, {
           autoClose: 5000
         });

@@ -62,21 +62,3 @@ export function sortJobs(jobs: Iterable<IJob>): IJob[] {
       b.id.localeCompare(a.id)
   );
 }
-
-const APPROVAL = /approv/i;
-
-/** True when an agent task waits for the user to approve a plan. */
-export function awaitsApproval(task: {
-  state: string;
-  waiting_on?: string[];
-  data?: Record<string, any>;
-}): boolean {
-  if (APPROVAL.test(task.state)) {
-    return true;
-  }
-  const waiting = /wait/i.test(task.state);
-  return (
-    waiting &&
-    ((task.waiting_on ?? []).some(w => APPROVAL.test(w)) || !!task.data?.plan)
-  );
-}

@@ -82,7 +82,19 @@ export interface IPlacement {
   now?: string;
 }
 
-/** An agent task (store TaskRecord without steps). */
+/** What a task waiting for approval would do (store data.pending, GET tasks/{id} pending). */
+export interface IPending {
+  tool: string | null;
+  plan: Record<string, any> | string | null;
+  input: Record<string, any> | null;
+}
+
+/**
+ * An agent task: the store's TaskRecord without steps (GET /state: the raw record with
+ * `data`; GET tasks/{id}: flattened) normalised by `agent.normalizeTask`, which also fills
+ * `pending`, `answer` and `error` from either shape. States: running, waiting,
+ * awaiting_approval, done, failed, rejected.
+ */
 export interface ITask {
   id: string;
   state: string;
@@ -91,9 +103,16 @@ export interface ITask {
   waiting_on: string[];
   created_at: string;
   updated_at: string;
+  pending?: IPending | null;
+  answer?: string | null;
+  error?: string | null;
 }
 
-/** One agent step, from an agent-step event. */
+/**
+ * One agent-step event (store kinds agent.*): `kind` "agent.step" is a step of the task
+ * (`step_kind` prompt, tool_call, tool_result, model, suspend, resume, approval, rejected,
+ * error); "agent.task" and "agent.approval" are changes of the task's state.
+ */
 export interface IStep {
   seq: number | null;
   kind: string;

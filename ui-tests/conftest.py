@@ -97,15 +97,19 @@ def testbed_config() -> Path:
 
 
 def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = None,
-              extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, dict]:
-    """Start `jupyter lab` in `tmp` and wait until it answers; returns (proc, info)."""
+              extra_args: tuple[str, ...] = (),
+              env: dict[str, str] | None = None) -> tuple[subprocess.Popen, dict]:
+    """Start `jupyter lab` in `tmp` and wait until it answers; returns (proc, info).
+    `env`: extra environment variables of the server (e.g. the agent's LLM settings)."""
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
+    extra_env = env or {}
     env = dict(os.environ)
     env.pop("DIAMOND_CONFIG", None)
     if diamond_config is not None:
         env["DIAMOND_CONFIG"] = str(diamond_config)
     env["DIAMOND_DATA_DIR"] = str(tmp / "data")
+    env.update(extra_env)
     env.update(
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),

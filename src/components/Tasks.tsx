@@ -1,16 +1,41 @@
 import * as React from 'react';
 
-import { awaitsApproval } from '../jobstate';
+import { awaitsApproval } from '../agent';
 import { fmtTime } from '../format';
 import { DiamondModel } from '../model';
-import { ITask } from '../types';
+import { IPending, ITask } from '../types';
 
 export interface ITaskActions {
   decide(task: ITask, decision: 'approve' | 'reject'): Promise<void>;
 }
 
-function planText(plan: unknown): string {
-  return typeof plan === 'string' ? plan : JSON.stringify(plan, null, 2);
+function value(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** "tool", the plan's fields, then the call's script/command: one `key: value` a line. */
+function planText(pending: IPending): string {
+  const lines = pending.tool ? [`tool: ${pending.tool}`] : [];
+  const plan = pending.plan;
+  if (typeof plan === 'string') {
+    lines.push(plan);
+  } else if (plan) {
+    for (const [k, v] of Object.entries(plan)) {
+      if (v !== null && v !== undefined && k !== 'placement') {
+        lines.push(`${k}: ${value(v)}`);
+      }
+    }
+    if (typeof plan.placement === 'string') {
+      lines.push('placement:', plan.placement);
+    }
+  }
+  const input = pending.input ?? {};
+  for (const k of ['script', 'command']) {
+    if (typeof input[k] === 'string') {
+      lines.push(`${k}: ${input[k]}`);
+    }
+  }
+  return lines.join('\n');
 }
 
 function TaskCard(props: {
@@ -47,21 +72,40 @@ function TaskCard(props: {
           ))}
         </ol>
       )}
-      {task.data?.plan && (
+      {task.pending && (
         <details open={waiting}>
-          <summary>Plan</summary>
+          <summary>{waiting ? 'Plan waiting for your approval' : 'Plan'}</summary>
           <pre className="jp-diamond-plan" data-diamond-plan={task.id}>
-            {planText(task.data.plan)}
+            {planText(task.pending)}
           </pre>
         </details>
       )}
-      {task.data?.result && <pre className="jp-diamond-plan">{planText(task.data.result)}</pre>}
+      {task.answer && (
+        <pre className="jp-diamond-plan" data-diamond-answer={task.id}>
+          {task.answer}
+        </pre>
+      )}
+      {task.error && (
+        <pre className="jp-diamond-plan jp-diamond-task-error" data-diamond-task-error={task.id}>
+          {task.error}
+        </pre>
+      )}
       {waiting && (
         <div className="jp-diamond-job-actions">
-          <button className="jp-mod-styled jp-mod-accept jp-diamond-small-button" disabled={busy} onClick={() => decide('approve')}>
+          <button
+            className="jp-mod-styled jp-mod-accept jp-diamond-small-button"
+            disabled={busy}
+            aria-label={`Approve the plan of ${task.id}`}
+            onClick={() => decide('approve')}
+          >
             Approve
           </button>
-          <button className="jp-mod-styled jp-mod-warn jp-diamond-small-button" disabled={busy} onClick={() => decide('reject')}>
+          <button
+            className="jp-mod-styled jp-mod-warn jp-diamond-small-button"
+            disabled={busy}
+            aria-label={`Reject the plan of ${task.id}`}
+            onClick={() => decide('reject')}
+          >
             Reject
           </button>
         </div>

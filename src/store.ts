@@ -1,0 +1,241 @@
+/**
+ * The sidebar's state store: sites, jobs, agent tasks and their steps, the activity feed
+ * and the event sequence bookkeeping. Filled from a GET /state snapshot (`load`), then
+ * kept current by diamond events (`apply`). No I/O: fetching, retries and change
+ * notifications are the model's (model.ts).
+ */
+import { applyAgentEvent, awaitsApproval, normalizeTask } from './agent';
+import { mergeJobState, sortJobs } from './jobstate';
+import { DiamondStats } from './stats';
+import {
+  Emission,
+  EVENT_PREFIX,
+  IEvent,
+  IJob,
+  ISiteRow,
+  IState,
+  IStep,
+  ITask,
+  TERMINAL_STATES
+} from './types';
+
+/** A job that reached a terminal state through a live event. */
+export interface IJobEnded {
+  job: IJob;
+  previous: string | null;
+}
+
+/** What the store reports while applying events. */
+export interface IStoreHooks {
+  jobEnded(ended: IJobEnded): void;
+  approvalNeeded(task: ITask): void;
+  /** Events were missed (a seq gap): the snapshot should be fetched again. */
+  gap(): void;
+}
+
+const MAX_ACTIVITY = 200;
+const MAX_STEPS = 100;
+
+export class DiamondStore {
+  constructor(
+    private _stats: DiamondStats,
+    private _hooks: IStoreHooks
+  ) {}
+
+  get lastSeq(): number {
+    return this._lastSeq;
+  }
+  get sites(): ISiteRow[] {
+    return Array.from(this._sites.values());
+  }
+  /** The loaded jobs, newest first. */
+  get jobs(): IJob[] {
+    if (this._sorted === null) {
+      this._sorted = sortJobs(this._jobs.values());
+    }
+    return this._sorted;
+  }
+  /** All jobs in the store (at least the loaded ones). */
+  get jobsTotal(): number {
+    return Math.max(this._jobsTotal + this._newJobs, this._jobs.size);
+  }
+  get tasks(): ITask[] {
+    return Array.from(this._tasks.values()).sort((a, b) =>
+      (b.updated_at ?? '').localeCompare(a.updated_at ?? '')
+    );
+  }
+  steps(taskId: string): IStep[] {
+    return this._steps.get(taskId) ?? [];
+  }
+  get activity(): IEvent[] {
+    return this._activity;
+  }
+  getJob(id: string): IJob | undefined {
+    return this._jobs.get(id);
+  }
+  getTask(id: string): ITask | undefined {
+    return this._tasks.get(id);
+  }
+
+  setJob(job: IJob): void {
+    this._jobs.set(job.id, job);
+    this._sorted = null;
+  }
+
+  /** Merge a Job returned by an action (e.g. cancel). */
+  updateJob(job: IJob): void {
+    this.setJob({ ...this._jobs.get(job.id), ...job });
+  }
+
+  /** Add older jobs paged in from GET /jobs (live events keep them current). */
+  addJobs(jobs: IJob[]): void {
+    for (const job of jobs) {
+      if (!this._jobs.has(job.id)) {
+        this.setJob(job);
+      }
+    }
+  }
+
+  /** Patch a task; false when it is not known. */
+  updateTask(id: string, patch: Partial<ITask>): boolean {
+    const task = this._tasks.get(id);
+    if (!task) {
+      return false;
+    }
+    this._tasks.set(id, { ...task, ...patch });
+    return true;
+  }
+
+  /** Replace everything with a /state snapshot. */
+  load(state: IState): void {
+    this._sites = new Map((state.sites ?? []).map(s => [s.name, s]));
+    this._jobs = new Map((state.jobs ?? []).map(j => [j.id, j]));
+    this._sorted = null;
+    this._jobsTotal = state.jobs_total ?? this._jobs.size;
+    this._newJobs = 0;
+    this._tasks = new Map(
+      (state.tasks ?? []).map(t => {
+        const task = normalizeTask(t as unknown as Record<string, any>);
+        return [task.id, task];
+      })
+    );
+    this._activity = (state.events ?? [])
+      .slice()
+      .sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
+      .slice(0, MAX_ACTIVITY);
+    this._lastSeq = typeof state.last_seq === 'number' ? state.last_seq : 0;
+    this._snapshotSeq = this._lastSeq;
+    this._jobSeq.clear();
+    // A plan that waited already (or whose events came during the fetch): announce once.
+    for (const task of this._tasks.values()) {
+      this._announce(task);
+    }
+  }
+
+  /** Apply one diamond emission (the schema id is checked by the caller). */
+  apply(emission: Emission): void {
+    const { schema_id, ...data } = emission;
+    const kind = schema_id!.slice(EVENT_PREFIX.length).split('/')[0];
+    const seq = typeof data.seq === 'number' ? data.seq : null;
+    if (seq !== null) {
+      // Already part of the snapshot (or of this job's newer state): skip.
+      const jobId: string | undefined = data.job_id ?? undefined;
+      const jobSeq = jobId ? (this._jobSeq.get(jobId) ?? 0) : 0;
+      if (seq <= this._snapshotSeq || seq <= jobSeq) {
+        this._stats.duplicates++;
+        return;
+      }
+      if (seq > this._lastSeq + 1) {
+        this._stats.gaps++;
+        this._hooks.gap(); // events were missed
+      }
+      this._lastSeq = Math.max(this._lastSeq, seq);
+      if (jobId) {
+        this._jobSeq.set(jobId, seq);
+      }
+      this._stats.applied++;
+    }
+    if (kind === 'site-snapshot') {
+      if (data.name) {
+        this._sites.set(data.name, { ...this._sites.get(data.name), ...data } as ISiteRow);
+      }
+      return;
+    }
+    if (kind === 'job-state') {
+      this._applyJobState(data);
+    } else if (kind === 'agent-step') {
+      this._applyStep(data as IStep);
+    }
+    this._pushActivity({
+      seq,
+      kind: typeof data.kind === 'string' ? data.kind : kind,
+      at: data.at ?? new Date().toISOString(),
+      job_id: data.job_id ?? null,
+      site: data.site ?? null,
+      data
+    });
+  }
+
+  private _applyJobState(data: Record<string, any>): void {
+    const id: string | undefined = data.job_id ?? data.id;
+    if (!id) {
+      return;
+    }
+    const old = this._jobs.get(id);
+    const job = mergeJobState(id, old, data);
+    if (!old && data.kind === 'job.submitted') {
+      this._newJobs++;
+    }
+    this.setJob(job);
+    const previous: string | null = data.previous ?? old?.state ?? null;
+    const wasTerminal = old ? TERMINAL_STATES.has(old.state) : false;
+    if (TERMINAL_STATES.has(job.state) && !wasTerminal) {
+      this._hooks.jobEnded({ job, previous });
+    }
+  }
+
+  private _applyStep(ev: IStep): void {
+    const id = ev.task_id;
+    if (!id) {
+      return;
+    }
+    const steps = this._steps.get(id) ?? [];
+    const { task, step } = applyAgentEvent(this._tasks.get(id), steps, ev);
+    if (step) {
+      this._steps.set(id, [...steps, step].slice(-MAX_STEPS));
+    }
+    this._tasks.set(id, task);
+    this._announce(task);
+  }
+
+  /** approvalNeeded once per wait for approval (a new wait after a decision counts). */
+  private _announce(task: ITask): void {
+    if (!awaitsApproval(task)) {
+      this._announced.delete(task.id);
+    } else if (!this._announced.has(task.id)) {
+      this._announced.add(task.id);
+      this._hooks.approvalNeeded(task);
+    }
+  }
+
+  private _pushActivity(ev: IEvent): void {
+    this._activity.unshift(ev);
+    if (this._activity.length > MAX_ACTIVITY) {
+      this._activity.length = MAX_ACTIVITY;
+    }
+    this._activity = this._activity.slice();
+  }
+
+  private _sites = new Map<string, ISiteRow>();
+  private _jobs = new Map<string, IJob>();
+  private _sorted: IJob[] | null = null;
+  private _jobsTotal = 0;
+  private _newJobs = 0;
+  private _tasks = new Map<string, ITask>();
+  private _steps = new Map<string, IStep[]>();
+  private _announced = new Set<string>();
+  private _activity: IEvent[] = [];
+  private _lastSeq = 0;
+  private _snapshotSeq = 0;
+  private _jobSeq = new Map<string, number>();
+}

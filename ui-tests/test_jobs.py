@@ -5,6 +5,7 @@ by a notification; another cancelled from the sidebar; screenshots in both theme
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -64,6 +65,21 @@ def card(page, job_id: str, state: str | None = None):
     return page.locator(sel + (f'[data-diamond-state="{state}"]' if state else ""))
 
 
+def run_cell(page, cell, attempts: int = 4) -> None:
+    """Shift+Enter on a cell until JupyterLab takes it (the prompt leaves "[ ]"): on a busy
+    machine the first key press can land before the notebook has focus."""
+    prompt = cell.locator(".jp-InputPrompt")
+    for _ in range(attempts):
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            expect(prompt).to_contain_text(re.compile(r"\[(\*|\d+)\]"), timeout=15_000)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"the cell never started: prompt {prompt.inner_text()!r}")
+
+
 def test_submit_from_a_notebook_cell(lab_server, lab_page):
     page, name = lab_page, f"ui-hello-{uuid.uuid4().hex[:6]}"
     api(lab_server, "PUT", "api/contents/submit.ipynb",
@@ -77,8 +93,7 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=60_000)
     cells = page.locator(".jp-Notebook .jp-Cell")
     for i in range(2):
-        cells.nth(i).locator(".jp-InputPrompt").click()
-        page.keyboard.press("Shift+Enter")
+        run_cell(page, cells.nth(i))
         expect(cells.nth(i).locator(".jp-InputPrompt")).to_contain_text(
             f"[{i + 1}]", timeout=60_000)
 

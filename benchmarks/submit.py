@@ -9,6 +9,8 @@ are cancelled at the end.
 - floor: `sbatch --parsable --hold FILE` run inside the cluster's network namespace as the
   test user (a long-lived helper there times each sbatch process: nothing else counted).
 - ssh: a fresh system `ssh` per job (test-bed key, known_hosts) running the same sbatch.
+- noop (context, not a target): `true` on the engine's pooled connection: the cost of one
+  remote command (sshd session + login shell) before any sbatch.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ async def bench(config: str, site: str, n: int, warmup: int, seed: int) -> dict:
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd="/")
     ssh_cmd = _ssh_argv(s.cfg, [*sbatch, f"{HOME}/.diamond/bench-submit/job.sh"])
     ids: list[str] = []
-    times: dict[str, list[float]] = {"engine": [], "floor": [], "ssh": []}
+    times: dict[str, list[float]] = {"engine": [], "floor": [], "ssh": [], "noop": []}
 
     async def engine() -> float:
         t0 = time.perf_counter()
@@ -78,6 +80,11 @@ async def bench(config: str, site: str, n: int, warmup: int, seed: int) -> dict:
         dt = time.perf_counter() - t0
         ids.append(job.native_id or "")
         return dt
+
+    async def noop() -> float:  # context: one command on the same pooled connection
+        t0 = time.perf_counter()
+        await s.transport.run(["true"], check=True)
+        return time.perf_counter() - t0
 
     def floor() -> float:
         assert helper.stdin and helper.stdout
@@ -101,11 +108,11 @@ async def bench(config: str, site: str, n: int, warmup: int, seed: int) -> dict:
     rng = random.Random(seed)
     try:
         for i in range(warmup + n):
-            order = ["engine", "floor", "ssh"]
+            order = ["engine", "floor", "ssh", "noop"]
             rng.shuffle(order)
             for way in order:
-                if way == "engine":
-                    dt = await engine()
+                if way in ("engine", "noop"):
+                    dt = await (engine() if way == "engine" else noop())
                 else:
                     dt = await asyncio.get_running_loop().run_in_executor(
                         None, floor if way == "floor" else ssh)
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
     res = asyncio.run(bench(config_path(args.config), args.site, args.n, args.warmup,
                             args.seed))
     rows = [(way, res["median_s"][way] * 1000, res["p90_s"][way] * 1000)
-            for way in ("floor", "engine", "ssh")]
+            for way in ("floor", "engine", "ssh", "noop")]
     md = (f"## submit latency on {res['site']} (n={res['n']} each, medians)\n\n"
           + markdown_table(["way", "median ms", "p90 ms"], rows)
           + f"\nengine / floor = {res['ratio_engine_over_floor']:.3f} (target <= 1.3); "

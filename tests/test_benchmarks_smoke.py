@@ -22,7 +22,7 @@ def test_submit_benchmark(tb, tmp_path, capsys):
     from benchmarks import submit
 
     d = run(submit, ["-n", "2", "--warmup", "1"], tb, tmp_path, capsys)
-    assert set(d["median_s"]) == {"engine", "floor", "ssh"}
+    assert set(d["median_s"]) == {"engine", "floor", "ssh", "noop"}
     assert all(len(v) == 2 for v in d["samples_s"].values())
     assert d["ratio_engine_over_floor"] > 0 and d["ratio_ssh_over_engine"] > 0
 

@@ -1,29 +1,31 @@
 """Matched multi-site rounds (the Diamond Agent paper's experiment) on the loaded test bed.
 
-Background load, decided up front from the seed: on alpha (the home site) the "skewed"
-profile's alpha stream through `testbed.load` (overloaded: a long queue); on beta and gamma
-campaign streams with walltimes 1.2-2x their real runtimes:
-- beta: long whole-site jobs (2 x 64 cores, ~60 s): the site is often blocked with
-  nothing, or one job, pending;
-- gamma (the fastest site): a GPU queue (1 GPU + 2 cores each, ~25 s): GPUs oversubscribed,
-  so several jobs pend, while most cores stay free.
-So "fewest pending" is misled (a blocked site with an empty queue looks best, a GPU
-backlog looks bad to a CPU job); what a job can start on needs the live snapshot.
+Workload model: the `depth_misleads` profile of `diamond_jupyter.testbed.load` (seeded,
+decided up front, submitted with plain sbatch), where a queue's depth is a poor predictor
+of its wait (the paper's point: the sizes and runtimes of the queued work, and the sites'
+speeds, decide it):
+- alpha (the home site, speed 1.0): the `skewed` profile's alpha stream (`--time-scale`
+  150): overloaded, tens of jobs pending;
+- beta (speed 1.5): MANY short jobs (one node, 1-64 cores, median 10 s, walltime 1 min),
+  a backlog of 20 at the start and ~40 a minute: a deep queue that drains within seconds;
+- gamma (the fastest, speed 2.0): FEW long jobs (median 3 min, walltime 4-9 min), each
+  taking a whole node (32 cores and both GPUs): both nodes full, 0-3 pending, so a new job
+  waits minutes although the queue is the shortest.
+Beta's and gamma's jobs run in real time, so their walltime requests over-estimate their
+runtimes by 1.2-3x (1 min at least), as users' requests do.
 Each round takes a snapshot of every site, lets every policy choose from it (fixed =
 home alpha, fewest_pending, random seeded, diamond), then sends the same probe (1 node x 8
 cores, `sleep BASE/speed_factor`) to every feasible site at once. Completion = the probe's
 own end timestamp minus the round's start; a policy scores its choice's completion minus
-the fastest observed. Policies see only the snapshot; rounds are never re-run or filtered.
-A probe not done `--max-wait` s after its round is cancelled and counted at that bound
-(a lower bound, counted in `censored`).
+the fastest observed. Policies see only the snapshot taken before the round; rounds are
+never re-run or filtered. A probe not done `--max-wait` s after its round is cancelled and
+counted at that bound (a lower bound, counted in `censored`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
-import random
 import shutil
 import tempfile
 import time
@@ -33,67 +35,13 @@ from .common import config_path, emit, markdown_table, mean, median, parser, pct
 
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
 HOME = "alpha"
+PROFILE = "depth_misleads"
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
 
 
-@dataclasses.dataclass(frozen=True)
-class Extra:
-    at_s: float
-    site: str
-    nodes: int
-    cpus_per_node: int
-    gpus: int
-    runtime_s: float
-    walltime_min: int
-    name: str
-
-
-def campaign(seed: int, duration_s: float, prefix: str) -> list[Extra]:
-    """The beta and gamma streams described in the module docstring (pure, seeded)."""
-    rng = random.Random(seed * 7919 + 1)
-    jobs: list[Extra] = []
-
-    def stream(site: str, rate_per_min: float, burst: float, nodes: int, cpus: int,
-               gpus: int, median_s: float, sigma: float) -> None:
-        t = 0.0
-        while True:
-            t += rng.expovariate(rate_per_min / 60)
-            if t >= duration_s:
-                return
-            for _ in range(1 + int(rng.expovariate(1 / (burst - 1))) if burst > 1 else 1):
-                rt = rng.lognormvariate(math.log(median_s), sigma)
-                wall = max(1, math.ceil(rt * rng.uniform(1.2, 2.0) / 60))
-                jobs.append(Extra(round(t, 3), site, nodes, cpus, gpus, round(rt, 2), wall,
-                                  f"{prefix}c{len(jobs)}"))
-    stream("beta", 1.5, 1.0, 2, 64, 0, 50.0, 0.3)
-    stream("gamma", 6.0, 2.0, 1, 2, 1, 25.0, 0.4)
-    return sorted(jobs, key=lambda j: j.at_s)
-
-
-def home_load(seed: int, duration_s: float, prefix: str, time_scale: float) -> list:
-    from diamond_jupyter.testbed import load
-
-    return [dataclasses.replace(j, name=f"{prefix}{j.name}")
-            for j in load.plan("skewed", seed, duration_s, time_scale, sites=[HOME])]
-
-
-async def run_extra(fed, jobs: list[Extra]) -> None:
-    """Submit the campaign streams at their times with plain sbatch (not the engine)."""
-    loop = asyncio.get_running_loop()
-    t0 = loop.time()
-
-    async def one(j: Extra) -> None:
-        await asyncio.sleep(max(0.0, t0 + j.at_s - loop.time()))
-        gres = [f"--gres=gpu:{j.gpus}"] if j.gpus else []
-        await fed.sites[j.site].transport.run(
-            ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
-             f"--ntasks-per-node={j.cpus_per_node}", *gres, "-t", str(j.walltime_min),
-             "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"])
-    await asyncio.gather(*(one(j) for j in jobs))
-
-
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
-                base_s: float, max_wait: float, time_scale: float = 150.0) -> dict:
+                base_s: float, max_wait: float, time_scale: float = 150.0,
+                profile: str = PROFILE) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec, JobState, Resources
     from diamond_jupyter.placement import place
@@ -105,9 +53,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     await fed.start()
     prefix = f"bpl{seed}x{int(time.time()) % 100000}-"
     duration = warmup + rounds * interval
-    jobs = home_load(seed, duration, prefix, time_scale)
-    extra = campaign(seed, duration, prefix)
-    bg = asyncio.gather(load.run(config, jobs), run_extra(fed, extra))
+    jobs = [dataclasses.replace(j, name=f"{prefix}{j.name}")
+            for j in load.plan(profile, seed, duration, time_scale)]
+    bg = asyncio.gather(load.run(config, jobs))
     probe = JobSpec(name="probe", metadata={"application": "bench-probe"},
                     resources=Resources(nodes=1, tasks=1, cpus_per_task=8, walltime_s=60))
     loop = asyncio.get_running_loop()
@@ -121,12 +69,16 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             hist = fed.history()
             choice = {p: place(probe, pairs, policy=p, history=hist, seed=seed * 1000 + r,
                                home=HOME).choice for p in POLICIES}
-            feasible = [v.site for v in place(probe, pairs, history=hist).ranked if v.feasible]
+            dia = place(probe, pairs, history=hist)
+            feasible = [v.site for v in dia.ranked if v.feasible]
+            est = {v.site: {"start_s": (v.estimated_start - dia.now).total_seconds(),
+                            "finish_s": (v.estimated_finish - dia.now).total_seconds(),
+                            "source": v.start_source} for v in dia.ranked if v.feasible}
             t0 = time.time()
             subs = await asyncio.gather(*(fed.submit(probe.model_copy(update={
                 "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
                 for s in feasible))
-            records.append({"round": r, "t0": t0, "choice": choice,
+            records.append({"round": r, "t0": t0, "choice": choice, "estimate": est,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
                             "jobs": {j.site: j.id for j in subs}})
         for rec in records:  # wait for every probe, censoring at the bound
@@ -153,7 +105,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                 censored.append(site)
         best = min(done.values())
         extra = {p: done[c] - best if c in done else None for p, c in rec["choice"].items()}
-        scored.append({**{k: rec[k] for k in ("round", "choice", "pending")},
+        scored.append({**{k: rec[k] for k in ("round", "choice", "pending", "estimate")},
                        "completion_s": done, "censored": censored,
                        "fastest": min(done, key=done.get), "additional_s": extra})
     shutil.rmtree(tmp, ignore_errors=True)
@@ -170,7 +122,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "ratio_fixed_over_diamond_mean": ratio(pol["fixed"]["mean_s"], pol["diamond"]["mean_s"]),
         "rounds": rounds, "seed": seed, "interval_s": interval, "probe_base_s": base_s,
         "censored": sum(len(s["censored"]) for s in scored),
-        "background_jobs": len(jobs) + len(extra), "time_scale": time_scale,
+        "background_jobs": len(jobs), "profile": profile, "time_scale": time_scale,
         "per_round": scored,
     }
 
@@ -195,10 +147,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--max-wait", type=float, default=90.0)
     p.add_argument("--time-scale", type=float, default=150.0,
                    help="home load: center-seconds per real second")
+    p.add_argument("--profile", default=PROFILE, help="testbed.load profile (background)")
     args = p.parse_args(argv)
     args.tag = args.tag or f"seed{args.seed}"
     r = asyncio.run(bench(config_path(args.config), args.seed, args.rounds, args.interval,
-                          args.warmup, args.base, args.max_wait, args.time_scale))
+                          args.warmup, args.base, args.max_wait, args.time_scale,
+                          args.profile))
     rows = [(name, v["median_s"], v["p90_s"], v["mean_s"], f"{v['best_choice_rounds']}/{v['n']}")
             for name, v in r["policies"].items()]
     md = (f"## matched rounds: seed {r['seed']}, {r['rounds']} rounds, "

@@ -11,6 +11,28 @@ Workload model (in the style of the Lublin-Feitelson model of parallel workloads
   submits a geometric number of jobs at once.
 Time is scaled: `time_scale` center-seconds pass per real second (default 60: one
 center-minute per second), so minutes of a real center become seconds here.
+
+Optional per-site keys of a profile extend the job model (profiles without them are
+unchanged, draw for draw):
+- `nodes` / `cpus`: a fixed node count / CPUs per node for every non-serial job (instead of
+  the power-of-two draws); `gpus`: GPUs per node each job requests (`--gres=gpu:N`);
+- `initial`: jobs submitted at t = 0 on top of the stream, the backlog a center's queue
+  already has when one arrives (it is never empty at steady state);
+- `time_scale`: this site's own scale, overriding the plan's; 1 = real time, so the
+  walltime requests (Slurm minutes) over-estimate the real runtimes by the model's 1.2-3x
+  and the site's queue can be reasoned about from walltimes as at a real center.
+
+Profile `depth_misleads` is the Diamond Agent paper's point (a queue's depth is a poor
+predictor of its wait; the sizes and runtimes of the queued work, and the sites' speeds,
+decide it):
+- alpha (home, speed 1.0): the `skewed` profile's alpha stream (overloaded, tens pending);
+- beta (speed 1.5): MANY short jobs (one node, 1-64 of its 64 cores, median 10 s real,
+  walltime 1 min; a backlog of 20 at the start, ~40 a minute, ~80% of its cores): a deep
+  queue (often 10+ pending) that drains within seconds, small jobs a newcomer fits among;
+- gamma (fastest, speed 2.0): FEW long jobs (median 3 min real, walltime 4-9 min), each
+  taking a whole node (32 cores and both GPUs); a backlog of 3 at the start and ~1 a
+  minute: both nodes stay full, with 0-3 jobs pending, so a new job waits minutes although
+  the queue looks the shortest.
 """
 
 from __future__ import annotations
@@ -33,6 +55,14 @@ PROFILES: dict[str, dict[str, dict]] = {
         "beta": dict(rate=3, burst=2, median=4, sigma=0.8, serial=0.4),
         "gamma": dict(rate=2, burst=2, median=3, sigma=0.7, serial=0.5),
     },
+    # queue depth misleads (see the module docstring); beta and gamma run in real time
+    "depth_misleads": {
+        "alpha": dict(rate=12, burst=4, median=10, sigma=0.9, serial=0.2),
+        "beta": dict(rate=14, burst=3, median=1 / 6, sigma=0.5, serial=0.3, nodes=1,
+                     initial=20, time_scale=1),
+        "gamma": dict(rate=0.7, burst=1.5, median=3, sigma=0.4, serial=0, nodes=1, cpus=32,
+                      gpus=2, initial=3, time_scale=1),
+    },
 }
 
 
@@ -45,6 +75,7 @@ class LoadJob:
     runtime_s: float  # real seconds
     walltime_min: int  # requested, Slurm minutes (center time)
     name: str
+    gpus: int = 0  # per node (--gres=gpu:N)
 
 
 def _geometric(rng: random.Random, mean: float) -> int:
@@ -65,28 +96,33 @@ def plan(profile: str, seed: int, duration_s: float, time_scale: float = 60.0,
         p = PROFILES[profile].get(c.name)
         if not p:
             continue
+        scale = p.get("time_scale", time_scale)
+        for _ in range(p.get("initial", 0)):
+            jobs.append(_job(rng, c, p, 0.0, scale, len(jobs)))
         t = 0.0
         while True:
             t += rng.expovariate(p["rate"] / 60.0)
             if t >= duration_s:
                 break
             for _ in range(_geometric(rng, p["burst"])):
-                jobs.append(_job(rng, c, p, t, time_scale, len(jobs)))
+                jobs.append(_job(rng, c, p, t, scale, len(jobs)))
     return sorted(jobs, key=lambda j: j.at_s)
 
 
 def _job(rng: random.Random, c: ClusterDef, p: dict, t: float, scale: float, n: int) -> LoadJob:
-    if rng.random() < p["serial"]:
+    gpus = 0
+    if p["serial"] and rng.random() < p["serial"]:
         nodes, cpus = 1, 1
     else:
-        nodes = 2 ** rng.randint(0, int(math.log2(c.nodes)))
-        cpus = 2 ** rng.randint(0, int(math.log2(c.cpus)))
+        nodes = p.get("nodes") or 2 ** rng.randint(0, int(math.log2(c.nodes)))
+        cpus = p.get("cpus") or 2 ** rng.randint(0, int(math.log2(c.cpus)))
+        gpus = min(p.get("gpus", 0), c.gpus)
     max_min = _max_minutes(c)
     run_min = min(rng.lognormvariate(math.log(p["median"]), p["sigma"]), max_min * 0.8)
     wall = min(max_min, max(1, math.ceil(run_min * rng.uniform(1.2, 3.0))))
     return LoadJob(at_s=round(t, 3), site=c.name, nodes=nodes, cpus_per_node=cpus,
                    runtime_s=round(run_min * 60 / scale, 2), walltime_min=wall,
-                   name=f"load-{n}")
+                   name=f"load-{n}", gpus=gpus)
 
 
 def _max_minutes(c: ClusterDef) -> int:
@@ -112,7 +148,8 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
         nonlocal failed
         await asyncio.sleep(max(0.0, t0 + j.at_s - loop.time()))
         argv = ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
-                f"--ntasks-per-node={j.cpus_per_node}", "-t", str(j.walltime_min),
+                f"--ntasks-per-node={j.cpus_per_node}",
+                *([f"--gres=gpu:{j.gpus}"] if j.gpus else []), "-t", str(j.walltime_min),
                 "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
         res = await transports[j.site].run(argv)
         if res.exit_status == 0:

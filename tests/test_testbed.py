@@ -97,7 +97,7 @@ def test_down_leaves_nothing_behind(tb):
 def test_prerequisites_are_named(monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(testbed.control, "SBIN", ("/nonexistent",))
+    monkeypatch.setattr(testbed.host, "SBIN", ("/nonexistent",))
     with pytest.raises(testbed.TestbedError) as e:
         testbed.check_prerequisites()
     msg = str(e.value)

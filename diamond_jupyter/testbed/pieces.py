@@ -1,0 +1,165 @@
+"""The pieces of a test-bed bring-up: user, keys, munged, a cluster's files, its network
+namespace and daemons, and the sites file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from .clusters import CLUSTERS, HOME, USER, ClusterDef
+from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
+from .host import _ctl, _in_ns, _pid, _run, _wait, _which
+
+
+def _ensure_user() -> None:
+    if _run("getent", "passwd", USER, check=False).returncode != 0:
+        _run("useradd", "--create-home", "--home-dir", str(HOME), "--shell", "/bin/bash", USER)
+    _run("usermod", "-p", "*", USER)  # unlocked for key login, no password
+    HOME.mkdir(exist_ok=True)
+
+
+def _user_ids() -> tuple[int, int]:
+    import pwd
+
+    pw = pwd.getpwnam(USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+def _ensure_keys(base: Path) -> None:
+    ssh = base / "ssh"
+    ssh.mkdir(mode=0o755, parents=True, exist_ok=True)
+    key = ssh / "id_ed25519"
+    if not key.exists():
+        _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "diamond-testbed", "-f", str(key))
+    os.chmod(key, 0o600)
+    auth = ssh / f"authorized_keys.{USER}"
+    auth.write_text((ssh / "id_ed25519.pub").read_text())
+    os.chmod(auth, 0o644)
+
+
+def _start_munge(base: Path) -> None:
+    m = base / "munge"
+    keydir = m / "key"
+    keydir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(m, 0o755)
+    key = keydir / "munge.key"
+    if not key.exists():
+        key.write_bytes(os.urandom(1024))
+    os.chmod(key, 0o400)
+    if _pid(m / "munged.pid"):
+        return
+    _run(_which("munged") or "munged", "--force", f"--key-file={key}",
+         f"--socket={m / 'munge.socket'}",
+         f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}",
+         f"--seed-file={m / 'munged.seed'}")
+    _wait(lambda: (m / "munge.socket").exists(), 10, "munged's socket")
+
+
+def _prepare_cluster(base: Path, c: ClusterDef) -> None:
+    d = cluster_dir(base, c)
+    for sub in ("etc", "state", "run", "log", "ssh", "dev", "home"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    for n in c.node_names:
+        (d / "spool" / n).mkdir(parents=True, exist_ok=True)
+    (d / "etc" / "slurm.conf").write_text(slurm_conf(base, c))
+    (d / "etc" / "gres.conf").write_text(gres_conf(base, c))
+    (d / "etc" / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\n")
+    for i in range(c.gpus):
+        dev = d / "dev" / f"nvidia{i}"
+        if not dev.exists():
+            os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a /dev/null alias
+    comp = d / "jobcomp.txt"
+    comp.touch()
+    os.chmod(comp, 0o666)
+    uid, gid = _user_ids()
+    os.chown(d / "home", uid, gid)
+    os.chmod(d / "home", 0o700)
+    hk = d / "ssh" / "ssh_host_ed25519_key"
+    if not hk.exists():
+        _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(hk))
+    (d / "etc" / "sshd_config").write_text(sshd_config(base, c))
+
+
+def _make_netns(c: ClusterDef) -> None:
+    if Path(f"/run/netns/{c.netns}").exists():
+        return
+    host_if, ns_if = f"dtbh{c.index}", f"dtbn{c.index}"
+    _run("ip", "netns", "add", c.netns)
+    _run("ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+    _run("ip", "link", "set", ns_if, "netns", c.netns)
+    _run("ip", "addr", "add", f"{c.host_ip}/24", "dev", host_if)
+    _run("ip", "link", "set", host_if, "up")
+    _run("ip", "-n", c.netns, "addr", "add", f"{c.ip}/24", "dev", ns_if)
+    _run("ip", "-n", c.netns, "link", "set", ns_if, "up")
+    _run("ip", "-n", c.netns, "link", "set", "lo", "up")
+    _run("ip", "-n", c.netns, "route", "add", "default", "via", c.host_ip)
+
+
+def _start_cluster(base: Path, c: ClusterDef) -> None:
+    d = cluster_dir(base, c)
+    Path("/etc/slurm").mkdir(exist_ok=True)
+    if not _pid(d / "run" / "slurmctld.pid"):
+        _run(*_in_ns(c, base, _which("slurmctld") or "slurmctld", "-c"))
+    for n in c.node_names:
+        if not _pid(d / "run" / f"slurmd-{n}.pid"):
+            _run(*_in_ns(c, base, _which("slurmd") or "slurmd", "-N", n))
+    if not _pid(d / "run" / "sshd.pid"):
+        Path("/run/sshd").mkdir(exist_ok=True)
+        _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(d / "etc" / "sshd_config")))
+
+
+def _nodes_idle(base: Path, c: ClusterDef) -> bool:
+    r = _ctl(base, c, "sinfo", "-h", "-N", "-o", "%N %T", check=False)
+    if r.returncode != 0:
+        return False
+    states = {}
+    for line in r.stdout.split("\n"):
+        if line.strip():
+            name, state = line.split()
+            states[name] = state
+    ready = ("idle", "mixed", "allocated")
+    return len(states) == c.nodes and all(s.rstrip("*~#") in ready for s in states.values())
+
+
+def _sshd_up(c: ClusterDef) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((c.ip, 22), timeout=0.5) as s:
+            return s.recv(4).startswith(b"SSH")
+    except OSError:
+        return False
+
+
+def _write_config(base: Path) -> Path:
+    known = []
+    sites = []
+    for c in CLUSTERS:
+        d = cluster_dir(base, c)
+        pub = (d / "ssh" / "ssh_host_ed25519_key.pub").read_text().split()
+        known.append(f"{c.ip} {pub[0]} {pub[1]}")
+        sites.append({
+            "name": c.name,
+            "scheduler": "slurm",
+            "transport": {
+                "kind": "ssh", "host": c.ip, "port": 22, "user": USER,
+                "key_file": str(base / "ssh" / "id_ed25519"),
+                "known_hosts": str(base / "ssh" / "known_hosts"),
+                "use_agent": False,
+            },
+            "workdir": f"{HOME}/.diamond",
+            "default_partition": next(p.name for p in c.partitions if p.default),
+            "jobcomp": True,
+            "charge_factor": c.charge_factor,
+            "speed_factor": c.speed_factor,
+            "metadata": dict(c.metadata),
+        })
+    kh = base / "ssh" / "known_hosts"
+    kh.write_text("\n".join(known) + "\n")
+    os.chmod(kh, 0o644)
+    path = base / "sites.yaml"
+    text = yaml.safe_dump({"sites": sites}, sort_keys=False)
+    path.write_text("# written by `diamond testbed up`\n" + text)
+    return path

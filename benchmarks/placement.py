@@ -6,8 +6,8 @@ of its wait (the paper's point: the sizes and runtimes of the queued work, and t
 speeds, decide it):
 - alpha (the home site, speed 1.0): the `skewed` profile's alpha stream (`--time-scale`
   150): overloaded, tens of jobs pending;
-- beta (speed 1.5): MANY short jobs (one node, 1-64 cores, median 10 s, walltime 1 min),
-  a backlog of 20 at the start and ~40 a minute: a deep queue that drains within seconds;
+- beta (speed 1.5): MANY short jobs (one node, 1-64 cores, median 5 s, walltime 1 min),
+  a backlog of 40 at the start and ~90 a minute: a deep queue that drains within seconds;
 - gamma (the fastest, speed 2.0): FEW long jobs (median 3 min, walltime 4-9 min), each
   taking a whole node (32 cores and both GPUs): both nodes full, 0-3 pending, so a new job
   waits minutes although the queue is the shortest.
@@ -64,6 +64,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     try:
         for r in range(rounds):
             await asyncio.sleep(max(0.0, t_start + warmup + r * interval - loop.time()))
+            await _reap(fed, records, max_wait)
             snaps = await fed.snapshots(max_age_s=0)
             pairs = [(fed.sites[n].cfg, snaps[n]) for n in fed.sites]
             hist = fed.history()
@@ -125,6 +126,20 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "background_jobs": len(jobs), "profile": profile, "time_scale": time_scale,
         "per_round": scored,
     }
+
+
+async def _reap(fed, records: list[dict], max_wait: float) -> None:
+    """Cancel earlier rounds' probes past their bound now, not only after the last round
+    (they are censored either way; left queued they would pile up at blocked sites)."""
+    now = time.time()
+    late = [jid for rec in records if now - rec["t0"] >= max_wait
+            for jid in rec["jobs"].values()]
+    for jid in late:
+        if not fed.store.get_job(jid).state.terminal:
+            try:
+                await fed.cancel(jid)
+            except Exception:  # ended meanwhile: scored from its state as usual
+                pass
 
 
 async def _cancel_prefix(fed, prefix: str) -> None:

@@ -12,7 +12,12 @@ Model (EASY backfill, node-level):
   reservation (its shadow time); later jobs, and always the probe, may start now if they
   fit and either end before the shadow time or leave enough nodes for the reservation.
   A pending job carrying a scheduler `estimated_start` is not started before it, so the
-  simulation follows the scheduler's own plan where it has one.
+  simulation follows the scheduler's own plan where it has one; except at t = 0 for a job
+  pending only for priority or resources (`_STALE_OK` reasons): if it fits what is free
+  now it starts (or backfills) now, ahead of the probe. Its estimate was planned from
+  walltimes before those resources came free (jobs end early), and the scheduler's next
+  cycle, seconds away, starts it; honouring the estimate would hand the probe resources
+  that queued work takes first.
 - Memory is checked statically by the caller, not tracked over time.
 
 Cost: every event (a job end or a scheduler-estimated start) is handled once. At each
@@ -42,6 +47,7 @@ MIN_REMAINING_S = 60.0  # a running job past its walltime is assumed to end soon
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
 
 _HELD = ("held", "dependency", "begintime")
+_STALE_OK = ("", "none", "priority", "resources")  # reasons that wait for nothing else
 
 
 @dataclass(eq=False)
@@ -56,6 +62,10 @@ class Demand:
     not_before: float = 0.0  # scheduler-estimated start (seconds after now)
     sched: bool = False  # carries a scheduler estimate
     done: bool = False
+    now_ok: bool = False  # may start at t = 0 whatever its estimate (see the module doc)
+
+    def ready(self, t: float) -> bool:
+        return self.not_before <= t or (self.now_ok and t == 0.0)
 
 
 @dataclass
@@ -151,7 +161,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
         out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
-                          j.estimated_start is not None))
+                          j.estimated_start is not None,
+                          now_ok=(j.reason or "").strip().lower() in _STALE_OK))
     return out
 
 
@@ -319,7 +330,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         while head < len(wait):  # start jobs in priority order while they fit
             d = wait[head]
             if not d.done:
-                cand = sim.candidates(d) if d.not_before <= t else None
+                cand = sim.candidates(d) if d.ready(t) else None
                 if cand is None:
                     break
                 sim.alloc(d, cand[: d.nodes], t)
@@ -340,7 +351,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         while sim.tot > 0 and i < len(wait) and tested < depth:
             d = wait[i]
             i += 1
-            if d.done or d.not_before > t:
+            if d.done or not d.ready(t):
                 skipped += d.done
                 continue
             tested += 1

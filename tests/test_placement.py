@@ -280,6 +280,20 @@ def test_scheduler_estimates():
     assert v.start_source == "scheduler" and v.estimated_start == probe
 
 
+def test_stale_scheduler_estimate_does_not_hand_free_nodes_to_the_probe():
+    # a4 came free after the scheduler planned p1 (from walltimes) for +2 h: p1 waits only
+    # for resources, so the scheduler's next cycle starts it on a4, before the probe
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=H) for i in range(1, 4)]
+    late = NOW + timedelta(hours=2)
+    for reason, start in (("Priority", NOW + timedelta(hours=1)),
+                          ("Resources", NOW + timedelta(hours=1)),
+                          (None, NOW + timedelta(hours=1)),
+                          ("QOSMaxJobsPerUserLimit", NOW)):  # waits for more: keeps its slot
+        q = [*jobs, pending("p1", 1, 32, 2 * H, est=late, reason=reason)]
+        v = verdict(place(spec(cpus=32), [alpha(q, alloc=(32, 32, 32, 0))], now=NOW), "alpha")
+        assert v.estimated_start == start, reason
+
+
 def test_held_pending_job_blocks_nobody():
     jobs = [pending("held", 4, 128, 10 * H, reason="JobHeldUser")]
     v = verdict(place(spec(), [alpha(jobs)], now=NOW), "alpha")

@@ -26,9 +26,9 @@ Profile `depth_misleads` is the Diamond Agent paper's point (a queue's depth is 
 predictor of its wait; the sizes and runtimes of the queued work, and the sites' speeds,
 decide it):
 - alpha (home, speed 1.0): the `skewed` profile's alpha stream (overloaded, tens pending);
-- beta (speed 1.5): MANY short jobs (one node, 1-64 of its 64 cores, median 10 s real,
-  walltime 1 min; a backlog of 20 at the start, ~40 a minute, ~80% of its cores): a deep
-  queue (often 10+ pending) that drains within seconds, small jobs a newcomer fits among;
+- beta (speed 1.5): MANY short jobs (one node, 1-64 of its 64 cores, median 5 s real,
+  walltime 1 min; a backlog of 40 at the start, ~90 a minute, ~85% of its cores): a deep
+  queue (often 10+ pending) that drains within seconds;
 - gamma (fastest, speed 2.0): FEW long jobs (median 3 min real, walltime 4-9 min), each
   taking a whole node (32 cores and both GPUs); a backlog of 3 at the start and ~1 a
   minute: both nodes stay full, with 0-3 jobs pending, so a new job waits minutes although
@@ -58,8 +58,8 @@ PROFILES: dict[str, dict[str, dict]] = {
     # queue depth misleads (see the module docstring); beta and gamma run in real time
     "depth_misleads": {
         "alpha": dict(rate=12, burst=4, median=10, sigma=0.9, serial=0.2),
-        "beta": dict(rate=14, burst=3, median=1 / 6, sigma=0.5, serial=0.3, nodes=1,
-                     initial=20, time_scale=1),
+        "beta": dict(rate=30, burst=3, median=1 / 12, sigma=0.5, serial=0.3, nodes=1,
+                     initial=40, time_scale=1),
         "gamma": dict(rate=0.7, burst=1.5, median=3, sigma=0.4, serial=0, nodes=1, cpus=32,
                       gpus=2, initial=3, time_scale=1),
     },

@@ -73,11 +73,17 @@ class Site:
             out[i] = self.cfg.commands[out[i]]
         return out
 
+    @property
+    def _run_fast(self):
+        """Submits and scheduler queries are short, bounded, non-streaming: the transport's
+        fast path (SSH: the site's long-lived shell; busy -> a plain channel)."""
+        return getattr(self.transport, "run_fast", self.transport.run)
+
     async def run(self, argv: list[str], *, stdin: bytes | None = None, check: bool = True,
                   scheduler: bool = True, timeout: float | None = 60.0):
         if scheduler:
             self.scheduler_commands += 1
-        return await self.transport.run(self._argv(argv), stdin=stdin, env=self.cfg.env,
+        return await self._run_fast(self._argv(argv), stdin=stdin, env=self.cfg.env,
                                         preamble=self.cfg.preamble, check=check,
                                         timeout=timeout)
 
@@ -87,7 +93,7 @@ class Site:
         for name, argv in named.items():
             parts.append(f"{shlex.join(self._argv(argv))} 2>&1; echo {SEP}{name}:$?")
         self.scheduler_commands += len(named)
-        res = await self.transport.run(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
+        res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
                                        preamble=self.cfg.preamble, timeout=60.0)
         out: dict[str, str] = {}
         chunk: list[str] = []

@@ -7,10 +7,11 @@ Durability and concurrency choices:
   fail with SQLITE_BUSY without waiting). Writes are serialized, so event seqs become visible
   in commit order: a reader following `events_since(last)` never skips one.
 - `synchronous=NORMAL` by default: in WAL mode a commit survives a process crash (SIGKILL)
-  and can only be lost on power/OS failure. The submit intent (and its binding, and transfer
-  submissions) are written with `synchronous=FULL`: if the intent were lost after the scheduler
-  accepted the job, a restart could neither find nor dedupe that job. A FULL commit also
-  syncs every earlier NORMAL commit in the WAL.
+  and can only be lost on power/OS failure. The submit intent (and transfer submissions) are
+  written with `synchronous=FULL`: if the intent were lost after the scheduler accepted the
+  job, a restart could neither find nor dedupe that job. A FULL commit also syncs every
+  earlier NORMAL commit in the WAL. The binding of a native id is NORMAL: see
+  `bind_native_id`.
 - Event and state change are written in the same transaction (`apply_state`).
 - Secrets have no column; every JSON blob and free text goes through `redact()`.
 """
@@ -174,7 +175,11 @@ class Store(RecordsMixin):
         """
         if not (native_id := str(native_id).strip()):
             raise BadInput("empty native job id")
-        with self._write(durable=True) as c:
+        # NORMAL, not FULL (one fsync less per submit): a bind lost to a power/OS failure (a
+        # process crash loses nothing in WAL mode) leaves its FULL intent unbound, the state
+        # after a crash between submit and bind: `Federation.recover` finds the job by the
+        # token in its name and binds it again. Nothing later in the WAL survives a lost bind.
+        with self._write() as c:
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None:
                 raise BadInput(f"unknown submission token {token!r}")

@@ -78,6 +78,20 @@ class Transport(Protocol):
         check: bool = False,
     ) -> CommandResult: ...
 
+    async def run_fast(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+        preamble: str = "",
+        timeout: float | None = None,
+        check: bool = False,
+    ) -> CommandResult:
+        """`run` for short, non-streaming commands, on a cheaper path where there is one
+        (SSH: a long-lived remote shell). Same quoting, result and errors as `run`."""
+        ...
+
     async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None: ...
 
     async def get_bytes(self, remote_path: str) -> bytes: ...

@@ -113,6 +113,8 @@ class LocalTransport:
         )
         return result_or_raise(self.name, res, check)
 
+    run_fast = run  # no session setup to save here
+
     async def open_stream(
         self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
     ) -> AsyncIterator[str]:

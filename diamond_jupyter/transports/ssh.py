@@ -47,6 +47,7 @@ from .ssh_auth import (
     wrap_handler,
 )
 from .ssh_channel import chunks, server_closed
+from .ssh_shell import RemoteShell, ShellMixin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,7 +70,7 @@ class _Conn:
                 c.close() if c is not None else None
 
 
-class SSHTransport:
+class SSHTransport(ShellMixin):
     kind = "ssh"
 
     def __init__(
@@ -80,6 +81,7 @@ class SSHTransport:
         interactive_handler: InteractiveHandler | None = None,
         max_sessions: int | None = None,
         reconnect_attempts: int | None = None,
+        use_shell: bool = True,
     ):
         if not cfg.host:
             raise BadInput(f"site {site}: ssh transport needs a host")
@@ -99,6 +101,11 @@ class SSHTransport:
         self._lock = asyncio.Lock()
         self._conn: _Conn | None = None
         self._closed = False
+        # run_fast's long-lived shell holds one session slot: only with slots to spare
+        self.use_shell = use_shell and self.max_sessions >= 4
+        self._shell: RemoteShell | None = None
+        self._shell_lock = asyncio.Lock()
+        self.shells_opened = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -111,6 +118,7 @@ class SSHTransport:
             "proxy_jump": ",".join(h.label for h in self.jumps) or None,
             "connected": bool(self._conn and self._conn.alive()),
             "connections_opened": self.connections_opened,
+            "shells_opened": self.shells_opened,
         }
 
     def __repr__(self) -> str:
@@ -364,6 +372,7 @@ class SSHTransport:
 
     async def close(self) -> None:
         self._closed = True
+        self._close_shell()
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await self._in_pool(conn.close)

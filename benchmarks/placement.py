@@ -61,6 +61,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     loop = asyncio.get_running_loop()
     t_start = loop.time()
     records: list[dict] = []
+    submitted = None
     try:
         for r in range(rounds):
             await asyncio.sleep(max(0.0, t_start + warmup + r * interval - loop.time()))
@@ -89,6 +90,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                     await fed.wait(jid, timeout=max(left, 1.0))
                 except Exception:
                     await fed.cancel(jid)
+        if bg.done() and not bg.cancelled() and bg.exception() is None:
+            submitted = bg.result()[0]  # {"submitted": {site: n}, "failed": n, ...}
         bg.cancel()
     finally:
         await asyncio.gather(bg, return_exceptions=True)
@@ -123,7 +126,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "ratio_fixed_over_diamond_mean": ratio(pol["fixed"]["mean_s"], pol["diamond"]["mean_s"]),
         "rounds": rounds, "seed": seed, "interval_s": interval, "probe_base_s": base_s,
         "censored": sum(len(s["censored"]) for s in scored),
-        "background_jobs": len(jobs), "profile": profile, "time_scale": time_scale,
+        "background_jobs": len(jobs), "background_submitted": submitted, "profile": profile,
+        "time_scale": time_scale,
         "per_round": scored,
     }
 

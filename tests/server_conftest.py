@@ -7,6 +7,7 @@ A Jupyter server with the diamond extension pointed at the real local Slurm test
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import urllib.parse
 from dataclasses import dataclass
@@ -28,10 +29,19 @@ async def _asyncio_test_loop() -> asyncio.AbstractEventLoop:
 
 
 @pytest.fixture(autouse=True)
-def jp_asyncio_loop(_asyncio_test_loop):
+def jp_asyncio_loop(request):
     """Serve on pytest-asyncio's loop (the project runs asyncio_mode=auto): the test
-    coroutine and the server then share one loop. pytest-asyncio owns and closes it."""
-    return _asyncio_test_loop
+    coroutine and the server then share one loop. pytest-asyncio owns and closes it.
+
+    This plugin is loaded for the whole session, so synchronous tests (the Playwright UI
+    tests among them) get a fresh loop that is not running, as pytest-jupyter gives."""
+    if inspect.iscoroutinefunction(getattr(request, "function", None)):
+        yield request.getfixturevalue("_asyncio_test_loop")
+        return
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
 
 
 def diamond_config(sites_file: str, store: str) -> dict[str, Any]:

@@ -45,6 +45,13 @@ __all__ = ["APT", "REQUIRED", "SBIN", "TestbedError", "check_prerequisites", "do
 # ---------------------------------------------------------------- public
 
 
+def _open_jobcomp(base: Path, c) -> None:
+    """slurmctld resets the accounting file's mode whenever it (re)opens it; `sacct -c`
+    run by users needs it readable and writable (it opens it read-write)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(cluster_dir(base, c) / "jobcomp.txt", 0o666)
+
+
 def status() -> dict:
     base = base_dir()
     munged = bool(_pid(base / "munge" / "munged.pid"))
@@ -86,8 +93,8 @@ def up(timeout: float = 60) -> dict:
         for c in CLUSTERS:
             _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
-            # slurmctld resets the jobcomp file's mode when it opens it; users read it
-            os.chmod(cluster_dir(base, c) / "jobcomp.txt", 0o666)
+    for c in CLUSTERS:
+        _open_jobcomp(base, c)
     cfg = _write_config(base)
     (base / "state.json").write_text(json.dumps({"up_s": time.monotonic() - t0}))
     return {"config": str(cfg), "sites": [c.name for c in CLUSTERS],
@@ -117,19 +124,27 @@ def _gone(pids: list[int]) -> bool:
     return True
 
 
-def leftovers() -> list[str]:
-    """Everything of the test bed still present on the machine (empty after `down`)."""
-    base = base_dir()
-    found = []
+def _our_processes(base: Path) -> dict[int, str]:
+    """Live processes started from the test bed's files or inside its namespaces."""
+    out = {}
     for p in Path("/proc").iterdir():
         if not p.name.isdigit():
             continue
         try:
             cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            zombie = (p / "stat").read_text().split(") ")[1].startswith("Z")
+        except (OSError, IndexError):
             continue
-        if str(base) in cmd or any(f"/run/netns/{c.netns}" in cmd for c in CLUSTERS):
-            found.append(f"process {p.name}: {cmd.strip()[:120]}")
+        if not zombie and (str(base) in cmd
+                           or any(f"/run/netns/{c.netns}" in cmd for c in CLUSTERS)):
+            out[int(p.name)] = cmd.strip()
+    return out
+
+
+def leftovers() -> list[str]:
+    """Everything of the test bed still present on the machine (empty after `down`)."""
+    base = base_dir()
+    found = [f"process {pid}: {cmd[:120]}" for pid, cmd in _our_processes(base).items()]
     for c in CLUSTERS:
         if Path(f"/run/netns/{c.netns}").exists():
             found.append(f"network namespace {c.netns}")
@@ -176,6 +191,11 @@ def down(timeout: float = 30) -> dict:
     if m:
         pids.append(m)
     _wait(lambda: _gone(pids), timeout, "daemons to stop")
+    strays = list(_our_processes(base))  # e.g. a second munged a racing `up` started
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _wait(lambda: _gone(strays), timeout, "stray processes to stop")
     for c in CLUSTERS:
         if Path(f"/run/netns/{c.netns}").exists():
             _run("ip", "netns", "del", c.netns, check=False)
@@ -237,3 +257,4 @@ def restart_slurmctld(site: str, timeout: float = 30) -> None:
     _run(*_in_ns(c, base, _which("slurmctld") or "slurmctld"))
     _wait(lambda: "UP" in _ctl(base, c, "scontrol", "ping", check=False).stdout, timeout,
           f"{site}'s slurmctld")
+    _open_jobcomp(base, c)

@@ -56,7 +56,7 @@ def notebook(name: str) -> dict:
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                         "language": "python"}},
             "cells": [cell("load", "%load_ext diamond_jupyter"),
-                      cell("submit", f"%%diamond submit --site alpha --name {name}\n"
+                      cell("submit", f"%%diamond submit --site auto --name {name}\n"
                                      "sleep 3; echo hi")]}
 
 
@@ -70,6 +70,11 @@ def run_cell(page, cell, attempts: int = 4) -> None:
     machine the first key press can land before the notebook has focus."""
     prompt = cell.locator(".jp-InputPrompt")
     for _ in range(attempts):
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count():  # e.g. JupyterLab's kernel chooser on a slow start: accept it,
+            print("dialog:", dialog.first.inner_text())  # as a user would
+            dialog.first.locator(".jp-mod-accept").first.click()
+            expect(dialog).to_have_count(0, timeout=15_000)
         cell.locator(".jp-InputArea-editor").click()
         page.keyboard.press("Shift+Enter")
         try:
@@ -100,8 +105,19 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     job = panel.locator("[data-diamond-job]", has_text=name).first
     expect(job).to_be_visible(timeout=JOB_TIMEOUT)
     job_id = job.get_attribute("data-diamond-job")
-    assert job_id and job_id.startswith("alpha:"), job_id
+    site = job_id.split(":")[0]
+    assert site in ("alpha", "beta", "gamma"), job_id  # placed by --site auto
     expect(card(page, job_id, "COMPLETED")).to_be_visible(timeout=JOB_TIMEOUT)
+
+    # The cell's live card went from queued to completed after the cell had finished,
+    # and shows the output: the picture in the README.
+    out = cells.nth(1).locator(".jp-OutputArea")
+    expect(out).to_contain_text("COMPLETED", timeout=JOB_TIMEOUT)
+    expect(out).to_contain_text("hi")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    cells.nth(1).screenshot(path=str(SCREENSHOTS / "job-card.png"))
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SCREENSHOTS / "job-card.png", DOCS_IMG / "job-card.png")
 
     seen = page.evaluate("id => window.__seenStates[id] || []", job_id)
     activity = panel.locator('[data-diamond-section="activity"]').inner_text()
@@ -109,10 +125,10 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     assert seen.index("COMPLETED") == len(seen) - 1, seen
     assert ("PENDING" in seen) or ("PENDING → RUNNING" in activity), (seen, activity)
 
-    # On the timeline of alpha, coloured as completed; focus/hover shows times + placement.
-    bar = panel.locator(f'[data-diamond-timeline="alpha"] [data-diamond-job-bar="{job_id}"]')
+    # On its site's timeline, coloured as completed; focus/hover shows times + placement.
+    bar = panel.locator(f'[data-diamond-timeline="{site}"] [data-diamond-job-bar="{job_id}"]')
     expect(bar).to_have_attribute("data-diamond-state", "COMPLETED")
-    expect(panel.locator('[data-diamond-timeline="alpha"] [data-diamond-now]')).to_be_attached()
+    expect(panel.locator(f'[data-diamond-timeline="{site}"] [data-diamond-now]')).to_be_attached()
     bar.focus()  # keyboard: the same details as on hover
     tip = panel.locator(f'[data-diamond-tooltip="{job_id}"]')
     expect(tip).to_contain_text("queued")

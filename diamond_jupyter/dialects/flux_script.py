@@ -12,6 +12,7 @@ from .scripts_common import (
     OptionTable,
     assemble,
     bad,
+    begin_parse,
     common_render_warnings,
     foreign_warnings,
     is_placeholder,
@@ -22,7 +23,6 @@ from .scripts_common import (
     own_unknown_lines,
     placeholder_note,
     quote,
-    split_header,
     tokenize,
     unknown,
     words,
@@ -72,14 +72,9 @@ class FluxScript:
     sentinel = "#flux:"
 
     def parse_script(self, text: str) -> JobSpec:
-        header = split_header(text, lambda s: m.group(1) if (m := _SENTINEL.match(s)) else None,
-                              flux_rules=True)
-        spec = JobSpec(script=header.body, source_dialect=self.name)
-        if header.shebang:
-            spec.shell = header.shebang
-        for lineno, raw in header.late:
-            note(spec, f"line {lineno}: ignored `{raw.strip()}` (directives must be grouped; "
-                       "flux batch rejects this one)")
+        header, spec = begin_parse(
+            text, _SENTINEL, self.name,
+            "directives must be grouped; flux batch rejects this one", flux_rules=True)
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
                 try:

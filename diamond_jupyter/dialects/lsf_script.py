@@ -13,6 +13,7 @@ from .scripts_common import (
     OptionTable,
     assemble,
     bad,
+    begin_parse,
     common_render_warnings,
     fmt_mem,
     foreign_warnings,
@@ -26,7 +27,6 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
-    split_header,
     tokenize,
     unknown,
     words,
@@ -71,14 +71,8 @@ class LsfScript:
     sentinel = "#BSUB"
 
     def parse_script(self, text: str) -> JobSpec:
-        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
-                              else None)
-        spec = JobSpec(script=header.body, source_dialect=self.name)
-        if header.shebang:
-            spec.shell = header.shebang
-        for lineno, raw in header.late:
-            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
-                       "bsub ignores it)")
+        header, spec = begin_parse(text, _SENTINEL, self.name,
+                                   "after the first command; bsub ignores it")
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
                 try:

@@ -18,6 +18,7 @@ from .scripts_common import (
     OptionTable,
     assemble,
     bad,
+    begin_parse,
     common_render_warnings,
     fmt_hms,
     fmt_mem,
@@ -32,7 +33,6 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
-    split_header,
     tokenize,
     unknown,
 )
@@ -67,14 +67,8 @@ class PbsScript:
     sentinel = "#PBS"
 
     def parse_script(self, text: str) -> JobSpec:
-        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
-                              else None)
-        spec = JobSpec(script=header.body, source_dialect=self.name)
-        if header.shebang:
-            spec.shell = header.shebang
-        for lineno, raw in header.late:
-            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
-                       "qsub ignores it)")
+        header, spec = begin_parse(text, _SENTINEL, self.name,
+                                   "after the first command; qsub ignores it")
         total_mem: list[int] = []
         for lineno, raw, payload in header.directives:
             for item in _items(payload, lineno, raw):

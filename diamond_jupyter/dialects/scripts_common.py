@@ -403,3 +403,18 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
 def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]:
     extra = [e for e in events if e not in allowed]
     return [f"dropped: mail event {e} (no {target} equivalent)" for e in extra]
+
+
+def begin_parse(text: str, sentinel: re.Pattern[str], dialect: str, late_note: str, *,
+                flux_rules: bool = False) -> tuple[Header, JobSpec]:
+    """The start every dialect's parse shares: split off the leading directive block,
+    a JobSpec holding the body and shell, and a note per directive the scheduler ignores."""
+    header = split_header(text, lambda s: (m.group(1) or "") if (m := sentinel.match(s))
+                          else None, flux_rules=flux_rules)
+    spec = JobSpec(script=header.body, source_dialect=dialect)
+    if header.shebang:
+        spec.shell = header.shebang
+    for lineno, raw in header.late:
+        note(spec, f"line {lineno}: ignored `{raw.strip()}` ({late_note})")
+    return header, spec
+

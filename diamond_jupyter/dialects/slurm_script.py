@@ -12,6 +12,7 @@ from .scripts_common import (
     OptionTable,
     assemble,
     bad,
+    begin_parse,
     common_render_warnings,
     fmt_hms,
     fmt_mem,
@@ -24,7 +25,6 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
-    split_header,
     to_int,
     tokenize,
     unknown,
@@ -119,14 +119,8 @@ class SlurmScript:
 
     # ------------------------------------------------------------------ parse
     def parse_script(self, text: str) -> JobSpec:
-        header = split_header(text, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
-                              else None)
-        spec = JobSpec(script=header.body, source_dialect=self.name)
-        if header.shebang:
-            spec.shell = header.shebang
-        for lineno, raw in header.late:
-            note(spec, f"line {lineno}: ignored `{raw.strip()}` (after the first command; "
-                       "sbatch ignores it)")
+        header, spec = begin_parse(text, _SENTINEL, self.name,
+                                   "after the first command; sbatch ignores it")
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
                 self._apply(spec, item)

@@ -66,6 +66,7 @@ def config_path(given: str | None) -> str:
         return given or os.environ["DIAMOND_CONFIG"]
     from diamond_jupyter import testbed
 
+    testbed.lock.hold()
     return testbed.up()["config"]
 
 

@@ -27,6 +27,7 @@ class Testbed:
 @pytest.fixture(scope="session")
 def testbed_session():
     """Up once; down at the end unless it was already up before the session."""
+    testbed.lock.hold()  # another session or benchmark on this machine waits for us
     was_up = testbed.status()["up"]
     info = testbed.up()
     yield Testbed(Path(info["config"]))

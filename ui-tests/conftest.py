@@ -93,6 +93,7 @@ def testbed_config() -> Path:
     """The test bed's sites file (brought up if needed; left up for the others)."""
     from diamond_jupyter import testbed
 
+    testbed.lock.hold()
     return Path(testbed.up()["config"])
 
 

@@ -28,15 +28,15 @@ def job_json(job: Job) -> dict[str, Any]:
 
 def job_line(job: Job) -> str:
     extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
-    reason = f" ({job.reason})" if job.reason else ""
+    said = job.reason and job.reason != f"exit code {job.exit_code}"
+    reason = f" ({job.reason})" if said else ""
     return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
 
 
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    from .federation import Federation
+
+    return Federation.read_script(path)
 
 
 def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
@@ -119,7 +119,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.name:
         spec = spec.model_copy(update={"name": args.name})
     job = asyncio.run(_with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold)))
-    _print(args, job_json(job), job_line(job))
+    _print(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 
 
@@ -151,7 +151,9 @@ def cmd_logs(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(logs["stdout"])
         sys.stderr.write(logs["stderr"])
-    return 0
+    for line in filter(None, logs.get("missing", "").splitlines()):
+        print(f"diamond: {line}", file=sys.stderr)
+    return 1 if logs.get("missing") else 0
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -206,39 +208,45 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("sites", cmd_sites, "list the sites and their live state")
     p.add_argument("--offline", action="store_true", help="configuration only, no SSH")
+    job_help = "a job id, SITE:NUMBER (as printed by submit)"
+    dialect_help = "the script's dialect: slurm, pbs, lsf or flux (default: detected)"
     p = add("queue", cmd_queue, "a site's queue")
-    p.add_argument("site")
+    p.add_argument("site", help="a site name from the sites file")
     p = add("place", cmd_place, "rank the sites for a job script")
-    p.add_argument("file")
-    p.add_argument("--explain", action="store_true")
-    p.add_argument("--policy", default="diamond")
-    p.add_argument("--dialect")
-    p = add("submit", cmd_submit, "submit a job script")
-    p.add_argument("file")
-    p.add_argument("--site", default="auto")
-    p.add_argument("--name")
-    p.add_argument("--dialect")
-    p.add_argument("--hold", action="store_true")
+    p.add_argument("file", help="a batch script")
+    p.add_argument("--explain", action="store_true",
+                   help="a table of every site: estimates, or why it cannot run the job")
+    p.add_argument("--policy", default="diamond",
+                   help="ranking: diamond (earliest finish, then cheapest), min_cost, "
+                        "fewest_pending, first_ready, random, fixed")
+    p.add_argument("--dialect", help=dialect_help)
+    p = add("submit", cmd_submit, "submit a job script; prints the job id")
+    p.add_argument("file", help="a batch script (directives of any dialect, or none)")
+    p.add_argument("--site", default="auto", help="a site name, or auto to let placement "
+                   "choose (default)")
+    p.add_argument("--name", help="the job's name (default: the script's, else the file's)")
+    p.add_argument("--dialect", help=dialect_help)
+    p.add_argument("--hold", action="store_true", help="submit held; `release` starts it")
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("cancel", cmd_cancel, "cancel a job")):
-        add(name, fn, help).add_argument("job")
+        add(name, fn, help).add_argument("job", help=job_help)
     p = add("wait", cmd_wait, "wait until a job ends")
-    p.add_argument("job")
-    p.add_argument("--timeout", type=float)
+    p.add_argument("job", help=job_help)
+    p.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
     p.add_argument("--poll", type=float, default=30.0, help="safety-net poll interval (s)")
     p = add("logs", cmd_logs, "tail a job's stdout/stderr")
-    p.add_argument("job")
-    p.add_argument("--lines", type=int, default=100)
+    p.add_argument("job", help=job_help)
+    p.add_argument("--lines", type=int, default=100, help="lines from the end (default 100)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")
-    p.add_argument("job")
-    p.add_argument("dest", nargs="?")
+    p.add_argument("job", help=job_help)
+    p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")
     p = add("jobs", cmd_jobs, "jobs in the store")
-    p.add_argument("--site")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--site", help="only this site's jobs")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")
-    p.add_argument("file")
-    p.add_argument("--to", required=True)
-    p.add_argument("--from", dest="from_")
+    p.add_argument("file", help="a batch script")
+    p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf or flux")
+    p.add_argument("--from", dest="from_", help=dialect_help)
     add_extra_commands(sub, _common)
     return ap
 

@@ -80,6 +80,14 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
 
 
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """One line: where and what (PyYAML's own text spans several lines)."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + " ".join(str(problem).split())
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
     p = Path(path) if path else default_config_path()
     try:
@@ -90,7 +98,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
             " `diamond testbed up` writes one)"
         ) from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {e}") from None
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):

@@ -22,6 +22,16 @@ from .store import Store
 from .transports import CommandFailed
 
 
+def script_text(data: bytes | str, what: str) -> str:
+    """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL)."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    if "\0" in data:
+        raise BadInput(f"{what} is a binary file (it contains NUL bytes at offset "
+                       f"{data.index(chr(0))}); a job script must be text")
+    return data
+
+
 class Federation(DataMixin, AgentMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
@@ -210,11 +220,12 @@ class Federation(DataMixin, AgentMixin):
         """Place (when `site` is "auto"), render, upload and submit; idempotent by token."""
         if not (spec.script or spec.command):
             raise BadInput("the job has no script body or command")
+        script_text(spec.script or spec.command or "", "the job script")
         placement = None
         if site == "auto":
             pl = await self.place(spec)
             if pl.choice is None:
-                raise BadInput("no site can run this job:\n" + pl.explain())
+                raise BadInput(pl.summary())
             site = pl.choice
             placement = pl.model_dump(mode="json")
             chosen = pl.verdict(site)
@@ -229,9 +240,11 @@ class Federation(DataMixin, AgentMixin):
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged)
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
-            self.store.mark_never_submitted(token, str(e))
+            said = " ".join(e.result.stderr.split())[-500:] \
+                or f"exit status {e.result.exit_status}"
+            self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
             await self._drain()
-            raise BadInput(f"{site} refused the job: {e.result.stderr.strip() or e}") from None
+            raise BadInput(f"{site} refused the job: {said}") from None
         except (BadInput, DiamondError) as e:
             if isinstance(e, BadInput):
                 self.store.mark_never_submitted(token, str(e))
@@ -316,9 +329,14 @@ class Federation(DataMixin, AgentMixin):
     async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
         job = self.store.get_job(job_id)
         site = self.site(job.site)
-        out = await site.tail(job.stdout_path, lines) if job.stdout_path else ""
-        err = await site.tail(job.stderr_path, lines) if job.stderr_path else ""
-        return {"stdout": out, "stderr": err}
+        texts, missing = {}, []
+        for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
+            text = await site.tail(path, lines) if path else ""
+            if text is None:
+                when = " (the job has not started)" if job.state.rank < 2 else ""
+                missing.append(f"{stream} log {path} is missing on {job.site}{when}")
+            texts[stream] = text or ""
+        return texts | {"missing": "\n".join(missing)}  # one line per missing file
 
     async def files(self, job_id: str) -> list[str]:
         """Result files in the job's working directory (paths on the site)."""
@@ -356,6 +374,15 @@ class Federation(DataMixin, AgentMixin):
         return translate(text, to, from_)
 
     @staticmethod
+    def read_script(path: str | Path) -> str:
+        """A job script file as text; BadInput for an unreadable or binary file."""
+        try:
+            data = Path(path).expanduser().read_bytes()
+        except OSError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror}") from None
+        return script_text(data, str(path))
+
+    @staticmethod
     def parse(text: str, dialect: str | None = None) -> JobSpec:
         """A batch script in any dialect -> JobSpec; a script without any directive runs as
         is. BadInput when it is empty or two dialects' directives tie."""
@@ -364,6 +391,7 @@ class Federation(DataMixin, AgentMixin):
 
         if not text.strip():
             raise BadInput("the job script is empty")
+        script_text(text, "the job script")
         if dialect is None and not any(count_sentinels(text).values()):
             return JobSpec(script=text)
         return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .model import Job, JobState
+from .placement import Placement
 
 if TYPE_CHECKING:
     from .handle import JobHandle
@@ -69,10 +70,14 @@ def why(job: Job) -> str:
                 pass
         parts.append(", ".join(b for b in bits if b))
     others = []
+    try:
+        placed = Placement.model_validate(pl)
+    except ValueError:
+        placed = None
     for v in ranked:
         if v.get("site") == job.site:
             continue
-        reason = "; ".join(v.get("reasons") or []) or ("later start" if v.get("feasible") else "")
+        reason = placed.why_not(v.get("site", ""), job.site) if placed else ""
         others.append(f"{v.get('site')} {v.get('verdict', '')}" + (f": {reason}" if reason else ""))
     text = ": ".join(parts)
     return text + (f" (over {', '.join(others)})" if others else "")
@@ -82,7 +87,8 @@ def outcome(job: Job) -> str:
     if not job.state.terminal:
         return ""
     code = f", exit code {job.exit_code}" if job.exit_code is not None else ""
-    reason = f" — {job.reason}" if job.reason and job.state != JobState.COMPLETED else ""
+    said = job.reason and job.state != JobState.COMPLETED and job.reason.strip() != code[2:]
+    reason = f" — {job.reason}" if said else ""
     return f"{job.state.value}{code}{reason}"
 
 

@@ -181,11 +181,9 @@ class DiamondMagics(Magics):
         if cell is not None and cell.strip():
             return cell
         if getattr(args, "file", None):
-            try:
-                return Path(args.file).expanduser().read_text(encoding="utf-8",
-                                                              errors="replace")
-            except OSError as e:
-                raise BadInput(f"cannot read {args.file}: {e.strerror}") from None
+            from .federation import Federation
+
+            return Federation.read_script(args.file)
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
                        "the cell body")
 
@@ -242,6 +240,8 @@ class DiamondMagics(Magics):
         logs = self.call(self.engine.logs(args.job, args.lines))
         sys.stdout.write(logs.get("stdout", ""))
         sys.stderr.write(logs.get("stderr", ""))
+        if logs.get("missing"):
+            print(logs["missing"], file=sys.stderr)
 
     def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
         paths = self.call(self.engine.fetch(args.job, args.dest))

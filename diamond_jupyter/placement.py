@@ -55,6 +55,11 @@ from .placement_sim import WHOLE, Demand, build_state, earliest_start, pending_d
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
 READY_TOLERANCE_S = 30.0
+# Two estimated finishes are "equal within noise" when they differ by at most the larger of
+# FINISH_NOISE_S and FINISH_NOISE_FRACTION of the earlier one's distance from now; among
+# such sites the "diamond" policy takes the cheapest.
+FINISH_NOISE_S = 60.0
+FINISH_NOISE_FRACTION = 0.05
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 
@@ -79,6 +84,7 @@ class SiteVerdict(BaseModel):
     score: float | None = None  # the policy's key: lower is better
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
+    speed_factor: float | None = None  # the site's, for explaining runtimes
 
 
 class Placement(BaseModel):
@@ -91,6 +97,25 @@ class Placement(BaseModel):
 
     def verdict(self, site: str) -> SiteVerdict | None:
         return next((v for v in self.ranked if v.site == site), None)
+
+    def summary(self) -> str:
+        """One line: the choice, or every site's reason when none can run the job."""
+        if self.choice:
+            return f"{self.choice} (policy {self.policy})"
+        parts = [f"{v.site}: {'; '.join(v.reasons) or v.verdict.lower()}" for v in self.ranked]
+        return "no site can run this job: " + (" | ".join(parts) or "no sites configured")
+
+    def why_not(self, site: str, winner: str | None = None) -> str:
+        """Why `site` was passed over for `winner` (default: the choice), in plain words."""
+        v, w = self.verdict(site), self.verdict(winner or self.choice or "")
+        if v is None:
+            return "not ranked"
+        if not v.feasible:
+            return "; ".join(v.reasons) or v.verdict.lower()
+        if w is None or not w.feasible or w.estimated_finish is None \
+                or v.estimated_finish is None:
+            return "ranked lower"
+        return _lost_because(v, w, self.now, self.policy)
 
     def explain(self) -> str:
         """A plain-text table: one line per site, best first, infeasible with reasons."""
@@ -123,7 +148,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime]
               ) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
-                    running=len(snap.running))
+                    running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
@@ -245,6 +270,42 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.cost = req.nodes * share * runtime / 3600 * cfg.charge_factor
 
 
+def finish_noise_s(best_finish_s: float) -> float:
+    return max(FINISH_NOISE_S, FINISH_NOISE_FRACTION * max(best_finish_s, 0.0))
+
+
+def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
+    """The real difference between a feasible loser `v` and the winner `w`."""
+    fv = (v.estimated_finish - now).total_seconds()  # type: ignore[operator]
+    fw = (w.estimated_finish - now).total_seconds()  # type: ignore[operator]
+    cv, cw = v.cost or 0.0, w.cost or 0.0
+    if policy == "min_cost" and cv > cw:
+        return f"costs more ({cv:.2f} vs {cw:.2f})"
+    if policy not in ("diamond", "min_cost"):
+        return f"ranked lower by policy {policy}"
+    if fv - fw <= finish_noise_s(fw):
+        if cv > cw:
+            return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), "
+                    f"costs more ({cv:.2f} vs {cw:.2f})")
+        return f"same finish within noise (+{hms(fv)} vs +{hms(fw)}) and cost; listed later"
+    why = []
+    sv = (v.estimated_start - now).total_seconds() if v.estimated_start else 0.0
+    sw = (w.estimated_start - now).total_seconds() if w.estimated_start else 0.0
+    if sv - sw > READY_TOLERANCE_S:
+        why.append(f"starts later (+{hms(sv)} vs +{hms(sw)})")
+    rv, rw = v.estimated_runtime_s or 0.0, w.estimated_runtime_s or 0.0
+    if rv > rw:
+        why.append(f"runs longer ({hms(rv)} vs {hms(rw)}: speed factor "
+                   f"{_speed(v)} vs {_speed(w)})")
+    if (v.stage_in_s or 0) - (w.stage_in_s or 0) > READY_TOLERANCE_S:
+        why.append(f"slower stage-in ({hms(v.stage_in_s or 0)} vs {hms(w.stage_in_s or 0)})")
+    return f"finishes {hms(fv - fw)} later" + (": " + ", ".join(why) if why else "")
+
+
+def _speed(v: SiteVerdict) -> str:
+    return f"{v.speed_factor:g}" if v.speed_factor is not None else "?"
+
+
 _INFEASIBLE_ORDER = {"RESTRICTED": 0, "INCOMPATIBLE": 1, "UNREACHABLE": 2}
 
 
@@ -287,6 +348,11 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         feas.sort(key=keys[policy])
         for v in feas:
             v.score = float(keys[policy](v)[0])
+        if policy == "diamond" and feas:  # equal finish within noise: the cheapest first
+            best = secs(feas[0].estimated_finish)
+            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(best)]
+            tied.sort(key=lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]))
+            feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),
                     key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))
     choice = feas[0].site if feas else None

@@ -189,11 +189,12 @@ class Site:
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)
 
-    async def tail(self, path: str, lines: int = 100) -> str:
+    async def tail(self, path: str, lines: int = 100) -> str | None:
+        """The last lines of a file on the site; None when the file does not exist."""
         res = await self.transport.run(["tail", "-n", str(lines), path], check=False)
         if not res.ok:
             if "No such file" in res.stderr:
-                return ""
+                return None
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         return res.stdout
 

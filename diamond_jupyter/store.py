@@ -62,6 +62,14 @@ _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
 
+def unknown_job_message(job_id: str) -> str:
+    """Not found vs malformed, so the message never contradicts the id it names."""
+    site, sep, native = job_id.partition(":")
+    if sep and site and native:
+        return f"no job {job_id!r} in the store (`diamond jobs` lists the known ones)"
+    return f"job ID {job_id!r} is malformed: expected SITE:NUMBER, e.g. alpha:42"
+
+
 class Store(RecordsMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""
 
@@ -254,7 +262,7 @@ class Store(RecordsMixin):
         row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
         row = row.fetchone()
         if row is None:
-            raise BadInput(f"unknown job ID {job_id!r} (known ids look like SITE:NUMBER)")
+            raise BadInput(unknown_job_message(job_id))
         return _row_to_job(row)
 
     def get_job(self, job_id: str) -> Job:

@@ -1,10 +1,13 @@
 """SFTP data movement over a site's pooled SSH connection (or the server's own disk).
 
 Bytes stream in bounded windows (never a whole file in memory) into `DEST.dmd-part`; a
-partial file left by an earlier attempt is resumed from its size. When all bytes are there
+partial file left by an earlier attempt is resumed from its size, but only when it is a regular
+file of the user's own (never through a link someone planted: a new part file is created
+exclusively, without following links). When all bytes are there
 the destination is hashed where it lives (`sha256sum` over SSH, or locally) and compared with
 the source's hash (computed the same way, concurrently with the copy); only a match renames
-the partial file into place. Site to site is relayed through the server.
+the partial file into place, with the source's mode less setuid, setgid, sticky and
+world-write bits. Site to site is relayed through the server.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, BinaryIO, Protocol
 import paramiko
 
 from ..model import BadInput, SiteError
+from ..transports.base import safe_mode
 
 PART = ".dmd-part"
 WINDOW = 4 << 20  # bytes requested at once from an SFTP source
@@ -44,14 +48,30 @@ class Side(Protocol):
     label: str
 
     def abspath(self, path: str) -> str: ...
-    def stat(self, path: str) -> tuple[int, bool] | None: ...  # (size, is_dir)
+    def stat(self, path: str) -> tuple[int, bool, int] | None: ...  # (size, is_dir, mode)
+    def part_size(self, path: str) -> int | None: ...  # a resumable partial file's size
     def reader(self, path: str, offset: int, size: int) -> Any: ...  # yields byte chunks
     def open_write(self, path: str, offset: int) -> BinaryIO: ...
+    def set_mode(self, f: BinaryIO, mode: int) -> None: ...
     def rename(self, src: str, dst: str) -> None: ...
     def remove(self, path: str) -> None: ...
     def walk(self, path: str) -> list[str]: ...  # files under a directory, relative
     async def sha256(self, path: str) -> str: ...
     async def close(self) -> None: ...
+
+
+def check_part(label: str, path: str, mode: int, uid: int | None, mine: int | None) -> None:
+    """A partial file is written to only when it is a regular file the user owns."""
+    if stat_mod.S_ISLNK(mode):
+        why = "it is a symbolic link"
+    elif not stat_mod.S_ISREG(mode):
+        why = "it is not a regular file"
+    elif mine is not None and uid != mine:
+        why = f"it is owned by another user (uid {uid})"
+    else:
+        return
+    raise SiteError(f"{label}: refusing to write the partial file {path}: {why}; remove it "
+                    "and run the transfer again")
 
 
 class LocalSide:
@@ -64,12 +84,20 @@ class LocalSide:
     def abspath(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.root, os.path.expanduser(path)))
 
-    def stat(self, path: str) -> tuple[int, bool] | None:
+    def stat(self, path: str) -> tuple[int, bool, int] | None:
         try:
             st = os.stat(path)
         except FileNotFoundError:
             return None
-        return st.st_size, stat_mod.S_ISDIR(st.st_mode)
+        return st.st_size, stat_mod.S_ISDIR(st.st_mode), st.st_mode
+
+    def part_size(self, path: str) -> int | None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        check_part(self.label, path, st.st_mode, st.st_uid, os.getuid())
+        return st.st_size
 
     def reader(self, path: str, offset: int, size: int):
         with open(path, "rb") as f:
@@ -78,11 +106,34 @@ class LocalSide:
                 yield chunk
 
     def open_write(self, path: str, offset: int) -> BinaryIO:
+        """Resume (`offset` > 0) an existing part file without following a link, else create
+        a new private one exclusively (a link planted meanwhile makes the open fail)."""
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        f = open(path, "r+b" if offset else "wb")  # noqa: SIM115 (closed by the caller)
+        try:
+            if offset:
+                fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+            else:
+                self.remove(path)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except OSError as e:
+            raise SiteError(f"{self.label}: cannot write the partial file {path}: "
+                            f"{e.strerror} (is it a link?)") from None
+        try:
+            st = os.fstat(fd)
+            check_part(self.label, path, st.st_mode, st.st_uid, os.getuid())
+            if st.st_nlink != 1:
+                raise SiteError(f"{self.label}: refusing to write the partial file {path}: it "
+                                "has other hard links; remove it and run the transfer again")
+        except BaseException:
+            os.close(fd)
+            raise
+        f = os.fdopen(fd, "wb")  # wraps the descriptor: nothing is truncated here
         f.truncate(offset)
         f.seek(offset)
         return f
+
+    def set_mode(self, f: BinaryIO, mode: int) -> None:
+        os.fchmod(f.fileno(), mode)
 
     def rename(self, src: str, dst: str) -> None:
         os.replace(src, dst)
@@ -114,8 +165,10 @@ class SftpSide:
     """A site reached over SSH: its own SFTP channel on the site's pooled connection (so a
     long copy never blocks the transport's SFTP channel that job submission uses)."""
 
-    def __init__(self, transport: Any, sftp: paramiko.SFTPClient, home: str) -> None:
+    def __init__(self, transport: Any, sftp: paramiko.SFTPClient, home: str,
+                 uid: int | None = None) -> None:
         self.transport, self.sftp, self.home = transport, sftp, home
+        self.uid = uid  # the login's uid (its home directory's owner)
         self.label = transport.name
 
     @classmethod
@@ -125,22 +178,31 @@ class SftpSide:
             conn = await transport._ensure()
             sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport, conn.transport)
             home = await asyncio.to_thread(sftp.normalize, ".")
+            uid = (await asyncio.to_thread(sftp.stat, home)).st_uid
         except BaseException:
             transport._sem.release()
             raise
-        return cls(transport, sftp, home)
+        return cls(transport, sftp, home, uid)
 
     def abspath(self, path: str) -> str:
         if path == "~" or path.startswith("~/"):
             path = self.home + path[1:]
         return posixpath.normpath(posixpath.join(self.home, path))
 
-    def stat(self, path: str) -> tuple[int, bool] | None:
+    def stat(self, path: str) -> tuple[int, bool, int] | None:
         try:
             a = self.sftp.stat(path)
         except FileNotFoundError:
             return None
-        return a.st_size or 0, stat_mod.S_ISDIR(a.st_mode or 0)
+        return a.st_size or 0, stat_mod.S_ISDIR(a.st_mode or 0), a.st_mode or 0
+
+    def part_size(self, path: str) -> int | None:
+        try:
+            a = self.sftp.lstat(path)  # the link itself, never where it points
+        except FileNotFoundError:
+            return None
+        check_part(self.label, path, a.st_mode or 0, a.st_uid, self.uid)
+        return a.st_size or 0
 
     def reader(self, path: str, offset: int, size: int):
         with self.sftp.open(path, "rb") as f:
@@ -161,13 +223,35 @@ class SftpSide:
                 self.sftp.mkdir(cur, 0o700)
 
     def open_write(self, path: str, offset: int) -> BinaryIO:
+        """SFTP has no O_NOFOLLOW: a resumed part file is checked by `lstat` before the open
+        and by `fstat` of the open handle after it (still a regular file of the user's own,
+        the same size and time); a new one is created exclusively (O_EXCL fails on a link)."""
         self._mkdirs(posixpath.dirname(path))
-        f = self.sftp.open(path, "r+b" if offset else "wb")
         if offset:
+            size = self.part_size(path)
+            before = self.sftp.lstat(path)
+            f = self.sftp.open(path, "r+b")
+            a = f.stat()
+            if (not stat_mod.S_ISREG(a.st_mode or 0) or a.st_uid != before.st_uid
+                    or a.st_size != size or a.st_mtime != before.st_mtime):
+                f.close()
+                raise SiteError(f"{self.label}: refusing to write the partial file {path}: "
+                                "it changed while it was being opened")
             f.truncate(offset)
             f.seek(offset)
+        else:
+            self.remove(path)  # removes a link itself, never its target
+            try:
+                f = self.sftp.open(path, "wbx")
+            except OSError as e:
+                raise SiteError(f"{self.label}: cannot create the partial file {path}: "
+                                f"{getattr(e, 'strerror', '') or e} (is it a link?)") from None
+            f.chmod(0o600)
         f.set_pipelined(True)
         return f  # type: ignore[return-value]
+
+    def set_mode(self, f: BinaryIO, mode: int) -> None:
+        f.chmod(mode)  # type: ignore[attr-defined]  # on the handle (fsetstat)
 
     def rename(self, src: str, dst: str) -> None:
         self.sftp.posix_rename(src, dst)
@@ -217,7 +301,7 @@ class CopyResult:
 Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from a thread
 
 
-def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int,
+def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode: int,
           progress: Progress, cancel: threading.Event, limit: int | None) -> int:
     """Read and write in two threads joined by a small bounded queue (memory stays at a few
     windows), so the source's round trips overlap the destination's."""
@@ -250,6 +334,7 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int,
             out.write(chunk)
             moved += len(chunk)
             progress(offset + moved, size)
+        dst.set_mode(out, mode)
     finally:
         cancel_reader = not reader.is_alive() or cancel.is_set()
         if not cancel_reader:
@@ -268,13 +353,13 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
     st = await asyncio.to_thread(src.stat, src_path)
     if st is None:
         raise BadInput(f"{src.label}: no such file: {src_path}")
-    size = st[0]
+    size, mode = st[0], safe_mode(st[2])
     part = dst_path + PART
-    have = await asyncio.to_thread(dst.stat, part)
-    offset = have[0] if have and not have[1] and have[0] <= size else 0
+    have = await asyncio.to_thread(dst.part_size, part)
+    offset = have if have is not None and have <= size else 0
     src_sum = asyncio.ensure_future(src.sha256(src_path))  # overlaps the copy
     try:
-        moved = await asyncio.to_thread(_copy, src, src_path, dst, part, offset, size,
+        moved = await asyncio.to_thread(_copy, src, src_path, dst, part, offset, size, mode,
                                         progress, cancel, limit)
         dst_sum = await dst.sha256(part)
         want = await src_sum
@@ -294,7 +379,7 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums."""
     rels = await asyncio.to_thread(src.walk, src_path)
-    sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0, False))[0]
+    sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
     total, done = sum(sizes), 0
     files, h, moved = [], hashlib.sha256(), 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import re
 import shlex
+import stat as stat_mod
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -49,6 +50,16 @@ class FileStat:
     mode: int  # full st_mode (use stat.S_IMODE / S_ISDIR)
     mtime: float
     is_dir: bool
+
+
+SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create
+
+
+def safe_mode(mode: int) -> int:
+    """The permission bits a copied or fetched file keeps from its source's mode: the same
+    read/execute access (a private 0600 source stays private) without setuid, setgid, sticky
+    or world-write."""
+    return stat_mod.S_IMODE(mode) & SAFE_MODE_BITS
 
 
 class CommandFailed(SiteError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import stat as stat_mod
 import tempfile
@@ -23,6 +24,7 @@ from .base import (
     check_argv,
     check_env,
     result_or_raise,
+    safe_mode,
 )
 
 # Kept although they start with SLURM_: configuration, not the context of an enclosing job.
@@ -170,11 +172,25 @@ class LocalTransport:
         m = mode if mode is not None else stat_mod.S_IMODE(src.stat().st_mode)
         await self.put_bytes(data, remote_path, m)
 
+    def _copy_out(self, src: Path, dst: Path) -> None:
+        """Stream `src` into a new private temp file beside `dst`, then rename it over; the
+        mode is the source's without setuid, setgid, sticky or world-write bits."""
+        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+        try:
+            with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
+                shutil.copyfileobj(f, out, 1 << 20)
+                os.fchmod(out.fileno(), safe_mode(os.fstat(f.fileno()).st_mode))
+            os.replace(tmp, dst)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
     async def get_file(self, remote_path: str, local_path: str) -> None:
-        st = await self.stat(remote_path)
-        data = await self.get_bytes(remote_path)
-        mode = stat_mod.S_IMODE(st.mode) if st else 0o644
-        await asyncio.to_thread(self._put, data, Path(local_path), mode)
+        try:
+            await asyncio.to_thread(self._copy_out, self._path(remote_path), Path(local_path))
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot fetch {remote_path}: {e.strerror}") from None
 
     async def stat(self, path: str) -> FileStat | None:
         p = self._path(path)

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import stat as stat_mod
 import time
 from collections.abc import AsyncIterator, Callable
@@ -33,6 +32,7 @@ from .base import (
     render_command,
     render_stream_command,
     result_or_raise,
+    safe_mode,
 )
 from .ssh_auth import (
     AuthError,
@@ -353,19 +353,16 @@ class SSHTransport(ShellMixin):
         await self.put_bytes(data, remote_path, m)
 
     async def get_file(self, remote_path: str, local_path: str) -> None:
+        """Streamed to disk; the local file gets the remote mode without setuid, setgid,
+        sticky or world-write bits (`safe_mode`)."""
         st = await self.stat(remote_path)
         if st is None:
             raise SiteError(f"{self.name}: no such file: {remote_path}")
-        data = await self.get_bytes(remote_path)
-
-        def write() -> None:
-            tmp = f"{local_path}.{secrets.token_hex(4)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat_mod.S_IMODE(st.mode))
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, local_path)
-
-        await asyncio.to_thread(write)
+        try:
+            await self._sftp_call(f"cannot fetch {remote_path}", ssh_sftp.download,
+                                  remote_path, local_path, safe_mode(st.mode))
+        except FileNotFoundError:
+            raise SiteError(f"{self.name}: no such file: {remote_path}") from None
 
     async def stat(self, path: str) -> FileStat | None:
         return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import posixpath
 import secrets
 import stat as stat_mod
+import tempfile
 
 import paramiko
 
@@ -58,6 +60,32 @@ def get(sftp: paramiko.SFTPClient, home: str, path: str) -> bytes:
     with sftp.open(absolute(home, path), "rb") as f:
         f.prefetch()
         return f.read()
+
+
+WINDOW = 4 << 20  # bytes requested at once while downloading
+REQ = 32768  # one SFTP read request
+
+
+def download(sftp: paramiko.SFTPClient, home: str, path: str, local_path: str,
+             mode: int) -> None:
+    """Stream a remote file to `local_path` in bounded windows (never whole in memory):
+    into a new private temp file beside it, given `mode`, then renamed over."""
+    d, base = os.path.split(local_path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=d or ".")
+    try:
+        with os.fdopen(fd, "wb") as out, sftp.open(absolute(home, path), "rb") as f:
+            size, pos = f.stat().st_size or 0, 0
+            while pos < size:
+                end = min(pos + WINDOW, size)
+                for chunk in f.readv([(o, min(REQ, end - o)) for o in range(pos, end, REQ)]):
+                    out.write(chunk)
+                pos = end
+            os.fchmod(out.fileno(), mode)
+        os.replace(tmp, local_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:

@@ -220,6 +220,7 @@ class Federation(DataMixin, AgentMixin):
         """Place (when `site` is "auto"), render, upload and submit; idempotent by token."""
         if not (spec.script or spec.command):
             raise BadInput("the job has no script body or command")
+        self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
         placement = None
         if site == "auto":

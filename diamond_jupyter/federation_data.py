@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import JobSpec
@@ -13,7 +14,11 @@ if TYPE_CHECKING:
 
 class DataMixin:
     store: Store
+    sites: dict[str, Site]
     _mover: Any
+    # Set by the Jupyter server: paths on the server's own disk (transfers, staging) must
+    # resolve inside this directory. None (the CLI, a kernel on its own): not confined.
+    server_root: Path | None = None
 
     @property
     def mover(self):
@@ -42,6 +47,18 @@ class DataMixin:
 
     def globus_finish_login(self, code: str) -> dict[str, Any]:
         return self.mover.auth.finish_login(code)
+
+    def _check_server_paths(self, spec: JobSpec) -> None:
+        """BadInput before anything is submitted when a stage entry names a server path
+        outside the server's root directory."""
+        if self.server_root is None or not (spec.stage_in or spec.stage_out):
+            return
+        from .transfer import confine, parse_location
+
+        on_server = [e.source for e in spec.stage_in] + [e.destination for e in spec.stage_out
+                                                         if e.destination]
+        for text in on_server:  # a site-less stage-in destination is on the job's site
+            confine(parse_location(text, self.sites), self.server_root)
 
     def _stage_begin(self, site: str, token: str, spec: JobSpec, hold: bool):
         if not (spec.stage_in or spec.stage_out):

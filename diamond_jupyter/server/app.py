@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, List, Unicode, default
@@ -58,6 +59,7 @@ class DiamondApp(ExtensionApp):
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
                 store_poll_s=self.store_poll_s or None, allowed_sites=self.allowed_sites)
+            self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)
             self.log.warning("diamond: not configured: %s", e)

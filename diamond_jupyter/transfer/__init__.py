@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import paramiko
@@ -26,7 +27,7 @@ from .sftp import Cancelled, sftp_copy
 if TYPE_CHECKING:
     from ..federation import Federation
 
-__all__ = ["Location", "TransferManager", "parse_location"]
+__all__ = ["Location", "TransferManager", "confine", "parse_location"]
 
 DONE = {"SUCCEEDED", "FAILED", "CANCELLED"}
 _SITE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$", re.S)
@@ -53,6 +54,21 @@ def parse_location(text: str, sites: Any, default_site: str | None = None) -> Lo
     if not text:
         raise BadInput("empty path")
     return Location(default_site, text)
+
+
+def confine(loc: Location, root: Path | None) -> Location:
+    """A server-side location, made absolute inside `root` (the Jupyter server's root
+    directory); BadInput when it resolves (`~`, `..`, links followed) outside it. Locations
+    on a site, and every location when there is no root to keep to, are returned as they are."""
+    if loc.site is not None or root is None:
+        return loc
+    root = root.expanduser().resolve()
+    p = Path(loc.path).expanduser()
+    target = (p if p.is_absolute() else root / p).resolve()
+    if target != root and root not in target.parents:
+        raise BadInput(f"{loc.path!r} is outside the server's root directory ({root}); "
+                       "server paths must be inside it")
+    return Location(None, str(target) + ("/" if loc.path.endswith("/") else ""))
 
 
 class TransferManager:
@@ -117,6 +133,7 @@ class TransferManager:
                        ) -> TransferRecord:
         s = src if isinstance(src, Location) else parse_location(src, self.fed.sites)
         d = dst if isinstance(dst, Location) else parse_location(dst, self.fed.sites)
+        s, d = confine(s, self.fed.server_root), confine(d, self.fed.server_root)
         for loc in (s, d):
             if loc.site:
                 self.fed.site(loc.site)

@@ -17,7 +17,7 @@ from .federation_agent import AgentMixin
 from .federation_data import DataMixin
 from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, SiteSnapshot
 from .monitor import SiteMonitor, wrapper_prologue
-from .sites import Site
+from .sites import Site, token_tag
 from .store import Store
 from .transports import CommandFailed
 
@@ -95,7 +95,7 @@ class Federation(DataMixin, AgentMixin):
         """A crash between recording the token and the submit's return: the token finds it."""
         site = self.sites[job.site]
         try:
-            found = await site.find_by_name(job.name or "")
+            found = await site.find_by_token(job.name, job.token or "")
         except DiamondError:
             return  # site unreachable: try again on the next start
         if found:
@@ -198,7 +198,8 @@ class Federation(DataMixin, AgentMixin):
         if spec.script is None and spec.command:
             body = spec.command + "\n"
         upd: dict[str, Any] = {
-            "name": f"{base}.dmd-{token}",
+            "name": base,  # the user's name; the token goes in the comment (or Site adds it)
+            "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
             "script": prologue + body,
             "command": None,
             "working_directory": spec.working_directory or jd,

@@ -92,6 +92,7 @@ class JobSpec(_Model):
     hold: bool = False
     mail_user: str | None = None
     mail_events: list[str] = Field(default_factory=list)  # begin, end, fail
+    comment: str | None = None  # the scheduler's free-text comment (Slurm --comment, LSF -Jd)
     stage_in: list[StageEntry] = Field(default_factory=list)
     stage_out: list[StageEntry] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)  # application, software, ...

@@ -25,6 +25,15 @@ class Submitted:
     warnings: list[str]
 
 
+def token_tag(token: str) -> str:
+    """How the token appears in a scheduler comment."""
+    return f"diamond:{token}"
+
+
+def scheduler_name(name: str | None, token: str) -> str:
+    return f"{name or 'job'}.dmd-{token}"
+
+
 def _sh_path(path: str) -> str:
     """A path quoted for sh; a leading "~/" stays expandable."""
     return "~/" + shlex.quote(path[2:]) if path.startswith("~/") else shlex.quote(path)
@@ -145,9 +154,25 @@ class Site:
     def render(self, spec: JobSpec) -> Rendered:
         return self.script.render_script(spec)
 
+    @property
+    def token_in_comment(self) -> bool:
+        """Whether the scheduler keeps the token in the job's comment (else in its name)."""
+        return bool(getattr(self.commands, "token_in_comment", False))
+
+    def scheduler_spec(self, spec: JobSpec, token: str) -> JobSpec:
+        """The spec as the scheduler gets it: the token in the comment where the scheduler
+        has one, else appended to the name (`NAME.dmd-TOKEN`); users see the plain name."""
+        if self.token_in_comment:
+            tag = token_tag(token)
+            if tag in (spec.comment or ""):
+                return spec
+            return spec.model_copy(update={"comment": f"{tag} {spec.comment or ''}".strip()})
+        return spec.model_copy(update={"name": scheduler_name(spec.name, token),
+                                       "comment": None})
+
     async def submit(self, spec: JobSpec, token: str, *, hold: bool = False) -> Submitted:
         jd = self.job_dir(token)
-        rendered = self.render(spec)
+        rendered = self.render(self.scheduler_spec(spec, token))
         path = f"{jd}/job.sh"
         # one round trip: the script travels on stdin (never on the command line) and is
         # written, then submitted, by one remote shell; every path and argument is quoted
@@ -164,6 +189,16 @@ class Site:
     async def find_by_name(self, name: str) -> list[JobStatus]:
         res = await self.run(self.commands.find_by_name_argv(name), check=True)
         return self.commands.parse_status(res.stdout)
+
+    async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
+        """Jobs carrying the idempotency `token` (in the comment, or the name's suffix for
+        schedulers without comments and for jobs submitted before the comment was used)."""
+        if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
+            found = await self.find_by_name(name if (name or "").endswith(f".dmd-{token}")
+                                            else scheduler_name(name, token))
+            return [s for s in found if (s.name or "").endswith(f".dmd-{token}")]
+        found = await self.find_by_name(name or "job")
+        return [s for s in found if token_tag(token) in (s.comment or "")]
 
     async def statuses(self, native_ids: list[str]) -> list[JobStatus]:
         """Queue state for all given jobs; those gone from the queue from accounting."""

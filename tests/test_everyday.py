@@ -200,3 +200,59 @@ async def test_refused_job_reason_has_no_internal_command(tb, data_dir):
         job = next(j for j in fed.jobs() if j.name and j.name.startswith("refused"))
         assert job.state == JobState.FAILED and "invalid partition" in (job.reason or "").lower()
         assert "umask" not in job.reason and "sh -c" not in job.reason
+
+
+# -- names: the idempotency token stays out of what users see -------------------------------
+
+@pytest.mark.parametrize("dialect,line", [("slurm", "#SBATCH --comment=diamond:abc"),
+                                          ("lsf", "#BSUB -Jd diamond:abc")])
+def test_comment_is_rendered(dialect, line):
+    from diamond_jupyter.dialects import get_script_dialect
+
+    r = get_script_dialect(dialect).render_script(
+        JobSpec(name="hello", comment="diamond:abc", script="echo\n"))
+    assert line in r.script.splitlines() and not r.warnings
+
+
+@pytest.mark.parametrize("dialect", ["pbs", "flux"])
+def test_comment_dropped_where_there_is_none_and_the_site_tags_the_name(dialect):
+    from diamond_jupyter.config import TransportConfig
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.sites import Site
+
+    r = get_script_dialect(dialect).render_script(JobSpec(comment="x", script="echo\n"))
+    assert any(w.startswith("dropped: comment") for w in r.warnings)
+    site = Site(SiteConfig(name="s", scheduler=dialect,
+                           transport=TransportConfig(kind="local")))
+    spec = site.scheduler_spec(JobSpec(name="hello", comment="diamond:abc", script="x"), "abc")
+    assert spec.name == "hello.dmd-abc" and spec.comment is None
+
+
+async def test_store_name_is_the_users_and_the_token_finds_the_job_by_comment(tb, data_dir):
+    from diamond_jupyter.federation import Federation
+
+    async with Federation(tb.config_path) as fed:
+        name = f"plain-{os.getpid()}"
+        a = await fed.submit(JobSpec(name=name, script="sleep 30\n"), "alpha", hold=True)
+        b = await fed.submit(JobSpec(name=name, script="sleep 30\n"), "alpha", hold=True)
+        try:
+            assert fed.job(a.id).name == name and ".dmd-" not in (fed.job(a.id).name or "")
+            site = fed.site("alpha")
+            queued = {s.native_id: s for s in await site.find_by_name(name)}
+            assert queued[a.native_id].name == name  # what squeue (and the sidebar) show
+            assert queued[b.native_id].name == name
+            assert queued[a.native_id].comment == f"diamond:{a.token}"
+            found = await site.find_by_token(name, a.token or "")
+            assert [s.native_id for s in found] == [a.native_id]  # not b, same name
+            # recovery of a lost submit: an intent whose job is queued under the same name
+            intent = fed.store.record_intent("alpha", "feedc0ffee01",
+                                             fed._prepare(site, JobSpec(name=name, script="x"),
+                                                          "feedc0ffee01"))
+            sub = await site.submit(intent.spec, "feedc0ffee01", hold=True)
+            await fed._recover_intent(intent)
+            assert fed.job(intent.id).native_id == sub.native_id
+            assert fed.job(intent.id).name == name
+        finally:
+            for j in fed.jobs():
+                if j.native_id and not j.state.terminal:
+                    await fed.cancel(j.id)

@@ -182,7 +182,7 @@ async def test_engine_killed_between_token_and_submit_return(tb, tmp_path, make_
     assert intent.native_id is None
     await fed.recover(intent_grace_s=0)
     job = fed.job(intent.id)
-    queued = await fed.site("alpha").find_by_name(intent.name or "")
+    queued = await fed.site("alpha").find_by_token(intent.name, intent.token or "")
     if mode == "after":  # the token found the job: bound, followed, never submitted twice
         assert [q.native_id for q in queued] == [job.native_id]
         await fed.wait(job.id, timeout=60)

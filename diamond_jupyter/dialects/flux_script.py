@@ -183,7 +183,8 @@ class FluxScript:
             add("queue", spec.queue)
         if spec.account:
             add("setattr", f"system.bank={spec.account}")
-        for what, val in (("QOS", spec.qos), ("reservation", spec.reservation)):
+        for what, val in (("QOS", spec.qos), ("reservation", spec.reservation),
+                          ("comment", spec.comment)):
             if val:
                 warnings.append(f"dropped: {what} {val} (no flux equivalent)")
         tpn = r.tasks_per_node

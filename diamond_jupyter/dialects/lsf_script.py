@@ -114,6 +114,8 @@ class LsfScript:
             if is_placeholder(v):
                 note(spec, placeholder_note(item, self.name, "kept as a raw value"))
             setattr(spec, attr, v)
+        elif o == "-Jd":
+            spec.comment = v
         elif o == "-J":
             m = re.fullmatch(r"(.*?)(\[[^\]]*\](%\d+)?)?", v)
             name, arr = (m.group(1), m.group(2)) if m else (v, None)
@@ -219,6 +221,8 @@ class LsfScript:
         if spec.name or spec.array:
             name = spec.name or "array"
             add("-J", name + (f"[{spec.array.expression}]" if spec.array else ""))
+        if spec.comment:
+            add("-Jd", spec.comment)
         for opt, val in (("-q", spec.queue), ("-P", spec.account), ("-U", spec.reservation),
                          ("-cwd", spec.working_directory)):
             if val:

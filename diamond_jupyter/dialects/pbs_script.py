@@ -270,6 +270,8 @@ class PbsScript:
             add("-q", spec.queue)
         if spec.account:
             add("-A", spec.account)
+        if spec.comment:
+            warnings.append(f"dropped: comment {spec.comment!r} (qsub cannot set one)")
         res = self._chunk(spec, torque, extra, warnings)
         if r.walltime_s is not None:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")

@@ -151,6 +151,8 @@ class SlurmCommands:
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["scontrol", "release", self._ids(native_ids)]
 
+    token_in_comment = True  # the idempotency token travels in --comment, not the name
+
     def find_by_name_argv(self, name: str) -> list[str]:
         if not name or "," in name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")

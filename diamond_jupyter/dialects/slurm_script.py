@@ -217,6 +217,8 @@ class SlurmScript:
             spec.hold = True
         elif key == "mail-user":
             spec.mail_user = v
+        elif key == "comment":
+            spec.comment = v
         elif key == "mail-type":
             events = [e.strip().lower() for e in (v or "").split(",") if e.strip()]
             if not set(events) <= _MAIL:
@@ -273,6 +275,8 @@ class SlurmScript:
         r, c = spec.resources, spec.constraints
         if spec.name:
             add("job-name", spec.name)
+        if spec.comment:
+            add("comment", spec.comment)
         for opt, val in (("partition", spec.queue), ("account", spec.account),
                          ("qos", spec.qos), ("reservation", spec.reservation),
                          ("chdir", spec.working_directory)):

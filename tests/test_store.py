@@ -397,7 +397,7 @@ def test_pagination_and_filtering(store: Store) -> None:
 
 
 def test_get_unknown_job(store: Store) -> None:
-    with pytest.raises(BadInput, match=r"unknown job ID .*SITE:NUMBER"):
+    with pytest.raises(BadInput, match=r"no job .alpha:404. in the store"):
         store.get_job("alpha:404")
 
 

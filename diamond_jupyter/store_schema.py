@@ -231,17 +231,47 @@ _SECRET_KEY = re.compile(
     r"access_?key|credential|authorization|cookie",
     re.I,
 )
-_SECRET_ASSIGN = re.compile(
-    r"\b([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api_?key|private_?key|access_?key)"
-    r"[A-Za-z0-9_]*)=(?!\d+\b)(\"[^\"]*\"|'[^']*'|[^\s;&|]+)",
-    re.I,
-)
+# Every pattern here runs in linear time on any text (job output and prompts are hostile):
+# an assignment is found as `NAME=` (a whole word, one pass), its name checked apart, its
+# value matched where it starts; a PEM block is found by its BEGIN and END lines, not by a
+# lazy `.*?` that would rescan the text from every BEGIN.
+_ASSIGN_NAME = re.compile(r"\b([A-Za-z0-9_]+)=")
+_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api_?key|private_?key|access_?key", re.I)
+_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
 _SECRET_VALUE = re.compile(
     r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
     r"|glpat-[\w-]{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
-    re.S,
 )
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+
+
+def _redact_assignments(text: str) -> str:
+    """`NAME=value` -> `NAME=***` where NAME looks secret (a number is kept: TOKENS=3)."""
+    out, last = [], 0
+    for m in _ASSIGN_NAME.finditer(text):
+        if m.start() < last or not _SECRET_NAME.search(m.group(1)):
+            continue
+        v = _ASSIGN_VALUE.match(text, m.end())
+        if v is None:
+            continue
+        out += [text[last:m.end()], REDACTED]
+        last = v.end()
+    return "".join(out) + text[last:] if out else text
+
+
+def _redact_pem(text: str) -> str:
+    """Each BEGIN ... PRIVATE KEY ... END block -> ***; the text is scanned once."""
+    out, last, pos = [], 0, 0
+    while (b := _PEM_BEGIN.search(text, pos)) is not None:
+        e = _PEM_END.search(text, b.end())
+        if e is None:
+            break  # no END after this BEGIN: none after any later BEGIN either
+        out += [text[last:b.start()], REDACTED]
+        last = pos = e.end()
+    return "".join(out) + text[last:] if out else text
+
+
 def redact(value: Any, _secret: bool = False) -> Any:
     """Copy of a JSON-like value with secrets replaced by "***".
 
@@ -257,7 +287,7 @@ def redact(value: Any, _secret: bool = False) -> Any:
     if isinstance(value, str):
         if _secret:
             return REDACTED if value else value
-        value = _SECRET_ASSIGN.sub(lambda m: f"{m.group(1)}={REDACTED}", value)
+        value = _redact_assignments(_redact_pem(value))
         return _SECRET_VALUE.sub(REDACTED, value)
     return value
 

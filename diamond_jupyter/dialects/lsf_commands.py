@@ -116,7 +116,8 @@ class LsfCommands:
         s = clean(value)
         if s is None:
             return None
-        s = re.sub(r"\s+[A-Z]$", "", s)  # trailing flag letter: E (estimated), L, X
+        if len(s) >= 2 and "A" <= s[-1] <= "Z" and s[-2].isspace():
+            s = s[:-1].rstrip()  # trailing flag letter: E (estimated), L, X
         if re.search(r"\d{4}", s):
             return parse_local_time(s, self.tz, TIME_FORMATS)
         now = self.now()

@@ -44,7 +44,10 @@ TABLE = OptionTable(
     prefix=False,
 )
 _SENTINEL = re.compile(r"^\s*#BSUB(?:\s+(.*)|$)")
-_SECTION = re.compile(r"(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
+# Linear time: a section name starts at a word boundary (else `\w+` would rescan a long word
+# from each of its letters) and brackets nest one level at most.
+_SECTION = re.compile(r"\b(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
+_ARRAY_SUFFIX = re.compile(r"\[[^\[\]]*\](?:%\d+)?\Z")  # "name[1-10]%2"
 _DEP = {"done": "afterok", "ended": "afterany", "exit": "afternotok", "started": "after"}
 _DEP_BACK = {v: k for k, v in _DEP.items()}
 _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
@@ -117,8 +120,8 @@ class LsfScript:
         elif o == "-Jd":
             spec.comment = v
         elif o == "-J":
-            m = re.fullmatch(r"(.*?)(\[[^\]]*\](%\d+)?)?", v)
-            name, arr = (m.group(1), m.group(2)) if m else (v, None)
+            m = _ARRAY_SUFFIX.search(v)
+            name, arr = (v[: m.start()], m.group(0)) if m else (v, None)
             spec.name = name or None
             if arr:
                 expr = arr[1:].replace("]", "", 1)

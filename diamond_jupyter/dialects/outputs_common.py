@@ -174,13 +174,17 @@ def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     return int(float(m.group(1)) * _MEM_UNITS[m.group(2) or default_unit])
 
 
+_HOSTLIST = re.compile(r"([^,\[\]]*)(?:\[([^\[\]]*)\])?([^,\[\]]*),?")  # linear: no '[' in []
+MAX_HOSTS = 100_000  # a range expanding to more hosts than this is kept as written
+
+
 def expand_hostlist(text: Any) -> list[str]:
     """'c[1-3,7],gpu01' -> ['c1', 'c2', 'c3', 'c7', 'gpu01'] (one bracket level)."""
     s = clean(text)
     if s is None:
         return []
     out: list[str] = []
-    for prefix, body, suffix in re.findall(r"([^,\[\]]*)(?:\[([^\]]*)\])?([^,\[\]]*),?", s):
+    for prefix, body, suffix in _HOSTLIST.findall(s):
         if not prefix and not body:
             continue
         if not body:
@@ -188,7 +192,7 @@ def expand_hostlist(text: Any) -> list[str]:
             continue
         for part in body.split(","):
             lo, _, hi = part.partition("-")
-            if hi and lo.isdigit() and hi.isdigit():
+            if hi and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) < MAX_HOSTS - len(out):
                 out += [f"{prefix}{i:0{len(lo)}d}{suffix}" for i in range(int(lo), int(hi) + 1)]
             else:
                 out.append(prefix + part + suffix)

@@ -58,6 +58,9 @@ class SiteConfig(_Cfg):
 class FederationConfig(_Cfg):
     sites: list[SiteConfig] = Field(default_factory=list)
     store: str | None = None  # SQLite path; default in the user's data dir
+    # The most of a log file `logs` returns, whatever the number of lines asked for (one
+    # progress-bar "line" can be many megabytes).
+    log_tail_bytes: int = Field(1 << 20, gt=0)
 
     def site(self, name: str) -> SiteConfig:
         for s in self.sites:

@@ -333,7 +333,8 @@ class Federation(DataMixin, AgentMixin):
         site = self.site(job.site)
         texts, missing = {}, []
         for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
-            text = await site.tail(path, lines) if path else ""
+            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes)
+                    if path else "")
             if text is None:
                 when = " (the job has not started)" if job.state.rank < 2 else ""
                 missing.append(f"{stream} log {path} is missing on {job.site}{when}")

@@ -16,6 +16,15 @@ from .transports import Transport, make_transport
 SEP = "@@diamond-section@@"
 
 
+TAIL_MAX_BYTES = 1 << 20
+
+
+def last_lines(text: str, n: int) -> str:
+    """The last `n` newline-ended lines of `text`, as `tail -n` counts them."""
+    body, nl = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+    return "\n".join(body.split("\n")[-n:]) + nl if text else ""
+
+
 @dataclass
 class Submitted:
     native_id: str
@@ -224,14 +233,16 @@ class Site:
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)
 
-    async def tail(self, path: str, lines: int = 100) -> str | None:
-        """The last lines of a file on the site; None when the file does not exist."""
-        res = await self.transport.run(["tail", "-n", str(lines), path], check=False)
+    async def tail(self, path: str, lines: int = 100, *,
+                   max_bytes: int = TAIL_MAX_BYTES) -> str | None:
+        """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
+        (the first line kept may then be cut); None when the file does not exist."""
+        res = await self.transport.run(["tail", "-c", str(max_bytes), path], check=False)
         if not res.ok:
             if "No such file" in res.stderr:
                 return None
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
-        return res.stdout
+        return last_lines(res.stdout, lines)
 
     async def close(self) -> None:
         await self.transport.close()

@@ -31,6 +31,8 @@ class TransportConfig(_Cfg):
     proxy_jump: str | None = None  # overrides ssh_config's ProxyJump
     keepalive_s: int = 30
     connect_timeout_s: float = 10.0
+    # A command given no timeout of its own fails (SiteError) after this long.
+    command_timeout_s: float = Field(default=300.0, gt=0)
     max_sessions: int = Field(default=10, ge=2)  # sshd MaxSessions: channels per connection
     reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
 

@@ -56,7 +56,7 @@ class Side(Protocol):
     def rename(self, src: str, dst: str) -> None: ...
     def remove(self, path: str) -> None: ...
     def walk(self, path: str) -> list[str]: ...  # files under a directory, relative
-    async def sha256(self, path: str) -> str: ...
+    async def sha256(self, path: str, size: int = 0) -> str: ...
     async def close(self) -> None: ...
 
 
@@ -148,7 +148,7 @@ class LocalSide:
             out += [os.path.relpath(os.path.join(d, f), path) for f in files]
         return sorted(out)
 
-    async def sha256(self, path: str) -> str:
+    async def sha256(self, path: str, size: int = 0) -> str:
         def digest() -> str:
             h = hashlib.sha256()
             with open(path, "rb") as f:
@@ -270,8 +270,10 @@ class SftpSide:
                 (stack if stat_mod.S_ISDIR(a.st_mode or 0) else out).append(r)
         return sorted(out)
 
-    async def sha256(self, path: str) -> str:
-        res = await self.transport.run(["sha256sum", path], check=True, timeout=None)
+    async def sha256(self, path: str, size: int = 0) -> str:
+        # hashing reads the whole file: the time allowed grows with it (20 MB/s at worst)
+        res = await self.transport.run(["sha256sum", path], check=True,
+                                       timeout=300.0 + size / 20e6)
         return res.stdout.split()[0]
 
     async def close(self) -> None:
@@ -357,11 +359,11 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
     part = dst_path + PART
     have = await asyncio.to_thread(dst.part_size, part)
     offset = have if have is not None and have <= size else 0
-    src_sum = asyncio.ensure_future(src.sha256(src_path))  # overlaps the copy
+    src_sum = asyncio.ensure_future(src.sha256(src_path, size))  # overlaps the copy
     try:
         moved = await asyncio.to_thread(_copy, src, src_path, dst, part, offset, size, mode,
                                         progress, cancel, limit)
-        dst_sum = await dst.sha256(part)
+        dst_sum = await dst.sha256(part, size)
         want = await src_sum
     except BaseException:
         src_sum.cancel()

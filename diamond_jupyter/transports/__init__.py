@@ -13,7 +13,7 @@ def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
     """`kw`: for ssh `interactive_handler`, `max_sessions`, `reconnect_attempts`;
     for local `workdir`."""
     if cfg.kind == "local":
-        return LocalTransport(site, **kw)
+        return LocalTransport(site, command_timeout_s=cfg.command_timeout_s, **kw)
     from .ssh import SSHTransport  # paramiko only when needed
 
     return SSHTransport(cfg, site=site, **kw)

@@ -74,6 +74,9 @@ class CommandTimeout(SiteError):
     pass
 
 
+DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
+
+
 @runtime_checkable
 class Transport(Protocol):
     name: str  # the site name
@@ -85,7 +88,7 @@ class Transport(Protocol):
         stdin: bytes | None = None,
         env: dict[str, str] | None = None,
         preamble: str = "",
-        timeout: float | None = None,
+        timeout: float | None = None,  # None: the site's command_timeout_s (CommandTimeout)
         check: bool = False,
     ) -> CommandResult: ...
 

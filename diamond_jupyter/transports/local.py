@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model import SiteError
 from .base import (
+    DEFAULT_COMMAND_TIMEOUT_S,
     FORMAT_VARS,
     CommandResult,
     CommandTimeout,
@@ -45,8 +46,10 @@ def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) 
 class LocalTransport:
     kind = "local"
 
-    def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS):
+    def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS,
+                 command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S):
         self.name = site
+        self.command_timeout_s = command_timeout_s
         self.workdir = str(Path(workdir or "~").expanduser())
         self.keep_vars = frozenset(keep_vars)
         self.commands_run = 0
@@ -87,6 +90,7 @@ class LocalTransport:
         check: bool = False,
     ) -> CommandResult:
         args, kw = self._spawn_args(argv, env, preamble)
+        timeout = self.command_timeout_s if timeout is None else timeout
         t0 = time.monotonic()
         self.commands_run += 1
         try:
@@ -103,7 +107,8 @@ class LocalTransport:
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
         except asyncio.TimeoutError:
-            raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s") from None
+            raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s "
+                                 "(stopped)") from None
         finally:
             await asyncio.shield(self._kill(proc))
         res = CommandResult(

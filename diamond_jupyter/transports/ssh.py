@@ -258,6 +258,7 @@ class SSHTransport(ShellMixin):
     ) -> CommandResult:
         argv = check_argv(argv)
         line = render_command(argv, env, preamble)
+        timeout = self.cfg.command_timeout_s if timeout is None else timeout
         out: list[bytes] = []
         err: list[bytes] = []
 

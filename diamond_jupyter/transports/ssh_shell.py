@@ -195,6 +195,7 @@ class ShellMixin:
                        timeout: float | None = None, check: bool = False) -> CommandResult:
         argv = check_argv(argv)
         line = render_command(argv, env, preamble)
+        timeout = self.cfg.command_timeout_s if timeout is None else timeout  # type: ignore
         plain = dict(stdin=stdin, env=env, preamble=preamble, timeout=timeout, check=check)
         if not self.use_shell or self._shell_lock.locked() or len(stdin or b"") > MAX_STDIN:
             return await self.run(argv, **plain)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, List, Unicode, default
+from traitlets import Float, Int, List, Unicode, default
 
 from ..config import default_config_path, load_config
 from ..federation import Federation
@@ -35,6 +35,9 @@ class DiamondApp(ExtensionApp):
     allowed_sites = List(
         Unicode(), default_value=None, allow_none=True,
         help="Sites this user may use (None: every site in the sites file).").tag(config=True)
+    max_body_bytes = Int(
+        1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
+        "before they are parsed or stored.").tag(config=True)
     llm_provider = Unicode("anthropic", help="The agent's LLM provider.").tag(config=True)
     llm_model = Unicode("", help="The agent's model ('' = the provider's default).").tag(
         config=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Awaitable, Callable
@@ -58,6 +59,10 @@ class DiamondHandler(APIHandler):
         # Refuse before method dispatch, so that even an unsupported method answers 403.
         if not self.current_user and self.request.method != "OPTIONS":
             raise HTTPError(403, log_message="authentication required")
+        size, limit = len(self.request.body or b""), self.app.max_body_bytes
+        if size > limit:  # before any parsing, redaction or storing of it
+            raise ApiError(413, "too-large", f"the request body is {size} bytes; this server "
+                           f"accepts at most {limit} (DiamondApp.max_body_bytes)")
 
     @property
     def app(self) -> DiamondApp:
@@ -101,8 +106,9 @@ class DiamondHandler(APIHandler):
             raise ApiError(400, "bad-input", f"{name} must be between {lo} and {hi or 'inf'}")
         return val
 
-    def spec_from(self, fed: Federation, body: dict[str, Any]) -> JobSpec:
-        """A JobSpec from `{"spec": {...}}` or `{"script": TEXT, "dialect"?: NAME}`."""
+    async def spec_from(self, fed: Federation, body: dict[str, Any]) -> JobSpec:
+        """A JobSpec from `{"spec": {...}}` or `{"script": TEXT, "dialect"?: NAME}` (a script
+        is parsed in a worker thread, off the server's event loop)."""
         if "spec" in body:
             if not isinstance(body["spec"], dict):
                 raise ApiError(400, "bad-input", "spec must be a JSON object (a JobSpec)")
@@ -113,7 +119,7 @@ class DiamondHandler(APIHandler):
         dialect = body.get("dialect")
         if dialect is not None and not isinstance(dialect, str):
             raise ApiError(400, "bad-input", "dialect must be a string")
-        return fed.parse(script, dialect or None)
+        return await asyncio.to_thread(fed.parse, script, dialect or None)
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)

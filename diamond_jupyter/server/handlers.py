@@ -136,7 +136,7 @@ class PlaceHandler(DiamondHandler):
     @api
     async def post(self) -> None:
         fed = await self.fed()
-        spec = self.spec_from(fed, self.body())
+        spec = await self.spec_from(fed, self.body())
         self.reply((await fed.place(spec)).model_dump(mode="json"))
 
 
@@ -167,7 +167,7 @@ class JobsHandler(DiamondHandler):
     async def post(self) -> None:
         fed = await self.fed()
         body = self.body()
-        spec = self.spec_from(fed, body)
+        spec = await self.spec_from(fed, body)
         if body.get("name"):
             spec = spec.model_copy(update={"name": str(body["name"])})
         site = body.get("site") or "auto"

@@ -183,20 +183,42 @@ def render_stream_command(
     )
 
 
-class LineSplitter:
-    """Bytes in, complete text lines out (UTF-8 decoded incrementally, bad bytes replaced)."""
+MAX_STREAM_LINE = 1 << 20  # characters of one streamed line kept; the rest is dropped
 
-    def __init__(self) -> None:
+
+class LineSplitter:
+    """Bytes in, complete text lines out (UTF-8 decoded incrementally, bad bytes replaced).
+
+    A line longer than `max_line` (a job's output is untrusted) is cut to that length and
+    given out as soon as it is that long; what follows it up to the next newline is dropped,
+    so memory and work per byte stay bounded however long the line grows."""
+
+    def __init__(self, max_line: int = MAX_STREAM_LINE) -> None:
         self._dec = codecs.getincrementaldecoder("utf-8")("replace")
         self._buf = ""
+        self.max_line = max_line
+        self._skipping = False  # inside a line already cut and given out
 
     def feed(self, data: bytes) -> list[str]:
-        *lines, self._buf = (self._buf + self._dec.decode(data)).split("\n")
+        text = self._dec.decode(data)
+        if self._skipping:
+            nl = text.find("\n")
+            if nl < 0:
+                return []
+            text, self._skipping = text[nl + 1 :], False
+        *lines, rest = (self._buf + text).split("\n")
+        lines = [ln if len(ln) <= self.max_line else ln[: self.max_line] for ln in lines]
+        if len(rest) > self.max_line:
+            lines.append(rest[: self.max_line])
+            rest, self._skipping = "", True
+        self._buf = rest
         return lines
 
     def end(self) -> list[str]:
         rest, self._buf = self._buf + self._dec.decode(b"", final=True), ""
-        return [rest] if rest else []
+        if self._skipping:
+            return []
+        return [rest[: self.max_line]] if rest else []
 
 
 def result_or_raise(site: str, res: CommandResult, check: bool) -> CommandResult:

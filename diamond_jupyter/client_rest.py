@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -18,6 +19,16 @@ log = logging.getLogger(__name__)
 MAX_LOG_LINES = 10_000  # the server's cap on GET jobs/{id}/logs?lines=
 SAFETY_REFRESH_S = 60.0  # re-read watched jobs this often even without events
 
+
+_SITE_PREFIX = re.compile(r"^[A-Za-z0-9_.-]+:")  # "SITE:PATH", as transfer.parse_location
+
+
+def _server_path(loc: str) -> str:
+    """A location without a site made absolute here (the server resolves a relative path
+    against its root directory, not against this command's working directory)."""
+    if _SITE_PREFIX.match(loc) and not loc.startswith(("./", "/")):
+        return loc
+    return str(Path(loc).expanduser().resolve()) + ("/" if loc.endswith("/") else "")
 
 class ServerClient(Engine):
     kind = "server"
@@ -114,7 +125,8 @@ class ServerClient(Engine):
 
     async def transfer(self, src: str, dst: str, via: str | None = None,
                        recursive: bool = False) -> dict[str, Any]:
-        body = {"src": src, "dst": dst, "via": via, "recursive": recursive, "wait": True}
+        body = {"src": _server_path(src), "dst": _server_path(dst), "via": via,
+                "recursive": recursive, "wait": True}
         return await self.request("POST", "transfers", body)
 
     async def translate(self, text: str, to: str,

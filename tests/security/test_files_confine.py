@@ -96,3 +96,13 @@ async def test_job_stage_paths_cannot_leave_the_root(api, jp_root_dir, tmp_path,
     jobs = await api.get("jobs")
     assert jobs["total"] == 0  # refused before anything was recorded or submitted
     assert landed(site_dir) == []
+
+
+def test_the_cli_sends_server_paths_absolute(tmp_path, monkeypatch):
+    """Through a server, the CLI's relative paths mean its own directory, not the root."""
+    from diamond_jupyter.client_rest import _server_path
+
+    monkeypatch.chdir(tmp_path)
+    assert _server_path("data/in.txt") == str(tmp_path / "data" / "in.txt")
+    assert _server_path("./out/") == f"{tmp_path / 'out'}/"
+    assert _server_path("alpha:data/in.txt") == "alpha:data/in.txt"

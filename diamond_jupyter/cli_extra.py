@@ -72,18 +72,50 @@ def _tb_ssh(args: argparse.Namespace) -> int:
 
 
 def _tb_load(args: argparse.Namespace) -> int:
+    from .model import BadInput
     from .testbed import base_dir, load
 
-    jobs = load.plan(args.profile, args.seed, args.duration, args.time_scale)
+    if args.trace:
+        jobs, plans = _trace_jobs(args)
+    else:
+        if args.site or args.start is not None:
+            raise BadInput("--site and --start go with --trace FILE (a profile loads every site)")
+        jobs, plans = load.plan(args.profile or "busy", args.seed, args.duration,
+                                args.time_scale), []
     if args.dry_run:
-        _out(args, load.describe(jobs), "\n".join(
+        _out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
+             else load.describe(jobs), "\n".join(
             f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
             f"wall={j.walltime_min}min" for j in jobs))
         return 0
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
+    res |= {"traces": plans} if plans else {}
     _out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
                     f"({res['submitted']}), {res['failed']} refused")
     return 0
+
+
+def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
+    """`--trace F --site S` pairs (one log per site) -> the jobs of every replay, in time."""
+    from .model import BadInput
+    from .testbed import trace
+    from .testbed.clusters import CLUSTERS
+
+    if args.profile:
+        raise BadInput("give --profile or --trace, not both")
+    if len(args.site) != len(args.trace):
+        raise BadInput(f"each --trace needs its --site (got {len(args.trace)} traces and "
+                       f"{len(args.site)} sites)")
+    known = {c.name: c for c in CLUSTERS}
+    jobs, plans = [], []
+    for path, site in zip(args.trace, args.site, strict=True):
+        if site not in known:
+            raise BadInput(f"unknown test-bed site {site!r} (accepted: {', '.join(known)})")
+        plan = trace.plan_replay(trace.read_swf(path), known[site], scale=args.time_scale,
+                                 duration_s=args.duration, seed=args.seed, start=args.start)
+        jobs += plan.jobs
+        plans.append(plan.summary())
+    return sorted(jobs, key=lambda j: j.at_s), plans
 
 
 # -- the agent (issue 6) --------------------------------------------------------------------
@@ -140,11 +172,19 @@ def add_extra_commands(sub, common) -> None:
     p.set_defaults(fn=_tb_ssh)
     p = tsub.add_parser("load", help="keep the queues busy with a reproducible job stream")
     common(p)
-    p.add_argument("--profile", default="busy", help="the load profile (default busy)")
-    p.add_argument("--seed", type=int, default=1, help="random seed (same seed, same jobs)")
+    p.add_argument("--profile", help="a synthetic load profile for every site (default busy)")
+    p.add_argument("--trace", action="append", default=[], metavar="FILE.swf[.gz]",
+                   help="replay a Standard Workload Format log as --site's load (repeat the "
+                        "pair for one log per site)")
+    p.add_argument("--site", action="append", default=[],
+                   help="the test-bed site the matching --trace loads")
+    p.add_argument("--seed", type=int, default=1,
+                   help="random seed: the profile's jobs, or the trace window and thinning")
+    p.add_argument("--start", type=float,
+                   help="with --trace: the window's start, log seconds (instead of --seed)")
     p.add_argument("--duration", type=float, default=60.0, help="real seconds of arrivals")
-    p.add_argument("--time-scale", type=float, default=60.0,
-                   help="center seconds per real second")
+    p.add_argument("--time-scale", "--scale", type=float, default=60.0, dest="time_scale",
+                   help="center seconds per real second (a trace's times are divided by it)")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.set_defaults(fn=_tb_load)
     add_transfer_command(sub, common)

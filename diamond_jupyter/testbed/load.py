@@ -76,6 +76,7 @@ class LoadJob:
     walltime_min: int  # requested, Slurm minutes (center time)
     name: str
     gpus: int = 0  # per node (--gres=gpu:N)
+    partition: str | None = None  # None: the cluster's default
 
 
 def _geometric(rng: random.Random, mean: float) -> int:
@@ -133,7 +134,12 @@ def _max_minutes(c: ClusterDef) -> int:
 
 
 async def run(config_path: str, jobs: list[LoadJob]) -> dict:
-    """Submit the planned jobs at their times over SSH with plain sbatch; returns counts."""
+    """Submit the planned jobs at their times over SSH with plain sbatch; returns counts.
+
+    Jobs are submitted one after another in plan order (a job late on its time goes at once),
+    so jobs planned for the same moment reach the scheduler in that order: a rebuilt queue
+    keeps its running jobs ahead of its waiting ones.
+    """
     from ..config import load_config
     from ..transports import make_transport
 
@@ -146,18 +152,28 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
 
     async def one(j: LoadJob) -> None:
         nonlocal failed
-        await asyncio.sleep(max(0.0, t0 + j.at_s - loop.time()))
         argv = ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
                 f"--ntasks-per-node={j.cpus_per_node}",
-                *([f"--gres=gpu:{j.gpus}"] if j.gpus else []), "-t", str(j.walltime_min),
+                *([f"--gres=gpu:{j.gpus}"] if j.gpus else []),
+                *([f"--partition={j.partition}"] if j.partition else []), "-t", str(j.walltime_min),
                 "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
         res = await transports[j.site].run(argv)
         if res.exit_status == 0:
             submitted[j.site] = submitted.get(j.site, 0) + 1
         else:
             failed += 1
+
+    per_site: dict[str, list[LoadJob]] = {}
+    for j in sorted(jobs, key=lambda j: j.at_s):  # stable: plan order among equal times
+        if j.site in transports:
+            per_site.setdefault(j.site, []).append(j)
+
+    async def stream(site_jobs: list[LoadJob]) -> None:
+        for j in site_jobs:
+            await asyncio.sleep(max(0.0, t0 + j.at_s - loop.time()))
+            await one(j)
     try:
-        await asyncio.gather(*(one(j) for j in jobs if j.site in transports))
+        await asyncio.gather(*(stream(js) for js in per_site.values()))
     finally:
         await asyncio.gather(*(t.close() for t in transports.values()))
     return {"submitted": submitted, "failed": failed, "jobs": len(jobs)}

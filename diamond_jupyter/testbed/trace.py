@@ -1,0 +1,252 @@
+"""Replay a real center's log (Standard Workload Format) as one test-bed site's background load.
+
+A window of the log is chosen (`start`, or drawn from `seed`), then:
+- the queue that stood at the window's start is rebuilt from each job's submit and wait
+  times: jobs running then are submitted at t = 0 with what was left of their runtime and of
+  their walltime request, jobs waiting then are submitted at t = 0 behind them, in submit
+  order;
+- arrivals inside the window are submitted at their offset from its start, divided by
+  `scale` (center seconds per real second), as are runtimes and walltime requests;
+- sizes are mapped by share of the machine: a job that had 25 of the log's 100 processors
+  gets 25% of the site's CPUs (at least one), spread over as few nodes as hold them;
+- each walltime request stays what its user wrote (scaled the same way, in whole Slurm
+  minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
+  as they do at real centers; a request longer than the default partition allows goes to a
+  partition that holds it; a job without a request gets the default partition's limit, as
+  a scheduler gives it;
+- jobs are thinned (Bernoulli with one probability, seeded) so that the site's CPU
+  utilization over the window, computed from the mapped sizes and the log's own start and
+  end times, matches the log's in that window: rounding small jobs up to a whole CPU would
+  otherwise load a small site more than the center was.
+
+Pure: reading a log and planning are free of I/O besides the file read; `load.run` submits.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import BadInput
+from .clusters import ClusterDef
+from .load import LoadJob, _max_minutes
+
+WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
+
+
+@dataclass(frozen=True)
+class SwfJob:
+    number: int
+    submit: float  # seconds from the log's start
+    wait: float
+    run: float
+    procs: int  # allocated (else requested) processors
+    req_time: float  # requested walltime (s); -1 when the log does not say
+    status: int
+
+    @property
+    def start(self) -> float:
+        return self.submit + max(self.wait, 0.0)
+
+    @property
+    def end(self) -> float:
+        return self.start + self.run
+
+
+@dataclass(frozen=True)
+class SwfLog:
+    name: str
+    max_procs: int
+    jobs: tuple[SwfJob, ...]  # sorted by submit time
+
+    @property
+    def span(self) -> tuple[float, float]:
+        return (self.jobs[0].submit, self.jobs[-1].submit) if self.jobs else (0.0, 0.0)
+
+
+@dataclass
+class ReplayPlan:
+    site: str
+    log: str
+    window: tuple[float, float]  # log seconds [start, end)
+    scale: float
+    jobs: list[LoadJob]
+    running_at_start: int
+    queued_at_start: int
+    arrivals_in_log: int
+    arrivals_kept: int
+    log_utilization: float  # busy processors / MaxProcs over the window, from the log
+    site_utilization: float  # the same for the replay on the site's CPUs, after thinning
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        return {"site": self.site, "log": self.log, "window_s": list(self.window),
+                "scale": self.scale, "jobs": len(self.jobs),
+                "running_at_start": self.running_at_start,
+                "queued_at_start": self.queued_at_start,
+                "arrivals_in_log": self.arrivals_in_log, "arrivals_kept": self.arrivals_kept,
+                "log_utilization": round(self.log_utilization, 4),
+                "site_utilization": round(self.site_utilization, 4), "notes": self.notes}
+
+
+def read_swf(path: str | Path) -> SwfLog:
+    """Parse an SWF log (plain or .gz). BadInput names the file and line of a malformed one."""
+    p = Path(path)
+    opener = gzip.open if p.name.endswith(".gz") else open
+    max_procs, jobs = 0, []
+    try:
+        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith(";"):
+                    key, _, value = (x.strip() for x in text[1:].partition(":"))
+                    # MaxProcs wins; MaxNodes stands in for logs that only give nodes
+                    if value.isdigit() and (key == "MaxProcs" or key == "MaxNodes"
+                                            and not max_procs):
+                        max_procs = int(value)
+                    continue
+                jobs.append(_job(text, p, lineno))
+    except OSError as e:
+        raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
+    except (EOFError, gzip.BadGzipFile) as e:
+        raise BadInput(f"the trace {p} is not a readable gzip file: {e}") from None
+    if not jobs:
+        raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
+    if max_procs <= 0:
+        max_procs = max(j.procs for j in jobs)
+    jobs.sort(key=lambda j: (j.submit, j.number))
+    name = p.name.removesuffix(".gz").removesuffix(".swf")
+    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs))
+
+
+def _job(text: str, path: Path, lineno: int) -> SwfJob:
+    fields = text.split()
+    if len(fields) < 11:
+        raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
+                       f"{len(fields)}: {text[:80]!r}")
+    try:
+        number, submit, wait, run, alloc = (float(f) for f in fields[:5])
+        req_procs, req_time, status = float(fields[7]), float(fields[8]), float(fields[10])
+    except ValueError:
+        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers: {text[:80]!r}") from None
+    procs = int(alloc if alloc > 0 else req_procs)
+    return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
+                  req_time=req_time, status=int(status))
+
+
+def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def _size(procs: int, log_procs: int, c: ClusterDef) -> tuple[int, int]:
+    """(nodes, CPUs per node) holding the job's share of the machine on cluster `c`."""
+    total = c.nodes * c.cpus
+    cpus = min(total, max(1, round(procs / log_procs * total)))
+    nodes = math.ceil(cpus / c.cpus)
+    return nodes, math.ceil(cpus / nodes)
+
+
+def _partition_limits(c: ClusterDef) -> list[tuple[str | None, int]]:
+    """(partition, limit in minutes), the default first (named None: sbatch picks it)."""
+    from ..dialects.slurm_script import parse_slurm_time
+
+    out = []
+    for p in sorted(c.partitions, key=lambda p: not p.default):
+        limit = parse_slurm_time(p.max_time) if p.max_time != "INFINITE" else None
+        out.append((None if p.default else p.name, (limit or 365 * 86400) // 60))
+    return out or [(None, _max_minutes(c))]
+
+
+def _partition_for(limits: list[tuple[str | None, int]], wall_min: int | None
+                   ) -> tuple[str | None, int]:
+    """The default partition when the request fits it, else the one with the smallest limit
+    that holds it, else the longest; a job without a request gets the default's limit."""
+    if wall_min is None or wall_min <= limits[0][1]:
+        return limits[0]
+    fits = [p for p in limits if p[1] >= wall_min]
+    return min(fits, key=lambda p: p[1]) if fits else max(limits, key=lambda p: p[1])
+
+
+def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: float = 600.0,
+                seed: int | None = None, start: float | None = None) -> ReplayPlan:
+    """The replay of `duration_s` real seconds of `log` on cluster `c` (see the module doc).
+
+    `start` (log seconds) fixes the window; else `seed` draws it (same seed, same window and
+    same thinning). `scale` center seconds pass per real second.
+    """
+    if scale <= 0 or duration_s <= 0:
+        raise BadInput(f"--scale and --duration must be positive (got {scale}, {duration_s})")
+    span = duration_s * scale
+    first, last = log.span
+    if start is None:
+        lo = min(first + WARMUP_S, last)
+        hi = max(lo, last - span)
+        start = random.Random(seed).uniform(lo, hi)
+    elif not first <= start <= last:
+        raise BadInput(f"--start {start:.0f} is outside the log {log.name} "
+                       f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
+    end = start + span
+    rng = random.Random(f"{seed}:{log.name}:{c.name}:{start}")
+    limits = _partition_limits(c)
+    total_cpus = c.nodes * c.cpus
+
+    running, queued, arrivals = [], [], []
+    for j in log.jobs:
+        if j.submit >= end:
+            break
+        if j.run <= 0 or j.procs <= 0:
+            continue  # never ran (cancelled in the queue) or size unknown: no load
+        if j.submit >= start:
+            arrivals.append(j)
+        elif j.start > start:
+            queued.append(j)
+        elif j.end > start:
+            running.append(j)
+
+    def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
+        nodes, per_node = _size(j.procs, log.max_procs, c)
+        wall_min = max(1, math.ceil(req_s / scale / 60)) if req_s > 0 else None
+        partition, limit_min = _partition_for(limits, wall_min)
+        return LoadJob(at_s=round(at_s, 3), site=c.name, nodes=nodes, cpus_per_node=per_node,
+                       runtime_s=round(max(run_s, 0.0) / scale, 2),
+                       walltime_min=min(wall_min or limit_min, limit_min),
+                       name=f"trace-{kind}-{j.number}", partition=partition)
+
+    def busy(j: SwfJob, cpus: float) -> float:
+        return cpus * _overlap(j.start, j.end, start, end)
+
+    log_busy = sum(busy(j, j.procs) for j in (*running, *queued, *arrivals))
+    log_util = log_busy / (log.max_procs * span)
+
+    def site_busy(js: list[SwfJob]) -> float:
+        return sum(busy(j, math.prod(_size(j.procs, log.max_procs, c))) for j in js)
+
+    # One keep probability for the running, the waiting and the arriving jobs alike, so the
+    # rebuilt queue and the arrivals keep their shape at a smaller size.
+    mapped = site_busy(running) + site_busy(queued) + site_busy(arrivals)
+    target = log_util * total_cpus * span
+    keep_p = 1.0 if mapped <= 0 else min(1.0, target / mapped)
+
+    def thin(js: list[SwfJob]) -> list[SwfJob]:
+        return js if keep_p >= 1.0 else [j for j in js if rng.random() < keep_p]
+
+    running, queued, kept = thin(running), thin(queued), thin(arrivals)
+    notes = []
+    if keep_p < 1.0:
+        notes.append(f"jobs kept with probability {keep_p:.2f}: the mapped sizes (at least one "
+                     f"CPU each) load {c.name} more than the log's machine was loaded")
+
+    jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start) if j.req_time > 0
+                     else -1, "run") for j in running]
+    jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
+    jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
+    site_util = (site_busy(running) + site_busy(queued) + site_busy(kept)) / (total_cpus * span)
+    return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
+                      running_at_start=len(running), queued_at_start=len(queued),
+                      arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
+                      log_utilization=log_util, site_utilization=site_util, notes=notes)

@@ -357,6 +357,11 @@ class Federation(DataMixin, AgentMixin):
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
+        if self.server_root is not None:  # in a server: only inside its root directory
+            from .transfer import Location, confine
+
+            rel = str(dest or job.id.replace(":", "-"))
+            dest_dir = Path(confine(Location(None, rel), self.server_root).path)
         out = []
         for remote in await self.files(job_id):
             inside = wd and remote.startswith(wd)

@@ -106,3 +106,30 @@ def test_the_cli_sends_server_paths_absolute(tmp_path, monkeypatch):
     assert _server_path("data/in.txt") == str(tmp_path / "data" / "in.txt")
     assert _server_path("./out/") == f"{tmp_path / 'out'}/"
     assert _server_path("alpha:data/in.txt") == "alpha:data/in.txt"
+
+
+async def test_engine_fetch_keeps_to_the_root(tmp_path, monkeypatch):
+    """The agent's fetch_results reaches Federation.fetch without the REST route's check:
+    in a server, the engine itself refuses a destination outside the root."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import BadInput
+    from diamond_jupyter.store import Store
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "root"
+    root.mkdir()
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite3"))
+    fed.server_root = root
+    try:
+        fed.store.record_intent("alpha", "t1", JobSpec(name="j", command="true",
+                                                       working_directory=str(tmp_path)),
+                                None, None)
+        job = fed.store.bind_native_id("t1", "7").id
+        with pytest.raises(BadInput, match="outside the server's root directory"):
+            await fed.fetch(job, "~/.ipython/profile_default/startup")
+        assert not (tmp_path / "home" / ".ipython").exists()
+    finally:
+        await fed.close()

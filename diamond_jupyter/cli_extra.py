@@ -17,8 +17,29 @@ def _tb_up(args: argparse.Namespace) -> int:
     from . import testbed
 
     info = testbed.up()
-    _out(args, info, f"test bed up in {info['seconds']:.2f}s; sites: {', '.join(info['sites'])}\n"
+    started = info.get("started") or []
+    what = f"started {', '.join(started)}" if started else "nothing to start"
+    _out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: "
+                     f"{', '.join(info['sites'])}\n"
                      f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})")
+    return 0
+
+
+def _tb_stop(args: argparse.Namespace) -> int:
+    from . import testbed
+
+    info = testbed.stop_site(args.site, tuple(args.only) if args.only else None)
+    _out(args, info, f"stopped {', '.join(info['stopped'])}" if info["stopped"]
+         else f"{info['site']}: nothing was running")
+    return 0
+
+
+def _tb_start(args: argparse.Namespace) -> int:
+    from . import testbed
+
+    info = testbed.start_site(args.site, tuple(args.only) if args.only else None)
+    _out(args, info, f"started {', '.join(info['started'])}" if info["started"]
+         else f"{info['site']}: already running")
     return 0
 
 
@@ -159,7 +180,16 @@ def add_extra_commands(sub, common) -> None:
     _add_agent_commands(sub, common)
     tb = sub.add_parser("testbed", help="the local federation of real Slurm clusters")
     tsub = tb.add_subparsers(dest="tb_command", required=True)
-    for name, fn, help in (("up", _tb_up, "start it (idempotent); writes the sites file"),
+    for name, fn, help in (("stop", _tb_stop, "stop one site's daemons (jobs are kept)"),
+                           ("start", _tb_start, "start one site's stopped daemons")):
+        p = tsub.add_parser(name, help=help)
+        common(p)
+        p.add_argument("site", help="a test-bed site: alpha, beta or gamma")
+        p.add_argument("--only", action="append", choices=("sshd", "slurm"),
+                       help="only this part (repeatable; default: both)")
+        p.set_defaults(fn=fn)
+    for name, fn, help in (("up", _tb_up, "start what is not running (repairs; jobs and "
+                                          "job ids survive); writes the sites file"),
                            ("down", _tb_down, "stop it and leave nothing behind"),
                            ("status", _tb_status, "what runs")):
         p = tsub.add_parser(name, help=help)

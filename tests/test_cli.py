@@ -74,7 +74,7 @@ def test_translate_reports_each_dropped_directive(run):
     r = run("translate", "--to", "lsf", src)
     assert r.stdout.startswith("#!") and "#BSUB" in r.stdout
     for line in r.stderr.splitlines():
-        assert line.startswith(("dropped:", "approximated:", "ignored:", "note:")), line
+        assert line.startswith(("dropped:", "approximated:", "ignored:", "note:", "kept:")), line
     spec = json.loads(run("translate", "--to", "flux", src, "--json").stdout)
     assert spec["source_dialect"] == "pbs"
 

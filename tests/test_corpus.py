@@ -142,3 +142,42 @@ def test_crlf_file_renders_for_sbatch() -> None:
     assert "\r\n" in text
     script, warnings, _ = translate(text, "slurm")
     assert "\r" not in script and any("CRLF" in w for w in warnings)
+
+
+def _totals(spec) -> dict[str, int | None]:
+    """The oracle: whole-job nodes, tasks, CPUs, GPUs, memory (MB); None when unsaid."""
+    r = spec.resources
+    nodes = r.nodes or (-(-r.tasks // r.tasks_per_node) if r.tasks and r.tasks_per_node
+                        else None)
+    tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
+    cpus = (tasks or 1) * r.cpus_per_task if r.cpus_per_task else tasks
+    gpus = (r.gpus_per_node * (nodes or 1) if r.gpus_per_node is not None else
+            r.gpus_per_task * (tasks or 1) if r.gpus_per_task is not None else None)
+    mem = (r.memory_mb * (nodes or 1) if r.memory_mb else
+           r.memory_per_cpu_mb * (cpus or 1) if r.memory_per_cpu_mb else None)
+    return {"node": nodes, "task": tasks, "cpu": cpus, "gpu": gpus, "mem": mem}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+def test_translation_never_asks_for_more(row: dict[str, str]) -> None:
+    """Read each translation back: nodes, tasks, CPUs, GPUs and memory are never larger
+    than the original's; smaller (or gone) only with a report naming it; else refused."""
+    text = _text(row["file"])
+    for target in SCRIPT_DIALECTS:
+        if target == row["dialect"]:
+            continue
+        try:
+            script, warnings, spec = translate(text, target, row["dialect"])
+        except BadInput as exc:
+            assert str(exc).strip() and "\n" not in str(exc).strip()
+            continue
+        before = _totals(spec)
+        after = _totals(get_script_dialect(target).parse_script(script))
+        for what, was in before.items():
+            now = after[what]
+            if was is None:
+                continue
+            assert now is None or now <= was, (target, what, was, now)
+            if now is None or now < was:
+                assert any(what in w.lower() for w in warnings
+                           if w.startswith(("dropped", "approximated"))), (target, what, warnings)

@@ -256,3 +256,213 @@ async def test_store_name_is_the_users_and_the_token_finds_the_job_by_comment(tb
             for j in fed.jobs():
                 if j.native_id and not j.state.terminal:
                     await fed.cancel(j.id)
+
+
+# -- the test bed: one site at a time; `up` repairs -------------------------------------------
+
+def _tb_cli(env: dict[str, str], *args: str) -> dict:
+    r = subprocess.run(["diamond", "testbed", *args, "--json"], capture_output=True, text=True,
+                       env=env, timeout=180)
+    assert r.returncode == 0, (args, r.stdout, r.stderr)
+    return json.loads(r.stdout)
+
+
+async def test_stop_start_a_site_and_up_repairs_without_losing_jobs(tb, env):
+    from diamond_jupyter import testbed
+    from diamond_jupyter.federation import Federation
+
+    async with Federation(tb.config_path, min_poll_s=0.5) as fed:
+        jobs = [await fed.submit(JobSpec(name=f"survivor-{s}", script="sleep 300\n"), s)
+                for s in ("alpha", "beta")]
+        for j in jobs:
+            await fed.wait(j.id, until=[JobState.RUNNING], timeout=60)
+    try:
+        out = _tb_cli(env, "stop", "beta", "--only", "sshd")
+        assert out["stopped"] == ["beta sshd"]
+        st = {s["name"]: s for s in testbed.status()["sites"]}
+        assert not st["beta"]["sshd"] and st["beta"]["slurmctld"] and st["alpha"]["sshd"]
+        up = _tb_cli(env, "up")
+        assert up["started"] == ["beta sshd"], up  # nothing else was restarted
+        out = _tb_cli(env, "stop", "beta")  # the whole site: sshd and Slurm
+        assert "beta slurmctld" in out["stopped"] and "beta sshd" in out["stopped"]
+        assert not testbed.status()["up"]
+        started = _tb_cli(env, "start", "beta")["started"]
+        assert "beta slurmctld" in started and "beta sshd" in started
+        async with Federation(tb.config_path) as fed:
+            for j in jobs:  # the same jobs, still running, under the same ids
+                [seen] = await fed.site(j.site).statuses([j.native_id or ""])
+                assert seen.state == JobState.RUNNING and seen.name == j.name, seen
+            later = await fed.submit(JobSpec(name="after", script="true\n"), "alpha")
+            assert int(later.native_id or 0) > int(jobs[0].native_id or 0)  # ids not reset
+    finally:
+        async with Federation(tb.config_path) as fed:
+            for j in fed.jobs():
+                if not j.state.terminal and j.native_id:
+                    await fed.cancel(j.id)
+
+
+# -- the demo ------------------------------------------------------------------------------
+
+def _demo_copy(tmp_path: Path) -> Path:
+    """The files demo.sh reads, with an install script that only counts its runs."""
+    import shutil
+
+    root = tmp_path / "repo"
+    for rel in ("scripts/demo.sh", "binder/demo.ipynb", "pyproject.toml", "package.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, root / rel)
+    shutil.copytree(REPO / "src", root / "src")
+    (root / "scripts/install.sh").write_text("#!/bin/sh\necho run >> installs.log\n")
+    (root / "scripts/install.sh").chmod(0o755)
+    return root
+
+
+def _demo_start(root: Path, env: dict[str, str], port: int):
+    import signal
+    import time
+    import urllib.request
+
+    proc = subprocess.Popen(["./scripts/demo.sh"], cwd=root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    t0 = time.monotonic()
+    lines = []
+    for line in proc.stdout:  # the server says where it listens once it is ready
+        lines.append(line)
+        if f"127.0.0.1:{port}/" in line and not line.startswith("demo:"):
+            break
+    ready = time.monotonic() - t0
+    text = "".join(lines)
+    assert proc.poll() is None, text  # the server runs
+    token = (root / "demo/.jupyter-token").read_text().strip()
+    url = f"http://127.0.0.1:{port}/api/status?token={token}"
+    with urllib.request.urlopen(url, timeout=30) as r:
+        assert r.status == 200
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=60)
+    return text, token, ready
+
+
+def test_demo_restarts_fast_with_the_same_url_and_token(tb, tmp_path):
+    import socket
+
+    root = _demo_copy(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
+           "PYTHON": sys.executable, "DEMO_PORT": str(port),
+           "DEMO_ARGS": "--no-browser", "PYTHONPATH": str(REPO)}
+    first, token1, _ = _demo_start(root, env, port)
+    assert (root / "installs.log").read_text().count("run") == 1
+    assert f"demo: open http://127.0.0.1:{port}/lab/tree/demo.ipynb?token={token1}" in first
+    assert (root / "demo/demo.ipynb").is_file()
+    second, token2, ready_s = _demo_start(root, env, port)
+    assert "nothing changed since the last install" in second
+    assert (root / "installs.log").read_text().count("run") == 1  # no reinstall
+    assert token2 == token1 and f":{port}/lab/tree/demo.ipynb?token={token1}" in second
+    assert "test bed up" in second
+    (root / "src" / "index.ts").write_text((root / "src" / "index.ts").read_text() + "\n")
+    _demo_start(root, env, port)
+    assert (root / "installs.log").read_text().count("run") == 2  # a source changed
+    print(f"demo restart to a serving JupyterLab: {ready_s:.1f}s")
+
+
+# -- translations never change the request --------------------------------------------------
+
+def _tr(body: str, to: str):
+    from diamond_jupyter.dialects.translate import translate
+
+    return translate("#!/bin/bash\n" + body, to)
+
+
+def test_flux_gets_gpus_per_node_exactly():
+    script, warnings, _ = _tr("#SBATCH -N 2\n#SBATCH --ntasks-per-node=16\n"
+                              "#SBATCH --gres=gpu:2\nsrun ./app\n", "flux")
+    assert "#flux: --nodes=2" in script and "#flux: --gpus-per-node=2" in script
+    assert "#flux: --tasks-per-node=16" in script
+    assert "nslots" not in script and "gpus-per-slot" not in script
+    from diamond_jupyter.dialects.flux_script import flux_script
+    back = flux_script.parse_script(script).resources
+    assert (back.nodes, back.gpus_per_node, back.tasks_per_node) == (2, 2, 16)
+    script, _, _ = _tr("#SBATCH -N 1\n#SBATCH -n 8\n#SBATCH --gres=gpu:2\n./x\n", "flux")
+    assert "--gpus-per-node=2" in script and "--tasks-per-node=8" in script
+
+
+def test_unknowable_gpu_total_is_refused_not_multiplied():
+    with pytest.raises(BadInput, match="no node count"):
+        _tr("#SBATCH -n 4\n#SBATCH --gpus-per-node=1\n./x\n", "flux")
+    with pytest.raises(BadInput, match="refused: pbs cannot express .* 1 GPU"):
+        _tr("#SBATCH -n 4\n#SBATCH --gpus-per-node=1\n./x\n", "pbs")
+
+
+def test_lsf_keeps_cpus_per_task_and_memory_exact():
+    from diamond_jupyter.dialects.lsf_script import lsf_script
+
+    script, _, _ = _tr("#SBATCH -N 1\n#SBATCH --ntasks-per-node=1\n#SBATCH -c 8\n"
+                       "#SBATCH --mem=93G\n./x\n", "lsf")
+    back = lsf_script.parse_script(script).resources
+    assert "#BSUB -n 1" in script and "affinity[core(8)]" in script
+    assert (back.cpus_per_task, back.memory_mb, back.memory_per_cpu_mb) == (8, 95232, None)
+
+
+SCHED_BODY = """#SBATCH -N 2
+#SBATCH --ntasks-per-node=4
+#SBATCH --array=1-10
+echo "task $SLURM_ARRAY_TASK_ID of ${SLURM_NTASKS} in $SLURM_SUBMIT_DIR"
+srun -n 8 --cpus-per-task=2 ./app --input x
+srun --mpi=pmix ./app
+"""
+
+
+def test_body_variables_and_launchers_are_translated_or_reported_line_by_line():
+    script, warnings, _ = _tr(SCHED_BODY, "flux")
+    assert "flux run -n 8 -c 2 ./app --input x" in script
+    assert "srun --mpi=pmix ./app" in script  # no flux equivalent for --mpi: kept, reported
+    assert any(w.startswith("kept: line 7: srun options") for w in warnings), warnings
+    assert any(w.startswith("kept: line 5:") and "$SLURM_ARRAY_TASK_ID" in w
+               for w in warnings)
+    script, warnings, _ = _tr(SCHED_BODY, "pbs")
+    assert 'echo "task $PBS_ARRAY_INDEX of ${SLURM_NTASKS} in $PBS_O_WORKDIR"' in script
+    assert "kept: line 5: $SLURM_NTASKS (task count) has no pbs equivalent" in warnings
+    assert any(w.startswith("kept: line 6: srun has no pbs equivalent") for w in warnings)
+    script, _, _ = _tr(SCHED_BODY, "lsf")
+    assert 'echo "task $LSB_JOBINDEX of ${LSB_DJOB_NUMPROC} in $LS_SUBCWD"' in script
+
+
+def test_to_pbs_reports_on_stderr_what_it_did_not_carry(tmp_path):
+    src = tmp_path / "job.sbatch"
+    src.write_text("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpu-bind=closest\n"
+                   "#SBATCH --comment=keep-me\n" + "srun ./app\necho $SLURM_NTASKS\n")
+    r = _cli("translate", "--to", "pbs", str(src))
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert any("GPU binding closest" in x for x in lines)
+    assert any("comment" in x and "keep-me" in x for x in lines)
+    assert any(x.startswith("kept: line 5: srun") for x in lines)
+    assert any(x.startswith("kept: line 6: $SLURM_NTASKS") for x in lines)
+
+
+def test_notebook_impossible_job_names_every_sites_reason(tmp_path, monkeypatch, capsys):
+    """The magics (in-process engine): the red line carries each site's reason."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n"
+                   "  - name: ghost\n    transport: {host: 10.213.99.2, connect_timeout_s: 1}\n"
+                   "  - name: shade\n    transport: {host: 10.213.99.3, connect_timeout_s: 1}\n")
+    monkeypatch.setenv("DIAMOND_CONFIG", str(cfg))
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DIAMOND_ENGINE", "local")
+    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "diamond_jupyter")
+        shell.run_cell_magic("diamond", "submit --site auto", "echo hi\n")
+    finally:
+        InteractiveShell.clear_instance()
+    err = capsys.readouterr().err
+    first = err.strip().splitlines()[0]
+    assert "no site can run this job: " in first, err
+    assert "ghost: site unreachable" in first and "shade: site unreachable" in first
+    assert not first.rstrip().endswith(":")

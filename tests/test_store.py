@@ -399,6 +399,8 @@ def test_pagination_and_filtering(store: Store) -> None:
 def test_get_unknown_job(store: Store) -> None:
     with pytest.raises(BadInput, match=r"no job .alpha:404. in the store"):
         store.get_job("alpha:404")
+    with pytest.raises(BadInput, match=r"malformed: expected SITE:NUMBER"):
+        store.get_job("404")
 
 
 def test_upsert_validates_and_merges(store: Store) -> None:

@@ -29,7 +29,7 @@ from .scripts_common import (
 )
 
 _REQUIRED = words("nslots cores-per-slot gpus-per-slot nodes time-limit queue job-name output "
-                  "error "
+                  "error cores tasks-per-node gpus-per-node "
              "cwd urgency setopt setattr requires dependency begin-time env env-remove env-file "
              "rlimit add-file conf broker-opts flags signal input bank cc bcc log log-stderr "
              "taskmap")
@@ -88,16 +88,40 @@ class FluxScript:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
         spec.join_output = spec.stderr is None
+        self._resolve_cores(spec)
         return spec
+
+    @staticmethod
+    def _resolve_cores(spec: JobSpec) -> None:
+        """`--cores=C` (a job total) as CPUs per task when the task layout divides it."""
+        cores = spec.metadata.pop("flux_cores", None)
+        if cores is None:
+            return
+        r = spec.resources
+        tasks = r.tasks or ((r.nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
+        if tasks and cores % tasks == 0 and r.cpus_per_task is None:
+            r.cpus_per_task = cores // tasks
+        elif not tasks:
+            r.tasks, r.cpus_per_task = 1, cores
+            note(spec, f"--cores={cores} without a task layout read as one task of "
+                       f"{cores} cores")
+        else:
+            note(spec, f"--cores={cores} does not divide among {tasks} tasks; kept as "
+                       f"{r.cpus_per_task or 1} CPUs per task")
 
     def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
         o, v = item.option, item.value or ""
         r = spec.resources
-        if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes"):
+        if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes", "tasks-per-node",
+                 "gpus-per-node", "cores"):
             if not v.isdigit():
                 raise bad(item, "bad count", "a positive integer")
+            if o == "cores":  # per-resource mode: a job total, resolved after all options
+                spec.metadata["flux_cores"] = int(v)
+                return True
             attr = {"nslots": "tasks", "cores-per-slot": "cpus_per_task",
-                    "gpus-per-slot": "gpus_per_task", "nodes": "nodes"}[o]
+                    "gpus-per-slot": "gpus_per_task", "nodes": "nodes",
+                    "tasks-per-node": "tasks_per_node", "gpus-per-node": "gpus_per_node"}[o]
             setattr(r, attr, int(v))
         elif o == "time-limit":
             secs = parse_fsd(v)
@@ -190,25 +214,31 @@ class FluxScript:
         tpn = r.tasks_per_node
         tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
         gpt = r.gpus_per_task
+        per_node_gpus = False
         if gpt is None and r.gpus_per_node:
-            per = tpn or (tasks // r.nodes if tasks and r.nodes else None)
-            if per and r.gpus_per_node % per == 0:
-                gpt = r.gpus_per_node // per
+            per = tpn or (tasks // r.nodes if tasks and r.nodes and tasks % r.nodes == 0
+                          else None)
+            if per and r.gpus_per_node % per == 0 and (r.nodes or not tasks or tasks == per):
+                gpt = r.gpus_per_node // per  # the same GPUs in total, a share per slot
+            elif tasks and not r.nodes:
+                raise BadInput(f"cannot translate {r.gpus_per_node} GPUs per node to flux: "
+                               f"the {tasks} tasks have no node count, so the GPU total is "
+                               "unknown; give a node count")
             else:
-                tasks = tasks or r.nodes or 1
-                gpt = r.gpus_per_node
-                warnings.append(f"approximated: {r.gpus_per_node} GPUs per node as "
-                                f"{gpt} GPUs per slot with {tasks} slots")
-        if r.nodes:
-            add("nodes", r.nodes)
-        if tasks:
-            add("nslots", tasks)
-        if tpn and not r.nodes:
-            warnings.append(f"dropped: {tpn} tasks per node without a node count")
-        if r.cpus_per_task:
-            add("cores-per-slot", r.cpus_per_task)
-        if gpt:
-            add("gpus-per-slot", gpt)
+                per_node_gpus = True  # exact: flux's per-resource --gpus-per-node
+        if per_node_gpus:
+            self._render_per_node(r, tasks, add, warnings)
+        else:
+            if r.nodes:
+                add("nodes", r.nodes)
+            if tasks:
+                add("nslots", tasks)
+            if tpn and not r.nodes:
+                warnings.append(f"dropped: {tpn} tasks per node without a node count")
+            if r.cpus_per_task:
+                add("cores-per-slot", r.cpus_per_task)
+            if gpt:
+                add("gpus-per-slot", gpt)
         if r.gpu_type:
             add("requires", r.gpu_type)
             warnings.append(f"approximated: GPU type {r.gpu_type} as a node property")
@@ -250,6 +280,25 @@ class FluxScript:
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count)
         warnings += foreign_warnings(spec, self.name)
         return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+
+    @staticmethod
+    def _render_per_node(r, tasks: int | None, add, warnings: list[str]) -> None:
+        """GPUs per node exactly: flux's per-resource options (never mixed with the
+        per-slot ones): --nodes, --gpus-per-node, --tasks-per-node, --cores (job total)."""
+        nodes = r.nodes or 1
+        tpn = r.tasks_per_node or (tasks // nodes if tasks and tasks % nodes == 0 else None)
+        add("nodes", nodes)
+        add("gpus-per-node", r.gpus_per_node)
+        if tpn:
+            add("tasks-per-node", tpn)
+            if r.cpus_per_task:
+                add("cores", nodes * tpn * r.cpus_per_task)
+        elif tasks:
+            warnings.append(f"dropped: {tasks} tasks over {nodes} nodes (uneven; flux's "
+                            "per-node GPU request takes tasks per node only)")
+        if r.cpus_per_task and not tpn:
+            warnings.append(f"dropped: {r.cpus_per_task} CPUs per task (no task layout "
+                            "to take them with flux's per-node GPU request)")
 
     @staticmethod
     def _render_binding(spec: JobSpec, add, warnings: list[str]) -> None:

@@ -89,7 +89,27 @@ class LsfScript:
                     unknown(spec, self.name, item)
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
+        self._slot_memory(spec)
         return spec
+
+    @staticmethod
+    def _slot_memory(spec: JobSpec) -> None:
+        """rusage[mem] is per slot (one slot per task); with several cores per task it is
+        not per CPU: per node when the tasks per host are known, else per CPU (rounded
+        down, noted)."""
+        r = spec.resources
+        per_slot, cpt = r.memory_per_cpu_mb, r.cpus_per_task or 1
+        if not per_slot or cpt == 1:
+            return
+        r.memory_per_cpu_mb = None
+        if r.tasks_per_node:
+            r.memory_mb = per_slot * r.tasks_per_node
+        elif r.nodes == 1 and r.tasks:
+            r.memory_mb = per_slot * r.tasks
+        else:
+            r.memory_per_cpu_mb = per_slot // cpt
+            note(spec, f"rusage[mem={per_slot}MB] per slot of {cpt} cores read as "
+                       f"{r.memory_per_cpu_mb}MB per CPU")
 
     def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
         o, v = item.option, item.value or ""
@@ -243,11 +263,11 @@ class LsfScript:
             warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
                             "one slot per host")
         elif tasks:
-            add("-n", tasks * cpt if r.cpu_bind is None and cpt > 1 else tasks)
-            if r.cpu_bind is None and cpt > 1:
-                warnings.append(f"approximated: {cpt} CPUs per task as {cpt} slots per task")
+            add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
+        elif cpt > 1:
+            add("-n", 1)
         if tpn:
-            sections.append(f"span[ptile={tpn * (cpt if r.cpu_bind is None else 1)}]")
+            sections.append(f"span[ptile={tpn}]")
         elif r.nodes == 1 and tasks:
             sections.append("span[hosts=1]")
         elif r.nodes and tasks:
@@ -264,7 +284,11 @@ class LsfScript:
                                 "slot (LSF rusage[mem] is per slot on most sites)")
         if c.features:
             sections.append(f"select[{' && '.join(c.features)}]")
-        if r.cpu_bind and r.cpu_bind != "none":
+        if cpt > 1 and r.cpu_bind in (None, "none"):
+            sections.append(f"affinity[core({cpt})]")
+            if r.cpu_bind == "none":
+                warnings.append("dropped: CPU binding none (LSF's affinity[core(N)] binds)")
+        elif r.cpu_bind and r.cpu_bind != "none":
             if r.cpu_bind in _AFF_BACK:
                 pu = _AFF_BACK[r.cpu_bind]
                 sections.append(f"affinity[{pu}({cpt})]" if pu in ("core", "thread")

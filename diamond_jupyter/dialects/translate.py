@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import BadInput, JobSpec
+from .body import translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -56,12 +57,17 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
     source = get_script_dialect(from_) if from_ else get_script_dialect(detect_dialect(text))
     try:
         spec = source.parse_script(text)
+        first = len(text.splitlines()) - len((spec.script or "").splitlines()) + 1
+        body, body_notes = translate_body(spec.script or "", source.name, target.name,
+                                          first_line=first)
+        spec.script = body if spec.script is not None else None
         rendered = target.render_script(spec)
     except BadInput:
         raise
     except (ValueError, LookupError, TypeError, AttributeError) as exc:  # safety net
         raise BadInput(f"could not translate this {source.name} script: {exc}") from exc
-    warnings = list(spec.metadata.get("parse_notes", [])) + rendered.warnings
+    warnings = list(spec.metadata.get("parse_notes", [])) + rendered.warnings + body_notes
+    warnings += _check_request(spec, target, rendered.script, warnings)
     others = {n: c for n, c in count_sentinels(spec.script or "").items()
               if c and n != source.name}
     for name, count in others.items():
@@ -69,3 +75,73 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
         warnings.append(f"kept: {count} {name} directive line(s) in the body; they {verb} "
                         f"{target.name if name == target.name else name}")
     return rendered.script, warnings, spec
+
+
+QUANTITIES = ("nodes", "tasks", "cpus", "gpus", "memory_mb")
+# Where each quantity is asked for, per dialect: named in reports and refusals.
+_DIRECTIVES = {
+    "slurm": {"nodes": "--nodes", "tasks": "--ntasks/--ntasks-per-node",
+              "cpus": "tasks x --cpus-per-task", "gpus": "--gpus*/--gres=gpu",
+              "memory_mb": "--mem/--mem-per-cpu"},
+    "pbs": {"nodes": "-l select/nodes", "tasks": "-l select:mpiprocs / nodes:ppn",
+            "cpus": "-l select:ncpus / ncpus", "gpus": "-l ngpus / nodes:gpus",
+            "memory_mb": "-l mem/pmem / select:mem"},
+    "lsf": {"nodes": "-nnodes / span[]", "tasks": "-n", "cpus": "-n / affinity[]",
+            "gpus": "-gpu", "memory_mb": "-R rusage[mem] / -M"},
+    "flux": {"nodes": "--nodes", "tasks": "--nslots/--tasks-per-node",
+             "cpus": "--cores-per-slot/--cores", "gpus": "--gpus-per-slot/--gpus-per-node",
+             "memory_mb": "(none)"},
+}
+_LABELS = {"nodes": "node(s)", "tasks": "task(s)", "cpus": "CPU(s)", "gpus": "GPU(s)",
+           "memory_mb": "MB of memory"}
+_WORDS = {"nodes": "node", "tasks": "task", "cpus": "cpu", "gpus": "gpu", "memory_mb": "mem"}
+
+
+def request_totals(spec: JobSpec) -> dict[str, int | None]:
+    """The whole job's nodes, tasks, CPUs, GPUs and memory (MB); None where the script
+    does not say (the scheduler's default applies)."""
+    r = spec.resources
+    nodes = r.nodes
+    if nodes is None and r.tasks and r.tasks_per_node:  # e.g. LSF -n 8 span[ptile=4]
+        nodes = -(-r.tasks // r.tasks_per_node)
+    tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
+    cpus = (tasks or 1) * r.cpus_per_task if r.cpus_per_task else tasks
+    gpus = None
+    if r.gpus_per_node is not None:
+        gpus = r.gpus_per_node * (nodes or 1)
+    elif r.gpus_per_task is not None:
+        gpus = r.gpus_per_task * (tasks or 1)
+    mem = None
+    if r.memory_mb:
+        mem = r.memory_mb * (nodes or 1)
+    elif r.memory_per_cpu_mb:
+        mem = r.memory_per_cpu_mb * (cpus or 1)
+    return {"nodes": nodes, "tasks": tasks, "cpus": cpus, "gpus": gpus, "memory_mb": mem}
+
+
+def _check_request(spec: JobSpec, target, script: str, warnings: list[str]) -> list[str]:
+    """Read the translation back: a larger request is refused (BadInput); a smaller or lost
+    one is reported, naming the source directive, unless a warning already names it."""
+    try:
+        back = target.parse_script(script)
+    except BadInput as exc:
+        raise BadInput(f"refused: the {target.name} translation does not read back "
+                       f"({exc})") from None
+    before, after = request_totals(spec), request_totals(back)
+    src = spec.source_dialect or "source"
+    names = _DIRECTIVES.get(src, {})
+    extra = []
+    for q in QUANTITIES:
+        was, now = before[q], after[q]
+        if was is not None and now is not None and now > was:
+            raise BadInput(f"refused: {target.name} cannot express the {src} request for "
+                           f"{was} {_LABELS[q]} ({names.get(q, q)}) exactly; the "
+                           f"translation would ask for {now}")
+        if was is not None and (now is None or now < was):
+            said = any(_WORDS[q] in w.lower() for w in warnings
+                       if w.startswith(("dropped", "approximated")))
+            if not said:
+                extra.append(f"dropped: {was} {_LABELS[q]} -> "
+                             f"{'unset' if now is None else now} ({src} {names.get(q, q)}: "
+                             f"{target.name} does not carry it)")
+    return extra

@@ -2,7 +2,16 @@
 
 from . import lock
 from .clusters import CLUSTERS, USER, base_dir
-from .control import TestbedError, check_prerequisites, down, leftovers, status, up
+from .control import (
+    TestbedError,
+    check_prerequisites,
+    down,
+    leftovers,
+    start_site,
+    status,
+    stop_site,
+    up,
+)
 
 __all__ = ["CLUSTERS", "USER", "TestbedError", "base_dir", "check_prerequisites", "down",
-           "leftovers", "lock", "status", "up"]
+           "leftovers", "lock", "start_site", "status", "stop_site", "up"]

@@ -11,6 +11,7 @@ import signal
 import time
 from pathlib import Path
 
+from ..model import BadInput
 from .clusters import CLUSTERS, HOME, USER, base_dir
 from .configs import cluster_dir
 from .host import (
@@ -39,7 +40,8 @@ from .pieces import (
 )
 
 __all__ = ["APT", "REQUIRED", "SBIN", "TestbedError", "check_prerequisites", "down",
-           "leftovers", "restart_slurmctld", "restart_sshd", "status", "up"]
+           "leftovers", "restart_slurmctld", "restart_sshd", "start_site", "status",
+           "stop_site", "up"]
 
 
 # ---------------------------------------------------------------- public
@@ -73,23 +75,32 @@ def status() -> dict:
 
 
 def up(timeout: float = 60) -> dict:
-    """Start everything (idempotent); returns {"config": PATH, "sites": [...]}."""
+    """Start what is not running (idempotent); returns {"config": PATH, "sites": [...],
+    "started": [...]}. A partly running bed is repaired, not restarted: daemons that run
+    are left alone, so queued and running jobs and the job ids survive."""
     check_prerequisites()
     base = base_dir()
     t0 = time.monotonic()
     st = status()
+    started: list[str] = []
     if not st["up"]:
-        if any([st["munged"], *[x["netns"] or x["slurmctld"] for x in st["sites"]]]):
-            down()  # a half-up bed: start clean
+        running = any([st["munged"], *[x["netns"] or x["slurmctld"] or x["sshd"]
+                                       for x in st["sites"]]])
+        if running and not (base / "sites.yaml").exists():
+            down()  # daemons without the files that describe them: start clean
         base.mkdir(parents=True, exist_ok=True)
         os.chmod(base, 0o755)
         _ensure_user()
         _ensure_keys(base)
-        _start_munge(base)
+        if not _pid(base / "munge" / "munged.pid"):
+            _start_munge(base)
+            started.append("munged")
         for c in CLUSTERS:
+            if not Path(f"/run/netns/{c.netns}").exists():
+                _stop_daemons(base, c, ("slurm", "sshd"))  # stranded in a lost namespace
             _prepare_cluster(base, c)
             _make_netns(c)
-            _start_cluster(base, c)
+            started += _start_cluster(base, c)
         for c in CLUSTERS:
             _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
@@ -97,8 +108,79 @@ def up(timeout: float = 60) -> dict:
         _open_jobcomp(base, c)
     cfg = _write_config(base)
     (base / "state.json").write_text(json.dumps({"up_s": time.monotonic() - t0}))
-    return {"config": str(cfg), "sites": [c.name for c in CLUSTERS],
+    return {"config": str(cfg), "sites": [c.name for c in CLUSTERS], "started": started,
             "seconds": round(time.monotonic() - t0, 3)}
+
+
+SITE_PARTS = ("slurm", "sshd")
+
+
+def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) -> list[str]:
+    """SIGTERM the cluster's daemons of `parts` (slurmctld saves its state; running job
+    steps outlive slurmd) and, for sshd, its sessions; returns what was stopped."""
+    d = cluster_dir(base, c)
+    files = []
+    if "slurm" in parts:
+        files += [d / "run" / "slurmctld.pid",
+                  *(d / "run" / f"slurmd-{n}.pid" for n in c.node_names)]
+    if "sshd" in parts:
+        files.append(d / "run" / "sshd.pid")
+    stopped, pids = [], []
+    for f in files:
+        pid = _pid(f)
+        if not pid:
+            continue
+        victims = [pid, *(_descendants(pid) if f.name == "sshd.pid" else [])]
+        for p in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGTERM if p == pid else signal.SIGKILL)
+        pids += victims
+        stopped.append(f"{c.name} {f.stem.removesuffix('.pid')}")
+    _wait(lambda: _gone(pids), timeout, f"{c.name}'s daemons to stop")
+    return stopped
+
+
+def _site_parts(parts: tuple[str, ...] | None) -> tuple[str, ...]:
+    parts = tuple(parts or SITE_PARTS)
+    bad = [p for p in parts if p not in SITE_PARTS]
+    if bad:
+        raise BadInput(f"unknown part {bad[0]!r} (parts: {', '.join(SITE_PARTS)})")
+    return parts
+
+
+def stop_site(site: str, parts: tuple[str, ...] | None = None) -> dict:
+    """Stop one site (its sshd and Slurm daemons, or only `parts`), leaving the others and
+    every job's state alone: `start_site` or `up` brings it back."""
+    from .clusters import cluster
+
+    c, base = _known_cluster(site, cluster), base_dir()
+    stopped = _stop_daemons(base, c, _site_parts(parts))
+    return {"site": c.name, "stopped": stopped}
+
+
+def start_site(site: str, parts: tuple[str, ...] | None = None, timeout: float = 60) -> dict:
+    """Start what of one site is not running; returns once its nodes and sshd answer."""
+    from .clusters import cluster
+
+    c, base = _known_cluster(site, cluster), base_dir()
+    if not (base / "sites.yaml").exists() or not Path(f"/run/netns/{c.netns}").exists():
+        raise TestbedError("the test bed is not up; run `diamond testbed up`")
+    parts = _site_parts(parts)
+    started = _start_cluster(base, c, parts)
+    if "slurm" in parts:
+        _wait(lambda: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
+        _open_jobcomp(base, c)
+    if "sshd" in parts:
+        _wait(lambda: _sshd_up(c), timeout, f"{c.name}'s sshd")
+    return {"site": c.name, "started": started}
+
+
+def _known_cluster(site: str, cluster):
+    try:
+        return cluster(site)
+    except LookupError:
+        raise BadInput(f"unknown test-bed site {site!r} (sites: "
+                           f"{', '.join(c.name for c in CLUSTERS)})") from None
 
 
 def _kill_pidfile(path: Path, sig: int = signal.SIGTERM) -> int | None:

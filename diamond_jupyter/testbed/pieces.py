@@ -97,17 +97,27 @@ def _make_netns(c: ClusterDef) -> None:
     _run("ip", "-n", c.netns, "route", "add", "default", "via", c.host_ip)
 
 
-def _start_cluster(base: Path, c: ClusterDef) -> None:
+def _start_cluster(base: Path, c: ClusterDef, parts: tuple[str, ...] = ("slurm", "sshd")
+                   ) -> list[str]:
+    """Start the daemons of `parts` that are not running; returns what was started.
+    slurmctld starts from its saved state (never `-c`): queued and running jobs and the
+    job-id sequence survive a restart; a fresh state directory starts empty."""
     d = cluster_dir(base, c)
     Path("/etc/slurm").mkdir(exist_ok=True)
-    if not _pid(d / "run" / "slurmctld.pid"):
-        _run(*_in_ns(c, base, _which("slurmctld") or "slurmctld", "-c"))
-    for n in c.node_names:
-        if not _pid(d / "run" / f"slurmd-{n}.pid"):
-            _run(*_in_ns(c, base, _which("slurmd") or "slurmd", "-N", n))
-    if not _pid(d / "run" / "sshd.pid"):
+    started = []
+    if "slurm" in parts:
+        if not _pid(d / "run" / "slurmctld.pid"):
+            _run(*_in_ns(c, base, _which("slurmctld") or "slurmctld"))
+            started.append(f"{c.name} slurmctld")
+        for n in c.node_names:
+            if not _pid(d / "run" / f"slurmd-{n}.pid"):
+                _run(*_in_ns(c, base, _which("slurmd") or "slurmd", "-N", n))
+                started.append(f"{c.name} slurmd {n}")
+    if "sshd" in parts and not _pid(d / "run" / "sshd.pid"):
         Path("/run/sshd").mkdir(exist_ok=True)
         _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(d / "etc" / "sshd_config")))
+        started.append(f"{c.name} sshd")
+    return started
 
 
 def _nodes_idle(base: Path, c: ClusterDef) -> bool:

@@ -1,0 +1,153 @@
+"""The script body in translation: scheduler variables and launchers (pure text in, out).
+
+A variable of the source scheduler becomes the target's variable with the same meaning;
+`srun` and `mpirun` become `flux run` for Flux when every option has a Flux equivalent.
+Whatever has no equivalent stays as written and is reported, one line each.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# meaning -> the variable per scheduler (None: the scheduler has no such variable)
+_VARS: dict[str, dict[str, str | None]] = {
+    "job id": {"slurm": "SLURM_JOB_ID", "pbs": "PBS_JOBID", "lsf": "LSB_JOBID",
+               "flux": "FLUX_JOB_ID"},
+    "array index": {"slurm": "SLURM_ARRAY_TASK_ID", "pbs": "PBS_ARRAY_INDEX",
+                    "lsf": "LSB_JOBINDEX", "flux": None},
+    "task count": {"slurm": "SLURM_NTASKS", "pbs": None, "lsf": "LSB_DJOB_NUMPROC",
+                   "flux": None},
+    "node count": {"slurm": "SLURM_JOB_NUM_NODES", "pbs": None, "lsf": None,
+                   "flux": "FLUX_JOB_NNODES"},
+    "submit directory": {"slurm": "SLURM_SUBMIT_DIR", "pbs": "PBS_O_WORKDIR",
+                         "lsf": "LS_SUBCWD", "flux": None},
+    "job name": {"slurm": "SLURM_JOB_NAME", "pbs": "PBS_JOBNAME", "lsf": "LSB_JOBNAME",
+                 "flux": None},
+    "task rank": {"slurm": "SLURM_PROCID", "pbs": None, "lsf": None,
+                  "flux": "FLUX_TASK_RANK"},
+    "node list": {"slurm": "SLURM_JOB_NODELIST", "pbs": None, "lsf": None, "flux": None},
+    "CPUs per task": {"slurm": "SLURM_CPUS_PER_TASK", "pbs": None, "lsf": None,
+                      "flux": None},
+    "array job id": {"slurm": "SLURM_ARRAY_JOB_ID", "pbs": None, "lsf": None, "flux": None},
+    "array size": {"slurm": "SLURM_ARRAY_TASK_COUNT", "pbs": None, "lsf": None,
+                   "flux": None},
+}
+# older or flavour-specific spellings of the same meanings
+_ALIASES = {
+    "slurm": {"SLURM_JOBID": "job id", "SLURM_NPROCS": "task count",
+              "SLURM_NNODES": "node count", "SLURM_NODELIST": "node list"},
+    "pbs": {"PBS_ARRAYID": "array index", "PBS_NODEFILE": "node list"},
+    "lsf": {"LSB_HOSTS": "node list", "LSB_MCPU_HOSTS": "node list"},
+    "flux": {},
+}
+_PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_"}
+
+# srun / mpirun option -> flux run option (None: takes no value)
+_SRUN_FLUX = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N",
+              "-c": "-c", "--cpus-per-task": "-c", "--gpus-per-task": "-g",
+              "--ntasks-per-node": "--tasks-per-node", "-l": "--label-io",
+              "--label": "--label-io", "-u": "-u", "--unbuffered": "-u"}
+_FLAGS = {"-l", "--label", "-u", "--unbuffered"}
+_MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
+_LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
+                     r"(?=\s|$)(?P<rest>.*)$")
+
+
+def _meanings(dialect: str) -> dict[str, str]:
+    names = {v[dialect]: k for k, v in _VARS.items() if v.get(dialect)}
+    return names | _ALIASES.get(dialect, {})
+
+
+def translate_body(body: str, source: str, target: str, *, first_line: int = 1
+                   ) -> tuple[str, list[str]]:
+    """(the body for `target`, one report per line that kept something untranslated);
+    `first_line`: the body's first line number in the whole script, for the reports."""
+    if source == target or not body:
+        return body, []
+    names = _meanings(source)
+    prefix = _PREFIX[source]
+    var = re.compile(r"(\$\{?)(" + re.escape(prefix) + r"\w+)")
+    out, notes = [], []
+    for n, line in enumerate(body.split("\n"), first_line):
+        if line.lstrip().startswith("#"):
+            out.append(line)
+            continue
+        missing: list[str] = []
+
+        def swap(m: re.Match[str], missing: list[str] = missing) -> str:
+            meaning = names.get(m.group(2))
+            new = _VARS[meaning][target] if meaning else None
+            if new is None:
+                missing.append(f"${m.group(2)}" + (f" ({meaning})" if meaning else ""))
+                return m.group(0)
+            return m.group(1) + new
+        line = var.sub(swap, line)
+        if missing:
+            notes.append(f"kept: line {n}: {', '.join(dict.fromkeys(missing))} has no "
+                         f"{target} equivalent")
+        line, note = _launcher(line, n, source, target)
+        if note:
+            notes.append(note)
+        out.append(line)
+    return "\n".join(out), notes
+
+
+def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | None]:
+    m = _LAUNCH.match(line)
+    if not m:
+        if target != "flux" and re.match(r"^\s*flux\s+(run|submit)\b", line):
+            return line, (f"kept: line {n}: `flux run/submit` has no {target} "
+                          "equivalent (use srun, mpirun or the site's launcher)")
+        return line, None
+    cmd = m.group("cmd")
+    if target != "flux":
+        if cmd == "srun" and target != "slurm":
+            return line, (f"kept: line {n}: srun has no {target} equivalent (use "
+                          "mpirun/mpiexec, or the site's launcher)")
+        return line, None
+    flux_opts = _flux_options(m.group("rest"), _SRUN_FLUX if cmd == "srun" else _MPIRUN_FLUX)
+    if flux_opts is None:
+        return line, (f"kept: line {n}: {cmd} options without a flux run equivalent; "
+                      "the line is unchanged")
+    opts, rest = flux_opts
+    return f"{m.group('lead')}flux run{''.join(' ' + o for o in opts)}{rest}", None
+
+
+def _flux_options(rest: str, table: dict[str, str]) -> tuple[list[str], str] | None:
+    """Leading launcher options as flux run options, and the untouched command after
+    them; None when an option has no equivalent or the line cannot be split."""
+    try:
+        words = shlex.split(rest, posix=True)
+    except ValueError:
+        return None
+    opts: list[str] = []
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        word = words[i]
+        key, eq, value = word.partition("=")
+        if key not in table:
+            return None
+        if key in _FLAGS:
+            opts.append(table[key])
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(words):
+                return None
+            value = words[i + 1]
+            i += 1
+        if not re.fullmatch(r"\$?\{?\w+\}?", value):
+            return None
+        opts.append(f"{table[key]}={value}" if table[key].startswith("--")
+                    else f"{table[key]} {value}")
+        i += 1
+    # the command after the options, as written (quoting kept): drop the consumed prefix
+    consumed = words[:i]
+    text = rest
+    for w in consumed:
+        pos = text.find(w)
+        if pos < 0 or text[:pos].strip():  # a quoted option: not split the same way
+            return None
+        text = text[pos + len(w):]
+    return opts, text

@@ -261,16 +261,21 @@ def _quiet_logs() -> None:
                         logging.CRITICAL, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _one_line(e: BaseException) -> str:
+    """Errors are one line on stderr, whatever text a library put in them."""
+    return " | ".join(part.strip() for part in str(e).splitlines() if part.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_logs()
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args) or 0
     except BadInput as e:
-        print(f"diamond: {e}", file=sys.stderr)
+        print(f"diamond: {_one_line(e)}", file=sys.stderr)
         return 2
     except DiamondError as e:
-        print(f"diamond: {e}", file=sys.stderr)
+        print(f"diamond: {_one_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -278,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as e:
-        print(f"diamond: {e}", file=sys.stderr)
+        print(f"diamond: {_one_line(e)}", file=sys.stderr)
         return 1
 
 

@@ -101,8 +101,11 @@ def _tb_load(args: argparse.Namespace) -> int:
     else:
         if args.site or args.start is not None:
             raise BadInput("--site and --start go with --trace FILE (a profile loads every site)")
-        jobs, plans = load.plan(args.profile or "busy", args.seed, args.duration,
-                                args.time_scale), []
+        try:
+            jobs = load.plan(args.profile or "busy", args.seed, args.duration, args.time_scale)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+        plans = []
     if args.dry_run:
         _out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
              else load.describe(jobs), "\n".join(

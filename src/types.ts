@@ -163,6 +163,8 @@ export type Emission = { schema_id?: string; [key: string]: any };
 export interface ILogs {
   stdout: string;
   stderr: string;
+  /** One line per log file that does not exist on the site. */
+  missing?: string;
 }
 
 /** Every diamond event schema id starts with this. */

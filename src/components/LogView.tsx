@@ -3,6 +3,14 @@ import * as React from 'react';
 import { fetchLogs } from '../api';
 import { ILogs } from '../types';
 
+/** "(missing: …)" when the server says the file does not exist, else "(empty)". */
+function missingOr(logs: ILogs, stream: 'stdout' | 'stderr'): string {
+  const line = (logs.missing ?? '')
+    .split('\n')
+    .find(l => l.startsWith(`${stream} log `));
+  return line ? `(missing: ${line})` : '(empty)';
+}
+
 /** stdout and stderr of one job, from GET /diamond/api/jobs/{id}/logs. */
 export function LogView({ jobId }: { jobId: string }): JSX.Element {
   const [logs, setLogs] = React.useState<ILogs | null>(null);
@@ -32,9 +40,13 @@ export function LogView({ jobId }: { jobId: string }): JSX.Element {
       {logs && (
         <>
           <h3>stdout</h3>
-          <pre aria-label="standard output">{logs.stdout || '(empty)'}</pre>
+          <pre aria-label="standard output">
+            {logs.stdout || missingOr(logs, 'stdout')}
+          </pre>
           <h3>stderr</h3>
-          <pre aria-label="standard error">{logs.stderr || '(empty)'}</pre>
+          <pre aria-label="standard error">
+            {logs.stderr || missingOr(logs, 'stderr')}
+          </pre>
         </>
       )}
     </div>

@@ -14,8 +14,11 @@ else PY=${PYTHON:-python3}; fi
 # What the install depends on: the package metadata, the front end's sources and the
 # install script itself (Python sources are installed editable and need no reinstall).
 install_stamp() {
-  find pyproject.toml package.json yarn.lock scripts/install.sh src style schema \
-       -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1
+  local paths=() p
+  for p in pyproject.toml package.json yarn.lock scripts/install.sh src style schema; do
+    [ -e "$p" ] && paths+=("$p")
+  done
+  find "${paths[@]}" -type f | LC_ALL=C sort | xargs -r sha256sum | sha256sum | cut -d' ' -f1
 }
 stamp_file=.venv/.diamond-install-stamp
 [ -n "${VIRTUAL_ENV:-}${DIAMOND_NO_VENV:-}" ] && stamp_file=demo/.install-stamp

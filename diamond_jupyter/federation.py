@@ -15,7 +15,17 @@ from .config import FederationConfig, load_config
 from .events import EventBus
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
-from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, SiteSnapshot
+from .model import (
+    BadInput,
+    DiamondError,
+    Event,
+    Job,
+    JobSpec,
+    JobState,
+    SiteError,
+    SiteSnapshot,
+    check_spec,
+)
 from .monitor import SiteMonitor, wrapper_prologue
 from .sites import Site, token_tag
 from .store import Store
@@ -191,9 +201,11 @@ class Federation(DataMixin, AgentMixin):
 
     # -- jobs -------------------------------------------------------------------------------
     def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec:
+        """The spec as submitted: the wrapper before the body, the token in the name, and
+        every path absolute ("~/" expanded with the site's home: `await site.home()`)."""
         jd = site.job_dir(token)
         base = (spec.name or "job").replace(" ", "_")[:40]
-        prologue = wrapper_prologue(site.event_file, token)
+        prologue = wrapper_prologue(site.event_file, token, f"{jd}/secret")
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
             body = spec.command + "\n"
@@ -202,14 +214,14 @@ class Federation(DataMixin, AgentMixin):
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
             "script": prologue + body,
             "command": None,
-            "working_directory": spec.working_directory or jd,
-            "stdout": spec.stdout or f"{jd}/stdout.log",
+            "working_directory": site.expand(spec.working_directory or jd),
+            "stdout": site.expand(spec.stdout or f"{jd}/stdout.log"),
         }
         if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart
             upd["join_output"] = False
             upd["stderr"] = f"{jd}/stderr.log"
         elif not spec.join_output:
-            upd["stderr"] = spec.stderr or f"{jd}/stderr.log"
+            upd["stderr"] = site.expand(spec.stderr or f"{jd}/stderr.log")
         if not spec.queue and site.cfg.default_partition:
             upd["queue"] = site.cfg.default_partition
         if not spec.account and site.cfg.default_account:
@@ -223,6 +235,7 @@ class Federation(DataMixin, AgentMixin):
             raise BadInput("the job has no script body or command")
         self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
+        check_spec(spec)  # parsers fill a spec field by field: check it whole
         placement = None
         if site == "auto":
             pl = await self.place(spec)
@@ -234,13 +247,16 @@ class Federation(DataMixin, AgentMixin):
             if not spec.queue and chosen is not None and chosen.partition:
                 spec = spec.model_copy(update={"queue": chosen.partition})
         target = self.site(site)
+        await target.home()
         token = secrets.token_hex(6)
+        secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         prepared = self._prepare(target, spec, token)
         job = self.store.record_intent(site, token, prepared, placement, origin)
         await self._drain()
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
+        self.monitors[site].expect(token, secret)
         try:
-            sub = await self._submit_staged(target, prepared, token, hold, staged)
+            sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \
                 or f"exit status {e.result.exit_status}"
@@ -348,14 +364,19 @@ class Federation(DataMixin, AgentMixin):
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
-        res = await site.transport.run(["find", wd, "-maxdepth", "3", "-type", "f"], check=False)
-        return sorted(p for p in res.stdout.splitlines() if p and not p.endswith("/job.sh"))
+        await site.home()
+        jd = site.job_dir(job.token) if job.token else None
+        private = {f"{jd}/job.sh", f"{jd}/secret"}  # the engine's own files
+        return sorted(p for p in await site.list_files(site.expand(wd), max_depth=3)
+                      if p not in private)
 
     async def fetch(self, job_id: str, dest: str | Path | None = None) -> list[Path]:
         """Copy the job's result files back; returns the local paths."""
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
+        await site.home()
+        wd = site.expand(wd) if wd else wd
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
         if self.server_root is not None:  # in a server: only inside its root directory
             from .transfer import Location, confine

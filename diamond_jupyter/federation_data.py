@@ -68,10 +68,11 @@ class DataMixin:
         return StagedJob(self, self.mover, site, token, spec, hold)
 
     async def _submit_staged(self, target: Site, spec: JobSpec, token: str, hold: bool,
-                             staged: Any):
+                             staged: Any, secret: str = ""):
         """Submit (held while a stage-in runs); a failed submit stops the staging."""
         try:
-            return await target.submit(spec, token, hold=staged.hold if staged else hold)
+            return await target.submit(spec, token, hold=staged.hold if staged else hold,
+                                       secret=secret)
         except BaseException:
             if staged is not None:
                 staged.abort()

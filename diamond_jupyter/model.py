@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import enum
+import re
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 
 def utcnow() -> datetime:
@@ -98,6 +100,87 @@ class JobSpec(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)  # application, software, ...
     unknown: list[Directive] = Field(default_factory=list)
     source_dialect: str | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_hidden_commands(cls, data: Any, handler: Any, info: ValidationInfo) -> JobSpec:
+        spec = handler(data)
+        # checked when built from outside data; a spec read back from the store is shown
+        # as it was recorded (it is checked again before anything renders it)
+        if not isinstance(data, JobSpec) and not (info.context or {}).get("stored"):
+            check_spec(spec)
+        return spec
+
+
+# Control characters end a directive or shell line early (newline, CR) or are cut by C
+# tools (NUL); Python's str.splitlines also breaks on the others, so none may appear in a
+# one-line value. Tab is ordinary whitespace.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+# What follows #!: an absolute interpreter path, then optional plain arguments (-l, bash)
+_SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
+# Fields that name a path, a queue or an account: never read as an option by a tool
+_NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
+                    "reservation", "mail_user", "source", "destination"}
+# Multi-line by nature: the job body is the user's own program (only NUL is refused there)
+_MULTILINE = {"script", "command"}
+
+
+def _char_name(ch: str) -> str:
+    return {"\n": "newline", "\r": "carriage return", "\x00": "NUL"}.get(
+        ch, unicodedata.name(ch, f"U+{ord(ch):04X}"))
+
+
+def check_text(field: str, value: str, *, multiline: bool = False) -> None:
+    """BadInput naming `field` when `value` could end a line or hide a command."""
+    if multiline:
+        if "\x00" in value:
+            raise BadInput(f"{field} contains a NUL byte at position {value.index(chr(0))}")
+        return
+    m = _CONTROL.search(value)
+    if m:
+        raise BadInput(f"{field} contains a control character ({_char_name(m.group())}, "
+                       f"U+{ord(m.group()):04X}) at position {m.start()}; "
+                       "only printable characters and tabs are accepted")
+
+
+def _walk(prefix: str, value: Any, leaf: str) -> None:
+    if isinstance(value, str):
+        check_text(prefix, value)
+        if leaf in _NO_LEADING_DASH and value.startswith("-"):
+            raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
+                           "option); give a name or a path such as ./" + value)
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _walk(f"{prefix}.{name}", getattr(value, name), name)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _walk(f"{prefix} key", str(k), "")
+            _walk(f"{prefix}[{k!r}]", v, leaf)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _walk(f"{prefix}[{i}]", v, leaf)
+
+
+def check_spec(spec: JobSpec) -> None:
+    """Every field of a JobSpec is safe to render: BadInput naming the first bad field.
+
+    Directive values and paths must be one printable line and never look like options;
+    the shell must be an absolute interpreter path; the body may span lines but hold no
+    NUL. `metadata` is informational and never rendered."""
+    for name in JobSpec.model_fields:
+        value = getattr(spec, name)
+        if name == "metadata" or value is None:
+            continue
+        if name in _MULTILINE:
+            check_text(name, value, multiline=True)
+        elif name == "shell":
+            check_text(name, value)
+            if not _SHELL.fullmatch(value):
+                raise BadInput(f"shell {value!r} is not an absolute interpreter path (letters, "
+                               "digits, . _ + - /, then optional plain arguments, e.g. "
+                               "/bin/bash or /usr/bin/env bash)")
+        else:
+            _walk(name, value, name)
 
 
 class JobState(str, enum.Enum):

@@ -10,9 +10,13 @@ wrapper (cancelled while pending, failed to start, node failure, preemption).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import re
 import shlex
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -25,33 +29,72 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MISSES_BEFORE_LOST = 3
+EARLY_LINES_KEPT = 1000  # verified lines whose job's submit has not returned yet
 
 
-def wrapper_prologue(event_file: str, token: str) -> str:
-    """Shell lines placed before the job body: report start now and end (with exit code)."""
-    ev = shlex.quote(event_file)
-    jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:-}}}}"
+def wrapper_prologue(event_file: str, token: str, secret_file: str) -> str:
+    """Shell lines placed before the job body: report start now and end (with exit code).
+
+    Each line is `TIME KIND TOKEN NATIVE_ID RC MAC`, MAC being the SHA-256 of the job's
+    secret (read from its private job directory, never written anywhere else) followed by
+    the rest of the line: only this job's wrapper can write a line the monitor accepts."""
+    ev, sec = shlex.quote(event_file), shlex.quote(secret_file)
+    jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:--}}}}"
     return (
-        f"__dmd_ev={ev}; __dmd_tok={token}\n"
-        f'printf "%s start %s %s 0\\n" "$(date +%s.%N)" "$__dmd_tok" "{jid}" >> "$__dmd_ev"\n'
-        "__dmd_end() { __dmd_rc=$?; "
-        f'printf "%s end %s %s %s\\n" "$(date +%s.%N)" "$__dmd_tok" "{jid}" "$__dmd_rc" '
-        '>> "$__dmd_ev"; }\n'
+        f"__dmd_ev={ev}; __dmd_tok={token}; __dmd_sec=$(cat {sec} 2>/dev/null)\n"
+        "__dmd_say() { __dmd_l=\"$(date +%s.%N) $1 $__dmd_tok " + jid + " $2\"; "
+        "__dmd_m=$(printf '%s %s' \"$__dmd_sec\" \"$__dmd_l\" | "
+        "{ sha256sum || shasum -a 256 || openssl dgst -sha256 -r; } 2>/dev/null); "
+        "(umask 077; printf '%s %s\\n' \"$__dmd_l\" \"${__dmd_m%% *}\" >> \"$__dmd_ev\"); }\n"
+        "__dmd_say start 0\n"
+        "__dmd_end() { __dmd_rc=$?; __dmd_say end \"$__dmd_rc\"; }\n"
         "trap __dmd_end EXIT\n"
         # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0"
         "trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP\n"
     )
 
 
-def parse_event_line(line: str) -> tuple[datetime, str, str, str, int] | None:
-    parts = line.split()
-    if len(parts) != 5 or parts[1] not in ("start", "end"):
+def event_mac(secret: str, body: str) -> str:
+    """What the wrapper appends to a line (`body` is the line without its MAC)."""
+    return hashlib.sha256(f"{secret} {body}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class EventLine:
+    at: datetime
+    kind: str  # start | end
+    token: str
+    native_id: str
+    rc: int
+    body: str  # the signed part
+    mac: str
+
+
+_TOKEN = re.compile(r"[0-9a-f]{6,64}")
+_MAC = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_event_line(line: str) -> EventLine | None:
+    """One line of the event file, or None for anything malformed (never raises)."""
+    parts = line.split(" ")
+    if len(parts) != 6 or parts[1] not in ("start", "end"):
+        return None
+    ts, kind, token, native, rc, mac = parts
+    if not (_TOKEN.fullmatch(token) and _MAC.fullmatch(mac)) or not native.isprintable():
+        return None
+    if not rc.isdigit() or len(rc) > 3 or len(ts) > 32:
         return None
     try:
-        at = datetime.fromtimestamp(float(parts[0]), timezone.utc)
-        return at, parts[1], parts[2], parts[3], int(parts[4])
-    except ValueError:
+        at = datetime.fromtimestamp(float(ts), timezone.utc)
+    except (ValueError, OverflowError, OSError):
         return None
+    return EventLine(at, kind, token, native, int(rc), " ".join(parts[:5]), mac)
+
+
+def same_native(line_id: str, job_id: str) -> bool:
+    """A wrapper's id against the submitted one (PBS: "123.server" or "123")."""
+    return line_id == job_id or (line_id.split(".")[0] == job_id.split(".")[0]
+                                 and line_id.split(".")[0].isdigit())
 
 
 class SiteMonitor:
@@ -66,6 +109,10 @@ class SiteMonitor:
         self._lines_seen = 0
         self.stream_connected = asyncio.Event()
         self.polls = 0
+        # token -> the job's event secret (None: not on the site); kept in memory only
+        self._secrets: dict[str, str | None] = {}
+        self._early: dict[str, list[EventLine]] = {}  # verified, before the native id is known
+        self.rejected_lines = 0
 
     def start(self) -> None:
         if not self._tasks:
@@ -81,6 +128,12 @@ class SiteMonitor:
     def track(self, native_id: str, job_id: str) -> None:
         self.tracked[native_id] = job_id
         self.start()
+        if self._early:
+            asyncio.ensure_future(self._replay_early())
+
+    def expect(self, token: str, secret: str) -> None:
+        """The secret of a job being submitted: its wrapper's lines are checked with it."""
+        self._secrets[token] = secret
 
     def kick(self) -> None:
         """Ask for a safety-net poll soon (after a cancel, a signal-killed wrapper, ...)."""
@@ -91,9 +144,14 @@ class SiteMonitor:
         delay = 0.5
         while True:
             try:
-                await self.site.transport.run(["mkdir", "-p", self.site.workdir], check=True)
-                await self.site.transport.run(["touch", self.site.event_file], check=True)
-                argv = ["tail", "-n", f"+{self._lines_seen + 1}", "-F", self.site.event_file]
+                await self.site.home()
+                # the event file and its directory are private (umask 077), created once
+                await self.site.transport.run(
+                    ["sh", "-c", 'umask 077 && mkdir -p -- "$1" && touch -- "$2" && '
+                     'chmod 600 -- "$2"', "sh", self.site.workdir, self.site.event_file],
+                    check=True, timeout=30.0)
+                argv = ["tail", "-n", f"+{self._lines_seen + 1}", "-F", "--",
+                        self.site.event_file]
                 self.stream_connected.set()
                 async for line in self.site.transport.open_stream(argv):
                     self._lines_seen += 1
@@ -108,22 +166,59 @@ class SiteMonitor:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 
+    async def _secret(self, token: str) -> str | None:
+        """The job's secret: from memory, else (after a restart) from its job directory."""
+        if token not in self._secrets:
+            try:
+                raw = await self.site.transport.get_bytes(f"{self.site.job_dir(token)}/secret")
+                text = raw.decode("ascii", "replace").strip()
+                self._secrets[token] = text if re.fullmatch(r"[0-9a-f]{32,128}", text) else None
+            except (DiamondError, OSError):
+                self._secrets[token] = None
+        return self._secrets[token]
+
     async def _on_line(self, line: str) -> None:
         ev = parse_event_line(line)
         if ev is None:
             return
-        at, kind, token, _native, rc = ev
-        job = self.fed.store.job_by_token(token)
-        if job is None:
+        job = self.fed.store.job_by_token(ev.token)
+        if job is None or job.site != self.site.name:
             return
-        if kind == "start":
-            self.fed._apply(job.id, JobState.RUNNING, started_at=at, source="wrapper")
-        elif rc == 0:
-            self.fed._apply(job.id, JobState.COMPLETED, ended_at=at, exit_code=0,
+        secret = await self._secret(ev.token)
+        if secret is None or not hmac.compare_digest(event_mac(secret, ev.body), ev.mac):
+            self.rejected_lines += 1
+            log.warning("%s: ignored an event line for %s that its job did not write",
+                        self.site.name, job.id)
+            return
+        if job.native_id is None:  # the submit has not returned yet: apply once bound
+            early = self._early.setdefault(ev.token, [])
+            if len(early) < EARLY_LINES_KEPT:
+                early.append(ev)
+            return
+        self._apply_line(job.id, job.native_id, ev)
+
+    async def _replay_early(self) -> None:
+        for token in list(self._early):
+            job = self.fed.store.job_by_token(token)
+            if job is None or job.native_id is not None:
+                for ev in self._early.pop(token, []):
+                    if job is not None:
+                        self._apply_line(job.id, job.native_id, ev)
+
+    def _apply_line(self, job_id: str, native_id: str, ev: EventLine) -> None:
+        if not same_native(ev.native_id, native_id):
+            self.rejected_lines += 1
+            log.warning("%s: ignored an event line for %s from job %s", self.site.name,
+                        job_id, ev.native_id)
+            return
+        if ev.kind == "start":
+            self.fed._apply(job_id, JobState.RUNNING, started_at=ev.at, source="wrapper")
+        elif ev.rc == 0:
+            self.fed._apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
                             source="wrapper")
-        elif rc < 128:
-            self.fed._apply(job.id, JobState.FAILED, ended_at=at, exit_code=rc,
-                            reason=f"exit code {rc}", source="wrapper")
+        elif ev.rc < 128:
+            self.fed._apply(job_id, JobState.FAILED, ended_at=ev.at, exit_code=ev.rc,
+                            reason=f"exit code {ev.rc}", source="wrapper")
         else:  # killed by a signal: cancelled, timed out or preempted; the scheduler knows
             self.kick()
 

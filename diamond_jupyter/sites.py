@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
-from .model import JobSpec, JobStatus, SiteError, SiteSnapshot
+from .model import BadInput, JobSpec, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 
 SEP = "@@diamond-section@@"
@@ -64,12 +64,36 @@ class Site:
         self._caps: dict[str, str] = {}
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
+        self._home: str | None = None
         self.scheduler_commands = 0  # how many scheduler invocations this process made
 
     # -- paths --------------------------------------------------------------
+    async def home(self) -> str:
+        """The login's home directory on the site (asked once, then remembered)."""
+        if self._home is None:
+            res = await self.transport.run(["sh", "-c", 'printf "%s" "$HOME"'], check=True,
+                                           timeout=30.0)
+            home = res.stdout.strip()
+            if not home.startswith("/"):
+                raise SiteError(f"{self.name}: cannot tell the home directory (got {home!r})")
+            self._home = home.rstrip("/") or "/"
+        return self._home
+
+    def expand(self, path: str) -> str:
+        """"~" and "~/x" mean the login's home on the site, for every path the engine uses
+        (rendered directives, the event file, listings, tails); other paths stay as given.
+        `await home()` first when the path may start with "~"."""
+        if path != "~" and not path.startswith("~/"):
+            if path.startswith("~"):
+                raise BadInput(f"{self.name}: ~user paths are not supported: {path!r}")
+            return path
+        if self._home is None:
+            raise RuntimeError(f"{self.name}: Site.home() must be awaited before expand()")
+        return self._home.rstrip("/") + path[1:]
+
     @property
     def workdir(self) -> str:
-        return self.cfg.workdir
+        return self.expand(self.cfg.workdir)
 
     @property
     def event_file(self) -> str:
@@ -179,19 +203,29 @@ class Site:
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
 
-    async def submit(self, spec: JobSpec, token: str, *, hold: bool = False) -> Submitted:
+    async def submit(self, spec: JobSpec, token: str, *, hold: bool = False,
+                     secret: str = "") -> Submitted:
+        """`secret`: the job's event secret, written to `secret` in its private job
+        directory (the wrapper signs its event lines with it)."""
+        await self.home()
         jd = self.job_dir(token)
         rendered = self.render(self.scheduler_spec(spec, token))
         path = f"{jd}/job.sh"
-        # one round trip: the script travels on stdin (never on the command line) and is
-        # written, then submitted, by one remote shell; every path and argument is quoted
+        if not all(c in "0123456789abcdef" for c in secret):
+            raise BadInput("the event secret must be hexadecimal")
+        # one round trip: the secret then the script travel on stdin (never on the command
+        # line) and are written, then submitted, by one remote shell under umask 077 (the
+        # job directory and its files private); every path and argument is quoted
         submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
                           for a in self._argv(self.commands.submit_argv(path, hold=hold)))
         if getattr(self.commands, "submit_stdin", False):
             submit += f" < {_sh_path(path)}"
-        line = (f"umask 077 && mkdir -p {_sh_path(jd)} && cat > {_sh_path(path)} && "
-                f"chmod 700 {_sh_path(path)} && exec {submit}")
-        res = await self.run(["sh", "-c", line], stdin=rendered.script.encode(), check=True)
+        sec = _sh_path(f"{jd}/secret")
+        line = (f"umask 077 && mkdir -p -- {_sh_path(jd)} && chmod 700 -- {_sh_path(jd)} && "
+                f"IFS= read -r s && printf '%s\\n' \"$s\" > {sec} && "
+                f"cat > {_sh_path(path)} && chmod 700 -- {_sh_path(path)} && exec {submit}")
+        stdin = f"{secret}\n".encode() + rendered.script.encode()
+        res = await self.run(["sh", "-c", line], stdin=stdin, check=True)
         native = self.commands.parse_submit(res.stdout)
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
 
@@ -233,11 +267,20 @@ class Site:
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)
 
+    async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
+        """Regular files under `root` on the site, listed over SFTP (no command runs)."""
+        await self.home()
+        return [f.path for f in await self.transport.list_files(self.expand(root),
+                                                                max_depth=max_depth)]
+
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES) -> str | None:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
         (the first line kept may then be cut); None when the file does not exist."""
-        res = await self.transport.run(["tail", "-c", str(max_bytes), path], check=False)
+        await self.home()
+        path = self.expand(path)
+        res = await self.transport.run(["tail", "-c", str(int(max_bytes)), "--", path],
+                                       check=False)
         if not res.ok:
             if "No such file" in res.stderr:
                 return None

@@ -357,7 +357,7 @@ def _row_to_job(row: sqlite3.Row) -> Job:
     spec = None
     if row["spec"]:
         try:
-            spec = JobSpec.model_validate_json(row["spec"])
+            spec = JobSpec.model_validate_json(row["spec"], context={"stored": True})
         except ValidationError as e:  # an old/foreign spec must not break listing (#519)
             log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
     try:

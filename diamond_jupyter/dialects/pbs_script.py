@@ -33,6 +33,7 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
+    sh_quote,
     tokenize,
     unknown,
 )
@@ -323,7 +324,7 @@ class PbsScript:
         if spec.working_directory and torque:
             add("-d", spec.working_directory)
         elif spec.working_directory:
-            preamble.insert(0, f"cd {quote(spec.working_directory)}")
+            preamble.insert(0, f"cd {sh_quote(spec.working_directory)}")
             warnings.append(f"approximated: working directory {spec.working_directory} "
                             "(PBS Pro has no -d; a cd line was added before the body)")
         for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),

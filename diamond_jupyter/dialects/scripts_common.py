@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..model import BadInput, Directive, JobSpec
+from ..model import BadInput, Directive, JobSpec, check_spec
 
 # Values that are clearly template placeholders rather than real settings.
 _PLACEHOLDER = re.compile(
@@ -322,13 +323,24 @@ _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
 
 
 def quote(value: str) -> str:
+    """A directive value as the scheduler's own directive reader takes it (not for shell
+    lines: use `sh_quote`)."""
     if _SAFE.match(value):
         return value
     return '"' + value.replace('"', '\\"') + '"'
 
 
+def sh_quote(value: str) -> str:
+    """A value quoted for a shell line of the script; a leading "~/" stays expandable."""
+    if value.startswith("~/"):
+        return "~/" + shlex.quote(value[2:])
+    return shlex.quote(value)
+
+
 def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None) -> str:
-    """Shebang, directive lines, optional preamble lines, then the preserved body."""
+    """Shebang, directive lines, optional preamble lines, then the preserved body. Refuses
+    (BadInput naming the field) a spec whose values could add a line or a command."""
+    check_spec(spec)
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
     nl = "\r\n" if "\r\n" in body else "\n"
     head = [f"#!{spec.shell or '/bin/bash'}", *lines, *(preamble or [])]
@@ -377,7 +389,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
 
 
 def neutral_preamble(spec: JobSpec) -> list[str]:
-    return [f"module load {m}" for m in spec.environment.modules]
+    return [f"module load {sh_quote(m)}" for m in spec.environment.modules]
 
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:

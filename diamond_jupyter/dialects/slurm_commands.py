@@ -156,7 +156,7 @@ class SlurmCommands:
     def find_by_name_argv(self, name: str) -> list[str]:
         if not name or "," in name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")
-        return self._q("squeue", "-h", "-t", "all", "-n", name, "-o", SQUEUE_FIELDS)
+        return self._q("squeue", "-h", "-t", "all", f"--name={name}", "-o", SQUEUE_FIELDS)
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {

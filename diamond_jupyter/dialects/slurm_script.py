@@ -25,6 +25,7 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
+    sh_quote,
     to_int,
     tokenize,
     unknown,
@@ -336,7 +337,7 @@ class SlurmScript:
                             "(#SBATCH --ignore-pbs)")
         preamble = neutral_preamble(spec)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
-            preamble.insert(0, f"export SLURM_CPU_BIND={quote(r.cpu_bind)}")
+            preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")
         text = assemble(spec, lines, preamble)
         if "\r\n" in text:
             text = text.replace("\r\n", "\n")

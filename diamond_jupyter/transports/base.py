@@ -118,6 +118,12 @@ class Transport(Protocol):
 
     async def stat(self, path: str) -> FileStat | None: ...
 
+    async def list_files(self, root: str, *, max_depth: int = 3,
+                         limit: int = 10000) -> list[FileStat]:
+        """Regular files under `root`, without running a command (no user value can become
+        an option); symbolic links are not followed. Missing root: []."""
+        ...
+
     def open_stream(
         self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
     ) -> AsyncIterator[str]: ...

@@ -207,5 +207,32 @@ class LocalTransport:
             raise SiteError(f"{self.name}: cannot stat {path}: {e.strerror}") from None
         return FileStat(str(p), st.st_size, st.st_mode, st.st_mtime, stat_mod.S_ISDIR(st.st_mode))
 
+    async def list_files(self, root: str, *, max_depth: int = 3,
+                         limit: int = 10000) -> list[FileStat]:
+        """Regular files under `root` (see SSHTransport.list_files); links not followed."""
+        base = self._path(root)
+
+        def walk() -> list[FileStat]:
+            out: list[FileStat] = []
+            todo = [("", 1)]
+            while todo and len(out) < limit:
+                rel, depth = todo.pop()
+                try:
+                    entries = sorted(os.scandir(base / rel if rel else base),
+                                     key=lambda e: e.name)
+                except (FileNotFoundError, NotADirectoryError, PermissionError):
+                    continue
+                for e in entries:
+                    sub = f"{rel}/{e.name}" if rel else e.name
+                    st = e.stat(follow_symlinks=False)
+                    if stat_mod.S_ISDIR(st.st_mode) and depth < max_depth:
+                        todo.append((sub, depth + 1))
+                    elif stat_mod.S_ISREG(st.st_mode) and len(out) < limit:
+                        out.append(FileStat(f"{root.rstrip('/')}/{sub}", st.st_size,
+                                            st.st_mode, st.st_mtime, False))
+            return out
+
+        return await asyncio.to_thread(walk)
+
     async def close(self) -> None:
         return None

@@ -96,3 +96,28 @@ def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
         return None
     mode = a.st_mode or 0
     return FileStat(p, a.st_size or 0, mode, float(a.st_mtime or 0), stat_mod.S_ISDIR(mode))
+
+
+def list_files(sftp: paramiko.SFTPClient, home: str, root: str, max_depth: int,
+               limit: int) -> list[FileStat]:
+    """Regular files under `root` (at most `max_depth` levels, `limit` entries), read with
+    SFTP directory listings: no remote command, symbolic links neither followed nor listed.
+    Paths are `root` joined with the relative name, as the caller spelled `root`."""
+    base = absolute(home, root)
+    out: list[FileStat] = []
+    todo = [("", 1)]
+    while todo and len(out) < limit:
+        rel, depth = todo.pop()
+        try:
+            entries = sftp.listdir_attr(posixpath.join(base, rel) if rel else base)
+        except (FileNotFoundError, PermissionError):
+            continue
+        for a in sorted(entries, key=lambda e: e.filename):
+            mode = a.st_mode or 0
+            sub = posixpath.join(rel, a.filename) if rel else a.filename
+            if stat_mod.S_ISDIR(mode) and depth < max_depth:
+                todo.append((sub, depth + 1))
+            elif stat_mod.S_ISREG(mode) and len(out) < limit:
+                out.append(FileStat(f"{root.rstrip('/')}/{sub}", a.st_size or 0, mode,
+                                    float(a.st_mtime or 0), False))
+    return out

@@ -1,0 +1,71 @@
+"""`~/` means the login's home everywhere: in the rendered --chdir/--output lines, the event
+file the monitor follows, file listings and log tails. With the default workdir
+(`~/.diamond`) some paths used to become `$HOME/~/.diamond`."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+import yaml
+
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, JobSpec, JobState
+from diamond_jupyter.store import Store
+
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    """The test bed's sites with the default workdir (`~/.diamond`, as a user would have)."""
+    raw = yaml.safe_load(tb.config_path.read_text())
+    for s in raw["sites"]:
+        s.pop("workdir", None)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text(yaml.safe_dump(raw))
+    f = Federation(cfg, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    assert f.sites["alpha"].cfg.workdir == "~/.diamond"
+    await f.start()
+    yield f
+    await f.close()
+
+
+async def test_a_default_workdir_job_writes_where_the_engine_reads(fed):
+    site = fed.sites["alpha"]
+    job = await fed.submit(JobSpec(name="home", script="echo hi; echo data > r.txt\n"), "alpha")
+    home = await site.home()
+    jd = f"{home}/.diamond/jobs/{job.token}"
+    assert (job.workdir, job.stdout_path) == (jd, f"{jd}/stdout.log")
+    done = await fed.wait(job.id, timeout=120)
+    assert done.state == JobState.COMPLETED
+    # the end came from the job's own event line: the monitor follows the file it writes
+    assert any(e.data.get("source") == "wrapper" for e in fed.store.events_since(0, job_id=job.id))
+    assert (await fed.logs(job.id))["stdout"] == "hi\n"
+    assert await fed.files(job.id) == [f"{jd}/r.txt", f"{jd}/stderr.log", f"{jd}/stdout.log"]
+    script = (await site.transport.get_bytes(f"{jd}/job.sh")).decode()
+    assert f"#SBATCH --chdir={jd}\n" in script and f"#SBATCH --output={jd}/stdout.log" in script
+    assert await site.transport.stat(f"{home}/~/.diamond/jobs/{job.token}") is None
+
+
+async def test_user_tilde_paths_are_the_home_on_the_site(fed, tmp_path):
+    site = fed.sites["beta"]
+    name = f"dmd-home-{secrets.token_hex(4)}"
+    spec = JobSpec(script="echo out; echo data > r.txt\n", working_directory=f"~/{name}",
+                   stdout=f"~/{name}/out.log")
+    home = await site.home()
+    await site.transport.run(["mkdir", "--", f"{home}/{name}"], check=True)
+    try:
+        job = await fed.submit(spec, "beta")
+        assert job.workdir == f"{home}/{name}" and job.stdout_path == f"{home}/{name}/out.log"
+        assert (await fed.wait(job.id, timeout=120)).state == JobState.COMPLETED
+        assert (await fed.logs(job.id))["stdout"] == "out\n"
+        assert f"{home}/{name}/r.txt" in await fed.files(job.id)
+        got = await fed.fetch(job.id, tmp_path / "back")
+        assert {p.name for p in got} >= {"r.txt", "out.log"}
+    finally:
+        await site.transport.run(["rm", "-rf", "--", f"{home}/{name}"], check=False)
+
+
+async def test_other_users_homes_are_refused(fed):
+    with pytest.raises(BadInput, match="~user paths are not supported"):
+        await fed.submit(JobSpec(script="true\n", working_directory="~root/x"), "alpha")

@@ -272,7 +272,7 @@ class SftpSide:
 
     async def sha256(self, path: str, size: int = 0) -> str:
         # hashing reads the whole file: the time allowed grows with it (20 MB/s at worst)
-        res = await self.transport.run(["sha256sum", path], check=True,
+        res = await self.transport.run(["sha256sum", "--", path], check=True,
                                        timeout=300.0 + size / 20e6)
         return res.stdout.split()[0]
 

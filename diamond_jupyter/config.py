@@ -93,15 +93,24 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return where + " ".join(str(problem).split())
 
 
+def _printable(text: str) -> str:
+    """Control characters escaped, so that an error stays one readable line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
     p = Path(path) if path else default_config_path()
     try:
-        raw = yaml.safe_load(p.read_text())
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
             " `diamond testbed up` writes one)"
         ) from None
+    except UnicodeDecodeError as e:
+        raise BadInput(f"sites file {p} is not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
     if raw is None:
@@ -112,8 +121,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         cfg = FederationConfig.model_validate(raw)
     except ValidationError as e:
         first = e.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise BadInput(f"sites file {p}: {where}: {first['msg']}") from None
+        where = _printable(".".join(str(x) for x in first["loc"]))
+        raise BadInput(f"sites file {p}: {where}: {_printable(first['msg'])}") from None
     names = [s.name for s in cfg.sites]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -15,6 +15,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     foreign_warnings,
+    guarded,
     is_placeholder,
     map_out_pattern,
     neutral_out_pattern,
@@ -78,7 +79,7 @@ class FluxScript:
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
                 try:
-                    ok = item.known and self._map(spec, item)
+                    ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
                     if not is_placeholder(item.value, loose=True):
                         raise

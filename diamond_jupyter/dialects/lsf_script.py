@@ -17,6 +17,7 @@ from .scripts_common import (
     common_render_warnings,
     fmt_mem,
     foreign_warnings,
+    guarded,
     is_placeholder,
     mail_warning,
     map_out_pattern,
@@ -79,7 +80,7 @@ class LsfScript:
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
                 try:
-                    ok = item.known and self._map(spec, item)
+                    ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
                     if not is_placeholder(item.value, loose=True):
                         raise

@@ -23,6 +23,7 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
+    guarded,
     is_placeholder,
     mail_warning,
     map_out_pattern,
@@ -74,7 +75,7 @@ class PbsScript:
         for lineno, raw, payload in header.directives:
             for item in _items(payload, lineno, raw):
                 try:
-                    ok = item.known and self._map(spec, item, total_mem)
+                    ok = item.known and guarded(item, self._map, spec, item, total_mem)
                 except BadInput:
                     if not is_placeholder(item.value, loose=True):
                         raise

@@ -211,6 +211,15 @@ def bad(item: Item, what: str, accepted: str) -> BadInput:
     )
 
 
+def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:
+    """Map one directive with `fn`; a value Python cannot hold (a 5000-digit count, an
+    overflowing size) is bad input naming the directive, never a crash."""
+    try:
+        return fn(*args)
+    except (ValueError, ArithmeticError):
+        raise bad(item, "unreadable value", "a value of a sensible size") from None
+
+
 def to_int(item: Item, accepted: str = "a positive integer") -> int:
     v = (item.value or "").strip()
     if not v.isdigit():

@@ -17,6 +17,7 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
+    guarded,
     is_placeholder,
     map_out_pattern,
     neutral_preamble,
@@ -130,7 +131,7 @@ class SlurmScript:
 
     def _apply(self, spec: JobSpec, item: Item) -> None:
         try:
-            handled = item.known and self._map(spec, item)
+            handled = item.known and guarded(item, self._map, spec, item)
         except BadInput:
             if not is_placeholder(item.value, loose=True):
                 raise

@@ -6,11 +6,15 @@ Faces (magics, sidebar/REST, CLI, agent) call only this class.
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from .calibration import RunSample, SiteCalibration, run_sample
 from .config import FederationConfig, load_config
 from .events import EventBus
 from .federation_agent import AgentMixin
@@ -22,9 +26,11 @@ from .model import (
     Job,
     JobSpec,
     JobState,
+    JobStatus,
     SiteError,
     SiteSnapshot,
     check_spec,
+    utcnow,
 )
 from .monitor import SiteMonitor, wrapper_prologue
 from .sites import Site, token_tag
@@ -40,6 +46,10 @@ def script_text(data: bytes | str, what: str) -> str:
         raise BadInput(f"{what} is a binary file (it contains NUL bytes at offset "
                        f"{data.index(chr(0))}); a job script must be text")
     return data
+
+
+CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
+CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
 class Federation(DataMixin, AgentMixin):
@@ -62,6 +72,7 @@ class Federation(DataMixin, AgentMixin):
         self._tasks: list[asyncio.Task] = []
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
+        self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
@@ -183,10 +194,45 @@ class Federation(DataMixin, AgentMixin):
         from .placement import place
 
         only = kw.pop("sites", None)  # rank only these sites
-        snaps = await self.snapshots()
+        snaps, cals = await asyncio.gather(self.snapshots(), self.calibration())
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
+        kw.setdefault("calibration", cals)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=self.history(), **kw)
+
+    async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S
+                          ) -> dict[str, SiteCalibration]:
+        """Per site, the runtime/request ratios of jobs that ended in the last
+        CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the
+        cached ones are older than `max_age_s`, and this store's own. A site whose
+        accounting cannot be read keeps what it had (or only the store's jobs)."""
+        now = time.monotonic()
+        stale = [n for n in self.sites
+                 if now - self._calibrated.get(n, (-math.inf, []))[0] > max_age_s]
+        if stale:
+            since = utcnow() - timedelta(seconds=CALIBRATION_WINDOW_S)
+            got = await asyncio.gather(*(self.sites[n].recent_jobs(since) for n in stale),
+                                       return_exceptions=True)
+            for n, jobs in zip(stale, got, strict=True):
+                if isinstance(jobs, BaseException):
+                    if not isinstance(jobs, DiamondError):
+                        raise jobs
+                    jobs = self._calibrated.get(n, (0.0, []))[1]
+                self._calibrated[n] = (now, jobs)
+        own: dict[str, list[RunSample]] = {}
+        for job in self.store.list_jobs(states=[JobState.COMPLETED, JobState.FAILED,
+                                                JobState.TIMEOUT], limit=500):
+            res = job.spec.resources if job.spec else None
+            if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
+                cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
+                own.setdefault(job.site, []).append(RunSample(
+                    job.spec.queue, cpus, res.walltime_s,
+                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp()))
+        out = {}
+        for n in self.sites:
+            acct = [run_sample(j) for j in self._calibrated.get(n, (0.0, []))[1]]
+            out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []))
+        return out
 
     def history(self) -> dict[str, float]:
         """Median observed runtime (s) per application, from finished jobs in the store."""

@@ -36,6 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .calibration import SiteCalibration, describe_start, ratio_fn
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, utcnow
 from .placement_fit import (
@@ -50,7 +51,15 @@ from .placement_fit import (
     request,
     site_nodes,
 )
-from .placement_sim import WHOLE, Demand, build_state, earliest_start, pending_demands
+from .placement_sim import (
+    WHOLE,
+    Demand,
+    SimState,
+    build_state,
+    earliest_start,
+    pending_demands,
+    recalibrated,
+)
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -76,7 +85,11 @@ class SiteVerdict(BaseModel):
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
     partition: str | None = None
     estimated_start: datetime | None = None
-    start_source: Literal["scheduler", "simulation"] | None = None
+    start_source: Literal["scheduler", "simulation", "calibrated"] | None = None
+    raw_start: datetime | None = None  # the scheduler's estimate or the walltime simulation
+    start_bound: datetime | None = None  # 90% upper bound (calibrated sites only)
+    calibration_samples: int = 0  # finished jobs the calibration rests on
+    calibration_class: str | None = None  # which class of them ("batch/2-4", "*")
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
     estimated_finish: datetime | None = None
@@ -98,6 +111,14 @@ class Placement(BaseModel):
     def verdict(self, site: str) -> SiteVerdict | None:
         return next((v for v in self.ranked if v.site == site), None)
 
+    def predicted_start(self, site: str | None = None) -> str | None:
+        """The chosen (or named) site's start for people: '≈ 3 min (90%: < 11 min)'."""
+        v = self.verdict(site or self.choice or "")
+        if v is None or v.estimated_start is None:
+            return None
+        bound = (v.start_bound - self.now).total_seconds() if v.start_bound else None
+        return describe_start((v.estimated_start - self.now).total_seconds(), bound)
+
     def summary(self) -> str:
         """One line: the choice, or every site's reason when none can run the job."""
         if self.choice:
@@ -118,16 +139,24 @@ class Placement(BaseModel):
         return _lost_because(v, w, self.now, self.policy)
 
     def explain(self) -> str:
-        """A plain-text table: one line per site, best first, infeasible with reasons."""
-        head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RUNTIME",
-                "STAGE-IN", "FINISH", "COST")
+        """A plain-text table: one line per site, best first, infeasible with reasons.
+
+        START is the start the ranking used: calibrated where the site has finished jobs
+        to learn from (SOURCE "calibrated"), else the scheduler's or the simulation's; RAW
+        is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
+        upper bound; N the finished jobs the calibration rests on."""
+        head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
+                "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
             if v.feasible and v.estimated_start and v.estimated_finish:
+                def rel(t: datetime | None) -> str:
+                    return "+" + hms((t - self.now).total_seconds()) if t else "-"
                 rows.append((mark, v.site, v.verdict, v.partition or "-",
-                             "+" + hms((v.estimated_start - self.now).total_seconds()),
-                             v.start_source or "-", hms(v.estimated_runtime_s or 0),
+                             rel(v.estimated_start), v.start_source or "-", rel(v.raw_start),
+                             rel(v.start_bound), str(v.calibration_samples),
+                             hms(v.estimated_runtime_s or 0),
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
@@ -145,8 +174,8 @@ class Placement(BaseModel):
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
-              stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime]
-              ) -> SiteVerdict:
+              stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
+              cal: SiteCalibration | None = None) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
@@ -209,38 +238,59 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
-              stage_bytes, history, estimates)
+              stage_bytes, history, estimates, cal)
     return v
 
 
 def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
               nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
               fit: set[str], default: str | None, now: datetime, stage_bytes: int,
-              history: dict[str, float], estimates: dict[str, datetime]) -> None:
+              history: dict[str, float], estimates: dict[str, datetime],
+              cal: SiteCalibration | None = None) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    st = build_state(snap, nodes, members, now, part_max)
-    queue = pending_demands(snap, st, members, now, part_max)
-    idx = st.index()
-    best: tuple[float, int, int, str, str] | None = None
+    median, upper = ratio_fn(cal, "median"), ratio_fn(cal, "upper")
+    raw_st = build_state(snap, nodes, members, now, part_max)
+    raw_queue = pending_demands(snap, raw_st, members, now, part_max)
+    idx = raw_st.index()
+    calibrated = None
+    if median is not None and upper is not None:
+        calibrated = [recalibrated(raw_st, raw_queue, r) for r in (median, upper)]
+    best: tuple[float, int, int, str, str, float, float | None] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
-        est = estimates.get(f"{cfg.name}:{p.name}") or estimates.get(cfg.name)
-        if est is not None:
-            start, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
-        else:
-            dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
-            probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+        dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
+
+        probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+
+        def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
+                     name: str = p.name) -> float:
             start = earliest_start(st, queue, probe)
             if start is None:
-                v.notes.append(f"partition {p.name}: simulation found no start")
-                start = HORIZON_S
+                v.notes.append(f"partition {name}: simulation found no start")
+                return HORIZON_S
+            return start
+        est = estimates.get(f"{cfg.name}:{p.name}") or estimates.get(cfg.name)
+        if est is not None:
+            raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
+        else:
+            raw = simulate(raw_st, raw_queue)
             es = set(elig)
-            sched = any(d.sched and es.intersection(d.eligible) for d in queue)
+            sched = any(d.sched and es.intersection(d.eligible) for d in raw_queue)
             source = "scheduler" if sched else "simulation"
-        cand = (start, p.name != default, order, p.name, source)
+        start, bound = raw, None
+        if calibrated is not None:
+            start, bound = (simulate(st, q) for st, q in calibrated)
+            source, bound = "calibrated", max(bound, start)
+        cand = (start, p.name != default, order, p.name, source, raw, bound)
         best = cand if best is None or cand < best else best
     assert best is not None
-    start_s, _, _, pname, source = best
+    start_s, _, _, pname, source, raw_s, bound_s = best
+    v.raw_start = now + timedelta(seconds=raw_s)
+    v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
+    if cal is not None:
+        r = cal.ratio(pname, req.nodes * (req.cpn or 1))
+        v.calibration_samples = r.samples if r else 0
+        v.calibration_class = r.key if r else None
     app = spec.metadata.get("application")
     base = history.get(app) if app is not None and app in history else None
     runtime = (base if base is not None else req.walltime or DEFAULT_RUNTIME_S)
@@ -313,19 +363,23 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
           seed: int | None = None, home: str | None = None,
-          estimates: dict[str, datetime] | None = None) -> Placement:
+          estimates: dict[str, datetime] | None = None,
+          calibration: dict[str, SiteCalibration] | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
     this job (e.g. from `sbatch --test-only`). `seed` is for "random", `home` for "fixed".
+    `calibration` maps a site to the runtime/request ratios of its recent jobs: its start
+    is then the calibrated simulation's, with a 90% bound (see `calibration`).
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
-    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {})
-                for c, s in sites]
+    cals = calibration or {}
+    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
+                          cals.get(c.name)) for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
     pos = {v.site: i for i, v in enumerate(verdicts)}
 

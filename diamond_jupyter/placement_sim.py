@@ -33,12 +33,24 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from math import ceil
 
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, expand_hostlist, node_usable
+
+
+@lru_cache(maxsize=8192)
+def _hosts(node_list: str | None) -> tuple[str, ...]:
+    """Host names of a node list; cached: every simulation of a snapshot expands the same."""
+    return tuple(expand_hostlist(node_list))
+
+
+# (partition, cpus) -> the share of its walltime request a job is expected to run
+RatioFn = Callable[[str | None, int | None], float]
 
 WHOLE = -1  # per-node CPU demand meaning "the whole node" (exclusive, or size unknown)
 DEFAULT_DURATION_S = 3600.0  # a job with no walltime and no partition limit
@@ -63,6 +75,8 @@ class Demand:
     sched: bool = False  # carries a scheduler estimate
     done: bool = False
     now_ok: bool = False  # may start at t = 0 whatever its estimate (see the module doc)
+    partition: str | None = None  # of the queued job it stands for (calibration)
+    job_cpus: int | None = None
 
     def ready(self, t: float) -> bool:
         return self.not_before <= t or (self.now_ok and t == 0.0)
@@ -76,6 +90,10 @@ class SimState:
     free_c: list[int]
     free_g: list[int]
     releases: list[tuple[float, int, int, int, int]] = field(default_factory=list)
+    # per release: (walltime, elapsed or None, partition, cpus) of the running job it ends;
+    # None for allocations no running job explains
+    owners: list[tuple[float | None, float | None, str | None, int | None] | None] = \
+        field(default_factory=list)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -91,8 +109,12 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 
 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
-                now: datetime, part_max: dict[str, float]) -> SimState:
-    """Node capacities, free resources at t = 0 and the release times of running jobs."""
+                now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
+                ) -> SimState:
+    """Node capacities, free resources at t = 0 and the release times of running jobs.
+
+    `ratio` (calibration): a running job is expected to end after that share of its
+    walltime, not at the walltime; never later than the walltime."""
     usable = [node_usable(n) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -104,14 +126,12 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     idx = {n.name: i for i, n in enumerate(nodes)}
     expl_c, expl_g = [0] * len(nodes), [0] * len(nodes)
     rel: list[tuple[float, int, int, int, int]] = []
+    owners: list[tuple[float | None, float | None, str | None, int | None] | None] = []
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
-        if j.started_at and w:
-            end = (aware(j.started_at) - now).total_seconds() + w
-        else:
-            end = w / 2 if w else UNKNOWN_HOLD_S
-        end = max(end, MIN_REMAINING_S)
-        hosts = [idx[h] for h in expand_hostlist(j.node_list) if h in idx]
+        elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
+        end = _release_after(w, elapsed, ratio(j.partition, j.cpus) if w and ratio else 1.0)
+        hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
             cand = _member_idx(idx, members, j.partition, usable)
@@ -122,22 +142,57 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
             expl_c[h] += c
             expl_g[h] += g
+            owners.append((w, elapsed, j.partition, j.cpus))
             rel.append((end, len(rel), h, c, g))
     for h in range(len(nodes)):
         alloc_c[h] = min(cap_c[h], max(alloc_c[h], expl_c[h]))
         alloc_g[h] = min(cap_g[h], max(alloc_g[h], expl_g[h]))
         lc, lg = alloc_c[h] - min(expl_c[h], alloc_c[h]), alloc_g[h] - min(expl_g[h], alloc_g[h])
         if lc or lg:
+            owners.append(None)
             rel.append((UNKNOWN_HOLD_S, len(rel), h, lc, lg))
     rel.sort()
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
-                    [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel)
+                    [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners)
+
+
+def _release_after(w: float | None, elapsed: float | None, share: float) -> float:
+    """When a running job gives its resources back: after `share` of its walltime `w`,
+    but past that soon, and never after the walltime."""
+    expected = w * share if w else w
+    if elapsed is not None and w:
+        return min(max(expected - elapsed, MIN_REMAINING_S), max(w - elapsed, MIN_REMAINING_S))
+    return max(expected / 2 if expected else UNKNOWN_HOLD_S, MIN_REMAINING_S)
+
+
+def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn
+                 ) -> tuple[SimState, list[Demand]]:
+    """The state and queue of `build_state`/`pending_demands` (built without a ratio) as
+    they would be with `ratio`: the same nodes and shapes, other end times, and no
+    scheduler estimates followed. Cheaper than building them again."""
+    rel = []
+    for end, seq, h, c, g in st.releases:
+        o = st.owners[seq] if seq < len(st.owners) else None
+        if o is not None:
+            w, elapsed, part, cpus = o
+            end = _release_after(w, elapsed, ratio(part, cpus) if w else 1.0)
+        rel.append((end, seq, h, c, g))
+    rel.sort()
+    new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners)
+    new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * ratio(d.partition, d.job_cpus),
+                    d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
+                    job_cpus=d.job_cpus) for d in queue]
+    return new_st, new_q
 
 
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
-                    now: datetime, part_max: dict[str, float]) -> list[Demand]:
-    """The pending queue as demands, in priority (list) order; held jobs are skipped."""
+                    now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
+                    ) -> list[Demand]:
+    """The pending queue as demands, in priority (list) order; held jobs are skipped.
+
+    `ratio` (calibration): each job runs that share of its walltime, and the scheduler's
+    start estimates, planned from walltimes, are not followed."""
     idx = st.index()
     usable = [c > 0 for c in st.cap_c]
     biggest = max(st.cap_c, default=0) or 1
@@ -157,12 +212,16 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 if (cpus == WHOLE or st.cap_c[i] >= cpus) and st.cap_g[i] >= gpus]
         if len(elig) < k:
             continue  # can never start here: it blocks nobody
-        nb = (aware(j.estimated_start) - now).total_seconds() if j.estimated_start else 0.0
+        planned = j.estimated_start if ratio is None else None
+        nb = (aware(planned) - now).total_seconds() if planned else 0.0
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
+        if ratio is not None:
+            dur *= ratio(j.partition, j.cpus)
         out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
-                          j.estimated_start is not None,
-                          now_ok=(j.reason or "").strip().lower() in _STALE_OK))
+                          planned is not None,
+                          now_ok=(j.reason or "").strip().lower() in _STALE_OK,
+                          partition=j.partition, job_cpus=j.cpus))
     return out
 
 

@@ -6,6 +6,7 @@ import asyncio
 import shlex
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
@@ -260,6 +261,15 @@ class Site:
                          if s.native_id in missing}
                 seen = [found.pop(s.native_id, s) for s in seen] + list(found.values())
         return seen
+
+    async def recent_jobs(self, since: datetime) -> list[JobStatus]:
+        """Every user's jobs that ended since `since`, from the site's accounting, in one
+        query ([] where the scheduler's commands offer none)."""
+        argv_for = getattr(self.commands, "history_argv", None)
+        if argv_for is None:
+            return []
+        res = await self.run(argv_for(since), check=True)
+        return self.commands.parse_history(res.stdout)
 
     async def cancel(self, native_ids: list[str]) -> None:
         await self.run(self.commands.cancel_argv(native_ids), check=True)

@@ -30,6 +30,7 @@ from .outputs_common import (
     to_int,
     unwrap,
 )
+from .slurm_script import parse_slurm_time
 
 # Variables that change squeue/sinfo/sacct/scontrol output (Parsl #2293).
 FORMAT_ENV = (
@@ -41,6 +42,8 @@ FORMAT_ENV = (
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
+# every user's finished jobs, for calibrating predictions (request vs use)
+HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
 
 _STATES: dict[str, JobState] = {}
 for _state, _names in {
@@ -144,6 +147,37 @@ class SlurmCommands:
                            "-j", self._ids(native_ids))
         return self._q("sacct", "-X", "-P", "-n", f"--format={SACCT_FIELDS}",
                        "-j", self._ids(native_ids))
+
+    def history_argv(self, since: datetime) -> list[str]:
+        """Every user's jobs that ended since `since` (one query; calibration samples)."""
+        start = since.astimezone(self.tz).strftime("%Y-%m-%dT%H:%M:%S") if self.tz \
+            else since.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+        if self.jobcomp:
+            return self._q("sacct", "-c", "-a", "-P", "-n", "-S", start,
+                           "-o", HISTORY_FIELDS)
+        return self._q("sacct", "-X", "-a", "-P", "-n", "-S", start, "-s", "CD,F,TO,CA",
+                       f"--format={HISTORY_FIELDS}")
+
+    def parse_history(self, stdout: str) -> list[JobStatus]:
+        """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size."""
+        out = []
+        for n, line in enumerate(stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            f = [x.strip() for x in line.split("|")]
+            if len(f) != 9 or not f[0]:
+                raise fail("slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+            jid, part, limit, submit, start, end, ncpus, nnodes, st = f
+            if "." in jid:
+                continue
+            limit_s = parse_slurm_time(limit) if limit and limit[0].isdigit() else None
+            out.append(JobStatus(
+                native_id=jid, state=map_state(st), native_state=st, partition=part or None,
+                walltime_s=limit_s, submitted_at=parse_iso(submit, self.tz),
+                started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
+                cpus=int(ncpus) if ncpus.isdigit() else None,
+                nodes=int(nnodes) if nnodes.isdigit() else None))
+        return out
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["scancel", *self._ids(native_ids).split(",")]

@@ -1,0 +1,134 @@
+"""Decision latency: from fresh snapshots to a placement, for the test bed and for 30 sites.
+
+- testbed: `Federation.place` on the three test-bed sites with every snapshot fetched anew
+  (max age 0: one batched query per site over its pooled SSH connection) and the
+  calibration's accounting query when due (cold: the first decision, which runs it; warm:
+  the later ones, within its TTL). Target: at most 0.3 s.
+- recorded: 30 Slurm sites built from recorded scheduler outputs
+  (`tests/fixtures/outputs/slurm`: scontrol partitions and nodes, squeue, sacct), each
+  with its nodes and queue replicated to a seeded size (3 to 300 nodes, 7 to 2,100 queued
+  and running jobs). Timed: calibration and placement over the 30 parsed snapshots, as
+  the engine decides once its queries have returned; the parse of all 30 sites' outputs
+  (done per site as each arrives) is reported beside it. Target: at most 1 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .common import config_path, emit, markdown_table, median, parser, pct
+
+RECORDED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "outputs" / "slurm"
+
+
+def _replicated(seed: int, site: int) -> tuple[dict[str, str], list[float]]:
+    """The recorded outputs of one site, its nodes x m and its queue x q (seeded)."""
+    rng = random.Random(f"{seed}:{site}")
+    m, q = rng.randint(1, 100), rng.randint(1, 300)
+    nodes = (RECORDED / "scontrol_node.txt").read_text().splitlines()
+    out_nodes = []
+    for b in range(m):
+        for line in nodes:
+            out_nodes.append(re.sub(r"^NodeName=([cg])(\d+)",
+                                    lambda x, b=b: f"NodeName={x[1]}"
+                                    f"{(int(x[2]) + b * (2 if x[1] == 'c' else 1))}", line))
+    parts = (RECORDED / "scontrol_partition.txt").read_text()
+    parts = parts.replace("Nodes=c[1-2],g1", f"Nodes=c[1-{2 * m}],g[1-{m}]") \
+        .replace("Nodes=c[1-2]", f"Nodes=c[1-{2 * m}]").replace("Nodes=g1", f"Nodes=g[1-{m}]")
+    queue = (RECORDED / "squeue_queue.txt").read_text().splitlines()
+    out_q = []
+    for k in range(q):
+        for line in queue:
+            out_q.append(re.sub(r"^(\d+)", lambda x, k=k: str(int(x[1]) + 1000 * k), line))
+    outputs = {"partitions": parts, "nodes": "\n".join(out_nodes), "queue": "\n".join(out_q)}
+    # what accounting would give: runtime/request of 200 finished jobs, heavy at the low end
+    ratios = [min(1.0, rng.lognormvariate(-1.5, 1.0)) for _ in range(200)]
+    return outputs, ratios
+
+
+def recorded(n_sites: int, seed: int, reps: int) -> dict:
+    from diamond_jupyter.calibration import RunSample, SiteCalibration
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+
+    cmds = SlurmCommands(jobcomp=True, tz=timezone.utc)
+    sites = [_replicated(seed, i) for i in range(n_sites)]
+    spec = JobSpec(command="true", resources=Resources(nodes=1, cpus_per_task=4,
+                                                       walltime_s=1800))
+    now = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs were taken
+    times, parse_times, jobs = [], [], 0
+    for _ in range(reps):
+        # the snapshots as the engine holds them after its queries (parsed as they arrive,
+        # each site on its own: timed apart)
+        t0 = time.perf_counter()
+        snaps = [cmds.parse_snapshot(f"site{i:02d}", outputs)
+                 for i, (outputs, _) in enumerate(sites)]
+        parse_times.append(time.perf_counter() - t0)
+        jobs = max(len(s.jobs) for s in snaps)
+        t0 = time.perf_counter()
+        cals = {s.site: SiteCalibration(RunSample("debug", 1 + k % 16, 600.0, r * 600.0, k)
+                                        for k, r in enumerate(ratios))
+                for s, (_, ratios) in zip(snaps, sites, strict=True)}
+        p = place(spec, [(SiteConfig(name=s.site), s) for s in snaps], now=now,
+                  calibration=cals)
+        times.append(time.perf_counter() - t0)
+        assert p.choice is not None, p.explain()
+    return {"sites": n_sites, "largest_queue": jobs, "total_jobs": sum(len(s.jobs)
+                                                                       for s in snaps),
+            "reps": reps, "median_s": median(times), "p90_s": pct(times, 90),
+            "max_s": max(times), "target_s": 1.0,
+            "parse_all_sites_median_s": median(parse_times)}
+
+
+async def testbed(config: str, reps: int) -> dict:
+    import tempfile
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.store import Store
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-place-"))
+    spec = JobSpec(command="true", resources=Resources(nodes=1, cpus_per_task=1,
+                                                       walltime_s=600))
+    times = []
+    async with Federation(config, store=Store(tmp / "store.sqlite")) as fed:
+        await fed.snapshots(max_age_s=0)  # warm the connections (not a decision)
+        for _ in range(reps + 1):
+            t0 = time.perf_counter()
+            await fed.snapshots(max_age_s=0)
+            p = await fed.place(spec)
+            times.append(time.perf_counter() - t0)
+            assert p.choice is not None, p.explain()
+    cold, warm = times[0], times[1:]
+    return {"sites": 3, "reps": reps, "cold_s": cold, "median_s": median(warm),
+            "p90_s": pct(warm, 90), "max_s": max(warm), "target_s": 0.3}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--reps", type=int, default=20, help="decisions timed per setting")
+    p.add_argument("--sites", type=int, default=30, help="recorded sites")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-testbed", action="store_true", help="only the recorded sites")
+    args = p.parse_args(argv)
+    res = {"recorded": recorded(args.sites, args.seed, args.reps), "seed": args.seed}
+    if not args.no_testbed:
+        res["testbed"] = asyncio.run(testbed(config_path(args.config), args.reps))
+    rows = [(k, v["sites"], v["median_s"], v["p90_s"], v["max_s"], v["target_s"],
+             "met" if v["p90_s"] <= v["target_s"] else "missed")
+            for k, v in res.items() if isinstance(v, dict)]
+    md = markdown_table(("setting", "sites", "median s", "p90 s", "max s", "target s",
+                         "p90 vs target"), rows)
+    emit("place_latency", args, res, md)
+    return res
+
+
+if __name__ == "__main__":
+    main()

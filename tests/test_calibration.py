@@ -1,0 +1,163 @@
+"""Calibrated start predictions: ratios from finished jobs, quantile bounds, placement."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import timedelta
+
+import pytest
+from test_placement import NOW, H, alpha, busy_alpha, gamma, pending, running, spec, verdict
+
+from diamond_jupyter.calibration import (
+    RunSample,
+    SiteCalibration,
+    describe_start,
+    quantile_upper_index,
+    run_sample,
+    size_class,
+)
+from diamond_jupyter.model import JobState, JobStatus
+from diamond_jupyter.placement import place
+
+
+def brute_index(n: int, q: float = 0.9, c: float = 0.95) -> int | None:
+    for k in range(n):
+        if sum(math.comb(n, i) * q**i * (1 - q) ** (n - i) for i in range(k + 1)) >= c:
+            return k
+    return None
+
+
+@pytest.mark.parametrize("n", [1, 5, 28, 29, 30, 50, 100, 400])
+def test_quantile_bound_index_is_the_binomial_order_statistic(n: int) -> None:
+    assert quantile_upper_index(n) == brute_index(n)
+    # with fewer than 29 samples no sample bounds the 90% quantile with 95% confidence
+    assert (quantile_upper_index(n) is None) == (n < 29)
+
+
+def test_size_classes() -> None:
+    assert [size_class(c) for c in (None, 1, 2, 4, 5, 16, 17, 64, 65, 4096)] == \
+        ["1", "1", "2-4", "2-4", "5-16", "5-16", "17-64", "17-64", "65+", "65+"]
+
+
+def samples(part: str, cpus: int, ratios: list[float]) -> list[RunSample]:
+    return [RunSample(part, cpus, 3600.0, r * 3600.0, float(i)) for i, r in enumerate(ratios)]
+
+
+def test_finest_class_with_enough_samples_else_coarser() -> None:
+    cal = SiteCalibration(samples("batch", 1, [0.1] * 6) + samples("batch", 8, [0.5] * 3)
+                          + samples("debug", 1, [0.9] * 2))
+    assert cal.ratio("batch", 1).key == "batch/1" and cal.ratio("batch", 1).median == 0.1
+    # 3 samples of 8-CPU jobs are too few: the partition's, then the site's
+    assert cal.ratio("batch", 8).key == "batch/*" and cal.ratio("batch", 8).samples == 9
+    assert cal.ratio("debug", 1).key == "*" and cal.ratio("debug", 1).samples == 11
+    assert cal.samples == 11
+    assert SiteCalibration([]).ratio("batch", 1) is None
+
+
+def test_upper_bound_needs_enough_samples_and_never_passes_the_walltime() -> None:
+    few = SiteCalibration(samples("p", 1, [0.2] * 10))
+    assert few.ratio("p", 1).upper == 1.0  # too few for the quantile: the walltime
+    many = [0.05 * (i % 20 + 1) for i in range(100)]  # 0.05 .. 1.0 evenly
+    r = SiteCalibration(samples("p", 1, many)).ratio("p", 1)
+    assert r.median == pytest.approx(0.525)
+    assert 0.9 <= r.upper <= 1.0  # at least the 90th percentile, with confidence
+    # runtimes over the request count as the request (the scheduler kills them there)
+    assert RunSample("p", 1, 100.0, 250.0).ratio == 1.0
+
+
+def test_accounting_rows_become_samples_only_when_they_ran() -> None:
+    ran = JobStatus(native_id="1", state=JobState.COMPLETED, partition="p", cpus=4,
+                    walltime_s=600, started_at=NOW, ended_at=NOW + timedelta(seconds=60))
+    never = ran.model_copy(update={"cpus": 0, "nodes": 0})
+    unknown = ran.model_copy(update={"walltime_s": None})
+    assert run_sample(ran).ratio == pytest.approx(0.1)
+    assert run_sample(never) is None and run_sample(unknown) is None
+
+
+def overrequested_alpha():
+    """alpha's four nodes are busy with jobs that asked for 4 h and have run 1 h; two more
+    wait behind them. Jobs there use a tenth of what they ask for."""
+    site_cfg, snap = busy_alpha(left_s=3 * H)
+    snap.jobs += [pending("w1", 4, 128, 4 * H), pending("w2", 4, 128, 4 * H)]
+    cal = SiteCalibration(samples("compute", 32, [0.08, 0.1, 0.12] * 20))
+    return site_cfg, snap, cal
+
+
+def test_calibration_turns_an_overrequested_queue_into_a_short_wait() -> None:
+    site_cfg, snap, cal = overrequested_alpha()
+    raw = verdict(place(spec(), [(site_cfg, snap)], now=NOW), "alpha")
+    assert raw.start_source == "simulation" and raw.start_bound is None
+    # from walltimes: the running jobs end in 3 h, then two 4 h jobs hold every node
+    assert raw.estimated_start == NOW + timedelta(hours=11)
+    p = place(spec(), [(site_cfg, snap)], now=NOW, calibration={"alpha": cal})
+    v = verdict(p, "alpha")
+    assert v.start_source == "calibrated" and v.raw_start == raw.estimated_start
+    # calibrated: the running jobs are past their expected 24 min (they end soon), the two
+    # waiting ones run about 24 min each
+    assert v.estimated_start < NOW + timedelta(hours=1.5)
+    assert v.estimated_start <= v.start_bound <= v.raw_start
+    # the probe (4 CPUs) has no class of its own in the samples: the partition's
+    assert v.calibration_samples == 60 and v.calibration_class == "compute/*"
+    text = p.explain()
+    assert "calibrated" in text and "RAW" in text and "90%" in text
+    assert p.predicted_start().startswith("≈ ") and "(90%: < " in p.predicted_start()
+
+
+def test_calibration_changes_the_choice_when_requests_mislead() -> None:
+    site_cfg, snap, cal = overrequested_alpha()
+    # gamma: both nodes busy for 2 more hours, and nothing learnt about it
+    busy_gamma = gamma([running(f"g{i}", f"g{i}", 48, left_s=2 * H, part="long")
+                        for i in (1, 2)], alloc=(48, 48))
+    uncal = place(spec(), [(site_cfg, snap), busy_gamma], now=NOW)
+    assert uncal.choice == "gamma"  # alpha looks 11 h away
+    cal_p = place(spec(), [(site_cfg, snap), busy_gamma], now=NOW,
+                  calibration={"alpha": cal})
+    assert cal_p.choice == "alpha", cal_p.explain()
+
+
+def test_an_idle_site_is_ready_whatever_its_history() -> None:
+    cal = SiteCalibration(samples("compute", 4, [0.9] * 40))
+    v = verdict(place(spec(), [alpha()], now=NOW, calibration={"alpha": cal}), "alpha")
+    assert v.verdict == "READY" and v.estimated_start == NOW and v.start_bound == NOW
+
+
+def test_describe_start() -> None:
+    assert describe_start(170, 640) == "≈ 3 min (90%: < 11 min)"
+    assert describe_start(20, None) == "≈ 20 s"
+    assert describe_start(2 * H, 5.5 * H) == "≈ 2.0 h (90%: < 5.5 h)"
+
+
+def test_federation_learns_from_the_sites_accounting(tb, data_dir) -> None:
+    """Every user's finished jobs on a real Slurm site become calibration samples, in one
+    accounting query per site, cached between placements."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.transports import make_transport
+
+    async def go():
+        t = make_transport(tb.config.site("beta").transport, site="beta")
+        try:  # two jobs that ask for 10 minutes and use about one second
+            ids = []
+            for _ in range(2):
+                r = await t.run(["sbatch", "--parsable", "-t", "10", "-o", "/dev/null",
+                                 "--wrap", "sleep 1"], check=True)
+                ids.append(r.stdout.strip().split(";")[0])
+        finally:
+            await t.close()
+        async with Federation(tb.config_path) as fed:
+            for _ in range(120):  # until accounting has both (event: their end in jobcomp)
+                cals = await fed.calibration(max_age_s=0)
+                got = fed._calibrated["beta"][1]
+                if {j.native_id for j in got} >= set(ids):
+                    break
+                await asyncio.sleep(0.5)
+            mine = [j for j in got if j.native_id in ids]
+            assert len(mine) == 2 and all(j.walltime_s == 600 for j in mine)
+            assert cals["beta"].samples >= 2
+            r = cals["beta"].ratio(mine[0].partition, 1)
+            assert r is not None and r.median < 1.0
+            p = await fed.place(spec(nodes=1, cpus=1, walltime=600))
+            b = p.verdict("beta")
+            assert b.feasible and b.start_source == "calibrated" and b.raw_start is not None
+            assert b.calibration_samples >= 2
+    asyncio.run(go())

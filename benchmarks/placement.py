@@ -36,12 +36,14 @@ from .common import config_path, emit, markdown_table, mean, median, parser, pct
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
 HOME = "alpha"
 PROFILE = "depth_misleads"
+HEDGE = 2  # copies a hedged submission sends (scored from the matched probes)
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
 
 
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
                 base_s: float, max_wait: float, time_scale: float = 150.0,
-                profile: str = PROFILE) -> dict:
+                profile: str = PROFILE, traces: list[tuple[str, str]] | None = None,
+                trace_scale: float = 60.0) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec, JobState, Resources
     from diamond_jupyter.placement import place
@@ -53,8 +55,17 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     await fed.start()
     prefix = f"bpl{seed}x{int(time.time()) % 100000}-"
     duration = warmup + rounds * interval
-    jobs = [dataclasses.replace(j, name=f"{prefix}{j.name}")
-            for j in load.plan(profile, seed, duration, time_scale)]
+    if traces:
+        from diamond_jupyter.testbed import trace
+        from diamond_jupyter.testbed.clusters import cluster
+
+        plans = [trace.plan_replay(trace.read_swf(path), cluster(site), scale=trace_scale,
+                                   duration_s=duration, seed=seed) for path, site in traces]
+        background = sorted((j for pl in plans for j in pl.jobs), key=lambda j: j.at_s)
+        trace_info = [pl.summary() for pl in plans]
+    else:
+        background, trace_info = load.plan(profile, seed, duration, time_scale), []
+    jobs = [dataclasses.replace(j, name=f"{prefix}{j.name}") for j in background]
     bg = asyncio.gather(load.run(config, jobs))
     probe = JobSpec(name="probe", metadata={"application": "bench-probe"},
                     resources=Resources(nodes=1, tasks=1, cpus_per_task=8, walltime_s=60))
@@ -69,18 +80,26 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             snaps = await fed.snapshots(max_age_s=0)
             pairs = [(fed.sites[n].cfg, snaps[n]) for n in fed.sites]
             hist = fed.history()
+            cals = await fed.calibration()
             choice = {p: place(probe, pairs, policy=p, history=hist, seed=seed * 1000 + r,
-                               home=HOME).choice for p in POLICIES}
-            dia = place(probe, pairs, history=hist)
+                               home=HOME, calibration=cals).choice for p in POLICIES}
+            dia = place(probe, pairs, history=hist, calibration=cals)
             feasible = [v.site for v in dia.ranked if v.feasible]
-            est = {v.site: {"start_s": (v.estimated_start - dia.now).total_seconds(),
-                            "finish_s": (v.estimated_finish - dia.now).total_seconds(),
-                            "source": v.start_source} for v in dia.ranked if v.feasible}
+            ranking = feasible[:]  # diamond's order: hedging takes the first HEDGE of it
+
+            def rel(t, now=dia.now):
+                return (t - now).total_seconds() if t else None
+            est = {v.site: {"start_s": rel(v.estimated_start),
+                            "finish_s": rel(v.estimated_finish), "source": v.start_source,
+                            "raw_start_s": rel(v.raw_start), "bound_s": rel(v.start_bound),
+                            "samples": v.calibration_samples}
+                   for v in dia.ranked if v.feasible}
             t0 = time.time()
             subs = await asyncio.gather(*(fed.submit(probe.model_copy(update={
                 "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
                 for s in feasible))
             records.append({"round": r, "t0": t0, "choice": choice, "estimate": est,
+                            "ranking": ranking,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
                             "jobs": {j.site: j.id for j in subs}})
         for rec in records:  # wait for every probe, censoring at the bound
@@ -97,38 +116,63 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         await asyncio.gather(bg, return_exceptions=True)
         await _cancel_prefix(fed, prefix)
         await fed.close()
-    scored = []
+    scored, all_censored = [], []
+    sites = sorted(fed.sites)
     for rec in records:
-        done, censored = {}, []
+        done, started, censored = {}, {}, []
         for site, jid in rec["jobs"].items():
             j = fed.store.get_job(jid)
             if j.state == JobState.COMPLETED and j.ended_at:
                 done[site] = j.ended_at.timestamp() - rec["t0"]
+                if j.started_at:
+                    started[site] = j.started_at.timestamp() - rec["t0"]
             else:
                 done[site] = max_wait
                 censored.append(site)
+        row = {**{k: rec[k] for k in ("round", "choice", "pending", "estimate", "ranking")},
+               "completion_s": done, "censored": censored}
+        if len(censored) == len(done):  # every site hit the bound: no winner is known
+            all_censored.append(row)
+            continue
         best = min(done.values())
         extra = {p: done[c] - best if c in done else None for p, c in rec["choice"].items()}
-        scored.append({**{k: rec[k] for k in ("round", "choice", "pending", "estimate")},
-                       "completion_s": done, "censored": censored,
-                       "fastest": min(done, key=done.get), "additional_s": extra})
+        for site in sites:  # each site as a fixed home
+            extra[f"home:{site}"] = done[site] - best if site in done else None
+        # hedging over diamond's HEDGE best sites: the copy that starts first runs
+        top = [s for s in rec["ranking"][:HEDGE] if s in done]
+        if top:
+            first = min(top, key=lambda s: (started.get(s, max_wait), done[s]))
+            extra[f"hedge{HEDGE}"] = done[first] - best
+        scored.append({**row, "fastest": min(done, key=done.get), "additional_s": extra})
     shutil.rmtree(tmp, ignore_errors=True)
-    pol = {}
-    for p in POLICIES:
-        xs = [s["additional_s"][p] for s in scored if s["additional_s"][p] is not None]
-        pol[p] = {"median_s": median(xs), "p90_s": pct(xs, 90), "mean_s": mean(xs),
-                  "best_choice_rounds": sum(1 for x in xs if x == 0), "n": len(xs)}
+
+    def stats(key: str) -> dict:
+        xs = [s["additional_s"][key] for s in scored if s["additional_s"].get(key) is not None]
+        return {"median_s": median(xs), "p90_s": pct(xs, 90), "mean_s": mean(xs),
+                "best_choice_rounds": sum(1 for x in xs if x == 0), "n": len(xs)}
+    pol = {p: stats(p) for p in (*POLICIES, f"hedge{HEDGE}")}
+    homes = {site: stats(f"home:{site}") for site in sites}
+    hindsight = min((s for s in homes if homes[s]["mean_s"] is not None),
+                    key=lambda s: homes[s]["mean_s"], default=None)
+    avg_home_median = mean([h["median_s"] for h in homes.values() if h["median_s"] is not None])
     return {
         "policies": pol,
+        "homes": homes,
+        "best_home_in_hindsight": hindsight,
+        "ratio_avg_home_over_diamond": ratio(avg_home_median, pol["diamond"]["median_s"],
+                                             FLOOR_S),
         "ratio_fixed_over_diamond": ratio(pol["fixed"]["median_s"], pol["diamond"]["median_s"],
                                           FLOOR_S),
         "ratio_floor_s": FLOOR_S,
         "ratio_fixed_over_diamond_mean": ratio(pol["fixed"]["mean_s"], pol["diamond"]["mean_s"]),
         "rounds": rounds, "seed": seed, "interval_s": interval, "probe_base_s": base_s,
+        "max_wait_s": max_wait,
         "censored": sum(len(s["censored"]) for s in scored),
-        "background_jobs": len(jobs), "background_submitted": submitted, "profile": profile,
-        "time_scale": time_scale,
-        "per_round": scored,
+        "rounds_all_censored": len(all_censored),
+        "background_jobs": len(jobs), "background_submitted": submitted,
+        "profile": None if traces else profile, "traces": trace_info,
+        "time_scale": trace_scale if traces else time_scale,
+        "per_round": scored, "per_round_all_censored": all_censored,
     }
 
 
@@ -163,33 +207,49 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--interval", type=float, default=12.0, help="seconds between rounds")
     p.add_argument("--warmup", type=float, default=25.0, help="load before the first round")
     p.add_argument("--base", type=float, default=20.0, help="probe runtime at speed 1.0 (s)")
-    p.add_argument("--max-wait", type=float, default=90.0)
+    p.add_argument("--max-wait", type=float, default=240.0,
+                   help="a probe not done this long after its round is censored (s)")
     p.add_argument("--time-scale", type=float, default=150.0,
                    help="home load: center-seconds per real second")
     p.add_argument("--profile", default=PROFILE, help="testbed.load profile (background)")
+    p.add_argument("--trace", action="append", default=[], metavar="FILE.swf[.gz]",
+                   help="a real log as --site's background instead of the profile "
+                        "(repeat the pair: one log per site)")
+    p.add_argument("--site", action="append", default=[], help="the site --trace loads")
+    p.add_argument("--trace-scale", type=float, default=60.0,
+                   help="with --trace: center seconds per real second")
     args = p.parse_args(argv)
-    args.tag = args.tag or f"seed{args.seed}"
+    if len(args.trace) != len(args.site):
+        p.error("each --trace needs its --site")
+    traces = list(zip(args.trace, args.site, strict=True))
+    bg_name = "+".join(f"{Path(t).name.split('-')[0]}@{s}" for t, s in traces) or args.profile
+    args.tag = args.tag or f"{bg_name}-seed{args.seed}"
     r = asyncio.run(bench(config_path(args.config), args.seed, args.rounds, args.interval,
                           args.warmup, args.base, args.max_wait, args.time_scale,
-                          args.profile))
+                          args.profile, traces, args.trace_scale))
     rows = [(name, v["median_s"], v["p90_s"], v["mean_s"], f"{v['best_choice_rounds']}/{v['n']}")
-            for name, v in r["policies"].items()]
-    md = (f"## matched rounds: seed {r['seed']}, {r['rounds']} rounds, "
+            for name, v in [*r["policies"].items(),
+                            *((f"home {s}", h) for s, h in r["homes"].items())]]
+    md = (f"## matched rounds: {bg_name}, seed {r['seed']}, {r['rounds']} rounds, "
           f"{r['background_jobs']} background jobs\n\n"
           + markdown_table(["policy", "median extra s", "p90 s", "mean s", "fastest chosen"],
                            rows)
           + f"\nfixed/diamond (medians, denominator floor {FLOOR_S:g} s) = "
           f"{r['ratio_fixed_over_diamond']:.1f}x; means: "
-          f"{r['ratio_fixed_over_diamond_mean'] or float('nan'):.1f}x; censored probes: "
-          f"{r['censored']}\n")
+          f"{r['ratio_fixed_over_diamond_mean'] or float('nan'):.1f}x; average home / diamond "
+          f"(medians, floor {FLOOR_S:g} s) = {r['ratio_avg_home_over_diamond'] or 0:.1f}x; best "
+          f"home in hindsight: {r['best_home_in_hindsight']}; censored probes: "
+          f"{r['censored']}; rounds where every site was censored (not scored): "
+          f"{r['rounds_all_censored']}\n")
 
     def plot(ax) -> None:
-        data = [[s["additional_s"][p] for s in r["per_round"] if s["additional_s"][p]
-                 is not None] for p in POLICIES]
-        ax.boxplot(data, tick_labels=list(POLICIES))
+        keys = [*POLICIES, f"hedge{HEDGE}"]
+        data = [[s["additional_s"][p] for s in r["per_round"]
+                 if s["additional_s"].get(p) is not None] for p in keys]
+        ax.boxplot(data, tick_labels=keys)
         ax.set_ylabel("additional completion time vs fastest (s)")
         ax.set_title(f"matched rounds (seed {r['seed']}, {r['rounds']} rounds): "
-                     f"fixed/diamond {r['ratio_fixed_over_diamond']:.1f}x")
+                     f"fixed/diamond {r['ratio_fixed_over_diamond'] or 0:.1f}x")
     emit("placement", args, r, md, plot)
     return r
 

@@ -43,7 +43,35 @@ def test_placement_benchmark(tb, tmp_path, capsys):
     d = run(placement, ["--rounds", "1", "--interval", "1", "--warmup", "1", "--base", "1",
                         "--max-wait", "60"], tb, tmp_path, capsys)
     assert d["rounds"] == 1 and set(d["policies"]) == {"fixed", "fewest_pending", "random",
-                                                        "diamond"}
+                                                        "diamond", "hedge2"}
+    assert d["rounds_all_censored"] == 0
     assert all(v["n"] == 1 and v["median_s"] >= 0 for v in d["policies"].values())
+    assert set(d["homes"]) == {"alpha", "beta", "gamma"}
+    assert d["best_home_in_hindsight"] in d["homes"]
     [r] = d["per_round"]
     assert r["fastest"] in r["completion_s"] and min(r["completion_s"].values()) >= 0
+    # the home that was fastest this round has no regret; diamond's estimates are recorded
+    assert d["homes"][r["fastest"]]["median_s"] == 0
+    assert all("raw_start_s" in e and "bound_s" in e for e in r["estimate"].values())
+
+
+def test_placement_benchmark_on_a_replayed_log(tb, tmp_path, capsys):
+    from test_trace import LOGS
+
+    from benchmarks import placement
+
+    d = run(placement, ["--rounds", "1", "--interval", "1", "--warmup", "2", "--base", "1",
+                        "--max-wait", "60", "--trace", str(LOGS[0]), "--site", "alpha",
+                        "--trace-scale", "600"], tb, tmp_path, capsys)
+    [t] = d["traces"]
+    assert t["site"] == "alpha" and t["jobs"] > 0 and d["profile"] is None
+    assert d["background_jobs"] == t["jobs"]
+
+
+def test_place_latency_benchmark(tb, tmp_path, capsys):
+    from benchmarks import place_latency
+
+    d = run(place_latency, ["--reps", "2", "--sites", "4"], tb, tmp_path, capsys)
+    rec, bed = d["recorded"], d["testbed"]
+    assert rec["sites"] == 4 and rec["total_jobs"] > 0 and 0 < rec["median_s"] <= rec["max_s"]
+    assert bed["sites"] == 3 and bed["cold_s"] > 0 and 0 < bed["median_s"] <= bed["max_s"]

@@ -48,3 +48,13 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "data"
     monkeypatch.setenv("DIAMOND_DATA_DIR", str(d))
     return d
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """Wait for the test bed (one user at a time) before any test starts, so that the wait
+    counts against no test's timeout."""
+    from diamond_jupyter import testbed
+
+    if any({"tb", "testbed_session"} & set(getattr(item, "fixturenames", ())) for item in items):
+        testbed.lock.hold()

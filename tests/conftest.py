@@ -24,6 +24,9 @@ class Testbed:
         return [s.name for s in self.config.sites]
 
 
+TESTBED_FIXTURES = {"tb", "testbed_session", "testbed_config"}
+
+
 @pytest.fixture(scope="session")
 def testbed_session():
     """Up once; down at the end unless it was already up before the session."""
@@ -50,11 +53,22 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     return d
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--no-testbed", action="store_true",
+                     help="deselect the tests that need the real test bed (a quick pure run)")
+
+
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection
 def pytest_collection_modifyitems(session, config, items) -> None:
     """Wait for the test bed (one user at a time) before any test starts, so that the wait
-    counts against no test's timeout."""
-    from diamond_jupyter import testbed
-
-    if any({"tb", "testbed_session"} & set(getattr(item, "fixturenames", ())) for item in items):
+    counts against no test's timeout; or, with --no-testbed, leave its tests out."""
+    def needs(item) -> bool:
+        return bool(TESTBED_FIXTURES & set(getattr(item, "fixturenames", ())))
+    if config.getoption("--no-testbed"):
+        out = [i for i in items if needs(i)]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            items[:] = [i for i in items if not needs(i)]
+        return
+    if any(needs(i) for i in items):
         testbed.lock.hold()

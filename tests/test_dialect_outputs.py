@@ -61,8 +61,9 @@ def test_slurm_argvs():
     assert slurm.release_argv(["1", "2"]) == ["scontrol", "release", "1,2"]
     assert "-c" in slurm.accounting_argv(["1"])
     assert "-X" in SlurmCommands(jobcomp=False).accounting_argv(["1"])
-    assert SlurmCommands(clean_env=False).find_by_name_argv("tok")[:5] == [
-        "squeue", "-h", "-t", "all", "-n"]
+    # the name rides in its option (--name=VALUE): a name never becomes an option itself
+    assert SlurmCommands(clean_env=False).find_by_name_argv("-tok")[:5] == [
+        "squeue", "-h", "-t", "all", "--name=-tok"]
     with pytest.raises(BadInput):
         slurm.status_argv([])
     with pytest.raises(BadInput):

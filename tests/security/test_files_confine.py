@@ -117,6 +117,7 @@ async def test_engine_fetch_keeps_to_the_root(tmp_path, monkeypatch):
     from diamond_jupyter.store import Store
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()  # the local site's commands run in its home
     root = tmp_path / "root"
     root.mkdir()
     fed = Federation(FederationConfig(sites=[SiteConfig(

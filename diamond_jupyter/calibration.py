@@ -164,3 +164,17 @@ def describe_start(start_s: float, bound_s: float | None) -> str:
     """A pending job's predicted start for people: '≈ 3 min (90%: < 11 min)'."""
     text = f"≈ {hms_short(start_s)}"
     return text + (f" (90%: < {hms_short(bound_s)})" if bound_s is not None else "")
+
+
+MIN_TRANSFER_BYTES = 1_000_000  # smaller copies measure latency, not bandwidth
+
+
+def measured_bandwidth(transfers: Iterable[tuple[str | None, str | None, int, float]]
+                       ) -> dict[tuple[str | None, str | None], float]:
+    """Median megabits/s per (source site, destination site) from finished copies given as
+    (source site, destination site, bytes, seconds); None is the server."""
+    rates: dict[tuple[str | None, str | None], list[float]] = {}
+    for src, dst, nbytes, secs in transfers:
+        if nbytes >= MIN_TRANSFER_BYTES and secs > 0 and src != dst:
+            rates.setdefault((src, dst), []).append(nbytes * 8 / secs / 1e6)
+    return {k: sorted(v)[len(v) // 2] for k, v in rates.items()}

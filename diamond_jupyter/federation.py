@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .calibration import RunSample, SiteCalibration, run_sample
+from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sample
 from .config import FederationConfig, load_config
 from .events import EventBus
 from .federation_agent import AgentMixin
@@ -33,6 +33,7 @@ from .model import (
     utcnow,
 )
 from .monitor import SiteMonitor, wrapper_prologue
+from .placement import StageData
 from .sites import Site, token_tag
 from .store import Store
 from .transports import CommandFailed
@@ -197,8 +198,44 @@ class Federation(DataMixin, AgentMixin):
         snaps, cals = await asyncio.gather(self.snapshots(), self.calibration())
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
         kw.setdefault("calibration", cals)
+        if spec.stage_in and "stage_data" not in kw:
+            kw["stage_data"] = await self._stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=self.history(), **kw)
+
+    async def _stage_data(self, spec: JobSpec) -> StageData:
+        """The stage-in's bytes by location and the bandwidth past transfers measured.
+        A source that cannot be sized counts as 0 bytes here: the submit reports it."""
+        from .transfer import confine, parse_location
+
+        sources: dict[str | None, int] = {}
+        for entry in spec.stage_in:
+            try:
+                loc = confine(parse_location(entry.source, self.sites), self.server_root)
+                size = await self._size_of(loc.site, loc.path)
+            except (BadInput, DiamondError, OSError):
+                continue
+            sources[loc.site] = sources.get(loc.site, 0) + size
+        finished = []
+        for t in self.store.list_transfers(limit=200):
+            if t.state == "SUCCEEDED" and t.bytes:
+                try:
+                    src = parse_location(t.src, self.sites).site
+                    dst = parse_location(t.dst, self.sites).site
+                except BadInput:
+                    continue
+                finished.append((src, dst, t.bytes,
+                                 (t.updated_at - t.created_at).total_seconds()))
+        return StageData(sources, measured_bandwidth(finished))
+
+    async def _size_of(self, site: str | None, path: str) -> int:
+        if site is None:
+            p = Path(path).expanduser()
+            if p.is_dir():
+                return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            return p.stat().st_size
+        st = await self.sites[site].stat(path)
+        return st.size if st is not None else 0
 
     async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S
                           ) -> dict[str, SiteCalibration]:

@@ -31,6 +31,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -98,6 +99,15 @@ class SiteVerdict(BaseModel):
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
     speed_factor: float | None = None  # the site's, for explaining runtimes
+
+
+@dataclass(frozen=True)
+class StageData:
+    """A job's stage-in: bytes by the site they are on (None: the server), and measured
+    megabits/s per (source, destination) from past transfers (else the site's figure)."""
+
+    sources: dict[str | None, int]
+    bandwidth_mbps: dict[tuple[str | None, str | None], float] = field(default_factory=dict)
 
 
 class Placement(BaseModel):
@@ -175,7 +185,8 @@ class Placement(BaseModel):
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
-              cal: SiteCalibration | None = None) -> SiteVerdict:
+              cal: SiteCalibration | None = None, data: StageData | None = None
+              ) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
@@ -238,7 +249,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
-              stage_bytes, history, estimates, cal)
+              stage_bytes, history, estimates, cal, data)
     return v
 
 
@@ -246,7 +257,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
               nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
               fit: set[str], default: str | None, now: datetime, stage_bytes: int,
               history: dict[str, float], estimates: dict[str, datetime],
-              cal: SiteCalibration | None = None) -> None:
+              cal: SiteCalibration | None = None, data: StageData | None = None) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     median, upper = ratio_fn(cal, "median"), ratio_fn(cal, "upper")
     raw_st = build_state(snap, nodes, members, now, part_max)
@@ -301,6 +312,11 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         runtime = float(req.walltime)
     mbps = float(cfg.metadata.get("bandwidth_mbps") or DEFAULT_BANDWIDTH_MBPS)
     stage = stage_bytes * 8 / (mbps * 1e6)
+    if data is not None:  # where the inputs are: data already on this site moves nothing
+        for src, nbytes in data.sources.items():
+            if src != cfg.name and nbytes:
+                rate = data.bandwidth_mbps.get((src, cfg.name)) or mbps
+                stage += nbytes * 8 / (rate * 1e6)
     sizes = [n for n in nodes if n.name in members.get(pname, []) and n.name in fit]
     share = 1.0
     if not req.whole and sizes:
@@ -364,13 +380,16 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           history: dict[str, float] | None = None, policy: str = "diamond",
           seed: int | None = None, home: str | None = None,
           estimates: dict[str, datetime] | None = None,
-          calibration: dict[str, SiteCalibration] | None = None) -> Placement:
+          calibration: dict[str, SiteCalibration] | None = None,
+          stage_data: StageData | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
     this job (e.g. from `sbatch --test-only`). `seed` is for "random", `home` for "fixed".
     `calibration` maps a site to the runtime/request ratios of its recent jobs: its start
     is then the calibrated simulation's, with a 90% bound (see `calibration`).
+    `stage_data`: the stage-in's bytes by location; each site's stage-in time counts only
+    what is elsewhere, at the measured bandwidth where there is one.
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -379,7 +398,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     now = aware(now or utcnow())
     cals = calibration or {}
     verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
-                          cals.get(c.name)) for c, s in sites]
+                          cals.get(c.name), stage_data) for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
     pos = {v.site: i for i, v in enumerate(verdicts)}
 

@@ -13,6 +13,7 @@ from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .model import BadInput, JobSpec, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
+from .transports.base import FileStat
 
 SEP = "@@diamond-section@@"
 
@@ -261,6 +262,11 @@ class Site:
                          if s.native_id in missing}
                 seen = [found.pop(s.native_id, s) for s in seen] + list(found.values())
         return seen
+
+    async def stat(self, path: str) -> FileStat | None:
+        """A file's size and kind on the site (None when it does not exist)."""
+        await self.home()
+        return await self.transport.stat(self.expand(path))
 
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         """Every user's jobs that ended since `since`, from the site's accounting, in one

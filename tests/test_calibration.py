@@ -161,3 +161,69 @@ def test_federation_learns_from_the_sites_accounting(tb, data_dir) -> None:
             assert b.feasible and b.start_source == "calibrated" and b.raw_start is not None
             assert b.calibration_samples >= 2
     asyncio.run(go())
+
+
+# --- data-aware estimates -----------------------------------------------------------------
+
+def test_measured_bandwidth_medians_and_ignores_small_copies() -> None:
+    from diamond_jupyter.calibration import measured_bandwidth
+
+    got = measured_bandwidth([("alpha", "beta", 100_000_000, 10.0),   # 80 Mb/s
+                              ("alpha", "beta", 100_000_000, 4.0),    # 200 Mb/s
+                              ("alpha", "beta", 100_000_000, 2.0),    # 400 Mb/s
+                              ("alpha", "beta", 10_000, 0.001),       # latency, not rate
+                              (None, "gamma", 50_000_000, 1.0),
+                              ("beta", "beta", 100_000_000, 1.0)])    # not a transfer
+    assert got == {("alpha", "beta"): pytest.approx(200.0), (None, "gamma"): 400.0}
+
+
+def test_data_on_a_site_moves_nothing_there_and_measured_bandwidth_counts() -> None:
+    from diamond_jupyter.placement import StageData
+
+    pair = [alpha(), gamma()]  # both idle: without data, gamma (listed later) ties alpha
+    data = StageData({"gamma": 10_000_000_000})  # 10 GB already on gamma
+    p = place(spec(), pair, now=NOW, stage_data=data)
+    assert p.choice == "gamma"
+    a, g = verdict(p, "alpha"), verdict(p, "gamma")
+    assert g.stage_in_s == 0
+    assert a.stage_in_s == pytest.approx(10_000_000_000 * 8 / 1000e6)  # the default 1 Gb/s
+    measured = StageData({"gamma": 10_000_000_000}, {("gamma", "alpha"): 8000.0})
+    a2 = verdict(place(spec(), pair, now=NOW, stage_data=measured), "alpha")
+    assert a2.stage_in_s == pytest.approx(10.0)  # 80 Gb at the measured 8 Gb/s
+
+
+async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> None:
+    """Sizes come from the source's own place (a site over its transport, or the server's
+    disk), and past transfers give the bandwidth."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobSpec, StageEntry
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.store_schema import _ts
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (home / "big.dat").write_bytes(b"x" * 3_000_000)
+    local = tmp_path / "root" / "in.dat"
+    local.parent.mkdir()
+    local.write_bytes(b"y" * 2_000_000)
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite3"))
+    fed.server_root = local.parent
+    try:
+        rec = fed.store.record_transfer("sftp", "in.dat", "alpha:in.dat")
+        rec = fed.store.update_transfer(rec.id, state="SUCCEEDED", bytes=50_000_000)
+        with fed.store._write() as c:  # it took 2 s: 200 Mb/s
+            c.execute("UPDATE transfers SET created_at = ? WHERE id = ?",
+                      (_ts(rec.updated_at - timedelta(seconds=2)), rec.id))
+        job = JobSpec(command="true", stage_in=[
+            StageEntry(source="alpha:~/big.dat", destination="big.dat"),
+            StageEntry(source="in.dat", destination="in.dat"),
+            StageEntry(source="alpha:~/missing.dat", destination="m.dat")])
+        data = await fed._stage_data(job)
+        assert data.sources == {"alpha": 3_000_000, None: 2_000_000}
+        assert data.bandwidth_mbps == {(None, "alpha"): pytest.approx(200.0)}
+    finally:
+        await fed.close()

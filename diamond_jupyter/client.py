@@ -99,6 +99,10 @@ class Engine:
     async def _aclose(self) -> None:
         pass
 
+    def time_limit(self, job: Job) -> int | None:
+        """The job's time limit in seconds, when it asked for one."""
+        return job.spec.resources.walltime_s if job.spec else None
+
     # The API (implemented by both engines) ---------------------------------------------
     async def sites(self) -> list[dict[str, Any]]: raise NotImplementedError
     async def snapshot(self, site: str) -> dict[str, Any]: raise NotImplementedError

@@ -43,6 +43,16 @@ class ServerClient(Engine):
         self._watchers: dict[str, set[asyncio.Queue[None]]] = {}
         self._ws_task: asyncio.Future | None = None
         self._http: Any = None
+        self._limits: dict[str, int] = {}  # job id -> time limit (s), from the server's JSON
+
+    def _job(self, data: dict[str, Any]) -> Job:
+        job = job_from_json(data)
+        if isinstance(data.get("time_limit_s"), int):
+            self._limits[job.id] = data["time_limit_s"]
+        return job
+
+    def time_limit(self, job: Job) -> int | None:
+        return super().time_limit(job) or self._limits.get(job.id)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"token {self.token}"} if self.token else {}
@@ -100,14 +110,14 @@ class ServerClient(Engine):
             body["script"] = text
         if name:
             body["name"] = name
-        return job_from_json(await self.request("POST", "jobs", body))
+        return self._job(await self.request("POST", "jobs", body))
 
     async def job(self, job_id: str, refresh: bool = False) -> Job:
-        return job_from_json(await self.request("GET", f"jobs/{_q(job_id)}",
-                                                refresh="1" if refresh else None))
+        return self._job(await self.request("GET", f"jobs/{_q(job_id)}",
+                                            refresh="1" if refresh else None))
 
     async def cancel(self, job_id: str) -> Job:
-        return job_from_json(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
+        return self._job(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
 
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         lines = min(lines, MAX_LOG_LINES)
@@ -149,7 +159,11 @@ class ServerClient(Engine):
                     pass
                 while not q.empty():  # coalesce a burst of events into one read
                     q.get_nowait()
-                job = await self.job(job_id)
+                try:
+                    job = await self.job(job_id)
+                except SiteError as e:  # the server restarts: its event stream says when back
+                    log.info("diamond: cannot read %s (%s); waiting for the server", job_id, e)
+                    continue
                 callback(job)
             return job
         finally:

@@ -27,7 +27,7 @@ class JobFailed(DiamondError):
 
 
 class Card(Protocol):
-    def update(self, handle: JobHandle) -> None: ...
+    def update(self, handle: JobHandle, here: bool = False) -> None: ...
     def show(self) -> None: ...
 
 
@@ -35,7 +35,8 @@ class JobHandle:
     def __init__(self, engine: Engine, job: Job) -> None:
         self._engine = engine
         self._job = job
-        self._extras: dict[str, Any] = {}  # stdout tail and files, once the job has ended
+        # the time limit; the stdout and stderr tails and the files once the job has ended
+        self._extras: dict[str, Any] = {"time_limit_s": engine.time_limit(job)}
         self._lock = threading.Lock()
         self._ended = threading.Event()
         self._error: BaseException | None = None
@@ -52,11 +53,14 @@ class JobHandle:
     async def _run(self) -> None:
         try:
             await self._engine.watch(self.id, self._on_job)
-            extras: dict[str, Any] = {}
+            extras: dict[str, Any] = {"time_limit_s": self._engine.time_limit(self._job)}
             try:
-                extras["stdout"] = (await self._engine.logs(self.id, TAIL_LINES))["stdout"]
+                logs = await self._engine.logs(self.id, TAIL_LINES)
+                extras["stdout"] = logs.get("stdout", "")
+                extras["stderr"] = logs.get("stderr", "")
                 extras["files"] = await self._engine.files(self.id)
             except DiamondError as e:
+                extras.setdefault("stdout", "")
                 extras["error"] = f"could not read the results: {e}"
             with self._lock:
                 self._extras = extras
@@ -124,6 +128,16 @@ class JobHandle:
                             f"(state {self.state})")
         if self._error is not None and not self.done:
             raise self._error
+        if self._follow is not None:  # the results' tails and files are read just after
+            try:
+                self._follow.result(timeout)
+            except Exception:  # reported on the card; the job itself has ended
+                pass
+        card = self._card
+        if card is not None and getattr(card, "live", False):
+            # also from this cell: tools that run cells one by one (nbclient) keep only
+            # the updates of the running cell, and so save the final card
+            card.update(self, here=True)
         return self
 
     def result(self, timeout: float | None = None) -> str:
@@ -147,6 +161,12 @@ class JobHandle:
     def cancel(self) -> JobHandle:
         self._on_job(self._engine.call(self._engine.cancel(self.id)))
         return self
+
+    def card(self) -> None:
+        """Show (another view of) the live card, e.g. in a new cell after a restart."""
+        from IPython.display import display
+
+        display(self)
 
     def refresh(self) -> JobHandle:
         self._on_job(self._engine.call(self._engine.job(self.id, refresh=True)))

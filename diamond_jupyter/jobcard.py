@@ -1,14 +1,18 @@
-"""The live job card: ipywidgets in a notebook, else text/HTML updated by display id.
+"""The job card: a mime bundle (HTML, text and `application/vnd.diamond.job+json`) shown with a
+display id and replaced in place as the job progresses.
 
-Cards are updated from the engine's background thread. Widget state changes travel as comm
-messages, which ipykernel accepts from any thread; display updates are parented to the cell
-that first showed the card, so frontends route them to its output.
+The bundle is what the notebook saves, so a reopened notebook, nbviewer and nbconvert show the
+job's last known state without a kernel. In JupyterLab the diamond extension renders the JSON
+part as a live card (buttons, elapsed time) that follows the job through the server's events,
+whatever became of the kernel that showed it.
+
+Cards are updated from the engine's background thread: display updates are parented to the
+cell that first showed the card, so frontends route them to its output.
 """
 
 from __future__ import annotations
 
 import html
-import os
 import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -19,10 +23,19 @@ from .placement import Placement
 if TYPE_CHECKING:
     from .handle import JobHandle
 
+MIME = "application/vnd.diamond.job+json"
+CARD_VERSION = 1
+# One colour per state, shared with the sidebar (style/base.css defines the same variables).
 COLORS = {"PENDING": "#b26a00", "RUNNING": "#1565c0", "COMPLETED": "#2e7d32",
           "FAILED": "#c62828", "CANCELLED": "#6d4c41", "TIMEOUT": "#ad1457",
           "UNKNOWN": "#616161"}
 BAR_WIDTH = 30  # characters of the text timeline
+TAIL_SHOWN = 20  # lines of stdout / stderr on the card
+
+
+def color(state: str) -> str:
+    """The state's colour: the JupyterLab theme's variable when there is one, else the hex."""
+    return f"var(--jp-diamond-state-{state.lower()}, {COLORS.get(state, COLORS['UNKNOWN'])})"
 
 
 def hms(seconds: float | None) -> str:
@@ -47,6 +60,10 @@ def timing(job: Job, now: datetime | None = None) -> tuple[float | None, float |
     if job.started_at:
         running = ((job.ended_at or now) - job.started_at).total_seconds()
     return queued, running
+
+
+def time_limit(job: Job) -> int | None:
+    return job.spec.resources.walltime_s if job.spec and job.spec.resources else None
 
 
 def why(job: Job) -> str:
@@ -92,17 +109,39 @@ def outcome(job: Job) -> str:
     return f"{job.state.value}{code}{reason}"
 
 
+def elapsed(job: Job, limit: int | None) -> str:
+    """'running 0:00:05 of 0:05:00' (or without the limit when none was asked)."""
+    q, r = timing(job)
+    of = f" of {hms(limit)} limit" if limit else ""
+    if job.started_at is None:
+        if job.state.terminal:
+            return f"queued {hms(q)}, never ran"
+        return f"queued {hms(q)} (since {_clock(job.submitted_at)})"
+    live = "" if job.state.terminal else " so far"
+    return f"queued {hms(q)} · ran {hms(r)}{of}{live}"
+
+
+def _failed(job: Job) -> bool:
+    return job.state.terminal and job.state != JobState.COMPLETED
+
+
+def _tail(text: str | None) -> str:
+    lines = (text or "").rstrip("\n").splitlines()
+    return "\n".join(lines[-TAIL_SHOWN:])
+
+
 def render_text(job: Job, extras: dict[str, Any]) -> str:
     q, r = timing(job)
     lines = [f"{job.id}  {job.state.value}  {job.name or ''}".rstrip(),
              f"  site: {job.site} — {why(job)}",
-             f"  queued {hms(q)} | running {hms(r)}  [{_text_bar(q, r)}]"]
+             f"  {elapsed(job, extras.get('time_limit_s'))}  [{_text_bar(q, r)}]"]
     if job.state.terminal:
         lines.append(f"  outcome: {outcome(job)}")
-    tail = extras.get("stdout")
-    if tail:
-        lines.append("  stdout (tail):")
-        lines += [f"    {ln}" for ln in tail.rstrip("\n").splitlines()]
+    for key in ("stdout", "stderr"):
+        tail = _tail(extras.get(key))
+        if tail and (key == "stdout" or _failed(job)):
+            lines.append(f"  {key} (tail):")
+            lines += [f"    {ln}" for ln in tail.splitlines()]
     if extras.get("files"):
         lines.append("  files: " + ", ".join(extras["files"]))
     if extras.get("error"):
@@ -120,10 +159,9 @@ def _text_bar(q: float | None, r: float | None) -> str:
 
 def header_html(job: Job) -> str:
     e = html.escape
-    color = COLORS.get(job.state.value, "#616161")
     return (f'<div data-diamond-job="{e(job.id)}" data-diamond-state="{job.state.value}">'
-            f"<b>{e(job.id)}</b> &nbsp;<span style='background:{color};color:white;"
-            f"padding:0 6px;border-radius:3px'>{job.state.value}</span>"
+            f"<b>{e(job.id)}</b> &nbsp;<span style='background:{color(job.state.value)};"
+            f"color:white;padding:0 6px;border-radius:3px'>{job.state.value}</span>"
             f" &nbsp;<code>{e(job.name or '')}</code></div>")
 
 
@@ -131,46 +169,61 @@ def why_html(job: Job) -> str:
     return f"<div><b>{html.escape(job.site)}</b> — {html.escape(why(job))}</div>"
 
 
-def timing_html(job: Job) -> str:
+def timing_html(job: Job, limit: int | None = None) -> str:
     q, r = timing(job)
-    total = (q or 0) + (r or 0)
-    qp = 100 * (q or 0) / total if total > 0 else 100
-    live = "" if job.state.terminal else " (so far)"
-    run_color = COLORS["FAILED"] if job.state.terminal and job.state != JobState.COMPLETED \
-        else COLORS["RUNNING"]
-    if job.started_at is None and job.state.terminal:
-        label = f"queued {hms(q)}, never ran"
-    elif job.started_at is None:
-        label = f"queued since {_clock(job.submitted_at)}"
-    else:
-        label = f"queued {hms(q)} · running {hms(r)}{live}"
+    # the bar spans the time limit when the job has one and stays within it
+    span = max((q or 0) + (limit or r or 0), (q or 0) + (r or 0))
+    qp = 100 * (q or 0) / span if span > 0 else 100
+    rp = 100 * (r or 0) / span if span > 0 else 0
+    run_color = color(job.state.value if job.state.terminal else "RUNNING")
     return ("<div style='display:flex;height:10px;width:320px;background:#eee;"
             "border-radius:3px;overflow:hidden'>"
-            f"<div title='queued' style='width:{qp:.1f}%;background:{COLORS['PENDING']}'></div>"
-            f"<div title='running' style='flex:1;background:{run_color if r else '#eee'}'>"
-            f"</div></div><div style='font-size:90%'>{label}</div>")
+            f"<div title='queued' style='width:{qp:.1f}%;background:{color('PENDING')}'></div>"
+            f"<div title='running' style='width:{rp:.1f}%;background:{run_color}'></div>"
+            f"</div><div style='font-size:90%'>{html.escape(elapsed(job, limit))}</div>")
 
 
 def result_html(job: Job, extras: dict[str, Any]) -> str:
     e = html.escape
+    pre = "<pre style='max-height:12em;overflow:auto;margin:0'>"
     out = []
     if job.state.terminal:
         out.append(f"<div><b>outcome:</b> {e(outcome(job))}</div>")
-    if extras.get("stdout"):
-        out.append("<div><b>stdout (tail)</b></div><pre style='max-height:12em;overflow:auto;"
-                   f"margin:0'>{e(extras['stdout'])}</pre>")
+    if _failed(job) and _tail(extras.get("stderr")):
+        out.append(f"<div><b>stderr (tail)</b></div>{pre}{e(_tail(extras['stderr']))}</pre>")
+    if _tail(extras.get("stdout")):
+        out.append(f"<div><b>stdout (tail)</b></div>{pre}{e(_tail(extras['stdout']))}</pre>")
     if extras.get("files"):
         out.append("<div><b>files:</b> " + ", ".join(f"<code>{e(f)}</code>"
                                                      for f in extras["files"]) + "</div>")
     if extras.get("error"):
-        out.append(f"<div style='color:#c62828'>{e(extras['error'])}</div>")
+        out.append(f"<div style='color:{COLORS['FAILED']}'>{e(extras['error'])}</div>")
     return "".join(out)
 
 
 def render_html(job: Job, extras: dict[str, Any]) -> str:
     return ("<div class='diamond-jobcard' style='border:1px solid #ccc;padding:6px;"
-            f"border-radius:4px'>{header_html(job)}{why_html(job)}{timing_html(job)}"
-            f"{result_html(job, extras)}</div>")
+            f"border-radius:4px'>{header_html(job)}{why_html(job)}"
+            f"{timing_html(job, extras.get('time_limit_s'))}{result_html(job, extras)}</div>")
+
+
+def card_json(job: Job, extras: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable part: what the JupyterLab card renders (and re-attaches from)."""
+    return {
+        "version": CARD_VERSION,
+        "job": job.model_dump(mode="json", exclude={"spec", "token"}),
+        "time_limit_s": extras.get("time_limit_s"),
+        "stdout_tail": _tail(extras.get("stdout")) or None,
+        "stderr_tail": _tail(extras.get("stderr")) or None,
+        "files": list(extras.get("files") or []),
+        "error": extras.get("error"),
+        "rendered_at": datetime.now(timezone.utc).isoformat(),
+    }
+
+
+def bundle(job: Job, extras: dict[str, Any]) -> dict[str, Any]:
+    return {"text/plain": render_text(job, extras), "text/html": render_html(job, extras),
+            MIME: card_json(job, extras)}
 
 
 # -- presentation ------------------------------------------------------------------------------
@@ -187,42 +240,8 @@ def in_kernel() -> bool:
     return getattr(_shell(), "kernel", None) is not None
 
 
-def widgets_enabled() -> bool:
-    if os.environ.get("DIAMOND_NO_WIDGETS", "").strip() not in ("", "0") or not in_kernel():
-        return False
-    try:
-        import ipywidgets  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-class WidgetCard:
-    """ipywidgets: each part is its own widget, so an update sends only what changed."""
-
-    def __init__(self, handle: JobHandle) -> None:
-        import ipywidgets as w
-
-        self.header, self.why, self.timing, self.result = (w.HTML() for _ in range(4))
-        self.box = w.VBox([self.header, self.why, self.timing, self.result])
-        self.box.add_class("diamond-jobcard")
-        self.update(handle)
-
-    def update(self, handle: JobHandle) -> None:
-        job, extras = handle.snapshot()
-        self.header.value = header_html(job)
-        self.why.value = why_html(job)
-        self.timing.value = timing_html(job)
-        self.result.value = result_html(job, extras)
-
-    def show(self) -> None:
-        from IPython.display import display
-
-        display(self.box)
-
-
-class TextCard:
-    """Text/HTML with a display id; `update_display` replaces it in place."""
+class Card:
+    """The bundle with a display id; `update_display` replaces it in place."""
 
     def __init__(self, handle: JobHandle) -> None:
         self.handle = handle
@@ -231,35 +250,29 @@ class TextCard:
         self._shown = False
         self.live = in_kernel()  # a terminal prints every update: only show the end there
 
-    def _repr_html_(self) -> str:
-        return render_html(*self.handle.snapshot())
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(render_text(*self.handle.snapshot()))
-
-    def __repr__(self) -> str:
-        return render_text(*self.handle.snapshot())
-
     def show(self) -> None:
         from IPython.display import display
 
         pub = getattr(_shell(), "display_pub", None)
         self._parent = getattr(pub, "parent_header", None)
-        display(self, display_id=self.display_id)
+        display(bundle(*self.handle.snapshot()), raw=True, display_id=self.display_id)
         self._shown = True
 
-    def update(self, handle: JobHandle) -> None:
+    def update(self, handle: JobHandle, here: bool = False) -> None:
+        """Replace every view of the card; `here`: parented to the running cell rather than
+        to the cell that showed it."""
         from IPython.display import update_display
 
         job, extras = handle.snapshot()
-        if not self._shown or (not self.live and not (job.state.terminal and extras)):
+        if not self._shown or (not self.live and not (job.state.terminal
+                                                     and "stdout" in extras)):
             return
         pub = getattr(_shell(), "display_pub", None)
         token = None
-        if self._parent and hasattr(pub, "set_thread_parent"):
+        if self._parent and not here and hasattr(pub, "set_thread_parent"):
             token = pub.set_thread_parent(self._parent)
         try:
-            update_display(self, display_id=self.display_id)
+            update_display(bundle(job, extras), raw=True, display_id=self.display_id)
         finally:
             if token is not None:
                 pub.reset_thread_parent(token)
@@ -269,7 +282,6 @@ def show(handle: JobHandle) -> None:
     """Display the handle's card (one card per handle; showing it again adds a view)."""
     card = handle._card
     if card is None:
-        card = WidgetCard(handle) if widgets_enabled() else TextCard(handle)
+        card = Card(handle)
         handle._attach(card)
-        card.update(handle)  # whatever changed while the card was being built
     card.show()

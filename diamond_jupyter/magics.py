@@ -22,6 +22,7 @@ LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the envir
             "kernel (or of the Jupyter server), or configure the server's DiamondApp.llm_* "
             "traitlets (e.g. c.DiamondApp.llm_provider, c.DiamondApp.llm_model), then retry.")
 USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status JOB | cancel JOB
+%diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
 %diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
 %diamond submit FILE [options] | approve TASK | engine
 %%diamond submit [--site auto|NAME] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
@@ -61,7 +62,7 @@ def _parser() -> _Parser:
     p.add_argument("--site")
     p.add_argument("--state")
     p.add_argument("--limit", type=int, default=20)
-    for name in ("status", "cancel"):
+    for name in ("status", "cancel", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")
     p.add_argument("job")
@@ -229,6 +230,10 @@ class DiamondMagics(Magics):
         return jobs_table(self.call(self.engine.jobs(args.site, args.state, args.limit)))
 
     def do_status(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
+        return self.handle(self.call(self.engine.job(args.job, refresh=True)))
+
+    def do_card(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
+        """A card that follows the job again (its handle was lost with the kernel)."""
         return self.handle(self.call(self.engine.job(args.job, refresh=True)))
 
     def do_cancel(self, args: argparse.Namespace, cell: str | None) -> None:

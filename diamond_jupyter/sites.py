@@ -16,6 +16,7 @@ from .transports import Transport, make_transport
 from .transports.base import FileStat
 
 SEP = "@@diamond-section@@"
+RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
 
 
 TAIL_MAX_BYTES = 1 << 20
@@ -161,15 +162,19 @@ class Site:
     async def snapshot(self, *, max_age_s: float = 15.0) -> SiteSnapshot:
         """Capabilities and queue in one remote command; cached for `max_age_s`."""
         async with self._lock:
-            if self._snapshot and time.monotonic() - self._snapshot_at < max_age_s:
+            age = time.monotonic() - self._snapshot_at
+            if self._snapshot and age < max_age_s and (
+                    self._snapshot.reachable or age < RETRY_UNREACHABLE_S):
                 return self._snapshot
             try:
                 snap = self.commands.parse_snapshot(self.name, await self._snapshot_outputs())
             except SiteError as e:
                 snap = SiteSnapshot(site=self.name, reachable=False, error=str(e))
                 if self._snapshot:  # keep the last known capabilities, mark unreachable
-                    snap = self._snapshot.model_copy(update={"reachable": False, "error": str(e)})
-                return snap
+                    snap = self._snapshot.model_copy(update={
+                        "reachable": False, "error": str(e), "taken_at": snap.taken_at})
+            # a failure is cached too (briefly): callers see the site unreachable, never
+            # the last good snapshot
             self._snapshot, self._snapshot_at = snap, time.monotonic()
             return snap
 

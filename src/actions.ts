@@ -4,10 +4,10 @@ import { PageConfig } from '@jupyterlab/coreutils';
 
 import { awaitsApproval, normalizeTask } from './agent';
 import { cancelJob, DiamondApiError, decideTask, fetchResults } from './api';
-import { IJobActions } from './components/Jobs';
+import { ICardActions } from './jobcard';
 import { ITaskActions } from './components/Tasks';
 import { DiamondModel } from './model';
-import { IJob, ITask } from './types';
+import { IFetchResult, IJob, ITask } from './types';
 import { createLogWidget } from './widget';
 
 /** Just enough of a NotebookPanel, without depending on @jupyterlab/notebook. */
@@ -70,7 +70,7 @@ async function openCell(app: JupyterFrontEnd, job: IJob): Promise<void> {
   await nb.scrollToItem?.(index, 'center');
 }
 
-export function jobActions(app: JupyterFrontEnd, model: DiamondModel): IJobActions {
+export function jobActions(app: JupyterFrontEnd, model: DiamondModel): ICardActions {
   const settings = model.settings;
   return {
     cancel: async (job: IJob) => {
@@ -95,7 +95,7 @@ export function jobActions(app: JupyterFrontEnd, model: DiamondModel): IJobActio
       }
     },
     logs: (job: IJob) => showLogs(app, job),
-    fetch: async (job: IJob) => {
+    fetch: async (job: IJob): Promise<IFetchResult | null> => {
       const label = job.name || job.id;
       const id = Notification.emit(`Fetching the results of ${label}…`, 'in-progress', {
         autoClose: false
@@ -114,6 +114,7 @@ export function jobActions(app: JupyterFrontEnd, model: DiamondModel): IJobActio
             }
           ]
         });
+        return r;
       } catch (err) {
         Notification.update({
           id,
@@ -121,7 +122,13 @@ export function jobActions(app: JupyterFrontEnd, model: DiamondModel): IJobActio
           message: `Could not fetch ${label}: ${(err as Error).message}`,
           autoClose: false
         });
+        return null;
       }
+    },
+    open: (path: string) => {
+      app.commands.execute('docmanager:open', { path }).catch(err =>
+        Notification.error(`Could not open ${path}: ${(err as Error).message}`)
+      );
     },
     openOrigin: (job: IJob) => {
       openCell(app, job).catch(err =>

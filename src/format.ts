@@ -7,6 +7,16 @@ export function fmtCount(free: number | null, total: number | null): string {
   return `${free ?? '?'}/${total}`;
 }
 
+/** H:MM:SS (to the second, for elapsed times and limits). */
+export function fmtHms(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !isFinite(seconds)) {
+    return '—';
+  }
+  const s = Math.max(0, Math.round(seconds));
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
+}
+
 export function fmtDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !isFinite(seconds)) {
     return '—';
@@ -41,18 +51,20 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function fmtTime(
   value: string | number | null | undefined,
   timeZone = '',
-  withDate = true
+  withDate = true,
+  withSeconds = false
 ): string {
   const t = typeof value === 'number' ? value : parseTime(value);
   if (t === null) {
     return '—';
   }
-  const key = `${timeZone}|${withDate}`;
+  const key = `${timeZone}|${withDate}|${withSeconds}`;
   let f = formatters.get(key);
   if (!f) {
     const opts: Intl.DateTimeFormatOptions = {
       hour: '2-digit',
       minute: '2-digit',
+      ...(withSeconds ? { second: '2-digit' } : {}),
       ...(withDate ? { month: 'short', day: 'numeric' } : {})
     };
     try {

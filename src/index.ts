@@ -3,9 +3,11 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { jobActions, taskActions } from './actions';
+import { jobCardFactory } from './jobcard';
 import { DiamondModel } from './model';
 import { notifyApproval, notifyJobEnd, INotifyTargets } from './notify';
 import { installStats } from './stats';
@@ -30,16 +32,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Sidebar for diamond-jupyter: HPC sites, jobs, timeline, activity and agent tasks.',
   autoStart: true,
-  optional: [ISettingRegistry, ILayoutRestorer],
+  optional: [ISettingRegistry, ILayoutRestorer, IRenderMimeRegistry],
   activate: (
     app: JupyterFrontEnd,
     settingRegistry: ISettingRegistry | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    rendermime: IRenderMimeRegistry | null
   ) => {
     const { serviceManager, shell, commands } = app;
     const model = new DiamondModel({ serverSettings: serviceManager.serverSettings });
     installStats(model.stats);
     const actions = jobActions(app, model);
+    // Notebook job cards: live from this model, whatever became of the kernel.
+    rendermime?.addFactory(jobCardFactory(model, actions));
     const sidebar = new DiamondSidebar(model, actions, taskActions(model));
     shell.add(sidebar, 'left', { rank: 650 });
     if (restorer) {
@@ -117,7 +122,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
         .catch(reason => console.error('diamond-jupyter: failed to load settings', reason));
     }
 
-    void app.restored.then(() => model.refresh());
+    void app.restored.then(() => {
+      void model.refresh();
+      model.startHeartbeat();
+    });
   }
 };
 

@@ -1,7 +1,7 @@
 import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { DiamondApiError, fetchState } from './api';
+import { DiamondApiError, fetchState, requestAPI } from './api';
 import { FrameCoalescer, RefreshScheduler } from './schedule';
 import { DiamondStats } from './stats';
 import { DiamondStore, IJobEnded } from './store';
@@ -13,6 +13,18 @@ export type Status = 'loading' | 'ready' | 'unavailable' | 'error';
 
 /** Jobs taken from /state; older ones page in through GET /jobs. */
 export const STATE_JOBS = 500;
+/** While the page is visible: replay the store's events since the last seen (a cheap
+ * GET), which also notices a server that went away or came back. */
+export const HEARTBEAT_MS = 5_000;
+/** Every this many heartbeats the site rows are read again (snapshots at most 15 s old):
+ * reachability and queue counts change without any event of ours. */
+const SITES_EVERY = 3;
+
+interface IReplay {
+  emissions?: Emission[];
+  last_seq: number;
+  more: boolean;
+}
 
 /**
  * The sidebar's state: filled from GET /diamond/api/state, then kept current by
@@ -59,8 +71,17 @@ export class DiamondModel {
   get settings(): ServerConnection.ISettings {
     return this._settings;
   }
+  /** Site rows; "my jobs" counted live from the jobs held when all of them are. */
   get sites(): ISiteRow[] {
-    return this._store.sites;
+    return this._store.sites.map(row => {
+      const mine = this._store.unfinishedAt(row.name);
+      return mine === null || mine === row.my_jobs ? row : { ...row, my_jobs: mine };
+    });
+  }
+  /** Unfinished jobs per site, from the jobs the model holds (live, unlike a site row's
+   * my_jobs which is as old as its snapshot); null when older jobs are not loaded. */
+  unfinishedAt(site: string): number | null {
+    return this._store.unfinishedAt(site);
   }
   /** The loaded jobs, newest first (the latest STATE_JOBS plus live ones). */
   get jobs(): IJob[] {
@@ -148,6 +169,23 @@ export class DiamondModel {
     this._notify();
   }
 
+  /** Make sure the model knows job `id` (a notebook card may show an old one). */
+  async ensureJob(id: string): Promise<void> {
+    if (this._store.getJob(id) || this._asked.has(id) || this._disposed) {
+      return;
+    }
+    this._asked.add(id);
+    try {
+      const job = await requestAPI<IJob>(`jobs/${encodeURIComponent(id)}`, {}, this._settings);
+      if (job && job.id) {
+        this._store.addJobs([job]);
+        this._notify();
+      }
+    } catch {
+      this._asked.delete(id); // unknown here (or the server is away): asked again later
+    }
+  }
+
   /** Apply a Job returned by an action (e.g. cancel). */
   updateJob(job: IJob): void {
     if (job && job.id) {
@@ -183,7 +221,62 @@ export class DiamondModel {
     }
   }
 
+  /** Start the heartbeat (the plugin does; tests of the store alone do not). */
+  startHeartbeat(): void {
+    if (this._beat === 0 && !this._disposed) {
+      this._beat = window.setInterval(() => void this._heartbeat(), HEARTBEAT_MS);
+    }
+  }
+
+  private async _heartbeat(): Promise<void> {
+    if (this._disposed || this._fetching || this._beating || document.hidden ||
+        this._status === 'unavailable') {
+      return;
+    }
+    if (!this._connected) {
+      return this.refresh(); // the server was away: try now rather than after the backoff
+    }
+    this._beating = true;
+    try {
+      const since = this._store.lastSeq;
+      const r = await requestAPI<IReplay>(
+        `events?since=${since}&limit=500&emissions=1`,
+        {},
+        this._settings
+      );
+      this.stats.heartbeats++;
+      if (r.more || r.last_seq < since) {
+        // far behind, or a different store (the server restarted on another database)
+        void this.refresh();
+        return;
+      }
+      let replayed = 0;
+      for (const emission of r.emissions ?? []) {
+        if (typeof emission.seq === 'number' && emission.seq > this._store.lastSeq) {
+          this._store.apply(emission);
+          replayed++;
+        }
+      }
+      if (replayed) {
+        this.stats.replayed += replayed;
+        this._notify();
+      }
+      if (++this._beats % SITES_EVERY === 0) {
+        const state = await fetchState(this._settings, 1, 15);
+        this._store.setSites(state.sites ?? []);
+        this._notify();
+      }
+    } catch (err) {
+      if ((err as DiamondApiError).status === 0) {
+        this.onDisconnect(); // network error: the server is away
+      }
+    } finally {
+      this._beating = false;
+    }
+  }
+
   dispose(): void {
+    window.clearInterval(this._beat);
     this._disposed = true;
     this._schedule.dispose();
     Signal.clearData(this);
@@ -262,6 +355,10 @@ export class DiamondModel {
   private _queue: Emission[] = [];
   private _recovering = false;
   private _disposed = false;
+  private _asked = new Set<string>();
+  private _beat = 0;
+  private _beats = 0;
+  private _beating = false;
 }
 
 export namespace DiamondModel {

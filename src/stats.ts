@@ -15,6 +15,9 @@ export class DiamondStats {
   /** GET /state fetches, and model change notifications (coalesced renders). */
   fetches = 0;
   renders = 0;
+  /** Heartbeats answered, and events they replayed (missed by the event stream). */
+  heartbeats = 0;
+  replayed = 0;
   /** ms from a /state request to the jobs list painted, for the last fetch. */
   lastPaintMs: number | null = null;
   firstPaintMs: number | null = null;

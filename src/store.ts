@@ -34,6 +34,31 @@ export interface IStoreHooks {
 }
 
 const MAX_ACTIVITY = 200;
+
+function isProgress(ev: IEvent): boolean {
+  return ev.kind === 'transfer.progress';
+}
+
+/** The transfer a progress event is about. */
+function progressOf(ev: IEvent): string {
+  const d = ev.data ?? {};
+  const inner = (d.data ?? {}) as Record<string, unknown>;
+  return String(d.transfer_id ?? inner.transfer_id ?? inner.id ?? ev.job_id ?? '');
+}
+
+/** Newest first in, newest first out: only the latest of consecutive progress events of
+ * one transfer is kept (a copy of many files reports progress many times a second). */
+export function coalesceProgress(events: IEvent[]): IEvent[] {
+  const out: IEvent[] = [];
+  for (const ev of events) {
+    const last = out[out.length - 1];
+    if (last && isProgress(ev) && isProgress(last) && progressOf(ev) === progressOf(last)) {
+      continue;
+    }
+    out.push(ev);
+  }
+  return out;
+}
 const MAX_STEPS = 100;
 
 export class DiamondStore {
@@ -106,6 +131,25 @@ export class DiamondStore {
     return true;
   }
 
+  /** Replace the site rows (a later snapshot of them). */
+  setSites(rows: ISiteRow[]): void {
+    this._sites = new Map(rows.map(s => [s.name, s]));
+  }
+
+  /** Unfinished jobs at `site` among the loaded ones; null if not all jobs are loaded. */
+  unfinishedAt(site: string): number | null {
+    if (this._jobs.size < this.jobsTotal) {
+      return null;
+    }
+    let n = 0;
+    for (const job of this._jobs.values()) {
+      if (job.site === site && !TERMINAL_STATES.has(job.state)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Replace everything with a /state snapshot. */
   load(state: IState): void {
     this._sites = new Map((state.sites ?? []).map(s => [s.name, s]));
@@ -119,10 +163,9 @@ export class DiamondStore {
         return [task.id, task];
       })
     );
-    this._activity = (state.events ?? [])
-      .slice()
-      .sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
-      .slice(0, MAX_ACTIVITY);
+    this._activity = coalesceProgress(
+      (state.events ?? []).slice().sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
+    ).slice(0, MAX_ACTIVITY);
     this._lastSeq = typeof state.last_seq === 'number' ? state.last_seq : 0;
     this._snapshotSeq = this._lastSeq;
     this._jobSeq.clear();
@@ -141,7 +184,8 @@ export class DiamondStore {
       // Already part of the snapshot (or of this job's newer state): skip.
       const jobId: string | undefined = data.job_id ?? undefined;
       const jobSeq = jobId ? (this._jobSeq.get(jobId) ?? 0) : 0;
-      if (seq <= this._snapshotSeq || seq <= jobSeq) {
+      // (the server sends in seq order; a replay from GET events may repeat live ones)
+      if (seq <= this._snapshotSeq || seq <= jobSeq || seq <= this._lastSeq) {
         this._stats.duplicates++;
         return;
       }
@@ -219,6 +263,12 @@ export class DiamondStore {
   }
 
   private _pushActivity(ev: IEvent): void {
+    const top = this._activity[0];
+    if (top && isProgress(ev) && isProgress(top) && progressOf(top) === progressOf(ev)) {
+      // one line per transfer in progress, showing its latest figures
+      this._activity = [ev, ...this._activity.slice(1)];
+      return;
+    }
     this._activity.unshift(ev);
     if (this._activity.length > MAX_ACTIVITY) {
       this._activity.length = MAX_ACTIVITY;

@@ -89,3 +89,43 @@ async def test_websocket_sees_a_job_go_pending_running_completed(api, jp_ws_fetc
     for m in seen:  # nothing secret or internal travels in a payload
         assert not any(k.startswith("__") for k in m)
         assert "token" not in m and "spec" not in m
+    # ... and as the browser received them live, for a client that missed some.
+    replay = await api.get("events", params={"since": seqs[0] - 1, "job_id": job["id"],
+                                             "emissions": 1})
+    live = {m["seq"]: m for m in seen}
+    replayed = [e for e in replay["emissions"] if e["seq"] in live]
+    assert [e["seq"] for e in replayed] == seqs
+    for e in replayed:
+        m = live[e["seq"]]
+        assert (e["schema_id"], e["kind"], e["state"], e["job_id"]) == (
+            JOB_STATE, m["kind"], m["state"], m["job_id"])
+
+
+async def test_a_dead_site_is_told_unreachable(api, jp_ws_fetch):
+    """beta's sshd is killed with its sessions: a fresh look marks it unreachable, the event
+    stream says so, and the cached rows (what a Reload reads) do not show it up any more."""
+    from diamond_jupyter.testbed import control
+
+    await api.get("sites/beta/snapshot", params={"max_age": 0})  # pooled connection, cached
+    ws = await jp_ws_fetch("api", "events", "subscribe")
+    loop = asyncio.get_running_loop()
+    seen: dict[str, Any] = {}
+
+    async def look() -> None:
+        snap = await api.get("sites/beta/snapshot", params={"max_age": 0})
+        seen["snap"] = snap
+        seen["event"] = await next_message(ws, SITE_SNAPSHOT,
+                                           lambda m: m["name"] == "beta" and not m["reachable"])
+        seen["state"] = await api.get("state", params={"max_age": 300})
+
+    try:
+        await asyncio.to_thread(control.restart_sshd, "beta", while_down=lambda: (
+            asyncio.run_coroutine_threadsafe(look(), loop).result(TIMEOUT)))
+    finally:
+        ws.close()
+    assert seen["snap"]["reachable"] is False and seen["snap"]["error"]
+    assert seen["event"]["error"]
+    beta = next(r for r in seen["state"]["sites"] if r["name"] == "beta")
+    assert beta["reachable"] is False, beta
+    back = await api.get("sites/beta/snapshot", params={"max_age": 0})
+    assert back["reachable"] is True

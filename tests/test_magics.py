@@ -30,6 +30,7 @@ jupyter_client = pytest.importorskip("jupyter_client")
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+CARD_MIME = "application/vnd.diamond.job+json"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TIMEOUT = 120.0
 
@@ -141,18 +142,24 @@ def _store_job(tb: Any, job_id: str) -> Any:
 # -- a notebook, executed by nbclient ----------------------------------------------------------
 
 def test_notebook_submit_wait_result(tb, data_dir, tmp_path, monkeypatch):
+    """A notebook run by nbclient, then converted by nbconvert: the saved cards show how the
+    jobs ended (state, stdout, stderr of the failed one, files) with no kernel and no
+    widget state."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
+    nbconvert = pytest.importorskip("nbconvert")
     for k, v in kernel_env(tb, data_dir).items():
         monkeypatch.setenv(k, v)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (
         "%load_ext diamond_jupyter",
         "%diamond sites",
-        "%%diamond submit --site alpha\necho hello-from-slurm",
+        "%%diamond submit --site alpha --time 00:05:00\necho hello-from-slurm",
         "job = _\nprint(job.id)\nprint(job.wait(timeout=120).state)",
         "print(job.result())",
         "%diamond jobs",
+        "%%diamond submit --site alpha\necho about-to-fail >&2\nexit 3",
+        "bad = _\nprint(bad.wait(timeout=120).state)",
     )]
     nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
@@ -165,40 +172,71 @@ def test_notebook_submit_wait_result(tb, data_dir, tmp_path, monkeypatch):
         return ANSI.sub("", "".join(parts))
 
     assert "alpha" in text(1) and "beta" in text(1)
-    assert any(WIDGET_MIME in o.get("data", {}) for o in nb.cells[2].outputs)  # the live card
     job_id, state = text(3).split()
     assert state == "COMPLETED"
     assert "hello-from-slurm" in text(4)
     assert job_id in text(5)
     assert _store_job(tb, job_id).state.value == "COMPLETED"
+    assert text(7).strip() == "FAILED"
+
+    # The saved cards: no widget, the final state in all three parts.
+    for i in (2, 6):
+        assert not any(WIDGET_MIME in o.get("data", {}) for o in nb.cells[i].outputs)
+    card = nb.cells[2].outputs[0]["data"]
+    assert card[CARD_MIME]["job"]["id"] == job_id
+    assert card[CARD_MIME]["job"]["state"] == "COMPLETED"
+    assert card[CARD_MIME]["time_limit_s"] == 300
+    assert "hello-from-slurm" in card[CARD_MIME]["stdout_tail"]
+    assert "stdout.log" in " ".join(card[CARD_MIME]["files"])
+    assert "COMPLETED" in card["text/plain"] and "of 0:05:00 limit" in card["text/plain"]
+    failed = nb.cells[6].outputs[0]["data"]
+    assert failed[CARD_MIME]["job"]["state"] == "FAILED"
+    assert failed[CARD_MIME]["job"]["exit_code"] == 3
+    assert "about-to-fail" in failed[CARD_MIME]["stderr_tail"]
+    assert "stderr (tail)" in failed["text/plain"] and "about-to-fail" in failed["text/plain"]
+
+    # Saved, reopened and converted without a kernel: the outcome is in the HTML.
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(nb, path)
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(path, as_version=4))
+    assert f'data-diamond-job="{job_id}" data-diamond-state="COMPLETED"' in body
+    assert "hello-from-slurm" in body
+    assert 'data-diamond-state="FAILED"' in body and "about-to-fail" in body
+    assert "Error displaying widget" not in body and "model not found" not in body
+    text_body, _ = nbconvert.MarkdownExporter().from_notebook_node(nb)
+    assert "COMPLETED" in text_body
 
 
-# -- the widget card keeps updating after its cell finished ---------------------------------------
+# -- the card keeps updating after its cell finished --------------------------------------------
 
-def test_widget_card_updates_after_cell(tb, data_dir, kernel_factory):
+def test_card_updates_after_cell(tb, data_dir, kernel_factory):
     k = kernel_factory(kernel_env(tb, data_dir))
     k.execute("%load_ext diamond_jupyter")
     cell_id = "cell-" + uuid.uuid4().hex[:8]
     mid = k.execute("%%diamond submit --site alpha --name card-test\n"
                     "sleep 1\necho hello-from-slurm", cell_id=cell_id)
     idle = k.index_of_idle(mid)
-    models = {m["content"]["comm_id"] for m in k.log[:idle] if m["msg_type"] == "comm_open"
-              and m["parent_header"].get("msg_id") == mid}
-    assert models, "the submit cell opened no widget models: " + k.text(mid)
-    assert any(WIDGET_MIME in m["content"].get("data", {}) for m in k.outputs(mid))
+    shown = [m for m in k.outputs(mid) if m["msg_type"] == "display_data"]
+    assert shown, k.text(mid)
+    first = shown[0]["content"]
+    assert not any(WIDGET_MIME in m["content"]["data"] for m in shown)
+    assert not [m for m in k.log if m["msg_type"] == "comm_open"]  # nothing that dies with us
+    display_id = first["transient"]["display_id"]
+    assert first["data"][CARD_MIME]["job"]["state"] in ("PENDING", "RUNNING")
+    assert first["data"][CARD_MIME]["job"]["name"].startswith("card-test")
 
-    def card_update(word: str) -> Callable[[dict[str, Any]], bool]:
-        def pred(m: dict[str, Any]) -> bool:
-            c = m["content"]
-            return (m["msg_type"] == "comm_msg" and c.get("comm_id") in models
-                    and c["data"].get("method") == "update"
-                    and word in json.dumps(c["data"].get("state", {})))
-        return pred
-    # No cell runs from here on: these arrive from the kernel's background thread.
-    done = k.read_until(card_update('data-diamond-state=\\"COMPLETED\\"'))
-    assert k.log.index(done) > idle
-    k.read_until(card_update("hello-from-slurm"))  # the stdout tail, then the files
-    k.read_until(card_update("stdout.log"))
+    def final(m: dict[str, Any]) -> bool:
+        c = m["content"]
+        return (m["msg_type"] == "update_display_data"
+                and c.get("transient", {}).get("display_id") == display_id
+                and c["data"][CARD_MIME]["job"]["state"] == "COMPLETED"
+                and "hello-from-slurm" in (c["data"][CARD_MIME]["stdout_tail"] or ""))
+    # No cell runs from here on: this arrives from the kernel's background thread.
+    upd = k.read_until(final)
+    assert k.log.index(upd) > idle
+    assert upd["parent_header"].get("msg_id") == mid  # routed to the submit cell's output
+    assert 'data-diamond-state="COMPLETED"' in upd["content"]["data"]["text/html"]
+    assert "hello-from-slurm" in upd["content"]["data"]["text/plain"]
 
     mid2 = k.execute("job = _\nprint(job.id, job.wait(timeout=60).state)")
     job_id, state = k.text(mid2, "stdout").split()
@@ -206,34 +244,18 @@ def test_widget_card_updates_after_cell(tb, data_dir, kernel_factory):
     job = _store_job(tb, job_id)
     assert job.origin and job.origin.get("cell_id") == cell_id
 
-
-def test_text_card_update_display(tb, data_dir, kernel_factory):
-    k = kernel_factory(kernel_env(tb, data_dir, DIAMOND_NO_WIDGETS="1"))
-    k.execute("%load_ext diamond_jupyter")
-    mid = k.execute("%%diamond submit --site alpha\nsleep 1\necho hello-from-slurm")
-    idle = k.index_of_idle(mid)
-    shown = [m for m in k.outputs(mid) if m["msg_type"] == "display_data"]
-    assert shown, k.text(mid)
-    assert not any(WIDGET_MIME in m["content"]["data"] for m in shown)
-    display_id = shown[0]["content"]["transient"]["display_id"]
-    assert "PENDING" in shown[0]["content"]["data"]["text/plain"]
-
-    def final(m: dict[str, Any]) -> bool:
-        c = m["content"]
-        return (m["msg_type"] == "update_display_data"
-                and c.get("transient", {}).get("display_id") == display_id
-                and "COMPLETED" in c["data"].get("text/plain", "")
-                and "hello-from-slurm" in c["data"]["text/plain"])
-    upd = k.read_until(final)
-    assert k.log.index(upd) > idle
-    assert upd["parent_header"].get("msg_id") == mid  # routed to the submit cell's output
-    assert 'data-diamond-state="COMPLETED"' in upd["content"]["data"]["text/html"]
+    # A new kernel knows nothing of the handle: `%diamond card JOB` shows the job again.
+    k2 = kernel_factory(kernel_env(tb, data_dir))
+    k2.execute("%load_ext diamond_jupyter")
+    mid3 = k2.execute(f"%diamond card {job_id}")
+    again = [m for m in k2.outputs(mid3) if m["msg_type"] == "display_data"]
+    assert again and again[0]["content"]["data"][CARD_MIME]["job"]["state"] == "COMPLETED"
 
 
 # -- in-process engine: failures and bad input -------------------------------------------------
 
 def test_local_engine_failed_job(tb, data_dir, kernel_factory):
-    k = kernel_factory(kernel_env(tb, data_dir, DIAMOND_NO_WIDGETS="1"))
+    k = kernel_factory(kernel_env(tb, data_dir))
     k.execute("%load_ext diamond_jupyter")
     mid = k.execute("%diamond engine")
     assert k.text(mid).startswith("local: no Jupyter server found")
@@ -415,7 +437,7 @@ def test_commands_in_one_kernel(tb, data_dir, kernel_factory, tmp_path):
     """place, translate, queue, the line form of submit, logs, files, fetch and cancel."""
     (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --time=00:05:00\n"
                                      "echo result > out.txt\necho line-form-done\n")
-    k = kernel_factory(kernel_env(tb, data_dir, DIAMOND_NO_WIDGETS="1"))
+    k = kernel_factory(kernel_env(tb, data_dir))
     k.execute("%load_ext diamond_jupyter")
     mid = k.execute("%%diamond place\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nhostname")
     assert "policy diamond; choice" in k.text(mid) and "alpha" in k.text(mid)

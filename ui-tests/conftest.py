@@ -99,9 +99,11 @@ def testbed_config() -> Path:
 
 def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = None,
               extra_args: tuple[str, ...] = (),
-              env: dict[str, str] | None = None) -> tuple[subprocess.Popen, dict]:
+              env: dict[str, str] | None = None, port: int | None = None,
+              token: str | None = None) -> tuple[subprocess.Popen, dict]:
     """Start `jupyter lab` in `tmp` and wait until it answers; returns (proc, info).
-    `env`: extra environment variables of the server (e.g. the agent's LLM settings)."""
+    `env`: extra environment variables of the server (e.g. the agent's LLM settings);
+    `port`, `token`: those of a previous start in `tmp` (a restart the open page survives)."""
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
     extra_env = env or {}
@@ -123,8 +125,8 @@ def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = No
     (notes / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}'
     )
-    port = _free_port()
-    token = secrets.token_hex(16)
+    port = port or _free_port()
+    token = token or secrets.token_hex(16)
     log = tmp / "server.log"
     args = ["--DiamondApp.store_poll_s=0.25", *extra_args]
     if store is not None:

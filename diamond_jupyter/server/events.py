@@ -82,7 +82,7 @@ class EventBridge:
         self._thread: int | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._fed: Federation | None = None
-        self._snap_taken: dict[str, str | None] = {}
+        self._snap_rows: dict[str, dict[str, Any]] = {}
 
     def attach(self, fed: Federation) -> None:
         """Call from the event loop: remembers it, then follows the Federation's events."""
@@ -105,11 +105,12 @@ class EventBridge:
             self.emit(*mapped)
 
     def site_snapshot(self, row: dict[str, Any]) -> None:
-        """Emit a SiteRow once per fresh snapshot (the same snapshot is not re-sent)."""
-        name, taken = row["name"], row.get("taken_at")
-        if self._snap_taken.get(name, "") == taken:
+        """Emit a SiteRow when it says something new (reachability, counts, ...): the same
+        row is not re-sent."""
+        name = row["name"]
+        if self._snap_rows.get(name) == row:
             return
-        self._snap_taken[name] = taken
+        self._snap_rows[name] = row
         self.emit(SITE_SNAPSHOT, row)
 
     def emit(self, schema_id: str, data: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from tornado.web import authenticated
 from ..model import BadInput, DiamondError, JobState
 from . import views
 from .base import ApiError, DiamondHandler, api
+from .events import to_emission
 
 OPENAPI = Path(__file__).parent / "openapi.yaml"
 JOB = r"(?P<job_id>[^/]+)"
@@ -271,9 +272,14 @@ class EventsHandler(DiamondHandler):
         last = fed.last_seq()
         events = fed.events_since(since, kinds=kinds or None, job_id=job_id, limit=limit)
         more = len(events) == limit
-        self.reply({"events": [views.event_json(e) for e in events],
-                    "last_seq": (events[-1].seq or last) if more else max(last, since),
-                    "more": more})
+        out: dict[str, Any] = {"events": [views.event_json(e) for e in events],
+                               "last_seq": (events[-1].seq or last) if more else max(last, since),
+                               "more": more}
+        if self.get_query_argument("emissions", "0") == "1":
+            mapped = (to_emission(e, fed) for e in events)
+            out["emissions"] = [{"schema_id": sid, **data} for sid, data in
+                                (m for m in mapped if m is not None)]
+        self.reply(out)
 
 
 class TransfersHandler(DiamondHandler):

@@ -22,7 +22,8 @@ def iso(dt: datetime | None) -> str | None:
 
 
 def job_json(job: Job) -> dict[str, Any]:
-    return job.model_dump(mode="json", exclude={"spec"})
+    limit = job.spec.resources.walltime_s if job.spec else None
+    return job.model_dump(mode="json", exclude={"spec"}) | {"time_limit_s": limit}
 
 
 def event_json(ev: Event) -> dict[str, Any]:

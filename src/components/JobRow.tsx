@@ -8,12 +8,13 @@ import {
 } from '@jupyterlab/ui-components';
 
 import { fmtTime, stateClass } from '../format';
-import { IJob, TERMINAL_STATES } from '../types';
+import { IFetchResult, IJob, TERMINAL_STATES } from '../types';
 
 export interface IJobActions {
   cancel(job: IJob): void;
   logs(job: IJob): void;
-  fetch(job: IJob): void;
+  /** Copy the results under the server root; what was copied, or null on failure. */
+  fetch(job: IJob): Promise<IFetchResult | null>;
   openOrigin(job: IJob): void;
 }
 
@@ -99,7 +100,7 @@ export function JobRow(props: {
           <SmallButton
             label={`Fetch results of ${label}`}
             icon={downloadIcon}
-            onClick={() => actions.fetch(job)}
+            onClick={() => void actions.fetch(job)}
           >
             Fetch
           </SmallButton>

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtTime, parseTime } from '../format';
+import { fmtDuration, fmtHms, fmtTime, parseTime } from '../format';
 import { IJob, IVerdict } from '../types';
 
 function offer(v: IVerdict, now: number | null, timeZone: string): string {
@@ -19,6 +19,28 @@ function offer(v: IVerdict, now: number | null, timeZone: string): string {
     .join(', ');
 }
 
+/** Time queued and run, to the second. */
+function durations(job: IJob): JSX.Element | null {
+  const sub = parseTime(job.submitted_at);
+  const start = parseTime(job.started_at);
+  const end = parseTime(job.ended_at) ?? Date.now();
+  if (sub === null) {
+    return null;
+  }
+  return (
+    <>
+      <dt>waited</dt>
+      <dd>{fmtHms(((start ?? end) - sub) / 1000)}</dd>
+      {start !== null && (
+        <>
+          <dt>ran</dt>
+          <dd>{fmtHms((end - start) / 1000)}</dd>
+        </>
+      )}
+    </>
+  );
+}
+
 /** Times of a job and its placement decision: why this site, what others offered. */
 export function JobDetails(props: { job: IJob; timeZone: string }): JSX.Element {
   const { job, timeZone } = props;
@@ -30,11 +52,18 @@ export function JobDetails(props: { job: IJob; timeZone: string }): JSX.Element 
       <strong>{job.name || job.id}</strong> <span>{job.state}</span>
       <dl>
         <dt>queued</dt>
-        <dd>{fmtTime(job.submitted_at, timeZone)}</dd>
+        <dd>{fmtTime(job.submitted_at, timeZone, true, true)}</dd>
         <dt>started</dt>
-        <dd>{fmtTime(job.started_at, timeZone)}</dd>
+        <dd>{fmtTime(job.started_at, timeZone, true, true)}</dd>
         <dt>ended</dt>
-        <dd>{job.ended_at ? fmtTime(job.ended_at, timeZone) : job.started_at ? 'running' : '—'}</dd>
+        <dd>
+          {job.ended_at
+            ? fmtTime(job.ended_at, timeZone, true, true)
+            : job.started_at
+              ? 'running'
+              : '—'}
+        </dd>
+        {durations(job)}
       </dl>
       {ranked.length > 0 ? (
         <>

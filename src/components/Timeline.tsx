@@ -1,16 +1,47 @@
 import * as React from 'react';
 
-import { fmtTime, parseTime } from '../format';
+import { fmtDuration, fmtTime, parseTime } from '../format';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
 
 const MAX_ROWS = 15;
-const W = 240;
-const LABEL_W = 66;
 const ROW_H = 14;
 const AXIS_H = 14;
-/** Zoom levels: the visible window, ending now (or at the last event). */
-const SPANS_MIN = [5, 15, 60, 360, 1440, 10080];
+const CHAR_W = 6; // px of a 10 px label character, to fit names to the label column
+/** Zoom levels: 0 fits the window to the jobs shown; the others end now. */
+const SPANS_MIN = [0, 5, 15, 60, 360, 1440, 10080];
+const MIN_FIT_MS = 20_000;
+const LEGEND = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'TIMEOUT', 'CANCELLED'];
+
+/** The window that shows `jobs` (their latest MAX_ROWS per site), ending now. */
+export function fitSpanMs(jobs: IJob[], now: number): number {
+  let first = now;
+  for (const job of jobs) {
+    const t = parseTime(job.submitted_at) ?? parseTime(job.started_at);
+    if (t !== null) {
+      first = Math.min(first, t);
+    }
+  }
+  // 5% of air before the first job; never narrower than MIN_FIT_MS
+  return Math.max(MIN_FIT_MS, (now - first) * 1.05);
+}
+
+/** The container's width in px (labels and bars use the room the panel gives). */
+function useWidth(ref: React.RefObject<HTMLElement>, fallback: number): number {
+  const [width, setWidth] = React.useState(fallback);
+  React.useEffect(() => {
+    const node = ref.current;
+    if (!node) {
+      return;
+    }
+    const measure = () => setWidth(Math.max(160, Math.floor(node.clientWidth)));
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(node);
+    return () => observer.disconnect();
+  }, [ref]);
+  return width;
+}
 
 interface ISegment {
   job: IJob;
@@ -36,6 +67,9 @@ function segments(jobs: IJob[], from: number): ISegment[] {
 }
 
 function spanLabel(min: number): string {
+  if (min <= 0) {
+    return 'jobs shown';
+  }
   return min < 60 ? `${min} min` : min < 1440 ? `${min / 60} h` : `${min / 1440} d`;
 }
 
@@ -49,10 +83,15 @@ function SiteGantt(props: {
   jobs: IJob[];
   now: number;
   spanMs: number;
+  width: number;
   timeZone: string;
   onHover: (h: IHover | null) => void;
 }): JSX.Element | null {
   const { site, now, spanMs, timeZone, onHover } = props;
+  const W = props.width;
+  const LABEL_W = Math.min(220, Math.max(66, Math.round(W * 0.3)));
+  const maxChars = Math.max(4, Math.floor((LABEL_W - 4) / CHAR_W));
+  const seconds = spanMs <= 3 * 3600 * 1000;
   const start = now - spanMs;
   const segs = segments(props.jobs, start);
   if (segs.length === 0) {
@@ -64,7 +103,7 @@ function SiteGantt(props: {
   return (
     <figure className="jp-diamond-gantt" data-diamond-timeline={site}>
       <figcaption>{site}</figcaption>
-      <svg viewBox={`0 0 ${W} ${height}`} width="100%" role="group" aria-label={`Timeline of ${segs.length} jobs on ${site}`}>
+      <svg viewBox={`0 0 ${W} ${height}`} width={W} height={height} role="group" aria-label={`Timeline of ${segs.length} jobs on ${site}`}>
         {segs.map((s, i) => {
           const y = i * ROW_H;
           const qEnd = s.started ?? s.ended ?? now;
@@ -84,8 +123,13 @@ function SiteGantt(props: {
               onMouseLeave={() => onHover(null)}
               onBlur={() => onHover(null)}
             >
+              <title>
+                {`${name} (${s.job.id}): ${s.job.state}\nqueued ${fmtTime(s.submitted, timeZone, true, true)}` +
+                  (s.started !== null ? `\nstarted ${fmtTime(s.started, timeZone, true, true)}` : '') +
+                  (s.ended !== null ? `\nended ${fmtTime(s.ended, timeZone, true, true)}` : '')}
+              </title>
               <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
-                {name.length > 11 ? name.slice(0, 10) + '…' : name}
+                {name.length > maxChars ? name.slice(0, maxChars - 1) + '…' : name}
               </text>
               <rect
                 x={x(s.submitted)}
@@ -110,20 +154,30 @@ function SiteGantt(props: {
           <title>now</title>
         </line>
         <text x={LABEL_W} y={height - 2} className="jp-diamond-gantt-axis">
-          {fmtTime(start, timeZone, spanMs > 20 * 3600 * 1000)}
+          {fmtTime(start, timeZone, spanMs > 20 * 3600 * 1000, seconds)}
         </text>
         <text x={W - 4} y={height - 2} textAnchor="end" className="jp-diamond-gantt-axis">
-          now {fmtTime(now, timeZone, false)}
+          now {fmtTime(now, timeZone, false, seconds)}
         </text>
       </svg>
     </figure>
   );
 }
 
+const FIT_RECENT = 5;
+
+/** The jobs the fitted window shows: the unfinished ones and the FIT_RECENT latest
+ * (`jobs` is newest first). */
+function shownJobs(jobs: IJob[]): IJob[] {
+  return jobs.filter((j, i) => i < FIT_RECENT || !TERMINAL_STATES.has(j.state));
+}
+
 /** Per site, a Gantt chart of the user's jobs: queued then running, zoomable. */
 export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element {
   const [, setTick] = React.useState(0);
-  const [zoom, setZoom] = React.useState(2);
+  const [zoom, setZoom] = React.useState(0);
+  const box = React.useRef<HTMLDivElement>(null);
+  const width = useWidth(box, 240);
   const [hover, setHover] = React.useState<IHover | null>(null);
   const now = Date.now();
   const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));
@@ -135,7 +189,7 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
     const t = window.setInterval(() => setTick(x => x + 1), 1000);
     return () => window.clearInterval(t);
   }, [active]);
-  const spanMs = SPANS_MIN[zoom] * 60_000;
+  const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitSpanMs(shownJobs(props.jobs), now);
   const bySite = new Map<string, IJob[]>();
   for (const j of props.jobs) {
     const list = bySite.get(j.site);
@@ -144,11 +198,21 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
   const charts = Array.from(bySite.entries())
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([site, jobs]) => (
-      <SiteGantt key={site} site={site} jobs={jobs} now={now} spanMs={spanMs} timeZone={props.timeZone} onHover={setHover} />
+      <SiteGantt
+        key={site}
+        site={site}
+        jobs={jobs}
+        now={now}
+        spanMs={spanMs}
+        width={width}
+        timeZone={props.timeZone}
+        onHover={setHover}
+      />
     ));
   const hovered = hover ? props.jobs.find(j => j.id === hover.job.id) ?? hover.job : null;
   return (
     <div
+      ref={box}
       onWheel={e => {
         if (e.ctrlKey || e.altKey) {
           e.preventDefault();
@@ -160,8 +224,8 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
         <button className="jp-diamond-icon-button" aria-label="Zoom in" disabled={zoom === 0} onClick={() => setZoom(zoom - 1)}>
           +
         </button>
-        <span aria-live="polite" data-diamond-zoom={SPANS_MIN[zoom]}>
-          last {spanLabel(SPANS_MIN[zoom])}
+        <span aria-live="polite" data-diamond-zoom={SPANS_MIN[zoom] || 'fit'} data-diamond-span-ms={Math.round(spanMs)}>
+          {SPANS_MIN[zoom] > 0 ? `last ${spanLabel(SPANS_MIN[zoom])}` : `fit: last ${fmtDuration(spanMs / 1000)}`}
         </span>
         <button
           className="jp-diamond-icon-button"
@@ -178,12 +242,13 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
           <JobDetails job={hovered} timeZone={props.timeZone} />
         </div>
       )}
-      <p className="jp-diamond-legend jp-diamond-muted" aria-hidden="true">
-        <span className="jp-diamond-key jp-diamond-seg-queued" /> queued
-        <span className="jp-diamond-key jp-diamond-seg-running" /> running
-        <span className="jp-diamond-key jp-diamond-seg-completed" /> done
-        <span className="jp-diamond-key jp-diamond-seg-failed" /> failed
-        <span className="jp-diamond-key jp-diamond-seg-cancelled" /> cancelled
+      <p className="jp-diamond-legend jp-diamond-muted" data-diamond-legend="">
+        {LEGEND.map(state => (
+          <span key={state} data-diamond-legend-state={state}>
+            <span className={`jp-diamond-key jp-diamond-seg-${state.toLowerCase()}`} />
+            {state === 'PENDING' ? 'queued' : state.toLowerCase()}
+          </span>
+        ))}
       </p>
     </div>
   );

@@ -91,7 +91,12 @@ def snapshot_summary(snap: SiteSnapshot) -> dict[str, Any]:
 
 def job_state_payload(ev: Event, job: Job | None) -> dict[str, Any]:
     data = ev.data
-    state = data.get("state") or (job.state.value if job else JobState.UNKNOWN.value)
+    if data.get("state"):
+        state = data["state"]
+    elif ev.kind == "job.submitted":  # a submit's event carries no state: it made a PENDING
+        state = JobState.PENDING.value  # job (said the same live and in a later replay)
+    else:
+        state = job.state.value if job else JobState.UNKNOWN.value
     current = job is not None and job.state.value == state  # job's details match this event
 
     def field(key: str) -> Any:

@@ -57,6 +57,22 @@ function outcome(job: IJob): string {
   return `${job.state}${code}${reason}`;
 }
 
+/** Why the job runs where it does (the placement's verdicts, as on the sidebar). */
+function why(job: IJob): string {
+  const pl = job.placement;
+  if (!pl || !pl.ranked || pl.ranked.length === 0) {
+    return 'site chosen by the user';
+  }
+  const others = pl.ranked
+    .filter(v => v.site !== job.site)
+    .map(v => {
+      const reason = (v.reasons ?? []).join('; ') || v.verdict || '';
+      return reason ? `${v.site}: ${reason}` : v.site;
+    });
+  const policy = pl.policy ? ` by policy ${pl.policy}` : '';
+  return `placed${policy}` + (others.length ? ` (over ${others.join(', ')})` : '');
+}
+
 function Timing(props: { job: IJob; limit: number | null; now: number }): JSX.Element {
   const { job, limit, now } = props;
   const sub = parseTime(job.submitted_at);
@@ -127,6 +143,9 @@ export function JobCard(props: {
             (saved record)
           </span>
         )}
+      </div>
+      <div className="jp-diamond-muted" data-diamond-why="">
+        {why(job)}
       </div>
       <Timing job={job} limit={data.time_limit_s} now={props.now} />
       {done && (

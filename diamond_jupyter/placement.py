@@ -19,6 +19,11 @@ Estimates, for a feasible site:
 - cost: node-hours x charge_factor, a shared node billed by the largest share of it the
   job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
 
+Ranking ("diamond"): earliest estimated finish; finishes equal within noise (FINISH_NOISE_S
+or FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger) go to the
+cheapest. `Placement.why_not(site)` says why a site lost (later start, longer runtime from
+its speed factor, slower stage-in, or higher cost at an equal finish).
+
 Descriptive metadata (spec.metadata 'architecture', 'software', 'container';
 constraints.architecture) is checked against the site's nodes (architecture field,
 `arch=...` features) and metadata ('architecture', 'software', 'container_runtimes').

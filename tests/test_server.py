@@ -186,6 +186,16 @@ async def test_bad_input_is_400_with_a_json_reason(api):
     assert (await api.get("jobs"))["total"] == 0  # nothing was recorded
 
 
+async def test_impossible_job_names_every_sites_reason(api):
+    """The REST face (and so the notebook through a server): one line, each site's reason."""
+    r = await api.call("POST", "jobs", {"script": "#!/bin/bash\n#SBATCH --gres=gpu:64\nx\n"},
+                       expect=400)
+    msg = r.body["message"]
+    assert msg.startswith("no site can run this job: ") and "\n" not in msg, msg
+    for site in ("alpha", "beta", "gamma"):
+        assert f"{site}: " in msg and "GPU" in msg.split(f"{site}: ", 1)[1], msg
+
+
 async def test_transfers_tasks_and_openapi(api):
     assert await api.get("transfers") == {"transfers": []}
     assert await api.get("tasks") == {"tasks": []}

@@ -320,6 +320,7 @@ def _demo_copy(tmp_path: Path) -> Path:
 def _demo_start(root: Path, env: dict[str, str], port: int):
     import signal
     import time
+    import urllib.error
     import urllib.request
 
     proc = subprocess.Popen(["./scripts/demo.sh"], cwd=root, env=env, text=True,
@@ -327,19 +328,31 @@ def _demo_start(root: Path, env: dict[str, str], port: int):
                             start_new_session=True)
     t0 = time.monotonic()
     lines = []
-    for line in proc.stdout:  # the server says where it listens once it is ready
-        lines.append(line)
-        if f"127.0.0.1:{port}/" in line and not line.startswith("demo:"):
-            break
-    ready = time.monotonic() - t0
-    text = "".join(lines)
-    assert proc.poll() is None, text  # the server runs
-    token = (root / "demo/.jupyter-token").read_text().strip()
-    url = f"http://127.0.0.1:{port}/api/status?token={token}"
-    with urllib.request.urlopen(url, timeout=30) as r:
-        assert r.status == 200
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.communicate(timeout=60)
+    try:
+        for line in proc.stdout:  # the server logs its URL (just before it listens)
+            lines.append(line)
+            if f"127.0.0.1:{port}/" in line and not line.startswith("demo:"):
+                break
+        text = "".join(lines)
+        assert proc.poll() is None, text  # the server runs
+        token = (root / "demo/.jupyter-token").read_text().strip()
+        url = f"http://127.0.0.1:{port}/api/status?token={token}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as r:
+                    assert r.status == 200
+                break
+            except urllib.error.URLError as e:
+                if not isinstance(e.reason, ConnectionRefusedError) \
+                        or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        ready = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=60)
     return text, token, ready
 
 

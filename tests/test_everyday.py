@@ -479,3 +479,15 @@ def test_notebook_impossible_job_names_every_sites_reason(tmp_path, monkeypatch,
     assert "no site can run this job: " in first, err
     assert "ghost: site unreachable" in first and "shade: site unreachable" in first
     assert not first.rstrip().endswith(":")
+
+
+def test_flux_body_to_slurm():
+    from diamond_jupyter.dialects.translate import translate
+
+    script, warnings, _ = translate("#!/bin/bash\n#flux: -N 2\n#flux: -n 8\n"
+                                    "flux run -n 8 -c 2 ./app\nflux run --requires=x ./b\n"
+                                    "echo $FLUX_JOB_ID $FLUX_TASK_RANK\n", "slurm")
+    assert "srun -n 8 -c 2 ./app" in script and "flux run --requires=x ./b" in script
+    assert "echo $SLURM_JOB_ID $SLURM_PROCID" in script
+    assert "kept: line 5: flux run options without an srun equivalent; the line is unchanged" \
+        in warnings

@@ -48,7 +48,12 @@ _SRUN_FLUX = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N",
               "-c": "-c", "--cpus-per-task": "-c", "--gpus-per-task": "-g",
               "--ntasks-per-node": "--tasks-per-node", "-l": "--label-io",
               "--label": "--label-io", "-u": "-u", "--unbuffered": "-u"}
-_FLAGS = {"-l", "--label", "-u", "--unbuffered"}
+_FLUX_SRUN = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N", "-c": "-c",
+              "--cores-per-task": "-c", "-g": "--gpus-per-task",
+              "--gpus-per-task": "--gpus-per-task",
+              "--tasks-per-node": "--ntasks-per-node", "--label-io": "--label", "-u": "-u",
+              "--unbuffered": "-u"}
+_FLAGS = {"-l", "--label", "-u", "--unbuffered", "--label-io"}
 _MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
 _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
                      r"(?=\s|$)(?P<rest>.*)$")
@@ -95,6 +100,15 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1
 
 def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | None]:
     m = _LAUNCH.match(line)
+    fm = re.match(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)flux\s+run(?=\s|$)(?P<rest>.*)$",
+                  line)
+    if fm and target == "slurm":
+        got = _flux_options(fm.group("rest"), _FLUX_SRUN)
+        if got is not None:
+            opts, rest = got
+            return f"{fm.group('lead')}srun{''.join(' ' + o for o in opts)}{rest}", None
+        return line, (f"kept: line {n}: flux run options without an srun equivalent; the "
+                      "line is unchanged")
     if not m:
         if target != "flux" and re.match(r"^\s*flux\s+(run|submit)\b", line):
             return line, (f"kept: line {n}: `flux run/submit` has no {target} "

@@ -91,10 +91,36 @@ def parse_event_line(line: str) -> EventLine | None:
     return EventLine(at, kind, token, native, int(rc), " ".join(parts[:5]), mac)
 
 
+_F58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _numeric_id(text: str) -> int | None:
+    """A job id as a number where its spelling varies: "123.server" (PBS), Flux's
+    decimal, hex, dotted hex or F58 ("ƒ2Xh5")."""
+    if re.fullmatch(r"[0-9a-f]{4}(\.[0-9a-f]{4}){3}", text):
+        return int(text.replace(".", ""), 16)
+    t = text.split(".")[0] if re.fullmatch(r"\d+\.[\w.-]+", text) else text
+    try:
+        if t.isascii() and t.isdigit():
+            return int(t)
+        if t.startswith("0x"):
+            return int(t, 16)
+        if t[:1] in ("ƒ", "f") and len(t) > 1 and all(c in _F58 for c in t[1:]):
+            n = 0
+            for c in t[1:]:
+                n = n * 58 + _F58.index(c)
+            return n
+    except ValueError:
+        return None
+    return None
+
+
 def same_native(line_id: str, job_id: str) -> bool:
-    """A wrapper's id against the submitted one (PBS: "123.server" or "123")."""
-    return line_id == job_id or (line_id.split(".")[0] == job_id.split(".")[0]
-                                 and line_id.split(".")[0].isdigit())
+    """A wrapper's id against the submitted one, whatever the spelling."""
+    if line_id == job_id:
+        return True
+    a, b = _numeric_id(line_id), _numeric_id(job_id)
+    return a is not None and a == b
 
 
 class SiteMonitor:

@@ -96,7 +96,10 @@ class Site:
 
     @property
     def workdir(self) -> str:
-        return self.expand(self.cfg.workdir)
+        """The engine's directory on the site, absolute (a relative one is in the home:
+        commands run there, but jobs run in their own directories)."""
+        wd = self.cfg.workdir
+        return self.expand(wd if wd.startswith(("/", "~")) else f"~/{wd}")
 
     @property
     def event_file(self) -> str:

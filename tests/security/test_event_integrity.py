@@ -17,7 +17,7 @@ from hostile_corpus import ALL, EVENT_LINES
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState
-from diamond_jupyter.monitor import event_mac, parse_event_line, wrapper_prologue
+from diamond_jupyter.monitor import event_mac, parse_event_line, same_native, wrapper_prologue
 from diamond_jupyter.store import Store
 
 
@@ -53,6 +53,16 @@ def test_a_job_without_its_secret_writes_lines_nobody_accepts(tmp_path):
 def test_hostile_event_lines_never_crash_the_parser(line):
     ev = parse_event_line(line)
     assert ev is None or ev.mac != event_mac("ab" * 32, ev.body)
+
+
+@pytest.mark.parametrize("line_id,job_id,same", [
+    ("123", "123", True), ("124", "123", False), ("999999", "123", False),
+    ("123.pbs1", "123", True), ("123", "123.pbs1", True),  # PBS short and full ids
+    ("ƒ2", "1", True), ("f2", "1", True), ("0x1", "1", True),  # Flux's spellings
+    ("0000.0000.0000.0001", "ƒ2", True), ("-", "123", False), ("", "123", False),
+])
+def test_native_ids_match_whatever_their_spelling(line_id, job_id, same):
+    assert same_native(line_id, job_id) is same
 
 
 # -- on the test bed ---------------------------------------------------------------------------

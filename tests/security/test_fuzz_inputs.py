@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from diamond_jupyter.config import load_config
 from diamond_jupyter.model import BadInput, JobSpec
-from diamond_jupyter.monitor import parse_event_line
+from diamond_jupyter.monitor import parse_event_line, same_native
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -81,6 +81,8 @@ def test_event_lines_parse_or_are_dropped(line):
     ev = parse_event_line(line)
     if ev is not None:
         assert ev.kind in ("start", "end") and 0 <= ev.rc < 1000 and len(ev.mac) == 64
+        assert same_native(ev.native_id, ev.native_id)
+        assert isinstance(same_native(ev.native_id, line[:20]), bool)
 
 
 # -- REST bodies through a real server (one site reached locally; nothing is submitted) ----------

@@ -69,3 +69,25 @@ async def test_user_tilde_paths_are_the_home_on_the_site(fed, tmp_path):
 async def test_other_users_homes_are_refused(fed):
     with pytest.raises(BadInput, match="~user paths are not supported"):
         await fed.submit(JobSpec(script="true\n", working_directory="~root/x"), "alpha")
+
+
+@pytest.mark.parametrize("workdir,expected", [("~/.diamond", "{home}/.diamond"),
+                                              ("~", "{home}"), (".dmd", "{home}/.dmd"),
+                                              ("/scratch/u/dmd", "/scratch/u/dmd")])
+async def test_every_engine_path_is_absolute(workdir, expected):
+    import os
+
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+
+    site = Site(SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                           workdir=workdir))
+    home = await site.home()  # what a shell on the site calls ~
+    assert home == os.path.expanduser("~")
+    wd = expected.format(home=home)
+    assert (site.workdir, site.event_file, site.job_dir("t")) == (
+        wd, f"{wd}/events.log", f"{wd}/jobs/t")
+    assert site.expand("~/x/y") == f"{home}/x/y" and site.expand("rel/x") == "rel/x"
+    with pytest.raises(BadInput, match="~user paths are not supported"):
+        site.expand("~root/x")
+    await site.close()

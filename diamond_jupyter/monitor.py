@@ -208,8 +208,8 @@ class SiteMonitor:
         if ev is None:
             return
         job = self.fed.store.job_by_token(ev.token)
-        if job is None or job.site != self.site.name:
-            return
+        if job is None or job.site != self.site.name or job.state.terminal:
+            return  # (a finished job's old lines, replayed from the file's start: no news)
         secret = await self._secret(ev.token)
         if secret is None or not hmac.compare_digest(event_mac(secret, ev.body), ev.mac):
             self.rejected_lines += 1

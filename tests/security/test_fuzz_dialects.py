@@ -112,6 +112,13 @@ spec_values = st.fixed_dictionaries({}, optional={
         "features": st.lists(hostile, max_size=3)}),
     "metadata": st.fixed_dictionaries({}, optional={"pbs_flavor": st.sampled_from(
         ["pro", "torque"])}),
+    # unknown directives are rendered back: a JSON spec may carry any "raw" line
+    "unknown": st.lists(st.fixed_dictionaries({
+        "dialect": st.sampled_from(DIALECTS), "option": hostile,
+        "value": st.one_of(st.none(), hostile),
+        "raw": st.one_of(hostile, st.sampled_from(["touch PWNED", "#SBATCH --x", "#PBS -z",
+                                                   "#BSUB -z", "#flux: --x", "  #SBATCH -q"]))}),
+        max_size=3),
 })
 
 BODY = "echo __BODY__\n"

@@ -285,7 +285,7 @@ class Federation(DataMixin, AgentMixin):
     # -- jobs -------------------------------------------------------------------------------
     def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec:
         """The spec as submitted: the wrapper before the body, the token in the name, and
-        every path absolute ("~/" expanded with the site's home: `await site.home()`)."""
+        every path absolute ("~/" expanded with the site's home: `await site.know_home(...)`)."""
         jd = site.job_dir(token)
         base = (spec.name or "job").replace(" ", "_")[:40]
         prologue = wrapper_prologue(site.event_file, token, f"{jd}/secret")
@@ -330,7 +330,7 @@ class Federation(DataMixin, AgentMixin):
             if not spec.queue and chosen is not None and chosen.partition:
                 spec = spec.model_copy(update={"queue": chosen.partition})
         target = self.site(site)
-        await target.home()
+        await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         token = secrets.token_hex(6)
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         prepared = self._prepare(target, spec, token)
@@ -447,19 +447,16 @@ class Federation(DataMixin, AgentMixin):
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
-        await site.home()
-        jd = site.job_dir(job.token) if job.token else None
-        private = {f"{jd}/job.sh", f"{jd}/secret"}  # the engine's own files
-        return sorted(p for p in await site.list_files(site.expand(wd), max_depth=3)
-                      if p not in private)
+        private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret")  # the engine's
+        return sorted(p for p in await site.list_files(wd, max_depth=3)
+                      if not (job.token and p.endswith(private)))
 
     async def fetch(self, job_id: str, dest: str | Path | None = None) -> list[Path]:
         """Copy the job's result files back; returns the local paths."""
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
-        await site.home()
-        wd = site.expand(wd) if wd else wd
+        wd = await site.resolve(wd) if wd else wd
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
         if self.server_root is not None:  # in a server: only inside its root directory
             from .transfer import Location, confine

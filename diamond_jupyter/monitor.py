@@ -170,7 +170,7 @@ class SiteMonitor:
         delay = 0.5
         while True:
             try:
-                await self.site.home()
+                await self.site.know_home()
                 # the event file and its directory are private (umask 077), created once
                 await self.site.transport.run(
                     ["sh", "-c", 'umask 077 && mkdir -p -- "$1" && touch -- "$2" && '

@@ -82,6 +82,18 @@ class Site:
             self._home = home.rstrip("/") or "/"
         return self._home
 
+    async def know_home(self, *paths: str | None) -> None:
+        """Ask for the home only when the workdir or one of `paths` needs it."""
+        wd = self.cfg.workdir
+        if not wd.startswith("/") or any(p and p.startswith("~") for p in paths):
+            await self.home()
+
+    async def resolve(self, path: str) -> str:
+        """`expand`, asking the site for its home first when the path needs it."""
+        if path == "~" or path.startswith("~/"):
+            await self.home()
+        return self.expand(path)
+
     def expand(self, path: str) -> str:
         """"~" and "~/x" mean the login's home on the site, for every path the engine uses
         (rendered directives, the event file, listings, tails); other paths stay as given.
@@ -217,7 +229,7 @@ class Site:
                      secret: str = "") -> Submitted:
         """`secret`: the job's event secret, written to `secret` in its private job
         directory (the wrapper signs its event lines with it)."""
-        await self.home()
+        await self.know_home()
         jd = self.job_dir(token)
         rendered = self.render(self.scheduler_spec(spec, token))
         path = f"{jd}/job.sh"
@@ -293,16 +305,14 @@ class Site:
 
     async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
-        await self.home()
-        return [f.path for f in await self.transport.list_files(self.expand(root),
+        return [f.path for f in await self.transport.list_files(await self.resolve(root),
                                                                 max_depth=max_depth)]
 
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES) -> str | None:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
         (the first line kept may then be cut); None when the file does not exist."""
-        await self.home()
-        path = self.expand(path)
+        path = await self.resolve(path)
         res = await self.transport.run(["tail", "-c", str(int(max_bytes)), "--", path],
                                        check=False)
         if not res.ok:

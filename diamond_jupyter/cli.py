@@ -30,6 +30,8 @@ def job_line(job: Job) -> str:
     extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
     said = job.reason and job.reason != f"exit code {job.exit_code}"
     reason = f" ({job.reason})" if said else ""
+    if job.reused_by:
+        reason += f" [native id reused by {job.reused_by}]"
     return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
 
 

@@ -110,8 +110,8 @@ class Federation(DataMixin, AgentMixin):
             if job.site in self.sites:
                 await self._recover_intent(job)
         for job in self.store.unfinished_jobs():
-            if job.site in self.monitors and job.native_id:
-                self.monitors[job.site].track(job.native_id, job.id)
+            if job.site in self.monitors:
+                self.monitors[job.site].track(job)
 
     async def _recover_intent(self, job: Job) -> None:
         """A crash between recording the token and the submit's return: the token finds it."""
@@ -356,7 +356,7 @@ class Federation(DataMixin, AgentMixin):
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
                                           data={"warnings": sub.warnings}))
         await self._drain()
-        self.monitors[site].track(sub.native_id, job.id)
+        self.monitors[site].track(job)
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived
         return job
@@ -371,9 +371,9 @@ class Federation(DataMixin, AgentMixin):
         job = self.store.get_job(job_id)
         if refresh and not job.state.terminal and job.native_id and job.site in self.sites:
             mon = self.monitors[job.site]
-            mon.track(job.native_id, job.id)
+            mon.track(job)
             await mon.poll_once()
-            job = self.store.get_job(job.id)
+            job = self.store.get_job(job.token or job.id)
         return job
 
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState] | None
@@ -393,14 +393,16 @@ class Federation(DataMixin, AgentMixin):
         try:
             job = self.store.get_job(job_id)
             if job.native_id and not job.state.terminal and job.site in self.monitors:
-                self.monitors[job.site].track(job.native_id, job.id)
+                self.monitors[job.site].track(job)
+            key, names = job.token or job.id, {job_id, job.id}  # the token survives renames
             loop = asyncio.get_running_loop()
             deadline = None if timeout is None else loop.time() + timeout
             while not cond(job):
                 left = None if deadline is None else max(deadline - loop.time(), 0)
                 ev = await asyncio.wait_for(q.get(), left)
-                if ev.job_id in (job.id, job_id) or ev.kind == "job.submitted":
-                    job = self.store.get_job(job.id)
+                if ev.job_id in names or ev.data.get("previous_id") in names:
+                    job = self.store.get_job(key)
+                    names.add(job.id)
             return job
         except asyncio.TimeoutError:
             raise SiteError(f"timed out after {timeout:.0f}s waiting for {job_id} "
@@ -414,18 +416,28 @@ class Federation(DataMixin, AgentMixin):
             return job
         if not job.native_id:
             raise BadInput(f"{job_id} has no scheduler id yet; try again in a moment")
+        self._refuse_reused(job, "cancelling")
         await self.site(job.site).cancel([job.native_id])
         self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
         await self._drain()
         mon = self.monitors[job.site]
-        mon.track(job.native_id, job.id)
+        mon.track(job)
         mon.kick()
-        return self.store.get_job(job.id)
+        return self.store.get_job(job.token or job.id)
 
     async def release(self, job_id: str) -> Job:
         job = self.store.get_job(job_id)
+        self._refuse_reused(job, "releasing")
         await self.site(job.site).release([job.native_id])
         return job
+
+    @staticmethod
+    def _refuse_reused(job: Job, action: str) -> None:
+        """A job whose native id a newer job got is no longer in the queue: acting on that
+        id would hit the newer job."""
+        if job.reused_by:
+            raise BadInput(f"not {action} {job.id}: it has left {job.site}'s queue and its "
+                           f"native id {job.native_id} now belongs to {job.reused_by}")
 
     async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
         job = self.store.get_job(job_id)

@@ -231,7 +231,9 @@ class JobStatus(_Model):
 
 
 class Job(_Model):
-    id: str  # "SITE:NATIVE_ID" (what JOB means for the CLI)
+    # "SITE:NATIVE_ID" (what JOB means for the CLI); "SITE:NATIVE_ID@SUBMITTED" once the
+    # scheduler gave that native id to a newer job (see `reused_by`)
+    id: str
     site: str
     native_id: str | None = None
     name: str | None = None
@@ -248,6 +250,7 @@ class Job(_Model):
     spec: JobSpec | None = None
     placement: dict[str, Any] | None = None  # why this site was chosen
     origin: dict[str, Any] | None = None  # e.g. notebook path + cell id
+    reused_by: str | None = None  # the newer job that now holds this job's native id
 
 
 class Partition(_Model):

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from .model import DiamondError, JobState
+from .model import DiamondError, Job, JobState, JobStatus
+from .sites import carries_token, owns
 
 if TYPE_CHECKING:
     from .federation import Federation
@@ -128,7 +129,9 @@ class SiteMonitor:
                  min_poll_s: float) -> None:
         self.fed, self.site = fed, site
         self.poll_interval_s, self.min_poll_s = poll_interval_s, min_poll_s
-        self.tracked: dict[str, str] = {}  # native id -> job id
+        # job (its token, else its id: both survive a rename) -> native id. Keyed by job, as
+        # a reused native id can name an older unfinished job and a newer one at once.
+        self.tracked: dict[str, str] = {}
         self.misses: dict[str, int] = {}
         self._kick = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
@@ -151,9 +154,10 @@ class SiteMonitor:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
-    def track(self, native_id: str, job_id: str) -> None:
-        self.tracked[native_id] = job_id
-        self.start()
+    def track(self, job: Job) -> None:
+        if job.native_id:
+            self.tracked[job.token or job.id] = job.native_id
+            self.start()
         if self._early:
             asyncio.ensure_future(self._replay_early())
 
@@ -279,36 +283,49 @@ class SiteMonitor:
             waiter.cancel()
 
     def _drop_finished(self) -> None:
-        for native, job_id in list(self.tracked.items()):
+        for key in list(self.tracked):
             try:
-                if self.fed.store.get_job(job_id).state.terminal:
-                    del self.tracked[native]
-                    self.misses.pop(native, None)
+                if self.fed.store.get_job(key).state.terminal:
+                    del self.tracked[key]
+                    self.misses.pop(key, None)
             except DiamondError:
-                del self.tracked[native]
+                del self.tracked[key]
+
+    def _job(self, key: str) -> Job | None:
+        try:
+            return self.fed.store.get_job(key)
+        except DiamondError:
+            self.tracked.pop(key, None)
+            return None
 
     async def poll_once(self) -> None:
-        ids = list(self.tracked)
-        if not ids:
+        jobs = [j for j in (self._job(k) for k in list(self.tracked)) if j and j.native_id]
+        if not jobs:
             return
         self.polls += 1
         t0 = time.time()
-        seen = {s.native_id: s for s in await self.site.statuses(ids)}
-        for native in ids:
-            job_id = self.tracked.get(native)
-            if job_id is None:
+        seen: dict[str, list[JobStatus]] = {}
+        natives = sorted({j.native_id for j in jobs if j.native_id})
+        for st in await self.site.statuses(natives, following=jobs):
+            seen.setdefault(st.native_id, []).append(st)
+        for job in jobs:
+            key = job.token or job.id
+            if key not in self.tracked:
                 continue
-            st = seen.get(native)
-            if st is not None:
-                self.misses.pop(native, None)
-                self.fed._apply(job_id, st.state, exit_code=st.exit_code, reason=st.reason,
+            # another job holding the same native id (it was reused) is not this one
+            mine = [s for s in seen.get(job.native_id, []) if owns(s, job)]
+            if mine:  # its own token's record first; else accounting's last (the newest)
+                st = ([s for s in mine if carries_token(s, job)] or mine)[-1]
+                self.misses.pop(key, None)
+                self.fed._apply(job.id, st.state, exit_code=st.exit_code, reason=st.reason,
                                 started_at=st.started_at, ended_at=st.ended_at,
                                 native_state=st.native_state, source="poll")
                 continue
-            job = self.fed.store.get_job(job_id)
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
-            self.misses[native] = self.misses.get(native, 0) + 1
-            if self.misses[native] >= MISSES_BEFORE_LOST and age > 60:
-                self.fed._apply(job_id, JobState.FAILED, source="poll",
-                                reason="job left the queue and accounting has no record of it")
+            self.misses[key] = self.misses.get(key, 0) + 1
+            if self.misses[key] >= MISSES_BEFORE_LOST and age > 60:
+                reason = "job left the queue and accounting has no record of it"
+                if job.reused_by:
+                    reason += f" (its native id now belongs to {job.reused_by})"
+                self.fed._apply(job.id, JobState.FAILED, source="poll", reason=reason)
         self._drop_finished()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
 from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
-from .model import BadInput, JobSpec, JobStatus, SiteError, SiteSnapshot
+from .model import BadInput, Job, JobSpec, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 from .transports.base import FileStat
 
@@ -49,6 +50,29 @@ def scheduler_name(name: str | None, token: str) -> str:
 def _sh_path(path: str) -> str:
     """A path quoted for sh; a leading "~/" stays expandable."""
     return "~/" + shlex.quote(path[2:]) if path.startswith("~/") else shlex.quote(path)
+
+
+def owns(status: JobStatus, job: Job) -> bool:
+    """Whether a scheduler record can be `job`'s, when its native id may have been reused.
+    A record carrying a token (comment, or name suffix) is the job with that token. One
+    carrying none (accounting keeps neither comment nor the scheduler-side name) cannot be
+    told apart: it is the newest job's, never a job whose native id went to a newer one."""
+    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or ""):
+        return carries_token(status, job)
+    return not job.reused_by
+
+
+def carries_token(status: JobStatus, job: Job) -> bool:
+    return bool(job.token) and (token_tag(job.token) in (status.comment or "")
+                                or (status.name or "").endswith(f".dmd-{job.token}"))
+
+
+def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
+    """Can a queue record and an accounting record be the same job (ids may be reused)?"""
+    def agree(a: object, b: object) -> bool:
+        return a is None or b is None or a == b
+    return (queued.native_id == acct.native_id and agree(queued.started_at, acct.started_at)
+            and agree(queued.name, acct.name))
 
 
 class Site:
@@ -265,22 +289,33 @@ class Site:
         found = await self.find_by_name(name or "job")
         return [s for s in found if token_tag(token) in (s.comment or "")]
 
-    async def statuses(self, native_ids: list[str]) -> list[JobStatus]:
-        """Queue state for all given jobs; those gone from the queue from accounting."""
+    async def statuses(self, native_ids: list[str], *,
+                       following: Collection[Job] = ()) -> list[JobStatus]:
+        """Queue state for all given jobs; those gone from the queue from accounting.
+
+        `following`: the jobs asked about; a native id is also looked up in accounting when
+        the queue's job of that id is not one of them (the id was reused). Accounting may
+        then return several records per id, oldest first.
+        """
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
         seen = self.commands.parse_status(res.stdout) if res.ok else []
-        known = {s.native_id for s in seen if not (s.state.terminal and s.exit_code is None)}
-        # gone from the queue, or ended without an exit code there: ask accounting
-        missing = [i for i in native_ids if i not in known]
+        # gone from the queue, ended without an exit code there, or now another job: accounting
+        final = [s for s in seen if not (s.state.terminal and s.exit_code is None)]
+        missing = [i for i in native_ids if not any(s.native_id == i for s in final)
+                   or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
+                                                       for s in final) for j in following)]
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False)
             if r2.ok:
-                found = {s.native_id: s for s in self.commands.parse_accounting(r2.stdout)
-                         if s.native_id in missing}
-                seen = [found.pop(s.native_id, s) for s in seen] + list(found.values())
+                found = [s for s in self.commands.parse_accounting(r2.stdout)
+                         if s.native_id in missing]
+                # accounting's record of a job the queue shows ended replaces the queue's
+                seen = [s for s in seen if s in final or not any(_same_run(s, f)
+                                                                 for f in found)]
+                seen += found
         return seen
 
     async def stat(self, path: str) -> FileStat | None:

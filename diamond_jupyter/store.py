@@ -39,6 +39,7 @@ from .store_schema import (
     TaskRecord,
     TaskStep,
     TransferRecord,
+    _dt,
     _js,
     _row_to_event,
     _row_to_job,
@@ -180,6 +181,9 @@ class Store(RecordsMixin):
         Events reference the job id; they are re-keyed in the same transaction, as are agent
         tasks waiting on the provisional id. The provisional id still resolves afterwards.
         A job the monitor already recorded under the new id is merged into the intent.
+        Schedulers reuse native ids (a counter wraps, a cluster is rebuilt): an older job
+        already holding "SITE:NATIVE" is another job. It is kept, renamed
+        "SITE:NATIVE@SUBMITTED" and marked `reused_by`; the plain id names the newest job.
         """
         if not (native_id := str(native_id).strip()):
             raise BadInput("empty native job id")
@@ -200,10 +204,12 @@ class Store(RecordsMixin):
             old_id, new_id = job.id, f"{job.site}:{native_id}"
             other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
             other = _row_to_job(other_row) if other_row is not None else None
-            if other is not None:
-                if other.token not in (None, token):
-                    raise DiamondError(f"{new_id} already belongs to token {other.token!r}")
-                c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))
+            if other is not None and (other.token == token or (
+                    other.token is None and other_row["created_at"] >= row["created_at"])):
+                c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))  # this job, seen first
+            elif other is not None:
+                self._retire(c, other, new_id)
+                other = None
             c.execute("UPDATE jobs SET id = ?, native_id = ?, submitted_at = COALESCE(submitted_at,"
                       " ?), updated_at = ? WHERE token = ?",
                       (new_id, native_id, _ts(submitted_at or utcnow()), _ts(utcnow()), token))
@@ -222,6 +228,27 @@ class Store(RecordsMixin):
                 source = f"submit (reopened from {job.state.value})"
             self._apply(c, new_id, JobState.PENDING, source=source)  # no-op if already later
             return self._job(c, new_id)
+
+    def _retire(self, c: sqlite3.Connection, old: Job, newer_id: str) -> str:
+        """Rename a job whose native id a newer job got to "SITE:NATIVE@SUBMITTED" (UTC),
+        with its events and waiting tasks; its token keeps resolving it."""
+        when = (old.submitted_at or _dt(c.execute("SELECT created_at FROM jobs WHERE id = ?",
+                                                 (old.id,)).fetchone()[0]))
+        base = f"{old.id}@{when.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+        explicit, n = base, 1
+        while c.execute("SELECT 1 FROM jobs WHERE id = ?", (explicit,)).fetchone():
+            n += 1
+            explicit = f"{base}-{n}"
+        c.execute("UPDATE jobs SET id = ?, reused_by = ?, updated_at = ? WHERE id = ?",
+                  (explicit, newer_id, _ts(utcnow()), old.id))
+        c.execute("UPDATE events SET job_id = ? WHERE job_id = ?", (explicit, old.id))
+        self._rekey_waiting(c, old.id, explicit)
+        self._event(c, "job.updated", explicit, old.site, {
+            "state": old.state.value, "previous": old.state.value,
+            "changed": ["id", "reused_by"], "native_id": old.native_id,
+            "previous_id": old.id, "reused_by": newer_id,
+            "note": f"native id reused by a newer job ({newer_id}); this one is now {explicit}"})
+        return explicit
 
     def intents_without_native_id(self, older_than_s: float | None = None) -> list[Job]:
         """Unbound, unfinished intents: after a crash, look each token up in the queue. Pass
@@ -250,11 +277,15 @@ class Store(RecordsMixin):
     # -- jobs -----------------------------------------------------------------------------------
 
     def _resolve_id(self, job_id: str, c: sqlite3.Connection | None = None) -> str:
-        """Map a provisional "SITE:pending-TOKEN" id to the job's current id."""
+        """Map a provisional "SITE:pending-TOKEN" id, or a bare submission token, to the
+        job's current id (ids change on binding and when a newer job reuses the native id)."""
         m = _PENDING_ID.match(job_id)
-        if m is None:
+        if m is not None:
+            sql, args = "SELECT id FROM jobs WHERE token = ? AND site = ?", (m["token"], m["site"])
+        elif ":" not in job_id and job_id:
+            sql, args = "SELECT id FROM jobs WHERE token = ?", (job_id,)
+        else:
             return job_id
-        sql, args = "SELECT id FROM jobs WHERE token = ? AND site = ?", (m["token"], m["site"])
         rows = c.execute(sql, args).fetchall() if c is not None else self._read(sql, args)
         return rows[0][0] if rows else job_id
 
@@ -272,8 +303,9 @@ class Store(RecordsMixin):
     def upsert_job(self, job: Job) -> Job:
         """Insert a job, or merge non-empty fields into the stored one; state goes through
         the same forward-only rules as `apply_state` (and emits its events)."""
+        plain = f"{job.site}:{job.native_id}"
         if not job.id.startswith(f"{job.site}:") or (
-                job.native_id and job.id != f"{job.site}:{job.native_id}"):
+                job.native_id and job.id != plain and not job.id.startswith(plain + "@")):
             raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
         desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
                 "workdir": job.workdir, "stdout_path": job.stdout_path,

@@ -104,7 +104,10 @@ _V2 = (
     )""",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2]
+# v3: a job whose native id the scheduler gave to a newer job names that job.
+_V3 = ("ALTER TABLE jobs ADD COLUMN reused_by TEXT",)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -371,6 +374,7 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         exit_code=row["exit_code"], reason=row["reason"], workdir=row["workdir"],
         stdout_path=row["stdout_path"], stderr_path=row["stderr_path"], spec=spec,
         placement=_load(row["placement"]), origin=_load(row["origin"]),
+        reused_by=row["reused_by"],
     )
 
 

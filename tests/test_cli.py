@@ -40,7 +40,7 @@ def test_submit_status_wait_logs_fetch(run, tmp_path):
     assert job["id"].startswith("alpha:") and job["state"] == "PENDING"
     st = json.loads(run("status", job["id"], "--json").stdout)
     assert st["id"] == job["id"]
-    done = json.loads(run("wait", job["id"], "--json", "--timeout", "60").stdout)
+    done = json.loads(run("wait", job["id"], "--json", "--timeout", "300").stdout)
     assert done["state"] == "COMPLETED" and done["exit_code"] == 0
     assert run("logs", job["id"]).stdout.strip() == "cli-ok"
     paths = json.loads(run("fetch", job["id"], str(tmp_path / "back"), "--json").stdout)
@@ -54,7 +54,7 @@ def test_cancel(run, tmp_path):
     script.write_text("#!/bin/bash\nsleep 600\n")
     job = json.loads(run("submit", "--site", "beta", str(script), "--json").stdout)
     run("cancel", job["id"], "--json")
-    done = json.loads(run("wait", job["id"], "--json", "--timeout", "60", "--poll", "2").stdout)
+    done = json.loads(run("wait", job["id"], "--json", "--timeout", "300", "--poll", "2").stdout)
     assert done["state"] == "CANCELLED"
 
 

@@ -31,7 +31,7 @@ async def test_submit_wait_logs_fetch(fed, tmp_path):
                                    time="5", job_name="t1"))
     job = await fed.submit(spec, "alpha")
     assert job.id.startswith("alpha:") and job.state == JobState.PENDING
-    done = await fed.wait(job.id, timeout=60)
+    done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.COMPLETED and done.exit_code == 0
     assert done.started_at and done.ended_at and done.ended_at >= done.started_at
     logs = await fed.logs(job.id)
@@ -47,7 +47,7 @@ async def test_submit_wait_logs_fetch(fed, tmp_path):
 
 async def test_failing_job_reports_exit_code(fed):
     job = await fed.submit(JobSpec(script="exit 3\n"), "beta")
-    done = await fed.wait(job.id, timeout=60)
+    done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.FAILED and done.exit_code == 3
 
 
@@ -55,15 +55,15 @@ async def test_cancel_pending_job_resolved_by_safety_net(fed):
     # held: it never runs its wrapper, so only the batched scheduler query can see the end
     job = await fed.submit(JobSpec(script="sleep 100\n"), "gamma", hold=True)
     await fed.cancel(job.id)
-    done = await fed.wait(job.id, timeout=60)
+    done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.CANCELLED
 
 
 async def test_cancel_running_job(fed):
     job = await fed.submit(JobSpec(script="sleep 300\n"), "alpha")
-    await fed.wait(job.id, until=[JobState.RUNNING], timeout=60)
+    await fed.wait(job.id, until=[JobState.RUNNING], timeout=300)
     await fed.cancel(job.id)
-    done = await fed.wait(job.id, timeout=60)
+    done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.CANCELLED
 
 
@@ -77,7 +77,7 @@ async def test_auto_placement_respects_capabilities(fed):
     arm = JobSpec(script="uname -m\n", metadata={"architecture": "aarch64"})
     job = await fed.submit(arm, "auto")
     assert job.site == "beta" and job.placement["choice"] == "beta"
-    await fed.wait(job.id, timeout=60)
+    await fed.wait(job.id, timeout=300)
 
 
 async def test_status_and_jobs_listing(fed):
@@ -85,7 +85,7 @@ async def test_status_and_jobs_listing(fed):
     st = await fed.status(job.id, refresh=True)
     assert st.id == job.id and st.state in (JobState.PENDING, JobState.RUNNING,
                                             JobState.COMPLETED)
-    await fed.wait(job.id, timeout=60)
+    await fed.wait(job.id, timeout=300)
     assert job.id in [j.id for j in fed.jobs(site="gamma")]
 
 
@@ -126,6 +126,6 @@ async def test_event_subscription_async_iterator(fed):
                     return
     task = asyncio.ensure_future(follow())
     job = await fed.submit(JobSpec(command="true"), "alpha")
-    await asyncio.wait_for(task, 60)
+    await asyncio.wait_for(task, 300)
     assert seen == ["PENDING", "RUNNING", "COMPLETED"]
     assert (await fed.status(job.id)).state == JobState.COMPLETED

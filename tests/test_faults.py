@@ -5,10 +5,11 @@ for exactly once with all its events, and leaves the test bed working (restored 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -17,7 +18,7 @@ from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, Resources
 from diamond_jupyter.store import Store
 from diamond_jupyter.testbed import control
-from diamond_jupyter.testbed.clusters import HOME, USER, base_dir
+from diamond_jupyter.testbed.clusters import HOME, USER, base_dir, cluster
 
 pytestmark = pytest.mark.testbed
 
@@ -79,18 +80,15 @@ def gates():
         g.open()
 
 
-def ended_on_site(site: str, tokens: set[str], timeout: float = 60) -> None:
-    """Wait (deadline) until each token's wrapper wrote its end line to the site's event
-    file: the only witness while the engine or the site's sshd is down."""
+def ended_on_site(site: str, jobs: dict[str, str]) -> None:
+    """Block until the scheduler has ended these jobs (token -> native id), then check that
+    each wrapper wrote its end line to the site's event file: the only witness while the
+    engine or the site's sshd is down."""
+    control.wait_ended(site, sorted(set(jobs.values())))
     path = base_dir() / "clusters" / site / "home" / ".diamond" / "events.log"
-    deadline = time.monotonic() + timeout
-    while True:
-        ended = {p[2] for p in (ln.split() for ln in path.read_text().splitlines())
-                 if len(p) == 5 and p[1] == "end"}
-        if tokens <= ended:
-            return
-        assert time.monotonic() < deadline, f"jobs did not end on {site}: {tokens - ended}"
-        time.sleep(0.2)
+    ended = {p[2] for p in (ln.split() for ln in path.read_text().splitlines())
+             if len(p) == 5 and p[1] == "end"}
+    assert set(jobs) <= ended, f"jobs ended on {site} without an end line: {set(jobs) - ended}"
 
 
 def assert_exact_events(fed: Federation, job_ids: list[str],
@@ -105,7 +103,7 @@ def assert_exact_events(fed: Federation, job_ids: list[str],
         assert states == ["PENDING", "RUNNING", final.value], (jid, states)
 
 
-async def wait_all(fed: Federation, ids: list[str], until=None, timeout: float = 120) -> None:
+async def wait_all(fed: Federation, ids: list[str], until=None, timeout: float = 400) -> None:
     for jid in ids:
         await fed.wait(jid, until=until, timeout=timeout)
 
@@ -117,17 +115,17 @@ async def test_sshd_killed_and_restarted_mid_run(make_fed, gates, restore):
     await wait_all(fed, ids, until=[JobState.RUNNING])
     mon = fed.monitors["gamma"]
     assert mon.stream_connected.is_set()
-    tokens = {fed.job(j).token for j in ids}
+    running = {fed.job(j).token: fed.job(j).native_id for j in ids}
 
     def while_down() -> None:  # the jobs end while nobody can reach the site
         gate.open()
-        ended_on_site("gamma", tokens)
+        ended_on_site("gamma", running)
     control.restart_sshd("gamma", while_down=while_down)
     await wait_all(fed, ids)
     assert_exact_events(fed, ids)
     # the stream is back: a new job's events arrive through it
     new = await fed.submit(JobSpec(command="true"), "gamma")
-    await fed.wait(new.id, timeout=60)
+    await fed.wait(new.id, timeout=300)
     assert_exact_events(fed, [new.id])
     assert mon.stream_connected.is_set()
     sources = {e.data["state"]: e.data.get("source") for e in
@@ -185,7 +183,7 @@ async def test_engine_killed_between_token_and_submit_return(tb, tmp_path, make_
     queued = await fed.site("alpha").find_by_token(intent.name, intent.token or "")
     if mode == "after":  # the token found the job: bound, followed, never submitted twice
         assert [q.native_id for q in queued] == [job.native_id]
-        await fed.wait(job.id, timeout=60)
+        await fed.wait(job.id, timeout=300)
         assert_exact_events(fed, [job.id])
     else:  # nothing reached the scheduler: closed as never submitted, nothing orphaned
         assert queued == []
@@ -207,7 +205,7 @@ async def test_engine_restarted_with_50_jobs_in_flight(make_fed, gates):
     for s in sites:
         first[s].open()
     for s in sites:  # 25 jobs end while no engine runs
-        ended_on_site(s, {j.token for j, (site, g) in zip(jobs, plan, strict=True)
+        ended_on_site(s, {j.token: j.native_id for j, (site, g) in zip(jobs, plan, strict=True)
                           if site == s and g is first[s]})
     fed2 = await make_fed()  # same store: re-attach, replay the event files
     assert {j.id for j in fed2.store.unfinished_jobs()} <= set(ids)
@@ -217,3 +215,42 @@ async def test_engine_restarted_with_50_jobs_in_flight(make_fed, gates):
     await wait_all(fed2, ids)
     assert_exact_events(fed2, ids)
     assert len(fed2.jobs(limit=None)) == 50 and not fed2.store.unfinished_jobs()
+
+
+def test_cluster_reset_then_submit_gets_a_reused_native_id(tb, tmp_path):
+    """The cluster's state is reset (down, up): its job numbers start again, and the next
+    submit gets the native id of a job still unfinished in the store. The submit succeeds,
+    both jobs are listed under different ids, and the older never takes the newer's states."""
+    env = {**os.environ, "DIAMOND_CONFIG": str(tb.config_path),
+           "DIAMOND_DATA_DIR": str(tmp_path / "data")}
+
+    def run(*args: str, check: int = 0) -> subprocess.CompletedProcess:
+        r = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == check, (args, r.returncode, r.stdout, r.stderr)
+        return r
+    long, quick = tmp_path / "long.sh", tmp_path / "quick.sh"
+    long.write_text("#!/bin/bash\nsleep 600\n")
+    quick.write_text("#!/bin/bash\necho second\n")
+    plain = f"alpha:{cluster('alpha').first_job_id}"
+
+    control.down()
+    control.up()  # numbering starts at the first id
+    old = json.loads(run("submit", "--site", "alpha", str(long), "--json").stdout)
+    assert old["id"] == plain
+    control.down()
+    control.up()  # the first job went with the cluster's state, unfinished in the store
+    new = json.loads(run("submit", "--site", "alpha", str(quick), "--json").stdout)
+    assert new["id"] == plain and new["token"] != old["token"]
+    done = json.loads(run("wait", plain, "--json", "--timeout", "120", "--poll", "1").stdout)
+    assert done["state"] == "COMPLETED" and done["token"] == new["token"]
+
+    listed = {j["token"]: j for j in json.loads(run("jobs", "--json").stdout)}
+    assert len(listed) == 2 and listed[new["token"]]["id"] == plain
+    kept = listed[old["token"]]
+    assert kept["id"].startswith(f"{plain}@") and kept["reused_by"] == plain
+    assert kept["state"] in ("PENDING", "RUNNING")  # never the newer job's COMPLETED
+    assert json.loads(run("status", old["token"], "--json").stdout)["id"] == kept["id"]
+    assert json.loads(run("status", plain, "--json").stdout)["token"] == new["token"]
+    refused = run("cancel", kept["id"], check=2)  # its native id is another job's now
+    assert "now belongs to" in refused.stderr

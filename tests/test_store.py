@@ -11,12 +11,15 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from diamond_jupyter.model import (
     BadInput,
@@ -29,6 +32,7 @@ from diamond_jupyter.model import (
     JobStatus,
 )
 from diamond_jupyter.store import REDACTED, Store, StoreError, default_store_path, redact
+from diamond_jupyter.store_schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
@@ -157,6 +161,101 @@ def test_bind_merges_a_job_the_monitor_saw_first(store: Store) -> None:
     j = store.bind_native_id("t2", "77")
     assert (j.id, j.state, j.started_at, j.token) == ("alpha:77", JobState.RUNNING, T0, "t2")
     assert j.spec.name == "race" and store.count_jobs() == 1
+
+
+def test_a_reused_native_id_is_a_new_job(store: Store) -> None:
+    """The scheduler gave 100000 to a new job (counter wrapped, cluster rebuilt): the submit
+    still succeeds, the older job is kept under an explicit id, and nothing mixes them."""
+    store.record_intent("alpha", "old", spec("first"))
+    store.bind_native_id("old", "100000", submitted_at=T0)
+    store.apply_state("alpha:100000", JobState.RUNNING, started_at=T0)
+    store.create_task("watch the first job", task_id="w", state="waiting",
+                      waiting_on=["alpha:100000"])
+    old_events = [e.seq for e in store.events_since(0, job_id="alpha:100000")]
+
+    store.record_intent("alpha", "new", spec("second"))
+    new = store.bind_native_id("new", "100000")  # no error: the user gets the job id
+    assert (new.id, new.token, new.state, new.reused_by) == (
+        "alpha:100000", "new", JobState.PENDING, None)
+
+    explicit = "alpha:100000@2025-01-01T12:00:00Z"
+    old = store.get_job("old")  # the token still names the older job, as does its new id
+    assert (old.id, old.native_id, old.state, old.reused_by) == (
+        explicit, "100000", JobState.RUNNING, "alpha:100000")
+    assert store.get_job(explicit) == old == store.get_job("alpha:pending-old")
+    assert store.get_job("alpha:100000").token == "new"  # the plain id: the newest job
+    assert store.get_job("alpha:pending-new").id == "alpha:100000"
+    assert sorted(j.id for j in store.list_jobs()) == ["alpha:100000", explicit]
+    assert sorted(j.id for j in store.unfinished_jobs()) == ["alpha:100000", explicit]
+    # events went with their job; the rename is an event of the older job
+    moved = store.events_since(0, job_id=explicit)
+    assert [e.seq for e in moved][:-1] == old_events
+    assert moved[-1].kind == "job.updated" and moved[-1].data["previous_id"] == "alpha:100000"
+    assert moved[-1].data["reused_by"] == "alpha:100000" and "reused" in moved[-1].data["note"]
+    assert [e.kind for e in store.events_since(0, job_id="alpha:100000")] == [
+        "job.submitting", "job.submitted", "job.state"]
+    assert store.get_task("w").waiting_on == [explicit]  # waits for the job it meant
+    # the newer job's states never touch the older record, and the reverse
+    store.apply_state("alpha:100000", JobState.COMPLETED, exit_code=0)
+    assert store.get_job("old").state == JobState.RUNNING
+    store.apply_state("old", JobState.FAILED, reason="lost")
+    assert store.get_job("new").state == JobState.COMPLETED
+    assert store.bind_native_id("new", "100000").id == "alpha:100000"  # still idempotent
+    assert store.bind_native_id("old", "100000").id == explicit
+
+
+def test_native_id_reused_many_times_keeps_every_job(store: Store) -> None:
+    for i in range(4):  # same second each time: the explicit ids still differ
+        store.record_intent("alpha", f"t{i}", spec(f"j{i}"))
+        store.bind_native_id(f"t{i}", "7", submitted_at=T0)
+    ids = [store.get_job(f"t{i}").id for i in range(4)]
+    assert ids == ["alpha:7@2025-01-01T12:00:00Z", "alpha:7@2025-01-01T12:00:00Z-2",
+                   "alpha:7@2025-01-01T12:00:00Z-3", "alpha:7"]
+    assert [store.get_job(i).reused_by for i in ids] == ["alpha:7"] * 3 + [None]
+    assert store.count_jobs() == 4
+
+
+def test_a_job_recorded_before_the_intent_is_an_older_job(store: Store) -> None:
+    store.upsert_job(Job(id="alpha:78", site="alpha", native_id="78", state=JobState.COMPLETED,
+                         submitted_at=T0))  # e.g. imported, without a token
+    store.record_intent("alpha", "t3", spec("later"))
+    j = store.bind_native_id("t3", "78")
+    assert (j.id, j.token, j.state) == ("alpha:78", "t3", JobState.PENDING)
+    assert store.get_job("alpha:78@2025-01-01T12:00:00Z").state == JobState.COMPLETED
+
+
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "3"]),
+                          st.sampled_from([None, *JobState])), min_size=1, max_size=25))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_reused_ids_property(ops: list[tuple[str, JobState | None]]) -> None:
+    """Any interleaving of submits onto a few reused native ids and observations of the
+    plain ids: one job per submit, the plain id names the latest, none is overwritten."""
+    with tempfile.TemporaryDirectory() as d, Store(Path(d) / "p.sqlite3") as s:
+        latest: dict[str, str] = {}
+        frozen: dict[str, Job] = {}  # retired jobs: nothing may change them any more
+        for i, (native, state) in enumerate(ops):
+            tok = f"tok{i}"
+            s.record_intent("alpha", tok, spec())
+            prev = latest.get(native)
+            job = s.bind_native_id(tok, native, submitted_at=T0 + timedelta(seconds=i))
+            assert job.id == f"alpha:{native}" and job.token == tok
+            if prev is not None:
+                frozen[prev] = s.get_job(prev)
+                assert frozen[prev].reused_by == job.id and "@" in frozen[prev].id
+            latest[native] = tok
+            if state is not None:
+                s.apply_state(f"alpha:{native}", state)
+                assert s.get_job(tok).state.rank >= state.rank
+            for t, before in frozen.items():
+                assert s.get_job(t) == before
+        jobs = s.list_jobs(limit=None)
+        assert len(jobs) == len(ops) and len({j.id for j in jobs}) == len(ops)
+        assert {j.token for j in jobs} == {f"tok{i}" for i in range(len(ops))}
+        for native, tok in latest.items():
+            assert s.get_job(f"alpha:{native}").token == tok
+        for j in jobs:  # every job kept its own submit events
+            assert [e.data["native_id"] for e in s.events_since(0, job_id=j.id)
+                    if e.kind == "job.submitted"] == [j.native_id]
 
 
 def test_crash_right_after_intent_commit(tmp_path: Path) -> None:
@@ -329,11 +428,12 @@ def test_migration_from_v1_keeps_data(tmp_path: Path) -> None:
     db.executescript(V1_SQL)
     db.close()
     with Store(path) as s:
-        assert s._conn().execute("PRAGMA user_version").fetchone()[0] == 2
+        assert s._conn().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         old = s.get_job("alpha:41")
         assert (old.name, old.state, old.exit_code, old.token) == (
             "old-job", JobState.COMPLETED, 0, "tok-old")
         assert old.spec.command == "hostname" and old.placement is None
+        assert old.reused_by is None
         assert old.ended_at == datetime(2024, 5, 1, 11, tzinfo=timezone.utc)
         assert [e.data for e in s.events_since(0)] == [{"state": "COMPLETED"}]
         assert [j.id for j in s.unfinished_jobs()] == ["beta:7"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -86,9 +88,39 @@ def test_up_is_idempotent_and_cli_ssh(tb, capsys):
     assert '"up": true' in capsys.readouterr().out
 
 
+def _slurmstepds() -> list[int]:
+    """Every Slurm job step on this machine (only the test bed runs Slurm here)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if p.name.isdigit() and (p / "comm").read_text().strip() == "slurmstepd":
+                out.append(int(p.name))
+    return out
+
+
 def test_down_leaves_nothing_behind(tb):
+    async def start_steps() -> list[str]:  # two jobs per cluster, each ignoring SIGTERM
+        ids = []
+        for cfg in tb.config.sites:
+            t = make_transport(cfg.transport, site=cfg.name)
+            try:
+                for _ in range(2):
+                    r = await t.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap",
+                                     "trap '' TERM; sleep 600"], check=True)
+                    ids.append(r.stdout.strip())
+                # the scheduler says when the first one runs (its job step exists)
+                await t.run(["sh", "-c", f"until squeue -h -j {ids[-2]} -t R | grep -q .; "
+                             "do sleep 0.1; done"], check=True, timeout=120)
+            finally:
+                await t.close()
+        return ids
+    asyncio.run(start_steps())
+    steps = _slurmstepds()
+    assert len(steps) >= 3  # one batch step per cluster at least
+    assert set(steps) <= set(testbed.control._our_processes(testbed.control.base_dir()))
     info = testbed.down()
     assert info["leftovers"] == [] and testbed.leftovers() == []
+    assert _slurmstepds() == []  # no job step outlives its cluster
     assert not testbed.status()["up"]
     again = testbed.up()  # later tests use it again; also proves a cold bring-up
     assert again["seconds"] < 10 and testbed.status()["up"]

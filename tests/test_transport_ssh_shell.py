@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from sshd_helper import Sshd, make_base, remove_base
-from test_transport_ssh import NASTY, ssh
+from test_transport_ssh import NASTY, _sleeping, ssh, wait_for
 
 from diamond_jupyter.model import SiteError
 from diamond_jupyter.transports import CommandFailed, CommandTimeout, ssh_shell
@@ -21,6 +21,13 @@ def sshd():
     yield d
     d.stop()
     remove_base(base)
+
+
+def async_(pred):
+    """A plain predicate as the awaitable one `wait_for` polls."""
+    async def check():
+        return pred()
+    return check
 
 
 async def shell_pid(t) -> str:
@@ -128,7 +135,7 @@ async def test_shell_killed_mid_command_fails_then_recovers(sshd):
         # an idle shell that died is replaced before anything is sent: no error at all
         pid = await shell_pid(t)
         await t.run(["kill", "-9", pid], check=True)
-        await asyncio.sleep(0.2)
+        await wait_for(async_(lambda: t._shell.dead()), "the shell's death to arrive")
         assert (await t.run_fast(["echo", "fine"])).stdout == "fine\n"
         assert await shell_pid(t) != pid
     finally:
@@ -145,16 +152,16 @@ async def test_timeout_replaces_the_shell_and_dropped_connection_reconnects(sshd
         assert t._shell is None
         assert (await t.run_fast(["echo", "ok"])).stdout == "ok\n"
         assert t.shells_opened == 2
-        inflight = asyncio.ensure_future(t.run_fast(["sleep", "5"]))
-        await asyncio.sleep(0.5)
+        inflight = asyncio.ensure_future(t.run_fast(["sleep", "5.31"]))
+        await wait_for(async_(lambda: _sleeping(sshd, "5.31")), "the remote sleep")
         assert sshd.kill_connections() >= 1
         with pytest.raises(SiteError):
             await asyncio.wait_for(inflight, 10)
         assert (await t.run_fast(["echo", "reconnected"])).stdout == "reconnected\n"
         assert t.connections_opened == 2
         # cancelled mid-command: the shell's state is unknown, so it is replaced
-        task = asyncio.ensure_future(t.run_fast(["sleep", "5"]))
-        await asyncio.sleep(0.3)
+        task = asyncio.ensure_future(t.run_fast(["sleep", "5.32"]))
+        await wait_for(async_(lambda: _sleeping(sshd, "5.32")), "the remote sleep")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -20,6 +21,7 @@ from .host import (
     SBIN,
     TestbedError,
     _ctl,
+    _ctl_env,
     _in_ns,
     _pid,
     _run,
@@ -41,7 +43,7 @@ from .pieces import (
 
 __all__ = ["APT", "REQUIRED", "SBIN", "TestbedError", "check_prerequisites", "down",
            "leftovers", "restart_slurmctld", "restart_sshd", "start_site", "status",
-           "stop_site", "up"]
+           "stop_site", "up", "wait_ended"]
 
 
 # ---------------------------------------------------------------- public
@@ -206,21 +208,81 @@ def _gone(pids: list[int]) -> bool:
     return True
 
 
+def _ancestors() -> set[int]:
+    """This process and its ancestors (e.g. `flock /tmp/diamond-testbed.lock diamond ...`)."""
+    out, pid = set(), os.getpid()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
+def _netns_inodes() -> set[int]:
+    """The test bed's network namespaces that still have a name."""
+    out = set()
+    for c in CLUSTERS:
+        with contextlib.suppress(OSError):
+            out.add(os.stat(f"/run/netns/{c.netns}").st_ino)
+    return out
+
+
+def _uses_base(proc: Path, under: re.Pattern[str]) -> bool:
+    """A job step (slurmstepd) names the test bed nowhere on its command line; it is known
+    by what it holds: its cwd, open files (the node's log and spool, "(deleted)" once the
+    directory went) or the /etc/slurm bind mount of its cluster."""
+    links = [proc / "cwd", *(proc / "fd").iterdir()]
+    for link in links:
+        with contextlib.suppress(OSError):
+            if under.search(os.readlink(link)):
+                return True
+    with contextlib.suppress(OSError):
+        return bool(under.search((proc / "mountinfo").read_text()))
+    return False
+
+
 def _our_processes(base: Path) -> dict[int, str]:
-    """Live processes started from the test bed's files or inside its namespaces."""
+    """Live processes of the test bed: started from its files, inside one of its network
+    namespaces, or Slurm job steps holding its files (those outlive `scontrol shutdown`)."""
+    under = re.compile(re.escape(str(base)) + r"(?=/|\s|$)")  # not /tmp/diamond-testbed.lock
+    spaces = _netns_inodes()
+    mine = _ancestors()
     out = {}
     for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
+        if not p.name.isdigit() or int(p.name) in mine:
             continue
         try:
             cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            zombie = (p / "stat").read_text().split(") ")[1].startswith("Z")
-        except (OSError, IndexError):
+            stat = (p / "stat").read_text()
+            comm, state = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(") ", 1)[1][0]
+            if state == "Z" or not cmd:  # zombies and kernel threads
+                continue
+            ours = (under.search(cmd) is not None
+                    or any(f"/run/netns/{c.netns}" in cmd for c in CLUSTERS)
+                    or os.stat(p / "ns" / "net").st_ino in spaces
+                    or (comm.startswith("slurm") and _uses_base(p, under)))
+        except (OSError, ValueError, IndexError):
             continue
-        if not zombie and (str(base) in cmd
-                           or any(f"/run/netns/{c.netns}" in cmd for c in CLUSTERS)):
+        if ours:
             out[int(p.name)] = cmd.strip()
     return out
+
+
+def _stop(pids: list[int], grace: float, timeout: float, what: str) -> None:
+    """SIGTERM, then SIGKILL whatever is still there after `grace` seconds (job steps whose
+    slurmd is gone ignore SIGTERM)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        try:
+            _wait(lambda: _gone(pids), grace if sig == signal.SIGTERM else timeout, what)
+            return
+        except TestbedError:
+            if sig == signal.SIGKILL:
+                raise
 
 
 def leftovers() -> list[str]:
@@ -273,11 +335,8 @@ def down(timeout: float = 30) -> dict:
     if m:
         pids.append(m)
     _wait(lambda: _gone(pids), timeout, "daemons to stop")
-    strays = list(_our_processes(base))  # e.g. a second munged a racing `up` started
-    for pid in strays:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    _wait(lambda: _gone(strays), timeout, "stray processes to stop")
+    # job steps of running or unfinished jobs, a second munged a racing `up` started, ...
+    _stop(list(_our_processes(base)), 2.0, timeout, "job steps and stray processes to stop")
     for c in CLUSTERS:
         if Path(f"/run/netns/{c.netns}").exists():
             _run("ip", "netns", "del", c.netns, check=False)
@@ -340,3 +399,15 @@ def restart_slurmctld(site: str, timeout: float = 30) -> None:
     _wait(lambda: "UP" in _ctl(base, c, "scontrol", "ping", check=False).stdout, timeout,
           f"{site}'s slurmctld")
     _open_jobcomp(base, c)
+
+
+def wait_ended(site: str, native_ids: list[str], timeout: float = 900) -> None:
+    """Block until the cluster has ended these jobs: `sbatch --wait` of a no-op that depends
+    on them, from this host inside the cluster's namespace (so it works while the site's
+    sshd is down). The scheduler says when; `timeout` only stops a hung cluster."""
+    from .clusters import cluster
+
+    c, base = cluster(site), base_dir()
+    _run("nsenter", f"--net=/run/netns/{c.netns}", "sbatch", "--wait", "--quiet", "-D", "/",
+         "-o", "/dev/null", "-J", "dmd-wait-ended", f"--dependency=afterany:{':'.join(native_ids)}",
+         "--wrap", "true", env=_ctl_env(base, c), timeout=timeout)

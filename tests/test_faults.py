@@ -54,9 +54,11 @@ class Gate:
 
     def __init__(self, site: str) -> None:
         self.site, name = site, uuid.uuid4().hex[:10]
-        self.host_dir = base_dir() / "clusters" / site / "home" / ".diamond" / "gates"
-        self.host_dir.mkdir(parents=True, exist_ok=True)
-        shutil.chown(self.host_dir, USER, USER)
+        home = base_dir() / "clusters" / site / "home"
+        self.host_dir = home / ".diamond" / "gates"
+        for d in (home / ".diamond", self.host_dir):  # the user's, even on a fresh home
+            d.mkdir(exist_ok=True)
+            shutil.chown(d, USER, USER)
         self.host_path = self.host_dir / name
         self.path = f"{HOME}/.diamond/gates/{name}"
 

@@ -89,11 +89,13 @@ def test_up_is_idempotent_and_cli_ssh(tb, capsys):
 
 
 def _slurmstepds() -> list[int]:
-    """Every Slurm job step on this machine (only the test bed runs Slurm here)."""
+    """Every live Slurm job step on this machine (only the test bed runs Slurm here); a
+    killed one is a zombie until init reaps it, and holds nothing then."""
     out = []
     for p in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
-            if p.name.isdigit() and (p / "comm").read_text().strip() == "slurmstepd":
+            if (p.name.isdigit() and (p / "comm").read_text().strip() == "slurmstepd"
+                    and (p / "stat").read_text().rsplit(") ", 1)[1][0] != "Z"):
                 out.append(int(p.name))
     return out
 

@@ -336,7 +336,7 @@ def down(timeout: float = 30) -> dict:
         pids.append(m)
     _wait(lambda: _gone(pids), timeout, "daemons to stop")
     # job steps of running or unfinished jobs, a second munged a racing `up` started, ...
-    _stop(list(_our_processes(base)), 2.0, timeout, "job steps and stray processes to stop")
+    _stop(list(_our_processes(base)), 1.0, timeout, "job steps and stray processes to stop")
     for c in CLUSTERS:
         if Path(f"/run/netns/{c.netns}").exists():
             _run("ip", "netns", "del", c.netns, check=False)

@@ -52,3 +52,24 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
     assert job.native_id in {j.native_id for j in second.jobs}
     await custom_fed.cancel(job.id)
+
+
+def test_scheduler_records_are_told_apart_when_a_native_id_is_reused():
+    """Which record of a native id is which job: the token in the comment (or in the
+    scheduler-side name) decides; an untagged record (accounting) is the newest job's."""
+    from diamond_jupyter.model import Job, JobStatus
+    from diamond_jupyter.sites import _same_run, carries_token, owns
+
+    old = Job(id="alpha:7@2025-01-01T12:00:00Z", site="alpha", native_id="7", token="aaa",
+              reused_by="alpha:7")
+    new = Job(id="alpha:7", site="alpha", native_id="7", token="bbb")
+    queued = JobStatus(native_id="7", state=JobState.RUNNING, name="sim", comment="diamond:bbb")
+    named = JobStatus(native_id="7", state=JobState.RUNNING, name="sim.dmd-aaa")
+    acct = JobStatus(native_id="7", state=JobState.COMPLETED, name="sim", exit_code=0)
+    assert owns(queued, new) and not owns(queued, old) and carries_token(queued, new)
+    assert owns(named, old) and not owns(named, new)
+    assert owns(acct, new) and not owns(acct, old) and not carries_token(acct, new)
+    t0 = JobStatus(native_id="7", state=JobState.COMPLETED, name="sim",
+                   started_at="2025-01-01T12:00:00Z")
+    t1 = t0.model_copy(update={"started_at": t0.started_at.replace(hour=13)})
+    assert _same_run(t0, acct) and _same_run(t0, t0) and not _same_run(t0, t1)

@@ -68,7 +68,8 @@ def unknown_job_message(job_id: str) -> str:
     site, sep, native = job_id.partition(":")
     if sep and site and native:
         return f"no job {job_id!r} in the store (`diamond jobs` lists the known ones)"
-    return f"job ID {job_id!r} is malformed: expected SITE:NUMBER, e.g. alpha:42"
+    return (f"job ID {job_id!r} is malformed: expected SITE:NUMBER, e.g. alpha:42 (or a "
+            "job's submission token)")
 
 
 class Store(RecordsMixin):

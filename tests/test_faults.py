@@ -16,6 +16,7 @@ import pytest
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, Resources
+from diamond_jupyter.monitor import parse_event_line
 from diamond_jupyter.store import Store
 from diamond_jupyter.testbed import control
 from diamond_jupyter.testbed.clusters import HOME, USER, base_dir, cluster
@@ -88,8 +89,8 @@ def ended_on_site(site: str, jobs: dict[str, str]) -> None:
     engine or the site's sshd is down."""
     control.wait_ended(site, sorted(set(jobs.values())))
     path = base_dir() / "clusters" / site / "home" / ".diamond" / "events.log"
-    ended = {p[2] for p in (ln.split() for ln in path.read_text().splitlines())
-             if len(p) == 5 and p[1] == "end"}
+    lines = (parse_event_line(ln) for ln in path.read_text().splitlines())
+    ended = {ev.token for ev in lines if ev is not None and ev.kind == "end"}
     assert set(jobs) <= ended, f"jobs ended on {site} without an end line: {set(jobs) - ended}"
 
 

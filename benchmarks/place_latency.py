@@ -126,7 +126,14 @@ def main(argv: list[str] | None = None) -> dict:
             for k, v in res.items() if isinstance(v, dict)]
     md = markdown_table(("setting", "sites", "median s", "p90 s", "max s", "target s",
                          "p90 vs target"), rows)
-    emit("place_latency", args, res, md)
+    def plot(ax) -> None:
+        names = [r[0] for r in rows]
+        ax.bar(names, [r[2] for r in rows], label="median")
+        ax.scatter(names, [r[5] for r in rows], color="red", marker="_", s=400, label="target")
+        ax.set_ylabel("seconds to a decision")
+        ax.set_title("placement decision latency")
+        ax.legend()
+    emit("place_latency", args, res, md, plot)
     return res
 
 

@@ -8,4 +8,4 @@ if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then PY=$PWD/.ven
 else PY=${PYTHON:-python3}; fi
 export PATH="$(dirname "$PY"):$PATH"
 "$PY" -m ruff check diamond_jupyter tests ui-tests benchmarks
-"$PY" -m pytest -p no:cacheprovider -q -ra "$@" tests ui-tests
+"$PY" -m pytest -p no:cacheprovider -q -ra --durations=25 "$@" tests ui-tests

@@ -164,9 +164,9 @@ from diamond_jupyter.sites import Site
 from diamond_jupyter.store import Store
 config, store, mode, name = sys.argv[1:5]
 orig = Site.submit
-async def submit(self, spec, token, *, hold=False):
+async def submit(self, spec, token, **kw):
     if mode == "after":
-        await orig(self, spec, token, hold=hold)  # sbatch ran ...
+        await orig(self, spec, token, **kw)  # sbatch ran ...
     os.kill(os.getpid(), signal.SIGKILL)  # ... and the engine dies before it returns
 Site.submit = submit
 async def main():

@@ -136,6 +136,8 @@ def test_card_record_actions_and_restart(lab, browser, tmp_path, testbed_config)
     # Save, then restart the server while `late` runs; it ends while the server is down.
     expect(late).to_have_attribute("data-diamond-state", "RUNNING", timeout=JOB_TIMEOUT)
     late_id = late.get_attribute("data-diamond-card")
+    mine = panel.locator('[data-diamond-site="alpha"] [data-diamond-stat="mine"] dd')
+    expect(mine).to_have_text("1")  # only `late` is unfinished: counted live, not stale
     cells.nth(0).locator(".jp-InputPrompt").click()
     page.keyboard.press("Control+s")
     expect(page.locator(".lm-TabBar-tab.jp-mod-dirty", has_text="cards.ipynb")
@@ -159,6 +161,7 @@ def test_card_record_actions_and_restart(lab, browser, tmp_path, testbed_config)
     side_late = panel.locator(f'[data-diamond-job="{late_id}"]')
     expect(side_late).to_have_attribute("data-diamond-state", "COMPLETED", timeout=CATCH_UP)
     expect(late).to_have_attribute("data-diamond-state", "COMPLETED", timeout=CATCH_UP)
+    expect(mine).to_have_text("0")
 
     # Reopened: every card is there, from the saved record, then live; no widget errors.
     page.reload()

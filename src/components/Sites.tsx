@@ -6,12 +6,13 @@ import { fmtCount, fmtDuration } from '../format';
 import { ISiteRow } from '../types';
 
 function Stat(props: {
+  name: string;
   label: string;
   value: React.ReactNode;
   hint: string;
 }): JSX.Element {
   return (
-    <div className="jp-diamond-stat" title={props.hint}>
+    <div className="jp-diamond-stat" title={props.hint} data-diamond-stat={props.name}>
       <dt>{props.label}</dt>
       <dd>{props.value}</dd>
     </div>
@@ -74,7 +75,7 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
       <dl className="jp-diamond-site-stats">
         {columns.map(c => {
           const col = COLUMNS[c];
-          return col ? <Stat key={c} label={col.label} value={col.value(site)} hint={col.hint} /> : null;
+          return col ? <Stat key={c} name={c} label={col.label} value={col.value(site)} hint={col.hint} /> : null;
         })}
       </dl>
       {open && (

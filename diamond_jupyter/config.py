@@ -57,12 +57,22 @@ class SiteConfig(_Cfg):
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
 
 
+class TransferPolicy(_Cfg):
+    """Retries of a copy (stage-in, stage-out, transfers) that lost its connection: each try
+    resumes where the last one stopped; the waits between tries double up to the maximum."""
+
+    attempts: int = Field(default=6, ge=1)  # tries in all, the first one included
+    backoff_s: float = Field(default=1.0, ge=0)  # wait before the second try
+    backoff_max_s: float = Field(default=30.0, ge=0)
+
+
 class FederationConfig(_Cfg):
     sites: list[SiteConfig] = Field(default_factory=list)
     store: str | None = None  # SQLite path; default in the user's data dir
     # The most of a log file `logs` returns, whatever the number of lines asked for (one
     # progress-bar "line" can be many megabytes).
     log_tail_bytes: int = Field(1 << 20, gt=0)
+    transfers: TransferPolicy = Field(default_factory=TransferPolicy)
 
     def site(self, name: str) -> SiteConfig:
         for s in self.sites:

@@ -83,6 +83,7 @@ class Federation(DataMixin, AgentMixin):
         self._started = True
         if recover:
             await self.recover()
+        self._tasks.append(asyncio.ensure_future(self._heartbeat()))
         if self.store_poll_s:
             self._tasks.append(asyncio.ensure_future(self._follow_store()))
         return self
@@ -92,8 +93,7 @@ class Federation(DataMixin, AgentMixin):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.gather(*(m.stop() for m in self.monitors.values()))
-        if self._mover is not None:
-            await self._mover.close()
+        await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
         self._started = False
 
@@ -112,6 +112,7 @@ class Federation(DataMixin, AgentMixin):
         for job in self.store.unfinished_jobs():
             if job.site in self.monitors:
                 self.monitors[job.site].track(job)
+        await self._resume_data()
 
     async def _recover_intent(self, job: Job) -> None:
         """A crash between recording the token and the submit's return: the token finds it."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .model import JobSpec
+from . import leases
+from .model import BadInput, JobSpec
+from .transports import CommandFailed
 
 if TYPE_CHECKING:
     from .sites import Site
@@ -19,6 +22,7 @@ class DataMixin:
     # Set by the Jupyter server: paths on the server's own disk (transfers, staging) must
     # resolve inside this directory. None (the CLI, a kernel on its own): not confined.
     server_root: Path | None = None
+    _engine_id: str | None = None
 
     @property
     def mover(self):
@@ -28,6 +32,40 @@ class DataMixin:
 
             self._mover = TransferManager(self)
         return self._mover
+
+    @property
+    def engine_id(self) -> str:
+        """This engine's claim on the work it runs (see `leases`), made on first use."""
+        if self._engine_id is None:
+            self._engine_id = leases.new_engine_id()
+            leases.register(self._engine_id)
+            leases.beat(self.store.beats, self._engine_id)
+        return self._engine_id
+
+    async def _heartbeat(self) -> None:
+        while True:
+            leases.beat(self.store.beats, self.engine_id)
+            await asyncio.sleep(leases.BEAT_S)
+
+    async def _resume_data(self) -> None:
+        """After a restart: resume the transfers and stagings no live engine is running."""
+        active = ["PENDING", "ACTIVE"]
+        if not (self.store.list_transfers(states=active, limit=1)
+                or self.store.list_transfers(states=active, limit=1, kinds=["stage"])):
+            return
+        await self.mover.resume_pending()
+        from .transfer.staging import resume_staged
+
+        await resume_staged(self)  # type: ignore[arg-type]
+
+    async def _close_data(self) -> None:
+        """Stop moving data; this engine's unfinished work stays claimable by the next one."""
+        if self._mover is not None:
+            await self._mover.close()
+        if self._engine_id is not None:
+            leases.unregister(self._engine_id)
+            leases.stop_beating(self.store.beats, self._engine_id)
+            self._engine_id = None
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True):
@@ -73,7 +111,7 @@ class DataMixin:
         try:
             return await target.submit(spec, token, hold=staged.hold if staged else hold,
                                        secret=secret)
-        except BaseException:
-            if staged is not None:
-                staged.abort()
+        except BaseException as e:
+            if staged is not None:  # refused: final; else the job may exist (recovery looks)
+                staged.abort(final=isinstance(e, (BadInput, CommandFailed)))
             raise

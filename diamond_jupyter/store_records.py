@@ -7,8 +7,10 @@ import sqlite3
 import uuid
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
+from . import leases
 from .model import BadInput, utcnow
 from .store_schema import (
     TaskRecord,
@@ -38,6 +40,13 @@ class RecordsMixin:
 
     def _resolve_id(self, job_id: str, c: sqlite3.Connection | None = None) -> str:
         raise NotImplementedError
+
+    path: Path
+
+    @property
+    def beats(self) -> Path:
+        """Heartbeat files of the engines sharing this store (see `leases`)."""
+        return self.path.with_name(self.path.name + ".engines")
 
     # -- transfers ------------------------------------------------------------------------------
 
@@ -89,15 +98,41 @@ class RecordsMixin:
         return _row_to_transfer(rows[0]) if rows else None
 
     def list_transfers(self, states: Iterable[str] | None = None, limit: int | None = 50,
-                       offset: int = 0) -> list[TransferRecord]:
-        where, args = "", []
-        if states is not None:
-            args = list(states)
-            where = f" WHERE state IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+                       offset: int = 0, kinds: Iterable[str] | None = None
+                       ) -> list[TransferRecord]:
+        """Newest first; without `kinds`, every kind but "stage" (a staged job's own record)."""
+        conds, args = [], []
+        for col, values in (("state", states), ("kind", kinds)):
+            if values is not None:
+                vals = list(values)
+                conds.append(f"{col} IN ({','.join('?' * len(vals))})" if vals else "0")
+                args += vals
+        if kinds is None:
+            conds.append("kind != 'stage'")
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
         sql = (f"SELECT * FROM transfers{where} ORDER BY created_at DESC, rowid DESC"
                " LIMIT ? OFFSET ?")
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [_row_to_transfer(r) for r in rows]
+
+    def claim_transfer(self, transfer_id: str, engine: str) -> TransferRecord | None:
+        """Make `engine` the one running this transfer; None if another live engine is."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            owner = cur.data.get("owner")
+            if owner not in (None, engine) and leases.alive(owner, self.beats):
+                return None
+            c.execute("UPDATE transfers SET data = ? WHERE id = ?",
+                      (_js({**cur.data, "owner": engine}), transfer_id))
+            return self._transfer(c, transfer_id)
+
+    def release_transfer(self, transfer_id: str, engine: str) -> None:
+        """`engine` stops running it (closing): another engine's recovery may take it."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            if cur.data.get("owner") == engine:
+                c.execute("UPDATE transfers SET data = ? WHERE id = ?",
+                          (_js({**cur.data, "owner": None}), transfer_id))
 
     # -- agent tasks ----------------------------------------------------------------------------
 
@@ -164,6 +199,27 @@ class RecordsMixin:
         sql = f"SELECT * FROM tasks{where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [_row_to_task(r) for r in rows]
+
+    def claim_task(self, task_id: str, engine: str, *, states: Iterable[str] = ("running",)
+                   ) -> TaskRecord | None:
+        """Make `engine` the one running this task, if it is in `states` and no other live
+        engine runs it; else None."""
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            owner = cur.data.get("owner")
+            if cur.state not in set(states) or (owner not in (None, engine)
+                                                and leases.alive(owner, self.beats)):
+                return None
+            c.execute("UPDATE tasks SET data = ? WHERE id = ?",
+                      (_js({**cur.data, "owner": engine}), task_id))
+            return self._task(c, task_id, steps=False)
+
+    def release_task(self, task_id: str, engine: str) -> None:
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            if cur.data.get("owner") == engine:
+                c.execute("UPDATE tasks SET data = ? WHERE id = ?",
+                          (_js({**cur.data, "owner": None}), task_id))
 
     def tasks_waiting(self, on: str | None = None) -> list[TaskRecord]:
         """Tasks in state "waiting"; with `on`, only those whose waiting_on lists it."""

@@ -2,35 +2,83 @@
 
 Locations are "SITE:PATH" (a path on that site; relative to the login home) or a plain path
 on the server's own filesystem. Every transfer is a record in the store (kind, state, bytes,
-checksum) and a stream of events: `transfer.state` (ACTIVE, SUCCEEDED, FAILED, CANCELLED)
-and `transfer.progress` (bytes done / total).
+checksum) and a stream of events: `transfer.state` (ACTIVE, SUCCEEDED, FAILED, CANCELLED),
+`transfer.progress` (bytes done / total) and `transfer.retry` (a lost connection: the next
+try, which resumes the copy, and when).
+
+A lost connection is retried with resume and exponential backoff (the sites file's
+`transfers:` policy); the transfer fails only when the tries are spent, saying how many were
+made and the last error. The engine running a transfer claims its record (see `leases`);
+when that engine stops, the next engine to start resumes every unfinished transfer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
 import re
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import paramiko
 
-from ..model import BadInput, DiamondError, Event
+from ..model import BadInput, DiamondError, Event, SiteError
 from ..store_schema import TransferRecord
-from .globus import TERMINAL, GlobusMover
+from ..transports import CommandFailed
+from ..transports.ssh_auth import AuthError, HostKeyError
+from .globus import TERMINAL, GlobusMover, GlobusUnreachable
 from .globus_auth import GlobusAuth
-from .sftp import Cancelled, sftp_copy
+from .sftp import Cancelled, ChecksumMismatch, Interrupted, sftp_copy
 
 if TYPE_CHECKING:
     from ..federation import Federation
 
-__all__ = ["Location", "TransferManager", "confine", "parse_location"]
+__all__ = ["Location", "TransferManager", "confine", "parse_location", "retryable"]
 
+log = logging.getLogger(__name__)
 DONE = {"SUCCEEDED", "FAILED", "CANCELLED"}
 _SITE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$", re.S)
+_FINAL_OS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def retryable(e: BaseException) -> bool:
+    """A lost, dropped or refused connection: worth another try, which resumes the copy. Not
+    bad input, a refused login or host key, a failed command, a checksum mismatch, a byte
+    limit or a cancel, nor a missing file or a permission error."""
+    if isinstance(e, (Cancelled, Interrupted, ChecksumMismatch, BadInput, HostKeyError,
+                      AuthError, CommandFailed, *_FINAL_OS)):
+        return False
+    return isinstance(e, (SiteError, OSError, EOFError, paramiko.SSHException))
+
+
+def _why(e: BaseException) -> str:
+    return str(e) or type(e).__name__
+
+
+def _anchored(loc: Location) -> Location:
+    """A relative path on the server made absolute (against the current directory)."""
+    if loc.site is None and not os.path.isabs(os.path.expanduser(loc.path)):
+        return Location(None, os.path.abspath(loc.path) + ("/" if loc.path.endswith("/")
+                                                          else ""))
+    return loc
+
+
+async def _stop_copy(copy: asyncio.Future, cancel: threading.Event,
+                     grace_s: float = 10.0) -> None:
+    """Stop a copy whose engine is closing, and wait (boundedly) for its threads to let go of
+    the partial file, so the engine that resumes it is its only writer."""
+    cancel.set()
+    done, _ = await asyncio.wait([copy], timeout=grace_s)
+    if not done:
+        copy.cancel()
+    with contextlib.suppress(BaseException):
+        copy.result() if done else None
 
 
 @dataclass(frozen=True)
@@ -86,8 +134,23 @@ class TransferManager:
     @property
     def globus(self) -> GlobusMover:
         if self._globus is None:
-            self._globus = GlobusMover(self.auth)
+            p = self.policy
+            self._globus = GlobusMover(self.auth, retries=p.attempts, retry_delay_s=p.backoff_s)
         return self._globus
+
+    @property
+    def policy(self) -> Any:
+        """The retry policy (config.TransferPolicy) from the sites file."""
+        return self.fed.config.transfers
+
+    def _backoff(self) -> Callable[[], float]:
+        """Successive waits between tries: backoff_s, doubling, up to backoff_max_s."""
+        p, n = self.policy, [0]
+
+        def next_wait() -> float:
+            n[0] += 1
+            return min(p.backoff_s * 2 ** (n[0] - 1), p.backoff_max_s)
+        return next_wait
 
     # -- events ---------------------------------------------------------------------------
     def emit(self, kind: str, data: dict[str, Any], job_id: str | None = None,
@@ -134,6 +197,7 @@ class TransferManager:
         s = src if isinstance(src, Location) else parse_location(src, self.fed.sites)
         d = dst if isinstance(dst, Location) else parse_location(dst, self.fed.sites)
         s, d = confine(s, self.fed.server_root), confine(d, self.fed.server_root)
+        s, d = _anchored(s), _anchored(d)  # a resume after a restart finds the same files
         for loc in (s, d):
             if loc.site:
                 self.fed.site(loc.site)
@@ -141,19 +205,61 @@ class TransferManager:
         base = {"job_id": job_id, "recursive": recursive}
         if kind == "sftp":
             rec = self.fed.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
-                                                 data=base)
-            coro = self._run_sftp(rec, s, d, recursive, limit_bytes)
+                                                 data={**base, "src_loc": [s.site, s.path],
+                                                       "dst_loc": [d.site, d.path]})
         else:
             rec = await self._globus_record(s, d, recursive, transfer_id, base)
-            coro = self._run_globus(rec)
         if rec.state == "SUCCEEDED":
             return rec  # a staging retry: already there
-        task = asyncio.ensure_future(coro)
-        self._tasks[rec.id] = task
-        task.add_done_callback(lambda _t, i=rec.id: self._tasks.pop(i, None))
+        task = self._tasks.get(rec.id)  # already running here (resumed at start): join it
+        if task is None:
+            task = self._launch(rec, lambda r: self._runner(r, s, d, limit_bytes))
         if not wait:
             return self.fed.store.get_transfer(rec.id)
         return await asyncio.shield(task)
+
+    def _runner(self, rec: TransferRecord, s: Location | None = None,
+                d: Location | None = None, limit: int | None = None
+                ) -> Awaitable[TransferRecord]:
+        if rec.kind == "globus":
+            return self._run_globus(rec)
+        if s is None or d is None:
+            s, d = self._locations(rec)
+        return self._run_sftp(rec, s, d, bool(rec.data.get("recursive")), limit)
+
+    def _locations(self, rec: TransferRecord) -> tuple[Location, Location]:
+        def loc(key: str, text: str) -> Location:
+            stored = rec.data.get(key)
+            if isinstance(stored, list) and len(stored) == 2:
+                return Location(stored[0], stored[1])
+            return parse_location(text, self.fed.sites)
+        return loc("src_loc", rec.src), loc("dst_loc", rec.dst)
+
+    def _launch(self, rec: TransferRecord,
+                run: Callable[[TransferRecord], Awaitable[TransferRecord]]) -> asyncio.Task:
+        """Run the transfer here if no other live engine runs it, else follow that one."""
+        claimed = self.fed.store.claim_transfer(rec.id, self.fed.engine_id)
+        coro = run(claimed) if claimed is not None else self._after_other(rec, run)
+        task = asyncio.ensure_future(coro)
+        self._tasks[rec.id] = task
+        task.add_done_callback(lambda _t, i=rec.id: self._tasks.pop(i, None))
+        return task
+
+    async def _after_other(self, rec: TransferRecord,
+                           run: Callable[[TransferRecord], Awaitable[TransferRecord]]
+                           ) -> TransferRecord:
+        """Another engine (a CLI, a kernel) runs this transfer: wait for its end, and take it
+        over if that engine goes away first."""
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)  # another process: its events reach us via the store
+            delay = min(delay * 2, 5.0)
+            cur = self.status(rec.id)
+            if cur.state in DONE:
+                return cur
+            claimed = self.fed.store.claim_transfer(rec.id, self.fed.engine_id)
+            if claimed is not None:
+                return await run(claimed)
 
     def status(self, transfer_id: str) -> TransferRecord:
         return self.fed.store.get_transfer(transfer_id)
@@ -181,8 +287,8 @@ class TransferManager:
         return self._state(self.status(transfer_id), "CANCELLED", error="cancelled by request")
 
     async def close(self) -> None:
-        for ev in self._cancel.values():
-            ev.set()
+        """Stop every transfer and staging of this engine; their records stay unfinished and
+        unclaimed, so the next engine to start resumes them."""
         tasks = list(self._tasks.values())
         for t in tasks:
             t.cancel()
@@ -199,7 +305,8 @@ class TransferManager:
         loop = asyncio.get_running_loop()
         job_id = rec.data.get("job_id")
         last = [-1]
-        rec = self._state(rec, "ACTIVE")
+        if rec.state != "ACTIVE":
+            rec = self._state(rec, "ACTIVE")
 
         def progress(done: int, total: int) -> None:  # from the copying thread
             if done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0]):
@@ -207,28 +314,51 @@ class TransferManager:
                 loop.call_soon_threadsafe(self.emit, "transfer.progress", {
                     "transfer_id": rec.id, "kind": "sftp", "bytes_done": done,
                     "bytes_total": total}, job_id)
-        t0 = time.monotonic()
+        t0, attempts, wait = time.monotonic(), self.policy.attempts, self._backoff()
+        attempt = 0
         try:
-            res = await sftp_copy(self._transport(s), s.path, self._transport(d), d.path,
-                                  recursive=recursive, progress=progress, cancel=cancel,
-                                  limit=limit)
+            while True:
+                attempt += 1
+                copy = asyncio.ensure_future(sftp_copy(
+                    self._transport(s), s.path, self._transport(d), d.path, recursive=recursive,
+                    progress=progress, cancel=cancel, limit=limit))
+                try:
+                    res = await asyncio.shield(copy)
+                    break
+                except asyncio.CancelledError:
+                    await _stop_copy(copy, cancel)
+                    raise
+                except Exception as e:
+                    if not retryable(e):
+                        raise
+                    if attempt >= attempts:
+                        return self._state(rec, "FAILED", error=(
+                            f"connection lost during the copy: gave up after {attempt} "
+                            f"attempts; last error: {_why(e)}"))
+                    delay = wait()
+                    self.emit("transfer.retry", {
+                        "transfer_id": rec.id, "kind": "sftp", "attempt": attempt + 1,
+                        "attempts": attempts, "error": _why(e), "in_s": delay}, job_id)
+                    log.info("transfer %s: try %d of %d in %.1f s after: %s", rec.id,
+                             attempt + 1, attempts, delay, _why(e))
+                    await asyncio.sleep(delay)  # backoff before reconnecting
+                    last[0] = -1
         except Cancelled:
             return self._state(rec, "CANCELLED", error="cancelled by request")
         except asyncio.CancelledError:
-            cancel.set()
-            self._state(rec, "CANCELLED", error="cancelled (engine closing)")
+            # the engine is closing: the record stays ACTIVE for the next engine to resume
+            self.fed.store.release_transfer(rec.id, self.fed.engine_id)
             raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
         except (OSError, EOFError, paramiko.SSHException) as e:
-            why = str(e) or type(e).__name__
-            return self._state(rec, "FAILED", error=f"connection lost during the copy ({why});"
-                               " run it again to resume")
+            return self._state(rec, "FAILED", error=f"the copy failed: {_why(e)}")
         finally:
             self._cancel.pop(rec.id, None)
         secs = time.monotonic() - t0
         info = {"moved": res.moved, "resumed_from": res.resumed_from, "seconds": round(secs, 3),
-                "mb_per_s": round(res.moved / 1e6 / secs, 2) if secs > 0 else None}
+                "mb_per_s": round(res.moved / 1e6 / secs, 2) if secs > 0 else None,
+                "attempts": attempt}
         if res.files:
             info["files"] = res.files
         return self._state(rec, "SUCCEEDED", bytes=res.bytes, checksum=f"sha256:{res.checksum}",
@@ -257,16 +387,38 @@ class TransferManager:
                 task_id = await asyncio.to_thread(self.globus.submit, rec.data,
                                                   rec.submission_id, label)
                 rec = self.fed.store.update_transfer(rec.id, data={"task_id": task_id})
-            rec = self._state(rec, "ACTIVE")
+            if rec.state != "ACTIVE":
+                rec = self._state(rec, "ACTIVE")
             return await self._follow_globus(rec, task_id)
+        except asyncio.CancelledError:
+            # the engine is closing: Globus goes on; the next engine follows the same task
+            self.fed.store.release_transfer(rec.id, self.fed.engine_id)
+            raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
 
     async def _follow_globus(self, rec: TransferRecord, task_id: str) -> TransferRecord:
+        """Poll the task until it ends; losing contact with Globus is retried (backoff) and
+        fails the record only when the tries are spent (the task itself goes on at Globus)."""
         delay, seen = self.globus_poll_s, -1
         job_id = rec.data.get("job_id")
+        failures, wait = 0, self._backoff()
         while True:
-            task = await asyncio.to_thread(self.globus.task, task_id)
+            try:
+                task = await asyncio.to_thread(self.globus.task, task_id)
+            except GlobusUnreachable as e:
+                failures += 1
+                if failures >= self.policy.attempts:
+                    return self._state(rec, "FAILED", error=(
+                        f"lost contact with Globus about task {task_id}: gave up after "
+                        f"{failures} attempts; last error: {e}"))
+                pause = wait()
+                self.emit("transfer.retry", {
+                    "transfer_id": rec.id, "kind": "globus", "attempt": failures + 1,
+                    "attempts": self.policy.attempts, "error": str(e), "in_s": pause}, job_id)
+                await asyncio.sleep(pause)  # backoff before asking Globus again
+                continue
+            failures, wait = 0, self._backoff()
             status, done = task.get("status", "ACTIVE"), int(task.get("bytes_transferred") or 0)
             if done != seen:
                 seen, delay = done, self.globus_poll_s
@@ -290,10 +442,22 @@ class TransferManager:
             delay = min(delay * 1.5, 30.0)
 
     async def resume_pending(self) -> list[str]:
-        """After a restart: follow (or resubmit, same submission id) unfinished Globus tasks."""
+        """After a restart: resume every unfinished transfer no live engine runs (SFTP from
+        its partial file; Globus: follow the task, or submit with the stored submission id)."""
         started = []
         for rec in self.fed.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
-            if rec.kind == "globus" and rec.id not in self._tasks:
-                self._tasks[rec.id] = asyncio.ensure_future(self._run_globus(rec))
-                started.append(rec.id)
+            if rec.id in self._tasks or rec.kind not in ("sftp", "globus"):
+                continue
+            if rec.kind == "sftp":
+                try:
+                    for loc in self._locations(rec):
+                        if loc.site:
+                            self.fed.site(loc.site)
+                except BadInput as e:
+                    self._state(rec, "FAILED", error=f"cannot resume: {e}")
+                    continue
+            if self.fed.store.claim_transfer(rec.id, self.fed.engine_id) is None:
+                continue  # another live engine runs it
+            self._launch(rec, self._runner)
+            started.append(rec.id)
         return started

@@ -19,6 +19,14 @@ from .globus_auth import GlobusAuth
 TERMINAL = {"SUCCEEDED", "FAILED"}
 
 
+class GlobusUnreachable(SiteError):
+    """Globus could not be asked (network error, 5xx, 429): worth asking again later."""
+
+
+def _transient(e: globus_sdk.GlobusAPIError) -> bool:
+    return e.http_status >= 500 or e.http_status == 429
+
+
 def map_path(cfg: SiteConfig, path: str) -> str:
     """A path on the site as the site's collection names it (longest `globus_path_map` prefix;
     `~` is the collection's home `/~/`)."""
@@ -81,7 +89,7 @@ class GlobusMover:
                 res = self.client.submit_transfer(doc)
                 return str(res["task_id"])
             except globus_sdk.GlobusAPIError as e:
-                if e.http_status < 500 and e.http_status != 429:
+                if not _transient(e):
                     raise SiteError(f"Globus refused the transfer: {e.code}: {e.message}") \
                         from None
                 last = e
@@ -92,10 +100,14 @@ class GlobusMover:
         raise SiteError(f"Globus submit failed after {self.retries} attempts: {last}")
 
     def task(self, task_id: str) -> dict[str, Any]:
+        """The task document; GlobusUnreachable when Globus could not answer."""
         try:
             return dict(self.client.get_task(task_id).data)
         except globus_sdk.GlobusAPIError as e:
-            raise SiteError(f"Globus task {task_id}: {e.code}: {e.message}") from None
+            cls = GlobusUnreachable if _transient(e) else SiteError
+            raise cls(f"Globus task {task_id}: {e.http_status} {e.code}: {e.message}") from None
+        except globus_sdk.NetworkError as e:
+            raise GlobusUnreachable(f"Globus task {task_id}: network error: {e}") from None
 
     def cancel(self, task_id: str) -> str:
         try:

@@ -42,6 +42,10 @@ class Cancelled(SiteError):
     pass
 
 
+class ChecksumMismatch(SiteError):
+    """The bytes arrived but differ from the source's; the partial file was removed."""
+
+
 class Side(Protocol):
     """One end of a copy; methods without `async` block (run them in a thread)."""
 
@@ -370,7 +374,7 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
         raise
     if dst_sum != want:
         await asyncio.to_thread(dst.remove, part)  # a retry starts from scratch
-        raise SiteError(f"checksum mismatch for {dst.label}:{dst_path}: source sha256 "
+        raise ChecksumMismatch(f"checksum mismatch for {dst.label}:{dst_path}: source sha256 "
                         f"{want[:16]}…, destination {dst_sum[:16]}… (partial file removed)")
     await asyncio.to_thread(dst.rename, part, dst_path)
     progress(size, size)

@@ -3,7 +3,13 @@
 The job is submitted HELD while its stage-in runs; when every entry has arrived it is
 released, so the time in the queue and the time moving data overlap. A failed stage-in fails
 the job ("stage-in of X failed: ...") and cancels the held job. After a COMPLETED job the
-stage-out entries run; a failure there is recorded as the job's reason and an event.
+stage-out entries run; a failure there is recorded as the job's reason and an event. Each
+copy retries a lost connection (resuming it) before it counts as failed.
+
+A staging outlives its engine: it has a record of kind "stage" in the transfers table
+(claimed by the engine running it), its copies have fixed transfer ids, and each phase ends
+with an event of the job (`stage.in.done`, `job.released`, `stage.out.done|failed`). The
+next engine to start resumes an unfinished staging at the phase it had reached.
 
 Paths: a stage-in source is "SITE:PATH" or a path on the server; its destination, when it
 names no site, is on the job's site, relative to the job's working directory. A stage-out
@@ -15,15 +21,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import posixpath
 from typing import TYPE_CHECKING
 
-from ..model import DiamondError, JobSpec, JobState, StageEntry
+from ..model import DiamondError, Job, JobSpec, JobState, StageEntry
 from . import Location, parse_location
 
 if TYPE_CHECKING:
     from ..federation import Federation
     from . import TransferManager
+
+log = logging.getLogger(__name__)
+PHASE_EVENTS = ["stage.in.started", "stage.in.done", "job.released", "stage.out.done",
+                "stage.out.failed"]
 
 
 def _on_site(loc: Location, site: str, workdir: str) -> Location:
@@ -46,20 +57,27 @@ def resolve(entry: StageEntry, sites: dict, site: str, workdir: str,
 
 
 class StagedJob:
-    """One submission's staging; created by Federation.submit before the (held) submit."""
+    """One submission's staging; created by Federation.submit before the (held) submit, or
+    by `resume_staged` after a restart (`resumed`: the job as stored)."""
 
     def __init__(self, fed: Federation, mgr: TransferManager, site: str, token: str,
-                 spec: JobSpec, user_hold: bool) -> None:
+                 spec: JobSpec, user_hold: bool, *, resumed: Job | None = None) -> None:
         self.fed, self.mgr, self.site, self.token = fed, mgr, site, token
-        self.spec, self.user_hold = spec, user_hold
+        self.spec, self.user_hold, self.resumed = spec, user_hold, resumed
         wd = spec.working_directory or fed.site(site).job_dir(token)
         self.ins = [(e, *resolve(e, fed.sites, site, wd, "in")) for e in spec.stage_in]
         self.outs = [(e, *resolve(e, fed.sites, site, wd, "out")) for e in spec.stage_out]
+        self.key = f"stage-{token}"
+        if resumed is None:
+            fed.store.record_transfer("stage", token, site, transfer_id=self.key,
+                                      state="ACTIVE", data={"token": token, "site": site,
+                                                            "user_hold": user_hold})
+            fed.store.claim_transfer(self.key, fed.engine_id)
         self.bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._final_abort = False
         self.task = asyncio.ensure_future(self._run())
-        key = f"stage-{token}"  # the manager's close() stops it with the engine
-        mgr._tasks[key] = self.task
-        self.task.add_done_callback(lambda _t: mgr._tasks.pop(key, None))
+        mgr._tasks[self.key] = self.task  # the manager's close() stops it with the engine
+        self.task.add_done_callback(lambda _t: mgr._tasks.pop(self.key, None))
 
     @property
     def hold(self) -> bool:
@@ -74,18 +92,24 @@ class StagedJob:
         if not self.bound.done():
             self.bound.set_result(job_id)
 
-    def abort(self) -> None:
-        """The submit failed: nothing to release; stop moving data."""
+    def abort(self, *, final: bool = True) -> None:
+        """The submit failed: stop moving data. `final`: nothing was submitted; else (the
+        site was lost mid-submit) the staging resumes once recovery has found the job."""
+        self._final_abort = final
         self.task.cancel()
 
     def _emit(self, kind: str, **data) -> None:
         self.mgr.emit(kind, data, self.job_id(), self.site)
 
-    async def _stage(self, entries, direction: str) -> str | None:
+    def _settle(self, state: str, error: str | None = None) -> None:
+        self.fed.store.update_transfer(self.key, state=state, error=error)
+
+    async def _stage(self, entries, direction: str, *, again: bool = False) -> str | None:
         """Run the entries concurrently; the first failure as a reason, or None."""
         if not entries:
             return None
-        self._emit(f"stage.{direction}.started", entries=[str(s) for _, s, _ in entries])
+        kind = f"stage.{direction}.{'resumed' if again else 'started'}"
+        self._emit(kind, entries=[str(s) for _, s, _ in entries])
         recs = await asyncio.gather(*(
             self.mgr.transfer(src, dst, recursive=e.recursive, job_id=self.job_id(),
                               transfer_id=f"{self.token}-{direction}-{i}")
@@ -111,32 +135,104 @@ class StagedJob:
                 await self.fed.site(self.site).cancel([job.native_id])
         self._emit("stage.in.failed", reason=reason, cancelled=job.native_id)  # after the cancel
 
+    def _seen(self) -> set[str]:
+        """The phases this job's staging has finished (by their events), when resumed."""
+        if self.resumed is None:
+            return set()
+        evs = self.fed.store.events_since(0, kinds=PHASE_EVENTS, job_id=self.resumed.id,
+                                          limit=None)
+        return {e.kind for e in evs}
+
     async def _run(self) -> None:
         try:
-            reason = await self._stage(self.ins, "in")
+            await self._phases()
         except asyncio.CancelledError:
-            if self.bound.done() and not self.bound.cancelled():
-                await asyncio.shield(self._fail(self.bound.result(),
-                                                "stage-in interrupted (engine closed)"))
+            if self._final_abort:
+                self._settle("FAILED", "the submit failed")
+            else:  # the engine is closing: the next one resumes this staging
+                self.fed.store.release_transfer(self.key, self.fed.engine_id)
             raise
-        except Exception as e:  # a bug or an unexpected error must still fail the job
-            reason = f"stage-in failed: {e}"
-        job_id = await self.bound
-        if reason:
-            await self._fail(job_id, reason)
-            return
-        if self.ins and not self.user_hold:
-            job = self.fed.store.get_job(job_id)
+        except Exception as e:  # a bug must not leave the job held for ever
+            log.exception("staging of %s failed", self.token)
+            with contextlib.suppress(DiamondError):
+                job_id = self.job_id()
+                if not self.fed.store.get_job(job_id).state.terminal:
+                    await self._fail(job_id, f"staging failed: {e}")
+            self._settle("FAILED", str(e))
+
+    async def _phases(self) -> None:
+        seen, job = self._seen(), self.resumed
+        if job is not None and job.state.terminal:  # ended while no engine ran the staging
+            if job.state == JobState.FAILED and (job.reason or "").startswith("stage-in"):
+                with contextlib.suppress(DiamondError):  # its cancel may not have been sent
+                    await self.fed.site(self.site).cancel([job.native_id])
+        elif self.ins and "stage.in.done" not in seen:
             try:
-                await self.fed.site(self.site).release([job.native_id])
-            except DiamondError as e:
-                await self._fail(job_id, f"release after stage-in failed: {e}")
+                reason = await self._stage(self.ins, "in", again="stage.in.started" in seen)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a bug or an unexpected error must still fail the job
+                reason = f"stage-in failed: {e}"
+            job_id = await self.bound if job is None else job.id
+            if reason:
+                await self._fail(job_id, reason)
+                self._settle("FAILED", reason)
                 return
-            self._emit("job.released", native_id=job.native_id)
-        if self.outs:
-            job = await self.fed.wait(job_id)
-            if job.state == JobState.COMPLETED:
-                reason = await self._stage(self.outs, "out")
+        job_id = await self.bound if job is None else job.id
+        released = not self.ins or self.user_hold or "job.released" in seen
+        if not released and not await self._release(job_id):
+            self._settle("FAILED", "release after stage-in failed")
+            return
+        if self.outs and "stage.out.done" not in seen and "stage.out.failed" not in seen:
+            done = await self.fed.wait(job_id)
+            if done.state == JobState.COMPLETED:
+                reason = await self._stage(self.outs, "out",
+                                           again=self.resumed is not None)
                 if reason:  # the job itself completed: the reason says what is missing
                     self.fed._apply(job_id, JobState.COMPLETED, reason=reason,
                                     source="staging")
+        self._settle("SUCCEEDED")
+
+    async def _release(self, job_id: str) -> bool:
+        """Release the held job; False when that failed (the job is failed with the reason)."""
+        job = self.fed.store.get_job(job_id)
+        if job.state.terminal:
+            return True
+        try:
+            await self.fed.site(self.site).release([job.native_id])
+        except DiamondError as e:
+            if self.resumed is not None:  # released before the restart, and running now?
+                job = await self.fed.status(job_id, refresh=True)
+                if job.state != JobState.PENDING:
+                    return True
+            await self._fail(job_id, f"release after stage-in failed: {e}")
+            return False
+        self._emit("job.released", native_id=job.native_id)
+        return True
+
+
+async def resume_staged(fed: Federation) -> list[str]:
+    """After a restart: resume each unfinished staging that no live engine runs."""
+    resumed = []
+    for rec in fed.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None,
+                                        kinds=["stage"]):
+        if rec.id in fed.mover._tasks or fed.store.claim_transfer(rec.id, fed.engine_id) is None:
+            continue
+        token = str(rec.data.get("token"))
+        job = fed.store.job_by_token(token)
+        if job is None or job.site not in fed.sites or job.spec is None:
+            fed.store.update_transfer(rec.id, state="FAILED", error=(
+                "cannot resume the staging: " + ("the job is unknown" if job is None else
+                                                 f"site {job.site} is not configured here")))
+            continue
+        if job.native_id is None and not job.state.terminal:
+            # its engine is gone, so its submit is not in flight: ask the site now
+            await fed._recover_intent(job)
+            job = fed.store.job_by_token(token) or job
+        if job.native_id is None:
+            fed.store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
+            continue
+        StagedJob(fed, fed.mover, job.site, token, job.spec, bool(rec.data.get("user_hold")),
+                  resumed=job)
+        resumed.append(job.id)
+    return resumed

@@ -1,0 +1,87 @@
+"""Which engine runs a transfer, a staged job or an agent task, and whether it still lives.
+
+Several engines may share one store (the server, a CLI or a kernel running the engine
+in-process). Work that outlives a request (a copy, a job's staging, an agent task) is claimed
+by the engine that runs it: its id is written into the record. When the engine closes it gives
+its claims back; when its process dies the claim dies with it. Recovery at start takes only
+unclaimed work, or work whose owner is gone, so nothing runs twice.
+
+An engine id is "HOST:PID:START:NONCE" (START: the process's start time, so a reused pid does
+not look alive). On this host the process table says whether it lives. An engine on another
+host (a server that ran on another node of a cluster, with the store on a shared filesystem)
+lives while its heartbeat file beside the store is fresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+import time
+from pathlib import Path
+
+HOST = socket.gethostname()
+BEAT_S = 20.0  # an engine touches its heartbeat file this often
+STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
+_LIVE: set[str] = set()  # engines of this process that are running
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot ("" where /proc has none)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def new_engine_id() -> str:
+    pid = os.getpid()
+    return f"{HOST}:{pid}:{_start_time(pid)}:{secrets.token_hex(4)}"
+
+
+def register(engine_id: str) -> None:
+    _LIVE.add(engine_id)
+
+
+def unregister(engine_id: str) -> None:
+    _LIVE.discard(engine_id)
+
+
+def beat(beats: Path, engine_id: str) -> None:
+    """Touch the engine's heartbeat file (in the directory `beats` beside the store)."""
+    with contextlib.suppress(OSError):
+        beats.mkdir(mode=0o700, exist_ok=True)
+        (beats / engine_id).touch()
+
+
+def stop_beating(beats: Path, engine_id: str) -> None:
+    with contextlib.suppress(OSError):
+        (beats / engine_id).unlink()
+
+
+def alive(owner: str | None, beats: Path | None = None) -> bool:
+    """Is the engine `owner` still running? A process that is gone, this process's closed
+    engines, and engines of other hosts without a fresh heartbeat are not; an owner of an
+    unknown shape is (never run someone's work twice)."""
+    if not owner:
+        return False
+    parts = owner.split(":")
+    if len(parts) != 4 or not parts[1].isdigit():
+        return True
+    host, pid, start, _ = parts
+    if host != HOST:
+        try:
+            return beats is not None and time.time() - (beats / owner).stat().st_mtime < STALE_S
+        except OSError:
+            return False
+    if int(pid) == os.getpid():
+        return owner in _LIVE
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, another user's: compare start times below
+    return _start_time(int(pid)) == start

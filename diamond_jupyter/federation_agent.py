@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .model import Event
+from .model import Event, Job, JobSpec, SiteError
 
 if TYPE_CHECKING:
     from .store import Store
@@ -14,6 +14,28 @@ class AgentMixin:
     store: Store
 
     async def _drain(self) -> None: ...
+
+    async def submit(self, spec: JobSpec, site: str = "auto", *,
+                     origin: dict | None = None, hold: bool = False) -> Job: ...
+
+    async def _recover_intent(self, job: Job) -> None: ...
+
+    async def submit_once(self, spec: JobSpec, site: str = "auto", *, key: str,
+                          origin: dict[str, Any] | None = None) -> Job:
+        """Submit for the agent tool call `key`, once: when that call runs again (its task
+        resumed after a restart), the job its first run submitted is returned instead."""
+        job = self.store.job_by_call(key)
+        if job is not None and job.native_id is None and not job.state.terminal:
+            # the engine that ran the call is gone, so this submit is not in flight: the
+            # token tells whether it reached the scheduler
+            await self._recover_intent(job)
+            job = self.store.job_by_token(job.token or "") or job
+            if job.native_id is None and not job.state.terminal:
+                raise SiteError(f"cannot tell yet whether the earlier submit of this call "
+                                f"reached {job.site} (unreachable); try again later")
+        if job is not None and job.native_id is not None:
+            return job
+        return await self.submit(spec, site, origin={**(origin or {}), "call": key})
 
     async def publish(self, event: Event) -> Event:
         """Store an event, then publish it (and any earlier unpublished ones) in order."""

@@ -68,10 +68,13 @@ class DataMixin:
             self._engine_id = None
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
-                       recursive: bool = False, wait: bool = True):
+                       recursive: bool = False, wait: bool = True,
+                       transfer_id: str | None = None):
         """Copy "SITE:PATH" or a server path to another; via "sftp", "globus" or None (Globus
-        when both sites have a collection and a login exists, else SFTP). -> TransferRecord"""
-        return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait)
+        when both sites have a collection and a login exists, else SFTP). A `transfer_id`
+        already known: that transfer (done, or resumed). -> TransferRecord"""
+        return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait,
+                                         transfer_id=transfer_id)
 
     def transfer_status(self, transfer_id: str):
         return self.mover.status(transfer_id)

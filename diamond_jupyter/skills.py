@@ -73,6 +73,9 @@ class SkillContext:
     approval: Approval = "auto"
     suspendable: bool = False  # True inside an agent task: wait_for suspends the task
     origin: dict[str, Any] | None = None
+    # an agent's tool call ("TASK:TOOL_USE_ID"): run again after a restart, a submit or a
+    # transfer with the same key finds what the first run did instead of doing it twice
+    call_key: str | None = None
 
 
 SkillFn = Callable[[SkillContext, Any], Awaitable[BaseModel]]
@@ -238,7 +241,11 @@ async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
-    job = await ctx.fed.submit(spec_of(inp), inp.site, origin=ctx.origin)
+    if ctx.call_key:
+        job = await ctx.fed.submit_once(spec_of(inp), inp.site, key=ctx.call_key,
+                                        origin=ctx.origin)
+    else:
+        job = await ctx.fed.submit(spec_of(inp), inp.site, origin=ctx.origin)
     return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}")
 
 
@@ -266,7 +273,8 @@ def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
 
 
 async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
-    res = await _transfer_fn(ctx)(inp.src, inp.dst, inp.via, recursive=inp.recursive)
+    once = {"transfer_id": f"agent-{ctx.call_key}"} if ctx.call_key else {}
+    res = await _transfer_fn(ctx)(inp.src, inp.dst, inp.via, recursive=inp.recursive, **once)
     data = res.model_dump(mode="json") if isinstance(res, BaseModel) else res
     return TransferOutput(transfer=data if isinstance(data, dict) else {"result": data},
                           message="transfer done")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import leases
-from .model import BadInput, utcnow
+from .model import BadInput, Job, utcnow
 from .store_schema import (
     TaskRecord,
     TaskStep,
@@ -19,6 +19,7 @@ from .store_schema import (
     _dt,
     _js,
     _load,
+    _row_to_job,
     _row_to_task,
     _row_to_transfer,
     _ts,
@@ -200,18 +201,23 @@ class RecordsMixin:
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [_row_to_task(r) for r in rows]
 
-    def claim_task(self, task_id: str, engine: str, *, states: Iterable[str] = ("running",)
+    def claim_task(self, task_id: str, engine: str, *, states: Iterable[str] = ("running",),
+                   to_state: str | None = None, data: dict[str, Any] | None = None
                    ) -> TaskRecord | None:
         """Make `engine` the one running this task, if it is in `states` and no other live
-        engine runs it; else None."""
+        engine runs it (then also set `to_state`, clearing waiting_on, and merge `data`), in
+        one transaction: of several engines, one wins. Else None."""
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
             owner = cur.data.get("owner")
             if cur.state not in set(states) or (owner not in (None, engine)
                                                 and leases.alive(owner, self.beats)):
                 return None
-            c.execute("UPDATE tasks SET data = ? WHERE id = ?",
-                      (_js({**cur.data, "owner": engine}), task_id))
+            waiting = cur.waiting_on if to_state is None else []
+            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
+                      " WHERE id = ?",
+                      (to_state or cur.state, _js({**cur.data, **(data or {}), "owner": engine}),
+                       json.dumps(waiting), _ts(utcnow()), task_id))
             return self._task(c, task_id, steps=False)
 
     def release_task(self, task_id: str, engine: str) -> None:
@@ -220,6 +226,12 @@ class RecordsMixin:
             if cur.data.get("owner") == engine:
                 c.execute("UPDATE tasks SET data = ? WHERE id = ?",
                           (_js({**cur.data, "owner": None}), task_id))
+
+    def job_by_call(self, key: str) -> Job | None:
+        """The newest job submitted by the agent tool call `key` (its origin's "call")."""
+        rows = self._read("SELECT * FROM jobs WHERE json_extract(origin, '$.call') = ?"
+                          " ORDER BY created_at DESC, rowid DESC LIMIT 1", (key,))
+        return _row_to_job(rows[0]) if rows else None
 
     def tasks_waiting(self, on: str | None = None) -> list[TaskRecord]:
         """Tasks in state "waiting"; with `on`, only those whose waiting_on lists it."""

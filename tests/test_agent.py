@@ -297,3 +297,112 @@ async def _task_handle(engine, task_id):
     from diamond_jupyter.agent.notebook import TaskHandle
 
     return TaskHandle(engine, (await engine.fed()).task(task_id))
+
+
+# -- tasks left running when the engine stopped --------------------------------------------------
+
+def agent_jobs(fed: Federation, name: str) -> list:
+    return [j for j in fed.jobs(limit=None) if (j.name or "").startswith(name)]
+
+
+async def test_task_stopped_mid_model_call_resumes_after_restart(tb, tmp_path, fake, llm_env):
+    """The engine closes while the model is answering; the next engine asks the model again
+    with the same conversation, and the job the task had submitted is not submitted again."""
+    import asyncio
+    import secrets
+    import threading
+
+    store_path = tmp_path / "store.sqlite"
+    name = f"agent-restart-{secrets.token_hex(3)}"
+    in_flight, release, seen = threading.Event(), threading.Event(), {}
+
+    def held(body):  # the engine is closed while this answer is on its way
+        seen["job"] = last_result(body)["job"]["id"]
+        in_flight.set()
+        release.wait(120)
+        return [text("this answer is lost with the engine")]
+
+    def asked_again(body):
+        assert last_result(body)["job"]["id"] == seen["job"]
+        return [tool_use("wait_for", {"job_id": seen["job"]})]
+
+    def answer(body):
+        return [text(f"the job ended {last_result(body)['job']['state']}")]
+    fake.script([tool_use("submit", {"script": "echo hi", "site": "beta", "name": name})],
+                held, asked_again, answer)
+    fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    await fed1.start()
+    task = await fed1.ask("run echo hi on beta")
+    assert await asyncio.to_thread(in_flight.wait, 120)
+    await fed1.close_agent()
+    await fed1.close()
+    fed1.store.close()
+    release.set()
+    fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    try:
+        assert fed2.store.get_task(task["id"]).state == "running"  # orphaned, until now
+        await fed2.start()
+        await fed2.start_agent()  # takes up the task no live engine runs
+        done = await fed2.wait_task(task["id"], timeout=300)
+        assert done["state"] == "done", done
+        assert done["answer"] == "the job ended COMPLETED" and not fake.errors
+        assert fake.calls == 4 and fake.requests[2]["messages"] == fake.requests[1]["messages"]
+        assert [j.id for j in agent_jobs(fed2, name)] == [seen["job"]]  # submitted once
+        steps = done["steps"]
+        assert [s["data"].get("tool") for s in steps if s["kind"] == "tool_call"] == [
+            "submit", "wait_for"]
+        assert any(s["kind"] == "resume" and s["data"].get("cause") == "restart"
+                   for s in steps)
+    finally:
+        await fed2.close_agent()
+        await fed2.close()
+
+
+async def test_task_stopped_mid_submit_does_not_submit_twice(tb, tmp_path, fake, llm_env):
+    """The engine closes while the task's submit runs; the next engine runs the call again,
+    which finds the first run's job (by the call's key and the job's token) or, if that never
+    reached the scheduler, submits it: one job on the site either way."""
+    import secrets
+
+    from diamond_jupyter.testbed.clusters import HOME, base_dir
+
+    store_path = tmp_path / "store.sqlite"
+    name = f"agentdup{secrets.token_hex(3)}"
+    log = f"{HOME}/.diamond/{name}.log"
+    seen = {}
+
+    def after_submit(body):
+        seen["job"] = last_result(body)["job"]["id"]
+        return [tool_use("wait_for", {"job_id": seen["job"]})]
+    fake.script([tool_use("submit", {"script": f"echo ran >> {log}", "site": "alpha",
+                                     "name": name}, id="toolu_dup_submit")],
+                after_submit, [text("done")])
+    fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    await fed1.start()
+    task = await fed1.ask("run it once on alpha")
+    async for ev in fed1.events(since=0):  # the submit has started
+        if ev.kind == "agent.step" and ev.data.get("step_kind") == "tool_call":
+            break
+    await fed1.close_agent()
+    await fed1.close()
+    fed1.store.close()
+    fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
+    try:
+        await fed2.start()
+        await fed2.start_agent()
+        done = await fed2.wait_task(task["id"], timeout=300)
+        assert done["state"] == "done", done
+        bound = [j for j in agent_jobs(fed2, name) if j.native_id]
+        assert [j.id for j in bound] == [seen["job"]]
+        assert fed2.job(seen["job"]).state == JobState.COMPLETED
+        # nothing else of that name is queued, so the log says how many ran
+        q = await fed2.site("alpha").transport.run(["squeue", "--me", "-h", "-o", "%j"],
+                                                   check=True)
+        assert not [n for n in q.stdout.split() if n.startswith(name)]
+        host_log = base_dir() / "clusters" / "alpha" / "home" / ".diamond" / f"{name}.log"
+        assert host_log.read_text() == "ran\n"
+        calls = [s for s in done["steps"] if s["kind"] == "tool_call"]
+        assert [s["data"]["tool"] for s in calls] == ["submit", "wait_for"]  # not re-logged
+    finally:
+        await fed2.close_agent()
+        await fed2.close()

@@ -116,3 +116,49 @@ async def test_user_hold_is_kept_after_stage_in(fed, tmp_path):
     assert not any(e.kind == "job.released" for e in fed.store.events_since(0, job_id=job.id))
     await fed.cancel(job.id)
     assert (await fed.wait(job.id, timeout=120)).state == JobState.CANCELLED
+
+
+async def test_engine_restarted_mid_stage_in_finishes_the_job(tb, tmp_path):
+    """The engine closes while the stage-in copies; a new engine on the same store resumes
+    the copy from its partial file, releases the job and runs its stage-out."""
+    store = tmp_path / "store.sqlite"
+    fed1 = Federation(tb.config_path, store=Store(store), poll_interval_s=30, min_poll_s=0.5)
+    await fed1.start()
+    d = f"xfer-test/{secrets.token_hex(4)}"
+    res = await fed1.site("alpha").transport.run(
+        ["sh", "-c", f"mkdir -p {d} && head -c 150M /dev/urandom > {d}/in.bin && "
+                     f"sha256sum {d}/in.bin"], check=True, timeout=120)
+    want = res.stdout.split()[0]
+    spec = JobSpec(name="staged-restart", script="sha256sum in.bin\n",
+                   stage_in=[StageEntry(source=f"alpha:{d}/in.bin", destination="in.bin")],
+                   stage_out=[StageEntry(source="in.bin", destination=str(tmp_path / "o.bin"))])
+    job = await fed1.submit(spec, "gamma")
+    async for ev in fed1.events(since=0):  # some of the stage-in has arrived
+        if ev.kind == "transfer.progress" and ev.data["bytes_done"] > 0:
+            break
+    await fed1.close()
+    fed1.store.close()
+    fed2 = Federation(tb.config_path, store=Store(store), poll_interval_s=30, min_poll_s=0.5)
+    try:
+        await fed2.start()  # resumes the copy and the staging
+        done = await fed2.wait(job.id, timeout=300)
+        assert done.state == JobState.COMPLETED, done.reason
+        assert (await fed2.logs(job.id))["stdout"].split()[0] == want
+        async for ev in fed2.events(since=0):
+            if ev.kind in ("stage.out.done", "stage.out.failed"):
+                assert ev.kind == "stage.out.done", ev.data
+                break
+        evs = fed2.store.events_since(0, job_id=job.id, limit=None)
+        kinds = [e.kind for e in evs]
+        assert kinds.count("stage.in.started") == 1 and kinds.count("stage.in.resumed") == 1
+        assert kinds.count("stage.in.done") == 1 and kinds.count("job.released") == 1
+        assert "stage.in.failed" not in kinds
+        xfer = fed2.store.get_transfer(f"{done.token}-in-0")
+        assert xfer.state == "SUCCEEDED" and xfer.data["resumed_from"] > 0  # not from scratch
+        assert fed2.store.get_transfer(f"stage-{done.token}").state == "SUCCEEDED"
+        import hashlib
+
+        assert hashlib.sha256((tmp_path / "o.bin").read_bytes()).hexdigest() == want
+    finally:
+        await fed2.site("alpha").transport.run(["rm", "-rf", d])
+        await fed2.close()

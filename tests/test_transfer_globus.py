@@ -241,3 +241,67 @@ def test_client_credentials(tokens, monkeypatch):
     body = [c for c in responses.calls if "/oauth2/token" in c.request.url][0].request.body
     assert "grant_type=client_credentials" in body
     assert "s3cret" not in auth.path.read_text() and mode(auth.path) == 0o600
+
+
+# -- lost contact with Globus, engine restarts -------------------------------------------------
+
+def unreachable_then(*docs: dict, failures: int = 2) -> None:
+    """GET task: a reset connection, then 503s, then `docs` (the same URL, in order)."""
+    import requests
+
+    url = f"https://transfer.api.globus.org/v0.10/task/{TASK}"
+    responses.add(responses.GET, url, body=requests.ConnectionError("connection reset"))
+    for _ in range(failures - 1):
+        RegisteredResponse(service="transfer", path=f"/v0.10/task/{TASK}", status=503,
+                           json={"code": "ServiceUnavailable", "message": "down"}).add()
+    register_task(*docs)
+
+
+async def test_lost_contact_with_globus_is_retried(fed):
+    fed.config.transfers.backoff_s = 0
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    unreachable_then(task_doc("ACTIVE", 10), task_doc("SUCCEEDED", 20), failures=3)
+    rec = await fed.transfer("hpc1:/scratch/r", "hpc2:/data/r")
+    assert rec.state == "SUCCEEDED" and rec.bytes == 20
+    retries = [e.data for e in fed.store.events_since(0, kinds=["transfer.retry"])]
+    assert [r["attempt"] for r in retries] == [2, 3, 4]
+    assert "network error" in retries[0]["error"] and "503" in retries[1]["error"]
+    assert len(submits()) == 1  # the task went on at Globus: followed, not resubmitted
+
+
+async def test_globus_unreachable_until_the_tries_are_spent(fed):
+    fed.config.transfers.attempts, fed.config.transfers.backoff_s = 3, 0
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    unreachable_then(failures=3)
+    rec = await fed.transfer("hpc1:/scratch/u", "hpc2:/data/u")
+    assert rec.state == "FAILED"
+    assert rec.error.startswith(f"lost contact with Globus about task {TASK}: gave up after 3 "
+                                "attempts; last error: "), rec.error
+    assert "503" in rec.error
+
+
+async def test_engine_restart_follows_the_same_globus_task(fed, tmp_path):
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    register_task(task_doc("ACTIVE", 100))
+    rec = await fed.transfer("hpc1:/scratch/e", "hpc2:/data/e", wait=False)
+    async for ev in fed.events(since=0):
+        if ev.kind == "transfer.progress":
+            break
+    await fed.close()  # the engine stops; Globus goes on
+    assert fed.store.get_transfer(rec.id).state == "ACTIVE"
+    responses.reset()
+    register_task(task_doc("ACTIVE", 500), task_doc("SUCCEEDED", 900))
+    fed2 = Federation(fed.config, store=Store(fed.store.path))
+    fed2.mover.globus_poll_s = 0.01
+    try:
+        await fed2.start()  # resumes following the stored task id
+        done = await fed2.mover.wait(rec.id)
+        assert done.state == "SUCCEEDED" and done.bytes == 900
+        assert done.data["task_id"] == TASK and submits() == []  # not submitted again
+        states = [e.data["state"] for e in fed2.store.events_since(0, kinds=["transfer.state"])]
+        assert states == ["ACTIVE", "SUCCEEDED"]
+    finally:
+        await fed2.close()

@@ -144,3 +144,101 @@ def test_cli_transfer_json(tb, tmp_path, data_dir):
     bad = subprocess.run(["diamond", "transfer", "nosite:x", "/tmp/y", "--config",
                           str(tb.config_path)], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown site" in bad.stderr
+
+
+# -- lost connections: retried with resume --------------------------------------------------
+
+@pytest.fixture
+def sshd_back(tb):
+    """Whatever a test does to a site's sshd, it runs again afterwards."""
+    yield
+    from diamond_jupyter.testbed import control
+
+    for s in control.status()["sites"]:
+        if not s["sshd"]:
+            control.restart_sshd(s["name"])
+
+
+async def first_progress(fed: Federation, transfer_id: str | None = None) -> None:
+    async for ev in fed.events(since=0):
+        if ev.kind == "transfer.progress" and ev.data["bytes_done"] > 0 and (
+                transfer_id is None or ev.data["transfer_id"] == transfer_id):
+            return
+
+
+async def test_connection_cut_mid_copy_is_retried_and_resumed(fed, d, sshd_back):
+    import asyncio
+
+    from diamond_jupyter.testbed import control
+
+    fed.config.transfers.backoff_s = 0.2
+    await sh(fed, "alpha", f"mkdir -p {d} && head -c 150M /dev/urandom > {d}/f")
+    want = await sha(fed, "alpha", f"{d}/f")
+    rec = await fed.transfer(f"alpha:{d}/f", f"beta:{d}/f", via="sftp", wait=False)
+    await first_progress(fed, rec.id)
+    await asyncio.to_thread(control.restart_sshd, "alpha")  # every session of alpha drops
+    done = await fed.mover.wait(rec.id)
+    assert done.state == "SUCCEEDED", done.error
+    assert done.data["attempts"] >= 2 and done.data["resumed_from"] > 0  # not from scratch
+    assert done.checksum == f"sha256:{want}" and await sha(fed, "beta", f"{d}/f") == want
+    retries = [e.data for e in fed.store.events_since(0, kinds=["transfer.retry"])]
+    assert retries and retries[0]["attempt"] == 2 and retries[0]["attempts"] == 6
+    states = [e.data["state"] for e in fed.store.events_since(0, kinds=["transfer.state"])]
+    assert states == ["ACTIVE", "SUCCEEDED"]  # one transfer, never failed in between
+    print(f"\nsshd of alpha restarted mid-copy: {done.data['attempts']} attempts, resumed "
+          f"from {done.data['resumed_from'] / MB:.1f} MB")
+    await sh(fed, "alpha", f"rm -rf {d}")
+    await sh(fed, "beta", f"rm -rf {d}")
+
+
+async def test_retries_spent_fail_with_the_count_and_the_last_error(fed, d, sshd_back):
+    import asyncio
+    import threading
+
+    from diamond_jupyter.testbed import control
+
+    fed.config.transfers.attempts, fed.config.transfers.backoff_s = 3, 0.1
+    await sh(fed, "alpha", f"mkdir -p {d} && head -c 150M /dev/urandom > {d}/f")
+    rec = await fed.transfer(f"alpha:{d}/f", f"gamma:{d}/f", via="sftp", wait=False)
+    await first_progress(fed, rec.id)
+    failed = threading.Event()
+    task = asyncio.ensure_future(fed.mover.wait(rec.id))
+    task.add_done_callback(lambda _t: failed.set())
+    # alpha stays down until the transfer has given up
+    await asyncio.to_thread(control.restart_sshd, "alpha", while_down=lambda: failed.wait(120))
+    done = await task
+    assert done.state == "FAILED"
+    assert done.error.startswith("connection lost during the copy: gave up after 3 attempts;"
+                                 " last error: "), done.error
+    assert "alpha" in done.error and "refused" in done.error  # the last try found no sshd
+    assert len(fed.store.events_since(0, kinds=["transfer.retry"])) == 2
+    assert await size(fed, "gamma", f"{d}/f{PART}") > 0  # kept for a later resume
+    again = await fed.transfer(f"alpha:{d}/f", f"gamma:{d}/f", via="sftp")
+    assert again.state == "SUCCEEDED" and again.data["resumed_from"] > 0
+    await sh(fed, "alpha", f"rm -rf {d}")
+    await sh(fed, "gamma", f"rm -rf {d}")
+
+
+async def test_a_directory_copied_again_moves_only_what_is_missing(tmp_path):
+    """A retry of a directory copy skips the files that arrived whole (same size and
+    sha256) and copies the rest (the server's own disk on both ends: no site needed)."""
+    import threading
+
+    from diamond_jupyter.transfer.sftp import LocalSide, copy_tree
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "sub").mkdir(parents=True)
+    for rel, n in (("a.bin", 3 * MB), ("sub/b.bin", MB + 5), ("c.txt", 10)):
+        (src / rel).write_bytes(secrets.token_bytes(n))
+    side = LocalSide(str(tmp_path))
+
+    async def copy():
+        return await copy_tree(side, str(src), side, str(dst), progress=lambda *_: None,
+                               cancel=threading.Event())
+    first = await copy()
+    assert first.moved == first.bytes == 4 * MB + 15
+    (dst / "sub/b.bin").unlink()  # lost, as by a copy cut short
+    (dst / "c.txt").write_bytes(b"X" * 10)  # same size, other bytes
+    again = await copy()
+    assert again.moved == MB + 5 + 10 and again.checksum == first.checksum
+    assert (dst / "c.txt").read_bytes() == (src / "c.txt").read_bytes()

@@ -3,6 +3,7 @@ wait for a job or for an approval, and is re-entered from the store by `tasks.Ta
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +68,7 @@ class AgentRunner(TaskBook):
         rec = self.fed.store.create_task(prompt, data={
             "approval": approval, "origin": origin, "llm": self.llm.public(),
             "messages": [{"role": "user", "content": prompt}], "turn": None,
-            "model_calls": 0})
+            "model_calls": 0, "owner": self.fed.engine_id})
         await self.set_state(rec.id, "running")
         await self.step(rec.id, "prompt", text=prompt, approval=approval)
         self.spawn(rec.id)
@@ -81,6 +82,16 @@ class AgentRunner(TaskBook):
         calls = int(data.get("model_calls") or 0)
         ctx = SkillContext(self.fed, approval=data.get("approval", "auto"), suspendable=True,
                            origin=data.get("origin"))
+        last = messages[-1] if messages else None
+        if turn is None and last is not None and last.get("role") == "assistant":
+            # stopped after the model's reply was stored, before what it asked for was done
+            content = last.get("content") or []
+            calls_left = [b for b in content if b.get("type") == "tool_use"]
+            if not calls_left:
+                answer = Turn(content=content).text
+                await self.finish(task_id, "done", answer=answer, model_calls=calls)
+                return
+            turn = {"calls": calls_left, "results": []}
         while True:
             if turn is not None:
                 if not await self._run_calls(task_id, ctx, turn):
@@ -95,14 +106,14 @@ class AgentRunner(TaskBook):
                 system=SYSTEM, messages=messages, tools=self._tools)
             calls += 1
             messages.append({"role": "assistant", "content": reply.content})
-            self._save(task_id, messages=messages, model_calls=calls)
+            turn = {"calls": reply.tool_calls, "results": []} if reply.tool_calls else None
+            # one write: a restart finds the reply together with the calls it asked for
+            self._save(task_id, messages=messages, model_calls=calls, turn=turn)
             if reply.text:
                 await self.step(task_id, "model", text=reply.text, stop_reason=reply.stop_reason)
-            if not reply.tool_calls:
+            if turn is None:
                 await self.finish(task_id, "done", answer=reply.text, model_calls=calls)
                 return
-            turn = {"calls": reply.tool_calls, "results": []}
-            self._save(task_id, turn=turn)
 
     def _save(self, task_id: str, **data: Any) -> None:
         self.fed.store.update_task(task_id, data=data)
@@ -116,11 +127,15 @@ class AgentRunner(TaskBook):
             call = calls[len(results)]
             name, args = call["name"], call.get("input") or {}
             resumed = (rec.data.get("pending") or {}).get("tool_use_id") == call["id"]
-            if not resumed:
+            again = turn.get("started") == call["id"]  # its engine stopped during the call
+            if not resumed and not again:
+                turn["started"] = call["id"]
+                self._save(task_id, turn=turn)
                 await self.step(task_id, "tool_call", tool=name, input=args)
-            run_ctx = ctx
+            # the key makes a call run again (after a restart) find what its first run did
+            run_ctx = dataclasses.replace(ctx, call_key=f"{task_id}:{call['id']}")
             if resumed and approved:
-                run_ctx = SkillContext(ctx.fed, "auto", ctx.suspendable, ctx.origin)
+                run_ctx = dataclasses.replace(run_ctx, approval="auto")
             try:
                 out = await run_skill(run_ctx, name, args)
             except Suspend as s:

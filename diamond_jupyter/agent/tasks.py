@@ -3,7 +3,9 @@ after a restart) and approval. The model loop itself is in `loop.py`.
 
 Task states: running -> (waiting | awaiting_approval -> running)* -> done | failed | rejected.
 A task's conversation (Anthropic-shaped messages) and its unfinished tool calls live in the
-task's `data`, so any process with the store can resume it.
+task's `data`, so any process with the store can resume it. The engine running a task claims
+it (see `leases`); a task left running by an engine that stopped (mid model call, mid tool
+call) is taken up by the next engine's `start`, from what the store holds.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class TaskBook:
 
     # -- life cycle -------------------------------------------------------------------------
     async def start(self, *, rearm: bool = True) -> None:
-        """Follow job events; re-arm every waiting task (resume those whose job ended)."""
+        """Follow job events; re-arm every waiting task (resume those whose job ended) and
+        resume every running task no live engine runs (its engine stopped mid-way)."""
         if self._unsubscribe is None:
             self._unsubscribe = self.fed.subscribe(self._on_event)
         if not rearm or self._armed:
@@ -52,6 +55,14 @@ class TaskBook:
         self._armed = True
         for task in self.fed.store.tasks_waiting():
             await self._rearm(task)
+        for task in self.fed.store.list_tasks(states=["running"], limit=None):
+            if task.id in self._active:
+                continue
+            if self.fed.store.claim_task(task.id, self.fed.engine_id) is None:
+                continue  # another live engine runs it
+            token = self._claim(task.id)
+            await self.step(task.id, "resume", cause="restart", after="restart")
+            self.spawn(task.id, token)
 
     async def _rearm(self, task: TaskRecord) -> None:
         for job_id in task.waiting_on:
@@ -146,11 +157,11 @@ class TaskBook:
                 "event_seq": ev.seq}))
 
     async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
-        # Check-and-set without an await in between: one resume per wake-up in this process.
-        rec = self.fed.store.get_task(task_id, steps=False)
-        if rec.state != "waiting" or task_id in self._active:
+        # Check-and-set without an await in between: one resume per wake-up in this process;
+        # the claim in the store makes it one among engines sharing the store.
+        if task_id in self._active or self.fed.store.claim_task(
+                task_id, self.fed.engine_id, states=("waiting",), to_state="running") is None:
             return
-        self.fed.store.update_task(task_id, state="running", waiting_on=[])
         token = self._claim(task_id)
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", **cause)
@@ -185,6 +196,8 @@ class TaskBook:
         finally:
             if self._active.get(task_id) is token:
                 del self._active[task_id]
+                # done, asleep, or stopped with the engine: any engine may take it up next
+                self.fed.store.release_task(task_id, self.fed.engine_id)
 
     async def drive(self, task_id: str) -> None:
         raise NotImplementedError
@@ -198,7 +211,9 @@ class TaskBook:
 
     async def approve(self, task_id: str) -> TaskRecord:
         rec = self._pending(task_id)
-        self.fed.store.update_task(task_id, state="running", data={"decision": "approved"})
+        if self.fed.store.claim_task(task_id, self.fed.engine_id, states=("awaiting_approval",),
+                                     to_state="running", data={"decision": "approved"}) is None:
+            raise BadInput(f"task {task_id} was approved or taken up meanwhile")
         token = self._claim(task_id)
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", cause="approved",

@@ -381,6 +381,16 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
     return CopyResult(size, moved, offset, want)
 
 
+async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,
+                         size: int) -> CopyResult | None:
+    """The file is at the destination already (same size and sha256), or None."""
+    have = await asyncio.to_thread(dst.stat, dst_path)
+    if not have or have[1] or have[0] != size:
+        return None
+    want, got = await asyncio.gather(src.sha256(src_path), dst.sha256(dst_path))
+    return CopyResult(size, 0, size, want) if want == got else None
+
+
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums."""
@@ -394,8 +404,10 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
 
         def prog(d: int, _t: int, base: int = base) -> None:
             progress(base + d, total)
-        r = await copy_file(src, posixpath.join(src_path, rel), dst,
-                            posixpath.join(dst_path, rel), progress=prog, cancel=cancel)
+        sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
+        r = await _already_there(src, sp, dst, dp, size)  # a retry: skip what has arrived
+        if r is None:
+            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel)
         done += size
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())

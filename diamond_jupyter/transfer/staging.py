@@ -70,7 +70,7 @@ class StagedJob:
         self.key = f"stage-{token}"
         if resumed is None:
             fed.store.record_transfer("stage", token, site, transfer_id=self.key,
-                                      state="ACTIVE", data={"token": token, "site": site,
+                                      state="ACTIVE", data={"stage_of": token, "site": site,
                                                             "user_hold": user_hold})
             fed.store.claim_transfer(self.key, fed.engine_id)
         self.bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -218,7 +218,7 @@ async def resume_staged(fed: Federation) -> list[str]:
                                         kinds=["stage"]):
         if rec.id in fed.mover._tasks or fed.store.claim_transfer(rec.id, fed.engine_id) is None:
             continue
-        token = str(rec.data.get("token"))
+        token = str(rec.data.get("stage_of"))
         job = fed.store.job_by_token(token)
         if job is None or job.site not in fed.sites or job.spec is None:
             fed.store.update_transfer(rec.id, state="FAILED", error=(

@@ -46,6 +46,10 @@ class ChecksumMismatch(SiteError):
     """The bytes arrived but differ from the source's; the partial file was removed."""
 
 
+class PartRefused(SiteError):
+    """The partial file may not be written (a link, not the user's, changed): no retry."""
+
+
 class Side(Protocol):
     """One end of a copy; methods without `async` block (run them in a thread)."""
 
@@ -74,7 +78,7 @@ def check_part(label: str, path: str, mode: int, uid: int | None, mine: int | No
         why = f"it is owned by another user (uid {uid})"
     else:
         return
-    raise SiteError(f"{label}: refusing to write the partial file {path}: {why}; remove it "
+    raise PartRefused(f"{label}: refusing to write the partial file {path}: {why}; remove it "
                     "and run the transfer again")
 
 
@@ -120,13 +124,13 @@ class LocalSide:
                 self.remove(path)
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except OSError as e:
-            raise SiteError(f"{self.label}: cannot write the partial file {path}: "
+            raise PartRefused(f"{self.label}: cannot write the partial file {path}: "
                             f"{e.strerror} (is it a link?)") from None
         try:
             st = os.fstat(fd)
             check_part(self.label, path, st.st_mode, st.st_uid, os.getuid())
             if st.st_nlink != 1:
-                raise SiteError(f"{self.label}: refusing to write the partial file {path}: it "
+                raise PartRefused(f"{self.label}: refusing to write the partial file {path}: it "
                                 "has other hard links; remove it and run the transfer again")
         except BaseException:
             os.close(fd)
@@ -239,7 +243,7 @@ class SftpSide:
             if (not stat_mod.S_ISREG(a.st_mode or 0) or a.st_uid != before.st_uid
                     or a.st_size != size or a.st_mtime != before.st_mtime):
                 f.close()
-                raise SiteError(f"{self.label}: refusing to write the partial file {path}: "
+                raise PartRefused(f"{self.label}: refusing to write the partial file {path}: "
                                 "it changed while it was being opened")
             f.truncate(offset)
             f.seek(offset)
@@ -248,7 +252,7 @@ class SftpSide:
             try:
                 f = self.sftp.open(path, "wbx")
             except OSError as e:
-                raise SiteError(f"{self.label}: cannot create the partial file {path}: "
+                raise PartRefused(f"{self.label}: cannot create the partial file {path}: "
                                 f"{getattr(e, 'strerror', '') or e} (is it a link?)") from None
             f.chmod(0o600)
         f.set_pipelined(True)

@@ -43,6 +43,7 @@ class DataMixin:
         return self._engine_id
 
     async def _heartbeat(self) -> None:
+        leases.sweep(self.store.beats)
         while True:
             leases.beat(self.store.beats, self.engine_id)
             await asyncio.sleep(leases.BEAT_S)

@@ -61,6 +61,16 @@ def stop_beating(beats: Path, engine_id: str) -> None:
         (beats / engine_id).unlink()
 
 
+def sweep(beats: Path, older_than_s: float = 24 * 3600) -> None:
+    """Remove heartbeat files of engines long gone (killed without closing)."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for f in beats.iterdir():
+            with contextlib.suppress(OSError):
+                if now - f.stat().st_mtime > older_than_s:
+                    f.unlink()
+
+
 def alive(owner: str | None, beats: Path | None = None) -> bool:
     """Is the engine `owner` still running? A process that is gone, this process's closed
     engines, and engines of other hosts without a fresh heartbeat are not; an owner of an

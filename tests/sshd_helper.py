@@ -147,7 +147,8 @@ Subsystem sftp internal-sftp
                 break
         raise RuntimeError(f"sshd did not start; log: {self.log.read_text()[-2000:]}")
 
-    def _wait_listening(self, deadline_s: float = 10.0) -> bool:
+    def _wait_listening(self, deadline_s: float = 60.0) -> bool:
+        """Until sshd answers (or exits); the bound only stops a hung start."""
         end = time.monotonic() + deadline_s
         while time.monotonic() < end:
             if self.proc is not None and self.proc.poll() is not None:

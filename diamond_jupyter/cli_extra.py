@@ -163,8 +163,9 @@ def _add_agent_commands(sub, common) -> None:
     p = sub.add_parser("ask", help="ask the agent (an LLM over the skills) to do something")
     common(p)
     p.add_argument("text", nargs="+", help="the request, in plain words")
-    p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="auto",
-                   help="auto: act; ask: confirm each action; dry-run: only plan")
+    p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="ask",
+                   help="ask (default): show each submit/cancel/transfer/fetch plan and wait "
+                   "for y/N; auto: act; dry-run: only plan")
     p.add_argument("--provider", choices=("anthropic", "openai"),
                    help="the LLM provider (default: the one whose key is set)")
     p.add_argument("--model", help="the provider's model name (default per provider)")

@@ -19,6 +19,7 @@ from .config import FederationConfig, load_config
 from .events import EventBus
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
+from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .model import (
     BadInput,
     DiamondError,
@@ -53,7 +54,7 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
-class Federation(DataMixin, AgentMixin):
+class Federation(DataMixin, AgentMixin, PlanMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -61,6 +62,7 @@ class Federation(DataMixin, AgentMixin):
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
+        self.allowed_sites = allowed  # None: every site of the sites file
         self.sites: dict[str, Site] = {
             s.name: Site(s) for s in cfg.sites if allowed is None or s.name in allowed}
         self.store = store or Store(cfg.store)
@@ -175,6 +177,9 @@ class Federation(DataMixin, AgentMixin):
     def site(self, name: str) -> Site:
         if name not in self.sites:
             known = ", ".join(self.sites) or "none"
+            if self.allowed_sites is not None and name not in self.allowed_sites and \
+                    any(s.name == name for s in self.config.sites):
+                raise BadInput(f"site {name!r} is not allowed here (allowed: {known})")
             raise BadInput(f"unknown site {name!r} (known: {known})")
         return self.sites[name]
 
@@ -306,20 +311,45 @@ class Federation(DataMixin, AgentMixin):
             upd["stderr"] = f"{jd}/stderr.log"
         elif not spec.join_output:
             upd["stderr"] = site.expand(spec.stderr or f"{jd}/stderr.log")
-        if not spec.queue and site.cfg.default_partition:
-            upd["queue"] = site.cfg.default_partition
+        upd["queue"] = self._partition(site, spec.queue)
         if not spec.account and site.cfg.default_account:
             upd["account"] = site.cfg.default_account
         return spec.model_copy(update=upd)
 
-    async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
-                     hold: bool = False) -> Job:
-        """Place (when `site` is "auto"), render, upload and submit; idempotent by token."""
+    @staticmethod
+    def _partition(site: Site, queue: str | None) -> str | None:
+        """The partition the job goes to, within the site's `allowed_partitions`: without
+        one named, the site's default partition when allowed, else the first allowed one
+        (never the scheduler's own default, which may be a forbidden one)."""
+        allowed = site.cfg.allowed_partitions
+        chosen = queue or site.cfg.default_partition
+        if allowed is None:
+            return chosen
+        if not allowed:
+            raise BadInput(f"site {site.name!r} allows no partition (allowed_partitions is "
+                           "empty)")
+        if queue is None and chosen not in allowed:
+            chosen = allowed[0]
+        if chosen not in allowed:
+            raise BadInput(f"partition {chosen!r} is not allowed on site {site.name!r} "
+                           f"(allowed: {', '.join(allowed)})")
+        return chosen
+
+    def check_submittable(self, spec: JobSpec) -> None:
+        """What every submit checks before anything else (BadInput naming the field)."""
         if not (spec.script or spec.command):
             raise BadInput("the job has no script body or command")
         self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole
+
+    async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
+                     hold: bool = False, token: str | None = None,
+                     script_sha256: str | None = None) -> Job:
+        """Place (when `site` is "auto"), render, upload and submit; idempotent by token.
+        An approved plan gives its `token` and the `script_sha256` of its rendered script:
+        a script that would differ raises PlanChanged before anything is recorded."""
+        self.check_submittable(spec)
         placement = None
         if site == "auto":
             pl = await self.place(spec)
@@ -332,9 +362,18 @@ class Federation(DataMixin, AgentMixin):
                 spec = spec.model_copy(update={"queue": chosen.partition})
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
-        token = secrets.token_hex(6)
+        if token is not None:
+            check_token(token)
+            if (done := self.store.job_by_token(token)) is not None:
+                if done.native_id:
+                    return done  # this plan was submitted already: never twice
+                raise SiteError(f"the submission {token} is already in flight ({done.id})")
+        token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         prepared = self._prepare(target, spec, token)
+        uploaded = target.scheduler_spec(prepared, token)
+        if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
+            raise PlanChanged(f"the batch script for {site} would differ from the approved one")
         job = self.store.record_intent(site, token, prepared, placement, origin)
         await self._drain()
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
@@ -464,8 +503,9 @@ class Federation(DataMixin, AgentMixin):
         return sorted(p for p in await site.list_files(wd, max_depth=3)
                       if not (job.token and p.endswith(private)))
 
-    async def fetch(self, job_id: str, dest: str | Path | None = None) -> list[Path]:
-        """Copy the job's result files back; returns the local paths."""
+    async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
+                          ) -> tuple[Path, list[tuple[str, Path]]]:
+        """Where a fetch writes: the destination directory and (remote, local) per file."""
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
@@ -476,13 +516,22 @@ class Federation(DataMixin, AgentMixin):
 
             rel = str(dest or job.id.replace(":", "-"))
             dest_dir = Path(confine(Location(None, rel), self.server_root).path)
-        out = []
+        pairs = []
         for remote in await self.files(job_id):
             inside = wd and remote.startswith(wd)
             rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name
-            if ".." in Path(rel).parts:
+            if ".." not in Path(rel).parts:
+                pairs.append((remote, dest_dir / rel))
+        return dest_dir, pairs
+
+    async def fetch(self, job_id: str, dest: str | Path | None = None, *,
+                    only: set[str] | None = None) -> list[Path]:
+        """Copy the job's result files back (`only`: these remote paths); the local paths."""
+        site = self.site(self.store.get_job(job_id).site)
+        out = []
+        for remote, local in (await self.fetch_pairs(job_id, dest))[1]:
+            if only is not None and remote not in only:
                 continue
-            local = dest_dir / rel
             local.parent.mkdir(parents=True, exist_ok=True)
             await site.transport.get_file(remote, str(local))
             out.append(local)

@@ -62,9 +62,10 @@ class AgentMixin:
             self._agent = None
             await runner.close()
 
-    async def ask(self, prompt: str, *, approval: str = "auto",
+    async def ask(self, prompt: str, *, approval: str = "ask",
                   origin: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Start an agent task; returns it at once (it runs on this loop)."""
+        """Start an agent task; returns it at once (it runs on this loop). `approval`: "ask"
+        (each costly action waits for approve/reject), "auto" or "dry-run"."""
         runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
         rec = await runner.ask(prompt, approval=approval, origin=origin)
         return self.task(rec.id)

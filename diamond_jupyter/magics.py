@@ -24,10 +24,10 @@ LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the envir
 USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status JOB | cancel JOB
 %diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
 %diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
-%diamond submit FILE [options] | approve TASK | engine
+%diamond submit FILE [options] | approve TASK | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P]     (cell body: the job script, any dialect or none)
-%%diamond place | translate --to D | ask"""
+%%diamond place | translate --to D | ask [--approval ask|auto|dry-run]"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,8 +88,12 @@ def _parser() -> _Parser:
     p.add_argument("dst")
     p.add_argument("--via", choices=["sftp", "globus"])
     p.add_argument("-r", "--recursive", action="store_true")
-    sub.add_parser("ask").add_argument("text", nargs="*")
+    p = sub.add_parser("ask")
+    p.add_argument("text", nargs="*")
+    p.add_argument("--approval", choices=("ask", "auto", "dry-run"), default=None,
+                   help="default: ask (or the server's DiamondApp.agent_approval)")
     sub.add_parser("approve").add_argument("task")
+    sub.add_parser("reject").add_argument("task")
     return ap
 
 
@@ -289,12 +293,15 @@ class DiamondMagics(Magics):
         text = (cell or "").strip() or " ".join(args.text)
         if not text:
             raise BadInput("ask: write the request in the cell body (%%diamond ask)")
-        return self._agent("ask", text)
+        return self._agent("ask", text, approval=args.approval)
 
     def do_approve(self, args: argparse.Namespace, cell: str | None) -> Any:
         return self._agent("approve", args.task)
 
-    def _agent(self, verb: str, arg: str) -> Any:
+    def do_reject(self, args: argparse.Namespace, cell: str | None) -> Any:
+        return self._agent("reject", args.task)
+
+    def _agent(self, verb: str, arg: str, approval: str | None = None) -> Any:
         """The agent is optional: without it (or an LLM) say how to configure one."""
         try:
             import diamond_jupyter.agent as agent
@@ -306,7 +313,7 @@ class DiamondMagics(Magics):
             print(LLM_HELP, file=sys.stderr)
             return None
         if verb == "ask":
-            return fn(self.engine, arg, origin=self.origin())
+            return fn(self.engine, arg, approval=approval, origin=self.origin())
         return fn(self.engine, arg)
 
 

@@ -100,6 +100,7 @@ class SiteVerdict(BaseModel):
     stage_in_s: float | None = None
     estimated_finish: datetime | None = None
     cost: float | None = None
+    billed_nodes: float | None = None  # nodes x the share of a node billed (cost's base)
     score: float | None = None  # the policy's key: lower is better
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
@@ -338,7 +339,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.stage_in_s = stage
     v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
         + timedelta(seconds=runtime)
-    v.cost = req.nodes * share * runtime / 3600 * cfg.charge_factor
+    v.billed_nodes = req.nodes * share
+    v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
 def finish_noise_s(best_finish_s: float) -> float:

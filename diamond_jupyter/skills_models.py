@@ -187,7 +187,10 @@ class FetchInput(JobIdInput):
 
 
 class FetchOutput(_Out):
-    paths: list[str]
+    paths: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+    plan: dict[str, Any] | None = None
+    message: str = ""
 
 
 class TransferInput(_In):

@@ -71,7 +71,8 @@ def submit_and_wait_script(fake: FakeLLM, seconds: float, site: str = "auto") ->
 @pytest.mark.parametrize("seconds", [1, 8])
 async def test_task_sleeps_while_the_job_runs_and_resumes_on_its_end(fed, fake, seconds):
     seen = submit_and_wait_script(fake, seconds)
-    task = await fed.ask("run `sleep; echo done` on alpha and tell me what it printed")
+    task = await fed.ask("run `sleep; echo done` on alpha and tell me what it printed",
+                         approval="auto")
     asleep = await fed.wait_task(task["id"], settled=True, timeout=60)
     assert asleep["state"] == "waiting", asleep
     assert asleep["waiting_on"] == [seen["job"]] and fake.calls == 2
@@ -106,7 +107,7 @@ async def test_restart_resumes_a_sleeping_task(tb, tmp_path, fake, llm_env):
     submit_and_wait_script(fake, 4)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it on beta")
+    task = await fed1.ask("run it on beta", approval="auto")
     asleep = await fed1.wait_task(task["id"], settled=True, timeout=60)
     assert asleep["state"] == "waiting" and fake.calls == 2
     await fed1.close_agent()
@@ -129,7 +130,7 @@ async def test_restart_after_the_job_ended_resumes_at_once(tb, tmp_path, fake, l
     seen = submit_and_wait_script(fake, 1)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it on gamma")
+    task = await fed1.ask("run it on gamma", approval="auto")
     await fed1.wait_task(task["id"], settled=True, timeout=60)
     await fed1.close_agent()  # the agent is gone; the engine still sees the job end
     await fed1.wait(seen["job"], timeout=400)
@@ -260,7 +261,8 @@ def test_diamond_ask_end_to_end(tb, data_dir, fake, monkeypatch):
     env = {**__import__("os").environ, "ANTHROPIC_BASE_URL": fake.url,
            "ANTHROPIC_API_KEY": KEY}
     res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "ask", "--json",
-                          "run sleep on alpha", "--config", str(tb.config_path)], env=env,
+                          "run sleep on alpha", "--approval", "auto", "--config",
+                          str(tb.config_path)], env=env,
                          capture_output=True, text=True, timeout=500)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -276,7 +278,8 @@ def test_ask_in_notebook_follows_the_task_to_its_answer(tb, fake, llm_env):
     seen = submit_and_wait_script(fake, 1)
     engine = LocalEngine(tb.config_path)
     try:
-        handle = ask(engine, "run it", origin={"path": "nb.ipynb", "cell_id": "c1"})
+        handle = ask(engine, "run it", approval="auto",
+                     origin={"path": "nb.ipynb", "cell_id": "c1"})
         assert handle.id and handle.state == "running"
         assert handle.result(timeout=400).endswith("printed: done")
         assert fake.calls == 4 and handle.state == "done"

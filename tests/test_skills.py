@@ -40,7 +40,8 @@ def test_tool_schemas_are_the_input_models():
     for name, skill in SKILLS.items():
         assert tools[name]["input_schema"] == skill.input.model_json_schema()
         assert tools[name]["description"]
-    assert {n for n, s in SKILLS.items() if s.costly} == {"submit", "cancel", "transfer"}
+    assert {n for n, s in SKILLS.items() if s.costly} == {"submit", "cancel", "transfer",
+                                                          "fetch_results"}
 
 
 async def test_discover_and_describe(fed):

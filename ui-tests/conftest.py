@@ -97,6 +97,21 @@ def testbed_config() -> Path:
     return Path(testbed.up()["config"])
 
 
+def serve_this_checkouts_labextension(tmp: Path, env: dict[str, str]) -> None:
+    """When this checkout has a built labextension, the server loads it (first on
+    JUPYTER_PATH wins) rather than a copy installed into the environment from elsewhere."""
+    built = Path(__file__).resolve().parent.parent / "diamond_jupyter" / "labextension"
+    if not (built / "package.json").exists():
+        return
+    ext = tmp / "jupyter-path" / "labextensions"
+    ext.mkdir(parents=True, exist_ok=True)
+    link = ext / "diamond-jupyter"
+    if not link.exists():
+        link.symlink_to(built, target_is_directory=True)
+    env["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(tmp / "jupyter-path"), env.get("JUPYTER_PATH")) if p)
+
+
 def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = None,
               extra_args: tuple[str, ...] = (),
               env: dict[str, str] | None = None, port: int | None = None,
@@ -113,6 +128,7 @@ def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = No
         env["DIAMOND_CONFIG"] = str(diamond_config)
     env["DIAMOND_DATA_DIR"] = str(tmp / "data")
     env.update(extra_env)
+    serve_this_checkouts_labextension(tmp, env)
     env.update(
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),

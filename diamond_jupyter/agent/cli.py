@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from ..federation_plan import describe_plan
 from ..model import SiteError
 from .config import LLMConfig
 from .tasks import FINAL_STATES
@@ -17,8 +18,9 @@ ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
 def _confirm(task: dict[str, Any]) -> bool:
     plan = (task.get("pending") or {}).get("plan") or {}
-    print(f"the agent wants to {plan.get('action', 'act')}:", file=sys.stderr)
-    print(json.dumps(plan, indent=2, default=str), file=sys.stderr)
+    print(f"the agent wants to {plan.get('action', 'act')} (exactly this runs if you approve):",
+          file=sys.stderr)
+    print(describe_plan(plan), file=sys.stderr)
     print("approve? [y/N] ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
@@ -57,8 +59,8 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(task, indent=2, default=str))
     elif task["state"] == ASLEEP_FOR_A_PERSON:
-        print(f"task {task['id']} awaits approval of: "
-              f"{json.dumps((task.get('pending') or {}).get('plan'), default=str)}")
+        print(f"task {task['id']} awaits approval of:\n"
+              + describe_plan((task.get("pending") or {}).get("plan")))
     else:
         print(task.get("answer") or task.get("error") or task["state"])
     if task["state"] == "failed":

@@ -14,6 +14,7 @@ import logging
 import threading
 from typing import Any
 
+from ..federation_plan import describe_plan
 from ..model import DiamondError
 from .tasks import FINAL_STATES
 
@@ -89,9 +90,10 @@ class TaskHandle:
                 what = f"{d.get('tool')}({json.dumps(d.get('input'), default=str)[:120]})"
             out.append(f"  {s['kind']:<11} {str(what)[:200]}")
         if t["state"] == "awaiting_approval" and t.get("pending"):
-            plan = json.dumps((t["pending"] or {}).get("plan"), default=str)[:500]
-            out.append(f"  awaits approval: {plan}")
-            out.append(f"  %diamond approve {t['id']}   (or diamond.agent.reject)")
+            out.append("  awaits approval of this plan (exactly this runs once approved):")
+            out += ["    " + line for line in
+                    describe_plan((t["pending"] or {}).get("plan")).splitlines()]
+            out.append(f"  %diamond approve {t['id']}   or   %diamond reject {t['id']}")
         if t.get("answer"):
             out.append(t["answer"])
         if t.get("error"):
@@ -169,18 +171,21 @@ async def _follow_server(engine: Any, handle: TaskHandle) -> None:
         delay = min(delay * 2, 30.0)
 
 
-async def _start(engine: Any, text: str, approval: str,
+async def _start(engine: Any, text: str, approval: str | None,
                  origin: dict[str, Any] | None) -> dict[str, Any]:
-    if engine.kind == "server":
-        body = {"prompt": text, "approval": approval} | ({"origin": origin} if origin else {})
+    if engine.kind == "server":  # no approval given: the server's DiamondApp.agent_approval
+        body = {"prompt": text} | ({"approval": approval} if approval else {}) | (
+            {"origin": origin} if origin else {})
         return await engine.request("POST", "tasks", body)
     fed = await engine.fed()
-    return await fed.ask(text, approval=approval, origin=origin)
+    return await fed.ask(text, approval=approval or "ask", origin=origin)
 
 
-def ask(engine: Any, text: str, *, approval: str = "auto",
+def ask(engine: Any, text: str, *, approval: str | None = None,
         origin: dict[str, Any] | None = None) -> TaskHandle:
-    """Start a task (`%%diamond ask`); the handle's output follows it to its answer."""
+    """Start a task (`%%diamond ask`); the handle's output follows it to its answer.
+    `approval` None: "ask" (in-process) or the server's default (DiamondApp.agent_approval).
+    """
     task = engine.call(_start(engine, text, approval, origin))
     handle = TaskHandle(engine, task)
     follow = _follow_server if engine.kind == "server" else _follow_local

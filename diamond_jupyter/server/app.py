@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Int, List, Unicode, default
+from traitlets import Enum, Float, Int, List, Unicode, default
 
 from ..config import default_config_path, load_config
 from ..federation import Federation
@@ -38,6 +38,11 @@ class DiamondApp(ExtensionApp):
     max_body_bytes = Int(
         1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
         "before they are parsed or stored.").tag(config=True)
+    agent_approval = Enum(
+        ["ask", "auto", "dry-run"], default_value="ask",
+        help="The agent's approval policy when a request names none: 'ask' (every submit, "
+        "cancel, transfer and fetch waits for the user's approval of its plan), 'auto' or "
+        "'dry-run'.").tag(config=True)
     llm_provider = Unicode("anthropic", help="The agent's LLM provider.").tag(config=True)
     llm_model = Unicode("", help="The agent's model ('' = the provider's default).").tag(
         config=True)

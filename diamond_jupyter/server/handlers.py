@@ -340,8 +340,8 @@ class TasksHandler(_AgentHandler):
     async def post(self) -> None:
         """Start an agent task; it runs in the server (202: follow it by events or GET)."""
         body = self.body()
-        prompt, approval, origin = body.get("prompt"), body.get("approval", "auto"), \
-            body.get("origin")
+        prompt, approval, origin = body.get("prompt"), \
+            body.get("approval") or self.app.agent_approval, body.get("origin")
         if not isinstance(prompt, str) or not prompt.strip() or approval not in (
                 "auto", "ask", "dry-run") or (origin is not None and not isinstance(origin, dict)):
             raise ApiError(400, "bad-input", 'give "prompt" (text), optionally "approval" '

@@ -3,39 +3,11 @@ import * as React from 'react';
 import { awaitsApproval } from '../agent';
 import { fmtTime } from '../format';
 import { DiamondModel } from '../model';
-import { IPending, ITask } from '../types';
+import { ITask } from '../types';
+import { PlanView } from './Plan';
 
 export interface ITaskActions {
   decide(task: ITask, decision: 'approve' | 'reject'): Promise<void>;
-}
-
-function value(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-/** "tool", the plan's fields, then the call's script/command: one `key: value` a line. */
-function planText(pending: IPending): string {
-  const lines = pending.tool ? [`tool: ${pending.tool}`] : [];
-  const plan = pending.plan;
-  if (typeof plan === 'string') {
-    lines.push(plan);
-  } else if (plan) {
-    for (const [k, v] of Object.entries(plan)) {
-      if (v !== null && v !== undefined && k !== 'placement') {
-        lines.push(`${k}: ${value(v)}`);
-      }
-    }
-    if (typeof plan.placement === 'string') {
-      lines.push('placement:', plan.placement);
-    }
-  }
-  const input = pending.input ?? {};
-  for (const k of ['script', 'command']) {
-    if (typeof input[k] === 'string') {
-      lines.push(`${k}: ${input[k]}`);
-    }
-  }
-  return lines.join('\n');
 }
 
 function TaskCard(props: {
@@ -75,9 +47,7 @@ function TaskCard(props: {
       {task.pending && (
         <details open={waiting}>
           <summary>{waiting ? 'Plan waiting for your approval' : 'Plan'}</summary>
-          <pre className="jp-diamond-plan" data-diamond-plan={task.id}>
-            {planText(task.pending)}
-          </pre>
+          <PlanView taskId={task.id} pending={task.pending} />
         </details>
       )}
       {task.answer && (

@@ -1,0 +1,350 @@
+"""Plans of costly actions (submit, cancel, transfer, fetch), made before a person approves.
+
+A plan says what will run and where: for a submit, the chosen site, the fully rendered batch
+script, every field of the job, the data it moves (source, destination, size) and its
+estimated cost. An approved plan is pinned: the approved site, partition and submission
+token are used again, the script is rendered again and must hash the same, the data must
+move between the same places. Anything else raises `PlanChanged` and the caller asks again;
+nothing is placed again after an approval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .model import BadInput, DiamondError, Job, JobSpec
+
+if TYPE_CHECKING:
+    from .placement import Placement, SiteVerdict
+    from .sites import Site
+    from .store import Store
+
+TOKEN = re.compile(r"^[0-9a-f]{12}$")
+AFTER_THE_JOB = "known after the job has run"
+
+
+class PlanChanged(BadInput):
+    """The approved plan can no longer run as approved (its site is gone, the script or the
+    data movements would differ): ask again."""
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_hex(6)
+
+
+def check_token(token: str) -> str:
+    if not TOKEN.match(token):
+        raise BadInput(f"bad submission token {token!r} (12 hex digits)")
+    return token
+
+
+def local_path(path: str) -> str:
+    """A path on this server as a transfer resolves it: `~` expanded, relative to the cwd."""
+    return os.path.normpath(os.path.join(os.getcwd(), os.path.expanduser(path)))
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"
+
+
+def _moves(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What a pin compares of the data movements: direction and places, not sizes."""
+    return [(m.get("direction"), m.get("source"), m.get("destination"))
+            for m in plan.get("data_movements") or []]
+
+
+class PlanMixin:
+    sites: dict[str, Site]
+    store: Store
+    mover: Any
+
+    if TYPE_CHECKING:  # provided by Federation
+        def site(self, name: str) -> Site: ...
+        def job(self, job_id: str) -> Job: ...
+        def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec: ...
+        async def place(self, spec: JobSpec, **kw: Any) -> Placement: ...
+        async def files(self, job_id: str) -> list[str]: ...
+        async def submit(self, spec: JobSpec, site: str = "auto", **kw: Any) -> Job: ...
+        async def fetch(self, job_id: str, dest: str | Path | None = None, **kw: Any
+                        ) -> list[Path]: ...
+        async def transfer(self, src: str, dst: str, via: str | None = None, **kw: Any): ...
+        async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
+                              ) -> tuple[Path, list[tuple[str, Path]]]: ...
+        def check_submittable(self, spec: JobSpec) -> None: ...
+        server_root: Path | None
+
+    # -- submit -----------------------------------------------------------------------------
+    async def plan_submit(self, spec: JobSpec, site: str = "auto", *,
+                          pin: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What `submit(spec, site)` would run. With `pin` (an approved plan): on the same
+        site, partition and token, without placing again (PlanChanged if the site is gone).
+        """
+        self.check_submittable(spec)  # refused now, not after an approval
+        verdict: SiteVerdict | None = None
+        placement: str | None = None
+        if pin is not None:
+            site = str(pin.get("site"))
+            if site not in self.sites:
+                raise PlanChanged(f"site {site!r} of the approved plan is not available now")
+            if not spec.queue and pin.get("partition"):
+                spec = spec.model_copy(update={"queue": pin["partition"]})
+            token = check_token(str(pin.get("submission") or ""))
+        else:
+            token = new_token()
+            if site == "auto":
+                pl = await self.place(spec)
+                if pl.choice is None:
+                    raise BadInput("no site can run this job:\n" + pl.explain())
+                site, placement = pl.choice, pl.explain()
+                verdict = pl.verdict(site)
+                if not spec.queue and verdict is not None and verdict.partition:
+                    spec = spec.model_copy(update={"queue": verdict.partition})
+            else:
+                self.site(site)  # unknown or not allowed: BadInput now, not after approval
+                verdict = (await self.place(spec, sites=[site])).verdict(site)
+        target = self.site(site)
+        await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        prepared = self._prepare(target, spec, token)
+        rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
+        fields = prepared.model_dump(mode="json")
+        fields.update(script=spec.script, command=spec.command)  # as given; wrapped in `script`
+        plan: dict[str, Any] = {
+            "action": "submit", "site": site, "scheduler": target.cfg.scheduler,
+            "partition": prepared.queue, "name": spec.name,
+            "submission": token,  # the idempotency token the approved submit reuses
+            "script": rendered.script, "script_sha256": sha256(rendered.script),
+            "warnings": rendered.warnings, "spec": fields,
+            "data_movements": await self._movements(site, token, prepared),
+        }
+        if pin is None:
+            plan["cost"] = self._cost(target, prepared, verdict)
+            if placement:
+                plan["placement"] = placement
+        return plan
+
+    async def submit_approved(self, spec: JobSpec, plan: dict[str, Any], *,
+                              origin: dict | None = None) -> Job:
+        """Submit exactly what `plan` (approved) showed: PlanChanged if it would differ."""
+        fresh = await self.plan_submit(spec, pin=plan)
+        if fresh["script_sha256"] != plan.get("script_sha256"):
+            raise PlanChanged(f"the batch script for {fresh['site']} would differ from the "
+                              "approved one")
+        if _moves(fresh) != _moves(plan):
+            raise PlanChanged("the data movements would differ from the approved ones")
+        if not spec.queue and fresh["partition"]:
+            spec = spec.model_copy(update={"queue": fresh["partition"]})
+        return await self.submit(spec, fresh["site"], origin=origin, token=fresh["submission"],
+                                 script_sha256=fresh["script_sha256"])
+
+    def _cost(self, target: Site, spec: JobSpec, v: SiteVerdict | None) -> dict[str, Any]:
+        """Charge factor x billed nodes x hours (expected, and at most with the walltime)."""
+        cf = target.cfg.charge_factor
+        if v is None or not v.feasible or v.cost is None or v.billed_nodes is None:
+            why = "; ".join(v.reasons) if v is not None and v.reasons else "no estimate"
+            return {"charge_factor": cf, "estimate": None, "why": why}
+        hours = (v.estimated_runtime_s or 0.0) / 3600
+        out: dict[str, Any] = {
+            "charge_factor": cf, "billed_nodes": round(v.billed_nodes, 3),
+            "hours": round(hours, 3), "estimate": round(v.cost, 3),
+            "formula": f"{cf:g} (charge factor) x {v.billed_nodes:.2f} nodes x {hours:.2f} h "
+                       f"= {v.cost:.2f} node-hours charged"}
+        wall = spec.resources.walltime_s
+        if wall:
+            out["at_most"] = round(v.billed_nodes * wall / 3600 * cf, 3)
+        return out
+
+    # -- data movements -----------------------------------------------------------------------
+    async def _movements(self, site: str, token: str, spec: JobSpec) -> list[dict[str, Any]]:
+        from .transfer.staging import resolve
+
+        wd = spec.working_directory or self.site(site).job_dir(token)
+        out = []
+        for direction, entries in (("in", spec.stage_in), ("out", spec.stage_out)):
+            for e in entries:
+                src, dst = resolve(e, self.sites, site, wd, direction)
+                move = {"direction": direction, "source": self._place_of(src),
+                        "destination": self._place_of(dst), "recursive": e.recursive}
+                if direction == "in":
+                    move.update(await self._size(src.site, src.path if src.site
+                                                 else move["source"]))
+                else:
+                    move.update(size_bytes=None, size=AFTER_THE_JOB)
+                out.append(move)
+        return out
+
+    def _place_of(self, loc: Any) -> str:
+        """"SITE:PATH", or the absolute path on this server (inside its root directory when
+        there is one: BadInput otherwise, before any approval)."""
+        if loc.site:
+            return f"{loc.site}:{loc.path}"
+        if self.server_root is not None:
+            from .transfer import confine
+
+            return confine(loc, self.server_root).path
+        return local_path(loc.path)
+
+    async def _size(self, site: str | None, path: str) -> dict[str, Any]:
+        try:
+            if site:
+                st = await self.site(site).transport.stat(path)
+                found = None if st is None else (st.size, st.is_dir)
+            else:
+                found = await asyncio.to_thread(_local_size, path)
+        except (DiamondError, OSError) as e:
+            return {"size_bytes": None, "size": f"unknown ({e})"}
+        if found is None:
+            return {"size_bytes": None, "size": "missing"}
+        if found[1]:
+            return {"size_bytes": None, "size": "a directory"}
+        return {"size_bytes": found[0], "size": human_bytes(found[0])}
+
+    # -- cancel, transfer, fetch ----------------------------------------------------------------
+    def plan_cancel(self, job_id: str) -> dict[str, Any]:
+        job = self.job(job_id)
+        return {"action": "cancel", "job_id": job.id, "site": job.site,
+                "native_id": job.native_id, "name": job.name, "state": job.state.value}
+
+    async def plan_transfer(self, src: str, dst: str, via: str | None = None, *,
+                            recursive: bool = False) -> dict[str, Any]:
+        from .transfer import parse_location
+
+        s, d = parse_location(src, self.sites), parse_location(dst, self.sites)
+        for loc in (s, d):
+            if loc.site:
+                self.site(loc.site)
+        kind = self.mover.choose(s, d, via)
+        move = {"direction": "copy", "source": self._place_of(s),
+                "destination": self._place_of(d), "recursive": recursive}
+        move.update(await self._size(s.site, s.path if s.site else move["source"]))
+        return {"action": "transfer", "src": src, "dst": dst, "recursive": recursive,
+                "via": kind, "data_movements": [move]}
+
+    async def transfer_approved(self, src: str, dst: str, plan: dict[str, Any], *,
+                                recursive: bool = False, transfer_id: str | None = None):
+        try:
+            fresh = await self.plan_transfer(src, dst, plan.get("via"), recursive=recursive)
+        except BadInput as e:
+            raise PlanChanged(f"the approved transfer cannot run as approved: {e}") from None
+        if _moves(fresh) != _moves(plan):
+            raise PlanChanged("the transfer's source or destination would differ from the "
+                              "approved ones")
+        return await self.transfer(src, dst, fresh["via"], recursive=recursive,
+                                   transfer_id=transfer_id)
+
+    async def plan_fetch(self, job_id: str, dest: str | Path | None = None) -> dict[str, Any]:
+        """Which of the job's files would be copied to which local path, with sizes."""
+        job = self.job(job_id)
+        dest_dir, pairs = await self.fetch_pairs(job_id, dest)
+        dest_dir = Path(local_path(str(dest_dir)))
+        moves = []
+        for remote, local in pairs:
+            moves.append({"direction": "fetch", "source": f"{job.site}:{remote}",
+                          "destination": local_path(str(local)),
+                          **await self._size(job.site, remote)})
+        return {"action": "fetch", "job_id": job.id, "site": job.site,
+                "destination": str(dest_dir), "data_movements": moves}
+
+    async def fetch_approved(self, job_id: str, plan: dict[str, Any]) -> list[Path]:
+        """Copy exactly the approved files to the approved places (PlanChanged when the
+        job's files are no longer those)."""
+        fresh = await self.plan_fetch(job_id, plan.get("destination"))
+        if _moves(fresh) != _moves(plan):
+            raise PlanChanged("the job's files changed since the plan was approved")
+        remotes: Iterable[str] = [m["source"].split(":", 1)[1]
+                                  for m in fresh["data_movements"]]
+        return await self.fetch(job_id, fresh["destination"], only=set(remotes))
+
+
+def _local_size(path: str) -> tuple[int, bool] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_size, os.path.isdir(path)
+
+
+# -- the plan as text (the notebook and the terminal show this) -----------------------------------
+
+_HEAD_KEYS = {"action", "site", "scheduler", "partition", "script", "script_sha256", "spec",
+              "data_movements", "cost", "placement", "changed", "asked_because", "warnings",
+              "submission", "name"}
+
+
+def _value(v: Any) -> str:
+    import json
+
+    return v if isinstance(v, str) else json.dumps(v, default=str)
+
+
+def _block(text: str, indent: str) -> list[str]:
+    return [indent + line for line in text.splitlines()] or [indent]
+
+
+def describe_plan(plan: dict[str, Any] | None) -> str:
+    """Every part of a plan, one section each: what runs where, data, cost, fields, script."""
+    if not plan:
+        return "(no plan)"
+    action = plan.get("action", "act")
+    where = f" on {plan['site']}" if plan.get("site") else ""
+    if action == "submit":
+        where = f" to {plan.get('site')} ({plan.get('scheduler')}), partition " \
+                f"{plan.get('partition') or '(the scheduler default)'}"
+    out = [f"{action}{where}"]
+    for key, label in (("changed", "asked again"), ("asked_because", "why asked")):
+        if plan.get(key):
+            out.append(f"  {label}: {plan[key]}")
+    for k, v in plan.items():
+        if k not in _HEAD_KEYS and v is not None:
+            out += _block(f"{k}: {_value(v)}", "  ")
+    cost = plan.get("cost")
+    if isinstance(cost, dict):
+        if cost.get("estimate") is None:
+            out.append(f"  estimated cost: unknown ({cost.get('why')}); charge factor "
+                       f"{cost.get('charge_factor')}")
+        else:
+            most = f" (at most {cost['at_most']:g} with the walltime)" \
+                if cost.get("at_most") is not None else ""
+            out.append(f"  estimated cost: {cost.get('formula')}{most}")
+    moves = plan.get("data_movements")
+    if moves is not None:
+        out.append("  data movements:" + ("" if moves else " none"))
+        for m in moves:
+            here = " [this server]" if str(m.get("destination", "")).startswith("/") else ""
+            out.append(f"    {m.get('direction', ''):<5} {m.get('source')} ({m.get('size')}) "
+                       f"-> {m.get('destination')}{here}")
+    spec = plan.get("spec")
+    if isinstance(spec, dict):
+        out.append("  job fields:")
+        unset = []
+        for k, v in spec.items():
+            if v in (None, [], {}, ""):
+                unset.append(k)
+            else:
+                out += _block(f"{k}: {_value(v)}", "    ")
+        if unset:
+            out.append(f"    (not set: {', '.join(unset)})")
+    for w in plan.get("warnings") or []:
+        out.append(f"  warning: {w}")
+    if plan.get("script") is not None:
+        out.append(f"  batch script (sha256 {plan.get('script_sha256')}):")
+        out += _block(str(plan["script"]), "    | ")
+    if plan.get("placement"):
+        out.append("  placement:")
+        out += _block(str(plan["placement"]), "    ")
+    return "\n".join(out)

@@ -110,7 +110,7 @@ class PlanMixin:
             if site == "auto":
                 pl = await self.place(spec)
                 if pl.choice is None:
-                    raise BadInput("no site can run this job:\n" + pl.explain())
+                    raise BadInput(pl.summary())
                 site, placement = pl.choice, pl.explain()
                 verdict = pl.verdict(site)
                 if not spec.queue and verdict is not None and verdict.partition:

@@ -6,6 +6,8 @@ Faces (magics, sidebar/REST, CLI, agent) call only this class.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import math
 import secrets
 import time
@@ -39,6 +41,8 @@ from .sites import Site, token_tag
 from .store import Store
 from .transports import CommandFailed
 
+log = logging.getLogger(__name__)
+
 
 def script_text(data: bytes | str, what: str) -> str:
     """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL)."""
@@ -58,7 +62,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
-                 allowed_sites: Iterable[str] | None = None) -> None:
+                 allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
+                 intent_sweep_s: float | None = 30.0) -> None:
+        """`intent_grace_s`: how old an unbound submit intent must be before recovery looks
+        its token up (younger ones may be another process's submit in flight);
+        `intent_sweep_s`: how often a started Federation does so (None: only at start)."""
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
@@ -76,6 +84,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
+        self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
+        self._submitting: set[str] = set()  # tokens whose submit runs in this process
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
@@ -84,10 +94,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
             return self
         self._started = True
         if recover:
-            await self.recover()
+            await self.recover(intent_grace_s=self.intent_grace_s)
         self._tasks.append(asyncio.ensure_future(self._heartbeat()))
         if self.store_poll_s:
             self._tasks.append(asyncio.ensure_future(self._follow_store()))
+        if recover and self.intent_sweep_s:
+            self._tasks.append(asyncio.ensure_future(self._sweep_intents()))
         return self
 
     async def close(self) -> None:
@@ -108,13 +120,27 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
     async def recover(self, *, intent_grace_s: float = 120.0) -> None:
         """`intent_grace_s`: an unbound intent younger than this may be another process's
         submit still in flight (the CLI, a kernel), so it is left alone."""
-        for job in self.store.intents_without_native_id(older_than_s=intent_grace_s):
-            if job.site in self.sites:
-                await self._recover_intent(job)
+        await self._recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
             if job.site in self.monitors:
                 self.monitors[job.site].track(job)
         await self._resume_data()
+
+    async def _recover_intents(self, grace_s: float) -> None:
+        for job in self.store.intents_without_native_id(older_than_s=grace_s):
+            if job.site in self.sites and job.token not in self._submitting:
+                await self._recover_intent(job)
+
+    async def _sweep_intents(self) -> None:
+        """An intent left unbound while this process runs (the connection dropped during a
+        submit, or another process died mid-submit) is resolved once it is older than the
+        grace period, not only at the next start."""
+        while True:
+            await asyncio.sleep(self.intent_sweep_s or 30.0)
+            try:
+                await self._recover_intents(self.intent_grace_s)
+            except DiamondError as e:
+                log.info("intent recovery failed: %s", e)
 
     async def _recover_intent(self, job: Job) -> None:
         """A crash between recording the token and the submit's return: the token finds it."""
@@ -124,7 +150,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         except DiamondError:
             return  # site unreachable: try again on the next start
         if found:
-            self.store.bind_native_id(job.token, found[0].native_id)
+            bound = self.store.bind_native_id(job.token, found[0].native_id)
+            if not bound.state.terminal:
+                self.monitors[job.site].track(bound)
         else:
             self.store.mark_never_submitted(job.token, "the submit did not reach the scheduler")
         await self._drain()
@@ -374,10 +402,23 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
             raise PlanChanged(f"the batch script for {site} would differ from the approved one")
-        job = self.store.record_intent(site, token, prepared, placement, origin)
+        # The script's upload submits nothing, so it overlaps the intent's durable write
+        # (an fsync, in a thread); the submit command itself runs only after that write.
+        upload = asyncio.ensure_future(target.upload(prepared, token, secret=secret))
+        try:
+            job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
+                                          placement, origin)
+        except BaseException:
+            upload.cancel()
+            await asyncio.gather(upload, return_exceptions=True)
+            target.forget_upload(token)
+            raise
+        with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
+            await upload
         await self._drain()
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
+        self._submitting.add(token)  # not "lost" to a concurrent intent sweep meanwhile
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
@@ -391,6 +432,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
                 self.store.mark_never_submitted(token, str(e))
                 await self._drain()
             raise  # a SiteError leaves the intent: recovery finds the job by its token
+        finally:
+            self._submitting.discard(token)
         job = self.store.bind_native_id(token, sub.native_id)
         if sub.warnings:
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,

@@ -92,6 +92,7 @@ class Site:
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
         self._home: str | None = None
+        self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
 
     # -- paths --------------------------------------------------------------
@@ -249,29 +250,71 @@ class Site:
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
 
+    def _submit_line(self, path: str, hold: bool) -> str:
+        submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
+                          for a in self._argv(self.commands.submit_argv(path, hold=hold)))
+        if getattr(self.commands, "submit_stdin", False):
+            submit += f" < {_sh_path(path)}"
+        return submit
+
+    def _write_line(self, jd: str, path: str) -> str:
+        """Shell that writes stdin's first line (the secret), then the rest (the script),
+        into the job's private directory, under umask 077; every path quoted."""
+        sec = _sh_path(f"{jd}/secret")
+        return (f"umask 077 && mkdir -p -- {_sh_path(jd)} && chmod 700 -- {_sh_path(jd)} && "
+                f"IFS= read -r s && printf '%s\\n' \"$s\" > {sec} && "
+                f"cat > {_sh_path(path)} && chmod 700 -- {_sh_path(path)}")
+
+    def _payload(self, spec: JobSpec, token: str, secret: str) -> tuple[Rendered, bytes]:
+        """The rendered script, and what travels on stdin: the secret, then the script
+        (never on a command line)."""
+        if not all(c in "0123456789abcdef" for c in secret):
+            raise BadInput("the event secret must be hexadecimal")
+        rendered = self.render(self.scheduler_spec(spec, token))
+        return rendered, f"{secret}\n".encode() + rendered.script.encode()
+
+    async def upload(self, spec: JobSpec, token: str, *, secret: str = "") -> Rendered | None:
+        """Write the job's secret and script to its directory on the site, without
+        submitting it, so that a `submit` of the same token runs the submit command alone.
+        Nothing runs: it may go ahead while the submit intent is being made durable. None
+        (nothing done: `submit` sends both itself) when the transport's fast path is busy,
+        where two commands would cost more than one."""
+        if getattr(self.transport, "fast_path_busy", lambda: False)():
+            return None
+        await self.home()
+        jd = self.job_dir(token)
+        rendered, stdin = self._payload(spec, token, secret)
+        await self.run(["sh", "-c", self._write_line(jd, f"{jd}/job.sh")], stdin=stdin,
+                       check=True, scheduler=False)
+        self._uploaded[token] = rendered
+        return rendered
+
+    def forget_upload(self, token: str) -> None:
+        """The submit of an uploaded script will not happen (its intent failed)."""
+        self._uploaded.pop(token, None)
+
     async def submit(self, spec: JobSpec, token: str, *, hold: bool = False,
                      secret: str = "") -> Submitted:
         """`secret`: the job's event secret, written to `secret` in its private job
         directory (the wrapper signs its event lines with it)."""
         await self.know_home()
         jd = self.job_dir(token)
-        rendered = self.render(self.scheduler_spec(spec, token))
         path = f"{jd}/job.sh"
-        if not all(c in "0123456789abcdef" for c in secret):
-            raise BadInput("the event secret must be hexadecimal")
-        # one round trip: the secret then the script travel on stdin (never on the command
-        # line) and are written, then submitted, by one remote shell under umask 077 (the
-        # job directory and its files private); every path and argument is quoted
-        submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
-                          for a in self._argv(self.commands.submit_argv(path, hold=hold)))
-        if getattr(self.commands, "submit_stdin", False):
-            submit += f" < {_sh_path(path)}"
-        sec = _sh_path(f"{jd}/secret")
-        line = (f"umask 077 && mkdir -p -- {_sh_path(jd)} && chmod 700 -- {_sh_path(jd)} && "
-                f"IFS= read -r s && printf '%s\\n' \"$s\" > {sec} && "
-                f"cat > {_sh_path(path)} && chmod 700 -- {_sh_path(path)} && exec {submit}")
-        stdin = f"{secret}\n".encode() + rendered.script.encode()
-        res = await self.run(["sh", "-c", line], stdin=stdin, check=True)
+        submit = self._submit_line(path, hold)
+        rendered = self._uploaded.pop(token, None)
+        if rendered is not None and not getattr(self.commands, "submit_stdin", False):
+            # secret and script are there already (`upload`): the submit command alone,
+            # started by no other process ("~/" paths are relative to the home it runs in)
+            rel = path[2:] if path.startswith("~/") else path
+            res = await self.run(self.commands.submit_argv(rel, hold=hold), check=True)
+        elif rendered is not None:
+            res = await self.run(["sh", "-c", f"exec {submit}"], check=True)
+        else:
+            # one round trip: the secret then the script travel on stdin and are written,
+            # then submitted, by one remote shell
+            rendered, stdin = self._payload(spec, token, secret)
+            res = await self.run(["sh", "-c", f"{self._write_line(jd, path)} && exec {submit}"],
+                                 stdin=stdin, check=True)
         native = self.commands.parse_submit(res.stdout)
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
 

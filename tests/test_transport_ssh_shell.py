@@ -186,3 +186,23 @@ async def test_concurrent_callers_all_get_their_own_results(sshd):
         assert t.connections_opened == 1 and t.shells_opened == 1
     finally:
         await t.close()
+
+
+@pytest.mark.asyncio
+async def test_shell_sets_the_same_environment_as_a_channel_without_an_env_process(sshd):
+    """The shell sets the environment with builtins (`unset`, `export`), a channel with
+    `env`: the same result, format variables unset also when the preamble exports them,
+    configured values verbatim."""
+    t = ssh(sshd)
+    pre = "SQUEUE_FORMAT=%i; SACCT_FORMAT=x; export SQUEUE_FORMAT SACCT_FORMAT"
+    env = {"X": "a b'c$(id)\n\"", "SLURM_CONF": "/etc/slurm/x.conf"}
+    probe = ["sh", "-c", 'env | grep -E "^(X|SLURM_CONF|SQUEUE_FORMAT|SACCT_FORMAT)=" | sort;'
+             ' printf "%s|" "$X"']
+    try:
+        fast = await t.run_fast(probe, env=env, preamble=pre, check=True)
+        plain = await t.run(probe, env=env, preamble=pre, check=True)
+        assert fast.stdout == plain.stdout
+        assert "FORMAT" not in fast.stdout and fast.stdout.endswith(f"{env['X']}|")
+        assert t.shells_opened == 1
+    finally:
+        await t.close()

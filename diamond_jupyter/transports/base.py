@@ -171,6 +171,21 @@ def render_command(
     return f"cd ~ && exec {cmd}"
 
 
+def render_shell_command(
+    argv: Sequence[str], env: dict[str, str] | None = None, preamble: str = ""
+) -> str:
+    """`render_command` for a POSIX shell that runs the line in a subshell (the SSH
+    transport's long-lived shell): the same environment and quoting, set up with builtins
+    (`unset`, `export`) instead of an `env` process, which costs a process start."""
+    env = check_env(env)
+    setup = " && ".join([f"unset {' '.join(FORMAT_VARS)}",
+                         *(f"export {k}={shlex.quote(v)}" for k, v in env.items())])
+    cmd = f"{setup} && exec {shlex.join(check_argv(argv))}"
+    if preamble.strip():
+        return f"cd ~ || exit 255\n{preamble.rstrip()}\n{cmd}"
+    return f"cd ~ && {cmd}"
+
+
 def render_stream_command(
     argv: Sequence[str], env: dict[str, str] | None = None, preamble: str = ""
 ) -> str:

@@ -4,10 +4,11 @@ Opening an SSH session (channel open, sshd forks a session, the login shell star
 as much as an sbatch; a shell kept open on its own channel of the pooled connection runs each
 command for the price of a fork. Every command is written to the shell's stdin as:
 
-    ( eval 'cd ~ && exec env -u ... ARGV...' ) </dev/null
+    ( eval 'cd ~ && unset ... && export ... && exec ARGV...' ) </dev/null
     printf '\\n%s %d\\n' MARKER "$?"; printf '\\n%s\\n' MARKER >&2
 
-- the command line is `render_command`'s (every argv/env item quoted), quoted once more as
+- the command line is `render_shell_command`'s (every argv/env item quoted; the environment
+  set by builtins, no `env` process), quoted once more as
   ONE argument of `eval`, in a subshell: nothing user-supplied is ever parsed unquoted, a
   preamble's `exit`/`cd`/syntax error ends the subshell only, never the long-lived shell;
 - the command never reads the shell's stdin (`</dev/null`, or its own data: below), so it
@@ -35,7 +36,13 @@ import time
 import paramiko
 
 from ..model import SiteError
-from .base import CommandResult, CommandTimeout, check_argv, render_command, result_or_raise
+from .base import (
+    CommandResult,
+    CommandTimeout,
+    check_argv,
+    render_shell_command,
+    result_or_raise,
+)
 from .ssh_channel import wake_on_data
 
 SHELL_COMMAND = "exec /bin/sh"
@@ -190,11 +197,15 @@ class ShellMixin:
     _shell: RemoteShell | None
     _shell_lock: asyncio.Lock
 
+    def fast_path_busy(self) -> bool:
+        """A command is on the shell now: `run_fast` would open a plain channel."""
+        return self.use_shell and self._shell_lock.locked()
+
     async def run_fast(self, argv: list[str], *, stdin: bytes | None = None,
                        env: dict[str, str] | None = None, preamble: str = "",
                        timeout: float | None = None, check: bool = False) -> CommandResult:
         argv = check_argv(argv)
-        line = render_command(argv, env, preamble)
+        line = render_shell_command(argv, env, preamble)
         timeout = self.cfg.command_timeout_s if timeout is None else timeout  # type: ignore
         plain = dict(stdin=stdin, env=env, preamble=preamble, timeout=timeout, check=check)
         if not self.use_shell or self._shell_lock.locked() or len(stdin or b"") > MAX_STDIN:

@@ -22,7 +22,7 @@ def test_submit_benchmark(tb, tmp_path, capsys):
     from benchmarks import submit
 
     d = run(submit, ["-n", "2", "--warmup", "1"], tb, tmp_path, capsys)
-    assert set(d["median_s"]) == {"engine", "floor", "ssh", "noop"}
+    assert set(d["median_s"]) == {"engine", "engine_one_command", "floor", "ssh", "noop"}
     assert all(len(v) == 2 for v in d["samples_s"].values())
     assert d["ratio_engine_over_floor"] > 0 and d["ratio_ssh_over_engine"] > 0
 
@@ -75,3 +75,19 @@ def test_place_latency_benchmark(tb, tmp_path, capsys):
     rec, bed = d["recorded"], d["testbed"]
     assert rec["sites"] == 4 and rec["total_jobs"] > 0 and 0 < rec["median_s"] <= rec["max_s"]
     assert bed["sites"] == 3 and bed["cold_s"] > 0 and 0 < bed["median_s"] <= bed["max_s"]
+
+
+def test_soak_benchmark(tb, tmp_path, capsys):
+    """A short soak: the server SIGKILLed and restarted twice, every slurmctld restarted, an
+    sshd restarted; the result carries the four counts and what each fault did."""
+    from benchmarks import soak
+
+    d = run(soak, ["--jobs", "6", "--minutes", "0.5", "--sshd-every", "15", "--settle", "150"],
+            tb, tmp_path, capsys)
+    assert d["jobs"] == 6
+    assert all(isinstance(d[k], int) and d[k] >= 0
+               for k in ("lost", "duplicated", "wrong_state", "events_missing"))
+    assert sorted(f["what"] for f in d["faults"]) == [
+        "server", "server", "slurmctld", "slurmctld", "slurmctld", "sshd"]
+    assert all(f["error"] is None and f["done_at_s"] is not None for f in d["faults"])
+    assert d["server_starts"] == 3 and d["scheduler_jobs"] >= 6 - d["refused"]

@@ -335,7 +335,7 @@ async def test_task_stopped_mid_model_call_resumes_after_restart(tb, tmp_path, f
                 held, asked_again, answer)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run echo hi on beta")
+    task = await fed1.ask("run echo hi on beta", approval="auto")
     assert await asyncio.to_thread(in_flight.wait, 120)
     await fed1.close_agent()
     await fed1.close()
@@ -382,7 +382,7 @@ async def test_task_stopped_mid_submit_does_not_submit_twice(tb, tmp_path, fake,
                 after_submit, [text("done")])
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it once on alpha")
+    task = await fed1.ask("run it once on alpha", approval="auto")
     async for ev in fed1.events(since=0):  # the submit has started
         if ev.kind == "agent.step" and ev.data.get("step_kind") == "tool_call":
             break

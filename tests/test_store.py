@@ -551,7 +551,8 @@ def test_secrets_are_redacted_everywhere(store: Store) -> None:
     assert ev.data["usage"] == {"input_tokens": 1200, "output_tokens": 80}  # counts kept
     assert ev.data["auth"] == {"access_token": REDACTED}
     assert ev.data["headers"] == {"Authorization": REDACTED}
-    t = store.create_task("use key sk-ant-api03-qqqqqqqqqqqqqqqq please", data={"token": "t0k-Jh8sNd"})
+    t = store.create_task("use key sk-ant-api03-qqqqqqqqqqqqqqqq please",
+                          data={"token": "t0k-Jh8sNd"})
     assert "sk-ant" not in t.prompt and t.data == {"token": REDACTED}
     store.add_step(t.id, "tool", {"args": {"secret": "boo-secret"}})
     store.record_transfer("globus", "a", "b", data={"refresh_token": "rt-value"})
@@ -559,8 +560,7 @@ def test_secrets_are_redacted_everywhere(store: Store) -> None:
     raw = b"".join(p.read_bytes() for p in store.path.parent.glob("s.sqlite3*"))
     # values distinctive enough that no uuid or hex token in the file contains them by chance
     for value in [*secrets.values(), "plainvalue123", "pw-in-origin", "at-Qv7kZp", "bx-Wq4mLr",
-                  "t0k-Jh8sNd",
-                  "sk-ant-api03", "boo-secret", "rt-value"]:
+                  "t0k-Jh8sNd", "sk-ant-api03", "boo-secret", "rt-value"]:
         assert value.encode() not in raw, value
 
 

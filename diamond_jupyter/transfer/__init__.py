@@ -129,6 +129,7 @@ class TransferManager:
         self._globus = globus
         self.globus_poll_s = globus_poll_s
         self._cancel: dict[str, threading.Event] = {}
+        self._cancel_requested: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
 
     @property
@@ -276,6 +277,7 @@ class TransferManager:
             return rec
         if rec.kind == "globus" and rec.data.get("task_id"):
             await asyncio.to_thread(self.globus.cancel, rec.data["task_id"])
+        self._cancel_requested.add(transfer_id)
         ev = self._cancel.get(transfer_id)
         if ev is not None:
             ev.set()
@@ -342,6 +344,8 @@ class TransferManager:
                     log.info("transfer %s: try %d of %d in %.1f s after: %s", rec.id,
                              attempt + 1, attempts, delay, _why(e))
                     await asyncio.sleep(delay)  # backoff before reconnecting
+                    if rec.id not in self._cancel_requested:
+                        cancel.clear()  # set by the failed try to stop its reader
                     last[0] = -1
         except Cancelled:
             return self._state(rec, "CANCELLED", error="cancelled by request")

@@ -311,6 +311,17 @@ class CopyResult:
 Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from a thread
 
 
+def _next(q: queue.Queue, cancel: threading.Event) -> Any:
+    """The reader's next chunk; Cancelled once `cancel` is set (the reader may have stopped
+    without a last item, and a writer blocked for ever would hold its thread)."""
+    while True:
+        try:
+            return q.get(timeout=0.2)
+        except queue.Empty:
+            if cancel.is_set():
+                raise Cancelled("cancelled") from None
+
+
 def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode: int,
           progress: Progress, cancel: threading.Event, limit: int | None) -> int:
     """Read and write in two threads joined by a small bounded queue (memory stays at a few
@@ -332,7 +343,7 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
     moved = 0
     out = dst.open_write(part, offset)
     try:
-        while (chunk := q.get()) is not None:
+        while (chunk := _next(q, cancel)) is not None:
             if isinstance(chunk, BaseException):
                 raise chunk
             if cancel.is_set():

@@ -12,6 +12,7 @@ site, same rendered script, same files); if the world changed, `NeedsApproval` a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, get_type_hints
@@ -188,7 +189,7 @@ def _suggest(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
 
 
 async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutput:
-    spec = spec_of(inp)
+    spec = await asyncio.to_thread(spec_of, inp)
     fed = ctx.fed
     snap = await fed.snapshot(inp.site)
     one = await fed.place(spec, sites=[inp.site])
@@ -204,7 +205,7 @@ async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutp
 
 
 async def place_job(ctx: SkillContext, inp: PlaceInput) -> PlaceOutput:
-    pl = await ctx.fed.place(spec_of(inp), policy=inp.policy)
+    pl = await ctx.fed.place(await asyncio.to_thread(spec_of, inp), policy=inp.policy)
     return PlaceOutput(choice=pl.choice, ranked=[_verdict(v) for v in pl.ranked],
                        explain=pl.explain())
 
@@ -239,25 +240,26 @@ async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
 
 
 async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
-    script, warnings, _ = ctx.fed.translate(inp.script, inp.to, inp.from_dialect)
+    script, warnings, _ = await asyncio.to_thread(ctx.fed.translate, inp.script, inp.to,
+                                                  inp.from_dialect)
     return TranslateOutput(script=script, warnings=warnings)
 
 
 # -- costly skills (approval) -------------------------------------------------------------------
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
-    return await ctx.fed.plan_submit(spec_of(inp), inp.site)
+    return await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, inp), inp.site)
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
+    spec = await asyncio.to_thread(spec_of, inp)  # parsing is CPU work: off the event loop
     if ctx.approved is not None:  # the approved plan's token makes it run once
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
-        job = await ctx.fed.submit_approved(spec_of(inp), ctx.approved, origin=origin)
+        job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)
     elif ctx.call_key:
-        job = await ctx.fed.submit_once(spec_of(inp), inp.site, key=ctx.call_key,
-                                        origin=ctx.origin)
+        job = await ctx.fed.submit_once(spec, inp.site, key=ctx.call_key, origin=ctx.origin)
     else:
-        job = await ctx.fed.submit(spec_of(inp), inp.site, origin=ctx.origin)
+        job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin)
     return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}")
 
 

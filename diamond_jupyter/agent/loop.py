@@ -3,6 +3,7 @@ wait for a job or for an approval, and is re-entered from the store by `tasks.Ta
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -76,7 +77,7 @@ class AgentRunner(TaskBook):
             raise BadInput(f"approval must be one of {', '.join(APPROVALS)}")
         self.provider()  # not configured: say how, before anything is stored
         await self.start(rearm=False)
-        rec = self.fed.store.create_task(prompt, data={
+        rec = await asyncio.to_thread(self.fed.store.create_task, prompt, data={
             "approval": approval, "origin": origin, "llm": self.llm.public(),
             "messages": [{"role": "user", "content": prompt}], "turn": None,
             "model_calls": 0, "owner": self.fed.engine_id})
@@ -109,7 +110,7 @@ class AgentRunner(TaskBook):
                     return  # asleep: waiting on a job or on approval
                 messages.append({"role": "user", "content": turn["results"]})
                 turn = None
-                self._save(task_id, messages=messages, turn=None)
+                await self._save(task_id, messages=messages, turn=None)
             if calls >= self.llm.max_model_calls:
                 await self.finish(task_id, "failed", error=f"stopped after {calls} model calls")
                 return
@@ -119,15 +120,17 @@ class AgentRunner(TaskBook):
             messages.append({"role": "assistant", "content": reply.content})
             turn = {"calls": reply.tool_calls, "results": []} if reply.tool_calls else None
             # one write: a restart finds the reply together with the calls it asked for
-            self._save(task_id, messages=messages, model_calls=calls, turn=turn)
+            await self._save(task_id, messages=messages, model_calls=calls, turn=turn)
             if reply.text:
                 await self.step(task_id, "model", text=reply.text, stop_reason=reply.stop_reason)
             if turn is None:
                 await self.finish(task_id, "done", answer=reply.text, model_calls=calls)
                 return
 
-    def _save(self, task_id: str, **data: Any) -> None:
-        self.fed.store.update_task(task_id, data=data)
+    async def _save(self, task_id: str, **data: Any) -> None:
+        """Store the task's state; in a worker thread, off the event loop: the store redacts
+        what it writes, and a conversation can carry megabytes of job output."""
+        await asyncio.to_thread(self.fed.store.update_task, task_id, data=data)
 
     async def _run_calls(self, task_id: str, ctx: SkillContext, turn: dict[str, Any]) -> bool:
         """Run the turn's remaining tool calls; False when the task went to sleep."""
@@ -142,7 +145,7 @@ class AgentRunner(TaskBook):
             again = turn.get("started") == call["id"]  # its engine stopped during the call
             if not resumed and not again:
                 turn["started"] = call["id"]
-                self._save(task_id, turn=turn)
+                await self._save(task_id, turn=turn)
                 await self.step(task_id, "tool_call", tool=name, input=args)
             # the key makes a call run again (after a restart) find what its first run did
             run_ctx = dataclasses.replace(ctx, call_key=f"{task_id}:{call['id']}")
@@ -168,16 +171,16 @@ class AgentRunner(TaskBook):
                     body = json.dumps({"notice": UNTRUSTED,  # now on, actions are asked
                                        **out.model_dump(mode="json", exclude_none=True)})
                     ctx.tainted = True
-                    self._save(task_id, tainted=True)
+                    await self._save(task_id, tainted=True)
                 results.append({"type": "tool_result", "tool_use_id": call["id"],
                                 "content": body})
                 job = getattr(out, "job", None)
                 await self.step(task_id, "tool_result", tool=name, result=preview(body),
                                 job_id=getattr(job, "id", None) or args.get("job_id"))
             if resumed:
-                self._save(task_id, pending=None, decision=None)
+                await self._save(task_id, pending=None, decision=None)
                 rec = self.fed.store.get_task(task_id, steps=False)
-            self._save(task_id, turn=turn)
+            await self._save(task_id, turn=turn)
         return True
 
     async def _suspend(self, task_id: str, turn: dict[str, Any], call: dict[str, Any],

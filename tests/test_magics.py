@@ -417,12 +417,16 @@ def test_server_path(tb, data_dir, server_factory):
         assert "alpha" in k.text(mid) and "gamma" in k.text(mid)
         mid = k.execute("%%diamond submit --site beta --time 00:02:00\n"
                         "sleep 2\necho via-the-server")
-        models = {m["content"]["comm_id"] for m in k.log if m["msg_type"] == "comm_open"
-                  and m["parent_header"].get("msg_id") == mid}
+        shown = [m for m in k.outputs(mid) if m["msg_type"] == "display_data"]
+        assert shown, k.text(mid)
+        display_id = shown[0]["content"]["transient"]["display_id"]
         idle = k.index_of_idle(mid)
-        done = k.read_until(lambda m: m["msg_type"] == "comm_msg"
-                            and m["content"].get("comm_id") in models
-                            and "COMPLETED" in json.dumps(m["content"]["data"].get("state", {})))
+        # the card's record keeps updating from the server's events after the cell ended
+        done = k.read_until(lambda m: m["msg_type"] == "update_display_data"
+                            and m["content"].get("transient", {}).get("display_id")
+                            == display_id
+                            and m["content"]["data"][CARD_MIME]["job"]["state"]
+                            == "COMPLETED")
         assert k.log.index(done) > idle
         mid = k.execute("job = _\nprint(job.wait(timeout=60).state)\nprint(job.result())")
         out = k.text(mid, "stdout")

@@ -46,6 +46,21 @@ def tb(testbed_session) -> Testbed:
     return testbed_session
 
 
+@pytest.fixture(scope="module")
+def sshd():
+    """A private sshd of the test user's (no test bed), its host key in `base/known_hosts`
+    and an empty `base/empty_ssh_config`; one per test module."""
+    from sshd_helper import Sshd, make_base, remove_base
+
+    base = make_base()
+    d = Sshd(base).start()
+    (base / "empty_ssh_config").write_text("")
+    (base / "known_hosts").write_text(d.known_hosts_line())
+    yield d
+    d.stop()
+    remove_base(base)
+
+
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "data"

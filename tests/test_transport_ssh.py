@@ -25,17 +25,6 @@ NASTY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sshd():
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
-
-
 def cfg(d: Sshd, **kw) -> TransportConfig:
     base = dict(
         host="127.0.0.1", port=d.port, user=d.user, key_file=str(d.client_key),

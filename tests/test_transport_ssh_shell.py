@@ -5,22 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sshd_helper import Sshd, make_base, remove_base
 from test_transport_ssh import NASTY, _sleeping, ssh, wait_for
 
 from diamond_jupyter.model import SiteError
 from diamond_jupyter.transports import CommandFailed, CommandTimeout, ssh_shell
-
-
-@pytest.fixture(scope="module")
-def sshd():
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
 
 
 def async_(pred):

@@ -7,22 +7,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from sshd_helper import Sshd, make_base, remove_base
+from sshd_helper import Sshd
 
 from diamond_jupyter.config import TransportConfig
 from diamond_jupyter.model import SiteError
 from diamond_jupyter.transports import CommandTimeout, make_transport
-
-
-@pytest.fixture(scope="module")
-def sshd():
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
 
 
 def ssh_cfg(d: Sshd, **kw) -> TransportConfig:

@@ -9,22 +9,10 @@ import stat
 import tracemalloc
 
 import pytest
-from sshd_helper import Sshd, make_base, remove_base
 
 from diamond_jupyter.config import TransportConfig
 from diamond_jupyter.transports import make_transport
 from diamond_jupyter.transports.local import LocalTransport
-
-
-@pytest.fixture(scope="module")
-def sshd():
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
 
 
 @pytest.fixture

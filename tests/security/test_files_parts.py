@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from sshd_helper import Sshd, make_base, remove_base
 
 from diamond_jupyter.config import TransportConfig
 from diamond_jupyter.model import SiteError
@@ -28,17 +27,6 @@ def noop(_done: int, _total: int) -> None:
 async def copy(src_t, src: str, dst_t, dst: str) -> None:
     await sftp_copy(src_t, src, dst_t, dst, recursive=False, progress=noop,
                     cancel=threading.Event())
-
-
-@pytest.fixture(scope="module")
-def sshd():
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
 
 
 @pytest.fixture

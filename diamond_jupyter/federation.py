@@ -18,10 +18,11 @@ from typing import Any
 
 from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sample
 from .config import FederationConfig, load_config
-from .events import EventBus
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
+from .journal import Journal
+from .leases import EngineLease
 from .model import (
     BadInput,
     DiamondError,
@@ -35,9 +36,9 @@ from .model import (
     check_spec,
     utcnow,
 )
-from .monitor import SiteMonitor, wrapper_prologue
+from .monitor import wrapper_prologue
 from .placement import StageData
-from .sites import Site, token_tag
+from .sites import Site, Sites, token_tag
 from .store import Store
 from .transports import CommandFailed
 
@@ -71,21 +72,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
         self.allowed_sites = allowed  # None: every site of the sites file
-        self.sites: dict[str, Site] = {
-            s.name: Site(s) for s in cfg.sites if allowed is None or s.name in allowed}
+        self.sites = Sites((Site(s) for s in cfg.sites if allowed is None or s.name in allowed),
+                           allowed=allowed, configured=[s.name for s in cfg.sites])
         self.store = store or Store(cfg.store)
-        self.bus = EventBus()
-        self.monitors = {n: SiteMonitor(self, s, poll_interval_s, min_poll_s)
-                         for n, s in self.sites.items()}
+        self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
+                               min_poll_s=min_poll_s)
+        self.monitors = self.journal.monitors
+        self.lease = EngineLease(self.store.beats)
         self.store_poll_s = store_poll_s
-        self._published = self.store.last_seq()
-        self._drain_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
-        self._submitting: set[str] = set()  # tokens whose submit runs in this process
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
@@ -95,9 +94,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         self._started = True
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
-        self._tasks.append(asyncio.ensure_future(self._heartbeat()))
+        self._tasks.append(asyncio.ensure_future(self.lease.heartbeat()))
         if self.store_poll_s:
-            self._tasks.append(asyncio.ensure_future(self._follow_store()))
+            self._tasks.append(asyncio.ensure_future(self.journal.follow_store(self.store_poll_s)))
         if recover and self.intent_sweep_s:
             self._tasks.append(asyncio.ensure_future(self._sweep_intents()))
         return self
@@ -106,7 +105,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+        await self.journal.stop()
         await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
         self._started = False
@@ -120,16 +119,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
     async def recover(self, *, intent_grace_s: float = 120.0) -> None:
         """`intent_grace_s`: an unbound intent younger than this may be another process's
         submit still in flight (the CLI, a kernel), so it is left alone."""
-        await self._recover_intents(intent_grace_s)
+        await self.journal.recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
-            if job.site in self.monitors:
-                self.monitors[job.site].track(job)
+            self.journal.track(job)
         await self._resume_data()
-
-    async def _recover_intents(self, grace_s: float) -> None:
-        for job in self.store.intents_without_native_id(older_than_s=grace_s):
-            if job.site in self.sites and job.token not in self._submitting:
-                await self._recover_intent(job)
 
     async def _sweep_intents(self) -> None:
         """An intent left unbound while this process runs (the connection dropped during a
@@ -138,78 +131,23 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         while True:
             await asyncio.sleep(self.intent_sweep_s or 30.0)
             try:
-                await self._recover_intents(self.intent_grace_s)
+                await self.journal.recover_intents(self.intent_grace_s)
             except DiamondError as e:
                 log.info("intent recovery failed: %s", e)
 
-    async def _recover_intent(self, job: Job) -> None:
-        """A crash between recording the token and the submit's return: the token finds it."""
-        site = self.sites[job.site]
-        try:
-            found = await site.find_by_token(job.name, job.token or "")
-        except DiamondError:
-            return  # site unreachable: try again on the next start
-        if found:
-            bound = self.store.bind_native_id(job.token, found[0].native_id)
-            if not bound.state.terminal:
-                self.monitors[job.site].track(bound)
-        else:
-            self.store.mark_never_submitted(job.token, "the submit did not reach the scheduler")
-        await self._drain()
-
     # -- events -----------------------------------------------------------------------
-    async def _drain(self) -> None:
-        """Publish every stored event not yet published, in order."""
-        async with self._drain_lock:
-            while True:
-                batch = self.store.events_since(self._published, limit=500)
-                for ev in batch:
-                    self._published = ev.seq or self._published
-                    self.bus.publish(ev)
-                if len(batch) < 500:
-                    return
-
-    async def _follow_store(self) -> None:
-        """Deliver events other processes (CLI, kernels) wrote to the shared store."""
-        while True:
-            await asyncio.sleep(self.store_poll_s or 1.0)
-            await self._drain()
-
-    def _apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
-        ev = self.store.apply_state(job_id, state, **kw)
-        if ev is not None:
-            asyncio.ensure_future(self._drain())
-        return ev
-
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
-        return self.bus.subscribe(callback)
+        """Call `callback(event)` for each event published from now on (a coroutine function's
+        coroutine is scheduled); returns an unsubscribe function."""
+        return self.journal.subscribe(callback)
 
-    async def events(self, since: int | None = None) -> AsyncIterator[Event]:
+    def events(self, since: int | None = None) -> AsyncIterator[Event]:
         """Stored events after `since` (replay), then live ones, with no gap."""
-        q = self.bus.queue()
-        try:
-            last = since if since is not None else self._published
-            if since is not None:
-                for ev in self.store.events_since(since, limit=None):
-                    last = ev.seq or last
-                    yield ev
-            while True:
-                ev = await q.get()
-                if ev.seq is not None and ev.seq <= last:
-                    continue
-                yield ev
-        finally:
-            self.bus.unqueue(q)
+        return self.journal.events(since)
 
     # -- discovery ----------------------------------------------------------------------
     def site(self, name: str) -> Site:
-        if name not in self.sites:
-            known = ", ".join(self.sites) or "none"
-            if self.allowed_sites is not None and name not in self.allowed_sites and \
-                    any(s.name == name for s in self.config.sites):
-                raise BadInput(f"site {name!r} is not allowed here (allowed: {known})")
-            raise BadInput(f"unknown site {name!r} (known: {known})")
-        return self.sites[name]
+        return self.sites.require(name)
 
     def site_configs(self) -> list[dict[str, Any]]:
         return [s.cfg.model_dump(exclude={"transport"}) | {"transport": s.transport.describe()}
@@ -233,11 +171,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
         kw.setdefault("calibration", cals)
         if spec.stage_in and "stage_data" not in kw:
-            kw["stage_data"] = await self._stage_data(spec)
+            kw["stage_data"] = await self.stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=self.history(), **kw)
 
-    async def _stage_data(self, spec: JobSpec) -> StageData:
+    async def stage_data(self, spec: JobSpec) -> StageData:
         """The stage-in's bytes by location and the bandwidth past transfers measured.
         A source that cannot be sized counts as 0 bytes here: the submit reports it."""
         from .transfer import confine, parse_location
@@ -304,6 +242,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
             acct = [run_sample(j) for j in self._calibrated.get(n, (0.0, []))[1]]
             out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []))
         return out
+
+    def accounting(self, site: str) -> list[JobStatus]:
+        """The jobs the last accounting query of `site` returned for calibration."""
+        return list(self._calibrated.get(site, (0.0, []))[1])
 
     def history(self) -> dict[str, float]:
         """Median observed runtime (s) per application, from finished jobs in the store."""
@@ -415,31 +357,31 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
             raise
         with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
             await upload
-        await self._drain()
+        await self.journal.drain()
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
-        self._submitting.add(token)  # not "lost" to a concurrent intent sweep meanwhile
+        self.journal.in_flight.add(token)  # not "lost" to a concurrent intent sweep meanwhile
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \
                 or f"exit status {e.result.exit_status}"
             self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
-            await self._drain()
+            await self.journal.drain()
             raise BadInput(f"{site} refused the job: {said}") from None
         except (BadInput, DiamondError) as e:
             if isinstance(e, BadInput):
                 self.store.mark_never_submitted(token, str(e))
-                await self._drain()
+                await self.journal.drain()
             raise  # a SiteError leaves the intent: recovery finds the job by its token
         finally:
-            self._submitting.discard(token)
+            self.journal.in_flight.discard(token)
         job = self.store.bind_native_id(token, sub.native_id)
         if sub.warnings:
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
                                           data={"warnings": sub.warnings}))
-        await self._drain()
-        self.monitors[site].track(job)
+        await self.journal.drain()
+        self.journal.track(job)
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived
         return job
@@ -451,47 +393,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         return self.store.list_jobs(**filters)
 
     async def status(self, job_id: str, *, refresh: bool = False) -> Job:
-        job = self.store.get_job(job_id)
-        if refresh and not job.state.terminal and job.native_id and job.site in self.sites:
-            mon = self.monitors[job.site]
-            mon.track(job)
-            await mon.poll_once()
-            job = self.store.get_job(job.token or job.id)
-        return job
+        if refresh:
+            return await self.journal.refresh(job_id)
+        return self.store.get_job(job_id)
 
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState] | None
                    = None, timeout: float | None = None) -> Job:
         """Suspend until the job satisfies `until` (default: a terminal state). Event-driven."""
-        if until is None:
-            def cond(j: Job) -> bool:
-                return j.state.terminal
-        elif callable(until):
-            cond = until
-        else:
-            states = set(until)
-
-            def cond(j: Job) -> bool:
-                return j.state in states or j.state.terminal
-        q = self.bus.queue()
-        try:
-            job = self.store.get_job(job_id)
-            if job.native_id and not job.state.terminal and job.site in self.monitors:
-                self.monitors[job.site].track(job)
-            key, names = job.token or job.id, {job_id, job.id}  # the token survives renames
-            loop = asyncio.get_running_loop()
-            deadline = None if timeout is None else loop.time() + timeout
-            while not cond(job):
-                left = None if deadline is None else max(deadline - loop.time(), 0)
-                ev = await asyncio.wait_for(q.get(), left)
-                if ev.job_id in names or ev.data.get("previous_id") in names:
-                    job = self.store.get_job(key)
-                    names.add(job.id)
-            return job
-        except asyncio.TimeoutError:
-            raise SiteError(f"timed out after {timeout:.0f}s waiting for {job_id} "
-                            f"(state {job.state.value})") from None
-        finally:
-            self.bus.unqueue(q)
+        return await self.journal.wait(job_id, until=until, timeout=timeout)
 
     async def cancel(self, job_id: str) -> Job:
         job = self.store.get_job(job_id)
@@ -502,10 +411,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         self._refuse_reused(job, "cancelling")
         await self.site(job.site).cancel([job.native_id])
         self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
-        await self._drain()
-        mon = self.monitors[job.site]
-        mon.track(job)
-        mon.kick()
+        await self.journal.drain()
+        self.journal.kick(job)
         return self.store.get_job(job.token or job.id)
 
     async def release(self, job_id: str) -> Job:

@@ -7,18 +7,16 @@ from typing import TYPE_CHECKING, Any
 from .model import Event, Job, JobSpec, SiteError
 
 if TYPE_CHECKING:
+    from .journal import Journal
     from .store import Store
 
 
 class AgentMixin:
     store: Store
-
-    async def _drain(self) -> None: ...
+    journal: Journal
 
     async def submit(self, spec: JobSpec, site: str = "auto", *,
                      origin: dict | None = None, hold: bool = False) -> Job: ...
-
-    async def _recover_intent(self, job: Job) -> None: ...
 
     async def submit_once(self, spec: JobSpec, site: str = "auto", *, key: str,
                           origin: dict[str, Any] | None = None) -> Job:
@@ -28,7 +26,7 @@ class AgentMixin:
         if job is not None and job.native_id is None and not job.state.terminal:
             # the engine that ran the call is gone, so this submit is not in flight: the
             # token tells whether it reached the scheduler
-            await self._recover_intent(job)
+            await self.journal.recover_intent(job)
             job = self.store.job_by_token(job.token or "") or job
             if job.native_id is None and not job.state.terminal:
                 raise SiteError(f"cannot tell yet whether the earlier submit of this call "
@@ -39,9 +37,7 @@ class AgentMixin:
 
     async def publish(self, event: Event) -> Event:
         """Store an event, then publish it (and any earlier unpublished ones) in order."""
-        ev = self.store.append_event(event)
-        await self._drain()
-        return ev
+        return await self.journal.publish(event)
 
     async def start_agent(self, llm: Any = None, *, provider: Any = None,
                           rearm: bool = True) -> Any:

@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import leases
 from .model import BadInput, JobSpec
 from .transports import CommandFailed
 
 if TYPE_CHECKING:
-    from .sites import Site
+    from .config import FederationConfig
+    from .journal import Journal
+    from .leases import EngineLease
+    from .sites import Site, Sites
     from .store import Store
 
 
 class DataMixin:
+    config: FederationConfig
     store: Store
-    sites: dict[str, Site]
+    sites: Sites
+    journal: Journal
+    lease: EngineLease
     _mover: Any
-    # Set by the Jupyter server: paths on the server's own disk (transfers, staging) must
-    # resolve inside this directory. None (the CLI, a kernel on its own): not confined.
-    server_root: Path | None = None
-    _engine_id: str | None = None
+    _server_root: Path | None = None
+
+    @property
+    def server_root(self) -> Path | None:
+        """Set by the Jupyter server: paths on the server's own disk (transfers, staging)
+        must resolve inside this directory. None (the CLI, a kernel on its own): not
+        confined."""
+        return self._server_root
+
+    @server_root.setter
+    def server_root(self, root: Path | None) -> None:
+        self._server_root = root
+        if self._mover is not None:
+            self._mover.server_root = root
 
     @property
     def mover(self):
@@ -30,23 +44,14 @@ class DataMixin:
         if self._mover is None:
             from .transfer import TransferManager
 
-            self._mover = TransferManager(self)
+            self._mover = TransferManager(self.journal, self.sites, self.lease,
+                                          self.config.transfers, server_root=self.server_root)
         return self._mover
 
     @property
     def engine_id(self) -> str:
         """This engine's claim on the work it runs (see `leases`), made on first use."""
-        if self._engine_id is None:
-            self._engine_id = leases.new_engine_id()
-            leases.register(self._engine_id)
-            leases.beat(self.store.beats, self._engine_id)
-        return self._engine_id
-
-    async def _heartbeat(self) -> None:
-        leases.sweep(self.store.beats)
-        while True:
-            leases.beat(self.store.beats, self.engine_id)
-            await asyncio.sleep(leases.BEAT_S)
+        return self.lease.id
 
     async def _resume_data(self) -> None:
         """After a restart: resume the transfers and stagings no live engine is running."""
@@ -57,16 +62,13 @@ class DataMixin:
         await self.mover.resume_pending()
         from .transfer.staging import resume_staged
 
-        await resume_staged(self)  # type: ignore[arg-type]
+        await resume_staged(self.mover)
 
     async def _close_data(self) -> None:
         """Stop moving data; this engine's unfinished work stays claimable by the next one."""
         if self._mover is not None:
             await self._mover.close()
-        if self._engine_id is not None:
-            leases.unregister(self._engine_id)
-            leases.stop_beating(self.store.beats, self._engine_id)
-            self._engine_id = None
+        self.lease.release()
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True,
@@ -107,7 +109,7 @@ class DataMixin:
             return None
         from .transfer.staging import StagedJob
 
-        return StagedJob(self, self.mover, site, token, spec, hold)
+        return StagedJob(self.mover, site, token, spec, hold)
 
     async def _submit_staged(self, target: Site, spec: JobSpec, token: str, hold: bool,
                              staged: Any, secret: str = ""):

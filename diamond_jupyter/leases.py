@@ -14,6 +14,7 @@ lives while its heartbeat file beside the store is fresh.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
@@ -95,3 +96,33 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
     except PermissionError:
         pass  # exists, another user's: compare start times below
     return _start_time(int(pid)) == start
+
+
+class EngineLease:
+    """This engine's claim on the work it runs: its id is made (registered, its heartbeat
+    file touched) on first use and given back by `release` (a later use makes a new one)."""
+
+    def __init__(self, beats: Path) -> None:
+        self.beats = beats
+        self._id: str | None = None
+
+    @property
+    def id(self) -> str:
+        if self._id is None:
+            self._id = new_engine_id()
+            register(self._id)
+            beat(self.beats, self._id)
+        return self._id
+
+    async def heartbeat(self) -> None:
+        """Keep the heartbeat file fresh while the engine runs (and sweep long-dead ones)."""
+        sweep(self.beats)
+        while True:
+            beat(self.beats, self.id)
+            await asyncio.sleep(BEAT_S)
+
+    def release(self) -> None:
+        if self._id is not None:
+            unregister(self._id)
+            stop_beating(self.beats, self._id)
+            self._id = None

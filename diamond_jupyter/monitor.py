@@ -24,7 +24,7 @@ from .model import DiamondError, Job, JobState, JobStatus
 from .sites import carries_token, owns
 
 if TYPE_CHECKING:
-    from .federation import Federation
+    from .journal import Journal
     from .sites import Site
 
 log = logging.getLogger(__name__)
@@ -125,9 +125,11 @@ def same_native(line_id: str, job_id: str) -> bool:
 
 
 class SiteMonitor:
-    def __init__(self, fed: Federation, site: Site, poll_interval_s: float,
+    """Follows one site's jobs; what it learns goes into the journal."""
+
+    def __init__(self, journal: Journal, site: Site, poll_interval_s: float,
                  min_poll_s: float) -> None:
-        self.fed, self.site = fed, site
+        self.journal, self.site = journal, site
         self.poll_interval_s, self.min_poll_s = poll_interval_s, min_poll_s
         # job (its token, else its id: both survive a rename) -> native id. Keyed by job, as
         # a reused native id can name an older unfinished job and a newer one at once.
@@ -211,7 +213,7 @@ class SiteMonitor:
         ev = parse_event_line(line)
         if ev is None:
             return
-        job = self.fed.store.job_by_token(ev.token)
+        job = self.journal.job_by_token(ev.token)
         if job is None or job.site != self.site.name or job.state.terminal:
             return  # (a finished job's old lines, replayed from the file's start: no news)
         secret = await self._secret(ev.token)
@@ -229,7 +231,7 @@ class SiteMonitor:
 
     async def _replay_early(self) -> None:
         for token in list(self._early):
-            job = self.fed.store.job_by_token(token)
+            job = self.journal.job_by_token(token)
             if job is None or job.native_id is not None:
                 for ev in self._early.pop(token, []):
                     if job is not None:
@@ -242,12 +244,12 @@ class SiteMonitor:
                         job_id, ev.native_id)
             return
         if ev.kind == "start":
-            self.fed._apply(job_id, JobState.RUNNING, started_at=ev.at, source="wrapper")
+            self.journal.apply(job_id, JobState.RUNNING, started_at=ev.at, source="wrapper")
         elif ev.rc == 0:
-            self.fed._apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
+            self.journal.apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
                             source="wrapper")
         elif ev.rc < 128:
-            self.fed._apply(job_id, JobState.FAILED, ended_at=ev.at, exit_code=ev.rc,
+            self.journal.apply(job_id, JobState.FAILED, ended_at=ev.at, exit_code=ev.rc,
                             reason=f"exit code {ev.rc}", source="wrapper")
         else:  # killed by a signal: cancelled, timed out or preempted; the scheduler knows
             self.kick()
@@ -285,7 +287,7 @@ class SiteMonitor:
     def _drop_finished(self) -> None:
         for key in list(self.tracked):
             try:
-                if self.fed.store.get_job(key).state.terminal:
+                if self.journal.job(key).state.terminal:
                     del self.tracked[key]
                     self.misses.pop(key, None)
             except DiamondError:
@@ -293,7 +295,7 @@ class SiteMonitor:
 
     def _job(self, key: str) -> Job | None:
         try:
-            return self.fed.store.get_job(key)
+            return self.journal.job(key)
         except DiamondError:
             self.tracked.pop(key, None)
             return None
@@ -317,7 +319,7 @@ class SiteMonitor:
             if mine:  # its own token's record first; else accounting's last (the newest)
                 st = ([s for s in mine if carries_token(s, job)] or mine)[-1]
                 self.misses.pop(key, None)
-                self.fed._apply(job.id, st.state, exit_code=st.exit_code, reason=st.reason,
+                self.journal.apply(job.id, st.state, exit_code=st.exit_code, reason=st.reason,
                                 started_at=st.started_at, ended_at=st.ended_at,
                                 native_state=st.native_state, source="poll")
                 continue
@@ -327,5 +329,5 @@ class SiteMonitor:
                 reason = "job left the queue and accounting has no record of it"
                 if job.reused_by:
                     reason += f" (its native id now belongs to {job.reused_by})"
-                self.fed._apply(job.id, JobState.FAILED, source="poll", reason=reason)
+                self.journal.apply(job.id, JobState.FAILED, source="poll", reason=reason)
         self._drop_finished()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -401,3 +401,25 @@ class Site:
 
     async def close(self) -> None:
         await self.transport.close()
+
+
+class Sites(dict[str, Site]):
+    """The sites this engine may use, by name. `allowed`: the names an operator allowed
+    (None: every site of the sites file); `configured`: every name in the sites file."""
+
+    def __init__(self, sites: Iterable[Site] = (), *, allowed: Collection[str] | None = None,
+                 configured: Collection[str] = ()) -> None:
+        super().__init__((s.name, s) for s in sites)
+        self.allowed = allowed
+        self.configured = set(configured)
+
+    def require(self, name: str) -> Site:
+        """The site `name`; BadInput naming the sites there are when it is unknown or not
+        allowed here."""
+        if name not in self:
+            known = ", ".join(self) or "none"
+            if self.allowed is not None and name not in self.allowed \
+                    and name in self.configured:
+                raise BadInput(f"site {name!r} is not allowed here (allowed: {known})")
+            raise BadInput(f"unknown site {name!r} (known: {known})")
+        return self[name]

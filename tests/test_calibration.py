@@ -147,7 +147,7 @@ def test_federation_learns_from_the_sites_accounting(tb, data_dir) -> None:
         async with Federation(tb.config_path) as fed:
             for _ in range(120):  # until accounting has both (event: their end in jobcomp)
                 cals = await fed.calibration(max_age_s=0)
-                got = fed._calibrated["beta"][1]
+                got = fed.accounting("beta")
                 if {j.native_id for j in got} >= set(ids):
                     break
                 await asyncio.sleep(0.5)
@@ -222,7 +222,7 @@ async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> N
             StageEntry(source="alpha:~/big.dat", destination="big.dat"),
             StageEntry(source="in.dat", destination="in.dat"),
             StageEntry(source="alpha:~/missing.dat", destination="m.dat")])
-        data = await fed._stage_data(job)
+        data = await fed.stage_data(job)
         assert data.sources == {"alpha": 3_000_000, None: 2_000_000}
         assert data.bandwidth_mbps == {(None, "alpha"): pytest.approx(200.0)}
     finally:

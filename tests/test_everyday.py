@@ -249,7 +249,7 @@ async def test_store_name_is_the_users_and_the_token_finds_the_job_by_comment(tb
                                              fed._prepare(site, JobSpec(name=name, script="x"),
                                                           "feedc0ffee01"))
             sub = await site.submit(intent.spec, "feedc0ffee01", hold=True)
-            await fed._recover_intent(intent)
+            await fed.journal.recover_intent(intent)
             assert fed.job(intent.id).native_id == sub.native_id
             assert fed.job(intent.id).name == name
         finally:

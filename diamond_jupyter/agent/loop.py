@@ -50,7 +50,8 @@ class AgentRunner(TaskBook):
 
     def __init__(self, fed: Federation, llm: LLMConfig | None = None, *,
                  provider: Provider | None = None) -> None:
-        super().__init__(fed)
+        super().__init__(fed.journal, fed.lease)
+        self.fed = fed  # the skills run on it
         self.llm = llm or LLMConfig.from_env()
         self._provider = provider
         self._tools = tool_schemas()
@@ -77,10 +78,10 @@ class AgentRunner(TaskBook):
             raise BadInput(f"approval must be one of {', '.join(APPROVALS)}")
         self.provider()  # not configured: say how, before anything is stored
         await self.start(rearm=False)
-        rec = await asyncio.to_thread(self.fed.store.create_task, prompt, data={
+        rec = await asyncio.to_thread(self.store.create_task, prompt, data={
             "approval": approval, "origin": origin, "llm": self.llm.public(),
             "messages": [{"role": "user", "content": prompt}], "turn": None,
-            "model_calls": 0, "owner": self.fed.engine_id})
+            "model_calls": 0, "owner": self.lease.id})
         await self.set_state(rec.id, "running")
         await self.step(rec.id, "prompt", text=prompt, approval=approval)
         self.spawn(rec.id)
@@ -88,7 +89,7 @@ class AgentRunner(TaskBook):
 
     # -- the loop ---------------------------------------------------------------------------
     async def drive(self, task_id: str) -> None:
-        data = self.fed.store.get_task(task_id, steps=False).data
+        data = self.store.get_task(task_id, steps=False).data
         messages: list[dict[str, Any]] = data.get("messages") or []
         turn: dict[str, Any] | None = data.get("turn")
         calls = int(data.get("model_calls") or 0)
@@ -130,11 +131,11 @@ class AgentRunner(TaskBook):
     async def _save(self, task_id: str, **data: Any) -> None:
         """Store the task's state; in a worker thread, off the event loop: the store redacts
         what it writes, and a conversation can carry megabytes of job output."""
-        await asyncio.to_thread(self.fed.store.update_task, task_id, data=data)
+        await asyncio.to_thread(self.store.update_task, task_id, data=data)
 
     async def _run_calls(self, task_id: str, ctx: SkillContext, turn: dict[str, Any]) -> bool:
         """Run the turn's remaining tool calls; False when the task went to sleep."""
-        rec = self.fed.store.get_task(task_id, steps=False)
+        rec = self.store.get_task(task_id, steps=False)
         approved = rec.data.get("decision") == "approved"
         calls, results = turn["calls"], turn["results"]
         while len(results) < len(calls):
@@ -179,7 +180,7 @@ class AgentRunner(TaskBook):
                                 job_id=getattr(job, "id", None) or args.get("job_id"))
             if resumed:
                 await self._save(task_id, pending=None, decision=None)
-                rec = self.fed.store.get_task(task_id, steps=False)
+                rec = self.store.get_task(task_id, steps=False)
             await self._save(task_id, turn=turn)
         return True
 
@@ -187,17 +188,17 @@ class AgentRunner(TaskBook):
                        job_id: str) -> bool:
         """Store the task as waiting on `job_id`; False if the job has ended meanwhile."""
         # Stored before any await, so that a job event published next finds the task.
-        self.fed.store.update_task(task_id, state="waiting", waiting_on=[job_id],
+        self.store.update_task(task_id, state="waiting", waiting_on=[job_id],
                                    data={"turn": turn, "pending": {"tool_use_id": call["id"],
                                                                    "tool": call["name"]}})
         await self.set_state(task_id, "waiting", waiting_on=[job_id])
         await self.step(task_id, "suspend", tool=call["name"], job_id=job_id,
                         text=f"sleeping until {job_id} ends")
         # A wake-up that came while this coroutine still held the task was ignored: look.
-        job = self.fed.job(job_id)
+        job = self.journal.job(job_id)
         if not job.state.terminal:
             return True
-        self.fed.store.update_task(task_id, state="running", waiting_on=[])
+        self.store.update_task(task_id, state="running", waiting_on=[])
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", cause="job ended", job_id=job.id,
                         state=job.state.value)
@@ -207,7 +208,7 @@ class AgentRunner(TaskBook):
                               plan: dict[str, Any]) -> None:
         pending = {"tool_use_id": call["id"], "tool": call["name"], "input": call.get("input"),
                    "plan": plan}
-        self.fed.store.update_task(task_id, state="awaiting_approval",
+        self.store.update_task(task_id, state="awaiting_approval",
                                    data={"turn": turn, "pending": pending, "decision": None})
         await self.step(task_id, "approval", tool=call["name"], plan=plan)
         await self.set_state(task_id, "awaiting_approval", kind="agent.approval",

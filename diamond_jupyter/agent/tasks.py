@@ -20,7 +20,8 @@ from ..model import BadInput, DiamondError, Event, JobState
 from ..store import TaskRecord
 
 if TYPE_CHECKING:
-    from ..federation import Federation
+    from ..journal import Journal
+    from ..leases import EngineLease
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +35,12 @@ def preview(value: Any) -> str:
 
 
 class TaskBook:
-    """Store-side bookkeeping shared by the runner: steps, states, waiters, resumes."""
+    """Store-side bookkeeping shared by the runner: steps, states, waiters, resumes. Task
+    records are kept in the journal's store, steps and states published as its events;
+    `lease` claims the tasks this engine runs."""
 
-    def __init__(self, fed: Federation) -> None:
-        self.fed = fed
+    def __init__(self, journal: Journal, lease: EngineLease) -> None:
+        self.journal, self.store, self.lease = journal, journal.store, lease
         self._active: dict[str, object] = {}  # task id -> the token of its running coroutine
         self._running: set[asyncio.Task] = set()
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
@@ -49,16 +52,16 @@ class TaskBook:
         """Follow job events; re-arm every waiting task (resume those whose job ended) and
         resume every running task no live engine runs (its engine stopped mid-way)."""
         if self._unsubscribe is None:
-            self._unsubscribe = self.fed.subscribe(self._on_event)
+            self._unsubscribe = self.journal.subscribe(self._on_event)
         if not rearm or self._armed:
             return
         self._armed = True
-        for task in self.fed.store.tasks_waiting():
+        for task in self.store.tasks_waiting():
             await self._rearm(task)
-        for task in self.fed.store.list_tasks(states=["running"], limit=None):
+        for task in self.store.list_tasks(states=["running"], limit=None):
             if task.id in self._active:
                 continue
-            if self.fed.store.claim_task(task.id, self.fed.engine_id) is None:
+            if self.store.claim_task(task.id, self.lease.id) is None:
                 continue  # another live engine runs it
             token = self._claim(task.id)
             await self.step(task.id, "resume", cause="restart", after="restart")
@@ -67,9 +70,9 @@ class TaskBook:
     async def _rearm(self, task: TaskRecord) -> None:
         for job_id in task.waiting_on:
             try:
-                job = self.fed.job(job_id)
+                job = self.journal.job(job_id)
                 if not job.state.terminal:  # let the monitor follow it; ask the site once
-                    job = await self.fed.status(job.id, refresh=True)
+                    job = await self.journal.refresh(job.id)
             except DiamondError as e:
                 log.warning("agent: task %s waits on %s: %s", task.id, job_id, e)
                 continue
@@ -89,16 +92,16 @@ class TaskBook:
     # -- steps and states -------------------------------------------------------------------
     async def step(self, task_id: str, kind: str, **data: Any) -> None:
         """Store one step and publish it as an `agent.step` event."""
-        s = self.fed.store.add_step(task_id, kind, data)
-        await self.fed.publish(Event(kind="agent.step", job_id=data.get("job_id"), data={
+        s = self.store.add_step(task_id, kind, data)
+        await self.journal.publish(Event(kind="agent.step", job_id=data.get("job_id"), data={
             "task_id": task_id, "step": s.n, "step_kind": kind, **s.data}))
 
     async def set_state(self, task_id: str, state: str, *, kind: str = "agent.task",
                         waiting_on: list[str] | None = None, **data: Any) -> TaskRecord:
-        rec = self.fed.store.update_task(task_id, state=state, waiting_on=waiting_on,
+        rec = self.store.update_task(task_id, state=state, waiting_on=waiting_on,
                                          data=data or None)
         public = {k: v for k, v in data.items() if k in ("answer", "error", "plan", "tool")}
-        await self.fed.publish(Event(kind=kind, data={"task_id": task_id, "state": state,
+        await self.journal.publish(Event(kind=kind, data={"task_id": task_id, "state": state,
                                                       "waiting_on": rec.waiting_on, **public}))
         if state in FINAL_STATES:
             for fut in self._waiters.pop(task_id, []):
@@ -113,7 +116,7 @@ class TaskBook:
         """Until the task is done, failed or rejected (event-driven, no polling)."""
         fut: asyncio.Future[TaskRecord] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(task_id, []).append(fut)
-        rec = self.fed.store.get_task(task_id, steps=False)
+        rec = self.store.get_task(task_id, steps=False)
         if rec.state in FINAL_STATES:
             self._waiters[task_id].remove(fut)
             return rec
@@ -131,10 +134,10 @@ class TaskBook:
         def on(ev: Event) -> None:
             if (ev.kind in ("agent.task", "agent.approval") and ev.data.get("task_id") == task_id
                     and reached(str(ev.data.get("state"))) and not fut.done()):
-                fut.set_result(self.fed.store.get_task(task_id, steps=False))
-        unsub = self.fed.subscribe(on)
+                fut.set_result(self.store.get_task(task_id, steps=False))
+        unsub = self.journal.subscribe(on)
         try:
-            rec = self.fed.store.get_task(task_id, steps=False)
+            rec = self.store.get_task(task_id, steps=False)
             if reached(rec.state) and (rec.state != "waiting" or task_id not in self._active):
                 return rec
             return await asyncio.wait_for(fut, timeout)
@@ -151,7 +154,7 @@ class TaskBook:
                 return
         except ValueError:
             return
-        for task in self.fed.store.tasks_waiting(on=ev.job_id):
+        for task in self.store.tasks_waiting(on=ev.job_id):
             asyncio.ensure_future(self._resume(task.id, {
                 "cause": "job ended", "job_id": ev.job_id, "state": ev.data.get("state"),
                 "event_seq": ev.seq}))
@@ -159,8 +162,8 @@ class TaskBook:
     async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
         # Check-and-set without an await in between: one resume per wake-up in this process;
         # the claim in the store makes it one among engines sharing the store.
-        if task_id in self._active or self.fed.store.claim_task(
-                task_id, self.fed.engine_id, states=("waiting",), to_state="running") is None:
+        if task_id in self._active or self.store.claim_task(
+                task_id, self.lease.id, states=("waiting",), to_state="running") is None:
             return
         token = self._claim(task_id)
         await self.set_state(task_id, "running")
@@ -197,21 +200,21 @@ class TaskBook:
             if self._active.get(task_id) is token:
                 del self._active[task_id]
                 # done, asleep, or stopped with the engine: any engine may take it up next
-                self.fed.store.release_task(task_id, self.fed.engine_id)
+                self.store.release_task(task_id, self.lease.id)
 
     async def drive(self, task_id: str) -> None:
         raise NotImplementedError
 
     # -- approval ---------------------------------------------------------------------------
     def _pending(self, task_id: str) -> TaskRecord:
-        rec = self.fed.store.get_task(task_id, steps=False)
+        rec = self.store.get_task(task_id, steps=False)
         if rec.state != "awaiting_approval":
             raise BadInput(f"task {task_id} is {rec.state}, not awaiting approval")
         return rec
 
     async def approve(self, task_id: str) -> TaskRecord:
         rec = self._pending(task_id)
-        if self.fed.store.claim_task(task_id, self.fed.engine_id, states=("awaiting_approval",),
+        if self.store.claim_task(task_id, self.lease.id, states=("awaiting_approval",),
                                      to_state="running", data={"decision": "approved"}) is None:
             raise BadInput(f"task {task_id} was approved or taken up meanwhile")
         token = self._claim(task_id)
@@ -219,7 +222,7 @@ class TaskBook:
         await self.step(task_id, "resume", cause="approved",
                         tool=(rec.data.get("pending") or {}).get("tool"))
         self.spawn(task_id, token)
-        return self.fed.store.get_task(task_id, steps=False)
+        return self.store.get_task(task_id, steps=False)
 
     async def reject(self, task_id: str, reason: str = "") -> TaskRecord:
         rec = self._pending(task_id)

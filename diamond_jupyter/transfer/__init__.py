@@ -37,7 +37,10 @@ from .globus_auth import GlobusAuth
 from .sftp import Cancelled, ChecksumMismatch, Interrupted, PartRefused, sftp_copy
 
 if TYPE_CHECKING:
-    from ..federation import Federation
+    from ..config import TransferPolicy
+    from ..journal import Journal
+    from ..leases import EngineLease
+    from ..sites import Sites
 
 __all__ = ["Location", "TransferManager", "confine", "parse_location", "retryable"]
 
@@ -120,11 +123,16 @@ def confine(loc: Location, root: Path | None) -> Location:
 
 
 class TransferManager:
-    """Runs and follows transfers for one Federation; the faces reach it through the facade."""
+    """Runs and follows transfers for one engine; the faces reach it through the facade.
+    `server_root`: server paths must resolve inside it (None: not confined)."""
 
-    def __init__(self, fed: Federation, *, auth: GlobusAuth | None = None,
-                 globus: GlobusMover | None = None, globus_poll_s: float = 2.0) -> None:
-        self.fed = fed
+    def __init__(self, journal: Journal, sites: Sites, lease: EngineLease,
+                 policy: TransferPolicy, *, server_root: Path | None = None,
+                 auth: GlobusAuth | None = None, globus: GlobusMover | None = None,
+                 globus_poll_s: float = 2.0) -> None:
+        self.journal, self.store, self.sites, self.lease = journal, journal.store, sites, lease
+        self.policy = policy  # the sites file's retry policy
+        self.server_root = server_root
         self.auth = auth or GlobusAuth()
         self._globus = globus
         self.globus_poll_s = globus_poll_s
@@ -139,10 +147,14 @@ class TransferManager:
             self._globus = GlobusMover(self.auth, retries=p.attempts, retry_delay_s=p.backoff_s)
         return self._globus
 
-    @property
-    def policy(self) -> Any:
-        """The retry policy (config.TransferPolicy) from the sites file."""
-        return self.fed.config.transfers
+    def adopt(self, key: str, task: asyncio.Task) -> None:
+        """Run `task` (a staging) with the transfers: `close` stops it with the engine."""
+        self._tasks[key] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+
+    def running(self, key: str) -> bool:
+        """Whether this engine runs the transfer or staging `key` now."""
+        return key in self._tasks
 
     def _backoff(self) -> Callable[[], float]:
         """Successive waits between tries: backoff_s, doubling, up to backoff_max_s."""
@@ -158,16 +170,14 @@ class TransferManager:
              site: str | None = None) -> Event:
         if job_id:
             try:  # a provisional "SITE:pending-TOKEN" id becomes the bound one
-                job_id = self.fed.store.get_job(job_id).id
+                job_id = self.journal.job(job_id).id
             except DiamondError:
                 pass
-        ev = self.fed.store.append_event(Event(kind=kind, job_id=job_id, site=site, data=data))
-        asyncio.ensure_future(self.fed._drain())
-        return ev
+        return self.journal.append(Event(kind=kind, job_id=job_id, site=site, data=data))
 
     def _state(self, rec: TransferRecord, state: str, *, error: str | None = None,
                **kw: Any) -> TransferRecord:
-        rec = self.fed.store.update_transfer(rec.id, state=state, error=error, **kw)
+        rec = self.store.update_transfer(rec.id, state=state, error=error, **kw)
         data = {"transfer_id": rec.id, "kind": rec.kind, "state": state, "src": rec.src,
                 "dst": rec.dst, "bytes": rec.bytes, "checksum": rec.checksum}
         if error:
@@ -180,8 +190,8 @@ class TransferManager:
         if via not in (None, "auto", "sftp", "globus"):
             raise BadInput(f"--via must be sftp or globus, not {via!r}")
         both = bool(src.site and dst.site
-                    and self.fed.site(src.site).cfg.globus_collection
-                    and self.fed.site(dst.site).cfg.globus_collection)
+                    and self.sites.require(src.site).cfg.globus_collection
+                    and self.sites.require(dst.site).cfg.globus_collection)
         if via == "globus":
             if not both:
                 raise BadInput("Globus needs a globus_collection on both sites "
@@ -195,17 +205,17 @@ class TransferManager:
                        *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
                        transfer_id: str | None = None, limit_bytes: int | None = None
                        ) -> TransferRecord:
-        s = src if isinstance(src, Location) else parse_location(src, self.fed.sites)
-        d = dst if isinstance(dst, Location) else parse_location(dst, self.fed.sites)
-        s, d = confine(s, self.fed.server_root), confine(d, self.fed.server_root)
+        s = src if isinstance(src, Location) else parse_location(src, self.sites)
+        d = dst if isinstance(dst, Location) else parse_location(dst, self.sites)
+        s, d = confine(s, self.server_root), confine(d, self.server_root)
         s, d = _anchored(s), _anchored(d)  # a resume after a restart finds the same files
         for loc in (s, d):
             if loc.site:
-                self.fed.site(loc.site)
+                self.sites.require(loc.site)
         kind = self.choose(s, d, via)
         base = {"job_id": job_id, "recursive": recursive}
         if kind == "sftp":
-            rec = self.fed.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
+            rec = self.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
                                                  data={**base, "src_loc": [s.site, s.path],
                                                        "dst_loc": [d.site, d.path]})
         else:
@@ -216,7 +226,7 @@ class TransferManager:
         if task is None:
             task = self._launch(rec, lambda r: self._runner(r, s, d, limit_bytes))
         if not wait:
-            return self.fed.store.get_transfer(rec.id)
+            return self.store.get_transfer(rec.id)
         return await asyncio.shield(task)
 
     def _runner(self, rec: TransferRecord, s: Location | None = None,
@@ -233,13 +243,13 @@ class TransferManager:
             stored = rec.data.get(key)
             if isinstance(stored, list) and len(stored) == 2:
                 return Location(stored[0], stored[1])
-            return parse_location(text, self.fed.sites)
+            return parse_location(text, self.sites)
         return loc("src_loc", rec.src), loc("dst_loc", rec.dst)
 
     def _launch(self, rec: TransferRecord,
                 run: Callable[[TransferRecord], Awaitable[TransferRecord]]) -> asyncio.Task:
         """Run the transfer here if no other live engine runs it, else follow that one."""
-        claimed = self.fed.store.claim_transfer(rec.id, self.fed.engine_id)
+        claimed = self.store.claim_transfer(rec.id, self.lease.id)
         coro = run(claimed) if claimed is not None else self._after_other(rec, run)
         task = asyncio.ensure_future(coro)
         self._tasks[rec.id] = task
@@ -258,12 +268,12 @@ class TransferManager:
             cur = self.status(rec.id)
             if cur.state in DONE:
                 return cur
-            claimed = self.fed.store.claim_transfer(rec.id, self.fed.engine_id)
+            claimed = self.store.claim_transfer(rec.id, self.lease.id)
             if claimed is not None:
                 return await run(claimed)
 
     def status(self, transfer_id: str) -> TransferRecord:
-        return self.fed.store.get_transfer(transfer_id)
+        return self.store.get_transfer(transfer_id)
 
     async def wait(self, transfer_id: str) -> TransferRecord:
         task = self._tasks.get(transfer_id)
@@ -298,7 +308,7 @@ class TransferManager:
 
     # -- SFTP -----------------------------------------------------------------------------
     def _transport(self, loc: Location) -> Any:
-        return self.fed.site(loc.site).transport if loc.site else None
+        return self.sites.require(loc.site).transport if loc.site else None
 
     async def _run_sftp(self, rec: TransferRecord, s: Location, d: Location, recursive: bool,
                         limit: int | None) -> TransferRecord:
@@ -351,7 +361,7 @@ class TransferManager:
             return self._state(rec, "CANCELLED", error="cancelled by request")
         except asyncio.CancelledError:
             # the engine is closing: the record stays ACTIVE for the next engine to resume
-            self.fed.store.release_transfer(rec.id, self.fed.engine_id)
+            self.store.release_transfer(rec.id, self.lease.id)
             raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
@@ -373,14 +383,14 @@ class TransferManager:
                              transfer_id: str | None, base: dict[str, Any]) -> TransferRecord:
         if transfer_id:  # a known record (staging retry): its stored submission id is reused
             try:
-                return self.fed.store.get_transfer(transfer_id)
+                return self.store.get_transfer(transfer_id)
             except BadInput:
                 pass
         assert s.site and d.site
-        desc = GlobusMover.describe(self.fed.site(s.site).cfg, s.path,
-                                    self.fed.site(d.site).cfg, d.path, recursive)
+        desc = GlobusMover.describe(self.sites.require(s.site).cfg, s.path,
+                                    self.sites.require(d.site).cfg, d.path, recursive)
         sub_id = await asyncio.to_thread(self.globus.submission_id)
-        return self.fed.store.record_transfer("globus", str(s), str(d), submission_id=sub_id,
+        return self.store.record_transfer("globus", str(s), str(d), submission_id=sub_id,
                                               transfer_id=transfer_id, data={**base, **desc})
 
     async def _run_globus(self, rec: TransferRecord) -> TransferRecord:
@@ -390,13 +400,13 @@ class TransferManager:
                 label = f"diamond {rec.src} -> {rec.dst}"
                 task_id = await asyncio.to_thread(self.globus.submit, rec.data,
                                                   rec.submission_id, label)
-                rec = self.fed.store.update_transfer(rec.id, data={"task_id": task_id})
+                rec = self.store.update_transfer(rec.id, data={"task_id": task_id})
             if rec.state != "ACTIVE":
                 rec = self._state(rec, "ACTIVE")
             return await self._follow_globus(rec, task_id)
         except asyncio.CancelledError:
             # the engine is closing: Globus goes on; the next engine follows the same task
-            self.fed.store.release_transfer(rec.id, self.fed.engine_id)
+            self.store.release_transfer(rec.id, self.lease.id)
             raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
@@ -449,18 +459,18 @@ class TransferManager:
         """After a restart: resume every unfinished transfer no live engine runs (SFTP from
         its partial file; Globus: follow the task, or submit with the stored submission id)."""
         started = []
-        for rec in self.fed.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
+        for rec in self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
             if rec.id in self._tasks or rec.kind not in ("sftp", "globus"):
                 continue
             if rec.kind == "sftp":
                 try:
                     for loc in self._locations(rec):
                         if loc.site:
-                            self.fed.site(loc.site)
+                            self.sites.require(loc.site)
                 except BadInput as e:
                     self._state(rec, "FAILED", error=f"cannot resume: {e}")
                     continue
-            if self.fed.store.claim_transfer(rec.id, self.fed.engine_id) is None:
+            if self.store.claim_transfer(rec.id, self.lease.id) is None:
                 continue  # another live engine runs it
             self._launch(rec, self._runner)
             started.append(rec.id)

@@ -29,7 +29,6 @@ from ..model import DiamondError, Job, JobSpec, JobState, StageEntry
 from . import Location, parse_location
 
 if TYPE_CHECKING:
-    from ..federation import Federation
     from . import TransferManager
 
 log = logging.getLogger(__name__)
@@ -57,27 +56,29 @@ def resolve(entry: StageEntry, sites: dict, site: str, workdir: str,
 
 
 class StagedJob:
-    """One submission's staging; created by Federation.submit before the (held) submit, or
-    by `resume_staged` after a restart (`resumed`: the job as stored)."""
+    """One submission's staging; created by the submit before the (held) submit, or by
+    `resume_staged` after a restart (`resumed`: the job as stored). It runs its copies with
+    the transfer manager `mgr`, and reaches the jobs through that manager's journal and
+    sites."""
 
-    def __init__(self, fed: Federation, mgr: TransferManager, site: str, token: str,
-                 spec: JobSpec, user_hold: bool, *, resumed: Job | None = None) -> None:
-        self.fed, self.mgr, self.site, self.token = fed, mgr, site, token
+    def __init__(self, mgr: TransferManager, site: str, token: str, spec: JobSpec,
+                 user_hold: bool, *, resumed: Job | None = None) -> None:
+        self.mgr, self.site, self.token = mgr, site, token
+        self.journal, self.store, self.sites = mgr.journal, mgr.store, mgr.sites
         self.spec, self.user_hold, self.resumed = spec, user_hold, resumed
-        wd = spec.working_directory or fed.site(site).job_dir(token)
-        self.ins = [(e, *resolve(e, fed.sites, site, wd, "in")) for e in spec.stage_in]
-        self.outs = [(e, *resolve(e, fed.sites, site, wd, "out")) for e in spec.stage_out]
+        wd = spec.working_directory or self.sites.require(site).job_dir(token)
+        self.ins = [(e, *resolve(e, self.sites, site, wd, "in")) for e in spec.stage_in]
+        self.outs = [(e, *resolve(e, self.sites, site, wd, "out")) for e in spec.stage_out]
         self.key = f"stage-{token}"
         if resumed is None:
-            fed.store.record_transfer("stage", token, site, transfer_id=self.key,
-                                      state="ACTIVE", data={"stage_of": token, "site": site,
-                                                            "user_hold": user_hold})
-            fed.store.claim_transfer(self.key, fed.engine_id)
+            self.store.record_transfer("stage", token, site, transfer_id=self.key,
+                                       state="ACTIVE", data={"stage_of": token, "site": site,
+                                                             "user_hold": user_hold})
+            self.store.claim_transfer(self.key, mgr.lease.id)
         self.bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._final_abort = False
         self.task = asyncio.ensure_future(self._run())
-        mgr._tasks[self.key] = self.task  # the manager's close() stops it with the engine
-        self.task.add_done_callback(lambda _t: mgr._tasks.pop(self.key, None))
+        mgr.adopt(self.key, self.task)  # the manager's close() stops it with the engine
 
     @property
     def hold(self) -> bool:
@@ -85,7 +86,7 @@ class StagedJob:
         return bool(self.ins) or self.user_hold
 
     def job_id(self) -> str:
-        job = self.fed.store.job_by_token(self.token)
+        job = self.store.job_by_token(self.token)
         return job.id if job else f"{self.site}:pending-{self.token}"
 
     def submitted(self, job_id: str) -> None:
@@ -102,7 +103,7 @@ class StagedJob:
         self.mgr.emit(kind, data, self.job_id(), self.site)
 
     def _settle(self, state: str, error: str | None = None) -> None:
-        self.fed.store.update_transfer(self.key, state=state, error=error)
+        self.store.update_transfer(self.key, state=state, error=error)
 
     async def _stage(self, entries, direction: str, *, again: bool = False) -> str | None:
         """Run the entries concurrently; the first failure as a reason, or None."""
@@ -128,18 +129,18 @@ class StagedJob:
     async def _fail(self, job_id: str, reason: str) -> None:
         # FAILED first: the first terminal state is final, so the scheduler's CANCELLED of
         # the held job (seen later by the monitor) cannot hide the reason
-        self.fed._apply(job_id, JobState.FAILED, reason=reason, source="staging")
-        job = self.fed.store.get_job(job_id)
+        self.journal.apply(job_id, JobState.FAILED, reason=reason, source="staging")
+        job = self.store.get_job(job_id)
         if job.native_id:
             with contextlib.suppress(DiamondError):
-                await self.fed.site(self.site).cancel([job.native_id])
+                await self.sites.require(self.site).cancel([job.native_id])
         self._emit("stage.in.failed", reason=reason, cancelled=job.native_id)  # after the cancel
 
     def _seen(self) -> set[str]:
         """The phases this job's staging has finished (by their events), when resumed."""
         if self.resumed is None:
             return set()
-        evs = self.fed.store.events_since(0, kinds=PHASE_EVENTS, job_id=self.resumed.id,
+        evs = self.store.events_since(0, kinds=PHASE_EVENTS, job_id=self.resumed.id,
                                           limit=None)
         return {e.kind for e in evs}
 
@@ -150,13 +151,13 @@ class StagedJob:
             if self._final_abort:
                 self._settle("FAILED", "the submit failed")
             else:  # the engine is closing: the next one resumes this staging
-                self.fed.store.release_transfer(self.key, self.fed.engine_id)
+                self.store.release_transfer(self.key, self.mgr.lease.id)
             raise
         except Exception as e:  # a bug must not leave the job held for ever
             log.exception("staging of %s failed", self.token)
             with contextlib.suppress(DiamondError):
                 job_id = self.job_id()
-                if not self.fed.store.get_job(job_id).state.terminal:
+                if not self.store.get_job(job_id).state.terminal:
                     await self._fail(job_id, f"staging failed: {e}")
             self._settle("FAILED", str(e))
 
@@ -165,7 +166,7 @@ class StagedJob:
         if job is not None and job.state.terminal:  # ended while no engine ran the staging
             if job.state == JobState.FAILED and (job.reason or "").startswith("stage-in"):
                 with contextlib.suppress(DiamondError):  # its cancel may not have been sent
-                    await self.fed.site(self.site).cancel([job.native_id])
+                    await self.sites.require(self.site).cancel([job.native_id])
         elif self.ins and "stage.in.done" not in seen:
             try:
                 reason = await self._stage(self.ins, "in", again="stage.in.started" in seen)
@@ -184,25 +185,25 @@ class StagedJob:
             self._settle("FAILED", "release after stage-in failed")
             return
         if self.outs and "stage.out.done" not in seen and "stage.out.failed" not in seen:
-            done = await self.fed.wait(job_id)
+            done = await self.journal.wait(job_id)
             if done.state == JobState.COMPLETED:
                 reason = await self._stage(self.outs, "out",
                                            again=self.resumed is not None)
                 if reason:  # the job itself completed: the reason says what is missing
-                    self.fed._apply(job_id, JobState.COMPLETED, reason=reason,
+                    self.journal.apply(job_id, JobState.COMPLETED, reason=reason,
                                     source="staging")
         self._settle("SUCCEEDED")
 
     async def _release(self, job_id: str) -> bool:
         """Release the held job; False when that failed (the job is failed with the reason)."""
-        job = self.fed.store.get_job(job_id)
+        job = self.store.get_job(job_id)
         if job.state.terminal:
             return True
         try:
-            await self.fed.site(self.site).release([job.native_id])
+            await self.sites.require(self.site).release([job.native_id])
         except DiamondError as e:
             if self.resumed is not None:  # released before the restart, and running now?
-                job = await self.fed.status(job_id, refresh=True)
+                job = await self.journal.refresh(job_id)
                 if job.state != JobState.PENDING:
                     return True
             await self._fail(job_id, f"release after stage-in failed: {e}")
@@ -211,28 +212,27 @@ class StagedJob:
         return True
 
 
-async def resume_staged(fed: Federation) -> list[str]:
+async def resume_staged(mgr: TransferManager) -> list[str]:
     """After a restart: resume each unfinished staging that no live engine runs."""
     resumed = []
-    for rec in fed.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None,
-                                        kinds=["stage"]):
-        if rec.id in fed.mover._tasks or fed.store.claim_transfer(rec.id, fed.engine_id) is None:
+    store, journal = mgr.store, mgr.journal
+    for rec in store.list_transfers(states=["PENDING", "ACTIVE"], limit=None, kinds=["stage"]):
+        if mgr.running(rec.id) or store.claim_transfer(rec.id, mgr.lease.id) is None:
             continue
         token = str(rec.data.get("stage_of"))
-        job = fed.store.job_by_token(token)
-        if job is None or job.site not in fed.sites or job.spec is None:
-            fed.store.update_transfer(rec.id, state="FAILED", error=(
+        job = store.job_by_token(token)
+        if job is None or job.site not in mgr.sites or job.spec is None:
+            store.update_transfer(rec.id, state="FAILED", error=(
                 "cannot resume the staging: " + ("the job is unknown" if job is None else
                                                  f"site {job.site} is not configured here")))
             continue
         if job.native_id is None and not job.state.terminal:
             # its engine is gone, so its submit is not in flight: ask the site now
-            await fed._recover_intent(job)
-            job = fed.store.job_by_token(token) or job
+            await journal.recover_intent(job)
+            job = store.job_by_token(token) or job
         if job.native_id is None:
-            fed.store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
+            store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
             continue
-        StagedJob(fed, fed.mover, job.site, token, job.spec, bool(rec.data.get("user_hold")),
-                  resumed=job)
+        StagedJob(mgr, job.site, token, job.spec, bool(rec.data.get("user_hold")), resumed=job)
         resumed.append(job.id)
     return resumed

@@ -1,0 +1,182 @@
+"""The journal: every change of a job becomes an event in the store first, then is published.
+
+Below the facade. It owns event intake (one `SiteMonitor` per site: the jobs' own event
+lines and the safety-net polls), the application of states to the store, the recovery of
+submissions whose result was lost, and publication to in-process subscribers (callbacks
+and queues), in store order. Events other processes (the CLI, kernels) write to the shared
+store are published too (`follow_store`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
+
+from .events import EventBus
+from .model import DiamondError, Event, Job, JobState, SiteError
+from .monitor import SiteMonitor
+from .sites import Site
+from .store import Store
+
+
+class Journal:
+    def __init__(self, store: Store, sites: Mapping[str, Site], *,
+                 poll_interval_s: float = 60.0, min_poll_s: float = 2.0) -> None:
+        self.store = store
+        self.sites = sites
+        self.bus = EventBus()
+        self.monitors = {n: SiteMonitor(self, s, poll_interval_s, min_poll_s)
+                         for n, s in sites.items()}
+        self.published = store.last_seq()  # the last event published in this process
+        self._drain_lock = asyncio.Lock()
+        self.in_flight: set[str] = set()  # tokens whose submit runs in this process
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+
+    # -- reads the intake needs --------------------------------------------------------
+    def job(self, job_id: str) -> Job:
+        """The job by id, provisional id or token (BadInput when unknown)."""
+        return self.store.get_job(job_id)
+
+    def job_by_token(self, token: str) -> Job | None:
+        return self.store.job_by_token(token)
+
+    # -- intake ------------------------------------------------------------------------
+    def apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
+        """Apply a state the job reached (see `Store.apply_state`); its event, if any, is
+        published soon after."""
+        ev = self.store.apply_state(job_id, state, **kw)
+        if ev is not None:
+            asyncio.ensure_future(self.drain())
+        return ev
+
+    def append(self, event: Event) -> Event:
+        """Store an event; it is published soon after."""
+        ev = self.store.append_event(event)
+        asyncio.ensure_future(self.drain())
+        return ev
+
+    async def publish(self, event: Event) -> Event:
+        """Store an event, then publish it (and any earlier unpublished ones) in order."""
+        ev = self.store.append_event(event)
+        await self.drain()
+        return ev
+
+    def track(self, job: Job) -> None:
+        """Follow a submitted job until it ends (its site's monitor)."""
+        if job.site in self.monitors:
+            self.monitors[job.site].track(job)
+
+    async def refresh(self, job_id: str) -> Job:
+        """The job, after asking its site once when it is unfinished (and following it)."""
+        job = self.store.get_job(job_id)
+        if not job.state.terminal and job.native_id and job.site in self.monitors:
+            mon = self.monitors[job.site]
+            mon.track(job)
+            await mon.poll_once()
+            job = self.store.get_job(job.token or job.id)
+        return job
+
+    def kick(self, job: Job) -> None:
+        """Follow the job and ask its site soon (after a cancel)."""
+        mon = self.monitors[job.site]
+        mon.track(job)
+        mon.kick()
+
+    # -- lost submissions ----------------------------------------------------------------
+    async def recover_intents(self, grace_s: float) -> None:
+        """Resolve each intent left without a native id for longer than `grace_s` (younger
+        ones may be another process's submit in flight) that no submit here runs."""
+        for job in self.store.intents_without_native_id(older_than_s=grace_s):
+            if job.site in self.sites and job.token not in self.in_flight:
+                await self.recover_intent(job)
+
+    async def recover_intent(self, job: Job) -> None:
+        """A crash between recording the token and the submit's return: the token finds it."""
+        site = self.sites[job.site]
+        try:
+            found = await site.find_by_token(job.name, job.token or "")
+        except DiamondError:
+            return  # site unreachable: try again on the next start
+        if found:
+            bound = self.store.bind_native_id(job.token, found[0].native_id)
+            if not bound.state.terminal:
+                self.monitors[job.site].track(bound)
+        else:
+            self.store.mark_never_submitted(job.token, "the submit did not reach the scheduler")
+        await self.drain()
+
+    # -- publication ---------------------------------------------------------------------
+    async def drain(self) -> None:
+        """Publish every stored event not yet published, in order."""
+        async with self._drain_lock:
+            while True:
+                batch = self.store.events_since(self.published, limit=500)
+                for ev in batch:
+                    self.published = ev.seq or self.published
+                    self.bus.publish(ev)
+                if len(batch) < 500:
+                    return
+
+    async def follow_store(self, interval_s: float) -> None:
+        """Deliver events other processes (CLI, kernels) wrote to the shared store."""
+        while True:
+            await asyncio.sleep(interval_s)
+            await self.drain()
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Call `callback(event)` for each published event; returns an unsubscribe function."""
+        return self.bus.subscribe(callback)
+
+    async def events(self, since: int | None = None) -> AsyncIterator[Event]:
+        """Stored events after `since` (replay), then live ones, with no gap."""
+        q = self.bus.queue()
+        try:
+            last = since if since is not None else self.published
+            if since is not None:
+                for ev in self.store.events_since(since, limit=None):
+                    last = ev.seq or last
+                    yield ev
+            while True:
+                ev = await q.get()
+                if ev.seq is not None and ev.seq <= last:
+                    continue
+                yield ev
+        finally:
+            self.bus.unqueue(q)
+
+    async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState]
+                   | None = None, timeout: float | None = None) -> Job:
+        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven."""
+        if until is None:
+            def cond(j: Job) -> bool:
+                return j.state.terminal
+        elif callable(until):
+            cond = until
+        else:
+            states = set(until)
+
+            def cond(j: Job) -> bool:
+                return j.state in states or j.state.terminal
+        q = self.bus.queue()
+        try:
+            job = self.store.get_job(job_id)
+            if job.native_id and not job.state.terminal and job.site in self.monitors:
+                self.monitors[job.site].track(job)
+            key, names = job.token or job.id, {job_id, job.id}  # the token survives renames
+            loop = asyncio.get_running_loop()
+            deadline = None if timeout is None else loop.time() + timeout
+            while not cond(job):
+                left = None if deadline is None else max(deadline - loop.time(), 0)
+                ev = await asyncio.wait_for(q.get(), left)
+                if ev.job_id in names or ev.data.get("previous_id") in names:
+                    job = self.store.get_job(key)
+                    names.add(job.id)
+            return job
+        except asyncio.TimeoutError:
+            raise SiteError(f"timed out after {timeout:.0f}s waiting for {job_id} "
+                            f"(state {job.state.value})") from None
+        finally:
+            self.bus.unqueue(q)

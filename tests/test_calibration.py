@@ -199,7 +199,7 @@ async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> N
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec, StageEntry
     from diamond_jupyter.store import Store
-    from diamond_jupyter.store_schema import _ts
+    from diamond_jupyter.store.codec import to_ts
 
     home = tmp_path / "home"
     home.mkdir()
@@ -217,7 +217,7 @@ async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> N
         rec = fed.store.update_transfer(rec.id, state="SUCCEEDED", bytes=50_000_000)
         with fed.store._write() as c:  # it took 2 s: 200 Mb/s
             c.execute("UPDATE transfers SET created_at = ? WHERE id = ?",
-                      (_ts(rec.updated_at - timedelta(seconds=2)), rec.id))
+                      (to_ts(rec.updated_at - timedelta(seconds=2)), rec.id))
         job = JobSpec(command="true", stage_in=[
             StageEntry(source="alpha:~/big.dat", destination="big.dat"),
             StageEntry(source="in.dat", destination="in.dat"),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import paramiko
 
 from ..model import BadInput, DiamondError, Event, SiteError
-from ..store_schema import TransferRecord
+from ..store import TransferRecord
 from ..transports import CommandFailed
 from ..transports.ssh_auth import AuthError, HostKeyError
 from .globus import TERMINAL, GlobusMover, GlobusUnreachable

@@ -13,7 +13,7 @@ import pytest
 
 from diamond_jupyter.dialects import get_commands, get_script_dialect
 from diamond_jupyter.dialects.outputs_common import expand_hostlist
-from diamond_jupyter.store_schema import REDACTED, redact
+from diamond_jupyter.store import REDACTED, redact
 
 BOUND_S = 0.5
 N = 20_000

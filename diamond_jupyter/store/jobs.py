@@ -1,64 +1,21 @@
-"""The store: one SQLite file shared by the server, the CLI and kernels; it loses nothing.
-
-Durability and concurrency choices:
-- WAL mode: readers never block the writer; several processes share the file, each with its
-  own connection. Every write is one short `BEGIN IMMEDIATE` transaction, so the write lock is
-  taken up front and waits in `busy_timeout` (a deferred read-then-write transaction could
-  fail with SQLITE_BUSY without waiting). Writes are serialized, so event seqs become visible
-  in commit order: a reader following `events_since(last)` never skips one.
-- `synchronous=NORMAL` by default: in WAL mode a commit survives a process crash (SIGKILL)
-  and can only be lost on power/OS failure. The submit intent (and transfer submissions) are
-  written with `synchronous=FULL`: if the intent were lost after the scheduler accepted the
-  job, a restart could neither find nor dedupe that job. A FULL commit also syncs every
-  earlier NORMAL commit in the WAL. The binding of a native id is NORMAL: see
-  `bind_native_id`.
-- Event and state change are written in the same transaction (`apply_state`).
-- Secrets have no column; every JSON blob and free text goes through `redact()`.
-"""
+"""Jobs and events in the store: submission intents, native-id binding, state changes (each
+written with its event in one transaction) and the event log readers follow."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import default_data_dir
-from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
-from .store_records import RecordsMixin
-from .store_schema import (
-    REDACTED,
-    StoreError,
-    TaskRecord,
-    TaskStep,
-    TransferRecord,
-    _dt,
-    _js,
-    _row_to_event,
-    _row_to_job,
-    _ts,
-    open_db,
-    redact,
-    transaction,
-)
-
-__all__ = ["REDACTED", "Store", "StoreError", "TaskRecord", "TaskStep", "TransferRecord",
-           "default_store_path", "redact"]
+from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
+from .codec import from_ts, row_to_event, row_to_job, to_js, to_ts
+from .db import Database
 
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
-
-
-def default_store_path() -> Path:
-    return default_data_dir() / "diamond.sqlite3"
-
-
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
@@ -72,47 +29,11 @@ def unknown_job_message(job_id: str) -> str:
             "job's submission token)")
 
 
-class Store(RecordsMixin):
-    """SQLite store; one connection per process, guarded by a lock (thread-safe)."""
+class JobsMixin(Database):
+    """Events and jobs."""
 
-    def __init__(self, path: Path | str | None = None, *, timeout_s: float = 30.0) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_store_path()
-        self._timeout_s = timeout_s
-        self._lock = threading.RLock()
-        self._db: sqlite3.Connection | None = None
-        self._pid = -1
-        self._conn()
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None or self._pid != os.getpid():  # closed, or inherited across fork()
-            self._db, self._pid = open_db(self.path, self._timeout_s), os.getpid()
-        return self._db
-
-    @contextmanager
-    def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        with self._lock, transaction(self._conn(), durable) as c:
-            yield c
-
-    @contextmanager
-    def _reader(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            yield self._conn()
-
-    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._conn().execute(sql, tuple(args)).fetchall()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None and self._pid == os.getpid():
-                self._db.close()
-            self._db = None
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    if TYPE_CHECKING:
+        def _rekey_waiting(self, c: sqlite3.Connection, old: str, new: str) -> None: ...
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -120,9 +41,9 @@ class Store(RecordsMixin):
                site: str | None = None, data: dict[str, Any] | None = None,
                at: datetime | None = None) -> Event:
         at = at or utcnow()
-        blob = _js(data or {})
+        blob = to_js(data or {})
         cur = c.execute("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
-                        (kind, _ts(at), job_id, site, blob))
+                        (kind, to_ts(at), job_id, site, blob))
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
                      data=json.loads(blob or "{}"))
 
@@ -144,7 +65,7 @@ class Store(RecordsMixin):
             where.append("job_id = ?")
             args.append(self._resolve_id(job_id))
         sql = f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
-        return [_row_to_event(r) for r in self._read(sql, [*args, -1 if limit is None else limit])]
+        return [row_to_event(r) for r in self._read(sql, [*args, -1 if limit is None else limit])]
 
     def last_seq(self) -> int:
         return self._read("SELECT COALESCE(MAX(seq), 0) FROM events")[0][0]
@@ -163,15 +84,16 @@ class Store(RecordsMixin):
             if row is not None:
                 if row["site"] != site:
                     raise BadInput(f"token {token!r} already used for {row['id']}")
-                return _row_to_job(row)
-            now, job_id = _ts(utcnow()), f"{site}:pending-{token}"
+                return row_to_job(row)
+            now, job_id = to_ts(utcnow()), f"{site}:pending-{token}"
             c.execute(
                 "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
                 " spec, placement, origin, created_at, updated_at)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
                  spec.working_directory if spec else None, spec.stdout if spec else None,
-                 spec.stderr if spec else None, _js(spec), _js(placement), _js(origin), now, now))
+                 spec.stderr if spec else None, to_js(spec), to_js(placement), to_js(origin),
+                 now, now))
             self._event(c, "job.submitting", job_id, site, {"name": spec.name if spec else None})
             return self._job(c, job_id)
 
@@ -196,7 +118,7 @@ class Store(RecordsMixin):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None:
                 raise BadInput(f"unknown submission token {token!r}")
-            job = _row_to_job(row)
+            job = row_to_job(row)
             if job.native_id is not None:
                 if job.native_id == native_id:
                     return job
@@ -204,7 +126,7 @@ class Store(RecordsMixin):
                                    f"also bind {native_id} (duplicate submission?)")
             old_id, new_id = job.id, f"{job.site}:{native_id}"
             other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
-            other = _row_to_job(other_row) if other_row is not None else None
+            other = row_to_job(other_row) if other_row is not None else None
             if other is not None and (other.token == token or (
                     other.token is None and other_row["created_at"] >= row["created_at"])):
                 c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))  # this job, seen first
@@ -213,7 +135,7 @@ class Store(RecordsMixin):
                 other = None
             c.execute("UPDATE jobs SET id = ?, native_id = ?, submitted_at = COALESCE(submitted_at,"
                       " ?), updated_at = ? WHERE token = ?",
-                      (new_id, native_id, _ts(submitted_at or utcnow()), _ts(utcnow()), token))
+                      (new_id, native_id, to_ts(submitted_at or utcnow()), to_ts(utcnow()), token))
             c.execute("UPDATE events SET job_id = ? WHERE job_id = ?", (new_id, old_id))
             self._rekey_waiting(c, old_id, new_id)
             self._event(c, "job.submitted", new_id, job.site,
@@ -233,7 +155,7 @@ class Store(RecordsMixin):
     def _retire(self, c: sqlite3.Connection, old: Job, newer_id: str) -> str:
         """Rename a job whose native id a newer job got to "SITE:NATIVE@SUBMITTED" (UTC),
         with its events and waiting tasks; its token keeps resolving it."""
-        when = (old.submitted_at or _dt(c.execute("SELECT created_at FROM jobs WHERE id = ?",
+        when = (old.submitted_at or from_ts(c.execute("SELECT created_at FROM jobs WHERE id = ?",
                                                  (old.id,)).fetchone()[0]))
         base = f"{old.id}@{when.astimezone(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
         explicit, n = base, 1
@@ -241,7 +163,7 @@ class Store(RecordsMixin):
             n += 1
             explicit = f"{base}-{n}"
         c.execute("UPDATE jobs SET id = ?, reused_by = ?, updated_at = ? WHERE id = ?",
-                  (explicit, newer_id, _ts(utcnow()), old.id))
+                  (explicit, newer_id, to_ts(utcnow()), old.id))
         c.execute("UPDATE events SET job_id = ? WHERE job_id = ?", (explicit, old.id))
         self._rekey_waiting(c, old.id, explicit)
         self._event(c, "job.updated", explicit, old.site, {
@@ -257,10 +179,10 @@ class Store(RecordsMixin):
         where, args = ["native_id IS NULL", f"NOT {_TERMINAL_SQL}"], []
         if older_than_s is not None:
             where.append("created_at < ?")
-            args.append(_ts(datetime.fromtimestamp(time.time() - older_than_s, timezone.utc)))
+            args.append(to_ts(datetime.fromtimestamp(time.time() - older_than_s, timezone.utc)))
         rows = self._read(f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY created_at",
                           args)
-        return [_row_to_job(r) for r in rows]
+        return [row_to_job(r) for r in rows]
 
     def mark_never_submitted(self, token: str, reason: str = "never submitted") -> Event | None:
         """Recovery found no job for this intent: close it as FAILED (terminal, kept)."""
@@ -273,7 +195,7 @@ class Store(RecordsMixin):
 
     def job_by_token(self, token: str) -> Job | None:
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
-        return _row_to_job(rows[0]) if rows else None
+        return row_to_job(rows[0]) if rows else None
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -295,7 +217,7 @@ class Store(RecordsMixin):
         row = row.fetchone()
         if row is None:
             raise BadInput(unknown_job_message(job_id))
-        return _row_to_job(row)
+        return row_to_job(row)
 
     def get_job(self, job_id: str) -> Job:
         with self._lock:
@@ -310,10 +232,10 @@ class Store(RecordsMixin):
             raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
         desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
                 "workdir": job.workdir, "stdout_path": job.stdout_path,
-                "stderr_path": job.stderr_path, "spec": _js(job.spec),
-                "placement": _js(job.placement), "origin": _js(job.origin)}
+                "stderr_path": job.stderr_path, "spec": to_js(job.spec),
+                "placement": to_js(job.placement), "origin": to_js(job.origin)}
         with self._write() as c:
-            now = _ts(utcnow())
+            now = to_ts(utcnow())
             try:
                 if c.execute("SELECT 1 FROM jobs WHERE id = ?", (job.id,)).fetchone() is None:
                     cols = ["id", "site", "state", "created_at", "updated_at", *desc]
@@ -358,7 +280,7 @@ class Store(RecordsMixin):
         o = order.upper()
         sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
-        return [_row_to_job(r) for r in rows]
+        return [row_to_job(r) for r in rows]
 
     def count_jobs(self, site: str | None = None,
                    states: Iterable[JobState | str] | None = None,
@@ -373,7 +295,7 @@ class Store(RecordsMixin):
         if site is not None:
             sql += " AND site = ?"
             args.append(site)
-        return [_row_to_job(r) for r in self._read(sql + " ORDER BY created_at", args)]
+        return [row_to_job(r) for r in self._read(sql + " ORDER BY created_at", args)]
 
     # -- state changes --------------------------------------------------------------------------
 
@@ -431,10 +353,10 @@ class Store(RecordsMixin):
         if not changed:
             return None
         cols = [f"{k} = ?" for k in changed]
-        vals = [v.value if isinstance(v, JobState) else _ts(v) if isinstance(v, datetime) else v
+        vals = [v.value if isinstance(v, JobState) else to_ts(v) if isinstance(v, datetime) else v
                 for v in changed.values()]
         c.execute(f"UPDATE jobs SET {', '.join(cols)}, updated_at = ? WHERE id = ?",
-                  (*vals, _ts(utcnow()), job.id))
+                  (*vals, to_ts(utcnow()), job.id))
         data: dict[str, Any] = {"state": new.value, "previous": old.value,
                                 "changed": sorted(changed), "native_id": job.native_id}
         data.update({k: v for k, v in changed.items() if k != "state"})

@@ -1,30 +1,26 @@
-"""Schema history of the SQLite store.
+"""The SQLite file: schema history, opening and migrating it, write transactions, and the
+connection every store part shares.
 
 `MIGRATIONS[i]` brings a database from schema version i to i + 1 (`PRAGMA user_version`).
 Rules: never edit a migration that has shipped; append a new one. Each migration runs in one
 transaction together with the `user_version` bump, so a crash leaves the old version intact.
 A migration is a tuple of SQL statements or a function taking the connection.
-Also here: how rows are encoded (UTC ISO text, redacted JSON) and decoded into models.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import sqlite3
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-from pydantic_core import to_jsonable_python
-
-from .model import DiamondError, Event, Job, JobSpec, JobState
+from ..config import default_data_dir
+from ..model import DiamondError
 
 log = logging.getLogger("diamond_jupyter.store")
 
@@ -226,170 +222,53 @@ def _migrate(path: Path, conn: sqlite3.Connection, version: int) -> None:
             log.info("store %s: migrated to schema version %d", path, target)
 
 
-# -- secrets -----------------------------------------------------------------------------
-
-REDACTED = "***"
-_SECRET_KEY = re.compile(
-    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)pass(?:_|$)|api_?key|private_?key|"
-    r"access_?key|credential|authorization|cookie",
-    re.I,
-)
-# Every pattern here runs in linear time on any text (job output and prompts are hostile):
-# an assignment is found as `NAME=` (a whole word, one pass), its name checked apart, its
-# value matched where it starts; a PEM block is found by its BEGIN and END lines, not by a
-# lazy `.*?` that would rescan the text from every BEGIN.
-_ASSIGN_NAME = re.compile(r"\b([A-Za-z0-9_]+)=")
-_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api_?key|private_?key|access_?key", re.I)
-_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
-_SECRET_VALUE = re.compile(
-    r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
-    r"|glpat-[\w-]{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
-)
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
-_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+def default_store_path() -> Path:
+    return default_data_dir() / "diamond.sqlite3"
 
 
-def _redact_assignments(text: str) -> str:
-    """`NAME=value` -> `NAME=***` where NAME looks secret (a number is kept: TOKENS=3)."""
-    out, last = [], 0
-    for m in _ASSIGN_NAME.finditer(text):
-        if m.start() < last or not _SECRET_NAME.search(m.group(1)):
-            continue
-        v = _ASSIGN_VALUE.match(text, m.end())
-        if v is None:
-            continue
-        out += [text[last:m.end()], REDACTED]
-        last = v.end()
-    return "".join(out) + text[last:] if out else text
+class Database:
+    """SQLite store; one connection per process, guarded by a lock (thread-safe)."""
 
+    def __init__(self, path: Path | str | None = None, *, timeout_s: float = 30.0) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self._timeout_s = timeout_s
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = -1
+        self._conn()
 
-def _redact_pem(text: str) -> str:
-    """Each BEGIN ... PRIVATE KEY ... END block -> ***; the text is scanned once."""
-    out, last, pos = [], 0, 0
-    while (b := _PEM_BEGIN.search(text, pos)) is not None:
-        e = _PEM_END.search(text, b.end())
-        if e is None:
-            break  # no END after this BEGIN: none after any later BEGIN either
-        out += [text[last:b.start()], REDACTED]
-        last = pos = e.end()
-    return "".join(out) + text[last:] if out else text
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None or self._pid != os.getpid():  # closed, or inherited across fork()
+            self._db, self._pid = open_db(self.path, self._timeout_s), os.getpid()
+        return self._db
 
+    @contextmanager
+    def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        with self._lock, transaction(self._conn(), durable) as c:
+            yield c
 
-def redact(value: Any, _secret: bool = False) -> Any:
-    """Copy of a JSON-like value with secrets replaced by "***".
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn()
 
-    Strings under a secret-looking key (TOKEN, PASSWORD, SECRET, API_KEY...) are replaced
-    whole; numbers are kept (token counts are not secrets). Other strings lose `NAME=value`
-    assignments to secret-looking names and well-known key shapes (sk-..., ghp_..., AKIA...).
-    """
-    if isinstance(value, dict):
-        return {str(k): redact(v, _secret or bool(_SECRET_KEY.search(str(k)))) for k, v in
-                value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(v, _secret) for v in value]
-    if isinstance(value, str):
-        if _secret:
-            return REDACTED if value else value
-        value = _redact_assignments(_redact_pem(value))
-        return _SECRET_VALUE.sub(REDACTED, value)
-    return value
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn().execute(sql, tuple(args)).fetchall()
 
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
 
-# -- records and row encoding --------------------------------------------------------------
+    def __enter__(self) -> Database:
+        return self
 
-class TransferRecord(BaseModel):
-    id: str
-    submission_id: str | None = None  # Globus idempotency key
-    kind: str  # globus, sftp, ...
-    src: str
-    dst: str
-    state: str = "PENDING"
-    bytes: int | None = None
-    checksum: str | None = None
-    error: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-
-class TaskStep(BaseModel):
-    task_id: str
-    n: int
-    kind: str
-    at: datetime
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
-class TaskRecord(BaseModel):
-    id: str
-    state: str = "running"  # running, waiting, done, failed, cancelled (not enforced)
-    prompt: str
-    data: dict[str, Any] = Field(default_factory=dict)
-    waiting_on: list[str] = Field(default_factory=list)  # job ids / transfer ids / event kinds
-    created_at: datetime
-    updated_at: datetime
-    steps: list[TaskStep] = Field(default_factory=list)
-
-
-def _ts(dt: datetime | None) -> str | None:
-    """Fixed-width UTC ISO text, so that text order is time order."""
-    if dt is None:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _dt(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
-
-
-def _js(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    return json.dumps(redact(to_jsonable_python(value)), separators=(",", ":"))
-
-
-def _load(text: str | None, default: Any = None) -> Any:
-    return json.loads(text) if text else default
-
-
-def _row_to_job(row: sqlite3.Row) -> Job:
-    spec = None
-    if row["spec"]:
-        try:
-            spec = JobSpec.model_validate_json(row["spec"], context={"stored": True})
-        except ValidationError as e:  # an old/foreign spec must not break listing (#519)
-            log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
-    try:
-        state = JobState(row["state"])
-    except ValueError:
-        state = JobState.UNKNOWN
-    return Job(
-        id=row["id"], site=row["site"], native_id=row["native_id"], name=row["name"],
-        state=state, token=row["token"], submitted_at=_dt(row["submitted_at"]),
-        started_at=_dt(row["started_at"]), ended_at=_dt(row["ended_at"]),
-        exit_code=row["exit_code"], reason=row["reason"], workdir=row["workdir"],
-        stdout_path=row["stdout_path"], stderr_path=row["stderr_path"], spec=spec,
-        placement=_load(row["placement"]), origin=_load(row["origin"]),
-        reused_by=row["reused_by"],
-    )
-
-
-def _row_to_event(row: sqlite3.Row) -> Event:
-    return Event(seq=row["seq"], kind=row["kind"], at=_dt(row["at"]), job_id=row["job_id"],
-                 site=row["site"], data=_load(row["data"], {}))
-
-
-def _row_to_transfer(row: sqlite3.Row) -> TransferRecord:
-    d = dict(row)
-    d["data"] = _load(d["data"], {})
-    return TransferRecord.model_validate(d)
-
-
-def _row_to_task(row: sqlite3.Row) -> TaskRecord:
-    d = dict(row)
-    d["data"], d["waiting_on"] = _load(d["data"], {}), _load(d["waiting_on"], [])
-    return TaskRecord.model_validate(d)
+    @property
+    def beats(self) -> Path:
+        """Heartbeat files of the engines sharing this store (see `leases`)."""
+        return self.path.with_name(self.path.name + ".engines")

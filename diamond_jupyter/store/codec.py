@@ -1,0 +1,151 @@
+"""How values are written to and read from the store: UTC ISO text, redacted JSON, rows
+decoded into models. Every JSON blob and free text goes through `redact()`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ..model import Event, Job, JobSpec, JobState
+from .model import TaskRecord, TransferRecord
+
+log = logging.getLogger("diamond_jupyter.store")
+
+# -- secrets -----------------------------------------------------------------------------
+
+REDACTED = "***"
+_SECRET_KEY = re.compile(
+    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)pass(?:_|$)|api_?key|private_?key|"
+    r"access_?key|credential|authorization|cookie",
+    re.I,
+)
+# Every pattern here runs in linear time on any text (job output and prompts are hostile):
+# an assignment is found as `NAME=` (a whole word, one pass), its name checked apart, its
+# value matched where it starts; a PEM block is found by its BEGIN and END lines, not by a
+# lazy `.*?` that would rescan the text from every BEGIN.
+_ASSIGN_NAME = re.compile(r"\b([A-Za-z0-9_]+)=")
+_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api_?key|private_?key|access_?key", re.I)
+_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
+_SECRET_VALUE = re.compile(
+    r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+    r"|glpat-[\w-]{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
+)
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+
+
+def _redact_assignments(text: str) -> str:
+    """`NAME=value` -> `NAME=***` where NAME looks secret (a number is kept: TOKENS=3)."""
+    out, last = [], 0
+    for m in _ASSIGN_NAME.finditer(text):
+        if m.start() < last or not _SECRET_NAME.search(m.group(1)):
+            continue
+        v = _ASSIGN_VALUE.match(text, m.end())
+        if v is None:
+            continue
+        out += [text[last:m.end()], REDACTED]
+        last = v.end()
+    return "".join(out) + text[last:] if out else text
+
+
+def _redact_pem(text: str) -> str:
+    """Each BEGIN ... PRIVATE KEY ... END block -> ***; the text is scanned once."""
+    out, last, pos = [], 0, 0
+    while (b := _PEM_BEGIN.search(text, pos)) is not None:
+        e = _PEM_END.search(text, b.end())
+        if e is None:
+            break  # no END after this BEGIN: none after any later BEGIN either
+        out += [text[last:b.start()], REDACTED]
+        last = pos = e.end()
+    return "".join(out) + text[last:] if out else text
+
+
+def redact(value: Any, _secret: bool = False) -> Any:
+    """Copy of a JSON-like value with secrets replaced by "***".
+
+    Strings under a secret-looking key (TOKEN, PASSWORD, SECRET, API_KEY...) are replaced
+    whole; numbers are kept (token counts are not secrets). Other strings lose `NAME=value`
+    assignments to secret-looking names and well-known key shapes (sk-..., ghp_..., AKIA...).
+    """
+    if isinstance(value, dict):
+        return {str(k): redact(v, _secret or bool(_SECRET_KEY.search(str(k)))) for k, v in
+                value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v, _secret) for v in value]
+    if isinstance(value, str):
+        if _secret:
+            return REDACTED if value else value
+        value = _redact_assignments(_redact_pem(value))
+        return _SECRET_VALUE.sub(REDACTED, value)
+    return value
+
+
+def to_ts(dt: datetime | None) -> str | None:
+    """Fixed-width UTC ISO text, so that text order is time order."""
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def from_ts(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def to_js(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    return json.dumps(redact(to_jsonable_python(value)), separators=(",", ":"))
+
+
+def from_js(text: str | None, default: Any = None) -> Any:
+    return json.loads(text) if text else default
+
+
+def row_to_job(row: sqlite3.Row) -> Job:
+    spec = None
+    if row["spec"]:
+        try:
+            spec = JobSpec.model_validate_json(row["spec"], context={"stored": True})
+        except ValidationError as e:  # an old/foreign spec must not break listing
+            log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
+    try:
+        state = JobState(row["state"])
+    except ValueError:
+        state = JobState.UNKNOWN
+    return Job(
+        id=row["id"], site=row["site"], native_id=row["native_id"], name=row["name"],
+        state=state, token=row["token"], submitted_at=from_ts(row["submitted_at"]),
+        started_at=from_ts(row["started_at"]), ended_at=from_ts(row["ended_at"]),
+        exit_code=row["exit_code"], reason=row["reason"], workdir=row["workdir"],
+        stdout_path=row["stdout_path"], stderr_path=row["stderr_path"], spec=spec,
+        placement=from_js(row["placement"]), origin=from_js(row["origin"]),
+        reused_by=row["reused_by"],
+    )
+
+
+def row_to_event(row: sqlite3.Row) -> Event:
+    return Event(seq=row["seq"], kind=row["kind"], at=from_ts(row["at"]), job_id=row["job_id"],
+                 site=row["site"], data=from_js(row["data"], {}))
+
+
+def row_to_transfer(row: sqlite3.Row) -> TransferRecord:
+    d = dict(row)
+    d["data"] = from_js(d["data"], {})
+    return TransferRecord.model_validate(d)
+
+
+def row_to_task(row: sqlite3.Row) -> TaskRecord:
+    d = dict(row)
+    d["data"], d["waiting_on"] = from_js(d["data"], {}), from_js(d["waiting_on"], [])
+    return TaskRecord.model_validate(d)

@@ -1,0 +1,136 @@
+"""Agent tasks in the store: their steps, what they wait on, which engine runs them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .. import leases
+from ..model import BadInput, Job, utcnow
+from .codec import from_js, from_ts, redact, row_to_job, row_to_task, to_js, to_ts
+from .db import Database
+from .model import TaskRecord, TaskStep
+
+
+class TasksMixin(Database):
+    """Agent tasks."""
+
+    if TYPE_CHECKING:
+        def _resolve_id(self, job_id: str, c: sqlite3.Connection | None = None) -> str: ...
+
+    # -- agent tasks ----------------------------------------------------------------------------
+
+    def create_task(self, prompt: str, *, task_id: str | None = None, state: str = "running",
+                    data: dict[str, Any] | None = None,
+                    waiting_on: list[str] | None = None) -> TaskRecord:
+        task_id = task_id or uuid.uuid4().hex
+        with self._write() as c:
+            now = to_ts(utcnow())
+            try:
+                c.execute("INSERT INTO tasks (id, state, prompt, data, waiting_on, created_at,"
+                          " updated_at) VALUES (?,?,?,?,?,?,?)",
+                          (task_id, state, redact(prompt), to_js(data or {}),
+                           json.dumps(waiting_on or []), now, now))
+            except sqlite3.IntegrityError as e:
+                raise BadInput(f"task {task_id!r} already exists") from e
+            return self._task(c, task_id, steps=False)
+
+    def _task(self, c: sqlite3.Connection, task_id: str, steps: bool) -> TaskRecord:
+        row = c.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if row is None:
+            raise BadInput(f"unknown task {task_id!r}")
+        task = row_to_task(row)
+        if steps:
+            rows = c.execute("SELECT * FROM task_steps WHERE task_id = ? ORDER BY n", (task_id,))
+            task.steps = [TaskStep(task_id=r["task_id"], n=r["n"], kind=r["kind"],
+                                   at=from_ts(r["at"]),
+                                   data=from_js(r["data"], {})) for r in rows]
+        return task
+
+    def update_task(self, task_id: str, *, state: str | None = None,
+                    data: dict[str, Any] | None = None,
+                    waiting_on: list[str] | None = None) -> TaskRecord:
+        """Set state; merge `data`; replace `waiting_on` when given ([] clears it)."""
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
+                      " WHERE id = ?",
+                      (state or cur.state, to_js({**cur.data, **(data or {})}),
+                       json.dumps(cur.waiting_on if waiting_on is None else waiting_on),
+                       to_ts(utcnow()), task_id))
+            return self._task(c, task_id, steps=False)
+
+    def add_step(self, task_id: str, kind: str, data: dict[str, Any] | None = None) -> TaskStep:
+        with self._write() as c:
+            self._task(c, task_id, steps=False)
+            n = c.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM task_steps WHERE task_id = ?",
+                          (task_id,)).fetchone()[0]
+            at, blob = utcnow(), to_js(data or {})
+            c.execute("INSERT INTO task_steps (task_id, n, kind, at, data) VALUES (?,?,?,?,?)",
+                      (task_id, n, kind, to_ts(at), blob))
+            c.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (to_ts(at), task_id))
+            return TaskStep(task_id=task_id, n=n, kind=kind, at=at, data=json.loads(blob or "{}"))
+
+    def get_task(self, task_id: str, steps: bool = True) -> TaskRecord:
+        with self._reader() as c:
+            return self._task(c, task_id, steps)
+
+    def list_tasks(self, states: Iterable[str] | None = None, limit: int | None = 50,
+                   offset: int = 0) -> list[TaskRecord]:
+        where, args = "", []
+        if states is not None:
+            args = list(states)
+            where = f" WHERE state IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+        sql = f"SELECT * FROM tasks{where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
+        rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
+        return [row_to_task(r) for r in rows]
+
+    def claim_task(self, task_id: str, engine: str, *, states: Iterable[str] = ("running",),
+                   to_state: str | None = None, data: dict[str, Any] | None = None
+                   ) -> TaskRecord | None:
+        """Make `engine` the one running this task, if it is in `states` and no other live
+        engine runs it (then also set `to_state`, clearing waiting_on, and merge `data`), in
+        one transaction: of several engines, one wins. Else None."""
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            owner = cur.data.get("owner")
+            if cur.state not in set(states) or (owner not in (None, engine)
+                                                and leases.alive(owner, self.beats)):
+                return None
+            waiting = cur.waiting_on if to_state is None else []
+            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
+                      " WHERE id = ?",
+                      (to_state or cur.state, to_js({**cur.data, **(data or {}), "owner": engine}),
+                       json.dumps(waiting), to_ts(utcnow()), task_id))
+            return self._task(c, task_id, steps=False)
+
+    def release_task(self, task_id: str, engine: str) -> None:
+        with self._write() as c:
+            cur = self._task(c, task_id, steps=False)
+            if cur.data.get("owner") == engine:
+                c.execute("UPDATE tasks SET data = ? WHERE id = ?",
+                          (to_js({**cur.data, "owner": None}), task_id))
+
+    def job_by_call(self, key: str) -> Job | None:
+        """The newest job submitted by the agent tool call `key` (its origin's "call")."""
+        rows = self._read("SELECT * FROM jobs WHERE json_extract(origin, '$.call') = ?"
+                          " ORDER BY created_at DESC, rowid DESC LIMIT 1", (key,))
+        return row_to_job(rows[0]) if rows else None
+
+    def tasks_waiting(self, on: str | None = None) -> list[TaskRecord]:
+        """Tasks in state "waiting"; with `on`, only those whose waiting_on lists it."""
+        sql, args = "SELECT * FROM tasks WHERE state = 'waiting'", []
+        if on is not None:
+            sql += " AND EXISTS (SELECT 1 FROM json_each(tasks.waiting_on) WHERE value = ?)"
+            args.append(self._resolve_id(on))
+        return [row_to_task(r) for r in self._read(sql + " ORDER BY created_at", args)]
+
+    def _rekey_waiting(self, c: sqlite3.Connection, old: str, new: str) -> None:
+        rows = c.execute("SELECT id, waiting_on FROM tasks WHERE EXISTS (SELECT 1 FROM "
+                         "json_each(tasks.waiting_on) WHERE value = ?)", (old,)).fetchall()
+        for r in rows:
+            ids = [new if x == old else x for x in json.loads(r["waiting_on"])]
+            c.execute("UPDATE tasks SET waiting_on = ? WHERE id = ?", (json.dumps(ids), r["id"]))

@@ -1,0 +1,104 @@
+"""Data transfers in the store: recorded durably before submission, claimed by one engine."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from .. import leases
+from ..model import BadInput, utcnow
+from .codec import redact, row_to_transfer, to_js, to_ts
+from .db import Database
+from .model import TransferRecord
+
+
+class TransfersMixin(Database):
+    """Transfers."""
+
+    # -- transfers ------------------------------------------------------------------------------
+
+    def record_transfer(self, kind: str, src: str, dst: str, *, submission_id: str | None = None,
+                        transfer_id: str | None = None, state: str = "PENDING",
+                        bytes: int | None = None, checksum: str | None = None,
+                        data: dict[str, Any] | None = None) -> TransferRecord:
+        """Record a transfer (durably, before submitting it); idempotent on submission_id/id."""
+        transfer_id = transfer_id or uuid.uuid4().hex
+        with self._write(durable=True) as c:
+            row = c.execute("SELECT * FROM transfers WHERE id = ? OR submission_id = ?",
+                            (transfer_id, submission_id)).fetchone()
+            if row is not None:
+                return row_to_transfer(row)
+            now = to_ts(utcnow())
+            c.execute("INSERT INTO transfers (id, submission_id, kind, src, dst, state, bytes,"
+                      " checksum, data, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      (transfer_id, submission_id, kind, redact(src), redact(dst), state, bytes,
+                       checksum, to_js(data or {}), now, now))
+            return self._transfer(c, transfer_id)
+
+    def _transfer(self, c: sqlite3.Connection, transfer_id: str) -> TransferRecord:
+        row = c.execute("SELECT * FROM transfers WHERE id = ?", (transfer_id,)).fetchone()
+        if row is None:
+            raise BadInput(f"unknown transfer {transfer_id!r}")
+        return row_to_transfer(row)
+
+    def update_transfer(self, transfer_id: str, *, state: str | None = None,
+                        bytes: int | None = None, checksum: str | None = None,
+                        error: str | None = None,
+                        data: dict[str, Any] | None = None) -> TransferRecord:
+        """Set the given fields; `data` is merged into the stored data."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            merged = {**cur.data, **(data or {})}
+            c.execute("UPDATE transfers SET state = COALESCE(?, state), bytes = COALESCE(?, bytes),"
+                      " checksum = COALESCE(?, checksum), error = COALESCE(?, error), data = ?,"
+                      " updated_at = ? WHERE id = ?",
+                      (state, bytes, checksum, redact(error), to_js(merged), to_ts(utcnow()),
+                       transfer_id))
+            return self._transfer(c, transfer_id)
+
+    def get_transfer(self, transfer_id: str) -> TransferRecord:
+        with self._reader() as c:
+            return self._transfer(c, transfer_id)
+
+    def transfer_by_submission_id(self, submission_id: str) -> TransferRecord | None:
+        rows = self._read("SELECT * FROM transfers WHERE submission_id = ?", (submission_id,))
+        return row_to_transfer(rows[0]) if rows else None
+
+    def list_transfers(self, states: Iterable[str] | None = None, limit: int | None = 50,
+                       offset: int = 0, kinds: Iterable[str] | None = None
+                       ) -> list[TransferRecord]:
+        """Newest first; without `kinds`, every kind but "stage" (a staged job's own record)."""
+        conds, args = [], []
+        for col, values in (("state", states), ("kind", kinds)):
+            if values is not None:
+                vals = list(values)
+                conds.append(f"{col} IN ({','.join('?' * len(vals))})" if vals else "0")
+                args += vals
+        if kinds is None:
+            conds.append("kind != 'stage'")
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
+        sql = (f"SELECT * FROM transfers{where} ORDER BY created_at DESC, rowid DESC"
+               " LIMIT ? OFFSET ?")
+        rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
+        return [row_to_transfer(r) for r in rows]
+
+    def claim_transfer(self, transfer_id: str, engine: str) -> TransferRecord | None:
+        """Make `engine` the one running this transfer; None if another live engine is."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            owner = cur.data.get("owner")
+            if owner not in (None, engine) and leases.alive(owner, self.beats):
+                return None
+            c.execute("UPDATE transfers SET data = ? WHERE id = ?",
+                      (to_js({**cur.data, "owner": engine}), transfer_id))
+            return self._transfer(c, transfer_id)
+
+    def release_transfer(self, transfer_id: str, engine: str) -> None:
+        """`engine` stops running it (closing): another engine's recovery may take it."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            if cur.data.get("owner") == engine:
+                c.execute("UPDATE transfers SET data = ? WHERE id = ?",
+                          (to_js({**cur.data, "owner": None}), transfer_id))

@@ -19,12 +19,12 @@ def _jupyter_server_extension_points() -> list[dict[str, object]]:
 
 
 def load_ipython_extension(ipython) -> None:  # %load_ext diamond_jupyter
-    from .magics import load_ipython_extension as _load
+    from .kernel.magics import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .magics import unload_ipython_extension as _unload
+    from .kernel.magics import unload_ipython_extension as _unload
 
     _unload(ipython)

@@ -120,7 +120,7 @@ class Skill:
 
 def spec_of(inp: JobInput) -> JobSpec:
     """The JobSpec of a script (any dialect, or plain shell) or of a given spec."""
-    from .client import build_spec
+    from .kernel.engine import build_spec
 
     spec = inp.spec if inp.spec is not None else build_spec(inp.script or "")
     return spec.model_copy(update={"name": inp.name}) if inp.name else spec

@@ -273,7 +273,7 @@ def test_diamond_ask_end_to_end(tb, data_dir, fake, monkeypatch):
 def test_ask_in_notebook_follows_the_task_to_its_answer(tb, fake, llm_env):
     """What `%%diamond ask` calls: agent.ask(engine, text) on the in-process engine."""
     from diamond_jupyter.agent import approve, ask
-    from diamond_jupyter.client import LocalEngine
+    from diamond_jupyter.kernel.inprocess import LocalEngine
 
     seen = submit_and_wait_script(fake, 1)
     engine = LocalEngine(tb.config_path)

@@ -14,7 +14,7 @@ import pytest
 
 from diamond_jupyter.cli import build_parser
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.jobcard import outcome, why
+from diamond_jupyter.kernel.jobcard import outcome, why
 from diamond_jupyter.model import (
     BadInput,
     Job,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-from diamond_jupyter.jobcard import MIME, bundle, card_json, color, elapsed, render_text
+from diamond_jupyter.kernel.jobcard import MIME, bundle, card_json, color, elapsed, render_text
 from diamond_jupyter.model import Job, JobSpec, JobState, Resources
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

@@ -380,10 +380,10 @@ def server_factory(tmp_path):
         s.stop()
 
 
-DISCOVER = ("from diamond_jupyter import client\n"
-            "info = client.find_server()\n"
+DISCOVER = ("from diamond_jupyter.kernel import discovery\n"
+            "info = discovery.find_server()\n"
             "print('FOUND', info and info['pid'], info and info['url'])\n"
-            "e = client.connect()\n"
+            "e = discovery.connect()\n"
             "print('ENGINE', e.kind, '|', e.note)\n")
 
 

@@ -100,7 +100,7 @@ async def test_job_stage_paths_cannot_leave_the_root(api, jp_root_dir, tmp_path,
 
 def test_the_cli_sends_server_paths_absolute(tmp_path, monkeypatch):
     """Through a server, the CLI's relative paths mean its own directory, not the root."""
-    from diamond_jupyter.client_rest import _server_path
+    from diamond_jupyter.kernel.rest import _server_path
 
     monkeypatch.chdir(tmp_path)
     assert _server_path("data/in.txt") == str(tmp_path / "data" / "in.txt")

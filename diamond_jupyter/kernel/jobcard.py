@@ -17,8 +17,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .model import Job, JobState
-from .placement import Placement
+from ..model import Job, JobState
+from ..placement import Placement
 
 if TYPE_CHECKING:
     from .handle import JobHandle

@@ -13,9 +13,10 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from .client import Engine, connect
+from ..model import BadInput, DiamondError, Job, SiteError
+from .discovery import connect
+from .engine import Engine
 from .handle import JobHandle
-from .model import BadInput, DiamondError, Job, SiteError
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the environment of the "
@@ -186,7 +187,7 @@ class DiamondMagics(Magics):
         if cell is not None and cell.strip():
             return cell
         if getattr(args, "file", None):
-            from .federation import Federation
+            from ..federation import Federation
 
             return Federation.read_script(args.file)
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
@@ -258,7 +259,7 @@ class DiamondMagics(Magics):
         return [Path(p) for p in paths]
 
     def do_place(self, args: argparse.Namespace, cell: str | None) -> None:
-        from .placement import Placement
+        from ..placement import Placement
 
         pl = Placement.model_validate(self.call(self.engine.place(self.text(args, cell,
                                                                            "place"))))

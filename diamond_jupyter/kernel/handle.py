@@ -7,8 +7,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
-from .client import Engine
-from .model import DiamondError, Job, JobState, SiteError
+from ..model import DiamondError, Job, JobState, SiteError
+from .engine import Engine
 
 TAIL_LINES = 20
 ALL_LINES = 1_000_000

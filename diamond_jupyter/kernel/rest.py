@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from .client import Engine, JobCallback, build_spec, job_from_json
-from .model import BadInput, DiamondError, Job, SiteError
+from ..model import BadInput, DiamondError, Job, SiteError
+from .engine import Engine, JobCallback, build_spec, job_from_json
 
 log = logging.getLogger(__name__)
 

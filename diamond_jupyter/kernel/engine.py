@@ -1,0 +1,128 @@
+"""What the kernel's faces (magics, handles, job cards) call: an `Engine`. Two implement it:
+the user's Jupyter server over REST (`rest.ServerClient`), and a Federation in-process
+(`inprocess.LocalEngine`); `discovery.connect` picks one.
+
+Both engines run their I/O on a private asyncio loop in a daemon thread, so the kernel's own
+loop is never blocked by, nor re-entered from, engine work. `call(coro)` bridges sync code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any
+
+from ..model import Job, JobSpec
+
+log = logging.getLogger(__name__)
+
+JobCallback = Callable[[Job], Any]
+_JOB_FIELDS = set(Job.model_fields)
+
+
+def job_from_json(data: dict[str, Any]) -> Job:
+    """A Job from REST JSON, tolerating fields this client does not know."""
+    return Job.model_validate({k: v for k, v in data.items() if k in _JOB_FIELDS})
+
+
+def build_spec(text: str, *, name: str | None = None,
+               overrides: dict[str, Any] | None = None) -> JobSpec:
+    """Cell text in any dialect (or none) -> JobSpec, with the magic's options applied."""
+    from ..federation import Federation
+
+    spec = Federation.parse(text)
+    upd: dict[str, Any] = {}
+    res: dict[str, Any] = {}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "queue":
+            upd["queue"] = value
+        else:
+            res[key] = value
+    if res:
+        upd["resources"] = spec.resources.model_copy(update=res)
+    if name:
+        upd["name"] = name
+    return spec.model_copy(update=upd) if upd else spec
+
+
+class _LoopThread:
+    """An asyncio loop in a daemon thread."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self.thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+class Engine:
+    """What magics and handles call. Async methods run on the engine's loop."""
+
+    kind = "engine"
+
+    def __init__(self, note: str = "") -> None:
+        self.note = note  # why this engine was chosen
+        self._lt = _LoopThread(f"diamond-{self.kind}")
+
+    def call(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
+        """Run `coro` on the engine loop and wait for its result (from any other thread)."""
+        fut = self._lt.submit(coro)
+        try:
+            return fut.result(timeout)
+        except KeyboardInterrupt:
+            fut.cancel()
+            raise
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Future:
+        return self._lt.submit(coro)
+
+    def close(self) -> None:
+        try:
+            self.call(self._aclose(), timeout=10)
+        except Exception:  # closing is best effort
+            log.debug("engine close failed", exc_info=True)
+        self._lt.stop()
+
+    async def _aclose(self) -> None:
+        pass
+
+    def time_limit(self, job: Job) -> int | None:
+        """The job's time limit in seconds, when it asked for one."""
+        return job.spec.resources.walltime_s if job.spec else None
+
+    # The API (implemented by both engines) ---------------------------------------------
+    async def sites(self) -> list[dict[str, Any]]: raise NotImplementedError
+    async def snapshot(self, site: str) -> dict[str, Any]: raise NotImplementedError
+    async def place(self, text: str) -> dict[str, Any]: raise NotImplementedError
+    async def jobs(self, site: str | None = None, state: str | None = None,
+                   limit: int = 50) -> list[Job]: raise NotImplementedError
+    async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
+                     overrides: dict[str, Any] | None = None,
+                     origin: dict[str, Any] | None = None) -> Job: raise NotImplementedError
+    async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
+    async def cancel(self, job_id: str) -> Job: raise NotImplementedError
+    async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
+        raise NotImplementedError
+    async def files(self, job_id: str) -> list[str]: raise NotImplementedError
+    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+        raise NotImplementedError
+    async def translate(self, text: str, to: str,
+                        from_: str | None = None) -> tuple[str, list[str]]:
+        raise NotImplementedError
+    async def watch(self, job_id: str, callback: JobCallback) -> Job:
+        """Call `callback(job)` with the job now and after each change; return it at its end."""
+        raise NotImplementedError
+    async def transfer(self, src: str, dst: str, via: str | None = None,
+                       recursive: bool = False) -> dict[str, Any]:
+        """Copy SITE:PATH (or a server path) to another; returns the finished record."""
+        raise NotImplementedError

@@ -1,0 +1,105 @@
+"""LocalEngine: the Federation run in this process, on the engine's own loop (no server)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..model import Job
+from .engine import Engine, JobCallback, build_spec
+
+
+class LocalEngine(Engine):
+    kind = "local"
+
+    def __init__(self, config: str | Path | None = None, note: str = "") -> None:
+        super().__init__(note)
+        self._config = config
+        self._fed: Any = None
+        self._fed_lock = asyncio.Lock()
+
+    async def fed(self) -> Any:
+        async with self._fed_lock:
+            if self._fed is None:
+                from ..federation import Federation
+
+                fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0)
+                await fed.start(recover=False)
+                self._fed = fed
+            return self._fed
+
+    async def _aclose(self) -> None:
+        if self._fed is not None:
+            await self._fed.close()
+
+    async def sites(self) -> list[dict[str, Any]]:
+        fed = await self.fed()
+        snaps = await fed.snapshots()
+        rows = []
+        for cfg in fed.config.sites:
+            if cfg.name not in fed.sites:
+                continue
+            s = snaps.get(cfg.name)
+            rows.append({"name": cfg.name, "scheduler": cfg.scheduler,
+                         "host": cfg.transport.host, "reachable": s.reachable if s else None,
+                         "error": s.error if s else None, "nodes": len(s.nodes) if s else None,
+                         "partitions": [p.name for p in s.partitions] if s else [],
+                         "running": len(s.running) if s else None,
+                         "pending": len(s.pending) if s else None})
+        return rows
+
+    async def snapshot(self, site: str) -> dict[str, Any]:
+        fed = await self.fed()
+        return (await fed.snapshot(site, max_age_s=0)).model_dump(mode="json")
+
+    async def place(self, text: str) -> dict[str, Any]:
+        fed = await self.fed()
+        return (await fed.place(build_spec(text))).model_dump(mode="json")
+
+    async def jobs(self, site: str | None = None, state: str | None = None,
+                   limit: int = 50) -> list[Job]:
+        fed = await self.fed()
+        return fed.jobs(site=site, states=[state] if state else None, limit=limit)
+
+    async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
+                     overrides: dict[str, Any] | None = None,
+                     origin: dict[str, Any] | None = None) -> Job:
+        fed = await self.fed()
+        spec = build_spec(text, name=name, overrides=overrides)
+        return await fed.submit(spec, site, origin=origin)
+
+    async def job(self, job_id: str, refresh: bool = False) -> Job:
+        return await (await self.fed()).status(job_id, refresh=refresh)
+
+    async def cancel(self, job_id: str) -> Job:
+        return await (await self.fed()).cancel(job_id)
+
+    async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
+        return await (await self.fed()).logs(job_id, lines=lines)
+
+    async def files(self, job_id: str) -> list[str]:
+        return await (await self.fed()).files(job_id)
+
+    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+        return [str(p) for p in await (await self.fed()).fetch(job_id, dest)]
+
+    async def transfer(self, src: str, dst: str, via: str | None = None,
+                       recursive: bool = False) -> dict[str, Any]:
+        rec = await (await self.fed()).transfer(src, dst, via, recursive=recursive)
+        return rec.model_dump(mode="json")
+
+    async def translate(self, text: str, to: str,
+                        from_: str | None = None) -> tuple[str, list[str]]:
+        from ..federation import Federation
+
+        script, warnings, _ = Federation.translate(text, to, from_)
+        return script, warnings
+
+    async def watch(self, job_id: str, callback: JobCallback) -> Job:
+        fed = await self.fed()
+
+        def until(job: Job) -> bool:  # called now and after each event for this job
+            callback(job)
+            return job.state.terminal
+        return await fed.wait(job_id, until=until)

@@ -31,8 +31,14 @@ from diamond_jupyter.model import (
     JobState,
     JobStatus,
 )
-from diamond_jupyter.store import REDACTED, Store, StoreError, default_store_path, redact
-from diamond_jupyter.store import SCHEMA_VERSION
+from diamond_jupyter.store import (
+    REDACTED,
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    default_store_path,
+    redact,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)

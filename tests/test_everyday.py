@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from diamond_jupyter.cli import build_parser
+from diamond_jupyter.cli.main import build_parser
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.kernel.jobcard import outcome, why
 from diamond_jupyter.model import (
@@ -96,7 +96,7 @@ def test_failure_text_is_not_repeated():
     job = Job(id="alpha:3", site="alpha", state=JobState.FAILED, exit_code=3,
               reason="exit code 3")
     assert outcome(job) == "FAILED, exit code 3"
-    from diamond_jupyter.cli import job_line
+    from diamond_jupyter.cli.common import job_line
     assert job_line(job).count("exit code 3") + job_line(job).count("exit=3") == 1
 
 

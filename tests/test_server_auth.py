@@ -12,7 +12,7 @@ import pytest
 from jupyter_server.auth.authorizer import Authorizer
 from server_conftest import diamond_config
 
-from diamond_jupyter.server.handlers import routes
+from diamond_jupyter.server.routes import routes
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 pytestmark = pytest.mark.testbed

@@ -77,7 +77,7 @@ class DiamondApp(ExtensionApp):
         self.settings.update({"diamond_federation": self.federation, "diamond_app": self})
 
     def initialize_handlers(self) -> None:
-        from .handlers import routes
+        from .routes import routes
 
         self.handlers.extend(routes())
 

@@ -15,9 +15,6 @@ from .base import ApiError, DiamondHandler, api
 from .events import to_emission
 
 OPENAPI = Path(__file__).parent / "openapi.yaml"
-JOB = r"(?P<job_id>[^/]+)"
-SITE = r"(?P<name>[^/]+)"
-TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
 MAX_LIMIT = 500
 
 
@@ -395,28 +392,3 @@ class OpenAPIHandler(DiamondHandler):
     async def get(self) -> None:
         """The API description (served even when diamond is not configured)."""
         self.finish(OPENAPI.read_text(), set_content_type="application/yaml; charset=utf-8")
-
-
-def routes() -> list[tuple[str, type[DiamondHandler]]]:
-    p = "/diamond/api"
-    return [
-        (f"{p}/state", StateHandler),
-        (f"{p}/sites", SitesHandler),
-        (f"{p}/sites/{SITE}", SiteHandler),
-        (f"{p}/sites/{SITE}/snapshot", SnapshotHandler),
-        (f"{p}/place", PlaceHandler),
-        (f"{p}/jobs", JobsHandler),
-        (f"{p}/jobs/{JOB}", JobHandler),
-        (f"{p}/jobs/{JOB}/cancel", JobCancelHandler),
-        (f"{p}/jobs/{JOB}/logs", JobLogsHandler),
-        (f"{p}/jobs/{JOB}/files", JobFilesHandler),
-        (f"{p}/jobs/{JOB}/fetch", JobFetchHandler),
-        (f"{p}/translate", TranslateHandler),
-        (f"{p}/events", EventsHandler),
-        (f"{p}/transfers", TransfersHandler),
-        (f"{p}/tasks", TasksHandler),
-        (f"{p}/tasks/{TASK}", TaskHandler),
-        (f"{p}/tasks/{TASK}/approve", TaskApproveHandler),
-        (f"{p}/tasks/{TASK}/reject", TaskRejectHandler),
-        (f"{p}/openapi.yaml", OpenAPIHandler),
-    ]

@@ -1,4 +1,4 @@
-"""`diamond ask "TEXT"`: one agent task, run in-process until it ends."""
+"""`diamond ask "TEXT"` (one agent task, run in-process until it ends) and `diamond mcp`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import json
 import sys
 from typing import Any
 
+from ..agent.config import LLMConfig
+from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
 from ..model import SiteError
-from .config import LLMConfig
-from .tasks import FINAL_STATES
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
@@ -67,3 +67,37 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"diamond: the task failed: {task.get('error')}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Run an agent task in-process until it ends; print the answer."""
+    return run_ask(args)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the skills over MCP (stdio)."""
+    from ..mcp_server import serve
+
+    serve(args.config, approval=args.approval)
+    return 0
+
+
+def add_agent_commands(sub, common) -> None:
+    p = sub.add_parser("ask", help="ask the agent (an LLM over the skills) to do something")
+    common(p)
+    p.add_argument("text", nargs="+", help="the request, in plain words")
+    p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="ask",
+                   help="ask (default): show each submit/cancel/transfer/fetch plan and wait "
+                   "for y/N; auto: act; dry-run: only plan")
+    p.add_argument("--provider", choices=("anthropic", "openai"),
+                   help="the LLM provider (default: the one whose key is set)")
+    p.add_argument("--model", help="the provider's model name (default per provider)")
+    p.add_argument("--max-tokens", type=int, help="upper bound on tokens per reply")
+    p.add_argument("--api-key-env", help="env var holding the key (default per provider)")
+    p.add_argument("--timeout", type=float, help="give up waiting after this many seconds")
+    p.set_defaults(fn=cmd_ask)
+    p = sub.add_parser("mcp", help="serve the skills over the Model Context Protocol (stdio)")
+    common(p)
+    p.add_argument("--approval", choices=("auto", "dry-run"), default="auto",
+                   help="dry-run: submit, cancel and transfer only return their plan")
+    p.set_defaults(fn=cmd_mcp)

@@ -4,57 +4,53 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-from typing import Any
 
-
-def _out(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, default=str) if args.json else text)
+from .common import out
 
 
 def _tb_up(args: argparse.Namespace) -> int:
-    from . import testbed
+    from .. import testbed
 
     info = testbed.up()
     started = info.get("started") or []
     what = f"started {', '.join(started)}" if started else "nothing to start"
-    _out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: "
+    out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: "
                      f"{', '.join(info['sites'])}\n"
                      f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})")
     return 0
 
 
 def _tb_stop(args: argparse.Namespace) -> int:
-    from . import testbed
+    from .. import testbed
 
     info = testbed.stop_site(args.site, tuple(args.only) if args.only else None)
-    _out(args, info, f"stopped {', '.join(info['stopped'])}" if info["stopped"]
+    out(args, info, f"stopped {', '.join(info['stopped'])}" if info["stopped"]
          else f"{info['site']}: nothing was running")
     return 0
 
 
 def _tb_start(args: argparse.Namespace) -> int:
-    from . import testbed
+    from .. import testbed
 
     info = testbed.start_site(args.site, tuple(args.only) if args.only else None)
-    _out(args, info, f"started {', '.join(info['started'])}" if info["started"]
+    out(args, info, f"started {', '.join(info['started'])}" if info["started"]
          else f"{info['site']}: already running")
     return 0
 
 
 def _tb_down(args: argparse.Namespace) -> int:
-    from . import testbed
+    from .. import testbed
 
     info = testbed.down()
     left = info["leftovers"]
-    _out(args, info, f"test bed down in {info['seconds']:.2f}s" +
+    out(args, info, f"test bed down in {info['seconds']:.2f}s" +
          (f"; LEFT BEHIND: {left}" if left else "; nothing left behind"))
     return 1 if left else 0
 
 
 def _tb_status(args: argparse.Namespace) -> int:
-    from . import testbed
+    from .. import testbed
 
     st = testbed.status()
     lines = [f"test bed {'UP' if st['up'] else 'DOWN'} ({st['base']}); munged "
@@ -64,14 +60,14 @@ def _tb_status(args: argparse.Namespace) -> int:
         lines.append(f"  {s['name']:<6} {s['ip']:<12} netns={'yes' if s['netns'] else 'no'} "
                      f"slurmctld={'up' if s['slurmctld'] else 'down'} "
                      f"slurmd={nodes}/{len(s['slurmd'])} sshd={'up' if s['sshd'] else 'down'}")
-    _out(args, st, "\n".join(lines))
+    out(args, st, "\n".join(lines))
     return 0
 
 
 def _tb_ssh(args: argparse.Namespace) -> int:
-    from .config import load_config
-    from .testbed import base_dir
-    from .transports import make_transport
+    from ..config import load_config
+    from ..testbed import base_dir
+    from ..transports import make_transport
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
@@ -93,8 +89,8 @@ def _tb_ssh(args: argparse.Namespace) -> int:
 
 
 def _tb_load(args: argparse.Namespace) -> int:
-    from .model import BadInput
-    from .testbed import base_dir, load
+    from ..model import BadInput
+    from ..testbed import base_dir, load
 
     if args.trace:
         jobs, plans = _trace_jobs(args)
@@ -107,23 +103,23 @@ def _tb_load(args: argparse.Namespace) -> int:
             raise BadInput(str(e)) from None
         plans = []
     if args.dry_run:
-        _out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
+        out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
              else load.describe(jobs), "\n".join(
             f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
             f"wall={j.walltime_min}min" for j in jobs))
         return 0
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
     res |= {"traces": plans} if plans else {}
-    _out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
+    out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
                     f"({res['submitted']}), {res['failed']} refused")
     return 0
 
 
 def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
     """`--trace F --site S` pairs (one log per site) -> the jobs of every replay, in time."""
-    from .model import BadInput
-    from .testbed import trace
-    from .testbed.clusters import CLUSTERS
+    from ..model import BadInput
+    from ..testbed import trace
+    from ..testbed.clusters import CLUSTERS
 
     if args.profile:
         raise BadInput("give --profile or --trace, not both")
@@ -142,46 +138,7 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
     return sorted(jobs, key=lambda j: j.at_s), plans
 
 
-# -- the agent (issue 6) --------------------------------------------------------------------
-
-def cmd_ask(args: argparse.Namespace) -> int:
-    """Run an agent task in-process until it ends; print the answer."""
-    from .agent.cli import run_ask
-
-    return run_ask(args)
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve the skills over MCP (stdio)."""
-    from .mcp_server import serve
-
-    serve(args.config, approval=args.approval)
-    return 0
-
-
-def _add_agent_commands(sub, common) -> None:
-    p = sub.add_parser("ask", help="ask the agent (an LLM over the skills) to do something")
-    common(p)
-    p.add_argument("text", nargs="+", help="the request, in plain words")
-    p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="ask",
-                   help="ask (default): show each submit/cancel/transfer/fetch plan and wait "
-                   "for y/N; auto: act; dry-run: only plan")
-    p.add_argument("--provider", choices=("anthropic", "openai"),
-                   help="the LLM provider (default: the one whose key is set)")
-    p.add_argument("--model", help="the provider's model name (default per provider)")
-    p.add_argument("--max-tokens", type=int, help="upper bound on tokens per reply")
-    p.add_argument("--api-key-env", help="env var holding the key (default per provider)")
-    p.add_argument("--timeout", type=float, help="give up waiting after this many seconds")
-    p.set_defaults(fn=cmd_ask)
-    p = sub.add_parser("mcp", help="serve the skills over the Model Context Protocol (stdio)")
-    common(p)
-    p.add_argument("--approval", choices=("auto", "dry-run"), default="auto",
-                   help="dry-run: submit, cancel and transfer only return their plan")
-    p.set_defaults(fn=cmd_mcp)
-
-
-def add_extra_commands(sub, common) -> None:
-    _add_agent_commands(sub, common)
+def add_testbed_commands(sub, common) -> None:
     tb = sub.add_parser("testbed", help="the local federation of real Slurm clusters")
     tsub = tb.add_subparsers(dest="tb_command", required=True)
     for name, fn, help in (("stop", _tb_stop, "stop one site's daemons (jobs are kept)"),
@@ -221,33 +178,3 @@ def add_extra_commands(sub, common) -> None:
                    help="center seconds per real second (a trace's times are divided by it)")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.set_defaults(fn=_tb_load)
-    add_transfer_command(sub, common)
-
-
-# -- `diamond transfer` (issue 7) ---------------------------------------------------------------
-
-def _transfer(args: argparse.Namespace) -> int:
-    from .cli import _with_fed
-
-    rec = asyncio.run(_with_fed(args, lambda fed: fed.transfer(
-        args.src, args.dst, via=args.via, recursive=args.recursive)))
-    data = rec.model_dump(mode="json")
-    rate = rec.data.get("mb_per_s")
-    _out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
-                     f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
-                     + (f"\n{rec.error}" if rec.error else ""))
-    if rec.state != "SUCCEEDED":
-        print(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def add_transfer_command(sub, common) -> None:
-    p = sub.add_parser("transfer", help="copy data: SITE:PATH or a server path, either side")
-    common(p)
-    p.add_argument("src", help="SITE:PATH, or a path on this machine")
-    p.add_argument("dst", help="SITE:PATH, or a path on this machine")
-    p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
-                   "have a collection and you are logged in, else SFTP")
-    p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")
-    p.set_defaults(fn=_transfer)

@@ -1,70 +1,18 @@
-"""`diamond`: the command-line face. Every subcommand calls the Federation facade."""
+"""`diamond sites|queue|place|submit|status|wait|cancel|logs|fetch|jobs|translate|transfer`:
+the subcommands about jobs and data. Every one calls the Federation facade."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
-from .model import BadInput, DiamondError, Job, JobSpec
+from ..model import DiamondError
+from .common import job_json, job_line, out, read_script, spec_from_file, with_fed
 
+Adder = Callable[..., argparse.ArgumentParser]
 
-def _print(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
-    if args.json:
-        print(json.dumps(data, indent=2, default=str))
-    elif text is not None:
-        print(text)
-    else:
-        print(json.dumps(data, indent=2, default=str))
-
-
-def job_json(job: Job) -> dict[str, Any]:
-    return job.model_dump(mode="json", exclude={"spec"})
-
-
-def job_line(job: Job) -> str:
-    extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
-    said = job.reason and job.reason != f"exit code {job.exit_code}"
-    reason = f" ({job.reason})" if said else ""
-    if job.reused_by:
-        reason += f" [native id reused by {job.reused_by}]"
-    return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
-
-
-def _read(path: str) -> str:
-    from .federation import Federation
-
-    return Federation.read_script(path)
-
-
-def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
-    """A batch script in any dialect; a script without directives is run as is."""
-    from .federation import Federation
-
-    spec = Federation.parse(_read(path), dialect)
-    return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
-
-
-def _federation(args: argparse.Namespace, **kw: Any):
-    from .federation import Federation
-
-    return Federation(args.config, **kw)
-
-
-async def _with_fed(args: argparse.Namespace, fn, **kw: Any):
-    fed = _federation(args, **kw)
-    try:
-        await fed.start(recover=False)
-        return await fn(fed)
-    finally:
-        await fed.close()
-
-
-# -- subcommands -------------------------------------------------------------------------------
 
 def cmd_sites(args: argparse.Namespace) -> int:
     async def go(fed):
@@ -86,32 +34,32 @@ def cmd_sites(args: argparse.Namespace) -> int:
                 "metadata": cfg.metadata,
             })
         return rows
-    rows = asyncio.run(_with_fed(args, go))
+    rows = asyncio.run(with_fed(args, go))
     text = "\n".join(
         f"{r['name']:<10} {r['scheduler']:<6} "
         + ("unreachable: " + (r["error"] or "") if r["reachable"] is False else
            f"nodes={r['nodes']} running={r['running']} pending={r['pending']} "
            f"partitions={','.join(r['partitions'])}")
         for r in rows)
-    _print(args, rows, text)
+    out(args, rows, text)
     return 0
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
-    snap = asyncio.run(_with_fed(args, lambda fed: fed.snapshot(args.site, max_age_s=0)))
+    snap = asyncio.run(with_fed(args, lambda fed: fed.snapshot(args.site, max_age_s=0)))
     if not snap.reachable:
         raise DiamondError(f"{args.site} unreachable: {snap.error}")
     data = snap.model_dump(mode="json")
     lines = [f"{j.native_id:>10} {j.state.value:<9} {j.user or '':<10} {j.partition or '':<8} "
              f"nodes={j.nodes} {j.name or ''}" for j in snap.jobs]
-    _print(args, data, "\n".join(lines) or f"{args.site}: queue is empty")
+    out(args, data, "\n".join(lines) or f"{args.site}: queue is empty")
     return 0
 
 
 def cmd_place(args: argparse.Namespace) -> int:
     spec = spec_from_file(args.file, args.dialect)
-    pl = asyncio.run(_with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
-    _print(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
+    pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
+    out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
     return 0 if pl.choice else 2
 
@@ -120,14 +68,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
     spec = spec_from_file(args.file, args.dialect)
     if args.name:
         spec = spec.model_copy(update={"name": args.name})
-    job = asyncio.run(_with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold)))
-    _print(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
+    job = asyncio.run(with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold)))
+    out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    job = asyncio.run(_with_fed(args, lambda fed: fed.status(args.job, refresh=True)))
-    _print(args, job_json(job), job_line(job))
+    job = asyncio.run(with_fed(args, lambda fed: fed.status(args.job, refresh=True)))
+    out(args, job_json(job), job_line(job))
     return 0
 
 
@@ -135,21 +83,21 @@ def cmd_wait(args: argparse.Namespace) -> int:
     async def go(fed):
         await fed.status(args.job, refresh=True)
         return await fed.wait(args.job, timeout=args.timeout)
-    job = asyncio.run(_with_fed(args, go, min_poll_s=1.0, poll_interval_s=args.poll))
-    _print(args, job_json(job), job_line(job))
+    job = asyncio.run(with_fed(args, go, min_poll_s=1.0, poll_interval_s=args.poll))
+    out(args, job_json(job), job_line(job))
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    job = asyncio.run(_with_fed(args, lambda fed: fed.cancel(args.job)))
-    _print(args, job_json(job), job_line(job))
+    job = asyncio.run(with_fed(args, lambda fed: fed.cancel(args.job)))
+    out(args, job_json(job), job_line(job))
     return 0
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    logs = asyncio.run(_with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
+    logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
     if args.json:
-        _print(args, logs)
+        out(args, logs)
     else:
         sys.stdout.write(logs["stdout"])
         sys.stderr.write(logs["stderr"])
@@ -159,27 +107,27 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    paths = asyncio.run(_with_fed(args, lambda fed: fed.fetch(args.job, args.dest)))
-    _print(args, [str(p) for p in paths], "\n".join(str(p) for p in paths))
+    paths = asyncio.run(with_fed(args, lambda fed: fed.fetch(args.job, args.dest)))
+    out(args, [str(p) for p in paths], "\n".join(str(p) for p in paths))
     return 0
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    from .federation import Federation
+    from ..federation import Federation
 
     fed = Federation(args.config)
     jobs = fed.jobs(site=args.site, limit=args.limit)
-    _print(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
+    out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
     return 0
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from .federation import Federation
+    from ..federation import Federation
 
-    text = _read(args.file)
+    text = read_script(args.file)
     script, warnings, spec = Federation.translate(text, args.to, args.from_)
     if args.json:
-        _print(args, spec.model_dump(mode="json"))
+        out(args, spec.model_dump(mode="json"))
     else:
         sys.stdout.write(script)
     for w in warnings:
@@ -187,27 +135,22 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- parser ---------------------------------------------------------------------------------
+def _transfer(args: argparse.Namespace) -> int:
+    rec = asyncio.run(with_fed(args, lambda fed: fed.transfer(
+        args.src, args.dst, via=args.via, recursive=args.recursive)))
+    data = rec.model_dump(mode="json")
+    rate = rec.data.get("mb_per_s")
+    out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
+                     f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
+                     + (f"\n{rec.error}" if rec.error else ""))
+    if rec.state != "SUCCEEDED":
+        print(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}", file=sys.stderr)
+        return 1
+    return 0
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")
 
-
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from .cli_extra import add_extra_commands
-
-    ap = argparse.ArgumentParser(prog="diamond", description=__doc__)
-    ap.add_argument("--version", action="version", version=__version__)
-    sub = ap.add_subparsers(dest="command", required=True)
-
-    def add(name: str, fn, help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help)
-        _common(p)
-        p.set_defaults(fn=fn)
-        return p
-
+def add_job_commands(add: Adder) -> None:
+    """The job subcommands, each added with `add(name, fn, help)` (common options included)."""
     p = add("sites", cmd_sites, "list the sites and their live state")
     p.add_argument("--offline", action="store_true", help="configuration only, no SSH")
     job_help = "a job id, SITE:NUMBER (as printed by submit)"
@@ -249,45 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a batch script")
     p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf or flux")
     p.add_argument("--from", dest="from_", help=dialect_help)
-    add_extra_commands(sub, _common)
-    return ap
 
 
-def _quiet_logs() -> None:
-    """Failures reach the user as one line; library chatter only with DIAMOND_LOG=debug."""
-    import logging
-    import os
-
-    level = os.environ.get("DIAMOND_LOG", "").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.CRITICAL) if level else
-                        logging.CRITICAL, format="%(levelname)s %(name)s: %(message)s")
-
-
-def _one_line(e: BaseException) -> str:
-    """Errors are one line on stderr, whatever text a library put in them."""
-    return " | ".join(part.strip() for part in str(e).splitlines() if part.strip())
-
-
-def main(argv: list[str] | None = None) -> int:
-    _quiet_logs()
-    args = build_parser().parse_args(argv)
-    try:
-        return args.fn(args) or 0
-    except BadInput as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 2
-    except DiamondError as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # e.g. `diamond jobs | head`: the reader left; not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except OSError as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def add_transfer_command(add: Adder) -> None:
+    p = add("transfer", _transfer, "copy data: SITE:PATH or a server path, either side")
+    p.add_argument("src", help="SITE:PATH, or a path on this machine")
+    p.add_argument("dst", help="SITE:PATH, or a path on this machine")
+    p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
+                   "have a collection and you are logged in, else SFTP")
+    p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")

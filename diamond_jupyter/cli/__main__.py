@@ -1,0 +1,7 @@
+"""`python -m diamond_jupyter.cli`."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

@@ -1,0 +1,68 @@
+"""What every `diamond` subcommand shares: the common options, printing (text or --json),
+opening the Federation, and reading a batch script."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from ..model import Job, JobSpec
+
+
+def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
+    """`data` as JSON with --json (or when there is no text form), else `text`."""
+    if args.json or text is None:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(text)
+
+
+def common_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    return job.model_dump(mode="json", exclude={"spec"})
+
+
+def job_line(job: Job) -> str:
+    extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
+    said = job.reason and job.reason != f"exit code {job.exit_code}"
+    reason = f" ({job.reason})" if said else ""
+    if job.reused_by:
+        reason += f" [native id reused by {job.reused_by}]"
+    return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
+
+
+def read_script(path: str) -> str:
+    from ..federation import Federation
+
+    return Federation.read_script(path)
+
+
+def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
+    """A batch script in any dialect; a script without directives is run as is."""
+    from ..federation import Federation
+
+    spec = Federation.parse(read_script(path), dialect)
+    return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
+
+
+def federation(args: argparse.Namespace, **kw: Any):
+    from ..federation import Federation
+
+    return Federation(args.config, **kw)
+
+
+async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]],
+                   **kw: Any) -> Any:
+    fed = federation(args, **kw)
+    try:
+        await fed.start(recover=False)
+        return await fn(fed)
+    finally:
+        await fed.close()

@@ -1,0 +1,55 @@
+"""The REST API's route table: every path under /diamond/api and its handler."""
+
+from __future__ import annotations
+
+from .base import DiamondHandler
+from .handlers import (
+    EventsHandler,
+    JobCancelHandler,
+    JobFetchHandler,
+    JobFilesHandler,
+    JobHandler,
+    JobLogsHandler,
+    JobsHandler,
+    OpenAPIHandler,
+    PlaceHandler,
+    SiteHandler,
+    SitesHandler,
+    SnapshotHandler,
+    StateHandler,
+    TaskApproveHandler,
+    TaskHandler,
+    TaskRejectHandler,
+    TasksHandler,
+    TransfersHandler,
+    TranslateHandler,
+)
+
+JOB = r"(?P<job_id>[^/]+)"
+SITE = r"(?P<name>[^/]+)"
+TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
+
+
+def routes() -> list[tuple[str, type[DiamondHandler]]]:
+    p = "/diamond/api"
+    return [
+        (f"{p}/state", StateHandler),
+        (f"{p}/sites", SitesHandler),
+        (f"{p}/sites/{SITE}", SiteHandler),
+        (f"{p}/sites/{SITE}/snapshot", SnapshotHandler),
+        (f"{p}/place", PlaceHandler),
+        (f"{p}/jobs", JobsHandler),
+        (f"{p}/jobs/{JOB}", JobHandler),
+        (f"{p}/jobs/{JOB}/cancel", JobCancelHandler),
+        (f"{p}/jobs/{JOB}/logs", JobLogsHandler),
+        (f"{p}/jobs/{JOB}/files", JobFilesHandler),
+        (f"{p}/jobs/{JOB}/fetch", JobFetchHandler),
+        (f"{p}/translate", TranslateHandler),
+        (f"{p}/events", EventsHandler),
+        (f"{p}/transfers", TransfersHandler),
+        (f"{p}/tasks", TasksHandler),
+        (f"{p}/tasks/{TASK}", TaskHandler),
+        (f"{p}/tasks/{TASK}/approve", TaskApproveHandler),
+        (f"{p}/tasks/{TASK}/reject", TaskRejectHandler),
+        (f"{p}/openapi.yaml", OpenAPIHandler),
+    ]

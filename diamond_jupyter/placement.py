@@ -24,10 +24,12 @@ or FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger
 cheapest. `Placement.why_not(site)` says why a site lost (later start, longer runtime from
 its speed factor, slower stage-in, or higher cost at an equal finish).
 
-Descriptive metadata (spec.metadata 'architecture', 'software', 'container';
-constraints.architecture) is checked against the site's nodes (architecture field,
-`arch=...` features) and metadata ('architecture', 'software', 'container_runtimes').
-A site that does not declare 'software' or 'container_runtimes' is not checked for them.
+What the job needs (`needs.needs_of`: constraint expressions, architecture, GPU type and
+memory from its directives and options; software, containers and MPI from its body) is
+checked against the site's nodes (architecture field, features, GPUs, memory) and its
+capabilities (`capabilities.SiteCapabilities`: software modules matched across spellings
+by `software`, container runtimes, MPI stacks). A kind of capability the site leaves
+unknown is not checked.
 An explicit spec.queue binds: a site without that partition is INCOMPATIBLE.
 
 Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
@@ -43,16 +45,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .calibration import SiteCalibration, describe_start, ratio_fn
+from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, utcnow
+from .needs import needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
     hms,
-    meta_checks,
     node_checks,
     node_usable,
-    norm_arch,
     partition_members,
     request,
     site_nodes,
@@ -191,8 +193,8 @@ class Placement(BaseModel):
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
-              cal: SiteCalibration | None = None, data: StageData | None = None
-              ) -> SiteVerdict:
+              cal: SiteCalibration | None = None, data: StageData | None = None,
+              caps: SiteCapabilities | None = None) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
@@ -203,7 +205,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = request(spec, max((n.cpus for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
-    reasons = meta_checks(spec, cfg.metadata) + reasons
+    from .software import needs_reasons
+
+    caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
+    reasons = needs_reasons(needs_of(spec), caps) + reasons
     if reasons:
         v.reasons = reasons
         return v
@@ -388,7 +393,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           seed: int | None = None, home: str | None = None,
           estimates: dict[str, datetime] | None = None,
           calibration: dict[str, SiteCalibration] | None = None,
-          stage_data: StageData | None = None) -> Placement:
+          stage_data: StageData | None = None,
+          capabilities: dict[str, SiteCapabilities] | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
@@ -397,6 +403,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     is then the calibrated simulation's, with a 90% bound (see `calibration`).
     `stage_data`: the stage-in's bytes by location; each site's stage-in time counts only
     what is elsewhere, at the measured bandwidth where there is one.
+    `capabilities`: what each site has (software, container runtimes, MPI), else what its
+    sites-file metadata says.
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -405,7 +413,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     now = aware(now or utcnow())
     cals = calibration or {}
     verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
-                          cals.get(c.name), stage_data) for c, s in sites]
+                          cals.get(c.name), stage_data, (capabilities or {}).get(c.name))
+                for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
     pos = {v.site: i for i, v in enumerate(verdicts)}
 

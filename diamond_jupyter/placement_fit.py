@@ -8,14 +8,14 @@ snapshot (usable nodes, partition membership, Slurm hostlists).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from math import ceil
 from typing import Any
 
-from .model import JobSpec, Node, SiteSnapshot
+from .model import BadInput, JobSpec, Node, SiteSnapshot
+from .needs import Constraint, Feature, Op, constraint_of, norm_arch, required_arch
 
-_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
          "inval", "future", "unknown", "unk", "reboot", "responding"}
@@ -102,13 +102,6 @@ def hms(seconds: float) -> str:
     return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h}:{m:02d}:{s:02d}"
 
 
-def norm_arch(x: Any) -> str | None:
-    if not x:
-        return None
-    a = str(x).strip().lower()
-    return _ARCH_ALIASES.get(a, a)
-
-
 def _node_arch(n: Node, site_arch: str | None) -> str | None:
     """An admin-declared feature (`arch=aarch64`) wins over the architecture the node
     daemon reports, which is what users select with `-C arch=...`."""
@@ -123,26 +116,6 @@ def _node_arch(n: Node, site_arch: str | None) -> str | None:
     return site_arch
 
 
-def names_of(x: Any) -> list[str]:
-    if not x:
-        return []
-    if isinstance(x, str):
-        return [s.strip() for s in x.split(",") if s.strip()]
-    if isinstance(x, dict):
-        return [str(k) for k in x]
-    return [str(s) for s in x]
-
-
-def has_software(want: str, have: list[str]) -> bool:
-    """'gromacs' matches any gromacs; 'gromacs/2023' matches gromacs/2023.1 or bare gromacs."""
-    wn, _, wv = want.lower().replace("@", "/").partition("/")
-    for h in have:
-        hn, _, hv = h.lower().replace("@", "/").partition("/")
-        if hn == wn and (not wv or not hv or hv.startswith(wv)):
-            return True
-    return False
-
-
 @dataclass
 class Req:
     nodes: int
@@ -154,8 +127,9 @@ class Req:
     whole: bool
     walltime: float | None
     arch: str | None
-    features: list[list[str]] = field(default_factory=list)  # AND of ORs
+    constraint: Constraint | None = None  # the feature expression every node must meet
     gpu_type: str | None = None
+    unreadable: str | None = None  # a constraint the expression parser refused
 
 
 def request(spec: JobSpec, biggest_node: int) -> Req:
@@ -168,11 +142,15 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
     gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn
     mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
-    feats = [[t.strip() for t in term.split("|") if t.strip()]
-             for f in spec.constraints.features for term in f.strip("[]()").split("&")]
-    arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture"))
+    unreadable = None
+    try:
+        constraint = constraint_of(spec.constraints.features)
+    except BadInput as e:
+        constraint, unreadable = None, str(e)
+    arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
+        or required_arch(constraint)
     return Req(nodes, tpn, cpt, cpt * tpn, gpn, mem, spec.constraints.exclusive,
-                r.walltime_s, arch, [f for f in feats if f], r.gpu_type)
+               r.walltime_s, arch, constraint, r.gpu_type, unreadable)
 
 
 def node_checks(req: Req, nodes: list[Node], site_arch: str | None
@@ -193,10 +171,19 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
         check(lambda n: _node_arch(n, site_arch) in (None, req.arch),
               f"architecture mismatch: job needs {req.arch}, site has {', '.join(archs)}")
     offers = ", ".join(sorted({f for n in nodes for f in n.features})) or "none"
-    for alts in req.features:
-        low = {a.lower() for a in alts}
-        check(lambda n, low=low: bool(low & {f.lower() for f in n.features}),
-              f"missing feature '{'|'.join(alts)}' (site offers: {offers})")
+    if req.unreadable:
+        reasons.append(req.unreadable)
+    expr = req.constraint
+    plain = [expr] if isinstance(expr, Feature) else list(expr.items) \
+        if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" else []
+    parts = plain if all(isinstance(p, Feature) for p in plain) and plain else \
+        [expr] if expr is not None else []
+    for part in parts:  # each required feature on its own, or the whole expression
+        def meets(n: Node, part: Constraint = part) -> bool:
+            return part.matches({f.lower() for f in n.features}, _node_arch(n, site_arch))
+        what = f"missing feature '{part.text()}'" if isinstance(part, Feature) else \
+            f"no node meets the constraint '{part.text()}'"
+        check(meets, f"{what} (site offers: {offers})")
     max_g = max(n.gpus for n in nodes)
     if req.gpu_type:
         types = ", ".join(sorted({n.gpu_type for n in nodes if n.gpu_type})) or "none"
@@ -215,26 +202,3 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
     if not reasons and not ok:
         reasons.append("no single node meets all the requirements together")
     return reasons, ok
-
-
-def meta_checks(spec: JobSpec, meta: dict[str, Any]) -> list[str]:
-    reasons = []
-    if "software" in meta:
-        have = names_of(meta["software"])
-        for want in names_of(spec.metadata.get("software")):
-            if not has_software(want, have):
-                reasons.append(f"software '{want}' not installed "
-                               f"(site has: {', '.join(have) or 'none'})")
-    container = spec.metadata.get("container") or spec.environment.container_image
-    if container and "container_runtimes" in meta:
-        have = [s.lower() for s in names_of(meta["container_runtimes"])]
-        runtime = spec.metadata.get("container_runtime") or (
-            container.get("runtime") if isinstance(container, dict) else None)
-        if not have:
-            reasons.append("container runtime required but site has none")
-        elif runtime and not {str(runtime).lower()} & ({*have} | (
-                {"singularity", "apptainer"} if {"singularity", "apptainer"} & {*have}
-                else set())):
-            reasons.append(f"container runtime '{runtime}' not available "
-                           f"(site has: {', '.join(have)})")
-    return reasons

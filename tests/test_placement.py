@@ -186,7 +186,8 @@ def test_software_and_container():
     assert verdict(p, "beta").reasons == [
         "software 'gromacs/2023' not installed (site has: lammps)"]
     p = place(spec(container="docker://lammps:latest"), [alpha(), beta()], now=NOW)
-    assert verdict(p, "beta").reasons == ["container runtime required but site has none"]
+    assert verdict(p, "beta").reasons == [
+        "container docker://lammps:latest needs a container runtime, site has none"]
     assert p.choice == "alpha"
     # gamma declares no software: it is not ruled out on that ground
     assert place(spec(software="gromacs"), [gamma()], now=NOW).choice == "gamma"

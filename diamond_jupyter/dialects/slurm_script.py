@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -197,10 +198,15 @@ class SlurmScript:
                 raise bad(item, "bad time", "M, M:S, H:M:S, D-H, D-H:M or D-H:M:S")
             r.walltime_s = s
         elif key == "constraint":
-            simple = re.fullmatch(r"[\w.\-]+(&[\w.\-]+)*", v or "")
-            if not simple:
-                return False
-            spec.constraints.features += (v or "").split("&")
+            try:
+                expr = parse_constraint(v or "")
+            except BadInput:
+                return False  # kept verbatim: sbatch judges it
+            if isinstance(expr, Op) and expr.kind == "" and set(expr.ops) == {"&"} \
+                    and all(isinstance(i, Feature) and i.count is None for i in expr.items):
+                spec.constraints.features += [i.name for i in expr.items]
+            else:
+                spec.constraints.features.append(expr.text())
         elif key == "exclusive":
             if v not in (None, ""):
                 return False
@@ -306,7 +312,7 @@ class SlurmScript:
         if r.walltime_s is not None:
             add("time", fmt_slurm_time(r.walltime_s))
         if c.features:
-            add("constraint", "&".join(c.features))
+            add("constraint", join_features(c.features))
         if c.exclusive:
             add("exclusive")
         if r.gpu_bind:

@@ -1,0 +1,128 @@
+"""What a site has: the capability model discovery fills and the needs matcher reads.
+
+Pure data. Discovery (from the scheduler, the module system, the login's PATH) fills a
+`SiteCapabilities`; the sites file's `metadata` can add to it or override it
+(`from_metadata` turns a static description into the same model). A list that is None
+means "not known": the matcher does not check that kind of need at that site; an empty
+list means "known to have none".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Caps(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SoftwareModule(_Caps):
+    """One loadable module as the site spells it: `GROMACS/2023.3-foss-2023a` is
+    name "GROMACS", version "2023.3-foss-2023a"."""
+
+    name: str
+    version: str | None = None
+    default: bool = False  # the version `module load NAME` picks (Lmod's "(D)")
+
+    @property
+    def full(self) -> str:
+        return f"{self.name}/{self.version}" if self.version else self.name
+
+    @classmethod
+    def parse(cls, text: str, default: bool = False) -> SoftwareModule:
+        """'GROMACS/2023.3-foss-2023a' or 'gromacs@2023' or 'python3' -> a module; with
+        deeper paths (`Core/gcc/12`) the last part is the version, the rest the name."""
+        text = text.strip().replace("@", "/", 1) if "/" not in text else text.strip()
+        name, _, version = text.rpartition("/")
+        if not name:
+            return cls(name=version, default=default)
+        return cls(name=name, version=version or None, default=default)
+
+
+class NodeType(_Caps):
+    """A class of identical nodes (placement decides at this level): where they are
+    (cluster, partitions) and what each one has."""
+
+    name: str
+    cluster: str | None = None  # a center's cluster behind the same login
+    partitions: list[str] = Field(default_factory=list)
+    count: int = 0
+    architecture: str | None = None
+    features: list[str] = Field(default_factory=list)
+    cpus: int = 0
+    memory_mb: int = 0
+    gpus: int = 0
+    gpu_model: str | None = None
+
+
+class SiteCapabilities(_Caps):
+    site: str
+    discovered_at: datetime | None = None
+    # where each field came from: "discovered", "configured" or "configured+discovered"
+    sources: dict[str, str] = Field(default_factory=dict)
+    architectures: list[str] = Field(default_factory=list)
+    features: list[str] = Field(default_factory=list)
+    gpu_models: list[str] = Field(default_factory=list)
+    module_system: str | None = None  # "lmod", "environment-modules"
+    software: list[SoftwareModule] | None = None
+    container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
+    mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
+    node_types: list[NodeType] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)  # what discovery could not read
+
+    def module_names(self) -> list[str]:
+        return [m.full for m in self.software or []]
+
+
+def _names(x: Any) -> list[str]:
+    if not x:
+        return []
+    if isinstance(x, str):
+        return [s.strip() for s in x.split(",") if s.strip()]
+    if isinstance(x, dict):
+        return [str(k) for k in x]
+    return [str(s) for s in x]
+
+
+def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
+    """A site's static description (the sites file's `metadata`) as capabilities; keys it
+    does not give stay unknown (None)."""
+    caps = SiteCapabilities(site=site)
+    if metadata.get("architecture"):
+        caps.architectures = _names(metadata["architecture"])
+        caps.sources["architectures"] = "configured"
+    for key in ("features", "gpu_models"):
+        if key in metadata:
+            setattr(caps, key, _names(metadata[key]))
+            caps.sources[key] = "configured"
+    if "software" in metadata:
+        caps.software = [SoftwareModule.parse(s) for s in _names(metadata["software"])]
+        caps.sources["software"] = "configured"
+    for key in ("container_runtimes", "mpi"):
+        if key in metadata:
+            setattr(caps, key, [s.lower() for s in _names(metadata[key])])
+            caps.sources[key] = "configured"
+    return caps
+
+
+def merge(discovered: SiteCapabilities, configured: dict[str, Any],
+          override: bool = False) -> SiteCapabilities:
+    """Discovery plus the sites file: the file's entries are added to what was found, or
+    replace it for the keys it gives when `override`."""
+    extra = from_metadata(discovered.site, configured)
+    out = discovered.model_copy(deep=True)
+    for key, how in extra.sources.items():
+        mine, theirs = getattr(out, key), getattr(extra, key)
+        if override or mine is None:
+            setattr(out, key, theirs)
+            out.sources[key] = how
+            continue
+        seen = {x.full if isinstance(x, SoftwareModule) else x for x in mine}
+        add = [x for x in theirs if (x.full if isinstance(x, SoftwareModule) else x)
+               not in seen]
+        setattr(out, key, mine + add)
+        out.sources[key] = "configured+discovered" if add else out.sources.get(key, how)
+    return out

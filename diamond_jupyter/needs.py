@@ -1,0 +1,470 @@
+"""What a job needs from a site, read from the job itself (pure: text and specs in).
+
+A job says what it needs in its directives (`--constraint` expressions with features and
+`arch=...`, GPU type, memory) and in its body: `module load NAME[/VERSION]` (also
+`module add`, `ml NAME`), containers (`apptainer`/`singularity exec|run IMAGE`,
+`podman run IMAGE`) and MPI launchers (`mpirun`, `mpiexec`, `srun`). Options of the faces
+(`--arch`, `--software`, `--container`, `--gpu-type`, `--memory`) add to it.
+
+Constraint expressions follow Slurm: features joined by `&` (and) and `|` (or), brackets
+`[a|b]` (one choice for every node), parentheses, and `*N` counts; evaluated left to
+right as Slurm does (`a|b&c` is `(a|b)&c`). A feature may contain `=` (`arch=aarch64`);
+a term `arch=X` also matches a node whose reported architecture is X.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .model import BadInput, JobSpec
+
+_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
+_PBS_GPU_KEYS = {"gpu_type", "gpu_model", "gputype", "gpu_model_name"}
+_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+
+
+def norm_arch(x: Any) -> str | None:
+    if not x:
+        return None
+    a = str(x).strip().lower()
+    return _ARCH_ALIASES.get(a, a)
+
+
+# ---------------------------------------------------------------- constraint expressions
+
+_FEATURE = re.compile(r"[A-Za-z0-9_.:+/=@-]+")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    count: int | None = None  # `name*N`: N nodes with it (every node is checked alone here)
+
+    def text(self) -> str:
+        return self.name + (f"*{self.count}" if self.count is not None else "")
+
+    def matches(self, features: set[str], arch: str | None) -> bool:
+        low = self.name.lower()
+        if low in features:
+            return True
+        key, eq, value = low.partition("=")
+        return bool(eq) and key == "arch" and arch is not None and norm_arch(value) == arch
+
+
+@dataclass(frozen=True)
+class Op:
+    """`op` applied left to right over `items` (Slurm has no precedence); `kind` is the
+    grouping the text used: "" none, "(" parentheses, "[" matching brackets."""
+
+    items: tuple[Any, ...]
+    ops: tuple[str, ...]  # len(items) - 1 operators, each "&" or "|"
+    kind: str = ""
+
+    def text(self) -> str:
+        inner = self.items[0].text() + "".join(
+            o + i.text() for o, i in zip(self.ops, self.items[1:], strict=True))
+        return {"": inner, "(": f"({inner})", "[": f"[{inner}]"}[self.kind]
+
+    def matches(self, features: set[str], arch: str | None) -> bool:
+        result = self.items[0].matches(features, arch)
+        for op, item in zip(self.ops, self.items[1:], strict=True):
+            here = item.matches(features, arch)
+            result = (result and here) if op == "&" else (result or here)
+        return result
+
+
+Constraint = Feature | Op
+
+
+def parse_constraint(text: str) -> Constraint:
+    """A Slurm `--constraint` expression -> a tree; BadInput saying where it goes wrong."""
+    src = text.strip()
+    if not src:
+        raise BadInput("constraint is empty; expected features joined by & or |, "
+                       "e.g. avx2&arch=x86_64")
+    pos = 0
+
+    def fail(what: str) -> BadInput:
+        return BadInput(f"constraint {text!r}: {what} at position {pos}; expected features "
+                        "joined by & or |, with (...) or [...] groups and *N counts")
+
+    def group(close: str | None) -> Op | Feature:
+        nonlocal pos
+        items: list[Any] = [operand()]
+        ops: list[str] = []
+        while pos < len(src) and src[pos] in "&|":
+            ops.append(src[pos])
+            pos += 1
+            items.append(operand())
+        if close is not None:
+            if pos >= len(src) or src[pos] != close:
+                raise fail(f"missing '{close}'")
+            pos += 1
+        elif pos < len(src):
+            raise fail(f"unexpected {src[pos]!r}")
+        return items[0] if not ops and close is None else \
+            Op(tuple(items), tuple(ops), {None: "", ")": "(", "]": "["}[close])
+
+    def operand() -> Any:
+        nonlocal pos
+        while pos < len(src) and src[pos] == " ":
+            pos += 1
+        if pos < len(src) and src[pos] in "([":
+            opening = src[pos]
+            pos += 1
+            node = group(")" if opening == "(" else "]")
+        else:
+            m = _FEATURE.match(src, pos)
+            if not m:
+                raise fail("a feature name is missing" if pos >= len(src) or src[pos] in "&|)]"
+                           else f"character {src[pos]!r} not allowed in a feature name")
+            pos = m.end()
+            node = Feature(m.group())
+        if pos < len(src) and src[pos] == "*":
+            m = re.compile(r"\*(\d+)").match(src, pos)
+            if not m:
+                raise fail("a count after '*' is missing")
+            pos = m.end()
+            node = Feature(node.name, int(m.group(1))) if isinstance(node, Feature) else node
+        while pos < len(src) and src[pos] == " ":
+            pos += 1
+        return node
+
+    return group(None)
+
+
+def constraint_of(features: Iterable[str]) -> Constraint | None:
+    """The spec's `constraints.features` (each an expression, all of them required)."""
+    parts = [parse_constraint(f) for f in features if f and f.strip()]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return Op(tuple(_grouped(p) for p in parts), ("&",) * (len(parts) - 1))
+
+
+def _grouped(c: Constraint) -> Constraint:
+    return Op(c.items, c.ops, "(") if isinstance(c, Op) and c.kind == "" and "|" in c.ops \
+        else c
+
+
+def join_features(features: list[str]) -> str:
+    """Several required expressions as one Slurm constraint (or-expressions in parentheses,
+    so that left-to-right evaluation keeps their meaning)."""
+    c = constraint_of(features)
+    return "" if c is None else c.text()
+
+
+def required_arch(c: Constraint | None) -> str | None:
+    """The architecture an expression demands on every node (`arch=X` and-ed at the top)."""
+    if c is None:
+        return None
+    terms = [c] if isinstance(c, Feature) else \
+        list(c.items) if c.kind != "[" and set(c.ops) == {"&"} else []
+    for t in terms:
+        if isinstance(t, Feature):
+            key, eq, value = t.name.lower().partition("=")
+            if eq and key == "arch":
+                return norm_arch(value)
+    return None
+
+
+def feature_names(c: Constraint | None) -> list[str]:
+    if c is None:
+        return []
+    if isinstance(c, Feature):
+        return [c.name]
+    return [n for i in c.items for n in feature_names(i)]
+
+
+# ---------------------------------------------------------------- the body's needs
+
+class _Need(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SoftwareNeed(_Need):
+    name: str  # as written: "gromacs", "GROMACS"
+    version: str | None = None  # as written: "2023", "2023.3-foss-2023a"
+    line: int | None = None  # body line (1-based); None: from an option
+    written: str | None = None  # the whole argument as written ("gromacs/2023")
+
+    @property
+    def full(self) -> str:
+        return self.written or (f"{self.name}/{self.version}" if self.version else self.name)
+
+
+class ContainerNeed(_Need):
+    image: str
+    runtime: str | None = None  # apptainer, singularity, podman, docker; None: any
+    line: int | None = None
+
+
+class Needs(_Need):
+    architecture: str | None = None
+    constraint: str | None = None  # the feature expression, as Slurm reads it
+    software: list[SoftwareNeed] = Field(default_factory=list)
+    container: ContainerNeed | None = None
+    gpu_type: str | None = None
+    gpus: int | None = None  # per node
+    memory_mb: int | None = None  # per node
+    mpi: str | None = None  # the launcher the body uses: mpirun, mpiexec, srun
+
+    def empty(self) -> bool:
+        return self == Needs()
+
+    def summary(self) -> list[str]:
+        """One short phrase per need (for plans, errors and `place --explain`)."""
+        out = []
+        if self.architecture:
+            out.append(f"architecture {self.architecture}")
+        if self.constraint:
+            out.append(f"features {self.constraint}")
+        out += [f"software {s.full}" for s in self.software]
+        if self.container:
+            out.append(f"container {self.container.image}"
+                       + (f" ({self.container.runtime})" if self.container.runtime else ""))
+        if self.gpu_type:
+            out.append(f"GPU {self.gpu_type}")
+        if self.memory_mb:
+            out.append(f"memory {self.memory_mb} MB per node")
+        if self.mpi:
+            out.append(f"MPI ({self.mpi})")
+        return out
+
+
+_MODULE_CMD = re.compile(r"^(?:module|ml)$")
+_SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
+_NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", "unuse",
+              "show", "display", "help", "whatis", "keyword", "save", "restore", "reset",
+              "swap", "switch", "is-loaded", "is-avail", "savelist", "describe", "refresh",
+              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test",
+              "-t", "--terse"}
+# the options of each runtime that take a value (the image is the first other word)
+_RUNTIME_VALUED = {
+    "apptainer": {"-B", "--bind", "--env", "--env-file", "-H", "--home", "-W", "--workdir",
+                  "-S", "--scratch", "--overlay", "-o", "--security", "--network",
+                  "--network-args", "--app", "--mount", "--pwd", "--hostname", "--dns",
+                  "--apply-cgroups", "--drop-caps", "--add-caps", "--fusemount",
+                  "--config", "--cpus", "--memory", "--pid-file", "--oci"},
+    "podman": {"-v", "--volume", "-e", "--env", "--name", "-w", "--workdir", "--device",
+               "--gpus", "--network", "--net", "-p", "--publish", "--mount", "-u", "--user",
+               "--entrypoint", "--env-file", "--hostname", "-h", "--shm-size", "--cpus",
+               "-m", "--memory", "--security-opt", "--ulimit", "--userns", "--cap-add",
+               "--cap-drop", "--pull", "--platform", "--label", "-l", "--ipc", "--pid",
+               "--uts", "--group-add", "--tmpfs", "--hooks-dir", "--annotation"},
+}
+_RUNTIME_VALUED["singularity"] = _RUNTIME_VALUED["apptainer"]
+_RUNTIME_VALUED["docker"] = _RUNTIME_VALUED["podman"]
+_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test"},
+                    "singularity": {"exec", "run", "shell", "test"},
+                    "podman": {"run"}, "docker": {"run"}}
+_LAUNCHERS = ("mpirun", "mpiexec", "srun")
+_LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",
+            "numactl"}
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The simple commands of one shell line, split at ; && || | (comments dropped);
+    None-safe for unbalanced quotes (falls back to whitespace)."""
+    try:
+        lex = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lex.whitespace_split = True
+        lex.commenters = "#"
+        words = list(lex)
+    except ValueError:
+        words = line.split("#", 1)[0].split()
+    out, cur = [], []
+    for w in words:
+        if w and set(w) <= set(";&|()"):
+            if cur:
+                out.append(cur)
+            cur = []
+        else:
+            cur.append(w)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _strip_leaders(cmd: list[str]) -> list[str]:
+    """`exec`, `time`, `env A=b`, `srun -n 4`... in front of the real command."""
+    i = 0
+    while i < len(cmd):
+        w = cmd[i]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", w) or w in _LEADERS:
+            i += 1
+        else:
+            break
+    return cmd[i:]
+
+
+def _placeholder(word: str) -> bool:
+    return "$" in word or "`" in word or "{" in word or "*" in word or "?" in word
+
+
+def module_loads(cmd: list[str]) -> list[str] | None:
+    """The modules a `module load ...`/`ml ...` command loads (None: not a load)."""
+    if not cmd or not _MODULE_CMD.match(cmd[0]):
+        return None
+    args = cmd[1:]
+    while args and args[0].startswith("-"):  # module --force load X, module -q load X
+        if cmd[0] == "ml":
+            return None  # ml -X: unload (or another option), not a load
+        args = args[1:]
+    if not args:
+        return None
+    if cmd[0] == "module" or args[0] in _SUBCMD_LOAD or args[0] in _NOT_LOADS:
+        if args[0] not in _SUBCMD_LOAD:
+            return None
+        args = args[1:]
+    return [a for a in args if not a.startswith("-")]
+
+
+def container_use(cmd: list[str]) -> ContainerNeed | None:
+    """`apptainer exec IMAGE ...`, `singularity run IMAGE`, `podman run IMAGE`."""
+    for i, w in enumerate(cmd):
+        runtime = w.rsplit("/", 1)[-1]
+        if runtime not in _RUNTIME_SUBCMDS or i + 1 >= len(cmd):
+            continue
+        if cmd[i + 1] not in _RUNTIME_SUBCMDS[runtime]:
+            continue
+        j = i + 2
+        valued = _RUNTIME_VALUED[runtime]
+        while j < len(cmd) and cmd[j].startswith("-"):
+            j += 1 if "=" in cmd[j] or cmd[j] not in valued else 2
+        if j < len(cmd):
+            return ContainerNeed(image=cmd[j], runtime="apptainer"
+                                 if runtime == "singularity" else runtime)
+    return None
+
+
+def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:
+    """Modules loaded, the first container used and the first MPI launcher, from the body."""
+    software: list[SoftwareNeed] = []
+    container: ContainerNeed | None = None
+    mpi: str | None = None
+    lines = body.splitlines()
+    i = 0
+    while i < len(lines):
+        lineno, line = i + 1, lines[i]
+        while line.endswith("\\") and i + 1 < len(lines):  # continued lines
+            i += 1
+            line = line[:-1] + " " + lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        for cmd in _commands(line):
+            cmd = _strip_leaders(cmd)
+            if not cmd:
+                continue
+            mods = module_loads(cmd)
+            for m in mods or []:
+                if _placeholder(m):
+                    continue
+                name, _, version = m.partition("/")
+                if name:
+                    software.append(SoftwareNeed(name=name, version=version or None,
+                                                 line=lineno, written=m))
+            if container is None and (found := container_use(cmd)) is not None \
+                    and not _placeholder(found.image):
+                container = found.model_copy(update={"line": lineno})
+            if mpi is None and cmd[0].rsplit("/", 1)[-1] in _LAUNCHERS:
+                mpi = cmd[0].rsplit("/", 1)[-1]
+    return software, container, mpi
+
+
+def needs_of(spec: JobSpec) -> Needs:
+    """Everything the job needs: directives, body and the faces' options (metadata)."""
+    software, container, mpi = body_needs(spec.script or spec.command or "")
+    meta = spec.metadata or {}
+    try:
+        c = constraint_of(spec.constraints.features)
+    except BadInput:
+        c = None  # kept verbatim by the dialect: the scheduler judges it
+    arch = norm_arch(spec.constraints.architecture or meta.get("architecture")) \
+        or required_arch(c)
+    for s in _names(meta.get("software")):
+        name, _, version = s.replace("@", "/", 1).partition("/")
+        if not any(x.full == s for x in software):
+            software.append(SoftwareNeed(name=name, version=version or None, written=s))
+    image = spec.environment.container_image or _image(meta.get("container"))
+    if image:
+        runtime = meta.get("container_runtime")
+        if isinstance(meta.get("container"), dict):
+            runtime = runtime or meta["container"].get("runtime")
+        container = ContainerNeed(image=image, runtime=str(runtime).lower() if runtime else None)
+    r = spec.resources
+    gpu_type = r.gpu_type
+    for d in spec.unknown:  # PBS Pro sites' custom chunk resources
+        key = d.option.rpartition(":")[2].lower()
+        if d.dialect == "pbs" and d.value and key in _PBS_GPU_KEYS:
+            gpu_type = gpu_type or d.value
+        elif d.dialect == "pbs" and d.value and key == "arch" and norm_arch(d.value) in _ARCHES:
+            arch = arch or norm_arch(d.value)
+    gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * (r.tasks_per_node or 1)) or None
+    return Needs(architecture=arch, constraint=c.text() if c is not None else None,
+                 software=software, container=container, gpu_type=gpu_type,
+                 gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi)
+
+
+def _image(x: Any) -> str | None:
+    if isinstance(x, dict):
+        return x.get("image")
+    return str(x) if x else None
+
+
+def _names(x: Any) -> list[str]:
+    if not x:
+        return []
+    if isinstance(x, str):
+        return [s.strip() for s in x.split(",") if s.strip()]
+    return [str(s).strip() for s in x if str(s).strip()]
+
+
+def with_options(spec: JobSpec, *, arch: str | None = None,
+                 software: Iterable[str] | str | None = None, container: str | None = None,
+                 gpu_type: str | None = None, memory: str | None = None) -> JobSpec:
+    """The faces' `--arch`, `--software`, `--container`, `--gpu-type`, `--memory` added to
+    a spec (BadInput naming the option for a value that cannot be read)."""
+    from .dialects.scripts_common import parse_mem_mb
+
+    meta = dict(spec.metadata)
+    upd: dict[str, Any] = {}
+    if arch:
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", arch):
+            raise BadInput(f"--arch {arch!r}: expected an architecture such as x86_64, "
+                           "aarch64 or ppc64le")
+        meta["architecture"] = norm_arch(arch)
+    names = _names(software)
+    for s in names:
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+(?:[/@][A-Za-z0-9_.+-]+)*", s):
+            raise BadInput(f"--software {s!r}: expected NAME or NAME/VERSION "
+                           "(e.g. gromacs/2023)")
+    if names:
+        meta["software"] = list(dict.fromkeys(_names(meta.get("software")) + names))
+    res: dict[str, Any] = {}
+    if gpu_type:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", gpu_type):
+            raise BadInput(f"--gpu-type {gpu_type!r}: expected a GPU model such as a100")
+        res["gpu_type"] = gpu_type
+        if not (spec.resources.gpus_per_node or spec.resources.gpus_per_task):
+            res["gpus_per_node"] = 1  # a GPU of that type: at least one
+    if memory:
+        mb = parse_mem_mb(memory)
+        if not mb:
+            raise BadInput(f"--memory {memory!r}: expected a size such as 4G or 500M")
+        res["memory_mb"] = mb
+    if res:
+        upd["resources"] = spec.resources.model_copy(update=res)
+    if container:
+        upd["environment"] = spec.environment.model_copy(update={"container_image": container})
+    if meta != spec.metadata:
+        upd["metadata"] = meta
+    return JobSpec.model_validate(spec.model_copy(update=upd).model_dump()) if upd else spec

@@ -37,6 +37,25 @@ class TransportConfig(_Cfg):
     reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
 
 
+class ClusterConfig(_Cfg):
+    """One cluster behind a center's login: its name and the variables that point the
+    scheduler's clients at it (e.g. SLURM_CONF)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class DiscoveryConfig(_Cfg):
+    """Live discovery of what a site has (scheduler features and GPUs, modules, container
+    runtimes, MPI). The site's `metadata` adds to what is found, or replaces it key by key
+    with `override`."""
+
+    enabled: bool = True
+    ttl_s: float = Field(default=600.0, ge=0)
+    override: bool = False
+    clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
+
+
 class SiteConfig(_Cfg):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     scheduler: Literal["slurm", "pbs", "lsf", "flux"] = "slurm"
@@ -55,6 +74,7 @@ class SiteConfig(_Cfg):
     speed_factor: float = 1.0  # >1: jobs run faster than the walltime suggests
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
+    discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
 
 
 class TransferPolicy(_Cfg):

@@ -20,6 +20,7 @@ from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sam
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
+from .federation_discover import DiscoverMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .journal import Journal
 from .leases import EngineLease
@@ -59,7 +60,7 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
-class Federation(DataMixin, AgentMixin, PlanMixin):
+class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -167,9 +168,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin):
         from .placement import place
 
         only = kw.pop("sites", None)  # rank only these sites
-        snaps, cals = await asyncio.gather(self.snapshots(), self.calibration())
+        snaps, cals, caps = await asyncio.gather(self.snapshots(), self.calibration(),
+                                                 self.capabilities(only=only))
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
         kw.setdefault("calibration", cals)
+        kw.setdefault("capabilities", caps)
         if spec.stage_in and "stage_data" not in kw:
             kw["stage_data"] = await self.stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,

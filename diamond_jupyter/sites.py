@@ -12,6 +12,7 @@ from datetime import datetime
 from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
+from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 from .transports.base import FileStat
@@ -94,6 +95,7 @@ class Site:
         self._home: str | None = None
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
+        self.discovery = SiteDiscovery(self)  # what the site has, found live (TTL cache)
 
     # -- paths --------------------------------------------------------------
     async def home(self) -> str:

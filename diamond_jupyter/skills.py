@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from .federation_plan import PlanChanged
-from .model import BadInput, JobSpec, SiteSnapshot
+from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
     ActionOutput,
     Approval,
@@ -155,8 +155,14 @@ async def discover_resources(ctx: SkillContext, inp: DiscoverInput) -> DiscoverO
 
 async def describe_site(ctx: SkillContext, inp: SiteInput) -> SiteDescription:
     snap = await ctx.fed.snapshot(inp.site)
+    discovered, error = None, None
+    try:
+        discovered = await ctx.fed.describe(inp.site)
+    except DiamondError as e:
+        error = str(e)
     return SiteDescription(summary=site_summary(ctx.fed, inp.site, snap),
-                           partitions=snap.partitions, nodes=snap.nodes)
+                           partitions=snap.partitions, nodes=snap.nodes,
+                           discovered=discovered, discovery_error=error)
 
 
 def _suggest(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
@@ -311,7 +317,9 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
        "GPUs, partitions (max walltime), running and pending jobs, descriptive metadata "
        "(architecture, software).", discover_resources),
     _s("describe_site", "One site in detail: partitions and every node (CPUs, GPUs, memory, "
-       "features, state).", describe_site),
+       "features, state), and what was discovered on it: CPU architectures, features, GPU "
+       "models, software modules (as the site names them), container runtimes, MPI stacks, "
+       "and its clusters, partitions and node types.", describe_site),
     _s("specify_resources", "Check a job (script or spec) against one site's live state: "
        "verdict READY/BUSY/RESTRICTED/INCOMPATIBLE with exact reasons, suggested fixes, and "
        "other sites that can run it unchanged.", specify_resources),

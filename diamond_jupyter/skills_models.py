@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .discovery import SiteDescription as Discovered
 from .model import Job, JobSpec, Node, Partition
 
 Approval = Literal["auto", "ask", "dry-run"]
@@ -98,6 +99,9 @@ class SiteDescription(_Out):
     summary: SiteSummary
     partitions: list[Partition]
     nodes: list[Node]
+    # found live on the site (modules, runtimes, MPI, node types), merged with the sites file
+    discovered: Discovered | None = None
+    discovery_error: str | None = None
 
 
 # -- placement ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sys
 from ..model import BadInput, DiamondError
 from .agent import add_agent_commands
 from .common import common_options
+from .describe import add_describe_command
 from .jobs import add_job_commands, add_transfer_command
 from .testbed import add_testbed_commands
 
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_commands(sub, common_options)
     add_testbed_commands(sub, common_options)
     add_transfer_command(add)
+    add_describe_command(add)
     return ap
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import DiamondHandler
+from .describe import DescribeHandler
 from .handlers import (
     EventsHandler,
     JobCancelHandler,
@@ -37,6 +38,7 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/sites", SitesHandler),
         (f"{p}/sites/{SITE}", SiteHandler),
         (f"{p}/sites/{SITE}/snapshot", SnapshotHandler),
+        (f"{p}/sites/{SITE}/describe", DescribeHandler),
         (f"{p}/place", PlaceHandler),
         (f"{p}/jobs", JobsHandler),
         (f"{p}/jobs/{JOB}", JobHandler),

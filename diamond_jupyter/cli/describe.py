@@ -1,0 +1,77 @@
+"""`diamond describe SITE [--json] [--refresh]`: what discovery found on a site."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+from ..discovery import SiteDescription
+from .common import with_fed
+
+
+def describe_text(d: SiteDescription) -> str:
+    c = d.capabilities
+
+    def src(key: str) -> str:
+        how = c.sources.get(key)
+        return f"  [{how}]" if how and how != "discovered" else ""
+
+    def listed(values) -> str:
+        if values is None:
+            return "unknown"
+        return ", ".join(values) or "none"
+
+    lines = [f"{d.site}" + (f"  (discovered {d.age_s:.0f}s ago, kept {d.ttl_s:.0f}s)"
+                            if d.age_s is not None and d.ttl_s is not None else "")]
+    lines.append(f"  architectures:       {listed(c.architectures)}{src('architectures')}")
+    lines.append(f"  features:            {listed(c.features)}{src('features')}")
+    lines.append(f"  GPU models:          {listed(c.gpu_models)}{src('gpu_models')}")
+    system = c.module_system or "none found"
+    if d.module_system_version:
+        system += f" {d.module_system_version}"
+    lines.append(f"  module system:       {system}")
+    mods = None if c.software is None else [m.full + (" (default)" if m.default else "")
+                                            for m in c.software]
+    lines.append(f"  software:            {listed(mods)}{src('software')}")
+    lines.append(f"  container runtimes:  {listed(c.container_runtimes)}"
+                 f"{src('container_runtimes')}")
+    lines.append(f"  MPI stacks:          {listed(c.mpi)}{src('mpi')}"
+                 + (f"  (PMI: {', '.join(d.pmi)})" if d.pmi else ""))
+    types = {t.name: t for t in c.node_types}
+    for cl in d.clusters:
+        lines.append(f"  cluster {cl.name}: {cl.nodes} nodes"
+                     + (f"  ERROR {cl.error}" if cl.error else ""))
+        for p in cl.partitions:
+            limit = "no limit" if p.max_time_s is None else f"max {p.max_time_s // 60} min"
+            lines.append(f"    partition {p.name}{' (default)' if p.default else ''}: "
+                         f"{p.nodes} nodes, {limit}")
+            for name in p.node_types:
+                t = types.get(name)
+                if t is None:
+                    continue
+                gpu = f", {t.gpus}x {t.gpu_model or 'gpu'}" if t.gpus else ""
+                lines.append(f"      {t.name}: {t.count} x {t.architecture or '?'} "
+                             f"{t.cpus} CPUs {t.memory_mb} MB{gpu}"
+                             + (f"  features {','.join(t.features)}" if t.features else ""))
+    for e in c.errors:
+        lines.append(f"  could not read: {e}")
+    return "\n".join(lines)
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    d = asyncio.run(with_fed(args, lambda fed: fed.describe(args.site,
+                                                             refresh=args.refresh)))
+    if args.json:
+        print(json.dumps(d.model_dump(mode="json"), indent=2))
+    else:
+        print(describe_text(d))
+    return 0
+
+
+def add_describe_command(add) -> None:
+    p = add("describe", cmd_describe, "what a site has: architecture, features, GPUs, "
+            "software modules, container runtimes, MPI, node types")
+    p.add_argument("site", help="a site name from the sites file")
+    p.add_argument("--refresh", action="store_true",
+                   help="ask the site now instead of using a discovery younger than its TTL")

@@ -1,0 +1,338 @@
+"""Live site discovery, the pure part: the one shell command that asks a site what it has,
+and the parsers of what comes back (no I/O here; `discovery_site.py` runs it).
+
+One command per site per discovery asks, in sections:
+- the login's CPU architecture (`uname -m`);
+- per cluster behind the login, the scheduler's nodes and partitions (features, `arch=`
+  labels, GPU models from GRES), through the site's dialect;
+- the module system (Lmod or Environment Modules): `module -t avail`, and Lmod's
+  `module -t spider`, which also lists modules a hierarchy hides until a compiler loads;
+- the container runtimes on the login's PATH and the MPI launchers and PMI plugins.
+
+Then it is summarised upward: node type -> partition -> cluster -> site (center).
+Placement decides at the node-type level.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .capabilities import NodeType, SiteCapabilities, SoftwareModule
+from .model import Node, Partition
+
+MARK = "@@dmd-discover@@"
+RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter")
+MPI_COMMANDS = ("mpirun", "mpiexec", "ompi_info", "mpichversion", "impi_info")
+# module names (lower case, before "/") that are MPI stacks, and the stack each one is
+MPI_MODULES = {
+    "openmpi": "openmpi", "open-mpi": "openmpi", "ompi": "openmpi", "mpich": "mpich",
+    "mvapich2": "mvapich2", "mvapich": "mvapich2", "impi": "intel-mpi",
+    "intel-mpi": "intel-mpi", "intelmpi": "intel-mpi", "cray-mpich": "cray-mpich",
+    "hpcx": "openmpi", "hpcx-mpi": "openmpi", "spectrum-mpi": "spectrum-mpi",
+}
+GPU_MODELS = ("a100", "h100", "h200", "v100", "p100", "a40", "a30", "a10", "l40", "l40s",
+              "t4", "mi100", "mi210", "mi250", "mi250x", "mi300", "mi300a", "mi300x",
+              "gh200", "rtx6000", "rtx8000")
+_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
+
+# Make `module` exist in a non-interactive shell: Lmod's and Environment Modules' usual
+# init files, the first that defines it wins (a login that has it already keeps it).
+MODULE_INIT = """\
+__dmd_modinit() {
+  type module >/dev/null 2>&1 && return 0
+  for f in /etc/profile.d/lmod.sh "${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash" \\
+           /etc/profile.d/modules.sh /usr/share/modules/init/bash \\
+           /usr/share/Modules/init/bash /opt/cray/pe/modules/default/init/bash; do
+    [ -r "$f" ] && . "$f" >/dev/null 2>&1 && type module >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+"""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PartitionSummary(_Model):
+    name: str
+    default: bool = False
+    max_time_s: int | None = None
+    nodes: int = 0
+    node_types: list[str] = Field(default_factory=list)
+
+
+class ClusterSummary(_Model):
+    """One scheduler behind the site's login, summarised from its node types."""
+
+    name: str
+    nodes: int = 0
+    architectures: list[str] = Field(default_factory=list)
+    gpu_models: list[str] = Field(default_factory=list)
+    partitions: list[PartitionSummary] = Field(default_factory=list)
+    node_types: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class SiteDescription(_Model):
+    """What `diamond describe SITE` shows: the capabilities placement matches against
+    (discovery merged with the sites file) and the center -> cluster -> partition ->
+    node type hierarchy they were summarised from."""
+
+    site: str
+    capabilities: SiteCapabilities
+    clusters: list[ClusterSummary] = Field(default_factory=list)
+    discovered_at: datetime | None = None
+    age_s: float | None = None  # how old the cached discovery is
+    ttl_s: float | None = None
+    module_system_version: str | None = None
+    pmi: list[str] = Field(default_factory=list)  # MPI launch plugins (`srun --mpi=list`)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def discovery_script(scheduler: dict[str, dict[str, list[str]]],
+                     cluster_env: dict[str, dict[str, str]] | None = None) -> str:
+    """The bash text of one discovery. `scheduler`: per cluster name, the dialect's
+    capability commands (name -> argv); `cluster_env`: per cluster, variables that point
+    the scheduler's clients at it (e.g. SLURM_CONF). Every value is shell-quoted."""
+    cluster_env = cluster_env or {}
+    out = [MODULE_INIT]
+
+    def section(name: str, body: str) -> None:
+        out.append(f"echo {MARK}{name}\n{body}\necho {MARK}end:$?")
+
+    section("arch", "uname -m")
+    for cluster, argvs in scheduler.items():
+        env = "".join(f"{k}={shlex.quote(v)} " for k, v in cluster_env.get(cluster, {}).items()
+                      if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
+        prefix = f"env {env}" if env else ""
+        for key, argv in argvs.items():
+            section(f"sched:{shlex.quote(cluster)}:{key}",
+                    f"{prefix}{shlex.join(argv)} 2>&1")
+    section("modules", 'if __dmd_modinit; then\n'
+            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
+            '  else v=$(module --version 2>&1 | sed -n "s/^Modules Release \\([^ ]*\\).*/\\1/p"'
+            ' | head -n 1); echo "system environment-modules $v"; fi\n'
+            '  module -t avail 2>&1\n'
+            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"; module -t spider 2>&1; fi\n'
+            'else echo "system none"; fi')
+    section("runtimes", "for r in " + " ".join(RUNTIMES) + '; do p=$(command -v "$r") && '
+            'echo "$r $p"; done; true')
+    section("mpi", "for r in " + " ".join(MPI_COMMANDS) + '; do p=$(command -v "$r") && '
+            'echo "cmd $r $p"; done; command -v srun >/dev/null 2>&1 && srun --mpi=list 2>&1 '
+            '| sed "s/^/pmi /"; true')
+    return "\n".join(out) + "\n"
+
+
+def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
+    """The discovery command's output by section, and each section's exit status."""
+    parts: dict[str, str] = {}
+    codes: dict[str, int] = {}
+    name: str | None = None
+    chunk: list[str] = []
+    for line in stdout.split("\n"):
+        if line.startswith(MARK):
+            tag = line[len(MARK):]
+            if tag.startswith("end:") and name is not None:
+                parts[name] = "\n".join(chunk)
+                try:
+                    codes[name] = int(tag[4:])
+                except ValueError:
+                    codes[name] = -1
+                name, chunk = None, []
+            else:
+                name, chunk = tag, []
+        elif name is not None:
+            chunk.append(line)
+    return parts, codes
+
+
+# ---------------------------------------------------------------- parsers
+
+
+_MODULE_MARKS = re.compile(r"\s*(\((?:[A-Za-z,: ]+|default)\)|<[A-Za-z,]+>)\s*$")
+
+
+def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareModule]]:
+    """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
+    modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
+    `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5."""
+    system = version = None
+    found: dict[str, SoftwareModule] = {}
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("system "):
+            words = line.split()
+            if len(words) >= 2 and words[1] != "none":
+                system = words[1]
+                version = words[2] if len(words) > 2 else None
+            continue
+        if (not line or line == "@@spider" or line.endswith(":") or line.endswith("/")
+                or line.startswith(("-", "Lmod", "No module", "ModuleCmd", "module"))
+                or " " in line.split("(")[0].strip()):
+            continue
+        default = bool(re.search(r"\((?:[^)]*\bD\b[^)]*|default)\)", line))
+        line = _MODULE_MARKS.sub("", line)
+        while _MODULE_MARKS.search(line):
+            line = _MODULE_MARKS.sub("", line)
+        name = line.split("/")[-1] if "/" in line else line
+        if not line or name.startswith(".") or line.startswith("."):
+            continue  # hidden modules
+        m = SoftwareModule.parse(line, default=default)
+        prev = found.get(m.full)
+        found[m.full] = m if prev is None else prev.model_copy(
+            update={"default": prev.default or m.default})
+    return system, version, sorted(found.values(), key=lambda m: (m.name.lower(), m.full))
+
+
+def parse_runtimes(text: str) -> list[str]:
+    out = []
+    for line in text.split("\n"):
+        words = line.split()
+        if len(words) == 2 and words[0] in RUNTIMES and words[1].startswith("/"):
+            out.append("charliecloud" if words[0] == "ch-run" else words[0])
+    return sorted(set(out))
+
+
+def parse_mpi(text: str, modules: Iterable[SoftwareModule]) -> tuple[list[str], list[str]]:
+    """(MPI stacks, PMI plugins): stacks from MPI modules and from launchers on the login's
+    PATH; PMI plugins from `srun --mpi=list`."""
+    stacks: set[str] = set()
+    pmi: set[str] = set()
+    for m in modules:
+        key = m.name.split("/")[-1].lower()
+        if key in MPI_MODULES:
+            stacks.add(MPI_MODULES[key])
+    for line in text.split("\n"):
+        words = line.split()
+        if len(words) >= 3 and words[0] == "cmd":
+            if words[1] == "ompi_info":
+                stacks.add("openmpi")
+            elif words[1] == "mpichversion":
+                stacks.add("mpich")
+            elif words[1] == "impi_info":
+                stacks.add("intel-mpi")
+        elif len(words) == 2 and words[0] == "pmi" and re.fullmatch(r"[a-z0-9_]+", words[1]):
+            pmi.add(words[1])  # one plugin a line: none, pmi2, cray_shasta, pmix
+        elif words[:1] == ["pmi"] and "available:" in line:  # "... versions available: pmix_v4"
+            pmi.update(p.strip() for p in line.split("available:", 1)[1].split(",")
+                       if re.fullmatch(r"[a-z0-9_]+", p.strip()))
+    return sorted(stacks), sorted(pmi)
+
+
+def norm_arch(x: object) -> str | None:
+    if not x:
+        return None
+    a = str(x).strip().lower()
+    return _ARCH_ALIASES.get(a, a)
+
+
+def node_arch(n: Node, fallback: str | None = None) -> str | None:
+    """An admin's `arch=...` label (what users select with `-C arch=...`) wins over the
+    architecture the node daemon reports."""
+    for f in n.features:
+        fl = f.strip().lower()
+        if fl.startswith("arch="):
+            return norm_arch(fl[5:])
+        if norm_arch(fl) in _ARCHES:
+            return norm_arch(fl)
+    return norm_arch(n.architecture) or fallback
+
+
+def gpu_model(n: Node) -> str | None:
+    """The GRES type (`gpu:a100:2`), else a feature that names a known GPU model."""
+    if not n.gpus:
+        return None
+    if n.gpu_type:
+        return n.gpu_type.lower()
+    for f in n.features:
+        if f.strip().lower() in GPU_MODELS:
+            return f.strip().lower()
+    return None
+
+
+def _type_name(arch: str | None, cpus: int, mem: int, gpus: int, gpu: str | None) -> str:
+    name = f"{arch or 'unknown'}-{cpus}c-{max(1, round(mem / 1024)) if mem else 0}g"
+    if gpus:
+        name += f"-{gpus}x{gpu or 'gpu'}"
+    return name
+
+
+def node_types(cluster: str, nodes: list[Node], fallback_arch: str | None = None,
+               prefix_cluster: bool = False) -> list[NodeType]:
+    """Group identical nodes (architecture, features, CPUs, memory, GPUs) into node types,
+    each with the partitions its nodes serve."""
+    groups: dict[tuple, NodeType] = {}
+    for n in nodes:
+        arch = node_arch(n, fallback_arch)
+        gpu = gpu_model(n)
+        feats = sorted({f for f in n.features if f})
+        key = (arch, tuple(feats), n.cpus, n.memory_mb, n.gpus, gpu)
+        t = groups.get(key)
+        if t is None:
+            base = _type_name(arch, n.cpus, n.memory_mb, n.gpus, gpu)
+            t = groups[key] = NodeType(
+                name=f"{cluster}/{base}" if prefix_cluster else base, cluster=cluster,
+                architecture=arch, features=feats, cpus=n.cpus, memory_mb=n.memory_mb,
+                gpus=n.gpus, gpu_model=gpu)
+        t.count += 1
+        for p in n.partitions:
+            if p not in t.partitions:
+                t.partitions.append(p)
+    out = list(groups.values())
+    seen: dict[str, int] = {}
+    for t in out:  # same readable name for different feature sets: number them
+        seen[t.name] = seen.get(t.name, 0) + 1
+        if seen[t.name] > 1:
+            t.name = f"{t.name}.{seen[t.name]}"
+    for t in out:
+        t.partitions.sort()
+    return out
+
+
+def summarise_cluster(name: str, types: list[NodeType], partitions: list[Partition],
+                      error: str | None = None) -> ClusterSummary:
+    parts = []
+    for p in partitions:
+        mine = [t.name for t in types if p.name in t.partitions]
+        parts.append(PartitionSummary(
+            name=p.name, default=p.default, max_time_s=p.max_time_s,
+            nodes=p.total_nodes or len(p.nodes) or sum(t.count for t in types
+                                                        if p.name in t.partitions),
+            node_types=mine))
+    return ClusterSummary(
+        name=name, nodes=sum(t.count for t in types),
+        architectures=sorted({t.architecture for t in types if t.architecture}),
+        gpu_models=sorted({t.gpu_model for t in types if t.gpu_model}),
+        partitions=parts, node_types=[t.name for t in types], error=error)
+
+
+def summarise_site(site: str, clusters: list[ClusterSummary], types: list[NodeType], *,
+                   login_arch: str | None, modules: list[SoftwareModule] | None,
+                   module_system: str | None, runtimes: list[str] | None,
+                   mpi: list[str] | None, errors: list[str],
+                   discovered_at: datetime | None) -> SiteCapabilities:
+    """The site's capabilities, summarised from its clusters' node types (and the login's
+    own architecture when no scheduler reported one)."""
+    archs = sorted({t.architecture for t in types if t.architecture}) or (
+        [login_arch] if login_arch else [])
+    feats = sorted({f for t in types for f in t.features})
+    sources = {"architectures": "discovered", "features": "discovered",
+               "gpu_models": "discovered", "node_types": "discovered"}
+    for key, value in (("software", modules), ("container_runtimes", runtimes),
+                       ("mpi", mpi)):
+        if value is not None:
+            sources[key] = "discovered"
+    return SiteCapabilities(
+        site=site, discovered_at=discovered_at, sources=sources, architectures=archs,
+        features=feats, gpu_models=sorted({t.gpu_model for t in types if t.gpu_model}),
+        module_system=module_system, software=modules, container_runtimes=runtimes,
+        mpi=mpi, node_types=types, errors=errors)

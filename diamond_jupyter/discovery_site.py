@@ -1,0 +1,143 @@
+"""Running discovery on a site: one batched remote command, cached with a TTL, merged
+with what the sites file says (see `discovery.py` for the command and its parsers)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from .capabilities import SiteCapabilities, merge
+from .discovery import (
+    ClusterSummary,
+    SiteDescription,
+    discovery_script,
+    node_types,
+    norm_arch,
+    parse_module_list,
+    parse_mpi,
+    parse_runtimes,
+    split_sections,
+    summarise_cluster,
+    summarise_site,
+)
+from .model import SiteError, utcnow
+
+if TYPE_CHECKING:
+    from .sites import Site
+
+log = logging.getLogger(__name__)
+
+DISCOVERY_TIMEOUT_S = 60.0
+
+
+class SiteDiscovery:
+    """The discovered capabilities of one site, asked again after `cfg.discovery.ttl_s`."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self._found: SiteDescription | None = None
+        self._at = -1e18
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Future[SiteDescription] | None = None
+        self.runs = 0  # remote discoveries made (one command each)
+
+    @property
+    def ttl_s(self) -> float:
+        return self.site.cfg.discovery.ttl_s
+
+    def clusters(self) -> dict[str, dict[str, str]]:
+        cfg = self.site.cfg.discovery
+        if not cfg.clusters:
+            return {self.site.name: {}}
+        return {c.name: dict(c.env) for c in cfg.clusters}
+
+    async def describe(self, *, refresh: bool = False) -> SiteDescription:
+        """Discovery (cached for the TTL) merged with the sites file's `metadata`. Callers
+        arriving while a discovery runs share it (still one command)."""
+        cfg = self.site.cfg
+        if not cfg.discovery.enabled:
+            caps = merge(SiteCapabilities(site=self.site.name), cfg.metadata, override=True)
+            return SiteDescription(site=self.site.name, capabilities=caps)
+        async with self._lock:
+            age = time.monotonic() - self._at
+            if refresh or self._found is None or age >= self.ttl_s:
+                if self._task is None or self._task.done():
+                    self._task = asyncio.ensure_future(self._discover())
+                task = self._task
+            else:
+                task = None
+        if task is not None:
+            found = await asyncio.shield(task)
+            async with self._lock:
+                if self._task is task:
+                    self._found, self._at, self._task = found, time.monotonic(), None
+        found, age = self._found or found, time.monotonic() - self._at
+        caps = merge(found.capabilities, cfg.metadata, override=cfg.discovery.override)
+        return found.model_copy(update={"capabilities": caps, "age_s": round(age, 3),
+                                        "ttl_s": self.ttl_s})
+
+    def cached(self) -> SiteDescription | None:
+        """The last discovery, merged with the sites file, without asking the site."""
+        if self._found is None:
+            return None
+        caps = merge(self._found.capabilities, self.site.cfg.metadata,
+                     override=self.site.cfg.discovery.override)
+        return self._found.model_copy(update={"capabilities": caps})
+
+    async def _discover(self) -> SiteDescription:
+        site = self.site
+        argvs = {k: site._argv(v) for k, v in site.commands.snapshot_argvs().items()
+                 if k != "queue"}
+        clusters = self.clusters()
+        script = discovery_script({c: argvs for c in clusters}, clusters)
+        self.runs += 1
+        site.scheduler_commands += len(argvs) * len(clusters)
+        res = await site.transport.run(["bash", "-c", script], env=site.cfg.env,
+                                       preamble=site.cfg.preamble, check=False,
+                                       timeout=DISCOVERY_TIMEOUT_S)
+        parts, codes = split_sections(res.stdout)
+        if "arch" not in parts:
+            raise SiteError(f"{site.name}: discovery gave no answer "
+                            f"(exit {res.exit_status}): {res.stderr.strip()[-200:]}")
+        return describe_from_outputs(site.name, site.commands, parts, codes,
+                                     list(clusters), list(argvs))
+
+
+def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dict[str, int],
+                          clusters: list[str], keys: list[str]) -> SiteDescription:
+    """A SiteDescription from the discovery command's sections (pure)."""
+    errors: list[str] = []
+    login_arch = norm_arch(parts.get("arch", "").strip().split("\n")[0])
+    summaries: list[ClusterSummary] = []
+    all_types = []
+    for cluster in clusters:
+        outs = {k: parts.get(f"sched:{cluster}:{k}", "") for k in keys}
+        failed = [k for k in keys if codes.get(f"sched:{cluster}:{k}", 0) != 0]
+        error = None
+        nodes, partitions = [], []
+        if failed:
+            error = (f"{cluster}: {', '.join(failed)} query failed: "
+                     f"{' '.join(outs[failed[0]].split())[-200:]}")
+            errors.append(error)
+        else:
+            try:
+                snap = commands.parse_snapshot(site, {**outs, "queue": ""})
+                nodes, partitions = snap.nodes, snap.partitions
+            except Exception as e:  # a dialect's parser refusing odd output
+                error = f"{cluster}: cannot read the scheduler's nodes: {e}"
+                errors.append(error)
+        types = node_types(cluster, nodes, login_arch, prefix_cluster=len(clusters) > 1)
+        all_types += types
+        summaries.append(summarise_cluster(cluster, types, partitions, error))
+    system, version, modules = parse_module_list(parts.get("modules", ""))
+    software = modules if system else []
+    runtimes = parse_runtimes(parts.get("runtimes", ""))
+    mpi, pmi = parse_mpi(parts.get("mpi", ""), software)
+    caps = summarise_site(site, summaries, all_types, login_arch=login_arch,
+                          modules=software, module_system=system, runtimes=runtimes,
+                          mpi=mpi, errors=errors, discovered_at=utcnow())
+    return SiteDescription(site=site, capabilities=caps, clusters=summaries,
+                           discovered_at=caps.discovered_at, module_system_version=version,
+                           pmi=pmi)

@@ -56,7 +56,7 @@ async def bench(config: str, site: str, n: int, warmup: int, seed: int) -> dict:
     s = fed.site(site)
     spec = JobSpec(command="true", name="bench-submit")
     # the same script the engine submits, as a file on the cluster's "shared" home
-    script = s.render(fed._prepare(s, spec, "floor0000000")).script
+    script = s.render(s.prepare(spec, "floor0000000")).script
     host_dir = base_dir() / "clusters" / site / "home" / ".diamond" / "bench-submit"
     host_dir.mkdir(parents=True, exist_ok=True)
     (host_dir / "job.sh").write_text(script)

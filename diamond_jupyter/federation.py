@@ -37,9 +37,8 @@ from .model import (
     check_spec,
     utcnow,
 )
-from .monitor import wrapper_prologue
 from .placement import StageData
-from .sites import Site, Sites, token_tag
+from .sites import Site, Sites
 from .store import Store
 from .transports import CommandFailed
 
@@ -151,8 +150,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
         return self.sites.require(name)
 
     def site_configs(self) -> list[dict[str, Any]]:
-        return [s.cfg.model_dump(exclude={"transport"}) | {"transport": s.transport.describe()}
-                for s in self.sites.values()]
+        return [s.describe() for s in self.sites.values()]
 
     async def snapshot(self, site: str, *, max_age_s: float = 15.0) -> SiteSnapshot:
         return await self.site(site).snapshot(max_age_s=max_age_s)
@@ -262,52 +260,6 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
         return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}
 
     # -- jobs -------------------------------------------------------------------------------
-    def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec:
-        """The spec as submitted: the wrapper before the body, the token in the name, and
-        every path absolute ("~/" expanded with the site's home: `await site.know_home(...)`)."""
-        jd = site.job_dir(token)
-        base = (spec.name or "job").replace(" ", "_")[:40]
-        prologue = wrapper_prologue(site.event_file, token, f"{jd}/secret")
-        body = spec.script if spec.script is not None else (spec.command or "")
-        if spec.script is None and spec.command:
-            body = spec.command + "\n"
-        upd: dict[str, Any] = {
-            "name": base,  # the user's name; the token goes in the comment (or Site adds it)
-            "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
-            "script": prologue + body,
-            "command": None,
-            "working_directory": site.expand(spec.working_directory or jd),
-            "stdout": site.expand(spec.stdout or f"{jd}/stdout.log"),
-        }
-        if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart
-            upd["join_output"] = False
-            upd["stderr"] = f"{jd}/stderr.log"
-        elif not spec.join_output:
-            upd["stderr"] = site.expand(spec.stderr or f"{jd}/stderr.log")
-        upd["queue"] = self._partition(site, spec.queue)
-        if not spec.account and site.cfg.default_account:
-            upd["account"] = site.cfg.default_account
-        return spec.model_copy(update=upd)
-
-    @staticmethod
-    def _partition(site: Site, queue: str | None) -> str | None:
-        """The partition the job goes to, within the site's `allowed_partitions`: without
-        one named, the site's default partition when allowed, else the first allowed one
-        (never the scheduler's own default, which may be a forbidden one)."""
-        allowed = site.cfg.allowed_partitions
-        chosen = queue or site.cfg.default_partition
-        if allowed is None:
-            return chosen
-        if not allowed:
-            raise BadInput(f"site {site.name!r} allows no partition (allowed_partitions is "
-                           "empty)")
-        if queue is None and chosen not in allowed:
-            chosen = allowed[0]
-        if chosen not in allowed:
-            raise BadInput(f"partition {chosen!r} is not allowed on site {site.name!r} "
-                           f"(allowed: {', '.join(allowed)})")
-        return chosen
-
     def check_submittable(self, spec: JobSpec) -> None:
         """What every submit checks before anything else (BadInput naming the field)."""
         if not (spec.script or spec.command):
@@ -343,7 +295,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
                 raise SiteError(f"the submission {token} is already in flight ({done.id})")
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
-        prepared = self._prepare(target, spec, token)
+        prepared = target.prepare(spec, token)
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
             raise PlanChanged(f"the batch script for {site} would differ from the approved one")
@@ -448,13 +400,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
     async def files(self, job_id: str) -> list[str]:
         """Result files in the job's working directory (paths on the site)."""
         job = self.store.get_job(job_id)
-        site = self.site(job.site)
-        wd = job.workdir or (job.spec.working_directory if job.spec else None)
-        if not wd:
-            return []
-        private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret")  # the engine's
-        return sorted(p for p in await site.list_files(wd, max_depth=3)
-                      if not (job.token and p.endswith(private)))
+        return await self.site(job.site).job_files(job)
 
     async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
                           ) -> tuple[Path, list[tuple[str, Path]]]:
@@ -486,7 +432,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
             if only is not None and remote not in only:
                 continue
             local.parent.mkdir(parents=True, exist_ok=True)
-            await site.transport.get_file(remote, str(local))
+            await site.fetch(remote, str(local))
             out.append(local)
         return out
 

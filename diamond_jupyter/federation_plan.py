@@ -77,7 +77,6 @@ class PlanMixin:
     if TYPE_CHECKING:  # provided by Federation
         def site(self, name: str) -> Site: ...
         def job(self, job_id: str) -> Job: ...
-        def _prepare(self, site: Site, spec: JobSpec, token: str) -> JobSpec: ...
         async def place(self, spec: JobSpec, **kw: Any) -> Placement: ...
         async def files(self, job_id: str) -> list[str]: ...
         async def submit(self, spec: JobSpec, site: str = "auto", **kw: Any) -> Job: ...
@@ -120,7 +119,7 @@ class PlanMixin:
                 verdict = (await self.place(spec, sites=[site])).verdict(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
-        prepared = self._prepare(target, spec, token)
+        prepared = target.prepare(spec, token)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
         fields = prepared.model_dump(mode="json")
         fields.update(script=spec.script, command=spec.command)  # as given; wrapped in `script`
@@ -202,7 +201,7 @@ class PlanMixin:
     async def _size(self, site: str | None, path: str) -> dict[str, Any]:
         try:
             if site:
-                st = await self.site(site).transport.stat(path)
+                st = await self.site(site).stat(path)
                 found = None if st is None else (st.size, st.is_dir)
             else:
                 found = await asyncio.to_thread(_local_size, path)

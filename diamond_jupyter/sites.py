@@ -8,6 +8,7 @@ import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
@@ -16,6 +17,7 @@ from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 from .transports.base import FileStat
+from .wrapper import wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -146,6 +148,60 @@ class Site:
 
     def job_dir(self, token: str) -> str:
         return f"{self.workdir}/jobs/{token}"
+
+    def describe(self) -> dict[str, Any]:
+        """The site's configuration as the faces show it (the transport described by itself:
+        no secrets)."""
+        return self.cfg.model_dump(exclude={"transport"}) | {
+            "transport": self.transport.describe()}
+
+    # -- preparing a job -----------------------------------------------------
+    def prepare(self, spec: JobSpec, token: str) -> JobSpec:
+        """The spec as submitted: the wrapper before the body, the token in the comment,
+        the job's own directory for what the user left unset, every path absolute ("~/"
+        expanded with the home: `await know_home(...)` first), and the partition and
+        account the site's policy gives."""
+        jd = self.job_dir(token)
+        base = (spec.name or "job").replace(" ", "_")[:40]
+        prologue = wrapper_prologue(self.event_file, token, f"{jd}/secret")
+        body = spec.script if spec.script is not None else (spec.command or "")
+        if spec.script is None and spec.command:
+            body = spec.command + "\n"
+        upd: dict[str, Any] = {
+            "name": base,  # the user's name; the token goes in the comment (or is added)
+            "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
+            "script": prologue + body,
+            "command": None,
+            "working_directory": self.expand(spec.working_directory or jd),
+            "stdout": self.expand(spec.stdout or f"{jd}/stdout.log"),
+        }
+        if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart
+            upd["join_output"] = False
+            upd["stderr"] = f"{jd}/stderr.log"
+        elif not spec.join_output:
+            upd["stderr"] = self.expand(spec.stderr or f"{jd}/stderr.log")
+        upd["queue"] = self.partition(spec.queue)
+        if not spec.account and self.cfg.default_account:
+            upd["account"] = self.cfg.default_account
+        return spec.model_copy(update=upd)
+
+    def partition(self, queue: str | None) -> str | None:
+        """The partition a job goes to, within the site's `allowed_partitions`: without one
+        named, the site's default partition when allowed, else the first allowed one (never
+        the scheduler's own default, which may be a forbidden one)."""
+        allowed = self.cfg.allowed_partitions
+        chosen = queue or self.cfg.default_partition
+        if allowed is None:
+            return chosen
+        if not allowed:
+            raise BadInput(f"site {self.name!r} allows no partition (allowed_partitions is "
+                           "empty)")
+        if queue is None and chosen not in allowed:
+            chosen = allowed[0]
+        if chosen not in allowed:
+            raise BadInput(f"partition {chosen!r} is not allowed on site {self.name!r} "
+                           f"(allowed: {', '.join(allowed)})")
+        return chosen
 
     # -- running ------------------------------------------------------------
     def _argv(self, argv: list[str]) -> list[str]:
@@ -387,6 +443,20 @@ class Site:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
         return [f.path for f in await self.transport.list_files(await self.resolve(root),
                                                                 max_depth=max_depth)]
+
+    async def job_files(self, job: Job) -> list[str]:
+        """A job's result files: those in its working directory, 3 levels deep (paths on the
+        site), without the engine's own (its script and its event secret)."""
+        wd = job.workdir or (job.spec.working_directory if job.spec else None)
+        if not wd:
+            return []
+        private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret")
+        return sorted(p for p in await self.list_files(wd, max_depth=3)
+                      if not (job.token and p.endswith(private)))
+
+    async def fetch(self, remote: str, local: str) -> None:
+        """Copy one file from the site to this machine."""
+        await self.transport.get_file(remote, local)
 
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES) -> str | None:

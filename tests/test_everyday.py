@@ -246,7 +246,7 @@ async def test_store_name_is_the_users_and_the_token_finds_the_job_by_comment(tb
             assert [s.native_id for s in found] == [a.native_id]  # not b, same name
             # recovery of a lost submit: an intent whose job is queued under the same name
             intent = fed.store.record_intent("alpha", "feedc0ffee01",
-                                             fed._prepare(site, JobSpec(name=name, script="x"),
+                                             site.prepare(JobSpec(name=name, script="x"),
                                                           "feedc0ffee01"))
             sub = await site.submit(intent.spec, "feedc0ffee01", hold=True)
             await fed.journal.recover_intent(intent)

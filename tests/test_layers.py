@@ -199,3 +199,15 @@ def test_nothing_below_the_facade_imports_it_or_what_is_above_it():
                 bad.append(" -> ".join(reversed(chain)))
                 break
     assert not bad, "below the facade, imports of the facade or a face:\n" + "\n".join(bad)
+
+
+def test_the_facade_never_touches_a_transport():
+    """Site work (listing, fetching, describing, preparing a job) is the Site's: the
+    facade calls the Site, which alone uses its transport."""
+    used = []
+    for mod, path in modules().items():
+        if _under(mod, FACADE):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Attribute) and node.attr == "transport":
+                    used.append(f"{path.name}:{node.lineno}")
+    assert not used, "the facade uses a site's transport at " + ", ".join(used)

@@ -91,7 +91,7 @@ async def test_intent_left_by_a_dropped_submit_is_bound_while_the_engine_runs(tb
     try:
         site = fed.site("gamma")
         token = uuid.uuid4().hex[:12]
-        prepared = fed._prepare(site, JobSpec(command="true", name="dropped"), token)
+        prepared = site.prepare(JobSpec(command="true", name="dropped"), token)
         fed.store.record_intent("gamma", token, prepared)
         sub = await site.submit(prepared, token)  # ... and the engine never heard back
         job = await fed.wait(f"gamma:pending-{token}", timeout=60,

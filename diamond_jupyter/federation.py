@@ -21,6 +21,7 @@ from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
+from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .journal import Journal
 from .leases import EngineLease
@@ -59,7 +60,7 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
-class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
+class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -270,10 +271,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
 
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,
-                     script_sha256: str | None = None) -> Job:
+                     script_sha256: str | None = None, force: bool = False) -> Job:
         """Place (when `site` is "auto"), render, upload and submit; idempotent by token.
         An approved plan gives its `token` and the `script_sha256` of its rendered script:
-        a script that would differ raises PlanChanged before anything is recorded."""
+        a script that would differ raises PlanChanged before anything is recorded. An
+        explicit site that lacks what the job needs is refused (BadInput) unless `force`."""
         self.check_submittable(spec)
         placement = None
         if site == "auto":
@@ -285,6 +287,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
             chosen = pl.verdict(site)
             if not spec.queue and chosen is not None and chosen.partition:
                 spec = spec.model_copy(update={"queue": chosen.partition})
+        elif script_sha256 is None:  # an approved plan was checked when it was made
+            await self.check_site(spec, site, force=force)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         if token is not None:
@@ -295,6 +299,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin):
                 raise SiteError(f"the submission {token} is already in flight ({done.id})")
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
+        spec = await self.adapt_to_site(site, spec)  # module names, container runtime
         prepared = target.prepare(spec, token)
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:

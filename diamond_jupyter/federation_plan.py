@@ -86,6 +86,9 @@ class PlanMixin:
         async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
                               ) -> tuple[Path, list[tuple[str, Path]]]: ...
         def check_submittable(self, spec: JobSpec) -> None: ...
+        async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
+                             ) -> None: ...
+        async def adapt_to_site(self, site: str, spec: JobSpec) -> JobSpec: ...
         server_root: Path | None
 
     # -- submit -----------------------------------------------------------------------------
@@ -116,9 +119,11 @@ class PlanMixin:
                     spec = spec.model_copy(update={"queue": verdict.partition})
             else:
                 self.site(site)  # unknown or not allowed: BadInput now, not after approval
+                await self.check_site(spec, site)  # lacks what the job needs: refused now
                 verdict = (await self.place(spec, sites=[site])).verdict(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        spec = await self.adapt_to_site(site, spec)  # module names, container runtime
         prepared = target.prepare(spec, token)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
         fields = prepared.model_dump(mode="json")

@@ -267,7 +267,7 @@ _RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test"},
                     "podman": {"run"}, "docker": {"run"}}
 _LAUNCHERS = ("mpirun", "mpiexec", "srun")
 _LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",
-            "numactl"}
+            "numactl", "then", "else", "do", "if", "while", "until", "!", "{"}
 
 
 def _commands(line: str) -> list[list[str]]:
@@ -421,11 +421,11 @@ def _image(x: Any) -> str | None:
 
 
 def _names(x: Any) -> list[str]:
+    """'a,b' or ['a', 'b,c'] -> ['a', 'b', 'c']."""
     if not x:
         return []
-    if isinstance(x, str):
-        return [s.strip() for s in x.split(",") if s.strip()]
-    return [str(s).strip() for s in x if str(s).strip()]
+    items = [x] if isinstance(x, str) else [str(s) for s in x]
+    return [p.strip() for item in items for p in item.split(",") if p.strip()]
 
 
 def with_options(spec: JobSpec, *, arch: str | None = None,

@@ -178,6 +178,10 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
         if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" else []
     parts = plain if all(isinstance(p, Feature) for p in plain) and plain else \
         [expr] if expr is not None else []
+    if req.arch:  # `arch=X` is the architecture check's
+        parts = [p for p in parts if not (isinstance(p, Feature) and p.name.lower()
+                                          .startswith("arch=") and norm_arch(p.name[5:])
+                                          == req.arch)]
     for part in parts:  # each required feature on its own, or the whole expression
         def meets(n: Node, part: Constraint = part) -> bool:
             return part.matches({f.lower() for f in n.features}, _node_arch(n, site_arch))

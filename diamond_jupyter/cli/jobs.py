@@ -8,7 +8,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 
-from ..model import DiamondError
+from ..model import DiamondError, JobSpec
 from .common import job_json, job_line, out, read_script, spec_from_file, with_fed
 
 Adder = Callable[..., argparse.ArgumentParser]
@@ -56,8 +56,27 @@ def cmd_queue(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_needs(spec: JobSpec, args: argparse.Namespace) -> JobSpec:
+    """The options that state what the job needs, added to what its script says."""
+    from ..needs import with_options
+
+    return with_options(spec, arch=args.arch, software=args.software,
+                        container=args.container, gpu_type=args.gpu_type, memory=args.memory)
+
+
+def add_need_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--arch", help="CPU architecture the job needs (x86_64, aarch64, ...)")
+    p.add_argument("--software", action="append", metavar="NAME[/VERSION]",
+                   help="software the job needs, as any site names it (repeat, or "
+                        "comma-separated); the script's `module load` lines count too")
+    p.add_argument("--container", metavar="IMAGE",
+                   help="run the job's body in this container image (with the site's runtime)")
+    p.add_argument("--gpu-type", help="GPU model the job needs (e.g. a100)")
+    p.add_argument("--memory", help="memory per node (e.g. 64G)")
+
+
 def cmd_place(args: argparse.Namespace) -> int:
-    spec = spec_from_file(args.file, args.dialect)
+    spec = _with_needs(spec_from_file(args.file, args.dialect), args)
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
@@ -65,10 +84,13 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    spec = spec_from_file(args.file, args.dialect)
+    spec = _with_needs(spec_from_file(args.file, args.dialect), args)
     if args.name:
         spec = spec.model_copy(update={"name": args.name})
-    job = asyncio.run(with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold)))
+    job = asyncio.run(with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold,
+                                                            force=args.force)))
+    for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
+        print(f"diamond: {line}", file=sys.stderr)  # each module renamed for the site
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 
@@ -165,6 +187,7 @@ def add_job_commands(add: Adder) -> None:
                    help="ranking: diamond (earliest finish, then cheapest), min_cost, "
                         "fewest_pending, first_ready, random, fixed")
     p.add_argument("--dialect", help=dialect_help)
+    add_need_options(p)
     p = add("submit", cmd_submit, "submit a job script; prints the job id")
     p.add_argument("file", help="a batch script (directives of any dialect, or none)")
     p.add_argument("--site", default="auto", help="a site name, or auto to let placement "
@@ -172,6 +195,9 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--name", help="the job's name (default: the script's, else the file's)")
     p.add_argument("--dialect", help=dialect_help)
     p.add_argument("--hold", action="store_true", help="submit held; `release` starts it")
+    add_need_options(p)
+    p.add_argument("--force", action="store_true",
+                   help="submit to the --site given even if it lacks what the job needs")
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("cancel", cmd_cancel, "cancel a job")):
         add(name, fn, help).add_argument("job", help=job_help)

@@ -1,0 +1,121 @@
+"""The Federation's matching of what a job needs with what a site has (a mixin).
+
+- each site's capabilities come from discovery (`DiscoverMixin.capabilities`, merged with
+  the sites file) where it answers, else from the sites file's metadata alone.
+- `check_site`: an explicitly chosen site is checked as placement checks every site; a
+  site that lacks what the job needs is refused (BadInput naming each missing thing)
+  unless the caller forces it.
+- `adapt_to_site`: the job as the chosen site runs it: `module load` lines spelled as the
+  site names its modules (each rewrite reported), a container image run by a runtime the
+  site has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from .capabilities import SiteCapabilities, from_metadata
+from .dialects.scripts_common import in_container, pick_runtime
+from .model import BadInput, JobSpec, SiteSnapshot
+from .needs import needs_of
+from .placement_fit import Req, node_checks, request, site_nodes
+from .software import needs_reasons, rewrite_modules
+
+if TYPE_CHECKING:
+    from .sites import Site
+
+# snapshots at most this old are good enough for an explicit site's check (nodes,
+# features and GPUs change rarely; the queue does not matter here)
+CHECK_SNAPSHOT_AGE_S = 300.0
+
+
+class NeedsMixin:
+    sites: dict[str, Site]
+
+    def site(self, name: str) -> Site:  # provided by Federation
+        raise NotImplementedError
+
+    if TYPE_CHECKING:  # DiscoverMixin's
+        async def capabilities(self, *, only: list[str] | None = None
+                               ) -> dict[str, SiteCapabilities]: ...
+
+    async def _capabilities_of(self, name: str) -> SiteCapabilities:
+        """What `name` has: discovery merged with the sites file when it answers in time
+        (cached by discovery's TTL), else what was last seen, else the sites file alone."""
+        caps = (await self.capabilities(only=[name])).get(name)
+        if caps is not None:
+            self._seen_capabilities()[name] = caps
+            return caps
+        return self.known_capabilities(name)
+
+    def _seen_capabilities(self) -> dict[str, SiteCapabilities]:
+        return self.__dict__.setdefault("_capabilities_seen", {})
+
+    def known_capabilities(self, name: str) -> SiteCapabilities:
+        """The last capabilities seen for a site (no I/O), else its sites-file metadata."""
+        return self._seen_capabilities().get(name) or from_metadata(
+            name, self.site(name).cfg.metadata)
+
+    async def site_mismatch(self, spec: JobSpec, site: str) -> list[str]:
+        """What `site` lacks of what the job needs: architecture, features, GPU (type),
+        memory, software, container runtime, MPI. Partitions, limits and the queue are
+        left to placement and the scheduler."""
+        target = self.site(site)
+        snap, caps = await asyncio.gather(
+            target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site))
+        return mismatch(spec, target.cfg.metadata, snap, caps)
+
+    async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
+        """BadInput naming everything `site` lacks for this job, unless `force`."""
+        if force:
+            return
+        missing = await self.site_mismatch(spec, site)
+        if missing:
+            raise BadInput(f"site {site} cannot run this job: {'; '.join(missing)} "
+                           "(choose another site, --site auto, or --force to submit anyway)")
+
+    async def adapt_to_site(self, site: str, spec: JobSpec) -> JobSpec:
+        """The job as `site` runs it: its `module load` lines spelled as the site names its
+        modules (each rewrite listed in metadata['module_rewrites']), and a container image
+        given as an option run by a runtime the site has (metadata['container'])."""
+        caps = await self._capabilities_of(site)
+        upd: dict[str, Any] = {}
+        meta = dict(spec.metadata)
+        body = spec.script if spec.script is not None else spec.command
+        if body:
+            new, notes = rewrite_modules(body, caps)
+            if notes:
+                meta["module_rewrites"] = notes
+                upd["script" if spec.script is not None else "command"] = new
+        image = spec.environment.container_image
+        if image:
+            runtime = pick_runtime(meta.get("container_runtime"), caps.container_runtimes)
+            meta["container"] = {"image": image, "runtime": runtime}
+            # the body (not the engine's wrapper before it) runs in the container
+            text = upd.get("script", upd.get("command", body)) or ""
+            upd["script"] = in_container(text, image, runtime, spec.shell)
+            upd["command"] = None
+            upd["environment"] = spec.environment.model_copy(update={"container_image": None})
+        if not upd:
+            return spec
+        return spec.model_copy(update=upd | {"metadata": meta})
+
+
+def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,
+             caps: SiteCapabilities) -> list[str]:
+    """Pure: the needs-related reasons one site cannot run `spec` (see `site_mismatch`)."""
+    from .needs import norm_arch
+
+    reasons = needs_reasons(needs_of(spec), caps)
+    nodes = site_nodes(snap) if snap.reachable else []
+    if nodes:
+        full = request(spec, max(n.cpus for n in nodes))
+        only_needs = Req(1, 1, 1, 0, full.gpn, full.mem, False, None, full.arch,
+                         full.constraint, full.gpu_type, full.unreadable)
+        site_arch = norm_arch(metadata.get("architecture")) or \
+            (caps.architectures[0] if len(caps.architectures) == 1 else None)
+        found, _ = node_checks(only_needs, nodes, site_arch)
+        reasons += [r for r in found if r != "no single node meets all the requirements "
+                    "together"] or found
+    return reasons

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .model import BadInput
 
@@ -19,7 +19,7 @@ class _Cfg(BaseModel):
 
 
 class TransportConfig(_Cfg):
-    kind: Literal["ssh", "local"] = "ssh"
+    kind: Literal["ssh", "local", "slurmrestd"] = "ssh"
     host: str | None = None  # may be a Host alias from ~/.ssh/config
     port: int | None = None
     user: str | None = None
@@ -35,6 +35,14 @@ class TransportConfig(_Cfg):
     command_timeout_s: float = Field(default=300.0, gt=0)
     max_sessions: int = Field(default=10, ge=2)  # sshd MaxSessions: channels per connection
     reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
+    # slurmrestd: the API's base URL (http[s]://HOST:PORT), its OpenAPI plugin version, and
+    # where the user's JWT comes from: a command that prints it (`scontrol token`, as
+    # `SLURM_JWT=...` or bare), or a file holding it; neither is ever logged or stored.
+    url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
+    api_version: str = Field(default="v0.0.38", pattern=r"^v0\.0\.\d+$")
+    token_command: list[str] | None = None
+    token_file: str | None = None
+    token_refresh_s: float = Field(default=60.0, ge=0)  # renewed this long before expiry
 
 
 class ClusterConfig(_Cfg):
@@ -59,7 +67,13 @@ class DiscoveryConfig(_Cfg):
 class SiteConfig(_Cfg):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     scheduler: Literal["slurm", "pbs", "lsf", "flux"] = "slurm"
+    # the scheduler's variant where its commands differ: pbs "pro" (default), "torque",
+    # or "slurm" (Slurm's own PBS/Torque wrappers, slurm-wlm-torque)
+    flavor: str | None = None
     transport: TransportConfig = Field(default_factory=TransportConfig)
+    # chosen by `--site auto`; false for an entry that is a second door to a cluster listed
+    # already (the same machines must not be counted twice), used only when named
+    auto: bool = True
     # command paths, e.g. {"sbatch": "/opt/slurm/bin/sbatch"}
     commands: dict[str, str] = Field(default_factory=dict)
     preamble: str = ""  # shell lines run before every scheduler command (module loads)
@@ -75,6 +89,26 @@ class SiteConfig(_Cfg):
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
+
+    @model_validator(mode="after")
+    def _transport_fits(self) -> SiteConfig:
+        t = self.transport
+        if t.kind == "slurmrestd":
+            if self.scheduler != "slurm":
+                raise ValueError("a slurmrestd transport needs scheduler: slurm")
+            if not t.url:
+                raise ValueError("a slurmrestd transport needs url (http://HOST:PORT)")
+            if not (t.token_command or t.token_file):
+                raise ValueError("a slurmrestd transport needs token_command or token_file")
+            if not self.workdir.startswith("/"):
+                raise ValueError("a slurmrestd site needs an absolute workdir (the REST API "
+                                 "cannot tell the home directory)")
+        if self.flavor is not None and self.scheduler != "pbs":
+            raise ValueError(f"flavor is for scheduler pbs, not {self.scheduler}")
+        if self.flavor not in (None, "pro", "torque", "slurm"):
+            raise ValueError(f"unknown pbs flavor {self.flavor!r} (accepted: pro, torque, "
+                             "slurm)")
+        return self
 
 
 class TransferPolicy(_Cfg):

@@ -39,7 +39,7 @@ from .model import (
     utcnow,
 )
 from .placement import StageData
-from .sites import Site, Sites
+from .sites import Site, Sites, make_site
 from .store import Store
 from .transports import CommandFailed
 
@@ -73,8 +73,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
         self.allowed_sites = allowed  # None: every site of the sites file
-        self.sites = Sites((Site(s) for s in cfg.sites if allowed is None or s.name in allowed),
-                           allowed=allowed, configured=[s.name for s in cfg.sites])
+        self.sites = Sites(
+            (make_site(s) for s in cfg.sites if allowed is None or s.name in allowed),
+            allowed=allowed, configured=[s.name for s in cfg.sites])
         self.store = store or Store(cfg.store)
         self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
                                min_poll_s=min_poll_s)
@@ -169,7 +170,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
         only = kw.pop("sites", None)  # rank only these sites
         snaps, cals, caps = await asyncio.gather(self.snapshots(), self.calibration(),
                                                  self.capabilities(only=only))
-        pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites if not only or n in only]
+        # an entry that is a second door to a listed cluster is ranked only when asked for
+        pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
+                 if (n in only if only else self.sites[n].cfg.auto)]
         kw.setdefault("calibration", cals)
         kw.setdefault("capabilities", caps)
         if spec.stage_in and "stage_data" not in kw:

@@ -5,6 +5,9 @@ site's shared filesystem; one long-lived SSH channel per site follows it (`tail 
 Safety net: one batched scheduler query per site (all tracked jobs, then accounting for
 those gone from the queue) at a slow adaptive interval, for jobs that never run their
 wrapper (cancelled while pending, failed to start, node failure, preemption).
+A site without an event channel (Slurm's REST API) is followed by that query alone, at an
+adaptive interval: `min_poll_s` after a change or a new job, doubling while nothing
+changes, up to `poll_interval_s`.
 """
 
 from __future__ import annotations
@@ -85,11 +88,20 @@ class SiteMonitor:
         self._secrets: dict[str, str | None] = {}
         self._early: dict[str, list[EventLine]] = {}  # verified, before the native id is known
         self.rejected_lines = 0
+        self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
 
     def start(self) -> None:
         if not self._tasks:
-            self._tasks = [asyncio.ensure_future(self._follow()),
-                           asyncio.ensure_future(self._poll_loop())]
+            self._tasks = [asyncio.ensure_future(self._poll_loop())]
+            if self.site.has_event_channel:
+                self._tasks.append(asyncio.ensure_future(self._follow()))
+
+    def _interval(self) -> float:
+        """Time to the next poll: fixed where the event channel reports starts and ends;
+        else short after a change, doubling while nothing changes."""
+        if self.site.has_event_channel:
+            return self.poll_interval_s
+        return min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -100,6 +112,7 @@ class SiteMonitor:
     def track(self, job: Job) -> None:
         if job.native_id:
             self.tracked[job.token or job.id] = job.native_id
+            self.quiet_polls = 0
             self.start()
         if self._early:
             asyncio.ensure_future(self._replay_early())
@@ -204,11 +217,13 @@ class SiteMonitor:
             self._kick.clear()
             self._drop_finished()
             if not self.tracked:
-                interval = self.poll_interval_s
+                interval = self.poll_interval_s if self.site.has_event_channel \
+                    else self.min_poll_s
                 continue
             try:
-                await self.poll_once()
-                interval = self.poll_interval_s
+                changed = await self.poll_once()
+                self.quiet_polls = 0 if changed else self.quiet_polls + 1
+                interval = self._interval()
             except asyncio.CancelledError:
                 raise
             except Exception as e:
@@ -241,11 +256,13 @@ class SiteMonitor:
             self.tracked.pop(key, None)
             return None
 
-    async def poll_once(self) -> None:
+    async def poll_once(self) -> int:
+        """One batched query for every tracked job; returns how many changed."""
         jobs = [j for j in (self._job(k) for k in list(self.tracked)) if j and j.native_id]
         if not jobs:
-            return
+            return 0
         self.polls += 1
+        changed = 0
         t0 = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
@@ -260,9 +277,10 @@ class SiteMonitor:
             if mine:  # its own token's record first; else accounting's last (the newest)
                 st = ([s for s in mine if carries_token(s, job)] or mine)[-1]
                 self.misses.pop(key, None)
-                self.journal.apply(job.id, st.state, exit_code=st.exit_code, reason=st.reason,
-                                started_at=st.started_at, ended_at=st.ended_at,
-                                native_state=st.native_state, source="poll")
+                changed += self.journal.apply(
+                    job.id, st.state, exit_code=st.exit_code, reason=st.reason,
+                    started_at=st.started_at, ended_at=st.ended_at,
+                    native_state=st.native_state, source="poll") is not None
                 continue
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
             self.misses[key] = self.misses.get(key, 0) + 1
@@ -270,5 +288,7 @@ class SiteMonitor:
                 reason = "job left the queue and accounting has no record of it"
                 if job.reused_by:
                     reason += f" (its native id now belongs to {job.reused_by})"
-                self.journal.apply(job.id, JobState.FAILED, source="poll", reason=reason)
+                changed += self.journal.apply(job.id, JobState.FAILED, source="poll",
+                                           reason=reason) is not None
         self._drop_finished()
+        return changed

@@ -14,7 +14,7 @@ from .config import SiteConfig
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery
-from .model import BadInput, Job, JobSpec, JobStatus, SiteError, SiteSnapshot
+from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 from .transports.base import FileStat
 from .wrapper import wrapper_prologue
@@ -78,6 +78,16 @@ def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
             and agree(queued.name, acct.name))
 
 
+def make_site(cfg: SiteConfig, **kw) -> Site:
+    """The site of a sites-file entry: over a command transport (SSH, local), or over
+    Slurm's REST API."""
+    if cfg.transport.kind == "slurmrestd":
+        from .sites_rest import RestSite
+
+        return RestSite(cfg, **kw)
+    return Site(cfg, **kw)
+
+
 class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
@@ -86,7 +96,7 @@ class Site:
         self.cfg = cfg
         self.name = cfg.name
         self.transport = transport or make_transport(cfg.transport, site=cfg.name)
-        self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp)
+        self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor)
         self.script = get_script_dialect(cfg.scheduler)
         self.capability_ttl_s = capability_ttl_s
         self._snapshot: SiteSnapshot | None = None
@@ -149,6 +159,10 @@ class Site:
     def job_dir(self, token: str) -> str:
         return f"{self.workdir}/jobs/{token}"
 
+    def output_path(self, token: str, stream: str) -> str:
+        """Where a job's `stream` (stdout, stderr) goes when the user named no file."""
+        return f"{self.job_dir(token)}/{stream}.log"
+
     def describe(self) -> dict[str, Any]:
         """The site's configuration as the faces show it (the transport described by itself:
         no secrets)."""
@@ -163,7 +177,8 @@ class Site:
         account the site's policy gives."""
         jd = self.job_dir(token)
         base = (spec.name or "job").replace(" ", "_")[:40]
-        prologue = wrapper_prologue(self.event_file, token, f"{jd}/secret")
+        prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret")
+                    if self.has_event_channel else "")
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
             body = spec.command + "\n"
@@ -173,13 +188,13 @@ class Site:
             "script": prologue + body,
             "command": None,
             "working_directory": self.expand(spec.working_directory or jd),
-            "stdout": self.expand(spec.stdout or f"{jd}/stdout.log"),
+            "stdout": self.expand(spec.stdout or self.output_path(token, "stdout")),
         }
         if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart
             upd["join_output"] = False
-            upd["stderr"] = f"{jd}/stderr.log"
+            upd["stderr"] = self.output_path(token, "stderr")
         elif not spec.join_output:
-            upd["stderr"] = self.expand(spec.stderr or f"{jd}/stderr.log")
+            upd["stderr"] = self.expand(spec.stderr or self.output_path(token, "stderr"))
         upd["queue"] = self.partition(spec.queue)
         if not spec.account and self.cfg.default_account:
             upd["account"] = self.cfg.default_account
@@ -308,9 +323,20 @@ class Site:
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
 
-    def _submit_line(self, path: str, hold: bool) -> str:
+    # jobs report their own start and end through the event file, which the monitor follows
+    has_event_channel = True
+
+    def _submit_argv(self, path: str, hold: bool, spec: JobSpec | None) -> list[str]:
+        """The submit command; with the job's output paths where the scheduler's submit
+        command must be told them (Slurm's qsub wrapper)."""
+        if spec is not None and getattr(self.commands, "submit_paths", False):
+            return self.commands.submit_argv(path, hold=hold, stdout=spec.stdout,
+                                             stderr=None if spec.join_output else spec.stderr)
+        return self.commands.submit_argv(path, hold=hold)
+
+    def _submit_line(self, path: str, hold: bool, spec: JobSpec | None = None) -> str:
         submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
-                          for a in self._argv(self.commands.submit_argv(path, hold=hold)))
+                          for a in self._argv(self._submit_argv(path, hold, spec)))
         if getattr(self.commands, "submit_stdin", False):
             submit += f" < {_sh_path(path)}"
         return submit
@@ -358,13 +384,13 @@ class Site:
         await self.know_home()
         jd = self.job_dir(token)
         path = f"{jd}/job.sh"
-        submit = self._submit_line(path, hold)
+        submit = self._submit_line(path, hold, spec)
         rendered = self._uploaded.pop(token, None)
         if rendered is not None and not getattr(self.commands, "submit_stdin", False):
             # secret and script are there already (`upload`): the submit command alone,
             # started by no other process ("~/" paths are relative to the home it runs in)
             rel = path[2:] if path.startswith("~/") else path
-            res = await self.run(self.commands.submit_argv(rel, hold=hold), check=True)
+            res = await self.run(self._submit_argv(rel, hold, spec), check=True)
         elif rendered is not None:
             res = await self.run(["sh", "-c", f"exec {submit}"], check=True)
         else:
@@ -402,8 +428,10 @@ class Site:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
         seen = self.commands.parse_status(res.stdout) if res.ok else []
-        # gone from the queue, ended without an exit code there, or now another job: accounting
-        final = [s for s in seen if not (s.state.terminal and s.exit_code is None)]
+        # gone from the queue, ended without an exit code there (or ended in a way the queue
+        # does not tell: UNKNOWN), or now another job: accounting
+        final = [s for s in seen if not (s.state.terminal and s.exit_code is None)
+                 and s.state != JobState.UNKNOWN]
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PKGS=(slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
-          chromium iproute2 procps psmisc util-linux)
+          chromium iproute2 procps psmisc util-linux
+          slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,6 +23,22 @@ if ((${#missing[@]})); then
   else
     echo "install: cannot install ${missing[*]} without root; the Slurm test bed will say what is missing" >&2
   fi
+fi
+
+# Slurm's PBS/Torque wrappers (slurm-wlm-torque) conflict in dpkg with gridengine-client (both
+# ship qsub): unpacked, not installed, into a private prefix that the test bed's PBS-speaking
+# site names in its `commands:`. They find sbatch/salloc/srun beside themselves.
+TORQUE_PREFIX=${DIAMOND_TORQUE_PREFIX:-/opt/diamond/slurm-torque}
+if [ ! -x "$TORQUE_PREFIX/bin/qsub" ] && [ "$(id -u)" = 0 ]; then
+  echo "install: Slurm's Torque wrappers into $TORQUE_PREFIX"
+  tmp=$(mktemp -d)
+  dl() { (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root slurm-wlm-torque); }
+  dl || { apt-get update -qq && dl; }
+  dpkg-deb -x "$tmp"/slurm-wlm-torque_*.deb "$tmp/root"
+  mkdir -p "$TORQUE_PREFIX/bin"
+  cp -a "$tmp/root/usr/bin/." "$TORQUE_PREFIX/bin/"
+  for c in sbatch salloc srun; do ln -sf "/usr/bin/$c" "$TORQUE_PREFIX/bin/$c"; done
+  rm -rf "$tmp"
 fi
 
 # A virtual environment of the project's own (.venv), unless one is active already.

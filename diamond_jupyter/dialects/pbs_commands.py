@@ -4,7 +4,10 @@ PBS Pro: `qstat -f -F json -x IDS` shows queued, running AND finished jobs
 (`-x` = job history). On Torque the same `-x` means *XML output* and there is
 no JSON at all: use `PbsCommands(flavor="torque")`, whose status command is
 `qstat -f -x IDS` parsed by `parse_torque_xml` (finished jobs stay visible as
-state C for `keep_completed` seconds).
+state C for `keep_completed` seconds). Slurm's own Torque wrappers
+(`flavor="slurm"`) print text only and no exit status: see pbs_text.py; their
+finished jobs are settled from Slurm's accounting (`sacct`, which the wrappers'
+package always brings along).
 
 Ids: qsub prints the full id ('123.server'); qstat accepts both '123' and
 '123.server'. Parsers keep the id as printed; `short_id()` strips the server.
@@ -31,6 +34,13 @@ from .outputs_common import (
     parse_local_time,
     to_int,
 )
+from .pbs_text import (
+    SAFE_WRAPPER_PATH,
+    parse_wrapper_nodes,
+    parse_wrapper_queues,
+    parse_wrapper_status,
+)
+from .slurm_commands import SlurmCommands
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
@@ -86,10 +96,21 @@ class PbsCommands:
     name = "pbs"
     submit_stdin = False
 
-    def __init__(self, *, flavor: Literal["pro", "torque"] = "pro",
-                 tz: tzinfo | None = None) -> None:
+    def __init__(self, *, flavor: Literal["pro", "torque", "slurm"] | None = "pro",
+                 tz: tzinfo | None = None, jobcomp: bool = False) -> None:
+        flavor = flavor or "pro"
+        if flavor not in ("pro", "torque", "slurm"):
+            raise BadInput(f"pbs: unknown flavor {flavor!r} (accepted: pro, torque, slurm)")
         self.flavor = flavor
         self.tz = tz
+        # Slurm's wrappers: finished jobs from Slurm's accounting
+        self._acct = SlurmCommands(jobcomp=jobcomp, tz=tz) if flavor == "slurm" else None
+
+    @property
+    def submit_paths(self) -> bool:
+        """Whether the submit command must be given the output paths (Slurm's qsub wrapper
+        overrides the script's `#PBS -o/-e` with its own defaults otherwise)."""
+        return self.flavor == "slurm"
 
     @staticmethod
     def _ids(native_ids: list[str]) -> list[str]:
@@ -101,16 +122,32 @@ class PbsCommands:
                 raise BadInput(f"pbs: not a job id: {i!r}")
         return ids
 
-    def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
-        return ["qsub", *(["-h"] if hold else []), script_path]
+    def submit_argv(self, script_path: str, *, hold: bool = False, stdout: str | None = None,
+                    stderr: str | None = None) -> list[str]:
+        """`stdout`/`stderr`: given on the command line only where `submit_paths`; None
+        stderr joins it to stdout."""
+        paths: list[str] = []
+        if self.submit_paths and stdout:
+            for p in (stdout, stderr, script_path):
+                if p is not None and not SAFE_WRAPPER_PATH.fullmatch(p):
+                    raise BadInput(f"pbs: path {p!r} cannot go through Slurm's qsub wrapper "
+                                   "(it runs sbatch through a shell unquoted); use letters, "
+                                   "digits and ._/%@+=:,- only")
+            paths = ["-o", stdout, *(["-e", stderr] if stderr else ["-j", "oe"])]
+        return ["qsub", *(["-h"] if hold else []), *paths, script_path]
 
     def status_argv(self, native_ids: list[str]) -> list[str]:
+        if self.flavor == "slurm":
+            return ["qstat", "-f", *(short_id(i) for i in self._ids(native_ids))]
         if self.flavor == "torque":
             return ["qstat", "-f", "-x", *self._ids(native_ids)]
         return ["qstat", "-f", "-F", "json", "-x", *self._ids(native_ids)]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
-        """None: the status command already reports finished jobs (history / state C)."""
+        """None: the status command already reports finished jobs (history / state C);
+        Slurm's wrappers do not say how a job ended: Slurm's accounting does."""
+        if self._acct is not None:
+            return self._acct.accounting_argv([short_id(i) for i in self._ids(native_ids)])
         return None
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
@@ -124,6 +161,8 @@ class PbsCommands:
         empty output, which parses as no jobs). The name travels as "$1", never as code."""
         if not name or "\n" in name:
             raise BadInput(f"pbs: unusable job name {name!r}")
+        if self.flavor == "slurm":  # no qselect: every job, told apart by name afterwards
+            return ["qstat", "-f"]
         if self.flavor == "torque":
             script = 'ids=$(qselect -N "$1") || exit 1; [ -z "$ids" ] || exec qstat -f -x $ids'
         else:
@@ -132,6 +171,9 @@ class PbsCommands:
         return ["sh", "-c", script, "sh", name]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
+        if self.flavor == "slurm":
+            return {"nodes": ["pbsnodes", "-a"], "queues": ["qstat", "-q"],
+                    "queue": ["qstat", "-f"]}
         if self.flavor == "torque":
             return {"queue": ["qstat", "-f", "-x"]}
         return {
@@ -150,6 +192,8 @@ class PbsCommands:
         raise fail("pbs", "qsub output", "no job id", stdout)
 
     def parse_status(self, stdout: str) -> list[JobStatus]:
+        if self.flavor == "slurm":
+            return parse_wrapper_status(stdout, self.tz)
         if self.flavor == "torque" or stdout.lstrip().startswith("<"):
             return self.parse_torque_xml(stdout)
         if not stdout.strip():
@@ -220,7 +264,10 @@ class PbsCommands:
             out.append(self._job(jid, a))
         return out
 
-    parse_accounting = parse_status
+    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+        if self._acct is not None:
+            return self._acct.parse_accounting(stdout)
+        return self.parse_status(stdout)
 
     def parse_nodes(self, stdout: str) -> list[Node]:
         """`pbsnodes -a -F json`."""
@@ -280,7 +327,12 @@ class PbsCommands:
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        jobs = [j for j in self.parse_status(outputs.get("queue", "")) if not j.state.terminal]
+        jobs = [j for j in self.parse_status(outputs.get("queue", ""))
+                if not j.state.terminal and j.native_state not in _FINISHED]
+        if self.flavor == "slurm":
+            return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+                                partitions=parse_wrapper_queues(outputs.get("queues", "")),
+                                jobs=jobs)
         return SiteSnapshot(
             site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),

@@ -1,4 +1,5 @@
-"""Transports: run commands and move bytes on a site (SSH or the local machine)."""
+"""Transports: run commands and move bytes on a site (SSH or the local machine), or carry
+requests to Slurm's REST API (slurmrestd)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
     for local `workdir`."""
     if cfg.kind == "local":
         return LocalTransport(site, command_timeout_s=cfg.command_timeout_s, **kw)
+    if cfg.kind == "slurmrestd":
+        from .slurmrestd import SlurmRestTransport  # httpx only when needed
+
+        return SlurmRestTransport(cfg, site=site)
     from .ssh import SSHTransport  # paramiko only when needed
 
     return SSHTransport(cfg, site=site, **kw)

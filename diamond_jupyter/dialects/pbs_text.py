@@ -1,0 +1,172 @@
+"""PBS text outputs as Slurm's own Torque wrappers print them (slurm-wlm-torque: `qstat -f`,
+`qstat -q`, `pbsnodes -a`), recorded from the real wrappers of Slurm 22.05.8.
+
+Where they differ from PBS Pro / OpenPBS / Torque (whose parsers stay in pbs_commands):
+- no `-F json` and no `-x` (both are usage errors, exit 2); `qstat -f` prints text only;
+- job ids are bare numbers ("900005", no ".server"); `qstat -f 123.server` finds nothing;
+  an id it does not know gives no output and exit 153;
+- a finished job is `job_state = C` with NO exit status (Torque prints `exit_status`), and
+  `ctime`/`mtime` mean end/start time (Pro: creation/modification). A running job's
+  `ctime` is its expected end;
+- a held job shows `Q` (Priority = 0), not `H`; there is no `qselect`, no comment;
+- `qsub` always hands sbatch `-o NAME.oID -e NAME.eID` (in the directory it runs in) unless
+  given `-o`/`-e` itself, which override the script's `#PBS -o/-e`; its arguments go
+  through a shell unquoted;
+- `qdel` of an unknown id exits 1 silently; `pbsnodes` has no JSON, no allocated CPUs.
+Pure: text in, models out.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import tzinfo
+from typing import Any
+
+from ..model import JobState, JobStatus, Node, Partition
+from .outputs_common import clean, fail, parse_duration, parse_local_time, to_int
+
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+_ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
+           "T": JobState.PENDING, "R": JobState.RUNNING, "E": JobState.RUNNING,
+           "S": JobState.RUNNING}
+# what the qsub wrapper's shell keeps as one word: no quoting can be relied upon there
+SAFE_WRAPPER_PATH = re.compile(r"[A-Za-z0-9_./%@+=:,-]+")
+
+
+def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, Any]]:
+    """`qstat -f` text -> {job id: {attribute: value}}; `Resource_List.x = v` becomes
+    {"Resource_List": {"x": v}}. A line that starts with white space and has no " = "
+    continues the previous value (Torque wraps long values)."""
+    jobs: dict[str, dict[str, Any]] = {}
+    cur: dict[str, Any] | None = None
+    last: tuple[dict[str, Any], str] | None = None
+    for n, line in enumerate(stdout.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = re.match(r"Job Id:\s*(\S+)\s*$", line)
+        if m:
+            cur = jobs.setdefault(m.group(1), {})
+            last = None
+            continue
+        if cur is None:
+            raise fail("pbs", f"{command} line {n}", "an attribute before any 'Job Id:'", line)
+        key, sep, value = line.strip().partition(" = ")
+        if not sep:
+            if last is not None and line[:1].isspace():
+                d, k = last
+                d[k] = f"{d[k]}{line.strip()}"
+                continue
+            raise fail("pbs", f"{command} line {n}", "expected 'name = value'", line)
+        head, dot, sub = key.partition(".")
+        if dot:
+            group = cur.setdefault(head, {})
+            group[sub] = value.strip()
+            last = (group, sub)
+        else:
+            cur[key] = value.strip()
+            last = (cur, key)
+    return jobs
+
+
+def _hosts(exec_host: str | None) -> str | None:
+    """'sn1/2+sn2/0-1' -> 'sn1,sn2'."""
+    if not exec_host:
+        return None
+    names = []
+    for part in exec_host.split("+"):
+        name = part.split("/", 1)[0]
+        if name and name not in names:
+            names.append(name)
+    return ",".join(names) or None
+
+
+def wrapper_job(jid: str, a: dict[str, Any], tz: tzinfo | None) -> JobStatus:
+    """One job of the wrapper's `qstat -f`. A finished job (C) carries no exit status: it
+    is UNKNOWN here, for accounting (or the job's own end report) to settle."""
+    def when(key: str):
+        v = clean(a.get(key))
+        return parse_local_time(v, tz, CTIME_FORMATS) if v else None
+
+    code = str(a.get("job_state", "")).strip()
+    rl = a.get("Resource_List") or {}
+    try:
+        limit = parse_duration(rl.get("walltime"))
+    except ValueError:
+        limit = None
+    hosts = _hosts(clean(a.get("exec_host")))
+    reason = None
+    if code == "C":
+        state = JobState.UNKNOWN
+        reason = "ended (Slurm's qstat wrapper shows no exit status)"
+    else:
+        state = _ACTIVE.get(code, JobState.UNKNOWN)
+        if code == "Q" and str(a.get("Priority", "")).strip() == "0":
+            reason = "held (priority 0)"
+    started = when("mtime") if (code in ("R", "E", "S") or (code == "C" and hosts)) else None
+    return JobStatus(
+        native_id=jid, state=state, native_state=code or None, name=clean(a.get("Job_Name")),
+        user=(clean(a.get("Job_Owner")) or "").split("@")[0] or None,
+        partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
+        cpus=to_int(rl.get("ncpus")), walltime_s=limit, submitted_at=when("qtime"),
+        started_at=started, ended_at=when("ctime") if code == "C" else None,
+        reason=reason, node_list=hosts,
+    )
+
+
+def parse_wrapper_status(stdout: str, tz: tzinfo | None = None) -> list[JobStatus]:
+    return [wrapper_job(jid, a, tz) for jid, a in parse_full(stdout).items()]
+
+
+def parse_wrapper_nodes(stdout: str) -> list[Node]:
+    """`pbsnodes -a` of the wrapper: a node name line, then indented `key = value` lines."""
+    nodes: list[Node] = []
+    cur: dict[str, str] | None = None
+    name = ""
+
+    def flush() -> None:
+        if cur is None:
+            return
+        status = dict(kv.split("=", 1) for kv in cur.get("status", "").split(",") if "=" in kv)
+        feats = [f for f in re.split(r"[\s,]+", cur.get("properties", "")) if f]
+        mem = re.fullmatch(r"(\d+)mb", status.get("availmem", ""))
+        state = cur.get("state", "unknown")
+        cpus = to_int(cur.get("np")) or to_int(status.get("ncpus")) or 0
+        busy = state in ("job-exclusive", "busy", "allocated")
+        nodes.append(Node(
+            name=name, state=status.get("slurmstate", state), cpus=cpus,
+            cpus_allocated=cpus if busy else 0, memory_mb=int(mem.group(1)) if mem else 0,
+            gpus=to_int(cur.get("gpus")) or 0, features=feats,
+            architecture=clean(status.get("arch")),
+        ))
+
+    for n, line in enumerate(stdout.splitlines(), 1):
+        if not line.strip():
+            continue
+        if not line[:1].isspace():
+            flush()
+            name, cur = line.strip(), {}
+            continue
+        key, sep, value = line.strip().partition(" = ")
+        if cur is None or not sep:
+            raise fail("pbs", f"pbsnodes line {n}", "expected 'name = value' under a node", line)
+        cur[key] = value
+    flush()
+    return nodes
+
+
+def parse_wrapper_queues(stdout: str) -> list[Partition]:
+    """`qstat -q` of the wrapper: `NAME -- -- WALLTIME|-- NODES|-- RUN QUE -- E|D R|S`."""
+    out = []
+    for line in stdout.splitlines():
+        f = line.split()
+        if len(f) < 9 or f[0].startswith(("Queue", "-")) or set(f[0]) == {"-"}:
+            continue
+        try:
+            limit = None if f[3] == "--" else parse_duration(f[3])
+        except ValueError:
+            continue
+        out.append(Partition(
+            name=f[0], state="UP" if f[-2] == "E" else "DOWN", max_time_s=limit,
+            max_nodes=to_int(f[4]) if f[4] != "--" else None,
+        ))
+    return out

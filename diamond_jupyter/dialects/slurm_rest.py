@@ -1,0 +1,211 @@
+"""Slurm's REST API (slurmrestd, OpenAPI plugin v0.0.38 as Slurm 22.05 serves it): request
+bodies from a JobSpec, and models from the JSON replies. Pure: no I/O.
+
+Recorded facts (Slurm 22.05.8, tests/fixtures/outputs/slurmrestd/):
+- `POST /slurm/v0.0.38/job/submit` takes {"script", "job": {...}} and IGNORES the script's
+  `#SBATCH` lines: every option must be in "job"; `current_working_directory` and
+  `environment` (an object) are required. A held job comes back with its `job_id` AND an
+  error 2042 ("Job is in held state"), which is no failure.
+- `GET /slurm/v0.0.38/jobs` lists every job in the shape of `squeue --json`;
+  `GET /job/A,B` is not a list query (one id only).
+- Errors come as HTTP 500 with {"errors": [{"error", "error_number", "description"}]};
+  a token slurmctld refuses gives 500 "Unspecified error" from slurm_load_jobs; no token
+  at all 401 in plain text; an unknown plugin version 404 in plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
+from .outputs_common import clean, gpu_count, to_int
+from .slurm_commands import SlurmCommands
+
+HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
+MAIL = {"begin": "BEGIN", "end": "END", "fail": "FAIL"}
+
+
+def _minutes(seconds: int) -> int:
+    return max(1, -(-seconds // 60))
+
+
+def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """The v0.0.38 "job" object for `spec` (paths already absolute), and what it cannot
+    carry. Everything the Slurm script dialect would put in #SBATCH lines goes here."""
+    r, c, env = spec.resources, spec.constraints, spec.environment
+    warnings: list[str] = []
+    if not spec.working_directory:
+        raise BadInput("slurmrestd: the job needs a working directory")
+    job: dict[str, Any] = {
+        "current_working_directory": spec.working_directory,
+        # the job's environment, as sbatch's --export=NONE plus the spec's variables: the
+        # REST server's own environment is not the user's
+        "environment": {"PATH": "/usr/local/bin:/usr/bin:/bin", **env.variables},
+    }
+    if env.export_all:
+        warnings.append("approximated: export of the whole environment (over REST only the "
+                        "listed variables and PATH reach the job)")
+    opt = {
+        "name": spec.name, "partition": spec.queue, "account": spec.account, "qos": spec.qos,
+        "reservation": spec.reservation, "comment": spec.comment,
+        "standard_output": spec.stdout, "mail_user": spec.mail_user,
+        "nodes": r.nodes, "tasks": r.tasks, "tasks_per_node": r.tasks_per_node,
+        "cpus_per_task": r.cpus_per_task, "gpus_per_node": r.gpus_per_node,
+        "gpus_per_task": r.gpus_per_task, "memory_per_node": r.memory_mb,
+        "memory_per_cpu": r.memory_per_cpu_mb, "distribution": r.distribution,
+        "cpu_binding": r.cpu_bind, "gpu_binding": r.gpu_bind,
+    }
+    job.update({k: v for k, v in opt.items() if v is not None})
+    if spec.stderr and not spec.join_output:
+        job["standard_error"] = spec.stderr
+    elif spec.stdout:
+        job["standard_error"] = spec.stdout  # joined: both streams to one file
+    if r.gpu_type and (r.gpus_per_node or r.gpus_per_task):
+        job.pop("gpus_per_node", None)
+        job.pop("gpus_per_task", None)
+        job["gres"] = f"gpu:{r.gpu_type}:{r.gpus_per_node or r.gpus_per_task}"
+        if r.gpus_per_task and not r.gpus_per_node:
+            warnings.append(f"approximated: {r.gpus_per_task} GPU(s) of type {r.gpu_type} per "
+                            "task as per node")
+    if r.walltime_s is not None:
+        job["time_limit"] = _minutes(r.walltime_s)
+    feats = list(c.features) + ([f"arch={c.architecture}"] if c.architecture else [])
+    if feats:
+        job["constraints"] = "&".join(feats)
+    if c.exclusive:
+        job["exclusive"] = "exclusive"
+    if spec.array:
+        job["array"] = spec.array.expression
+    if spec.dependencies:
+        job["dependency"] = ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
+                                     for d in spec.dependencies)
+    mail = [MAIL[e] for e in spec.mail_events if e in MAIL]
+    if mail:
+        job["mail_type"] = ",".join(mail)
+    if hold or spec.hold:
+        job["hold"] = True
+    if env.modules or env.container_image:
+        pass  # they are lines of the script body (rendered by the Slurm script dialect)
+    for d in spec.unknown:
+        if d.dialect == "slurm":
+            warnings.append(f"dropped: {d.raw.strip()} (the REST API ignores #SBATCH lines)")
+    return job, warnings
+
+
+def submit_body(script: str, job: dict[str, Any]) -> dict[str, Any]:
+    return {"script": script, "job": job}
+
+
+def _load(what: str, text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise SiteError(f"slurmrestd: {what}: not JSON: {text.strip()[:200]!r}") from None
+    if not isinstance(data, dict):
+        raise SiteError(f"slurmrestd: {what}: expected an object, got {type(data).__name__}")
+    return data
+
+
+def errors_of(data: dict[str, Any], *, ignore: tuple[int, ...] = ()) -> list[str]:
+    """The reply's errors as one-line texts (those numbered in `ignore` left out)."""
+    out = []
+    for e in data.get("errors") or []:
+        if not isinstance(e, dict):
+            continue
+        code = e.get("error_number", e.get("error_code"))
+        if code in ignore:
+            continue
+        text = clean(e.get("description")) or clean(e.get("error")) or "error"
+        if clean(e.get("error")) and clean(e.get("description")):
+            text = f"{e['error']}: {e['description']}"
+        out.append(f"{text} ({code})" if code is not None else text)
+    return out
+
+
+def parse_submit(text: str) -> tuple[str, list[str]]:
+    """(job id, notes) of a submit reply; SiteError when it holds no job id."""
+    data = _load("job/submit", text)
+    errors = errors_of(data, ignore=(HELD_ERROR,))
+    jid = data.get("job_id")
+    if jid is None or errors:
+        raise SiteError("slurmrestd refused the job: " + ("; ".join(errors) or "no job id"))
+    msg = clean(data.get("job_submit_user_msg"))
+    return str(jid), [msg] if msg else []
+
+
+def parse_jobs(text: str, commands: SlurmCommands | None = None) -> list[JobStatus]:
+    """`GET jobs`: the same shape as `squeue --json`."""
+    data = _load("jobs", text)
+    errors = errors_of(data)
+    if errors:
+        raise SiteError("slurmrestd: jobs: " + "; ".join(errors))
+    return (commands or SlurmCommands()).parse_status_json(text)
+
+
+def parse_nodes(text: str) -> list[Node]:
+    data = _load("nodes", text)
+    out = []
+    for n in data.get("nodes") or []:
+        if not isinstance(n, dict) or not n.get("name"):
+            continue
+        gpus, kind = gpu_count(n.get("gres"))
+        feats = clean(n.get("active_features")) or clean(n.get("features"))
+        out.append(Node(
+            name=n["name"], state=str(n.get("state") or "unknown").lower(),
+            cpus=to_int(n.get("cpus")) or 0, cpus_allocated=to_int(n.get("alloc_cpus")) or 0,
+            memory_mb=to_int(n.get("real_memory")) or 0, gpus=gpus,
+            gpus_allocated=gpu_count(n.get("gres_used"))[0], gpu_type=kind,
+            features=feats.split(",") if feats else [],
+            partitions=[p for p in n.get("partitions") or [] if isinstance(p, str)],
+            architecture=clean(n.get("architecture")),
+        ))
+    return out
+
+
+def _limit(value: Any) -> int | None:
+    """A v0.0.38 number: plain, -1/None for none, or {set, infinite, number}."""
+    if isinstance(value, dict):
+        if value.get("infinite") or not value.get("set", True):
+            return None
+        value = value.get("number")
+    n = to_int(value)
+    return None if n is None or n < 0 or n >= 0xFFFFFFFE else n
+
+
+def parse_partitions(text: str) -> list[Partition]:
+    from .outputs_common import expand_hostlist
+
+    data = _load("partitions", text)
+    out = []
+    for p in data.get("partitions") or []:
+        if not isinstance(p, dict) or not p.get("name"):
+            continue
+        minutes = _limit(p.get("max_time_limit"))
+        accounts = clean(p.get("allowed_accounts"))
+        out.append(Partition(
+            name=p["name"], default="default" in (p.get("flags") or []),
+            state=str(p.get("state") or "UP").upper(),
+            max_time_s=minutes * 60 if minutes is not None else None,
+            max_nodes=_limit(p.get("maximum_nodes_per_job")),
+            nodes=expand_hostlist(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
+            total_cpus=to_int(p.get("total_cpus")) or 0,
+            allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
+        ))
+    return out
+
+
+def parse_snapshot(site: str, outputs: dict[str, str],
+                   commands: SlurmCommands | None = None) -> SiteSnapshot:
+    queue = outputs.get("queue") or '{"jobs": []}'  # discovery asks no queue
+    jobs = [j for j in parse_jobs(queue, commands) if not j.state.terminal]
+    return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}")),
+                        partitions=parse_partitions(outputs.get("partitions", "{}")), jobs=jobs)
+
+
+class RestCommands(SlurmCommands):
+    """Slurm's ids, states and token-in-comment rules, with the queue snapshot read from
+    the REST replies (`queue`: GET jobs, `nodes`, `partitions`)."""
+
+    def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        return parse_snapshot(site, outputs, self)

@@ -1,0 +1,229 @@
+"""Slurm's REST API as a transport: HTTP requests to slurmrestd with the user's JWT.
+
+It moves request and reply bodies and keeps the token; what the bodies mean is the
+`slurm_rest` dialect's business, what to ask the `RestSite`'s. It runs no command and
+moves no file: the REST API has neither (`run`, `stat`, ... raise a clear error).
+
+The token is a secret: it lives in this object's memory only, never in a message, a log
+line, `describe()` or the store. It comes from the site's `token_command` (e.g.
+`scontrol token lifespan=3600` where the user can run it, printing `SLURM_JWT=...`) or
+`token_file`, and is fetched again `token_refresh_s` before its `exp` claim, and once more
+when slurmrestd refuses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..config import TransportConfig
+from ..model import BadInput, SiteError
+from .base import DEFAULT_COMMAND_TIMEOUT_S, check_argv
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+ASSUMED_LIFESPAN_S = 1800.0  # a token whose expiry cannot be read is renewed after this
+
+
+def token_expiry(token: str) -> float | None:
+    """The `exp` claim (epoch seconds) of a JWT, read without checking its signature
+    (slurmctld checks it; the client only needs to know when to renew)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        exp = claims.get("exp") if isinstance(claims, dict) else None
+        return float(exp) if isinstance(exp, (int, float)) else None
+    except (IndexError, ValueError, TypeError):
+        return None
+
+
+def read_token(text: str, where: str) -> str:
+    """The JWT in `text`: `SLURM_JWT=TOKEN` (what `scontrol token` prints) or bare."""
+    for line in text.splitlines():
+        value = line.strip().removeprefix("export ").removeprefix("SLURM_JWT=").strip()
+        if _TOKEN.fullmatch(value):
+            return value
+    raise SiteError(f"{where} gave no token (expected SLURM_JWT=... or a bare JWT)")
+
+
+class SlurmRestTransport:
+    kind = "slurmrestd"
+
+    def __init__(self, cfg: TransportConfig, site: str, *, clock=time.time) -> None:
+        if not cfg.url:
+            raise BadInput(f"{site}: a slurmrestd transport needs url")
+        self.name = site
+        self.cfg = cfg
+        self.base = cfg.url.rstrip("/")
+        self.user = cfg.user
+        self.command_timeout_s = cfg.command_timeout_s or DEFAULT_COMMAND_TIMEOUT_S
+        self._clock = clock
+        self._token: str | None = None
+        self._expires = 0.0
+        self._token_lock = asyncio.Lock()
+        self._client: httpx.AsyncClient | None = None
+        self.requests = 0  # HTTP requests this process made (load figures)
+        self.tokens_fetched = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"site": self.name, "kind": self.kind, "url": self.base,
+                "api_version": self.cfg.api_version, "user": self.user}
+
+    def __repr__(self) -> str:
+        return f"SlurmRestTransport({self.name!r}, url={self.base!r})"
+
+    # -- the token ------------------------------------------------------------------------
+    async def _fetch_token(self) -> str:
+        cfg = self.cfg
+        if cfg.token_command:
+            argv = check_argv(cfg.token_command)
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE)
+                out, err = await asyncio.wait_for(proc.communicate(), timeout=30.0)
+            except (OSError, asyncio.TimeoutError) as e:
+                raise SiteError(f"{self.name}: the token command {argv[0]} could not run: "
+                                f"{getattr(e, 'strerror', None) or type(e).__name__}") from None
+            if proc.returncode != 0:
+                said = " ".join(err.decode(errors="replace").split())[-200:]
+                raise SiteError(f"{self.name}: the token command {argv[0]} failed (exit "
+                                f"{proc.returncode}): {said}")
+            return read_token(out.decode(errors="replace"), f"{self.name}: the token command")
+        path = os.path.expanduser(cfg.token_file or "")
+        try:
+            text = await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot read the token file {path}: "
+                            f"{e.strerror}") from None
+        return read_token(text, f"{self.name}: the token file {path}")
+
+    async def token(self, *, renew: bool = False) -> str:
+        """The current token, fetched again when it is about to expire (or `renew`)."""
+        async with self._token_lock:
+            if renew or self._token is None or \
+                    self._clock() >= self._expires - self.cfg.token_refresh_s:
+                token = await self._fetch_token()
+                exp = token_expiry(token)
+                self._token = token
+                self._expires = exp if exp is not None else self._clock() + ASSUMED_LIFESPAN_S
+                self.tokens_fetched += 1
+            return self._token
+
+    # -- requests -------------------------------------------------------------------------
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.command_timeout_s,
+                                      connect=self.cfg.connect_timeout_s),
+                headers={"Accept": "application/json"})
+        return self._client
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/slurm/{self.cfg.api_version}/{path.lstrip('/')}"
+
+    async def request(self, method: str, path: str, *, body: Any = None,
+                      timeout: float | None = None) -> tuple[int, str]:
+        """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
+        reached or refuses the token twice (the second time with a fresh one)."""
+        for attempt in (1, 2):
+            headers = {"X-SLURM-USER-TOKEN": await self.token(renew=attempt == 2)}
+            if self.user:
+                headers["X-SLURM-USER-NAME"] = self.user
+            self.requests += 1
+            try:
+                r = await self._http().request(method, self.url(path), json=body,
+                                               headers=headers, timeout=timeout or
+                                               self.command_timeout_s)
+            except httpx.ConnectError as e:
+                raise SiteError(f"{self.name}: cannot connect to slurmrestd at {self.base} "
+                                f"({_why(e)}; is slurmrestd running?)") from None
+            except httpx.TimeoutException:
+                raise SiteError(f"{self.name}: slurmrestd at {self.base} did not answer "
+                                f"{method} {path} in time") from None
+            except httpx.HTTPError as e:
+                raise SiteError(f"{self.name}: {method} {path} at {self.base} failed: "
+                                f"{_why(e)}") from None
+            if attempt == 1 and _auth_refused(r):
+                continue  # expired or revoked: one more try with a fresh token
+            if r.status_code in (401, 403):
+                raise SiteError(f"{self.name}: slurmrestd refused the token for "
+                                f"{self.user or 'this user'} (HTTP {r.status_code})")
+            if r.status_code == 404 and "json" not in r.headers.get("content-type", ""):
+                raise SiteError(f"{self.name}: slurmrestd at {self.base} has no "
+                                f"{self.cfg.api_version} {path} (HTTP 404; check api_version)")
+            return r.status_code, r.text
+        raise AssertionError("unreachable")
+
+    # -- what the REST API cannot do -------------------------------------------------------
+    def _cannot(self, what: str) -> BadInput:
+        return BadInput(f"{self.name}: {what} is not possible over slurmrestd (the REST API "
+                        "runs no commands and reads no files); use an SSH site of the same "
+                        "cluster for it")
+
+    async def run(self, argv: list[str], **kw: Any):
+        raise self._cannot(f"running {check_argv(argv)[0]}")
+
+    run_fast = run
+
+    async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
+        raise self._cannot("writing a file")
+
+    async def get_bytes(self, remote_path: str) -> bytes:
+        raise self._cannot("reading a file")
+
+    async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
+        raise self._cannot("copying a file in")
+
+    async def get_file(self, remote_path: str, local_path: str) -> None:
+        raise self._cannot("copying a file out")
+
+    async def stat(self, path: str):
+        raise self._cannot("looking at a file")
+
+    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000):
+        raise self._cannot("listing files")
+
+    def open_stream(self, argv: list[str], **kw: Any):
+        raise self._cannot("following a file")
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def _why(e: BaseException) -> str:
+    """The socket-level reason under an httpx error (refused, unreachable, reset)."""
+    seen: BaseException | None = e
+    for _ in range(8):
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and (seen.errno or seen.strerror):
+            return (os.strerror(seen.errno) if seen.errno else seen.strerror).lower()
+        if "refused" in str(seen).lower():
+            return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    return " ".join((str(e) or type(e).__name__).split())[:200]
+
+
+def _auth_refused(r: httpx.Response) -> bool:
+    """A reply that means the token was not accepted: 401/403, or 22.05's HTTP 500 whose
+    only error is the unspecified -1 that slurmctld's refusal of the credential becomes."""
+    if r.status_code in (401, 403):
+        return True
+    if r.status_code != 500:
+        return False
+    try:
+        errors = json.loads(r.text).get("errors") or []
+    except (ValueError, AttributeError):
+        return False
+    return bool(errors) and all(isinstance(e, dict) and e.get("error_number") == -1
+                                for e in errors)

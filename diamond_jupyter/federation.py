@@ -41,6 +41,7 @@ from .model import (
 from .placement import StageData
 from .sites import Site, Sites, make_site
 from .store import Store
+from .summary import SiteSummary, site_summary
 from .transports import CommandFailed
 
 log = logging.getLogger(__name__)
@@ -161,6 +162,20 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
         snaps = await asyncio.gather(*(s.snapshot(max_age_s=max_age_s)
                                        for s in self.sites.values()))
         return {s.site: s for s in snaps}
+
+    def site_summary(self, name: str, snap: SiteSnapshot | None) -> SiteSummary:
+        """The row every face shows for site `name` (configuration, and unless `snap` is None
+        capacity and occupancy counted with placement's node-usability rule). BadInput for a
+        site that is not configured or not allowed."""
+        return site_summary(self.site(name).cfg, snap)
+
+    async def site_summaries(self, *, max_age_s: float = 15.0,
+                             offline: bool = False) -> list[SiteSummary]:
+        """Every usable site's row, in the sites file's order, from snapshots at most
+        `max_age_s` old (an unreachable site's row says so); with `offline`, configuration
+        only, without contacting any site."""
+        snaps = {} if offline else await self.snapshots(max_age_s=max_age_s)
+        return [site_summary(s.cfg, snaps.get(n)) for n, s in self.sites.items()]
 
     # -- placement ------------------------------------------------------------------------
     async def place(self, spec: JobSpec, *, policy: str = "diamond", stage_in_bytes: int = 0,
@@ -473,6 +488,31 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
         if dialect is None and not any(count_sentinels(text).values()):
             return JobSpec(script=text)
         return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)
+
+    @classmethod
+    def spec_from_text(cls, text: str, dialect: str | None = None, *, name: str | None = None,
+                       default_name: str | None = None,
+                       overrides: dict[str, Any] | None = None) -> JobSpec:
+        """The one way a face turns script text into a JobSpec: `parse` (any dialect, or a
+        plain script run as is), then the face's options. `overrides` maps `queue` to the
+        spec's queue and any other key to a `Resources` field (None values are ignored);
+        `name` replaces the script's job name, `default_name` is used when it has none.
+        BadInput as `parse`, or naming the override that does not fit."""
+        spec = cls.parse(text, dialect)
+        upd: dict[str, Any] = {}
+        res: dict[str, Any] = {}
+        for key, value in (overrides or {}).items():
+            if value is None:
+                continue
+            if key == "queue":
+                upd["queue"] = value
+            else:
+                res[key] = value
+        if res:
+            upd["resources"] = spec.resources.model_copy(update=res)
+        if name or (default_name and not spec.name):
+            upd["name"] = name or default_name
+        return spec.model_copy(update=upd) if upd else spec
 
 
     # -- read-only queries for the REST face (server extension) --------------------------------

@@ -15,6 +15,18 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def hms(seconds: float | None, *, days: bool = True) -> str:
+    """A duration for people: H:MM:SS, from one day on D-HH:MM:SS; with `days=False` the hours
+    keep counting past 24 (the job card, like the sidebar's). "-" when unknown."""
+    if seconds is None:
+        return "-"
+    s = max(0, round(seconds))
+    d, s = divmod(s, 86400) if days else (0, s)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h}:{m:02d}:{s:02d}"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -251,6 +263,13 @@ class Job(_Model):
     placement: dict[str, Any] | None = None  # why this site was chosen
     origin: dict[str, Any] | None = None  # e.g. notebook path + cell id
     reused_by: str | None = None  # the newer job that now holds this job's native id
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    """A job as every face shows it (REST, events, `--json`): without its spec, with its time
+    limit in seconds (None when it asked for none)."""
+    limit = job.spec.resources.walltime_s if job.spec else None
+    return job.model_dump(mode="json", exclude={"spec"}) | {"time_limit_s": limit}
 
 
 class Partition(_Model):

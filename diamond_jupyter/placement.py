@@ -47,12 +47,11 @@ from pydantic import BaseModel, Field
 from .calibration import SiteCalibration, describe_start, ratio_fn
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, utcnow
+from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
 from .needs import needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
-    hms,
     node_checks,
     node_usable,
     partition_members,

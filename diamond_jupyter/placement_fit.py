@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from math import ceil
 from typing import Any
 
+from .dialects.outputs_common import expand_hostlist
 from .model import BadInput, JobSpec, Node, SiteSnapshot
 from .needs import Constraint, Feature, Op, constraint_of, norm_arch, required_arch
 
@@ -29,38 +30,6 @@ def aware(dt: datetime) -> datetime:
 def node_usable(node: Node) -> bool:
     state = node.state.lower()
     return "*" not in state and not (set(re.split(r"[^a-z]+", state)) & _DOWN)
-
-
-def expand_hostlist(expr: str | None) -> list[str]:
-    """'a[1-3,05],b' -> ['a1', 'a2', 'a3', 'a05', 'b'] (Slurm hostlist syntax)."""
-    if not expr:
-        return []
-    parts, depth, cur = [], 0, ""
-    for ch in expr.strip():
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    out: list[str] = []
-    for part in filter(None, (p.strip() for p in parts)):
-        m = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
-        if not m:
-            out.append(part)
-            continue
-        pre, body, rest = m.groups()
-        heads = []
-        for rng in body.split(","):
-            a, _, b = rng.partition("-")
-            if b and a.isdigit() and b.isdigit():
-                heads += [f"{pre}{i:0{len(a)}d}" for i in range(int(a), int(b) + 1)]
-            else:
-                heads.append(pre + rng)
-        tails = expand_hostlist(rest) if rest else [""]
-        out += [h + t for h in heads for t in tails]
-    return out
 
 
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
@@ -91,15 +60,6 @@ def site_nodes(snap: SiteSnapshot) -> list[Node]:
             n = out.setdefault(h, Node(name=h, state="idle", cpus=p.total_cpus // len(names)))
             n.partitions.append(p.name)
     return list(out.values())
-
-
-def hms(seconds: float) -> str:
-    """Slurm-style duration: H:MM:SS, or D-HH:MM:SS from one day on."""
-    s = max(0, round(seconds))
-    d, s = divmod(s, 86400)
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h}:{m:02d}:{s:02d}"
 
 
 def _node_arch(n: Node, site_arch: str | None) -> str | None:

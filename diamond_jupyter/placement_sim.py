@@ -39,8 +39,9 @@ from datetime import datetime
 from functools import lru_cache
 from math import ceil
 
+from .dialects.outputs_common import expand_hostlist
 from .model import Node, SiteSnapshot
-from .placement_fit import aware, expand_hostlist, node_usable
+from .placement_fit import aware, node_usable
 
 
 @lru_cache(maxsize=8192)

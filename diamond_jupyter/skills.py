@@ -33,12 +33,10 @@ from .skills_models import (
     JobSummary,
     LogsInput,
     LogsOutput,
-    PartitionSummary,
     PlaceInput,
     PlaceOutput,
     SiteDescription,
     SiteInput,
-    SiteSummary,
     SpecifyInput,
     SpecifyOutput,
     StatusInput,
@@ -118,28 +116,11 @@ class Skill:
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def spec_of(inp: JobInput) -> JobSpec:
+def spec_of(fed: Federation, inp: JobInput) -> JobSpec:
     """The JobSpec of a script (any dialect, or plain shell) or of a given spec."""
-    from .kernel.engine import build_spec
-
-    spec = inp.spec if inp.spec is not None else build_spec(inp.script or "")
-    return spec.model_copy(update={"name": inp.name}) if inp.name else spec
-
-
-def site_summary(fed: Federation, name: str, snap: SiteSnapshot) -> SiteSummary:
-    cfg = fed.site(name).cfg
-    usable = [n for n in snap.nodes if not any(
-        s in n.state.lower() for s in ("down", "drain", "fail"))]
-    return SiteSummary(
-        name=name, scheduler=cfg.scheduler, reachable=snap.reachable, error=snap.error,
-        nodes=len(snap.nodes), cpus_total=sum(n.cpus for n in snap.nodes),
-        cpus_free=sum(max(n.cpus - n.cpus_allocated, 0) for n in usable),
-        gpus_total=sum(n.gpus for n in snap.nodes),
-        gpus_free=sum(max(n.gpus - n.gpus_allocated, 0) for n in usable),
-        running=len(snap.running), pending=len(snap.pending),
-        partitions=[PartitionSummary.model_validate(p.model_dump()) for p in snap.partitions],
-        speed_factor=cfg.speed_factor, charge_factor=cfg.charge_factor,
-        metadata=cfg.metadata)
+    if inp.spec is None:
+        return fed.spec_from_text(inp.script or "", name=inp.name)
+    return inp.spec.model_copy(update={"name": inp.name}) if inp.name else inp.spec
 
 
 def _verdict(v: Any) -> VerdictSummary:
@@ -150,7 +131,7 @@ def _verdict(v: Any) -> VerdictSummary:
 
 async def discover_resources(ctx: SkillContext, inp: DiscoverInput) -> DiscoverOutput:
     snaps = await ctx.fed.snapshots(max_age_s=inp.max_age_s)
-    return DiscoverOutput(sites=[site_summary(ctx.fed, n, s) for n, s in snaps.items()])
+    return DiscoverOutput(sites=[ctx.fed.site_summary(n, s) for n, s in snaps.items()])
 
 
 async def describe_site(ctx: SkillContext, inp: SiteInput) -> SiteDescription:
@@ -160,7 +141,7 @@ async def describe_site(ctx: SkillContext, inp: SiteInput) -> SiteDescription:
         discovered = await ctx.fed.describe(inp.site)
     except DiamondError as e:
         error = str(e)
-    return SiteDescription(summary=site_summary(ctx.fed, inp.site, snap),
+    return SiteDescription(summary=ctx.fed.site_summary(inp.site, snap),
                            partitions=snap.partitions, nodes=snap.nodes,
                            discovered=discovered, discovery_error=error)
 
@@ -195,7 +176,7 @@ def _suggest(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
 
 
 async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutput:
-    spec = await asyncio.to_thread(spec_of, inp)
+    spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
     fed = ctx.fed
     snap = await fed.snapshot(inp.site)
     one = await fed.place(spec, sites=[inp.site])
@@ -211,7 +192,7 @@ async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutp
 
 
 async def place_job(ctx: SkillContext, inp: PlaceInput) -> PlaceOutput:
-    pl = await ctx.fed.place(await asyncio.to_thread(spec_of, inp), policy=inp.policy)
+    pl = await ctx.fed.place(await asyncio.to_thread(spec_of, ctx.fed, inp), policy=inp.policy)
     return PlaceOutput(choice=pl.choice, ranked=[_verdict(v) for v in pl.ranked],
                        explain=pl.explain())
 
@@ -254,11 +235,11 @@ async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
 # -- costly skills (approval) -------------------------------------------------------------------
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
-    return await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, inp), inp.site)
+    return await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, ctx.fed, inp), inp.site)
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
-    spec = await asyncio.to_thread(spec_of, inp)  # parsing is CPU work: off the event loop
+    spec = await asyncio.to_thread(spec_of, ctx.fed, inp)  # parsing is CPU work: off the event loop
     if ctx.approved is not None:  # the approved plan's token makes it run once
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
         job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .discovery import SiteDescription as Discovered
 from .model import Job, JobSpec, Node, Partition
+from .summary import SiteSummary
 
 Approval = Literal["auto", "ask", "dry-run"]
 
@@ -59,32 +60,6 @@ class JobSummary(_Out):
 
 class DiscoverInput(_In):
     max_age_s: float = Field(15.0, ge=0, description="accept cached snapshots this old (s)")
-
-
-class PartitionSummary(_Out):
-    name: str
-    default: bool = False
-    max_time_s: int | None = None
-    max_nodes: int | None = None
-    total_nodes: int = 0
-
-
-class SiteSummary(_Out):
-    name: str
-    scheduler: str
-    reachable: bool
-    error: str | None = None
-    nodes: int = 0
-    cpus_total: int = 0
-    cpus_free: int = 0
-    gpus_total: int = 0
-    gpus_free: int = 0
-    running: int = 0
-    pending: int = 0
-    partitions: list[PartitionSummary] = Field(default_factory=list)
-    speed_factor: float = 1.0
-    charge_factor: float = 1.0
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class DiscoverOutput(_Out):

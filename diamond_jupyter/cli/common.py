@@ -7,9 +7,12 @@ import argparse
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Job, JobSpec
+
+if TYPE_CHECKING:
+    from ..summary import SiteSummary
 
 
 def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
@@ -25,10 +28,6 @@ def common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")
 
 
-def job_json(job: Job) -> dict[str, Any]:
-    return job.model_dump(mode="json", exclude={"spec"})
-
-
 def job_line(job: Job) -> str:
     extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
     said = job.reason and job.reason != f"exit code {job.exit_code}"
@@ -36,6 +35,11 @@ def job_line(job: Job) -> str:
     if job.reused_by:
         reason += f" [native id reused by {job.reused_by}]"
     return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
+
+
+def site_row(summary: SiteSummary) -> dict[str, Any]:
+    """A site's row as `diamond sites --json` prints it (partitions by name)."""
+    return summary.model_dump(mode="json") | {"partitions": [p.name for p in summary.partitions]}
 
 
 def read_script(path: str) -> str:
@@ -48,8 +52,7 @@ def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
     """A batch script in any dialect; a script without directives is run as is."""
     from ..federation import Federation
 
-    spec = Federation.parse(read_script(path), dialect)
-    return spec if spec.name else spec.model_copy(update={"name": Path(path).stem})
+    return Federation.spec_from_text(read_script(path), dialect, default_name=Path(path).stem)
 
 
 def federation(args: argparse.Namespace, **kw: Any):

@@ -8,32 +8,15 @@ import asyncio
 import sys
 from collections.abc import Callable
 
-from ..model import DiamondError, JobSpec
-from .common import job_json, job_line, out, read_script, spec_from_file, with_fed
+from ..model import DiamondError, JobSpec, job_json
+from .common import job_line, out, read_script, site_row, spec_from_file, with_fed
 
 Adder = Callable[..., argparse.ArgumentParser]
 
 
 def cmd_sites(args: argparse.Namespace) -> int:
     async def go(fed):
-        snaps = await fed.snapshots() if not args.offline else {}
-        rows = []
-        for cfg in fed.config.sites:
-            if cfg.name not in fed.sites:
-                continue
-            snap = snaps.get(cfg.name)
-            rows.append({
-                "name": cfg.name, "scheduler": cfg.scheduler, "host": cfg.transport.host,
-                "reachable": snap.reachable if snap else None,
-                "error": snap.error if snap else None,
-                "nodes": len(snap.nodes) if snap else None,
-                "partitions": [p.name for p in snap.partitions] if snap else [],
-                "running": len(snap.running) if snap else None,
-                "pending": len(snap.pending) if snap else None,
-                "speed_factor": cfg.speed_factor, "charge_factor": cfg.charge_factor,
-                "metadata": cfg.metadata,
-            })
-        return rows
+        return [site_row(s) for s in await fed.site_summaries(offline=args.offline)]
     rows = asyncio.run(with_fed(args, go))
     text = "\n".join(
         f"{r['name']:<10} {r['scheduler']:<6} "

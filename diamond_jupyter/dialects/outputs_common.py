@@ -174,28 +174,62 @@ def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     return int(float(m.group(1)) * _MEM_UNITS[m.group(2) or default_unit])
 
 
-_HOSTLIST = re.compile(r"([^,\[\]]*)(?:\[([^\[\]]*)\])?([^,\[\]]*),?")  # linear: no '[' in []
-MAX_HOSTS = 100_000  # a range expanding to more hosts than this is kept as written
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")  # linear: no '[' inside []
+MAX_HOSTS = 100_000  # a name expanding to more hosts than this is kept as written
+
+
+def _hostlist_items(s: str) -> list[str]:
+    """Split at the commas outside brackets (one pass)."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            items.append(s[start:i])
+            start = i + 1
+    items.append(s[start:])
+    return items
+
+
+def _bracket(body: str, budget: int) -> list[str]:
+    """'1-3,07' -> ['1', '2', '3', '07'] (zero padding kept); at most `budget` entries."""
+    out: list[str] = []
+    for part in body.split(","):
+        lo, _, hi = part.partition("-")
+        if hi and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) < budget - len(out):
+            out += [f"{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
+        else:
+            out.append(part)
+    return out
 
 
 def expand_hostlist(text: Any) -> list[str]:
-    """'c[1-3,7],gpu01' -> ['c1', 'c2', 'c3', 'c7', 'gpu01'] (one bracket level)."""
+    """Slurm/Flux hostlist -> host names: 'c[1-3,07],gpu01' -> ['c1', 'c2', 'c3', 'c07',
+    'gpu01']; several brackets in a name multiply ('r[1-2]n[1-2]' -> r1n1 r1n2 r2n1 r2n2).
+    Linear in the text; a name that would expand past MAX_HOSTS, or with unbalanced
+    brackets, is kept as written."""
     s = clean(text)
     if s is None:
         return []
     out: list[str] = []
-    for prefix, body, suffix in _HOSTLIST.findall(s):
-        if not prefix and not body:
+    for item in _hostlist_items(s):
+        item = item.strip()
+        if not item:
             continue
-        if not body:
-            out.append(prefix + suffix)
+        pieces = _BRACKETS.split(item)  # literal, body, literal, body, ..., literal
+        if any("[" in p or "]" in p for p in pieces[::2]):
+            out.append(item)
             continue
-        for part in body.split(","):
-            lo, _, hi = part.partition("-")
-            if hi and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) < MAX_HOSTS - len(out):
-                out += [f"{prefix}{i:0{len(lo)}d}{suffix}" for i in range(int(lo), int(hi) + 1)]
-            else:
-                out.append(prefix + part + suffix)
+        names = [pieces[0]]
+        for body, literal in zip(pieces[1::2], pieces[2::2], strict=True):
+            heads = _bracket(body, max((MAX_HOSTS - len(out)) // len(names), 1))
+            if len(names) * len(heads) > MAX_HOSTS - len(out):
+                names = [item]
+                break
+            names = [n + h + literal for n in names for h in heads]
+        out += names
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
-from ..model import Job, JobSpec
+from ..model import Job
 
 log = logging.getLogger(__name__)
 
@@ -26,28 +26,6 @@ _JOB_FIELDS = set(Job.model_fields)
 def job_from_json(data: dict[str, Any]) -> Job:
     """A Job from REST JSON, tolerating fields this client does not know."""
     return Job.model_validate({k: v for k, v in data.items() if k in _JOB_FIELDS})
-
-
-def build_spec(text: str, *, name: str | None = None,
-               overrides: dict[str, Any] | None = None) -> JobSpec:
-    """Cell text in any dialect (or none) -> JobSpec, with the magic's options applied."""
-    from ..federation import Federation
-
-    spec = Federation.parse(text)
-    upd: dict[str, Any] = {}
-    res: dict[str, Any] = {}
-    for key, value in (overrides or {}).items():
-        if value is None:
-            continue
-        if key == "queue":
-            upd["queue"] = value
-        else:
-            res[key] = value
-    if res:
-        upd["resources"] = spec.resources.model_copy(update=res)
-    if name:
-        upd["name"] = name
-    return spec.model_copy(update=upd) if upd else spec
 
 
 class _LoopThread:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Job
-from .engine import Engine, JobCallback, build_spec
+from .engine import Engine, JobCallback
 
 
 class LocalEngine(Engine):
@@ -35,19 +35,8 @@ class LocalEngine(Engine):
 
     async def sites(self) -> list[dict[str, Any]]:
         fed = await self.fed()
-        snaps = await fed.snapshots()
-        rows = []
-        for cfg in fed.config.sites:
-            if cfg.name not in fed.sites:
-                continue
-            s = snaps.get(cfg.name)
-            rows.append({"name": cfg.name, "scheduler": cfg.scheduler,
-                         "host": cfg.transport.host, "reachable": s.reachable if s else None,
-                         "error": s.error if s else None, "nodes": len(s.nodes) if s else None,
-                         "partitions": [p.name for p in s.partitions] if s else [],
-                         "running": len(s.running) if s else None,
-                         "pending": len(s.pending) if s else None})
-        return rows
+        return [s.model_dump(mode="json") | {"partitions": [p.name for p in s.partitions]}
+                for s in await fed.site_summaries()]
 
     async def snapshot(self, site: str) -> dict[str, Any]:
         fed = await self.fed()
@@ -55,7 +44,7 @@ class LocalEngine(Engine):
 
     async def place(self, text: str) -> dict[str, Any]:
         fed = await self.fed()
-        return (await fed.place(build_spec(text))).model_dump(mode="json")
+        return (await fed.place(fed.spec_from_text(text))).model_dump(mode="json")
 
     async def jobs(self, site: str | None = None, state: str | None = None,
                    limit: int = 50) -> list[Job]:
@@ -66,7 +55,7 @@ class LocalEngine(Engine):
                      overrides: dict[str, Any] | None = None,
                      origin: dict[str, Any] | None = None) -> Job:
         fed = await self.fed()
-        spec = build_spec(text, name=name, overrides=overrides)
+        spec = fed.spec_from_text(text, name=name, overrides=overrides)
         return await fed.submit(spec, site, origin=origin)
 
     async def job(self, job_id: str, refresh: bool = False) -> Job:

@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobState
+from ..model import Job, JobState, hms
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -36,15 +36,6 @@ TAIL_SHOWN = 20  # lines of stdout / stderr on the card
 def color(state: str) -> str:
     """The state's colour: the JupyterLab theme's variable when there is one, else the hex."""
     return f"var(--jp-diamond-state-{state.lower()}, {COLORS.get(state, COLORS['UNKNOWN'])})"
-
-
-def hms(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = max(0, round(seconds))
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    return f"{h}:{m:02d}:{s:02d}"
 
 
 def _clock(t: datetime | None) -> str:
@@ -82,7 +73,7 @@ def why(job: Job) -> str:
             try:
                 wait = (datetime.fromisoformat(mine["estimated_start"])
                         - datetime.fromisoformat(pl["now"])).total_seconds()
-                bits.append(f"est. start +{hms(wait)}")
+                bits.append(f"est. start +{hms(wait, days=False)}")
             except (TypeError, ValueError):
                 pass
         parts.append(", ".join(b for b in bits if b))
@@ -112,13 +103,13 @@ def outcome(job: Job) -> str:
 def elapsed(job: Job, limit: int | None) -> str:
     """'running 0:00:05 of 0:05:00' (or without the limit when none was asked)."""
     q, r = timing(job)
-    of = f" of {hms(limit)} limit" if limit else ""
+    of = f" of {hms(limit, days=False)} limit" if limit else ""
     if job.started_at is None:
         if job.state.terminal:
-            return f"queued {hms(q)}, never ran"
-        return f"queued {hms(q)} (since {_clock(job.submitted_at)})"
+            return f"queued {hms(q, days=False)}, never ran"
+        return f"queued {hms(q, days=False)} (since {_clock(job.submitted_at)})"
     live = "" if job.state.terminal else " so far"
-    return f"queued {hms(q)} · ran {hms(r)}{of}{live}"
+    return f"queued {hms(q, days=False)} · ran {hms(r, days=False)}{of}{live}"
 
 
 def _failed(job: Job) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..model import BadInput, DiamondError, Job, SiteError
-from .engine import Engine, JobCallback, build_spec, job_from_json
+from .engine import Engine, JobCallback, job_from_json
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,9 @@ class ServerClient(Engine):
                      overrides: dict[str, Any] | None = None,
                      origin: dict[str, Any] | None = None) -> Job:
         overridden = any(v is not None for v in (overrides or {}).values())
-        spec = build_spec(text, overrides=overrides)  # validates the cell locally, too
+        from ..federation import Federation
+
+        spec = Federation.spec_from_text(text, overrides=overrides)  # validates the cell here
         body: dict[str, Any] = {"site": site, "origin": origin or {}}
         if overridden:  # the options changed the parsed spec: send the spec itself
             body["spec"] = spec.model_dump(mode="json")

@@ -10,16 +10,18 @@ from http.client import responses
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from tornado.web import HTTPError
 
 from ..model import BadInput, DiamondError, Job, JobSpec, SiteError
+from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
     from ..federation import Federation
     from .app import DiamondApp
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+B = TypeVar("B", bound=BaseModel)
 
 
 class ApiError(HTTPError):
@@ -106,20 +108,18 @@ class DiamondHandler(APIHandler):
             raise ApiError(400, "bad-input", f"{name} must be between {lo} and {hi or 'inf'}")
         return val
 
-    async def spec_from(self, fed: Federation, body: dict[str, Any]) -> JobSpec:
-        """A JobSpec from `{"spec": {...}}` or `{"script": TEXT, "dialect"?: NAME}` (a script
-        is parsed in a worker thread, off the server's event loop)."""
-        if "spec" in body:
-            if not isinstance(body["spec"], dict):
-                raise ApiError(400, "bad-input", "spec must be a JSON object (a JobSpec)")
-            return JobSpec.model_validate(body["spec"])
-        script = body.get("script")
-        if not isinstance(script, str) or not script.strip():
-            raise ApiError(400, "bad-input", 'give "script" (text) or "spec" (a JobSpec)')
-        dialect = body.get("dialect")
-        if dialect is not None and not isinstance(dialect, str):
-            raise ApiError(400, "bad-input", "dialect must be a string")
-        return await asyncio.to_thread(fed.parse, script, dialect or None)
+    def parse(self, model: type[B], extra: dict[str, Any] | None = None) -> B:
+        """The JSON body (with `extra`, e.g. path arguments) as `model`; a bad field is a
+        ValidationError, which `api` answers with 400 naming it."""
+        return model.model_validate(self.body() | (extra or {}))
+
+    async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
+        """The body's JobSpec: its `spec`, or its `script` parsed by the facade in a worker
+        thread (off the server's event loop), named by its `name` when it gives one."""
+        if body.spec is not None:
+            return body.spec.model_copy(update={"name": body.name}) if body.name else body.spec
+        return await asyncio.to_thread(fed.spec_from_text, body.script or "", body.dialect,
+                                       name=body.name)
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)

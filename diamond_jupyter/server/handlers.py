@@ -9,9 +9,18 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
-from ..model import BadInput, DiamondError, JobState
+from ..model import DiamondError, JobState, job_json
 from . import views
 from .base import ApiError, DiamondHandler, api
+from .bodies import (
+    AskBody,
+    FetchBody,
+    PlaceBody,
+    RejectBody,
+    SubmitBody,
+    TransferBody,
+    TranslateBody,
+)
 from .events import to_emission
 
 OPENAPI = Path(__file__).parent / "openapi.yaml"
@@ -28,11 +37,10 @@ class _Rows(DiamondHandler):
         else:
             snaps = {n: await fed.snapshot(n, max_age_s=max_age_s) for n in names}
         typical = await self.typical_starts(fed)
-        cfgs = {c["name"]: c for c in fed.site_configs()}
         rows = []
         for name, snap in snaps.items():
             mine = fed.count_jobs(site=name, states=views.UNFINISHED)
-            row = views.site_row(cfgs.get(name, {}), snap, my_jobs=mine,
+            row = views.site_row(fed.site_summary(name, snap), my_jobs=mine,
                                  typical_start_s=typical.get(name))
             self.app.bridge.site_snapshot(row)
             rows.append(row)
@@ -75,7 +83,7 @@ class StateHandler(_Rows):
         events = fed.events_since(max(last - 50, 0), limit=50)
         self.reply({
             "sites": rows,
-            "jobs": [views.job_json(j) for j in fed.jobs(limit=limit)],
+            "jobs": [job_json(j) for j in fed.jobs(limit=limit)],
             "jobs_total": fed.count_jobs(),
             "job_counts": {s.value: fed.count_jobs(states=[s]) for s in JobState},
             "tasks": fed.tasks(),
@@ -134,8 +142,9 @@ class PlaceHandler(DiamondHandler):
     @api
     async def post(self) -> None:
         fed = await self.fed()
-        spec = await self.spec_from(fed, self.body())
-        self.reply((await fed.place(spec)).model_dump(mode="json"))
+        body = self.parse(PlaceBody)
+        spec = await self.spec_from(fed, body)
+        self.reply((await fed.place(spec, policy=body.policy)).model_dump(mode="json"))
 
 
 class JobsHandler(DiamondHandler):
@@ -156,7 +165,7 @@ class JobsHandler(DiamondHandler):
         offset = self.int_arg("offset", 0)
         jobs = fed.jobs(site=site, states=states, name_like=name, limit=limit, offset=offset)
         total = fed.count_jobs(site=site, states=states, name_like=name)
-        self.reply({"jobs": [views.job_json(j) for j in jobs], "total": total,
+        self.reply({"jobs": [job_json(j) for j in jobs], "total": total,
                     "limit": limit, "offset": offset})
 
     @authenticated
@@ -164,18 +173,11 @@ class JobsHandler(DiamondHandler):
     @api
     async def post(self) -> None:
         fed = await self.fed()
-        body = self.body()
+        body = self.parse(SubmitBody)
         spec = await self.spec_from(fed, body)
-        if body.get("name"):
-            spec = spec.model_copy(update={"name": str(body["name"])})
-        site = body.get("site") or "auto"
-        origin = body.get("origin")
-        if not isinstance(site, str) or (origin is not None and not isinstance(origin, dict)):
-            raise ApiError(400, "bad-input", 'site must be "auto" or a site name; origin an '
-                           'object {"path", "cell_id"}')
-        job = await fed.submit(spec, site, origin=origin)
+        job = await fed.submit(spec, body.site or "auto", origin=body.origin)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
-        self.reply(views.job_json(job), 201)
+        self.reply(job_json(job), 201)
 
 
 class JobHandler(DiamondHandler):
@@ -184,7 +186,7 @@ class JobHandler(DiamondHandler):
     @api
     async def get(self, job_id: str) -> None:
         fed = await self.fed()
-        self.reply(views.job_json(self.job_or_404(fed, job_id)))
+        self.reply(job_json(self.job_or_404(fed, job_id)))
 
 
 class JobCancelHandler(DiamondHandler):
@@ -194,7 +196,7 @@ class JobCancelHandler(DiamondHandler):
     async def post(self, job_id: str) -> None:
         fed = await self.fed()
         self.job_or_404(fed, job_id)
-        self.reply(views.job_json(await fed.cancel(job_id)))
+        self.reply(job_json(await fed.cancel(job_id)))
 
 
 class JobLogsHandler(DiamondHandler):
@@ -227,9 +229,8 @@ class JobFetchHandler(DiamondHandler):
         fed = await self.fed()
         job = self.job_or_404(fed, job_id)
         root = Path(self.settings.get("server_root_dir", ".")).expanduser().resolve()
-        dest = self.body().get("dest") or f"diamond-results/{job.id.replace(':', '-')}"
-        if not isinstance(dest, str):
-            raise ApiError(400, "bad-input", "dest must be a path (string)")
+        body = self.parse(FetchBody, {"job_id": job_id})
+        dest = body.dest or f"diamond-results/{job.id.replace(':', '-')}"
         target = (root / dest.lstrip("/") if not Path(dest).is_absolute()
                   else Path(dest)).resolve()
         if target != root and root not in target.parents:
@@ -246,12 +247,9 @@ class TranslateHandler(DiamondHandler):
     @api
     async def post(self) -> None:
         fed = await self.fed()
-        body = self.body()
-        script, to, src = body.get("script"), body.get("to"), body.get("from")
-        if not isinstance(script, str) or not isinstance(to, str) or (
-                src is not None and not isinstance(src, str)):
-            raise ApiError(400, "bad-input", 'give "script" and "to" (and optionally "from")')
-        text, warnings, spec = await asyncio.to_thread(fed.translate, script, to, src or None)
+        body = self.parse(TranslateBody)
+        text, warnings, spec = await asyncio.to_thread(fed.translate, body.script, body.to,
+                                                       body.from_dialect or None)
         self.reply({"script": text, "warnings": warnings, "spec": spec.model_dump(mode="json")})
 
 
@@ -296,14 +294,10 @@ class TransfersHandler(DiamondHandler):
         "wait"?}: at once (202; progress follows as transfer-progress events) or, with
         "wait", when it has ended (200)."""
         fed = await self.fed()
-        body = self.body()
-        src, dst = body.get("src"), body.get("dst")
-        if not isinstance(src, str) or not isinstance(dst, str):
-            raise BadInput('a transfer needs "src" and "dst" ("SITE:PATH" or a server path)')
-        wait = bool(body.get("wait"))
-        rec = await fed.transfer(src, dst, body.get("via"),
-                                 recursive=bool(body.get("recursive")), wait=wait)
-        self.reply(rec.model_dump(mode="json"), status=200 if wait else 202)
+        body = self.parse(TransferBody)
+        rec = await fed.transfer(body.src, body.dst, body.via, recursive=body.recursive,
+                                 wait=body.wait)
+        self.reply(rec.model_dump(mode="json"), status=200 if body.wait else 202)
 
 
 class _AgentHandler(DiamondHandler):
@@ -330,21 +324,16 @@ class TasksHandler(_AgentHandler):
         limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
         self.reply({"tasks": fed.tasks(limit=limit, offset=self.int_arg("offset", 0))})
 
-    # -- agent tasks (issue 6) ----------------------------------------------------------------
+    # -- agent tasks ----------------------------------------------------------------------
     @authenticated
     @authorized
     @api
     async def post(self) -> None:
         """Start an agent task; it runs in the server (202: follow it by events or GET)."""
-        body = self.body()
-        prompt, approval, origin = body.get("prompt"), \
-            body.get("approval") or self.app.agent_approval, body.get("origin")
-        if not isinstance(prompt, str) or not prompt.strip() or approval not in (
-                "auto", "ask", "dry-run") or (origin is not None and not isinstance(origin, dict)):
-            raise ApiError(400, "bad-input", 'give "prompt" (text), optionally "approval" '
-                           '(auto|ask|dry-run) and "origin" (an object)')
+        body = self.parse(AskBody)
         fed = await self.agent_fed()
-        task = await fed.ask(prompt, approval=approval, origin=origin)
+        task = await fed.ask(body.prompt, approval=body.approval or self.app.agent_approval,
+                             origin=body.origin)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + task["id"])
         self.reply(task, 202)
 
@@ -382,8 +371,7 @@ class TaskRejectHandler(_TaskHandler):
     async def post(self, name: str) -> None:
         fed = await self.agent_fed()
         await self.task_or_404(fed, name)
-        reason = self.body().get("reason") or ""
-        self.reply(await fed.reject(name, str(reason)))
+        self.reply(await fed.reject(name, self.parse(RejectBody).reason or ""))
 
 
 class OpenAPIHandler(DiamondHandler):

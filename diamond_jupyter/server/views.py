@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Event, Job, JobSpec, JobState, Resources, SiteSnapshot
+from ..summary import SiteSummary
 
 UNFINISHED = [JobState.PENDING, JobState.RUNNING, JobState.UNKNOWN]
 _SECRET = re.compile(r"(?i)(pass|secret|token|key|credential|auth)")
-_DOWN = ("down", "drain", "fail", "maint", "reserved", "unknown", "not_responding", "future")
 
 # A typical job, for the sidebar's "typical start" column: 1 node for 1 hour.
 TYPICAL_SPEC = JobSpec(name="typical", command="true",
@@ -19,11 +19,6 @@ TYPICAL_SPEC = JobSpec(name="typical", command="true",
 
 def iso(dt: datetime | None) -> str | None:
     return dt.isoformat() if dt else None
-
-
-def job_json(job: Job) -> dict[str, Any]:
-    limit = job.spec.resources.walltime_s if job.spec else None
-    return job.model_dump(mode="json", exclude={"spec"}) | {"time_limit_s": limit}
 
 
 def event_json(ev: Event) -> dict[str, Any]:
@@ -37,47 +32,29 @@ def public_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _usable(state: str) -> bool:
-    s = state.lower()
-    return not any(d in s for d in _DOWN)
-
-
-def site_row(cfg: dict[str, Any], snap: SiteSnapshot, *, my_jobs: int | None,
+def site_row(s: SiteSummary, *, my_jobs: int | None,
              typical_start_s: float | None) -> dict[str, Any]:
-    """The sidebar's SiteRow: capacity, occupancy and partitions of one site."""
-    have_nodes = bool(snap.nodes)
-    usable = [n for n in snap.nodes if _usable(n.state)]
-
-    def total(attr: str) -> int | None:
-        return sum(getattr(n, attr) for n in snap.nodes) if have_nodes else None
-
-    def free(attr: str, alloc: str) -> int | None:
-        if not have_nodes:
-            return None
-        return sum(max(getattr(n, attr) - getattr(n, alloc), 0) for n in usable)
-
-    queue_known = snap.reachable or bool(snap.jobs)
+    """The sidebar's SiteRow: the site's summary (the one every face shows) in its shape."""
     return {
-        "name": snap.site,
-        "scheduler": cfg.get("scheduler", "slurm"),
-        "reachable": snap.reachable,
-        "error": snap.error,
-        "taken_at": iso(snap.taken_at),
-        "nodes_total": len(snap.nodes) if have_nodes else None,
-        "nodes_free": (sum(1 for n in usable if n.state.lower().startswith("idle"))
-                       if have_nodes else None),
-        "cpus_total": total("cpus"),
-        "cpus_free": free("cpus", "cpus_allocated"),
-        "gpus_total": total("gpus"),
-        "gpus_free": free("gpus", "gpus_allocated"),
-        "pending": len(snap.pending) if queue_known else None,
-        "running": len(snap.running) if queue_known else None,
+        "name": s.name,
+        "scheduler": s.scheduler,
+        "reachable": s.reachable,
+        "error": s.error,
+        "taken_at": iso(s.taken_at),
+        "nodes_total": s.nodes or None,
+        "nodes_free": s.nodes_free,
+        "cpus_total": s.cpus_total,
+        "cpus_free": s.cpus_free,
+        "gpus_total": s.gpus_total,
+        "gpus_free": s.gpus_free,
+        "pending": s.pending,
+        "running": s.running,
         "my_jobs": my_jobs,
         "typical_start_s": typical_start_s,
         "partitions": [{"name": p.name, "max_time_s": p.max_time_s,
                         "total_nodes": p.total_nodes, "default": p.default}
-                       for p in snap.partitions],
-        "metadata": cfg.get("metadata", {}),
+                       for p in s.partitions],
+        "metadata": s.metadata,
     }
 
 

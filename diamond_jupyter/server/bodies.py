@@ -1,0 +1,60 @@
+"""REST request bodies: the skills' input models (one validation for every face), with the
+fields only REST carries. Unknown keys are ignored, as the API always did; a bad value is a
+ValidationError, which `api` answers with 400 naming the field."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from ..skills_models import FetchInput, PlaceInput, SubmitInput, TransferInput, TranslateInput
+
+_REST = ConfigDict(extra="ignore")
+
+
+class PlaceBody(PlaceInput):
+    model_config = _REST
+    dialect: str | None = Field(None, description="the script's dialect (default: detected)")
+
+
+class SubmitBody(SubmitInput):
+    model_config = _REST
+    site: str | None = "auto"  # type: ignore[assignment]  # null or "" mean auto, as ever
+    dialect: str | None = Field(None, description="the script's dialect (default: detected)")
+    origin: dict[str, Any] | None = Field(None, description='{"path", "cell_id"} of a cell')
+
+
+class TranslateBody(TranslateInput):
+    model_config = _REST
+    from_dialect: str | None = Field(None, validation_alias=AliasChoices("from", "from_dialect"))
+
+
+class TransferBody(TransferInput):
+    model_config = _REST
+    wait: bool = Field(False, description="answer when the transfer has ended")
+
+
+class FetchBody(FetchInput):
+    model_config = _REST
+
+
+class AskBody(BaseModel):
+    """An agent task (no skill starts one: the agent is what calls the skills)."""
+
+    model_config = _REST
+    prompt: str = Field(description="the request, in plain words")
+    approval: Literal["auto", "ask", "dry-run"] | None = None
+    origin: dict[str, Any] | None = None
+
+    @field_validator("prompt")
+    @classmethod
+    def _said(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("give the request in plain words")
+        return v
+
+
+class RejectBody(BaseModel):
+    model_config = _REST
+    reason: str | None = None

@@ -23,6 +23,7 @@ from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
+from .federation_workflow import WorkflowMixin
 from .journal import Journal
 from .leases import EngineLease
 from .model import (
@@ -61,7 +62,7 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
-class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
+class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -102,9 +103,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin):
             self._tasks.append(asyncio.ensure_future(self.journal.follow_store(self.store_poll_s)))
         if recover and self.intent_sweep_s:
             self._tasks.append(asyncio.ensure_future(self._sweep_intents()))
+        if recover:
+            await self._start_workflows()
         return self
 
     async def close(self) -> None:
+        await self._close_workflows()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

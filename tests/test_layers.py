@@ -18,8 +18,9 @@ NAME = "diamond_jupyter"
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "store_records",
          "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
-         "calibration", "leases", "events", "model", "config"]
-FACADE = ["federation", "federation_agent", "federation_data", "federation_plan"]
+         "calibration", "leases", "events", "model", "config", "workflow"]
+FACADE = ["federation", "federation_agent", "federation_data", "federation_plan",
+          "federation_workflow"]
 ABOVE = ["agent", "skills", "skills_models", "cli", "cli_extra", "client", "client_rest",
          "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
 

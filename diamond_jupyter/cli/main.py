@@ -12,6 +12,7 @@ from .common import common_options
 from .describe import add_describe_command
 from .jobs import add_job_commands, add_transfer_command
 from .testbed import add_testbed_commands
+from .workflow import add_workflow_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_testbed_commands(sub, common_options)
     add_transfer_command(add)
     add_describe_command(add)
+    add_workflow_command(sub, common_options)
     return ap
 
 

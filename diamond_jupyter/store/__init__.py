@@ -24,10 +24,12 @@ from .jobs import JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
 from .transfers import TransfersMixin
+from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
 __all__ = ["REDACTED", "SCHEMA_VERSION", "Store", "StoreError", "TaskRecord", "TaskStep",
-           "TransferRecord", "default_store_path", "redact", "unknown_job_message"]
+           "TransferRecord", "StepRecord", "WorkflowRecord", "default_store_path", "redact",
+           "unknown_job_message"]
 
 
-class Store(JobsMixin, TasksMixin, TransfersMixin):
+class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""

@@ -103,7 +103,36 @@ _V2 = (
 # v3: a job whose native id the scheduler gave to a newer job names that job.
 _V3 = ("ALTER TABLE jobs ADD COLUMN reused_by TEXT",)
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3]
+# v4: workflows (a DAG of steps) and their steps; a step's job is found by its token.
+_V4 = (
+    """CREATE TABLE workflows (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        reason TEXT,
+        origin TEXT,
+        data TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX workflows_state ON workflows(state, created_at)",
+    """CREATE TABLE workflow_steps (
+        workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        site TEXT,
+        token TEXT,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        data TEXT NOT NULL DEFAULT '{}',
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (workflow_id, name)
+    )""",
+    "CREATE INDEX workflow_steps_token ON workflow_steps(token)",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

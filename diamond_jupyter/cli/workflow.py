@@ -1,0 +1,103 @@
+"""`diamond workflow run|status|cancel|list`: the command line's face for workflows."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+
+def _fed(args: argparse.Namespace, **kw: Any):
+    from ..federation import Federation
+
+    return Federation(args.config, **kw)
+
+
+def _out(args: argparse.Namespace, view: Any) -> None:
+    if args.json:
+        print(json.dumps(view.contract(), indent=2))
+        return
+    print(f"{view.id}\t{view.state.value}\t{view.name}" + (f" ({view.reason})"
+                                                            if view.reason else ""))
+    for s in view.steps:
+        print(f"  {s.name:<16} {s.state.value:<10} {s.site or '-':<8} {s.job or '-'}"
+              + (f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED" else ""))
+
+
+def _run(args: argparse.Namespace) -> int:
+    fed = _fed(args, min_poll_s=1.0, poll_interval_s=args.poll)
+    fed.load_workflow(args.file)  # bad input: exit 2 before any site is asked
+
+    async def go():
+        try:
+            await fed.start(recover=False)
+            view = await fed.run_workflow(args.file, origin={"face": "cli"})
+            if args.wait:
+                view = await fed.wait_workflow(view.id, timeout=args.timeout)
+            return view
+        finally:
+            await fed.close()  # without --wait a running server's engine adopts it
+    view = asyncio.run(go())
+    _out(args, view)
+    if args.wait:
+        return 0 if view.state.value == "COMPLETED" else 1
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    async def go():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await fed.workflow_status(args.id, refresh=True)
+        finally:
+            await fed.close()
+    _out(args, asyncio.run(go()))
+    return 0
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    async def go():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await fed.cancel_workflow(args.id)
+        finally:
+            await fed.close()
+    _out(args, asyncio.run(go()))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    views = _fed(args).workflows(limit=args.limit)
+    if args.json:
+        print(json.dumps([v.contract() for v in views], indent=2))
+    else:
+        for v in views:
+            print(f"{v.id}\t{v.state.value}\t{v.name}\t{len(v.steps)} steps")
+    return 0
+
+
+def add_workflow_command(sub: Any, common: Any) -> None:
+    wf = sub.add_parser("workflow", help="run a workflow: a DAG of job steps across sites")
+    wsub = wf.add_subparsers(dest="workflow_command", required=True)
+    p = wsub.add_parser("run", help="run a workflow file (YAML); prints its id")
+    common(p)
+    p.add_argument("file", help="the workflow file (YAML: name, steps)")
+    p.add_argument("--wait", action="store_true",
+                   help="drive it here until it ends; exit 0 when COMPLETED, else 1")
+    p.add_argument("--timeout", type=float, help="with --wait: give up after this many s")
+    p.add_argument("--poll", type=float, default=30.0, help="safety-net poll interval (s)")
+    p.set_defaults(fn=_run)
+    id_help = "a workflow id (as printed by run)"
+    for name, fn, help in (("status", _status, "a workflow's state and its steps'"),
+                           ("cancel", _cancel, "cancel a workflow: every step's job")):
+        p = wsub.add_parser(name, help=help)
+        common(p)
+        p.add_argument("id", help=id_help)
+        p.set_defaults(fn=fn)
+    p = wsub.add_parser("list", help="workflows in the store, newest first")
+    common(p)
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.set_defaults(fn=_list)

@@ -1,0 +1,162 @@
+"""Workflows on the Federation: the faces' entry points, and the operations the workflow
+engine (below the facade) is given."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .model import BadInput, DiamondError, Job, JobSpec
+
+if TYPE_CHECKING:
+    from .workflow.engine import WorkflowEngine
+    from .workflow.model import Workflow, WorkflowView
+
+DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
+START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
+
+
+class _Ops:
+    """The operations the workflow engine may use: one adapter, built by the facade."""
+
+    def __init__(self, fed: Any) -> None:
+        self.fed = fed
+        self.store = fed.store
+
+    @property
+    def engine_id(self) -> str:
+        return self.fed.engine_id
+
+    def site_names(self) -> list[str]:
+        return list(self.fed.sites)
+
+    def supports_dependency(self, site: str) -> bool:
+        return self.fed.sites[site].cfg.scheduler in DEPENDENCY_SCHEDULERS
+
+    def new_token(self) -> str:
+        from .federation_plan import new_token
+
+        return new_token()
+
+    async def place(self, spec: JobSpec, sources: dict[str | None, int],
+                    exclude: set[str]) -> str:
+        from .placement import StageData
+
+        bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
+        only = [n for n in self.fed.sites if n not in exclude] or list(self.fed.sites)
+        pl = await self.fed.place(spec, sites=only, stage_data=StageData(sources, bw))
+        if pl.choice is None:
+            raise BadInput(pl.summary())
+        return pl.choice
+
+    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                     origin: dict[str, Any]) -> Job:
+        return await self.fed.submit(spec, site, hold=hold, token=token, origin=origin)
+
+    async def cancel(self, job: Job) -> None:
+        if job.native_id and not job.state.terminal:
+            await self.fed.cancel(job.id)
+
+    async def release(self, job: Job) -> None:
+        await self.fed.release(job.id)
+
+    async def refresh(self, job: Job) -> Job:
+        return await self.fed.journal.refresh(job.token or job.id)
+
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
+        return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id)
+
+    async def can_start_now(self, job: Job) -> bool:
+        if job.spec is None or job.site not in self.fed.sites:
+            return False
+        pl = await self.fed.place(job.spec.model_copy(update={"dependencies": []}),
+                                  sites=[job.site])
+        v = pl.verdict(job.site)
+        return bool(v and v.feasible and v.estimated_start is not None and
+                    v.estimated_start - pl.now <= timedelta(seconds=START_NOW_S))
+
+    def subscribe(self, callback: Any) -> Any:
+        return self.fed.journal.subscribe(callback)
+
+    async def publish(self) -> None:
+        await self.fed.journal.drain()
+
+
+class WorkflowMixin:
+    """Mixed into Federation."""
+
+    _workflow_engine: WorkflowEngine | None = None
+    sites: dict[str, Any]
+
+    @property
+    def workflow_engine(self) -> WorkflowEngine:
+        if self._workflow_engine is None:
+            from .workflow.engine import WorkflowEngine
+
+            self._workflow_engine = WorkflowEngine(_Ops(self))
+        return self._workflow_engine
+
+    async def _start_workflows(self) -> None:
+        """At start (a server): adopt the workflows no live engine drives, then keep doing so
+        (a CLI that submitted one without --wait hands it over)."""
+        engine = self.workflow_engine
+        await engine.resume()
+        engine.start_sweeping()
+
+    async def _close_workflows(self) -> None:
+        if self._workflow_engine is not None:
+            await self._workflow_engine.close()
+            self._workflow_engine = None
+
+    # -- faces -------------------------------------------------------------------------------
+    def load_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> Workflow:
+        """A workflow from YAML text, a file, a mapping or a Workflow; checked against the
+        configured sites (BadInput naming the problem)."""
+        from .workflow.model import load_workflow, parse_workflow
+
+        if isinstance(source, (str, Path)):
+            return load_workflow(source, sites=self.sites)
+        return parse_workflow(source, sites=self.sites)
+
+    async def run_workflow(self, source: str | Path | dict[str, Any] | Workflow, *,
+                           origin: dict[str, Any] | None = None) -> WorkflowView:
+        """Record the workflow and submit every step that can be queued now (the downstream
+        ones held or behind a dependency); the engine drives the rest from job events."""
+        wf = self.load_workflow(source)
+        wid = await self.workflow_engine.run(wf, origin=origin)
+        return self.workflow_engine.view(wid)
+
+    def workflow(self, workflow_id: str) -> WorkflowView:
+        from .workflow.engine import workflow_view
+
+        return workflow_view(self.store, workflow_id)
+
+    def workflows(self, *, limit: int | None = 50) -> list[WorkflowView]:
+        return [self.workflow(r.id) for r in self.store.list_workflows(limit=limit)]
+
+    async def workflow_status(self, workflow_id: str, *, refresh: bool = False
+                              ) -> WorkflowView:
+        """The workflow as stored; `refresh`: ask the sites about its unfinished jobs."""
+        view = self.workflow(workflow_id)
+        if refresh:
+            for s in view.steps:
+                if s.job and not s.state.terminal:
+                    with contextlib.suppress(DiamondError):
+                        await self.status(s.job, refresh=True)  # type: ignore[attr-defined]
+            view = self.workflow(workflow_id)
+        return view
+
+    async def wait_workflow(self, workflow_id: str, *, timeout: float | None = None
+                            ) -> WorkflowView:
+        """Drive (or follow) the workflow until it ends."""
+        engine = self.workflow_engine
+        await engine.advance(workflow_id)
+        return await engine.wait(workflow_id, timeout=timeout)
+
+    async def cancel_workflow(self, workflow_id: str) -> WorkflowView:
+        await self.workflow_engine.cancel(workflow_id)
+        return self.workflow(workflow_id)
+
+    store: Any  # provided by Federation, as are status(), subscribe() and the rest

@@ -1,0 +1,199 @@
+"""Workflows in the store: one row per workflow, one per step, events in the same write.
+
+A step's job is found by the token of its current attempt (the job id changes when the
+scheduler's id is bound, the token never does). Each change of a step or a workflow is
+written together with its event (`workflow.step`, `workflow.state`), so a restart finds
+exactly what the events said.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .. import leases
+from ..model import BadInput, utcnow
+from .codec import from_js, from_ts, redact, to_js, to_ts
+from .db import Database
+
+WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
+
+
+class StepRecord(BaseModel):
+    workflow_id: str
+    name: str
+    # waiting (nothing submitted), queued (submitted, the scheduler's dependency or nothing
+    # holds it), held (submitted held: released by the engine), moving (its inputs are being
+    # copied), ready (inputs arrived; a gang member waiting for its gang), released,
+    # done, failed, cancelled
+    phase: str = "waiting"
+    site: str | None = None
+    token: str | None = None
+    attempt: int = 0
+    reason: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    updated_at: datetime | None = None
+
+
+class WorkflowRecord(BaseModel):
+    id: str
+    name: str
+    state: str = "PENDING"  # PENDING, RUNNING, COMPLETED, FAILED, CANCELLED
+    spec: dict[str, Any]
+    reason: str | None = None
+    origin: dict[str, Any] | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+    steps: list[StepRecord] = Field(default_factory=list)
+
+    def step(self, name: str) -> StepRecord:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise BadInput(f"workflow {self.id} has no step {name!r}")
+
+
+def _row_to_step(r: sqlite3.Row) -> StepRecord:
+    return StepRecord(workflow_id=r["workflow_id"], name=r["name"], phase=r["phase"],
+                      site=r["site"], token=r["token"], attempt=r["attempt"], reason=r["reason"],
+                      data=from_js(r["data"], {}), updated_at=from_ts(r["updated_at"]))
+
+
+class WorkflowsMixin(Database):
+    """Workflows and their steps; events are written by the jobs part's `_event`."""
+
+    def create_workflow(self, name: str, spec: dict[str, Any], steps: list[str], *,
+                        workflow_id: str | None = None, origin: dict[str, Any] | None = None,
+                        owner: str | None = None) -> WorkflowRecord:
+        """Record a workflow and its steps (waiting) durably, with `workflow.created`."""
+        wid = workflow_id or f"wf-{uuid.uuid4().hex[:12]}"
+        with self._write(durable=True) as c:
+            now = to_ts(utcnow())
+            try:
+                c.execute("INSERT INTO workflows (id, name, state, spec, origin, data, created_at,"
+                          " updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                          (wid, name, "PENDING", to_js(spec), to_js(origin),
+                           to_js({"owner": owner}), now, now))
+            except sqlite3.IntegrityError:
+                raise BadInput(f"workflow {wid!r} already exists") from None
+            for s in steps:
+                c.execute("INSERT INTO workflow_steps (workflow_id, name, phase, updated_at)"
+                          " VALUES (?,?,?,?)", (wid, s, "waiting", now))
+            self._event(c, "workflow.created", None, None,
+                        {"workflow_id": wid, "name": name, "steps": steps})
+            return self._workflow(c, wid)
+
+    def _workflow(self, c: sqlite3.Connection, wid: str) -> WorkflowRecord:
+        row = c.execute("SELECT * FROM workflows WHERE id = ?", (wid,)).fetchone()
+        if row is None:
+            raise BadInput(f"no workflow {wid!r} in the store (`diamond workflow list` lists "
+                           "them)")
+        steps = [_row_to_step(r) for r in c.execute(
+            "SELECT * FROM workflow_steps WHERE workflow_id = ? ORDER BY rowid", (wid,))]
+        return WorkflowRecord(id=row["id"], name=row["name"], state=row["state"],
+                              spec=from_js(row["spec"], {}), reason=row["reason"],
+                              origin=from_js(row["origin"]), data=from_js(row["data"], {}),
+                              created_at=from_ts(row["created_at"]),
+                              updated_at=from_ts(row["updated_at"]), steps=steps)
+
+    def get_workflow(self, workflow_id: str) -> WorkflowRecord:
+        with self._reader() as c:
+            return self._workflow(c, workflow_id)
+
+    def list_workflows(self, states: Iterable[str] | None = None, limit: int | None = 50
+                       ) -> list[WorkflowRecord]:
+        where, args = "", []
+        if states is not None:
+            args = list(states)
+            where = f" WHERE state IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+        rows = self._read(f"SELECT id FROM workflows{where} ORDER BY created_at DESC, rowid DESC"
+                          " LIMIT ?", [*args, -1 if limit is None else limit])
+        with self._reader() as c:
+            return [self._workflow(c, r["id"]) for r in rows]
+
+    def unfinished_workflows(self) -> list[WorkflowRecord]:
+        return self.list_workflows(states=["PENDING", "RUNNING"], limit=None)
+
+    def workflow_of_token(self, token: str) -> tuple[str, str] | None:
+        """(workflow id, step name) whose current attempt is the job with this token."""
+        rows = self._read("SELECT workflow_id, name FROM workflow_steps WHERE token = ?",
+                          (token,))
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def update_step(self, workflow_id: str, name: str, *, phase: str | None = None,
+                    site: str | None = None, token: str | None = None,
+                    attempt: int | None = None, reason: str | None = None,
+                    data: dict[str, Any] | None = None, event: dict[str, Any] | None = None,
+                    job_id: str | None = None) -> StepRecord:
+        """Set the given fields (`data` merged; `reason` "" clears it) and, in the same
+        transaction, record a `workflow.step` event with the step's new values."""
+        with self._write() as c:
+            row = c.execute("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
+                            (workflow_id, name)).fetchone()
+            if row is None:
+                raise BadInput(f"workflow {workflow_id} has no step {name!r}")
+            cur = _row_to_step(row)
+            new = cur.model_copy(update={k: v for k, v in (
+                ("phase", phase), ("site", site), ("token", token), ("attempt", attempt))
+                if v is not None})
+            new.token = new.token or None  # "" clears it
+            if reason is not None:
+                new.reason = redact(reason) or None
+            new.data = {**cur.data, **(data or {})}
+            c.execute("UPDATE workflow_steps SET phase = ?, site = ?, token = ?, attempt = ?,"
+                      " reason = ?, data = ?, updated_at = ? WHERE workflow_id = ? AND name = ?",
+                      (new.phase, new.site, new.token, new.attempt, new.reason, to_js(new.data),
+                       to_ts(utcnow()), workflow_id, name))
+            if new.phase != cur.phase or event is not None or new.token != cur.token:
+                self._event(c, "workflow.step", job_id, new.site, {
+                    "workflow_id": workflow_id, "step": name, "phase": new.phase,
+                    "previous": cur.phase, "attempt": new.attempt, "site": new.site,
+                    "reason": new.reason, **(event or {})})
+            return new
+
+    def set_workflow_state(self, workflow_id: str, state: str,
+                           reason: str | None = None) -> WorkflowRecord:
+        """A new state (a finished workflow keeps its end), with `workflow.state`."""
+        with self._write() as c:
+            cur = self._workflow(c, workflow_id)
+            if cur.state in WORKFLOW_DONE or cur.state == state:
+                return cur
+            c.execute("UPDATE workflows SET state = ?, reason = COALESCE(?, reason),"
+                      " updated_at = ? WHERE id = ?",
+                      (state, redact(reason), to_ts(utcnow()), workflow_id))
+            self._event(c, "workflow.state", None, None, {
+                "workflow_id": workflow_id, "name": cur.name, "state": state,
+                "previous": cur.state, "reason": reason})
+            return self._workflow(c, workflow_id)
+
+    def update_workflow_data(self, workflow_id: str, data: dict[str, Any]) -> WorkflowRecord:
+        with self._write() as c:
+            cur = self._workflow(c, workflow_id)
+            c.execute("UPDATE workflows SET data = ?, updated_at = ? WHERE id = ?",
+                      (to_js({**cur.data, **data}), to_ts(utcnow()), workflow_id))
+            return self._workflow(c, workflow_id)
+
+    def claim_workflow(self, workflow_id: str, engine: str) -> WorkflowRecord | None:
+        """Make `engine` the one driving this workflow; None if another live engine does."""
+        with self._write() as c:
+            cur = self._workflow(c, workflow_id)
+            owner = cur.data.get("owner")
+            if owner not in (None, engine) and leases.alive(owner, self.beats):
+                return None
+            if owner != engine:
+                c.execute("UPDATE workflows SET data = ? WHERE id = ?",
+                          (to_js({**cur.data, "owner": engine}), workflow_id))
+            return self._workflow(c, workflow_id)
+
+    def release_workflow(self, workflow_id: str, engine: str) -> None:
+        with self._write() as c:
+            cur = self._workflow(c, workflow_id)
+            if cur.data.get("owner") == engine:
+                c.execute("UPDATE workflows SET data = ? WHERE id = ?",
+                          (to_js({**cur.data, "owner": None}), workflow_id))

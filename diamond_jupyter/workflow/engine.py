@@ -1,0 +1,594 @@
+"""The workflow engine: drives each workflow's steps from job events, with everything in
+the store, so any engine (after a restart, or the server adopting a CLI's workflow) can take
+over where the last one stopped.
+
+- Queue-ahead: a step is placed and submitted as soon as every step it needs has a job in a
+  queue (or is done). It waits in the scheduler's queue meanwhile:
+  - behind a same-site upstream, by the scheduler's own dependency (afterok); its inputs are
+    copied from the upstream's working directory by a line before its body;
+  - behind a cross-site upstream (or as a gang member), HELD: when the upstream completed,
+    the engine copies the inputs (SFTP relay, Globus where configured) and releases it.
+- Placement of an `auto` step counts the transfer time of its inputs from their sites.
+- Gangs: every member is submitted held and all are released together, only when every
+  member is ready and its site can start it now, so no partial gang ever runs.
+- Failure: `retries` resubmissions (`on_failure: resubmit-elsewhere` on a site not tried yet,
+  `stop` on the same site); steps queued behind a resubmitted step are resubmitted too.
+  When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
+- Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
+  transfers); the others leave it alone while that engine lives.
+
+The engine sits below the Federation: it gets the few operations it needs (`WorkflowOps`)
+and never imports the facade.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import posixpath
+import shlex
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState
+from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
+from .model import StepView, Workflow, WorkflowView
+
+log = logging.getLogger(__name__)
+
+SUBMITTED = ("queued", "held", "moving", "ready", "released")
+FINAL_PHASES = ("done", "failed", "cancelled")
+GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this often
+SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
+
+
+class WorkflowOps(Protocol):
+    """What the engine needs from the layers below the facade (given by the Federation)."""
+
+    store: Any
+    engine_id: str
+
+    def site_names(self) -> list[str]: ...
+    def supports_dependency(self, site: str) -> bool: ...
+    def new_token(self) -> str: ...
+    async def place(self, spec: JobSpec, sources: dict[str | None, int],
+                    exclude: set[str]) -> str: ...
+    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                     origin: dict[str, Any]) -> Job: ...
+    async def cancel(self, job: Job) -> None: ...
+    async def release(self, job: Job) -> None: ...
+    async def refresh(self, job: Job) -> Job: ...
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any: ...
+    async def can_start_now(self, job: Job) -> bool: ...
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
+    async def publish(self) -> None: ...
+
+
+def _quoted_path(path: str) -> str:
+    """A path for the shell: quoted, with a leading ~/ left to the shell's $HOME."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def copy_lines(copies: list[tuple[str, str]]) -> str:
+    """Shell lines that copy each (source, destination) before the body; a missing input
+    fails the job with a line on stderr."""
+    out = []
+    for src, dst in copies:
+        s, d = _quoted_path(src), shlex.quote(dst)
+        parent = posixpath.dirname(dst)
+        mk = f"mkdir -p -- {shlex.quote(parent)} && " if parent else ""
+        said = shlex.quote(f"workflow input {dst} could not be copied from {src}")
+        out.append(f"{mk}cp -p -- {s} {d} || {{ echo {said} >&2; exit 1; }}")
+    return "\n".join(out) + "\n" if out else ""
+
+
+def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
+    if not lines:
+        return spec
+    body = spec.script if spec.script is not None else (spec.command or "") + "\n"
+    if body.startswith("#!"):  # keep the interpreter line first
+        first, _, rest = body.partition("\n")
+        body = f"{first}\n{lines}{rest}"
+    else:
+        body = lines + body
+    return spec.model_copy(update={"script": body, "command": None})
+
+
+def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
+    """The workflow as the faces show it, from the store alone."""
+    rec = store.get_workflow(workflow_id)
+    wf = Workflow.model_validate(rec.spec)
+    steps = []
+    for name in wf.order():
+        st, s = rec.step(name), wf.step(name)
+        job = store.job_by_token(st.token) if st.token else None
+        if job is not None:
+            state = job.state
+        elif st.phase == "cancelled":
+            state = JobState.CANCELLED
+        elif st.phase == "failed":
+            state = JobState.FAILED
+        elif st.phase == "done":
+            state = JobState.COMPLETED
+        else:
+            state = JobState.PENDING
+        if st.phase == "cancelled" and not state.terminal:
+            state = JobState.CANCELLED
+        steps.append(StepView(name=name, site=st.site, job=job.id if job else None,
+                              state=state, needs=s.needs, gang=s.gang, attempt=st.attempt,
+                              reason=st.reason or (job.reason if job else None)))
+    try:
+        state = JobState(rec.state)
+    except ValueError:
+        state = JobState.UNKNOWN
+    return WorkflowView(id=rec.id, name=rec.name, state=state, steps=steps,
+                        reason=rec.reason)
+
+
+class WorkflowEngine:
+    def __init__(self, ops: WorkflowOps) -> None:
+        self.ops = ops
+        self.store = ops.store
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._again: set[str] = set()  # an advance was asked while one ran
+        self._jobs: dict[str, str] = {}  # job id (provisional and bound) -> workflow id
+        self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._runs: set[asyncio.Task] = set()
+        self._sweeper: asyncio.Task | None = None
+        self._unsubscribe = ops.subscribe(self._on_event)
+        self._owned: set[str] = set()
+        self.changed: asyncio.Event = asyncio.Event()  # set after every advance
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start_sweeping(self, every_s: float = SWEEP_S) -> None:
+        if self._sweeper is None:
+            self._sweeper = asyncio.ensure_future(self._sweep(every_s))
+
+    async def _sweep(self, every_s: float) -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                await self.resume()
+            await asyncio.sleep(every_s)
+
+    async def resume(self) -> list[str]:
+        """Adopt every unfinished workflow no live engine drives, and advance it."""
+        took = []
+        for wf in self.store.unfinished_workflows():
+            if wf.id in self._owned or self.store.claim_workflow(wf.id, self.ops.engine_id):
+                self._owned.add(wf.id)
+                took.append(wf.id)
+                await self.advance(wf.id)
+        return took
+
+    async def close(self) -> None:
+        """Stop driving; every owned workflow is handed back for the next engine."""
+        self._unsubscribe()
+        for t in self._timers.values():
+            t.cancel()
+        tasks = [*self._tasks.values(), *self._runs]
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for wid in list(self._owned):
+            with contextlib.suppress(DiamondError):
+                self.store.release_workflow(wid, self.ops.engine_id)
+        self._owned.clear()
+
+    # -- faces ---------------------------------------------------------------------------
+    async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None) -> str:
+        """Record the workflow, claim it and submit what can be submitted now."""
+        wf.check(self.ops.site_names())
+        rec = self.store.create_workflow(wf.name, wf.model_dump(mode="json", by_alias=True),
+                                         wf.order(), origin=origin, owner=self.ops.engine_id)
+        self._owned.add(rec.id)
+        await self.ops.publish()
+        await self.advance(rec.id)
+        return rec.id
+
+    def view(self, workflow_id: str) -> WorkflowView:
+        return workflow_view(self.store, workflow_id)
+
+    async def cancel(self, workflow_id: str, reason: str = "cancelled by request") -> None:
+        rec = self.store.get_workflow(workflow_id)
+        if rec.state in WORKFLOW_DONE:
+            return
+        self.store.update_workflow_data(workflow_id, {"cancel_requested": True})
+        await self._stop(rec, "CANCELLED", reason, None)
+
+    async def wait(self, workflow_id: str, timeout: float | None = None) -> WorkflowView:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            self.changed.clear()
+            if self.store.get_workflow(workflow_id).state in WORKFLOW_DONE:
+                return self.view(workflow_id)
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                raise DiamondError(f"timed out after {timeout:.0f}s waiting for workflow "
+                                   f"{workflow_id}")
+            with contextlib.suppress(asyncio.TimeoutError):  # another engine may drive it
+                await asyncio.wait_for(self.changed.wait(), min(left or 5.0, 5.0))
+
+    # -- events --------------------------------------------------------------------------
+    def _on_event(self, ev: Event) -> None:
+        if ev.kind.startswith("workflow."):
+            self.changed.set()  # a waiter on a workflow another engine drives looks again
+            return
+        if ev.job_id and ev.kind in ("job.state", "job.submitted", "job.updated"):
+            wid = self._jobs.get(ev.job_id) or self._jobs.get(ev.data.get("previous_id") or "")
+            if wid is not None:
+                self.advance_soon(wid)
+
+    def advance_soon(self, workflow_id: str, delay: float = 0.0) -> None:
+        if delay > 0:
+            old = self._timers.pop(workflow_id, None)
+            if old is not None:
+                old.cancel()
+            self._timers[workflow_id] = asyncio.get_running_loop().call_later(
+                delay, self.advance_soon, workflow_id)
+            return
+        task = asyncio.ensure_future(self.advance(workflow_id))
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
+
+    # -- the state machine -----------------------------------------------------------------
+    async def advance(self, workflow_id: str) -> None:
+        """Look at every step and do what can be done now (idempotent)."""
+        lock = self._locks.setdefault(workflow_id, asyncio.Lock())
+        if lock.locked():
+            self._again.add(workflow_id)
+            return
+        async with lock:
+            while True:
+                self._again.discard(workflow_id)
+                try:
+                    await self._advance(workflow_id)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("workflow %s: advance failed", workflow_id)
+                await self.ops.publish()
+                self.changed.set()
+                if workflow_id not in self._again:
+                    break
+
+    def _job(self, st: StepRecord) -> Job | None:
+        if not st.token:
+            return None
+        job = self.store.job_by_token(st.token)
+        if job is not None:
+            self._jobs[job.id] = st.workflow_id
+            self._jobs[f"{job.site}:pending-{st.token}"] = st.workflow_id
+        return job
+
+    async def _advance(self, wid: str) -> None:
+        rec = self.store.get_workflow(wid)
+        if rec.state in WORKFLOW_DONE:
+            self._owned.discard(wid)
+            self.store.release_workflow(wid, self.ops.engine_id)
+            return
+        if wid not in self._owned:
+            if self.store.claim_workflow(wid, self.ops.engine_id) is None:
+                return
+            self._owned.add(wid)
+        wf = Workflow.model_validate(rec.spec)
+        # 1. what the jobs say
+        for name in wf.order():
+            st = rec.step(name)
+            if st.phase not in SUBMITTED and st.phase != "submitting":
+                continue
+            job = self._job(st)
+            if job is None:
+                continue
+            if job.state == JobState.COMPLETED:
+                self.store.update_step(wid, name, phase="done", job_id=job.id)
+            elif job.state.terminal:
+                why = job.reason or f"{job.state.value.lower()}"
+                if await self._failed(rec, wf, name, job, why):
+                    return
+                rec = self.store.get_workflow(wid)
+        rec = self.store.get_workflow(wid)
+        if all(s.phase == "done" for s in rec.steps):
+            self.store.set_workflow_state(wid, "COMPLETED")
+            self._finish(wid)
+            return
+        # 2. submit what can be submitted (a gang all at once)
+        submitted_gangs: set[str] = set()
+        for name in wf.order():
+            st = rec.step(name)
+            if st.phase == "submitting":
+                await self._resubmit_lost(rec, wf, name)
+            elif st.phase != "waiting":
+                continue
+            step = wf.step(name)
+            if step.gang:
+                if step.gang in submitted_gangs:
+                    continue
+                members = wf.gangs()[step.gang]
+                if all(self._can_submit(rec, wf, m) for m in members) and \
+                        all(rec.step(m).phase == "waiting" for m in members):
+                    submitted_gangs.add(step.gang)
+                    await asyncio.gather(*(self._submit(rec, wf, m) for m in members))
+            elif self._can_submit(rec, wf, name):
+                await self._submit(rec, wf, name)
+            rec = self.store.get_workflow(wid)
+        # 3. held steps: inputs, then release
+        rec = self.store.get_workflow(wid)
+        for name in wf.order():
+            st = rec.step(name)
+            if st.phase in ("held", "moving") and st.data.get("move_error"):
+                job = self._job(st)
+                if job is not None and await self._failed(rec, wf, name, job,
+                                                          st.data["move_error"],
+                                                          cancel_job=True):
+                    return
+                rec = self.store.get_workflow(wid)
+            elif st.phase in ("held", "moving") and self._upstream_done(rec, wf, name):
+                self._start_moving(rec, wf, name)
+            elif st.phase == "ready" and not wf.step(name).gang:
+                await self._release(wid, name)
+        for gang, members in wf.gangs().items():
+            if all(rec.step(m).phase == "ready" for m in members):
+                await self._release_gang(rec, gang, members)
+        rec = self.store.get_workflow(wid)
+        if rec.state == "PENDING" and any(
+                (j := self._job(s)) is not None and (j.state.rank >= 2)
+                for s in rec.steps):
+            self.store.set_workflow_state(wid, "RUNNING")
+
+    def _finish(self, wid: str) -> None:
+        self._owned.discard(wid)
+        self.store.release_workflow(wid, self.ops.engine_id)
+
+    def _can_submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """Every step it needs is in a queue with a scheduler id, or done."""
+        for n in wf.step(name).needs:
+            up = rec.step(n)
+            if up.phase == "done":
+                continue
+            if up.phase not in SUBMITTED:
+                return False
+            job = self._job(up)
+            if job is None or not job.native_id:
+                return False
+        return True
+
+    def _upstream_done(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """The held step may get its inputs: every cross-site step it needs completed (a
+        same-site one is left to the scheduler's dependency)."""
+        st = rec.step(name)
+        deps = set(st.data.get("afterok", []))
+        return all(rec.step(n).phase == "done" for n in wf.step(name).needs if n not in deps)
+
+    async def _resubmit_lost(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """A step recorded "submitting" whose engine stopped before the submit returned."""
+        st = rec.step(name)
+        job = self._job(st)
+        if job is None:  # the intent was never recorded: nothing reached a scheduler
+            self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
+        elif job.native_id:
+            self.store.update_step(rec.id, name, phase=st.data.get("planned", "queued"),
+                                   job_id=job.id)
+        elif job.state.terminal:  # recovery found it was never submitted
+            self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
+
+    async def _submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        step, st = wf.step(name), rec.step(name)
+        spec = step.spec()
+        sources: dict[str | None, int] = {}
+        ups = {n: rec.step(n) for n in step.needs}
+        for inp in step.inputs:
+            src_site = self._site_of(rec, inp.from_)
+            sources[src_site] = sources.get(src_site, 0) + (inp.size or 0)
+        tried = set(st.data.get("tried", []))
+        site = st.data.get("pin") or step.site
+        try:
+            if site == "auto" or st.data.get("elsewhere"):
+                exclude = tried if st.data.get("elsewhere") else set()
+                site = await self.ops.place(spec, sources, exclude)
+        except BadInput as e:
+            await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
+            return
+        afterok, held, copies = [], bool(step.gang), []
+        for n, up in ups.items():
+            job = self._job(up)
+            same = up.site == site
+            if up.phase != "done" and same and self.ops.supports_dependency(site) and job:
+                afterok.append((n, job.native_id))
+            elif up.phase != "done" and not same:
+                held = True
+            elif up.phase != "done":
+                held = True  # same site, but the scheduler has no dependency
+        for inp in step.inputs:
+            up_job = self._job(ups[inp.from_]) if inp.from_ in ups else \
+                self._job(rec.step(inp.from_))
+            if up_job is None or not up_job.workdir:
+                continue
+            src = posixpath.join(up_job.workdir, inp.path)
+            if self._site_of(rec, inp.from_) == site:
+                copies.append((src, inp.dest))
+            else:
+                held = True
+        spec = with_prologue(spec, copy_lines(copies))
+        if afterok:
+            from ..model import Dependency
+
+            spec = spec.model_copy(update={"dependencies": [
+                *spec.dependencies, Dependency(kind="afterok", job_ids=[j for _, j in afterok])]})
+        token = self.ops.new_token()
+        planned = "held" if held else "queued"
+        self.store.update_step(rec.id, name, phase="submitting", site=site, token=token,
+                               reason="", data={"planned": planned,
+                                                "afterok": [n for n, _ in afterok],
+                                                "tried": sorted(tried | {site})})
+        try:
+            job = await self.ops.submit(spec, site, hold=held, token=token, origin={
+                "workflow": rec.id, "step": name, "attempt": st.attempt})
+        except BadInput as e:
+            self.store.update_step(rec.id, name, phase="failed", reason=str(e))
+            await self._stop(rec, "FAILED", f"step {name!r} was refused: {e}", name)
+            return
+        except DiamondError as e:  # the site was lost mid-submit: recovery finds the job
+            log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
+            return
+        self._jobs[job.id] = rec.id
+        self.store.update_step(rec.id, name, phase=planned, job_id=job.id,
+                               event={"job": job.id, "held": held,
+                                      "afterok": [j for _, j in afterok]})
+
+    def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
+        return rec.step(name).site
+
+    def _start_moving(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        key = f"{rec.id}/{name}"
+        if key in self._tasks:
+            return
+        task = asyncio.ensure_future(self._move(rec.id, wf, name))
+        self._tasks[key] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+
+    async def _move(self, wid: str, wf: Workflow, name: str) -> None:
+        rec = self.store.get_workflow(wid)
+        st, step = rec.step(name), wf.step(name)
+        job = self._job(st)
+        if job is None:
+            return
+        moves = []
+        for i, inp in enumerate(step.inputs):
+            up = rec.step(inp.from_)
+            if up.site == st.site:
+                continue  # copied by the job itself
+            up_job = self._job(up)
+            if up_job is None or not up_job.workdir or not job.workdir:
+                continue
+            moves.append((i, f"{up.site}:{posixpath.join(up_job.workdir, inp.path)}",
+                          f"{st.site}:{posixpath.join(job.workdir, inp.dest)}"))
+        if moves:
+            self.store.update_step(wid, name, phase="moving",
+                                   event={"inputs": [m[1] for m in moves]}, job_id=job.id)
+        try:
+            recs = await asyncio.gather(*(self.ops.transfer(
+                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id)
+                for i, src, dst in moves))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bad path, an unknown site: the step fails
+            recs, error = [], str(e)
+        else:
+            error = next((f"input {r.src} could not be copied: {r.error or r.state.lower()}"
+                          for r in recs if r.state != "SUCCEEDED"), None)
+        if error:  # the advance that follows fails the step (its policy)
+            self.store.update_step(wid, name, data={"move_error": error}, job_id=job.id,
+                                   event={"error": error})
+        else:
+            self.store.update_step(wid, name, phase="ready", job_id=job.id,
+                                   event={"transfers": [r.id for r in recs],
+                                          "bytes": sum(r.bytes or 0 for r in recs)})
+        self.advance_soon(wid)
+
+    async def _release(self, wid: str, name: str) -> bool:
+        st = self.store.get_workflow(wid).step(name)
+        job = self._job(st)
+        if job is None:
+            return False
+        if not job.state.terminal:
+            try:
+                await self.ops.release(job)
+            except DiamondError as e:
+                now = await self.ops.refresh(job)
+                if now.state == JobState.PENDING and "held" in (now.reason or "").lower():
+                    log.info("workflow %s step %s: release failed: %s", wid, name, e)
+                    self.advance_soon(wid, GANG_RECHECK_S)
+                    return False  # still held: tried again
+        self.store.update_step(wid, name, phase="released", job_id=job.id,
+                               event={"job": job.id})
+        return True
+
+    async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
+        """All or nothing: released only when every member's site can start it now."""
+        jobs = [self._job(rec.step(m)) for m in members]
+        if any(j is None for j in jobs):
+            return
+        ok = await asyncio.gather(*(self.ops.can_start_now(j) for j in jobs if j))
+        if not all(ok):
+            waiting = [m for m, good in zip(members, ok, strict=True) if not good]
+            note = f"gang {gang} waits: {', '.join(waiting)} cannot start yet"
+            if rec.data.get("gang_note") != note:
+                self.store.update_workflow_data(rec.id, {"gang_note": note})
+            self.advance_soon(rec.id, GANG_RECHECK_S)
+            return
+        await asyncio.gather(*(self._release(rec.id, m) for m in members))
+
+    async def _failed(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job, why: str,
+                      *, cancel_job: bool = False) -> bool:
+        """A step's run failed: resubmit it (its policy) or stop the workflow (True)."""
+        step, st = wf.step(name), rec.step(name)
+        if cancel_job and not job.state.terminal:
+            with contextlib.suppress(DiamondError):
+                await self.ops.cancel(job)
+        if rec.data.get("cancel_requested"):
+            await self._stop(rec, "CANCELLED", "cancelled by request", None)
+            return True
+        if job.state == JobState.CANCELLED and not cancel_job:
+            self.store.update_step(rec.id, name, phase="cancelled", reason=why, job_id=job.id)
+            await self._stop(rec, "CANCELLED", f"step {name!r} was cancelled outside the "
+                             "workflow", name)
+            return True
+        if st.attempt < step.retries:
+            data: dict[str, Any] = {"elsewhere": step.on_failure == "resubmit-elsewhere",
+                                    "move_error": None}
+            data["pin"] = None if data["elsewhere"] else st.site
+            self.store.update_step(rec.id, name, phase="waiting", token="",
+                                   attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
+                                   f"failed on {st.site}: {why}", data=data, job_id=job.id,
+                                   event={"retry": True, "failed_job": job.id})
+            await self._requeue_downstream(rec, wf, name)
+            return False
+        self.store.update_step(rec.id, name, phase="failed", reason=why, job_id=job.id)
+        await self._stop(rec, "FAILED", f"step {name!r} failed: {why}", name)
+        return True
+
+    async def _requeue_downstream(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Steps queued behind a step that is submitted again wait for its new run."""
+        for d in wf.downstream(name):
+            st = rec.step(d)
+            if st.phase in SUBMITTED or st.phase == "submitting":
+                job = self._job(st)
+                if job is not None and not job.state.terminal:
+                    with contextlib.suppress(DiamondError):
+                        await self.ops.cancel(job)
+                self.store.update_step(rec.id, d, phase="waiting", token="", data={
+                    "move_error": None}, reason=(
+                    f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+
+    async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
+                    culprit: str | None) -> None:
+        """End the workflow: cancel every other unfinished step's job."""
+        rec = self.store.get_workflow(rec.id)
+        for key, task in list(self._tasks.items()):
+            if key.startswith(rec.id + "/"):
+                task.cancel()
+        for st in rec.steps:
+            if st.name == culprit or st.phase in FINAL_PHASES:
+                continue
+            job = self._job(st)
+            if job is not None and not job.state.terminal:
+                with contextlib.suppress(DiamondError):
+                    await self.ops.cancel(job)
+            if job is not None and job.state == JobState.COMPLETED:
+                self.store.update_step(rec.id, st.name, phase="done", job_id=job.id)
+                continue
+            self.store.update_step(rec.id, st.name, phase="cancelled", reason=reason,
+                                   job_id=job.id if job else None)
+        self.store.set_workflow_state(rec.id, state, reason)
+        self._finish(rec.id)
+        await self.ops.publish()
+        self.changed.set()

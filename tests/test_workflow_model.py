@@ -1,0 +1,230 @@
+"""Workflow files: parsing, every validation error (named, exit 2), the store's records,
+and the input-copy lines a same-site step runs (no test bed)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import textwrap
+
+import pytest
+
+from diamond_jupyter.cli import main
+from diamond_jupyter.model import BadInput, JobSpec
+from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import copy_lines, with_prologue
+from diamond_jupyter.workflow.model import load_workflow
+
+SITES = ["alpha", "beta"]
+EXAMPLE = textwrap.dedent("""\
+    name: demo
+    steps:
+      - name: prep
+        site: alpha
+        script: |
+          #!/bin/bash
+          #SBATCH -N 1
+          #SBATCH -t 5
+          ./prepare > out.bin
+        outputs: [out.bin]
+      - name: train
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin, size: 100M}]
+        gang: g1
+        retries: 1
+        on_failure: resubmit-elsewhere
+        script: |
+          #!/bin/bash
+          sha256sum out.bin
+      - name: analyse
+        needs: [train]
+        inputs: [{from: prep, path: out.bin, as: data/in.bin}]
+        script: "echo done"
+    """)
+
+
+def bad(text: str) -> str:
+    with pytest.raises(BadInput) as e:
+        load_workflow(text, sites=SITES)
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_the_example_parses():
+    wf = load_workflow(EXAMPLE, sites=SITES)
+    assert wf.order() == ["prep", "train", "analyse"]
+    train = wf.step("train")
+    assert train.inputs[0].from_ == "prep" and train.inputs[0].size == 100 << 20
+    assert train.retries == 1 and train.on_failure == "resubmit-elsewhere" and train.gang == "g1"
+    assert wf.step("analyse").inputs[0].dest == "data/in.bin"
+    assert wf.upstream("analyse") == {"prep", "train"}
+    assert wf.downstream("prep") == {"train", "analyse"}
+    prep = wf.step("prep").spec()
+    assert prep.resources.nodes == 1 and prep.resources.walltime_s == 300
+    assert prep.name == "prep"
+
+
+def test_order_puts_every_step_after_what_it_needs():
+    wf = load_workflow(textwrap.dedent("""\
+        name: w
+        steps:
+          - {name: c, needs: [b], script: x}
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x}
+          - {name: d, script: x}
+        """))
+    assert wf.order() == ["a", "d", "b", "c"]
+
+
+def test_a_cycle_is_named_with_its_steps():
+    msg = bad(textwrap.dedent("""\
+        name: w
+        steps:
+          - {name: a, needs: [c], script: x}
+          - {name: b, needs: [a], script: x}
+          - {name: c, needs: [b], script: x}
+          - {name: d, script: x}
+        """))
+    assert "cycle" in msg
+    path = msg.split("cycle: ")[1].split(" -> ")
+    assert path[0] == path[-1] and sorted(path[:-1]) == ["a", "b", "c"]
+    assert "d" not in path
+    assert "needs itself" in bad("name: w\nsteps:\n  - {name: a, needs: [a], script: x}\n")
+
+
+@pytest.mark.parametrize("text,want", [
+    ("name: w\nsteps:\n  - {name: a, needs: [nope], script: x}\n",
+     "step 'a' needs unknown step 'nope' (steps: a)"),
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x,"
+     " inputs: [{from: a, path: o}]}\n",
+     "step 'b': inputs[0] is from 'a', which is not upstream of it"),
+    ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: zz, path: o}]}\n",
+     "step 'a': inputs[0] is from unknown step 'zz'"),
+    ("name: w\nsteps:\n  - {name: a, site: gamma, script: x}\n",
+     "step 'a': unknown site 'gamma' (known: alpha, beta, or auto)"),
+    ("name: w\nsteps:\n  - {name: a, script: x, retry: 1}\n",
+     "steps['a'].retry: unknown field (accepted: name, script, site, needs, inputs"),
+    ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o, sz: 1}]}\n",
+     "steps['a'].inputs[0].sz: unknown field (accepted: from, path, as, size)"),
+    ("name: w\nsteps:\n  - {name: a, script: x, on_failure: retry}\n",
+     "steps['a'].on_failure: Input should be 'resubmit-elsewhere' or 'stop'"),
+    ("name: w\nsteps:\n  - {name: a, script: x, retries: -1}\n",
+     "steps['a'].retries: Input should be greater than or equal to 0"),
+    ("name: w\nsteps:\n  - {name: a, script: x, outputs: [../etc/passwd]}\n",
+     "steps['a'].outputs: output '../etc/passwd' must name a file inside"),
+    ("name: w\nsteps:\n  - {name: a, script: x, outputs: [/abs]}\n",
+     "must be relative to the step's working directory"),
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: a, script: y}\n",
+     "step name 'a' is used twice"),
+    ("name: w\nsteps:\n  - {name: 'a b', script: x}\n",
+     "steps['a b'].name: 'a b' is not a valid name"),
+    ("name: w\nsteps:\n  - {name: a}\n", "steps['a'].script: is required"),
+    ("name: w\nsteps: []\n", "steps: List should have at least 1 item"),
+    ("- just a list\n", "expected a mapping with `name` and `steps`, got list"),
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, gang: g}"
+     "\n  - {name: c, needs: [b], script: x, gang: g}\n",
+     "gang 'g': step 'c' waits for 'b' of the same gang"),
+    ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o, size: lots}]}\n",
+     "size 'lots' is not a number of bytes"),
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, inputs: "
+     "[{from: a, path: o}, {from: a, path: p/o, as: o}]}\n",
+     "step 'b': two inputs arrive as 'o'"),
+    ("name: w\nsteps:\n  - {name: a, script: x, dialect: nosuch}\n", "step 'a': "),
+])
+def test_each_problem_is_named(text, want):
+    assert want in bad(text)
+
+
+def test_yaml_syntax_errors_name_the_line(tmp_path):
+    p = tmp_path / "w.yaml"
+    p.write_text("name: w\nsteps:\n  - {name: a, script: x\n  - b\n")
+    with pytest.raises(BadInput) as e:
+        load_workflow(p, sites=SITES)
+    assert str(e.value).startswith(f"{p}: not valid YAML at line ")
+    with pytest.raises(BadInput, match="cannot read .*missing.yaml: No such file"):
+        load_workflow(tmp_path / "missing.yaml")
+
+
+def test_the_cli_exits_2_naming_the_problem(tmp_path, capsys):
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text(f"sites:\n  - name: alpha\n    transport: {{kind: ssh, host: 192.0.2.1}}\n"
+                   f"store: {tmp_path / 's.sqlite'}\n")
+    wf = tmp_path / "w.yaml"
+    wf.write_text("name: w\nsteps:\n  - {name: a, needs: [b], script: x}\n"
+                  "  - {name: b, needs: [a], script: x}\n")
+    assert main(["workflow", "run", str(wf), "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("diamond: workflow 'w' has a cycle: ") and err.count("\n") == 1
+    wf.write_text(EXAMPLE.replace("site: alpha", "site: beta"))  # not in this sites file
+    assert main(["workflow", "run", str(wf), "--config", str(cfg), "--json"]) == 2
+    assert capsys.readouterr().err == ("diamond: step 'prep': unknown site 'beta' (known: "
+                                       "alpha, or auto)\n")
+    assert main(["workflow", "status", "wf-nope", "--config", str(cfg)]) == 2
+    assert "no workflow 'wf-nope'" in capsys.readouterr().err
+
+
+def test_the_store_keeps_workflows_and_their_events(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        assert st._read("PRAGMA user_version")[0][0] >= 4
+        rec = st.create_workflow("demo", {"name": "demo"}, ["a", "b"], owner="e1")
+        assert [s.phase for s in rec.steps] == ["waiting", "waiting"]
+        st.update_step(rec.id, "a", phase="queued", site="alpha", token="abc123abc123",
+                       data={"afterok": []}, job_id="alpha:7")
+        assert st.workflow_of_token("abc123abc123") == (rec.id, "a")
+        st.update_step(rec.id, "a", token="")  # cleared
+        assert st.get_workflow(rec.id).step("a").token is None
+        st.set_workflow_state(rec.id, "RUNNING")
+        st.set_workflow_state(rec.id, "COMPLETED")
+        assert st.set_workflow_state(rec.id, "FAILED").state == "COMPLETED"  # the end stays
+        evs = st.events_since(0, kinds=["workflow.*"])
+        assert [e.kind for e in evs] == ["workflow.created", "workflow.step", "workflow.step",
+                                         "workflow.state", "workflow.state"]
+        assert evs[1].job_id == "alpha:7" and evs[1].data["phase"] == "queued"
+        assert evs[-1].data == {"workflow_id": rec.id, "name": "demo", "state": "COMPLETED",
+                                "previous": "RUNNING", "reason": None}
+        with pytest.raises(BadInput, match="no workflow 'x'"):
+            st.get_workflow("x")
+        # a second engine cannot claim what a live one drives; a dead one's can be taken
+        assert st.claim_workflow(rec.id, "e1") is not None
+        st.release_workflow(rec.id, "e1")
+        assert st.get_workflow(rec.id).data["owner"] is None
+
+
+def test_a_v3_store_is_migrated(tmp_path):
+    from diamond_jupyter.store.db import MIGRATIONS, apply_migration
+
+    p = tmp_path / "old.sqlite"
+    db = sqlite3.connect(p)
+    for m in MIGRATIONS[:3]:
+        apply_migration(db, m)
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    db.close()
+    with Store(p) as st:
+        assert st.list_workflows() == []
+        assert st.create_workflow("w", {}, ["a"]).steps[0].name == "a"
+
+
+def test_copy_lines_quote_every_path(tmp_path):
+    """A hostile file name is copied as a name, never run."""
+    up = tmp_path / "up dir"
+    up.mkdir()
+    name = "o$(touch PWNED); 'x'.bin"
+    (up / name).write_text("data")
+    lines = copy_lines([(str(up / name), "sub dir/in.bin"), (str(up / "missing"), "m")])
+    run = subprocess.run(["bash", "-c", lines + "echo after"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert (tmp_path / "sub dir" / "in.bin").read_text() == "data"
+    assert not (tmp_path / "PWNED").exists() and not list(up.glob("PWNED"))
+    assert run.returncode == 1 and "after" not in run.stdout
+    assert "workflow input m could not be copied from" in run.stderr
+    home = copy_lines([("~/a b", "c")])
+    assert home.startswith("cp -p -- \"$HOME\"/'a b' c ||")
+
+
+def test_the_prologue_keeps_the_interpreter_line_first():
+    spec = with_prologue(JobSpec(script="#!/bin/bash\necho hi\n"), "cp -p -- a b\n")
+    assert spec.script == "#!/bin/bash\ncp -p -- a b\necho hi\n"
+    spec = with_prologue(JobSpec(command="echo hi"), "cp x y\n")
+    assert spec.script == "cp x y\necho hi\n" and spec.command is None

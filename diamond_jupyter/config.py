@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .model import BadInput
 
-SCHEDULERS = ("slurm", "pbs", "lsf", "flux")
+SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 
 
 class _Cfg(BaseModel):
@@ -66,7 +66,7 @@ class DiscoveryConfig(_Cfg):
 
 class SiteConfig(_Cfg):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    scheduler: Literal["slurm", "pbs", "lsf", "flux"] = "slurm"
+    scheduler: Literal["slurm", "pbs", "lsf", "flux", "sge"] = "slurm"
     # the scheduler's variant where its commands differ: pbs "pro" (default), "torque",
     # or "slurm" (Slurm's own PBS/Torque wrappers, slurm-wlm-torque)
     flavor: str | None = None

@@ -43,6 +43,11 @@ class Journal:
     def job_by_token(self, token: str) -> Job | None:
         return self.store.job_by_token(token)
 
+    def cancel_requested(self, job_id: str) -> bool:
+        """Whether the engine asked the job's scheduler to cancel it."""
+        return bool(self.store.events_since(0, kinds=["job.cancel-requested"], job_id=job_id,
+                                            limit=1))
+
     # -- intake ------------------------------------------------------------------------
     def apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
         """Apply a state the job reached (see `Store.apply_state`); its event, if any, is

@@ -256,6 +256,12 @@ class SiteMonitor:
             self.tracked.pop(key, None)
             return None
 
+    def _cancel_requested(self, job: Job) -> bool:
+        """Whether the engine asked the scheduler to cancel this job. Some schedulers say no
+        more: Grid Engine forgets a deleted pending job and records a killed running one
+        like any job killed by SIGKILL."""
+        return self.journal.cancel_requested(job.id)
+
     async def poll_once(self) -> int:
         """One batched query for every tracked job; returns how many changed."""
         jobs = [j for j in (self._job(k) for k in list(self.tracked)) if j and j.native_id]
@@ -277,10 +283,21 @@ class SiteMonitor:
             if mine:  # its own token's record first; else accounting's last (the newest)
                 st = ([s for s in mine if carries_token(s, job)] or mine)[-1]
                 self.misses.pop(key, None)
+                state, reason = st.state, st.reason
+                if state == JobState.FAILED and (st.exit_code or 128) >= 128 \
+                        and self._cancel_requested(job):
+                    state, reason = JobState.CANCELLED, f"cancelled ({st.reason or 'killed'})"
                 changed += self.journal.apply(
-                    job.id, st.state, exit_code=st.exit_code, reason=st.reason,
+                    job.id, state, exit_code=st.exit_code, reason=reason,
                     started_at=st.started_at, ended_at=st.ended_at,
                     native_state=st.native_state, source="poll") is not None
+                continue
+            if self._cancel_requested(job):
+                self.misses.pop(key, None)
+                changed += self.journal.apply(
+                    job.id, JobState.CANCELLED, source="poll",
+                    reason="cancelled: it left the queue after the cancel request (the "
+                           "scheduler keeps no record of it)") is not None
                 continue
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
             self.misses[key] = self.misses.get(key, 0) + 1

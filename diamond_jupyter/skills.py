@@ -320,7 +320,7 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
        "subject to the approval policy.", fetch_results, _fetch_plan, untrusted=True),
     _s("transfer", "Move data between sites or to/from here (Globus or SFTP). Costly: "
        "subject to the approval policy.", transfer, _transfer_plan),
-    _s("translate", "Translate a batch script between dialects (slurm, pbs, lsf, flux); "
+    _s("translate", "Translate a batch script between dialects (slurm, pbs, lsf, flux, sge); "
        "warnings name each dropped or approximated directive.", translate),
 )}
 

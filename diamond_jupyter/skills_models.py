@@ -189,7 +189,7 @@ class TransferOutput(_Out):
 
 class TranslateInput(_In):
     script: str = Field(description="batch script text")
-    to: str = Field(description="slurm | pbs | lsf | flux")
+    to: str = Field(description="slurm | pbs | lsf | flux | sge")
     from_dialect: str | None = Field(None, description="source dialect (default: detected)")
 
 

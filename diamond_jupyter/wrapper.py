@@ -21,7 +21,7 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str) -> str:
     secret (read from its private job directory, never written anywhere else) followed by
     the rest of the line: only this job's wrapper can write a line the monitor accepts."""
     ev, sec = shlex.quote(event_file), shlex.quote(secret_file)
-    jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:--}}}}"
+    jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:-${JOB_ID:--}}}}}"
     return (
         f"__dmd_ev={ev}; __dmd_tok={token}; __dmd_sec=$(cat {sec} 2>/dev/null)\n"
         "__dmd_say() { __dmd_l=\"$(date +%s.%N) $1 $__dmd_tok " + jid + " $2\"; "

@@ -235,7 +235,7 @@ def test_detect_and_lookup_errors() -> None:
     with pytest.raises(BadInput, match="ambiguous"):
         detect_dialect("#SBATCH -N1\n#PBS -N x\n")
     with pytest.raises(BadInput, match="unknown dialect"):
-        get_script_dialect("sge")
+        get_script_dialect("loadleveler")
     assert get_script_dialect("Torque").name == "pbs"
 
 

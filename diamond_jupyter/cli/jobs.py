@@ -159,7 +159,7 @@ def add_job_commands(add: Adder) -> None:
     p = add("sites", cmd_sites, "list the sites and their live state")
     p.add_argument("--offline", action="store_true", help="configuration only, no SSH")
     job_help = "a job id, SITE:NUMBER (as printed by submit)"
-    dialect_help = "the script's dialect: slurm, pbs, lsf or flux (default: detected)"
+    dialect_help = "the script's dialect: slurm, pbs, lsf, flux or sge (default: detected)"
     p = add("queue", cmd_queue, "a site's queue")
     p.add_argument("site", help="a site name from the sites file")
     p = add("place", cmd_place, "rank the sites for a job script")
@@ -199,7 +199,7 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")
     p.add_argument("file", help="a batch script")
-    p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf or flux")
+    p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf, flux or sge")
     p.add_argument("--from", dest="from_", help=dialect_help)
 
 

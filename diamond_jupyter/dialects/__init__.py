@@ -10,11 +10,11 @@ from typing import Any
 
 from ..model import BadInput
 
-DIALECTS = ("slurm", "pbs", "lsf", "flux")
+DIALECTS = ("slurm", "pbs", "lsf", "flux", "sge")
 _SCRIPT_CLASSES = {"slurm": "SlurmScript", "pbs": "PbsScript", "lsf": "LsfScript",
-                   "flux": "FluxScript"}
+                   "flux": "FluxScript", "sge": "SgeScript"}
 _COMMAND_CLASSES = {"slurm": "SlurmCommands", "pbs": "PbsCommands", "lsf": "LsfCommands",
-                    "flux": "FluxCommands"}
+                    "flux": "FluxCommands", "sge": "SgeCommands"}
 
 
 def _check(name: str) -> str:

@@ -18,8 +18,8 @@ class Rendered:
 
 
 class Dialect(Protocol):
-    name: str  # "slurm", "pbs", "lsf", "flux"
-    sentinel: str  # "#SBATCH", "#PBS", "#BSUB", "#flux:"
+    name: str  # "slurm", "pbs", "lsf", "flux", "sge"
+    sentinel: str  # "#SBATCH", "#PBS", "#BSUB", "#flux:", "#$"
 
     def parse_script(self, text: str) -> JobSpec:
         """Directives of a batch script -> JobSpec (raise BadInput on nonsense)."""

@@ -13,17 +13,17 @@ import shlex
 # meaning -> the variable per scheduler (None: the scheduler has no such variable)
 _VARS: dict[str, dict[str, str | None]] = {
     "job id": {"slurm": "SLURM_JOB_ID", "pbs": "PBS_JOBID", "lsf": "LSB_JOBID",
-               "flux": "FLUX_JOB_ID"},
+               "flux": "FLUX_JOB_ID", "sge": "JOB_ID"},
     "array index": {"slurm": "SLURM_ARRAY_TASK_ID", "pbs": "PBS_ARRAY_INDEX",
-                    "lsf": "LSB_JOBINDEX", "flux": None},
+                    "lsf": "LSB_JOBINDEX", "flux": None, "sge": "SGE_TASK_ID"},
     "task count": {"slurm": "SLURM_NTASKS", "pbs": None, "lsf": "LSB_DJOB_NUMPROC",
-                   "flux": None},
+                   "flux": None, "sge": "NSLOTS"},
     "node count": {"slurm": "SLURM_JOB_NUM_NODES", "pbs": None, "lsf": None,
-                   "flux": "FLUX_JOB_NNODES"},
+                   "flux": "FLUX_JOB_NNODES", "sge": "NHOSTS"},
     "submit directory": {"slurm": "SLURM_SUBMIT_DIR", "pbs": "PBS_O_WORKDIR",
-                         "lsf": "LS_SUBCWD", "flux": None},
+                         "lsf": "LS_SUBCWD", "flux": None, "sge": "SGE_O_WORKDIR"},
     "job name": {"slurm": "SLURM_JOB_NAME", "pbs": "PBS_JOBNAME", "lsf": "LSB_JOBNAME",
-                 "flux": None},
+                 "flux": None, "sge": "JOB_NAME"},
     "task rank": {"slurm": "SLURM_PROCID", "pbs": None, "lsf": None,
                   "flux": "FLUX_TASK_RANK"},
     "node list": {"slurm": "SLURM_JOB_NODELIST", "pbs": None, "lsf": None, "flux": None},
@@ -40,8 +40,12 @@ _ALIASES = {
     "pbs": {"PBS_ARRAYID": "array index", "PBS_NODEFILE": "node list"},
     "lsf": {"LSB_HOSTS": "node list", "LSB_MCPU_HOSTS": "node list"},
     "flux": {},
+    "sge": {"PE_HOSTFILE": "node list"},
 }
-_PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_"}
+_PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}
+# Grid Engine's own variables mostly lack a common prefix
+_NAMES = {"sge": r"(?:SGE_\w+|JOB_ID|JOB_NAME|NSLOTS|NHOSTS|NQUEUES|PE_HOSTFILE|PE|"
+                 r"TASK_ID|RESTARTED)\b"}
 
 # srun / mpirun option -> flux run option (None: takes no value)
 _SRUN_FLUX = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N",
@@ -72,7 +76,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1
         return body, []
     names = _meanings(source)
     prefix = _PREFIX[source]
-    var = re.compile(r"(\$\{?)(" + re.escape(prefix) + r"\w+)")
+    var = re.compile(r"(\$\{?)(" + _NAMES.get(source, re.escape(prefix) + r"\w+") + ")")
     out, notes = [], []
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
@@ -82,7 +86,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1
 
         def swap(m: re.Match[str], missing: list[str] = missing) -> str:
             meaning = names.get(m.group(2))
-            new = _VARS[meaning][target] if meaning else None
+            new = _VARS[meaning].get(target) if meaning else None
             if new is None:
                 missing.append(f"${m.group(2)}" + (f" ({meaning})" if meaning else ""))
                 return m.group(0)

@@ -403,10 +403,15 @@ _TO_TARGET = {
     "lsf": {"j": "%J", "A": "%J", "a": "%I"},
     "flux": {"j": "{{id}}", "x": "{{name}}"},
     "pbs": {},
+    "sge": {"j": "$JOB_ID", "A": "$JOB_ID", "x": "$JOB_NAME", "a": "$TASK_ID",
+            "u": "$USER", "N": "$HOSTNAME"},
 }
 _FROM_SOURCE = {
     "lsf": [("%J", "%j"), ("%I", "%a")],
     "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+    "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
+            ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
+            ("${USER}", "%u"), ("$USER", "%u"), ("${HOSTNAME}", "%N"), ("$HOSTNAME", "%N")],
 }
 
 
@@ -426,7 +431,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
         if tok == "%%":
-            return "%%" if target != "pbs" else "%"
+            return "%%" if target not in ("pbs", "sge") else "%"
         new = table.get(tok[-1]) if len(tok) == 2 else None
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
@@ -450,10 +455,12 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         runtime = pick_runtime(spec.metadata.get("container_runtime"), None)
         out.append(f"approximated: container image {spec.environment.container_image}: the "
                    f"body runs in it through `{runtime}` (no {target} directive)")
-    if target != "pbs" and spec.source_dialect == "pbs" and not spec.join_output \
-            and spec.stderr is None:
+    kept_apart = {"pbs": "PBS kept them apart without -j oe",
+                  "sge": "Grid Engine kept them apart without -j y"}
+    if target not in ("pbs", "sge") and spec.source_dialect in kept_apart \
+            and not spec.join_output and spec.stderr is None:
         out.append(f"approximated: stderr now goes with stdout ({target} joins them unless an "
-                   "error file is named; PBS kept them apart without -j oe)")
+                   f"error file is named; {kept_apart[spec.source_dialect]})")
     if spec.resources.memory_mb == 0 and target != "slurm":
         out.append(f"dropped: memory 0 (Slurm's 'all memory of the node'; no {target} form)")
     if spec.constraints.architecture:

@@ -9,17 +9,21 @@ from .body import translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
+from .sge_script import sge_script
 from .slurm_script import slurm_script
 
-SCRIPT_DIALECTS = {d.name: d for d in (slurm_script, pbs_script, lsf_script, flux_script)}
+SCRIPT_DIALECTS = {d.name: d for d in (slurm_script, pbs_script, lsf_script, flux_script,
+                                         sge_script)}
 _ALIASES = {"sbatch": "slurm", "torque": "pbs", "pbspro": "pbs", "openpbs": "pbs",
-            "bsub": "lsf", "spectrum-lsf": "lsf"}
+            "bsub": "lsf", "spectrum-lsf": "lsf", "gridengine": "sge", "grid-engine": "sge",
+            "sog": "sge", "uge": "sge", "soge": "sge"}
 # The lines each scheduler reads as its directives (RFC 36 for Flux).
 SENTINELS = {
     "slurm": re.compile(r"^[ \t]*#SBATCH"),
     "pbs": re.compile(r"^[ \t]*#PBS"),
     "lsf": re.compile(r"^[ \t]*#BSUB"),
     "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),
+    "sge": re.compile(r"^#\$(?=\s|-|$)"),
 }
 
 
@@ -34,7 +38,7 @@ def detect_dialect(text: str) -> str:
     best = max(counts.values())
     winners = [n for n, c in counts.items() if c == best]
     if best == 0:
-        raise BadInput("no batch directives found (looked for #SBATCH, #PBS, #BSUB, #flux:); "
+        raise BadInput("no batch directives found (looked for #SBATCH, #PBS, #BSUB, #flux:, #$); "
                        "pass the source dialect explicitly")
     if len(winners) > 1:
         raise BadInput(f"ambiguous dialect: {' and '.join(winners)} both have {best} "
@@ -91,6 +95,8 @@ _DIRECTIVES = {
     "flux": {"nodes": "--nodes", "tasks": "--nslots/--tasks-per-node",
              "cpus": "--cores-per-slot/--cores", "gpus": "--gpus-per-slot/--gpus-per-node",
              "memory_mb": "(none)"},
+    "sge": {"nodes": "(none: slots)", "tasks": "-pe NAME N", "cpus": "-pe smp N",
+            "gpus": "-l gpu", "memory_mb": "-l h_vmem"},
 }
 _LABELS = {"nodes": "node(s)", "tasks": "task(s)", "cpus": "CPU(s)", "gpus": "GPU(s)",
            "memory_mb": "MB of memory"}

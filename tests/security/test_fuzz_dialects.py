@@ -18,15 +18,16 @@ from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec
 
-DIALECTS = ["slurm", "pbs", "lsf", "flux"]
+DIALECTS = ["slurm", "pbs", "lsf", "flux", "sge"]
 # bounded: the whole file runs in seconds on two busy cores
 FUZZ = settings(max_examples=60, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
-SENTINELS = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB", "flux": "#flux:"}
+SENTINELS = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB", "flux": "#flux:", "sge": "#$"}
 OPTIONS = {
     "slurm": ["-J", "-p", "-A", "-N", "-n", "-c", "-t", "-o", "-e", "-D", "--mem", "--gres",
               "--gpus-per-node", "--array", "--dependency", "--export", "--constraint",
@@ -38,6 +39,8 @@ OPTIONS = {
     "flux": ["-N", "-n", "-c", "-g", "-t", "-q", "--job-name", "--output", "--error", "--cwd",
              "--setattr", "--setopt", "--requires", "--dependency", "--env", "--exclusive",
              "--bogus"],
+    "sge": ["-N", "-pe", "-l", "-q", "-o", "-e", "-j", "-t", "-tc", "-hold_jid", "-cwd", "-wd",
+            "-V", "-v", "-M", "-m", "-A", "-S", "-h", "-ar", "-notify", "-bogus"],
 }
 
 hostile = st.one_of(st.sampled_from(ALL), st.text(max_size=40),
@@ -117,7 +120,8 @@ spec_values = st.fixed_dictionaries({}, optional={
         "dialect": st.sampled_from(DIALECTS), "option": hostile,
         "value": st.one_of(st.none(), hostile),
         "raw": st.one_of(hostile, st.sampled_from(["touch PWNED", "#SBATCH --x", "#PBS -z",
-                                                   "#BSUB -z", "#flux: --x", "  #SBATCH -q"]))}),
+                                                   "#BSUB -z", "#flux: --x", "  #SBATCH -q",
+                                                   "#$ -x"]))}),
         max_size=3),
 })
 
@@ -165,6 +169,7 @@ COMMANDS = {
     "pbs": PbsCommands(tz=UTC),
     "lsf": LsfCommands(tz=UTC, now=lambda: datetime(2026, 11, 29, 12, 0, tzinfo=UTC)),
     "flux": FluxCommands(),
+    "sge": SgeCommands(tz=UTC),
 }
 SNAPSHOT_FILES = {
     "slurm": {"partitions": "scontrol_partition.txt", "nodes": "scontrol_node.txt",
@@ -175,6 +180,8 @@ SNAPSHOT_FILES = {
             "queues": "bqueues_json.json", "queue": "bjobs_json.json"},
     "flux": {"resources": "flux_resource_list.txt", "queues": "flux_queue_list.txt",
              "queue": "flux_jobs_json.json"},
+    "sge": {"hosts": "qhost_xml.xml", "queues": "qconf_sq_all.txt", "pes": "qconf_spl.txt",
+            "queue": "qstat_f_xml.xml"},
 }
 
 

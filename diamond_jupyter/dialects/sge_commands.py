@@ -1,0 +1,342 @@
+"""Grid Engine command lines and output parsers (pure: argv in, models out).
+
+Recorded on Son of Grid Engine 8.1.9 (Debian 12 `gridengine-*`). `qstat -xml -u '*'`
+lists running jobs (queue_info) and pending ones (job_info); an array shows one entry per
+running task and one for its pending range. A job leaves qstat the moment it ends;
+`qacct -j ID` then reads the accounting file (the test bed flushes it at once; a site's
+`accounting_flush_time` may delay it). A pending job deleted with qdel leaves no
+accounting record at all, and a running one killed by qdel looks like any job killed by
+SIGKILL (`failed 100`, exit_status 137): only the engine knows it asked for the cancel.
+Times are the cluster's local time: `2026-12-01T18:26:49` in XML, ctime in qacct.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from datetime import tzinfo
+from typing import Any
+
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .outputs_common import (
+    clean,
+    fail,
+    memory_mb,
+    parse_duration,
+    parse_iso,
+    parse_local_time,
+    to_int,
+)
+
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+QACCT_SEP = "=" * 62
+_ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
+         "lx-ppc64le": "ppc64le"}
+# failed codes (sge_shepherd / qmaster) that are not the job's own doing
+_TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
+_XML_END = "</job_info>"
+_HOLD_LINE = "'^#\\$(.*[[:space:]])?-h([[:space:]]|$)'"  # a #$ line with -h (for grep -E)
+
+
+def map_state(code: str) -> tuple[JobState, str | None]:
+    """A qstat state code (r, t, qw, hqw, Eqw, dr, Rr, s, S, T ...) -> (state, reason)."""
+    c = code.strip()
+    if not c:
+        return JobState.UNKNOWN, None
+    if "E" in c:
+        return JobState.PENDING, f"error state ({c}): `qstat -j` says why; it runs only " \
+                                 "after `qmod -cj`"
+    reason = "being deleted" if "d" in c else None
+    if any(x in c for x in "rtsST"):
+        if any(x in c for x in "sST"):
+            reason = reason or f"suspended ({c})"
+        return JobState.RUNNING, reason
+    if "q" in c or "w" in c:
+        if "h" in c:
+            reason = reason or f"held ({c})"
+        return JobState.PENDING, reason
+    return JobState.UNKNOWN, reason
+
+
+def finished_state(failed: str | None, exit_status: int | None
+                   ) -> tuple[JobState, int | None, str | None]:
+    """(state, exit code, reason) of a qacct record."""
+    code = to_int((failed or "").split(":")[0]) or 0
+    why = (failed or "").partition(":")[2].strip() or None
+    if code in _TIMEOUT_FAILED:
+        return JobState.TIMEOUT, exit_status, f"time or memory limit ({why or code})"
+    if code and code != 100:  # the job never ran its script (or not to the end)
+        return JobState.FAILED, None, f"Grid Engine failed the job ({code}: {why})"
+    if exit_status is None:
+        return JobState.UNKNOWN, None, why
+    if exit_status == 0 and not code:
+        return JobState.COMPLETED, 0, None
+    if exit_status > 128:
+        return JobState.FAILED, exit_status, f"killed by signal {exit_status - 128}"
+    return JobState.FAILED, exit_status, None
+
+
+class SgeCommands:
+    """Grid Engine argv builders and parsers. `tz`: the cluster's time zone for its naive
+    timestamps (None = this machine's)."""
+
+    name = "sge"
+    submit_stdin = False
+
+    def __init__(self, *, tz: tzinfo | None = None) -> None:
+        self.tz = tz
+
+    @staticmethod
+    def _ids(native_ids: list[str]) -> list[str]:
+        ids = [str(i).strip() for i in native_ids if str(i).strip()]
+        if not ids:
+            raise BadInput("sge: no job ids given")
+        for i in ids:
+            if not re.fullmatch(r"\d+(\.\d+(-\d+(:\d+)?)?)?", i):
+                raise BadInput(f"sge: not a job id: {i!r}")
+        return [i.split(".")[0] for i in ids]
+
+    # -- argv ---------------------------------------------------------------
+    def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
+        """qsub's `-h` toggles: given on the command line AND in the script, the job is
+        NOT held (measured on 8.1.9). A held submit adds it only when the script lacks it."""
+        if not hold:
+            return ["qsub", "-terse", script_path]
+        return ["sh", "-c", f'if grep -Eq {_HOLD_LINE} "$1"; then exec qsub -terse "$1"; '
+                'else exec qsub -terse -h "$1"; fi', "sh", script_path]
+
+    def status_argv(self, native_ids: list[str]) -> list[str]:
+        """Every user's queued and running jobs (qstat has no id filter for its list)."""
+        self._ids(native_ids)
+        return ["qstat", "-xml", "-u", "*"]
+
+    def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
+        """`qacct -j` takes one job: one shell loop, the ids as arguments (never code);
+        a job without a record prints nothing."""
+        return ["sh", "-c", 'for j do qacct -j "$j" 2>/dev/null; done; exit 0', "sh",
+                *dict.fromkeys(self._ids(native_ids))]
+
+    def cancel_argv(self, native_ids: list[str]) -> list[str]:
+        return ["qdel", *self._ids(native_ids)]
+
+    def release_argv(self, native_ids: list[str]) -> list[str]:
+        return ["qrls", *self._ids(native_ids)]
+
+    def find_by_name_argv(self, name: str) -> list[str]:
+        """The queue, then the accounting records of jobs of that name (`qacct -j NAME`):
+        a job that ended since its submit's answer was lost is found too."""
+        if not name or "\n" in name or name.startswith("-"):
+            raise BadInput(f"sge: unusable job name {name!r}")
+        return ["sh", "-c", 'qstat -xml -u "*" || exit 1; qacct -j "$1" 2>/dev/null; exit 0',
+                "sh", name]
+
+    def snapshot_argvs(self) -> dict[str, list[str]]:
+        return {
+            "hosts": ["qhost", "-xml", "-F"],
+            "queues": ["sh", "-c", 'for q in $(qconf -sql); do qconf -sq "$q"; echo; done'],
+            "pes": ["qconf", "-spl"],
+            "queue": ["qstat", "-f", "-xml", "-u", "*"],
+        }
+
+    # -- parsers ------------------------------------------------------------
+    def parse_submit(self, stdout: str) -> str:
+        """`qsub -terse`: '123', or '123.1-10:1' for an array (warnings may come first)."""
+        for line in stdout.splitlines():
+            m = re.fullmatch(r"\s*(\d+)(?:\.\d+-\d+:\d+)?\s*", line)
+            if m:
+                return m.group(1)
+        raise fail("sge", "qsub -terse output", "no job id", stdout)
+
+    def parse_status(self, stdout: str) -> list[JobStatus]:
+        """`qstat -xml` (either form), optionally followed by qacct records."""
+        text = stdout.strip()
+        if not text:
+            return []
+        xml_part, acct = text, ""
+        if text.startswith("<"):
+            end = text.rfind(_XML_END)
+            if end < 0:
+                raise fail("sge", "qstat -xml", "no closing </job_info>", text)
+            xml_part, acct = text[:end + len(_XML_END)], text[end + len(_XML_END):]
+        else:
+            found = self.parse_accounting(text)
+            if not found:  # an error message where qstat's XML should be
+                raise fail("sge", "qstat -xml", "not XML", text)
+            return found
+        try:
+            root = ET.fromstring(xml_part)
+        except ET.ParseError as exc:
+            raise fail("sge", "qstat -xml", str(exc), text) from None
+        jobs: dict[str, JobStatus] = {}
+        for j in root.iter("job_list"):  # an array: its running tasks, its pending range
+            st = self._xml_job(j)
+            prev = jobs.get(st.native_id)
+            if prev is None or (st.state == JobState.RUNNING != prev.state):
+                jobs[st.native_id] = st
+        return list(jobs.values()) + (self.parse_accounting(acct) if acct.strip() else [])
+
+    def _xml_job(self, j: ET.Element) -> JobStatus:
+        jid = (j.findtext("JB_job_number") or "").strip()
+        if not jid.isdigit():
+            raise fail("sge", "qstat -xml", "a job without JB_job_number")
+        code = (j.findtext("state") or "").strip()
+        state, reason = map_state(code)
+        start = parse_iso(j.findtext("JAT_start_time"), self.tz)
+        tasks = clean(j.findtext("tasks"))
+        return JobStatus(
+            native_id=jid, state=state, native_state=code or None,
+            name=clean(j.findtext("JB_name")), user=clean(j.findtext("JB_owner")),
+            partition=(clean(j.findtext("queue_name")) or "").split("@")[0] or None,
+            cpus=to_int(j.findtext("slots")),
+            submitted_at=parse_iso(j.findtext("JB_submission_time"), self.tz),
+            started_at=start if state == JobState.RUNNING else None,
+            reason=reason, comment=f"tasks {tasks}" if tasks else None,
+            node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
+        )
+
+    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+        """`qacct -j` records ("key value" lines between ===== separators); an array's
+        tasks are one record each, folded into one status per job (the worst outcome)."""
+        out: dict[str, JobStatus] = {}
+        for block in stdout.split(QACCT_SEP):
+            rec: dict[str, str] = {}
+            for line in block.splitlines():
+                key, _, value = line.strip().partition(" ")
+                if key and re.fullmatch(r"[a-z_]+", key):
+                    rec[key] = value.strip()
+            if "jobnumber" not in rec:
+                continue
+            jid = rec["jobnumber"]
+            if not jid.isdigit():
+                raise fail("sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+            exit_status = to_int(((rec.get("exit_status") or "").split() or [None])[0])
+            state, code, reason = finished_state(rec.get("failed"), exit_status)
+            start = parse_local_time(rec.get("start_time"), self.tz, CTIME_FORMATS)
+            st = JobStatus(
+                native_id=jid, state=state, native_state=clean(rec.get("failed")),
+                name=clean(rec.get("jobname")), user=clean(rec.get("owner")),
+                partition=clean(rec.get("qname")), cpus=to_int(rec.get("slots")),
+                submitted_at=parse_local_time(rec.get("qsub_time"), self.tz, CTIME_FORMATS),
+                started_at=start,
+                ended_at=parse_local_time(rec.get("end_time"), self.tz, CTIME_FORMATS)
+                if start else None,
+                exit_code=code, reason=reason, node_list=clean(rec.get("hostname")),
+            )
+            prev = out.get(jid)
+            if prev is None or _worse(st, prev):
+                out[jid] = st
+        return list(out.values())
+
+    # -- snapshot -----------------------------------------------------------
+    def parse_queue_configs(self, stdout: str) -> dict[str, dict[str, str]]:
+        """`qconf -sq` of each queue (blank-line separated, '\\' continues a line)."""
+        text = re.sub(r"\\\n\s*", " ", stdout)
+        out: dict[str, dict[str, str]] = {}
+        cur: dict[str, str] = {}
+        for line in text.splitlines() + [""]:
+            key, _, value = line.strip().partition(" ")
+            if key == "qname":
+                if cur.get("qname"):
+                    out[cur["qname"]] = cur
+                cur = {}
+            if key:
+                cur[key] = value.strip()
+        if cur.get("qname"):
+            out[cur["qname"]] = cur
+        return out
+
+    def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        queue_text = outputs.get("queue", "")
+        instances: list[dict[str, Any]] = []
+        jobs: list[JobStatus] = []
+        if queue_text.strip():
+            try:
+                root = ET.fromstring(queue_text.strip())
+            except ET.ParseError as exc:
+                raise fail("sge", "qstat -f -xml", str(exc), queue_text) from None
+            for q in root.iter("Queue-List"):
+                qname, _, host = (q.findtext("name") or "").partition("@")
+                instances.append({
+                    "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
+                    "used": to_int(q.findtext("slots_used")) or 0,
+                    "total": to_int(q.findtext("slots_total")) or 0,
+                    "arch": clean(q.findtext("arch")),
+                })
+                for j in q.iter("job_list"):
+                    st = self._xml_job(j)
+                    jobs.append(st.model_copy(update={"partition": qname,
+                                                      "node_list": host or None}))
+            info = root.find("job_info")
+            for j in (info.iter("job_list") if info is not None else ()):
+                jobs.append(self._xml_job(j))
+        return SiteSnapshot(
+            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
+            partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs)
+
+    def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
+        if not text.strip():
+            return []
+        try:
+            root = ET.fromstring(text.strip())
+        except ET.ParseError as exc:
+            raise fail("sge", "qhost -xml", str(exc), text) from None
+        out = []
+        for h in root.iter("host"):
+            name = h.get("name") or ""
+            if not name or name == "global":
+                continue
+            hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
+            rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
+            mine = [i for i in instances if i["host"] == name]
+            used = sum(i["used"] for i in mine)
+            free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
+            cpus = used + free if free is not None else max((i["total"] for i in mine),
+                                                             default=to_int(hv.get("num_proc")))
+            states = "".join(i["state"] for i in mine)
+            load = clean(hv.get("load_avg"))
+            if load is None or re.search(r"[uo]", states):
+                state = "down"
+            elif re.search(r"[dDsSE]", states):
+                state = "drain"
+            else:
+                state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
+            gpu_total = to_int(rv.get("gpu"))
+            arch = clean(hv.get("arch_string"))
+            out.append(Node(
+                name=name, state=state, cpus=cpus or 0, cpus_allocated=used,
+                memory_mb=memory_mb(hv.get("mem_total")) or 0,
+                gpus=gpu_total or 0, gpus_allocated=0,
+                partitions=sorted({i["queue"] for i in mine}),
+                architecture=_ARCH.get(arch or "", arch),
+            ))
+        return out
+
+    def _partitions(self, text: str, instances: list[dict[str, Any]]) -> list[Partition]:
+        configs = self.parse_queue_configs(text)
+        names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
+        out = []
+        for n, name in enumerate(names):
+            cfg = configs.get(name, {})
+            mine = [i for i in instances if i["queue"] == name]
+            try:
+                h_rt = parse_duration(cfg.get("h_rt")) if cfg.get("h_rt") not in (
+                    None, "INFINITY") else None
+            except ValueError:
+                h_rt = None
+            up = bool(mine) and not all(re.search(r"[dDuEsS]", i["state"]) for i in mine)
+            out.append(Partition(
+                name=name, default=n == 0, state="UP" if up else "DOWN", max_time_s=h_rt,
+                nodes=[i["host"] for i in mine], total_nodes=len(mine),
+                total_cpus=sum(i["total"] for i in mine),
+            ))
+        return out
+
+
+def _worse(a: JobStatus, b: JobStatus) -> bool:
+    """Which of two array-task records speaks for the job: a failure over a success."""
+    rank = {JobState.COMPLETED: 0, JobState.UNKNOWN: 1, JobState.TIMEOUT: 2,
+            JobState.FAILED: 3, JobState.CANCELLED: 4}
+    return rank.get(a.state, 1) > rank.get(b.state, 1)
+
+
+sge_commands = SgeCommands()

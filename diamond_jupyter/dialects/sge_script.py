@@ -1,0 +1,454 @@
+"""Grid Engine batch scripts (#$, qsub of Son of Grid Engine 8.1 / SGE 6.2 / UGE):
+parse into JobSpec and render from it.
+
+Grid Engine counts slots, not nodes: a parallel job names a parallel environment and a slot
+count (`-pe NAME N`); how slots spread over hosts is the PE's allocation rule, set by the
+admin. A PE whose name says shared memory (smp, shm, threads, openmp, ...) is read as one
+task of N CPUs on one host; any other as N tasks. Rendering uses the PE the spec came
+with, else `smp` for a multi-CPU task and `mpi` for several tasks (`SMP_PE`, `MPI_PE`).
+`-l h_vmem` is per slot (memory per CPU); `-l gpu` is a per-job consumable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from .base import Rendered
+from .scripts_common import (
+    Item,
+    assemble,
+    bad,
+    begin_parse,
+    common_render_warnings,
+    fmt_hms,
+    foreign_warnings,
+    guarded,
+    is_placeholder,
+    mail_warning,
+    map_out_pattern,
+    neutral_out_pattern,
+    neutral_preamble,
+    note,
+    own_unknown_lines,
+    parse_hms,
+    parse_mem_mb,
+    placeholder_note,
+    quote,
+    tokenize,
+    unknown,
+)
+
+SMP_PE = "smp"
+MPI_PE = "mpi"
+_SHARED_PE = re.compile(r"^(smp|shm|shmem|shared|threads?|thread|openmp|omp|multithread\w*|"
+                        r"make|pe_slots|serial|single|local)$", re.I)
+# qsub options and how many values each takes (0: a flag)
+_ARITY = {
+    "-N": 1, "-pe": 2, "-l": 1, "-q": 1, "-o": 1, "-e": 1, "-j": 1, "-t": 1, "-tc": 1,
+    "-hold_jid": 1, "-hold_jid_ad": 1, "-cwd": 0, "-wd": 1, "-V": 0, "-v": 1, "-M": 1,
+    "-m": 1, "-A": 1, "-P": 1, "-S": 1, "-h": 0, "-ar": 1, "-a": 1, "-b": 1, "-binding": 1,
+    "-c": 1, "-ckpt": 1, "-clear": 0, "-dc": 1, "-ac": 1, "-sc": 1, "-dl": 1, "-i": 1,
+    "-js": 1, "-jsv": 1, "-masterq": 1, "-notify": 0, "-now": 1, "-p": 1, "-r": 1, "-R": 1,
+    "-shell": 1, "-soft": 0, "-hard": 0, "-sync": 1, "-w": 1, "-pty": 1, "-C": 1,
+}
+_SENTINEL = re.compile(r"^#\$(?=\s|-|$)\s*(.*)$")
+_MAIL = {"b": "begin", "e": "end", "a": "fail"}
+_MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
+_ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
+         "lx-ppc64le": "ppc64le"}
+_ARCH_BACK = {"x86_64": "lx-amd64", "aarch64": "lx-arm64", "ppc64le": "lx-ppc64le"}
+_TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
+_ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+_LATE = "read by qsub wherever it stands"
+_SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
+
+
+def _items(payload: str, lineno: int, raw: str) -> list[Item]:
+    """qsub's options on one directive line; `-l a=1,b=2` gives one item per resource."""
+    tokens = tokenize(payload)
+    out: list[Item] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        n = _ARITY.get(tok)
+        if n is None:  # an option this table lacks, or a stray word
+            value = None
+            if tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
+                value, i = tokens[i], i + 1
+            out.append(Item(tok, value, lineno, raw, known=False))
+            continue
+        if i + n > len(tokens):
+            raise BadInput(f"line {lineno}: option {tok} needs {n} value(s): {raw.strip()}")
+        value = " ".join(tokens[i:i + n]) if n else None
+        i += n
+        if tok == "-l" and value:
+            out += [Item("-l", part, lineno, raw) for part in value.split(",") if part]
+        else:
+            out.append(Item(tok, value, lineno, raw))
+    return out
+
+
+def _count(raw: str) -> int:
+    m = _SENTINEL.match(raw)
+    try:
+        return len(_items(m.group(1), 0, raw)) if m else 0
+    except BadInput:
+        return 0
+
+
+def is_shared_pe(name: str) -> bool:
+    return bool(_SHARED_PE.match(name))
+
+
+class SgeScript:
+    name = "sge"
+    sentinel = "#$"
+
+    def parse_script(self, text: str) -> JobSpec:
+        header, spec = begin_parse(text, _SENTINEL, self.name, _LATE)
+        # qsub reads directives anywhere in the script (measured on 8.1.9): the later ones
+        # count too, and stay in the body as written
+        spec.metadata["parse_notes"] = [n for n in spec.metadata.get("parse_notes", [])
+                                        if not n.endswith(f"({_LATE})")]
+        if not spec.metadata["parse_notes"]:
+            del spec.metadata["parse_notes"]
+        late = [(n, raw, m.group(1)) for n, raw in header.late
+                if (m := _SENTINEL.match(raw))]
+        state: dict[str, str] = {}
+        lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
+        for (lineno, raw, payload), in_body in lines:
+            for item in _items(payload, lineno, raw):
+                try:
+                    ok = item.known and guarded(item, self._map, spec, item, state)
+                except BadInput:
+                    if not is_placeholder(item.value, loose=True):
+                        raise
+                    note(spec, placeholder_note(item, self.name))
+                    ok = False
+                if not ok and not in_body:  # one in the body stays there, as written
+                    sub = _SUB + (item.value or "").partition("=")[0]
+                    unknown(spec, self.name, item, sub if item.option == "-l" else None)
+                elif not ok:
+                    note(spec, f"line {lineno}: `{raw.strip()}` kept in the body "
+                               f"({item.option}: no neutral form)")
+        if "tc" in state:
+            if spec.array is None:
+                note(spec, "-tc without -t has no effect; dropped")
+            else:
+                spec.array = ArraySpec(expression=f"{spec.array.expression}%{state['tc']}")
+        return spec
+
+    def _map(self, spec: JobSpec, item: Item, state: dict[str, str]) -> bool:  # noqa: C901
+        o, v = item.option, item.value or ""
+        if o in ("-q", "-A", "-N", "-wd", "-ar") and is_placeholder(v):
+            note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+        if o == "-l":
+            return self._resource(spec, item)
+        if o == "-pe":
+            return self._pe(spec, item)
+        if o == "-N":
+            spec.name = v
+        elif o == "-q":
+            spec.queue = v
+        elif o == "-A":
+            spec.account = v
+        elif o == "-ar":
+            spec.reservation = v
+        elif o in ("-o", "-e"):
+            path = re.sub(r"^[\w.\-]*:(?=[/$~.\w])", "", v)
+            if path != v:
+                note(spec, f"line {item.lineno}: host prefix dropped from {v}")
+            setattr(spec, "stdout" if o == "-o" else "stderr",
+                    neutral_out_pattern(path, self.name))
+        elif o == "-j":
+            if v.lower() not in ("y", "yes", "n", "no", "true", "false"):
+                raise bad(item, "bad -j value", "y or n")
+            spec.join_output = v.lower() in ("y", "yes", "true")
+        elif o == "-t":
+            m = _ARRAY.match(v)
+            if not m:
+                raise bad(item, "bad task range", "n[-m[:s]], e.g. 1-100:2")
+            spec.array = ArraySpec(expression=v)
+        elif o == "-tc":
+            if not v.isdigit():
+                raise bad(item, "bad -tc value", "a positive integer")
+            state["tc"] = v
+        elif o == "-hold_jid":
+            ids = [x for x in v.split(",") if x]
+            if not ids or not all(x.isdigit() for x in ids):
+                return False  # job names or patterns: kept as written
+            dep = Dependency(kind="afterany", job_ids=ids)
+            if dep not in spec.dependencies:
+                spec.dependencies.append(dep)
+        elif o == "-cwd":
+            spec.metadata["sge_cwd"] = True
+        elif o == "-wd":
+            spec.working_directory = v
+        elif o == "-V":
+            spec.environment.export_all = True
+        elif o == "-v":
+            pairs = [p.partition("=") for p in v.split(",") if p]
+            if not pairs or not all(eq for _, eq, _ in pairs):
+                return False  # `-v NAME` copies NAME from qsub's environment: kept as is
+            spec.environment.variables.update({k: val for k, _, val in pairs})
+        elif o == "-M":
+            spec.mail_user = v
+        elif o == "-m":
+            if not set(v) <= set("beasn"):
+                raise bad(item, "bad -m value", "letters from b, e, a, s, or n")
+            if "s" in v:
+                note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
+            spec.mail_events += [_MAIL[c] for c in v
+                                 if c in _MAIL and _MAIL[c] not in spec.mail_events]
+        elif o == "-h":
+            spec.hold = True
+        elif o == "-S":
+            spec.shell = v
+        else:
+            return False
+        return True
+
+    def _pe(self, spec: JobSpec, item: Item) -> bool:
+        name, _, slots = (item.value or "").partition(" ")
+        if not slots.isdigit() or int(slots) < 1:
+            if re.fullmatch(r"\d*-\d*", slots):
+                note(spec, f"line {item.lineno}: slot range {slots} kept as an unknown "
+                           "directive (no neutral form)")
+                return False
+            raise bad(item, "bad slot count", "a positive integer, e.g. -pe smp 4")
+        r, n = spec.resources, int(slots)
+        spec.metadata["sge_pe"] = name
+        if is_shared_pe(name):
+            r.nodes, r.cpus_per_task = 1, n
+        else:
+            r.tasks = n
+        return True
+
+    def _resource(self, spec: JobSpec, item: Item) -> bool:
+        key, eq, val = (item.value or "").partition("=")
+        r = spec.resources
+        if key in ("h_rt", "h_vmem", "gpu") and is_placeholder(val, loose=True):
+            raise bad(item, "placeholder", "a concrete value")
+        if key == "h_rt":
+            secs = parse_hms(val)
+            if secs is None:
+                raise bad(item, "bad h_rt", "[[H:]M:]S or seconds, e.g. 01:30:00")
+            r.walltime_s = secs
+        elif key == "h_vmem":
+            mb = parse_mem_mb(val, default_unit="b")
+            if mb is None:
+                raise bad(item, "bad h_vmem", "a number with K, M, G or T, e.g. 4G")
+            r.memory_per_cpu_mb = mb
+        elif key in ("gpu", "gpus", "ngpus"):
+            if not val.isdigit():
+                raise bad(item, "bad GPU count", "a non-negative integer, e.g. gpu=1")
+            r.gpus_per_node = int(val)
+            spec.metadata["sge_gpu"] = key
+        elif key == "arch" and val in _ARCH:
+            spec.constraints.architecture = _ARCH[val]
+        elif key in ("exclusive", "excl") and eq and val in _TRUE:
+            spec.constraints.exclusive = True
+            spec.metadata["sge_exclusive"] = key
+        else:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ render
+    def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
+        warnings = common_render_warnings(spec, self.name)
+        warnings = [w for w in warnings if not w.startswith("dropped: architecture")
+                    or spec.constraints.architecture not in _ARCH_BACK]
+        lines: list[str] = []
+
+        def add(opt: str, val: object = None) -> None:
+            lines.append(f"#$ {opt}" + ("" if val is None else f" {quote(str(val))}"))
+
+        r, c = spec.resources, spec.constraints
+        own = [d for d in spec.unknown if d.dialect == self.name]
+        shell = spec.shell or "/bin/bash"
+        interp = shell.split()[0]
+        add("-S", interp)  # the queue's shell would run the script otherwise
+        if interp != shell:
+            warnings.append(f"approximated: shell {shell!r} runs as {interp} (qsub -S takes "
+                            "the interpreter alone)")
+        if spec.name:
+            name = _job_name(spec.name)
+            if name != spec.name:
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (Grid "
+                                "Engine names cannot start with a digit nor hold / : @ \\ "
+                                "* ? or blanks)")
+            add("-N", name)
+        if spec.queue:
+            add("-q", spec.queue)
+        if spec.account:
+            add("-A", spec.account)
+        if spec.reservation:
+            add("-ar", spec.reservation)
+        if spec.qos:
+            warnings.append(f"dropped: QOS {spec.qos} (no Grid Engine equivalent)")
+        if spec.comment:
+            warnings.append(f"dropped: comment {spec.comment!r} (qsub cannot set one)")
+        if spec.working_directory:
+            add("-wd", spec.working_directory)
+        elif spec.metadata.get("sge_cwd") or spec.source_dialect != self.name:
+            add("-cwd")  # the others run a job where it was submitted
+        elif spec.source_dialect == self.name:
+            pass  # an sge script without -cwd runs in the home directory, as written
+        slots, per_host = self._slots(spec, lines, warnings)
+        res = self._resources(spec, slots, per_host, warnings)
+        res += [d.value or "" for d in own if d.option.startswith(_SUB)]
+        if res:
+            add("-l", ",".join(res))
+        if c.features:
+            warnings.append(f"dropped: node features {', '.join(c.features)} (Grid Engine "
+                            "asks for features as -l complexes the site defines)")
+        if spec.array:
+            self._array(spec.array.expression, add, warnings)
+        for d in spec.dependencies:
+            if d.kind in ("after",):
+                warnings.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} (Grid "
+                                "Engine cannot wait for a job's start)")
+                continue
+            if d.kind != "afterany":
+                warnings.append(f"approximated: dependency {d.kind}:{':'.join(d.job_ids)} "
+                                "as -hold_jid (Grid Engine waits for the end, whatever the "
+                                "exit status)")
+            add("-hold_jid", ",".join(d.job_ids))
+        for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
+            if val:
+                add(opt, map_out_pattern(val, self.name, warnings))
+        joined = spec.join_output or spec.source_dialect not in ("pbs", self.name)
+        if joined and not spec.stderr:
+            add("-j", "y")
+        if spec.hold:
+            add("-h")
+        if spec.mail_user:
+            add("-M", spec.mail_user)
+        warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
+        letters = "".join(x for x in "bea" if any(x in _MAIL_BACK.get(e, "")
+                                                  for e in spec.mail_events))
+        if letters:
+            add("-m", letters)
+        env = spec.environment
+        if env.export_all:
+            add("-V")
+        if env.variables:
+            add("-v", ",".join(f"{k}={v}" for k, v in env.variables.items()))
+        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
+                          ("task distribution", r.distribution)):
+            if val:
+                warnings.append(f"dropped: {what} {val} (no Grid Engine directive; pass it "
+                                "to the MPI launcher)")
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                   skip=lambda d: d.option.startswith(_SUB))
+        warnings += foreign_warnings(spec, self.name)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+
+    @staticmethod
+    def _slots(spec: JobSpec, lines: list[str], warnings: list[str]) -> tuple[int, int]:
+        """`-pe NAME N` from tasks and CPUs; returns (slots, slots per host) for the
+        per-slot limits."""
+        r = spec.resources
+        cpt = r.cpus_per_task or 1
+        tasks = r.tasks or (r.nodes * r.tasks_per_node if r.nodes and r.tasks_per_node
+                            else None)
+        pe = spec.metadata.get("sge_pe") if spec.source_dialect == "sge" else None
+        if tasks and tasks > 1:
+            slots = tasks * cpt
+            name = pe if pe and not is_shared_pe(pe) else MPI_PE
+            if cpt > 1:
+                warnings.append(f"approximated: {tasks} tasks x {cpt} CPUs as {slots} slots "
+                                f"of PE {name} (one slot per CPU; the split is not kept)")
+        elif cpt > 1:
+            slots, name = cpt, pe if pe and is_shared_pe(pe) else SMP_PE
+        else:
+            slots, name = 1, None
+        nodes = r.nodes
+        if name is not None:
+            lines.append(f"#$ -pe {quote(name)} {slots}")  # two words, unquoted pair
+        if nodes and nodes > 1:
+            warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
+                            f"slots by PE {name or '(none)'}'s allocation rule)")
+        elif nodes == 1 and name and not is_shared_pe(name):
+            warnings.append(f"approximated: 1 node (PE {name}'s allocation rule decides "
+                            "how its slots spread over hosts)")
+        if r.tasks_per_node and not (nodes and nodes > 1):
+            warnings.append(f"approximated: {r.tasks_per_node} tasks per node (Grid Engine "
+                            "places slots by the PE's allocation rule)")
+        per_host = slots if (name is None or is_shared_pe(name)) else \
+            (math.ceil(slots / nodes) if nodes else slots)
+        return slots, per_host
+
+    @staticmethod
+    def _resources(spec: JobSpec, slots: int, per_host: int, warnings: list[str]) -> list[str]:
+        r, c = spec.resources, spec.constraints
+        out: list[str] = []
+        if r.walltime_s is not None:
+            out.append(f"h_rt={fmt_hms(r.walltime_s)}")
+        if r.memory_per_cpu_mb:
+            out.append(f"h_vmem={_fmt_mem(r.memory_per_cpu_mb)}")
+            if r.memory_mb:
+                warnings.append(f"dropped: memory per node {r.memory_mb}MB (Grid Engine "
+                                "limits memory per slot)")
+        elif r.memory_mb:
+            per = r.memory_mb // max(per_host, 1)
+            if per:
+                out.append(f"h_vmem={_fmt_mem(per)}")
+            if per_host > 1 or not per:
+                warnings.append(f"approximated: memory {r.memory_mb}MB per node as "
+                                f"{per}MB per slot (-l h_vmem is per slot)")
+        gpus = None
+        if r.gpus_per_node is not None:
+            gpus = r.gpus_per_node * (r.nodes or 1)
+            if (r.nodes or 1) > 1:
+                warnings.append(f"approximated: {r.gpus_per_node} GPUs per node on {r.nodes} "
+                                f"nodes as {gpus} GPUs for the job (-l gpu is per job)")
+        elif r.gpus_per_task is not None:
+            tasks = r.tasks or 1
+            gpus = r.gpus_per_task * tasks
+            warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as {gpus} GPUs "
+                            "for the job (-l gpu is per job)")
+        if gpus is not None:
+            out.append(f"{spec.metadata.get('sge_gpu', 'gpu')}={gpus}")
+        if r.gpu_type:
+            warnings.append(f"dropped: GPU type {r.gpu_type} (no standard Grid Engine "
+                            "complex; sites define their own)")
+        if c.architecture in _ARCH_BACK:
+            out.append(f"arch={_ARCH_BACK[c.architecture]}")
+        if c.exclusive and spec.metadata.get("sge_exclusive"):
+            out.append(f"{spec.metadata['sge_exclusive']}=true")
+        elif c.exclusive:
+            warnings.append("dropped: exclusive node use (no standard Grid Engine complex; "
+                            "sites that define one take -l exclusive=true)")
+        return out
+
+    @staticmethod
+    def _array(expr: str, add, warnings: list[str]) -> None:
+        body, _, limit = expr.partition("%")
+        first = body.split(",")[0]
+        if "," in body:
+            warnings.append(f"approximated: array {expr} as {first} (qsub -t takes one "
+                            "n[-m[:s]] range)")
+        m = _ARRAY.match(first)
+        if not m:
+            warnings.append(f"dropped: array {expr} (not an n[-m[:s]] range)")
+            return
+        add("-t", first)
+        if limit:
+            add("-tc", limit)
+
+
+def _job_name(name: str) -> str:
+    """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit."""
+    fixed = re.sub(r"[/:@\\*?\s]", "_", name)
+    return f"j{fixed}" if fixed[:1].isdigit() else fixed
+
+
+def _fmt_mem(mb: int) -> str:
+    return f"{mb // 1024}G" if mb % 1024 == 0 else f"{mb}M"
+
+
+sge_script = SgeScript()

@@ -11,7 +11,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from .model import (
     check_spec,
     utcnow,
 )
-from .placement import StageData
+from .placement import Placement, StageData
 from .sites import Site, Sites, make_site
 from .store import Store
 from .summary import SiteSummary, site_summary
@@ -92,7 +92,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
-        """Re-attach every unfinished job (after a restart) and resolve lost submissions."""
+        """Start the engine and return it (a second call does nothing). With `recover` (the
+        server's engine; the CLI and kernels pass False) first re-attach every unfinished job in
+        the store to its site's monitor and resolve submissions whose answer was lost, by their
+        token; then keep this engine's lease alive, follow the events other processes write to
+        the shared store (when `store_poll_s` was given) and look lost submissions up every
+        `intent_sweep_s` while running."""
         if self._started:
             return self
         self._started = True
@@ -108,6 +113,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return self
 
     async def close(self) -> None:
+        """Stop what `start` started (workflow engine, monitors, lease, store follower,
+        transfers) and close every site's connection. Jobs keep running on their sites and the
+        store keeps their state: a later `start` in any process picks them up. The agent runner
+        is closed by `close_agent`."""
         await self._close_workflows()
         for t in self._tasks:
             t.cancel()
@@ -124,8 +133,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         await self.close()
 
     async def recover(self, *, intent_grace_s: float = 120.0) -> None:
-        """`intent_grace_s`: an unbound intent younger than this may be another process's
-        submit still in flight (the CLI, a kernel), so it is left alone."""
+        """Resolve every submit intent older than `intent_grace_s` (its token looked up on its
+        site: bound to the job the scheduler has, else marked never submitted), follow every
+        unfinished job again and resume unfinished transfers and stage-ins. `start` calls it;
+        calling it again is safe. Raises DiamondError only when the store cannot be read."""
         await self.journal.recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
             self.journal.track(job)
@@ -144,25 +155,39 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     # -- events -----------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
-        """Call `callback(event)` for each event published from now on (a coroutine function's
-        coroutine is scheduled); returns an unsubscribe function."""
+        """Call `callback(event)` for each event published from now on, in order (a coroutine
+        function's coroutine is scheduled on the loop); returns the function that unsubscribes.
+        Events are stored before they are published, so a subscriber that missed some replays
+        them with `events_since`."""
         return self.journal.subscribe(callback)
 
     def events(self, since: int | None = None) -> AsyncIterator[Event]:
-        """Stored events after `since` (replay), then live ones, with no gap."""
+        """An async iterator over the stored events after `since` (None: only those published
+        from now on), then the live ones, with no gap and no repeat. It never ends by itself:
+        the caller stops iterating."""
         return self.journal.events(since)
 
     # -- discovery ----------------------------------------------------------------------
     def site(self, name: str) -> Site:
+        """The configured and allowed site `name`. BadInput naming the known sites when it is
+        unknown, or saying it is not allowed here."""
         return self.sites.require(name)
 
     def site_configs(self) -> list[dict[str, Any]]:
+        """Every usable site's configuration as the faces show it (JSON-ready; the transport
+        described by itself, without secrets), in the sites file's order."""
         return [s.describe() for s in self.sites.values()]
 
     async def snapshot(self, site: str, *, max_age_s: float = 15.0) -> SiteSnapshot:
+        """Site `site`'s live state (nodes, partitions, queue) from one batched scheduler query,
+        or the cached snapshot when it is at most `max_age_s` old. An unreachable site does not
+        raise: its snapshot says `reachable=False` with the reason (and keeps the last known
+        capabilities). BadInput for a site that is not configured or not allowed."""
         return await self.site(site).snapshot(max_age_s=max_age_s)
 
     async def snapshots(self, *, max_age_s: float = 15.0) -> dict[str, SiteSnapshot]:
+        """Every usable site's snapshot, as `snapshot` gives it, queried concurrently; by site
+        name. Never raises for an unreachable site."""
         snaps = await asyncio.gather(*(s.snapshot(max_age_s=max_age_s)
                                        for s in self.sites.values()))
         return {s.site: s for s in snaps}
@@ -183,25 +208,33 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     # -- placement ------------------------------------------------------------------------
     async def place(self, spec: JobSpec, *, policy: str = "diamond", stage_in_bytes: int = 0,
-                    **kw: Any):
+                    sites: Collection[str] | None = None,
+                    stage_data: StageData | None = None) -> Placement:
+        """Rank the usable sites (only `sites`, when given) for `spec` under `policy`
+        ("diamond": earliest estimated finish, then cheapest; or min_cost, fewest_pending,
+        first_ready, random, fixed), from live snapshots, the calibrated runtimes of past jobs,
+        the sites' capabilities and the stage-in's size (`stage_data`, measured when the spec
+        stages data and none is given; `stage_in_bytes` adds to it). Every site that cannot run
+        the job carries its reasons. Returns the Placement (its `choice` is None when no site
+        can run it); BadInput for an unknown policy."""
         from .placement import place
 
-        only = kw.pop("sites", None)  # rank only these sites
+        only = list(sites) if sites else None
         snaps, cals, caps = await asyncio.gather(self.snapshots(), self.calibration(),
                                                  self.capabilities(only=only))
         # an entry that is a second door to a listed cluster is ranked only when asked for
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
                  if (n in only if only else self.sites[n].cfg.auto)]
-        kw.setdefault("calibration", cals)
-        kw.setdefault("capabilities", caps)
-        if spec.stage_in and "stage_data" not in kw:
-            kw["stage_data"] = await self.stage_data(spec)
+        if stage_data is None and spec.stage_in:
+            stage_data = await self.stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
-                     history=self.history(), **kw)
+                     history=self.history(), calibration=cals, capabilities=caps,
+                     stage_data=stage_data)
 
     async def stage_data(self, spec: JobSpec) -> StageData:
-        """The stage-in's bytes by location and the bandwidth past transfers measured.
-        A source that cannot be sized counts as 0 bytes here: the submit reports it."""
+        """The stage-in of `spec` measured for placement: its bytes by source location and the
+        bandwidth past transfers achieved between sites. A source that cannot be sized counts as
+        0 bytes here (the submit reports it). Never raises for a missing source."""
         from .transfer import confine, parse_location
 
         sources: dict[str | None, int] = {}
@@ -235,10 +268,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S
                           ) -> dict[str, SiteCalibration]:
-        """Per site, the runtime/request ratios of jobs that ended in the last
-        CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the
-        cached ones are older than `max_age_s`, and this store's own. A site whose
-        accounting cannot be read keeps what it had (or only the store's jobs)."""
+        """Per usable site, the runtime/request ratios of jobs that ended in the last
+        CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the cached
+        ones are older than `max_age_s`, and this store's own. A site whose accounting cannot be
+        read keeps what it had (or only the store's jobs); errors other than a site's are
+        raised."""
         now = time.monotonic()
         stale = [n for n in self.sites
                  if now - self._calibrated.get(n, (-math.inf, []))[0] > max_age_s]
@@ -268,11 +302,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:
-        """The jobs the last accounting query of `site` returned for calibration."""
+        """The finished jobs the last accounting query of `site` returned (for calibration);
+        empty before the first `calibration` or for an unknown site."""
         return list(self._calibrated.get(site, (0.0, []))[1])
 
     def history(self) -> dict[str, float]:
-        """Median observed runtime (s) per application, from finished jobs in the store."""
+        """The median observed runtime (s, scaled by the site's speed factor) per application (a
+        spec's `metadata.application`), from the store's completed jobs."""
         runs: dict[str, list[float]] = {}
         for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
             app = (job.spec.metadata.get("application") if job.spec else None)
@@ -284,7 +320,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     # -- jobs -------------------------------------------------------------------------------
     def check_submittable(self, spec: JobSpec) -> None:
-        """What every submit checks before anything else (BadInput naming the field)."""
+        """Check what every submit checks before anything else: a script body or command, text
+        (no NUL), every server path inside the server's root, every field one printable line.
+        Raises BadInput naming the field; returns nothing when `spec` may be submitted."""
         if not (spec.script or spec.command):
             raise BadInput("the job has no script body or command")
         self._check_server_paths(spec)
@@ -294,10 +332,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,
                      script_sha256: str | None = None, force: bool = False) -> Job:
-        """Place (when `site` is "auto"), render, upload and submit; idempotent by token.
-        An approved plan gives its `token` and the `script_sha256` of its rendered script:
-        a script that would differ raises PlanChanged before anything is recorded. An
-        explicit site that lacks what the job needs is refused (BadInput) unless `force`."""
+        """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
+        reason when none can run it) and return the recorded Job (state PENDING or later). The
+        intent is stored durably with a fresh `token` (or the given one) before the scheduler is
+        asked, and the token travels in the job's name/comment, so a crash or a lost answer
+        never submits twice or loses the job; with `hold` the job starts held (`release` starts
+        it). An approved plan passes its `token` and the `script_sha256` of its rendered script:
+        a script that would differ raises PlanChanged before anything is recorded. BadInput for
+        a spec the site cannot run (or a site not allowed), SiteError when the site refuses or
+        is unreachable."""
         self.check_submittable(spec)
         placement = None
         if site == "auto":
@@ -369,22 +412,39 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return job
 
     def job(self, job_id: str) -> Job:
+        """The stored job `job_id` (SITE:NATIVE, a provisional SITE:pending-TOKEN, or a
+        submission token); no site is asked. BadInput saying whether the id is unknown or
+        malformed."""
         return self.store.get_job(job_id)
 
-    def jobs(self, **filters: Any) -> list[Job]:
-        return self.store.list_jobs(**filters)
+    def jobs(self, *, site: str | None = None, states: Iterable[JobState | str] | None = None,
+             name_like: str | None = None, limit: int | None = 50, offset: int = 0) -> list[Job]:
+        """Stored jobs, newest first: only `site`'s, only in `states`, whose name contains
+        `name_like`; at most `limit` (None: all) after skipping `offset`. No site is asked."""
+        return self.store.list_jobs(site=site, states=states, name_like=name_like, limit=limit,
+                                    offset=offset)
 
     async def status(self, job_id: str, *, refresh: bool = False) -> Job:
+        """Job `job_id` as stored or, with `refresh`, after asking its site's scheduler now (the
+        answer is applied to the store and published as events first). BadInput for an unknown
+        job; a refresh from an unreachable site keeps the stored state."""
         if refresh:
             return await self.journal.refresh(job_id)
         return self.store.get_job(job_id)
 
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState] | None
                    = None, timeout: float | None = None) -> Job:
-        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven."""
+        """Suspend until job `job_id` satisfies `until` (a predicate on the Job, or a set of
+        states; default: any terminal state) and return it. Event-driven: woken by the job's
+        events, with the monitor's polling as the safety net. asyncio.TimeoutError after
+        `timeout` seconds; BadInput for an unknown job."""
         return await self.journal.wait(job_id, until=until, timeout=timeout)
 
     async def cancel(self, job_id: str) -> Job:
+        """Ask the job's scheduler to cancel job `job_id` and return the job once the request is
+        recorded (its state changes when the scheduler confirms; a finished job is returned as
+        it is). BadInput when the job has no scheduler id yet or its native id now belongs to a
+        newer job; SiteError when the site refuses or is unreachable."""
         job = self.store.get_job(job_id)
         if job.state.terminal:
             return job
@@ -398,6 +458,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return self.store.get_job(job.token or job.id)
 
     async def release(self, job_id: str) -> Job:
+        """Release a job submitted with `hold` (or held by its stage-in) and return it. BadInput
+        for an unknown job or one whose native id now belongs to a newer job; SiteError when the
+        site refuses."""
         job = self.store.get_job(job_id)
         self._refuse_reused(job, "releasing")
         await self.site(job.site).release([job.native_id])
@@ -412,6 +475,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                            f"native id {job.native_id} now belongs to {job.reused_by}")
 
     async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
+        """The last `lines` lines of the job's stdout and stderr (each at most the sites file's
+        `log_tail_bytes`), as {"stdout", "stderr", "missing"}; "missing" holds one line per log
+        file not on the site yet (empty when both were read). Job output is untrusted text.
+        BadInput for an unknown job, SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         texts, missing = {}, []
@@ -425,13 +492,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return texts | {"missing": "\n".join(missing)}  # one line per missing file
 
     async def files(self, job_id: str) -> list[str]:
-        """Result files in the job's working directory (paths on the site)."""
+        """The result files in the job's working directory, as paths on its site (listed over
+        SFTP, never by a shell). BadInput for an unknown job, SiteError when the site is
+        unreachable."""
         job = self.store.get_job(job_id)
         return await self.site(job.site).job_files(job)
 
     async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
                           ) -> tuple[Path, list[tuple[str, Path]]]:
-        """Where a fetch writes: the destination directory and (remote, local) per file."""
+        """Where `fetch` would write: the local destination directory (`dest`, else
+        ./SITE-NUMBER; inside the server's root when there is one) and a (remote path, local
+        path) pair per result file; paths that would leave the directory are left out. Nothing
+        is copied. BadInput for an unknown job or a destination outside the server's root."""
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
@@ -452,7 +524,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def fetch(self, job_id: str, dest: str | Path | None = None, *,
                     only: set[str] | None = None) -> list[Path]:
-        """Copy the job's result files back (`only`: these remote paths); the local paths."""
+        """Copy the job's result files (only the remote paths in `only`, when given) into the
+        destination `fetch_pairs` names and return the local paths written. BadInput as
+        `fetch_pairs`; SiteError when the site is unreachable."""
         site = self.site(self.store.get_job(job_id).site)
         out = []
         for remote, local in (await self.fetch_pairs(job_id, dest))[1]:
@@ -466,13 +540,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     # -- translation (pure) --------------------------------------------------------------------
     @staticmethod
     def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[str], JobSpec]:
+        """Translate batch script `text` into dialect `to` (from `from_`, else the dialect
+        detected): the script, one warning per directive dropped, approximated or kept as is,
+        and the scheduler-neutral JobSpec in between. Pure; BadInput for an unknown dialect or a
+        request the target cannot carry exactly."""
         from .dialects.translate import translate
 
         return translate(text, to, from_)
 
     @staticmethod
     def read_script(path: str | Path) -> str:
-        """A job script file as text; BadInput for an unreadable or binary file."""
+        """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
+        when it cannot be read or is binary."""
         try:
             data = Path(path).expanduser().read_bytes()
         except OSError as e:
@@ -481,8 +560,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     @staticmethod
     def parse(text: str, dialect: str | None = None) -> JobSpec:
-        """A batch script in any dialect -> JobSpec; a script without any directive runs as
-        is. BadInput when it is empty or two dialects' directives tie."""
+        """A batch script in any dialect (`dialect`, else detected from its directives) as a
+        JobSpec; a script without any directive is run as is. Pure; BadInput when it is empty or
+        binary, when two dialects' directives tie, or naming a directive's bad value."""
         from .dialects import get_script_dialect
         from .dialects.translate import count_sentinels, detect_dialect
 
@@ -522,16 +602,21 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     # -- read-only queries for the REST face (server extension) --------------------------------
     def count_jobs(self, site: str | None = None, states: Iterable[JobState | str] | None = None,
                    name_like: str | None = None) -> int:
+        """How many stored jobs `jobs` would list with these filters and no limit."""
         return self.store.count_jobs(site=site, states=states, name_like=name_like)
 
     def events_since(self, seq: int = 0, *, kinds: Iterable[str] | None = None,
                      job_id: str | None = None, limit: int | None = 1000) -> list[Event]:
-        """Stored events after `seq` (replay for reconnecting clients)."""
+        """Stored events with a sequence number above `seq`, oldest first: only these `kinds`,
+        only job `job_id`'s; at most `limit` (None: all). What a reconnecting client replays."""
         return self.store.events_since(seq, kinds=kinds, job_id=job_id, limit=limit)
 
     def last_seq(self) -> int:
+        """The sequence number of the newest stored event (0 when there is none)."""
         return self.store.last_seq()
 
     def transfers(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
+        """Stored transfers, newest first, as JSON-ready dicts: at most `limit` (None: all)
+        after skipping `offset`."""
         return [t.model_dump(mode="json")
                 for t in self.store.list_transfers(limit=limit, offset=offset)]

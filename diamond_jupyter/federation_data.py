@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .leases import EngineLease
     from .sites import Site, Sites
-    from .store import Store
+    from .store import Store, TransferRecord
+    from .transfer import TransferManager
 
 
 class DataMixin:
@@ -39,7 +40,7 @@ class DataMixin:
             self._mover.server_root = root
 
     @property
-    def mover(self):
+    def mover(self) -> TransferManager:
         """The transfer manager (Globus and SFTP), created on first use."""
         if self._mover is None:
             from .transfer import TransferManager
@@ -72,24 +73,36 @@ class DataMixin:
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True,
-                       transfer_id: str | None = None):
-        """Copy "SITE:PATH" or a server path to another; via "sftp", "globus" or None (Globus
-        when both sites have a collection and a login exists, else SFTP). A `transfer_id`
-        already known: that transfer (done, or resumed). -> TransferRecord"""
+                       transfer_id: str | None = None) -> TransferRecord:
+        """Copy `src` to `dst`, each "SITE:PATH" or a path on the server's disk (inside its root
+        when there is one), `via` "sftp", "globus" or None (Globus when both sites have a
+        collection and a login exists, else SFTP); a directory needs `recursive`. The transfer
+        is recorded durably before it starts and published as transfer events; with `wait` the
+        finished record is returned (its state SUCCEEDED, FAILED or CANCELLED), else at once. A
+        known `transfer_id` returns that transfer (done, or resumed). BadInput for a bad
+        location, SiteError when a site is unreachable."""
         return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait,
                                          transfer_id=transfer_id)
 
-    def transfer_status(self, transfer_id: str):
+    def transfer_status(self, transfer_id: str) -> TransferRecord:
+        """The stored record of transfer `transfer_id`; BadInput when unknown."""
         return self.mover.status(transfer_id)
 
-    async def cancel_transfer(self, transfer_id: str):
+    async def cancel_transfer(self, transfer_id: str) -> TransferRecord:
+        """Cancel transfer `transfer_id` (its Globus task, or the SFTP copy running in this
+        engine) and return its record; a finished transfer is returned as it is. BadInput when
+        unknown."""
         return await self.mover.cancel(transfer_id)
 
     def globus_login(self) -> str:
-        """The Globus authorize URL to show the user; finish with `globus_finish_login`."""
+        """Start a Globus login: the authorize URL to show the user, who finishes it with
+        `globus_finish_login`. The tokens are stored 0600, never in events or logs."""
         return self.mover.auth.start_login()
 
     def globus_finish_login(self, code: str) -> dict[str, Any]:
+        """Finish the Globus login started by `globus_login` with the `code` the user was given;
+        returns what was granted (no tokens). BadInput when no login is pending or the code is
+        refused."""
         return self.mover.auth.finish_login(code)
 
     def _check_server_paths(self, spec: JobSpec) -> None:

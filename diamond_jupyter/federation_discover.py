@@ -24,17 +24,18 @@ class DiscoverMixin:
         raise NotImplementedError
 
     async def describe(self, site: str, *, refresh: bool = False) -> SiteDescription:
-        """Architecture, features, GPU models, software modules, container runtimes, MPI
-        stacks and the cluster -> partition -> node type hierarchy of one site (cached for
-        the site's `discovery.ttl_s`; `refresh` asks the site now)."""
+        """What discovery found on site `site`: architecture, features, GPU models, software
+        modules, container runtimes, MPI stacks and the cluster -> partition -> node type
+        hierarchy, cached for the site's `discovery.ttl_s` (`refresh` asks the site now).
+        BadInput for an unknown site; SiteError when the site cannot be described."""
         return await self.site(site).discovery.describe(refresh=refresh)
 
     async def capabilities(self, *, only: list[str] | None = None,
                            max_wait_s: float = DISCOVERY_WAIT_S) -> dict[str, SiteCapabilities]:
-        """What placement matches against, per site: discovery merged with the sites file.
-        A discovery slower than `max_wait_s` goes on in the background (the next call has
-        it) and its site is left out here, as is a site whose discovery failed: placement
-        then reads that site's sites-file metadata alone."""
+        """What placement matches a job's needs against, per site (only `only`, when given):
+        discovery merged with the sites file. A discovery slower than `max_wait_s` goes on in
+        the background (the next call has it) and its site is left out here, as is a site whose
+        discovery failed: placement then reads that site's sites-file metadata alone."""
         names = [n for n in self.sites if not only or n in only]
         tasks = {n: asyncio.ensure_future(self.describe(n)) for n in names}
         if tasks:

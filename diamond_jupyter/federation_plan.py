@@ -24,7 +24,7 @@ from .model import BadInput, DiamondError, Job, JobSpec
 if TYPE_CHECKING:
     from .placement import Placement, SiteVerdict
     from .sites import Site
-    from .store import Store
+    from .store import Store, TransferRecord
 
 TOKEN = re.compile(r"^[0-9a-f]{12}$")
 AFTER_THE_JOB = "known after the job has run"
@@ -94,9 +94,12 @@ class PlanMixin:
     # -- submit -----------------------------------------------------------------------------
     async def plan_submit(self, spec: JobSpec, site: str = "auto", *,
                           pin: dict[str, Any] | None = None) -> dict[str, Any]:
-        """What `submit(spec, site)` would run. With `pin` (an approved plan): on the same
-        site, partition and token, without placing again (PlanChanged if the site is gone).
-        """
+        """What `submit(spec, site)` would run, as a plan for a person to approve: the site,
+        partition, the rendered batch script and its sha256, every job field, the data
+        movements, the estimated cost and the submission token the approved submit reuses.
+        Nothing is recorded or sent. With `pin` (an approved plan), on the same site, partition
+        and token, without placing again (PlanChanged if that site is gone). BadInput as
+        `submit`."""
         self.check_submittable(spec)  # refused now, not after an approval
         verdict: SiteVerdict | None = None
         placement: str | None = None
@@ -144,7 +147,9 @@ class PlanMixin:
 
     async def submit_approved(self, spec: JobSpec, plan: dict[str, Any], *,
                               origin: dict | None = None) -> Job:
-        """Submit exactly what `plan` (approved) showed: PlanChanged if it would differ."""
+        """Submit exactly what the approved `plan` showed (same site, token and script) and
+        return the Job; PlanChanged, before anything is recorded, when the script or the data
+        movements would now differ."""
         fresh = await self.plan_submit(spec, pin=plan)
         if fresh["script_sha256"] != plan.get("script_sha256"):
             raise PlanChanged(f"the batch script for {fresh['site']} would differ from the "
@@ -220,12 +225,17 @@ class PlanMixin:
 
     # -- cancel, transfer, fetch ----------------------------------------------------------------
     def plan_cancel(self, job_id: str) -> dict[str, Any]:
+        """What `cancel(job_id)` would do, as a plan to approve (the job, its site and native
+        id, its state). BadInput for an unknown job."""
         job = self.job(job_id)
         return {"action": "cancel", "job_id": job.id, "site": job.site,
                 "native_id": job.native_id, "name": job.name, "state": job.state.value}
 
     async def plan_transfer(self, src: str, dst: str, via: str | None = None, *,
                             recursive: bool = False) -> dict[str, Any]:
+        """What `transfer(src, dst, via)` would do, as a plan to approve: the transfer kind
+        chosen and the data movement with its size. Nothing is moved. BadInput for a bad
+        location or an unknown site."""
         from .transfer import parse_location
 
         s, d = parse_location(src, self.sites), parse_location(dst, self.sites)
@@ -240,7 +250,10 @@ class PlanMixin:
                 "via": kind, "data_movements": [move]}
 
     async def transfer_approved(self, src: str, dst: str, plan: dict[str, Any], *,
-                                recursive: bool = False, transfer_id: str | None = None):
+                                recursive: bool = False, transfer_id: str | None = None
+                                ) -> TransferRecord:
+        """Run the approved transfer `plan` and return its record, waiting for its end;
+        PlanChanged when its source or destination would now differ."""
         try:
             fresh = await self.plan_transfer(src, dst, plan.get("via"), recursive=recursive)
         except BadInput as e:
@@ -252,7 +265,9 @@ class PlanMixin:
                                    transfer_id=transfer_id)
 
     async def plan_fetch(self, job_id: str, dest: str | Path | None = None) -> dict[str, Any]:
-        """Which of the job's files would be copied to which local path, with sizes."""
+        """What `fetch(job_id, dest)` would copy, as a plan to approve: each remote file, the
+        local path it would be written to and its size. Nothing is copied. BadInput as
+        `fetch_pairs`."""
         job = self.job(job_id)
         dest_dir, pairs = await self.fetch_pairs(job_id, dest)
         dest_dir = Path(local_path(str(dest_dir)))
@@ -265,8 +280,8 @@ class PlanMixin:
                 "destination": str(dest_dir), "data_movements": moves}
 
     async def fetch_approved(self, job_id: str, plan: dict[str, Any]) -> list[Path]:
-        """Copy exactly the approved files to the approved places (PlanChanged when the
-        job's files are no longer those)."""
+        """Copy exactly the files the approved `plan` listed to the places it named and return
+        the local paths; PlanChanged when the job's files are no longer those."""
         fresh = await self.plan_fetch(job_id, plan.get("destination"))
         if _moves(fresh) != _moves(plan):
             raise PlanChanged("the job's files changed since the plan was approved")

@@ -32,7 +32,7 @@ from .outputs_common import (
 )
 from .slurm_script import parse_slurm_time
 
-# Variables that change squeue/sinfo/sacct/scontrol output (Parsl #2293).
+# Variables that change squeue/sinfo/sacct/scontrol output (Parsl's Slurm provider met them).
 FORMAT_ENV = (
     "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT", "SINFO_FORMAT", "SINFO_SORT",
     "SACCT_FORMAT", "SLURM_TIME_FORMAT", "SQUEUE_STATES", "SLURM_CLUSTERS",

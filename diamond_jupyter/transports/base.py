@@ -13,7 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 from ..model import BadInput, SiteError
 
 # Variables that change the output format of scheduler commands when set in a user's
-# environment (Parsl #2293). Cleared for every command so that parsers see defaults.
+# environment (Parsl's Slurm provider met them). Cleared for every command so that parsers
+# see defaults.
 FORMAT_VARS = (
     "SQUEUE_FORMAT",
     "SQUEUE_FORMAT2",

@@ -35,7 +35,7 @@ _DROP_PREFIXES = ("SLURM_", "SQUEUE_", "SINFO_", "SACCT_", "SBATCH_", "SALLOC_",
 
 def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) -> dict[str, str]:
     """A copy of `environ` without what a surrounding Slurm job or a user's format settings put
-    there (a single-user server may itself run inside a job: batchspawner #216)."""
+    there (a single-user server may itself run inside a job, as under batchspawner)."""
     return {
         k: v
         for k, v in environ.items()

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .capabilities import NodeType, SiteCapabilities, SoftwareModule
 from .model import Node, Partition
+from .needs import node_arch
 
 MARK = "@@dmd-discover@@"
 RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter")
@@ -38,8 +39,6 @@ MPI_MODULES = {
 GPU_MODELS = ("a100", "h100", "h200", "v100", "p100", "a40", "a30", "a10", "l40", "l40s",
               "t4", "mi100", "mi210", "mi250", "mi250x", "mi300", "mi300a", "mi300x",
               "gh200", "rtx6000", "rtx8000")
-_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
-_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 
 # Make `module` exist in a non-interactive shell: Lmod's and Environment Modules' usual
 # init files, the first that defines it wins (a login that has it already keeps it).
@@ -226,25 +225,6 @@ def parse_mpi(text: str, modules: Iterable[SoftwareModule]) -> tuple[list[str], 
             pmi.update(p.strip() for p in line.split("available:", 1)[1].split(",")
                        if re.fullmatch(r"[a-z0-9_]+", p.strip()))
     return sorted(stacks), sorted(pmi)
-
-
-def norm_arch(x: object) -> str | None:
-    if not x:
-        return None
-    a = str(x).strip().lower()
-    return _ARCH_ALIASES.get(a, a)
-
-
-def node_arch(n: Node, fallback: str | None = None) -> str | None:
-    """An admin's `arch=...` label (what users select with `-C arch=...`) wins over the
-    architecture the node daemon reports."""
-    for f in n.features:
-        fl = f.strip().lower()
-        if fl.startswith("arch="):
-            return norm_arch(fl[5:])
-        if norm_arch(fl) in _ARCHES:
-            return norm_arch(fl)
-    return norm_arch(n.architecture) or fallback
 
 
 def gpu_model(n: Node) -> str | None:

@@ -14,7 +14,6 @@ from .discovery import (
     SiteDescription,
     discovery_script,
     node_types,
-    norm_arch,
     parse_module_list,
     parse_mpi,
     parse_runtimes,
@@ -23,6 +22,7 @@ from .discovery import (
     summarise_site,
 )
 from .model import SiteError, utcnow
+from .needs import norm_arch
 
 if TYPE_CHECKING:
     from .sites import Site

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .model import BadInput, JobSpec
+from .model import BadInput, JobSpec, Node
 
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 _PBS_GPU_KEYS = {"gpu_type", "gpu_model", "gputype", "gpu_model_name"}
@@ -34,6 +34,19 @@ def norm_arch(x: Any) -> str | None:
         return None
     a = str(x).strip().lower()
     return _ARCH_ALIASES.get(a, a)
+
+
+def node_arch(n: Node, fallback: str | None = None) -> str | None:
+    """A node's architecture: an admin's `arch=...` label or architecture-named feature (what
+    users select with `-C arch=...`) wins over what the node daemon reports; `fallback` (the
+    site's) when neither says."""
+    for f in n.features:
+        fl = f.strip().lower()
+        if fl.startswith("arch="):
+            return norm_arch(fl[5:])
+        if norm_arch(fl) in _ARCHES:
+            return norm_arch(fl)
+    return norm_arch(n.architecture) or fallback
 
 
 # ---------------------------------------------------------------- constraint expressions

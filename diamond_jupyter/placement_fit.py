@@ -15,9 +15,8 @@ from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
 from .model import BadInput, JobSpec, Node, SiteSnapshot
-from .needs import Constraint, Feature, Op, constraint_of, norm_arch, required_arch
+from .needs import Constraint, Feature, Op, constraint_of, node_arch, norm_arch, required_arch
 
-_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
          "inval", "future", "unknown", "unk", "reboot", "responding"}
 
@@ -60,20 +59,6 @@ def site_nodes(snap: SiteSnapshot) -> list[Node]:
             n = out.setdefault(h, Node(name=h, state="idle", cpus=p.total_cpus // len(names)))
             n.partitions.append(p.name)
     return list(out.values())
-
-
-def _node_arch(n: Node, site_arch: str | None) -> str | None:
-    """An admin-declared feature (`arch=aarch64`) wins over the architecture the node
-    daemon reports, which is what users select with `-C arch=...`."""
-    for f in n.features:
-        fl = f.strip().lower()
-        if fl.startswith("arch="):
-            return norm_arch(fl[5:])
-        if norm_arch(fl) in _ARCHES:
-            return norm_arch(fl)
-    if n.architecture:
-        return norm_arch(n.architecture)
-    return site_arch
 
 
 @dataclass
@@ -127,8 +112,8 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
         ok.intersection_update(good)
 
     if req.arch:
-        archs = sorted({a for n in nodes if (a := _node_arch(n, site_arch))})
-        check(lambda n: _node_arch(n, site_arch) in (None, req.arch),
+        archs = sorted({a for n in nodes if (a := node_arch(n, site_arch))})
+        check(lambda n: node_arch(n, site_arch) in (None, req.arch),
               f"architecture mismatch: job needs {req.arch}, site has {', '.join(archs)}")
     offers = ", ".join(sorted({f for n in nodes for f in n.features})) or "none"
     if req.unreadable:
@@ -144,7 +129,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
                                           == req.arch)]
     for part in parts:  # each required feature on its own, or the whole expression
         def meets(n: Node, part: Constraint = part) -> bool:
-            return part.matches({f.lower() for f in n.features}, _node_arch(n, site_arch))
+            return part.matches({f.lower() for f in n.features}, node_arch(n, site_arch))
         what = f"missing feature '{part.text()}'" if isinstance(part, Feature) else \
             f"no node meets the constraint '{part.text()}'"
         check(meets, f"{what} (site offers: {offers})")

@@ -380,10 +380,10 @@ def server_factory(tmp_path):
         s.stop()
 
 
-DISCOVER = ("from diamond_jupyter.kernel import discovery\n"
-            "info = discovery.find_server()\n"
+DISCOVER = ("from diamond_jupyter.kernel import connect\n"
+            "info = connect.find_server()\n"
             "print('FOUND', info and info['pid'], info and info['url'])\n"
-            "e = discovery.connect()\n"
+            "e = connect.connect()\n"
             "print('ENGINE', e.kind, '|', e.note)\n")
 
 

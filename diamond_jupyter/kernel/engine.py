@@ -1,6 +1,6 @@
 """What the kernel's faces (magics, handles, job cards) call: an `Engine`. Two implement it:
 the user's Jupyter server over REST (`rest.ServerClient`), and a Federation in-process
-(`inprocess.LocalEngine`); `discovery.connect` picks one.
+(`inprocess.LocalEngine`); `connect.connect` picks one.
 
 Both engines run their I/O on a private asyncio loop in a daemon thread, so the kernel's own
 loop is never blocked by, nor re-entered from, engine work. `call(coro)` bridges sync code.

@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError
-from .discovery import connect
+from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
 

@@ -339,8 +339,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         never submits twice or loses the job; with `hold` the job starts held (`release` starts
         it). An approved plan passes its `token` and the `script_sha256` of its rendered script:
         a script that would differ raises PlanChanged before anything is recorded. BadInput for
-        a spec the site cannot run (or a site not allowed), SiteError when the site refuses or
-        is unreachable."""
+        a spec the site cannot run (naming what an explicit site lacks, unless `force`) or a
+        site not allowed; SiteError when the site is unreachable."""
         self.check_submittable(spec)
         placement = None
         if site == "auto":

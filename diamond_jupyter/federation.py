@@ -579,14 +579,20 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                        overrides: dict[str, Any] | None = None) -> JobSpec:
         """The one way a face turns script text into a JobSpec: `parse` (any dialect, or a
         plain script run as is), then the face's options. `overrides` maps `queue` to the
-        spec's queue and any other key to a `Resources` field (None values are ignored);
+        spec's queue, the needs (`needs.NEED_OPTIONS`: arch, software, container, gpu_type,
+        memory) through `needs.with_options`, `force` to nothing (the submit's business),
+        and any other key to a `Resources` field (None values are ignored);
         `name` replaces the script's job name, `default_name` is used when it has none.
         BadInput as `parse`, or naming the override that does not fit."""
+        from .needs import NEED_OPTIONS, with_options
+
         spec = cls.parse(text, dialect)
+        spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
+                                     if k in NEED_OPTIONS})
         upd: dict[str, Any] = {}
         res: dict[str, Any] = {}
         for key, value in (overrides or {}).items():
-            if value is None:
+            if value is None or key in NEED_OPTIONS or key == "force":
                 continue
             if key == "queue":
                 upd["queue"] = value

@@ -481,3 +481,11 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
     if meta != spec.metadata:
         upd["metadata"] = meta
     return JobSpec.model_validate(spec.model_copy(update=upd).model_dump()) if upd else spec
+
+
+NEED_OPTIONS = ("arch", "software", "container", "gpu_type", "memory")
+
+
+def with_input_options(spec: JobSpec, inp: Any) -> JobSpec:
+    """`with_options` from the like-named attributes of a face's input model."""
+    return with_options(spec, **{k: getattr(inp, k, None) for k in NEED_OPTIONS})

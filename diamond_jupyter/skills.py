@@ -118,9 +118,13 @@ class Skill:
 
 def spec_of(fed: Federation, inp: JobInput) -> JobSpec:
     """The JobSpec of a script (any dialect, or plain shell) or of a given spec."""
+    from .needs import with_input_options
+
     if inp.spec is None:
-        return fed.spec_from_text(inp.script or "", name=inp.name)
-    return inp.spec.model_copy(update={"name": inp.name}) if inp.name else inp.spec
+        spec = fed.spec_from_text(inp.script or "", name=inp.name)
+    else:
+        spec = inp.spec.model_copy(update={"name": inp.name}) if inp.name else inp.spec
+    return with_input_options(spec, inp)  # arch, software, container, gpu_type, memory
 
 
 def _verdict(v: Any) -> VerdictSummary:

@@ -29,6 +29,13 @@ class JobInput(_In):
     script: str | None = Field(None, description="batch script text, any dialect or plain shell")
     spec: JobSpec | None = Field(None, description="scheduler-neutral job description")
     name: str | None = Field(None, description="job name")
+    # what the job needs beyond what its script says (its script's needs always count)
+    arch: str | None = Field(None, description="CPU architecture needed: x86_64, aarch64...")
+    software: list[str] | None = Field(
+        None, description="software needed, NAME or NAME/VERSION as any site names it")
+    container: str | None = Field(None, description="container image to run the body in")
+    gpu_type: str | None = Field(None, description="GPU model needed, e.g. a100")
+    memory: str | None = Field(None, description="memory per node, e.g. 64G")
 
     @model_validator(mode="after")
     def _one(self) -> JobInput:

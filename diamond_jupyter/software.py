@@ -71,12 +71,11 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     """The site's modules that satisfy `need`, best first: the same spelling, then the
     site's default, then the highest version."""
     pkg, version, written = _want(need)
-    out = []
-    for m in modules:
-        mpkg, implied = norm_name(m.name)
-        have = m.version or implied
-        if mpkg == pkg and versions_match(version, have):
-            out.append(m)
+    same = [(m, m.version or norm_name(m.name)[1]) for m in modules
+            if norm_name(m.name)[0] == pkg]
+    if any(have for _, have in same):  # versions known: a bare name (a sites file's
+        same = [(m, have) for m, have in same if have]  # "gcc") says nothing more
+    out = [m for m, have in same if versions_match(version, have)]
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
                             not m.default, tuple(-x for x in version_key(m.version))))
     return out
@@ -105,8 +104,8 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
                 if "$" in arg or "`" in arg:
                     continue
                 found = find_module(arg, caps.software)
-                if found is None or found.full == arg:
-                    continue
+                if found is None or found.full == arg or found.name == arg:
+                    continue  # missing, or spelled as the site does (its default version)
                 replaced = _replace_word(new, arg, found.full)
                 if replaced != new:
                     notes.append(f"rewrote: line {i + 1}: module {arg} -> {found.full} "

@@ -182,6 +182,13 @@ def test_norm_name():
     assert norm_name("Open-MPI") == ("openmpi", None)
 
 
+def test_a_bare_configured_name_does_not_widen_known_versions():
+    mods = [SoftwareModule.parse("gcc/12.2.0-k3x7qzt"), SoftwareModule.parse("gcc")]
+    assert find_module("gcc/12.3", mods) is None
+    assert find_module("gcc/12.3", [SoftwareModule.parse("gcc")]).full == "gcc"  # unknown
+    assert find_module("gcc", mods).full == "gcc/12.2.0-k3x7qzt"
+
+
 def test_best_candidate_is_the_default_then_the_newest():
     mods = [SoftwareModule.parse("cuda/11.8"), SoftwareModule.parse("cuda/12.1"),
             SoftwareModule.parse("cuda/12.4")]
@@ -401,3 +408,48 @@ def test_needs_found_in_every_corpus_script():
         counts["memory"] += bool(n.memory_mb)
     assert counts["software"] > 250 and counts["container"] > 20
     assert counts["constraint"] > 30 and counts["gpu_type"] > 20 and counts["memory"] > 100
+
+
+# ---------------------------------------------------------------- faces
+
+def test_faces_take_the_need_options(tmp_path, capsys):
+    from diamond_jupyter.cli.main import main
+    from diamond_jupyter.skills import spec_of
+    from diamond_jupyter.skills_models import SubmitInput
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\necho x\n")
+    for opts, named in ((["--arch", "x86;rm"], "--arch"), (["--memory", "lots"], "--memory"),
+                        (["--software", "a b"], "--software")):
+        assert main(["submit", "--site", "alpha", *opts, str(script)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("diamond: ") and named in err and err.count("\n") == 1
+    spec = Federation.spec_from_text("#!/bin/bash\nmodule load gromacs\n",
+                      overrides={"arch": "aarch64", "software": ["cuda/12"], "force": True,
+                                 "gpu_type": None, "nodes": 2})
+    n = needs_of(spec)
+    assert n.architecture == "aarch64" and [s.full for s in n.software] == ["gromacs", "cuda/12"]
+    assert spec.resources.nodes == 2
+    got = spec_of(Federation, SubmitInput(script="#!/bin/bash\necho x\n", gpu_type="a100",
+                                          memory="8G"))
+    assert (needs_of(got).gpu_type, needs_of(got).memory_mb) == ("a100", 8192)
+
+
+def test_benchmark_jobs_need_exactly_the_sites_they_name():
+    """The metadata benchmark's jobs, against a model of the test bed (its three module
+    naming conventions, features, GPUs, memory, runtimes): placement finds exactly the
+    sites each job names, at least 40 jobs, every kind of need present."""
+    from benchmarks.metadata import JOBS, blind
+
+    sites = _tb()
+    for (_, snap), cpus in zip(sites, (8, 64, 32), strict=True):
+        for n in snap.nodes:
+            n.cpus = cpus
+    assert len(JOBS) >= 40 and len({j.name for j in JOBS}) == len(JOBS)
+    assert {j.kind for j in JOBS} >= {"architecture", "software", "gpu", "container", "memory"}
+    for job in JOBS:
+        spec = Federation.parse(job.script())
+        pl = place(spec, sites)
+        assert {v.site for v in pl.ranked if v.feasible} == set(job.sites), (job.name,
+                                                                            pl.explain())
+        assert place(blind(spec), sites).choice is not None  # blind, every job goes somewhere

@@ -56,7 +56,8 @@ class LocalEngine(Engine):
                      origin: dict[str, Any] | None = None) -> Job:
         fed = await self.fed()
         spec = fed.spec_from_text(text, name=name, overrides=overrides)
-        return await fed.submit(spec, site, origin=origin)
+        force = bool((overrides or {}).get("force"))  # submit to a site lacking a need
+        return await fed.submit(spec, site, origin=origin, force=force)
 
     async def job(self, job_id: str, refresh: bool = False) -> Job:
         return await (await self.fed()).status(job_id, refresh=refresh)

@@ -27,7 +27,9 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
 %diamond submit FILE [options] | approve TASK | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
-                 [--partition P]     (cell body: the job script, any dialect or none)
+                 [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
+                 [--gpu-type T] [--memory 64G] [--force]
+                                     (cell body: the job script, any dialect or none)
 %%diamond place | translate --to D | ask [--approval ask|auto|dry-run]"""
 
 
@@ -84,6 +86,12 @@ def _parser() -> _Parser:
     p.add_argument("--time", type=walltime)
     p.add_argument("--gpus", type=int)
     p.add_argument("--partition")
+    p.add_argument("--arch")
+    p.add_argument("--software", action="append")
+    p.add_argument("--container")
+    p.add_argument("--gpu-type")
+    p.add_argument("--memory")
+    p.add_argument("--force", action="store_true")
     p = sub.add_parser("transfer")
     p.add_argument("src")
     p.add_argument("dst")
@@ -275,7 +283,10 @@ class DiamondMagics(Magics):
     def do_submit(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
         text = self.text(args, cell, "submit")
         overrides = {"nodes": args.nodes, "walltime_s": args.time,
-                     "gpus_per_node": args.gpus, "queue": args.partition}
+                     "gpus_per_node": args.gpus, "queue": args.partition,
+                     "arch": args.arch, "software": args.software,
+                     "container": args.container, "gpu_type": args.gpu_type,
+                     "memory": args.memory, "force": args.force or None}
         name = args.name or (Path(args.file).stem if args.file and cell is None else None)
         job = self.call(self.engine.submit(text, site=args.site, name=name,
                                            overrides=overrides, origin=self.origin()))

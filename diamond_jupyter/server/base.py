@@ -116,10 +116,14 @@ class DiamondHandler(APIHandler):
     async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
         """The body's JobSpec: its `spec`, or its `script` parsed by the facade in a worker
         thread (off the server's event loop), named by its `name` when it gives one."""
+        from ..needs import with_input_options
+
         if body.spec is not None:
-            return body.spec.model_copy(update={"name": body.name}) if body.name else body.spec
-        return await asyncio.to_thread(fed.spec_from_text, body.script or "", body.dialect,
-                                       name=body.name)
+            spec = body.spec.model_copy(update={"name": body.name}) if body.name else body.spec
+        else:
+            spec = await asyncio.to_thread(fed.spec_from_text, body.script or "", body.dialect,
+                                           name=body.name)
+        return with_input_options(spec, body)  # arch, software, container, gpu_type, memory
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)

@@ -23,6 +23,8 @@ class SubmitBody(SubmitInput):
     site: str | None = "auto"  # type: ignore[assignment]  # null or "" mean auto, as ever
     dialect: str | None = Field(None, description="the script's dialect (default: detected)")
     origin: dict[str, Any] | None = Field(None, description='{"path", "cell_id"} of a cell')
+    force: bool = Field(False, description="submit to the site given even if it lacks what "
+                        "the job needs")
 
 
 class TranslateBody(TranslateInput):

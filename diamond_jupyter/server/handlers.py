@@ -175,7 +175,7 @@ class JobsHandler(DiamondHandler):
         fed = await self.fed()
         body = self.parse(SubmitBody)
         spec = await self.spec_from(fed, body)
-        job = await fed.submit(spec, body.site or "auto", origin=body.origin)
+        job = await fed.submit(spec, body.site or "auto", origin=body.origin, force=body.force)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
         self.reply(job_json(job), 201)
 

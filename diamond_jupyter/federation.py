@@ -402,9 +402,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         finally:
             self.journal.in_flight.discard(token)
         job = self.store.bind_native_id(token, sub.native_id)
-        if sub.warnings:
+        warnings = list(prepared.metadata.get("module_rewrites") or []) + sub.warnings
+        if warnings:  # each module renamed for the site, each directive dropped/approximated
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
-                                          data={"warnings": sub.warnings}))
+                                          data={"warnings": warnings}))
         await self.journal.drain()
         self.journal.track(job)
         if staged is not None:

@@ -136,7 +136,8 @@ class PlanMixin:
             "partition": prepared.queue, "name": spec.name,
             "submission": token,  # the idempotency token the approved submit reuses
             "script": rendered.script, "script_sha256": sha256(rendered.script),
-            "warnings": rendered.warnings, "spec": fields,
+            "warnings": list(prepared.metadata.get("module_rewrites") or [])
+            + rendered.warnings, "spec": fields,
             "data_movements": await self._movements(site, token, prepared),
         }
         if pin is None:

@@ -114,6 +114,8 @@ def test_slurm_constraint_with_equals_and_or_is_parsed_not_kept_unknown():
     assert "--constraint=[a100|v100]&ib" in get_script_dialect("slurm").render_script(s).script
     s = _slurm("#SBATCH -C avx2&sve")
     assert s.constraints.features == ["avx2", "sve"]
+    lsf, _, _ = translate("#!/bin/bash\n#SBATCH -C 'avx2|sve'\necho x\n", "lsf", "slurm")
+    assert 'select[avx2 || sve]' in lsf
     s = _slurm("#SBATCH -C c4140,m,v100")  # not Slurm syntax: kept for sbatch to judge
     assert s.constraints.features == [] and s.unknown[0].option == "--constraint"
 

@@ -284,7 +284,8 @@ class LsfScript:
                 warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per}MB per "
                                 "slot (LSF rusage[mem] is per slot on most sites)")
         if c.features:
-            sections.append(f"select[{' && '.join(c.features)}]")
+            sections.append("select[" + " && ".join(
+                f.replace("&", " && ").replace("|", " || ") for f in c.features) + "]")
         if cpt > 1 and r.cpu_bind in (None, "none"):
             sections.append(f"affinity[core({cpt})]")
             if r.cpu_bind == "none":

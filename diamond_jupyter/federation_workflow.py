@@ -92,6 +92,8 @@ class WorkflowMixin:
 
     @property
     def workflow_engine(self) -> WorkflowEngine:
+        """The engine that drives this Federation's workflows from job events, created on first
+        use (a server starts it at `start`; a CLI run drives its own workflow)."""
         if self._workflow_engine is None:
             from .workflow.engine import WorkflowEngine
 
@@ -112,8 +114,9 @@ class WorkflowMixin:
 
     # -- faces -------------------------------------------------------------------------------
     def load_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> Workflow:
-        """A workflow from YAML text, a file, a mapping or a Workflow; checked against the
-        configured sites (BadInput naming the problem)."""
+        """A workflow from YAML text, a file, a mapping or a Workflow, checked against the
+        configured sites. BadInput naming the problem (a cycle with its steps, an unknown step
+        or site, an input from a step not upstream, an unknown field)."""
         from .workflow.model import load_workflow, parse_workflow
 
         if isinstance(source, (str, Path)):
@@ -122,23 +125,29 @@ class WorkflowMixin:
 
     async def run_workflow(self, source: str | Path | dict[str, Any] | Workflow, *,
                            origin: dict[str, Any] | None = None) -> WorkflowView:
-        """Record the workflow and submit every step that can be queued now (the downstream
-        ones held or behind a dependency); the engine drives the rest from job events."""
+        """Record the workflow and submit every step that can be queued now (the downstream ones
+        held or behind a dependency) and return its view; the engine drives the rest from job
+        events, `origin` says which face asked. BadInput as `load_workflow` or `submit`."""
         wf = self.load_workflow(source)
         wid = await self.workflow_engine.run(wf, origin=origin)
         return self.workflow_engine.view(wid)
 
     def workflow(self, workflow_id: str) -> WorkflowView:
+        """Workflow `workflow_id` as stored: its state and each step's site, job and state.
+        BadInput for an unknown workflow."""
         from .workflow.engine import workflow_view
 
         return workflow_view(self.store, workflow_id)
 
     def workflows(self, *, limit: int | None = 50) -> list[WorkflowView]:
+        """Stored workflows, newest first, at most `limit` (None: all)."""
         return [self.workflow(r.id) for r in self.store.list_workflows(limit=limit)]
 
     async def workflow_status(self, workflow_id: str, *, refresh: bool = False
                               ) -> WorkflowView:
-        """The workflow as stored; `refresh`: ask the sites about its unfinished jobs."""
+        """Workflow `workflow_id` as stored or, with `refresh`, after asking the sites about its
+        unfinished jobs (an unreachable site keeps the stored state). BadInput for an unknown
+        workflow."""
         view = self.workflow(workflow_id)
         if refresh:
             for s in view.steps:
@@ -150,12 +159,15 @@ class WorkflowMixin:
 
     async def wait_workflow(self, workflow_id: str, *, timeout: float | None = None
                             ) -> WorkflowView:
-        """Drive (or follow) the workflow until it ends."""
+        """Drive (or follow) workflow `workflow_id` until it ends and return its view.
+        asyncio.TimeoutError after `timeout` seconds; BadInput for an unknown workflow."""
         engine = self.workflow_engine
         await engine.advance(workflow_id)
         return await engine.wait(workflow_id, timeout=timeout)
 
     async def cancel_workflow(self, workflow_id: str) -> WorkflowView:
+        """Cancel every unfinished step of workflow `workflow_id` (their jobs cancelled on their
+        sites) and return its view. BadInput for an unknown workflow."""
         await self.workflow_engine.cancel(workflow_id)
         return self.workflow(workflow_id)
 

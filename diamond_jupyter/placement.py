@@ -48,7 +48,7 @@ from .calibration import SiteCalibration, describe_start, ratio_fn
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
-from .needs import needs_of, norm_arch
+from .needs import Needs, needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
@@ -193,7 +193,8 @@ class Placement(BaseModel):
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None,
-              caps: SiteCapabilities | None = None) -> SiteVerdict:
+              caps: SiteCapabilities | None = None, needs: Needs | None = None
+              ) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
@@ -207,7 +208,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
-    reasons = needs_reasons(needs_of(spec), caps) + reasons
+    reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
     if reasons:
         v.reasons = reasons
         return v
@@ -411,9 +412,10 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
     cals = calibration or {}
+    needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
-                          cals.get(c.name), stage_data, (capabilities or {}).get(c.name))
-                for c, s in sites]
+                          cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
+                          needs) for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
     pos = {v.site: i for i, v in enumerate(verdicts)}
 

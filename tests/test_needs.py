@@ -244,6 +244,17 @@ mpirun -np 2 ./a.out
     assert body_needs("# module load gromacs\necho apptainer exec\n") == ([], None, None)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["module", "ml", "load", "add", "-q", "apptainer", "exec",
+                                 "podman", "run", "--nv", "-B", "img.sif", "x/1", "'", '"',
+                                 "\\", ";", "&&", "|", "#", "$X", "srun", "\n", " "]),
+                max_size=25).map("".join))
+def test_body_needs_never_crash(text):
+    software, container, mpi = body_needs(text)
+    assert all(s.name and "\n" not in s.full for s in software)
+    assert container is None or container.image
+
+
 @pytest.mark.parametrize("dialect, text, want", [
     ("slurm", "#SBATCH --gres=gpu:a100:2\n#SBATCH --mem=64G", ("a100", 2, 65536)),
     ("slurm", "#SBATCH --gpus=a100:1", ("a100", 1, None)),

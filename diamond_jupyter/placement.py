@@ -124,6 +124,7 @@ class Placement(BaseModel):
     choice: str | None = None
     ranked: list[SiteVerdict] = Field(default_factory=list)
     now: datetime = Field(default_factory=utcnow)
+    needs: list[str] = Field(default_factory=list)  # what the job needs, one phrase each
 
     def verdict(self, site: str) -> SiteVerdict | None:
         return next((v for v in self.ranked if v.site == site), None)
@@ -182,7 +183,8 @@ class Placement(BaseModel):
         full = [head, *(r for r in rows if len(r) == len(head))]
         widths = [max(len(r[i]) for r in full) for i in range(len(head))]
         lines = [f"policy {self.policy}; choice {self.choice or 'none'}; "
-                 f"now {self.now.isoformat(timespec='seconds')}"]
+                 f"now {self.now.isoformat(timespec='seconds')}"
+                 + (f"; needs {', '.join(self.needs)}" if self.needs else "")]
         for r in [head, *rows]:
             cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
                 else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
@@ -448,4 +450,5 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     choice = feas[0].site if feas else None
     if policy == "fixed" and choice != home:
         choice = None
-    return Placement(policy=policy, choice=choice, ranked=feas + infeas, now=now)
+    return Placement(policy=policy, choice=choice, ranked=feas + infeas, now=now,
+                     needs=needs.summary())

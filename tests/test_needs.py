@@ -341,6 +341,7 @@ def test_placement_from_script_needs(script, feasible):
     spec = Federation.parse("#!/bin/bash\n" + script + "\n")
     pl = place(spec, _tb())
     assert {v.site for v in pl.ranked if v.feasible} == feasible, pl.explain()
+    assert "; needs " in pl.explain().splitlines()[0] and pl.needs
     for v in pl.ranked:
         assert v.feasible or v.reasons
 

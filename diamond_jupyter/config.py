@@ -87,6 +87,7 @@ class SiteConfig(_Cfg):
     charge_factor: float = 1.0
     speed_factor: float = 1.0  # >1: jobs run faster than the walltime suggests
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
+    hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
 

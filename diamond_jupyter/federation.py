@@ -21,6 +21,7 @@ from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
+from .federation_hedge import HedgeMixin
 from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .federation_workflow import WorkflowMixin
@@ -62,7 +63,8 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 
 
-class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin):
+class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
+                 HedgeMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -89,6 +91,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
+        self._hedge_gated: set[tuple[str, str]] = set()
+        self._hedge_locks: dict[str, asyncio.Lock] = {}
+        self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:
@@ -141,6 +146,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for job in self.store.unfinished_jobs():
             self.journal.track(job)
         await self._resume_data()
+        await self._recover_hedges()
 
     async def _sweep_intents(self) -> None:
         """An intent left unbound while this process runs (the connection dropped during a
@@ -331,7 +337,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,
-                     script_sha256: str | None = None, force: bool = False) -> Job:
+                     script_sha256: str | None = None, force: bool = False,
+                     hedge: int | None = None, hedge_group: str | None = None,
+                     placement: dict[str, Any] | None = None) -> Job:
         """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
         reason when none can run it) and return the recorded Job (state PENDING or later). The
         intent is stored durably with a fresh `token` (or the given one) before the scheduler is
@@ -340,9 +348,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         it). An approved plan passes its `token` and the `script_sha256` of its rendered script:
         a script that would differ raises PlanChanged before anything is recorded. BadInput for
         a spec the site cannot run (naming what an explicit site lacks, unless `force`) or a
-        site not allowed; SiteError when the site is unreachable."""
+        site not allowed; SiteError when the site is unreachable.
+        With `hedge` N (site "auto" only) copies go to the N best sites allowing it and the
+        first to start runs (`submit_hedged`); `hedge_group` and `placement` mark one such
+        copy (internal)."""
+        if hedge is not None and hedge != 1:
+            if site != "auto":
+                raise BadInput(f"hedge {hedge} needs site 'auto' (placement picks the sites "
+                               f"for the copies), not an explicit site {site!r}")
+            if token is not None or script_sha256 is not None:
+                raise BadInput("a hedged submission cannot be an approved single-site plan")
+            return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
         self.check_submittable(spec)
-        placement = None
+        placement = placement if site != "auto" else None
         if site == "auto":
             pl = await self.place(spec)
             if pl.choice is None:
@@ -365,7 +383,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
-        prepared = target.prepare(spec, token)
+        prepared = target.prepare(spec, token, hedged=hedge_group is not None)
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
             raise PlanChanged(f"the batch script for {site} would differ from the approved one")
@@ -374,7 +392,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         upload = asyncio.ensure_future(target.upload(prepared, token, secret=secret))
         try:
             job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin)
+                                          placement, origin, hedge_group)
         except BaseException:
             upload.cancel()
             await asyncio.gather(upload, return_exceptions=True)
@@ -410,6 +428,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.journal.track(job)
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived
+        if hedge_group is not None:  # another copy may have won already: stop this one
+            await self._hedge_settle(hedge_group)
+            job = self.store.get_job(token)
         return job
 
     def job(self, job_id: str) -> Job:
@@ -449,6 +470,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         job = self.store.get_job(job_id)
         if job.state.terminal:
             return job
+        if job.hedge_group and not self.store.hedge(job.hedge_group).decided:
+            return await self.cancel_hedge(job.hedge_group, job.id)  # no copy started yet
         if not job.native_id:
             raise BadInput(f"{job_id} has no scheduler id yet; try again in a moment")
         self._refuse_reused(job, "cancelling")

@@ -263,6 +263,7 @@ class Job(_Model):
     placement: dict[str, Any] | None = None  # why this site was chosen
     origin: dict[str, Any] | None = None  # e.g. notebook path + cell id
     reused_by: str | None = None  # the newer job that now holds this job's native id
+    hedge_group: str | None = None  # a hedged submission's copies share it (first start wins)
 
 
 def job_json(job: Job) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import Transport, make_transport
 from .transports.base import FileStat
-from .wrapper import wrapper_prologue
+from .wrapper import hedge_gate_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -170,14 +170,16 @@ class Site:
             "transport": self.transport.describe()}
 
     # -- preparing a job -----------------------------------------------------
-    def prepare(self, spec: JobSpec, token: str) -> JobSpec:
+    def prepare(self, spec: JobSpec, token: str, hedged: bool = False) -> JobSpec:
         """The spec as submitted: the wrapper before the body, the token in the comment,
         the job's own directory for what the user left unset, every path absolute ("~/"
         expanded with the home: `await know_home(...)` first), and the partition and
-        account the site's policy gives."""
+        account the site's policy gives. `hedged`: a copy of a hedged job, whose wrapper
+        waits for `decide_hedge` before the body runs."""
         jd = self.job_dir(token)
         base = (spec.name or "job").replace(" ", "_")[:40]
-        prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret")
+        prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
+                                     hedge_gate_file(jd) if hedged else None)
                     if self.has_event_channel else "")
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
@@ -199,6 +201,18 @@ class Site:
         if not spec.account and self.cfg.default_account:
             upd["account"] = self.cfg.default_account
         return spec.model_copy(update=upd)
+
+    async def decide_hedge(self, token: str, decision: str) -> None:
+        """Write a hedged copy's decision ("go" or "no") where its wrapper waits: its
+        private job directory, whole (a rename), so it never reads half a line."""
+        if decision not in ("go", "no"):
+            raise BadInput(f"a hedge decision is go or no, not {decision!r}")
+        await self.know_home()
+        jd = self.job_dir(token)
+        shell = ('umask 077 && mkdir -p -- "$1" && printf "%s\\n" "$2" > "$3.tmp" && '
+                 'mv -f -- "$3.tmp" "$3"')
+        await self.run(["sh", "-c", shell, "sh", jd, f"{decision} {token}",
+                        hedge_gate_file(jd)], check=True, scheduler=False, timeout=30.0)
 
     def partition(self, queue: str | None) -> str | None:
         """The partition a job goes to, within the site's `allowed_partitions`: without one

@@ -239,11 +239,24 @@ async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
 # -- costly skills (approval) -------------------------------------------------------------------
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
-    return await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, ctx.fed, inp), inp.site)
+    plan = await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, ctx.fed, inp), inp.site)
+    if inp.hedge and inp.hedge > 1:  # the plan shows the best site's copy
+        plan["hedge"] = {"copies": inp.hedge, "note": (
+            f"copies go to the {inp.hedge} best sites allowing it at submit time; the first "
+            "to start runs, the others are cancelled")}
+    return plan
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)  # parsing is CPU work: off the event loop
+    hedge = inp.hedge if inp.hedge and inp.hedge > 1 else None
+    if hedge is not None:  # copies on several sites: no single-site plan to pin
+        origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
+        job = await ctx.fed.submit(spec, inp.site, origin=origin, hedge=hedge)
+        copies = ctx.fed.hedge(job.hedge_group).copies if job.hedge_group else [job]
+        return ActionOutput(job=JobSummary.of(job), message=(
+            f"submitted {len(copies)} hedged copies ({', '.join(j.id for j in copies)}); "
+            "the first to start runs the job, the others are cancelled"))
     if ctx.approved is not None:  # the approved plan's token makes it run once
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
         job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)

@@ -129,6 +129,10 @@ class PlaceOutput(_Out):
 
 class SubmitInput(JobInput):
     site: str = Field("auto", description='a site name, or "auto" to let placement choose')
+    hedge: int | None = Field(None, ge=1, le=8, description=(
+        'with site "auto": submit copies to this many of the best sites at once; the first '
+        "copy to start runs the job, the others are cancelled (sites whose policy forbids "
+        "it are skipped)"))
 
 
 class ActionOutput(_Out):

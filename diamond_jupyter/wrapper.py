@@ -14,12 +14,17 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 
-def wrapper_prologue(event_file: str, token: str, secret_file: str) -> str:
+def wrapper_prologue(event_file: str, token: str, secret_file: str,
+                     gate_file: str | None = None) -> str:
     """Shell lines placed before the job body: report start now and end (with exit code).
 
     Each line is `TIME KIND TOKEN NATIVE_ID RC MAC`, MAC being the SHA-256 of the job's
     secret (read from its private job directory, never written anywhere else) followed by
-    the rest of the line: only this job's wrapper can write a line the monitor accepts."""
+    the rest of the line: only this job's wrapper can write a line the monitor accepts.
+
+    `gate_file` (a copy of a hedged job): after reporting its start the wrapper waits for
+    the engine's decision in that file (its private job directory) and runs the body only
+    on "go TOKEN"; anything else means another copy won: it exits without running it."""
     ev, sec = shlex.quote(event_file), shlex.quote(secret_file)
     jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:-${JOB_ID:--}}}}}"
     return (
@@ -33,6 +38,29 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str) -> str:
         "trap __dmd_end EXIT\n"
         # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0"
         "trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP\n"
+    ) + (hedge_gate(gate_file) if gate_file else "")
+
+
+GATE_POLL_S = 0.1  # how often a hedged copy's wrapper looks for the engine's decision
+
+
+def hedge_gate_file(job_dir: str) -> str:
+    """Where a hedged copy's wrapper waits for the engine's decision (its job directory)."""
+    return f"{job_dir}/claim"
+
+
+def hedge_gate(gate_file: str) -> str:
+    """Wait for the decision file (written whole by a rename), then go or leave."""
+    gate = shlex.quote(gate_file)
+    return (
+        f"__dmd_gate={gate}\n"
+        f"while [ ! -s \"$__dmd_gate\" ]; do sleep {GATE_POLL_S} 2>/dev/null || sleep 1; done\n"
+        "IFS= read -r __dmd_go < \"$__dmd_gate\"\n"
+        "if [ \"$__dmd_go\" != \"go $__dmd_tok\" ]; then\n"
+        "  echo 'diamond: another copy of this hedged job started first; not running it "
+        "here' >&2\n"
+        "  trap - EXIT; exit 0\n"
+        "fi\n"
     )
 
 

@@ -19,8 +19,8 @@ NAME = "diamond_jupyter"
 BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "store_records",
          "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
          "calibration", "leases", "events", "model", "config", "workflow"]
-FACADE = ["federation", "federation_agent", "federation_data", "federation_plan",
-          "federation_workflow"]
+FACADE = ["federation", "federation_agent", "federation_data", "federation_hedge",
+          "federation_plan", "federation_workflow"]
 ABOVE = ["agent", "skills", "skills_models", "cli", "cli_extra", "client", "client_rest",
          "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
 

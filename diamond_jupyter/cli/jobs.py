@@ -66,12 +66,24 @@ def cmd_place(args: argparse.Namespace) -> int:
     return 0 if pl.choice else 2
 
 
+def hedge_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 8:
+        raise argparse.ArgumentTypeError(f"--hedge takes a number of copies from 1 to 8, "
+                                         f"not {text!r}")
+    return int(text)
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     spec = _with_needs(spec_from_file(args.file, args.dialect), args)
     if args.name:
         spec = spec.model_copy(update={"name": args.name})
-    job = asyncio.run(with_fed(args, lambda fed: fed.submit(spec, args.site, hold=args.hold,
-                                                            force=args.force)))
+    async def go(fed):
+        job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
+                               hedge=args.hedge)
+        if job.hedge_group:  # the copy that started first, once one has (the others end)
+            job = await fed.hedge_winner(job.hedge_group)
+        return job
+    job = asyncio.run(with_fed(args, go))
     for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
         print(f"diamond: {line}", file=sys.stderr)  # each module renamed for the site
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
@@ -181,6 +193,9 @@ def add_job_commands(add: Adder) -> None:
     add_need_options(p)
     p.add_argument("--force", action="store_true",
                    help="submit to the --site given even if it lacks what the job needs")
+    p.add_argument("--hedge", type=hedge_count, metavar="N",
+                   help="copies on the N best sites at once; the first to start runs, the "
+                        "others are cancelled (waits until one starts; prints that one)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("cancel", cmd_cancel, "cancel a job")):
         add(name, fn, help).add_argument("job", help=job_help)

@@ -86,7 +86,8 @@ class Engine:
                    limit: int = 50) -> list[Job]: raise NotImplementedError
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None) -> Job: raise NotImplementedError
+                     origin: dict[str, Any] | None = None, hedge: int | None = None
+                     ) -> Job: raise NotImplementedError
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
     async def cancel(self, job_id: str) -> Job: raise NotImplementedError
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:

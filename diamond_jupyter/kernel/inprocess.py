@@ -53,11 +53,12 @@ class LocalEngine(Engine):
 
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None) -> Job:
+                     origin: dict[str, Any] | None = None, hedge: int | None = None
+                     ) -> Job:
         fed = await self.fed()
         spec = fed.spec_from_text(text, name=name, overrides=overrides)
         force = bool((overrides or {}).get("force"))  # submit to a site lacking a need
-        return await fed.submit(spec, site, origin=origin, force=force)
+        return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)
 
     async def job(self, job_id: str, refresh: bool = False) -> Job:
         return await (await self.fed()).status(job_id, refresh=refresh)

@@ -26,7 +26,7 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
 %diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
 %diamond submit FILE [options] | approve TASK | reject TASK | engine
-%%diamond submit [--site auto|NAME] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
+%%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
                  [--gpu-type T] [--memory 64G] [--force]
                                      (cell body: the job script, any dialect or none)
@@ -92,6 +92,8 @@ def _parser() -> _Parser:
     p.add_argument("--gpu-type")
     p.add_argument("--memory")
     p.add_argument("--force", action="store_true")
+    p.add_argument("--hedge", type=int, help="copies on the N best sites; the first to "
+                   "start runs, the others are cancelled")
     p = sub.add_parser("transfer")
     p.add_argument("src")
     p.add_argument("dst")
@@ -288,8 +290,9 @@ class DiamondMagics(Magics):
                      "container": args.container, "gpu_type": args.gpu_type,
                      "memory": args.memory, "force": args.force or None}
         name = args.name or (Path(args.file).stem if args.file and cell is None else None)
+        hedge = {"hedge": args.hedge} if args.hedge and args.hedge > 1 else {}
         job = self.call(self.engine.submit(text, site=args.site, name=name,
-                                           overrides=overrides, origin=self.origin()))
+                                           overrides=overrides, origin=self.origin(), **hedge))
         return self.handle(job)
 
     def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:

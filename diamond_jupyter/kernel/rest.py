@@ -100,7 +100,8 @@ class ServerClient(Engine):
 
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None) -> Job:
+                     origin: dict[str, Any] | None = None, hedge: int | None = None
+                     ) -> Job:
         force = bool((overrides or {}).get("force"))
         overridden = any(v is not None for k, v in (overrides or {}).items() if k != "force")
         from ..federation import Federation
@@ -109,6 +110,8 @@ class ServerClient(Engine):
         body: dict[str, Any] = {"site": site, "origin": origin or {}}
         if force:  # submit to the site given even if it lacks what the job needs
             body["force"] = True
+        if hedge:
+            body["hedge"] = hedge
         if overridden:  # the options changed the parsed spec: send the spec itself
             body["spec"] = spec.model_dump(mode="json")
         else:

@@ -175,7 +175,8 @@ class JobsHandler(DiamondHandler):
         fed = await self.fed()
         body = self.parse(SubmitBody)
         spec = await self.spec_from(fed, body)
-        job = await fed.submit(spec, body.site or "auto", origin=body.origin, force=body.force)
+        job = await fed.submit(spec, body.site or "auto", origin=body.origin, force=body.force,
+                               hedge=body.hedge)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
         self.reply(job_json(job), 201)
 

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 from .codec import REDACTED, redact
 from .db import SCHEMA_VERSION, StoreError, default_store_path
+from .hedges import HedgeRecord, HedgesMixin
 from .jobs import JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
 from .transfers import TransfersMixin
+from .waits import WaitsMixin
 from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
-__all__ = ["REDACTED", "SCHEMA_VERSION", "Store", "StoreError", "TaskRecord", "TaskStep",
-           "TransferRecord", "StepRecord", "WorkflowRecord", "default_store_path", "redact",
-           "unknown_job_message"]
+__all__ = ["REDACTED", "SCHEMA_VERSION", "HedgeRecord", "Store", "StoreError", "TaskRecord",
+           "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord", "default_store_path",
+           "redact", "unknown_job_message"]
 
 
-class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin):
+class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""

@@ -130,7 +130,7 @@ def row_to_job(row: sqlite3.Row) -> Job:
         exit_code=row["exit_code"], reason=row["reason"], workdir=row["workdir"],
         stdout_path=row["stdout_path"], stderr_path=row["stderr_path"], spec=spec,
         placement=from_js(row["placement"]), origin=from_js(row["origin"]),
-        reused_by=row["reused_by"],
+        reused_by=row["reused_by"], hedge_group=row["hedge_group"],
     )
 
 

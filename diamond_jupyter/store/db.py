@@ -132,7 +132,32 @@ _V4 = (
     "CREATE INDEX workflow_steps_token ON workflow_steps(token)",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4]
+# v5: hedged submissions (copies of one job on several sites, the first to start wins)
+# and the scheduler's start estimates seen for pending jobs (wait calibration).
+_V5 = (
+    "ALTER TABLE jobs ADD COLUMN hedge_group TEXT",
+    "CREATE INDEX jobs_hedge ON jobs(hedge_group)",
+    """CREATE TABLE hedges (
+        id TEXT PRIMARY KEY,
+        winner TEXT,
+        decided_at TEXT,
+        data TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE wait_estimates (
+        site TEXT NOT NULL,
+        native_id TEXT NOT NULL,
+        partition TEXT,
+        cpus INTEGER,
+        seen_at REAL NOT NULL,
+        estimated_start REAL NOT NULL,
+        started_at REAL,
+        PRIMARY KEY (site, native_id, seen_at)
+    )""",
+    "CREATE INDEX wait_estimates_open ON wait_estimates(site, started_at)",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -74,8 +74,10 @@ class JobsMixin(Database):
 
     def record_intent(self, site: str, token: str, spec: JobSpec | dict[str, Any] | None,
                       placement: dict[str, Any] | None = None,
-                      origin: dict[str, Any] | None = None) -> Job:
-        """Durably record "about to submit" BEFORE the submit command runs (idempotent)."""
+                      origin: dict[str, Any] | None = None,
+                      hedge_group: str | None = None) -> Job:
+        """Durably record "about to submit" BEFORE the submit command runs (idempotent).
+        `hedge_group`: this is one copy of a hedged submission (`create_hedge` first)."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
@@ -88,13 +90,16 @@ class JobsMixin(Database):
             now, job_id = to_ts(utcnow()), f"{site}:pending-{token}"
             c.execute(
                 "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
-                " spec, placement, origin, created_at, updated_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " spec, placement, origin, created_at, updated_at, hedge_group)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
                  spec.working_directory if spec else None, spec.stdout if spec else None,
                  spec.stderr if spec else None, to_js(spec), to_js(placement), to_js(origin),
-                 now, now))
-            self._event(c, "job.submitting", job_id, site, {"name": spec.name if spec else None})
+                 now, now, hedge_group))
+            said: dict[str, Any] = {"name": spec.name if spec else None}
+            if hedge_group:
+                said["hedge_group"] = hedge_group
+            self._event(c, "job.submitting", job_id, site, said)
             return self._job(c, job_id)
 
     def bind_native_id(self, token: str, native_id: str,

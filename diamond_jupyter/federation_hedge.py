@@ -1,0 +1,298 @@
+"""Hedged submission: copies of one job on the N best sites, the first to start wins.
+
+How "never two copies run the payload" holds across sites that share nothing:
+- each copy's wrapper reports its start (the signed event line the monitor follows) and
+  then waits for a decision file in its own private job directory before the body runs;
+- the engine that sees a copy start (the wrapper's line, or a poll that finds it running)
+  claims the group for that copy in the store: one conditional UPDATE, atomic across
+  every process sharing the store, so exactly one copy ever wins;
+- the engine then writes "go TOKEN" into the winner's job directory and, at the same
+  time, cancels each other copy and writes "no TOKEN" into its directory (over each
+  site's own transport). A late starter that finds "no" exits without running the body;
+  one that is still queued is cancelled before it starts.
+A copy whose decision cannot be written (its site unreachable) waits, never runs the
+body on its own, and is settled by the next engine start (`recover`) or state change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, utcnow
+from .store import HedgeRecord
+
+if TYPE_CHECKING:
+    from .journal import Journal
+    from .sites import Sites
+    from .store import Store
+
+log = logging.getLogger(__name__)
+
+MAX_HEDGE = 8
+
+
+@dataclass(frozen=True)
+class HedgeAction:
+    """What settling a group does to one copy: "go" (write go), "stop" (cancel the copy
+    and write no), or nothing (the copy is already over)."""
+
+    token: str
+    kind: str  # go | stop
+
+
+def hedge_actions(winner: str | None, copies: Iterable[tuple[str, JobState]]
+                  ) -> list[HedgeAction]:
+    """Pure: what the engine does for a group whose winner is `winner` (None: undecided),
+    given each copy's (token, state). Only the winner ever gets "go"; every unfinished
+    other copy is stopped; an undecided group does nothing."""
+    if winner is None:
+        return []
+    out = []
+    for token, state in copies:
+        if token == winner:
+            out.append(HedgeAction(token, "go"))
+        elif not state.terminal:
+            out.append(HedgeAction(token, "stop"))
+    return out
+
+
+FORBIDDEN = "the sites file forbids hedged copies there (hedge: false)"
+NO_CHANNEL = ("no job-side channel there (the wrapper cannot hold a copy before its body "
+              "runs)")
+
+
+def hedge_sites(ranked_feasible: list[str], refusals: dict[str, str], copies: int
+                ) -> tuple[list[str], dict[str, str]]:
+    """Pure: the `copies` best feasible sites with no reason to refuse a copy
+    (`refusals`: site -> why not), and the sites skipped with the reason."""
+    chosen, skipped = [], {}
+    for name in ranked_feasible:
+        if len(chosen) == copies:
+            break
+        if name in refusals:
+            skipped[name] = refusals[name]
+        else:
+            chosen.append(name)
+    return chosen, skipped
+
+
+class HedgeMixin:
+    """Mixed into Federation (which provides what is declared here)."""
+
+    store: Store
+    sites: Sites
+    journal: Journal
+    _hedge_gated: set[tuple[str, str]]  # (token, decision) written this process
+    _hedge_locks: dict[str, asyncio.Lock]
+
+    async def submit_hedged(self, spec: JobSpec, copies: int, *, origin: dict | None = None,
+                            hold: bool = False) -> Job:
+        """Submit `copies` copies of `spec` to the best feasible sites that allow it (a
+        site whose `hedge` is false in the sites file is skipped, and said so). Returns the
+        best-ranked copy at once; `hedge_winner` waits for the copy that starts first."""
+        from .federation_plan import new_token
+
+        if not isinstance(copies, int) or not 2 <= copies <= MAX_HEDGE:
+            raise BadInput(f"hedge: the number of copies must be 2 to {MAX_HEDGE} "
+                           f"(got {copies!r})")
+        self.check_submittable(spec)  # type: ignore[attr-defined]
+        pl = await self.place(spec)  # type: ignore[attr-defined]
+        feasible = [v.site for v in pl.ranked if v.feasible]
+        refusals = {n: FORBIDDEN if not s.cfg.hedge else NO_CHANNEL
+                    for n, s in self.sites.items()
+                    if not s.cfg.hedge or not s.has_event_channel}
+        chosen, skipped = hedge_sites(feasible, refusals, copies)
+        if len(chosen) < 2:
+            why = "; ".join(f"{s}: {r}" for s, r in skipped.items())
+            infeasible = [f"{v.site}: {'; '.join(v.reasons) or v.verdict.lower()}"
+                          for v in pl.ranked if not v.feasible]
+            raise BadInput(
+                f"hedge {copies}: only {len(chosen)} site(s) can take a copy "
+                f"({', '.join(chosen) or 'none'})" + (f"; skipped {why}" if why else "")
+                + (f"; cannot run it: {' | '.join(infeasible)}" if infeasible else ""))
+        group = new_token()
+        placement = pl.model_dump(mode="json")
+        self.store.create_hedge(group, {"copies": copies, "sites": chosen,
+                                        "skipped": skipped})
+        specs = []
+        for name in chosen:
+            v = pl.verdict(name)
+            s = spec
+            if not spec.queue and v is not None and v.partition:
+                s = spec.model_copy(update={"queue": v.partition})
+            specs.append((name, s))
+        got = await asyncio.gather(
+            *(self.submit(s, name, origin=origin, hold=hold,  # type: ignore[attr-defined]
+                          hedge_group=group, placement=placement) for name, s in specs),
+            return_exceptions=True)
+        jobs = [j for j in got if isinstance(j, Job)]
+        errors = {name: e for (name, _), e in zip(specs, got, strict=True)
+                  if isinstance(e, BaseException)}
+        for e in errors.values():
+            if not isinstance(e, DiamondError):
+                raise e
+        self.store.hedge_event("hedge.submitted", group, {
+            "copies": [j.id for j in jobs], "sites": [j.site for j in jobs],
+            "skipped": skipped, "failed": {n: str(e) for n, e in errors.items()}})
+        await self.journal.drain()
+        if not jobs:
+            raise next(iter(errors.values()))
+        await self._hedge_settle(group)  # a copy may have started already
+        rec = self.store.hedge(group)
+        return rec.winner_job or jobs[0]
+
+    def hedge(self, group_or_job: str) -> HedgeRecord:
+        """A hedged submission by its group id, or by the id of any of its copies."""
+        try:
+            return self.store.hedge(group_or_job)
+        except BadInput:
+            job = self.store.get_job(group_or_job)
+            if not job.hedge_group:
+                raise BadInput(f"{job.id} is not a copy of a hedged submission") from None
+            return self.store.hedge(job.hedge_group)
+
+    async def hedge_winner(self, group: str, *, timeout: float | None = None) -> Job:
+        """Wait until the group is settled: a copy started and every other copy is over
+        (or no copy can start any more). The winner, else the best-ranked copy."""
+        def settled(rec: HedgeRecord) -> bool:
+            others = [j for j in rec.copies if j.token != rec.winner]
+            return all(j.state.terminal for j in others) and (
+                rec.decided or all(j.state.terminal for j in rec.copies))
+        q = self.journal.bus.queue()
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        try:
+            rec = self.store.hedge(group)
+            for j in rec.copies:
+                if j.native_id and not j.state.terminal:
+                    self.journal.track(j)
+            await self._hedge_settle(group)
+            rec = self.store.hedge(group)
+            while not settled(rec):
+                left = None if deadline is None else max(deadline - loop.time(), 0)
+                try:
+                    await asyncio.wait_for(q.get(), left)
+                except asyncio.TimeoutError:
+                    raise SiteError(f"timed out after {timeout:.0f}s waiting for hedged "
+                                    f"submission {group} to settle") from None
+                rec = self.store.hedge(group)
+            return rec.winner_job or rec.copies[0]
+        finally:
+            self.journal.bus.unqueue(q)
+
+    async def cancel_hedge(self, group: str, job_id: str | None = None) -> Job:
+        """Cancel every unfinished copy of a hedged submission; the copy `job_id` (default:
+        the winner, else the best-ranked) as it is now."""
+        rec = self.store.hedge(group)
+        live = [j for j in rec.copies if not j.state.terminal and j.native_id
+                and j.site in self.sites and not j.reused_by]
+        got = await asyncio.gather(*(self.sites[j.site].cancel([j.native_id or ""])
+                                     for j in live), return_exceptions=True)
+        for j, r in zip(live, got, strict=True):
+            if isinstance(r, BaseException):
+                if not isinstance(r, DiamondError):
+                    raise r
+                log.info("%s: cancelling hedged copy %s failed: %s", j.site, j.id, r)
+                continue
+            self.store.hedge_event("job.cancel-requested", group, {}, j.id, j.site)
+            self.journal.kick(j)
+        await self.journal.drain()
+        rec = self.store.hedge(group)
+        pick = job_id or (rec.winner_job.id if rec.winner_job else rec.copies[0].id)
+        return self.store.get_job(pick)
+
+    # -- settling -----------------------------------------------------------------------
+    def _hedge_on_event(self, ev: Event) -> None:
+        """A published event (subscribed to the journal): when a copy of a hedged job
+        started, settle its group (decide, go, stop the others); also when one ended."""
+        if ev.kind != "job.state" or not ev.job_id:
+            return
+        try:
+            state = JobState(ev.data.get("state"))
+        except ValueError:
+            return
+        if state != JobState.RUNNING and not state.terminal:
+            return
+        try:
+            job = self.store.get_job(ev.job_id)
+        except BadInput:
+            return
+        if job.hedge_group:
+            started = job.token if state == JobState.RUNNING else None
+            asyncio.ensure_future(self._hedge_settle(job.hedge_group, started, job))
+
+    async def _hedge_settle(self, group: str, started: str | None = None,
+                            job: Job | None = None) -> None:
+        lock = self._hedge_locks.setdefault(group, asyncio.Lock())
+        async with lock:
+            try:
+                if started is not None:
+                    self.store.claim_hedge(group, started, site=job.site if job else None,
+                                           job_id=job.id if job else None,
+                                           started_at=job.started_at if job else None)
+                rec = self.store.hedge(group)
+                acts = hedge_actions(rec.winner, [(j.token or "", j.state) for j in rec.copies])
+                by_token = {j.token: j for j in rec.copies}
+                await asyncio.gather(*(self._hedge_act(rec, by_token[a.token], a.kind)
+                                       for a in acts))
+            except DiamondError as e:
+                log.warning("hedged submission %s: settling failed (%s); retried on the "
+                            "next change or start", group, e)
+            await self.journal.drain()
+
+    async def _hedge_gate(self, job: Job, decision: str) -> bool:
+        """Write "go TOKEN" / "no TOKEN" where the copy's wrapper waits (once)."""
+        key = (job.token or "", decision)
+        if key in self._hedge_gated or job.site not in self.sites:
+            return key in self._hedge_gated
+        try:
+            await self.sites[job.site].decide_hedge(job.token or "", decision)
+        except DiamondError as e:
+            log.info("%s: cannot write the hedge decision for %s: %s", job.site, job.id, e)
+            return False
+        self._hedge_gated.add(key)
+        return True
+
+    async def _hedge_act(self, rec: HedgeRecord, job: Job, kind: str) -> None:
+        if kind == "go":
+            if await self._hedge_gate(job, "go"):
+                self._hedge_once(rec, job, "hedge.go", {})
+            return
+        winner = rec.winner_job
+        cancelled = False
+        if job.native_id and job.site in self.sites and not job.reused_by:
+            try:
+                await self.sites[job.site].cancel([job.native_id])
+                cancelled = True
+            except DiamondError as e:
+                log.info("%s: cancelling hedged copy %s failed: %s", job.site, job.id, e)
+        gated = await self._hedge_gate(job, "no")
+        if not (cancelled or gated):
+            return  # the copy waits (it never runs the body on its own): retried later
+        why = f"hedged: {winner.id if winner else 'another copy'} started first"
+        self.journal.apply(job.id, JobState.CANCELLED, reason=why, source="hedge")
+        after = None
+        if winner is not None and winner.started_at is not None:
+            after = round((utcnow() - winner.started_at).total_seconds(), 3)
+        self.store.hedge_event("hedge.cancelled", rec.id, {
+            "winner": winner.id if winner else None, "cancelled_by_scheduler": cancelled,
+            "decision_written": gated, "after_winner_start_s": after}, job.id, job.site)
+        self.journal.kick(job)
+
+    def _hedge_once(self, rec: HedgeRecord, job: Job, kind: str, data: dict[str, Any]
+                    ) -> None:
+        if not self.store.events_since(0, kinds=[kind], job_id=job.id, limit=1):
+            self.store.hedge_event(kind, rec.id, data, job.id, job.site)
+
+    async def _recover_hedges(self) -> None:
+        for rec in self.store.open_hedges():
+            for j in rec.copies:
+                if j.state == JobState.RUNNING and rec.winner is None:
+                    await self._hedge_settle(rec.id, j.token, j)
+                    break
+            else:
+                await self._hedge_settle(rec.id)

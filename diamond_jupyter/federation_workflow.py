@@ -65,6 +65,11 @@ class _Ops:
     async def refresh(self, job: Job) -> Job:
         return await self.fed.journal.refresh(job.token or job.id)
 
+    async def recover_submit(self, job: Job) -> None:
+        """A step's submit whose engine died before it returned: find it by its token."""
+        if job.token and job.token not in self.fed.journal.in_flight:
+            await self.fed.journal.recover_intent(job)
+
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
         return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id)
 

@@ -59,6 +59,7 @@ class WorkflowOps(Protocol):
     async def cancel(self, job: Job) -> None: ...
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
+    async def recover_submit(self, job: Job) -> None: ...
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
@@ -306,7 +307,9 @@ class WorkflowEngine:
             st = rec.step(name)
             if st.phase == "submitting":
                 await self._resubmit_lost(rec, wf, name)
-            elif st.phase != "waiting":
+                rec = self.store.get_workflow(wid)
+                st = rec.step(name)
+            if st.phase != "waiting":
                 continue
             step = wf.step(name)
             if step.gang:
@@ -374,7 +377,12 @@ class WorkflowEngine:
         job = self._job(st)
         if job is None:  # the intent was never recorded: nothing reached a scheduler
             self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
-        elif job.native_id:
+        elif not job.native_id and not job.state.terminal:
+            await self.ops.recover_submit(job)  # its engine is gone: the token finds it
+            job = self._job(st) or job
+        if job is None:
+            return
+        if job.native_id:
             self.store.update_step(rec.id, name, phase=st.data.get("planned", "queued"),
                                    job_id=job.id)
         elif job.state.terminal:  # recovery found it was never submitted

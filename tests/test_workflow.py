@@ -1,0 +1,252 @@
+"""Workflows on the real test bed: a data edge across two sites (checksum verified by the
+downstream step), a same-site edge by the scheduler's afterok, a gang released together,
+retries elsewhere, cancel, and an engine killed mid-workflow that the next one finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import JobState
+from diamond_jupyter.store import Store
+
+pytestmark = pytest.mark.testbed
+
+EXAMPLE = textwrap.dedent("""\
+    name: demo
+    steps:
+      - name: prep
+        site: alpha
+        script: |
+          #!/bin/bash
+          #SBATCH -N 1
+          #SBATCH -t 5
+          sleep {prep_sleep}
+          head -c 3000000 /dev/urandom > out.bin
+          sha256sum out.bin > out.sha
+        outputs: [out.bin, out.sha]
+      - name: train
+        site: beta
+        needs: [prep]
+        inputs: [{{from: prep, path: out.bin}}, {{from: prep, path: out.sha}}]
+        gang: g1
+        retries: 1
+        on_failure: resubmit-elsewhere
+        script: |
+          #!/bin/bash
+          #SBATCH -t 5
+          sha256sum -c out.sha || exit 7
+          echo "trained $SLURM_CLUSTER_NAME" > model.txt
+      - name: watch
+        site: gamma
+        needs: [prep]
+        gang: g1
+        script: |
+          #!/bin/bash
+          #SBATCH -t 5
+          echo watching
+      - name: analyse
+        site: beta
+        needs: [train]
+        inputs: [{{from: train, path: model.txt}}]
+        script: |
+          #!/bin/bash
+          #SBATCH -t 5
+          cat model.txt
+    """)
+
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+def steps_by_name(view) -> dict:
+    return {s.name: s for s in view.steps}
+
+
+async def test_the_example_across_two_sites(fed, tmp_path):
+    view = await fed.run_workflow(EXAMPLE.format(prep_sleep=4))
+    first = steps_by_name(view)
+    # queue-ahead: every step is in a queue while prep has not even ended
+    assert first["prep"].job and first["train"].job and first["watch"].job
+    assert first["analyse"].job and first["analyse"].site == "beta"
+    assert not first["prep"].state.terminal
+    done = await fed.wait_workflow(view.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done
+    s = steps_by_name(done)
+    assert all(x.state == JobState.COMPLETED for x in s.values())
+    assert (s["prep"].site, s["train"].site, s["watch"].site) == ("alpha", "beta", "gamma")
+    # the data edge: the checksum written on alpha verified on beta
+    assert "out.bin: OK" in (await fed.logs(s["train"].job))["stdout"]
+    assert (await fed.logs(s["analyse"].job))["stdout"].strip() == "trained beta"
+    evs = fed.events_since(0, kinds=["workflow.*", "job.state", "transfer.state"], limit=None)
+    step_ev = [e for e in evs if e.kind == "workflow.step"]
+
+    def first_of(step: str, **match) -> int:
+        return next(e.seq for e in step_ev if e.data["step"] == step and
+                    all(e.data.get(k) == v for k, v in match.items()))
+    prep_done = next(e.seq for e in evs if e.kind == "job.state" and
+                     e.job_id == s["prep"].job and e.data["state"] == "COMPLETED")
+    train_sub = next(e for e in step_ev if e.data["step"] == "train" and "held" in e.data)
+    assert train_sub.data["held"] is True and train_sub.seq < prep_done  # queued ahead, held
+    analyse_sub = next(e for e in step_ev if e.data["step"] == "analyse" and "held" in e.data)
+    assert analyse_sub.data["held"] is False  # same site as train: the scheduler's afterok
+    assert analyse_sub.data["afterok"] and analyse_sub.seq < prep_done
+    moved = first_of("train", phase="ready")
+    assert prep_done < first_of("train", phase="moving") < moved
+    # the gang: both released after both were ready, neither started before
+    released = [first_of(m, phase="released") for m in ("train", "watch")]
+    assert min(released) > max(moved, first_of("watch", phase="ready"))
+    started = [next(e.seq for e in evs if e.kind == "job.state" and e.job_id == s[m].job
+                    and e.data["state"] in ("RUNNING", "COMPLETED")) for m in ("train", "watch")]
+    assert min(started) > max(released)
+    xfers = [e for e in evs if e.kind == "transfer.state" and e.data["state"] == "SUCCEEDED"]
+    assert {e.data["dst"].rsplit("/", 1)[1] for e in xfers} == {"out.bin", "out.sha"}
+    assert all(e.data["src"].startswith("alpha:") and e.data["dst"].startswith("beta:")
+               for e in xfers)
+
+
+async def test_a_failed_step_is_retried_elsewhere(fed):
+    text = textwrap.dedent("""\
+        name: retry
+        steps:
+          - name: flaky
+            site: alpha
+            retries: 1
+            on_failure: resubmit-elsewhere
+            script: |
+              #!/bin/bash
+              #SBATCH -t 2
+              [ "$SLURM_CLUSTER_NAME" = alpha ] && exit 3
+              echo "ran on $SLURM_CLUSTER_NAME"
+        """)
+    view = await fed.run_workflow(text)
+    done = await fed.wait_workflow(view.id, timeout=240)
+    assert done.state == JobState.COMPLETED, done
+    step = done.steps[0]
+    assert step.attempt == 1 and step.site in ("beta", "gamma")
+    assert (await fed.logs(step.job))["stdout"].strip() == f"ran on {step.site}"
+
+
+async def test_a_step_out_of_retries_stops_the_workflow(fed):
+    text = textwrap.dedent("""\
+        name: stops
+        steps:
+          - {name: bad, site: alpha, script: "#!/bin/bash\\nexit 4\\n"}
+          - {name: slow, site: beta, script: "#!/bin/bash\\nsleep 300\\n"}
+          - {name: after, site: gamma, needs: [bad], script: "#!/bin/bash\\necho no\\n"}
+        """)
+    view = await fed.run_workflow(text)
+    done = await fed.wait_workflow(view.id, timeout=240)
+    s = steps_by_name(done)
+    assert done.state == JobState.FAILED and "step 'bad' failed" in (done.reason or "")
+    assert s["bad"].state == JobState.FAILED
+    assert s["after"].state == JobState.CANCELLED  # was held on gamma: cancelled there
+    slow = await fed.wait(s["slow"].job, timeout=120)
+    assert slow.state == JobState.CANCELLED
+
+
+async def test_cancel_cancels_every_step(fed):
+    text = textwrap.dedent("""\
+        name: cancel-me
+        steps:
+          - {name: a, site: alpha, script: "#!/bin/bash\\nsleep 300\\n"}
+          - {name: b, site: beta, needs: [a], script: "#!/bin/bash\\necho b\\n"}
+          - {name: c, site: alpha, needs: [a], script: "#!/bin/bash\\necho c\\n"}
+        """)
+    view = await fed.run_workflow(text)
+    assert all(s.job for s in view.steps)
+    await fed.cancel_workflow(view.id)
+    for s in view.steps:
+        assert (await fed.wait(s.job, timeout=120)).state == JobState.CANCELLED
+    done = fed.workflow(view.id)
+    assert done.state == JobState.CANCELLED
+    assert {s.state for s in done.steps} == {JobState.CANCELLED}
+
+
+async def test_an_engine_killed_mid_workflow_is_finished_by_the_next(tb, tmp_path):
+    """`diamond workflow run --wait` is SIGKILLed while the downstream step is held on
+    another site; an engine started afterwards (a server) adopts and finishes it."""
+    store = tmp_path / "store.sqlite"
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text(tb.config_path.read_text() + f"\nstore: {store}\n")
+    wf = tmp_path / "demo.yaml"
+    wf.write_text(EXAMPLE.format(prep_sleep=15))
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "workflow", "run",
+                             str(wf), "--wait", "--json", "--config", str(cfg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "DIAMOND_CONFIG": str(cfg)})
+    st = Store(store)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 120
+    while True:  # the store is the only witness: wait for train to be queued, held
+        held = [e for e in st.events_since(0, kinds=["workflow.step"], limit=None)
+                if e.data["step"] == "train" and e.data.get("held")]
+        if held:
+            break
+        assert proc.poll() is None, proc.communicate()
+        assert loop.time() < deadline, "train was never submitted"
+        await asyncio.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    wid = held[0].data["workflow_id"]
+    assert st.get_workflow(wid).state in ("PENDING", "RUNNING")
+    f = Federation(cfg, store=st, poll_interval_s=30, min_poll_s=0.5)
+    await f.start()  # recovery adopts the workflow the dead engine drove
+    try:
+        done = await f.wait_workflow(wid, timeout=300)
+        assert done.state == JobState.COMPLETED, done
+        s = steps_by_name(done)
+        assert "out.bin: OK" in (await f.logs(s["train"].job))["stdout"]
+        jobs = f.jobs(limit=None)
+        assert len(jobs) == 4  # nothing submitted twice
+    finally:
+        await f.close()
+
+
+def test_the_cli_runs_and_reports_the_contract(tb, tmp_path, data_dir):
+    env = {**os.environ, "DIAMOND_CONFIG": str(tb.config_path),
+           "DIAMOND_DATA_DIR": str(data_dir)}
+    wf = tmp_path / "w.yaml"
+    wf.write_text(textwrap.dedent("""\
+        name: cli
+        steps:
+          - {name: one, site: alpha, script: "#!/bin/bash\\necho 1 > o.txt\\n"}
+          - {name: two, site: gamma, needs: [one], inputs: [{from: one, path: o.txt}],
+             script: "#!/bin/bash\\ncat o.txt\\n"}
+        """))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "workflow", *args],
+                              capture_output=True, text=True, env=env, timeout=300)
+    r = run("run", str(wf), "--wait", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["state"] == "COMPLETED"
+    assert [(s["name"], s["site"], s["state"]) for s in out["steps"]] == [
+        ("one", "alpha", "COMPLETED"), ("two", "gamma", "COMPLETED")]
+    assert all(s["job"].split(":")[0] == s["site"] for s in out["steps"])
+    st = json.loads(run("status", out["id"], "--json").stdout)
+    assert st["id"] == out["id"] and st["state"] == "COMPLETED"
+    assert set(st) >= {"id", "state", "steps"}
+    assert set(st["steps"][0]) >= {"name", "site", "job", "state"}
+    job = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "status",
+                          st["steps"][1]["job"], "--json"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert json.loads(job.stdout)["state"] == "COMPLETED"
+    wf.write_text(wf.read_text().replace('echo 1 > o.txt', 'exit 5'))
+    r = run("run", str(wf), "--wait", "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["state"] == "FAILED"

@@ -119,9 +119,9 @@ class WorkflowMixin:
 
     # -- faces -------------------------------------------------------------------------------
     def load_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> Workflow:
-        """A workflow from YAML text, a file, a mapping or a Workflow, checked against the
-        configured sites. BadInput naming the problem (a cycle with its steps, an unknown step
-        or site, an input from a step not upstream, an unknown field)."""
+        """A workflow from YAML text (a str), a file (a Path), a mapping or a Workflow,
+        checked against the configured sites. BadInput naming the problem (a cycle with its
+        steps, an unknown step or site, an input from a step not upstream, an unknown field)."""
         from .workflow.model import load_workflow, parse_workflow
 
         if isinstance(source, (str, Path)):
@@ -129,13 +129,53 @@ class WorkflowMixin:
         return parse_workflow(source, sites=self.sites)
 
     async def run_workflow(self, source: str | Path | dict[str, Any] | Workflow, *,
-                           origin: dict[str, Any] | None = None) -> WorkflowView:
+                           origin: dict[str, Any] | None = None,
+                           workflow_id: str | None = None) -> WorkflowView:
         """Record the workflow and submit every step that can be queued now (the downstream ones
         held or behind a dependency) and return its view; the engine drives the rest from job
-        events, `origin` says which face asked. BadInput as `load_workflow` or `submit`."""
+        events, `origin` says which face asked. A `workflow_id` already in the store: that
+        workflow (a repeated call runs once). BadInput as `load_workflow` or `submit`."""
         wf = self.load_workflow(source)
-        wid = await self.workflow_engine.run(wf, origin=origin)
+        if workflow_id is not None and self.store.has_workflow(workflow_id):
+            return self.workflow(workflow_id)
+        wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id)
         return self.workflow_engine.view(wid)
+
+    def plan_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> dict[str, Any]:
+        """What running the workflow would do: every step with its site, edges, policy and
+        its script's sha256, and the whole workflow's sha256 (what an approval pins)."""
+        import hashlib
+        import json
+
+        wf = self.load_workflow(source)
+        body = wf.model_dump(mode="json", by_alias=True)
+        steps = []
+        for name in wf.order():
+            s = wf.step(name)
+            steps.append({"name": s.name, "site": s.site, "needs": s.needs,
+                          "inputs": [i.model_dump(mode="json", by_alias=True)
+                                     for i in s.inputs],
+                          "gang": s.gang, "retries": s.retries, "on_failure": s.on_failure,
+                          "script": s.script,
+                          "script_sha256": hashlib.sha256(s.script.encode()).hexdigest()})
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        return {"action": "run_workflow", "name": wf.name, "steps": steps,
+                "workflow_sha256": digest,
+                "data_movements": [{"direction": "copy", "source": f"step {i['from']}: "
+                                    f"{i['path']}", "destination": f"step {st['name']}: "
+                                    f"{i.get('as') or i['path']}"}
+                                   for st in steps for i in st["inputs"]]}
+
+    async def run_workflow_approved(self, source: str | Path | dict[str, Any] | Workflow,
+                                    plan: dict[str, Any], *,
+                                    origin: dict[str, Any] | None = None,
+                                    workflow_id: str | None = None) -> WorkflowView:
+        """Run exactly the approved workflow: PlanChanged when it differs from the plan."""
+        from .federation_plan import PlanChanged
+
+        if self.plan_workflow(source)["workflow_sha256"] != plan.get("workflow_sha256"):
+            raise PlanChanged("the workflow differs from the approved one")
+        return await self.run_workflow(source, origin=origin, workflow_id=workflow_id)
 
     def workflow(self, workflow_id: str) -> WorkflowView:
         """Workflow `workflow_id` as stored: its state and each step's site, job and state.

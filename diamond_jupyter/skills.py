@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ValidationError
 
+from . import skills_workflow
 from .federation_plan import PlanChanged
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
@@ -339,6 +340,13 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
        "subject to the approval policy.", transfer, _transfer_plan),
     _s("translate", "Translate a batch script between dialects (slurm, pbs, lsf, flux, sge); "
        "warnings name each dropped or approximated directive.", translate),
+    _s("run_workflow", "Run a workflow: a DAG of job steps, each on its own site (or auto), "
+       "with data edges (a step's output files copied into a later step's directory). "
+       "Downstream steps are queued ahead (held until their inputs arrive); gangs start "
+       "together. Costly: subject to the approval policy. Returns the workflow id and each "
+       "step's site, job and state.", skills_workflow.run_workflow, skills_workflow._run_plan),
+    _s("workflow_status", "A workflow's state and each step's site, job id and state.",
+       skills_workflow.workflow_status),
 )}
 
 

@@ -21,8 +21,8 @@ BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "stor
          "calibration", "leases", "events", "model", "config", "workflow"]
 FACADE = ["federation", "federation_agent", "federation_data", "federation_hedge",
           "federation_plan", "federation_workflow"]
-ABOVE = ["agent", "skills", "skills_models", "cli", "cli_extra", "client", "client_rest",
-         "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
+ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "cli_extra", "client",
+         "client_rest", "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
 
 
 def module_name(path: Path) -> str:

@@ -228,3 +228,24 @@ def test_the_prologue_keeps_the_interpreter_line_first():
     assert spec.script == "#!/bin/bash\ncp -p -- a b\necho hi\n"
     spec = with_prologue(JobSpec(command="echo hi"), "cp x y\n")
     assert spec.script == "cp x y\necho hi\n" and spec.command is None
+
+
+def test_the_dag_card_lays_steps_out_by_depth_and_escapes_text():
+    from diamond_jupyter.kernel.workflowcard import bundle, depths, render_text
+
+    wf = {"id": "wf-1", "name": "demo", "state": "FAILED", "reason": "<script>x</script>",
+          "steps": [
+              {"name": "a", "site": "alpha", "job": "alpha:1", "state": "COMPLETED",
+               "needs": []},
+              {"name": "b", "site": "beta", "job": "beta:2", "state": "FAILED",
+               "needs": ["a"], "reason": "exit <7>", "attempt": 1},
+              {"name": "c", "site": None, "job": None, "state": "CANCELLED",
+               "needs": ["a", "b"], "gang": "g"}]}
+    assert depths(wf["steps"]) == {"a": 0, "b": 1, "c": 2}
+    b = bundle(wf)
+    assert "<script>" not in b["text/html"] and "&lt;script&gt;" in b["text/html"]
+    assert "exit &lt;7&gt;" in b["text/html"] and "(attempt 2)" in b["text/html"]
+    assert b["application/vnd.diamond.workflow+json"]["workflow"] == wf
+    text = render_text(wf)
+    assert text.splitlines()[0] == "workflow demo wf-1: FAILED (<script>x</script>)"
+    assert "      c: CANCELLED - - [gang g] <- a, b" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 
@@ -27,12 +28,12 @@ def _out(args: argparse.Namespace, view: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     fed = _fed(args, min_poll_s=1.0, poll_interval_s=args.poll)
-    fed.load_workflow(args.file)  # bad input: exit 2 before any site is asked
+    fed.load_workflow(Path(args.file))  # bad input: exit 2 before any site is asked
 
     async def go():
         try:
             await fed.start(recover=False)
-            view = await fed.run_workflow(args.file, origin={"face": "cli"})
+            view = await fed.run_workflow(Path(args.file), origin={"face": "cli"})
             if args.wait:
                 view = await fed.wait_workflow(view.id, timeout=args.timeout)
             return view

@@ -105,3 +105,14 @@ class Engine:
                        recursive: bool = False) -> dict[str, Any]:
         """Copy SITE:PATH (or a server path) to another; returns the finished record."""
         raise NotImplementedError
+    async def run_workflow(self, text: str, origin: dict[str, Any] | None = None
+                           ) -> dict[str, Any]:
+        """Start a workflow (YAML text); {"id", "state", "steps": [...]}."""
+        raise NotImplementedError
+    async def workflow(self, workflow_id: str) -> dict[str, Any]: raise NotImplementedError
+    async def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+    async def watch_workflow(self, workflow_id: str,
+                             callback: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+        """Call `callback(workflow)` now and after each change; return it at its end."""
+        raise NotImplementedError

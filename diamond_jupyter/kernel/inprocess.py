@@ -94,3 +94,30 @@ class LocalEngine(Engine):
             callback(job)
             return job.state.terminal
         return await fed.wait(job_id, until=until)
+
+    # -- workflows ---------------------------------------------------------------------------
+    async def run_workflow(self, text: str, origin: dict[str, Any] | None = None
+                           ) -> dict[str, Any]:
+        fed = await self.fed()
+        return (await fed.run_workflow(text, origin=origin)).contract()
+
+    async def workflow(self, workflow_id: str) -> dict[str, Any]:
+        return (await self.fed()).workflow(workflow_id).contract()
+
+    async def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
+        return (await (await self.fed()).cancel_workflow(workflow_id)).contract()
+
+    async def watch_workflow(self, workflow_id: str, callback: Any) -> dict[str, Any]:
+        """This process's engine drives the workflow; each advance (a job event) wakes us."""
+        fed = await self.fed()
+        engine = fed.workflow_engine
+        while True:
+            engine.changed.clear()
+            wf = fed.workflow(workflow_id).contract()
+            callback(wf)
+            if wf["state"] in ("COMPLETED", "FAILED", "CANCELLED"):
+                return wf
+            try:
+                await asyncio.wait_for(engine.changed.wait(), 5.0)
+            except asyncio.TimeoutError:
+                await engine.advance(workflow_id)  # a safety net: adopt it if no one drives it

@@ -30,7 +30,9 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
                  [--gpu-type T] [--memory 64G] [--force]
                                      (cell body: the job script, any dialect or none)
-%%diamond place | translate --to D | ask [--approval ask|auto|dry-run]"""
+%%diamond place | translate --to D | ask [--approval ask|auto|dry-run]
+%%diamond workflow  (cell body: the workflow YAML; a live DAG card) | %diamond workflow FILE
+%diamond workflow --status ID | --cancel ID"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -103,6 +105,10 @@ def _parser() -> _Parser:
     p.add_argument("text", nargs="*")
     p.add_argument("--approval", choices=("ask", "auto", "dry-run"), default=None,
                    help="default: ask (or the server's DiamondApp.agent_approval)")
+    p = sub.add_parser("workflow")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--status", metavar="ID", help="show a workflow's card again")
+    p.add_argument("--cancel", metavar="ID", help="cancel a workflow: every step's job")
     sub.add_parser("approve").add_argument("task")
     sub.add_parser("reject").add_argument("task")
     return ap
@@ -303,6 +309,20 @@ class DiamondMagics(Magics):
         if rec.get("error"):
             raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
         return rec
+
+    def do_workflow(self, args: argparse.Namespace, cell: str | None) -> Any:
+        """`%%diamond workflow` (the YAML in the cell) starts a workflow and shows its live
+        DAG card; `%diamond workflow FILE`; `--status ID` or `--cancel ID` for one."""
+        from .workflowcard import WorkflowHandle
+
+        if args.cancel:
+            wf = self.call(self.engine.cancel_workflow(args.cancel))
+        elif args.status:
+            wf = self.call(self.engine.workflow(args.status))
+        else:
+            wf = self.call(self.engine.run_workflow(self.text(args, cell, "workflow"),
+                                                    origin=self.origin()))
+        return WorkflowHandle(self.engine, wf).follow()
 
     def do_ask(self, args: argparse.Namespace, cell: str | None) -> Any:
         text = (cell or "").strip() or " ".join(args.text)

@@ -177,6 +177,39 @@ class ServerClient(Engine):
         finally:
             self._watchers.get(job_id, set()).discard(q)
 
+    # -- workflows ---------------------------------------------------------------------------
+    async def run_workflow(self, text: str, origin: dict[str, Any] | None = None
+                           ) -> dict[str, Any]:
+        return await self.request("POST", "workflows", {"workflow": text,
+                                                        "origin": origin or {}})
+
+    async def workflow(self, workflow_id: str) -> dict[str, Any]:
+        return await self.request("GET", f"workflows/{_q(workflow_id)}")
+
+    async def cancel_workflow(self, workflow_id: str) -> dict[str, Any]:
+        return await self.request("POST", f"workflows/{_q(workflow_id)}/cancel", {})
+
+    async def watch_workflow(self, workflow_id: str, callback: Any) -> dict[str, Any]:
+        """Re-read the workflow on each of its events (the server's engine drives it)."""
+        key = f"workflow:{workflow_id}"
+        q: asyncio.Queue[None] = asyncio.Queue()
+        self._watchers.setdefault(key, set()).add(q)
+        self._ensure_ws()
+        try:
+            while True:
+                wf = await self.workflow(workflow_id)
+                callback(wf)
+                if wf["state"] in ("COMPLETED", "FAILED", "CANCELLED"):
+                    return wf
+                try:
+                    await asyncio.wait_for(q.get(), SAFETY_REFRESH_S)
+                except asyncio.TimeoutError:
+                    pass
+                while not q.empty():
+                    q.get_nowait()
+        finally:
+            self._watchers.get(key, set()).discard(q)
+
     def _notify(self, job_id: str | None) -> None:
         for jid, queues in self._watchers.items():
             if job_id is None or jid == job_id:
@@ -206,6 +239,8 @@ class ServerClient(Engine):
                         continue
                     if "job-state" in str(data.get("schema_id", "")) and data.get("job_id"):
                         self._notify(data["job_id"])
+                    elif str(data.get("schema_id", "")).endswith("/workflow"):
+                        self._notify(f"workflow:{data.get('workflow_id')}")
             except asyncio.CancelledError:
                 raise
             except Exception as e:

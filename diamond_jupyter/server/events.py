@@ -28,6 +28,7 @@ SITE_SNAPSHOT = PREFIX + "site-snapshot"
 TRANSFER_PROGRESS = PREFIX + "transfer-progress"
 AGENT_STEP = PREFIX + "agent-step"
 ACTIVITY = PREFIX + "activity"
+WORKFLOW = PREFIX + "workflow"
 JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
 
 
@@ -62,9 +63,19 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         return TRANSFER_PROGRESS, views.transfer_payload(ev)
     if ev.kind.startswith("agent."):
         return AGENT_STEP, views.agent_payload(ev)
+    if ev.kind.startswith("workflow.") and ev.data.get("workflow_id"):
+        return WORKFLOW, workflow_payload(ev)
     if ev.seq is None:
         return None
     return ACTIVITY, activity_payload(ev)
+
+
+def workflow_payload(ev: Event) -> dict[str, Any]:
+    d = ev.data
+    return {"seq": ev.seq, "kind": ev.kind, "at": views.iso(ev.at),
+            "workflow_id": str(d["workflow_id"]), "step": d.get("step"),
+            "phase": d.get("phase"), "state": d.get("state"), "job_id": ev.job_id,
+            "site": ev.site, "data": d}
 
 
 def activity_payload(ev: Event) -> dict[str, Any]:

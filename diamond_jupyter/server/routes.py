@@ -25,9 +25,11 @@ from .handlers import (
     TransfersHandler,
     TranslateHandler,
 )
+from .workflows import WorkflowCancelHandler, WorkflowHandler, WorkflowsHandler
 
 JOB = r"(?P<job_id>[^/]+)"
 SITE = r"(?P<name>[^/]+)"
+WORKFLOW = r"(?P<workflow_id>[^/]+)"
 TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
 
 
@@ -53,5 +55,8 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/tasks/{TASK}", TaskHandler),
         (f"{p}/tasks/{TASK}/approve", TaskApproveHandler),
         (f"{p}/tasks/{TASK}/reject", TaskRejectHandler),
+        (f"{p}/workflows", WorkflowsHandler),
+        (f"{p}/workflows/{WORKFLOW}", WorkflowHandler),
+        (f"{p}/workflows/{WORKFLOW}/cancel", WorkflowCancelHandler),
         (f"{p}/openapi.yaml", OpenAPIHandler),
     ]

@@ -102,6 +102,9 @@ class WorkflowsMixin(Database):
                               created_at=from_ts(row["created_at"]),
                               updated_at=from_ts(row["updated_at"]), steps=steps)
 
+    def has_workflow(self, workflow_id: str) -> bool:
+        return bool(self._read("SELECT 1 FROM workflows WHERE id = ?", (workflow_id,)))
+
     def get_workflow(self, workflow_id: str) -> WorkflowRecord:
         with self._reader() as c:
             return self._workflow(c, workflow_id)

@@ -184,11 +184,13 @@ class WorkflowEngine:
         self._owned.clear()
 
     # -- faces ---------------------------------------------------------------------------
-    async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None) -> str:
+    async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
+                  workflow_id: str | None = None) -> str:
         """Record the workflow, claim it and submit what can be submitted now."""
         wf.check(self.ops.site_names())
         rec = self.store.create_workflow(wf.name, wf.model_dump(mode="json", by_alias=True),
-                                         wf.order(), origin=origin, owner=self.ops.engine_id)
+                                         wf.order(), origin=origin, owner=self.ops.engine_id,
+                                         workflow_id=workflow_id)
         self._owned.add(rec.id)
         await self.ops.publish()
         await self.advance(rec.id)
@@ -287,8 +289,8 @@ class WorkflowEngine:
             if st.phase not in SUBMITTED and st.phase != "submitting":
                 continue
             job = self._job(st)
-            if job is None:
-                continue
+            if job is None or (st.phase == "submitting" and not job.native_id):
+                continue  # an unbound submit: resolved below, never counted as a failed run
             if job.state == JobState.COMPLETED:
                 self.store.update_step(wid, name, phase="done", job_id=job.id)
             elif job.state.terminal:
@@ -312,12 +314,11 @@ class WorkflowEngine:
             if st.phase != "waiting":
                 continue
             step = wf.step(name)
-            if step.gang:
+            if step.gang:  # the members still to start go in together, all held
                 if step.gang in submitted_gangs:
                     continue
-                members = wf.gangs()[step.gang]
-                if all(self._can_submit(rec, wf, m) for m in members) and \
-                        all(rec.step(m).phase == "waiting" for m in members):
+                members = [m for m in wf.gangs()[step.gang] if rec.step(m).phase == "waiting"]
+                if all(self._can_submit(rec, wf, m) for m in members):
                     submitted_gangs.add(step.gang)
                     await asyncio.gather(*(self._submit(rec, wf, m) for m in members))
             elif self._can_submit(rec, wf, name):
@@ -338,9 +339,14 @@ class WorkflowEngine:
                 self._start_moving(rec, wf, name)
             elif st.phase == "ready" and not wf.step(name).gang:
                 await self._release(wid, name)
+        rec = self.store.get_workflow(wid)
         for gang, members in wf.gangs().items():
-            if all(rec.step(m).phase == "ready" for m in members):
-                await self._release_gang(rec, gang, members)
+            phases = {m: rec.step(m).phase for m in members}
+            waiting = [m for m, p in phases.items() if p in (
+                "waiting", "submitting", "queued", "held", "moving")]
+            ready = [m for m, p in phases.items() if p == "ready"]
+            if ready and not waiting:  # every member yet to start is ready: all or nothing
+                await self._release_gang(rec, gang, ready)
         rec = self.store.get_workflow(wid)
         if rec.state == "PENDING" and any(
                 (j := self._job(s)) is not None and (j.state.rank >= 2)

@@ -286,14 +286,13 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
 
 
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None) -> Workflow:
-    """A workflow from a YAML file (a Path, or a str naming an existing file) or YAML text."""
+    """A workflow from a YAML file (a Path) or YAML text (a str)."""
     import yaml
 
     source = "the workflow"
     text = str(text_or_path)
-    if isinstance(text_or_path, Path) or ("\n" not in text and text.endswith((".yaml", ".yml",
-                                                                            ".json"))):
-        path = Path(text_or_path).expanduser()
+    if isinstance(text_or_path, Path):
+        path = text_or_path.expanduser()
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as e:

@@ -1,0 +1,64 @@
+"""REST routes of workflows: run one, list them, one's state, cancel it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from pydantic import BaseModel, ConfigDict, Field
+from tornado.web import authenticated
+
+from .base import ApiError, DiamondHandler, api
+
+
+class WorkflowBody(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    workflow: str | dict[str, Any] = Field(description="YAML text or a mapping")
+    origin: dict[str, Any] | None = None
+
+
+class _WorkflowHandler(DiamondHandler):
+    def known(self, fed: Any, workflow_id: str) -> None:
+        if not fed.store.has_workflow(workflow_id):
+            raise ApiError(404, "not-found", f"no workflow {workflow_id!r}")
+
+
+class WorkflowsHandler(_WorkflowHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self) -> None:
+        fed = await self.fed()
+        limit = self.int_arg("limit", 50, lo=1, hi=1000)
+        self.reply({"workflows": [v.contract() for v in fed.workflows(limit=limit)]})
+
+    @authenticated
+    @authorized
+    @api
+    async def post(self) -> None:
+        """Record and start a workflow; its steps are queued at once (201)."""
+        fed = await self.fed()
+        body = self.parse(WorkflowBody)
+        view = await fed.run_workflow(body.workflow, origin=body.origin)
+        self.set_header("Location", self.request.path.rstrip("/") + "/" + view.id)
+        self.reply(view.contract(), 201)
+
+
+class WorkflowHandler(_WorkflowHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, workflow_id: str) -> None:
+        fed = await self.fed()
+        self.known(fed, workflow_id)
+        self.reply(fed.workflow(workflow_id).contract())
+
+
+class WorkflowCancelHandler(_WorkflowHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, workflow_id: str) -> None:
+        fed = await self.fed()
+        self.known(fed, workflow_id)
+        self.reply((await fed.cancel_workflow(workflow_id)).contract())

@@ -358,12 +358,13 @@ class WorkflowEngine:
         self.store.release_workflow(wid, self.ops.engine_id)
 
     def _can_submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
-        """Every step it needs is in a queue with a scheduler id, or done."""
+        """Every step it needs is in a queue with a scheduler id, or done (without
+        queue-ahead: done)."""
         for n in wf.step(name).needs:
             up = rec.step(n)
             if up.phase == "done":
                 continue
-            if up.phase not in SUBMITTED:
+            if up.phase not in SUBMITTED or not wf.queue_ahead:
                 return False
             job = self._job(up)
             if job is None or not job.native_id:

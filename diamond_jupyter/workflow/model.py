@@ -125,6 +125,9 @@ class Step(_Strict):
 class Workflow(_Strict):
     name: str
     steps: list[Step] = Field(min_length=1)
+    # false: a step is submitted only when every step it needs has ended (no queue-ahead;
+    # what a plain script does; kept to compare)
+    queue_ahead: bool = True
 
     @field_validator("name")
     @classmethod

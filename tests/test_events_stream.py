@@ -16,6 +16,7 @@ from diamond_jupyter.server.events import (
     PREFIX,
     SITE_SNAPSHOT,
     TRANSFER_PROGRESS,
+    WORKFLOW,
     schema_paths,
 )
 
@@ -48,12 +49,13 @@ def test_schemas_are_well_formed():
         assert doc["$id"].startswith(PREFIX) and isinstance(doc["version"], str)
         assert not any(p.startswith("__") for p in doc["properties"])
         ids.add(doc["$id"])
-    assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY}
+    assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY, WORKFLOW}
 
 
 async def test_schemas_are_registered_at_load(jp_serverapp):
     registered = set(jp_serverapp.event_logger.schemas.schema_ids)
-    assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY} <= registered
+    assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY,
+            WORKFLOW} <= registered
 
 
 async def test_websocket_sees_a_job_go_pending_running_completed(api, jp_ws_fetch):

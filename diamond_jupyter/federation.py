@@ -608,9 +608,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         and any other key to a `Resources` field (None values are ignored);
         `name` replaces the script's job name, `default_name` is used when it has none.
         BadInput as `parse`, or naming the override that does not fit."""
+        return cls.apply_options(cls.parse(text, dialect), name=name, default_name=default_name,
+                                 overrides=overrides)
+
+    @staticmethod
+    def apply_options(spec: JobSpec, *, name: str | None = None,
+                      default_name: str | None = None,
+                      overrides: dict[str, Any] | None = None) -> JobSpec:
+        """A face's options applied to a spec, as `spec_from_text` applies them to the spec
+        it parsed (a face given a JobSpec rather than a script uses this). Pure; BadInput
+        naming the option whose value cannot be read."""
         from .needs import NEED_OPTIONS, with_options
 
-        spec = cls.parse(text, dialect)
         spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
                                      if k in NEED_OPTIONS})
         upd: dict[str, Any] = {}

@@ -484,8 +484,3 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
 
 
 NEED_OPTIONS = ("arch", "software", "container", "gpu_type", "memory")
-
-
-def with_input_options(spec: JobSpec, inp: Any) -> JobSpec:
-    """`with_options` from the like-named attributes of a face's input model."""
-    return with_options(spec, **{k: getattr(inp, k, None) for k in NEED_OPTIONS})

@@ -118,14 +118,13 @@ class Skill:
 # -- helpers -----------------------------------------------------------------------------------
 
 def spec_of(fed: Federation, inp: JobInput) -> JobSpec:
-    """The JobSpec of a script (any dialect, or plain shell) or of a given spec."""
-    from .needs import with_input_options
-
+    """The JobSpec of a script (any dialect, or plain shell; a REST body may name its
+    dialect) or of a given spec, with the input's name and needs (every face's way)."""
+    opts = inp.need_options()
     if inp.spec is None:
-        spec = fed.spec_from_text(inp.script or "", name=inp.name)
-    else:
-        spec = inp.spec.model_copy(update={"name": inp.name}) if inp.name else inp.spec
-    return with_input_options(spec, inp)  # arch, software, container, gpu_type, memory
+        return fed.spec_from_text(inp.script or "", getattr(inp, "dialect", None),
+                                  name=inp.name, overrides=opts)
+    return fed.apply_options(inp.spec, name=inp.name, overrides=opts)
 
 
 def _verdict(v: Any) -> VerdictSummary:

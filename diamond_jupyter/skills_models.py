@@ -43,6 +43,10 @@ class JobInput(_In):
             raise ValueError("give `script` (batch script text) or `spec` (a JobSpec)")
         return self
 
+    def need_options(self) -> dict[str, Any]:
+        """What the job needs beyond its script, as the facade's `overrides`."""
+        return self.model_dump(include={"arch", "software", "container", "gpu_type", "memory"})
+
 
 class JobSummary(_Out):
     id: str

@@ -48,11 +48,13 @@ def read_script(path: str) -> str:
     return Federation.read_script(path)
 
 
-def spec_from_file(path: str, dialect: str | None = None) -> JobSpec:
+def spec_from_file(path: str, dialect: str | None = None, *, name: str | None = None,
+                   overrides: dict[str, Any] | None = None) -> JobSpec:
     """A batch script in any dialect; a script without directives is run as is."""
     from ..federation import Federation
 
-    return Federation.spec_from_text(read_script(path), dialect, default_name=Path(path).stem)
+    return Federation.spec_from_text(read_script(path), dialect, name=name,
+                                     default_name=Path(path).stem, overrides=overrides)
 
 
 def federation(args: argparse.Namespace, **kw: Any):

@@ -7,8 +7,9 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from ..model import DiamondError, JobSpec, job_json
+from ..model import DiamondError, job_json
 from .common import job_line, out, read_script, site_row, spec_from_file, with_fed
 
 Adder = Callable[..., argparse.ArgumentParser]
@@ -39,12 +40,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
     return 0
 
 
-def _with_needs(spec: JobSpec, args: argparse.Namespace) -> JobSpec:
-    """The options that state what the job needs, added to what its script says."""
-    from ..needs import with_options
-
-    return with_options(spec, arch=args.arch, software=args.software,
-                        container=args.container, gpu_type=args.gpu_type, memory=args.memory)
+def _needs(args: argparse.Namespace) -> dict[str, Any]:
+    """The options that state what the job needs beyond what its script says."""
+    return {"arch": args.arch, "software": args.software, "container": args.container,
+            "gpu_type": args.gpu_type, "memory": args.memory}
 
 
 def add_need_options(p: argparse.ArgumentParser) -> None:
@@ -59,7 +58,7 @@ def add_need_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    spec = _with_needs(spec_from_file(args.file, args.dialect), args)
+    spec = spec_from_file(args.file, args.dialect, overrides=_needs(args))
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
@@ -74,9 +73,8 @@ def hedge_count(text: str) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    spec = _with_needs(spec_from_file(args.file, args.dialect), args)
-    if args.name:
-        spec = spec.model_copy(update={"name": args.name})
+    spec = spec_from_file(args.file, args.dialect, name=args.name, overrides=_needs(args))
+
     async def go(fed):
         job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
                                hedge=args.hedge)

@@ -114,16 +114,12 @@ class DiamondHandler(APIHandler):
         return model.model_validate(self.body() | (extra or {}))
 
     async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
-        """The body's JobSpec: its `spec`, or its `script` parsed by the facade in a worker
-        thread (off the server's event loop), named by its `name` when it gives one."""
-        from ..needs import with_input_options
+        """The body's JobSpec, built as the skills build theirs (`skills.spec_of`: its `spec`,
+        or its `script` parsed by the facade; its name and needs), in a worker thread (off
+        the server's event loop)."""
+        from ..skills import spec_of
 
-        if body.spec is not None:
-            spec = body.spec.model_copy(update={"name": body.name}) if body.name else body.spec
-        else:
-            spec = await asyncio.to_thread(fed.spec_from_text, body.script or "", body.dialect,
-                                           name=body.name)
-        return with_input_options(spec, body)  # arch, software, container, gpu_type, memory
+        return await asyncio.to_thread(spec_of, fed, body)
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)

@@ -13,6 +13,12 @@ finished jobs (all users', from the site's accounting, and the store's own).
   below. With too few samples for that confidence the bound is the walltime itself (ratio
   1), which no job exceeds.
 
+Waits are calibrated the same way: per site, partition and size class, the ratio actual
+wait / the scheduler's estimated wait, from pending jobs (all users') whose estimate the
+engine saw in a queue view and whose actual start it learned later (`WaitSample`). Where a
+site's start rests on its scheduler's estimates, the median ratio corrects that estimate
+and the upper quantile bounds it (the same QBETS-style order statistic).
+
 Pure: samples in, ratios out. `Federation` gathers the samples; `placement` uses them.
 """
 
@@ -31,6 +37,8 @@ MAX_SAMPLES = 400  # per key: the most recent ones
 QUANTILE = 0.9
 CONFIDENCE = 0.95
 MIN_RATIO = 0.01  # a job that ended at once still holds its nodes for a moment
+WAIT_FLOOR_S = 30.0  # an estimated wait shorter than this counts as this (no huge ratios)
+MAX_WAIT_RATIO = 50.0
 
 
 def size_class(cpus: int | None) -> str:
@@ -67,6 +75,41 @@ def run_sample(j: JobStatus) -> RunSample | None:
 
 
 @dataclass(frozen=True)
+class WaitSample:
+    """One pending job: the wait its scheduler estimated when the engine first saw it, and
+    the wait it had (both from that moment)."""
+
+    partition: str | None
+    cpus: int | None
+    estimated_s: float
+    actual_s: float
+    ended_at: float = 0.0  # epoch seconds of the start: the most recent samples are kept
+
+    @property
+    def requested_s(self) -> float:  # the names SiteCalibration groups by
+        return max(self.estimated_s, WAIT_FLOOR_S)
+
+    @property
+    def runtime_s(self) -> float:
+        return self.actual_s
+
+    @property
+    def ratio(self) -> float:
+        return min(MAX_WAIT_RATIO, max(MIN_RATIO, self.actual_s / self.requested_s))
+
+
+def wait_samples(rows: Iterable[tuple[str | None, int | None, float, float, float]]
+                 ) -> list[WaitSample]:
+    """(partition, cpus, seen at, estimated start, started at) -> samples; a start before
+    the estimate was seen (a reused id) or a negative wait is left out."""
+    out = []
+    for part, cpus, seen, est, started in rows:
+        if started >= seen and est >= seen:
+            out.append(WaitSample(part, cpus, est - seen, started - seen, started))
+    return out
+
+
+@dataclass(frozen=True)
 class Ratio:
     """runtime / request for one class of jobs: the median, an upper bound, their basis."""
 
@@ -74,6 +117,7 @@ class Ratio:
     upper: float
     samples: int
     key: str  # which class they come from ("batch/2-4", "batch/*", "*")
+    bounded: bool = True  # False: too few samples for the quantile bound (`upper` is 1)
 
 
 def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFIDENCE
@@ -98,13 +142,17 @@ def _ratio(values: list[float], key: str) -> Ratio:
     median = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
     k = quantile_upper_index(n)
     return Ratio(median=median, upper=1.0 if k is None else max(v[k], median), samples=n,
-                 key=key)
+                 key=key, bounded=k is not None)
 
 
 class SiteCalibration:
-    """The ratios of one site, from its recent finished jobs."""
+    """The ratios of one site, from its recent finished jobs; `wait`: those of its
+    scheduler's start estimates (None without any samples)."""
 
-    def __init__(self, samples: Iterable[RunSample]) -> None:
+    def __init__(self, samples: Iterable[RunSample | WaitSample],
+                 wait: Iterable[WaitSample] = ()) -> None:
+        waits = list(wait)
+        self.wait: SiteCalibration | None = SiteCalibration(waits) if waits else None
         by_key: dict[tuple[str, str], list[RunSample]] = {}
         for s in samples:
             if s.requested_s <= 0 or s.runtime_s < 0:

@@ -24,6 +24,7 @@ from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
 from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
+from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
 from .journal import Journal
 from .leases import EngineLease
@@ -64,7 +65,7 @@ CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate pre
 
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
-                 HedgeMixin):
+                 HedgeMixin, WaitNotesMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -91,6 +92,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
+        self._waits_noted: dict[str, float] = {}
         self._hedge_gated: set[tuple[str, str]] = set()
         self._hedge_locks: dict[str, asyncio.Lock] = {}
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
@@ -196,7 +198,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         name. Never raises for an unreachable site."""
         snaps = await asyncio.gather(*(s.snapshot(max_age_s=max_age_s)
                                        for s in self.sites.values()))
-        return {s.site: s for s in snaps}
+        out = {s.site: s for s in snaps}
+        self.note_waits(out)  # the scheduler's estimates, for the wait calibration
+        return out
 
     def site_summary(self, name: str, snap: SiteSnapshot | None) -> SiteSummary:
         """The row every face shows for site `name` (configuration, and unless `snap` is None
@@ -291,6 +295,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     if not isinstance(jobs, DiamondError):
                         raise jobs
                     jobs = self._calibrated.get(n, (0.0, []))[1]
+                else:
+                    self.note_starts(n, jobs)  # accounting knows starts views missed
                 self._calibrated[n] = (now, jobs)
         own: dict[str, list[RunSample]] = {}
         for job in self.store.list_jobs(states=[JobState.COMPLETED, JobState.FAILED,
@@ -304,7 +310,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         out = {}
         for n in self.sites:
             acct = [run_sample(j) for j in self._calibrated.get(n, (0.0, []))[1]]
-            out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []))
+            waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
+            out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []),
+                                     wait=waits)
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:

@@ -97,6 +97,9 @@ class SiteVerdict(BaseModel):
     start_bound: datetime | None = None  # 90% upper bound (calibrated sites only)
     calibration_samples: int = 0  # finished jobs the calibration rests on
     calibration_class: str | None = None  # which class of them ("batch/2-4", "*")
+    wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
+    wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
+    wait_class: str | None = None
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
     estimated_finish: datetime | None = None
@@ -162,9 +165,11 @@ class Placement(BaseModel):
         START is the start the ranking used: calibrated where the site has finished jobs
         to learn from (SOURCE "calibrated"), else the scheduler's or the simulation's; RAW
         is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
-        upper bound; N the finished jobs the calibration rests on."""
+        upper bound; N the finished jobs the calibration rests on; WAIT× the median of
+        actual wait / the scheduler's estimated wait here, with its sample count (it
+        corrects a start that rests on the scheduler's estimates)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
-                "RUNTIME", "STAGE-IN", "FINISH", "COST")
+                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
@@ -174,6 +179,8 @@ class Placement(BaseModel):
                 rows.append((mark, v.site, v.verdict, v.partition or "-",
                              rel(v.estimated_start), v.start_source or "-", rel(v.raw_start),
                              rel(v.start_bound), str(v.calibration_samples),
+                             f"{v.wait_ratio:.2f}({v.wait_samples})"
+                             if v.wait_ratio is not None else "-",
                              hms(v.estimated_runtime_s or 0),
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
@@ -279,7 +286,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     calibrated = None
     if median is not None and upper is not None:
         calibrated = [recalibrated(raw_st, raw_queue, r) for r in (median, upper)]
-    best: tuple[float, int, int, str, str, float, float | None] | None = None
+    best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
         dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
@@ -301,14 +308,22 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             es = set(elig)
             sched = any(d.sched and es.intersection(d.eligible) for d in raw_queue)
             source = "scheduler" if sched else "simulation"
-        start, bound = raw, None
+        start, bound, raw_source = raw, None, source
         if calibrated is not None:
             start, bound = (simulate(st, q) for st, q in calibrated)
             source, bound = "calibrated", max(bound, start)
-        cand = (start, p.name != default, order, p.name, source, raw, bound)
+        cand = (start, p.name != default, order, p.name, source, raw, bound, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
-    start_s, _, _, pname, source, raw_s, bound_s = best
+    start_s, _, _, pname, source, raw_s, bound_s, raw_source = best
+    w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
+        if cal is not None and cal.wait is not None else None
+    if w is not None:
+        v.wait_ratio, v.wait_samples, v.wait_class = w.median, w.samples, w.key
+        if raw_source == "scheduler":  # this scheduler's estimates, as they turned out here
+            start_s, source = raw_s * w.median, "calibrated"
+            ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
+            bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
     v.raw_start = now + timedelta(seconds=raw_s)
     v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
     if cal is not None:

@@ -20,6 +20,7 @@ BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "stor
          "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
          "calibration", "leases", "events", "model", "config", "workflow"]
 FACADE = ["federation", "federation_agent", "federation_data", "federation_hedge",
+          "federation_waits",
           "federation_plan", "federation_workflow"]
 ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "cli_extra", "client",
          "client_rest", "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]

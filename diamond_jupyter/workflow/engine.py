@@ -500,6 +500,9 @@ class WorkflowEngine:
         else:
             error = next((f"input {r.src} could not be copied: {r.error or r.state.lower()}"
                           for r in recs if r.state != "SUCCEEDED"), None)
+        now = self.store.get_workflow(wid).step(name)
+        if now.phase not in ("held", "moving") or now.token != st.token:
+            return  # stopped, cancelled or resubmitted meanwhile: nothing to record
         if error:  # the advance that follows fails the step (its policy)
             self.store.update_step(wid, name, data={"move_error": error}, job_id=job.id,
                                    event={"error": error})

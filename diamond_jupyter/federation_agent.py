@@ -1,10 +1,11 @@
-"""Agent tasks on the Federation: the agent runs here; faces call these."""
+"""Agent tasks on the Federation: the once-only submit of an agent's tool call, and the
+task records for the faces. The agent itself runs above the facade (`agent.service`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .model import Event, Job, JobSpec, SiteError
+from .model import Job, JobSpec, SiteError
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -35,69 +36,6 @@ class AgentMixin:
         if job is not None and job.native_id is not None:
             return job
         return await self.submit(spec, site, origin={**(origin or {}), "call": key})
-
-    async def publish(self, event: Event) -> Event:
-        """Store `event`, then publish it (and any earlier unpublished ones) in order to every
-        subscriber; returns it with its sequence number."""
-        return await self.journal.publish(event)
-
-    async def start_agent(self, llm: Any = None, *, provider: Any = None,
-                          rearm: bool = True) -> Any:
-        """The agent runner of this engine, created once: `llm` is an agent.LLMConfig (default:
-        from the environment), `provider` a ready provider (tests). With `rearm`, tasks that
-        were waiting on a job or an approval when the engine stopped are resumed. BadInput when
-        no LLM is configured."""
-        from .agent.loop import AgentRunner
-
-        runner = getattr(self, "_agent", None)
-        if runner is None:
-            runner = self._agent = AgentRunner(self, llm, provider=provider)
-        await runner.start(rearm=rearm)
-        return runner
-
-    async def close_agent(self) -> None:
-        """Stop the agent runner, if any; its unfinished tasks stay in the store for the next
-        engine to resume."""
-        runner = getattr(self, "_agent", None)
-        if runner is not None:
-            self._agent = None
-            await runner.close()
-
-    async def ask(self, prompt: str, *, approval: str = "ask",
-                  origin: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Start an agent task for `prompt` and return it at once (it runs on this loop; follow
-        it by its events or `wait_task`). `approval`: "ask" (each costly action waits for
-        `approve` or `reject`), "auto" or "dry-run"; `origin` says which face and cell asked."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        rec = await runner.ask(prompt, approval=approval, origin=origin)
-        return self.task(rec.id)
-
-    async def approve(self, task_id: str) -> dict[str, Any]:
-        """Approve the action task `task_id` is waiting on (exactly the plan it showed runs) and
-        return the task. BadInput for an unknown task or one not awaiting approval."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        await runner.approve(task_id)
-        return self.task(task_id)
-
-    async def reject(self, task_id: str, reason: str = "") -> dict[str, Any]:
-        """Reject the action task `task_id` is waiting on, with `reason` for the agent, and
-        return the task. BadInput for an unknown task or one not awaiting approval."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        await runner.reject(task_id, reason)
-        return self.task(task_id)
-
-    async def wait_task(self, task_id: str, *, timeout: float | None = None,
-                        settled: bool = False, states: set[str] | None = None
-                        ) -> dict[str, Any]:
-        """Suspend until task `task_id` is done, failed or rejected (with `settled`, also
-        asleep: waiting on a job or on approval; with `states`, until it is in one of them) and
-        return it. asyncio.TimeoutError after `timeout` seconds; BadInput for an unknown task."""
-        runner = getattr(self, "_agent", None) or await self.start_agent(rearm=False)
-        if settled or states:
-            await runner.settled(task_id, timeout, states)
-        else:
-            await runner.wait(task_id, timeout)
-        return self.task(task_id)
 
     def task(self, task_id: str, *, steps: bool = True) -> dict[str, Any]:
         """Task `task_id` as the faces show it: state, approval, answer or error, origin and the

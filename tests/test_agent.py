@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from agents import agent
 from fake_llm import FakeLLM, last_result, text, tool_results, tool_use
 
 from diamond_jupyter.agent import LLMConfig, LLMNotConfigured
@@ -42,7 +43,7 @@ async def fed(tb, tmp_path, llm_env):
                    min_poll_s=0.5)
     await f.start()
     yield f
-    await f.close_agent()
+    await agent(f).close()
     await f.close()
 
 
@@ -71,13 +72,13 @@ def submit_and_wait_script(fake: FakeLLM, seconds: float, site: str = "auto") ->
 @pytest.mark.parametrize("seconds", [1, 8])
 async def test_task_sleeps_while_the_job_runs_and_resumes_on_its_end(fed, fake, seconds):
     seen = submit_and_wait_script(fake, seconds)
-    task = await fed.ask("run `sleep; echo done` on alpha and tell me what it printed",
+    task = await agent(fed).ask("run `sleep; echo done` on alpha and tell me what it printed",
                          approval="auto")
-    asleep = await fed.wait_task(task["id"], settled=True, timeout=60)
+    asleep = await agent(fed).wait(task["id"], settled=True, timeout=60)
     assert asleep["state"] == "waiting", asleep
     assert asleep["waiting_on"] == [seen["job"]] and fake.calls == 2
     slept_at = time.time()
-    done = await fed.wait_task(task["id"], timeout=400)
+    done = await agent(fed).wait(task["id"], timeout=400)
     assert done["state"] == "done", done
     assert done["answer"] == f"Job {seen['job']} finished; it printed: done"
     assert seen["wait"]["finished"] and seen["wait"]["job"]["state"] == "COMPLETED"
@@ -107,21 +108,21 @@ async def test_restart_resumes_a_sleeping_task(tb, tmp_path, fake, llm_env):
     submit_and_wait_script(fake, 4)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it on beta", approval="auto")
-    asleep = await fed1.wait_task(task["id"], settled=True, timeout=60)
+    task = await agent(fed1).ask("run it on beta", approval="auto")
+    asleep = await agent(fed1).wait(task["id"], settled=True, timeout=60)
     assert asleep["state"] == "waiting" and fake.calls == 2
-    await fed1.close_agent()
+    await agent(fed1).close()
     await fed1.close()
     fed1.store.close()
     fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     try:
         await fed2.start()  # re-attaches the unfinished job
-        await fed2.start_agent()  # re-arms the waiting task
-        done = await fed2.wait_task(task["id"], timeout=400)
+        await agent(fed2).start()  # re-arms the waiting task
+        done = await agent(fed2).wait(task["id"], timeout=400)
         assert done["state"] == "done", done
         assert "printed: done" in done["answer"] and fake.calls == 4
     finally:
-        await fed2.close_agent()
+        await agent(fed2).close()
         await fed2.close()
 
 
@@ -130,21 +131,21 @@ async def test_restart_after_the_job_ended_resumes_at_once(tb, tmp_path, fake, l
     seen = submit_and_wait_script(fake, 1)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it on gamma", approval="auto")
-    await fed1.wait_task(task["id"], settled=True, timeout=60)
-    await fed1.close_agent()  # the agent is gone; the engine still sees the job end
+    task = await agent(fed1).ask("run it on gamma", approval="auto")
+    await agent(fed1).wait(task["id"], settled=True, timeout=60)
+    await agent(fed1).close()  # the agent is gone; the engine still sees the job end
     await fed1.wait(seen["job"], timeout=400)
     await fed1.close()
     fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     try:
         await fed2.start()
-        await fed2.start_agent()
-        done = await fed2.wait_task(task["id"], timeout=120)
+        await agent(fed2).start()
+        done = await agent(fed2).wait(task["id"], timeout=120)
         assert done["state"] == "done" and fake.calls == 4
         resume = [s for s in done["steps"] if s["kind"] == "resume"][0]["data"]
         assert resume["after"] == "restart" and resume["state"] == "COMPLETED"
     finally:
-        await fed2.close_agent()
+        await agent(fed2).close()
         await fed2.close()
 
 
@@ -156,15 +157,15 @@ async def test_approval_ask_then_approve_submits(fed, fake):
         return [text("submitted " + last_result(body)["job"]["id"])]
     fake.script([SUBMIT], answered)
     before = len(fed.jobs())
-    task = await fed.ask("submit echo approved", approval="ask")
-    waiting = await fed.wait_task(task["id"], settled=True, timeout=60)
+    task = await agent(fed).ask("submit echo approved", approval="ask")
+    waiting = await agent(fed).wait(task["id"], settled=True, timeout=60)
     assert waiting["state"] == "awaiting_approval" and fake.calls == 1
     assert waiting["pending"]["tool"] == "submit" and waiting["pending"]["plan"]["site"] == "alpha"
     assert len(fed.jobs()) == before  # nothing submitted yet
     ev = fed.events_since(0, kinds=["agent.approval"])[-1]
     assert ev.data["task_id"] == task["id"] and ev.data["plan"]["action"] == "submit"
-    await fed.approve(task["id"])
-    done = await fed.wait_task(task["id"], timeout=60)
+    await agent(fed).approve(task["id"])
+    done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "done" and fake.calls == 2
     assert len(fed.jobs()) == before + 1 and done["answer"].startswith("submitted alpha:")
 
@@ -172,10 +173,10 @@ async def test_approval_ask_then_approve_submits(fed, fake):
 async def test_approval_ask_then_reject_submits_nothing(fed, fake):
     fake.script([SUBMIT])
     before = len(fed.jobs())
-    task = await fed.ask("submit echo approved", approval="ask")
-    await fed.wait_task(task["id"], settled=True, timeout=60)
-    await fed.reject(task["id"])
-    done = await fed.wait_task(task["id"], timeout=10)
+    task = await agent(fed).ask("submit echo approved", approval="ask")
+    await agent(fed).wait(task["id"], settled=True, timeout=60)
+    await agent(fed).reject(task["id"])
+    done = await agent(fed).wait(task["id"], timeout=10)
     assert done["state"] == "rejected" and "not done" in done["answer"]
     assert len(fed.jobs()) == before and fake.calls == 1
 
@@ -188,8 +189,8 @@ async def test_dry_run_submits_nothing(fed, fake):
         return [text("dry run only")]
     fake.script([tool_use("submit", {"script": "echo x", "site": "auto"})], answered)
     before = len(fed.jobs())
-    task = await fed.ask("plan it", approval="dry-run")
-    done = await fed.wait_task(task["id"], timeout=60)
+    task = await agent(fed).ask("plan it", approval="dry-run")
+    done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "done" and seen["result"]["dry_run"] is True
     assert seen["result"]["plan"]["site"] in {"alpha", "beta", "gamma"}
     assert len(fed.jobs()) == before
@@ -201,8 +202,8 @@ async def test_a_failing_tool_is_reported_to_the_model(fed, fake):
         assert is_error and "unknown site" in content
         return [text("no such site")]
     fake.script([tool_use("describe_site", {"site": "nowhere"})], check)
-    task = await fed.ask("describe nowhere")
-    done = await fed.wait_task(task["id"], timeout=60)
+    task = await agent(fed).ask("describe nowhere")
+    done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "done" and done["answer"] == "no such site" and not fake.errors
 
 
@@ -288,12 +289,15 @@ def test_ask_in_notebook_follows_the_task_to_its_answer(tb, fake, llm_env):
         assert engine.call(engine.fed()).job(seen["job"]).origin["cell_id"] == "c1"
         fake.script([SUBMIT], lambda body: [text("ok")])
         waiting = ask(engine, "submit it", approval="ask")
-        fed = engine.call(engine.fed())
-        engine.call(fed.wait_task(waiting.id, settled=True, timeout=60))
+        engine.call(_settled(engine, waiting.id))
         assert "%diamond approve" in repr(engine.call(_task_handle(engine, waiting.id)))
         assert approve(engine, waiting.id).result(timeout=60) == "ok"
     finally:
         engine.close()
+
+
+async def _settled(engine, task_id):
+    return await (await engine.agent()).wait(task_id, settled=True, timeout=60)
 
 
 async def _task_handle(engine, task_id):
@@ -335,9 +339,9 @@ async def test_task_stopped_mid_model_call_resumes_after_restart(tb, tmp_path, f
                 held, asked_again, answer)
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run echo hi on beta", approval="auto")
+    task = await agent(fed1).ask("run echo hi on beta", approval="auto")
     assert await asyncio.to_thread(in_flight.wait, 120)
-    await fed1.close_agent()
+    await agent(fed1).close()
     await fed1.close()
     fed1.store.close()
     release.set()
@@ -345,8 +349,8 @@ async def test_task_stopped_mid_model_call_resumes_after_restart(tb, tmp_path, f
     try:
         assert fed2.store.get_task(task["id"]).state == "running"  # orphaned, until now
         await fed2.start()
-        await fed2.start_agent()  # takes up the task no live engine runs
-        done = await fed2.wait_task(task["id"], timeout=300)
+        await agent(fed2).start()  # takes up the task no live engine runs
+        done = await agent(fed2).wait(task["id"], timeout=300)
         assert done["state"] == "done", done
         assert done["answer"] == "the job ended COMPLETED" and not fake.errors
         assert fake.calls == 4 and fake.requests[2]["messages"] == fake.requests[1]["messages"]
@@ -357,7 +361,7 @@ async def test_task_stopped_mid_model_call_resumes_after_restart(tb, tmp_path, f
         assert any(s["kind"] == "resume" and s["data"].get("cause") == "restart"
                    for s in steps)
     finally:
-        await fed2.close_agent()
+        await agent(fed2).close()
         await fed2.close()
 
 
@@ -382,18 +386,18 @@ async def test_task_stopped_mid_submit_does_not_submit_twice(tb, tmp_path, fake,
                 after_submit, [text("done")])
     fed1 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     await fed1.start()
-    task = await fed1.ask("run it once on alpha", approval="auto")
+    task = await agent(fed1).ask("run it once on alpha", approval="auto")
     async for ev in fed1.events(since=0):  # the submit has started
         if ev.kind == "agent.step" and ev.data.get("step_kind") == "tool_call":
             break
-    await fed1.close_agent()
+    await agent(fed1).close()
     await fed1.close()
     fed1.store.close()
     fed2 = Federation(tb.config_path, store=Store(store_path), min_poll_s=0.5)
     try:
         await fed2.start()
-        await fed2.start_agent()
-        done = await fed2.wait_task(task["id"], timeout=300)
+        await agent(fed2).start()
+        done = await agent(fed2).wait(task["id"], timeout=300)
         assert done["state"] == "done", done
         bound = [j for j in agent_jobs(fed2, name) if j.native_id]
         assert [j.id for j in bound] == [seen["job"]]
@@ -407,5 +411,5 @@ async def test_task_stopped_mid_submit_does_not_submit_twice(tb, tmp_path, fake,
         calls = [s for s in done["steps"] if s["kind"] == "tool_call"]
         assert [s["data"]["tool"] for s in calls] == ["submit", "wait_for"]  # not re-logged
     finally:
-        await fed2.close_agent()
+        await agent(fed2).close()
         await fed2.close()

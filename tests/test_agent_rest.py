@@ -32,19 +32,25 @@ def fed(jp_serverapp):
     return jp_serverapp.web_app.settings["diamond_federation"]
 
 
+@pytest.fixture
+def server_agent(jp_serverapp):
+    """The server's own agent service (the one its REST routes use)."""
+    return jp_serverapp.web_app.settings["diamond_app"].agent_service()
+
+
 SUBMIT = [tool_use("submit", {"script": "echo via-rest", "site": "beta"}, id="toolu_rest")]
 
 
-async def test_ask_approve_and_read_the_steps(api, fed, fake):
+async def test_ask_approve_and_read_the_steps(api, fed, fake, server_agent):
     fake.script(SUBMIT, lambda body: [text("submitted " + last_result(body)["job"]["id"])])
     task = await api.post("tasks", {"prompt": "submit echo", "approval": "ask"}, expect=202)
     assert task["state"] == "running" and task["approval"] == "ask"
-    await fed.wait_task(task["id"], settled=True, timeout=60)
+    await server_agent.wait(task["id"], settled=True, timeout=60)
     got = await api.get(f"tasks/{task['id']}")
     assert got["state"] == "awaiting_approval" and got["pending"]["tool"] == "submit"
     assert (await api.get("jobs"))["total"] == 0
     await api.post(f"tasks/{task['id']}/approve", {})
-    done = await fed.wait_task(task["id"], timeout=60)
+    done = await server_agent.wait(task["id"], timeout=60)
     assert done["state"] == "done" and done["answer"].startswith("submitted beta:")
     got = await api.get(f"tasks/{task['id']}")
     kinds = [s["kind"] for s in got["steps"]]
@@ -58,10 +64,10 @@ async def test_ask_approve_and_read_the_steps(api, fed, fake):
     assert "not awaiting approval" in again["message"]
 
 
-async def test_reject_ends_the_task_without_submitting(api, fed, fake):
+async def test_reject_ends_the_task_without_submitting(api, fed, fake, server_agent):
     fake.script(SUBMIT)
     task = await api.post("tasks", {"prompt": "submit echo", "approval": "ask"}, expect=202)
-    await fed.wait_task(task["id"], settled=True, timeout=60)
+    await server_agent.wait(task["id"], settled=True, timeout=60)
     out = await api.post(f"tasks/{task['id']}/reject", {"reason": "not now"})
     assert out["state"] == "rejected" and "not now" in out["answer"]
     assert (await api.get("jobs"))["total"] == 0 and fake.calls == 1

@@ -8,6 +8,7 @@ import asyncio
 import threading
 
 import pytest
+from agents import agent
 from fake_llm import FakeLLM, last_result, text, tool_use
 
 from diamond_jupyter.config import FederationConfig
@@ -32,7 +33,7 @@ async def engine(path) -> Federation:
 
 
 async def stop(fed: Federation) -> None:
-    await fed.close_agent()
+    await agent(fed).close()
     await fed.close()
     fed.store.close()
 
@@ -51,15 +52,15 @@ async def test_task_stopped_mid_model_call_is_taken_up_by_the_next_engine(tmp_pa
     fake.script([tool_use("translate", {"script": SCRIPT, "to": "flux"}, id="toolu_tr")],
                 held, asked_again)
     fed1 = await engine(tmp_path / "s.sqlite")
-    task = await fed1.ask("translate my script to flux")
+    task = await agent(fed1).ask("translate my script to flux")
     assert await asyncio.to_thread(in_flight.wait, 60)
     await stop(fed1)
     release.set()
     fed2 = await engine(tmp_path / "s.sqlite")
     try:
         assert fed2.store.get_task(task["id"]).state == "running"  # left by fed1
-        await fed2.start_agent()
-        done = await fed2.wait_task(task["id"], timeout=60)
+        await agent(fed2).start()
+        done = await agent(fed2).wait(task["id"], timeout=60)
         assert done["state"] == "done" and done["answer"] == "translated", done
         assert fake.calls == 3 and not fake.errors
         assert fake.requests[2]["messages"] == fake.requests[1]["messages"]  # the same ask
@@ -83,11 +84,11 @@ async def test_a_task_run_by_a_live_engine_is_not_taken_up(tmp_path, fake):
     fed1 = await engine(tmp_path / "s.sqlite")
     fed2 = await engine(tmp_path / "s.sqlite")
     try:
-        task = await fed1.ask("hello")
+        task = await agent(fed1).ask("hello")
         assert await asyncio.to_thread(in_flight.wait, 60)
-        await fed2.start_agent()  # fed1 still runs it: fed2 leaves it alone
+        await agent(fed2).start()  # fed1 still runs it: fed2 leaves it alone
         release.set()
-        done = await fed1.wait_task(task["id"], timeout=60)
+        done = await agent(fed1).wait(task["id"], timeout=60)
         assert done["state"] == "done" and fake.calls == 1
         assert [s["kind"] for s in done["steps"]] == ["prompt", "model"]
     finally:
@@ -105,8 +106,8 @@ async def test_reply_stored_but_not_acted_on_is_finished_without_asking_again(tm
     await stop(fed1)
     fed2 = await engine(tmp_path / "s.sqlite")
     try:
-        await fed2.start_agent()
-        done = await fed2.wait_task(rec.id, timeout=60)
+        await agent(fed2).start()
+        done = await agent(fed2).wait(rec.id, timeout=60)
         assert done["state"] == "done" and done["answer"] == "hello" and fake.calls == 0
     finally:
         await stop(fed2)
@@ -123,13 +124,13 @@ async def test_approved_transfer_runs_once_under_the_calls_key(tmp_path, fake):
     fake.script([call], answer)
     fed = await engine(tmp_path / "s.sqlite")
     try:
-        task = await fed.ask("copy it", approval="ask")
-        asleep = await fed.wait_task(task["id"], settled=True, timeout=60)
+        task = await agent(fed).ask("copy it", approval="ask")
+        asleep = await agent(fed).wait(task["id"], settled=True, timeout=60)
         assert asleep["state"] == "awaiting_approval"
-        await fed.approve(task["id"])
+        await agent(fed).approve(task["id"])
         with pytest.raises(Exception, match="not awaiting approval|approved or taken up"):
-            await fed.approve(task["id"])  # once
-        done = await fed.wait_task(task["id"], timeout=60)
+            await agent(fed).approve(task["id"])  # once
+        done = await agent(fed).wait(task["id"], timeout=60)
         assert done["state"] == "done" and done["answer"] == "SUCCEEDED"
         assert (tmp_path / "out.txt").read_text() == "data\n"
         [rec] = fed.store.list_transfers()

@@ -18,7 +18,8 @@ NAME = "diamond_jupyter"
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "store_records",
          "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
-         "calibration", "leases", "events", "model", "config", "workflow"]
+         "calibration", "leases", "events", "model", "config", "workflow", "wrapper", "needs",
+         "capabilities", "software"]
 FACADE = ["federation", "federation_agent", "federation_data", "federation_hedge",
           "federation_waits",
           "federation_plan", "federation_workflow"]
@@ -186,6 +187,13 @@ def test_the_graph_sees_imports_inside_functions_and_skips_type_only_ones(tmp_pa
     assert _path(loop, ["a", "b", "c"]) == "a -> b -> c -> a"
 
 
+def test_no_import_cycles():
+    g = graph()
+    found = cycles(g)
+    assert not found, "import cycles (an import inside a function counts):\n" + "\n".join(
+        _path(g, c) for c in found)
+
+
 def test_nothing_below_the_facade_imports_it_or_what_is_above_it():
     g = graph()
     below = [m for m in g if _under(m, BELOW)]
@@ -213,3 +221,19 @@ def test_the_facade_never_touches_a_transport():
                 if isinstance(node, ast.Attribute) and node.attr == "transport":
                     used.append(f"{path.name}:{node.lineno}")
     assert not used, "the facade uses a site's transport at " + ", ".join(used)
+
+
+def test_the_facade_imports_no_face_and_not_the_agent():
+    """The agent is above the facade, as MCP is: the faces own it."""
+    g = graph()
+    bad = []
+    for m in sorted(m for m in g if _under(m, FACADE)):
+        via = reach(g, m)
+        for target in sorted(via):
+            if _under(target, ABOVE):
+                chain = [target]
+                while chain[-1] != m:
+                    chain.append(via[chain[-1]])
+                bad.append(" -> ".join(reversed(chain)))
+                break
+    assert not bad, "the facade imports what is above it:\n" + "\n".join(bad)

@@ -36,14 +36,3 @@ class Provider(Protocol):
                        tools: list[dict[str, Any]]) -> Turn: ...
 
     async def aclose(self) -> None: ...
-
-
-def make_provider(cfg: Any) -> Provider:
-    """Build the provider for an LLMConfig (reads the key from its env var, now)."""
-    if cfg.provider == "openai":
-        from .openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(cfg)
-    from .anthropic_provider import AnthropicProvider
-
-    return AnthropicProvider(cfg)

@@ -20,8 +20,9 @@ from ..skills import (
     tool_schemas,
 )
 from ..store import TaskRecord
-from .base import Provider, Turn, make_provider
+from .base import Provider, Turn
 from .config import HOW_TO, LLMConfig
+from .providers import make_provider
 from .tasks import TaskBook, preview
 
 if TYPE_CHECKING:

@@ -177,8 +177,8 @@ async def _start(engine: Any, text: str, approval: str | None,
         body = {"prompt": text} | ({"approval": approval} if approval else {}) | (
             {"origin": origin} if origin else {})
         return await engine.request("POST", "tasks", body)
-    fed = await engine.fed()
-    return await fed.ask(text, approval=approval or "ask", origin=origin)
+    agent = await engine.agent()
+    return await agent.ask(text, approval=approval or "ask", origin=origin)
 
 
 def ask(engine: Any, text: str, *, approval: str | None = None,
@@ -200,8 +200,8 @@ def _decide(engine: Any, task_id: str, verb: str) -> TaskHandle:
     async def go() -> dict[str, Any]:
         if engine.kind == "server":
             return await engine.request("POST", f"tasks/{task_id}/{verb}", {})
-        fed = await engine.fed()
-        return await (fed.approve(task_id) if verb == "approve" else fed.reject(task_id))
+        agent = await engine.agent()
+        return await (agent.approve(task_id) if verb == "approve" else agent.reject(task_id))
     handle = TaskHandle(engine, engine.call(go()))
     if handle.state not in FINAL_STATES:
         engine.spawn((_follow_server if engine.kind == "server" else _follow_local)(

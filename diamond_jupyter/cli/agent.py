@@ -26,26 +26,28 @@ def _confirm(task: dict[str, Any]) -> bool:
 
 
 async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str, Any]:
+    from ..agent.service import AgentService
     from ..federation import Federation
 
     fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0)
+    agent = AgentService(fed, llm)
     try:
         await fed.start(recover=False)
-        await fed.start_agent(llm, rearm=False)
-        task = await fed.ask(text, approval=args.approval, origin={"face": "cli"})
+        await agent.start(rearm=False)
+        task = await agent.ask(text, approval=args.approval, origin={"face": "cli"})
         want = set(FINAL_STATES) | {ASLEEP_FOR_A_PERSON}
         while True:
             try:
-                task = await fed.wait_task(task["id"], timeout=args.timeout, states=want)
+                task = await agent.wait(task["id"], timeout=args.timeout, states=want)
             except asyncio.TimeoutError:
                 raise SiteError(f"task {task['id']} still {fed.task(task['id'])['state']} "
                                 f"after {args.timeout:.0f}s") from None
             if task["state"] != ASLEEP_FOR_A_PERSON or not sys.stdin.isatty():
                 return task
             ok = await asyncio.to_thread(_confirm, task)
-            await (fed.approve(task["id"]) if ok else fed.reject(task["id"]))
+            await (agent.approve(task["id"]) if ok else agent.reject(task["id"]))
     finally:
-        await fed.close_agent()
+        await agent.close()
         await fed.close()
 
 

@@ -18,6 +18,7 @@ class LocalEngine(Engine):
         self._config = config
         self._fed: Any = None
         self._fed_lock = asyncio.Lock()
+        self._agent: Any = None  # agent.service.AgentService, made on first use
 
     async def fed(self) -> Any:
         async with self._fed_lock:
@@ -29,7 +30,17 @@ class LocalEngine(Engine):
                 self._fed = fed
             return self._fed
 
+    async def agent(self) -> Any:
+        """This engine's agent service (made on first use)."""
+        if self._agent is None:
+            from ..agent.service import AgentService
+
+            self._agent = AgentService(await self.fed())
+        return self._agent
+
     async def _aclose(self) -> None:
+        if self._agent is not None:
+            await self._agent.close()
         if self._fed is not None:
             await self._fed.close()
 

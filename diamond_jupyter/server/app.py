@@ -9,6 +9,7 @@ from pathlib import Path
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Enum, Float, Int, List, Unicode, default
 
+from ..agent.service import AgentService
 from ..config import default_config_path, load_config
 from ..federation import Federation
 from ..model import DiamondError
@@ -58,6 +59,7 @@ class DiamondApp(ExtensionApp):
     # -- life cycle -------------------------------------------------------------------------
     def initialize_settings(self) -> None:
         self.federation: Federation | None = None
+        self.agent: AgentService | None = None  # the agent over the federation (made lazily)
         self.error: str | None = None
         self._started: asyncio.Future | None = None
         try:
@@ -107,12 +109,21 @@ class DiamondApp(ExtensionApp):
             llm = LLMConfig.from_env(provider=self.llm_provider or None,
                                      model=self.llm_model or None,
                                      api_key_env=self.llm_api_key_env or None)
-            await self.federation.start_agent(llm)
+            await self.agent_service().start(llm)
+
+    def agent_service(self) -> AgentService:
+        """The server's agent (made on first use; its runner starts when a task needs it)."""
+        assert self.federation is not None
+        if self.agent is None:
+            self.agent = AgentService(self.federation)
+        return self.agent
 
     async def stop_extension(self) -> None:
         self.bridge.detach()
+        if self.agent is not None:
+            await self.agent.close()
+            self.agent = None
         if self.federation is not None:
-            await self.federation.close_agent()
             await self.federation.close()
         self._started = None
 

@@ -302,18 +302,19 @@ class TransfersHandler(DiamondHandler):
 
 
 class _AgentHandler(DiamondHandler):
-    async def agent_fed(self) -> Any:
-        """The Federation with its agent started, configured by the DiamondApp.llm_*
+    async def agent(self) -> Any:
+        """The server's agent service, started, configured by the DiamondApp.llm_*
         traitlets (503 with how to configure one when no LLM is set up)."""
         from ..agent import LLMConfig
 
-        fed = await self.fed()
+        await self.fed()
         llm = LLMConfig(provider=self.app.llm_provider, model=self.app.llm_model,
                         api_key_env=self.app.llm_api_key_env)
         if (why := llm.missing()) is not None:
             raise ApiError(503, "llm-not-configured", why)
-        await fed.start_agent(llm)
-        return fed
+        agent = self.app.agent_service()
+        await agent.start(llm)
+        return agent
 
 
 class TasksHandler(_AgentHandler):
@@ -332,9 +333,9 @@ class TasksHandler(_AgentHandler):
     async def post(self) -> None:
         """Start an agent task; it runs in the server (202: follow it by events or GET)."""
         body = self.parse(AskBody)
-        fed = await self.agent_fed()
-        task = await fed.ask(body.prompt, approval=body.approval or self.app.agent_approval,
-                             origin=body.origin)
+        agent = await self.agent()
+        task = await agent.ask(body.prompt, approval=body.approval or self.app.agent_approval,
+                               origin=body.origin)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + task["id"])
         self.reply(task, 202)
 
@@ -360,9 +361,9 @@ class TaskApproveHandler(_TaskHandler):
     @authorized
     @api
     async def post(self, name: str) -> None:
-        fed = await self.agent_fed()
-        await self.task_or_404(fed, name)
-        self.reply(await fed.approve(name))
+        agent = await self.agent()
+        await self.task_or_404(agent.fed, name)
+        self.reply(await agent.approve(name))
 
 
 class TaskRejectHandler(_TaskHandler):
@@ -370,9 +371,9 @@ class TaskRejectHandler(_TaskHandler):
     @authorized
     @api
     async def post(self, name: str) -> None:
-        fed = await self.agent_fed()
-        await self.task_or_404(fed, name)
-        self.reply(await fed.reject(name, self.parse(RejectBody).reason or ""))
+        agent = await self.agent()
+        await self.task_or_404(agent.fed, name)
+        self.reply(await agent.reject(name, self.parse(RejectBody).reason or ""))
 
 
 class OpenAPIHandler(DiamondHandler):

@@ -108,6 +108,7 @@ class TestServerDefault:
         task = await api.post("tasks", {"prompt": "say hello"}, expect=202)
         assert task["approval"] == "dry-run"
         fed = jp_serverapp.web_app.settings["diamond_federation"]
-        done = await fed.wait_task(task["id"], timeout=60)
+        server_agent = jp_serverapp.web_app.settings["diamond_app"].agent_service()
+        done = await server_agent.wait(task["id"], timeout=60)
         assert done["state"] == "done" and fed.jobs() == []
         assert seen["result"]["dry_run"] is True and EVIL in seen["result"]["plan"]["script"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from agents import agent
 from fake_llm import FakeLLM, last_result, text, tool_results, tool_use
 
 from diamond_jupyter.federation import Federation
@@ -38,7 +39,7 @@ async def fed(tb, tmp_path, fake):
                    min_poll_s=0.5)
     await f.start()
     yield f
-    await f.close_agent()
+    await agent(f).close()
     await f.close()
 
 
@@ -52,8 +53,8 @@ def hostile_spec(startup_dir: str) -> dict:
 
 async def awaiting(fed: Federation, prompt: str, approval: str | None = "ask") -> dict:
     kw = {} if approval is None else {"approval": approval}
-    task = await fed.ask(prompt, **kw)
-    got = await fed.wait_task(task["id"], settled=True, timeout=60)
+    task = await agent(fed).ask(prompt, **kw)
+    got = await agent(fed).wait(task["id"], settled=True, timeout=60)
     assert got["state"] == "awaiting_approval", got
     return got
 
@@ -86,7 +87,7 @@ async def test_the_plan_shows_script_fields_data_and_cost(fed, fake, tmp_path):
                  "| #SBATCH"):
         assert part in text_, part
     assert len(fed.jobs()) == before  # nothing ran
-    await fed.reject(task["id"])
+    await agent(fed).reject(task["id"])
 
 
 async def test_the_approved_site_and_script_run_without_placing_again(fed, fake):
@@ -106,8 +107,8 @@ async def test_the_approved_site_and_script_run_without_placing_again(fed, fake)
         placed.append(a)
         return await original(*a, **kw)
     fed.place = counting_place
-    await fed.approve(task["id"])
-    done = await fed.wait_task(task["id"], timeout=60)
+    await agent(fed).approve(task["id"])
+    done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "done" and not fake.errors, done
     assert isinstance(seen["result"], dict), done["answer"]
     assert placed == []  # nothing is placed again after approval
@@ -125,8 +126,8 @@ async def test_a_changed_world_is_asked_again(fed, fake):
     first = task["pending"]["plan"]
     site = fed.site("beta")
     site.cfg = site.cfg.model_copy(update={"default_account": "someone-else"})  # the admin
-    await fed.approve(task["id"])
-    again = await fed.wait_task(task["id"], settled=True, timeout=60)
+    await agent(fed).approve(task["id"])
+    again = await agent(fed).wait(task["id"], settled=True, timeout=60)
     assert again["state"] == "awaiting_approval", again
     plan = again["pending"]["plan"]
     assert "differ from the approved one" in plan["changed"]
@@ -136,8 +137,8 @@ async def test_a_changed_world_is_asked_again(fed, fake):
     fed.sites["gone"] = fed.sites.pop("beta")  # the site disappears before the approval
     try:
         fake.script(lambda body: [text("beta is gone: " + tool_results(body)[0][1])])
-        await fed.approve(task["id"])
-        done = await fed.wait_task(task["id"], timeout=60)
+        await agent(fed).approve(task["id"])
+        done = await agent(fed).wait(task["id"], timeout=60)
     finally:
         fed.sites["beta"] = fed.sites.pop("gone")
     assert done["state"] == "done" and "unknown site 'beta'" in done["answer"]
@@ -149,7 +150,7 @@ async def test_ask_is_the_default(fed, fake):
     before = len(fed.jobs())
     task = await awaiting(fed, "run echo default", approval=None)
     assert task["approval"] == "ask" and len(fed.jobs()) == before
-    await fed.reject(task["id"])
+    await agent(fed).reject(task["id"])
 
 
 async def test_fetch_results_is_gated_like_submit(fed, fake, tmp_path):
@@ -162,8 +163,8 @@ async def test_fetch_results_is_gated_like_submit(fed, fake, tmp_path):
         seen["dry"] = last_result(body)
         return [text("planned")]
     fake.script([tool_use("fetch_results", {"job_id": job.id, "dest": str(startup)})], after)
-    task = await fed.ask("fetch it", approval="dry-run")
-    await fed.wait_task(task["id"], timeout=60)
+    task = await agent(fed).ask("fetch it", approval="dry-run")
+    await agent(fed).wait(task["id"], timeout=60)
     assert not startup.exists()  # a dry run writes nothing
     dry = seen["dry"]
     assert dry["dry_run"] is True and dry["plan"]["destination"] == str(startup)
@@ -174,8 +175,8 @@ async def test_fetch_results_is_gated_like_submit(fed, fake, tmp_path):
                 lambda body: [text("fetched")])
     task = await awaiting(fed, "fetch it")
     assert not startup.exists() and task["pending"]["tool"] == "fetch_results"
-    await fed.approve(task["id"])
-    assert (await fed.wait_task(task["id"], timeout=60))["state"] == "done"
+    await agent(fed).approve(task["id"])
+    assert (await agent(fed).wait(task["id"], timeout=60))["state"] == "done"
     assert (startup / "result.txt").read_text() == "data\n"
 
 
@@ -189,4 +190,4 @@ async def test_transfer_plans_show_source_destination_and_size(fed, fake, tmp_pa
                     "destination": "alpha:/tmp/sec-in.dat", "recursive": False,
                     "size_bytes": 1234, "size": "1.2 kB"}
     assert task["pending"]["plan"]["via"] == "sftp"
-    await fed.reject(task["id"])
+    await agent(fed).reject(task["id"])

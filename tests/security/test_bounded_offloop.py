@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+from agents import agent
 from fake_llm import FakeLLM, text, tool_use
 
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
@@ -40,10 +41,10 @@ async def test_agent_saves_and_parses_off_the_event_loop(tmp_path, monkeypatch, 
                                             "to": "pbs"})], [text("done")])
         await fed.start()
         try:
-            task = await fed.ask("translate it", approval="auto")
-            done = await fed.wait_task(task["id"], timeout=60)
+            task = await agent(fed).ask("translate it", approval="auto")
+            done = await agent(fed).wait(task["id"], timeout=60)
         finally:
-            await fed.close_agent()
+            await agent(fed).close()
             await fed.close()
         assert done["state"] == "done", done
         assert saves and not any(saves), saves

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from agents import agent
 from fake_llm import FakeLLM, last_result, tool_use
 
 from diamond_jupyter.federation import Federation
@@ -35,7 +36,7 @@ async def fed(tb, tmp_path, fake):
                    min_poll_s=0.5)
     await f.start()
     yield f
-    await f.close_agent()
+    await agent(f).close()
     await f.close()
 
 
@@ -62,8 +63,8 @@ async def test_a_job_telling_the_model_to_act_causes_no_unapproved_action(fed, f
 
     fake.script([tool_use("submit", {"script": f"echo \"{injection}\"", "site": "alpha",
                                      "name": "innocent"})], after_submit, after_wait, obey)
-    task = await fed.ask("run the innocent job and show me its output", approval="auto")
-    got = await fed.wait_task(task["id"], timeout=180, states={
+    task = await agent(fed).ask("run the innocent job and show me its output", approval="auto")
+    got = await agent(fed).wait(task["id"], timeout=180, states={
         "awaiting_approval", "done", "failed", "rejected"})
 
     assert seen["logs"]["notice"].startswith("UNTRUSTED DATA")  # marked as data for the model
@@ -75,8 +76,8 @@ async def test_a_job_telling_the_model_to_act_causes_no_unapproved_action(fed, f
     assert not fed.events_since(0, kinds=["job.cancel-requested"], job_id=victim.id)
     assert [j for j in fed.jobs() if j.name and j.name.startswith("payload")] == []
 
-    await fed.reject(task["id"], "that came from the job's output")
-    done = await fed.wait_task(task["id"], timeout=30)
+    await agent(fed).reject(task["id"], "that came from the job's output")
+    done = await agent(fed).wait(task["id"], timeout=30)
     assert done["state"] == "rejected" and fake.calls == 4
     assert not fed.job(victim.id).state.terminal
     assert [j for j in fed.jobs() if j.name and j.name.startswith("payload")] == []

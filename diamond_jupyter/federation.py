@@ -42,7 +42,8 @@ from .model import (
     utcnow,
 )
 from .placement import Placement, StageData
-from .sites import Site, Sites, make_site
+from .site_kinds import make_site
+from .sites import Site, Sites
 from .store import Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed

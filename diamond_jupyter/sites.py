@@ -78,16 +78,6 @@ def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
             and agree(queued.name, acct.name))
 
 
-def make_site(cfg: SiteConfig, **kw) -> Site:
-    """The site of a sites-file entry: over a command transport (SSH, local), or over
-    Slurm's REST API."""
-    if cfg.transport.kind == "slurmrestd":
-        from .sites_rest import RestSite
-
-        return RestSite(cfg, **kw)
-    return Site(cfg, **kw)
-
-
 class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 

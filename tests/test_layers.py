@@ -16,13 +16,12 @@ PKG = Path(diamond_jupyter.__file__).parent
 NAME = "diamond_jupyter"
 
 # Below the facade: none of these may import the facade (or anything above it).
-BELOW = ["dialects", "transports", "sites", "monitor", "journal", "store", "store_records",
+BELOW = ["dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
+         "discovery_site", "monitor", "journal", "store", "store_records",
          "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
          "calibration", "leases", "events", "model", "config", "workflow", "wrapper", "needs",
          "capabilities", "software"]
-FACADE = ["federation", "federation_agent", "federation_data", "federation_hedge",
-          "federation_waits",
-          "federation_plan", "federation_workflow"]
+FACADE = sorted(p.stem for p in PKG.glob("federation*.py"))  # the facade and its parts
 ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "cli_extra", "client",
          "client_rest", "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
 

@@ -29,7 +29,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .model import JobStatus
+from .model import JobStatus, describe_start, hms_short  # noqa: F401 (formerly here)
 
 SIZE_CLASS_LIMITS = (1, 4, 16, 64)  # CPUs: 1, 2-4, 5-16, 17-64, 65+
 MIN_SAMPLES = 5  # a key with fewer samples falls back to the coarser one
@@ -196,22 +196,6 @@ def ratio_fn(cal: SiteCalibration | None, which: str):
             memo[key] = 1.0 if r is None else getattr(r, which)
         return memo[key]
     return f
-
-
-def hms_short(seconds: float) -> str:
-    """'≈ 3 min' style: s below a minute, min below an hour, else h with one decimal."""
-    s = max(0.0, seconds)
-    if s < 60:
-        return f"{s:.0f} s"
-    if s < 3600:
-        return f"{math.ceil(s / 60):.0f} min"
-    return f"{s / 3600:.1f} h"
-
-
-def describe_start(start_s: float, bound_s: float | None) -> str:
-    """A pending job's predicted start for people: '≈ 3 min (90%: < 11 min)'."""
-    text = f"≈ {hms_short(start_s)}"
-    return text + (f" (90%: < {hms_short(bound_s)})" if bound_s is not None else "")
 
 
 MIN_TRANSFER_BYTES = 1_000_000  # smaller copies measure latency, not bandwidth

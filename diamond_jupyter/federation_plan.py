@@ -103,6 +103,7 @@ class PlanMixin:
         self.check_submittable(spec)  # refused now, not after an approval
         verdict: SiteVerdict | None = None
         placement: str | None = None
+        predicted: str | None = None  # the start placement predicts there, for people
         if pin is not None:
             site = str(pin.get("site"))
             if site not in self.sites:
@@ -117,13 +118,14 @@ class PlanMixin:
                 if pl.choice is None:
                     raise BadInput(pl.summary())
                 site, placement = pl.choice, pl.explain()
-                verdict = pl.verdict(site)
+                verdict, predicted = pl.verdict(site), pl.predicted_start(site)
                 if not spec.queue and verdict is not None and verdict.partition:
                     spec = spec.model_copy(update={"queue": verdict.partition})
             else:
                 self.site(site)  # unknown or not allowed: BadInput now, not after approval
                 await self.check_site(spec, site)  # lacks what the job needs: refused now
-                verdict = (await self.place(spec, sites=[site])).verdict(site)
+                one = await self.place(spec, sites=[site])
+                verdict, predicted = one.verdict(site), one.predicted_start(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
@@ -140,6 +142,8 @@ class PlanMixin:
             + rendered.warnings, "spec": fields,
             "data_movements": await self._movements(site, token, prepared),
         }
+        if pin is None and predicted:
+            plan["predicted_start"] = predicted  # '≈ 3 min (90%: < 11 min)'
         if pin is None:
             plan["cost"] = self._cost(target, prepared, verdict)
             if placement:

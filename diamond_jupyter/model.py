@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 import unicodedata
 from datetime import datetime, timezone
@@ -25,6 +26,49 @@ def hms(seconds: float | None, *, days: bool = True) -> str:
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
     return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h}:{m:02d}:{s:02d}"
+
+
+def hms_short(seconds: float) -> str:
+    """'≈ 3 min' style: s below a minute, min below an hour, else h with one decimal."""
+    s = max(0.0, seconds)
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{math.ceil(s / 60):.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def describe_start(start_s: float, bound_s: float | None) -> str:
+    """A pending job's predicted start for people: '≈ 3 min (90%: < 11 min)'."""
+    text = f"≈ {hms_short(start_s)}"
+    return text + (f" (90%: < {hms_short(bound_s)})" if bound_s is not None else "")
+
+
+def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | None:
+    """The start the placement predicted for a job on its site: {"at", "bound" (the 90%
+    upper bound, or None), "text": '≈ 3 min (90%: < 11 min)' counted from `now` (default:
+    from the decision)}; None when the job was not placed (an explicit site) or the
+    placement had no estimate for its site."""
+    pl = job.placement or {}
+    mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
+                 and v.get("site") == job.site and v.get("feasible")), None)
+    if mine is None or not mine.get("estimated_start"):
+        return None
+    try:
+        at = _aware(datetime.fromisoformat(mine["estimated_start"]))
+        bound = _aware(datetime.fromisoformat(mine["start_bound"])) \
+            if mine.get("start_bound") else None
+        ref = _aware(now or datetime.fromisoformat(pl.get("now") or mine["estimated_start"]))
+    except (TypeError, ValueError):
+        return None
+    text = describe_start((at - ref).total_seconds(),
+                          (bound - ref).total_seconds() if bound else None)
+    return {"at": at.isoformat(), "bound": bound.isoformat() if bound else None,
+            "text": text}
+
+
+def _aware(t: datetime) -> datetime:
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 class _Model(BaseModel):
@@ -268,9 +312,11 @@ class Job(_Model):
 
 def job_json(job: Job) -> dict[str, Any]:
     """A job as every face shows it (REST, events, `--json`): without its spec, with its time
-    limit in seconds (None when it asked for none)."""
+    limit in seconds (None when it asked for none) and the start its placement predicted
+    (`predicted_start`, None for an explicit site)."""
     limit = job.spec.resources.walltime_s if job.spec else None
-    return job.model_dump(mode="json", exclude={"spec"}) | {"time_limit_s": limit}
+    return job.model_dump(mode="json", exclude={"spec"}) | {
+        "time_limit_s": limit, "predicted_start": predicted_start(job)}
 
 
 class Partition(_Model):

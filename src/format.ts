@@ -17,6 +17,34 @@ export function fmtHms(seconds: number | null | undefined): string {
   return `${Math.floor(s / 3600)}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
 }
 
+/** A wait for people, as the server words it: s below a minute, whole minutes (rounded up)
+ * below an hour, else hours with one decimal. */
+export function fmtWait(seconds: number): string {
+  const s = Math.max(0, seconds);
+  if (s < 60) {
+    return `${Math.round(s)} s`;
+  }
+  if (s < 3600) {
+    return `${Math.ceil(s / 60)} min`;
+  }
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+/** A queued job's predicted start from `now` (ms): "≈ 3 min (90%: < 11 min)"; null without
+ * a prediction. */
+export function fmtPredictedStart(
+  p: { at: string; bound: string | null } | null | undefined,
+  now: number
+): string | null {
+  const at = p ? parseTime(p.at) : null;
+  if (!p || at === null) {
+    return null;
+  }
+  const bound = parseTime(p.bound);
+  const text = `≈ ${fmtWait((at - now) / 1000)}`;
+  return bound === null ? text : `${text} (90%: < ${fmtWait((bound - now) / 1000)})`;
+}
+
 export function fmtDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !isFinite(seconds)) {
     return '—';

@@ -15,7 +15,7 @@ import { Message } from '@lumino/messaging';
 
 import { fetchLogs } from './api';
 import { IJobActions } from './components/Jobs';
-import { fmtHms, parseTime, stateClass } from './format';
+import { fmtHms, fmtPredictedStart, parseTime, stateClass } from './format';
 import { DiamondModel } from './model';
 import { IFetchResult, IJob, TERMINAL_STATES } from './types';
 
@@ -125,6 +125,8 @@ export function JobCard(props: {
   const label = job.name || job.id;
   const stdout = tail(logs?.stdout ?? data.stdout_tail);
   const stderr = tail(logs?.stderr ?? data.stderr_tail);
+  const predicted =
+    !done && !job.started_at ? fmtPredictedStart(job.predicted_start, props.now) : null;
   return (
     <div
       className={`jp-diamond-card ${stateClass(job.state)}`}
@@ -147,6 +149,9 @@ export function JobCard(props: {
       <div className="jp-diamond-muted" data-diamond-why="">
         {why(job)}
       </div>
+      {predicted && (
+        <div data-diamond-predicted="">predicted start {predicted}</div>
+      )}
       <Timing job={job} limit={data.time_limit_s} now={props.now} />
       {done && (
         <div data-diamond-outcome="">

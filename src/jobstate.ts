@@ -11,7 +11,8 @@ const JOB_FIELDS: (keyof IJob)[] = [
   'exit_code',
   'reason',
   'placement',
-  'origin'
+  'origin',
+  'predicted_start'
 ];
 
 /** The job after one job-state payload (pure; `old` is not modified). */

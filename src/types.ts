@@ -58,6 +58,15 @@ export interface IJob {
   reason: string | null;
   placement: IPlacement | null;
   origin: { path?: string | null; cell_id?: string | null } | null;
+  /** The start its placement predicted (the server's job JSON); null for an explicit site. */
+  predicted_start?: IPredictedStart | null;
+}
+
+/** When a queued job should start: `at` the calibrated estimate, `bound` the 90% bound. */
+export interface IPredictedStart {
+  at: string;
+  bound: string | null;
+  text: string;
 }
 
 /** One site's answer in a placement decision (diamond_jupyter.placement.SiteVerdict). */

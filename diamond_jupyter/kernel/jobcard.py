@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobState, hms
+from ..model import Job, JobState, hms, predicted_start
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -126,6 +126,8 @@ def render_text(job: Job, extras: dict[str, Any]) -> str:
     lines = [f"{job.id}  {job.state.value}  {job.name or ''}".rstrip(),
              f"  site: {job.site} — {why(job)}",
              f"  {elapsed(job, extras.get('time_limit_s'))}  [{_text_bar(q, r)}]"]
+    if (p := waiting_for(job)) is not None:
+        lines.insert(2, f"  predicted start {p}")
     if job.state.terminal:
         lines.append(f"  outcome: {outcome(job)}")
     for key in ("stdout", "stderr"):
@@ -157,7 +159,19 @@ def header_html(job: Job) -> str:
 
 
 def why_html(job: Job) -> str:
-    return f"<div><b>{html.escape(job.site)}</b> — {html.escape(why(job))}</div>"
+    out = f"<div><b>{html.escape(job.site)}</b> — {html.escape(why(job))}</div>"
+    if (p := waiting_for(job)) is not None:
+        out += f"<div data-diamond-predicted=''>predicted start {html.escape(p)}</div>"
+    return out
+
+
+def waiting_for(job: Job, now: datetime | None = None) -> str | None:
+    """A queued job's predicted start from now, '≈ 3 min (90%: < 11 min)'; None once it
+    started or ended, or when it has no prediction."""
+    if job.started_at is not None or job.state.terminal:
+        return None
+    p = predicted_start(job, now or datetime.now(timezone.utc))
+    return p["text"] if p else None
 
 
 def timing_html(job: Job, limit: int | None = None) -> str:
@@ -202,7 +216,8 @@ def card_json(job: Job, extras: dict[str, Any]) -> dict[str, Any]:
     """The machine-readable part: what the JupyterLab card renders (and re-attaches from)."""
     return {
         "version": CARD_VERSION,
-        "job": job.model_dump(mode="json", exclude={"spec", "token"}),
+        "job": job.model_dump(mode="json", exclude={"spec", "token"})
+        | {"predicted_start": predicted_start(job)},
         "time_limit_s": extras.get("time_limit_s"),
         "stdout_tail": _tail(extras.get("stdout")) or None,
         "stderr_tail": _tail(extras.get("stderr")) or None,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..model import DiamondError, Event
+from ..model import DiamondError, Event, predicted_start
 from . import views
 
 if TYPE_CHECKING:
@@ -57,7 +57,8 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         payload = views.job_state_payload(ev, job)
         if ev.kind == "job.submitted" and job is not None:
             # The sidebar's first sight of a job: where it came from and why this site.
-            payload.update(origin=job.origin, placement=job.placement)
+            payload.update(origin=job.origin, placement=job.placement,
+                           predicted_start=predicted_start(job))
         return JOB_STATE, payload
     if ev.kind.startswith("transfer."):
         return TRANSFER_PROGRESS, views.transfer_payload(ev)

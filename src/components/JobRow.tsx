@@ -7,7 +7,7 @@ import {
   notebookIcon
 } from '@jupyterlab/ui-components';
 
-import { fmtTime, stateClass } from '../format';
+import { fmtPredictedStart, fmtTime, stateClass } from '../format';
 import { IFetchResult, IJob, TERMINAL_STATES } from '../types';
 
 export interface IJobActions {
@@ -62,6 +62,8 @@ export function JobRow(props: {
       ? ['started', job.started_at]
       : ['queued', job.submitted_at];
   const done = TERMINAL_STATES.has(job.state);
+  const predicted =
+    !done && !job.started_at ? fmtPredictedStart(job.predicted_start, Date.now()) : null;
   return (
     <li
       ref={ref}
@@ -89,6 +91,14 @@ export function JobRow(props: {
         {job.reason && (
           <span title="reason" data-diamond-reason="">
             {job.reason}
+          </span>
+        )}
+        {predicted && (
+          <span
+            title="predicted start: calibrated estimate (90% upper bound)"
+            data-diamond-predicted=""
+          >
+            starts {predicted}
           </span>
         )}
       </div>

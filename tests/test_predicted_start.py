@@ -1,0 +1,63 @@
+"""The start a placement predicted, as every face shows it: the job's JSON, the kernel's job
+card (while the job waits) and the agent's plan text."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from test_placement import NOW, H, busy_alpha, gamma, pending, spec
+
+from diamond_jupyter.calibration import SiteCalibration, WaitSample
+from diamond_jupyter.federation_plan import describe_plan
+from diamond_jupyter.kernel.jobcard import render_html, render_text, waiting_for
+from diamond_jupyter.model import Job, JobState, job_json, predicted_start
+from diamond_jupyter.placement import place
+
+
+def placed_job(state: JobState = JobState.PENDING, **kw) -> Job:
+    """A job placed on alpha, whose scheduler said 2 h and whose estimates come true after
+    a quarter of the wait (so: ≈ 30 min, 90% < 42 min)."""
+    cfg, snap = busy_alpha(left_s=3 * H)
+    snap.jobs += [pending("w1", 1, 32, 4 * H, part="compute", est=NOW + timedelta(hours=1))]
+    waits = [WaitSample("compute", 32, 1000.0, r * 1000.0, float(i))
+             for i, r in enumerate([0.2, 0.25, 0.3, 0.35] * 10)]
+    pl = place(spec(), [(cfg, snap)], now=NOW, estimates={"alpha": NOW + timedelta(hours=2)},
+               calibration={"alpha": SiteCalibration([], wait=waits)})
+    return Job(id="alpha:7", site="alpha", native_id="7", state=state, submitted_at=NOW,
+               placement=pl.model_dump(mode="json"), **kw)
+
+
+def test_the_prediction_is_counted_from_the_decision_or_from_now():
+    job = placed_job()
+    p = predicted_start(job)
+    assert p["text"] == "≈ 33 min (90%: < 42 min)"
+    assert datetime.fromisoformat(p["at"]) == NOW + timedelta(hours=2 * 0.275)
+    later = predicted_start(job, NOW + timedelta(minutes=20))
+    assert later["text"] == "≈ 13 min (90%: < 22 min)" and later["at"] == p["at"]
+    assert job_json(job)["predicted_start"] == p
+
+
+def test_no_prediction_without_a_placement_or_for_another_site():
+    assert predicted_start(Job(id="alpha:1", site="alpha")) is None
+    assert job_json(Job(id="alpha:1", site="alpha"))["predicted_start"] is None
+    pl = place(spec(), [busy_alpha(), gamma()], now=NOW).model_dump(mode="json")
+    infeasible = {**pl, "ranked": [dict(v, feasible=False) for v in pl["ranked"]]}
+    assert predicted_start(Job(id="gamma:1", site="gamma", placement=infeasible)) is None
+
+
+def test_the_card_shows_the_prediction_while_the_job_waits_only():
+    job = placed_job()
+    now = datetime.now(timezone.utc)
+    assert waiting_for(job, NOW) == "≈ 33 min (90%: < 42 min)"
+    # the card counts from the time it is drawn (here long after NOW: "now")
+    assert "predicted start ≈ 0 s" in render_text(job, {})
+    assert "data-diamond-predicted" in render_html(job, {})
+    started = placed_job(JobState.RUNNING, started_at=now)
+    assert waiting_for(started) is None and "predicted start" not in render_text(started, {})
+
+
+def test_the_plan_text_says_when_the_job_should_start():
+    text = describe_plan({"action": "submit", "site": "alpha", "scheduler": "slurm",
+                          "partition": "compute",
+                          "predicted_start": "≈ 3 min (90%: < 11 min)"})
+    assert "predicted_start: ≈ 3 min (90%: < 11 min)" in text

@@ -100,6 +100,10 @@ export class DiamondModel {
   get activity(): IEvent[] {
     return this._store.activity;
   }
+  /** Changes with every workflow event. */
+  get workflowSeq(): number {
+    return this._store.workflowSeq;
+  }
   /** The job whose card should be revealed (from a notification). */
   get focusedJob(): string | null {
     return this._focused;

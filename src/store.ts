@@ -95,6 +95,10 @@ export class DiamondStore {
   get activity(): IEvent[] {
     return this._activity;
   }
+  /** Bumped by every workflow event (views read the workflows again). */
+  get workflowSeq(): number {
+    return this._workflowSeq;
+  }
   getJob(id: string): IJob | undefined {
     return this._jobs.get(id);
   }
@@ -205,6 +209,9 @@ export class DiamondStore {
       }
       return;
     }
+    if (kind === 'workflow') {
+      this._workflowSeq++;
+    }
     if (kind === 'job-state') {
       this._applyJobState(data);
     } else if (kind === 'agent-step') {
@@ -285,6 +292,7 @@ export class DiamondStore {
   private _steps = new Map<string, IStep[]>();
   private _announced = new Set<string>();
   private _activity: IEvent[] = [];
+  private _workflowSeq = 0;
   private _lastSeq = 0;
   private _snapshotSeq = 0;
   private _jobSeq = new Map<string, number>();

@@ -249,3 +249,21 @@ def test_the_dag_card_lays_steps_out_by_depth_and_escapes_text():
     text = render_text(wf)
     assert text.splitlines()[0] == "workflow demo wf-1: FAILED (<script>x</script>)"
     assert "      c: CANCELLED - - [gang g] <- a, b" in text
+
+
+def test_the_python_api_builds_the_same_workflow():
+    from diamond_jupyter.workflow import Step, StepInput, Workflow, parse_workflow
+
+    wf = Workflow(name="py", steps=[
+        Step(name="prep", site="alpha", script="#!/bin/bash\necho > out.bin\n"),
+        Step(name="train", needs=["prep"], gang="g1", retries=1,
+             on_failure="resubmit-elsewhere",
+             inputs=[StepInput.model_validate({"from": "prep", "path": "out.bin",
+                                               "size": "2M"})],
+             script="#!/bin/bash\nsha256sum out.bin\n")])
+    assert parse_workflow(wf, sites=SITES) is wf
+    again = load_workflow(__import__("yaml").safe_dump(wf.model_dump(by_alias=True)),
+                          sites=SITES)
+    assert again == wf and again.step("train").inputs[0].size == 2 << 20
+    with pytest.raises(BadInput, match="step 'prep': unknown site 'alpha'"):
+        parse_workflow(wf, sites=["beta"])

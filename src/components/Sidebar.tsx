@@ -12,6 +12,7 @@ import { IJobActions, Jobs } from './Jobs';
 import { Sites } from './Sites';
 import { ITaskActions, Tasks } from './Tasks';
 import { Timeline } from './Timeline';
+import { Workflows } from './Workflows';
 
 export interface IViewSettings {
   showSites: boolean;
@@ -132,6 +133,9 @@ export function Sidebar(props: {
               timeZone={settings.timeZone}
               pageSize={settings.jobsPageSize}
             />
+          </Section>
+          <Section id="workflows" title="Workflows">
+            <Workflows model={model} />
           </Section>
           {settings.showTimeline && (
             <Section id="timeline" title="Timeline">

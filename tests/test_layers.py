@@ -17,13 +17,12 @@ NAME = "diamond_jupyter"
 
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
-         "discovery_site", "monitor", "journal", "store", "store_records",
-         "store_schema", "transfer", "placement", "placement_fit", "placement_sim",
-         "calibration", "leases", "events", "model", "config", "workflow", "wrapper", "needs",
-         "capabilities", "software"]
+         "discovery_site", "monitor", "journal", "store", "transfer", "placement",
+         "placement_fit", "placement_sim", "calibration", "leases", "events", "model", "config",
+         "workflow", "wrapper", "needs", "capabilities", "software", "summary"]
 FACADE = sorted(p.stem for p in PKG.glob("federation*.py"))  # the facade and its parts
-ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "cli_extra", "client",
-         "client_rest", "magics", "handle", "jobcard", "kernel", "server", "mcp_server"]
+ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "kernel", "server",
+         "mcp_server"]
 
 
 def module_name(path: Path) -> str:

@@ -1,11 +1,12 @@
 """The import rules docs/architecture.md states for the bottom layers: the models import
 nothing of the package, dialects (and the needs parser) only the models, transports only the
-models and the configuration. Built on test_layers' graph (imports inside functions count;
-type-only ones do not)."""
+models and the configuration; and every module has its place in the layers, so that a new
+one is checked too. Built on test_layers' graph (imports inside functions count; type-only
+ones do not)."""
 
 from __future__ import annotations
 
-from test_layers import NAME, _under, graph
+from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 
 RULES = {
     "models": (["model", "config"], []),
@@ -25,3 +26,17 @@ def test_bottom_layers_import_only_what_the_map_allows():
                 if target != NAME and not _under(target, tops + allowed):
                     bad.append(f"{layer}: {m} imports {target}")
     assert not bad, "\n".join(bad)
+
+
+TOOLING = ["testbed", "_version"]  # the local test bed and the build's version file
+
+
+def test_every_module_has_one_place_in_the_layers():
+    lists = {"below": BELOW, "facade": FACADE, "above": ABOVE, "tooling": TOOLING}
+    places = {m: [k for k, tops in lists.items() if _under(m, tops)] for m in graph()
+              if m != NAME}
+    assert not [m for m, p in places.items() if len(p) != 1], \
+        {m: p for m, p in places.items() if len(p) != 1}
+    stale = [t for tops in lists.values() for t in tops
+             if not any(_under(m, [t]) for m in places)]
+    assert not stale, f"listed but no such module: {stale}"

@@ -50,4 +50,7 @@ class WaitNotesMixin:
                                           if j.started_at and j.native_id in open_ids})
 
     def wait_calibration_samples(self, site: str, since: float) -> list[WaitSample]:
+        """The jobs of `site` (every user's) whose scheduler start estimate was noted and that
+        started after `since` (epoch seconds): each its partition, size, estimated and actual
+        wait, what the wait calibration learns from. Reads the store only."""
         return wait_samples(self.store.wait_samples(site, since))

@@ -7,7 +7,13 @@ cd "$(dirname "$0")/.."
 
 APT_PKGS=(slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
           chromium iproute2 procps psmisc util-linux
-          slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl)
+          slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl
+          gridengine-master gridengine-exec gridengine-client)
+# Grid Engine (the test bed's delta) makes its own cell: the packages must not configure one
+GRIDENGINE_DEBCONF="gridengine-common shared/gridengineconfig boolean false
+gridengine-master shared/gridengineconfig boolean false
+gridengine-exec shared/gridengineconfig boolean false
+gridengine-client shared/gridengineconfig boolean false"
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,9 +21,11 @@ done
 if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ]; then
     echo "install: apt packages: ${missing[*]}"
+    debconf-set-selections <<<"$GRIDENGINE_DEBCONF"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo debconf-set-selections <<<"$GRIDENGINE_DEBCONF"
     sudo apt-get update -qq
     sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   else

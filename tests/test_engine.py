@@ -26,11 +26,13 @@ def script(body: str, **directives: str) -> str:
     return "\n".join(lines) + "\n" + body + "\n"
 
 
-async def test_submit_wait_logs_fetch(fed, tmp_path):
+# each test that runs once per site also runs on delta, the Grid Engine cluster
+@pytest.mark.parametrize("site", ["alpha", "delta"])
+async def test_submit_wait_logs_fetch(fed, tmp_path, site):
     spec = Federation.parse(script("echo out-$((6*7)); echo err >&2; echo data > result.txt",
                                    time="5", job_name="t1"))
-    job = await fed.submit(spec, "alpha")
-    assert job.id.startswith("alpha:") and job.state == JobState.PENDING
+    job = await fed.submit(spec, site)
+    assert job.id.startswith(f"{site}:") and job.state == JobState.PENDING
     done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.COMPLETED and done.exit_code == 0
     assert done.started_at and done.ended_at and done.ended_at >= done.started_at
@@ -45,22 +47,25 @@ async def test_submit_wait_logs_fetch(fed, tmp_path):
     assert kinds.count("job.state") == 3  # PENDING, RUNNING, COMPLETED; nothing twice
 
 
-async def test_failing_job_reports_exit_code(fed):
-    job = await fed.submit(JobSpec(script="exit 3\n"), "beta")
+@pytest.mark.parametrize("site", ["beta", "delta"])
+async def test_failing_job_reports_exit_code(fed, site):
+    job = await fed.submit(JobSpec(script="exit 3\n"), site)
     done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.FAILED and done.exit_code == 3
 
 
-async def test_cancel_pending_job_resolved_by_safety_net(fed):
+@pytest.mark.parametrize("site", ["gamma", "delta"])
+async def test_cancel_pending_job_resolved_by_safety_net(fed, site):
     # held: it never runs its wrapper, so only the batched scheduler query can see the end
-    job = await fed.submit(JobSpec(script="sleep 100\n"), "gamma", hold=True)
+    job = await fed.submit(JobSpec(script="sleep 100\n"), site, hold=True)
     await fed.cancel(job.id)
     done = await fed.wait(job.id, timeout=300)
     assert done.state == JobState.CANCELLED
 
 
-async def test_cancel_running_job(fed):
-    job = await fed.submit(JobSpec(script="sleep 300\n"), "alpha")
+@pytest.mark.parametrize("site", ["alpha", "delta"])
+async def test_cancel_running_job(fed, site):
+    job = await fed.submit(JobSpec(script="sleep 300\n"), site)
     await fed.wait(job.id, until=[JobState.RUNNING], timeout=300)
     await fed.cancel(job.id)
     done = await fed.wait(job.id, timeout=300)
@@ -80,13 +85,14 @@ async def test_auto_placement_respects_capabilities(fed):
     await fed.wait(job.id, timeout=300)
 
 
-async def test_status_and_jobs_listing(fed):
-    job = await fed.submit(JobSpec(command="true"), "gamma")
+@pytest.mark.parametrize("site", ["gamma", "delta"])
+async def test_status_and_jobs_listing(fed, site):
+    job = await fed.submit(JobSpec(command="true"), site)
     st = await fed.status(job.id, refresh=True)
     assert st.id == job.id and st.state in (JobState.PENDING, JobState.RUNNING,
                                             JobState.COMPLETED)
     await fed.wait(job.id, timeout=300)
-    assert job.id in [j.id for j in fed.jobs(site="gamma")]
+    assert job.id in [j.id for j in fed.jobs(site=site)]
 
 
 async def test_bad_input_is_specific(fed):

@@ -32,7 +32,7 @@ def restore(tb):
     for s in st["sites"]:
         if not s["sshd"]:
             control.restart_sshd(s["name"])
-        if not s["slurmctld"]:
+        if s.get("slurmctld") is False:  # (Grid Engine's delta has a qmaster instead)
             control.restart_slurmctld(s["name"])
 
 

@@ -56,10 +56,12 @@ def _tb_status(args: argparse.Namespace) -> int:
     lines = [f"test bed {'UP' if st['up'] else 'DOWN'} ({st['base']}); munged "
              f"{'running' if st['munged'] else 'stopped'}"]
     for s in st["sites"]:
-        nodes = sum(s["slurmd"].values())
+        ctl, node = ("qmaster", "execd") if s.get("scheduler") == "sge" else ("slurmctld",
+                                                                              "slurmd")
+        nodes = sum(s[node].values())
         lines.append(f"  {s['name']:<6} {s['ip']:<12} netns={'yes' if s['netns'] else 'no'} "
-                     f"slurmctld={'up' if s['slurmctld'] else 'down'} "
-                     f"slurmd={nodes}/{len(s['slurmd'])} sshd={'up' if s['sshd'] else 'down'}")
+                     f"{ctl}={'up' if s[ctl] else 'down'} "
+                     f"{node}={nodes}/{len(s[node])} sshd={'up' if s['sshd'] else 'down'}")
     out(args, st, "\n".join(lines))
     return 0
 
@@ -119,7 +121,7 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
     """`--trace F --site S` pairs (one log per site) -> the jobs of every replay, in time."""
     from ..model import BadInput
     from ..testbed import trace
-    from ..testbed.clusters import CLUSTERS
+    from ..testbed.clusters import SLURM_CLUSTERS as CLUSTERS  # replayed with sbatch
 
     if args.profile:
         raise BadInput("give --profile or --trace, not both")

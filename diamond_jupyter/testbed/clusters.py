@@ -1,4 +1,5 @@
-"""The test bed's clusters: three small centers that differ as real ones do."""
+"""The test bed's clusters: small centers that differ as real ones do (three run Slurm,
+one Grid Engine)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Grid Engine's qmaster (Debian's gridengine-master): without it the test bed has no delta
+GRIDENGINE = Path("/usr/lib/gridengine/sge_qmaster")
 USER = "diamondtb"  # the non-root test user every site is reached as
 HOME = Path("/home") / USER  # bind-mounted per cluster: each site has its own "shared" home
 
@@ -30,6 +33,7 @@ class ClusterDef:
     speed_factor: float = 1.0
     charge_factor: float = 1.0
     metadata: dict = field(default_factory=dict)
+    scheduler: str = "slurm"  # or "sge" (Grid Engine: testbed/gridengine.py)
 
     @property
     def netns(self) -> str:
@@ -82,7 +86,18 @@ CLUSTERS: tuple[ClusterDef, ...] = (
                   "container_runtimes": ["apptainer"], "bandwidth_mbps": 2000,
                   "description": "2-node GPU cluster, 2 GPUs per node"},
     ),
+    *(() if not GRIDENGINE.exists() else (ClusterDef(
+        name="delta", index=4, nodes=2, cpus=8, memory_mb=16000, features=("arch=x86_64",),
+        partitions=(PartitionDef("all.q", "1-00:00:00", default=True),
+                    PartitionDef("short.q", "30")),
+        speed_factor=0.9, charge_factor=0.8, scheduler="sge",
+        metadata={"architecture": "x86_64", "software": ["python3", "gcc"],
+                  "container_runtimes": [], "bandwidth_mbps": 500,
+                  "description": "2-host Grid Engine cluster (queues all.q, short.q; "
+                                 "parallel environments smp and mpi)"},
+    ),)),
 )
+SLURM_CLUSTERS = tuple(c for c in CLUSTERS if c.scheduler == "slurm")
 
 
 def base_dir() -> Path:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from ..model import BadInput
+from . import gridengine as ge
 from .clusters import CLUSTERS, HOME, USER, base_dir
 from .configs import cluster_dir
 from .host import (
@@ -61,6 +62,9 @@ def status() -> dict:
     munged = bool(_pid(base / "munge" / "munged.pid"))
     out: dict = {"base": str(base), "munged": munged, "sites": []}
     for c in CLUSTERS:
+        if c.scheduler == "sge":
+            out["sites"].append(ge.site_status(base, c))
+            continue
         d = cluster_dir(base, c)
         nodes = {n: bool(_pid(d / "run" / f"slurmd-{n}.pid")) for n in c.node_names}
         out["sites"].append({
@@ -70,6 +74,7 @@ def status() -> dict:
         })
     s = out["sites"]
     out["up"] = out["munged"] and all(
+        ge.site_up(x) if x.get("scheduler") == "sge" else
         x["netns"] and x["slurmctld"] and x["sshd"] and all(x["slurmd"].values()) for x in s)
     cfg = base / "sites.yaml"
     out["config"] = str(cfg) if cfg.exists() else None
@@ -86,8 +91,8 @@ def up(timeout: float = 60) -> dict:
     st = status()
     started: list[str] = []
     if not st["up"]:
-        running = any([st["munged"], *[x["netns"] or x["slurmctld"] or x["sshd"]
-                                       for x in st["sites"]]])
+        running = any([st["munged"], *[x["netns"] or x.get("slurmctld") or x.get("qmaster")
+                                       or x["sshd"] for x in st["sites"]]])
         if running and not (base / "sites.yaml").exists():
             down()  # daemons without the files that describe them: start clean
         base.mkdir(parents=True, exist_ok=True)
@@ -98,13 +103,20 @@ def up(timeout: float = 60) -> dict:
             _start_munge(base)
             started.append("munged")
         for c in CLUSTERS:
-            if not Path(f"/run/netns/{c.netns}").exists():
+            if not all(Path(f"/run/netns/{n}").exists() for n in _namespaces(c)):
                 _stop_daemons(base, c, ("slurm", "sshd"))  # stranded in a lost namespace
+            if c.scheduler == "sge":
+                ge.make_netns(c)
+                ge.prepare(base, c)
+                started += ge.start(base, c)
+                continue
             _prepare_cluster(base, c)
             _make_netns(c)
             started += _start_cluster(base, c)
         for c in CLUSTERS:
-            _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
+            ready = (lambda c=c: ge.ready(base, c)) if c.scheduler == "sge" else \
+                (lambda c=c: _nodes_idle(base, c))
+            _wait(ready, timeout, f"{c.name}'s nodes to be idle")
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
     for c in CLUSTERS:
         _open_jobcomp(base, c)
@@ -114,13 +126,22 @@ def up(timeout: float = 60) -> dict:
             "seconds": round(time.monotonic() - t0, 3)}
 
 
-SITE_PARTS = ("slurm", "sshd")
+SITE_PARTS = ("slurm", "sshd")  # "slurm": the site's scheduler daemons, whichever it runs
+
+
+def _namespaces(c) -> list[str]:
+    return ge.netns_names(c) if c.scheduler == "sge" else [c.netns]
 
 
 def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) -> list[str]:
     """SIGTERM the cluster's daemons of `parts` (slurmctld saves its state; running job
     steps outlive slurmd) and, for sshd, its sessions; returns what was stopped."""
     d = cluster_dir(base, c)
+    if c.scheduler == "sge":
+        got = ge.stop(base, c, parts)
+        pids = [p for _, ps in got for p in ps]
+        _wait(lambda: _gone(pids), timeout, f"{c.name}'s daemons to stop")
+        return [what for what, _ in got]
     files = []
     if "slurm" in parts:
         files += [d / "run" / "slurmctld.pid",
@@ -168,6 +189,13 @@ def start_site(site: str, parts: tuple[str, ...] | None = None, timeout: float =
     if not (base / "sites.yaml").exists() or not Path(f"/run/netns/{c.netns}").exists():
         raise TestbedError("the test bed is not up; run `diamond testbed up`")
     parts = _site_parts(parts)
+    if c.scheduler == "sge":
+        started = ge.start(base, c, parts)
+        if "slurm" in parts:
+            _wait(lambda: ge.ready(base, c), timeout, f"{c.name}'s exec hosts")
+        if "sshd" in parts:
+            _wait(lambda: _sshd_up(c), timeout, f"{c.name}'s sshd")
+        return {"site": c.name, "started": started}
     started = _start_cluster(base, c, parts)
     if "slurm" in parts:
         _wait(lambda: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
@@ -224,8 +252,9 @@ def _netns_inodes() -> set[int]:
     """The test bed's network namespaces that still have a name."""
     out = set()
     for c in CLUSTERS:
-        with contextlib.suppress(OSError):
-            out.add(os.stat(f"/run/netns/{c.netns}").st_ino)
+        for name in _namespaces(c):
+            with contextlib.suppress(OSError):
+                out.add(os.stat(f"/run/netns/{name}").st_ino)
     return out
 
 
@@ -262,7 +291,7 @@ def _our_processes(base: Path) -> dict[int, str]:
             ours = (under.search(cmd) is not None
                     or any(f"/run/netns/{c.netns}" in cmd for c in CLUSTERS)
                     or os.stat(p / "ns" / "net").st_ino in spaces
-                    or (comm.startswith("slurm") and _uses_base(p, under)))
+                    or (comm.startswith(("slurm", "sge_")) and _uses_base(p, under)))
         except (OSError, ValueError, IndexError):
             continue
         if ours:
@@ -290,8 +319,8 @@ def leftovers() -> list[str]:
     base = base_dir()
     found = [f"process {pid}: {cmd[:120]}" for pid, cmd in _our_processes(base).items()]
     for c in CLUSTERS:
-        if Path(f"/run/netns/{c.netns}").exists():
-            found.append(f"network namespace {c.netns}")
+        found += [f"network namespace {n}" for n in _namespaces(c)
+                  if Path(f"/run/netns/{n}").exists()]
     links = _run("ip", "-o", "link", "show", check=False).stdout
     found += [f"veth {c.name}" for c in CLUSTERS if f"dtbh{c.index}" in links]
     mounts = Path("/proc/self/mountinfo").read_text()
@@ -325,6 +354,9 @@ def down(timeout: float = 30) -> dict:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+    for c in CLUSTERS:  # Grid Engine: qmaster saves its spool, execds leave their jobs
+        if c.scheduler == "sge":
+            pids += [p for _, ps in ge.stop(base, c, ("slurm",), kill=True) for p in ps]
     _run("pkill", "-KILL", "-u", USER, check=False)  # leftover job steps and ssh sessions
     for c in CLUSTERS:
         d = cluster_dir(base, c)
@@ -338,8 +370,9 @@ def down(timeout: float = 30) -> dict:
     # job steps of running or unfinished jobs, a second munged a racing `up` started, ...
     _stop(list(_our_processes(base)), 1.0, timeout, "job steps and stray processes to stop")
     for c in CLUSTERS:
-        if Path(f"/run/netns/{c.netns}").exists():
-            _run("ip", "netns", "del", c.netns, check=False)
+        for name in _namespaces(c):
+            if Path(f"/run/netns/{name}").exists():
+                _run("ip", "netns", "del", name, check=False)
         _run("ip", "link", "del", f"dtbh{c.index}", check=False)
     if _run("getent", "passwd", USER, check=False).returncode == 0:
         _run("userdel", "--remove", USER, check=False)
@@ -382,8 +415,9 @@ def restart_sshd(site: str, timeout: float = 30, while_down=None) -> None:
     if while_down is not None:
         while_down()
     Path("/run/sshd").mkdir(exist_ok=True)
-    _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(cluster_dir(base, c) / "etc"
-                                                               / "sshd_config")))
+    argv = (_which("sshd") or "sshd", "-f", str(cluster_dir(base, c) / "etc" / "sshd_config"))
+    _run(*(ge.in_host(base, c, ge.hosts(c)[0], *argv) if c.scheduler == "sge"
+           else _in_ns(c, base, *argv)))
     _wait(lambda: _sshd_up(c), timeout, f"{site}'s sshd")
 
 

@@ -19,7 +19,7 @@ REQUIRED = {
 }
 SBIN = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 APT = ("apt-get install -y --no-install-recommends slurm-wlm slurmctld slurmd slurm-client "
-       "munge openssh-server iproute2")
+       "munge openssh-server iproute2 gridengine-master gridengine-exec gridengine-client")
 
 
 class TestbedError(DiamondError):

@@ -42,7 +42,8 @@ import math
 import random
 from dataclasses import asdict, dataclass
 
-from .clusters import CLUSTERS, ClusterDef
+from .clusters import SLURM_CLUSTERS as CLUSTERS  # the load is sbatch: Slurm sites only
+from .clusters import ClusterDef
 
 PROFILES: dict[str, dict[str, dict]] = {
     # per site: burst rate (bursts per real minute), mean burst size, runtime median (center

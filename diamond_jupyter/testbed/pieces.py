@@ -152,7 +152,7 @@ def _write_config(base: Path) -> Path:
         known.append(f"{c.ip} {pub[0]} {pub[1]}")
         sites.append({
             "name": c.name,
-            "scheduler": "slurm",
+            "scheduler": c.scheduler,
             "transport": {
                 "kind": "ssh", "host": c.ip, "port": 22, "user": USER,
                 "key_file": str(base / "ssh" / "id_ed25519"),
@@ -161,7 +161,7 @@ def _write_config(base: Path) -> Path:
             },
             "workdir": f"{HOME}/.diamond",
             "default_partition": next(p.name for p in c.partitions if p.default),
-            "jobcomp": True,
+            "jobcomp": c.scheduler == "slurm",
             "charge_factor": c.charge_factor,
             "speed_factor": c.speed_factor,
             "metadata": dict(c.metadata),

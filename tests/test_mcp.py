@@ -73,12 +73,12 @@ def test_tools_are_the_skills_with_their_schemas(peer):
     assert tools["wait_for"]["inputSchema"]["required"] == ["job_id"]
 
 
-def test_discover_resources_on_the_test_bed(peer):
+def test_discover_resources_on_the_test_bed(peer, tb):
     res = peer.send("tools/call", {"name": "discover_resources", "arguments": {}})
     assert not res.get("isError"), res
     data = res.get("structuredContent") or json.loads(res["content"][0]["text"])
     sites = {s["name"]: s for s in data["sites"]}
-    assert set(sites) == {"alpha", "beta", "gamma"}
+    assert set(sites) == set(tb.sites)
     assert all(s["reachable"] for s in sites.values())
     assert sites["gamma"]["gpus_total"] == 4 and sites["alpha"]["nodes"] == 4
 

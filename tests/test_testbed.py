@@ -31,13 +31,19 @@ async def _sbatch_and_read(cfg) -> tuple[str, str]:
         await t.close()
 
 
+def _slurm_hosts(tb):
+    """One entry per Slurm cluster reached over SSH (not a second door to one)."""
+    return [s for s in tb.config.sites if s.scheduler == "slurm" and s.transport.kind == "ssh"
+            and "door_to" not in s.metadata]
+
+
 def test_sbatch_over_ssh_on_every_cluster(tb):
-    cfg = tb.config
-    assert len(cfg.sites) >= 3
+    sites = _slurm_hosts(tb)
+    assert len(sites) >= 3
 
     async def go():
-        return await asyncio.gather(*(_sbatch_and_read(s) for s in cfg.sites))
-    for site, (jid, out) in zip(cfg.sites, asyncio.run(go()), strict=True):
+        return await asyncio.gather(*(_sbatch_and_read(s) for s in sites))
+    for site, (jid, out) in zip(sites, asyncio.run(go()), strict=True):
         assert out.splitlines()[0] == site.name, out  # the job ran on that cluster's host
         assert "cpus=" in out
         assert int(jid) >= 100000  # each cluster numbers its jobs in its own range
@@ -100,10 +106,21 @@ def _slurmstepds() -> list[int]:
     return out
 
 
+def _grid_engine_jobs() -> list[int]:
+    """Every live Grid Engine shepherd (one per running job) on this machine."""
+    out = []
+    for p in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if (p.name.isdigit() and (p / "comm").read_text().startswith("sge_shepherd")
+                    and (p / "stat").read_text().rsplit(") ", 1)[1][0] != "Z"):
+                out.append(int(p.name))
+    return out
+
+
 def test_down_leaves_nothing_behind(tb):
     async def start_steps() -> list[str]:  # two jobs per cluster, each ignoring SIGTERM
         ids = []
-        for cfg in tb.config.sites:
+        for cfg in _slurm_hosts(tb):
             t = make_transport(cfg.transport, site=cfg.name)
             try:
                 for _ in range(2):
@@ -115,14 +132,31 @@ def test_down_leaves_nothing_behind(tb):
                              "do sleep 0.1; done"], check=True, timeout=120)
             finally:
                 await t.close()
+        for cfg in tb.config.sites:  # Grid Engine: two jobs under their shepherds
+            if cfg.scheduler != "sge":
+                continue
+            t = make_transport(cfg.transport, site=cfg.name)
+            try:
+                for _ in range(2):
+                    r = await t.run(["sh", "-c", "echo \"trap '' TERM; sleep 600\" | qsub "
+                                     "-terse -S /bin/sh -o /dev/null -j y"], check=True)
+                    ids.append(r.stdout.strip())
+                both = f"'^ *({ids[-2]}|{ids[-1]}) '"
+                await t.run(["sh", "-c", f"until [ $(qstat -s r | grep -cE {both}) = 2 ]; "
+                             "do sleep 0.1; done"], check=True, timeout=120)
+            finally:
+                await t.close()
         return ids
     asyncio.run(start_steps())
     steps = _slurmstepds()
     assert len(steps) >= 3  # one batch step per cluster at least
     assert set(steps) <= set(testbed.control._our_processes(testbed.control.base_dir()))
+    shepherds = _grid_engine_jobs()
+    assert len(shepherds) == 2 * sum(s.scheduler == "sge" for s in tb.config.sites)
     info = testbed.down()
     assert info["leftovers"] == [] and testbed.leftovers() == []
     assert _slurmstepds() == []  # no job step outlives its cluster
+    assert _grid_engine_jobs() == []
     assert not testbed.status()["up"]
     again = testbed.up()  # later tests use it again; also proves a cold bring-up
     assert again["seconds"] < 10 and testbed.status()["up"]

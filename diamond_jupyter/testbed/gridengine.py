@@ -81,7 +81,10 @@ def _spool(base: Path, c: ClusterDef) -> Path:
 def in_host(base: Path, c: ClusterDef, h: SgeHost, *argv: str) -> list[str]:
     """argv that runs a command as host `h` of cluster c."""
     d = cluster_dir(base, c)
+    # no DNS: /etc/hosts names every host; a resolver nobody answers fails at once (srun,
+    # which discovery asks for its MPI plugins, would wait seconds for a DNS SRV record)
     script = (f"mount --bind {sge_dir(base, c) / 'hosts'} /etc/hosts && "
+              f"mount --bind {sge_dir(base, c) / 'resolv.conf'} /etc/resolv.conf && "
               f"mount --bind {_cell(base, c)} {CELL_MOUNT} && "
               f"mount --bind {d / 'home'} {HOME} && hostname {h.name} && exec \"$@\"")
     return ["nsenter", f"--net=/run/netns/{h.netns}", "unshare", "--mount", "--uts",
@@ -211,6 +214,7 @@ def prepare(base: Path, c: ClusterDef) -> None:
     for sub in ("qmaster", "execd"):
         (sp / sub).mkdir(parents=True, exist_ok=True)
     (sd / "hosts").write_text(_hosts_file(c))
+    (sd / "resolv.conf").write_text("nameserver 127.0.0.1\n")
     (cell / "common" / "bootstrap").write_text(_bootstrap(base, c))
     (cell / "common" / "act_qmaster").write_text(c.name + "\n")
     (cell / "common" / "cluster_name").write_text(c.name + "\n")

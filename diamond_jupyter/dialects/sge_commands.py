@@ -163,10 +163,7 @@ class SgeCommands:
             if not found:  # an error message where qstat's XML should be
                 raise fail("sge", "qstat -xml", "not XML", text)
             return found
-        try:
-            root = ET.fromstring(xml_part)
-        except ET.ParseError as exc:
-            raise fail("sge", "qstat -xml", str(exc), text) from None
+        root = _xml(xml_part, "qstat -xml")
         jobs: dict[str, JobStatus] = {}
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
             st = self._xml_job(j)
@@ -250,10 +247,7 @@ class SgeCommands:
         instances: list[dict[str, Any]] = []
         jobs: list[JobStatus] = []
         if queue_text.strip():
-            try:
-                root = ET.fromstring(queue_text.strip())
-            except ET.ParseError as exc:
-                raise fail("sge", "qstat -f -xml", str(exc), queue_text) from None
+            root = _xml(queue_text.strip(), "qstat -f -xml")
             for q in root.iter("Queue-List"):
                 qname, _, host = (q.findtext("name") or "").partition("@")
                 instances.append({
@@ -276,10 +270,7 @@ class SgeCommands:
     def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
         if not text.strip():
             return []
-        try:
-            root = ET.fromstring(text.strip())
-        except ET.ParseError as exc:
-            raise fail("sge", "qhost -xml", str(exc), text) from None
+        root = _xml(text.strip(), "qhost -xml")
         out = []
         for h in root.iter("host"):
             name = h.get("name") or ""
@@ -330,6 +321,14 @@ class SgeCommands:
                 total_cpus=sum(i["total"] for i in mine),
             ))
         return out
+
+
+def _xml(text: str, what: str) -> ET.Element:
+    """Parsed XML, or a SiteError naming the command (undecodable bytes included)."""
+    try:
+        return ET.fromstring(text)
+    except (ET.ParseError, ValueError) as exc:
+        raise fail("sge", what, str(exc), text) from None
 
 
 def _worse(a: JobStatus, b: JobStatus) -> bool:

@@ -411,7 +411,7 @@ def ready(base: Path, c: ClusterDef) -> bool:
         return False
     try:
         root = ET.fromstring(r.stdout)
-    except ET.ParseError:
+    except (ET.ParseError, ValueError):
         return False
     seen: dict[str, bool] = {}
     for q in root.iter("Queue-List"):

@@ -23,6 +23,8 @@ from .host import (
     TestbedError,
     _ctl,
     _ctl_env,
+    _descendants,
+    _gone,
     _in_ns,
     _pid,
     _run,
@@ -223,19 +225,6 @@ def _kill_pidfile(path: Path, sig: int = signal.SIGTERM) -> int | None:
     return pid
 
 
-def _gone(pids: list[int]) -> bool:
-    for p in pids:
-        try:
-            os.kill(p, 0)
-            # a zombie child of ours counts as gone
-            if Path(f"/proc/{p}/stat").read_text().split(") ")[1].startswith("Z"):
-                continue
-            return False
-        except (ProcessLookupError, OSError):
-            continue
-    return True
-
-
 def _ancestors() -> set[int]:
     """This process and its ancestors (e.g. `flock /tmp/diamond-testbed.lock diamond ...`)."""
     out, pid = set(), os.getpid()
@@ -384,20 +373,6 @@ def down(timeout: float = 30) -> dict:
 
 
 # ---------------------------------------------------------------- faults (for tests)
-
-
-def _descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for p in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            kids.setdefault(int((p / "stat").read_text().rsplit(") ", 1)[1].split()[1]),
-                            []).append(int(p.name))
-    out, todo = [], [pid]
-    while todo:
-        found = kids.get(todo.pop(), [])
-        out += found
-        todo += found
-    return out
 
 
 def restart_sshd(site: str, timeout: float = 30, while_down=None) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .clusters import HOME, USER, ClusterDef
 from .configs import cluster_dir, sshd_config
-from .host import TestbedError, _pid, _run, _wait, _which
+from .host import TestbedError, _descendants, _pid, _run, _wait, _which
 
 SGE_ROOT = Path("/var/lib/gridengine")
 CELL_MOUNT = SGE_ROOT / "default"
@@ -422,13 +422,11 @@ def ready(base: Path, c: ClusterDef) -> bool:
 
 
 def stop(base: Path, c: ClusterDef, parts: tuple[str, ...], *,
-         children: bool = False, kill: bool = False) -> list[tuple[str, list[int]]]:
+         kill: bool = False) -> list[tuple[str, list[int]]]:
     """SIGTERM the daemons of `parts` (SIGKILL with `kill`: for a teardown, as the qmaster's
     controlled shutdown takes about 7 s here); returns (what, pids) for the caller to wait
     on. After SIGTERM the qmaster has saved its state; jobs keep running under their
     shepherds either way."""
-    from .control import _descendants
-
     files: list[tuple[str, Path]] = []
     if "slurm" in parts:
         files += [(f"{c.name} sge_qmaster", _qmaster_pidfile(base, c))]
@@ -441,7 +439,7 @@ def stop(base: Path, c: ClusterDef, parts: tuple[str, ...], *,
         pid = _pid(f)
         if not pid:
             continue
-        victims = [pid, *(_descendants(pid) if (children or f.name == "sshd.pid") else [])]
+        victims = [pid, *(_descendants(pid) if f.name == "sshd.pid" else [])]
         for p in victims:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGTERM if p == pid and not kill else signal.SIGKILL)
@@ -463,15 +461,3 @@ def check_installed() -> str | None:
 
 def _user() -> str:
     return USER
-
-
-def wait_gone(pids: list[int], timeout: float, what: str) -> None:
-    from .control import _gone
-
-    try:
-        _wait(lambda: _gone(pids), timeout, what)
-    except TestbedError:
-        for p in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGKILL)
-        _wait(lambda: _gone(pids), timeout, what)

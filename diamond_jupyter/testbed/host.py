@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -91,3 +92,30 @@ def _wait(pred, timeout: float, what: str) -> None:
             raise TestbedError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(delay)
         delay = min(delay * 1.5, 0.25)
+
+
+def _gone(pids: list[int]) -> bool:
+    for p in pids:
+        try:
+            os.kill(p, 0)
+            # a zombie child of ours counts as gone
+            if Path(f"/proc/{p}/stat").read_text().split(") ")[1].startswith("Z"):
+                continue
+            return False
+        except (ProcessLookupError, OSError):
+            continue
+    return True
+
+
+def _descendants(pid: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for p in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            kids.setdefault(int((p / "stat").read_text().rsplit(") ", 1)[1].split()[1]),
+                            []).append(int(p.name))
+    out, todo = [], [pid]
+    while todo:
+        found = kids.get(todo.pop(), [])
+        out += found
+        todo += found
+    return out

@@ -65,6 +65,10 @@ class _Ops:
     async def refresh(self, job: Job) -> Job:
         return await self.fed.journal.refresh(job.token or job.id)
 
+    def follow(self, job: Job) -> None:
+        """Follow a step's job here (one another engine submitted, before it went away)."""
+        self.fed.journal.track(job)
+
     async def recover_submit(self, job: Job) -> None:
         """A step's submit whose engine died before it returned: find it by its token."""
         if job.token and job.token not in self.fed.journal.in_flight:

@@ -250,3 +250,34 @@ def test_the_cli_runs_and_reports_the_contract(tb, tmp_path, data_dir):
     wf.write_text(wf.read_text().replace('echo 1 > o.txt', 'exit 5'))
     r = run("run", str(wf), "--wait", "--json")
     assert r.returncode == 1 and json.loads(r.stdout)["state"] == "FAILED"
+
+
+async def test_a_running_engine_adopts_what_the_cli_left(fed, tb, tmp_path):
+    """`diamond workflow run` without --wait exits after queueing the steps; the engine
+    already running on the same store (a server) adopts the workflow on its sweep, follows
+    the jobs it did not submit, and finishes it."""
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text(tb.config_path.read_text() + f"\nstore: {fed.store.path}\n")
+    wf = tmp_path / "w.yaml"
+    wf.write_text(textwrap.dedent("""\
+        name: handed-over
+        steps:
+          - {name: one, site: alpha, script: "#!/bin/bash\\nsleep 3; echo 5 > o.txt\\n"}
+          - {name: two, site: beta, needs: [one], inputs: [{from: one, path: o.txt}],
+             script: "#!/bin/bash\\ncat o.txt\\n"}
+        """))
+    r = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "workflow", "run",
+                        str(wf), "--json", "--config", str(cfg)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    wid = json.loads(r.stdout)["id"]
+
+    async def ended() -> str:
+        async for ev in fed.events(since=0):
+            if ev.kind == "workflow.state" and ev.data["workflow_id"] == wid and \
+                    ev.data["state"] in ("COMPLETED", "FAILED", "CANCELLED"):
+                return ev.data["state"]
+        return ""
+    assert await asyncio.wait_for(ended(), 300) == "COMPLETED"
+    two = fed.workflow(wid).steps[1]
+    assert (await fed.logs(two.job))["stdout"].strip() == "5"

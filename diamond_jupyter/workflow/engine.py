@@ -60,6 +60,7 @@ class WorkflowOps(Protocol):
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
     async def recover_submit(self, job: Job) -> None: ...
+    def follow(self, job: Job) -> None: ...
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
@@ -144,6 +145,7 @@ class WorkflowEngine:
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
+        self._followed: set[str] = set()  # tokens of the step jobs our monitors follow
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -291,6 +293,9 @@ class WorkflowEngine:
             job = self._job(st)
             if job is None or (st.phase == "submitting" and not job.native_id):
                 continue  # an unbound submit: resolved below, never counted as a failed run
+            if job.native_id and not job.state.terminal and st.token not in self._followed:
+                self.ops.follow(job)  # adopted from another engine: its events reach us
+                self._followed.add(st.token or "")
             if job.state == JobState.COMPLETED:
                 self.store.update_step(wid, name, phase="done", job_id=job.id)
             elif job.state.terminal:

@@ -21,8 +21,8 @@ Modes (every job submitted `--site auto` from one engine, then waited for):
   queue-depth baseline).
 The module names are rewritten for the chosen site in every mode (the engine always
 does it); a blind choice of a site without the module still fails.
-A job counts as a success when it ends COMPLETED (exit 0). Needs the test bed with its
-Lmod module trees; it takes the test-bed lock.
+A job counts as a success when it ends COMPLETED (exit 0). Runs on the test bed's three
+Slurm sites (alpha, beta, gamma) and their Lmod module trees; it takes the test-bed lock.
 """
 
 from __future__ import annotations
@@ -165,6 +165,9 @@ JOBS: tuple[Job, ...] = (
         "feat arch=x86_64 || exit 31\n" + _mod("module load python3", "python3")),
 )
 MODES = ("metadata", "no-metadata", "fewest_pending")
+# the test bed's Slurm sites, each with its Lmod module tree (the jobs check their nodes
+# with scontrol); the Grid Engine site has no module tree
+SITES = ("alpha", "beta", "gamma")
 
 
 def blind(spec):
@@ -241,7 +244,7 @@ async def bench(config: str, modes: list[str], timeout_s: float) -> dict:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-metadata-"))
     fed = Federation(config, store=Store(tmp / "store.sqlite"), poll_interval_s=10,
-                     min_poll_s=1.0)
+                     min_poll_s=1.0, allowed_sites=SITES)
     await fed.start()
     out: dict = {"modes": {}}
     try:

@@ -45,11 +45,12 @@ def test_explicit_site_lacking_a_need_is_refused_unless_forced(run, tmp_path):
 def test_auto_with_no_feasible_site_lists_every_site(run, tmp_path):
     script = tmp_path / "power.sh"
     script.write_text("#!/bin/bash\n#SBATCH -C arch=ppc64le\nmodule load cuda/12\nhostname\n")
+    sites = [s["name"] for s in json.loads(run("sites", "--offline", "--json").stdout)]
     r = run("submit", str(script), check=2)
     assert r.stderr.startswith("diamond: no site can run this job: ")
-    for site in ("alpha", "beta", "gamma"):
+    for site in sites:
         assert f"{site}: " in r.stderr
-    assert r.stderr.count("architecture mismatch: job needs ppc64le") == 3
+    assert r.stderr.count("architecture mismatch: job needs ppc64le") == len(sites) >= 3
     assert "software 'cuda/12' not installed" in r.stderr  # alpha and beta lack it
 
 

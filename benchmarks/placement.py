@@ -13,13 +13,16 @@ speeds, decide it):
   waits minutes although the queue is the shortest.
 Beta's and gamma's jobs run in real time, so their walltime requests over-estimate their
 runtimes by 1.2-3x (1 min at least), as users' requests do.
-Each round takes a snapshot of every site, lets every policy choose from it (fixed =
-home alpha, fewest_pending, random seeded, diamond), then sends the same probe (1 node x 8
-cores, `sleep BASE/speed_factor`) to every feasible site at once. Completion = the probe's
-own end timestamp minus the round's start; a policy scores its choice's completion minus
-the fastest observed. Policies see only the snapshot taken before the round; rounds are
-never re-run or filtered. A probe not done `--max-wait` s after its round is cancelled and
-counted at that bound (a lower bound, counted in `censored`).
+Each round takes a snapshot of every site, lets every policy choose from it (fixed = home
+alpha, fewest_pending, random seeded, diamond), then sends the same probe (1 node x 8
+cores, `sleep BASE/speed_factor`) to every feasible site at once, and at the same moment a
+real hedged submission of it (`submit --hedge 2`: copies on diamond's two best sites, the
+first to start runs, the other is cancelled); hedge2 scores the copy that ran, against the
+fastest matched probe, and the run reports the copies each hedged job cost. Completion =
+the probe's own end timestamp minus the round's start; a policy scores its choice's
+completion minus the fastest observed. Policies see only the snapshot taken before the
+round; rounds are never re-run or filtered. A probe not done `--max-wait` s after its
+round is cancelled and counted at that bound (a lower bound, counted in `censored`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from .common import config_path, emit, markdown_table, mean, median, parser, pct
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
 HOME = "alpha"
 PROFILE = "depth_misleads"
-HEDGE = 2  # copies a hedged submission sends (scored from the matched probes)
+HEDGE = 2  # copies a hedged submission sends (a real `submit --hedge` each round)
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
 
 
@@ -95,13 +98,17 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "samples": v.calibration_samples}
                    for v in dia.ranked if v.feasible}
             t0 = time.time()
-            subs = await asyncio.gather(*(fed.submit(probe.model_copy(update={
-                "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
-                for s in feasible))
+            subs, hedged = await asyncio.gather(
+                asyncio.gather(*(fed.submit(probe.model_copy(update={
+                    "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
+                    for s in feasible)),
+                fed.submit(probe.model_copy(update={"command": _by_site(fed, base_s)}),
+                           "auto", hedge=HEDGE))
             records.append({"round": r, "t0": t0, "choice": choice, "estimate": est,
                             "ranking": ranking,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
-                            "jobs": {j.site: j.id for j in subs}})
+                            "jobs": {j.site: j.id for j in subs},
+                            "hedge": hedged.hedge_group})
         for rec in records:  # wait for every probe, censoring at the bound
             for jid in rec["jobs"].values():
                 left = rec["t0"] + max_wait - time.time()
@@ -109,6 +116,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                     await fed.wait(jid, timeout=max(left, 1.0))
                 except Exception:
                     await fed.cancel(jid)
+            await _wait_hedge(fed, rec, max_wait)
         if bg.done() and not bg.cancelled() and bg.exception() is None:
             submitted = bg.result()[0]  # {"submitted": {site: n}, "failed": n, ...}
         bg.cancel()
@@ -130,7 +138,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                 done[site] = max_wait
                 censored.append(site)
         row = {**{k: rec[k] for k in ("round", "choice", "pending", "estimate", "ranking")},
-               "completion_s": done, "censored": censored}
+               "completion_s": done, "started_s": started, "censored": censored}
         if len(censored) == len(done):  # every site hit the bound: no winner is known
             all_censored.append(row)
             continue
@@ -138,11 +146,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         extra = {p: done[c] - best if c in done else None for p, c in rec["choice"].items()}
         for site in sites:  # each site as a fixed home
             extra[f"home:{site}"] = done[site] - best if site in done else None
-        # hedging over diamond's HEDGE best sites: the copy that starts first runs
-        top = [s for s in rec["ranking"][:HEDGE] if s in done]
-        if top:
-            first = min(top, key=lambda s: (started.get(s, max_wait), done[s]))
-            extra[f"hedge{HEDGE}"] = done[first] - best
+        hedge = _hedge_outcome(fed, rec, max_wait)
+        row["hedge"] = hedge
+        extra[f"hedge{HEDGE}"] = max(0.0, hedge["completion_s"] - best)
         scored.append({**row, "fastest": min(done, key=done.get), "additional_s": extra})
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -168,6 +174,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "rounds": rounds, "seed": seed, "interval_s": interval, "probe_base_s": base_s,
         "max_wait_s": max_wait,
         "censored": sum(len(s["censored"]) for s in scored),
+        "hedge": _hedge_summary([s["hedge"] for s in scored]),
         "rounds_all_censored": len(all_censored),
         "background_jobs": len(jobs), "background_submitted": submitted,
         "profile": None if traces else profile, "traces": trace_info,
@@ -176,12 +183,77 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     }
 
 
+def _by_site(fed, base_s: float) -> str:
+    """The probe's command for whichever site a hedged copy lands on: the same
+    `sleep BASE/speed_factor` as the matched probe there (Slurm names the cluster)."""
+    arms = " ".join(f"{n}) sleep {base_s / s.cfg.speed_factor:.2f};;"
+                    for n, s in fed.sites.items())
+    return f'case "$SLURM_CLUSTER_NAME" in {arms} *) sleep {base_s:.2f};; esac'
+
+
+async def _wait_hedge(fed, rec: dict, max_wait: float) -> None:
+    """Until the hedged job's running copy ends (its others cancelled), within the bound;
+    past it, every copy is cancelled (censored)."""
+    try:
+        left = rec["t0"] + max_wait - time.time()
+        winner = await fed.hedge_winner(rec["hedge"], timeout=max(left, 1.0))
+        await fed.wait(winner.id, timeout=max(rec["t0"] + max_wait - time.time(), 1.0))
+    except Exception:
+        for j in fed.hedge(rec["hedge"]).copies:
+            if not j.state.terminal and j.native_id:
+                try:
+                    await fed.sites[j.site].cancel([j.native_id])
+                except Exception:
+                    pass
+
+
+def _hedge_outcome(fed, rec: dict, max_wait: float) -> dict:
+    """The hedged job of a round: where it ran, its completion (max_wait if censored),
+    and what it cost: copies submitted, and copies that started but were stopped."""
+    from diamond_jupyter.model import JobState
+
+    h = fed.hedge(rec["hedge"])
+    win = h.winner_job
+    ok = win is not None and win.state == JobState.COMPLETED and win.ended_at is not None
+    return {"group": h.id, "sites": [j.site for j in h.copies],
+            "winner": win.site if win else None,
+            "completion_s": win.ended_at.timestamp() - rec["t0"] if ok else max_wait,
+            "censored": not ok, "copies": len(h.copies),
+            "losers_started": sum(1 for j in h.copies if j is not win and j.started_at),
+            "decided_after_start_s": _decision_delay(fed, h)}
+
+
+def _decision_delay(fed, h) -> float | None:
+    """Seconds from the winner's start event to the last loser's CANCELLED event."""
+    win = h.winner_job
+    if win is None:
+        return None
+    ran = [e.at for e in fed.store.events_since(0, kinds=["job.state"], job_id=win.id)
+           if e.data.get("state") == "RUNNING"]
+    ends = [e.at for j in h.copies if j is not win
+            for e in fed.store.events_since(0, kinds=["job.state"], job_id=j.id)
+            if e.data.get("state") == "CANCELLED" and e.data.get("source") == "hedge"]
+    return round((max(ends) - ran[0]).total_seconds(), 3) if ran and ends else None
+
+
+def _hedge_summary(rounds: list[dict]) -> dict:
+    copies = [r["copies"] for r in rounds]
+    delays = [r["decided_after_start_s"] for r in rounds
+              if r["decided_after_start_s"] is not None]
+    return {"jobs": len(rounds), "extra_submissions_per_job": mean([c - 1 for c in copies]),
+            "losers_started_per_job": mean([r["losers_started"] for r in rounds]),
+            "censored": sum(1 for r in rounds if r["censored"]),
+            "cancel_after_winner_start_s_median": median(delays),
+            "cancel_after_winner_start_s_max": max(delays) if delays else None}
+
+
 async def _reap(fed, records: list[dict], max_wait: float) -> None:
     """Cancel earlier rounds' probes past their bound now, not only after the last round
     (they are censored either way; left queued they would pile up at blocked sites)."""
     now = time.time()
     late = [jid for rec in records if now - rec["t0"] >= max_wait
-            for jid in rec["jobs"].values()]
+            for jid in [*rec["jobs"].values(),
+                        *(j.id for j in fed.hedge(rec["hedge"]).copies)]]
     for jid in late:
         if not fed.store.get_job(jid).state.terminal:
             try:
@@ -240,7 +312,13 @@ def main(argv: list[str] | None = None) -> dict:
           f"(medians, floor {FLOOR_S:g} s) = {r['ratio_avg_home_over_diamond'] or 0:.1f}x; best "
           f"home in hindsight: {r['best_home_in_hindsight']}; censored probes: "
           f"{r['censored']}; rounds where every site was censored (not scored): "
-          f"{r['rounds_all_censored']}\n")
+          f"{r['rounds_all_censored']}\n"
+          f"\nhedge{HEDGE} (real `submit --hedge {HEDGE}` each round): extra submissions per "
+          f"job {r['hedge']['extra_submissions_per_job']}, copies that started and were "
+          f"stopped per job {r['hedge']['losers_started_per_job']}, censored "
+          f"{r['hedge']['censored']}, loser cancelled after the winner's start: median "
+          f"{r['hedge']['cancel_after_winner_start_s_median']} s, max "
+          f"{r['hedge']['cancel_after_winner_start_s_max']} s\n")
 
     def plot(ax) -> None:
         keys = [*POLICIES, f"hedge{HEDGE}"]

@@ -53,6 +53,10 @@ def test_placement_benchmark(tb, tmp_path, capsys):
     # the home that was fastest this round has no regret; diamond's estimates are recorded
     assert d["homes"][r["fastest"]]["median_s"] == 0
     assert all("raw_start_s" in e and "bound_s" in e for e in r["estimate"].values())
+    # hedge2 is a real hedged submission: two copies, one ran the probe
+    h = r["hedge"]
+    assert h["copies"] == 2 and len(set(h["sites"])) == 2 and h["winner"] in h["sites"]
+    assert d["hedge"]["jobs"] == 1 and d["hedge"]["extra_submissions_per_job"] == 1
 
 
 def test_placement_benchmark_on_a_replayed_log(tb, tmp_path, capsys):

@@ -65,6 +65,7 @@ async def test_blocked_site_loses_and_is_cancelled_within_a_second(tb, tmp_path,
             gap = (_event_at(fed, loser.id, "CANCELLED")
                    - _event_at(fed, winner.id, "RUNNING")).total_seconds()
             assert 0 <= gap < 1.0, gap
+            print(f"hedge: loser CANCELLED {gap:.3f} s after the winner's RUNNING event")
             assert log.read_text().splitlines() == [f"ran-{winner.native_id}"]
             kinds = {e.kind for e in fed.store.events_since(0, kinds=["hedge.*"])}
             assert {"hedge.submitting", "hedge.submitted", "hedge.decided", "hedge.go",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from conftest import api, load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
@@ -29,6 +30,12 @@ async def _cancel(config, store, job_id: str) -> None:
         await fed.cancel(job_id)
 
 
+def _run(coro):
+    """The engine's coroutine on a thread of its own (Playwright's sync API holds a loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def test_a_queued_job_shows_its_predicted_start(tmp_path_factory, testbed_config, browser):
     tmp = tmp_path_factory.mktemp("predicted")
     store = tmp / "store.sqlite"
@@ -36,7 +43,7 @@ def test_a_queued_job_shows_its_predicted_start(tmp_path_factory, testbed_config
     job_id = None
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
-        job_id = asyncio.run(_submit_held(testbed_config, store))  # held: it stays queued
+        job_id = _run(_submit_held(testbed_config, store))  # held: it stays queued
         rest = api(server, "GET", f"diamond/api/jobs/{job_id}")
         assert rest["state"] == "PENDING" and rest["predicted_start"]["text"].startswith("≈ ")
         page = context.new_page()
@@ -47,6 +54,6 @@ def test_a_queued_job_shows_its_predicted_start(tmp_path_factory, testbed_config
         expect(row.locator("[data-diamond-predicted]")).to_have_text(PREDICTED)
     finally:
         if job_id is not None:
-            asyncio.run(_cancel(testbed_config, store, job_id))
+            _run(_cancel(testbed_config, store, job_id))
         context.close()
         stop_lab(proc)

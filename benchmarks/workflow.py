@@ -39,6 +39,7 @@ def pipeline(mode: str, a: dict) -> str:
     home = mode == "fixed_home"
     prep_site = "gamma" if home else "alpha"
     analyse_site = "gamma" if home else "auto"
+    data = a["input"] + (".home" if home else "")  # a copy on gamma (homes may be shared)
     qa = "false" if mode == "after_upstream" else "true"
     return textwrap.dedent(f"""\
         name: bench-{mode}
@@ -50,7 +51,7 @@ def pipeline(mode: str, a: dict) -> str:
               #!/bin/bash
               #SBATCH -N 1
               #SBATCH -t 10
-              cat {a['input']} > /dev/null
+              cat {data} > /dev/null
               sleep {a['prep_s']}
               head -c {a['feat_mb']}M /dev/urandom > feat.bin
           - name: train
@@ -88,17 +89,18 @@ async def makespan(fed, wid: str, t0: float) -> dict:
 async def run_mode(fed, mode: str, a: dict) -> dict:
     t0 = time.time()
     if mode == "fixed_home":  # the input data must be where the steps run
-        await fed.transfer(f"alpha:{a['input']}", f"gamma:{a['input']}")
+        await fed.transfer(f"alpha:{a['input']}", f"gamma:{a['input']}.home")
     view = await fed.run_workflow(pipeline(mode, a))
     await fed.wait_workflow(view.id, timeout=a["max_wait"])
     return {"mode": mode, "workflow": view.id, **await makespan(fed, view.id, t0)}
 
 
 async def gang_waste(fed, a: dict) -> dict:
-    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.model import Constraints, JobSpec, Resources
 
     block = JobSpec(name="bench-blocker", script=f"sleep {a['block_s']}\n",
-                    resources=Resources(nodes=2, walltime_s=600))
+                    resources=Resources(nodes=2, walltime_s=600),
+                    constraints=Constraints(exclusive=True))  # gamma full: both nodes
     out = {}
     for how in ("naive", "gang"):
         blocker = await fed.submit(block, "gamma")

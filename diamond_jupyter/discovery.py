@@ -40,13 +40,15 @@ GPU_MODELS = ("a100", "h100", "h200", "v100", "p100", "a40", "a30", "a10", "l40"
               "t4", "mi100", "mi210", "mi250", "mi250x", "mi300", "mi300a", "mi300x",
               "gh200", "rtx6000", "rtx8000")
 
-# Make `module` exist in a non-interactive shell: Lmod's and Environment Modules' usual
-# init files, the first that defines it wins (a login that has it already keeps it).
+# Make `module` exist in a non-interactive shell: BASH_ENV (bash skips it when sshd starts
+# it), then Lmod's and Environment Modules' usual init files; the first that defines it
+# wins (a login that has it already keeps it). Lmod's own init file comes before the
+# profile scripts, which would also change MODULEPATH.
 MODULE_INIT = """\
 __dmd_modinit() {
   type module >/dev/null 2>&1 && return 0
-  for f in /etc/profile.d/lmod.sh "${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash" \\
-           /etc/profile.d/modules.sh /usr/share/modules/init/bash \\
+  for f in "${BASH_ENV:-}" "${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash" \\
+           /etc/profile.d/lmod.sh /etc/profile.d/modules.sh /usr/share/modules/init/bash \\
            /usr/share/Modules/init/bash /opt/cray/pe/modules/default/init/bash; do
     [ -r "$f" ] && . "$f" >/dev/null 2>&1 && type module >/dev/null 2>&1 && return 0
   done

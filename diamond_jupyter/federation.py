@@ -24,6 +24,7 @@ from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
 from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
+from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
 from .journal import Journal
@@ -66,7 +67,7 @@ CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate pre
 
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
-                 HedgeMixin, WaitNotesMixin):
+                 HedgeMixin, WaitNotesMixin, StuckMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -111,6 +112,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._started = True
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
+        self.journal.attention.rearm()
         self._tasks.append(asyncio.ensure_future(self.lease.heartbeat()))
         if self.store_poll_s:
             self._tasks.append(asyncio.ensure_future(self.journal.follow_store(self.store_poll_s)))

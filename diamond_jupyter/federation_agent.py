@@ -45,7 +45,7 @@ class AgentMixin:
         out = rec.model_dump(mode="json")
         data = out.pop("data", {})
         out.update({k: data.get(k) for k in ("approval", "answer", "error", "origin",
-                                             "model_calls", "llm")})
+                                             "model_calls", "llm", "on_stuck")})
         out["pending"] = {k: v for k, v in (data.get("pending") or {}).items()
                           if k in ("tool", "plan", "input")} or None
         return out

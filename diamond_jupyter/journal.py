@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
+from .attention_journal import Attention
 from .events import EventBus
 from .model import DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
@@ -31,8 +32,10 @@ class Journal:
         self.published = store.last_seq()  # the last event published in this process
         self._drain_lock = asyncio.Lock()
         self.in_flight: set[str] = set()  # tokens whose submit runs in this process
+        self.attention = Attention(self)
 
     async def stop(self) -> None:
+        self.attention.stop()
         await asyncio.gather(*(m.stop() for m in self.monitors.values()))
 
     # -- reads the intake needs --------------------------------------------------------
@@ -51,9 +54,11 @@ class Journal:
     # -- intake ------------------------------------------------------------------------
     def apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
         """Apply a state the job reached (see `Store.apply_state`); its event, if any, is
-        published soon after."""
+        published soon after, followed by the `job.attention` event it calls for (a start,
+        a pending reason that means "never", a failure)."""
         ev = self.store.apply_state(job_id, state, **kw)
         if ev is not None:
+            self.attention.after(ev)
             asyncio.ensure_future(self.drain())
         return ev
 

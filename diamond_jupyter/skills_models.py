@@ -160,11 +160,24 @@ class StatusInput(JobIdInput):
 class WaitInput(JobIdInput):
     timeout_s: float | None = Field(None, ge=0, description="give up after this (MCP only; the "
                                     "agent's task sleeps until the job ends)")
+    until: Literal["end", "start", "attention"] = Field(
+        "end", description='what wakes the task besides the end: "start" (the job started '
+        'too), "attention" (it started, or nears its time limit). A job that can never '
+        "start where it is always wakes it (the task's on_stuck policy decides what then).")
 
 
 class WaitOutput(_Out):
     job: JobSummary
     finished: bool
+    # why the task woke before the end: {"attention": started|stuck|walltime, "reason"}
+    woke: dict[str, Any] | None = None
+    resubmitted_as: JobSummary | None = None  # the stuck job's replacement elsewhere
+
+
+class ResubmitOutput(_Out):
+    job: JobSummary  # the new job
+    replaced: JobSummary  # the stuck one, cancelled
+    message: str = ""
 
 
 class LogsInput(JobIdInput):

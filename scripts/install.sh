@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install everything diamond-jupyter, its tests and its demo need on a fresh Debian 12 machine:
-# Debian packages (Slurm, munge, sshd, chromium, iproute2), the Python package with its test
-# extra (this builds the JupyterLab extension with jlpm), and nothing else.
+# Debian packages (Slurm, munge, sshd, chromium, iproute2, Lmod for the test bed's modules),
+# the Python package with its test extra (this builds the JupyterLab extension with jlpm),
+# and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PKGS=(slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
-          chromium iproute2 procps psmisc util-linux
+          chromium iproute2 procps psmisc util-linux lmod
           slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl
           gridengine-master gridengine-exec gridengine-client)
 # Grid Engine (the test bed's delta) makes its own cell: the packages must not configure one

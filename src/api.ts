@@ -1,7 +1,14 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IFetchResult, IJob, IJobsPage, ILogs, IState } from './types';
+import {
+  IFetchResult,
+  IJob,
+  IJobsPage,
+  ILogs,
+  ISiteDescription,
+  IState
+} from './types';
 
 /** Error from the diamond REST API; `status` is 0 for network failures. */
 export class DiamondApiError extends Error {
@@ -120,6 +127,18 @@ export function decideTask(
   return requestAPI<unknown>(
     `tasks/${encodeURIComponent(id)}/${decision}`,
     { method: 'POST', body: '{}' },
+    settings
+  );
+}
+
+/** GET /diamond/api/sites/{name}/describe: what discovery found on the site. */
+export function fetchSiteDescription(
+  name: string,
+  settings?: ServerConnection.ISettings
+): Promise<ISiteDescription> {
+  return requestAPI<ISiteDescription>(
+    `sites/${encodeURIComponent(name)}/describe`,
+    {},
     settings
   );
 }

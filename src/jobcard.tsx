@@ -16,6 +16,7 @@ import { Message } from '@lumino/messaging';
 import { fetchLogs } from './api';
 import { IJobActions } from './components/Jobs';
 import { fmtHms, fmtPredictedStart, parseTime, stateClass } from './format';
+import { attentionNow, attentionText } from './jobstate';
 import { DiamondModel } from './model';
 import { IFetchResult, IJob, TERMINAL_STATES } from './types';
 
@@ -127,6 +128,7 @@ export function JobCard(props: {
   const stderr = tail(logs?.stderr ?? data.stderr_tail);
   const predicted =
     !done && !job.started_at ? fmtPredictedStart(job.predicted_start, props.now) : null;
+  const attention = attentionNow(job);
   return (
     <div
       className={`jp-diamond-card ${stateClass(job.state)}`}
@@ -153,6 +155,11 @@ export function JobCard(props: {
         <div data-diamond-predicted="">predicted start {predicted}</div>
       )}
       <Timing job={job} limit={data.time_limit_s} now={props.now} />
+      {attention && (
+        <div className="jp-diamond-attention" data-diamond-attention={attention.attention}>
+          <b>attention:</b> {attentionText(attention)}
+        </div>
+      )}
       {done && (
         <div data-diamond-outcome="">
           <b>outcome:</b> {outcome(job)}

@@ -1,4 +1,4 @@
-import { IJob, TERMINAL_STATES } from './types';
+import { IAttention, IJob, TERMINAL_STATES } from './types';
 
 const JOB_FIELDS: (keyof IJob)[] = [
   'site',
@@ -62,4 +62,30 @@ export function sortJobs(jobs: Iterable<IJob>): IJob[] {
       (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '') ||
       b.id.localeCompare(a.id)
   );
+}
+
+/** The attention a job still needs: stuck while it pends, nearing its limit while it runs. */
+export function attentionNow(job: IJob): IAttention | null {
+  const a = job.attention;
+  if (!a) {
+    return null;
+  }
+  if (a.attention === 'stuck' && job.state === 'PENDING') {
+    return a;
+  }
+  if (a.attention === 'walltime' && job.state === 'RUNNING') {
+    return a;
+  }
+  return null;
+}
+
+/** One line for an attention: what happened and why. */
+export function attentionText(a: IAttention): string {
+  if (a.attention === 'stuck') {
+    return `can never start here: ${a.reason ?? ''}${a.explanation ? ` (${a.explanation})` : ''}`;
+  }
+  if (a.attention === 'walltime') {
+    return `nearing its time limit: ${a.reason ?? ''}`;
+  }
+  return `${a.attention}${a.reason ? `: ${a.reason}` : ''}`;
 }

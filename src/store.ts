@@ -10,6 +10,7 @@ import { DiamondStats } from './stats';
 import {
   Emission,
   EVENT_PREFIX,
+  IAttention,
   IEvent,
   IJob,
   ISiteRow,
@@ -214,6 +215,8 @@ export class DiamondStore {
     }
     if (kind === 'job-state') {
       this._applyJobState(data);
+    } else if (kind === 'job-attention') {
+      this._applyAttention(data);
     } else if (kind === 'agent-step') {
       this._applyStep(data as IStep);
     }
@@ -243,6 +246,20 @@ export class DiamondStore {
     if (TERMINAL_STATES.has(job.state) && !wasTerminal) {
       this._hooks.jobEnded({ job, previous });
     }
+  }
+
+  private _applyAttention(data: Record<string, any>): void {
+    const old = data.job_id ? this._jobs.get(data.job_id) : undefined;
+    if (!old || typeof data.attention !== 'string') {
+      return;
+    }
+    const attention: IAttention = {
+      attention: data.attention,
+      reason: data.reason ?? null,
+      explanation: data.explanation ?? null,
+      at: data.at ?? null
+    };
+    this.setJob({ ...old, attention });
   }
 
   private _applyStep(ev: IStep): void {

@@ -58,6 +58,8 @@ export interface IJob {
   reason: string | null;
   placement: IPlacement | null;
   origin: { path?: string | null; cell_id?: string | null } | null;
+  /** the latest job-attention event (stuck, walltime, ...), while it still applies */
+  attention?: IAttention | null;
   /** The start its placement predicted (the server's job JSON); null for an explicit site. */
   predicted_start?: IPredictedStart | null;
 }
@@ -178,3 +180,52 @@ export interface ILogs {
 
 /** Every diamond event schema id starts with this. */
 export const EVENT_PREFIX = 'https://diamond-jupyter.org/events/';
+
+/** One class of identical nodes (GET sites/{name}/describe). */
+export interface INodeType {
+  name: string;
+  cluster?: string | null;
+  partitions: string[];
+  count: number;
+  architecture?: string | null;
+  features: string[];
+  cpus: number;
+  memory_mb: number;
+  gpus: number;
+  gpu_model?: string | null;
+}
+
+/** What discovery found on a site, merged with the sites file. */
+export interface ISiteDescription {
+  site: string;
+  age_s?: number | null;
+  ttl_s?: number | null;
+  module_system_version?: string | null;
+  pmi?: string[];
+  capabilities: {
+    architectures: string[];
+    features: string[];
+    gpu_models: string[];
+    module_system?: string | null;
+    software?: { name: string; version?: string | null; default?: boolean }[] | null;
+    container_runtimes?: string[] | null;
+    mpi?: string[] | null;
+    sources?: Record<string, string>;
+    errors?: string[];
+    node_types: INodeType[];
+  };
+  clusters: {
+    name: string;
+    nodes?: number;
+    error?: string | null;
+    partitions: { name: string; node_types: string[]; max_time_s?: number | null }[];
+  }[];
+}
+
+/** Why a job needs attention (a job-attention event): started, stuck, walltime, failed. */
+export interface IAttention {
+  attention: string;
+  reason?: string | null;
+  explanation?: string | null;
+  at?: string | null;
+}

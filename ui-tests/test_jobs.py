@@ -173,6 +173,23 @@ def test_cancel_from_the_sidebar(lab_server, lab_page):
     assert panel.locator('[data-diamond-status="live"]').count() == 1
 
 
+def test_a_job_that_can_never_start_says_so(lab_server, lab_page):
+    """gamma's short partition allows 30 minutes: a job asking for an hour there pends
+    forever (PartitionTimeLimit); its row says so as soon as the server sees the reason."""
+    page, name = lab_page, f"ui-stuck-{uuid.uuid4().hex[:6]}"
+    job = api(lab_server, "POST", "diamond/api/jobs",
+              {"script": "#!/bin/bash\n#SBATCH -p short\n#SBATCH -t 01:00:00\ntrue\n",
+               "site": "gamma", "name": name})
+    try:
+        open_sidebar(page)
+        row = card(page, job["id"])
+        attention = row.locator('[data-diamond-attention="stuck"]')
+        expect(attention).to_contain_text("PartitionTimeLimit", timeout=JOB_TIMEOUT)
+        expect(attention).to_contain_text("can never start here")
+    finally:
+        api(lab_server, "POST", f"diamond/api/jobs/{job['id']}/cancel", {})
+
+
 def test_filters_and_keyboard(lab_page):
     page = lab_page
     panel = open_sidebar(page)
@@ -193,6 +210,14 @@ def test_filters_and_keyboard(lab_page):
     page.keyboard.press("Enter")
     expect(panel.locator('[data-diamond-site="alpha"] [data-diamond-partition]').first
            ).to_be_visible()
+    # ... and to what discovery found there: the site's own Lmod modules, its architecture
+    detail = panel.locator('[data-diamond-site="alpha"] [data-diamond-site-detail="alpha"]')
+    expect(detail.locator('[data-diamond-detail="software"]')).to_contain_text(
+        "openmpi/4.1.5-tq4bzvh", timeout=30_000)
+    expect(detail.locator('[data-diamond-detail="architectures"]')).to_contain_text("x86_64")
+    expect(detail.locator('[data-diamond-detail="container_runtimes"]')).to_contain_text(
+        "apptainer")
+    expect(detail.locator("[data-diamond-node-type]")).to_have_count(1)
     page.keyboard.press("Enter")
     # The timeline zooms from the keyboard.
     zoom_out = panel.get_by_role("button", name="Zoom out")

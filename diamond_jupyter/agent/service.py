@@ -47,12 +47,15 @@ class AgentService:
         return self.runner or await self.start(rearm=False)
 
     async def ask(self, prompt: str, *, approval: str = "ask",
-                  origin: dict[str, Any] | None = None) -> dict[str, Any]:
+                  origin: dict[str, Any] | None = None, on_stuck: str = "ask") -> dict[str, Any]:
         """Start an agent task for `prompt` and return it at once (it runs on this loop; follow
         it by its events or `wait`). `approval`: "ask" (each costly action waits for `approve`
-        or `reject`), "auto" or "dry-run"; `origin` says which face and cell asked. BadInput
-        when no LLM is configured."""
-        rec = await (await self._runner()).ask(prompt, approval=approval, origin=origin)
+        or `reject`), "auto" or "dry-run"; `origin` says which face and cell asked;
+        `on_stuck`: when a job the task waits on can never start where it is, "ask" (moving
+        it elsewhere waits for approval), "resubmit-elsewhere" (under `approval`, like a
+        submit) or "wait". BadInput when no LLM is configured."""
+        rec = await (await self._runner()).ask(prompt, approval=approval, origin=origin,
+                                               on_stuck=on_stuck)
         return self.fed.task(rec.id)
 
     async def approve(self, task_id: str) -> dict[str, Any]:

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..attention import make as attention_event
+from ..attention import never_reason
 from ..model import BadInput, DiamondError, Event, JobState
 from ..store import TaskRecord
 
@@ -79,6 +81,9 @@ class TaskBook:
             if job.state.terminal:
                 await self._resume(task.id, {"cause": "job ended", "job_id": job.id,
                                              "state": job.state.value, "after": "restart"})
+                return
+            if job.state == JobState.PENDING and never_reason(job.reason):
+                self._on_attention(attention_event("stuck", job, job.reason))
                 return
 
     async def close(self) -> None:
@@ -146,7 +151,12 @@ class TaskBook:
 
     # -- continuations ----------------------------------------------------------------------
     def _on_event(self, ev: Event) -> None:
-        """A job reached a terminal state: resume the tasks waiting on it."""
+        """A job reached a terminal state: resume the tasks waiting on it. A job that needs
+        attention (it can never start where it is; with the task's `until`, it started or
+        nears its time limit) resumes them too, with the reason."""
+        if ev.kind == "job.attention" and ev.job_id:
+            self._on_attention(ev)
+            return
         if ev.kind != "job.state" or not ev.job_id:
             return
         try:
@@ -158,6 +168,24 @@ class TaskBook:
             asyncio.ensure_future(self._resume(task.id, {
                 "cause": "job ended", "job_id": ev.job_id, "state": ev.data.get("state"),
                 "event_seq": ev.seq}))
+
+    def _on_attention(self, ev: Event) -> None:
+        kind = ev.data.get("attention")
+        for task in self.store.tasks_waiting(on=ev.job_id):
+            until = task.data.get("wait_until") or "end"
+            policy = task.data.get("on_stuck") or "ask"
+            wakes = (kind == "stuck" and policy != "wait"
+                     or kind == "started" and until in ("start", "attention")
+                     or kind == "walltime" and until == "attention")
+            cause = {"cause": f"job {kind}", "job_id": ev.job_id, "attention": kind,
+                     "reason": ev.data.get("reason"), "event_seq": ev.seq}
+            if not wakes:
+                if kind == "stuck":  # policy "wait": say so, sleep on
+                    asyncio.ensure_future(self.step(task.id, "stuck", **cause, policy=policy))
+                continue
+            wake = {**cause, "policy": policy, "explanation": ev.data.get("explanation")}
+            self.store.update_task(task.id, data={"wake": wake})
+            asyncio.ensure_future(self._resume(task.id, cause))
 
     async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
         # Check-and-set without an await in between: one resume per wake-up in this process;

@@ -34,7 +34,8 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
     try:
         await fed.start(recover=False)
         await agent.start(rearm=False)
-        task = await agent.ask(text, approval=args.approval, origin={"face": "cli"})
+        task = await agent.ask(text, approval=args.approval, origin={"face": "cli"},
+                               on_stuck=args.on_stuck)
         want = set(FINAL_STATES) | {ASLEEP_FOR_A_PERSON}
         while True:
             try:
@@ -91,6 +92,10 @@ def add_agent_commands(sub, common) -> None:
     p.add_argument("--approval", choices=("auto", "ask", "dry-run"), default="ask",
                    help="ask (default): show each submit/cancel/transfer/fetch plan and wait "
                    "for y/N; auto: act; dry-run: only plan")
+    p.add_argument("--on-stuck", choices=("ask", "resubmit-elsewhere", "wait"), default="ask",
+                   help="when a job the task waits on can never start where it is: ask "
+                   "(default) before moving it elsewhere, resubmit-elsewhere (under --approval, "
+                   "like a submit), or wait")
     p.add_argument("--provider", choices=("anthropic", "openai"),
                    help="the LLM provider (default: the one whose key is set)")
     p.add_argument("--model", help="the provider's model name (default per provider)")

@@ -48,6 +48,8 @@ class AskBody(BaseModel):
     prompt: str = Field(description="the request, in plain words")
     approval: Literal["auto", "ask", "dry-run"] | None = None
     origin: dict[str, Any] | None = None
+    # when a job the task waits on can never start where it is
+    on_stuck: Literal["ask", "resubmit-elsewhere", "wait"] = "ask"
 
     @field_validator("prompt")
     @classmethod

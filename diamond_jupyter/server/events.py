@@ -29,6 +29,7 @@ TRANSFER_PROGRESS = PREFIX + "transfer-progress"
 AGENT_STEP = PREFIX + "agent-step"
 ACTIVITY = PREFIX + "activity"
 WORKFLOW = PREFIX + "workflow"
+JOB_ATTENTION = PREFIX + "job-attention"
 JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
 
 
@@ -60,6 +61,8 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
             payload.update(origin=job.origin, placement=job.placement,
                            predicted_start=predicted_start(job))
         return JOB_STATE, payload
+    if ev.kind == "job.attention" and ev.job_id:
+        return JOB_ATTENTION, attention_payload(ev)
     if ev.kind.startswith("transfer."):
         return TRANSFER_PROGRESS, views.transfer_payload(ev)
     if ev.kind.startswith("agent."):
@@ -77,6 +80,18 @@ def workflow_payload(ev: Event) -> dict[str, Any]:
             "workflow_id": str(d["workflow_id"]), "step": d.get("step"),
             "phase": d.get("phase"), "state": d.get("state"), "job_id": ev.job_id,
             "site": ev.site, "data": d}
+
+
+def attention_payload(ev: Event) -> dict[str, Any]:
+    d = ev.data
+    out = {"seq": ev.seq, "kind": ev.kind, "job_id": ev.job_id, "site": ev.site,
+           "attention": d.get("attention"), "state": d.get("state"),
+           "reason": d.get("reason"), "version": str(d.get("version") or "1"),
+           "at": views.iso(ev.at)}
+    for key in ("never", "explanation", "remaining_s", "walltime_s"):
+        if d.get(key) is not None:
+            out[key] = d[key]
+    return out
 
 
 def activity_payload(ev: Event) -> dict[str, Any]:

@@ -335,7 +335,7 @@ class TasksHandler(_AgentHandler):
         body = self.parse(AskBody)
         agent = await self.agent()
         task = await agent.ask(body.prompt, approval=body.approval or self.app.agent_approval,
-                               origin=body.origin)
+                               origin=body.origin, on_stuck=body.on_stuck)
         self.set_header("Location", self.request.path.rstrip("/") + "/" + task["id"])
         self.reply(task, 202)
 

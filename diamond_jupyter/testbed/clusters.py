@@ -29,6 +29,7 @@ class ClusterDef:
     memory_mb: int
     features: tuple[str, ...]
     gpus: int = 0
+    gpu_type: str | None = None  # the GRES type: --gres=gpu:TYPE:N
     partitions: tuple[PartitionDef, ...] = ()
     speed_factor: float = 1.0
     charge_factor: float = 1.0
@@ -77,7 +78,7 @@ CLUSTERS: tuple[ClusterDef, ...] = (
                   "description": "2-node Arm cluster with large nodes"},
     ),
     ClusterDef(
-        name="gamma", index=3, nodes=2, cpus=32, memory_mb=128000, gpus=2,
+        name="gamma", index=3, nodes=2, cpus=32, memory_mb=128000, gpus=2, gpu_type="a100",
         features=("arch=x86_64", "a100"),
         partitions=(PartitionDef("short", "30", default=True),
                     PartitionDef("long", "2-00:00:00")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .clusters import ClusterDef
+from .modules import session_env
 
 
 def cluster_dir(base: Path, c: ClusterDef) -> Path:
@@ -17,7 +18,7 @@ def slurm_conf(base: Path, c: ClusterDef) -> str:
     ports = f"[{first_port}-{first_port + c.nodes - 1}]" if c.nodes > 1 else str(first_port)
     nodes = c.node_names
     node_range = f"{nodes[0][:-1]}[1-{c.nodes}]"
-    gres = f" Gres=gpu:{c.gpus}" if c.gpus else ""
+    gres = f" Gres=gpu:{c.gpu_type + ':' if c.gpu_type else ''}{c.gpus}" if c.gpus else ""
     lines = [
         f"ClusterName={c.name}",
         f"SlurmctldHost={c.name}(127.0.0.1)",
@@ -68,11 +69,13 @@ def gres_conf(base: Path, c: ClusterDef) -> str:
     if not c.gpus:
         return ""
     dev = cluster_dir(base, c) / "dev"
-    return f"Name=gpu File={dev}/nvidia[0-{c.gpus - 1}]\n"
+    kind = f" Type={c.gpu_type}" if c.gpu_type else ""
+    return f"Name=gpu{kind} File={dev}/nvidia[0-{c.gpus - 1}]\n"
 
 
 def sshd_config(base: Path, c: ClusterDef) -> str:
     d = cluster_dir(base, c)
+    env = session_env(base, c)
     return "\n".join([
         f"ListenAddress {c.ip}",
         "Port 22",
@@ -92,6 +95,8 @@ def sshd_config(base: Path, c: ClusterDef) -> str:
         "MaxStartups 100:30:200",
         "ClientAliveInterval 30",
         "Subsystem sftp internal-sftp",
+        # every session (and the jobs it submits) sees the site's modules and runtimes
+        *(["SetEnv " + " ".join(f"{k}={v}" for k, v in env.items())] if env else []),
         f"AllowUsers {_user()}",
         "",
     ])

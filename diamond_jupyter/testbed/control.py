@@ -15,7 +15,7 @@ from pathlib import Path
 from ..model import BadInput
 from . import gridengine as ge
 from .clusters import CLUSTERS, HOME, USER, base_dir
-from .configs import cluster_dir
+from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import (
     APT,
     REQUIRED,
@@ -92,7 +92,9 @@ def up(timeout: float = 60) -> dict:
     t0 = time.monotonic()
     st = status()
     started: list[str] = []
-    if not st["up"]:
+    if st["up"]:
+        started += _apply_config_changes(base, timeout)
+    else:
         running = any([st["munged"], *[x["netns"] or x.get("slurmctld") or x.get("qmaster")
                                        or x["sshd"] for x in st["sites"]]])
         if running and not (base / "sites.yaml").exists():
@@ -112,8 +114,11 @@ def up(timeout: float = 60) -> dict:
                 ge.prepare(base, c)
                 started += ge.start(base, c)
                 continue
+            stale = _stale_parts(base, c)
             _prepare_cluster(base, c)
             _make_netns(c)
+            if stale:  # running with an older configuration: restart those daemons
+                _stop_daemons(base, c, stale)
             started += _start_cluster(base, c)
         for c in CLUSTERS:
             ready = (lambda c=c: ge.ready(base, c)) if c.scheduler == "sge" else \
@@ -133,6 +138,47 @@ SITE_PARTS = ("slurm", "sshd")  # "slurm": the site's scheduler daemons, whichev
 
 def _namespaces(c) -> list[str]:
     return ge.netns_names(c) if c.scheduler == "sge" else [c.netns]
+
+
+def _stale_parts(base: Path, c) -> tuple[str, ...]:
+    """The daemons of cluster c that run from files this version would write otherwise."""
+    d = cluster_dir(base, c)
+
+    def differs(name: str, text: str) -> bool:
+        try:
+            return (d / "etc" / name).read_text() != text
+        except FileNotFoundError:
+            return False  # nothing written yet: nothing runs from it
+    parts = []
+    if differs("slurm.conf", slurm_conf(base, c)) or differs("gres.conf", gres_conf(base, c)):
+        parts.append("slurm")
+    if differs("sshd_config", sshd_config(base, c)):
+        parts.append("sshd")
+    return tuple(parts)
+
+
+def _apply_config_changes(base: Path, timeout: float) -> list[str]:
+    """A bed that runs from an older version's files (slurm.conf, gres.conf, sshd_config)
+    gets the new ones and restarts only those daemons: slurmctld keeps its saved state, so
+    queued and running jobs and the job ids survive."""
+    started: list[str] = []
+    for c in CLUSTERS:
+        if c.scheduler == "sge":
+            continue  # Grid Engine's files are its own (gridengine.py)
+        stale = _stale_parts(base, c)
+        if not stale:
+            if not (cluster_dir(base, c) / "modules").is_dir() or \
+                    not (cluster_dir(base, c) / "home" / ".bashrc").is_file():
+                _prepare_cluster(base, c)  # files an older version did not write
+            continue
+        _prepare_cluster(base, c)
+        _stop_daemons(base, c, stale)
+        started += _start_cluster(base, c, stale)
+        if "slurm" in stale:
+            _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
+        if "sshd" in stale:
+            _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
+    return started
 
 
 def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) -> list[str]:

@@ -11,6 +11,7 @@ import yaml
 from .clusters import CLUSTERS, HOME, USER, ClusterDef
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import _ctl, _in_ns, _pid, _run, _wait, _which
+from .modules import SOFTWARE, lmod_init, write_bashrc, write_tree
 
 
 def _ensure_user() -> None:
@@ -76,9 +77,11 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
     uid, gid = _user_ids()
     os.chown(d / "home", uid, gid)
     os.chmod(d / "home", 0o700)
+    write_bashrc(d / "home", uid, gid)
     hk = d / "ssh" / "ssh_host_ed25519_key"
     if not hk.exists():
         _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(hk))
+    write_tree(base, c)
     (d / "etc" / "sshd_config").write_text(sshd_config(base, c))
 
 
@@ -143,6 +146,13 @@ def _sshd_up(c: ClusterDef) -> bool:
         return False
 
 
+def _metadata(c: ClusterDef) -> dict:
+    """With Lmod, the site's software and runtimes are discovered, not typed in."""
+    if lmod_init() is None or c.name not in SOFTWARE:
+        return dict(c.metadata)
+    return {k: v for k, v in c.metadata.items() if k not in ("software", "container_runtimes")}
+
+
 def _write_config(base: Path) -> Path:
     known = []
     sites = []
@@ -164,7 +174,7 @@ def _write_config(base: Path) -> Path:
             "jobcomp": c.scheduler == "slurm",
             "charge_factor": c.charge_factor,
             "speed_factor": c.speed_factor,
-            "metadata": dict(c.metadata),
+            "metadata": _metadata(c),
         })
     kh = base / "ssh" / "known_hosts"
     kh.write_text("\n".join(known) + "\n")

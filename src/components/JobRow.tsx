@@ -8,6 +8,7 @@ import {
 } from '@jupyterlab/ui-components';
 
 import { fmtPredictedStart, fmtTime, stateClass } from '../format';
+import { attentionNow, attentionText } from '../jobstate';
 import { IFetchResult, IJob, TERMINAL_STATES } from '../types';
 
 export interface IJobActions {
@@ -64,6 +65,7 @@ export function JobRow(props: {
   const done = TERMINAL_STATES.has(job.state);
   const predicted =
     !done && !job.started_at ? fmtPredictedStart(job.predicted_start, Date.now()) : null;
+  const attention = attentionNow(job);
   return (
     <li
       ref={ref}
@@ -102,6 +104,11 @@ export function JobRow(props: {
           </span>
         )}
       </div>
+      {attention && (
+        <div className="jp-diamond-attention" data-diamond-attention={attention.attention}>
+          {attentionText(attention)}
+        </div>
+      )}
       <div className="jp-diamond-job-actions">
         <SmallButton label={`Show logs of ${label}`} icon={fileIcon} onClick={() => actions.logs(job)}>
           Logs

@@ -4,6 +4,7 @@ import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 
 import { fmtCount, fmtDuration } from '../format';
 import { ISiteRow } from '../types';
+import { SiteDetail } from './SiteDetail';
 
 function Stat(props: {
   name: string;
@@ -108,6 +109,7 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
           </tbody>
         </table>
       )}
+      {open && <SiteDetail name={site.name} />}
     </li>
   );
 }

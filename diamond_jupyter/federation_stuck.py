@@ -1,0 +1,91 @@
+"""Resubmitting a job that can never start where it is (a mixin of `Federation`): the same
+job, as its user wrote it, placed among the other sites; the new job is submitted before the
+stuck one is cancelled, so the work is never without a job."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .model import BadInput, Job, JobSpec
+
+if TYPE_CHECKING:
+    from .sites import Site
+
+SITE_BOUND = ("queue", "account", "qos", "reservation")  # names that mean nothing elsewhere
+
+
+class StuckMixin:
+    def job(self, job_id: str) -> Job:  # provided by Federation
+        raise NotImplementedError
+
+    def site(self, name: str) -> Site:  # provided by Federation
+        raise NotImplementedError
+
+    def original_spec(self, job: Job) -> JobSpec:
+        """The job as its user gave it: without the wrapper, token, job-directory paths and
+        the names (partition, account, QOS, reservation) that belong to its site."""
+        from .sites import token_tag
+        from .wrapper import wrapper_prologue
+
+        if job.spec is None or not job.token:
+            raise BadInput(f"{job.id}: the store has no description of this job to resubmit")
+        spec = job.spec
+        site = self.site(job.site) if job.site in getattr(self, "sites", {}) else None
+        body = spec.script or ""
+        if site is not None:
+            jd = site.job_dir(job.token)
+            prologue = wrapper_prologue(site.event_file, job.token, f"{jd}/secret")
+            body = body.removeprefix(prologue)
+        else:
+            jd = None
+        upd: dict[str, Any] = {k: None for k in SITE_BOUND}
+        upd["script"] = body
+        comment = (spec.comment or "").replace(token_tag(job.token), "").strip()
+        upd["comment"] = comment or None
+        for field in ("working_directory", "stdout", "stderr"):
+            value = getattr(spec, field)
+            if jd is not None and value and (value == jd or value.startswith(jd + "/")):
+                upd[field] = None
+        if upd.get("stdout") is None and upd.get("stderr") is None and jd is not None:
+            upd["join_output"] = False
+        return spec.model_copy(update=upd)
+
+    async def plan_resubmit(self, job_id: str) -> dict[str, Any]:
+        """Where and what a resubmission of `job_id` elsewhere would run: the submit plan
+        on the site placement ranks first among the others, and the cancel of the job."""
+        job = self.job(job_id)
+        if job.state.terminal:
+            raise BadInput(f"{job.id} has ended ({job.state.value}): nothing to move")
+        spec = self.original_spec(job)
+        others = [n for n in getattr(self, "sites", {}) if n != job.site]
+        if not others:
+            raise BadInput(f"{job.id}: there is no other site to move it to")
+        pl = await self.place(spec, sites=others)  # type: ignore[attr-defined]
+        if pl.choice is None:
+            raise BadInput(f"{job.id}: no other site can run it: {pl.summary()}")
+        submit = await self.plan_submit(spec, pl.choice)  # type: ignore[attr-defined]
+        return {"action": "resubmit", "job_id": job.id, "from_site": job.site,
+                "why": job.reason, "site": pl.choice, "submit": submit,
+                "cancel": job.id}
+
+    async def resubmit(self, job_id: str, *, plan: dict[str, Any] | None = None,
+                       key: str | None = None, origin: dict | None = None) -> tuple[Job, Job]:
+        """Submit `job_id` again elsewhere (exactly `plan` when it was approved), then
+        cancel it; returns (new job, old job)."""
+        old = self.job(job_id)
+        spec = self.original_spec(old)
+        origin = {**(old.origin or {}), **(origin or {}), "resubmitted_from": old.id}
+        if plan is not None:
+            new = await self.submit_approved(spec, plan["submit"],  # type: ignore[attr-defined]
+                                             origin=origin)
+        else:
+            fresh = await self.plan_resubmit(job_id)
+            if key:
+                new = await self.submit_once(spec, fresh["site"],  # type: ignore[attr-defined]
+                                             key=key, origin=origin)
+            else:
+                new = await self.submit(spec, fresh["site"],  # type: ignore[attr-defined]
+                                        origin=origin)
+        if not self.job(old.id).state.terminal:
+            old = await self.cancel(old.id)  # type: ignore[attr-defined]
+        return new, old

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..model import BadInput
 from . import gridengine as ge
+from . import lock
 from .clusters import CLUSTERS, HOME, USER, base_dir
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import (
@@ -271,18 +272,6 @@ def _kill_pidfile(path: Path, sig: int = signal.SIGTERM) -> int | None:
     return pid
 
 
-def _ancestors() -> set[int]:
-    """This process and its ancestors (e.g. `flock /tmp/diamond-testbed.lock diamond ...`)."""
-    out, pid = set(), os.getpid()
-    while pid > 1 and pid not in out:
-        out.add(pid)
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-    return out
-
-
 def _netns_inodes() -> set[int]:
     """The test bed's network namespaces that still have a name."""
     out = set()
@@ -312,7 +301,7 @@ def _our_processes(base: Path) -> dict[int, str]:
     namespaces, or Slurm job steps holding its files (those outlive `scontrol shutdown`)."""
     under = re.compile(re.escape(str(base)) + r"(?=/|\s|$)")  # not /tmp/diamond-testbed.lock
     spaces = _netns_inodes()
-    mine = _ancestors()
+    mine = lock.ancestors()
     out = {}
     for p in Path("/proc").iterdir():
         if not p.name.isdigit() or int(p.name) in mine:

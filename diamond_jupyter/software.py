@@ -108,7 +108,7 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
                     continue  # missing, or spelled as the site does (its default version)
                 replaced = _replace_word(new, arg, found.full)
                 if replaced != new:
-                    notes.append(f"rewrote: line {i + 1}: module {arg} -> {found.full} "
+                    notes.append(f"rewrote: body line {i + 1}: module {arg} -> {found.full} "
                                  f"(as {caps.site} names it)")
                     new = replaced
         lines[i] = new

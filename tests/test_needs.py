@@ -210,8 +210,10 @@ def test_rewrite_module_lines_for_the_site_and_report_each():
     assert new.splitlines()[2:] == ["ml CUDA/12.2.0", "module load unknown/1",
                                     "echo module load gromacs"]
     assert notes == [
-        "rewrote: line 2: module gromacs/2023 -> GROMACS/2023.3-foss-2023a (as beta names it)",
-        "rewrote: line 2: module python3 -> Python/3.11.3-GCCcore-12.3.0 (as beta names it)"]
+        "rewrote: body line 2: module gromacs/2023 -> GROMACS/2023.3-foss-2023a "
+        "(as beta names it)",
+        "rewrote: body line 2: module python3 -> Python/3.11.3-GCCcore-12.3.0 "
+        "(as beta names it)"]
     assert rewrite_modules(body, SiteCapabilities(site="x")) == (body, [])  # unknown: kept
 
 

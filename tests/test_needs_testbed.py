@@ -60,7 +60,7 @@ def test_auto_places_by_script_needs_and_renames_modules(run, tmp_path):
     r = run("submit", str(script), "--json")
     job = json.loads(r.stdout)
     assert job["site"] == "beta"
-    assert "diamond: rewrote: line 2: module gromacs/2023 -> GROMACS/2023.3-foss-2023a " \
+    assert "diamond: rewrote: body line 1: module gromacs/2023 -> GROMACS/2023.3-foss-2023a " \
            "(as beta names it)" in r.stderr
     done = json.loads(run("wait", job["id"], "--json", "--timeout", "120").stdout)
     assert done["state"] == "COMPLETED", run("logs", job["id"], check=None)

@@ -68,10 +68,8 @@ function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
             >
               <strong>{s.name}</strong>
               <span className="jp-diamond-muted"> {s.site ?? '-'}</span>
-              <div>
-                <span className="jp-diamond-dag-state">{s.state}</span>
-                {s.job && <code> {s.job}</code>}
-              </div>
+              <div className="jp-diamond-dag-state">{s.state}</div>
+              {s.job && <code className="jp-diamond-muted">{s.job}</code>}
             </div>
           ))}
         </div>

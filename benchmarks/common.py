@@ -70,6 +70,14 @@ def config_path(given: str | None) -> str:
     return testbed.up()["config"]
 
 
+def primary_sites(config: str) -> list[str]:
+    """The sites `--site auto` ranks: one entry per cluster, without the test bed's second
+    doors to them (alpha-pbs, beta-rest), which would count a cluster twice."""
+    from diamond_jupyter.config import load_config
+
+    return [s.name for s in load_config(config).sites if s.auto]
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(v: Any) -> str:
         if isinstance(v, float):

@@ -16,7 +16,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import config_path, emit, markdown_table, mean, median, parser, pct
+from .common import (
+    config_path,
+    emit,
+    markdown_table,
+    mean,
+    median,
+    parser,
+    pct,
+    primary_sites,
+)
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}
 
@@ -28,7 +37,8 @@ async def bench(config: str, n: int, seed: int, max_sleep: float, window: float,
     from diamond_jupyter.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-events-"))
-    fed = Federation(config, store=Store(tmp / "store.sqlite"))  # default safety-net interval
+    fed = Federation(config, store=Store(tmp / "store.sqlite"),  # default safety-net interval
+                     allowed_sites=primary_sites(config))
     await fed.start()
     sites = list(fed.sites)
     weights = [sum(n.cpus for n in (await fed.snapshot(s)).nodes) or 1 for s in sites]

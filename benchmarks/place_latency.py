@@ -21,7 +21,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .common import config_path, emit, markdown_table, median, parser, pct
+from .common import config_path, emit, markdown_table, median, parser, pct, primary_sites
 
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "outputs" / "slurm"
 
@@ -98,7 +98,8 @@ async def testbed(config: str, reps: int) -> dict:
     spec = JobSpec(command="true", resources=Resources(nodes=1, cpus_per_task=1,
                                                        walltime_s=600))
     times = []
-    async with Federation(config, store=Store(tmp / "store.sqlite")) as fed:
+    async with Federation(config, store=Store(tmp / "store.sqlite"),
+                          allowed_sites=primary_sites(config)) as fed:
         await fed.snapshots(max_age_s=0)  # warm the connections (not a decision)
         for _ in range(reps + 1):
             t0 = time.perf_counter()

@@ -34,7 +34,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import config_path, emit, markdown_table, mean, median, parser, pct, ratio
+from .common import (
+    config_path,
+    emit,
+    markdown_table,
+    mean,
+    median,
+    parser,
+    pct,
+    primary_sites,
+    ratio,
+)
 
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
 HOME = "alpha"
@@ -54,7 +64,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     from diamond_jupyter.testbed import load
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-placement-"))
-    fed = Federation(config, store=Store(tmp / "store.sqlite"), poll_interval_s=30)
+    fed = Federation(config, store=Store(tmp / "store.sqlite"), poll_interval_s=30,
+                     allowed_sites=primary_sites(config))
     await fed.start()
     prefix = f"bpl{seed}x{int(time.time()) % 100000}-"
     duration = warmup + rounds * interval

@@ -15,7 +15,7 @@ from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
-from .transports import Transport, make_transport
+from .transports import CommandFailed, Transport, make_transport
 from .transports.base import FileStat
 from .wrapper import hedge_gate_file, wrapper_prologue
 
@@ -262,7 +262,7 @@ class Site:
         for line in res.stdout.split("\n"):
             if line.startswith(SEP):
                 name, _, code = line[len(SEP):].rpartition(":")
-                if code != "0":
+                if code != "0" and code not in self._quiet_codes:
                     tail = " ".join(chunk)[-300:]
                     raise SiteError(f"{self.name}: {name} query failed (exit {code}): {tail}")
                 out[name] = "\n".join(chunk)
@@ -406,8 +406,17 @@ class Site:
         native = self.commands.parse_submit(res.stdout)
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
 
+    @property
+    def _quiet_codes(self) -> tuple[str, ...]:
+        """Exit statuses of a query that mean "nothing to show", not a failure (Slurm's
+        qstat wrapper exits 153 when it printed no job or queue)."""
+        return tuple(str(c) for c in getattr(self.commands, "empty_exit_codes", ()))
+
     async def find_by_name(self, name: str) -> list[JobStatus]:
-        res = await self.run(self.commands.find_by_name_argv(name), check=True)
+        res = await self.run(self.commands.find_by_name_argv(name), check=False)
+        if not res.ok and str(res.exit_status) not in self._quiet_codes:
+            raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
+                                f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
         return self.commands.parse_status(res.stdout)
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:

@@ -15,8 +15,11 @@ def _tb_up(args: argparse.Namespace) -> int:
     info = testbed.up()
     started = info.get("started") or []
     what = f"started {', '.join(started)}" if started else "nothing to start"
-    out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: "
-                     f"{', '.join(info['sites'])}\n"
+    sites = ", ".join(s["name"] if s["transport"] == "ssh" and s["scheduler"] == "slurm"
+                      else f"{s['name']} ({s['scheduler']} over {s['transport']})"
+                      for s in info["sites"])
+    left = "".join(f"\nleft out: {x['name']}: {x['why']}" for x in info.get("left_out", []))
+    out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: {sites}{left}\n"
                      f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})")
     return 0
 
@@ -61,7 +64,9 @@ def _tb_status(args: argparse.Namespace) -> int:
         nodes = sum(s[node].values())
         lines.append(f"  {s['name']:<6} {s['ip']:<12} netns={'yes' if s['netns'] else 'no'} "
                      f"{ctl}={'up' if s[ctl] else 'down'} "
-                     f"{node}={nodes}/{len(s[node])} sshd={'up' if s['sshd'] else 'down'}")
+                     f"{node}={nodes}/{len(s[node])} sshd={'up' if s['sshd'] else 'down'}"
+                     + ("" if s.get("rest") is None else
+                        f" slurmrestd={'up' if s['rest'] else 'down'}"))
     out(args, st, "\n".join(lines))
     return 0
 
@@ -148,8 +153,8 @@ def add_testbed_commands(sub, common) -> None:
         p = tsub.add_parser(name, help=help)
         common(p)
         p.add_argument("site", help="a test-bed site: alpha, beta or gamma")
-        p.add_argument("--only", action="append", choices=("sshd", "slurm"),
-                       help="only this part (repeatable; default: both)")
+        p.add_argument("--only", action="append", choices=("sshd", "slurm", "rest"),
+                       help="only this part (repeatable; default: all; rest: slurmrestd)")
         p.set_defaults(fn=fn)
     for name, fn, help in (("up", _tb_up, "start what is not running (repairs; jobs and "
                                           "job ids survive); writes the sites file"),

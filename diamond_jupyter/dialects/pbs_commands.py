@@ -107,6 +107,11 @@ class PbsCommands:
         self._acct = SlurmCommands(jobcomp=jobcomp, tz=tz) if flavor == "slurm" else None
 
     @property
+    def empty_exit_codes(self) -> tuple[int, ...]:
+        """Slurm's qstat wrapper exits 153 when it printed no job (or, with -q, always)."""
+        return (153,) if self.flavor == "slurm" else ()
+
+    @property
     def submit_paths(self) -> bool:
         """Whether the submit command must be given the output paths (Slurm's qsub wrapper
         overrides the script's `#PBS -o/-e` with its own defaults otherwise)."""

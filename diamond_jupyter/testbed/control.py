@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from ..model import BadInput
+from . import doors, lock
 from . import gridengine as ge
-from . import lock
 from .clusters import CLUSTERS, HOME, USER, base_dir
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import (
@@ -74,11 +74,15 @@ def status() -> dict:
             "name": c.name, "netns": Path(f"/run/netns/{c.netns}").exists(), "ip": c.ip,
             "slurmctld": bool(_pid(d / "run" / "slurmctld.pid")),
             "slurmd": nodes, "sshd": bool(_pid(d / "run" / "sshd.pid")),
+            # slurmrestd where the cluster has a REST door (None: it has none)
+            "rest": doors.rest_running(base, c) if doors.rest_pid_files(base, c)
+            and not doors.rest_missing() else None,
         })
     s = out["sites"]
     out["up"] = out["munged"] and all(
         ge.site_up(x) if x.get("scheduler") == "sge" else
-        x["netns"] and x["slurmctld"] and x["sshd"] and all(x["slurmd"].values()) for x in s)
+        x["netns"] and x["slurmctld"] and x["sshd"] and all(x["slurmd"].values())
+        and x.get("rest") is not False for x in s)
     cfg = base / "sites.yaml"
     out["config"] = str(cfg) if cfg.exists() else None
     return out
@@ -126,15 +130,41 @@ def up(timeout: float = 60) -> dict:
                 (lambda c=c: _nodes_idle(base, c))
             _wait(ready, timeout, f"{c.name}'s nodes to be idle")
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
+            _wait_rest(base, c, timeout)
     for c in CLUSTERS:
         _open_jobcomp(base, c)
     cfg = _write_config(base)
     (base / "state.json").write_text(json.dumps({"up_s": time.monotonic() - t0}))
-    return {"config": str(cfg), "sites": [c.name for c in CLUSTERS], "started": started,
-            "seconds": round(time.monotonic() - t0, 3)}
+    return {"config": str(cfg), "sites": _listed(cfg), "left_out": _left_out(base),
+            "started": started, "seconds": round(time.monotonic() - t0, 3)}
 
 
-SITE_PARTS = ("slurm", "sshd")  # "slurm": the site's scheduler daemons, whichever it runs
+def _listed(cfg: Path) -> list[dict]:
+    """Every site entry of the sites file written: name, scheduler, transport, door."""
+    import yaml
+
+    out = []
+    for e in (yaml.safe_load(cfg.read_text()) or {}).get("sites", []):
+        out.append({"name": e["name"], "scheduler": e.get("scheduler", "slurm"),
+                    **({"flavor": e["flavor"]} if e.get("flavor") else {}),
+                    "transport": (e.get("transport") or {}).get("kind", "ssh"),
+                    "cluster": (e.get("metadata") or {}).get("door_to", e["name"]),
+                    "auto": e.get("auto", True)})
+    return out
+
+
+def _left_out(base: Path) -> list[dict]:
+    """Site entries the test bed would list but cannot here, each with the reason."""
+    return doors.site_entries(base, {c.name: c for c in CLUSTERS},
+                              {c.name: {"transport": {}} for c in CLUSTERS})[1]
+
+
+def _wait_rest(base: Path, c, timeout: float) -> None:
+    if doors.rest_pid_files(base, c) and not doors.rest_missing():
+        _wait(lambda: doors.rest_answers(c), timeout, f"{c.name}'s slurmrestd")
+
+
+SITE_PARTS = ("slurm", "sshd", "rest")  # "slurm": the scheduler daemons, whichever it runs
 
 
 def _namespaces(c) -> list[str]:
@@ -151,7 +181,8 @@ def _stale_parts(base: Path, c) -> tuple[str, ...]:
         except FileNotFoundError:
             return False  # nothing written yet: nothing runs from it
     parts = []
-    if differs("slurm.conf", slurm_conf(base, c)) or differs("gres.conf", gres_conf(base, c)):
+    conf = doors.with_conf_lines(slurm_conf(base, c), base, c)  # as pieces writes it
+    if differs("slurm.conf", conf) or differs("gres.conf", gres_conf(base, c)):
         parts.append("slurm")
     if differs("sshd_config", sshd_config(base, c)):
         parts.append("sshd")
@@ -197,6 +228,8 @@ def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) ->
                   *(d / "run" / f"slurmd-{n}.pid" for n in c.node_names)]
     if "sshd" in parts:
         files.append(d / "run" / "sshd.pid")
+    if "rest" in parts:
+        files += doors.rest_pid_files(base, c)
     stopped, pids = [], []
     for f in files:
         pid = _pid(f)
@@ -251,6 +284,8 @@ def start_site(site: str, parts: tuple[str, ...] | None = None, timeout: float =
         _open_jobcomp(base, c)
     if "sshd" in parts:
         _wait(lambda: _sshd_up(c), timeout, f"{c.name}'s sshd")
+    if "rest" in parts:
+        _wait_rest(base, c, timeout)
     return {"site": c.name, "started": started}
 
 

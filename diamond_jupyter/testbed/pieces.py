@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from . import doors
 from .clusters import CLUSTERS, HOME, USER, ClusterDef
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import _ctl, _in_ns, _pid, _run, _wait, _which
@@ -83,6 +84,7 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
         _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(hk))
     write_tree(base, c)
     (d / "etc" / "sshd_config").write_text(sshd_config(base, c))
+    doors.prepare(base, c)
 
 
 def _make_netns(c: ClusterDef) -> None:
@@ -100,8 +102,8 @@ def _make_netns(c: ClusterDef) -> None:
     _run("ip", "-n", c.netns, "route", "add", "default", "via", c.host_ip)
 
 
-def _start_cluster(base: Path, c: ClusterDef, parts: tuple[str, ...] = ("slurm", "sshd")
-                   ) -> list[str]:
+def _start_cluster(base: Path, c: ClusterDef,
+                   parts: tuple[str, ...] = ("slurm", "sshd", "rest")) -> list[str]:
     """Start the daemons of `parts` that are not running; returns what was started.
     slurmctld starts from its saved state (never `-c`): queued and running jobs and the
     job-id sequence survive a restart; a fresh state directory starts empty."""
@@ -120,6 +122,8 @@ def _start_cluster(base: Path, c: ClusterDef, parts: tuple[str, ...] = ("slurm",
         Path("/run/sshd").mkdir(exist_ok=True)
         _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(d / "etc" / "sshd_config")))
         started.append(f"{c.name} sshd")
+    if "rest" in parts:
+        started += doors.start_rest(base, c)
     return started
 
 
@@ -176,6 +180,8 @@ def _write_config(base: Path) -> Path:
             "speed_factor": c.speed_factor,
             "metadata": _metadata(c),
         })
+    by_cluster = {e["name"]: e for e in sites}
+    sites += doors.site_entries(base, {c.name: c for c in CLUSTERS}, by_cluster)[0]
     kh = base / "ssh" / "known_hosts"
     kh.write_text("\n".join(known) + "\n")
     os.chmod(kh, 0o644)

@@ -1,0 +1,155 @@
+"""The test bed's second doors to its clusters, for real: alpha through Slurm's own PBS/Torque
+wrappers (the `pbs` dialect over SSH) and beta through slurmrestd (Slurm's REST API, JWT,
+no SSH). The engine's per-site checks run on each, then the CLI as a user runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+from diamond_jupyter import testbed
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
+from diamond_jupyter.store import Store
+
+PBS, REST = "alpha-pbs", "beta-rest"
+DOORS = (PBS, REST)
+
+
+@pytest.fixture
+def doors(tb):
+    """The doors must be listed: install.sh installs what they need (a door left out is a
+    failure here, with the test bed's reason)."""
+    info = testbed.up()
+    missing = {d: next((x["why"] for x in info["left_out"] if x["name"] == d), "not listed")
+               for d in DOORS if d not in tb.sites}
+    assert not missing, missing
+    return info
+
+
+@pytest.fixture
+async def fed(tb, doors, tmp_path):
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+def test_up_lists_each_entry_with_scheduler_and_transport(doors):
+    listed = {s["name"]: s for s in doors["sites"]}
+    assert listed[PBS] == {"name": PBS, "scheduler": "pbs", "flavor": "slurm",
+                           "transport": "ssh", "cluster": "alpha", "auto": False}
+    assert listed[REST] == {"name": REST, "scheduler": "slurm", "transport": "slurmrestd",
+                            "cluster": "beta", "auto": False}
+    assert listed["alpha"]["transport"] == "ssh" and listed["alpha"]["auto"] is True
+    assert doors["left_out"] == []
+
+
+@pytest.mark.parametrize("site", DOORS)
+async def test_submit_wait_and_exit_codes(fed, site):
+    ok = await fed.submit(Federation.parse("#!/bin/bash\n#SBATCH --time=2\n"
+                                           "echo door-$((6*7)); hostname\n"), site)
+    bad = await fed.submit(JobSpec(script="exit 3\n"), site)
+    assert ok.id.startswith(f"{site}:") and ok.state == JobState.PENDING
+    done, failed = await asyncio.gather(fed.wait(ok.id, timeout=300),
+                                        fed.wait(bad.id, timeout=300))
+    assert done.state == JobState.COMPLETED and done.exit_code == 0
+    assert failed.state == JobState.FAILED and failed.exit_code == 3
+    if site == PBS:
+        logs = await fed.logs(ok.id)
+        assert logs["stdout"].split() == ["door-42", "alpha"]  # ran on alpha, output found
+    else:
+        with pytest.raises(BadInput, match="not possible over slurmrestd"):
+            await fed.logs(ok.id)
+        # the output is where the job record says, on beta (read over beta's own SSH door)
+        text = await fed.site("beta").tail(done.stdout_path)
+        assert text.split() == ["door-42", "beta"]
+
+
+@pytest.mark.parametrize("site", DOORS)
+async def test_cancel_pending_and_running(fed, site):
+    held = await fed.submit(JobSpec(script="sleep 100\n"), site, hold=True)
+    running = await fed.submit(JobSpec(script="sleep 300\n"), site)
+    await fed.wait(running.id, until=[JobState.RUNNING], timeout=300)
+    await fed.cancel(held.id)
+    await fed.cancel(running.id)
+    a, b = await asyncio.gather(fed.wait(held.id, timeout=300),
+                                fed.wait(running.id, timeout=300))
+    assert a.state == JobState.CANCELLED and b.state == JobState.CANCELLED
+
+
+async def test_queue_snapshots_of_the_doors_match_their_clusters(fed):
+    snaps = await fed.snapshots(max_age_s=0)
+    assert snaps[PBS].reachable and snaps[REST].reachable, (snaps[PBS].error,
+                                                             snaps[REST].error)
+    assert sorted(n.name for n in snaps[PBS].nodes) == sorted(n.name for n in snaps["alpha"].nodes)
+    assert sorted(n.name for n in snaps[REST].nodes) == sorted(n.name for n in snaps["beta"].nodes)
+    assert {p.name for p in snaps[REST].partitions} == {p.name for p in snaps["beta"].partitions}
+    assert [p.max_time_s for p in snaps[PBS].partitions if p.name == "batch"] == [86400]
+    # a second door is never what --site auto picks (the same machines, counted once)
+    placed = await fed.place(JobSpec(script="true\n"))
+    assert {v.site for v in placed.ranked} == {"alpha", "beta", "gamma"} & set(fed.sites)
+
+
+async def test_rest_site_down_is_unreachable_and_recovers(fed, tb, caplog):
+    caplog.set_level(logging.DEBUG)
+    before = await fed.submit(JobSpec(script="sleep 4\n"), REST)
+    await fed.wait(before.id, until=[JobState.RUNNING], timeout=300)
+    testbed.stop_site("beta", ("rest",))
+    try:
+        snap = await fed.snapshot(REST, max_age_s=0)
+        assert not snap.reachable and "cannot connect to slurmrestd" in snap.error
+        assert "is slurmrestd running?" in snap.error
+        with pytest.raises(SiteError, match="beta-rest: cannot connect to slurmrestd"):
+            await fed.submit(JobSpec(script="true\n"), REST)
+        # the cluster goes on without its REST door: the job ends meanwhile
+        testbed.control.wait_ended("beta", [before.native_id], timeout=120)
+    finally:
+        testbed.start_site("beta", ("rest",))
+    done = await fed.wait(before.id, timeout=300)  # followed again once slurmrestd is back
+    assert done.state == JobState.COMPLETED
+    assert (await fed.snapshot(REST, max_age_s=0)).reachable
+    after = await fed.submit(JobSpec(script="true\n"), REST)
+    assert (await fed.wait(after.id, timeout=300)).state == JobState.COMPLETED
+    # the user's token is a secret: nowhere in the store, its events or the logs
+    token = await fed.site(REST).rest.token()
+    blob = b"".join(p.read_bytes() for p in fed.store.path.parent.glob("store.sqlite*"))
+    assert token.encode() not in blob
+    assert token not in caplog.text
+    assert all(token not in json.dumps(e.model_dump(mode="json"))
+               for e in fed.store.events_since(0))
+
+
+@pytest.mark.parametrize("site", DOORS)
+def test_cli_submit_wait_logs_cancel(tb, doors, data_dir, tmp_path, site):
+    env = {**os.environ, "DIAMOND_CONFIG": str(tb.config_path),
+           "DIAMOND_DATA_DIR": str(data_dir)}
+
+    def run(*args: str, check: int = 0) -> subprocess.CompletedProcess:
+        r = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
+        return r
+    job_sh = tmp_path / "job.sh"
+    job_sh.write_text("#!/bin/bash\n#SBATCH --time=2\necho cli-door\n")
+    job = json.loads(run("submit", "--site", site, str(job_sh), "--json").stdout)
+    done = json.loads(run("wait", job["id"], "--json", "--timeout", "300").stdout)
+    assert done["state"] == "COMPLETED" and done["exit_code"] == 0
+    if site == PBS:
+        assert run("logs", job["id"]).stdout.strip() == "cli-door"
+    else:
+        r = run("logs", job["id"], check=2)
+        assert "not possible over slurmrestd" in r.stderr and len(r.stderr.splitlines()) == 1
+    long_sh = tmp_path / "long.sh"
+    long_sh.write_text("#!/bin/bash\nsleep 600\n")
+    held = json.loads(run("submit", "--site", site, "--hold", str(long_sh), "--json").stdout)
+    run("cancel", held["id"], "--json")
+    out = json.loads(run("wait", held["id"], "--json", "--timeout", "300", "--poll", "2").stdout)
+    assert out["state"] == "CANCELLED"

@@ -131,18 +131,22 @@ class RestSite(Site):
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         return []  # no accounting over this API without slurmdbd
 
-    async def cancel(self, native_ids: list[str]) -> None:
-        ids = self.commands._ids(native_ids).split(",")
-        for i in ids:
-            status, text = await self.rest.request("DELETE", f"job/{i}")
+    async def _each(self, what: str, method: str, native_ids: list[str],
+                    body: object = None) -> None:
+        for i in self.commands._ids(native_ids).split(","):
+            status, text = await self.rest.request(method, f"job/{i}", body=body)
             self.scheduler_commands += 1
-            errors = slurm_rest.errors_of(slurm_rest._load("cancel", text))
+            errors = slurm_rest.errors_of(slurm_rest._load(what, text))
             if status >= 400 or errors:
-                raise SiteError(f"{self.name}: cancelling {i} failed: "
+                raise SiteError(f"{self.name}: {what} {i} failed: "
                                 + ("; ".join(errors) or f"HTTP {status}"))
 
+    async def cancel(self, native_ids: list[str]) -> None:
+        await self._each("cancelling", "DELETE", native_ids)
+
     async def release(self, native_ids: list[str]) -> None:
-        raise self.rest._cannot("releasing a held job (v0.0.38 has no update call)")
+        """`POST job/ID` (the update call) with the hold lifted."""
+        await self._each("releasing", "POST", native_ids, {"hold": False})
 
     # -- files: not over this API ---------------------------------------------------------
     async def stat(self, path: str):

@@ -85,6 +85,13 @@ async def test_cancel_pending_and_running(fed, site):
     assert a.state == JobState.CANCELLED and b.state == JobState.CANCELLED
 
 
+@pytest.mark.parametrize("site", DOORS)
+async def test_held_job_released(fed, site):
+    job = await fed.submit(JobSpec(script="true\n"), site, hold=True)
+    await fed.release(job.id)  # qrls through the wrapper; POST job/ID over REST
+    assert (await fed.wait(job.id, timeout=300)).state == JobState.COMPLETED
+
+
 async def test_queue_snapshots_of_the_doors_match_their_clusters(fed):
     snaps = await fed.snapshots(max_age_s=0)
     assert snaps[PBS].reachable and snaps[REST].reachable, (snaps[PBS].error,

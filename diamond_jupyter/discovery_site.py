@@ -114,7 +114,8 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     all_types = []
     for cluster in clusters:
         outs = {k: parts.get(f"sched:{cluster}:{k}", "") for k in keys}
-        failed = [k for k in keys if codes.get(f"sched:{cluster}:{k}", 0) != 0]
+        quiet = (0, *getattr(commands, "empty_exit_codes", ()))  # "nothing to show"
+        failed = [k for k in keys if codes.get(f"sched:{cluster}:{k}", 0) not in quiet]
         error = None
         nodes, partitions = [], []
         if failed:

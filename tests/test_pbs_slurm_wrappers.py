@@ -116,3 +116,18 @@ def test_site_config_flavor():
         SiteConfig(name="x", scheduler="pbs", flavor="openpbs9")
     with pytest.raises(ValueError, match="flavor is for scheduler pbs"):
         SiteConfig(name="x", scheduler="slurm", flavor="slurm")
+
+
+def test_discovery_reads_the_wrappers_nodes_and_queues():
+    """`qstat -q` always exits 153 (nothing counted as printed): no failure for this flavor."""
+    from diamond_jupyter.discovery_site import describe_from_outputs
+
+    parts = {"arch": "x86_64\n", "sched:alpha-pbs:nodes": read("pbsnodes_a.txt"),
+             "sched:alpha-pbs:queues": read("qstat_q.txt")}
+    codes = {"sched:alpha-pbs:nodes": 0, "sched:alpha-pbs:queues": 153}
+    d = describe_from_outputs("alpha-pbs", wrappers, parts, codes, ["alpha-pbs"],
+                              ["nodes", "queues"])
+    assert d.clusters[0].error is None and d.capabilities.errors == []
+    bad = describe_from_outputs("alpha-pbs", PbsCommands(), parts, codes, ["alpha-pbs"],
+                                ["nodes", "queues"])
+    assert "queues query failed" in bad.clusters[0].error  # other flavors: 153 is a failure

@@ -44,7 +44,10 @@ def pbs_missing() -> str | None:
         return (f"Slurm's Torque wrappers are not unpacked in {TORQUE_PREFIX}/bin (missing "
                 f"{', '.join(absent)}); ./scripts/install.sh puts them there")
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        if subprocess.run(["perl", "-MSlurm", "-e", "1"], capture_output=True,
+        # present, not loaded: loading Slurm.pm reads a slurm.conf the host does not have
+        find = ('for my $m ("Slurm.pm", "Switch.pm") { my $ok = 0; '
+                'for (@INC) { $ok = 1 if -f "$_/$m" } exit 1 unless $ok } exit 0')
+        if subprocess.run(["perl", "-e", find], capture_output=True,
                           timeout=20).returncode == 0:
             return None
     return "the wrappers' Perl modules are missing (Debian packages libslurm-perl, " \

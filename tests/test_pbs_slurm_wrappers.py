@@ -104,6 +104,9 @@ def test_malformed_text_is_a_clear_error():
         parse_full("\tjob_state = Q\n")
     with pytest.raises(DiamondError, match="expected 'name = value'"):
         parse_full("Job Id:\t1\nnonsense line\n")
+    # what the wrapper's `hostname -f` says on stderr before the jobs is not a job line
+    noisy = "hostname: Temporary failure in name resolution\n" + read("qstat_f_all.txt")
+    assert parse_full(noisy) == parse_full(read("qstat_f_all.txt"))
     # a wrapped value continues on an indented line (Torque's long values)
     jobs = parse_full("Job Id: 1\n\tJob_Name = a\n\tvery_long = abc\n\t    def\n")
     assert jobs["1"]["very_long"] == "abcdef"

@@ -12,7 +12,9 @@ Where they differ from PBS Pro / OpenPBS / Torque (whose parsers stay in pbs_com
 - `qsub` always hands sbatch `-o NAME.oID -e NAME.eID` (in the directory it runs in) unless
   given `-o`/`-e` itself, which override the script's `#PBS -o/-e`; its arguments go
   through a shell unquoted;
-- `qdel` of an unknown id exits 1 silently; `pbsnodes` has no JSON, no allocated CPUs.
+- `qdel` of an unknown id exits 1 silently; `pbsnodes` has no JSON, no allocated CPUs;
+- `qstat` runs `hostname -f` first, whose complaint (a host name that does not resolve)
+  lands before the jobs when stderr is merged.
 Pure: text in, models out.
 """
 
@@ -49,6 +51,8 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
             last = None
             continue
         if cur is None:
+            if not line[:1].isspace():
+                continue  # a message before the jobs (the wrapper's `hostname -f` complaining)
             raise fail("pbs", f"{command} line {n}", "an attribute before any 'Job Id:'", line)
         key, sep, value = line.strip().partition(" = ")
         if not sep:

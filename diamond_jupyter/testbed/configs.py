@@ -53,7 +53,6 @@ def slurm_conf(base: Path, c: ClusterDef) -> str:
         "SlurmctldTimeout=30",
         "SlurmdTimeout=60",
         "GresTypes=gpu",
-        *_door_lines(base, c),
         f"NodeName={node_range} NodeHostname={c.name} NodeAddr=127.0.0.1 Port={ports} "
         f"CPUs={c.cpus} RealMemory={c.memory_mb} Features={','.join(c.features)}{gres} "
         "State=UNKNOWN",
@@ -64,12 +63,6 @@ def slurm_conf(base: Path, c: ClusterDef) -> str:
             f"Default={'YES' if p.default else 'NO'} State=UP"
         )
     return "\n".join(lines) + "\n"
-
-
-def _door_lines(base: Path, c: ClusterDef) -> list[str]:
-    from .doors import slurm_conf_lines
-
-    return slurm_conf_lines(base, c)
 
 
 def gres_conf(base: Path, c: ClusterDef) -> str:

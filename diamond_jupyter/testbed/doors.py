@@ -74,6 +74,15 @@ def slurm_conf_lines(base: Path, c: ClusterDef) -> list[str]:
     return ["AuthAltTypes=auth/jwt", f"AuthAltParameters=jwt_key={jwt_key(base, c)}"]
 
 
+def with_conf_lines(conf: str, base: Path, c: ClusterDef) -> str:
+    """`conf` (a slurm.conf's text) with `slurm_conf_lines` before its node lines."""
+    extra = slurm_conf_lines(base, c)
+    if not extra:
+        return conf
+    head, sep, tail = conf.partition("\nNodeName=")
+    return head + "\n" + "\n".join(extra) + sep + tail
+
+
 def prepare(base: Path, c: ClusterDef) -> None:
     """The REST cluster's JWT key (root-only, made once) and the REST site's workdir in the
     test user's home there (the API cannot make directories)."""

@@ -65,7 +65,7 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
         (d / sub).mkdir(parents=True, exist_ok=True)
     for n in c.node_names:
         (d / "spool" / n).mkdir(parents=True, exist_ok=True)
-    (d / "etc" / "slurm.conf").write_text(slurm_conf(base, c))
+    (d / "etc" / "slurm.conf").write_text(doors.with_conf_lines(slurm_conf(base, c), base, c))
     (d / "etc" / "gres.conf").write_text(gres_conf(base, c))
     (d / "etc" / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\n")
     for i in range(c.gpus):

@@ -49,7 +49,8 @@ class _Rows(DiamondHandler):
     async def typical_starts(self, fed: Any) -> dict[str, float | None]:
         """Estimated wait (s) of a 1-node 1-hour job per site (None: cannot run it)."""
         try:
-            pl = await fed.place(views.TYPICAL_SPEC)
+            # every row, second doors to a cluster included (auto placement skips those)
+            pl = await fed.place(views.TYPICAL_SPEC, sites=list(fed.sites))
         except DiamondError:
             return {}
         out: dict[str, float | None] = {}

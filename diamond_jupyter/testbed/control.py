@@ -43,6 +43,7 @@ from .pieces import (
     _start_cluster,
     _start_munge,
     _write_config,
+    net_files,
 )
 
 __all__ = ["APT", "REQUIRED", "SBIN", "TestbedError", "check_prerequisites", "down",
@@ -186,6 +187,10 @@ def _stale_parts(base: Path, c) -> tuple[str, ...]:
         parts.append("slurm")
     if differs("sshd_config", sshd_config(base, c)):
         parts.append("sshd")
+    if (d / "etc" / "slurm.conf").exists() and any(
+            not (d / "net" / n).is_file() or (d / "net" / n).read_text() != t
+            for n, t in net_files(c).items()):
+        parts = ["slurm", "sshd"]  # their mount namespace lacks the host's name files
     return tuple(parts)
 
 

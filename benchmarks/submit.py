@@ -58,8 +58,11 @@ async def bench(config: str, site: str, n: int, warmup: int, seed: int) -> dict:
     # the same script the engine submits, as a file on the cluster's "shared" home
     script = s.render(s.prepare(spec, "floor0000000")).script
     host_dir = base_dir() / "clusters" / site / "home" / ".diamond" / "bench-submit"
+    fresh = not host_dir.parent.exists()  # a new test bed: the engine's directory is the user's
     host_dir.mkdir(parents=True, exist_ok=True)
     (host_dir / "job.sh").write_text(script)
+    if fresh:
+        shutil.chown(host_dir.parent, USER, USER)
     shutil.chown(host_dir, USER, USER)
     shutil.chown(host_dir / "job.sh", USER, USER)
     sbatch = ["sbatch", "--parsable", "--hold"]

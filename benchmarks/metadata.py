@@ -182,13 +182,14 @@ def blind(spec):
         "unknown": []})
 
 
-async def run_mode(fed, mode: str, tag: str, timeout_s: float) -> list[dict]:
+async def run_mode(fed, mode: str, tag: str, timeout_s: float,
+                   jobs: tuple[Job, ...] = JOBS) -> list[dict]:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import DiamondError
 
     rows: list[dict] = []
     submitted: dict[str, dict] = {}
-    for job in JOBS:
+    for job in jobs:
         row = {"job": job.name, "kind": job.kind, "can_run_on": list(job.sites), "site": None,
                "state": None, "exit_code": None, "ok": False, "why": None}
         rows.append(row)
@@ -238,7 +239,8 @@ def summary(rows: list[dict]) -> dict:
             "by_kind": {k: {"succeeded": a, "jobs": b} for k, (a, b) in kinds.items()}}
 
 
-async def bench(config: str, modes: list[str], timeout_s: float) -> dict:
+async def bench(config: str, modes: list[str], timeout_s: float,
+                jobs: tuple[Job, ...] = JOBS) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
 
@@ -252,7 +254,7 @@ async def bench(config: str, modes: list[str], timeout_s: float) -> dict:
         out["discovered_software"] = {d.site: d.capabilities.module_names() for d in found}
         for mode in modes:
             t0 = time.monotonic()
-            rows = await run_mode(fed, mode, f"md{int(time.time()) % 100000}", timeout_s)
+            rows = await run_mode(fed, mode, f"md{int(time.time()) % 100000}", timeout_s, jobs)
             out["modes"][mode] = summary(rows) | {"seconds": time.monotonic() - t0,
                                                   "jobs_detail": rows}
     finally:
@@ -267,12 +269,17 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--modes", default=",".join(MODES),
                    help=f"comma-separated, of {', '.join(MODES)} (default: all)")
     p.add_argument("--timeout", type=float, default=600.0, help="per job, seconds")
+    p.add_argument("--only", help="comma-separated job names (default: all)")
     args = p.parse_args(argv)
     modes = ["no-metadata"] if args.no_metadata else [m for m in args.modes.split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad:
         p.error(f"unknown mode(s) {', '.join(bad)} (known: {', '.join(MODES)})")
-    res = asyncio.run(bench(config_path(args.config), modes, args.timeout))
+    only = set(args.only.split(",")) if args.only else None
+    jobs = tuple(j for j in JOBS if only is None or j.name in only)
+    if not jobs:
+        p.error(f"--only names no job (known: {', '.join(j.name for j in JOBS)})")
+    res = asyncio.run(bench(config_path(args.config), modes, args.timeout, jobs))
     res["target"] = {"metadata_success_rate": 1.0}
     rows = [(m, v["jobs"], v["succeeded"], v["success_rate"], v["on_a_right_site"],
              v["refused_or_unplaced"]) for m, v in res["modes"].items()]
@@ -287,7 +294,7 @@ def main(argv: list[str] | None = None) -> dict:
         ax.bar([r[0] for r in rows], [100 * (r[3] or 0) for r in rows])
         ax.set_ylabel("jobs that succeeded (%)")
         ax.set_ylim(0, 100)
-        ax.set_title(f"{len(JOBS)} jobs whose needs are only in their scripts")
+        ax.set_title(f"{len(jobs)} jobs whose needs are only in their scripts")
     emit("metadata", args, res, md, plot)
     return res
 

@@ -95,3 +95,13 @@ def test_soak_benchmark(tb, tmp_path, capsys):
         "server", "server", "slurmctld", "slurmctld", "slurmctld", "sshd"]
     assert all(f["error"] is None and f["done_at_s"] is not None for f in d["faults"])
     assert d["server_starts"] == 3 and d["scheduler_jobs"] >= 6 - d["refused"]
+
+
+def test_metadata_benchmark(tb, tmp_path, capsys):
+    from benchmarks import metadata
+
+    d = run(metadata, ["--only", "gromacs-2023,arch-aarch64", "--modes",
+                       "metadata,no-metadata", "--timeout", "180"], tb, tmp_path, capsys)
+    assert d["modes"]["metadata"]["jobs"] == 2
+    assert d["modes"]["metadata"]["succeeded"] == 2, d["modes"]["metadata"]["jobs_detail"]
+    assert any(m.startswith("GROMACS/") for m in d["discovered_software"]["beta"])

@@ -220,7 +220,7 @@ async def test_openai_compatible_provider(fed, fake, monkeypatch):
     try:
         rec = await runner.ask("how many sites?")
         done = await runner.wait(rec.id, timeout=60)
-        assert done.data["answer"] == f"{len(fed.sites())} sites" and fake.calls == 2
+        assert done.data["answer"] == f"{len(fed.site_configs())} sites" and fake.calls == 2
         assert fake.headers[0]["authorization"].startswith("Bearer sk-openai")
         assert fake.requests[1]["messages"][-1]["role"] == "tool"
     finally:

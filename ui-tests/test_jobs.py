@@ -106,7 +106,7 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     expect(job).to_be_visible(timeout=JOB_TIMEOUT)
     job_id = job.get_attribute("data-diamond-job")
     site = job_id.split(":")[0]
-    assert site in ("alpha", "beta", "gamma"), job_id  # placed by --site auto
+    assert site in ("alpha", "beta", "gamma", "delta"), job_id  # placed by --site auto
     expect(card(page, job_id, "COMPLETED")).to_be_visible(timeout=JOB_TIMEOUT)
 
     # The cell's live card went from queued to completed after the cell had finished,

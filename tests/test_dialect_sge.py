@@ -359,3 +359,11 @@ def test_the_wrapper_reports_grid_engine_job_ids(tmp_path):
     lines = [parse_event_line(x) for x in ev.read_text().splitlines()]
     assert [(x.kind, x.native_id, x.rc) for x in lines] == [("start", "4242", 0),
                                                            ("end", "4242", 4)]
+
+
+def test_a_machine_without_grid_engine_leaves_delta_out_with_the_reason(monkeypatch, tmp_path):
+    from diamond_jupyter.testbed import control, gridengine
+
+    monkeypatch.setattr(gridengine, "LIBEXEC", tmp_path / "nowhere")
+    left = {e["name"]: e["why"] for e in control._left_out(tmp_path)}
+    assert "gridengine-master" in left["delta"] and "apt-get install" in left["delta"]

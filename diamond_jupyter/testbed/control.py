@@ -156,8 +156,11 @@ def _listed(cfg: Path) -> list[dict]:
 
 def _left_out(base: Path) -> list[dict]:
     """Site entries the test bed would list but cannot here, each with the reason."""
-    return doors.site_entries(base, {c.name: c for c in CLUSTERS},
-                              {c.name: {"transport": {}} for c in CLUSTERS})[1]
+    out = doors.site_entries(base, {c.name: c for c in CLUSTERS},
+                             {c.name: {"transport": {}} for c in CLUSTERS})[1]
+    if (why := ge.check_installed()) is not None:  # delta is then not in CLUSTERS at all
+        out.append({"name": "delta", "why": why})
+    return out
 
 
 def _wait_rest(base: Path, c, timeout: float) -> None:

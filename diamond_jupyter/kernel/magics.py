@@ -13,6 +13,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from ..dialects.slurm_script import parse_slurm_time
 from ..model import BadInput, DiamondError, Job, SiteError
 from .connect import connect
 from .engine import Engine
@@ -41,19 +42,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def walltime(text: str) -> int:
-    """HH:MM:SS, MM:SS, D-HH:MM:SS or minutes -> seconds."""
-    try:
-        days, _, rest = text.rpartition("-")
-        parts = [int(p) for p in rest.split(":")]
-        if len(parts) == 1:
-            secs = parts[0] * 60
-        else:
-            while len(parts) < 3:
-                parts.insert(0, 0)
-            secs = parts[0] * 3600 + parts[1] * 60 + parts[2]
-        return secs + (int(days) * 86400 if days else 0)
-    except ValueError:
-        raise BadInput(f"--time {text!r}: expected HH:MM:SS") from None
+    """Any sbatch --time form (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S) -> seconds."""
+    secs = parse_slurm_time(text)
+    if secs is None:
+        raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]")
+    return secs
 
 
 def _parser() -> _Parser:

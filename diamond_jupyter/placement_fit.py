@@ -15,7 +15,16 @@ from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
 from .model import BadInput, JobSpec, Node, SiteSnapshot
-from .needs import Constraint, Feature, Op, constraint_of, node_arch, norm_arch, required_arch
+from .needs import (
+    Constraint,
+    Feature,
+    Op,
+    constraint_of,
+    feature_names,
+    node_arch,
+    norm_arch,
+    required_arch,
+)
 
 _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
          "inval", "future", "unknown", "unk", "reboot", "responding"}
@@ -123,6 +132,17 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
         if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" else []
     parts = plain if all(isinstance(p, Feature) for p in plain) and plain else \
         [expr] if expr is not None else []
+    if expr is not None and parts == [expr] and not isinstance(expr, Feature):
+        # Slurm refuses a constraint that names a feature no node of the cluster has, even
+        # as an alternative (`avx2|sve` where no node has avx2)
+        known = {f.lower() for n in nodes for f in n.features}
+        known_archs = {node_arch(n, site_arch) for n in nodes}
+        unknown = [f for f in dict.fromkeys(feature_names(expr)) if f.lower() not in known
+                   and not (f.lower().startswith("arch=") and norm_arch(f[5:]) in known_archs)]
+        if unknown:
+            reasons.append(f"constraint '{expr.text()}' names feature(s) the site does not "
+                           f"have: {', '.join(unknown)} (site offers: {offers})")
+            ok.clear()
     if req.arch:  # `arch=X` is the architecture check's
         parts = [p for p in parts if not (isinstance(p, Feature) and p.name.lower()
                                           .startswith("arch=") and norm_arch(p.name[5:])

@@ -190,9 +190,9 @@ def _stale_parts(base: Path, c) -> tuple[str, ...]:
         parts.append("slurm")
     if differs("sshd_config", sshd_config(base, c)):
         parts.append("sshd")
-    if (d / "etc" / "slurm.conf").exists() and any(
+    if (d / "etc" / "slurm.conf").exists() and (any(
             not (d / "net" / n).is_file() or (d / "net" / n).read_text() != t
-            for n, t in net_files(c).items()):
+            for n, t in net_files(c).items()) or (d / "net" / "resolv.conf").exists()):
         parts = ["slurm", "sshd"]  # their mount namespace lacks the host's name files
     return tuple(parts)
 

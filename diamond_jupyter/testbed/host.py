@@ -55,10 +55,10 @@ def _run(*argv: str, check: bool = True, env: dict | None = None,
 def _in_ns(c: ClusterDef, base: Path, *argv: str) -> list[str]:
     """argv that runs a command as a host of cluster c: its network, hostname, /etc/slurm, home."""
     d = cluster_dir(base, c)
-    # the host's own name from /etc/hosts, and a resolver that fails at once: no DNS
-    # answers in the namespaces (a lookup would wait ~10 s: `hostname -f` in Slurm's qstat)
+    # the host's own name from /etc/hosts: no DNS answers in the namespaces, and a lookup
+    # would wait ~10 s (`hostname -f`, which Slurm's qstat wrapper runs every time)
     net = [f"{{ [ ! -f {d / 'net' / f} ] || mount --bind {d / 'net' / f} /etc/{f}; }}"
-           for f in ("hosts", "resolv.conf")]
+           for f in ("hosts",)]
     script = (f"mount --bind {d / 'etc'} /etc/slurm && mount --bind {d / 'home'} {HOME} "
               f"&& {' && '.join(net)} && hostname {c.name} && exec \"$@\"")
     return ["nsenter", f"--net=/run/netns/{c.netns}", "unshare", "--mount", "--uts",

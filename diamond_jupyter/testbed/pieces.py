@@ -85,15 +85,15 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
     write_tree(base, c)
     (d / "etc" / "sshd_config").write_text(sshd_config(base, c))
     (d / "net").mkdir(exist_ok=True)
+    (d / "net" / "resolv.conf").unlink(missing_ok=True)  # an earlier version's dead resolver
     for name, text in net_files(c).items():
         (d / "net" / name).write_text(text)
     doors.prepare(base, c)
 
 
 def net_files(c: ClusterDef) -> dict[str, str]:
-    """/etc/hosts and /etc/resolv.conf as a cluster's hosts see them."""
-    return {"hosts": f"127.0.0.1 localhost\n{c.ip} {c.name}\n",
-            "resolv.conf": "nameserver 127.0.0.1\n"}
+    """/etc/hosts as a cluster's hosts see it: their own name resolves without DNS."""
+    return {"hosts": f"127.0.0.1 localhost\n{c.ip} {c.name}\n"}
 
 
 def _make_netns(c: ClusterDef) -> None:

@@ -133,8 +133,9 @@ class SlurmRestTransport:
                       timeout: float | None = None) -> tuple[int, str]:
         """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
         reached or refuses the token twice (the second time with a fresh one)."""
-        for attempt in (1, 2):
-            headers = {"X-SLURM-USER-TOKEN": await self.token(renew=attempt == 2)}
+        renew = False
+        for attempt in (1, 2, 3):
+            headers = {"X-SLURM-USER-TOKEN": await self.token(renew=renew)}
             if self.user:
                 headers["X-SLURM-USER-NAME"] = self.user
             self.requests += 1
@@ -145,13 +146,19 @@ class SlurmRestTransport:
             except httpx.ConnectError as e:
                 raise SiteError(f"{self.name}: cannot connect to slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as e:
+                if attempt == 1:
+                    continue  # a kept-alive connection the server closed: once on a new one
+                raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "
+                                f"({_why(e)}; is slurmrestd running?)") from None
             except httpx.TimeoutException:
                 raise SiteError(f"{self.name}: slurmrestd at {self.base} did not answer "
                                 f"{method} {path} in time") from None
             except httpx.HTTPError as e:
                 raise SiteError(f"{self.name}: {method} {path} at {self.base} failed: "
                                 f"{_why(e)}") from None
-            if attempt == 1 and _auth_refused(r):
+            if not renew and _auth_refused(r):
+                renew = True
                 continue  # expired or revoked: one more try with a fresh token
             if r.status_code in (401, 403):
                 raise SiteError(f"{self.name}: slurmrestd refused the token for "

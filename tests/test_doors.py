@@ -162,3 +162,15 @@ def test_cli_submit_wait_logs_cancel(tb, doors, data_dir, tmp_path, site):
     run("cancel", held["id"], "--json")
     out = json.loads(run("wait", held["id"], "--json", "--timeout", "300", "--poll", "2").stdout)
     assert out["state"] == "CANCELLED"
+
+
+async def test_the_engines_address_resolves_inside_the_cluster(fed):
+    """slurmrestd looks up each client's address; with no resolver in the namespace that
+    lookup hung, and slurmrestd spun without answering. It must come from /etc/hosts."""
+    from diamond_jupyter.testbed.clusters import CLUSTERS
+    from diamond_jupyter.testbed.pieces import HOST_NAME
+
+    beta = next(c for c in CLUSTERS if c.name == "beta")
+    out = await fed.site("beta").run(["getent", "hosts", beta.host_ip], scheduler=False,
+                                     timeout=30)
+    assert out.stdout.split() == [beta.host_ip, HOST_NAME]

@@ -91,9 +91,15 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
     doors.prepare(base, c)
 
 
+HOST_NAME = "dtb-host"  # this machine, as the clusters see it
+
+
 def net_files(c: ClusterDef) -> dict[str, str]:
-    """/etc/hosts as a cluster's hosts see it: their own name resolves without DNS."""
-    return {"hosts": f"127.0.0.1 localhost\n{c.ip} {c.name}\n"}
+    """/etc/hosts as a cluster's hosts see it: their own name, and the engine's side of the
+    link, resolve without DNS (the namespace has none). slurmrestd looks up every client's
+    address: without the engine's line each request waited for a resolver that never
+    answers, and slurmrestd spun and stopped answering."""
+    return {"hosts": f"127.0.0.1 localhost\n{c.ip} {c.name}\n{c.host_ip} {HOST_NAME}\n"}
 
 
 def _make_netns(c: ClusterDef) -> None:

@@ -98,9 +98,11 @@ async def test_status_and_jobs_listing(fed, site):
 async def test_bad_input_is_specific(fed):
     with pytest.raises(BadInput, match="unknown site 'nowhere'"):
         await fed.submit(JobSpec(command="true"), "nowhere")
-    with pytest.raises(BadInput, match="refused"):  # sbatch rejects an unknown feature
-        await fed.submit(JobSpec(command="true", constraints={"features": ["nonesuch"]}),
-                         "alpha")
+    odd = JobSpec(command="true", constraints={"features": ["nonesuch"]})
+    with pytest.raises(BadInput, match="site alpha cannot run this job: .*nonesuch"):
+        await fed.submit(odd, "alpha")  # the needs check names it before sbatch runs
+    with pytest.raises(BadInput, match="refused"):  # forced, sbatch rejects it
+        await fed.submit(odd, "alpha", force=True)
     with pytest.raises(BadInput):
         fed.job("alpha:999999999")
 

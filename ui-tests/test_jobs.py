@@ -205,7 +205,7 @@ def test_filters_and_keyboard(lab_page):
     expect(panel.locator("[data-diamond-job]")).to_have_count(0)
     panel.get_by_label("Filter jobs by name or id").fill("")
     # A site row expands to its partitions from the keyboard.
-    toggle = panel.get_by_role("button", name="Show partitions of alpha")
+    toggle = panel.get_by_role("button", name="Show partitions of alpha", exact=True)
     toggle.focus()
     page.keyboard.press("Enter")
     expect(panel.locator('[data-diamond-site="alpha"] [data-diamond-partition]').first

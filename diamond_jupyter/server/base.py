@@ -77,6 +77,13 @@ class DiamondHandler(APIHandler):
             raise ApiError(503, "not-configured", self.app.error or "diamond is not configured")
         return fed
 
+    async def fed_with_site(self, name: str) -> Federation:
+        """The started Federation, or 404 when it lists no site `name`."""
+        fed = await self.fed()
+        if name not in {c["name"] for c in fed.site_configs()}:
+            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        return fed
+
     def job_or_404(self, fed: Federation, job_id: str) -> Job:
         try:
             return fed.job(job_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
-from .base import ApiError, DiamondHandler, api
+from .base import DiamondHandler, api
 
 
 class DescribeHandler(DiamondHandler):
@@ -13,9 +13,7 @@ class DescribeHandler(DiamondHandler):
     @authorized
     @api
     async def get(self, name: str) -> None:
-        fed = await self.fed()
-        if name not in {c["name"] for c in fed.site_configs()}:
-            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        fed = await self.fed_with_site(name)
         refresh = self.get_query_argument("refresh", "0") in ("1", "true", "yes")
         d = await fed.describe(name, refresh=refresh)
         self.reply(d.model_dump(mode="json"))

@@ -128,9 +128,7 @@ class SnapshotHandler(_Rows):
     @authorized
     @api
     async def get(self, name: str) -> None:
-        fed = await self.fed()
-        if name not in {c["name"] for c in fed.site_configs()}:
-            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        fed = await self.fed_with_site(name)
         max_age = self.int_arg("max_age", 15, hi=86400)
         snap = await fed.snapshot(name, max_age_s=float(max_age or 0))
         await self.site_rows(fed, [name])  # emits site-snapshot if this one is fresh

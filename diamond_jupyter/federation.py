@@ -19,6 +19,7 @@ from typing import Any
 from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sample
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
+from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
@@ -67,7 +68,7 @@ CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate pre
 
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
-                 HedgeMixin, WaitNotesMixin, StuckMixin):
+                 HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -98,6 +99,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._hedge_gated: set[tuple[str, str]] = set()
         self._hedge_locks: dict[str, asyncio.Lock] = {}
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
+        self.keep_usage()  # every snapshot taken adds to its site's usage series
 
     # -- life cycle -------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> Federation:

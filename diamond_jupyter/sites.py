@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -91,6 +91,8 @@ class Site:
         self.capability_ttl_s = capability_ttl_s
         self._snapshot: SiteSnapshot | None = None
         self._snapshot_at = 0.0
+        # called with each snapshot taken (not a cached one), e.g. to keep a usage series
+        self.snapshot_observers: list[Callable[[SiteSnapshot], None]] = []
         self._caps: dict[str, str] = {}
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
@@ -293,6 +295,8 @@ class Site:
             # a failure is cached too (briefly): callers see the site unreachable, never
             # the last good snapshot
             self._snapshot, self._snapshot_at = snap, time.monotonic()
+            for observe in self.snapshot_observers:
+                observe(snap)
             return snap
 
     async def _snapshot_outputs(self) -> dict[str, str]:

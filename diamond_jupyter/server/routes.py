@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import DiamondHandler
+from .dashboard import DashboardHandler, UsageHandler
 from .describe import DescribeHandler
 from .handlers import (
     EventsHandler,
@@ -41,6 +42,8 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/sites/{SITE}", SiteHandler),
         (f"{p}/sites/{SITE}/snapshot", SnapshotHandler),
         (f"{p}/sites/{SITE}/describe", DescribeHandler),
+        (f"{p}/sites/{SITE}/usage", UsageHandler),
+        (f"{p}/dashboard", DashboardHandler),
         (f"{p}/place", PlaceHandler),
         (f"{p}/jobs", JobsHandler),
         (f"{p}/jobs/{JOB}", JobHandler),

@@ -25,6 +25,7 @@ from .jobs import JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
 from .transfers import TransfersMixin
+from .usage import UsageMixin
 from .waits import WaitsMixin
 from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
@@ -33,5 +34,6 @@ __all__ = ["REDACTED", "SCHEMA_VERSION", "HedgeRecord", "Store", "StoreError", "
            "redact", "unknown_job_message"]
 
 
-class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin):
+class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin,
+            UsageMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""

@@ -157,7 +157,20 @@ _V5 = (
     "CREATE INDEX wait_estimates_open ON wait_estimates(site, started_at)",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5]
+# v6: each site's usage over time (busy CPUs/GPUs, queue depth), one point per snapshot.
+_V6 = (
+    """CREATE TABLE usage (
+        site TEXT NOT NULL,
+        t REAL NOT NULL,
+        busy_cpus INTEGER NOT NULL,
+        busy_gpus INTEGER NOT NULL,
+        pending INTEGER NOT NULL,
+        running INTEGER NOT NULL,
+        PRIMARY KEY (site, t)
+    )""",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,211 @@
+"""The dashboard's data: every job in each site's queue (all users') with its predicted
+start, and a compact usage time series per site.
+
+Pure: snapshots, calibrations and the store's own jobs in; JSON-ready rows out.
+
+Predicted start of a pending job (seconds from the moment the dashboard is built):
+- the scheduler's own estimate for that job (its `estimated_start` in the queue view),
+  corrected by the site's wait calibration (the median of actual wait / the scheduler's
+  estimate for jobs of that partition and size, all users', `calibration.SiteCalibration`)
+  and bounded by its upper quantile: source "calibrated";
+- the scheduler's estimate alone where the calibration has no samples: source "scheduler"
+  (no bound);
+- None where the scheduler gave no estimate.
+
+Usage series: one point per snapshot (busy CPUs and GPUs, pending and running jobs), thinned
+by age so a site never keeps more than about 900 points: one a minute for the last 6 hours,
+one per 5 minutes to a day, one per half hour to a week; nothing older (`thin`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Literal, TypedDict
+
+from .calibration import SiteCalibration
+from .model import JobState, JobStatus, SiteSnapshot
+from .placement_fit import aware
+
+# (age below which, one point per this many seconds); older than the last: dropped
+TIERS: tuple[tuple[float, float], ...] = ((6 * 3600.0, 60.0), (86400.0, 300.0),
+                                          (7 * 86400.0, 1800.0))
+MAX_POINTS = 720  # at most this many points in one usage answer (evenly thinned)
+
+
+class PredictedStart(TypedDict):
+    median_s: float  # from now
+    p90_s: float | None  # 90% upper bound (None without enough calibration samples)
+    source: Literal["calibrated", "scheduler"]
+
+
+class QueueRow(TypedDict):
+    id: str  # the scheduler's job id
+    user: str | None
+    name: str | None
+    partition: str | None
+    nodes: int | None
+    cpus: int | None
+    gpus: int | None
+    state: str  # the job vocabulary: PENDING, RUNNING, ...
+    waited_s: float | None  # queued (pending: so far; running: until it started)
+    running_s: float | None
+    predicted_start: PredictedStart | None
+    mine: bool  # one of this user's diamond jobs
+    job: str | None  # its diamond job id
+
+
+class Counts(TypedDict):
+    nodes: int
+    cpus: int
+    gpus: int
+
+
+class Busy(TypedDict):
+    cpus: int
+    gpus: int
+
+
+class DashboardSite(TypedDict):
+    name: str
+    scheduler: str
+    reachable: bool
+    error: str | None
+    taken_at: str | None
+    totals: Counts
+    busy: Busy
+    queue: list[QueueRow]
+
+
+class Dashboard(TypedDict):
+    generated: str
+    user: str
+    sites: list[DashboardSite]
+
+
+class UsagePoint(TypedDict):
+    t: float  # epoch seconds
+    busy_cpus: int
+    busy_gpus: int
+    pending: int
+    running: int
+
+
+class Usage(TypedDict):
+    site: str
+    points: list[UsagePoint]
+
+
+# -- queue rows --------------------------------------------------------------------------------
+
+def predicted_start(job: JobStatus, now: datetime,
+                    wait: SiteCalibration | None) -> PredictedStart | None:
+    """A pending job's start from its scheduler's estimate (see the module doc)."""
+    if job.state != JobState.PENDING or job.estimated_start is None:
+        return None
+    raw = max(0.0, (aware(job.estimated_start) - now).total_seconds())
+    r = wait.ratio(job.partition, job.cpus) if wait is not None else None
+    if r is None:
+        return {"median_s": raw, "p90_s": None, "source": "scheduler"}
+    median = raw * r.median
+    return {"median_s": median, "p90_s": max(raw * r.upper, median) if r.bounded else None,
+            "source": "calibrated"}
+
+
+def _seconds(a: datetime | None, b: datetime | None) -> float | None:
+    if a is None or b is None:
+        return None
+    return max(0.0, (aware(b) - aware(a)).total_seconds())
+
+
+def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
+               wait: SiteCalibration | None = None) -> list[QueueRow]:
+    """Every job of the snapshot's queue, in its order; `mine` maps native ids to this
+    user's diamond job ids, `wait` is the site's wait calibration."""
+    rows: list[QueueRow] = []
+    for j in snap.jobs:
+        running = j.state == JobState.RUNNING
+        job = mine.get(j.native_id)
+        rows.append({
+            "id": j.native_id, "user": j.user, "name": j.name, "partition": j.partition,
+            "nodes": j.nodes, "cpus": j.cpus, "gpus": j.gpus, "state": j.state.value,
+            "waited_s": _seconds(j.submitted_at, j.started_at or now),
+            "running_s": _seconds(j.started_at, now) if running else None,
+            "predicted_start": predicted_start(j, now, wait),
+            "mine": job is not None, "job": job,
+        })
+    return rows
+
+
+def busy(snap: SiteSnapshot) -> Busy:
+    """CPUs and GPUs in use (a node 'allocated' without counts is wholly in use)."""
+    cpus = gpus = 0
+    for n in snap.nodes:
+        whole = "alloc" in n.state.lower() and not n.cpus_allocated
+        cpus += n.cpus if whole else min(n.cpus_allocated, n.cpus or n.cpus_allocated)
+        gpus += n.gpus if whole and not n.gpus_allocated else \
+            min(n.gpus_allocated, n.gpus or n.gpus_allocated)
+    if not snap.nodes:  # no node view: what the running jobs hold
+        cpus = sum(j.cpus or 0 for j in snap.running)
+        gpus = sum(j.gpus or 0 for j in snap.running)
+    return {"cpus": cpus, "gpus": gpus}
+
+
+def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
+               mine: Mapping[str, str], wait: SiteCalibration | None = None) -> DashboardSite:
+    return {
+        "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
+        "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,
+        "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
+                   "gpus": sum(n.gpus for n in snap.nodes)},
+        "busy": busy(snap),
+        "queue": queue_rows(snap, now, mine, wait),
+    }
+
+
+# -- usage series ------------------------------------------------------------------------------
+
+def usage_point(snap: SiteSnapshot) -> UsagePoint | None:
+    """The point one snapshot adds to its site's series; None for an unreachable site."""
+    if not snap.reachable:
+        return None
+    b = busy(snap)
+    return {"t": snap.taken_at.timestamp(), "busy_cpus": b["cpus"], "busy_gpus": b["gpus"],
+            "pending": len(snap.pending), "running": len(snap.running)}
+
+
+def step_at(age_s: float) -> float | None:
+    """The spacing kept for points this old (None: too old to keep)."""
+    for limit, step in TIERS:
+        if age_s < limit:
+            return step
+    return None
+
+
+def thin(times: Iterable[float], now: float) -> set[float]:
+    """The times (epoch seconds) of one site's series to drop: in each tier one point per
+    step-long bucket is kept, the latest; points older than the last tier all go."""
+    kept: dict[tuple[float, int], float] = {}
+    drop: set[float] = set()
+    for t in sorted(times):
+        step = step_at(now - t)
+        if step is None:
+            drop.add(t)
+            continue
+        key = (step, math.floor(t / step))
+        if key in kept:
+            drop.add(kept[key])
+        kept[key] = t
+    return drop
+
+
+def downsample(points: list[UsagePoint], max_points: int = MAX_POINTS) -> list[UsagePoint]:
+    """At most `max_points` of `points` (in time order), evenly spread, the last kept."""
+    n = len(points)
+    if n <= max_points:
+        return points
+    if max_points <= 1:
+        return points[-max_points:] if max_points else []
+    idx = {round(i * (n - 1) / (max_points - 1)) for i in range(max_points)}
+    return [points[i] for i in sorted(idx)]

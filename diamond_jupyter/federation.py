@@ -98,6 +98,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._waits_noted: dict[str, float] = {}
         self._hedge_gated: set[tuple[str, str]] = set()
         self._hedge_locks: dict[str, asyncio.Lock] = {}
+        self._hedge_retries: dict[str, asyncio.TimerHandle] = {}
+        self._hedge_retry_delay: dict[str, float] = {}
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
         self.keep_usage()  # every snapshot taken adds to its site's usage series
 
@@ -130,6 +132,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         store keeps their state: a later `start` in any process picks them up. An agent service
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()
+        self._close_hedges()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

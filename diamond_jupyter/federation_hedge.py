@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .aio import within
+from .journal import STORE_RECHECK_S
 from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, utcnow
 from .store import HedgeRecord
 
@@ -88,6 +90,8 @@ class HedgeMixin:
     journal: Journal
     _hedge_gated: set[tuple[str, str]]  # (token, decision) written this process
     _hedge_locks: dict[str, asyncio.Lock]
+    _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
+    _hedge_retry_delay: dict[str, float]
 
     async def submit_hedged(self, spec: JobSpec, copies: int, *, origin: dict | None = None,
                             hold: bool = False) -> Job:
@@ -173,12 +177,14 @@ class HedgeMixin:
             await self._hedge_settle(group)
             rec = self.store.hedge(group)
             while not settled(rec):
-                left = None if deadline is None else max(deadline - loop.time(), 0)
-                try:
-                    await asyncio.wait_for(q.get(), left)
-                except asyncio.TimeoutError:
+                left = None if deadline is None else deadline - loop.time()
+                if left is not None and left <= 0:
                     raise SiteError(f"timed out after {timeout:.0f}s waiting for hedged "
-                                    f"submission {group} to settle") from None
+                                    f"submission {group} to settle")
+                try:
+                    await within(q.get(), min(left or STORE_RECHECK_S, STORE_RECHECK_S))
+                except asyncio.TimeoutError:
+                    await self.journal.drain()  # what other processes wrote to the store
                 rec = self.store.hedge(group)
             return rec.winner_job or rec.copies[0]
         finally:
@@ -261,6 +267,9 @@ class HedgeMixin:
         if kind == "go":
             if await self._hedge_gate(job, "go"):
                 self._hedge_once(rec, job, "hedge.go", {})
+                self._hedge_retry_delay.pop(rec.id, None)
+            else:  # the winner waits for "go" and nothing else will happen: try again
+                self._hedge_retry_later(rec.id)
             return
         winner = rec.winner_job
         cancelled = False
@@ -282,6 +291,24 @@ class HedgeMixin:
             "winner": winner.id if winner else None, "cancelled_by_scheduler": cancelled,
             "decision_written": gated, "after_winner_start_s": after}, job.id, job.site)
         self.journal.kick(job)
+
+    def _hedge_retry_later(self, group: str) -> None:
+        """Settle the group again after a backoff (2 s doubling to 30 s) while this engine
+        runs: a decision that could not be written (site unreachable) is written later."""
+        if group in self._hedge_retries:
+            return
+        delay = self._hedge_retry_delay[group] = min(
+            self._hedge_retry_delay.get(group, 1.0) * 2, 30.0)
+
+        def again() -> None:
+            self._hedge_retries.pop(group, None)
+            asyncio.ensure_future(self._hedge_settle(group))
+        self._hedge_retries[group] = asyncio.get_running_loop().call_later(delay, again)
+
+    def _close_hedges(self) -> None:
+        for handle in self._hedge_retries.values():
+            handle.cancel()
+        self._hedge_retries.clear()
 
     def _hedge_once(self, rec: HedgeRecord, job: Job, kind: str, data: dict[str, Any]
                     ) -> None:

@@ -13,12 +13,15 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
+from .aio import within
 from .attention_journal import Attention
 from .events import EventBus
 from .model import DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
 from .sites import Site
 from .store import Store
+
+STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local, cheap)
 
 
 class Journal:
@@ -59,7 +62,9 @@ class Journal:
         ev = self.store.apply_state(job_id, state, **kw)
         if ev is not None:
             self.attention.after(ev)
-            asyncio.ensure_future(self.drain())
+        # Also when nothing changed: another process sharing the store may have applied
+        # this very state first, and its event still has to be published here.
+        asyncio.ensure_future(self.drain())
         return ev
 
     def append(self, event: Event) -> Event:
@@ -179,8 +184,15 @@ class Journal:
             loop = asyncio.get_running_loop()
             deadline = None if timeout is None else loop.time() + timeout
             while not cond(job):
-                left = None if deadline is None else max(deadline - loop.time(), 0)
-                ev = await asyncio.wait_for(q.get(), left)
+                left = None if deadline is None else deadline - loop.time()
+                if left is not None and left <= 0:
+                    raise asyncio.TimeoutError
+                try:
+                    ev = await within(q.get(), min(left or STORE_RECHECK_S, STORE_RECHECK_S))
+                except asyncio.TimeoutError:
+                    await self.drain()  # what other processes wrote to the shared store
+                    job = self.store.get_job(key)
+                    continue
                 if ev.job_id in names or ev.data.get("previous_id") in names:
                     job = self.store.get_job(key)
                     names.add(job.id)

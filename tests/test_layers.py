@@ -16,7 +16,7 @@ PKG = Path(diamond_jupyter.__file__).parent
 NAME = "diamond_jupyter"
 
 # Below the facade: none of these may import the facade (or anything above it).
-BELOW = ["dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
+BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
          "placement_fit", "placement_sim", "calibration", "leases", "events", "model", "config",
          "workflow", "wrapper", "needs", "capabilities", "software", "summary", "attention",

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..aio import within
 from ..attention import make as attention_event
 from ..attention import never_reason
 from ..model import BadInput, DiamondError, Event, JobState
@@ -125,7 +126,7 @@ class TaskBook:
         if rec.state in FINAL_STATES:
             self._waiters[task_id].remove(fut)
             return rec
-        return await asyncio.wait_for(fut, timeout)
+        return await within(fut, timeout)
 
     async def settled(self, task_id: str, timeout: float | None = None,
                       states: set[str] | None = None) -> TaskRecord:
@@ -145,7 +146,7 @@ class TaskBook:
             rec = self.store.get_task(task_id, steps=False)
             if reached(rec.state) and (rec.state != "waiting" or task_id not in self._active):
                 return rec
-            return await asyncio.wait_for(fut, timeout)
+            return await within(fut, timeout)
         finally:
             unsub()
 

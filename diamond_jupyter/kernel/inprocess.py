@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from ..aio import within
 from ..model import Job
 from .engine import Engine, JobCallback
 
@@ -129,6 +130,6 @@ class LocalEngine(Engine):
             if wf["state"] in ("COMPLETED", "FAILED", "CANCELLED"):
                 return wf
             try:
-                await asyncio.wait_for(engine.changed.wait(), 5.0)
+                await within(engine.changed.wait(), 5.0)
             except asyncio.TimeoutError:
                 await engine.advance(workflow_id)  # a safety net: adopt it if no one drives it

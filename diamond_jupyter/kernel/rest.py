@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..aio import within
 from ..model import BadInput, DiamondError, Job, SiteError
 from .engine import Engine, JobCallback, job_from_json
 
@@ -162,7 +163,7 @@ class ServerClient(Engine):
             callback(job)
             while not job.state.terminal:
                 try:
-                    await asyncio.wait_for(q.get(), SAFETY_REFRESH_S)
+                    await within(q.get(), SAFETY_REFRESH_S)
                 except asyncio.TimeoutError:
                     pass
                 while not q.empty():  # coalesce a burst of events into one read
@@ -202,7 +203,7 @@ class ServerClient(Engine):
                 if wf["state"] in ("COMPLETED", "FAILED", "CANCELLED"):
                     return wf
                 try:
-                    await asyncio.wait_for(q.get(), SAFETY_REFRESH_S)
+                    await within(q.get(), SAFETY_REFRESH_S)
                 except asyncio.TimeoutError:
                     pass
                 while not q.empty():

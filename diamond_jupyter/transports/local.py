@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..aio import within
 from ..model import SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
@@ -105,7 +106,7 @@ class LocalTransport:
             res = CommandResult(list(argv), 127, "", f"{argv[0]}: {e.strerror}\n", 0.0)
             return result_or_raise(self.name, res, check)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+            out, err = await within(proc.communicate(stdin), timeout)
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s "
                                  "(stopped)") from None

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from .base import DEFAULT_COMMAND_TIMEOUT_S, check_argv
@@ -88,7 +89,7 @@ class SlurmRestTransport:
                 proc = await asyncio.create_subprocess_exec(
                     *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE)
-                out, err = await asyncio.wait_for(proc.communicate(), timeout=30.0)
+                out, err = await within(proc.communicate(), timeout=30.0)
             except (OSError, asyncio.TimeoutError) as e:
                 raise SiteError(f"{self.name}: the token command {argv[0]} could not run: "
                                 f"{getattr(e, 'strerror', None) or type(e).__name__}") from None

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import paramiko
 
+from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from . import ssh_sftp
@@ -279,7 +280,7 @@ class SSHTransport(ShellMixin):
             t0 = time.monotonic()
             conn, ch = await self._open_channel(line)
             try:
-                status = await asyncio.wait_for(talk(ch), timeout)
+                status = await within(talk(ch), timeout)
             except asyncio.TimeoutError:
                 raise CommandTimeout(
                     f"{self.name}: {argv[0]} timed out after {timeout:g} s"

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 
 import paramiko
 
+from ..aio import within
+
 
 class Wake:
     """Stands in for the threading.Event paramiko sets when channel data arrives."""
@@ -62,4 +64,4 @@ async def server_closed(ch: paramiko.Channel, within_s: float) -> None:
         wake.event.clear()
         if not ch.closed:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(wake.event.wait(), end - loop.time())
+                await within(wake.event.wait(), end - loop.time())

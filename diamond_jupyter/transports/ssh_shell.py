@@ -35,6 +35,7 @@ import time
 
 import paramiko
 
+from ..aio import within
 from ..model import SiteError
 from .base import (
     CommandResult,
@@ -141,7 +142,7 @@ async def read_frame(ch: paramiko.Channel, marker: str) -> tuple[int, bytes, byt
         # exit-status does not wake the buffers (a killed shell's child may still hold the
         # pipes open): look again now and then
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(wake.event.wait(), 0.25)
+            await within(wake.event.wait(), 0.25)
 
 
 class RemoteShell:
@@ -233,7 +234,7 @@ class ShellMixin:
             raise
         sh = RemoteShell(conn, ch, sem.release)
         try:
-            await asyncio.wait_for(sh.handshake(self._in_pool), 10.0)  # type: ignore
+            await within(sh.handshake(self._in_pool), 10.0)  # type: ignore
         except BaseException as e:
             sh.close()
             if isinstance(e, (ShellLost, asyncio.TimeoutError)):
@@ -253,7 +254,7 @@ class ShellMixin:
         marker = new_marker()
         t0 = time.monotonic()
         try:
-            status, out, err, clean = await asyncio.wait_for(
+            status, out, err, clean = await within(
                 sh.exchange(self._in_pool, frame(line, marker, stdin), marker),  # type: ignore
                 timeout)
         except asyncio.TimeoutError:

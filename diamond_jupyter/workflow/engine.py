@@ -31,6 +31,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..aio import within
 from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
@@ -220,7 +221,7 @@ class WorkflowEngine:
                 raise DiamondError(f"timed out after {timeout:.0f}s waiting for workflow "
                                    f"{workflow_id}")
             with contextlib.suppress(asyncio.TimeoutError):  # another engine may drive it
-                await asyncio.wait_for(self.changed.wait(), min(left or 5.0, 5.0))
+                await within(self.changed.wait(), min(left or 5.0, 5.0))
 
     # -- events --------------------------------------------------------------------------
     def _on_event(self, ev: Event) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .workflow.model import Workflow, WorkflowView
 
 DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
+GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
 
 
@@ -34,6 +35,12 @@ class _Ops:
 
     def supports_dependency(self, site: str) -> bool:
         return self.fed.sites[site].cfg.scheduler in DEPENDENCY_SCHEDULERS
+
+    def supports_gate(self, site: str) -> bool:
+        """Slurm keeps a job's priority from its submission while it waits on a dependency,
+        and a job waiting on a held job that is cancelled may start (afterany): a held
+        "gate" keeps a step's place in the queue. Elsewhere the step is held and released."""
+        return self.fed.sites[site].cfg.scheduler in GATE_SCHEDULERS
 
     def new_token(self) -> str:
         from .federation_plan import new_token

@@ -281,3 +281,50 @@ async def test_a_running_engine_adopts_what_the_cli_left(fed, tb, tmp_path):
     assert await asyncio.wait_for(ended(), 300) == "COMPLETED"
     two = fed.workflow(wid).steps[1]
     assert (await fed.logs(two.job))["stdout"].strip() == "5"
+
+
+async def test_a_gated_step_keeps_its_place_in_a_busy_queue(fed):
+    """gamma is full; the downstream step is queued there (behind its gate) before two jobs
+    that want the whole cluster. When prep's data has arrived the gate is cancelled and the
+    step starts ahead of both: a held step released now would queue behind them."""
+    from diamond_jupyter.model import Constraints, JobSpec, Resources
+
+    def whole_gamma(name: str, secs: int) -> JobSpec:
+        return JobSpec(name=name, script=f"sleep {secs}\n", resources=Resources(
+            nodes=2, walltime_s=300), constraints=Constraints(exclusive=True))
+    blocker = await fed.submit(whole_gamma("blocker", 40), "gamma")
+    await fed.wait(blocker.id, until=lambda j: j.started_at is not None or j.state.terminal,
+                   timeout=300)
+    view = await fed.run_workflow(textwrap.dedent("""\
+        name: keeps-place
+        steps:
+          - name: prep
+            site: alpha
+            script: |
+              #!/bin/bash
+              sleep 2
+              head -c 100000 /dev/urandom > d.bin
+              sha256sum d.bin > d.sha
+          - name: use
+            site: gamma
+            needs: [prep]
+            inputs: [{from: prep, path: d.bin}, {from: prep, path: d.sha}]
+            script: |
+              #!/bin/bash
+              #SBATCH -t 5
+              sha256sum -c d.sha
+        """))
+    later = [await fed.submit(whole_gamma(f"later-{i}", 2), "gamma") for i in range(2)]
+    done = await fed.wait_workflow(view.id, timeout=400)
+    assert done.state == JobState.COMPLETED, done
+    use = fed.job(steps_by_name(done)["use"].job)
+    assert "d.bin: OK" in (await fed.logs(use.id))["stdout"]
+    gate = next(j for j in fed.jobs(limit=None) if (j.origin or {}).get("gate"))
+    assert gate.site == "gamma" and gate.state == JobState.CANCELLED
+    blocker = await fed.wait(blocker.id, timeout=300)
+    gone = next(e.at for e in fed.events_since(0, kinds=["job.state"], limit=None)
+                if e.job_id == gate.id and e.data["state"] == "CANCELLED")
+    assert gone < blocker.ended_at, "the gate went after gamma freed up: nothing to show"
+    for j in later:
+        j = await fed.wait(j.id, timeout=300)
+        assert j.started_at is not None and use.started_at < j.started_at

@@ -6,8 +6,12 @@ over where the last one stopped.
   queue (or is done). It waits in the scheduler's queue meanwhile:
   - behind a same-site upstream, by the scheduler's own dependency (afterok); its inputs are
     copied from the upstream's working directory by a line before its body;
-  - behind a cross-site upstream (or as a gang member), HELD: when the upstream completed,
-    the engine copies the inputs (SFTP relay, Globus where configured) and releases it.
+  - behind a cross-site upstream, behind a GATE where the scheduler allows it: a tiny held
+    job on the step's site that the step waits for (afterany). When the upstream completed,
+    the engine copies the inputs (SFTP relay, Globus where configured) and cancels the
+    gate, which lets the step start with the place in the queue it got at submission (a
+    held job that is released is queued anew, behind every job submitted meanwhile). A
+    gang member, or a step on a site without gates, is submitted HELD and released.
 - Placement of an `auto` step counts the transfer time of its inputs from their sites.
 - Gangs: every member is submitted held and all are released together, only when every
   member is ready and its site can start it now, so no partial gang ever runs.
@@ -32,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..aio import within
-from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState
+from ..model import BadInput, Dependency, DiamondError, Event, Job, JobSpec, JobState, Resources
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
@@ -52,6 +56,7 @@ class WorkflowOps(Protocol):
 
     def site_names(self) -> list[str]: ...
     def supports_dependency(self, site: str) -> bool: ...
+    def supports_gate(self, site: str) -> bool: ...
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
                     exclude: set[str]) -> str: ...
@@ -88,6 +93,24 @@ def copy_lines(copies: list[tuple[str, str]]) -> str:
         said = shlex.quote(f"workflow input {dst} could not be copied from {src}")
         out.append(f"{mk}cp -p -- {s} {d} || {{ echo {said} >&2; exit 1; }}")
     return "\n".join(out) + "\n" if out else ""
+
+
+def arrival_checks(paths: list[str]) -> str:
+    """Shell lines that fail the job, with a line on stderr, when an input the engine was to
+    copy in before letting it start is not there (a gate or hold lifted by someone else)."""
+    out = []
+    for p in paths:
+        said = shlex.quote(f"workflow input {p} has not arrived")
+        out.append(f"[ -e {shlex.quote(p)} ] || {{ echo {said} >&2; exit 1; }}")
+    return "\n".join(out) + "\n" if out else ""
+
+
+def gate_spec(step_name: str, spec: JobSpec) -> JobSpec:
+    """The gate of a step: one task, one minute, held until the step may start (then
+    cancelled: it never runs), in the step's partition and account."""
+    return JobSpec(name=f"{step_name[:50]}-gate", script="true\n",
+                   resources=Resources(nodes=1, tasks=1, walltime_s=60),
+                   queue=spec.queue, account=spec.account)
 
 
 def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
@@ -131,6 +154,10 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
         state = JobState.UNKNOWN
     return WorkflowView(id=rec.id, name=rec.name, state=state, steps=steps,
                         reason=rec.reason)
+
+
+class _NoGate(Exception):
+    """The site refused the step's gate."""
 
 
 class WorkflowEngine:
@@ -418,7 +445,7 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
-        afterok, held, copies = [], bool(step.gang), []
+        afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
             job = self._job(up)
             same = up.site == site
@@ -438,12 +465,24 @@ class WorkflowEngine:
                 copies.append((src, inp.dest))
             else:
                 held = True
-        spec = with_prologue(spec, copy_lines(copies))
-        if afterok:
-            from ..model import Dependency
-
-            spec = spec.model_copy(update={"dependencies": [
-                *spec.dependencies, Dependency(kind="afterok", job_ids=[j for _, j in afterok])]})
+                arriving.append(inp.dest)
+        spec = with_prologue(spec, copy_lines(copies) + arrival_checks(arriving))
+        deps = [Dependency(kind="afterok", job_ids=[j for _, j in afterok])] if afterok else []
+        gate: Job | None = None
+        if held and not step.gang and self.ops.supports_gate(site):
+            try:
+                gate = await self._gate(rec, name, site, spec)
+            except _NoGate:
+                pass  # held, and released when its inputs are there
+            else:
+                if gate is None:
+                    return  # the gate's submit is unsure: looked at again at the next advance
+                deps.append(Dependency(kind="afterany", job_ids=[gate.native_id or ""]))
+        if gate is None and rec.step(name).data.get("gate"):  # an earlier attempt's gate
+            await self._drop_gate(rec.id, name)
+            self.store.update_step(rec.id, name, data={"gate": None})
+        if deps:
+            spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
         token = self.ops.new_token()
         planned = "held" if held else "queued"
         self.store.update_step(rec.id, name, phase="submitting", site=site, token=token,
@@ -451,8 +490,9 @@ class WorkflowEngine:
                                                 "afterok": [n for n, _ in afterok],
                                                 "tried": sorted(tried | {site})})
         try:
-            job = await self.ops.submit(spec, site, hold=held, token=token, origin={
-                "workflow": rec.id, "step": name, "attempt": st.attempt})
+            job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
+                                        origin={"workflow": rec.id, "step": name,
+                                                "attempt": st.attempt})
         except BadInput as e:
             self.store.update_step(rec.id, name, phase="failed", reason=str(e))
             await self._stop(rec, "FAILED", f"step {name!r} was refused: {e}", name)
@@ -463,7 +503,55 @@ class WorkflowEngine:
         self._jobs[job.id] = rec.id
         self.store.update_step(rec.id, name, phase=planned, job_id=job.id,
                                event={"job": job.id, "held": held,
+                                      "gate": gate.id if gate else None,
                                       "afterok": [j for _, j in afterok]})
+
+    async def _gate(self, rec: WorkflowRecord, name: str, site: str,
+                    spec: JobSpec) -> Job | None:
+        """The step's gate on `site`, held: the one already submitted for it (an engine that
+        stopped before submitting the step, or a retry on the same site) or a new one. None
+        while its submit is unsure (recovery finds it by its token)."""
+        token = rec.step(name).data.get("gate")
+        old = self.store.job_by_token(token) if token else None
+        if old is not None and old.site == site and not old.state.terminal:
+            self._jobs[old.id] = rec.id
+            if old.native_id:
+                return old
+            await self.ops.recover_submit(old)
+            old = self.store.job_by_token(token) or old
+            if old.native_id and not old.state.terminal:
+                return old
+            if not old.state.terminal:
+                return None
+        await self._drop_gate(rec.id, name)
+        token = self.ops.new_token()
+        self.store.update_step(rec.id, name, data={"gate": token})
+        try:
+            gate = await self.ops.submit(gate_spec(name, spec), site, hold=True, token=token,
+                                         origin={"workflow": rec.id, "step": name,
+                                                 "gate": True})
+        except BadInput as e:  # a refused gate: the step is held and released instead
+            log.info("workflow %s step %s: no gate on %s: %s", rec.id, name, site, e)
+            self.store.update_step(rec.id, name, data={"gate": None})
+            raise _NoGate from None
+        except DiamondError as e:
+            log.info("workflow %s step %s: gate submit unsure: %s", rec.id, name, e)
+            return None
+        self._jobs[gate.id] = rec.id
+        return gate
+
+    async def _drop_gate(self, wid: str, name: str) -> bool:
+        """Cancel the step's gate if it still holds (True when none holds now)."""
+        token = self.store.get_workflow(wid).step(name).data.get("gate")
+        gate = self.store.job_by_token(token) if token else None
+        if gate is None or gate.state.terminal or not gate.native_id:
+            return True
+        try:
+            await self.ops.cancel(gate)
+        except DiamondError as e:
+            log.info("workflow %s step %s: gate %s not cancelled: %s", wid, name, gate.id, e)
+            return False
+        return True
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
         return rec.step(name).site
@@ -523,7 +611,11 @@ class WorkflowEngine:
         job = self._job(st)
         if job is None:
             return False
-        if not job.state.terminal:
+        if st.data.get("gate") and not job.state.terminal:
+            if not await self._drop_gate(wid, name):  # the step starts once its gate is gone
+                self.advance_soon(wid, GANG_RECHECK_S)
+                return False
+        elif not job.state.terminal:
             try:
                 await self.ops.release(job)
             except DiamondError as e:
@@ -601,6 +693,7 @@ class WorkflowEngine:
             if key.startswith(rec.id + "/"):
                 task.cancel()
         for st in rec.steps:
+            await self._drop_gate(rec.id, st.name)
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue
             job = self._job(st)

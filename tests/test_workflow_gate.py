@@ -1,0 +1,188 @@
+"""Queue-ahead behind a gate: a cross-site step waits in its site's queue behind a small held
+"gate" job (afterany), and the engine cancels the gate once the step's inputs have arrived,
+so the step keeps the queue place it got at submission. The engine runs on a real store;
+the operations below it record what they were asked (the scheduler side is the test bed's,
+in tests/test_workflow.py and benchmarks/workflow.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import textwrap
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState
+from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import WorkflowEngine
+from diamond_jupyter.workflow.model import load_workflow
+
+SITES = ("alpha", "gamma", "torque")
+
+TEXT = textwrap.dedent("""\
+    name: gated
+    steps:
+      - name: prep
+        site: alpha
+        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+      - name: train
+        site: {site}
+        needs: [prep]
+        inputs: [{{from: prep, path: out.bin}}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+    """)
+
+
+class Ops:
+    """What the engine may ask of the layers below the facade, recorded."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine_id = "engine-1"
+        self.ids = itertools.count(100)
+        self.submits: list[dict[str, Any]] = []
+        self.cancels: list[str] = []
+        self.releases: list[str] = []
+        self.unsure: set[str] = set()  # the next submit of these steps loses its answer
+
+    def site_names(self) -> list[str]:
+        return list(SITES)
+
+    def supports_dependency(self, site: str) -> bool:
+        return True
+
+    def supports_gate(self, site: str) -> bool:
+        return site != "torque"
+
+    def new_token(self) -> str:
+        return f"tok{next(self.ids)}"
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set) -> str:
+        return "gamma"
+
+    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                     origin: dict[str, Any]) -> Job:
+        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
+        self.store.record_intent(site, token, spec, origin=origin)
+        if not origin.get("gate") and origin["step"] in self.unsure:
+            self.unsure.discard(origin["step"])
+            raise DiamondError("the connection dropped before the submit answered")
+        self.submits.append({"site": site, "hold": hold, "origin": origin, "spec": spec,
+                             "token": token})
+        job = self.store.bind_native_id(token, str(next(self.ids)))
+        self.store.apply_state(job.id, JobState.PENDING)
+        return self.store.get_job(job.id)
+
+    async def cancel(self, job: Job) -> None:
+        self.cancels.append(job.id)
+        self.store.apply_state(job.id, JobState.CANCELLED)
+
+    async def release(self, job: Job) -> None:
+        self.releases.append(job.id)
+
+    async def refresh(self, job: Job) -> Job:
+        return self.store.get_job(job.id)
+
+    async def recover_submit(self, job: Job) -> None:
+        self.store.mark_never_submitted(job.token or "", "not in the queue")
+
+    def follow(self, job: Job) -> None:
+        pass
+
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
+        return SimpleNamespace(id=transfer_id, src=src, state="SUCCEEDED", bytes=10, error=None)
+
+    async def can_start_now(self, job: Job) -> bool:
+        return True
+
+    def subscribe(self, callback: Any) -> Any:
+        return lambda: None
+
+    async def publish(self) -> None:
+        pass
+
+    def of(self, step: str, *, gate: bool = False) -> list[dict[str, Any]]:
+        return [s for s in self.submits if s["origin"]["step"] == step
+                and bool(s["origin"].get("gate")) == gate]
+
+
+@pytest.fixture
+async def engine(tmp_path):
+    ops = Ops(Store(tmp_path / "store.sqlite"))
+    eng = WorkflowEngine(ops)
+    yield eng, ops
+    await eng.close()
+
+
+async def phase(eng: WorkflowEngine, wid: str, step: str, want: str) -> None:
+    async def reached() -> None:
+        while eng.store.get_workflow(wid).step(step).phase != want:
+            eng.changed.clear()
+            await eng.changed.wait()
+    await asyncio.wait_for(reached(), 10)
+
+
+async def complete(eng: WorkflowEngine, ops: Ops, step: str, wid: str) -> None:
+    job_id = next(s for s in ops.store.list_jobs(limit=None)
+                  if (s.origin or {}).get("step") == step and not (s.origin or {}).get("gate"))
+    ops.store.apply_state(job_id.id, JobState.COMPLETED, exit_code=0)
+    await eng.advance(wid)
+
+
+async def test_a_cross_site_step_waits_behind_a_gate_that_is_cancelled_when_inputs_land(
+        engine):
+    eng, ops = engine
+    wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+    [gate], [train] = ops.of("train", gate=True), ops.of("train")
+    assert gate["site"] == train["site"] == "gamma"
+    assert gate["hold"] is True and train["hold"] is False  # the step itself is not held
+    gate_job = ops.store.job_by_token(gate["token"])
+    deps = train["spec"].dependencies
+    assert [(d.kind, d.job_ids) for d in deps] == [("afterany", [gate_job.native_id])]
+    assert "has not arrived" in train["spec"].script  # a gate lifted early fails the step
+    assert eng.store.get_workflow(wid).step("train").phase == "held"
+    await complete(eng, ops, "prep", wid)
+    await phase(eng, wid, "train", "released")
+    assert ops.cancels == [gate_job.id] and ops.releases == []
+    evs = [e for e in ops.store.events_since(0, kinds=["workflow.step"], limit=None)
+           if e.data["step"] == "train"]
+    submitted = next(e for e in evs if "held" in e.data)
+    assert submitted.data["held"] is True and submitted.data["gate"] == gate_job.id
+    phases = [e.data["phase"] for e in evs]
+    assert phases.index("moving") < phases.index("ready") < phases.index("released")
+
+
+async def test_without_gates_the_step_is_held_and_released(engine):
+    eng, ops = engine
+    wid = await eng.run(load_workflow(TEXT.format(site="torque"), sites=SITES))
+    assert ops.of("train", gate=True) == []
+    [train] = ops.of("train")
+    assert train["hold"] is True and train["spec"].dependencies == []
+    await complete(eng, ops, "prep", wid)
+    await phase(eng, wid, "train", "released")
+    assert ops.releases == [ops.store.job_by_token(train["token"]).id] and ops.cancels == []
+
+
+async def test_cancelling_the_workflow_cancels_the_gate(engine):
+    eng, ops = engine
+    wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+    [gate] = ops.of("train", gate=True)
+    await eng.cancel(wid)
+    gate_job = ops.store.job_by_token(gate["token"])
+    assert gate_job.id in ops.cancels and gate_job.state == JobState.CANCELLED
+    assert eng.store.get_workflow(wid).state == "CANCELLED"
+
+
+async def test_a_step_submit_lost_after_its_gate_reuses_that_gate(engine):
+    eng, ops = engine
+    ops.unsure.add("train")
+    wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+    assert len(ops.of("train", gate=True)) == 1 and ops.of("train") == []
+    assert eng.store.get_workflow(wid).step("train").phase == "submitting"
+    await eng.advance(wid)  # recovery: never reached the queue; submitted again
+    [gate], [train] = ops.of("train", gate=True), ops.of("train")
+    gate_job = ops.store.job_by_token(gate["token"])
+    assert train["spec"].dependencies[0].job_ids == [gate_job.native_id]
+    assert ops.cancels == []

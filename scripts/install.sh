@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PKGS=(slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
+APT_PKGS=(python3 slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
           chromium iproute2 procps psmisc util-linux lmod
           slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl
           gridengine-master gridengine-exec gridengine-client)
@@ -48,6 +48,14 @@ if [ ! -x "$TORQUE_PREFIX/bin/qsub" ] && [ "$(id -u)" = 0 ]; then
   cp -a "$tmp/root/usr/bin/." "$TORQUE_PREFIX/bin/"
   for c in sbatch salloc srun; do ln -sf "/usr/bin/$c" "$TORQUE_PREFIX/bin/$c"; done
   rm -rf "$tmp"
+fi
+
+# JupyterHub's proxy (scripts/hub.sh) is an npm package: global for root, else ~/.local.
+if ! command -v configurable-http-proxy >/dev/null; then
+  echo "install: configurable-http-proxy (npm)"
+  if [ "$(id -u)" = 0 ]; then npm install -g --no-fund --no-audit -s configurable-http-proxy@5
+  else npm install -g --prefix "$HOME/.local" --no-fund --no-audit -s configurable-http-proxy@5
+  fi
 fi
 
 # A virtual environment of the project's own (.venv), unless one is active already.

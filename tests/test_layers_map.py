@@ -28,7 +28,7 @@ def test_bottom_layers_import_only_what_the_map_allows():
     assert not bad, "\n".join(bad)
 
 
-TOOLING = ["testbed", "_version"]  # the local test bed and the build's version file
+TOOLING = ["testbed", "hub", "_version"]  # the local test bed, its hub, the version file
 
 
 def test_every_module_has_one_place_in_the_layers():

@@ -26,6 +26,9 @@ def find_server() -> dict[str, Any] | None:
     ppid = os.getppid()
     for info in list_running_servers():
         if info.get("pid") == ppid:
+            hub_token = os.environ.get("JUPYTERHUB_API_TOKEN")
+            if not info.get("token") and hub_token:  # a JupyterHub single-user server:
+                info = {**info, "token": hub_token}  # it takes the hub's token of its user
             return info
     return None
 

@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Enum, Float, Int, List, Unicode, default
+from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 
 from ..agent.service import AgentService
 from ..config import default_config_path, load_config
 from ..federation import Federation
 from ..model import DiamondError
+from .admin import add_user_sites, pin_partitions
 from .events import EventBridge, register_schemas
 
 
@@ -36,6 +37,18 @@ class DiamondApp(ExtensionApp):
     allowed_sites = List(
         Unicode(), default_value=None, allow_none=True,
         help="Sites this user may use (None: every site in the sites file).").tag(config=True)
+    allowed_partitions = Dict(
+        key_trait=Unicode(), value_trait=List(Unicode()), default_value={},
+        help="{site: [partition, ...]}: the only partitions each named site's jobs may go to "
+        "(replaces that site's allowed_partitions in the sites file).").tag(config=True)
+    user_sites_file = Unicode(
+        "~/.config/diamond/user-sites.yaml",
+        help="The user's own sites file (same format), read only when user_site_hosts "
+        "allows some host.").tag(config=True)
+    user_site_hosts = List(
+        Unicode(), default_value=[],
+        help="Host patterns (fnmatch, e.g. '*.partner.example.org') users may add their own "
+        "SSH sites for in user_sites_file; empty: users add no sites.").tag(config=True)
     max_body_bytes = Int(
         1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
         "before they are parsed or stored.").tag(config=True)
@@ -47,6 +60,9 @@ class DiamondApp(ExtensionApp):
     llm_provider = Unicode("anthropic", help="The agent's LLM provider.").tag(config=True)
     llm_model = Unicode("", help="The agent's model ('' = the provider's default).").tag(
         config=True)
+    llm_base_url = Unicode(
+        "", help="The model endpoint ('' = the provider's default; an OpenAI-compatible or "
+        "Messages-API-compatible URL, e.g. a center's own models).").tag(config=True)
     llm_api_key_env = Unicode(
         "ANTHROPIC_API_KEY",
         help="Name of the environment variable holding the LLM API key. The key itself never "
@@ -62,13 +78,20 @@ class DiamondApp(ExtensionApp):
         self.agent: AgentService | None = None  # the agent over the federation (made lazily)
         self.error: str | None = None
         self._started: asyncio.Future | None = None
+        self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
         try:
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
+            cfg = pin_partitions(cfg, self.allowed_partitions)
+            cfg, mine, self.refused_sites = add_user_sites(cfg, self.user_sites_file,
+                                                           self.user_site_hosts)
+            for why in self.refused_sites:
+                self.log.warning("diamond: user site not loaded: %s", why)
+            allowed = None if self.allowed_sites is None else [*self.allowed_sites, *mine]
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
-                store_poll_s=self.store_poll_s or None, allowed_sites=self.allowed_sites)
+                store_poll_s=self.store_poll_s or None, allowed_sites=allowed)
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)
@@ -108,7 +131,8 @@ class DiamondApp(ExtensionApp):
 
             llm = LLMConfig.from_env(provider=self.llm_provider or None,
                                      model=self.llm_model or None,
-                                     api_key_env=self.llm_api_key_env or None)
+                                     api_key_env=self.llm_api_key_env or None,
+                                     base_url=self.llm_base_url or None)
             await self.agent_service().start(llm)
 
     def agent_service(self) -> AgentService:
@@ -135,5 +159,6 @@ class DiamondApp(ExtensionApp):
     def agent_settings(self) -> dict[str, str]:
         """What the agent (and GET state) may know of the LLM setup: no key."""
         return {"provider": self.llm_provider, "model": self.llm_model,
+                "base_url": self.llm_base_url,
                 "api_key_env": self.llm_api_key_env,
                 "api_key_set": str(bool(self.llm_api_key)).lower()}

@@ -92,6 +92,7 @@ class StateHandler(_Rows):
             "events": [views.event_json(e) for e in events],
             "last_seq": last,
             "error": None,
+            "refused_sites": self.app.refused_sites,
         })
 
     async def _refresh_rows(self, fed: Any) -> None:
@@ -308,7 +309,8 @@ class _AgentHandler(DiamondHandler):
 
         await self.fed()
         llm = LLMConfig(provider=self.app.llm_provider, model=self.app.llm_model,
-                        api_key_env=self.app.llm_api_key_env)
+                        api_key_env=self.app.llm_api_key_env,
+                        base_url=self.app.llm_base_url or None)
         if (why := llm.missing()) is not None:
             raise ApiError(503, "llm-not-configured", why)
         agent = self.app.agent_service()

@@ -11,6 +11,9 @@ from pathlib import Path
 GRIDENGINE = Path("/usr/lib/gridengine/sge_qmaster")
 USER = "diamondtb"  # the non-root test user every site is reached as
 HOME = Path("/home") / USER  # bind-mounted per cluster: each site has its own "shared" home
+# The JupyterHub's users (scripts/hub.sh): each logs in to every site as themselves, with
+# their own key (authorized_keys.NAME, written by the hub); their homes are this machine's.
+HUB_USERS = ("alice", "bob")
 
 
 @dataclass(frozen=True)

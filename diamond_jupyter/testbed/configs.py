@@ -97,12 +97,12 @@ def sshd_config(base: Path, c: ClusterDef) -> str:
         "Subsystem sftp internal-sftp",
         # every session (and the jobs it submits) sees the site's modules and runtimes
         *(["SetEnv " + " ".join(f"{k}={v}" for k, v in env.items())] if env else []),
-        f"AllowUsers {_user()}",
+        f"AllowUsers {' '.join(_users())}",
         "",
     ])
 
 
-def _user() -> str:
-    from .clusters import USER
+def _users() -> tuple[str, ...]:
+    from .clusters import HUB_USERS, USER
 
-    return USER
+    return (USER, *HUB_USERS)

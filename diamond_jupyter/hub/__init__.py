@@ -1,0 +1,1 @@
+"""A real JupyterHub for this project's users and tests (`scripts/hub.sh`)."""

@@ -25,6 +25,7 @@ from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
 from .federation_needs import NeedsMixin
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
+from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
@@ -91,6 +92,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.lease = EngineLease(self.store.beats)
         self.store_poll_s = store_poll_s
         self._tasks: list[asyncio.Task] = []
+        self._predictions = Predictions()  # explicit sites' predicted starts, in flight
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
@@ -133,6 +135,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()
         self._close_hedges()
+        await self._predictions.close()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -442,6 +445,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                           data={"warnings": warnings}))
         await self.journal.drain()
         self.journal.track(job)
+        if placement is None and hedge_group is None and not hold:  # a site given by name
+            self._predictions.start(self, job, spec)
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived
         if hedge_group is not None:  # another copy may have won already: stop this one
@@ -454,6 +459,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         submission token); no site is asked. BadInput saying whether the id is unknown or
         malformed."""
         return self.store.get_job(job_id)
+
+    async def predicted(self, job_id: str) -> Job:
+        """Job `job_id` once the start predicted for it is recorded (a job sent to an
+        explicit site gets its prediction just after the submit; waits at most 10 s), or as
+        stored when none is coming."""
+        return await self._predictions.wait(self, self.store.get_job(job_id).id)
 
     def jobs(self, *, site: str | None = None, states: Iterable[JobState | str] | None = None,
              name_like: str | None = None, limit: int | None = 50, offset: int = 0) -> list[Job]:

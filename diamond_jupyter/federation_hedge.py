@@ -24,7 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 from .aio import within
 from .journal import STORE_RECHECK_S
-from .model import BadInput, DiamondError, Event, Job, JobSpec, JobState, SiteError, utcnow
+from .model import (
+    BadInput,
+    DiamondError,
+    Event,
+    Job,
+    JobSpec,
+    JobState,
+    SiteError,
+    hedged_reason,
+    utcnow,
+)
 from .store import HedgeRecord
 
 if TYPE_CHECKING:
@@ -282,7 +292,7 @@ class HedgeMixin:
         gated = await self._hedge_gate(job, "no")
         if not (cancelled or gated):
             return  # the copy waits (it never runs the body on its own): retried later
-        why = f"hedged: {winner.id if winner else 'another copy'} started first"
+        why = hedged_reason(winner.id if winner else None)
         self.journal.apply(job.id, JobState.CANCELLED, reason=why, source="hedge")
         after = None
         if winner is not None and winner.started_at is not None:

@@ -44,11 +44,14 @@ def describe_start(start_s: float, bound_s: float | None) -> str:
     return text + (f" (90%: < {hms_short(bound_s)})" if bound_s is not None else "")
 
 
+EXPLICIT_POLICY = "explicit"  # the placement of a job sent to a site given by name
+
+
 def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | None:
     """The start the placement predicted for a job on its site: {"at", "bound" (the 90%
     upper bound, or None), "text": '≈ 3 min (90%: < 11 min)' counted from `now` (default:
-    from the decision)}; None when the job was not placed (an explicit site) or the
-    placement had no estimate for its site."""
+    from the decision)}; None when the job has no placement (an explicit site's comes just
+    after its submit) or the placement had no estimate for its site."""
     pl = job.placement or {}
     mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
                  and v.get("site") == job.site and v.get("feasible")), None)
@@ -310,10 +313,23 @@ class Job(_Model):
     hedge_group: str | None = None  # a hedged submission's copies share it (first start wins)
 
 
+def hedged_reason(winner_id: str | None) -> str:
+    """The reason a hedged copy is cancelled with: it names the copy that started first."""
+    return f"hedged: {winner_id or 'another copy'} started first"
+
+
+def hedge_winner_of(job: Job) -> str | None:
+    """The id of the copy that won over `job`, a hedged copy cancelled for it; else None."""
+    m = re.fullmatch(r"hedged: (\S+:\S+) started first", job.reason or "")
+    if not job.hedge_group or job.state != JobState.CANCELLED or m is None:
+        return None
+    return m.group(1) if m.group(1) != job.id else None
+
+
 def job_json(job: Job) -> dict[str, Any]:
     """A job as every face shows it (REST, events, `--json`): without its spec, with its time
     limit in seconds (None when it asked for none) and the start its placement predicted
-    (`predicted_start`, None for an explicit site)."""
+    (`predicted_start`; None until an explicit site's prediction is recorded)."""
     limit = job.spec.resources.walltime_s if job.spec else None
     return job.model_dump(mode="json", exclude={"spec"}) | {
         "time_limit_s": limit, "predicted_start": predicted_start(job)}

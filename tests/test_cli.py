@@ -38,6 +38,8 @@ def test_submit_status_wait_logs_fetch(run, tmp_path):
     script.write_text("#!/bin/bash\n#SBATCH --time=2\necho cli-ok; echo x > out.dat\n")
     job = json.loads(run("submit", "--site", "alpha", str(script), "--json").stdout)
     assert job["id"].startswith("alpha:") and job["state"] == "PENDING"
+    # a site given by name gets its predicted start too (placed there alone, after the submit)
+    assert job["placement"]["policy"] == "explicit" and job["predicted_start"]["text"]
     st = json.loads(run("status", job["id"], "--json").stdout)
     assert st["id"] == job["id"]
     done = json.loads(run("wait", job["id"], "--json", "--timeout", "300").stdout)

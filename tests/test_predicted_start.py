@@ -61,3 +61,42 @@ def test_the_plan_text_says_when_the_job_should_start():
                           "partition": "compute",
                           "predicted_start": "≈ 3 min (90%: < 11 min)"})
     assert "predicted_start: ≈ 3 min (90%: < 11 min)" in text
+
+
+def test_a_job_sent_to_a_site_by_name_gets_that_sites_prediction():
+    """An explicit site is placed alone just after the submit; the job's JSON, card and
+    events show its prediction, and the card still says the site was chosen by name."""
+    from diamond_jupyter.federation_predict import explicit_placement
+    from diamond_jupyter.kernel.jobcard import why
+
+    pl = place(spec(), [busy_alpha()], now=NOW)
+    recorded = explicit_placement(pl, "alpha")
+    assert recorded["policy"] == "explicit" and recorded["choice"] == "alpha"
+    job = Job(id="alpha:7", site="alpha", native_id="7", state=JobState.PENDING,
+              submitted_at=NOW, placement=recorded)
+    p = predicted_start(job)
+    assert p is not None and p["text"] == pl.predicted_start("alpha")
+    assert job_json(job)["predicted_start"] == p
+    assert why(job) == "chosen explicitly (--site)"
+    assert "predicted start" in render_text(job, {})
+    assert explicit_placement(pl, "gamma") is None  # no estimate there: nothing recorded
+
+
+def test_the_event_that_records_an_explicit_prediction_carries_it(tmp_path):
+    from types import SimpleNamespace
+
+    from diamond_jupyter.federation_predict import explicit_placement
+    from diamond_jupyter.server.events import to_emission
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    store.record_intent("alpha", "tok1", spec())
+    job = store.bind_native_id("tok1", "7")
+    recorded = explicit_placement(place(spec(), [busy_alpha()], now=NOW), "alpha")
+    said = predicted_start(job.model_copy(update={"placement": recorded}))
+    ev = store.set_placement(job.id, recorded, {"predicted_start": said})
+    assert store.get_job(job.id).placement == recorded
+    fed = SimpleNamespace(job=store.get_job)
+    schema, payload = to_emission(ev, fed)
+    assert schema.endswith("/job-state") and payload["kind"] == "job.updated"
+    assert payload["predicted_start"] == said and payload["placement"]["policy"] == "explicit"

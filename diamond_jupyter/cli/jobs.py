@@ -80,6 +80,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
                                hedge=args.hedge)
         if job.hedge_group:  # the copy that started first, once one has (the others end)
             job = await fed.hedge_winner(job.hedge_group)
+        else:  # as submitted, with the start predicted on a site given by name
+            job = job.model_copy(update={"placement": (await fed.predicted(job.id)).placement})
         return job
     job = asyncio.run(with_fed(args, go))
     for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:

@@ -1,4 +1,5 @@
-"""JobHandle: what a submit gives back (`job = _`). Follows its job through engine events."""
+"""JobHandle: what a submit gives back (`job = _`). Follows its job through engine events;
+for a hedged submission, the copy that started first once it is known (the card with it)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..model import DiamondError, Job, JobState, SiteError
+from ..model import DiamondError, Job, JobState, SiteError, hedge_winner_of
 from .engine import Engine
 
 TAIL_LINES = 20
@@ -52,7 +53,19 @@ class JobHandle:
 
     async def _run(self) -> None:
         try:
-            await self._engine.watch(self.id, self._on_job)
+            job = await self._engine.watch(self.id, self._on_job)
+            while (won := hedge_winner_of(job)) is not None:  # follow the copy that started
+                try:
+                    winner: Job | None = await self._engine.job(won)
+                except DiamondError:
+                    winner = None
+                if winner is None or winner.hedge_group != job.hedge_group:
+                    self._on_job(job, follow_hedge=False)  # the copy as it ended
+                    break
+                with self._lock:
+                    self._job = winner
+                self._changed()
+                job = await self._engine.watch(winner.id, self._on_job)
             extras: dict[str, Any] = {"time_limit_s": self._engine.time_limit(self._job)}
             try:
                 logs = await self._engine.logs(self.id, TAIL_LINES)
@@ -69,7 +82,9 @@ class JobHandle:
             self._error = e
             self._ended.set()
 
-    def _on_job(self, job: Job) -> None:
+    def _on_job(self, job: Job, follow_hedge: bool = True) -> None:
+        if follow_hedge and hedge_winner_of(job) is not None:
+            return  # a hedged copy cancelled because another started: `_run` follows that one
         with self._lock:
             if job == self._job and not (job.state.terminal and not self._ended.is_set()):
                 return

@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobState, hms, predicted_start
+from ..model import EXPLICIT_POLICY, Job, JobState, hms, predicted_start
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def time_limit(job: Job) -> int | None:
 def why(job: Job) -> str:
     """Why the job runs where it does, from the placement's ranked verdicts."""
     pl = job.placement
-    if not pl:
+    if not pl or pl.get("policy") == EXPLICIT_POLICY:
         return "chosen explicitly (--site)"
     ranked = pl.get("ranked") or []
     mine = next((v for v in ranked if v.get("site") == job.site), None)

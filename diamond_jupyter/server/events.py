@@ -60,6 +60,9 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
             # The sidebar's first sight of a job: where it came from and why this site.
             payload.update(origin=job.origin, placement=job.placement,
                            predicted_start=predicted_start(job))
+        elif ev.kind == "job.updated" and "predicted_start" in ev.data and job is not None:
+            # an explicit site's prediction, made just after the submit
+            payload.update(placement=job.placement, predicted_start=ev.data["predicted_start"])
         return JOB_STATE, payload
     if ev.kind == "job.attention" and ev.job_id:
         return JOB_ATTENTION, attention_payload(ev)

@@ -198,6 +198,16 @@ class JobsMixin(Database):
             raise DiamondError(f"{job.id} was submitted; not marking it never-submitted")
         return self.apply_state(job.id, JobState.FAILED, reason=reason, source="recovery")
 
+    def set_placement(self, job_id: str, placement: dict[str, Any],
+                      said: dict[str, Any] | None = None) -> Event:
+        """Record a placement made after the submit (the predicted start of a job sent to an
+        explicit site) and, in the same transaction, a "job.updated" event with `said`."""
+        with self._write() as c:
+            job = self._job(c, self._resolve_id(job_id, c))
+            c.execute("UPDATE jobs SET placement = ?, updated_at = ? WHERE id = ?",
+                      (to_js(placement), to_ts(utcnow()), job.id))
+            return self._event(c, "job.updated", job.id, job.site, said or {})
+
     def job_by_token(self, token: str) -> Job | None:
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
         return row_to_job(rows[0]) if rows else None

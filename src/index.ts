@@ -3,10 +3,14 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ILauncher } from '@jupyterlab/launcher';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { jobActions, taskActions } from './actions';
+import { createDashboard } from './dashboard/widget';
+import { rackIcon } from './icons';
 import { jobCardFactory } from './jobcard';
 import { DiamondModel } from './model';
 import { notifyApproval, notifyJobEnd, INotifyTargets } from './notify';
@@ -18,6 +22,7 @@ const PLUGIN_ID = 'diamond-jupyter:plugin';
 namespace CommandIDs {
   export const open = 'diamond:open';
   export const refresh = 'diamond:refresh';
+  export const openDashboard = 'diamond:open-dashboard';
 }
 
 function reveal(selector: string): void {
@@ -32,12 +37,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Sidebar for diamond-jupyter: HPC sites, jobs, timeline, activity and agent tasks.',
   autoStart: true,
-  optional: [ISettingRegistry, ILayoutRestorer, IRenderMimeRegistry],
+  optional: [ISettingRegistry, ILayoutRestorer, IRenderMimeRegistry, ILauncher, ICommandPalette],
   activate: (
     app: JupyterFrontEnd,
     settingRegistry: ISettingRegistry | null,
     restorer: ILayoutRestorer | null,
-    rendermime: IRenderMimeRegistry | null
+    rendermime: IRenderMimeRegistry | null,
+    launcher: ILauncher | null,
+    palette: ICommandPalette | null
   ) => {
     const { serviceManager, shell, commands } = app;
     const model = new DiamondModel({ serverSettings: serviceManager.serverSettings });
@@ -91,6 +98,43 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Show Diamond sidebar',
       execute: () => shell.activateById(sidebar.id)
     });
+    // The main-area dashboard: one at a time, reopened by the layout restorer on reload.
+    const dashboards = new WidgetTracker<MainAreaWidget>({ namespace: 'diamond-dashboard' });
+    commands.addCommand(CommandIDs.openDashboard, {
+      label: args => (args.isLauncher ? 'Diamond dashboard' : 'Open Diamond dashboard'),
+      caption: 'Queues of every site, usage over time, your jobs and workflows on a timeline',
+      icon: args => (args.isPalette ? undefined : rackIcon),
+      execute: () => {
+        let widget = dashboards.currentWidget;
+        if (!widget || widget.isDisposed) {
+          widget = createDashboard(
+            model,
+            id => targets.showJob(id),
+            () => sidebar.view.timeZone
+          );
+          void dashboards.add(widget);
+          shell.add(widget, 'main');
+        }
+        shell.activateById(widget.id);
+        return widget;
+      }
+    });
+    sidebar.openDashboard = () => void commands.execute(CommandIDs.openDashboard);
+    sidebar.update();
+    launcher?.add({
+      command: CommandIDs.openDashboard,
+      args: { isLauncher: true },
+      category: 'Other',
+      rank: 1
+    });
+    palette?.addItem({ command: CommandIDs.openDashboard, category: 'Diamond' });
+    palette?.addItem({ command: CommandIDs.open, category: 'Diamond' });
+    if (restorer) {
+      void restorer.restore(dashboards, {
+        command: CommandIDs.openDashboard,
+        name: () => 'dashboard'
+      });
+    }
     commands.addCommand(CommandIDs.refresh, {
       label: 'Reload Diamond sites and jobs',
       execute: () => model.refresh()

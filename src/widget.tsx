@@ -61,11 +61,15 @@ export class DiamondSidebar extends ReactWidget {
             settings={this._view}
             actions={this._actions}
             taskActions={this._taskActions}
+            onOpenDashboard={this.openDashboard ?? undefined}
           />
         )}
       </UseSignal>
     );
   }
+
+  /** Set by the plugin: opens the main-area dashboard. */
+  openDashboard: (() => void) | null = null;
 
   private _view: IViewSettings = DEFAULT_VIEW;
 }

@@ -3,6 +3,7 @@ import * as React from 'react';
 import {
   caretDownIcon,
   caretRightIcon,
+  launchIcon,
   refreshIcon
 } from '@jupyterlab/ui-components';
 
@@ -79,8 +80,10 @@ export function Sidebar(props: {
   settings: IViewSettings;
   actions: IJobActions;
   taskActions: ITaskActions;
+  /** Opens the main-area dashboard (absent: no button). */
+  onOpenDashboard?: () => void;
 }): JSX.Element {
-  const { model, settings, actions, taskActions } = props;
+  const { model, settings, actions, taskActions, onOpenDashboard } = props;
   const hasData = model.status === 'ready' || model.sites.length > 0;
   const jobs = model.jobs;
   return (
@@ -88,6 +91,17 @@ export function Sidebar(props: {
       <header className="jp-diamond-header">
         <h2>Diamond</h2>
         <StatusChip model={model} />
+        {onOpenDashboard && (
+          <button
+            className="jp-diamond-icon-button"
+            aria-label="Open the dashboard"
+            title="Open the dashboard: queues, usage and timeline in the main area"
+            data-diamond-open-dashboard=""
+            onClick={onOpenDashboard}
+          >
+            <launchIcon.react tag="span" />
+          </button>
+        )}
         <button
           className="jp-diamond-icon-button"
           aria-label="Reload sites and jobs"

@@ -41,7 +41,8 @@ export function depths(steps: IWorkflowStep[]): Map<string, number> {
   return out;
 }
 
-function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
+/** A workflow's steps in layers (a step below every step it needs). */
+export function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
   const d = depths(wf.steps);
   const layers: IWorkflowStep[][] = [];
   for (const s of wf.steps) {

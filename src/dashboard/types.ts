@@ -1,0 +1,57 @@
+/** Wire types of GET /diamond/api/dashboard and GET /diamond/api/sites/{SITE}/usage. */
+
+/** A queued job's predicted start, in seconds from the dashboard's `generated` time. */
+export interface IQueuePrediction {
+  median_s: number;
+  p90_s: number | null;
+  /** "calibrated": diamond's own estimate; "scheduler": the scheduler's, all there is. */
+  source: 'calibrated' | 'scheduler' | string;
+}
+
+/** One job in a site's queue (any user's). */
+export interface IQueueRow {
+  id: string;
+  user: string;
+  name: string;
+  partition: string | null;
+  nodes: number | null;
+  cpus: number | null;
+  gpus: number | null;
+  state: string;
+  waited_s: number | null;
+  running_s: number | null;
+  predicted_start: IQueuePrediction | null;
+  /** The user's own job. */
+  mine: boolean;
+  /** The diamond job id when diamond submitted it. */
+  job: string | null;
+}
+
+export interface IDashboardSite {
+  name: string;
+  scheduler: string;
+  reachable: boolean;
+  error: string | null;
+  totals: { nodes: number | null; cpus: number | null; gpus: number | null };
+  busy: { cpus: number | null; gpus: number | null };
+  queue: IQueueRow[];
+}
+
+export interface IDashboard {
+  generated: string;
+  user: string;
+  sites: IDashboardSite[];
+}
+
+export interface IUsagePoint {
+  t: string;
+  busy_cpus: number | null;
+  busy_gpus: number | null;
+  pending: number | null;
+  running: number | null;
+}
+
+export interface IUsage {
+  site: string;
+  points: IUsagePoint[];
+}

@@ -1,0 +1,86 @@
+import * as React from 'react';
+
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+
+import { rackIcon } from '../icons';
+import { DiamondModel } from '../model';
+import { Dashboard } from './Dashboard';
+import { DashboardModel } from './model';
+
+export const DASHBOARD_ID = 'diamond-dashboard';
+
+/** The dashboard's content: polls the queues while shown, redraws on the sidebar
+ * model's changes (the user's jobs) and on each new dashboard answer. */
+class DashboardContent extends ReactWidget {
+  constructor(
+    private _model: DiamondModel,
+    private _dash: DashboardModel,
+    private _openJob: (id: string) => void,
+    private _timeZone: () => string
+  ) {
+    super();
+    this.addClass('jp-diamond-dashboard');
+    this.node.setAttribute('data-diamond-dashboard', '');
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'Diamond dashboard');
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._dash.start();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (this.isVisible) {
+      this._dash.start();
+    }
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._dash.stop();
+  }
+
+  dispose(): void {
+    this._dash.dispose();
+    super.dispose();
+  }
+
+  render(): JSX.Element {
+    return (
+      <UseSignal signal={this._dash.changed}>
+        {() => (
+          <UseSignal signal={this._model.changed}>
+            {() => (
+              <Dashboard
+                model={this._model}
+                dash={this._dash}
+                timeZone={this._timeZone()}
+                onOpenJob={this._openJob}
+              />
+            )}
+          </UseSignal>
+        )}
+      </UseSignal>
+    );
+  }
+}
+
+/** A main-area tab with the dashboard (`#diamond-dashboard`). */
+export function createDashboard(
+  model: DiamondModel,
+  openJob: (id: string) => void,
+  timeZone: () => string
+): MainAreaWidget<ReactWidget> {
+  const dash = new DashboardModel(model.settings);
+  const content = new DashboardContent(model, dash, openJob, timeZone);
+  const widget = new MainAreaWidget({ content });
+  widget.id = DASHBOARD_ID;
+  widget.title.label = 'Diamond dashboard';
+  widget.title.icon = rackIcon;
+  widget.title.closable = true;
+  return widget;
+}

@@ -71,6 +71,10 @@ class SiteConfig(_Cfg):
     # or "slurm" (Slurm's own PBS/Torque wrappers, slurm-wlm-torque)
     flavor: str | None = None
     transport: TransportConfig = Field(default_factory=TransportConfig)
+    # the file door of a site whose transport moves no files (slurmrestd): how its logs and
+    # result files are reached, e.g. SFTP to the same cluster's login node (kind ssh, host
+    # keys checked as for an SSH site) or `local` where the server shares its file system
+    files: TransportConfig | None = None
     # chosen by `--site auto`; false for an entry that is a second door to a cluster listed
     # already (the same machines must not be counted twice), used only when named
     auto: bool = True
@@ -104,6 +108,12 @@ class SiteConfig(_Cfg):
             if not self.workdir.startswith("/"):
                 raise ValueError("a slurmrestd site needs an absolute workdir (the REST API "
                                  "cannot tell the home directory)")
+        if self.files is not None:
+            if t.kind != "slurmrestd":
+                raise ValueError("files (a file door) is for a slurmrestd site; a site over "
+                                 f"{t.kind} moves its files itself")
+            if self.files.kind not in ("ssh", "local"):
+                raise ValueError(f"files.kind must be ssh or local, not {self.files.kind}")
         if self.flavor is not None and self.scheduler != "pbs":
             raise ValueError(f"flavor is for scheduler pbs, not {self.scheduler}")
         if self.flavor not in (None, "pro", "torque", "slurm"):

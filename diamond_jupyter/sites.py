@@ -484,6 +484,11 @@ class Site:
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)
 
+    @property
+    def file_transport(self) -> Transport:
+        """What moves the site's files (transfers, staging): its own transport here."""
+        return self.transport
+
     async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
         return [f.path for f in await self.transport.list_files(await self.resolve(root),

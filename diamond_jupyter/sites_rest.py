@@ -1,11 +1,15 @@
-"""A Slurm cluster reached over its REST API (slurmrestd), with no SSH at all.
+"""A Slurm cluster reached over its REST API (slurmrestd), with no SSH for scheduling.
 
 Submit, status, the queue snapshot, cancel and release are HTTP calls; the job's script
 travels in the request body, its options as the API's job fields (slurmrestd ignores
-#SBATCH lines). What the API cannot do, the site says plainly: it reads no files (logs,
-results, staging), runs no commands, and offers no event channel, so its jobs are followed
-by the batched query alone, at the monitor's adaptive interval. Finished jobs stay visible
-for the cluster's MinJobAge (accounting, `/slurmdb/`, needs slurmdbd).
+#SBATCH lines). The API runs no commands and reads no files, so the site's files go
+through its *file door* (`files:` in the sites file: SFTP to the cluster's login node, or
+the local file system where the server shares it), a transport of its own: each job gets
+its own directory there, its logs are read and its results listed and fetched through it.
+A site without a file door says plainly that it cannot read files, and how to give it one.
+There is no event channel: jobs are followed by the batched query alone, at the monitor's
+adaptive interval. Finished jobs stay visible for the cluster's MinJobAge (accounting,
+`/slurmdb/`, needs slurmdbd).
 """
 
 from __future__ import annotations
@@ -13,26 +17,40 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
 from .config import SiteConfig
 from .dialects import slurm_rest
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery, describe_from_outputs
 from .model import BadInput, Job, JobSpec, JobStatus, SiteError
-from .sites import Site, Submitted, scheduler_name, token_tag
+from .sites import TAIL_MAX_BYTES, Site, Submitted, last_lines, scheduler_name, token_tag
+from .transports import Transport, make_transport
+from .transports.base import FileStat
 from .transports.slurmrestd import SlurmRestTransport
+
+FILE_DOOR_HINT = ("give its sites-file entry a file door, e.g. files: {kind: ssh, host: "
+                  "LOGIN-NODE, user: USER, known_hosts: FILE}")
 
 
 class RestSite(Site):
     has_event_channel = False
 
     def __init__(self, cfg: SiteConfig, transport: SlurmRestTransport | None = None,
-                 capability_ttl_s: float = 60.0) -> None:
+                 capability_ttl_s: float = 60.0, files: Transport | None = None) -> None:
         super().__init__(cfg, transport or SlurmRestTransport(cfg.transport, site=cfg.name),
                          capability_ttl_s)
         self.commands = slurm_rest.RestCommands(clean_env=False)
         self.rest: SlurmRestTransport = self.transport  # type: ignore[assignment]
+        # the file door: a transport of its own (None: this site reads no files)
+        self.files: Transport | None = files or (
+            make_transport(cfg.files, site=cfg.name) if cfg.files else None)
+        self._dirs: set[str] = set()  # tokens whose job directory the file door made
         self.discovery = RestDiscovery(self)
+
+    def describe(self) -> dict[str, Any]:
+        return super().describe() | {
+            "files": self.files.describe() if self.files is not None else None}
 
     # -- paths: the workdir is absolute (the API cannot tell the home) ----------------------
     async def home(self) -> str:
@@ -55,11 +73,14 @@ class RestSite(Site):
         return self.cfg.workdir.rstrip("/") or "/"
 
     def job_dir(self, token: str) -> str:
-        """Jobs run in the workdir itself (the API cannot make a directory per job); their
-        output files carry the token in their names."""
-        return self.workdir
+        """With a file door, each job's own directory (made through the door before the
+        submit); without one, the workdir itself (the API cannot make a directory), where
+        the job's output files carry the token in their names."""
+        return super().job_dir(token) if self.files is not None else self.workdir
 
     def output_path(self, token: str, stream: str) -> str:
+        if self.files is not None:
+            return super().output_path(token, stream)
         return f"{self.workdir}/dmd-{token}.{stream}.log"
 
     # -- calls ----------------------------------------------------------------------------
@@ -91,13 +112,32 @@ class RestSite(Site):
         _job, warnings = slurm_rest.job_description(spec)
         return Rendered(rendered.script, rendered.warnings + warnings)
 
+    async def _make_job_dir(self, token: str, script: str) -> None:
+        """The job's private directory, through the file door, holding a copy of its script
+        (what ran, beside its output; the API takes the script from the request)."""
+        assert self.files is not None
+        await self.files.put_bytes(script.encode(), f"{self.job_dir(token)}/job.sh", 0o700)
+        self._dirs.add(token)
+
     async def upload(self, spec: JobSpec, token: str, *, secret: str = "") -> Rendered | None:
-        return None  # the script travels in the submit request itself
+        """The job's directory, made through the file door while the intent is written
+        (nothing without one: the script travels in the submit request itself)."""
+        if self.files is None:
+            return None
+        rendered = self.render(self.scheduler_spec(spec, token))
+        await self._make_job_dir(token, rendered.script)
+        return rendered
+
+    def forget_upload(self, token: str) -> None:
+        self._dirs.discard(token)
 
     async def submit(self, spec: JobSpec, token: str, *, hold: bool = False,
                      secret: str = "") -> Submitted:
         sched = self.scheduler_spec(spec, token)
         rendered = self.render(sched)
+        if self.files is not None and token not in self._dirs:
+            await self._make_job_dir(token, rendered.script)  # the job must find it
+        self._dirs.discard(token)
         job, warnings = slurm_rest.job_description(sched, hold=hold)
         text = await self._call("POST", "job/submit", slurm_rest.submit_body(rendered.script,
                                                                               job))
@@ -105,8 +145,9 @@ class RestSite(Site):
             native, notes = slurm_rest.parse_submit(text)
         except SiteError as e:
             raise BadInput(f"{self.name}: {e}") from None  # the scheduler refused it
-        return Submitted(native, f"{self.workdir} (sent over REST)", spec.stdout, spec.stderr,
-                         rendered.warnings + notes)
+        where = f"{self.job_dir(token)}/job.sh" if self.files is not None \
+            else f"{self.workdir} (sent over REST)"
+        return Submitted(native, where, spec.stdout, spec.stderr, rendered.warnings + notes)
 
     async def _all_jobs(self) -> list[JobStatus]:
         return slurm_rest.parse_jobs(await self._call("GET", "jobs"), self.commands)
@@ -148,15 +189,45 @@ class RestSite(Site):
         """`POST job/ID` (the update call) with the hold lifted."""
         await self._each("releasing", "POST", native_ids, {"hold": False})
 
-    # -- files: not over this API ---------------------------------------------------------
-    async def stat(self, path: str):
-        raise self.rest._cannot(f"looking at {path}")
+    # -- files: through the file door -----------------------------------------------------
+    def _no_files(self, what: str) -> BadInput:
+        return BadInput(f"{self.name}: {what} is not possible over slurmrestd alone (the "
+                        f"REST API reads no files); {FILE_DOOR_HINT}")
+
+    @property
+    def file_transport(self) -> Transport:
+        if self.files is None:
+            raise self._no_files("moving files")
+        return self.files
+
+    async def stat(self, path: str) -> FileStat | None:
+        if self.files is None:
+            raise self._no_files(f"looking at {path}")
+        return await self.files.stat(self.expand(path))
 
     async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
-        raise self.rest._cannot(f"listing {root}")
+        if self.files is None:
+            raise self._no_files(f"listing {root}")
+        return [f.path for f in await self.files.list_files(self.expand(root),
+                                                            max_depth=max_depth)]
 
-    async def tail(self, path: str, lines: int = 100, *, max_bytes: int = 1 << 20):
-        raise self.rest._cannot(f"reading the job's log {path}")
+    async def fetch(self, remote: str, local: str) -> None:
+        if self.files is None:
+            raise self._no_files(f"fetching {remote}")
+        await self.files.get_file(remote, local)
+
+    async def tail(self, path: str, lines: int = 100, *,
+                   max_bytes: int = TAIL_MAX_BYTES) -> str | None:
+        """The end of a log, read through the file door (SFTP reads: no command runs)."""
+        if self.files is None:
+            raise self._no_files(f"reading the job's log {path}")
+        data = await self.files.read_end(self.expand(path), max_bytes)
+        return None if data is None else last_lines(data.decode("utf-8", "replace"), lines)
+
+    async def close(self) -> None:
+        await super().close()
+        if self.files is not None:
+            await self.files.close()
 
 
 class RestDiscovery(SiteDiscovery):

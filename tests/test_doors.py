@@ -1,6 +1,7 @@
 """The test bed's second doors to its clusters, for real: alpha through Slurm's own PBS/Torque
 wrappers (the `pbs` dialect over SSH) and beta through slurmrestd (Slurm's REST API, JWT,
-no SSH). The engine's per-site checks run on each, then the CLI as a user runs it."""
+no SSH for scheduling; its logs and results through its file door, SFTP to beta's login
+node). The engine's per-site checks run on each, then the CLI as a user runs it."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from diamond_jupyter import testbed
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
+from diamond_jupyter.model import JobSpec, JobState, SiteError, StageEntry
 from diamond_jupyter.store import Store
 
 PBS, REST = "alpha-pbs", "beta-rest"
 DOORS = (PBS, REST)
+CLUSTER_OF = {PBS: "alpha", REST: "beta"}
 
 
 @pytest.fixture
@@ -47,7 +50,7 @@ def test_up_lists_each_entry_with_scheduler_and_transport(doors):
     assert listed[PBS] == {"name": PBS, "scheduler": "pbs", "flavor": "slurm",
                            "transport": "ssh", "cluster": "alpha", "auto": False}
     assert listed[REST] == {"name": REST, "scheduler": "slurm", "transport": "slurmrestd",
-                            "cluster": "beta", "auto": False}
+                            "files": "ssh", "cluster": "beta", "auto": False}
     assert listed["alpha"]["transport"] == "ssh" and listed["alpha"]["auto"] is True
     assert doors["left_out"] == []
 
@@ -62,15 +65,39 @@ async def test_submit_wait_and_exit_codes(fed, site):
                                         fed.wait(bad.id, timeout=300))
     assert done.state == JobState.COMPLETED and done.exit_code == 0
     assert failed.state == JobState.FAILED and failed.exit_code == 3
-    if site == PBS:
-        logs = await fed.logs(ok.id)
-        assert logs["stdout"].split() == ["door-42", "alpha"]  # ran on alpha, output found
-    else:
-        with pytest.raises(BadInput, match="not possible over slurmrestd"):
-            await fed.logs(ok.id)
-        # the output is where the job record says, on beta (read over beta's own SSH door)
-        text = await fed.site("beta").tail(done.stdout_path)
-        assert text.split() == ["door-42", "beta"]
+    logs = await fed.logs(ok.id)  # over REST: read through the file door
+    assert logs["stdout"].split() == ["door-42", CLUSTER_OF[site]] and not logs["missing"]
+    if site == REST:  # in the job's own directory, as over SSH
+        assert done.stdout_path == f"{fed.site(REST).workdir}/jobs/{ok.token}/stdout.log"
+
+
+@pytest.mark.parametrize("site", DOORS)
+async def test_result_files_listed_and_fetched(fed, site, tmp_path):
+    job = await fed.submit(JobSpec(script="mkdir -p out && printf 'r %s\\n' 7 > out/r.txt\n"
+                                          "echo made\n"), site)
+    assert (await fed.wait(job.id, timeout=300)).state == JobState.COMPLETED
+    names = sorted(p.rsplit("/", 1)[-1] for p in await fed.files(job.id))
+    assert names == ["r.txt", "stderr.log", "stdout.log"]  # not its script, not its secret
+    got = await fed.fetch(job.id, tmp_path / "got")
+    assert sorted(p.relative_to(tmp_path / "got").as_posix() for p in got) == [
+        "out/r.txt", "stderr.log", "stdout.log"]
+    assert (tmp_path / "got" / "out" / "r.txt").read_text() == "r 7\n"
+
+
+async def test_rest_site_stages_through_its_file_door(fed, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("staged-in\n")
+    spec = JobSpec(script="tr a-z A-Z < in.txt > out.txt\n",
+                   stage_in=[StageEntry(source=str(src), destination="in.txt")],
+                   stage_out=[StageEntry(source="out.txt", destination=str(tmp_path / "b.txt"))])
+    job = await fed.submit(spec, REST)
+    done = await fed.wait(job.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done.reason
+    async for ev in fed.events(since=0):  # stage-out runs after completion
+        if ev.job_id == job.id and ev.kind in ("stage.out.done", "stage.out.failed"):
+            assert ev.kind == "stage.out.done", ev.data
+            break
+    assert (tmp_path / "b.txt").read_text() == "STAGED-IN\n"
 
 
 @pytest.mark.parametrize("site", DOORS)
@@ -147,15 +174,25 @@ def test_cli_submit_wait_logs_cancel(tb, doors, data_dir, tmp_path, site):
         assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
         return r
     job_sh = tmp_path / "job.sh"
-    job_sh.write_text("#!/bin/bash\n#SBATCH --time=2\necho cli-door\n")
+    job_sh.write_text("#!/bin/bash\n#SBATCH --time=2\necho cli-door\necho 42 > answer.txt\n")
     job = json.loads(run("submit", "--site", site, str(job_sh), "--json").stdout)
     done = json.loads(run("wait", job["id"], "--json", "--timeout", "300").stdout)
     assert done["state"] == "COMPLETED" and done["exit_code"] == 0
-    if site == PBS:
-        assert run("logs", job["id"]).stdout.strip() == "cli-door"
-    else:
-        r = run("logs", job["id"], check=2)
-        assert "not possible over slurmrestd" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert run("logs", job["id"]).stdout.strip() == "cli-door"
+    fetched = json.loads(run("fetch", job["id"], str(tmp_path / "res"), "--json").stdout)
+    assert (tmp_path / "res" / "answer.txt").read_text() == "42\n", fetched
+    if site == REST:
+        # the same entry without its file door: a clear one-line refusal saying what to add
+        cfg = yaml.safe_load(tb.config_path.read_text())
+        for e in cfg["sites"]:
+            e.pop("files", None)
+        bare = tmp_path / "no-door.yaml"
+        bare.write_text(yaml.safe_dump(cfg))
+        for cmd in (["logs", job["id"]], ["fetch", job["id"], str(tmp_path / "x")]):
+            r = run(*cmd, "--config", str(bare), check=2)
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert "not possible over slurmrestd alone" in r.stderr
+            assert "files: {kind: ssh, host: LOGIN-NODE" in r.stderr
     long_sh = tmp_path / "long.sh"
     long_sh.write_text("#!/bin/bash\nsleep 600\n")
     held = json.loads(run("submit", "--site", site, "--hold", str(long_sh), "--json").stdout)

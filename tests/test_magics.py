@@ -469,3 +469,17 @@ def test_commands_in_one_kernel(tb, data_dir, kernel_factory, tmp_path):
     k.execute("%%diamond submit --site beta --name to-cancel\nsleep 300")
     mid = k.execute("job = _\njob.cancel()\nprint(job.wait(timeout=120).state)")
     assert k.text(mid, "stdout").split()[-1] == "CANCELLED"
+
+
+def test_rest_site_logs_and_fetch_in_a_kernel(tb, data_dir, kernel_factory, tmp_path):
+    """A job on the slurmrestd site: its log and results come through the site's file door."""
+    (tmp_path / "rest.sh").write_text("#!/bin/bash\necho magic-rest\necho kept > kept.txt\n")
+    k = kernel_factory(kernel_env(tb, data_dir))
+    k.execute("%load_ext diamond_jupyter")
+    mid = k.execute("h = %diamond submit --site beta-rest rest.sh\n"
+                    "print(h.wait(timeout=240).state)\n"
+                    "%diamond logs $h.id\n"
+                    "print([p.name for p in h.fetch('rest-out')])")
+    out = k.text(mid, "stdout")
+    assert "COMPLETED" in out and "magic-rest" in out, k.text(mid)
+    assert (tmp_path / "rest-out" / "kept.txt").read_text() == "kept\n"

@@ -99,6 +99,21 @@ async def test_submit_get_logs_files_fetch(api, fed, jp_root_dir):
     assert mine["last_seq"] >= max(e["seq"] for e in mine["events"])
 
 
+async def test_rest_site_logs_files_fetch_through_its_file_door(api, fed, jp_root_dir, tb):
+    """beta-rest schedules over slurmrestd; the routes read its files through its file door."""
+    assert "beta-rest" in tb.sites
+    job = await submit(api, "#!/bin/bash\necho over-rest > made.txt\necho rest-hi\n",
+                       site="beta-rest")
+    assert (await fed.wait(job["id"], timeout=300)).state == JobState.COMPLETED
+    logs = await api.get(job_path(job["id"], "logs"), params={"lines": 10})
+    assert logs["stdout"] == "rest-hi\n" and logs["missing"] == ""
+    files = (await api.get(job_path(job["id"], "files")))["files"]
+    assert sorted(f.rsplit("/", 1)[-1] for f in files) == ["made.txt", "stderr.log",
+                                                           "stdout.log"]
+    fetched = await api.post(job_path(job["id"], "fetch"), {"dest": "rest-results"})
+    assert (jp_root_dir / "rest-results" / "made.txt").read_text() == "over-rest\n", fetched
+
+
 async def test_cancel_a_running_job(api, fed):
     job = await submit(api, "#!/bin/bash\nsleep 300\n")
     running = await fed.wait(job["id"], until=[JobState.RUNNING], timeout=300)

@@ -16,7 +16,8 @@ def _tb_up(args: argparse.Namespace) -> int:
     started = info.get("started") or []
     what = f"started {', '.join(started)}" if started else "nothing to start"
     sites = ", ".join(s["name"] if s["transport"] == "ssh" and s["scheduler"] == "slurm"
-                      else f"{s['name']} ({s['scheduler']} over {s['transport']})"
+                      else f"{s['name']} ({s['scheduler']} over {s['transport']}"
+                      + (f", files over {s['files']})" if s.get("files") else ")")
                       for s in info["sites"])
     left = "".join(f"\nleft out: {x['name']}: {x['why']}" for x in info.get("left_out", []))
     out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: {sites}{left}\n"

@@ -141,7 +141,8 @@ def up(timeout: float = 60) -> dict:
 
 
 def _listed(cfg: Path) -> list[dict]:
-    """Every site entry of the sites file written: name, scheduler, transport, door."""
+    """Every site entry of the sites file written: name, scheduler, transport, file door
+    (where the transport moves no files), door."""
     import yaml
 
     out = []
@@ -149,6 +150,7 @@ def _listed(cfg: Path) -> list[dict]:
         out.append({"name": e["name"], "scheduler": e.get("scheduler", "slurm"),
                     **({"flavor": e["flavor"]} if e.get("flavor") else {}),
                     "transport": (e.get("transport") or {}).get("kind", "ssh"),
+                    **({"files": e["files"].get("kind", "ssh")} if e.get("files") else {}),
                     "cluster": (e.get("metadata") or {}).get("door_to", e["name"]),
                     "auto": e.get("auto", True)})
     return out

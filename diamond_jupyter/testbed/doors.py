@@ -7,7 +7,8 @@
 - `beta-rest`: beta through Slurm's REST API: slurmrestd in beta's namespace with
   rest_auth/jwt, slurmctld accepting auth/jwt beside munge (a key the test bed makes under
   its state directory), and the test user's tokens from `scontrol token`, run as that user
-  (as on a login node) by a small script the sites file names. No SSH.
+  (as on a login node) by a small script the sites file names. No SSH for scheduling; its
+  file door (logs, results) is SFTP to beta's login node, host key checked.
 
 An entry whose parts are not installed is left out of the sites file, with the reason.
 """
@@ -189,6 +190,8 @@ def site_entries(base: Path, clusters: dict[str, ClusterDef],
                               "api_version": REST_API, "user": USER,
                               "token_command": [str(token_script(base))],
                               "command_timeout_s": 60},
+                # the file door: SFTP to beta's login node, as the SSH entry reaches it
+                "files": dict(src["transport"]),
                 "workdir": f"{HOME}/.diamond-rest",
                 "default_partition": src.get("default_partition"),
                 "charge_factor": src.get("charge_factor", 1.0),

@@ -308,7 +308,7 @@ class TransferManager:
 
     # -- SFTP -----------------------------------------------------------------------------
     def _transport(self, loc: Location) -> Any:
-        return self.sites.require(loc.site).transport if loc.site else None
+        return self.sites.require(loc.site).file_transport if loc.site else None
 
     async def _run_sftp(self, rec: TransferRecord, s: Location, d: Location, recursive: bool,
                         limit: int | None) -> TransferRecord:

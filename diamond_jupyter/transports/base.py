@@ -119,6 +119,11 @@ class Transport(Protocol):
 
     async def stat(self, path: str) -> FileStat | None: ...
 
+    async def read_end(self, path: str, max_bytes: int) -> bytes | None:
+        """The last `max_bytes` bytes of a file (the whole of a smaller one), without running
+        a command; None when it does not exist."""
+        ...
+
     async def list_files(self, root: str, *, max_depth: int = 3,
                          limit: int = 10000) -> list[FileStat]:
         """Regular files under `root`, without running a command (no user value can become

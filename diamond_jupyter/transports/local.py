@@ -198,6 +198,20 @@ class LocalTransport:
         except OSError as e:
             raise SiteError(f"{self.name}: cannot fetch {remote_path}: {e.strerror}") from None
 
+    async def read_end(self, path: str, max_bytes: int) -> bytes | None:
+        """The last `max_bytes` bytes of a file (None: no such file)."""
+        def read() -> bytes:
+            with open(self._path(path), "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                f.seek(max(0, size - int(max_bytes)))
+                return f.read()
+        try:
+            return await asyncio.to_thread(read)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot read {path}: {e.strerror}") from None
+
     async def stat(self, path: str) -> FileStat | None:
         p = self._path(path)
         try:

@@ -366,6 +366,11 @@ class SSHTransport(ShellMixin):
         except FileNotFoundError:
             raise SiteError(f"{self.name}: no such file: {remote_path}") from None
 
+    async def read_end(self, path: str, max_bytes: int) -> bytes | None:
+        """The last `max_bytes` bytes of a file, over SFTP (None: no such file)."""
+        return await self._sftp_call(f"cannot read {path}", ssh_sftp.read_end, path,
+                                     int(max_bytes))
+
     async def stat(self, path: str) -> FileStat | None:
         return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)
 

@@ -88,6 +88,19 @@ def download(sftp: paramiko.SFTPClient, home: str, path: str, local_path: str,
         raise
 
 
+def read_end(sftp: paramiko.SFTPClient, home: str, path: str, max_bytes: int) -> bytes | None:
+    """The last `max_bytes` bytes of a file (all of a smaller one); None when it does not
+    exist. Read with SFTP requests alone: no command runs."""
+    try:
+        f = sftp.open(absolute(home, path), "rb")
+    except FileNotFoundError:
+        return None
+    with f:
+        size = f.stat().st_size or 0
+        start = max(0, size - max_bytes)
+        return b"".join(f.readv([(o, min(REQ, size - o)) for o in range(start, size, REQ)]))
+
+
 def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
     p = absolute(home, path)
     try:

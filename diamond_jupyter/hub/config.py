@@ -73,8 +73,10 @@ def render(s: HubSettings) -> str:
             f"c.SlurmSpawner.req_partition = {b['partition']!r}",
             "c.SlurmSpawner.req_runtime = '02:00:00'",
             "c.SlurmSpawner.req_srun = ''",
+            # batchspawner's wrapper runs the single-user *script* (not an interpreter)
             f"c.SlurmSpawner.batchspawner_singleuser_cmd = "
             f"{s.python + ' -m batchspawner.singleuser'!r}",
+            f"c.SlurmSpawner.cmd = [{b['singleuser_script']!r}]",
             # the proxy reaches the compute node at the cluster's address, whatever its name
             f"c.SlurmSpawner.state_exechost_exp = {b['node_ip']!r}",
             "c.SlurmSpawner.startup_poll_interval = 1.0",

@@ -221,6 +221,7 @@ def _batch_settings(site: str, partition: str | None) -> dict[str, str]:
                        f"env SLURM_CONF={conf}",
         "partition": partition or next(p.name for p in c.partitions if p.default),
         "node_ip": c.ip, "hub_ip": c.host_ip, "site": site,
+        "singleuser_script": str(Path(sys.prefix) / "bin" / "jupyterhub-singleuser"),
     }
 
 
@@ -256,13 +257,20 @@ def up(*, batch_site: str | None = None, partition: str | None = None,
     sites_file.write_text("# the test bed's sites, for every hub user (scripts/hub.sh)\n"
                           + yaml.safe_dump(sites, sort_keys=False))
     os.chmod(sites_file, 0o644)
+    admin = dict(admin or {})
+    if batch and "allowed_sites" not in admin:
+        # a compute node reaches its own cluster only (this machine forwards nothing
+        # between the clusters' networks): the others would only time out
+        admin["allowed_sites"] = [e["name"] for e in sites["sites"]
+                                  if e["transport"].get("kind") == "local"
+                                  or e["transport"].get("host") == batch["node_ip"]]
     python = user_python(base, USERS)
     settings = HubSettings(
         base=base, users=USERS, port=_free_port(),
         hub_ip=batch["hub_ip"] if batch else "127.0.0.1", hub_port=_free_port(),
         proxy_api_port=_free_port(), proxy_command=proxy, python=python,
         sites_file=sites_file, environment=_server_environment(base, python, sites_file),
-        admin=dict(admin or {}), batch=batch)
+        admin=admin, batch=batch)
     cfg = base / "jupyterhub_config.py"
     cfg.write_text(render(settings))
     log = base / "hub.log"

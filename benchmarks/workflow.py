@@ -1,19 +1,28 @@
 """Workflow makespan on the loaded test bed: queue-ahead vs submit-after-upstream vs a fixed
 home site, and the node-seconds a gang wastes against naive submission.
 
-The pipeline (three steps, a real data edge between each):
+The pipeline (three steps, a real data edge between each, each checked by its checksum):
 - prep on alpha, where the input data lives (`--input-mb` MB made there first): reads it,
-  `sleep --prep-s`, writes features (`--feat-mb` MB);
-- train on gamma, the GPU site (one GPU), on the features: `sleep --train-s`, writes a model;
-- analyse anywhere (`auto`; placement counts the model's transfer): `sleep --analyse-s`.
+  `sleep --prep-s`, writes features (`--feat-mb` MB) and their sha256;
+- train on gamma, the GPU site (one GPU), on the features: verifies their checksum (a
+  mismatch fails the step, and the workflow), `sleep --train-s`, writes a model and its sha256;
+- analyse anywhere (`auto`; placement counts the model's transfer): verifies the model's
+  checksum, `sleep --analyse-s`.
 Modes, each run as a workflow through the engine on the same loaded test bed, in rotated
 order per round:
-- `queue_ahead`: every step queued at once (downstream ones held, or behind afterok);
+- `queue_ahead`: every step queued at once: behind a same-site upstream by afterok, behind a
+  cross-site one by a held gate job (cancelled when the data has arrived), so the step keeps
+  the queue place it got at the workflow's start;
 - `after_upstream`: each step submitted only when its upstream ended (`queue_ahead: false`);
 - `fixed_home`: every step on gamma (the only site that can train), the input data copied
-  there first (counted in the makespan).
+  there first (counted in the makespan);
+- `held_release` (only with `--modes`): queue-ahead with the step held and released instead
+  of gated (the engine's way on schedulers without gates): a released job is queued anew.
 Makespan: from the workflow's start to the end of its last step (the jobs' own start/end
-lines). Background: the `busy` load profile (seeded) on every site for the whole run.
+lines). Background (seeded, for the whole run): the `gpu_queue` profile (`--profile`): alpha
+and beta as `busy`, and gamma's four GPUs ~80% busy with one-GPU jobs, so a GPU job meets a
+queue there as at a real center's GPU partition; or `--trace LOG`, a real center's log
+replayed on gamma in place of its stream.
 
 Gang: two one-node members on beta and gamma while gamma is full (a blocker job holds both
 of its nodes for `--block-s`). Naive: both submitted plainly; the beta member starts at once
@@ -33,6 +42,7 @@ from pathlib import Path
 from .common import config_path, emit, markdown_table, mean, median, parser, ratio
 
 MODES = ("queue_ahead", "after_upstream", "fixed_home")
+ALL_MODES = (*MODES, "held_release")
 
 
 def pipeline(mode: str, a: dict) -> str:
@@ -54,43 +64,66 @@ def pipeline(mode: str, a: dict) -> str:
               cat {data} > /dev/null
               sleep {a['prep_s']}
               head -c {a['feat_mb']}M /dev/urandom > feat.bin
+              sha256sum feat.bin > feat.sha
           - name: train
             site: gamma
             needs: [prep]
-            inputs: [{{from: prep, path: feat.bin, size: {a['feat_mb']}M}}]
+            inputs: [{{from: prep, path: feat.bin, size: {a['feat_mb']}M}},
+                     {{from: prep, path: feat.sha}}]
             script: |
               #!/bin/bash
               #SBATCH -N 1
               #SBATCH -t 10
               #SBATCH --gres=gpu:1
+              sha256sum -c feat.sha || exit 7
               sleep {a['train_s']}
               head -c 1M /dev/urandom > model.bin
+              sha256sum model.bin > model.sha
           - name: analyse
             site: {analyse_site}
             needs: [train]
-            inputs: [{{from: train, path: model.bin, size: 1M}}]
+            inputs: [{{from: train, path: model.bin, size: 1M}}, {{from: train, path: model.sha}}]
             script: |
               #!/bin/bash
               #SBATCH -N 1
               #SBATCH -t 10
+              sha256sum -c model.sha || exit 7
               sleep {a['analyse_s']}
         """)
 
 
 async def makespan(fed, wid: str, t0: float) -> dict:
+    """The makespan, each step's site and times (s after t0), and the checksums' verdicts."""
     view = fed.workflow(wid)
-    jobs = [fed.job(s.job) for s in view.steps if s.job]
-    ends = [j.ended_at.timestamp() for j in jobs if j.ended_at]
-    return {"state": view.state.value, "makespan_s": (max(ends) - t0) if ends and
-            view.state.value == "COMPLETED" else None,
-            "sites": [s.site for s in view.steps]}
+    jobs = {s.name: fed.job(s.job) for s in view.steps if s.job}
+    ends = [j.ended_at.timestamp() for j in jobs.values() if j.ended_at]
+    ok = view.state.value == "COMPLETED"
+
+    def at(t) -> float | None:
+        return round(t.timestamp() - t0, 2) if t else None
+    steps = {n: {"site": j.site, "submitted": at(j.submitted_at), "started": at(j.started_at),
+                 "ended": at(j.ended_at), "state": j.state.value} for n, j in jobs.items()}
+    checked = {}
+    for n in ("train", "analyse"):
+        if n in jobs and jobs[n].state.value == "COMPLETED":
+            out = (await fed.logs(jobs[n].id))["stdout"]
+            checked[n] = ": OK" in out
+    return {"state": view.state.value, "reason": view.reason,
+            "makespan_s": (max(ends) - t0) if ends and ok and all(checked.values()) else None,
+            "sites": [s.site for s in view.steps], "steps": steps, "checksums_ok": checked}
 
 
 async def run_mode(fed, mode: str, a: dict) -> dict:
     t0 = time.time()
     if mode == "fixed_home":  # the input data must be where the steps run
         await fed.transfer(f"alpha:{a['input']}", f"gamma:{a['input']}.home")
-    view = await fed.run_workflow(pipeline(mode, a))
+    ops = fed.workflow_engine.ops
+    if mode == "held_release":  # the engine's way where gates are not available
+        ops.supports_gate = lambda site: False
+    try:
+        view = await fed.run_workflow(pipeline(mode, a))
+    finally:
+        ops.__dict__.pop("supports_gate", None)
     await fed.wait_workflow(view.id, timeout=a["max_wait"])
     return {"mode": mode, "workflow": view.id, **await makespan(fed, view.id, t0)}
 
@@ -125,6 +158,46 @@ async def gang_waste(fed, a: dict) -> dict:
     return out
 
 
+def background(a: dict, duration: float, prefix: str) -> tuple[list, list[dict]]:
+    """The seeded background jobs for the whole run, and what a trace replay says of itself."""
+    from diamond_jupyter.testbed import load
+
+    jobs = load.plan(a["profile"], a["seed"], duration, 60.0)
+    info: list[dict] = []
+    if a["trace"]:  # a real center's log on gamma, in place of the profile's gamma stream
+        from diamond_jupyter.testbed import trace
+        from diamond_jupyter.testbed.clusters import cluster
+
+        pl = trace.plan_replay(trace.read_swf(a["trace"]), cluster("gamma"),
+                               scale=a["trace_scale"], duration_s=duration, seed=a["seed"])
+        jobs = sorted([j for j in jobs if j.site != "gamma"] + pl.jobs, key=lambda j: j.at_s)
+        info.append(pl.summary())
+    return [dataclasses.replace(j, name=f"{prefix}{j.name}") for j in jobs], info
+
+
+def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
+    """Median and mean makespan per mode, and the ratios to queue-ahead: of the medians, of
+    the means, and per round (a round's modes ran back to back on the same background)."""
+    per = {m: [x["makespan_s"] for x in runs if x["mode"] == m and x["makespan_s"]]
+           for m in modes}
+    med = {m: median(v) for m, v in per.items()}
+    avg = {m: mean(v) for m, v in per.items()}
+    rounds = sorted({x["round"] for x in runs})
+    by_round = {r: {x["mode"]: x["makespan_s"] for x in runs if x["round"] == r}
+                for r in rounds}
+    out: dict = {"median_makespan_s": med, "mean_makespan_s": avg,
+                 "failed_runs": [{k: x[k] for k in ("round", "mode", "state", "reason")}
+                                 for x in runs if not x["makespan_s"]]}
+    for m in modes:
+        if m == "queue_ahead":
+            continue
+        out[f"median_ratio_{m}"] = ratio(med[m], med["queue_ahead"])
+        out[f"mean_ratio_{m}"] = ratio(avg[m], avg["queue_ahead"])
+        out[f"round_ratios_{m}"] = [ratio(by_round[r].get(m), by_round[r].get("queue_ahead"))
+                                    for r in rounds]
+    return out
+
+
 async def bench(config: str, a: dict) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
@@ -135,35 +208,33 @@ async def bench(config: str, a: dict) -> dict:
                      min_poll_s=0.5)
     await fed.start()
     prefix = f"bwf{a['seed']}x{int(time.time()) % 100000}-"
-    duration = a["rounds"] * a["round_s"] + 120
-    jobs = [dataclasses.replace(j, name=f"{prefix}{j.name}")
-            for j in load.plan("busy", a["seed"], duration, 60.0)]
+    modes = tuple(a["modes"])
+    duration = a["warmup_s"] + a["rounds"] * a["round_s"] + 120
+    jobs, trace_info = background(a, duration, prefix)
     bg = asyncio.ensure_future(load.run(config, jobs)) if a["load"] else None
     a["input"] = f"bench-wf-{prefix}input.bin"
     runs: list[dict] = []
+    gang = None
     try:
         await fed.sites["alpha"].run(["sh", "-c", f"head -c {a['input_mb']}M /dev/urandom > "
                                       f"{a['input']}"], check=True, timeout=120,
                                      scheduler=False)
         await asyncio.sleep(a["warmup_s"] if a["load"] else 0)
         for r in range(a["rounds"]):
-            order = MODES[r % 3:] + MODES[:r % 3]
-            for mode in order:
+            k = r % len(modes)
+            for mode in modes[k:] + modes[:k]:
                 runs.append({"round": r, **await run_mode(fed, mode, a)})
-        gang = await gang_waste(fed, a)
+        if a["gang"]:
+            gang = await gang_waste(fed, a)
     finally:
         if bg is not None:
             bg.cancel()
             await asyncio.gather(bg, return_exceptions=True)
         await fed.close()
-    per = {m: [x["makespan_s"] for x in runs if x["mode"] == m and x["makespan_s"]]
-           for m in MODES}
-    med = {m: median(v) for m, v in per.items()}
-    return {"rounds": a["rounds"], "seed": a["seed"], "load": a["load"], "runs": runs,
-            "median_makespan_s": med, "mean_makespan_s": {m: mean(v) for m, v in per.items()},
-            "speedup_vs_after_upstream": ratio(med["after_upstream"], med["queue_ahead"]),
-            "speedup_vs_fixed_home": ratio(med["fixed_home"], med["queue_ahead"]),
-            "gang": gang, "params": {k: v for k, v in a.items() if k != "input"}}
+    return {"rounds": a["rounds"], "seed": a["seed"], "load": a["load"],
+            "background": a["trace"] or a["profile"], "trace": trace_info, "runs": runs,
+            **summarize(runs, modes), "gang": gang,
+            "params": {k: v for k, v in a.items() if k != "input"}}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -172,31 +243,52 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-load", dest="load", action="store_false",
                    help="no background load (a quick check)")
+    p.add_argument("--profile", default="gpu_queue", help="the background load profile")
+    p.add_argument("--trace", help="a Standard Workload Format log replayed on gamma instead")
+    p.add_argument("--trace-scale", type=float, default=60.0,
+                   help="with --trace: center seconds per real second")
+    p.add_argument("--modes", default=",".join(MODES),
+                   help=f"comma-separated, queue_ahead first (of {', '.join(ALL_MODES)})")
+    p.add_argument("--no-gang", dest="gang", action="store_false",
+                   help="skip the gang measurement")
     p.add_argument("--input-mb", type=int, default=50)
     p.add_argument("--feat-mb", type=int, default=20)
-    p.add_argument("--prep-s", type=int, default=30)
-    p.add_argument("--train-s", type=int, default=30)
-    p.add_argument("--analyse-s", type=int, default=10)
+    p.add_argument("--prep-s", type=int, default=40)
+    p.add_argument("--train-s", type=int, default=10)
+    p.add_argument("--analyse-s", type=int, default=5)
     p.add_argument("--block-s", type=int, default=30)
     p.add_argument("--warmup-s", type=float, default=60.0, help="load before the first round")
     p.add_argument("--round-s", type=float, default=400.0, help="load planned per round")
     p.add_argument("--max-wait", type=float, default=1200.0)
     args = p.parse_args(argv)
-    a = {k: getattr(args, k) for k in ("rounds", "seed", "load", "input_mb", "feat_mb",
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or modes[0] != "queue_ahead" or any(m not in ALL_MODES for m in modes):
+        p.error(f"--modes: queue_ahead first, then any of {', '.join(ALL_MODES[1:])}")
+    a = {k: getattr(args, k) for k in ("rounds", "seed", "load", "profile", "trace",
+                                       "trace_scale", "gang", "input_mb", "feat_mb",
                                        "prep_s", "train_s", "analyse_s", "block_s",
                                        "warmup_s", "round_s", "max_wait")}
+    a["modes"] = modes
     r = asyncio.run(bench(config_path(args.config), a))
-    med, g = r["median_makespan_s"], r["gang"]
+    med, avg, g = r["median_makespan_s"], r["mean_makespan_s"], r["gang"]
+    def f(x: float | None, nd: int = 1) -> str:
+        return "-" if x is None else f"{x:.{nd}f}"
+    rows = [(f"makespan {m} (s): median / mean", f"{f(med[m])} / {f(avg[m])}", "")
+            for m in modes]
+    for m in modes[1:]:
+        rows.append((f"{m} / queue_ahead: of medians, of means",
+                     f"{f(r['median_ratio_' + m], 2)} / {f(r['mean_ratio_' + m], 2)}",
+                     ">= 1.5" if m == "after_upstream" else ""))
+        rows.append((f"{m} / queue_ahead per round", ", ".join(
+            f"{x:.2f}" if x else "-" for x in r["round_ratios_" + m]), ""))
+    if r["failed_runs"]:
+        rows.append(("runs not COMPLETED (or a checksum failed)", str(r["failed_runs"]), ""))
+    if g is not None:
+        rows += [("gang waste, naive (node-s)", g["naive"]["waste_node_s"], ""),
+                 ("gang waste, gang (node-s)", g["gang"]["waste_node_s"], "0")]
     md = (f"## workflow: three-step pipeline, {r['rounds']} rounds, seed {r['seed']}, "
-          f"load {'busy' if r['load'] else 'none'}\n\n"
-          + markdown_table(["metric", "value", "target"], [
-              ("median makespan queue-ahead (s)", med["queue_ahead"], ""),
-              ("median makespan after-upstream (s)", med["after_upstream"], ""),
-              ("median makespan fixed home gamma (s)", med["fixed_home"], ""),
-              ("speed-up vs after-upstream", r["speedup_vs_after_upstream"], ">= 1.5"),
-              ("speed-up vs fixed home", r["speedup_vs_fixed_home"], ""),
-              ("gang waste, naive (node-s)", g["naive"]["waste_node_s"], ""),
-              ("gang waste, gang (node-s)", g["gang"]["waste_node_s"], "0")]))
+          f"background {r['background'] if r['load'] else 'none'}\n\n"
+          + markdown_table(["metric", "value", "target"], rows))
     emit("workflow", args, r, md, None)
     return r
 

@@ -445,8 +445,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                           data={"warnings": warnings}))
         await self.journal.drain()
         self.journal.track(job)
-        if placement is None and hedge_group is None and not hold:  # a site given by name
-            self._predictions.start(self, job, spec)
+        if placement is None and hedge_group is None and not hold and not spec.dependencies:
+            self._predictions.start(self, job, spec)  # a site given by name, free to start
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived
         if hedge_group is not None:  # another copy may have won already: stop this one

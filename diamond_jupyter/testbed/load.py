@@ -64,6 +64,15 @@ PROFILES: dict[str, dict[str, dict]] = {
         "gamma": dict(rate=0.7, burst=1.5, median=3, sigma=0.4, serial=0, nodes=1, cpus=32,
                       gpus=2, initial=3, time_scale=1),
     },
+    # busy CPU sites, and a GPU site whose GPUs are the bottleneck (the workflow benchmark's
+    # downstream site): each job one node, 8 of its 32 cores and one of its 2 GPUs, median
+    # 20 s real; ~8 jobs a minute keep gamma's 4 GPUs ~80% busy, with a standing queue
+    "gpu_queue": {
+        "alpha": dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3),
+        "beta": dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3),
+        "gamma": dict(rate=5.5, burst=1.5, median=1 / 3, sigma=0.5, serial=0, nodes=1,
+                      cpus=8, gpus=1, initial=8, time_scale=1),
+    },
 }
 
 

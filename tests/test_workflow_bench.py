@@ -1,0 +1,46 @@
+"""The workflow benchmark's pure parts: each edge checked by its checksum downstream, the
+figures as ratios in the same run (medians, means, per round, failures listed), and the
+`gpu_queue` background that keeps the GPU site's queue busy."""
+
+from __future__ import annotations
+
+import yaml
+
+from benchmarks.workflow import pipeline, summarize
+from diamond_jupyter.testbed import load
+
+ARGS = {"input": "in.bin", "prep_s": 3, "feat_mb": 1, "train_s": 2, "analyse_s": 1}
+
+
+def test_every_data_edge_is_verified_by_its_checksum():
+    steps = {s["name"]: s for s in yaml.safe_load(pipeline("queue_ahead", ARGS))["steps"]}
+    assert "sha256sum feat.bin > feat.sha" in steps["prep"]["script"]
+    assert "sha256sum -c feat.sha || exit 7" in steps["train"]["script"]
+    assert "sha256sum -c model.sha || exit 7" in steps["analyse"]["script"]
+    assert {i["path"] for i in steps["train"]["inputs"]} == {"feat.bin", "feat.sha"}
+    after = yaml.safe_load(pipeline("after_upstream", ARGS))
+    assert after["queue_ahead"] is False
+    home = yaml.safe_load(pipeline("fixed_home", ARGS))
+    assert {s["site"] for s in home["steps"]} == {"gamma"}
+
+
+def test_the_figures_are_ratios_within_the_run():
+    runs = [{"round": 0, "mode": "queue_ahead", "makespan_s": 50.0},
+            {"round": 0, "mode": "after_upstream", "makespan_s": 100.0},
+            {"round": 1, "mode": "queue_ahead", "makespan_s": 70.0},
+            {"round": 1, "mode": "after_upstream", "makespan_s": None, "state": "FAILED",
+             "reason": "step 'train' failed"}]
+    out = summarize(runs, ("queue_ahead", "after_upstream"))
+    assert out["median_makespan_s"] == {"queue_ahead": 60.0, "after_upstream": 100.0}
+    assert out["median_ratio_after_upstream"] == 100.0 / 60.0
+    assert out["round_ratios_after_upstream"] == [2.0, None]
+    assert out["failed_runs"] == [{"round": 1, "mode": "after_upstream", "state": "FAILED",
+                                   "reason": "step 'train' failed"}]
+
+
+def test_the_gpu_queue_keeps_gammas_gpus_mostly_busy():
+    jobs = [j for j in load.plan("gpu_queue", 11, 900) if j.site == "gamma"]
+    assert all(j.gpus == 1 and j.nodes == 1 and j.cpus_per_node == 8 for j in jobs)
+    assert sum(j.at_s == 0 for j in jobs) == 8  # a standing queue from the start
+    gpu_s = sum(j.runtime_s for j in jobs)
+    assert 0.6 < gpu_s / (4 * 900) < 1.0  # four GPUs, busy but not overloaded

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PKGS=(python3 slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
+APT_PKGS=(python3 acl slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
           chromium iproute2 procps psmisc util-linux lmod
           slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl
           gridengine-master gridengine-exec gridengine-client)

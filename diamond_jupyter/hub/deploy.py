@@ -127,13 +127,40 @@ def user_python(base: Path, users: tuple[str, ...]) -> str:
         (env / "pyvenv.cfg").write_text(
             f"home = {Path(system).parent}\ninclude-system-site-packages = false\n"
             f"version = {'.'.join(map(str, sys.version_info[:3]))}\n")
-    for path in (str(purelib), str(_checkout())):
+    for path in (purelib, _checkout()):
         for u in users:
-            if as_user(u, "test", "-r", path, check=False).returncode != 0:
+            grant_traverse(base, u, path)
+            if as_user(u, "test", "-r", str(path), check=False).returncode != 0:
                 raise HubError(f"user {u} cannot read {path}: the hub's users need read "
                                "access to the project's environment (make its directories "
                                "o+rx, or install the package where they can read it)")
     return str(env / "bin" / "python")
+
+
+def grant_traverse(base: Path, user: str, path: Path) -> None:
+    """Let `user` pass through the directories above `path` they cannot enter (a checkout
+    under /root): an ACL entry for that user alone, search only (no listing), recorded in
+    base/acl.json and removed by `down`."""
+    record = base / "acl.json"
+    granted = json.loads(record.read_text()) if record.exists() else []
+    for d in reversed(path.parents):
+        if as_user(user, "test", "-x", str(d), check=False).returncode == 0:
+            continue
+        if shutil.which("setfacl") is None:
+            raise HubError(f"user {user} cannot enter {d} (above {path}); install Debian's "
+                           "acl (scripts/install.sh does) or put the checkout elsewhere")
+        _run("setfacl", "-m", f"u:{user}:x", str(d))
+        granted.append([user, str(d)])
+    record.write_text(json.dumps(granted))
+
+
+def revoke_traverse(base: Path) -> None:
+    record = base / "acl.json"
+    if not record.exists():
+        return
+    for user, d in json.loads(record.read_text()):
+        _run("setfacl", "-x", f"u:{user}", d, check=False)
+    record.unlink()
 
 
 def _checkout() -> Path:
@@ -384,6 +411,7 @@ def down() -> dict[str, Any]:
         else {}
     if state.get("mode") == "batch":
         _cancel_batch_jobs()
+    revoke_traverse(base)
     for f in ("hub.pid", "proxy.pid", "state.json", "jupyterhub.pid"):
         (base / f).unlink(missing_ok=True)
     return {"stopped": stopped}

@@ -3,10 +3,12 @@ line): partitions per site, and the user's own sites only on hosts the admin all
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 import yaml
+from fake_llm import FakeLLM, text
 
 from diamond_jupyter.config import FederationConfig, load_config
 from diamond_jupyter.hub.config import trait_args
@@ -93,7 +95,14 @@ def test_admin_defaults_become_command_line_traits():
 
 # -- the same through a real Jupyter server -------------------------------------------------
 @pytest.fixture
-def jp_server_config(tmp_path, data_dir):
+def llm():
+    """The center's own model endpoint (OpenAI-compatible), a real HTTP server."""
+    with FakeLLM().script([text("nothing to run")]) as fake:
+        yield fake
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, data_dir, llm):
     admin = tmp_path / "admin.yaml"
     admin.write_text(yaml.safe_dump(ADMIN))
     mine = tmp_path / "mine.yaml"
@@ -103,20 +112,32 @@ def jp_server_config(tmp_path, data_dir):
         "DiamondApp": {"sites_file": str(admin), "store_path": str(tmp_path / "s.sqlite3"),
                        "allowed_sites": ["home"], "allowed_partitions": {"home": ["debug"]},
                        "user_sites_file": str(mine), "user_site_hosts": ["*.partner.example"],
-                       "llm_provider": "openai", "llm_base_url": "http://127.0.0.1:9/v1"},
+                       "llm_provider": "openai", "llm_base_url": f"{llm.url}/v1",
+                       "agent_approval": "dry-run"},
     }
 
 
-async def test_a_server_loads_the_admins_policy(jp_fetch, jp_serverapp):
+async def test_a_server_loads_the_admins_policy(jp_fetch, jp_serverapp, llm):
     app = jp_serverapp.web_app.settings["diamond_app"]
     fed = app.federation
     assert fed is not None and app.error is None
     assert sorted(fed.allowed_sites) == ["home", "lab"]  # the admin's choice + the user's own
     assert fed.config.site("home").allowed_partitions == ["debug"]
-    assert app.agent_settings()["base_url"] == "http://127.0.0.1:9/v1"
+    assert app.agent_settings()["base_url"] == f"{llm.url}/v1"
     resp = await jp_fetch("diamond", "api", "state", params={"max_age": 3600})
     state = json.loads(resp.body)
     assert [line.split(":")[0] for line in state["refused_sites"]] == ["rogue", "home", "here"]
+    # the agent calls the admin's model endpoint, with the admin's approval policy
+    resp = await jp_fetch("diamond", "api", "tasks", method="POST",
+                          body=json.dumps({"prompt": "what runs where?"}))
+    task = json.loads(resp.body)
+    assert task["approval"] == "dry-run", task
+    for _ in range(600):  # until the endpoint got the task's first model call
+        if llm.calls:
+            break
+        await asyncio.sleep(0.05)
+    assert llm.calls >= 1 and not llm.errors, llm.errors
+    assert "what runs where?" in json.dumps(llm.requests[0])
 
 
 def test_load_config_reads_what_hub_sites_writes(tmp_path):

@@ -34,10 +34,13 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
+    set_output_path,
     sh_quote,
     tokenize,
     unknown,
 )
+
+_HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
 
 _ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
 _FLAGS = "fhIVXxzn"
@@ -106,10 +109,7 @@ class PbsScript:
         elif o == "-N":
             spec.name = v
         elif o in ("-o", "-e"):
-            path = re.sub(r"^[\w.\-]+:(?=/)", "", v)
-            if path != v:
-                note(spec, f"line {item.lineno}: host prefix dropped from {v}")
-            setattr(spec, "stdout" if o == "-o" else "stderr", path)
+            set_output_path(spec, item, _HOST_PREFIX, self.name)
         elif o == "-j":
             if v not in ("oe", "eo", "n"):
                 return False

@@ -422,6 +422,18 @@ def neutral_out_pattern(path: str, source: str) -> str:
     return path
 
 
+def set_output_path(spec: JobSpec, item: Item, host_prefix: re.Pattern[str],
+                    source: str) -> None:
+    """PBS's and Grid Engine's `-o`/`-e [HOST:]PATH`: the host prefix (`host_prefix`, each
+    dialect's own form) is dropped with a note; the path's file-name pattern made neutral."""
+    value = item.value or ""
+    path = host_prefix.sub("", value, count=1)
+    if path != value:
+        note(spec, f"line {item.lineno}: host prefix dropped from {value}")
+    setattr(spec, "stdout" if item.option == "-o" else "stderr",
+            neutral_out_pattern(path, source))
+
+
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
     if target == "slurm":

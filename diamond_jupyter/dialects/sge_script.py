@@ -28,7 +28,6 @@ from .scripts_common import (
     is_placeholder,
     mail_warning,
     map_out_pattern,
-    neutral_out_pattern,
     neutral_preamble,
     note,
     own_unknown_lines,
@@ -36,9 +35,12 @@ from .scripts_common import (
     parse_mem_mb,
     placeholder_note,
     quote,
+    set_output_path,
     tokenize,
     unknown,
 )
+
+_HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 
 SMP_PE = "smp"
 MPI_PE = "mpi"
@@ -158,11 +160,7 @@ class SgeScript:
         elif o == "-ar":
             spec.reservation = v
         elif o in ("-o", "-e"):
-            path = re.sub(r"^[\w.\-]*:(?=[/$~.\w])", "", v)
-            if path != v:
-                note(spec, f"line {item.lineno}: host prefix dropped from {v}")
-            setattr(spec, "stdout" if o == "-o" else "stderr",
-                    neutral_out_pattern(path, self.name))
+            set_output_path(spec, item, _HOST_PREFIX, self.name)
         elif o == "-j":
             if v.lower() not in ("y", "yes", "n", "no", "true", "false"):
                 raise bad(item, "bad -j value", "y or n")

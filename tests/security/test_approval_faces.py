@@ -91,10 +91,15 @@ class TestServerDefault:
                                  **getattr(request, "param", {}))
         return cfg
 
-    async def test_ask_unless_the_admin_chose_otherwise(self, api, fake):
+    async def test_ask_unless_the_admin_chose_otherwise(self, api, fake, jp_serverapp):
         fake.script([SUBMIT])
         task = await api.post("tasks", {"prompt": "say hello"}, expect=202)
         assert task["approval"] == "ask"
+        fed = jp_serverapp.web_app.settings["diamond_federation"]
+        server_agent = jp_serverapp.web_app.settings["diamond_app"].agent_service()
+        held = await server_agent.wait(task["id"], timeout=120,
+                                       states={"awaiting_approval"})
+        assert held["state"] == "awaiting_approval" and fed.jobs() == []
 
     @pytest.mark.parametrize("jp_server_config", [{"agent_approval": "dry-run"}],
                              indirect=True)

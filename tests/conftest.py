@@ -68,6 +68,20 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     return d
 
 
+@pytest.fixture
+def fake(monkeypatch, data_dir):
+    """A fake Anthropic API on a local port, driven by the real client library, and the
+    environment that points the agent at it (a fake key; the provider chosen by default).
+    A module that configures the model itself defines its own `fake`."""
+    from fake_llm import FakeLLM
+
+    with FakeLLM() as f:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
+        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
+        yield f
+
+
 def pytest_addoption(parser) -> None:
     parser.addoption("--no-testbed", action="store_true",
                      help="deselect the tests that need the real test bed (a quick pure run)")

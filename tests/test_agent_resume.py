@@ -9,22 +9,13 @@ import threading
 
 import pytest
 from agents import agent
-from fake_llm import FakeLLM, last_result, text, tool_use
+from fake_llm import last_result, text, tool_use
 
 from diamond_jupyter.config import FederationConfig
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.store import Store
 
 SCRIPT = "#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --time=00:10:00\nsrun ./a.out\n"
-
-
-@pytest.fixture
-def fake(monkeypatch, data_dir):
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
 
 
 async def engine(path) -> Federation:

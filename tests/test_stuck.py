@@ -15,18 +15,8 @@ from diamond_jupyter.model import JobState
 from diamond_jupyter.store import Store
 
 pytestmark = pytest.mark.testbed
-KEY = "sk-ant-fake-key-never-stored-0123456789"
 STUCK = ("#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --time=01:00:00\n"
          "echo moved-ok on $(hostname)\n")
-
-
-@pytest.fixture
-def fake(monkeypatch, data_dir):
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
 
 
 @pytest.fixture

@@ -118,11 +118,11 @@ def test_ten_thousand_rows_build_quickly():
                       nodes=1, partition="compute", submitted_at=NOW - timedelta(seconds=i),
                       estimated_start=NOW + timedelta(seconds=i)) for i in range(10_000)]
     s, cal = snap(jobs), waits(0.5)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     rows = queue_rows(s, NOW, {"5": "alpha:5"}, cal)
-    took = time.perf_counter() - t0
+    took = time.thread_time() - t0
     assert len(rows) == 10_000 and rows[5]["mine"] and sum(r["mine"] for r in rows) == 1
-    assert took < 1.0, took  # typically ~50 ms; generous for a loaded machine
+    assert took < 1.0, took  # CPU seconds of this thread (typically ~0.05)
 
 
 # -- usage series ----------------------------------------------------------------------------

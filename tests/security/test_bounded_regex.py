@@ -15,14 +15,16 @@ from diamond_jupyter.dialects import get_commands, get_script_dialect
 from diamond_jupyter.dialects.outputs_common import expand_hostlist
 from diamond_jupyter.store import REDACTED, redact
 
+# CPU time of this thread (backtracking burns CPU; other processes on a busy machine do not
+# add to it, where they would to a wall-clock bound)
 BOUND_S = 0.5
 N = 20_000
 
 
 def timed(fn, *args):
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     out = fn(*args)
-    return out, time.perf_counter() - t0
+    return out, time.thread_time() - t0
 
 
 @pytest.mark.parametrize("text", [
@@ -54,12 +56,12 @@ def test_redactor_still_redacts():
 ])
 def test_lsf_script_parser_is_linear(line, was):
     lsf = get_script_dialect("lsf")
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     try:
         lsf.parse_script(f"#!/bin/bash\n{line}\necho hi\n")
     except Exception:  # noqa: BLE001 (only the time matters here)
         pass
-    secs = time.perf_counter() - t0
+    secs = time.thread_time() - t0
     assert secs < BOUND_S, f"{line[:20]}...: {secs:.2f} s (was {was})"
 
 
@@ -104,11 +106,11 @@ def test_every_directive_parses_hostile_values_in_linear_time(dialect):
     slow = []
     for opt in opts:
         for name, value in HOSTILE.items():
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             try:
                 parser.parse_script(f"#!/bin/bash\n{fmt.format(opt, value)}\necho hi\n")
             except Exception:  # noqa: BLE001 (only the time matters here)
                 pass
-            if (secs := time.perf_counter() - t0) > BOUND_S:
+            if (secs := time.thread_time() - t0) > BOUND_S:
                 slow.append(f"{opt} {name}: {secs:.2f} s")
     assert not slow, slow

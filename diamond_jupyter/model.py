@@ -49,9 +49,11 @@ EXPLICIT_POLICY = "explicit"  # the placement of a job sent to a site given by n
 
 def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | None:
     """The start the placement predicted for a job on its site: {"at", "bound" (the 90%
-    upper bound, or None), "text": '≈ 3 min (90%: < 11 min)' counted from `now` (default:
-    from the decision)}; None when the job has no placement (an explicit site's comes just
-    after its submit) or the placement had no estimate for its site."""
+    upper bound, or None), "source" (the placement's: "calibrated", "scheduler" when the
+    scheduler's own estimate is all there is, or "simulation"), "text": '≈ 3 min (90%: <
+    11 min)', or "≈ 3 min (scheduler's estimate)", counted from `now` (default: from the
+    decision)}; None when the job has no placement (an explicit site's comes just after its
+    submit) or the placement had no estimate for its site."""
     pl = job.placement or {}
     mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
                  and v.get("site") == job.site and v.get("feasible")), None)
@@ -66,8 +68,11 @@ def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | N
         return None
     text = describe_start((at - ref).total_seconds(),
                           (bound - ref).total_seconds() if bound else None)
+    source = mine.get("start_source")
+    if source == "scheduler" and bound is None:
+        text += " (scheduler's estimate)"
     return {"at": at.isoformat(), "bound": bound.isoformat() if bound else None,
-            "text": text}
+            "source": source, "text": text}
 
 
 def _aware(t: datetime) -> datetime:

@@ -133,12 +133,15 @@ class Placement(BaseModel):
         return next((v for v in self.ranked if v.site == site), None)
 
     def predicted_start(self, site: str | None = None) -> str | None:
-        """The chosen (or named) site's start for people: '≈ 3 min (90%: < 11 min)'."""
+        """The chosen (or named) site's start for people: '≈ 3 min (90%: < 11 min)', or
+        "≈ 3 min (scheduler's estimate)" when that is all there is."""
         v = self.verdict(site or self.choice or "")
         if v is None or v.estimated_start is None:
             return None
         bound = (v.start_bound - self.now).total_seconds() if v.start_bound else None
-        return describe_start((v.estimated_start - self.now).total_seconds(), bound)
+        text = describe_start((v.estimated_start - self.now).total_seconds(), bound)
+        return text + (" (scheduler's estimate)" if v.start_source == "scheduler"
+                       and bound is None else "")
 
     def summary(self) -> str:
         """One line: the choice, or every site's reason when none can run the job."""

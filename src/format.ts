@@ -30,10 +30,10 @@ export function fmtWait(seconds: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
-/** A queued job's predicted start from `now` (ms): "≈ 3 min (90%: < 11 min)"; null without
- * a prediction. */
+/** A queued job's predicted start from `now` (ms): "≈ 3 min (90%: < 11 min)", or
+ * "≈ 3 min (scheduler's estimate)" when that is all there is; null without a prediction. */
 export function fmtPredictedStart(
-  p: { at: string; bound: string | null } | null | undefined,
+  p: { at: string; bound: string | null; source?: string | null } | null | undefined,
   now: number
 ): string | null {
   const at = p ? parseTime(p.at) : null;
@@ -42,7 +42,22 @@ export function fmtPredictedStart(
   }
   const bound = parseTime(p.bound);
   const text = `≈ ${fmtWait((at - now) / 1000)}`;
-  return bound === null ? text : `${text} (90%: < ${fmtWait((bound - now) / 1000)})`;
+  if (bound === null) {
+    return p.source === 'scheduler' ? `${text} (scheduler's estimate)` : text;
+  }
+  return `${text} (90%: < ${fmtWait((bound - now) / 1000)})`;
+}
+
+/** What a predicted start rests on, for a tooltip. */
+export function predictionSource(p: { source?: string | null } | null | undefined): string {
+  switch (p?.source) {
+    case 'scheduler':
+      return "predicted start: the scheduler's own estimate (no calibration samples yet)";
+    case 'simulation':
+      return 'predicted start: simulated from the queue and walltime requests';
+    default:
+      return 'predicted start: calibrated estimate (90% upper bound)';
+  }
 }
 
 export function fmtDuration(seconds: number | null | undefined): string {

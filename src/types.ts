@@ -64,10 +64,12 @@ export interface IJob {
   predicted_start?: IPredictedStart | null;
 }
 
-/** When a queued job should start: `at` the calibrated estimate, `bound` the 90% bound. */
+/** When a queued job should start: `at` the estimate, `bound` the 90% bound; `source`
+ * "calibrated", "scheduler" (the scheduler's own estimate is all there is) or "simulation". */
 export interface IPredictedStart {
   at: string;
   bound: string | null;
+  source?: string | null;
   text: string;
 }
 

@@ -100,3 +100,20 @@ def test_the_event_that_records_an_explicit_prediction_carries_it(tmp_path):
     schema, payload = to_emission(ev, fed)
     assert schema.endswith("/job-state") and payload["kind"] == "job.updated"
     assert payload["predicted_start"] == said and payload["placement"]["policy"] == "explicit"
+
+
+def test_where_the_schedulers_estimate_is_all_there_is_the_prediction_says_so():
+    """No calibration at the site: the scheduler's own estimate, worded as such, with its
+    source, in the job's JSON (what `diamond status --json` prints) and on its card."""
+    cfg, snap = busy_alpha(left_s=3 * H)
+    pl = place(spec(), [(cfg, snap)], now=NOW, estimates={"alpha": NOW + timedelta(hours=2)})
+    assert pl.verdict("alpha").start_source == "scheduler"
+    job = Job(id="alpha:7", site="alpha", native_id="7", state=JobState.PENDING,
+              submitted_at=NOW, placement=pl.model_dump(mode="json"))
+    p = predicted_start(job)
+    assert p["source"] == "scheduler" and p["bound"] is None
+    assert p["text"] == "≈ 2.0 h (scheduler's estimate)" == pl.predicted_start("alpha")
+    assert job_json(job)["predicted_start"] == p
+    assert waiting_for(job, NOW) == p["text"]
+    calibrated = predicted_start(placed_job())
+    assert calibrated["source"] == "calibrated" and "scheduler" not in calibrated["text"]

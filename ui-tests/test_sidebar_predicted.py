@@ -1,5 +1,6 @@
 """A queued job's predicted start on the sidebar: "starts ≈ … (90%: < …)" from the server's
-job JSON (the placement's calibrated estimate), on the real test bed."""
+job JSON (the placement's calibrated estimate; "(scheduler's estimate)" where that is all
+there is), on the real test bed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, Resources
 from diamond_jupyter.store import Store
 
-PREDICTED = re.compile(r"starts ≈ \d+(\.\d)? (s|min|h)( \(90%: < \d+(\.\d)? (s|min|h)\))?$")
+PREDICTED = re.compile(r"starts ≈ \d+(\.\d)? (s|min|h)( \(90%: < \d+(\.\d)? (s|min|h)\)"
+                       r"| \(scheduler's estimate\))?$")
 
 
 async def _submit_held(config, store) -> str:

@@ -7,7 +7,7 @@ import {
   notebookIcon
 } from '@jupyterlab/ui-components';
 
-import { fmtPredictedStart, fmtTime, stateClass } from '../format';
+import { fmtPredictedStart, fmtTime, predictionSource, stateClass } from '../format';
 import { attentionNow, attentionText } from '../jobstate';
 import { IFetchResult, IJob, TERMINAL_STATES } from '../types';
 
@@ -97,7 +97,7 @@ export function JobRow(props: {
         )}
         {predicted && (
           <span
-            title="predicted start: calibrated estimate (90% upper bound)"
+            title={predictionSource(job.predicted_start)}
             data-diamond-predicted=""
           >
             starts {predicted}

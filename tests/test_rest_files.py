@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,27 @@ async def test_read_end_over_real_sftp(sshd):
         await t.run(["rm", "-f", "--", name])
     finally:
         await t.close()
+
+
+async def test_the_ssh_file_door_checks_the_host_key(sshd, tmp_path):
+    """An unknown host key is refused on the file door as on an SSH site (no trust on first
+    use unless the entry says so)."""
+    from diamond_jupyter.transports.ssh_auth import HostKeyError
+
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    door = {"kind": "ssh", "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
+            "key_file": str(sshd.client_key), "known_hosts": str(empty), "use_agent": False,
+            "ssh_config": str(sshd.base / "empty_ssh_config"), "connect_timeout_s": 5,
+            "reconnect_attempts": 1}
+    site = make_site(rest_cfg("/tmp", door))
+    try:
+        with pytest.raises(HostKeyError):
+            await site.tail("/etc/hostname")
+    finally:
+        await site.close()
+    trusted = make_site(rest_cfg("/tmp", {**door, "known_hosts": str(sshd.base / "known_hosts")}))
+    try:
+        assert await trusted.tail("/etc/hostname") == Path("/etc/hostname").read_text()
+    finally:
+        await trusted.close()

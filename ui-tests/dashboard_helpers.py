@@ -114,7 +114,7 @@ def usage_series(site: str, hours: int, step_s: int = 300) -> dict:
     pts = []
     for i in range(n):
         t = now - timedelta(seconds=(n - 1 - i) * step_s)
-        pts.append({"t": iso(t), "busy_cpus": 1000 + (i * 37) % 1000,
+        pts.append({"t": t.timestamp(), "busy_cpus": 1000 + (i * 37) % 1000,
                     "busy_gpus": (i * 7) % 32, "pending": 50 + (i * 13) % 400,
                     "running": 100 + i % 50})
     return {"site": site, "points": pts}

@@ -87,7 +87,7 @@ export function UsageChart(props: {
     s => s.key !== 'busy_gpus' || (totals.gpus ?? 0) > 0 || (points ?? []).some(p => (p.busy_gpus ?? 0) > 0)
   ) as ISeries[];
   const parsed = (points ?? [])
-    .map(p => ({ p, t: parseTime(p.t) }))
+    .map(p => ({ p, t: typeof p.t === 'number' ? p.t * 1000 : parseTime(p.t) }))
     .filter((q): q is { p: IUsagePoint; t: number } => q.t !== null && q.t >= from)
     .sort((a, b) => a.t - b.t);
   const W = width;

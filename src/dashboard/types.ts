@@ -44,7 +44,8 @@ export interface IDashboard {
 }
 
 export interface IUsagePoint {
-  t: string;
+  /** epoch seconds (the server's); an ISO time is read too */
+  t: number | string;
   busy_cpus: number | null;
   busy_gpus: number | null;
   pending: number | null;

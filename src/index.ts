@@ -110,7 +110,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
           widget = createDashboard(
             model,
             id => targets.showJob(id),
-            () => sidebar.view.timeZone
+            () => sidebar.view.timeZone,
+            app.restored
           );
           void dashboards.add(widget);
           shell.add(widget, 'main');

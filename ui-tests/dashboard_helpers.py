@@ -103,6 +103,7 @@ def big_dashboard(sites: list[str], rows: int, user: str = "me", mine_every: int
                                      "source": src} if pending else None),
                 "mine": mine, "job": f"{site}-{100000 + k}" if mine else None})
         out.append({"name": site, "scheduler": "slurm", "reachable": True, "error": None,
+                    "taken_at": now.isoformat(),
                     "totals": {"nodes": 64, "cpus": 2048, "gpus": 32},
                     "busy": {"cpus": 1800, "gpus": 20}, "queue": queue})
     return {"generated": iso(now), "user": user, "sites": out}
@@ -118,6 +119,17 @@ def usage_series(site: str, hours: int, step_s: int = 300) -> dict:
                     "busy_gpus": (i * 7) % 32, "pending": 50 + (i * 13) % 400,
                     "running": 100 + i % 50})
     return {"site": site, "points": pts}
+
+
+def serve_from_server(page, server: dict, dashboard: dict, name: str = "dashboard.json") -> int:
+    """Have the real Jupyter server serve `dashboard` for the page's GET /dashboard: the
+    answer is written under the server's root and the request is redirected to it (the bytes
+    travel over HTTP from the server, as the route's would). Returns its size in bytes."""
+    body = json.dumps(dashboard)
+    (Path(server["root"]) / name).write_text(body)
+    page.route("**/diamond/api/dashboard*",
+               lambda route: route.continue_(url=f"{server['url']}/files/{name}"))
+    return len(body.encode())
 
 
 def serve_recorded(page, dashboard: dict) -> None:

@@ -27,7 +27,9 @@ function SiteCard(props: {
   timeZone: string;
   onOpenJob: (id: string) => void;
 }): JSX.Element {
-  const { site, hours, dash, version, ageS, timeZone, onOpenJob } = props;
+  const { site, hours, dash, version, timeZone, onOpenJob } = props;
+  const taken = parseTime(site.taken_at);
+  const ageS = taken === null ? props.ageS : Math.max(0, (Date.now() - taken) / 1000);
   const headId = `jp-diamond-dash-${site.name.replace(/[^\w-]/g, '_')}`;
   let pending = 0;
   let running = 0;
@@ -99,6 +101,7 @@ export function Dashboard(props: {
   const workflows = useWorkflows(model);
   React.useEffect(() => {
     if (data) {
+      dash.noteCommitted();
       requestAnimationFrame(() => dash.notePainted());
     }
   }, [data]);

@@ -17,14 +17,14 @@ const MAX_ROWS = 200;
 export function placementReason(job: IJob): string {
   const pl = job.placement;
   const ranked = pl?.ranked ?? [];
-  if (!pl || ranked.length === 0) {
-    return 'site chosen by you';
+  if (!pl || ranked.length === 0 || pl.policy === 'explicit') {
+    return `${job.site}: chosen by you`;
   }
   const chosen = ranked.find(v => v.site === job.site);
   const others = ranked.filter(v => v.site !== job.site);
   const ruledOut = others.filter(v => !v.feasible).length;
   const bits = [
-    `${pl.policy ?? 'placement'}`,
+    `placed by ${pl.policy ? `policy ${pl.policy}` : 'diamond'}`,
     chosen?.partition ? `partition ${chosen.partition}` : null,
     others.length
       ? `best of ${ranked.length - ruledOut} sites${ruledOut ? `, ${ruledOut} ruled out` : ''}`

@@ -120,11 +120,11 @@ const Row = React.memo(function Row(props: {
     >
       <div role="gridcell">{row.id}</div>
       <div role="gridcell">
-        {row.user}
+        {row.user ?? '—'}
         {row.mine && <span className="jp-diamond-you"> (you)</span>}
       </div>
-      <div role="gridcell" title={row.name}>
-        {row.name}
+      <div role="gridcell" title={row.name ?? undefined}>
+        {row.name ?? '—'}
       </div>
       <div role="gridcell">{row.partition ?? '—'}</div>
       <div role="gridcell" className="jp-diamond-num">{cell(row.nodes)}</div>
@@ -240,6 +240,7 @@ export function QueueTable(props: {
       style={{ height: viewH + ROW_H }}
       data-diamond-queue={site}
       data-diamond-rows={count}
+      data-diamond-mine-rows={mine}
     >
       <div role="rowgroup" className="jp-diamond-qhead">
         <div role="row" aria-rowindex={1} className="jp-diamond-qrow">

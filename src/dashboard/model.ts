@@ -17,6 +17,8 @@ export interface IDashboardStats {
   /** ms from the first GET /dashboard request to the queue tables painted. */
   firstPaintMs: number | null;
   lastPaintMs: number | null;
+  /** ms from the last answer parsed to its tables rendered (React's commit). */
+  commitMs: number | null;
   /** Queue rows in the last answer, over all sites. */
   rows: number;
 }
@@ -29,6 +31,7 @@ export class DashboardModel {
     fetchMs: null,
     firstPaintMs: null,
     lastPaintMs: null,
+    commitMs: null,
     rows: 0
   };
 
@@ -79,6 +82,14 @@ export class DashboardModel {
     this._timer = 0;
   }
 
+  /** The tables of the last answer were rendered (before the browser paints them). */
+  noteCommitted(): void {
+    if (this._parsed !== null) {
+      this.stats.commitMs = performance.now() - this._parsed;
+      this._parsed = null;
+    }
+  }
+
   /** The tables of the answer fetched at `_t0` were painted. */
   notePainted(): void {
     if (this._t0 === null) {
@@ -103,7 +114,8 @@ export class DashboardModel {
     this.stats.fetches++;
     try {
       const data = await fetchDashboard(this.settings);
-      this.stats.fetchMs = performance.now() - t0;
+      this._parsed = performance.now();
+      this.stats.fetchMs = this._parsed - t0;
       this.stats.rows = data.sites.reduce((n, s) => n + s.queue.length, 0);
       this._data = data;
       this._error = null;
@@ -122,4 +134,5 @@ export class DashboardModel {
   private _fetching: Promise<void> | null = null;
   private _timer = 0;
   private _t0: number | null = null;
+  private _parsed: number | null = null;
 }

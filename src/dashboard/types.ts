@@ -11,8 +11,8 @@ export interface IQueuePrediction {
 /** One job in a site's queue (any user's). */
 export interface IQueueRow {
   id: string;
-  user: string;
-  name: string;
+  user: string | null;
+  name: string | null;
   partition: string | null;
   nodes: number | null;
   cpus: number | null;
@@ -32,6 +32,8 @@ export interface IDashboardSite {
   scheduler: string;
   reachable: boolean;
   error: string | null;
+  /** When the snapshot behind `queue` was taken (ISO); null if never. */
+  taken_at?: string | null;
   totals: { nodes: number | null; cpus: number | null; gpus: number | null };
   busy: { cpus: number | null; gpus: number | null };
   queue: IQueueRow[];

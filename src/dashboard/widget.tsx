@@ -18,7 +18,8 @@ class DashboardContent extends ReactWidget {
     private _model: DiamondModel,
     private _dash: DashboardModel,
     private _openJob: (id: string) => void,
-    private _timeZone: () => string
+    private _timeZone: () => string,
+    private _ready: Promise<unknown>
   ) {
     super();
     this.addClass('jp-diamond-dashboard');
@@ -29,14 +30,22 @@ class DashboardContent extends ReactWidget {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    this._dash.start();
+    this._start();
   }
 
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    if (this.isVisible) {
-      this._dash.start();
-    }
+    this._start();
+  }
+
+  /** Poll while shown, once the application has started (on a page load, JupyterLab's
+   * own start-up would otherwise compete with the first answer). */
+  private _start(): void {
+    void this._ready.then(() => {
+      if (this.isVisible && !this.isDisposed) {
+        this._dash.start();
+      }
+    });
   }
 
   protected onAfterHide(msg: Message): void {
@@ -73,10 +82,11 @@ class DashboardContent extends ReactWidget {
 export function createDashboard(
   model: DiamondModel,
   openJob: (id: string) => void,
-  timeZone: () => string
+  timeZone: () => string,
+  ready: Promise<unknown>
 ): MainAreaWidget<ReactWidget> {
   const dash = new DashboardModel(model.settings);
-  const content = new DashboardContent(model, dash, openJob, timeZone);
+  const content = new DashboardContent(model, dash, openJob, timeZone, ready);
   const widget = new MainAreaWidget({ content });
   widget.id = DASHBOARD_ID;
   widget.title.label = 'Diamond dashboard';

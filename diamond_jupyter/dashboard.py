@@ -3,14 +3,18 @@ start, and a compact usage time series per site.
 
 Pure: snapshots, calibrations and the store's own jobs in; JSON-ready rows out.
 
-Predicted start of a pending job (seconds from the moment the dashboard is built):
+Predicted start of a pending job (seconds from the moment the dashboard is built), as
+placement predicts a new job's:
 - the scheduler's own estimate for that job (its `estimated_start` in the queue view),
   corrected by the site's wait calibration (the median of actual wait / the scheduler's
   estimate for jobs of that partition and size, all users', `calibration.SiteCalibration`)
   and bounded by its upper quantile: source "calibrated";
-- the scheduler's estimate alone where the calibration has no samples: source "scheduler"
-  (no bound);
-- None where the scheduler gave no estimate.
+- else, where the site's runtime calibration has samples (recent jobs' runtime / walltime
+  request), the job's start in the calibrated backfill simulation of the whole queue
+  (`simulated_starts`: every job ends after the median share of its request; the bound
+  with the upper quantile's): source "calibrated";
+- else the scheduler's estimate alone: source "scheduler" (no bound);
+- else None.
 
 Usage series: one point per snapshot (busy CPUs and GPUs, pending and running jobs), thinned
 by age so a site never keeps more than about 900 points: one a minute for the last 6 hours,
@@ -24,9 +28,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal, TypedDict
 
-from .calibration import Ratio, SiteCalibration
+from .calibration import Ratio, SiteCalibration, ratio_fn
 from .model import JobState, JobStatus, SiteSnapshot
-from .placement_fit import aware
+from .placement_fit import aware, partition_members, site_nodes
+from .placement_sim import build_state, pending_demands, queue_starts, recalibrated
 
 # (age below which, one point per this many seconds); older than the last: dropped
 TIERS: tuple[tuple[float, float], ...] = ((6 * 3600.0, 60.0), (86400.0, 300.0),
@@ -118,11 +123,35 @@ def _predict(raw_s: float, r: Ratio | None) -> PredictedStart:
             "source": "calibrated"}
 
 
+Simulated = Mapping[str, tuple[float, float]]  # native id -> (median, bound) start, s
+
+
+def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) -> dict[
+        str, tuple[float, float]]:
+    """Each pending job's start (seconds after `now`) in the backfill simulation of the
+    site's queue calibrated with `cal`'s runtime ratios: (with the median ratio, with the
+    upper one); empty without samples. Jobs the simulation never starts are left out."""
+    median, upper = ratio_fn(cal, "median"), ratio_fn(cal, "upper")
+    if median is None or upper is None or not snap.pending:
+        return {}
+    nodes = site_nodes(snap)
+    members = partition_members(snap, nodes) if snap.partitions else \
+        {"": [n.name for n in nodes]}
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, members, now, part_max)
+    queue = pending_demands(snap, st, members, now, part_max)
+    mid = queue_starts(*recalibrated(st, queue, median))
+    high = queue_starts(*recalibrated(st, queue, upper))
+    return {n: (t, max(high.get(n, t), t)) for n, t in mid.items()}
+
+
 def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
-               wait: SiteCalibration | None = None) -> list[QueueRow]:
+               wait: SiteCalibration | None = None,
+               simulated: Simulated | None = None) -> list[QueueRow]:
     """Every job of the snapshot's queue, in its order; `mine` maps native ids to this
-    user's diamond job ids, `wait` is the site's wait calibration. Times in whole seconds.
-    (10,000 rows are built in about 0.1 s: the dashboard's first paint waits for them.)"""
+    user's diamond job ids, `wait` is the site's wait calibration, `simulated` the starts
+    of `simulated_starts`. Times in whole seconds. (10,000 rows are built in about 0.1 s:
+    the dashboard's first paint waits for them.)"""
     t = now.timestamp()
     ratios: dict[tuple[str | None, int | None], Ratio | None] = {}
 
@@ -133,12 +162,20 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
     for j in snap.jobs:
         state = j.state
         sub, start = ts(j.submitted_at), ts(j.started_at)
-        predicted = None
-        if state is JobState.PENDING and j.estimated_start is not None:
-            key = (j.partition, j.cpus)
-            if key not in ratios:
-                ratios[key] = wait.ratio(*key) if wait is not None else None
-            predicted = _predict(ts(j.estimated_start) - t, ratios[key])  # type: ignore[operator]
+        predicted: PredictedStart | None = None
+        if state is JobState.PENDING:
+            r = None
+            if j.estimated_start is not None and wait is not None:
+                key = (j.partition, j.cpus)
+                if key not in ratios:
+                    ratios[key] = wait.ratio(*key)
+                r = ratios[key]
+            sim = simulated.get(j.native_id) if simulated else None
+            if j.estimated_start is not None and (r is not None or sim is None):
+                predicted = _predict(ts(j.estimated_start) - t, r)  # type: ignore[operator]
+            elif sim is not None:
+                predicted = {"median_s": round(sim[0]), "p90_s": round(sim[1]),
+                             "source": "calibrated"}
         job = mine.get(j.native_id)
         rows.append({
             "id": j.native_id, "user": j.user, "name": j.name, "partition": j.partition,
@@ -166,14 +203,15 @@ def busy(snap: SiteSnapshot) -> Busy:
 
 
 def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
-               mine: Mapping[str, str], wait: SiteCalibration | None = None) -> DashboardSite:
+               mine: Mapping[str, str], wait: SiteCalibration | None = None,
+               simulated: Simulated | None = None) -> DashboardSite:
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
         "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,
         "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
                    "gpus": sum(n.gpus for n in snap.nodes)},
         "busy": busy(snap),
-        "queue": queue_rows(snap, now, mine, wait),
+        "queue": queue_rows(snap, now, mine, wait, simulated),
     }
 
 

@@ -287,16 +287,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         st = await self.sites[site].stat(path)
         return st.size if st is not None else 0
 
-    async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S
+    async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S, fetch: bool = True
                           ) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
         CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the cached
         ones are older than `max_age_s`, and this store's own. A site whose accounting cannot be
         read keeps what it had (or only the store's jobs); errors other than a site's are
-        raised."""
+        raised. Without `fetch`, from what was read before only (no site is asked)."""
         now = time.monotonic()
-        stale = [n for n in self.sites
-                 if now - self._calibrated.get(n, (-math.inf, []))[0] > max_age_s]
+        stale = [n for n in self.sites if fetch
+                 and now - self._calibrated.get(n, (-math.inf, []))[0] > max_age_s]
         if stale:
             since = utcnow() - timedelta(seconds=CALIBRATION_WINDOW_S)
             got = await asyncio.gather(*(self.sites[n].recent_jobs(since) for n in stale),

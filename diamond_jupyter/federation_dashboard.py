@@ -3,12 +3,22 @@ each site's usage over time, kept from the snapshots the engine takes anyway."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .calibration import SiteCalibration, WaitSample
-from .dashboard import Dashboard, Usage, downsample, site_entry, usage_point
+from .calibration import SiteCalibration
+from .dashboard import (
+    Dashboard,
+    Simulated,
+    Usage,
+    downsample,
+    simulated_starts,
+    site_entry,
+    usage_point,
+)
 from .model import BadInput, DiamondError, SiteSnapshot, utcnow
 
 if TYPE_CHECKING:
@@ -17,8 +27,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WAIT_WINDOW_S = 6 * 3600.0  # starts this recent calibrate the scheduler's estimates
 MAX_USAGE_HOURS = 7 * 24.0
+# A queue longer than this is not simulated for predicted starts (the simulation takes
+# about 0.1 s per 1,000 queued jobs, twice: median and bound); its jobs keep the
+# scheduler's estimates.
+MAX_SIMULATED_PENDING = 3000
 
 
 class DashboardMixin:
@@ -30,7 +43,8 @@ class DashboardMixin:
     if TYPE_CHECKING:  # Federation's and WaitNotesMixin's
         async def snapshots(self, *, max_age_s: float = 15.0) -> dict[str, SiteSnapshot]: ...
 
-        def wait_calibration_samples(self, site: str, since: float) -> list[WaitSample]: ...
+        async def calibration(self, *, max_age_s: float = ..., fetch: bool = True
+                              ) -> dict[str, SiteCalibration]: ...
 
     def keep_usage(self) -> None:
         """Add a point to a site's usage series for every snapshot its Site takes from now
@@ -52,26 +66,48 @@ class DashboardMixin:
         """Every usable site's queue, all users' jobs in the scheduler's order, from snapshots
         at most `max_age_s` old (the cached ones the other faces use; no extra command when
         they are fresh enough): per site its totals, what is busy, and one row per job with
-        its waited and running time, its predicted start while pending (the scheduler's
-        estimate corrected by the site's wait calibration, `source` "calibrated", else the
-        estimate alone, `source` "scheduler", else None) and, for this user's diamond jobs,
+        its waited and running time, its predicted start while pending (as placement
+        predicts: the scheduler's estimate corrected by the site's wait calibration, else
+        the job's start in the queue's backfill simulation calibrated with recent runtimes,
+        both `source` "calibrated" with a 90% bound; else the scheduler's estimate alone,
+        `source` "scheduler"; else None; see `dashboard`. Calibrations are those placement
+        last read: no site is asked for them) and, for this user's diamond jobs,
         `mine` and the job's id. An unreachable site says so in `reachable` and `error`
         (its rows are the last ones seen). `user` is echoed for the face. Never raises for a
         site."""
         snaps = await self.snapshots(max_age_s=max_age_s)
+        cals = await self.calibration(fetch=False)  # what placement read: no site is asked
         now = utcnow()
         mine: dict[str, dict[str, str]] = {}
         for job in self.store.unfinished_jobs():
             if job.native_id and not job.reused_by:
                 mine.setdefault(job.site, {})[job.native_id] = job.id
-        since = time.time() - WAIT_WINDOW_S
+        sims = await asyncio.gather(*(self._simulated(n, snaps[n], cals.get(n), now)
+                                      for n in self.sites))
         sites = []
-        for name, site in self.sites.items():
-            waits = self.wait_calibration_samples(name, since)
-            cal = SiteCalibration([], wait=waits).wait if waits else None
+        for (name, site), sim in zip(self.sites.items(), sims, strict=True):
+            cal = cals.get(name)
             sites.append(site_entry(name, site.cfg.scheduler, snaps[name], now,
-                                    mine.get(name, {}), cal))
+                                    mine.get(name, {}), cal.wait if cal else None, sim))
         return {"generated": now.isoformat(), "user": user, "sites": sites}
+
+    async def _simulated(self, site: str, snap: SiteSnapshot, cal: SiteCalibration | None,
+                         now: datetime) -> Simulated:
+        """The calibrated simulation's starts for `site`'s queue, from seconds after `now`:
+        computed once per snapshot and calibration (in a worker thread), then shifted."""
+        if cal is None or not cal.samples or not snap.reachable \
+                or len(snap.pending) > MAX_SIMULATED_PENDING:
+            return {}
+        cache: dict[str, tuple[tuple, datetime, Simulated]] = \
+            self.__dict__.setdefault("_dashboard_sims", {})
+        key = (snap.taken_at, cal.samples, cal.wait.samples if cal.wait else 0)
+        hit = cache.get(site)
+        if hit is None or hit[0] != key:
+            at = now
+            starts = await asyncio.to_thread(simulated_starts, snap, cal, at)
+            cache[site] = hit = (key, at, starts)
+        age = (now - hit[1]).total_seconds()
+        return {n: (max(m - age, 0.0), max(b - age, 0.0)) for n, (m, b) in hit[2].items()}
 
     def usage(self, site: str, *, hours: float = 6.0) -> Usage:
         """Site `site`'s usage over the last `hours` (at most a week): a point per snapshot

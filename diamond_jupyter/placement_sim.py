@@ -78,6 +78,8 @@ class Demand:
     now_ok: bool = False  # may start at t = 0 whatever its estimate (see the module doc)
     partition: str | None = None  # of the queued job it stands for (calibration)
     job_cpus: int | None = None
+    native_id: str | None = None  # the queued job it stands for
+    start: float | None = None  # when the simulation started it
 
     def ready(self, t: float) -> bool:
         return self.not_before <= t or (self.now_ok and t == 0.0)
@@ -183,7 +185,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners)
     new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * ratio(d.partition, d.job_cpus),
                     d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
-                    job_cpus=d.job_cpus) for d in queue]
+                    job_cpus=d.job_cpus, native_id=d.native_id) for d in queue]
     return new_st, new_q
 
 
@@ -222,7 +224,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
                           planned is not None,
                           now_ok=(j.reason or "").strip().lower() in _STALE_OK,
-                          partition=j.partition, job_cpus=j.cpus))
+                          partition=j.partition, job_cpus=j.cpus, native_id=j.native_id))
     return out
 
 
@@ -277,7 +279,7 @@ class _Sim:
                 self.avail.discard(n)
             self.seq += 1
             bisect.insort(self.rel, (t + d.duration, self.seq, n, c, g), lo=self.rp)
-        d.done = True
+        d.done, d.start = True, t
 
     def release_until(self, t: float) -> None:
         rel = self.rel
@@ -376,7 +378,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH) -> float | None:
     """Seconds after now at which `probe` (last in priority) starts; None if never."""
     for d in queue:
-        d.done = False
+        d.done, d.start = False, None
     probe.done = False
     sim = _Sim(st)
     wait = [*queue, probe]
@@ -430,3 +432,13 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             return None
         t = min(nxt)
     return None
+
+
+def queue_starts(st: SimState, queue: list[Demand]) -> dict[str, float]:
+    """When each queued job starts in the simulation (seconds after now), by native id; a
+    job the simulation never starts is left out. The whole queue is played out behind a
+    probe that fits nowhere."""
+    never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0, eligible=[])
+    earliest_start(st, queue, never)
+    return {d.native_id: d.start for d in queue
+            if d.native_id is not None and d.start is not None}

@@ -6,15 +6,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from test_placement import NOW, H, node, pending, running
+from test_placement import NOW, H, busy_alpha, node, pending, running
 
-from diamond_jupyter.calibration import SiteCalibration, WaitSample
+from diamond_jupyter.calibration import RunSample, SiteCalibration, WaitSample
 from diamond_jupyter.dashboard import (
     MAX_POINTS,
     TIERS,
     busy,
     downsample,
     queue_rows,
+    simulated_starts,
     site_entry,
     step_at,
     thin,
@@ -123,6 +124,41 @@ def test_ten_thousand_rows_build_quickly():
     took = time.thread_time() - t0
     assert len(rows) == 10_000 and rows[5]["mine"] and sum(r["mine"] for r in rows) == 1
     assert took < 1.0, took  # CPU seconds of this thread (typically ~0.05)
+
+
+def runtimes(ratio: float, n: int = 40) -> SiteCalibration:
+    """A runtime calibration: recent jobs ran `ratio` of their walltime request (±20%)."""
+    return SiteCalibration([RunSample(None, 32, 1000.0, ratio * f * 1000.0, float(i))
+                            for i, f in enumerate([0.8, 1.0, 1.2, 1.0] * (n // 4))])
+
+
+def test_the_calibrated_simulation_starts_every_queued_job():
+    """alpha's four nodes are busy with jobs that asked for 4 h and ran 1 h: by their
+    requests the queue starts in 3 h; jobs like them run half their request, so the head
+    starts in 1 h, the next behind it, and the bound is later but within the requests'."""
+    cfg, s = busy_alpha(left_s=3 * H)
+    s.jobs += [pending("p1", 1, 32, H), pending("p2", 4, 128, H), pending("p3", 1, 32, H)]
+    starts = simulated_starts(s, runtimes(0.5), NOW)
+    assert starts["p1"][0] == pytest.approx(H)
+    assert starts["p2"][0] >= starts["p1"][0]  # all four nodes: after the head's node frees
+    assert all(m <= b <= 3 * H for m, b in starts.values()), starts
+    assert any(b > m for m, b in starts.values())
+    assert simulated_starts(s, SiteCalibration([]), NOW) == {}  # no samples: no simulation
+
+
+def test_a_row_prefers_the_wait_calibrated_estimate_then_the_simulation_then_the_raw_one():
+    est = NOW + timedelta(hours=2)
+    s = snap([pending("a", 1, 4, H, part="compute", est=est),
+              pending("b", 1, 4, H, part="compute"),
+              pending("c", 1, 4, H, part="compute", est=est)])
+    sim = {"a": (600.0, 900.0), "b": (1200.0, 1500.0)}
+    rows = {r["id"]: r["predicted_start"] for r in queue_rows(s, NOW, {}, waits(0.25), sim)}
+    assert rows["a"]["median_s"] == 1800 and rows["a"]["source"] == "calibrated"  # waits
+    assert rows["b"] == {"median_s": 1200, "p90_s": 1500, "source": "calibrated"}  # simulated
+    assert rows["c"]["median_s"] == 1800  # the wait calibration, not simulated
+    no_waits = {r["id"]: r["predicted_start"] for r in queue_rows(s, NOW, {}, None, sim)}
+    assert no_waits["a"] == {"median_s": 600, "p90_s": 900, "source": "calibrated"}
+    assert no_waits["c"] == {"median_s": 2 * H, "p90_s": None, "source": "scheduler"}
 
 
 # -- usage series ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def _queue(now: datetime) -> str:
     return "\n".join([
         f"40|RUNNING|{started}|N/A|{sub}|2:00:00|1|8|ann|debug|N/A|c1|None|(null)|sim",
         f"41|PENDING|{est}|N/A|{sub}|1:00:00|1|4|me|debug|N/A||Resources|(null)|mine",
-        f"42|PENDING|N/A|N/A|{sub}|1:00:00|2|32|bob|debug|gpu:2|(null)|Priority|(null)|big",
+        f"42|PENDING|N/A|N/A|{sub}|1:00:00|2|8|bob|debug|N/A|(null)|Priority|(null)|big",
     ]) + "\n"
 
 
@@ -67,6 +67,21 @@ def jp_server_config(sites_file, tmp_path, data_dir):
     return diamond_config(str(sites_file), str(store))
 
 
+def finished_jobs(store: Path, n: int, share: float) -> None:
+    """`n` of this user's jobs on the site that ran `share` of their hour's request and
+    ended within the hour (what calibrates runtimes, with the site's accounting)."""
+    now = datetime.now(timezone.utc)
+    with Store(store) as st:
+        for i in range(n):
+            tok = f"cal{i:09d}"
+            st.record_intent("rec", tok, {"command": "true",
+                                          "resources": {"walltime_s": 3600, "nodes": 1}})
+            job = st.bind_native_id(tok, str(900 + i))
+            end = now - timedelta(minutes=i)
+            st.apply_state(job.id, "RUNNING", started_at=end - timedelta(hours=share))
+            st.apply_state(job.id, "COMPLETED", exit_code=0, ended_at=end)
+
+
 async def test_the_dashboard_lists_every_users_jobs_and_marks_this_users(api):
     d = await api.get("dashboard")
     assert d["user"] and datetime.fromisoformat(d["generated"])
@@ -86,7 +101,7 @@ async def test_the_dashboard_lists_every_users_jobs_and_marks_this_users(api):
     assert p["source"] == "scheduler" and p["p90_s"] is None
     assert 1.8 * 3600 <= p["median_s"] <= 2 * 3600
     assert big["predicted_start"] is None  # the scheduler planned no start
-    assert (big["nodes"], big["cpus"]) == (2, 32)
+    assert (big["nodes"], big["cpus"], big["gpus"]) == (2, 8, None)
 
 
 async def test_each_snapshot_adds_a_usage_point_kept_in_the_store(api, tmp_path):
@@ -114,3 +129,15 @@ async def test_usage_refuses_bad_hours(api, hours, says):
 async def test_usage_of_an_unknown_site_is_404(api):
     r = await api.call("GET", "sites/nope/usage", expect=404)
     assert "nope" in r.body["message"]
+
+
+async def test_with_runtime_samples_a_job_without_an_estimate_gets_the_simulated_start(
+        api, tmp_path):
+    finished_jobs(tmp_path / "store.sqlite3", 8, 0.25)
+    d = await api.get("dashboard", params={"max_age": 0})
+    rows = {r["id"]: r for r in d["sites"][0]["queue"]}
+    big, mine = rows["42"]["predicted_start"], rows["41"]["predicted_start"]
+    assert big is not None and big["source"] == "calibrated", rows["42"]
+    assert 0 <= big["median_s"] <= big["p90_s"]
+    # one with the scheduler's estimate, no wait samples: the simulation's, calibrated
+    assert mine["source"] == "calibrated" and mine["median_s"] <= mine["p90_s"]

@@ -53,6 +53,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // Notebook job cards: live from this model, whatever became of the kernel.
     rendermime?.addFactory(jobCardFactory(model, actions));
     const sidebar = new DiamondSidebar(model, actions, taskActions(model));
+    sidebar.starting = true;
     shell.add(sidebar, 'left', { rank: 650 });
     if (restorer) {
       restorer.add(sidebar, 'diamond-sidebar');
@@ -168,6 +169,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     void app.restored.then(() => {
+      sidebar.starting = false;
       void model.refresh();
       model.startHeartbeat();
     });

@@ -49,7 +49,11 @@ export class DiamondSidebar extends ReactWidget {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    void this.model.refresh(); // "on open"
+    // "On open"; on a page load the panel is shown while JupyterLab is still starting:
+    // then the plugin's refresh once it has started is the one (nothing competes with it).
+    if (!this.starting) {
+      void this.model.refresh();
+    }
   }
 
   render(): JSX.Element {
@@ -67,6 +71,9 @@ export class DiamondSidebar extends ReactWidget {
       </UseSignal>
     );
   }
+
+  /** True (set by the plugin) until JupyterLab has started. */
+  starting = false;
 
   /** Set by the plugin: opens the main-area dashboard. */
   openDashboard: (() => void) | null = null;

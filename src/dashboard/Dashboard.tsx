@@ -18,18 +18,20 @@ function n(v: number | null | undefined): string {
   return v === null || v === undefined ? '—' : String(v);
 }
 
-function SiteCard(props: {
+/** One site: its occupancy, usage chart and queue. Drawn again only when the dashboard is
+ * read again (not on each of the user's job events). */
+const SiteCard = React.memo(function SiteCard(props: {
   site: IDashboardSite;
   hours: number;
   dash: DashboardModel;
+  /** The answer's `generated` time: changes with each new answer. */
   version: string;
-  ageS: number;
   timeZone: string;
   onOpenJob: (id: string) => void;
 }): JSX.Element {
   const { site, hours, dash, version, timeZone, onOpenJob } = props;
-  const taken = parseTime(site.taken_at);
-  const ageS = taken === null ? props.ageS : Math.max(0, (Date.now() - taken) / 1000);
+  const taken = parseTime(site.taken_at) ?? parseTime(version) ?? Date.now();
+  const ageS = Math.max(0, (Date.now() - taken) / 1000);
   const headId = `jp-diamond-dash-${site.name.replace(/[^\w-]/g, '_')}`;
   let pending = 0;
   let running = 0;
@@ -66,7 +68,7 @@ function SiteCard(props: {
       <QueueTable site={site.name} rows={site.queue} ageS={ageS} onOpenJob={onOpenJob} />
     </section>
   );
-}
+});
 
 /** The workflows (latest first), read again on workflow events. */
 function useWorkflows(model: DiamondModel): IWorkflow[] {
@@ -106,7 +108,6 @@ export function Dashboard(props: {
     }
   }, [data]);
   const generated = parseTime(data?.generated) ?? Date.now();
-  const ageS = Math.max(0, (Date.now() - generated) / 1000);
   return (
     <div className="jp-diamond-dashboard-body">
       <header className="jp-diamond-dash-header">
@@ -154,7 +155,6 @@ export function Dashboard(props: {
               hours={hours}
               dash={dash}
               version={data?.generated ?? ''}
-              ageS={ageS}
               timeZone={timeZone}
               onOpenJob={onOpenJob}
             />

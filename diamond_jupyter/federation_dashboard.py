@@ -19,7 +19,7 @@ from .dashboard import (
     site_entry,
     usage_point,
 )
-from .model import BadInput, DiamondError, SiteSnapshot, utcnow
+from .model import BadInput, SiteSnapshot, utcnow
 
 if TYPE_CHECKING:
     from .sites import Sites
@@ -59,7 +59,7 @@ class DashboardMixin:
             return
         try:
             self.store.note_usage(site, point)
-        except DiamondError as e:  # a busy store must not fail a queue view
+        except Exception as e:  # a busy or broken store must not fail a queue view
             log.info("%s: usage point not kept: %s", site, e)
 
     async def dashboard(self, *, user: str, max_age_s: float = 15.0) -> Dashboard:

@@ -231,3 +231,25 @@ def test_the_store_keeps_the_series_thinned_and_across_a_reopen(tmp_path):
         assert again[-1]["busy_cpus"] == 199  # the latest point is always kept
         assert st.usage("alpha", since=now - 600) == [p for p in again if p["t"] >= now - 600]
         assert [p["busy_gpus"] for p in st.usage("beta")] == [1]
+
+
+def test_a_store_that_cannot_keep_the_point_does_not_fail_the_snapshot(tmp_path):
+    """The usage point is kept from inside the site's snapshot: a store error (here SQLite's
+    own, as a locked file gives) is logged, never raised into the snapshot."""
+    import sqlite3
+
+    import yaml
+
+    from diamond_jupyter.federation import Federation
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "loc", "scheduler": "slurm",
+                                                "transport": {"kind": "local"}}]}))
+    fed = Federation(sites, store=Store(tmp_path / "s.sqlite3"))
+
+    def locked(*_a, **_k):
+        raise sqlite3.OperationalError("database is locked")
+    fed.store.note_usage = locked  # type: ignore[method-assign]
+    (observe,) = fed.sites["loc"].snapshot_observers
+    observe(snap([running("1", "a1", 32, left_s=H)]))  # no raise
+    fed.store.close()

@@ -170,7 +170,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     void app.restored.then(() => {
       sidebar.starting = false;
-      void model.refresh();
+      // At the first idle moment after the start-up (at most 1 s later): the plugins that
+      // start with JupyterLab would otherwise compete with the answer.
+      requestIdleCallback(() => void model.refresh(), { timeout: 1000 });
       model.startHeartbeat();
     });
   }

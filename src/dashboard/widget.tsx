@@ -38,14 +38,20 @@ class DashboardContent extends ReactWidget {
     this._start();
   }
 
-  /** Poll while shown, once the application has started (on a page load, JupyterLab's
-   * own start-up would otherwise compete with the first answer). */
+  /** Poll while shown, once the application has started and the page is idle (on a page
+   * load, JupyterLab's own start-up would otherwise compete with the first answer). */
   private _start(): void {
-    void this._ready.then(() => {
-      if (this.isVisible && !this.isDisposed) {
-        this._dash.start();
-      }
-    });
+    void this._ready.then(() =>
+      // the first idle moment after the start-up (at most 1 s later)
+      requestIdleCallback(
+        () => {
+          if (this.isVisible && !this.isDisposed) {
+            this._dash.start();
+          }
+        },
+        { timeout: 1000 }
+      )
+    );
   }
 
   protected onAfterHide(msg: Message): void {

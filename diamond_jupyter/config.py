@@ -24,6 +24,8 @@ class TransportConfig(_Cfg):
     port: int | None = None
     user: str | None = None
     key_file: str | None = None
+    # an OpenSSH certificate for key_file (`ssh-keygen -s`, e.g. from sshproxy), offered first
+    cert_file: str | None = None
     known_hosts: str | None = None  # extra known_hosts file (system + user ones also load)
     trust_on_first_use: bool = False
     use_agent: bool = True

@@ -19,6 +19,7 @@ from typing import Any
 from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sample
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
+from .federation_auth import LoginMixin
 from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
@@ -69,7 +70,7 @@ CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate pre
 
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
-                 HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin):
+                 HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,

@@ -101,6 +101,21 @@ class Site:
         self.scheduler_commands = 0  # how many scheduler invocations this process made
         self.discovery = SiteDiscovery(self)  # what the site has, found live (TTL cache)
 
+    # -- logins (sites whose door asks for a one-time code) ------------------
+    def set_interactive_handler(self, ask: Any) -> None:
+        """How the transport asks the user for a one-time code (None: it never asks)."""
+        if hasattr(self.transport, "interactive_handler"):
+            self.transport.interactive_handler = ask
+
+    async def login(self, ask: Any = None) -> bool:
+        """Connect now, one attempt, asking `ask` for a code if wanted; True: a new connection."""
+        login = getattr(self.transport, "login", None)
+        return bool(await login(ask)) if login is not None else False
+
+    @property
+    def needs_login(self) -> bool:
+        return bool(getattr(self.transport, "needs_login", False))
+
     # -- paths --------------------------------------------------------------
     async def home(self) -> str:
         """The login's home directory on the site (asked once, then remembered)."""

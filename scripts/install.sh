@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 APT_PKGS=(python3 acl slurm-wlm slurmctld slurmd slurm-client munge openssh-server openssh-client
           chromium iproute2 procps psmisc util-linux lmod
           slurmrestd slurm-wlm-jwt-plugin libslurm-perl libslurmdb-perl libswitch-perl
+          libpam-google-authenticator
           gridengine-master gridengine-exec gridengine-client)
 # Grid Engine (the test bed's delta) makes its own cell: the packages must not configure one
 GRIDENGINE_DEBCONF="gridengine-common shared/gridengineconfig boolean false

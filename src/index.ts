@@ -12,6 +12,7 @@ import { jobActions, taskActions } from './actions';
 import { createDashboard } from './dashboard/widget';
 import { rackIcon } from './icons';
 import { jobCardFactory } from './jobcard';
+import { LoginPrompts } from './login';
 import { DiamondModel } from './model';
 import { notifyApproval, notifyJobEnd, INotifyTargets } from './notify';
 import { installStats } from './stats';
@@ -78,9 +79,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
     let notifyApprovals = true;
 
     // Live updates: jupyter_events through /api/events/subscribe.
+    const logins = new LoginPrompts(serviceManager.serverSettings);
     serviceManager.events.stream.connect((_, emission) => {
-      model.handleEvent(emission as any);
+      if (!logins.handle(emission as any)) {
+        model.handleEvent(emission as any);
+      }
     });
+    void logins.check(); // a site that asked before this page listened
     // The event socket reconnects by itself but says nothing; these do.
     serviceManager.connectionFailure.connect(() => model.onDisconnect());
     window.addEventListener('online', () => void model.refresh());

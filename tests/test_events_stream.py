@@ -14,6 +14,7 @@ from diamond_jupyter.server.events import (
     AGENT_STEP,
     JOB_ATTENTION,
     JOB_STATE,
+    LOGIN_PROMPT,
     PREFIX,
     SITE_SNAPSHOT,
     TRANSFER_PROGRESS,
@@ -51,7 +52,7 @@ def test_schemas_are_well_formed():
         assert not any(p.startswith("__") for p in doc["properties"])
         ids.add(doc["$id"])
     assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY, WORKFLOW,
-                   JOB_ATTENTION}
+                   JOB_ATTENTION, LOGIN_PROMPT}
 
 
 async def test_schemas_are_registered_at_load(jp_serverapp):

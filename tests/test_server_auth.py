@@ -17,7 +17,8 @@ from diamond_jupyter.server.routes import routes
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 pytestmark = pytest.mark.testbed
 
-SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000"}
+SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000",
+          "prompt_id": "1-0123456789ab"}
 
 
 def diamond_rules(router: Any) -> list[Any]:

@@ -58,9 +58,14 @@ def spec_from_file(path: str, dialect: str | None = None, *, name: str | None = 
 
 
 def federation(args: argparse.Namespace, **kw: Any):
+    """The engine, in this process; a site asking for a one-time code is answered on the
+    terminal or from DIAMOND_OTP."""
     from ..federation import Federation
+    from .otp import terminal_asker
 
-    return Federation(args.config, **kw)
+    fed = Federation(args.config, **kw)
+    fed.set_interactive_handler(terminal_asker())
+    return fed
 
 
 async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]],

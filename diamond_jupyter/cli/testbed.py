@@ -20,8 +20,12 @@ def _tb_up(args: argparse.Namespace) -> int:
                       + (f", files over {s['files']})" if s.get("files") else ")")
                       for s in info["sites"])
     left = "".join(f"\nleft out: {x['name']}: {x['why']}" for x in info.get("left_out", []))
+    guarded = (f"\none-time code and certificate doors: "
+               f"{', '.join(s['name'] for s in info['mfa_sites'])} in {info['mfa_config']}"
+               if info.get("mfa_config") else "")
     out(args, info, f"test bed up in {info['seconds']:.2f}s ({what}); sites: {sites}{left}\n"
-                     f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})")
+                     f"config: {info['config']}  (export DIAMOND_CONFIG={info['config']})"
+                     f"{guarded}")
     return 0
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 
 def _fed(args: argparse.Namespace, **kw: Any):
-    from ..federation import Federation
+    from .common import federation
 
-    return Federation(args.config, **kw)
+    return federation(args, **kw)
 
 
 def _out(args: argparse.Namespace, view: Any) -> None:

@@ -52,6 +52,9 @@ class DiamondApp(ExtensionApp):
     max_body_bytes = Int(
         1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
         "before they are parsed or stored.").tag(config=True)
+    login_prompt_timeout_s = Float(
+        110.0, help="How long a site's one-time code prompt waits for the user's answer in "
+        "the browser (s); keep it below the site's sshd LoginGraceTime.").tag(config=True)
     agent_approval = Enum(
         ["ask", "auto", "dry-run"], default_value="ask",
         help="The agent's approval policy when a request names none: 'ask' (every submit, "
@@ -77,6 +80,7 @@ class DiamondApp(ExtensionApp):
         self.federation: Federation | None = None
         self.agent: AgentService | None = None  # the agent over the federation (made lazily)
         self.error: str | None = None
+        self.login_broker = None  # server.login.LoginBroker, made on the first login
         self._started: asyncio.Future | None = None
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
         try:

@@ -30,6 +30,7 @@ AGENT_STEP = PREFIX + "agent-step"
 ACTIVITY = PREFIX + "activity"
 WORKFLOW = PREFIX + "workflow"
 JOB_ATTENTION = PREFIX + "job-attention"
+LOGIN_PROMPT = PREFIX + "login-prompt"  # emitted by server.login, not from stored events
 JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
 
 

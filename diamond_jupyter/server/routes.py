@@ -26,11 +26,13 @@ from .handlers import (
     TransfersHandler,
     TranslateHandler,
 )
+from .login import LoginPromptHandler, LoginsHandler, SiteLoginHandler
 from .workflows import WorkflowCancelHandler, WorkflowHandler, WorkflowsHandler
 
 JOB = r"(?P<job_id>[^/]+)"
 SITE = r"(?P<name>[^/]+)"
 WORKFLOW = r"(?P<workflow_id>[^/]+)"
+PROMPT = r"(?P<prompt_id>[^/]+)"
 TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
 
 
@@ -44,6 +46,9 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/sites/{SITE}/describe", DescribeHandler),
         (f"{p}/sites/{SITE}/usage", UsageHandler),
         (f"{p}/dashboard", DashboardHandler),
+        (f"{p}/sites/{SITE}/login", SiteLoginHandler),
+        (f"{p}/logins", LoginsHandler),
+        (f"{p}/logins/{PROMPT}", LoginPromptHandler),
         (f"{p}/place", PlaceHandler),
         (f"{p}/jobs", JobsHandler),
         (f"{p}/jobs/{JOB}", JobHandler),

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ..model import BadInput
-from . import doors, lock
+from . import doors, lock, mfa
 from . import gridengine as ge
 from .clusters import CLUSTERS, HOME, USER, base_dir
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
@@ -78,12 +78,14 @@ def status() -> dict:
             # slurmrestd where the cluster has a REST door (None: it has none)
             "rest": doors.rest_running(base, c) if doors.rest_pid_files(base, c)
             and not doors.rest_missing() else None,
+            # the MFA and certificate doors' sshd where the cluster has them
+            "doors_sshd": mfa.running(base, c) if mfa.serves(c) else None,
         })
     s = out["sites"]
     out["up"] = out["munged"] and all(
         ge.site_up(x) if x.get("scheduler") == "sge" else
         x["netns"] and x["slurmctld"] and x["sshd"] and all(x["slurmd"].values())
-        and x.get("rest") is not False for x in s)
+        and x.get("rest") is not False and x.get("doors_sshd") is not False for x in s)
     cfg = base / "sites.yaml"
     out["config"] = str(cfg) if cfg.exists() else None
     return out
@@ -132,11 +134,16 @@ def up(timeout: float = 60) -> dict:
             _wait(ready, timeout, f"{c.name}'s nodes to be idle")
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
             _wait_rest(base, c, timeout)
+            if mfa.serves(c):
+                _wait(lambda c=c: mfa.answers(c), timeout, f"{c.name}'s MFA door")
     for c in CLUSTERS:
         _open_jobcomp(base, c)
     cfg = _write_config(base)
     (base / "state.json").write_text(json.dumps({"up_s": time.monotonic() - t0}))
+    guarded = mfa.config_file(base)
     return {"config": str(cfg), "sites": _listed(cfg), "left_out": _left_out(base),
+            "mfa_config": str(guarded) if guarded.exists() else None,
+            "mfa_sites": _listed(guarded) if guarded.exists() else [],
             "started": started, "seconds": round(time.monotonic() - t0, 3)}
 
 
@@ -158,8 +165,9 @@ def _listed(cfg: Path) -> list[dict]:
 
 def _left_out(base: Path) -> list[dict]:
     """Site entries the test bed would list but cannot here, each with the reason."""
-    out = doors.site_entries(base, {c.name: c for c in CLUSTERS},
-                             {c.name: {"transport": {}} for c in CLUSTERS})[1]
+    clusters = {c.name: c for c in CLUSTERS}
+    stub = {c.name: {"transport": {}} for c in CLUSTERS}
+    out = doors.site_entries(base, clusters, stub)[1] + mfa.site_entries(base, clusters, stub)[1]
     if (why := ge.check_installed()) is not None:  # delta is then not in CLUSTERS at all
         out.append({"name": "delta", "why": why})
     return out
@@ -190,7 +198,8 @@ def _stale_parts(base: Path, c) -> tuple[str, ...]:
     conf = doors.with_conf_lines(slurm_conf(base, c), base, c)  # as pieces writes it
     if differs("slurm.conf", conf) or differs("gres.conf", gres_conf(base, c)):
         parts.append("slurm")
-    if differs("sshd_config", sshd_config(base, c)):
+    if differs("sshd_config", sshd_config(base, c)) or (
+            mfa.serves(c) and differs(mfa.conf_file(base, c).name, mfa.door_sshd_config(base, c))):
         parts.append("sshd")
     if (d / "etc" / "slurm.conf").exists() and (any(
             not (d / "net" / n).is_file() or (d / "net" / n).read_text() != t
@@ -210,7 +219,8 @@ def _apply_config_changes(base: Path, timeout: float) -> list[str]:
         stale = _stale_parts(base, c)
         if not stale:
             if not (cluster_dir(base, c) / "modules").is_dir() or \
-                    not (cluster_dir(base, c) / "home" / ".bashrc").is_file():
+                    not (cluster_dir(base, c) / "home" / ".bashrc").is_file() or \
+                    not mfa.prepared(base, c):
                 _prepare_cluster(base, c)  # files an older version did not write
             continue
         _prepare_cluster(base, c)
@@ -237,7 +247,7 @@ def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) ->
         files += [d / "run" / "slurmctld.pid",
                   *(d / "run" / f"slurmd-{n}.pid" for n in c.node_names)]
     if "sshd" in parts:
-        files.append(d / "run" / "sshd.pid")
+        files += [d / "run" / "sshd.pid", *mfa.pid_files(base, c)]
     if "rest" in parts:
         files += doors.rest_pid_files(base, c)
     stopped, pids = [], []
@@ -245,7 +255,7 @@ def _stop_daemons(base: Path, c, parts: tuple[str, ...], timeout: float = 30) ->
         pid = _pid(f)
         if not pid:
             continue
-        victims = [pid, *(_descendants(pid) if f.name == "sshd.pid" else [])]
+        victims = [pid, *(_descendants(pid) if f.name.startswith("sshd") else [])]
         for p in victims:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGTERM if p == pid else signal.SIGKILL)
@@ -429,9 +439,10 @@ def down(timeout: float = 30) -> dict:
     _run("pkill", "-KILL", "-u", USER, check=False)  # leftover job steps and ssh sessions
     for c in CLUSTERS:
         d = cluster_dir(base, c)
-        p = _kill_pidfile(d / "run" / "sshd.pid")
-        if p:
-            pids.append(p)
+        for f in [d / "run" / "sshd.pid", *mfa.pid_files(base, c)]:
+            p = _kill_pidfile(f)
+            if p:
+                pids.append(p)
     m = _kill_pidfile(base / "munge" / "munged.pid")
     if m:
         pids.append(m)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from . import doors
+from . import doors, mfa
 from .clusters import CLUSTERS, HOME, USER, ClusterDef
 from .configs import cluster_dir, gres_conf, slurm_conf, sshd_config
 from .host import _ctl, _in_ns, _pid, _run, _wait, _which
@@ -89,6 +89,7 @@ def _prepare_cluster(base: Path, c: ClusterDef) -> None:
     for name, text in net_files(c).items():
         (d / "net" / name).write_text(text)
     doors.prepare(base, c)
+    mfa.prepare(base, c)
 
 
 HOST_NAME = "dtb-host"  # this machine, as the clusters see it
@@ -137,6 +138,8 @@ def _start_cluster(base: Path, c: ClusterDef,
         Path("/run/sshd").mkdir(exist_ok=True)
         _run(*_in_ns(c, base, _which("sshd") or "sshd", "-f", str(d / "etc" / "sshd_config")))
         started.append(f"{c.name} sshd")
+    if "sshd" in parts:
+        started += mfa.start(base, c)
     if "rest" in parts:
         started += doors.start_rest(base, c)
     return started
@@ -179,6 +182,7 @@ def _write_config(base: Path) -> Path:
         d = cluster_dir(base, c)
         pub = (d / "ssh" / "ssh_host_ed25519_key.pub").read_text().split()
         known.append(f"{c.ip} {pub[0]} {pub[1]}")
+        known += mfa.known_hosts_lines(base, c)
         sites.append({
             "name": c.name,
             "scheduler": c.scheduler,
@@ -203,4 +207,10 @@ def _write_config(base: Path) -> Path:
     path = base / "sites.yaml"
     text = yaml.safe_dump({"sites": sites}, sort_keys=False)
     path.write_text("# written by `diamond testbed up`\n" + text)
+    guarded = mfa.site_entries(base, {c.name: c for c in CLUSTERS}, by_cluster)[0]
+    mfa.config_file(base).unlink(missing_ok=True)
+    if guarded:  # a file of their own: a face asks for a code only where it was given one
+        mfa.config_file(base).write_text(
+            "# written by `diamond testbed up`: doors that need a one-time code or a "
+            "certificate\n" + yaml.safe_dump({"sites": guarded}, sort_keys=False))
     return path

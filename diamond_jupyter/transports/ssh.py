@@ -86,6 +86,8 @@ class SSHTransport(ShellMixin):
     ):
         if not cfg.host:
             raise BadInput(f"site {site}: ssh transport needs a host")
+        if cfg.cert_file and not cfg.key_file:
+            raise BadInput(f"site {site}: cert_file needs the key_file it certifies")
         self.cfg, self.name = cfg, site
         self.interactive_handler = interactive_handler
         self.max_sessions = max(2, max_sessions or cfg.max_sessions)
@@ -102,6 +104,9 @@ class SSHTransport(ShellMixin):
         self._lock = asyncio.Lock()
         self._conn: _Conn | None = None
         self._closed = False
+        # the last login that wanted a one-time code and failed: no connect is tried again
+        # until the user logs in (`login`), so nothing retries a code in a loop
+        self._login_failed: AuthError | None = None
         # run_fast's long-lived shell holds one session slot: only with slots to spare
         self.use_shell = use_shell and self.max_sessions >= 4
         self._shell: RemoteShell | None = None
@@ -118,6 +123,8 @@ class SSHTransport(ShellMixin):
             "user": self.spec.user,
             "proxy_jump": ",".join(h.label for h in self.jumps) or None,
             "connected": bool(self._conn and self._conn.alive()),
+            "needs_login": self._login_failed is not None,
+            "cert_file": self.cfg.cert_file,
             "connections_opened": self.connections_opened,
             "shells_opened": self.shells_opened,
         }
@@ -153,8 +160,10 @@ class SSHTransport(ShellMixin):
             raise
         return t
 
-    def _connect(self, loop: asyncio.AbstractEventLoop) -> _Conn:
-        handler = self.interactive_handler and wrap_handler(self.interactive_handler, loop)
+    def _connect(self, loop: asyncio.AbstractEventLoop,
+                 ask: InteractiveHandler | None = None) -> _Conn:
+        ask = ask or self.interactive_handler
+        handler = ask and wrap_handler(ask, loop)
         hops: list[paramiko.Transport] = []
         try:
             sock: Any = None
@@ -183,15 +192,19 @@ class SSHTransport(ShellMixin):
                  self.connections_opened)
         return _Conn(hops[-1], hops[:-1])
 
-    async def _ensure(self) -> _Conn:
+    async def _ensure(self, ask: InteractiveHandler | None = None, login: bool = False) -> _Conn:
         if self._closed:
             raise SiteError(f"{self.name}: transport is closed")
         conn = self._conn
         if conn is not None and conn.alive():
             return conn
+        if self._login_failed is not None and not login:
+            raise self._login_failed
         async with self._lock:
             if self._conn is not None and self._conn.alive():
                 return self._conn
+            if self._login_failed is not None and not login:
+                raise self._login_failed
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -199,9 +212,14 @@ class SSHTransport(ShellMixin):
             for attempt in range(self.reconnect_attempts):
                 try:
                     loop = asyncio.get_running_loop()
-                    self._conn = await self._in_pool(self._connect, loop)
+                    self._conn = await self._in_pool(self._connect, loop, ask)
+                    self._login_failed = None
                     return self._conn
-                except (HostKeyError, AuthError, BadInput):
+                except AuthError as e:
+                    if e.interactive:
+                        self._login_failed = e
+                    raise
+                except (HostKeyError, BadInput):
                     raise
                 except SiteError as e:
                     last = e
@@ -210,6 +228,18 @@ class SSHTransport(ShellMixin):
                         delay = min(delay * 2, 8.0)
             assert last is not None
             raise last
+
+    @property
+    def needs_login(self) -> bool:
+        """The last connect wanted a one-time code and failed: only `login` connects again."""
+        return self._login_failed is not None
+
+    async def login(self, ask: InteractiveHandler | None = None) -> bool:
+        """Connect now if not connected, asking `ask` (else the transport's own handler) for a
+        one-time code when the site wants one: one attempt, even after a failed login. True
+        when a new connection was made, False when one was open already."""
+        before = self._conn if self._conn is not None and self._conn.alive() else None
+        return await self._ensure(ask, login=True) is not before
 
     def _drop(self, conn: _Conn, why: Exception) -> SiteError:
         """Close a broken connection (the next call reconnects) and describe the loss."""

@@ -22,6 +22,7 @@ import paramiko
 
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
+from . import ssh_cert
 from .base import InteractiveHandler
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,13 @@ class HostKeyError(SiteError):
 
 
 class AuthError(SiteError):
-    """No offered credential was accepted: never retried."""
+    """No offered credential was accepted: never retried. `interactive`: the server wanted a
+    one-time code (asked, refused, or none could be asked): the transport then waits for the
+    user to log in again instead of trying on its own (a retry loop could lock the account)."""
+
+    def __init__(self, message: str, *, interactive: bool = False) -> None:
+        super().__init__(message)
+        self.interactive = interactive
 
 
 @dataclass
@@ -204,11 +211,31 @@ def _load_key(path: str) -> paramiko.PKey | None:
     return None
 
 
-def _keys(spec: HostSpec, use_agent: bool) -> list[tuple[str, paramiko.PKey]]:
+def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
+          key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
+    """(label, key) in the order offered. A certificate goes first, then its plain key:
+    `cert_file` certifies `key_file`; another key's certificate is its `KEY-cert.pub`, which
+    paramiko (as OpenSSH) loads with it."""
     keys = []
     for p in spec.identity_files:
         k = _load_key(p)
         if k is not None:
+            if k.public_blob is not None and not (cert_file and key_file
+                                                  and p == os.path.expanduser(key_file)):
+                keys.append((f"{os.path.basename(p)} with its certificate", k))
+                k = _load_key(p)
+            if k is None:
+                continue
+            k.public_blob = None  # the plain key
+            if cert_file and key_file and p == os.path.expanduser(key_file):
+                signed = paramiko.PKey.from_path(p)
+                info = ssh_cert.load(signed, os.path.expanduser(cert_file))
+                problem = info.validity_problem(spec.user)
+                if problem:
+                    raise AuthError(
+                        f"{site}: {info.label()} in {info.path} {problem}; get a new "
+                        f"certificate (e.g. from the center's certificate service)")
+                keys.append((f"{os.path.basename(p)} with {info.label()}", signed))
             keys.append((p, k))
     if use_agent and os.environ.get("SSH_AUTH_SOCK"):
         try:
@@ -249,40 +276,79 @@ def authenticate(
     cfg: TransportConfig,
     handler: InteractiveHandler | None,
 ) -> None:
-    """publickey (key_file, IdentityFile, agent) first, then keyboard-interactive, then password
-    through the same handler. Partial success (publickey + one-time code) is followed through."""
+    """publickey (cert_file, key_file, IdentityFile, agent) first, then keyboard-interactive,
+    then password through the same handler. Partial success (publickey + one-time code) is
+    followed through. The user is asked at most once per method: a refused code is not
+    retried."""
     tried: list[str] = []
     allowed = ["publickey", "keyboard-interactive", "password"]
-    for label, key in _keys(spec, cfg.use_agent):
+    partial = False
+    for label, key in _keys(site, spec, cfg.use_agent, cfg.cert_file,
+                             cfg.key_file):
         if "publickey" not in allowed or t.is_authenticated():
             break
-        tried.append(f"publickey {os.path.basename(label)}")
+        shown = label if " with " in label else os.path.basename(label)
+        tried.append(f"publickey {shown}")
         try:
             rest = t.auth_publickey(spec.user, key)
             if rest:  # partial success: the server wants another method as well
-                allowed = list(rest)
+                allowed, partial = list(rest), True
                 break
         except paramiko.BadAuthenticationType as e:
             allowed = list(e.allowed_types)
         except paramiko.AuthenticationException:
             continue
+    asked = 0
+    gave_up: Exception | None = None
+
+    def ask(title: str, instructions: str, prompts: list[tuple[str, bool]]) -> list[str]:
+        nonlocal asked, gave_up
+        if not prompts:
+            return []
+        asked += 1
+        try:
+            return list(handler(title, instructions, prompts))  # type: ignore[misc]
+        except Exception as e:  # paramiko's thread would swallow it: keep it for the user
+            gave_up = e
+            raise
+
+    code_wanted = "keyboard-interactive" in allowed and (partial or not t.is_authenticated())
     if not t.is_authenticated() and handler is not None:
         if "keyboard-interactive" in allowed:
             tried.append("keyboard-interactive")
             try:
-                t.auth_interactive(spec.user, handler)
+                t.auth_interactive(spec.user, ask)
             except paramiko.BadAuthenticationType as e:
                 allowed = list(e.allowed_types)
             except paramiko.AuthenticationException:
                 pass
-        if not t.is_authenticated() and "password" in allowed:
+            except Exception:  # the handler's own error, re-raised by paramiko's thread
+                if gave_up is None:
+                    raise
+        if not t.is_authenticated() and "password" in allowed and not gave_up:
             tried.append("password")
-            answers = handler("Password", f"{spec.label}", [("Password: ", False)])
+            answers = ask("Password", f"{spec.label}", [("Password: ", False)])
             try:
                 t.auth_password(spec.user, answers[0] if answers else "")
             except paramiko.AuthenticationException:
                 pass
-    if not t.is_authenticated():
-        what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
-        hint = "" if handler else "; no interactive handler for one-time codes"
-        raise AuthError(f"{site}: authentication failed for {spec.label} (tried {what}){hint}")
+    if t.is_authenticated():
+        return
+    what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
+    head = f"{site}: authentication failed for {spec.label} (tried {what})"
+    if gave_up is not None:
+        why = str(gave_up).removeprefix(f"{site}: ")
+        raise AuthError(f"{head}: no one-time code was given ({why})", interactive=True)
+    if asked:
+        raise AuthError(f"{head}: the one-time code was not accepted (one attempt, not "
+                        f"retried; log in again with a new code)", interactive=True)
+    if code_wanted and partial:
+        raise AuthError(f"{head}: the site asks for a one-time code and none can be asked "
+                        f"here; log in to {site} first (JupyterLab: the site's Log in button; "
+                        f"the CLI asks on the terminal or takes DIAMOND_OTP)", interactive=True)
+    refused = [x for x in tried if " certificate" in x]
+    hint = "" if handler else "; no interactive handler for one-time codes"
+    if refused:
+        hint += ("; the site refused the certificate: is it signed by a CA the site trusts "
+                 "(sshd TrustedUserCAKeys)?")
+    raise AuthError(f"{head}{hint}")

@@ -3,6 +3,7 @@ import * as React from 'react';
 import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 
 import { fmtCount, fmtDuration } from '../format';
+import { loginToSite, needsLogin } from '../login';
 import { ISiteRow } from '../types';
 import { SiteDetail } from './SiteDetail';
 
@@ -71,6 +72,15 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
         <span className="jp-diamond-site-name">{site.name}</span>
         <span className="jp-diamond-muted">{site.scheduler}</span>
         <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>
+        {!site.reachable && needsLogin(site.error) && (
+          <button
+            className="jp-mod-styled jp-mod-accept jp-diamond-login"
+            data-diamond-login-button={site.name}
+            onClick={() => void loginToSite(site.name)}
+          >
+            Log in
+          </button>
+        )}
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}
       <dl className="jp-diamond-site-stats">

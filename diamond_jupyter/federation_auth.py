@@ -1,0 +1,44 @@
+"""The Federation's logins: sites whose SSH door asks for a one-time code (keyboard-interactive)
+are logged in to by the user through a face, once per connection (a mixin of `Federation`).
+
+A face gives the engine a way to ask the user: the CLI asks on its terminal for every
+connection it opens; the server asks only when the user logs in (a dialog), so work in the
+background never pops a prompt nobody asked for. A refused or unanswered code is never
+retried by the engine: the site waits until the user logs in again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .transports.base import InteractiveHandler
+
+if TYPE_CHECKING:
+    from .sites import Site
+
+
+class LoginMixin:
+    sites: dict[str, Site]
+
+    def site(self, name: str) -> Site:  # provided by Federation
+        raise NotImplementedError
+
+    def set_interactive_handler(self, ask: InteractiveHandler | None) -> None:
+        """Ask the user through `ask(title, instructions, [(prompt, echo), ...]) -> answers`
+        (sync or async) whenever a site's connection wants a one-time code; None: never ask
+        (a site that wants one then needs `login`)."""
+        for s in self.sites.values():
+            s.set_interactive_handler(ask)
+
+    async def login(self, site: str, ask: InteractiveHandler | None = None) -> dict[str, Any]:
+        """Connect to `site` now, asking `ask` (else the handler set) for a one-time code if the
+        site wants one: one attempt, which also clears an earlier failed login. Returns
+        {"site", "new_connection"}; AuthError (a SiteError) with the reason when refused.
+        Sites reached without SSH have nothing to log in to (new_connection false)."""
+        s = self.site(site)
+        return {"site": s.name, "new_connection": await s.login(ask)}
+
+    def needs_login(self, site: str) -> bool:
+        """Whether `site` waits for the user to log in (its last code was refused, not given,
+        or could not be asked)."""
+        return self.site(site).needs_login

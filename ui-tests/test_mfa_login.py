@@ -51,7 +51,8 @@ def test_log_in_through_the_dialog(mfa_lab, browser):
         dialog.screenshot(path=str(SCREENSHOTS / "mfa-login-dialog.png"))
         dialog.get_by_role("button", name="Log in").click()
         expect(dialog).to_have_count(0)
-        expect(page.get_by_text(f"Logged in to {SITE}.")).to_be_visible(timeout=60_000)
+        expect(page.locator(".Toastify__toast", has_text=f"Logged in to {SITE}.")).to_be_visible(
+            timeout=60_000)
         expect(row).to_have_class("jp-diamond-site jp-diamond-site-reachable",
                                   timeout=60_000)
         expect(row.locator(f'[data-diamond-login-button="{SITE}"]')).to_have_count(0)

@@ -21,7 +21,6 @@ import hmac
 import os
 import socket
 import struct
-import subprocess
 import time
 from pathlib import Path
 
@@ -223,7 +222,7 @@ def start(base: Path, c: ClusterDef) -> list[str]:
     sshd = _which("sshd") or "/usr/sbin/sshd"
     argv = _in_ns(c, base, "sh", "-c", f"mount --bind {pam} /etc/pam.d/sshd && exec \"$0\" \"$@\"",
                   sshd, "-f", str(conf_file(base, c)), "-E", str(log_file(base, c)))
-    subprocess.run(argv, check=True, capture_output=True, timeout=30)
+    _run(*argv, timeout=30)
     return [f"{c.name} sshd (MFA and certificate doors)"]
 
 

@@ -108,3 +108,35 @@ async def test_killed_and_failed_jobs_are_not_called_cancelled(fed):
     assert k.state == JobState.FAILED and k.exit_code == 137, k
     assert f.state == JobState.FAILED and f.exit_code == 5
     assert t.state == JobState.TIMEOUT, t
+
+
+async def test_jobs_on_the_two_exec_hosts_never_share_a_group_id(fed):
+    """Each job gets a supplementary group id from its execd's gid_range, and its shepherd
+    SIGKILLs every process holding that id when the job ends. The exec hosts share one
+    kernel, so with one range for both a job ending on dn1 killed a job on dn2 that had the
+    same id: each execd must have its own range, and a job on dn2 outlive jobs on dn1."""
+    from diamond_jupyter.testbed import gridengine as ge
+    from diamond_jupyter.testbed.clusters import CLUSTERS, base_dir
+
+    delta = next(c for c in CLUSTERS if c.name == "delta")
+    ranges = ge.gid_ranges(delta)
+    spans = []
+    for host, ids in ranges.items():
+        shown = ge.qcmd(base_dir(), delta, "qconf", "-sconf", host, check=False).stdout
+        assert [ln.split() for ln in shown.splitlines() if ln.startswith("gid_range")] == [
+            ["gid_range", ids]], shown
+        lo, hi = map(int, ids.split("-"))
+        spans.append(range(lo, hi + 1))
+    assert len(spans) == 2 and not set(spans[0]) & set(spans[1])
+
+    def on(host: str, body: str) -> JobSpec:
+        return Federation.parse(f"#!/bin/bash\n#$ -q all.q@{host}\n{body}")
+    long = await fed.submit(on("dn2", "sleep 12\necho survived\n"), "delta", force=True)
+    await fed.wait(long.id, until=[JobState.RUNNING], timeout=300)
+    spool = ge.sge_dir(base_dir(), delta) / "spool" / "execd"
+    gid = int((spool / "dn2" / "active_jobs" / f"{long.native_id}.1" / "addgrpid").read_text())
+    assert gid in spans[1], (gid, ranges)
+    shorts = [await fed.submit(on("dn1", "true\n"), "delta", force=True) for _ in range(4)]
+    ended = [await fed.wait(j.id, timeout=300) for j in [*shorts, long]]
+    assert [(j.state, j.exit_code) for j in ended] == [(JobState.COMPLETED, 0)] * 5, ended
+    assert (await fed.logs(long.id))["stdout"].strip() == "survived"

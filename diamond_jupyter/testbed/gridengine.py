@@ -195,6 +195,21 @@ def _pe_files(d: Path) -> None:
         (d / name).write_text(re.sub(r"(?m)^slots\s+\d+", "slots              9999", text))
 
 
+GID_RANGE = (65400, 65500)  # the global configuration's gid_range, split between exec hosts
+
+
+def gid_ranges(c: ClusterDef) -> dict[str, str]:
+    """Each exec host's own `gid_range`, disjoint from the others'. Every job gets a
+    supplementary group id from its execd's range, and its shepherd SIGKILLs every process
+    holding that id when the job ends (ENABLE_ADDGRP_KILL, on by default). The test bed's
+    exec hosts share one kernel (their own network, UTS and mount namespaces, not PIDs), so
+    two execds handing out the same id killed the other host's job that held it."""
+    ex = exec_hosts(c)
+    width = (GID_RANGE[1] - GID_RANGE[0] + 1) // max(1, len(ex))
+    return {h.name: f"{GID_RANGE[0] + i * width}-{GID_RANGE[0] + (i + 1) * width - 1}"
+            for i, h in enumerate(ex)}
+
+
 def _h_rt(max_time: str) -> str:
     """A test-bed partition's Slurm MaxTime (minutes or D-HH:MM:SS) as h_rt."""
     if max_time.isdigit():
@@ -377,8 +392,9 @@ def start(base: Path, c: ClusterDef, parts: tuple[str, ...] = ("slurm", "sshd")
 
 
 def _configure(base: Path, c: ClusterDef) -> None:
-    """What spooldefaults cannot make: the host group, the queues and a scheduler that
-    dispatches at once; each added only when missing."""
+    """What spooldefaults cannot make: each exec host's own gid range (`gid_ranges`), the
+    host group, the queues and a scheduler that dispatches at once; each added only when
+    missing."""
     sd = sge_dir(base, c)
     t = sd / "templates"
     t.mkdir(exist_ok=True)
@@ -387,6 +403,15 @@ def _configure(base: Path, c: ClusterDef) -> None:
         (t / "allhosts").write_text("group_name @allhosts\nhostlist "
                                     + " ".join(h.name for h in exec_hosts(c)) + "\n")
         qcmd(base, c, "qconf", "-Ahgrp", str(t / "allhosts"))
+    local = t / "local_conf"
+    local.mkdir(exist_ok=True)
+    for host, ids in gid_ranges(c).items():
+        shown = qcmd(base, c, "qconf", "-sconf", host, check=False)
+        if re.search(rf"(?m)^gid_range\s+{ids}$", shown.stdout):
+            continue
+        (local / host).write_text(f"gid_range {ids}\n")  # qconf names it by the file's name
+        qcmd(base, c, "qconf", "-Mconf" if shown.returncode == 0 else "-Aconf",
+             str(local / host))
     have = qcmd(base, c, "qconf", "-sql", check=False).stdout.split()
     for seq, p in enumerate(c.partitions):
         if p.name not in have:

@@ -8,7 +8,7 @@ import { useWidth } from './UsageChart';
 
 const ROW_H = 22;
 const AXIS_H = 20;
-const LABEL_W = 300;
+const LABEL_W = 420;
 const ZOOMS = [1, 2, 4, 8, 16, 32, 64];
 /** Jobs on the timeline: every unfinished one and the latest finished ones up to this. */
 const MAX_ROWS = 200;

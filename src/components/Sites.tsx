@@ -72,17 +72,17 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
         <span className="jp-diamond-site-name">{site.name}</span>
         <span className="jp-diamond-muted">{site.scheduler}</span>
         <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>
-        {!site.reachable && needsLogin(site.error) && (
-          <button
-            className="jp-mod-styled jp-mod-accept jp-diamond-login"
-            data-diamond-login-button={site.name}
-            onClick={() => void loginToSite(site.name)}
-          >
-            Log in
-          </button>
-        )}
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}
+      {!site.reachable && needsLogin(site.error) && (
+        <button
+          className="jp-mod-styled jp-mod-accept jp-diamond-login"
+          data-diamond-login-button={site.name}
+          onClick={() => void loginToSite(site.name)}
+        >
+          Log in
+        </button>
+      )}
       <dl className="jp-diamond-site-stats">
         {columns.map(c => {
           const col = COLUMNS[c];

@@ -4,6 +4,7 @@ admin's diamond defaults pinned on every server's command line."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,11 @@ def render(s: HubSettings) -> str:
         "c.Spawner.start_timeout = 300",
         "c.Spawner.http_timeout = 300",
         f"c.Spawner.environment = {s.environment!r}",
-        f"c.Spawner.args = {trait_args({'sites_file': str(s.sites_file), **s.admin})!r}",
     ]
+    args = trait_args({"sites_file": str(s.sites_file), **s.admin})
+    if s.batch is not None:  # batchspawner puts the command line into a shell script
+        args = [shlex.quote(a) for a in args]
+    lines.append(f"c.Spawner.args = {args!r}")
     if s.batch is None:
         lines.append("c.JupyterHub.spawner_class = 'localprocess'")
     else:

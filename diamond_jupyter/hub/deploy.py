@@ -171,7 +171,7 @@ def _checkout() -> Path:
 def _server_environment(base: Path, python: str, sites_file: Path) -> dict[str, str]:
     # DIAMOND_CONFIG: the CLI in the user's terminals and in-process kernels read the same
     env = {MARK: str(base), "PYTHONPATH": str(_checkout()), "DIAMOND_CONFIG": str(sites_file),
-           "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin"}
+           "PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
     built = _checkout() / "diamond_jupyter" / "labextension"
     if (built / "package.json").exists():  # this checkout's sidebar before any installed one
         ext = base / "jupyter-path" / "labextensions"
@@ -232,6 +232,14 @@ def _pid(path: Path) -> int | None:
         return None
 
 
+def _tool(name: str) -> str:
+    """A command's absolute path (the spawner's PATH is the users', without sbin)."""
+    found = shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin")
+    if found is None:
+        raise HubError(f"{name} is not installed (Debian's util-linux)")
+    return found
+
+
 def _batch_settings(site: str, partition: str | None) -> dict[str, str]:
     from ..testbed.clusters import cluster
     from ..testbed.configs import cluster_dir
@@ -244,8 +252,8 @@ def _batch_settings(site: str, partition: str | None) -> dict[str, str]:
 
     conf = cluster_dir(tb_base(), c) / "etc" / "slurm.conf"
     return {
-        "exec_prefix": f"nsenter --net=/run/netns/{c.netns} runuser -u {{username}} -- "
-                       f"env SLURM_CONF={conf}",
+        "exec_prefix": f"{_tool('nsenter')} --net=/run/netns/{c.netns} {_tool('runuser')} "
+                       f"-u {{username}} -- /usr/bin/env SLURM_CONF={conf}",
         "partition": partition or next(p.name for p in c.partitions if p.default),
         "node_ip": c.ip, "hub_ip": c.host_ip, "site": site,
         "singleuser_script": str(Path(sys.prefix) / "bin" / "jupyterhub-singleuser"),

@@ -11,6 +11,29 @@ import { DashboardModel } from './model';
 
 export const DASHBOARD_ID = 'diamond-dashboard';
 
+/** Resolves once the sidebar's model has its first answer (or after 5 s): the dashboard's
+ * own first request then does not queue behind GET /state on the single-threaded server,
+ * and its timeline has the user's jobs. */
+function loaded(model: DiamondModel): Promise<void> {
+  if (model.status !== 'loading') {
+    return Promise.resolve();
+  }
+  return new Promise(resolve => {
+    const done = () => {
+      window.clearTimeout(timer);
+      model.changed.disconnect(check);
+      resolve();
+    };
+    const check = () => {
+      if (model.status !== 'loading') {
+        done();
+      }
+    };
+    const timer = window.setTimeout(done, 5000);
+    model.changed.connect(check);
+  });
+}
+
 /** The dashboard's content: polls the queues while shown, redraws on the sidebar
  * model's changes (the user's jobs) and on each new dashboard answer. */
 class DashboardContent extends ReactWidget {
@@ -41,17 +64,19 @@ class DashboardContent extends ReactWidget {
   /** Poll while shown, once the application has started and the page is idle (on a page
    * load, JupyterLab's own start-up would otherwise compete with the first answer). */
   private _start(): void {
-    void this._ready.then(() =>
-      // the first idle moment after the start-up (at most 1 s later)
-      requestIdleCallback(
-        () => {
-          if (this.isVisible && !this.isDisposed) {
-            this._dash.start();
-          }
-        },
-        { timeout: 1000 }
-      )
-    );
+    void this._ready
+      .then(() => loaded(this._model))
+      .then(() =>
+        // the first idle moment after the start-up (at most 1 s later)
+        requestIdleCallback(
+          () => {
+            if (this.isVisible && !this.isDisposed) {
+              this._dash.start();
+            }
+          },
+          { timeout: 1000 }
+        )
+      );
   }
 
   protected onAfterHide(msg: Message): void {

@@ -62,7 +62,7 @@ def get(sftp: paramiko.SFTPClient, home: str, path: str) -> bytes:
         return f.read()
 
 
-WINDOW = 4 << 20  # bytes requested at once while downloading
+WINDOW = 2 << 20  # bytes requested at once while downloading (paramiko holds ~3x this)
 REQ = 32768  # one SFTP read request
 
 

@@ -89,8 +89,24 @@ def test_the_hub_sites_file_is_the_test_beds_as_each_user():
 def test_admin_defaults_become_command_line_traits():
     args = trait_args({"allowed_sites": ["alpha"], "agent_approval": "ask",
                        "allowed_partitions": {"alpha": ["debug"]}})
-    assert args == ["--DiamondApp.allowed_sites=['alpha']", "--DiamondApp.agent_approval=ask",
+    assert args == ["--DiamondApp.allowed_sites=alpha", "--DiamondApp.agent_approval=ask",
                     "--DiamondApp.allowed_partitions={'alpha': ['debug']}"]
+
+
+def test_the_args_reach_the_extensions_traits_as_given():
+    """Parsed as the server parses them (before it knows the extension's traits)."""
+    from traitlets.config import Application
+
+    from diamond_jupyter.server.app import DiamondApp
+
+    app = Application()
+    app.parse_command_line(trait_args({"allowed_sites": ["alpha", "alpha-pbs"],
+                                       "allowed_partitions": {"alpha": ["debug", "batch"]},
+                                       "agent_approval": "dry-run"}))
+    d = DiamondApp(config=app.config)
+    assert d.allowed_sites == ["alpha", "alpha-pbs"]
+    assert d.allowed_partitions == {"alpha": ["debug", "batch"]}
+    assert d.agent_approval == "dry-run"
 
 
 # -- the same through a real Jupyter server -------------------------------------------------

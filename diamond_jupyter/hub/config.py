@@ -28,11 +28,18 @@ class HubSettings:
 
 def trait_args(admin: dict[str, Any]) -> list[str]:
     """`--DiamondApp.NAME=VALUE` for each admin default: on the command line, so that a
-    user's own jupyter_server_config cannot override them."""
+    user's own jupyter_server_config cannot override them. A list is one flag per item: the
+    server parses its command line before it knows the extension's traits, and a list
+    written as one value would arrive as a single item."""
     out = []
     for name, value in admin.items():
-        text = value if isinstance(value, str) else repr(value)
-        out.append(f"--DiamondApp.{name}={text}")
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise ValueError(f"DiamondApp.{name}: an empty list cannot be given on the "
+                                 "command line (set it in a config file)")
+            out += [f"--DiamondApp.{name}={item}" for item in value]
+        else:
+            out.append(f"--DiamondApp.{name}={value if isinstance(value, str) else repr(value)}")
     return out
 
 

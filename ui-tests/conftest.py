@@ -34,6 +34,16 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = Path(__file__).parent / "screenshots"
+DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+
+def publish(*shots: Path) -> None:
+    """Copy screenshots to docs/img (the README's images) when DIAMOND_UPDATE_DOCS_IMG is
+    set; an ordinary test run leaves the tracked images alone."""
+    if os.environ.get("DIAMOND_UPDATE_DOCS_IMG"):
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        for shot in shots:
+            shutil.copyfile(shot, DOCS_IMG / shot.name)
 STARTUP_TIMEOUT_S = 90
 
 

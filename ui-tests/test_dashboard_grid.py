@@ -6,11 +6,8 @@ to open it, the layout restorer, and axe-core in the light and dark themes."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
-from conftest import SCREENSHOTS, api, load_lab, start_lab, stop_lab
+from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import (
     DASHBOARD,
     PREDICTED,
@@ -23,7 +20,6 @@ from dashboard_helpers import (
 )
 from playwright.sync_api import expect
 
-DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 SITES = ["alpha", "beta", "gamma"]
 ROWS = 10_000
 
@@ -154,8 +150,7 @@ def test_axe_finds_nothing_in_either_theme(page, bare_lab, theme):
     name = "dark" if "Dark" in theme else "light"
     out = SCREENSHOTS / f"dashboard-10k-{name}.png"
     page.screenshot(path=str(out))
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(out, DOCS_IMG / out.name)
+    publish(out)
 
 
 def test_opens_from_the_sidebar_and_the_launcher(page, bare_lab):

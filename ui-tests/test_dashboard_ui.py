@@ -12,20 +12,18 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conftest import SCREENSHOTS, api, load_lab, start_lab, stop_lab
+from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import DASHBOARD, axe_violations, set_theme
 from playwright.sync_api import expect
 
 from diamond_jupyter.transports import make_transport
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS_IMG = ROOT / "docs" / "img"
 BOUND_MS = 240_000  # generous: the machine is loaded on purpose during CI
 
 
@@ -68,9 +66,7 @@ def _screenshot(page, server, theme: str, name: str) -> None:
     page.screenshot(path=str(out))
     timeline = SCREENSHOTS / f"{name}-timeline.png"
     page.locator("[data-diamond-gantt]").screenshot(path=str(timeline))
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    for shot in (out, timeline):
-        shutil.copyfile(shot, DOCS_IMG / shot.name)
+    publish(out, timeline)
 
 
 def test_dashboard_on_the_test_bed(tmp_path_factory, testbed_config, browser):

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, start_lab, stop_lab
+from conftest import api, publish, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_jobs import run_cell
 from test_sidebar import open_sidebar
@@ -29,7 +28,6 @@ pytestmark = pytest.mark.testbed
 
 HERE = Path(__file__).parent
 SCREENSHOTS = HERE / "screenshots"
-DOCS_IMG = HERE.parent / "docs" / "img"
 JOB_TIMEOUT = 120_000
 CATCH_UP = 30_000  # the sidebar's heartbeat is 5 s; sites every 15 s
 
@@ -129,9 +127,7 @@ def test_card_record_actions_and_restart(lab, browser, tmp_path, testbed_config)
     page.locator(".Toastify__toast").evaluate_all("ts => ts.forEach(t => t.remove())")
     cells.nth(1).screenshot(path=str(SCREENSHOTS / "job-card.png"))
     cells.nth(2).screenshot(path=str(SCREENSHOTS / "job-card-failed.png"))
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    for name in ("job-card.png", "job-card-failed.png"):
-        shutil.copy(SCREENSHOTS / name, DOCS_IMG / name)
+    publish(SCREENSHOTS / "job-card.png", SCREENSHOTS / "job-card-failed.png")
 
     # Save, then restart the server while `late` runs; it ends while the server is down.
     expect(late).to_have_attribute("data-diamond-state", "RUNNING", timeout=JOB_TIMEOUT)

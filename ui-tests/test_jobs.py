@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, load_lab
+from conftest import api, load_lab, publish
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
@@ -19,7 +18,6 @@ pytestmark = pytest.mark.testbed
 
 HERE = Path(__file__).parent
 SCREENSHOTS = HERE / "screenshots"
-DOCS_IMG = HERE.parent / "docs" / "img"
 JOB_TIMEOUT = 120_000
 
 # Records every state each job card shows (renders are coalesced per frame; the
@@ -242,8 +240,7 @@ def _screenshot(page, lab_server, theme: str, name: str) -> None:
     SCREENSHOTS.mkdir(exist_ok=True)
     out = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(out))
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(out, DOCS_IMG / out.name)
+    publish(out)
 
 
 def test_screenshots_light_and_dark(lab_server, lab_page):

@@ -611,6 +611,17 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return script_text(data, str(path))
 
     @staticmethod
+    def walltime_seconds(text: str) -> int:
+        """A time limit in any sbatch `--time` form (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S) in
+        seconds. Pure; BadInput naming the accepted forms."""
+        from .dialects.slurm_script import parse_slurm_time
+
+        secs = parse_slurm_time(text)
+        if secs is None:
+            raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]")
+        return secs
+
+    @staticmethod
     def parse(text: str, dialect: str | None = None) -> JobSpec:
         """A batch script in any dialect (`dialect`, else detected from its directives) as a
         JobSpec; a script without any directive is run as is. Pure; BadInput when it is empty or

@@ -13,7 +13,6 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..dialects.slurm_script import parse_slurm_time
 from ..model import BadInput, DiamondError, Job, SiteError
 from .connect import connect
 from .engine import Engine
@@ -43,10 +42,9 @@ class _Parser(argparse.ArgumentParser):
 
 def walltime(text: str) -> int:
     """Any sbatch --time form (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S) -> seconds."""
-    secs = parse_slurm_time(text)
-    if secs is None:
-        raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]")
-    return secs
+    from ..federation import Federation
+
+    return Federation.walltime_seconds(text)
 
 
 def _parser() -> _Parser:

@@ -24,7 +24,8 @@ from diamond_jupyter.server.routes import routes
 
 pytestmark = pytest.mark.testbed
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000"}
+SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000",
+          "prompt_id": "p-0000"}
 
 
 def hub_sh(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -81,7 +81,9 @@ class StateHandler(_Rows):
         rows = await self.site_rows(fed, max_age_s=float(max_age))
         if max_age > 15:
             asyncio.ensure_future(self._refresh_rows(fed))
-        events = fed.events_since(max(last - 50, 0), limit=50)
+        # up to `last` only: a later event reaches the client live, after this answer
+        events = [e for e in fed.events_since(max(last - 50, 0), limit=50)
+                  if (e.seq or 0) <= last]
         self.reply({
             "sites": rows,
             "jobs": [job_json(j) for j in fed.jobs(limit=limit)],

@@ -206,7 +206,9 @@ class JobsMixin(Database):
             job = self._job(c, self._resolve_id(job_id, c))
             c.execute("UPDATE jobs SET placement = ?, updated_at = ? WHERE id = ?",
                       (to_js(placement), to_ts(utcnow()), job.id))
-            return self._event(c, "job.updated", job.id, job.site, said or {})
+            # the state it had then: a replay says what a live client was told
+            return self._event(c, "job.updated", job.id, job.site,
+                               {"state": job.state.value, **(said or {})})
 
     def job_by_token(self, token: str) -> Job | None:
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))

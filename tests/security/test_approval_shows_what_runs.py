@@ -94,14 +94,15 @@ async def test_the_approved_site_and_script_run_without_placing_again(fed, fake)
     original = fed.place
 
     async def counting_place(*a, **kw):  # a spy: placement still runs for real
-        placed.append(a)
+        placed.append(kw.get("sites"))
         return await original(*a, **kw)
     fed.place = counting_place
     await agent(fed).approve(task["id"])
     done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "done" and not fake.errors, done
     assert isinstance(seen["result"], dict), done["answer"]
-    assert placed == []  # nothing is placed again after approval
+    # no site is chosen again after approval: at most the approved site's start is forecast
+    assert all(sites == [plan["site"]] for sites in placed), placed
     job = fed.job(seen["result"]["job"]["id"])
     assert job.site == plan["site"] and job.token == plan["submission"]
     site = fed.site(job.site)

@@ -85,7 +85,18 @@ def _pid(path: Path) -> int | None:
         os.kill(pid, 0)
     except ProcessLookupError:
         return None
+    if _zombie(pid):  # stopped, not yet reaped (a child of ours): not running
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        return None
     return pid
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
 
 
 def _wait(pred, timeout: float, what: str) -> None:

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { fmtDuration, fmtTime, parseTime } from '../format';
+import { useWidth } from '../hooks';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
 
@@ -24,23 +25,6 @@ export function fitSpanMs(jobs: IJob[], now: number): number {
   }
   // 5% of air before the first job; never narrower than MIN_FIT_MS
   return Math.max(MIN_FIT_MS, (now - first) * 1.05);
-}
-
-/** The container's width in px (labels and bars use the room the panel gives). */
-function useWidth(ref: React.RefObject<HTMLElement>, fallback: number): number {
-  const [width, setWidth] = React.useState(fallback);
-  React.useEffect(() => {
-    const node = ref.current;
-    if (!node) {
-      return;
-    }
-    const measure = () => setWidth(Math.max(160, Math.floor(node.clientWidth)));
-    measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(node);
-    return () => observer.disconnect();
-  }, [ref]);
-  return width;
 }
 
 interface ISegment {
@@ -177,7 +161,7 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
   const [, setTick] = React.useState(0);
   const [zoom, setZoom] = React.useState(0);
   const box = React.useRef<HTMLDivElement>(null);
-  const width = useWidth(box, 240);
+  const width = useWidth(box, 240, 160);
   const [hover, setHover] = React.useState<IHover | null>(null);
   const now = Date.now();
   const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));

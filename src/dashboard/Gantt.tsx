@@ -4,7 +4,7 @@ import { fmtDuration, fmtPredictedStart, fmtTime, parseTime } from '../format';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from '../components/Placement';
 import { IWorkflow } from '../components/Workflows';
-import { useWidth } from './UsageChart';
+import { useWidth } from '../hooks';
 
 const ROW_H = 22;
 const AXIS_H = 20;
@@ -112,7 +112,7 @@ export function Gantt(props: {
   const [, setTick] = React.useState(0);
   const box = React.useRef<HTMLDivElement>(null);
   const laneBox = React.useRef<HTMLDivElement>(null);
-  const width = useWidth(box, 900) - LABEL_W - 8;
+  const width = useWidth(box, 900, 200) - LABEL_W - 8;
   const rows = React.useMemo(() => lanes(jobs, workflows), [jobs, workflows]);
   const active = rows.some(r => !TERMINAL_STATES.has(r.job.state));
   React.useEffect(() => {

@@ -3,29 +3,13 @@ import * as React from 'react';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { fmtTime, parseTime } from '../format';
+import { useWidth } from '../hooks';
 import { fetchUsage } from './api';
 import { IUsagePoint } from './types';
 
 const PANEL_H = 44;
 const GAP = 16;
 const LEFT = 4;
-
-/** The width in px the element `ref` is given (charts use the room they have). */
-export function useWidth(ref: React.RefObject<HTMLElement>, fallback: number): number {
-  const [width, setWidth] = React.useState(fallback);
-  React.useEffect(() => {
-    const node = ref.current;
-    if (!node) {
-      return;
-    }
-    const measure = () => setWidth(Math.max(200, Math.floor(node.clientWidth)));
-    measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(node);
-    return () => observer.disconnect();
-  }, [ref]);
-  return width;
-}
 
 interface ISeries {
   key: 'busy_cpus' | 'busy_gpus' | 'pending';
@@ -57,7 +41,7 @@ export function UsageChart(props: {
   const [points, setPoints] = React.useState<IUsagePoint[] | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const box = React.useRef<HTMLDivElement>(null);
-  const width = useWidth(box, 480);
+  const width = useWidth(box, 480, 200);
   React.useEffect(() => {
     let live = true;
     fetchUsage(site, hours, settings)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from diamond_jupyter.transports import make_transport
+from diamond_jupyter.testbed.load import cancel as cancel_load
 
 pytestmark = pytest.mark.testbed
 
@@ -105,25 +105,6 @@ def _until(what: str, check: Any, seen: Any = None, bound_s: float = BOUND_S) ->
         time.sleep(1.0)
 
 
-def _cancel_load(config: Any) -> None:
-    """Cancel what the load left in the Slurm sites' queues (its jobs are named load-N)."""
-    async def one(site: Any) -> None:
-        t = make_transport(site.transport, site=site.name)
-        try:
-            out = await t.run(["squeue", "-h", "-o", "%i %j"], check=False)
-            ids = [r.split()[0] for r in out.stdout.splitlines()
-                   if len(r.split()) == 2 and r.split()[1].startswith("load-")]
-            if ids:
-                await t.run(["scancel", *ids], check=False)
-        finally:
-            await t.close()
-
-    async def every() -> None:
-        await asyncio.gather(*(one(s) for s in config.sites if s.scheduler == "slurm"
-                               and s.transport.kind == "ssh"), return_exceptions=True)
-    asyncio.run(every())
-
-
 def test_dashboard_shows_the_load_marks_my_job_and_keeps_usage_across_a_restart(tb, tmp_path):
     # jobs of a few real minutes (time scale 2), submitted over 20 s
     load_log = (tmp_path / "load.log").open("w")
@@ -195,4 +176,4 @@ def test_dashboard_shows_the_load_marks_my_job_and_keeps_usage_across_a_restart(
             load.wait(timeout=120)
         except subprocess.TimeoutExpired:
             load.kill()
-        _cancel_load(tb.config)
+        asyncio.run(cancel_load(tb.config_path))

@@ -21,34 +21,10 @@ from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import DASHBOARD, axe_violations, set_theme
 from playwright.sync_api import expect
 
-from diamond_jupyter.transports import make_transport
+from diamond_jupyter.testbed.load import cancel as cancel_load
 
 ROOT = Path(__file__).resolve().parent.parent
 BOUND_MS = 240_000  # generous: the machine is loaded on purpose during CI
-
-
-def _cancel_load(config_path: Path) -> None:
-    """Cancel what the load left in the Slurm sites' queues (its jobs are named load-N)."""
-    from diamond_jupyter.config import load_config
-
-    async def one(site) -> None:
-        t = make_transport(site.transport, site=site.name)
-        try:
-            out = await t.run(["squeue", "-h", "-o", "%i %j"], check=False)
-            ids = [r.split()[0] for r in out.stdout.splitlines()
-                   if len(r.split()) == 2 and r.split()[1].startswith("load-")]
-            if ids:
-                await t.run(["scancel", *ids], check=False)
-        finally:
-            await t.close()
-
-    async def every() -> None:
-        sites = [s for s in load_config(config_path).sites
-                 if s.scheduler == "slurm" and s.transport.kind == "ssh"]
-        await asyncio.gather(*(one(s) for s in sites), return_exceptions=True)
-
-    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
-        pool.submit(asyncio.run, every()).result()
 
 
 def _screenshot(page, server, theme: str, name: str) -> None:
@@ -151,4 +127,5 @@ def test_dashboard_on_the_test_bed(tmp_path_factory, testbed_config, browser):
         except subprocess.TimeoutExpired:
             load.kill()
             load.wait()
-        _cancel_load(testbed_config)
+        with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
+            pool.submit(asyncio.run, cancel_load(testbed_config)).result()

@@ -41,9 +41,14 @@ import asyncio
 import math
 import random
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .clusters import SLURM_CLUSTERS as CLUSTERS  # the load is sbatch: Slurm sites only
 from .clusters import ClusterDef
+
+if TYPE_CHECKING:
+    from ..config import SiteConfig
 
 PROFILES: dict[str, dict[str, dict]] = {
     # per site: burst rate (bursts per real minute), mean burst size, runtime median (center
@@ -74,6 +79,9 @@ PROFILES: dict[str, dict[str, dict]] = {
                       cpus=8, gpus=1, initial=8, time_scale=1),
     },
 }
+
+
+NAME_PREFIX = "load-"  # every load job is named load-N
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,7 @@ def _job(rng: random.Random, c: ClusterDef, p: dict, t: float, scale: float, n: 
     wall = min(max_min, max(1, math.ceil(run_min * rng.uniform(1.2, 3.0))))
     return LoadJob(at_s=round(t, 3), site=c.name, nodes=nodes, cpus_per_node=cpus,
                    runtime_s=round(run_min * 60 / scale, 2), walltime_min=wall,
-                   name=f"load-{n}", gpus=gpus)
+                   name=f"{NAME_PREFIX}{n}", gpus=gpus)
 
 
 def _max_minutes(c: ClusterDef) -> int:
@@ -187,6 +195,28 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     finally:
         await asyncio.gather(*(t.close() for t in transports.values()))
     return {"submitted": submitted, "failed": failed, "jobs": len(jobs)}
+
+
+async def cancel(config_path: str | Path) -> None:
+    """Cancel what the load left in the Slurm sites' queues (the jobs named load-N); a site
+    that cannot be reached is passed over."""
+    from ..config import load_config
+    from ..transports import make_transport
+
+    async def one(site: SiteConfig) -> None:
+        t = make_transport(site.transport, site=site.name)
+        try:
+            out = await t.run(["squeue", "-h", "-o", "%i %j"], check=False)
+            ids = [r.split()[0] for r in out.stdout.splitlines()
+                   if len(r.split()) == 2 and r.split()[1].startswith(NAME_PREFIX)]
+            if ids:
+                await t.run(["scancel", *ids], check=False)
+        finally:
+            await t.close()
+
+    sites = [s for s in load_config(config_path).sites
+             if s.scheduler == "slurm" and s.transport.kind == "ssh"]
+    await asyncio.gather(*(one(s) for s in sites), return_exceptions=True)
 
 
 def describe(jobs: list[LoadJob]) -> list[dict]:

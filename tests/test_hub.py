@@ -5,12 +5,9 @@ through the hub's proxy with the users' own API tokens."""
 from __future__ import annotations
 
 import json
-import os
 import pwd
 import re
 import sqlite3
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -19,31 +16,19 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hub_helpers import hub_up
 
 from diamond_jupyter.server.routes import routes
 
 pytestmark = pytest.mark.testbed
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000",
           "prompt_id": "p-0000"}
 
 
-def hub_sh(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHON": sys.executable, "DIAMOND_NO_VENV": "1"}
-    return subprocess.run([str(ROOT / "scripts" / "hub.sh"), *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, check=False)
-
-
 @pytest.fixture(scope="module")
 def hub(testbed_session) -> Any:
-    r = hub_sh("up", "--json")
-    assert r.returncode == 0, r.stderr
-    info = json.loads(r.stdout)
-    try:
+    with hub_up() as info:
         yield info
-    finally:
-        down = hub_sh("down", "--json")
-        assert down.returncode == 0, down.stderr
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

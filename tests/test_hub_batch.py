@@ -5,14 +5,13 @@ reaches it there through the proxy."""
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import subprocess
 from pathlib import Path
 
 import pytest
-from test_hub import hub_sh
+from hub_helpers import hub_up
 
 from diamond_jupyter.testbed.clusters import cluster
 from diamond_jupyter.testbed.configs import cluster_dir
@@ -31,17 +30,11 @@ def squeue(tb_base: Path, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def hub(testbed_session):
-    r = hub_sh("up", "--batch", SITE, "--json")
-    assert r.returncode == 0, r.stderr
-    info = json.loads(r.stdout)
-    try:
+    with hub_up("--batch", SITE) as info:
         yield info
-    finally:
-        down = hub_sh("down", "--json")
-        assert down.returncode == 0, down.stderr
-        # the servers' jobs are gone with the hub (none pending or running)
-        assert "diamond-hub-singleuser" not in squeue(testbed_session.base, "-t", "PD,R",
-                                                      "-o", "%j %u")
+    # the servers' jobs are gone with the hub (none pending or running)
+    assert "diamond-hub-singleuser" not in squeue(testbed_session.base, "-t", "PD,R",
+                                                  "-o", "%j %u")
 
 
 def _server_pids() -> dict[str, int]:

@@ -79,23 +79,22 @@ export function Dag({ wf }: { wf: IWorkflow }): JSX.Element {
   );
 }
 
-/** The latest workflows, each as its DAG; read again when a workflow event arrives. */
-export function Workflows(props: { model: DiamondModel; limit?: number }): JSX.Element {
-  const { model } = props;
+/** The latest `limit` workflows (null until first read), read again when a workflow event
+ * arrives; `error` says why the last read failed. */
+export function useWorkflows(
+  model: DiamondModel,
+  limit: number
+): { workflows: IWorkflow[] | null; error: string | null } {
   const [workflows, setWorkflows] = React.useState<IWorkflow[] | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const seq = model.workflowSeq;
   React.useEffect(() => {
     let live = true;
     const timer = setTimeout(() => {
-      requestAPI<{ workflows: IWorkflow[] }>(
-        `workflows?limit=${props.limit ?? 5}`,
-        {},
-        model.settings
-      )
+      requestAPI<{ workflows: IWorkflow[] }>(`workflows?limit=${limit}`, {}, model.settings)
         .then(r => {
           if (live) {
-            setWorkflows(r.workflows);
+            setWorkflows(r.workflows ?? []);
             setError(null);
           }
         })
@@ -109,19 +108,19 @@ export function Workflows(props: { model: DiamondModel; limit?: number }): JSX.E
       live = false;
       clearTimeout(timer);
     };
-  }, [seq, model.settings, props.limit]);
-  if (error) {
-    return <p className="jp-diamond-muted">Workflows unavailable: {error}</p>;
-  }
-  if (workflows === null) {
-    return <p className="jp-diamond-muted">Loading…</p>;
-  }
-  if (workflows.length === 0) {
+  }, [seq, model.settings, limit]);
+  return { workflows, error };
+}
+
+/** Workflows, each `[data-diamond-workflow=ID]` with its DAG; `className` is added to the
+ * list's. */
+export function WorkflowList(props: { workflows: IWorkflow[]; className?: string }): JSX.Element {
+  if (props.workflows.length === 0) {
     return <p className="jp-diamond-muted">No workflows yet.</p>;
   }
   return (
-    <ol className="jp-diamond-list">
-      {workflows.map(wf => (
+    <ol className={props.className ? `jp-diamond-list ${props.className}` : 'jp-diamond-list'}>
+      {props.workflows.map(wf => (
         <li key={wf.id} data-diamond-workflow={wf.id} data-diamond-state={wf.state}>
           <div>
             <strong>{wf.name ?? wf.id}</strong> <code>{wf.id}</code>{' '}
@@ -132,4 +131,16 @@ export function Workflows(props: { model: DiamondModel; limit?: number }): JSX.E
       ))}
     </ol>
   );
+}
+
+/** The latest workflows, each as its DAG; read again when a workflow event arrives. */
+export function Workflows(props: { model: DiamondModel; limit?: number }): JSX.Element {
+  const { workflows, error } = useWorkflows(props.model, props.limit ?? 5);
+  if (error) {
+    return <p className="jp-diamond-muted">Workflows unavailable: {error}</p>;
+  }
+  if (workflows === null) {
+    return <p className="jp-diamond-muted">Loading…</p>;
+  }
+  return <WorkflowList workflows={workflows} />;
 }

@@ -2,10 +2,9 @@ import * as React from 'react';
 
 import { refreshIcon } from '@jupyterlab/ui-components';
 
-import { requestAPI } from '../api';
 import { fmtTime, parseTime } from '../format';
 import { DiamondModel } from '../model';
-import { Dag, IWorkflow } from '../components/Workflows';
+import { IWorkflow, useWorkflows, WorkflowList } from '../components/Workflows';
 import { Gantt } from './Gantt';
 import { DashboardModel } from './model';
 import { QueueTable } from './QueueTable';
@@ -70,24 +69,8 @@ const SiteCard = React.memo(function SiteCard(props: {
   );
 });
 
-/** The workflows (latest first), read again on workflow events. */
-function useWorkflows(model: DiamondModel): IWorkflow[] {
-  const [workflows, setWorkflows] = React.useState<IWorkflow[]>([]);
-  const seq = model.workflowSeq;
-  React.useEffect(() => {
-    let live = true;
-    const timer = setTimeout(() => {
-      requestAPI<{ workflows: IWorkflow[] }>('workflows?limit=20', {}, model.settings)
-        .then(r => live && setWorkflows(r.workflows ?? []))
-        .catch(() => undefined); // the sidebar says why workflows are unavailable
-    }, 200);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [seq, model.settings]);
-  return workflows;
-}
+/** Before the first read (the dashboard ignores a failed read: the sidebar says why). */
+const NO_WORKFLOWS: IWorkflow[] = [];
 
 /** The main-area dashboard `[data-diamond-dashboard]`: per site its usage over time and
  * its whole queue; the user's jobs and workflows on one timeline; the workflows' DAGs. */
@@ -100,7 +83,7 @@ export function Dashboard(props: {
   const { model, dash, timeZone, onOpenJob } = props;
   const [hours, setHours] = React.useState(6);
   const data = dash.data;
-  const workflows = useWorkflows(model);
+  const workflows = useWorkflows(model, 20).workflows ?? NO_WORKFLOWS;
   React.useEffect(() => {
     if (data) {
       dash.noteCommitted();
@@ -167,21 +150,7 @@ export function Dashboard(props: {
       </section>
       <section aria-labelledby="jp-diamond-dash-workflows">
         <h2 id="jp-diamond-dash-workflows">Workflows</h2>
-        {workflows.length === 0 ? (
-          <p className="jp-diamond-muted">No workflows yet.</p>
-        ) : (
-          <ol className="jp-diamond-list jp-diamond-dash-workflows">
-            {workflows.map(wf => (
-              <li key={wf.id} data-diamond-workflow={wf.id} data-diamond-state={wf.state}>
-                <div>
-                  <strong>{wf.name ?? wf.id}</strong> <code>{wf.id}</code>{' '}
-                  <span className={`jp-diamond-state-${wf.state.toLowerCase()}`}>{wf.state}</span>
-                </div>
-                <Dag wf={wf} />
-              </li>
-            ))}
-          </ol>
-        )}
+        <WorkflowList workflows={workflows} className="jp-diamond-dash-workflows" />
       </section>
     </div>
   );

@@ -19,6 +19,7 @@ from dashboard_helpers import (
     set_theme,
 )
 from playwright.sync_api import expect
+from test_sidebar import open_sidebar
 
 SITES = ["alpha", "beta", "gamma"]
 ROWS = 10_000
@@ -156,9 +157,7 @@ def test_axe_finds_nothing_in_either_theme(page, bare_lab, theme):
 def test_opens_from_the_sidebar_and_the_launcher(page, bare_lab):
     if page.locator(DASHBOARD).count():
         close_dashboard(page)
-    panel = page.locator("#diamond-sidebar")
-    if not panel.is_visible():
-        page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]').click()
+    panel = open_sidebar(page)
     panel.get_by_role("button", name="Open the dashboard").click()
     expect(page.locator(DASHBOARD)).to_be_visible()
     close_dashboard(page)

@@ -20,6 +20,7 @@ from pathlib import Path
 from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import DASHBOARD, axe_violations, set_theme
 from playwright.sync_api import expect
+from test_sidebar import open_sidebar
 
 from diamond_jupyter.testbed.load import cancel as cancel_load
 
@@ -67,9 +68,7 @@ def test_dashboard_on_the_test_bed(tmp_path_factory, testbed_config, browser):
         errors: list[str] = []
         page.on("pageerror", lambda err: errors.append(f"{err.message}\n{err.stack or ''}"))
         load_lab(page, server)
-        panel = page.locator("#diamond-sidebar")
-        if not panel.is_visible():
-            page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]').click()
+        panel = open_sidebar(page)
         panel.get_by_role("button", name="Open the dashboard").click()
         dash = page.locator(DASHBOARD)
         expect(dash).to_be_visible(timeout=60_000)

@@ -14,12 +14,23 @@ SCREENSHOTS = Path(__file__).parent / "screenshots"
 
 
 def open_sidebar(page):
+    """Show the Diamond sidebar and return it. Its tab toggles the panel, and JupyterLab may
+    still be restoring the saved layout (which opens or closes it) when a test first looks,
+    so a click can land just after the panel was shown and hide it again: look, click only
+    when hidden, and look again, a few times."""
     panel = page.locator("#diamond-sidebar")
     panel.wait_for(state="attached", timeout=30_000)
-    if not panel.is_visible():
-        tab = page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]')
+    tab = page.locator('.jp-SideBar.jp-mod-left li[data-id="diamond-sidebar"]')
+    for _ in range(3):
+        if panel.is_visible():
+            return panel
         expect(tab).to_be_visible()
         tab.click()
+        try:
+            expect(panel).to_be_visible(timeout=10_000)
+            return panel
+        except AssertionError:
+            continue  # toggled back by a late layout restore: the next click shows it
     expect(panel).to_be_visible()
     return panel
 

@@ -1,7 +1,9 @@
-"""Every placement run kept in benchmarks/results, by background, against the targets.
+"""Every kept run of a seeded benchmark, by background, judged against its targets.
 
-Reads each `placement-*.json` that `python -m benchmarks.placement` wrote (no test bed, no
-new runs) and reports every seed of every background, none dropped:
+Reads the JSON files the benchmarks wrote in benchmarks/results (no test bed, no new runs)
+and reports every seed of every background, none dropped.
+
+`placement` (each `placement-*.json` of `python -m benchmarks.placement`):
 - diamond's median, mean and p90 regret (extra completion time over the fastest site);
 - whether its mean is below every baseline's (fixed, fewest_pending, random and each site
   as a fixed home, so the best home in hindsight too): a tie is not "below", and the
@@ -12,7 +14,11 @@ new runs) and reports every seed of every background, none dropped:
 Runs written before the benchmark scored fixed homes or a real hedge lack those figures;
 they are listed with "-" there and never count as meeting a target.
 
-    python -m benchmarks.placement_seeds [--json] [--results DIR]
+`workflow` (each `workflow-*.json` of `python -m benchmarks.workflow` with at least two
+rounds): makespan medians per mode, after-upstream over queue-ahead of the medians, of the
+means and per round (target at least 1.5x), and a gang's wasted node-seconds (target 0).
+
+    python -m benchmarks.seeds placement|workflow [--json] [--results DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ FLOOR_S = 1.0  # as benchmarks.placement: the schedulers' start granularity
 BASELINES = ("fixed", "fewest_pending", "random")
 MEDIAN_TARGET = 10.0
 HEDGE_TARGET = 2.0
+QUEUE_AHEAD_TARGET = 1.5
 
 
 def background(run: dict[str, Any]) -> str:
@@ -43,7 +50,7 @@ def _mean(run: dict[str, Any], key: str) -> float | None:
     return None if v is None else v.get("mean_s")
 
 
-def judge(run: dict[str, Any]) -> dict[str, Any]:
+def judge_placement(run: dict[str, Any]) -> dict[str, Any]:
     """One run's figures and its verdict on each target (None: the run cannot tell)."""
     pol, homes = run.get("policies", {}), run.get("homes") or {}
     d = pol.get("diamond", {})
@@ -80,14 +87,35 @@ def judge(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def collect(results: Path) -> list[dict[str, Any]]:
-    """Every kept run, judged, ordered by background then seed."""
+def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:
+    """One workflow run's makespans, its queue-ahead ratios and gang waste, and verdicts."""
+    gang = run.get("gang") or {}
+    waste = gang.get("gang", {}).get("waste_node_s")
+    med_ratio = run.get("median_ratio_after_upstream")
+    return {
+        "background": str(run.get("background") or "none"), "seed": run.get("seed"),
+        "rounds": run.get("rounds"), "median_makespan_s": run.get("median_makespan_s"),
+        "ratio_medians": med_ratio, "ratio_means": run.get("mean_ratio_after_upstream"),
+        "round_ratios": run.get("round_ratios_after_upstream") or [],
+        "failed_runs": len(run.get("failed_runs") or []),
+        "gang_waste_node_s": waste,
+        "naive_waste_node_s": gang.get("naive", {}).get("waste_node_s"),
+        "meets": {
+            "queue_ahead_1_5x": None if med_ratio is None else med_ratio >= QUEUE_AHEAD_TARGET,
+            "gang_wastes_nothing": None if waste is None else waste == 0,
+        },
+    }
+
+
+def collect(results: Path, kind: str) -> list[dict[str, Any]]:
+    """Every kept run of the kind, judged, ordered by background then seed."""
     rows = []
-    for path in sorted(results.glob("placement-*.json")):
+    for path in sorted(results.glob(f"{kind}-*.json")):
         run = json.loads(path.read_text())
-        if "policies" not in run:  # not a run of benchmarks.placement
-            continue
-        rows.append({"file": path.name, **judge(run)})
+        if kind == "placement" and "policies" in run:
+            rows.append({"file": path.name, **judge_placement(run)})
+        elif kind == "workflow" and "median_ratio_after_upstream" in run:
+            rows.append({"file": path.name, **judge_workflow(run)})  # older quick runs lack it
     return sorted(rows, key=lambda r: (r["background"], r["seed"] or 0, r["file"]))
 
 
@@ -95,15 +123,8 @@ def _verdict(v: bool | None) -> str:
     return "-" if v is None else ("yes" if v else "no")
 
 
-def main(argv: list[str] | None = None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
-    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
-    p.add_argument("--out", default=str(RESULTS), help="where to write placement_seeds.*")
-    p.add_argument("--tag", default="")
-    args = p.parse_args(argv)
-    rows = collect(Path(args.results))
-    md = "## placement: every kept run, by background\n\n" + markdown_table(
+def placement_table(rows: list[dict[str, Any]]) -> str:
+    return "## placement: every kept run, by background\n\n" + markdown_table(
         ["background", "seed", "rounds scored", "diamond median / mean / p90 s",
          "best home (mean s)", "hedge mean s", "avg home / diamond (medians)",
          "diamond / hedge (means)", "not beaten by diamond's mean", "censored probes",
@@ -116,13 +137,43 @@ def main(argv: list[str] | None = None) -> dict:
           r["hedge_mean_s"], r["avg_home_median_over_diamond"], r["diamond_mean_over_hedge"],
           ", ".join(r["baselines_not_beaten"]) or "none", r["censored_probes"],
           r["rounds_all_censored"], *(_verdict(v) for v in r["meets"].values()))
-         for r in rows])
-    md += ("\nA tie with a baseline is not below it. \"-\": the run was written before the "
-           "benchmark scored fixed homes or a real hedge, so it cannot tell.\n")
-    data = {"runs": rows, "floor_s": FLOOR_S,
-            "targets": {"median_ratio": MEDIAN_TARGET, "hedge_ratio": HEDGE_TARGET}}
-    args.config = None
-    emit("placement_seeds", args, data, md)
+         for r in rows]) + (
+        "\nA tie with a baseline is not below it. \"-\": the run was written before the "
+        "benchmark scored fixed homes or a real hedge, so it cannot tell.\n")
+
+
+def workflow_table(rows: list[dict[str, Any]]) -> str:
+    return "## workflow: every kept run, by background\n\n" + markdown_table(
+        ["background", "seed", "rounds", "makespan medians s (queue-ahead / after upstream / "
+         "fixed home)", "after upstream / queue-ahead: medians, means", "per round",
+         "failed runs", "gang waste node-s (naive)", "queue-ahead >= 1.5x", "gang wastes 0"],
+        [(r["background"], r["seed"], r["rounds"],
+          " / ".join("-" if (r["median_makespan_s"] or {}).get(m) is None
+                     else f"{r['median_makespan_s'][m]:.1f}"
+                     for m in ("queue_ahead", "after_upstream", "fixed_home")),
+          f"{r['ratio_medians'] or 0:.2f}, {r['ratio_means'] or 0:.2f}",
+          ", ".join("-" if x is None else f"{x:.2f}" for x in r["round_ratios"]),
+          r["failed_runs"],
+          "-" if r["gang_waste_node_s"] is None
+          else f"{r['gang_waste_node_s']:.2f} ({r['naive_waste_node_s']:.2f})",
+          *(_verdict(v) for v in r["meets"].values()))
+         for r in rows]) + "\n\"-\": not measured in that run (`--no-gang`).\n"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("kind", choices=("placement", "workflow"), help="which benchmark's runs")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
+    p.add_argument("--out", default=str(RESULTS), help="where to write KIND_seeds.*")
+    p.add_argument("--tag", default="")
+    args = p.parse_args(argv)
+    rows = collect(Path(args.results), args.kind)
+    md = placement_table(rows) if args.kind == "placement" else workflow_table(rows)
+    data = {"kind": args.kind, "runs": rows, "floor_s": FLOOR_S,
+            "targets": {"median_ratio": MEDIAN_TARGET, "hedge_ratio": HEDGE_TARGET,
+                        "queue_ahead_ratio": QUEUE_AHEAD_TARGET}}
+    emit(f"{args.kind}_seeds", args, data, md)
     return data
 
 

@@ -1,10 +1,10 @@
-"""The placement seed report judges each kept run against the targets, ties included."""
+"""The seed reports judge each kept benchmark run against its targets, ties included."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks import placement_seeds
+from benchmarks import seeds
 
 
 def stats(median: float, mean: float, n: int = 10) -> dict:
@@ -25,7 +25,7 @@ def run(seed: int, diamond: tuple, hedge: tuple, homes: dict, **policies) -> dic
 
 
 def test_every_target_met_when_diamond_beats_everything():
-    r = placement_seeds.judge(run(3, (0.5, 2.0), (0.0, 0.5),
+    r = seeds.judge_placement(run(3, (0.5, 2.0), (0.0, 0.5),
                                   {"alpha": (100, 120), "gamma": (20, 9.0)}))
     assert r["background"] == "KTH@alpha+LLNL@gamma" and r["best_home_in_hindsight"] == "gamma"
     assert r["baselines_not_beaten"] == []
@@ -37,7 +37,7 @@ def test_every_target_met_when_diamond_beats_everything():
 
 
 def test_a_tie_with_the_best_home_is_not_below_it():
-    r = placement_seeds.judge(run(4, (0.0, 0.0), (0.0, 0.0),
+    r = seeds.judge_placement(run(4, (0.0, 0.0), (0.0, 0.0),
                                   {"alpha": (200, 200), "gamma": (0.0, 0.0)},
                                   fewest_pending=(0.0, 0.0)))
     assert r["baselines_not_beaten"] == ["fewest_pending", "home:gamma"]
@@ -55,7 +55,7 @@ def test_runs_from_before_homes_were_scored_cannot_meet_a_target(tmp_path):
     (tmp_path / "placement-X-seed7.json").write_text(json.dumps(new))
     (tmp_path / "placement_seeds.json").write_text(json.dumps({"runs": []}))  # its own output
     (tmp_path / "placement-seed1.md").write_text("not json")
-    data = placement_seeds.main(["--results", str(tmp_path), "--out", str(tmp_path)])
+    data = seeds.main(["placement", "--results", str(tmp_path), "--out", str(tmp_path)])
     rows = data["runs"]
     assert [(r["background"], r["seed"]) for r in rows] == [
         ("KTH@alpha+LLNL@gamma", 7), ("depth_misleads", 1)]
@@ -63,3 +63,31 @@ def test_runs_from_before_homes_were_scored_cannot_meet_a_target(tmp_path):
     assert rows[0]["meets"]["mean_below_every_baseline"] is True
     md = (tmp_path / "placement_seeds.md").read_text()
     assert "| depth_misleads | 1 | 10 |" in md and "| - | - | - |" in md
+
+
+def workflow_run(seed: int, med_ratio: float, gang: dict | None) -> dict:
+    return {"rounds": 3, "seed": seed, "background": "gpu_queue",
+            "median_makespan_s": {"queue_ahead": 40.0, "after_upstream": 40.0 * med_ratio,
+                                  "fixed_home": 50.0},
+            "median_ratio_after_upstream": med_ratio, "mean_ratio_after_upstream": 1.1,
+            "round_ratios_after_upstream": [med_ratio, None, 1.0], "failed_runs": [],
+            "gang": gang}
+
+
+def test_workflow_runs_judged_on_queue_ahead_and_gang_waste(tmp_path):
+    runs = {"workflow-gpu_queue-seed12.json": workflow_run(12, 2.4, None),
+            "workflow-gpu_queue-seed11.json": workflow_run(
+                11, 1.2, {"naive": {"waste_node_s": 30.3}, "gang": {"waste_node_s": 0.34}}),
+            "workflow-gpu_queue-seed13.json": workflow_run(
+                13, 1.5, {"naive": {"waste_node_s": 12.0}, "gang": {"waste_node_s": 0}}),
+            "workflow-quick.json": {"rounds": 1, "seed": 1, "speedup_vs_after_upstream": 1.0}}
+    for name, run in runs.items():
+        (tmp_path / name).write_text(json.dumps(run))
+    data = seeds.main(["workflow", "--results", str(tmp_path), "--out", str(tmp_path)])
+    got = {r["seed"]: r["meets"] for r in data["runs"]}
+    assert got == {11: {"queue_ahead_1_5x": False, "gang_wastes_nothing": False},
+                   12: {"queue_ahead_1_5x": True, "gang_wastes_nothing": None},
+                   13: {"queue_ahead_1_5x": True, "gang_wastes_nothing": True}}
+    md = (tmp_path / "workflow_seeds.md").read_text()
+    assert "| gpu_queue | 11 | 3 | 40.0 / 48.0 / 50.0 | 1.20, 1.10 | 1.20, -, 1.00 | 0 |" in md
+    assert "0.34 (30.30)" in md

@@ -285,8 +285,12 @@ class MfaSshServer:
             self.connections += 1
             t = paramiko.Transport(conn)
             t.add_server_key(self.host_key)
-            t.start_server(server=_MfaServer(self))
             self._transports.append(t)
+            try:
+                t.start_server(server=_MfaServer(self))
+            except (paramiko.SSHException, EOFError, OSError):
+                t.close()  # the client left mid-handshake (a slow server): serve the next one
+                continue
             threading.Thread(target=self._accept_channels, args=(t,), daemon=True).start()
 
     def _accept_channels(self, t: paramiko.Transport) -> None:

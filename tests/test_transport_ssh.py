@@ -357,3 +357,36 @@ async def test_proxy_jump_from_ssh_config_verifies_both_hosts(sshd):
     finally:
         target.stop()
         remove_base(base)
+
+
+async def test_a_server_that_stalls_after_its_banner_is_a_clear_site_error(sshd, tmp_path):
+    """paramiko's start_client returns silently at its timeout: a handshake that never
+    finishes must be a SiteError naming it, not a stray 'No existing session'."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")  # then never a key exchange
+            held.append(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    t = make_transport(cfg(sshd, port=srv.getsockname()[1], connect_timeout_s=1), "stall",
+                       reconnect_attempts=1)
+    try:
+        with pytest.raises(SiteError, match="handshake with .* did not finish within 1 s"):
+            await t.run(["true"])
+    finally:
+        await t.close()
+        srv.close()
+        for c in held:
+            c.close()

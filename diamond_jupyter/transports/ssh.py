@@ -153,6 +153,9 @@ class SSHTransport(ShellMixin):
                 raise SiteError(
                     f"{self.name}: SSH handshake with {spec.label} failed: {e}"
                 ) from None
+            if not (t.is_active() and t.initial_kex_done):  # start_client's timeout is silent
+                raise SiteError(f"{self.name}: SSH handshake with {spec.label} did not finish "
+                                f"within {self.cfg.connect_timeout_s:g} s")
             self._verifier.verify(spec, t.get_remote_server_key())
             authenticate(t, self.name, spec, self.cfg, handler)
         except BaseException:

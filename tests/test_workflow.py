@@ -212,7 +212,14 @@ async def test_an_engine_killed_mid_workflow_is_finished_by_the_next(tb, tmp_pat
         s = steps_by_name(done)
         assert "out.bin: OK" in (await f.logs(s["train"].job))["stdout"]
         jobs = f.jobs(limit=None)
-        assert len(jobs) == 4  # nothing submitted twice
+        queued = [j for j in jobs if j.native_id]
+        assert sorted((j.origin or {})["step"] for j in queued) == sorted(s)  # once each
+        # killed between recording a submit and its answer: the record of a submit that
+        # never reached its scheduler is kept, closed, and the scheduler has no such job
+        for j in jobs:
+            if not j.native_id:
+                assert j.state == JobState.FAILED and "did not reach" in (j.reason or ""), j
+                assert await f.sites[j.site].find_by_token(j.name, j.token or "") == []
     finally:
         await f.close()
 

@@ -46,6 +46,8 @@ class Ops:
         self.cancels: list[str] = []
         self.releases: list[str] = []
         self.unsure: set[str] = set()  # the next submit of these steps loses its answer
+        self.late: dict[str, float] = {}  # step -> its lost submit reaches the queue this late
+        self.arrives: dict[str, float] = {}  # token of a late submit -> when it is queued
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -69,6 +71,12 @@ class Ops:
         if not origin.get("gate") and origin["step"] in self.unsure:
             self.unsure.discard(origin["step"])
             raise DiamondError("the connection dropped before the submit answered")
+        if not origin.get("gate") and origin["step"] in self.late:
+            delay = self.late.pop(origin["step"])
+            self.arrives[token] = asyncio.get_running_loop().time() + delay
+            self.submits.append({"site": site, "hold": hold, "origin": origin, "spec": spec,
+                                 "token": token})
+            raise DiamondError("the engine lost the answer; the command is still running")
         self.submits.append({"site": site, "hold": hold, "origin": origin, "spec": spec,
                              "token": token})
         job = self.store.bind_native_id(token, str(next(self.ids)))
@@ -86,6 +94,11 @@ class Ops:
         return self.store.get_job(job.id)
 
     async def recover_submit(self, job: Job) -> None:
+        at = self.arrives.get(job.token or "")
+        if at is not None and asyncio.get_running_loop().time() >= at:  # in the queue now
+            bound = self.store.bind_native_id(job.token or "", str(next(self.ids)))
+            self.store.apply_state(bound.id, JobState.PENDING)
+            return
         self.store.mark_never_submitted(job.token or "", "not in the queue")
 
     def follow(self, job: Job) -> None:
@@ -111,7 +124,7 @@ class Ops:
 @pytest.fixture
 async def engine(tmp_path):
     ops = Ops(Store(tmp_path / "store.sqlite"))
-    eng = WorkflowEngine(ops)
+    eng = WorkflowEngine(ops, unsure_submit_settle_s=0)  # a lost submit is looked up at once
     yield eng, ops
     await eng.close()
 
@@ -186,3 +199,24 @@ async def test_a_step_submit_lost_after_its_gate_reuses_that_gate(engine):
     gate_job = ops.store.job_by_token(gate["token"])
     assert train["spec"].dependencies[0].job_ids == [gate_job.native_id]
     assert ops.cancels == []
+
+
+@pytest.mark.parametrize("settle_s, train_jobs", [(0.0, 2), (1.0, 1)])
+async def test_a_lost_submit_that_reaches_the_queue_late_is_found_not_sent_twice(
+        tmp_path, settle_s, train_jobs):
+    """The submit command outlives the engine that lost its answer and queues the job 0.3 s
+    later. Looked up at once, the job is not there yet and the step is sent again: two runs.
+    After the settle time the token finds it: one."""
+    ops = Ops(Store(tmp_path / "store.sqlite"))
+    ops.late["train"] = 0.3
+    eng = WorkflowEngine(ops, unsure_submit_settle_s=settle_s)
+    try:
+        wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+        assert eng.store.get_workflow(wid).step("train").phase == "submitting"
+        await eng.advance(wid)  # at once, as a restarted engine or the next event would
+        await phase(eng, wid, "train", "held")
+        assert len(ops.of("train")) == train_jobs  # submit commands that reached the queue
+        held = ops.store.job_by_token(eng.store.get_workflow(wid).step("train").token)
+        assert held.native_id and held.token == ops.of("train")[-1]["token"]
+    finally:
+        await eng.close()

@@ -176,7 +176,7 @@ async def test_approval_ask_then_reject_submits_nothing(fed, fake):
     task = await agent(fed).ask("submit echo approved", approval="ask")
     await agent(fed).wait(task["id"], settled=True, timeout=60)
     await agent(fed).reject(task["id"])
-    done = await agent(fed).wait(task["id"], timeout=10)
+    done = await agent(fed).wait(task["id"], timeout=60)
     assert done["state"] == "rejected" and "not done" in done["answer"]
     assert len(fed.jobs()) == before and fake.calls == 1
 

@@ -211,6 +211,26 @@ def lab_server(tmp_path_factory, testbed_config):
         stop_lab(proc)
 
 
+def confirm(page, button, text: str, attempts: int = 3):
+    """Click `button` until its confirmation dialog (containing `text`) is up, and return
+    the dialog: on a busy machine a click can land on a row being drawn again (a state
+    change) and be lost, which a user would just repeat."""
+    from playwright.sync_api import expect
+
+    dialog = page.locator(".jp-Dialog")
+    for _ in range(attempts):
+        if dialog.count():  # a slow one is up now: a second click would be blocked by it
+            break
+        button.click()
+        try:
+            expect(dialog).to_contain_text(text, timeout=15_000)
+            return dialog
+        except AssertionError:
+            continue
+    expect(dialog).to_contain_text(text)
+    return dialog
+
+
 def load_lab(page, server: dict, path: str = "lab") -> None:
     page.goto(f"{server['url']}/{path}?token={server['token']}")
     # The app shell is up once the splash screen is gone and the left bar exists.

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, publish, start_lab, stop_lab
+from conftest import api, confirm, publish, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_jobs import run_cell
 from test_sidebar import open_sidebar
@@ -116,9 +116,8 @@ def test_card_record_actions_and_restart(lab, browser, tmp_path, testbed_config)
 
     # Cancel, with a confirmation.
     expect(long).to_have_attribute("data-diamond-state", re.compile("PENDING|RUNNING"))
-    long.get_by_role("button", name=f"Cancel long-{tag}").click()
-    dialog = page.locator(".jp-Dialog")
-    expect(dialog).to_contain_text("Cancel job?")
+    dialog = confirm(page, long.get_by_role("button", name=f"Cancel long-{tag}"),
+                     "Cancel job?")
     dialog.get_by_role("button", name="Cancel job").click()
     expect(long).to_have_attribute("data-diamond-state", "CANCELLED", timeout=JOB_TIMEOUT)
 

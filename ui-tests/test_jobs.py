@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, load_lab, publish
+from conftest import api, confirm, load_lab, publish
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
@@ -159,9 +159,8 @@ def test_cancel_from_the_sidebar(lab_server, lab_page):
     panel = open_sidebar(page)
     row = card(page, job["id"])
     expect(row).to_be_visible(timeout=JOB_TIMEOUT)
-    row.get_by_role("button", name=f"Cancel {name}").click()
-    dialog = page.locator(".jp-Dialog")
-    expect(dialog).to_contain_text("Cancel job?")
+    expect(card(page, job["id"], "RUNNING")).to_be_visible(timeout=JOB_TIMEOUT)
+    dialog = confirm(page, row.get_by_role("button", name=f"Cancel {name}"), "Cancel job?")
     dialog.get_by_role("button", name="Cancel job").click()
     expect(card(page, job["id"], "CANCELLED")).to_be_visible(timeout=JOB_TIMEOUT)
     expect(row.get_by_role("button", name=f"Cancel {name}")).to_have_count(0)

@@ -19,8 +19,12 @@ Estimates, for a feasible site:
 - cost: node-hours x charge_factor, a shared node billed by the largest share of it the
   job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
 
-Ranking ("diamond"): earliest estimated finish; finishes equal within noise (FINISH_NOISE_S
-or FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger) go to the
+Ranking ("diamond"): earliest expected finish, where the start counts its risk: with a
+median start m and a 90% bound b, the expected start is m + RISK_WEIGHT (b - m), the mean
+of an exponential tail through both quantiles (a site without a bound counts its median).
+A job that fits on idle resources with nothing queued ahead starts now for certain: its
+bound is its start. Expected finishes equal within noise (FINISH_NOISE_S or
+FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger) go to the
 cheapest. `Placement.why_not(site)` says why a site lost (later start, longer runtime from
 its speed factor, slower stage-in, or higher cost at an equal finish).
 
@@ -74,8 +78,11 @@ READY_TOLERANCE_S = 30.0
 # Two estimated finishes are "equal within noise" when they differ by at most the larger of
 # FINISH_NOISE_S and FINISH_NOISE_FRACTION of the earlier one's distance from now; among
 # such sites the "diamond" policy takes the cheapest.
-FINISH_NOISE_S = 60.0
+FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
+# A start s0 + Exp(rate) has median s0 + ln2/rate, 90% quantile s0 + ln10/rate and mean
+# s0 + 1/rate, so mean = median + (1 - ln 2) / ln 5 x (bound - median) = median + 0.19 (...).
+RISK_WEIGHT = 0.19
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 
@@ -102,7 +109,8 @@ class SiteVerdict(BaseModel):
     wait_class: str | None = None
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
-    estimated_finish: datetime | None = None
+    estimated_finish: datetime | None = None  # from the median start
+    expected_finish: datetime | None = None  # the ranking's: the start's risk counted
     cost: float | None = None
     billed_nodes: float | None = None  # nodes x the share of a node billed (cost's base)
     score: float | None = None  # the policy's key: lower is better
@@ -170,9 +178,10 @@ class Placement(BaseModel):
         is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
         upper bound; N the finished jobs the calibration rests on; WAIT× the median of
         actual wait / the scheduler's estimated wait here, with its sample count (it
-        corrects a start that rests on the scheduler's estimates)."""
+        corrects a start that rests on the scheduler's estimates); FINISH from the median
+        start, EXPECTED (what "diamond" ranks by) with the start's risk counted."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
-                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
+                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "EXPECTED", "COST")
         rows = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
@@ -187,6 +196,7 @@ class Placement(BaseModel):
                              hms(v.estimated_runtime_s or 0),
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
+                             rel(v.expected_finish),
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
             else:
                 rows.append((mark, v.site, v.verdict, "; ".join(v.reasons) or "-"))
@@ -327,6 +337,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
+    if bound_s is None and start_s == 0 and not snap.pending:
+        bound_s = 0.0  # fits on idle resources, nothing queued ahead: it starts now
     v.raw_start = now + timedelta(seconds=raw_s)
     v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
     if cal is not None:
@@ -364,6 +376,10 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.stage_in_s = stage
     v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
         + timedelta(seconds=runtime)
+    risk = 0.0 if v.start_bound is None else \
+        RISK_WEIGHT * max(0.0, (v.start_bound - v.estimated_start).total_seconds())
+    v.expected_finish = max(v.estimated_start + timedelta(seconds=risk),
+                            now + timedelta(seconds=stage)) + timedelta(seconds=runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
@@ -374,8 +390,8 @@ def finish_noise_s(best_finish_s: float) -> float:
 
 def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
     """The real difference between a feasible loser `v` and the winner `w`."""
-    fv = (v.estimated_finish - now).total_seconds()  # type: ignore[operator]
-    fw = (w.estimated_finish - now).total_seconds()  # type: ignore[operator]
+    fv = (_ranked_finish(v) - now).total_seconds()
+    fw = (_ranked_finish(w) - now).total_seconds()
     cv, cw = v.cost or 0.0, w.cost or 0.0
     if policy == "min_cost" and cv > cw:
         return f"costs more ({cv:.2f} vs {cw:.2f})"
@@ -397,7 +413,18 @@ def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) ->
                    f"{_speed(v)} vs {_speed(w)})")
     if (v.stage_in_s or 0) - (w.stage_in_s or 0) > READY_TOLERANCE_S:
         why.append(f"slower stage-in ({hms(v.stage_in_s or 0)} vs {hms(w.stage_in_s or 0)})")
+    bv, bw = (_bound_s(x, now) for x in (v, w))
+    if bv is not None and bv - (bw if bw is not None else sw) > READY_TOLERANCE_S:
+        why.append(f"riskier start (90%: < {hms(bv)} vs < {hms(bw if bw is not None else sw)})")
     return f"finishes {hms(fv - fw)} later" + (": " + ", ".join(why) if why else "")
+
+
+def _ranked_finish(v: SiteVerdict) -> datetime:
+    return v.expected_finish or v.estimated_finish  # type: ignore[return-value]
+
+
+def _bound_s(v: SiteVerdict, now: datetime) -> float | None:
+    return (v.start_bound - now).total_seconds() if v.start_bound else None
 
 
 def _speed(v: SiteVerdict) -> str:
@@ -443,7 +470,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         return (t - now).total_seconds() if t else HORIZON_S
 
     keys = {
-        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
+        "diamond": lambda v: (secs(v.expected_finish), v.cost, pos[v.site]),
         "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
         "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
         "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
@@ -459,9 +486,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         for v in feas:
             v.score = float(keys[policy](v)[0])
         if policy == "diamond" and feas:  # equal finish within noise: the cheapest first
-            best = secs(feas[0].estimated_finish)
-            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(best)]
-            tied.sort(key=lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]))
+            best = secs(feas[0].expected_finish)
+            tied = [v for v in feas if secs(v.expected_finish) - best <= finish_noise_s(best)]
+            tied.sort(key=lambda v: (v.cost, secs(v.expected_finish), pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),
                     key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))

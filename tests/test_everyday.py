@@ -25,7 +25,7 @@ from diamond_jupyter.model import (
     Resources,
     SiteSnapshot,
 )
-from diamond_jupyter.placement import FINISH_NOISE_S, place
+from diamond_jupyter.placement import FINISH_NOISE_FRACTION, FINISH_NOISE_S, place
 from diamond_jupyter.store import Store
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
@@ -64,11 +64,12 @@ def test_idle_federation_reason_names_the_speed_factor():
 
 
 def test_equal_finish_within_noise_prefers_the_cheaper_site():
-    """Finishes 30 s apart (< FINISH_NOISE_S) are a tie: the cheaper site wins, and says so."""
-    assert FINISH_NOISE_S >= 30
+    """Finishes 20 s apart on a ten-minute job (under FINISH_NOISE_FRACTION of it) are a
+    tie: the cheaper site wins, and says so."""
+    assert FINISH_NOISE_FRACTION * 580 > 20 and FINISH_NOISE_S < 20
     spec = JobSpec(script="echo hi\n", resources=Resources(walltime_s=600))
-    # runtimes 600 s vs 570 s: the pricier one finishes 30 s sooner
-    sites = [_site("dear", speed=600 / 570, charge=3.0), _site("cheap", charge=1.0)]
+    # runtimes 600 s vs 580 s: the pricier one finishes 20 s sooner
+    sites = [_site("dear", speed=600 / 580, charge=3.0), _site("cheap", charge=1.0)]
     pl = place(spec, sites, now=NOW)
     assert pl.choice == "cheap", pl.explain()
     assert "costs more" in pl.why_not("dear") and "same finish within noise" in pl.why_not("dear")

@@ -135,7 +135,8 @@ class SgeCommands:
             "hosts": ["qhost", "-xml", "-F"],
             "queues": ["sh", "-c", 'for q in $(qconf -sql); do qconf -sq "$q"; echo; done'],
             "pes": ["qconf", "-spl"],
-            "queue": ["qstat", "-f", "-xml", "-u", "*"],
+            # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
+            "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -189,6 +190,7 @@ class SgeCommands:
             started_at=start if state == JobState.RUNNING else None,
             reason=reason, comment=f"tasks {tasks}" if tasks else None,
             node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
+            walltime_s=_hard_runtime(j),
         )
 
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
@@ -329,6 +331,18 @@ def _xml(text: str, what: str) -> ET.Element:
         return ET.fromstring(text)
     except (ET.ParseError, ValueError) as exc:
         raise fail("sge", what, str(exc), text) from None
+
+
+def _hard_runtime(j: ET.Element) -> int | None:
+    """The job's run-time limit from `qstat -r`'s hard requests (h_rt, else s_rt), seconds."""
+    for name in ("h_rt", "s_rt"):
+        for req in j.iter("hard_request"):
+            if req.get("name") == name:
+                try:
+                    return parse_duration(req.text)
+                except ValueError:
+                    return None
+    return None
 
 
 def _worse(a: JobStatus, b: JobStatus) -> bool:

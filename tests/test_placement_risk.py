@@ -1,0 +1,95 @@
+"""Ranking with the start's risk: the expected finish counts the 90% bound, an idle site with
+nothing queued is certain, and Grid Engine jobs' walltimes come from `qstat -r`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from test_placement import NOW, H, busy_alpha, spec, verdict
+from test_wait_calibration import waits
+
+from diamond_jupyter.calibration import SiteCalibration
+from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.model import Node, Partition, SiteSnapshot
+from diamond_jupyter.placement import RISK_WEIGHT, place
+
+SGE_OUT = Path(__file__).parent / "fixtures" / "outputs" / "sge"
+
+
+def _idle(name: str, speed: float = 1.0, charge: float = 1.0):
+    nodes = [Node(name=f"{name}1", state="idle", cpus=32, memory_mb=64000,
+                  partitions=["compute"])]
+    return (SiteConfig(name=name, speed_factor=speed, charge_factor=charge),
+            SiteSnapshot(site=name, taken_at=NOW, nodes=nodes,
+                         partitions=[Partition(name="compute", default=True)]))
+
+
+def test_an_idle_site_with_nothing_queued_is_certain():
+    v = verdict(place(spec(), [_idle("delta")], now=NOW), "delta")
+    assert v.estimated_start == NOW and v.start_bound == NOW
+    assert v.expected_finish == v.estimated_finish
+
+
+def _alpha_against_a_sure_start(ratios: list[float], other_start_h: float):
+    """alpha: the scheduler says 2 h, its estimates turned out as `ratios` of that; `other`
+    starts at `other_start_h` by its scheduler (no calibration: no bound, no risk)."""
+    cfg, snap = busy_alpha(left_s=3 * H)
+    est = {"alpha": NOW + timedelta(hours=2), "other": NOW + timedelta(hours=other_start_h)}
+    cal = SiteCalibration([], wait=waits(ratios))
+    return place(spec(), [(cfg, snap), _idle("other")], now=NOW, estimates=est,
+                 calibration={"alpha": cal})
+
+
+def test_a_wide_bound_loses_to_a_slightly_later_sure_start():
+    """alpha's median start (1 h) is earlier than the other site's (1 h 15 min), but its 90%
+    bound is 6 h: the expected start counts that risk, and the other site wins."""
+    p = _alpha_against_a_sure_start([0.1, 0.2, 0.5, 1.0, 3.0] * 10, 1.25)
+    a, o = verdict(p, "alpha"), verdict(p, "other")
+    assert a.estimated_finish < o.estimated_finish  # on medians alpha would win
+    risk = RISK_WEIGHT * (a.start_bound - a.estimated_start).total_seconds()
+    assert a.expected_finish == a.estimated_finish + timedelta(seconds=risk)
+    assert p.choice == "other", p.explain()
+    assert "riskier start" in p.why_not("alpha"), p.why_not("alpha")
+
+
+def test_a_narrow_bound_keeps_the_earlier_median():
+    p = _alpha_against_a_sure_start([0.2, 0.22, 0.25] * 10, 0.75)
+    assert p.choice == "alpha", p.explain()
+
+
+def test_a_faster_start_wins_over_a_cheaper_site_beyond_a_few_seconds():
+    """A one-minute job: the cheap site starts 40 s later. No longer a tie (the noise is
+    10 s or 5% of the time to the finish), so the sooner finish wins."""
+    job = spec().model_copy(update={"resources": spec().resources.model_copy(
+        update={"walltime_s": 60})})
+    dear, cheap = _idle("dear", charge=3.0), _idle("cheap", charge=0.5)
+    p = place(job, [dear, cheap], now=NOW, estimates={"cheap": NOW + timedelta(seconds=40)})
+    assert p.choice == "dear", p.explain()
+
+
+def _qstat_r() -> str:
+    """The recorded `qstat -f -xml -u '*'` with the hard h_rt requests `-r` adds."""
+    text = (SGE_OUT / "qstat_f_xml.xml").read_text()
+    return text.replace("<slots>4</slots>", '<slots>4</slots>\n        <hard_request '
+                        'name="h_rt" resource_contribution="0.000000">120</hard_request>')
+
+
+def test_grid_engine_jobs_carry_their_h_rt_into_the_simulation():
+    sge = SgeCommands()
+    assert "-r" in sge.snapshot_argvs()["queue"]
+    snap = sge.parse_snapshot("delta", {"hosts": (SGE_OUT / "qhost_xml.xml").read_text(),
+                                        "queues": (SGE_OUT / "qconf_sq_all.txt").read_text(),
+                                        "queue": _qstat_r()})
+    smp = next(j for j in snap.running if j.name == "smp")
+    assert smp.walltime_s == 120
+    assert all(j.walltime_s is None for j in snap.jobs if j.name != "smp")
+
+
+@pytest.mark.parametrize("value, seconds", [("120", 120), ("0:02:00", 120), ("INFINITY", None)])
+def test_h_rt_in_either_spelling(value, seconds):
+    text = _qstat_r().replace(">120</hard_request>", f">{value}</hard_request>")
+    snap = SgeCommands().parse_snapshot("delta", {"queue": text})
+    assert next(j for j in snap.jobs if j.name == "smp").walltime_s == seconds

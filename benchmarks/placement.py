@@ -134,7 +134,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         bg.cancel()
     finally:
         await asyncio.gather(bg, return_exceptions=True)
-        await _cancel_prefix(fed, prefix)
+        await load.cancel(config, prefix)  # this run's background jobs, no one else's
         await fed.close()
     scored, all_censored = [], []
     sites = sorted(fed.sites)
@@ -272,16 +272,6 @@ async def _reap(fed, records: list[dict], max_wait: float) -> None:
                 await fed.cancel(jid)
             except Exception:  # ended meanwhile: scored from its state as usual
                 pass
-
-
-async def _cancel_prefix(fed, prefix: str) -> None:
-    """Cancel this run's background jobs (by name), never anyone else's."""
-    for s in fed.sites.values():
-        res = await s.run(["squeue", "-h", "-o", "%i %j"], check=False)
-        ids = [ln.split()[0] for ln in res.stdout.splitlines()
-               if len(ln.split()) == 2 and ln.split()[1].startswith(prefix)]
-        for k in range(0, len(ids), 200):
-            await s.run(s.commands.cancel_argv(ids[k:k + 200]), check=False)
 
 
 def main(argv: list[str] | None = None) -> dict:

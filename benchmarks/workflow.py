@@ -230,6 +230,7 @@ async def bench(config: str, a: dict) -> dict:
         if bg is not None:
             bg.cancel()
             await asyncio.gather(bg, return_exceptions=True)
+            await load.cancel(config, prefix)  # this run's background jobs, no one else's
         await fed.close()
     return {"rounds": a["rounds"], "seed": a["seed"], "load": a["load"],
             "background": a["trace"] or a["profile"], "trace": trace_info, "runs": runs,

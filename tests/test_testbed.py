@@ -191,6 +191,32 @@ def test_load_plan_follows_the_documented_model():
         load.plan("nope", 1, 10)
 
 
+def test_cancel_named_ends_only_the_prefixed_jobs_in_batches(tmp_path):
+    """A local Slurm site whose `squeue` prints a queue of this run's jobs among others' and
+    whose `scancel` records its argv: only the prefixed ids reach scancel, 200 to a call."""
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.sites import Site
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ours = [f"{1000 + n} bpl1x2-load-{n}" for n in range(401)]
+    others = ["7 load-7", "8 bpl1x3-load-1", "9 bpl1x2-load-9 spaced", "10_[1-3] bpl1x2"]
+    (tmp_path / "queue.txt").write_text("\n".join(others[:2] + ours + others[2:]) + "\n")
+    for name, body in {"squeue": f'cat {tmp_path / "queue.txt"}',
+                       "scancel": f'echo "$*" >> {tmp_path / "scancel.log"}'}.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    site = Site(SiteConfig(name="s", scheduler="slurm", transport={"kind": "local"},
+                           preamble=f'PATH={bin_dir}:"$PATH"; export PATH'))
+
+    assert asyncio.run(load.cancel_named(site, "bpl1x2-")) == 401
+    calls = [line.split() for line in (tmp_path / "scancel.log").read_text().splitlines()]
+    assert [len(c) for c in calls] == [200, 200, 1]
+    assert [i for c in calls for i in c] == [str(1000 + n) for n in range(401)]
+    with pytest.raises(ValueError, match="prefix"):
+        asyncio.run(load.cancel_named(site, ""))
+
+
 def test_load_submits_and_stops_by_itself(tb):
     jobs = load.plan("busy", seed=3, duration_s=8, time_scale=600)
     assert jobs

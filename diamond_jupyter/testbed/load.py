@@ -42,8 +42,9 @@ import math
 import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..dialects import get_commands
 from .clusters import SLURM_CLUSTERS as CLUSTERS  # the load is sbatch: Slurm sites only
 from .clusters import ClusterDef
 
@@ -197,20 +198,41 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     return {"submitted": submitted, "failed": failed, "jobs": len(jobs)}
 
 
-async def cancel(config_path: str | Path) -> None:
-    """Cancel what the load left in the Slurm sites' queues (the jobs named load-N); a site
-    that cannot be reached is passed over."""
+CANCEL_BATCH = 200  # job ids to one scancel
+
+
+class _Runs(Protocol):
+    """A Site or a transport: anything that runs an argv on a cluster."""
+
+    async def run(self, argv: list[str], *, check: bool = ...) -> Any: ...
+
+
+async def cancel_named(site: _Runs, prefix: str) -> int:
+    """Cancel the jobs in a Slurm site's queue whose names start with `prefix`, never anyone
+    else's, CANCEL_BATCH ids to a scancel; returns how many were asked to end. The ids come
+    from squeue and pass the Slurm dialect's check before they reach scancel's argv."""
+    if not prefix:
+        raise ValueError("cancel_named needs a job name prefix (a blank one matches every job)")
+    out = await site.run(["squeue", "-h", "-o", "%i %j"], check=False)
+    ids = [row.split()[0] for row in out.stdout.splitlines()
+           if len(row.split()) == 2 and row.split()[1].startswith(prefix)]
+    slurm = get_commands("slurm")
+    for k in range(0, len(ids), CANCEL_BATCH):
+        await site.run(slurm.cancel_argv(ids[k:k + CANCEL_BATCH]), check=False)
+    return len(ids)
+
+
+async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> None:
+    """Cancel what a load left in the Slurm sites' queues (the jobs whose names start with
+    `prefix`: load-N unless the caller renamed them); a site that cannot be reached is passed
+    over."""
     from ..config import load_config
     from ..transports import make_transport
 
     async def one(site: SiteConfig) -> None:
         t = make_transport(site.transport, site=site.name)
         try:
-            out = await t.run(["squeue", "-h", "-o", "%i %j"], check=False)
-            ids = [r.split()[0] for r in out.stdout.splitlines()
-                   if len(r.split()) == 2 and r.split()[1].startswith(NAME_PREFIX)]
-            if ids:
-                await t.run(["scancel", *ids], check=False)
+            await cancel_named(t, prefix)
         finally:
             await t.close()
 

@@ -30,7 +30,7 @@ from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
-from .journal import Journal
+from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease
 from .model import (
     BadInput,
@@ -75,10 +75,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
                  allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
-                 intent_sweep_s: float | None = 30.0) -> None:
+                 intent_sweep_s: float | None = 30.0,
+                 unsure_submit_settle_s: float = UNSURE_SUBMIT_SETTLE_S) -> None:
         """`intent_grace_s`: how old an unbound submit intent must be before recovery looks
         its token up (younger ones may be another process's submit in flight);
-        `intent_sweep_s`: how often a started Federation does so (None: only at start)."""
+        `intent_sweep_s`: how often a started Federation does so (None: only at start);
+        `unsure_submit_settle_s`: how old an intent whose token finds no job must be before
+        it is closed as never submitted (its submit may still reach the queue)."""
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
@@ -88,7 +91,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             allowed=allowed, configured=[s.name for s in cfg.sites])
         self.store = store or Store(cfg.store)
         self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
-                               min_poll_s=min_poll_s)
+                               min_poll_s=min_poll_s,
+                               unsure_submit_settle_s=unsure_submit_settle_s)
         self.monitors = self.journal.monitors
         self.lease = EngineLease(self.store.beats)
         self.store_poll_s = store_poll_s
@@ -153,7 +157,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def recover(self, *, intent_grace_s: float = 120.0) -> None:
         """Resolve every submit intent older than `intent_grace_s` (its token looked up on its
-        site: bound to the job the scheduler has, else marked never submitted), follow every
+        site: bound to the job the scheduler has, else marked never submitted once it is older
+        than the settle time; a younger one is left for a later sweep), follow every
         unfinished job again and resume unfinished transfers and stage-ins. `start` calls it;
         calling it again is safe. Raises DiamondError only when the store cannot be read."""
         await self.journal.recover_intents(intent_grace_s)

@@ -27,9 +27,8 @@ class AgentMixin:
         job = self.store.job_by_call(key)
         if job is not None and job.native_id is None and not job.state.terminal:
             # the engine that ran the call is gone, so this submit is not in flight: the
-            # token tells whether it reached the scheduler
-            await self.journal.recover_intent(job)
-            job = self.store.job_by_token(job.token or "") or job
+            # token tells whether it reached the scheduler (once it could have)
+            job = await self.journal.recover_intent_settled(job)
             if job.native_id is None and not job.state.terminal:
                 raise SiteError(f"cannot tell yet whether the earlier submit of this call "
                                 f"reached {job.site} (unreachable); try again later")

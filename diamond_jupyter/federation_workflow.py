@@ -76,10 +76,12 @@ class _Ops:
         """Follow a step's job here (one another engine submitted, before it went away)."""
         self.fed.journal.track(job)
 
-    async def recover_submit(self, job: Job) -> None:
-        """A step's submit whose engine died before it returned: find it by its token."""
+    async def recover_submit(self, job: Job) -> float:
+        """A step's submit whose engine died before it returned: find it by its token (the
+        seconds to wait before asking again while it may still reach the queue, else 0)."""
         if job.token and job.token not in self.fed.journal.in_flight:
-            await self.fed.journal.recover_intent(job)
+            return await self.fed.journal.recover_intent(job)
+        return 0.0
 
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
         return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id)

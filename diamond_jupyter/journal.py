@@ -22,12 +22,19 @@ from .sites import Site
 from .store import Store
 
 STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local, cheap)
+# A submit whose answer was lost (its engine died, or the connection dropped) may still be
+# running on the login node: its intent is closed as never submitted only once it is this
+# old (by the time the store recorded it), so that a job reaching the queue late is found
+# instead of being submitted a second time.
+UNSURE_SUBMIT_SETTLE_S = 30.0
 
 
 class Journal:
     def __init__(self, store: Store, sites: Mapping[str, Site], *,
-                 poll_interval_s: float = 60.0, min_poll_s: float = 2.0) -> None:
+                 poll_interval_s: float = 60.0, min_poll_s: float = 2.0,
+                 unsure_submit_settle_s: float = UNSURE_SUBMIT_SETTLE_S) -> None:
         self.store = store
+        self.unsure_submit_settle_s = unsure_submit_settle_s
         self.sites = sites
         self.bus = EventBus()
         self.monitors = {n: SiteMonitor(self, s, poll_interval_s, min_poll_s)
@@ -108,20 +115,44 @@ class Journal:
             if job.site in self.sites and job.token not in self.in_flight:
                 await self.recover_intent(job)
 
-    async def recover_intent(self, job: Job) -> None:
-        """A crash between recording the token and the submit's return: the token finds it."""
+    async def recover_intent(self, job: Job) -> float:
+        """A crash or a dropped connection between recording the token and the submit's
+        return: the token finds the job, which is bound and followed. Found nowhere, the
+        intent is closed as never submitted, but only once it is `unsure_submit_settle_s`
+        old: until then its submit may still reach the queue, so it is left open and the
+        seconds left are returned (look again then). Else 0.0, also when the site cannot be
+        reached (the next pass tries again)."""
         site = self.sites[job.site]
+        token = job.token or ""
+        # the age when the lookup starts: a job queued after that is not in its answer
+        age = self.store.intent_age_s(token)
         try:
-            found = await site.find_by_token(job.name, job.token or "")
+            found = await site.find_by_token(job.name, token)
         except DiamondError:
-            return  # site unreachable: try again on the next start
+            return 0.0  # site unreachable: try again on the next pass
         if found:
-            bound = self.store.bind_native_id(job.token, found[0].native_id)
+            bound = self.store.bind_native_id(token, found[0].native_id)
             if not bound.state.terminal:
-                self.monitors[job.site].track(bound)
+                self.track(bound)
         else:
-            self.store.mark_never_submitted(job.token, "the submit did not reach the scheduler")
+            left = self.unsure_submit_settle_s - age if age is not None else 0.0
+            if left > 0:
+                return left
+            self.store.mark_never_submitted(token, "the submit did not reach the scheduler")
         await self.drain()
+        return 0.0
+
+    async def recover_intent_settled(self, job: Job) -> Job:
+        """`recover_intent`, waiting while the intent is too young to be closed as never
+        submitted; the job as stored then: bound, closed, or still open when its site could
+        not be reached."""
+        token = job.token or ""
+        while (left := await self.recover_intent(job)) > 0:
+            await asyncio.sleep(left)
+            job = self.store.job_by_token(token) or job
+            if job.native_id is not None or job.state.terminal:  # another pass decided
+                break
+        return self.store.job_by_token(token) or job
 
     # -- publication ---------------------------------------------------------------------
     async def drain(self) -> None:

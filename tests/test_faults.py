@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+from typing import Any
 
 import pytest
 
@@ -40,9 +41,9 @@ def restore(tb):
 async def make_fed(tb, tmp_path):
     feds: list[Federation] = []
 
-    async def make(store: str = "store.sqlite", start: bool = True) -> Federation:
+    async def make(store: str = "store.sqlite", start: bool = True, **kw: Any) -> Federation:
         f = Federation(tb.config_path, store=Store(tmp_path / store), poll_interval_s=30,
-                       min_poll_s=0.5)
+                       min_poll_s=0.5, **kw)
         feds.append(f)
         return await f.start() if start else f
     yield make
@@ -183,7 +184,8 @@ async def test_engine_killed_between_token_and_submit_return(tb, tmp_path, make_
                            str(tmp_path / "store.sqlite"), mode, name],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
-    fed = await make_fed(start=False)
+    # the engine is dead (SIGKILL): no submit of it can still reach the queue
+    fed = await make_fed(start=False, unsure_submit_settle_s=0)
     [intent] = fed.store.intents_without_native_id()
     assert intent.native_id is None
     await fed.recover(intent_grace_s=0)

@@ -2,7 +2,8 @@
 "gate" job (afterany), and the engine cancels the gate once the step's inputs have arrived,
 so the step keeps the queue place it got at submission. The engine runs on a real store;
 the operations below it record what they were asked (the scheduler side is the test bed's,
-in tests/test_workflow.py and benchmarks/workflow.py)."""
+in tests/test_workflow.py and benchmarks/workflow.py); a lost submit is recovered by the real
+journal, on a local Slurm site whose queue is written here."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from local_slurm import LocalSlurmQueue
 
+from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import WorkflowEngine
@@ -38,8 +41,11 @@ TEXT = textwrap.dedent("""\
 class Ops:
     """What the engine may ask of the layers below the facade, recorded."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, queue: LocalSlurmQueue, settle_s: float) -> None:
         self.store = store
+        self.queue = queue  # gamma's, where the token of a lost submit is looked up
+        self.journal = Journal(store, {queue.site.name: queue.site}, poll_interval_s=3600,
+                               min_poll_s=3600, unsure_submit_settle_s=settle_s)
         self.engine_id = "engine-1"
         self.ids = itertools.count(100)
         self.submits: list[dict[str, Any]] = []
@@ -47,7 +53,6 @@ class Ops:
         self.releases: list[str] = []
         self.unsure: set[str] = set()  # the next submit of these steps loses its answer
         self.late: dict[str, float] = {}  # step -> its lost submit reaches the queue this late
-        self.arrives: dict[str, float] = {}  # token of a late submit -> when it is queued
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -72,8 +77,8 @@ class Ops:
             self.unsure.discard(origin["step"])
             raise DiamondError("the connection dropped before the submit answered")
         if not origin.get("gate") and origin["step"] in self.late:
-            delay = self.late.pop(origin["step"])
-            self.arrives[token] = asyncio.get_running_loop().time() + delay
+            asyncio.get_running_loop().call_later(self.late.pop(origin["step"]), self.queue.add,
+                                                  str(next(self.ids)), token, spec.name)
             self.submits.append({"site": site, "hold": hold, "origin": origin, "spec": spec,
                                  "token": token})
             raise DiamondError("the engine lost the answer; the command is still running")
@@ -93,13 +98,8 @@ class Ops:
     async def refresh(self, job: Job) -> Job:
         return self.store.get_job(job.id)
 
-    async def recover_submit(self, job: Job) -> None:
-        at = self.arrives.get(job.token or "")
-        if at is not None and asyncio.get_running_loop().time() >= at:  # in the queue now
-            bound = self.store.bind_native_id(job.token or "", str(next(self.ids)))
-            self.store.apply_state(bound.id, JobState.PENDING)
-            return
-        self.store.mark_never_submitted(job.token or "", "not in the queue")
+    async def recover_submit(self, job: Job) -> float:
+        return await self.journal.recover_intent(job)
 
     def follow(self, job: Job) -> None:
         pass
@@ -123,10 +123,12 @@ class Ops:
 
 @pytest.fixture
 async def engine(tmp_path):
-    ops = Ops(Store(tmp_path / "store.sqlite"))
-    eng = WorkflowEngine(ops, unsure_submit_settle_s=0)  # a lost submit is looked up at once
+    # a lost submit found nowhere is closed at once
+    ops = Ops(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), 0.0)
+    eng = WorkflowEngine(ops)
     yield eng, ops
     await eng.close()
+    await ops.journal.stop()
 
 
 async def phase(eng: WorkflowEngine, wid: str, step: str, want: str) -> None:
@@ -207,9 +209,9 @@ async def test_a_lost_submit_that_reaches_the_queue_late_is_found_not_sent_twice
     """The submit command outlives the engine that lost its answer and queues the job 0.3 s
     later. Looked up at once, the job is not there yet and the step is sent again: two runs.
     After the settle time the token finds it: one."""
-    ops = Ops(Store(tmp_path / "store.sqlite"))
+    ops = Ops(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), settle_s)
     ops.late["train"] = 0.3
-    eng = WorkflowEngine(ops, unsure_submit_settle_s=settle_s)
+    eng = WorkflowEngine(ops)
     try:
         wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
         assert eng.store.get_workflow(wid).step("train").phase == "submitting"
@@ -220,3 +222,4 @@ async def test_a_lost_submit_that_reaches_the_queue_late_is_found_not_sent_twice
         assert held.native_id and held.token == ops.of("train")[-1]["token"]
     finally:
         await eng.close()
+        await ops.journal.stop()

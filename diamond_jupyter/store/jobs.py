@@ -189,6 +189,13 @@ class JobsMixin(Database):
                           args)
         return [row_to_job(r) for r in rows]
 
+    def intent_age_s(self, token: str) -> float | None:
+        """Seconds since the intent with `token` was recorded, by its stored time (so the
+        same in every process and after a restart); None for an unknown token."""
+        rows = self._read("SELECT created_at FROM jobs WHERE token = ?", (token,))
+        made = from_ts(rows[0]["created_at"]) if rows else None
+        return None if made is None else time.time() - made.timestamp()
+
     def mark_never_submitted(self, token: str, reason: str = "never submitted") -> Event | None:
         """Recovery found no job for this intent: close it as FAILED (terminal, kept)."""
         job = self.job_by_token(token)

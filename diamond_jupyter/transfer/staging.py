@@ -162,6 +162,12 @@ class StagedJob:
             self._settle("FAILED", str(e))
 
     async def _phases(self) -> None:
+        if self.resumed is not None and self.resumed.native_id is None:
+            # resumed while its submit may still reach the queue: recovery decides then
+            self.resumed = await self.journal.recover_intent_settled(self.resumed)
+            if self.resumed.native_id is None:
+                self._settle("FAILED", "the job was never submitted")
+                return
         seen, job = self._seen(), self.resumed
         if job is not None and job.state.terminal:  # ended while no engine ran the staging
             if job.state == JobState.FAILED and (job.reason or "").startswith("stage-in"):
@@ -226,11 +232,12 @@ async def resume_staged(mgr: TransferManager) -> list[str]:
                 "cannot resume the staging: " + ("the job is unknown" if job is None else
                                                  f"site {job.site} is not configured here")))
             continue
+        unsure = 0.0  # > 0: its submit may still reach the queue (the staging waits)
         if job.native_id is None and not job.state.terminal:
             # its engine is gone, so its submit is not in flight: ask the site now
-            await journal.recover_intent(job)
+            unsure = await journal.recover_intent(job)
             job = store.job_by_token(token) or job
-        if job.native_id is None:
+        if job.native_id is None and unsure <= 0:
             store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
             continue
         StagedJob(mgr, job.site, token, job.spec, bool(rec.data.get("user_hold")), resumed=job)

@@ -46,10 +46,6 @@ SUBMITTED = ("queued", "held", "moving", "ready", "released")
 FINAL_PHASES = ("done", "failed", "cancelled")
 GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this often
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
-# A submit whose answer was lost (its engine died, or the connection dropped) may still be
-# running on the login node: its job is looked up by token only after this long, so that a
-# job that reaches the queue late is found instead of being submitted a second time.
-UNSURE_SUBMIT_SETTLE_S = 30.0
 
 
 class WorkflowOps(Protocol):
@@ -69,7 +65,7 @@ class WorkflowOps(Protocol):
     async def cancel(self, job: Job) -> None: ...
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
-    async def recover_submit(self, job: Job) -> None: ...
+    async def recover_submit(self, job: Job) -> float: ...
     def follow(self, job: Job) -> None: ...
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
@@ -165,11 +161,8 @@ class _NoGate(Exception):
 
 
 class WorkflowEngine:
-    def __init__(self, ops: WorkflowOps,
-                 unsure_submit_settle_s: float = UNSURE_SUBMIT_SETTLE_S) -> None:
+    def __init__(self, ops: WorkflowOps) -> None:
         self.ops = ops
-        self.unsure_submit_settle_s = unsure_submit_settle_s
-        self._unsure_since: dict[str, float] = {}  # token -> when this engine first saw it
         self.store = ops.store
         self._locks: dict[str, asyncio.Lock] = {}
         self._again: set[str] = set()  # an advance was asked while one ran
@@ -425,9 +418,9 @@ class WorkflowEngine:
         if job is None:  # the intent was never recorded: nothing reached a scheduler
             self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
         elif not job.native_id and not job.state.terminal:
-            if self._unsettled(rec.id, job):
+            # its engine is gone: the token finds the job, else it may still reach the queue
+            if await self._recover_unsure(rec.id, job):
                 return
-            await self.ops.recover_submit(job)  # its engine is gone: the token finds it
             job = self._job(st) or job
         if job is None:
             return
@@ -437,16 +430,13 @@ class WorkflowEngine:
         elif job.state.terminal:  # recovery found it was never submitted
             self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
 
-    def _unsettled(self, wid: str, job: Job) -> bool:
-        """True (and the workflow looked at again later) while the unsure submit of `job`
-        may still reach its queue (`unsure_submit_settle_s` after this engine first saw it)."""
-        now = asyncio.get_running_loop().time()
-        first = self._unsure_since.setdefault(job.token or job.id, now)
-        left = first + self.unsure_submit_settle_s - now
+    async def _recover_unsure(self, wid: str, job: Job) -> bool:
+        """Look the lost submit of `job` up by its token; True (and the workflow looked at
+        again then) while it is not found yet but may still reach its queue."""
+        left = await self.ops.recover_submit(job)
         if left > 0:
             self.advance_soon(wid, left)
             return True
-        self._unsure_since.pop(job.token or job.id, None)
         return False
 
     async def _submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
@@ -538,9 +528,8 @@ class WorkflowEngine:
             self._jobs[old.id] = rec.id
             if old.native_id:
                 return old
-            if self._unsettled(rec.id, old):
+            if await self._recover_unsure(rec.id, old):
                 return None
-            await self.ops.recover_submit(old)
             old = self.store.job_by_token(token) or old
             if old.native_id and not old.state.terminal:
                 return old

@@ -77,6 +77,13 @@ def _qstat_r() -> str:
                         'name="h_rt" resource_contribution="0.000000">120</hard_request>')
 
 
+def test_a_recorded_qstat_r_gives_the_running_jobs_walltime():
+    snap = SgeCommands().parse_snapshot("delta", {
+        "queue": (SGE_OUT / "qstat_f_xml_r.xml").read_text()})
+    [job] = snap.running
+    assert (job.walltime_s, job.cpus, job.node_list) == (60, 8, "dn1")
+
+
 def test_grid_engine_jobs_carry_their_h_rt_into_the_simulation():
     sge = SgeCommands()
     assert "-r" in sge.snapshot_argvs()["queue"]
@@ -93,3 +100,4 @@ def test_h_rt_in_either_spelling(value, seconds):
     text = _qstat_r().replace(">120</hard_request>", f">{value}</hard_request>")
     snap = SgeCommands().parse_snapshot("delta", {"queue": text})
     assert next(j for j in snap.jobs if j.name == "smp").walltime_s == seconds
+

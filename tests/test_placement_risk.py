@@ -15,6 +15,7 @@ from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
 from diamond_jupyter.placement import RISK_WEIGHT, place
+from diamond_jupyter.placement_sim import MIN_REMAINING_S
 
 SGE_OUT = Path(__file__).parent / "fixtures" / "outputs" / "sge"
 
@@ -101,3 +102,22 @@ def test_h_rt_in_either_spelling(value, seconds):
     snap = SgeCommands().parse_snapshot("delta", {"queue": text})
     assert next(j for j in snap.jobs if j.name == "smp").walltime_s == seconds
 
+
+
+def test_a_grid_engine_job_waits_only_for_the_running_jobs_h_rt():
+    """A snapshot of delta taken together: dn1 runs a 1-slot job with h_rt 3 s. A job needing
+    both nodes whole starts when that one ends (at most MIN_REMAINING_S away), not after a
+    default hour."""
+    snap = SgeCommands().parse_snapshot("delta", {
+        "hosts": (SGE_OUT / "delta_qhost_xml.xml").read_text(),
+        "queues": (SGE_OUT / "delta_qconf_sq.txt").read_text(),
+        "queue": (SGE_OUT / "delta_qstat_f_xml_r.xml").read_text()})
+    [job] = snap.running
+    assert job.walltime_s == 3
+    now = job.started_at + timedelta(seconds=1)
+    p = place(spec(nodes=2, cpus=8, walltime=600),
+              [(SiteConfig(name="delta", scheduler="sge"), snap)], now=now)
+    v = verdict(p, "delta")
+    assert v.feasible, v.reasons
+    assert timedelta(0) < v.estimated_start - now <= timedelta(seconds=MIN_REMAINING_S), \
+        p.explain()

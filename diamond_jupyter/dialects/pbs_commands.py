@@ -83,6 +83,11 @@ def finished_state(
     return JobState.FAILED, exit_status, None
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """A JSON object of the output, or {} where a mangled output has something else."""
+    return value if isinstance(value, dict) else {}
+
+
 def _dur(value: Any) -> int | None:
     try:
         return parse_duration(value)
@@ -217,8 +222,7 @@ class PbsCommands:
 
     def _job(self, jid: str, a: dict[str, Any]) -> JobStatus:
         code = str(a.get("job_state", "")).strip()
-        rl = a.get("Resource_List") or {}
-        used = a.get("resources_used") or {}
+        rl, used = _obj(a.get("Resource_List")), _obj(a.get("resources_used"))
         limit = _dur(rl.get("walltime"))
         exit_code, reason = None, clean(a.get("comment"))
         if code in _FINISHED:
@@ -230,7 +234,7 @@ class PbsCommands:
             state = _ACTIVE.get(code, JobState.UNKNOWN)
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
-        est = a.get("estimated") or {}
+        est = _obj(a.get("estimated"))
         gpus = to_int(rl.get("ngpus")) or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
         return JobStatus(
@@ -284,8 +288,9 @@ class PbsCommands:
             raise fail("pbs", "pbsnodes -F json", "no 'nodes' object", stdout)
         out = []
         for name, a in nodes.items():
-            avail = a.get("resources_available") or {}
-            assigned = a.get("resources_assigned") or {}
+            if not isinstance(a, dict):
+                continue  # not a node's attributes: a mangled entry
+            avail, assigned = _obj(a.get("resources_available")), _obj(a.get("resources_assigned"))
             feats = [k if v is True or str(v) == "True" else f"{k}={v}"
                      for k, v in avail.items()
                      if k not in _STD_RESOURCES and str(v) not in ("False", "")]
@@ -314,19 +319,21 @@ class PbsCommands:
         default = None
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
-            for attrs in (srv.get("Server") or {}).values():
-                default = attrs.get("default_queue")
+            for attrs in _obj(_obj(srv).get("Server")).values():
+                default = _obj(attrs).get("default_queue") or default
         out = []
         for name, a in queues.items():
+            if not isinstance(a, dict):
+                continue  # not a queue's attributes: a mangled entry
             if str(a.get("queue_type", "Execution")).lower().startswith("r"):
                 continue  # routing queues run nothing themselves
-            mx = a.get("resources_max") or {}
+            mx = _obj(a.get("resources_max"))
             up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
             acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
                 max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
-                total_cpus=to_int((a.get("resources_available") or {}).get("ncpus")) or 0,
+                total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_accounts=acl.split(",") if acl else None,
             ))
         return out

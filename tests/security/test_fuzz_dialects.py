@@ -5,6 +5,7 @@ output); a rendered script never holds a shell line the spec did not ask for."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,8 +24,9 @@ from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec
 
 DIALECTS = ["slurm", "pbs", "lsf", "flux", "sge"]
-# bounded: the whole file runs in seconds on two busy cores
-FUZZ = settings(max_examples=60, deadline=None, database=None,
+# bounded: the whole file runs in seconds on two busy cores (DIAMOND_FUZZ_EXAMPLES for more)
+FUZZ = settings(max_examples=int(os.environ.get("DIAMOND_FUZZ_EXAMPLES", "60")),
+                deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 SENTINELS = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB", "flux": "#flux:", "sge": "#$"}
@@ -223,3 +225,23 @@ def test_mangled_scheduler_outputs_never_crash_a_parser(dialect):
         _no_crash(cmd.parse_snapshot, "fuzz", outputs)
 
     run()
+
+
+@pytest.mark.parametrize("mangled", [
+    '{"Queue": {"workq": 1}}',
+    '{"Queue": {"workq": {"resources_max": 7, "resources_available": []}}}',
+])
+def test_a_pbs_queue_entry_that_is_not_an_object_does_not_crash(mangled):
+    """Found by the fuzzing above in a stress run: a queue's attributes mangled into a number
+    raised AttributeError from `qstat -Q -F json` parsing."""
+    parts = PbsCommands().parse_queues(mangled, '{"Server": {"s": 3}}')
+    assert all(p.name == "workq" for p in parts)
+
+
+def test_pbs_nodes_and_jobs_with_mangled_attributes_do_not_crash():
+    pbs = PbsCommands()
+    assert pbs.parse_nodes('{"nodes": {"n1": 5, "n2": {"resources_available": 1}}}')[0].name \
+        == "n2"
+    [job] = pbs.parse_status('{"Jobs": {"1.s": {"job_state": "Q", "Resource_List": 3, '
+                             '"resources_used": [], "estimated": "x"}}}')
+    assert job.native_id.startswith("1")

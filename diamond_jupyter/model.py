@@ -207,8 +207,19 @@ def check_text(field: str, value: str, *, multiline: bool = False) -> None:
                        "only printable characters and tabs are accepted")
 
 
+# The largest time limit Slurm stores (2^32 - 2 minutes); no scheduler here takes more.
+MAX_WALLTIME_S = (2**32 - 2) * 60
+MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
+
+
 def _walk(prefix: str, value: Any, leaf: str) -> None:
-    if isinstance(value, str):
+    if isinstance(value, int) and not isinstance(value, bool):
+        if leaf == "walltime_s" and value > MAX_WALLTIME_S:
+            raise BadInput(f"{prefix} {value} s is too long: at most {MAX_WALLTIME_S // 60} "
+                           "minutes (Slurm's largest time limit)")
+        if abs(value) > MAX_COUNT:
+            raise BadInput(f"{prefix} {value} is too large (at most {MAX_COUNT})")
+    elif isinstance(value, str):
         check_text(prefix, value)
         if leaf in _NO_LEADING_DASH and value.startswith("-"):
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..model import ArraySpec, BadInput, Dependency, JobSpec
@@ -272,13 +271,13 @@ class LsfScript:
         elif r.nodes == 1 and tasks:
             sections.append("span[hosts=1]")
         elif r.nodes and tasks:
-            sections.append(f"span[ptile={math.ceil(tasks / r.nodes)}]")
+            sections.append(f"span[ptile={-(-tasks // r.nodes)}]")
         if r.memory_per_cpu_mb:
             sections.append(f"rusage[mem={fmt_mem(r.memory_per_cpu_mb, 'lsf')}]")
             if r.memory_mb:
                 warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
         elif r.memory_mb:
-            per = math.ceil(r.memory_mb / (tpn or 1))
+            per = -(-r.memory_mb // (tpn or 1))
             sections.append(f"rusage[mem={fmt_mem(per, 'lsf')}]")
             if tpn != 1:
                 warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per}MB per "
@@ -303,7 +302,7 @@ class LsfScript:
             add("-R", " ".join(sections))
         self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
-            mins = math.ceil(r.walltime_s / 60)
+            mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
             add("-W", f"{mins // 60}:{mins % 60:02d}")
             if r.walltime_s % 60:
                 warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")

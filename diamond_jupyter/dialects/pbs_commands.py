@@ -255,7 +255,7 @@ class PbsCommands:
             return []
         try:
             root = ET.fromstring(stdout.strip())
-        except ET.ParseError as exc:
+        except (ET.ParseError, ValueError) as exc:  # ValueError: undecodable bytes
             raise fail("pbs", "qstat -x (Torque XML)", str(exc), stdout) from None
         out = []
         for job in root.iter("Job"):

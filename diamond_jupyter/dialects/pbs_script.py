@@ -7,7 +7,6 @@ The flavour seen while parsing is kept in metadata["pbs_flavor"] and used when r
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..model import ArraySpec, BadInput, Dependency, JobSpec
@@ -89,7 +88,7 @@ class PbsScript:
         r = spec.resources
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
-            r.memory_mb = math.ceil(total_mem[-1] / n)
+            r.memory_mb = -(-total_mem[-1] // n)
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         return spec
@@ -346,7 +345,7 @@ class PbsScript:
         if nodes and r.tasks and not tpn and r.tasks % nodes == 0:
             tpn = r.tasks // nodes
         if not nodes and r.tasks and tpn:
-            nodes = math.ceil(r.tasks / tpn)
+            nodes = -(-r.tasks // tpn)
         cpt = r.cpus_per_task or 1
         gpn = r.gpus_per_node
         if gpn is None and r.gpus_per_task:

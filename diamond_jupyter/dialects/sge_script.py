@@ -11,7 +11,6 @@ with, else `smp` for a multi-CPU task and `mpi` for several tasks (`SMP_PE`, `MP
 
 from __future__ import annotations
 
-import math
 import re
 
 from ..model import ArraySpec, BadInput, Dependency, JobSpec
@@ -377,7 +376,7 @@ class SgeScript:
             warnings.append(f"approximated: {r.tasks_per_node} tasks per node (Grid Engine "
                             "places slots by the PE's allocation rule)")
         per_host = slots if (name is None or is_shared_pe(name)) else \
-            (math.ceil(slots / nodes) if nodes else slots)
+            (-(-slots // nodes) if nodes else slots)
         return slots, per_host
 
     @staticmethod

@@ -245,3 +245,20 @@ def test_pbs_nodes_and_jobs_with_mangled_attributes_do_not_crash():
     [job] = pbs.parse_status('{"Jobs": {"1.s": {"job_state": "Q", "Resource_List": 3, '
                              '"resources_used": [], "estimated": "x"}}}')
     assert job.native_id.startswith("1")
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+def test_an_absurd_time_limit_is_refused_by_name_not_an_overflow(target):
+    """Found by the fuzzing in a stress run: `--time=` with 400 digits raised OverflowError
+    in the LSF renderer's float arithmetic."""
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --time=" + "9" * 400 + "\necho hi\n")
+    with pytest.raises(BadInput, match=r"walltime_s .* too long: at most \d+ minutes"):
+        get_script_dialect(target).render_script(spec)
+
+
+def test_torque_xml_with_undecodable_bytes_is_a_clear_error():
+    """Found by the fuzzing: a byte that is not UTF-8 (kept as a lone surrogate when the
+    output is decoded) raised UnicodeEncodeError from the XML parser."""
+    with pytest.raises(DiamondError, match="qstat -x"):
+        PbsCommands().parse_status("<\udcffData><Job><Job_Id>1.s</Job_Id></Job></Data>")

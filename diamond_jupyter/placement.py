@@ -21,7 +21,8 @@ Estimates, for a feasible site:
 
 Ranking ("diamond"): earliest expected finish, where the start counts its risk: with a
 median start m and a 90% bound b, the expected start is m + RISK_WEIGHT (b - m), the mean
-of an exponential tail through both quantiles (a site without a bound counts its median).
+of an exponential tail through both quantiles. Only a statistical bound counts (enough
+samples for the quantile); a site without one counts its median.
 A job that fits on idle resources with nothing queued ahead starts now for certain: its
 bound is its start. Expected finishes equal within noise (FINISH_NOISE_S or
 FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger) go to the
@@ -102,6 +103,9 @@ class SiteVerdict(BaseModel):
     start_source: Literal["scheduler", "simulation", "calibrated"] | None = None
     raw_start: datetime | None = None  # the scheduler's estimate or the walltime simulation
     start_bound: datetime | None = None  # 90% upper bound (calibrated sites only)
+    # what the ranking adds to the median start: RISK_WEIGHT x (bound - median) when the
+    # bound is a statistical quantile (enough samples), else 0
+    start_risk_s: float = 0.0
     calibration_samples: int = 0  # finished jobs the calibration rests on
     calibration_class: str | None = None  # which class of them ("batch/2-4", "*")
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
@@ -329,6 +333,10 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, bound_s, raw_source = best
+    # the bound the risk counts: a statistical 90% quantile only (too few samples leave the
+    # walltime-based simulation as the bound, a worst case that says nothing of the spread)
+    quantile_s = bound_s if calibrated is not None and cal is not None and cal.bounded \
+        else None
     w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
         if cal is not None and cal.wait is not None else None
     if w is not None:
@@ -337,8 +345,13 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
+            qs = [u for u in (quantile_s, raw_s * w.upper if w.bounded else None)
+                  if u is not None]
+            quantile_s = max(*qs, start_s) if qs else None
     if bound_s is None and start_s == 0 and not snap.pending:
         bound_s = 0.0  # fits on idle resources, nothing queued ahead: it starts now
+    v.start_risk_s = RISK_WEIGHT * max(0.0, quantile_s - start_s) if quantile_s is not None \
+        else 0.0
     v.raw_start = now + timedelta(seconds=raw_s)
     v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
     if cal is not None:
@@ -376,9 +389,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.stage_in_s = stage
     v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
         + timedelta(seconds=runtime)
-    risk = 0.0 if v.start_bound is None else \
-        RISK_WEIGHT * max(0.0, (v.start_bound - v.estimated_start).total_seconds())
-    v.expected_finish = max(v.estimated_start + timedelta(seconds=risk),
+    v.expected_finish = max(v.estimated_start + timedelta(seconds=v.start_risk_s),
                             now + timedelta(seconds=stage)) + timedelta(seconds=runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor

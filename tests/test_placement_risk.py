@@ -10,7 +10,7 @@ import pytest
 from test_placement import NOW, H, busy_alpha, spec, verdict
 from test_wait_calibration import waits
 
-from diamond_jupyter.calibration import SiteCalibration
+from diamond_jupyter.calibration import RunSample, SiteCalibration
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
@@ -59,6 +59,22 @@ def test_a_wide_bound_loses_to_a_slightly_later_sure_start():
 def test_a_narrow_bound_keeps_the_earlier_median():
     p = _alpha_against_a_sure_start([0.2, 0.22, 0.25] * 10, 0.75)
     assert p.choice == "alpha", p.explain()
+
+
+@pytest.mark.parametrize("n, counted", [(10, False), (60, True)])
+def test_only_a_statistical_bound_counts_as_risk(n, counted):
+    """alpha's nodes are full with jobs that just started with 4 h of walltime; four in five
+    of its finished jobs ran a quarter of their request, one in five three quarters. With 10
+    samples the bound is the walltime simulation (a worst case, no quantile): the ranking
+    counts the median only. With 60 the bound is the 90% quantile and its spread counts."""
+    cfg, snap = busy_alpha(left_s=4 * H)
+    runs = [RunSample("compute", 32, 4 * H, (0.75 if i % 5 == 0 else 0.25) * 4 * H, float(i))
+            for i in range(n)]
+    v = verdict(place(spec(), [(cfg, snap)], now=NOW,
+                      calibration={"alpha": SiteCalibration(runs)}), "alpha")
+    assert v.start_bound is not None and v.start_bound > v.estimated_start
+    assert (v.start_risk_s > 0) is counted
+    assert (v.expected_finish > v.estimated_finish) is counted
 
 
 def test_a_faster_start_wins_over_a_cheaper_site_beyond_a_few_seconds():

@@ -105,7 +105,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                 return (t - now).total_seconds() if t else None
             est = {v.site: {"start_s": rel(v.estimated_start),
                             "finish_s": rel(v.estimated_finish),
-                            "expected_finish_s": rel(v.expected_finish), "source": v.start_source,
+                            "source": v.start_source,
                             "raw_start_s": rel(v.raw_start), "bound_s": rel(v.start_bound),
                             "samples": v.calibration_samples}
                    for v in dia.ranked if v.feasible}

@@ -168,12 +168,6 @@ class SiteCalibration:
                 self._ratios[(part, cls)] = _ratio([s.ratio for s in recent], name)
 
     @property
-    def bounded(self) -> bool:
-        """Enough samples, site-wide, for a statistical upper bound on the ratio."""
-        r = self._ratios.get(("*", "*"))
-        return bool(r and r.bounded)
-
-    @property
     def samples(self) -> int:
         r = self._ratios.get(("*", "*"))
         return r.samples if r else 0

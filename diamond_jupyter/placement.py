@@ -19,14 +19,15 @@ Estimates, for a feasible site:
 - cost: node-hours x charge_factor, a shared node billed by the largest share of it the
   job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
 
-Ranking ("diamond"): earliest expected finish, where the start counts its risk: with a
-median start m and a 90% bound b, the expected start is m + RISK_WEIGHT (b - m), the mean
-of an exponential tail through both quantiles. Only a statistical bound counts (enough
-samples for the quantile); a site without one counts its median.
-A job that fits on idle resources with nothing queued ahead starts now for certain: its
-bound is its start. Expected finishes equal within noise (FINISH_NOISE_S or
-FINISH_NOISE_FRACTION of the time to the earliest finish, whichever is larger) go to the
-cheapest. `Placement.why_not(site)` says why a site lost (later start, longer runtime from
+Ranking ("diamond"): earliest estimated finish (from the median start). Finishes equal
+within noise (FINISH_NOISE_S or FINISH_NOISE_FRACTION of the time to the earliest finish,
+whichever is larger) go to the surer start (the lower 90% bound; a site without a bound
+counts its start), then to the cheapest. A job that fits on idle resources with nothing
+queued ahead starts now for certain: its bound is its start. (The bound does not weigh on
+the finish itself: below ~30 samples it is the walltime simulation, a worst case, and
+just above, the QBETS bound is the largest sample; on the test bed's real-log and
+depth_misleads seeds 14 and 22 a risk-weighted finish chose worse than the median.)
+`Placement.why_not(site)` says why a site lost (later start, longer runtime from
 its speed factor, slower stage-in, or higher cost at an equal finish).
 
 What the job needs (`needs.needs_of`: constraint expressions, architecture, GPU type and
@@ -81,9 +82,6 @@ READY_TOLERANCE_S = 30.0
 # such sites the "diamond" policy takes the cheapest.
 FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
-# A start s0 + Exp(rate) has median s0 + ln2/rate, 90% quantile s0 + ln10/rate and mean
-# s0 + 1/rate, so mean = median + (1 - ln 2) / ln 5 x (bound - median) = median + 0.19 (...).
-RISK_WEIGHT = 0.19
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 
@@ -103,9 +101,6 @@ class SiteVerdict(BaseModel):
     start_source: Literal["scheduler", "simulation", "calibrated"] | None = None
     raw_start: datetime | None = None  # the scheduler's estimate or the walltime simulation
     start_bound: datetime | None = None  # 90% upper bound (calibrated sites only)
-    # what the ranking adds to the median start: RISK_WEIGHT x (bound - median) when the
-    # bound is a statistical quantile (enough samples), else 0
-    start_risk_s: float = 0.0
     calibration_samples: int = 0  # finished jobs the calibration rests on
     calibration_class: str | None = None  # which class of them ("batch/2-4", "*")
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
@@ -114,7 +109,6 @@ class SiteVerdict(BaseModel):
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
     estimated_finish: datetime | None = None  # from the median start
-    expected_finish: datetime | None = None  # the ranking's: the start's risk counted
     cost: float | None = None
     billed_nodes: float | None = None  # nodes x the share of a node billed (cost's base)
     score: float | None = None  # the policy's key: lower is better
@@ -182,10 +176,9 @@ class Placement(BaseModel):
         is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
         upper bound; N the finished jobs the calibration rests on; WAIT× the median of
         actual wait / the scheduler's estimated wait here, with its sample count (it
-        corrects a start that rests on the scheduler's estimates); FINISH from the median
-        start, EXPECTED (what "diamond" ranks by) with the start's risk counted."""
+        corrects a start that rests on the scheduler's estimates)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
-                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "EXPECTED", "COST")
+                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
@@ -200,7 +193,6 @@ class Placement(BaseModel):
                              hms(v.estimated_runtime_s or 0),
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
-                             rel(v.expected_finish),
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
             else:
                 rows.append((mark, v.site, v.verdict, "; ".join(v.reasons) or "-"))
@@ -333,10 +325,6 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, bound_s, raw_source = best
-    # the bound the risk counts: a statistical 90% quantile only (too few samples leave the
-    # walltime-based simulation as the bound, a worst case that says nothing of the spread)
-    quantile_s = bound_s if calibrated is not None and cal is not None and cal.bounded \
-        else None
     w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
         if cal is not None and cal.wait is not None else None
     if w is not None:
@@ -345,13 +333,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
-            qs = [u for u in (quantile_s, raw_s * w.upper if w.bounded else None)
-                  if u is not None]
-            quantile_s = max(*qs, start_s) if qs else None
     if bound_s is None and start_s == 0 and not snap.pending:
         bound_s = 0.0  # fits on idle resources, nothing queued ahead: it starts now
-    v.start_risk_s = RISK_WEIGHT * max(0.0, quantile_s - start_s) if quantile_s is not None \
-        else 0.0
     v.raw_start = now + timedelta(seconds=raw_s)
     v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
     if cal is not None:
@@ -389,8 +372,6 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.stage_in_s = stage
     v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
         + timedelta(seconds=runtime)
-    v.expected_finish = max(v.estimated_start + timedelta(seconds=v.start_risk_s),
-                            now + timedelta(seconds=stage)) + timedelta(seconds=runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
@@ -401,14 +382,18 @@ def finish_noise_s(best_finish_s: float) -> float:
 
 def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
     """The real difference between a feasible loser `v` and the winner `w`."""
-    fv = (_ranked_finish(v) - now).total_seconds()
-    fw = (_ranked_finish(w) - now).total_seconds()
+    fv = (v.estimated_finish - now).total_seconds()  # type: ignore[operator]
+    fw = (w.estimated_finish - now).total_seconds()  # type: ignore[operator]
     cv, cw = v.cost or 0.0, w.cost or 0.0
     if policy == "min_cost" and cv > cw:
         return f"costs more ({cv:.2f} vs {cw:.2f})"
     if policy not in ("diamond", "min_cost"):
         return f"ranked lower by policy {policy}"
     if fv - fw <= finish_noise_s(fw):
+        uv, uw = _sure_start_s(v, now), _sure_start_s(w, now)
+        if policy == "diamond" and uv > uw:
+            return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), less sure start "
+                    f"(90%: < {hms(uv)} vs < {hms(uw)})")
         if cv > cw:
             return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), "
                     f"costs more ({cv:.2f} vs {cw:.2f})")
@@ -424,18 +409,20 @@ def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) ->
                    f"{_speed(v)} vs {_speed(w)})")
     if (v.stage_in_s or 0) - (w.stage_in_s or 0) > READY_TOLERANCE_S:
         why.append(f"slower stage-in ({hms(v.stage_in_s or 0)} vs {hms(w.stage_in_s or 0)})")
-    bv, bw = (_bound_s(x, now) for x in (v, w))
-    if bv is not None and bv - (bw if bw is not None else sw) > READY_TOLERANCE_S:
-        why.append(f"riskier start (90%: < {hms(bv)} vs < {hms(bw if bw is not None else sw)})")
     return f"finishes {hms(fv - fw)} later" + (": " + ", ".join(why) if why else "")
-
-
-def _ranked_finish(v: SiteVerdict) -> datetime:
-    return v.expected_finish or v.estimated_finish  # type: ignore[return-value]
 
 
 def _bound_s(v: SiteVerdict, now: datetime) -> float | None:
     return (v.start_bound - now).total_seconds() if v.start_bound else None
+
+
+def _sure_start_s(v: SiteVerdict, now: datetime) -> float:
+    """The start a tie is broken by: the 90% bound, else the start itself, to the second
+    (closer bounds than that are equally sure)."""
+    b = _bound_s(v, now)
+    if b is None:
+        b = (v.estimated_start - now).total_seconds() if v.estimated_start else HORIZON_S
+    return float(round(b))
 
 
 def _speed(v: SiteVerdict) -> str:
@@ -481,7 +468,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         return (t - now).total_seconds() if t else HORIZON_S
 
     keys = {
-        "diamond": lambda v: (secs(v.expected_finish), v.cost, pos[v.site]),
+        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
         "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
         "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
         "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
@@ -496,10 +483,11 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         feas.sort(key=keys[policy])
         for v in feas:
             v.score = float(keys[policy](v)[0])
-        if policy == "diamond" and feas:  # equal finish within noise: the cheapest first
-            best = secs(feas[0].expected_finish)
-            tied = [v for v in feas if secs(v.expected_finish) - best <= finish_noise_s(best)]
-            tied.sort(key=lambda v: (v.cost, secs(v.expected_finish), pos[v.site]))
+        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
+            best = secs(feas[0].estimated_finish)
+            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(best)]
+            tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
+                                     secs(v.estimated_finish), pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),
                     key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))

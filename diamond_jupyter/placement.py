@@ -320,6 +320,9 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         start, bound, raw_source = raw, None, source
         if calibrated is not None:
             start, bound = (simulate(st, q) for st, q in calibrated)
+            # the scheduler plans with walltimes: what its plan starts (backfills) by then
+            # starts by then, however early the running jobs end
+            start, bound = min(start, raw), min(bound, raw)
             source, bound = "calibrated", max(bound, start)
         cand = (start, p.name != default, order, p.name, source, raw, bound, raw_source)
         best = cand if best is None or cand < best else best

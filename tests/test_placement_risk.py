@@ -7,10 +7,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from test_placement import NOW, H, busy_alpha, spec, verdict
+from test_placement import NOW, H, alpha, busy_alpha, pending, running, spec, verdict
 from test_wait_calibration import waits
 
-from diamond_jupyter.calibration import SiteCalibration
+from diamond_jupyter.calibration import RunSample, SiteCalibration
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
@@ -123,3 +123,20 @@ def test_a_grid_engine_job_waits_only_for_the_running_jobs_h_rt():
     assert v.feasible, v.reasons
     assert timedelta(0) < v.estimated_start - now <= timedelta(seconds=MIN_REMAINING_S), \
         p.explain()
+
+
+def test_what_the_schedulers_walltime_plan_backfills_now_starts_now():
+    """Three of alpha's nodes run jobs that just started with 4 h of walltime; a job needing
+    all four nodes waits for them. By walltimes (the scheduler's plan) a one-hour job
+    backfills on the free node now. Its jobs run a tenth of their request, so by the
+    calibrated ends the big job could start in 24 min and the probe would wait behind it;
+    but the scheduler decides by its plan, and the job starts now (seen on the test bed:
+    real-log seed 16, beta, 10 of 10 rounds)."""
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=4 * H) for i in (1, 2, 3)]
+    jobs.append(pending("big", 4, 128, 2 * H, part="compute"))
+    cfg, snap = alpha(jobs, alloc=(32, 32, 32, 0))
+    runs = [RunSample("compute", 32, 4 * H, 0.1 * 4 * H, float(i)) for i in range(40)]
+    p = place(spec(), [(cfg, snap)], now=NOW, calibration={"alpha": SiteCalibration(runs)})
+    v = verdict(p, "alpha")
+    assert v.raw_start == NOW, p.explain()
+    assert v.start_source == "calibrated" and v.estimated_start == NOW, p.explain()

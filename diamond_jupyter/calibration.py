@@ -6,12 +6,16 @@ both predict starts far too late at a busy site. What jobs actually did corrects
 per site, partition and job-size class, the ratio runtime / requested walltime of recently
 finished jobs (all users', from the site's accounting, and the store's own).
 
-- The median ratio drives the calibrated simulation (every running and queued job ends at
-  its request times the median ratio of its class): the start predicted for a new job.
+- The calibrated simulation gives the start predicted for a new job. A queued job runs
+  its request times the mean ratio of its class: what matters of the work ahead is its
+  sum, and a sum of runtimes is near the sum of their means (with heavy-tailed ratios the
+  median, often "ended at once", makes a deep queue look empty). A running job ends when
+  the jobs of its class that ran at least as long as it has ended (`Ratio.end_share`):
+  the median of the distribution conditioned on the time it has survived.
 - The bound uses an upper quantile of the ratio in the spirit of QBETS (Nurmi, Brevik,
   Wolski): the order statistic that, with 95% confidence, at least 90% of runtimes stay
-  below. With too few samples for that confidence the bound is the walltime itself (ratio
-  1), which no job exceeds.
+  below (for a running job: of those that ran as long). With too few samples for that
+  confidence the bound is the walltime itself (ratio 1), which no job exceeds.
 
 Waits are calibrated the same way: per site, partition and size class, the ratio actual
 wait / the scheduler's estimated wait, from pending jobs (all users') whose estimate the
@@ -28,6 +32,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .model import JobStatus, describe_start, hms_short  # noqa: F401 (formerly here)
 
@@ -118,6 +123,24 @@ class Ratio:
     samples: int
     key: str  # which class they come from ("batch/2-4", "batch/*", "*")
     bounded: bool = True  # False: too few samples for the quantile bound (`upper` is 1)
+    values: tuple[float, ...] = ()  # the ratios themselves, sorted
+    mean: float = 0.0
+
+    def end_share(self, elapsed_share: float, which: str) -> float:
+        """For a job of this class still running after `elapsed_share` of its walltime: the
+        share of the walltime at which it ends, from the finished jobs that ran at least as
+        long (the distribution conditioned on what the job has already survived). `which`
+        "median": their median; "upper": the QBETS-style bound over them, or the walltime
+        (1) with too few of them. When none ran that long the job is an outlier of its
+        class, which says nothing of its end: the median is halfway to the walltime, the
+        bound the walltime."""
+        rest = self.values[bisect_right(self.values, elapsed_share):]
+        if not rest:
+            return min(1.0, (1.0 + elapsed_share) / 2) if which == "median" else 1.0
+        if which == "median":
+            return _median(rest)
+        k = quantile_upper_index(len(rest))
+        return 1.0 if k is None else rest[k]
 
 
 def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFIDENCE
@@ -136,13 +159,17 @@ def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFID
     return None
 
 
-def _ratio(values: list[float], key: str) -> Ratio:
-    v = sorted(values)
+def _median(v: tuple[float, ...]) -> float:
     n = len(v)
-    median = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-    k = quantile_upper_index(n)
-    return Ratio(median=median, upper=1.0 if k is None else max(v[k], median), samples=n,
-                 key=key, bounded=k is not None)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def _ratio(values: list[float], key: str) -> Ratio:
+    v = tuple(sorted(values))
+    median = _median(v)
+    k = quantile_upper_index(len(v))
+    return Ratio(median=median, upper=1.0 if k is None else max(v[k], median), samples=len(v),
+                 key=key, bounded=k is not None, values=v, mean=sum(v) / len(v))
 
 
 class SiteCalibration:
@@ -181,20 +208,34 @@ class SiteCalibration:
         return None
 
 
-def ratio_fn(cal: SiteCalibration | None, which: str):
-    """A function (partition, cpus) -> runtime/request ratio for the simulation, or None
-    (no samples: run to the request). `which` is "median" or "upper"."""
+class RatioFn(Protocol):
+    """(partition, cpus) -> the share of its walltime a job of that class runs; with
+    `elapsed_share`, the share at which a job that has already run that much ends."""
+
+    def __call__(self, partition: str | None, cpus: int | None,
+                 elapsed_share: float | None = None) -> float: ...
+
+
+def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
+    """A function (partition, cpus[, elapsed share]) -> runtime/request ratio for the
+    simulation, or None (no samples: run to the request). `which` is "median", "mean" or
+    "upper"; conditioned on an elapsed share, "mean" is "median" (`Ratio.end_share`)."""
     if cal is None or not cal.samples:
         return None
 
-    memo: dict[tuple[str | None, int | None], float] = {}
+    memo: dict[tuple[str | None, int | None], Ratio | None] = {}
 
-    def f(partition: str | None, cpus: int | None) -> float:
+    def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None
+          ) -> float:
         key = (partition, cpus)
         if key not in memo:
-            r = cal.ratio(partition, cpus)
-            memo[key] = 1.0 if r is None else getattr(r, which)
-        return memo[key]
+            memo[key] = cal.ratio(partition, cpus)
+        r = memo[key]
+        if r is None:
+            return 1.0
+        if elapsed_share is not None:
+            return r.end_share(elapsed_share, "upper" if which == "upper" else "median")
+        return getattr(r, which)
     return f
 
 

@@ -129,9 +129,10 @@ Simulated = Mapping[str, tuple[float, float]]  # native id -> (median, bound) st
 def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) -> dict[
         str, tuple[float, float]]:
     """Each pending job's start (seconds after `now`) in the backfill simulation of the
-    site's queue calibrated with `cal`'s runtime ratios: (with the median ratio, with the
-    upper one); empty without samples. Jobs the simulation never starts are left out."""
-    median, upper = ratio_fn(cal, "median"), ratio_fn(cal, "upper")
+    site's queue calibrated with `cal`'s runtime ratios: (the predicted one, the 90% bound;
+    see `calibration`); empty without samples. Jobs the simulation never starts are left
+    out."""
+    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     if median is None or upper is None or not snap.pending:
         return {}
     nodes = site_nodes(snap)
@@ -140,7 +141,7 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     st = build_state(snap, nodes, members, now, part_max)
     queue = pending_demands(snap, st, members, now, part_max)
-    mid = queue_starts(*recalibrated(st, queue, median))
+    mid = queue_starts(*recalibrated(st, queue, median, mean))
     high = queue_starts(*recalibrated(st, queue, upper))
     return {n: (t, max(high.get(n, t), t)) for n, t in mid.items()}
 

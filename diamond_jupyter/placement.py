@@ -288,13 +288,14 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
               history: dict[str, float], estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    median, upper = ratio_fn(cal, "median"), ratio_fn(cal, "upper")
+    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     raw_st = build_state(snap, nodes, members, now, part_max)
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = None
-    if median is not None and upper is not None:
-        calibrated = [recalibrated(raw_st, raw_queue, r) for r in (median, upper)]
+    if median is not None and upper is not None:  # see `calibration` for the ratios used
+        calibrated = [recalibrated(raw_st, raw_queue, median, mean),
+                      recalibrated(raw_st, raw_queue, upper)]
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]

@@ -5,9 +5,13 @@ Pure code over a `SiteSnapshot`. Times are float seconds after `now` (t = 0).
 Model (EASY backfill, node-level):
 - Every usable node has CPUs and GPUs; the snapshot's `cpus_allocated`/`gpus_allocated`
   are the state at t = 0. Running jobs give them back at started_at + walltime (else
-  now + walltime/2, else now + 1 h) on their `node_list` nodes (else on the nodes of
-  their partition that carry unexplained allocations). Allocations no running job
-  explains (other users, filtered queues) are released after `UNKNOWN_HOLD_S`.
+  now + walltime/2, else now + 1 h; a job past its walltime after `OVERDUE_S`) on their
+  `node_list` nodes (else on the nodes of their partition that carry unexplained
+  allocations). Calibrated (`recalibrated`), a running job ends when the finished jobs of
+  its class that ran at least as long as it has ended: its runtime distribution
+  conditioned on the time it has already survived, never past its walltime. Allocations
+  no running job explains (other users, filtered queues) are released after
+  `UNKNOWN_HOLD_S`.
 - Pending jobs start in list (= priority) order. The first one that cannot start gets a
   reservation (its shadow time); later jobs, and always the probe, may start now if they
   fit and either end before the shadow time or leave enough nodes for the reservation.
@@ -33,12 +37,12 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from math import ceil
 
+from .calibration import RatioFn
 from .dialects.outputs_common import expand_hostlist
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, node_usable
@@ -50,13 +54,12 @@ def _hosts(node_list: str | None) -> tuple[str, ...]:
     return tuple(expand_hostlist(node_list))
 
 
-# (partition, cpus) -> the share of its walltime request a job is expected to run
-RatioFn = Callable[[str | None, int | None], float]
 
 WHOLE = -1  # per-node CPU demand meaning "the whole node" (exclusive, or size unknown)
 DEFAULT_DURATION_S = 3600.0  # a job with no walltime and no partition limit
 UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
-MIN_REMAINING_S = 60.0  # a running job past its walltime is assumed to end soon
+OVERDUE_S = 30.0  # a running job past its walltime is being killed (Slurm's KillWait)
+MIN_LEFT_S = 1.0  # a running job expected to end now still frees its nodes a moment later
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
 
 _HELD = ("held", "dependency", "begintime")
@@ -133,7 +136,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
-        end = _release_after(w, elapsed, ratio(j.partition, j.cpus) if w and ratio else 1.0)
+        end = _release_after(w, elapsed, j.partition, j.cpus, ratio)
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
@@ -160,30 +163,38 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners)
 
 
-def _release_after(w: float | None, elapsed: float | None, share: float) -> float:
-    """When a running job gives its resources back: after `share` of its walltime `w`,
-    but past that soon, and never after the walltime."""
-    expected = w * share if w else w
+def _release_after(w: float | None, elapsed: float | None, partition: str | None,
+                   cpus: int | None, ratio: RatioFn | None) -> float:
+    """When a running job gives its resources back. Without `ratio`: at its walltime `w`.
+    With it: when jobs of its class that ran at least as long as this one has ended
+    (`ratio` conditioned on the elapsed share), never after the walltime."""
     if elapsed is not None and w:
-        return min(max(expected - elapsed, MIN_REMAINING_S), max(w - elapsed, MIN_REMAINING_S))
-    return max(expected / 2 if expected else UNKNOWN_HOLD_S, MIN_REMAINING_S)
+        left = w - elapsed
+        if left <= 0:
+            return OVERDUE_S
+        share = ratio(partition, cpus, elapsed / w) if ratio else 1.0
+        return min(max(w * share - elapsed, MIN_LEFT_S), left)
+    expected = w * ratio(partition, cpus) if w and ratio else w
+    return max(expected / 2 if expected else UNKNOWN_HOLD_S, MIN_LEFT_S)
 
 
-def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn
-                 ) -> tuple[SimState, list[Demand]]:
+def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
+                 queued: RatioFn | None = None) -> tuple[SimState, list[Demand]]:
     """The state and queue of `build_state`/`pending_demands` (built without a ratio) as
-    they would be with `ratio`: the same nodes and shapes, other end times, and no
-    scheduler estimates followed. Cheaper than building them again."""
+    they would be with `ratio` (`queued`, when given, for the queued jobs): the same nodes
+    and shapes, other end times, and no scheduler estimates followed. Cheaper than building
+    them again."""
+    queued = queued or ratio
     rel = []
     for end, seq, h, c, g in st.releases:
         o = st.owners[seq] if seq < len(st.owners) else None
         if o is not None:
             w, elapsed, part, cpus = o
-            end = _release_after(w, elapsed, ratio(part, cpus) if w else 1.0)
+            end = _release_after(w, elapsed, part, cpus, ratio)
         rel.append((end, seq, h, c, g))
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners)
-    new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * ratio(d.partition, d.job_cpus),
+    new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * queued(d.partition, d.job_cpus),
                     d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
                     job_cpus=d.job_cpus, native_id=d.native_id) for d in queue]
     return new_st, new_q

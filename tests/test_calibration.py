@@ -76,9 +76,9 @@ def test_accounting_rows_become_samples_only_when_they_ran() -> None:
 
 
 def overrequested_alpha():
-    """alpha's four nodes are busy with jobs that asked for 4 h and have run 1 h; two more
-    wait behind them. Jobs there use a tenth of what they ask for."""
-    site_cfg, snap = busy_alpha(left_s=3 * H)
+    """alpha's four nodes are busy with jobs that asked for 4 h and have run 20 min; two
+    more wait behind them. Jobs there use a tenth of what they ask for."""
+    site_cfg, snap = busy_alpha(left_s=4 * H - 20 * 60)
     snap.jobs += [pending("w1", 4, 128, 4 * H), pending("w2", 4, 128, 4 * H)]
     cal = SiteCalibration(samples("compute", 32, [0.08, 0.1, 0.12] * 20))
     return site_cfg, snap, cal
@@ -88,14 +88,14 @@ def test_calibration_turns_an_overrequested_queue_into_a_short_wait() -> None:
     site_cfg, snap, cal = overrequested_alpha()
     raw = verdict(place(spec(), [(site_cfg, snap)], now=NOW), "alpha")
     assert raw.start_source == "simulation" and raw.start_bound is None
-    # from walltimes: the running jobs end in 3 h, then two 4 h jobs hold every node
-    assert raw.estimated_start == NOW + timedelta(hours=11)
+    # from walltimes: the running jobs end in 3 h 40 min, then two 4 h jobs hold every node
+    assert raw.estimated_start == NOW + timedelta(hours=11, minutes=40)
     p = place(spec(), [(site_cfg, snap)], now=NOW, calibration={"alpha": cal})
     v = verdict(p, "alpha")
     assert v.start_source == "calibrated" and v.raw_start == raw.estimated_start
-    # calibrated: the running jobs are past their expected 24 min (they end soon), the two
-    # waiting ones run about 24 min each
-    assert v.estimated_start < NOW + timedelta(hours=1.5)
+    # calibrated: the running jobs end with the jobs of their class that ran 20 min or
+    # more (at 24-29 min: a few minutes from now), the two waiting ones run about 24 min each
+    assert v.estimated_start < NOW + timedelta(hours=1)
     assert v.estimated_start <= v.start_bound <= v.raw_start
     # the probe (4 CPUs) has no class of its own in the samples: the partition's
     assert v.calibration_samples == 60 and v.calibration_class == "compute/*"
@@ -110,7 +110,7 @@ def test_calibration_changes_the_choice_when_requests_mislead() -> None:
     busy_gamma = gamma([running(f"g{i}", f"g{i}", 48, left_s=2 * H, part="long")
                         for i in (1, 2)], alloc=(48, 48))
     uncal = place(spec(), [(site_cfg, snap), busy_gamma], now=NOW)
-    assert uncal.choice == "gamma"  # alpha looks 11 h away
+    assert uncal.choice == "gamma"  # alpha looks 11 h 40 min away
     cal_p = place(spec(), [(site_cfg, snap), busy_gamma], now=NOW,
                   calibration={"alpha": cal})
     assert cal_p.choice == "alpha", cal_p.explain()

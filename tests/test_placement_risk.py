@@ -15,7 +15,7 @@ from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
 from diamond_jupyter.placement import place
-from diamond_jupyter.placement_sim import MIN_REMAINING_S
+from diamond_jupyter.placement_sim import OVERDUE_S
 
 SGE_OUT = Path(__file__).parent / "fixtures" / "outputs" / "sge"
 
@@ -108,7 +108,7 @@ def test_h_rt_in_either_spelling(value, seconds):
 
 def test_a_grid_engine_job_waits_only_for_the_running_jobs_h_rt():
     """A snapshot of delta taken together: dn1 runs a 1-slot job with h_rt 3 s. A job needing
-    both nodes whole starts when that one ends (at most MIN_REMAINING_S away), not after a
+    both nodes whole starts when that one ends (within its h_rt), not after a
     default hour."""
     snap = SgeCommands().parse_snapshot("delta", {
         "hosts": (SGE_OUT / "delta_qhost_xml.xml").read_text(),
@@ -121,7 +121,7 @@ def test_a_grid_engine_job_waits_only_for_the_running_jobs_h_rt():
               [(SiteConfig(name="delta", scheduler="sge"), snap)], now=now)
     v = verdict(p, "delta")
     assert v.feasible, v.reasons
-    assert timedelta(0) < v.estimated_start - now <= timedelta(seconds=MIN_REMAINING_S), \
+    assert timedelta(0) < v.estimated_start - now <= timedelta(seconds=2), \
         p.explain()
 
 
@@ -140,3 +140,84 @@ def test_what_the_schedulers_walltime_plan_backfills_now_starts_now():
     v = verdict(p, "alpha")
     assert v.raw_start == NOW, p.explain()
     assert v.start_source == "calibrated" and v.estimated_start == NOW, p.explain()
+
+
+# -- running jobs: the runtime distribution conditioned on the time already survived --
+
+BIMODAL = [0.01] * 35 + [0.5] * 15 + [1.0] * 10  # many end at once, some run long
+
+
+def test_a_survivor_is_expected_to_end_with_the_jobs_that_ran_as_long():
+    """Half the class ends at once (median 0.01 of the walltime). A job that has already
+    run a quarter of its walltime is not one of those: it ends with the jobs that ran at
+    least that long (median of those: 0.5), and the bound is theirs too."""
+    r = SiteCalibration([RunSample("compute", 32, 4 * H, x * 4 * H, float(i))
+                         for i, x in enumerate(BIMODAL)]).ratio("compute", 32)
+    assert r is not None and r.median == 0.01
+    assert r.end_share(0.0, "median") == r.median  # nothing survived yet: the class itself
+    assert r.end_share(0.25, "median") == 0.5
+    assert r.end_share(0.25, "upper") == 1.0  # 25 survivors: the 90% bound is the walltime
+    assert r.end_share(0.75, "median") == 1.0
+    # beyond every sample: an outlier, halfway to its walltime by the median
+    r = SiteCalibration([RunSample("compute", 32, 4 * H, x * 4 * H, float(i))
+                         for i, x in enumerate([0.1] * 20)]).ratio("compute", 32)
+    assert r is not None
+    assert r.end_share(0.5, "median") == 0.75 and r.end_share(0.5, "upper") == 1.0
+
+
+def _alpha_full_for(elapsed_s: float, walltime_s: float, ratios: list[float]):
+    """alpha's four nodes each run one whole-node job that has run `elapsed_s` of
+    `walltime_s`; its finished jobs ran `ratios` of their requests."""
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=walltime_s - elapsed_s,
+                    walltime_s=walltime_s, part="compute") for i in range(1, 5)]
+    cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32))
+    runs = [RunSample("compute", 32, walltime_s, x * walltime_s, float(i))
+            for i, x in enumerate(ratios)]
+    return place(spec(), [(cfg, snap)], now=NOW,
+                 calibration={"alpha": SiteCalibration(runs)})
+
+
+def test_a_running_job_past_its_class_median_is_not_assumed_to_end_in_a_minute():
+    """The class median is 0.01 of 4 h (2.4 min); the running jobs have run 1 h. The jobs
+    of the class that ran an hour or more ended at half their walltime: 2 h, so alpha
+    frees a node in about an hour, not in the minute a fixed floor once gave."""
+    p = _alpha_full_for(1 * H, 4 * H, BIMODAL)
+    v = verdict(p, "alpha")
+    assert v.start_source == "calibrated"
+    assert v.estimated_start == NOW + timedelta(hours=1), p.explain()
+    assert v.start_bound == NOW + timedelta(hours=3), p.explain()  # to the walltime
+
+
+def test_a_running_job_ends_by_its_walltime_even_within_the_last_minute():
+    """20 s of walltime left: the node is free in 20 s, not after a minute's floor."""
+    p = _alpha_full_for(4 * H - 20, 4 * H, BIMODAL)
+    v = verdict(p, "alpha")
+    assert v.raw_start == NOW + timedelta(seconds=20), p.explain()
+    assert v.estimated_start == NOW + timedelta(seconds=20), p.explain()
+
+
+def test_a_job_past_its_walltime_is_being_killed():
+    """Past its walltime (the view caught it before the scheduler's kill): it ends within
+    OVERDUE_S, by walltimes and calibrated alike."""
+    p = _alpha_full_for(4 * H + 5, 4 * H, BIMODAL)
+    v = verdict(p, "alpha")
+    assert v.raw_start == NOW + timedelta(seconds=OVERDUE_S), p.explain()
+    assert v.estimated_start == NOW + timedelta(seconds=OVERDUE_S), p.explain()
+
+
+def test_a_deep_queue_of_mostly_instant_jobs_still_holds_its_sum_of_work():
+    """Seven in ten jobs of the class end at once (median ratio 0.01), three run their whole
+    hour (mean 0.307). Forty one-node jobs wait for alpha's four idle nodes; a job needing all
+    four waits behind them. By the median the queue is gone in minutes; the work ahead is
+    its sum, about 40 x 0.307 h over 4 nodes: the start is hours away (seen on the test bed:
+    depth_misleads seed 24, a queue of 66-97 predicted to let a probe start in 2 s, which
+    started after 55-93 s)."""
+    jobs = [pending(f"w{i}", 1, 32, H, part="compute", reason="Priority") for i in range(40)]
+    cfg, snap = alpha(jobs)
+    runs = [RunSample("compute", 32, H, (0.01 if i % 10 < 7 else 1.0) * H, float(i))
+            for i in range(100)]
+    p = place(spec(nodes=4, cpus=32), [(cfg, snap)], now=NOW,
+              calibration={"alpha": SiteCalibration(runs)})
+    v = verdict(p, "alpha")
+    assert v.start_source == "calibrated"
+    assert NOW + timedelta(hours=2) < v.estimated_start <= v.start_bound, p.explain()

@@ -15,10 +15,18 @@ Beta's and gamma's jobs run in real time, so their walltime requests over-estima
 runtimes by 1.2-3x (1 min at least), as users' requests do.
 Each round takes a snapshot of every site, lets every policy choose from it (fixed = home
 alpha, fewest_pending, random seeded, diamond), then sends the same probe (1 node x 8
-cores, `sleep BASE/speed_factor`) to every feasible site at once, and at the same moment a
-real hedged submission of it (`submit --hedge 2`: copies on diamond's two best sites, the
-first to start runs, the other is cancelled); hedge2 scores the copy that ran, against the
-fastest matched probe, and the run reports the copies each hedged job cost. Completion =
+cores, `sleep BASE/speed_factor`) to every feasible site at once. hedge2 is diamond with
+hedging (copies on its two best sites, the first to start runs, the other is cancelled),
+scored against the fastest matched probe, with the copies each hedged job cost:
+- `--hedge-mode matched` (the default): from the matched probes themselves, which are the
+  copies a hedge would have sent there at that moment: the one of diamond's two best sites
+  whose probe started first runs; the other counts as a started loser if it started within
+  `CANCEL_S` of the winner (the real hedge cancels within a second; the job wrapper's start
+  token stops a loser's payload). The measurement adds no job to any site.
+- `--hedge-mode real`: a real `submit --hedge 2` in the same round. Its copies land on the
+  sites diamond ranked best at the same moment as the matched probes, so the site diamond
+  chose receives two jobs at once (the probe and a copy) where the others receive one: the
+  measurement loads the sites it measures, against diamond and hedge2 alike. Completion =
 the probe's own end timestamp minus the round's start; a policy scores its choice's
 completion minus the fastest observed. Policies see only the snapshot taken before the
 round; rounds are never re-run or filtered. A probe not done `--max-wait` s after its
@@ -49,14 +57,15 @@ from .common import (
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
 HOME = "alpha"
 PROFILE = "depth_misleads"
-HEDGE = 2  # copies a hedged submission sends (a real `submit --hedge` each round)
+HEDGE = 2  # copies a hedged submission sends
+CANCEL_S = 1.0  # matched hedge: a loser starting this soon after the winner also started
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
 
 
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
                 base_s: float, max_wait: float, time_scale: float = 150.0,
                 profile: str = PROFILE, traces: list[tuple[str, str]] | None = None,
-                trace_scale: float = 60.0) -> dict:
+                trace_scale: float = 60.0, hedge_mode: str = "matched") -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec, JobState, Resources
     from diamond_jupyter.placement import place
@@ -110,17 +119,20 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "samples": v.calibration_samples}
                    for v in dia.ranked if v.feasible}
             t0 = time.time()
-            subs, hedged = await asyncio.gather(
-                asyncio.gather(*(fed.submit(probe.model_copy(update={
-                    "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
-                    for s in feasible)),
-                fed.submit(probe.model_copy(update={"command": _by_site(fed, base_s)}),
-                           "auto", hedge=HEDGE))
+            probes = asyncio.gather(*(fed.submit(probe.model_copy(update={
+                "command": f"sleep {base_s / fed.sites[s].cfg.speed_factor:.2f}"}), s)
+                for s in feasible))
+            if hedge_mode == "real":
+                subs, hedged = await asyncio.gather(probes, fed.submit(probe.model_copy(
+                    update={"command": _by_site(fed, base_s)}), "auto", hedge=HEDGE))
+                group = hedged.hedge_group
+            else:
+                subs, group = await probes, None
             records.append({"round": r, "t0": t0, "choice": choice, "estimate": est,
                             "ranking": ranking,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
                             "jobs": {j.site: j.id for j in subs},
-                            "hedge": hedged.hedge_group})
+                            "hedge": group})
         for rec in records:  # wait for every probe, censoring at the bound
             for jid in rec["jobs"].values():
                 left = rec["t0"] + max_wait - time.time()
@@ -128,7 +140,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                     await fed.wait(jid, timeout=max(left, 1.0))
                 except Exception:
                     await fed.cancel(jid)
-            await _wait_hedge(fed, rec, max_wait)
+            if rec["hedge"] is not None:
+                await _wait_hedge(fed, rec, max_wait)
         if bg.done() and not bg.cancelled() and bg.exception() is None:
             submitted = bg.result()[0]  # {"submitted": {site: n}, "failed": n, ...}
         bg.cancel()
@@ -158,7 +171,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         extra = {p: done[c] - best if c in done else None for p, c in rec["choice"].items()}
         for site in sites:  # each site as a fixed home
             extra[f"home:{site}"] = done[site] - best if site in done else None
-        hedge = _hedge_outcome(fed, rec, max_wait)
+        hedge = _hedge_outcome(fed, rec, max_wait) if rec["hedge"] is not None else \
+            _matched_hedge(rec["ranking"][:HEDGE], done, started, censored, max_wait)
         row["hedge"] = hedge
         extra[f"hedge{HEDGE}"] = max(0.0, hedge["completion_s"] - best)
         scored.append({**row, "fastest": min(done, key=done.get), "additional_s": extra})
@@ -187,7 +201,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "rounds": rounds, "seed": seed, "interval_s": interval, "probe_base_s": base_s,
         "max_wait_s": max_wait,
         "censored": sum(len(s["censored"]) for s in scored),
-        "hedge": _hedge_summary([s["hedge"] for s in scored]),
+        "hedge": _hedge_summary([s["hedge"] for s in scored]), "hedge_mode": hedge_mode,
         "rounds_all_censored": len(all_censored),
         "background_jobs": len(jobs), "background_submitted": submitted,
         "profile": None if traces else profile, "traces": trace_info,
@@ -236,6 +250,24 @@ def _hedge_outcome(fed, rec: dict, max_wait: float) -> dict:
             "decided_after_start_s": _decision_delay(fed, h)}
 
 
+def _matched_hedge(top: list[str], done: dict[str, float], started: dict[str, float],
+                   censored: list[str], max_wait: float) -> dict:
+    """The hedged job of a round from its matched probes: on `top` (diamond's best sites),
+    the copy that starts first runs; a copy starting within CANCEL_S of it started too
+    (its payload is stopped by the start token); none started: censored."""
+    ran = sorted((started[s], s) for s in top if s in started)
+    if not ran:
+        return {"group": None, "sites": top, "winner": None, "completion_s": max_wait,
+                "censored": True, "copies": len(top), "losers_started": 0,
+                "decided_after_start_s": None}
+    t, win = ran[0]
+    ok = win not in censored
+    return {"group": None, "sites": top, "winner": win,
+            "completion_s": done[win] if ok else max_wait, "censored": not ok,
+            "copies": len(top), "losers_started": sum(1 for u, _ in ran[1:] if u - t <= CANCEL_S),
+            "decided_after_start_s": None}
+
+
 def _decision_delay(fed, h) -> float | None:
     """Seconds from the winner's start event to the last loser's CANCELLED event."""
     win = h.winner_job
@@ -265,14 +297,18 @@ async def _reap(fed, records: list[dict], max_wait: float) -> None:
     (they are censored either way; left queued they would pile up at blocked sites)."""
     now = time.time()
     late = [jid for rec in records if now - rec["t0"] >= max_wait
-            for jid in [*rec["jobs"].values(),
-                        *(j.id for j in fed.hedge(rec["hedge"]).copies)]]
+            for jid in [*rec["jobs"].values(), *(
+                j.id for j in (fed.hedge(rec["hedge"]).copies if rec["hedge"] else ()))]]
     for jid in late:
         if not fed.store.get_job(jid).state.terminal:
             try:
                 await fed.cancel(jid)
             except Exception:  # ended meanwhile: scored from its state as usual
                 pass
+
+
+_HEDGE_MODES = {"matched": "from the matched probes: the first of diamond's two best to start",
+                "real": f"a real `submit --hedge {HEDGE}` each round"}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -293,6 +329,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--site", action="append", default=[], help="the site --trace loads")
     p.add_argument("--trace-scale", type=float, default=60.0,
                    help="with --trace: center seconds per real second")
+    p.add_argument("--hedge-mode", choices=("matched", "real"), default="matched",
+                   help="hedge2 from the matched probes (adds no job), or a real "
+                        "`submit --hedge 2` beside them (loads the sites it measures)")
     args = p.parse_args(argv)
     if len(args.trace) != len(args.site):
         p.error("each --trace needs its --site")
@@ -301,7 +340,7 @@ def main(argv: list[str] | None = None) -> dict:
     args.tag = args.tag or f"{bg_name}-seed{args.seed}"
     r = asyncio.run(bench(config_path(args.config), args.seed, args.rounds, args.interval,
                           args.warmup, args.base, args.max_wait, args.time_scale,
-                          args.profile, traces, args.trace_scale))
+                          args.profile, traces, args.trace_scale, args.hedge_mode))
     rows = [(name, v["median_s"], v["p90_s"], v["mean_s"], f"{v['best_choice_rounds']}/{v['n']}")
             for name, v in [*r["policies"].items(),
                             *((f"home {s}", h) for s, h in r["homes"].items())]]
@@ -316,7 +355,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"home in hindsight: {r['best_home_in_hindsight']}; censored probes: "
           f"{r['censored']}; rounds where every site was censored (not scored): "
           f"{r['rounds_all_censored']}\n"
-          f"\nhedge{HEDGE} (real `submit --hedge {HEDGE}` each round): extra submissions per "
+          f"\nhedge{HEDGE} ({_HEDGE_MODES[r['hedge_mode']]}): extra submissions per "
           f"job {r['hedge']['extra_submissions_per_job']}, copies that started and were "
           f"stopped per job {r['hedge']['losers_started_per_job']}, censored "
           f"{r['hedge']['censored']}, loser cancelled after the winner's start: median "

@@ -72,6 +72,8 @@ def judge_placement(run: dict[str, Any]) -> dict[str, Any]:
         "best_home_mean_s": _mean(run, f"home:{run['best_home_in_hindsight']}")
         if run.get("best_home_in_hindsight") else None,
         "hedge_mean_s": hedge and hedge.get("mean_s"),
+        # older runs with a hedge made a real `submit --hedge` beside the matched probes
+        "hedge_mode": run.get("hedge_mode") or ("real" if hedge else None),
         "avg_home_median_over_diamond": median_ratio,
         "diamond_mean_over_hedge": hedge_ratio,
         "baselines_not_beaten": not_beaten,
@@ -134,12 +136,16 @@ def placement_table(rows: list[dict[str, Any]]) -> str:
                      for k in ("diamond_median_s", "diamond_mean_s", "diamond_p90_s")),
           "-" if r["best_home_in_hindsight"] is None
           else f"{r['best_home_in_hindsight']} ({r['best_home_mean_s']:.1f})",
-          r["hedge_mean_s"], r["avg_home_median_over_diamond"], r["diamond_mean_over_hedge"],
+          "-" if r["hedge_mean_s"] is None else f"{r['hedge_mean_s']:.3f} ({r['hedge_mode']})",
+          r["avg_home_median_over_diamond"], r["diamond_mean_over_hedge"],
           ", ".join(r["baselines_not_beaten"]) or "none", r["censored_probes"],
           r["rounds_all_censored"], *(_verdict(v) for v in r["meets"].values()))
          for r in rows]) + (
         "\nA tie with a baseline is not below it. \"-\": the run was written before the "
-        "benchmark scored fixed homes or a real hedge, so it cannot tell.\n")
+        "benchmark scored fixed homes or a real hedge, so it cannot tell. Hedge mode: "
+        "\"real\", a real `submit --hedge 2` beside the matched probes (its copies load the "
+        "sites diamond chose); \"matched\", the first of diamond's two best sites' own "
+        "probes to start (see `benchmarks/placement.py`).\n")
 
 
 def workflow_table(rows: list[dict[str, Any]]) -> str:

@@ -91,3 +91,22 @@ def test_workflow_runs_judged_on_queue_ahead_and_gang_waste(tmp_path):
     md = (tmp_path / "workflow_seeds.md").read_text()
     assert "| gpu_queue | 11 | 3 | 40.0 / 48.0 / 50.0 | 1.20, 1.10 | 1.20, -, 1.00 | 0 |" in md
     assert "0.34 (30.30)" in md
+
+
+def test_a_matched_hedge_runs_the_copy_that_starts_first():
+    """hedge2 from the matched probes: of diamond's two best sites the one whose probe
+    started first runs, even if the other's would have ended sooner; a copy starting within
+    CANCEL_S of it counts as a started loser; none started: censored at the bound."""
+    from benchmarks.placement import CANCEL_S, _matched_hedge
+
+    done = {"a": 50.0, "b": 30.0, "c": 10.0}
+    h = _matched_hedge(["a", "b"], done, {"a": 5.0, "b": 6.0, "c": 1.0}, [], 240.0)
+    assert h["winner"] == "a" and h["completion_s"] == 50.0 and not h["censored"]
+    assert CANCEL_S >= 1.0 and h["losers_started"] == 1 and h["copies"] == 2
+    h = _matched_hedge(["a", "b"], done, {"a": 5.0, "b": 20.0}, [], 240.0)
+    assert h["losers_started"] == 0
+    h = _matched_hedge(["a", "b"], {"a": 240.0, "b": 240.0}, {}, ["a", "b"], 240.0)
+    assert h["censored"] and h["winner"] is None and h["completion_s"] == 240.0
+    # it started but did not end within the bound: censored at the bound
+    h = _matched_hedge(["a", "b"], {"a": 240.0, "b": 240.0}, {"a": 200.0}, ["a", "b"], 240.0)
+    assert h["winner"] == "a" and h["censored"] and h["completion_s"] == 240.0

@@ -41,7 +41,7 @@ def test_placement_benchmark(tb, tmp_path, capsys):
     from benchmarks import placement
 
     d = run(placement, ["--rounds", "1", "--interval", "1", "--warmup", "1", "--base", "1",
-                        "--max-wait", "60"], tb, tmp_path, capsys)
+                        "--max-wait", "60", "--hedge-mode", "real"], tb, tmp_path, capsys)
     assert d["rounds"] == 1 and set(d["policies"]) == {"fixed", "fewest_pending", "random",
                                                         "diamond", "hedge2"}
     assert d["rounds_all_censored"] == 0
@@ -70,6 +70,12 @@ def test_placement_benchmark_on_a_replayed_log(tb, tmp_path, capsys):
     [t] = d["traces"]
     assert t["site"] == "alpha" and t["jobs"] > 0 and d["profile"] is None
     assert d["background_jobs"] == t["jobs"]
+    # hedge2 from the matched probes (the default): diamond's two best, no job of its own
+    [r] = d["per_round"]
+    h = r["hedge"]
+    assert d["hedge_mode"] == "matched" and h["group"] is None
+    assert h["sites"] == r["ranking"][:2] and h["copies"] == 2
+    assert h["censored"] or h["completion_s"] == r["completion_s"][h["winner"]]
 
 
 def test_place_latency_benchmark(tb, tmp_path, capsys):

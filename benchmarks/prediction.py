@@ -1,0 +1,235 @@
+"""Start predictions against what real centers did: replayed queue views from SWF logs.
+
+No test bed and no scheduler: a log records, for every job, when it was submitted, how
+long it waited and ran, and what it asked for. At a moment T of the log the queue view is
+therefore known exactly: the jobs running at T (with their requests and elapsed times)
+and those waiting (submitted before T, started after it, in submit order). The log also
+says when each waiting job really started. So each seeded moment gives a real center's
+queue and the true starts of every job in it, and a prediction model can be scored
+against them, as QBETS was (Nurmi, Brevik, Wolski), without any of it being tuned here.
+
+Each moment: a `SiteSnapshot` of the log's machine (MaxNodes nodes of MaxProcs / MaxNodes
+CPUs, the running jobs placed first-fit), the calibration samples of the jobs that ended
+in the 6 h before T (the engine's window), and the backfill simulation of
+`placement_sim` run under each model:
+- `walltime`: every job runs to its request (a scheduler's own plan);
+- `median`: every running and queued job runs the median runtime/request of its class,
+  a running job past that ending within a second (the model before this benchmark);
+- `conditioned`: queued jobs run the median, running jobs end as the jobs of their class
+  that ran at least as long did (the runtime distribution conditioned on survival);
+- `engine`: what `placement` and the dashboard use: conditioned running jobs, queued jobs
+  at the mean ratio of their class (the work ahead is a sum).
+Every model's 90% bound is the same upper-quantile simulation. A moment with no job ended
+in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
+scored jobs is larger; the calibrated models are scored on the same jobs.
+
+Scored per waiting job with a known request: the error of the predicted start (median
+and mean absolute error, and the share predicted within a factor of two of the true
+wait, waits under 5 min counting as 5 min), and the bound's coverage (the share of jobs
+that started by it; the target of a 90% bound is 0.9). A real center's queue is in
+priority order, not submit order, and its scheduler has reservations, fair-share and
+limits the log does not record: these figures are the models' errors under that.
+
+    python -m benchmarks.prediction --trace LOG.swf.gz [--trace ...] [--moments 40] [--seed S]
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+from datetime import datetime, timedelta, timezone
+from math import ceil
+from pathlib import Path
+from typing import Any
+
+from .common import emit, markdown_table, mean, median, parser
+
+WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
+MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
+FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
+MODELS = ("walltime", "median", "conditioned", "engine")
+EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
+
+
+def max_nodes(path: Path) -> int | None:
+    """The log header's MaxNodes (None when absent)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.startswith(";"):
+                return None
+            key, _, value = (x.strip() for x in line[1:].partition(":"))
+            if key == "MaxNodes" and value.isdigit():
+                return int(value)
+    return None
+
+
+def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, float]]:
+    """The queue view at log second `t`: (snapshot, calibration samples, true start of each
+    waiting job by native id)."""
+    from diamond_jupyter.calibration import RunSample
+    from diamond_jupyter.model import JobState, JobStatus, Node, Partition, SiteSnapshot
+
+    now = EPOCH + timedelta(seconds=t)
+    free = [cpn] * nodes_n
+    running, pending, truth, samples = [], [], {}, []
+    for j in log.jobs:
+        if j.submit > t:
+            break
+        start, end = j.submit + max(j.wait, 0.0), j.submit + max(j.wait, 0.0) + max(j.run, 0.0)
+        procs = max(1, j.procs)
+        req = j.req_time if j.req_time > 0 else None
+        if end <= t:
+            if req and t - end <= WINDOW_S and j.run >= 0:
+                samples.append(RunSample(None, procs, req, j.run, end))
+            continue
+        k = min(nodes_n, ceil(procs / cpn))
+        if start <= t:  # running: first fit, whole nodes for what does not fit one
+            hosts, need = [], procs
+            for i in range(nodes_n):
+                if need <= 0:
+                    break
+                take = min(free[i], need)
+                if take and (k == 1 and take == procs or k > 1):
+                    free[i] -= take
+                    need -= take
+                    hosts.append(f"n{i}")
+            running.append(JobStatus(
+                native_id=str(j.number), state=JobState.RUNNING, cpus=procs, nodes=k,
+                walltime_s=req, node_list=",".join(hosts), partition="all",
+                started_at=EPOCH + timedelta(seconds=start)))
+        else:
+            pending.append(JobStatus(
+                native_id=str(j.number), state=JobState.PENDING, cpus=procs, nodes=k,
+                walltime_s=req, partition="all", reason="Priority"))
+            if req:
+                truth[str(j.number)] = start - t
+    node_objs = [Node(name=f"n{i}", cpus=cpn, cpus_allocated=cpn - f,
+                      state="idle" if f == cpn else "allocated" if f == 0 else "mixed",
+                      partitions=["all"]) for i, f in enumerate(free)]
+    snap = SiteSnapshot(site="log", taken_at=now, nodes=node_objs, jobs=running + pending,
+                        partitions=[Partition(name="all", default=True)])
+    return snap, samples, truth
+
+
+def _unconditioned(fn):
+    """The model before conditioning: a running job ends at its class's median share of
+    its walltime, or within a second once past it."""
+    def f(partition, cpus, elapsed_share=None):
+        share = fn(partition, cpus)
+        return share if elapsed_share is None else max(share, elapsed_share)
+    return f
+
+
+def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None]]]:
+    """model -> native id -> (predicted start, 90% bound) in seconds after `now`."""
+    from diamond_jupyter.calibration import SiteCalibration, ratio_fn
+    from diamond_jupyter.placement_fit import partition_members, site_nodes
+    from diamond_jupyter.placement_sim import (
+        build_state,
+        pending_demands,
+        queue_starts,
+        recalibrated,
+    )
+
+    nodes = site_nodes(snap)
+    members = partition_members(snap, nodes)
+    st = build_state(snap, nodes, members, now, {})
+    queue = pending_demands(snap, st, members, now, {})
+    raw = queue_starts(st, queue)
+    out: dict[str, dict[str, tuple[float, float | None]]] = {
+        "walltime": {n: (s, None) for n, s in raw.items()}}
+    cal = SiteCalibration(samples)
+    med, mean_, up = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
+    if med is None or up is None:
+        return out
+    bound = queue_starts(*recalibrated(st, queue, up))
+    runs = {"median": (_unconditioned(med), med), "conditioned": (med, med),
+            "engine": (med, mean_)}
+    for name, (running, queued) in runs.items():
+        starts = queue_starts(*recalibrated(st, queue, running, queued))
+        out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}
+    return out
+
+
+def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
+    """(predicted, actual, bound) -> error figures and the bound's coverage."""
+    if not pairs:
+        return {"jobs": 0}
+    err = [abs(p - a) for p, a, _ in pairs]
+    within = [max(p, FLOOR_WAIT_S) / max(a, FLOOR_WAIT_S) for p, a, _ in pairs]
+    bounded = [(a, b) for _, a, b in pairs if b is not None]
+    return {"jobs": len(pairs), "median_abs_error_s": median(err), "mean_abs_error_s": mean(err),
+            "within_2x": sum(1 for w in within if 0.5 <= w <= 2.0) / len(pairs),
+            "under_predicted": sum(1 for p, a, _ in pairs if p < a) / len(pairs),
+            "bound_coverage": (sum(1 for a, b in bounded if a <= b) / len(bounded))
+            if bounded else None}
+
+
+def run_log(path: Path, moments: int, seed: int) -> dict[str, Any]:
+    from diamond_jupyter.testbed.trace import read_swf
+
+    log = read_swf(path)
+    nodes_n = max_nodes(path) or log.max_procs
+    cpn = max(1, log.max_procs // nodes_n)
+    end = max(j.submit for j in log.jobs)
+    if not any(j.wait > 0 for j in log.jobs):  # e.g. LLNL-Thunder's cleaned log: all 0
+        return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
+                "note": "the log records no waits: nothing to score", "models": {
+                    m: score([]) for m in MODELS}}
+    rng = random.Random(seed)
+    pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in MODELS}
+    used, skipped = 0, 0
+    while used < moments and skipped < 20 * moments:
+        t = rng.uniform(MIN_LOG_S, end)
+        snap, samples, truth = moment(log, nodes_n, cpn, t)
+        if not truth:
+            skipped += 1
+            continue
+        used += 1
+        preds = predict(snap, samples, snap.taken_at)
+        for m, p in preds.items():
+            pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
+    return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,
+            "models": {m: score(v) for m, v in pairs.items()}}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--trace", action="append", required=True, metavar="FILE.swf[.gz]")
+    p.add_argument("--moments", type=int, default=40, help="queue views per log")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    args.tag = args.tag or f"seed{args.seed}"
+    logs = [run_log(Path(t), args.moments, args.seed) for t in args.trace]
+    r = {"seed": args.seed, "moments_per_log": args.moments, "logs": logs}
+    rows = []
+    for lg in logs:
+        for m, s in lg["models"].items():
+            rows.append((lg["log"], m, s["jobs"], s.get("median_abs_error_s"),
+                         s.get("mean_abs_error_s"), s.get("within_2x"),
+                         s.get("under_predicted"), s.get("bound_coverage")))
+    md = (f"## start predictions on replayed logs, seed {args.seed}, {args.moments} moments "
+          "per log\n\n" + markdown_table(
+              ["log", "model", "waiting jobs", "median abs error s", "mean abs error s",
+               "within 2x", "under-predicted", "90% bound coverage"], rows)
+          + "\nThe engine's model is `engine`. Waits under 5 min count as 5 min in "
+          "\"within 2x\".\n" + "".join(f"\n{lg['log']}: {lg['note']}\n"
+                                       for lg in logs if lg.get("note")))
+
+    def plot(ax) -> None:
+        xs = range(len(logs))
+        width = 0.8 / len(MODELS)
+        for i, m in enumerate(MODELS):
+            ax.bar([x + i * width for x in xs],
+                   [(lg["models"][m].get("median_abs_error_s") or 0) / 60 for lg in logs],
+                   width, label=m)
+        ax.set_xticks([x + 0.4 - width / 2 for x in xs], [lg["log"][:16] for lg in logs])
+        ax.set_ylabel("median abs error of the start (min)")
+        ax.legend()
+    emit("prediction", args, r, md, plot)
+    return r
+
+
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,13 @@ in the 6 h before T (the engine's window), and the backfill simulation of
 - `conditioned`: queued jobs run the median, running jobs end as the jobs of their class
   that ran at least as long did (the runtime distribution conditioned on survival);
 - `engine`: what `placement` and the dashboard use: conditioned running jobs, queued jobs
-  at the mean ratio of their class (the work ahead is a sum).
+  at the mean ratio of their class (the work ahead is a sum);
+- `learned`: `engine`, corrected by its own record at this site: the views of the
+  `LOOKBACK` hours before T are simulated too, and every waiting job of theirs that started
+  by T gives a pair (simulated wait, actual wait); per size class the median of actual /
+  simulated (waits under 30 s count as 30 s) scales the start, and the QBETS-style upper
+  quantile of it the bound (`calibration.WaitSample`, as the scheduler's estimates are
+  calibrated in the engine). Not in the engine yet: this measures whether it should be.
 Every model's 90% bound is the same upper-quantile simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
 scored jobs is larger; the calibrated models are scored on the same jobs.
@@ -42,12 +48,15 @@ from math import ceil
 from pathlib import Path
 from typing import Any
 
+from diamond_jupyter.calibration import WAIT_FLOOR_S
+
 from .common import emit, markdown_table, mean, median, parser
 
 WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
-MODELS = ("walltime", "median", "conditioned", "engine")
+MODELS = ("walltime", "median", "conditioned", "engine", "learned")
+LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 
 
@@ -152,6 +161,41 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
     return out
 
 
+Predictions = dict[str, tuple[float, float | None]]  # native id -> (start, 90% bound), s
+
+
+def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) -> Predictions:
+    """`engine`'s predictions at `t` scaled by how its predictions of the views before `t`
+    turned out (see the module doc); unchanged where no earlier job has started yet."""
+    from diamond_jupyter.calibration import SiteCalibration, WaitSample
+
+    waits = []
+    for h in LOOKBACK:
+        t0 = t - h * 3600
+        if t0 < 0:
+            continue
+        snap0, samples0, truth0 = moment(log, nodes_n, cpn, t0)
+        pred0 = predict(snap0, samples0, snap0.taken_at).get("engine", {})
+        cpus = {j.native_id: j.cpus for j in snap0.pending}
+        waits += [WaitSample(None, cpus[n], pred0[n][0], a, t0 + a)
+                  for n, a in truth0.items() if n in pred0 and t0 + a <= t]
+    if not waits:
+        return engine
+    cal = SiteCalibration(waits)
+    cpus = {j.native_id: j.cpus for j in snap.pending}
+    out = {}
+    for n, (start, bound) in engine.items():
+        r = cal.ratio(None, cpus.get(n))
+        if r is None:
+            out[n] = (start, bound)
+            continue
+        base = max(start, WAIT_FLOOR_S)
+        fixed = base * r.median
+        ups = [u for u in (bound, base * r.upper if r.bounded else None) if u is not None]
+        out[n] = (fixed, max(*ups, fixed) if ups else None)
+    return out
+
+
 def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
     """(predicted, actual, bound) -> error figures and the bound's coverage."""
     if not pairs:
@@ -188,6 +232,8 @@ def run_log(path: Path, moments: int, seed: int) -> dict[str, Any]:
             continue
         used += 1
         preds = predict(snap, samples, snap.taken_at)
+        if "engine" in preds:
+            preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
         for m, p in preds.items():
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
     return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,

@@ -32,6 +32,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from .model import JobStatus, describe_start, hms_short  # noqa: F401 (formerly here)
@@ -134,15 +135,17 @@ class Ratio:
         (1) with too few of them. When none ran that long the job is an outlier of its
         class, which says nothing of its end: the median is halfway to the walltime, the
         bound the walltime."""
-        rest = self.values[bisect_right(self.values, elapsed_share):]
-        if not rest:
+        v = self.values
+        i = bisect_right(v, elapsed_share)  # v[i:] ran longer (no copy: on every release)
+        if i == len(v):
             return min(1.0, (1.0 + elapsed_share) / 2) if which == "median" else 1.0
         if which == "median":
-            return _median(rest)
-        k = quantile_upper_index(len(rest))
-        return 1.0 if k is None else rest[k]
+            return _median(v, i)
+        k = quantile_upper_index(len(v) - i)
+        return 1.0 if k is None else v[i + k]
 
 
+@lru_cache(maxsize=1024)  # per running job in every simulation: the same few n
 def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFIDENCE
                          ) -> int | None:
     """The 0-based index k into n sorted samples such that P(the q-quantile <= x_(k)) >=
@@ -159,9 +162,11 @@ def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFID
     return None
 
 
-def _median(v: tuple[float, ...]) -> float:
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+def _median(v: tuple[float, ...], start: int = 0) -> float:
+    """The median of the sorted v[start:]."""
+    n = len(v) - start
+    m = start + n // 2
+    return v[m] if n % 2 else (v[m - 1] + v[m]) / 2
 
 
 def _ratio(values: list[float], key: str) -> Ratio:

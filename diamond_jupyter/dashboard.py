@@ -28,10 +28,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal, TypedDict
 
-from .calibration import Ratio, SiteCalibration, ratio_fn
+from .calibration import Ratio, SiteCalibration
 from .model import JobState, JobStatus, SiteSnapshot
 from .placement_fit import aware, partition_members, site_nodes
-from .placement_sim import build_state, pending_demands, queue_starts, recalibrated
+from .placement_sim import build_state, calibrated_views, pending_demands, queue_starts
 
 # (age below which, one point per this many seconds); older than the last: dropped
 TIERS: tuple[tuple[float, float], ...] = ((6 * 3600.0, 60.0), (86400.0, 300.0),
@@ -132,8 +132,7 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
     site's queue calibrated with `cal`'s runtime ratios: (the predicted one, the 90% bound;
     see `calibration`); empty without samples. Jobs the simulation never starts are left
     out."""
-    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
-    if median is None or upper is None or not snap.pending:
+    if not cal.samples or not snap.pending:
         return {}
     nodes = site_nodes(snap)
     members = partition_members(snap, nodes) if snap.partitions else \
@@ -141,8 +140,10 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     st = build_state(snap, nodes, members, now, part_max)
     queue = pending_demands(snap, st, members, now, part_max)
-    mid = queue_starts(*recalibrated(st, queue, median, mean))
-    high = queue_starts(*recalibrated(st, queue, upper))
+    views = calibrated_views(st, queue, cal)
+    if views is None:
+        return {}
+    mid, high = (queue_starts(*v) for v in views)
     return {n: (t, max(high.get(n, t), t)) for n, t in mid.items()}
 
 

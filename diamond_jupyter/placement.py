@@ -50,7 +50,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .calibration import SiteCalibration, describe_start, ratio_fn
+from .calibration import SiteCalibration, describe_start
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
@@ -69,9 +69,9 @@ from .placement_sim import (
     Demand,
     SimState,
     build_state,
+    calibrated_views,
     earliest_start,
     pending_demands,
-    recalibrated,
 )
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -288,14 +288,10 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
               history: dict[str, float], estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     raw_st = build_state(snap, nodes, members, now, part_max)
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
-    calibrated = None
-    if median is not None and upper is not None:  # see `calibration` for the ratios used
-        calibrated = [recalibrated(raw_st, raw_queue, median, mean),
-                      recalibrated(raw_st, raw_queue, upper)]
+    calibrated = calibrated_views(raw_st, raw_queue, cal)
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]

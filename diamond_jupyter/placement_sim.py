@@ -42,7 +42,7 @@ from datetime import datetime
 from functools import lru_cache
 from math import ceil
 
-from .calibration import RatioFn
+from .calibration import RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import expand_hostlist
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, node_usable
@@ -198,6 +198,20 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                     d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
                     job_cpus=d.job_cpus, native_id=d.native_id) for d in queue]
     return new_st, new_q
+
+
+View = tuple[SimState, list[Demand]]
+
+
+def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | None
+                     ) -> tuple[View, View] | None:
+    """The state and queue as `cal` predicts them (running jobs conditioned on their
+    elapsed time, queued work at its class's mean ratio) and as its 90% bound does (the
+    upper ratios); None without samples. See `calibration`."""
+    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
+    if median is None or upper is None:
+        return None
+    return recalibrated(st, queue, median, mean), recalibrated(st, queue, upper)
 
 
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],

@@ -162,6 +162,33 @@ def test_down_leaves_nothing_behind(tb):
     assert again["sites"] and testbed.status()["up"]  # (its time is the benchmarks' business)
 
 
+def test_up_starts_a_daemon_whose_pid_file_names_another_process(tb, tmp_path):
+    """A pid file outlives its daemon (a kill, a reboot with /tmp kept); its number may then
+    belong to any process. `up` starts the daemon again instead of waiting for nodes whose
+    slurmd never runs (CI once timed out so on gamma)."""
+    import shutil
+    import subprocess
+
+    from diamond_jupyter.testbed.clusters import cluster
+    from diamond_jupyter.testbed.configs import cluster_dir
+
+    base, c = testbed.control.base_dir(), cluster("gamma")
+    testbed.stop_site("gamma", ("slurm",))
+    exe = tmp_path / "sleep"
+    shutil.copy(shutil.which("sleep"), exe)
+    other = subprocess.Popen([str(exe), "600"])  # holds the number the pid file names
+    try:
+        (cluster_dir(base, c) / "run" / f"slurmd-{c.node_names[0]}.pid").write_text(
+            f"{other.pid}\n")
+        info = testbed.up()
+        assert f"gamma slurmd {c.node_names[0]}" in info["started"]
+        assert testbed.status()["up"]
+        assert other.poll() is None  # not ours: left alone
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_prerequisites_are_named(monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     monkeypatch.setenv("PATH", "/nonexistent")

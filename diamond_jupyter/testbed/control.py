@@ -38,6 +38,7 @@ from .pieces import (
     _ensure_user,
     _make_netns,
     _nodes_idle,
+    _nodes_report,
     _prepare_cluster,
     _sshd_up,
     _start_cluster,
@@ -131,7 +132,8 @@ def up(timeout: float = 60) -> dict:
         for c in CLUSTERS:
             ready = (lambda c=c: ge.ready(base, c)) if c.scheduler == "sge" else \
                 (lambda c=c: _nodes_idle(base, c))
-            _wait(ready, timeout, f"{c.name}'s nodes to be idle")
+            _wait(ready, timeout, f"{c.name}'s nodes to be idle", None
+                  if c.scheduler == "sge" else (lambda c=c: _nodes_report(base, c)))
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
             _wait_rest(base, c, timeout)
             if mfa.serves(c):
@@ -227,7 +229,8 @@ def _apply_config_changes(base: Path, timeout: float) -> list[str]:
         _stop_daemons(base, c, stale)
         started += _start_cluster(base, c, stale)
         if "slurm" in stale:
-            _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
+            _wait(lambda c=c: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle",
+                  lambda c=c: _nodes_report(base, c))
         if "sshd" in stale:
             _wait(lambda c=c: _sshd_up(c), timeout, f"{c.name}'s sshd")
     return started
@@ -300,7 +303,8 @@ def start_site(site: str, parts: tuple[str, ...] | None = None, timeout: float =
         return {"site": c.name, "started": started}
     started = _start_cluster(base, c, parts)
     if "slurm" in parts:
-        _wait(lambda: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle")
+        _wait(lambda: _nodes_idle(base, c), timeout, f"{c.name}'s nodes to be idle",
+              lambda: _nodes_report(base, c))
         _open_jobcomp(base, c)
     if "sshd" in parts:
         _wait(lambda: _sshd_up(c), timeout, f"{c.name}'s sshd")

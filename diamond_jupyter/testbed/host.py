@@ -76,7 +76,22 @@ def _ctl(base: Path, c: ClusterDef, *argv: str, check: bool = True) -> subproces
     return _run("nsenter", f"--net=/run/netns/{c.netns}", *argv, check=check, env=_ctl_env(base, c))
 
 
+# what the test bed's pid files name; a pid file left from before a reboot or a kill names
+# whatever process holds that number now, which is none of these
+DAEMONS = frozenset({"munged", "slurmctld", "slurmd", "sshd", "slurmrestd", "sge_qmaster",
+                     "sge_execd"})
+
+
+def _daemon_name(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
 def _pid(path: Path) -> int | None:
+    """The live test-bed daemon `path` names, or None (no file, no process, a zombie, or
+    the number now belongs to another program)."""
     try:
         pid = int(path.read_text().strip())
     except (OSError, ValueError):
@@ -84,6 +99,8 @@ def _pid(path: Path) -> int | None:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
+        return None
+    if _daemon_name(pid) not in DAEMONS:
         return None
     if _zombie(pid):  # stopped, not yet reaped (a child of ours): not running
         with contextlib.suppress(ChildProcessError, OSError):
@@ -99,12 +116,14 @@ def _zombie(pid: int) -> bool:
         return False
 
 
-def _wait(pred, timeout: float, what: str) -> None:
+def _wait(pred, timeout: float, what: str, explain=None) -> None:
+    """Until `pred()`; on timeout the error names `what` and what `explain()` saw."""
     deadline = time.monotonic() + timeout
     delay = 0.02
     while not pred():
         if time.monotonic() > deadline:
-            raise TestbedError(f"timed out after {timeout:.0f}s waiting for {what}")
+            seen = f": {explain()}" if explain else ""
+            raise TestbedError(f"timed out after {timeout:.0f}s waiting for {what}{seen}")
         time.sleep(delay)
         delay = min(delay * 1.5, 0.25)
 

@@ -158,6 +158,25 @@ def _nodes_idle(base: Path, c: ClusterDef) -> bool:
     return len(states) == c.nodes and all(s.rstrip("*~#") in ready for s in states.values())
 
 
+def _nodes_report(base: Path, c: ClusterDef) -> str:
+    """What keeps c's nodes from being idle: each node's state and reason, and the node
+    daemons that do not run, with the last lines of their logs."""
+    d = cluster_dir(base, c)
+    r = _ctl(base, c, "sinfo", "-h", "-N", "-o", "%N %T %E", check=False)
+    parts = [("; ".join(x.strip() for x in r.stdout.splitlines() if x.strip()) or "no nodes")
+             if r.returncode == 0 else f"sinfo failed: {r.stderr.strip()[-200:]}"]
+    if not _pid(d / "run" / "slurmctld.pid"):
+        parts.append("slurmctld is not running")
+    for n in c.node_names:
+        if not _pid(d / "run" / f"slurmd-{n}.pid"):
+            try:
+                tail = (d / "log" / f"slurmd-{n}.log").read_text().splitlines()[-3:]
+            except OSError:
+                tail = []
+            parts.append(f"slurmd {n} is not running ({' | '.join(tail) or 'no log'})")
+    return "; ".join(parts)
+
+
 def _sshd_up(c: ClusterDef) -> bool:
     import socket
 

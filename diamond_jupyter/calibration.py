@@ -45,6 +45,7 @@ CONFIDENCE = 0.95
 MIN_RATIO = 0.01  # a job that ended at once still holds its nodes for a moment
 WAIT_FLOOR_S = 30.0  # an estimated wait shorter than this counts as this (no huge ratios)
 MAX_WAIT_RATIO = 50.0
+AT_LONGEST = 1.25  # a running job this far past its class's longest run is ending now
 
 
 def size_class(cpus: int | None) -> str:
@@ -132,13 +133,19 @@ class Ratio:
         share of the walltime at which it ends, from the finished jobs that ran at least as
         long (the distribution conditioned on what the job has already survived). `which`
         "median": their median; "upper": the QBETS-style bound over them, or the walltime
-        (1) with too few of them. When none ran that long the job is an outlier of its
-        class, which says nothing of its end: the median is halfway to the walltime, the
-        bound the walltime."""
+        (1) with too few of them. When none ran that long: a job just past the longest of
+        its class (within `AT_LONGEST`) is ending, or has ended and the view lags the
+        scheduler (Grid Engine lists a finished job for a moment): by the median it ends
+        now. Further past, it is an outlier, which says nothing of its end: the median is
+        halfway to the walltime. The bound is then the walltime."""
         v = self.values
         i = bisect_right(v, elapsed_share)  # v[i:] ran longer (no copy: on every release)
         if i == len(v):
-            return min(1.0, (1.0 + elapsed_share) / 2) if which == "median" else 1.0
+            if which != "median":
+                return 1.0
+            if v and elapsed_share <= v[-1] * AT_LONGEST:
+                return elapsed_share
+            return min(1.0, (1.0 + elapsed_share) / 2)
         if which == "median":
             return _median(v, i)
         k = quantile_upper_index(len(v) - i)

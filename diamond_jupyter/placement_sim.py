@@ -37,6 +37,7 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -83,6 +84,11 @@ class Demand:
     job_cpus: int | None = None
     native_id: str | None = None  # the queued job it stands for
     start: float | None = None  # when the simulation started it
+    limit: float | None = None  # what the scheduler plans with (walltime); else `duration`
+
+    @property
+    def planned(self) -> float:
+        return self.duration if self.limit is None else self.limit
 
     def ready(self, t: float) -> bool:
         return self.not_before <= t or (self.now_ok and t == 0.0)
@@ -100,6 +106,9 @@ class SimState:
     # None for allocations no running job explains
     owners: list[tuple[float | None, float | None, str | None, int | None] | None] = \
         field(default_factory=list)
+    # per release (by its sequence number): when the scheduler expects it, from walltimes;
+    # None: the release times themselves are the walltime-based ones
+    planned: dict[int, float] | None = None
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -133,10 +142,13 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     expl_c, expl_g = [0] * len(nodes), [0] * len(nodes)
     rel: list[tuple[float, int, int, int, int]] = []
     owners: list[tuple[float | None, float | None, str | None, int | None] | None] = []
+    planned: dict[int, float] | None = {} if ratio is not None else None
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
         end = _release_after(w, elapsed, j.partition, j.cpus, ratio)
+        by_limit = _release_after(w, elapsed, j.partition, j.cpus, None) \
+            if planned is not None else end
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
@@ -149,6 +161,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             expl_c[h] += c
             expl_g[h] += g
             owners.append((w, elapsed, j.partition, j.cpus))
+            if planned is not None:
+                planned[len(rel)] = by_limit
             rel.append((end, len(rel), h, c, g))
     for h in range(len(nodes)):
         alloc_c[h] = min(cap_c[h], max(alloc_c[h], expl_c[h]))
@@ -160,7 +174,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     rel.sort()
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
-                    [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners)
+                    [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
+                    planned)
 
 
 def _release_after(w: float | None, elapsed: float | None, partition: str | None,
@@ -185,6 +200,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     and shapes, other end times, and no scheduler estimates followed. Cheaper than building
     them again."""
     queued = queued or ratio
+    planned = st.planned if st.planned is not None else {r[1]: r[0] for r in st.releases}
     rel = []
     for end, seq, h, c, g in st.releases:
         o = st.owners[seq] if seq < len(st.owners) else None
@@ -193,10 +209,12 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
             end = _release_after(w, elapsed, part, cpus, ratio)
         rel.append((end, seq, h, c, g))
     rel.sort()
-    new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners)
+    new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
+                      planned)
     new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * queued(d.partition, d.job_cpus),
                     d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
-                    job_cpus=d.job_cpus, native_id=d.native_id) for d in queue]
+                    job_cpus=d.job_cpus, native_id=d.native_id, limit=d.planned)
+             for d in queue]
     return new_st, new_q
 
 
@@ -244,12 +262,14 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         nb = (aware(planned) - now).total_seconds() if planned else 0.0
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
+        limit = float(dur)
         if ratio is not None:
             dur *= ratio(j.partition, j.cpus)
         out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
                           planned is not None,
                           now_ok=(j.reason or "").strip().lower() in _STALE_OK,
-                          partition=j.partition, job_cpus=j.cpus, native_id=j.native_id))
+                          partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
+                          limit=limit))
     return out
 
 
@@ -258,6 +278,7 @@ class _Sim:
         self.cap_c, self.cap_g = st.cap_c, st.cap_g
         self.free_c, self.free_g = list(st.free_c), list(st.free_g)
         self.rel = list(st.releases)
+        self.plan = dict(st.planned) if st.planned is not None else {}  # seq -> walltime end
         self.rp = 0
         self.seq = len(self.rel)
         self.tot = sum(self.free_c)
@@ -304,6 +325,8 @@ class _Sim:
                 self.avail.discard(n)
             self.seq += 1
             bisect.insort(self.rel, (t + d.duration, self.seq, n, c, g), lo=self.rp)
+            if d.limit is not None:
+                self.plan[self.seq] = t + d.limit
         d.done, d.start = True, t
 
     def release_until(self, t: float) -> None:
@@ -388,6 +411,93 @@ class _Sim:
         return True
 
 
+class _Plan:
+    """The scheduler's own plan at time t, as Slurm's backfill builds it: running jobs end
+    at their walltimes (`_Sim.plan`), and every waiting job ahead, in priority order, holds
+    the earliest slot where it fits for its whole walltime (`Demand.planned`). A job further
+    back may start now only where it delays none of them. Per node, free CPUs and GPUs as a
+    step function of time (`times[i]` to `times[i + 1]`)."""
+
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int]) -> None:
+        self.sim, self.t = sim, t
+        ends: dict[int, list[tuple[float, int, int]]] = {n: [] for n in nodes}
+        for end, seq, n, c, g in sim.rel[sim.rp:]:
+            if n in ends:
+                ends[n].append((max(sim.plan.get(seq, end), t), c, g))
+        self.times: dict[int, list[float]] = {}
+        self.fc: dict[int, list[int]] = {}
+        self.fg: dict[int, list[int]] = {}
+        for n, ev in ends.items():
+            ev.sort()
+            times, fc, fg = [t], [sim.free_c[n]], [sim.free_g[n]]
+            for when, c, g in ev:
+                c2, g2 = min(sim.cap_c[n], fc[-1] + c), min(sim.cap_g[n], fg[-1] + g)
+                if when == times[-1]:
+                    fc[-1], fg[-1] = c2, g2
+                else:
+                    times.append(when)
+                    fc.append(c2)
+                    fg.append(g2)
+            self.times[n], self.fc[n], self.fg[n] = times, fc, fg
+
+    def _fits(self, d: Demand, n: int, start: float) -> bool:
+        """Whether d fits on node n for its whole planned run from `start`."""
+        times, fc, fg = self.times[n], self.fc[n], self.fg[n]
+        i = bisect.bisect_right(times, start) - 1
+        j = bisect.bisect_left(times, start + d.planned)
+        return all(self.sim.fits(d, n, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
+
+    def _hosts(self, d: Demand, start: float, es: Iterable[int]) -> list[int] | None:
+        hosts = [n for n in es if n in self.times and self._fits(d, n, start)]
+        return sorted(hosts)[: d.nodes] if len(hosts) >= d.nodes else None
+
+    def _split(self, n: int, when: float) -> int:
+        times = self.times[n]
+        i = bisect.bisect_right(times, when) - 1
+        if times[i] != when:
+            i += 1
+            times.insert(i, when)
+            self.fc[n].insert(i, self.fc[n][i - 1])
+            self.fg[n].insert(i, self.fg[n][i - 1])
+        return i
+
+    def reserve(self, d: Demand) -> None:
+        """d's earliest slot, taken from the plan (nothing when it never fits)."""
+        es = [n for n in self.sim.elig(d) if n in self.times]
+        starts = sorted({x for n in es for x in self.times[n]
+                         if x >= max(self.t, d.not_before)} | {max(self.t, d.not_before)})
+        for start in starts:
+            hosts = self._hosts(d, start, es)
+            if hosts is None:
+                continue
+            for n in hosts:
+                c, g = self.sim.use(d, n)
+                a, b = self._split(n, start), self._split(n, start + d.planned)
+                for k in range(a, b):
+                    self.fc[n][k] -= c
+                    self.fg[n][k] -= g
+            return
+
+    def admits(self, d: Demand) -> list[int] | None:
+        """The nodes where d starts now without delaying the reserved jobs, or None."""
+        return self._hosts(d, self.t, self.sim.elig(d))
+
+
+def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
+                   depth: int) -> list[int] | None:
+    """Where the probe starts at t under a plan reserving for the first `depth` jobs
+    waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them)."""
+    if sim.candidates(probe) is None:
+        return None  # does not even fit now (cheap, cached)
+    mine = sim.elig(probe)
+    ahead = [d for d in ahead if not d.done and d is not probe
+             and not mine.isdisjoint(sim.elig(d))][:depth]
+    plan = _Plan(sim, t, mine.union(*(sim.elig(d) for d in ahead)))
+    for d in ahead:
+        plan.reserve(d)
+    return plan.admits(probe)
+
+
 @dataclass
 class _Shadow:
     head: Demand
@@ -400,8 +510,12 @@ class _Shadow:
 
 
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
-                   depth: int = BACKFILL_DEPTH) -> float | None:
-    """Seconds after now at which `probe` (last in priority) starts; None if never."""
+                   depth: int = BACKFILL_DEPTH, reserve_all: bool = False) -> float | None:
+    """Seconds after now at which `probe` (last in priority) starts; None if never.
+
+    `reserve_all` (Slurm): the probe backfills only where it delays none of the jobs ahead
+    of it as the scheduler plans them, from walltimes (`_Plan`); without it, only the
+    blocked head's start is protected (EASY), with the simulation's own durations."""
     for d in queue:
         d.done, d.start = False, None
     probe.done = False
@@ -441,11 +555,19 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             if d.done or not d.ready(t):
                 skipped += d.done
                 continue
+            if d is probe and reserve_all:
+                continue
             tested += 1
             if sim.try_backfill(d, sh, t) and d is probe:
                 return t
-        if sim.tot > 0 and not probe.done and sim.try_backfill(probe, sh, t):
-            return t
+        if sim.tot > 0 and not probe.done:
+            if reserve_all:
+                hosts = _planned_start(sim, wait[head:], probe, t, depth)
+                if hosts is not None:
+                    sim.alloc(probe, hosts, t)
+                    return t
+            elif sim.try_backfill(probe, sh, t):
+                return t
         if skipped > 64:  # drop started jobs so scans stay short
             wait = [d for d in wait[head:] if not d.done]
             head = 0

@@ -163,6 +163,8 @@ def test_a_survivor_is_expected_to_end_with_the_jobs_that_ran_as_long():
                          for i, x in enumerate([0.1] * 20)]).ratio("compute", 32)
     assert r is not None
     assert r.end_share(0.5, "median") == 0.75 and r.end_share(0.5, "upper") == 1.0
+    # just past the longest of its class: ending now (or ended, and the view lags)
+    assert r.end_share(0.11, "median") == 0.11 and r.end_share(0.11, "upper") == 1.0
 
 
 def _alpha_full_for(elapsed_s: float, walltime_s: float, ratios: list[float]):
@@ -221,3 +223,53 @@ def test_a_deep_queue_of_mostly_instant_jobs_still_holds_its_sum_of_work():
     v = verdict(p, "alpha")
     assert v.start_source == "calibrated"
     assert NOW + timedelta(hours=2) < v.estimated_start <= v.start_bound, p.explain()
+
+
+# -- Slurm's backfill delays no job ahead: its plan reserves for every one of them --
+
+def _short_queue_site(**cfg):
+    """alpha: three nodes full and one with 8 CPUs free, each running job 10 s into a 60 s
+    request; six whole-node jobs (60 s requested) wait for priority. Finished jobs of the
+    class ran 12-30 s of their minute."""
+    jobs = [running("r1", "a1", 24, left_s=50, walltime_s=60)]
+    jobs += [running(f"r{i}", f"a{i}", 32, left_s=50, walltime_s=60) for i in (2, 3, 4)]
+    jobs += [pending(f"w{i}", 1, 32, 60, part="compute", reason="Priority") for i in range(6)]
+    cfg, snap = alpha(jobs, alloc=(24, 32, 32, 32), **cfg)
+    runs = [RunSample("compute", 32, 60, 12 + 18 * i / 39, float(i)) for i in range(40)]
+    return cfg, snap, {"alpha": SiteCalibration(runs)}
+
+
+def test_a_slurm_probe_waits_behind_every_job_the_plan_reserves_for():
+    """The probe fits in a1's 8 free CPUs now and, by the runtimes, would end before the
+    first waiting job could use them. But Slurm plans with walltimes and reserves a node
+    for each of the six jobs ahead (four at the running jobs' walltime ends, 50 s from
+    now): a one-minute probe on a1 would delay the first. It starts once the jobs ahead
+    have started, about two runtimes from now (seen on the test bed: depth_misleads seeds
+    26 and 27, beta behind 20-60 short jobs predicted to start a probe in 1 s; it started
+    after 13-55 s)."""
+    cfg, snap, cal = _short_queue_site()
+    p = place(spec(cpus=8, walltime=60), [(cfg, snap)], now=NOW, calibration=cal)
+    v = verdict(p, "alpha")
+    assert v.start_source == "calibrated"
+    assert NOW + timedelta(seconds=20) <= v.estimated_start <= v.start_bound, p.explain()
+
+
+def test_where_the_plan_leaves_room_the_probe_backfills_now():
+    """The same site and queue: a probe asking 8 CPUs for 40 s ends on a1 before the
+    plan's first reservation there (the running jobs' walltime ends, 50 s from now), so
+    it delays no one and Slurm backfills it now."""
+    cfg, snap, cal = _short_queue_site()
+    p = place(spec(cpus=8, walltime=40), [(cfg, snap)], now=NOW, calibration=cal)
+    v = verdict(p, "alpha")
+    assert v.estimated_start == NOW and v.raw_start == NOW, p.explain()
+
+
+def test_a_job_just_past_the_longest_of_its_class_frees_its_node_now():
+    """Grid Engine lists a finished job for a moment after its end. alpha's four nodes each
+    run a job that has run 23 s; every job of the class ran 22 s. The probe starts about
+    now, not halfway to the walltime (seen on the test bed: depth_misleads seed 26, delta
+    predicted 9-10 s while the previous round's probe was finishing; it started in 1 s)."""
+    p = _alpha_full_for(23, 60, [22 / 60] * 20)
+    v = verdict(p, "alpha")
+    assert v.start_source == "calibrated"
+    assert v.estimated_start <= NOW + timedelta(seconds=1), p.explain()

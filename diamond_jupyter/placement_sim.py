@@ -62,6 +62,8 @@ UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
 OVERDUE_S = 30.0  # a running job past its walltime is being killed (Slurm's KillWait)
 MIN_LEFT_S = 1.0  # a running job expected to end now still frees its nodes a moment later
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
+PLAN_BUDGET = 2000  # nodes x jobs ahead a Slurm plan (`_Plan`) reserves for, per event
+PLAN_MIN_DEPTH = 4  # jobs ahead it reserves for however big the site
 
 _HELD = ("held", "dependency", "begintime")
 _STALE_OK = ("", "none", "priority", "resources")  # reasons that wait for nothing else
@@ -451,6 +453,20 @@ class _Plan:
         hosts = [n for n in es if n in self.times and self._fits(d, n, start)]
         return sorted(hosts)[: d.nodes] if len(hosts) >= d.nodes else None
 
+    def _earliest_on(self, d: Demand, n: int, t0: float) -> float | None:
+        """The earliest time >= t0 at which d fits on node n for its whole planned run."""
+        times, fc, fg = self.times[n], self.fc[n], self.fg[n]
+        k, when = bisect.bisect_right(times, t0) - 1, t0
+        while k < len(times):
+            if times[k] >= when + d.planned:
+                break
+            k += 1
+            if not self.sim.fits(d, n, fc[k - 1], fg[k - 1]):
+                if k == len(times):
+                    return None  # not even once everything planned has ended
+                when = times[k]
+        return when
+
     def _split(self, n: int, when: float) -> int:
         times = self.times[n]
         i = bisect.bisect_right(times, when) - 1
@@ -461,41 +477,58 @@ class _Plan:
             self.fg[n].insert(i, self.fg[n][i - 1])
         return i
 
-    def reserve(self, d: Demand) -> None:
-        """d's earliest slot, taken from the plan (nothing when it never fits)."""
+    def reserve(self, d: Demand) -> list[int]:
+        """d's earliest slot, taken from the plan; the nodes it holds (none when it never
+        fits). Each node's own earliest fit bounds the search: a one-node job takes the
+        first; a wider one starts at a time when enough of them fit together."""
+        t0 = max(self.t, d.not_before)
         es = [n for n in self.sim.elig(d) if n in self.times]
-        starts = sorted({x for n in es for x in self.times[n]
-                         if x >= max(self.t, d.not_before)} | {max(self.t, d.not_before)})
-        for start in starts:
-            hosts = self._hosts(d, start, es)
-            if hosts is None:
-                continue
-            for n in hosts:
-                c, g = self.sim.use(d, n)
-                a, b = self._split(n, start), self._split(n, start + d.planned)
-                for k in range(a, b):
-                    self.fc[n][k] -= c
-                    self.fg[n][k] -= g
-            return
-
-    def admits(self, d: Demand) -> list[int] | None:
-        """The nodes where d starts now without delaying the reserved jobs, or None."""
-        return self._hosts(d, self.t, self.sim.elig(d))
+        firsts = sorted((e, n) for n in es if (e := self._earliest_on(d, n, t0)) is not None)
+        if len(firsts) < d.nodes:
+            return []
+        if d.nodes == 1:
+            start, hosts = firsts[0][0], [firsts[0][1]]
+        else:
+            lo = firsts[d.nodes - 1][0]
+            found = None
+            for start in sorted({lo} | {x for n in es for x in self.times[n] if x > lo}):
+                if (found := self._hosts(d, start, es)) is not None:
+                    break
+            if found is None:
+                return []
+            hosts = found
+        for n in hosts:
+            c, g = self.sim.use(d, n)
+            a, b = self._split(n, start), self._split(n, start + d.planned)
+            for k in range(a, b):
+                self.fc[n][k] -= c
+                self.fg[n][k] -= g
+        return hosts
 
 
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
                    depth: int) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
-    waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them)."""
+    waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
+    A reservation only takes room away: once the probe fits on too few nodes, it waits."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
     ahead = [d for d in ahead if not d.done and d is not probe
              and not mine.isdisjoint(sim.elig(d))][:depth]
-    plan = _Plan(sim, t, mine.union(*(sim.elig(d) for d in ahead)))
+    nodes = mine.union(*(sim.elig(d) for d in ahead))
+    # a bounded effort per decision, as Slurm bounds its own (bf_max_job_test,
+    # bf_max_time): on a big site only the first jobs ahead are planned
+    ahead = ahead[:max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))]
+    plan = _Plan(sim, t, nodes)
+    room = {n for n in mine if plan._fits(probe, n, t)}
     for d in ahead:
-        plan.reserve(d)
-    return plan.admits(probe)
+        if len(room) < probe.nodes:
+            return None
+        for n in plan.reserve(d):
+            if n in room and not plan._fits(probe, n, t):
+                room.discard(n)
+    return sorted(room)[: probe.nodes] if len(room) >= probe.nodes else None
 
 
 @dataclass

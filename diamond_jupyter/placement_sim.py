@@ -2,7 +2,7 @@
 
 Pure code over a `SiteSnapshot`. Times are float seconds after `now` (t = 0).
 
-Model (EASY backfill, node-level):
+Model (EASY backfill, node-level; Slurm's reservations for the probe):
 - Every usable node has CPUs and GPUs; the snapshot's `cpus_allocated`/`gpus_allocated`
   are the state at t = 0. Running jobs give them back at started_at + walltime (else
   now + walltime/2, else now + 1 h; a job past its walltime after `OVERDUE_S`) on their
@@ -22,6 +22,10 @@ Model (EASY backfill, node-level):
   walltimes before those resources came free (jobs end early), and the scheduler's next
   cycle, seconds away, starts it; honouring the estimate would hand the probe resources
   that queued work takes first.
+- `reserve_all` (Slurm, whose backfill reserves for every job it tests): the probe may
+  start early only where it delays none of the jobs ahead as the scheduler plans them,
+  with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
+  end (`_Plan`).
 - Memory is checked statically by the caller, not tracked over time.
 
 Cost: every event (a job end or a scheduler-estimated start) is handled once. At each

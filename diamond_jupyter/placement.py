@@ -331,7 +331,12 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         if cal is not None and cal.wait is not None else None
     if w is not None:
         v.wait_ratio, v.wait_samples, v.wait_class = w.median, w.samples, w.key
-        if raw_source == "scheduler":  # this scheduler's estimates, as they turned out here
+        # this scheduler's estimates, as they turned out here: for its estimate of this
+        # job, or a simulation that followed its estimates for the queue where no
+        # runtimes calibrate one (a calibrated simulation does not follow them, and the
+        # ratio of other jobs' estimates says nothing of it)
+        own = (estimates.get(f"{cfg.name}:{pname}") or estimates.get(cfg.name)) is not None
+        if raw_source == "scheduler" and (own or calibrated is None):
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples

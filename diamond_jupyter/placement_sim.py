@@ -68,6 +68,9 @@ MIN_LEFT_S = 1.0  # a running job expected to end now still frees its nodes a mo
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
 PLAN_BUDGET = 2000  # nodes x jobs ahead a Slurm plan (`_Plan`) reserves for, per event
 PLAN_MIN_DEPTH = 4  # jobs ahead it reserves for however big the site
+# nodes x (jobs waiting)^2, about the work of planning every waiting job at every event:
+# up to this, Slurm's scheduling is played out whole (`_planned_earliest`)
+PLAN_WORK = 200_000
 
 _HELD = ("held", "dependency", "begintime")
 _STALE_OK = ("", "none", "priority", "resources")  # reasons that wait for nothing else
@@ -481,15 +484,16 @@ class _Plan:
             self.fg[n].insert(i, self.fg[n][i - 1])
         return i
 
-    def reserve(self, d: Demand) -> list[int]:
-        """d's earliest slot, taken from the plan; the nodes it holds (none when it never
-        fits). Each node's own earliest fit bounds the search: a one-node job takes the
-        first; a wider one starts at a time when enough of them fit together."""
-        t0 = max(self.t, d.not_before)
+    def reserve(self, d: Demand, t0: float | None = None) -> tuple[float, list[int]] | None:
+        """d's earliest slot from `t0` (else from now, or its scheduler estimate), taken
+        from the plan: (start, nodes), or None when it never fits. Each node's own earliest
+        fit bounds the search: a one-node job takes the first; a wider one starts at a
+        time when enough of them fit together."""
+        t0 = max(self.t, d.not_before) if t0 is None else t0
         es = [n for n in self.sim.elig(d) if n in self.times]
         firsts = sorted((e, n) for n in es if (e := self._earliest_on(d, n, t0)) is not None)
         if len(firsts) < d.nodes:
-            return []
+            return None
         if d.nodes == 1:
             start, hosts = firsts[0][0], [firsts[0][1]]
         else:
@@ -499,7 +503,7 @@ class _Plan:
                 if (found := self._hosts(d, start, es)) is not None:
                     break
             if found is None:
-                return []
+                return None
             hosts = found
         for n in hosts:
             c, g = self.sim.use(d, n)
@@ -507,7 +511,7 @@ class _Plan:
             for k in range(a, b):
                 self.fc[n][k] -= c
                 self.fg[n][k] -= g
-        return hosts
+        return start, hosts
 
 
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
@@ -529,7 +533,8 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     for d in ahead:
         if len(room) < probe.nodes:
             return None
-        for n in plan.reserve(d):
+        got = plan.reserve(d)
+        for n in got[1] if got else ():
             if n in room and not plan._fits(probe, n, t):
                 room.discard(n)
     return sorted(room)[: probe.nodes] if len(room) >= probe.nodes else None
@@ -546,16 +551,56 @@ class _Shadow:
     failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
 
 
+def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float | None:
+    """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
+    waiting jobs in priority order each take their earliest walltime-long slot in the plan,
+    and those whose slot is now start now; the probe is the last. Jobs end by their
+    (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
+    cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`)."""
+    sim = _Sim(st)
+    wait = [*queue, probe]
+    nodes = frozenset().union(*(sim.elig(d) for d in wait))
+    reach = max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
+    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    t = 0.0
+    for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
+        sim.release_until(t)
+        wait = [d for d in wait if not d.done]
+        plan = _Plan(sim, t, nodes)
+        for d in wait[:reach]:
+            got = plan.reserve(d, t if d.now_ok and t == 0.0 else None)
+            if got is None:
+                if d is probe:
+                    return None  # never fits, even with everything planned ended
+                continue
+            if got[0] == t:
+                sim.alloc(d, got[1], t)
+                if d is probe:
+                    return t
+        nxt = [sim.rel[sim.rp][0]] if sim.rp < len(sim.rel) else []
+        w = bisect.bisect_right(wakes, t)
+        if w < len(wakes):
+            nxt.append(wakes[w])
+        if not nxt:
+            return None
+        t = max(min(nxt), t)
+    return None
+
+
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH, reserve_all: bool = False) -> float | None:
     """Seconds after now at which `probe` (last in priority) starts; None if never.
 
-    `reserve_all` (Slurm): the probe backfills only where it delays none of the jobs ahead
-    of it as the scheduler plans them, from walltimes (`_Plan`); without it, only the
+    `reserve_all` (Slurm): every job starts only where it delays none of the jobs ahead of
+    it as the scheduler plans them, from walltimes (`_planned_earliest`); where that is
+    more work than `PLAN_WORK` (a big site, a deep queue), for a bounded effort only the
+    probe is held to that plan and the queue ahead runs EASY. Without it, only the
     blocked head's start is protected (EASY), with the simulation's own durations."""
     for d in queue:
         d.done, d.start = False, None
     probe.done = False
+    if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
+        return _planned_earliest(st, queue, probe)
     sim = _Sim(st)
     wait = [*queue, probe]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})

@@ -20,10 +20,11 @@ Estimates, for a feasible site:
   job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
 
 Ranking ("diamond"): earliest estimated finish (from the median start). Finishes equal
-within noise (FINISH_NOISE_S or FINISH_NOISE_FRACTION of the time to the earliest finish,
-whichever is larger) go to the surer start (the lower 90% bound; a site without a bound
-counts its start), then to the cheapest. A job that fits on idle resources with nothing
-queued ahead starts now for certain: its bound is its start. (The bound does not weigh on
+within noise (FINISH_NOISE_FRACTION of the time to the earliest finish, or the starts'
+uncertainty, their bound past their start, up to FINISH_NOISE_S) go to the surer start
+(the lower 90% bound; a site without a bound counts its start), then to the cheapest. A
+job that fits on idle resources with nothing queued ahead starts now for certain: its
+bound is its start. (The bound does not weigh on
 the finish itself: below ~30 samples it is the walltime simulation, a worst case, and
 just above, the QBETS bound is the largest sample; on the test bed's real-log and
 depth_misleads seeds 14 and 22 a risk-weighted finish chose worse than the median.)
@@ -383,8 +384,21 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
-def finish_noise_s(best_finish_s: float) -> float:
-    return max(FINISH_NOISE_S, FINISH_NOISE_FRACTION * max(best_finish_s, 0.0))
+def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:
+    """How far apart two finishes still count as equal: FINISH_NOISE_FRACTION of the time
+    to the earlier one, or the start's uncertainty `spread_s` up to FINISH_NOISE_S. Two
+    certain starts (idle sites, nothing queued) differ only by their runtimes, which are
+    not noise."""
+    return max(min(FINISH_NOISE_S, spread_s), FINISH_NOISE_FRACTION * max(best_finish_s, 0.0))
+
+
+def _start_spread_s(v: SiteVerdict, now: datetime) -> float:
+    """How uncertain v's start is: its 90% bound past its start (FINISH_NOISE_S without a
+    bound)."""
+    b = _bound_s(v, now)
+    if b is None or v.estimated_start is None:
+        return FINISH_NOISE_S
+    return max(0.0, b - (v.estimated_start - now).total_seconds())
 
 
 def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
@@ -396,7 +410,7 @@ def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) ->
         return f"costs more ({cv:.2f} vs {cw:.2f})"
     if policy not in ("diamond", "min_cost"):
         return f"ranked lower by policy {policy}"
-    if fv - fw <= finish_noise_s(fw):
+    if fv - fw <= finish_noise_s(fw, max(_start_spread_s(v, now), _start_spread_s(w, now))):
         uv, uw = _sure_start_s(v, now), _sure_start_s(w, now)
         if policy == "diamond" and uv > uw:
             return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), less sure start "
@@ -491,8 +505,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         for v in feas:
             v.score = float(keys[policy](v)[0])
         if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
-            best = secs(feas[0].estimated_finish)
-            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(best)]
+            best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
+            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(
+                best, max(spread, _start_spread_s(v, now)))]
             tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
                                      secs(v.estimated_finish), pos[v.site]))
             feas = tied + feas[len(tied):]

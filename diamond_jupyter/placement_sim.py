@@ -338,6 +338,14 @@ class _Sim:
                 self.plan[self.seq] = t + d.limit
         d.done, d.start = True, t
 
+    def next_event(self, t: float, wakes: list[float]) -> float | None:
+        """The next release, or the next of the sorted `wakes` after t; None: nothing."""
+        nxt = [self.rel[self.rp][0]] if self.rp < len(self.rel) else []
+        w = bisect.bisect_right(wakes, t)
+        if w < len(wakes):
+            nxt.append(wakes[w])
+        return min(nxt) if nxt else None
+
     def release_until(self, t: float) -> None:
         rel = self.rel
         while self.rp < len(rel) and rel[self.rp][0] <= t:
@@ -577,13 +585,10 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float
                 sim.alloc(d, got[1], t)
                 if d is probe:
                     return t
-        nxt = [sim.rel[sim.rp][0]] if sim.rp < len(sim.rel) else []
-        w = bisect.bisect_right(wakes, t)
-        if w < len(wakes):
-            nxt.append(wakes[w])
-        if not nxt:
+        nxt = sim.next_event(t, wakes)
+        if nxt is None:
             return None
-        t = max(min(nxt), t)
+        t = max(nxt, t)
     return None
 
 
@@ -653,13 +658,10 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if skipped > 64:  # drop started jobs so scans stay short
             wait = [d for d in wait[head:] if not d.done]
             head = 0
-        nxt = [sim.rel[sim.rp][0]] if sim.rp < len(sim.rel) else []
-        w = bisect.bisect_right(wakes, t)
-        if w < len(wakes):
-            nxt.append(wakes[w])
-        if not nxt:
+        nxt = sim.next_event(t, wakes)
+        if nxt is None:
             return None
-        t = min(nxt)
+        t = nxt
     return None
 
 

@@ -17,8 +17,11 @@ in the 6 h before T (the engine's window), and the backfill simulation of
   a running job past that ending within a second (the model before this benchmark);
 - `conditioned`: queued jobs run the median, running jobs end as the jobs of their class
   that ran at least as long did (the runtime distribution conditioned on survival);
-- `engine`: what `placement` and the dashboard use: conditioned running jobs, queued jobs
-  at the mean ratio of their class (the work ahead is a sum);
+- `mean`: conditioned running jobs, queued jobs at the mean ratio of their class (the
+  work ahead is a sum; the engine's model in session 7);
+- `engine`: what `placement` and the dashboard use: conditioned running jobs, the queued
+  jobs of a class at evenly spread quantiles of its ratios (`ratio_fn` "spread": the same
+  sum, but a few long jobs and many short ones, as in a real queue);
 - `learned`: `engine`, corrected by its own record at this site: the views of the
   `LOOKBACK` hours before T are simulated too, and every waiting job of theirs that started
   by T gives a pair (simulated wait, actual wait); per size class the median of actual /
@@ -55,7 +58,7 @@ from .common import emit, markdown_table, mean, median, parser
 WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
-MODELS = ("walltime", "median", "conditioned", "engine", "learned")
+MODELS = ("walltime", "median", "conditioned", "mean", "engine", "learned")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 
@@ -150,11 +153,11 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
         "walltime": {n: (s, None) for n, s in raw.items()}}
     cal = SiteCalibration(samples)
     med, mean_, up = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
-    if med is None or up is None:
+    if med is None or up is None or mean_ is None:
         return out
     bound = queue_starts(*recalibrated(st, queue, up))
     runs = {"median": (_unconditioned(med), med), "conditioned": (med, med),
-            "engine": (med, mean_)}
+            "mean": (med, mean_), "engine": (med, ratio_fn(cal, "spread") or mean_)}
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))
         out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}

@@ -6,10 +6,12 @@ both predict starts far too late at a busy site. What jobs actually did corrects
 per site, partition and job-size class, the ratio runtime / requested walltime of recently
 finished jobs (all users', from the site's accounting, and the store's own).
 
-- The calibrated simulation gives the start predicted for a new job. A queued job runs
-  its request times the mean ratio of its class: what matters of the work ahead is its
-  sum, and a sum of runtimes is near the sum of their means (with heavy-tailed ratios the
-  median, often "ended at once", makes a deep queue look empty). A running job ends when
+- The calibrated simulation gives the start predicted for a new job. The queued jobs of
+  a class run their requests times evenly spread quantiles of its ratios (`ratio_fn`
+  "spread"): their sum stays near n times the mean (with heavy-tailed ratios the median,
+  often "ended at once", makes a deep queue look empty), while a few long jobs hold a few
+  nodes and the many short ones pass through the others (the mean on every job makes such
+  a queue look uniformly slow). A running job ends when
   the jobs of its class that ran at least as long as it has ended (`Ratio.end_share`):
   the median of the distribution conditioned on the time it has survived.
 - The bound uses an upper quantile of the ratio in the spirit of QBETS (Nurmi, Brevik,
@@ -228,14 +230,23 @@ class RatioFn(Protocol):
                  elapsed_share: float | None = None) -> float: ...
 
 
+GOLDEN = (math.sqrt(5) - 1) / 2  # the spread's step: successive draws fill [0, 1) evenly
+
+
 def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     """A function (partition, cpus[, elapsed share]) -> runtime/request ratio for the
-    simulation, or None (no samples: run to the request). `which` is "median", "mean" or
-    "upper"; conditioned on an elapsed share, "mean" is "median" (`Ratio.end_share`)."""
+    simulation, or None (no samples: run to the request). `which` is "median", "mean",
+    "upper" or "spread"; conditioned on an elapsed share, "mean" and "spread" are "median"
+    (`Ratio.end_share`). "spread" gives the k-th job of a class asked for the value at an
+    evenly spread quantile of its class's ratios (k times the golden ratio, modulo 1): a
+    queue of n jobs runs about n times the mean in sum, but as real queues do, a few long
+    jobs hold a few nodes while the many short ones pass through the others (the mean on
+    every job makes a heavy-tailed queue look uniformly slow)."""
     if cal is None or not cal.samples:
         return None
 
     memo: dict[tuple[str | None, int | None], Ratio | None] = {}
+    drawn: dict[tuple[str | None, int | None], int] = {}
 
     def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None
           ) -> float:
@@ -247,6 +258,11 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
             return 1.0
         if elapsed_share is not None:
             return r.end_share(elapsed_share, "upper" if which == "upper" else "median")
+        if which == "spread":
+            if not r.values:
+                return r.mean
+            k = drawn[key] = drawn.get(key, -1) + 1
+            return r.values[int(((0.5 + k * GOLDEN) % 1.0) * len(r.values))]
         return getattr(r, which)
     return f
 

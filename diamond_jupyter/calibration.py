@@ -6,12 +6,13 @@ both predict starts far too late at a busy site. What jobs actually did corrects
 per site, partition and job-size class, the ratio runtime / requested walltime of recently
 finished jobs (all users', from the site's accounting, and the store's own).
 
-- The calibrated simulation gives the start predicted for a new job. The queued jobs of
-  a class run their requests times evenly spread quantiles of its ratios (`ratio_fn`
-  "spread"): their sum stays near n times the mean (with heavy-tailed ratios the median,
-  often "ended at once", makes a deep queue look empty), while a few long jobs hold a few
-  nodes and the many short ones pass through the others (the mean on every job makes such
-  a queue look uniformly slow). A running job ends when
+- The calibrated simulation gives the start predicted for a new job. A queued job runs
+  its request times the mean ratio of its class: what matters of the work ahead is its
+  sum, and a sum of runtimes is near the sum of their means (with heavy-tailed ratios the
+  median, often "ended at once", makes a deep queue look empty). Spreading the class's
+  ratios over its queued jobs instead (`ratio_fn` "spread": a few long jobs, many short
+  ones) predicted worse on real centers' logs (`benchmarks.prediction`), so it is only
+  measured there. A running job ends when
   the jobs of its class that ran at least as long as it has ended (`Ratio.end_share`):
   the median of the distribution conditioned on the time it has survived.
 - The bound uses an upper quantile of the ratio in the spirit of QBETS (Nurmi, Brevik,
@@ -239,9 +240,8 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     "upper" or "spread"; conditioned on an elapsed share, "mean" and "spread" are "median"
     (`Ratio.end_share`). "spread" gives the k-th job of a class asked for the value at an
     evenly spread quantile of its class's ratios (k times the golden ratio, modulo 1): a
-    queue of n jobs runs about n times the mean in sum, but as real queues do, a few long
-    jobs hold a few nodes while the many short ones pass through the others (the mean on
-    every job makes a heavy-tailed queue look uniformly slow)."""
+    queue of n jobs runs about n times the mean in sum, as a few long jobs and many short
+    ones (measured by `benchmarks.prediction`, not used by placement)."""
     if cal is None or not cal.samples:
         return None
 

@@ -233,12 +233,12 @@ View = tuple[SimState, list[Demand]]
 def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | None
                      ) -> tuple[View, View] | None:
     """The state and queue as `cal` predicts them (running jobs conditioned on their
-    elapsed time, queued jobs at evenly spread quantiles of their class's ratios) and as
-    its 90% bound does (the upper ratios); None without samples. See `calibration`."""
-    median, spread, upper = (ratio_fn(cal, w) for w in ("median", "spread", "upper"))
+    elapsed time, queued work at its class's mean ratio) and as its 90% bound does (the
+    upper ratios); None without samples. See `calibration`."""
+    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     if median is None or upper is None:
         return None
-    return recalibrated(st, queue, median, spread), recalibrated(st, queue, upper)
+    return recalibrated(st, queue, median, mean), recalibrated(st, queue, upper)
 
 
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],

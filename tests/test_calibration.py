@@ -229,3 +229,19 @@ async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> N
         assert data.bandwidth_mbps == {(None, "alpha"): pytest.approx(200.0)}
     finally:
         await fed.close()
+
+
+def test_spread_draws_keep_the_classs_sum_but_not_its_shape():
+    """`ratio_fn(cal, "spread")` (measured by benchmarks.prediction, not used by placement):
+    successive jobs of a class get evenly spread quantiles of its ratios, so a hundred of
+    them sum to about a hundred times the mean, with most of them short."""
+    from diamond_jupyter.calibration import ratio_fn
+
+    runs = [RunSample("compute", 32, 3600, (0.5 if i % 10 == 0 else 0.01) * 3600, float(i))
+            for i in range(100)]
+    f = ratio_fn(SiteCalibration(runs), "spread")
+    assert f is not None
+    draws = [f("compute", 32) for _ in range(100)]
+    mean = 0.1 * 0.5 + 0.9 * 0.01
+    assert sum(draws) == pytest.approx(100 * mean, rel=0.1)
+    assert sorted(draws)[80] == 0.01 and max(draws) == 0.5

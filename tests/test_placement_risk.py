@@ -305,21 +305,3 @@ def test_two_certain_starts_are_ranked_by_their_runtimes_alone():
     assert d.estimated_finish + timedelta(seconds=5) < c.estimated_finish, p.explain()
     assert p.choice == "dear", p.explain()
 
-
-def test_a_few_long_jobs_in_a_queue_hold_a_few_nodes_not_all():
-    """Nine in ten jobs of the class end after 36 s of their hour, one in ten runs half of
-    it (mean ratio 0.059, 212 s). Twenty one-node jobs wait for alpha's four idle nodes.
-    With the mean on every job the queue drains in five waves of 212 s (~18 min); as it
-    happens, the two long jobs hold two nodes while the eighteen short ones pass through the
-    other two in about 5 min (seen on the test bed: depth_misleads seed 31, alpha predicted
-    to start a probe in 4-10 min, which started in 1-2 min)."""
-    jobs = [pending(f"w{i}", 1, 32, H, part="compute", reason="Priority") for i in range(20)]
-    cfg, snap = alpha(jobs)
-    runs = [RunSample("compute", 32, H, (0.5 if i % 10 == 0 else 0.01) * H, float(i))
-            for i in range(100)]
-    p = place(spec(cpus=32), [(cfg, snap)], now=NOW,
-              calibration={"alpha": SiteCalibration(runs)})
-    v = verdict(p, "alpha")
-    assert v.start_source == "calibrated"
-    assert NOW + timedelta(minutes=3) < v.estimated_start < NOW + timedelta(minutes=10), \
-        p.explain()

@@ -104,9 +104,11 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             pairs = [(fed.sites[n].cfg, snaps[n]) for n in fed.sites]
             hist = fed.history()
             cals = await fed.calibration()
+            ended = fed.ended_in_view(snaps)  # as `Federation.place` does
             choice = {p: place(probe, pairs, policy=p, history=hist, seed=seed * 1000 + r,
-                               home=HOME, calibration=cals).choice for p in POLICIES}
-            dia = place(probe, pairs, history=hist, calibration=cals)
+                               home=HOME, calibration=cals, ended=ended).choice
+                      for p in POLICIES}
+            dia = place(probe, pairs, history=hist, calibration=cals, ended=ended)
             feasible = [v.site for v in dia.ranked if v.feasible]
             ranking = feasible[:]  # diamond's order: hedging takes the first HEDGE of it
 

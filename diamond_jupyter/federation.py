@@ -33,6 +33,7 @@ from .federation_workflow import WorkflowMixin
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease
 from .model import (
+    TERMINAL_STATES,
     BadInput,
     DiamondError,
     Event,
@@ -67,6 +68,8 @@ def script_text(data: bytes | str, what: str) -> str:
 
 CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
+ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
+SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
 
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
@@ -256,7 +259,28 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             stage_data = await self.stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=self.history(), calibration=cals, capabilities=caps,
-                     stage_data=stage_data)
+                     stage_data=stage_data, ended=self.ended_in_view(snaps))
+
+    def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
+        """Per site, the native ids of this store's jobs that a view still lists as running
+        although the engine has heard them end (the job's own end line arrives before the
+        scheduler's view drops it: Grid Engine lists a finished job for a moment). A job is
+        matched by its native id and its start, so a reused id is not taken for it."""
+        out: dict[str, set[str]] = {}
+        for site, snap in snaps.items():
+            if not snap.running:
+                continue
+            done: dict[str, Job] = {}
+            for j in self.store.list_jobs(site=site, states=TERMINAL_STATES,
+                                          limit=ENDED_LOOKBACK):  # newest first
+                if j.native_id and j.ended_at and j.ended_at <= snap.taken_at:
+                    done.setdefault(j.native_id, j)
+            for r in snap.running:
+                j = done.get(r.native_id)
+                if j is not None and (r.started_at is None or j.started_at is None or abs(
+                        (r.started_at - j.started_at).total_seconds()) <= SAME_START_S):
+                    out.setdefault(site, set()).add(r.native_id)
+        return out
 
     async def stage_data(self, spec: JobSpec) -> StageData:
         """The stage-in of `spec` measured for placement: its bytes by source location and the

@@ -45,6 +45,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -212,8 +213,8 @@ class Placement(BaseModel):
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None,
-              caps: SiteCapabilities | None = None, needs: Needs | None = None
-              ) -> SiteVerdict:
+              caps: SiteCapabilities | None = None, needs: Needs | None = None,
+              ended: Collection[str] = ()) -> SiteVerdict:
     v = SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", queue_depth=len(snap.pending),
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
@@ -279,7 +280,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
-              stage_bytes, history, estimates, cal, data)
+              stage_bytes, history, estimates, cal, data, ended)
     return v
 
 
@@ -287,9 +288,10 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
               nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
               fit: set[str], default: str | None, now: datetime, stage_bytes: int,
               history: dict[str, float], estimates: dict[str, datetime],
-              cal: SiteCalibration | None = None, data: StageData | None = None) -> None:
+              cal: SiteCalibration | None = None, data: StageData | None = None,
+              ended: Collection[str] = ()) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    raw_st = build_state(snap, nodes, members, now, part_max)
+    raw_st = build_state(snap, nodes, members, now, part_max, ended=ended)
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
@@ -460,7 +462,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           estimates: dict[str, datetime] | None = None,
           calibration: dict[str, SiteCalibration] | None = None,
           stage_data: StageData | None = None,
-          capabilities: dict[str, SiteCapabilities] | None = None) -> Placement:
+          capabilities: dict[str, SiteCapabilities] | None = None,
+          ended: dict[str, Collection[str]] | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
@@ -471,6 +474,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     what is elsewhere, at the measured bandwidth where there is one.
     `capabilities`: what each site has (software, container runtimes, MPI), else what its
     sites-file metadata says.
+    `ended`: per site, native ids of jobs its view still lists as running that are known
+    to have ended (`Federation.ended_in_view`): their resources count as free now.
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -481,7 +486,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
                           cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
-                          needs) for c, s in sites]
+                          needs, (ended or {}).get(c.name, ())) for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
     pos = {v.site: i for i, v in enumerate(verdicts)}
 

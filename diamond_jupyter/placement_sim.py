@@ -41,7 +41,7 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -133,12 +133,14 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 
 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
-                now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
-                ) -> SimState:
+                now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
+                ended: Collection[str] = ()) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
-    walltime, not at the walltime; never later than the walltime."""
+    walltime, not at the walltime; never later than the walltime. `ended`: native ids of
+    running jobs known to have ended already (the engine's own, whose end it heard before
+    the scheduler's view dropped them): their resources are free now."""
     usable = [node_usable(n) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -155,9 +157,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
-        end = _release_after(w, elapsed, j.partition, j.cpus, ratio)
+        gone = j.native_id in ended
+        end = 0.0 if gone else _release_after(w, elapsed, j.partition, j.cpus, ratio)
         by_limit = _release_after(w, elapsed, j.partition, j.cpus, None) \
-            if planned is not None else end
+            if planned is not None and not gone else end
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
@@ -169,7 +172,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
             expl_c[h] += c
             expl_g[h] += g
-            owners.append((w, elapsed, j.partition, j.cpus))
+            # an ended job's end is known: no calibration moves it (`recalibrated`)
+            owners.append(None if gone else (w, elapsed, j.partition, j.cpus))
             if planned is not None:
                 planned[len(rel)] = by_limit
             rel.append((end, len(rel), h, c, g))

@@ -305,3 +305,19 @@ def test_two_certain_starts_are_ranked_by_their_runtimes_alone():
     assert d.estimated_finish + timedelta(seconds=5) < c.estimated_finish, p.explain()
     assert p.choice == "dear", p.explain()
 
+
+
+def test_a_job_the_engine_heard_end_frees_its_node_now():
+    """alpha's four nodes each run a whole-node job with half an hour left; the engine has
+    heard a1's job end (its own job: the wrapper's end line comes before the scheduler's
+    view drops it). That node is free now, by the median and by the bound."""
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=1800, walltime_s=3600) for i in (1, 2, 3, 4)]
+    cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32))
+    runs = [RunSample(None, 32, 3600, 3000, float(i)) for i in range(40)]
+    cal = {"alpha": SiteCalibration(runs)}
+    busy = verdict(place(spec(cpus=32), [(cfg, snap)], now=NOW, calibration=cal), "alpha")
+    assert busy.estimated_start > NOW + timedelta(minutes=10)
+    p = place(spec(cpus=32), [(cfg, snap)], now=NOW, calibration=cal, ended={"alpha": {"r1"}})
+    v = verdict(p, "alpha")
+    assert v.estimated_start == NOW and v.start_bound == NOW and v.raw_start == NOW, \
+        p.explain()

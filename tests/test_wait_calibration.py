@@ -122,3 +122,31 @@ async def test_federation_notes_views_once_and_learns_starts(tmp_path):
         assert sample.ratio == 0.25
     finally:
         await fed.close()
+
+
+async def test_the_view_of_a_job_the_engine_heard_end_is_known_stale(tmp_path):
+    """A view taken after the store recorded a job's end still lists it running (Grid Engine
+    does for a moment): `ended_in_view` names it. A running job whose native id was reused
+    (another start) and a job still running in the store are not named."""
+    from diamond_jupyter.model import Job
+
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="alpha", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite3"))
+    try:
+        t0 = datetime.now(timezone.utc).replace(microsecond=0)
+        for nid, state, end in (("5", JobState.COMPLETED, t0 + timedelta(seconds=20)),
+                                ("6", JobState.COMPLETED, t0 + timedelta(seconds=20)),
+                                ("7", JobState.RUNNING, None)):
+            fed.store.upsert_job(Job(id=f"alpha:{nid}", site="alpha", native_id=nid,
+                                     state=state, started_at=t0, ended_at=end))
+        view = SiteSnapshot(site="alpha", taken_at=t0 + timedelta(seconds=21), jobs=[
+            JobStatus(native_id="5", state=JobState.RUNNING, started_at=t0),
+            JobStatus(native_id="6", state=JobState.RUNNING,  # the id, reused an hour later
+                      started_at=t0 + timedelta(hours=1)),
+            JobStatus(native_id="7", state=JobState.RUNNING, started_at=t0)])
+        assert fed.ended_in_view({"alpha": view}) == {"alpha": {"5"}}
+        earlier = view.model_copy(update={"taken_at": t0 + timedelta(seconds=10)})
+        assert fed.ended_in_view({"alpha": earlier}) == {}  # the view predates the end
+    finally:
+        await fed.close()

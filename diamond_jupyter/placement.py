@@ -284,6 +284,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     return v
 
 
+def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
+                  ) -> datetime | None:
+    """The scheduler's own start estimate for this job in `partition`, else at `site`."""
+    return estimates.get(f"{site}:{partition}") or estimates.get(site)
+
+
 def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
               nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
               fit: set[str], default: str | None, now: datetime, stage_bytes: int,
@@ -311,7 +317,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S
             return start
-        est = estimates.get(f"{cfg.name}:{p.name}") or estimates.get(cfg.name)
+        est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
         else:
@@ -338,7 +344,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         # job, or a simulation that followed its estimates for the queue where no
         # runtimes calibrate one (a calibrated simulation does not follow them, and the
         # ratio of other jobs' estimates says nothing of it)
-        own = (estimates.get(f"{cfg.name}:{pname}") or estimates.get(cfg.name)) is not None
+        own = _own_estimate(estimates, cfg.name, pname) is not None
         if raw_source == "scheduler" and (own or calibrated is None):
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]

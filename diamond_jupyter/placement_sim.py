@@ -461,7 +461,7 @@ class _Plan:
                     fg.append(g2)
             self.times[n], self.fc[n], self.fg[n] = times, fc, fg
 
-    def _fits(self, d: Demand, n: int, start: float) -> bool:
+    def fits_through(self, d: Demand, n: int, start: float) -> bool:
         """Whether d fits on node n for its whole planned run from `start`."""
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
@@ -469,7 +469,7 @@ class _Plan:
         return all(self.sim.fits(d, n, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
 
     def _hosts(self, d: Demand, start: float, es: Iterable[int]) -> list[int] | None:
-        hosts = [n for n in es if n in self.times and self._fits(d, n, start)]
+        hosts = [n for n in es if n in self.times and self.fits_through(d, n, start)]
         return sorted(hosts)[: d.nodes] if len(hosts) >= d.nodes else None
 
     def _earliest_on(self, d: Demand, n: int, t0: float) -> float | None:
@@ -526,6 +526,12 @@ class _Plan:
         return start, hosts
 
 
+def _plan_reach(nodes: frozenset[int]) -> int:
+    """How many waiting jobs a plan over `nodes` reserves for: a bounded effort per event,
+    as Slurm bounds its own (bf_max_job_test, bf_max_time); on a big site only the first."""
+    return max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
+
+
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
                    depth: int) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
@@ -537,17 +543,15 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     ahead = [d for d in ahead if not d.done and d is not probe
              and not mine.isdisjoint(sim.elig(d))][:depth]
     nodes = mine.union(*(sim.elig(d) for d in ahead))
-    # a bounded effort per decision, as Slurm bounds its own (bf_max_job_test,
-    # bf_max_time): on a big site only the first jobs ahead are planned
-    ahead = ahead[:max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))]
+    ahead = ahead[:_plan_reach(nodes)]
     plan = _Plan(sim, t, nodes)
-    room = {n for n in mine if plan._fits(probe, n, t)}
+    room = {n for n in mine if plan.fits_through(probe, n, t)}
     for d in ahead:
         if len(room) < probe.nodes:
             return None
         got = plan.reserve(d)
         for n in got[1] if got else ():
-            if n in room and not plan._fits(probe, n, t):
+            if n in room and not plan.fits_through(probe, n, t):
                 room.discard(n)
     return sorted(room)[: probe.nodes] if len(room) >= probe.nodes else None
 
@@ -572,7 +576,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float
     sim = _Sim(st)
     wait = [*queue, probe]
     nodes = frozenset().union(*(sim.elig(d) for d in wait))
-    reach = max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
+    reach = _plan_reach(nodes)
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):

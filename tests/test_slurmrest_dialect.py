@@ -188,3 +188,44 @@ def test_site_config_for_rest():
     with pytest.raises(ValueError):
         SiteConfig(**{**ok, "transport": {"kind": "slurmrestd", "url": "ftp://h",
                                           "token_file": "/t"}})
+
+
+async def test_a_stopped_slurmrestd_with_several_kept_alive_connections_is_refused(tmp_path):
+    """When slurmrestd stops, every connection the client keeps alive is reset. The next
+    call must not try them one by one: it opens a fresh one, is refused, and says so."""
+    import asyncio
+    import struct
+
+    conns: list[asyncio.StreamWriter] = []
+    both = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conns.append(writer)
+        while (await reader.readuntil(b"\r\n\r\n")):
+            if len(conns) < 2:
+                await both.wait()  # hold the first call until a second connection opens
+            else:
+                both.set()
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                         b"content-length: 2\r\n\r\n{}")
+            await writer.drain()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    f = tmp_path / "jwt"
+    f.write_text(jwt({"exp": 4102444800}))
+    cfg = TransportConfig(kind="slurmrestd", url=f"http://127.0.0.1:{port}", user="u",
+                          token_file=str(f), connect_timeout_s=2)
+    t = SlurmRestTransport(cfg, "beta-rest")
+    replies = await asyncio.gather(t.request("GET", "jobs"), t.request("GET", "nodes"))
+    assert [code for code, _ in replies] == [200, 200] and len(conns) == 2
+    server.close()  # slurmrestd stops: no more listening, and its connections reset
+    await server.wait_closed()
+    for w in conns:
+        w.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                              struct.pack("ii", 1, 0))
+        w.transport.abort()
+    with pytest.raises(SiteError, match=r"beta-rest: cannot connect to slurmrestd .*"
+                                        r"connection refused; is slurmrestd running"):
+        await t.request("GET", "jobs")
+    await t.close()

@@ -149,7 +149,10 @@ class SlurmRestTransport:
                                 f"({_why(e)}; is slurmrestd running?)") from None
             except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as e:
                 if attempt == 1:
-                    continue  # a kept-alive connection the server closed: once on a new one
+                    # kept-alive connections the server closed: drop them all, so the
+                    # next try opens a fresh one (refused at once if the server is gone)
+                    await self._drop_connections()
+                    continue
                 raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
             except httpx.TimeoutException:
@@ -202,10 +205,13 @@ class SlurmRestTransport:
     def open_stream(self, argv: list[str], **kw: Any):
         raise self._cannot("following a file")
 
+    async def _drop_connections(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._drop_connections()
 
 
 def _why(e: BaseException) -> str:

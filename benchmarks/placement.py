@@ -102,13 +102,13 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             await _reap(fed, records, max_wait)
             snaps = await fed.snapshots(max_age_s=0)
             pairs = [(fed.sites[n].cfg, snaps[n]) for n in fed.sites]
-            hist = fed.history()
-            cals = await fed.calibration()
-            ended = fed.ended_in_view(snaps)  # as `Federation.place` does
-            choice = {p: place(probe, pairs, policy=p, history=hist, seed=seed * 1000 + r,
-                               home=HOME, calibration=cals, ended=ended).choice
+            # what `Federation.place` passes, taken once for every policy
+            known = dict(history=fed.history(), own_share=fed.own_runtime_share(),
+                         calibration=await fed.calibration(), ended=fed.ended_in_view(snaps))
+            choice = {p: place(probe, pairs, policy=p, seed=seed * 1000 + r, home=HOME,
+                               **known).choice
                       for p in POLICIES}
-            dia = place(probe, pairs, history=hist, calibration=cals, ended=ended)
+            dia = place(probe, pairs, **known)
             feasible = [v.site for v in dia.ranked if v.feasible]
             ranking = feasible[:]  # diamond's order: hedging takes the first HEDGE of it
 
@@ -131,7 +131,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             else:
                 subs, group = await probes, None
             records.append({"round": r, "t0": t0, "choice": choice, "estimate": est,
-                            "ranking": ranking,
+                            "ranking": ranking, "runtime_basis": dia.runtime_basis,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
                             "jobs": {j.site: j.id for j in subs},
                             "hedge": group})

@@ -200,19 +200,24 @@ class SiteCalibration:
             if s.requested_s <= 0 or s.runtime_s < 0:
                 continue
             part, cls = s.partition or "", size_class(s.cpus)
-            for key in ((part, cls), (part, "*"), ("*", "*")):
+            for key in ((part, cls), (part, "*"), ("*", cls), ("*", "*")):
                 by_key.setdefault(key, []).append(s)
         self._ratios: dict[tuple[str, str], Ratio] = {}
         for (part, cls), ss in by_key.items():
             if len(ss) >= MIN_SAMPLES:
                 recent = sorted(ss, key=lambda s: s.ended_at)[-MAX_SAMPLES:]
-                name = "*" if part == "*" else f"{part}/{cls}"
+                name = "*" if (part, cls) == ("*", "*") else f"{part}/{cls}"
                 self._ratios[(part, cls)] = _ratio([s.ratio for s in recent], name)
 
     @property
     def samples(self) -> int:
         r = self._ratios.get(("*", "*"))
         return r.samples if r else 0
+
+    def exact(self, key: tuple[str, str]) -> Ratio | None:
+        """The ratio of one class (partition, size class), "*" for any; None with fewer
+        than MIN_SAMPLES samples."""
+        return self._ratios.get(key)
 
     def ratio(self, partition: str | None, cpus: int | None) -> Ratio | None:
         """The finest class with enough samples for a job of this partition and size."""
@@ -221,6 +226,18 @@ class SiteCalibration:
             if key in self._ratios:
                 return self._ratios[key]
         return None
+
+
+def pooled_share(cals: Iterable[SiteCalibration], cpus: int | None) -> tuple[float, int] | None:
+    """(the mean runtime / request of recent jobs of this size, on every site together,
+    how many jobs): what a job with no history of its own may expect to use of its
+    walltime. None without samples."""
+    cals = list(cals)
+    for key in (("*", size_class(cpus)), ("*", "*")):  # of its size if any site has those
+        rs = [r for r in (c.exact(key) for c in cals) if r is not None]
+        if n := sum(r.samples for r in rs):
+            return sum(r.mean * r.samples for r in rs) / n, n
+    return None
 
 
 class RatioFn(Protocol):

@@ -258,8 +258,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if stage_data is None and spec.stage_in:
             stage_data = await self.stage_data(spec)
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
-                     history=self.history(), calibration=cals, capabilities=caps,
-                     stage_data=stage_data, ended=self.ended_in_view(snaps))
+                     history=self.history(), own_share=self.own_runtime_share(),
+                     calibration=cals, capabilities=caps, stage_data=stage_data,
+                     ended=self.ended_in_view(snaps))
 
     def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
         """Per site, the native ids of this store's jobs that a view still lists as running
@@ -372,6 +373,21 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 runs.setdefault(app, []).append(
                     (job.ended_at - job.started_at).total_seconds() * speed)
         return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}
+
+    def own_runtime_share(self) -> float | None:
+        """The mean share of its walltime (at speed 1.0) that this store's recent completed
+        jobs ran: what the user's next job of an unknown kind may expect to use. None
+        with fewer than MIN_SAMPLES such jobs."""
+        from .calibration import MIN_SAMPLES
+
+        shares = []
+        for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
+            wall = job.spec.resources.walltime_s if job.spec else None
+            if wall and job.started_at and job.ended_at:
+                speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
+                ran = (job.ended_at - job.started_at).total_seconds() * speed
+                shares.append(min(1.0, max(0.0, ran / wall)))
+        return sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
 
     # -- jobs -------------------------------------------------------------------------------
     def check_submittable(self, spec: JobSpec) -> None:

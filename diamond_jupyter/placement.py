@@ -13,7 +13,11 @@ Estimates, for a feasible site:
   in both cases, "simulation" otherwise). Each usable partition is simulated; the one with
   the earliest start wins (ties: the site's default partition).
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
-  speed 1.0) if known, else the walltime, else DEFAULT_RUNTIME_S; never above the walltime.
+  speed 1.0) if known; else the walltime times the share of their walltime the user's own
+  recent jobs ran (`own_share`), else that of every site's recent jobs of its size
+  (`calibration.pooled_share`): users ask for several times what they use, and with the
+  walltime as runtime a faster site's gain looks that many times larger than it is; else
+  the walltime, else DEFAULT_RUNTIME_S; never above the walltime (`RuntimePrior`).
 - stage-in: stage_in_bytes over the site's metadata['bandwidth_mbps'] (megabits/s,
   default DEFAULT_BANDWIDTH_MBPS); finish = max(start, now + stage_in) + runtime.
 - cost: node-hours x charge_factor, a shared node billed by the largest share of it the
@@ -52,7 +56,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .calibration import SiteCalibration, describe_start
+from .calibration import SiteCalibration, describe_start, pooled_share
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
@@ -120,6 +124,44 @@ class SiteVerdict(BaseModel):
 
 
 @dataclass(frozen=True)
+class RuntimePrior:
+    """What a job is expected to run, before any site's speed: `base_s` seconds (at speed
+    1.0), else `share` of its walltime, else its walltime; `basis` says why, for people."""
+
+    base_s: float | None = None
+    share: float | None = None
+    basis: str = "the walltime (nothing to learn from)"
+
+    def runtime_s(self, walltime_s: float | None) -> float:
+        if self.base_s is not None:
+            return self.base_s
+        if walltime_s:
+            return walltime_s * (self.share if self.share is not None else 1.0)
+        return DEFAULT_RUNTIME_S
+
+
+def runtime_prior(spec: JobSpec, history: dict[str, float], own_share: float | None,
+                  cals: Collection[SiteCalibration]) -> RuntimePrior:
+    """The runtime a job is expected to have: its application's history, else its walltime
+    scaled by what the user's own jobs used of theirs, else by what every site's recent
+    jobs of its size used, else its walltime."""
+    app = spec.metadata.get("application")
+    if app is not None and app in history:
+        return RuntimePrior(base_s=history[app],
+                            basis=f"{hms(history[app])} at speed 1, as {app} ran before")
+    if own_share is not None:
+        return RuntimePrior(share=own_share, basis=f"{own_share:.0%} of the walltime, as "
+                            "your recent jobs used of theirs")
+    whole = request(spec, 1 << 30)  # its CPUs in all, however the nodes split them
+    pooled = pooled_share(cals, whole.nodes * whole.cpn)
+    if pooled is not None:
+        share, n = pooled
+        return RuntimePrior(share=share, basis=f"{share:.0%} of the walltime, as {n} recent "
+                            "jobs of its size used of theirs (every site)")
+    return RuntimePrior()
+
+
+@dataclass(frozen=True)
 class StageData:
     """A job's stage-in: bytes by the site they are on (None: the server), and measured
     megabits/s per (source, destination) from past transfers (else the site's figure)."""
@@ -136,6 +178,7 @@ class Placement(BaseModel):
     ranked: list[SiteVerdict] = Field(default_factory=list)
     now: datetime = Field(default_factory=utcnow)
     needs: list[str] = Field(default_factory=list)  # what the job needs, one phrase each
+    runtime_basis: str | None = None  # what the runtimes rest on (`RuntimePrior.basis`)
 
     def verdict(self, site: str) -> SiteVerdict | None:
         return next((v for v in self.ranked if v.site == site), None)
@@ -202,7 +245,8 @@ class Placement(BaseModel):
         widths = [max(len(r[i]) for r in full) for i in range(len(head))]
         lines = [f"policy {self.policy}; choice {self.choice or 'none'}; "
                  f"now {self.now.isoformat(timespec='seconds')}"
-                 + (f"; needs {', '.join(self.needs)}" if self.needs else "")]
+                 + (f"; needs {', '.join(self.needs)}" if self.needs else "")
+                 + (f"; runtime: {self.runtime_basis}" if self.runtime_basis else "")]
         for r in [head, *rows]:
             cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
                 else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
@@ -211,7 +255,7 @@ class Placement(BaseModel):
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
-              stage_bytes: int, history: dict[str, float], estimates: dict[str, datetime],
+              stage_bytes: int, prior: RuntimePrior, estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None,
               caps: SiteCapabilities | None = None, needs: Needs | None = None,
               ended: Collection[str] = ()) -> SiteVerdict:
@@ -280,7 +324,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
-              stage_bytes, history, estimates, cal, data, ended)
+              stage_bytes, prior, estimates, cal, data, ended)
     return v
 
 
@@ -293,7 +337,7 @@ def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
 def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
               nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
               fit: set[str], default: str | None, now: datetime, stage_bytes: int,
-              history: dict[str, float], estimates: dict[str, datetime],
+              prior: RuntimePrior, estimates: dict[str, datetime],
               cal: SiteCalibration | None = None, data: StageData | None = None,
               ended: Collection[str] = ()) -> None:
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
@@ -357,10 +401,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
         v.calibration_class = r.key if r else None
-    app = spec.metadata.get("application")
-    base = history.get(app) if app is not None and app in history else None
-    runtime = (base if base is not None else req.walltime or DEFAULT_RUNTIME_S)
-    runtime /= cfg.speed_factor or 1.0
+    runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
     if req.walltime and runtime > req.walltime:
         v.notes.append(f"expected runtime {hms(runtime)} exceeds walltime "
                        f"{hms(req.walltime)}: the job may time out")
@@ -469,7 +510,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           calibration: dict[str, SiteCalibration] | None = None,
           stage_data: StageData | None = None,
           capabilities: dict[str, SiteCapabilities] | None = None,
-          ended: dict[str, Collection[str]] | None = None) -> Placement:
+          ended: dict[str, Collection[str]] | None = None,
+          own_share: float | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
@@ -482,6 +524,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     sites-file metadata says.
     `ended`: per site, native ids of jobs its view still lists as running that are known
     to have ended (`Federation.ended_in_view`): their resources count as free now.
+    `history` (seconds at speed 1.0 per application) and `own_share` (the share of their
+    walltime the user's recent jobs ran) give the job's runtime (`runtime_prior`).
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -490,7 +534,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     now = aware(now or utcnow())
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
-    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, history or {}, estimates or {},
+    prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
+    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, prior, estimates or {},
                           cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
                           needs, (ended or {}).get(c.name, ())) for c, s in sites]
     feas = [v for v in verdicts if v.feasible]
@@ -528,4 +573,4 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and choice != home:
         choice = None
     return Placement(policy=policy, choice=choice, ranked=feas + infeas, now=now,
-                     needs=needs.summary())
+                     needs=needs.summary(), runtime_basis=prior.basis)

@@ -1,0 +1,100 @@
+"""A job's expected runtime before its application has any history: its walltime scaled by
+what the user's own jobs used of theirs, else by what every site's recent jobs of its size
+used, never the bare walltime while there is anything to learn from."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from test_placement import NOW, spec
+from test_placement_risk import _idle
+
+from diamond_jupyter.calibration import RunSample, SiteCalibration, pooled_share
+from diamond_jupyter.config import FederationConfig
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import Job, JobState, Resources
+from diamond_jupyter.placement import place, runtime_prior
+from diamond_jupyter.store import Store
+
+
+def _runs(share: float, n: int, cpus: int = 1, partition: str = "compute") -> list[RunSample]:
+    return [RunSample(partition, cpus, requested_s=600, runtime_s=600 * share, ended_at=i)
+            for i in range(n)]
+
+
+def test_the_pooled_share_weighs_each_sites_jobs_of_the_jobs_size():
+    a = SiteCalibration(_runs(0.2, 10) + _runs(0.9, 20, cpus=32))
+    b = SiteCalibration(_runs(0.6, 30, partition="short"))
+    share, n = pooled_share([a, b], cpus=1)
+    assert n == 40 and share == pytest.approx((0.2 * 10 + 0.6 * 30) / 40)
+    assert pooled_share([a, b], cpus=32) == (pytest.approx(0.9), 20)  # only a has them
+    # a size no site has enough of: each site's jobs of every size
+    share, n = pooled_share([a, b], cpus=8)
+    assert n == 60 and share == pytest.approx((0.2 * 10 + 0.9 * 20 + 0.6 * 30) / 60)
+    assert pooled_share([SiteCalibration([])], cpus=1) is None
+
+
+def _minute_job(app: str | None = None):
+    job = spec().model_copy(update={"resources": Resources(tasks=1, walltime_s=60)})
+    return job.model_copy(update={"metadata": {"application": app}}) if app else job
+
+
+def _near_and_fast():
+    """near: idle now, speed 1. fast: speed 3, its scheduler says it starts in 25 s."""
+    return [_idle("near"), _idle("fast", speed=3.0)], {"fast": NOW + timedelta(seconds=25)}
+
+
+def test_without_history_a_faster_site_gains_only_what_jobs_really_run():
+    """Jobs here run a third of their walltime. With the walltime as the runtime, the
+    fast site would finish first (25 s + 20 s against 60 s); in truth the near one does
+    (20 s against 25 s + 6.7 s)."""
+    sites, est = _near_and_fast()
+    cal = SiteCalibration(_runs(1 / 3, 20))
+    p = place(_minute_job(), sites, now=NOW, estimates=est, calibration={"near": cal})
+    assert p.choice == "near", p.explain()
+    near, fast = (next(v for v in p.ranked if v.site == s) for s in ("near", "fast"))
+    assert near.estimated_runtime_s == pytest.approx(20)
+    assert fast.estimated_runtime_s == pytest.approx(20 / 3)
+    assert "33% of the walltime, as 20 recent jobs of its size" in p.explain()
+    # nothing to learn from: the walltime, and the fast site wins
+    bare = place(_minute_job(), sites, now=NOW, estimates=est)
+    assert bare.choice == "fast" and "runtime: the walltime" in bare.explain()
+
+
+def test_the_users_own_share_comes_before_the_centers():
+    sites, est = _near_and_fast()
+    cal = SiteCalibration(_runs(1 / 3, 20))
+    p = place(_minute_job(), sites, now=NOW, estimates=est, calibration={"near": cal},
+              own_share=0.9)
+    assert p.choice == "fast", p.explain()  # 25 s + 18 s against 54 s
+    assert "90% of the walltime, as your recent jobs used" in p.explain()
+
+
+def test_the_applications_history_comes_first():
+    prior = runtime_prior(_minute_job("md"), {"md": 12.0}, 0.9, [SiteCalibration(
+        _runs(0.5, 10))])
+    assert prior.runtime_s(60) == 12.0 and "as md ran before" in prior.basis
+    sites, est = _near_and_fast()
+    p = place(_minute_job("md"), sites, now=NOW, estimates=est, history={"md": 45.0},
+              own_share=0.1)
+    assert [v.estimated_runtime_s for v in p.ranked] == [pytest.approx(45), pytest.approx(15)]
+
+
+async def test_the_users_share_comes_from_the_stores_completed_jobs(tmp_path):
+    fed = Federation(FederationConfig(sites=[]), store=Store(tmp_path / "s.sqlite"))
+    try:
+        def done(i: int, ran_s: float, state=JobState.COMPLETED, wall: int | None = 100):
+            job = _minute_job().model_copy(update={"resources": Resources(walltime_s=wall)})
+            fed.store.upsert_job(Job(
+                id=f"x:{i}", site="x", native_id=str(i), state=state, spec=job,
+                submitted_at=NOW, started_at=NOW, ended_at=NOW + timedelta(seconds=ran_s)))
+        for i, ran in enumerate([10, 20, 30, 40]):
+            done(i, ran)
+        done(10, 100, state=JobState.FAILED)  # what failed says nothing of what runs take
+        done(11, 100, wall=None)  # nor what had no walltime
+        assert fed.own_runtime_share() is None  # four are too few
+        done(4, 250)  # ran past its walltime (a grace period): counts as all of it
+        assert fed.own_runtime_share() == pytest.approx((0.1 + 0.2 + 0.3 + 0.4 + 1.0) / 5)
+    finally:
+        fed.store.close()

@@ -17,23 +17,31 @@ in the 6 h before T (the engine's window), and the backfill simulation of
   a running job past that ending within a second (the model before this benchmark);
 - `conditioned`: queued jobs run the median, running jobs end as the jobs of their class
   that ran at least as long did (the runtime distribution conditioned on survival);
-- `engine`: what `placement` and the dashboard use: conditioned running jobs, queued jobs
-  at the mean ratio of their class (the work ahead is a sum);
+- `sim_bound`: conditioned running jobs, queued jobs at the mean ratio of their class
+  (the work ahead is a sum), the bound from the simulation alone (the engine before
+  session 9);
+- `engine`: what `placement` uses: `sim_bound`'s starts, each bound at least the QBETS
+  bound of the site's recent waits (`calibration.wait_bound`: jobs that started in the
+  6 h before T, and those submitted in them still waiting, for as long as they have);
 - `spread`: conditioned running jobs, the queued jobs of a class at evenly spread
   quantiles of its ratios (`ratio_fn` "spread": the same sum, as a few long jobs and many
   short ones). Not in the engine: on the test bed it fixed a queue the mean made look
   uniformly slow, on these logs it predicted worse;
-- `learned`: `engine`, corrected by its own record at this site: the views of the
+- `learned`: `sim_bound`, corrected by its own record at this site: the views of the
   `LOOKBACK` hours before T are simulated too, and every waiting job of theirs that started
   by T gives a pair (simulated wait, actual wait); per size class the median of actual /
   simulated (waits under 30 s count as 30 s) scales the start, and the QBETS-style upper
   quantile of it the bound (`calibration.WaitSample`, as the scheduler's estimates are
   calibrated in the engine). Not in the engine yet: this measures whether it should be.
-Every model's 90% bound is the same upper-quantile simulation. A moment with no job ended
+Every model's 90% bound but `engine`'s and `learned`'s is the same upper-quantile
+simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
 scored jobs is larger; the calibrated models are scored on the same jobs.
 
-Scored per waiting job with a known request: the error of the predicted start (median
+Scored per waiting job with a known request (with `--new-jobs`, only the jobs submitted
+in the minute before T, at moments a second after a job's submission: the view a new job
+is placed from, as placement predicts; without it, every job waiting at a random moment,
+most of which have waited long already): the error of the predicted start (median
 and mean absolute error, and the share predicted within a factor of two of the true
 wait, waits under 5 min counting as 5 min), and the bound's coverage (the share of jobs
 that started by it; the target of a 90% bound is 0.9). A real center's queue is in
@@ -41,6 +49,7 @@ priority order, not submit order, and its scheduler has reservations, fair-share
 limits the log does not record: these figures are the models' errors under that.
 
     python -m benchmarks.prediction --trace LOG.swf.gz [--trace ...] [--moments 40] [--seed S]
+        [--new-jobs]
 """
 
 from __future__ import annotations
@@ -59,8 +68,9 @@ from .common import emit, markdown_table, mean, median, parser
 WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
-MODELS = ("walltime", "median", "conditioned", "engine", "spread", "learned")
+MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "learned")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
+NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 
 
@@ -200,6 +210,41 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     return out
 
 
+def recent_waits(log, t: float):
+    """What the engine knows of the site's recent waits at log second `t`
+    (`calibration.queue_waits`): the jobs that started in the window before `t`, and
+    those submitted in it still waiting."""
+    from diamond_jupyter.calibration import queue_waits
+    from diamond_jupyter.model import JobState, JobStatus
+
+    now, jobs = EPOCH + timedelta(seconds=t), []
+    for j in log.jobs:
+        if j.submit > t:
+            break
+        if t - j.submit > WINDOW_S + max(j.wait, 0.0):
+            continue  # started before the window
+        start = j.submit + max(j.wait, 0.0)
+        jobs.append(JobStatus(
+            native_id=str(j.number), state=JobState.RUNNING if start <= t
+            else JobState.PENDING, cpus=max(1, j.procs), partition="all",
+            submitted_at=EPOCH + timedelta(seconds=j.submit),
+            started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
+    return queue_waits(jobs, now, WINDOW_S)
+
+
+def with_wait_bound(sim: Predictions, snap, waits) -> Predictions:
+    """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
+    class, as `placement` does for a job that may wait."""
+    from diamond_jupyter.calibration import wait_bound
+
+    cpus = {j.native_id: j.cpus for j in snap.pending}
+    out = {}
+    for n, (start, bound) in sim.items():
+        b = wait_bound(waits.values(), "all", cpus.get(n))
+        out[n] = (start, bound if b is None else max(b[0], bound or start))
+    return out
+
+
 def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
     """(predicted, actual, bound) -> error figures and the bound's coverage."""
     if not pairs:
@@ -214,7 +259,7 @@ def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
             if bounded else None}
 
 
-def run_log(path: Path, moments: int, seed: int) -> dict[str, Any]:
+def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict[str, Any]:
     from diamond_jupyter.testbed.trace import read_swf
 
     log = read_swf(path)
@@ -228,9 +273,16 @@ def run_log(path: Path, moments: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in MODELS}
     used, skipped = 0, 0
+    arrivals = [j for j in log.jobs if j.submit >= MIN_LOG_S and j.req_time > 0]
     while used < moments and skipped < 20 * moments:
-        t = rng.uniform(MIN_LOG_S, end)
+        if new_jobs:  # just after a job's submission: the view a new job is placed from
+            t = rng.choice(arrivals).submit + 1.0
+        else:
+            t = rng.uniform(MIN_LOG_S, end)
         snap, samples, truth = moment(log, nodes_n, cpn, t)
+        if new_jobs:
+            fresh = {str(j.number) for j in log.jobs if t - NEW_S <= j.submit <= t}
+            truth = {n: a for n, a in truth.items() if n in fresh}
         if not truth:
             skipped += 1
             continue
@@ -238,6 +290,8 @@ def run_log(path: Path, moments: int, seed: int) -> dict[str, Any]:
         preds = predict(snap, samples, snap.taken_at)
         if "engine" in preds:
             preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
+            preds["sim_bound"] = preds["engine"]
+            preds["engine"] = with_wait_bound(preds["engine"], snap, recent_waits(log, t))
         for m, p in preds.items():
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
     return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,
@@ -249,10 +303,14 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--trace", action="append", required=True, metavar="FILE.swf[.gz]")
     p.add_argument("--moments", type=int, default=40, help="queue views per log")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--new-jobs", action="store_true",
+                   help="score only jobs just submitted, each at a moment a second after "
+                        "a job's submission (what placement predicts), not every waiting job")
     args = p.parse_args(argv)
-    args.tag = args.tag or f"seed{args.seed}"
-    logs = [run_log(Path(t), args.moments, args.seed) for t in args.trace]
-    r = {"seed": args.seed, "moments_per_log": args.moments, "logs": logs}
+    args.tag = args.tag or f"{'new-' if args.new_jobs else ''}seed{args.seed}"
+    logs = [run_log(Path(t), args.moments, args.seed, args.new_jobs) for t in args.trace]
+    r = {"seed": args.seed, "moments_per_log": args.moments, "new_jobs": args.new_jobs,
+         "logs": logs}
     rows = []
     for lg in logs:
         for m, s in lg["models"].items():

@@ -16,7 +16,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .calibration import RunSample, SiteCalibration, measured_bandwidth, run_sample
+from .calibration import (
+    RunSample,
+    SiteCalibration,
+    measured_bandwidth,
+    queue_waits,
+    run_sample,
+)
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -349,12 +355,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 own.setdefault(job.site, []).append(RunSample(
                     job.spec.queue, cpus, res.walltime_s,
                     (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp()))
-        out = {}
+        out, at = {}, utcnow()
         for n in self.sites:
-            acct = [run_sample(j) for j in self._calibrated.get(n, (0.0, []))[1]]
+            jobs = self._calibrated.get(n, (0.0, []))[1]
+            acct = [run_sample(j) for j in jobs]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []),
-                                     wait=waits)
+                                     wait=waits,
+                                     queued=queue_waits(jobs, at, CALIBRATION_WINDOW_S))
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:

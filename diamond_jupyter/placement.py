@@ -12,6 +12,11 @@ Estimates, for a feasible site:
   `estimated_start` of pending jobs where the snapshot has them (start_source "scheduler"
   in both cases, "simulation" otherwise). Each usable partition is simulated; the one with
   the earliest start wins (ties: the site's default partition).
+- 90% bound on the start: the simulation with every job at its class's upper runtime
+  ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
+  long the site's recent jobs of its class waited (`calibration.wait_bound`, from its
+  accounting and its view). A job that fits on idle resources with nothing queued is
+  certain: its bound is its start.
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
   speed 1.0) if known; else the walltime times the share of their walltime the user's own
   recent jobs ran (`own_share`), else that of every site's recent jobs of its size
@@ -56,7 +61,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .calibration import SiteCalibration, describe_start, pooled_share
+from .calibration import (
+    SiteCalibration,
+    describe_start,
+    pooled_share,
+    queue_waits,
+    wait_bound,
+)
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
@@ -88,6 +99,7 @@ READY_TOLERANCE_S = 30.0
 # such sites the "diamond" policy takes the cheapest.
 FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
+WAIT_HISTORY_S = 6 * 3600.0  # a view's jobs that started or were submitted this recently
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 
@@ -393,8 +405,15 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
-    if bound_s is None and start_s == 0 and not snap.pending:
-        bound_s = 0.0  # fits on idle resources, nothing queued ahead: it starts now
+    if start_s == 0 and not snap.pending:
+        bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
+    else:  # it may wait: as long as this site's recent jobs did, whatever the model says
+        waited = wait_bound({**(cal.queued if cal else {}), **queue_waits(
+            snap.jobs, now, WAIT_HISTORY_S)}.values(), pname, req.nodes * (req.cpn or 1))
+        if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
+            bound_s = waited[0]
+            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
+                           "recently")
     v.raw_start = now + timedelta(seconds=raw_s)
     v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
     if cal is not None:

@@ -1,6 +1,8 @@
-"""A job's expected runtime before its application has any history: its walltime scaled by
-what the user's own jobs used of theirs, else by what every site's recent jobs of its size
-used, never the bare walltime while there is anything to learn from."""
+"""What placement expects of a new job before it runs. Its runtime, before its application
+has any history: its walltime scaled by what the user's own jobs used of theirs, else by
+what every site's recent jobs of its size used, never the bare walltime while there is
+anything to learn from. Its start's 90% bound: at least how long the site's recent jobs
+waited (QBETS), whatever the queue model says."""
 
 from __future__ import annotations
 
@@ -98,3 +100,60 @@ async def test_the_users_share_comes_from_the_stores_completed_jobs(tmp_path):
         assert fed.own_runtime_share() == pytest.approx((0.1 + 0.2 + 0.3 + 0.4 + 1.0) / 5)
     finally:
         fed.store.close()
+
+
+# -- the start's 90% bound: at least how long the site's recent jobs waited ----------------
+
+def _status(nid: str, submitted_min: float, started_min: float | None, cpus: int = 1):
+    from diamond_jupyter.model import JobStatus
+
+    return JobStatus(native_id=nid, partition="compute", cpus=cpus,
+                     state=JobState.RUNNING if started_min is not None else JobState.PENDING,
+                     submitted_at=NOW - timedelta(minutes=submitted_min),
+                     started_at=None if started_min is None
+                     else NOW - timedelta(minutes=started_min))
+
+
+def test_recent_waits_count_started_jobs_and_those_still_waiting():
+    from diamond_jupyter.calibration import queue_waits
+
+    jobs = [_status("a", 30, 20), _status("b", 50, None), _status("old", 600, 500),
+            _status("c", 10, None, cpus=64)]
+    got = queue_waits(jobs, NOW, window_s=6 * 3600)
+    assert {n: w.wait_s for n, w in got.items()} == {"a": 600.0, "b": 3000.0, "c": 600.0}
+
+
+def test_the_wait_bound_is_the_qbets_order_statistic_of_the_class():
+    from diamond_jupyter.calibration import QueueWait, wait_bound
+
+    waits = [QueueWait("compute", 1, 60.0 * i) for i in range(1, 71)]  # 1..70 min
+    b, n = wait_bound(waits, "compute", 1)
+    # of 70 samples the 68th smallest holds the 90% quantile with 95% confidence
+    assert n == 70 and b == 68 * 60.0
+    assert wait_bound(waits[:10], "compute", 1) is None  # too few for that confidence
+    big = [QueueWait("compute", 64, 5.0)] * 30
+    assert wait_bound(waits + big, "compute", 64) == (5.0, 30)  # its own class first
+    assert wait_bound(waits + big, "compute", 8)[1] == 100  # else the partition's
+
+
+def test_a_job_that_may_wait_is_bound_by_how_long_the_sites_jobs_waited():
+    """The simulation says the probe starts in a minute behind one queued job; the site's
+    jobs of the last hours waited up to 70 min. The bound says so, not the model's minute;
+    a job that fits on idle resources with nothing queued stays certain."""
+    from diamond_jupyter.calibration import QueueWait
+
+    cfg, snap = _idle("busy")
+    queued = {f"j{i}": QueueWait("compute", 1, 60.0 * i) for i in range(1, 71)}
+    cal = SiteCalibration(_runs(0.5, 20), queued=queued)
+    certain = place(_minute_job(), [(cfg, snap)], now=NOW, calibration={"busy": cal})
+    assert certain.ranked[0].start_bound == NOW  # idle, nothing queued
+    full = snap.model_copy(update={"nodes": [n.model_copy(update={
+        "state": "allocated", "cpus_allocated": n.cpus}) for n in snap.nodes],
+        "jobs": [_status("r", 3, 2, cpus=32).model_copy(update={
+            "walltime_s": 180, "node_list": "busy1"}), _status("q", 1, None)]})
+    p = place(_minute_job(), [(cfg, full)], now=NOW, calibration={"busy": cal})
+    v = p.ranked[0]
+    # the 70 and the queued job's minute so far (the running one is of another size)
+    assert (v.start_bound - NOW).total_seconds() == 68 * 60.0, p.explain()
+    assert (v.estimated_start - NOW).total_seconds() < 180
+    assert any("the waits of 71 jobs here recently" in n for n in v.notes), v.notes

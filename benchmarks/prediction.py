@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.calibration import WAIT_FLOOR_S
+from diamond_jupyter.testbed.trace import header_count
 
 from .common import emit, markdown_table, mean, median, parser
 
@@ -82,8 +83,8 @@ def max_nodes(path: Path) -> int | None:
             if not line.startswith(";"):
                 return None
             key, _, value = (x.strip() for x in line[1:].partition(":"))
-            if key == "MaxNodes" and value.isdigit():
-                return int(value)
+            if key == "MaxNodes" and header_count(value):
+                return header_count(value)
     return None
 
 

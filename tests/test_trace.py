@@ -110,6 +110,24 @@ def test_same_seed_same_replay_and_start_fixes_the_window() -> None:
     assert fixed.window == a.window
 
 
+@pytest.mark.parametrize("header, expected", [
+    ("; MaxProcs: 2,048\n", 2048),  # a thousands separator
+    ("; MaxNodes: 512 (each with 4 processors)\n", 512),  # text after the count
+    ("; MaxNodes: 16\n", 200),  # nodes only, and jobs counted in processors: the largest
+    ("; MaxProcs: unknown\n", 200),  # no count: the largest job
+])
+def test_the_machine_size_reads_odd_headers_and_never_undercounts(tmp_path: Path, header: str,
+                                                                  expected: int) -> None:
+    p = tmp_path / "odd.swf"
+    p.write_text(header + "1 0 0 100 200 -1 -1 200 600 -1 1 1 1 -1 1 -1 -1 -1\n"
+                 "2 5 0 100 -1 -1 -1 8 600 -1 1 1 1 -1 1 -1 -1 -1\n")
+    log = read_swf(p)
+    assert log.max_procs == expected
+    assert [j.procs for j in log.jobs] == [200, 8]  # the request when nothing was allocated
+    plan = plan_replay(log, cluster("beta"), start=0, duration_s=10, scale=100)
+    assert plan.log_utilization <= 1.0  # no job is more than the whole machine
+
+
 def test_bad_traces_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.swf"
     bad.write_text("; MaxProcs: 10\n1 2 3\n")

@@ -106,9 +106,9 @@ def read_swf(path: str | Path) -> SwfLog:
                 if text.startswith(";"):
                     key, _, value = (x.strip() for x in text[1:].partition(":"))
                     # MaxProcs wins; MaxNodes stands in for logs that only give nodes
-                    if value.isdigit() and (key == "MaxProcs" or key == "MaxNodes"
-                                            and not max_procs):
-                        max_procs = int(value)
+                    count = header_count(value)
+                    if count and (key == "MaxProcs" or key == "MaxNodes" and not max_procs):
+                        max_procs = count
                     continue
                 jobs.append(_job(text, p, lineno))
     except OSError as e:
@@ -117,11 +117,23 @@ def read_swf(path: str | Path) -> SwfLog:
         raise BadInput(f"the trace {p} is not a readable gzip file: {e}") from None
     if not jobs:
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
-    if max_procs <= 0:
-        max_procs = max(j.procs for j in jobs)
+    # a header that undercounts (nodes standing in for processors, or simply wrong) would
+    # make every job a larger share of the machine than it was
+    max_procs = max(max_procs, *(j.procs for j in jobs))
     jobs.sort(key=lambda j: (j.submit, j.number))
     name = p.name.removesuffix(".gz").removesuffix(".swf")
     return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs))
+
+
+def header_count(value: str) -> int | None:
+    """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
+    None when it starts with no number."""
+    digits = ""
+    for ch in value.replace(",", "").replace("_", ""):
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
 
 
 def _job(text: str, path: Path, lineno: int) -> SwfJob:

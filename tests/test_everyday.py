@@ -403,6 +403,18 @@ def test_flux_gets_gpus_per_node_exactly():
     assert "--gpus-per-node=2" in script and "--tasks-per-node=8" in script
 
 
+def test_tasks_with_a_per_node_count_give_the_nodes_their_gpus_go_on():
+    """LSF's `-n 16 -R span[ptile=4]` (or Slurm's tasks and tasks per node) is 4 nodes:
+    2 GPUs per node are 8 in all, on flux as on the source."""
+    script, _, _ = _tr('#BSUB -n 16\n#BSUB -R "span[ptile=4]"\n#BSUB -gpu "num=2"\n'
+                       'mpirun ./x\n', "flux")
+    assert "#flux: --nodes=4" in script and "#flux: --gpus-per-node=2" in script, script
+    assert "#flux: --tasks-per-node=4" in script
+    script, _, _ = _tr("#SBATCH -n 6\n#SBATCH --ntasks-per-node=3\n#SBATCH --gpus-per-node=3\n"
+                       "srun ./x\n", "flux")
+    assert "#flux: --nodes=2" in script and "#flux: --gpus-per-slot=1" in script, script
+
+
 def test_unknowable_gpu_total_is_refused_not_multiplied():
     with pytest.raises(BadInput, match="no node count"):
         _tr("#SBATCH -n 4\n#SBATCH --gpus-per-node=1\n./x\n", "flux")

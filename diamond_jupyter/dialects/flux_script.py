@@ -213,6 +213,9 @@ class FluxScript:
             if val:
                 warnings.append(f"dropped: {what} {val} (no flux equivalent)")
         tpn = r.tasks_per_node
+        if not r.nodes and r.tasks and tpn and r.tasks % tpn == 0:
+            # 16 tasks, 4 per node (LSF's span[ptile=4], or Slurm's): on 4 nodes
+            r = r.model_copy(update={"nodes": r.tasks // tpn})
         tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
         gpt = r.gpus_per_task
         per_node_gpus = False

@@ -504,3 +504,21 @@ def test_flux_body_to_slurm():
     assert "echo $SLURM_JOB_ID $SLURM_PROCID" in script
     assert "kept: line 5: flux run options without an srun equivalent; the line is unchanged" \
         in warnings
+
+
+def test_lsf_slot_ranges_and_rusage_durations_keep_what_they_ask_for():
+    """`bsub -n 4,8` asks for at least 4 slots; `rusage[mem=4000:duration=10]` still asks
+    for 4000 MB a slot (the reservation's duration has no portable meaning)."""
+    from diamond_jupyter.dialects.lsf_script import lsf_script
+
+    body = '#BSUB -n 4,8\n#BSUB -R "rusage[mem=4000:duration=10]"\nmpirun ./x\n'
+    spec = lsf_script.parse_script("#!/bin/bash\n" + body)
+    assert (spec.resources.tasks, spec.resources.memory_per_cpu_mb) == (4, 4000)
+    script, warnings, _ = _tr(body, "slurm")
+    assert "#SBATCH --ntasks=4" in script and "#SBATCH --mem-per-cpu=4000M" in script, script
+    assert any("slot range 4,8 kept as minimum 4" in w for w in warnings), warnings
+    assert any("rusage[duration=10]" in w for w in warnings), warnings
+    same, _, _ = _tr(body, "lsf")  # one rusage section, as LSF reads it
+    assert '#BSUB -R "rusage[mem=4000MB:duration=10]"' in same, same
+    with pytest.raises(BadInput, match="MIN,MAX slots"):
+        _tr("#BSUB -n 8,4\n./x\n", "slurm")

@@ -60,6 +60,17 @@ def _count(raw: str) -> int:
     return len(TABLE.parse(tokenize(m.group(1) or ""), 0, raw, dash="-")) if m else 0
 
 
+def _merge_rusage(sections: list[str]) -> list[str]:
+    """One rusage section where there were several (`rusage[mem=4GB]` rendered and the
+    `rusage[duration=10]` kept of the source): LSF reads one per resource string."""
+    bodies = [x[len("rusage["):-1] for x in sections if x.startswith("rusage[")]
+    if len(bodies) < 2:
+        return sections
+    first = next(i for i, x in enumerate(sections) if x.startswith("rusage["))
+    rest = [x for x in sections if not x.startswith("rusage[")]
+    return rest[:first] + ["rusage[" + ":".join(bodies) + "]"] + rest[first:]
+
+
 def parse_lsf_time(text: str) -> int | None:
     """bsub -W [hour:]minute[/host] -> seconds."""
     t = text.split("/")[0].strip()
@@ -115,8 +126,14 @@ class LsfScript:
         o, v = item.option, item.value or ""
         r = spec.resources
         if o in ("-n", "-nnodes"):
-            if not v.isdigit():
-                raise bad(item, "bad count", "a positive integer")
+            lo, comma, hi = v.partition(",")  # bsub -n MIN,MAX: at least MIN slots
+            if not lo.isdigit() or int(lo) < 1 or (o == "-n" and comma and not (
+                    hi.isdigit() and int(hi) >= int(lo))):
+                raise bad(item, "bad count", "a positive integer, or MIN,MAX slots for -n")
+            if comma:
+                r.tasks = int(lo)
+                note(spec, f"line {item.lineno}: slot range {v} kept as minimum {lo}")
+                return False
             if o == "-n":
                 r.tasks = int(v)
             else:
@@ -188,11 +205,16 @@ class LsfScript:
                     r.tasks_per_node, done = int(m.group(1)), True
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
-            elif kind == "rusage" and (m := re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)", body)):
+            elif kind == "rusage" and (m := re.match(r"mem=([\d.]+\s*[A-Za-z]*)(?:[:,]|\Z)",
+                                                     body)):
                 mb = parse_mem_mb(m.group(1))
                 if mb is None:
                     raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
                 r.memory_per_cpu_mb, done = mb, True
+                # the rest (duration=, decay=, other resources) has no portable meaning
+                if rest := body[m.end():].strip(":, "):
+                    unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno,
+                                                  item.raw), "-R rusage")
             elif kind == "select" and re.fullmatch(r"[\w.\-]+(\s*&&\s*[\w.\-]+)*", body):
                 spec.constraints.features += re.split(r"\s*&&\s*", body)
                 done = True
@@ -297,7 +319,8 @@ class LsfScript:
             else:
                 warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
                                 "equivalent)")
-        sections += [d.value or "" for d in own if d.option.startswith("-R ")]
+        sections = _merge_rusage(sections + [d.value or "" for d in own
+                                             if d.option.startswith("-R ")])
         if sections:
             add("-R", " ".join(sections))
         self._render_gpu(spec, add, own, warnings)

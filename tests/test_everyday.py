@@ -522,3 +522,12 @@ def test_lsf_slot_ranges_and_rusage_durations_keep_what_they_ask_for():
     assert '#BSUB -R "rusage[mem=4000MB:duration=10]"' in same, same
     with pytest.raises(BadInput, match="MIN,MAX slots"):
         _tr("#BSUB -n 8,4\n./x\n", "slurm")
+
+
+def test_slurm_constraint_brackets_and_counts_become_valid_lsf_select():
+    script, warnings, _ = _tr('#SBATCH -C "[rack1|rack2]"\n./x\n', "lsf")
+    assert '#BSUB -R "select[(rack1 || rack2)]"' in script, script
+    assert any("the same one on every node" in w for w in warnings), warnings
+    script, warnings, _ = _tr('#SBATCH -C "a*2&b"\n./x\n', "lsf")
+    assert '#BSUB -R "select[a && b]"' in script, script
+    assert any("node counts in constraint a*2&b dropped" in w for w in warnings), warnings

@@ -60,6 +60,20 @@ def _count(raw: str) -> int:
     return len(TABLE.parse(tokenize(m.group(1) or ""), 0, raw, dash="-")) if m else 0
 
 
+def _lsf_select(feature: str, warnings: list[str]) -> str:
+    """A Slurm-style constraint (`a&b`, `a|b`, `[a|b]`, `a*2`) as an LSF select string."""
+    text = feature
+    if "[" in text or "]" in text:  # matching OR: every node has the same one of them
+        text = text.replace("[", "(").replace("]", ")")
+        warnings.append(f"approximated: constraint {feature} as {text} (LSF cannot ask for "
+                        "the same one on every node)")
+    if re.search(r"\*\d+", text):
+        text = re.sub(r"\*\d+", "", text)
+        warnings.append(f"approximated: node counts in constraint {feature} dropped (LSF "
+                        "select has none)")
+    return text.replace("&", " && ").replace("|", " || ")
+
+
 def _merge_rusage(sections: list[str]) -> list[str]:
     """One rusage section where there were several (`rusage[mem=4GB]` rendered and the
     `rusage[duration=10]` kept of the source): LSF reads one per resource string."""
@@ -306,7 +320,7 @@ class LsfScript:
                                 "slot (LSF rusage[mem] is per slot on most sites)")
         if c.features:
             sections.append("select[" + " && ".join(
-                f.replace("&", " && ").replace("|", " || ") for f in c.features) + "]")
+                _lsf_select(f, warnings) for f in c.features) + "]")
         if cpt > 1 and r.cpu_bind in (None, "none"):
             sections.append(f"affinity[core({cpt})]")
             if r.cpu_bind == "none":

@@ -278,6 +278,16 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
     return out
 
 
+RECENT_WAITS_S = 6 * 3600.0  # the window of recent waits a start's bound rests on
+
+
+def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
+               now: datetime) -> list[QueueWait]:
+    """A site's recent waits: those its accounting gave (`SiteCalibration.queued`) and
+    those its view shows (`queue_waits`), each job once."""
+    return list({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
+
+
 def wait_bound(waits: Iterable[QueueWait], partition: str | None, cpus: int | None
                ) -> tuple[float, int] | None:
     """(the QBETS bound on a new job's wait: the order statistic that, with 95% confidence,

@@ -13,6 +13,8 @@ placement predicts a new job's:
   request), the job's start in the calibrated backfill simulation of the whole queue
   (`simulated_starts`: every job ends after the median share of its request; the bound
   with the upper quantile's): source "calibrated";
+- a "calibrated" start's 90% bound is at least the QBETS bound of the site's recent
+  waits (`calibration.site_waits`, `wait_bound`), as placement bounds a new job's;
 - else the scheduler's estimate alone: source "scheduler" (no bound);
 - else None.
 
@@ -28,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal, TypedDict
 
-from .calibration import Ratio, SiteCalibration
+from .calibration import QueueWait, Ratio, SiteCalibration, size_class, wait_bound
 from .model import JobState, JobStatus, SiteSnapshot
 from .placement_fit import aware, partition_members, site_nodes
 from .placement_sim import build_state, calibrated_views, pending_demands, queue_starts
@@ -149,13 +151,24 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
 
 def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
                wait: SiteCalibration | None = None,
-               simulated: Simulated | None = None) -> list[QueueRow]:
+               simulated: Simulated | None = None,
+               waits: Iterable[QueueWait] = ()) -> list[QueueRow]:
     """Every job of the snapshot's queue, in its order; `mine` maps native ids to this
     user's diamond job ids, `wait` is the site's wait calibration, `simulated` the starts
-    of `simulated_starts`. Times in whole seconds. (10,000 rows are built in about 0.1 s:
-    the dashboard's first paint waits for them.)"""
+    of `simulated_starts`, `waits` the site's recent waits (`calibration.site_waits`): a
+    calibrated start's 90% bound is at least their QBETS bound, as in placement. Times in
+    whole seconds. (10,000 rows are built in about 0.1 s: the dashboard's first paint
+    waits for them.)"""
     t = now.timestamp()
     ratios: dict[tuple[str | None, int | None], Ratio | None] = {}
+    waits = list(waits)
+    bounds: dict[tuple[str | None, str], tuple[float, int] | None] = {}
+
+    def waited_bound(partition: str | None, cpus: int | None) -> tuple[float, int] | None:
+        key = (partition, size_class(cpus))
+        if key not in bounds:
+            bounds[key] = wait_bound(waits, partition, cpus) if waits else None
+        return bounds[key]
 
     def ts(d: datetime | None) -> float | None:
         return None if d is None else (d if d.tzinfo else d.replace(tzinfo=timezone.utc)
@@ -178,6 +191,10 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
             elif sim is not None:
                 predicted = {"median_s": round(sim[0]), "p90_s": round(sim[1]),
                              "source": "calibrated"}
+            if predicted is not None and predicted["source"] == "calibrated" and (
+                    b := waited_bound(j.partition, j.cpus)) is not None:
+                predicted["p90_s"] = max(predicted["p90_s"] or predicted["median_s"],
+                                         round(b[0]))
         job = mine.get(j.native_id)
         rows.append({
             "id": j.native_id, "user": j.user, "name": j.name, "partition": j.partition,
@@ -206,14 +223,15 @@ def busy(snap: SiteSnapshot) -> Busy:
 
 def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
                mine: Mapping[str, str], wait: SiteCalibration | None = None,
-               simulated: Simulated | None = None) -> DashboardSite:
+               simulated: Simulated | None = None,
+               waits: Iterable[QueueWait] = ()) -> DashboardSite:
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
         "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,
         "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
                    "gpus": sum(n.gpus for n in snap.nodes)},
         "busy": busy(snap),
-        "queue": queue_rows(snap, now, mine, wait, simulated),
+        "queue": queue_rows(snap, now, mine, wait, simulated, waits),
     }
 
 

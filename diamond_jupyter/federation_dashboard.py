@@ -9,7 +9,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .calibration import SiteCalibration
+from .calibration import SiteCalibration, site_waits
 from .dashboard import (
     Dashboard,
     Simulated,
@@ -88,7 +88,9 @@ class DashboardMixin:
         for (name, site), sim in zip(self.sites.items(), sims, strict=True):
             cal = cals.get(name)
             sites.append(site_entry(name, site.cfg.scheduler, snaps[name], now,
-                                    mine.get(name, {}), cal.wait if cal else None, sim))
+                                    mine.get(name, {}), cal.wait if cal else None, sim,
+                                    site_waits(cal.queued if cal else None,
+                                               snaps[name].jobs, now)))
         return {"generated": now.isoformat(), "user": user, "sites": sites}
 
     async def _simulated(self, site: str, snap: SiteSnapshot, cal: SiteCalibration | None,

@@ -65,7 +65,7 @@ from .calibration import (
     SiteCalibration,
     describe_start,
     pooled_share,
-    queue_waits,
+    site_waits,
     wait_bound,
 )
 from .capabilities import SiteCapabilities, from_metadata
@@ -99,7 +99,6 @@ READY_TOLERANCE_S = 30.0
 # such sites the "diamond" policy takes the cheapest.
 FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
-WAIT_HISTORY_S = 6 * 3600.0  # a view's jobs that started or were submitted this recently
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 
@@ -408,8 +407,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
-        waited = wait_bound({**(cal.queued if cal else {}), **queue_waits(
-            snap.jobs, now, WAIT_HISTORY_S)}.values(), pname, req.nodes * (req.cpn or 1))
+        waited = wait_bound(site_waits(cal.queued if cal else None, snap.jobs, now), pname,
+                            req.nodes * (req.cpn or 1))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "

@@ -386,7 +386,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """The mean share of its walltime (at speed 1.0) that this store's recent completed
         jobs ran: what the user's next job of an unknown kind may expect to use. None
         with fewer than MIN_SAMPLES such jobs."""
-        from .calibration import MIN_SAMPLES
+        from .calibration import MIN_RATIO, MIN_SAMPLES
 
         shares = []
         for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
@@ -394,7 +394,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if wall and job.started_at and job.ended_at:
                 speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
                 ran = (job.ended_at - job.started_at).total_seconds() * speed
-                shares.append(min(1.0, max(0.0, ran / wall)))
+                shares.append(min(1.0, max(MIN_RATIO, ran / wall)))  # never nothing
         return sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
 
     # -- jobs -------------------------------------------------------------------------------

@@ -174,13 +174,13 @@ class PlanMixin:
             return {"charge_factor": cf, "estimate": None, "why": why}
         hours = (v.estimated_runtime_s or 0.0) / 3600
         out: dict[str, Any] = {
-            "charge_factor": cf, "billed_nodes": round(v.billed_nodes, 3),
-            "hours": round(hours, 3), "estimate": round(v.cost, 3),
-            "formula": f"{cf:g} (charge factor) x {v.billed_nodes:.2f} nodes x {hours:.2f} h "
-                       f"= {v.cost:.2f} node-hours charged"}
+            "charge_factor": cf, "billed_nodes": _figure(v.billed_nodes),
+            "hours": _figure(hours), "estimate": _figure(v.cost),
+            "formula": f"{cf:g} (charge factor) x {v.billed_nodes:.3g} nodes x {hours:.3g} h "
+                       f"= {v.cost:.3g} node-hours charged"}
         wall = spec.resources.walltime_s
         if wall:
-            out["at_most"] = round(v.billed_nodes * wall / 3600 * cf, 3)
+            out["at_most"] = _figure(v.billed_nodes * wall / 3600 * cf)
         return out
 
     # -- data movements -----------------------------------------------------------------------
@@ -372,3 +372,8 @@ def describe_plan(plan: dict[str, Any] | None) -> str:
         out.append("  placement:")
         out += _block(str(plan["placement"]), "    ")
     return "\n".join(out)
+
+
+def _figure(x: float) -> float:
+    """Three significant figures: a short job's cost is small, never rounded to 0."""
+    return float(f"{x:.3g}")

@@ -157,3 +157,25 @@ def test_a_job_that_may_wait_is_bound_by_how_long_the_sites_jobs_waited():
     assert (v.start_bound - NOW).total_seconds() == 68 * 60.0, p.explain()
     assert (v.estimated_start - NOW).total_seconds() < 180
     assert any("the waits of 71 jobs here recently" in n for n in v.notes), v.notes
+
+
+async def test_jobs_that_ended_at_once_still_give_a_runtime(tmp_path):
+    """Five jobs that each ran 0 s: the next job still runs a moment (the calibration's
+    floor), so its cost is never 0."""
+    from diamond_jupyter.calibration import MIN_RATIO
+
+    fed = Federation(FederationConfig(sites=[]), store=Store(tmp_path / "s.sqlite"))
+    try:
+        for i in range(5):
+            fed.store.upsert_job(Job(
+                id=f"x:{i}", site="x", native_id=str(i), state=JobState.COMPLETED,
+                spec=_minute_job(), submitted_at=NOW, started_at=NOW, ended_at=NOW))
+        assert fed.own_runtime_share() == MIN_RATIO
+    finally:
+        fed.store.close()
+
+
+def test_a_short_jobs_cost_keeps_three_figures():
+    from diamond_jupyter.federation_plan import _figure
+
+    assert _figure(0.000254321) == 0.000254 and _figure(12.3456) == 12.3 and _figure(0) == 0

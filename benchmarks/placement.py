@@ -103,7 +103,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             snaps = await fed.snapshots(max_age_s=0)
             pairs = [(fed.sites[n].cfg, snaps[n]) for n in fed.sites]
             # what `Federation.place` passes, taken once for every policy
-            known = dict(history=fed.history(), own_share=fed.own_runtime_share(),
+            history, own_share = fed.runtime_history()
+            known = dict(history=history, own_share=own_share,
                          calibration=await fed.calibration(), ended=fed.ended_in_view(snaps))
             choice = {p: place(probe, pairs, policy=p, seed=seed * 1000 + r, home=HOME,
                                **known).choice

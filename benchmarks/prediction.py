@@ -21,7 +21,7 @@ in the 6 h before T (the engine's window), and the backfill simulation of
   (the work ahead is a sum), the bound from the simulation alone (the engine before
   session 9);
 - `engine`: what `placement` uses: `sim_bound`'s starts, each bound at least the QBETS
-  bound of the site's recent waits (`calibration.wait_bound`: jobs that started in the
+  bound of the site's recent waits (`calibration.RecentWaits`: jobs that started in the
   6 h before T, and those submitted in them still waiting, for as long as they have);
 - `spread`: conditioned running jobs, the queued jobs of a class at evenly spread
   quantiles of its ratios (`ratio_fn` "spread": the same sum, as a few long jobs and many
@@ -236,12 +236,13 @@ def recent_waits(log, t: float):
 def with_wait_bound(sim: Predictions, snap, waits) -> Predictions:
     """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
     class, as `placement` does for a job that may wait."""
-    from diamond_jupyter.calibration import wait_bound
+    from diamond_jupyter.calibration import RecentWaits
 
+    recent = RecentWaits(waits.values())
     cpus = {j.native_id: j.cpus for j in snap.pending}
     out = {}
     for n, (start, bound) in sim.items():
-        b = wait_bound(waits.values(), "all", cpus.get(n))
+        b = recent.bound("all", cpus.get(n))
         out[n] = (start, bound if b is None else max(b[0], bound or start))
     return out
 

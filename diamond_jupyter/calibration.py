@@ -29,7 +29,7 @@ and the upper quantile bounds it (the same QBETS-style order statistic).
 A queue model misses what a real scheduler does besides (priorities, fair share, limits,
 jobs arriving later that start first): on real centers' logs the simulated bound covered
 about 60% of new jobs' starts. So a waiting job's bound is also at least the QBETS bound
-of how long this site's recent jobs waited (`wait_bound`: those that started in the
+of how long this site's recent jobs waited (`RecentWaits`: those that started in the
 window, and those still waiting, for as long as they have), per partition and size class.
 
 Pure: samples in, ratios out. `Federation` gathers the samples; `placement` uses them.
@@ -282,29 +282,40 @@ RECENT_WAITS_S = 6 * 3600.0  # the window of recent waits a start's bound rests 
 
 
 def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
-               now: datetime) -> list[QueueWait]:
+               now: datetime) -> RecentWaits:
     """A site's recent waits: those its accounting gave (`SiteCalibration.queued`) and
     those its view shows (`queue_waits`), each job once."""
-    return list({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
+    return RecentWaits({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
 
 
-def wait_bound(waits: Iterable[QueueWait], partition: str | None, cpus: int | None
-               ) -> tuple[float, int] | None:
-    """(the QBETS bound on a new job's wait: the order statistic that, with 95% confidence,
-    at least 90% of these waits stay below; how many waits it rests on), from the finest
-    class (partition and size, partition, all) with enough of them; None without."""
-    part, cls = (partition or "").split(",")[0], size_class(cpus)
-    by: dict[tuple[str, str], list[float]] = {}
-    for w in waits:
-        p, c = w.partition or "", size_class(w.cpus)
-        for key in ((p, c), (p, "*"), ("*", "*")):
-            by.setdefault(key, []).append(w.wait_s)
-    for key in ((part, cls), (part, "*"), ("*", "*")):
-        v = sorted(by.get(key, ()))
-        k = quantile_upper_index(len(v)) if len(v) >= MIN_SAMPLES else None
-        if k is not None:
-            return v[k], len(v)
-    return None
+class RecentWaits:
+    """A site's recent waits, grouped by class once; `bound` per class on first use."""
+
+    def __init__(self, waits: Iterable[QueueWait]) -> None:
+        self._by: dict[tuple[str, str], list[float]] = {}
+        for w in waits:
+            p, c = w.partition or "", size_class(w.cpus)
+            for key in ((p, c), (p, "*"), ("*", "*")):
+                self._by.setdefault(key, []).append(w.wait_s)
+        self._bounds: dict[tuple[str, str], tuple[float, int] | None] = {}
+
+    def _of(self, key: tuple[str, str]) -> tuple[float, int] | None:
+        if key not in self._bounds:
+            v = sorted(self._by.get(key, ()))
+            k = quantile_upper_index(len(v)) if len(v) >= MIN_SAMPLES else None
+            self._bounds[key] = None if k is None else (v[k], len(v))
+        return self._bounds[key]
+
+    def bound(self, partition: str | None, cpus: int | None) -> tuple[float, int] | None:
+        """(the QBETS bound on a new job's wait: the order statistic that, with 95%
+        confidence, at least 90% of these waits stay below; how many waits it rests on),
+        from the finest class (partition and size, partition, all) with enough of them;
+        None without."""
+        part, cls = (partition or "").split(",")[0], size_class(cpus)
+        for key in ((part, cls), (part, "*"), ("*", "*")):
+            if (b := self._of(key)) is not None:
+                return b
+        return None
 
 
 class RatioFn(Protocol):

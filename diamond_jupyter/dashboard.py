@@ -14,7 +14,7 @@ placement predicts a new job's:
   (`simulated_starts`: every job ends after the median share of its request; the bound
   with the upper quantile's): source "calibrated";
 - a "calibrated" start's 90% bound is at least the QBETS bound of the site's recent
-  waits (`calibration.site_waits`, `wait_bound`), as placement bounds a new job's;
+  waits (`calibration.site_waits`), as placement bounds a new job's;
 - else the scheduler's estimate alone: source "scheduler" (no bound);
 - else None.
 
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal, TypedDict
 
-from .calibration import QueueWait, Ratio, SiteCalibration, size_class, wait_bound
+from .calibration import Ratio, RecentWaits, SiteCalibration
 from .model import JobState, JobStatus, SiteSnapshot
 from .placement_fit import aware, partition_members, site_nodes
 from .placement_sim import build_state, calibrated_views, pending_demands, queue_starts
@@ -152,7 +152,7 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
 def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
                wait: SiteCalibration | None = None,
                simulated: Simulated | None = None,
-               waits: Iterable[QueueWait] = ()) -> list[QueueRow]:
+               waits: RecentWaits | None = None) -> list[QueueRow]:
     """Every job of the snapshot's queue, in its order; `mine` maps native ids to this
     user's diamond job ids, `wait` is the site's wait calibration, `simulated` the starts
     of `simulated_starts`, `waits` the site's recent waits (`calibration.site_waits`): a
@@ -161,14 +161,6 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
     waits for them.)"""
     t = now.timestamp()
     ratios: dict[tuple[str | None, int | None], Ratio | None] = {}
-    waits = list(waits)
-    bounds: dict[tuple[str | None, str], tuple[float, int] | None] = {}
-
-    def waited_bound(partition: str | None, cpus: int | None) -> tuple[float, int] | None:
-        key = (partition, size_class(cpus))
-        if key not in bounds:
-            bounds[key] = wait_bound(waits, partition, cpus) if waits else None
-        return bounds[key]
 
     def ts(d: datetime | None) -> float | None:
         return None if d is None else (d if d.tzinfo else d.replace(tzinfo=timezone.utc)
@@ -191,8 +183,8 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
             elif sim is not None:
                 predicted = {"median_s": round(sim[0]), "p90_s": round(sim[1]),
                              "source": "calibrated"}
-            if predicted is not None and predicted["source"] == "calibrated" and (
-                    b := waited_bound(j.partition, j.cpus)) is not None:
+            if predicted is not None and predicted["source"] == "calibrated" and waits and (
+                    b := waits.bound(j.partition, j.cpus)) is not None:
                 predicted["p90_s"] = max(predicted["p90_s"] or predicted["median_s"],
                                          round(b[0]))
         job = mine.get(j.native_id)
@@ -224,7 +216,7 @@ def busy(snap: SiteSnapshot) -> Busy:
 def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
                mine: Mapping[str, str], wait: SiteCalibration | None = None,
                simulated: Simulated | None = None,
-               waits: Iterable[QueueWait] = ()) -> DashboardSite:
+               waits: RecentWaits | None = None) -> DashboardSite:
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
         "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,

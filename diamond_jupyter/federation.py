@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .calibration import (
+    RECENT_WAITS_S,
     RunSample,
     SiteCalibration,
     measured_bandwidth,
@@ -263,10 +264,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  if (n in only if only else self.sites[n].cfg.auto)]
         if stage_data is None and spec.stage_in:
             stage_data = await self.stage_data(spec)
+        history, own_share = self.runtime_history()
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
-                     history=self.history(), own_share=self.own_runtime_share(),
-                     calibration=cals, capabilities=caps, stage_data=stage_data,
-                     ended=self.ended_in_view(snaps))
+                     history=history, own_share=own_share, calibration=cals,
+                     capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps))
 
     def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
         """Per site, the native ids of this store's jobs that a view still lists as running
@@ -362,7 +363,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []),
                                      wait=waits,
-                                     queued=queue_waits(jobs, at, CALIBRATION_WINDOW_S))
+                                     queued=queue_waits(jobs, at, RECENT_WAITS_S))
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:
@@ -370,32 +371,27 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         empty before the first `calibration` or for an unknown site."""
         return list(self._calibrated.get(site, (0.0, []))[1])
 
-    def history(self) -> dict[str, float]:
-        """The median observed runtime (s, scaled by the site's speed factor) per application (a
-        spec's `metadata.application`), from the store's completed jobs."""
-        runs: dict[str, list[float]] = {}
-        for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
-            app = (job.spec.metadata.get("application") if job.spec else None)
-            if app and job.started_at and job.ended_at:
-                speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
-                runs.setdefault(app, []).append(
-                    (job.ended_at - job.started_at).total_seconds() * speed)
-        return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}
-
-    def own_runtime_share(self) -> float | None:
-        """The mean share of its walltime (at speed 1.0) that this store's recent completed
-        jobs ran: what the user's next job of an unknown kind may expect to use. None
-        with fewer than MIN_SAMPLES such jobs."""
+    def runtime_history(self) -> tuple[dict[str, float], float | None]:
+        """From one read of the store's completed jobs: the median observed runtime (s, at
+        speed 1.0: scaled by the site's speed factor) per application (a spec's
+        `metadata.application`), and the mean share of its walltime those with one ran
+        (what the user's next job of an unknown kind may expect to use; None with fewer
+        than MIN_SAMPLES such jobs, never below the calibration's MIN_RATIO)."""
         from .calibration import MIN_RATIO, MIN_SAMPLES
 
+        runs: dict[str, list[float]] = {}
         shares = []
         for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
-            wall = job.spec.resources.walltime_s if job.spec else None
-            if wall and job.started_at and job.ended_at:
-                speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
-                ran = (job.ended_at - job.started_at).total_seconds() * speed
-                shares.append(min(1.0, max(MIN_RATIO, ran / wall)))  # never nothing
-        return sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
+            if not (job.spec and job.started_at and job.ended_at):
+                continue
+            speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
+            ran = (job.ended_at - job.started_at).total_seconds() * speed
+            if app := job.spec.metadata.get("application"):
+                runs.setdefault(app, []).append(ran)
+            if wall := job.spec.resources.walltime_s:
+                shares.append(min(1.0, max(MIN_RATIO, ran / wall)))
+        share = sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
+        return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
 
     # -- jobs -------------------------------------------------------------------------------
     def check_submittable(self, spec: JobSpec) -> None:

@@ -14,7 +14,7 @@ Estimates, for a feasible site:
   the earliest start wins (ties: the site's default partition).
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
-  long the site's recent jobs of its class waited (`calibration.wait_bound`, from its
+  long the site's recent jobs of its class waited (`calibration.site_waits`, from its
   accounting and its view). A job that fits on idle resources with nothing queued is
   certain: its bound is its start.
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
@@ -66,7 +66,6 @@ from .calibration import (
     describe_start,
     pooled_share,
     site_waits,
-    wait_bound,
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
@@ -407,8 +406,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
-        waited = wait_bound(site_waits(cal.queued if cal else None, snap.jobs, now), pname,
-                            req.nodes * (req.cpn or 1))
+        waited = site_waits(cal.queued if cal else None, snap.jobs, now).bound(
+            pname, req.nodes * (req.cpn or 1))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "

@@ -259,12 +259,12 @@ def test_a_calibrated_start_is_bound_by_the_sites_recent_waits_too():
     """As in placement: whatever the model says, 10% of this site's recent jobs of the
     class waited over an hour, so the 90% bound is at least that; a start from the
     scheduler alone stays unbounded."""
-    from diamond_jupyter.calibration import QueueWait
+    from diamond_jupyter.calibration import QueueWait, RecentWaits
 
     s = snap([pending("b", 1, 4, H, part="compute"),
               pending("c", 1, 4, H, part="compute", est=NOW + timedelta(hours=2))])
     sim = {"b": (1200.0, 1500.0)}
-    recent = [QueueWait("compute", 4, 60.0 * i) for i in range(1, 71)]  # 1..70 min
+    recent = RecentWaits(QueueWait("compute", 4, 60.0 * i) for i in range(1, 71))  # 1..70 min
     plain = {r["id"]: r["predicted_start"] for r in queue_rows(s, NOW, {}, None, sim)}
     rows = {r["id"]: r["predicted_start"] for r in queue_rows(s, NOW, {}, None, sim,
                                                               waits=recent)}

@@ -95,9 +95,9 @@ async def test_the_users_share_comes_from_the_stores_completed_jobs(tmp_path):
             done(i, ran)
         done(10, 100, state=JobState.FAILED)  # what failed says nothing of what runs take
         done(11, 100, wall=None)  # nor what had no walltime
-        assert fed.own_runtime_share() is None  # four are too few
+        assert fed.runtime_history()[1] is None  # four are too few
         done(4, 250)  # ran past its walltime (a grace period): counts as all of it
-        assert fed.own_runtime_share() == pytest.approx((0.1 + 0.2 + 0.3 + 0.4 + 1.0) / 5)
+        assert fed.runtime_history()[1] == pytest.approx((0.1 + 0.2 + 0.3 + 0.4 + 1.0) / 5)
     finally:
         fed.store.close()
 
@@ -124,7 +124,10 @@ def test_recent_waits_count_started_jobs_and_those_still_waiting():
 
 
 def test_the_wait_bound_is_the_qbets_order_statistic_of_the_class():
-    from diamond_jupyter.calibration import QueueWait, wait_bound
+    from diamond_jupyter.calibration import QueueWait, RecentWaits
+
+    def wait_bound(waits, partition, cpus):
+        return RecentWaits(waits).bound(partition, cpus)
 
     waits = [QueueWait("compute", 1, 60.0 * i) for i in range(1, 71)]  # 1..70 min
     b, n = wait_bound(waits, "compute", 1)
@@ -170,7 +173,7 @@ async def test_jobs_that_ended_at_once_still_give_a_runtime(tmp_path):
             fed.store.upsert_job(Job(
                 id=f"x:{i}", site="x", native_id=str(i), state=JobState.COMPLETED,
                 spec=_minute_job(), submitted_at=NOW, started_at=NOW, ended_at=NOW))
-        assert fed.own_runtime_share() == MIN_RATIO
+        assert fed.runtime_history()[1] == MIN_RATIO
     finally:
         fed.store.close()
 

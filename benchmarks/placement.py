@@ -10,7 +10,9 @@ speeds, decide it):
   a backlog of 40 at the start and ~90 a minute: a deep queue that drains within seconds;
 - gamma (the fastest, speed 2.0): FEW long jobs (median 3 min, walltime 4-9 min), each
   taking a whole node (32 cores and both GPUs): both nodes full, 0-3 pending, so a new job
-  waits minutes although the queue is the shortest.
+  waits minutes although the queue is the shortest;
+- delta (Grid Engine, speed 0.9): the `busy` stream (runs before it joined left delta idle,
+  a fixed home nothing could beat; the seeds table names the sites a run loaded).
 Beta's and gamma's jobs run in real time, so their walltime requests over-estimate their
 runtimes by 1.2-3x (1 min at least), as users' requests do.
 Each round takes a snapshot of every site, lets every policy choose from it (fixed = home
@@ -82,8 +84,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         from diamond_jupyter.testbed import trace
         from diamond_jupyter.testbed.clusters import cluster
 
-        plans = [trace.plan_replay(trace.read_swf(path), cluster(site), scale=trace_scale,
-                                   duration_s=duration, seed=seed) for path, site in traces]
+        plans = trace.plan_replays([(path, cluster(site)) for path, site in traces],
+                                   scale=trace_scale, duration_s=duration, seed=seed)
         background = sorted((j for pl in plans for j in pl.jobs), key=lambda j: j.at_s)
         trace_info = [pl.summary() for pl in plans]
     else:
@@ -208,6 +210,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "rounds_all_censored": len(all_censored),
         "background_jobs": len(jobs), "background_submitted": submitted,
         "profile": None if traces else profile, "traces": trace_info,
+        "loaded_sites": [s for s in sites if any(j.site == s for j in jobs)],
         "time_scale": trace_scale if traces else time_scale,
         "per_round": scored, "per_round_all_censored": all_censored,
     }

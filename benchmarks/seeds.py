@@ -38,11 +38,14 @@ QUEUE_AHEAD_TARGET = 1.5
 
 
 def background(run: dict[str, Any]) -> str:
-    """The background's name: `LOG@site+...` for trace replays, else the load profile."""
+    """The background's name: `LOG@site+...` for trace replays, else the load profile, with
+    the sites it loaded when the run recorded them (`depth_misleads` loads the Grid Engine
+    site too since it joined the profile; older runs left it idle)."""
     traces = run.get("traces") or []
     if traces:
         return "+".join(f"{t['log'].split('-')[0]}@{t['site']}" for t in traces)
-    return run.get("profile") or "unknown"
+    loaded = run.get("loaded_sites")
+    return (run.get("profile") or "unknown") + (f" ({'+'.join(loaded)})" if loaded else "")
 
 
 def _mean(run: dict[str, Any], key: str) -> float | None:

@@ -59,6 +59,8 @@ def test_runs_from_before_homes_were_scored_cannot_meet_a_target(tmp_path):
     rows = data["runs"]
     assert [(r["background"], r["seed"]) for r in rows] == [
         ("KTH@alpha+LLNL@gamma", 7), ("depth_misleads", 1)]
+    assert seeds.background({**old, "loaded_sites": ["alpha", "delta"]}) == \
+        "depth_misleads (alpha+delta)"
     assert set(rows[1]["meets"].values()) == {None}
     assert rows[0]["meets"]["mean_below_every_baseline"] is True
     md = (tmp_path / "placement_seeds.md").read_text()

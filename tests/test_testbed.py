@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import statistics
 from pathlib import Path
 
@@ -242,6 +243,67 @@ def test_cancel_named_ends_only_the_prefixed_jobs_in_batches(tmp_path):
     assert [i for c in calls for i in c] == [str(1000 + n) for n in range(401)]
     with pytest.raises(ValueError, match="prefix"):
         asyncio.run(load.cancel_named(site, ""))
+
+
+def test_load_jobs_go_to_each_scheduler_in_its_own_words():
+    """sbatch for Slurm; qsub of the sleep binary for Grid Engine: one host's slots in the smp
+    environment, several hosts' in mpi, the request as h_rt; anything else is refused."""
+    j = load.LoadJob(at_s=0, site="delta", nodes=2, cpus_per_node=4, runtime_s=7.5,
+                     walltime_min=3, name="bpl1x2-trace-run-9")
+    assert load.submit_argv(j, "sge") == [
+        "qsub", "-terse", "-N", "bpl1x2-trace-run-9", "-b", "y", "-o", "/dev/null", "-j", "y",
+        "-pe", "mpi", "8", "-l", "h_rt=180", "sleep", "7.5"]
+    one = load.submit_argv(dataclasses.replace(j, nodes=1, partition="short.q"), "sge")
+    assert one[one.index("-pe") + 1:one.index("-pe") + 3] == ["smp", "4"]
+    assert one[-4:] == ["-q", "short.q", "sleep", "7.5"]
+    slurm = load.submit_argv(dataclasses.replace(j, gpus=1), "slurm")
+    assert slurm[:2] == ["sbatch", "--parsable"] and "--gres=gpu:1" in slurm
+    assert slurm[-2:] == ["--wrap", "sleep 7.5"]
+    with pytest.raises(ValueError, match="no GPUs"):
+        load.submit_argv(dataclasses.replace(j, gpus=1), "sge")
+    with pytest.raises(ValueError, match="accepted: slurm, sge"):
+        load.submit_argv(j, "pbs")
+
+
+def test_cancel_named_on_grid_engine_reads_qstat_xml(tmp_path):
+    """A local Grid Engine site whose qstat prints this run's jobs among others' (a job on two
+    hosts listed twice) and whose qdel records its argv: only the prefixed ids, once each."""
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.sites import Site
+
+    def job(number: int, name: str, state: str = "running") -> str:
+        return (f'<job_list state="{state}"><JB_job_number>{number}</JB_job_number>'
+                f"<JB_name>{name}</JB_name><state>r</state></job_list>")
+    xml = ("<?xml version='1.0'?><job_info><queue_info>"
+           + job(5, "bpl1x2-trace-run-1") + job(5, "bpl1x2-trace-run-1") + job(6, "mine")
+           + "</queue_info><job_info>" + job(7, "bpl1x2-trace-wait-2", "pending")
+           + job(8, "bpl1x3-trace-wait-3", "pending") + "</job_info></job_info>")
+    (tmp_path / "qstat.xml").write_text(xml)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in {"qstat": f'cat {tmp_path / "qstat.xml"}',
+                       "qdel": f'echo "$*" >> {tmp_path / "qdel.log"}'}.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    site = Site(SiteConfig(name="s", scheduler="sge", transport={"kind": "local"},
+                           preamble=f'PATH={bin_dir}:"$PATH"; export PATH'))
+    assert asyncio.run(load.cancel_named(site, "bpl1x2-", "sge")) == 2
+    assert (tmp_path / "qdel.log").read_text().split() == ["5", "7"]
+    (tmp_path / "qstat.xml").write_text("error: commlib error: got select error")
+    assert asyncio.run(load.cancel_named(site, "bpl1x2-", "sge")) == 0
+
+
+def test_depth_misleads_leaves_no_site_idle():
+    """Every site of the test bed carries load, the Grid Engine site included when there is
+    one: an idle site would be a fixed home no policy can beat; the Slurm sites' streams are
+    what they were before it joined, draw for draw (it is drawn last)."""
+    from diamond_jupyter.testbed.clusters import CLUSTERS
+
+    jobs = load.plan("depth_misleads", seed=3, duration_s=120, time_scale=150)
+    assert {j.site for j in jobs} == {c.name for c in CLUSTERS}
+    slurm = [j for j in jobs if j.site != "delta"]
+    assert slurm == load.plan("depth_misleads", seed=3, duration_s=120, time_scale=150,
+                              sites=["alpha", "beta", "gamma"])
 
 
 def test_load_submits_and_stops_by_itself(tb):

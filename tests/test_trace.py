@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 import json
 from pathlib import Path
@@ -13,7 +14,7 @@ from diamond_jupyter.cli import main as cli
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
-from diamond_jupyter.testbed.trace import plan_replay, read_swf
+from diamond_jupyter.testbed.trace import plan_replay, plan_replays, read_swf
 
 
 def _traces() -> Path:
@@ -183,3 +184,70 @@ def test_replay_reaches_the_real_scheduler(tb) -> None:
     assert set(long_enough) <= set(limits)
     for name, j in long_enough.items():
         assert parse_slurm_time(limits[name]) == j.walltime_min * 60, (name, limits[name])
+
+
+def test_a_log_on_several_sites_replays_other_windows() -> None:
+    """The first use of a log is the window its seed always drew; a second site replaying it
+    draws another, so the two sites never carry the same jobs; a fixed --start is kept."""
+    alpha, beta = cluster("alpha"), cluster("beta")
+    first, again = plan_replays([(LOGS[0], alpha), (LOGS[0], beta)], duration_s=120, seed=5)
+    assert first.window == plan_replay(read_swf(LOGS[0]), alpha, duration_s=120, seed=5).window
+    assert again.window != first.window
+    other_log = plan_replays([(LOGS[1], beta)], duration_s=120, seed=5)[0]
+    assert other_log.window == plan_replay(read_swf(LOGS[1]), beta, duration_s=120,
+                                           seed=5).window
+    start = first.window[0]
+    fixed = plan_replays([(LOGS[0], alpha), (LOGS[0], beta)], duration_s=120, start=start)
+    assert {p.window for p in fixed} == {first.window}
+
+
+def test_cli_replays_on_the_grid_engine_site(capsys) -> None:
+    from diamond_jupyter.testbed.clusters import CLUSTERS
+
+    if "delta" not in {c.name for c in CLUSTERS}:
+        pytest.fail("the test bed has no Grid Engine site (install gridengine-master)")
+    assert cli(["testbed", "load", "--trace", str(LOGS[0]), "--site", "delta",
+                "--seed", "2", "--duration", "120", "--dry-run", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {j["site"] for j in out["jobs"]} == {"delta"}
+    assert cli(["testbed", "load", "--trace", str(LOGS[0]), "--site", "alpha-pbs",
+                "--dry-run"]) == 2
+    assert "accepted: alpha, beta, gamma, delta" in capsys.readouterr().err
+
+
+def test_replay_reaches_real_grid_engine(tb) -> None:
+    """A rebuilt queue lands on the Grid Engine site through qsub, each job with its slots and
+    its scaled request as h_rt; cancelling by prefix ends this replay's jobs, and only them."""
+    from diamond_jupyter.dialects import get_commands
+    from diamond_jupyter.testbed import load
+    from diamond_jupyter.transports import make_transport
+
+    plan = plan_replay(read_swf(LOGS[1]), cluster("delta"), seed=6, duration_s=1, scale=600)
+    standing = [j for j in plan.jobs if j.at_s == 0 and j.runtime_s > 30]
+    assert standing
+    jobs = [dataclasses.replace(j, name=f"tge6-{j.name}") for j in standing]
+    other = dataclasses.replace(jobs[0], name="tge7-keep", runtime_s=60)
+    res = asyncio.run(load.run(str(tb.config_path), [*jobs, other]))
+    assert res["submitted"] == {"delta": len(jobs) + 1} and res["failed"] == 0
+
+    async def queue_then_cancel() -> tuple[dict, int, dict[str, str]]:
+        t = make_transport(tb.config.site("delta").transport, site="delta")
+        try:
+            sge = get_commands("sge")
+            before = {s.name: s for s in sge.parse_status((await t.run(
+                ["qstat", "-xml", "-r"], check=True)).stdout)}
+            asked = await load.cancel_named(t, "tge6-", "sge")
+            left = {s.name: s.native_state or "" for s in sge.parse_status((await t.run(
+                ["qstat", "-xml"], check=True)).stdout)}
+            await load.cancel_named(t, "tge7-", "sge")
+            return before, asked, left
+        finally:
+            await t.close()
+    before, asked, left = asyncio.run(queue_then_cancel())
+    for j in jobs:
+        assert j.name in before, j.name
+        assert before[j.name].walltime_s == j.walltime_min * 60, (j.name, before[j.name])
+    assert asked == len(jobs)
+    # a running job qdel'd is listed as deleting ("dr") until its host has killed it
+    assert "d" not in left["tge7-keep"]
+    assert all("d" in state for n, state in left.items() if n.startswith("tge6-")), left

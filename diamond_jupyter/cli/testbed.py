@@ -131,23 +131,24 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
     """`--trace F --site S` pairs (one log per site) -> the jobs of every replay, in time."""
     from ..model import BadInput
     from ..testbed import trace
-    from ..testbed.clusters import SLURM_CLUSTERS as CLUSTERS  # replayed with sbatch
+    from ..testbed.clusters import CLUSTERS
+    from ..testbed.load import LOADED_SCHEDULERS  # replayed with sbatch or qsub
 
     if args.profile:
         raise BadInput("give --profile or --trace, not both")
     if len(args.site) != len(args.trace):
         raise BadInput(f"each --trace needs its --site (got {len(args.trace)} traces and "
                        f"{len(args.site)} sites)")
-    known = {c.name: c for c in CLUSTERS}
-    jobs, plans = [], []
-    for path, site in zip(args.trace, args.site, strict=True):
+    known = {c.name: c for c in CLUSTERS if c.scheduler in LOADED_SCHEDULERS}
+    for site in args.site:
         if site not in known:
             raise BadInput(f"unknown test-bed site {site!r} (accepted: {', '.join(known)})")
-        plan = trace.plan_replay(trace.read_swf(path), known[site], scale=args.time_scale,
-                                 duration_s=args.duration, seed=args.seed, start=args.start)
-        jobs += plan.jobs
-        plans.append(plan.summary())
-    return sorted(jobs, key=lambda j: j.at_s), plans
+    plans = trace.plan_replays([(path, known[site]) for path, site in
+                                zip(args.trace, args.site, strict=True)],
+                               scale=args.time_scale, duration_s=args.duration,
+                               seed=args.seed, start=args.start)
+    return (sorted((j for p in plans for j in p.jobs), key=lambda j: j.at_s),
+            [p.summary() for p in plans])
 
 
 def add_testbed_commands(sub, common) -> None:

@@ -32,7 +32,11 @@ decide it):
 - gamma (fastest, speed 2.0): FEW long jobs (median 3 min real, walltime 4-9 min), each
   taking a whole node (32 cores and both GPUs); a backlog of 3 at the start and ~1 a
   minute: both nodes stay full, with 0-3 jobs pending, so a new job waits minutes although
-  the queue looks the shortest.
+  the queue looks the shortest;
+- delta (the Grid Engine site, speed 0.9, when the test bed has one): the `busy` stream, so
+  no site stands idle (an idle site is a fixed home that wins every round).
+
+The load is submitted with sbatch on Slurm sites and qsub on Grid Engine sites.
 """
 
 from __future__ import annotations
@@ -40,13 +44,13 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dialects import get_commands
-from .clusters import SLURM_CLUSTERS as CLUSTERS  # the load is sbatch: Slurm sites only
-from .clusters import ClusterDef
+from .clusters import CLUSTERS, SLURM_CLUSTERS, ClusterDef
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
@@ -54,8 +58,10 @@ if TYPE_CHECKING:
 PROFILES: dict[str, dict[str, dict]] = {
     # per site: burst rate (bursts per real minute), mean burst size, runtime median (center
     # minutes) and sigma, serial share
-    "light": {c.name: dict(rate=2, burst=2, median=3, sigma=0.8, serial=0.5) for c in CLUSTERS},
-    "busy": {c.name: dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3) for c in CLUSTERS},
+    "light": {c.name: dict(rate=2, burst=2, median=3, sigma=0.8, serial=0.5)
+              for c in SLURM_CLUSTERS},
+    "busy": {c.name: dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3)
+             for c in SLURM_CLUSTERS},
     # one site much busier than the others: where a fixed home site is a bad choice
     "skewed": {
         "alpha": dict(rate=12, burst=4, median=10, sigma=0.9, serial=0.2),
@@ -69,6 +75,9 @@ PROFILES: dict[str, dict[str, dict]] = {
                      initial=40, time_scale=1),
         "gamma": dict(rate=0.7, burst=1.5, median=3, sigma=0.4, serial=0, nodes=1, cpus=32,
                       gpus=2, initial=3, time_scale=1),
+        # the Grid Engine site (when the test bed has one): the `busy` stream, so that no
+        # site stands idle for a fixed home to win every round on
+        "delta": dict(rate=6, burst=3, median=6, sigma=1.0, serial=0.3),
     },
     # busy CPU sites, and a GPU site whose GPUs are the bottleneck (the workflow benchmark's
     # downstream site): each job one node, 8 of its 32 cores and one of its 2 GPUs, median
@@ -152,8 +161,33 @@ def _max_minutes(c: ClusterDef) -> int:
     return (parse_slurm_time(default.max_time) or 86400) // 60
 
 
+LOADED_SCHEDULERS = ("slurm", "sge")  # the schedulers `submit_argv` can load
+
+
+def submit_argv(j: LoadJob, scheduler: str) -> list[str]:
+    """The plain submit command of one load job on a site run by `scheduler`: sbatch with a
+    wrapped sleep, or Grid Engine's qsub of the sleep binary (`-b y`), its slots in the `smp`
+    parallel environment on one host or `mpi` across hosts, its walltime as `h_rt`."""
+    if scheduler == "slurm":
+        return ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
+                f"--ntasks-per-node={j.cpus_per_node}",
+                *([f"--gres=gpu:{j.gpus}"] if j.gpus else []),
+                *([f"--partition={j.partition}"] if j.partition else []),
+                "-t", str(j.walltime_min), "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
+    if scheduler == "sge":
+        if j.gpus:
+            raise ValueError(f"load job {j.name}: Grid Engine sites here have no GPUs")
+        return ["qsub", "-terse", "-N", j.name, "-b", "y", "-o", "/dev/null", "-j", "y",
+                "-pe", "smp" if j.nodes == 1 else "mpi", str(j.nodes * j.cpus_per_node),
+                "-l", f"h_rt={j.walltime_min * 60}",
+                *(["-q", j.partition] if j.partition else []), "sleep", str(j.runtime_s)]
+    raise ValueError(f"no background load for scheduler {scheduler!r} "
+                     f"(accepted: {', '.join(LOADED_SCHEDULERS)})")
+
+
 async def run(config_path: str, jobs: list[LoadJob]) -> dict:
-    """Submit the planned jobs at their times over SSH with plain sbatch; returns counts.
+    """Submit the planned jobs at their times over SSH with plain sbatch or qsub (the site's
+    scheduler); returns counts.
 
     Jobs are submitted one after another in plan order (a job late on its time goes at once),
     so jobs planned for the same moment reach the scheduler in that order: a rebuilt queue
@@ -163,7 +197,8 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     from ..transports import make_transport
 
     cfg = load_config(config_path)
-    transports = {s.name: make_transport(s.transport, site=s.name) for s in cfg.sites}
+    sites = {s.name: s for s in cfg.sites if s.scheduler in LOADED_SCHEDULERS}
+    transports = {n: make_transport(s.transport, site=n) for n, s in sites.items()}
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     submitted: dict[str, int] = {}
@@ -171,12 +206,7 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
 
     async def one(j: LoadJob) -> None:
         nonlocal failed
-        argv = ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
-                f"--ntasks-per-node={j.cpus_per_node}",
-                *([f"--gres=gpu:{j.gpus}"] if j.gpus else []),
-                *([f"--partition={j.partition}"] if j.partition else []), "-t", str(j.walltime_min),
-                "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
-        res = await transports[j.site].run(argv)
+        res = await transports[j.site].run(submit_argv(j, sites[j.site].scheduler))
         if res.exit_status == 0:
             submitted[j.site] = submitted.get(j.site, 0) + 1
         else:
@@ -207,37 +237,57 @@ class _Runs(Protocol):
     async def run(self, argv: list[str], *, check: bool = ...) -> Any: ...
 
 
-async def cancel_named(site: _Runs, prefix: str) -> int:
-    """Cancel the jobs in a Slurm site's queue whose names start with `prefix`, never anyone
-    else's, CANCEL_BATCH ids to a scancel; returns how many were asked to end. The ids come
-    from squeue and pass the Slurm dialect's check before they reach scancel's argv."""
+async def cancel_named(site: _Runs, prefix: str, scheduler: str = "slurm") -> int:
+    """Cancel the jobs in a Slurm or Grid Engine site's queue whose names start with
+    `prefix`, never anyone else's, CANCEL_BATCH ids to a scancel or qdel; returns how many
+    were asked to end. The ids come from squeue or `qstat -xml` and pass the dialect's check
+    before they reach the cancel command's argv."""
     if not prefix:
         raise ValueError("cancel_named needs a job name prefix (a blank one matches every job)")
-    out = await site.run(["squeue", "-h", "-o", "%i %j"], check=False)
-    ids = [row.split()[0] for row in out.stdout.splitlines()
-           if len(row.split()) == 2 and row.split()[1].startswith(prefix)]
-    slurm = get_commands("slurm")
+    if scheduler == "sge":
+        out = await site.run(["qstat", "-xml"], check=False)  # the user's own jobs
+        ids = _sge_named(out.stdout, prefix)
+    else:
+        out = await site.run(["squeue", "-h", "-o", "%i %j"], check=False)
+        ids = [row.split()[0] for row in out.stdout.splitlines()
+               if len(row.split()) == 2 and row.split()[1].startswith(prefix)]
+    commands = get_commands(scheduler)
     for k in range(0, len(ids), CANCEL_BATCH):
-        await site.run(slurm.cancel_argv(ids[k:k + CANCEL_BATCH]), check=False)
+        await site.run(commands.cancel_argv(ids[k:k + CANCEL_BATCH]), check=False)
     return len(ids)
 
 
+def _sge_named(xml_text: str, prefix: str) -> list[str]:
+    """The job numbers in `qstat -xml` whose names start with `prefix` (each once: a job
+    spread over hosts is listed per host); nothing when the output is not qstat's XML."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return []
+    ids: list[str] = []
+    for job in root.iter("job_list"):
+        number, name = job.findtext("JB_job_number"), job.findtext("JB_name") or ""
+        if number and name.startswith(prefix) and number not in ids:
+            ids.append(number)
+    return ids
+
+
 async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> None:
-    """Cancel what a load left in the Slurm sites' queues (the jobs whose names start with
-    `prefix`: load-N unless the caller renamed them); a site that cannot be reached is passed
-    over."""
+    """Cancel what a load left in the Slurm and Grid Engine sites' queues (the jobs whose
+    names start with `prefix`: load-N unless the caller renamed them); a site that cannot be
+    reached is passed over."""
     from ..config import load_config
     from ..transports import make_transport
 
     async def one(site: SiteConfig) -> None:
         t = make_transport(site.transport, site=site.name)
         try:
-            await cancel_named(t, prefix)
+            await cancel_named(t, prefix, site.scheduler)
         finally:
             await t.close()
 
     sites = [s for s in load_config(config_path).sites
-             if s.scheduler == "slurm" and s.transport.kind == "ssh"]
+             if s.scheduler in LOADED_SCHEDULERS and s.transport.kind == "ssh"]
     await asyncio.gather(*(one(s) for s in sites), return_exceptions=True)
 
 

@@ -185,11 +185,13 @@ def _partition_for(limits: list[tuple[str | None, int]], wall_min: int | None
 
 
 def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: float = 600.0,
-                seed: int | None = None, start: float | None = None) -> ReplayPlan:
+                seed: int | None = None, start: float | None = None, draw: int = 0
+                ) -> ReplayPlan:
     """The replay of `duration_s` real seconds of `log` on cluster `c` (see the module doc).
 
     `start` (log seconds) fixes the window; else `seed` draws it (same seed, same window and
-    same thinning). `scale` center seconds pass per real second.
+    same thinning), and `draw` > 0 draws another window from the same seed (a log replayed
+    on several sites). `scale` center seconds pass per real second.
     """
     if scale <= 0 or duration_s <= 0:
         raise BadInput(f"--scale and --duration must be positive (got {scale}, {duration_s})")
@@ -198,7 +200,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     if start is None:
         lo = min(first + WARMUP_S, last)
         hi = max(lo, last - span)
-        start = random.Random(seed).uniform(lo, hi)
+        start = random.Random(seed if not draw else f"{seed}:{draw}").uniform(lo, hi)
     elif not first <= start <= last:
         raise BadInput(f"--start {start:.0f} is outside the log {log.name} "
                        f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
@@ -262,3 +264,23 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
                       log_utilization=log_util, site_utilization=site_util, notes=notes)
+
+
+def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 60.0,
+                 duration_s: float = 600.0, seed: int | None = None,
+                 start: float | None = None) -> list[ReplayPlan]:
+    """One replay per (log file, cluster) pair, each log read once. A log given for several
+    sites replays a different window of it on each (its k-th use draws window k from the
+    seed), so two sites never carry the same jobs at the same moments; a fixed `start` is
+    the same window everywhere, as asked."""
+    logs: dict[str, SwfLog] = {}
+    uses: dict[str, int] = {}
+    plans = []
+    for path, c in pairs:
+        key = str(Path(path).resolve())
+        if key not in logs:
+            logs[key] = read_swf(path)
+        plans.append(plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
+                                 start=start, draw=uses.get(key, 0)))
+        uses[key] = uses.get(key, 0) + 1
+    return plans

@@ -128,38 +128,46 @@ def test_describe_start() -> None:
     assert describe_start(2 * H, 5.5 * H) == "≈ 2.0 h (90%: < 5.5 h)"
 
 
-def test_federation_learns_from_the_sites_accounting(tb, data_dir) -> None:
-    """Every user's finished jobs on a real Slurm site become calibration samples, in one
-    accounting query per site, cached between placements. As many jobs as a class needs
-    (MIN_SAMPLES): on a fresh test bed they are the only ones in beta's accounting."""
+# jobs that ask for 10 minutes and use about one second, in each scheduler's own words
+TEN_MINUTES_FOR_ONE_SECOND = {
+    "beta": ["sbatch", "--parsable", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 1"],
+    "delta": ["qsub", "-terse", "-b", "y", "-o", "/dev/null", "-j", "y", "-l", "h_rt=600",
+              "sleep", "1"],
+}
+
+
+@pytest.mark.parametrize("site", sorted(TEN_MINUTES_FOR_ONE_SECOND))
+def test_federation_learns_from_the_sites_accounting(tb, data_dir, site) -> None:
+    """Every user's finished jobs on a real Slurm or Grid Engine site become calibration
+    samples (sacct; qacct with the request from its category), in one accounting query per
+    site, cached between placements. As many jobs as a class needs (MIN_SAMPLES)."""
     from diamond_jupyter.calibration import MIN_SAMPLES
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.transports import make_transport
 
     async def go():
-        t = make_transport(tb.config.site("beta").transport, site="beta")
-        try:  # jobs that ask for 10 minutes and use about one second
+        t = make_transport(tb.config.site(site).transport, site=site)
+        try:
             ids = []
             for _ in range(MIN_SAMPLES):
-                r = await t.run(["sbatch", "--parsable", "-t", "10", "-o", "/dev/null",
-                                 "--wrap", "sleep 1"], check=True)
-                ids.append(r.stdout.strip().split(";")[0])
+                r = await t.run(TEN_MINUTES_FOR_ONE_SECOND[site], check=True)
+                ids.append(r.stdout.strip().split(";")[0].split(".")[0])
         finally:
             await t.close()
         async with Federation(tb.config_path) as fed:
-            for _ in range(120):  # until accounting has them all (their end in jobcomp)
+            for _ in range(120):  # until accounting has them all (their end recorded)
                 cals = await fed.calibration(max_age_s=0)
-                got = fed.accounting("beta")
+                got = fed.accounting(site)
                 if {j.native_id for j in got} >= set(ids):
                     break
                 await asyncio.sleep(0.5)
             mine = [j for j in got if j.native_id in ids]
             assert len(mine) == MIN_SAMPLES and all(j.walltime_s == 600 for j in mine)
-            assert cals["beta"].samples >= MIN_SAMPLES
-            r = cals["beta"].ratio(mine[0].partition, 1)
+            assert cals[site].samples >= MIN_SAMPLES
+            r = cals[site].ratio(mine[0].partition, 1)
             assert r is not None and r.median < 1.0
             p = await fed.place(spec(nodes=1, cpus=1, walltime=600))
-            b = p.verdict("beta")
+            b = p.verdict(site)
             assert b.feasible and b.start_source == "calibrated" and b.raw_start is not None
             assert b.calibration_samples >= MIN_SAMPLES
     asyncio.run(go())

@@ -136,6 +136,44 @@ def test_pbs_torque_nodes_and_warnings() -> None:
     assert any("node feature xk" in w for w in pro.warnings)
 
 
+def test_pbs_multi_chunk_select_is_a_superset_elsewhere_and_kept_in_pbs() -> None:
+    """A head chunk and worker chunks: other schedulers get as many nodes as all the chunks,
+    each as large as the largest chunk (never less than any chunk asked), with a warning;
+    PBS gets the chunks as written until the request is changed."""
+    text = ("#!/bin/bash\n#PBS -l select=1:ncpus=16:mem=100gb+4:ncpus=8:mpiprocs=8:ngpus=1\n"
+            "#PBS -l walltime=1:00:00\n./a.out\n")
+    spec = pbs_script.parse_script(text)
+    r = spec.resources
+    assert (r.nodes, r.tasks_per_node, r.gpus_per_node, r.memory_mb) == (5, 8, 1, 102400)
+    assert r.tasks_per_node * r.cpus_per_task >= 16  # the head chunk's 16 CPUs fit a node
+    script, warnings, _ = translate(text, "slurm")
+    assert "--nodes=5" in script and "--ntasks-per-node=8" in script
+    assert any("2 chunks" in w and "more than the smaller chunks" in w for w in warnings)
+    kept = pbs_script.render_script(spec).script
+    assert "#PBS -l select=1:ncpus=16:mem=100gb+4:ncpus=8:mpiprocs=8:ngpus=1" in kept
+    spec.resources.nodes = 2  # changed: rendered from the resources, not the old chunks
+    changed = pbs_script.render_script(spec).script
+    assert "+" not in changed and "#PBS -l select=2:" in changed
+    with pytest.raises(BadInput, match="bad select"):
+        pbs_script.parse_script("#!/bin/bash\n#PBS -l select=1:ncpus=4+bad\n")
+
+
+def test_torque_node_list_with_host_names() -> None:
+    text = "#!/bin/bash\n#PBS -l nodes=2:ppn=4+node07:ppn=8:gpus=1\n#PBS -l walltime=1:00:00\n"
+    spec = pbs_script.parse_script(text)
+    assert (spec.resources.nodes, spec.resources.tasks_per_node) == (3, 8)
+    assert spec.metadata["pbs_flavor"] == "torque"
+    assert "#PBS -l nodes=2:ppn=4+node07:ppn=8:gpus=1" in pbs_script.render_script(spec).script
+    script, warnings, _ = translate(text, "slurm")
+    assert "--nodes=3" in script and "--gpus-per-node=1" in script
+    assert any("named here: node07" in w for w in warnings)
+    one = "#!/bin/bash\n#PBS -l nodes=node01:ppn=4\n"
+    assert "#PBS -l nodes=node01:ppn=4" in translate(one, "pbs")[0]
+    script, warnings, _ = translate(one, "slurm")
+    assert "--nodes=1" in script and "--ntasks-per-node=4" in script
+    assert any("named here: node01" in w for w in warnings)
+
+
 def test_lsf_parse() -> None:
     spec = lsf_script.parse_script(
         '#!/bin/bash\n#BSUB -n 8\n#BSUB -R "span[ptile=4] rusage[mem=2GB] select[gpu32gb]"\n'

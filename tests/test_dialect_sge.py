@@ -300,6 +300,20 @@ def test_accounting_outcomes():
     assert finished_state("0", 0)[0] == JobState.COMPLETED
 
 
+def test_history_is_one_qacct_since_a_local_time_with_each_jobs_request():
+    from zoneinfo import ZoneInfo
+
+    since = datetime(2026, 12, 2, 19, 55, 7, tzinfo=UTC)
+    assert SgeCommands(tz=ZoneInfo("Europe/Berlin")).history_argv(since) == [
+        "qacct", "-j", "-b", "202612022055.07"]
+    jobs = {j.native_id: j for j in sge.parse_history(read("qacct_jobs.txt"))}
+    assert jobs["4"].walltime_s == 5  # category "-l h_rt=5"
+    assert jobs["2"].walltime_s is None  # category NONE: no request to calibrate against
+    summary = ("Total System Usage\n    WALLCLOCK         UTIME         STIME\n"
+               + "=" * 112 + "\n")  # what qacct prints when no job started since then
+    assert sge.parse_history(summary) == []
+
+
 def test_find_by_name_sees_queue_and_accounting():
     found = sge.parse_status(read("find_byname.txt"))
     named = [j for j in found if j.name == "x.dmd-abc123"]

@@ -191,11 +191,10 @@ class PbsScript:
             return False
         return True
 
-    def _select(self, spec: JobSpec, item: Item, val: str) -> bool:
+    def _select(self, spec: JobSpec, item: Item, val: str, in_chunks: bool = False) -> bool:
         spec.metadata["pbs_flavor"] = "pro"
         if "+" in val:
-            note(spec, f"line {item.lineno}: multi-chunk select kept as an unknown directive")
-            return False
+            return self._chunks(spec, item, val, "select", self._select)
         parts = val.split(":")
         r = spec.resources
         if parts[0].isdigit():
@@ -228,14 +227,14 @@ class PbsScript:
             unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)
         return True
 
-    def _nodes(self, spec: JobSpec, item: Item, val: str) -> bool:
+    def _nodes(self, spec: JobSpec, item: Item, val: str, in_chunks: bool = False) -> bool:
         spec.metadata["pbs_flavor"] = "torque"
-        if "+" in val:
-            return False
         parts = val.split(":")
+        if not in_chunks and ("+" in val or not parts[0].isdigit()):  # chunks, or a host
+            return self._chunks(spec, item, val, "nodes", self._nodes)
         r = spec.resources
         if not parts[0].isdigit():
-            return False  # a host name
+            parts[0] = "1"  # a named host is one node
         r.nodes = int(parts.pop(0))
         for p in parts:
             k, eq, x = p.partition("=")
@@ -251,6 +250,64 @@ class PbsScript:
             else:
                 unknown(spec, self.name, Item("-l", x, item.lineno, item.raw), "-l nodes:" + k)
         return True
+
+    def _chunks(self, spec: JobSpec, item: Item, val: str, key: str, parse_one) -> bool:
+        """A request of several chunks (`select=1:ncpus=4+8:ncpus=32`, Torque's
+        `nodes=2:ppn=4+node07:ppn=8`) as one shape no chunk outgrows: as many nodes as all
+        the chunks together, each with the largest chunk's tasks, CPUs per task, GPUs and
+        memory. Other schedulers get that superset (a warning says so); PBS gets the chunks
+        as written while the resources are still that superset."""
+        shapes = []
+        for k, chunk in enumerate(val.split("+")):
+            one = JobSpec()
+            parse_one(one, Item(item.option, f"{key}={chunk}", item.lineno, item.raw), chunk,
+                      in_chunks=True)
+            if one.resources.nodes is None:
+                raise bad(item, f"bad chunk {k + 1} ({chunk!r})",
+                          "chunks joined by '+', each N:name=value[:...]")
+            shapes.append(one)
+            spec.constraints.features += [f for f in one.constraints.features
+                                          if f not in spec.constraints.features]
+            spec.unknown += one.unknown
+        r = spec.resources
+
+        def largest(values: list[int | None]) -> int | None:
+            return max((v for v in values if v is not None), default=None)
+        per_node = largest([(o.resources.tasks_per_node or 1) * (o.resources.cpus_per_task or 1)
+                            if o.resources.tasks_per_node or o.resources.cpus_per_task
+                            else None for o in shapes])
+        r.nodes = sum(o.resources.nodes or 1 for o in shapes)
+        r.tasks_per_node = largest([o.resources.tasks_per_node for o in shapes])
+        if per_node is not None:  # enough CPUs on each node for the largest chunk's
+            r.cpus_per_task = -(-per_node // (r.tasks_per_node or 1))
+        r.gpus_per_node = largest([o.resources.gpus_per_node for o in shapes])
+        r.memory_mb = largest([o.resources.memory_mb for o in shapes])
+        spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r)}
+        hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
+        if len(shapes) > 1:
+            note(spec, f"approximated: line {item.lineno}: {key}={val} ({len(shapes)} chunks) "
+                       f"as {r.nodes} nodes of the largest chunk's size; other schedulers get "
+                       "more than the smaller chunks asked"
+                 + (f", and pick the nodes themselves (named here: {', '.join(hosts)})"
+                    if hosts else ""))
+        elif hosts:
+            note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
+                       f"the node themselves (named here: {hosts[0]})")
+        return True
+
+    @staticmethod
+    def _shape(r) -> list:
+        return [r.nodes, r.tasks_per_node, r.cpus_per_task, r.gpus_per_node, r.memory_mb]
+
+    @classmethod
+    def _kept_chunks(cls, spec: JobSpec, key: str) -> str | None:
+        """The chunks a PBS script asked for as written, while its resources are still the
+        superset parsed from them (a changed request is rendered from the resources)."""
+        kept = spec.metadata.get(f"pbs_{key}_chunks")
+        if spec.source_dialect == "pbs" and isinstance(kept, dict) \
+                and kept.get("as") == cls._shape(spec.resources):
+            return f"{key}={kept['raw']}"
+        return None
 
     # ------------------------------------------------------------------ render
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
@@ -337,8 +394,9 @@ class PbsScript:
         warnings += foreign_warnings(spec, self.name)
         return Rendered(assemble(spec, lines, preamble), warnings)
 
-    @staticmethod
-    def _chunk(spec: JobSpec, torque: bool, extra: dict, warnings: list[str]) -> list[str]:
+    @classmethod
+    def _chunk(cls, spec: JobSpec, torque: bool, extra: dict, warnings: list[str]
+               ) -> list[str]:
         r, c = spec.resources, spec.constraints
         tpn = r.tasks_per_node
         nodes = r.nodes
@@ -354,6 +412,11 @@ class PbsScript:
                 warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as GPUs per "
                                 "chunk")
         out: list[str] = []
+        if (kept := cls._kept_chunks(spec, "nodes" if torque else "select")) is not None:
+            out.append(kept)
+            if torque and r.memory_per_cpu_mb:
+                out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            return out
         if torque:
             if nodes or tpn or gpn:
                 spec_ = f"nodes={nodes or 1}" + (f":ppn={tpn * cpt}" if tpn else "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import Any
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
@@ -115,6 +115,18 @@ class SgeCommands:
         a job without a record prints nothing."""
         return ["sh", "-c", 'for j do qacct -j "$j" 2>/dev/null; done; exit 0', "sh",
                 *dict.fromkeys(self._ids(native_ids))]
+
+    def history_argv(self, since: datetime) -> list[str]:
+        """Every user's jobs that started since `since` (qacct filters by start time), in
+        one query: the calibration's samples. qacct reads the whole accounting file, so it
+        runs at the calibration's slow interval only."""
+        local = since.astimezone(self.tz) if self.tz else since.astimezone()
+        return ["qacct", "-j", "-b", local.strftime("%Y%m%d%H%M.%S")]
+
+    def parse_history(self, stdout: str) -> list[JobStatus]:
+        """`qacct -j` records with their request (h_rt from the category), times and slots;
+        the summary qacct prints when no job matches is no record."""
+        return self.parse_accounting(stdout)
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["qdel", *self._ids(native_ids)]
@@ -220,6 +232,7 @@ class SgeCommands:
                 ended_at=parse_local_time(rec.get("end_time"), self.tz, CTIME_FORMATS)
                 if start else None,
                 exit_code=code, reason=reason, node_list=clean(rec.get("hostname")),
+                walltime_s=_category_runtime(rec.get("category")),
             )
             prev = out.get(jid)
             if prev is None or _worse(st, prev):
@@ -342,6 +355,20 @@ def _hard_runtime(j: ET.Element) -> int | None:
                     return parse_duration(req.text)
                 except ValueError:
                     return None
+    return None
+
+
+def _category_runtime(category: str | None) -> int | None:
+    """The run-time limit (h_rt, else s_rt) in a qacct category ("-l h_rt=900,h_vmem=4G
+    -pe smp 3"), seconds; None when it names none or it is not a duration."""
+    requests = dict(kv.partition("=")[::2] for m in re.finditer(r"-l\s+(\S+)", category or "")
+                    for kv in m.group(1).split(","))
+    for name in ("h_rt", "s_rt"):
+        if name in requests:
+            try:
+                return parse_duration(requests[name])
+            except ValueError:
+                return None
     return None
 
 

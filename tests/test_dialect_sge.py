@@ -300,6 +300,25 @@ def test_accounting_outcomes():
     assert finished_state("0", 0)[0] == JobState.COMPLETED
 
 
+@pytest.mark.parametrize(("value", "queue", "hosts"), [
+    ("all.q@node01", "all.q", "node01"), ("*@dn1", None, "dn1"),
+    ("all.q@n1,all.q@n2", "all.q", "n1, n2")])
+def test_queue_instances_keep_the_queue_elsewhere_and_the_value_here(value, queue, hosts):
+    from diamond_jupyter.dialects.translate import translate
+
+    text = f"#!/bin/bash\n#$ -q {value}\n#$ -pe smp 2\n./a\n"
+    spec = sge_script.parse_script(text)
+    assert spec.queue == queue
+    assert f"#$ -q {value}" in sge_script.render_script(spec).script
+    script, warnings, _ = translate(text, "slurm")
+    assert ("--partition=" + queue in script) if queue else "--partition" not in script
+    assert any(f"named here: {hosts}" in w for w in warnings)
+    spec.queue = "short.q"  # changed: the new queue, not the old instances
+    assert "#$ -q short.q" in sge_script.render_script(spec).script
+    assert sge_script.parse_script("#!/bin/bash\n#$ -q all.q,short.q\n").queue == \
+        "all.q,short.q"
+
+
 def test_history_is_one_qacct_since_a_local_time_with_each_jobs_request():
     from zoneinfo import ZoneInfo
 

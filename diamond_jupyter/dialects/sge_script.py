@@ -153,7 +153,7 @@ class SgeScript:
         if o == "-N":
             spec.name = v
         elif o == "-q":
-            spec.queue = v
+            self._queue(spec, item, v)
         elif o == "-A":
             spec.account = v
         elif o == "-ar":
@@ -254,6 +254,27 @@ class SgeScript:
         return True
 
     # ------------------------------------------------------------------ render
+    @staticmethod
+    def _queue(spec: JobSpec, item: Item, value: str) -> None:
+        """`-q` takes queues and queue instances (`all.q@node01`, `*@node01`, lists of
+        them): other schedulers get the queues (none for `*`), a note names the hosts, and
+        Grid Engine gets the value as written."""
+        queues, hosts = [], []
+        for part in value.split(","):
+            queue, _, host = part.partition("@")
+            if queue and queue != "*" and queue not in queues:
+                queues.append(queue)
+            if host:
+                hosts.append(host)
+        if not hosts:
+            spec.queue = value
+            return
+        spec.queue = ",".join(queues) or None
+        spec.metadata["sge_queue_instances"] = {"raw": value, "as": spec.queue}
+        note(spec, f"approximated: line {item.lineno}: -q {value}: other schedulers "
+                   + (f"get the queue {spec.queue} and " if spec.queue else "")
+                   + f"pick the hosts themselves (named here: {', '.join(hosts)})")
+
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
@@ -278,7 +299,11 @@ class SgeScript:
                                 "Engine names cannot start with a digit nor hold / : @ \\ "
                                 "* ? or blanks)")
             add("-N", name)
-        if spec.queue:
+        kept = spec.metadata.get("sge_queue_instances")
+        if spec.source_dialect == "sge" and isinstance(kept, dict) \
+                and kept.get("as") == spec.queue:
+            add("-q", kept["raw"])  # the queue instances as written, while still asked for
+        elif spec.queue:
             add("-q", spec.queue)
         if spec.account:
             add("-A", spec.account)

@@ -152,15 +152,17 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
 
 
 def add_testbed_commands(sub, common) -> None:
-    tb = sub.add_parser("testbed", help="the local federation of real Slurm clusters")
+    tb = sub.add_parser("testbed", help="the local federation of real clusters (Slurm, and "
+                                         "Grid Engine on delta)")
     tsub = tb.add_subparsers(dest="tb_command", required=True)
     for name, fn, help in (("stop", _tb_stop, "stop one site's daemons (jobs are kept)"),
                            ("start", _tb_start, "start one site's stopped daemons")):
         p = tsub.add_parser(name, help=help)
         common(p)
-        p.add_argument("site", help="a test-bed site: alpha, beta or gamma")
+        p.add_argument("site", help="a test-bed site: alpha, beta, gamma or delta (Grid Engine)")
         p.add_argument("--only", action="append", choices=("sshd", "slurm", "rest"),
-                       help="only this part (repeatable; default: all; rest: slurmrestd)")
+                       help="only this part (repeatable; default: all; slurm: the "
+                            "scheduler's daemons, Grid Engine's on delta; rest: slurmrestd)")
         p.set_defaults(fn=fn)
     for name, fn, help in (("up", _tb_up, "start what is not running (repairs; jobs and "
                                           "job ids survive); writes the sites file"),
@@ -171,7 +173,7 @@ def add_testbed_commands(sub, common) -> None:
         p.set_defaults(fn=fn)
     p = tsub.add_parser("ssh", help="run a command on a site as the test user")
     common(p)
-    p.add_argument("site", help="a test-bed site: alpha, beta or gamma")
+    p.add_argument("site", help="a test-bed site: alpha, beta, gamma or delta (Grid Engine)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     p.set_defaults(fn=_tb_ssh)
     p = tsub.add_parser("load", help="keep the queues busy with a reproducible job stream")

@@ -251,3 +251,20 @@ def test_replay_reaches_real_grid_engine(tb) -> None:
     # a running job qdel'd is listed as deleting ("dr") until its host has killed it
     assert "d" not in left["tge7-keep"]
     assert all("d" in state for n, state in left.items() if n.startswith("tge6-")), left
+
+
+def test_a_log_without_sizes_or_runs_says_so(tmp_path, capsys) -> None:
+    """No processor count anywhere is a clear error (not a division by zero); a window in
+    which no job ran is a plan of no jobs that says why."""
+    sizeless = tmp_path / "sizeless.swf"
+    sizeless.write_text("; MaxProcs: -1\r\n"
+                        "1 0 10 100 -1 -1 -1 -1 200 -1 1 1 1 -1 1 -1 -1 -1\r\n")
+    with pytest.raises(BadInput, match="no processor count"):
+        read_swf(sizeless)
+    never_ran = tmp_path / "never_ran.swf"
+    never_ran.write_text("; MaxProcs: 64\n1 0 -1 -1 4 -1 -1 4 -1 -1 0 1 1 -1 1 -1 -1 -1\n")
+    plan = plan_replay(read_swf(never_ran), cluster("alpha"), seed=1, duration_s=60)
+    assert plan.jobs == [] and "no job of the log ran" in plan.notes[0]
+    assert cli(["testbed", "load", "--trace", str(never_ran), "--site", "alpha",
+                "--dry-run"]) == 0
+    assert "no jobs to submit" in capsys.readouterr().out

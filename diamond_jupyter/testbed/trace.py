@@ -120,6 +120,10 @@ def read_swf(path: str | Path) -> SwfLog:
     # a header that undercounts (nodes standing in for processors, or simply wrong) would
     # make every job a larger share of the machine than it was
     max_procs = max(max_procs, *(j.procs for j in jobs))
+    if max_procs <= 0:
+        raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
+                       "header and no job with allocated or requested processors (fields 5 "
+                       "and 8 are -1 on every line)")
     jobs.sort(key=lambda j: (j.submit, j.number))
     name = p.name.removesuffix(".gz").removesuffix(".swf")
     return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs))
@@ -255,6 +259,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"jobs kept with probability {keep_p:.2f}: the mapped sizes (at least one "
                      f"CPU each) load {c.name} more than the log's machine was loaded")
 
+    if not (running or queued or kept):
+        notes.append(f"no job of the log ran, waited or arrived in this window: {c.name} "
+                     "gets no load from it (another --seed or --start draws another window)")
     jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start) if j.req_time > 0
                      else -1, "run") for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]

@@ -268,3 +268,15 @@ def test_a_log_without_sizes_or_runs_says_so(tmp_path, capsys) -> None:
     assert cli(["testbed", "load", "--trace", str(never_ran), "--site", "alpha",
                 "--dry-run"]) == 0
     assert "no jobs to submit" in capsys.readouterr().out
+
+
+def test_a_log_shorter_than_a_day_replays_a_window_inside_it(tmp_path) -> None:
+    """A drawn window starts a day in, so its queue has formed; a log of six hours gives
+    up that day rather than replay only its last job."""
+    short = tmp_path / "short.swf"
+    short.write_text("; MaxProcs: 64\n" + "".join(
+        f"{n} {n * 216} 5 600 8 -1 -1 8 1200 -1 1 1 1 -1 1 -1 -1 -1\n" for n in range(100)))
+    plan = plan_replay(read_swf(short), cluster("alpha"), seed=1, duration_s=60, scale=60)
+    first, last = 0.0, 99 * 216.0
+    assert first <= plan.window[0] <= last - 3600
+    assert plan.arrivals_in_log >= 15  # an hour of a job every 216 s

@@ -202,7 +202,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     span = duration_s * scale
     first, last = log.span
     if start is None:
-        lo = min(first + WARMUP_S, last)
+        # a day in, so its queue has formed; a log too short for that and a whole window
+        # gives up the day before the window
+        lo = first + min(WARMUP_S, max(0.0, last - first - span))
         hi = max(lo, last - span)
         start = random.Random(seed if not draw else f"{seed}:{draw}").uniform(lo, hi)
     elif not first <= start <= last:

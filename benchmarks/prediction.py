@@ -54,6 +54,7 @@ limits the log does not record: these figures are the models' errors under that.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import random
 from datetime import datetime, timedelta, timezone
@@ -75,17 +76,33 @@ NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment ar
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 
 
-def max_nodes(path: Path) -> int | None:
-    """The log header's MaxNodes (None when absent)."""
+def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
+    """The log header's MaxNodes, or another count (None when absent)."""
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.startswith(";"):
                 return None
             key, _, value = (x.strip() for x in line[1:].partition(":"))
-            if key == "MaxNodes" and header_count(value):
+            if key == key_wanted and header_count(value):
                 return header_count(value)
     return None
+
+
+def with_requests(log, path: Path) -> tuple[Any, str | None]:
+    """A log that records no requested time at all (field 9 is -1 on every line) with each
+    job asking for the log's MaxRuntime, else its longest run: what a scheduler gives a job
+    without a request (its queue's limit). A log with some requests is kept as it is (its
+    jobs without one are left out of the scoring)."""
+    if any(j.req_time > 0 for j in log.jobs):
+        return log, None
+    limit = max_nodes(path, "MaxRuntime") or max(j.run for j in log.jobs)
+    if limit <= 0:
+        return log, None
+    jobs = tuple(dataclasses.replace(j, req_time=float(limit)) for j in log.jobs)
+    return dataclasses.replace(log, jobs=jobs), (
+        f"the log records no requested times: every job counts as asking {limit:.0f} s "
+        "(its MaxRuntime header, else its longest run)")
 
 
 def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, float]]:
@@ -264,7 +281,7 @@ def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
 def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict[str, Any]:
     from diamond_jupyter.testbed.trace import read_swf
 
-    log = read_swf(path)
+    log, note = with_requests(read_swf(path), path)
     nodes_n = max_nodes(path) or log.max_procs
     cpn = max(1, log.max_procs // nodes_n)
     end = max(j.submit for j in log.jobs)
@@ -276,6 +293,11 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict
     pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in MODELS}
     used, skipped = 0, 0
     arrivals = [j for j in log.jobs if j.submit >= MIN_LOG_S and j.req_time > 0]
+    if new_jobs and not arrivals:
+        return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
+                "note": "no job with a requested time arrives after the log's first "
+                        f"{MIN_LOG_S / 86400:.0f} day(s): nothing to score",
+                "models": {m: score([]) for m in MODELS}}
     while used < moments and skipped < 20 * moments:
         if new_jobs:  # just after a job's submission: the view a new job is placed from
             t = rng.choice(arrivals).submit + 1.0
@@ -297,6 +319,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict
         for m, p in preds.items():
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
     return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,
+            **({"note": note} if note else {}),
             "models": {m: score(v) for m, v in pairs.items()}}
 
 

@@ -57,3 +57,19 @@ def test_the_score_counts_errors_and_the_bounds_coverage():
     assert s["jobs"] == 2 and s["median_abs_error_s"] == 200.0
     assert s["bound_coverage"] == 0.5 and s["under_predicted"] == 0.5
     assert s["within_2x"] == 1.0  # 300 s floor: 300 vs 400, 1000 vs 900
+
+
+def test_a_log_without_any_request_asks_for_its_max_runtime(tmp_path):
+    """A log that records no requested time gets its MaxRuntime (else its longest run) as
+    every job's request, and says so; one with some requests is kept as it is."""
+    path = tmp_path / "noreq.swf"
+    path.write_text("; MaxProcs: 4\n; MaxRuntime: 86400\n"
+                    + "".join(f"{n} {n * 100} 10 50 2 -1 -1 2 -1 -1 1\n" for n in range(1, 6)))
+    log, note = prediction.with_requests(read_swf(path), path)
+    assert {j.req_time for j in log.jobs} == {86400.0} and "86400 s" in note
+    path.write_text("; MaxProcs: 4\n"
+                    + "".join(f"{n} {n * 100} 10 {n * 10} 2 -1 -1 2 -1 -1 1\n"
+                              for n in range(1, 6)))
+    assert {j.req_time for j in prediction.with_requests(read_swf(path), path)[0].jobs} == {50.0}
+    kept = _log(tmp_path)
+    assert prediction.with_requests(read_swf(kept), kept) == (read_swf(kept), None)

@@ -70,7 +70,8 @@ from .common import emit, markdown_table, mean, median, parser
 WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
-MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "learned")
+MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
+          "learned")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -186,7 +187,8 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
         return out
     bound = queue_starts(*recalibrated(st, queue, up))
     runs = {"median": (_unconditioned(med), med), "conditioned": (med, med),
-            "engine": (med, mean_), "spread": (med, ratio_fn(cal, "spread") or mean_)}
+            "engine": (med, mean_), "spread": (med, ratio_fn(cal, "spread") or mean_),
+            "spread_run": (ratio_fn(cal, "spread_running") or med, mean_)}
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))
         out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}

@@ -138,7 +138,7 @@ class Ratio:
     values: tuple[float, ...] = ()  # the ratios themselves, sorted
     mean: float = 0.0
 
-    def end_share(self, elapsed_share: float, which: str) -> float:
+    def end_share(self, elapsed_share: float, which: str, q: float = 0.5) -> float:
         """For a job of this class still running after `elapsed_share` of its walltime: the
         share of the walltime at which it ends, from the finished jobs that ran at least as
         long (the distribution conditioned on what the job has already survived). `which`
@@ -158,6 +158,8 @@ class Ratio:
             return min(1.0, (1.0 + elapsed_share) / 2)
         if which == "median":
             return _median(v, i)
+        if which == "quantile":  # the q-quantile of those that ran as long
+            return v[i + min(len(v) - i - 1, int(q * (len(v) - i)))]
         k = quantile_upper_index(len(v) - i)
         return 1.0 if k is None else v[i + k]
 
@@ -336,12 +338,14 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     (`Ratio.end_share`). "spread" gives the k-th job of a class asked for the value at an
     evenly spread quantile of its class's ratios (k times the golden ratio, modulo 1): a
     queue of n jobs runs about n times the mean in sum, as a few long jobs and many short
-    ones (measured by `benchmarks.prediction`, not used by placement)."""
+    ones (measured by `benchmarks.prediction`, not used by placement). "spread_running"
+    does the same for running jobs over their distribution conditioned on their elapsed
+    share (queued jobs at the mean): measured there too, not used."""
     if cal is None or not cal.samples:
         return None
 
     memo: dict[tuple[str | None, int | None], Ratio | None] = {}
-    drawn: dict[tuple[str | None, int | None], int] = {}
+    drawn: dict[tuple[str | None, int | None] | None, int] = {}
 
     def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None
           ) -> float:
@@ -352,7 +356,12 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
         if r is None:
             return 1.0
         if elapsed_share is not None:
+            if which == "spread_running":  # each running job at a spread quantile
+                k = drawn[None] = drawn.get(None, -1) + 1
+                return r.end_share(elapsed_share, "quantile", (0.5 + k * GOLDEN) % 1.0)
             return r.end_share(elapsed_share, "upper" if which == "upper" else "median")
+        if which == "spread_running":
+            return r.mean
         if which == "spread":
             if not r.values:
                 return r.mean

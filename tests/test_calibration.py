@@ -253,3 +253,21 @@ def test_spread_draws_keep_the_classs_sum_but_not_its_shape():
     mean = 0.1 * 0.5 + 0.9 * 0.01
     assert sum(draws) == pytest.approx(100 * mean, rel=0.1)
     assert sorted(draws)[80] == 0.01 and max(draws) == 0.5
+
+
+def test_spread_running_jobs_end_at_spread_quantiles_of_those_that_ran_as_long():
+    """`ratio_fn(cal, "spread_running")` (measured, not used by placement): running jobs of
+    a class that ran 5% of their walltime end at spread quantiles of the jobs that ran at
+    least that long (here 0.1 or 0.5), not all at their median; queued work at the mean."""
+    from diamond_jupyter.calibration import ratio_fn
+
+    runs = [RunSample("compute", 32, 3600, (0.5 if i % 4 == 0 else
+                                            0.1 if i % 4 == 1 else 0.01) * 3600, float(i))
+            for i in range(100)]
+    cal = SiteCalibration(runs)
+    f, median = ratio_fn(cal, "spread_running"), ratio_fn(cal, "median")
+    assert f is not None and median is not None
+    ends = [f("compute", 32, 0.05) for _ in range(20)]
+    assert set(ends) == {0.1, 0.5} and 8 <= ends.count(0.1) <= 12
+    assert median("compute", 32, 0.05) == pytest.approx(0.3)  # where no job of it ended
+    assert f("compute", 32) == pytest.approx(cal.ratio("compute", 32).mean)

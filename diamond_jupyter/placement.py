@@ -355,8 +355,9 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
-    # Slurm's backfill delays no waiting job ahead; the others' only protect the first
-    reserve_all = cfg.scheduler == "slurm"
+    # Slurm's backfill delays no waiting job ahead; Grid Engine (max_reservation 0 unless
+    # set) protects none: whatever fits starts; the others protect the first (EASY)
+    reserve_all, reserve_none = cfg.scheduler == "slurm", cfg.scheduler == "sge"
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
@@ -366,7 +367,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name) -> float:
-            start = earliest_start(st, queue, probe, reserve_all=reserve_all)
+            start = earliest_start(st, queue, probe, reserve_all=reserve_all,
+                                   reserve_none=reserve_none)
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S

@@ -601,17 +601,22 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float
 
 
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
-                   depth: int = BACKFILL_DEPTH, reserve_all: bool = False) -> float | None:
+                   depth: int = BACKFILL_DEPTH, reserve_all: bool = False,
+                   reserve_none: bool = False) -> float | None:
     """Seconds after now at which `probe` (last in priority) starts; None if never.
 
     `reserve_all` (Slurm): every job starts only where it delays none of the jobs ahead of
     it as the scheduler plans them, from walltimes (`_planned_earliest`); where that is
     more work than `PLAN_WORK` (a big site, a deep queue), for a bounded effort only the
-    probe is held to that plan and the queue ahead runs EASY. Without it, only the
-    blocked head's start is protected (EASY), with the simulation's own durations."""
+    probe is held to that plan and the queue ahead runs EASY. `reserve_none` (Grid Engine,
+    whose `max_reservation` is 0 unless set, and then only for jobs that ask with `-R y`):
+    nothing is protected, every job that fits starts, in priority order. Otherwise only
+    the blocked head's start is protected (EASY), with the simulation's own durations."""
     for d in queue:
         d.done, d.start = False, None
     probe.done = False
+    if reserve_none:
+        return _greedy_earliest(st, queue, probe)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe)
     sim = _Sim(st)
@@ -666,6 +671,34 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if skipped > 64:  # drop started jobs so scans stay short
             wait = [d for d in wait[head:] if not d.done]
             head = 0
+        nxt = sim.next_event(t, wakes)
+        if nxt is None:
+            return None
+        t = nxt
+    return None
+
+
+def _greedy_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float | None:
+    """No reservation: at each event every waiting job, in priority order, starts if it fits
+    then; one that does not fit holds nothing for later (a small job passes a big one that
+    waits for a whole node)."""
+    sim = _Sim(st)
+    wait = [*queue, probe]
+    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    t = 0.0
+    for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
+        sim.release_until(t)
+        for d in wait:
+            if sim.tot <= 0:
+                break
+            if d.done or not d.ready(t):
+                continue
+            cand = sim.candidates(d)
+            if cand is not None:
+                sim.alloc(d, cand[: d.nodes], t)
+                if d is probe:
+                    return t
+        wait = [d for d in wait if not d.done]
         nxt = sim.next_event(t, wakes)
         if nxt is None:
             return None

@@ -92,8 +92,12 @@ class _Ops:
         pl = await self.fed.place(job.spec.model_copy(update={"dependencies": []}),
                                   sites=[job.site])
         v = pl.verdict(job.site)
-        return bool(v and v.feasible and v.estimated_start is not None and
-                    v.estimated_start - pl.now <= timedelta(seconds=START_NOW_S))
+        if not (v and v.feasible and v.estimated_start is not None):
+            return False
+        # all or nothing: the resources must be free now by the scheduler's own plan (its
+        # walltimes), not only by a calibrated prediction that running jobs end early
+        start = max(v.estimated_start, v.raw_start or v.estimated_start)
+        return start - pl.now <= timedelta(seconds=START_NOW_S)
 
     def subscribe(self, callback: Any) -> Any:
         return self.fed.journal.subscribe(callback)

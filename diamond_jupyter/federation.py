@@ -220,11 +220,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         capabilities). BadInput for a site that is not configured or not allowed."""
         return await self.site(site).snapshot(max_age_s=max_age_s)
 
-    async def snapshots(self, *, max_age_s: float = 15.0) -> dict[str, SiteSnapshot]:
-        """Every usable site's snapshot, as `snapshot` gives it, queried concurrently; by site
-        name. Never raises for an unreachable site."""
+    async def snapshots(self, *, max_age_s: float = 15.0, only: Collection[str] | None = None
+                        ) -> dict[str, SiteSnapshot]:
+        """Every usable site's snapshot (only those of `only`, when given), as `snapshot`
+        gives it, queried concurrently; by site name. Never raises for an unreachable site."""
         snaps = await asyncio.gather(*(s.snapshot(max_age_s=max_age_s)
-                                       for s in self.sites.values()))
+                                       for n, s in self.sites.items()
+                                       if only is None or n in only))
         out = {s.site: s for s in snaps}
         self.note_waits(out)  # the scheduler's estimates, for the wait calibration
         return out
@@ -246,19 +248,22 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     # -- placement ------------------------------------------------------------------------
     async def place(self, spec: JobSpec, *, policy: str = "diamond", stage_in_bytes: int = 0,
                     sites: Collection[str] | None = None,
-                    stage_data: StageData | None = None) -> Placement:
+                    stage_data: StageData | None = None,
+                    max_age_s: float = 15.0) -> Placement:
         """Rank the usable sites (only `sites`, when given) for `spec` under `policy`
         ("diamond": earliest estimated finish, then cheapest; or min_cost, fewest_pending,
         first_ready, random, fixed), from live snapshots, the calibrated runtimes of past jobs,
         the sites' capabilities and the stage-in's size (`stage_data`, measured when the spec
         stages data and none is given; `stage_in_bytes` adds to it). Every site that cannot run
         the job carries its reasons. Returns the Placement (its `choice` is None when no site
-        can run it); BadInput for an unknown policy."""
+        can run it); BadInput for an unknown policy. `max_age_s`: how old a snapshot may be
+        (0: ask the sites now)."""
         from .placement import place
 
         only = list(sites) if sites else None
-        snaps, cals, caps = await asyncio.gather(self.snapshots(), self.calibration(),
-                                                 self.capabilities(only=only))
+        snaps, cals, caps = await asyncio.gather(
+            self.snapshots(max_age_s=max_age_s, only=only), self.calibration(),
+            self.capabilities(only=only))
         # an entry that is a second door to a listed cluster is ranked only when asked for
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
                  if (n in only if only else self.sites[n].cfg.auto)]

@@ -90,7 +90,7 @@ class _Ops:
         if job.spec is None or job.site not in self.fed.sites:
             return False
         pl = await self.fed.place(job.spec.model_copy(update={"dependencies": []}),
-                                  sites=[job.site])
+                                  sites=[job.site], max_age_s=0)  # a gang needs the present
         v = pl.verdict(job.site)
         if not (v and v.feasible and v.estimated_start is not None):
             return False

@@ -335,3 +335,27 @@ async def test_a_gated_step_keeps_its_place_in_a_busy_queue(fed):
     for j in later:
         j = await fed.wait(j.id, timeout=300)
         assert j.started_at is not None and use.started_at < j.started_at
+
+
+async def test_a_gang_member_cannot_start_on_a_site_a_job_just_filled(fed):
+    """The gang's all-or-nothing check asks the member's site now: a job that took all of
+    gamma a moment ago (after the last cached view) and that calibrated runtimes expect to
+    end early still holds it by the scheduler's own plan, so a member there cannot start now
+    (found by the workflow benchmark: a gang was released onto a full gamma, 29.9 node-s
+    wasted); once it has ended, the member can."""
+    from diamond_jupyter.federation_workflow import _Ops
+    from diamond_jupyter.model import Constraints, JobSpec, Resources
+
+    member = fed.spec_from_text("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -t 10\nsleep 5\n",
+                                name="member")
+    await fed.snapshots()  # a view cached before the blocker starts
+    blocker = await fed.submit(JobSpec(
+        name="blocker", script="sleep 20\n", resources=Resources(nodes=2, walltime_s=600),
+        constraints=Constraints(exclusive=True)), "gamma")
+    await fed.wait(blocker.id, until=lambda j: j.started_at is not None or j.state.terminal,
+                   timeout=300)
+    job = fed.job(blocker.id).model_copy(update={"spec": member, "site": "gamma"})
+    ops = _Ops(fed)
+    assert not await ops.can_start_now(job)
+    await fed.wait(blocker.id, timeout=300)
+    assert await ops.can_start_now(job)

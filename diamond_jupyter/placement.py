@@ -88,6 +88,7 @@ from .placement_sim import (
     calibrated_views,
     earliest_start,
     pending_demands,
+    reservation_for,
 )
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -355,9 +356,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
-    # Slurm's backfill delays no waiting job ahead; Grid Engine (max_reservation 0 unless
-    # set) protects none: whatever fits starts; the others protect the first (EASY)
-    reserve_all, reserve_none = cfg.scheduler == "slurm", cfg.scheduler == "sge"
+    reservation = reservation_for(cfg.scheduler)
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
@@ -367,8 +366,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name) -> float:
-            start = earliest_start(st, queue, probe, reserve_all=reserve_all,
-                                   reserve_none=reserve_none)
+            start = earliest_start(st, queue, probe, reservation=reservation)
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S

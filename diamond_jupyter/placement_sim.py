@@ -22,7 +22,7 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   walltimes before those resources came free (jobs end early), and the scheduler's next
   cycle, seconds away, starts it; honouring the estimate would hand the probe resources
   that queued work takes first.
-- `reserve_all` (Slurm, whose backfill reserves for every job it tests): the probe may
+- Reservation "plan" (Slurm, whose backfill reserves for every job it tests): the probe may
   start early only where it delays none of the jobs ahead as the scheduler plans them,
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
   end (`_Plan`).
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from math import ceil
+from typing import Literal
 
 from .calibration import RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import expand_hostlist
@@ -600,22 +601,35 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float
     return None
 
 
+Reservation = Literal["plan", "easy", "none"]
+
+
+def reservation_for(scheduler: str) -> Reservation:
+    """How a scheduler protects waiting jobs from backfill: Slurm's backfill delays no job
+    ahead as it plans them ("plan"); Grid Engine's `max_reservation` is 0 unless set, so
+    whatever fits starts ("none"); the others protect the blocked head (EASY)."""
+    return {"slurm": "plan", "sge": "none"}.get(scheduler, "easy")
+
+
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
-                   depth: int = BACKFILL_DEPTH, reserve_all: bool = False,
-                   reserve_none: bool = False) -> float | None:
+                   depth: int = BACKFILL_DEPTH,
+                   reservation: Reservation = "easy") -> float | None:
     """Seconds after now at which `probe` (last in priority) starts; None if never.
 
-    `reserve_all` (Slurm): every job starts only where it delays none of the jobs ahead of
-    it as the scheduler plans them, from walltimes (`_planned_earliest`); where that is
-    more work than `PLAN_WORK` (a big site, a deep queue), for a bounded effort only the
-    probe is held to that plan and the queue ahead runs EASY. `reserve_none` (Grid Engine,
-    whose `max_reservation` is 0 unless set, and then only for jobs that ask with `-R y`):
-    nothing is protected, every job that fits starts, in priority order. Otherwise only
-    the blocked head's start is protected (EASY), with the simulation's own durations."""
+    "plan" (Slurm): every job starts only where it delays none of the jobs ahead of it as
+    the scheduler plans them, from walltimes (`_planned_earliest`); where that is more
+    work than `PLAN_WORK` (a big site, a deep queue), for a bounded effort only the probe
+    is held to that plan and the queue ahead runs EASY. "none" (Grid Engine, whose
+    `max_reservation` is 0 unless set, and then only for jobs that ask with `-R y`):
+    nothing is protected, every job that fits starts, in priority order. "easy": only the
+    blocked head's start is protected, with the simulation's own durations."""
+    if reservation not in ("plan", "easy", "none"):
+        raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
+    reserve_all = reservation == "plan"
     for d in queue:
         d.done, d.start = False, None
     probe.done = False
-    if reserve_none:
+    if reservation == "none":
         return _greedy_earliest(st, queue, probe)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe)

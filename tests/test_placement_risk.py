@@ -336,3 +336,14 @@ def test_grid_engine_reserves_nothing_so_a_small_job_passes_a_blocked_big_one(sc
     p = place(spec(nodes=1, cpus=8, walltime=6 * H), [(cfg, snap)], now=NOW)
     start = (verdict(p, "alpha").estimated_start - NOW).total_seconds()
     assert (start >= 4 * H - 60) if waits else start == 0, p.explain()
+
+
+def test_each_scheduler_simulates_its_own_reservation_and_a_wrong_mode_is_refused():
+    """One mode per scheduler family: Slurm's plan, Grid Engine none, EASY for the rest;
+    a mode outside these is an error naming the ones accepted, not a silent EASY."""
+    from diamond_jupyter.placement_sim import SimState, earliest_start, reservation_for
+
+    assert [reservation_for(s) for s in ("slurm", "sge", "pbs", "lsf", "flux")] == [
+        "plan", "none", "easy", "easy", "easy"]
+    with pytest.raises(ValueError, match="accepted: plan, easy, none"):
+        earliest_start(SimState.__new__(SimState), [], None, reservation="all")  # type: ignore[arg-type]

@@ -44,12 +44,12 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dialects import get_commands
+from ..model import SiteError
 from .clusters import CLUSTERS, SLURM_CLUSTERS, ClusterDef
 
 if TYPE_CHECKING:
@@ -258,18 +258,14 @@ async def cancel_named(site: _Runs, prefix: str, scheduler: str = "slurm") -> in
 
 
 def _sge_named(xml_text: str, prefix: str) -> list[str]:
-    """The job numbers in `qstat -xml` whose names start with `prefix` (each once: a job
-    spread over hosts is listed per host); nothing when the output is not qstat's XML."""
+    """The job numbers in `qstat -xml` whose names start with `prefix`, read by the Grid
+    Engine dialect (a job spread over hosts is one job); nothing when the output is not
+    qstat's XML."""
     try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError:
+        jobs = get_commands("sge").parse_status(xml_text)
+    except SiteError:
         return []
-    ids: list[str] = []
-    for job in root.iter("job_list"):
-        number, name = job.findtext("JB_job_number"), job.findtext("JB_name") or ""
-        if number and name.startswith(prefix) and number not in ids:
-            ids.append(number)
-    return ids
+    return [j.native_id for j in jobs if (j.name or "").startswith(prefix)]
 
 
 async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> None:

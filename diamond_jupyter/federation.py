@@ -352,22 +352,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 else:
                     self.note_starts(n, jobs)  # accounting knows starts views missed
                 self._calibrated[n] = (now, jobs)
-        own: dict[str, list[RunSample]] = {}
+        own: dict[str, list[tuple[str | None, RunSample]]] = {}
         for job in self.store.list_jobs(states=[JobState.COMPLETED, JobState.FAILED,
                                                 JobState.TIMEOUT], limit=500):
             res = job.spec.resources if job.spec else None
             if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
                 cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
-                own.setdefault(job.site, []).append(RunSample(
+                own.setdefault(job.site, []).append((job.native_id, RunSample(
                     job.spec.queue, cpus, res.walltime_s,
-                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp()))
+                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
         out, at = {}, utcnow()
         for n in self.sites:
             jobs = self._calibrated.get(n, (0.0, []))[1]
-            acct = [run_sample(j) for j in jobs]
+            acct = [s for s in map(run_sample, jobs) if s is not None]
+            # the store's jobs are in the site's accounting too (every user's): counted once
+            seen = {j.native_id for j in jobs}
+            acct += [s for nid, s in own.get(n, []) if nid is None or nid not in seen]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            out[n] = SiteCalibration([s for s in acct if s is not None] + own.get(n, []),
-                                     wait=waits,
+            out[n] = SiteCalibration(acct, wait=waits,
                                      queued=queue_waits(jobs, at, RECENT_WAITS_S))
         return out
 

@@ -182,3 +182,32 @@ def test_a_short_jobs_cost_keeps_three_figures():
     from diamond_jupyter.federation_plan import _figure
 
     assert _figure(0.000254321) == 0.000254 and _figure(12.3456) == 12.3 and _figure(0) == 0
+
+
+async def test_the_stores_jobs_are_counted_once_beside_the_sites_accounting(tmp_path):
+    """The site's accounting lists every user's jobs, the store's own among them: a job in
+    both is one sample (else a user's few jobs outweigh the center's in a thin window); a
+    store job the accounting has not shown yet still counts."""
+    import time as _time
+
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.model import JobStatus
+
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    try:
+        acct = [JobStatus(native_id=str(i), state=JobState.COMPLETED, partition="compute",
+                          cpus=1, walltime_s=600, started_at=NOW,
+                          ended_at=NOW + timedelta(seconds=6)) for i in range(1, 6)]
+        fed._calibrated["alpha"] = (_time.monotonic(), acct)
+        for nid in ("5", "9"):  # 5: also in the accounting; 9: not yet there
+            fed.store.upsert_job(Job(
+                id=f"alpha:{nid}", site="alpha", native_id=nid, state=JobState.COMPLETED,
+                spec=_minute_job(), submitted_at=NOW, started_at=NOW,
+                ended_at=NOW + timedelta(seconds=30)))
+        cal = (await fed.calibration(fetch=False))["alpha"]
+        assert cal.samples == 6
+        assert cal.exact(("*", "*")).mean == pytest.approx((5 * 0.01 + 0.5) / 6)
+    finally:
+        await fed.close()

@@ -74,6 +74,9 @@ def script_text(data: bytes | str, what: str) -> str:
 
 
 CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
+# ... unless the last one found this few jobs (a site just set up, or quiet): then every
+# THIN_TTL_S, so that a cold start learns within a minute, not five
+THIN_HISTORY_JOBS, THIN_TTL_S = 50, 60.0
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
@@ -334,12 +337,17 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                           ) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
         CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the cached
-        ones are older than `max_age_s`, and this store's own. A site whose accounting cannot be
+        ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
+        THIN_HISTORY_JOBS), and this store's own. A site whose accounting cannot be
         read keeps what it had (or only the store's jobs); errors other than a site's are
         raised. Without `fetch`, from what was read before only (no site is asked)."""
         now = time.monotonic()
+
+        def ttl(n: str) -> float:
+            jobs = self._calibrated.get(n, (0.0, []))[1]
+            return min(max_age_s, THIN_TTL_S) if len(jobs) < THIN_HISTORY_JOBS else max_age_s
         stale = [n for n in self.sites if fetch
-                 and now - self._calibrated.get(n, (-math.inf, []))[0] > max_age_s]
+                 and now - self._calibrated.get(n, (-math.inf, []))[0] > ttl(n)]
         if stale:
             since = utcnow() - timedelta(seconds=CALIBRATION_WINDOW_S)
             got = await asyncio.gather(*(self.sites[n].recent_jobs(since) for n in stale),

@@ -211,3 +211,42 @@ async def test_the_stores_jobs_are_counted_once_beside_the_sites_accounting(tmp_
         assert cal.exact(("*", "*")).mean == pytest.approx((5 * 0.01 + 0.5) / 6)
     finally:
         await fed.close()
+
+
+async def test_a_thin_accounting_history_is_read_again_sooner(tmp_path):
+    """One accounting query per site at the slow interval (5 min) once the site's history
+    is full; while it holds few jobs (a test bed or a deployment just started) every
+    minute, so that a cold start learns from the jobs that end meanwhile."""
+    import time as _time
+
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.federation import CALIBRATION_TTL_S, THIN_HISTORY_JOBS, THIN_TTL_S
+    from diamond_jupyter.model import JobStatus
+
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    asked: list[int] = []
+
+    def jobs(n: int) -> list[JobStatus]:
+        return [JobStatus(native_id=str(i), state=JobState.COMPLETED, partition="compute",
+                          cpus=1, walltime_s=600, started_at=NOW,
+                          ended_at=NOW + timedelta(seconds=6)) for i in range(n)]
+
+    async def recent_jobs(since):
+        asked.append(1)
+        return jobs(THIN_HISTORY_JOBS)
+    fed.sites["alpha"].recent_jobs = recent_jobs
+    try:
+        assert THIN_TTL_S < CALIBRATION_TTL_S
+        ago = _time.monotonic() - (THIN_TTL_S + 1)
+        fed._calibrated["alpha"] = (ago, jobs(THIN_HISTORY_JOBS - 1))
+        assert (await fed.calibration())["alpha"].samples == THIN_HISTORY_JOBS
+        assert len(asked) == 1  # thin and older than a minute: read again
+        fed._calibrated["alpha"] = (ago, jobs(THIN_HISTORY_JOBS))
+        await fed.calibration()
+        assert len(asked) == 1  # a full history waits for the slow interval
+        await fed.calibration(max_age_s=0)
+        assert len(asked) == 2
+    finally:
+        await fed.close()

@@ -336,11 +336,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S, fetch: bool = True
                           ) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
-        CALIBRATION_WINDOW_S: every user's, from one accounting query per site when the cached
-        ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
-        THIN_HISTORY_JOBS), and this store's own. A site whose accounting cannot be
-        read keeps what it had (or only the store's jobs); errors other than a site's are
-        raised. Without `fetch`, from what was read before only (no site is asked)."""
+        CALIBRATION_WINDOW_S: other users', from one accounting query per site when the
+        cached ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
+        THIN_HISTORY_JOBS); this store's own only where the accounting gives none. A site
+        whose accounting cannot be read keeps what it had (or only the store's jobs); errors
+        other than a site's are raised. Without `fetch`, from what was read before only (no
+        site is asked)."""
         now = time.monotonic()
 
         def ttl(n: str) -> float:
@@ -372,12 +373,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         out, at = {}, utcnow()
         for n in self.sites:
             jobs = self._calibrated.get(n, (0.0, []))[1]
-            acct = [s for s in map(run_sample, jobs) if s is not None]
-            # the store's jobs are in the site's accounting too (every user's): counted once
-            seen = {j.native_id for j in jobs}
-            acct += [s for nid, s in own.get(n, []) if nid is None or nid not in seen]
+            mine = own.get(n, [])
+            ids = {nid for nid, s in mine if s.ended_at >= time.time() - CALIBRATION_WINDOW_S}
+            # The queue is other users' work: the accounting's jobs that are not the store's
+            # calibrate it. The store's (one user's few kinds, which on a quiet site would
+            # set a class's ratio) stand in only where the accounting gives none.
+            others = [s for j in jobs if j.native_id not in ids
+                      and (s := run_sample(j)) is not None]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            out[n] = SiteCalibration(acct, wait=waits,
+            out[n] = SiteCalibration(others or [s for _, s in mine], wait=waits,
                                      queued=queue_waits(jobs, at, RECENT_WAITS_S))
         return out
 

@@ -6,7 +6,7 @@ waited (QBETS), whatever the queue model says."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_placement import NOW, spec
@@ -184,10 +184,11 @@ def test_a_short_jobs_cost_keeps_three_figures():
     assert _figure(0.000254321) == 0.000254 and _figure(12.3456) == 12.3 and _figure(0) == 0
 
 
-async def test_the_stores_jobs_are_counted_once_beside_the_sites_accounting(tmp_path):
-    """The site's accounting lists every user's jobs, the store's own among them: a job in
-    both is one sample (else a user's few jobs outweigh the center's in a thin window); a
-    store job the accounting has not shown yet still counts."""
+async def test_other_users_jobs_calibrate_the_queue_the_stores_only_without_them(tmp_path):
+    """The site's accounting lists every user's jobs, the store's own among them. The queue
+    a new job waits behind is other users' work, so their jobs calibrate it: the store's
+    few (here ending at half their walltime, against the center's 1%) would otherwise set
+    the ratio of a thin class. Where the accounting gives nothing, the store's jobs do."""
     import time as _time
 
     from diamond_jupyter.config import SiteConfig, TransportConfig
@@ -196,19 +197,22 @@ async def test_the_stores_jobs_are_counted_once_beside_the_sites_accounting(tmp_
     fed = Federation(FederationConfig(sites=[SiteConfig(
         name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))]),
         store=Store(tmp_path / "s.sqlite"))
+    now = datetime.now(timezone.utc)
     try:
         acct = [JobStatus(native_id=str(i), state=JobState.COMPLETED, partition="compute",
-                          cpus=1, walltime_s=600, started_at=NOW,
-                          ended_at=NOW + timedelta(seconds=6)) for i in range(1, 6)]
-        fed._calibrated["alpha"] = (_time.monotonic(), acct)
-        for nid in ("5", "9"):  # 5: also in the accounting; 9: not yet there
+                          cpus=1, walltime_s=600, started_at=now - timedelta(seconds=60),
+                          ended_at=now - timedelta(seconds=54)) for i in range(1, 7)]
+        for nid in ("6", "9", "10", "11", "12"):  # 6: in the accounting too; 9-12: not yet
             fed.store.upsert_job(Job(
                 id=f"alpha:{nid}", site="alpha", native_id=nid, state=JobState.COMPLETED,
-                spec=_minute_job(), submitted_at=NOW, started_at=NOW,
-                ended_at=NOW + timedelta(seconds=30)))
+                spec=_minute_job(), submitted_at=now, started_at=now - timedelta(seconds=60),
+                ended_at=now - timedelta(seconds=30)))
+        fed._calibrated["alpha"] = (_time.monotonic(), acct)
         cal = (await fed.calibration(fetch=False))["alpha"]
-        assert cal.samples == 6
-        assert cal.exact(("*", "*")).mean == pytest.approx((5 * 0.01 + 0.5) / 6)
+        assert cal.samples == 5 and cal.exact(("*", "*")).mean == pytest.approx(0.01)
+        fed._calibrated["alpha"] = (_time.monotonic(), [])  # no accounting (no slurmdbd)
+        cal = (await fed.calibration(fetch=False))["alpha"]
+        assert cal.samples == 5 and cal.exact(("*", "*")).mean == pytest.approx(0.5)
     finally:
         await fed.close()
 

@@ -41,6 +41,7 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -473,8 +474,10 @@ class _Plan:
         hosts = [n for n in es if n in self.times and self.fits_through(d, n, start)]
         return sorted(hosts)[: d.nodes] if len(hosts) >= d.nodes else None
 
-    def _earliest_on(self, d: Demand, n: int, t0: float) -> float | None:
-        """The earliest time >= t0 at which d fits on node n for its whole planned run."""
+    def _earliest_on(self, d: Demand, n: int, t0: float, before: float = math.inf
+                     ) -> float | None:
+        """The earliest time >= t0 at which d fits on node n for its whole planned run;
+        None when it never does, or not before `before`."""
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         k, when = bisect.bisect_right(times, t0) - 1, t0
         while k < len(times):
@@ -485,6 +488,8 @@ class _Plan:
                 if k == len(times):
                     return None  # not even once everything planned has ended
                 when = times[k]
+                if when >= before:
+                    return None
         return when
 
     def _split(self, n: int, when: float) -> int:
@@ -503,13 +508,29 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
-        es = [n for n in self.sim.elig(d) if n in self.times]
-        firsts = sorted((e, n) for n in es if (e := self._earliest_on(d, n, t0)) is not None)
-        if len(firsts) < d.nodes:
-            return None
-        if d.nodes == 1:
-            start, hosts = firsts[0][0], [firsts[0][1]]
+        es = sorted(n for n in self.sim.elig(d) if n in self.times)
+        if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
+            best: tuple[float, int] | None = None
+            for n in es:
+                e = self._earliest_on(d, n, t0, best[0] if best else math.inf)
+                if e is not None and (best is None or e < best[0]):
+                    best = (e, n)
+                    if e == t0:
+                        break  # none can be earlier
+            if best is None:
+                return None
+            start, hosts = best[0], [best[1]]
         else:
+            firsts, at_t0 = [], 0
+            for n in es:
+                if (e := self._earliest_on(d, n, t0)) is not None:
+                    firsts.append((e, n))
+                    at_t0 += e == t0
+                    if at_t0 == d.nodes:  # enough nodes fit at once: none can be earlier
+                        break
+            if len(firsts) < d.nodes:
+                return None
+            firsts.sort()
             lo = firsts[d.nodes - 1][0]
             found = None
             for start in sorted({lo} | {x for n in es for x in self.times[n] if x > lo}):

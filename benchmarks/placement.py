@@ -121,7 +121,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "finish_s": rel(v.estimated_finish),
                             "source": v.start_source,
                             "raw_start_s": rel(v.raw_start), "bound_s": rel(v.start_bound),
-                            "samples": v.calibration_samples}
+                            "samples": v.calibration_samples,
+                            "model_start_s": rel(v.model_start),
+                            "own_wait_ratio": v.own_wait_ratio, "own_samples": v.own_samples}
                    for v in dia.ranked if v.feasible}
             t0 = time.time()
             probes = asyncio.gather(*(fed.submit(probe.model_copy(update={

@@ -41,11 +41,17 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Protocol
 
-from .model import JobState, JobStatus, describe_start, hms_short  # noqa: F401 (formerly here)
+from .model import (  # noqa: F401 (describe_start, hms_short: formerly here)
+    Job,
+    JobState,
+    JobStatus,
+    describe_start,
+    hms_short,
+)
 
 SIZE_CLASS_LIMITS = (1, 4, 16, 64)  # CPUs: 1, 2-4, 5-16, 17-64, 65+
 MIN_SAMPLES = 5  # a key with fewer samples falls back to the coarser one
@@ -203,8 +209,10 @@ class SiteCalibration:
 
     def __init__(self, samples: Iterable[RunSample | WaitSample],
                  wait: Iterable[WaitSample] = (),
-                 queued: dict[str, QueueWait] | None = None) -> None:
+                 queued: dict[str, QueueWait] | None = None,
+                 own: Iterable[PredictionSample] = ()) -> None:
         self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
+        self.own: OwnError | None = own_error(own)  # the user's jobs here, vs the model
         waits = list(wait)
         self.wait: SiteCalibration | None = SiteCalibration(waits) if waits else None
         by_key: dict[tuple[str, str], list[RunSample]] = {}
@@ -318,6 +326,86 @@ class RecentWaits:
             if (b := self._of(key)) is not None:
                 return b
         return None
+
+
+@dataclass(frozen=True)
+class PredictionSample:
+    """One of the user's own jobs on a site: the wait placement's model predicted for it
+    (before this correction) and the wait it had, or has had so far (`started` False: it
+    is still waiting, so it waits at least that long)."""
+
+    predicted_s: float
+    observed_s: float
+    started: bool
+    submitted_at: float = 0.0  # epoch seconds: the most recent samples are kept
+
+
+OWN_ERROR_SAMPLES = 20  # the most recent own jobs per site the correction rests on
+PLACED_TO_SUBMITTED_S = 60.0  # a job submitted later than this after its placement waited
+# for something else first (an approval): its prediction is not scored
+
+
+def prediction_sample(job: Job, now: datetime) -> PredictionSample | None:
+    """The user's job as a sample of the model's error on its site: the wait its
+    placement's model predicted (`model_start`, the start before this correction, else
+    the estimated start) against the wait from its submission to its start, or so far
+    (to now while it waits; to its end when it was cancelled waiting). None without a
+    prediction for its site, or when it was submitted long after it."""
+    pl = job.placement or {}
+    mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
+                 and v.get("site") == job.site and v.get("feasible")), None)
+    if mine is None or job.submitted_at is None:
+        return None
+    try:
+        decided = _utc(datetime.fromisoformat(pl["now"]))
+        model = _utc(datetime.fromisoformat(mine.get("model_start") or mine["estimated_start"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+    submitted = _utc(job.submitted_at)
+    if abs((submitted - decided).total_seconds()) > PLACED_TO_SUBMITTED_S:
+        return None
+    if job.started_at is not None:
+        until, started = _utc(job.started_at), True
+    elif job.state == JobState.PENDING:
+        until, started = _utc(now), False
+    elif job.ended_at is not None and job.state == JobState.CANCELLED:
+        until, started = _utc(job.ended_at), False
+    else:
+        return None
+    return PredictionSample(predicted_s=max(0.0, (model - decided).total_seconds()),
+                            observed_s=max(0.0, (until - submitted).total_seconds()),
+                            started=started, submitted_at=submitted.timestamp())
+
+
+def _utc(t: datetime) -> datetime:
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class OwnError:
+    """How the user's own recent jobs on a site waited against what the model predicted:
+    the median of (observed + WAIT_FLOOR_S) / (predicted + WAIT_FLOOR_S), and how many
+    jobs that rests on. The model misses what a view does not show (per-user limits,
+    priorities, a scheduler's cadence); the user's own jobs meet exactly that."""
+
+    ratio: float
+    samples: int
+
+    def corrected(self, wait_s: float) -> float:
+        return max(0.0, (wait_s + WAIT_FLOOR_S) * self.ratio - WAIT_FLOOR_S)
+
+
+def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
+    """The correction the user's own recent jobs on one site call for, None with fewer
+    than MIN_SAMPLES that say anything. A job still waiting counts once it has waited
+    longer than predicted (its ratio is then at least its ratio so far, a lower bound, so
+    the median is one too); before that it is not yet due and says nothing."""
+    recent = sorted(samples, key=lambda s: s.submitted_at)[-OWN_ERROR_SAMPLES:]
+    ratios = sorted((s.observed_s + WAIT_FLOOR_S) / (max(0.0, s.predicted_s) + WAIT_FLOOR_S)
+                    for s in recent if s.started or s.observed_s > s.predicted_s)
+    if len(ratios) < MIN_SAMPLES:
+        return None
+    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios))
 
 
 class RatioFn(Protocol):

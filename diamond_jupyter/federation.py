@@ -12,15 +12,17 @@ import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from .calibration import (
     RECENT_WAITS_S,
+    PredictionSample,
     RunSample,
     SiteCalibration,
     measured_bandwidth,
+    prediction_sample,
     queue_waits,
     run_sample,
 )
@@ -77,6 +79,7 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 # ... unless the last one found this few jobs (a site just set up, or quiet): then every
 # THIN_TTL_S, so that a cold start learns within a minute, not five
 THIN_HISTORY_JOBS, THIN_TTL_S = 50, 60.0
+OWN_PREDICTIONS_LOOKBACK = 500  # the user's newest jobs read for the model's own error
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
@@ -371,6 +374,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     job.spec.queue, cpus, res.walltime_s,
                     (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
         out, at = {}, utcnow()
+        predicted = self.prediction_samples()
         for n in self.sites:
             jobs = self._calibrated.get(n, (0.0, []))[1]
             mine = own.get(n, [])
@@ -382,7 +386,28 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                       and (s := run_sample(j)) is not None]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             out[n] = SiteCalibration(others or [s for _, s in mine], wait=waits,
-                                     queued=queue_waits(jobs, at, RECENT_WAITS_S))
+                                     queued=queue_waits(jobs, at, RECENT_WAITS_S),
+                                     own=predicted.get(n, ()))
+        return out
+
+    def prediction_samples(self, since: datetime | None = None
+                           ) -> dict[str, list[PredictionSample]]:
+        """Per site, the user's own recent jobs (submitted since `since`, default
+        RECENT_WAITS_S ago) with the wait their placement's model predicted and the wait
+        they had, or have had so far. Jobs held or waiting on others (their wait is not
+        the queue's), and those submitted long after their placement (an approval), are
+        left out."""
+        now = utcnow()
+        since = since or now - timedelta(seconds=RECENT_WAITS_S)
+        out: dict[str, list[PredictionSample]] = {}
+        for job in self.store.list_jobs(limit=OWN_PREDICTIONS_LOOKBACK):  # newest first
+            if job.submitted_at is None or job.submitted_at < since:
+                continue
+            if job.spec is None or job.spec.hold or job.spec.dependencies:
+                continue
+            sample = prediction_sample(job, now)
+            if sample is not None:
+                out.setdefault(job.site, []).append(sample)
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:

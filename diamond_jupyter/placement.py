@@ -123,6 +123,11 @@ class SiteVerdict(BaseModel):
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
+    # the user's own recent jobs here waited own_wait_ratio x what the model predicted
+    # (median of own_samples): estimated_start is corrected by it, model_start is before
+    own_wait_ratio: float | None = None
+    own_samples: int = 0
+    model_start: datetime | None = None
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
     estimated_finish: datetime | None = None  # from the median start
@@ -232,9 +237,11 @@ class Placement(BaseModel):
         is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
         upper bound; N the finished jobs the calibration rests on; WAIT× the median of
         actual wait / the scheduler's estimated wait here, with its sample count (it
-        corrects a start that rests on the scheduler's estimates)."""
+        corrects a start that rests on the scheduler's estimates); OWN× how the user's
+        own recent jobs here waited against what was predicted for them (it corrects
+        START)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
-                "WAIT×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
+                "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
@@ -246,6 +253,8 @@ class Placement(BaseModel):
                              rel(v.start_bound), str(v.calibration_samples),
                              f"{v.wait_ratio:.2f}({v.wait_samples})"
                              if v.wait_ratio is not None else "-",
+                             f"{v.own_wait_ratio:.2f}({v.own_samples})"
+                             if v.own_wait_ratio is not None else "-",
                              hms(v.estimated_runtime_s or 0),
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
@@ -403,6 +412,16 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             start_s, source = raw_s * w.median, "calibrated"
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
+    own = cal.own if cal is not None else None
+    if own is not None and not (start_s == 0 and not snap.pending):
+        # the user's own recent jobs here, against what this model predicted for them
+        model_s, start_s = start_s, own.corrected(start_s)
+        if bound_s is not None:
+            bound_s = max(own.corrected(bound_s) if own.ratio > 1 else bound_s, start_s)
+        v.own_wait_ratio, v.own_samples = own.ratio, own.samples
+        v.model_start = now + timedelta(seconds=model_s)
+        v.notes.append(f"your {own.samples} recent jobs here waited {own.ratio:.2g}x what "
+                       f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says

@@ -1,0 +1,156 @@
+"""Placement learns from the user's own jobs: where they waited longer (or shorter) than
+the model predicted for them, a new job's start there is corrected by the median of that
+error. A queue view misses what a scheduler does besides (per-user limits, priorities, its
+cadence); the user's own jobs meet exactly that."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from test_placement import NOW, alpha, pending, running, spec, verdict
+from test_placement_risk import _idle
+
+from diamond_jupyter.calibration import (
+    MIN_SAMPLES,
+    WAIT_FLOOR_S,
+    OwnError,
+    PredictionSample,
+    SiteCalibration,
+    own_error,
+    prediction_sample,
+)
+from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import Job, JobSpec, JobState, Resources
+from diamond_jupyter.placement import place
+from diamond_jupyter.store import Store
+
+
+def _s(predicted: float, observed: float, started: bool = True, at: float = 0.0):
+    return PredictionSample(predicted, observed, started, at)
+
+
+def test_the_error_is_the_median_of_what_started_and_of_what_is_overdue():
+    """Started jobs count; a job still waiting counts once it has waited past its
+    prediction (a lower bound on its ratio), not before (it is not due yet)."""
+    started = [_s(30, 90), _s(30, 150), _s(0, 30)]  # ratios 2, 3, 1
+    overdue = [_s(30, 270, started=False)]  # at least 5
+    not_due = [_s(600, 60, started=False)] * 10
+    assert own_error(started + not_due) is None  # three that say anything: too few
+    e = own_error(started + overdue + [_s(30, 210, started=False)] + not_due)  # and 4
+    assert e is not None and e.samples == MIN_SAMPLES
+    assert e.ratio == pytest.approx(3.0)
+    assert e.corrected(30) == pytest.approx((30 + WAIT_FLOOR_S) * 3 - WAIT_FLOOR_S)
+    assert OwnError(0.25, 5).corrected(10) == 0.0  # never before now
+
+
+def test_only_the_most_recent_own_jobs_count():
+    old = [_s(30, 600, at=i) for i in range(100)]  # long ago the model was 10x short
+    new = [_s(30, 60, at=1000 + i) for i in range(20)]  # now it is right within the floor
+    e = own_error(old + new)
+    assert e is not None and e.samples == 20 and e.ratio == pytest.approx(1.5)
+
+
+def _placed(site: str, predicted_s: float, *, submitted_after_s: float = 1.0,
+            started_after_s: float | None = None, state=JobState.PENDING,
+            ended_after_s: float | None = None, model_s: float | None = None,
+            decided: datetime = NOW, **spec_fields) -> Job:
+    start = decided + timedelta(seconds=predicted_s)
+    ranked = [{"site": site, "feasible": True, "estimated_start": start.isoformat(),
+               **({"model_start": (decided + timedelta(seconds=model_s)).isoformat()}
+                  if model_s is not None else {})}]
+    submitted = decided + timedelta(seconds=submitted_after_s)
+    return Job(id=f"{site}:{predicted_s}", site=site, native_id="1", state=state,
+               spec=JobSpec(command="true", **spec_fields),
+               placement={"now": decided.isoformat(), "choice": site, "ranked": ranked},
+               submitted_at=submitted,
+               started_at=submitted + timedelta(seconds=started_after_s)
+               if started_after_s is not None else None,
+               ended_at=submitted + timedelta(seconds=ended_after_s)
+               if ended_after_s is not None else None)
+
+
+def test_a_jobs_sample_comes_from_its_placement_and_its_start():
+    now = NOW + timedelta(seconds=500)
+    s = prediction_sample(_placed("beta", 60, started_after_s=200, state=JobState.RUNNING), now)
+    assert s == PredictionSample(60, 200, True, (NOW + timedelta(seconds=1)).timestamp())
+    waiting = prediction_sample(_placed("beta", 60), now)
+    assert waiting.observed_s == pytest.approx(499) and not waiting.started
+    gone = prediction_sample(_placed("beta", 60, state=JobState.CANCELLED, ended_after_s=90),
+                             now)
+    assert gone.observed_s == 90 and not gone.started  # a hedge's loser: waited 90 s at least
+    corrected = prediction_sample(_placed("beta", 600, model_s=60, started_after_s=200), now)
+    assert corrected.predicted_s == 60  # the model's own start, before any correction
+    assert prediction_sample(_placed("beta", 60, submitted_after_s=3600), now) is None
+    assert prediction_sample(_placed("beta", 60, state=JobState.FAILED), now) is None
+
+
+def test_a_site_where_the_users_jobs_waited_longer_is_corrected_and_says_so():
+    """alpha's model says 10 min (a running job holds every node); the user's last jobs
+    there waited about 3x what was predicted (1,860 s for 600 s), so alpha's start moves
+    out by that ratio (30 s floor) and the idle site wins by more."""
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=600) for i in range(1, 5)]
+    a_cfg, a_snap = alpha(jobs, alloc=(32, 32, 32, 32))
+    other = _idle("other")
+    errs = [_s(600, 1860)] * MIN_SAMPLES
+    cal = {"alpha": SiteCalibration([], own=errs)}
+    plain = place(spec(), [(a_cfg, a_snap), other], now=NOW)
+    assert plain.verdict("alpha").estimated_start == NOW + timedelta(seconds=600)
+    assert cal["alpha"].own.ratio == pytest.approx((1860 + WAIT_FLOOR_S) / (600 + WAIT_FLOOR_S))
+    p = place(spec(), [(a_cfg, a_snap), other], now=NOW, calibration=cal)
+    a = verdict(p, "alpha")
+    r = cal["alpha"].own.ratio
+    assert a.own_wait_ratio == pytest.approx(r) and a.own_samples == MIN_SAMPLES
+    assert a.model_start == NOW + timedelta(seconds=600)
+    assert (a.estimated_start - NOW).total_seconds() == pytest.approx(
+        (600 + WAIT_FLOOR_S) * r - WAIT_FLOOR_S, abs=1e-3)
+    assert "OWN×(N)" in p.explain() and f"{r:.2f}({MIN_SAMPLES})" in p.explain()
+    assert any("recent jobs here waited" in n for n in a.notes)
+    assert p.choice == "other"
+
+
+def test_a_certain_start_is_not_corrected_and_a_short_error_brings_a_start_closer():
+    """Idle resources with nothing queued start now whatever the history; where the user's
+    jobs started sooner than predicted, the start comes closer."""
+    idle_cfg, idle_snap = _idle("delta")
+    cal = {"delta": SiteCalibration([], own=[_s(600, 0)] * MIN_SAMPLES)}
+    v = verdict(place(spec(), [(idle_cfg, idle_snap)], now=NOW, calibration=cal), "delta")
+    assert v.estimated_start == NOW and v.own_wait_ratio is None
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=3600) for i in range(1, 5)]
+    jobs.append(pending("p1", 1, 4, 3600))
+    cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32))
+    cal = {"alpha": SiteCalibration([], own=[_s(3570, 570)] * MIN_SAMPLES)}  # 1/6
+    v = verdict(place(spec(), [(cfg, snap)], now=NOW, calibration=cal), "alpha")
+    assert v.own_wait_ratio == pytest.approx(600 / 3600)
+    assert v.estimated_start < v.model_start
+
+
+async def test_the_federation_scores_the_users_own_placed_jobs(tmp_path):
+    """The store's own jobs, submitted just after their placement, become samples of their
+    site; held jobs and jobs waiting on others wait for something else and are left out."""
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="beta", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    now = datetime.now(timezone.utc)
+    try:
+        for i in range(MIN_SAMPLES):
+            job = _placed("beta", 30, decided=now - timedelta(seconds=300))
+            fed.store.upsert_job(job.model_copy(update={"id": f"beta:{i}",
+                                                        "native_id": str(i)}))
+        held = _placed("beta", 30, decided=now - timedelta(seconds=300), hold=True)
+        fed.store.upsert_job(held.model_copy(update={"id": "beta:h", "native_id": "h"}))
+        samples = fed.prediction_samples()
+        assert len(samples["beta"]) == MIN_SAMPLES
+        cal = (await fed.calibration(fetch=False))["beta"]
+        assert cal.own is not None and cal.own.samples == MIN_SAMPLES
+        assert cal.own.ratio == pytest.approx((299 + WAIT_FLOOR_S) / (30 + WAIT_FLOOR_S),
+                                              rel=0.02)
+    finally:
+        await fed.close()
+
+
+def test_a_job_with_a_walltime_only_spec_is_scored_too():
+    job = _placed("beta", 30, started_after_s=45, state=JobState.COMPLETED,
+                  resources=Resources(walltime_s=60))
+    assert prediction_sample(job, NOW + timedelta(hours=1)).observed_s == 45

@@ -123,7 +123,7 @@ def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, 
         req = j.req_time if j.req_time > 0 else None
         if end <= t:
             if req and t - end <= WINDOW_S and j.run >= 0:
-                samples.append(RunSample(None, procs, req, j.run, end))
+                samples.append(RunSample("all", procs, req, j.run, end))  # as the jobs are
             continue
         k = min(nodes_n, ceil(procs / cpn))
         if start <= t:  # running: first fit, whole nodes for what does not fit one

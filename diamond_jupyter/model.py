@@ -7,7 +7,7 @@ import math
 import re
 import unicodedata
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
@@ -385,6 +385,9 @@ class SiteSnapshot(_Model):
     partitions: list[Partition] = Field(default_factory=list)
     nodes: list[Node] = Field(default_factory=list)
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
+    # how the scheduler's backfill protects waiting jobs, where its configuration says so
+    # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
+    backfill: Literal["plan", "easy", "none"] | None = None
 
     @property
     def running(self) -> list[JobStatus]:

@@ -365,7 +365,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
-    reservation = reservation_for(cfg.scheduler)
+    reservation = snap.backfill or reservation_for(cfg.scheduler)
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]

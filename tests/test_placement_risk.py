@@ -347,3 +347,27 @@ def test_each_scheduler_simulates_its_own_reservation_and_a_wrong_mode_is_refuse
         "plan", "none", "easy", "easy", "easy"]
     with pytest.raises(ValueError, match="accepted: plan, easy, none"):
         earliest_start(SimState.__new__(SimState), [], None, reservation="all")  # type: ignore[arg-type]
+
+
+def test_a_grid_engine_site_with_reservations_on_is_simulated_easy():
+    """`qconf -ssconf` says whether Grid Engine protects waiting jobs: the recorded default
+    (`max_reservation 0`) reserves nothing; a site that turned reservations on keeps room
+    for the blocked big job (taken as EASY, the view not saying which jobs asked `-R y`),
+    and a site whose configuration cannot be read is simulated by its type."""
+    from diamond_jupyter.dialects.sge_commands import backfill_policy
+
+    recorded = (SGE_OUT / "qconf_ssconf.txt").read_text()
+    assert "sconf" in SgeCommands().snapshot_argvs()
+    assert backfill_policy(recorded) == "none"
+    on = recorded.replace("max_reservation                   0",
+                          "max_reservation                   32")
+    assert backfill_policy(on) == "easy" and backfill_policy("") is None
+    assert SgeCommands().parse_snapshot("delta", {"sconf": on}).backfill == "easy"
+    jobs = [running(f"r{i}", f"a{i}", 16, left_s=4 * H - 60) for i in (1, 2, 3, 4)]
+    jobs.append(pending("big", 4, 128, H))
+    for backfill, held in ((None, False), ("none", False), ("easy", True)):
+        cfg, snap = alpha(jobs, alloc=(16, 16, 16, 16), scheduler="sge")
+        snap = snap.model_copy(update={"backfill": backfill})
+        p = place(spec(nodes=1, cpus=8, walltime=6 * H), [(cfg, snap)], now=NOW)
+        start = (verdict(p, "alpha").estimated_start - NOW).total_seconds()
+        assert (start >= 4 * H - 60) if held else start == 0, (backfill, p.explain())

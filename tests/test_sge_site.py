@@ -62,6 +62,8 @@ def test_queue_shows_both_exec_hosts_and_queues(run):
     assert all(n["cpus"] == 8 for n in snap["nodes"])
     parts = {p["name"]: p for p in snap["partitions"]}
     assert parts["all.q"]["max_time_s"] == 86400 and parts["short.q"]["max_time_s"] == 1800
+    # the scheduler's configuration is read with the queue: reservations off (the default)
+    assert snap["backfill"] == "none"
 
 
 def test_a_slurm_script_translated_to_sge_runs_to_completion(run, tmp_path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, Literal
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
 from .outputs_common import (
@@ -149,6 +149,9 @@ class SgeCommands:
             "pes": ["qconf", "-spl"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
+            # max_reservation: whether waiting jobs are protected from backfill at all (a
+            # site that hides its scheduler configuration leaves it unknown)
+            "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -280,7 +283,8 @@ class SgeCommands:
                 jobs.append(self._xml_job(j))
         return SiteSnapshot(
             site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
-            partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs)
+            partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
+            backfill=backfill_policy(outputs.get("sconf", "")))
 
     def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
         if not text.strip():
@@ -344,6 +348,19 @@ def _xml(text: str, what: str) -> ET.Element:
         return ET.fromstring(text)
     except (ET.ParseError, ValueError) as exc:
         raise fail("sge", what, str(exc), text) from None
+
+
+def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:
+    """From `qconf -ssconf`: "none" when `max_reservation` is 0 (Grid Engine's default:
+    whatever fits starts, past any big job that waits), "easy" when reservations are on
+    (jobs that ask with `-R y` hold their start, the highest-priority ones first: taken
+    as EASY, since the view does not say which asked); None when the output gives none."""
+    for line in sconf.splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key == "max_reservation":
+            n = to_int(value.strip())
+            return None if n is None else "easy" if n > 0 else "none"
+    return None
 
 
 def _hard_runtime(j: ET.Element) -> int | None:

@@ -413,11 +413,14 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
     own = cal.own if cal is not None else None
-    if own is not None and not (start_s == 0 and not snap.pending):
-        # the user's own recent jobs here, against what this model predicted for them
+    if own is not None and own.ratio > 1 and not (start_s == 0 and not snap.pending):
+        # the user's own recent jobs here waited longer than this model predicted for them:
+        # their start, and its bound, move out by that. Where they started sooner the model
+        # stands (a short wait before is no promise; a wrong "soon" costs, a wrong "late"
+        # only passes a site over)
         model_s, start_s = start_s, own.corrected(start_s)
         if bound_s is not None:
-            bound_s = max(own.corrected(bound_s) if own.ratio > 1 else bound_s, start_s)
+            bound_s = max(own.corrected(bound_s), start_s)
         v.own_wait_ratio, v.own_samples = own.ratio, own.samples
         v.model_start = now + timedelta(seconds=model_s)
         v.notes.append(f"your {own.samples} recent jobs here waited {own.ratio:.2g}x what "

@@ -123,8 +123,9 @@ class SiteVerdict(BaseModel):
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
-    # the user's own recent jobs here waited own_wait_ratio x what the model predicted
-    # (median of own_samples): estimated_start is corrected by it, model_start is before
+    # where the user's own recent jobs here waited longer than the model predicted for
+    # them (own_wait_ratio x, the median of own_samples), estimated_start is moved out by
+    # it; model_start is the model's start before (None when nothing was corrected)
     own_wait_ratio: float | None = None
     own_samples: int = 0
     model_start: datetime | None = None

@@ -388,6 +388,10 @@ class SiteSnapshot(_Model):
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None
+    # where a new job joins the waiting queue: "submit" last (it has waited least),
+    # "slots" by the slots it asks, more first (Grid Engine's default urgency); None: by
+    # the scheduler's type
+    queue_order: Literal["submit", "slots"] | None = None
 
     @property
     def running(self) -> list[JobStatus]:

@@ -89,6 +89,7 @@ from .placement_sim import (
     earliest_start,
     pending_demands,
     reservation_for,
+    slots_position,
 )
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -367,6 +368,9 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
     reservation = snap.backfill or reservation_for(cfg.scheduler)
+    # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
+    by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
+        == "slots"
     best: tuple[float, int, int, str, str, float, float | None, str] | None = None
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
@@ -376,7 +380,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name) -> float:
-            start = earliest_start(st, queue, probe, reservation=reservation)
+            at = slots_position(queue, req.nodes * max(req.cpn, 1)) if by_slots else None
+            start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S

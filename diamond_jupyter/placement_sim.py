@@ -634,8 +634,11 @@ def reservation_for(scheduler: str) -> Reservation:
 
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH,
-                   reservation: Reservation = "easy") -> float | None:
-    """Seconds after now at which `probe` (last in priority) starts; None if never.
+                   reservation: Reservation = "easy",
+                   probe_at: int | None = None) -> float | None:
+    """Seconds after now at which `probe` starts; None if never. The probe is last in
+    priority, or before `queue[probe_at]` (Grid Engine: `slots_position`); Slurm's plan
+    always takes it last.
 
     "plan" (Slurm): every job starts only where it delays none of the jobs ahead of it as
     the scheduler plans them, from walltimes (`_planned_earliest`); where that is more
@@ -650,12 +653,13 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     for d in queue:
         d.done, d.start = False, None
     probe.done = False
+    k = len(queue) if probe_at is None or reserve_all else max(0, min(probe_at, len(queue)))
     if reservation == "none":
-        return _greedy_earliest(st, queue, probe)
+        return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe)
     sim = _Sim(st)
-    wait = [*queue, probe]
+    wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t, head, sh = 0.0, 0, None
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
@@ -713,12 +717,11 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     return None
 
 
-def _greedy_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float | None:
-    """No reservation: at each event every waiting job, in priority order, starts if it fits
-    then; one that does not fit holds nothing for later (a small job passes a big one that
-    waits for a whole node)."""
+def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand) -> float | None:
+    """No reservation: at each event every waiting job (`wait`, the probe among them), in
+    priority order, starts if it fits then; one that does not fit holds nothing for later
+    (a small job passes a big one that waits for a whole node)."""
     sim = _Sim(st)
-    wait = [*queue, probe]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
@@ -739,6 +742,19 @@ def _greedy_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float 
             return None
         t = nxt
     return None
+
+
+def slots_position(queue: list[Demand], slots: int) -> int:
+    """Where a new job asking `slots` joins a Grid Engine queue (in priority order) under
+    its default urgency, 1000 per slot requested, which outweighs waiting time: after the
+    last waiting job that asks as many slots or more (measured on the test bed's qmaster:
+    `qstat -urg` lists 16-slot jobs, then 8-slot ones, a new 8-slot job last of those,
+    then 4-, 2- and 1-slot jobs however long they have waited)."""
+    k = 0
+    for i, d in enumerate(queue):
+        if (d.job_cpus or d.nodes * max(d.cpus, 1)) >= slots:
+            k = i + 1
+    return k
 
 
 def queue_starts(st: SimState, queue: list[Demand]) -> dict[str, float]:

@@ -371,3 +371,29 @@ def test_a_grid_engine_site_with_reservations_on_is_simulated_easy():
         p = place(spec(nodes=1, cpus=8, walltime=6 * H), [(cfg, snap)], now=NOW)
         start = (verdict(p, "alpha").estimated_start - NOW).total_seconds()
         assert (start >= 4 * H - 60) if held else start == 0, (backfill, p.explain())
+
+
+def test_grid_engine_puts_a_job_asking_more_slots_ahead_of_smaller_ones():
+    """Grid Engine's default urgency (1000 per slot) orders waiting jobs by slots before
+    waiting time (seen with `qstat -urg` on the test bed: 16-slot jobs, then 8-slot ones,
+    then 4, 2, 1). A 32-slot job behind forty 1-slot jobs takes the first node that frees;
+    were it last, the small jobs would take that node and the next one's first slots, and
+    it would wait for a third."""
+    from diamond_jupyter.dialects.sge_commands import queue_order
+    from diamond_jupyter.placement_sim import Demand, slots_position
+
+    recorded = (SGE_OUT / "qconf_ssconf.txt").read_text()
+    assert queue_order(recorded) == "slots" and queue_order("") is None
+    assert queue_order(recorded.replace("weight_urgency                    0.500000",
+                                        "weight_urgency                    0.000000")) == "submit"
+    queue = [Demand(1, c, 0, 60.0, [0], job_cpus=c) for c in (16, 8, 4, 8, 1)]
+    assert [slots_position(queue, s) for s in (16, 8, 4, 2, 64)] == [1, 4, 4, 4, 0]
+
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=600 * i) for i in (1, 2, 3, 4)]
+    jobs += [pending(f"p{i}", 1, 1, H) for i in range(40)]
+    for order, start_s in (("slots", 600), (None, 600), ("submit", 1800)):
+        cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32), scheduler="sge")
+        snap = snap.model_copy(update={"queue_order": order})
+        p = place(spec(nodes=1, cpus=32, walltime=H), [(cfg, snap)], now=NOW)
+        got = (verdict(p, "alpha").estimated_start - NOW).total_seconds()
+        assert got == start_s, (order, p.explain())

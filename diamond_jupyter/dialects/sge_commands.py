@@ -284,7 +284,8 @@ class SgeCommands:
         return SiteSnapshot(
             site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
             partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
-            backfill=backfill_policy(outputs.get("sconf", "")))
+            backfill=backfill_policy(outputs.get("sconf", "")),
+            queue_order=queue_order(outputs.get("sconf", "")))
 
     def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
         if not text.strip():
@@ -350,17 +351,32 @@ def _xml(text: str, what: str) -> ET.Element:
         raise fail("sge", what, str(exc), text) from None
 
 
+def _sconf(sconf: str, key: str) -> str | None:
+    for line in sconf.splitlines():
+        k, _, value = line.strip().partition(" ")
+        if k == key:
+            return value.strip()
+    return None
+
+
+def queue_order(sconf: str) -> Literal["submit", "slots"] | None:
+    """From `qconf -ssconf`: "slots" when urgency weighs in (`weight_urgency` above 0, 0.1
+    by default: with the `slots` complex's default urgency of 1000 per slot a job asking
+    more slots is ahead of smaller ones), "submit" when it does not; None when unknown."""
+    w = _sconf(sconf, "weight_urgency")
+    try:
+        return None if w is None else "slots" if float(w) > 0 else "submit"
+    except ValueError:
+        return None
+
+
 def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:
     """From `qconf -ssconf`: "none" when `max_reservation` is 0 (Grid Engine's default:
     whatever fits starts, past any big job that waits), "easy" when reservations are on
     (jobs that ask with `-R y` hold their start, the highest-priority ones first: taken
     as EASY, since the view does not say which asked); None when the output gives none."""
-    for line in sconf.splitlines():
-        key, _, value = line.strip().partition(" ")
-        if key == "max_reservation":
-            n = to_int(value.strip())
-            return None if n is None else "easy" if n > 0 else "none"
-    return None
+    n = to_int(_sconf(sconf, "max_reservation"))
+    return None if n is None else "easy" if n > 0 else "none"
 
 
 def _hard_runtime(j: ET.Element) -> int | None:

@@ -95,8 +95,11 @@ class _Ops:
         if not (v and v.feasible and v.estimated_start is not None):
             return False
         # all or nothing: the resources must be free now by the scheduler's own plan (its
-        # walltimes), not only by a calibrated prediction that running jobs end early
-        start = max(v.estimated_start, v.raw_start or v.estimated_start)
+        # walltimes), not only by a calibrated prediction that running jobs end early; the
+        # model's start, not the one the user's past waits moved out (a forecast, which
+        # would hold a gang back for as long as those waits are recent)
+        model = v.model_start or v.estimated_start
+        start = max(model, v.raw_start or model)
         return start - pl.now <= timedelta(seconds=START_NOW_S)
 
     def subscribe(self, callback: Any) -> Any:

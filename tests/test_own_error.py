@@ -158,3 +158,28 @@ def test_a_job_with_a_walltime_only_spec_is_scored_too():
     job = _placed("beta", 30, started_after_s=45, state=JobState.COMPLETED,
                   resources=Resources(walltime_s=60))
     assert prediction_sample(job, NOW + timedelta(hours=1)).observed_s == 45
+
+
+async def test_a_gang_member_is_ready_by_the_model_not_by_past_waits():
+    """A gang is released when every member's resources are free now; the user's past
+    waits only forecast a queued job's start, and would hold a gang back for as long as
+    they are recent. A member whose model start is now is ready, whatever the correction;
+    one whose model start is later is not."""
+    from types import SimpleNamespace
+
+    from diamond_jupyter.federation_workflow import _Ops
+    from diamond_jupyter.placement import Placement, SiteVerdict
+
+    def placement(model_s: float, corrected_s: float) -> Placement:
+        v = SiteVerdict(site="beta", feasible=True, verdict="BUSY",
+                        estimated_start=NOW + timedelta(seconds=corrected_s),
+                        raw_start=NOW + timedelta(seconds=model_s),
+                        model_start=NOW + timedelta(seconds=model_s), own_wait_ratio=2.0)
+        return Placement(policy="diamond", choice="beta", now=NOW, ranked=[v])
+
+    for model_s, ready in ((0.0, True), (60.0, False)):
+        async def place(spec, *, sites, max_age_s, model_s=model_s):
+            return placement(model_s, (model_s + WAIT_FLOOR_S) * 2 - WAIT_FLOOR_S)
+        fed = SimpleNamespace(sites={"beta": object()}, place=place, store=None)
+        job = _placed("beta", 0).model_copy(update={"spec": JobSpec(command="true")})
+        assert await _Ops(fed).can_start_now(job) is ready

@@ -41,7 +41,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from typing import Protocol
 
@@ -51,7 +51,9 @@ from .model import (  # noqa: F401 (describe_start, hms_short: formerly here)
     JobStatus,
     describe_start,
     hms_short,
+    placed_verdict,
 )
+from .placement_fit import aware
 
 SIZE_CLASS_LIMITS = (1, 4, 16, 64)  # CPUs: 1, 2-4, 5-16, 17-64, 65+
 MIN_SAMPLES = 5  # a key with fewer samples falls back to the coarser one
@@ -351,34 +353,28 @@ def prediction_sample(job: Job, now: datetime) -> PredictionSample | None:
     the estimated start) against the wait from its submission to its start, or so far
     (to now while it waits; to its end when it was cancelled waiting). None without a
     prediction for its site, or when it was submitted long after it."""
-    pl = job.placement or {}
-    mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
-                 and v.get("site") == job.site and v.get("feasible")), None)
+    mine = placed_verdict(job)
     if mine is None or job.submitted_at is None:
         return None
     try:
-        decided = _utc(datetime.fromisoformat(pl["now"]))
-        model = _utc(datetime.fromisoformat(mine.get("model_start") or mine["estimated_start"]))
+        decided = aware(datetime.fromisoformat((job.placement or {})["now"]))
+        model = aware(datetime.fromisoformat(mine.get("model_start") or mine["estimated_start"]))
     except (KeyError, TypeError, ValueError):
         return None
-    submitted = _utc(job.submitted_at)
+    submitted = aware(job.submitted_at)
     if abs((submitted - decided).total_seconds()) > PLACED_TO_SUBMITTED_S:
         return None
     if job.started_at is not None:
-        until, started = _utc(job.started_at), True
+        until, started = aware(job.started_at), True
     elif job.state == JobState.PENDING:
-        until, started = _utc(now), False
+        until, started = aware(now), False
     elif job.ended_at is not None and job.state == JobState.CANCELLED:
-        until, started = _utc(job.ended_at), False
+        until, started = aware(job.ended_at), False
     else:
         return None
     return PredictionSample(predicted_s=max(0.0, (model - decided).total_seconds()),
                             observed_s=max(0.0, (until - submitted).total_seconds()),
                             started=started, submitted_at=submitted.timestamp())
-
-
-def _utc(t: datetime) -> datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)

@@ -55,8 +55,7 @@ def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | N
     decision)}; None when the job has no placement (an explicit site's comes just after its
     submit) or the placement had no estimate for its site."""
     pl = job.placement or {}
-    mine = next((v for v in pl.get("ranked") or [] if isinstance(v, dict)
-                 and v.get("site") == job.site and v.get("feasible")), None)
+    mine = placed_verdict(job)
     if mine is None or not mine.get("estimated_start"):
         return None
     try:
@@ -73,6 +72,13 @@ def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | N
         text += " (scheduler's estimate)"
     return {"at": at.isoformat(), "bound": bound.isoformat() if bound else None,
             "source": source, "text": text}
+
+
+def placed_verdict(job: Job) -> dict[str, Any] | None:
+    """The verdict the job's placement gave its own site (a dict, as stored), None when
+    it has none or that site was not feasible."""
+    return next((v for v in (job.placement or {}).get("ranked") or [] if isinstance(v, dict)
+                 and v.get("site") == job.site and v.get("feasible")), None)
 
 
 def _aware(t: datetime) -> datetime:

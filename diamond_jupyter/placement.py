@@ -380,7 +380,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name) -> float:
-            at = slots_position(queue, req.nodes * max(req.cpn, 1)) if by_slots else None
+            at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
+                if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")

@@ -744,15 +744,24 @@ def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand) -> float |
     return None
 
 
-def slots_position(queue: list[Demand], slots: int) -> int:
+def slots_position(queue: list[Demand], slots: int, cap_c: list[int] | None = None) -> int:
     """Where a new job asking `slots` joins a Grid Engine queue (in priority order) under
     its default urgency, 1000 per slot requested, which outweighs waiting time: after the
     last waiting job that asks as many slots or more (measured on the test bed's qmaster:
     `qstat -urg` lists 16-slot jobs, then 8-slot ones, a new 8-slot job last of those,
-    then 4-, 2- and 1-slot jobs however long they have waited)."""
+    then 4-, 2- and 1-slot jobs however long they have waited). A queued job's slots are
+    its CPUs where known; one that takes whole nodes asks all of their CPUs (`cap_c`, per
+    node: the largest of the nodes it may use)."""
     k = 0
     for i, d in enumerate(queue):
-        if (d.job_cpus or d.nodes * max(d.cpus, 1)) >= slots:
+        if d.job_cpus:
+            asks = d.job_cpus
+        elif d.cpus == WHOLE:
+            caps = [cap_c[j] for j in d.eligible] if cap_c else []
+            asks = d.nodes * max(caps or cap_c or [1])
+        else:
+            asks = d.nodes * max(d.cpus, 1)
+        if asks >= slots:
             k = i + 1
     return k
 

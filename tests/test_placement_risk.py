@@ -380,7 +380,7 @@ def test_grid_engine_puts_a_job_asking_more_slots_ahead_of_smaller_ones():
     were it last, the small jobs would take that node and the next one's first slots, and
     it would wait for a third."""
     from diamond_jupyter.dialects.sge_commands import queue_order
-    from diamond_jupyter.placement_sim import Demand, slots_position
+    from diamond_jupyter.placement_sim import WHOLE, Demand, slots_position
 
     recorded = (SGE_OUT / "qconf_ssconf.txt").read_text()
     assert queue_order(recorded) == "slots" and queue_order("") is None
@@ -388,6 +388,11 @@ def test_grid_engine_puts_a_job_asking_more_slots_ahead_of_smaller_ones():
                                         "weight_urgency                    0.000000")) == "submit"
     queue = [Demand(1, c, 0, 60.0, [0], job_cpus=c) for c in (16, 8, 4, 8, 1)]
     assert [slots_position(queue, s) for s in (16, 8, 4, 2, 64)] == [1, 4, 4, 4, 0]
+    # A job taking whole nodes (its CPUs unknown) asks all of its nodes' slots, not one
+    # per node: two 32-CPU nodes outrank a 16-slot job.
+    whole = [Demand(2, WHOLE, 0, 60.0, [0, 1]), Demand(1, 4, 0, 60.0, [0], job_cpus=4)]
+    assert slots_position(whole, 16, [32, 32]) == 1
+    assert slots_position(whole, 65, [32, 32]) == 0
 
     jobs = [running(f"r{i}", f"a{i}", 32, left_s=600 * i) for i in (1, 2, 3, 4)]
     jobs += [pending(f"p{i}", 1, 1, H) for i in range(40)]

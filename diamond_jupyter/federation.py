@@ -420,8 +420,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         speed 1.0: scaled by the site's speed factor) per application (a spec's
         `metadata.application`), and the mean share of its walltime those with one ran
         (what the user's next job of an unknown kind may expect to use; None with fewer
-        than MIN_SAMPLES such jobs, never below the calibration's MIN_RATIO)."""
-        from .calibration import MIN_RATIO, MIN_SAMPLES
+        than MIN_SAMPLES such jobs; a run shorter than the calibration's MIN_HOLD_S counts as
+        that)."""
+        from .calibration import MIN_HOLD_S, MIN_SAMPLES
 
         runs: dict[str, list[float]] = {}
         shares = []
@@ -433,7 +434,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if app := job.spec.metadata.get("application"):
                 runs.setdefault(app, []).append(ran)
             if wall := job.spec.resources.walltime_s:
-                shares.append(min(1.0, max(MIN_RATIO, ran / wall)))
+                shares.append(min(1.0, max(MIN_HOLD_S, ran) / wall))
         share = sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
         return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
 

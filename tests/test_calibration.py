@@ -75,6 +75,17 @@ def test_accounting_rows_become_samples_only_when_they_ran() -> None:
     assert run_sample(never) is None and run_sample(unknown) is None
 
 
+def test_a_job_far_shorter_than_its_request_keeps_its_ratio() -> None:
+    """A day asked and a minute used is 1/1440 of the request, not a floor at 1%: at real
+    centers 8-62% of jobs use less than 1% of what they ask. Only a job that ended at once
+    counts as holding its nodes for a moment (MIN_HOLD_S)."""
+    from diamond_jupyter.calibration import MIN_HOLD_S, RunSample
+
+    assert RunSample("p", 1, 86400.0, 60.0).ratio == pytest.approx(60 / 86400)
+    assert RunSample("p", 1, 86400.0, 0.0).ratio == pytest.approx(MIN_HOLD_S / 86400)
+    assert RunSample("p", 1, 60.0, 600.0).ratio == 1.0
+
+
 def overrequested_alpha():
     """alpha's four nodes are busy with jobs that asked for 4 h and have run 20 min; two
     more wait behind them. Jobs there use a tenth of what they ask for."""

@@ -164,8 +164,8 @@ def test_a_job_that_may_wait_is_bound_by_how_long_the_sites_jobs_waited():
 
 async def test_jobs_that_ended_at_once_still_give_a_runtime(tmp_path):
     """Five jobs that each ran 0 s: the next job still runs a moment (the calibration's
-    floor), so its cost is never 0."""
-    from diamond_jupyter.calibration import MIN_RATIO
+    floor, in seconds: not a share of the request), so its cost is never 0."""
+    from diamond_jupyter.calibration import MIN_HOLD_S
 
     fed = Federation(FederationConfig(sites=[]), store=Store(tmp_path / "s.sqlite"))
     try:
@@ -173,7 +173,7 @@ async def test_jobs_that_ended_at_once_still_give_a_runtime(tmp_path):
             fed.store.upsert_job(Job(
                 id=f"x:{i}", site="x", native_id=str(i), state=JobState.COMPLETED,
                 spec=_minute_job(), submitted_at=NOW, started_at=NOW, ended_at=NOW))
-        assert fed.runtime_history()[1] == MIN_RATIO
+        assert fed.runtime_history()[1] == MIN_HOLD_S / _minute_job().resources.walltime_s
     finally:
         fed.store.close()
 

@@ -92,13 +92,21 @@ def judge_placement(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _workflow_background(run: dict[str, Any]) -> str:
+    """The load profile, or `LOG@site` for a log replayed (the log's name, not its path)."""
+    traces = [t for t in run.get("trace") or [] if isinstance(t, dict) and t.get("log")]
+    if traces:
+        return "+".join(f"{t['log'].split('-')[0]}@{t.get('site', '?')}" for t in traces)
+    return str(run.get("background") or "none")
+
+
 def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:
     """One workflow run's makespans, its queue-ahead ratios and gang waste, and verdicts."""
     gang = run.get("gang") or {}
     waste = gang.get("gang", {}).get("waste_node_s")
     med_ratio = run.get("median_ratio_after_upstream")
     return {
-        "background": str(run.get("background") or "none"), "seed": run.get("seed"),
+        "background": _workflow_background(run), "seed": run.get("seed"),
         "rounds": run.get("rounds"), "median_makespan_s": run.get("median_makespan_s"),
         "ratio_medians": med_ratio, "ratio_means": run.get("mean_ratio_after_upstream"),
         "round_ratios": run.get("round_ratios_after_upstream") or [],

@@ -95,6 +95,15 @@ def test_workflow_runs_judged_on_queue_ahead_and_gang_waste(tmp_path):
     assert "0.34 (30.30)" in md
 
 
+def test_a_workflow_run_on_a_replayed_log_is_named_by_the_log_not_its_path(tmp_path):
+    run = workflow_run(13, 1.1, None) | {
+        "background": "/work/shared/traces/LLNL-Thunder-2007-1.1-cln.swf.gz",
+        "trace": [{"site": "gamma", "log": "LLNL-Thunder-2007-1.1-cln"}]}
+    (tmp_path / "workflow-trace_llnl-seed13.json").write_text(json.dumps(run))
+    data = seeds.main(["workflow", "--results", str(tmp_path), "--out", str(tmp_path)])
+    assert [r["background"] for r in data["runs"]] == ["LLNL@gamma"]
+
+
 def test_a_matched_hedge_runs_the_copy_that_starts_first():
     """hedge2 from the matched probes: of diamond's two best sites the one whose probe
     started first runs, even if the other's would have ended sooner; a copy starting within

@@ -124,7 +124,15 @@ async def run_mode(fed, mode: str, a: dict) -> dict:
         view = await fed.run_workflow(pipeline(mode, a))
     finally:
         ops.__dict__.pop("supports_gate", None)
-    await fed.wait_workflow(view.id, timeout=a["max_wait"])
+    from diamond_jupyter.model import DiamondError
+
+    try:
+        await fed.wait_workflow(view.id, timeout=a["max_wait"])
+    except DiamondError:  # not done in time: cancelled and kept as a failed run, not dropped
+        await fed.cancel_workflow(view.id)
+        out = await makespan(fed, view.id, t0)
+        out["reason"] = f"not done after --max-wait {a['max_wait']:.0f} s: cancelled"
+        return {"mode": mode, "workflow": view.id, **out}
     return {"mode": mode, "workflow": view.id, **await makespan(fed, view.id, t0)}
 
 

@@ -44,3 +44,39 @@ def test_the_gpu_queue_keeps_gammas_gpus_mostly_busy():
     assert sum(j.at_s == 0 for j in jobs) == 8  # a standing queue from the start
     gpu_s = sum(j.runtime_s for j in jobs)
     assert 0.6 < gpu_s / (4 * 900) < 1.0  # four GPUs, busy but not overloaded
+
+
+async def test_a_run_not_done_in_time_is_cancelled_and_kept_as_failed():
+    """A workflow still running at --max-wait (a replayed log can jam the GPU site for
+    longer) is cancelled and listed as a failed run; it does not end the benchmark and lose
+    the runs before it."""
+    from types import SimpleNamespace
+
+    from benchmarks.workflow import run_mode
+    from diamond_jupyter.model import DiamondError
+
+    state = SimpleNamespace(value="RUNNING")
+    view = SimpleNamespace(id="wf-1", state=state, reason=None, steps=[])
+    cancelled = []
+
+    async def run_workflow(text):
+        return view
+
+    async def wait_workflow(wid, timeout):
+        raise DiamondError(f"timed out after {timeout:.0f}s waiting for workflow {wid}")
+
+    async def cancel_workflow(wid):
+        cancelled.append(wid)
+        state.value = "CANCELLED"
+        return view
+
+    fed = SimpleNamespace(workflow_engine=SimpleNamespace(ops=SimpleNamespace()),
+                          run_workflow=run_workflow, wait_workflow=wait_workflow,
+                          cancel_workflow=cancel_workflow, workflow=lambda wid: view)
+    got = await run_mode(fed, "queue_ahead", ARGS | {"max_wait": 5.0})
+    assert cancelled == ["wf-1"]
+    assert got["state"] == "CANCELLED" and got["makespan_s"] is None
+    assert got["reason"] == "not done after --max-wait 5 s: cancelled"
+    failed = summarize([got | {"round": 0}], ["queue_ahead"])["failed_runs"]
+    assert failed == [{"round": 0, "mode": "queue_ahead", "state": "CANCELLED",
+                       "reason": "not done after --max-wait 5 s: cancelled"}]

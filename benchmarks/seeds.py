@@ -41,9 +41,8 @@ def background(run: dict[str, Any]) -> str:
     """The background's name: `LOG@site+...` for trace replays, else the load profile, with
     the sites it loaded when the run recorded them (`depth_misleads` loads the Grid Engine
     site too since it joined the profile; older runs left it idle)."""
-    traces = run.get("traces") or []
-    if traces:
-        return "+".join(f"{t['log'].split('-')[0]}@{t['site']}" for t in traces)
+    if traces := run.get("traces"):
+        return _trace_names(traces)
     loaded = run.get("loaded_sites")
     return (run.get("profile") or "unknown") + (f" ({'+'.join(loaded)})" if loaded else "")
 
@@ -92,12 +91,15 @@ def judge_placement(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _trace_names(traces: list[dict[str, Any]]) -> str:
+    """`LOG@site+...`: each replayed log by its short name (not its path) and its site."""
+    return "+".join(f"{t['log'].split('-')[0]}@{t.get('site', '?')}" for t in traces)
+
+
 def _workflow_background(run: dict[str, Any]) -> str:
-    """The load profile, or `LOG@site` for a log replayed (the log's name, not its path)."""
+    """The load profile, or `LOG@site` for a log replayed."""
     traces = [t for t in run.get("trace") or [] if isinstance(t, dict) and t.get("log")]
-    if traces:
-        return "+".join(f"{t['log'].split('-')[0]}@{t.get('site', '?')}" for t in traces)
-    return str(run.get("background") or "none")
+    return _trace_names(traces) if traces else str(run.get("background") or "none")
 
 
 def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:

@@ -126,14 +126,14 @@ async def run_mode(fed, mode: str, a: dict) -> dict:
         ops.__dict__.pop("supports_gate", None)
     from diamond_jupyter.model import DiamondError
 
+    late = None
     try:
         await fed.wait_workflow(view.id, timeout=a["max_wait"])
     except DiamondError:  # not done in time: cancelled and kept as a failed run, not dropped
         await fed.cancel_workflow(view.id)
-        out = await makespan(fed, view.id, t0)
-        out["reason"] = f"not done after --max-wait {a['max_wait']:.0f} s: cancelled"
-        return {"mode": mode, "workflow": view.id, **out}
-    return {"mode": mode, "workflow": view.id, **await makespan(fed, view.id, t0)}
+        late = f"not done after --max-wait {a['max_wait']:.0f} s: cancelled"
+    out = await makespan(fed, view.id, t0)
+    return {"mode": mode, "workflow": view.id, **out, **({"reason": late} if late else {})}
 
 
 async def gang_waste(fed, a: dict) -> dict:

@@ -20,6 +20,12 @@ finished jobs (all users', from the site's accounting, and the store's own).
   below (for a running job: of those that ran as long). With too few samples for that
   confidence the bound is the walltime itself (ratio 1), which no job exceeds.
 
+A class's history is the most recent of its jobs in the window, since its workload last
+changed: where the ratios of the latest jobs differ from those before them beyond chance
+(`regime_start`, a rank test over every split), the jobs before the change are dropped, as
+QBETS drops a queue's history at a change point. Otherwise a campaign of short jobs, or
+the workload a site ran an hour ago, would be averaged with the one it runs now.
+
 Waits are calibrated the same way: per site, partition and size class, the ratio actual
 wait / the scheduler's estimated wait, from pending jobs (all users') whose estimate the
 engine saw in a queue view and whose actual start it learned later (`WaitSample`). Where a
@@ -58,6 +64,8 @@ from .placement_fit import aware
 SIZE_CLASS_LIMITS = (1, 4, 16, 64)  # CPUs: 1, 2-4, 5-16, 17-64, 65+
 MIN_SAMPLES = 5  # a key with fewer samples falls back to the coarser one
 MAX_SAMPLES = 400  # per key: the most recent ones
+MIN_REGIME = 10  # a change in a class's ratios is looked for with at least this many after it
+CHANGE_P = 0.05  # ... and kept when `_change_point` gives it a p-value below this
 QUANTILE = 0.9
 CONFIDENCE = 0.95
 MIN_RATIO = 0.01  # a wait far shorter than its scheduler's estimate (no zero ratios)
@@ -200,6 +208,53 @@ def _median(v: tuple[float, ...], start: int = 0) -> float:
     return v[m] if n % 2 else (v[m - 1] + v[m]) / 2
 
 
+def _change_point(x: list[float], min_side: int) -> tuple[int, float]:
+    """The most likely change in the distribution of the sequence `x`, between x[k - 1] and
+    x[k] (each side at least `min_side` long), and its p-value: (k, p). Each split is
+    scored by the Mann-Whitney statistic of the samples before it against those after it
+    (on ranks, ties averaged: U_k = 2 * (the sum of the first k ranks) - k (n + 1), of
+    variance k (n - k) (n + 1) / 3), standardised, so a change among the last few samples
+    is seen as well as one in the middle (Pettitt's test, unstandardised, misses those);
+    the p-value of the best split is multiplied by the number of splits tried."""
+    n = len(x)
+    order = sorted(range(n), key=x.__getitem__)
+    rank = [0.0] * n
+    i = 0
+    while i < n:  # tied values share their average rank
+        j = i
+        while j + 1 < n and x[order[j + 1]] == x[order[i]]:
+            j += 1
+        for m in range(i, j + 1):
+            rank[order[m]] = (i + j) / 2 + 1
+        i = j + 1
+    best_k, best_z, cum = 0, 0.0, 0.0
+    for k in range(1, n - min_side + 1):
+        cum += rank[k - 1]
+        if k >= min_side:
+            z = abs(2 * cum - k * (n + 1)) / math.sqrt(k * (n - k) * (n + 1) / 3)
+            if z > best_z:
+                best_k, best_z = k, z
+    splits = n - 2 * min_side + 1
+    if best_k == 0:
+        return 0, 1.0
+    return best_k, min(1.0, splits * math.erfc(best_z / math.sqrt(2)))
+
+
+def regime_start(x: list[float], min_side: int = MIN_REGIME, p: float = CHANGE_P) -> int:
+    """Where the latest regime of the time-ordered sequence `x` starts: history before
+    a change (`_change_point`, p-value below `p`) is trimmed, again within what is left,
+    as QBETS trims a queue's history at a change point. A class's ratios change when its
+    workload does (a campaign of short jobs, a user who leaves): what came before the
+    change describes the queue no more."""
+    start = 0
+    while len(x) - start >= 2 * min_side:
+        k, pv = _change_point(x[start:], min_side)
+        if pv >= p:
+            break
+        start += k
+    return start
+
+
 def _ratio(values: list[float], key: str) -> Ratio:
     v = tuple(sorted(values))
     median = _median(v)
@@ -232,6 +287,7 @@ class SiteCalibration:
         for (part, cls), ss in by_key.items():
             if len(ss) >= MIN_SAMPLES:
                 recent = sorted(ss, key=lambda s: s.ended_at)[-MAX_SAMPLES:]
+                recent = recent[regime_start([s.ratio for s in recent]):]
                 name = "*" if (part, cls) == ("*", "*") else f"{part}/{cls}"
                 self._ratios[(part, cls)] = _ratio([s.ratio for s in recent], name)
 

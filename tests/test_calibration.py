@@ -7,6 +7,8 @@ import math
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_placement import NOW, H, alpha, busy_alpha, gamma, pending, running, spec, verdict
 
 from diamond_jupyter.calibration import (
@@ -84,6 +86,41 @@ def test_a_job_far_shorter_than_its_request_keeps_its_ratio() -> None:
     assert RunSample("p", 1, 86400.0, 60.0).ratio == pytest.approx(60 / 86400)
     assert RunSample("p", 1, 86400.0, 0.0).ratio == pytest.approx(MIN_HOLD_S / 86400)
     assert RunSample("p", 1, 60.0, 600.0).ratio == 1.0
+
+
+def spread(centre: float, n: int) -> list[float]:
+    """n ratios spread evenly (in time order, no trend) over [centre / 2, centre * 3 / 2)."""
+    return [centre * (0.5 + (i * 0.618034) % 1.0) for i in range(n)]
+
+
+def test_a_changed_workload_replaces_the_history_before_it() -> None:
+    """A class whose jobs used a fiftieth of their request for hours, then a five-hundredth
+    for the last 30 jobs (a new workload, a campaign of short jobs): the ratio follows the
+    new jobs, not the hundreds before them."""
+    cal = SiteCalibration(samples("p", 1, spread(0.02, 300) + spread(0.002, 30)))
+    r = cal.ratio("p", 1)
+    assert 25 <= r.samples <= 35
+    assert r.mean < 0.003 and r.median < 0.003
+
+
+def test_a_steady_workload_keeps_its_whole_history() -> None:
+    cal = SiteCalibration(samples("p", 1, spread(0.02, 400)))
+    assert cal.ratio("p", 1).samples == 400
+    # a change among the last few jobs is too few to tell from chance: kept whole too
+    few = SiteCalibration(samples("p", 1, spread(0.02, 300) + spread(0.002, 5)))
+    assert few.ratio("p", 1).samples == 305
+
+
+@given(st.lists(st.floats(1e-6, 1.0), min_size=0, max_size=120))
+@settings(max_examples=150, deadline=None)
+def test_a_trimmed_history_keeps_enough_and_depends_only_on_order(x: list[float]) -> None:
+    from diamond_jupyter.calibration import MIN_REGIME, regime_start
+
+    start = regime_start(x)
+    assert start == 0 or len(x) - start >= MIN_REGIME
+    # ranks only: the ratios replaced by their ranks find the same change
+    levels = sorted(set(x))
+    assert regime_start([float(levels.index(v)) for v in x]) == start
 
 
 def overrequested_alpha():

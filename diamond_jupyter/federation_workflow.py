@@ -4,7 +4,7 @@ engine (below the facade) is given."""
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,15 +48,19 @@ class _Ops:
         return new_token()
 
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
-                    exclude: set[str]) -> str:
+                    exclude: set[str], ready_at: datetime | None = None) -> str:
         from .placement import StageData
 
         bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
         only = [n for n in self.fed.sites if n not in exclude] or list(self.fed.sites)
-        pl = await self.fed.place(spec, sites=only, stage_data=StageData(sources, bw))
+        pl = await self.fed.place(spec, sites=only,
+                                  stage_data=StageData(sources, bw, ready_at=ready_at))
         if pl.choice is None:
             raise BadInput(pl.summary())
         return pl.choice
+
+    async def predicted(self, job: Job) -> Job:
+        return await self.fed.predicted(job.id)
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:

@@ -24,7 +24,9 @@ Estimates, for a feasible site:
   walltime as runtime a faster site's gain looks that many times larger than it is; else
   the walltime, else DEFAULT_RUNTIME_S; never above the walltime (`RuntimePrior`).
 - stage-in: stage_in_bytes over the site's metadata['bandwidth_mbps'] (megabits/s,
-  default DEFAULT_BANDWIDTH_MBPS); finish = max(start, now + stage_in) + runtime.
+  default DEFAULT_BANDWIDTH_MBPS); finish = max(start, ready + stage_in) + runtime, where
+  ready is now, or later for a workflow step whose inputs are still being made
+  (`StageData.ready_at`).
 - cost: node-hours x charge_factor, a shared node billed by the largest share of it the
   job takes (CPUs, GPUs or memory), as Slurm's MAX_TRES billing; exclusive = whole node.
 
@@ -132,6 +134,7 @@ class SiteVerdict(BaseModel):
     model_start: datetime | None = None
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
+    inputs_at: datetime | None = None  # a workflow step's inputs here (made, then copied)
     estimated_finish: datetime | None = None  # from the median start
     cost: float | None = None
     billed_nodes: float | None = None  # nodes x the share of a node billed (cost's base)
@@ -186,6 +189,8 @@ class StageData:
 
     sources: dict[str | None, int]
     bandwidth_mbps: dict[tuple[str | None, str | None], float] = field(default_factory=dict)
+    ready_at: datetime | None = None  # when the inputs exist (an upstream step's predicted
+    # end): their copy starts then, so a site whose queue clears before it loses nothing
 
 
 class Placement(BaseModel):
@@ -473,7 +478,13 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     v.start_source = source  # type: ignore[assignment]
     v.estimated_runtime_s = runtime
     v.stage_in_s = stage
-    v.estimated_finish = max(v.estimated_start, now + timedelta(seconds=stage)) \
+    ready = now
+    if data is not None and data.ready_at is not None and aware(data.ready_at) > now:
+        ready = aware(data.ready_at)
+        v.notes.append(f"its inputs are expected in {hms((ready - now).total_seconds())} "
+                       f"(the steps it needs end then), and copied here in {hms(stage)}")
+        v.inputs_at = ready + timedelta(seconds=stage)
+    v.estimated_finish = max(v.estimated_start, ready + timedelta(seconds=stage)) \
         + timedelta(seconds=runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
@@ -493,7 +504,8 @@ def _start_spread_s(v: SiteVerdict, now: datetime) -> float:
     b = _bound_s(v, now)
     if b is None or v.estimated_start is None:
         return FINISH_NOISE_S
-    return max(0.0, b - (v.estimated_start - now).total_seconds())
+    start = max(v.estimated_start, v.inputs_at or v.estimated_start)  # a queue that clears
+    return max(0.0, b - (start - now).total_seconds())  # before the inputs are here: no risk
 
 
 def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
@@ -533,11 +545,13 @@ def _bound_s(v: SiteVerdict, now: datetime) -> float | None:
 
 
 def _sure_start_s(v: SiteVerdict, now: datetime) -> float:
-    """The start a tie is broken by: the 90% bound, else the start itself, to the second
-    (closer bounds than that are equally sure)."""
+    """The start a tie is broken by: the 90% bound, else the start itself, but not before
+    the inputs are here, to the second (closer bounds than that are equally sure)."""
     b = _bound_s(v, now)
     if b is None:
         b = (v.estimated_start - now).total_seconds() if v.estimated_start else HORIZON_S
+    if v.inputs_at is not None:  # it cannot start before its inputs are here
+        b = max(b, (v.inputs_at - now).total_seconds())
     return float(round(b))
 
 

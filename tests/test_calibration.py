@@ -250,6 +250,26 @@ def test_data_on_a_site_moves_nothing_there_and_measured_bandwidth_counts() -> N
     assert a2.stage_in_s == pytest.approx(10.0)  # 80 Gb at the measured 8 Gb/s
 
 
+def test_a_step_whose_inputs_come_later_waits_for_them_where_they_are() -> None:
+    """10 GB are made on alpha by a step that ends in 4 h; alpha's nodes are busy for 3 h,
+    gamma is idle now. Placed for now, gamma wins (its queue is empty, the copy takes
+    80 s). Placed for when the inputs exist, alpha's queue has cleared by then and the copy
+    to gamma is time lost: alpha."""
+    from diamond_jupyter.placement import StageData
+
+    pair = [busy_alpha(), gamma()]
+    now_data = StageData({"alpha": 10_000_000_000})
+    assert place(spec(), pair, now=NOW, stage_data=now_data).choice == "gamma"
+    later = StageData({"alpha": 10_000_000_000}, ready_at=NOW + timedelta(hours=4))
+    p = place(spec(), pair, now=NOW, stage_data=later)
+    assert p.choice == "alpha", p.explain()
+    a, g = verdict(p, "alpha"), verdict(p, "gamma")
+    assert a.inputs_at == NOW + timedelta(hours=4)
+    assert g.inputs_at == NOW + timedelta(hours=4, seconds=80)
+    assert g.estimated_finish - a.estimated_finish == timedelta(seconds=80)
+    assert any("inputs are expected in" in n for n in g.notes)
+
+
 async def test_federation_sizes_stage_in_where_it_is(tmp_path, monkeypatch) -> None:
     """Sizes come from the source's own place (a site over its transport, or the server's
     disk), and past transfers give the bandwidth."""

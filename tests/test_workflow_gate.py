@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import textwrap
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from local_slurm import LocalSlurmQueue
 
 from diamond_jupyter.journal import Journal
-from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState
+from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState, utcnow
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
@@ -53,6 +54,8 @@ class Ops:
         self.releases: list[str] = []
         self.unsure: set[str] = set()  # the next submit of these steps loses its answer
         self.late: dict[str, float] = {}  # step -> its lost submit reaches the queue this late
+        self.placed: list[Any] = []  # the inputs' ready time of each `auto` placement
+        self.predictions: dict[str, dict[str, Any]] = {}  # step -> its job's verdict
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -66,8 +69,19 @@ class Ops:
     def new_token(self) -> str:
         return f"tok{next(self.ids)}"
 
-    async def place(self, spec: JobSpec, sources: dict, exclude: set) -> str:
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> str:
+        self.placed.append(ready_at)
         return "gamma"
+
+    async def predicted(self, job: Job) -> Job:
+        """The job with the placement `predictions` gives its step (as a prediction made
+        just after its submit would be recorded), else as stored."""
+        verdict = self.predictions.get((job.origin or {}).get("step"))
+        if verdict is None:
+            return job
+        return job.model_copy(update={"placement": {"ranked": [
+            {"site": job.site, "feasible": True, **verdict}]}})
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:
@@ -167,6 +181,41 @@ async def test_a_cross_site_step_waits_behind_a_gate_that_is_cancelled_when_inpu
     assert submitted.data["held"] is True and submitted.data["gate"] == gate_job.id
     phases = [e.data["phase"] for e in evs]
     assert phases.index("moving") < phases.index("ready") < phases.index("released")
+
+
+CHAIN = textwrap.dedent("""\
+    name: chain
+    steps:
+      - name: prep
+        site: alpha
+        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+      - name: train
+        site: gamma
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\nsha256sum out.bin > sum.txt\\n"
+      - name: analyse
+        needs: [train]
+        inputs: [{from: train, path: sum.txt}]
+        script: "#!/bin/bash\\ncat sum.txt\\n"
+    """)
+
+
+async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
+    """prep is expected to end in 100 s; train's own prediction (made for gamma alone) says
+    it ends in 30 s, but it needs prep's output and runs 20 s: it ends at 120 s at the
+    earliest. analyse, placed `auto` while both still wait, is placed for then."""
+    eng, ops = engine
+    t0 = utcnow()
+
+    def verdict(finish_s: float, runtime_s: float) -> dict[str, Any]:
+        return {"estimated_finish": (t0 + timedelta(seconds=finish_s)).isoformat(),
+                "estimated_runtime_s": runtime_s}
+    ops.predictions = {"prep": verdict(100, 100), "train": verdict(30, 20)}
+    await eng.run(load_workflow(CHAIN, sites=SITES))
+    assert len(ops.of("analyse")) == 1
+    [ready_at] = ops.placed
+    assert abs((ready_at - t0).total_seconds() - 120) < 1
 
 
 async def test_without_gates_the_step_is_held_and_released(engine):

@@ -33,10 +33,22 @@ import logging
 import posixpath
 import shlex
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..aio import within
-from ..model import BadInput, Dependency, DiamondError, Event, Job, JobSpec, JobState, Resources
+from ..model import (
+    BadInput,
+    Dependency,
+    DiamondError,
+    Event,
+    Job,
+    JobSpec,
+    JobState,
+    Resources,
+    predicted_end,
+    utcnow,
+)
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
@@ -59,7 +71,8 @@ class WorkflowOps(Protocol):
     def supports_gate(self, site: str) -> bool: ...
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
-                    exclude: set[str]) -> str: ...
+                    exclude: set[str], ready_at: datetime | None = None) -> str: ...
+    async def predicted(self, job: Job) -> Job: ...
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job: ...
     async def cancel(self, job: Job) -> None: ...
@@ -452,7 +465,8 @@ class WorkflowEngine:
         try:
             if site == "auto" or st.data.get("elsewhere"):
                 exclude = tried if st.data.get("elsewhere") else set()
-                site = await self.ops.place(spec, sources, exclude)
+                ready_at = await self._inputs_ready_at(rec, wf, name, {})
+                site = await self.ops.place(spec, sources, exclude, ready_at)
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
@@ -564,6 +578,37 @@ class WorkflowEngine:
             log.info("workflow %s step %s: gate %s not cancelled: %s", wid, name, gate.id, e)
             return False
         return True
+
+    async def _inputs_ready_at(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                               memo: dict[str, datetime | None]) -> datetime | None:
+        """When every step `name` needs is expected to have ended (None: all have, or
+        nothing says): a queue-ahead step is placed for the queues as they will be then,
+        not as they are while its upstream still runs."""
+        ends = [await self._predicted_end(rec, wf, n, memo) for n in wf.step(name).needs]
+        known = [e for e in ends if e is not None]
+        return max(known) if known else None
+
+    async def _predicted_end(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                             memo: dict[str, datetime | None]) -> datetime | None:
+        """When step `name` is expected to end: its job's predicted end, and no sooner than
+        its own inputs' predicted end plus its expected runtime (a prediction made for a
+        site alone does not know the step waits for its upstream)."""
+        if name in memo:
+            return memo[name]
+        memo[name] = None  # a cycle is refused at load; this only stops a loop
+        st, job = rec.step(name), self._job(rec.step(name))
+        if job is None:
+            return None
+        if st.phase != "done" and not job.state.terminal:
+            job = await self.ops.predicted(job)  # one made just after its submit
+        end, runtime = predicted_end(job, utcnow())
+        if st.phase != "done" and not job.state.terminal and runtime is not None:
+            up = await self._inputs_ready_at(rec, wf, name, memo)
+            if up is not None:
+                after_inputs = up + timedelta(seconds=runtime)
+                end = after_inputs if end is None else max(end, after_inputs)
+        memo[name] = end
+        return end
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
         return rec.step(name).site

@@ -59,8 +59,23 @@ class _Ops:
             raise BadInput(pl.summary())
         return pl.choice
 
-    async def predicted(self, job: Job) -> Job:
-        return await self.fed.predicted(job.id)
+    async def expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
+                       ready_at: datetime | None) -> tuple[datetime | None, float | None]:
+        """(When `spec` on `site` is expected to end, the runtime expected there), its
+        inputs arriving from `sources` after `ready_at`; (None, None) when the site cannot
+        be read or says nothing (an estimate only: the submit decides)."""
+        from .placement import StageData
+
+        try:
+            bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
+            pl = await self.fed.place(spec, sites=[site],
+                                      stage_data=StageData(sources, bw, ready_at=ready_at))
+        except DiamondError:
+            return None, None
+        v = pl.verdict(site)
+        if v is None or not v.feasible:
+            return None, None
+        return v.estimated_finish, v.estimated_runtime_s
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:

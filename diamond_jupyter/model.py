@@ -6,7 +6,7 @@ import enum
 import math
 import re
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
@@ -72,26 +72,6 @@ def predicted_start(job: Job, now: datetime | None = None) -> dict[str, Any] | N
         text += " (scheduler's estimate)"
     return {"at": at.isoformat(), "bound": bound.isoformat() if bound else None,
             "source": source, "text": text}
-
-
-def predicted_end(job: Job, now: datetime) -> tuple[datetime | None, float | None]:
-    """(When `job` is expected to end, None when nothing says; the runtime its placement
-    expected, None without one): its end once it ended; while it runs, its start plus that
-    runtime (now at the earliest: it still runs); while it waits, its placement's finish."""
-    if job.state.terminal:
-        return (_aware(job.ended_at) if job.ended_at else None), None
-    mine = placed_verdict(job) or {}
-    runtime = mine.get("estimated_runtime_s")
-    runtime = float(runtime) if isinstance(runtime, (int, float)) else None
-    if job.started_at is not None:
-        if runtime is None:
-            return None, None
-        return max(_aware(now), _aware(job.started_at) + timedelta(seconds=runtime)), runtime
-    try:
-        end = _aware(datetime.fromisoformat(mine["estimated_finish"]))
-    except (KeyError, TypeError, ValueError):
-        return None, runtime
-    return max(_aware(now), end), runtime
 
 
 def placed_verdict(job: Job) -> dict[str, Any] | None:

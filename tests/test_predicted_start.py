@@ -118,18 +118,3 @@ def test_where_the_schedulers_estimate_is_all_there_is_the_prediction_says_so():
     calibrated = predicted_start(placed_job())
     assert calibrated["source"] == "calibrated" and "scheduler" not in calibrated["text"]
 
-
-def test_a_jobs_predicted_end_from_its_placement_its_start_or_its_end():
-    """Waiting: the placement's finish (the start ≈ 33 min plus the hour it asks for);
-    running: its start plus that run, no earlier than now; ended: its end."""
-    from diamond_jupyter.model import predicted_end
-
-    waiting = placed_job()
-    end, runtime = predicted_end(waiting, NOW)
-    assert runtime == 3600 and end == NOW + timedelta(hours=2 * 0.275 + 1)
-    assert predicted_end(waiting, NOW + timedelta(hours=3))[0] == NOW + timedelta(hours=3)
-    started = placed_job(JobState.RUNNING, started_at=NOW + timedelta(minutes=5))
-    assert predicted_end(started, NOW) == (NOW + timedelta(minutes=65), 3600)
-    done = placed_job(JobState.COMPLETED, started_at=NOW, ended_at=NOW + timedelta(minutes=9))
-    assert predicted_end(done, NOW + timedelta(hours=1)) == (NOW + timedelta(minutes=9), None)
-    assert predicted_end(Job(id="alpha:1", site="alpha"), NOW) == (None, None)

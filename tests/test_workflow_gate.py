@@ -55,7 +55,8 @@ class Ops:
         self.unsure: set[str] = set()  # the next submit of these steps loses its answer
         self.late: dict[str, float] = {}  # step -> its lost submit reaches the queue this late
         self.placed: list[Any] = []  # the inputs' ready time of each `auto` placement
-        self.predictions: dict[str, dict[str, Any]] = {}  # step -> its job's verdict
+        self.expectations: dict[str, tuple[Any, Any]] = {}  # step -> (end, runtime)
+        self.expected_for: dict[str, Any] = {}  # step -> the inputs' ready time it was given
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -74,14 +75,12 @@ class Ops:
         self.placed.append(ready_at)
         return "gamma"
 
-    async def predicted(self, job: Job) -> Job:
-        """The job with the placement `predictions` gives its step (as a prediction made
-        just after its submit would be recorded), else as stored."""
-        verdict = self.predictions.get((job.origin or {}).get("step"))
-        if verdict is None:
-            return job
-        return job.model_copy(update={"placement": {"ranked": [
-            {"site": job.site, "feasible": True, **verdict}]}})
+    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
+                       ) -> tuple[Any, Any]:
+        """What `expectations` says of the step (as placement on its site would), given
+        when its inputs exist; else nothing."""
+        self.expected_for[spec.name] = ready_at
+        return self.expectations.get(spec.name, (None, None))
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:
@@ -202,20 +201,28 @@ CHAIN = textwrap.dedent("""\
 
 
 async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
-    """prep is expected to end in 100 s; train's own prediction (made for gamma alone) says
-    it ends in 30 s, but it needs prep's output and runs 20 s: it ends at 120 s at the
-    earliest. analyse, placed `auto` while both still wait, is placed for then."""
+    """prep is expected to end in 100 s. train, expected at its submit to end in 30 s on
+    gamma alone, needs prep's output and runs 20 s: it ends at 120 s at the earliest.
+    analyse, placed `auto` while both still wait, is placed for then; once train runs,
+    its end is its start plus its runtime."""
     eng, ops = engine
     t0 = utcnow()
-
-    def verdict(finish_s: float, runtime_s: float) -> dict[str, Any]:
-        return {"estimated_finish": (t0 + timedelta(seconds=finish_s)).isoformat(),
-                "estimated_runtime_s": runtime_s}
-    ops.predictions = {"prep": verdict(100, 100), "train": verdict(30, 20)}
-    await eng.run(load_workflow(CHAIN, sites=SITES))
+    ops.expectations = {"prep": (t0 + timedelta(seconds=100), 100.0),
+                        "train": (t0 + timedelta(seconds=30), 20.0)}
+    wid = await eng.run(load_workflow(CHAIN, sites=SITES))
     assert len(ops.of("analyse")) == 1
+    assert ops.expected_for["prep"] is None
+    assert abs((ops.expected_for["train"] - t0).total_seconds() - 100) < 1
     [ready_at] = ops.placed
     assert abs((ready_at - t0).total_seconds() - 120) < 1
+    assert ops.expected_for["analyse"] == ready_at
+    rec = eng.store.get_workflow(wid)
+    train = ops.store.job_by_token(rec.step("train").token)
+    started = utcnow() + timedelta(seconds=300)  # its clock: later than any "now" here
+    ops.store.apply_state(train.id, JobState.RUNNING, started_at=started)
+    ready = eng._inputs_ready_at(eng.store.get_workflow(wid), load_workflow(CHAIN, sites=SITES),
+                                 "analyse")
+    assert ready == started + timedelta(seconds=20)
 
 
 async def test_without_gates_the_step_is_held_and_released(engine):

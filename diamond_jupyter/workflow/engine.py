@@ -46,9 +46,9 @@ from ..model import (
     JobSpec,
     JobState,
     Resources,
-    predicted_end,
     utcnow,
 )
+from ..placement_fit import aware
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
@@ -72,7 +72,8 @@ class WorkflowOps(Protocol):
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
                     exclude: set[str], ready_at: datetime | None = None) -> str: ...
-    async def predicted(self, job: Job) -> Job: ...
+    async def expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
+                       ready_at: datetime | None) -> tuple[datetime | None, float | None]: ...
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job: ...
     async def cancel(self, job: Job) -> None: ...
@@ -84,6 +85,25 @@ class WorkflowOps(Protocol):
     async def can_start_now(self, job: Job) -> bool: ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
     async def publish(self) -> None: ...
+
+
+def _expected_end(st: StepRecord, job: Job, inputs_end: datetime | None, now: datetime
+                  ) -> datetime | None:
+    """`WorkflowEngine._expected_end` for one step's job, given its inputs' expected end."""
+    if job.state.terminal:
+        return aware(job.ended_at) if job.ended_at else None
+    runtime = st.data.get("expected_runtime_s")
+    if job.started_at is not None:
+        return max(now, aware(job.started_at) + timedelta(seconds=runtime)) \
+            if runtime is not None else None
+    try:
+        end: datetime | None = aware(datetime.fromisoformat(st.data["expected_end"]))
+    except (KeyError, TypeError, ValueError):
+        end = None
+    if inputs_end is not None and runtime is not None:
+        after_inputs = inputs_end + timedelta(seconds=runtime)
+        end = after_inputs if end is None else max(end, after_inputs)
+    return None if end is None else max(now, end)
 
 
 def _quoted_path(path: str) -> str:
@@ -462,10 +482,10 @@ class WorkflowEngine:
             sources[src_site] = sources.get(src_site, 0) + (inp.size or 0)
         tried = set(st.data.get("tried", []))
         site = st.data.get("pin") or step.site
+        ready_at = self._inputs_ready_at(rec, wf, name)
         try:
             if site == "auto" or st.data.get("elsewhere"):
                 exclude = tried if st.data.get("elsewhere") else set()
-                ready_at = await self._inputs_ready_at(rec, wf, name, {})
                 site = await self.ops.place(spec, sources, exclude, ready_at)
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
@@ -510,10 +530,13 @@ class WorkflowEngine:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
         token = self.ops.new_token()
         planned = "held" if held else "queued"
+        end, runtime = await self.ops.expected(spec, site, sources, ready_at)
         self.store.update_step(rec.id, name, phase="submitting", site=site, token=token,
                                reason="", data={"planned": planned,
                                                 "afterok": [n for n, _ in afterok],
-                                                "tried": sorted(tried | {site})})
+                                                "tried": sorted(tried | {site}),
+                                                "expected_end": end.isoformat() if end else None,
+                                                "expected_runtime_s": runtime})
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
                                         origin={"workflow": rec.id, "step": name,
@@ -579,36 +602,28 @@ class WorkflowEngine:
             return False
         return True
 
-    async def _inputs_ready_at(self, rec: WorkflowRecord, wf: Workflow, name: str,
-                               memo: dict[str, datetime | None]) -> datetime | None:
+    def _inputs_ready_at(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                         memo: dict[str, datetime | None] | None = None) -> datetime | None:
         """When every step `name` needs is expected to have ended (None: all have, or
         nothing says): a queue-ahead step is placed for the queues as they will be then,
         not as they are while its upstream still runs."""
-        ends = [await self._predicted_end(rec, wf, n, memo) for n in wf.step(name).needs]
-        known = [e for e in ends if e is not None]
+        memo = {} if memo is None else memo
+        known = [e for n in wf.step(name).needs
+                 if (e := self._expected_end(rec, wf, n, memo)) is not None]
         return max(known) if known else None
 
-    async def _predicted_end(self, rec: WorkflowRecord, wf: Workflow, name: str,
-                             memo: dict[str, datetime | None]) -> datetime | None:
-        """When step `name` is expected to end: its job's predicted end, and no sooner than
-        its own inputs' predicted end plus its expected runtime (a prediction made for a
-        site alone does not know the step waits for its upstream)."""
-        if name in memo:
-            return memo[name]
-        memo[name] = None  # a cycle is refused at load; this only stops a loop
-        st, job = rec.step(name), self._job(rec.step(name))
-        if job is None:
-            return None
-        if st.phase != "done" and not job.state.terminal:
-            job = await self.ops.predicted(job)  # one made just after its submit
-        end, runtime = predicted_end(job, utcnow())
-        if st.phase != "done" and not job.state.terminal and runtime is not None:
-            up = await self._inputs_ready_at(rec, wf, name, memo)
-            if up is not None:
-                after_inputs = up + timedelta(seconds=runtime)
-                end = after_inputs if end is None else max(end, after_inputs)
-        memo[name] = end
-        return end
+    def _expected_end(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                      memo: dict[str, datetime | None]) -> datetime | None:
+        """When step `name` is expected to end: its end once it ended; while it runs, its
+        start plus the runtime expected at its submission; while it waits, the end expected
+        then (`expected_end` in its record), and no sooner than its inputs' expected end
+        plus that runtime (now at the earliest)."""
+        if name not in memo:
+            memo[name] = None  # a cycle is refused at load; this only stops a loop
+            st, job = rec.step(name), self._job(rec.step(name))
+            memo[name] = None if job is None else _expected_end(
+                st, job, self._inputs_ready_at(rec, wf, name, memo), utcnow())
+        return memo[name]
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
         return rec.step(name).site

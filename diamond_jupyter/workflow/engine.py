@@ -87,9 +87,10 @@ class WorkflowOps(Protocol):
     async def publish(self) -> None: ...
 
 
-def _expected_end(st: StepRecord, job: Job, inputs_end: datetime | None, now: datetime
-                  ) -> datetime | None:
-    """`WorkflowEngine._expected_end` for one step's job, given its inputs' expected end."""
+def step_end(st: StepRecord, job: Job, inputs_end: datetime | None, now: datetime
+             ) -> datetime | None:
+    """When the step recorded as `st`, run by `job`, is expected to end, its inputs expected
+    to exist at `inputs_end` (see `WorkflowEngine._expected_end`)."""
     if job.state.terminal:
         return aware(job.ended_at) if job.ended_at else None
     runtime = st.data.get("expected_runtime_s")
@@ -621,7 +622,7 @@ class WorkflowEngine:
         if name not in memo:
             memo[name] = None  # a cycle is refused at load; this only stops a loop
             st, job = rec.step(name), self._job(rec.step(name))
-            memo[name] = None if job is None else _expected_end(
+            memo[name] = None if job is None else step_end(
                 st, job, self._inputs_ready_at(rec, wf, name, memo), utcnow())
         return memo[name]
 

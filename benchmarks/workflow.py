@@ -92,6 +92,19 @@ def pipeline(mode: str, a: dict) -> str:
         """)
 
 
+def phase_times(events, wid: str, t0: float) -> dict[str, dict[str, float]]:
+    """Per step of workflow `wid`, when it first entered each phase (s after t0: "held",
+    "moving", "ready", "released", ...), from its `workflow.step` events: where a gated
+    step's wait went (the copy of its inputs, or its queue after the release)."""
+    out: dict[str, dict[str, float]] = {}
+    for e in events:
+        d = e.data
+        if d.get("workflow_id") == wid and d.get("step") and d.get("phase"):
+            out.setdefault(d["step"], {}).setdefault(d["phase"],
+                                                     round(e.at.timestamp() - t0, 2))
+    return out
+
+
 async def makespan(fed, wid: str, t0: float) -> dict:
     """The makespan, each step's site and times (s after t0), and the checksums' verdicts."""
     view = fed.workflow(wid)
@@ -101,8 +114,10 @@ async def makespan(fed, wid: str, t0: float) -> dict:
 
     def at(t) -> float | None:
         return round(t.timestamp() - t0, 2) if t else None
+    phases = phase_times(fed.events_since(0, kinds=["workflow.step"], limit=None), wid, t0)
     steps = {n: {"site": j.site, "submitted": at(j.submitted_at), "started": at(j.started_at),
-                 "ended": at(j.ended_at), "state": j.state.value} for n, j in jobs.items()}
+                 "ended": at(j.ended_at), "state": j.state.value, "phases": phases.get(n, {})}
+             for n, j in jobs.items()}
     checked = {}
     for n in ("train", "analyse"):
         if n in jobs and jobs[n].state.value == "COMPLETED":

@@ -72,7 +72,8 @@ async def test_a_run_not_done_in_time_is_cancelled_and_kept_as_failed():
 
     fed = SimpleNamespace(workflow_engine=SimpleNamespace(ops=SimpleNamespace()),
                           run_workflow=run_workflow, wait_workflow=wait_workflow,
-                          cancel_workflow=cancel_workflow, workflow=lambda wid: view)
+                          cancel_workflow=cancel_workflow, workflow=lambda wid: view,
+                          events_since=lambda seq, kinds, limit: [])
     got = await run_mode(fed, "queue_ahead", ARGS | {"max_wait": 5.0})
     assert cancelled == ["wf-1"]
     assert got["state"] == "CANCELLED" and got["makespan_s"] is None
@@ -80,3 +81,23 @@ async def test_a_run_not_done_in_time_is_cancelled_and_kept_as_failed():
     failed = summarize([got | {"round": 0}], ["queue_ahead"])["failed_runs"]
     assert failed == [{"round": 0, "mode": "queue_ahead", "state": "CANCELLED",
                        "reason": "not done after --max-wait 5 s: cancelled"}]
+
+
+def test_each_steps_phases_are_timed_from_its_events():
+    """A gated step's wait split into its copy and its queue: the first time each step of
+    this workflow entered each phase, nothing from another workflow."""
+    from datetime import datetime, timezone
+
+    from benchmarks.workflow import phase_times
+    from diamond_jupyter.model import Event
+
+    t0 = 1_000.0
+
+    def ev(wid, step, phase, s):
+        return Event(kind="workflow.step", at=datetime.fromtimestamp(t0 + s, timezone.utc),
+                     data={"workflow_id": wid, "step": step, "phase": phase})
+    events = [ev("wf-1", "train", "held", 0.5), ev("wf-1", "train", "moving", 31.0),
+              ev("wf-2", "train", "moving", 2.0), ev("wf-1", "train", "ready", 33.25),
+              ev("wf-1", "train", "released", 33.5), ev("wf-1", "train", "moving", 90.0)]
+    assert phase_times(events, "wf-1", t0) == {"train": {
+        "held": 0.5, "moving": 31.0, "ready": 33.25, "released": 33.5}}

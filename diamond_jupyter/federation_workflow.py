@@ -11,12 +11,23 @@ from typing import TYPE_CHECKING, Any
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
-    from .workflow.engine import WorkflowEngine
+    from .placement import Placement
+    from .workflow.engine import Estimate, WorkflowEngine
     from .workflow.model import Workflow, WorkflowView
 
 DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
 GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
+
+
+def _estimate(pl: Placement, site: str) -> Estimate:
+    """What placement `pl` expects of the job on `site`: its end and its runtime."""
+    from .workflow.engine import Estimate
+
+    v = pl.verdict(site)
+    if v is None or not v.feasible:
+        return Estimate(site, None, None)
+    return Estimate(site, v.estimated_finish, v.estimated_runtime_s)
 
 
 class _Ops:
@@ -47,35 +58,31 @@ class _Ops:
 
         return new_token()
 
-    async def place(self, spec: JobSpec, sources: dict[str | None, int],
-                    exclude: set[str], ready_at: datetime | None = None) -> str:
+    async def _place(self, spec: JobSpec, sites: list[str], sources: dict[str | None, int],
+                     ready_at: datetime | None) -> Placement:
         from .placement import StageData
 
         bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
+        return await self.fed.place(spec, sites=sites,
+                                    stage_data=StageData(sources, bw, ready_at=ready_at))
+
+    async def place(self, spec: JobSpec, sources: dict[str | None, int],
+                    exclude: set[str], ready_at: datetime | None = None) -> Estimate:
         only = [n for n in self.fed.sites if n not in exclude] or list(self.fed.sites)
-        pl = await self.fed.place(spec, sites=only,
-                                  stage_data=StageData(sources, bw, ready_at=ready_at))
+        pl = await self._place(spec, only, sources, ready_at)
         if pl.choice is None:
             raise BadInput(pl.summary())
-        return pl.choice
+        return _estimate(pl, pl.choice)
 
     async def expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
-                       ready_at: datetime | None) -> tuple[datetime | None, float | None]:
-        """(When `spec` on `site` is expected to end, the runtime expected there), its
-        inputs arriving from `sources` after `ready_at`; (None, None) when the site cannot
-        be read or says nothing (an estimate only: the submit decides)."""
-        from .placement import StageData
-
+                       ready_at: datetime | None) -> Estimate:
+        """`spec` on `site`, its inputs arriving from `sources` after `ready_at`: when it is
+        expected to end and run there, both None when the site cannot be read or says
+        nothing (an estimate only: the submit decides)."""
         try:
-            bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
-            pl = await self.fed.place(spec, sites=[site],
-                                      stage_data=StageData(sources, bw, ready_at=ready_at))
+            return _estimate(await self._place(spec, [site], sources, ready_at), site)
         except DiamondError:
-            return None, None
-        v = pl.verdict(site)
-        if v is None or not v.feasible:
-            return None, None
-        return v.estimated_finish, v.estimated_runtime_s
+            return Estimate(site, None, None)
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:

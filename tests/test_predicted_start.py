@@ -117,4 +117,3 @@ def test_where_the_schedulers_estimate_is_all_there_is_the_prediction_says_so():
     assert waiting_for(job, NOW) == p["text"]
     calibrated = predicted_start(placed_job())
     assert calibrated["source"] == "calibrated" and "scheduler" not in calibrated["text"]
-

@@ -20,7 +20,7 @@ from local_slurm import LocalSlurmQueue
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState, utcnow
 from diamond_jupyter.store import Store
-from diamond_jupyter.workflow.engine import WorkflowEngine
+from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
 
 SITES = ("alpha", "gamma", "torque")
@@ -71,16 +71,16 @@ class Ops:
         return f"tok{next(self.ids)}"
 
     async def place(self, spec: JobSpec, sources: dict, exclude: set,
-                    ready_at: Any = None) -> str:
+                    ready_at: Any = None) -> Estimate:
         self.placed.append(ready_at)
-        return "gamma"
+        return await self.expected(spec, "gamma", sources, ready_at)
 
     async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
-                       ) -> tuple[Any, Any]:
+                       ) -> Estimate:
         """What `expectations` says of the step (as placement on its site would), given
         when its inputs exist; else nothing."""
         self.expected_for[spec.name] = ready_at
-        return self.expectations.get(spec.name, (None, None))
+        return Estimate(site, *self.expectations.get(spec.name, (None, None)))
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:

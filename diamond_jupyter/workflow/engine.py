@@ -34,7 +34,7 @@ import posixpath
 import shlex
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..aio import within
 from ..model import (
@@ -60,6 +60,15 @@ GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this oft
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
 
 
+class Estimate(NamedTuple):
+    """A step's site, and when it is expected to end there and how long it runs (None:
+    placement could not say)."""
+
+    site: str
+    end: datetime | None
+    runtime_s: float | None
+
+
 class WorkflowOps(Protocol):
     """What the engine needs from the layers below the facade (given by the Federation)."""
 
@@ -71,9 +80,9 @@ class WorkflowOps(Protocol):
     def supports_gate(self, site: str) -> bool: ...
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
-                    exclude: set[str], ready_at: datetime | None = None) -> str: ...
+                    exclude: set[str], ready_at: datetime | None = None) -> Estimate: ...
     async def expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
-                       ready_at: datetime | None) -> tuple[datetime | None, float | None]: ...
+                       ready_at: datetime | None) -> Estimate: ...
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job: ...
     async def cancel(self, job: Job) -> None: ...
@@ -484,10 +493,12 @@ class WorkflowEngine:
         tried = set(st.data.get("tried", []))
         site = st.data.get("pin") or step.site
         ready_at = self._inputs_ready_at(rec, wf, name)
+        placed: Estimate | None = None
         try:
             if site == "auto" or st.data.get("elsewhere"):
                 exclude = tried if st.data.get("elsewhere") else set()
-                site = await self.ops.place(spec, sources, exclude, ready_at)
+                placed = await self.ops.place(spec, sources, exclude, ready_at)
+                site = placed.site
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
@@ -531,13 +542,13 @@ class WorkflowEngine:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
         token = self.ops.new_token()
         planned = "held" if held else "queued"
-        end, runtime = await self.ops.expected(spec, site, sources, ready_at)
+        est = placed or await self.ops.expected(spec, site, sources, ready_at)
         self.store.update_step(rec.id, name, phase="submitting", site=site, token=token,
                                reason="", data={"planned": planned,
                                                 "afterok": [n for n, _ in afterok],
                                                 "tried": sorted(tried | {site}),
-                                                "expected_end": end.isoformat() if end else None,
-                                                "expected_runtime_s": runtime})
+                                                "expected_end": est.end and est.end.isoformat(),
+                                                "expected_runtime_s": est.runtime_s})
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
                                         origin={"workflow": rec.id, "step": name,

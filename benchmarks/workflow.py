@@ -8,8 +8,11 @@ The pipeline (three steps, a real data edge between each, each checked by its ch
   mismatch fails the step, and the workflow), `sleep --train-s`, writes a model and its sha256;
 - analyse anywhere (`auto`; placement counts the model's transfer): verifies the model's
   checksum, `sleep --analyse-s`.
-Modes, each run as a workflow through the engine on the same loaded test bed, in rotated
-order per round:
+Modes, each run as a workflow through the engine, in rotated order per round; matched: each
+round draws one background window, and every mode of the round meets it afresh (the previous
+mode's background cancelled and drained, the window's load replayed from its start, the
+workflow started `--warmup-s` into it), so the modes differ in how they queue, not in what
+load they met:
 - `queue_ahead`: every step queued at once: behind a same-site upstream by afterok, behind a
   cross-site one by a held gate job (cancelled when the data has arrived), so the step keeps
   the queue place it got at the workflow's start;
@@ -19,7 +22,7 @@ order per round:
 - `held_release` (only with `--modes`): queue-ahead with the step held and released instead
   of gated (the engine's way on schedulers without gates): a released job is queued anew.
 Makespan: from the workflow's start to the end of its last step (the jobs' own start/end
-lines). Background (seeded, for the whole run): the `gpu_queue` profile (`--profile`): alpha
+lines). Background (seeded per round): the `gpu_queue` profile (`--profile`): alpha
 and beta as `busy`, and gamma's four GPUs ~80% busy with one-GPU jobs, so a GPU job meets a
 queue there as at a real center's GPU partition; or `--trace LOG`, a real center's log
 replayed on gamma in place of its stream.
@@ -181,26 +184,55 @@ async def gang_waste(fed, a: dict) -> dict:
     return out
 
 
-def background(a: dict, duration: float, prefix: str) -> tuple[list, list[dict]]:
-    """The seeded background jobs for the whole run, and what a trace replay says of itself."""
+def background(a: dict, r: int, duration: float) -> tuple[list, list[dict]]:
+    """Round `r`'s seeded background jobs, and what a trace replay says of itself."""
     from diamond_jupyter.testbed import load
 
-    jobs = load.plan(a["profile"], a["seed"], duration, 60.0)
+    jobs = load.plan(a["profile"], a["seed"] * 1000 + r, duration, 60.0)
     info: list[dict] = []
     if a["trace"]:  # a real center's log on gamma, in place of the profile's gamma stream
         from diamond_jupyter.testbed import trace
         from diamond_jupyter.testbed.clusters import cluster
 
         pl = trace.plan_replay(trace.read_swf(a["trace"]), cluster("gamma"),
-                               scale=a["trace_scale"], duration_s=duration, seed=a["seed"])
+                               scale=a["trace_scale"], duration_s=duration, seed=a["seed"],
+                               draw=r)
         jobs = sorted([j for j in jobs if j.site != "gamma"] + pl.jobs, key=lambda j: j.at_s)
-        info.append(pl.summary())
-    return [dataclasses.replace(j, name=f"{prefix}{j.name}") for j in jobs], info
+        info.append({"round": r, **pl.summary()})
+    return jobs, info
+
+
+async def drained(config: str, prefix: str, timeout: float = 120.0) -> None:
+    """Cancel the jobs named `prefix`* and return once no site's queue holds any of them."""
+    from diamond_jupyter.testbed import load
+
+    deadline = time.monotonic() + timeout
+    while await load.remaining(config, prefix) and time.monotonic() < deadline:
+        await load.cancel(config, prefix)
+        await asyncio.sleep(1.0)
+
+
+async def against(config: str, jobs: list, prefix: str, a: dict, run) -> dict:
+    """`run()` started `--warmup-s` into a fresh replay of `jobs` (named `prefix`*), the
+    replay cancelled and drained after it."""
+    from diamond_jupyter.testbed import load
+
+    named = [dataclasses.replace(j, name=f"{prefix}{j.name}") for j in jobs]
+    bg = asyncio.ensure_future(load.run(config, named)) if a["load"] else None
+    try:
+        if bg is not None:
+            await asyncio.sleep(a["warmup_s"])
+        return await run()
+    finally:
+        if bg is not None:
+            bg.cancel()
+            await asyncio.gather(bg, return_exceptions=True)
+            await drained(config, prefix)
 
 
 def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
     """Median and mean makespan per mode, and the ratios to queue-ahead: of the medians, of
-    the means, and per round (a round's modes ran back to back on the same background)."""
+    the means, and per round (a round's modes met the same background, each afresh)."""
     per = {m: [x["makespan_s"] for x in runs if x["mode"] == m and x["makespan_s"]]
            for m in modes}
     med = {m: median(v) for m, v in per.items()}
@@ -224,36 +256,36 @@ def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
 async def bench(config: str, a: dict) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
-    from diamond_jupyter.testbed import load
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-workflow-"))
     fed = Federation(config, store=Store(tmp / "store.sqlite"), poll_interval_s=30,
                      min_poll_s=0.5)
     await fed.start()
-    prefix = f"bwf{a['seed']}x{int(time.time()) % 100000}-"
+    base = f"bwf{a['seed']}x{int(time.time()) % 100000}-"
     modes = tuple(a["modes"])
-    duration = a["warmup_s"] + a["rounds"] * a["round_s"] + 120
-    jobs, trace_info = background(a, duration, prefix)
-    bg = asyncio.ensure_future(load.run(config, jobs)) if a["load"] else None
-    a["input"] = f"bench-wf-{prefix}input.bin"
+    duration = a["warmup_s"] + a["round_s"]
+    a["input"] = f"bench-wf-{base}input.bin"
     runs: list[dict] = []
+    trace_info: list[dict] = []
     gang = None
     try:
         await fed.sites["alpha"].run(["sh", "-c", f"head -c {a['input_mb']}M /dev/urandom > "
                                       f"{a['input']}"], check=True, timeout=120,
                                      scheduler=False)
-        await asyncio.sleep(a["warmup_s"] if a["load"] else 0)
+        await drained(config, base)  # nothing of an earlier run with this name is left
         for r in range(a["rounds"]):
+            jobs, info = background(a, r, duration)
+            trace_info += info
             k = r % len(modes)
             for mode in modes[k:] + modes[:k]:
-                runs.append({"round": r, **await run_mode(fed, mode, a)})
+                out = await against(config, jobs, f"{base}{r}{mode[:2]}-", a,
+                                    lambda m=mode: run_mode(fed, m, a))
+                runs.append({"round": r, **out})
         if a["gang"]:
-            gang = await gang_waste(fed, a)
+            gang = await against(config, background(a, a["rounds"], duration)[0],
+                                 f"{base}g-", a, lambda: gang_waste(fed, a))
     finally:
-        if bg is not None:
-            bg.cancel()
-            await asyncio.gather(bg, return_exceptions=True)
-            await load.cancel(config, prefix)  # this run's background jobs, no one else's
+        await drained(config, base)  # this run's background jobs, no one else's
         await fed.close()
     return {"rounds": a["rounds"], "seed": a["seed"], "load": a["load"],
             "background": a["trace"] or a["profile"], "trace": trace_info, "runs": runs,
@@ -281,8 +313,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--train-s", type=int, default=10)
     p.add_argument("--analyse-s", type=int, default=5)
     p.add_argument("--block-s", type=int, default=30)
-    p.add_argument("--warmup-s", type=float, default=60.0, help="load before the first round")
-    p.add_argument("--round-s", type=float, default=400.0, help="load planned per round")
+    p.add_argument("--warmup-s", type=float, default=30.0,
+                   help="each mode's workflow starts this far into its round's background")
+    p.add_argument("--round-s", type=float, default=400.0,
+                   help="background planned per round after the warm-up")
     p.add_argument("--max-wait", type=float, default=1200.0)
     args = p.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -293,6 +327,7 @@ def main(argv: list[str] | None = None) -> dict:
                                        "prep_s", "train_s", "analyse_s", "block_s",
                                        "warmup_s", "round_s", "max_wait")}
     a["modes"] = modes
+    a["design"] = "matched"  # every mode of a round meets the same background afresh
     r = asyncio.run(bench(config_path(args.config), a))
     med, avg, g = r["median_makespan_s"], r["mean_makespan_s"], r["gang"]
     def f(x: float | None, nd: int = 1) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import RESULTS, emit, markdown_table, mean, ratio
+from .workflow import NO_QUEUE_S, queue_wait
 
 FLOOR_S = 1.0  # as benchmarks.placement: the schedulers' start granularity
 BASELINES = ("fixed", "fewest_pending", "random")
@@ -107,8 +108,13 @@ def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:
     gang = run.get("gang") or {}
     waste = gang.get("gang", {}).get("waste_node_s")
     med_ratio = run.get("median_ratio_after_upstream")
+    after = [x for x in run.get("runs") or [] if x.get("mode") == "after_upstream"]
+    waits = {x["round"]: queue_wait(x.get("steps") or {}) for x in after}
     return {
         "background": _workflow_background(run), "seed": run.get("seed"),
+        "design": (run.get("params") or {}).get("design", "back to back"),
+        "no_queue_rounds": sorted(r for r, w in waits.items() if w is not None
+                                  and w < NO_QUEUE_S),
         "rounds": run.get("rounds"), "median_makespan_s": run.get("median_makespan_s"),
         "ratio_medians": med_ratio, "ratio_means": run.get("mean_ratio_after_upstream"),
         "round_ratios": run.get("round_ratios_after_upstream") or [],
@@ -163,20 +169,27 @@ def placement_table(rows: list[dict[str, Any]]) -> str:
 
 def workflow_table(rows: list[dict[str, Any]]) -> str:
     return "## workflow: every kept run, by background\n\n" + markdown_table(
-        ["background", "seed", "rounds", "makespan medians s (queue-ahead / after upstream / "
-         "fixed home)", "after upstream / queue-ahead: medians, means", "per round",
-         "failed runs", "gang waste node-s (naive)", "queue-ahead >= 1.5x", "gang wastes 0"],
-        [(r["background"], r["seed"], r["rounds"],
+        ["background", "seed", "design", "rounds",
+         "makespan medians s (queue-ahead / after upstream / fixed home)",
+         "after upstream / queue-ahead: medians, means", "per round",
+         "rounds after upstream met no queue", "failed runs", "gang waste node-s (naive)",
+         "queue-ahead >= 1.5x", "gang wastes 0"],
+        [(r["background"], r["seed"], r["design"], r["rounds"],
           " / ".join("-" if (r["median_makespan_s"] or {}).get(m) is None
                      else f"{r['median_makespan_s'][m]:.1f}"
                      for m in ("queue_ahead", "after_upstream", "fixed_home")),
           f"{r['ratio_medians'] or 0:.2f}, {r['ratio_means'] or 0:.2f}",
           ", ".join("-" if x is None else f"{x:.2f}" for x in r["round_ratios"]),
-          r["failed_runs"],
+          ", ".join(map(str, r["no_queue_rounds"])) or "none", r["failed_runs"],
           "-" if r["gang_waste_node_s"] is None
           else f"{r['gang_waste_node_s']:.2f} ({r['naive_waste_node_s']:.2f})",
           *(_verdict(v) for v in r["meets"].values()))
-         for r in rows]) + "\n\"-\": not measured in that run (`--no-gang`).\n"
+         for r in rows]) + (
+        "\n\"-\": not measured in that run (`--no-gang`). Design: \"matched\", every mode of "
+        "a round met the same background window afresh; \"back to back\", the modes of a round "
+        "ran one after another on one running background. No queue: the after-upstream run's "
+        f"steps waited under {NO_QUEUE_S:.0f} s in all (rounds counted from 0), so queue-ahead "
+        "had nothing to gain.\n")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -45,6 +45,7 @@ from pathlib import Path
 from .common import config_path, emit, markdown_table, mean, median, parser, ratio
 
 MODES = ("queue_ahead", "after_upstream", "fixed_home")
+NO_QUEUE_S = 3.0  # the scheduler's own latency over three steps: no queue to speak of
 ALL_MODES = (*MODES, "held_release")
 
 
@@ -121,6 +122,7 @@ async def makespan(fed, wid: str, t0: float) -> dict:
     steps = {n: {"site": j.site, "submitted": at(j.submitted_at), "started": at(j.started_at),
                  "ended": at(j.ended_at), "state": j.state.value, "phases": phases.get(n, {})}
              for n, j in jobs.items()}
+    queued = queue_wait(steps)
     checked = {}
     for n in ("train", "analyse"):
         if n in jobs and jobs[n].state.value == "COMPLETED":
@@ -128,7 +130,26 @@ async def makespan(fed, wid: str, t0: float) -> dict:
             checked[n] = ": OK" in out
     return {"state": view.state.value, "reason": view.reason,
             "makespan_s": (max(ends) - t0) if ends and ok and all(checked.values()) else None,
-            "sites": [s.site for s in view.steps], "steps": steps, "checksums_ok": checked}
+            "sites": [s.site for s in view.steps], "steps": steps, "checksums_ok": checked,
+            "queued_s": queued}
+
+
+PIPELINE = ("prep", "train", "analyse")  # each step needs the one before it
+
+
+def queue_wait(steps: dict[str, dict]) -> float | None:
+    """Seconds the pipeline's steps spent queued once they could run: each step from the
+    latest of its submission, its release and its upstream's end, to its start."""
+    total, upstream_end = 0.0, 0.0
+    for n in PIPELINE:
+        st = steps.get(n) or {}
+        if st.get("started") is None or st.get("submitted") is None:
+            return None
+        could = max(st["submitted"], (st.get("phases") or {}).get("released", 0.0),
+                    upstream_end)
+        total += max(0.0, st["started"] - could)
+        upstream_end = st.get("ended") or st["started"]
+    return round(total, 2)
 
 
 async def run_mode(fed, mode: str, a: dict) -> dict:
@@ -243,6 +264,11 @@ def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
     out: dict = {"median_makespan_s": med, "mean_makespan_s": avg,
                  "failed_runs": [{k: x[k] for k in ("round", "mode", "state", "reason")}
                                  for x in runs if not x["makespan_s"]]}
+    # Rounds where submitting after the upstream met no queue (its steps waited under
+    # NO_QUEUE_S in all): queue-ahead has nothing to gain there, so they are counted apart.
+    after = {x["round"]: x.get("queued_s") for x in runs if x["mode"] == "after_upstream"}
+    quiet = [r for r in rounds if after.get(r) is not None and after[r] < NO_QUEUE_S]
+    out["no_queue_rounds"] = quiet
     for m in modes:
         if m == "queue_ahead":
             continue
@@ -250,6 +276,13 @@ def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
         out[f"mean_ratio_{m}"] = ratio(avg[m], avg["queue_ahead"])
         out[f"round_ratios_{m}"] = [ratio(by_round[r].get(m), by_round[r].get("queue_ahead"))
                                     for r in rounds]
+    queued = [r for r in rounds if r not in quiet]
+
+    def med_of(m: str) -> float | None:
+        return median([by_round[r][m] for r in queued if by_round[r].get(m)])
+    if "after_upstream" in modes:
+        out["median_ratio_after_upstream_queued_rounds"] = ratio(med_of("after_upstream"),
+                                                                 med_of("queue_ahead"))
     return out
 
 
@@ -340,6 +373,12 @@ def main(argv: list[str] | None = None) -> dict:
                      ">= 1.5" if m == "after_upstream" else ""))
         rows.append((f"{m} / queue_ahead per round", ", ".join(
             f"{x:.2f}" if x else "-" for x in r["round_ratios_" + m]), ""))
+    if "no_queue_rounds" in r:
+        rows.append(("rounds where after_upstream met no queue (its steps waited "
+                     f"< {NO_QUEUE_S:.0f} s in all)", ", ".join(map(str, r["no_queue_rounds"]))
+                     or "none", ""))
+        rows.append(("after_upstream / queue_ahead over the other rounds: of medians",
+                     f(r.get("median_ratio_after_upstream_queued_rounds"), 2), ""))
     if r["failed_runs"]:
         rows.append(("runs not COMPLETED (or a checksum failed)", str(r["failed_runs"]), ""))
     if g is not None:

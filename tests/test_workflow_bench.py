@@ -101,3 +101,81 @@ def test_each_steps_phases_are_timed_from_its_events():
               ev("wf-1", "train", "released", 33.5), ev("wf-1", "train", "moving", 90.0)]
     assert phase_times(events, "wf-1", t0) == {"train": {
         "held": 0.5, "moving": 31.0, "ready": 33.25, "released": 33.5}}
+
+
+async def test_every_mode_of_a_round_meets_the_same_background_afresh(monkeypatch):
+    """Matched rounds: each mode's workflow starts after the warm-up into its own replay of
+    the round's background, and the next mode's replay starts only when the previous one's
+    jobs have left every queue."""
+    import asyncio
+
+    from benchmarks.workflow import against, background
+
+    queue: list[str] = []  # the sites' queues, as job names
+    seen: list[tuple[list[str], int]] = []  # (the jobs replayed, how many were queued)
+
+    async def run(config, jobs):
+        seen.append(([j.name for j in jobs], len(queue)))
+        queue.extend(j.name for j in jobs)
+        await asyncio.Event().wait()  # a replay runs until cancelled
+
+    async def cancel(config, prefix):
+        queue[:] = [n for n in queue if not n.startswith(prefix)]
+
+    async def remaining(config, prefix):
+        return sum(n.startswith(prefix) for n in queue)
+
+    monkeypatch.setattr(load, "run", run)
+    monkeypatch.setattr(load, "cancel", cancel)
+    monkeypatch.setattr(load, "remaining", remaining)
+    a = {"profile": "gpu_queue", "seed": 5, "trace": None, "load": True, "warmup_s": 0.01}
+    jobs, _ = background(a, 0, 120.0)
+    started = []
+
+    async def workflow(mode):
+        started.append((mode, len(queue)))  # the replay is running when the workflow starts
+        return {"mode": mode}
+
+    for mode in ("queue_ahead", "after_upstream"):
+        assert await against("cfg", jobs, f"r0{mode[:2]}-", a,
+                             lambda m=mode: workflow(m)) == {"mode": mode}
+    assert [names for names, _ in seen] == [  # the same window, in full, named per mode
+        [f"r0{m}-{j.name}" for j in jobs] for m in ("qu", "af")]
+    assert [before for _, before in seen] == [0, 0]  # nothing of the last mode was left
+    assert all(n == len(jobs) for _, n in started) and queue == []
+
+
+def test_each_round_draws_its_own_background_window():
+    from benchmarks.workflow import background
+
+    a = {"profile": "gpu_queue", "seed": 5, "trace": None}
+    assert background(a, 1, 300.0) == background(a, 1, 300.0)
+    assert background(a, 0, 300.0)[0] != background(a, 1, 300.0)[0]
+
+
+def test_rounds_that_met_no_queue_are_counted_apart():
+    """Queue-ahead can gain only where a step would have queued: a round whose
+    submit-after-upstream run waited under NO_QUEUE_S in all is listed, and the ratio over
+    the other rounds is given beside the overall one."""
+    from benchmarks.workflow import queue_wait
+
+    def steps(prep, train, analyse, released=None):
+        out = {}
+        for n, (sub, start, run) in zip(("prep", "train", "analyse"), (prep, train, analyse),
+                                        strict=True):
+            out[n] = {"submitted": sub, "started": start, "ended": start + run,
+                      "phases": {"released": released} if released and n == "train" else {}}
+        return out
+
+    # after upstream: train submitted at 31, started at 61 (30 s queued), analyse at once
+    assert queue_wait(steps((0, 1, 30), (31, 61, 10), (72, 72.5, 5))) == 31.5
+    # queue-ahead: train submitted at 0 but released at 31, started at 33
+    assert queue_wait(steps((0, 1, 30), (0, 33, 10), (0, 43.5, 5), released=31)) == 3.5
+    runs = [{"round": 0, "mode": "queue_ahead", "makespan_s": 50.0},
+            {"round": 0, "mode": "after_upstream", "makespan_s": 80.0, "queued_s": 31.5},
+            {"round": 1, "mode": "queue_ahead", "makespan_s": 48.0},
+            {"round": 1, "mode": "after_upstream", "makespan_s": 47.0, "queued_s": 1.2}]
+    out = summarize(runs, ("queue_ahead", "after_upstream"))
+    assert out["no_queue_rounds"] == [1]
+    assert out["median_ratio_after_upstream_queued_rounds"] == 80.0 / 50.0
+    assert out["median_ratio_after_upstream"] == 63.5 / 49.0

@@ -91,8 +91,27 @@ def test_workflow_runs_judged_on_queue_ahead_and_gang_waste(tmp_path):
                    12: {"queue_ahead_1_5x": True, "gang_wastes_nothing": None},
                    13: {"queue_ahead_1_5x": True, "gang_wastes_nothing": True}}
     md = (tmp_path / "workflow_seeds.md").read_text()
-    assert "| gpu_queue | 11 | 3 | 40.0 / 48.0 / 50.0 | 1.20, 1.10 | 1.20, -, 1.00 | 0 |" in md
+    assert ("| gpu_queue | 11 | back to back | 3 | 40.0 / 48.0 / 50.0 | 1.20, 1.10 | "
+            "1.20, -, 1.00 | none | 0 |") in md
     assert "0.34 (30.30)" in md
+
+
+def test_a_matched_workflow_run_lists_the_rounds_that_met_no_queue(tmp_path):
+    """A round whose after-upstream run queued under NO_QUEUE_S in all is named, read from
+    the steps' own times."""
+    def steps(train_start: float) -> dict:
+        return {"prep": {"submitted": 0.1, "started": 0.5, "ended": 30.5},
+                "train": {"submitted": 31.0, "started": train_start, "ended": train_start + 10,
+                          "phases": {"released": 31.4}},
+                "analyse": {"submitted": train_start + 10.5, "started": train_start + 11,
+                            "ended": train_start + 16}}
+    run = workflow_run(21, 1.4, None) | {"params": {"design": "matched"}, "runs": [
+        {"round": 0, "mode": "after_upstream", "steps": steps(32.0)},
+        {"round": 1, "mode": "after_upstream", "steps": steps(56.0)}]}
+    (tmp_path / "workflow-gpu_queue-matched-seed21.json").write_text(json.dumps(run))
+    data = seeds.main(["workflow", "--results", str(tmp_path), "--out", str(tmp_path)])
+    assert [(r["design"], r["no_queue_rounds"]) for r in data["runs"]] == [("matched", [0])]
+    assert "| gpu_queue | 21 | matched | 3 |" in (tmp_path / "workflow_seeds.md").read_text()
 
 
 def test_a_workflow_run_on_a_replayed_log_is_named_by_the_log_not_its_path(tmp_path):

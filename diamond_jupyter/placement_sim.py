@@ -63,6 +63,7 @@ def _hosts(node_list: str | None) -> tuple[str, ...]:
 
 
 WHOLE = -1  # per-node CPU demand meaning "the whole node" (exclusive, or size unknown)
+RESERVED = -1  # a plan's free CPUs and GPUs on a node a waiting job has reserved: none fits
 DEFAULT_DURATION_S = 3600.0  # a job with no walltime and no partition limit
 UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
 OVERDUE_S = 30.0  # a running job past its walltime is being killed (Slurm's KillWait)
@@ -439,7 +440,13 @@ class _Plan:
     at their walltimes (`_Sim.plan`), and every waiting job ahead, in priority order, holds
     the earliest slot where it fits for its whole walltime (`Demand.planned`). A job further
     back may start now only where it delays none of them. Per node, free CPUs and GPUs as a
-    step function of time (`times[i]` to `times[i + 1]`)."""
+    step function of time (`times[i]` to `times[i + 1]`).
+
+    A slot in the future is kept as Slurm's backfill keeps it: the reserved job's nodes
+    leave its map of available nodes for the slot's whole window (a node set, not CPU
+    counts), so no job further back starts on them if its walltime reaches that slot,
+    however many CPUs are free there. A 1-CPU job behind GPU jobs waiting for a GPU thus
+    waits for them even on nodes with idle CPUs (measured on the test bed's gamma)."""
 
     def __init__(self, sim: _Sim, t: float, nodes: frozenset[int]) -> None:
         self.sim, self.t = sim, t
@@ -539,12 +546,16 @@ class _Plan:
             if found is None:
                 return None
             hosts = found
+        whole = start > self.t  # a reservation, not a start: its nodes are kept whole
         for n in hosts:
             c, g = self.sim.use(d, n)
             a, b = self._split(n, start), self._split(n, start + d.planned)
             for k in range(a, b):
-                self.fc[n][k] -= c
-                self.fg[n][k] -= g
+                if whole:
+                    self.fc[n][k], self.fg[n][k] = RESERVED, RESERVED
+                else:
+                    self.fc[n][k] -= c
+                    self.fg[n][k] -= g
         return start, hosts
 
 

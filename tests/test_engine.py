@@ -137,3 +137,36 @@ async def test_event_subscription_async_iterator(fed):
     await asyncio.wait_for(task, 300)
     assert seen == ["PENDING", "RUNNING", "COMPLETED"]
     assert (await fed.status(job.id)).state == JobState.COMPLETED
+
+
+async def test_a_cpu_job_waits_behind_gpu_jobs_on_idle_cpus_and_placement_says_so(fed):
+    """Real Slurm on gamma (2 nodes, 32 CPUs and 2 GPUs each): four 8-CPU GPU jobs hold
+    every GPU, two more wait for one. Half the CPUs are idle, yet a 1-CPU job asking 10
+    minutes starts only after both waiting GPU jobs: Slurm's backfill keeps their reserved
+    nodes whole. The placement predicts a wait there, not an immediate start."""
+    def gpu(name: str) -> JobSpec:
+        return JobSpec(name=name, script="sleep 15\n",
+                       resources=Resources(cpus_per_task=8, gpus_per_node=1, walltime_s=120))
+    jobs = []
+    try:
+        for i in range(4):
+            jobs.append(await fed.submit(gpu(f"gpu-run-{i}"), "gamma"))
+        for j in jobs:
+            await fed.wait(j.id, until=[JobState.RUNNING], timeout=120)
+        waiting = [await fed.submit(gpu(f"gpu-wait-{i}"), "gamma") for i in range(2)]
+        jobs += waiting
+        cpu = JobSpec(name="cpu-behind", script="true\n",
+                      resources=Resources(cpus_per_task=1, walltime_s=600))
+        placed = await fed.place(cpu, sites=["gamma"], max_age_s=0)
+        v = placed.verdict("gamma")
+        assert v is not None and v.raw_start is not None
+        assert (v.raw_start - placed.now).total_seconds() >= 5, placed.explain()
+        probe = await fed.submit(cpu, "gamma")
+        jobs.append(probe)
+        done = await fed.wait(probe.id, timeout=300)
+        ahead = [await fed.wait(j.id, timeout=300) for j in waiting]
+        assert done.started_at is not None and all(j.started_at for j in ahead)
+        assert done.started_at >= max(j.started_at for j in ahead)
+    finally:
+        for j in jobs:
+            await fed.cancel(j.id)

@@ -408,3 +408,35 @@ def test_grid_engine_puts_a_job_asking_more_slots_ahead_of_smaller_ones():
         p = place(spec(nodes=1, cpus=32, walltime=H), [(cfg, snap)], now=NOW)
         got = (verdict(p, "alpha").estimated_start - NOW).total_seconds()
         assert got == start_s, (order, p.explain())
+
+
+def _gpu_queue_site():
+    """gamma's four GPUs each run an 8-CPU job (walltime 2 min, 60 s left) and three more
+    such jobs wait for a GPU; 32 of each node's 48 CPUs are idle."""
+    from test_placement import gamma
+
+    jobs = [running(f"r{i}", f"g{1 + i // 2}", 8, left_s=60, walltime_s=120, gpus=1,
+                    part="short") for i in range(4)]
+    jobs += [pending(f"w{i}", 1, 8, 120, part="short", reason="Resources" if i == 0
+                     else "Priority", gpus=1) for i in range(3)]
+    return gamma(jobs, galloc=(2, 2), alloc=(16, 16))
+
+
+def test_a_cpu_job_behind_gpu_jobs_waits_for_them_even_where_cpus_are_idle():
+    """Slurm's backfill keeps a waiting job's reserved nodes whole for its slot: a 1-CPU job
+    asking 10 minutes reaches into the GPU jobs' reservations on both nodes, so it starts
+    only once they have started, however many CPUs are idle (the test bed's gamma on
+    2026-12-03: a workflow's analyse step was predicted to start at once behind seven GPU
+    jobs and was backfilled 31 s later, right after the last of them)."""
+    cfg, snap = _gpu_queue_site()
+    p = place(spec(cpus=1, walltime=600), [(cfg, snap)], now=NOW)
+    v = verdict(p, "gamma")
+    assert v.raw_start >= NOW + timedelta(seconds=60), p.explain()
+
+
+def test_a_cpu_job_that_ends_before_the_reservations_backfills_now():
+    """The same queue: a 1-CPU job asking 30 s ends before the first reserved slot (60 s
+    away, when a GPU job's walltime ends), so it delays no one and starts now."""
+    cfg, snap = _gpu_queue_site()
+    p = place(spec(cpus=1, walltime=30), [(cfg, snap)], now=NOW)
+    assert verdict(p, "gamma").raw_start == NOW, p.explain()

@@ -100,7 +100,9 @@ def _trace_names(traces: list[dict[str, Any]]) -> str:
 def _workflow_background(run: dict[str, Any]) -> str:
     """The load profile, or `LOG@site` for a log replayed."""
     traces = [t for t in run.get("trace") or [] if isinstance(t, dict) and t.get("log")]
-    return _trace_names(traces) if traces else str(run.get("background") or "none")
+    # one replay per round in a matched run: each log and site named once
+    once = list({(t["log"], t.get("site")): t for t in traces}.values())
+    return _trace_names(once) if once else str(run.get("background") or "none")
 
 
 def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:

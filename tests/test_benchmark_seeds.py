@@ -121,6 +121,11 @@ def test_a_workflow_run_on_a_replayed_log_is_named_by_the_log_not_its_path(tmp_p
     (tmp_path / "workflow-trace_llnl-seed13.json").write_text(json.dumps(run))
     data = seeds.main(["workflow", "--results", str(tmp_path), "--out", str(tmp_path)])
     assert [r["background"] for r in data["runs"]] == ["LLNL@gamma"]
+    matched = run | {"trace": [{"round": r, "site": "gamma", "log": "LLNL-Thunder-2007-1.1-cln"}
+                               for r in range(3)]}  # a window per round, one log
+    (tmp_path / "workflow-trace_llnl-seed13.json").write_text(json.dumps(matched))
+    data = seeds.main(["workflow", "--results", str(tmp_path), "--out", str(tmp_path)])
+    assert [r["background"] for r in data["runs"]] == ["LLNL@gamma"]
 
 
 def test_a_matched_hedge_runs_the_copy_that_starts_first():

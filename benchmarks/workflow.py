@@ -228,9 +228,8 @@ async def drained(config: str, prefix: str, timeout: float = 120.0) -> None:
     from diamond_jupyter.testbed import load
 
     deadline = time.monotonic() + timeout
-    while await load.remaining(config, prefix) and time.monotonic() < deadline:
-        await load.cancel(config, prefix)
-        await asyncio.sleep(1.0)
+    while await load.cancel(config, prefix) and time.monotonic() < deadline:
+        await asyncio.sleep(1.0)  # cancelled jobs still leaving their nodes
 
 
 async def against(config: str, jobs: list, prefix: str, a: dict, run) -> dict:
@@ -305,7 +304,6 @@ async def bench(config: str, a: dict) -> dict:
         await fed.sites["alpha"].run(["sh", "-c", f"head -c {a['input_mb']}M /dev/urandom > "
                                       f"{a['input']}"], check=True, timeout=120,
                                      scheduler=False)
-        await drained(config, base)  # nothing of an earlier run with this name is left
         for r in range(a["rounds"]):
             jobs, info = background(a, r, duration)
             trace_info += info

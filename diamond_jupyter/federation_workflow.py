@@ -20,11 +20,12 @@ GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (aft
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
 
 
-def _estimate(pl: Placement, site: str) -> Estimate:
-    """What placement `pl` expects of the job on `site`: its end and its runtime."""
+def _estimate(pl: Placement | None, site: str) -> Estimate:
+    """What placement `pl` expects of the job on `site`: its end and its runtime (both None
+    without a placement, or where it finds the site unfit)."""
     from .workflow.engine import Estimate
 
-    v = pl.verdict(site)
+    v = pl.verdict(site) if pl is not None else None
     if v is None or not v.feasible:
         return Estimate(site, None, None)
     return Estimate(site, v.estimated_finish, v.estimated_runtime_s)
@@ -80,9 +81,10 @@ class _Ops:
         expected to end and run there, both None when the site cannot be read or says
         nothing (an estimate only: the submit decides)."""
         try:
-            return _estimate(await self._place(spec, [site], sources, ready_at), site)
+            pl = await self._place(spec, [site], sources, ready_at)
         except DiamondError:
-            return Estimate(site, None, None)
+            pl = None
+        return _estimate(pl, site)
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:

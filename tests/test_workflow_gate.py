@@ -279,3 +279,21 @@ async def test_a_lost_submit_that_reaches_the_queue_late_is_found_not_sent_twice
     finally:
         await eng.close()
         await ops.journal.stop()
+
+
+async def test_a_site_that_cannot_be_read_gives_a_step_no_estimate():
+    """The facade's adapter: placement on the step's site raising a DiamondError (the site
+    unreachable) leaves the step's expected end and runtime unknown; the submit decides."""
+    from types import SimpleNamespace
+
+    from diamond_jupyter.federation_workflow import _Ops
+
+    async def stage_data(spec):
+        return SimpleNamespace(bandwidth_mbps=1000.0)
+
+    async def place(spec, **kw):
+        raise DiamondError("gamma: connection refused")
+
+    fed = SimpleNamespace(store=None, stage_data=stage_data, place=place)
+    got = await _Ops(fed).expected(JobSpec(name="train", command="true"), "gamma", {}, None)
+    assert got == Estimate("gamma", None, None)

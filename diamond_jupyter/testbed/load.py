@@ -237,25 +237,20 @@ class _Runs(Protocol):
     async def run(self, argv: list[str], *, check: bool = ...) -> Any: ...
 
 
-async def named_ids(site: _Runs, prefix: str, scheduler: str = "slurm") -> list[str]:
-    """The ids of the jobs in a Slurm or Grid Engine site's queue whose names start with
-    `prefix` (from squeue, or `qstat -xml` read by the Grid Engine dialect)."""
-    if not prefix:
-        raise ValueError("a job name prefix is needed (a blank one matches every job)")
-    if scheduler == "sge":
-        out = await site.run(["qstat", "-xml"], check=False)  # the user's own jobs
-        return _sge_named(out.stdout, prefix)
-    out = await site.run(["squeue", "-h", "-o", "%i %j"], check=False)
-    return [row.split()[0] for row in out.stdout.splitlines()
-            if len(row.split()) == 2 and row.split()[1].startswith(prefix)]
-
-
 async def cancel_named(site: _Runs, prefix: str, scheduler: str = "slurm") -> int:
     """Cancel the jobs in a Slurm or Grid Engine site's queue whose names start with
     `prefix`, never anyone else's, CANCEL_BATCH ids to a scancel or qdel; returns how many
-    were asked to end. The ids pass the dialect's check before they reach the cancel
-    command's argv."""
-    ids = await named_ids(site, prefix, scheduler)
+    were asked to end. The ids come from squeue or `qstat -xml` and pass the dialect's check
+    before they reach the cancel command's argv."""
+    if not prefix:
+        raise ValueError("cancel_named needs a job name prefix (a blank one matches every job)")
+    if scheduler == "sge":
+        out = await site.run(["qstat", "-xml"], check=False)  # the user's own jobs
+        ids = _sge_named(out.stdout, prefix)
+    else:
+        out = await site.run(["squeue", "-h", "-o", "%i %j"], check=False)
+        ids = [row.split()[0] for row in out.stdout.splitlines()
+               if len(row.split()) == 2 and row.split()[1].startswith(prefix)]
     commands = get_commands(scheduler)
     for k in range(0, len(ids), CANCEL_BATCH):
         await site.run(commands.cancel_argv(ids[k:k + CANCEL_BATCH]), check=False)
@@ -273,17 +268,18 @@ def _sge_named(xml_text: str, prefix: str) -> list[str]:
     return [j.native_id for j in jobs if (j.name or "").startswith(prefix)]
 
 
-async def _each_site(config_path: str | Path, prefix: str, act) -> int:
-    """`act(transport, prefix, scheduler)` on every loaded Slurm and Grid Engine site over
-    SSH, at once; the sum of what they return (a site that cannot be reached counts 0)."""
+async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> int:
+    """Cancel what a load left in the Slurm and Grid Engine sites' queues (the jobs whose
+    names start with `prefix`: load-N unless the caller renamed them); returns how many
+    were still listed (a cancelled job stays until it has left its nodes, so 0 means
+    none is left); a site that cannot be reached is passed over."""
     from ..config import load_config
     from ..transports import make_transport
 
     async def one(site: SiteConfig) -> int:
         t = make_transport(site.transport, site=site.name)
         try:
-            got = await act(t, prefix, site.scheduler)
-            return got if isinstance(got, int) else len(got)
+            return await cancel_named(t, prefix, site.scheduler)
         finally:
             await t.close()
 
@@ -291,19 +287,6 @@ async def _each_site(config_path: str | Path, prefix: str, act) -> int:
              if s.scheduler in LOADED_SCHEDULERS and s.transport.kind == "ssh"]
     got = await asyncio.gather(*(one(s) for s in sites), return_exceptions=True)
     return sum(n for n in got if isinstance(n, int))
-
-
-async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> None:
-    """Cancel what a load left in the Slurm and Grid Engine sites' queues (the jobs whose
-    names start with `prefix`: load-N unless the caller renamed them); a site that cannot be
-    reached is passed over."""
-    await _each_site(config_path, prefix, cancel_named)
-
-
-async def remaining(config_path: str | Path, prefix: str = NAME_PREFIX) -> int:
-    """How many jobs named `prefix`* the Slurm and Grid Engine sites' queues still hold (a
-    cancelled job stays until it has left its nodes)."""
-    return await _each_site(config_path, prefix, named_ids)
 
 
 def describe(jobs: list[LoadJob]) -> list[dict]:

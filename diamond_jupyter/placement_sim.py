@@ -41,8 +41,9 @@ and about one second on 1,000 nodes (CPython 3.11).
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -450,6 +451,15 @@ class _Plan:
 
     def __init__(self, sim: _Sim, t: float, nodes: frozenset[int]) -> None:
         self.sim, self.t = sim, t
+        self._order: dict[int, list[int]] = {}
+        # node -> how often a reservation changed it; (node, version, shape, t0) -> its
+        # earliest fit, exact or a lower bound: queues repeat shapes (arrays, scripts
+        # submitted many times), and a reservation changes only its own nodes
+        self._version: dict[int, int] = {}
+        self._memo: dict[tuple[int, int, int, int, float, float],
+                         tuple[float | None, bool]] = {}
+        self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
+        self._heaps_due: set[tuple[int, int, float, float, int]] = set()
         ends: dict[int, list[tuple[float, int, int]]] = {n: [] for n in nodes}
         for end, seq, n, c, g in sim.rel[sim.rp:]:
             if n in ends:
@@ -470,34 +480,103 @@ class _Plan:
                     fg.append(g2)
             self.times[n], self.fc[n], self.fg[n] = times, fc, fg
 
+    def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
+        """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
+        node's capacity, so "the whole node" is "all of it free"); None: it never fits."""
+        if d.cpus != WHOLE:
+            return d.cpus, d.gpus
+        c = self.sim.cap_c[n]
+        return (c, self.sim.cap_g[n]) if c > 0 else None
+
     def fits_through(self, d: Demand, n: int, start: float) -> bool:
         """Whether d fits on node n for its whole planned run from `start`."""
+        need = self._need(d, n)
+        if need is None:
+            return False
+        c, g = need
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
         j = bisect.bisect_left(times, start + d.planned)
-        return all(self.sim.fits(d, n, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
+        return all(fc[k] >= c and fg[k] >= g for k in range(i, max(j, i + 1)))
 
-    def _hosts(self, d: Demand, start: float, es: Iterable[int]) -> list[int] | None:
-        hosts = [n for n in es if n in self.times and self.fits_through(d, n, start)]
-        return sorted(hosts)[: d.nodes] if len(hosts) >= d.nodes else None
+    def _hosts(self, d: Demand, start: float, es: list[int]) -> list[int] | None:
+        """The first d.nodes of `es` (in index order) where d fits through from `start`."""
+        hosts = []
+        for n in es:
+            if self.fits_through(d, n, start):
+                hosts.append(n)
+                if len(hosts) == d.nodes:
+                    return hosts
+        return None
 
     def _earliest_on(self, d: Demand, n: int, t0: float, before: float = math.inf
                      ) -> float | None:
         """The earliest time >= t0 at which d fits on node n for its whole planned run;
         None when it never does, or not before `before`."""
-        times, fc, fg = self.times[n], self.fc[n], self.fg[n]
-        k, when = bisect.bisect_right(times, t0) - 1, t0
-        while k < len(times):
-            if times[k] >= when + d.planned:
-                break
+        need = self._need(d, n)
+        if need is None:
+            return None
+        c, g = need
+        times, fc, fg, planned = self.times[n], self.fc[n], self.fg[n], d.planned
+        k, when, last = bisect.bisect_right(times, t0) - 1, t0, len(times)
+        end = when + planned
+        while k < last and times[k] < end:
             k += 1
-            if not self.sim.fits(d, n, fc[k - 1], fg[k - 1]):
-                if k == len(times):
+            if fc[k - 1] < c or fg[k - 1] < g:
+                if k == last:
                     return None  # not even once everything planned has ended
                 when = times[k]
                 if when >= before:
                     return None
+                end = when + planned
         return when
+
+    def _earliest_known(self, d: Demand, n: int, t0: float, before: float = math.inf
+                        ) -> float | None:
+        """`_earliest_on`, remembered until a reservation changes node n."""
+        key = (n, self._version.get(n, 0), d.cpus, d.gpus, d.planned, t0)
+        hit = self._memo.get(key)
+        if hit is not None:
+            e, exact = hit
+            if exact:
+                return e
+            if e is not None and before <= e:  # not before `e`, so not before `before`
+                return None
+        e = self._earliest_on(d, n, t0, before)
+        self._memo[key] = (e, True) if e is not None or before == math.inf else (before, False)
+        return e
+
+    def _first_node(self, d: Demand, t0: float, es: list[int]) -> tuple[float, int] | None:
+        """Where a one-node d fits soonest from t0 (lowest node index on ties): (start,
+        node). The first time a shape comes, its nodes are scanned; when it comes again
+        (an array, one script submitted many times), a heap of every node's earliest fit
+        is kept, and a reservation only makes its own nodes' entries stale (a reservation
+        only takes room, so a stale entry is too early, never too late)."""
+        shape = (d.cpus, d.gpus, d.planned, t0, id(d.eligible))
+        heap = self._heaps.get(shape)
+        if heap is None:
+            if shape not in self._heaps_due:
+                self._heaps_due.add(shape)
+                best: tuple[float, int] | None = None
+                for n in es:
+                    e = self._earliest_known(d, n, t0, best[0] if best else math.inf)
+                    if e is not None and (best is None or e < best[0]):
+                        best = (e, n)
+                        if e == t0:
+                            break  # none can be earlier
+                return best
+            heap = [(e, n, self._version.get(n, 0)) for n in es
+                    if (e := self._earliest_known(d, n, t0)) is not None]
+            heapq.heapify(heap)
+            self._heaps[shape] = heap
+        while heap:
+            e, n, seen = heap[0]
+            if seen == self._version.get(n, 0):
+                return e, n
+            heapq.heappop(heap)
+            if (e := self._earliest_known(d, n, t0)) is not None:
+                heapq.heappush(heap, (e, n, self._version.get(n, 0)))
+        return None
 
     def _split(self, n: int, when: float) -> int:
         times = self.times[n]
@@ -515,22 +594,19 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
-        es = sorted(n for n in self.sim.elig(d) if n in self.times)
+        es = self._order.get(id(d.eligible))
+        if es is None:  # the plan's nodes d may use, in index order (cached per node list)
+            es = self._order[id(d.eligible)] = sorted(
+                n for n in self.sim.elig(d) if n in self.times)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
-            best: tuple[float, int] | None = None
-            for n in es:
-                e = self._earliest_on(d, n, t0, best[0] if best else math.inf)
-                if e is not None and (best is None or e < best[0]):
-                    best = (e, n)
-                    if e == t0:
-                        break  # none can be earlier
+            best = self._first_node(d, t0, es)
             if best is None:
                 return None
             start, hosts = best[0], [best[1]]
         else:
             firsts, at_t0 = [], 0
             for n in es:
-                if (e := self._earliest_on(d, n, t0)) is not None:
+                if (e := self._earliest_known(d, n, t0)) is not None:
                     firsts.append((e, n))
                     at_t0 += e == t0
                     if at_t0 == d.nodes:  # enough nodes fit at once: none can be earlier
@@ -540,8 +616,10 @@ class _Plan:
             firsts.sort()
             lo = firsts[d.nodes - 1][0]
             found = None
-            for start in sorted({lo} | {x for n in es for x in self.times[n] if x > lo}):
-                if (found := self._hosts(d, start, es)) is not None:
+            # a node fits at `start` only if its earliest fit is no later
+            for start in sorted({lo} | {x for _, n in firsts for x in self.times[n] if x > lo}):
+                able = sorted(n for e, n in firsts[:bisect.bisect_right(firsts, (start, math.inf))])
+                if (found := self._hosts(d, start, able)) is not None:
                     break
             if found is None:
                 return None
@@ -549,6 +627,7 @@ class _Plan:
         whole = start > self.t  # a reservation, not a start: its nodes are kept whole
         for n in hosts:
             c, g = self.sim.use(d, n)
+            self._version[n] = self._version.get(n, 0) + 1
             a, b = self._split(n, start), self._split(n, start + d.planned)
             for k in range(a, b):
                 if whole:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,9 +12,11 @@ from diamond_jupyter.dialects.flux_commands import FluxCommands, flux_commands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.outputs_common import (
     expand_hostlist,
+    load_json,
     parse_duration,
     parse_fsd,
     repair_json_lines,
+    to_int,
 )
 from diamond_jupyter.dialects.pbs_commands import PbsCommands, short_id
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands, map_state, parse_exit
@@ -393,3 +396,59 @@ def test_errors_are_diamond_errors_never_index_errors():
     ]:
         with pytest.raises(DiamondError):
             parser(text)
+
+
+@pytest.mark.parametrize("text", ["24:00:   INFINITY", "inf:00", "1e999", "nan:00:00"])
+def test_a_duration_with_no_finite_number_is_refused_by_name(text):
+    """Found by the SGE fuzzing: a queue's h_rt mangled to '24:00:   INFINITY' raised
+    OverflowError (float infinity to int), which no caller expects."""
+    with pytest.raises(ValueError, match="bad duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text", ["inf", "1e999", "-inf", "nan"])
+def test_a_count_with_no_finite_number_is_unknown(text):
+    assert to_int(text) is None
+
+
+def test_a_grid_engine_queue_whose_h_rt_is_mangled_has_no_limit():
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+
+    conf = "qname all.q\nhostlist @allhosts\nslots 8\nh_rt 24:00:   INFINITY\n"
+    parts = SgeCommands(tz=UTC)._partitions(conf, [])
+    assert [(p.name, p.max_time_s) for p in parts] == [("all.q", None)]
+
+
+@pytest.mark.parametrize("text", ["9" * 400 + "G", ".", "1.2.3M"])
+def test_a_memory_that_is_no_number_is_unknown(text):
+    from diamond_jupyter.dialects.outputs_common import memory_mb
+
+    assert memory_mb(text) is None
+
+
+def test_an_lsf_run_limit_too_big_for_a_number_is_unknown():
+    from diamond_jupyter.dialects.lsf_commands import _runlimit
+
+    assert _runlimit("9" * 400 + " min") is None and _runlimit("720.0 min") == 43200
+
+
+@pytest.mark.parametrize("job", [
+    {"id": "f1", "state": 8, "exception": 1},
+    {"id": "f1", "state": 8, "annotations": 3},
+    {"id": "f1", "state": 8, "annotations": {"sched": 5}},
+    {"id": "f1", "state": 8, "dependencies": 7},
+])
+def test_a_flux_job_whose_objects_are_mangled_still_parses(job):
+    """Found by the fuzzing: `exception`, `annotations` or `sched` mangled into a number
+    raised AttributeError ('int' object has no attribute 'get')."""
+    from diamond_jupyter.dialects.flux_commands import FluxCommands
+
+    [got] = FluxCommands().parse_status(json.dumps({"jobs": [job]}))
+    assert got.native_id == "f1" and got.state == JobState.PENDING
+
+
+def test_json_with_a_number_beyond_pythons_limit_is_a_named_site_error():
+    """Valid JSON, but a 5,000-digit integer exceeds Python's int conversion limit
+    (ValueError, not JSONDecodeError)."""
+    with pytest.raises(SiteError, match="invalid JSON"):
+        load_json("flux", "flux jobs --json", "[" + "9" * 5000 + "]")

@@ -127,6 +127,8 @@ def test_a_cycle_is_named_with_its_steps():
      "gang 'g': step 'c' waits for 'b' of the same gang"),
     ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o, size: lots}]}\n",
      "size 'lots' is not a number of bytes"),
+    ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o, size: '"
+     + "9" * 400 + "G'}]}\n", "is not a number of bytes"),  # float infinity
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, inputs: "
      "[{from: a, path: o}, {from: a, path: p/o, as: o}]}\n",
      "step 'b': two inputs arrive as 'o'"),

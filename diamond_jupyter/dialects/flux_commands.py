@@ -41,6 +41,11 @@ _ID_RE = re.compile(
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
 
 
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A JSON object of a job, or {} where the output has something else (mangled)."""
+    return value if isinstance(value, dict) else {}
+
 class FluxCommands:
     name = "flux"
     submit_stdin = False
@@ -122,18 +127,20 @@ class FluxCommands:
             state = _RESULTS.get(result, JobState.FAILED if result else JobState.UNKNOWN)
         else:
             state = _ACTIVE.get(st, JobState.UNKNOWN)
-        exc = j.get("exception") or {}
+        exc = _mapping(j.get("exception"))
         reason = None
         if exc.get("occurred"):
             reason = f"{exc.get('type', 'exception')}: {exc.get('note') or ''}".rstrip(": ")
         elif state == JobState.PENDING and j.get("urgency") == 0:
             reason = "held (urgency 0)"
         elif state == JobState.PENDING and j.get("dependencies"):
-            reason = "dependency: " + ",".join(map(str, j["dependencies"]))
+            deps = j["dependencies"]
+            reason = "dependency: " + (",".join(map(str, deps)) if isinstance(deps, list)
+                                       else str(deps))
         exit_code = to_int(j.get("returncode"))
         if exit_code is None and isinstance(j.get("waitstatus"), int):
             exit_code = decode_wait_status(j["waitstatus"])
-        sched = (j.get("annotations") or {}).get("sched") or {}
+        sched = _mapping(_mapping(j.get("annotations")).get("sched"))
         estimate = j.get("t_estimate", sched.get("t_estimate"))
         duration = j.get("duration")
         return JobStatus(

@@ -20,6 +20,7 @@ from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
 from .outputs_common import (
     clean,
     fail,
+    finite_int,
     load_json,
     memory_mb,
     parse_local_time,
@@ -223,7 +224,7 @@ def _runlimit(text: str | None) -> int | None:
         return parts[0] * 3600 + parts[1] * 60 if len(parts) >= 2 else None
     if not m:
         return None
-    return int(float(m.group(1)) * {"s": 1, "h": 3600}.get(m.group(2) or "min", 60))
+    return finite_int(m.group(1), {"s": 1, "h": 3600}.get(m.group(2) or "min", 60))
 
 
 def _arch(text: str | None) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
@@ -40,7 +41,7 @@ def to_int(value: Any) -> int | None:
         return None
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # junk, or inf/1e999 (no integer)
         return None
 
 
@@ -71,13 +72,30 @@ def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
         return days * 86400 + h * 3600 + m * 60 + sec
     parts = s.split(":")
     if len(parts) == 1:
-        return int(float(parts[0]) * bare_unit)
-    nums = [int(float(p)) for p in parts]
+        return _whole(float(parts[0]) * bare_unit, text)
+    nums = [_whole(float(p), text) for p in parts]
     if len(nums) == 2:
         return nums[0] * 60 + nums[1]
     if len(nums) == 3:
         return nums[0] * 3600 + nums[1] * 60 + nums[2]
     raise ValueError(f"bad duration {text!r}")
+
+
+def finite_int(number: str, unit: float = 1) -> int | None:
+    """int(number * unit), None when `number` is no number ('.', '1.2.3') or too big for
+    one (400 digits: float infinity)."""
+    try:
+        x = float(number) * unit
+    except ValueError:
+        return None
+    return int(x) if math.isfinite(x) else None
+
+
+def _whole(x: float, text: Any) -> int:
+    """x as whole seconds; ValueError (naming `text`) for inf or nan, which have none."""
+    if not math.isfinite(x):
+        raise ValueError(f"bad duration {text!r}: not a finite number")
+    return int(x)
 
 
 _FSD = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -91,7 +109,7 @@ def parse_fsd(text: Any) -> int | None:
     m = re.fullmatch(r"([0-9.]+)\s*([smhd]?)", s)
     if not m:
         raise ValueError(f"bad duration {text!r}")
-    seconds = int(float(m.group(1)) * _FSD.get(m.group(2) or "s", 1))
+    seconds = _whole(float(m.group(1)) * _FSD.get(m.group(2) or "s", 1), text)
     return seconds or None
 
 
@@ -171,7 +189,7 @@ def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     m = re.fullmatch(r"([0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
     if not m:
         return None
-    return int(float(m.group(1)) * _MEM_UNITS[m.group(2) or default_unit])
+    return finite_int(m.group(1), _MEM_UNITS[m.group(2) or default_unit])
 
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")  # linear: no '[' inside []
@@ -277,10 +295,12 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
         if lenient:
             try:
                 return json.loads(repair_json_lines(text), strict=False)
-            except json.JSONDecodeError:
+            except ValueError:
                 pass
         raise fail(scheduler, what, f"invalid JSON ({exc.msg} at line {exc.lineno})",
                    text) from None
+    except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
+        raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
 
 
 def year_fix(dt: datetime, now: datetime) -> datetime:

@@ -8,6 +8,7 @@ depend on each other, a step script that does not parse.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Iterable
@@ -65,7 +66,11 @@ class StepInput(_Strict):
             if m is None:
                 raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, 100M, "
                                  "2G)")
-            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+            size = float(m.group(1)) * _UNITS[m.group(2).lower()]
+            if not math.isfinite(size):  # 400 digits: no number of bytes
+                raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, "
+                                 "100M, 2G)")
+            return int(size)
         return v
 
     @property

@@ -178,6 +178,9 @@ class Ratio:
             return min(1.0, (1.0 + elapsed_share) / 2)
         if which == "median":
             return _median(v, i)
+        if which == "prior":  # few ran as long: the walltime as one more of them
+            n = len(v) - i
+            return _median(v, i) if n >= MIN_SAMPLES else _median(tuple(sorted((*v[i:], 1.0))))
         if which == "quantile":  # the q-quantile of those that ran as long
             return v[i + min(len(v) - i - 1, int(q * (len(v) - i)))]
         k = quantile_upper_index(len(v) - i)
@@ -484,7 +487,10 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     queue of n jobs runs about n times the mean in sum, as a few long jobs and many short
     ones (measured by `benchmarks.prediction`, not used by placement). "spread_running"
     does the same for running jobs over their distribution conditioned on their elapsed
-    share (queued jobs at the mean): measured there too, not used."""
+    share (queued jobs at the mean): measured there too, not used. "prior" is "median"
+    with the walltime counted as one more finished job wherever fewer than MIN_SAMPLES
+    ran as long as a running job has (a shrinkage toward the request where the history
+    says little): measured there, not used."""
     if cal is None or not cal.samples:
         return None
 
@@ -503,7 +509,10 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
             if which == "spread_running":  # each running job at a spread quantile
                 k = drawn[None] = drawn.get(None, -1) + 1
                 return r.end_share(elapsed_share, "quantile", (0.5 + k * GOLDEN) % 1.0)
-            return r.end_share(elapsed_share, "upper" if which == "upper" else "median")
+            return r.end_share(elapsed_share, which if which in ("upper", "prior")
+                               else "median")
+        if which == "prior":
+            return r.median
         if which == "spread_running":
             return r.mean
         if which == "spread":

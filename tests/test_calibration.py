@@ -339,3 +339,20 @@ def test_spread_running_jobs_end_at_spread_quantiles_of_those_that_ran_as_long()
     assert set(ends) == {0.1, 0.5} and 8 <= ends.count(0.1) <= 12
     assert median("compute", 32, 0.05) == pytest.approx(0.3)  # where no job of it ended
     assert f("compute", 32) == pytest.approx(cal.ratio("compute", 32).mean)
+
+
+def test_the_prior_variant_counts_the_walltime_where_few_ran_as_long():
+    """The benchmark-only "prior" ratio: with fewer than MIN_SAMPLES finished jobs that ran
+    as long as a running job, the walltime (1.0) is one more of them; with enough, it is
+    the plain conditioned median."""
+    from diamond_jupyter.calibration import MIN_SAMPLES, RunSample, SiteCalibration, ratio_fn
+
+    few = SiteCalibration([RunSample("p", 32, 600.0, r * 600.0, k) for k, r in
+                           enumerate([0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3, 0.5])])
+    plain, prior = ratio_fn(few, "median"), ratio_fn(few, "prior")
+    assert plain("p", 32, 0.25) == pytest.approx(0.4)  # 0.3 and 0.5 ran as long
+    assert prior("p", 32, 0.25) == pytest.approx(0.5)  # 0.3, 0.5 and the walltime
+    many = SiteCalibration([RunSample("p", 32, 600.0, r * 600.0, k) for k, r in
+                            enumerate([0.3] * MIN_SAMPLES + [0.5] * MIN_SAMPLES)])
+    assert ratio_fn(many, "prior")("p", 32, 0.25) == ratio_fn(many, "median")("p", 32, 0.25)
+    assert prior("p", 32) == plain("p", 32)  # a queued job: the class's median

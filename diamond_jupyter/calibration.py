@@ -171,7 +171,7 @@ class Ratio:
         v = self.values
         i = bisect_right(v, elapsed_share)  # v[i:] ran longer (no copy: on every release)
         if i == len(v):
-            if which != "median":
+            if which not in ("median", "prior"):
                 return 1.0
             if v and elapsed_share <= v[-1] * AT_LONGEST:
                 return elapsed_share

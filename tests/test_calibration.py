@@ -356,3 +356,12 @@ def test_the_prior_variant_counts_the_walltime_where_few_ran_as_long():
                             enumerate([0.3] * MIN_SAMPLES + [0.5] * MIN_SAMPLES)])
     assert ratio_fn(many, "prior")("p", 32, 0.25) == ratio_fn(many, "median")("p", 32, 0.25)
     assert prior("p", 32) == plain("p", 32)  # a queued job: the class's median
+
+
+def test_the_prior_variant_past_every_finished_job_is_the_median_rule():
+    from diamond_jupyter.calibration import RunSample, SiteCalibration, ratio_fn
+
+    cal = SiteCalibration([RunSample("p", 32, 600.0, r * 600.0, k)
+                           for k, r in enumerate([0.1, 0.2, 0.3, 0.4, 0.5])])
+    for share in (0.55, 0.9):  # just past the longest (ending now), and far past it
+        assert ratio_fn(cal, "prior")("p", 32, share) == ratio_fn(cal, "median")("p", 32, share)

@@ -180,7 +180,7 @@ class Ratio:
             return _median(v, i)
         if which == "prior":  # few ran as long: the walltime as one more of them
             n = len(v) - i
-            return _median(v, i) if n >= MIN_SAMPLES else _median(tuple(sorted((*v[i:], 1.0))))
+            return _median(v, i) if n >= MIN_SAMPLES else _median((*v[i:], 1.0))  # ratios <= 1
         if which == "quantile":  # the q-quantile of those that ran as long
             return v[i + min(len(v) - i - 1, int(q * (len(v) - i)))]
         k = quantile_upper_index(len(v) - i)

@@ -41,10 +41,10 @@ _ID_RE = re.compile(
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
 
 
-
 def _mapping(value: Any) -> dict[str, Any]:
     """A JSON object of a job, or {} where the output has something else (mangled)."""
     return value if isinstance(value, dict) else {}
+
 
 class FluxCommands:
     name = "flux"

@@ -71,9 +71,11 @@ def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
         h, m, sec = parts[:3]
         return days * 86400 + h * 3600 + m * 60 + sec
     parts = s.split(":")
-    if len(parts) == 1:
-        return _whole(float(parts[0]) * bare_unit, text)
-    nums = [_whole(float(p), text) for p in parts]
+    nums = [finite_int(p, bare_unit if len(parts) == 1 else 1) for p in parts]
+    if None in nums:  # junk, inf, nan, 1e999
+        raise ValueError(f"bad duration {text!r}: not a finite number")
+    if len(nums) == 1:
+        return nums[0]
     if len(nums) == 2:
         return nums[0] * 60 + nums[1]
     if len(nums) == 3:
@@ -82,20 +84,13 @@ def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
 
 
 def finite_int(number: str, unit: float = 1) -> int | None:
-    """int(number * unit), None when `number` is no number ('.', '1.2.3') or too big for
-    one (400 digits: float infinity)."""
+    """int(number * unit), None when `number` is no number ('.', '1.2.3', 'nan') or too
+    big for one ('inf', 400 digits: float infinity)."""
     try:
         x = float(number) * unit
     except ValueError:
         return None
     return int(x) if math.isfinite(x) else None
-
-
-def _whole(x: float, text: Any) -> int:
-    """x as whole seconds; ValueError (naming `text`) for inf or nan, which have none."""
-    if not math.isfinite(x):
-        raise ValueError(f"bad duration {text!r}: not a finite number")
-    return int(x)
 
 
 _FSD = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -109,7 +104,9 @@ def parse_fsd(text: Any) -> int | None:
     m = re.fullmatch(r"([0-9.]+)\s*([smhd]?)", s)
     if not m:
         raise ValueError(f"bad duration {text!r}")
-    seconds = _whole(float(m.group(1)) * _FSD.get(m.group(2) or "s", 1), text)
+    seconds = finite_int(m.group(1), _FSD.get(m.group(2) or "s", 1))
+    if seconds is None:  # '.', or 400 digits
+        raise ValueError(f"bad duration {text!r}: not a finite number")
     return seconds or None
 
 

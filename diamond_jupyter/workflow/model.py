@@ -8,7 +8,6 @@ depend on each other, a step script that does not parse.
 
 from __future__ import annotations
 
-import math
 import posixpath
 import re
 from collections.abc import Iterable
@@ -66,11 +65,13 @@ class StepInput(_Strict):
             if m is None:
                 raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, 100M, "
                                  "2G)")
-            size = float(m.group(1)) * _UNITS[m.group(2).lower()]
-            if not math.isfinite(size):  # 400 digits: no number of bytes
+            from ..dialects.outputs_common import finite_int
+
+            size = finite_int(m.group(1), _UNITS[m.group(2).lower()])
+            if size is None:  # 400 digits: no number of bytes
                 raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, "
                                  "100M, 2G)")
-            return int(size)
+            return size
         return v
 
     @property

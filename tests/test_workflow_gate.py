@@ -297,3 +297,113 @@ async def test_a_site_that_cannot_be_read_gives_a_step_no_estimate():
     fed = SimpleNamespace(store=None, stage_data=stage_data, place=place)
     got = await _Ops(fed).expected(JobSpec(name="train", command="true"), "gamma", {}, None)
     assert got == Estimate("gamma", None, None)
+
+
+class Filling(Ops):
+    """Placement by a table of expected ends per site (`ends`), the best site not excluded."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.ends: dict[str, float] = {}  # site -> seconds from now to the step's end
+
+    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
+                       ) -> Estimate:
+        if spec.name != "analyse" or site not in self.ends:
+            return await super().expected(spec, site, sources, ready_at)
+        return Estimate(site, utcnow() + timedelta(seconds=self.ends[site]), 5.0)
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        self.placed.append(ready_at)
+        best = min((s for s in self.ends if s not in exclude), key=self.ends.__getitem__)
+        return await self.expected(spec, best, sources, ready_at)
+
+
+@pytest.fixture
+async def filling(tmp_path):
+    ops = Filling(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), 0.0)
+    eng = WorkflowEngine(ops)
+    yield eng, ops
+    await eng.close()
+    await ops.journal.stop()
+
+
+def analyse_events(ops: Ops) -> list[Any]:
+    return [e for e in ops.store.events_since(0, kinds=["workflow.step"], limit=None)
+            if e.data["step"] == "analyse"]
+
+
+async def test_a_queued_ahead_step_moves_when_its_site_filled_before_its_inputs_existed(
+        filling):
+    """analyse is placed on alpha while train runs on gamma (alpha ends it first). When
+    train has ended, alpha is full (200 s) and gamma would end it in 15 s: its held job and
+    gate on alpha are cancelled and it is submitted on gamma, where train's output is local,
+    so it queues at once (no gate, no copy)."""
+    eng, ops = filling
+    ops.ends = {"alpha": 10.0, "gamma": 20.0}
+    wid = await eng.run(load_workflow(CHAIN, sites=SITES))
+    [gate], [first] = ops.of("analyse", gate=True), ops.of("analyse")
+    assert first["site"] == gate["site"] == "alpha"
+    await complete(eng, ops, "prep", wid)
+    ops.ends = {"alpha": 200.0, "gamma": 15.0}
+    await complete(eng, ops, "train", wid)
+    await phase(eng, wid, "analyse", "queued")
+    [_, second] = ops.of("analyse")
+    assert second["site"] == "gamma" and second["hold"] is False
+    assert "cp " in second["spec"].script  # train's output copied by the job itself
+    old, old_gate = (ops.store.job_by_token(x["token"]) for x in (first, gate))
+    assert {old.id, old_gate.id} <= set(ops.cancels)
+    assert old.state == old_gate.state == JobState.CANCELLED
+    st = eng.store.get_workflow(wid).step("analyse")
+    assert st.site == "gamma" and st.data["moved_from"] == "alpha"
+    [move] = [e.data["move"] for e in analyse_events(ops) if "move" in e.data]
+    assert move["from"] == "alpha" and move["to"] == "gamma" and move["sooner_s"] > 150
+    assert eng.store.get_workflow(wid).state not in ("FAILED", "CANCELLED")
+
+
+@pytest.mark.parametrize("site, ends", [
+    ("auto", {"alpha": 100.0, "gamma": 80.0}),  # 20 s sooner: under MOVE_GAIN_S
+    ("auto", {"alpha": 1000.0, "gamma": 800.0}),  # 200 s of 1,000: under MOVE_GAIN_SHARE
+    ("alpha", {"alpha": 200.0, "gamma": 15.0}),  # the workflow put it on alpha
+])
+async def test_a_queued_ahead_step_stays_unless_moving_gains_much(filling, site, ends):
+    eng, ops = filling
+    ops.ends = {"alpha": 10.0, "gamma": 20.0}
+    wid = await eng.run(load_workflow(CHAIN.replace(
+        "  - name: analyse\n", f"  - name: analyse\n    site: {site}\n"), sites=SITES))
+    await complete(eng, ops, "prep", wid)
+    ops.ends = ends
+    await complete(eng, ops, "train", wid)
+    await phase(eng, wid, "analyse", "released")
+    assert [s["site"] for s in ops.of("analyse")] == ["alpha"]
+    assert not any("move" in e.data for e in analyse_events(ops))
+
+
+@pytest.mark.parametrize("cancelled", [True, False])
+async def test_a_restart_in_the_middle_of_a_move_finishes_it(filling, cancelled):
+    """The engine stopped after recording the move, before (or after) cancelling the old
+    job: the next engine finishes the move and the workflow goes on (a cancel it made
+    itself is no failure of the step)."""
+    eng, ops = filling
+    ops.ends = {"alpha": 10.0, "gamma": 20.0}
+    wid = await eng.run(load_workflow(CHAIN, sites=SITES))
+    await complete(eng, ops, "prep", wid)
+    await eng.close()
+    [first] = ops.of("analyse")
+    old = ops.store.job_by_token(first["token"])
+    train = ops.store.job_by_token(eng.store.get_workflow(wid).step("train").token)
+    ops.store.apply_state(train.id, JobState.COMPLETED, exit_code=0)
+    eng.store.update_step(wid, "train", phase="done")
+    eng.store.update_step(wid, "analyse", data={"moving_to": "gamma", "rechecked": True})
+    if cancelled:
+        ops.store.apply_state(old.id, JobState.CANCELLED)
+    eng.store.release_workflow(wid, ops.engine_id)
+    again = WorkflowEngine(ops)
+    try:
+        await again.resume()
+        await phase(again, wid, "analyse", "queued")
+    finally:
+        await again.close()
+    assert [s["site"] for s in ops.of("analyse")] == ["alpha", "gamma"]
+    assert ops.store.get_job(old.id).state == JobState.CANCELLED
+    assert eng.store.get_workflow(wid).state not in ("FAILED", "CANCELLED")

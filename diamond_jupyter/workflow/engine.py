@@ -12,7 +12,12 @@ over where the last one stopped.
     gate, which lets the step start with the place in the queue it got at submission (a
     held job that is released is queued anew, behind every job submitted meanwhile). A
     gang member, or a step on a site without gates, is submitted HELD and released.
-- Placement of an `auto` step counts the transfer time of its inputs from their sites.
+- Placement of an `auto` step counts the transfer time of its inputs from their sites. A
+  step placed ahead is placed for when its inputs are expected to exist; when they do, it
+  is looked at once more, and moved (its job and gate cancelled, submitted anew there) if
+  another site is now expected to end it much sooner (MOVE_GAIN_S, MOVE_GAIN_SHARE): its
+  site may have filled meanwhile. A step the workflow pins to a site, or a gang member,
+  stays where it is.
 - Gangs: every member is submitted held and all are released together, only when every
   member is ready and its site can start it now, so no partial gang ever runs.
 - Failure: `retries` resubmissions (`on_failure: resubmit-elsewhere` on a site not tried yet,
@@ -57,6 +62,11 @@ log = logging.getLogger(__name__)
 SUBMITTED = ("queued", "held", "moving", "ready", "released")
 FINAL_PHASES = ("done", "failed", "cancelled")
 GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this often
+# a queued-ahead `auto` step moves when its upstream has ended only if another site is
+# expected to end it this much sooner: at least MOVE_GAIN_S, and MOVE_GAIN_SHARE of the time
+# its own site is expected to take (it gives up its place in that queue)
+MOVE_GAIN_S = 30.0
+MOVE_GAIN_SHARE = 0.25
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
 
 
@@ -369,6 +379,9 @@ class WorkflowEngine:
                 self._followed.add(st.token or "")
             if job.state == JobState.COMPLETED:
                 self.store.update_step(wid, name, phase="done", job_id=job.id)
+            elif job.state.terminal and st.data.get("moving_to"):
+                await self._move_to(rec, wf, name)  # cancelled by its move
+                rec = self.store.get_workflow(wid)
             elif job.state.terminal:
                 why = job.reason or f"{job.state.value.lower()}"
                 if await self._failed(rec, wf, name, job, why):
@@ -411,6 +424,11 @@ class WorkflowEngine:
                                                           cancel_job=True):
                     return
                 rec = self.store.get_workflow(wid)
+            elif st.phase == "held" and (st.data.get("moving_to") or (
+                    self._upstream_done(rec, wf, name)
+                    and await self._better_elsewhere(rec, wf, name))):
+                await self._move_to(self.store.get_workflow(wid), wf, name)
+                self.advance_soon(wid)  # submitted on its new site by the next advance
             elif st.phase in ("held", "moving") and self._upstream_done(rec, wf, name):
                 self._start_moving(rec, wf, name)
             elif st.phase == "ready" and not wf.step(name).gang:
@@ -482,14 +500,19 @@ class WorkflowEngine:
             return True
         return False
 
+    def _sources(self, rec: WorkflowRecord, wf: Workflow, name: str) -> dict[str | None, int]:
+        """The bytes of step `name`'s inputs by the site they come from."""
+        sources: dict[str | None, int] = {}
+        for inp in wf.step(name).inputs:
+            src_site = self._site_of(rec, inp.from_)
+            sources[src_site] = sources.get(src_site, 0) + (inp.size or 0)
+        return sources
+
     async def _submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         step, st = wf.step(name), rec.step(name)
         spec = step.spec()
-        sources: dict[str | None, int] = {}
+        sources = self._sources(rec, wf, name)
         ups = {n: rec.step(n) for n in step.needs}
-        for inp in step.inputs:
-            src_site = self._site_of(rec, inp.from_)
-            sources[src_site] = sources.get(src_site, 0) + (inp.size or 0)
         tried = set(st.data.get("tried", []))
         site = st.data.get("pin") or step.site
         ready_at = self._inputs_ready_at(rec, wf, name)
@@ -548,7 +571,10 @@ class WorkflowEngine:
                                                 "afterok": [n for n, _ in afterok],
                                                 "tried": sorted(tried | {site}),
                                                 "expected_end": est.end and est.end.isoformat(),
-                                                "expected_runtime_s": est.runtime_s})
+                                                "expected_runtime_s": est.runtime_s,
+                                                "ahead": any(up.phase != "done"
+                                                             for up in ups.values()),
+                                                "rechecked": False})
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
                                         origin={"workflow": rec.id, "step": name,
@@ -636,6 +662,58 @@ class WorkflowEngine:
             memo[name] = None if job is None else step_end(
                 st, job, self._inputs_ready_at(rec, wf, name, memo), utcnow())
         return memo[name]
+
+    async def _better_elsewhere(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """Whether the held step `name`, placed `auto` before its inputs existed, should move
+        now that they do: another site is expected to end it much sooner than its own (the
+        site to go to is recorded, so a restart finishes the move). Asked once per run."""
+        st, step = rec.step(name), wf.step(name)
+        if (step.site != "auto" or step.gang or st.data.get("pin") or st.data.get("rechecked")
+                or not st.data.get("ahead") or f"{rec.id}/{name}" in self._tasks
+                or not all(rec.step(n).phase == "done" for n in step.needs)):
+            return False
+        job = self._job(st)
+        if job is None or job.state.terminal or not st.site:
+            return False
+        self.store.update_step(rec.id, name, data={"rechecked": True})
+        spec, sources = step.spec(), self._sources(rec, wf, name)
+        try:
+            here = await self.ops.expected(spec, st.site, sources, None)
+            there = await self.ops.place(spec, sources, {st.site}, None)
+        except DiamondError as e:  # no other site can take it now: it stays
+            log.info("workflow %s step %s: not placed again: %s", rec.id, name, e)
+            return False
+        if here.end is None or there.end is None or there.site == st.site:
+            return False
+        gain = (here.end - there.end).total_seconds()
+        takes = (here.end - utcnow()).total_seconds()
+        if gain < max(MOVE_GAIN_S, MOVE_GAIN_SHARE * takes):
+            return False
+        self.store.update_step(rec.id, name, data={"moving_to": there.site}, job_id=job.id,
+                               event={"move": {"from": st.site, "to": there.site,
+                                               "sooner_s": round(gain, 1)}})
+        return True
+
+    async def _move_to(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Finish the recorded move of step `name`: its job and gate cancelled, the step
+        waiting, pinned to its new site (idempotent: a restart mid-move ends it here)."""
+        st = rec.step(name)
+        to, job = st.data.get("moving_to"), self._job(st)
+        if not to:
+            return
+        if job is not None and not job.state.terminal:
+            try:
+                await self.ops.cancel(job)
+            except DiamondError as e:  # it stays where it is
+                log.info("workflow %s step %s: not moved to %s: %s", rec.id, name, to, e)
+                self.store.update_step(rec.id, name, data={"moving_to": None})
+                return
+        await self._drop_gate(rec.id, name)
+        self.store.update_step(rec.id, name, phase="waiting", token="", data={
+            "pin": to, "moving_to": None, "moved_from": st.site}, reason=(
+            f"moved from {st.site} to {to}: expected to end sooner there"),
+            job_id=job.id if job else None)
+        await self._requeue_downstream(rec, wf, name)
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
         return rec.step(name).site

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import RESULTS, emit, markdown_table, mean, ratio
-from .workflow import NO_QUEUE_S, queue_wait
+from .workflow import NO_QUEUE_S, ceiling, queue_wait
 
 FLOOR_S = 1.0  # as benchmarks.placement: the schedulers' start granularity
 BASELINES = ("fixed", "fewest_pending", "random")
@@ -112,6 +112,7 @@ def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:
     med_ratio = run.get("median_ratio_after_upstream")
     after = [x for x in run.get("runs") or [] if x.get("mode") == "after_upstream"]
     waits = {x["round"]: queue_wait(x.get("steps") or {}) for x in after}
+    ceilings = [ceiling(x) for x in sorted(after, key=lambda x: x["round"])]
     return {
         "background": _workflow_background(run), "seed": run.get("seed"),
         "design": (run.get("params") or {}).get("design", "back to back"),
@@ -120,6 +121,7 @@ def judge_workflow(run: dict[str, Any]) -> dict[str, Any]:
         "rounds": run.get("rounds"), "median_makespan_s": run.get("median_makespan_s"),
         "ratio_medians": med_ratio, "ratio_means": run.get("mean_ratio_after_upstream"),
         "round_ratios": run.get("round_ratios_after_upstream") or [],
+        "round_ceilings": ceilings,
         "failed_runs": len(run.get("failed_runs") or []),
         "gang_waste_node_s": waste,
         "naive_waste_node_s": gang.get("naive", {}).get("waste_node_s"),
@@ -174,6 +176,7 @@ def workflow_table(rows: list[dict[str, Any]]) -> str:
         ["background", "seed", "design", "rounds",
          "makespan medians s (queue-ahead / after upstream / fixed home)",
          "after upstream / queue-ahead: medians, means", "per round",
+         "per round, at most",
          "rounds after upstream met no queue", "failed runs", "gang waste node-s (naive)",
          "queue-ahead >= 1.5x", "gang wastes 0"],
         [(r["background"], r["seed"], r["design"], r["rounds"],
@@ -182,6 +185,7 @@ def workflow_table(rows: list[dict[str, Any]]) -> str:
                      for m in ("queue_ahead", "after_upstream", "fixed_home")),
           f"{r['ratio_medians'] or 0:.2f}, {r['ratio_means'] or 0:.2f}",
           ", ".join("-" if x is None else f"{x:.2f}" for x in r["round_ratios"]),
+          ", ".join("-" if x is None else f"{x:.2f}" for x in r["round_ceilings"]) or "-",
           ", ".join(map(str, r["no_queue_rounds"])) or "none", r["failed_runs"],
           "-" if r["gang_waste_node_s"] is None
           else f"{r['gang_waste_node_s']:.2f} ({r['naive_waste_node_s']:.2f})",
@@ -191,7 +195,10 @@ def workflow_table(rows: list[dict[str, Any]]) -> str:
         "a round met the same background window afresh; \"back to back\", the modes of a round "
         "ran one after another on one running background. No queue: the after-upstream run's "
         f"steps waited under {NO_QUEUE_S:.0f} s in all (rounds counted from 0), so queue-ahead "
-        "had nothing to gain.\n")
+        "had nothing to gain. At most: the after-upstream makespan over that makespan less "
+        "what queue-ahead could have hidden of its waits (each step's queue wait, up to the "
+        "time its upstream ended), the best ratio that round's queues allowed had queue-ahead "
+        "met them too.\n")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -152,6 +152,31 @@ def queue_wait(steps: dict[str, dict]) -> float | None:
     return round(total, 2)
 
 
+def hideable(steps: dict[str, dict]) -> float | None:
+    """Of an after-upstream run: the seconds queue-ahead could at most have hidden, each
+    step's queue wait up to its upstream's end (queued ahead, a step waits in the queue from
+    the workflow's start while its upstream runs; what it waits past that, it waits either
+    way), if the step met the same queue."""
+    total, upstream_end = 0.0, 0.0
+    for n in PIPELINE:
+        st = steps.get(n) or {}
+        if st.get("started") is None or st.get("submitted") is None:
+            return None
+        could = max(st["submitted"], upstream_end)
+        total += min(max(0.0, st["started"] - could), upstream_end)
+        upstream_end = st.get("ended") or st["started"]
+    return round(total, 2)
+
+
+def ceiling(run: dict) -> float | None:
+    """The best after-upstream / queue-ahead ratio its round allowed (`hideable`)."""
+    hidden = hideable(run.get("steps") or {})
+    span = run.get("makespan_s")
+    if hidden is None or not span or span <= hidden:
+        return None
+    return round(span / (span - hidden), 2)
+
+
 async def run_mode(fed, mode: str, a: dict) -> dict:
     t0 = time.time()
     if mode == "fixed_home":  # the input data must be where the steps run
@@ -268,6 +293,9 @@ def summarize(runs: list[dict], modes: tuple[str, ...]) -> dict:
     after = {x["round"]: x.get("queued_s") for x in runs if x["mode"] == "after_upstream"}
     quiet = [r for r in rounds if after.get(r) is not None and after[r] < NO_QUEUE_S]
     out["no_queue_rounds"] = quiet
+    out["round_ceilings_after_upstream"] = [
+        next((ceiling(x) for x in runs if x["round"] == r and x["mode"] == "after_upstream"),
+             None) for r in rounds]
     for m in modes:
         if m == "queue_ahead":
             continue

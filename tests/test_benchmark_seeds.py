@@ -92,7 +92,7 @@ def test_workflow_runs_judged_on_queue_ahead_and_gang_waste(tmp_path):
                    13: {"queue_ahead_1_5x": True, "gang_wastes_nothing": True}}
     md = (tmp_path / "workflow_seeds.md").read_text()
     assert ("| gpu_queue | 11 | back to back | 3 | 40.0 / 48.0 / 50.0 | 1.20, 1.10 | "
-            "1.20, -, 1.00 | none | 0 |") in md
+            "1.20, -, 1.00 | - | none | 0 |") in md  # no after-upstream runs kept: no ceiling
     assert "0.34 (30.30)" in md
 
 

@@ -177,3 +177,26 @@ def test_rounds_that_met_no_queue_are_counted_apart():
     assert out["no_queue_rounds"] == [1]
     assert out["median_ratio_after_upstream_queued_rounds"] == 80.0 / 50.0
     assert out["median_ratio_after_upstream"] == 63.5 / 49.0
+
+
+def test_the_best_ratio_a_round_allowed_counts_only_waits_an_upstream_could_hide():
+    """Queued ahead, a step waits in the queue while its upstream runs: of an after-upstream
+    run's waits, queue-ahead could hide each up to its upstream's end, no more."""
+    from benchmarks.workflow import ceiling, hideable
+
+    def steps(*spans):
+        return {n: {"submitted": sub, "started": start, "ended": start + run}
+                for n, (sub, start, run) in zip(("prep", "train", "analyse"), spans,
+                                                strict=True)}
+
+    # prep's own 1 s wait cannot be hidden; train's 30 s can (prep ran until 31)
+    waited = steps((0, 1, 30), (31, 61, 10), (72, 72.5, 5))
+    assert hideable(waited) == 30.5
+    assert ceiling({"steps": waited, "makespan_s": 77.5}) == round(77.5 / 47.0, 2)
+    # a 100 s wait for the GPU: only the 31 s prep ran can be hidden
+    long = steps((0, 1, 30), (31, 131, 10), (142, 142, 5))
+    assert hideable(long) == 31.0
+    # no queue: nothing to gain
+    assert ceiling({"steps": steps((0, 0, 30), (30, 30, 10), (40, 40, 5)),
+                    "makespan_s": 45.0}) == 1.0
+    assert ceiling({"steps": {}, "makespan_s": 45.0}) is None

@@ -56,7 +56,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 from __future__ import annotations
 
 import random
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -562,6 +562,51 @@ def _speed(v: SiteVerdict) -> str:
 _INFEASIBLE_ORDER = {"RESTRICTED": 0, "INCOMPATIBLE": 1, "UNREACHABLE": 2}
 
 
+def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
+         home: str | None = None, seed: int | None = None,
+         noise: Callable[[float, float], float] = finish_noise_s
+         ) -> tuple[list[SiteVerdict], str | None]:
+    """The verdicts in `policy`'s order, feasible ones first (each given its score), and
+    the choice. `noise(best finish s, start spread s)`: how far apart two finishes still
+    tie under "diamond" (`finish_noise_s`; another rule only to measure it, as
+    `benchmarks.decision_replay` does on recorded rounds)."""
+    feas = [v for v in verdicts if v.feasible]
+    pos = {v.site: i for i, v in enumerate(verdicts)}
+
+    def secs(t: datetime | None) -> float:
+        return (t - now).total_seconds() if t else HORIZON_S
+
+    keys = {
+        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
+        "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
+        "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
+        "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
+                                  else secs(v.estimated_start), pos[v.site]),
+        "fixed": lambda v: (v.site != home, secs(v.estimated_finish), pos[v.site]),
+    }
+    if policy == "random":
+        random.Random(seed).shuffle(feas)
+        for i, v in enumerate(feas):
+            v.score = float(i)
+    else:
+        feas.sort(key=keys[policy])
+        for v in feas:
+            v.score = float(keys[policy](v)[0])
+        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
+            best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
+            tied = [v for v in feas if secs(v.estimated_finish) - best <= noise(
+                best, max(spread, _start_spread_s(v, now)))]
+            tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
+                                     secs(v.estimated_finish), pos[v.site]))
+            feas = tied + feas[len(tied):]
+    infeas = sorted((v for v in verdicts if not v.feasible),
+                    key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))
+    choice = feas[0].site if feas else None
+    if policy == "fixed" and choice != home:
+        choice = None
+    return feas + infeas, choice
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -598,39 +643,6 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, prior, estimates or {},
                           cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
                           needs, (ended or {}).get(c.name, ())) for c, s in sites]
-    feas = [v for v in verdicts if v.feasible]
-    pos = {v.site: i for i, v in enumerate(verdicts)}
-
-    def secs(t: datetime | None) -> float:
-        return (t - now).total_seconds() if t else HORIZON_S
-
-    keys = {
-        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
-        "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
-        "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
-        "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
-                                  else secs(v.estimated_start), pos[v.site]),
-        "fixed": lambda v: (v.site != home, secs(v.estimated_finish), pos[v.site]),
-    }
-    if policy == "random":
-        random.Random(seed).shuffle(feas)
-        for i, v in enumerate(feas):
-            v.score = float(i)
-    else:
-        feas.sort(key=keys[policy])
-        for v in feas:
-            v.score = float(keys[policy](v)[0])
-        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
-            best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
-            tied = [v for v in feas if secs(v.estimated_finish) - best <= finish_noise_s(
-                best, max(spread, _start_spread_s(v, now)))]
-            tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
-                                     secs(v.estimated_finish), pos[v.site]))
-            feas = tied + feas[len(tied):]
-    infeas = sorted((v for v in verdicts if not v.feasible),
-                    key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))
-    choice = feas[0].site if feas else None
-    if policy == "fixed" and choice != home:
-        choice = None
-    return Placement(policy=policy, choice=choice, ranked=feas + infeas, now=now,
+    ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
+    return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
                      needs=needs.summary(), runtime_basis=prior.basis)

@@ -1,0 +1,184 @@
+"""Placement's decision rule replayed on recorded rounds: would another rule, given the same
+estimates, have chosen better?
+
+Every kept `benchmarks.placement` run records, per round, each site's estimates as diamond
+saw them (median start and finish, the scheduler's raw start, the 90% bound) and the
+completion of a probe submitted to every site at that moment (matched probes). So any rule
+that picks among those sites can be scored exactly on those rounds, without the test bed:
+its regret is its site's completion less the fastest one's. The rules differ only in how
+they read the estimates; the estimates themselves are what each run's code made of them.
+
+Rules (each ranks through `placement.rank`, the engine's own ranking):
+- `engine`: the engine's rule (earliest median finish; finishes within noise go to the
+  surer start);
+- `tie xK capC`: a wider tie, K times the starts' uncertainty up to C seconds;
+- `risk A`: the finish plus A times the start's uncertainty (its bound past its start);
+- `raw A`: the finish plus A times what the calibration took off the raw start.
+
+Per background (`depth_misleads` and real logs): the mean of the runs' mean regrets, the
+pooled p90, the median of the runs' medians, the runs whose mean is below every baseline's
+(the issue's target: each fixed home, fewest_pending, random), and how often `engine`'s
+choice is the one recorded (the replay's fidelity: runs of older code ranked with older
+rules).
+
+    python -m benchmarks.decision_replay [--results DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from diamond_jupyter.placement import (
+    FINISH_NOISE_FRACTION,
+    SiteVerdict,
+    rank,
+)
+
+from .common import RESULTS, emit, markdown_table, mean, median, parser, pct
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)  # every estimate is relative to its round
+BASELINE_SKIP = ("diamond", "hedge2", "hedge")  # not baselines: diamond itself, its hedge
+
+Rule = Callable[[dict[str, dict[str, Any]]], str | None]
+
+
+def _at(s: float | None) -> datetime | None:
+    return None if s is None else NOW + timedelta(seconds=s)
+
+
+def verdicts(est: dict[str, dict[str, Any]], penalty: Callable[[dict], float] = lambda e: 0.0
+             ) -> list[SiteVerdict]:
+    """The recorded estimates as verdicts, each finish moved out by `penalty(estimate)`."""
+    return [SiteVerdict(site=s, feasible=True, verdict="BUSY", cost=0.0,
+                        estimated_start=_at(e["start_s"]),
+                        estimated_finish=_at(e["finish_s"] + penalty(e)),
+                        start_bound=_at(e.get("bound_s")), raw_start=_at(e.get("raw_start_s")))
+            for s, e in est.items() if e.get("finish_s") is not None]
+
+
+def _spread(e: dict) -> float:
+    b = e.get("bound_s")
+    return 0.0 if b is None else max(0.0, b - e["start_s"])
+
+
+def engine() -> Rule:
+    return lambda est: rank(verdicts(est), NOW)[1]
+
+
+def wide_tie(k: float, cap: float) -> Rule:
+    def noise(best_s: float, spread_s: float) -> float:
+        return max(min(cap, k * spread_s), FINISH_NOISE_FRACTION * max(best_s, 0.0))
+    return lambda est: rank(verdicts(est), NOW, noise=noise)[1]
+
+
+def risk(alpha: float) -> Rule:
+    return lambda est: rank(verdicts(est, lambda e: alpha * _spread(e)), NOW)[1]
+
+
+def raw(alpha: float) -> Rule:
+    def taken_off(e: dict) -> float:
+        r = e.get("raw_start_s")
+        return 0.0 if r is None else alpha * max(0.0, r - e["start_s"])
+    return lambda est: rank(verdicts(est, taken_off), NOW)[1]
+
+
+RULES: dict[str, Rule] = {
+    "engine": engine(),
+    **{f"tie x{k:g} cap{c:g}": wide_tie(k, c) for k in (0.25, 1.0) for c in (30.0, 120.0)},
+    **{f"risk {a:g}": risk(a) for a in (0.1, 0.3, 1.0)},
+    **{f"raw {a:g}": raw(a) for a in (0.1, 0.3, 1.0)},
+}
+
+
+def scored_rounds(run: dict) -> list[dict]:
+    """The rounds that count: some site's probe not censored (an all-censored round is no
+    tie), with estimates recorded."""
+    out = []
+    for r in run.get("per_round") or []:
+        comp, cens = r.get("completion_s") or {}, set(r.get("censored") or [])
+        if r.get("estimate") and comp and not set(comp) <= cens:
+            out.append(r)
+    return out
+
+
+def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:
+    rounds = scored_rounds(run)
+    regret: dict[str, list[float]] = {n: [] for n in rules}
+    agree = 0
+    for r in rounds:
+        comp = r["completion_s"]
+        fastest = min(comp.values())
+        for name, rule in rules.items():
+            c = rule(r["estimate"])
+            regret[name].append(comp[c] - fastest if c in comp else max(comp.values()))
+        agree += rules["engine"](r["estimate"]) == r["choice"].get("diamond")
+    baselines: dict[str, list[float]] = {}
+    for r in rounds:
+        for k, v in r["additional_s"].items():
+            if k not in BASELINE_SKIP and v is not None:
+                baselines.setdefault(k, []).append(v)
+    best_baseline = min((mean(v) for v in baselines.values() if v), default=None)
+    return {"rounds": len(rounds), "agree": agree, "regret": regret,
+            "best_baseline_mean_s": best_baseline}
+
+
+def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
+    by_bg: dict[str, list[dict]] = {}
+    for path in sorted(results.glob("placement-*seed*.json")):
+        run = json.loads(path.read_text())
+        if "per_round" not in run:
+            continue
+        bg = "real logs" if run.get("traces") else "depth_misleads"
+        got = replay_run(run, rules)
+        if got["rounds"]:
+            by_bg.setdefault(bg, []).append({"file": path.name, "seed": run.get("seed"), **got})
+    out: dict[str, Any] = {"backgrounds": {}}
+    for bg, runs in by_bg.items():
+        per_rule = {}
+        for name in rules:
+            means = [mean(r["regret"][name]) for r in runs]
+            pooled = [x for r in runs for x in r["regret"][name]]
+            per_rule[name] = {
+                "mean_of_run_means_s": mean(means), "p90_s": pct(pooled, 90),
+                "median_of_run_medians_s": median([median(r["regret"][name]) for r in runs]),
+                "runs_mean_below_every_baseline": sum(
+                    1 for r, m in zip(runs, means, strict=True)
+                    if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"])}
+        out["backgrounds"][bg] = {
+            "runs": len(runs), "rounds": sum(r["rounds"] for r in runs),
+            "engine_agrees_with_record": sum(r["agree"] for r in runs), "rules": per_rule}
+    return out
+
+
+def table(data: dict[str, Any]) -> str:
+    rows = []
+    for bg, d in data["backgrounds"].items():
+        for name, r in d["rules"].items():
+            rows.append((bg, name, f"{r['mean_of_run_means_s']:.2f}", f"{r['p90_s']:.1f}",
+                         f"{r['median_of_run_medians_s']:.2f}",
+                         f"{r['runs_mean_below_every_baseline']} of {d['runs']}"))
+    notes = "".join(
+        f"\n{bg}: {d['runs']} runs, {d['rounds']} scored rounds; the engine's rule chose the "
+        f"recorded site in {d['engine_agrees_with_record']} of them."
+        for bg, d in data["backgrounds"].items())
+    return ("## placement decisions replayed on recorded rounds\n\n" + markdown_table(
+        ["background", "rule", "mean of run means s", "p90 s", "median of run medians s",
+         "runs with mean below every baseline"], rows) + notes + "\n")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
+    args = p.parse_args(argv)
+    data = summarize(Path(args.results))
+    emit("decision_replay", args, data, table(data))
+    return data
+
+
+if __name__ == "__main__":
+    main()
+

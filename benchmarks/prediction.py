@@ -37,6 +37,9 @@ in the 6 h before T (the engine's window), and the backfill simulation of
   ran as long ends at the median of those and its walltime (one pseudo-sample at the
   request): a few survivors of a mixed class put the end of a long job too soon (gamma
   under `depth_misleads` on the test bed). Not in the engine: measured here.
+- `by_request`: `sim_bound`, the classes also split by walltime request (x4 steps,
+  `calibration.request_class`; a class with under 5 jobs falls back to the coarser one):
+  at real centers the share of its request a job runs differs with how much it asked.
 Every model's 90% bound but `engine`'s and `learned`'s is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -75,7 +78,7 @@ WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
-          "learned", "prior")
+          "learned", "prior", "by_request")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -161,8 +164,8 @@ def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, 
 def _unconditioned(fn):
     """The model before conditioning: a running job ends at its class's median share of
     its walltime, or within a second once past it."""
-    def f(partition, cpus, elapsed_share=None):
-        share = fn(partition, cpus)
+    def f(partition, cpus, elapsed_share=None, walltime_s=None):
+        share = fn(partition, cpus, None, walltime_s)
         return share if elapsed_share is None else max(share, elapsed_share)
     return f
 
@@ -194,6 +197,8 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
             "engine": (med, mean_), "spread": (med, ratio_fn(cal, "spread") or mean_),
             "spread_run": (ratio_fn(cal, "spread_running") or med, mean_),
             "prior": (ratio_fn(cal, "prior") or med, mean_)}
+    by_req = SiteCalibration(samples, by_request=True)  # also per walltime-request class
+    runs["by_request"] = (ratio_fn(by_req, "median") or med, ratio_fn(by_req, "mean") or mean_)
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))
         out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}

@@ -75,6 +75,19 @@ MAX_WAIT_RATIO = 50.0
 AT_LONGEST = 1.25  # a running job this far past its class's longest run is ending now
 
 
+# walltime requests, in seconds: up to 4 min, 16 min, 64 min, ~4 h, ~17 h, longer (x4 steps:
+# the share of its request a job runs differs by how much it asked, not by a unit of time)
+REQUEST_CLASS_LIMITS_S = (240.0, 960.0, 3840.0, 15360.0, 61440.0)
+
+
+def request_class(walltime_s: float | None) -> str | None:
+    """The class of a walltime request (its upper limit in seconds, "long" past the last)."""
+    if not walltime_s or walltime_s <= 0:
+        return None
+    i = bisect_right(REQUEST_CLASS_LIMITS_S, walltime_s - 1e-9)
+    return f"<={REQUEST_CLASS_LIMITS_S[i]:.0f}s" if i < len(REQUEST_CLASS_LIMITS_S) else "long"
+
+
 def size_class(cpus: int | None) -> str:
     c = max(1, cpus or 1)
     i = bisect_right(SIZE_CLASS_LIMITS, c - 1)
@@ -274,25 +287,29 @@ class SiteCalibration:
     def __init__(self, samples: Iterable[RunSample | WaitSample],
                  wait: Iterable[WaitSample] = (),
                  queued: dict[str, QueueWait] | None = None,
-                 own: Iterable[PredictionSample] = ()) -> None:
+                 own: Iterable[PredictionSample] = (), by_request: bool = False) -> None:
+        self.by_request = by_request  # also per request class (`request_class`), finest
         self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
         self.own: OwnError | None = own_error(own)  # the user's jobs here, vs the model
         waits = list(wait)
         self.wait: SiteCalibration | None = SiteCalibration(waits) if waits else None
-        by_key: dict[tuple[str, str], list[RunSample]] = {}
+        by_key: dict[tuple[str, ...], list[RunSample]] = {}
         for s in samples:
             if s.requested_s <= 0 or s.runtime_s < 0:
                 continue
             part, cls = s.partition or "", size_class(s.cpus)
-            for key in ((part, cls), (part, "*"), ("*", cls), ("*", "*")):
+            keys: tuple[tuple[str, ...], ...] = ((part, cls), (part, "*"), ("*", cls), ("*", "*"))
+            if by_request:
+                keys += ((part, cls, request_class(s.requested_s) or ""),)
+            for key in keys:
                 by_key.setdefault(key, []).append(s)
-        self._ratios: dict[tuple[str, str], Ratio] = {}
-        for (part, cls), ss in by_key.items():
+        self._ratios: dict[tuple[str, ...], Ratio] = {}
+        for key, ss in by_key.items():
             if len(ss) >= MIN_SAMPLES:
                 recent = sorted(ss, key=lambda s: s.ended_at)[-MAX_SAMPLES:]
                 recent = recent[regime_start([s.ratio for s in recent]):]
-                name = "*" if (part, cls) == ("*", "*") else f"{part}/{cls}"
-                self._ratios[(part, cls)] = _ratio([s.ratio for s in recent], name)
+                name = "*" if key == ("*", "*") else "/".join(key)
+                self._ratios[key] = _ratio([s.ratio for s in recent], name)
 
     @property
     def samples(self) -> int:
@@ -304,10 +321,13 @@ class SiteCalibration:
         than MIN_SAMPLES samples."""
         return self._ratios.get(key)
 
-    def ratio(self, partition: str | None, cpus: int | None) -> Ratio | None:
-        """The finest class with enough samples for a job of this partition and size."""
-        part = (partition or "").split(",")[0]
-        for key in ((part, size_class(cpus)), (part, "*"), ("*", "*")):
+    def ratio(self, partition: str | None, cpus: int | None, walltime_s: float | None = None
+              ) -> Ratio | None:
+        """The finest class with enough samples for a job of this partition and size (and
+        walltime request, `by_request`)."""
+        part, cls = (partition or "").split(",")[0], size_class(cpus)
+        finest = ((part, cls, request_class(walltime_s) or ""),) if self.by_request else ()
+        for key in (*finest, (part, cls), (part, "*"), ("*", "*")):
             if key in self._ratios:
                 return self._ratios[key]
         return None
@@ -472,7 +492,8 @@ class RatioFn(Protocol):
     `elapsed_share`, the share at which a job that has already run that much ends."""
 
     def __call__(self, partition: str | None, cpus: int | None,
-                 elapsed_share: float | None = None) -> float: ...
+                 elapsed_share: float | None = None, walltime_s: float | None = None
+                 ) -> float: ...
 
 
 GOLDEN = (math.sqrt(5) - 1) / 2  # the spread's step: successive draws fill [0, 1) evenly
@@ -494,14 +515,14 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     if cal is None or not cal.samples:
         return None
 
-    memo: dict[tuple[str | None, int | None], Ratio | None] = {}
-    drawn: dict[tuple[str | None, int | None] | None, int] = {}
+    memo: dict[tuple[str | None, int | None, str | None], Ratio | None] = {}
+    drawn: dict[tuple[str | None, int | None, str | None] | None, int] = {}
 
-    def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None
-          ) -> float:
-        key = (partition, cpus)
+    def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None,
+          walltime_s: float | None = None) -> float:
+        key = (partition, cpus, request_class(walltime_s) if cal.by_request else None)
         if key not in memo:
-            memo[key] = cal.ratio(partition, cpus)
+            memo[key] = cal.ratio(partition, cpus, walltime_s)
         r = memo[key]
         if r is None:
             return 1.0

@@ -204,9 +204,9 @@ def _release_after(w: float | None, elapsed: float | None, partition: str | None
         left = w - elapsed
         if left <= 0:
             return OVERDUE_S
-        share = ratio(partition, cpus, elapsed / w) if ratio else 1.0
+        share = ratio(partition, cpus, elapsed / w, w) if ratio else 1.0
         return min(max(w * share - elapsed, MIN_LEFT_S), left)
-    expected = w * ratio(partition, cpus) if w and ratio else w
+    expected = w * ratio(partition, cpus, None, w) if w and ratio else w
     return max(expected / 2 if expected else UNKNOWN_HOLD_S, MIN_LEFT_S)
 
 
@@ -228,7 +228,8 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
                       planned)
-    new_q = [Demand(d.nodes, d.cpus, d.gpus, d.duration * queued(d.partition, d.job_cpus),
+    new_q = [Demand(d.nodes, d.cpus, d.gpus,
+                    d.duration * queued(d.partition, d.job_cpus, None, d.duration),
                     d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
                     job_cpus=d.job_cpus, native_id=d.native_id, limit=d.planned)
              for d in queue]
@@ -281,7 +282,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             or DEFAULT_DURATION_S
         limit = float(dur)
         if ratio is not None:
-            dur *= ratio(j.partition, j.cpus)
+            dur *= ratio(j.partition, j.cpus, None, limit)
         out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
                           planned is not None,
                           now_ok=(j.reason or "").strip().lower() in _STALE_OK,

@@ -365,3 +365,33 @@ def test_the_prior_variant_past_every_finished_job_is_the_median_rule():
                            for k, r in enumerate([0.1, 0.2, 0.3, 0.4, 0.5])])
     for share in (0.55, 0.9):  # just past the longest (ending now), and far past it
         assert ratio_fn(cal, "prior")("p", 32, share) == ratio_fn(cal, "median")("p", 32, share)
+
+
+def test_request_classes_step_by_four() -> None:
+    from diamond_jupyter.calibration import request_class
+
+    assert [request_class(s) for s in (None, 0, 60, 240, 241, 900, 3600, 14400, 86400)] == \
+        [None, None, "<=240s", "<=240s", "<=960s", "<=960s", "<=3840s", "<=15360s", "long"]
+
+
+def test_by_request_a_job_runs_the_share_of_jobs_that_asked_as_much() -> None:
+    """Day-long requests run 5% of them, ten-minute ones 80%: split by request, each
+    class has its own share; a request class with too few jobs falls back to the size
+    class, as without the split."""
+    from diamond_jupyter.calibration import ratio_fn
+
+    day = [RunSample("p", 8, 86400.0, 0.05 * 86400.0, float(i)) for i in range(10)]
+    short = [RunSample("p", 8, 600.0, 0.8 * 600.0, float(10 + i)) for i in range(10)]
+    odd = [RunSample("p", 8, 3600.0, 0.5 * 3600.0, 30.0)]
+    plain = SiteCalibration(day + short + odd)
+    split = SiteCalibration(day + short + odd, by_request=True)
+    assert plain.ratio("p", 8, 600.0).key == "p/5-16"  # no split asked: one class
+    assert split.ratio("p", 8, 600.0).median == pytest.approx(0.8)
+    assert split.ratio("p", 8, 86400.0).median == pytest.approx(0.05)
+    assert split.ratio("p", 8, 3600.0).key == "p/5-16"  # one job asked an hour: too few
+    assert split.ratio("p", 8).key == "p/5-16"  # no request known
+    mean = ratio_fn(split, "mean")
+    assert mean("p", 8, None, 600.0) == pytest.approx(0.8)
+    assert mean("p", 8, None, 86400.0) == pytest.approx(0.05)
+    # a running day-long job 10% in: of the day-long jobs none ran as long (just past them)
+    assert ratio_fn(split, "median")("p", 8, 0.1, 86400.0) == pytest.approx(0.55)

@@ -109,6 +109,13 @@ def phase_times(events, wid: str, t0: float) -> dict[str, dict[str, float]]:
     return out
 
 
+def moves(events, wid: str) -> dict[str, dict]:
+    """Per step of workflow `wid`, its move when its inputs existed (`from`, `to` and
+    `sooner_s`, as the engine recorded it), if it moved."""
+    return {e.data["step"]: e.data["move"] for e in events
+            if e.data.get("workflow_id") == wid and e.data.get("move")}
+
+
 async def makespan(fed, wid: str, t0: float) -> dict:
     """The makespan, each step's site and times (s after t0), and the checksums' verdicts."""
     view = fed.workflow(wid)
@@ -118,9 +125,11 @@ async def makespan(fed, wid: str, t0: float) -> dict:
 
     def at(t) -> float | None:
         return round(t.timestamp() - t0, 2) if t else None
-    phases = phase_times(fed.events_since(0, kinds=["workflow.step"], limit=None), wid, t0)
+    events = fed.events_since(0, kinds=["workflow.step"], limit=None)
+    phases, moved = phase_times(events, wid, t0), moves(events, wid)
     steps = {n: {"site": j.site, "submitted": at(j.submitted_at), "started": at(j.started_at),
-                 "ended": at(j.ended_at), "state": j.state.value, "phases": phases.get(n, {})}
+                 "ended": at(j.ended_at), "state": j.state.value, "phases": phases.get(n, {}),
+                 **({"moved": moved[n]} if n in moved else {})}
              for n, j in jobs.items()}
     queued = queue_wait(steps)
     checked = {}

@@ -200,3 +200,18 @@ def test_the_best_ratio_a_round_allowed_counts_only_waits_an_upstream_could_hide
     assert ceiling({"steps": steps((0, 0, 30), (30, 30, 10), (40, 40, 5)),
                     "makespan_s": 45.0}) == 1.0
     assert ceiling({"steps": {}, "makespan_s": 45.0}) is None
+
+
+def test_a_steps_move_is_read_from_its_event():
+    from datetime import datetime, timezone
+
+    from benchmarks.workflow import moves
+    from diamond_jupyter.model import Event
+
+    def ev(wid, data):
+        return Event(kind="workflow.step", at=datetime.now(timezone.utc),
+                     data={"workflow_id": wid, "step": "analyse", "phase": "held", **data})
+    move = {"from": "beta", "to": "gamma", "sooner_s": 41.5}
+    assert moves([ev("wf-1", {}), ev("wf-2", {"move": move}), ev("wf-1", {"move": move})],
+                  "wf-1") == {"analyse": move}
+    assert moves([ev("wf-1", {})], "wf-1") == {}

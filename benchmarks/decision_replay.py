@@ -112,10 +112,10 @@ def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:
     for r in rounds:
         comp = r["completion_s"]
         fastest = min(comp.values())
-        for name, rule in rules.items():
-            c = rule(r["estimate"])
+        chosen = {name: rule(r["estimate"]) for name, rule in rules.items()}
+        for name, c in chosen.items():
             regret[name].append(comp[c] - fastest if c in comp else max(comp.values()))
-        agree += rules["engine"](r["estimate"]) == r["choice"].get("diamond")
+        agree += chosen["engine"] == r["choice"].get("diamond")
     baselines: dict[str, list[float]] = {}
     for r in rounds:
         for k, v in r["additional_s"].items():

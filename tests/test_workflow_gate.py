@@ -134,14 +134,19 @@ class Ops:
                 and bool(s["origin"].get("gate")) == gate]
 
 
-@pytest.fixture
-async def engine(tmp_path):
+async def engine_with(ops_class: type, tmp_path):
     # a lost submit found nowhere is closed at once
-    ops = Ops(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), 0.0)
+    ops = ops_class(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), 0.0)
     eng = WorkflowEngine(ops)
     yield eng, ops
     await eng.close()
     await ops.journal.stop()
+
+
+@pytest.fixture
+async def engine(tmp_path):
+    async for pair in engine_with(Ops, tmp_path):
+        yield pair
 
 
 async def phase(eng: WorkflowEngine, wid: str, step: str, want: str) -> None:
@@ -321,11 +326,8 @@ class Filling(Ops):
 
 @pytest.fixture
 async def filling(tmp_path):
-    ops = Filling(Store(tmp_path / "store.sqlite"), LocalSlurmQueue(tmp_path, "gamma"), 0.0)
-    eng = WorkflowEngine(ops)
-    yield eng, ops
-    await eng.close()
-    await ops.journal.stop()
+    async for pair in engine_with(Filling, tmp_path):
+        yield pair
 
 
 def analyse_events(ops: Ops) -> list[Any]:

@@ -424,9 +424,8 @@ class WorkflowEngine:
                                                           cancel_job=True):
                     return
                 rec = self.store.get_workflow(wid)
-            elif st.phase == "held" and (st.data.get("moving_to") or (
-                    self._upstream_done(rec, wf, name)
-                    and await self._better_elsewhere(rec, wf, name))):
+            elif st.phase == "held" and (st.data.get("moving_to")
+                                         or await self._better_elsewhere(rec, wf, name)):
                 await self._move_to(self.store.get_workflow(wid), wf, name)
                 self.advance_soon(wid)  # submitted on its new site by the next advance
             elif st.phase in ("held", "moving") and self._upstream_done(rec, wf, name):
@@ -665,11 +664,12 @@ class WorkflowEngine:
 
     async def _better_elsewhere(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """Whether the held step `name`, placed `auto` before its inputs existed, should move
-        now that they do: another site is expected to end it much sooner than its own (the
-        site to go to is recorded, so a restart finishes the move). Asked once per run."""
+        now that they do (every step it needs done): another site is expected to end it much
+        sooner than its own (the site to go to is recorded, so a restart finishes the move).
+        Asked once per run, before its inputs are copied."""
         st, step = rec.step(name), wf.step(name)
         if (step.site != "auto" or step.gang or st.data.get("pin") or st.data.get("rechecked")
-                or not st.data.get("ahead") or f"{rec.id}/{name}" in self._tasks
+                or not st.data.get("ahead")
                 or not all(rec.step(n).phase == "done" for n in step.needs)):
             return False
         job = self._job(st)

@@ -376,7 +376,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    best: tuple[float, int, int, str, str, float, float | None, str] | None = None
+    best: tuple[float, int, int, str, str, float, str] | None = None
+    simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit]
         dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
@@ -392,6 +393,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S
             return start
+        simulators[p.name] = simulate
         est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
@@ -400,17 +402,20 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             es = set(elig)
             sched = any(d.sched and es.intersection(d.eligible) for d in raw_queue)
             source = "scheduler" if sched else "simulation"
-        start, bound, raw_source = raw, None, source
+        start, raw_source = raw, source
         if calibrated is not None:
-            start, bound = (simulate(st, q) for st, q in calibrated)
             # the scheduler plans with walltimes: what its plan starts (backfills) by then
-            # starts by then, however early the running jobs end
-            start, bound = min(start, raw), min(bound, raw)
-            source, bound = "calibrated", max(bound, start)
-        cand = (start, p.name != default, order, p.name, source, raw, bound, raw_source)
+            # starts by then, however early the running jobs end (so a start now stays)
+            start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
+            source = "calibrated"
+        cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
-    start_s, _, _, pname, source, raw_s, bound_s, raw_source = best
+    start_s, _, _, pname, source, raw_s, raw_source = best
+    bound_s: float | None = None
+    if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
+        bound_s = min(simulators[pname](*calibrated[1]), raw_s) if raw_s > 0 else 0.0
+        bound_s = max(bound_s, start_s)
     w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
         if cal is not None and cal.wait is not None else None
     if w is not None:

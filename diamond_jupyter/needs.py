@@ -143,8 +143,10 @@ def parse_constraint(text: str) -> Constraint:
             m = re.compile(r"\*(\d+)").match(src, pos)
             if not m:
                 raise fail("a count after '*' is missing")
+            if not isinstance(node, Feature):
+                raise fail("a count after a group (counts go on features, e.g. [a*2&b*4])")
             pos = m.end()
-            node = Feature(node.name, int(m.group(1))) if isinstance(node, Feature) else node
+            node = Feature(node.name, int(m.group(1)))
         while pos < len(src) and src[pos] == " ":
             pos += 1
         return node

@@ -81,6 +81,7 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
+_HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
 
 
 def parse_slurm_time(text: str) -> int | None:
@@ -124,9 +125,20 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
+        het_line = None  # a heterogeneous job: only its first component maps onto the spec
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
-                self._apply(spec, item)
+                if het_line is None and not item.known and item.option in _HET_SEPARATORS:
+                    het_line = lineno
+                if het_line is None:
+                    self._apply(spec, item)
+                else:  # a later component's option: kept as written, in its place
+                    unknown(spec, self.name, item,
+                            item.option if not item.known else "--" + item.option)
+        if het_line is not None:
+            note(spec, f"line {het_line}: heterogeneous job: only its first component is "
+                       "read; the later components are kept as written")
+        self._spread_gpus(spec)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
 
@@ -164,13 +176,13 @@ class SlurmScript:
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type
+            spec.metadata.pop("slurm_gpus", None)  # a later GPU option replaces --gpus
             if key == "gpus-per-task":
                 r.gpus_per_task = n
-            elif key == "gpus-per-node":
-                r.gpus_per_node = n
             else:
                 r.gpus_per_node = n
-                note(spec, f"line {item.lineno}: --gpus={v} (job total) read as GPUs per node")
+            if key == "gpus":  # the job's total: spread over the nodes once all are read
+                spec.metadata["slurm_gpus"] = [item.lineno, item.raw, v]
         elif key == "gres":
             parts = (v or "").split(",")
             if len(parts) != 1 or not parts[0].startswith("gpu"):
@@ -178,6 +190,7 @@ class SlurmScript:
             fields = parts[0].split(":")
             if fields[0] != "gpu" or len(fields) > 3:
                 return False
+            spec.metadata.pop("slurm_gpus", None)
             num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
             r.gpus_per_node = int(num)
             if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
@@ -192,12 +205,13 @@ class SlurmScript:
                 r.memory_per_cpu_mb = mb
         elif key == "time":
             s = parse_slurm_time(v or "")
+            if s == 0 or (v or "").upper() in ("UNLIMITED", "INFINITE"):
+                return False  # no time limit at all (sbatch reads -t 0 so): kept as written
             if s is None:
-                if (v or "").upper() in ("UNLIMITED", "INFINITE"):
-                    return False
                 raise bad(item, "bad time", "M, M:S, H:M:S, D-H, D-H:M or D-H:M:S")
             r.walltime_s = s
         elif key == "constraint":
+            spec.constraints.features = []  # sbatch keeps the last --constraint
             try:
                 expr = parse_constraint(v or "")
             except BadInput:
@@ -249,6 +263,7 @@ class SlurmScript:
 
     @staticmethod
     def _dependency(spec: JobSpec, v: str) -> bool:
+        spec.dependencies = []  # sbatch keeps the last --dependency
         deps = []
         for part in v.split(","):
             kind, _, ids = part.partition(":")
@@ -258,6 +273,26 @@ class SlurmScript:
             deps.append(Dependency(kind=kind, job_ids=idl))
         spec.dependencies += deps
         return True
+
+    @staticmethod
+    def _spread_gpus(spec: JobSpec) -> None:
+        """`--gpus=N` is the whole job's: N / nodes per node when the nodes divide it, else
+        kept as written (no per-node form)."""
+        got = spec.metadata.pop("slurm_gpus", None)
+        r = spec.resources
+        if got is None or (r.nodes or 1) == 1:
+            return
+        lineno, raw, value = got
+        total, nodes = r.gpus_per_node or 0, r.nodes or 1
+        if total % nodes == 0:
+            r.gpus_per_node = total // nodes
+            note(spec, f"line {lineno}: --gpus={value} (job total) read as "
+                       f"{r.gpus_per_node} GPUs per node on {nodes} nodes")
+            return
+        r.gpus_per_node = None
+        unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
+        note(spec, f"line {lineno}: --gpus={value} does not divide among {nodes} nodes; "
+                   "kept as written")
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:

@@ -126,6 +126,8 @@ class FluxScript:
             setattr(r, attr, int(v))
         elif o == "time-limit":
             secs = parse_fsd(v)
+            if secs == 0 or v.strip().lower() in ("inf", "infinity"):
+                return False  # no time limit at all (RFC 23 `inf`; 0 is none): kept
             if secs is None:
                 raise bad(item, "bad time limit", "minutes or an FSD such as 30m, 2h, 1d, 90s")
             r.walltime_s = secs

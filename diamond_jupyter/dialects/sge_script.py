@@ -43,7 +43,7 @@ _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 
 SMP_PE = "smp"
 MPI_PE = "mpi"
-_SHARED_PE = re.compile(r"^(smp|shm|shmem|shared|threads?|thread|openmp|omp|multithread\w*|"
+_SHARED_PE = re.compile(r"^(smp|shm|shmem|shared|threads?|threaded|openmp|omp|multithread\w*|"
                         r"make|pe_slots|serial|single|local)$", re.I)
 # qsub options and how many values each takes (0: a flag)
 _ARITY = {

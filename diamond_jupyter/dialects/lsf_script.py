@@ -279,7 +279,9 @@ class LsfScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         if spec.name or spec.array:
             name = spec.name or "array"
-            add("-J", name + (f"[{spec.array.expression}]" if spec.array else ""))
+            indexes, pct, limit = (spec.array.expression if spec.array else "").partition("%")
+            # the running-task limit follows the brackets: name[1-100]%10
+            add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)
         if spec.comment:
             add("-Jd", spec.comment)
         for opt, val in (("-q", spec.queue), ("-P", spec.account), ("-U", spec.reservation),

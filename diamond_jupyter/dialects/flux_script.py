@@ -14,6 +14,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    dependencies_for,
     foreign_warnings,
     guarded,
     is_placeholder,
@@ -266,7 +267,7 @@ class FluxScript:
         if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
-        for d in spec.dependencies:
+        for d in dependencies_for(spec, self.name, warnings):
             for jid in d.job_ids:
                 add("dependency", f"{d.kind}:{jid}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):

@@ -14,6 +14,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    dependencies_for,
     fmt_mem,
     foreign_warnings,
     guarded,
@@ -363,8 +364,8 @@ class LsfScript:
             add("-B")
         if ev & {"end", "fail", "all"}:
             add("-N")
-        if spec.dependencies:
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in spec.dependencies
+        if deps := dependencies_for(spec, self.name, warnings):
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in deps
                                   for i in d.job_ids))
         env = spec.environment
         if env.export_all is not None or env.variables:

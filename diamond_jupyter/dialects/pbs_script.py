@@ -19,6 +19,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    dependencies_for,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -356,9 +357,8 @@ class PbsScript:
                 expr = expr.split("%")[0].split(",")[0]
                 expr = expr if "-" in expr else f"{expr}-{expr}"
             add("-t" if torque else "-J", expr)
-        if spec.dependencies:
-            add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
-                                           for d in spec.dependencies))
+        if deps := dependencies_for(spec, self.name, warnings):
+            add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..model import BadInput, Directive, JobSpec, check_spec
+from ..model import BadInput, Dependency, Directive, JobSpec, check_spec
 
 # Values that are clearly template placeholders rather than real settings.
 _PLACEHOLDER = re.compile(
@@ -478,6 +478,26 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    return out
+
+
+# The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
+# f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
+_JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",
+           "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?",
+           "flux": r"\d+|[f\u0192][1-9A-HJ-NP-Za-km-z]+|0x[0-9a-fA-F]+"}
+
+
+def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[Dependency]:
+    """The spec's dependencies on job ids `target` takes; each other id dropped, warned."""
+    out = []
+    for d in spec.dependencies:
+        ids = [i for i in d.job_ids if re.fullmatch(_JOB_ID[target], i)]
+        if lost := [i for i in d.job_ids if i not in ids]:
+            warnings.append(f"dropped: dependency {d.kind}:{':'.join(lost)} (not a {target} "
+                            "job id)")
+        if ids:
+            out.append(d.model_copy(update={"job_ids": ids}))
     return out
 
 

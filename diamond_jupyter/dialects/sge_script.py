@@ -21,6 +21,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    dependencies_for,
     fmt_hms,
     foreign_warnings,
     guarded,
@@ -329,7 +330,7 @@ class SgeScript:
                             "asks for features as -l complexes the site defines)")
         if spec.array:
             self._array(spec.array.expression, add, warnings)
-        for d in spec.dependencies:
+        for d in dependencies_for(spec, self.name, warnings):
             if d.kind in ("after",):
                 warnings.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} (Grid "
                                 "Engine cannot wait for a job's start)")

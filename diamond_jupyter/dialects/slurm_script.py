@@ -15,6 +15,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    dependencies_for,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -356,9 +357,8 @@ class SlurmScript:
             add("distribution", r.distribution)
         if spec.array:
             add("array", spec.array.expression)
-        if spec.dependencies:
-            add("dependency", ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
-                                       for d in spec.dependencies))
+        if deps := dependencies_for(spec, self.name, warnings):
+            add("dependency", ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))

@@ -1,0 +1,305 @@
+"""Realistic batch scripts the corpus may lack (tests/fixtures/scripts_unseen/<dialect>/):
+each one parses, has its needs read, and translates into every other dialect; the key
+values are checked against what each scheduler's documentation says they mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diamond_jupyter.dialects.translate import (
+    SCRIPT_DIALECTS,
+    get_script_dialect,
+    request_totals,
+    translate,
+)
+from diamond_jupyter.model import BadInput, JobSpec
+from diamond_jupyter.needs import needs_of
+
+HERE = Path(__file__).parent / "fixtures" / "scripts_unseen"
+G = 1024  # MB in a GB
+
+# Per script: whole-job totals (nodes, tasks, cpus, gpus, memory_mb as `request_totals`
+# reads them), walltime seconds, array expression, dependencies [(kind, ids)], and the
+# options that must be kept as unknown directives; other keys are JobSpec fields.
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    "slurm/gres_typed_gpu.sbatch": dict(
+        nodes=2, tasks=8, cpus=64, gpus=4, memory_mb=2 * 256 * G, walltime=2 * 86400,
+        gpu_type="a100", name="train-resnet", queue="gpu", account="proj042"),
+    # --gpus is the job's total: 8 over 2 nodes, not 8 per node
+    "slurm/gpus_job_total.sbatch": dict(
+        nodes=2, tasks=8, cpus=8, gpus=8, walltime=36 * 3600, queue="gpu"),
+    "slurm/gpus_typed_total.sbatch": dict(
+        nodes=4, tasks=16, cpus=16, gpus=4, walltime=8 * 3600, gpu_type="a100"),
+    "slurm/gpus_per_node_mem_per_gpu.sbatch": dict(
+        nodes=1, tasks=4, cpus=4, gpus=4, memory_mb=None, walltime=4 * 3600, gpu_type="h100",
+        unknown=["--cpus-per-gpu", "--mem-per-gpu", "--ntasks-per-socket"]),
+    "slurm/array_throttle.sbatch": dict(
+        tasks=None, cpus=None, memory_mb=2000, walltime=30 * 60, array="1-100%10",
+        name="sweep"),
+    "slurm/dependency_or.sbatch": dict(  # `?` is OR: no neutral form, kept
+        tasks=1, walltime=10 * 60, deps=[],
+        unknown=["--dependency", "--kill-on-invalid-dep"]),
+    "slurm/dependency_and.sbatch": dict(
+        tasks=2, walltime=5400, deps=[("afterok", ["1001", "1002"]), ("afterany", ["1003"])]),
+    # sbatch keeps the last --dependency given
+    "slurm/dependency_repeated.sbatch": dict(tasks=1, deps=[("afternotok", ["600"])]),
+    "slurm/time_min_day_hours.sbatch": dict(
+        nodes=1, walltime=36 * 3600, memory_mb=None, exclusive=True, unknown=["--time-min"]),
+    # only the first component of a heterogeneous job maps; the rest is kept as written
+    "slurm/hetjob.sbatch": dict(
+        nodes=1, tasks=1, cpus=4, memory_mb=8 * G, walltime=7200, queue=None,
+        name="coupled",
+        unknown=["hetjob", "--nodes", "--ntasks-per-node", "--mem", "--partition"]),
+    "slurm/packjob.sbatch": dict(
+        nodes=1, tasks=None, gpus=1, walltime=3600, queue="gpu",
+        unknown=["packjob", "--partition", "--nodes", "--ntasks"]),
+    "slurm/constraint_group_count.sbatch": dict(
+        nodes=2, walltime=3600, features=[], unknown=["--constraint"]),
+    "slurm/constraint_matching_or.sbatch": dict(nodes=4, features=["[rack1|rack2]"]),
+    # sbatch keeps the last --constraint given
+    "slurm/constraint_repeated.sbatch": dict(
+        nodes=1, gpus=4, features=["gpu"], account="m1234_g", qos="regular"),
+    "slurm/exclusive_user.sbatch": dict(
+        nodes=2, tasks=32, cpus=32, walltime=1200, exclusive=False, unknown=["--exclusive"]),
+    "slurm/quoted_and_comments.sbatch": dict(
+        tasks=4, cpus=8, walltime=12 * 3600, name="my analysis", queue="long",
+        mail_events=["end", "fail"], stdout="logs/run %j.txt"),
+    "slurm/late_directives.sbatch": dict(nodes=1, walltime=15 * 60, ignored=2),
+    "slurm/crlf_bom.sbatch": dict(nodes=2, tasks=16, cpus=16, walltime=7200, name="dos"),
+    "slurm/tabs_empty.sbatch": dict(nodes=3, tasks=24, cpus=24, memory_mb=24 * G),
+    # `#sbatch` is a comment; sbatch's long options are case-sensitive
+    "slurm/case_oddities.sbatch": dict(
+        nodes=None, tasks=8, cpus=8, walltime=None, queue=None,
+        unknown=["--NTASKS", "--Time"]),
+    # -t 0 asks for no time limit at all: not a zero-second one
+    "slurm/time_zero_unlimited.sbatch": dict(
+        tasks=1, walltime=None, queue="long", unknown=["--time"]),
+    "slurm/gpu_per_task.sbatch": dict(
+        tasks=4, cpus=32, gpus=4, memory_mb=4 * G * 32, walltime=6 * 3600),
+    "slurm/node_range.sbatch": dict(nodes=2, tasks=16, walltime=45 * 60, unknown=["--nodes"]),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    # chunks as one superset shape (documented in pbs_script._chunks)
+    "pbs/pro_multichunk.pbs": dict(
+        nodes=3, tasks=108, cpus=108, gpus=12, memory_mb=3 * 180 * G, walltime=48 * 3600,
+        exclusive=True, queue="workq", account="ABC123", name="coupled_run",
+        unknown=["-l place:scatter"]),
+    "pbs/torque_nodes_gpus.pbs": dict(
+        nodes=4, tasks=64, cpus=64, gpus=8, memory_mb=2 * G * 64, walltime=48 * 3600,
+        array="1-10%2"),
+    "pbs/pro_array_depend.pbs": dict(
+        nodes=1, tasks=1, cpus=4, memory_mb=8 * G, walltime=1800, array="1-10:2",
+        deps=[("afterok", ["123.server"])], queue="batch", account="proj"),
+    "pbs/torque_job_mem_days.pbs": dict(
+        nodes=2, tasks=16, cpus=16, memory_mb=32 * G, walltime=2 * 86400,
+        mail_events=["fail", "begin", "end"]),
+    "pbs/pro_ompthreads_filesystems.pbs": dict(
+        nodes=4, tasks=128, cpus=512, walltime=3600, deps=[("afterany", ["1001"])],
+        unknown=["-l select:ompthreads", "-l", "-l place:scatter"]),
+    "pbs/joined_l_options.pbs": dict(nodes=2, tasks=2, cpus=8, walltime=600, exclusive=True),
+    "pbs/torque_pmem.pbs": dict(nodes=1, tasks=12, cpus=12, memory_mb=4 * G * 12,
+                                walltime=12 * 3600),
+    "pbs/pro_jobwide_mem.pbs": dict(nodes=1, tasks=1, cpus=8, memory_mb=16 * G,
+                                    walltime=3600, unknown=["-r"]),
+    "pbs/depend_multi.pbs": dict(
+        nodes=1, tasks=1, cpus=1, walltime=300,
+        deps=[("afterok", ["100", "101"]), ("afternotok", ["102"])]),
+    "pbs/torque_procs.pbs": dict(nodes=None, tasks=32, cpus=32, walltime=3600),
+    # ---------------------------------------------------------------- LSF
+    "lsf/span_rusage_select.lsf": dict(
+        nodes=4, tasks=64, cpus=64, memory_mb=4000 * 64, walltime=4 * 3600,
+        unknown=["-R select"]),
+    "lsf/gpu_exclusive_array.lsf": dict(
+        tasks=1, gpus=2, walltime=3600, array="1-50%5", deps=[("afterok", ["123"])],
+        name="arr", unknown=["-gpu mode", "-M"]),
+    "lsf/csm_nnodes.lsf": dict(nodes=4, tasks=None, walltime=7200, account="ABC123",
+                               queue="batch", unknown=["-alloc_flags"]),
+    "lsf/affinity_two_R.lsf": dict(tasks=4, cpus=16, memory_mb=4000, walltime=45 * 60),
+    "lsf/depend_and.lsf": dict(tasks=1, walltime=600,
+                               deps=[("afterok", ["123"]), ("afterany", ["456"])]),
+    "lsf/depend_or.lsf": dict(tasks=1, deps=[], unknown=["-w"]),
+    "lsf/hosts_one_exclusive.lsf": dict(
+        nodes=1, tasks=8, cpus=8, memory_mb=16 * G, exclusive=True,
+        mail_events=["begin", "end"]),
+    "lsf/walltime_minutes.lsf": dict(tasks=2, walltime=90 * 60, unknown=["-We"]),
+    "lsf/gpu_per_task.lsf": dict(nodes=2, tasks=8, gpus=8, walltime=9000),
+    "lsf/array_step_rename.lsf": dict(tasks=1, walltime=900, array="1-100:2", name="sweep"),
+    # ---------------------------------------------------------------- Flux
+    "flux/short_options.flux": dict(
+        nodes=2, tasks=8, cpus=8, gpus=8, walltime=1800, name="sim", queue="pbatch"),
+    "flux/upper_setattr_bank.flux": dict(
+        nodes=2, tasks=8, cpus=32, walltime=5400, account="abc", stdout="job.%j.out"),
+    "flux/days_exclusive.flux": dict(nodes=1, walltime=2 * 86400, exclusive=True,
+                                     queue="pdebug"),
+    "flux/per_node_gpus_cores.flux": dict(nodes=2, tasks=8, cpus=16, gpus=4, walltime=3600),
+    "flux/dependency_fluid.flux": dict(
+        tasks=4, cpus=8, walltime=600, hold=True, deps=[("afterok", ["f2X4PLSfCDw"])]),
+    # RFC 23: `inf` is an unlimited duration; flux takes a limit of 0 as none
+    "flux/time_inf.flux": dict(nodes=1, walltime=None, unknown=["--time-limit"]),
+    "flux/time_zero.flux": dict(tasks=1, walltime=None, unknown=["--time-limit"]),
+    "flux/setopt_env.flux": dict(tasks=16, cpus=16, walltime=45 * 60, unknown=["--setopt"]),
+    # ---------------------------------------------------------------- Grid Engine
+    "sge/mpi_pe.sge": dict(
+        tasks=32, cpus=32, memory_mb=4 * G * 32, walltime=12 * 3600, array="1-10",
+        deps=[("afterany", ["123", "124"])], name="mpi_job"),
+    "sge/smp_pe.sge": dict(nodes=1, tasks=None, cpus=8, memory_mb=2 * G * 8, walltime=3600),
+    "sge/array_tc_hold_name.sge": dict(walltime=1200, array="1-100:5%10", deps=[],
+                                       unknown=["-hold_jid"]),
+    "sge/gpu_queue.sge": dict(gpus=2, walltime=1800, queue="gpu.q"),
+    # a shared-memory PE: one task of 4 CPUs on one host
+    "sge/threaded_pe.sge": dict(nodes=1, tasks=None, cpus=4, memory_mb=3 * G * 4,
+                                walltime=86400),
+}
+
+SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+TOTALS = ("nodes", "tasks", "cpus", "gpus", "memory_mb")
+_FIELDS = ("name", "queue", "account", "qos", "stdout", "hold")
+
+
+def _source(rel: str) -> tuple[str, str]:
+    text = (HERE / rel).read_bytes().decode("utf-8")
+    return rel.split("/")[0], text
+
+
+def _deps(spec: JobSpec) -> list[tuple[str, list[str]]]:
+    return [(d.kind, d.job_ids) for d in spec.dependencies]
+
+
+def _dep_pairs(spec: JobSpec) -> set[tuple[str, str]]:
+    """afterok:1:2 and afterok:1,afterok:2 mean the same: (kind, id) pairs."""
+    return {(d.kind, i) for d in spec.dependencies for i in d.job_ids}
+
+
+def test_every_fixture_has_expectations() -> None:
+    assert len(SCRIPTS) >= 40
+    assert set(SCRIPTS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+def test_parse_values(rel: str) -> None:
+    dialect, text = _source(rel)
+    spec = get_script_dialect(dialect).parse_script(text)
+    want = EXPECTED[rel]
+    totals = request_totals(spec)
+    for q in TOTALS:
+        if q in want:
+            assert totals[q] == want[q], (q, totals)
+    if "walltime" in want:
+        assert spec.resources.walltime_s == want["walltime"]
+    if "array" in want:
+        assert (spec.array.expression if spec.array else None) == want["array"]
+    assert _deps(spec) == want.get("deps", [])
+    assert [d.option for d in spec.unknown] == want.get("unknown", [])
+    for key in _FIELDS + ("mail_events",):
+        if key in want:
+            assert getattr(spec, key) == want[key], key
+    if "gpu_type" in want:
+        assert spec.resources.gpu_type == want["gpu_type"]
+    if "features" in want:
+        assert spec.constraints.features == want["features"]
+    if "exclusive" in want:
+        assert spec.constraints.exclusive is want["exclusive"]
+    ignored = [n for n in spec.metadata.get("parse_notes", []) if "ignored" in n]
+    assert len(ignored) == want.get("ignored", 0)
+    needs = needs_of(spec)  # never raises on a parsed script
+    if want.get("gpu_type"):
+        assert needs.gpu_type == want["gpu_type"]
+
+
+def _reported(warnings: list[str], *words: str) -> bool:
+    return any(w.lower() in x.lower() for x in warnings for w in words
+               if x.startswith(("dropped", "approximated", "kept", "line")))
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
+def test_translates_or_reports(rel: str, target: str) -> None:
+    """Into every other dialect: each value is expressed (read back from the translation)
+    or a warning names it; never a larger request; a refusal is one clear line."""
+    source, text = _source(rel)
+    if target == source:
+        return
+    try:
+        script, warnings, spec = translate(text, target, source)
+    except BadInput as exc:
+        assert str(exc).strip() and "\n" not in str(exc).strip()
+        assert target != "slurm", f"refused to Slurm: {exc}"
+        return
+    for d in spec.unknown:
+        assert any(d.raw.strip() in w for w in warnings), (d.raw, warnings)
+    back = get_script_dialect(target).parse_script(script)
+    before, after = request_totals(spec), request_totals(back)
+    for q in TOTALS:
+        if before[q] is None:
+            continue
+        assert after[q] is None or after[q] <= before[q], (q, before[q], after[q])
+        if after[q] != before[q]:
+            word = {"memory_mb": "mem", "cpus": "cpu", "gpus": "gpu", "tasks": "task",
+                    "nodes": "node"}[q]
+            assert _reported(warnings, word), (q, before[q], after[q], warnings)
+    was, now = spec.resources.walltime_s, back.resources.walltime_s
+    if was is not None:
+        assert now is not None and now >= was
+        assert now == was or _reported(warnings, "walltime")
+    if spec.array:
+        same = back.array is not None and back.array.expression == spec.array.expression
+        assert same or _reported(warnings, "array"), (back.array, warnings)
+    if spec.dependencies:
+        assert _dep_pairs(back) == _dep_pairs(spec) or _reported(warnings, "dependency"), \
+            warnings
+    if spec.name and target != "sge":
+        assert back.name == spec.name
+    if spec.queue:
+        assert back.queue == spec.queue
+
+
+def test_array_limit_renders_in_each_schedulers_syntax() -> None:
+    _, text = _source("slurm/array_throttle.sbatch")
+    lsf = translate(text, "lsf", "slurm")[0]
+    assert "#BSUB -J sweep[1-100]%10" in lsf.splitlines()  # not sweep[1-100%10]
+    sge = translate(text, "sge", "slurm")[0].splitlines()
+    assert "#$ -t 1-100" in sge and "#$ -tc 10" in sge
+    assert translate(lsf, "slurm", "lsf")[2].array.expression == "1-100%10"
+
+
+def test_foreign_job_ids_are_dropped_by_name() -> None:
+    _, text = _source("pbs/pro_array_depend.pbs")
+    for target in ("slurm", "lsf", "sge", "flux"):
+        script, warnings, _ = translate(text, target, "pbs")
+        assert "123.server" not in script, target
+        assert any(w.startswith("dropped: dependency afterok:123.server") for w in warnings)
+    assert "#PBS -W depend=afterok:123.server" in translate(text, "pbs", "pbs")[0]
+    _, text = _source("flux/dependency_fluid.flux")
+    assert "#SBATCH --dependency" not in translate(text, "slurm", "flux")[0]
+    _, text = _source("slurm/dependency_and.sbatch")
+    lsf = translate(text, "lsf", "slurm")[0]
+    assert '#BSUB -w "done(1001) && done(1002) && ended(1003)"' in lsf.splitlines()
+
+
+def test_hetjob_components_stay_in_order_on_a_slurm_round_trip() -> None:
+    _, text = _source("slurm/hetjob.sbatch")
+    out = translate(text, "slurm", "slurm")[0].splitlines()
+    i = out.index("#SBATCH hetjob")
+    assert "#SBATCH --nodes=1" in out[:i] and "#SBATCH --mem=8G" in out[:i]
+    assert out[i + 1:i + 3] == ["#SBATCH -N 4 --ntasks-per-node=32 --mem=64G",
+                                "#SBATCH --partition=compute"]
+    assert not any(line.startswith("#SBATCH") for line in out[i + 3:])
+
+
+@pytest.mark.parametrize(("line", "per_node", "kept"), [
+    ("#SBATCH --gpus=8\n#SBATCH -N 2", 4, False),
+    ("#SBATCH -N 4\n#SBATCH -G v100:8", 2, False),
+    ("#SBATCH --gpus=3\n#SBATCH -N 2", None, True),  # 2 + 1: no per-node form
+    ("#SBATCH --gpus=2", 2, False),
+    ("#SBATCH --gpus=8 -N 2\n#SBATCH --gpus-per-node=1", 1, False),  # the later one wins
+])
+def test_slurm_gpus_is_a_job_total(line: str, per_node: int | None, kept: bool) -> None:
+    from diamond_jupyter.dialects.slurm_script import slurm_script
+
+    spec = slurm_script.parse_script(f"#!/bin/bash\n{line}\nsrun x\n")
+    assert spec.resources.gpus_per_node == per_node
+    assert [d.option for d in spec.unknown] == (["--gpus"] if kept else [])
+    assert "slurm_gpus" not in spec.metadata

@@ -423,7 +423,8 @@ def needs_of(spec: JobSpec) -> Needs:
             gpu_type = gpu_type or d.value
         elif d.dialect == "pbs" and d.value and key == "arch" and norm_arch(d.value) in _ARCHES:
             arch = arch or norm_arch(d.value)
-    gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * (r.tasks_per_node or 1)) or None
+    tasks_per_node = r.tasks_per_node or (-(-r.tasks // r.nodes) if r.tasks and r.nodes else 1)
+    gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or None
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi)

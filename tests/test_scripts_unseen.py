@@ -31,7 +31,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         gpu_type="a100", name="train-resnet", queue="gpu", account="proj042"),
     # --gpus is the job's total: 8 over 2 nodes, not 8 per node
     "slurm/gpus_job_total.sbatch": dict(
-        nodes=2, tasks=8, cpus=8, gpus=8, walltime=36 * 3600, queue="gpu"),
+        nodes=2, tasks=8, cpus=8, gpus=8, needs_gpus=4, walltime=36 * 3600, queue="gpu"),
     "slurm/gpus_typed_total.sbatch": dict(
         nodes=4, tasks=16, cpus=16, gpus=4, walltime=8 * 3600, gpu_type="a100"),
     "slurm/gpus_per_node_mem_per_gpu.sbatch": dict(
@@ -125,11 +125,12 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=8, cpus=8, memory_mb=16 * G, exclusive=True,
         mail_events=["begin", "end"]),
     "lsf/walltime_minutes.lsf": dict(tasks=2, walltime=90 * 60, unknown=["-We"]),
-    "lsf/gpu_per_task.lsf": dict(nodes=2, tasks=8, gpus=8, walltime=9000),
+    "lsf/gpu_per_task.lsf": dict(nodes=2, tasks=8, gpus=8, needs_gpus=4, walltime=9000),
     "lsf/array_step_rename.lsf": dict(tasks=1, walltime=900, array="1-100:2", name="sweep"),
     # ---------------------------------------------------------------- Flux
-    "flux/short_options.flux": dict(
-        nodes=2, tasks=8, cpus=8, gpus=8, walltime=1800, name="sim", queue="pbatch"),
+    "flux/short_options.flux": dict(  # 8 tasks of 1 GPU on 2 nodes: 4 GPUs per node
+        nodes=2, tasks=8, cpus=8, gpus=8, needs_gpus=4, walltime=1800, name="sim",
+        queue="pbatch"),
     "flux/upper_setattr_bank.flux": dict(
         nodes=2, tasks=8, cpus=32, walltime=5400, account="abc", stdout="job.%j.out"),
     "flux/days_exclusive.flux": dict(nodes=1, walltime=2 * 86400, exclusive=True,
@@ -207,6 +208,8 @@ def test_parse_values(rel: str) -> None:
     needs = needs_of(spec)  # never raises on a parsed script
     if want.get("gpu_type"):
         assert needs.gpu_type == want["gpu_type"]
+    if "needs_gpus" in want:  # per node
+        assert needs.gpus == want["needs_gpus"]
 
 
 def _reported(warnings: list[str], *words: str) -> bool:

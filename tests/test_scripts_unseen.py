@@ -306,3 +306,17 @@ def test_slurm_gpus_is_a_job_total(line: str, per_node: int | None, kept: bool) 
     assert spec.resources.gpus_per_node == per_node
     assert [d.option for d in spec.unknown] == (["--gpus"] if kept else [])
     assert "slurm_gpus" not in spec.metadata
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "lsf", "flux"])
+def test_quoted_values_survive_a_translation(target: str) -> None:
+    """A value holding a double quote or a backslash is written escaped inside double
+    quotes, and read back as it was (it used to come back as `say \\hi"`)."""
+    text = ("#!/bin/bash\n#SBATCH --job-name='say \"hi\"'\n"
+            "#SBATCH --output=\"C:\\\\logs\\\\out %j.txt\"\nsrun x\n")
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert (spec.name, spec.stdout) == ('say "hi"', "C:\\logs\\out %j.txt")
+    script = translate(text, target, "slurm")[0]
+    back = get_script_dialect(target).parse_script(script)
+    assert back.name == 'say "hi"'
+    assert back.stdout.replace("%J", "%j").replace("{{id}}", "%j") == spec.stdout

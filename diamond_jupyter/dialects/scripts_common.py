@@ -85,7 +85,8 @@ def split_header(
 
 
 def tokenize(text: str) -> list[str]:
-    """Shell-like split: quotes group and are removed; an unquoted `#` token starts a comment.
+    """Shell-like split: quotes group and are removed; an unquoted `#` token starts a comment;
+    inside double quotes a backslash escapes `"` and `\\` (what `quote` writes).
 
     Never raises: an unbalanced quote runs to the end of the line.
     """
@@ -99,6 +100,9 @@ def tokenize(text: str) -> list[str]:
         if quote:
             if ch == quote:
                 quote = ""
+            elif ch == "\\" and quote == '"' and text[i + 1:i + 2] in ('"', "\\"):
+                i += 1
+                cur.append(text[i])
             else:
                 cur.append(ch)
         elif ch in "\"'":
@@ -336,7 +340,7 @@ def quote(value: str) -> str:
     lines: use `sh_quote`)."""
     if _SAFE.match(value):
         return value
-    return '"' + value.replace('"', '\\"') + '"'
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def sh_quote(value: str) -> str:

@@ -78,11 +78,13 @@ class Op:
     items: tuple[Any, ...]
     ops: tuple[str, ...]  # len(items) - 1 operators, each "&" or "|"
     kind: str = ""
+    count: int | None = None  # `(a&b)*N`: N nodes with all of it (each node checked alone)
 
     def text(self) -> str:
         inner = self.items[0].text() + "".join(
             o + i.text() for o, i in zip(self.ops, self.items[1:], strict=True))
-        return {"": inner, "(": f"({inner})", "[": f"[{inner}]"}[self.kind]
+        return {"": inner, "(": f"({inner})", "[": f"[{inner}]"}[self.kind] + (
+            f"*{self.count}" if self.count is not None else "")
 
     def matches(self, features: set[str], arch: str | None) -> bool:
         result = self.items[0].matches(features, arch)
@@ -143,10 +145,10 @@ def parse_constraint(text: str) -> Constraint:
             m = re.compile(r"\*(\d+)").match(src, pos)
             if not m:
                 raise fail("a count after '*' is missing")
-            if not isinstance(node, Feature):
-                raise fail("a count after a group (counts go on features, e.g. [a*2&b*4])")
             pos = m.end()
-            node = Feature(node.name, int(m.group(1)))
+            # sbatch's own example: [(knl&snc4&flat)*4&haswell*1]
+            node = Feature(node.name, int(m.group(1))) if isinstance(node, Feature) else \
+                Op(node.items, node.ops, node.kind, int(m.group(1)))
         while pos < len(src) and src[pos] == " ":
             pos += 1
         return node

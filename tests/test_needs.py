@@ -49,7 +49,7 @@ def _trees(depth: int):
     sub = _trees(depth - 1)
     return st.one_of(leaf, st.integers(2, 4).flatmap(lambda n: st.builds(
         Op, st.tuples(*[sub] * n), st.tuples(*[st.sampled_from("&|")] * (n - 1)),
-        st.sampled_from(["(", "["]))))
+        st.sampled_from(["(", "["]), st.one_of(st.none(), st.integers(1, 9)))))
 
 
 def _reference(tree, feats: set[str], arch: str | None) -> bool:
@@ -93,6 +93,10 @@ def test_constraint_forms():
     assert required_arch(parse_constraint("avx2&arch=arm64")) == "aarch64"
     assert required_arch(parse_constraint("avx2|arch=aarch64")) is None
     assert join_features(["avx2", "a|b"]) == "avx2&(a|b)"
+    # a count on a group (sbatch's own example) is kept, and each node is checked alone
+    knl = parse_constraint("[(knl&snc4&flat)*4&haswell*1]")
+    assert knl.text() == "[(knl&snc4&flat)*4&haswell*1]"
+    assert knl.items[0].count == 4 and not knl.matches({"knl", "snc4", "haswell"}, None)
     for bad, where in (("a&", "position 2"), ("(a|b", "missing ')'"), ("a b", "unexpected"),
                        ("a*x", "count"), ("$FEAT", "'$'")):
         with pytest.raises(BadInput, match=re.escape(where)):

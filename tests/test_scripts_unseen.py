@@ -57,8 +57,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/packjob.sbatch": dict(
         nodes=1, tasks=None, gpus=1, walltime=3600, queue="gpu",
         unknown=["packjob", "--partition", "--nodes", "--ntasks"]),
+    # a count on a group is kept with it (sbatch's own example: [(knl&snc4&flat)*4&haswell*1])
     "slurm/constraint_group_count.sbatch": dict(
-        nodes=2, walltime=3600, features=[], unknown=["--constraint"]),
+        nodes=2, walltime=3600, features=["[skylake|cascadelake]*2"]),
     "slurm/constraint_matching_or.sbatch": dict(nodes=4, features=["[rack1|rack2]"]),
     # sbatch keeps the last --constraint given
     "slurm/constraint_repeated.sbatch": dict(

@@ -15,6 +15,13 @@ Rules (each ranks through `placement.rank`, the engine's own ranking):
 - `risk A`: the finish plus A times the start's uncertainty (its bound past its start);
 - `raw A`: the finish plus A times what the calibration took off the raw start.
 
+Hedged submission is replayed the same way (`HEDGE_RULES`): which sites get the copies,
+scored as the placement benchmark's matched hedge scores them (the first copy to start
+runs): the engine's two best, the best with the surest other start (smallest 90% bound),
+the best with the other whose finish at its bound is soonest, and the three best (one copy
+more, for reference). Its per-run figure is the issue's ratio, diamond's mean over the
+hedge's (1 s floor), and whether that reaches 2.
+
 Per background (`depth_misleads` and real logs): the mean of the runs' mean regrets, the
 pooled p90, the median of the runs' medians, the runs whose mean is below every baseline's
 (the issue's target: each fixed home, fewest_pending, random), and how often `engine`'s
@@ -27,6 +34,7 @@ rules).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -38,7 +46,8 @@ from diamond_jupyter.placement import (
     rank,
 )
 
-from .common import RESULTS, emit, markdown_table, mean, median, parser, pct
+from .common import RESULTS, emit, markdown_table, mean, median, parser, pct, ratio
+from .placement import FLOOR_S, _matched_hedge
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)  # every estimate is relative to its round
 BASELINE_SKIP = ("diamond", "hedge2", "hedge")  # not baselines: diamond itself, its hedge
@@ -94,6 +103,54 @@ RULES: dict[str, Rule] = {
 }
 
 
+HedgeRule = Callable[[dict[str, dict[str, Any]]], list[str]]
+HEDGE_TARGET = 2.0  # diamond's mean over the hedge's
+
+
+def _ranked(est: dict[str, dict[str, Any]]) -> list[str]:
+    return [v.site for v in rank(verdicts(est), NOW)[0]]
+
+
+def _finish_at_bound(e: dict) -> float:
+    return e["finish_s"] + _spread(e)
+
+
+def best_and(key: Callable[[dict], float]) -> HedgeRule:
+    """The engine's best site, and the other whose `key(estimate)` is smallest."""
+    def pick(est: dict[str, dict[str, Any]]) -> list[str]:
+        best, *others = _ranked(est)
+        return [best, *sorted(others, key=lambda s: key(est[s]))[:1]]
+    return pick
+
+
+HEDGE_RULES: dict[str, HedgeRule] = {
+    "two best": lambda est: _ranked(est)[:2],
+    "best + surest start": best_and(
+        lambda e: math.inf if e.get("bound_s") is None else e["bound_s"]),
+    "best + soonest finish at bound": best_and(_finish_at_bound),
+    "three best": lambda est: _ranked(est)[:3],
+}
+
+
+def replay_hedges(run: dict, rules: dict[str, HedgeRule] = HEDGE_RULES) -> dict[str, Any]:
+    """Each hedge rule's regret per scored round of a run with matched probes (their start
+    times recorded), and the run's diamond mean over each rule's."""
+    rounds = [r for r in scored_rounds(run) if r.get("started_s") is not None]
+    max_wait = run.get("max_wait_s") or max(
+        (c for r in rounds for c in r["completion_s"].values()), default=0.0)
+    regret: dict[str, list[float]] = {n: [] for n in rules}
+    for r in rounds:
+        comp = r["completion_s"]
+        for name, rule in rules.items():
+            h = _matched_hedge(rule(r["estimate"]), comp, r["started_s"],
+                               list(r.get("censored") or ()), max_wait)
+            regret[name].append(h["completion_s"] - min(comp.values()))
+    diamond = mean([r["additional_s"]["diamond"] for r in rounds]) if rounds else None
+    return {"rounds": len(rounds), "regret": regret,
+            "diamond_over_hedge": {n: ratio(diamond, mean(v), FLOOR_S) if v else None
+                                   for n, v in regret.items()}}
+
+
 def scored_rounds(run: dict) -> list[dict]:
     """The rounds that count: some site's probe not censored (an all-censored round is no
     tie), with estimates recorded."""
@@ -135,7 +192,9 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
         bg = "real logs" if run.get("traces") else "depth_misleads"
         got = replay_run(run, rules)
         if got["rounds"]:
-            by_bg.setdefault(bg, []).append({"file": path.name, "seed": run.get("seed"), **got})
+            hedged = replay_hedges(run) if run.get("hedge_mode", "real") == "matched" else None
+            by_bg.setdefault(bg, []).append({"file": path.name, "seed": run.get("seed"),
+                                             **got, "hedges": hedged})
     out: dict[str, Any] = {"backgrounds": {}}
     for bg, runs in by_bg.items():
         per_rule = {}
@@ -148,9 +207,17 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
                 "runs_mean_below_every_baseline": sum(
                     1 for r, m in zip(runs, means, strict=True)
                     if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"])}
+        hedged = [r["hedges"] for r in runs if r["hedges"] and r["hedges"]["rounds"]]
+        per_hedge = {name: {
+            "runs": len(hedged),
+            "mean_of_run_means_s": mean([mean(h["regret"][name]) for h in hedged]),
+            "runs_2x_below_diamond": sum(1 for h in hedged if (h["diamond_over_hedge"][name]
+                                                              or 0) >= HEDGE_TARGET)}
+            for name in HEDGE_RULES} if hedged else {}
         out["backgrounds"][bg] = {
             "runs": len(runs), "rounds": sum(r["rounds"] for r in runs),
-            "engine_agrees_with_record": sum(r["agree"] for r in runs), "rules": per_rule}
+            "engine_agrees_with_record": sum(r["agree"] for r in runs), "rules": per_rule,
+            "hedge_rules": per_hedge}
     return out
 
 
@@ -165,9 +232,16 @@ def table(data: dict[str, Any]) -> str:
         f"\n{bg}: {d['runs']} runs, {d['rounds']} scored rounds; the engine's rule chose the "
         f"recorded site in {d['engine_agrees_with_record']} of them."
         for bg, d in data["backgrounds"].items())
+    hedges = [(bg, name, f"{r['mean_of_run_means_s']:.2f}",
+               f"{r['runs_2x_below_diamond']} of {r['runs']}")
+              for bg, d in data["backgrounds"].items()
+              for name, r in d.get("hedge_rules", {}).items()]
     return ("## placement decisions replayed on recorded rounds\n\n" + markdown_table(
         ["background", "rule", "mean of run means s", "p90 s", "median of run medians s",
-         "runs with mean below every baseline"], rows) + notes + "\n")
+         "runs with mean below every baseline"], rows) + notes + "\n\n"
+        "## hedged copies replayed (runs with matched hedges)\n\n" + markdown_table(
+            ["background", "copies to", "mean of run means s",
+             "runs with diamond's mean 2x the hedge's"], hedges) + "\n")
 
 
 def main(argv: list[str] | None = None) -> dict:

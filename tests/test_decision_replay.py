@@ -42,3 +42,29 @@ def test_each_rule_is_scored_by_the_probe_of_the_site_it_picks(tmp_path):
     assert rules["engine"]["runs_mean_below_every_baseline"] == 0
     assert rules["risk 1"]["runs_mean_below_every_baseline"] == 1
     assert "| depth_misleads | engine | 70.00 |" in dr.table(data)
+
+
+def test_hedged_copies_are_replayed_as_the_first_copy_to_start_running():
+    # a is ranked best (finish 20 s) but unsure; b next (30 s); c surest (bound 5 s)
+    est_ = {"a": est(10, 20, bound=200), "b": est(15, 30, bound=100), "c": est(5, 40, bound=5)}
+    r = round_(est_, {"a": 150.0, "b": 120.0, "c": 45.0}, "a",
+               **{"home:a": 105.0, "home:b": 75.0, "home:c": 0.0})
+    r["additional_s"]["diamond"] = 105.0
+    r["started_s"] = {"a": 140.0, "b": 90.0, "c": 5.0}
+    run = {"seed": 1, "traces": None, "hedge_mode": "matched", "max_wait_s": 240.0,
+           "per_round": [r]}
+    got = dr.replay_hedges(run)
+    assert got["rounds"] == 1
+    assert got["regret"]["two best"] == [75.0]  # a and b: b starts first, ends at 120 s
+    assert got["regret"]["best + surest start"] == [0.0]  # a and c: c starts at 5 s
+    assert got["regret"]["three best"] == [0.0]
+    assert got["diamond_over_hedge"]["two best"] == 1.4  # 105 / 75
+    assert got["diamond_over_hedge"]["best + surest start"] == 105.0  # the 1 s floor
+
+
+def test_a_hedge_whose_copies_never_start_scores_the_bound():
+    r = round_({"a": est(0, 10), "b": est(0, 20), "c": est(0, 30)},
+               {"a": 240.0, "b": 240.0, "c": 12.0}, "a", censored=("a", "b"))
+    r["started_s"] = {"c": 2.0}
+    run = {"hedge_mode": "matched", "max_wait_s": 240.0, "per_round": [r]}
+    assert dr.replay_hedges(run)["regret"]["two best"] == [228.0]

@@ -62,7 +62,6 @@ limits the log does not record: these figures are the models' errors under that.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import random
 from datetime import datetime, timedelta, timezone
 from math import ceil
@@ -70,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.calibration import WAIT_FLOOR_S
-from diamond_jupyter.testbed.trace import header_count
+from diamond_jupyter.testbed.trace import header_count, open_swf
 
 from .common import emit, markdown_table, mean, median, parser
 
@@ -86,10 +85,9 @@ EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed ori
 
 def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
     """The log header's MaxNodes, or another count (None when absent)."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.startswith(";"):
+    with open_swf(path) as fh:
+        for line in map(str.strip, fh):
+            if line and not line.startswith(";"):
                 return None
             key, _, value = (x.strip() for x in line[1:].partition(":"))
             if key == key_wanted and header_count(value):

@@ -29,15 +29,17 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from ..model import BadInput
 from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
 
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
+PARTIAL_STATUS = (2, 3, 4)  # SWF status of one part of a checkpointed or swapped job
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
 class SwfJob:
     number: int
     submit: float  # seconds from the log's start
@@ -95,31 +97,29 @@ class ReplayPlan:
 def read_swf(path: str | Path) -> SwfLog:
     """Parse an SWF log (plain or .gz). BadInput names the file and line of a malformed one."""
     p = Path(path)
-    opener = gzip.open if p.name.endswith(".gz") else open
-    max_procs, jobs = 0, []
+    header: dict[str, int] = {}
+    jobs = []
     try:
-        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+        with open_swf(p) as fh:
             for lineno, line in enumerate(fh, 1):
                 text = line.strip()
                 if not text:
                     continue
                 if text.startswith(";"):
                     key, _, value = (x.strip() for x in text[1:].partition(":"))
-                    # MaxProcs wins; MaxNodes stands in for logs that only give nodes
                     count = header_count(value)
-                    if count and (key == "MaxProcs" or key == "MaxNodes" and not max_procs):
-                        max_procs = count
+                    if count and key in ("MaxProcs", "MaxNodes"):
+                        header[key] = count
                     continue
                 jobs.append(_job(text, p, lineno))
+    except (EOFError, gzip.BadGzipFile) as e:  # BadGzipFile is an OSError: first
+        raise BadInput(f"the trace {p} is not a readable gzip file: {e}") from None
     except OSError as e:
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
-    except (EOFError, gzip.BadGzipFile) as e:
-        raise BadInput(f"the trace {p} is not a readable gzip file: {e}") from None
     if not jobs:
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
-    # a header that undercounts (nodes standing in for processors, or simply wrong) would
-    # make every job a larger share of the machine than it was
-    max_procs = max(max_procs, *(j.procs for j in jobs))
+    jobs = _whole_jobs(jobs)
+    max_procs = _machine_procs(header, jobs)
     if max_procs <= 0:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
@@ -127,6 +127,41 @@ def read_swf(path: str | Path) -> SwfLog:
     jobs.sort(key=lambda j: (j.submit, j.number))
     name = p.name.removesuffix(".gz").removesuffix(".swf")
     return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs))
+
+
+def open_swf(path: Path) -> TextIO:
+    """A log's text, gzipped or not by its bytes, whatever its name (a browser may have
+    unzipped a .gz), without a byte-order mark."""
+    with open(path, "rb") as raw:
+        gzipped = raw.read(2) == b"\x1f\x8b"
+    return (gzip.open if gzipped else open)(path, "rt", encoding="utf-8-sig", errors="replace")
+
+
+def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
+    """Each job once: a checkpointed or swapped job is a summary line (the whole job) and a
+    line per part of it with the same number (status 2, then 3 or 4); the parts are dropped
+    where the summary is there, kept (each ran) where it is not."""
+    if not any(j.status in PARTIAL_STATUS for j in jobs):
+        return jobs
+    summarized = {j.number for j in jobs if j.status not in PARTIAL_STATUS}
+    return [j for j in jobs if j.status not in PARTIAL_STATUS or j.number not in summarized]
+
+
+def _machine_procs(header: dict[str, int], jobs: list[SwfJob]) -> int:
+    """The log machine's processors: MaxProcs, never below the largest job that ran (a
+    header can be wrong); without MaxProcs (MaxNodes alone, its nodes of several sizes, or
+    no header), at least what the jobs used at once. A request that never ran (cancelled,
+    or refused as larger than the machine) says nothing of the machine."""
+    ran = [j for j in jobs if j.run > 0 and j.procs > 0] or jobs
+    largest = max(j.procs for j in ran)
+    if "MaxProcs" in header:
+        return max(header["MaxProcs"], largest)
+    events = sorted(e for j in ran for e in ((j.start, j.procs), (j.end, -j.procs)))
+    in_use = peak = 0
+    for _, procs in events:  # at equal times an end (negative) sorts before a start
+        in_use += procs
+        peak = max(peak, in_use)
+    return max(header.get("MaxNodes", 0), largest, peak)
 
 
 def header_count(value: str) -> int | None:
@@ -146,10 +181,13 @@ def _job(text: str, path: Path, lineno: int) -> SwfJob:
         raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
                        f"{len(fields)}: {text[:80]!r}")
     try:
-        number, submit, wait, run, alloc = (float(f) for f in fields[:5])
-        req_procs, req_time, status = float(fields[7]), float(fields[8]), float(fields[10])
+        values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
     except ValueError:
-        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers: {text[:80]!r}") from None
+        values = []
+    if not values or not all(map(math.isfinite, values)):  # "nan" and "inf" parse too
+        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
+                       f"{text[:80]!r}")
+    number, submit, wait, run, alloc, req_procs, req_time, status = values
     procs = int(alloc if alloc > 0 else req_procs)
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status))

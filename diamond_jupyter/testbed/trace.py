@@ -12,8 +12,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
-  partition that holds it; a job without a request gets the default partition's limit, as
-  a scheduler gives it;
+  partition that holds it; a job without a request gets the limit of the default partition,
+  as a scheduler gives it, or of the partition that holds its runtime when the default's
+  would cut it short (its center had a queue that let it run);
 - jobs are thinned (Bernoulli with one probability, seeded) so that the site's CPU
   utilization over the window, computed from the mapped sizes and the log's own start and
   end times, matches the log's in that window: rounding small jobs up to a whole CPU would
@@ -24,6 +25,7 @@ Pure: reading a log and planning are free of I/O besides the file read; `load.ru
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import math
 import random
@@ -36,6 +38,7 @@ from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
 
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
+REDRAWS = 20  # draws of a window before one with no arrival is replayed as it is
 PARTIAL_STATUS = (2, 3, 4)  # SWF status of one part of a checkpointed or swapped job
 
 
@@ -216,11 +219,11 @@ def _partition_limits(c: ClusterDef) -> list[tuple[str | None, int]]:
     return out or [(None, _max_minutes(c))]
 
 
-def _partition_for(limits: list[tuple[str | None, int]], wall_min: int | None
+def _partition_for(limits: list[tuple[str | None, int]], wall_min: int
                    ) -> tuple[str | None, int]:
     """The default partition when the request fits it, else the one with the smallest limit
-    that holds it, else the longest; a job without a request gets the default's limit."""
-    if wall_min is None or wall_min <= limits[0][1]:
+    that holds it, else the longest."""
+    if wall_min <= limits[0][1]:
         return limits[0]
     fits = [p for p in limits if p[1] >= wall_min]
     return min(fits, key=lambda p: p[1]) if fits else max(limits, key=lambda p: p[1])
@@ -244,7 +247,12 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         # gives up the day before the window
         lo = first + min(WARMUP_S, max(0.0, last - first - span))
         hi = max(lo, last - span)
-        start = random.Random(seed if not draw else f"{seed}:{draw}").uniform(lo, hi)
+        draws = random.Random(seed if not draw else f"{seed}:{draw}")
+        for _ in range(REDRAWS):  # a window with no arrival (the machine was down) again
+            start = draws.uniform(lo, hi)
+            i = bisect.bisect_left(log.jobs, start, key=lambda j: j.submit)
+            if i < len(log.jobs) and log.jobs[i].submit < start + span:
+                break
     elif not first <= start <= last:
         raise BadInput(f"--start {start:.0f} is outside the log {log.name} "
                        f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
@@ -269,7 +277,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
         nodes, per_node = _size(j.procs, log.max_procs, c)
         wall_min = max(1, math.ceil(req_s / scale / 60)) if req_s > 0 else None
-        partition, limit_min = _partition_for(limits, wall_min)
+        # a job without a request is placed by its runtime, and gets its partition's limit
+        partition, limit_min = _partition_for(
+            limits, wall_min or math.ceil(max(run_s, 0.0) / scale / 60))
         return LoadJob(at_s=round(at_s, 3), site=c.name, nodes=nodes, cpus_per_node=per_node,
                        runtime_s=round(max(run_s, 0.0) / scale, 2),
                        walltime_min=min(wall_min or limit_min, limit_min),

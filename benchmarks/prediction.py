@@ -9,9 +9,9 @@ queue and the true starts of every job in it, and a prediction model can be scor
 against them, as QBETS was (Nurmi, Brevik, Wolski), without any of it being tuned here.
 
 Each moment: a `SiteSnapshot` of the log's machine (MaxNodes nodes of MaxProcs / MaxNodes
-CPUs, the running jobs placed first-fit), the calibration samples of the jobs that ended
-in the 6 h before T (the engine's window), and the backfill simulation of
-`placement_sim` run under each model:
+CPUs, at most `SIM_NODES` nodes, the running jobs placed first-fit), the calibration
+samples of the jobs that ended in the 6 h before T (the engine's window), and the backfill
+simulation of `placement_sim` run under each model:
 - `walltime`: every job runs to its request (a scheduler's own plan);
 - `median`: every running and queued job runs the median runtime/request of its class,
   a running job past that ending within a second (the model before this benchmark);
@@ -81,6 +81,9 @@ MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", 
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
+# The backfill simulation goes node by node: a machine of more nodes (a Blue Gene's 40,960)
+# is simulated as this many, each of several of its own
+SIM_NODES = 1024
 
 
 def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
@@ -292,7 +295,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict
     from diamond_jupyter.testbed.trace import read_swf
 
     log, note = with_requests(read_swf(path), path)
-    nodes_n = max_nodes(path) or log.max_procs
+    nodes_n = min(max_nodes(path) or log.max_procs, SIM_NODES)
     cpn = max(1, log.max_procs // nodes_n)
     end = max(j.submit for j in log.jobs)
     if not any(j.wait > 0 for j in log.jobs):  # e.g. LLNL-Thunder's cleaned log: all 0

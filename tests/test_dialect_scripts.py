@@ -9,7 +9,7 @@ from diamond_jupyter.dialects.lsf_script import lsf_script
 from diamond_jupyter.dialects.pbs_script import pbs_script
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time, slurm_script
 from diamond_jupyter.dialects.translate import detect_dialect, get_script_dialect, translate
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.model import BadInput, Directive, JobSpec
 
 SLURM = """#!/bin/bash
 #SBATCH -N 2 --ntasks-per-node=4 -t 1:00:00
@@ -283,3 +283,56 @@ def test_output_patterns_translate() -> None:
     assert "#BSUB -e err-%J_%I.txt" in lsf
     flux, fw, _ = translate(text, "flux")
     assert "log-{{name}}-{{id}}.out" in flux and any("%A" in w for w in fw)
+
+
+def test_lsf_resource_string_with_quotes_reads_back_whole() -> None:
+    text = ('#!/bin/bash\n#BSUB -n 4\n#BSUB -R "select[type==\\"X86_64\\"] rusage[mem=2GB]"\n'
+            "run\n")
+    spec = lsf_script.parse_script(text)
+    kept = [(d.option, d.value) for d in spec.unknown]
+    assert kept == [("-R select", 'select[type=="X86_64"]')]
+    out = lsf_script.render_script(spec).script
+    assert "#BSUB -R 'rusage[mem=2GB] select[type==\"X86_64\"]'" in out
+    back = lsf_script.parse_script(out)
+    assert [(d.option, d.value) for d in back.unknown] == kept
+    assert back.resources.memory_per_cpu_mb == 2048
+
+
+HAZARDS = ['a b', 'a"b', "a'b", "a\\b", 'a" -x "b', "a' -x 'b", "a # -x", '\\', '"', "'",
+           "it's \"x\" \\ -y"]
+
+
+@pytest.mark.parametrize("dialect", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_rendered_values_read_back_and_add_no_option(dialect: str) -> None:
+    """Spaces, quotes, backslashes and `#` in a value stay in that value: the rendered
+    directive reads back as the same value and nothing becomes an option of its own."""
+    d = get_script_dialect(dialect)
+    for value in HAZARDS:
+        spec = JobSpec(script="run\n", queue=value, account=value, stdout=value,
+                       mail_user=value)
+        spec.unknown.append(Directive(dialect="lsf", option="-R select",
+                                      value=f"select[{value}]", raw="#BSUB -R x"))
+        spec.resources.gpu_type, spec.resources.gpus_per_node = value, 1
+        back = d.parse_script(d.render_script(spec).script)
+        for field in ("queue", "account", "stdout", "mail_user"):
+            assert getattr(back, field) in (value, None), (field, value)
+        if dialect == "lsf":
+            assert back.resources.gpu_type == value
+            assert [(u.option, u.value) for u in back.unknown] == [
+                ("-R select", f"select[{value}]")], value
+        else:
+            assert not back.unknown or {u.option for u in back.unknown} == {"--requires"}
+
+
+@pytest.mark.parametrize("dialect", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_newline_in_a_value_never_starts_a_directive_line(dialect: str) -> None:
+    d = get_script_dialect(dialect)
+    spec = lsf_script.parse_script('#!/bin/bash\n#BSUB -R "select[x86]" -alloc_flags smt4\nrun\n')
+    spec.unknown[-1].value = "smt4\n#BSUB -q evil"
+    with pytest.raises(BadInput, match=r"unknown\[\d\]\.value contains a control character "
+                                       r"\(newline.*only printable characters"):
+        d.render_script(spec)
+    spec = JobSpec(script="run\n")
+    spec.name = "job\n#SBATCH --qos=evil"  # set after the model's own check, as a face may
+    with pytest.raises(BadInput, match="name contains a control character"):
+        d.render_script(spec)

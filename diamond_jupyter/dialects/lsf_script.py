@@ -86,6 +86,17 @@ def _merge_rusage(sections: list[str]) -> list[str]:
     return rest[:first] + ["rusage[" + ":".join(bodies) + "]"] + rest[first:]
 
 
+def _quoted(text: str) -> str:
+    """A -R or -gpu string quoted as users write it: in double quotes, or in single quotes
+    when it holds a double quote or a backslash (`select[type=="X86_64"]`), escaped inside
+    double quotes only when it holds both kinds of quote; it always reads back whole."""
+    if '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    if "'" not in text:
+        return f"'{text}'"
+    return quote(text)  # never bare: the quotes in it are escaped
+
+
 def parse_lsf_time(text: str) -> int | None:
     """bsub -W [hour:]minute[/host] -> seconds."""
     t = text.split("/")[0].strip()
@@ -273,7 +284,7 @@ class LsfScript:
 
         def add(opt: str, val: object = None) -> None:
             text = "" if val is None else str(val)
-            text = f'"{text}"' if opt in ("-R", "-gpu") else quote(text)  # quoted by habit
+            text = _quoted(text) if opt in ("-R", "-gpu") else quote(text)  # quoted by habit
             lines.append(f"#BSUB {opt}" + ("" if val is None else f" {text}"))
 
         r, c = spec.resources, spec.constraints

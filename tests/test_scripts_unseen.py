@@ -29,6 +29,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/gres_typed_gpu.sbatch": dict(
         nodes=2, tasks=8, cpus=64, gpus=4, memory_mb=2 * 256 * G, walltime=2 * 86400,
         gpu_type="a100", name="train-resnet", queue="gpu", account="proj042"),
+    # several gres entries: the GPUs are read, the node-local NVMe is kept
+    "slurm/gres_gpu_and_nvme.sbatch": dict(
+        nodes=2, tasks=8, cpus=64, gpus=8, needs_gpus=4, walltime=8 * 3600, gpu_type="a100",
+        name="ml-ckpt", queue="gpu", unknown=["--gres"]),
     # --gpus is the job's total: 8 over 2 nodes, not 8 per node
     "slurm/gpus_job_total.sbatch": dict(
         nodes=2, tasks=8, cpus=8, gpus=8, needs_gpus=4, walltime=36 * 3600, queue="gpu"),
@@ -321,3 +325,19 @@ def test_quoted_values_survive_a_translation(target: str) -> None:
     back = get_script_dialect(target).parse_script(script)
     assert back.name == 'say "hi"'
     assert back.stdout.replace("%J", "%j").replace("{{id}}", "%j") == spec.stdout
+
+
+def test_several_gres_entries_render_as_one_gres_and_are_reported_elsewhere() -> None:
+    _, text = _source("slurm/gres_gpu_and_nvme.sbatch")
+    out = translate(text, "slurm", "slurm")[0].splitlines()
+    assert [x for x in out if x.startswith("#SBATCH --g")] == ["#SBATCH --gres=gpu:a100:4,nvme:1"]
+    for target in ("pbs", "lsf", "flux"):  # Grid Engine refuses 8 tasks x 8 CPUs as slots
+        warnings = translate(text, target, "slurm")[1]
+        assert any(w.startswith("dropped: #SBATCH --gres=gpu:a100:4,nvme:1") and "nvme:1" in w
+                   for w in warnings), target
+    # a later hetjob component's --gres stays with it; the GPUs of the first keep their line
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --gres=gpu:2,nvme:1\n#SBATCH hetjob\n#SBATCH --gres=shard:1\nx\n")
+    out = get_script_dialect("slurm").render_script(spec).script.splitlines()
+    assert out[1:4] == ["#SBATCH --gres=gpu:2,nvme:1", "#SBATCH hetjob",
+                        "#SBATCH --gres=shard:1"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from ..model import ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .scripts_common import (
@@ -185,17 +185,7 @@ class SlurmScript:
             if key == "gpus":  # the job's total: spread over the nodes once all are read
                 spec.metadata["slurm_gpus"] = [item.lineno, item.raw, v]
         elif key == "gres":
-            parts = (v or "").split(",")
-            if len(parts) != 1 or not parts[0].startswith("gpu"):
-                return False
-            fields = parts[0].split(":")
-            if fields[0] != "gpu" or len(fields) > 3:
-                return False
-            spec.metadata.pop("slurm_gpus", None)
-            num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
-            r.gpus_per_node = int(num)
-            if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
-                r.gpu_type = fields[1]
+            return self._gres(spec, item, v or "")
         elif key in ("mem", "mem-per-cpu"):
             mb = parse_mem_mb(v or "")
             if mb is None:
@@ -261,6 +251,38 @@ class SlurmScript:
         else:
             return False
         return True
+
+    @staticmethod
+    def _gres(spec: JobSpec, item: Item, v: str) -> bool:
+        """`--gres=gpu[:type][:N][,nvme:1,...]`: the one GPU entry goes to the resources; the
+        other entries are kept as one `--gres` (rendered back on the GPUs' line: sbatch keeps
+        only the last --gres). No GPU entry, or several: the whole value kept as written."""
+        entries = [e for e in v.split(",") if e]
+        gpus = [e for e in entries if e.split(":")[0] == "gpu"]
+        fields = gpus[0].split(":") if len(gpus) == 1 else []
+        if not fields or len(fields) > 3:
+            return False
+        r = spec.resources
+        spec.metadata.pop("slurm_gpus", None)
+        num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
+        r.gpus_per_node = int(num)
+        if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
+            r.gpu_type = fields[1]
+        if rest := [e for e in entries if e != gpus[0]]:
+            unknown(spec, "slurm", Item("gres", ",".join(rest), item.lineno, item.raw), "--gres")
+        return True
+
+    @staticmethod
+    def _kept_gres(spec: JobSpec) -> list[Directive]:
+        """The first component's kept `--gres` entries (a later hetjob component's stay
+        with it, as written)."""
+        out = []
+        for d in spec.unknown:
+            if d.dialect == "slurm" and d.option in _HET_SEPARATORS:
+                break
+            if d.dialect == "slurm" and d.option == "--gres" and d.value:
+                out.append(d)
+        return out
 
     @staticmethod
     def _dependency(spec: JobSpec, v: str) -> bool:
@@ -332,8 +354,15 @@ class SlurmScript:
             if val is not None:
                 add(opt, val)
         prefix = f"{r.gpu_type}:" if r.gpu_type else ""
-        if r.gpus_per_node is not None:
+        kept_gres = self._kept_gres(spec)
+        gres = ",".join(d.value or "" for d in kept_gres)
+        if r.gpus_per_node is not None and gres \
+                and not any(e.split(":")[0] == "gpu" for e in gres.split(",")):
+            gres = f"gpu:{prefix}{r.gpus_per_node},{gres}"  # one --gres with every entry
+        elif r.gpus_per_node is not None:
             add("gpus-per-node", f"{prefix}{r.gpus_per_node}")
+        if gres:
+            add("gres", gres)
         if r.gpus_per_task is not None:
             add("gpus-per-task", f"{prefix}{r.gpus_per_task}")
         if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None:
@@ -369,7 +398,8 @@ class SlurmScript:
         if spec.mail_events:
             add("mail-type", ",".join(e.upper() for e in spec.mail_events))
         self._render_env(spec, add, warnings)
-        lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count)
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count,
+                                   skip=lambda d: any(d is g for g in kept_gres))
         warnings += foreign_warnings(spec, self.name)
         if _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the

@@ -14,6 +14,7 @@ from math import ceil
 from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
+from .dialects.scripts_common import parse_mem_mb
 from .model import BadInput, JobSpec, Node, SiteSnapshot
 from .needs import (
     Constraint,
@@ -96,6 +97,14 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
     gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn
     mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
+    cpn = cpt * tpn
+    # --cpus-per-gpu / --mem-per-gpu a Slurm script kept (the model had no exact form for
+    # them): a node gets C CPUs and M of memory per GPU it holds, so it needs at least that
+    for d in spec.unknown:
+        if d.dialect == "slurm" and d.option == "--cpus-per-gpu" and (d.value or "").isdigit():
+            cpn = max(cpn, int(d.value or 0) * gpn)
+        elif d.dialect == "slurm" and d.option == "--mem-per-gpu":
+            mem = max(mem, (parse_mem_mb(d.value or "") or 0) * gpn)
     unreadable = None
     try:
         constraint = constraint_of(spec.constraints.features)
@@ -103,7 +112,7 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
         constraint, unreadable = None, str(e)
     arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
         or required_arch(constraint)
-    return Req(nodes, tpn, cpt, cpt * tpn, gpn, mem, spec.constraints.exclusive,
+    return Req(nodes, tpn, cpt, cpn, gpn, mem, spec.constraints.exclusive,
                r.walltime_s, arch, constraint, r.gpu_type, unreadable)
 
 

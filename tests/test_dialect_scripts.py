@@ -336,3 +336,26 @@ def test_newline_in_a_value_never_starts_a_directive_line(dialect: str) -> None:
     spec.name = "job\n#SBATCH --qos=evil"  # set after the model's own check, as a face may
     with pytest.raises(BadInput, match="name contains a control character"):
         d.render_script(spec)
+
+
+@pytest.mark.parametrize(("options", "cpus_per_task", "memory_mb", "kept"), [
+    # 4 GPUs on the node shared by 4 tasks: 16 CPUs each; 4 x 80G on the node
+    ("-N 1 --ntasks-per-node=4 --gpus-per-node=4 --cpus-per-gpu=16 --mem-per-gpu=80G",
+     16, 4 * 80 * 1024, []),
+    # one task per node by default: all 4 GPUs' CPUs on it
+    ("-N 2 --gpus-per-node=4 --cpus-per-gpu=8", 32, None, []),
+    ("-n 4 --gpus-per-task=1 --cpus-per-gpu=8 --mem-per-gpu=10G", 8, None,
+     ["--mem-per-gpu"]),  # tasks per node unknown: the memory per node is too
+    ("--mem-per-gpu=10G -n 4 --gpus-per-node=2", None, 20 * 1024, []),  # any order
+    ("-N 2 --ntasks-per-node=3 --gpus-per-node=2 --cpus-per-gpu=1", None, None,
+     ["--cpus-per-gpu"]),  # 2 CPUs do not split among 3 tasks
+    ("--cpus-per-gpu=4 -c 2 --gpus-per-node=1", 2, None, ["--cpus-per-gpu"]),
+    ("--cpus-per-gpu=4 --mem-per-gpu=1G", None, None, ["--cpus-per-gpu", "--mem-per-gpu"]),
+])
+def test_slurm_per_gpu_cpus_and_memory(options: str, cpus_per_task: int | None,
+                                       memory_mb: int | None, kept: list[str]) -> None:
+    spec = slurm_script.parse_script(f"#!/bin/bash\n#SBATCH {options}\nsrun x\n")
+    r = spec.resources
+    assert (r.cpus_per_task, r.memory_mb) == (cpus_per_task, memory_mb)
+    assert [d.option for d in spec.unknown] == kept
+    assert "slurm_per_gpu" not in spec.metadata

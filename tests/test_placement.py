@@ -407,3 +407,22 @@ def test_large_queue_places():
     v = verdict(place(spec(), [alpha(jobs, alloc=(32,) * 4)], now=NOW), "alpha")
     assert v.verdict == "BUSY" and v.queue_depth == 10_000
     assert v.estimated_start > NOW + timedelta(hours=1)
+
+
+def test_kept_per_gpu_cpus_and_memory_are_not_understated() -> None:
+    """--cpus-per-gpu / --mem-per-gpu with no exact per-task form stay as written; placement
+    still asks each node for C CPUs and M memory per GPU it holds."""
+    from diamond_jupyter.dialects.slurm_script import slurm_script
+    from diamond_jupyter.placement_fit import request
+
+    def kept_and_request(options: str) -> tuple[list[str], tuple[int, int, int]]:
+        spec = slurm_script.parse_script(f"#!/bin/bash\n#SBATCH {options}\nsrun x\n")
+        req = request(spec, 64)
+        return [d.option for d in spec.unknown], (req.gpn, req.cpn, req.mem)
+
+    # 4 tasks on nodes of 2 GPUs: how many per node is the scheduler's, 16 CPUs at least
+    assert kept_and_request("-n 4 --gpus-per-node=2 --cpus-per-gpu=8") == (
+        ["--cpus-per-gpu"], (2, 16, 0))
+    # 4 tasks of 1 GPU placed 4 to a node here: 4 x 10G there
+    assert kept_and_request("-n 4 --gpus-per-task=1 --mem-per-gpu=10G") == (
+        ["--mem-per-gpu"], (4, 4, 40 * 1024))

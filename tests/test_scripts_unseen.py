@@ -38,9 +38,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=2, tasks=8, cpus=8, gpus=8, needs_gpus=4, walltime=36 * 3600, queue="gpu"),
     "slurm/gpus_typed_total.sbatch": dict(
         nodes=4, tasks=16, cpus=16, gpus=4, walltime=8 * 3600, gpu_type="a100"),
+    # 4 GPUs x 16 CPUs and x 80G on the node: 4 tasks of 16 CPUs, 320G
     "slurm/gpus_per_node_mem_per_gpu.sbatch": dict(
-        nodes=1, tasks=4, cpus=4, gpus=4, memory_mb=None, walltime=4 * 3600, gpu_type="h100",
-        unknown=["--cpus-per-gpu", "--mem-per-gpu", "--ntasks-per-socket"]),
+        nodes=1, tasks=4, cpus=64, gpus=4, memory_mb=4 * 80 * G, walltime=4 * 3600,
+        gpu_type="h100", unknown=["--ntasks-per-socket"]),
     "slurm/array_throttle.sbatch": dict(
         tasks=None, cpus=None, memory_mb=2000, walltime=30 * 60, array="1-100%10",
         name="sweep"),

@@ -75,7 +75,8 @@ _TIME = re.compile(
     r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
 )
 _NUMERIC = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus-per-node",
-            "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export"}
+            "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export",
+            "cpus-per-gpu", "mem-per-gpu"}
 _DEP_KINDS = {"after", "afterany", "afterok", "afternotok"}
 _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "stage_out",
          "time_limit", "time_limit_90", "time_limit_80", "time_limit_50", "array_tasks"}
@@ -140,6 +141,7 @@ class SlurmScript:
             note(spec, f"line {het_line}: heterogeneous job: only its first component is "
                        "read; the later components are kept as written")
         self._spread_gpus(spec)
+        self._per_gpu(spec)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
 
@@ -186,6 +188,12 @@ class SlurmScript:
                 spec.metadata["slurm_gpus"] = [item.lineno, item.raw, v]
         elif key == "gres":
             return self._gres(spec, item, v or "")
+        elif key in ("cpus-per-gpu", "mem-per-gpu"):
+            n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
+            if n is None:
+                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            # per GPU: resolved once the GPU count (maybe on a later line) is known
+            spec.metadata.setdefault("slurm_per_gpu", {})[key] = [item.lineno, item.raw, v, n]
         elif key in ("mem", "mem-per-cpu"):
             mb = parse_mem_mb(v or "")
             if mb is None:
@@ -316,6 +324,33 @@ class SlurmScript:
         unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
         note(spec, f"line {lineno}: --gpus={value} does not divide among {nodes} nodes; "
                    "kept as written")
+
+    @staticmethod
+    def _per_gpu(spec: JobSpec) -> None:
+        """`--cpus-per-gpu=C` / `--mem-per-gpu=M` where the model holds them exactly: C x
+        the GPUs per node as CPUs per task when the tasks per node (one by default) share
+        them evenly, and M x the GPUs per node as memory per node; sbatch takes neither with
+        --cpus-per-task or --mem. Else kept as written (placement counts them per node)."""
+        got = spec.metadata.pop("slurm_per_gpu", {})
+        r = spec.resources
+        tpn = r.tasks_per_node or (1 if not r.tasks else r.tasks // r.nodes
+                                   if r.nodes and r.tasks % r.nodes == 0 else None)
+        gpn = r.gpus_per_node or (r.gpus_per_task * tpn if r.gpus_per_task and tpn else None)
+        for key, (lineno, raw, value, n) in got.items():
+            if key == "cpus-per-gpu" and r.cpus_per_task is None and r.gpus_per_task \
+                    and not r.gpus_per_node:
+                r.cpus_per_task = n * r.gpus_per_task
+            elif key == "cpus-per-gpu" and r.cpus_per_task is None and gpn and tpn \
+                    and n * gpn % tpn == 0:
+                r.cpus_per_task = n * gpn // tpn
+            elif key == "mem-per-gpu" and gpn and not (r.memory_mb or r.memory_per_cpu_mb):
+                r.memory_mb = n * gpn
+            else:
+                unknown(spec, "slurm", Item(key, value, lineno, raw), "--" + key)
+                continue
+            note(spec, f"line {lineno}: --{key}={value} read as "
+                       + (f"{r.cpus_per_task} CPUs per task" if key == "cpus-per-gpu"
+                          else f"{r.memory_mb}MB per node"))
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:

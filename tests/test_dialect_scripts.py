@@ -359,3 +359,14 @@ def test_slurm_per_gpu_cpus_and_memory(options: str, cpus_per_task: int | None,
     assert (r.cpus_per_task, r.memory_mb) == (cpus_per_task, memory_mb)
     assert [d.option for d in spec.unknown] == kept
     assert "slurm_per_gpu" not in spec.metadata
+
+
+def test_flux_nodes_without_slots_is_one_slot_per_node_both_ways() -> None:
+    spec = flux_script.parse_script("#!/bin/bash\n#flux: -N 2 -c 4\nflux run x\n")
+    r = spec.resources
+    assert (r.nodes, r.tasks, r.cpus_per_task, spec.constraints.exclusive) == (2, 2, 4, True)
+    # and the other way: Slurm's -N 2 -c 4 (one task per node) is not made exclusive in flux
+    script, _, _ = translate("#!/bin/bash\n#SBATCH -N 2 -c 4\nsrun x\n", "flux")
+    back = flux_script.parse_script(script)
+    assert (back.resources.tasks, back.resources.cpus_per_task) == (2, 4)
+    assert not back.constraints.exclusive

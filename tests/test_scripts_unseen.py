@@ -139,6 +139,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="pbatch"),
     "flux/upper_setattr_bank.flux": dict(
         nodes=2, tasks=8, cpus=32, walltime=5400, account="abc", stdout="job.%j.out"),
+    # -N without -n: one slot per node, nodes whole (flux batch/run documentation)
+    "flux/nodes_cores_no_nslots.flux": dict(
+        nodes=2, tasks=2, cpus=8, walltime=1800, exclusive=True, name="omp-per-node"),
     "flux/days_exclusive.flux": dict(nodes=1, walltime=2 * 86400, exclusive=True,
                                      queue="pdebug"),
     "flux/per_node_gpus_cores.flux": dict(nodes=2, tasks=8, cpus=16, gpus=4, walltime=3600),

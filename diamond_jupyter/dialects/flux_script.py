@@ -90,8 +90,23 @@ class FluxScript:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
         spec.join_output = spec.stderr is None
+        self._slot_per_node(spec)
         self._resolve_cores(spec)
         return spec
+
+    @staticmethod
+    def _slot_per_node(spec: JobSpec) -> None:
+        """`--nodes` without `--nslots` (and none of the per-resource options): flux gives
+        one slot per node and the nodes whole (`--exclusive` implied), so -N 2 -c 4 is two
+        slots of 4 cores, not one."""
+        r = spec.resources
+        if not r.nodes or r.tasks is not None or r.tasks_per_node is not None \
+                or r.gpus_per_node is not None or "flux_cores" in spec.metadata:
+            return
+        r.tasks = r.nodes
+        spec.constraints.exclusive = True
+        note(spec, f"--nodes={r.nodes} without --nslots read as {r.nodes} slot(s), one per "
+                   "node, on whole nodes (flux implies --exclusive)")
 
     @staticmethod
     def _resolve_cores(spec: JobSpec) -> None:
@@ -238,8 +253,8 @@ class FluxScript:
         else:
             if r.nodes:
                 add("nodes", r.nodes)
-            if tasks:
-                add("nslots", tasks)
+            if tasks or r.nodes:  # --nodes alone would be one slot per whole node
+                add("nslots", tasks or r.nodes)
             if tpn and not r.nodes:
                 warnings.append(f"dropped: {tpn} tasks per node without a node count")
             if r.cpus_per_task:

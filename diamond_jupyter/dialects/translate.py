@@ -111,7 +111,8 @@ def request_totals(spec: JobSpec) -> dict[str, int | None]:
     if nodes is None and r.tasks and r.tasks_per_node:  # e.g. LSF -n 8 span[ptile=4]
         nodes = -(-r.tasks // r.tasks_per_node)
     tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
-    cpus = (tasks or 1) * r.cpus_per_task if r.cpus_per_task else tasks
+    # no task count: one task per node (sbatch's default with --nodes, flux's slot per node)
+    cpus = (tasks or nodes or 1) * r.cpus_per_task if r.cpus_per_task else tasks
     gpus = None
     if r.gpus_per_node is not None:
         gpus = r.gpus_per_node * (nodes or 1)

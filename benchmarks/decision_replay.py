@@ -15,6 +15,15 @@ Rules (each ranks through `placement.rank`, the engine's own ranking):
 - `risk A`: the finish plus A times the start's uncertainty (its bound past its start);
 - `raw A`: the finish plus A times what the calibration took off the raw start.
 
+The correction by the user's own jobs (`calibration.own_error`) is replayed from the
+rounds themselves, whose probes are the user's jobs on every site: at round k, each
+site's probes of the rounds before (started by then, or overdue) give the median of
+(observed + floor) / (predicted + floor), and the site's start (its finish and bound with
+it) moves by that ratio. `own: one way` applies it, as the engine does, only where the
+jobs waited longer than predicted; `own: both ways` also where they started sooner; `own:
+none` not at all. All three use the replayed samples (the engine's own, recorded in
+`engine`, also counted jobs of the run's other rounds as they were at each moment).
+
 Hedged submission is replayed the same way (`HEDGE_RULES`): which sites get the copies,
 scored as the placement benchmark's matched hedge scores them (the first copy to start
 runs): the engine's two best, the best with the surest other start (smallest 90% bound),
@@ -40,6 +49,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from diamond_jupyter.calibration import (
+    MAX_WAIT_RATIO,
+    MIN_SAMPLES,
+    OWN_ERROR_SAMPLES,
+    WAIT_FLOOR_S,
+)
 from diamond_jupyter.placement import (
     FINISH_NOISE_FRACTION,
     SiteVerdict,
@@ -162,14 +177,65 @@ def scored_rounds(run: dict) -> list[dict]:
     return out
 
 
+OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both"}
+
+
+def own_ratio(run: dict, k: int, site: str) -> float | None:
+    """The own-error ratio at round k on `site`, from the probes of the rounds before it
+    (`calibration.own_error`'s rule: started ones, and waiting ones once overdue)."""
+    interval = run.get("interval_s") or 12.0
+    seen = []
+    for r in run.get("per_round") or []:
+        e = (r.get("estimate") or {}).get(site)
+        if r.get("round", k) >= k or e is None or e.get("start_s") is None:
+            continue
+        predicted = max(0.0, e["start_s"] if e.get("model_start_s") is None
+                        else e["model_start_s"])
+        age, started = (k - r["round"]) * interval, (r.get("started_s") or {}).get(site)
+        observed = started if started is not None and started <= age else \
+            age if age > predicted else None
+        if observed is not None:
+            seen.append((r["round"], (observed + WAIT_FLOOR_S) / (predicted + WAIT_FLOOR_S)))
+    ratios = sorted(q for _, q in sorted(seen)[-OWN_ERROR_SAMPLES:])
+    return min(MAX_WAIT_RATIO, median(ratios)) if len(ratios) >= MIN_SAMPLES else None
+
+
+def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
+    """Round r's estimates with the recorded own-error correction undone, and `mode`'s
+    applied (none, later: only a ratio above 1, both)."""
+    def moved(wait: float, q: float) -> float:
+        return max(0.0, (wait + WAIT_FLOOR_S) * q - WAIT_FLOOR_S)
+
+    out = {}
+    for site, e in r["estimate"].items():
+        if e.get("finish_s") is None:
+            continue
+        e = dict(e)
+        if e.get("model_start_s") is not None:  # the model's start, before the engine's
+            shift = e["model_start_s"] - e["start_s"]
+            e["start_s"] += shift
+            e["finish_s"] += shift
+        q = None if mode == "none" or "round" not in r else own_ratio(run, r["round"], site)
+        if q is not None and e["start_s"] > 0 and (q > 1 or mode == "both"):
+            start = moved(e["start_s"], q)
+            if e.get("bound_s") is not None:
+                e["bound_s"] = max(moved(e["bound_s"], q), start)
+            e["finish_s"] += start - e["start_s"]
+            e["start_s"] = start
+        out[site] = e
+    return out
+
+
 def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:
     rounds = scored_rounds(run)
-    regret: dict[str, list[float]] = {n: [] for n in rules}
+    regret: dict[str, list[float]] = {n: [] for n in (*rules, *OWN_MODES)}
     agree = 0
+    pick = engine()
     for r in rounds:
         comp = r["completion_s"]
         fastest = min(comp.values())
         chosen = {name: rule(r["estimate"]) for name, rule in rules.items()}
+        chosen |= {name: pick(own_corrected(run, r, mode)) for name, mode in OWN_MODES.items()}
         for name, c in chosen.items():
             regret[name].append(comp[c] - fastest if c in comp else max(comp.values()))
         agree += chosen["engine"] == r["choice"].get("diamond")
@@ -198,7 +264,7 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
     out: dict[str, Any] = {"backgrounds": {}}
     for bg, runs in by_bg.items():
         per_rule = {}
-        for name in rules:
+        for name in (*rules, *OWN_MODES):
             means = [mean(r["regret"][name]) for r in runs]
             pooled = [x for r in runs for x in r["regret"][name]]
             per_rule[name] = {

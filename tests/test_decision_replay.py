@@ -68,3 +68,28 @@ def test_a_hedge_whose_copies_never_start_scores_the_bound():
     r["started_s"] = {"c": 2.0}
     run = {"hedge_mode": "matched", "max_wait_s": 240.0, "per_round": [r]}
     assert dr.replay_hedges(run)["regret"]["two best"] == [228.0]
+
+
+def test_the_own_error_correction_is_replayed_from_the_earlier_rounds_probes():
+    # a is predicted 120 s away every round and its probes start at once; b 10 s, in 40 s
+    def rnd(k):
+        r = round_({"a": est(120, 125), "b": est(10, 20)}, {"a": 6.0, "b": 45.0}, "b")
+        r.update(round=k, started_s={"a": 1.0, "b": 40.0})
+        return r
+
+    run = {"interval_s": 12.0, "per_round": [rnd(k) for k in range(7)]}
+    assert dr.own_ratio(run, 4, "a") is None  # 4 earlier probes: fewer than MIN_SAMPLES
+    assert dr.own_ratio(run, 6, "a") == (1 + 30) / (120 + 30)  # started sooner
+    # by round 6, b's probes of rounds 0-2 started at 40 s; those of rounds 3-5 have waited
+    # 36, 24 and 12 s, past the 10 s predicted: lower bounds. Median of 1.75 x3, 1.65,
+    # 1.35, 1.05
+    assert round(dr.own_ratio(run, 6, "b"), 9) == 1.7
+    last = run["per_round"][6]
+    one_way = dr.own_corrected(run, last, "later")
+    assert one_way["a"]["start_s"] == 120  # a sooner start is not taken
+    assert round(one_way["b"]["start_s"], 9) == 38.0  # a later one is: 40 x 1.7 - 30
+    both = dr.own_corrected(run, last, "both")
+    assert both["a"]["start_s"] == 1.0 and both["a"]["finish_s"] == 6.0
+    got = dr.replay_run(run, {"engine": dr.engine()})
+    assert got["regret"]["own: both ways"][6] == 0.0  # a chosen in the last round
+    assert got["regret"]["own: one way"][6] == 39.0  # b, as the model says

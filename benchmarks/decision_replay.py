@@ -280,8 +280,14 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
             "runs_2x_below_diamond": sum(1 for h in hedged if (h["diamond_over_hedge"][name]
                                                               or 0) >= HEDGE_TARGET)}
             for name in HEDGE_RULES} if hedged else {}
+        engine_means = [mean(r["regret"]["engine"]) for r in runs]
+        best = [r["best_baseline_mean_s"] for r in runs]
         out["backgrounds"][bg] = {
             "runs": len(runs), "rounds": sum(r["rounds"] for r in runs),
+            # a baseline at 0 s (one site fastest in every round): none can be below it
+            "runs_with_a_baseline_at_0": sum(1 for b in best if b == 0.0),
+            "runs_engine_at_or_below_every_baseline": sum(
+                1 for m, b in zip(engine_means, best, strict=True) if b is not None and m <= b),
             "engine_agrees_with_record": sum(r["agree"] for r in runs), "rules": per_rule,
             "hedge_rules": per_hedge}
     return out
@@ -296,7 +302,10 @@ def table(data: dict[str, Any]) -> str:
                          f"{r['runs_mean_below_every_baseline']} of {d['runs']}"))
     notes = "".join(
         f"\n{bg}: {d['runs']} runs, {d['rounds']} scored rounds; the engine's rule chose the "
-        f"recorded site in {d['engine_agrees_with_record']} of them."
+        f"recorded site in {d['engine_agrees_with_record']} of them. A baseline scored 0 s "
+        f"(one site fastest in every round) in {d['runs_with_a_baseline_at_0']} runs; the "
+        f"engine's mean was at or below every baseline's in "
+        f"{d['runs_engine_at_or_below_every_baseline']}."
         for bg, d in data["backgrounds"].items())
     hedges = [(bg, name, f"{r['mean_of_run_means_s']:.2f}",
                f"{r['runs_2x_below_diamond']} of {r['runs']}")

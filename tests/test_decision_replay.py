@@ -40,6 +40,9 @@ def test_each_rule_is_scored_by_the_probe_of_the_site_it_picks(tmp_path):
     rules = data["backgrounds"]["depth_misleads"]["rules"]
     assert rules["engine"]["mean_of_run_means_s"] == 70.0
     assert rules["engine"]["runs_mean_below_every_baseline"] == 0
+    bg = data["backgrounds"]["depth_misleads"]
+    assert bg["runs_with_a_baseline_at_0"] == 0  # home:b lost 13 s in one round
+    assert bg["runs_engine_at_or_below_every_baseline"] == 0  # 70 s against 6.5 s
     assert rules["risk 1"]["runs_mean_below_every_baseline"] == 1
     assert "| depth_misleads | engine | 70.00 |" in dr.table(data)
 

@@ -49,12 +49,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from diamond_jupyter.calibration import (
-    MAX_WAIT_RATIO,
-    MIN_SAMPLES,
-    OWN_ERROR_SAMPLES,
-    WAIT_FLOOR_S,
-)
+from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
 from diamond_jupyter.placement import (
     FINISH_NOISE_FRACTION,
     SiteVerdict,
@@ -180,32 +175,33 @@ def scored_rounds(run: dict) -> list[dict]:
 OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both"}
 
 
-def own_ratio(run: dict, k: int, site: str) -> float | None:
-    """The own-error ratio at round k on `site`, from the probes of the rounds before it
-    (`calibration.own_error`'s rule: started ones, and waiting ones once overdue)."""
+def own_error_at(run: dict, k: int, site: str) -> OwnError | None:
+    """The engine's own-error correction (`calibration.own_error`) at round k on `site`,
+    from the probes of the rounds before it, as they stood then: started, or still waiting
+    (`age` so far)."""
     interval = run.get("interval_s") or 12.0
-    seen = []
+    samples = []
     for r in run.get("per_round") or []:
         e = (r.get("estimate") or {}).get(site)
         if r.get("round", k) >= k or e is None or e.get("start_s") is None:
             continue
-        predicted = max(0.0, e["start_s"] if e.get("model_start_s") is None
-                        else e["model_start_s"])
+        predicted = e["start_s"] if e.get("model_start_s") is None else e["model_start_s"]
         age, started = (k - r["round"]) * interval, (r.get("started_s") or {}).get(site)
-        observed = started if started is not None and started <= age else \
-            age if age > predicted else None
-        if observed is not None:
-            seen.append((r["round"], (observed + WAIT_FLOOR_S) / (predicted + WAIT_FLOOR_S)))
-    ratios = sorted(q for _, q in sorted(seen)[-OWN_ERROR_SAMPLES:])
-    return min(MAX_WAIT_RATIO, median(ratios)) if len(ratios) >= MIN_SAMPLES else None
+        done = started is not None and started <= age
+        samples.append(PredictionSample(predicted_s=max(0.0, predicted),
+                                        observed_s=started if done else age, started=done,
+                                        submitted_at=float(r["round"])))
+    return own_error(samples)
+
+
+def own_ratio(run: dict, k: int, site: str) -> float | None:
+    err = own_error_at(run, k, site)
+    return None if err is None else err.ratio
 
 
 def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
     """Round r's estimates with the recorded own-error correction undone, and `mode`'s
     applied (none, later: only a ratio above 1, both)."""
-    def moved(wait: float, q: float) -> float:
-        return max(0.0, (wait + WAIT_FLOOR_S) * q - WAIT_FLOOR_S)
-
     out = {}
     for site, e in r["estimate"].items():
         if e.get("finish_s") is None:
@@ -215,11 +211,12 @@ def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
             shift = e["model_start_s"] - e["start_s"]
             e["start_s"] += shift
             e["finish_s"] += shift
-        q = None if mode == "none" or "round" not in r else own_ratio(run, r["round"], site)
-        if q is not None and e["start_s"] > 0 and (q > 1 or mode == "both"):
-            start = moved(e["start_s"], q)
+        err = None if mode == "none" or "round" not in r else \
+            own_error_at(run, r["round"], site)
+        if err is not None and e["start_s"] > 0 and (err.ratio > 1 or mode == "both"):
+            start = err.corrected(e["start_s"])
             if e.get("bound_s") is not None:
-                e["bound_s"] = max(moved(e["bound_s"], q), start)
+                e["bound_s"] = max(err.corrected(e["bound_s"]), start)
             e["finish_s"] += start - e["start_s"]
             e["start_s"] = start
         out[site] = e

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from ..model import ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import Feature, Op, join_features, parse_constraint
@@ -86,6 +87,16 @@ _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
 
 
+@dataclass
+class _Later:
+    """Options that resolve only once every line is read (a later line may set the nodes or
+    the GPUs): `--gpus` (a job total) and the per-GPU CPUs and memory, each as
+    (line, raw line, value[, number])."""
+
+    gpus: tuple[int, str, str | None] | None = None
+    per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
+
+
 def parse_slurm_time(text: str) -> int | None:
     """Every sbatch --time form: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S -> seconds."""
     m = _TIME.match(text.strip())
@@ -128,26 +139,27 @@ class SlurmScript:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
         het_line = None  # a heterogeneous job: only its first component maps onto the spec
+        later = _Later()
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
                 if het_line is None and not item.known and item.option in _HET_SEPARATORS:
                     het_line = lineno
                 if het_line is None:
-                    self._apply(spec, item)
+                    self._apply(spec, item, later)
                 else:  # a later component's option: kept as written, in its place
                     unknown(spec, self.name, item,
                             item.option if not item.known else "--" + item.option)
         if het_line is not None:
             note(spec, f"line {het_line}: heterogeneous job: only its first component is "
                        "read; the later components are kept as written")
-        self._spread_gpus(spec)
-        self._per_gpu(spec)
+        self._spread_gpus(spec, later.gpus)
+        self._per_gpu(spec, later.per_gpu)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
 
-    def _apply(self, spec: JobSpec, item: Item) -> None:
+    def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
         try:
-            handled = item.known and guarded(item, self._map, spec, item)
+            handled = item.known and guarded(item, self._map, spec, item, later)
         except BadInput:
             if not is_placeholder(item.value, loose=True):
                 raise
@@ -156,7 +168,8 @@ class SlurmScript:
         if not handled:
             unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
 
-    def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
+    def _map(self, spec: JobSpec, item: Item,  # noqa: C901 - one branch per option
+             later: _Later) -> bool:
         key, v = item.option, item.value
         r = spec.resources
         if is_placeholder(v):
@@ -179,21 +192,21 @@ class SlurmScript:
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type
-            spec.metadata.pop("slurm_gpus", None)  # a later GPU option replaces --gpus
+            later.gpus = None  # a later GPU option replaces --gpus
             if key == "gpus-per-task":
                 r.gpus_per_task = n
             else:
                 r.gpus_per_node = n
             if key == "gpus":  # the job's total: spread over the nodes once all are read
-                spec.metadata["slurm_gpus"] = [item.lineno, item.raw, v]
+                later.gpus = (item.lineno, item.raw, v)
         elif key == "gres":
-            return self._gres(spec, item, v or "")
+            return self._gres(spec, item, v or "", later)
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
             n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
             if n is None:
                 raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
             # per GPU: resolved once the GPU count (maybe on a later line) is known
-            spec.metadata.setdefault("slurm_per_gpu", {})[key] = [item.lineno, item.raw, v, n]
+            later.per_gpu[key] = (item.lineno, item.raw, v, n)
         elif key in ("mem", "mem-per-cpu"):
             mb = parse_mem_mb(v or "")
             if mb is None:
@@ -261,7 +274,7 @@ class SlurmScript:
         return True
 
     @staticmethod
-    def _gres(spec: JobSpec, item: Item, v: str) -> bool:
+    def _gres(spec: JobSpec, item: Item, v: str, later: _Later) -> bool:
         """`--gres=gpu[:type][:N][,nvme:1,...]`: the one GPU entry goes to the resources; the
         other entries are kept as one `--gres` (rendered back on the GPUs' line: sbatch keeps
         only the last --gres). No GPU entry, or several: the whole value kept as written."""
@@ -271,7 +284,7 @@ class SlurmScript:
         if not fields or len(fields) > 3:
             return False
         r = spec.resources
-        spec.metadata.pop("slurm_gpus", None)
+        later.gpus = None
         num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
         r.gpus_per_node = int(num)
         if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
@@ -306,10 +319,9 @@ class SlurmScript:
         return True
 
     @staticmethod
-    def _spread_gpus(spec: JobSpec) -> None:
+    def _spread_gpus(spec: JobSpec, got: tuple[int, str, str | None] | None) -> None:
         """`--gpus=N` is the whole job's: N / nodes per node when the nodes divide it, else
         kept as written (no per-node form)."""
-        got = spec.metadata.pop("slurm_gpus", None)
         r = spec.resources
         if got is None or (r.nodes or 1) == 1:
             return
@@ -326,12 +338,11 @@ class SlurmScript:
                    "kept as written")
 
     @staticmethod
-    def _per_gpu(spec: JobSpec) -> None:
+    def _per_gpu(spec: JobSpec, got: dict[str, tuple[int, str, str | None, int]]) -> None:
         """`--cpus-per-gpu=C` / `--mem-per-gpu=M` where the model holds them exactly: C x
         the GPUs per node as CPUs per task when the tasks per node (one by default) share
         them evenly, and M x the GPUs per node as memory per node; sbatch takes neither with
         --cpus-per-task or --mem. Else kept as written (placement counts them per node)."""
-        got = spec.metadata.pop("slurm_per_gpu", {})
         r = spec.resources
         tpn = r.tasks_per_node or (1 if not r.tasks else r.tasks // r.nodes
                                    if r.nodes and r.tasks % r.nodes == 0 else None)

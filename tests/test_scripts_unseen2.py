@@ -1,0 +1,242 @@
+"""A second set of realistic batch scripts (tests/fixtures/scripts_unseen2/<dialect>/), on
+features the first set (test_scripts_unseen) left out: Slurm's odd time forms, min-max
+nodes, per-socket GPUs, sbatch's own quoting; PBS chunks with ompthreads, memory units,
+Torque GPU modes and `queue@server`; LSF's -M memory limit; Flux and Grid Engine options.
+Each is parsed, its needs read, and translated into every other dialect and read back;
+the key values are what each scheduler's documentation says they mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diamond_jupyter.dialects.translate import (
+    SCRIPT_DIALECTS,
+    get_script_dialect,
+    request_totals,
+    translate,
+)
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.needs import needs_of
+from tests.test_scripts_unseen import TOTALS, _dep_pairs, _deps, _reported
+
+HERE = Path(__file__).parent / "fixtures" / "scripts_unseen2"
+G = 1024  # MB in a GB
+
+# As in test_scripts_unseen.EXPECTED: whole-job totals, walltime seconds, array, deps, the
+# options kept as unknown directives, JobSpec fields; `needs_gpus`/`needs_mem` per node
+# (needs_of); `node_mem` the spec's own memory per node.
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    "slurm/ntasks_per_core_threads.sbatch": dict(
+        nodes=2, tasks=64, cpus=128, walltime=6 * 3600, name="hybrid", queue="standard",
+        unknown=["--ntasks-per-core", "--threads-per-core"]),
+    # --mem=0: all the memory of each node, no number of its own
+    "slurm/mem_zero_whole_node.sbatch": dict(
+        nodes=1, memory_mb=None, node_mem=0, needs_mem=None, exclusive=True,
+        walltime=86400, queue="bigmem"),
+    # -t D-H: days-hours
+    "slurm/mem_per_cpu_days_hours.sbatch": dict(
+        tasks=4, cpus=32, memory_mb=3500 * 32, walltime=2 * 86400 + 12 * 3600,
+        account="chem042"),
+    "slurm/node_minmax_exclusive_mcs.sbatch": dict(
+        nodes=2, tasks=16, walltime=7200, exclusive=False, unknown=["--nodes", "--exclusive"]),
+    # 2 GPUs on each of 2 sockets: kept as written, but the node needs 4 GPUs
+    "slurm/gpus_per_socket.sbatch": dict(
+        nodes=1, tasks=4, gpus=None, needs_gpus=4, walltime=4 * 3600, queue="gpu",
+        unknown=["--sockets-per-node", "--gpus-per-socket"]),
+    # not sbatch's name[:type][:count] form: kept whole, no made-up GPU type
+    "slurm/gres_socket_suffix.sbatch": dict(
+        tasks=1, gpus=None, gpu_type=None, walltime=1800, unknown=["--gres"]),
+    "slurm/time_unlimited_begin_signal.sbatch": dict(
+        tasks=1, walltime=None, qos="long", reservation="maint_window",
+        unknown=["--time", "--begin", "--signal"]),
+    "slurm/time_days_hours_minutes.sbatch": dict(tasks=2, walltime=86400 + 30 * 60),
+    "slurm/time_minutes_seconds.sbatch": dict(tasks=1, walltime=90 * 60 + 30),
+    "slurm/array_stepped.sbatch": dict(tasks=1, walltime=1200, array="0-15:4", name="chunks",
+                                       stdout="chunk_%A_%a.out"),
+    "slurm/array_list.sbatch": dict(tasks=1, walltime=600, array="1,3,5-7", name="rerun"),
+    "slurm/licenses_qos.sbatch": dict(tasks=16, walltime=2700, name="cfd", qos="debug",
+                                      unknown=["--licenses"]),
+    "slurm/long_options_space.sbatch": dict(
+        nodes=2, tasks=32, memory_mb=2 * 64 * G, walltime=12 * 3600, name="space sep",
+        queue="compute"),
+    "slurm/comments_blank_trailing.sbatch": dict(
+        nodes=2, tasks=64, cpus=64, memory_mb=2 * G * 64, walltime=8 * 3600,
+        mail_events=["end", "fail"], stdout="%x-%j.out", stderr="%x-%j.err", name="wave"),
+    # sbatch's reader: a backslash escapes the next character inside either quote
+    "slurm/quoted_escapes.sbatch": dict(
+        tasks=1, name='a "b"', comment="x y", stdout="it's.out", stderr="logs\\run.err"),
+    # 3 GPUs over 2 nodes: kept as written; each node needs ceil(3/2) = 2
+    "slurm/gpus_uneven_nodes.sbatch": dict(
+        nodes=2, tasks=4, gpus=None, needs_gpus=2, walltime=3 * 3600, unknown=["--gpus"]),
+    # sbatch: an unquoted `#` ends the line, inside a word too
+    "slurm/hash_in_value.sbatch": dict(tasks=2, walltime=1800, comment="run"),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    "pbs/pro_select_ompthreads_chunks.pbs": dict(
+        nodes=3, tasks=96, cpus=192, walltime=100 * 3600, exclusive=True, name="coupled",
+        queue="workq", account="ATM001",
+        unknown=["-l select:ompthreads", "-l place:scatter"]),
+    "pbs/torque_mem_upper_gb.pbs": dict(nodes=1, tasks=8, cpus=8, memory_mb=4 * G,
+                                        walltime=7200),
+    "pbs/pro_mem_mb.pbs": dict(nodes=1, tasks=1, cpus=4, memory_mb=4096, walltime=1800),
+    # -l mem is the job's: 4g over 2 nodes is 2g on each
+    "pbs/torque_mem_g_suffix.pbs": dict(nodes=2, tasks=8, memory_mb=4 * G, needs_mem=2 * G,
+                                        walltime=3600),
+    # `shared` is the GPUs' compute mode (Torque), not a node property
+    "pbs/torque_nodes_gpus_shared.pbs": dict(
+        nodes=2, tasks=32, gpus=4, needs_gpus=2, features=[], queue="gpu", walltime=86400,
+        unknown=["-l nodes:shared"]),
+    "pbs/torque_named_hosts.pbs": dict(nodes=2, tasks=None, walltime=600),
+    "pbs/depend_server_queue_at.pbs": dict(
+        nodes=1, tasks=1, cpus=2, array="1-10:2", queue="workq", walltime=900,
+        deps=[("afterok", ["123.server", "124.server"])]),
+    "pbs/torque_array_limit.pbs": dict(nodes=1, tasks=1, array="1-10%2", name="tarr",
+                                       walltime=300),
+    "pbs/pro_gpu_place_free.pbs": dict(
+        nodes=4, tasks=16, cpus=192, gpus=16, needs_gpus=4, memory_mb=4 * 480 * G,
+        walltime=12 * 3600, unknown=["-l place:free", "-P"]),
+    # ---------------------------------------------------------------- LSF
+    # -M is a per-process limit (one process per task): 4GB x 32 tasks
+    "lsf/mem_limit_gb_ptile.lsf": dict(
+        nodes=2, tasks=32, cpus=32, memory_mb=4 * G * 32, walltime=5400, queue="normal",
+        account="proj042", name="mpi32"),
+    # a bare -M number in MB (LSF_UNIT_FOR_LIMITS=MB); -W 90 is 90 minutes
+    "lsf/mem_limit_bare_minutes.lsf": dict(
+        nodes=1, tasks=4, memory_mb=4 * 4000, walltime=5400, stdout="out.%j"),
+    # the reservation (rusage[mem]) is the request; the limit above it is kept as written
+    "lsf/rusage_and_limit.lsf": dict(
+        nodes=2, tasks=32, memory_mb=4000 * 32, exclusive=True, walltime=86400,
+        unknown=["-M"]),
+    "lsf/gpu_mode_hosts_one.lsf": dict(
+        nodes=1, tasks=2, gpus=2, needs_gpus=2, queue="gpu", walltime=4 * 3600,
+        unknown=["-gpu mode"]),
+    "lsf/array_done_dep.lsf": dict(tasks=1, array="1-10", deps=[("afterok", ["123"])],
+                                   name="sweep", walltime=1800),
+    "lsf/exclusive_project_queue.lsf": dict(
+        nodes=2, tasks=64, exclusive=True, queue="hpc", account="proj123", walltime=86400,
+        name="wrf"),
+    # a hard limit (`!`) of 2GB per process, 2 tasks of 4 cores on one host
+    "lsf/mem_limit_affinity.lsf": dict(nodes=1, tasks=2, cpus=8, memory_mb=2 * 2 * G,
+                                       walltime=7200),
+    # ---------------------------------------------------------------- Flux
+    "flux/short_bundle_gpus.flux": dict(nodes=2, tasks=8, cpus=32, gpus=8, needs_gpus=4,
+                                        walltime=7200, name="train8"),
+    "flux/seconds_exclusive.flux": dict(nodes=1, tasks=4, walltime=30, exclusive=True,
+                                        queue="pdebug"),
+    "flux/setattr_dependency.flux": dict(
+        tasks=2, cpus=16, walltime=5400, deps=[("afterany", ["f3Zb9KqWu"])],
+        unknown=["--setattr"]),
+    "flux/urgency_hold_queue.flux": dict(tasks=1, walltime=86400, hold=True, queue="pbatch",
+                                         name="held"),
+    "flux/cores_total_tasks_per_node.flux": dict(nodes=2, tasks=8, cpus=16, walltime=2700),
+    "flux/output_template.flux": dict(tasks=1, walltime=900, stdout="job-%j.out",
+                                      stderr="job-%j.err"),
+    # ---------------------------------------------------------------- Grid Engine
+    "sge/mpi_rt_vmem_cwd.sge": dict(tasks=32, cpus=32, memory_mb=4 * G * 32, walltime=3600,
+                                    name="mpi32", queue="all.q"),
+    "sge/gpu_array_step_tc.sge": dict(gpus=2, walltime=1800, array="1-100:10%5"),
+    "sge/hold_jid_numeric.sge": dict(walltime=600, deps=[("afterany", ["123", "124"])],
+                                     name="post"),
+    "sge/smp_vmem_rt.sge": dict(nodes=1, cpus=8, memory_mb=2 * G * 8, walltime=9000,
+                                stdout="logs/"),
+    "sge/orte_mem_free_binding.sge": dict(tasks=16, walltime=3600,
+                                          unknown=["-l mem_free", "-binding"]),
+    "sge/queue_list_seconds.sge": dict(nodes=1, cpus=2, walltime=5400, queue="short.q,long.q",
+                                       unknown=["-l s_rt"]),
+}
+
+SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "hold",
+           "comment", "mail_events")
+
+
+def _source(rel: str) -> tuple[str, str]:
+    return rel.split("/")[0], (HERE / rel).read_bytes().decode("utf-8")
+
+
+def test_every_fixture_has_expectations() -> None:
+    assert len(SCRIPTS) >= 40
+    assert set(SCRIPTS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+def test_parse_values(rel: str) -> None:
+    dialect, text = _source(rel)
+    spec = get_script_dialect(dialect).parse_script(text)
+    want = EXPECTED[rel]
+    totals = request_totals(spec)
+    for q in TOTALS:
+        if q in want:
+            assert totals[q] == want[q], (q, totals)
+    if "walltime" in want:
+        assert spec.resources.walltime_s == want["walltime"]
+    if "array" in want:
+        assert (spec.array.expression if spec.array else None) == want["array"]
+    assert _deps(spec) == want.get("deps", [])
+    assert [d.option for d in spec.unknown] == want.get("unknown", [])
+    for key in _FIELDS:
+        if key in want:
+            assert getattr(spec, key) == want[key], key
+    if "gpu_type" in want:
+        assert spec.resources.gpu_type == want["gpu_type"]
+    if "features" in want:
+        assert spec.constraints.features == want["features"]
+    if "exclusive" in want:
+        assert spec.constraints.exclusive is want["exclusive"]
+    if "node_mem" in want:
+        assert spec.resources.memory_mb == want["node_mem"]
+    needs = needs_of(spec)
+    if "needs_gpus" in want:  # per node
+        assert needs.gpus == want["needs_gpus"]
+    if "needs_mem" in want:  # per node
+        assert needs.memory_mb == want["needs_mem"]
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
+def test_translates_or_reports(rel: str, target: str) -> None:
+    """Into every dialect (its own too): each value is expressed (read back from the
+    translation) or a warning names it; never a larger request; a refusal is one line."""
+    source, text = _source(rel)
+    try:
+        script, warnings, spec = translate(text, target, source)
+    except BadInput as exc:
+        assert str(exc).strip() and "\n" not in str(exc).strip()
+        assert target not in ("slurm", source), f"refused: {exc}"
+        return
+    if target != source:
+        for d in spec.unknown:
+            assert any(d.raw.strip() in w for w in warnings), (d.raw, warnings)
+    back = get_script_dialect(target).parse_script(script)
+    before, after = request_totals(spec), request_totals(back)
+    for q in TOTALS:
+        if before[q] is None:
+            continue
+        assert after[q] is None or after[q] <= before[q], (q, before[q], after[q])
+        if after[q] != before[q]:
+            word = {"memory_mb": "mem", "cpus": "cpu", "gpus": "gpu", "tasks": "task",
+                    "nodes": "node"}[q]
+            assert _reported(warnings, word), (q, before[q], after[q], warnings)
+    was, now = spec.resources.walltime_s, back.resources.walltime_s
+    if was is not None:
+        assert now is not None and now >= was
+        assert now == was or _reported(warnings, "walltime")
+    if spec.array:
+        same = back.array is not None and back.array.expression == spec.array.expression
+        assert same or _reported(warnings, "array"), (back.array, warnings)
+    if spec.dependencies:
+        assert _dep_pairs(back) == _dep_pairs(spec) or _reported(warnings, "dependency"), \
+            warnings
+    if spec.name and target != "sge":
+        assert back.name == spec.name
+    if spec.queue:
+        assert back.queue == spec.queue
+    if target == source:  # its own dialect: the same job, the kept options still there
+        assert [(d.option, d.value) for d in back.unknown] == \
+            [(d.option, d.value) for d in spec.unknown]
+        assert needs_of(back) == needs_of(spec)
+        for key in ("name", "stdout", "stderr", "comment", "qos", "reservation", "account"):
+            assert getattr(back, key) == getattr(spec, key), key

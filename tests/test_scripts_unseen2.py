@@ -240,3 +240,36 @@ def test_translates_or_reports(rel: str, target: str) -> None:
         assert needs_of(back) == needs_of(spec)
         for key in ("name", "stdout", "stderr", "comment", "qos", "reservation", "account"):
             assert getattr(back, key) == getattr(spec, key), key
+
+
+# ---------------------------------------------------------------- sbatch's own quoting
+
+@pytest.mark.parametrize(("payload", "words"), [
+    ("--comment='it\\'s'", ["--comment=it's"]),  # escaped inside single quotes
+    ('--output="C:\\logs\\a.out"', ["--output=C:logsa.out"]),  # any escaped character
+    ('--output="C:\\\\logs\\\\a.out"', ["--output=C:\\logs\\a.out"]),
+    ("--comment=run\\#7 -n 2", ["--comment=run#7", "-n", "2"]),  # an escaped # stays
+    ("--comment=run#7 -n 2", ["--comment=run"]),  # an unquoted # ends the line
+    ("--comment='run #7' -n 2", ["--comment=run #7", "-n", "2"]),
+    ("-J a\\ b", ["-J", "a b"]),
+])
+def test_sbatch_reads_its_lines_as_sbatch_does(payload: str, words: list[str]) -> None:
+    from diamond_jupyter.dialects.slurm_script import sbatch_words
+
+    assert sbatch_words(payload) == words
+
+
+@pytest.mark.parametrize("line", ["#SBATCH --job-name='unclosed", '#SBATCH -o "a b'])
+def test_an_unmatched_quote_is_bad_input(line: str) -> None:
+    with pytest.raises(BadInput, match=r"line 2: unmatched .* sbatch refuses it"):
+        get_script_dialect("slurm").parse_script(f"#!/bin/bash\n{line}\nsrun x\n")
+
+
+@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
+def test_escaped_values_survive_every_translation(target: str) -> None:
+    text = "#!/bin/bash\n#SBATCH --job-name='it\\'s #1'\n#SBATCH -n 1\nsrun x\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert spec.name == "it's #1"
+    script = translate(text, target, "slurm")[0]
+    if target != "sge":  # qsub -N refuses a name with a space
+        assert get_script_dialect(target).parse_script(script).name == "it's #1"

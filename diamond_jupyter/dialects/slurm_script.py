@@ -31,7 +31,6 @@ from .scripts_common import (
     quote,
     sh_quote,
     to_int,
-    tokenize,
     unknown,
     words,
 )
@@ -125,9 +124,53 @@ def _gpu_count(item: Item, text: str) -> tuple[str | None, int]:
     return (kind or None), int(num)
 
 
+def sbatch_words(text: str, lineno: int = 0, raw: str = "") -> list[str]:
+    """The words of an #SBATCH line as sbatch reads them (src/sbatch/opt.c): a backslash
+    takes the next character as it is, inside '...' and "..." too; the quotes group and are
+    removed; an unquoted, unescaped `#` ends the line, inside a word too. An unmatched
+    quote is bad input (sbatch refuses the script). A `<placeholder with spaces>` of a
+    template stays one word."""
+    words_: list[str] = []
+    cur: list[str] = []
+    has, quote_ch, i = False, "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 1
+            cur.append(text[i:i + 1])
+            has = True
+        elif quote_ch:
+            if ch == quote_ch:
+                quote_ch = ""
+            else:
+                cur.append(ch)
+        elif ch in "\"'":
+            quote_ch, has = ch, True
+        elif ch.isspace():
+            if has:
+                words_.append("".join(cur))
+                cur, has = [], False
+        elif ch == "#":
+            break
+        elif ch == "<" and (end := text.find(">", i)) > 0:
+            cur.append(text[i:end + 1])
+            has, i = True, end
+        else:
+            cur.append(ch)
+            has = True
+        i += 1
+    if quote_ch:
+        raise BadInput(f"line {lineno}: unmatched {quote_ch} in `{raw.strip() or text}`; "
+                       "sbatch refuses it: close the quote, or escape the quote character "
+                       "with a backslash")
+    if has:
+        words_.append("".join(cur))
+    return words_
+
+
 def _directive_count(raw: str) -> int:
     m = _SENTINEL.match(raw)
-    return len(TABLE.parse(tokenize(m.group(1) or ""), 0, raw)) if m else 0
+    return len(TABLE.parse(sbatch_words(m.group(1) or "", 0, raw), 0, raw)) if m else 0
 
 
 class SlurmScript:
@@ -141,7 +184,7 @@ class SlurmScript:
         het_line = None  # a heterogeneous job: only its first component maps onto the spec
         later = _Later()
         for lineno, raw, payload in header.directives:
-            for item in TABLE.parse(tokenize(payload), lineno, raw):
+            for item in TABLE.parse(sbatch_words(payload, lineno, raw), lineno, raw):
                 if het_line is None and not item.known and item.option in _HET_SEPARATORS:
                     het_line = lineno
                 if het_line is None:

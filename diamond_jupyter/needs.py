@@ -426,10 +426,35 @@ def needs_of(spec: JobSpec) -> Needs:
         elif d.dialect == "pbs" and d.value and key == "arch" and norm_arch(d.value) in _ARCHES:
             arch = arch or norm_arch(d.value)
     tasks_per_node = r.tasks_per_node or (-(-r.tasks // r.nodes) if r.tasks and r.nodes else 1)
-    gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or None
+    kept_type, kept_gpus = kept_slurm_gpus(spec)
+    gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or kept_gpus or None
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
-                 software=software, container=container, gpu_type=gpu_type,
+                 software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi)
+
+
+def kept_slurm_gpus(spec: JobSpec) -> tuple[str | None, int | None]:
+    """(GPU type, GPUs per node) of the GPU options a Slurm script's first component keeps
+    as written (no exact form in the model), read for feasibility: `--gpus=[type:]N` (the
+    job's total) on nodes that do not divide it needs ceil(N / nodes) on each node (what
+    every node of a partition of equal nodes must hold); `--gpus-per-socket=[type:]N`
+    needs N x --sockets-per-node (N alone when the sockets are not given)."""
+    kept: dict[str, str] = {}
+    for d in spec.unknown:
+        if d.dialect == "slurm" and d.option in ("hetjob", "packjob"):
+            break  # a later component's options are its own
+        if d.dialect == "slurm" and d.value is not None:
+            kept[d.option] = d.value
+    nodes = spec.resources.nodes or 1
+    for option in ("--gpus", "--gpus-per-socket"):
+        kind, _, num = kept.get(option, "").rpartition(":")
+        if not num.isdigit() or not int(num):
+            continue
+        if option == "--gpus":
+            return kind or None, -(-int(num) // nodes)
+        sockets = kept.get("--sockets-per-node", "")
+        return kind or None, int(num) * (int(sockets) if sockets.isdigit() else 1)
+    return None, None
 
 
 def _image(x: Any) -> str | None:

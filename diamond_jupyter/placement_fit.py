@@ -22,6 +22,7 @@ from .needs import (
     Op,
     constraint_of,
     feature_names,
+    kept_slurm_gpus,
     node_arch,
     norm_arch,
     required_arch,
@@ -95,7 +96,8 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
         tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, biggest_node // cpt))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
-    gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn
+    kept_type, kept_gpn = kept_slurm_gpus(spec)  # --gpus not dividing the nodes, per socket
+    gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn or kept_gpn or 0
     mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
     cpn = cpt * tpn
     # --cpus-per-gpu / --mem-per-gpu a Slurm script kept (the model had no exact form for
@@ -113,7 +115,7 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
     arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
         or required_arch(constraint)
     return Req(nodes, tpn, cpt, cpn, gpn, mem, spec.constraints.exclusive,
-               r.walltime_s, arch, constraint, r.gpu_type, unreadable)
+               r.walltime_s, arch, constraint, r.gpu_type or kept_type, unreadable)
 
 
 def node_checks(req: Req, nodes: list[Node], site_arch: str | None

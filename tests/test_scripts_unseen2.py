@@ -273,3 +273,40 @@ def test_escaped_values_survive_every_translation(target: str) -> None:
     script = translate(text, target, "slurm")[0]
     if target != "sge":  # qsub -N refuses a name with a space
         assert get_script_dialect(target).parse_script(script).name == "it's #1"
+
+
+# ---------------------------------------------------------------- Slurm GPUs kept as written
+
+@pytest.mark.parametrize(("lines", "per_node", "gpu_type"), [
+    ("#SBATCH --gpus=3\n#SBATCH -N 2", 2, None),  # 2 + 1: each node must hold 2
+    ("#SBATCH -N 3 --gpus=a100:4", 2, "a100"),
+    ("#SBATCH --gpus-per-socket=2 --sockets-per-node=2", 4, None),
+    ("#SBATCH --gpus-per-socket=h100:1", 1, "h100"),
+    ("#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH --gpus=3 -N 2", None, None),  # not the first
+])
+def test_kept_slurm_gpus_still_need_gpus(lines: str, per_node: int | None,
+                                         gpu_type: str | None) -> None:
+    from diamond_jupyter.model import Node
+    from diamond_jupyter.placement_fit import node_checks, request
+
+    text = f"#!/bin/bash\n{lines}\nsrun x\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert spec.resources.gpus_per_node is None
+    assert (needs_of(spec).gpus, needs_of(spec).gpu_type) == (per_node, gpu_type)
+    req = request(spec, 64)
+    assert req.gpn == (per_node or 0)
+    if per_node:
+        cpu_only = [Node(name=f"c{i}", state="idle", cpus=64) for i in range(4)]
+        reasons, _ = node_checks(req, cpu_only, None)
+        assert reasons and ("GPU" in reasons[0])
+        small = [Node(name=f"g{i}", state="idle", cpus=64, gpus=per_node - 1,
+                      gpu_type=gpu_type) for i in range(4)]
+        assert node_checks(req, small, None)[0]
+        fits = [Node(name=f"g{i}", state="idle", cpus=64, gpus=per_node, gpu_type=gpu_type)
+                for i in range(4)]
+        assert node_checks(req, fits, None) == ([], {n.name for n in fits})
+    # rendered back to Slurm as written: the same options, the same needs
+    back = get_script_dialect("slurm").parse_script(translate(text, "slurm", "slurm")[0])
+    assert [(d.option, d.value) for d in back.unknown] == \
+        [(d.option, d.value) for d in spec.unknown]
+    assert back.resources == spec.resources and needs_of(back) == needs_of(spec)

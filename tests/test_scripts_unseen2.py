@@ -310,3 +310,18 @@ def test_kept_slurm_gpus_still_need_gpus(lines: str, per_node: int | None,
     assert [(d.option, d.value) for d in back.unknown] == \
         [(d.option, d.value) for d in spec.unknown]
     assert back.resources == spec.resources and needs_of(back) == needs_of(spec)
+
+
+@pytest.mark.parametrize(("gres", "gpus", "gpu_type", "kept"), [
+    ("gpu:1(S:0)", None, None, True),  # scontrol's socket suffix: not a request form
+    ("gpu:a100:2", 2, "a100", False),
+    ("gpu:1g.5gb:1", 1, "1g.5gb", False),  # a MIG profile as the type
+    ("gpu:3", 3, None, False),
+    ("gpu:a:b", None, None, True),
+])
+def test_gres_gpu_forms(gres: str, gpus: int | None, gpu_type: str | None, kept: bool) -> None:
+    spec = get_script_dialect("slurm").parse_script(
+        f"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gres={gres}\nsrun x\n")
+    r = spec.resources
+    assert (r.gpus_per_node, r.gpu_type) == (gpus, gpu_type)
+    assert [d.option for d in spec.unknown] == (["--gres"] if kept else [])

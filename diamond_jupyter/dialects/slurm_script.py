@@ -84,6 +84,7 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
+_GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
 @dataclass
@@ -323,9 +324,13 @@ class SlurmScript:
         only the last --gres). No GPU entry, or several: the whole value kept as written."""
         entries = [e for e in v.split(",") if e]
         gpus = [e for e in entries if e.split(":")[0] == "gpu"]
-        fields = gpus[0].split(":") if len(gpus) == 1 else []
-        if not fields or len(fields) > 3:
+        if len(gpus) != 1:
             return False
+        if not _GRES_GPU.fullmatch(gpus[0]):  # e.g. scontrol's gpu:1(S:0): sbatch judges it
+            note(spec, f"line {item.lineno}: --gres entry {gpus[0]} is not gpu[:type][:count]; "
+                       "kept as written")
+            return False
+        fields = gpus[0].split(":")
         r = spec.resources
         later.gpus = None
         num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"

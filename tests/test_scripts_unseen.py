@@ -118,9 +118,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/span_rusage_select.lsf": dict(
         nodes=4, tasks=64, cpus=64, memory_mb=4000 * 64, walltime=4 * 3600,
         unknown=["-R select"]),
+    # -M 8000: a limit per process (per task), MB when no unit is given
     "lsf/gpu_exclusive_array.lsf": dict(
-        tasks=1, gpus=2, walltime=3600, array="1-50%5", deps=[("afterok", ["123"])],
-        name="arr", unknown=["-gpu mode", "-M"]),
+        tasks=1, gpus=2, memory_mb=8000, walltime=3600, array="1-50%5",
+        deps=[("afterok", ["123"])], name="arr", unknown=["-gpu mode"]),
     "lsf/csm_nnodes.lsf": dict(nodes=4, tasks=None, walltime=7200, account="ABC123",
                                queue="batch", unknown=["-alloc_flags"]),
     "lsf/affinity_two_R.lsf": dict(tasks=4, cpus=16, memory_mb=4000, walltime=45 * 60),

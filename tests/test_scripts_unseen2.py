@@ -325,3 +325,35 @@ def test_gres_gpu_forms(gres: str, gpus: int | None, gpu_type: str | None, kept:
     r = spec.resources
     assert (r.gpus_per_node, r.gpu_type) == (gpus, gpu_type)
     assert [d.option for d in spec.unknown] == (["--gres"] if kept else [])
+
+
+# ---------------------------------------------------------------- LSF -M
+
+@pytest.mark.parametrize(("value", "per_task", "rendered"), [
+    ("4000", 4000, "4000MB"), ("4GB", 4 * G, "4GB"), ("4G", 4 * G, "4GB"),
+    ("512MB", 512, "512MB"), ("2048KB", 2, "2MB"), ("1TB", G * G, "1024GB"),
+    ("2GB!", 2 * G, "2GB!"), ("4gb", 4 * G, "4GB"),
+])
+def test_lsf_memory_limit_units(value: str, per_task: int, rendered: str) -> None:
+    """-M is per process (one per task); a bare number is MB; an LSF round trip keeps it
+    a limit (not a rusage reservation), hard (`!`) when it was."""
+    text = f"#!/bin/bash\n#BSUB -n 2\n#BSUB -M {value}\n./x\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert spec.resources.memory_per_cpu_mb == per_task
+    assert request_totals(spec)["memory_mb"] == 2 * per_task
+    out = translate(text, "lsf", "lsf")[0].splitlines()
+    assert [x for x in out if x.startswith("#BSUB -M")] == [f"#BSUB -M {rendered}"]
+    assert not any("rusage" in x for x in out)
+
+
+@pytest.mark.parametrize("value", ["lots", "-4", "4XB", "0"])
+def test_lsf_bad_memory_limit_is_bad_input(value: str) -> None:
+    with pytest.raises(BadInput, match=r"line 3: bad memory limit .* e\.g\. 4GB"):
+        get_script_dialect("lsf").parse_script(f"#!/bin/bash\n#BSUB -n 1\n#BSUB -M {value}\nx\n")
+
+
+def test_lsf_memory_limit_goes_elsewhere_as_memory_per_task() -> None:
+    _, text = _source("lsf/mem_limit_gb_ptile.lsf")
+    assert "#SBATCH --mem-per-cpu=4G" in translate(text, "slurm", "lsf")[0].splitlines()
+    back = translate(translate(text, "slurm", "lsf")[0], "lsf", "slurm")[0]
+    assert '#BSUB -R "span[ptile=16] rusage[mem=4GB]"' in back.splitlines()  # a reservation

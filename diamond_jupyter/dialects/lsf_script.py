@@ -113,8 +113,12 @@ class LsfScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; bsub ignores it")
+        limit: Item | None = None  # -M: read once the whole header is (rusage[mem] wins)
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
+                if item.known and item.option == "-M":
+                    limit = item  # bsub keeps the last -M
+                    continue
                 try:
                     ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
@@ -126,8 +130,34 @@ class LsfScript:
                     unknown(spec, self.name, item)
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
+        if limit is not None:
+            self._mem_limit(spec, limit)
         self._slot_memory(spec)
         return spec
+
+    def _mem_limit(self, spec: JobSpec, item: Item) -> None:
+        """`-M mem_limit[!]`: a memory limit per process (LSF's default; one process per
+        task, so per slot), a bare number in MB (LSF_UNIT_FOR_LIMITS=MB, as LSF installs
+        it; KB only where a site leaves the built-in default), `!` a hard limit. It is the
+        job's memory when no rusage[mem] reserves any; else kept as written."""
+        value = (item.value or "").strip()
+        hard = value.endswith("!")
+        mb = parse_mem_mb(value.removesuffix("!").strip())
+        if not mb:
+            if is_placeholder(value, loose=True):
+                note(spec, placeholder_note(item, self.name))
+                unknown(spec, self.name, item)
+                return
+            raise bad(item, "bad memory limit", "a positive number with an optional KB, MB, "
+                      "GB or TB unit (MB when none), then ! for a hard limit, e.g. 4GB")
+        r = spec.resources
+        if r.memory_per_cpu_mb or r.memory_mb:
+            unknown(spec, self.name, item)  # the limit over a reservation: LSF's alone
+            return
+        r.memory_per_cpu_mb = mb
+        spec.metadata["lsf_mem_limit"] = "!" if hard else ""
+        note(spec, f"line {item.lineno}: -M {value} read as {mb}MB per task (a limit per "
+                   "process" + (", hard" if hard else "") + "; MB when no unit is given)")
 
     @staticmethod
     def _slot_memory(spec: JobSpec) -> None:
@@ -322,16 +352,20 @@ class LsfScript:
             sections.append("span[hosts=1]")
         elif r.nodes and tasks:
             sections.append(f"span[ptile={-(-tasks // r.nodes)}]")
-        if r.memory_per_cpu_mb:
-            sections.append(f"rusage[mem={fmt_mem(r.memory_per_cpu_mb, 'lsf')}]")
-            if r.memory_mb:
-                warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
-        elif r.memory_mb:
-            per = -(-r.memory_mb // (tpn or 1))
-            sections.append(f"rusage[mem={fmt_mem(per, 'lsf')}]")
-            if tpn != 1:
-                warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per}MB per "
-                                "slot (LSF rusage[mem] is per slot on most sites)")
+        # the slots on each node: the memory per node shared among them
+        spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
+        per_slot = r.memory_per_cpu_mb or (-(-r.memory_mb // (spn or 1)) if r.memory_mb
+                                           else None)
+        limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
+        if per_slot and limit is not None:  # an LSF script's -M, as it was written
+            add("-M", fmt_mem(per_slot, "lsf") + limit)
+        elif per_slot:
+            sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
+        if r.memory_per_cpu_mb and r.memory_mb:
+            warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
+        elif r.memory_mb and spn != 1:
+            warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per_slot}MB per "
+                            "slot (LSF rusage[mem] is per slot on most sites)")
         if c.features:
             sections.append("select[" + " && ".join(
                 _lsf_select(f, warnings) for f in c.features) + "]")

@@ -357,3 +357,12 @@ def test_lsf_memory_limit_goes_elsewhere_as_memory_per_task() -> None:
     assert "#SBATCH --mem-per-cpu=4G" in translate(text, "slurm", "lsf")[0].splitlines()
     back = translate(translate(text, "slurm", "lsf")[0], "lsf", "slurm")[0]
     assert '#BSUB -R "span[ptile=16] rusage[mem=4GB]"' in back.splitlines()  # a reservation
+
+
+def test_lsf_slot_memory_of_threaded_tasks_on_one_host_round_trips() -> None:
+    """rusage[mem] per slot, tasks of 4 cores, one host: read as memory per node; written
+    back per slot (it was written as the whole node's per slot, and refused as larger)."""
+    text = ('#!/bin/bash\n#BSUB -n 2\n#BSUB -R "span[hosts=1] affinity[core(4)] '
+            'rusage[mem=2GB]"\n./x\n')
+    out = translate(text, "lsf", "lsf")[0]
+    assert '#BSUB -R "span[hosts=1] rusage[mem=2GB] affinity[core(4)]"' in out.splitlines()

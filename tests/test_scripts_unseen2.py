@@ -366,3 +366,28 @@ def test_lsf_slot_memory_of_threaded_tasks_on_one_host_round_trips() -> None:
             'rusage[mem=2GB]"\n./x\n')
     out = translate(text, "lsf", "lsf")[0]
     assert '#BSUB -R "span[hosts=1] rusage[mem=2GB] affinity[core(4)]"' in out.splitlines()
+
+
+# ---------------------------------------------------------------- PBS
+
+def test_pbs_queue_at_server() -> None:
+    _, text = _source("pbs/depend_server_queue_at.pbs")
+    assert "#PBS -q workq@server" in translate(text, "pbs", "pbs")[0].splitlines()
+    for target in ("slurm", "lsf", "flux", "sge"):
+        script, warnings, _ = translate(text, target, "pbs")
+        assert "server" not in script.split("\n\n")[0].replace("123.server", ""), target
+        assert any("-q workq@server" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("nodes", "features", "kept"), [
+    ("2:ppn=16:gpus=2:shared", [], ["-l nodes:shared"]),
+    ("1:ppn=4:gpus=1:exclusive_process", [], ["-l nodes:exclusive_process"]),
+    ("1:ppn=4:shared", ["shared"], []),  # no GPUs asked: a node property of that name
+])
+def test_torque_gpu_modes_are_not_node_properties(nodes: str, features: list[str],
+                                                  kept: list[str]) -> None:
+    text = f"#!/bin/bash\n#PBS -l nodes={nodes}\ncd $PBS_O_WORKDIR\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert spec.constraints.features == features
+    assert [d.option for d in spec.unknown] == kept
+    assert f"#PBS -l nodes={nodes}" in translate(text, "pbs", "pbs")[0].splitlines()

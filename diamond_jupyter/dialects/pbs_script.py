@@ -50,6 +50,9 @@ _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
 _MAIL = {"a": "fail", "b": "begin", "e": "end"}
 _MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe"}
 _SUB = ("-l select:", "-l place:", "-l nodes:")  # options folded back into the -l lists
+# Torque's GPU compute modes, written after gpus=N in a nodes spec
+_TORQUE_GPU_MODES = {"exclusive_thread", "exclusive_process", "exclusive", "default", "shared",
+                     "reseterr"}
 
 
 def _items(payload: str, lineno: int, raw: str) -> list[Item]:
@@ -103,7 +106,12 @@ class PbsScript:
         if o == "-q":
             if v.startswith("@"):
                 return False
-            spec.queue = v
+            queue, _, server = v.partition("@")
+            spec.queue = queue
+            if server:  # queue@server: PBS gets it as written; the others the queue
+                spec.metadata["pbs_queue_server"] = {"raw": v, "as": queue}
+                note(spec, f"approximated: line {item.lineno}: -q {v}: other schedulers get "
+                           f"the queue {queue} (the PBS server {server} has no equivalent)")
         elif o == "-A":
             spec.account = v
         elif o == "-N":
@@ -237,9 +245,12 @@ class PbsScript:
         if not parts[0].isdigit():
             parts[0] = "1"  # a named host is one node
         r.nodes = int(parts.pop(0))
+        gpus = any(p.startswith("gpus=") for p in parts)
         for p in parts:
             k, eq, x = p.partition("=")
-            if eq and k in ("ppn", "gpus"):
+            if gpus and p in _TORQUE_GPU_MODES:  # the GPUs' compute mode, not a property
+                unknown(spec, self.name, Item("-l", None, item.lineno, item.raw), "-l nodes:" + p)
+            elif eq and k in ("ppn", "gpus"):
                 if not x.isdigit():
                     raise bad(item, f"bad {k}", "a positive integer")
                 if k == "ppn":
@@ -326,7 +337,10 @@ class PbsScript:
         if spec.name:
             add("-N", spec.name)
         if spec.queue:
-            add("-q", spec.queue)
+            kept = spec.metadata.get("pbs_queue_server")
+            same = spec.source_dialect == "pbs" and isinstance(kept, dict) \
+                and kept.get("as") == spec.queue
+            add("-q", kept["raw"] if same else spec.queue)
         if spec.account:
             add("-A", spec.account)
         if spec.comment:
@@ -422,7 +436,8 @@ class PbsScript:
                 spec_ = f"nodes={nodes or 1}" + (f":ppn={tpn * cpt}" if tpn else "")
                 spec_ += f":gpus={gpn}" if gpn else ""
                 spec_ += "".join(f":{f}" for f in c.features)
-                spec_ += "".join(f":{d.option.split(':', 1)[1]}={d.value}"
+                spec_ += "".join(f":{d.option.split(':', 1)[1]}"
+                                 + ("" if d.value is None else f"={d.value}")
                                  for d in extra["-l nodes:"])
                 out.append(spec_)
             elif r.tasks:

@@ -497,7 +497,8 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", gpu_type):
             raise BadInput(f"--gpu-type {gpu_type!r}: expected a GPU model such as a100")
         res["gpu_type"] = gpu_type
-        if not (spec.resources.gpus_per_node or spec.resources.gpus_per_task):
+        if not (spec.resources.gpus_per_node or spec.resources.gpus_per_task
+                or kept_slurm_gpus(spec)[1]):
             res["gpus_per_node"] = 1  # a GPU of that type: at least one
     if memory:
         mb = parse_mem_mb(memory)

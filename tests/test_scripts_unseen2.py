@@ -391,3 +391,15 @@ def test_torque_gpu_modes_are_not_node_properties(nodes: str, features: list[str
     assert spec.constraints.features == features
     assert [d.option for d in spec.unknown] == kept
     assert f"#PBS -l nodes={nodes}" in translate(text, "pbs", "pbs")[0].splitlines()
+
+
+def test_a_gpu_type_option_keeps_the_kept_slurm_gpu_count() -> None:
+    """--gpu-type on a job whose --gpus the nodes do not divide: the type is added, the
+    count stays the script's (not one GPU per node on top of it)."""
+    from diamond_jupyter.needs import with_options
+
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --gpus=3 -N 2\nsrun x\n")
+    typed = with_options(spec, gpu_type="a100")
+    assert typed.resources.gpus_per_node is None
+    assert (needs_of(typed).gpus, needs_of(typed).gpu_type) == (2, "a100")

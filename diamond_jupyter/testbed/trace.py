@@ -18,7 +18,11 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - jobs are thinned (Bernoulli with one probability, seeded) so that the site's CPU
   utilization over the window, computed from the mapped sizes and the log's own start and
   end times, matches the log's in that window: rounding small jobs up to a whole CPU would
-  otherwise load a small site more than the center was.
+  otherwise load a small site more than the center was;
+- a job that ran past its request (its center let it) gets its runtime as its limit;
+- what reading assumed (a header that counts other units than the jobs do, a request
+  larger than the machine) and what the site cannot do (more work than its machine, a run
+  longer than its longest partition) is said in the plan's notes.
 
 Pure: reading a log and planning are free of I/O besides the file read; `load.run` submits.
 """
@@ -26,9 +30,13 @@ Pure: reading a log and planning are free of I/O besides the file read; `load.ru
 from __future__ import annotations
 
 import bisect
+import bz2
+import dataclasses
 import gzip
+import lzma
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -40,6 +48,18 @@ from .load import LoadJob, _max_minutes
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
 REDRAWS = 20  # draws of a window before one with no arrival is replayed as it is
 PARTIAL_STATUS = (2, 3, 4)  # SWF status of one part of a checkpointed or swapped job
+# A MaxProcs header exceeded at once by this much (jobs with known starts) counts something
+# else than the jobs do (nodes of several processors): a log's own rounding of times
+# overlaps a few jobs by seconds, a few percent at most
+HEADER_SHORT = 1.1
+# Jobs counted in nodes on a machine whose header gives MaxProcs = k x MaxNodes: no job and
+# no moment over MaxNodes, and a moment at least this full of it
+NODE_FILL = 0.75
+# Where a log is read from: its first bytes say how it was compressed, whatever its name
+COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
+              (b"\xfd7zXZ\x00", "xz", lzma.open))
+NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
+            (b"7z\xbc\xaf", "a 7-Zip archive"))
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -51,6 +71,8 @@ class SwfJob:
     procs: int  # allocated (else requested) processors
     req_time: float  # requested walltime (s); -1 when the log does not say
     status: int
+    copy: int = 0  # earlier lines of the log with the same job number
+    by_request: bool = False  # sized by its requested processors (none allocated given)
 
     @property
     def start(self) -> float:
@@ -66,6 +88,7 @@ class SwfLog:
     name: str
     max_procs: int
     jobs: tuple[SwfJob, ...]  # sorted by submit time
+    notes: tuple[str, ...] = ()  # what reading changed or assumed (every plan repeats it)
 
     @property
     def span(self) -> tuple[float, float]:
@@ -98,14 +121,17 @@ class ReplayPlan:
 
 
 def read_swf(path: str | Path) -> SwfLog:
-    """Parse an SWF log (plain or .gz). BadInput names the file and line of a malformed one."""
+    """Parse an SWF log (plain, gzip, bzip2 or xz). BadInput names the file and line of a
+    malformed one."""
     p = Path(path)
     header: dict[str, int] = {}
     jobs = []
     try:
         with open_swf(p) as fh:
             for lineno, line in enumerate(fh, 1):
-                text = line.strip()
+                # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
+                # no data
+                text = line.strip().strip("\x00\x1a").strip()
                 if not text:
                     continue
                 if text.startswith(";"):
@@ -115,29 +141,53 @@ def read_swf(path: str | Path) -> SwfLog:
                         header[key] = count
                     continue
                 jobs.append(_job(text, p, lineno))
-    except (EOFError, gzip.BadGzipFile) as e:  # BadGzipFile is an OSError: first
-        raise BadInput(f"the trace {p} is not a readable gzip file: {e}") from None
+    except (EOFError, gzip.BadGzipFile, lzma.LZMAError) as e:  # BadGzipFile is an OSError
+        raise BadInput(f"the trace {p} is not a readable {_compression(p)[0]} file: {e}"
+                       ) from None
     except OSError as e:
+        if e.errno is None and p.is_file():  # bz2's "Invalid data stream"
+            raise BadInput(f"the trace {p} is not a readable {_compression(p)[0]} file: "
+                           f"{e}") from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
     if not jobs:
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
     jobs = _whole_jobs(jobs)
-    max_procs = _machine_procs(header, jobs)
+    seen: dict[int, int] = {}
+    for i, j in enumerate(jobs):  # file order: the first line of a number is copy 0
+        if j.number in seen:
+            jobs[i] = dataclasses.replace(j, copy=seen[j.number])
+        seen[j.number] = seen.get(j.number, 0) + 1
+    notes: list[str] = []
+    jobs = _within_machine(header, jobs, notes)
+    max_procs = _machine_procs(header, jobs, notes)
     if max_procs <= 0:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
                        "and 8 are -1 on every line)")
     jobs.sort(key=lambda j: (j.submit, j.number))
-    name = p.name.removesuffix(".gz").removesuffix(".swf")
-    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs))
+    name = p.name
+    for suffix in (".gz", ".bz2", ".xz", ".swf"):
+        name = name.removesuffix(suffix)
+    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs), notes=tuple(notes))
 
 
 def open_swf(path: Path) -> TextIO:
-    """A log's text, gzipped or not by its bytes, whatever its name (a browser may have
-    unzipped a .gz), without a byte-order mark."""
+    """A log's text, compressed (gzip, bzip2, xz) or not by its bytes, whatever its name (a
+    browser may have unzipped a .gz), without a byte-order mark."""
+    _, opener = _compression(path)
+    return opener(path, "rt", encoding="utf-8-sig", errors="replace")
+
+
+def _compression(path: Path) -> tuple[str, Callable[..., TextIO]]:
+    """(what compressed it, how to open it) by the file's first bytes."""
     with open(path, "rb") as raw:
-        gzipped = raw.read(2) == b"\x1f\x8b"
-    return (gzip.open if gzipped else open)(path, "rt", encoding="utf-8-sig", errors="replace")
+        head = raw.read(6)
+    for magic, what in NOT_READ:
+        if head.startswith(magic):
+            raise BadInput(f"the trace {path} is {what}: unpack it first (accepted: an SWF "
+                           "text file, plain or compressed with gzip, bzip2 or xz)")
+    return next(((name, o) for magic, name, o in COMPRESSED if head.startswith(magic)),
+                ("text", open))
 
 
 def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
@@ -150,21 +200,62 @@ def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
     return [j for j in jobs if j.status not in PARTIAL_STATUS or j.number not in summarized]
 
 
-def _machine_procs(header: dict[str, int], jobs: list[SwfJob]) -> int:
-    """The log machine's processors: MaxProcs, never below the largest job that ran (a
-    header can be wrong); without MaxProcs (MaxNodes alone, its nodes of several sizes, or
-    no header), at least what the jobs used at once. A request that never ran (cancelled,
-    or refused as larger than the machine) says nothing of the machine."""
-    ran = [j for j in jobs if j.run > 0 and j.procs > 0] or jobs
-    largest = max(j.procs for j in ran)
-    if "MaxProcs" in header:
-        return max(header["MaxProcs"], largest)
-    events = sorted(e for j in ran for e in ((j.start, j.procs), (j.end, -j.procs)))
+def _within_machine(header: dict[str, int], jobs: list[SwfJob], notes: list[str]
+                    ) -> list[SwfJob]:
+    """A job sized by its request (no allocated count) that asked for more than MaxProcs
+    ran on the machine at most: its size is MaxProcs, not a machine it never had. An
+    allocated count over MaxProcs is kept (the header may be wrong: `_machine_procs`)."""
+    machine = header.get("MaxProcs")
+    if not machine:
+        return jobs
+    over = [j.number for j in jobs if j.by_request and j.procs > machine and j.run > 0]
+    if not over:
+        return jobs
+    notes.append(f"{len(over)} job(s) requested more than the log's {machine} processors "
+                 f"(MaxProcs) and have no allocated count (e.g. job {over[0]}): each is "
+                 "counted as the whole machine")
+    return [dataclasses.replace(j, procs=machine) if j.by_request and j.procs > machine
+            and j.run > 0 else j for j in jobs]
+
+
+def _peak(jobs: list[SwfJob]) -> int:
+    """The most processors the jobs held at once."""
+    events = sorted(e for j in jobs for e in ((j.start, j.procs), (j.end, -j.procs)))
     in_use = peak = 0
     for _, procs in events:  # at equal times an end (negative) sorts before a start
         in_use += procs
         peak = max(peak, in_use)
-    return max(header.get("MaxNodes", 0), largest, peak)
+    return peak
+
+
+def _machine_procs(header: dict[str, int], jobs: list[SwfJob], notes: list[str]) -> int:
+    """The log machine's processors, in the unit its jobs are counted in.
+
+    MaxProcs, never below the largest job that ran (a header can be wrong), nor below what
+    the jobs whose starts are known (wait >= 0) held at once when that is over MaxProcs by
+    more than a log's rounding (`HEADER_SHORT`: the header counted nodes, say). A header of
+    MaxProcs = k x MaxNodes whose jobs never held more than MaxNodes, and filled at least
+    `NODE_FILL` of it, counts its jobs in nodes (a Blue Gene's partitions): MaxNodes. Without
+    MaxProcs (MaxNodes alone, its nodes of several sizes, or no header), at least what the
+    jobs used at once. A request that never ran (cancelled, or refused as larger than the
+    machine) says nothing of the machine."""
+    ran = [j for j in jobs if j.run > 0 and j.procs > 0] or jobs
+    largest = max(j.procs for j in ran)
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    if not procs:
+        return max(nodes or 0, largest, _peak(ran))
+    # a whole machine counted from a request (`_within_machine`) is a guess: not evidence
+    known = _peak([j for j in ran if j.wait >= 0 and not (j.by_request and j.procs >= procs)])
+    if known > HEADER_SHORT * procs:
+        notes.append(f"the log's jobs held up to {known} processors at once, its header "
+                     f"says MaxProcs {procs}: the machine is taken to have {max(known, largest)}")
+        return max(known, largest)
+    if nodes and nodes < procs and largest <= nodes and NODE_FILL * nodes < known <= nodes:
+        notes.append(f"the log's jobs never held more than {known} at once, within its "
+                     f"MaxNodes {nodes} (MaxProcs {procs}): sizes are counted in nodes, "
+                     f"the machine is {nodes} of them")
+        return nodes
+    return max(procs, largest)
 
 
 def header_count(value: str) -> int | None:
@@ -180,9 +271,14 @@ def header_count(value: str) -> int | None:
 
 def _job(text: str, path: Path, lineno: int) -> SwfJob:
     fields = text.split()
+    if "\ufffd" in text or "\x00" in text:
+        raise BadInput(f"{path}:{lineno}: this is not text: an SWF log is lines of numbers, "
+                       "plain or compressed with gzip, bzip2 or xz")
     if len(fields) < 11:
+        comment = "" if _number(fields[0]) else (
+            " (header and comment lines start with ';')")
         raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
-                       f"{len(fields)}: {text[:80]!r}")
+                       f"{len(fields)}{comment}: {text[:80]!r}")
     try:
         values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
     except ValueError:
@@ -193,7 +289,14 @@ def _job(text: str, path: Path, lineno: int) -> SwfJob:
     number, submit, wait, run, alloc, req_procs, req_time, status = values
     procs = int(alloc if alloc > 0 else req_procs)
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
-                  req_time=req_time, status=int(status))
+                  req_time=req_time, status=int(status), by_request=alloc <= 0)
+
+
+def _number(field: str) -> bool:
+    try:
+        return math.isfinite(float(field))
+    except ValueError:
+        return False
 
 
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
@@ -276,51 +379,71 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
 
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
         nodes, per_node = _size(j.procs, log.max_procs, c)
-        wall_min = max(1, math.ceil(req_s / scale / 60)) if req_s > 0 else None
+        run_s = max(run_s, 0.0)
+        # a job that ran past its request (a grace period, or a request of CPU time) was let
+        # run that long by its center: its limit is its runtime, not a kill the log never had
+        wall_min = (max(1, math.ceil(max(req_s, run_s) / scale / 60)) if j.req_time > 0
+                    else None)
         # a job without a request is placed by its runtime, and gets its partition's limit
-        partition, limit_min = _partition_for(
-            limits, wall_min or math.ceil(max(run_s, 0.0) / scale / 60))
+        partition, limit_min = _partition_for(limits, wall_min or math.ceil(run_s / scale / 60))
+        name = f"trace-{kind}-{j.number}" + (f".{j.copy + 1}" if j.copy else "")
         return LoadJob(at_s=round(at_s, 3), site=c.name, nodes=nodes, cpus_per_node=per_node,
-                       runtime_s=round(max(run_s, 0.0) / scale, 2),
+                       runtime_s=round(run_s / scale, 2),
                        walltime_min=min(wall_min or limit_min, limit_min),
-                       name=f"trace-{kind}-{j.number}", partition=partition)
+                       name=name, partition=partition)
 
     def busy(j: SwfJob, cpus: float) -> float:
         return cpus * _overlap(j.start, j.end, start, end)
 
-    log_busy = sum(busy(j, j.procs) for j in (*running, *queued, *arrivals))
+    candidates = [*running, *queued, *arrivals]
+    log_busy = sum(busy(j, j.procs) for j in candidates)
     log_util = log_busy / (log.max_procs * span)
-
-    def site_busy(js: list[SwfJob]) -> float:
-        return sum(busy(j, math.prod(_size(j.procs, log.max_procs, c))) for j in js)
-
-    # One keep probability for the running, the waiting and the arriving jobs alike, so the
-    # rebuilt queue and the arrivals keep their shape at a smaller size.
-    mapped = site_busy(running) + site_busy(queued) + site_busy(arrivals)
+    weights = [busy(j, math.prod(_size(j.procs, log.max_procs, c))) for j in candidates]
+    mapped = sum(weights)
     target = log_util * total_cpus * span
     keep_p = 1.0 if mapped <= 0 else min(1.0, target / mapped)
-
-    def thin(js: list[SwfJob]) -> list[SwfJob]:
-        return js if keep_p >= 1.0 else [j for j in js if rng.random() < keep_p]
-
-    running, queued, kept = thin(running), thin(queued), thin(arrivals)
-    notes = []
+    keep = _thin(weights, target, keep_p, rng)
+    chosen = {id(j) for j, k in zip(candidates, keep, strict=True) if k}
+    running, queued, kept = ([j for j in js if id(j) in chosen]
+                             for js in (running, queued, arrivals))
+    site_util = sum(w for w, k in zip(weights, keep, strict=True) if k) / (total_cpus * span)
+    notes = list(log.notes)
     if keep_p < 1.0:
         notes.append(f"jobs kept with probability {keep_p:.2f}: the mapped sizes (at least one "
                      f"CPU each) load {c.name} more than the log's machine was loaded")
+    if log_util > 1.0:
+        unknown = sum(1 for j in candidates if j.wait < 0)
+        notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
+                     + (f" ({unknown} of them with no recorded wait: each counted as "
+                        "running from its submission, the work offered rather than run)"
+                        if unknown else "")
+                     + f": {c.name} gets more than it can run at once, and a queue builds")
 
     if not (running or queued or kept):
         notes.append(f"no job of the log ran, waited or arrived in this window: {c.name} "
                      "gets no load from it (another --seed or --start draws another window)")
-    jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start) if j.req_time > 0
-                     else -1, "run") for j in running]
+    jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")
+            for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
     jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
-    site_util = (site_busy(running) + site_busy(queued) + site_busy(kept)) / (total_cpus * span)
+    cut = [j for j in jobs if j.runtime_s > j.walltime_min * 60]
+    if cut:
+        notes.append(f"{len(cut)} job(s) ran longer than {c.name}'s longest partition allows "
+                     f"(e.g. {cut[0].name}): its scheduler ends them at that limit")
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
                       log_utilization=log_util, site_utilization=site_util, notes=notes)
+
+
+def _thin(weights: list[float], target: float, keep_p: float, rng: random.Random
+          ) -> list[bool]:
+    """Which jobs to keep: each with probability `keep_p` (one for the running, the waiting
+    and the arriving jobs alike, so the rebuilt queue and the arrivals keep their shape at a
+    smaller size)."""
+    if keep_p >= 1.0:
+        return [True] * len(weights)
+    return [rng.random() < keep_p for _ in weights]
 
 
 def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 60.0,

@@ -195,6 +195,32 @@ _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account",
 _MULTILINE = {"script", "command"}
 
 
+# What a terminal acts on rather than shows: C0 and C1 controls (ESC starts the sequences that
+# move the cursor, erase lines, retitle the window or write the clipboard; CSI is one byte in
+# C1), DEL, and the marks that reorder text (bidirectional overrides). Tab and newline print.
+_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      r"\u2066-\u2069]")
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")  # a colour or a weight: changes nothing but the look
+
+
+def _shown(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible(text: str, *, keep_colour: bool = False) -> str:
+    """`text` (from a job, a scheduler, a user) safe to print on a terminal: each character
+    a terminal would act on rather than show is written out (ESC as \\x1b), so what is shown
+    is what the text holds. `keep_colour`: colour sequences (ESC [ ... m) stay."""
+    if not keep_colour:
+        return _UNSHOWN.sub(_shown, text)
+    out, at = [], 0
+    for m in _SGR.finditer(text):
+        out += [_UNSHOWN.sub(_shown, text[at:m.start()]), m.group()]
+        at = m.end()
+    return "".join(out) + _UNSHOWN.sub(_shown, text[at:])
+
+
 def _char_name(ch: str) -> str:
     return {"\n": "newline", "\r": "carriage return", "\x00": "NUL"}.get(
         ch, unicodedata.name(ch, f"U+{ord(ch):04X}"))

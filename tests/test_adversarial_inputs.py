@@ -473,6 +473,39 @@ def test_a_gpu_type_like_an_option_never_reaches_a_directive():
             get_script_dialect(d).render_script(spec)
 
 
+@pytest.mark.parametrize("kind", ["after ok", "afterok;id", "-x", "", "singleton"])
+def test_an_unknown_dependency_kind_is_refused_listing_the_kinds(kind):
+    """`after ok` was rendered as `--dependency="after ok:1"` (refused by the site, exit 1)
+    and crashed the LSF renderer with a KeyError."""
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.model import Dependency
+
+    with pytest.raises(ValueError, match="afterok"):
+        JobSpec.model_validate({"script": "true\n", "dependencies": [
+            {"kind": kind, "job_ids": ["1"]}]})
+    spec = JobSpec(script="true\n", dependencies=[Dependency(job_ids=["1"])])
+    spec.dependencies[0].kind = kind  # as a parser or an older store fills it
+    for d in ["slurm", "pbs", "lsf", "flux", "sge"]:
+        with pytest.raises(BadInput, match=rf"^dependencies\[0\]\.kind {kind!r} is not one "
+                                           r"of afterok, afterany, afternotok, after"):
+            get_script_dialect(d).render_script(spec)
+    from diamond_jupyter.dialects.slurm_rest import job_description
+
+    spec.working_directory = "/w"
+    with pytest.raises(BadInput, match=r"^dependencies\[0\]\.kind "):
+        job_description(spec)
+
+
+def test_slurmrestd_takes_the_same_dependency_ids_as_sbatch():
+    from diamond_jupyter.dialects.slurm_rest import job_description
+
+    spec = JobSpec.model_validate({"script": "true\n", "working_directory": "/w",
+                                   "dependencies": [{"job_ids": ["12", "1,afterany:9"]}]})
+    job, warnings = job_description(spec)
+    assert job["dependency"] == "afterok:12"
+    assert any("dropped: dependency afterok:1,afterany:9" in w for w in warnings)
+
+
 @pytest.mark.parametrize("dialect", ["slurm", "pbs", "lsf", "flux", "sge"])
 @pytest.mark.parametrize("ids", [["1;id"], ["-1"], ["$(id)"], ["1 2"], ["--help"], [""]])
 def test_job_ids_are_checked_before_a_command_is_built(dialect, ids):

@@ -371,7 +371,9 @@ def describe_plan(plan: dict[str, Any] | None) -> str:
     if plan.get("placement"):
         out.append("  placement:")
         out += _block(str(plan["placement"]), "    ")
-    return "\n".join(out)
+    from .model import visible
+
+    return visible("\n".join(out))  # an escape sequence in the script cannot hide a line
 
 
 def _figure(x: float) -> float:

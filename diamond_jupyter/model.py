@@ -138,8 +138,12 @@ class ArraySpec(_Model):
     expression: str  # e.g. "1-10%2" in Slurm syntax (neutral form)
 
 
+DEPENDENCY_KINDS = ("afterok", "afterany", "afternotok", "after")
+
+
 class Dependency(_Model):
-    kind: str = "afterok"  # afterok, afterany, afternotok, after
+    # what every dialect parses and renders; another word would reach a directive as is
+    kind: Literal["afterok", "afterany", "afternotok", "after"] = "afterok"
     job_ids: list[str] = Field(default_factory=list)
 
 
@@ -188,11 +192,39 @@ class JobSpec(_Model):
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 # What follows #!: an absolute interpreter path, then optional plain arguments (-l, bash)
 _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
-# Fields that name a path, a queue or an account: never read as an option by a tool
+# Fields that name a path, a queue, an account, an image or a GPU model: never read as an
+# option by a tool (a container image is an argument of `docker run`/`apptainer exec`)
 _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
-                    "reservation", "mail_user", "source", "destination"}
+                    "reservation", "mail_user", "source", "destination", "container_image",
+                    "gpu_type"}
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
 _MULTILINE = {"script", "command"}
+
+
+# What a terminal acts on rather than shows: C0 and C1 controls (ESC starts the sequences that
+# move the cursor, erase lines, retitle the window or write the clipboard; CSI is one byte in
+# C1), DEL, and the marks that reorder text (bidirectional overrides). Tab and newline print.
+_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      r"\u2066-\u2069]")
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")  # a colour or a weight: changes nothing but the look
+
+
+def _shown(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible(text: str, *, keep_colour: bool = False) -> str:
+    """`text` (from a job, a scheduler, a user) safe to print on a terminal: each character
+    a terminal would act on rather than show is written out (ESC as \\x1b), so what is shown
+    is what the text holds. `keep_colour`: colour sequences (ESC [ ... m) stay."""
+    if not keep_colour:
+        return _UNSHOWN.sub(_shown, text)
+    out, at = [], 0
+    for m in _SGR.finditer(text):
+        out += [_UNSHOWN.sub(_shown, text[at:m.start()]), m.group()]
+        at = m.end()
+    return "".join(out) + _UNSHOWN.sub(_shown, text[at:])
 
 
 def _char_name(ch: str) -> str:
@@ -262,6 +294,16 @@ def check_spec(spec: JobSpec) -> None:
                                "/bin/bash or /usr/bin/env bash)")
         else:
             _walk(name, value, name)
+    check_dependency_kinds(spec)
+
+
+def check_dependency_kinds(spec: JobSpec) -> None:
+    """BadInput naming the first dependency whose kind no dialect knows (parsers and older
+    stores fill them without validation)."""
+    for i, d in enumerate(spec.dependencies):
+        if d.kind not in DEPENDENCY_KINDS:
+            raise BadInput(f"dependencies[{i}].kind {d.kind!r} is not one of "
+                           f"{', '.join(DEPENDENCY_KINDS)}")
 
 
 class JobState(str, enum.Enum):

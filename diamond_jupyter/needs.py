@@ -481,20 +481,20 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
     meta = dict(spec.metadata)
     upd: dict[str, Any] = {}
     if arch:
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", arch):
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", arch):
             raise BadInput(f"--arch {arch!r}: expected an architecture such as x86_64, "
                            "aarch64 or ppc64le")
         meta["architecture"] = norm_arch(arch)
     names = _names(software)
     for s in names:
-        if not re.fullmatch(r"[A-Za-z0-9_.+-]+(?:[/@][A-Za-z0-9_.+-]+)*", s):
+        if not re.fullmatch(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*(?:[/@][A-Za-z0-9_.+-]+)*", s):
             raise BadInput(f"--software {s!r}: expected NAME or NAME/VERSION "
                            "(e.g. gromacs/2023)")
     if names:
         meta["software"] = list(dict.fromkeys(_names(meta.get("software")) + names))
     res: dict[str, Any] = {}
     if gpu_type:
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", gpu_type):
+        if not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*", gpu_type):
             raise BadInput(f"--gpu-type {gpu_type!r}: expected a GPU model such as a100")
         res["gpu_type"] = gpu_type
         if not (spec.resources.gpus_per_node or spec.resources.gpus_per_task
@@ -508,6 +508,13 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
     if res:
         upd["resources"] = spec.resources.model_copy(update=res)
     if container:
+        why = "it starts with '-'" if container.startswith("-") else \
+            "it has blanks" if not container.strip() or any(c.isspace() for c in container) \
+            else None
+        if why:
+            raise BadInput(f"--container {container!r}: expected an image such as "
+                           f"docker://ubuntu:22.04 or ./image.sif ({why}, which the container "
+                           "runtime would read as options)")
         upd["environment"] = spec.environment.model_copy(update={"container_image": container})
     if meta != spec.metadata:
         upd["metadata"] = meta

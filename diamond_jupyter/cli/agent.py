@@ -11,7 +11,7 @@ from typing import Any
 from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
-from ..model import SiteError
+from ..model import SiteError, visible
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
@@ -65,9 +65,9 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"task {task['id']} awaits approval of:\n"
               + describe_plan((task.get("pending") or {}).get("plan")))
     else:
-        print(task.get("answer") or task.get("error") or task["state"])
+        print(visible(task.get("answer") or task.get("error") or task["state"]))
     if task["state"] == "failed":
-        print(f"diamond: the task failed: {task.get('error')}", file=sys.stderr)
+        print(visible(f"diamond: the task failed: {task.get('error')}"), file=sys.stderr)
         return 1
     return 0
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobSpec
+from ..model import Job, JobSpec, visible
 
 if TYPE_CHECKING:
     from ..summary import SiteSummary
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
     """`data` as JSON with --json (or when there is no text form), else `text`."""
     if args.json or text is None:
-        print(json.dumps(data, indent=2, default=str))
+        print(json.dumps(data, indent=2, default=str))  # JSON writes control characters out
     else:
-        print(text)
+        print(visible(text))  # names, reasons, errors from sites: shown, never acted on
 
 
 def common_options(p: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from ..discovery import SiteDescription
+from ..model import visible
 from .common import with_fed
 
 
@@ -65,7 +66,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(d.model_dump(mode="json"), indent=2))
     else:
-        print(describe_text(d))
+        print(visible(describe_text(d)))
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import DiamondError, job_json
+from ..model import DiamondError, job_json, visible
 from .common import job_line, out, read_script, site_row, spec_from_file, with_fed
 
 Adder = Callable[..., argparse.ArgumentParser]
@@ -85,7 +85,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return job
     job = asyncio.run(with_fed(args, go))
     for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
-        print(f"diamond: {line}", file=sys.stderr)  # each module renamed for the site
+        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module renamed for the site
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 
@@ -111,15 +111,23 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_output(stream: Any, text: str) -> None:
+    """A job's output as it wrote it when piped or redirected (nothing lost); on a terminal,
+    with its colours but no other escape sequence (it cannot move the cursor, retitle the
+    window or write the clipboard)."""
+    isatty = getattr(stream, "isatty", None)
+    stream.write(visible(text, keep_colour=True) if isatty and isatty() else text)
+
+
 def cmd_logs(args: argparse.Namespace) -> int:
     logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
     if args.json:
         out(args, logs)
     else:
-        sys.stdout.write(logs["stdout"])
-        sys.stderr.write(logs["stderr"])
+        _write_output(sys.stdout, logs["stdout"])
+        _write_output(sys.stderr, logs["stderr"])
     for line in filter(None, logs.get("missing", "").splitlines()):
-        print(f"diamond: {line}", file=sys.stderr)
+        print(f"diamond: {visible(line)}", file=sys.stderr)
     return 1 if logs.get("missing") else 0
 
 
@@ -148,7 +156,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(script)
     for w in warnings:
-        print(w, file=sys.stderr)
+        print(visible(w), file=sys.stderr)
     return 0
 
 
@@ -161,7 +169,8 @@ def _transfer(args: argparse.Namespace) -> int:
                      f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
                      + (f"\n{rec.error}" if rec.error else ""))
     if rec.state != "SUCCEEDED":
-        print(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}", file=sys.stderr)
+        print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
+              file=sys.stderr)
         return 1
     return 0
 

@@ -50,8 +50,11 @@ def _quiet_logs() -> None:
 
 
 def _one_line(e: BaseException) -> str:
-    """Errors are one line on stderr, whatever text a library put in them."""
-    return " | ".join(part.strip() for part in str(e).splitlines() if part.strip())
+    """Errors are one line on stderr, whatever text a library (or a site's stderr) put in
+    them, its control characters shown, never acted on by the terminal."""
+    from ..model import visible
+
+    return visible(" | ".join(part.strip() for part in str(e).splitlines() if part.strip()))
 
 
 def main(argv: list[str] | None = None) -> int:

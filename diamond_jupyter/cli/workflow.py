@@ -19,11 +19,14 @@ def _out(args: argparse.Namespace, view: Any) -> None:
     if args.json:
         print(json.dumps(view.contract(), indent=2))
         return
-    print(f"{view.id}\t{view.state.value}\t{view.name}" + (f" ({view.reason})"
-                                                            if view.reason else ""))
+    from ..model import visible
+
+    print(visible(f"{view.id}\t{view.state.value}\t{view.name}"
+                  + (f" ({view.reason})" if view.reason else "")))
     for s in view.steps:
-        print(f"  {s.name:<16} {s.state.value:<10} {s.site or '-':<8} {s.job or '-'}"
-              + (f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED" else ""))
+        print(visible(f"  {s.name:<16} {s.state.value:<10} {s.site or '-':<8} {s.job or '-'}"
+                      + (f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED"
+                         else "")))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -75,8 +78,10 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.contract() for v in views], indent=2))
     else:
+        from ..model import visible
+
         for v in views:
-            print(f"{v.id}\t{v.state.value}\t{v.name}\t{len(v.steps)} steps")
+            print(visible(f"{v.id}\t{v.state.value}\t{v.name}\t{len(v.steps)} steps"))
     return 0
 
 

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..model import BadInput, Dependency, Directive, JobSpec, check_spec
+from ..model import BadInput, Dependency, Directive, JobSpec, check_dependency_kinds, check_spec
 
 # Values that are clearly template placeholders rather than real settings.
 _PLACEHOLDER = re.compile(
@@ -493,7 +493,9 @@ _JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",
 
 
 def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[Dependency]:
-    """The spec's dependencies on job ids `target` takes; each other id dropped, warned."""
+    """The spec's dependencies on job ids `target` takes; each other id dropped, warned.
+    BadInput for a kind of dependency no dialect knows."""
+    check_dependency_kinds(spec)
     out = []
     for d in spec.dependencies:
         ids = [i for i in d.job_ids if re.fullmatch(_JOB_ID[target], i)]

@@ -77,9 +77,10 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         job["exclusive"] = "exclusive"
     if spec.array:
         job["array"] = spec.array.expression
-    if spec.dependencies:
-        job["dependency"] = ",".join(f"{d.kind}:{':'.join(d.job_ids)}"
-                                     for d in spec.dependencies)
+    from .scripts_common import dependencies_for
+
+    if deps := dependencies_for(spec, "slurm", warnings):  # as #SBATCH --dependency takes
+        job["dependency"] = ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
     mail = [MAIL[e] for e in spec.mail_events if e in MAIL]
     if mail:
         job["mail_type"] = ",".join(mail)

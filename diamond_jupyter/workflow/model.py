@@ -3,7 +3,9 @@
 Validation is pure (no site is contacted) and every problem is a BadInput naming it: a cycle
 (with its steps), a step that needs an unknown one, an input from a step that is not
 upstream, a site that is not configured, an unknown field, a bad path, a gang whose members
-depend on each other, a step script that does not parse.
+depend on each other, a step script that does not parse; in the file itself, a key given
+twice, text that is not UTF-8, nesting too deep, a file too large.
+Every graph query (step, order, upstream, downstream) is linear in the workflow's size.
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from ..model import BadInput, JobSpec, JobState, check_text
+from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.I)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 FAILURE_POLICIES = ("resubmit-elsewhere", "stop")
 MAX_RETRIES = 10
+MAX_WORKFLOW_BYTES = 1 << 20  # a workflow file (or YAML text); REST bodies have the same bound
+MAX_STEPS = 2000
+MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
+_GLOB = re.compile(r"[*?\[]")
 
 
 class _Strict(BaseModel):
@@ -30,8 +36,12 @@ class _Strict(BaseModel):
 
 
 def _relative_path(value: str, what: str) -> str:
-    """A path inside a step's working directory: relative, no '..', not an option."""
-    check_text(what, value)
+    """A path inside a step's working directory: relative, no '..', not an option, not a
+    glob (copied by its exact name). ValueError, so that pydantic says where it is."""
+    try:
+        check_text(what, value)
+    except BadInput as e:
+        raise ValueError(str(e)) from None
     if not value.strip():
         raise ValueError(f"{what} is empty")
     if value.startswith(("/", "~", "-")):
@@ -40,6 +50,10 @@ def _relative_path(value: str, what: str) -> str:
     if ".." in posixpath.normpath(value).split("/") or posixpath.normpath(value) == ".":
         raise ValueError(f"{what} {value!r} must name a file inside the step's working "
                          "directory (no '..')")
+    glob = _GLOB.search(value)
+    if glob:
+        raise ValueError(f"{what} {value!r} has the glob character {glob.group()!r}; files are "
+                         "copied by their exact names, so name each file")
     return value
 
 
@@ -49,7 +63,8 @@ class StepInput(_Strict):
     from_: str = Field(alias="from")  # the upstream step
     path: str  # relative to that step's working directory
     as_: str | None = Field(default=None, alias="as")  # name here (default: the same path)
-    size: int | None = None  # expected bytes (placement counts its transfer time)
+    size: int | None = Field(default=None, ge=0, le=MAX_COUNT)  # expected bytes (placement
+    # counts its transfer time)
 
     @field_validator("path", "as_")
     @classmethod
@@ -60,6 +75,8 @@ class StepInput(_Strict):
     @classmethod
     def _size(cls, v: Any) -> Any:
         """Bytes as a number or with a unit: 100M, 2.5 GB, 512k."""
+        if isinstance(v, bool):
+            raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, 100M, 2G)")
         if isinstance(v, str):
             m = _SIZE.fullmatch(v.strip())
             if m is None:
@@ -99,6 +116,15 @@ class Step(_Strict):
                              "with a letter or digit, at most 63 characters)")
         return v
 
+    @field_validator("retries", mode="before")
+    @classmethod
+    def _retries(cls, v: Any) -> Any:
+        """A whole number as written: not "3", not true, not 2.0 (each a likely slip)."""
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"retries must be a whole number from 0 to {MAX_RETRIES}, not "
+                             f"{v!r}")
+        return v
+
     @field_validator("outputs")
     @classmethod
     def _outputs(cls, v: list[str]) -> list[str]:
@@ -109,7 +135,10 @@ class Step(_Strict):
     def _script(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("the script is empty")
-        check_text("script", v, multiline=True)
+        try:
+            check_text("script", v, multiline=True)
+        except BadInput as e:
+            raise ValueError(str(e)) from None
         return v
 
     def spec(self) -> JobSpec:
@@ -128,6 +157,19 @@ class Step(_Strict):
         return spec if spec.name else spec.model_copy(update={"name": self.name})
 
 
+class _Memo:
+    """A workflow's derived index: not part of what it is (equal to any other memo)."""
+
+    def __init__(self) -> None:
+        self.key: Any = None
+        self.value: Any = None
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Workflow(_Strict):
     name: str
     steps: list[Step] = Field(min_length=1)
@@ -142,32 +184,84 @@ class Workflow(_Strict):
             raise ValueError(f"{v!r} is not a valid name (letters, digits, _ . -)")
         return v
 
+    _index: _Memo = PrivateAttr(default_factory=lambda: _Memo())
+
+    def _steps_by_name(self) -> dict[str, Step]:
+        """Each name's (first) step, rebuilt when the list of steps changed."""
+        memo, key = self._index, (id(self.steps), len(self.steps))
+        if memo.key != key:
+            memo.value = {}
+            for s in self.steps:
+                memo.value.setdefault(s.name, s)
+            memo.key = key
+        return memo.value
+
     def step(self, name: str) -> Step:
-        return next(s for s in self.steps if s.name == name)
+        s = self._steps_by_name().get(name)
+        if s is None or s.name != name:
+            self._index.key = None
+            s = next(s for s in self.steps if s.name == name)
+        return s
 
     def upstream(self, name: str) -> set[str]:
         """Every step `name` waits for, directly or through others."""
+        idx = self._steps_by_name()
         seen: set[str] = set()
         todo = list(self.step(name).needs)
         while todo:
             n = todo.pop()
             if n not in seen:
                 seen.add(n)
-                todo += self.step(n).needs
+                up = idx.get(n)
+                if up is not None:
+                    todo += up.needs
         return seen
 
+    def _waits_for(self, name: str, other: str) -> bool:
+        """Whether step `name` waits for `other`, directly or through others."""
+        return other in self.step(name).needs or other in self.upstream(name)
+
     def downstream(self, name: str) -> set[str]:
-        return {s.name for s in self.steps if name in self.upstream(s.name)}
+        """Every step that waits for `name`, directly or through others."""
+        after: dict[str, list[str]] = {}
+        for s in self.steps:
+            for n in set(s.needs):
+                after.setdefault(n, []).append(s.name)
+        seen: set[str] = set()
+        todo = list(after.get(name, ()))
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += after.get(n, ())
+        return seen
 
     def order(self) -> list[str]:
-        """Step names, every step after the steps it needs (file order among equals)."""
-        done: list[str] = []
-        left = [s.name for s in self.steps]
-        while left:
-            ready = [n for n in left if set(self.step(n).needs) <= set(done)]
-            done += ready
-            left = [n for n in left if n not in ready]
-        return done
+        """Step names, every step after the steps it needs (file order among equals): by
+        rounds, each round the steps whose needs all came in earlier rounds."""
+        names = [s.name for s in self.steps]
+        known = set(names)
+        after: dict[str, list[str]] = {}
+        waiting: dict[str, int] = {}
+        for s in self.steps:
+            needs = set(s.needs) & known
+            waiting[s.name] = len(needs)
+            for n in needs:
+                after.setdefault(n, []).append(s.name)
+        level: dict[str, int] = {}
+        ready = [n for n in names if waiting[n] == 0]
+        for n in ready:
+            level[n] = 0
+        while ready:
+            n = ready.pop()
+            for m in after.get(n, ()):
+                level[m] = max(level.get(m, 0), level[n] + 1)
+                waiting[m] -= 1
+                if waiting[m] == 0:
+                    ready.append(m)
+        pos = {n: i for i, n in reversed(list(enumerate(names)))}
+        placed = sorted(level, key=lambda n: (level[n], pos[n]))
+        return placed + [n for n in names if n not in level]  # a cycle: never ready
 
     def gangs(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -178,8 +272,13 @@ class Workflow(_Strict):
 
     def check(self, sites: Iterable[str] | None = None) -> Workflow:
         """The graph's rules (BadInput naming the problem); `sites`: the configured ones."""
+        if len(self.steps) > MAX_STEPS:
+            raise BadInput(f"workflow {self.name!r} has {len(self.steps)} steps; a workflow "
+                           f"holds at most {MAX_STEPS} steps")
+        self._index.key = None
         names = [s.name for s in self.steps]
-        dup = sorted({n for n in names if names.count(n) > 1})
+        seen: set[str] = set()
+        dup = sorted({n for n in names if n in seen or seen.add(n)})
         if dup:
             raise BadInput(f"workflow {self.name!r}: step name {dup[0]!r} is used twice")
         known = set(names)
@@ -187,19 +286,18 @@ class Workflow(_Strict):
             for n in s.needs:
                 if n not in known:
                     raise BadInput(f"step {s.name!r} needs unknown step {n!r} (steps: "
-                                   f"{', '.join(names)})")
+                                   f"{_listing(names)})")
                 if n == s.name:
                     raise BadInput(f"step {s.name!r} needs itself (a cycle)")
         cycle = _find_cycle(self)
         if cycle:
             raise BadInput(f"workflow {self.name!r} has a cycle: {' -> '.join(cycle)}")
         for s in self.steps:
-            up = self.upstream(s.name)
             for i, inp in enumerate(s.inputs):
                 if inp.from_ not in known:
                     raise BadInput(f"step {s.name!r}: inputs[{i}] is from unknown step "
-                                   f"{inp.from_!r} (steps: {', '.join(names)})")
-                if inp.from_ not in up:
+                                   f"{inp.from_!r} (steps: {_listing(names)})")
+                if not self._waits_for(s.name, inp.from_):
                     raise BadInput(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, which "
                                    f"is not upstream of it (add it to needs; needs: "
                                    f"{', '.join(s.needs) or 'none'})")
@@ -225,26 +323,38 @@ class Workflow(_Strict):
         return self
 
 
+def _listing(names: list[str], most: int = 20) -> str:
+    """Names for a message: at most `most` of them, and how many more."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f" and {len(names) - most} more"
+
+
 def _find_cycle(wf: Workflow) -> list[str] | None:
-    """One cycle as a path that ends where it starts, or None."""
+    """One cycle as a path that ends where it starts, or None (depth-first, without
+    recursion: a chain of any length)."""
     color: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(n: str) -> list[str] | None:
-        color[n] = 1
-        stack.append(n)
-        for m in wf.step(n).needs:
-            if color.get(m) == 1:
-                return stack[stack.index(m):] + [m]
-            if color.get(m) is None and (found := visit(m)):
-                return found
-        stack.pop()
-        color[n] = 2
-        return None
-
     for s in wf.steps:
-        if color.get(s.name) is None and (found := visit(s.name)):
-            return list(reversed(found))  # in the direction the work flows
+        if color.get(s.name) is not None:
+            continue
+        path: list[str] = [s.name]
+        on_path: dict[str, int] = {s.name: 0}
+        todo = [iter(wf.step(s.name).needs)]
+        color[s.name] = 1
+        while todo:
+            m = next(todo[-1], None)
+            if m is None:
+                todo.pop()
+                color[path[-1]] = 2
+                on_path.pop(path.pop())
+            elif color.get(m) == 1:
+                found = path[on_path[m]:] + [m]
+                return list(reversed(found))  # in the direction the work flows
+            elif color.get(m) is None:
+                color[m] = 1
+                on_path[m] = len(path)
+                path.append(m)
+                todo.append(iter(wf.step(m).needs))
     return None
 
 
@@ -273,6 +383,10 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     if not isinstance(data, dict):
         raise BadInput(f"{source}: expected a mapping with `name` and `steps`, got "
                        f"{type(data).__name__}")
+    steps = data.get("steps")
+    if isinstance(steps, list) and len(steps) > MAX_STEPS:  # before validating each
+        raise BadInput(f"{source}: steps: {len(steps)} steps; a workflow holds at most "
+                       f"{MAX_STEPS} steps")
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:
@@ -294,26 +408,80 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     return wf.check(sites)
 
 
+def _loader() -> type:
+    """yaml.SafeLoader (no tags that build objects) that also refuses a key given twice (YAML
+    keeps the last one silently) and collections nested more than MAX_DEPTH deep."""
+    import yaml
+    from yaml.constructor import ConstructorError
+    from yaml.scanner import ScannerError
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or \
+                            key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node)
+                    if key in seen:
+                        raise ConstructorError(None, None, f"{key!r} is given twice in one "
+                                               "mapping (YAML would keep only the last)",
+                                               key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+        def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
+            if self.flow_level >= MAX_DEPTH:
+                raise ScannerError(None, None, f"collections nested more than {MAX_DEPTH} "
+                                   "deep", self.get_mark())
+            super().fetch_flow_collection_start(TokenClass)
+
+    return Loader
+
+
+def _utf8(raw: bytes, source: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise BadInput(f"{source}: not UTF-8 text: byte 0x{raw[e.start]:02x} at line {line}, "
+                       f"column {col}; save it as UTF-8") from None
+
+
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None) -> Workflow:
-    """A workflow from a YAML file (a Path) or YAML text (a str)."""
+    """A workflow from a YAML file (a Path) or YAML text (a str), at most
+    MAX_WORKFLOW_BYTES."""
     import yaml
 
     source = "the workflow"
     text = str(text_or_path)
+    too_big = f"; a workflow holds at most {MAX_WORKFLOW_BYTES} bytes"
     if isinstance(text_or_path, Path):
         path = text_or_path.expanduser()
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
         source = str(path)
+        try:
+            with path.open("rb") as f:
+                raw = f.read(MAX_WORKFLOW_BYTES + 1)
+        except OSError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+        if len(raw) > MAX_WORKFLOW_BYTES:
+            raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
+        text = _utf8(raw, source)
+    elif len(text) > MAX_WORKFLOW_BYTES or len(text.encode("utf-8", "replace")) > \
+            MAX_WORKFLOW_BYTES:
+        raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise BadInput(f"{source}: not valid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
+                       "collections nest a few levels)") from None
     return parse_workflow(data, sites=sites, source=source)
 
 

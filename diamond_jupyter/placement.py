@@ -76,9 +76,12 @@ from .needs import Needs, needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
+    counted_parts,
     node_checks,
     node_usable,
+    part_met,
     partition_members,
+    partition_misses,
     request,
     site_nodes,
 )
@@ -315,6 +318,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
     good, problems, restricted_only = [], [], False
+    counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fit]) for p in parts}
     for p in parts:
         restr, other = [], []
@@ -329,11 +333,26 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if req.walltime and p.max_time_s is not None and req.walltime > p.max_time_s:
             other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
                          f"MaxTime {hms(p.max_time_s)}")
+        mine = members.get(p.name, [])
         if p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
+        elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
+            # some of its nodes cannot run the job at all: say which need they miss
+            missed = partition_misses(req, [n for n in nodes if n.name in mine
+                                            and n.name not in fit], site_arch)
+            if not wide[p.name]:
+                other.append(f"partition {p.name}: {missed}")
+            else:
+                other.append(f"needs {req.nodes} nodes, partition {p.name} has only "
+                             f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes, largest partition has {max(wide.values())}")
+        elif short := [f"constraint '{c.text()}' needs {c.count} nodes with it, partition "
+                       f"{p.name} has {k}" for c in counted
+                       if (k := len([n for n in nodes if n.name in mine and n.name in fit
+                                     and part_met(c, n, site_arch)])) < (c.count or 0)]:
+            other.extend(short)
         else:
             up = len([x for x in members.get(p.name, []) if x in fit and x in usable])
             if up < req.nodes:

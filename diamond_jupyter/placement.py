@@ -55,6 +55,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 
 from __future__ import annotations
 
+import fnmatch
 import random
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -303,6 +304,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
     reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
+    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
+    pe = pe if isinstance(pe, str) and pe else None
+    if pe and snap.parallel_environments is not None \
+            and not _pe_offered(pe, snap.parallel_environments):
+        reasons.append(f"parallel environment '{pe}' not found (site has: "
+                       f"{', '.join(sorted(snap.parallel_environments)) or 'none'})")
     if reasons:
         v.reasons = reasons
         return v
@@ -330,6 +337,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
+        if pe and p.parallel_environments is not None \
+                and not _pe_offered(pe, p.parallel_environments):
+            other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
+                         f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         if req.walltime and p.max_time_s is not None and req.walltime > p.max_time_s:
             other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
                          f"MaxTime {hms(p.max_time_s)}")
@@ -372,6 +383,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     return v
+
+
+def _pe_offered(pe: str, offered: list[str]) -> bool:
+    """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
+    `offered`."""
+    return any(fnmatch.fnmatchcase(name, pe) for name in offered)
 
 
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str

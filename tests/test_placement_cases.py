@@ -398,7 +398,6 @@ def sge_site(pes=("smp", "mpi")):
                                                nodes=[n.name for n in nodes])]))
 
 
-@pytest.mark.xfail(strict=True, reason="Grid Engine PEs are not in the snapshot yet")
 def test_grid_engine_parallel_environment_the_site_lacks():
     p = run("#$ -pe openmpi 16\n#$ -l h_rt=1:00:00", sge_site())
     assert reasons(p, "sge") == \
@@ -407,6 +406,32 @@ def test_grid_engine_parallel_environment_the_site_lacks():
     only(run("#$ -pe smp 16\n#$ -l h_rt=1:00:00", sge_site()), "sge", "all.q")
     p = run("#$ -pe smp 17\n#$ -l h_rt=1:00:00", sge_site())
     assert reasons(p, "sge") == "needs 17 CPUs per node, largest node has 16"
+    only(run("#$ -pe 'mp*' 4", sge_site()), "sge", "all.q")  # a wildcard PE request
+    # a Slurm job translated for the site is not held to a PE
+    only(run("#SBATCH -n 4", sge_site()), "sge", "all.q")
+    # defined, but not in the queue's pe_list
+    cfg, snap = sge_site()
+    snap.partitions[0].parallel_environments = ["smp"]
+    p = run("#$ -pe mpi 32", (cfg, snap))
+    assert reasons(p, "sge") == \
+        "queue all.q does not offer parallel environment 'mpi' (its pe_list: smp)"
+
+
+def test_grid_engine_snapshot_reads_the_parallel_environments():
+    from pathlib import Path
+
+    from diamond_jupyter.dialects.sge_commands import SgeCommands, pe_list
+
+    out = Path(__file__).parent / "fixtures" / "outputs" / "sge"
+    snap = SgeCommands().parse_snapshot("sge", {
+        "pes": (out / "qconf_spl.txt").read_text(),
+        "queues": (out / "qconf_sq_all.txt").read_text(),
+        "hosts": (out / "qhost_xml.xml").read_text(),
+        "queue": (out / "qstat_f_xml.xml").read_text()})
+    assert snap.parallel_environments == ["mpi", "smp"]
+    assert all(p.parallel_environments == ["smp", "mpi"] for p in snap.partitions)
+    assert SgeCommands().parse_snapshot("sge", {}).parallel_environments is None
+    assert pe_list("NONE") == [] and pe_list("make,[node1=mpi smp]") == ["make", "mpi", "smp"]
 
 
 def pbs_site():

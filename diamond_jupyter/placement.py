@@ -58,7 +58,7 @@ from __future__ import annotations
 import fnmatch
 import random
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -80,6 +80,7 @@ from .placement_fit import (
     counted_parts,
     node_checks,
     node_usable,
+    pack_chunks,
     part_met,
     partition_members,
     partition_misses,
@@ -300,6 +301,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = request(spec, max((n.cpus for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
+    if chunks is not None:  # a PBS site gets the chunks as written, not their superset
+        reasons, fit, req = _chunk_fit(chunks, req, nodes)
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
@@ -348,6 +352,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
+        elif chunks is not None:
+            if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
+                                       and n.name in usable], chunks[1]) is None:
+                other.append(f"partition {p.name}: its usable nodes cannot hold the chunks "
+                             f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
             missed = partition_misses(req, [n for n in nodes if n.name in mine
@@ -383,6 +392,57 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     return v
+
+
+def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
+                ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]] | None:
+    """A PBS site's view of a job of chunks of different shapes: each chunk's request and
+    the nodes that can hold one of it, how chunks share hosts, their texts and each one's
+    reasons no node can hold it; None for another scheduler or a job of one shape."""
+    if cfg.scheduler != "pbs" or cfg.flavor == "slurm":
+        return None
+    from .dialects.pbs_script import pbs_script
+
+    got = pbs_script.chunk_shapes(spec)
+    if got is None:
+        return None
+    biggest = max((n.cpus for n in nodes), default=0)
+    fits, texts, why = [], [], []
+    for text, one in got[0]:
+        r = request(one, biggest)
+        found, ok = node_checks(r, nodes, site_arch)
+        fits.append((r, ok))
+        texts.append(text)
+        why.append(found)
+    return fits, got[1], texts, why
+
+
+def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]],
+               req: Req, nodes: list[Node]) -> tuple[list[str], set[str], Req]:
+    """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
+    the request the start is estimated with (the hosts the chunks take, each asked the
+    least any chunk asks: a lower bound)."""
+    fits, how, texts, why = chunks
+    reasons = [f"chunk {i + 1} ({texts[i]}): {r}" for i, found in enumerate(why) for r in found]
+    fit = set().union(*(ok for _, ok in fits))
+    hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
+        if not reasons else None
+    if not reasons and hosts is None:
+        hosts = pack_chunks(fits, [n for n in nodes if n.name in fit], how)
+        if hosts is None:  # not for lack of up nodes (the partitions say that)
+            mine = [n for n in nodes if n.name in fit]
+            short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
+                     f"that can hold them have {sum(have(n) for n in mine)}"
+                     for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
+                                             ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
+                     if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
+            reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
+                           f"together ({how} placement)"
+                           + (f": they ask {'; '.join(short)}" if short else ""))
+    cpn = min(r.cpn for r, _ in fits)
+    probe = replace(req, nodes=hosts or 1, tpn=1, cpt=cpn, cpn=cpn,
+                    gpn=min(r.gpn for r, _ in fits), mem=min(r.mem for r, _ in fits))
+    return reasons, fit, probe
 
 
 def _pe_offered(pe: str, offered: list[str]) -> bool:

@@ -242,3 +242,42 @@ def _parts(expr: Constraint | None) -> list[Constraint]:
         and expr.count is None else []
     return plain if all(isinstance(p, Feature) for p in plain) and plain else \
         [expr] if expr is not None else []
+
+
+def pack_chunks(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
+                ) -> int | None:
+    """Whether PBS chunks of different shapes find hosts among `nodes`: each chunk a Req
+    (its `nodes` the count) with the names of the nodes it may use; `how` "free" (chunks
+    share a host while its CPUs, GPUs and memory last), "scatter" (a host each) or "pack"
+    (one host for all). The number of hosts used (first fit, largest chunks first), None
+    when they do not fit."""
+    by_name = {n.name: n for n in nodes}
+    items = sorted((r for r, _ in chunks for _ in range(r.nodes)),
+                   key=lambda r: (r.gpn, r.cpn, r.mem), reverse=True)
+    allowed = {id(r): ok for r, ok in chunks}
+    if how == "pack":
+        need = (sum(r.cpn for r in items), sum(r.gpn for r in items),
+                sum(r.mem for r in items))
+        hosts = set(by_name).intersection(*(allowed[id(r)] for r in items))
+        return 1 if any(_room(by_name[h], need) for h in hosts) else None
+    left = {h: [n.cpus, n.gpus, n.memory_mb or 0] for h, n in by_name.items()}
+    used: list[str] = []
+    for r in items:
+        fresh = [h for h in sorted(left) if h in allowed[id(r)] and h not in used]
+        order = fresh if how == "scatter" else \
+            [h for h in used if h in allowed[id(r)]] + fresh
+        host = next((h for h in order if left[h][0] >= r.cpn and left[h][1] >= r.gpn
+                     and (not by_name[h].memory_mb or left[h][2] >= r.mem)), None)
+        if host is None:
+            return None
+        left[host][0] -= r.cpn
+        left[host][1] -= r.gpn
+        left[host][2] -= r.mem
+        if host not in used:
+            used.append(host)
+    return len(used)
+
+
+def _room(n: Node, need: tuple[int, int, int]) -> bool:
+    return n.cpus >= need[0] and n.gpus >= need[1] and (not n.memory_mb or
+                                                         n.memory_mb >= need[2])

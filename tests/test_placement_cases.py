@@ -443,13 +443,30 @@ def pbs_site():
                 Partition(name="workq", default=True, nodes=["cpu1", "gpu1", "gpu2"])]))
 
 
-@pytest.mark.xfail(strict=True, reason="PBS chunks are placed as their superset")
 def test_pbs_select_chunks_of_different_shapes():
     # chunk 1 (4 CPUs) on cpu1, chunks 2-3 (1 CPU + 1 GPU) on gpu1 and gpu2
     only(run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1\n#PBS -l walltime=1:00:00",
              pbs_site()), "pbs", "workq")
     p = run("#PBS -l select=1:ncpus=4+3:ncpus=1:ngpus=1", pbs_site())
-    assert "GPU" in reasons(p, "pbs"), p.explain()
+    assert reasons(p, "pbs") == "the chunks 1:ncpus=4+3:ncpus=1:ngpus=1 do not fit the " \
+        "site's nodes together (free placement): they ask 3 GPUs in all, the nodes that " \
+        "can hold them have 2"
+    p = run("#PBS -l select=1:ncpus=8+2:ncpus=1:ngpus=1", pbs_site())
+    assert reasons(p, "pbs") == \
+        "chunk 1 (1:ncpus=8): needs 8 CPUs per node, largest node has 4"
+    # place=pack: every chunk on one host (none has 4 + 2 CPUs and 2 GPUs)
+    p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1\n#PBS -l place=pack", pbs_site())
+    assert "do not fit the site's nodes together (pack placement)" in reasons(p, "pbs")
+    # free placement shares a host: 1 CPU + 1 GPU twice on a 2-CPU, 2-GPU node
+    cfg, snap = pbs_site()
+    snap.nodes[1].gpus, snap.nodes = 2, snap.nodes[:2]
+    v = only(run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1", (cfg, snap)), "pbs", "workq")
+    assert v.verdict == "READY"
+    # another scheduler gets the superset (3 nodes of 4 CPUs and a GPU): none of those
+    slurm = (SiteConfig(name="slurmy"), pbs_site()[1].model_copy(update={"site": "slurmy"}))
+    p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1", pbs_site(), slurm)
+    only(p, "pbs", "workq")
+    assert "no single node meets all the requirements together" in reasons(p, "slurmy")
 
 
 def test_a_hetero_site_where_only_one_partition_fits():
@@ -475,3 +492,16 @@ def test_resources_from_jobspec_options():
     p = place(spec, [hera()], now=NOW)
     assert reasons(p, "hera") == "no single node meets all the requirements together " \
         "(1 GPUs on g01, g02, v01; 96 CPUs on c03, c04)"
+
+
+def test_torque_node_chunks_each_take_a_host_of_their_own():
+    cfg, snap = pbs_site()
+    torque = (cfg.model_copy(update={"flavor": "torque"}), snap)
+    # nodes=1:ppn=2+2:ppn=1:gpus=1: three hosts, two of them with a GPU
+    only(run("#PBS -l nodes=1:ppn=2+2:ppn=1:gpus=1", torque), "pbs", "workq")
+    # four chunks, three hosts: Torque gives each chunk a node of its own
+    snap.nodes[1].gpus = 2
+    p = run("#PBS -l nodes=1:ppn=1+3:ppn=1:gpus=1", torque)
+    assert reasons(p, "pbs").startswith("the chunks 1:ppn=1+3:ppn=1:gpus=1 do not fit the "
+                                        "site's nodes together (scatter placement)"), \
+        p.explain()

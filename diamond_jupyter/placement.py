@@ -48,7 +48,8 @@ checked against the site's nodes (architecture field, features, GPUs, memory) an
 capabilities (`capabilities.SiteCapabilities`: software modules matched across spellings
 by `software`, container runtimes, MPI stacks). A kind of capability the site leaves
 unknown is not checked.
-An explicit spec.queue binds: a site without that partition is INCOMPATIBLE.
+An explicit spec.queue binds: a site without that partition is INCOMPATIBLE (a Slurm list
+`a,b`: any of them).
 
 Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
 """
@@ -298,7 +299,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
-    req = request(spec, max((n.cpus for n in nodes), default=0))
+    req = request(spec, max((n.cpus for n in nodes), default=0),
+                  max((n.gpus for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
@@ -322,8 +324,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
     account = spec.account or cfg.default_account
-    if spec.queue:
-        parts = [p for p in parts if p.name == spec.queue]
+    if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
+        named = {q.strip() for q in spec.queue.split(",") if q.strip()}
+        parts = [p for p in parts if p.name in named]
         if not parts:
             v.reasons = [f"partition '{spec.queue}' not found (site has: "
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]

@@ -89,12 +89,18 @@ class Req:
     unreadable: str | None = None  # a constraint the expression parser refused
 
 
-def request(spec: JobSpec, biggest_node: int) -> Req:
+def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
+    """What the job asks of each node. Tasks without a node count are spread as the
+    scheduler would: as many to a node as the largest node's CPUs (`biggest_node`) and,
+    for tasks of GPUs, its GPUs (`most_gpus`) hold."""
     r = spec.resources
     cpt = r.cpus_per_task or 1
     tpn, nodes = r.tasks_per_node, r.nodes
     if tpn is None and r.tasks:
-        tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, biggest_node // cpt))
+        fits = biggest_node // cpt
+        if r.gpus_per_task and most_gpus:
+            fits = min(fits, most_gpus // r.gpus_per_task)
+        tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, fits))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
     kept_type, kept_gpn = kept_slurm_gpus(spec)  # --gpus not dividing the nodes, per socket

@@ -505,3 +505,19 @@ def test_torque_node_chunks_each_take_a_host_of_their_own():
     assert reasons(p, "pbs").startswith("the chunks 1:ppn=1+3:ppn=1:gpus=1 do not fit the "
                                         "site's nodes together (scatter placement)"), \
         p.explain()
+
+
+def test_a_list_of_partitions_runs_in_any_of_them():
+    # sbatch -p debug,gpu: the job starts in whichever partition can start it first
+    only(run("#SBATCH -p debug,gpu\n#SBATCH --gres=gpu:1", hera()), "hera", "gpu")
+    p = run("#SBATCH -p debug,cpu\n#SBATCH --gres=gpu:1", hera())
+    assert reasons(p, "hera") == "partition cpu: no GPUs on any node | " \
+        "partition debug: no GPUs on any node"
+
+
+def test_tasks_of_gpus_without_a_node_count_spread_over_nodes():
+    # -n 4 --gpus-per-task=2: two tasks (4 GPUs) on each of two a100 nodes
+    v = only(run("#SBATCH -n 4\n#SBATCH --gpus-per-task=2", hera()), "hera", "gpu")
+    assert v.billed_nodes == pytest.approx(2.0)
+    p = run("#SBATCH -n 3\n#SBATCH --gpus-per-task=8", hera())
+    assert reasons(p, "hera") == "needs 8 GPUs per node, largest node has 4"

@@ -409,6 +409,8 @@ class Partition(_Model):
     total_nodes: int = 0
     total_cpus: int = 0
     allowed_accounts: list[str] | None = None
+    # Grid Engine: the parallel environments the queue offers (its pe_list); None: unknown
+    parallel_environments: list[str] | None = None
 
 
 class Node(_Model):
@@ -433,6 +435,8 @@ class SiteSnapshot(_Model):
     partitions: list[Partition] = Field(default_factory=list)
     nodes: list[Node] = Field(default_factory=list)
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
+    # Grid Engine: the parallel environments defined (`qconf -spl`); None: unknown
+    parallel_environments: list[str] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -418,19 +418,28 @@ def needs_of(spec: JobSpec) -> Needs:
             runtime = runtime or meta["container"].get("runtime")
         container = ContainerNeed(image=image, runtime=str(runtime).lower() if runtime else None)
     r = spec.resources
-    gpu_type = r.gpu_type
-    for d in spec.unknown:  # PBS Pro sites' custom chunk resources
-        key = d.option.rpartition(":")[2].lower()
-        if d.dialect == "pbs" and d.value and key in _PBS_GPU_KEYS:
-            gpu_type = gpu_type or d.value
-        elif d.dialect == "pbs" and d.value and key == "arch" and norm_arch(d.value) in _ARCHES:
-            arch = arch or norm_arch(d.value)
+    pbs_type, pbs_arch = pbs_chunk_needs(spec)
+    gpu_type = r.gpu_type or pbs_type
+    arch = arch or pbs_arch
     tasks_per_node = r.tasks_per_node or (-(-r.tasks // r.nodes) if r.tasks and r.nodes else 1)
     kept_type, kept_gpus = kept_slurm_gpus(spec)
     gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or kept_gpus or None
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi)
+
+
+def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:
+    """(GPU model, architecture) a PBS Pro script asks in its chunks through a site's
+    custom resources (`select=1:ngpus=2:gpu_model=a100`, `arch=aarch64`), kept as written."""
+    gpu_type = arch = None
+    for d in spec.unknown:
+        key = d.option.rpartition(":")[2].lower()
+        if d.dialect == "pbs" and d.value and key in _PBS_GPU_KEYS:
+            gpu_type = gpu_type or d.value
+        elif d.dialect == "pbs" and d.value and key == "arch" and norm_arch(d.value) in _ARCHES:
+            arch = arch or norm_arch(d.value)
+    return gpu_type, arch
 
 
 def kept_slurm_gpus(spec: JobSpec) -> tuple[str | None, int | None]:

@@ -48,16 +48,18 @@ checked against the site's nodes (architecture field, features, GPUs, memory) an
 capabilities (`capabilities.SiteCapabilities`: software modules matched across spellings
 by `software`, container runtimes, MPI stacks). A kind of capability the site leaves
 unknown is not checked.
-An explicit spec.queue binds: a site without that partition is INCOMPATIBLE.
+An explicit spec.queue binds: a site without that partition is INCOMPATIBLE (a Slurm list
+`a,b`: any of them).
 
 Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import random
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -76,9 +78,13 @@ from .needs import Needs, needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
+    counted_parts,
     node_checks,
     node_usable,
+    pack_chunks,
+    part_met,
     partition_members,
+    partition_misses,
     request,
     site_nodes,
 )
@@ -293,13 +299,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
-    req = request(spec, max((n.cpus for n in nodes), default=0))
+    req = request(spec, max((n.cpus for n in nodes), default=0),
+                  max((n.gpus for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
+    if chunks is not None:  # a PBS site gets the chunks as written, not their superset
+        reasons, fit, req = _chunk_fit(chunks, req, nodes)
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
     reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
+    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
+    pe = pe if isinstance(pe, str) and pe else None
+    if pe and snap.parallel_environments is not None \
+            and not _pe_offered(pe, snap.parallel_environments):
+        reasons.append(f"parallel environment '{pe}' not found (site has: "
+                       f"{', '.join(sorted(snap.parallel_environments)) or 'none'})")
     if reasons:
         v.reasons = reasons
         return v
@@ -308,13 +324,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
     account = spec.account or cfg.default_account
-    if spec.queue:
-        parts = [p for p in parts if p.name == spec.queue]
+    if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
+        named = {q.strip() for q in spec.queue.split(",") if q.strip()}
+        parts = [p for p in parts if p.name in named]
         if not parts:
             v.reasons = [f"partition '{spec.queue}' not found (site has: "
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
     good, problems, restricted_only = [], [], False
+    counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fit]) for p in parts}
     for p in parts:
         restr, other = [], []
@@ -326,14 +344,38 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
+        if pe and p.parallel_environments is not None \
+                and not _pe_offered(pe, p.parallel_environments):
+            other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
+                         f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         if req.walltime and p.max_time_s is not None and req.walltime > p.max_time_s:
             other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
                          f"MaxTime {hms(p.max_time_s)}")
+        mine = members.get(p.name, [])
         if p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
+        elif chunks is not None:
+            if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
+                                       and n.name in usable], chunks[1]) is None:
+                other.append(f"partition {p.name}: its usable nodes cannot hold the chunks "
+                             f"({'+'.join(chunks[2])})")
+        elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
+            # some of its nodes cannot run the job at all: say which need they miss
+            missed = partition_misses(req, [n for n in nodes if n.name in mine
+                                            and n.name not in fit], site_arch)
+            if not wide[p.name]:
+                other.append(f"partition {p.name}: {missed}")
+            else:
+                other.append(f"needs {req.nodes} nodes, partition {p.name} has only "
+                             f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes, largest partition has {max(wide.values())}")
+        elif short := [f"constraint '{c.text()}' needs {c.count} nodes with it, partition "
+                       f"{p.name} has {k}" for c in counted
+                       if (k := len([n for n in nodes if n.name in mine and n.name in fit
+                                     and part_met(c, n, site_arch)])) < (c.count or 0)]:
+            other.extend(short)
         else:
             up = len([x for x in members.get(p.name, []) if x in fit and x in usable])
             if up < req.nodes:
@@ -353,6 +395,63 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     return v
+
+
+def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
+                ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]] | None:
+    """A PBS site's view of a job of chunks of different shapes: each chunk's request and
+    the nodes that can hold one of it, how chunks share hosts, their texts and each one's
+    reasons no node can hold it; None for another scheduler or a job of one shape."""
+    if cfg.scheduler != "pbs" or cfg.flavor == "slurm":
+        return None
+    from .dialects.pbs_script import pbs_script
+
+    got = pbs_script.chunk_shapes(spec)
+    if got is None:
+        return None
+    biggest = max((n.cpus for n in nodes), default=0)
+    fits, texts, why = [], [], []
+    for text, one in got[0]:
+        r = request(one, biggest)
+        found, ok = node_checks(r, nodes, site_arch)
+        fits.append((r, ok))
+        texts.append(text)
+        why.append(found)
+    return fits, got[1], texts, why
+
+
+def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]],
+               req: Req, nodes: list[Node]) -> tuple[list[str], set[str], Req]:
+    """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
+    the request the start is estimated with (the hosts the chunks take, each asked the
+    least any chunk asks: a lower bound)."""
+    fits, how, texts, why = chunks
+    reasons = [f"chunk {i + 1} ({texts[i]}): {r}" for i, found in enumerate(why) for r in found]
+    fit = set().union(*(ok for _, ok in fits))
+    hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
+        if not reasons else None
+    if not reasons and hosts is None:
+        hosts = pack_chunks(fits, [n for n in nodes if n.name in fit], how)
+        if hosts is None:  # not for lack of up nodes (the partitions say that)
+            mine = [n for n in nodes if n.name in fit]
+            short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
+                     f"that can hold them have {sum(have(n) for n in mine)}"
+                     for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
+                                             ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
+                     if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
+            reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
+                           f"together ({how} placement)"
+                           + (f": they ask {'; '.join(short)}" if short else ""))
+    cpn = min(r.cpn for r, _ in fits)
+    probe = replace(req, nodes=hosts or 1, tpn=1, cpt=cpn, cpn=cpn,
+                    gpn=min(r.gpn for r, _ in fits), mem=min(r.mem for r, _ in fits))
+    return reasons, fit, probe
+
+
+def _pe_offered(pe: str, offered: list[str]) -> bool:
+    """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
+    `offered`."""
+    return any(fnmatch.fnmatchcase(name, pe) for name in offered)
 
 
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str

@@ -25,6 +25,7 @@ from .needs import (
     kept_slurm_gpus,
     node_arch,
     norm_arch,
+    pbs_chunk_needs,
     required_arch,
 )
 
@@ -88,12 +89,18 @@ class Req:
     unreadable: str | None = None  # a constraint the expression parser refused
 
 
-def request(spec: JobSpec, biggest_node: int) -> Req:
+def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
+    """What the job asks of each node. Tasks without a node count are spread as the
+    scheduler would: as many to a node as the largest node's CPUs (`biggest_node`) and,
+    for tasks of GPUs, its GPUs (`most_gpus`) hold."""
     r = spec.resources
     cpt = r.cpus_per_task or 1
     tpn, nodes = r.tasks_per_node, r.nodes
     if tpn is None and r.tasks:
-        tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, biggest_node // cpt))
+        fits = biggest_node // cpt
+        if r.gpus_per_task and most_gpus:
+            fits = min(fits, most_gpus // r.gpus_per_task)
+        tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, fits))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
     kept_type, kept_gpn = kept_slurm_gpus(spec)  # --gpus not dividing the nodes, per socket
@@ -112,38 +119,50 @@ def request(spec: JobSpec, biggest_node: int) -> Req:
         constraint = constraint_of(spec.constraints.features)
     except BadInput as e:
         constraint, unreadable = None, str(e)
+    pbs_type, pbs_arch = pbs_chunk_needs(spec)  # a PBS site's custom chunk resources
     arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
-        or required_arch(constraint)
-    return Req(nodes, tpn, cpt, cpn, gpn, mem, spec.constraints.exclusive,
-               r.walltime_s, arch, constraint, r.gpu_type or kept_type, unreadable)
+        or required_arch(constraint) or pbs_arch
+    # `--mem=0` (Slurm: all the memory of each node) leaves no node to share: whole nodes
+    whole = spec.constraints.exclusive or r.memory_mb == 0
+    return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
+               r.gpu_type or kept_type or pbs_type, unreadable)
 
 
-def node_checks(req: Req, nodes: list[Node], site_arch: str | None
-                 ) -> tuple[list[str], set[str]]:
-    """Reasons no node can host one node's share of the job; names of nodes that can."""
+def partition_misses(req: Req, nodes: list[Node], site_arch: str | None) -> str:
+    """Why none of `nodes` (a partition's nodes that cannot run the job) hosts one node's
+    share of it, in one phrase ("needs 4 GPUs per node, largest node has 2")."""
+    found, _ = node_checks(req, nodes, site_arch, whole_site=False)
+    return "; ".join(found) or "no single node meets all the requirements together"
+
+
+def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
+                whole_site: bool = True) -> tuple[list[str], set[str]]:
+    """Reasons no node can host one node's share of the job; names of nodes that can.
+    `whole_site`: `nodes` are all the site's (features no node has are refused, as sbatch
+    does); else a part of them (a partition's), judged node by node only."""
     reasons, ok = [], {n.name for n in nodes}
     if not nodes:
         return ["no nodes reported"], set()
+    has = "site has" if whole_site else "its nodes have"
+    each: list[tuple[str, set[str]]] = []  # (what, the nodes that have it) of every check
 
-    def check(pred: Any, reason: str) -> None:
+    def check(pred: Any, reason: str, what: str = "") -> None:
         good = {n.name for n in nodes if pred(n)}
         if not good:
             reasons.append(reason)
         ok.intersection_update(good)
+        each.append((what, good))
 
     if req.arch:
         archs = sorted({a for n in nodes if (a := node_arch(n, site_arch))})
         check(lambda n: node_arch(n, site_arch) in (None, req.arch),
-              f"architecture mismatch: job needs {req.arch}, site has {', '.join(archs)}")
+              f"architecture mismatch: job needs {req.arch}, {has} {', '.join(archs)}")
     offers = ", ".join(sorted({f for n in nodes for f in n.features})) or "none"
     if req.unreadable:
         reasons.append(req.unreadable)
     expr = req.constraint
-    plain = [expr] if isinstance(expr, Feature) else list(expr.items) \
-        if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" else []
-    parts = plain if all(isinstance(p, Feature) for p in plain) and plain else \
-        [expr] if expr is not None else []
-    if expr is not None and parts == [expr] and not isinstance(expr, Feature):
+    parts = _parts(expr)
+    if whole_site and expr is not None and parts == [expr] and not isinstance(expr, Feature):
         # Slurm refuses a constraint that names a feature no node of the cluster has, even
         # as an alternative (`avx2|sve` where no node has avx2)
         known = {f.lower() for n in nodes for f in n.features}
@@ -160,25 +179,111 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None
                                           == req.arch)]
     for part in parts:  # each required feature on its own, or the whole expression
         def meets(n: Node, part: Constraint = part) -> bool:
-            return part.matches({f.lower() for f in n.features}, node_arch(n, site_arch))
-        what = f"missing feature '{part.text()}'" if isinstance(part, Feature) else \
-            f"no node meets the constraint '{part.text()}'"
-        check(meets, f"{what} (site offers: {offers})")
+            return part_met(part, n, site_arch)
+        what = f"missing feature '{_uncounted(part)}'" if isinstance(part, Feature) else \
+            f"no node meets the constraint '{_uncounted(part)}'"
+        reason = f"{what} ({'site offers' if whole_site else 'its nodes offer'}: {offers})"
+        if part.count is not None:  # `a100*2`: that many of the job's nodes, not each one
+            good = {n.name for n in nodes if meets(n)}
+            if not good:
+                reasons.append(reason)
+            elif whole_site and len(good) < part.count:
+                reasons.append(f"constraint '{part.text()}' needs {part.count} nodes with "
+                               f"'{_uncounted(part)}', {has} {len(good)}")
+            continue
+        check(meets, reason, f"feature '{part.text()}'")
     max_g = max(n.gpus for n in nodes)
     if req.gpu_type:
         types = ", ".join(sorted({n.gpu_type for n in nodes if n.gpu_type})) or "none"
         check(lambda n: (n.gpu_type or "").lower() == req.gpu_type.lower(),
-              f"no GPU of type '{req.gpu_type}' (site has: {types})")
+              f"no GPU of type '{req.gpu_type}' ({has}: {types})", f"GPU {req.gpu_type}")
     if req.gpn:
         check(lambda n: n.gpus >= req.gpn, "no GPUs on any node" if not max_g else
-              f"needs {req.gpn} GPUs per node, largest node has {max_g}")
+              f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
     split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
-          f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}")
+          f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}",
+          f"{req.cpn} CPUs")
     if req.mem:
         max_m = max(n.memory_mb for n in nodes)
         check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,
-              f"needs {req.mem} MB memory per node, largest node has {max_m} MB")
+              f"needs {req.mem} MB memory per node, largest node has {max_m} MB",
+              f"{req.mem} MB memory")
     if not reasons and not ok:
-        reasons.append("no single node meets all the requirements together")
+        # each need is met somewhere, never all on one node: say where each one is
+        where = [f"{what} on {_few(good)}" for what, good in each
+                 if what and len(good) < len(nodes)]
+        reasons.append("no single node meets all the requirements together"
+                       + (f" ({'; '.join(where)})" if where else ""))
     return reasons, ok
+
+
+def _few(names: set[str], at_most: int = 4) -> str:
+    listed = sorted(names)
+    return ", ".join(listed[:at_most]) + (f" and {len(listed) - at_most} more"
+                                          if len(listed) > at_most else "")
+
+
+def _uncounted(part: Constraint) -> str:
+    """An expression's text without its `*N` count."""
+    return (Feature(part.name) if isinstance(part, Feature) else
+            Op(part.items, part.ops, part.kind)).text()
+
+
+def part_met(part: Constraint, node: Node, site_arch: str | None) -> bool:
+    return part.matches({f.lower() for f in node.features}, node_arch(node, site_arch))
+
+
+def counted_parts(req: Req) -> list[Constraint]:
+    """The and-ed terms of the job's constraint that carry a count (`a100*2`): that many
+    of its nodes must meet them, the others need not (sbatch: "at least N of those
+    nodes")."""
+    return [t for t in _parts(req.constraint) if t.count is not None]
+
+
+def _parts(expr: Constraint | None) -> list[Constraint]:
+    """The terms checked one by one: each feature of a plain `a&b&c`, else the whole."""
+    plain = [expr] if isinstance(expr, Feature) else list(expr.items) \
+        if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" \
+        and expr.count is None else []
+    return plain if all(isinstance(p, Feature) for p in plain) and plain else \
+        [expr] if expr is not None else []
+
+
+def pack_chunks(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
+                ) -> int | None:
+    """Whether PBS chunks of different shapes find hosts among `nodes`: each chunk a Req
+    (its `nodes` the count) with the names of the nodes it may use; `how` "free" (chunks
+    share a host while its CPUs, GPUs and memory last), "scatter" (a host each) or "pack"
+    (one host for all). The number of hosts used (first fit, largest chunks first), None
+    when they do not fit."""
+    by_name = {n.name: n for n in nodes}
+    items = sorted((r for r, _ in chunks for _ in range(r.nodes)),
+                   key=lambda r: (r.gpn, r.cpn, r.mem), reverse=True)
+    allowed = {id(r): ok for r, ok in chunks}
+    if how == "pack":
+        need = (sum(r.cpn for r in items), sum(r.gpn for r in items),
+                sum(r.mem for r in items))
+        hosts = set(by_name).intersection(*(allowed[id(r)] for r in items))
+        return 1 if any(_room(by_name[h], need) for h in hosts) else None
+    left = {h: [n.cpus, n.gpus, n.memory_mb or 0] for h, n in by_name.items()}
+    used: list[str] = []
+    for r in items:
+        fresh = [h for h in sorted(left) if h in allowed[id(r)] and h not in used]
+        order = fresh if how == "scatter" else \
+            [h for h in used if h in allowed[id(r)]] + fresh
+        host = next((h for h in order if left[h][0] >= r.cpn and left[h][1] >= r.gpn
+                     and (not by_name[h].memory_mb or left[h][2] >= r.mem)), None)
+        if host is None:
+            return None
+        left[host][0] -= r.cpn
+        left[host][1] -= r.gpn
+        left[host][2] -= r.mem
+        if host not in used:
+            used.append(host)
+    return len(used)
+
+
+def _room(n: Node, need: tuple[int, int, int]) -> bool:
+    return n.cpus >= need[0] and n.gpus >= need[1] and (not n.memory_mb or
+                                                         n.memory_mb >= need[2])

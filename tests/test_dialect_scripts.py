@@ -370,3 +370,13 @@ def test_flux_nodes_without_slots_is_one_slot_per_node_both_ways() -> None:
     back = flux_script.parse_script(script)
     assert (back.resources.tasks, back.resources.cpus_per_task) == (2, 4)
     assert not back.constraints.exclusive
+
+
+def test_a_memory_size_beyond_a_float_is_bad_input_not_a_crash() -> None:
+    """`#BSUB -M 999...9` (hundreds of digits) read as infinity: BadInput, as for any
+    unreadable size (it was an OverflowError)."""
+    from diamond_jupyter.dialects.scripts_common import parse_mem_mb
+
+    assert parse_mem_mb("9" * 400) is None and parse_mem_mb("4G") == 4096
+    with pytest.raises(BadInput, match="bad memory limit"):
+        get_script_dialect("lsf").parse_script(f"#BSUB -M {'9' * 400}\necho hi\n")

@@ -321,6 +321,34 @@ class PbsScript:
             return f"{key}={kept['raw']}"
         return None
 
+    def chunk_shapes(self, spec: JobSpec) -> tuple[list[tuple[str, JobSpec]], str] | None:
+        """The chunks a PBS site will get as written (`select=1:ncpus=4+2:ncpus=1:ngpus=1`),
+        each as its text and a spec of its own (`resources.nodes` its count), and how they
+        may share
+        hosts: "free" (PBS Pro's default: chunks fill hosts as their resources allow),
+        "scatter" (each on a host of its own: `place=scatter`, Torque's `nodes=`) or "pack"
+        (all on one host); None when the spec holds no chunks of different shapes, or
+        they are no longer what its resources say."""
+        for key in ("select", "nodes"):
+            raw = (self._kept_chunks(spec, key) or "").partition("=")[2]
+            if "+" not in raw:
+                continue
+            shapes = []
+            for chunk in raw.split("+"):
+                one = JobSpec()
+                parse = self._select if key == "select" else self._nodes
+                parse(one, Item("-l", f"{key}={chunk}", 0, ""), chunk, in_chunks=True)
+                one.constraints = spec.constraints.model_copy(deep=True)
+                one.metadata = dict(spec.metadata)
+                one.unknown = list(spec.unknown)
+                shapes.append((chunk, one))
+            place = {d.option.split(":", 1)[1] for d in spec.unknown
+                     if d.dialect == self.name and d.option.startswith("-l place:")}
+            how = "scatter" if key == "nodes" or place & {"scatter", "vscatter"} else \
+                "pack" if "pack" in place else "free"
+            return shapes, how
+        return None
+
     # ------------------------------------------------------------------ render
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)

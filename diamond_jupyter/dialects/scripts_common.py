@@ -240,6 +240,8 @@ def parse_mem_mb(text: str, default_unit: str = "m") -> int | None:
     if not m:
         return None
     num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
+    if not math.isfinite(num):  # more digits than a float holds: no size at all
+        return None
     if not unit:
         unit = "b" if tail.endswith("b") else default_unit
     if tail == "w":

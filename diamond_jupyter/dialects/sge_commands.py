@@ -284,6 +284,8 @@ class SgeCommands:
         return SiteSnapshot(
             site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
             partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
+            parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
+            else None,
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
@@ -339,8 +341,22 @@ class SgeCommands:
                 name=name, default=n == 0, state="UP" if up else "DOWN", max_time_s=h_rt,
                 nodes=[i["host"] for i in mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
+                parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
             ))
         return out
+
+
+def parse_pe_names(stdout: str) -> list[str]:
+    """`qconf -spl`: one parallel environment per line (a name has no blanks: a message
+    such as "no parallel environment defined" names none)."""
+    return [ln.strip() for ln in stdout.splitlines() if len(ln.split()) == 1]
+
+
+def pe_list(value: str) -> list[str]:
+    """A queue's `pe_list` ("smp mpi", "make,smp", "NONE", or with host-specific values
+    "smp,[node1=mpi smp]"): every PE it names for any of its hosts (none for NONE)."""
+    names = re.split(r"[\s,]+", re.sub(r"[\[\]]|[\w.-]+=", " ", value))
+    return [x for x in dict.fromkeys(names) if x and x.upper() != "NONE"]
 
 
 def _xml(text: str, what: str) -> ET.Element:

@@ -442,19 +442,16 @@ def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:
     return gpu_type, arch
 
 
-def kept_slurm_gpus(spec: JobSpec) -> tuple[str | None, int | None]:
+def kept_slurm_gpus(spec: JobSpec, nodes: int | None = None) -> tuple[str | None, int | None]:
     """(GPU type, GPUs per node) of the GPU options a Slurm script's first component keeps
     as written (no exact form in the model), read for feasibility: `--gpus=[type:]N` (the
     job's total) on nodes that do not divide it needs ceil(N / nodes) on each node (what
-    every node of a partition of equal nodes must hold); `--gpus-per-socket=[type:]N`
-    needs N x --sockets-per-node (N alone when the sockets are not given)."""
-    kept: dict[str, str] = {}
-    for d in spec.unknown:
-        if d.dialect == "slurm" and d.option in ("hetjob", "packjob"):
-            break  # a later component's options are its own
-        if d.dialect == "slurm" and d.value is not None:
-            kept[d.option] = d.value
-    nodes = spec.resources.nodes or 1
+    every node of a partition of equal nodes must hold); without --nodes, Slurm may spread
+    the tasks over up to one node per task, so each node needs ceil(N / tasks) at least;
+    `--gpus-per-socket=[type:]N` needs N x --sockets-per-node (N alone when the sockets
+    are not given). `nodes`: the node count a placement chose, if any."""
+    kept = _kept_slurm(spec)
+    nodes = nodes or spec.resources.nodes or spec.resources.tasks or 1
     for option in ("--gpus", "--gpus-per-socket"):
         kind, _, num = kept.get(option, "").rpartition(":")
         if not num.isdigit() or not int(num):
@@ -464,6 +461,23 @@ def kept_slurm_gpus(spec: JobSpec) -> tuple[str | None, int | None]:
         sockets = kept.get("--sockets-per-node", "")
         return kind or None, int(num) * (int(sockets) if sockets.isdigit() else 1)
     return None, None
+
+
+def _kept_slurm(spec: JobSpec) -> dict[str, str]:
+    """The options a Slurm script's first component keeps as written, by option."""
+    kept: dict[str, str] = {}
+    for d in spec.unknown:
+        if d.dialect == "slurm" and d.option in ("hetjob", "packjob"):
+            break  # a later component's options are its own
+        if d.dialect == "slurm" and d.value is not None:
+            kept[d.option] = d.value
+    return kept
+
+
+def kept_slurm_gpu_total(spec: JobSpec) -> int | None:
+    """The job's GPU total of a `--gpus=[type:]N` a Slurm script keeps as written."""
+    num = _kept_slurm(spec).get("--gpus", "").rpartition(":")[2]
+    return int(num) if num.isdigit() and int(num) else None
 
 
 def _image(x: Any) -> str | None:

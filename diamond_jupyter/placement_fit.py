@@ -22,6 +22,7 @@ from .needs import (
     Op,
     constraint_of,
     feature_names,
+    kept_slurm_gpu_total,
     kept_slurm_gpus,
     node_arch,
     norm_arch,
@@ -103,7 +104,13 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
         tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, fits))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
-    kept_type, kept_gpn = kept_slurm_gpus(spec)  # --gpus not dividing the nodes, per socket
+    kept_type, kept_gpn = kept_slurm_gpus(spec, nodes)  # --gpus not dividing, per socket
+    total = kept_slurm_gpu_total(spec)
+    if total and r.nodes is None and r.tasks and most_gpus and (kept_gpn or 0) > most_gpus:
+        # a job total of GPUs over a node count Slurm picks: as many nodes as the GPUs
+        # need, up to one per task
+        nodes = max(nodes, min(r.tasks, ceil(total / most_gpus)))
+        tpn, kept_gpn = ceil(r.tasks / nodes), ceil(total / nodes)
     gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn or kept_gpn or 0
     mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
     cpn = cpt * tpn

@@ -344,8 +344,8 @@ def test_newline_in_a_value_never_starts_a_directive_line(dialect: str) -> None:
      16, 4 * 80 * 1024, []),
     # one task per node by default: all 4 GPUs' CPUs on it
     ("-N 2 --gpus-per-node=4 --cpus-per-gpu=8", 32, None, []),
-    ("-n 4 --gpus-per-task=1 --cpus-per-gpu=8 --mem-per-gpu=10G", 8, None,
-     ["--mem-per-gpu"]),  # tasks per node unknown: the memory per node is too
+    # tasks per node unknown: a task's GPU memory shared by its 8 CPUs (memory per CPU)
+    ("-n 4 --gpus-per-task=1 --cpus-per-gpu=8 --mem-per-gpu=10G", 8, None, []),
     ("--mem-per-gpu=10G -n 4 --gpus-per-node=2", None, 20 * 1024, []),  # any order
     ("-N 2 --ntasks-per-node=3 --gpus-per-node=2 --cpus-per-gpu=1", None, None,
      ["--cpus-per-gpu"]),  # 2 CPUs do not split among 3 tasks

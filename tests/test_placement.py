@@ -423,6 +423,6 @@ def test_kept_per_gpu_cpus_and_memory_are_not_understated() -> None:
     # 4 tasks on nodes of 2 GPUs: how many per node is the scheduler's, 16 CPUs at least
     assert kept_and_request("-n 4 --gpus-per-node=2 --cpus-per-gpu=8") == (
         ["--cpus-per-gpu"], (2, 16, 0))
-    # 4 tasks of 1 GPU placed 4 to a node here: 4 x 10G there
+    # 4 tasks of 1 GPU placed 4 to a node here: 4 x 10G there (read as 10G per CPU)
     assert kept_and_request("-n 4 --gpus-per-task=1 --mem-per-gpu=10G") == (
-        ["--mem-per-gpu"], (4, 4, 40 * 1024))
+        [], (4, 4, 40 * 1024))

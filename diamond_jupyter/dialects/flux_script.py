@@ -234,6 +234,8 @@ class FluxScript:
         if not r.nodes and r.tasks and tpn and r.tasks % tpn == 0:
             # 16 tasks, 4 per node (LSF's span[ptile=4], or Slurm's): on 4 nodes
             r = r.model_copy(update={"nodes": r.tasks // tpn})
+        elif not r.nodes and not r.tasks and tpn:  # tasks per node alone: on one node
+            r = r.model_copy(update={"nodes": 1})
         tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
         gpt = r.gpus_per_task
         per_node_gpus = False
@@ -309,6 +311,8 @@ class FluxScript:
         per-slot ones): --nodes, --gpus-per-node, --tasks-per-node, --cores (job total)."""
         nodes = r.nodes or 1
         tpn = r.tasks_per_node or (tasks // nodes if tasks and tasks % nodes == 0 else None)
+        if not tasks:  # no task count: one task on each node
+            tpn = 1
         add("nodes", nodes)
         add("gpus-per-node", r.gpus_per_node)
         if tpn:

@@ -333,7 +333,8 @@ class LsfScript:
         if spec.qos:
             warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
         tpn, cpt = r.tasks_per_node, r.cpus_per_task or 1
-        tasks = r.tasks or (r.nodes * tpn if r.nodes and tpn else None)
+        # tasks per node alone: on one node (Slurm's default node count)
+        tasks = r.tasks or ((r.nodes or 1) * tpn if tpn else None)
         sections: list[str] = []
         if r.nodes and not tasks and spec.metadata.get("lsf_nnodes"):
             add("-nnodes", r.nodes)
@@ -352,10 +353,11 @@ class LsfScript:
             sections.append("span[hosts=1]")
         elif r.nodes and tasks:
             sections.append(f"span[ptile={-(-tasks // r.nodes)}]")
-        # the slots on each node: the memory per node shared among them
+        # the slots on each node: the memory per node shared among them; a slot is a task
+        # (its CPUs through affinity[]), so it holds the memory of each of its CPUs
         spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
-        per_slot = r.memory_per_cpu_mb or (-(-r.memory_mb // (spn or 1)) if r.memory_mb
-                                           else None)
+        per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
+            (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
         if per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)

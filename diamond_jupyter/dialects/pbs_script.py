@@ -363,7 +363,11 @@ class PbsScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
         if spec.name:
-            add("-N", spec.name)
+            name = "j" + spec.name if spec.name.startswith("-") else spec.name
+            if name != spec.name:  # qsub would read `-N -x` as an option
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub reads "
+                                "a name starting with '-' as an option)")
+            add("-N", name)
         if spec.queue:
             kept = spec.metadata.get("pbs_queue_server")
             same = spec.source_dialect == "pbs" and isinstance(kept, dict) \
@@ -446,6 +450,8 @@ class PbsScript:
             tpn = r.tasks // nodes
         if not nodes and r.tasks and tpn:
             nodes = -(-r.tasks // tpn)
+        elif not nodes and tpn:  # tasks per node alone: on one node (Slurm's default)
+            nodes = 1
         cpt = r.cpus_per_task or 1
         gpn = r.gpus_per_node
         if gpn is None and r.gpus_per_task:

@@ -211,19 +211,22 @@ class SgeScript:
 
     def _pe(self, spec: JobSpec, item: Item) -> bool:
         name, _, slots = (item.value or "").partition(" ")
+        ranged = re.fullmatch(r"(\d*)-(\d*)(?:,\d*-?\d*)*|\d+(?:,\d*-?\d*)+", slots)
+        if ranged:  # n-m, -m, n-, lists of them: qsub grants at least the smallest
+            lows = [int(p.partition("-")[0] or 1) for p in slots.split(",") if p]
+            slots = str(min(lows))
+            note(spec, f"line {item.lineno}: slot range {item.value} read as at least "
+                       f"{slots} slots; kept as written")
         if not slots.isdigit() or int(slots) < 1:
-            if re.fullmatch(r"\d*-\d*", slots):
-                note(spec, f"line {item.lineno}: slot range {slots} kept as an unknown "
-                           "directive (no neutral form)")
-                return False
-            raise bad(item, "bad slot count", "a positive integer, e.g. -pe smp 4")
+            raise bad(item, "bad slot count", "a positive integer or a range, e.g. -pe smp 4 "
+                      "or -pe smp 4-8")
         r, n = spec.resources, int(slots)
         spec.metadata["sge_pe"] = name
         if is_shared_pe(name):
             r.nodes, r.cpus_per_task = 1, n
         else:
             r.tasks = n
-        return True
+        return not ranged  # a range stays as written (Grid Engine's own choice of count)
 
     def _resource(self, spec: JobSpec, item: Item) -> bool:
         key, eq, val = (item.value or "").partition("=")
@@ -297,8 +300,8 @@ class SgeScript:
             name = _job_name(spec.name)
             if name != spec.name:
                 warnings.append(f"approximated: job name {spec.name!r} as {name!r} (Grid "
-                                "Engine names cannot start with a digit nor hold / : @ \\ "
-                                "* ? or blanks)")
+                                "Engine names cannot start with a digit or '-' nor hold "
+                                "/ : @ \\ * ? or blanks)")
             add("-N", name)
         kept = spec.metadata.get("sge_queue_instances")
         if spec.source_dialect == "sge" and isinstance(kept, dict) \
@@ -376,8 +379,7 @@ class SgeScript:
         per-slot limits."""
         r = spec.resources
         cpt = r.cpus_per_task or 1
-        tasks = r.tasks or (r.nodes * r.tasks_per_node if r.nodes and r.tasks_per_node
-                            else None)
+        tasks = r.tasks or ((r.nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
         pe = spec.metadata.get("sge_pe") if spec.source_dialect == "sge" else None
         if tasks and tasks > 1:
             slots = tasks * cpt
@@ -390,7 +392,9 @@ class SgeScript:
         else:
             slots, name = 1, None
         nodes = r.nodes
-        if name is not None:
+        ranged = spec.source_dialect == "sge" and any(
+            d.dialect == "sge" and d.option == "-pe" for d in spec.unknown)
+        if name is not None and not ranged:  # a kept slot range says it as written
             lines.append(f"#$ -pe {quote(name)} {slots}")  # two words, unquoted pair
         if nodes and nodes > 1:
             warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
@@ -465,9 +469,10 @@ class SgeScript:
 
 
 def _job_name(name: str) -> str:
-    """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit."""
+    """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit, nor with
+    `-` (qsub would read `-N -x` as an option)."""
     fixed = re.sub(r"[/:@\\*?\s]", "_", name)
-    return f"j{fixed}" if fixed[:1].isdigit() else fixed
+    return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
 
 
 def _fmt_mem(mb: int) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..model import ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
+from .outputs_common import expand_hostlist
 from .scripts_common import (
     Item,
     Opt,
@@ -95,6 +96,7 @@ class _Later:
 
     gpus: tuple[int, str, str | None] | None = None
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
+    tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
 
 
 def parse_slurm_time(text: str) -> int | None:
@@ -196,6 +198,8 @@ class SlurmScript:
         if het_line is not None:
             note(spec, f"line {het_line}: heterogeneous job: only its first component is "
                        "read; the later components are kept as written")
+        self._nodes_of_nodelist(spec)
+        self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
         self._per_gpu(spec, later.per_gpu)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
@@ -245,6 +249,8 @@ class SlurmScript:
                 later.gpus = (item.lineno, item.raw, v)
         elif key == "gres":
             return self._gres(spec, item, v or "", later)
+        elif key == "ntasks-per-gpu":
+            later.tasks_per_gpu = (item.lineno, item.raw, v, to_int(item))
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
             n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
             if n is None:
@@ -367,13 +373,68 @@ class SlurmScript:
         return True
 
     @staticmethod
+    def _nodes_of_nodelist(spec: JobSpec) -> None:
+        """`--nodelist=HOSTS` (kept as written): the job holds every host named, so without
+        --nodes it asks for that many nodes at least (sbatch raises its minimum so). A
+        file name (with a `/`) or more hosts than tasks: left to sbatch."""
+        r, value = spec.resources, None
+        for d in spec.unknown:
+            if d.option in _HET_SEPARATORS:
+                break  # a later component's hosts are its own
+            if d.dialect == "slurm" and d.option == "--nodelist" and d.value:
+                value = d.value  # sbatch keeps the last one
+        if r.nodes is not None or value is None or "/" in value:
+            return
+        hosts = set(expand_hostlist(value))
+        if len(hosts) > 1 and not any("[" in h for h in hosts) \
+                and (r.tasks is None or r.tasks >= len(hosts)):
+            r.nodes = len(hosts)
+            note(spec, f"--nodelist={value} read as at least {r.nodes} nodes")
+
+    @staticmethod
+    def _tasks_per_gpu(spec: JobSpec, later: _Later) -> None:
+        """`--ntasks-per-gpu=K` (sbatch): with the GPUs given and no task count, the job
+        runs K tasks per GPU (K x the GPU total); with --ntasks and no GPUs, it gets
+        ceil(tasks / K) GPUs, held per node when a node count divides them. Either way
+        K tasks share each GPU (--gpu-bind=single:K). Else kept as written."""
+        if later.tasks_per_gpu is None:
+            return
+        lineno, raw, value, k = later.tasks_per_gpu
+        r = spec.resources
+        gpn = r.gpus_per_node
+        total = gpn if later.gpus else (gpn * (r.nodes or 1) if gpn else None)
+        if total and not r.tasks and not r.tasks_per_node and not r.gpus_per_task:
+            r.tasks = total * k
+            what = f"{r.tasks} tasks ({k} per GPU of {total})"
+        elif r.tasks and gpn is None and not r.gpus_per_task and r.nodes \
+                and -(-r.tasks // k) % r.nodes == 0:
+            r.gpus_per_node = -(-r.tasks // k) // r.nodes
+            what = f"{r.gpus_per_node} GPUs per node ({k} tasks per GPU)"
+        else:
+            unknown(spec, "slurm", Item("ntasks-per-gpu", value, lineno, raw),
+                    "--ntasks-per-gpu")
+            return
+        r.gpu_bind = r.gpu_bind or f"single:{k}"
+        note(spec, f"line {lineno}: --ntasks-per-gpu={value} read as {what}")
+
+    @staticmethod
     def _spread_gpus(spec: JobSpec, got: tuple[int, str, str | None] | None) -> None:
         """`--gpus=N` is the whole job's: N / nodes per node when the nodes divide it, else
-        kept as written (no per-node form)."""
+        kept as written (no per-node form). Without --nodes, one task gets one node (all
+        N there); several tasks may spread over as many nodes as Slurm picks (up to one per
+        task): kept as written too."""
         r = spec.resources
-        if got is None or (r.nodes or 1) == 1:
+        if got is None:
             return
         lineno, raw, value = got
+        if r.nodes is None and (r.tasks or 1) > 1:
+            r.gpus_per_node = None
+            unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
+            note(spec, f"line {lineno}: --gpus={value} is the job's total over as many nodes "
+                       f"as Slurm picks for {r.tasks} tasks; kept as written")
+            return
+        if (r.nodes or 1) == 1:
+            return
         total, nodes = r.gpus_per_node or 0, r.nodes or 1
         if total % nodes == 0:
             r.gpus_per_node = total // nodes
@@ -395,21 +456,28 @@ class SlurmScript:
         tpn = r.tasks_per_node or (1 if not r.tasks else r.tasks // r.nodes
                                    if r.nodes and r.tasks % r.nodes == 0 else None)
         gpn = r.gpus_per_node or (r.gpus_per_task * tpn if r.gpus_per_task and tpn else None)
-        for key, (lineno, raw, value, n) in got.items():
-            if key == "cpus-per-gpu" and r.cpus_per_task is None and r.gpus_per_task \
-                    and not r.gpus_per_node:
-                r.cpus_per_task = n * r.gpus_per_task
+        gpt = r.gpus_per_task if not r.gpus_per_node else None
+        for key in sorted(got):  # the CPUs first: memory per CPU needs them
+            lineno, raw, value, n = got[key]
+            if key == "cpus-per-gpu" and r.cpus_per_task is None and gpt:
+                r.cpus_per_task = n * gpt
             elif key == "cpus-per-gpu" and r.cpus_per_task is None and gpn and tpn \
                     and n * gpn % tpn == 0:
                 r.cpus_per_task = n * gpn // tpn
-            elif key == "mem-per-gpu" and gpn and not (r.memory_mb or r.memory_per_cpu_mb):
+            elif key == "mem-per-gpu" and r.memory_mb is None and r.memory_per_cpu_mb is None \
+                    and gpn:
                 r.memory_mb = n * gpn
+            elif key == "mem-per-gpu" and r.memory_mb is None and r.memory_per_cpu_mb is None \
+                    and gpt and n * gpt % (r.cpus_per_task or 1) == 0:
+                # a task's GPUs' memory shared by its CPUs: the same on any node layout
+                r.memory_per_cpu_mb = n * gpt // (r.cpus_per_task or 1)
             else:
                 unknown(spec, "slurm", Item(key, value, lineno, raw), "--" + key)
                 continue
             note(spec, f"line {lineno}: --{key}={value} read as "
                        + (f"{r.cpus_per_task} CPUs per task" if key == "cpus-per-gpu"
-                          else f"{r.memory_mb}MB per node"))
+                          else f"{r.memory_mb}MB per node" if r.memory_mb
+                          else f"{r.memory_per_cpu_mb}MB per CPU"))
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:

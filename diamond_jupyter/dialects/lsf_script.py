@@ -156,8 +156,11 @@ class LsfScript:
             return
         r.memory_per_cpu_mb = mb
         spec.metadata["lsf_mem_limit"] = "!" if hard else ""
+        bare = value.removesuffix("!").strip().replace(".", "", 1).isdigit()
         note(spec, f"line {item.lineno}: -M {value} read as {mb}MB per task (a limit per "
-                   "process" + (", hard" if hard else "") + "; MB when no unit is given)")
+                   "process" + (", hard" if hard else "")
+             + ("; a number without a unit is MB, LSF_UNIT_FOR_LIMITS=MB as LSF installs "
+                "it: where a site left the built-in KB, write the unit" if bare else "") + ")")
 
     @staticmethod
     def _slot_memory(spec: JobSpec) -> None:

@@ -491,3 +491,14 @@ def test_lsf_bare_memory_limit_names_the_unit_it_assumes() -> None:
     assert any("LSF_UNIT_FOR_LIMITS=MB" in n for n in spec.metadata["parse_notes"])
     spec = get_script_dialect("lsf").parse_script("#!/bin/bash\n#BSUB -M 4GB\n./x\n")
     assert not any("LSF_UNIT_FOR_LIMITS" in n for n in spec.metadata["parse_notes"])
+
+
+@pytest.mark.parametrize(("pe", "slurm_var"), [("smp 8", "SLURM_CPUS_PER_TASK"),
+                                               ("mpi 8", "SLURM_NTASKS")])
+def test_nslots_is_the_cpus_of_a_shared_memory_job(pe: str, slurm_var: str) -> None:
+    """$NSLOTS counts slots: the CPUs of the one task of a shared-memory PE (it became
+    $SLURM_NTASKS, 1, for `-num_threads $NSLOTS`), the tasks of an MPI one; and back."""
+    text = f"#!/bin/bash\n#$ -pe {pe}\n#$ -l h_rt=600\n./app -t $NSLOTS\n"
+    slurm = translate(text, "slurm", "sge")[0]
+    assert f"./app -t ${slurm_var}" in slurm.splitlines()
+    assert "./app -t $NSLOTS" in translate(slurm, "sge", "slurm")[0].splitlines()

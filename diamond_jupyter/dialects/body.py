@@ -63,18 +63,31 @@ _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|m
                      r"(?=\s|$)(?P<rest>.*)$")
 
 
-def _meanings(dialect: str) -> dict[str, str]:
-    names = {v[dialect]: k for k, v in _VARS.items() if v.get(dialect)}
+def _meanings(dialect: str, table: dict[str, dict[str, str | None]]) -> dict[str, str]:
+    names = {v[dialect]: k for k, v in table.items() if v.get(dialect)}
     return names | _ALIASES.get(dialect, {})
 
 
-def translate_body(body: str, source: str, target: str, *, first_line: int = 1
-                   ) -> tuple[str, list[str]]:
+def _vars(one_task_cpus: bool) -> dict[str, dict[str, str | None]]:
+    """The variable table; for a job of one task of several CPUs, Grid Engine's NSLOTS (the
+    slots of a shared-memory PE) is that task's CPUs, not a task count."""
+    if not one_task_cpus:
+        return _VARS
+    table = {k: dict(v) for k, v in _VARS.items()}
+    table["task count"]["sge"] = None
+    table["CPUs per task"]["sge"] = "NSLOTS"
+    return table
+
+
+def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
+                   one_task_cpus: bool = False) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);
-    `first_line`: the body's first line number in the whole script, for the reports."""
+    `first_line`: the body's first line number in the whole script, for the reports;
+    `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs)."""
     if source == target or not body:
         return body, []
-    names = _meanings(source)
+    table = _vars(one_task_cpus)
+    names = _meanings(source, table)
     prefix = _PREFIX[source]
     var = re.compile(r"(\$\{?)(" + _NAMES.get(source, re.escape(prefix) + r"\w+") + ")")
     out, notes = [], []
@@ -86,7 +99,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1
 
         def swap(m: re.Match[str], missing: list[str] = missing) -> str:
             meaning = names.get(m.group(2))
-            new = _VARS[meaning].get(target) if meaning else None
+            new = table[meaning].get(target) if meaning else None
             if new is None:
                 missing.append(f"${m.group(2)}" + (f" ({meaning})" if meaning else ""))
                 return m.group(0)

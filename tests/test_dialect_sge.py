@@ -128,7 +128,8 @@ def test_translation_from_sge_names_its_losses_and_variables():
     out, warnings, _ = translate(SCRIPT, "slurm")
     assert "#SBATCH --cpus-per-task=4" in out and "#SBATCH --array=1-100:2%5" in out
     assert "#SBATCH --dependency=afterany:5:6" in out and "#SBATCH --export=ALL" in out
-    assert "echo $SLURM_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_NTASKS" in out
+    # -pe smp 4: $NSLOTS is the one task's 4 CPUs
+    assert "echo $SLURM_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_CPUS_PER_TASK" in out
     assert any("-l mem_free" in w for w in warnings) and any("-notify" in w for w in warnings)
     pbs, _, _ = translate(SCRIPT, "pbs")
     assert "#PBS -N sgejob" in pbs and "$PBS_JOBID" in pbs

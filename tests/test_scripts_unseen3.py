@@ -157,6 +157,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/M_limit_rusage_block.lsf": dict(
         nodes=2, tasks=24, memory_mb=3 * G * 24, per_cpu=3 * G, walltime=6 * 3600,
         mail_events=["begin", "end"], mail_user="user@example.org", export_all=True),
+    # affinity[] with placement options: each task's 6 cores read, the string kept;
+    # rusage[mem] per slot (a task of 6 cores), 2 slots a host
+    "lsf/affinity_distribute_pack.lsf": dict(
+        nodes=4, tasks=8, cpus=48, memory_mb=8 * 8 * G, walltime=4 * 3600, name="omp_hybrid",
+        queue="normal", unknown=["-R affinity"]),
     # ---------------------------------------------------------------- Flux
     "flux/requires_dependency_exclusive.flux": dict(
         nodes=4, tasks=16, cpus=128, gpus=16, needs_gpus=4, walltime=7200, exclusive=True,
@@ -502,3 +507,21 @@ def test_nslots_is_the_cpus_of_a_shared_memory_job(pe: str, slurm_var: str) -> N
     slurm = translate(text, "slurm", "sge")[0]
     assert f"./app -t ${slurm_var}" in slurm.splitlines()
     assert "./app -t $NSLOTS" in translate(slurm, "sge", "slurm")[0].splitlines()
+
+
+@pytest.mark.parametrize(("affinity", "cpus"), [
+    ("core(4):cpubind=core:distribute=pack", 16), ("core(2,same=socket)", 8),
+    ("thread(3,exclusive=(core,injob))", 12), ("core(2)*2", 4),  # a multiplier: kept alone
+])
+def test_lsf_affinity_with_options_keeps_the_cores_of_each_task(affinity: str,
+                                                               cpus: int) -> None:
+    """affinity[core(N,...):...] gives each task N cores whatever its options: the CPUs
+    are read (they were left out: 1 per task), the string kept and written back once."""
+    text = f'#!/bin/bash\n#BSUB -n 4\n#BSUB -R "affinity[{affinity}]"\n./x\n'
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert request_totals(spec)["cpus"] == cpus
+    assert [(d.option, d.value) for d in spec.unknown] == [("-R affinity", f"affinity[{affinity}]")]
+    out = translate(text, "lsf", "lsf")[0]
+    assert out.count("affinity[") == 1 and f"affinity[{affinity}]" in out
+    slurm = translate(text, "slurm", "lsf")[0]
+    assert request_totals(get_script_dialect("slurm").parse_script(slurm))["cpus"] == cpus

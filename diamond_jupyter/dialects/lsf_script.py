@@ -54,6 +54,8 @@ _DEP_BACK = {v: k for k, v in _DEP.items()}
 _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
+# the cores (threads) of each task at the head of an affinity[] string with other options
+_AFF_CORES = re.compile(r"(core|thread)\((\d+)(?:,(?:[^()]|\([^()]*\))*)?\)(?!\*)")
 
 
 def _count(raw: str) -> int:
@@ -283,6 +285,10 @@ class LsfScript:
                     r.cpu_bind, done = _AFF[m.group(3) or m.group(1)], True
                     if m.group(1) in ("core", "thread") and r.cpus_per_task is None:
                         r.cpus_per_task = int(m.group(2))
+                elif (m := _AFF_CORES.match(body)) and r.cpus_per_task is None:
+                    # core(4,same=socket):distribute=pack...: each task's 4 cores read, the
+                    # placement options kept as written (with the count, for LSF)
+                    r.cpus_per_task = int(m.group(2))
             if not done:
                 unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
         return True
@@ -374,7 +380,11 @@ class LsfScript:
         if c.features:
             sections.append("select[" + " && ".join(
                 _lsf_select(f, warnings) for f in c.features) + "]")
-        if cpt > 1 and r.cpu_bind in (None, "none"):
+        kept_affinity = spec.source_dialect == "lsf" and any(
+            d.option == "-R affinity" for d in own)  # as written, the cores in it
+        if kept_affinity:
+            pass
+        elif cpt > 1 and r.cpu_bind in (None, "none"):
             sections.append(f"affinity[core({cpt})]")
             if r.cpu_bind == "none":
                 warnings.append("dropped: CPU binding none (LSF's affinity[core(N)] binds)")

@@ -19,7 +19,7 @@ from .capabilities import SiteCapabilities, from_metadata
 from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
-from .placement_fit import Req, node_checks, request, site_nodes
+from .placement_fit import Req, most_gpus, node_checks, request, site_nodes
 from .software import needs_reasons, rewrite_modules
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class NeedsMixin:
         target = self.site(site)
         snap, caps = await asyncio.gather(
             target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site))
-        return mismatch(spec, target.cfg.metadata, snap, caps)
+        return mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
 
     async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
         """BadInput naming everything `site` lacks for this job, unless `force`."""
@@ -103,14 +103,15 @@ class NeedsMixin:
 
 
 def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,
-             caps: SiteCapabilities) -> list[str]:
+             caps: SiteCapabilities, scheduler: str = "slurm") -> list[str]:
     """Pure: the needs-related reasons one site cannot run `spec` (see `site_mismatch`)."""
     from .needs import norm_arch
 
     reasons = needs_reasons(needs_of(spec), caps)
     nodes = site_nodes(snap) if snap.reachable else []
     if nodes:
-        full = request(spec, max(n.cpus for n in nodes))
+        full = request(spec, max(n.cpus for n in nodes), most_gpus(spec, nodes),
+                       spread_gpus=scheduler == "slurm")
         only_needs = Req(1, 1, 1, 0, full.gpn, full.mem, False, None, full.arch,
                          full.constraint, full.gpu_type, full.unreadable)
         site_arch = norm_arch(metadata.get("architecture")) or \

@@ -98,6 +98,14 @@ class Directive(_Model):
     raw: str  # the full original directive line, sentinel included
 
 
+# spec.metadata key: the job's GPUs are its total (Slurm `--gpus=N` with no node count), held
+# in `gpus_per_node` with `nodes` unset; a Slurm site may spread them over several nodes
+GPUS_PER_JOB = "gpus_per_job"
+# with it, what the job asks per GPU ({"cpus-per-gpu": C, "mem-per-gpu": MB}): on each node
+# C and MB times the GPUs that node gets
+PER_GPU = "per_gpu"
+
+
 class Resources(_Model):
     nodes: int | None = None
     tasks: int | None = None

@@ -49,6 +49,86 @@ def node_arch(n: Node, fallback: str | None = None) -> str | None:
     return norm_arch(n.architecture) or fallback
 
 
+# ---------------------------------------------------------------- GPU models
+
+# Each scheduler and site spells the same GPU its own way: Slurm's GRES type (`a100`,
+# `nvidia_a100`, `a100-sxm4-40gb`), PBS's custom resource (`gpu_model=A100-SXM4-80GB`),
+# LSF's gmodel from NVML (`TeslaV100_SXM2_32GB`, `NVIDIAA100_SXM4_80GB`), nvidia-smi's
+# name (`NVIDIA A100-SXM4-80GB`, `NVIDIA A100 80GB PCIe`). `gpu_key` reads each as
+# (model, memory GB, form factor): case-insensitive, words split at blanks, `-` and `_`;
+# vendor and brand words (NVIDIA, Tesla, GeForce, Quadro, RTX, AMD, Instinct, Intel) are
+# dropped, alone or glued to the model (`TeslaV100` is `v100`); a word of memory (`80gb`,
+# `80g`, `40GiB`) and one of form factor (`sxm4`, `pcie`, `nvl`, `hbm3`) are qualifiers;
+# every other word is the model (`a100`, `v100s`, `l40s`, a MIG slice `a100 3g.40gb`).
+# A request matches an offer with the same model where every qualifier it names is the
+# offer's too (LSF's own rule for gmodel: the brand alone, or with its memory): `a100`
+# takes any A100 and `A100-SXM4-80GB`; `a100_80g` only an 80 GB A100, never a 40 GB one
+# nor one whose memory is not said; `v100` never an A100, nor `a10` an A100.
+_GPU_BRANDS = ("nvidia", "tesla", "geforce", "quadro", "rtx", "amd", "radeon", "instinct",
+               "intel")
+_GPU_MEMORY = re.compile(r"(\d+)(?:g|gb|gib)")
+_GPU_FORM = re.compile(r"sxm\d*|pcie|pci|nvl|nvlink|hbm\d*e?|mxm")
+
+
+@dataclass(frozen=True)
+class GpuKey:
+    model: tuple[str, ...]
+    memory_gb: int | None = None
+    form: str | None = None
+
+    def offers(self, wanted: GpuKey) -> bool:
+        """Whether a GPU of this key satisfies a request for `wanted`."""
+        return bool(wanted.model) and self.model == wanted.model \
+            and wanted.memory_gb in (None, self.memory_gb) \
+            and (wanted.form is None or (self.form or "").startswith(wanted.form))
+
+
+def gpu_key(name: str) -> GpuKey:
+    """A GPU model name, as any scheduler or site writes it, in the neutral form above."""
+    words = [w for w in re.split(r"[\s_\-/]+", name.strip().lower()) if w]
+    model: list[str] = []
+    memory = form = None
+    for w in words:
+        if w in _GPU_BRANDS:
+            continue
+        if not model:  # a brand glued to the model: TeslaV100, NVIDIAA100, GeForceRTX3090
+            stripped = True
+            while stripped:
+                stripped = False
+                for b in _GPU_BRANDS:
+                    if w.startswith(b) and len(w) > len(b):
+                        w, stripped = w[len(b):], True
+        if memory is None and (m := _GPU_MEMORY.fullmatch(w)):
+            memory = int(m.group(1))
+        elif form is None and _GPU_FORM.fullmatch(w):
+            form = w
+        else:
+            model.append(w)
+    return GpuKey(tuple(model), memory, form)
+
+
+def gpu_matches(wanted: str, offered: str | None) -> bool:
+    """Whether a GPU model `offered` by a node satisfies a request for `wanted`."""
+    return offered is not None and gpu_key(offered).offers(gpu_key(wanted))
+
+
+# a feature that reads as a GPU model (`a100`, `v100s`, `l40s`, `gh200`, `mi250x`, `t4`)
+_GPU_FEATURE = re.compile(r"(?!x86)[a-z]{1,2}\d{1,4}[a-z]{0,2}")
+
+
+def node_gpu_models(n: Node) -> list[str]:
+    """The GPU models a node offers as its scheduler reports them: its GPU type (Slurm's
+    GRES type, PBS's gpu_model), else, where the scheduler reports none (LSF and Grid
+    Engine hosts), the features of a node with GPUs that name a GPU model (an LSF boolean
+    resource `v100`, a Slurm feature `a100`)."""
+    if n.gpu_type:
+        return [n.gpu_type]
+    if not n.gpus:
+        return []
+    return [f for f in n.features if len(k := gpu_key(f).model) == 1
+            and _GPU_FEATURE.fullmatch(k[0])]
+
+
 # ---------------------------------------------------------------- constraint expressions
 
 _FEATURE = re.compile(r"[A-Za-z0-9_.:+/=@-]+")

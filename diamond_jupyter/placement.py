@@ -74,11 +74,13 @@ from .calibration import (
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
-from .needs import Needs, needs_of, norm_arch
+from .needs import Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
+    bracket_parts,
     counted_parts,
+    most_gpus,
     node_checks,
     node_usable,
     pack_chunks,
@@ -87,6 +89,7 @@ from .placement_fit import (
     partition_misses,
     request,
     site_nodes,
+    time_limit,
 )
 from .placement_sim import (
     WHOLE,
@@ -299,10 +302,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
-    req = request(spec, max((n.cpus for n in nodes), default=0),
-                  max((n.gpus for n in nodes), default=0))
+    req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
+                  spread_gpus=cfg.scheduler == "slurm")
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    if cfg.scheduler == "slurm" and (req.nodelist or req.exclude):
+        reasons += _named_hosts(req, nodes, fit, site_arch)
+        fit -= set(req.exclude)
+        if req.nodelist:
+            req = replace(req, nodes=max(req.nodes, len(req.nodelist)))
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
@@ -332,6 +340,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
     good, problems, restricted_only = [], [], False
+    too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
+    cut: list[str] = []  # partitions that cut the time limit down (--time-min)
+    brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
     counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fit]) for p in parts}
     for p in parts:
@@ -348,10 +359,20 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 and not _pe_offered(pe, p.parallel_environments):
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
-        if req.walltime and p.max_time_s is not None and req.walltime > p.max_time_s:
+        limit = time_limit(req, p.max_time_s)
+        if req.walltime and limit is None:
             other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
-                         f"MaxTime {hms(p.max_time_s)}")
+                         f"MaxTime {hms(p.max_time_s)}"
+                         + (f" (and --time-min {hms(req.time_min)} too)"
+                            if req.time_min is not None else ""))
+            too_long[p.name] = p.max_time_s or 0
+        elif limit != req.walltime:
+            cut.append(f"partition {p.name}: time limit cut to its MaxTime {hms(limit)} "
+                       f"(--time-min {hms(req.time_min)})")
         mine = members.get(p.name, [])
+        if missing := [h for h in req.nodelist if h not in mine]:
+            other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
+                         "named by --nodelist")
         if p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
@@ -371,10 +392,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes, largest partition has {max(wide.values())}")
-        elif short := [f"constraint '{c.text()}' needs {c.count} nodes with it, partition "
-                       f"{p.name} has {k}" for c in counted
-                       if (k := len([n for n in nodes if n.name in mine and n.name in fit
-                                     and part_met(c, n, site_arch)])) < (c.count or 0)]:
+        elif short := _grouped_short(req, counted, brackets, p.name, [
+                n for n in nodes if n.name in mine and n.name in fit], site_arch):
             other.extend(short)
         else:
             up = len([x for x in members.get(p.name, []) if x in fit and x in usable])
@@ -387,14 +406,47 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         else:
             good.append(p)
     problems = list(dict.fromkeys(problems))
+    if not good and too_long and len(parts) > 1 and all(
+            p.name in too_long or p.state.upper() not in ("UP", "OPEN", "ACTIVE")
+            for p in parts):
+        # above the limit of every partition that takes jobs: one reason, the longest
+        longest = max(too_long, key=lambda n: too_long[n])
+        problems = [f"walltime {hms(req.walltime)} above every partition's MaxTime here "
+                    f"(the longest: {longest}, {hms(too_long[longest])})"] + [
+            x for x in problems if not x.startswith(f"walltime {hms(req.walltime)} above")]
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
         return v
-    v.notes = problems
+    v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
+                                                for p in good)]
+    if req.spread:
+        v.notes.append(f"its {spec.resources.gpus_per_node} GPUs (the job's, no node count) "
+                       f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     return v
+
+
+def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | None
+                 ) -> list[str]:
+    """Why the hosts a Slurm job names (--nodelist: each of them is the job's; --exclude:
+    none of them is) leave it no place here."""
+    names = {n.name for n in nodes}
+    if missing := [h for h in req.nodelist if h not in names]:
+        return [f"--nodelist names node(s) this site does not have: {', '.join(missing)}"]
+    out = []
+    if bad := [h for h in req.nodelist if h in req.exclude]:
+        out.append(f"node(s) {', '.join(bad)} both in --nodelist and --exclude")
+    if unfit := [n for n in nodes if n.name in req.nodelist and n.name not in fit]:
+        out.append(f"node(s) {', '.join(n.name for n in unfit)} named by --nodelist cannot "
+                   f"run it: {partition_misses(req, unfit, site_arch)}")
+    left = fit - set(req.exclude)
+    if fit and len(left) < req.nodes:
+        kept = f"only {len(left)} other node(s) can" if left else "no other node can"
+        out.append(f"--exclude {','.join(req.exclude)} leaves it too few nodes: "
+                   f"{kept} run it, it needs {req.nodes}")
+    return out
 
 
 def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
@@ -448,6 +500,33 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
     return reasons, fit, probe
 
 
+def _grouped_short(req: Req, counted: list, brackets: list[Op], partition: str,
+                   nodes: list[Node], site_arch: str | None) -> list[str]:
+    """Why a partition's `nodes` (those that can run the job) fall short of what its
+    constraint asks of several nodes together: `a100*2` (that many of them with it) or
+    `[a|b]` (all of them with the same alternative)."""
+    out = [f"constraint '{c.text()}' needs {c.count} nodes with it, partition {partition} "
+           f"has {k}" for c in counted
+           if (k := sum(part_met(c, n, site_arch) for n in nodes)) < (c.count or 0)]
+    return out + [_bracket_short(c, partition, req.nodes, nodes, site_arch) for c in brackets
+                  if _bracket_most(c, nodes, site_arch) < req.nodes]
+
+
+def _bracket_most(c: Op, nodes: list[Node], site_arch: str | None) -> int:
+    """The most of `nodes` that meet one same alternative of `[a|b|c]`."""
+    return max((sum(part_met(alt, n, site_arch) for n in nodes) for alt in c.items),
+               default=0)
+
+
+def _bracket_short(c: Op, partition: str, wanted: int, nodes: list[Node],
+                   site_arch: str | None) -> str:
+    counts = ", ".join(f"{alt.text()}: {sum(part_met(alt, n, site_arch) for n in nodes)}"
+                       for alt in c.items)
+    return (f"constraint '{c.text()}' needs all {wanted} nodes with the same one of them, "
+            f"partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
+            f"({counts})")
+
+
 def _pe_offered(pe: str, offered: list[str]) -> bool:
     """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
     `offered`."""
@@ -478,8 +557,9 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
     best: tuple[float, int, int, str, str, float, str] | None = None
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     for order, p in enumerate(good):
-        elig = [idx[x] for x in members.get(p.name, []) if x in fit]
-        dur = req.walltime or part_max.get(p.name) or DEFAULT_RUNTIME_S
+        elig = [idx[x] for x in members.get(p.name, []) if x in fit
+                and (len(req.nodelist) < req.nodes or x in req.nodelist)]
+        dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
         probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
 
@@ -556,11 +636,12 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
         v.calibration_class = r.key if r else None
+    limit = time_limit(req, next((p.max_time_s for p in good if p.name == pname), None))
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
-    if req.walltime and runtime > req.walltime:
+    if limit and runtime > limit:
         v.notes.append(f"expected runtime {hms(runtime)} exceeds walltime "
-                       f"{hms(req.walltime)}: the job may time out")
-        runtime = float(req.walltime)
+                       f"{hms(limit)}: the job may time out")
+        runtime = float(limit)
     mbps = float(cfg.metadata.get("bandwidth_mbps") or DEFAULT_BANDWIDTH_MBPS)
     stage = stage_bytes * 8 / (mbps * 1e6)
     if data is not None:  # where the inputs are: data already on this site moves nothing

@@ -15,23 +15,34 @@ from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
 from .dialects.scripts_common import parse_mem_mb
-from .model import BadInput, JobSpec, Node, SiteSnapshot
+from .dialects.slurm_script import parse_slurm_time
+from .model import GPUS_PER_JOB, PER_GPU, BadInput, JobSpec, Node, SiteSnapshot
 from .needs import (
     Constraint,
     Feature,
     Op,
     constraint_of,
     feature_names,
+    gpu_matches,
     kept_slurm_gpu_total,
     kept_slurm_gpus,
     node_arch,
+    node_gpu_models,
     norm_arch,
     pbs_chunk_needs,
     required_arch,
 )
 
+# Node states (any scheduler's, lower case, each word of a compound state such as Slurm's
+# `idle+drain` or PBS's `offline,job-exclusive`) in which a node takes no new job: Slurm's
+# down/drain/fail/maint/reboot/not responding, PBS's offline and state-unknown, LSF's
+# unavail/unreach/closed_Adm/closed_Lock/closed_LIM/unlicensed, Flux's excluded. A node
+# powered down to save power (`idle~`, `IDLE+POWERED_DOWN`) or busy (`closed_Full`) still
+# takes jobs (resumed on demand, or once it frees).
 _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
-         "inval", "future", "unknown", "unk", "reboot", "responding"}
+         "maintenance", "inval", "invalid", "future", "unknown", "unk", "reboot",
+         "reboot_requested", "reboot_issued", "not_responding", "offline", "unavail",
+         "unreach", "closed_adm", "closed_lock", "closed_lim", "unlicensed", "excluded"}
 
 
 def aware(dt: datetime) -> datetime:
@@ -41,7 +52,12 @@ def aware(dt: datetime) -> datetime:
 
 def node_usable(node: Node) -> bool:
     state = node.state.lower()
-    return "*" not in state and not (set(re.split(r"[^a-z]+", state)) & _DOWN)
+    words = set(re.split(r"[^a-z_]+", state))
+    words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
+    return "*" not in state and not (words & _DOWN)
+
+
+_POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_up"}
 
 
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
@@ -88,15 +104,32 @@ class Req:
     constraint: Constraint | None = None  # the feature expression every node must meet
     gpu_type: str | None = None
     unreadable: str | None = None  # a constraint the expression parser refused
+    spread: bool = False  # the job's GPUs (`--gpus=N`) spread over `nodes` nodes
+    time_min: float | None = None  # Slurm --time-min: the walltime may be cut down to it
+    nodelist: tuple[str, ...] = ()  # hosts the job must have (Slurm --nodelist)
+    exclude: tuple[str, ...] = ()  # hosts it must not get (Slurm --exclude)
 
 
-def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
+def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
+            spread_gpus: bool = False) -> Req:
     """What the job asks of each node. Tasks without a node count are spread as the
     scheduler would: as many to a node as the largest node's CPUs (`biggest_node`) and,
-    for tasks of GPUs, its GPUs (`most_gpus`) hold."""
+    for tasks of GPUs, its GPUs (`most_gpus`: of the type it asks, if any) hold.
+    `spread_gpus` (a Slurm site): the job's GPUs without a node count (`--gpus=N`) take as
+    many nodes as they need, N shared among them as evenly as the nodes allow."""
     r = spec.resources
     cpt = r.cpus_per_task or 1
     tpn, nodes = r.tasks_per_node, r.nodes
+    total = r.gpus_per_node if spread_gpus and nodes is None and r.gpus_per_node \
+        and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node and tpn is None else None
+    per_gpu = spec.metadata.get(PER_GPU)
+    per_gpu = per_gpu if isinstance(per_gpu, dict) else {}
+    if total and most_gpus and total > most_gpus:
+        if isinstance(per_gpu.get("cpus-per-gpu"), int):
+            cpt = 1  # the CPUs come with the GPUs, node by node (below)
+        nodes = max(ceil(total / most_gpus), ceil((r.tasks or 1) * cpt / max(biggest_node, 1)))
+    else:
+        total = None
     if tpn is None and r.tasks:
         fits = biggest_node // cpt
         if r.gpus_per_task and most_gpus:
@@ -105,15 +138,23 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
     kept_type, kept_gpn = kept_slurm_gpus(spec, nodes)  # --gpus not dividing, per socket
-    total = kept_slurm_gpu_total(spec)
-    if total and r.nodes is None and r.tasks and most_gpus and (kept_gpn or 0) > most_gpus:
+    kept_total = kept_slurm_gpu_total(spec)
+    if kept_total and r.nodes is None and r.tasks and most_gpus \
+            and (kept_gpn or 0) > most_gpus:
         # a job total of GPUs over a node count Slurm picks: as many nodes as the GPUs
         # need, up to one per task
-        nodes = max(nodes, min(r.tasks, ceil(total / most_gpus)))
-        tpn, kept_gpn = ceil(r.tasks / nodes), ceil(total / nodes)
-    gpn = r.gpus_per_node or (r.gpus_per_task or 0) * tpn or kept_gpn or 0
+        nodes = max(nodes, min(r.tasks, ceil(kept_total / most_gpus)))
+        tpn, kept_gpn = ceil(r.tasks / nodes), ceil(kept_total / nodes)
+    gpn = ceil(total / nodes) if total else \
+        r.gpus_per_node or (r.gpus_per_task or 0) * tpn or kept_gpn or 0
     mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt * tpn
     cpn = cpt * tpn
+    if total:  # --mem-per-gpu / --cpus-per-gpu: of the GPUs each node gets
+        if isinstance(m := per_gpu.get("mem-per-gpu"), int):
+            mem = m * gpn
+        if isinstance(c := per_gpu.get("cpus-per-gpu"), int):
+            cpt = max(1, ceil(c * gpn / tpn))
+            cpn = cpt * tpn
     # --cpus-per-gpu / --mem-per-gpu a Slurm script kept (the model had no exact form for
     # them): a node gets C CPUs and M of memory per GPU it holds, so it needs at least that
     for d in spec.unknown:
@@ -131,8 +172,41 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0) -> Req:
         or required_arch(constraint) or pbs_arch
     # `--mem=0` (Slurm: all the memory of each node) leaves no node to share: whole nodes
     whole = spec.constraints.exclusive or r.memory_mb == 0
+    kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
+    time_min = parse_slurm_time(kept["--time-min"]) if "--time-min" in kept else None
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
-               r.gpu_type or kept_type or pbs_type, unreadable)
+               r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
+               time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
+               exclude=_hosts(kept.get("--exclude")))
+
+
+def _hosts(text: str | None) -> tuple[str, ...]:
+    """A Slurm host list (`c[01-03],g01`); none for a file of names (`./hosts`), which the
+    scheduler reads on its side."""
+    if not text or "/" in text:
+        return ()
+    try:
+        return tuple(dict.fromkeys(h for h in expand_hostlist(text) if h))
+    except ValueError:
+        return ()
+
+
+def time_limit(req: Req, max_time_s: int | None) -> float | None:
+    """The time limit the job runs with in a partition of `max_time_s`: its walltime, or,
+    above that limit, the limit itself where its --time-min allows (Slurm cuts the limit
+    down to no less than --time-min); None when the partition cannot take it."""
+    if not req.walltime or max_time_s is None or req.walltime <= max_time_s:
+        return req.walltime
+    if req.time_min is not None and req.time_min <= max_time_s:
+        return float(max_time_s)
+    return None
+
+
+def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
+    """The most GPUs one node has (of the GPU type the job asks, when it asks one)."""
+    kind = spec.resources.gpu_type or kept_slurm_gpus(spec)[0] or pbs_chunk_needs(spec)[0]
+    return max((n.gpus for n in nodes if kind is None
+                or any(gpu_matches(kind, m) for m in node_gpu_models(n))), default=0)
 
 
 def partition_misses(req: Req, nodes: list[Node], site_arch: str | None) -> str:
@@ -200,10 +274,11 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             continue
         check(meets, reason, f"feature '{part.text()}'")
     max_g = max(n.gpus for n in nodes)
-    if req.gpu_type:
-        types = ", ".join(sorted({n.gpu_type for n in nodes if n.gpu_type})) or "none"
-        check(lambda n: (n.gpu_type or "").lower() == req.gpu_type.lower(),
-              f"no GPU of type '{req.gpu_type}' ({has}: {types})", f"GPU {req.gpu_type}")
+    if req.gpu_type:  # model names compared across spellings (`needs.gpu_key`)
+        wanted = req.gpu_type
+        types = ", ".join(sorted({m for n in nodes for m in node_gpu_models(n)})) or "none"
+        check(lambda n: any(gpu_matches(wanted, m) for m in node_gpu_models(n)),
+              f"no GPU of type '{wanted}' ({has}: {types})", f"GPU {wanted}")
     if req.gpn:
         check(lambda n: n.gpus >= req.gpn, "no GPUs on any node" if not max_g else
               f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
@@ -239,6 +314,16 @@ def _uncounted(part: Constraint) -> str:
 
 def part_met(part: Constraint, node: Node, site_arch: str | None) -> bool:
     return part.matches({f.lower() for f in node.features}, node_arch(node, site_arch))
+
+
+def bracket_parts(req: Req) -> list[Op]:
+    """The and-ed terms of the job's constraint that are `[a|b|c]`: every node of the job
+    meets the same one of them (sbatch's "matching OR")."""
+    expr = req.constraint
+    terms = [expr] if isinstance(expr, Op) and expr.kind == "[" else list(expr.items) \
+        if isinstance(expr, Op) and set(expr.ops) == {"&"} else []
+    return [t for t in terms if isinstance(t, Op) and t.kind == "[" and set(t.ops) == {"|"}
+            and all(i.count is None for i in t.items)]
 
 
 def counted_parts(req: Req) -> list[Constraint]:

@@ -266,12 +266,15 @@ class LsfScript:
                     r.tasks_per_node, done = int(m.group(1)), True
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
-            elif kind == "rusage" and (m := re.match(r"mem=([\d.]+\s*[A-Za-z]*)(?:[:,]|\Z)",
-                                                     body)):
+            elif kind == "rusage" and (m := re.match(
+                    r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?(?:[:,]|\Z)", body)):
                 mb = parse_mem_mb(m.group(1))
                 if mb is None:
                     raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
-                r.memory_per_cpu_mb, done = mb, True
+                if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
+                    r.memory_mb, done = mb, True
+                else:  # per slot (LSF's default method, and /task)
+                    r.memory_per_cpu_mb, done = mb, True
                 # the rest (duration=, decay=, other resources) has no portable meaning
                 if rest := body[m.end():].strip(":, "):
                     unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno,

@@ -70,6 +70,25 @@ def _count(raw: str) -> int:
     return len(_items(m.group(1) or "", 0, raw)) if m else 0
 
 
+
+# the chunk resources whose values are numbers (an ALLCAPS word there is a placeholder;
+# elsewhere it may be a site's own value: `gpu_model=A100-SXM4-80GB`, a host NODE07)
+_NUMERIC_CHUNK_KEYS = {"ncpus", "mpiprocs", "ompthreads", "ngpus", "mem", "vmem", "pmem",
+                       "ppn", "gpus", "procs"}
+
+
+def _numbers_of(chunks: str) -> str:
+    """The parts of a select/nodes request that should be numbers: each chunk's count and
+    its numeric resources."""
+    out = []
+    for chunk in chunks.split("+"):
+        parts = chunk.split(":")
+        out += [parts[0]] if "=" not in parts[0] else []
+        out += [v for k, eq, v in (p.partition("=") for p in parts)
+                if eq and k.lower() in _NUMERIC_CHUNK_KEYS]
+    return " ".join(out)
+
+
 class PbsScript:
     name = "pbs"
     sentinel = "#PBS"
@@ -165,7 +184,8 @@ class PbsScript:
     def _resource(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
         key, _, val = (item.value or "").partition("=")
         r = spec.resources
-        if is_placeholder(val, loose=key in ("walltime", "nodes", "select", "mem", "ncpus")):
+        if is_placeholder(val, loose=key in ("walltime", "mem", "ncpus")) or (
+                key in ("nodes", "select") and is_placeholder(_numbers_of(val), loose=True)):
             raise bad(item, "placeholder", "a concrete value")
         if key == "walltime":
             secs = parse_hms(val)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..model import ArraySpec, BadInput, Dependency, Directive, JobSpec
+from ..model import GPUS_PER_JOB, PER_GPU, ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .outputs_common import expand_hostlist
@@ -420,9 +420,9 @@ class SlurmScript:
     @staticmethod
     def _spread_gpus(spec: JobSpec, got: tuple[int, str, str | None] | None) -> None:
         """`--gpus=N` is the whole job's: N / nodes per node when the nodes divide it, else
-        kept as written (no per-node form). Without --nodes, one task gets one node (all
-        N there); several tasks may spread over as many nodes as Slurm picks (up to one per
-        task): kept as written too."""
+        kept as written (no per-node form). Without --nodes and several tasks, Slurm may
+        spread them over up to one node per task: kept as written too; with one task, read
+        as N on a node, the total noted so that a Slurm site may spread it."""
         r = spec.resources
         if got is None:
             return
@@ -433,6 +433,10 @@ class SlurmScript:
             note(spec, f"line {lineno}: --gpus={value} is the job's total over as many nodes "
                        f"as Slurm picks for {r.tasks} tasks; kept as written")
             return
+        if r.nodes is None and r.gpus_per_node:
+            # one task, no node count: Slurm takes as many nodes as the GPUs need (placement
+            # reads it so; the renderer writes --gpus back)
+            spec.metadata[GPUS_PER_JOB] = r.gpus_per_node
         if (r.nodes or 1) == 1:
             return
         total, nodes = r.gpus_per_node or 0, r.nodes or 1
@@ -474,6 +478,8 @@ class SlurmScript:
             else:
                 unknown(spec, "slurm", Item(key, value, lineno, raw), "--" + key)
                 continue
+            if GPUS_PER_JOB in spec.metadata:  # per GPU still, wherever they are spread
+                spec.metadata.setdefault(PER_GPU, {})[key] = n
             note(spec, f"line {lineno}: --{key}={value} read as "
                        + (f"{r.cpus_per_task} CPUs per task" if key == "cpus-per-gpu"
                           else f"{r.memory_mb}MB per node" if r.memory_mb
@@ -521,6 +527,9 @@ class SlurmScript:
         if r.gpus_per_node is not None and gres \
                 and not any(e.split(":")[0] == "gpu" for e in gres.split(",")):
             gres = f"gpu:{prefix}{r.gpus_per_node},{gres}"  # one --gres with every entry
+        elif r.gpus_per_node is not None and r.nodes is None \
+                and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node:
+            add("gpus", f"{prefix}{r.gpus_per_node}")  # the job's, on as many nodes as needed
         elif r.gpus_per_node is not None:
             add("gpus-per-node", f"{prefix}{r.gpus_per_node}")
         if gres:

@@ -111,7 +111,8 @@ def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,
     nodes = site_nodes(snap) if snap.reachable else []
     if nodes:
         full = request(spec, max(n.cpus for n in nodes), most_gpus(spec, nodes),
-                       spread_gpus=scheduler == "slurm")
+                       spread_gpus=scheduler == "slurm",
+                       most_memory=max(n.memory_mb for n in nodes))
         only_needs = Req(1, 1, 1, 0, full.gpn, full.mem, False, None, full.arch,
                          full.constraint, full.gpu_type, full.unreadable)
         site_arch = norm_arch(metadata.get("architecture")) or \

@@ -303,7 +303,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     nodes = site_nodes(snap)
     req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
-                  spread_gpus=cfg.scheduler == "slurm")
+                  spread_gpus=cfg.scheduler == "slurm",
+                  most_memory=max((n.memory_mb for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     if cfg.scheduler == "slurm" and (req.nodelist or req.exclude):
@@ -340,6 +341,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
     good, problems, restricted_only = [], [], False
+    r = spec.resources  # tasks without a node count: say how they were spread
+    spread = f" ({r.tasks} tasks, {req.tpn} to a node)" \
+        if r.tasks and r.nodes is None and not r.tasks_per_node and req.nodes > 1 else ""
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -391,7 +395,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 other.append(f"needs {req.nodes} nodes, partition {p.name} has only "
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
-            other.append(f"needs {req.nodes} nodes, largest partition has {max(wide.values())}")
+            other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
+                         f"{max(wide.values())}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in fit], site_arch):
             other.extend(short)

@@ -111,10 +111,11 @@ class Req:
 
 
 def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
-            spread_gpus: bool = False) -> Req:
+            spread_gpus: bool = False, most_memory: int = 0) -> Req:
     """What the job asks of each node. Tasks without a node count are spread as the
-    scheduler would: as many to a node as the largest node's CPUs (`biggest_node`) and,
-    for tasks of GPUs, its GPUs (`most_gpus`: of the type it asks, if any) hold.
+    scheduler would: as many to a node as the largest node's CPUs (`biggest_node`),
+    for tasks of GPUs its GPUs (`most_gpus`: of the type it asks, if any) and, for memory
+    per CPU, its memory (`most_memory`, MB) hold.
     `spread_gpus` (a Slurm site): the job's GPUs without a node count (`--gpus=N`) take as
     many nodes as they need, N shared among them as evenly as the nodes allow."""
     r = spec.resources
@@ -134,6 +135,8 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         fits = biggest_node // cpt
         if r.gpus_per_task and most_gpus:
             fits = min(fits, most_gpus // r.gpus_per_task)
+        if r.memory_per_cpu_mb and most_memory and not r.memory_mb:
+            fits = min(fits, most_memory // (r.memory_per_cpu_mb * cpt))
         tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, fits))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)

@@ -456,9 +456,10 @@ def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | No
 
 def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
                 ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]] | None:
-    """A PBS site's view of a job of chunks of different shapes: each chunk's request and
-    the nodes that can hold one of it, how chunks share hosts, their texts and each one's
-    reasons no node can hold it; None for another scheduler or a job of one shape."""
+    """A PBS site's view of a job of chunks (`select=1:ncpus=4+2:ngpus=1`, or N of one
+    shape that may share hosts): each chunk's request and the nodes that can hold one of
+    it, how chunks share hosts, their texts and each one's reasons no node can hold it;
+    None for another scheduler or a job that asks no chunks."""
     if cfg.scheduler != "pbs" or cfg.flavor == "slurm":
         return None
     from .dialects.pbs_script import pbs_script
@@ -481,9 +482,11 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                req: Req, nodes: list[Node]) -> tuple[list[str], set[str], Req]:
     """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
     the request the start is estimated with (the hosts the chunks take, each asked the
-    least any chunk asks: a lower bound)."""
+    least any chunk asks, a lower bound; for chunks of one shape, the hosts they share
+    evenly, `_free_shape`)."""
     fits, how, texts, why = chunks
-    reasons = [f"chunk {i + 1} ({texts[i]}): {r}" for i, found in enumerate(why) for r in found]
+    reasons = [f"chunk {i + 1} ({texts[i]}): {r}" if len(why) > 1 else r
+               for i, found in enumerate(why) for r in found]
     fit = set().union(*(ok for _, ok in fits))
     hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
         if not reasons else None
@@ -499,10 +502,32 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
             reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
                            f"together ({how} placement)"
                            + (f": they ask {'; '.join(short)}" if short else ""))
-    cpn = min(r.cpn for r, _ in fits)
+    per = 1
+    if len(fits) == 1 and hosts and how == "free":
+        hosts, per = _free_shape(fits[0][0], fits[0][1], nodes, hosts)
+    elif len(fits) == 1 and hosts:
+        per = -(-fits[0][0].nodes // hosts)
+    cpn = min(r.cpn for r, _ in fits) * per
     probe = replace(req, nodes=hosts or 1, tpn=1, cpt=cpn, cpn=cpn,
-                    gpn=min(r.gpn for r, _ in fits), mem=min(r.mem for r, _ in fits))
+                    gpn=min(r.gpn for r, _ in fits) * per,
+                    mem=min(r.mem for r, _ in fits) * per)
     return reasons, fit, probe
+
+
+def _free_shape(chunk: Req, ok: set[str], nodes: list[Node], packed: int) -> tuple[int, int]:
+    """How N chunks of one shape placed freely are estimated: (hosts, chunks on each).
+    The fewest hosts whose free CPUs, GPUs and memory hold an even share of them now
+    (chunks fill what running jobs leave), else as tightly as the hosts' sizes allow
+    (`packed` hosts, waiting for them to free)."""
+    free = [n for n in nodes if n.name in ok and node_usable(n)]
+    for h in range(packed, min(chunk.nodes, len(free)) + 1):
+        per = -(-chunk.nodes // h)
+        room = [n for n in free if n.cpus - n.cpus_allocated >= per * chunk.cpn
+                and n.gpus - n.gpus_allocated >= per * chunk.gpn
+                and (not n.memory_mb or n.memory_mb >= per * chunk.mem)]
+        if len(room) >= h:
+            return h, per
+    return packed, -(-chunk.nodes // packed)
 
 
 def _grouped_short(req: Req, counted: list, brackets: list[Op], partition: str,

@@ -347,8 +347,8 @@ class PbsScript:
         may share
         hosts: "free" (PBS Pro's default: chunks fill hosts as their resources allow),
         "scatter" (each on a host of its own: `place=scatter`, Torque's `nodes=`) or "pack"
-        (all on one host); None when the spec holds no chunks of different shapes, or
-        they are no longer what its resources say."""
+        (all on one host); None when the spec holds no chunks, or they are no longer
+        what its resources say."""
         for key in ("select", "nodes"):
             raw = (self._kept_chunks(spec, key) or "").partition("=")[2]
             if "+" not in raw:
@@ -367,6 +367,20 @@ class PbsScript:
             how = "scatter" if key == "nodes" or place & {"scatter", "vscatter"} else \
                 "pack" if "pack" in place else "free"
             return shapes, how
+        r = spec.resources
+        if spec.source_dialect == "pbs" and spec.metadata.get("pbs_flavor") == "pro" \
+                and (r.nodes or 1) > 1 and not r.tasks:
+            # N chunks of one shape (`select=4:ncpus=8`): they too share hosts as `place`
+            # says, free by default, where their nodes count is not a count of hosts
+            place = {d.option.split(":", 1)[1] for d in spec.unknown
+                     if d.dialect == self.name and d.option.startswith("-l place:")}
+            how = "scatter" if place & {"scatter", "vscatter"} else \
+                "pack" if "pack" in place else "free"
+            ncpus = (r.tasks_per_node or 1) * (r.cpus_per_task or 1)
+            text = f"{r.nodes}:ncpus={ncpus}" + (f":ngpus={r.gpus_per_node}"
+                                                 if r.gpus_per_node else "") \
+                + (f":mem={r.memory_mb}mb" if r.memory_mb else "")
+            return [(text, spec.model_copy(deep=True))], how
         return None
 
     # ------------------------------------------------------------------ render

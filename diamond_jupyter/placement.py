@@ -417,7 +417,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         # above the limit of every partition that takes jobs: one reason, the longest
         longest = max(too_long, key=lambda n: too_long[n])
         problems = [f"walltime {hms(req.walltime)} above every partition's MaxTime here "
-                    f"(the longest: {longest}, {hms(too_long[longest])})"] + [
+                    f"(the longest: {longest}, {hms(too_long[longest])})"
+                    + (f", and --time-min {hms(req.time_min)} too"
+                       if req.time_min is not None else "")] + [
             x for x in problems if not x.startswith(f"walltime {hms(req.walltime)} above")]
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"

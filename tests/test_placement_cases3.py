@@ -225,3 +225,367 @@ def test_job_gpus_render_back_as_the_jobs_total():
     script, _, _ = Federation.translate("#!/bin/bash\n#SBATCH --gpus-per-node=4\n./x\n",
                                         "slurm")
     assert "#SBATCH --gpus-per-node=4" in script
+
+
+# --------------------------------------------------------------- memory
+
+def test_tasks_without_nodes_spread_to_hold_their_memory_per_cpu():
+    # 64 tasks x 4G = 262144 MB: on ares (256000 MB nodes) Slurm puts them on two nodes
+    p = run("#SBATCH -n 64\n#SBATCH --mem-per-cpu=4G\n#SBATCH -t 1:00:00")
+    assert feasible(p, "hera", "ares"), p.explain()
+    assert p.verdict("ares").billed_nodes > 1.0  # not one node of 64 tasks
+    assert p.verdict("hera").partition == "cpu"  # one 128-CPU 512000 MB node holds them
+    p = run("#SBATCH -n 64\n#SBATCH --mem-per-cpu=300G")  # no node holds one task
+    assert reasons(p, "ares") == "needs 307200 MB memory per node, largest node has 256000 MB"
+
+
+def test_memory_per_gpu_times_the_gpus_of_a_node():
+    p = run("#SBATCH --mem-per-gpu=100G\n#SBATCH --gres=gpu:4")
+    assert reasons(p, "hera") == "no single node meets all the requirements together " \
+        "(4 GPUs on g01, g02; 409600 MB memory on c03, c04)"
+    only(run("#SBATCH --mem-per-gpu=60G\n#SBATCH --gres=gpu:4"), "hera", "gpu")
+
+
+def test_torque_pmem_is_per_process():
+    # 32 processes x 8 GB: 262144 MB on the one node
+    p = run("#PBS -l nodes=1:ppn=32\n#PBS -l pmem=8gb", hera(), pbs_site())
+    only(p, "hera", "cpu")
+    assert reasons(p, "pbs") == "needs 32 CPUs per node, largest node has 4 | needs 262144 " \
+        "MB memory per node, largest node has 16000 MB"
+
+
+def test_lsf_rusage_mem_per_slot_against_per_host():
+    # per slot (LSF's default): 8 slots x 40000 MB on one host
+    p = run('#BSUB -n 8\n#BSUB -R "span[hosts=1] rusage[mem=40000]"')
+    only(p, "hera", "cpu")
+    assert reasons(p, "ares") == "needs 320000 MB memory per node, largest node has 256000 MB"
+    # /host: 40000 MB once on the host
+    p = run('#BSUB -n 8\n#BSUB -R "span[hosts=1] rusage[mem=40000/host]"')
+    assert feasible(p, "hera", "ares")
+    # /host above every node: was dropped and the job placed with no memory at all
+    p = run('#BSUB -n 8\n#BSUB -R "span[hosts=1] rusage[mem=600000/host]"')
+    assert p.choice is None
+    assert reasons(p, "hera") == "needs 600000 MB memory per node, largest node has 512000 MB"
+
+
+def test_grid_engine_h_vmem_is_per_slot():
+    # 8 slots x 8G = 65536 MB: just above the Grid Engine hosts' 64000 MB
+    p = run("#$ -pe smp 8\n#$ -l h_vmem=8G", hera(), sge_site())
+    only(p, "hera", "cpu")
+    assert reasons(p, "sge") == "needs 65536 MB memory per node, largest node has 64000 MB"
+    only(run("#$ -pe smp 8\n#$ -l h_vmem=7G", sge_site()), "sge", "all.q")
+
+
+def test_grid_engine_slots_spread_as_far_as_memory_allows():
+    only(run("#$ -pe mpi 64\n#$ -l h_vmem=2G", sge_site()), "sge", "all.q")  # 16 a host
+    p = run("#$ -pe mpi 64\n#$ -l h_vmem=8G", sge_site())  # 7 a host: 10 hosts
+    assert reasons(p, "sge") == "needs 10 nodes (64 tasks, 7 to a node), largest partition " \
+        "has 4"
+
+
+def test_pbs_mem_in_terabytes_above_every_node():
+    p = run("#PBS -l select=1:ncpus=4:mem=1tb")
+    assert reasons(p, "hera") == "needs 1048576 MB memory per node, largest node has 512000 MB"
+    assert reasons(p, "ares") == "needs 1048576 MB memory per node, largest node has 256000 MB"
+
+
+# --------------------------------------------------------------- partitions and time limits
+
+def test_walltime_above_every_partition_names_the_longest():
+    p = run("#SBATCH -t 100:00:00")
+    assert p.choice is None
+    assert reasons(p, "hera") == "walltime 4-04:00:00 above every partition's MaxTime here " \
+        "(the longest: cpu, 2-00:00:00) | partition 'old' is INACTIVE"
+    assert reasons(p, "ares") == "walltime 4-04:00:00 above partition main MaxTime 3-00:00:00"
+
+
+def test_time_min_lets_the_partition_cut_the_time_limit():
+    # --time-min 1 h: Slurm may lower the 100 h limit to each partition's MaxTime
+    p = run("#SBATCH --time-min=1:00:00\n#SBATCH -t 100:00:00")
+    assert feasible(p, "hera", "ares"), p.explain()
+    v = p.verdict("hera")
+    assert v.partition == "cpu"
+    assert "partition cpu: time limit cut to its MaxTime 2-00:00:00 (--time-min 1:00:00)" \
+        in v.notes
+    assert v.estimated_runtime_s == pytest.approx(48 * H)  # it ends at the cut limit
+
+
+def test_time_min_above_a_partitions_limit_does_not_help():
+    p = run("#SBATCH --time-min=50:00:00\n#SBATCH -t 100:00:00")
+    only(p, "ares", "main")
+    assert reasons(p, "hera") == "walltime 4-04:00:00 above every partition's MaxTime here " \
+        "(the longest: cpu, 2-00:00:00), and --time-min 2-02:00:00 too | partition 'old' is " \
+        "INACTIVE"
+
+
+def test_partition_of_another_account_is_restricted():
+    cfg, snap = hera()
+    snap.partitions[2].allowed_accounts = ["physics"]
+    p = run("#SBATCH -A chem\n#SBATCH --gres=gpu:1", (cfg, snap))
+    v = p.verdict("hera")
+    assert v.verdict == "RESTRICTED", p.explain()
+    assert "account 'chem' not allowed in partition 'gpu' (allowed: physics)" in v.reasons
+    only(run("#SBATCH -A physics\n#SBATCH --gres=gpu:1", (cfg, snap)), "hera", "gpu")
+
+
+def test_down_partition_and_a_list_that_skips_it():
+    cfg, snap = hera()
+    snap.partitions[2].state = "DOWN"
+    p = run("#SBATCH --gres=gpu:1", (cfg, snap))
+    assert "partition 'gpu' is DOWN" in reasons(p, "hera")
+    only(run("#SBATCH -p gpu,cpu\n#SBATCH -c 4", (cfg, snap)), "hera", "cpu")
+
+
+def test_spread_gpus_against_a_partitions_max_nodes():
+    cfg, snap = hera()
+    snap.partitions[2].max_nodes = 1
+    p = run("#SBATCH --gpus=8\n#SBATCH -p gpu", (cfg, snap))
+    assert reasons(p, "hera") == "needs 2 nodes, partition gpu allows at most 1"
+
+
+# --------------------------------------------------------------- node states
+
+@pytest.mark.parametrize("state,usable", [
+    ("idle~", True), ("IDLE+POWERED_DOWN", True), ("idle+power_down", True),
+    ("mixed+completing", True), ("IDLE+NOT_RESPONDING", False), ("idle+reboot_requested",
+                                                                  False),
+    ("offline", False), ("offline,job-exclusive", False), ("free", True),
+    ("job-exclusive", True), ("closed_Adm", False), ("closed_Full", True), ("unavail", False),
+    ("unreach", False), ("closed_LIM", False), ("ok", True), ("down~", False)])
+def test_node_states_of_every_scheduler(state, usable):
+    assert node_usable(_node("x", 4, 1000, [], state=state)) is usable
+
+
+def test_powered_down_nodes_still_take_jobs():
+    # Slurm resumes a node saved by power management when a job needs it
+    site = hera(states={"c03": "idle+powered_down", "c04": "IDLE+POWERED_DOWN"})
+    only(run("#SBATCH -N 2\n#SBATCH -c 100\n#SBATCH -t 1:00:00", site), "hera", "cpu")
+
+
+def test_offline_pbs_host_is_not_usable():
+    cfg, snap = pbs_site()
+    snap.nodes[1].state = "offline"
+    p = run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap))
+    assert reasons(p, "pbs") == \
+        "partition workq: its usable nodes cannot hold the chunks (2:ncpus=1:ngpus=1)"
+    snap.nodes[1].state = "free"
+    only(run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap)), "pbs", "workq")
+
+
+def test_lsf_hosts_closed_by_the_admin():
+    cfg, snap = lsf_gpus()
+    snap.nodes[0].state = snap.nodes[1].state = "closed_adm"
+    p = run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=v100"', (cfg, snap))
+    assert reasons(p, "lsfg") == \
+        "needs 1 nodes, partition normal has only 0 usable (others down or drained)"
+
+
+# --------------------------------------------------------------- features and named hosts
+
+def racks():
+    """A Slurm site of four 32-CPU nodes in racks: r1a rack1, r2a rack2, r3a-r3b rack3."""
+    nodes = [_node("r1a", 32, 64000, ["b"], feats=["rack1"]),
+             _node("r2a", 32, 64000, ["b"], feats=["rack2"]),
+             _node("r3a", 32, 64000, ["b"], feats=["rack3"]),
+             _node("r3b", 32, 64000, ["b"], feats=["rack3"])]
+    return (SiteConfig(name="racks"), SiteSnapshot(
+        site="racks", taken_at=NOW, nodes=nodes,
+        partitions=[Partition(name="b", default=True, nodes=[n.name for n in nodes])]))
+
+
+def test_bracket_constraint_needs_one_choice_for_every_node():
+    # [rack1|rack2]: all the job's nodes in rack1, or all in rack2 (one node each)
+    p = run("#SBATCH -N 2\n#SBATCH -C '[rack1|rack2]'", racks())
+    assert reasons(p, "racks") == "constraint '[rack1|rack2]' needs all 2 nodes with the " \
+        "same one of them, partition b has at most 1 (rack1: 1, rack2: 1)"
+    only(run("#SBATCH -N 2\n#SBATCH -C '[rack1|rack3]'", racks()), "racks", "b")
+    only(run("#SBATCH -N 2\n#SBATCH -C 'rack1|rack2'", racks()), "racks", "b")  # mixed: fine
+    p = run("#SBATCH -N 3\n#SBATCH -C '[rack1|rack3]'", racks())
+    assert "partition b has at most 2 (rack1: 1, rack3: 2)" in reasons(p, "racks")
+
+
+def test_or_naming_a_feature_the_site_lacks():
+    p = run("#SBATCH -C 'avx512|sve'")
+    assert reasons(p, "hera").startswith("constraint 'avx512|sve' names feature(s) the site "
+                                         "does not have: sve")
+    assert reasons(p, "ares").startswith("constraint 'avx512|sve' names feature(s) the site "
+                                         "does not have: avx512")
+
+
+def mixy():
+    """One partition of two x86_64 and two aarch64 nodes (32 CPUs, 128000 MB)."""
+    nodes = [_node("x1", 32, 128000, ["all"], arch="x86_64"),
+             _node("x2", 32, 128000, ["all"], arch="x86_64"),
+             _node("m1", 32, 128000, ["all"], arch="aarch64"),
+             _node("m2", 32, 128000, ["all"], arch="aarch64")]
+    return (SiteConfig(name="mixy", metadata={"container_runtimes": ["apptainer"]}),
+            SiteSnapshot(site="mixy", taken_at=NOW, nodes=nodes, partitions=[
+                Partition(name="all", default=True, nodes=["x1", "x2", "m1", "m2"])]))
+
+
+def test_x86_container_image_on_a_partition_of_two_architectures():
+    spec = with_options(Federation.parse("#!/bin/bash\n#SBATCH -N 2\n./x\n"), arch="x86_64",
+                        container="docker://ubuntu:22.04")
+    only(place(spec, [mixy(), ares()], now=NOW), "mixy", "all")
+    spec = with_options(Federation.parse("#!/bin/bash\n#SBATCH -N 3\n./x\n"), arch="amd64",
+                        container="docker://ubuntu:22.04")
+    p = place(spec, [mixy()], now=NOW)
+    assert reasons(p, "mixy") == "needs 3 nodes, partition all has only 2 that can run it " \
+        "(others: architecture mismatch: job needs x86_64, its nodes have aarch64)"
+
+
+def test_exclusive_on_shared_nodes_waits_for_one_to_empty():
+    jobs = [running("a", "c03", 5, 8, walltime_h=6), running("b", "c04", 2, 8, walltime_h=6)]
+    site = hera(jobs=jobs, alloc={"c03": (8, 0), "c04": (8, 0)})
+    v = run("#SBATCH --exclusive\n#SBATCH -C avx512\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.feasible and v.partition == "cpu"
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#SBATCH -c 8\n#SBATCH -C avx512\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW
+
+
+def test_nodelist_binds_to_the_named_host():
+    p = run("#SBATCH -w g01\n#SBATCH -c 2")
+    only(p, "hera", "gpu")
+    assert reasons(p, "ares") == "--nodelist names node(s) this site does not have: g01"
+    p = run("#SBATCH -w c01\n#SBATCH --gres=gpu:1", hera())
+    assert reasons(p, "hera") == \
+        "node(s) c01 named by --nodelist cannot run it: no GPUs on any node"
+
+
+def test_nodelist_across_two_partitions():
+    p = run("#SBATCH -w c01,g01\n#SBATCH -c 2", hera())
+    r = reasons(p, "hera")
+    assert "partition cpu does not hold node(s) g01 named by --nodelist" in r, r
+    assert "partition gpu does not hold node(s) c01 named by --nodelist" in r, r
+
+
+def test_nodelist_waits_for_its_busy_host():
+    jobs = [running("a", "c03", 2, 128)]
+    site = hera(jobs=jobs, alloc={"c03": (128, 0)})
+    v = run("#SBATCH -w c03\n#SBATCH -c 4\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.partition == "cpu" and v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#SBATCH -c 100\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW  # c04 is free
+
+
+def test_exclude_leaves_too_few_nodes():
+    p = run("#SBATCH -x g01,g02\n#SBATCH --gres=gpu:4", hera())
+    assert reasons(p, "hera") == \
+        "--exclude g01,g02 leaves it too few nodes: no other node can run it, it needs 1"
+    only(run("#SBATCH -x g01\n#SBATCH --gres=gpu:4", hera()), "hera", "gpu")
+    # on a site without those hosts an exclusion takes nothing away
+    only(run("#SBATCH -x g[01-02]\n#SBATCH -c 4", ares()), "ares", "main")
+
+
+# --------------------------------------------------------------- PBS, LSF, Grid Engine shapes
+
+def pbs2(jobs=(), alloc=(0, 0)):
+    """A PBS Pro site of two 32-CPU 192000 MB hosts p1, p2 (queue workq)."""
+    nodes = [_node("p1", 32, 192000, ["workq"], alloc=alloc[0]),
+             _node("p2", 32, 192000, ["workq"], alloc=alloc[1])]
+    return (SiteConfig(name="pbs2", scheduler="pbs"), SiteSnapshot(
+        site="pbs2", taken_at=NOW, nodes=nodes, jobs=list(jobs),
+        partitions=[Partition(name="workq", default=True, nodes=["p1", "p2"])]))
+
+
+def test_pbs_chunks_of_one_shape_share_hosts_by_default():
+    # select=4:ncpus=8 with no place: PBS Pro packs the chunks freely (one host holds 4)
+    only(run("#PBS -l select=4:ncpus=8\n#PBS -l walltime=1:00:00", pbs2()), "pbs2", "workq")
+    p = run("#PBS -l select=4:ncpus=8\n#PBS -l place=scatter", pbs2())
+    assert reasons(p, "pbs2") == \
+        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement)"
+    only(run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack", pbs2()), "pbs2", "workq")
+    p = run("#PBS -l select=2:ncpus=24\n#PBS -l place=pack", pbs2())
+    assert "do not fit the site's nodes together (pack placement)" in reasons(p, "pbs2")
+    # the same job from a Slurm script asks four nodes
+    p = run("#SBATCH -N 4\n#SBATCH --ntasks-per-node=8", pbs2())
+    assert reasons(p, "pbs2") == "needs 4 nodes, largest partition has 2"
+
+
+def test_pbs_chunks_start_where_running_jobs_leave_room():
+    jobs = [running("r1", "p1", 2, 16, partition="workq"),
+            running("r2", "p2", 3, 16, partition="workq")]
+    site = pbs2(jobs, alloc=(16, 16))
+    v = run("#PBS -l select=4:ncpus=8\n#PBS -l walltime=1:00:00", site).verdict("pbs2")
+    assert v.estimated_start == NOW  # two chunks on each host's free 16 CPUs
+    v = run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack\n#PBS -l walltime=1:00:00",
+            site).verdict("pbs2")
+    assert v.estimated_start == NOW + timedelta(hours=2)  # 32 CPUs of one host: p1 at 2 h
+
+
+def test_lsf_ptile_sets_the_hosts():
+    p = run('#BSUB -n 64\n#BSUB -R "span[ptile=16]"\n#BSUB -W 60')
+    assert feasible(p, "hera", "ares")
+    assert p.verdict("hera").partition == "cpu"
+    p = run('#BSUB -n 80\n#BSUB -R "span[ptile=16]"')  # 5 hosts
+    assert "needs 5 nodes, partition cpu allows at most 4" in reasons(p, "hera")
+    assert reasons(p, "ares") == "needs 5 nodes, largest partition has 4"
+
+
+def test_lsf_one_host_for_every_slot():
+    p = run('#BSUB -n 100\n#BSUB -R "span[hosts=1]"')
+    only(p, "hera", "cpu")
+    assert reasons(p, "ares") == "needs 100 CPUs per node, largest node has 80"
+
+
+# --------------------------------------------------------------- start estimates
+
+def test_gpu_jobs_start_as_their_nodes_free():
+    jobs = [running("a", "g01", 3, 8, gpus=4, partition="gpu"),
+            running("b", "g02", 1, 8, gpus=2, partition="gpu")]
+    site = hera(jobs=jobs, alloc={"g01": (8, 4), "g02": (8, 2)})
+
+    def start(script):
+        v = run(script + "\n#SBATCH -t 1:00:00", site).verdict("hera")
+        assert v.feasible and v.partition == "gpu", v
+        return v.estimated_start - NOW
+
+    assert start("#SBATCH --gres=gpu:a100:2") == timedelta(0)  # g02's two free GPUs
+    assert start("#SBATCH --gres=gpu:a100:4") == timedelta(hours=1)  # g02 empties first
+    assert start("#SBATCH -N 2\n#SBATCH --gres=gpu:4") == timedelta(hours=3)
+    assert start("#SBATCH --gpus=8") == timedelta(hours=3)  # both a100 nodes, whole
+
+
+def test_partitions_sharing_nodes_share_their_waits():
+    # debug's two nodes are cpu's c01-c02: busy there means busy in debug
+    jobs = [running("a", "c01", 2, 32), running("b", "c02", 2, 32)]
+    site = hera(jobs=jobs, alloc={"c01": (32, 0), "c02": (32, 0)})
+    v = run("#SBATCH -p debug\n#SBATCH -c 4\n#SBATCH -t 10:00", site).verdict("hera")
+    assert v.partition == "debug" and v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#SBATCH -p debug,cpu\n#SBATCH -c 4\n#SBATCH -t 10:00", site).verdict("hera")
+    assert v.partition == "cpu" and v.estimated_start == NOW  # c03 is free
+
+
+# --------------------------------------------------------------- place --explain
+
+def test_explain_shows_every_site_and_its_reason():
+    p = run("#SBATCH --gpus=8\n#SBATCH -t 1:00:00", hera(), ares(), zeus())
+    text = p.explain()
+    lines = {ln.split()[1] if ln.startswith("*") else ln.split()[0]: ln
+             for ln in text.splitlines()[2:]}
+    assert "READY" in lines["hera"] and "gpu" in lines["hera"]
+    assert "READY" in lines["zeus"]
+    assert "INCOMPATIBLE" in lines["ares"] and "no GPUs on any node" in lines["ares"]
+    assert p.choice in ("hera", "zeus")
+
+
+def test_explain_with_odd_names_from_a_site():
+    # names as a site reports them: blanks, non-ASCII, a terminal escape
+    nodes = [_node("nœud-1", 16, 64000, ["gpu long"], 2, "NVIDIA A100 80GB PCIe"),
+             _node("n\x1b[2Jx", 16, 64000, ["débogage"])]
+    odd = (SiteConfig(name="odd"), SiteSnapshot(site="odd", taken_at=NOW, nodes=nodes,
+                                                partitions=[
+        Partition(name="gpu long", default=True, nodes=["nœud-1"]),
+        Partition(name="débogage", nodes=["n\x1b[2Jx"])]))
+    p = run("#SBATCH --gres=gpu:a100_80g:2", odd, ares())
+    v = only(p, "odd", "gpu long")
+    assert v.verdict == "READY"
+    p = run("#SBATCH --gres=gpu:h100:1\n#SBATCH -p 'gpu long'", odd, ares())
+    shown = visible(p.explain())
+    assert "no GPU of type 'h100' (site has: NVIDIA A100 80GB PCIe)" in shown
+    assert "odd" in shown and "ares" in shown
+    p = run("#SBATCH -p nowhere", odd)
+    shown = visible(p.explain())
+    assert "partition 'nowhere' not found (site has: gpu long, débogage)" in shown
+    assert "\x1b" not in shown

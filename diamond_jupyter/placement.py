@@ -74,7 +74,7 @@ from .calibration import (
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
-from .needs import Needs, Op, needs_of, norm_arch
+from .needs import Constraint, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
     aware,
@@ -559,6 +559,13 @@ def _bracket_short(c: Op, partition: str, wanted: int, nodes: list[Node],
             f"({counts})")
 
 
+def _meeting(c: Constraint, elig: list[int], nodes: list[Node], idx: dict[str, int],
+             site_arch: str | None) -> list[int]:
+    """The simulation's indices, among `elig`, of the nodes that meet `c`."""
+    met = {idx[n.name] for n in nodes if n.name in idx and part_met(c, n, site_arch)}
+    return [i for i in elig if i in met]
+
+
 def _pe_offered(pe: str, offered: list[str]) -> bool:
     """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
     `offered`."""
@@ -588,18 +595,33 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         == "slots"
     best: tuple[float, int, int, str, str, float, str] | None = None
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
+    counted, brackets = counted_parts(req), bracket_parts(req)
+    site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         elig = [idx[x] for x in members.get(p.name, []) if x in fit
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
         probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+        # what some of its nodes must meet together: `a100*2` (so many of them with a100:
+        # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
+        # either); each simulated alone, the job starts no sooner than all of them allow
+        groups = [[Demand(c.count or 1, probe.cpus, probe.gpus, dur, with_it)]
+                  for c in counted if (with_it := _meeting(c, elig, nodes, idx, site_arch))]
+        groups += [[Demand(req.nodes, probe.cpus, probe.gpus, dur, with_it)
+                    for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
+                                                               site_arch))]
+                   for c in brackets]
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
-                     name: str = p.name) -> float:
+                     name: str = p.name, groups: list[list[Demand]] = groups) -> float:
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            for group in groups:
+                starts = [x for d in group if (x := earliest_start(
+                    st, queue, d, reservation=reservation, probe_at=at)) is not None]
+                start = None if start is None or not starts else max(start, min(starts))
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S

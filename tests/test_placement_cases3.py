@@ -589,3 +589,25 @@ def test_explain_with_odd_names_from_a_site():
     shown = visible(p.explain())
     assert "partition 'nowhere' not found (site has: gpu long, débogage)" in shown
     assert "\x1b" not in shown
+
+
+def test_counted_feature_waits_for_enough_nodes_with_it():
+    # a100*2 of 2 nodes: both a100 nodes, and g01 is busy for 3 h (g02 + v01 is not it)
+    jobs = [running("a", "g01", 3, 64, gpus=4, partition="gpu")]
+    site = hera(jobs=jobs, alloc={"g01": (64, 4)})
+    v = run("#SBATCH -N 2\n#SBATCH -C 'a100*2'\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.partition == "gpu" and v.estimated_start == NOW + timedelta(hours=3)
+    v = run("#SBATCH -N 2\n#SBATCH -C 'a100*1'\n#SBATCH -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW  # g02 and v01
+
+
+def test_bracket_constraint_waits_for_one_rack_to_hold_the_job():
+    cfg, snap = racks()
+    snap.jobs = [running("a", "r3a", 3, 32, partition="b")]
+    snap.nodes[2].cpus_allocated = 32
+    v = run("#SBATCH -N 2\n#SBATCH -C '[rack1|rack3]'\n#SBATCH -t 1:00:00",
+            (cfg, snap)).verdict("racks")
+    assert v.estimated_start == NOW + timedelta(hours=3)  # not r1a + r3b now
+    v = run("#SBATCH -N 1\n#SBATCH -C '[rack1|rack3]'\n#SBATCH -t 1:00:00",
+            (cfg, snap)).verdict("racks")
+    assert v.estimated_start == NOW

@@ -49,7 +49,10 @@ capabilities (`capabilities.SiteCapabilities`: software modules matched across s
 by `software`, container runtimes, MPI stacks). A kind of capability the site leaves
 unknown is not checked.
 An explicit spec.queue binds: a site without that partition is INCOMPATIBLE (a Slurm list
-`a,b`: any of them).
+`a,b`: any of them). GPU models are compared across spellings (`needs.gpu_key`). On a
+Slurm site, `--gpus=N` without a node count takes as many nodes as N needs, `--nodelist`
+and `--exclude` bind, and `--time-min` lets a partition cut a longer walltime to its
+MaxTime. A PBS Pro job's chunks share hosts as its `place` says (`_pbs_chunks`).
 
 Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
 """

@@ -374,8 +374,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                             if req.time_min is not None else ""))
             too_long[p.name] = p.max_time_s or 0
         elif limit != req.walltime:
-            cut.append(f"partition {p.name}: time limit cut to its MaxTime {hms(limit)} "
-                       f"(--time-min {hms(req.time_min)})")
+            cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
+                       f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
         mine = members.get(p.name, [])
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "

@@ -196,12 +196,13 @@ def _hosts(text: str | None) -> tuple[str, ...]:
 
 def time_limit(req: Req, max_time_s: int | None) -> float | None:
     """The time limit the job runs with in a partition of `max_time_s`: its walltime, or,
-    above that limit, the limit itself where its --time-min allows (Slurm cuts the limit
-    down to no less than --time-min); None when the partition cannot take it."""
+    above that limit, its --time-min where that fits (Slurm 22.05 on the test bed started
+    `-t 100:00:00 --time-min 0:10:00` in a partition of MaxTime 1 h with a limit of
+    10 min); None when the partition cannot take it."""
     if not req.walltime or max_time_s is None or req.walltime <= max_time_s:
         return req.walltime
     if req.time_min is not None and req.time_min <= max_time_s:
-        return float(max_time_s)
+        return req.time_min
     return None
 
 

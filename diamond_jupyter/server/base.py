@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 from collections.abc import Awaitable, Callable
 from http.client import responses
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from .app import DiamondApp
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+# The largest number SQLite stores (offsets, sequence numbers): beyond it a query overflows
+MAX_QUERY_INT = 2**63 - 1
 B = TypeVar("B", bound=BaseModel)
 
 
@@ -94,6 +98,9 @@ class DiamondHandler(APIHandler):
     def body(self) -> dict[str, Any]:
         try:
             data = self.get_json_body()
+        except UnicodeDecodeError as e:
+            raise ApiError(400, "bad-input", f"the request body is not UTF-8 text (byte "
+                           f"{e.start}); send JSON encoded as UTF-8") from None
         except HTTPError:
             raise ApiError(400, "bad-input", "the request body is not valid JSON") from None
         if data is None:
@@ -107,12 +114,13 @@ class DiamondHandler(APIHandler):
         raw = self.get_query_argument(name, None)
         if raw in (None, ""):
             return default
-        try:
-            val = int(raw)
-        except ValueError:
-            raise ApiError(400, "bad-input", f"{name} must be an integer, not {raw!r}") from None
-        if val < lo or (hi is not None and val > hi):
-            raise ApiError(400, "bad-input", f"{name} must be between {lo} and {hi or 'inf'}")
+        # ASCII digits only: int() also takes '1_0', Arabic-Indic or full-width digits
+        if not _INTEGER.fullmatch(raw):
+            raise ApiError(400, "bad-input", f"{name} must be an integer, not {raw!r}")
+        top = MAX_QUERY_INT if hi is None else hi
+        val = int(raw) if len(raw) <= 20 else top + 1  # (a million digits: no int() of it)
+        if val < lo or val > top:
+            raise ApiError(400, "bad-input", f"{name} must be between {lo} and {top}")
         return val
 
     def parse(self, model: type[B], extra: dict[str, Any] | None = None) -> B:

@@ -302,7 +302,37 @@ def check_spec(spec: JobSpec) -> None:
                                "/bin/bash or /usr/bin/env bash)")
         else:
             _walk(name, value, name)
+    for key in spec.environment.variables:
+        if not _VARIABLE_NAME.fullmatch(key):
+            raise BadInput(f"environment.variables: name {key!r} is not a variable name (a "
+                           "letter or _, then letters, digits or _)")
+    if spec.array is not None:
+        check_array(spec.array.expression)
     check_dependency_kinds(spec)
+
+
+# A job array in the neutral (Slurm) syntax: indexes and ranges X-Y[:STEP], comma-separated,
+# then %LIMIT of tasks at once. Nine digits at most: above any scheduler's array size.
+_INDEX = r"[0-9]{1,9}"
+_RANGE = rf"{_INDEX}(?:-{_INDEX}(?::{_INDEX})?)?"
+_ARRAY = re.compile(rf"{_RANGE}(?:,{_RANGE})*(?:%{_INDEX})?")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_array(expr: str) -> None:
+    """BadInput unless `expr` is indexes and ranges every dialect reads as such."""
+    bad = not _ARRAY.fullmatch(expr)
+    if not bad:
+        ranges, _, limit = expr.partition("%")
+        for part in ranges.split(","):
+            lo, _, rest = part.partition("-")
+            hi, _, step = rest.partition(":")
+            bad = bad or (hi != "" and int(hi) < int(lo)) or (step != "" and int(step) == 0)
+        bad = bad or (limit != "" and int(limit) == 0)
+    if bad:
+        raise BadInput(f"array.expression {expr!r} is not a list of job-array indexes (e.g. "
+                       "0-15, 1,3,5, 1-9:2, 1-10%2: ranges X-Y[:STEP] with X <= Y, then "
+                       "%LIMIT > 0)")
 
 
 def check_dependency_kinds(spec: JobSpec) -> None:

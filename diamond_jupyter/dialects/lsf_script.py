@@ -19,6 +19,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    listed_variables,
     mail_warning,
     map_out_pattern,
     neutral_out_pattern,
@@ -433,11 +434,13 @@ class LsfScript:
         env = spec.environment
         if env.export_all is not None or env.variables:
             head = "none" if env.export_all is False else "all"
-            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in env.variables.items())]))
+            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in
+                                           listed_variables(spec).items())]))
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB))
         warnings += foreign_warnings(spec, self.name)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
+                        warnings)
 
     @staticmethod
     def _render_gpu(spec: JobSpec, add, own: list, warnings: list[str]) -> None:

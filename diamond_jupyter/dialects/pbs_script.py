@@ -25,6 +25,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    listed_variables,
     mail_warning,
     map_out_pattern,
     neutral_preamble,
@@ -455,9 +456,9 @@ class PbsScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if env.variables:
-            add("-v", ",".join(f"{k}={v}" for k, v in env.variables.items()))
-        preamble = neutral_preamble(spec)
+        if listed := listed_variables(spec):
+            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
+        preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:
             add("-d", spec.working_directory)
         elif spec.working_directory:

@@ -460,8 +460,19 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     return _PAT.sub(sub, path)
 
 
-def neutral_preamble(spec: JobSpec) -> list[str]:
-    return [f"module load {sh_quote(m)}" for m in spec.environment.modules]
+def listed_variables(spec: JobSpec) -> dict[str, str]:
+    """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
+    Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""
+    return {k: v for k, v in spec.environment.variables.items() if "," not in v}
+
+
+def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:
+    """Shell lines before the body: the modules to load and, when the dialect lists the
+    variables comma-separated, an `export` for each whose value holds a comma (the list
+    would split it into a variable and the names of others)."""
+    exports = [f"export {k}={sh_quote(v)}" for k, v in spec.environment.variables.items()
+               if variables_listed and "," in v]
+    return exports + [f"module load {sh_quote(m)}" for m in spec.environment.modules]
 
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:

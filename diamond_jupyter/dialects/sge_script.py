@@ -26,6 +26,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    listed_variables,
     mail_warning,
     map_out_pattern,
     neutral_preamble,
@@ -361,8 +362,8 @@ class SgeScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if env.variables:
-            add("-v", ",".join(f"{k}={v}" for k, v in env.variables.items()))
+        if listed := listed_variables(spec):
+            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
         for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
                           ("task distribution", r.distribution)):
             if val:
@@ -371,7 +372,8 @@ class SgeScript:
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB))
         warnings += foreign_warnings(spec, self.name)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
+                        warnings)
 
     @staticmethod
     def _slots(spec: JobSpec, lines: list[str], warnings: list[str]) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    listed_variables,
     map_out_pattern,
     neutral_preamble,
     note,
@@ -578,7 +579,7 @@ class SlurmScript:
             add("ignore-pbs")
             warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
                             "(#SBATCH --ignore-pbs)")
-        preamble = neutral_preamble(spec)
+        preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")
         text = assemble(spec, lines, preamble)
@@ -591,10 +592,7 @@ class SlurmScript:
     @staticmethod
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:
         env = spec.environment
-        pairs = [f"{k}={v}" for k, v in env.variables.items()]
-        for k, v in env.variables.items():
-            if "," in v:
-                warnings.append(f"approximated: --export value of {k} contains a comma")
+        pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
         if env.export_all is False:
             add("export", ",".join(pairs) if pairs else "NONE")
         elif pairs:

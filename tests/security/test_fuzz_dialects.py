@@ -142,8 +142,11 @@ def _shell_lines_are_the_asked_ones(text: str, spec: JobSpec) -> None:
         words = shlex.split(line)
         if words[:2] == ["module", "load"]:
             assert words[2:] in ([m] for m in spec.environment.modules)
-        elif words[0] == "export":
+        elif words[0] == "export" and words[1].startswith("SLURM_CPU_BIND="):
             assert words == ["export", f"SLURM_CPU_BIND={spec.resources.cpu_bind}"]
+        elif words[0] == "export":  # a variable whose value holds a comma (not listable)
+            name, _, value = words[1].partition("=")
+            assert len(words) == 2 and spec.environment.variables[name] == value
         elif words[0] == "cd":
             assert words == ["cd", spec.working_directory]
         else:

@@ -12,6 +12,8 @@ import json
 import os
 import re
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -221,3 +223,73 @@ def test_an_array_is_indexes_and_ranges(expr):
 def test_ordinary_arrays_are_accepted(expr):
     spec = JobSpec.model_validate({"script": "true\n", "array": {"expression": expr}})
     assert spec.array.expression == expr
+
+
+# -- 3. the command line, used carelessly ------------------------------------------------------
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    sites = tmp_path / "sites.yaml"
+    if not sites.exists():
+        sites.write_text("sites:\n  - name: alpha\n    scheduler: slurm\n"
+                         "    transport: {kind: local}\n"
+                         f"store: {tmp_path / 'store.sqlite3'}\n")
+    env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path),
+           "DIAMOND_CONFIG": str(sites)}
+    return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def _leaf_commands() -> list[list[str]]:
+    """Every runnable command of `diamond` (nested ones as [group, command])."""
+    import argparse
+
+    from diamond_jupyter.cli.main import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> list[list[str]]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            return [path]
+        return [leaf for name, p in subs[0].choices.items() for leaf in walk(p, [*path, name])]
+
+    return walk(build_parser(), [])
+
+
+def test_every_command_has_help_and_reports_an_unknown_option_with_its_own_usage(tmp_path):
+    """`diamond jobs --bogus` printed the top-level usage, as if `jobs` were the mistake."""
+    from diamond_jupyter.cli.main import main
+
+    leaves = _leaf_commands()
+    assert ["workflow", "run"] in leaves and ["jobs"] in leaves and len(leaves) > 20
+    for leaf in leaves:
+        with pytest.raises(SystemExit) as e:
+            main([*leaf, "--help"])
+        assert e.value.code == 0, leaf
+    for leaf in (["jobs"], ["workflow", "status", "wf-1"], ["sites"],
+                 ["translate", "--to", "pbs", "x"]):
+        res = _cli(tmp_path, *leaf, "--frobnicate")
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr.splitlines()[0].startswith(f"usage: diamond {' '.join(leaf[:2])}"
+                                                     if leaf[0] == "workflow" else
+                                                     f"usage: diamond {leaf[0]} "), res.stderr
+        assert res.stderr.rstrip().endswith("error: unrecognized arguments: --frobnicate")
+
+
+@pytest.mark.parametrize("args,code,reason", [
+    (["status", "nosuch"], 2, "bad-input"),
+    (["status", "alpha:1"], 2, "bad-input"),
+    (["queue", "nowhere"], 2, "bad-input"),
+    (["workflow", "status", "wf-nope"], 2, "bad-input"),
+    (["submit", "/nonexistent/job.sh"], 2, "bad-input"),
+    (["jobs", "--limit", "many"], 2, "bad-input"),
+    (["jobs", "--frobnicate"], 2, "bad-input"),
+    (["sites", "--config", "/nonexistent.yaml"], 2, "bad-input"),
+    (["queue", "alpha"], 1, "failed"),  # a local site without Slurm: the site fails
+])
+def test_json_output_is_json_even_when_the_command_fails(tmp_path, args, code, reason):
+    """With --json a failure printed nothing on stdout: `json.loads` of the output raised
+    instead of telling the script what went wrong."""
+    res = _cli(tmp_path, *args, "--json")
+    assert res.returncode == code, (res.stdout, res.stderr)
+    reply = json.loads(res.stdout)
+    assert reply["reason"] == reason and reply["message"] and "\n" not in reply["message"]
+    assert res.stderr.strip().splitlines()[-1].endswith(reply["message"].split(": ", 1)[-1])

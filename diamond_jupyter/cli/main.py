@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from typing import Any, NoReturn
 
 from ..model import BadInput, DiamondError
 from .agent import add_agent_commands
@@ -16,10 +18,33 @@ from .testbed import add_testbed_commands
 from .workflow import add_workflow_command
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with two changes: an unknown option is reported by the subcommand it was
+    given to (its usage, not the top-level one), and with --json the error is also printed
+    as JSON on stdout, as every other error of a --json run is."""
+
+    json_errors = False  # set by `main` when the command line asks for --json
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        ns, extra = super().parse_known_args(args, namespace)
+        if extra and self._subparsers is None:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return ns, extra
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            _json_error("bad-input", f"{self.prog}: {message}")
+        super().error(message)
+
+
+def _json_error(reason: str, message: str) -> None:
+    print(json.dumps({"reason": reason, "message": message}, indent=2))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    ap = argparse.ArgumentParser(prog="diamond", description=__doc__)
+    ap = _Parser(prog="diamond", description=__doc__)
     ap.add_argument("--version", action="version", version=__version__)
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -59,20 +84,29 @@ def _one_line(e: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     _quiet_logs()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _Parser.json_errors = "--json" in argv
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args) or 0
     except BadInput as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 2
-    except DiamondError as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 1
+        return _fail(args, e, 2, "bad-input")
+    except DiamondError as e:  # a site, the network or the engine failed: exit 1
+        return _fail(args, e, 1, "failed")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `diamond jobs | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as e:
-        print(f"diamond: {_one_line(e)}", file=sys.stderr)
-        return 1
+        return _fail(args, e, 1, "failed")
+
+
+def _fail(args: argparse.Namespace, e: BaseException, code: int, reason: str) -> int:
+    """The one-line reason on stderr; with --json, also {"reason", "message"} on stdout (a
+    script reading the output gets JSON whatever happened)."""
+    line = _one_line(e)
+    print(f"diamond: {line}", file=sys.stderr)
+    if getattr(args, "json", False):
+        _json_error(reason, line)
+    return code

@@ -293,3 +293,69 @@ def test_json_output_is_json_even_when_the_command_fails(tmp_path, args, code, r
     reply = json.loads(res.stdout)
     assert reply["reason"] == reason and reply["message"] and "\n" not in reply["message"]
     assert res.stderr.strip().splitlines()[-1].endswith(reply["message"].split(": ", 1)[-1])
+
+
+# -- 4. workflow files ----------------------------------------------------------------------------
+
+def _wf(*steps: dict) -> dict:
+    return {"name": "w", "steps": list(steps)}
+
+
+def _st(name: str, **kw: Any) -> dict:
+    return {"name": name, "script": "#!/bin/bash\necho hi\n", **kw}
+
+
+def _refused(data: Any) -> str:
+    from diamond_jupyter.workflow.model import parse_workflow
+
+    with pytest.raises(BadInput) as e:
+        parse_workflow(data, sites=["alpha", "beta"])
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+@pytest.mark.parametrize("steps,names", [
+    ([_st("prep"), _st("Prep", needs=["prep"])], ("prep", "Prep")),
+    ([_st("a"), _st("b", needs=["a"]), _st("A")], ("a", "A")),
+    ([_st("Train.v2"), _st("train.V2")], ("Train.v2", "train.V2")),
+])
+def test_step_names_differing_only_in_case_are_refused_naming_both(steps, names):
+    """Both steps ran; `needs: [Prep]` meant for `prep` silently waited on the other one."""
+    msg = _refused(_wf(*steps))
+    assert f"step names {names[0]!r} and {names[1]!r} differ only in case" in msg
+
+
+def test_gangs_differing_only_in_case_are_refused_naming_their_steps():
+    """`gang: g` and `gang: G` made two gangs of one: neither waited for the other."""
+    msg = _refused(_wf(_st("a", gang="g", site="alpha"), _st("b", gang="G", site="beta")))
+    assert "gangs 'g' (a) and 'G' (b) differ only in case" in msg
+
+
+def test_distinct_names_and_gangs_are_kept():
+    from diamond_jupyter.workflow.model import parse_workflow
+
+    w = parse_workflow(_wf(_st("a", gang="g1"), _st("b", gang="g1"), _st("a2", needs=["a"])),
+                       sites=["alpha"])
+    assert w.gangs() == {"g1": ["a", "b"]}
+
+
+@pytest.mark.parametrize("text,where", [
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: A, script: y, needs: [a]}\n",
+     "step names 'a' and 'A' differ only in case"),
+    ("name: w\nsteps:\n  - {name: a, script: x, gang: g}\n  - {name: b, script: y, gang: G}\n",
+     "gangs 'g' (a) and 'G' (b)"),
+    ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o}]}\n",
+     "step 'a': inputs[0] is from 'a', which is not upstream of it"),
+    ("name: w\nsteps:\n  - {name: a, script: x, gang: 'g;id'}\n",
+     "steps['a'].gang: 'g;id' is not a valid name"),
+    ("name: w\nsteps:\n  - {name: a, script: '   '}\n", "steps['a'].script: the script is empty"),
+    ("name: w\nsteps: []\n", "steps: List should have at least 1 item"),
+])
+def test_diamond_workflow_run_refuses_with_exit_2_naming_the_step(tmp_path, text, where):
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    res = _cli(tmp_path, "workflow", "run", str(f), "--json")
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert where in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert where in json.loads(res.stdout)["message"]

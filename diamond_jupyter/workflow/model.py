@@ -281,6 +281,14 @@ class Workflow(_Strict):
         dup = sorted({n for n in names if n in seen or seen.add(n)})
         if dup:
             raise BadInput(f"workflow {self.name!r}: step name {dup[0]!r} is used twice")
+        folded: dict[str, str] = {}
+        for n in names:  # `needs: [Prep]` for a step `prep` is a slip, not a second step
+            other = folded.setdefault(n.casefold(), n)
+            if other != n:
+                raise BadInput(f"workflow {self.name!r}: step names {other!r} and {n!r} "
+                               "differ only in case; rename one (a `needs` or `from` naming "
+                               "either is easily mistaken, and a case-insensitive file "
+                               "system mixes their files)")
         known = set(names)
         for s in self.steps:
             for n in s.needs:
@@ -306,7 +314,15 @@ class Workflow(_Strict):
             if twice:
                 raise BadInput(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
                                "with `as:`")
-        for gang, members in self.gangs().items():
+        gangs = self.gangs()
+        by_fold: dict[str, str] = {}
+        for gang in gangs:
+            other = by_fold.setdefault(gang.casefold(), gang)
+            if other != gang:
+                raise BadInput(f"gangs {other!r} ({', '.join(gangs[other])}) and {gang!r} "
+                               f"({', '.join(gangs[gang])}) differ only in case: one gang "
+                               "or two? Spell them alike, or rename one")
+        for gang, members in gangs.items():
             for m in members:
                 inside = self.upstream(m) & set(members)
                 if inside:

@@ -359,3 +359,77 @@ def test_diamond_workflow_run_refuses_with_exit_2_naming_the_step(tmp_path, text
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert where in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert where in json.loads(res.stdout)["message"]
+
+
+# -- 5. what jobs print, shown by the magics ----------------------------------------------------
+
+ESC = ["\x1b]52;c;cm0gLXJmIH4K\x07", "\x1b[2K\x1b[1A", "\x1b]0;owned\x07", "\x9b2J", "\u202e"]
+SHOWN_NEVER = ("\x1b]", "\x1b[2K", "\x1b[1A", "\x07", "\x9b", "\u202e")
+
+
+def _job(**kw: Any):
+    from diamond_jupyter.model import Job, JobState
+
+    base = {"id": "alpha:7", "site": "alpha", "native_id": "7", "name": "n",
+            "state": JobState.FAILED, "exit_code": 1}
+    return Job.model_validate(base | kw)
+
+
+def test_the_job_card_text_shows_job_output_without_driving_the_terminal():
+    """The card's text/plain (what a terminal IPython prints) carried a job's escape
+    sequences as they were: a job could set the clipboard or erase lines; the HTML was
+    escaped already."""
+    from diamond_jupyter.kernel.jobcard import bundle
+
+    evil = "".join(ESC)
+    b = bundle(_job(name="n" + evil, reason="Priority" + evil),
+               {"stdout": "\x1b[32mok\x1b[0m " + evil + "\n", "stderr": evil + "boom\n",
+                "files": ["f" + evil], "error": "e" + evil})
+    text = b["text/plain"]
+    assert not any(s in text for s in SHOWN_NEVER), repr(text)
+    assert "\x1b[32mok\x1b[0m" in text and "boom" in text and "Priority" in text
+    assert not any(s in b["text/html"] for s in SHOWN_NEVER)
+
+
+def test_the_workflow_card_text_shows_reasons_visibly():
+    from diamond_jupyter.kernel.workflowcard import render_text
+
+    text = render_text({"id": "wf-1", "name": "w", "state": "FAILED", "reason": ESC[0] + "r",
+                        "steps": [{"name": "a", "state": "FAILED", "site": "alpha",
+                                   "job": "alpha:1" + ESC[1], "needs": []}]})
+    assert not any(s in text for s in SHOWN_NEVER) and "r" in text
+
+
+def test_a_magic_table_shows_scheduler_text_visibly():
+    from diamond_jupyter.kernel.magics import jobs_table
+
+    table = jobs_table([_job(reason="held" + ESC[0], name="x" + ESC[2])])
+    text = repr(table)
+    assert not any(s in text for s in SHOWN_NEVER) and "held" in text
+    assert not any(s in table._repr_html_() for s in SHOWN_NEVER)
+
+
+def test_magic_logs_and_errors_keep_colours_but_not_control_sequences(capsys):
+    """`%diamond logs` wrote a job's bytes to the kernel's stdout; in a terminal IPython
+    they drove the terminal. An error line from a site likewise."""
+    import asyncio
+
+    from diamond_jupyter.kernel import magics
+
+    class Engine:
+        def call(self, coro):
+            return asyncio.run(coro)
+
+        async def logs(self, job, lines):
+            return {"stdout": "\x1b[1mbold\x1b[0m\n" + ESC[0] + "out\n",
+                    "stderr": ESC[1] + "err\n", "missing": "gone" + ESC[2]}
+
+    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
+    m._engine = Engine()
+    m.do_logs(__import__("argparse").Namespace(job="alpha:1", lines=10), None)
+    magics._error("alpha: sbatch: " + ESC[0] + "denied\nmore" + ESC[1])
+    got = capsys.readouterr()
+    for stream in (got.out, got.err):
+        assert not any(s in stream for s in SHOWN_NEVER), repr(stream)
+    assert "\x1b[1mbold\x1b[0m" in got.out and "out" in got.out
+    assert "err" in got.err and "gone" in got.err and "denied" in got.err

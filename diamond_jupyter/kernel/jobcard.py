@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import EXPLICIT_POLICY, Job, JobState, hms, predicted_start
+from ..model import EXPLICIT_POLICY, Job, JobState, hms, predicted_start, visible
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -139,7 +139,8 @@ def render_text(job: Job, extras: dict[str, Any]) -> str:
         lines.append("  files: " + ", ".join(extras["files"]))
     if extras.get("error"):
         lines.append(f"  ({extras['error']})")
-    return "\n".join(lines)
+    # what a terminal IPython prints: the job's colours, never its other control sequences
+    return visible("\n".join(lines), keep_colour=True)
 
 
 def _text_bar(q: float | None, r: float | None) -> str:
@@ -150,8 +151,14 @@ def _text_bar(q: float | None, r: float | None) -> str:
     return "." * nq + "#" * (BAR_WIDTH - nq)
 
 
+def shown_html(text: str) -> str:
+    """Text from a job or a scheduler as HTML: escaped, and each control character written
+    out (a bidirectional override could reorder what the notebook shows)."""
+    return html.escape(visible(text))
+
+
 def header_html(job: Job) -> str:
-    e = html.escape
+    e = shown_html
     return (f'<div data-diamond-job="{e(job.id)}" data-diamond-state="{job.state.value}">'
             f"<b>{e(job.id)}</b> &nbsp;<span style='background:{color(job.state.value)};"
             f"color:white;padding:0 6px;border-radius:3px'>{job.state.value}</span>"
@@ -159,9 +166,9 @@ def header_html(job: Job) -> str:
 
 
 def why_html(job: Job) -> str:
-    out = f"<div><b>{html.escape(job.site)}</b> — {html.escape(why(job))}</div>"
+    out = f"<div><b>{shown_html(job.site)}</b> — {shown_html(why(job))}</div>"
     if (p := waiting_for(job)) is not None:
-        out += f"<div data-diamond-predicted=''>predicted start {html.escape(p)}</div>"
+        out += f"<div data-diamond-predicted=''>predicted start {shown_html(p)}</div>"
     return out
 
 
@@ -185,11 +192,11 @@ def timing_html(job: Job, limit: int | None = None) -> str:
             "border-radius:3px;overflow:hidden'>"
             f"<div title='queued' style='width:{qp:.1f}%;background:{color('PENDING')}'></div>"
             f"<div title='running' style='width:{rp:.1f}%;background:{run_color}'></div>"
-            f"</div><div style='font-size:90%'>{html.escape(elapsed(job, limit))}</div>")
+            f"</div><div style='font-size:90%'>{shown_html(elapsed(job, limit))}</div>")
 
 
 def result_html(job: Job, extras: dict[str, Any]) -> str:
-    e = html.escape
+    e = shown_html
     pre = "<pre style='max-height:12em;overflow:auto;margin:0'>"
     out = []
     if job.state.terminal:

@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..model import BadInput, DiamondError, Job, SiteError
+from ..model import BadInput, DiamondError, Job, SiteError, visible
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -110,7 +110,8 @@ class Table:
 
     def __init__(self, columns: list[str], rows: list[list[Any]], empty: str = "") -> None:
         self.columns, self.empty = columns, empty
-        self.rows = [["" if c is None else str(c) for c in r] for r in rows]
+        # names and reasons come from schedulers: shown, never acted on by a terminal
+        self.rows = [["" if c is None else visible(str(c)) for c in r] for r in rows]
 
     def __repr__(self) -> str:
         if not self.rows:
@@ -255,10 +256,11 @@ class DiamondMagics(Magics):
 
     def do_logs(self, args: argparse.Namespace, cell: str | None) -> None:
         logs = self.call(self.engine.logs(args.job, args.lines))
-        sys.stdout.write(logs.get("stdout", ""))
-        sys.stderr.write(logs.get("stderr", ""))
+        # a job's bytes: its colours shown, its other control sequences written out
+        sys.stdout.write(visible(logs.get("stdout", ""), keep_colour=True))
+        sys.stderr.write(visible(logs.get("stderr", ""), keep_colour=True))
         if logs.get("missing"):
-            print(logs["missing"], file=sys.stderr)
+            print(visible(logs["missing"]), file=sys.stderr)
 
     def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
         paths = self.call(self.engine.fetch(args.job, args.dest))
@@ -270,14 +272,14 @@ class DiamondMagics(Magics):
 
         pl = Placement.model_validate(self.call(self.engine.place(self.text(args, cell,
                                                                            "place"))))
-        print(pl.explain())
+        print(visible(pl.explain()))  # sites' reasons: shown, never acted on
 
     def do_translate(self, args: argparse.Namespace, cell: str | None) -> None:
         script, warnings = self.call(self.engine.translate(self.text(args, cell, "translate"),
                                                            args.to, args.from_))
         sys.stdout.write(script)
         for w in warnings:
-            print(w, file=sys.stderr)
+            print(visible(w), file=sys.stderr)
 
     def do_submit(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
         text = self.text(args, cell, "submit")
@@ -295,8 +297,8 @@ class DiamondMagics(Magics):
     def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:
         rec = self.call(self.engine.transfer(args.src, args.dst, args.via, args.recursive))
         size = f"{rec.get('bytes')} bytes" if rec.get("bytes") is not None else ""
-        print(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']} {size} "
-              f"{rec.get('checksum') or ''}".rstrip())
+        print(visible(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']} {size} "
+                      f"{rec.get('checksum') or ''}".rstrip()))
         if rec.get("error"):
             raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
         return rec
@@ -344,7 +346,8 @@ class DiamondMagics(Magics):
 
 
 def _error(message: str) -> None:
-    """One red line in the cell, no traceback."""
+    """One red line in the cell, no traceback (a site's text in it shown, never acted on)."""
+    message = visible(message)
     first = message.strip().splitlines()[0] if message.strip() else "error"
     more = " …" if len(message.strip().splitlines()) > 1 else ""
     print(f"{RED}diamond: {first}{more}{RESET}", file=sys.stderr)

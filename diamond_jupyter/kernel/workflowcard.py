@@ -7,15 +7,14 @@ saves, so a reopened notebook shows how the workflow ended without a kernel.
 
 from __future__ import annotations
 
-import html
 import threading
 import uuid
 from concurrent.futures import Future
 from datetime import datetime, timezone
 from typing import Any
 
-from ..model import DiamondError
-from .jobcard import COLORS, _shell, color, in_kernel
+from ..model import DiamondError, visible
+from .jobcard import COLORS, _shell, color, in_kernel, shown_html
 
 MIME = "application/vnd.diamond.workflow+json"
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}
@@ -45,11 +44,11 @@ def render_text(wf: dict[str, Any]) -> str:
         gang = f" [gang {s['gang']}]" if s.get("gang") else ""
         lines.append(f"{'  ' * (d[s['name']] + 1)}{s['name']}: {s['state']} "
                      f"{s.get('site') or '-'} {s.get('job') or '-'}{gang}{needs}")
-    return "\n".join(lines)
+    return visible("\n".join(lines))  # reasons come from sites: shown, never acted on
 
 
 def render_html(wf: dict[str, Any]) -> str:
-    e = html.escape
+    e = shown_html
     d = depths(wf["steps"])
     layers: dict[int, list[dict[str, Any]]] = {}
     for s in wf["steps"]:

@@ -22,8 +22,8 @@ log = logging.getLogger("diamond_jupyter.store")
 
 REDACTED = "***"
 _SECRET_KEY = re.compile(
-    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)pass(?:_|$)|api_?key|private_?key|"
-    r"access_?key|credential|authorization|cookie",
+    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd)(?:_|$)|api_?key|"
+    r"private_?key|access_?key|credential|authorization|cookie",
     re.I,
 )
 # Every pattern here runs in linear time on any text (job output and prompts are hostile):
@@ -31,12 +31,18 @@ _SECRET_KEY = re.compile(
 # value matched where it starts; a PEM block is found by its BEGIN and END lines, not by a
 # lazy `.*?` that would rescan the text from every BEGIN.
 _ASSIGN_NAME = re.compile(r"\b([A-Za-z0-9_]+)=")
-_SECRET_NAME = re.compile(r"token|secret|passw(?:or)?d|api_?key|private_?key|access_?key", re.I)
+_SECRET_NAME = _SECRET_KEY  # a variable's name in text, as a key in data (DB_PASS, MYSQL_PWD)
 _ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
 _SECRET_VALUE = re.compile(
     r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
     r"|glpat-[\w-]{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
+    # Hugging Face and Google API keys, JSON web tokens: each only where a word starts (so
+    # a run of "eyJeyJ..." is scanned once, not from each of its letters)
+    r"|(?<![\w-])(?:hf_[A-Za-z0-9]{30,}|AIza[\w-]{35}"
+    r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
 )
+# the password of a URL's user: https://me:PASSWORD@host keeps `https://me:` (its user)
+_URL_PASSWORD = re.compile(r"(://[^\s/:@]+:)[^\s/@]+(?=@)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
 
@@ -83,6 +89,7 @@ def redact(value: Any, _secret: bool = False) -> Any:
         if _secret:
             return REDACTED if value else value
         value = _redact_assignments(_redact_pem(value))
+        value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
         return _SECRET_VALUE.sub(REDACTED, value)
     return value
 

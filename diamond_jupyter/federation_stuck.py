@@ -10,11 +10,14 @@ from .model import BadInput, Job, JobSpec
 
 if TYPE_CHECKING:
     from .sites import Site
+    from .store import Store
 
 SITE_BOUND = ("queue", "account", "qos", "reservation")  # names that mean nothing elsewhere
 
 
 class StuckMixin:
+    store: Store  # provided by Federation
+
     def job(self, job_id: str) -> Job:  # provided by Federation
         raise NotImplementedError
 
@@ -29,7 +32,7 @@ class StuckMixin:
 
         if job.spec is None or not job.token:
             raise BadInput(f"{job.id}: the store has no description of this job to resubmit")
-        spec = job.spec
+        spec = self.store.spec_to_run(job) or job.spec  # secrets as given, not redacted
         site = self.site(job.site) if job.site in getattr(self, "sites", {}) else None
         body = spec.script or ""
         if site is not None:

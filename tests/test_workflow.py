@@ -159,6 +159,32 @@ async def test_a_step_out_of_retries_stops_the_workflow(fed):
     assert slow.state == JobState.CANCELLED
 
 
+async def test_a_step_runs_with_the_secret_its_script_sets(fed):
+    """The engine submits each step from the store, which shows the script redacted; the
+    step still runs as given (before: `export MY_API_TOKEN=***` ran, and the test exited 9),
+    and the store file never holds the secret in clear."""
+    secret = "tok-" + os.urandom(12).hex()
+    text = textwrap.dedent(f"""\
+        name: sealed
+        steps:
+          - name: use
+            site: alpha
+            script: |
+              #!/bin/bash
+              #SBATCH -t 5
+              export MY_API_TOKEN={secret}
+              test "$MY_API_TOKEN" = "{secret[:4]}""{secret[4:]}" || exit 9
+        """)
+    view = await fed.run_workflow(text)
+    done = await fed.wait_workflow(view.id, timeout=240)
+    assert done.state == JobState.COMPLETED, done
+    job = fed.store.job_by_token(fed.store.get_workflow(view.id).step("use").token)
+    assert "MY_API_TOKEN=***" in job.spec.script
+    on_disk = b"".join(p.read_bytes() for p in fed.store.path.parent.glob("store.sqlite*")
+                       if not p.name.endswith(".key"))
+    assert secret.encode() not in on_disk
+
+
 async def test_cancel_cancels_every_step(fed):
     text = textwrap.dedent("""\
         name: cancel-me

@@ -15,6 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from ..model import Event, Job, JobSpec, JobState
 from .model import TaskRecord, TransferRecord
+from .seal import Sealer
 
 log = logging.getLogger("diamond_jupyter.store")
 
@@ -113,6 +114,18 @@ def to_js(value: Any) -> str | None:
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     return json.dumps(redact(to_jsonable_python(value)), separators=(",", ":"))
+
+
+def to_js_sealed(value: Any, sealer: Sealer) -> tuple[str | None, str | None]:
+    """(the redacted JSON the store shows, the whole JSON sealed where redaction changed
+    it, else None): what runs again is what was given, secrets included (store/seal.py)."""
+    if value is None:
+        return None, None
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    whole = json.dumps(to_jsonable_python(value), separators=(",", ":"))
+    shown = to_js(value)
+    return shown, (sealer.seal(whole) if shown != whole else None)
 
 
 def from_js(text: str | None, default: Any = None) -> Any:

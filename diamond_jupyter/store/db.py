@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config import default_data_dir
 from ..model import DiamondError
+from .seal import Sealer
 
 log = logging.getLogger("diamond_jupyter.store")
 
@@ -170,7 +171,13 @@ _V6 = (
     )""",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6]
+# v7: a spec that redaction changed is also kept sealed (store/seal.py), to run it again.
+_V7 = (
+    "ALTER TABLE jobs ADD COLUMN sealed_spec TEXT",
+    "ALTER TABLE workflows ADD COLUMN sealed_spec TEXT",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -298,6 +305,7 @@ class Database:
 
     def __init__(self, path: Path | str | None = None, *, timeout_s: float = 30.0) -> None:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.sealer = Sealer(self.path)
         self._timeout_s = timeout_s
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None

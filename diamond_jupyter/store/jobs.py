@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
-from .codec import from_ts, row_to_event, row_to_job, to_js, to_ts
+from .codec import from_ts, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
 from .db import Database
 
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
@@ -88,13 +88,14 @@ class JobsMixin(Database):
                     raise BadInput(f"token {token!r} already used for {row['id']}")
                 return row_to_job(row)
             now, job_id = to_ts(utcnow()), f"{site}:pending-{token}"
+            shown, sealed = to_js_sealed(spec, self.sealer)
             c.execute(
                 "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
-                " spec, placement, origin, created_at, updated_at, hedge_group)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " spec, sealed_spec, placement, origin, created_at, updated_at, hedge_group)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
                  spec.working_directory if spec else None, spec.stdout if spec else None,
-                 spec.stderr if spec else None, to_js(spec), to_js(placement), to_js(origin),
+                 spec.stderr if spec else None, shown, sealed, to_js(placement), to_js(origin),
                  now, now, hedge_group))
             said: dict[str, Any] = {"name": spec.name if spec else None}
             if hedge_group:
@@ -247,6 +248,16 @@ class JobsMixin(Database):
         with self._lock:
             return self._job(self._conn(), job_id)
 
+    def spec_to_run(self, job: Job) -> JobSpec | None:
+        """The job's spec as it was given, to submit it again: the stored one where nothing
+        was redacted, else the sealed one (SealError when it cannot be opened: the redacted
+        text is never what runs)."""
+        rows = self._read("SELECT sealed_spec FROM jobs WHERE id = ?", (job.id,))
+        if not rows or not rows[0]["sealed_spec"]:
+            return job.spec
+        whole = self.sealer.unseal(rows[0]["sealed_spec"])
+        return JobSpec.model_validate_json(whole, context={"stored": True})
+
     def upsert_job(self, job: Job) -> Job:
         """Insert a job, or merge non-empty fields into the stored one; state goes through
         the same forward-only rules as `apply_state` (and emits its events)."""
@@ -254,9 +265,10 @@ class JobsMixin(Database):
         if not job.id.startswith(f"{job.site}:") or (
                 job.native_id and job.id != plain and not job.id.startswith(plain + "@")):
             raise BadInput(f"job id {job.id!r} must be '{job.site}:NATIVE_ID'")
+        shown, sealed = to_js_sealed(job.spec, self.sealer)
         desc = {"name": job.name, "native_id": job.native_id, "token": job.token,
                 "workdir": job.workdir, "stdout_path": job.stdout_path,
-                "stderr_path": job.stderr_path, "spec": to_js(job.spec),
+                "stderr_path": job.stderr_path, "spec": shown, "sealed_spec": sealed,
                 "placement": to_js(job.placement), "origin": to_js(job.origin)}
         with self._write() as c:
             now = to_ts(utcnow())

@@ -8,6 +8,7 @@ exactly what the events said.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from .. import leases
 from ..model import BadInput, utcnow
-from .codec import from_js, from_ts, redact, to_js, to_ts
+from .codec import from_js, from_ts, redact, to_js, to_js_sealed, to_ts
 from .db import Database
 
 WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
@@ -73,12 +74,13 @@ class WorkflowsMixin(Database):
                         owner: str | None = None) -> WorkflowRecord:
         """Record a workflow and its steps (waiting) durably, with `workflow.created`."""
         wid = workflow_id or f"wf-{uuid.uuid4().hex[:12]}"
+        shown, sealed = to_js_sealed(spec, self.sealer)
         with self._write(durable=True) as c:
             now = to_ts(utcnow())
             try:
-                c.execute("INSERT INTO workflows (id, name, state, spec, origin, data, created_at,"
-                          " updated_at) VALUES (?,?,?,?,?,?,?,?)",
-                          (wid, name, "PENDING", to_js(spec), to_js(origin),
+                c.execute("INSERT INTO workflows (id, name, state, spec, sealed_spec, origin, "
+                          "data, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                          (wid, name, "PENDING", shown, sealed, to_js(origin),
                            to_js({"owner": owner}), now, now))
             except sqlite3.IntegrityError:
                 raise BadInput(f"workflow {wid!r} already exists") from None
@@ -101,6 +103,15 @@ class WorkflowsMixin(Database):
                               origin=from_js(row["origin"]), data=from_js(row["data"], {}),
                               created_at=from_ts(row["created_at"]),
                               updated_at=from_ts(row["updated_at"]), steps=steps)
+
+    def workflow_spec_to_run(self, rec: WorkflowRecord) -> dict[str, Any]:
+        """The workflow as it was given, to submit its steps: the stored spec where nothing
+        was redacted, else the sealed one (SealError when it cannot be opened: the redacted
+        text is never what runs)."""
+        rows = self._read("SELECT sealed_spec FROM workflows WHERE id = ?", (rec.id,))
+        if not rows or not rows[0]["sealed_spec"]:
+            return rec.spec
+        return json.loads(self.sealer.unseal(rows[0]["sealed_spec"]))
 
     def has_workflow(self, workflow_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM workflows WHERE id = ?", (workflow_id,)))

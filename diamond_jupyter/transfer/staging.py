@@ -26,6 +26,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from ..model import DiamondError, Job, JobSpec, JobState, StageEntry
+from ..store.seal import SealError
 from . import Location, parse_location
 
 if TYPE_CHECKING:
@@ -240,6 +241,11 @@ async def resume_staged(mgr: TransferManager) -> list[str]:
         if job.native_id is None and unsure <= 0:
             store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
             continue
-        StagedJob(mgr, job.site, token, job.spec, bool(rec.data.get("user_hold")), resumed=job)
+        try:
+            spec = store.spec_to_run(job)  # as given, secrets included
+        except SealError as e:  # never the redacted text
+            store.update_transfer(rec.id, state="FAILED", error=f"cannot resume the staging: {e}")
+            continue
+        StagedJob(mgr, job.site, token, spec, bool(rec.data.get("user_hold")), resumed=job)
         resumed.append(job.id)
     return resumed

@@ -54,6 +54,7 @@ from ..model import (
     utcnow,
 )
 from ..placement_fit import aware
+from ..store.seal import SealError
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
@@ -365,7 +366,11 @@ class WorkflowEngine:
             if self.store.claim_workflow(wid, self.ops.engine_id) is None:
                 return
             self._owned.add(wid)
-        wf = Workflow.model_validate(rec.spec)
+        try:  # as it was given, secrets included (the store shows it redacted)
+            wf = Workflow.model_validate(self.store.workflow_spec_to_run(rec))
+        except SealError as e:  # never run the redacted text instead
+            await self._stop(rec, "FAILED", f"cannot run the workflow's steps: {e}", None)
+            return
         # 1. what the jobs say
         for name in wf.order():
             st = rec.step(name)

@@ -1,0 +1,120 @@
+"""What runs again from the store is what the user gave, secrets included; the store file
+itself never holds them in clear (store/seal.py).
+
+Before: a workflow's steps, a stuck job moved elsewhere and a staging resumed after a
+restart were submitted from the store's redacted spec, so `export WANDB_API_KEY=...` ran as
+`export WANDB_API_KEY=***`."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+
+from diamond_jupyter.federation_stuck import StuckMixin
+from diamond_jupyter.model import JobSpec
+from diamond_jupyter.store import REDACTED, Store
+from diamond_jupyter.store.seal import KEY_ENV, SealError, key_file_for
+
+SECRET = "wbk-9f2c1e7d6a5b4c3d2e1f"
+SCRIPT = f"#!/bin/bash\n#SBATCH -t 5\nexport WANDB_API_KEY={SECRET}\npython train.py\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_env_key(monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+def _bytes_on_disk(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*")
+                    if not p.name.endswith(".key"))
+
+
+def test_a_job_with_a_secret_runs_again_as_given_and_the_store_shows_it_redacted(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    job = store.record_intent("alpha", "tok1", JobSpec(name="train", script=SCRIPT))
+    assert f"WANDB_API_KEY={REDACTED}" in store.get_job(job.id).spec.script
+    assert store.spec_to_run(job).script == SCRIPT
+    assert SECRET.encode() not in _bytes_on_disk(store.path)  # the file, its WAL and shm
+    key = key_file_for(store.path)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    # another process (a restart) opens it with the same key file
+    again = Store(tmp_path / "s.sqlite")
+    assert again.spec_to_run(again.get_job(job.id)).script == SCRIPT
+
+
+def test_a_spec_without_secrets_is_not_sealed_and_makes_no_key(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    plain = JobSpec(name="plain", script="#!/bin/bash\necho hi\n")
+    job = store.record_intent("alpha", "tok2", plain)
+    assert store.spec_to_run(job).script == plain.script
+    assert store._read("SELECT sealed_spec FROM jobs")[0][0] is None
+    assert not key_file_for(store.path).exists()
+
+
+def test_upsert_keeps_the_sealed_spec(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    job = store.record_intent("alpha", "tok3", JobSpec(name="t", script=SCRIPT))
+    bound = store.bind_native_id("tok3", "42")
+    stored = store.upsert_job(bound)
+    assert store.spec_to_run(stored).script == SCRIPT, job.id
+
+
+def test_a_workflow_runs_its_steps_as_given(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    spec = {"name": "w", "steps": [{"name": "a", "script": SCRIPT}]}
+    rec = store.create_workflow("w", spec, ["a"])
+    assert REDACTED in rec.spec["steps"][0]["script"]
+    assert store.workflow_spec_to_run(rec) == spec
+    assert SECRET.encode() not in _bytes_on_disk(store.path)
+
+
+def test_a_lost_key_is_an_error_never_the_redacted_text(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    job = store.record_intent("alpha", "tok4", JobSpec(name="t", script=SCRIPT))
+    rec = store.create_workflow("w", {"name": "w", "steps": [{"name": "a", "script": SCRIPT}]},
+                                ["a"])
+    key_file_for(store.path).unlink()
+    fresh = Store(tmp_path / "s.sqlite")
+    with pytest.raises(SealError, match=r"no key to open sealed secrets.*s\.sqlite\.key"):
+        fresh.spec_to_run(job)
+    with pytest.raises(SealError, match="no key"):
+        fresh.workflow_spec_to_run(rec)
+    # a key made since (another one) does not open it either, and says so
+    other = Store(tmp_path / "t.sqlite")
+    other.record_intent("alpha", "tok5", JobSpec(name="t", script=SCRIPT))
+    key_file_for(store.path).write_bytes(key_file_for(other.path).read_bytes())
+    with pytest.raises(SealError, match="cannot be opened with this key"):
+        Store(tmp_path / "s.sqlite").spec_to_run(job)
+
+
+def test_the_key_can_come_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, Fernet.generate_key().decode())
+    store = Store(tmp_path / "s.sqlite")
+    job = store.record_intent("alpha", "tok6", JobSpec(name="t", script=SCRIPT))
+    assert store.spec_to_run(job).script == SCRIPT
+    assert not key_file_for(store.path).exists()  # no key written beside the store
+    monkeypatch.setenv(KEY_ENV, "not-a-key")
+    with pytest.raises(SealError, match=rf"\${KEY_ENV} is not a Fernet key"):
+        Store(tmp_path / "s.sqlite").spec_to_run(job)
+
+
+def test_a_stuck_job_is_resubmitted_with_its_secret(tmp_path):
+    class Fed(StuckMixin):
+        sites: dict = {}
+
+    fed = Fed()
+    fed.store = Store(tmp_path / "s.sqlite")
+    job = fed.store.record_intent("alpha", "tok7", JobSpec(name="t", script=SCRIPT))
+    assert fed.original_spec(fed.store.get_job(job.id)).script == SCRIPT
+
+
+def test_the_key_file_is_made_once_by_concurrent_stores(tmp_path):
+    a, b = Store(tmp_path / "s.sqlite"), Store(tmp_path / "s.sqlite")
+    ja = a.record_intent("alpha", "tok8", JobSpec(name="t", script=SCRIPT))
+    jb = b.record_intent("alpha", "tok9", JobSpec(name="t", script=SCRIPT))
+    assert a.spec_to_run(jb).script == SCRIPT and b.spec_to_run(ja).script == SCRIPT
+    assert os.path.getsize(key_file_for(a.path)) == 45  # one key and its newline

@@ -78,7 +78,8 @@ class GpuKey:
 
     def offers(self, wanted: GpuKey) -> bool:
         """Whether a GPU of this key satisfies a request for `wanted`."""
-        return bool(wanted.model) and self.model == wanted.model \
+        # the model's words compared joined: `GTX 1080 Ti` is `gtx1080ti`, `RTX 3090` `3090`
+        return bool(wanted.model) and "".join(self.model) == "".join(wanted.model) \
             and wanted.memory_gb in (None, self.memory_gb) \
             and (wanted.form is None or (self.form or "").startswith(wanted.form))
 

@@ -87,6 +87,16 @@ def test_gpu_key_reads_every_spelling_of_one_model():
     assert not gpu_matches("nvidia", "nvidia_a100")  # a vendor alone names no model
 
 
+def test_gpu_models_written_in_words_or_as_one_word_match():
+    # nvidia-smi writes the model's words apart, Slurm GRES types glue them
+    assert gpu_matches("gtx1080ti", "GeForce GTX 1080 Ti")
+    assert gpu_matches("gtx_1080_ti", "NVIDIA GeForce GTX 1080Ti")
+    assert gpu_matches("rtx3090", "NVIDIA GeForce RTX 3090")
+    assert gpu_matches("titanv", "NVIDIA TITAN V")
+    assert not gpu_matches("gtx1080", "GeForce GTX 1080 Ti")  # the Ti is another card
+    assert not gpu_matches("rtx6000", "NVIDIA RTX 6000 Ada Generation")
+
+
 def test_a100_request_takes_any_spelling_of_a100_and_nothing_else():
     p = run("#SBATCH --gres=gpu:a100:4\n#SBATCH -t 2:00:00", zeus())
     v = only(p, "zeus", "gpu")

@@ -525,3 +525,21 @@ def test_lsf_affinity_with_options_keeps_the_cores_of_each_task(affinity: str,
     assert out.count("affinity[") == 1 and f"affinity[{affinity}]" in out
     slurm = translate(text, "slurm", "lsf")[0]
     assert request_totals(get_script_dialect("slurm").parse_script(slurm))["cpus"] == cpus
+
+
+def test_a_node_count_reaches_pbs_pro_as_that_many_hosts():
+    """Slurm's -N 4 is four hosts; PBS Pro's default place=free may pack four chunks on one
+    host, so the translation says place=scatter (with excl for an exclusive job). Tasks
+    without a node count, and a PBS script's own select, are left free."""
+    def pbs_lines(text: str) -> list[str]:
+        return [x for x in translate(text, "pbs")[0].splitlines() if x.startswith("#PBS -l")]
+
+    assert "#PBS -l place=scatter" in pbs_lines(
+        "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=8\nsrun ./a\n")
+    assert "#PBS -l place=scatter:excl" in pbs_lines(
+        "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --exclusive\nsrun ./a\n")
+    assert "#PBS -l place=scatter" in pbs_lines(  # LSF: 16 tasks, 4 to a host
+        "#!/bin/bash\n#BSUB -n 16\n#BSUB -R \"span[ptile=4]\"\nmpirun ./a\n")
+    assert not any("place=" in x for x in pbs_lines("#!/bin/bash\n#SBATCH -n 4\nsrun ./a\n"))
+    assert not any("place=" in x for x in pbs_lines(
+        "#!/bin/bash\n#PBS -l select=4:ncpus=8\n./a\n"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from ..model import ArraySpec, BadInput, Dependency, JobSpec, Resources
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -416,6 +416,11 @@ class PbsScript:
         if r.walltime_s is not None:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")
         place = [d.option.split(":", 1)[1] for d in extra["-l place:"]]
+        if not torque and spec.source_dialect != self.name and _node_count(r) > 1 \
+                and not {"free", "pack", "scatter", "vscatter"} & set(place):
+            # another scheduler's node count means that many hosts; PBS Pro's default
+            # (place=free) may put several chunks on one host
+            place.insert(0, "scatter")
         if c.exclusive and not torque:
             place.append("excl")
         if place:
@@ -549,3 +554,10 @@ class PbsScript:
 
 
 pbs_script = PbsScript()
+
+
+def _node_count(r: Resources) -> int:
+    """The hosts a job asks for: its node count, or its tasks over its tasks per node."""
+    if r.nodes:
+        return r.nodes
+    return -(-r.tasks // r.tasks_per_node) if r.tasks and r.tasks_per_node else 1

@@ -443,6 +443,7 @@ class Partition(_Model):
     state: str = "UP"
     max_time_s: int | None = None  # None = unlimited
     max_nodes: int | None = None
+    max_cpus_per_node: int | None = None  # Slurm MaxCPUsPerNode: a job's CPUs on any node
     nodes: list[str] = Field(default_factory=list)
     total_nodes: int = 0
     total_cpus: int = 0

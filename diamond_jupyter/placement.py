@@ -64,6 +64,7 @@ import random
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from math import ceil
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -76,7 +77,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .model import BadInput, JobSpec, Node, Partition, SiteSnapshot, hms, utcnow
+from .model import BadInput, JobSpec, Node, Partition, Resources, SiteSnapshot, hms, utcnow
 from .needs import Constraint, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
@@ -380,7 +381,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
-        if p.max_nodes is not None and req.nodes > p.max_nodes:
+        if (capped := _cpus_cap_miss(req, r, p, wide[p.name])) is not None:
+            other.append(capped)
+        elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
         elif chunks is not None:
@@ -730,6 +733,23 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         + timedelta(seconds=runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
+
+
+def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int) -> str | None:
+    """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes) rules
+    the job out, else None. Tasks without a node count spread over more nodes, as Slurm
+    spreads them, when enough of the partition's nodes can run them."""
+    cap = p.max_cpus_per_node
+    if cap is None or req.cpn <= cap:
+        return None
+    if r.tasks and r.nodes is None and not r.tasks_per_node and req.cpt <= cap:
+        need = ceil(r.tasks / (cap // req.cpt))
+        if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
+            return None
+        return (f"partition {p.name}: needs {need} nodes at its MaxCPUsPerNode "
+                f"{cap} ({r.tasks} tasks of {req.cpt} CPUs), has {can_run} that can run it")
+    return (f"partition {p.name}: needs {req.cpn} CPUs per node, its MaxCPUsPerNode is "
+            f"{cap}")
 
 
 def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:

@@ -622,3 +622,52 @@ def test_bracket_constraint_waits_for_one_rack_to_hold_the_job():
     v = run("#SBATCH -N 1\n#SBATCH -C '[rack1|rack3]'\n#SBATCH -t 1:00:00",
             (cfg, snap)).verdict("racks")
     assert v.estimated_start == NOW
+
+
+# --------------------------------------------------------------- MaxCPUsPerNode
+
+def shared_gpu_nodes():
+    """A Slurm site whose 2 GPU nodes (64 CPUs, 4 GPUs) also serve CPU jobs, but the `cpu`
+    partition may use only 48 CPUs of each (MaxCPUsPerNode=48: 16 kept for the GPUs' jobs);
+    `gpu` may use them all."""
+    nodes = [_node(n, 64, 256000, ["cpu", "gpu"], 4, "a100") for n in ("s1", "s2")]
+    return (SiteConfig(name="shared"), SiteSnapshot(
+        site="shared", taken_at=NOW, nodes=nodes,
+        partitions=[Partition(name="cpu", default=True, max_time_s=24 * H, nodes=["s1", "s2"],
+                              max_cpus_per_node=48),
+                    Partition(name="gpu", max_time_s=24 * H, nodes=["s1", "s2"])]))
+
+
+def test_max_cpus_per_node_binds_a_job_of_whole_node_tasks():
+    # 64 CPUs on one node: above the cpu partition's 48, so only gpu can take it
+    v = only(run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=64", shared_gpu_nodes()),
+             "shared", "gpu")
+    assert v.feasible
+    p = run("#SBATCH -p cpu\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=64", shared_gpu_nodes())
+    assert reasons(p, "shared") == \
+        "partition cpu: needs 64 CPUs per node, its MaxCPUsPerNode is 48"
+
+
+def test_max_cpus_per_node_spreads_tasks_without_a_node_count():
+    # 80 tasks, no -N: Slurm puts at most 48 on a node of cpu, so two nodes hold them
+    only(run("#SBATCH -p cpu\n#SBATCH -n 80", shared_gpu_nodes()), "shared", "cpu")
+    # 100 tasks need three nodes of 48; the partition has two
+    p = run("#SBATCH -p cpu\n#SBATCH -n 100", shared_gpu_nodes())
+    assert reasons(p, "shared") == ("partition cpu: needs 3 nodes at its MaxCPUsPerNode 48 "
+                                    "(100 tasks of 1 CPUs), has 2 that can run it")
+
+
+def test_max_cpus_per_node_is_read_from_scontrol_and_slurmrestd():
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.dialects.slurm_rest import parse_partitions
+
+    text = ("PartitionName=cpu AllowGroups=ALL Default=YES MaxNodes=UNLIMITED "
+            "MaxTime=1-00:00:00 MaxCPUsPerNode=48 Nodes=s[1-2] State=UP TotalCPUs=128 "
+            "TotalNodes=2\n"
+            "PartitionName=gpu MaxCPUsPerNode=UNLIMITED Nodes=s[1-2] State=UP\n")
+    parts = {p.name: p for p in SlurmCommands().parse_partitions(text)}
+    assert parts["cpu"].max_cpus_per_node == 48 and parts["gpu"].max_cpus_per_node is None
+    rest = ('{"partitions": [{"name": "cpu", "nodes": "s[1-2]", "maximum_cpus_per_node": 48},'
+            ' {"name": "gpu", "nodes": "s[1-2]", "maximum_cpus_per_node": -1}]}')
+    got = {p.name: p.max_cpus_per_node for p in parse_partitions(rest)}
+    assert got == {"cpu": 48, "gpu": None}

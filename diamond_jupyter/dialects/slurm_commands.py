@@ -327,7 +327,9 @@ class SlurmCommands:
             out.append(Partition(
                 name=kv["PartitionName"], default=kv.get("Default") == "YES",
                 state=kv.get("State", "UP"), max_time_s=max_time,
-                max_nodes=to_int(kv.get("MaxNodes")), nodes=expand_hostlist(kv.get("Nodes")),
+                max_nodes=to_int(kv.get("MaxNodes")),
+                max_cpus_per_node=to_int(kv.get("MaxCPUsPerNode")),
+                nodes=expand_hostlist(kv.get("Nodes")),
                 total_nodes=to_int(kv.get("TotalNodes")) or 0,
                 total_cpus=to_int(kv.get("TotalCPUs")) or 0,
                 allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),

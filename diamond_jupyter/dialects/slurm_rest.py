@@ -189,6 +189,7 @@ def parse_partitions(text: str) -> list[Partition]:
             state=str(p.get("state") or "UP").upper(),
             max_time_s=minutes * 60 if minutes is not None else None,
             max_nodes=_limit(p.get("maximum_nodes_per_job")),
+            max_cpus_per_node=_limit(p.get("maximum_cpus_per_node")),
             nodes=expand_hostlist(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
             total_cpus=to_int(p.get("total_cpus")) or 0,
             allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),

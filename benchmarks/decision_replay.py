@@ -19,9 +19,11 @@ The correction by the user's own jobs (`calibration.own_error`) is replayed from
 rounds themselves, whose probes are the user's jobs on every site: at round k, each
 site's probes of the rounds before (started by then, or overdue) give the median of
 (observed + floor) / (predicted + floor), and the site's start (its finish and bound with
-it) moves by that ratio. `own: one way` applies it, as the engine does, only where the
-jobs waited longer than predicted; `own: both ways` also where they started sooner; `own:
-none` not at all. All three use the replayed samples (the engine's own, recorded in
+it) moves by that ratio. `own: one way` applies it only where the jobs waited longer than
+predicted (the engine's rule until session 19); `own: both ways` also where they started
+sooner; `own: later, or sooner when all were` (the engine's rule since session 19) also
+where every one of them started sooner, by the largest of their ratios; `own: none` not at
+all. All three use the replayed samples (the engine's own, recorded in
 `engine`, also counted jobs of the run's other rounds as they were at each moment).
 
 Hedged submission is replayed the same way (`HEDGE_RULES`): which sites get the copies,
@@ -172,7 +174,8 @@ def scored_rounds(run: dict) -> list[dict]:
     return out
 
 
-OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both"}
+OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both",
+             "own: later, or sooner when all were": "unanimous"}
 
 
 def own_error_at(run: dict, k: int, site: str) -> OwnError | None:
@@ -213,10 +216,12 @@ def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
             e["finish_s"] += shift
         err = None if mode == "none" or "round" not in r else \
             own_error_at(run, r["round"], site)
-        if err is not None and e["start_s"] > 0 and (err.ratio > 1 or mode == "both"):
-            start = err.corrected(e["start_s"])
+        ratio = None if err is None else err.ratio if err.ratio > 1 or mode == "both" \
+            else err.sooner if mode == "unanimous" else None
+        if ratio is not None and e["start_s"] > 0:
+            start = err.corrected(e["start_s"], ratio)
             if e.get("bound_s") is not None:
-                e["bound_s"] = max(err.corrected(e["bound_s"]), start)
+                e["bound_s"] = max(err.corrected(e["bound_s"], ratio), start)
             e["finish_s"] += start - e["start_s"]
             e["start_s"] = start
         out[site] = e

@@ -465,13 +465,16 @@ class OwnError:
     """How the user's own recent jobs on a site waited against what the model predicted:
     the median of (observed + WAIT_FLOOR_S) / (predicted + WAIT_FLOOR_S), and how many
     jobs that rests on. The model misses what a view does not show (per-user limits,
-    priorities, a scheduler's cadence); the user's own jobs meet exactly that."""
+    priorities, a scheduler's cadence); the user's own jobs meet exactly that. `sooner`:
+    where every one of them started sooner than predicted, the largest of their ratios
+    (below 1: the least any of them gained), else None."""
 
     ratio: float
     samples: int
+    sooner: float | None = None
 
-    def corrected(self, wait_s: float) -> float:
-        return max(0.0, (wait_s + WAIT_FLOOR_S) * self.ratio - WAIT_FLOOR_S)
+    def corrected(self, wait_s: float, ratio: float | None = None) -> float:
+        return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio) - WAIT_FLOOR_S)
 
 
 def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
@@ -484,7 +487,8 @@ def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
                     for s in recent if s.started or s.observed_s > s.predicted_s)
     if len(ratios) < MIN_SAMPLES:
         return None
-    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios))
+    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios),
+                    ratios[-1] if ratios[-1] < 1 else None)
 
 
 class RatioFn(Protocol):

@@ -669,17 +669,19 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
     own = cal.own if cal is not None else None
-    if own is not None and own.ratio > 1 and not (start_s == 0 and not snap.pending):
-        # the user's own recent jobs here waited longer than this model predicted for them:
-        # their start, and its bound, move out by that. Where they started sooner the model
-        # stands (a short wait before is no promise; a wrong "soon" costs, a wrong "late"
-        # only passes a site over)
-        model_s, start_s = start_s, own.corrected(start_s)
+    # the user's own recent jobs here waited longer than this model predicted for them:
+    # their start, and its bound, move out by that (the median). Where they started
+    # sooner, it moves in only when every one of them did, and by the least any gained: a
+    # short wait before is no promise (a queue refills), and a wrong "soon" costs more
+    # than a wrong "late" (replayed on every kept run: benchmarks/README.md)
+    ratio = None if own is None else own.ratio if own.ratio > 1 else own.sooner
+    if own is not None and ratio is not None and not (start_s == 0 and not snap.pending):
+        model_s, start_s = start_s, own.corrected(start_s, ratio)
         if bound_s is not None:
-            bound_s = max(own.corrected(bound_s), start_s)
-        v.own_wait_ratio, v.own_samples = own.ratio, own.samples
+            bound_s = max(own.corrected(bound_s, ratio), start_s)
+        v.own_wait_ratio, v.own_samples = ratio, own.samples
         v.model_start = now + timedelta(seconds=model_s)
-        v.notes.append(f"your {own.samples} recent jobs here waited {own.ratio:.2g}x what "
+        v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
                        f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued

@@ -112,9 +112,10 @@ def test_a_site_where_the_users_jobs_waited_longer_is_corrected_and_says_so():
 
 def test_a_certain_start_and_a_shorter_wait_than_predicted_are_not_corrected():
     """Idle resources with nothing queued start now whatever the history. Where the user's
-    jobs started sooner than predicted the model's start stands: on the test bed a site
-    whose long predictions came early and whose one short prediction came late got a
-    ratio of 0.47, and its next "41 s" became 3 s; the probe started after 141 s."""
+    jobs started sooner than predicted, but not every one of them, the model's start
+    stands: on the test bed a site whose long predictions came early and whose one short
+    prediction came late got a ratio of 0.47, and its next "41 s" became 3 s; the probe
+    started after 141 s."""
     idle_cfg, idle_snap = _idle("delta")
     cal = {"delta": SiteCalibration([], own=[_s(600, 6000)] * MIN_SAMPLES)}
     v = verdict(place(spec(), [(idle_cfg, idle_snap)], now=NOW, calibration=cal), "delta")
@@ -122,12 +123,35 @@ def test_a_certain_start_and_a_shorter_wait_than_predicted_are_not_corrected():
     jobs = [running(f"r{i}", f"a{i}", 32, left_s=3600) for i in range(1, 5)]
     jobs.append(pending("p1", 1, 4, 3600))
     cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32))
-    sooner = {"alpha": SiteCalibration([], own=[_s(3570, 570)] * MIN_SAMPLES)}  # 1/6
-    assert sooner["alpha"].own.ratio == pytest.approx(600 / 3600)
+    # four started sooner (1/6 of the predicted wait), one later: no correction
+    mixed = {"alpha": SiteCalibration([], own=[_s(3570, 570)] * (MIN_SAMPLES - 1)
+                                      + [_s(11, 140)])}
+    assert mixed["alpha"].own.ratio == pytest.approx(600 / 3600)
+    assert mixed["alpha"].own.sooner is None
     plain = verdict(place(spec(), [(cfg, snap)], now=NOW), "alpha")
-    v = verdict(place(spec(), [(cfg, snap)], now=NOW, calibration=sooner), "alpha")
+    v = verdict(place(spec(), [(cfg, snap)], now=NOW, calibration=mixed), "alpha")
     assert v.estimated_start == plain.estimated_start and v.own_wait_ratio is None
     assert v.model_start is None
+
+
+def test_every_recent_job_sooner_moves_the_start_in_by_the_least_gain():
+    """Where every one of the user's recent jobs on a site started sooner than predicted
+    (the LLNL replay on gamma: predicted minutes away, probes started within seconds), the
+    start moves in by the largest of their ratios, the least any of them gained."""
+    jobs = [running(f"r{i}", f"a{i}", 32, left_s=3600) for i in range(1, 5)]
+    jobs.append(pending("p1", 1, 4, 3600))
+    cfg, snap = alpha(jobs, alloc=(32, 32, 32, 32))
+    own = [_s(3570, 570)] * (MIN_SAMPLES - 1) + [_s(3570, 1170)]  # 1/6 and 1/3
+    cal = {"alpha": SiteCalibration([], own=own)}
+    assert cal["alpha"].own.sooner == pytest.approx(1200 / 3600)
+    plain = verdict(place(spec(), [(cfg, snap)], now=NOW), "alpha")
+    v = verdict(place(spec(), [(cfg, snap)], now=NOW, calibration=cal), "alpha")
+    model_s = (plain.estimated_start - NOW).total_seconds()
+    assert model_s > 0 and v.model_start == plain.estimated_start
+    assert (v.estimated_start - NOW).total_seconds() == pytest.approx(
+        (model_s + 30) / 3 - 30, abs=1)
+    assert v.own_wait_ratio == pytest.approx(1 / 3)
+    assert any("waited 0.33x what was predicted" in n for n in v.notes)
 
 
 async def test_the_federation_scores_the_users_own_placed_jobs(tmp_path):

@@ -159,7 +159,9 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 # ---------------------------------------------------------------- parsers
 
 
-_MODULE_MARKS = re.compile(r"\s*(\((?:[A-Za-z,: ]+|default)\)|<[A-Za-z,]+>)\s*$")
+# marks after a module: Lmod's (D), (L,D), <aL>, (@); Environment Modules' symbolic
+# versions (default), (default:latest), (13:default), (@) for an alias
+_MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z,]+>)\s*$")
 
 
 def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareModule]]:
@@ -178,9 +180,10 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
             continue
         if (not line or line == "@@spider" or line.endswith(":") or line.endswith("/")
                 or line.startswith(("-", "Lmod", "No module", "ModuleCmd", "module"))
-                or " " in line.split("(")[0].strip()):
+                or " " in re.sub(r"<[^<>]*>", "", line.split("(")[0]).strip()):
             continue
-        default = bool(re.search(r"\((?:[^)]*\bD\b[^)]*|default)\)", line))
+        default = any(tag.strip() in ("D", "default") for mark in re.findall(
+            r"\(([^()/]*)\)", line) for tag in re.split(r"[,:]", mark))
         line = _MODULE_MARKS.sub("", line)
         while _MODULE_MARKS.search(line):
             line = _MODULE_MARKS.sub("", line)

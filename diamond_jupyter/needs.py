@@ -15,7 +15,6 @@ a term `arch=X` also matches a node whose reported architecture is X.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -292,6 +291,9 @@ class SoftwareNeed(_Need):
     version: str | None = None  # as written: "2023", "2023.3-foss-2023a"
     line: int | None = None  # body line (1-based); None: from an option
     written: str | None = None  # the whole argument as written ("gromacs/2023")
+    # why it is read but not held against a site (a load in a branch, after `module use`,
+    # a try-load); None: checked
+    unchecked: str | None = None
 
     @property
     def full(self) -> str:
@@ -299,9 +301,11 @@ class SoftwareNeed(_Need):
 
 
 class ContainerNeed(_Need):
-    image: str
-    runtime: str | None = None  # apptainer, singularity, podman, docker; None: any
-    line: int | None = None
+    image: str  # as written; "$IMG" when it is named at run time (image_known False)
+    runtime: str | None = None  # apptainer, podman, docker, shifter, charliecloud, enroot,
+    line: int | None = None     # pyxis (srun --container-image); None: any
+    image_known: bool = True
+    gpu: str | None = None  # "nvidia" (--nv), "amd" (--rocm)
 
 
 class Needs(_Need):
@@ -312,30 +316,189 @@ class Needs(_Need):
     gpu_type: str | None = None
     gpus: int | None = None  # per node
     memory_mb: int | None = None  # per node
-    mpi: str | None = None  # the launcher the body uses: mpirun, mpiexec, srun
+    mpi: str | None = None  # the launcher the body uses: mpirun, mpiexec, srun, aprun, ...
+    gpu_vendor: str | None = None  # "nvidia" / "amd", when the body's use says which
+    notes: list[str] = Field(default_factory=list)  # read from the body, never checked
 
     def empty(self) -> bool:
         return self == Needs()
 
     def summary(self) -> list[str]:
-        """One short phrase per need (for plans, errors and `place --explain`)."""
+        """One short phrase per need (for plans, errors and `place --explain`); what was
+        read but is not checked says so."""
         out = []
         if self.architecture:
             out.append(f"architecture {self.architecture}")
         if self.constraint:
             out.append(f"features {self.constraint}")
-        out += [f"software {s.full}" for s in self.software]
-        if self.container:
-            out.append(f"container {self.container.image}"
-                       + (f" ({self.container.runtime})" if self.container.runtime else ""))
+        out += [f"software {s.full}" + (f" (not checked: {s.unchecked})" if s.unchecked else "")
+                for s in self.software]
+        if c := self.container:
+            how = [x for x in (c.runtime, None if c.image_known else "image named at run time",
+                               f"{c.gpu} GPUs" if c.gpu else None) if x]
+            out.append(f"container {c.image}" + (f" ({', '.join(how)})" if how else ""))
         if self.gpu_type:
             out.append(f"GPU {self.gpu_type}")
+        elif self.gpu_vendor:
+            out.append(f"{self.gpu_vendor} GPUs (from the body)")
         if self.memory_mb:
             out.append(f"memory {self.memory_mb} MB per node")
         if self.mpi:
             out.append(f"MPI ({self.mpi})")
-        return out
+        return out + [f"note: {n}" for n in self.notes]
 
+
+# ---------------------------------------------------------------- shell words
+
+_OPS = (";;", "&&", "||", "|&", "<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>",
+        ";", "|", "&", "(", ")", ">", "<")
+_REDIRECTS = {"<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>", ">", "<"}
+
+
+@dataclass
+class _Word:
+    text: str  # quotes removed, nothing expanded ("$X" stays "$X")
+    start: int  # offsets of the word as written, in the whole body
+    end: int
+    op: bool = False
+
+
+def _words(text: str, base: int = 0) -> list[_Word]:
+    """Shell words and operators of one logical line (backslash-newlines are blanks),
+    with their offsets; `#` starts a comment only at the start of a word; `$(...)`,
+    `${...}` and backquotes stay inside their word. Unbalanced quotes run to the end."""
+    out: list[_Word] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c == "\\" and text.startswith("\n", i + 1):
+            i += 2
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        op = next((o for o in _OPS if text.startswith(o, i)), None)
+        if op:
+            out.append(_Word(op, base + i, base + i + len(op), op=True))
+            i += len(op)
+            continue
+        start, buf = i, []
+        while i < n and text[i] not in " \t\r\n;&|()<>":
+            c = text[i]
+            if c == "\\":
+                buf.append(text[i + 1:i + 2].replace("\n", ""))
+                i += 2
+            elif c == "'":
+                j = text.find("'", i + 1)
+                j = n if j < 0 else j
+                buf.append(text[i + 1:j])
+                i = j + 1
+            elif c == '"':
+                j = i + 1
+                while j < n and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+                buf.append(re.sub(r'\\(["\\$`])', r"\1", text[i + 1:min(j, n)]))
+                i = j + 1
+            elif c == "$" and text[i + 1:i + 2] in ("(", "{"):
+                opening, closing = text[i + 1], ")" if text[i + 1] == "(" else "}"
+                depth, j = 0, i + 1
+                while j < n:
+                    depth += (text[j] == opening) - (text[j] == closing)
+                    if depth == 0:
+                        break
+                    j += 1
+                buf.append(text[i:j + 1])
+                i = j + 1
+            elif c == "`":
+                j = text.find("`", i + 1)
+                j = n if j < 0 else j
+                buf.append(text[i:j + 1])
+                i = j + 1
+            else:
+                buf.append(c)
+                i += 1
+        out.append(_Word("".join(buf), base + start, base + min(i, n)))
+    return out
+
+
+@dataclass
+class _Cmd:
+    words: list[_Word]
+    sep: str | None  # the operator before it: ; && || | & ( () ... None at line start
+    heredocs: list[tuple[str, bool]]  # (delimiter, leading tabs stripped)
+
+
+def _split(words: list[_Word]) -> list[_Cmd]:
+    """Simple commands, their redirections taken out (a here-document's delimiter kept)."""
+    cmds: list[_Cmd] = []
+    cur: list[_Word] = []
+    docs: list[tuple[str, bool]] = []
+    sep: str | None = None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.op and w.text in _REDIRECTS:
+            if cur and cur[-1].text.isdigit() and cur[-1].end == w.start:
+                cur.pop()  # the descriptor of 2>...
+            target = words[i + 1] if i + 1 < len(words) and not words[i + 1].op else None
+            if w.text in ("<<", "<<-") and target is not None:
+                docs.append((target.text, w.text == "<<-"))
+            i += 2 if target is not None else 1
+            continue
+        if w.op:
+            if cur or docs:
+                cmds.append(_Cmd(cur, sep, docs))
+            cur, docs = [], []
+            paired = w.text == "(" and i + 1 < len(words) and words[i + 1].text == ")"
+            sep = "()" if paired else w.text
+            i += 2 if paired else 1
+            continue
+        cur.append(w)
+        i += 1
+    if cur or docs:
+        cmds.append(_Cmd(cur, sep, docs))
+    return cmds
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The simple commands of one shell line, split at ; && || | (comments and
+    redirections dropped)."""
+    return [[w.text for w in c.words] for c in _split(_words(line)) if c.words]
+
+
+_LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",
+            "numactl", "then", "else", "elif", "do", "if", "while", "until", "!", "{"}
+
+
+def _strip_leaders(cmd: list[str]) -> list[str]:
+    """`exec`, `time -p`, `env A=b`, `timeout 1h`, `taskset -c 0-3`... in front of the real
+    command."""
+    i, after = 0, None
+    while i < len(cmd):
+        w = cmd[i]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", w) or w in _LEADERS:
+            after = w
+        elif after in ("time", "env", "nohup", "stdbuf", "numactl", "timeout", "taskset") \
+                and w.startswith("-"):
+            pass  # an option of the leader
+        elif after == "timeout" and re.fullmatch(r"\d+(?:\.\d+)?[smhd]?", w) or \
+                after == "taskset" and re.fullmatch(r"(?:0x)?[\da-fA-F,-]+", w):
+            after = None  # its duration / CPU list
+        else:
+            break
+        i += 1
+    return cmd[i:]
+
+
+def _placeholder(word: str) -> bool:
+    return "$" in word or "`" in word or "{" in word or "*" in word or "?" in word
+
+
+# ---------------------------------------------------------------- module commands
 
 _MODULE_CMD = re.compile(r"^(?:module|ml)$")
 _SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
@@ -344,6 +507,48 @@ _NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", 
               "swap", "switch", "is-loaded", "is-avail", "savelist", "describe", "refresh",
               "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test",
               "-t", "--terse"}
+# options `ml` takes before a subcommand; another `-NAME` is an unload (`ml -cuda gcc`)
+_ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cache", "-f",
+               "--force", "-D", "-d", "--default", "-T", "--trace", "-v", "--verbose",
+               "--raw", "-r", "--regexp", "--redirect", "--no_redirect", "--no-redirect"}
+
+
+def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
+    """A `module`/`ml` command as (what it does, the indexes in `cmd` of the modules it
+    names): "load" for load/add, `ml NAME` and the module `swap A B`/`switch A B` switches
+    to; "try-load"; "use" (the paths); another subcommand as itself. None: not one."""
+    if not cmd or not _MODULE_CMD.match(cmd[0]):
+        return None
+    i = 1
+    while i < len(cmd) and cmd[i].startswith("-"):
+        if cmd[0] == "ml" and cmd[i] not in _ML_OPTIONS:
+            break  # `ml -cuda ...`: the shorthand, where -NAME unloads
+        i += 1
+    if i >= len(cmd):
+        return ("list", [])
+    sub = cmd[i]
+    rest = [k for k in range(i + 1, len(cmd)) if not cmd[k].startswith("-")]
+    if cmd[0] == "ml" and sub not in _SUBCMD_LOAD | _NOT_LOADS:
+        return ("load", [k for k in range(i, len(cmd)) if not cmd[k].startswith("-")])
+    if sub in ("load", "add"):
+        return ("load", rest)
+    if sub in ("try-load", "try-add"):
+        return ("try-load", rest)
+    if sub in ("swap", "switch"):
+        return ("load", rest[-1:])  # `swap A B` loads B; `swap A/2` loads A/2
+    return (sub, rest)
+
+
+def module_loads(cmd: list[str]) -> list[str] | None:
+    """The modules a `module load ...`/`ml ...` command loads (None: not a load)."""
+    got = module_command(cmd)
+    if got is None or got[0] not in ("load", "try-load"):
+        return None
+    return [cmd[k] for k in got[1]]
+
+
+# ---------------------------------------------------------------- containers
+
 # the options of each runtime that take a value (the image is the first other word)
 _RUNTIME_VALUED = {
     "apptainer": {"-B", "--bind", "--env", "--env-file", "-H", "--home", "-W", "--workdir",
@@ -357,130 +562,344 @@ _RUNTIME_VALUED = {
                "-m", "--memory", "--security-opt", "--ulimit", "--userns", "--cap-add",
                "--cap-drop", "--pull", "--platform", "--label", "-l", "--ipc", "--pid",
                "--uts", "--group-add", "--tmpfs", "--hooks-dir", "--annotation"},
+    "charliecloud": {"-b", "--bind", "-c", "--cd", "-g", "--gid", "-u", "--uid",
+                     "--set-env", "--unset-env", "-m", "--mount", "--storage", "-s"},
+    "enroot": {"-m", "--mount", "-e", "--env", "-c", "--conf"},
 }
 _RUNTIME_VALUED["singularity"] = _RUNTIME_VALUED["apptainer"]
 _RUNTIME_VALUED["docker"] = _RUNTIME_VALUED["podman"]
-_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test"},
-                    "singularity": {"exec", "run", "shell", "test"},
-                    "podman": {"run"}, "docker": {"run"}}
-_LAUNCHERS = ("mpirun", "mpiexec", "srun")
-_LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",
-            "numactl", "then", "else", "do", "if", "while", "until", "!", "{"}
-
-
-def _commands(line: str) -> list[list[str]]:
-    """The simple commands of one shell line, split at ; && || | (comments dropped);
-    None-safe for unbalanced quotes (falls back to whitespace)."""
-    try:
-        lex = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
-        lex.whitespace_split = True
-        lex.commenters = "#"
-        words = list(lex)
-    except ValueError:
-        words = line.split("#", 1)[0].split()
-    out, cur = [], []
-    for w in words:
-        if w and set(w) <= set(";&|()"):
-            if cur:
-                out.append(cur)
-            cur = []
-        else:
-            cur.append(w)
-    if cur:
-        out.append(cur)
-    return out
-
-
-def _strip_leaders(cmd: list[str]) -> list[str]:
-    """`exec`, `time`, `env A=b`, `srun -n 4`... in front of the real command."""
-    i = 0
-    while i < len(cmd):
-        w = cmd[i]
-        if re.fullmatch(r"[A-Za-z_]\w*=.*", w) or w in _LEADERS:
-            i += 1
-        else:
-            break
-    return cmd[i:]
-
-
-def _placeholder(word: str) -> bool:
-    return "$" in word or "`" in word or "{" in word or "*" in word or "?" in word
-
-
-def module_loads(cmd: list[str]) -> list[str] | None:
-    """The modules a `module load ...`/`ml ...` command loads (None: not a load)."""
-    if not cmd or not _MODULE_CMD.match(cmd[0]):
-        return None
-    args = cmd[1:]
-    while args and args[0].startswith("-"):  # module --force load X, module -q load X
-        if cmd[0] == "ml":
-            return None  # ml -X: unload (or another option), not a load
-        args = args[1:]
-    if not args:
-        return None
-    if cmd[0] == "module" or args[0] in _SUBCMD_LOAD or args[0] in _NOT_LOADS:
-        if args[0] not in _SUBCMD_LOAD:
-            return None
-        args = args[1:]
-    return [a for a in args if not a.startswith("-")]
+_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test", "instance"},
+                    "singularity": {"exec", "run", "shell", "test", "instance"},
+                    "podman": {"run"}, "docker": {"run"}, "enroot": {"start"}}
+_GLOBAL_FLAGS = {"-d", "--debug", "-q", "--quiet", "-s", "--silent", "-v", "--verbose",
+                 "--nocolor", "-c", "--config"}  # apptainer's, before the subcommand
 
 
 def container_use(cmd: list[str]) -> ContainerNeed | None:
-    """`apptainer exec IMAGE ...`, `singularity run IMAGE`, `podman run IMAGE`."""
+    """`apptainer exec IMAGE ...`, `singularity run IMAGE`, `podman run IMAGE`, `docker run`,
+    `shifter --image=IMAGE`, `ch-run IMAGE -- ...`, `enroot start NAME`, `srun
+    --container-image=IMAGE` (pyxis). An image given by a variable is kept as written
+    (image_known False): the runtime is still known."""
     for i, w in enumerate(cmd):
-        runtime = w.rsplit("/", 1)[-1]
-        if runtime not in _RUNTIME_SUBCMDS or i + 1 >= len(cmd):
+        base = w.rsplit("/", 1)[-1]
+        if base == "srun":
+            for k, opt in enumerate(cmd[i + 1:], i + 1):
+                if opt.startswith("--container-image"):
+                    image = opt.partition("=")[2] if "=" in opt else \
+                        (cmd[k + 1] if k + 1 < len(cmd) else "")
+                    return _container(image, "pyxis", cmd) if image else None
             continue
-        if cmd[i + 1] not in _RUNTIME_SUBCMDS[runtime]:
+        if base == "shifter":
+            for k, opt in enumerate(cmd[i + 1:], i + 1):
+                if opt.startswith("--image"):
+                    image = opt.partition("=")[2] if "=" in opt else \
+                        (cmd[k + 1] if k + 1 < len(cmd) else "")
+                    return _container(image, "shifter", cmd) if image else None
+            return None
+        runtime = "charliecloud" if base == "ch-run" else base
+        if runtime == "charliecloud":
+            j = i + 1
+        elif runtime in _RUNTIME_SUBCMDS:
+            j = i + 1
+            while runtime in ("apptainer", "singularity") and j < len(cmd) \
+                    and cmd[j] in _GLOBAL_FLAGS:
+                j += 1
+            if j >= len(cmd) or cmd[j] not in _RUNTIME_SUBCMDS[runtime]:
+                continue
+            if cmd[j] == "instance":  # `instance start IMAGE NAME`: the image after start
+                j += 1
+                if j >= len(cmd) or cmd[j] != "start":
+                    continue
+            j += 1
+        else:
             continue
-        j = i + 2
         valued = _RUNTIME_VALUED[runtime]
         while j < len(cmd) and cmd[j].startswith("-"):
             j += 1 if "=" in cmd[j] or cmd[j] not in valued else 2
         if j < len(cmd):
-            return ContainerNeed(image=cmd[j], runtime="apptainer"
-                                 if runtime == "singularity" else runtime)
+            return _container(cmd[j], "apptainer" if runtime == "singularity" else runtime,
+                              cmd)
     return None
+
+
+def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
+    gpu = "nvidia" if "--nv" in cmd or "--nvccli" in cmd else "amd" if "--rocm" in cmd \
+        else "nvidia" if any(w.startswith("nvidia.com/gpu") for w in cmd) else None
+    return ContainerNeed(image=image, runtime=runtime, image_known=not _placeholder(image),
+                         gpu=gpu)
+
+
+# ---------------------------------------------------------------- the body
+
+_NVIDIA_MODULES = {"cuda", "cudatoolkit", "cuda-toolkit", "cudnn", "nccl", "nvhpc",
+                   "nvidia-hpc-sdk"}
+_AMD_MODULES = {"rocm", "hip", "amd-mixed", "rocm-smi"}
+_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "nvcc": "nvidia", "rocm-smi": "amd",
+                    "rocminfo": "amd", "amd-smi": "amd", "hipcc": "amd"}
+# launchers that exist only at some kinds of site (noted, not checked)
+_SITE_LAUNCHERS = {"aprun": "Cray ALPS", "jsrun": "IBM LSF/CSM", "ibrun": "TACC"}
+
+
+@dataclass
+class ModuleLoad:
+    """A module argument of the body: the need, where its word is (body offsets), and
+    whether it may be respelled for a site (not when it may come from the job's own tree)."""
+
+    need: SoftwareNeed
+    start: int
+    end: int
+    rewrite: bool
+
+
+@dataclass
+class BodyScan:
+    software: list[SoftwareNeed]
+    loads: list[ModuleLoad]
+    container: ContainerNeed | None
+    mpi: str | None
+    gpu_vendor: str | None
+    notes: list[str]
+
+
+def scan_body(body: str) -> BodyScan:
+    """What the body needs, read as the shell would run it: `module load`/`ml`/`module
+    swap` arguments (those in a branch, after `||`, after `module use` or a try-load are
+    kept but not checked; `$VAR`s and paths are only noted), the first container, the first
+    launcher, the GPU vendor its commands imply, and notes on what cannot be checked (conda
+    and virtual environments, pip installs at run time, spack loads, PATH entries).
+    Here-documents are skipped unless a shell reads them; nothing after a top-level `exit`
+    or `exec CMD` counts."""
+    software: list[SoftwareNeed] = []
+    loads: list[ModuleLoad] = []
+    container: ContainerNeed | None = None
+    mpi: str | None = None
+    vendors: dict[str, str] = {}
+    notes: list[str] = []
+    lines = body.split("\n")
+    offsets = [0]
+    for ln in lines[:-1]:
+        offsets.append(offsets[-1] + len(ln) + 1)
+    stack: list[bool] = []  # each open block: whether what runs in it is conditional
+    func_pending = False
+    tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
+    skip_lines: set[int] = set()
+
+    def note(text: str) -> None:
+        if text not in notes:
+            notes.append(text)
+
+    i = 0
+    stop = False
+    while i < len(lines) and not stop:
+        first = i
+        while lines[i].rstrip("\r").endswith("\\") and i + 1 < len(lines):
+            i += 1
+        lineno, last = first + 1, i
+        i += 1
+        if first in skip_lines:
+            continue
+        text = body[offsets[first]:offsets[last] + len(lines[last])]
+        cmds = _split(_words(text, offsets[first]))
+        after_module = False
+        for cmd in cmds:
+            ws = cmd.words
+            words = [w.text for w in ws]
+            head = words[0] if words else ""
+            if cmd.sep == "()":
+                func_pending = True
+            if head in ("fi", "done", "esac", "}"):
+                if stack:
+                    stack.pop()
+                ws, words = ws[1:], words[1:]
+                head = words[0] if words else ""
+            if head in ("if", "case"):
+                stack.append(True)
+            elif head in ("while", "until", "for", "select"):
+                stack.append(any(stack))
+            elif head == "function":
+                func_pending = True
+                if words[-1] == "{":
+                    stack.append(True)
+                    func_pending = False
+                continue
+            elif head == "{":
+                stack.append(func_pending or cmd.sep in ("||", "&&") or any(stack))
+            if head != "{" and words:
+                func_pending = False
+            conditional = any(stack) or cmd.sep == "||" or \
+                (cmd.sep == "&&" and not after_module)
+            if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
+                stop = True
+                break
+            ends = not stack and cmd.sep not in ("||", "&&", "|") and head == "exec" \
+                and len(words) > 1
+            core = _strip_leaders(words)
+            ws = ws[len(words) - len(core):]
+            for w in words[:len(words) - len(core)]:
+                key, eq, value = w.partition("=")
+                if eq and key == "MODULEPATH":
+                    tree = f"MODULEPATH set at line {lineno}"
+                    note(f"MODULEPATH set at line {lineno}: module trees the site may not "
+                         "have; the modules loaded after it are not checked")
+                elif eq and key == "PATH":
+                    _path_note(value, lineno, note)
+            if words[:1] == ["export"]:
+                for w in words[1:]:
+                    key, eq, value = w.partition("=")
+                    if eq and key == "MODULEPATH":
+                        tree = f"MODULEPATH set at line {lineno}"
+                        note(f"MODULEPATH set at line {lineno}: module trees the site may "
+                             "not have; the modules loaded after it are not checked")
+                    elif eq and key == "PATH":
+                        _path_note(value, lineno, note)
+            after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
+            got = module_command(core)
+            if got is not None:
+                action, idx = got
+                if action == "use":
+                    paths = [core[k] for k in idx]
+                    if paths:
+                        tree = f"'module use {' '.join(paths)}' at line {lineno}"
+                        note(f"module use {' '.join(paths)} (line {lineno}): a module tree "
+                             "the site may not have; the modules loaded after it are not "
+                             "checked")
+                elif action == "restore":
+                    note(f"module restore {' '.join(core[k] for k in idx) or '(default)'} "
+                         f"(line {lineno}): a saved collection; its modules are not known "
+                         "here")
+                for k in idx if action in ("load", "try-load") else []:
+                    m = core[k]
+                    if _placeholder(m):
+                        note(f"module {m} (line {lineno}): named at run time; not checked")
+                        continue
+                    if m.startswith(("/", "./", "../", "~")):
+                        note(f"module {m} (line {lineno}): a modulefile given by path; not "
+                             "checked")
+                        continue
+                    name, _, version = m.partition("/")
+                    why = "try-load" if action == "try-load" else \
+                        f"may come from the tree of {tree}" if tree else \
+                        f"loaded only in a branch (line {lineno})" if conditional else None
+                    need = SoftwareNeed(name=name, version=version or None, line=lineno,
+                                        written=m, unchecked=why)
+                    software.append(need)
+                    loads.append(ModuleLoad(need, ws[k].start, ws[k].end, rewrite=tree is None))
+                    vendor = _module_vendor(name)
+                    if vendor and not why:
+                        vendors.setdefault(vendor, f"module {m}, line {lineno}")
+            found = container_use(core)
+            if found is not None and (container is None or (
+                    not container.image_known and found.image_known)):
+                container = found.model_copy(update={"line": lineno})
+            if found is not None and found.gpu:
+                vendors.setdefault(found.gpu, f"{found.runtime} --nv/--rocm, line {lineno}")
+            if core:
+                prog = core[0].rsplit("/", 1)[-1]
+                launcher = _launcher(prog, core)
+                if launcher and mpi is None:
+                    mpi = launcher
+                if launcher in _SITE_LAUNCHERS:
+                    note(f"{launcher} (line {lineno}) is the launcher of "
+                         f"{_SITE_LAUNCHERS[launcher]} sites; not checked")
+                if prog in _VENDOR_COMMANDS and not conditional:
+                    vendors.setdefault(_VENDOR_COMMANDS[prog], f"{prog}, line {lineno}")
+                _env_notes(core, lineno, note)
+            if ends:
+                stop = True
+                break
+        for delim, tabs, reader in [(d, t, c) for c in cmds for d, t in c.heredocs]:
+            k = i
+            while k < len(lines) and (lines[k].lstrip("\t") if tabs else lines[k]
+                                      ).rstrip("\r").strip() != delim:
+                k += 1
+            if _shell_reads(reader):
+                skip_lines.add(k)  # its lines are the body's own commands
+                continue
+            # data for another program (often a job script written or submitted): its
+            # loads are kept, but not checked nor respelled
+            inner = scan_body(body[offsets[i]:offsets[k]] if k < len(lines) else
+                              body[offsets[i]:]) if i < len(lines) else None
+            prog = reader.words[0].text if reader.words else "another program"
+            for ld in inner.loads if inner else []:
+                need = ld.need.model_copy(update={
+                    "line": (ld.need.line or 0) + i,
+                    "unchecked": f"in a here-document {prog} reads (line {lineno})"})
+                software.append(need)
+                loads.append(ModuleLoad(need, ld.start + offsets[i], ld.end + offsets[i],
+                                        rewrite=False))
+            i = k + 1
+    vendor = next(iter(vendors)) if len(vendors) == 1 else None
+    return BodyScan(software, loads, container, mpi, vendor, notes)
+
+
+def _shell_reads(cmd: _Cmd) -> bool:
+    """A here-document a shell runs (`bash <<EOF`, `srun bash -s <<EOF`), not data."""
+    words = [w.text for w in cmd.words]
+    return bool(words) and words[0] not in ("cat", "tee") and any(
+        w.rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "ksh", "dash") for w in words)
+
+
+def _launcher(prog: str, cmd: list[str]) -> str | None:
+    stem = prog.split(".", 1)[0]
+    if stem in ("mpirun", "mpiexec", "orterun"):
+        return "mpirun" if stem == "orterun" else stem
+    if prog in ("srun", "aprun", "jsrun", "ibrun"):
+        return prog
+    if prog == "flux" and len(cmd) > 1 and cmd[1] in ("run", "submit", "mini", "bulksubmit"):
+        return "flux"
+    return None
+
+
+def _module_vendor(name: str) -> str | None:
+    low = name.lower()
+    if low in _NVIDIA_MODULES or low.startswith("craype-accel-nvidia"):
+        return "nvidia"
+    if low in _AMD_MODULES or low.startswith("craype-accel-amd"):
+        return "amd"
+    return None
+
+
+def _path_note(value: str, lineno: int, note: Any) -> None:
+    dirs = [d for d in value.split(":") if d.startswith("/")]
+    if dirs:
+        note(f"PATH adds {', '.join(dirs)} (line {lineno}): must exist at the site; "
+             "not checked")
+
+
+def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
+    """Environments the job activates or builds at run time (never checked)."""
+    prog = cmd[0].rsplit("/", 1)[-1]
+    args = [w for w in cmd[1:] if not w.startswith("-")]
+    if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
+        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+    elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
+        if len(args) > 1:
+            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+        elif "/" in args[0]:
+            note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
+                 "exist at the site")
+    installs = (prog in ("pip", "pip3") and args[:1] == ["install"]) or (
+        prog.startswith("python") and cmd[1:3] == ["-m", "pip"] and "install" in cmd) or (
+        prog in ("conda", "mamba", "micromamba") and args[:1] in (["install"], ["create"]))
+    if installs and "--no-index" not in cmd and "--offline" not in cmd:
+        note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
+                 "need network access")
+    if prog == "spack" and args[:1] == ["load"]:
+        for pkg in args[1:]:
+            note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
+                 "module list; not checked")
 
 
 def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:
     """Modules loaded, the first container used and the first MPI launcher, from the body."""
-    software: list[SoftwareNeed] = []
-    container: ContainerNeed | None = None
-    mpi: str | None = None
-    lines = body.splitlines()
-    i = 0
-    while i < len(lines):
-        lineno, line = i + 1, lines[i]
-        while line.endswith("\\") and i + 1 < len(lines):  # continued lines
-            i += 1
-            line = line[:-1] + " " + lines[i]
-        i += 1
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        for cmd in _commands(line):
-            cmd = _strip_leaders(cmd)
-            if not cmd:
-                continue
-            mods = module_loads(cmd)
-            for m in mods or []:
-                if _placeholder(m):
-                    continue
-                name, _, version = m.partition("/")
-                if name:
-                    software.append(SoftwareNeed(name=name, version=version or None,
-                                                 line=lineno, written=m))
-            if container is None and (found := container_use(cmd)) is not None \
-                    and not _placeholder(found.image):
-                container = found.model_copy(update={"line": lineno})
-            if mpi is None and cmd[0].rsplit("/", 1)[-1] in _LAUNCHERS:
-                mpi = cmd[0].rsplit("/", 1)[-1]
-    return software, container, mpi
+    scan = scan_body(body)
+    return scan.software, scan.container, scan.mpi
 
 
 def needs_of(spec: JobSpec) -> Needs:
     """Everything the job needs: directives, body and the faces' options (metadata)."""
-    software, container, mpi = body_needs(spec.script or spec.command or "")
+    scan = scan_body(spec.script or spec.command or "")
+    software, container, mpi = scan.software, scan.container, scan.mpi
     meta = spec.metadata or {}
     try:
         c = constraint_of(spec.constraints.features)
@@ -507,7 +926,8 @@ def needs_of(spec: JobSpec) -> Needs:
     gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or kept_gpus or None
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type or kept_type,
-                 gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi)
+                 gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi,
+                 gpu_vendor=scan.gpu_vendor, notes=scan.notes)
 
 
 def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:

@@ -14,26 +14,57 @@ import re
 from collections.abc import Iterable
 
 from .capabilities import SiteCapabilities, SoftwareModule
-from .needs import Needs, SoftwareNeed, _commands, _strip_leaders, module_loads
+from .needs import Needs, SoftwareNeed, scan_body
 
 # normalised spelling -> the package (names compared after lower-casing and dropping - _ .)
 _ALIASES = {
     "torch": "pytorch", "cudatoolkit": "cuda", "nvhpc": "nvhpc", "ompi": "openmpi",
     "impi": "intelmpi", "intelmpi": "intelmpi", "gnu": "gcc", "gcccore": "gcc",
     "python": "python", "py": "python", "anaconda": "anaconda", "tensorflowgpu": "tensorflow",
+    # Spack's intel-oneapi-* and EasyBuild's names of the same packages
+    "inteloneapimpi": "intelmpi", "inteloneapimkl": "mkl", "imkl": "mkl", "intelmkl": "mkl",
+    "inteloneapicompilers": "intelcompilers", "nvidiahpcsdk": "nvhpc", "cudacore": "cuda",
+    "openjdk": "java", "anaconda3": "anaconda", "miniconda3": "miniconda",
+    "miniforge3": "miniforge", "mambaforge": "miniforge", "cudatoolkitcore": "cuda",
 }
 # names whose trailing digits are a major version (python3 = python, version 3)
-_VERSIONED_NAMES = {"python", "perl", "java", "openjdk", "qt", "gcc", "cuda", "julia"}
+_VERSIONED_NAMES = {"python", "perl", "java", "openjdk", "qt", "gcc", "cuda", "julia", "fftw"}
 _NUM = re.compile(r"v?(\d+(?:\.\d+)*)")
+# versions that name no release: they match any
+_FLOATING = {"latest", "default", "stable", "current", "system"}
+# the first part of a categorised or hierarchical spelling (EasyBuild's
+# CategorizedModuleNamingScheme `bio/GROMACS/2023.3`, Lmod's `Core/gcc/12.3.0`, RHEL's
+# `mpi/openmpi-x86_64`): not part of the package's name
+_CATEGORIES = {"core", "compiler", "compilers", "mpi", "lib", "libs", "lang", "tools", "tool",
+               "devel", "bio", "chem", "math", "numlib", "phys", "vis", "data", "system",
+               "toolchain", "ai", "apps", "app", "perf", "debugger", "geo", "cae", "io",
+               "utilities", "util", "base", "dev", "library", "libraries", "applications"}
+_ARCH_SUFFIX = re.compile(r"[-_.](?:x86[-_]64|aarch64|arm64|ppc64le)$", re.I)
 
 
 def norm_name(name: str) -> tuple[str, str | None]:
-    """(the package, a version implied by the name): 'Python3' -> ('python', '3')."""
-    key = re.sub(r"[-_.\s]+", "", name.strip().lower())
+    """(the package, a version implied by the name): 'Python3' -> ('python', '3');
+    Spack's `py-numpy` is numpy."""
+    low = re.sub(r"^py-(?=[a-z])", "", name.strip().lower())
+    key = re.sub(r"[-_.\s]+", "", low)
+    if key in _ALIASES:
+        return _ALIASES[key], None
     m = re.fullmatch(r"([a-z]+?)(\d+)", key)
     if m and m.group(1) in _VERSIONED_NAMES:
         return _ALIASES.get(m.group(1), m.group(1)), m.group(2)
     return _ALIASES.get(key, key), None
+
+
+def identity(spelling: str) -> tuple[str, str | None]:
+    """A module as written -> (the package, its version as written): a leading category
+    or hierarchy level and an architecture suffix do not count; the first part left is the
+    name, the rest the version ('bio/GROMACS/2023.3-foss-2023a' -> ('gromacs',
+    '2023.3-foss-2023a'), 'mpi/openmpi-x86_64' -> ('openmpi', None))."""
+    parts = [p for p in spelling.strip().split("/") if p] or [spelling]
+    while len(parts) > 1 and parts[0].lower() in _CATEGORIES and parts[1][:1].isalpha():
+        parts = parts[1:]
+    pkg, implied = norm_name(_ARCH_SUFFIX.sub("", parts[0]))
+    return pkg, "/".join(parts[1:]) or implied
 
 
 def version_key(version: str | None) -> tuple[int, ...]:
@@ -42,12 +73,26 @@ def version_key(version: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in m.group(1).split(".")) if m else ()
 
 
+def _version_parts(version: str) -> tuple[int | str, ...]:
+    """The leading numbers and a letter right after them ('2023a' -> (2023, 'a')): 2023a
+    and 2023b are different releases."""
+    v = version.strip().lower()
+    m = re.match(r"v?(\d+(?:\.\d+)*)([a-z](?![a-z]))?", v)
+    if not m:
+        return ()
+    nums: tuple[int | str, ...] = tuple(int(x) for x in m.group(1).split("."))
+    return nums + ((m.group(2),) if m.group(2) else ())
+
+
 def versions_match(want: str | None, have: str | None) -> bool:
-    """Compatible at the precision both give; a side without a version matches any; two
-    versions without numbers must be equal (case-insensitive)."""
+    """Compatible at the precision both give; a side without a version, or with one that
+    names no release (`latest`, `default`), matches any; two versions without numbers must
+    be equal (case-insensitive)."""
     if not want or not have:
         return True
-    a, b = version_key(want), version_key(have)
+    if want.strip().lower() in _FLOATING or have.strip().lower() in _FLOATING:
+        return True
+    a, b = _version_parts(want), _version_parts(have)
     if not a or not b:
         return want.strip().lower() == have.strip().lower()
     n = min(len(a), len(b))
@@ -55,15 +100,17 @@ def versions_match(want: str | None, have: str | None) -> bool:
 
 
 def _want(need: SoftwareNeed | str) -> tuple[str, str | None, str]:
-    if isinstance(need, str):
-        name, _, version = need.replace("@", "/", 1).partition("/")
-        written = need
-    else:
-        name, version, written = need.name, need.version, need.full
-    pkg, implied = norm_name(name)
+    written = need if isinstance(need, str) else need.full
+    text = written.replace("@", "/", 1) if "/" not in written else written
+    pkg, version = identity(text)
+    implied = identity(text.split("/")[0])[1] if "/" in text else None
     if implied and version and not version.startswith(implied):
         return pkg, f"{implied}.{version}", written  # python3/11 is odd; keep both
-    return pkg, version or implied, written
+    return pkg, version, written
+
+
+def _have(m: SoftwareModule) -> tuple[str, str | None]:
+    return identity(m.full)
 
 
 def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
@@ -71,13 +118,12 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     """The site's modules that satisfy `need`, best first: the same spelling, then the
     site's default, then the highest version."""
     pkg, version, written = _want(need)
-    same = [(m, m.version or norm_name(m.name)[1]) for m in modules
-            if norm_name(m.name)[0] == pkg]
+    same = [(m, have) for m in modules for p, have in [_have(m)] if p == pkg]
     if any(have for _, have in same):  # versions known: a bare name (a sites file's
         same = [(m, have) for m, have in same if have]  # "gcc") says nothing more
     out = [m for m, have in same if versions_match(version, have)]
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
-                            not m.default, tuple(-x for x in version_key(m.version))))
+                            not m.default, tuple(-x for x in version_key(_have(m)[1]))))
     return out
 
 
@@ -88,38 +134,30 @@ def find_module(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
 
 
 def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
-    """The body with each `module load`/`ml` argument spelled as the site spells it, and
-    one line per rewrite ("rewrote: ..."). Arguments the site lacks, or already spells the
-    same way, stay as written; nothing changes when the site's software is not known."""
+    """The body with each module it loads (`module load`/`add`/`try-load`/`swap`, `ml`)
+    spelled as the site spells it, and one line per rewrite ("rewrote: ..."). Arguments the
+    site lacks, already spells the same way, or that may come from the job's own module
+    tree (after `module use`) or belong to a here-document stay as written; nothing changes
+    when the site's software is not known."""
     if caps.software is None:
         return body, []
-    lines = body.split("\n")
     notes: list[str] = []
-    for i, line in enumerate(lines):
-        if not line.strip() or line.lstrip().startswith("#"):
+    edits: list[tuple[int, int, str]] = []
+    for ld in scan_body(body).loads:
+        arg = ld.need.full
+        if not ld.rewrite:
             continue
-        new = line
-        for cmd in _commands(line):
-            for arg in module_loads(_strip_leaders(cmd)) or []:
-                if "$" in arg or "`" in arg:
-                    continue
-                found = find_module(arg, caps.software)
-                if found is None or found.full == arg or found.name == arg:
-                    continue  # missing, or spelled as the site does (its default version)
-                replaced = _replace_word(new, arg, found.full)
-                if replaced != new:
-                    notes.append(f"rewrote: body line {i + 1}: module {arg} -> {found.full} "
-                                 f"(as {caps.site} names it)")
-                    new = replaced
-        lines[i] = new
-    return "\n".join(lines), notes
-
-
-def _replace_word(line: str, old: str, new: str) -> str:
-    """`old` as a whole shell word (unquoted or quoted) replaced by `new` once."""
-    pat = re.compile(r"(?<![\w./@+-])(['\"]?)" + re.escape(old) + r"\1(?![\w./@+-])")
-    return pat.sub(lambda m: new if re.fullmatch(r"[\w./@+-]+", new)
-                   else "'" + new.replace("'", "'\\''") + "'", line, count=1)
+        found = find_module(arg, caps.software)
+        if found is None or found.full == arg or found.name == arg:
+            continue  # missing, or spelled as the site does (its default version)
+        new = found.full if re.fullmatch(r"[\w./@+-]+", found.full) else \
+            "'" + found.full.replace("'", "'\\''") + "'"
+        edits.append((ld.start, ld.end, new))
+        notes.append(f"rewrote: body line {ld.need.line}: module {arg} -> {found.full} "
+                     f"(as {caps.site} names it)")
+    for start, end, new in sorted(edits, reverse=True):
+        body = body[:start] + new + body[end:]
+    return body, notes
 
 
 _MPI_PACKAGES = {"openmpi", "mpich", "intelmpi", "mvapich", "mvapich2", "hpcx", "craympich",
@@ -127,7 +165,20 @@ _MPI_PACKAGES = {"openmpi", "mpich", "intelmpi", "mvapich", "mvapich2", "hpcx", 
 
 
 def is_mpi(name: str) -> bool:
-    return norm_name(name.partition("/")[0])[0] in _MPI_PACKAGES
+    return identity(name)[0] in _MPI_PACKAGES
+
+
+def gpu_vendor(model: str) -> str | None:
+    """'a100' -> 'nvidia', 'mi250x' -> 'amd'; None when the name does not say."""
+    low = re.sub(r"[^a-z0-9]", "", model.lower())
+    if re.match(r"(?:mi\d|gfx|radeon|instinct|amd)", low):
+        return "amd"
+    if re.match(r"(?:[abhlptkv]\d{1,3}[a-z]?$|gh\d|gb\d|rtx|gtx|tesla|quadro|titan|"
+                r"geforce|nvidia)", low):
+        return "nvidia"
+    if re.match(r"(?:pvc|max\d|ponte|intel)", low):
+        return "intel"
+    return None
 
 
 def _listed(names: list[str], limit: int = 8) -> str:
@@ -138,28 +189,40 @@ def _listed(names: list[str], limit: int = 8) -> str:
 
 
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
-    """Why the site lacks what the job needs (software, container runtime, MPI), one
-    reason each; a kind the site's capabilities leave unknown is not checked."""
+    """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
+    vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
+    not checked, nor is software the body reads but cannot be sure of (`unchecked`)."""
     out = []
     if caps.software is not None:
         for s in needs.software:
-            if find_module(s, caps.software) is None:
-                pkg = norm_name(s.name)[0]
-                same = [m.full for m in caps.software if norm_name(m.name)[0] == pkg]
-                has = f"only {_listed(same)}" if same else \
-                    f"site has: {_listed(caps.module_names())}"
-                out.append(f"software '{s.full}' not installed ({has})")
+            if s.unchecked or find_module(s, caps.software) is not None:
+                continue
+            pkg = _want(s)[0]
+            same = [m.full for m in caps.software if _have(m)[0] == pkg]
+            has = f"only {_listed(same)}" if same else \
+                f"site has: {_listed(caps.module_names())}"
+            out.append(f"software '{s.full}' not installed ({has})")
     c = needs.container
     if c is not None and caps.container_runtimes is not None:
         have = {r.lower() for r in caps.container_runtimes}
         if {"apptainer", "singularity"} & have:
             have |= {"apptainer", "singularity"}
+        if "enroot" in have:
+            have.add("pyxis")  # srun --container-image runs through enroot
         if not have:
             out.append(f"container {c.image} needs a container runtime, site has none")
         elif c.runtime and c.runtime not in have:
-            out.append(f"container runtime '{c.runtime}' not available "
+            how = " (pyxis: srun --container-image, which needs enroot)" \
+                if c.runtime == "pyxis" else ""
+            out.append(f"container runtime '{c.runtime}' not available{how} "
                        f"(site has: {', '.join(sorted(caps.container_runtimes))})")
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
-            and not any(is_mpi(s.name) for s in needs.software):
+            and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
+    vendor = needs.gpu_vendor or (needs.container.gpu if needs.container else None)
+    if vendor and needs.gpus and not needs.gpu_type and caps.gpu_models:
+        theirs = {gpu_vendor(m) for m in caps.gpu_models}
+        if None not in theirs and vendor not in theirs:
+            out.append(f"the script uses {vendor} GPUs but the site's are "
+                       f"{', '.join(sorted(caps.gpu_models))}")
     return out

@@ -779,7 +779,8 @@ def scan_body(body: str) -> BodyScan:
                     name, _, version = m.partition("/")
                     why = "try-load" if action == "try-load" else \
                         f"may come from the tree of {tree}" if tree else \
-                        f"loaded only in a branch (line {lineno})" if conditional else None
+                        f"loaded only in a branch or function (line {lineno})" if conditional \
+                        else None
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
                                         written=m, unchecked=why)
                     software.append(need)
@@ -885,7 +886,7 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
         note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
                  "need network access")
     if prog == "spack" and args[:1] == ["load"]:
-        for pkg in args[1:]:
+        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
                  "module list; not checked")
 

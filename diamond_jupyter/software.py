@@ -160,6 +160,12 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
     return body, notes
 
 
+# container runtimes some sites give as modules, others on the PATH
+_RUNTIME_PACKAGES = {"apptainer": {"apptainer", "singularity"},
+                     "singularity": {"apptainer", "singularity"},
+                     "singularityce": {"apptainer", "singularity"},
+                     "podman": {"podman"}, "charliecloud": {"charliecloud"},
+                     "enroot": {"enroot"}, "shifter": {"shifter"}}
 _MPI_PACKAGES = {"openmpi", "mpich", "intelmpi", "mvapich", "mvapich2", "hpcx", "craympich",
                  "spectrummpi", "mpi"}
 
@@ -198,6 +204,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             if s.unchecked or find_module(s, caps.software) is not None:
                 continue
             pkg = _want(s)[0]
+            if pkg in _RUNTIME_PACKAGES and _RUNTIME_PACKAGES[pkg] & {
+                    r.lower() for r in caps.container_runtimes or []}:
+                continue  # `module load singularity` where it is on the PATH already
             same = [m.full for m in caps.software if _have(m)[0] == pkg]
             has = f"only {_listed(same)}" if same else \
                 f"site has: {_listed(caps.module_names())}"

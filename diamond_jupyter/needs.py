@@ -634,8 +634,9 @@ def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
 _NVIDIA_MODULES = {"cuda", "cudatoolkit", "cuda-toolkit", "cudnn", "nccl", "nvhpc",
                    "nvidia-hpc-sdk"}
 _AMD_MODULES = {"rocm", "hip", "amd-mixed", "rocm-smi"}
-_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "nvcc": "nvidia", "rocm-smi": "amd",
-                    "rocminfo": "amd", "amd-smi": "amd", "hipcc": "amd"}
+# commands that talk to one vendor's GPUs (compilers do not: they build anywhere)
+_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "rocm-smi": "amd", "rocminfo": "amd",
+                    "amd-smi": "amd"}
 # launchers that exist only at some kinds of site (noted, not checked)
 _SITE_LAUNCHERS = {"aprun": "Cray ALPS", "jsrun": "IBM LSF/CSM", "ibrun": "TACC"}
 

@@ -18,7 +18,7 @@ import pytest
 from diamond_jupyter.capabilities import SiteCapabilities
 from diamond_jupyter.discovery import parse_module_list
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.needs import Needs, needs_of
+from diamond_jupyter.needs import Needs, body_needs, needs_of
 from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
 
 # ---------------------------------------------------------------- sites, as listed
@@ -559,3 +559,116 @@ def test_site_listings_are_read_with_their_marks() -> None:
 
 def test_count() -> None:
     assert len(CASES) >= 40 and len({c.name for c in CASES}) == len(CASES)
+
+
+# ---------------------------------------------------------------- one test per fault fixed
+# (each uses only what the reading offered before, so that it fails on the old behaviour)
+
+def _reasons(body: str, site: str) -> list[str]:
+    return needs_reasons(needs_of(Federation.parse("#!/bin/bash\n" + body)), SITES[site])
+
+
+def _read(body: str) -> list[str]:
+    return [s.full for s in body_needs(body)[0]]
+
+
+@pytest.mark.parametrize("body, read", [
+    # a redirection was read as a module named "2>" (or ">"), found at no site
+    ("module load cuda/12.2 2>/dev/null\nmodule load gcc >/dev/null 2>&1\n",
+     ["cuda/12.2", "gcc"]),
+    # loads after a top-level exit / exec never run
+    ("module load gcc\nexit 0\nmodule load old/1\n", ["gcc"]),
+    ("module load gcc\nexec ./server\nmodule load old/1\n", ["gcc"]),
+    # a modulefile by path was read as a module named "."
+    ("module load ./mods/tool/1.0 ~/mods/x gcc\n", ["gcc"]),
+    # `module swap A B` / `switch` loads B; `ml -A B` unloads A and loads B
+    ("module swap PrgEnv-cray PrgEnv-gnu\nmodule switch gcc/13\n", ["PrgEnv-gnu", "gcc/13"]),
+    ("ml -intel gcc/12 -impi openmpi\n", ["gcc/12", "openmpi"]),
+    # a heredoc a shell runs is read (as before); one written for a later job is kept
+    # apart (below)
+    ("bash <<EOF\nmodule load hdf5\nEOF\n", ["hdf5"]),
+    # `#` inside a word is not a comment
+    ("module load foo#bar/1\n", ["foo#bar/1"]),
+])
+def test_fault_module_words_read_as_the_shell_reads_them(body: str, read: list[str]) -> None:
+    assert _read(body) == read
+
+
+@pytest.mark.parametrize("body, site", [
+    # both arms of an if/else (or a case) were needs: no site has both
+    ("if [ $(hostname) = a ]; then module load rocm/5.7.1; else module load cuda/12.2; fi\n",
+     "eb"),
+    ("case $(uname -m) in aarch64) module load foo/1 ;; *) module load GCC/12.3.0 ;; esac\n",
+     "eb"),
+    ("module load cuda/12.2 || module load rocm\n", "rhel"),
+    ("[ -d /opt/rocm ] && module load rocm\n", "eb"),
+    ("setup() {\n  module load rocm\n}\nsetup\n", "eb"),
+    ("module try-load cray-python\n", "eb"),
+    # a module from the job's own tree is at no site's listing
+    ("module use $HOME/modulefiles\nmodule load mytool/2\n", "eb"),
+    ("export MODULEPATH=/proj/mods:$MODULEPATH\nmodule load mytool/2\n", "eb"),
+    # a load inside a job script written by a here-document is that job's
+    ("cat > next.sh <<EOF\nmodule load samtools/1.17\nEOF\nsbatch next.sh\n", "eb"),
+    ("cat <<-EOF | sbatch\n\tmodule load samtools/1.17\n\tEOF\n", "eb"),
+    # spellings of the same package at the site
+    ("module load mpi/openmpi-x86_64\n", "eb"),
+    ("module load gcc/12.3.0 openmpi/4.1.5 cmake\n", "tiered"),
+    ("module load intel-oneapi-mpi/2021.10\n", "eb"),
+    ("module load anaconda3/2023.09\n", "tiered"),
+    ("module load fftw3\n", "eb"),
+    ("module load miniconda3/latest\n", "eb"),
+    ("module load cuda/default\n", "rhel"),
+    # the runtime is on the site's PATH, not a module
+    ("module load singularity\nsingularity exec x.sif true\n", "eb"),
+])
+def test_fault_no_site_is_refused_for_what_cannot_be_known(body: str, site: str) -> None:
+    assert _reasons(body, site) == []
+
+
+@pytest.mark.parametrize("body, site, words", [
+    # 2023a and 2023b are different toolchains (it was rewritten to the other one)
+    ("module load foss/2023b\n", "eb", "only foss/2023a"),
+    # runtimes the body uses that the site lacks
+    ("shifter --image=docker:ubuntu:22.04 cat /etc/os-release\n", "eb", "'shifter'"),
+    ("srun --container-image=nvcr.io#nvidia/pytorch:23.10-py3 python t.py\n", "eb",
+     "'pyxis'"),
+    ("enroot start pytorch python t.py\n", "eb", "'enroot'"),
+    ("ch-run ./img -- true\n", "eb", "'charliecloud'"),
+    ("apptainer exec $IMG true\n", "spack", "needs a container runtime"),
+    # launchers that were not recognised as MPI
+    ("mpiexec.hydra -n 4 ./a.out\n", "dgx", "no MPI stack"),
+    ("mpirun.openmpi -n 4 ./a.out\n", "dgx", "no MPI stack"),
+    # the GPU vendor a job's commands use
+    ("#SBATCH --gpus-per-node=4\nnvidia-smi\nsrun ./a.out\n", "cray", "nvidia GPUs"),
+    ("#SBATCH --gres=gpu:1\napptainer exec --rocm x.sif true\n", "eb", "amd GPUs"),
+])
+def test_fault_a_need_the_body_states_is_checked(body: str, site: str, words: str) -> None:
+    assert any(words in r for r in _reasons(body, site)), _reasons(body, site)
+
+
+def test_fault_launchers_behind_leaders_and_site_launchers() -> None:
+    assert body_needs("time -p srun ./a.out\n")[2] == "srun"
+    assert body_needs("timeout 2h mpirun ./a.out\n")[2] == "mpirun"
+    assert body_needs("aprun -n 4 ./a.out\n")[2] == "aprun"
+    assert body_needs("flux run -n 4 ./a.out\n")[2] == "flux"
+
+
+def test_fault_rewrites_follow_continuations_and_skip_unloads() -> None:
+    body = "module load GCC/12.3.0 \\\n    OpenMPI/4.1.5-GCC-12.3.0\n"
+    assert rewrite_modules(body, SITES["spack"])[0] == \
+        "module load gcc/12.3.0 \\\n    openmpi/4.1.5-gcc-12.3.0-abc123x\n"
+    assert rewrite_modules("module unload CUDA/12.2.0; module load CUDA/12.2.0\n",
+                           SITES["rhel"])[0] == \
+        "module unload CUDA/12.2.0; module load cuda/12.2\n"
+    assert rewrite_modules("module swap PrgEnv-cray PrgEnv-gnu/8.4\n", SITES["cray"])[0] \
+        == "module swap PrgEnv-cray PrgEnv-gnu/8.4.0\n"
+    assert rewrite_modules("module load foss/2023b\n", SITES["eb"])[0] == \
+        "module load foss/2023b\n"  # not respelled as another toolchain
+    assert rewrite_modules("module use ~/mods\nmodule load gcc/12.3.0\n",
+                           SITES["tiered"])[0] == "module use ~/mods\nmodule load gcc/12.3.0\n"
+
+
+def test_fault_environment_modules_symbolic_versions_and_lmod_marks() -> None:
+    _, _, mods = parse_module_list("system environment-modules 5.4.0\n/m:\n"
+                                   "gcc/13.1.0(13:default)\nbar/2 <aL>\n")
+    assert [(m.full, m.default) for m in mods] == [("bar/2", False), ("gcc/13.1.0", True)]

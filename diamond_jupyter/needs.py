@@ -374,8 +374,8 @@ def _words(text: str, base: int = 0) -> list[_Word]:
         if c in " \t\r\n":
             i += 1
             continue
-        if c == "\\" and text.startswith("\n", i + 1):
-            i += 2
+        if c == "\\" and text.startswith(("\n", "\r\n"), i + 1):
+            i += 2 if text[i + 1] == "\n" else 3  # a continued line
             continue
         if c == "#":
             j = text.find("\n", i)
@@ -390,7 +390,9 @@ def _words(text: str, base: int = 0) -> list[_Word]:
         while i < n and text[i] not in " \t\r\n;&|()<>":
             c = text[i]
             if c == "\\":
-                buf.append(text[i + 1:i + 2].replace("\n", ""))
+                if text.startswith(("\n", "\r\n"), i + 1):
+                    break  # a continued line ends the word (the blank skips it)
+                buf.append(text[i + 1:i + 2])
                 i += 2
             elif c == "'":
                 j = text.find("'", i + 1)
@@ -713,9 +715,11 @@ def scan_body(body: str) -> BodyScan:
                     stack.pop()
                 ws, words = ws[1:], words[1:]
                 head = words[0] if words else ""
-            if head in ("if", "case"):
+            # `else if ...` and `do while ...` open a block inside the one they continue
+            opener = next((w for w in words if w not in ("then", "else", "do", "!")), "")
+            if opener in ("if", "case"):
                 stack.append(True)
-            elif head in ("while", "until", "for", "select"):
+            elif opener in ("while", "until", "for", "select"):
                 stack.append(any(stack))
             elif head == "function":
                 func_pending = True

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from diamond_jupyter.capabilities import SiteCapabilities
 from diamond_jupyter.discovery import parse_module_list
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.needs import Needs, body_needs, needs_of
+from diamond_jupyter.needs import Needs, body_needs, needs_of, scan_body
 from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
 
 # ---------------------------------------------------------------- sites, as listed
@@ -672,3 +674,43 @@ def test_fault_environment_modules_symbolic_versions_and_lmod_marks() -> None:
     _, _, mods = parse_module_list("system environment-modules 5.4.0\n/m:\n"
                                    "gcc/13.1.0(13:default)\nbar/2 <aL>\n")
     assert [(m.full, m.default) for m in mods] == [("bar/2", False), ("gcc/13.1.0", True)]
+
+
+def test_fault_nested_else_if_keeps_its_blocks_balanced() -> None:
+    """`else if` opens a second `if` (closed by its own `fi`): the load after both is
+    outside every branch, so it is checked."""
+    body = ("if [ -n \"$PBS_JOBNAME\" ]; then\n  module load anaconda3/2023.09\n"
+            "else if [ -n \"$SLURM_JOB_NAME\" ]; then\n  module load cuda/12.2\nfi\nfi\n"
+            "module load gcc/11.2.0\n")
+    needs = needs_of(Federation.parse("#!/bin/bash\n" + body))
+    assert [(s.full, bool(s.unchecked)) for s in needs.software] == [
+        ("anaconda3/2023.09", True), ("cuda/12.2", True), ("gcc/11.2.0", False)]
+    assert any("only gcc/11.2.0" not in r and "gcc/11.2.0" in r
+               for r in needs_reasons(needs, SITES["eb"]))
+
+
+def test_windows_line_endings_read_and_rewrite_the_same() -> None:
+    body = "module load GCC/12.3.0 \\\r\n   OpenMPI/4.1.5-GCC-12.3.0\r\nsrun ./a.out\r\n"
+    assert _read(body) == ["GCC/12.3.0", "OpenMPI/4.1.5-GCC-12.3.0"]
+    assert body_needs(body)[2] == "srun"
+    tight = "module load GCC/12.3.0\\\n  OpenMPI/4.1.5-GCC-12.3.0\n"  # no blank before \\
+    assert rewrite_modules(tight, SITES["spack"])[0] == \
+        "module load gcc/12.3.0\\\n  openmpi/4.1.5-gcc-12.3.0-abc123x\n"
+    assert rewrite_modules(body, SITES["spack"])[0] == (
+        "module load gcc/12.3.0 \\\r\n   openmpi/4.1.5-gcc-12.3.0-abc123x\r\nsrun ./a.out\r\n")
+
+
+WORDS = st.sampled_from(["module", "ml", "load", "swap", "-q", "GCC/12.3.0", "cuda/12.2",
+                         "OpenMPI/4.1.5-GCC-12.3.0", "rocm", "if", "then", "fi", "else",
+                         "exit", "<<EOF", "EOF", "cat", "bash", "||", "&&", ";", "\\", "'",
+                         '"', "#", "$M", "{", "}", "()", "2>/dev/null", "\n", " ", "\r\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS, max_size=30).map(" ".join))
+def test_rewriting_never_crashes_and_is_stable(body: str) -> None:
+    for site in ("eb", "spack", "rhel", "tiered"):
+        once, _ = rewrite_modules(body, SITES[site])
+        twice, notes = rewrite_modules(once, SITES[site])
+        assert twice == once and notes == []
+        assert len(scan_body(once).loads) == len(scan_body(body).loads)

@@ -27,7 +27,8 @@ from .model import Node, Partition
 from .needs import node_arch
 
 MARK = "@@dmd-discover@@"
-RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter")
+RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter",
+            "podman-hpc", "sarus")
 MPI_COMMANDS = ("mpirun", "mpiexec", "ompi_info", "mpichversion", "impi_info")
 # module names (lower case, before "/") that are MPI stacks, and the stack each one is
 MPI_MODULES = {

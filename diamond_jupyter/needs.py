@@ -557,7 +557,9 @@ _RUNTIME_VALUED = {
                   "-S", "--scratch", "--overlay", "-o", "--security", "--network",
                   "--network-args", "--app", "--mount", "--pwd", "--hostname", "--dns",
                   "--apply-cgroups", "--drop-caps", "--add-caps", "--fusemount",
-                  "--config", "--cpus", "--memory", "--pid-file", "--oci"},
+                  "--config", "--cpus", "--memory", "--pid-file", "--oci", "--arch",
+                  "--library", "--docker-login", "--section", "--build-arg",
+                  "--build-arg-file"},
     "podman": {"-v", "--volume", "-e", "--env", "--name", "-w", "--workdir", "--device",
                "--gpus", "--network", "--net", "-p", "--publish", "--mount", "-u", "--user",
                "--entrypoint", "--env-file", "--hostname", "-h", "--shm-size", "--cpus",
@@ -566,67 +568,86 @@ _RUNTIME_VALUED = {
                "--uts", "--group-add", "--tmpfs", "--hooks-dir", "--annotation"},
     "charliecloud": {"-b", "--bind", "-c", "--cd", "-g", "--gid", "-u", "--uid",
                      "--set-env", "--unset-env", "-m", "--mount", "--storage", "-s"},
-    "enroot": {"-m", "--mount", "-e", "--env", "-c", "--conf"},
+    "enroot": {"-m", "--mount", "-e", "--env", "-c", "--conf", "-n", "--name", "-o",
+               "--output", "-a", "--arch"},
+    "sarus": {"--mount", "-e", "--env", "-w", "--workdir", "--entrypoint"},
 }
-_RUNTIME_VALUED["singularity"] = _RUNTIME_VALUED["apptainer"]
-_RUNTIME_VALUED["docker"] = _RUNTIME_VALUED["podman"]
-_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test", "instance"},
-                    "singularity": {"exec", "run", "shell", "test", "instance"},
-                    "podman": {"run"}, "docker": {"run"}, "enroot": {"start"}}
+for _alias, _same in (("singularity", "apptainer"), ("docker", "podman"),
+                      ("podman-hpc", "podman"), ("ch-image", "charliecloud"),
+                      ("shifterimg", "podman")):
+    _RUNTIME_VALUED[_alias] = _RUNTIME_VALUED[_same]
+# the subcommands that run an image (the image: the first word after the options) and
+# those that fetch or build one (the image: the last word)
+_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test"},
+                    "podman": {"run", "create"}, "enroot": {"start", "create"},
+                    "sarus": {"run"}}
+_RUNTIME_FETCH = {"apptainer": {"pull", "build"}, "podman": {"pull", "build"},
+                  "enroot": {"import"}, "sarus": {"pull"}, "charliecloud": {"pull", "build"},
+                  "shifter": {"pull"}}
+_RUNTIME_OF = {"apptainer": "apptainer", "singularity": "apptainer", "podman": "podman",
+               "docker": "docker", "podman-hpc": "podman-hpc", "enroot": "enroot",
+               "sarus": "sarus", "ch-run": "charliecloud", "ch-image": "charliecloud",
+               "shifter": "shifter", "shifterimg": "shifter"}
 _GLOBAL_FLAGS = {"-d", "--debug", "-q", "--quiet", "-s", "--silent", "-v", "--verbose",
-                 "--nocolor", "-c", "--config"}  # apptainer's, before the subcommand
+                 "--nocolor"}  # apptainer's, before the subcommand
 
 
 def container_use(cmd: list[str]) -> ContainerNeed | None:
-    """`apptainer exec IMAGE ...`, `singularity run IMAGE`, `podman run IMAGE`, `docker run`,
-    `shifter --image=IMAGE`, `ch-run IMAGE -- ...`, `enroot start NAME`, `srun
-    --container-image=IMAGE` (pyxis). An image given by a variable is kept as written
-    (image_known False): the runtime is still known."""
+    """`apptainer exec IMAGE ...` (`singularity`, `run`, `shell`, `instance start`, and
+    `pull`/`build`, which need the runtime too), `podman`/`docker`/`podman-hpc run IMAGE`,
+    `sarus run IMAGE`, `shifter --image=IMAGE`, `ch-run IMAGE -- ...`, `enroot start NAME`,
+    `enroot import URI`, `srun --container-image=IMAGE` / `--container-name=NAME` (pyxis).
+    An image given by a variable is kept as written (image_known False): the runtime is
+    still known."""
     for i, w in enumerate(cmd):
         base = w.rsplit("/", 1)[-1]
-        if base == "srun":
+        if base in ("srun", "shifter"):
+            keys = ("--container-image", "--container-name") if base == "srun" else \
+                ("--image",)
             for k, opt in enumerate(cmd[i + 1:], i + 1):
-                if opt.startswith("--container-image"):
-                    image = opt.partition("=")[2] if "=" in opt else \
-                        (cmd[k + 1] if k + 1 < len(cmd) else "")
-                    return _container(image, "pyxis", cmd) if image else None
+                key, eq, value = opt.partition("=")
+                if key in keys:
+                    image = value if eq else (cmd[k + 1] if k + 1 < len(cmd) else "")
+                    if image:
+                        need = _container(image, "pyxis" if base == "srun" else "shifter", cmd)
+                        return need if key != "--container-name" else \
+                            need.model_copy(update={"image_known": False})
+            if base == "shifter":
+                return None
             continue
-        if base == "shifter":
-            for k, opt in enumerate(cmd[i + 1:], i + 1):
-                if opt.startswith("--image"):
-                    image = opt.partition("=")[2] if "=" in opt else \
-                        (cmd[k + 1] if k + 1 < len(cmd) else "")
-                    return _container(image, "shifter", cmd) if image else None
-            return None
-        runtime = "charliecloud" if base == "ch-run" else base
-        if runtime == "charliecloud":
-            j = i + 1
-        elif runtime in _RUNTIME_SUBCMDS:
-            j = i + 1
-            while runtime in ("apptainer", "singularity") and j < len(cmd) \
-                    and cmd[j] in _GLOBAL_FLAGS:
+        runtime = _RUNTIME_OF.get(base)
+        if runtime is None:
+            continue
+        family = "apptainer" if runtime == "apptainer" else "podman" if base in (
+            "podman", "docker", "podman-hpc") else runtime
+        valued = _RUNTIME_VALUED.get(base) or _RUNTIME_VALUED.get(runtime, set())
+        j = i + 1
+        if base != "ch-run":
+            while family == "apptainer" and j < len(cmd) and cmd[j] in _GLOBAL_FLAGS:
                 j += 1
-            if j >= len(cmd) or cmd[j] not in _RUNTIME_SUBCMDS[runtime]:
+            sub = cmd[j] if j < len(cmd) else ""
+            if family == "apptainer" and sub == "instance" and cmd[j + 1:j + 2] == ["start"]:
+                j, sub = j + 1, "exec"  # `instance start IMAGE NAME`
+            if sub in _RUNTIME_FETCH.get(family, ()):
+                words = [x for x in cmd[j + 1:] if not x.startswith("-")]
+                return _container(words[-1], runtime, cmd) if words else None
+            if sub not in _RUNTIME_SUBCMDS.get(family, ()):
                 continue
-            if cmd[j] == "instance":  # `instance start IMAGE NAME`: the image after start
-                j += 1
-                if j >= len(cmd) or cmd[j] != "start":
-                    continue
             j += 1
-        else:
-            continue
-        valued = _RUNTIME_VALUED[runtime]
         while j < len(cmd) and cmd[j].startswith("-"):
             j += 1 if "=" in cmd[j] or cmd[j] not in valued else 2
         if j < len(cmd):
-            return _container(cmd[j], "apptainer" if runtime == "singularity" else runtime,
-                              cmd)
+            return _container(cmd[j], runtime, cmd)
     return None
 
 
 def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
-    gpu = "nvidia" if "--nv" in cmd or "--nvccli" in cmd else "amd" if "--rocm" in cmd \
-        else "nvidia" if any(w.startswith("nvidia.com/gpu") for w in cmd) else None
+    devices = [cmd[k + 1] for k, w in enumerate(cmd[:-1]) if w == "--device"] + \
+        [w.partition("=")[2] for w in cmd if w.startswith("--device=")]
+    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or any(
+        w.startswith("--gpus=") for w in cmd) or any(
+        d.startswith("nvidia.com/gpu") for d in devices) else \
+        "amd" if "--rocm" in cmd or "/dev/kfd" in devices else None
     return ContainerNeed(image=image, runtime=runtime, image_known=not _placeholder(image),
                          gpu=gpu)
 
@@ -637,8 +658,9 @@ _NVIDIA_MODULES = {"cuda", "cudatoolkit", "cuda-toolkit", "cudnn", "nccl", "nvhp
                    "nvidia-hpc-sdk"}
 _AMD_MODULES = {"rocm", "hip", "amd-mixed", "rocm-smi"}
 # commands that talk to one vendor's GPUs (compilers do not: they build anywhere)
-_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "rocm-smi": "amd", "rocminfo": "amd",
-                    "amd-smi": "amd"}
+_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "nvidia-cuda-mps-control": "nvidia",
+                    "dcgmi": "nvidia", "nsys": "nvidia", "ncu": "nvidia", "rocm-smi": "amd",
+                    "rocminfo": "amd", "amd-smi": "amd", "rocprof": "amd", "rocprofv2": "amd"}
 # launchers that exist only at some kinds of site (noted, not checked)
 _SITE_LAUNCHERS = {"aprun": "Cray ALPS", "jsrun": "IBM LSF/CSM", "ibrun": "TACC"}
 
@@ -807,8 +829,11 @@ def scan_body(body: str) -> BodyScan:
                 if launcher in _SITE_LAUNCHERS:
                     note(f"{launcher} (line {lineno}) is the launcher of "
                          f"{_SITE_LAUNCHERS[launcher]} sites; not checked")
-                if prog in _VENDOR_COMMANDS and not conditional:
-                    vendors.setdefault(_VENDOR_COMMANDS[prog], f"{prog}, line {lineno}")
+                # the command itself, or what a launcher runs (`srun nvidia-smi -L`)
+                for word in core[:1] + (core[1:] if launcher else []):
+                    tool = word.rsplit("/", 1)[-1]
+                    if tool in _VENDOR_COMMANDS and not conditional:
+                        vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
                 _env_notes(core, lineno, note)
             if ends:
                 stop = True

@@ -18,9 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diamond_jupyter.capabilities import SiteCapabilities
+from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.discovery import parse_module_list
 from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import Node, Partition, SiteSnapshot
 from diamond_jupyter.needs import Needs, body_needs, needs_of, scan_body
+from diamond_jupyter.placement import place
 from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
 
 # ---------------------------------------------------------------- sites, as listed
@@ -753,3 +756,40 @@ def test_rewriting_never_crashes_and_is_stable(body: str) -> None:
         twice, notes = rewrite_modules(once, SITES[site])
         assert twice == once and notes == []
         assert len(scan_body(once).loads) == len(scan_body(body).loads)
+
+
+# ---------------------------------------------------------------- through placement
+
+def _snapshot(site: str, gpus: int, gpu: str | None) -> tuple[SiteConfig, SiteSnapshot]:
+    nodes = [Node(name=f"{site}{i}", state="idle", cpus=64, memory_mb=256000, gpus=gpus,
+                  gpu_type=gpu, partitions=["main"], architecture="x86_64") for i in range(2)]
+    return (SiteConfig(name=site), SiteSnapshot(
+        site=site, nodes=nodes, partitions=[Partition(name="main", default=True,
+                                                      total_nodes=2,
+                                                      nodes=[n.name for n in nodes])]))
+
+
+def test_placement_reads_the_body_once_and_explains_what_it_did_not_check() -> None:
+    """A GPU job whose body branches by host, uses its own module tree and an NVIDIA
+    container: the AMD site is refused for the vendor, the site without apptainer for the
+    runtime, the branch loads and the private module refuse nobody, and the explanation
+    says what was read but not checked."""
+    script = ("#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH -t 30\n"
+              "if [[ $(hostname) == frontier* ]]; then module load rocm/5.7.1\n"
+              "else module load cuda/12.2; fi\n"
+              "module use /project/lab/modulefiles\nmodule load labtool/2.1\n"
+              "apptainer exec --nv $IMG python train.py\n")
+    spec = Federation.parse(script)
+    sites = [_snapshot("eb", 4, "a100"), _snapshot("cray", 8, "mi250x"),
+             _snapshot("nersc", 4, "a100")]
+    pl = place(spec, sites, capabilities={k: SITES[k] for k in ("eb", "cray", "nersc")})
+    verdicts = {v.site: v for v in pl.ranked}
+    assert pl.choice == "eb" and verdicts["eb"].feasible
+    assert any("nvidia GPUs" in r for r in verdicts["cray"].reasons)
+    assert any("'apptainer' not available" in r for r in verdicts["nersc"].reasons)
+    head = pl.explain().splitlines()[0]
+    assert "software labtool/2.1 (not checked: may come from the tree of" in head
+    assert "container $IMG (apptainer, image named at run time, nvidia GPUs)" in head
+    new, notes = rewrite_modules(spec.script, SITES["eb"])
+    assert "else module load CUDA/12.2.0; fi" in new and "module load labtool/2.1" in new
+    assert len(notes) == 1

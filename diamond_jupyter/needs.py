@@ -2,9 +2,15 @@
 
 A job says what it needs in its directives (`--constraint` expressions with features and
 `arch=...`, GPU type, memory) and in its body: `module load NAME[/VERSION]` (also
-`module add`, `ml NAME`), containers (`apptainer`/`singularity exec|run IMAGE`,
-`podman run IMAGE`) and MPI launchers (`mpirun`, `mpiexec`, `srun`). Options of the faces
-(`--arch`, `--software`, `--container`, `--gpu-type`, `--memory`) add to it.
+`module add`, `ml NAME`, `module swap A B`), containers (apptainer/singularity, podman,
+docker, shifter, charliecloud, enroot, sarus, pyxis's `srun --container-image`), launchers
+(`mpirun`, `mpiexec`, `srun`, `aprun`, `jsrun`, `ibrun`, `flux run`) and the GPU vendor
+its tools imply. The body is read as the shell runs it (`scan_body`): a need it cannot be
+sure of (a load in a branch, after `module use`, in a here-document another program
+reads) is kept but not checked, and what cannot be checked at all (conda environments,
+pip installs at run time, spack loads, PATH entries, `$VAR` modules) becomes a note.
+Options of the faces (`--arch`, `--software`, `--container`, `--gpu-type`, `--memory`)
+add to it.
 
 Constraint expressions follow Slurm: features joined by `&` (and) and `|` (or), brackets
 `[a|b]` (one choice for every node), parentheses, and `*N` counts; evaluated left to
@@ -464,12 +470,6 @@ def _split(words: list[_Word]) -> list[_Cmd]:
     if cur or docs:
         cmds.append(_Cmd(cur, sep, docs))
     return cmds
-
-
-def _commands(line: str) -> list[list[str]]:
-    """The simple commands of one shell line, split at ; && || | (comments and
-    redirections dropped)."""
-    return [[w.text for w in c.words] for c in _split(_words(line)) if c.words]
 
 
 _LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",

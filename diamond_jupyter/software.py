@@ -49,7 +49,7 @@ def norm_name(name: str) -> tuple[str, str | None]:
     key = re.sub(r"[-_.\s]+", "", low)
     if key in _ALIASES:
         return _ALIASES[key], None
-    m = re.fullmatch(r"([a-z]+?)(\d+)", key)
+    m = re.fullmatch(r"([a-z]+?)[-_]?v?(\d+(?:\.\d+)*)", low)  # python3, cuda11.8
     if m and m.group(1) in _VERSIONED_NAMES:
         return _ALIASES.get(m.group(1), m.group(1)), m.group(2)
     return _ALIASES.get(key, key), None
@@ -59,10 +59,16 @@ def identity(spelling: str) -> tuple[str, str | None]:
     """A module as written -> (the package, its version as written): a leading category
     or hierarchy level and an architecture suffix do not count; the first part left is the
     name, the rest the version ('bio/GROMACS/2023.3-foss-2023a' -> ('gromacs',
-    '2023.3-foss-2023a'), 'mpi/openmpi-x86_64' -> ('openmpi', None))."""
+    '2023.3-foss-2023a'), 'mpi/openmpi-x86_64' -> ('openmpi', None)); a flat name's version
+    starts at its first -DIGIT ('mvapich2-1.8.1' -> ('mvapich2', '1.8.1'))."""
     parts = [p for p in spelling.strip().split("/") if p] or [spelling]
     while len(parts) > 1 and parts[0].lower() in _CATEGORIES and parts[1][:1].isalpha():
         parts = parts[1:]
+    if len(parts) == 1:  # flat names: Spack's Tcl `openmpi-4.1.5-gcc-12.3.0-abc1234`,
+        # `mvapich2-1.8.1`, `rocm-5.4.3`: the version starts at the first -DIGIT
+        m = re.fullmatch(r"(.*?[A-Za-z][A-Za-z0-9+]*)-(v?\d.*)", parts[0])
+        if m and not _ARCH_SUFFIX.fullmatch("-" + m.group(2)):
+            parts = [m.group(1), m.group(2)]
     pkg, implied = norm_name(_ARCH_SUFFIX.sub("", parts[0]))
     return pkg, "/".join(parts[1:]) or implied
 

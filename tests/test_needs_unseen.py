@@ -793,3 +793,27 @@ def test_placement_reads_the_body_once_and_explains_what_it_did_not_check() -> N
     new, notes = rewrite_modules(spec.script, SITES["eb"])
     assert "else module load CUDA/12.2.0; fi" in new and "module load labtool/2.1" in new
     assert len(notes) == 1
+
+
+def test_flat_names_carry_their_version_after_the_first_dash_digit() -> None:
+    """Spack's Tcl modules on Environment Modules are flat (`NAME-VERSION-COMPILER-HASH`);
+    hand-made trees write `mvapich2-1.8.1` or `rocm-5.4.3`. A need in either form finds
+    the other form, and the load is respelled as the site spells it."""
+    _, _, flat = parse_module_list(
+        "system environment-modules 4.5.2\n/opt/spack/share/spack/modules/linux-rhel8-zen2:\n"
+        "cuda-12.2.0-gcc-12.3.0-3xkq7ab\nmvapich2-2.3.7-gcc-12.3.0-pq2rst4\n"
+        "openmpi-4.1.5-gcc-12.3.0-m6tvw3e\nrocm-5.4.3\n")
+    caps = SiteCapabilities(site="flat", software=flat)
+    assert find_module("openmpi/4.1.5", flat).full == "openmpi-4.1.5-gcc-12.3.0-m6tvw3e"
+    assert find_module("CUDA/12.2", flat).full == "cuda-12.2.0-gcc-12.3.0-3xkq7ab"
+    assert find_module("mvapich2-2.3", flat).full == "mvapich2-2.3.7-gcc-12.3.0-pq2rst4"
+    assert find_module("openmpi/4.0", flat) is None
+    assert find_module("rocm-5.4.3", SITES["cray"].software) is None  # cray has 5.7.1
+    assert find_module("rocm-5.7", SITES["cray"].software).full == "rocm/5.7.1"
+    new, _ = rewrite_modules("module load openmpi/4.1.5 cuda11.8\nmodule load rocm-5.4.3\n",
+                             caps)
+    assert new == "module load openmpi-4.1.5-gcc-12.3.0-m6tvw3e cuda11.8\nmodule load " \
+        "rocm-5.4.3\n"
+    needs = needs_of(Federation.parse("#!/bin/bash\nmodule load mvapich2-1.8.1\n"))
+    assert needs_reasons(needs, caps) == [
+        "software 'mvapich2-1.8.1' not installed (only mvapich2-2.3.7-gcc-12.3.0-pq2rst4)"]

@@ -726,7 +726,7 @@ def scan_body(body: str) -> BodyScan:
         text = body[offsets[first]:offsets[last] + len(lines[last])]
         cmds = _split(_words(text, offsets[first]))
         after_module = False
-        for cmd in cmds:
+        for ci, cmd in enumerate(cmds):
             ws = cmd.words
             words = [w.text for w in ws]
             head = words[0] if words else ""
@@ -807,7 +807,8 @@ def scan_body(body: str) -> BodyScan:
                     why = "try-load" if action == "try-load" else \
                         f"may come from the tree of {tree}" if tree else \
                         f"loaded only in a branch or function (line {lineno})" if conditional \
-                        else None
+                        else f"its failure is tolerated (|| on line {lineno})" \
+                        if _tolerated(cmds[ci + 1:]) else None
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
                                         written=m, unchecked=why)
                     software.append(need)
@@ -861,6 +862,25 @@ def scan_body(body: str) -> BodyScan:
             i = k + 1
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     return BodyScan(software, loads, container, mpi, vendor, notes)
+
+
+def _tolerated(rest: list[_Cmd]) -> bool:
+    """Whether the commands after one (on its line) let it fail: `|| echo ...`,
+    `|| true`, `|| module load OTHER`, but not `|| exit 1`, `|| { ...; exit 1; }`."""
+    if not rest or rest[0].sep != "||":
+        return False
+    depth = 0
+    for k, cmd in enumerate(rest):
+        if k and depth == 0 and cmd.sep not in ("||", "&&"):
+            break  # the and-or list ended
+        words = [w.text for w in cmd.words]
+        if words[:1] == ["{"]:
+            depth, words = depth + 1, words[1:]
+        if words[:1] == ["}"]:
+            depth, words = depth - 1, words[1:]
+        if words[:1] in (["exit"], ["return"], ["false"], ["kill"]):
+            return False
+    return True
 
 
 def _shell_reads(cmd: _Cmd) -> bool:

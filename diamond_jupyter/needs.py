@@ -717,8 +717,14 @@ def scan_body(body: str) -> BodyScan:
     stop = False
     while i < len(lines) and not stop:
         first = i
-        while lines[i].rstrip("\r").endswith("\\") and i + 1 < len(lines):
-            i += 1
+        quote = _open_quote(lines[i])
+        while i + 1 < len(lines) and (quote or lines[i].rstrip("\r").endswith("\\")):
+            i += 1  # a continued line, or a quoted string that goes on
+            quote = _open_quote("\n" + lines[i], quote)
+        if quote:  # never closed (a template, a typo): read its lines one by one
+            i = first
+            while lines[i].rstrip("\r").endswith("\\") and i + 1 < len(lines):
+                i += 1
         lineno, last = first + 1, i
         i += 1
         if first in skip_lines:
@@ -862,6 +868,29 @@ def scan_body(body: str) -> BodyScan:
             i = k + 1
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     return BodyScan(software, loads, container, mpi, vendor, notes)
+
+
+def _open_quote(text: str, quote: str = "") -> str:
+    """The quote (' or ") `text` ends inside, given the one it starts inside ("" none)."""
+    i, start = 0, not quote
+    while i < len(text):
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif quote == '"':
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and start:
+            j = text.find("\n", i)
+            if j < 0:
+                return ""
+            i = j
+        start = c in " \t\n;&|()" and not quote
+        i += 1
+    return quote
 
 
 def _tolerated(rest: list[_Cmd]) -> bool:

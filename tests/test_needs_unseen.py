@@ -626,6 +626,11 @@ def _read(body: str) -> list[str]:
     ("bash <<EOF\nmodule load hdf5\nEOF\n", ["hdf5"]),
     # `#` inside a word is not a comment
     ("module load foo#bar/1\n", ["foo#bar/1"]),
+    # a quoted string that spans lines is one word (its lines are not commands)
+    ("echo 'usage: first run\n  module load mytool\n'\nmodule load gcc\n", ["gcc"]),
+    ("python -c \"\nimport sys\nexit()\n\"\nmodule load openmpi\n", ["openmpi"]),
+    # ... unless it never closes (a template): then each line is read alone
+    ('X="${A:+--author \\"${A}\\"}"\"\nmodule load cuda/4.2.9\n', ["cuda/4.2.9"]),
 ])
 def test_fault_module_words_read_as_the_shell_reads_them(body: str, read: list[str]) -> None:
     assert _read(body) == read

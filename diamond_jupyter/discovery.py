@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .capabilities import NodeType, SiteCapabilities, SoftwareModule
 from .model import Node, Partition
 from .needs import node_arch
+from .software import identity
 
 MARK = "@@dmd-discover@@"
 RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter",
@@ -37,6 +38,10 @@ MPI_MODULES = {
     "intel-mpi": "intel-mpi", "intelmpi": "intel-mpi", "cray-mpich": "cray-mpich",
     "hpcx": "openmpi", "hpcx-mpi": "openmpi", "spectrum-mpi": "spectrum-mpi",
 }
+# the same, by the package name software.identity gives
+_MPI_PACKAGES = {"openmpi": "openmpi", "mpich": "mpich", "mvapich2": "mvapich2",
+                 "mvapich": "mvapich2", "intelmpi": "intel-mpi", "craympich": "cray-mpich",
+                 "hpcx": "openmpi", "hpcxmpi": "openmpi", "spectrummpi": "spectrum-mpi"}
 GPU_MODELS = ("a100", "h100", "h200", "v100", "p100", "a40", "a30", "a10", "l40", "l40s",
               "t4", "mi100", "mi210", "mi250", "mi250x", "mi300", "mi300a", "mi300x",
               "gh200", "rtx6000", "rtx8000")
@@ -214,8 +219,12 @@ def parse_mpi(text: str, modules: Iterable[SoftwareModule]) -> tuple[list[str], 
     pmi: set[str] = set()
     for m in modules:
         key = m.name.split("/")[-1].lower()
-        if key in MPI_MODULES:
-            stacks.add(MPI_MODULES[key])
+        # the package however the site spells it: mpi/openmpi-x86_64, intel-oneapi-mpi,
+        # openmpi-4.1.5-gcc-12.3.0-HASH
+        pkg = identity(m.full)[0]
+        stack = MPI_MODULES.get(key) or _MPI_PACKAGES.get(pkg)
+        if stack:
+            stacks.add(stack)
     for line in text.split("\n"):
         words = line.split()
         if len(words) >= 3 and words[0] == "cmd":

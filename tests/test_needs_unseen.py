@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diamond_jupyter.capabilities import SiteCapabilities
+from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.discovery import parse_module_list
+from diamond_jupyter.discovery import parse_module_list, parse_mpi
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
 from diamond_jupyter.needs import Needs, body_needs, needs_of, scan_body
@@ -825,3 +825,13 @@ def test_flat_names_carry_their_version_after_the_first_dash_digit() -> None:
     needs = needs_of(Federation.parse("#!/bin/bash\nmodule load mvapich2-1.8.1\n"))
     assert needs_reasons(needs, caps) == [
         "software 'mvapich2-1.8.1' not installed (only mvapich2-2.3.7-gcc-12.3.0-pq2rst4)"]
+
+
+def test_fault_mpi_stacks_are_found_however_the_site_spells_them() -> None:
+    """An MPI stack known only from its module (no launcher on the login's PATH) was
+    missed when spelled RHEL's, Spack's or flat way: the site then 'had no MPI stack' and
+    every mpirun job was refused there."""
+    mods = [SoftwareModule.parse(m) for m in (
+        "mpi/openmpi-x86_64", "intel-oneapi-mpi/2021.10.0", "mvapich2-2.3.7-gcc-12.3.0-pq2",
+        "cray-mpich/8.1.27", "gcc/12.3.0")]
+    assert parse_mpi("", mods) == (["cray-mpich", "intel-mpi", "mvapich2", "openmpi"], [])

@@ -216,6 +216,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             same = [m.full for m in caps.software if _have(m)[0] == pkg]
             has = f"only {_listed(same)}" if same else \
                 f"site has: {_listed(caps.module_names())}"
+            if not same and caps.mpi and is_mpi(s.full):
+                has += f"; its MPI: {', '.join(caps.mpi)} (a program built with one MPI " \
+                    "does not run with another)"
             out.append(f"software '{s.full}' not installed ({has})")
     c = needs.container
     if c is not None and caps.container_runtimes is not None:

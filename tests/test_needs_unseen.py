@@ -331,7 +331,8 @@ CASES = [
     Case("open_mpi_program_at_an_mpich_site",
          "module load openmpi/4.1\nmpirun -np $SLURM_NTASKS ./lmp -in in.lj\n",
          checked=["openmpi/4.1"], can={"eb", "spack", "tiered", "rhel"}, mpi="mpirun",
-         why={"cray": "software 'openmpi/4.1' not installed",
+         why={"cray": "its MPI: cray-mpich (a program built with one MPI does not run "
+                      "with another)",
               "nersc": "software 'openmpi/4.1' not installed"}),
     Case("cray_alps_launcher",
          "module load PrgEnv-gnu\naprun -n 64 -N 32 ./a.out\n",

@@ -467,7 +467,7 @@ def _split(words: list[_Word]) -> list[_Cmd]:
             continue
         cur.append(w)
         i += 1
-    if cur or docs:
+    if cur or docs or sep == "()":  # `name ()` alone: its body's `{` comes next line
         cmds.append(_Cmd(cur, sep, docs))
     return cmds
 

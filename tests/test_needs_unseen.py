@@ -669,6 +669,8 @@ def test_fault_module_words_read_as_the_shell_reads_them(body: str, read: list[s
     ("module load cray-pmi || echo 'no PMI module, continuing'\n", "eb"),
     ("[ -d /opt/rocm ] && module load rocm\n", "eb"),
     ("setup() {\n  module load rocm\n}\nsetup\n", "eb"),
+    ("setup ()\n{\n  module load rocm\n}\nsetup\n", "eb"),
+    ("function setup {\n  module load rocm\n}\nsetup\n", "eb"),
     ("module try-load cray-python\n", "eb"),
     # a module from the job's own tree is at no site's listing
     ("module use $HOME/modulefiles\nmodule load mytool/2\n", "eb"),

@@ -684,6 +684,7 @@ class BodyScan:
     mpi: str | None
     gpu_vendor: str | None
     notes: list[str]
+    gpu_use: str | None = None  # a command or container that runs on GPUs, and where
 
 
 def scan_body(body: str) -> BodyScan:
@@ -827,7 +828,7 @@ def scan_body(body: str) -> BodyScan:
                     not container.image_known and found.image_known)):
                 container = found.model_copy(update={"line": lineno})
             if found is not None and found.gpu:
-                vendors.setdefault(found.gpu, f"{found.runtime} --nv/--rocm, line {lineno}")
+                vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
             if core:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
@@ -867,7 +868,8 @@ def scan_body(body: str) -> BodyScan:
                                         rewrite=False))
             i = k + 1
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
-    return BodyScan(software, loads, container, mpi, vendor, notes)
+    use = next((v for v in vendors.values() if not v.startswith("module ")), None)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use)
 
 
 def _open_quote(text: str, quote: str = "") -> str:
@@ -1004,10 +1006,14 @@ def needs_of(spec: JobSpec) -> Needs:
     tasks_per_node = r.tasks_per_node or (-(-r.tasks // r.nodes) if r.tasks and r.nodes else 1)
     kept_type, kept_gpus = kept_slurm_gpus(spec)
     gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or kept_gpus or None
+    notes = scan.notes
+    if scan.gpu_use and not gpus and not (gpu_type or kept_type):
+        notes = [*notes, f"the body uses GPUs ({scan.gpu_use}) but the job requests none: "
+                 "a site gives it none unless its nodes are whole"]
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi,
-                 gpu_vendor=scan.gpu_vendor, notes=scan.notes)
+                 gpu_vendor=scan.gpu_vendor, notes=notes)
 
 
 def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:

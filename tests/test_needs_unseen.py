@@ -414,6 +414,7 @@ CASES = [
          " python /w/t.py\n",
          can=set(), container=("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime", "docker",
                                True, "nvidia"), vendor="nvidia",
+         notes=["uses GPUs (docker with GPUs, line 1) but the job requests none"],
          why={"rhel": "container runtime 'docker' not available"}),
     Case("shifter_image",
          "shifter --image=docker:nersc/pytorch:24.04 python train.py\n",
@@ -469,6 +470,8 @@ CASES = [
          why={"rhel": "uses amd GPUs but the site's are v100"}),
     Case("image_named_by_a_variable",
          "IMG=/scratch/$USER/images/gromacs.sif\nsingularity exec --nv $IMG gmx mdrun\n",
+         notes=["the body uses GPUs (apptainer with GPUs, line 2) but the job requests "
+                "none"],
          can={"eb", "rhel", "cray"}, container=("$IMG", "apptainer", False, "nvidia"),
          vendor="nvidia", why={"spack": "needs a container runtime, site has none"}),
     Case("conda_pip_and_venv",
@@ -550,6 +553,10 @@ def test_body_needs_against_sites(case: Case) -> None:
     assert needs.architecture is None  # nothing in a body says which architecture
     for words in case.notes:
         assert any(words in n for n in needs.notes), (words, needs.notes)
+    # GPUs used without being asked for is said only where a command or container uses
+    # them (a module alone, as for a compile, is not a use)
+    assert any("requests none" in n for n in needs.notes) == any(
+        "requests none" in w for w in case.notes)
     reasons = {site: needs_reasons(needs, caps) for site, caps in SITES.items()}
     assert reasons["unknown"] == []  # nothing known: nothing held against it
     assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons

@@ -312,6 +312,7 @@ class ContainerNeed(_Need):
     line: int | None = None     # pyxis (srun --container-image); None: any
     image_known: bool = True
     gpu: str | None = None  # "nvidia" (--nv), "amd" (--rocm)
+    unchecked: str | None = None  # why it is not held against a site (used in a branch)
 
 
 class Needs(_Need):
@@ -341,7 +342,8 @@ class Needs(_Need):
                 for s in self.software]
         if c := self.container:
             how = [x for x in (c.runtime, None if c.image_known else "image named at run time",
-                               f"{c.gpu} GPUs" if c.gpu else None) if x]
+                               f"{c.gpu} GPUs" if c.gpu else None,
+                               f"not checked: {c.unchecked}" if c.unchecked else None) if x]
             out.append(f"container {c.image}" + (f" ({', '.join(how)})" if how else ""))
         if self.gpu_type:
             out.append(f"GPU {self.gpu_type}")
@@ -752,10 +754,13 @@ def scan_body(body: str) -> BodyScan:
                 stack.append(any(stack))
             elif head == "function":
                 func_pending = True
-                if words[-1] == "{":
-                    stack.append(True)
-                    func_pending = False
-                continue
+                if "{" not in words:
+                    continue
+                stack.append(True)  # `function NAME {`: what follows is its body
+                func_pending = False
+                cut = words.index("{") + 1
+                ws, words = ws[cut:], words[cut:]
+                head = words[0] if words else ""
             elif head == "{":
                 stack.append(func_pending or cmd.sep in ("||", "&&") or any(stack))
             if head != "{" and words:
@@ -824,15 +829,18 @@ def scan_body(body: str) -> BodyScan:
                     if vendor and not why:
                         vendors.setdefault(vendor, f"module {m}, line {lineno}")
             found = container_use(core)
-            if found is not None and (container is None or (
-                    not container.image_known and found.image_known)):
-                container = found.model_copy(update={"line": lineno})
-            if found is not None and found.gpu:
-                vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
+            if found is not None:
+                found = found.model_copy(update={"line": lineno, "unchecked": (
+                    f"used only in a branch or function (line {lineno})" if conditional
+                    else None)})
+                if container is None or _better(found, container):
+                    container = found
+                if found.gpu and not conditional:
+                    vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
             if core:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
-                if launcher and mpi is None:
+                if launcher and mpi is None and not conditional:
                     mpi = launcher
                 if launcher in _SITE_LAUNCHERS:
                     note(f"{launcher} (line {lineno}) is the launcher of "
@@ -870,6 +878,11 @@ def scan_body(body: str) -> BodyScan:
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use)
+
+
+def _better(new: ContainerNeed, old: ContainerNeed) -> bool:
+    """The container to keep: one used outside branches, then one whose image is known."""
+    return (new.unchecked is None, new.image_known) > (old.unchecked is None, old.image_known)
 
 
 def _open_quote(text: str, quote: str = "") -> str:

@@ -221,7 +221,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
                     "does not run with another)"
             out.append(f"software '{s.full}' not installed ({has})")
     c = needs.container
-    if c is not None and caps.container_runtimes is not None:
+    if c is not None and not c.unchecked and caps.container_runtimes is not None:
         have = {r.lower() for r in caps.container_runtimes}
         if {"apptainer", "singularity"} & have:
             have |= {"apptainer", "singularity"}
@@ -237,7 +237,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
             and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
-    vendor = needs.gpu_vendor or (needs.container.gpu if needs.container else None)
+    vendor = needs.gpu_vendor
     if vendor and needs.gpus and not needs.gpu_type and caps.gpu_models:
         theirs = {gpu_vendor(m) for m in caps.gpu_models}
         if None not in theirs and vendor not in theirs:

@@ -653,6 +653,8 @@ def _read(body: str) -> list[str]:
     # a heredoc a shell runs is read (as before); one written for a later job is kept
     # apart (below)
     ("bash <<EOF\nmodule load hdf5\nEOF\n", ["hdf5"]),
+    # a function's body on its own line
+    ("function setup { module load gcc; }\nsetup\n", ["gcc"]),
     # `#` inside a word is not a comment
     ("module load foo#bar/1\n", ["foo#bar/1"]),
     # a quoted string that spans lines is one word (its lines are not commands)
@@ -672,6 +674,10 @@ def test_fault_module_words_read_as_the_shell_reads_them(body: str, read: list[s
     ("case $(uname -m) in aarch64) module load foo/1 ;; *) module load GCC/12.3.0 ;; esac\n",
      "eb"),
     ("module load cuda/12.2 || module load rocm\n", "rhel"),
+    # a container or launcher used only in a branch
+    ("if [ \"$USE_SIF\" = 1 ]; then\n  apptainer exec img.sif ./run\nelse\n  ./run\nfi\n",
+     "spack"),
+    ("if [ $SLURM_NNODES -gt 1 ]; then mpirun ./a.out; else ./a.out; fi\n", "dgx"),
     ("module load darshan 2>/dev/null || true\n", "eb"),
     ("module load cray-pmi || echo 'no PMI module, continuing'\n", "eb"),
     ("[ -d /opt/rocm ] && module load rocm\n", "eb"),

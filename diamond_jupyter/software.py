@@ -206,9 +206,11 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     not checked, nor is software the body reads but cannot be sure of (`unchecked`)."""
     out = []
     if caps.software is not None:
+        told: set[str] = set()
         for s in needs.software:
-            if s.unchecked or find_module(s, caps.software) is not None:
+            if s.unchecked or s.full in told or find_module(s, caps.software) is not None:
                 continue
+            told.add(s.full)  # a module loaded twice is missing once
             pkg = _want(s)[0]
             if pkg in _RUNTIME_PACKAGES and _RUNTIME_PACKAGES[pkg] & {
                     r.lower() for r in caps.container_runtimes or []}:

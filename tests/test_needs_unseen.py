@@ -872,3 +872,11 @@ def test_fault_mpi_stacks_are_found_however_the_site_spells_them() -> None:
         "mpi/openmpi-x86_64", "intel-oneapi-mpi/2021.10.0", "mvapich2-2.3.7-gcc-12.3.0-pq2",
         "cray-mpich/8.1.27", "gcc/12.3.0")]
     assert parse_mpi("", mods) == (["cray-mpich", "intel-mpi", "mvapich2", "openmpi"], [])
+
+
+def test_fault_a_module_loaded_twice_is_missing_once() -> None:
+    body = "module purge\nmodule load GROMACS/2023.3\nmodule purge\nmodule load GROMACS/2023.3\n"
+    assert _reasons(body, "spack") == [
+        "software 'GROMACS/2023.3' not installed (site has: fftw/3.3.10, gcc/12.3.0, "
+        "gcc/13.2.0, hdf5/1.14.3, intel-oneapi-compilers/2023.2.1, intel-oneapi-mpi/2021.10.0,"
+        " openmpi/4.1.5-gcc-12.3.0-abc123x, py-numpy/1.26.4, ... (1 more))"]

@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable
 
 from .capabilities import SiteCapabilities, SoftwareModule
-from .needs import Needs, SoftwareNeed, scan_body
+from .needs import Needs
+from .script_body import SoftwareNeed, scan_body
 
 # normalised spelling -> the package (names compared after lower-casing and dropping - _ .)
 _ALIASES = {

@@ -10,7 +10,7 @@ from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 
 RULES = {
     "models": (["model", "config"], []),
-    "pure": (["dialects", "needs"], ["model"]),
+    "pure": (["dialects", "needs", "script_body"], ["model"]),
     "bytes": (["transports"], ["model", "config", "aio"]),
 }
 

@@ -20,7 +20,6 @@ from diamond_jupyter.model import BadInput, JobSpec, Node, Partition, SiteSnapsh
 from diamond_jupyter.needs import (
     Feature,
     Op,
-    body_needs,
     join_features,
     needs_of,
     parse_constraint,
@@ -28,6 +27,7 @@ from diamond_jupyter.needs import (
     with_options,
 )
 from diamond_jupyter.placement import place
+from diamond_jupyter.script_body import body_needs
 from diamond_jupyter.software import (
     find_module,
     needs_reasons,

@@ -22,8 +22,9 @@ from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.discovery import parse_module_list, parse_mpi
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
-from diamond_jupyter.needs import Needs, body_needs, needs_of, scan_body
+from diamond_jupyter.needs import Needs, needs_of
 from diamond_jupyter.placement import place
+from diamond_jupyter.script_body import body_needs, scan_body
 from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
 
 # ---------------------------------------------------------------- sites, as listed

@@ -1,0 +1,686 @@
+"""What a batch script's body uses, read as the shell runs it (pure: text in).
+
+`scan_body` reads the modules a job loads (`module load NAME[/VERSION]`, `module add`,
+`ml NAME`, `module swap A B`), the containers it runs (apptainer/singularity, podman,
+docker, shifter, charliecloud, enroot, sarus, pyxis's `srun --container-image`), its
+launchers (`mpirun`, `mpiexec`, `srun`, `aprun`, `jsrun`, `ibrun`, `flux run`) and the GPU
+vendor its tools imply. Words are split as the shell splits them (quotes, escapes,
+operators, here-documents, line continuations); a need it cannot be sure of (a load in a
+branch, after `module use`, in a here-document another program reads, one whose failure
+the script tolerates) is kept but marked unchecked, and what cannot be checked at all
+(conda environments, pip installs at run time, spack loads, PATH entries, `$VAR`
+modules) becomes a note. `needs.needs_of` joins this with the job's directives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+# ---------------------------------------------------------------- the body's needs
+
+class NeedModel(BaseModel):
+    """A need read from a job: its fields are closed (a misspelt one is an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SoftwareNeed(NeedModel):
+    name: str  # as written: "gromacs", "GROMACS"
+    version: str | None = None  # as written: "2023", "2023.3-foss-2023a"
+    line: int | None = None  # body line (1-based); None: from an option
+    written: str | None = None  # the whole argument as written ("gromacs/2023")
+    # why it is read but not held against a site (a load in a branch, after `module use`,
+    # a try-load); None: checked
+    unchecked: str | None = None
+
+    @property
+    def full(self) -> str:
+        return self.written or (f"{self.name}/{self.version}" if self.version else self.name)
+
+
+class ContainerNeed(NeedModel):
+    image: str  # as written; "$IMG" when it is named at run time (image_known False)
+    runtime: str | None = None  # apptainer, podman, docker, shifter, charliecloud, enroot,
+    line: int | None = None     # pyxis (srun --container-image); None: any
+    image_known: bool = True
+    gpu: str | None = None  # "nvidia" (--nv), "amd" (--rocm)
+    unchecked: str | None = None  # why it is not held against a site (used in a branch)
+
+
+# ---------------------------------------------------------------- shell words
+
+_OPS = (";;", "&&", "||", "|&", "<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>",
+        ";", "|", "&", "(", ")", ">", "<")
+_REDIRECTS = {"<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>", ">", "<"}
+
+
+@dataclass
+class _Word:
+    text: str  # quotes removed, nothing expanded ("$X" stays "$X")
+    start: int  # offsets of the word as written, in the whole body
+    end: int
+    op: bool = False
+
+
+def _words(text: str, base: int = 0) -> list[_Word]:
+    """Shell words and operators of one logical line (backslash-newlines are blanks),
+    with their offsets; `#` starts a comment only at the start of a word; `$(...)`,
+    `${...}` and backquotes stay inside their word. Unbalanced quotes run to the end."""
+    out: list[_Word] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c == "\\" and text.startswith(("\n", "\r\n"), i + 1):
+            i += 2 if text[i + 1] == "\n" else 3  # a continued line
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        op = next((o for o in _OPS if text.startswith(o, i)), None)
+        if op:
+            out.append(_Word(op, base + i, base + i + len(op), op=True))
+            i += len(op)
+            continue
+        start, buf = i, []
+        while i < n and text[i] not in " \t\r\n;&|()<>":
+            c = text[i]
+            if c == "\\":
+                if text.startswith(("\n", "\r\n"), i + 1):
+                    break  # a continued line ends the word (the blank skips it)
+                buf.append(text[i + 1:i + 2])
+                i += 2
+            elif c == "'":
+                j = text.find("'", i + 1)
+                j = n if j < 0 else j
+                buf.append(text[i + 1:j])
+                i = j + 1
+            elif c == '"':
+                j = i + 1
+                while j < n and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+                buf.append(re.sub(r'\\(["\\$`])', r"\1", text[i + 1:min(j, n)]))
+                i = j + 1
+            elif c == "$" and text[i + 1:i + 2] in ("(", "{"):
+                opening, closing = text[i + 1], ")" if text[i + 1] == "(" else "}"
+                depth, j = 0, i + 1
+                while j < n:
+                    depth += (text[j] == opening) - (text[j] == closing)
+                    if depth == 0:
+                        break
+                    j += 1
+                buf.append(text[i:j + 1])
+                i = j + 1
+            elif c == "`":
+                j = text.find("`", i + 1)
+                j = n if j < 0 else j
+                buf.append(text[i:j + 1])
+                i = j + 1
+            else:
+                buf.append(c)
+                i += 1
+        out.append(_Word("".join(buf), base + start, base + min(i, n)))
+    return out
+
+
+@dataclass
+class _Cmd:
+    words: list[_Word]
+    sep: str | None  # the operator before it: ; && || | & ( () ... None at line start
+    heredocs: list[tuple[str, bool]]  # (delimiter, leading tabs stripped)
+
+
+def _split(words: list[_Word]) -> list[_Cmd]:
+    """Simple commands, their redirections taken out (a here-document's delimiter kept)."""
+    cmds: list[_Cmd] = []
+    cur: list[_Word] = []
+    docs: list[tuple[str, bool]] = []
+    sep: str | None = None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.op and w.text in _REDIRECTS:
+            if cur and cur[-1].text.isdigit() and cur[-1].end == w.start:
+                cur.pop()  # the descriptor of 2>...
+            target = words[i + 1] if i + 1 < len(words) and not words[i + 1].op else None
+            if w.text in ("<<", "<<-") and target is not None:
+                docs.append((target.text, w.text == "<<-"))
+            i += 2 if target is not None else 1
+            continue
+        if w.op:
+            if cur or docs:
+                cmds.append(_Cmd(cur, sep, docs))
+            cur, docs = [], []
+            paired = w.text == "(" and i + 1 < len(words) and words[i + 1].text == ")"
+            sep = "()" if paired else w.text
+            i += 2 if paired else 1
+            continue
+        cur.append(w)
+        i += 1
+    if cur or docs or sep == "()":  # `name ()` alone: its body's `{` comes next line
+        cmds.append(_Cmd(cur, sep, docs))
+    return cmds
+
+
+_LEADERS = {"exec", "time", "command", "nohup", "env", "stdbuf", "timeout", "taskset",
+            "numactl", "then", "else", "elif", "do", "if", "while", "until", "!", "{"}
+
+
+def _strip_leaders(cmd: list[str]) -> list[str]:
+    """`exec`, `time -p`, `env A=b`, `timeout 1h`, `taskset -c 0-3`... in front of the real
+    command."""
+    i, after = 0, None
+    while i < len(cmd):
+        w = cmd[i]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", w) or w in _LEADERS:
+            after = w
+        elif after in ("time", "env", "nohup", "stdbuf", "numactl", "timeout", "taskset") \
+                and w.startswith("-"):
+            pass  # an option of the leader
+        elif after == "timeout" and re.fullmatch(r"\d+(?:\.\d+)?[smhd]?", w) or \
+                after == "taskset" and re.fullmatch(r"(?:0x)?[\da-fA-F,-]+", w):
+            after = None  # its duration / CPU list
+        else:
+            break
+        i += 1
+    return cmd[i:]
+
+
+def _placeholder(word: str) -> bool:
+    return "$" in word or "`" in word or "{" in word or "*" in word or "?" in word
+
+
+# ---------------------------------------------------------------- module commands
+
+_MODULE_CMD = re.compile(r"^(?:module|ml)$")
+_SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
+_NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", "unuse",
+              "show", "display", "help", "whatis", "keyword", "save", "restore", "reset",
+              "swap", "switch", "is-loaded", "is-avail", "savelist", "describe", "refresh",
+              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test",
+              "-t", "--terse"}
+# options `ml` takes before a subcommand; another `-NAME` is an unload (`ml -cuda gcc`)
+_ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cache", "-f",
+               "--force", "-D", "-d", "--default", "-T", "--trace", "-v", "--verbose",
+               "--raw", "-r", "--regexp", "--redirect", "--no_redirect", "--no-redirect"}
+
+
+def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
+    """A `module`/`ml` command as (what it does, the indexes in `cmd` of the modules it
+    names): "load" for load/add, `ml NAME` and the module `swap A B`/`switch A B` switches
+    to; "try-load"; "use" (the paths); another subcommand as itself. None: not one."""
+    if not cmd or not _MODULE_CMD.match(cmd[0]):
+        return None
+    i = 1
+    while i < len(cmd) and cmd[i].startswith("-"):
+        if cmd[0] == "ml" and cmd[i] not in _ML_OPTIONS:
+            break  # `ml -cuda ...`: the shorthand, where -NAME unloads
+        i += 1
+    if i >= len(cmd):
+        return ("list", [])
+    sub = cmd[i]
+    rest = [k for k in range(i + 1, len(cmd)) if not cmd[k].startswith("-")]
+    if cmd[0] == "ml" and sub not in _SUBCMD_LOAD | _NOT_LOADS:
+        return ("load", [k for k in range(i, len(cmd)) if not cmd[k].startswith("-")])
+    if sub in ("load", "add"):
+        return ("load", rest)
+    if sub in ("try-load", "try-add"):
+        return ("try-load", rest)
+    if sub in ("swap", "switch"):
+        return ("load", rest[-1:])  # `swap A B` loads B; `swap A/2` loads A/2
+    return (sub, rest)
+
+
+def module_loads(cmd: list[str]) -> list[str] | None:
+    """The modules a `module load ...`/`ml ...` command loads (None: not a load)."""
+    got = module_command(cmd)
+    if got is None or got[0] not in ("load", "try-load"):
+        return None
+    return [cmd[k] for k in got[1]]
+
+
+# ---------------------------------------------------------------- containers
+
+# the options of each runtime that take a value (the image is the first other word)
+_RUNTIME_VALUED = {
+    "apptainer": {"-B", "--bind", "--env", "--env-file", "-H", "--home", "-W", "--workdir",
+                  "-S", "--scratch", "--overlay", "-o", "--security", "--network",
+                  "--network-args", "--app", "--mount", "--pwd", "--hostname", "--dns",
+                  "--apply-cgroups", "--drop-caps", "--add-caps", "--fusemount",
+                  "--config", "--cpus", "--memory", "--pid-file", "--oci", "--arch",
+                  "--library", "--docker-login", "--section", "--build-arg",
+                  "--build-arg-file"},
+    "podman": {"-v", "--volume", "-e", "--env", "--name", "-w", "--workdir", "--device",
+               "--gpus", "--network", "--net", "-p", "--publish", "--mount", "-u", "--user",
+               "--entrypoint", "--env-file", "--hostname", "-h", "--shm-size", "--cpus",
+               "-m", "--memory", "--security-opt", "--ulimit", "--userns", "--cap-add",
+               "--cap-drop", "--pull", "--platform", "--label", "-l", "--ipc", "--pid",
+               "--uts", "--group-add", "--tmpfs", "--hooks-dir", "--annotation"},
+    "charliecloud": {"-b", "--bind", "-c", "--cd", "-g", "--gid", "-u", "--uid",
+                     "--set-env", "--unset-env", "-m", "--mount", "--storage", "-s"},
+    "enroot": {"-m", "--mount", "-e", "--env", "-c", "--conf", "-n", "--name", "-o",
+               "--output", "-a", "--arch"},
+    "sarus": {"--mount", "-e", "--env", "-w", "--workdir", "--entrypoint"},
+}
+for _alias, _same in (("singularity", "apptainer"), ("docker", "podman"),
+                      ("podman-hpc", "podman"), ("ch-image", "charliecloud"),
+                      ("shifterimg", "podman")):
+    _RUNTIME_VALUED[_alias] = _RUNTIME_VALUED[_same]
+# the subcommands that run an image (the image: the first word after the options) and
+# those that fetch or build one (the image: the last word)
+_RUNTIME_SUBCMDS = {"apptainer": {"exec", "run", "shell", "test"},
+                    "podman": {"run", "create"}, "enroot": {"start", "create"},
+                    "sarus": {"run"}}
+_RUNTIME_FETCH = {"apptainer": {"pull", "build"}, "podman": {"pull", "build"},
+                  "enroot": {"import"}, "sarus": {"pull"}, "charliecloud": {"pull", "build"},
+                  "shifter": {"pull"}}
+_RUNTIME_OF = {"apptainer": "apptainer", "singularity": "apptainer", "podman": "podman",
+               "docker": "docker", "podman-hpc": "podman-hpc", "enroot": "enroot",
+               "sarus": "sarus", "ch-run": "charliecloud", "ch-image": "charliecloud",
+               "shifter": "shifter", "shifterimg": "shifter"}
+_GLOBAL_FLAGS = {"-d", "--debug", "-q", "--quiet", "-s", "--silent", "-v", "--verbose",
+                 "--nocolor"}  # apptainer's, before the subcommand
+
+
+def container_use(cmd: list[str]) -> ContainerNeed | None:
+    """`apptainer exec IMAGE ...` (`singularity`, `run`, `shell`, `instance start`, and
+    `pull`/`build`, which need the runtime too), `podman`/`docker`/`podman-hpc run IMAGE`,
+    `sarus run IMAGE`, `shifter --image=IMAGE`, `ch-run IMAGE -- ...`, `enroot start NAME`,
+    `enroot import URI`, `srun --container-image=IMAGE` / `--container-name=NAME` (pyxis).
+    An image given by a variable is kept as written (image_known False): the runtime is
+    still known."""
+    for i, w in enumerate(cmd):
+        base = w.rsplit("/", 1)[-1]
+        if base in ("srun", "shifter"):
+            keys = ("--container-image", "--container-name") if base == "srun" else \
+                ("--image",)
+            for k, opt in enumerate(cmd[i + 1:], i + 1):
+                key, eq, value = opt.partition("=")
+                if key in keys:
+                    image = value if eq else (cmd[k + 1] if k + 1 < len(cmd) else "")
+                    if image:
+                        need = _container(image, "pyxis" if base == "srun" else "shifter", cmd)
+                        return need if key != "--container-name" else \
+                            need.model_copy(update={"image_known": False})
+            if base == "shifter":
+                return None
+            continue
+        runtime = _RUNTIME_OF.get(base)
+        if runtime is None:
+            continue
+        family = "apptainer" if runtime == "apptainer" else "podman" if base in (
+            "podman", "docker", "podman-hpc") else runtime
+        valued = _RUNTIME_VALUED.get(base) or _RUNTIME_VALUED.get(runtime, set())
+        j = i + 1
+        if base != "ch-run":
+            while family == "apptainer" and j < len(cmd) and cmd[j] in _GLOBAL_FLAGS:
+                j += 1
+            sub = cmd[j] if j < len(cmd) else ""
+            if family == "apptainer" and sub == "instance" and cmd[j + 1:j + 2] == ["start"]:
+                j, sub = j + 1, "exec"  # `instance start IMAGE NAME`
+            if sub in _RUNTIME_FETCH.get(family, ()):
+                words = [x for x in cmd[j + 1:] if not x.startswith("-")]
+                return _container(words[-1], runtime, cmd) if words else None
+            if sub not in _RUNTIME_SUBCMDS.get(family, ()):
+                continue
+            j += 1
+        while j < len(cmd) and cmd[j].startswith("-"):
+            j += 1 if "=" in cmd[j] or cmd[j] not in valued else 2
+        if j < len(cmd):
+            return _container(cmd[j], runtime, cmd)
+    return None
+
+
+def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
+    devices = [cmd[k + 1] for k, w in enumerate(cmd[:-1]) if w == "--device"] + \
+        [w.partition("=")[2] for w in cmd if w.startswith("--device=")]
+    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or any(
+        w.startswith("--gpus=") for w in cmd) or any(
+        d.startswith("nvidia.com/gpu") for d in devices) else \
+        "amd" if "--rocm" in cmd or "/dev/kfd" in devices else None
+    return ContainerNeed(image=image, runtime=runtime, image_known=not _placeholder(image),
+                         gpu=gpu)
+
+
+# ---------------------------------------------------------------- the body
+
+_NVIDIA_MODULES = {"cuda", "cudatoolkit", "cuda-toolkit", "cudnn", "nccl", "nvhpc",
+                   "nvidia-hpc-sdk"}
+_AMD_MODULES = {"rocm", "hip", "amd-mixed", "rocm-smi"}
+# commands that talk to one vendor's GPUs (compilers do not: they build anywhere)
+_VENDOR_COMMANDS = {"nvidia-smi": "nvidia", "nvidia-cuda-mps-control": "nvidia",
+                    "dcgmi": "nvidia", "nsys": "nvidia", "ncu": "nvidia", "rocm-smi": "amd",
+                    "rocminfo": "amd", "amd-smi": "amd", "rocprof": "amd", "rocprofv2": "amd"}
+# launchers that exist only at some kinds of site (noted, not checked)
+_SITE_LAUNCHERS = {"aprun": "Cray ALPS", "jsrun": "IBM LSF/CSM", "ibrun": "TACC"}
+
+
+@dataclass
+class ModuleLoad:
+    """A module argument of the body: the need, where its word is (body offsets), and
+    whether it may be respelled for a site (not when it may come from the job's own tree)."""
+
+    need: SoftwareNeed
+    start: int
+    end: int
+    rewrite: bool
+
+
+@dataclass
+class BodyScan:
+    software: list[SoftwareNeed]
+    loads: list[ModuleLoad]
+    container: ContainerNeed | None
+    mpi: str | None
+    gpu_vendor: str | None
+    notes: list[str]
+    gpu_use: str | None = None  # a command or container that runs on GPUs, and where
+
+
+def scan_body(body: str) -> BodyScan:
+    """What the body needs, read as the shell would run it: `module load`/`ml`/`module
+    swap` arguments (those in a branch, after `||`, after `module use` or a try-load are
+    kept but not checked; `$VAR`s and paths are only noted), the first container, the first
+    launcher, the GPU vendor its commands imply, and notes on what cannot be checked (conda
+    and virtual environments, pip installs at run time, spack loads, PATH entries).
+    Here-documents are skipped unless a shell reads them; nothing after a top-level `exit`
+    or `exec CMD` counts."""
+    software: list[SoftwareNeed] = []
+    loads: list[ModuleLoad] = []
+    container: ContainerNeed | None = None
+    mpi: str | None = None
+    vendors: dict[str, str] = {}
+    notes: list[str] = []
+    lines = body.split("\n")
+    offsets = [0]
+    for ln in lines[:-1]:
+        offsets.append(offsets[-1] + len(ln) + 1)
+    stack: list[bool] = []  # each open block: whether what runs in it is conditional
+    func_pending = False
+    tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
+    skip_lines: set[int] = set()
+
+    def note(text: str) -> None:
+        if text not in notes:
+            notes.append(text)
+
+    i = 0
+    stop = False
+    while i < len(lines) and not stop:
+        first = i
+        quote = _open_quote(lines[i])
+        while i + 1 < len(lines) and (quote or lines[i].rstrip("\r").endswith("\\")):
+            i += 1  # a continued line, or a quoted string that goes on
+            quote = _open_quote("\n" + lines[i], quote)
+        if quote:  # never closed (a template, a typo): read its lines one by one
+            i = first
+            while lines[i].rstrip("\r").endswith("\\") and i + 1 < len(lines):
+                i += 1
+        lineno, last = first + 1, i
+        i += 1
+        if first in skip_lines:
+            continue
+        text = body[offsets[first]:offsets[last] + len(lines[last])]
+        cmds = _split(_words(text, offsets[first]))
+        after_module = False
+        for ci, cmd in enumerate(cmds):
+            ws = cmd.words
+            words = [w.text for w in ws]
+            head = words[0] if words else ""
+            if cmd.sep == "()":
+                func_pending = True
+            if head in ("fi", "done", "esac", "}"):
+                if stack:
+                    stack.pop()
+                ws, words = ws[1:], words[1:]
+                head = words[0] if words else ""
+            # `else if ...` and `do while ...` open a block inside the one they continue
+            opener = next((w for w in words if w not in ("then", "else", "do", "!")), "")
+            if opener in ("if", "case"):
+                stack.append(True)
+            elif opener in ("while", "until", "for", "select"):
+                stack.append(any(stack))
+            elif head == "function":
+                func_pending = True
+                if "{" not in words:
+                    continue
+                stack.append(True)  # `function NAME {`: what follows is its body
+                func_pending = False
+                cut = words.index("{") + 1
+                ws, words = ws[cut:], words[cut:]
+                head = words[0] if words else ""
+            elif head == "{":
+                stack.append(func_pending or cmd.sep in ("||", "&&") or any(stack))
+            if head != "{" and words:
+                func_pending = False
+            conditional = any(stack) or cmd.sep == "||" or \
+                (cmd.sep == "&&" and not after_module)
+            if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
+                stop = True
+                break
+            ends = not stack and cmd.sep not in ("||", "&&", "|") and head == "exec" \
+                and len(words) > 1
+            core = _strip_leaders(words)
+            ws = ws[len(words) - len(core):]
+            for w in words[:len(words) - len(core)]:
+                key, eq, value = w.partition("=")
+                if eq and key == "MODULEPATH":
+                    tree = f"MODULEPATH set at line {lineno}"
+                    note(f"MODULEPATH set at line {lineno}: module trees the site may not "
+                         "have; the modules loaded after it are not checked")
+                elif eq and key == "PATH":
+                    _path_note(value, lineno, note)
+            if words[:1] == ["export"]:
+                for w in words[1:]:
+                    key, eq, value = w.partition("=")
+                    if eq and key == "MODULEPATH":
+                        tree = f"MODULEPATH set at line {lineno}"
+                        note(f"MODULEPATH set at line {lineno}: module trees the site may "
+                             "not have; the modules loaded after it are not checked")
+                    elif eq and key == "PATH":
+                        _path_note(value, lineno, note)
+            after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
+            got = module_command(core)
+            if got is not None:
+                action, idx = got
+                if action == "use":
+                    paths = [core[k] for k in idx]
+                    if paths:
+                        tree = f"'module use {' '.join(paths)}' at line {lineno}"
+                        note(f"module use {' '.join(paths)} (line {lineno}): a module tree "
+                             "the site may not have; the modules loaded after it are not "
+                             "checked")
+                elif action == "restore":
+                    note(f"module restore {' '.join(core[k] for k in idx) or '(default)'} "
+                         f"(line {lineno}): a saved collection; its modules are not known "
+                         "here")
+                for k in idx if action in ("load", "try-load") else []:
+                    m = core[k]
+                    if _placeholder(m):
+                        note(f"module {m} (line {lineno}): named at run time; not checked")
+                        continue
+                    if m.startswith(("/", "./", "../", "~")):
+                        note(f"module {m} (line {lineno}): a modulefile given by path; not "
+                             "checked")
+                        continue
+                    name, _, version = m.partition("/")
+                    why = "try-load" if action == "try-load" else \
+                        f"may come from the tree of {tree}" if tree else \
+                        f"loaded only in a branch or function (line {lineno})" if conditional \
+                        else f"its failure is tolerated (|| on line {lineno})" \
+                        if _tolerated(cmds[ci + 1:]) else None
+                    need = SoftwareNeed(name=name, version=version or None, line=lineno,
+                                        written=m, unchecked=why)
+                    software.append(need)
+                    loads.append(ModuleLoad(need, ws[k].start, ws[k].end, rewrite=tree is None))
+                    vendor = _module_vendor(name)
+                    if vendor and not why:
+                        vendors.setdefault(vendor, f"module {m}, line {lineno}")
+            found = container_use(core)
+            if found is not None:
+                found = found.model_copy(update={"line": lineno, "unchecked": (
+                    f"used only in a branch or function (line {lineno})" if conditional
+                    else None)})
+                if container is None or _better(found, container):
+                    container = found
+                if found.gpu and not conditional:
+                    vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
+            if core:
+                prog = core[0].rsplit("/", 1)[-1]
+                launcher = _launcher(prog, core)
+                if launcher and mpi is None and not conditional:
+                    mpi = launcher
+                if launcher in _SITE_LAUNCHERS:
+                    note(f"{launcher} (line {lineno}) is the launcher of "
+                         f"{_SITE_LAUNCHERS[launcher]} sites; not checked")
+                # the command itself, or what a launcher runs (`srun nvidia-smi -L`)
+                for word in core[:1] + (core[1:] if launcher else []):
+                    tool = word.rsplit("/", 1)[-1]
+                    if tool in _VENDOR_COMMANDS and not conditional:
+                        vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
+                _env_notes(core, lineno, note)
+            if ends:
+                stop = True
+                break
+        for delim, tabs, reader in [(d, t, c) for c in cmds for d, t in c.heredocs]:
+            k = i
+            while k < len(lines) and (lines[k].lstrip("\t") if tabs else lines[k]
+                                      ).rstrip("\r").strip() != delim:
+                k += 1
+            if _shell_reads(reader):
+                skip_lines.add(k)  # its lines are the body's own commands
+                continue
+            # data for another program (often a job script written or submitted): its
+            # loads are kept, but not checked nor respelled
+            inner = scan_body(body[offsets[i]:offsets[k]] if k < len(lines) else
+                              body[offsets[i]:]) if i < len(lines) else None
+            prog = reader.words[0].text if reader.words else "another program"
+            for ld in inner.loads if inner else []:
+                need = ld.need.model_copy(update={
+                    "line": (ld.need.line or 0) + i,
+                    "unchecked": f"in a here-document {prog} reads (line {lineno})"})
+                software.append(need)
+                loads.append(ModuleLoad(need, ld.start + offsets[i], ld.end + offsets[i],
+                                        rewrite=False))
+            i = k + 1
+    vendor = next(iter(vendors)) if len(vendors) == 1 else None
+    use = next((v for v in vendors.values() if not v.startswith("module ")), None)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use)
+
+
+def _better(new: ContainerNeed, old: ContainerNeed) -> bool:
+    """The container to keep: one used outside branches, then one whose image is known."""
+    return (new.unchecked is None, new.image_known) > (old.unchecked is None, old.image_known)
+
+
+def _open_quote(text: str, quote: str = "") -> str:
+    """The quote (' or ") `text` ends inside, given the one it starts inside ("" none)."""
+    i, start = 0, not quote
+    while i < len(text):
+        c = text[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif quote == '"':
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and start:
+            j = text.find("\n", i)
+            if j < 0:
+                return ""
+            i = j
+        start = c in " \t\n;&|()" and not quote
+        i += 1
+    return quote
+
+
+def _tolerated(rest: list[_Cmd]) -> bool:
+    """Whether the commands after one (on its line) let it fail: `|| echo ...`,
+    `|| true`, `|| module load OTHER`, but not `|| exit 1`, `|| { ...; exit 1; }`."""
+    if not rest or rest[0].sep != "||":
+        return False
+    depth = 0
+    for k, cmd in enumerate(rest):
+        if k and depth == 0 and cmd.sep not in ("||", "&&"):
+            break  # the and-or list ended
+        words = [w.text for w in cmd.words]
+        if words[:1] == ["{"]:
+            depth, words = depth + 1, words[1:]
+        if words[:1] == ["}"]:
+            depth, words = depth - 1, words[1:]
+        if words[:1] in (["exit"], ["return"], ["false"], ["kill"]):
+            return False
+    return True
+
+
+def _shell_reads(cmd: _Cmd) -> bool:
+    """A here-document a shell runs (`bash <<EOF`, `srun bash -s <<EOF`), not data."""
+    words = [w.text for w in cmd.words]
+    return bool(words) and words[0] not in ("cat", "tee") and any(
+        w.rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "ksh", "dash") for w in words)
+
+
+def _launcher(prog: str, cmd: list[str]) -> str | None:
+    stem = prog.split(".", 1)[0]
+    if stem in ("mpirun", "mpiexec", "orterun"):
+        return "mpirun" if stem == "orterun" else stem
+    if prog in ("srun", "aprun", "jsrun", "ibrun"):
+        return prog
+    if prog == "flux" and len(cmd) > 1 and cmd[1] in ("run", "submit", "mini", "bulksubmit"):
+        return "flux"
+    return None
+
+
+def _module_vendor(name: str) -> str | None:
+    low = name.lower()
+    if low in _NVIDIA_MODULES or low.startswith("craype-accel-nvidia"):
+        return "nvidia"
+    if low in _AMD_MODULES or low.startswith("craype-accel-amd"):
+        return "amd"
+    return None
+
+
+def _path_note(value: str, lineno: int, note: Any) -> None:
+    dirs = [d for d in value.split(":") if d.startswith("/")]
+    if dirs:
+        note(f"PATH adds {', '.join(dirs)} (line {lineno}): must exist at the site; "
+             "not checked")
+
+
+def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
+    """Environments the job activates or builds at run time (never checked)."""
+    prog = cmd[0].rsplit("/", 1)[-1]
+    args = [w for w in cmd[1:] if not w.startswith("-")]
+    if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
+        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+    elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
+        if len(args) > 1:
+            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+        elif "/" in args[0]:
+            note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
+                 "exist at the site")
+    installs = (prog in ("pip", "pip3") and args[:1] == ["install"]) or (
+        prog.startswith("python") and cmd[1:3] == ["-m", "pip"] and "install" in cmd) or (
+        prog in ("conda", "mamba", "micromamba") and args[:1] in (["install"], ["create"]))
+    if installs and "--no-index" not in cmd and "--offline" not in cmd:
+        note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
+                 "need network access")
+    if prog == "spack" and args[:1] == ["load"]:
+        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp
+            note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
+                 "module list; not checked")
+
+
+def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:
+    """Modules loaded, the first container used and the first MPI launcher, from the body."""
+    scan = scan_body(body)
+    return scan.software, scan.container, scan.mpi

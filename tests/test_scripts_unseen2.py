@@ -20,7 +20,7 @@ from diamond_jupyter.dialects.translate import (
 )
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.test_scripts_unseen import TOTALS, _dep_pairs, _deps, _reported
+from tests.test_scripts_unseen import TOTALS, _deps, check_translation
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen2"
 G = 1024  # MB in a GB
@@ -198,48 +198,8 @@ def test_parse_values(rel: str) -> None:
 @pytest.mark.parametrize("rel", SCRIPTS)
 @pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
 def test_translates_or_reports(rel: str, target: str) -> None:
-    """Into every dialect (its own too): each value is expressed (read back from the
-    translation) or a warning names it; never a larger request; a refusal is one line."""
     source, text = _source(rel)
-    try:
-        script, warnings, spec = translate(text, target, source)
-    except BadInput as exc:
-        assert str(exc).strip() and "\n" not in str(exc).strip()
-        assert target not in ("slurm", source), f"refused: {exc}"
-        return
-    if target != source:
-        for d in spec.unknown:
-            assert any(d.raw.strip() in w for w in warnings), (d.raw, warnings)
-    back = get_script_dialect(target).parse_script(script)
-    before, after = request_totals(spec), request_totals(back)
-    for q in TOTALS:
-        if before[q] is None:
-            continue
-        assert after[q] is None or after[q] <= before[q], (q, before[q], after[q])
-        if after[q] != before[q]:
-            word = {"memory_mb": "mem", "cpus": "cpu", "gpus": "gpu", "tasks": "task",
-                    "nodes": "node"}[q]
-            assert _reported(warnings, word), (q, before[q], after[q], warnings)
-    was, now = spec.resources.walltime_s, back.resources.walltime_s
-    if was is not None:
-        assert now is not None and now >= was
-        assert now == was or _reported(warnings, "walltime")
-    if spec.array:
-        same = back.array is not None and back.array.expression == spec.array.expression
-        assert same or _reported(warnings, "array"), (back.array, warnings)
-    if spec.dependencies:
-        assert _dep_pairs(back) == _dep_pairs(spec) or _reported(warnings, "dependency"), \
-            warnings
-    if spec.name and target != "sge":
-        assert back.name == spec.name
-    if spec.queue:
-        assert back.queue == spec.queue
-    if target == source:  # its own dialect: the same job, the kept options still there
-        assert [(d.option, d.value) for d in back.unknown] == \
-            [(d.option, d.value) for d in spec.unknown]
-        assert needs_of(back) == needs_of(spec)
-        for key in ("name", "stdout", "stderr", "comment", "qos", "reservation", "account"):
-            assert getattr(back, key) == getattr(spec, key), key
+    check_translation(text, source, target)
 
 
 # ---------------------------------------------------------------- sbatch's own quoting

@@ -241,11 +241,11 @@ class FluxScript:
         per_node_gpus = False
         if gpt is None and r.gpus_per_node:
             per = tpn or (tasks // r.nodes if tasks and r.nodes and tasks % r.nodes == 0
-                          else None)
+                          else 1 if tasks == 1 else None)  # one task: on one node
             if per and r.gpus_per_node % per == 0 and (r.nodes or not tasks or tasks == per):
                 gpt = r.gpus_per_node // per  # the same GPUs in total, a share per slot
             elif tasks and not r.nodes:
-                raise BadInput(f"cannot translate {r.gpus_per_node} GPUs per node to flux: "
+                raise BadInput(f"cannot express {r.gpus_per_node} GPUs per node in flux: "
                                f"the {tasks} tasks have no node count, so the GPU total is "
                                "unknown; give a node count")
             else:

@@ -204,6 +204,8 @@ class PbsScript:
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
             attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
             setattr(r, attr, int(val))
+            if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
+                spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
             return self._select(spec, item, val)
         elif key == "nodes":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 
 from .common import out
@@ -104,6 +105,11 @@ def _tb_load(args: argparse.Namespace) -> int:
     from ..model import BadInput
     from ..testbed import base_dir, load
 
+    # argparse takes "nan" and "inf" as floats: a profile of infinite duration never ends
+    for flag, value, unit in (("--duration", args.duration, "real seconds"),
+                              ("--scale", args.time_scale, "center seconds per real second")):
+        if not (math.isfinite(value) and value > 0):
+            raise BadInput(f"{flag} must be a positive number of {unit} (got {value})")
     if args.trace:
         jobs, plans = _trace_jobs(args)
     else:

@@ -345,8 +345,11 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     same thinning), and `draw` > 0 draws another window from the same seed (a log replayed
     on several sites). `scale` center seconds pass per real second.
     """
-    if scale <= 0 or duration_s <= 0:
-        raise BadInput(f"--scale and --duration must be positive (got {scale}, {duration_s})")
+    if not all(math.isfinite(x) and x > 0 for x in (scale, duration_s)):
+        raise BadInput(f"--scale and --duration must be positive numbers (got {scale}, "
+                       f"{duration_s})")
+    if start is not None and not math.isfinite(start):
+        raise BadInput(f"--start must be a number of log seconds (got {start})")
     span = duration_s * scale
     first, last = log.span
     if start is None:

@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import bisect
 import bz2
+import codecs
 import dataclasses
 import gzip
+import itertools
 import lzma
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TextIO
 
@@ -128,8 +131,15 @@ def read_swf(path: str | Path) -> SwfLog:
     """Parse an SWF log (plain, gzip, bzip2 or xz). BadInput names the file and line of a
     malformed one."""
     p = Path(path)
+    if p.is_dir():
+        logs = sorted(x.name for x in p.iterdir() if ".swf" in x.name)[:3]
+        raise BadInput(f"the trace {p} is a directory: give one log file"
+                       + (f" in it ({', '.join(logs)}, ...)" if logs else "")
+                       + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
+                         "or xz)")
     header: dict[str, int] = {}
     jobs = []
+    lineno = 0
     try:
         with open_swf(p) as fh:
             for lineno, line in enumerate(fh, 1):
@@ -146,29 +156,28 @@ def read_swf(path: str | Path) -> SwfLog:
                     continue
                 jobs.append(_job(text, p, lineno))
     except (EOFError, gzip.BadGzipFile, lzma.LZMAError) as e:  # BadGzipFile is an OSError
-        raise BadInput(f"the trace {p} is not a readable {_compression(p)[0]} file: {e}"
-                       ) from None
+        raise _unreadable(p, lineno, e) from None
     except OSError as e:
         if e.errno is None and p.is_file():  # bz2's "Invalid data stream"
-            raise BadInput(f"the trace {p} is not a readable {_compression(p)[0]} file: "
-                           f"{e}") from None
+            raise _unreadable(p, lineno, e) from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
     if not jobs:
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
     jobs = _whole_jobs(jobs)
-    seen: dict[int, int] = {}
-    for i, j in enumerate(jobs):  # file order: the first line of a number is copy 0
-        if j.number in seen:
-            jobs[i] = dataclasses.replace(j, copy=seen[j.number])
-        seen[j.number] = seen.get(j.number, 0) + 1
+    _number_copies(jobs)
     notes: list[str] = []
+    sizeless = [j.number for j in jobs if j.run > 0 and j.procs <= 0]
+    if sizeless:
+        notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
+                     f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
     jobs = _within_machine(header, jobs, notes)
     max_procs = _machine_procs(header, jobs, notes)
     if max_procs <= 0:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
                        "and 8 are -1 on every line)")
-    jobs.sort(key=lambda j: (j.submit, j.number))
+    jobs.sort(key=attrgetter("number"))  # two stable sorts: no key tuple per job
+    jobs.sort(key=attrgetter("submit"))
     name = p.name
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
@@ -179,7 +188,20 @@ def open_swf(path: Path) -> TextIO:
     """A log's text, compressed (gzip, bzip2, xz) or not by its bytes, whatever its name (a
     browser may have unzipped a .gz), without a byte-order mark."""
     _, opener = _compression(path)
-    return opener(path, "rt", encoding="utf-8-sig", errors="replace")
+    with opener(path, "rb") as raw:
+        bom = raw.read(2)
+    # a Windows editor's "Unicode" is UTF-16 with a byte-order mark
+    utf16 = bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    return opener(path, "rt", encoding="utf-16" if utf16 else "utf-8-sig", errors="replace")
+
+
+def _unreadable(path: Path, lineno: int, e: BaseException) -> BadInput:
+    """A compressed log that breaks off (a download cut short) or is not what its first
+    bytes say, named with the last line read whole."""
+    where = f"after line {lineno}" if lineno else "before its first line"
+    return BadInput(f"the trace {path} is not a readable {_compression(path)[0]} file: it "
+                    f"breaks off {where} ({e}); nothing of it is replayed (accepted: a whole "
+                    "SWF file, plain or compressed with gzip, bzip2 or xz: copy it again)")
 
 
 def _compression(path: Path) -> tuple[str, Callable[..., TextIO]]:
@@ -192,6 +214,19 @@ def _compression(path: Path) -> tuple[str, Callable[..., TextIO]]:
                            "text file, plain or compressed with gzip, bzip2 or xz)")
     return next(((name, o) for magic, name, o in COMPRESSED if head.startswith(magic)),
                 ("text", open))
+
+
+def _number_copies(jobs: list[SwfJob]) -> None:
+    """Mark the repeats of a job number (logs joined, each numbered from 1): in file order
+    the first line of a number is copy 0. Numbers rising line by line (most logs) repeat
+    nothing: no table of 200,000 numbers is built for them."""
+    if all(a.number < b.number for a, b in itertools.pairwise(jobs)):
+        return
+    seen: dict[int, int] = {}
+    for i, j in enumerate(jobs):
+        if j.number in seen:
+            jobs[i] = dataclasses.replace(j, copy=seen[j.number])
+        seen[j.number] = seen.get(j.number, 0) + 1
 
 
 def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
@@ -223,11 +258,17 @@ def _within_machine(header: dict[str, int], jobs: list[SwfJob], notes: list[str]
 
 
 def _peak(jobs: list[SwfJob]) -> int:
-    """The most processors the jobs held at once."""
-    events = sorted(e for j in jobs for e in ((j.start, j.procs), (j.end, -j.procs)))
-    in_use = peak = 0
-    for _, procs in events:  # at equal times an end (negative) sorts before a start
-        in_use += procs
+    """The most processors the jobs held at once (at equal times an end before a start).
+
+    The jobs in two orders, not a list of events: a log of 200,000 jobs would hold 400,000
+    tuples at once, as much memory as its jobs."""
+    by_end = sorted(jobs, key=attrgetter("end"))
+    in_use = peak = ended = 0
+    for j in sorted(jobs, key=attrgetter("start")):
+        while ended < len(by_end) and by_end[ended].end <= j.start:
+            in_use -= by_end[ended].procs
+            ended += 1
+        in_use += j.procs
         peak = max(peak, in_use)
     return peak
 

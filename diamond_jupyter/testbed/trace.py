@@ -377,6 +377,20 @@ def _partition_for(limits: list[tuple[str | None, int]], wall_min: int
     return min(fits, key=lambda p: p[1]) if fits else max(limits, key=lambda p: p[1])
 
 
+def _window_with_arrival(log: SwfLog, lo: float, hi: float, span: float,
+                         draws: random.Random, missed: float) -> float:
+    """The start of a window holding a submission, for a log idle most of the time (a test
+    cluster used on a few afternoons) where uniform draws keep missing them: a submission
+    drawn among those a window in [lo, hi] can hold, then a start that holds it."""
+    first = bisect.bisect_left(log.jobs, lo, key=lambda j: j.submit)
+    past = bisect.bisect_left(log.jobs, hi + span, key=lambda j: j.submit)
+    if first >= past:
+        return missed
+    submit = log.jobs[draws.randrange(first, past)].submit
+    latest, earliest = min(hi, submit), max(lo, submit - span)
+    return latest - draws.random() * (latest - earliest)  # in (submit - span, submit]
+
+
 def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: float = 600.0,
                 seed: int | None = None, start: float | None = None, draw: int = 0
                 ) -> ReplayPlan:
@@ -404,6 +418,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
             i = bisect.bisect_left(log.jobs, start, key=lambda j: j.submit)
             if i < len(log.jobs) and log.jobs[i].submit < start + span:
                 break
+        else:
+            start = _window_with_arrival(log, lo, hi, span, draws, start)
     elif not first <= start <= last:
         raise BadInput(f"--start {start:.0f} is outside the log {log.name} "
                        f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
@@ -467,7 +483,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                         if unknown else "")
                      + f": {c.name} gets more than it can run at once, and a queue builds")
 
-    if not (running or queued or kept):
+    if not any(j.run > 0 and j.procs > 0 for j in log.jobs):
+        notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
+                     f"-1, or its size unknown): no window of it loads {c.name}")
+    elif not (running or queued or kept):
         notes.append(f"no job of the log ran, waited or arrived in this window: {c.name} "
                      "gets no load from it (another --seed or --start draws another window)")
     jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")

@@ -125,7 +125,8 @@ def _tb_load(args: argparse.Namespace) -> int:
         out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
              else load.describe(jobs), "\n".join(
             [f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
-             f"wall={j.walltime_min}min" for j in jobs] + notes
+             f"wall={j.walltime_min}min" + (f" after={j.after}" if j.after else "")
+             for j in jobs] + notes
             + ([] if jobs else ["no jobs to submit"])))
         return 0
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))

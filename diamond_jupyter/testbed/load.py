@@ -105,6 +105,7 @@ class LoadJob:
     name: str
     gpus: int = 0  # per node (--gres=gpu:N)
     partition: str | None = None  # None: the cluster's default
+    after: str | None = None  # the name of a job of the same plan this one waits for
 
 
 def _geometric(rng: random.Random, mean: float) -> int:
@@ -164,15 +165,17 @@ def _max_minutes(c: ClusterDef) -> int:
 LOADED_SCHEDULERS = ("slurm", "sge")  # the schedulers `submit_argv` can load
 
 
-def submit_argv(j: LoadJob, scheduler: str) -> list[str]:
+def submit_argv(j: LoadJob, scheduler: str, after_id: str | None = None) -> list[str]:
     """The plain submit command of one load job on a site run by `scheduler`: sbatch with a
     wrapped sleep, or Grid Engine's qsub of the sleep binary (`-b y`), its slots in the `smp`
-    parallel environment on one host or `mpi` across hosts, its walltime as `h_rt`."""
+    parallel environment on one host or `mpi` across hosts, its walltime as `h_rt`; held
+    until the job `after_id` (the site's id of `j.after`) has ended, when given."""
     if scheduler == "slurm":
         return ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
                 f"--ntasks-per-node={j.cpus_per_node}",
                 *([f"--gres=gpu:{j.gpus}"] if j.gpus else []),
                 *([f"--partition={j.partition}"] if j.partition else []),
+                *([f"--dependency=afterany:{after_id}"] if after_id else []),
                 "-t", str(j.walltime_min), "-o", "/dev/null", "--wrap", f"sleep {j.runtime_s}"]
     if scheduler == "sge":
         if j.gpus:
@@ -180,6 +183,7 @@ def submit_argv(j: LoadJob, scheduler: str) -> list[str]:
         return ["qsub", "-terse", "-N", j.name, "-b", "y", "-o", "/dev/null", "-j", "y",
                 "-pe", "smp" if j.nodes == 1 else "mpi", str(j.nodes * j.cpus_per_node),
                 "-l", f"h_rt={j.walltime_min * 60}",
+                *(["-hold_jid", after_id] if after_id else []),
                 *(["-q", j.partition] if j.partition else []), "sleep", str(j.runtime_s)]
     raise ValueError(f"no background load for scheduler {scheduler!r} "
                      f"(accepted: {', '.join(LOADED_SCHEDULERS)})")
@@ -202,13 +206,22 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     submitted: dict[str, int] = {}
+    ids: dict[tuple[str, str], str] = {}  # (site, job name) -> the scheduler's job id
     failed = 0
 
     async def one(j: LoadJob) -> None:
         nonlocal failed
-        res = await transports[j.site].run(submit_argv(j, sites[j.site].scheduler))
+        scheduler = sites[j.site].scheduler
+        after_id = ids.get((j.site, j.after)) if j.after else None
+        res = await transports[j.site].run(submit_argv(j, scheduler, after_id))
+        if res.exit_status != 0 and after_id:
+            # the predecessor ended long ago and its scheduler forgot it (Slurm refuses a
+            # dependency on a purged job): nothing is left to wait for
+            res = await transports[j.site].run(submit_argv(j, scheduler))
         if res.exit_status == 0:
             submitted[j.site] = submitted.get(j.site, 0) + 1
+            # sbatch --parsable: "id" or "id;cluster"; qsub -terse: "id"
+            ids[(j.site, j.name)] = res.stdout.strip().split(";")[0]
         else:
             failed += 1
 

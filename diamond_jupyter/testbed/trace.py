@@ -22,6 +22,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   nearest the log's utilization is kept: on a site of a few CPUs one draw misses it by what
   a few whole-CPU jobs weigh;
 - a job that ran past its request (its center let it) gets its runtime as its limit;
+- a dependent job (field 17 names its preceding job) whose predecessor is replayed too is
+  submitted at its own time but held until the predecessor ends (`LoadJob.after`), so the
+  pair keeps its order when the site runs the predecessor later than the log did;
 - what reading assumed (a header that counts other units than the jobs do, a request
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
@@ -80,6 +83,7 @@ class SwfJob:
     status: int
     copy: int = 0  # earlier lines of the log with the same job number
     by_request: bool = False  # sized by its requested processors (none allocated given)
+    preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
 
     @property
     def start(self) -> float:
@@ -333,8 +337,11 @@ def _job(text: str, path: Path, lineno: int) -> SwfJob:
                        f"{text[:80]!r}")
     number, submit, wait, run, alloc, req_procs, req_time, status = values
     procs = int(alloc if alloc > 0 else req_procs)
+    # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
+    preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
-                  req_time=req_time, status=int(status), by_request=alloc <= 0)
+                  req_time=req_time, status=int(status), by_request=alloc <= 0,
+                  preceding=preceding if preceding != int(number) else -1)
 
 
 def _number(field: str) -> bool:
@@ -493,6 +500,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
             for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
     jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
+    # a dependent job waits for its preceding job when that is replayed too: the site may
+    # run the predecessor later than the log did, and the pair's order is the user's
+    replayed: dict[int, str] = {}  # job number -> its name in the replay (the latest copy)
+    for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
+        if source.preceding in replayed:
+            jobs[k] = dataclasses.replace(job, after=replayed[source.preceding])
+        replayed[source.number] = job.name
     cut = [j for j in jobs if j.runtime_s > j.walltime_min * 60]
     if cut:
         notes.append(f"{len(cut)} job(s) ran longer than {c.name}'s longest partition allows "

@@ -28,8 +28,9 @@ def default_logs() -> list[Path]:
     shared = ROOT.parent / "shared" / "traces"
     shared = shared if shared.is_dir() else Path("/work/shared/traces")
     fixtures = ROOT / "tests" / "fixtures"
-    return [*sorted(shared.glob("*.swf.gz")), *sorted((fixtures / "swf_unseen").glob("*.swf")),
-            *sorted((fixtures / "swf_unseen2").glob("*.swf"))]
+    return [*sorted(shared.glob("*.swf.gz")),  # and every sweep's synthetic logs
+            *(p for sweep in sorted(fixtures.glob("swf_unseen*"))
+              for p in sorted(sweep.glob("*.swf")))]
 
 
 def site(nodes: int, cpus: int) -> ClusterDef:

@@ -486,6 +486,18 @@ def test_a_cut_off_gzip_names_the_line_it_breaks_after(tmp_path: Path) -> None:
     assert "accepted: a whole SWF file" in message
 
 
+def test_a_damaged_gzip_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Ten bytes flipped inside the compressed data: zlib's own error. Before: a traceback
+    (zlib.error is no OSError)."""
+    packed = bytearray(gzip.compress((FIXTURES / "chains.swf").read_bytes()))
+    packed[2000:2010] = bytes(b ^ 0xFF for b in packed[2000:2010])
+    damaged = tmp_path / "chains.swf.gz"
+    damaged.write_bytes(bytes(packed))
+    with pytest.raises(BadInput, match=r"chains\.swf\.gz is not a readable gzip file: it is "
+                                       r"cut off or damaged (after line \d+|before its first)"):
+        read_swf(damaged)
+
+
 def test_a_cut_off_second_trace_plans_nothing(tmp_path: Path, capsys) -> None:
     cut = tmp_path / "cut.swf.gz"
     packed = gzip.compress((FIXTURES / "chains.swf").read_bytes())
@@ -494,7 +506,7 @@ def test_a_cut_off_second_trace_plans_nothing(tmp_path: Path, capsys) -> None:
                 "alpha", "--trace", str(cut), "--site", "beta", "--dry-run", "--json"]) == 2
     captured = capsys.readouterr()
     assert set(json.loads(captured.out)) == {"reason", "message"}  # no jobs, no plans
-    assert "breaks off after line" in captured.err
+    assert "is cut off or damaged after line" in captured.err
 
 
 def test_a_directory_is_named_with_the_logs_in_it(tmp_path: Path, capsys) -> None:

@@ -43,6 +43,7 @@ import itertools
 import lzma
 import math
 import random
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -159,7 +160,8 @@ def read_swf(path: str | Path) -> SwfLog:
                         header[key] = count
                     continue
                 jobs.append(_job(text, p, lineno))
-    except (EOFError, gzip.BadGzipFile, lzma.LZMAError) as e:  # BadGzipFile is an OSError
+    # BadGzipFile is an OSError; zlib.error is gzip's damaged data (a flipped byte)
+    except (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error) as e:
         raise _unreadable(p, lineno, e) from None
     except OSError as e:
         if e.errno is None and p.is_file():  # bz2's "Invalid data stream"
@@ -200,12 +202,13 @@ def open_swf(path: Path) -> TextIO:
 
 
 def _unreadable(path: Path, lineno: int, e: BaseException) -> BadInput:
-    """A compressed log that breaks off (a download cut short) or is not what its first
-    bytes say, named with the last line read whole."""
+    """A compressed log cut short (a download broken off) or damaged, named with the last
+    line read whole."""
     where = f"after line {lineno}" if lineno else "before its first line"
     return BadInput(f"the trace {path} is not a readable {_compression(path)[0]} file: it "
-                    f"breaks off {where} ({e}); nothing of it is replayed (accepted: a whole "
-                    "SWF file, plain or compressed with gzip, bzip2 or xz: copy it again)")
+                    f"is cut off or damaged {where} ({e}); nothing of it is replayed "
+                    "(accepted: a whole SWF file, plain or compressed with gzip, bzip2 or xz: "
+                    "copy it again)")
 
 
 def _compression(path: Path) -> tuple[str, Callable[..., TextIO]]:

@@ -385,6 +385,21 @@ def test_numbers_that_are_not_are_refused_in_one_line(capsys, flag: str, value: 
     assert json.loads(captured.out)["reason"] == "bad-input"
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--scale", "1e-310"], "--scale must be at least 0.001"),
+    (["--duration", "1e300", "--scale", "1e300"], "more log seconds than a number holds"),
+    (["--start", "1e300"], "--start 1e+300 is outside the log busy_end"),
+])
+def test_numbers_too_large_or_small_for_a_replay_are_refused(capsys, args: list[str],
+                                                             says: str) -> None:
+    """Before: --scale 1e-310 overflowed into a traceback (a runtime of infinite seconds);
+    a start of 1e300 was written out in 301 digits."""
+    assert cli(["testbed", "load", "--trace", str(FIXTURES / "busy_end.swf"), "--site",
+                "alpha", *args, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err and len(err) < 200, err
+
+
 def test_the_library_refuses_them_too() -> None:
     log = read_swf(FIXTURES / "busy_end.swf")
     for kwargs in ({"scale": math.nan}, {"duration_s": math.inf}, {"start": math.nan}):

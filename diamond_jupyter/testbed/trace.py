@@ -66,6 +66,9 @@ HEADER_SHORT = 1.1
 NODE_FILL = 0.75
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
+# Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
+# overflow a float, and is no replay of a center)
+MIN_SCALE = 1e-3
 # Where a log is read from: its first bytes say how it was compressed, whatever its name
 COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
               (b"\xfd7zXZ\x00", "xz", lzma.open))
@@ -415,7 +418,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                        f"{duration_s})")
     if start is not None and not math.isfinite(start):
         raise BadInput(f"--start must be a number of log seconds (got {start})")
+    if scale < MIN_SCALE:
+        raise BadInput(f"--scale must be at least {MIN_SCALE:g} center seconds per real "
+                       f"second (got {scale:g})")
     span = duration_s * scale
+    if not math.isfinite(span):
+        raise BadInput(f"--duration {duration_s:g} x --scale {scale:g} is more log seconds "
+                       "than a number holds: give a shorter --duration or a smaller --scale")
     first, last = log.span
     if start is None:
         # a day in, so its queue has formed; a log too short for that and a whole window
@@ -431,7 +440,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         else:
             start = _window_with_arrival(log, lo, hi, span, draws, start)
     elif not first <= start <= last:
-        raise BadInput(f"--start {start:.0f} is outside the log {log.name} "
+        raise BadInput(f"--start {start:.10g} is outside the log {log.name} "
                        f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
     end = start + span
     rng = random.Random(f"{seed}:{log.name}:{c.name}:{start}")

@@ -281,3 +281,31 @@ def test_a_log_shorter_than_a_day_replays_a_window_inside_it(tmp_path) -> None:
     first, last = 0.0, 99 * 216.0
     assert first <= plan.window[0] <= last - 3600
     assert plan.arrivals_in_log >= 15  # an hour of a job every 216 s
+
+
+def test_a_dependent_replay_job_waits_for_its_predecessor_on_real_slurm(tb) -> None:
+    """A log's dependent job (preceding-job field) reaches Slurm held on its replayed
+    predecessor: pending on a Dependency, afterany on the predecessor's id."""
+    from diamond_jupyter.testbed import load
+    from diamond_jupyter.transports import make_transport
+
+    first = load.LoadJob(at_s=0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=60,
+                         walltime_min=2, name="tdep-first")
+    second = dataclasses.replace(first, name="tdep-second", runtime_s=1, after="tdep-first")
+    res = asyncio.run(load.run(str(tb.config_path), [first, second]))
+    assert res["submitted"] == {"alpha": 2} and res["failed"] == 0
+
+    async def look_and_clean() -> tuple[str, str]:
+        t = make_transport(tb.config.site("alpha").transport, site="alpha")
+        try:
+            ids = (await t.run(["squeue", "-h", "-n", "tdep-first", "-o", "%i"],
+                               check=True)).stdout.strip()
+            out = (await t.run(["squeue", "-h", "-n", "tdep-second", "-o", "%T %r %E"],
+                               check=True)).stdout.strip()
+            await load.cancel_named(t, "tdep-")
+            return ids, out
+        finally:
+            await t.close()
+    first_id, second = asyncio.run(look_and_clean())
+    assert first_id and second.startswith("PENDING Dependency"), second
+    assert f"afterany:{first_id}" in second, second

@@ -2,37 +2,231 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
+import shlex
+import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .model import BadInput
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
+# other names centers use for them (lower case); torque also sets pbs flavor torque
+SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
+                     "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
+                     "grid-engine": "sge", "uge": "sge", "age": "sge", "sge": "sge",
+                     "openlava": "lsf", "spectrum-lsf": "lsf", "flux-framework": "flux"}
+# the programs each scheduler's commands run, whose paths `commands` may set
+SCHEDULER_PROGRAMS = {
+    "slurm": ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "sshare",
+              "srun", "salloc", "sacctmgr", "sstat", "sreport", "sdiag"),
+    "pbs": ("qsub", "qstat", "qdel", "qrls", "qhold", "qalter", "pbsnodes", "qmgr",
+            "tracejob", "sacct", "scontrol"),
+    "lsf": ("bsub", "bjobs", "bkill", "bresume", "bstop", "bqueues", "bhosts", "lshosts",
+            "bhist", "bacct", "lsid", "lsload"),
+    "flux": ("flux",),
+    "sge": ("qsub", "qstat", "qdel", "qrls", "qhold", "qalter", "qhost", "qconf", "qacct",
+            "qmod"),
+}
+RESERVED_SITE_NAMES = ("auto",)  # `--site auto` chooses a site
+MAX_SITES_FILE_BYTES = 4 << 20
+MAX_LOG_TAIL_BYTES = 1 << 30
+
+
+def _one_line(value: str) -> str:
+    """A value that reaches a command line, a rendered script or a message: one printable
+    line (a newline in a partition would end a directive and start a shell line)."""
+    bad = next((c for c in value if not c.isprintable()), None)
+    if bad is not None:
+        raise ValueError(f"must be one line of printable text (it holds {bad!r})")
+    return value
+
+
+def _word(value: str) -> str:
+    """A partition, account or similar name: one printable word, not an option."""
+    _one_line(value)
+    if not value or value.startswith("-") or any(c.isspace() for c in value):
+        raise ValueError("must be one word, not starting with - (e.g. debug)")
+    return value
+
+
+_SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
+
+
+def _site_name(value: str) -> str:
+    if not _SITE_NAME.match(value):
+        raise ValueError(f"{_printable(repr(value))} is not a site name: 1 to 63 letters, "
+                         "digits, _ . -, not starting with . or - (it becomes part of job "
+                         "ids SITE:ID and of paths)")
+    if value.lower() in RESERVED_SITE_NAMES:
+        raise ValueError(f"{value!r} is reserved (`--site auto` chooses a site); name the "
+                         "site otherwise")
+    return value
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise ValueError(f"{_printable(repr(value))} is not an environment variable name "
+                         "(letters, digits and _, not starting with a digit)")
+    return value
+
+
+_HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_IPV6 = re.compile(r"^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(%[A-Za-z0-9_.-]+)?$")
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@\\-]*\$?$")
+
+
+def _host(value: str) -> str:
+    if not (_HOST.match(value) or _IPV6.match(value)):
+        raise ValueError(f"{_printable(repr(value))} is not a host: a host name, an IP "
+                         "address or a Host alias of ssh_config (letters, digits, . _ -, not "
+                         "starting with -), optionally USER@HOST:PORT or [IPv6]:PORT")
+    return value
+
+
+def _user(value: str) -> str:
+    if not _USER.match(value):
+        raise ValueError(f"{_printable(repr(value))} is not a login name (letters, digits, "
+                         ". _ -, not starting with -)")
+    return value
+
+
+def parse_hop(text: str) -> tuple[str | None, str, int | None]:
+    """`[ssh://][USER@]HOST[:PORT]` or `[USER@][IPv6][:PORT]` -> (user, host, port); a bare
+    IPv6 address has no port. Raises ValueError saying what is accepted."""
+    hop = text.strip().removeprefix("ssh://")
+    user, _, hostport = hop.rpartition("@")
+    port: str | None = None
+    if hostport.startswith("["):
+        host, _, rest = hostport[1:].partition("]")
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"{_printable(repr(text))}: expected [IPv6]:PORT")
+        port = rest[1:] if rest else None
+    elif hostport.count(":") == 1:
+        host, port = hostport.split(":")
+    else:
+        host = hostport
+    if port is not None and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"{_printable(repr(text))}: the port must be a number from 1 to "
+                         "65535")
+    return (_user(user) if user else None), _host(host), (int(port) if port else None)
+
+
+def _jump_chain(value: str) -> str:
+    """`host`, `user@host:port`, `a,b` (hops in order) or `none`; never an ssh option."""
+    _one_line(value)
+    if value.strip().lower() != "none":
+        hops = [h for h in value.split(",")]
+        if any(not h.strip() for h in hops):
+            raise ValueError(f"{_printable(repr(value))}: an empty hop (hops are separated "
+                             "by single commas: bastion,login)")
+        for h in hops:
+            parse_hop(h)
+    return value
+
+
+def _config_path(value: str, info: ValidationInfo) -> str:
+    """A local file named in the sites file: a relative path is relative to the sites
+    file's directory (not to wherever the command runs); `~` is the user's home."""
+    _one_line(value)
+    if not value:
+        raise ValueError("must be a path, not empty")
+    base = (info.context or {}).get("base") if info.context else None
+    if base is not None and not value.startswith(("/", "~")):
+        return str(Path(base) / value)
+    return value
+
+
+def _workdir(value: str) -> str:
+    """`~/x`, `/x`, a relative path (in the home), `$HOME/x` (the same as `~/x`) or
+    `$VAR/x` with VAR set in the login's environment on the site (e.g. $SCRATCH)."""
+    _one_line(value)
+    if not value.strip():
+        raise ValueError("must be a directory, e.g. ~/.diamond")
+    m = re.match(r"^\$(\{)?([A-Za-z_][A-Za-z0-9_]*)(?(1)\})(/.*)?$", value)
+    if value.startswith("$") and not m:
+        raise ValueError(f"{_printable(repr(value))}: a variable is accepted only at the start, "
+                         "as $VAR/path or ${VAR}/path")
+    if m and m.group(2) == "HOME":
+        return "~" + (m.group(3) or "")
+    if "$" in value and not m:
+        raise ValueError(f"{_printable(repr(value))}: a variable is accepted only at the "
+                         "start, as $VAR/path (e.g. $SCRATCH/diamond)")
+    if value.startswith("~") and value != "~" and not value.startswith("~/"):
+        raise ValueError(f"{_printable(repr(value))}: ~user paths are not supported (use "
+                         "~/path or an absolute path)")
+    return value
+
+
+def _command_path(value: str) -> str:
+    _one_line(value)
+    if not re.match(r"^[A-Za-z0-9_./~+][A-Za-z0-9_./+@%=,:-]*$", value) or \
+            value.startswith("~") and not value.startswith("~/"):
+        raise ValueError(f"{_printable(repr(value))} is not a program path: one path or "
+                         "program name, no arguments, spaces or shell syntax (e.g. "
+                         "/opt/slurm/bin/sbatch; a wrapper script takes the arguments)")
+    return value
+
+
+def _as_argv(value: Any) -> Any:
+    """`scontrol token lifespan=3600` written as one string: split as a shell would (it
+    is run without one)."""
+    return shlex.split(value) if isinstance(value, str) else value
+
+
+Line = Annotated[str, AfterValidator(_one_line)]
+Word = Annotated[str, AfterValidator(_word)]
+SiteName = Annotated[str, AfterValidator(_site_name)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
+Host = Annotated[str, AfterValidator(_one_line), AfterValidator(_host)]
+User = Annotated[str, AfterValidator(_one_line), AfterValidator(_user)]
+Port = Annotated[int, Field(ge=1, le=65535)]
+ConfigPath = Annotated[str, AfterValidator(_config_path)]
+ProgramPath = Annotated[str, AfterValidator(_command_path)]
+Env = dict[EnvName, Line]
 
 
 class _Cfg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # no unknown keys (a typo is an error, not a silent default); no inf or nan
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class TransportConfig(_Cfg):
     kind: Literal["ssh", "local", "slurmrestd"] = "ssh"
-    host: str | None = None  # may be a Host alias from ~/.ssh/config
-    port: int | None = None
-    user: str | None = None
-    key_file: str | None = None
+    # a host name, an IP address or a Host alias from ~/.ssh/config; USER@HOST:PORT and
+    # [IPv6]:PORT are split into user and port here
+    host: Host | None = None
+    port: Port | None = None
+    user: User | None = None
+    key_file: ConfigPath | None = None
     # an OpenSSH certificate for key_file (`ssh-keygen -s`, e.g. from sshproxy), offered first
-    cert_file: str | None = None
-    known_hosts: str | None = None  # extra known_hosts file (system + user ones also load)
+    cert_file: ConfigPath | None = None
+    known_hosts: ConfigPath | None = None  # extra known_hosts file (system + user ones also load)
     trust_on_first_use: bool = False
     use_agent: bool = True
-    ssh_config: str | None = None  # default ~/.ssh/config
-    proxy_jump: str | None = None  # overrides ssh_config's ProxyJump
-    keepalive_s: int = 30
-    connect_timeout_s: float = 10.0
+    ssh_config: ConfigPath | None = None  # default ~/.ssh/config
+    # overrides ssh_config's ProxyJump: `bastion`, `user@bastion:2222`, `a,b` or `none`
+    proxy_jump: Annotated[str, AfterValidator(_jump_chain)] | None = None
+    keepalive_s: int = Field(default=30, ge=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
     # A command given no timeout of its own fails (SiteError) after this long.
     command_timeout_s: float = Field(default=300.0, gt=0)
     max_sessions: int = Field(default=10, ge=2)  # sshd MaxSessions: channels per connection
@@ -42,9 +236,41 @@ class TransportConfig(_Cfg):
     # `SLURM_JWT=...` or bare), or a file holding it; neither is ever logged or stored.
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
     api_version: str = Field(default="v0.0.38", pattern=r"^v0\.0\.\d+$")
-    token_command: list[str] | None = None
-    token_file: str | None = None
+    token_command: Annotated[list[Line], BeforeValidator(_as_argv),
+                             Field(min_length=1)] | None = None
+    token_file: ConfigPath | None = None
     token_refresh_s: float = Field(default=60.0, ge=0)  # renewed this long before expiry
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_host(cls, data: Any) -> Any:
+        """`alice@login.example.org:2222` or `[2001:db8::1]:2222` in host: user and port
+        taken out (given twice, they must agree)."""
+        if not isinstance(data, dict) or not isinstance(data.get("host"), str):
+            return data
+        try:
+            user, host, port = parse_hop(_one_line(data["host"]))
+        except ValueError as e:
+            raise ValueError(f"host: {e}") from None
+        data = {**data, "host": host}
+        for key, value in (("user", user), ("port", port)):
+            if value is None:
+                continue
+            given = data.get(key)
+            if given is not None and str(given) != str(value):
+                raise ValueError(f"host gives {key} {value} and {key} gives {given}: give it "
+                                 "once")
+            data[key] = value
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _no_secret_in_url(cls, url: str | None) -> str | None:
+        if url is not None and "@" in url.split("/")[2]:
+            # the value is not shown: it may hold a password or token
+            raise ValueError("url must not carry a user or password (give user:, and the "
+                             "token through token_command or token_file)")
+        return url
 
 
 class ClusterConfig(_Cfg):
@@ -52,7 +278,7 @@ class ClusterConfig(_Cfg):
     scheduler's clients at it (e.g. SLURM_CONF)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Env = Field(default_factory=dict)
 
 
 class DiscoveryConfig(_Cfg):
@@ -66,9 +292,18 @@ class DiscoveryConfig(_Cfg):
     clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
 
 
+def _scheduler_name(value: Any) -> Any:
+    """`SLURM`, `PBSPro`, `OpenPBS`, `Grid Engine`... read as the scheduler they are."""
+    if not isinstance(value, str):
+        return value
+    key = "-".join(value.strip().lower().split())
+    return SCHEDULER_ALIASES.get(key, key)
+
+
 class SiteConfig(_Cfg):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    scheduler: Literal["slurm", "pbs", "lsf", "flux", "sge"] = "slurm"
+    name: SiteName
+    scheduler: Annotated[Literal["slurm", "pbs", "lsf", "flux", "sge"],
+                         BeforeValidator(_scheduler_name)] = "slurm"
     # the scheduler's variant where its commands differ: pbs "pro" (default), "torque",
     # or "slurm" (Slurm's own PBS/Torque wrappers, slurm-wlm-torque)
     flavor: str | None = None
@@ -80,22 +315,45 @@ class SiteConfig(_Cfg):
     # chosen by `--site auto`; false for an entry that is a second door to a cluster listed
     # already (the same machines must not be counted twice), used only when named
     auto: bool = True
-    # command paths, e.g. {"sbatch": "/opt/slurm/bin/sbatch"}
-    commands: dict[str, str] = Field(default_factory=dict)
-    preamble: str = ""  # shell lines run before every scheduler command (module loads)
-    env: dict[str, str] = Field(default_factory=dict)
-    workdir: str = "~/.diamond"  # remote dir for scripts, job outputs and event files
-    default_partition: str | None = None
-    default_account: str | None = None
-    allowed_partitions: list[str] | None = None
-    globus_collection: str | None = None
-    globus_path_map: dict[str, str] = Field(default_factory=dict)
-    charge_factor: float = 1.0
-    speed_factor: float = 1.0  # >1: jobs run faster than the walltime suggests
+    # command paths, e.g. {"sbatch": "/opt/slurm/bin/sbatch"}: one path each, no arguments
+    # (a relative path or ~/path is in the login's home)
+    commands: dict[str, ProgramPath] = Field(default_factory=dict)
+    # shell lines run before every scheduler command (module loads): the one piece of the
+    # sites file run as shell text, trusted as the admin wrote it
+    preamble: str = ""
+    env: Env = Field(default_factory=dict)
+    # remote dir for scripts, job outputs and event files: ~/x, /x, x (in the home),
+    # $HOME/x or $VAR/x (VAR from the login's environment on the site, e.g. $SCRATCH)
+    workdir: Annotated[str, AfterValidator(_workdir)] = "~/.diamond"
+    default_partition: Word | None = None
+    default_account: Word | None = None
+    allowed_partitions: Annotated[list[Word], Field(min_length=1)] | None = None
+    globus_collection: str | None = Field(
+        default=None, pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
+                              r"-[0-9a-fA-F]{12}$")
+    globus_path_map: dict[Line, Line] = Field(default_factory=dict)
+    charge_factor: float = Field(default=1.0, gt=0)
+    speed_factor: float = Field(default=1.0, gt=0)  # >1: jobs run faster than the walltime suggests
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _torque_is_pbs(cls, data: Any) -> Any:
+        """`scheduler: torque` is pbs with flavor torque."""
+        if isinstance(data, dict) and isinstance(data.get("scheduler"), str) and \
+                data["scheduler"].strip().lower() == "torque" and data.get("flavor") is None:
+            data = {**data, "flavor": "torque"}
+        return data
+
+    @field_validator("preamble")
+    @classmethod
+    def _preamble_is_text(cls, value: str) -> str:
+        if "\0" in value:
+            raise ValueError("must not hold a NUL byte")
+        return value
 
     @model_validator(mode="after")
     def _transport_fits(self) -> SiteConfig:
@@ -116,11 +374,25 @@ class SiteConfig(_Cfg):
                                  f"{t.kind} moves its files itself")
             if self.files.kind not in ("ssh", "local"):
                 raise ValueError(f"files.kind must be ssh or local, not {self.files.kind}")
+            if self.files.kind == "ssh" and not self.files.host:
+                raise ValueError("files over ssh needs a host (files: {host: login...})")
         if self.flavor is not None and self.scheduler != "pbs":
             raise ValueError(f"flavor is for scheduler pbs, not {self.scheduler}")
         if self.flavor not in (None, "pro", "torque", "slurm"):
             raise ValueError(f"unknown pbs flavor {self.flavor!r} (accepted: pro, torque, "
                              "slurm)")
+        programs = SCHEDULER_PROGRAMS[self.scheduler]
+        for prog in self.commands:
+            if prog not in programs:
+                near = difflib.get_close_matches(prog, programs, n=1)
+                hint = f"did you mean {near[0]}? " if near else ""
+                raise ValueError(f"commands: {_printable(repr(prog))} is not a "
+                                 f"{self.scheduler} command ({hint}accepted: "
+                                 f"{', '.join(programs)})")
+        allowed = self.allowed_partitions
+        if allowed and self.default_partition and self.default_partition not in allowed:
+            raise ValueError(f"default_partition {self.default_partition!r} is not in "
+                             f"allowed_partitions ({', '.join(allowed)})")
         return self
 
 
@@ -135,11 +407,28 @@ class TransferPolicy(_Cfg):
 
 class FederationConfig(_Cfg):
     sites: list[SiteConfig] = Field(default_factory=list)
-    store: str | None = None  # SQLite path; default in the user's data dir
+    store: ConfigPath | None = None  # SQLite path; default in the user's data dir
     # The most of a log file `logs` returns, whatever the number of lines asked for (one
     # progress-bar "line" can be many megabytes).
-    log_tail_bytes: int = Field(1 << 20, gt=0)
+    log_tail_bytes: int = Field(1 << 20, gt=0, le=MAX_LOG_TAIL_BYTES)
     transfers: TransferPolicy = Field(default_factory=TransferPolicy)
+
+    @model_validator(mode="after")
+    def _names_differ(self) -> FederationConfig:
+        """Site names are told apart whatever their case (paths on a case-insensitive file
+        system, `--site Alpha` typed for alpha)."""
+        seen: dict[str, int] = {}
+        for i, s in enumerate(self.sites):
+            j = seen.setdefault(s.name.casefold(), i)
+            if j == i:
+                continue
+            other = self.sites[j].name
+            if other == s.name:
+                raise ValueError(f"site name {s.name!r} is used twice (sites[{j}] and "
+                                 f"sites[{i}]); each site needs its own name")
+            raise ValueError(f"site names {other!r} (sites[{j}]) and {s.name!r} (sites[{i}]) "
+                             "differ only in case; each site needs its own name")
+        return self
 
     def site(self, name: str) -> SiteConfig:
         for s in self.sites:
@@ -162,12 +451,37 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the
+    last silently: `scheduler: slurm` then `scheduler: pbs` made a PBS site). Merge keys
+    (`<<: *defaults`) still override as YAML means them."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: PyYAML's own error follows
+                continue
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice (first on line "
+                    f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _yaml_problem(e: yaml.YAMLError) -> str:
     """One line: where and what (PyYAML's own text spans several lines)."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + " ".join(str(problem).split())
+    text = where + " ".join(str(problem).split())
+    if "'\\t'" in text:
+        text += " (indent with spaces: YAML does not allow tabs there)"
+    return text
 
 
 def _printable(text: str) -> str:
@@ -175,10 +489,105 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose field `loc` names (FederationConfig's sites.0.transport.host:
+    TransportConfig), to list the keys it accepts."""
+    model: type[BaseModel] | None = FederationConfig
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        model = _inner_model(field.annotation)
+    return model
+
+
+def _inner_model(tp: Any) -> type[BaseModel] | None:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    for arg in typing.get_args(tp):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+# what a field with a pattern accepts, in words
+PATTERN_WORDS = {
+    "globus_collection": "a Globus collection id, a UUID such as "
+                         "6c54cade-bde5-45c1-bdea-f4bd71dba2cc",
+    "url": "an http:// or https:// URL: http(s)://HOST[:PORT][/PATH]",
+    "api_version": "slurmrestd's OpenAPI plugin version, v0.0.N (e.g. v0.0.38)",
+    "name": "letters, digits, _ . - only",
+}
+YAML_WORDS = "YAML reads yes/no/on/off/true/false as booleans and bare digits as numbers"
+
+
+def _explain(err: Any) -> str:
+    """pydantic's message for one error, with what would be accepted."""
+    kind, given = err["type"], err.get("input")
+    msg = _printable(str(err["msg"]).removeprefix("Value error, "))
+    if kind == "string_pattern_mismatch" and str(err["loc"][-1]) in PATTERN_WORDS:
+        return f"expected {PATTERN_WORDS[str(err['loc'][-1])]}"
+    if kind == "extra_forbidden":
+        model = _model_at(err["loc"][:-1])
+        key = str(err["loc"][-1])
+        if model is not None:
+            keys = list(model.model_fields)
+            near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]}? " if near else ""
+            return f"unknown key ({hint}accepted: {', '.join(keys)})"
+        return "unknown key"
+    if kind == "string_type" and isinstance(given, (bool, int, float)):
+        return (f"{msg}, got {given!r} ({YAML_WORDS}: put the value in quotes, e.g. "
+                f"'{str(given).lower() if isinstance(given, bool) else given}')")
+    if kind == "list_type" and isinstance(given, (str, dict)):
+        shape = "one value" if isinstance(given, str) else "a mapping"
+        return f"{msg}, got {shape} (write a list: [a, b], or one `- a` per line)"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"{msg} (true or false)"
+    if kind in ("int_parsing", "int_type", "int_from_float", "float_parsing", "float_type",
+                "finite_number"):
+        return f"{msg} (a plain number, e.g. 30)"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"{msg} (a mapping of key: value lines)"
+    return msg
+
+
+def _where(raw: Any, loc: tuple[Any, ...]) -> str:
+    """`site 'alpha' (sites[0]): transport.port` for ('sites', 0, 'transport', 'port')."""
+    loc = tuple(x for x in loc if x != "[key]")  # a dict's key: the key itself follows
+    parts = [str(x) for x in loc]
+    head = ""
+    if len(loc) >= 2 and loc[0] == "sites" and isinstance(loc[1], int):
+        entry = raw.get("sites", [])[loc[1]] if isinstance(raw.get("sites"), list) else None
+        name = entry.get("name") if isinstance(entry, dict) else None
+        label = f"site {name!r} " if isinstance(name, str) and name else "site "
+        head = f"{label}(sites[{loc[1]}])"
+        parts = [str(x) for x in loc[2:]]
+    key = ".".join(parts)
+    return _printable(": ".join(x for x in (head, key) if x))
+
+
+def _read_text(p: Path) -> str:
+    if p.is_dir():
+        raise BadInput(f"sites file {p} is a directory (give the YAML file in it, e.g. "
+                       f"{p / 'sites.yaml'})")
+    with open(p, "rb") as fh:
+        data = fh.read(MAX_SITES_FILE_BYTES + 1)
+    if len(data) > MAX_SITES_FILE_BYTES:
+        raise BadInput(f"sites file {p} is larger than {MAX_SITES_FILE_BYTES >> 20} MB: not "
+                       "a sites file")
+    return data.decode("utf-8")
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
+    """The sites file, checked whole: any error is one line naming the file, the site, the
+    key and what would be accepted (BadInput)."""
     p = Path(path) if path else default_config_path()
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.load(_read_text(p), Loader=_Loader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
@@ -190,18 +599,26 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
-    if raw is None:
-        raw = {}
+    except RecursionError:
+        raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
+    if raw is None or isinstance(raw, dict) and not raw.get("sites"):
+        raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
+                       "entries such as `- name: mycluster`)")
     if not isinstance(raw, dict):
-        raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list")
+        raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
+                       f"{type(raw).__name__}")
     try:
-        cfg = FederationConfig.model_validate(raw)
+        cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
         first = e.errors()[0]
-        where = _printable(".".join(str(x) for x in first["loc"]))
-        raise BadInput(f"sites file {p}: {where}: {_printable(first['msg'])}") from None
-    names = [s.name for s in cfg.sites]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise BadInput(f"sites file {p}: duplicate site names {sorted(dup)}")
+        where = _where(raw, first["loc"])
+        what = _explain(first)
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}") \
+            from None
+    for i, s in enumerate(cfg.sites):
+        if s.transport.kind == "ssh" and not s.transport.host:
+            raise BadInput(f"sites file {p}: site {s.name!r} (sites[{i}]): transport.host: "
+                           "an ssh site needs a host (e.g. transport: {host: "
+                           "login.example.org}), or transport kind local")
     return cfg

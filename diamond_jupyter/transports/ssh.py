@@ -41,6 +41,7 @@ from .ssh_auth import (
     HostKeyVerifier,
     HostSpec,
     authenticate,
+    check_local_files,
     load_ssh_config,
     parse_jump,
     resolve_host,
@@ -88,6 +89,7 @@ class SSHTransport(ShellMixin):
             raise BadInput(f"site {site}: ssh transport needs a host")
         if cfg.cert_file and not cfg.key_file:
             raise BadInput(f"site {site}: cert_file needs the key_file it certifies")
+        check_local_files(site, cfg)
         self.cfg, self.name = cfg, site
         self.interactive_handler = interactive_handler
         self.max_sessions = max(2, max_sessions or cfg.max_sessions)

@@ -20,7 +20,7 @@ from typing import Any
 
 import paramiko
 
-from ..config import TransportConfig
+from ..config import TransportConfig, parse_hop
 from ..model import BadInput, SiteError
 from . import ssh_cert
 from .base import InteractiveHandler
@@ -80,13 +80,18 @@ def resolve_host(
 ) -> HostSpec:
     """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line."""
     c = sshcfg.lookup(alias)
+    try:
+        port = int(port or c.get("port", 22))
+    except ValueError:
+        raise BadInput(f"ssh_config gives Host {alias} the port {c.get('port')!r}, not a "
+                       "number") from None
     ids = [key_file] if key_file else []
     ids += c.get("identityfile", [])
     pj = c.get("proxyjump")
     return HostSpec(
         alias=alias,
         hostname=c.get("hostname", alias),
-        port=int(port or c.get("port", 22)),
+        port=port,
         user=user or c.get("user") or getpass.getuser(),
         identity_files=[os.path.expanduser(i) for i in ids],
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
@@ -95,21 +100,42 @@ def resolve_host(
 
 
 def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
-    """`user@host:port,host2` -> hops, each resolved through ssh_config."""
+    """`user@host:port,host2` -> hops, each resolved through ssh_config. A hop that is not
+    a host (an ssh option, a bad port) is bad input, never passed on."""
     hops = []
     for item in (chain or "").split(","):
         item = item.strip()
         if not item or item.lower() == "none":
             continue
-        user, _, hostport = item.rpartition("@")
-        host, port = hostport, None
-        if hostport.startswith("["):  # [v6addr]:port
-            host, _, rest = hostport[1:].partition("]")
-            port = rest.lstrip(":") or None
-        elif hostport.count(":") == 1:
-            host, port = hostport.split(":")
-        hops.append(resolve_host(sshcfg, host, port=int(port) if port else None, user=user or None))
+        try:
+            user, host, port = parse_hop(item)
+        except ValueError as e:
+            raise BadInput(f"proxy_jump: {e}") from None
+        hops.append(resolve_host(sshcfg, host, port=port, user=user))
     return hops
+
+
+def check_local_files(site: str, cfg: TransportConfig) -> None:
+    """The files a site's settings name, checked before any connection: a missing key or
+    known_hosts file would otherwise surface as a puzzling authentication or host key
+    failure, and a private key others can read is refused, as OpenSSH refuses it."""
+    def exists(key: str, value: str | None) -> Path | None:
+        if value is None:
+            return None
+        p = Path(value).expanduser()
+        if not p.is_file():
+            what = "is not a file" if p.exists() else "does not exist"
+            raise BadInput(f"site {site}: transport.{key} {p} {what}")
+        return p
+
+    key = exists("key_file", cfg.key_file)
+    if key is not None and key.stat().st_mode & 0o077:
+        raise BadInput(f"site {site}: transport.key_file {key} can be read by other users "
+                       f"(mode {key.stat().st_mode & 0o777:03o}); `chmod 600 {key}` (OpenSSH "
+                       "refuses such a key too)")
+    exists("cert_file", cfg.cert_file)
+    if not cfg.trust_on_first_use:  # with it, the file is made at the first connection
+        exists("known_hosts", cfg.known_hosts)
 
 
 def fingerprint(key: paramiko.PKey) -> str:

@@ -155,21 +155,27 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     return value
 
 
+_WORKDIR_VAR = re.compile(r"^\$(\{)?([A-Za-z_][A-Za-z0-9_]*)(?(1)\})(/.*)?$")
+
+
+def workdir_variable(workdir: str) -> str | None:
+    """VAR of a `$VAR/path` workdir (resolved on the site), else None."""
+    m = _WORKDIR_VAR.match(workdir)
+    return m.group(2) if m else None
+
+
 def _workdir(value: str) -> str:
     """`~/x`, `/x`, a relative path (in the home), `$HOME/x` (the same as `~/x`) or
     `$VAR/x` with VAR set in the login's environment on the site (e.g. $SCRATCH)."""
     _one_line(value)
     if not value.strip():
         raise ValueError("must be a directory, e.g. ~/.diamond")
-    m = re.match(r"^\$(\{)?([A-Za-z_][A-Za-z0-9_]*)(?(1)\})(/.*)?$", value)
-    if value.startswith("$") and not m:
-        raise ValueError(f"{_printable(repr(value))}: a variable is accepted only at the start, "
-                         "as $VAR/path or ${VAR}/path")
+    m = _WORKDIR_VAR.match(value)
+    if value.count("$") != (1 if m else 0):
+        raise ValueError(f"{_printable(repr(value))}: one variable is accepted, at the start "
+                         "(e.g. $SCRATCH/diamond or ${SCRATCH}/diamond)")
     if m and m.group(2) == "HOME":
         return "~" + (m.group(3) or "")
-    if "$" in value and not m:
-        raise ValueError(f"{_printable(repr(value))}: a variable is accepted only at the "
-                         "start, as $VAR/path (e.g. $SCRATCH/diamond)")
     if value.startswith("~") and value != "~" and not value.startswith("~/"):
         raise ValueError(f"{_printable(repr(value))}: ~user paths are not supported (use "
                          "~/path or an absolute path)")

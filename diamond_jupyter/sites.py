@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .config import SiteConfig
+from .config import SiteConfig, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery
@@ -97,6 +97,7 @@ class Site:
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
         self._home: str | None = None
+        self._workdir_base: str | None = None  # the value of workdir's $VAR, when it has one
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
         self.discovery = SiteDiscovery(self)  # what the site has, found live (TTL cache)
@@ -118,13 +119,24 @@ class Site:
 
     # -- paths --------------------------------------------------------------
     async def home(self) -> str:
-        """The login's home directory on the site (asked once, then remembered)."""
+        """The login's home directory on the site (asked once, then remembered); with it the
+        variable a `workdir: $VAR/...` starts with (e.g. $SCRATCH), in the same command."""
         if self._home is None:
-            res = await self.transport.run(["sh", "-c", 'printf "%s" "$HOME"'], check=True,
-                                           timeout=30.0)
-            home = res.stdout.strip()
+            var = workdir_variable(self.cfg.workdir)
+            # `var` is an identifier (the sites file's check), so it can sit in the script
+            script = 'printf "%s\\n" "$HOME"' + (f' "${{{var}}}"' if var else "")
+            res = await self.transport.run(["sh", "-c", script], check=True, timeout=30.0)
+            home, _, value = res.stdout.strip("\n").partition("\n")
+            home = home.strip()
             if not home.startswith("/"):
                 raise SiteError(f"{self.name}: cannot tell the home directory (got {home!r})")
+            if var:
+                value = value.strip()
+                if not value.startswith("/"):
+                    raise SiteError(f"{self.name}: workdir {self.cfg.workdir} needs ${var}, "
+                                    f"which the login's environment on the site does not set "
+                                    f"to an absolute path (got {value!r}); give the path")
+                self._workdir_base = value.rstrip("/") or "/"
             self._home = home.rstrip("/") or "/"
         return self._home
 
@@ -157,6 +169,13 @@ class Site:
         """The engine's directory on the site, absolute (a relative one is in the home:
         commands run there, but jobs run in their own directories)."""
         wd = self.cfg.workdir
+        var = workdir_variable(wd)
+        if var:
+            if self._workdir_base is None:
+                raise RuntimeError(f"{self.name}: Site.home() must be awaited before workdir "
+                                   f"(${var})")
+            return self._workdir_base.rstrip("/") + wd[wd.index("/"):] if "/" in wd \
+                else self._workdir_base
         return self.expand(wd if wd.startswith(("/", "~")) else f"~/{wd}")
 
     @property
@@ -249,7 +268,9 @@ class Site:
             while i < len(out) and out[i] == "-u":
                 i += 2
         if i < len(out) and out[i] in self.cfg.commands:
-            out[i] = self.cfg.commands[out[i]]
+            path = self.cfg.commands[out[i]]
+            # commands run in the login's home, where ~/x (never expanded once quoted) is ./x
+            out[i] = "./" + path[2:] if path.startswith("~/") else path
         return out
 
     @property

@@ -444,6 +444,32 @@ class FederationConfig(_Cfg):
         raise BadInput(f"unknown site {name!r} (known: {known})")
 
 
+def ssh_file_problem(t: TransportConfig) -> str | None:
+    """`key_file PATH does not exist` and the like for an SSH door's local files, else None:
+    a missing key or known_hosts file would surface later as a puzzling authentication or
+    host key failure, and a private key others can read is refused, as OpenSSH refuses it."""
+    def missing(key: str, value: str | None) -> str | None:
+        if value is None:
+            return None
+        path = Path(value).expanduser()
+        if not path.is_file():
+            return f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
+        return None
+
+    problem = missing("key_file", t.key_file)
+    if problem is None and t.key_file is not None:
+        key = Path(t.key_file).expanduser()
+        mode = key.stat().st_mode & 0o777
+        if mode & 0o077:
+            problem = (f"key_file: {key} can be read by other users (mode {mode:03o}); "
+                       f"`chmod 600 {key}` (OpenSSH refuses such a key too)")
+    problem = problem or missing("cert_file", t.cert_file) or missing("ssh_config",
+                                                                       t.ssh_config)
+    if not t.trust_on_first_use:  # with it, the file is made at the first connection
+        problem = problem or missing("known_hosts", t.known_hosts)
+    return problem
+
+
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
     if env:
@@ -623,8 +649,12 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}") \
             from None
     for i, s in enumerate(cfg.sites):
+        where = f"sites file {p}: site {s.name!r} (sites[{i}])"
         if s.transport.kind == "ssh" and not s.transport.host:
-            raise BadInput(f"sites file {p}: site {s.name!r} (sites[{i}]): transport.host: "
-                           "an ssh site needs a host (e.g. transport: {host: "
-                           "login.example.org}), or transport kind local")
+            raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
+                           "transport: {host: login.example.org}), or transport kind local")
+        for door, t in (("transport", s.transport), ("files", s.files)):
+            problem = ssh_file_problem(t) if t is not None and t.kind == "ssh" else None
+            if problem:
+                raise BadInput(f"{where}: {door}.{problem}")
     return cfg

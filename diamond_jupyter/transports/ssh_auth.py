@@ -20,7 +20,7 @@ from typing import Any
 
 import paramiko
 
-from ..config import TransportConfig, parse_hop
+from ..config import TransportConfig, parse_hop, ssh_file_problem
 from ..model import BadInput, SiteError
 from . import ssh_cert
 from .base import InteractiveHandler
@@ -116,26 +116,11 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
 
 
 def check_local_files(site: str, cfg: TransportConfig) -> None:
-    """The files a site's settings name, checked before any connection: a missing key or
-    known_hosts file would otherwise surface as a puzzling authentication or host key
-    failure, and a private key others can read is refused, as OpenSSH refuses it."""
-    def exists(key: str, value: str | None) -> Path | None:
-        if value is None:
-            return None
-        p = Path(value).expanduser()
-        if not p.is_file():
-            what = "is not a file" if p.exists() else "does not exist"
-            raise BadInput(f"site {site}: transport.{key} {p} {what}")
-        return p
-
-    key = exists("key_file", cfg.key_file)
-    if key is not None and key.stat().st_mode & 0o077:
-        raise BadInput(f"site {site}: transport.key_file {key} can be read by other users "
-                       f"(mode {key.stat().st_mode & 0o777:03o}); `chmod 600 {key}` (OpenSSH "
-                       "refuses such a key too)")
-    exists("cert_file", cfg.cert_file)
-    if not cfg.trust_on_first_use:  # with it, the file is made at the first connection
-        exists("known_hosts", cfg.known_hosts)
+    """The files a site's settings name, checked before any connection (see
+    `ssh_file_problem`)."""
+    problem = ssh_file_problem(cfg)
+    if problem:
+        raise BadInput(f"site {site}: transport.{problem}")
 
 
 def fingerprint(key: paramiko.PKey) -> str:

@@ -419,6 +419,16 @@ class FederationConfig(_Cfg):
     log_tail_bytes: int = Field(1 << 20, gt=0, le=MAX_LOG_TAIL_BYTES)
     transfers: TransferPolicy = Field(default_factory=TransferPolicy)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_anchor_holders(cls, data: Any) -> Any:
+        """Top-level `x-NAME:` keys hold YAML anchors shared by sites (`x-login: &login`,
+        then `transport: {<<: *login, host: ...}`) and are otherwise ignored."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items()
+                    if not (isinstance(k, str) and k.startswith("x-"))}
+        return data
+
     @model_validator(mode="after")
     def _names_differ(self) -> FederationConfig:
         """Site names are told apart whatever their case (paths on a case-insensitive file
@@ -571,9 +581,11 @@ def _explain(err: Any) -> str:
             hint = f"did you mean {near[0]}? " if near else ""
             return f"unknown key ({hint}accepted: {', '.join(keys)})"
         return "unknown key"
-    if kind == "string_type" and isinstance(given, (bool, int, float)):
-        return (f"{msg}, got {given!r} ({YAML_WORDS}: put the value in quotes, e.g. "
-                f"'{str(given).lower() if isinstance(given, bool) else given}')")
+    if kind == "string_type" and isinstance(given, bool):
+        return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
+                "e.g. name: 'no')")
+    if kind == "string_type" and isinstance(given, (int, float)):
+        return f"{msg}, got the number {given!r} ({YAML_WORDS}: put the value in quotes)"
     if kind == "list_type" and isinstance(given, (str, dict)):
         shape = "one value" if isinstance(given, str) else "a mapping"
         return f"{msg}, got {shape} (write a list: [a, b], or one `- a` per line)"
@@ -626,7 +638,9 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
             " `diamond testbed up` writes one)"
         ) from None
     except UnicodeDecodeError as e:
-        raise BadInput(f"sites file {p} is not UTF-8 text (byte {e.start})") from None
+        line = e.object[:e.start].count(b"\n") + 1
+        raise BadInput(f"sites file {p} is not UTF-8 text (line {line}, byte {e.start}: "
+                       "save it as UTF-8)") from None
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:

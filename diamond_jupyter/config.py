@@ -215,6 +215,11 @@ class _Cfg(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+SSH_ONLY_KEYS = ("host", "port", "user", "key_file", "cert_file", "known_hosts", "ssh_config",
+                 "proxy_jump")
+REST_ONLY_KEYS = ("url", "token_command", "token_file")
+
+
 class TransportConfig(_Cfg):
     kind: Literal["ssh", "local", "slurmrestd"] = "ssh"
     # a host name, an IP address or a Host alias from ~/.ssh/config; USER@HOST:PORT and
@@ -268,6 +273,22 @@ class TransportConfig(_Cfg):
                                  "once")
             data[key] = value
         return data
+
+    @model_validator(mode="after")
+    def _keys_fit_the_kind(self) -> TransportConfig:
+        """A key another kind of transport reads is a mistake, not a default: `kind: local`
+        with a host would run everything on this machine."""
+        only = {"ssh": SSH_ONLY_KEYS, "slurmrestd": REST_ONLY_KEYS}
+        for kind, keys in only.items():
+            if self.kind == kind:
+                continue
+            given = [k for k in keys if k in self.model_fields_set
+                     and getattr(self, k) is not None]
+            if given and not (kind == "ssh" and self.kind == "slurmrestd"
+                              and set(given) <= {"user"}):
+                raise ValueError(f"{', '.join(given)}: for a transport of kind {kind}, not "
+                                 f"{self.kind}")
+        return self
 
     @field_validator("url")
     @classmethod
@@ -454,21 +475,23 @@ class FederationConfig(_Cfg):
         raise BadInput(f"unknown site {name!r} (known: {known})")
 
 
-def ssh_file_problem(t: TransportConfig) -> str | None:
-    """`key_file PATH does not exist` and the like for an SSH door's local files, else None:
+def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> str | None:
+    """`key_file: PATH does not exist` and the like for an SSH door's local files, else None:
     a missing key or known_hosts file would surface later as a puzzling authentication or
-    host key failure, and a private key others can read is refused, as OpenSSH refuses it."""
+    host key failure, and a private key others can read is refused, as OpenSSH refuses it.
+    Without `missing_home_files`, a missing `~/...` file is let pass (a file shared by
+    several users names each one's own: checked when the site connects)."""
     def missing(key: str, value: str | None) -> str | None:
         if value is None:
             return None
         path = Path(value).expanduser()
-        if not path.is_file():
-            return f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
-        return None
+        if path.is_file() or not (missing_home_files or not value.startswith("~")):
+            return None
+        return f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
 
     problem = missing("key_file", t.key_file)
-    if problem is None and t.key_file is not None:
-        key = Path(t.key_file).expanduser()
+    key = Path(t.key_file).expanduser() if t.key_file else None
+    if problem is None and key is not None and key.is_file():
         mode = key.stat().st_mode & 0o777
         if mode & 0o077:
             problem = (f"key_file: {key} can be read by other users (mode {mode:03o}); "
@@ -668,7 +691,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
             raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
                            "transport: {host: login.example.org}), or transport kind local")
         for door, t in (("transport", s.transport), ("files", s.files)):
-            problem = ssh_file_problem(t) if t is not None and t.kind == "ssh" else None
+            problem = ssh_file_problem(t, missing_home_files=False) \
+                if t is not None and t.kind == "ssh" else None
             if problem:
                 raise BadInput(f"{where}: {door}.{problem}")
     return cfg

@@ -448,11 +448,26 @@ def test_a_private_key_others_can_read_or_a_missing_one_is_refused(d):
     msg = refused(d, text)
     assert "transport.key_file: " in msg and "can be read by other users (mode 644)" in msg
     assert f"chmod 600 {d}/id_ed25519" in msg
-    with pytest.raises(BadInput, match="chmod 600"):  # a config made in code, too
-        SSHTransport(TransportConfig(host="h", key_file=str(d / "id_ed25519")), site="a")
+    t = SSHTransport(TransportConfig(host="h", key_file=str(d / "id_ed25519")), site="a")
+    with pytest.raises(BadInput, match="chmod 600"):  # a config made in code: at connect
+        t._connect(None)  # refused before any socket is opened
     (d / "id_ed25519").chmod(0o600)
     msg = refused(d, text.replace("id_ed25519", "id_rsa_old"))
     assert f"transport.key_file: {d}/id_rsa_old does not exist" in msg
+
+
+def test_a_missing_key_under_home_is_left_to_the_site_that_uses_it(d, monkeypatch):
+    """A file shared by several users (the hub's) names `~/.ssh/id_ed25519`, each user's
+    own: one user's missing key must not stop the others' sites from loading; the site
+    that needs it refuses to connect, naming it, before opening a socket."""
+    monkeypatch.setenv("HOME", str(d))
+    cfg = loads(d, ssh_site(d, "host: login.example.org").replace(
+        f"{d}/id_ed25519", "~/.ssh/id_ed25519"))
+    t = SSHTransport(cfg.site("a").transport, site="a")
+    with pytest.raises(BadInput, match=f"site a: transport.key_file: {d}/.ssh/id_ed25519 "
+                                       "does not exist"):
+        t._connect(None)
+    assert t.connections_opened == 0
 
 
 def test_relative_paths_are_relative_to_the_sites_file_not_the_cwd(d, tmp_path_factory,
@@ -584,3 +599,29 @@ def test_the_cli_exits_2_with_one_line_naming_file_site_and_key(d, text, where, 
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"diamond: sites file {path}")
     assert where in lines[0]
+
+
+@pytest.mark.parametrize("transport,want", [
+    ("{kind: local, host: login.example.org}", "host: for a transport of kind ssh, not local"),
+    ("{host: login.example.org, url: 'https://rest:6820'}",
+     "url: for a transport of kind slurmrestd, not ssh"),
+    ("{host: login.example.org, token_file: /t}", "token_file: for a transport of kind "
+                                                  "slurmrestd"),
+])
+def test_a_key_another_kind_of_transport_reads_is_refused(d, transport, want):
+    """`kind: local` beside a host ran every command on this machine, without a word."""
+    msg = refused(d, site(f"transport: {transport}", local=False))
+    assert "site 'a' (sites[0]): transport: " in msg and want in msg
+
+
+def test_the_file_door_of_a_rest_site_is_checked_as_an_ssh_site(d):
+    door = ssh_site(d, "host: login.campus.example.org").split("    transport:\n", 1)[1]
+    text = ("sites:\n  - name: r\n    workdir: /home/alice/.diamond\n"
+            "    transport: {kind: slurmrestd, url: 'https://rest:6820', token_file: /t}\n"
+            "    files:\n" + door)
+    cfg = loads(d, text)
+    assert cfg.site("r").files.host == "login.campus.example.org"
+    msg = refused(d, text.replace(f"{d}/known_hosts", f"{d}/none"))
+    assert f"site 'r' (sites[0]): files.known_hosts: {d}/none does not exist" in msg
+    msg = refused(d, text.replace("host: login.campus", "host: -oProxyCommand=id@login.campus"))
+    assert "site 'r' (sites[0]): files: host: " in msg

@@ -89,7 +89,6 @@ class SSHTransport(ShellMixin):
             raise BadInput(f"site {site}: ssh transport needs a host")
         if cfg.cert_file and not cfg.key_file:
             raise BadInput(f"site {site}: cert_file needs the key_file it certifies")
-        check_local_files(site, cfg)
         self.cfg, self.name = cfg, site
         self.interactive_handler = interactive_handler
         self.max_sessions = max(2, max_sessions or cfg.max_sessions)
@@ -167,6 +166,7 @@ class SSHTransport(ShellMixin):
 
     def _connect(self, loop: asyncio.AbstractEventLoop,
                  ask: InteractiveHandler | None = None) -> _Conn:
+        check_local_files(self.name, self.cfg)  # bad input: never retried
         ask = ask or self.interactive_handler
         handler = ask and wrap_handler(ask, loop)
         hops: list[paramiko.Transport] = []

@@ -637,6 +637,27 @@ def _where(raw: Any, loc: tuple[Any, ...]) -> str:
     return _printable(": ".join(x for x in (head, key) if x))
 
 
+MAX_EXPANDED_VALUES = 100_000  # values in the file once its aliases are expanded
+
+
+def _expanded_size(obj: Any, sizes: dict[int, int], open_: set[int]) -> int:
+    """How many values `obj` holds with YAML aliases expanded (each shared container is
+    measured once); ValueError for a container that holds itself."""
+    if not isinstance(obj, (dict, list)):
+        return 1
+    key = id(obj)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        raise ValueError("an alias refers to a value that holds it (a loop)")
+    open_.add(key)
+    items = [*obj.keys(), *obj.values()] if isinstance(obj, dict) else obj
+    size = 1 + sum(_expanded_size(x, sizes, open_) for x in items)
+    open_.discard(key)
+    sizes[key] = size = min(size, MAX_EXPANDED_VALUES + 1)
+    return size
+
+
 def _read_text(p: Path) -> str:
     if p.is_dir():
         raise BadInput(f"sites file {p} is a directory (give the YAML file in it, e.g. "
@@ -670,6 +691,12 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
+    try:
+        if _expanded_size(raw, {}, set()) > MAX_EXPANDED_VALUES:
+            raise ValueError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values")
+    except (ValueError, RecursionError) as e:
+        why = str(e) if isinstance(e, ValueError) else "it is nested too deeply"
+        raise BadInput(f"sites file {p} is not a sites file: {why}") from None
     if raw is None or isinstance(raw, dict) and not raw.get("sites"):
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")

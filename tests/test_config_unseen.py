@@ -625,3 +625,16 @@ def test_the_file_door_of_a_rest_site_is_checked_as_an_ssh_site(d):
     assert f"site 'r' (sites[0]): files.known_hosts: {d}/none does not exist" in msg
     msg = refused(d, text.replace("host: login.campus", "host: -oProxyCommand=id@login.campus"))
     assert "site 'r' (sites[0]): files: host: " in msg
+
+
+def test_an_alias_bomb_or_a_loop_is_refused_before_anything_expands_it(d):
+    """Nine levels of nine aliases (387 million values once expanded) or a mapping that
+    holds itself loaded fine; `diamond sites --json` then dumped the site's metadata."""
+    lines = ["x-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"x-{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    msg = refused(d, "\n".join(lines) + "\n" + site("metadata: {boom: *i}"))
+    assert "is not a sites file: its aliases expand to more than 100000 values" in msg
+    msg = refused(d, site("metadata: &m {me: *m}"))
+    assert "an alias refers to a value that holds it (a loop)" in msg

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 
@@ -57,6 +65,32 @@ def _relative_path(value: str, what: str) -> str:
     return value
 
 
+def _not_text(v: Any, what: str) -> None:
+    """A name YAML read as a number or a truth value (`name: 1`, `needs: [2]`, `gang: yes`):
+    refused with the way to write it, since YAML changes some on the way (`010` is 8)."""
+    if isinstance(v, bool):
+        raise ValueError(f"{v!r} is not text (YAML reads unquoted yes, no, on, off, "
+                         "true and false as truth values); quote it as written, e.g. 'yes'")
+    if isinstance(v, (int, float)):
+        raise ValueError(f"{v!r} is a number, not text (YAML reads unquoted digits as "
+                         f"numbers); quote it as written, e.g. '{v}'")
+
+
+def _list_of(v: Any, field: str, example: str) -> Any:
+    """A list field given one value (`needs: prep`) or nothing (`needs:`): refused, saying
+    how to write the list."""
+    if isinstance(v, str):
+        one = v if _NAME.fullmatch(v) or _SAFE_PATH.fullmatch(v) else example
+        raise ValueError(f"{field} is a list: write {field}: [{one}], not {v!r}")
+    if v is None:
+        raise ValueError(f"{field} is a list, e.g. {field}: [{example}]; leave the key out "
+                         "for none")
+    return v
+
+
+_SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")
+
+
 class StepInput(_Strict):
     """A file another step wrote, copied into this step's working directory first."""
 
@@ -65,6 +99,25 @@ class StepInput(_Strict):
     as_: str | None = Field(default=None, alias="as")  # name here (default: the same path)
     size: int | None = Field(default=None, ge=0, le=MAX_COUNT)  # expected bytes (placement
     # counts its transfer time)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mapping(cls, v: Any) -> Any:
+        """`inputs: [prep:out.bin]` or `inputs: [out.bin]`: say how an input is written."""
+        if isinstance(v, (dict, StepInput)):
+            return v
+        up, sep, path = str(v).partition(":") if isinstance(v, str) else ("", "", "")
+        if sep and _NAME.fullmatch(up.strip()) and _SAFE_PATH.fullmatch(path.strip()):
+            hint = f"{{from: {up.strip()}, path: {path.strip()}}}"
+        else:
+            hint = "{from: STEP, path: FILE}"
+        raise ValueError(f"an input is a mapping, e.g. {hint}, not {v!r}")
+
+    @field_validator("from_", mode="before")
+    @classmethod
+    def _from_text(cls, v: Any) -> Any:
+        _not_text(v, "from")
+        return v
 
     @field_validator("path", "as_")
     @classmethod
@@ -95,6 +148,11 @@ class StepInput(_Strict):
     def dest(self) -> str:
         return self.as_ or self.path
 
+    @property
+    def is_dir(self) -> bool:
+        """A directory, copied with everything in it: its path ends with /."""
+        return self.path.endswith("/")
+
 
 class Step(_Strict):
     name: str
@@ -107,6 +165,34 @@ class Step(_Strict):
     retries: int = Field(default=0, ge=0, le=MAX_RETRIES)
     on_failure: Literal["resubmit-elsewhere", "stop"] = "stop"
     dialect: str | None = None  # the script's dialect (default: detected)
+
+    @field_validator("name", "gang", mode="before")
+    @classmethod
+    def _name_text(cls, v: Any, info: Any) -> Any:
+        _not_text(v, info.field_name)
+        return v
+
+    @field_validator("needs", mode="before")
+    @classmethod
+    def _needs(cls, v: Any) -> Any:
+        v = _list_of(v, "needs", "prep")
+        if isinstance(v, list):
+            for n in v:
+                _not_text(n, "needs: step name")
+        return v
+
+    @field_validator("outputs", mode="before")
+    @classmethod
+    def _outputs_list(cls, v: Any) -> Any:
+        return _list_of(v, "outputs", "out.bin")
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _inputs_list(cls, v: Any) -> Any:
+        if isinstance(v, (str, dict)) or v is None:
+            raise ValueError("inputs is a list of mappings, e.g. inputs: [{from: prep, path: "
+                             "out.bin}]")
+        return v
 
     @field_validator("name", "gang")
     @classmethod
@@ -176,6 +262,22 @@ class Workflow(_Strict):
     # false: a step is submitted only when every step it needs has ended (no queue-ahead;
     # what a plain script does; kept to compare)
     queue_ahead: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _extensions(cls, v: Any) -> Any:
+        """Top-level keys starting with `x-` hold YAML anchors (`x-common: &common {...}`,
+        then `<<: *common` in a step) and are otherwise ignored."""
+        if isinstance(v, dict):
+            return {k: x for k, x in v.items() if not (isinstance(k, str)
+                                                        and k.startswith("x-"))}
+        return v
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name_text(cls, v: Any) -> Any:
+        _not_text(v, "name")
+        return v
 
     @field_validator("name")
     @classmethod
@@ -309,7 +411,7 @@ class Workflow(_Strict):
                     raise BadInput(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, which "
                                    f"is not upstream of it (add it to needs; needs: "
                                    f"{', '.join(s.needs) or 'none'})")
-            dests = [inp.dest for inp in s.inputs]
+            dests = [posixpath.normpath(inp.dest) for inp in s.inputs]  # ./x is x
             twice = sorted({d for d in dests if dests.count(d) > 1})
             if twice:
                 raise BadInput(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
@@ -392,8 +494,10 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
 
 
 def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
-                   source: str = "the workflow") -> Workflow:
-    """A Workflow from parsed YAML/JSON data, checked; BadInput naming the first problem."""
+                   source: str = "the workflow",
+                   lines: Callable[[], Any] | None = None) -> Workflow:
+    """A Workflow from parsed YAML/JSON data, checked; BadInput naming the first problem
+    (`lines`: the YAML node tree the data came from, for the line of a field's problem)."""
     if isinstance(data, Workflow):
         return data.check(sites)
     if not isinstance(data, dict):
@@ -406,7 +510,7 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
+        err = _first_error(e.errors())
         msg = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
@@ -417,11 +521,62 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             if parent == "steps" and len(err["loc"]) > 3 and err["loc"][2] == "inputs":
                 model = StepInput
             accepted = [f.alias or n for n, f in model.model_fields.items()]
-            msg += f" (accepted: {', '.join(accepted)})"
+            msg += f" (accepted: {', '.join(accepted)}"
+            msg += ", and x-* keys to hold YAML anchors)" if model is Workflow else ")"
+            meant = _meant(str(err["loc"][-1]), accepted)
+            if meant:
+                msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":
             msg = "is required"
-        raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}") from None
+        raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
+                       f"{_line_note(lines, tuple(err['loc']))}") from None
     return wf.check(sites)
+
+
+def _first_error(errors: list[Any]) -> Any:
+    """The error to name: the first, except that a misspelt key (`Name:`, `need:`) is named
+    rather than the key it leaves missing."""
+    first = errors[0]
+    if first["type"] == "missing":
+        parent = tuple(first["loc"][:-1])
+        for err in errors:
+            if err["type"] == "extra_forbidden" and tuple(err["loc"][:-1]) == parent:
+                return err
+    return first
+
+
+def _meant(key: str, accepted: list[str]) -> str | None:
+    """The accepted key a misspelt one most likely meant: the same but for case, or close."""
+    import difflib
+
+    same = [a for a in accepted if a.casefold() == key.casefold()]
+    close = difflib.get_close_matches(key.casefold(), accepted, n=1, cutoff=0.75)
+    return (same or close or [None])[0]
+
+
+def _line_note(lines: Any, loc: tuple[Any, ...]) -> str:
+    """' (line N)': where in the file `loc` is, when the file's YAML nodes are known."""
+    import yaml
+
+    node = lines() if lines is not None else None
+    line = None
+    for part in loc:
+        part = {"from_": "from", "as_": "as"}.get(part, part)
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                         and k.value == str(part) and k.tag != "tag:yaml.org,2002:merge"),
+                        None)
+            if node is None and isinstance(part, str):  # an unknown key: the key's line
+                return f" (line {line})" if line else ""
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
+                part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return f" (line {line})" if line else ""
 
 
 def _loader() -> type:
@@ -494,11 +649,22 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if problem == "but found another document":
+            raise BadInput(f"{source}: a second YAML document (`---`){where}; a workflow file "
+                           "holds one workflow: remove the `---`, or split the file") from None
+        if "'\\t'" in problem:
+            problem += " (indent with spaces: YAML does not allow tabs for indentation)"
         raise BadInput(f"{source}: not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None
-    return parse_workflow(data, sites=sites, source=source)
+    def nodes() -> Any:  # asked only to say where a problem is
+        try:
+            return yaml.compose(text, Loader=yaml.SafeLoader)
+        except (yaml.YAMLError, RecursionError):
+            return None
+
+    return parse_workflow(data, sites=sites, source=source, lines=nodes)
 
 
 # -- the view the faces print ----------------------------------------------------------------

@@ -1,0 +1,512 @@
+"""Workflow files as scientists write them, and what the engine makes of them before anything
+runs: the parsed steps (order, site, needs, inputs, gang, retries), the one-line refusal of a
+bad file (what, where, with the file's line, and what would be accepted; `diamond workflow
+run --json` exits 2 with it), each step's job spec and the shell lines that copy its inputs
+in (no test bed: no site is contacted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from diamond_jupyter.cli import main
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.workflow.engine import (
+    arrival_checks,
+    copy_lines,
+)
+from diamond_jupyter.workflow.model import MAX_WORKFLOW_BYTES, Workflow, load_workflow
+
+SITES = ["alpha", "beta", "gamma"]
+
+
+def load(text: str) -> Workflow:
+    return load_workflow(textwrap.dedent(text), sites=SITES)
+
+
+def refused(text: str | Path) -> str:
+    """The one-line reason a workflow file (text or Path) is refused."""
+    with pytest.raises(BadInput) as e:
+        load_workflow(textwrap.dedent(text) if isinstance(text, str) else text, sites=SITES)
+    msg = str(e.value)
+    assert msg.strip() and "\n" not in msg, msg
+    return msg
+
+
+def steps(wf: Workflow) -> list[tuple]:
+    """Each step as (name, site, needs, [(from, path, dest, size)], gang, retries), in order."""
+    return [(s.name, s.site, s.needs, [(i.from_, i.path, i.dest, i.size) for i in s.inputs],
+             s.gang, s.retries) for s in (wf.step(n) for n in wf.order())]
+
+
+# -- 1. shapes scientists draw ------------------------------------------------------------------
+
+def test_fan_out_and_fan_in_with_an_input_from_every_branch():
+    wf = load("""\
+        name: sweep
+        steps:
+          - name: mesh
+            site: alpha
+            script: |
+              #!/bin/bash
+              #SBATCH -N 1 -t 10
+              ./mesh > mesh.h5
+            outputs: [mesh.h5]
+          - {name: sim-0.1, needs: [mesh], inputs: [{from: mesh, path: mesh.h5, size: 2G}],
+             script: "./sim --re 0.1 mesh.h5 > r.csv", outputs: [r.csv]}
+          - {name: sim-0.2, needs: [mesh], inputs: [{from: mesh, path: mesh.h5, size: 2G}],
+             script: "./sim --re 0.2 mesh.h5 > r.csv", outputs: [r.csv]}
+          - {name: sim-0.4, needs: [mesh], inputs: [{from: mesh, path: mesh.h5, size: 2G}],
+             script: "./sim --re 0.4 mesh.h5 > r.csv", outputs: [r.csv]}
+          - name: plot
+            needs: [sim-0.1, sim-0.2, sim-0.4]
+            inputs:
+              - {from: sim-0.1, path: r.csv, as: r/0.1.csv}
+              - {from: sim-0.2, path: r.csv, as: r/0.2.csv}
+              - {from: sim-0.4, path: r.csv, as: r/0.4.csv}
+            script: python plot.py r/*.csv
+        """)
+    assert wf.order() == ["mesh", "sim-0.1", "sim-0.2", "sim-0.4", "plot"]
+    assert steps(wf)[1] == ("sim-0.1", "auto", ["mesh"], [("mesh", "mesh.h5", "mesh.h5",
+                                                            2 << 30)], None, 0)
+    assert [i.dest for i in wf.step("plot").inputs] == ["r/0.1.csv", "r/0.2.csv", "r/0.4.csv"]
+    assert wf.upstream("plot") == {"mesh", "sim-0.1", "sim-0.2", "sim-0.4"}
+    assert wf.downstream("mesh") == {"sim-0.1", "sim-0.2", "sim-0.4", "plot"}
+    # every step gets the same output name (`r.csv`): outputs are per working directory
+    assert wf.step("mesh").spec().resources.walltime_s == 600
+
+
+def test_a_diamond_written_bottom_up_is_ordered_top_down():
+    wf = load("""\
+        name: diamond
+        steps:
+          - {name: report, needs: [left, right], script: make report,
+             inputs: [{from: left, path: out.txt, as: l.txt},
+                      {from: right, path: out.txt, as: r.txt}]}
+          - {name: right, needs: [top], script: ./right}
+          - {name: left, needs: [top], script: ./left}
+          - {name: top, script: ./top}
+        """)
+    assert wf.order() == ["top", "right", "left", "report"]  # file order among equals
+    assert steps(wf)[-1][3] == [("left", "out.txt", "l.txt", None),
+                                ("right", "out.txt", "r.txt", None)]
+
+
+def test_a_chain_of_ten_passes_its_file_down():
+    body = "name: chain\nsteps:\n  - {name: s0, script: ./s 0, outputs: [state.npz]}\n" + "".join(
+        f"  - {{name: s{i}, needs: [s{i - 1}], script: ./s {i},"
+        f" inputs: [{{from: s{i - 1}, path: state.npz}}]}}\n" for i in range(1, 10))
+    wf = load(body)
+    assert wf.order() == [f"s{i}" for i in range(10)]
+    assert wf.upstream("s9") == {f"s{i}" for i in range(9)}
+    assert all(wf.step(f"s{i}").inputs[0].from_ == f"s{i - 1}" for i in range(1, 10))
+
+
+def test_several_inputs_from_several_upstreams_in_every_path_form():
+    wf = load("""\
+        name: train
+        steps:
+          - {name: fetch, site: alpha, script: ./fetch}
+          - {name: tok, site: beta, script: ./tok}
+          - name: fit
+            needs: [fetch, tok]
+            inputs:
+              - {from: fetch, path: results/model.pt, size: 1.5 GiB}
+              - {from: fetch, path: ./config.yaml}
+              - {from: tok, path: vocab/, as: vocab, size: 300MB}
+              - {from: tok, path: "data set/part 1.bin", as: d1.bin, size: 512k}
+            script: python fit.py
+        """)
+    fit = wf.step("fit")
+    assert [(i.from_, i.path, i.dest, i.size, i.is_dir) for i in fit.inputs] == [
+        ("fetch", "results/model.pt", "results/model.pt", 3 << 29, False),
+        ("fetch", "./config.yaml", "./config.yaml", None, False),
+        ("tok", "vocab/", "vocab", 300 << 20, True),
+        ("tok", "data set/part 1.bin", "d1.bin", 512 << 10, False)]
+
+
+def test_a_pbs_step_after_a_slurm_step_and_the_other_dialects_alongside():
+    wf = load("""\
+        name: dialects
+        steps:
+          - name: slurm
+            site: alpha
+            script: |
+              #!/bin/bash
+              #SBATCH --nodes=2 --ntasks-per-node=4
+              #SBATCH --time=01:30:00
+              srun ./a
+          - name: pbs
+            needs: [slurm]
+            site: beta
+            script: |
+              #!/bin/bash
+              #PBS -l select=1:ncpus=8:mem=16gb
+              #PBS -l walltime=00:20:00
+              cd "$PBS_O_WORKDIR"
+              ./b
+          - name: lsf
+            needs: [slurm]
+            script: |
+              #BSUB -n 4
+              #BSUB -W 15
+              ./c
+          - name: flux
+            needs: [pbs]
+            script: |
+              #flux: -N 1
+              #flux: -t 5m
+              ./d
+          - name: sge
+            needs: [lsf]
+            script: |
+              #$ -pe smp 2
+              #$ -l h_rt=0:10:0
+              ./e
+        """)
+    assert wf.order() == ["slurm", "pbs", "lsf", "flux", "sge"]
+    specs = {n: wf.step(n).spec() for n in wf.order()}
+    assert specs["slurm"].resources.nodes == 2 and specs["slurm"].resources.walltime_s == 5400
+    assert specs["pbs"].resources.walltime_s == 1200 and specs["pbs"].source_dialect == "pbs"
+    assert specs["pbs"].script == 'cd "$PBS_O_WORKDIR"\n./b\n'
+    assert specs["lsf"].resources.walltime_s == 900
+    assert specs["flux"].resources.walltime_s == 300
+    assert specs["sge"].resources.walltime_s == 600
+    assert {n: s.name for n, s in specs.items()} == {n: n for n in specs}  # the step's name
+
+
+def test_a_plain_script_without_directives_runs_as_written():
+    wf = load("""\
+        name: plain
+        steps:
+          - name: hello
+            script: |
+              set -e
+              echo "hello $USER" > greeting.txt
+        """)
+    spec = wf.step("hello").spec()
+    assert spec.script == 'set -e\necho "hello $USER" > greeting.txt\n'
+    assert spec.shell == "/bin/bash" and spec.name == "hello" and spec.resources.nodes is None
+
+
+def test_pinned_and_auto_sites_mixed_each_kept():
+    wf = load("""\
+        name: mixed
+        steps:
+          - {name: a, site: alpha, script: x}
+          - {name: b, script: x, needs: [a]}
+          - {name: c, site: auto, script: x, needs: [a]}
+          - {name: d, site: gamma, script: x, needs: [b, c]}
+        """)
+    assert [(s[0], s[1]) for s in steps(wf)] == [("a", "alpha"), ("b", "auto"), ("c", "auto"),
+                                                 ("d", "gamma")]
+
+
+def test_a_gang_of_three_on_three_sites_with_a_failure_policy_on_one_member():
+    wf = load("""\
+        name: coupled
+        steps:
+          - {name: prep, script: x}
+          - {name: ocean, site: alpha, gang: esm, needs: [prep], script: x}
+          - {name: atmos, site: beta, gang: esm, needs: [prep], script: x, retries: 2,
+             on_failure: resubmit-elsewhere}
+          - {name: ice, site: gamma, gang: esm, needs: [prep], script: x, on_failure: stop}
+          - {name: post, needs: [ocean, atmos, ice], script: x}
+        """)
+    assert wf.gangs() == {"esm": ["ocean", "atmos", "ice"]}
+    atmos = wf.step("atmos")
+    assert (atmos.retries, atmos.on_failure) == (2, "resubmit-elsewhere")
+    assert wf.step("ice").on_failure == "stop" and wf.order()[-1] == "post"
+
+
+@pytest.mark.parametrize("retries", range(6))
+def test_retries_from_none_to_five(retries):
+    wf = load(f"name: r\nsteps:\n  - {{name: a, script: x, retries: {retries}}}\n")
+    assert wf.step("a").retries == retries and wf.step("a").on_failure == "stop"
+
+
+def test_steps_that_only_order_carry_no_inputs():
+    wf = load("""\
+        name: order
+        steps:
+          - {name: setup, script: mkdir -p /scratch/me/run}
+          - {name: run, needs: [setup], script: ./run}
+          - {name: cleanup, needs: [run], script: rm -rf /scratch/me/run}
+        """)
+    assert steps(wf) == [("setup", "auto", [], [], None, 0), ("run", "auto", ["setup"], [],
+                                                              None, 0),
+                         ("cleanup", "auto", ["run"], [], None, 0)]
+
+
+def test_an_input_from_a_step_further_up_needs_no_direct_edge():
+    """README: an input must come from a step upstream; `needs` through another step will
+    do, and `needs` is never added implicitly."""
+    wf = load("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x}
+          - {name: c, needs: [b], script: x, inputs: [{from: a, path: o}]}
+        """)
+    assert wf.step("c").needs == ["b"] and wf.step("c").inputs[0].from_ == "a"
+    msg = refused("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: c, script: x, inputs: [{from: a, path: o}]}
+        """)
+    assert msg == ("step 'c': inputs[0] is from 'a', which is not upstream of it (add it to "
+                   "needs; needs: none)")
+
+
+def test_outputs_are_documentation_only():
+    """An input may name a file its upstream does not list, and two steps may list the same
+    output (each step has its own working directory)."""
+    wf = load("""\
+        name: w
+        steps:
+          - {name: a, script: x, outputs: [log.txt]}
+          - {name: b, script: x, outputs: [log.txt]}
+          - {name: c, needs: [a, b], script: x,
+             inputs: [{from: a, path: other.bin}, {from: b, path: log.txt}]}
+        """)
+    assert [i.path for i in wf.step("c").inputs] == ["other.bin", "log.txt"]
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert "`outputs` are documentation only" in readme
+
+
+def test_a_large_script_under_the_limit_is_read_whole():
+    body = "".join(f"echo line {i} of a generated script\n" for i in range(20000))
+    text = "name: big\nsteps:\n  - name: a\n    script: |\n" + textwrap.indent(body, "      ")
+    assert len(text) < MAX_WORKFLOW_BYTES
+    t0 = time.monotonic()
+    wf = load_workflow(text, sites=SITES)
+    assert wf.step("a").spec().script == body
+    assert time.monotonic() - t0 < 5
+
+
+# -- 2. YAML as people write it -----------------------------------------------------------------
+
+def test_anchors_and_merge_keys_share_settings_through_an_x_key():
+    """No workflow-level defaults: a top-level `x-...` key holds an anchor, and `<<: *name`
+    merges it into each step (a key the step gives wins). Before: `x-common` was an unknown
+    field."""
+    wf = load("""\
+        name: anchors
+        x-common: &common
+          site: alpha
+          retries: 3
+          on_failure: resubmit-elsewhere
+        steps:
+          - <<: *common
+            name: a
+            script: x        # a comment
+          - <<: *common
+            name: b
+            site: beta
+            needs: [a]
+            script: x
+        """)
+    assert steps(wf) == [("a", "alpha", [], [], None, 3), ("b", "beta", ["a"], [], None, 3)]
+    assert wf.step("b").on_failure == "resubmit-elsewhere"
+    assert "x-common" not in wf.model_dump()
+
+
+def test_an_anchor_holder_without_x_says_how_to_name_it():
+    msg = refused("""\
+        name: w
+        common: &c {site: alpha}
+        steps:
+          - {<<: *c, name: a, script: x}
+        """)
+    assert msg == ("the workflow: common: unknown field (accepted: name, steps, queue_ahead, "
+                   "and x-* keys to hold YAML anchors) (line 2)")
+
+
+def test_workflow_level_defaults_are_not_a_field():
+    msg = refused("name: w\ndefaults: {site: alpha}\nsteps: [{name: a, script: x}]\n")
+    assert msg.startswith("the workflow: defaults: unknown field (accepted: name, steps, ")
+    assert msg.endswith("(line 2)")
+
+
+def test_two_documents_in_one_file_are_refused_saying_where_the_second_starts():
+    msg = refused("name: a\nsteps: [{name: a, script: x}]\n---\n"
+                  "name: b\nsteps: [{name: b, script: x}]\n")
+    assert msg == ("the workflow: a second YAML document (`---`) at line 3, column 1; a "
+                   "workflow file holds one workflow: remove the `---`, or split the file")
+
+
+def test_a_document_marker_and_an_end_marker_around_one_workflow_are_fine():
+    wf = load("---\nname: w\nsteps: [{name: a, script: x}]\n...\n")
+    assert wf.order() == ["a"]
+
+
+def test_tabs_indenting_are_refused_with_the_line_but_tabs_inside_a_script_are_kept():
+    msg = refused("name: w\nsteps:\n\t- {name: a, script: x}\n")
+    assert msg.startswith("the workflow: not valid YAML at line 3, column 1: found character")
+    assert msg.endswith("(indent with spaces: YAML does not allow tabs for indentation)")
+    wf = load("name: w\nsteps:\n  - name: a\n    script: |\n      for i in 1 2; do\n"
+              "      \techo $i\n      done\n")
+    assert wf.step("a").script == "for i in 1 2; do\n\techo $i\ndone\n"
+
+
+def test_a_bom_and_crlf_line_ends_from_a_windows_editor(tmp_path):
+    p = tmp_path / "w.yaml"
+    text = ("name: w\nsteps:\n  - name: a\n    site: alpha\n    script: |\n      #!/bin/bash\n"
+            "      #SBATCH -N 2\n      #SBATCH -t 30\n      srun ./a\n")
+    p.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    wf = load_workflow(p, sites=SITES)
+    spec = wf.step("a").spec()
+    assert wf.name == "w" and "\r" not in wf.step("a").script
+    assert spec.resources.nodes == 2 and spec.resources.walltime_s == 1800
+    assert spec.script == "srun ./a\n"
+
+
+@pytest.mark.parametrize("text,want", [
+    ("Name: w\nsteps: [{name: a, script: x}]\n",
+     "the workflow: Name: unknown field (accepted: name, steps, queue_ahead, and x-* keys to "
+     "hold YAML anchors); did you mean 'name'? (line 1)"),
+    ("name: w\nsteps:\n  - name: a\n    Script: x\n",
+     "the workflow: steps['a'].Script: unknown field (accepted: name, script, site, needs, "
+     "inputs, outputs, gang, retries, on_failure, dialect); did you mean 'script'? (line 4)"),
+    ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x, need: [a]}\n",
+     "the workflow: steps['b'].need: unknown field (accepted: name, script, site, needs, "
+     "inputs, outputs, gang, retries, on_failure, dialect); did you mean 'needs'? (line 4)"),
+])
+def test_a_key_in_another_case_or_misspelt_is_named_not_the_key_it_leaves_out(text, want):
+    """Before: `Name: w` was refused as "name: is required", pointing away from the slip."""
+    assert refused(text) == want
+
+
+def test_needs_given_as_one_name_says_how_to_write_the_list():
+    """Before: "Input should be a valid list"."""
+    msg = refused("name: w\nsteps:\n  - {name: prep, script: x}\n"
+                  "  - name: train\n    needs: prep\n    script: x\n")
+    assert msg == ("the workflow: steps['train'].needs: needs is a list: write needs: [prep], "
+                   "not 'prep' (line 5)")
+    assert refused("name: w\nsteps:\n  - {name: a, script: x, needs: }\n") == (
+        "the workflow: steps['a'].needs: needs is a list, e.g. needs: [prep]; leave the key "
+        "out for none (line 3)")
+    assert refused("name: w\nsteps:\n  - {name: a, script: x, outputs: out.bin}\n") == (
+        "the workflow: steps['a'].outputs: outputs is a list: write outputs: [out.bin], not "
+        "'out.bin' (line 3)")
+
+
+@pytest.mark.parametrize("inputs,hint", [
+    ("[prep:out.bin]", "{from: prep, path: out.bin}, not 'prep:out.bin'"),
+    ("[out.bin]", "{from: STEP, path: FILE}, not 'out.bin'"),
+])
+def test_an_input_shorthand_says_how_an_input_is_written(inputs, hint):
+    """Before: "Input should be a valid dictionary or instance of StepInput"."""
+    msg = refused(f"name: w\nsteps:\n  - {{name: prep, script: x}}\n"
+                  f"  - {{name: b, needs: [prep], script: x, inputs: {inputs}}}\n")
+    assert msg == f"the workflow: steps['b'].inputs[0]: an input is a mapping, e.g. {hint} " \
+                  "(line 4)"
+
+
+def test_numbers_as_step_names_must_be_quoted_and_quoted_ones_work():
+    """Before: "Input should be a valid string" (YAML reads `010` as 8: never guessed)."""
+    msg = refused("name: w\nsteps:\n  - {name: 1, script: x}\n")
+    assert msg == ("the workflow: steps[0].name: 1 is a number, not text (YAML reads unquoted "
+                   "digits as numbers); quote it as written, e.g. '1' (line 3)")
+    msg = refused("name: w\nsteps:\n  - {name: '1', script: x}\n"
+                  "  - {name: '2', script: x, needs: [1]}\n")
+    assert msg.startswith("the workflow: steps['2'].needs: 1 is a number, not text")
+    assert "yes, no, on, off" in refused("name: w\nsteps:\n  - {name: a, script: x, gang: on}\n")
+    wf = load("name: '2024'\nsteps:\n  - {name: '1', script: x}\n"
+              "  - {name: '2', script: x, needs: ['1']}\n")
+    assert wf.name == "2024" and wf.order() == ["1", "2"]
+
+
+def test_a_bad_value_deep_in_a_long_file_names_its_line():
+    text = "name: w\nsteps:\n" + "".join(f"  - name: s{i}\n    script: x\n" for i in range(30))
+    text += "  - name: last\n    script: x\n    retries: lots\n"
+    assert refused(text) == ("the workflow: steps['last'].retries: retries must be a whole "
+                             "number from 0 to 10, not 'lots' (line 65)")
+
+
+# -- 3. paths -----------------------------------------------------------------------------------
+
+def test_the_same_file_reached_as_dot_slash_x_and_x_is_one_destination():
+    """Before: `./x` and `x` were two destinations; the second copy overwrote the first."""
+    msg = refused("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, script: x}
+          - {name: c, needs: [a, b], script: x,
+             inputs: [{from: a, path: ./x}, {from: b, path: x}]}
+        """)
+    assert msg == "step 'c': two inputs arrive as 'x'; name one with `as:`"
+
+
+@pytest.mark.parametrize("field,value,want", [
+    ("as", "../x", "the workflow: steps['b'].inputs[0].as: path '../x' must name a file inside "
+     "the step's working directory (no '..') (line 4)"),
+    ("as", "/tmp/x", "the workflow: steps['b'].inputs[0].as: path '/tmp/x' must be relative to "
+     "the step's working directory (no leading /, ~ or -) (line 4)"),
+    ("path", "data/../../x", "the workflow: steps['b'].inputs[0].path: path 'data/../../x' must "
+     "name a file inside the step's working directory (no '..') (line 4)"),
+])
+def test_paths_escaping_the_working_directory_name_the_field_and_line(field, value, want):
+    extra = f", as: {value}" if field == "as" else ""
+    path = value if field == "path" else "x"
+    assert refused(f"name: w\nsteps:\n  - {{name: a, script: x}}\n"
+                   f"  - {{name: b, needs: [a], script: x, inputs: [{{from: a, path: {path}"
+                   f"{extra}}}]}}\n") == want
+
+
+ODD = ["with space.bin", "it's.dat", 'say "hi".txt', "$HOME.txt", "$(touch PWNED)", "a;b",
+       "./-rf", "back\\slash"]
+
+
+@pytest.mark.parametrize("name", ODD)
+def test_odd_paths_are_copied_by_name_and_never_run(name, tmp_path):
+    up, here = tmp_path / "up", tmp_path / "here"
+    up.mkdir()
+    here.mkdir()
+    (up / name).write_text("payload")
+    lines = copy_lines([(f"{up}/{name}", name)]) + arrival_checks([name])
+    res = subprocess.run(["bash", "-c", lines + "echo ok"], cwd=here, capture_output=True,
+                         text=True)
+    assert res.returncode == 0 and res.stdout == "ok\n", res.stderr
+    assert (here / name).read_text() == "payload"
+    assert not (here / "PWNED").exists() and not (tmp_path / "PWNED").exists()
+
+
+# -- 5. the command line: a bad file exits 2 with the line, before any site is asked ----------
+
+@pytest.fixture
+def cfg(tmp_path):
+    p = tmp_path / "sites.yaml"
+    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
+                 "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
+                 f"store: {tmp_path / 's.sqlite'}\n")
+    return p
+
+
+@pytest.mark.parametrize("text,want", [
+    ("name: w\nsteps:\n  - {name: prep, script: x}\n  - {name: b, needs: prep, script: x}\n",
+     "steps['b'].needs: needs is a list: write needs: [prep], not 'prep' (line 4)"),
+    ("Name: w\nsteps: [{name: a, script: x}]\n",
+     "Name: unknown field (accepted: name, steps, queue_ahead, and x-* keys to hold YAML "
+     "anchors); did you mean 'name'? (line 1)"),
+    ("name: w\nsteps: [{name: a, script: x}]\n---\nname: v\nsteps: [{name: b, script: x}]\n",
+     "a second YAML document (`---`) at line 3, column 1; a workflow file holds one workflow:"
+     " remove the `---`, or split the file"),
+    ("name: w\nsteps:\n  - {name: a, script: x, site: gamma}\n",
+     "step 'a': unknown site 'gamma' (known: alpha, beta, or auto)"),
+])
+def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, text, want):
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    assert main(["workflow", "run", str(f), "--config", str(cfg), "--json"]) == 2
+    out, err = capsys.readouterr()
+    where = "" if want.startswith("step ") else f"{f}: "
+    assert err == f"diamond: {where}{want}\n"
+    assert json.loads(out) == {"reason": "bad-input", "message": f"{where}{want}"}

@@ -721,13 +721,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         JobSpec; a script without any directive is run as is. Pure; BadInput when it is empty or
         binary, when two dialects' directives tie, or naming a directive's bad value."""
         from .dialects import get_script_dialect
+        from .dialects.scripts_common import plain_script
         from .dialects.translate import count_sentinels, detect_dialect
 
         if not text.strip():
             raise BadInput("the job script is empty")
         script_text(text, "the job script")
         if dialect is None and not any(count_sentinels(text).values()):
-            return JobSpec(script=text)
+            return plain_script(text)
         return get_script_dialect(dialect or detect_dialect(text)).parse_script(text)
 
     @classmethod

@@ -111,8 +111,10 @@ class _Ops:
             return await self.fed.journal.recover_intent(job)
         return 0.0
 
-    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
-        return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id)
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str,
+                       recursive: bool = False) -> Any:
+        return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id,
+                                             recursive=recursive)
 
     async def can_start_now(self, job: Job) -> bool:
         if job.spec is None or job.site not in self.fed.sites:

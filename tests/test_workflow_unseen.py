@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.workflow.engine import (
     arrival_checks,
     copy_lines,
+    runs_shell_lines,
+    with_prologue,
 )
 from diamond_jupyter.workflow.model import MAX_WORKFLOW_BYTES, Workflow, load_workflow
 
@@ -477,6 +479,115 @@ def test_odd_paths_are_copied_by_name_and_never_run(name, tmp_path):
     assert res.returncode == 0 and res.stdout == "ok\n", res.stderr
     assert (here / name).read_text() == "payload"
     assert not (here / "PWNED").exists() and not (tmp_path / "PWNED").exists()
+
+
+def test_a_directory_input_is_copied_with_everything_in_it(tmp_path):
+    """Before: `cp -p` refused a directory (`-r not specified`), failing the step after its
+    upstream ran; a cross-site copy was not recursive either."""
+    wf = load("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x,
+             inputs: [{from: a, path: results/}, {from: a, path: "ckpt dir/", as: prev}]}
+        """)
+    up, here = tmp_path / "up", tmp_path / "here"
+    (up / "results" / "sub").mkdir(parents=True)
+    (up / "results" / "sub" / "x.csv").write_text("1,2")
+    (up / "ckpt dir").mkdir()
+    (up / "ckpt dir" / "$(touch PWNED)").write_text("w")
+    here.mkdir()
+    lines = copy_lines([(f"{up}/{i.path}", i.dest) for i in wf.step("b").inputs])
+    res = subprocess.run(["bash", "-c", lines + arrival_checks(["results/", "prev"])],
+                         cwd=here, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert (here / "results" / "sub" / "x.csv").read_text() == "1,2"
+    assert (here / "prev" / "$(touch PWNED)").read_text() == "w"
+    assert not (here / "PWNED").exists()
+    assert sorted(p.name for p in here.iterdir()) == ["prev", "results"]
+
+
+def test_a_missing_directory_input_fails_the_step_with_a_line(tmp_path):
+    lines = copy_lines([(f"{tmp_path}/nope/", "nope/")])
+    res = subprocess.run(["bash", "-c", lines + "echo body"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "body" not in res.stdout
+    assert f"workflow input nope/ could not be copied from {tmp_path}/nope/" in res.stderr
+
+
+# -- 4. the step's job before it is submitted --------------------------------------------------
+
+@pytest.mark.parametrize("interp,runs", [
+    ("/bin/bash", True), ("/usr/bin/env bash", True), ("/bin/sh -e", True), ("/bin/zsh", True),
+    ("/usr/bin/env python3", False), ("/bin/tcsh", False), ("/usr/bin/env -S python3 -u",
+                                                            False),
+    ("/usr/bin/Rscript", False)])
+def test_which_interpreters_run_shell_lines(interp, runs):
+    assert runs_shell_lines(interp) is runs
+
+
+@pytest.mark.parametrize("script", [
+    "#!/usr/bin/env python3\nimport sys\nprint(open('in.txt').read().upper())\n",
+    "#!/usr/bin/env python3\n#SBATCH -N 1\n#SBATCH -t 5\nprint(open('in.txt').read().upper())\n",
+])
+def test_a_python_step_gets_its_inputs_and_runs_in_python(script, tmp_path):
+    """Before: the copy lines went into the Python body (a SyntaxError at run time), and a
+    plain Python script was run by the rendered `#!/bin/bash`."""
+    wf = load_workflow(f"name: w\nsteps:\n  - name: a\n    script: |\n"
+                       f"{textwrap.indent(script, '      ')}", sites=SITES)
+    spec = wf.step("a").spec()
+    assert spec.shell == "/usr/bin/env python3"
+    (tmp_path / "up").mkdir()
+    (tmp_path / "up" / "in.txt").write_text("data")
+    ready = with_prologue(spec, copy_lines([(f"{tmp_path}/up/in.txt", "in.txt")]))
+    assert ready.shell == "/bin/bash"
+    here = tmp_path / "here"
+    here.mkdir()
+    res = subprocess.run(["bash", "-c", ready.script], cwd=here, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "DATA\n"
+
+
+def test_a_body_holding_the_here_document_end_still_runs_whole(tmp_path):
+    body = "x = '''\nDIAMOND_STEP_BODY\n'''\nprint(len(x.splitlines()))\n"
+    spec = JobSpec(script=body, shell="/usr/bin/env python3")
+    ready = with_prologue(spec, "true\n")
+    res = subprocess.run(["bash", "-c", ready.script], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert res.returncode == 0 and res.stdout == "2\n", (ready.script, res.stderr)
+
+
+def test_a_shell_step_keeps_its_interpreter_and_body():
+    spec = load("name: w\nsteps:\n  - name: a\n    script: |\n      #!/bin/zsh\n"
+                "      print -r -- $ZSH_VERSION\n").step("a").spec()
+    assert spec.shell == "/bin/zsh"
+    ready = with_prologue(spec, "cp -p -- a b\n")
+    assert ready.script == "cp -p -- a b\nprint -r -- $ZSH_VERSION\n" and ready.shell == "/bin/zsh"
+
+
+def test_a_plain_python_script_submitted_alone_is_run_by_python():
+    """The same fault outside workflows: `diamond submit` of a plain `#!/usr/bin/env python3`
+    script rendered `#!/bin/bash` above it."""
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.federation import Federation
+
+    spec = Federation.parse("#!/usr/bin/env python3\nprint('hi')\n")
+    assert (spec.shell, spec.script) == ("/usr/bin/env python3", "print('hi')\n")
+    text = get_script_dialect("slurm").render_script(spec).script
+    assert text.startswith("#!/usr/bin/env python3\n") and text.count("#!") == 1
+    odd = Federation.parse("#!python\nprint(1)\n")  # not an absolute path: kept as written
+    assert odd.shell == "/bin/bash" and odd.script == "#!python\nprint(1)\n"
+
+
+def test_a_cross_site_copy_names_a_directory_without_its_slash():
+    """`results/` sent to `.../results/` landed in `.../results/results` (SFTP copies into a
+    destination that ends with /)."""
+    from diamond_jupyter.workflow.engine import _in_dir
+
+    assert _in_dir("/w/j1", "results/") == "/w/j1/results"
+    assert _in_dir("/w/j1", "./x") == "/w/j1/x"
+    assert _in_dir("/w/j1", "a b/c.bin") == "/w/j1/a b/c.bin"
 
 
 # -- 5. the command line: a bad file exits 2 with the line, before any site is asked ----------

@@ -525,6 +525,19 @@ def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]
     return [f"dropped: mail event {e} (no {target} equivalent)" for e in extra]
 
 
+def plain_script(text: str) -> JobSpec:
+    """A script without directives, run as is: its interpreter line, when it names one as a
+    batch script's may (an absolute path, plain arguments), is the job's shell, so that a
+    `#!/usr/bin/env python3` script is run by Python, not by the renderer's `#!/bin/bash`."""
+    from ..model import _SHELL
+
+    first, nl, rest = text.lstrip("\ufeff").partition("\n")
+    shell = first[2:].strip() if first.startswith("#!") else ""
+    if nl and _SHELL.fullmatch(shell):
+        return JobSpec(script=rest, shell=shell)
+    return JobSpec(script=text)
+
+
 def begin_parse(text: str, sentinel: re.Pattern[str], dialect: str, late_note: str, *,
                 flux_rules: bool = False) -> tuple[Header, JobSpec]:
     """The start every dialect's parse shares: split off the leading directive block,

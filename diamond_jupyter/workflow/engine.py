@@ -101,7 +101,8 @@ class WorkflowOps(Protocol):
     async def refresh(self, job: Job) -> Job: ...
     async def recover_submit(self, job: Job) -> float: ...
     def follow(self, job: Job) -> None: ...
-    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any: ...
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str,
+                       recursive: bool = False) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
     async def publish(self) -> None: ...
@@ -136,15 +137,28 @@ def _quoted_path(path: str) -> str:
     return shlex.quote(path)
 
 
+def _in_dir(workdir: str, path: str) -> str:
+    """`path` (relative, checked at load) in a job's working directory: `./x` and `dir/` as
+    `x` and `dir` (a copy to `dir/` would land in `dir/dir`)."""
+    return posixpath.join(workdir, posixpath.normpath(path))
+
+
 def copy_lines(copies: list[tuple[str, str]]) -> str:
     """Shell lines that copy each (source, destination) before the body; a missing input
-    fails the job with a line on stderr."""
+    fails the job with a line on stderr. A source ending with / is a directory: its
+    contents are copied, with everything under them, into the destination directory."""
     out = []
     for src, dst in copies:
+        said = shlex.quote(f"workflow input {dst} could not be copied from {src}")
+        if src.endswith("/"):
+            d = shlex.quote(posixpath.normpath(dst))
+            s = _quoted_path(src.rstrip("/") + "/.")
+            out.append(f"mkdir -p -- {d} && cp -pR -- {s} {d}/ || "
+                       f"{{ echo {said} >&2; exit 1; }}")
+            continue
         s, d = _quoted_path(src), shlex.quote(dst)
         parent = posixpath.dirname(dst)
         mk = f"mkdir -p -- {shlex.quote(parent)} && " if parent else ""
-        said = shlex.quote(f"workflow input {dst} could not be copied from {src}")
         out.append(f"{mk}cp -p -- {s} {d} || {{ echo {said} >&2; exit 1; }}")
     return "\n".join(out) + "\n" if out else ""
 
@@ -167,16 +181,51 @@ def gate_spec(step_name: str, spec: JobSpec) -> JobSpec:
                    queue=spec.queue, account=spec.account)
 
 
+# interpreters that run the prologue's shell lines as they are
+POSIX_SHELLS = {"sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash",
+                "posh"}
+BODY_FILE = ".diamond-step-body"  # where a non-shell body is written before it is run
+
+
+def runs_shell_lines(interpreter: str) -> bool:
+    """Whether `interpreter` (a `#!` line's, or a spec's shell) runs POSIX shell lines:
+    /bin/bash and /usr/bin/env zsh do; /usr/bin/env python3 and /bin/tcsh do not."""
+    words = interpreter.split()
+    if not words:
+        return True
+    prog = posixpath.basename(words[0])
+    if prog == "env":
+        prog = posixpath.basename(next((w for w in words[1:] if not w.startswith("-")
+                                        and "=" not in w), "sh"))
+    return prog in POSIX_SHELLS
+
+
 def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
+    """`lines` (shell) run before the step's body. A body in another language (Python, csh,
+    R: its shell or `#!` line says) is written to BODY_FILE by a quoted here-document and
+    run by its interpreter after the lines, which bash runs."""
     if not lines:
         return spec
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
+    interpreter = spec.shell or "/bin/bash"
     if body.startswith("#!"):  # keep the interpreter line first
         first, _, rest = body.partition("\n")
-        body = f"{first}\n{lines}{rest}"
-    else:
-        body = lines + body
-    return spec.model_copy(update={"script": body, "command": None})
+        if runs_shell_lines(first[2:]):
+            return spec.model_copy(update={"script": f"{first}\n{lines}{rest}",
+                                           "command": None})
+        interpreter, body = first[2:].strip(), rest
+    if runs_shell_lines(interpreter):
+        return spec.model_copy(update={"script": lines + body, "command": None})
+    if not body.endswith("\n"):
+        body += "\n"
+    end, n = "DIAMOND_STEP_BODY", 0
+    while f"\n{end}\n" in "\n" + body:  # the here-document's end is no line of the body
+        n += 1
+        end = f"DIAMOND_STEP_BODY_{n}"
+    run = " ".join(shlex.quote(w) for w in interpreter.split())
+    script = (f"{lines}cat > {BODY_FILE} <<'{end}'\n{body}{end}\n"
+              f"exec {run} {BODY_FILE}\n")
+    return spec.model_copy(update={"script": script, "command": None, "shell": "/bin/bash"})
 
 
 def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
@@ -745,15 +794,15 @@ class WorkflowEngine:
             up_job = self._job(up)
             if up_job is None or not up_job.workdir or not job.workdir:
                 continue
-            moves.append((i, f"{up.site}:{posixpath.join(up_job.workdir, inp.path)}",
-                          f"{st.site}:{posixpath.join(job.workdir, inp.dest)}"))
+            moves.append((i, f"{up.site}:{_in_dir(up_job.workdir, inp.path)}",
+                          f"{st.site}:{_in_dir(job.workdir, inp.dest)}", inp.is_dir))
         if moves:
             self.store.update_step(wid, name, phase="moving",
                                    event={"inputs": [m[1] for m in moves]}, job_id=job.id)
         try:
             recs = await asyncio.gather(*(self.ops.transfer(
-                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id)
-                for i, src, dst in moves))
+                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id,
+                **({"recursive": True} if is_dir else {})) for i, src, dst, is_dir in moves))
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a bad path, an unknown site: the step fails

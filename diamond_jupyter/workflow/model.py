@@ -230,11 +230,12 @@ class Step(_Strict):
     def spec(self) -> JobSpec:
         """The step's job, parsed from its script (BadInput naming the step)."""
         from ..dialects import get_script_dialect
+        from ..dialects.scripts_common import plain_script
         from ..dialects.translate import count_sentinels, detect_dialect
 
         try:
             if self.dialect is None and not any(count_sentinels(self.script).values()):
-                spec = JobSpec(script=self.script)
+                spec = plain_script(self.script)
             else:
                 dialect = get_script_dialect(self.dialect or detect_dialect(self.script))
                 spec = dialect.parse_script(self.script)

@@ -346,7 +346,7 @@ def test_distinct_names_and_gangs_are_kept():
     ("name: w\nsteps:\n  - {name: a, script: x, gang: g}\n  - {name: b, script: y, gang: G}\n",
      "gangs 'g' (a) and 'G' (b)"),
     ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o}]}\n",
-     "step 'a': inputs[0] is from 'a', which is not upstream of it"),
+     "step 'a': inputs[0] is from the step itself"),
     ("name: w\nsteps:\n  - {name: a, script: x, gang: 'g;id'}\n",
      "steps['a'].gang: 'g;id' is not a valid name"),
     ("name: w\nsteps:\n  - {name: a, script: '   '}\n", "steps['a'].script: the script is empty"),

@@ -432,6 +432,21 @@ def test_a_bad_value_deep_in_a_long_file_names_its_line():
                              "number from 0 to 10, not 'lots' (line 65)")
 
 
+def test_an_input_from_the_step_itself_does_not_advise_needing_itself():
+    """Before: "... not upstream of it (add it to needs ...)", which then said "needs
+    itself"."""
+    assert refused("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o}]}\n"
+                   ) == ("step 'a': inputs[0] is from the step itself; an input comes from a "
+                         "step upstream (one in its needs, or further up); its own files are "
+                         "in its directory already")
+
+
+def test_steps_keyed_by_name_say_to_write_a_list():
+    msg = refused("name: w\nsteps:\n  prep: {script: x}\n  train: {script: y, needs: [prep]}\n")
+    assert msg == ("the workflow: steps: Input should be a valid list: write each step as an "
+                   "item (`- name: prep`), not as a key of a mapping (line 3)")
+
+
 # -- 3. paths -----------------------------------------------------------------------------------
 
 def test_the_same_file_reached_as_dot_slash_x_and_x_is_one_destination():
@@ -479,6 +494,27 @@ def test_odd_paths_are_copied_by_name_and_never_run(name, tmp_path):
     assert res.returncode == 0 and res.stdout == "ok\n", res.stderr
     assert (here / name).read_text() == "payload"
     assert not (here / "PWNED").exists() and not (tmp_path / "PWNED").exists()
+
+
+def test_a_file_sent_into_a_directory_keeps_its_name(tmp_path):
+    """`as: data/` for a file: data/FILE on the same site (cp into the directory) but a file
+    named `data` across sites (the destination's slash dropped)."""
+    wf = load("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x,
+             inputs: [{from: a, path: out/x.bin, as: data/}, {from: a, path: y, as: data/z}]}
+        """)
+    assert [i.dest for i in wf.step("b").inputs] == ["data/x.bin", "data/z"]
+    up = tmp_path / "up" / "out"
+    up.mkdir(parents=True)
+    (up / "x.bin").write_text("x")
+    lines = copy_lines([(f"{up}/x.bin", wf.step("b").inputs[0].dest)])
+    res = subprocess.run(["bash", "-c", lines + arrival_checks(["data/x.bin"])],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "data" / "x.bin").read_text() == "x"
 
 
 def test_a_directory_input_is_copied_with_everything_in_it(tmp_path):

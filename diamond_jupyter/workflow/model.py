@@ -146,6 +146,10 @@ class StepInput(_Strict):
 
     @property
     def dest(self) -> str:
+        """Its name here: `as`, else its path; `as: data/` for a file is data/FILE (the
+        same on this site and across sites)."""
+        if self.as_ and self.as_.endswith("/") and not self.is_dir:
+            return self.as_ + posixpath.basename(self.path)
         return self.as_ or self.path
 
     @property
@@ -280,6 +284,15 @@ class Workflow(_Strict):
         _not_text(v, "name")
         return v
 
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_list(cls, v: Any) -> Any:
+        """`steps: {prep: {...}}` (keyed by name, as some tools write it): say how to write."""
+        if isinstance(v, dict):
+            raise ValueError("Input should be a valid list: write each step as an item "
+                             "(`- name: prep`), not as a key of a mapping")
+        return v
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
@@ -408,6 +421,10 @@ class Workflow(_Strict):
                 if inp.from_ not in known:
                     raise BadInput(f"step {s.name!r}: inputs[{i}] is from unknown step "
                                    f"{inp.from_!r} (steps: {_listing(names)})")
+                if inp.from_ == s.name:
+                    raise BadInput(f"step {s.name!r}: inputs[{i}] is from the step itself; an "
+                                   "input comes from a step upstream (one in its needs, or "
+                                   "further up); its own files are in its directory already")
                 if not self._waits_for(s.name, inp.from_):
                     raise BadInput(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, which "
                                    f"is not upstream of it (add it to needs; needs: "

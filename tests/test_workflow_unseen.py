@@ -6,17 +6,20 @@ in (no test bed: no site is contacted)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.model import BadInput, JobSpec
+from diamond_jupyter.model import BadInput, Job, JobSpec, JobState
 from diamond_jupyter.workflow.engine import (
+    Estimate,
     arrival_checks,
     copy_lines,
     runs_shell_lines,
@@ -657,3 +660,126 @@ def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, 
     where = "" if want.startswith("step ") else f"{f}: "
     assert err == f"diamond: {where}{want}\n"
     assert json.loads(out) == {"reason": "bad-input", "message": f"{where}{want}"}
+
+
+# -- 6. a gang member's retry, on the real engine and store (the sites are recorded) ----------
+
+class _Ops:
+    """The operations below the facade, recorded: every submit is bound at once."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.engine_id = "engine-1"
+        self.ids = itertools.count(100)
+        self.submits: list[tuple[str, str, bool]] = []  # (step, site, held)
+        self.cancels: list[str] = []
+        self.releases: list[str] = []
+
+    def site_names(self) -> list[str]:
+        return list(SITES)
+
+    def supports_dependency(self, site: str) -> bool:
+        return True
+
+    def supports_gate(self, site: str) -> bool:
+        return False
+
+    def new_token(self) -> str:
+        return f"tok{next(self.ids)}"
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set, ready_at: Any = None
+                    ) -> Estimate:
+        return Estimate(next(s for s in SITES if s not in exclude), None, None)
+
+    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
+                       ) -> Estimate:
+        return Estimate(site, None, None)
+
+    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                     origin: dict[str, Any]) -> Job:
+        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
+        self.store.record_intent(site, token, spec, origin=origin)
+        self.submits.append((origin["step"], site, hold))
+        job = self.store.bind_native_id(token, str(next(self.ids)))
+        self.store.apply_state(job.id, JobState.PENDING)
+        return self.store.get_job(job.id)
+
+    async def cancel(self, job: Job) -> None:
+        self.cancels.append(job.id)
+        self.store.apply_state(job.id, JobState.CANCELLED)
+
+    async def release(self, job: Job) -> None:
+        self.releases.append(job.id)
+        self.store.apply_state(job.id, JobState.RUNNING)
+
+    async def refresh(self, job: Job) -> Job:
+        return self.store.get_job(job.id)
+
+    async def recover_submit(self, job: Job) -> float:
+        return 0.0
+
+    def follow(self, job: Job) -> None:
+        pass
+
+    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
+        raise AssertionError("no cross-site input here")
+
+    async def can_start_now(self, job: Job) -> bool:
+        return True
+
+    def subscribe(self, callback: Any) -> Any:
+        return lambda: None
+
+    async def publish(self) -> None:
+        pass
+
+
+async def _until(eng: Any, wid: str, phases: dict[str, str]) -> None:
+    """Wait (on the engine's own signal, at most 10 s) until the steps are in `phases`."""
+    import asyncio
+
+    async def reached() -> None:
+        while True:
+            eng.changed.clear()
+            rec = eng.store.get_workflow(wid)
+            if all(rec.step(m).phase == p for m, p in phases.items()):
+                return
+            await eng.changed.wait()
+    await asyncio.wait_for(reached(), 10)
+
+
+async def test_a_gang_member_that_fails_is_run_again_with_its_whole_gang(tmp_path):
+    """Before: the failed member was resubmitted and released alone while the other member
+    kept running: a partial gang, which a gang exists to prevent."""
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    wf = load("""\
+        name: coupled
+        steps:
+          - {name: ocean, site: alpha, gang: esm, script: x, retries: 1}
+          - {name: atmos, site: beta, gang: esm, script: x}
+          - {name: post, site: alpha, needs: [ocean, atmos], script: x}
+        """)
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Ops(store)
+        eng = WorkflowEngine(ops)
+        try:
+            wid = await eng.run(wf)
+            await _until(eng, wid, {"ocean": "released", "atmos": "released"})
+            rec = store.get_workflow(wid)
+            first_atmos = store.job_by_token(rec.step("atmos").token)
+            ocean = store.job_by_token(rec.step("ocean").token)
+            store.apply_state(ocean.id, JobState.FAILED, exit_code=1)
+            await eng.advance(wid)
+            await _until(eng, wid, {"ocean": "released", "atmos": "released"})
+            rec = store.get_workflow(wid)
+            assert first_atmos.id in ops.cancels  # stopped, not left running alone
+            assert [s[:2] for s in ops.submits] == [
+                ("ocean", "alpha"), ("atmos", "beta"), ("post", "alpha"),
+                ("ocean", "alpha"), ("atmos", "beta"), ("post", "alpha")]
+            assert all(held for step, _, held in ops.submits if step != "post")
+            assert (rec.step("ocean").attempt, rec.step("atmos").attempt) == (1, 0)
+            assert len(ops.releases) == 4  # each member released twice, together
+        finally:
+            await eng.close()

@@ -883,10 +883,30 @@ class WorkflowEngine:
                                    f"failed on {st.site}: {why}", data=data, job_id=job.id,
                                    event={"retry": True, "failed_job": job.id})
             await self._requeue_downstream(rec, wf, name)
+            if step.gang:
+                await self._requeue_gang(rec, wf, name)
             return False
         self.store.update_step(rec.id, name, phase="failed", reason=why, job_id=job.id)
         await self._stop(rec, "FAILED", f"step {name!r} failed: {why}", name)
         return True
+
+    async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """A gang member run again: the members still queued or running are cancelled and
+        wait with it, so the gang starts together again (never a partial gang)."""
+        step = wf.step(name)
+        for m in wf.gangs().get(step.gang or "", []):
+            st = self.store.get_workflow(rec.id).step(m)
+            if m == name or not (st.phase in SUBMITTED or st.phase == "submitting"):
+                continue
+            job = self._job(st)
+            if job is not None and not job.state.terminal:
+                with contextlib.suppress(DiamondError):
+                    await self.ops.cancel(job)
+            await self._drop_gate(rec.id, m)
+            self.store.update_step(rec.id, m, phase="waiting", token="", data={
+                "move_error": None}, reason=f"resubmitted with its gang after {name} failed",
+                job_id=job.id if job else None)
+            await self._requeue_downstream(rec, wf, m)
 
     async def _requeue_downstream(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """Steps queued behind a step that is submitted again wait for its new run."""

@@ -465,6 +465,27 @@ def test_the_same_file_reached_as_dot_slash_x_and_x_is_one_destination():
     assert msg == "step 'c': two inputs arrive as 'x'; name one with `as:`"
 
 
+def test_an_input_inside_another_input_that_is_a_file_is_refused():
+    """Before: accepted; at run time `mkdir -p data` failed on the file `data` copied first."""
+    msg = refused("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x,
+             inputs: [{from: a, path: db.sqlite, as: data}, {from: a, path: x.csv, as: data/x.csv}]}
+        """)
+    assert msg == ("step 'b': input 'data' is a file, but input 'data/x.csv' would be inside "
+                   "it; name one with `as:` (a path ending with / is a directory)")
+    wf = load("""\
+        name: w
+        steps:
+          - {name: a, script: x}
+          - {name: b, needs: [a], script: x,
+             inputs: [{from: a, path: data/}, {from: a, path: extra.csv, as: data/extra.csv}]}
+        """)
+    assert [i.dest for i in wf.step("b").inputs] == ["data/", "data/extra.csv"]
+
+
 @pytest.mark.parametrize("field,value,want", [
     ("as", "../x", "the workflow: steps['b'].inputs[0].as: path '../x' must name a file inside "
      "the step's working directory (no '..') (line 4)"),

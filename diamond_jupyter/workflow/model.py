@@ -434,6 +434,15 @@ class Workflow(_Strict):
             if twice:
                 raise BadInput(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
                                "with `as:`")
+            files = {d for d, inp in zip(dests, s.inputs, strict=True) if not inp.is_dir}
+            for d in dests:  # a file cannot also be a directory holding another input
+                parent = posixpath.dirname(d)
+                while parent and parent not in files:
+                    parent = posixpath.dirname(parent)
+                if parent:
+                    raise BadInput(f"step {s.name!r}: input {parent!r} is a file, but input "
+                                   f"{d!r} would be inside it; name one with `as:` (a path "
+                                   "ending with / is a directory)")
         gangs = self.gangs()
         by_fold: dict[str, str] = {}
         for gang in gangs:

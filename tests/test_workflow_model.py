@@ -161,7 +161,7 @@ def test_the_cli_exits_2_naming_the_problem(tmp_path, capsys):
     wf.write_text(EXAMPLE.replace("site: alpha", "site: beta"))  # not in this sites file
     assert main(["workflow", "run", str(wf), "--config", str(cfg), "--json"]) == 2
     assert capsys.readouterr().err == ("diamond: step 'prep': unknown site 'beta' (known: "
-                                       "alpha, or auto)\n")
+                                       "alpha, or auto) (line 4)\n")
     assert main(["workflow", "status", "wf-nope", "--config", str(cfg)]) == 2
     assert "no workflow 'wf-nope'" in capsys.readouterr().err
 

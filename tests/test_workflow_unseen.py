@@ -266,7 +266,7 @@ def test_an_input_from_a_step_further_up_needs_no_direct_edge():
           - {name: c, script: x, inputs: [{from: a, path: o}]}
         """)
     assert msg == ("step 'c': inputs[0] is from 'a', which is not upstream of it (add it to "
-                   "needs; needs: none)")
+                   "needs; needs: none) (line 4)")
 
 
 def test_outputs_are_documentation_only():
@@ -441,13 +441,38 @@ def test_an_input_from_the_step_itself_does_not_advise_needing_itself():
     assert refused("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o}]}\n"
                    ) == ("step 'a': inputs[0] is from the step itself; an input comes from a "
                          "step upstream (one in its needs, or further up); its own files are "
-                         "in its directory already")
+                         "in its directory already (line 3)")
 
 
 def test_steps_keyed_by_name_say_to_write_a_list():
     msg = refused("name: w\nsteps:\n  prep: {script: x}\n  train: {script: y, needs: [prep]}\n")
     assert msg == ("the workflow: steps: Input should be a valid list: write each step as an "
                    "item (`- name: prep`), not as a key of a mapping (line 3)")
+
+
+@pytest.mark.parametrize("tail,want", [
+    ("  - name: z\n    script: x\n    needs: [s1, s9]\n",
+     "step 'z' needs unknown step 's9' (steps: s0, s1, s2, s3, s4, z) (line 15)"),
+    ("  - name: z\n    site: delta\n    script: x\n",
+     "step 'z': unknown site 'delta' (known: alpha, beta, gamma, or auto) (line 14)"),
+    ("  - name: z\n    script: x\n    needs: [s1]\n    inputs:\n      - {from: s2, path: o}\n",
+     "step 'z': inputs[0] is from 's2', which is not upstream of it (add it to needs; needs: "
+     "s1) (line 17)"),
+    ("  - name: s3\n    script: x\n", "workflow 'w': step name 's3' is used twice (line 13)"),
+    ("  - name: z\n    script: |\n      #SBATCH --nodes=lots\n      ./z\n",
+     "step 'z': "),
+])
+def test_a_problem_between_steps_names_the_line_of_the_field(tail, want):
+    """Before: a graph problem (an unknown step or site, an input from a step not upstream)
+    named the step but not the line."""
+    text = "name: w\nsteps:\n" + "".join(f"  - {{name: s{i}, script: x}}\n" for i in range(5))
+    text += "  # the last step, added later\n" * 5 + tail
+    msg = refused(text)
+    assert msg.startswith(want)
+    if want == "step 'z': ":  # the script: its own problem, then the line of `script:`
+        assert msg.endswith(" (line 14)")
+    else:
+        assert msg == want
 
 
 # -- 3. paths -----------------------------------------------------------------------------------
@@ -462,7 +487,7 @@ def test_the_same_file_reached_as_dot_slash_x_and_x_is_one_destination():
           - {name: c, needs: [a, b], script: x,
              inputs: [{from: a, path: ./x}, {from: b, path: x}]}
         """)
-    assert msg == "step 'c': two inputs arrive as 'x'; name one with `as:`"
+    assert msg == "step 'c': two inputs arrive as 'x'; name one with `as:` (line 6)"
 
 
 def test_an_input_inside_another_input_that_is_a_file_is_refused():
@@ -475,7 +500,7 @@ def test_an_input_inside_another_input_that_is_a_file_is_refused():
              inputs: [{from: a, path: db.sqlite, as: data}, {from: a, path: x.csv, as: data/x.csv}]}
         """)
     assert msg == ("step 'b': input 'data' is a file, but input 'data/x.csv' would be inside "
-                   "it; name one with `as:` (a path ending with / is a directory)")
+                   "it; name one with `as:` (a path ending with / is a directory) (line 5)")
     wf = load("""\
         name: w
         steps:
@@ -671,7 +696,7 @@ def cfg(tmp_path):
      "a second YAML document (`---`) at line 3, column 1; a workflow file holds one workflow:"
      " remove the `---`, or split the file"),
     ("name: w\nsteps:\n  - {name: a, script: x, site: gamma}\n",
-     "step 'a': unknown site 'gamma' (known: alpha, beta, or auto)"),
+     "step 'a': unknown site 'gamma' (known: alpha, beta, or auto) (line 3)"),
 ])
 def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, text, want):
     f = tmp_path / "w.yaml"

@@ -248,6 +248,15 @@ class Step(_Strict):
         return spec if spec.name else spec.model_copy(update={"name": self.name})
 
 
+class Misplaced(BadInput):
+    """A workflow's problem and where it is (a field's path, as pydantic gives it), so that a
+    file's loader can add the line."""
+
+    def __init__(self, message: str, loc: tuple[Any, ...]) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
 class _Memo:
     """A workflow's derived index: not part of what it is (equal to any other memo)."""
 
@@ -396,53 +405,58 @@ class Workflow(_Strict):
         seen: set[str] = set()
         dup = sorted({n for n in names if n in seen or seen.add(n)})
         if dup:
-            raise BadInput(f"workflow {self.name!r}: step name {dup[0]!r} is used twice")
+            raise Misplaced(f"workflow {self.name!r}: step name {dup[0]!r} is used twice",
+                            ("steps", len(names) - 1 - names[::-1].index(dup[0]), "name"))
         folded: dict[str, str] = {}
-        for n in names:  # `needs: [Prep]` for a step `prep` is a slip, not a second step
+        for k, n in enumerate(names):  # `needs: [Prep]` for a step `prep` is a slip
             other = folded.setdefault(n.casefold(), n)
             if other != n:
-                raise BadInput(f"workflow {self.name!r}: step names {other!r} and {n!r} "
+                raise Misplaced(f"workflow {self.name!r}: step names {other!r} and {n!r} "
                                "differ only in case; rename one (a `needs` or `from` naming "
                                "either is easily mistaken, and a case-insensitive file "
-                               "system mixes their files)")
+                               "system mixes their files)", ("steps", k, "name"))
         known = set(names)
-        for s in self.steps:
-            for n in s.needs:
+        for k, s in enumerate(self.steps):
+            for j, n in enumerate(s.needs):
                 if n not in known:
-                    raise BadInput(f"step {s.name!r} needs unknown step {n!r} (steps: "
-                                   f"{_listing(names)})")
+                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} (steps: "
+                                    f"{_listing(names)})", ("steps", k, "needs", j))
                 if n == s.name:
-                    raise BadInput(f"step {s.name!r} needs itself (a cycle)")
+                    raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
+                                    ("steps", k, "needs", j))
         cycle = _find_cycle(self)
         if cycle:
             raise BadInput(f"workflow {self.name!r} has a cycle: {' -> '.join(cycle)}")
-        for s in self.steps:
+        for k, s in enumerate(self.steps):
             for i, inp in enumerate(s.inputs):
+                at = ("steps", k, "inputs", i, "from")
                 if inp.from_ not in known:
-                    raise BadInput(f"step {s.name!r}: inputs[{i}] is from unknown step "
-                                   f"{inp.from_!r} (steps: {_listing(names)})")
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
+                                    f"{inp.from_!r} (steps: {_listing(names)})", at)
                 if inp.from_ == s.name:
-                    raise BadInput(f"step {s.name!r}: inputs[{i}] is from the step itself; an "
-                                   "input comes from a step upstream (one in its needs, or "
-                                   "further up); its own files are in its directory already")
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] is from the step itself; "
+                                    "an input comes from a step upstream (one in its needs, or "
+                                    "further up); its own files are in its directory already",
+                                    at)
                 if not self._waits_for(s.name, inp.from_):
-                    raise BadInput(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, which "
-                                   f"is not upstream of it (add it to needs; needs: "
-                                   f"{', '.join(s.needs) or 'none'})")
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
+                                    f"which is not upstream of it (add it to needs; needs: "
+                                    f"{', '.join(s.needs) or 'none'})", at)
             dests = [posixpath.normpath(inp.dest) for inp in s.inputs]  # ./x is x
             twice = sorted({d for d in dests if dests.count(d) > 1})
             if twice:
-                raise BadInput(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
-                               "with `as:`")
+                raise Misplaced(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
+                                "with `as:`", ("steps", k, "inputs",
+                                               len(dests) - 1 - dests[::-1].index(twice[0])))
             files = {d for d, inp in zip(dests, s.inputs, strict=True) if not inp.is_dir}
-            for d in dests:  # a file cannot also be a directory holding another input
+            for i, d in enumerate(dests):  # a file cannot also be a directory holding another
                 parent = posixpath.dirname(d)
                 while parent and parent not in files:
                     parent = posixpath.dirname(parent)
                 if parent:
-                    raise BadInput(f"step {s.name!r}: input {parent!r} is a file, but input "
-                                   f"{d!r} would be inside it; name one with `as:` (a path "
-                                   "ending with / is a directory)")
+                    raise Misplaced(f"step {s.name!r}: input {parent!r} is a file, but input "
+                                    f"{d!r} would be inside it; name one with `as:` (a path "
+                                    "ending with / is a directory)", ("steps", k, "inputs", i))
         gangs = self.gangs()
         by_fold: dict[str, str] = {}
         for gang in gangs:
@@ -455,16 +469,21 @@ class Workflow(_Strict):
             for m in members:
                 inside = self.upstream(m) & set(members)
                 if inside:
-                    raise BadInput(f"gang {gang!r}: step {m!r} waits for {sorted(inside)[0]!r} "
-                                   "of the same gang, but a gang's steps start together")
+                    raise Misplaced(f"gang {gang!r}: step {m!r} waits for "
+                                    f"{sorted(inside)[0]!r} of the same gang, but a gang's "
+                                    "steps start together", ("steps", names.index(m), "needs"))
         if sites is not None:
             allowed = list(sites)
-            for s in self.steps:
+            for k, s in enumerate(self.steps):
                 if s.site != "auto" and s.site not in allowed:
-                    raise BadInput(f"step {s.name!r}: unknown site {s.site!r} (known: "
-                                   f"{', '.join(allowed) or 'none'}, or auto)")
-        for s in self.steps:
-            s.spec()  # each script parses
+                    raise Misplaced(f"step {s.name!r}: unknown site {s.site!r} (known: "
+                                    f"{', '.join(allowed) or 'none'}, or auto)",
+                                    ("steps", k, "site"))
+        for k, s in enumerate(self.steps):
+            try:
+                s.spec()  # each script parses
+            except BadInput as e:
+                raise Misplaced(str(e), ("steps", k, "script")) from None
         return self
 
 
@@ -557,7 +576,10 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             msg = "is required"
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
                        f"{_line_note(lines, tuple(err['loc']))}") from None
-    return wf.check(sites)
+    try:
+        return wf.check(sites)
+    except Misplaced as e:
+        raise BadInput(f"{e}{_line_note(lines, e.loc)}") from None
 
 
 def _first_error(errors: list[Any]) -> Any:

@@ -295,6 +295,15 @@ def test_a_large_script_under_the_limit_is_read_whole():
     assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.parametrize("size,bytes_", [("1e9", 10**9), ("2.5e3 k", 2500 << 10),
+                                         ("1.0e+9", 10**9), ("1E6", 10**6), (4096, 4096)])
+def test_input_sizes_in_scientific_notation(size, bytes_):
+    """Before: `size: 1e9` (which YAML reads as text, not a number) was refused."""
+    wf = load(f"name: w\nsteps:\n  - {{name: a, script: x}}\n  - {{name: b, needs: [a], "
+              f"script: x, inputs: [{{from: a, path: x, size: {size}}}]}}\n")
+    assert wf.step("b").inputs[0].size == bytes_
+
+
 # -- 2. YAML as people write it -----------------------------------------------------------------
 
 def test_anchors_and_merge_keys_share_settings_through_an_x_key():

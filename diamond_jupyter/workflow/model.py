@@ -29,7 +29,7 @@ from pydantic import (
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.I)
+_SIZE = re.compile(r"(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmgt]?)i?b?", re.I)  # 1e9 too
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 FAILURE_POLICIES = ("resubmit-elsewhere", "stop")
 MAX_RETRIES = 10
@@ -127,7 +127,8 @@ class StepInput(_Strict):
     @field_validator("size", mode="before")
     @classmethod
     def _size(cls, v: Any) -> Any:
-        """Bytes as a number or with a unit: 100M, 2.5 GB, 512k."""
+        """Bytes as a number or with a unit: 100M, 2.5 GB, 512k, 1e9 (YAML reads it as
+        text)."""
         if isinstance(v, bool):
             raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, 100M, 2G)")
         if isinstance(v, str):

@@ -235,6 +235,18 @@ def test_retries_from_none_to_five(retries):
     assert wf.step("a").retries == retries and wf.step("a").on_failure == "stop"
 
 
+def test_resubmit_elsewhere_without_retries_is_refused():
+    """Before: accepted, and the step's first failure stopped the workflow: it was never
+    resubmitted anywhere, though the file asked for it."""
+    msg = refused("name: w\nsteps:\n  - name: a\n    script: x\n"
+                  "    on_failure: resubmit-elsewhere\n")
+    assert msg == ("the workflow: steps['a']: on_failure: resubmit-elsewhere needs retries: 1 "
+                   "or more (each retry is one resubmission; with retries: 0 the step runs "
+                   "once) (line 3)")
+    wf = load("name: w\nsteps:\n  - {name: a, script: x, retries: 0, on_failure: stop}\n")
+    assert (wf.step("a").retries, wf.step("a").on_failure) == (0, "stop")
+
+
 def test_steps_that_only_order_carry_no_inputs():
     wf = load("""\
         name: order

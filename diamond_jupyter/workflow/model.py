@@ -232,6 +232,16 @@ class Step(_Strict):
             raise ValueError(str(e)) from None
         return v
 
+    @model_validator(mode="after")
+    def _policy_needs_retries(self) -> Step:
+        """`on_failure: resubmit-elsewhere` without retries would never resubmit: the step
+        would run once and its failure stop the workflow, against what the file asks."""
+        if self.on_failure == "resubmit-elsewhere" and self.retries == 0 and \
+                "on_failure" in self.model_fields_set:
+            raise ValueError("on_failure: resubmit-elsewhere needs retries: 1 or more (each "
+                             "retry is one resubmission; with retries: 0 the step runs once)")
+        return self
+
     def spec(self) -> JobSpec:
         """The step's job, parsed from its script (BadInput naming the step)."""
         from ..dialects import get_script_dialect

@@ -240,9 +240,12 @@ def test_resubmit_elsewhere_without_retries_is_refused():
     resubmitted anywhere, though the file asked for it."""
     msg = refused("name: w\nsteps:\n  - name: a\n    script: x\n"
                   "    on_failure: resubmit-elsewhere\n")
-    assert msg == ("the workflow: steps['a']: on_failure: resubmit-elsewhere needs retries: 1 "
-                   "or more (each retry is one resubmission; with retries: 0 the step runs "
-                   "once) (line 3)")
+    assert msg == ("step 'a': on_failure: resubmit-elsewhere needs retries: 1 or more (each "
+                   "retry is one resubmission; with retries: 0 the step runs once) (line 5)")
+    # a workflow stored before is still read (its view, the engine), never refused later
+    stored = {"name": "w", "steps": [{"name": "a", "script": "x", "retries": 0,
+                                      "on_failure": "resubmit-elsewhere"}]}
+    assert Workflow.model_validate(stored).step("a").on_failure == "resubmit-elsewhere"
     wf = load("name: w\nsteps:\n  - {name: a, script: x, retries: 0, on_failure: stop}\n")
     assert (wf.step("a").retries, wf.step("a").on_failure) == (0, "stop")
 

@@ -232,16 +232,6 @@ class Step(_Strict):
             raise ValueError(str(e)) from None
         return v
 
-    @model_validator(mode="after")
-    def _policy_needs_retries(self) -> Step:
-        """`on_failure: resubmit-elsewhere` without retries would never resubmit: the step
-        would run once and its failure stop the workflow, against what the file asks."""
-        if self.on_failure == "resubmit-elsewhere" and self.retries == 0 and \
-                "on_failure" in self.model_fields_set:
-            raise ValueError("on_failure: resubmit-elsewhere needs retries: 1 or more (each "
-                             "retry is one resubmission; with retries: 0 the step runs once)")
-        return self
-
     def spec(self) -> JobSpec:
         """The step's job, parsed from its script (BadInput naming the step)."""
         from ..dialects import get_script_dialect
@@ -490,6 +480,11 @@ class Workflow(_Strict):
                     raise Misplaced(f"step {s.name!r}: unknown site {s.site!r} (known: "
                                     f"{', '.join(allowed) or 'none'}, or auto)",
                                     ("steps", k, "site"))
+        for k, s in enumerate(self.steps):  # checked here, not when a stored one is read
+            if s.on_failure == "resubmit-elsewhere" and s.retries == 0:
+                raise Misplaced(f"step {s.name!r}: on_failure: resubmit-elsewhere needs "
+                                "retries: 1 or more (each retry is one resubmission; with "
+                                "retries: 0 the step runs once)", ("steps", k, "on_failure"))
         for k, s in enumerate(self.steps):
             try:
                 s.spec()  # each script parses

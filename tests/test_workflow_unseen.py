@@ -658,6 +658,31 @@ def test_a_python_step_gets_its_inputs_and_runs_in_python(script, tmp_path):
     assert res.stdout == "DATA\n"
 
 
+@pytest.mark.parametrize("dialect", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_a_python_step_on_any_scheduler_never_gets_shell_lines_in_its_body(dialect, tmp_path):
+    """Before: PBS put its `cd WORKDIR` (and every dialect its `module load` lines) between
+    `#!/usr/bin/env python3` and the Python body: a SyntaxError at run time."""
+    from diamond_jupyter.dialects import get_script_dialect
+
+    spec = load("name: w\nsteps:\n  - name: a\n    script: |\n      #!/usr/bin/env python3\n"
+                "      import os\n      print(os.getcwd())\n").step("a").spec()
+    spec = spec.model_copy(update={"working_directory": str(tmp_path / "job dir")})
+    spec.environment.modules = ["python/3.11"]
+    text = get_script_dialect(dialect).render_script(spec).script
+    assert text.startswith("#!/bin/bash\n")
+    (tmp_path / "job dir").mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "module").write_text("#!/bin/sh\necho loaded \"$@\" >&2\n")
+    (bin_dir / "module").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    res = subprocess.run(["bash", "-c", text], cwd=tmp_path / "job dir", capture_output=True,
+                         text=True, env=env)
+    assert res.returncode == 0, (text, res.stderr)
+    assert res.stdout == f"{tmp_path / 'job dir'}\n"
+    assert "loaded load python/3.11" in res.stderr
+
+
 def test_a_body_holding_the_here_document_end_still_runs_whole(tmp_path):
     body = "x = '''\nDIAMOND_STEP_BODY\n'''\nprint(len(x.splitlines()))\n"
     spec = JobSpec(script=body, shell="/usr/bin/env python3")

@@ -352,9 +352,44 @@ def sh_quote(value: str) -> str:
     return shlex.quote(value)
 
 
+# interpreters that run shell lines (a preamble's `cd`, `module load`) as they are
+POSIX_SHELLS = {"sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash",
+                "posh"}
+BODY_FILE = ".diamond-step-body"  # where a body in another language is written, then run
+
+
+def runs_shell_lines(interpreter: str) -> bool:
+    """Whether `interpreter` (a `#!` line's, or a spec's shell) runs POSIX shell lines:
+    /bin/bash and /usr/bin/env zsh do; /usr/bin/env python3 and /bin/tcsh do not."""
+    words = interpreter.split()
+    if not words:
+        return True
+    prog = words[0].rsplit("/", 1)[-1]
+    if prog == "env":
+        prog = next((w for w in words[1:] if not w.startswith("-") and "=" not in w),
+                    "sh").rsplit("/", 1)[-1]
+    return prog in POSIX_SHELLS
+
+
+def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
+    """Bash text that runs `lines` (shell), then `body` with `interpreter` (Python, csh,
+    R): the body is written to BODY_FILE by a quoted here-document (nothing in it expanded)
+    whose end marker is no line of the body, and run from there."""
+    if not body.endswith("\n"):
+        body += "\n"
+    end, n = "DIAMOND_STEP_BODY", 0
+    while f"\n{end}\n" in "\n" + body or f"\n{end}\r\n" in "\n" + body:
+        n += 1
+        end = f"DIAMOND_STEP_BODY_{n}"
+    run = " ".join(shlex.quote(w) for w in interpreter.split())
+    return f"{lines}cat > {BODY_FILE} <<'{end}'\n{body}{end}\nexec {run} {BODY_FILE}\n"
+
+
 def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None) -> str:
     """Shebang, directive lines, optional preamble lines, then the preserved body. Refuses
-    (BadInput naming the field) a spec whose values could add a line or a command."""
+    (BadInput naming the field) a spec whose values could add a line or a command. A body
+    whose interpreter does not read shell lines gets its preamble from bash, then runs with
+    that interpreter (`shell_lines_then`)."""
     check_spec(spec)
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
     if spec.environment.container_image:
@@ -362,7 +397,11 @@ def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None)
                             pick_runtime(spec.metadata.get("container_runtime"), None),
                             spec.shell)
     nl = "\r\n" if "\r\n" in body else "\n"
-    head = [f"#!{spec.shell or '/bin/bash'}", *lines, *(preamble or [])]
+    shell = spec.shell or "/bin/bash"
+    if preamble and not runs_shell_lines(shell):
+        body = shell_lines_then("".join(p + nl for p in preamble), body, shell)
+        shell, preamble = "/bin/bash", []
+    head = [f"#!{shell}", *lines, *(preamble or [])]
     return nl.join(head) + nl + body
 
 

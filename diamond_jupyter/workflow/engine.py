@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
 from ..aio import within
+from ..dialects.scripts_common import runs_shell_lines, shell_lines_then
 from ..model import (
     BadInput,
     Dependency,
@@ -181,29 +182,10 @@ def gate_spec(step_name: str, spec: JobSpec) -> JobSpec:
                    queue=spec.queue, account=spec.account)
 
 
-# interpreters that run the prologue's shell lines as they are
-POSIX_SHELLS = {"sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash",
-                "posh"}
-BODY_FILE = ".diamond-step-body"  # where a non-shell body is written before it is run
-
-
-def runs_shell_lines(interpreter: str) -> bool:
-    """Whether `interpreter` (a `#!` line's, or a spec's shell) runs POSIX shell lines:
-    /bin/bash and /usr/bin/env zsh do; /usr/bin/env python3 and /bin/tcsh do not."""
-    words = interpreter.split()
-    if not words:
-        return True
-    prog = posixpath.basename(words[0])
-    if prog == "env":
-        prog = posixpath.basename(next((w for w in words[1:] if not w.startswith("-")
-                                        and "=" not in w), "sh"))
-    return prog in POSIX_SHELLS
-
-
 def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
     """`lines` (shell) run before the step's body. A body in another language (Python, csh,
-    R: its shell or `#!` line says) is written to BODY_FILE by a quoted here-document and
-    run by its interpreter after the lines, which bash runs."""
+    R: its shell or `#!` line says) is run by its interpreter after the lines, which bash
+    runs (`shell_lines_then`: from BODY_FILE)."""
     if not lines:
         return spec
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
@@ -216,16 +198,8 @@ def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
         interpreter, body = first[2:].strip(), rest
     if runs_shell_lines(interpreter):
         return spec.model_copy(update={"script": lines + body, "command": None})
-    if not body.endswith("\n"):
-        body += "\n"
-    end, n = "DIAMOND_STEP_BODY", 0
-    while f"\n{end}\n" in "\n" + body:  # the here-document's end is no line of the body
-        n += 1
-        end = f"DIAMOND_STEP_BODY_{n}"
-    run = " ".join(shlex.quote(w) for w in interpreter.split())
-    script = (f"{lines}cat > {BODY_FILE} <<'{end}'\n{body}{end}\n"
-              f"exec {run} {BODY_FILE}\n")
-    return spec.model_copy(update={"script": script, "command": None, "shell": "/bin/bash"})
+    return spec.model_copy(update={"script": shell_lines_then(lines, body, interpreter),
+                                   "command": None, "shell": "/bin/bash"})
 
 
 def workflow_view(store: Any, workflow_id: str) -> WorkflowView:

@@ -412,6 +412,21 @@ def test_a_key_in_another_case_or_misspelt_is_named_not_the_key_it_leaves_out(te
     assert refused(text) == want
 
 
+@pytest.mark.parametrize("step,key,meant", [
+    ("{name: b, script: x, depends_on: [a]}", "depends_on", "needs"),
+    ("{name: b, run: ./b, needs: [a]}", "run", "script"),
+    ("{name: b, command: ./b}", "command", "script"),
+    ("{name: b, script: x, cluster: alpha}", "cluster", "site"),
+    ("{id: b, script: x}", "id", "name"),
+    ("{name: b, script: x, needs: [a], inputs: [{source: a, path: o}]}", "source", "from"),
+])
+def test_another_tools_name_for_a_field_says_this_ones(step, key, meant):
+    """Before: "unknown field" only (or, for `id:` and `run:`, "name/script: is required")."""
+    msg = refused(f"name: w\nsteps:\n  - {{name: a, script: x}}\n  - {step}\n")
+    assert f".{key}: unknown field (accepted: " in msg
+    assert msg.endswith(f"; did you mean {meant!r}? (line 4)")
+
+
 def test_needs_given_as_one_name_says_how_to_write_the_list():
     """Before: "Input should be a valid list"."""
     msg = refused("name: w\nsteps:\n  - {name: prep, script: x}\n"

@@ -600,13 +600,26 @@ def _first_error(errors: list[Any]) -> Any:
     return first
 
 
+# what other workflow tools call a field (CWL, Snakemake, GitHub Actions, Nextflow, Airflow)
+_OTHER_NAMES = {"depends_on": "needs", "depends": "needs", "after": "needs",
+                "requires": "needs", "dependencies": "needs", "run": "script",
+                "command": "script", "cmd": "script", "shell": "script", "host": "site",
+                "cluster": "site", "machine": "site", "max_retries": "retries",
+                "retry": "retries", "id": "name", "src": "from", "source": "from",
+                "file": "path", "dest": "as", "to": "as", "jobs": "steps", "tasks": "steps",
+                "rules": "steps", "group": "gang", "input": "inputs", "output": "outputs"}
+
+
 def _meant(key: str, accepted: list[str]) -> str | None:
-    """The accepted key a misspelt one most likely meant: the same but for case, or close."""
+    """The accepted key a misspelt one most likely meant: the same but for case, another
+    tool's name for it, or a close spelling."""
     import difflib
 
     same = [a for a in accepted if a.casefold() == key.casefold()]
+    other = [_OTHER_NAMES[key.casefold()]] if _OTHER_NAMES.get(key.casefold()) in accepted \
+        else []
     close = difflib.get_close_matches(key.casefold(), accepted, n=1, cutoff=0.75)
-    return (same or close or [None])[0]
+    return (same or other or close or [None])[0]
 
 
 def _line_note(lines: Any, loc: tuple[Any, ...]) -> str:

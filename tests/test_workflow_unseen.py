@@ -212,6 +212,15 @@ def test_pinned_and_auto_sites_mixed_each_kept():
                                                  ("d", "gamma")]
 
 
+@pytest.mark.parametrize("site,shown", [("[alpha, beta]", "['alpha', 'beta']"),
+                                        ("", "None"), ("{name: alpha}", "{'name': 'alpha'}")])
+def test_a_step_names_one_site_or_auto(site, shown):
+    """Before: "Input should be a valid string"."""
+    assert refused(f"name: w\nsteps:\n  - name: a\n    script: x\n    site: {site}\n") == (
+        f"the workflow: steps['a'].site: site is one site's name, or auto (placement chooses "
+        f"among all sites), not {shown} (line 5)")
+
+
 def test_a_gang_of_three_on_three_sites_with_a_failure_policy_on_one_member():
     wf = load("""\
         name: coupled

@@ -177,6 +177,16 @@ class Step(_Strict):
         _not_text(v, info.field_name)
         return v
 
+    @field_validator("site", mode="before")
+    @classmethod
+    def _one_site(cls, v: Any) -> Any:
+        """`site: [alpha, beta]` or `site:` (null): say what a site is."""
+        if isinstance(v, (list, tuple, dict)) or v is None:
+            raise ValueError(f"site is one site's name, or auto (placement chooses among all "
+                             f"sites), not {v!r}")
+        _not_text(v, "site")
+        return v
+
     @field_validator("needs", mode="before")
     @classmethod
     def _needs(cls, v: Any) -> Any:

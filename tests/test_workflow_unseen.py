@@ -786,11 +786,13 @@ def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, 
 class _Ops:
     """The operations below the facade, recorded: every submit is bound at once."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, root: str = "/w") -> None:
         self.store = store
+        self.root = root  # each job's working directory is ROOT/SITE/TOKEN
         self.engine_id = "engine-1"
         self.ids = itertools.count(100)
         self.submits: list[tuple[str, str, bool]] = []  # (step, site, held)
+        self.specs: dict[str, JobSpec] = {}  # the last spec submitted for each step
         self.cancels: list[str] = []
         self.releases: list[str] = []
 
@@ -816,9 +818,10 @@ class _Ops:
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any]) -> Job:
-        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
+        spec = spec.model_copy(update={"working_directory": f"{self.root}/{site}/{token}"})
         self.store.record_intent(site, token, spec, origin=origin)
         self.submits.append((origin["step"], site, hold))
+        self.specs[origin["step"]] = spec
         job = self.store.bind_native_id(token, str(next(self.ids)))
         self.store.apply_state(job.id, JobState.PENDING)
         return self.store.get_job(job.id)
@@ -902,3 +905,50 @@ async def test_a_gang_member_that_fails_is_run_again_with_its_whole_gang(tmp_pat
             assert len(ops.releases) == 4  # each member released twice, together
         finally:
             await eng.close()
+
+
+async def test_a_same_site_step_copies_odd_inputs_in_by_its_own_first_lines(tmp_path):
+    """The engine's submit, end to end but for the scheduler: the downstream step's job copies
+    every input (spaces, quotes, $, a leading -, a directory) from its upstream's directory
+    by its first lines, quoted, then runs its Python body."""
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    wf = load_workflow(textwrap.dedent("""\
+        name: odd
+        steps:
+          - {name: prep, site: alpha, script: ./prep}
+          - name: fit
+            site: alpha
+            needs: [prep]
+            inputs:
+              - {from: prep, path: "it's a $(touch PWNED).bin", as: "in put.bin"}
+              - {from: prep, path: ./-x}
+              - {from: prep, path: res/, as: "r e s"}
+            script: |
+              #!/usr/bin/env python3
+              import os
+              print(sorted(os.listdir(".")), open("in put.bin").read(), open("-x").read(),
+                    sorted(os.listdir("r e s")))
+        """), sites=SITES)
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Ops(store, root=str(tmp_path))
+        eng = WorkflowEngine(ops)
+        try:
+            await eng.run(wf)
+        finally:
+            await eng.close()
+    prep, fit = ops.specs["prep"], ops.specs["fit"]
+    up = Path(prep.working_directory)
+    (up / "res").mkdir(parents=True)
+    (up / "res" / "a.txt").write_text("a")
+    (up / "it's a $(touch PWNED).bin").write_text("one")
+    (up / "-x").write_text("two")
+    here = Path(fit.working_directory)
+    here.mkdir(parents=True)
+    assert fit.dependencies[0].kind == "afterok" and fit.shell == "/bin/bash"
+    res = subprocess.run(["bash", "-c", fit.script], cwd=here, capture_output=True, text=True)
+    assert res.returncode == 0, (fit.script, res.stderr)
+    assert res.stdout == ("['-x', '.diamond-step-body', 'in put.bin', 'r e s'] one two "
+                          "['a.txt']\n")
+    assert not list(tmp_path.rglob("PWNED"))

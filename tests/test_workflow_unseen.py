@@ -793,6 +793,7 @@ class _Ops:
         self.ids = itertools.count(100)
         self.submits: list[tuple[str, str, bool]] = []  # (step, site, held)
         self.specs: dict[str, JobSpec] = {}  # the last spec submitted for each step
+        self.transfers: list[tuple[str, str, bool]] = []  # (src, dst, recursive)
         self.cancels: list[str] = []
         self.releases: list[str] = []
 
@@ -844,7 +845,11 @@ class _Ops:
         pass
 
     async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
-        raise AssertionError("no cross-site input here")
+        from types import SimpleNamespace
+
+        self.transfers.append((src, dst, kw.get("recursive", False)))
+        return SimpleNamespace(id=kw["transfer_id"], src=src, state="SUCCEEDED", bytes=1,
+                               error=None)
 
     async def can_start_now(self, job: Job) -> bool:
         return True
@@ -952,3 +957,35 @@ async def test_a_same_site_step_copies_odd_inputs_in_by_its_own_first_lines(tmp_
     assert res.stdout == ("['-x', '.diamond-step-body', 'in put.bin', 'r e s'] one two "
                           "['a.txt']\n")
     assert not list(tmp_path.rglob("PWNED"))
+
+
+async def test_a_cross_site_directory_input_is_moved_recursively_into_its_own_name(tmp_path):
+    """Before: every cross-site input was copied as a file (a directory failed with "is a
+    directory"), to a destination ending with / (SFTP put it in DIR/DIR)."""
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    wf = load("""\
+        name: across
+        steps:
+          - {name: prep, site: alpha, script: ./prep}
+          - {name: fit, site: beta, needs: [prep], script: ./fit,
+             inputs: [{from: prep, path: results/}, {from: prep, path: ./m.pt, as: w/}]}
+        """)
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Ops(store)
+        eng = WorkflowEngine(ops)
+        try:
+            wid = await eng.run(wf)
+            prep = store.job_by_token(store.get_workflow(wid).step("prep").token)
+            store.apply_state(prep.id, JobState.COMPLETED, exit_code=0)
+            await eng.advance(wid)
+            await _until(eng, wid, {"fit": "released"})
+            fit = store.job_by_token(store.get_workflow(wid).step("fit").token)
+        finally:
+            await eng.close()
+    assert ops.transfers == [
+        (f"alpha:{prep.workdir}/results", f"beta:{fit.workdir}/results", True),
+        (f"alpha:{prep.workdir}/m.pt", f"beta:{fit.workdir}/w/m.pt", False)]
+    checks = ops.specs["fit"].script
+    assert "[ -e results/ ] ||" in checks and "[ -e w/m.pt ] ||" in checks

@@ -3,8 +3,10 @@
 Validation is pure (no site is contacted) and every problem is a BadInput naming it: a cycle
 (with its steps), a step that needs an unknown one, an input from a step that is not
 upstream, a site that is not configured, an unknown field, a bad path, a gang whose members
-depend on each other, a step script that does not parse; in the file itself, a key given
-twice, text that is not UTF-8, nesting too deep, a file too large.
+depend on each other, a step script that does not parse, a name YAML read as a number, a
+list given as one value, a misspelt key or another tool's (named with the key meant); in
+the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
+deep, a file too large. A file's problems give the line of the field (`_line_note`).
 Every graph query (step, order, upstream, downstream) is linear in the workflow's size.
 """
 
@@ -29,6 +31,7 @@ from pydantic import (
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
 _SIZE = re.compile(r"(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmgt]?)i?b?", re.I)  # 1e9 too
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 FAILURE_POLICIES = ("resubmit-elsewhere", "stop")
@@ -65,7 +68,7 @@ def _relative_path(value: str, what: str) -> str:
     return value
 
 
-def _not_text(v: Any, what: str) -> None:
+def _not_text(v: Any) -> None:
     """A name YAML read as a number or a truth value (`name: 1`, `needs: [2]`, `gang: yes`):
     refused with the way to write it, since YAML changes some on the way (`010` is 8)."""
     if isinstance(v, bool):
@@ -86,9 +89,6 @@ def _list_of(v: Any, field: str, example: str) -> Any:
         raise ValueError(f"{field} is a list, e.g. {field}: [{example}]; leave the key out "
                          "for none")
     return v
-
-
-_SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")
 
 
 class StepInput(_Strict):
@@ -116,7 +116,7 @@ class StepInput(_Strict):
     @field_validator("from_", mode="before")
     @classmethod
     def _from_text(cls, v: Any) -> Any:
-        _not_text(v, "from")
+        _not_text(v)
         return v
 
     @field_validator("path", "as_")
@@ -173,8 +173,8 @@ class Step(_Strict):
 
     @field_validator("name", "gang", mode="before")
     @classmethod
-    def _name_text(cls, v: Any, info: Any) -> Any:
-        _not_text(v, info.field_name)
+    def _name_text(cls, v: Any) -> Any:
+        _not_text(v)
         return v
 
     @field_validator("site", mode="before")
@@ -184,7 +184,7 @@ class Step(_Strict):
         if isinstance(v, (list, tuple, dict)) or v is None:
             raise ValueError(f"site is one site's name, or auto (placement chooses among all "
                              f"sites), not {v!r}")
-        _not_text(v, "site")
+        _not_text(v)
         return v
 
     @field_validator("needs", mode="before")
@@ -193,7 +193,7 @@ class Step(_Strict):
         v = _list_of(v, "needs", "prep")
         if isinstance(v, list):
             for n in v:
-                _not_text(n, "needs: step name")
+                _not_text(n)
         return v
 
     @field_validator("outputs", mode="before")
@@ -301,7 +301,7 @@ class Workflow(_Strict):
     @field_validator("name", mode="before")
     @classmethod
     def _name_text(cls, v: Any) -> Any:
-        _not_text(v, "name")
+        _not_text(v)
         return v
 
     @field_validator("steps", mode="before")

@@ -707,6 +707,25 @@ def test_a_python_step_on_any_scheduler_never_gets_shell_lines_in_its_body(diale
     assert "loaded load python/3.11" in res.stderr
 
 
+def test_a_python_step_in_a_container_runs_its_body_with_python_inside(tmp_path):
+    """Before: the container was started as `/usr/bin/env -s` (the shell's first word) and
+    the outer script, under `#!/usr/bin/env python3`, held a shell command."""
+    from diamond_jupyter.dialects import get_script_dialect
+
+    spec = load("name: w\nsteps:\n  - name: a\n    script: |\n      #!/usr/bin/env python3\n"
+                "      print('inside', 6 * 7)\n").step("a").spec()
+    spec.environment.container_image = "python:3.11"
+    text = get_script_dialect("slurm").render_script(spec).script
+    assert text.startswith("#!/bin/bash\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "apptainer").write_text('#!/bin/sh\nshift 2\nexec "$@"\n')  # exec IMAGE CMD
+    (bin_dir / "apptainer").chmod(0o755)
+    res = subprocess.run(["bash", "-c", text], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert res.returncode == 0 and res.stdout == "inside 42\n", (text, res.stderr)
+
+
 def test_a_body_holding_the_here_document_end_still_runs_whole(tmp_path):
     body = "x = '''\nDIAMOND_STEP_BODY\n'''\nprint(len(x.splitlines()))\n"
     spec = JobSpec(script=body, shell="/usr/bin/env python3")

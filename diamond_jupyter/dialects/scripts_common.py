@@ -392,12 +392,15 @@ def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None)
     that interpreter (`shell_lines_then`)."""
     check_spec(spec)
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
-    if spec.environment.container_image:
+    shell = spec.shell or "/bin/bash"
+    if spec.environment.container_image:  # bash inside runs a body in another language
+        inner = shell
+        if not runs_shell_lines(shell):
+            body, inner, shell = shell_lines_then("", body, shell), "/bin/bash", "/bin/bash"
         body = in_container(body, spec.environment.container_image,
                             pick_runtime(spec.metadata.get("container_runtime"), None),
-                            spec.shell)
+                            inner)
     nl = "\r\n" if "\r\n" in body else "\n"
-    shell = spec.shell or "/bin/bash"
     if preamble and not runs_shell_lines(shell):
         body = shell_lines_then("".join(p + nl for p in preamble), body, shell)
         shell, preamble = "/bin/bash", []

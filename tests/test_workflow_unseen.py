@@ -800,6 +800,15 @@ def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, 
     assert json.loads(out) == {"reason": "bad-input", "message": f"{where}{want}"}
 
 
+def test_diamond_workflow_run_on_a_directory_exits_2(cfg, tmp_path, capsys):
+    d = tmp_path / "flows"
+    d.mkdir()
+    assert main(["workflow", "run", str(d), "--config", str(cfg), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"diamond: cannot read {d}: Is a directory\n"
+    assert json.loads(out)["reason"] == "bad-input"
+
+
 # -- 6. a gang member's retry, on the real engine and store (the sites are recorded) ----------
 
 class _Ops:

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
+from .strict_yaml import strict_loader
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -516,26 +517,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the
-    last silently: `scheduler: slurm` then `scheduler: pbs` made a PBS site). Merge keys
-    (`<<: *defaults`) still override as YAML means them."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node)
-            except TypeError:  # an unhashable key: PyYAML's own error follows
-                continue
-            if first is not key_node:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice (first on line "
-                    f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
-        return super().construct_mapping(node, deep=deep)
+_Loader = strict_loader()
 
 
 def _yaml_problem(e: yaml.YAMLError) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 
 RULES = {
-    "models": (["model", "config"], []),
+    "models": (["model", "config", "strict_yaml"], []),
     "pure": (["dialects", "needs", "script_body"], ["model"]),
     "bytes": (["transports"], ["model", "config", "aio"]),
 }

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
+from ..strict_yaml import strict_loader
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -658,35 +659,8 @@ def _line_note(lines: Any, loc: tuple[Any, ...]) -> str:
 
 
 def _loader() -> type:
-    """yaml.SafeLoader (no tags that build objects) that also refuses a key given twice (YAML
-    keeps the last one silently) and collections nested more than MAX_DEPTH deep."""
-    import yaml
-    from yaml.constructor import ConstructorError
-    from yaml.scanner import ScannerError
-
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                seen: set[Any] = set()
-                for key_node, _ in node.value:
-                    if not isinstance(key_node, yaml.ScalarNode) or \
-                            key_node.tag == "tag:yaml.org,2002:merge":
-                        continue
-                    key = self.construct_object(key_node)
-                    if key in seen:
-                        raise ConstructorError(None, None, f"{key!r} is given twice in one "
-                                               "mapping (YAML would keep only the last)",
-                                               key_node.start_mark)
-                    seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
-        def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
-            if self.flow_level >= MAX_DEPTH:
-                raise ScannerError(None, None, f"collections nested more than {MAX_DEPTH} "
-                                   "deep", self.get_mark())
-            super().fetch_flow_collection_start(TokenClass)
-
-    return Loader
+    """The strict YAML loader (`strict_yaml`), collections nested at most MAX_DEPTH deep."""
+    return strict_loader(MAX_DEPTH)
 
 
 def _utf8(raw: bytes, source: str) -> str:

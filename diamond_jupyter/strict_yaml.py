@@ -1,0 +1,49 @@
+"""YAML as the project reads the files people write (sites files, workflow files).
+
+PyYAML's safe loader (no tags that build objects), refusing what YAML would accept
+silently: a key given twice in one mapping (YAML keeps the last, so `scheduler: slurm`
+then `scheduler: pbs` made a PBS site, and a second `needs:` dropped a step's first),
+and flow collections nested deeper than a limit (each level costs the parser a frame).
+Merge keys (`<<: *defaults`) still override as YAML means them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.scanner import ScannerError
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def strict_loader(max_depth: int = 64) -> type[yaml.SafeLoader]:
+    """A SafeLoader class that refuses a key given twice (naming both lines) and flow
+    collections nested more than `max_depth` deep."""
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, yaml.Node] = {}
+                for key_node, _ in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
+                        continue
+                    key = self.construct_object(key_node)
+                    try:
+                        first = seen.setdefault(key, key_node)
+                    except TypeError:  # an unhashable key: PyYAML's own error follows
+                        continue
+                    if first is not key_node:
+                        raise ConstructorError(
+                            None, None, f"key {key!r} is given twice (first on line "
+                            f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+        def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
+            if self.flow_level >= max_depth:
+                raise ScannerError(None, None, f"collections nested more than {max_depth} "
+                                   "deep", self.get_mark())
+            super().fetch_flow_collection_start(TokenClass)
+
+    return StrictLoader

@@ -503,6 +503,8 @@ def scan_body(body: str) -> BodyScan:
                          "here")
                 for k in idx if action in ("load", "try-load") else []:
                     m = core[k]
+                    if not m.strip() or m.startswith("/") and not m.strip("/"):
+                        continue  # an empty word ('' or a quote never closed) names nothing
                     if _placeholder(m):
                         note(f"module {m} (line {lineno}): named at run time; not checked")
                         continue

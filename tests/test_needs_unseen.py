@@ -881,3 +881,11 @@ def test_fault_a_module_loaded_twice_is_missing_once() -> None:
         "software 'GROMACS/2023.3' not installed (site has: fftw/3.3.10, gcc/12.3.0, "
         "gcc/13.2.0, hdf5/1.14.3, intel-oneapi-compilers/2023.2.1, intel-oneapi-mpi/2021.10.0,"
         " openmpi/4.1.5-gcc-12.3.0-abc123x, py-numpy/1.26.4, ... (1 more))"]
+
+
+def test_an_empty_module_word_names_no_module():
+    # found by the property test: `ml '` (a quote never closed) read as a module named ''
+    for body in ("ml '", "module load ''", 'module load "" gcc'):
+        software, _, _ = body_needs(body)
+        assert all(s.name for s in software), (body, software)
+    assert [s.name for s in body_needs('module load "" gcc')[0]] == ["gcc"]

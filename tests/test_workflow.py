@@ -185,6 +185,36 @@ async def test_a_step_runs_with_the_secret_its_script_sets(fed):
     assert secret.encode() not in on_disk
 
 
+async def test_a_python_step_gets_a_directory_from_another_site(fed):
+    """A directory output on alpha reaches a Python step on beta whole (copied
+    recursively), and the step runs as Python: bash makes its inputs, then the body runs
+    with its own interpreter (before: the copy lines were put inside the Python body)."""
+    text = textwrap.dedent("""\
+        name: py
+        steps:
+          - name: make
+            site: alpha
+            script: |
+              #!/bin/bash
+              #SBATCH -t 5
+              mkdir -p res/deep && echo 41 > res/deep/n.txt
+            outputs: [res/]
+          - name: use
+            site: beta
+            needs: [make]
+            inputs: [{from: make, path: res/}]
+            script: |
+              #!/usr/bin/env python3
+              #SBATCH -t 5
+              print(int(open("res/deep/n.txt").read()) + 1)
+        """)
+    view = await fed.run_workflow(text)
+    done = await fed.wait_workflow(view.id, timeout=240)
+    assert done.state == JobState.COMPLETED, done
+    use = steps_by_name(done)["use"]
+    assert (await fed.logs(use.job))["stdout"].strip() == "42"
+
+
 async def test_cancel_cancels_every_step(fed):
     text = textwrap.dedent("""\
         name: cancel-me

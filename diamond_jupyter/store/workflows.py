@@ -52,6 +52,8 @@ class WorkflowRecord(BaseModel):
     created_at: datetime
     updated_at: datetime
     steps: list[StepRecord] = Field(default_factory=list)
+    # the whole spec sealed where redaction changed it (store/seal.py); never shown
+    sealed_spec: str | None = Field(default=None, exclude=True, repr=False)
 
     def step(self, name: str) -> StepRecord:
         for s in self.steps:
@@ -102,16 +104,16 @@ class WorkflowsMixin(Database):
                               spec=from_js(row["spec"], {}), reason=row["reason"],
                               origin=from_js(row["origin"]), data=from_js(row["data"], {}),
                               created_at=from_ts(row["created_at"]),
-                              updated_at=from_ts(row["updated_at"]), steps=steps)
+                              updated_at=from_ts(row["updated_at"]), steps=steps,
+                              sealed_spec=row["sealed_spec"])
 
     def workflow_spec_to_run(self, rec: WorkflowRecord) -> dict[str, Any]:
         """The workflow as it was given, to submit its steps: the stored spec where nothing
         was redacted, else the sealed one (SealError when it cannot be opened: the redacted
         text is never what runs)."""
-        rows = self._read("SELECT sealed_spec FROM workflows WHERE id = ?", (rec.id,))
-        if not rows or not rows[0]["sealed_spec"]:
+        if not rec.sealed_spec:  # read with the record: no second query per advance
             return rec.spec
-        return json.loads(self.sealer.unseal(rows[0]["sealed_spec"]))
+        return json.loads(self.sealer.unseal(rec.sealed_spec))
 
     def has_workflow(self, workflow_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM workflows WHERE id = ?", (workflow_id,)))

@@ -70,6 +70,7 @@ class SiteCapabilities(_Caps):
     software: list[SoftwareModule] | None = None
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
+    pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...
     node_types: list[NodeType] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)  # what discovery could not read
 
@@ -101,7 +102,7 @@ def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
     if "software" in metadata:
         caps.software = [SoftwareModule.parse(s) for s in _names(metadata["software"])]
         caps.sources["software"] = "configured"
-    for key in ("container_runtimes", "mpi"):
+    for key in ("container_runtimes", "mpi", "pmi"):
         if key in metadata:
             setattr(caps, key, [s.lower() for s in _names(metadata[key])])
             caps.sources[key] = "configured"

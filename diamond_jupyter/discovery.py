@@ -314,7 +314,8 @@ def summarise_site(site: str, clusters: list[ClusterSummary], types: list[NodeTy
                    login_arch: str | None, modules: list[SoftwareModule] | None,
                    module_system: str | None, runtimes: list[str] | None,
                    mpi: list[str] | None, errors: list[str],
-                   discovered_at: datetime | None) -> SiteCapabilities:
+                   discovered_at: datetime | None,
+                   pmi: list[str] | None = None) -> SiteCapabilities:
     """The site's capabilities, summarised from its clusters' node types (and the login's
     own architecture when no scheduler reported one)."""
     archs = sorted({t.architecture for t in types if t.architecture}) or (
@@ -323,11 +324,11 @@ def summarise_site(site: str, clusters: list[ClusterSummary], types: list[NodeTy
     sources = {"architectures": "discovered", "features": "discovered",
                "gpu_models": "discovered", "node_types": "discovered"}
     for key, value in (("software", modules), ("container_runtimes", runtimes),
-                       ("mpi", mpi)):
+                       ("mpi", mpi), ("pmi", pmi)):
         if value is not None:
             sources[key] = "discovered"
     return SiteCapabilities(
         site=site, discovered_at=discovered_at, sources=sources, architectures=archs,
         features=feats, gpu_models=sorted({t.gpu_model for t in types if t.gpu_model}),
         module_system=module_system, software=modules, container_runtimes=runtimes,
-        mpi=mpi, node_types=types, errors=errors)
+        mpi=mpi, pmi=pmi, node_types=types, errors=errors)

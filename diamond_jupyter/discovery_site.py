@@ -138,7 +138,8 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)
     caps = summarise_site(site, summaries, all_types, login_arch=login_arch,
                           modules=software, module_system=system, runtimes=runtimes,
-                          mpi=mpi, errors=errors, discovered_at=utcnow())
+                          mpi=mpi, errors=errors, discovered_at=utcnow(),
+                          pmi=pmi or None)  # no srun there: its plugins are not known
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,
                            discovered_at=caps.discovered_at, module_system_version=version,
                            pmi=pmi)

@@ -382,6 +382,7 @@ class BodyScan:
     gpu_vendor: str | None
     notes: list[str]
     gpu_use: str | None = None  # a command or container that runs on GPUs, and where
+    pmi: str | None = None  # the MPI plugin srun launches with (`--mpi=`, SLURM_MPI_TYPE)
 
 
 def scan_body(body: str) -> BodyScan:
@@ -396,6 +397,8 @@ def scan_body(body: str) -> BodyScan:
     loads: list[ModuleLoad] = []
     container: ContainerNeed | None = None
     mpi: str | None = None
+    pmi: str | None = None
+    exported_pmi: str | None = None  # `export SLURM_MPI_TYPE=...` at the top level
     vendors: dict[str, str] = {}
     notes: list[str] = []
     lines = body.split("\n")
@@ -480,6 +483,8 @@ def scan_body(body: str) -> BodyScan:
             if words[:1] == ["export"]:
                 for w in words[1:]:
                     key, eq, value = w.partition("=")
+                    if eq and key == "SLURM_MPI_TYPE" and not conditional:
+                        exported_pmi = _pmi_name(value)
                     if eq and key == "MODULEPATH":
                         tree = f"MODULEPATH set at line {lineno}"
                         note(f"MODULEPATH set at line {lineno}: module trees the site may "
@@ -539,6 +544,10 @@ def scan_body(body: str) -> BodyScan:
                 launcher = _launcher(prog, core)
                 if launcher and mpi is None and not conditional:
                     mpi = launcher
+                if launcher == "srun" and pmi is None and not conditional:
+                    pmi = _srun_pmi(core) or _pmi_name(next(
+                        (w.partition("=")[2] for w in words[:len(words) - len(core)]
+                         if w.startswith("SLURM_MPI_TYPE=")), "")) or exported_pmi
                 if launcher in _SITE_LAUNCHERS:
                     note(f"{launcher} (line {lineno}) is the launcher of "
                          f"{_SITE_LAUNCHERS[launcher]} sites; not checked")
@@ -574,7 +583,7 @@ def scan_body(body: str) -> BodyScan:
             i = k + 1
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
-    return BodyScan(software, loads, container, mpi, vendor, notes, use)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi)
 
 
 def _better(new: ContainerNeed, old: ContainerNeed) -> bool:
@@ -639,6 +648,23 @@ def _launcher(prog: str, cmd: list[str]) -> str | None:
         return prog
     if prog == "flux" and len(cmd) > 1 and cmd[1] in ("run", "submit", "mini", "bulksubmit"):
         return "flux"
+    return None
+
+
+def _pmi_name(value: str) -> str | None:
+    """An MPI plugin's name as srun takes it (`pmix`, `pmix_v4`, `pmi2`); None for what
+    only the shell knows (`$TYPE`) or is not a plugin name."""
+    value = value.strip("'\"").lower()
+    return value if re.fullmatch(r"[a-z][a-z0-9_]*", value) else None
+
+
+def _srun_pmi(cmd: list[str]) -> str | None:
+    """srun's `--mpi=TYPE` (or `--mpi TYPE`), before the program it runs."""
+    for k, w in enumerate(cmd[1:], 1):
+        if w.startswith("--mpi="):
+            return _pmi_name(w.split("=", 1)[1])
+        if w == "--mpi" and k + 1 < len(cmd):
+            return _pmi_name(cmd[k + 1])
     return None
 
 

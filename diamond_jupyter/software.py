@@ -194,6 +194,20 @@ def gpu_vendor(model: str) -> str | None:
     return None
 
 
+def pmi_offered(want: str, have: list[str]) -> bool:
+    """Whether srun runs `--mpi=WANT` with these plugins: `pmix` takes the site's PMIx of
+    any version, `pmix_v4` that version (or PMIx whose versions the site did not list);
+    `none` is always there."""
+    have_set = {h.lower() for h in have}
+    want = want.lower()
+    if want == "none" or want in have_set:
+        return True
+    versions = {h for h in have_set if h.startswith("pmix_")}
+    if want == "pmix":
+        return bool(versions)
+    return want.startswith("pmix_") and "pmix" in have_set and not versions
+
+
 def _listed(names: list[str], limit: int = 8) -> str:
     if not names:
         return "none"
@@ -240,6 +254,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
             and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
+    if needs.pmi and caps.pmi and not pmi_offered(needs.pmi, caps.pmi):
+        out.append(f"the script runs srun --mpi={needs.pmi} but the site's Slurm has no such "
+                   f"MPI plugin (srun --mpi=list: {', '.join(caps.pmi)})")
     vendor = needs.gpu_vendor
     if vendor and needs.gpus and not needs.gpu_type and caps.gpu_models:
         theirs = {gpu_vendor(m) for m in caps.gpu_models}

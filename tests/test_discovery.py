@@ -85,6 +85,18 @@ def test_runtimes_and_mpi() -> None:
     assert parse_mpi(parts["mpi"], []) == ([], [])
 
 
+def test_srun_plugins_reach_the_capabilities_placement_reads() -> None:
+    parts, codes = _sections("lmod-8.6.19-beta.txt")
+    parts.update(_cluster_sections("capture", NODES, PARTS))
+    # srun failed there (no configuration): the plugins stay unknown, not "none"
+    d = describe_from_outputs("capture", SlurmCommands(), parts, codes, ["capture"], KEYS)
+    assert d.capabilities.pmi is None and "pmi" not in d.capabilities.sources
+    parts["mpi"] = "pmi MPI plugin types are...\npmi \tnone\npmi \tpmi2\n"
+    d = describe_from_outputs("capture", SlurmCommands(), parts, codes, ["capture"], KEYS)
+    assert d.capabilities.pmi == ["none", "pmi2"] == d.pmi
+    assert d.capabilities.sources["pmi"] == "discovered"
+
+
 def _cluster_sections(cluster: str, nodes: str, parts: str) -> dict[str, str]:
     return {f"sched:{cluster}:nodes": nodes, f"sched:{cluster}:partitions": parts}
 

@@ -19,6 +19,7 @@ from diamond_jupyter.federation_needs import mismatch
 from diamond_jupyter.model import BadInput, JobSpec, Node, Partition, SiteSnapshot
 from diamond_jupyter.needs import (
     Feature,
+    Needs,
     Op,
     join_features,
     needs_of,
@@ -374,6 +375,54 @@ def test_mpi_launcher_needs_an_mpi_stack_only_where_it_is_known():
         "the script runs mpirun but the site has no MPI stack"]
     assert needs_reasons(n, SiteCapabilities(site="x", mpi=["openmpi"])) == []
     assert needs_reasons(n, SiteCapabilities(site="x")) == []  # not known: not checked
+
+
+@pytest.mark.parametrize("body, pmi", [
+    ("srun --mpi=pmix ./a.out", "pmix"),
+    ("srun -n 8 --mpi pmi2 ./a.out", "pmi2"),
+    ("srun --mpi='pmix_v4' ./a.out", "pmix_v4"),
+    ("export SLURM_MPI_TYPE=pmix_v4\nsrun ./a.out", "pmix_v4"),
+    ("SLURM_MPI_TYPE=pmi2 srun ./a.out", "pmi2"),
+    ("export SLURM_MPI_TYPE=pmi2\nsrun --mpi=pmix ./a.out", "pmix"),  # the option wins
+    ("srun ./a.out", None),  # the site's MpiDefault: nothing to check
+    ("srun --mpi=$KIND ./a.out", None),  # only the shell knows
+    ("if [ -n \"$X\" ]; then\n  srun --mpi=pmix ./a.out\nfi", None),  # a branch
+    ("mpirun --mpi=pmix ./a.out", None),  # not srun's option
+    ("srun ./a.out --mpi=pmix", "pmix"),  # read as written; srun has no way to tell
+])
+def test_srun_mpi_plugin_is_read_from_the_body(body, pmi):
+    assert needs_of(Federation.parse("#!/bin/bash\n" + body + "\n")).pmi == pmi
+
+
+@pytest.mark.parametrize("want, have, ok", [
+    ("pmix", ["none", "pmi2", "pmix", "pmix_v4"], True),
+    ("pmix", ["none", "pmi2", "cray_shasta"], False),
+    ("pmix_v4", ["pmix", "pmix_v4"], True),
+    ("pmix_v5", ["pmix", "pmix_v3", "pmix_v4"], False),
+    ("pmix_v5", ["pmix"], True),  # PMIx whose versions the site did not list
+    ("pmi2", ["none", "pmix", "pmix_v4"], False),
+    ("none", ["pmi2"], True),
+    ("PMI2", ["pmi2"], True),
+])
+def test_srun_mpi_plugin_against_the_sites_list(want, have, ok):
+    n = Needs(mpi="srun", pmi=want)
+    got = needs_reasons(n, SiteCapabilities(site="x", pmi=have))
+    assert got == ([] if ok else [f"the script runs srun --mpi={want} but the site's Slurm "
+                                  f"has no such MPI plugin (srun --mpi=list: {', '.join(have)})"])
+    # a site whose plugins are not known (no srun, or it failed) is not checked
+    assert needs_reasons(n, SiteCapabilities(site="x")) == []
+
+
+def test_placement_keeps_an_srun_pmix_job_off_a_site_with_pmi2_only():
+    sites = [_site("alpha", "x86_64", ["arch=x86_64"], pmi=["none", "pmi2"]),
+             _site("beta", "x86_64", ["arch=x86_64"], pmi=["none", "pmi2", "pmix", "pmix_v4"]),
+             _site("gamma", "x86_64", ["arch=x86_64"])]  # not known: not checked
+    spec = Federation.parse("#!/bin/bash\n#SBATCH -N 2\nsrun --mpi=pmix ./md\n")
+    pl = place(spec, sites)
+    assert {v.site for v in pl.ranked if v.feasible} == {"beta", "gamma"}, pl.explain()
+    alpha = next(v for v in pl.ranked if v.site == "alpha")
+    assert any("srun --mpi=pmix" in r and "pmi2" in r for r in alpha.reasons), alpha.reasons
+    assert "MPI (srun --mpi=pmix)" in pl.explain()
 
 
 def test_sites_file_adds_to_or_overrides_discovery():

@@ -61,11 +61,18 @@ def _numeric_id(text: str) -> int | None:
 
 
 def same_native(line_id: str, job_id: str) -> bool:
-    """A wrapper's id against the submitted one, whatever the spelling."""
+    """A wrapper's id against the submitted one, whatever the spelling; a task of a job
+    array is the array's (PBS's subjob `123[4].server` is `123[].server`'s)."""
+    if line_id == job_id:
+        return True
+    line_id, job_id = (_ARRAY_INDEX.sub(r"\1", x, count=1) for x in (line_id, job_id))
     if line_id == job_id:
         return True
     a, b = _numeric_id(line_id), _numeric_id(job_id)
     return a is not None and a == b
+
+
+_ARRAY_INDEX = re.compile(r"^(\d+)\[\d*\]")  # 123[4].server, 123[].server, 123[4] (LSF)
 
 
 class SiteMonitor:
@@ -181,7 +188,7 @@ class SiteMonitor:
             if len(early) < EARLY_LINES_KEPT:
                 early.append(ev)
             return
-        self._apply_line(job.id, job.native_id, ev)
+        self._apply_line(job, ev)
 
     async def _replay_early(self) -> None:
         for token in list(self._early):
@@ -189,9 +196,10 @@ class SiteMonitor:
             if job is None or job.native_id is not None:
                 for ev in self._early.pop(token, []):
                     if job is not None:
-                        self._apply_line(job.id, job.native_id, ev)
+                        self._apply_line(job, ev)
 
-    def _apply_line(self, job_id: str, native_id: str, ev: EventLine) -> None:
+    def _apply_line(self, job: Job, ev: EventLine) -> None:
+        job_id, native_id = job.id, job.native_id or ""
         if not same_native(ev.native_id, native_id):
             self.rejected_lines += 1
             log.warning("%s: ignored an event line for %s from job %s", self.site.name,
@@ -199,6 +207,8 @@ class SiteMonitor:
             return
         if ev.kind == "start":
             self.journal.apply(job_id, JobState.RUNNING, started_at=ev.at, source="wrapper")
+        elif job.spec is not None and job.spec.array is not None:
+            self.kick()  # one task of an array ended: the scheduler knows if all have
         elif ev.rc == 0:
             self.journal.apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
                             source="wrapper")

@@ -13,6 +13,7 @@ from typing import Any
 from .config import SiteConfig, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
+from .dialects.outputs_common import fold_array_tasks
 from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import CommandFailed, Transport, make_transport
@@ -457,7 +458,13 @@ class Site:
         if not res.ok and str(res.exit_status) not in self._quiet_codes:
             raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
-        return self.commands.parse_status(res.stdout)
+        return self.fold_arrays(self.commands.parse_status(res.stdout))
+
+    def fold_arrays(self, statuses: list[JobStatus]) -> list[JobStatus]:
+        """A job array's task records as one status (the scheduler's `array_of` says which
+        records are tasks); unchanged where it names none."""
+        array_of = getattr(self.commands, "array_of", None)
+        return fold_array_tasks(statuses, array_of) if array_of else statuses
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
         """Jobs carrying the idempotency `token` (in the comment, or the name's suffix for
@@ -480,7 +487,7 @@ class Site:
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
-        seen = self.commands.parse_status(res.stdout) if res.ok else []
+        seen = self.fold_arrays(self.commands.parse_status(res.stdout)) if res.ok else []
         # gone from the queue, ended without an exit code there (or ended in a way the queue
         # does not tell: UNKNOWN), or now another job: accounting
         final = [s for s in seen if not (s.state.terminal and s.exit_code is None)
@@ -492,8 +499,8 @@ class Site:
         if acct:
             r2 = await self.run(acct, check=False)
             if r2.ok:
-                found = [s for s in self.commands.parse_accounting(r2.stdout)
-                         if s.native_id in missing]
+                found = [s for s in self.fold_arrays(self.commands.parse_accounting(
+                    r2.stdout)) if s.native_id in missing]
                 # accounting's record of a job the queue shows ended replaces the queue's
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]

@@ -167,7 +167,7 @@ class RestSite(Site):
         if not native_ids:
             return []
         wanted = set(native_ids)
-        return [s for s in await self._all_jobs() if s.native_id in wanted]
+        return [s for s in self.fold_arrays(await self._all_jobs()) if s.native_id in wanted]
 
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         return []  # no accounting over this API without slurmdbd

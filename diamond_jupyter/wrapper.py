@@ -26,7 +26,10 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
     the engine's decision in that file (its private job directory) and runs the body only
     on "go TOKEN"; anything else means another copy won: it exits without running it."""
     ev, sec = shlex.quote(event_file), shlex.quote(secret_file)
-    jid = "${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-${FLUX_JOB_ID:-${JOB_ID:--}}}}}"
+    # the job's id as its submit gave it: an array's task names its array (Slurm gives
+    # each task a job id of its own; PBS's subjob id still names it, as LSF's and SGE's do)
+    jid = ("${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-"
+           "${FLUX_JOB_ID:-${JOB_ID:--}}}}}}")
     return (
         f"__dmd_ev={ev}; __dmd_tok={token}; __dmd_sec=$(cat {sec} 2>/dev/null)\n"
         "__dmd_say() { __dmd_l=\"$(date +%s.%N) $1 $__dmd_tok " + jid + " $2\"; "

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
-from ..model import SiteError
+from ..model import JobState, JobStatus, SiteError
 
 NULLISH = frozenset({"", "-", "n/a", "none", "(null)", "unknown", "null", "nan"})
 UNLIMITED = frozenset({"unlimited", "infinite", "inf", "infinity"})
@@ -308,3 +309,62 @@ def year_fix(dt: datetime, now: datetime) -> datetime:
         except ValueError:  # Feb 29
             return dt - timedelta(days=365)
     return dt
+
+
+# which array task speaks for a finished array: a failure over a success
+_OUTCOME_RANK = {JobState.COMPLETED: 0, JobState.UNKNOWN: 1, JobState.TIMEOUT: 2,
+                 JobState.FAILED: 3, JobState.CANCELLED: 4}
+
+
+def fold_array_tasks(statuses: list[JobStatus],
+                     array_of: Callable[[str], str | None]) -> list[JobStatus]:
+    """One status per job array from its tasks' records (`array_of` names the array a
+    record's id belongs to, None for a plain job), as the engine follows an array: running
+    while any task runs, pending while tasks wait and none runs, and once every task has
+    ended the worst outcome (a failure over a success: its exit code), ended when the last
+    task ended. Other records pass unchanged; an array takes its first task's place."""
+    groups: dict[str, list[JobStatus]] = {}
+    out: list[JobStatus | str] = []
+    for s in statuses:
+        parent = array_of(s.native_id)
+        if parent is None:
+            out.append(s)
+            continue
+        if parent not in groups:
+            groups[parent] = []
+            out.append(parent)
+        groups[parent].append(s)
+    return [x if isinstance(x, JobStatus) else _fold(x, groups[x]) for x in out]
+
+
+def _fold(parent: str, tasks: list[JobStatus]) -> JobStatus:
+    first = tasks[0]
+    starts = [t.started_at for t in tasks if t.started_at]
+    live = [t for t in tasks if not t.state.terminal]
+    running = [t for t in live if t.state == JobState.RUNNING]
+    ended = [t for t in tasks if t.state.terminal]
+    bad = [t for t in ended if t.state != JobState.COMPLETED]
+    counts = ", ".join(f"{n} {what}" for n, what in (
+        (len(running), "running"), (len(live) - len(running), "waiting"),
+        (len(ended) - len(bad), "completed"), (len(bad), "not completed")) if n)
+    common = dict(native_id=parent, name=first.name, user=first.user,
+                  partition=first.partition, submitted_at=first.submitted_at,
+                  started_at=min(starts) if starts else None, comment=first.comment)
+    if live:
+        pending = live[0] if not running else None
+        return JobStatus(
+            **common, state=JobState.RUNNING if running else pending.state,
+            native_state=(running or live)[0].native_state,
+            estimated_start=pending.estimated_start if pending else None,
+            reason=f"array tasks: {counts}" if running else
+            (pending.reason or f"array tasks: {counts}"))
+    worst = max(ended, key=lambda t: _OUTCOME_RANK.get(t.state, 1))
+    ends = [t.ended_at for t in ended if t.ended_at]
+    exits = [t.exit_code for t in ended]
+    return JobStatus(
+        **common, state=worst.state, native_state=worst.native_state,
+        ended_at=max(ends) if ends else None,
+        exit_code=None if None in exits else worst.exit_code,
+        reason=(f"array tasks: {counts}; task {worst.native_id}: "
+                f"{worst.reason or worst.native_state or worst.state.value}") if bad
+        else f"array tasks: {counts}")

@@ -82,9 +82,14 @@ def parse_exit(text: Any) -> int | None:
     return 128 + g if c == 0 and g else c
 
 
-def array_parent(native_id: str) -> str:
-    """'123_4' / '123_[1-5%2]' -> '123'."""
-    return native_id.split("_", 1)[0]
+_ARRAY_TASK = re.compile(r"(\d+)_(?:\d+|\[[^\]]*\])")
+
+
+def array_of(native_id: str) -> str | None:
+    """The job array a task's record belongs to: '123_4' / '123_[1-5%2]' -> '123'; None
+    for a plain job. (sbatch answers an array's submit with its array id, '123'.)"""
+    m = _ARRAY_TASK.fullmatch(native_id)
+    return m.group(1) if m else None
 
 
 def _gpus_of(*texts: Any) -> int | None:
@@ -102,6 +107,7 @@ class SlurmCommands:
 
     name = "slurm"
     submit_stdin = False
+    array_of = staticmethod(array_of)  # the engine follows an array as one job
 
     def __init__(self, *, jobcomp: bool = False, tz: tzinfo | None = None,
                  clean_env: bool = True) -> None:

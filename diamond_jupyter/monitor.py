@@ -94,6 +94,7 @@ class SiteMonitor:
         # token -> the job's event secret (None: not on the site); kept in memory only
         self._secrets: dict[str, str | None] = {}
         self._early: dict[str, list[EventLine]] = {}  # verified, before the native id is known
+        self._task_failures: dict[str, int] = {}  # job id -> a failed array task's exit code
         self.rejected_lines = 0
         self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
 
@@ -208,6 +209,8 @@ class SiteMonitor:
         if ev.kind == "start":
             self.journal.apply(job_id, JobState.RUNNING, started_at=ev.at, source="wrapper")
         elif job.spec is not None and job.spec.array is not None:
+            if ev.rc:  # kept for an outcome whose exit code the scheduler lost
+                self._task_failures.setdefault(job_id, ev.rc)
             self.kick()  # one task of an array ended: the scheduler knows if all have
         elif ev.rc == 0:
             self.journal.apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
@@ -297,8 +300,11 @@ class SiteMonitor:
                 if state == JobState.FAILED and (st.exit_code or 128) >= 128 \
                         and self._cancel_requested(job):
                     state, reason = JobState.CANCELLED, f"cancelled ({st.reason or 'killed'})"
+                exit_code = st.exit_code
+                if exit_code is None and state == JobState.FAILED:
+                    exit_code = self._task_failures.get(job.id)  # a failed array task's
                 changed += self.journal.apply(
-                    job.id, state, exit_code=st.exit_code, reason=reason,
+                    job.id, state, exit_code=exit_code, reason=reason,
                     started_at=st.started_at, ended_at=st.ended_at,
                     native_state=st.native_state, source="poll") is not None
                 continue

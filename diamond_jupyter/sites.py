@@ -13,7 +13,7 @@ from typing import Any
 from .config import SiteConfig, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
-from .dialects.outputs_common import fold_array_tasks
+from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import CommandFailed, Transport, make_transport
@@ -77,6 +77,19 @@ def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
         return a is None or b is None or a == b
     return (queued.native_id == acct.native_id and agree(queued.started_at, acct.started_at)
             and agree(queued.name, acct.name))
+
+
+def _array_outcome(acct: JobStatus, queued: list[JobStatus], arrays: set[str]) -> JobStatus:
+    """An ended array's accounting record, unless the queue showed a task failing that
+    accounting missed (a job-completion log keeps each task under an id of its own, so the
+    array's id finds only one of them): then the queue's outcome, with accounting's end."""
+    if acct.native_id not in arrays:
+        return acct
+    q = next((s for s in queued if s.native_id == acct.native_id and s.state.terminal), None)
+    if q is None or outcome_rank(q.state) <= outcome_rank(acct.state):
+        return acct
+    return q.model_copy(update={"ended_at": max(filter(None, (q.ended_at, acct.ended_at)),
+                                                default=None)})
 
 
 class Site:
@@ -487,7 +500,10 @@ class Site:
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
-        seen = self.fold_arrays(self.commands.parse_status(res.stdout)) if res.ok else []
+        raw = self.commands.parse_status(res.stdout) if res.ok else []
+        seen = self.fold_arrays(raw)
+        array_of = getattr(self.commands, "array_of", None)
+        arrays = {a for s in raw if array_of and (a := array_of(s.native_id))}
         # gone from the queue, ended without an exit code there (or ended in a way the queue
         # does not tell: UNKNOWN), or now another job: accounting
         final = [s for s in seen if not (s.state.terminal and s.exit_code is None)
@@ -501,6 +517,7 @@ class Site:
             if r2.ok:
                 found = [s for s in self.fold_arrays(self.commands.parse_accounting(
                     r2.stdout)) if s.native_id in missing]
+                found = [_array_outcome(f, seen, arrays) for f in found]
                 # accounting's record of a job the queue shows ended replaces the queue's
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]

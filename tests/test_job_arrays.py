@@ -15,6 +15,7 @@ from diamond_jupyter.dialects.slurm_commands import SQUEUE_FIELDS, SlurmCommands
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, JobStatus
 from diamond_jupyter.monitor import same_native
+from diamond_jupyter.sites import _array_outcome
 from diamond_jupyter.store import Store
 
 T0 = datetime(2026, 12, 4, 12, 0, tzinfo=timezone.utc)
@@ -97,6 +98,22 @@ def test_squeue_and_sacct_lines_of_an_array_fold_to_its_id():
         "123_2.batch|FAILED|2:0|2026-12-04T12:00:00|2026-12-04T12:00:09|an2|batch\n")
     (arr,) = fold_array_tasks(acct, array_of)
     assert (arr.native_id, arr.state, arr.exit_code) == ("123", JobState.FAILED, 2)
+
+
+def test_a_failure_the_queue_saw_outlives_an_accounting_that_missed_the_task():
+    # Slurm's job-completion log keeps each task under its own id: `sacct -c -j 123` then
+    # finds only the task that kept the array's id (here a success)
+    queued = fold_array_tasks([_st("123_1", JobState.FAILED, end=2, reason="NonZeroExitCode"),
+                               _st("123_2", JobState.COMPLETED, end=9)], array_of)
+    acct = _st("123", JobState.COMPLETED, end=10, rc=0)
+    got = _array_outcome(acct, queued, {"123"})
+    assert (got.state, got.exit_code, got.ended_at) == (
+        JobState.FAILED, None, T0 + timedelta(seconds=10))
+    assert "task 123_1: NonZeroExitCode" in (got.reason or "")
+    # accounting that has the failure, or a plain job, is taken as it is
+    bad = _st("123", JobState.FAILED, end=10, rc=3)
+    assert _array_outcome(bad, queued, {"123"}) is bad
+    assert _array_outcome(acct, queued, set()) is acct
 
 
 @pytest.mark.parametrize("line_id, job_id, same", [

@@ -316,6 +316,11 @@ _OUTCOME_RANK = {JobState.COMPLETED: 0, JobState.UNKNOWN: 1, JobState.TIMEOUT: 2
                  JobState.FAILED: 3, JobState.CANCELLED: 4}
 
 
+def outcome_rank(state: JobState) -> int:
+    """How bad an ended job's outcome is (a failure over a success)."""
+    return _OUTCOME_RANK.get(state, 1)
+
+
 def fold_array_tasks(statuses: list[JobStatus],
                      array_of: Callable[[str], str | None]) -> list[JobStatus]:
     """One status per job array from its tasks' records (`array_of` names the array a
@@ -358,7 +363,7 @@ def _fold(parent: str, tasks: list[JobStatus]) -> JobStatus:
             estimated_start=pending.estimated_start if pending else None,
             reason=f"array tasks: {counts}" if running else
             (pending.reason or f"array tasks: {counts}"))
-    worst = max(ended, key=lambda t: _OUTCOME_RANK.get(t.state, 1))
+    worst = max(ended, key=lambda t: outcome_rank(t.state))
     ends = [t.ended_at for t in ended if t.ended_at]
     exits = [t.exit_code for t in ended]
     return JobStatus(

@@ -450,6 +450,31 @@ class Partition(_Model):
     allowed_accounts: list[str] | None = None
     # Grid Engine: the parallel environments the queue offers (its pe_list); None: unknown
     parallel_environments: list[str] | None = None
+    # the time limit of a job that gives none (Slurm DefaultTime, PBS resources_default
+    # .walltime); None: the MaxTime
+    default_time_s: int | None = None
+    min_nodes: int | None = None  # Slurm MinNodes: a job's fewest nodes here
+    # what a job that asks no memory gets (Slurm DefMemPerCPU / DefMemPerNode), and the
+    # most it may have (MaxMemPerCPU: more per CPU raises its CPUs; MaxMemPerNode), MB
+    def_mem_per_cpu_mb: int | None = None
+    def_mem_per_node_mb: int | None = None
+    max_mem_per_cpu_mb: int | None = None
+    max_mem_per_node_mb: int | None = None
+    denied_accounts: list[str] | None = None  # Slurm DenyAccounts
+    allowed_qos: list[str] | None = None  # Slurm AllowQos (None: all)
+    denied_qos: list[str] | None = None  # Slurm DenyQos
+    # Slurm OverSubscribe: "EXCLUSIVE" (whole nodes to every job), "FORCE[:N]", "YES[:N]",
+    # "NO"; None: unknown
+    oversubscribe: str | None = None
+    # Slurm PreemptMode (OFF, REQUEUE, CANCEL, SUSPEND[,GANG]) and PriorityTier: a job in a
+    # partition whose PreemptMode is not OFF may be preempted by the jobs of a partition of
+    # a higher tier sharing its nodes
+    preempt_mode: str | None = None
+    priority_tier: int | None = None
+    # a job's totals here (PBS resources_max.ncpus / .mem / .ngpus, LSF PROCLIMIT)
+    max_cpus: int | None = None
+    max_mem_mb: int | None = None
+    max_gpus: int | None = None
 
 
 class Node(_Model):
@@ -464,6 +489,9 @@ class Node(_Model):
     features: list[str] = Field(default_factory=list)
     partitions: list[str] = Field(default_factory=list)
     architecture: str | None = None
+    # generic resources other than GPUs by name, per node ({"mps": 400, "shard": 16});
+    # None: not reported (not checked)
+    gres: dict[str, int] | None = None
 
 
 class SiteSnapshot(_Model):

@@ -86,6 +86,7 @@ from .placement_fit import (
     counted_parts,
     most_gpus,
     node_checks,
+    node_reserved,
     node_usable,
     pack_chunks,
     part_met,
@@ -332,7 +333,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if reasons:
         v.reasons = reasons
         return v
-    usable = {n.name for n in nodes if node_usable(n)}
+    in_resv = bool(spec.reservation)
+    usable = {n.name for n in nodes if node_usable(n, in_resv)}
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
@@ -352,15 +354,35 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
     counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
-    wide = {p.name: len([x for x in members.get(p.name, []) if x in fit]) for p in parts}
+    # what the job asks in each partition (its defaults and limits of memory, time and
+    # sharing), and the nodes there that can give it
+    reqs, fits, adjusted = {}, {}, {}
+    for p in parts:
+        reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
+        fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
+            reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
+                           n.name in fit], site_arch, whole_site=False)[1] if fit else set()
+    wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
+            for p in parts}
+    whole_req = req
     for p in parts:
         restr, other = [], []
+        req, pfit = reqs[p.name], fits[p.name]
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"partition '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
         if p.allowed_accounts is not None and account not in p.allowed_accounts:
             restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
                          f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
+        if p.denied_accounts and account in p.denied_accounts:
+            restr.append(f"account '{account}' denied in partition '{p.name}' (DenyAccounts: "
+                         f"{', '.join(p.denied_accounts)})")
+        if spec.qos and p.allowed_qos is not None and spec.qos not in p.allowed_qos:
+            restr.append(f"QOS '{spec.qos}' not allowed in partition '{p.name}' (allowed: "
+                         f"{', '.join(p.allowed_qos) or 'none'})")
+        if spec.qos and p.denied_qos and spec.qos in p.denied_qos:
+            restr.append(f"QOS '{spec.qos}' denied in partition '{p.name}' (DenyQos: "
+                         f"{', '.join(p.denied_qos)})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
@@ -381,11 +403,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
+        other.extend(_limit_misses(req, p, chunks, adjusted[p.name]))
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name])) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
                          f"{p.max_nodes}")
+        elif p.min_nodes is not None and req.nodes < p.min_nodes:
+            other.append(f"needs {req.nodes} node{'s' if req.nodes > 1 else ''}, partition "
+                         f"{p.name} takes only jobs of at least {p.min_nodes} (MinNodes)")
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
                                        and n.name in usable], chunks[1]) is None:
@@ -394,7 +420,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
             missed = partition_misses(req, [n for n in nodes if n.name in mine
-                                            and n.name not in fit], site_arch)
+                                            and n.name not in pfit], site_arch)
             if not wide[p.name]:
                 other.append(f"partition {p.name}: {missed}")
             else:
@@ -404,18 +430,27 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
                          f"{max(wide.values())}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
-                n for n in nodes if n.name in mine and n.name in fit], site_arch):
+                n for n in nodes if n.name in mine and n.name in pfit], site_arch):
             other.extend(short)
         else:
-            up = len([x for x in members.get(p.name, []) if x in fit and x in usable])
+            up = len([x for x in members.get(p.name, []) if x in pfit and x in usable])
             if up < req.nodes:
+                held = [n for n in nodes if n.name in mine and n.name in pfit
+                        and n.name not in usable]
+                resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
+                why = "others down or drained" if not resv else \
+                    f"others in a reservation the job is not in: {', '.join(resv)}" \
+                    if len(resv) == len(held) else "others down, drained or reserved"
                 other.append(f"needs {req.nodes} nodes, partition {p.name} has only {up} "
-                             "usable (others down or drained)")
+                             f"usable ({why})")
+        if other and adjusted[p.name]:  # what the partition's rules made of the job
+            other += adjusted[p.name]
         restricted_only |= bool(restr) and not other
         if restr or other:
             problems.extend(restr + other)
         else:
             good.append(p)
+    req = whole_req
     problems = list(dict.fromkeys(problems))
     if not good and too_long and len(parts) > 1 and all(
             p.name in too_long or p.state.upper() not in ("UP", "OPEN", "ACTIVE")
@@ -433,12 +468,105 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
                                                 for p in good)]
+    v.notes += [n for p in good for n in adjusted[p.name]]
+    risky = {p.name: by for p in good
+             if (by := _preempted_by(p, snap.partitions, members)) is not None}
+    if risky and len(risky) < len(good) and not spec.queue:
+        # the engine never moves a job where it may be preempted while a partition where
+        # it may not can run it (the user may name such a partition)
+        v.notes += [f"partition {name} passed over: {risky[name]}" for name in risky]
+        good = [p for p in good if p.name not in risky]
     if req.spread:
         v.notes.append(f"its {spec.resources.gpus_per_node} GPUs (the job's, no node count) "
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
-    _estimate(v, req, spec, cfg, snap, nodes, members, good, fit & usable, default, now,
+    _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
+              {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
+    if v.partition in risky:
+        v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
+                  members: dict[str, list[str]]) -> tuple[Req, list[str]]:
+    """What the job asks in partition `p`, by Slurm's rules, with a note for each change:
+    a job that gives no time limit runs with its DefaultTime; one that asks no memory
+    gets DefMemPerCPU for each CPU (or DefMemPerNode); memory per CPU above MaxMemPerCPU
+    raises its CPUs per task until each CPU's share is under it (slurm.conf: "the job's
+    count of CPUs per task will try to automatically increase"); OverSubscribe=EXCLUSIVE
+    gives it whole nodes."""
+    r, notes = spec.resources, []
+    out = req
+    if not req.walltime and p.default_time_s:
+        out = replace(out, walltime=float(p.default_time_s))
+    if (p.oversubscribe or "").upper().startswith("EXCLUSIVE") and not out.whole:
+        out = replace(out, whole=True)
+        notes.append(f"partition {p.name} gives every job whole nodes "
+                     "(OverSubscribe=EXCLUSIVE)")
+    asked = req.mem > 0 or r.memory_mb is not None
+    per_cpu = r.memory_per_cpu_mb if r.memory_per_cpu_mb and not r.memory_mb else None
+    if not asked and p.def_mem_per_cpu_mb:
+        per_cpu = p.def_mem_per_cpu_mb
+        out = replace(out, mem=per_cpu * out.cpn)
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
+                     f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
+    elif not asked and p.def_mem_per_node_mb:
+        out = replace(out, mem=p.def_mem_per_node_mb)
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
+                     f"{out.mem} MB a node")
+    cap = p.max_mem_per_cpu_mb
+    if per_cpu and cap and per_cpu > cap:
+        factor = ceil(per_cpu / cap)
+        cpt, tpn, n = out.cpt * factor, out.tpn, out.nodes
+        if r.tasks and r.nodes is None and not r.tasks_per_node:  # spread anew
+            biggest = max((x.cpus for x in nodes if x.name in members.get(p.name, [])),
+                          default=cpt)
+            tpn = max(1, min(r.tasks, biggest // cpt))
+            n = ceil(r.tasks / tpn)
+        share = ceil(per_cpu / factor)
+        out = replace(out, cpt=cpt, tpn=tpn, nodes=n, cpn=cpt * tpn, mem=share * cpt * tpn)
+        notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its MaxMemPerCPU "
+                     f"{cap} MB, so each task gets {cpt} CPUs ({out.cpn} a node, "
+                     f"{share} MB each)")
+    return out, notes
+
+
+def _limit_misses(req: Req, p: Partition, chunks: tuple | None, adjusted: list[str]
+                  ) -> list[str]:
+    """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
+    on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
+    out = []
+    if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
+        out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
+                   f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
+    if chunks is not None:  # every chunk's share, as written
+        totals = [sum(get(c) * c.nodes for c, _ in chunks[0])
+                  for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
+    else:
+        totals = [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
+    for total, most, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
+                                 ("CPUs", "MB memory", "GPUs"), strict=True):
+        if most is not None and total > most:
+            out.append(f"needs {total} {what} in all, queue {p.name} allows a job at most "
+                       f"{most}")
+    return out
+
+
+def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
+                  ) -> str | None:
+    """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
+    higher PriorityTier shares its nodes: Slurm's preempt/partition_prio), else None."""
+    mode = (p.preempt_mode or "OFF").upper()
+    if mode == "OFF":
+        return None
+    mine, tier = set(members.get(p.name, [])), p.priority_tier or 1
+    over = [q for q in parts if q.name != p.name and (q.priority_tier or 1) > tier
+            and mine & set(members.get(q.name, []))]
+    if not over:
+        return None
+    top = max(over, key=lambda q: q.priority_tier or 1)
+    return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
+            f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
 
 
 def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | None
@@ -584,14 +712,17 @@ def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
     return estimates.get(f"{site}:{partition}") or estimates.get(site)
 
 
-def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
-              nodes: list[Node], members: dict[str, list[str]], good: list[Partition],
-              fit: set[str], default: str | None, now: datetime, stage_bytes: int,
-              prior: RuntimePrior, estimates: dict[str, datetime],
-              cal: SiteCalibration | None = None, data: StageData | None = None,
-              ended: Collection[str] = ()) -> None:
+def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConfig,
+              snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
+              good: list[Partition], fits: dict[str, set[str]], default: str | None,
+              now: datetime, stage_bytes: int, prior: RuntimePrior,
+              estimates: dict[str, datetime], cal: SiteCalibration | None = None,
+              data: StageData | None = None, ended: Collection[str] = ()) -> None:
+    """The start, runtime, finish and cost of the job in the best of the `good`
+    partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    raw_st = build_state(snap, nodes, members, now, part_max, ended=ended)
+    raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
+                         in_reservation=bool(spec.reservation))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
@@ -601,9 +732,10 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         == "slots"
     best: tuple[float, int, int, str, str, float, str] | None = None
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
-    counted, brackets = counted_parts(req), bracket_parts(req)
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
+        req, fit = reqs[p.name], fits[p.name]
+        counted, brackets = counted_parts(req), bracket_parts(req)
         elig = [idx[x] for x in members.get(p.name, []) if x in fit
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
@@ -620,7 +752,8 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
                    for c in brackets]
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
-                     name: str = p.name, groups: list[list[Demand]] = groups) -> float:
+                     name: str = p.name, groups: list[list[Demand]] = groups,
+                     req: Req = req) -> float:
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
@@ -651,6 +784,7 @@ def _estimate(v: SiteVerdict, req: Req, spec: JobSpec, cfg: SiteConfig, snap: Si
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, raw_source = best
+    req, fit = reqs[pname], fits[pname]
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         bound_s = min(simulators[pname](*calibrated[1]), raw_s) if raw_s > 0 else 0.0

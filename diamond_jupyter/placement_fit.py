@@ -50,11 +50,23 @@ def aware(dt: datetime) -> datetime:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
-def node_usable(node: Node) -> bool:
+# In an advanced reservation (Slurm's RESERVED, `resv` in sinfo): only for the jobs of that
+# reservation until it ends
+_RESERVED = {"reserved", "resv"}
+
+
+def node_usable(node: Node, in_reservation: bool = False) -> bool:
+    """Whether `node` takes new jobs; a reserved node only those of a reservation
+    (`in_reservation`: the job names one)."""
     state = node.state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
-    return "*" not in state and not (words & _DOWN)
+    return "*" not in state and not (words & _DOWN) \
+        and (in_reservation or not (words & _RESERVED))
+
+
+def node_reserved(node: Node) -> bool:
+    return bool(set(re.split(r"[^a-z_]+", node.state.lower())) & _RESERVED)
 
 
 _POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_up"}
@@ -108,6 +120,8 @@ class Req:
     time_min: float | None = None  # Slurm --time-min: the walltime may be cut down to it
     nodelist: tuple[str, ...] = ()  # hosts the job must have (Slurm --nodelist)
     exclude: tuple[str, ...] = ()  # hosts it must not get (Slurm --exclude)
+    # generic resources other than GPUs per node, from a Slurm `--gres` (mps:50, shard:2)
+    gres: tuple[tuple[str, int], ...] = ()
 
 
 def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
@@ -180,7 +194,19 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
                time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
-               exclude=_hosts(kept.get("--exclude")))
+               exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")))
+
+
+def _other_gres(text: str | None) -> tuple[tuple[str, int], ...]:
+    """The non-GPU entries of a Slurm `--gres` (`mps:50`, `shard:2`, `nvme`): (name, count
+    per node) each; an entry whose count is no number is left to sbatch."""
+    out: dict[str, int] = {}
+    for entry in (text or "").split(","):
+        name, *rest = entry.strip().split(":")
+        count = rest[-1] if rest else "1"
+        if name and name != "gpu" and count.isdigit():
+            out[name] = out.get(name, 0) + int(count)
+    return tuple(out.items())
 
 
 def _hosts(text: str | None) -> tuple[str, ...]:
@@ -286,6 +312,9 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
     if req.gpn:
         check(lambda n: n.gpus >= req.gpn, "no GPUs on any node" if not max_g else
               f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
+    for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
+        check(lambda n, name=name, count=count: _gres_met(n, name, count),
+              _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
     split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
           f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}",
@@ -302,6 +331,29 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         reasons.append("no single node meets all the requirements together"
                        + (f" ({'; '.join(where)})" if where else ""))
     return reasons, ok
+
+
+def _gres_met(n: Node, name: str, count: int) -> bool:
+    """Whether node `n` holds `count` of gres `name` for one job: MPS comes from one GPU
+    (Slurm: a job's MPS share on a node is taken from a single GPU, each GPU holding an
+    equal part of the node's MPS count)."""
+    if n.gres is None:
+        return True
+    have = n.gres.get(name, 0)
+    return (have // max(n.gpus, 1) if name == "mps" else have) >= count
+
+
+def _gres_miss(nodes: list[Node], name: str, count: int, has: str) -> str:
+    known = [n for n in nodes if n.gres is not None]
+    if not any(n.gres and n.gres.get(name) for n in known):
+        names = sorted({g for n in known for g in n.gres or {}})
+        return f"no node has gres '{name}' ({has}: {', '.join(names) or 'none'})"
+    if name == "mps":
+        most = max((n.gres or {}).get(name, 0) // max(n.gpus, 1) for n in known)
+        return (f"needs mps:{count} from one GPU, the most one GPU has is {most} (a node's "
+                "MPS count is shared equally by its GPUs)")
+    most = max((n.gres or {}).get(name, 0) for n in known)
+    return f"needs {name}:{count} per node, the most a node has is {most}"
 
 
 def _few(names: set[str], at_most: int = 4) -> str:

@@ -138,14 +138,15 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
-                ended: Collection[str] = ()) -> SimState:
+                ended: Collection[str] = (), in_reservation: bool = False) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
     walltime, not at the walltime; never later than the walltime. `ended`: native ids of
     running jobs known to have ended already (the engine's own, whose end it heard before
-    the scheduler's view dropped them): their resources are free now."""
-    usable = [node_usable(n) for n in nodes]
+    the scheduler's view dropped them): their resources are free now. `in_reservation`:
+    the probe is a job of a reservation (reserved nodes are open to it)."""
+    usable = [node_usable(n, in_reservation) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     alloc_c, alloc_g = [], []

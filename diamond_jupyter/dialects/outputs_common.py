@@ -176,6 +176,21 @@ def gpu_count(text: Any) -> tuple[int, str | None]:
     return total, kind
 
 
+_GRES_ENTRY = re.compile(r"([A-Za-z][\w-]*)(?::[^:,()]+)*?:(\d+)(?:\([^()]*\))?")
+
+
+def other_gres(text: Any) -> dict[str, int]:
+    """Generic resources other than GPUs, counted per name, from a Slurm node's Gres
+    ('gpu:a100:4(S:0-1),mps:400,shard:a100:16' -> {'mps': 400, 'shard': 16}); '(null)': {}."""
+    s = clean(text)
+    out: dict[str, int] = {}
+    for entry in re.split(r",(?![^()]*\))", s or ""):  # not a comma inside (S:0,1)
+        m = _GRES_ENTRY.fullmatch(entry.strip())
+        if m and m.group(1) != "gpu":
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
 _MEM_UNITS = {"b": 1 / 2**20, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p": 1024**3}
 
 

@@ -330,9 +330,14 @@ class PbsCommands:
             mx = _obj(a.get("resources_max"))
             up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
             acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
+            dflt = _obj(a.get("resources_default"))
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
                 max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
+                default_time_s=_dur(dflt.get("walltime")),
+                # a job's totals (summed over its chunks) the queue takes at most
+                max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
+                max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_accounts=acl.split(",") if acl else None,
             ))

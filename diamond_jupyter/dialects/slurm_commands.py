@@ -24,6 +24,7 @@ from .outputs_common import (
     gpu_count,
     load_json,
     memory_mb,
+    other_gres,
     parse_duration,
     parse_iso,
     parse_kv_line,
@@ -326,19 +327,26 @@ class SlurmCommands:
             if "PartitionName" not in kv:
                 continue
             accounts = clean(kv.get("AllowAccounts"))
-            try:
-                max_time = parse_duration(kv.get("MaxTime"), bare_unit=60)
-            except ValueError:
-                max_time = None
             out.append(Partition(
                 name=kv["PartitionName"], default=kv.get("Default") == "YES",
-                state=kv.get("State", "UP"), max_time_s=max_time,
+                state=kv.get("State", "UP"), max_time_s=_minutes(kv.get("MaxTime")),
+                default_time_s=_minutes(kv.get("DefaultTime")),
                 max_nodes=to_int(kv.get("MaxNodes")),
+                min_nodes=to_int(kv.get("MinNodes")) or None,  # 0: no lower bound
                 max_cpus_per_node=to_int(kv.get("MaxCPUsPerNode")),
                 nodes=expand_hostlist(kv.get("Nodes")),
                 total_nodes=to_int(kv.get("TotalNodes")) or 0,
                 total_cpus=to_int(kv.get("TotalCPUs")) or 0,
                 allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
+                denied_accounts=_names(kv.get("DenyAccounts")),
+                allowed_qos=_names(kv.get("AllowQos")), denied_qos=_names(kv.get("DenyQos")),
+                def_mem_per_cpu_mb=to_int(kv.get("DefMemPerCPU")),
+                def_mem_per_node_mb=to_int(kv.get("DefMemPerNode")),
+                max_mem_per_cpu_mb=to_int(kv.get("MaxMemPerCPU")),
+                max_mem_per_node_mb=to_int(kv.get("MaxMemPerNode")),
+                oversubscribe=clean(kv.get("OverSubscribe")),
+                preempt_mode=clean(kv.get("PreemptMode")),
+                priority_tier=to_int(kv.get("PriorityTier")),
             ))
         return out
 
@@ -353,12 +361,19 @@ class SlurmCommands:
             used = gpu_count(kv.get("GresUsed"))[0] or gpu_count(kv.get("AllocTRES"))[0]
             feats = clean(kv.get("ActiveFeatures")) or clean(kv.get("AvailableFeatures"))
             parts = clean(kv.get("Partitions"))
+            # what jobs may have: the CPUs and memory left by core and memory
+            # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
+            cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
+            if "CPUEfctv" not in kv and (spec := to_int(kv.get("CoreSpecCount"))):
+                cpus = max(0, cpus - spec * (to_int(kv.get("ThreadsPerCore")) or 1))
+            memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
-                cpus=to_int(kv.get("CPUTot")) or 0, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
-                memory_mb=to_int(kv.get("RealMemory")) or 0, gpus=gpus, gpus_allocated=used,
+                cpus=cpus, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
+                memory_mb=max(0, memory), gpus=gpus, gpus_allocated=used,
                 gpu_type=kind, features=feats.split(",") if feats else [],
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
+                gres=other_gres(kv.get("Gres")),
             ))
         return out
 
@@ -387,6 +402,20 @@ class SlurmCommands:
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=self.parse_status(outputs.get("queue", "")),
         )
+
+
+def _minutes(text: Any) -> int | None:
+    """Seconds from a Slurm time limit as scontrol prints it (UNLIMITED, NONE: None)."""
+    try:
+        return parse_duration(text, bare_unit=60)
+    except ValueError:
+        return None
+
+
+def _names(text: Any) -> list[str] | None:
+    """A partition's list of accounts or QOS names; None for ALL or absent."""
+    s = clean(text)
+    return None if s is None or s.upper() == "ALL" else [x for x in s.split(",") if x]
 
 
 slurm_commands = SlurmCommands()

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import fnmatch
 import random
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -365,6 +366,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
+    largest = max((len([x for x in members.get(q.name, []) if x in fit])
+                   for q in snap.partitions), default=0)
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
@@ -403,7 +406,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
-        other.extend(_limit_misses(req, p, chunks, adjusted[p.name]))
+        other.extend(_limit_misses(req, p, chunks))
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name])) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
@@ -428,7 +431,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
-                         f"{max(wide.values())}")
+                         f"{wide[p.name]}" if wide[p.name] >= largest else
+                         f"needs {req.nodes} nodes{spread}, partition {p.name} has only "
+                         f"{wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
             other.extend(short)
@@ -437,14 +442,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
-                resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
-                why = "others down or drained" if not resv else \
-                    f"others in a reservation the job is not in: {', '.join(resv)}" \
-                    if len(resv) == len(held) else "others down, drained or reserved"
                 other.append(f"needs {req.nodes} nodes, partition {p.name} has only {up} "
-                             f"usable ({why})")
-        if other and adjusted[p.name]:  # what the partition's rules made of the job
-            other += adjusted[p.name]
+                             f"usable ({_held_why(held)})")
+        other += _size_causes(other, adjusted[p.name])
         restricted_only |= bool(restr) and not other
         if restr or other:
             problems.extend(restr + other)
@@ -468,7 +468,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
                                                 for p in good)]
-    v.notes += [n for p in good for n in adjusted[p.name]]
     risky = {p.name: by for p in good
              if (by := _preempted_by(p, snap.partitions, members)) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
@@ -482,9 +481,32 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
+    v.notes += adjusted.get(v.partition or "", [])
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
+    """The changes a partition's rules made to the job's size that explain `misses`: a
+    default memory where memory is short, CPUs raised for memory where CPUs or memory are."""
+    mem = any("memory" in m for m in misses)
+    cpus = mem or any("CPUs" in m for m in misses)
+    return [a for a in adjusted if ("no memory asked" in a and mem)
+            or ("MaxMemPerCPU" in a and cpus)]
+
+
+def _held_why(held: list[Node]) -> str:
+    """Why a partition's nodes that could run the job take no new one, in a few words."""
+    resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
+    maint = [n.name for n in held if {"maint", "maintenance"} & set(
+        re.split(r"[^a-z]+", n.state.lower()))]
+    if resv and len(resv) == len(held):
+        return f"others in a reservation the job is not in: {', '.join(resv)}"
+    if maint and len(maint) == len(held):
+        return f"others in maintenance: {', '.join(maint)}"
+    return "others down or drained" if not resv and not maint else \
+        "others down, drained, reserved or in maintenance"
 
 
 def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
@@ -505,34 +527,38 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                      "(OverSubscribe=EXCLUSIVE)")
     asked = req.mem > 0 or r.memory_mb is not None
     per_cpu = r.memory_per_cpu_mb if r.memory_per_cpu_mb and not r.memory_mb else None
-    if not asked and p.def_mem_per_cpu_mb:
+    default_per_cpu = not asked and bool(p.def_mem_per_cpu_mb)
+    if default_per_cpu:
         per_cpu = p.def_mem_per_cpu_mb
-        out = replace(out, mem=per_cpu * out.cpn)
-        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
-                     f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
+        out = replace(out, mem=(per_cpu or 0) * out.cpn)
     elif not asked and p.def_mem_per_node_mb:
         out = replace(out, mem=p.def_mem_per_node_mb)
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
     cap = p.max_mem_per_cpu_mb
-    if per_cpu and cap and per_cpu > cap:
-        factor = ceil(per_cpu / cap)
-        cpt, tpn, n = out.cpt * factor, out.tpn, out.nodes
-        if r.tasks and r.nodes is None and not r.tasks_per_node:  # spread anew
-            biggest = max((x.cpus for x in nodes if x.name in members.get(p.name, [])),
-                          default=cpt)
-            tpn = max(1, min(r.tasks, biggest // cpt))
+    factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
+    if per_cpu and (factor > 1 or out.mem != req.mem):
+        cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
+        if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
+                and not r.gpus_per_task:
+            # tasks without a node count: as many to a node as its CPUs and memory hold
+            mine = [x for x in nodes if x.name in members.get(p.name, [])]
+            fits = max((min(x.cpus // cpt, x.memory_mb // (share * cpt) if x.memory_mb
+                            else x.cpus) for x in mine), default=1)
+            tpn = max(1, min(r.tasks, fits))
             n = ceil(r.tasks / tpn)
-        share = ceil(per_cpu / factor)
         out = replace(out, cpt=cpt, tpn=tpn, nodes=n, cpn=cpt * tpn, mem=share * cpt * tpn)
-        notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its MaxMemPerCPU "
-                     f"{cap} MB, so each task gets {cpt} CPUs ({out.cpn} a node, "
-                     f"{share} MB each)")
+        if factor > 1:
+            notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "
+                         f"MaxMemPerCPU {cap} MB, so each task gets {cpt} CPUs ({out.cpn} a "
+                         f"node, {share} MB each)")
+    if default_per_cpu:
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
+                     f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
 
 
-def _limit_misses(req: Req, p: Partition, chunks: tuple | None, adjusted: list[str]
-                  ) -> list[str]:
+def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []

@@ -457,6 +457,11 @@ class Partition(_Model):
     # what a job that asks no memory gets (Slurm DefMemPerCPU / DefMemPerNode), and the
     # most it may have (MaxMemPerCPU: more per CPU raises its CPUs; MaxMemPerNode), MB
     def_mem_per_cpu_mb: int | None = None
+    # what a job of GPUs that says no CPUs / memory gets per GPU (Slurm JobDefaults
+    # DefCpuPerGPU, DefMemPerGPU)
+    def_cpus_per_gpu: int | None = None
+    def_mem_per_gpu_mb: int | None = None
+    allowed_groups: list[str] | None = None  # Slurm AllowGroups (None: all)
     def_mem_per_node_mb: int | None = None
     max_mem_per_cpu_mb: int | None = None
     max_mem_per_node_mb: int | None = None

@@ -78,7 +78,17 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .model import BadInput, JobSpec, Node, Partition, Resources, SiteSnapshot, hms, utcnow
+from .model import (
+    PER_GPU,
+    BadInput,
+    JobSpec,
+    Node,
+    Partition,
+    Resources,
+    SiteSnapshot,
+    hms,
+    utcnow,
+)
 from .needs import Constraint, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
@@ -383,6 +393,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if spec.qos and p.allowed_qos is not None and spec.qos not in p.allowed_qos:
             restr.append(f"QOS '{spec.qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})")
+        groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
+        if p.allowed_groups is not None and isinstance(groups, list) \
+                and not set(p.allowed_groups) & {str(g) for g in groups}:
+            restr.append(f"none of your groups ({', '.join(map(str, groups)) or 'none'}) may "
+                         f"use partition '{p.name}' (AllowGroups: "
+                         f"{', '.join(p.allowed_groups)})")
         if spec.qos and p.denied_qos and spec.qos in p.denied_qos:
             restr.append(f"QOS '{spec.qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
@@ -482,9 +498,28 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     v.notes += adjusted.get(v.partition or "", [])
+    chosen = next((p for p in good if p.name == v.partition), None)
+    if chosen is not None:
+        v.notes += _unchecked(chosen, spec, cfg)
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _unchecked(p: Partition, spec: JobSpec, cfg: SiteConfig) -> list[str]:
+    """What the chosen partition may still do to the job that the snapshot cannot tell:
+    access by QOS or group the job or the site does not name, CPUs shared by force."""
+    out = []
+    if p.allowed_qos is not None and not spec.qos:
+        out.append(f"partition {p.name} takes QOS {', '.join(p.allowed_qos)} only; the job "
+                   "names none, so its account's default QOS must be one of them")
+    if p.allowed_groups is not None and not isinstance(cfg.metadata.get("groups"), list):
+        out.append(f"partition {p.name} is for groups {', '.join(p.allowed_groups)} only "
+                   "(AllowGroups); your groups are not known here")
+    if (p.oversubscribe or "").upper().startswith("FORCE"):
+        out.append(f"partition {p.name} shares CPUs between jobs (OverSubscribe="
+                   f"{p.oversubscribe}): the job may run time-sliced with others")
+    return out
 
 
 def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
@@ -493,7 +528,7 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
     mem = any("memory" in m for m in misses)
     cpus = mem or any("CPUs" in m for m in misses)
     return [a for a in adjusted if ("no memory asked" in a and mem)
-            or ("MaxMemPerCPU" in a and cpus)]
+            or (("MaxMemPerCPU" in a or "no CPUs asked" in a) and cpus)]
 
 
 def _held_why(held: list[Node]) -> str:
@@ -526,6 +561,20 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name} gives every job whole nodes "
                      "(OverSubscribe=EXCLUSIVE)")
     asked = req.mem > 0 or r.memory_mb is not None
+    per_gpu = spec.metadata.get(PER_GPU) if isinstance(spec.metadata.get(PER_GPU), dict) \
+        else {}
+    cpg = p.def_cpus_per_gpu
+    if cpg and out.gpn and r.cpus_per_task is None and "cpus-per-gpu" not in per_gpu \
+            and not any(d.option == "--cpus-per-gpu" for d in spec.unknown) \
+            and cpg * out.gpn > out.cpn:
+        out = replace(out, cpn=cpg * out.gpn)
+        notes.append(f"partition {p.name}: no CPUs asked, it gets DefCpuPerGPU {cpg} x "
+                     f"{out.gpn} GPUs = {out.cpn} CPUs a node")
+    if not asked and out.gpn and p.def_mem_per_gpu_mb:
+        out = replace(out, mem=p.def_mem_per_gpu_mb * out.gpn)
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerGPU "
+                     f"{p.def_mem_per_gpu_mb} MB x {out.gpn} GPUs = {out.mem} MB a node")
+        asked = True
     per_cpu = r.memory_per_cpu_mb if r.memory_per_cpu_mb and not r.memory_mb else None
     default_per_cpu = not asked and bool(p.def_mem_per_cpu_mb)
     if default_per_cpu:

@@ -543,3 +543,112 @@ def test_grid_engine_queue_h_rt_bounds_the_job():
     p = run("#$ -l h_rt=25:00:00", sge_queues())
     assert reasons(p, "sgeq") == "walltime 1-01:00:00 above every partition's MaxTime " \
         "here (the longest: all.q, 1-00:00:00)"
+
+
+# --------------------------------------------------------------- GPU jobs' CPU and memory defaults
+
+GPU_DEFAULTS = PARTITIONS.replace(
+    "AllowQos=normal,gpu ", "AllowQos=normal,gpu JobDefaults=DefCpuPerGPU=12,DefMemPerGPU=80000 ")
+
+
+def test_gpu_job_without_cpus_gets_the_partitions_cpus_per_gpu():
+    # JobDefaults=DefCpuPerGPU=12: 4 GPUs and no -c is 48 CPUs, above g1-g3's 32
+    site = athena(partitions=GPU_DEFAULTS)
+    gpu = next(p for p in site[1].partitions if p.name == "gpu")
+    assert (gpu.def_cpus_per_gpu, gpu.def_mem_per_gpu_mb) == (12, 80000)
+    p = run("#SBATCH --gres=gpu:a100:4\n#SBATCH --mem=100G\n#SBATCH -p gpu", site)
+    assert reasons(p, "athena") == (
+        "partition gpu: needs 48 CPUs per node, largest node has 32 | partition gpu: no CPUs "
+        "asked, it gets DefCpuPerGPU 12 x 4 GPUs = 48 CPUs a node")
+    # CPUs asked: the default does not apply
+    only(run("#SBATCH --gres=gpu:a100:4\n#SBATCH --mem=100G\n#SBATCH -c 8", site),
+         "athena", "gpu")
+
+
+def test_gpu_job_without_memory_gets_the_partitions_memory_per_gpu():
+    # DefMemPerGPU=80000: 4 GPUs with no memory asked is 320000 MB, above 256000
+    site = athena(partitions=GPU_DEFAULTS)
+    p = run("#SBATCH --gres=gpu:a100:4\n#SBATCH -c 8\n#SBATCH -p gpu", site)
+    assert reasons(p, "athena") == (
+        "partition gpu: needs 320000 MB memory per node, largest node has 256000 MB | "
+        "partition gpu: no memory asked, it gets DefMemPerGPU 80000 MB x 4 GPUs = 320000 MB "
+        "a node")
+    # 2 GPUs: 24 CPUs and 160000 MB, any g node holds them; billed on the smallest, g3,
+    # by its GPUs (both of its 2)
+    v = only(run("#SBATCH --gres=gpu:a100:2", site), "athena", "gpu")
+    assert has_note(v, "DefCpuPerGPU 12 x 2 GPUs = 24 CPUs a node")
+    assert has_note(v, "DefMemPerGPU 80000 MB x 2 GPUs = 160000 MB a node")
+    assert v.billed_nodes == pytest.approx(1.0)
+    # one GPU: 12 CPUs, 80000 MB; on g3 the larger share is its GPUs (1 of 2)
+    v = only(run("#SBATCH --gres=gpu:a100:1", site), "athena", "gpu")
+    assert v.billed_nodes == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------- what the snapshot cannot check
+
+def test_groups_a_partition_allows():
+    text = PARTITIONS.replace("PartitionName=gpu AllowGroups=ALL",
+                              "PartitionName=gpu AllowGroups=gpuusers,admins")
+    cfg, snap = athena(partitions=text)
+    p = run("#SBATCH --gres=gpu:1", (cfg.model_copy(update={"metadata": {"groups": [
+        "physics"]}}), snap))
+    v = p.verdict("athena")
+    assert v.verdict == "RESTRICTED", p.explain()
+    assert "none of your groups (physics) may use partition 'gpu' (AllowGroups: gpuusers, " \
+        "admins)" in v.reasons
+    only(run("#SBATCH --gres=gpu:1", (cfg.model_copy(update={"metadata": {"groups": [
+        "physics", "gpuusers"]}}), snap)), "athena", "gpu")
+    # the user's groups not known: placed, and said
+    v = only(run("#SBATCH --gres=gpu:1", (cfg, snap)), "athena", "gpu")
+    assert has_note(v, "partition gpu is for groups gpuusers, admins only (AllowGroups)")
+
+
+def test_a_job_naming_no_qos_is_told_what_the_partition_takes():
+    v = only(run("#SBATCH --gres=gpu:1", athena()), "athena", "gpu")
+    assert has_note(v, "partition gpu takes QOS normal, gpu only; the job names none")
+    v = only(run("#SBATCH --gres=gpu:1\n#SBATCH -q normal", athena()), "athena", "gpu")
+    assert not has_note(v, "takes QOS")
+
+
+def test_cpus_shared_by_force_are_said():
+    text = PARTITIONS.replace("OverSubscribe=EXCLUSIVE", "OverSubscribe=FORCE:4")
+    v = only(run("#SBATCH -c 2\n#SBATCH -p excl", athena(partitions=text)), "athena", "excl")
+    assert has_note(v, "partition excl shares CPUs between jobs (OverSubscribe=FORCE:4)")
+    assert v.billed_nodes < 1  # no longer whole nodes
+
+
+# --------------------------------------------------------------- slurmrestd
+
+def test_slurmrestd_partitions_and_nodes_carry_the_same_limits():
+    import json
+
+    from diamond_jupyter.dialects.slurm_rest import parse_nodes, parse_partitions
+
+    parts = json.dumps({"partitions": [
+        {"name": "wide", "nodes": "r[1-2]", "flags": ["default"], "min nodes per job": 2,
+         "default_time_limit": 20, "max_time_limit": 600, "default_memory_per_cpu": 2000,
+         "maximum_memory_per_node": 100000, "denied_accounts": "guest", "allowed_qos": "",
+         "preemption_mode": ["disabled"], "priority_tier": 5},
+        {"name": "scav", "nodes": "r[1-2]", "preemption_mode": ["requeue"],
+         "priority_tier": 1}]})
+    got = {p.name: p for p in parse_partitions(parts)}
+    w = got["wide"]
+    assert (w.min_nodes, w.default_time_s, w.def_mem_per_cpu_mb, w.max_mem_per_node_mb,
+            w.denied_accounts, w.allowed_qos, w.preempt_mode) == \
+        (2, 1200, 2000, 100000, ["guest"], None, "OFF")
+    assert got["scav"].preempt_mode == "REQUEUE"
+    # v0.0.38 gives a node's flags apart from its state: a drained idle node is drained
+    nodes = json.dumps({"nodes": [
+        {"name": "r1", "state": "idle", "state_flags": ["DRAIN"], "cpus": 32,
+         "real_memory": 64000, "gres": "gpu:2,mps:200"},
+        {"name": "r2", "state": ["IDLE", "RESERVED"], "cpus": 32, "effective_cpus": 30,
+         "real_memory": 64000, "specialized_memory": 4000}]})
+    n1, n2 = parse_nodes(nodes)
+    assert n1.state == "idle+drain" and n1.gres == {"mps": 200}
+    assert (n2.state, n2.cpus, n2.memory_mb) == ("idle+reserved", 30, 60000)
+    site = (SiteConfig(name="rest"), SiteSnapshot(site="rest", taken_at=NOW,
+                                                  partitions=parse_partitions(parts),
+                                                  nodes=parse_nodes(nodes)))
+    p = run("#SBATCH -N 2\n#SBATCH -p wide", site)
+    assert reasons(p, "rest") == "needs 2 nodes, partition wide has only 0 usable (others " \
+        "down, drained, reserved or in maintenance)"

@@ -327,6 +327,7 @@ class SlurmCommands:
             if "PartitionName" not in kv:
                 continue
             accounts = clean(kv.get("AllowAccounts"))
+            defaults = parse_kv_line((clean(kv.get("JobDefaults")) or "").replace(",", " "))
             out.append(Partition(
                 name=kv["PartitionName"], default=kv.get("Default") == "YES",
                 state=kv.get("State", "UP"), max_time_s=_minutes(kv.get("MaxTime")),
@@ -342,6 +343,9 @@ class SlurmCommands:
                 allowed_qos=_names(kv.get("AllowQos")), denied_qos=_names(kv.get("DenyQos")),
                 def_mem_per_cpu_mb=to_int(kv.get("DefMemPerCPU")),
                 def_mem_per_node_mb=to_int(kv.get("DefMemPerNode")),
+                def_cpus_per_gpu=to_int(defaults.get("DefCpuPerGPU")),
+                def_mem_per_gpu_mb=to_int(defaults.get("DefMemPerGPU")),
+                allowed_groups=_names(kv.get("AllowGroups")),
                 max_mem_per_cpu_mb=to_int(kv.get("MaxMemPerCPU")),
                 max_mem_per_node_mb=to_int(kv.get("MaxMemPerNode")),
                 oversubscribe=clean(kv.get("OverSubscribe")),

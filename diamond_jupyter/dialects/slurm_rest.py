@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
-from .outputs_common import clean, gpu_count, to_int
+from .outputs_common import clean, gpu_count, other_gres, to_int
 from .slurm_commands import SlurmCommands
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -152,14 +152,25 @@ def parse_nodes(text: str) -> list[Node]:
             continue
         gpus, kind = gpu_count(n.get("gres"))
         feats = clean(n.get("active_features")) or clean(n.get("features"))
+        # v0.0.38: "state" one word, its flags (DRAIN, RESERVED, MAINTENANCE) apart;
+        # later versions: "state" a list of them all
+        words = [str(w) for w in (n.get("state") if isinstance(n.get("state"), list)
+                                  else [n.get("state") or "unknown"])]
+        words += [str(w) for w in n.get("state_flags") or [] if isinstance(w, str)]
+        # the CPUs and memory left to jobs by core and memory specialisation
+        cpus = to_int(n.get("effective_cpus")) or to_int(n.get("cpus")) or 0
+        if n.get("effective_cpus") is None and (spec := _limit(n.get("specialized_cores"))):
+            cpus = max(0, cpus - spec * (to_int(n.get("threads")) or 1))
+        memory = (to_int(n.get("real_memory")) or 0) \
+            - (_limit(n.get("specialized_memory")) or 0)
         out.append(Node(
-            name=n["name"], state=str(n.get("state") or "unknown").lower(),
-            cpus=to_int(n.get("cpus")) or 0, cpus_allocated=to_int(n.get("alloc_cpus")) or 0,
-            memory_mb=to_int(n.get("real_memory")) or 0, gpus=gpus,
+            name=n["name"], state="+".join(words).lower(),
+            cpus=cpus, cpus_allocated=to_int(n.get("alloc_cpus")) or 0,
+            memory_mb=max(0, memory), gpus=gpus,
             gpus_allocated=gpu_count(n.get("gres_used"))[0], gpu_type=kind,
             features=feats.split(",") if feats else [],
             partitions=[p for p in n.get("partitions") or [] if isinstance(p, str)],
-            architecture=clean(n.get("architecture")),
+            architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
         ))
     return out
 
@@ -183,18 +194,44 @@ def parse_partitions(text: str) -> list[Partition]:
         if not isinstance(p, dict) or not p.get("name"):
             continue
         minutes = _limit(p.get("max_time_limit"))
+        default_minutes = _limit(p.get("default_time_limit"))
         accounts = clean(p.get("allowed_accounts"))
+        modes = p.get("preemption_mode")
+        mode = ",".join(str(m) for m in modes) if isinstance(modes, list) else clean(modes)
         out.append(Partition(
             name=p["name"], default="default" in (p.get("flags") or []),
             state=str(p.get("state") or "UP").upper(),
             max_time_s=minutes * 60 if minutes is not None else None,
+            default_time_s=default_minutes * 60 if default_minutes else None,
             max_nodes=_limit(p.get("maximum_nodes_per_job")),
+            # v0.0.38 spells it with blanks
+            min_nodes=_limit(p.get("minimum_nodes_per_job", p.get("min nodes per job")))
+            or None,
             max_cpus_per_node=_limit(p.get("maximum_cpus_per_node")),
             nodes=expand_hostlist(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
             total_cpus=to_int(p.get("total_cpus")) or 0,
             allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
+            denied_accounts=_listed(p.get("denied_accounts")),
+            allowed_qos=_listed(p.get("allowed_qos")),
+            denied_qos=_listed(p.get("denied_qos")),
+            allowed_groups=_listed(p.get("allowed_groups")),
+            def_mem_per_cpu_mb=_limit(p.get("default_memory_per_cpu")),
+            def_mem_per_node_mb=_limit(p.get("default_memory_per_node")),
+            max_mem_per_cpu_mb=_limit(p.get("maximum_memory_per_cpu")),
+            max_mem_per_node_mb=_limit(p.get("maximum_memory_per_node")),
+            preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
+            else mode.upper() if mode else None,
+            priority_tier=to_int(p.get("priority_tier")),
         ))
     return out
+
+
+def _listed(value: Any) -> list[str] | None:
+    """A partition's comma-separated names; "" (slurmrestd's nothing) and ALL are None."""
+    s = clean(value)
+    if s is None or s.upper() == "ALL":
+        return None
+    return [x for x in s.split(",") if x] or None
 
 
 def parse_snapshot(site: str, outputs: dict[str, str],

@@ -480,6 +480,9 @@ class Partition(_Model):
     max_cpus: int | None = None
     max_mem_mb: int | None = None
     max_gpus: int | None = None
+    # Grid Engine: the queue's hard limit of memory per slot (its h_vmem): a job asking more
+    # per slot cannot run in it
+    max_mem_per_slot_mb: int | None = None
 
 
 class Node(_Model):

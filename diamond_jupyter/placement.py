@@ -611,6 +611,10 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []
+    slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
+    if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
+        out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
+                   f"{p.max_mem_per_slot_mb} MB")
     if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
         out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
                    f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
@@ -907,10 +911,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
         v.calibration_class = r.key if r else None
-    limit = time_limit(req, next((p.max_time_s for p in good if p.name == pname), None))
+    max_time = next((p.max_time_s for p in good if p.name == pname), None)
+    # a job that gives no time limit runs until the partition's MaxTime at most
+    limit = time_limit(req, max_time) or (max_time if not req.walltime else None)
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
     if limit and runtime > limit:
-        v.notes.append(f"expected runtime {hms(runtime)} exceeds walltime "
+        given = "walltime" if spec.resources.walltime_s else \
+            f"time limit partition {pname} gives a job that sets none"
+        v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "
                        f"{hms(limit)}: the job may time out")
         runtime = float(limit)
     mbps = float(cfg.metadata.get("bandwidth_mbps") or DEFAULT_BANDWIDTH_MBPS)

@@ -524,8 +524,8 @@ def test_lsf_queue_run_limit_and_an_inactive_queue():
     assert reasons(p, "lsfq") == "partition 'night' is DOWN"
 
 
-def sge_queues():
-    text = (OUT / "sge" / "qconf_sq_all.txt").read_text()
+def sge_queues(text: str | None = None):
+    text = text or (OUT / "sge" / "qconf_sq_all.txt").read_text()
     queues = SgeCommands()._partitions(text, [
         {"queue": q, "host": f"s{i}", "state": "", "total": 16}
         for q in ("all.q", "short.q") for i in (1, 2)])
@@ -652,3 +652,31 @@ def test_slurmrestd_partitions_and_nodes_carry_the_same_limits():
     p = run("#SBATCH -N 2\n#SBATCH -p wide", site)
     assert reasons(p, "rest") == "needs 2 nodes, partition wide has only 0 usable (others " \
         "down, drained, reserved or in maintenance)"
+
+
+def test_no_walltime_and_no_default_time_runs_until_max_time():
+    # hera's debug: MaxTime 30 min, no DefaultTime: a job that sets no limit gets 30 min,
+    # and is killed then: its runtime is not the 1 h assumed elsewhere
+    from test_placement_cases import hera
+
+    v = only(run("#SBATCH -p debug\n#SBATCH -c 2", hera()), "hera", "debug")
+    assert v.estimated_runtime_s == pytest.approx(1800)
+    assert "expected runtime 1:00:00 exceeds time limit partition debug gives a job that " \
+        "sets none 0:30:00: the job may time out" in v.notes
+
+
+def test_grid_engine_queue_memory_per_slot_limit():
+    # short.q's h_vmem is 2G a slot, all.q's unlimited: -l h_vmem=4G (per slot) runs in
+    # all.q only
+    text = (OUT / "sge" / "qconf_sq_all.txt").read_text()
+    qname = text.index("qname                 short.q")
+    at = text.index("h_vmem                INFINITY", qname)
+    text = text[:at] + "h_vmem                2G      " + text[at + 30:]
+    cfg, snap = sge_queues(text)
+    assert {p.name: p.max_mem_per_slot_mb for p in snap.partitions} == \
+        {"all.q": None, "short.q": 2048}
+    p = run("#$ -q short.q\n#$ -pe smp 4\n#$ -l h_vmem=4G", (cfg, snap))
+    assert reasons(p, "sgeq") == "queue short.q: needs 4096 MB memory per slot, its h_vmem " \
+        "is 2048 MB"
+    only(run("#$ -pe smp 4\n#$ -l h_vmem=4G", (cfg, snap)), "sgeq", "all.q")
+    only(run("#$ -q short.q\n#$ -pe smp 4\n#$ -l h_vmem=2G", (cfg, snap)), "sgeq", "short.q")

@@ -339,6 +339,8 @@ class SgeCommands:
             up = bool(mine) and not all(re.search(r"[dDuEsS]", i["state"]) for i in mine)
             out.append(Partition(
                 name=name, default=n == 0, state="UP" if up else "DOWN", max_time_s=h_rt,
+                max_mem_per_slot_mb=memory_mb(cfg.get("h_vmem"), default_unit="b")
+                if (cfg.get("h_vmem") or "").upper() not in ("", "INFINITY") else None,
                 nodes=[i["host"] for i in mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,

@@ -39,12 +39,12 @@ import bz2
 import codecs
 import dataclasses
 import gzip
+import io
 import itertools
 import lzma
 import math
 import random
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -72,6 +72,9 @@ MIN_SCALE = 1e-3
 # Where a log is read from: its first bytes say how it was compressed, whatever its name
 COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
               (b"\xfd7zXZ\x00", "xz", lzma.open))
+# What decompressing a cut-off or damaged log raises (BadGzipFile is an OSError; zlib.error
+# is gzip's damaged data, a flipped byte); bz2's is an OSError without an errno
+DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
             (b"7z\xbc\xaf", "a 7-Zip archive"))
 
@@ -148,8 +151,10 @@ def read_swf(path: str | Path) -> SwfLog:
     header: dict[str, int] = {}
     jobs = []
     lineno = 0
+    compressed = "text"
     try:
-        with open_swf(p) as fh:
+        compressed, fh = _open_swf(p)
+        with fh:
             for lineno, line in enumerate(fh, 1):
                 # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
                 # no data
@@ -163,12 +168,11 @@ def read_swf(path: str | Path) -> SwfLog:
                         header[key] = count
                     continue
                 jobs.append(_job(text, p, lineno))
-    # BadGzipFile is an OSError; zlib.error is gzip's damaged data (a flipped byte)
-    except (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error) as e:
-        raise _unreadable(p, lineno, e) from None
+    except DAMAGED as e:
+        raise _unreadable(p, lineno, e, compressed) from None
     except OSError as e:
-        if e.errno is None and p.is_file():  # bz2's "Invalid data stream"
-            raise _unreadable(p, lineno, e) from None
+        if e.errno is None and compressed != "text":  # bz2's "Invalid data stream"
+            raise _unreadable(p, lineno, e, compressed) from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
     if not jobs:
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
@@ -196,34 +200,89 @@ def read_swf(path: str | Path) -> SwfLog:
 def open_swf(path: Path) -> TextIO:
     """A log's text, compressed (gzip, bzip2, xz) or not by its bytes, whatever its name (a
     browser may have unzipped a .gz), without a byte-order mark."""
-    _, opener = _compression(path)
-    with opener(path, "rb") as raw:
-        bom = raw.read(2)
-    # a Windows editor's "Unicode" is UTF-16 with a byte-order mark
-    utf16 = bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-    return opener(path, "rt", encoding="utf-16" if utf16 else "utf-8-sig", errors="replace")
+    return _open_swf(path)[1]
 
 
-def _unreadable(path: Path, lineno: int, e: BaseException) -> BadInput:
+def _open_swf(path: Path) -> tuple[str, TextIO]:
+    """(what compressed it, its text), the file opened once: a pipe (`--trace
+    <(xzcat log.swf.xz)`, /dev/stdin) can be read only once, so the bytes that tell how it
+    is compressed and encoded are read ahead and handed back to the readers after them."""
+    raw = open(path, "rb")  # noqa: SIM115 (closed by the text stream built on it)
+    try:
+        head = _read_ahead(raw, 6)
+        for magic, what in NOT_READ:
+            if head.startswith(magic):
+                raise BadInput(f"the trace {path} is {what}: unpack it first (accepted: an "
+                               "SWF text file, plain or compressed with gzip, bzip2 or xz)")
+        name, opener = next(((name, o) for magic, name, o in COMPRESSED
+                             if head.startswith(magic)), ("text", None))
+        data: io.BufferedIOBase = io.BufferedReader(_ReadAhead(head, raw))
+        if opener is not None:
+            data = opener(data, "rb")
+        try:
+            bom = _read_ahead(data, 2)
+        except DAMAGED as e:  # a compressed log of a few bytes, cut off or damaged
+            raise _unreadable(path, 0, e, name) from None
+        except OSError as e:
+            if e.errno is None:  # bz2's "Invalid data stream"
+                raise _unreadable(path, 0, e, name) from None
+            raise
+        # a Windows editor's "Unicode" is UTF-16 with a byte-order mark
+        utf16 = bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+        text = io.TextIOWrapper(io.BufferedReader(_ReadAhead(bom, data)),
+                                encoding="utf-16" if utf16 else "utf-8-sig", errors="replace")
+    except BaseException:
+        raw.close()
+        raise
+    return name, text
+
+
+def _read_ahead(stream: io.IOBase, n: int) -> bytes:
+    """Up to `n` first bytes of `stream` (fewer only at its end: a pipe gives what its
+    writer wrote so far)."""
+    head = b""
+    while len(head) < n:
+        more = stream.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+class _ReadAhead(io.RawIOBase):
+    """A binary stream whose first bytes were read already: those, then the rest."""
+
+    def __init__(self, head: bytes, rest: io.BufferedIOBase) -> None:
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        # what is there, not a whole buffer: a cut-off log's lines before the cut are read
+        chunk = self._rest.read1(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._rest.close()
+        super().close()
+
+
+def _unreadable(path: Path, lineno: int, e: BaseException, what: str) -> BadInput:
     """A compressed log cut short (a download broken off) or damaged, named with the last
     line read whole."""
     where = f"after line {lineno}" if lineno else "before its first line"
-    return BadInput(f"the trace {path} is not a readable {_compression(path)[0]} file: it "
+    return BadInput(f"the trace {path} is not a readable {what} file: it "
                     f"is cut off or damaged {where} ({e}); nothing of it is replayed "
                     "(accepted: a whole SWF file, plain or compressed with gzip, bzip2 or xz: "
                     "copy it again)")
-
-
-def _compression(path: Path) -> tuple[str, Callable[..., TextIO]]:
-    """(what compressed it, how to open it) by the file's first bytes."""
-    with open(path, "rb") as raw:
-        head = raw.read(6)
-    for magic, what in NOT_READ:
-        if head.startswith(magic):
-            raise BadInput(f"the trace {path} is {what}: unpack it first (accepted: an SWF "
-                           "text file, plain or compressed with gzip, bzip2 or xz)")
-    return next(((name, o) for magic, name, o in COMPRESSED if head.startswith(magic)),
-                ("text", open))
 
 
 def _number_copies(jobs: list[SwfJob]) -> None:

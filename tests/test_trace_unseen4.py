@@ -1,0 +1,188 @@
+"""The fourth sweep of SWF logs unlike the shared ones (`fixtures/swf_unseen4/make_fixtures.py`):
+version 2.2 headers with notes, MaxNodes and MaxProcs that disagree, overuse allowed or not,
+queues of different limits, a daylight-saving change in local-time records, logs mostly
+cancelled or cancelled at their end, lines grouped by queue, a log of a dozen jobs, partial
+executions before their summary, jobs larger than a site; logs read from a pipe and streamed;
+--scale at its extremes and --start given as a Unix time."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import lzma
+import os
+import subprocess
+import sys
+import threading
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from diamond_jupyter.dialects.slurm_script import parse_slurm_time
+from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
+from diamond_jupyter.testbed.trace import SwfLog, plan_replay, read_swf
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures" / "swf_unseen4"
+UNSEEN = sorted(FIXTURES.glob("*.swf"))
+SITES = [c.name for c in CLUSTERS]
+
+
+def _rows(path: Path) -> list[list[float]]:
+    """The job lines' fields as numbers, read here without the reader under test."""
+    return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
+            if line.strip() and not line.startswith(";")]
+
+
+def _number(name: str) -> int:
+    return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
+
+
+def _whole(log: SwfLog, scale: float = 60.0) -> float:
+    """A duration (real seconds) whose window holds every submission of the log."""
+    return (log.span[1] - log.span[0]) / scale + 1
+
+
+def _small(nodes: int, cpus: int, *limits: str) -> ClusterDef:
+    """A site of a few CPUs; its partitions' limits (the first the default), else a day."""
+    parts = tuple(PartitionDef(f"p{k}", limit, default=k == 0)
+                  for k, limit in enumerate(limits or ("1-00:00:00",)))
+    return ClusterDef(name=f"s{nodes}x{cpus}", index=9, nodes=nodes, cpus=cpus,
+                      memory_mb=1000, features=(), partitions=parts)
+
+
+def _limits(c: ClusterDef) -> dict[str | None, int]:
+    """Partition (None: the default) -> its limit in minutes."""
+    return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
+            for p in c.partitions}
+
+
+def _ran(rows: list[list[float]]) -> set[int]:
+    """Job numbers that loaded the machine: a run and a size (allocated, else requested)."""
+    return {int(r[0]) for r in rows if r[3] > 0 and (r[4] if r[4] > 0 else r[7]) > 0}
+
+
+# ---- the fixtures ------------------------------------------------------------------------
+
+def test_the_fixtures_are_there_small_and_regenerated_alike(tmp_path: Path) -> None:
+    assert len(UNSEEN) == 12, UNSEEN
+    assert all(p.stat().st_size < 50_000 for p in UNSEEN)
+    spec = importlib.util.spec_from_file_location("unseen4_make", FIXTURES / "make_fixtures.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.HERE = tmp_path
+    make.main()
+    for p in UNSEEN:
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+@pytest.mark.parametrize("site", SITES)
+@pytest.mark.parametrize("path", UNSEEN, ids=[p.stem for p in UNSEEN])
+def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
+    """Every drawn window (seeds 1-3) holds arrivals of jobs that ran; every replayed job ran
+    in the log, fits the site and its partition, arrives within the replay; the site's
+    utilization is the log's within what whole CPUs allow; a plan without jobs says why."""
+    rows = _rows(path)
+    ran = _ran(rows)
+    log = read_swf(path)
+    c = cluster(site)
+    limits = _limits(c)
+    for seed in (1, 2, 3):
+        plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
+        assert plan.arrivals_in_log > 0, plan.summary()
+        assert 0 < plan.log_utilization <= 1.0, plan.summary()
+        if not plan.jobs:
+            assert any("thinned" in n for n in plan.notes), plan.summary()
+        names = [j.name for j in plan.jobs]
+        assert len(names) == len(set(names))
+        for j in plan.jobs:
+            assert _number(j.name) in ran, j
+            assert 0 <= j.at_s <= 600 and j.runtime_s > 0
+            assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus
+            assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition]
+
+
+# ---- a log read from a pipe, streamed -----------------------------------------------------
+
+class _Pipe:
+    """A pipe a thread fills lazily from `chunks`; `path` is what a shell's `<(command)`
+    gives (/dev/fd/N). The bytes exist only while they pass: nothing holds the whole log."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._read, write = os.pipe()
+        self.path = f"/dev/fd/{self._read}"
+        self.written = 0
+
+        def feed() -> None:
+            try:
+                with os.fdopen(write, "wb") as fh:
+                    for chunk in chunks:
+                        fh.write(chunk)
+                        self.written += len(chunk)
+            except BrokenPipeError:
+                pass  # the reader stopped early (an error): nothing more to give it
+
+        self._thread = threading.Thread(target=feed, daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> _Pipe:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._read)
+        self._thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("pack", [None, gzip.compress, lzma.compress],
+                         ids=["plain", "gzip", "xz"])
+def test_a_log_read_from_a_pipe_is_the_log_read_from_its_file(pack) -> None:
+    """`--trace <(xzcat log.swf.xz)`: the pipe can be read once. Before: the reader opened
+    it three times (its compression, its byte-order mark, its text), the first two opens
+    took the first 8 KB, and the log read as "no job lines" or without its head."""
+    path = FIXTURES / "v22_notes.swf"
+    data = path.read_bytes()
+    data = pack(data) if pack else data
+    with _Pipe(data[k:k + 1000] for k in range(0, len(data), 1000)) as pipe:
+        log = read_swf(pipe.path)
+    want = read_swf(path)
+    assert log.jobs == want.jobs and log.max_procs == want.max_procs == 256
+
+
+def test_a_large_log_is_streamed_not_held(tmp_path: Path) -> None:
+    """A log of 30,000 jobs among 24 MB of comment lines, generated as it is read: the
+    reader holds the jobs it parsed, never the text (peak well under what passed)."""
+    def chunks() -> Iterator[bytes]:
+        note = b"; Note: " + b"x" * 192 + b"\n"
+        yield b"; Version: 2.2\n; MaxProcs: 256\n"
+        for n in range(1, 30_001):
+            yield note * 4 + (f"{n} {n * 9} {n % 700} {n % 300 + 1} {1 << n % 5} -1 -1 "
+                              f"{1 << n % 5} 7200 -1 1 {n % 50} 1 -1 1 1 -1 -1\n").encode()
+
+    tracemalloc.start()
+    try:
+        with _Pipe(chunks()) as pipe:
+            log = read_swf(pipe.path)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(log.jobs) == 30_000 and log.max_procs == 256
+    assert pipe.written > 24_000_000
+    assert peak < pipe.written / 2 and held < 400 * len(log.jobs), (peak, held)
+
+
+def test_the_command_line_reads_a_log_on_its_standard_input() -> None:
+    """`xzcat log.swf.xz | diamond testbed load --trace /dev/stdin ...`: the same plan as the
+    file's."""
+    path = FIXTURES / "queues.swf"
+    args = ["testbed", "load", "--site", "beta", "--seed", "4", "--dry-run", "--json"]
+    run = [sys.executable, "-m", "diamond_jupyter.cli"]
+    piped = subprocess.run([*run, *args, "--trace", "/dev/stdin"], capture_output=True,
+                           input=lzma.compress(path.read_bytes()), timeout=120)
+    plain = subprocess.run([*run, *args, "--trace", str(path)], capture_output=True,
+                           timeout=120)
+    assert piped.returncode == plain.returncode == 0, (piped.stderr, plain.stderr)
+    want = json.loads(plain.stdout)
+    assert want["jobs"] and json.loads(piped.stdout)["jobs"] == want["jobs"]

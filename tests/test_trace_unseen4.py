@@ -186,3 +186,54 @@ def test_the_command_line_reads_a_log_on_its_standard_input() -> None:
     assert piped.returncode == plain.returncode == 0, (piped.stderr, plain.stderr)
     want = json.loads(plain.stdout)
     assert want["jobs"] and json.loads(piped.stdout)["jobs"] == want["jobs"]
+
+
+# ---- windows ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["mostly_cancelled", "tail_cancelled"])
+def test_a_drawn_window_holds_jobs_that_ran_not_only_cancelled_ones(name: str) -> None:
+    """mostly_cancelled.swf: 600 submissions over ten days cancelled in the queue, the jobs
+    that ran on days 3 and 8 only; tail_cancelled.swf: its last day only cancelled. Before:
+    a window holding a cancelled submission counted as one with arrivals, and 2-3 of seeds
+    1-3 replayed nothing, saying no job ran there."""
+    rows = _rows(FIXTURES / f"{name}.swf")
+    ran = _ran(rows)
+    assert len(ran) < len(rows)
+    log = read_swf(FIXTURES / f"{name}.swf")
+    for seed in range(1, 21):
+        plan = plan_replay(log, cluster("beta"), seed=seed)
+        assert plan.arrivals_in_log > 0 and plan.jobs, (seed, plan.summary())
+        start, end = plan.window
+        assert any(start <= r[1] < end for r in rows if int(r[0]) in ran)
+        again = plan_replay(log, cluster("beta"), seed=seed)
+        assert (again.window, again.jobs) == (plan.window, plan.jobs)
+
+
+def test_a_window_in_a_cancelled_tail_says_no_job_ran_there() -> None:
+    rows = _rows(FIXTURES / "tail_cancelled.swf")
+    last_ran = max(r[1] + max(r[2], 0) + r[3] for r in rows if int(r[0]) in _ran(rows))
+    log = read_swf(FIXTURES / "tail_cancelled.swf")
+    plan = plan_replay(log, cluster("alpha"), start=last_ran + 1, duration_s=60)
+    assert plan.jobs == [] and "no job of the log ran, waited or arrived" in plan.notes[-1]
+
+
+def test_a_window_whose_few_jobs_are_all_thinned_out_says_so() -> None:
+    """few_jobs.swf: a dozen jobs of 4-16 of 512 processors in ten days. On a site of 8 or
+    16 CPUs each is a whole CPU, several times the log's load: thinning may keep none.
+    Before: the plan said no job ran, waited or arrived in the window (and advised another
+    window), while the log's jobs were there."""
+    log = read_swf(FIXTURES / "few_jobs.swf")
+    emptied = 0
+    for site in (_small(1, 8), _small(2, 8), cluster("alpha")):
+        for seed in range(1, 11):
+            plan = plan_replay(log, site, seed=seed)
+            in_window = plan.running_at_start + plan.queued_at_start + plan.arrivals_in_log
+            assert in_window > 0, plan.summary()
+            if plan.jobs:
+                continue
+            emptied += 1
+            assert not any("no job of the log ran" in n for n in plan.notes), plan.notes
+            [note] = [n for n in plan.notes if "thinned out" in n]
+            assert f"the {in_window} job(s) of the log in this window" in note
+            assert f"of {site.name}'s {site.nodes * site.cpus} CPUs" in note
+    assert emptied > 0

@@ -449,16 +449,17 @@ def _partition_for(limits: list[tuple[str | None, int]], wall_min: int
     return min(fits, key=lambda p: p[1]) if fits else max(limits, key=lambda p: p[1])
 
 
-def _window_with_arrival(log: SwfLog, lo: float, hi: float, span: float,
+def _window_with_arrival(submits: list[float], lo: float, hi: float, span: float,
                          draws: random.Random, missed: float) -> float:
-    """The start of a window holding a submission, for a log idle most of the time (a test
-    cluster used on a few afternoons) where uniform draws keep missing them: a submission
-    drawn among those a window in [lo, hi] can hold, then a start that holds it."""
-    first = bisect.bisect_left(log.jobs, lo, key=lambda j: j.submit)
-    past = bisect.bisect_left(log.jobs, hi + span, key=lambda j: j.submit)
+    """The start of a window holding a submission of `submits` (sorted), for a log idle most
+    of the time (a test cluster used on a few afternoons, a queue where most submissions
+    were cancelled) where uniform draws keep missing them: a submission drawn among those a
+    window in [lo, hi] can hold, then a start that holds it."""
+    first = bisect.bisect_left(submits, lo)
+    past = bisect.bisect_left(submits, hi + span)
     if first >= past:
         return missed
-    submit = log.jobs[draws.randrange(first, past)].submit
+    submit = submits[draws.randrange(first, past)]
     latest, earliest = min(hi, submit), max(lo, submit - span)
     return latest - draws.random() * (latest - earliest)  # in (submit - span, submit]
 
@@ -491,13 +492,17 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         lo = first + min(WARMUP_S, max(0.0, last - first - span))
         hi = max(lo, last - span)
         draws = random.Random(seed if not draw else f"{seed}:{draw}")
+        # an arrival is a job that ran: one cancelled in the queue is no load (a log where
+        # nothing ran draws among every submission, and says so)
+        submits = ([j.submit for j in log.jobs if j.run > 0 and j.procs > 0]
+                   or [j.submit for j in log.jobs])
         for _ in range(REDRAWS):  # a window with no arrival (the machine was down) again
             start = draws.uniform(lo, hi)
-            i = bisect.bisect_left(log.jobs, start, key=lambda j: j.submit)
-            if i < len(log.jobs) and log.jobs[i].submit < start + span:
+            i = bisect.bisect_left(submits, start)
+            if i < len(submits) and submits[i] < start + span:
                 break
         else:
-            start = _window_with_arrival(log, lo, hi, span, draws, start)
+            start = _window_with_arrival(submits, lo, hi, span, draws, start)
     elif not first <= start <= last:
         raise BadInput(f"--start {start:.10g} is outside the log {log.name} "
                        f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
@@ -564,9 +569,15 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     if not any(j.run > 0 and j.procs > 0 for j in log.jobs):
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
-    elif not (running or queued or kept):
+    elif not candidates:
         notes.append(f"no job of the log ran, waited or arrived in this window: {c.name} "
                      "gets no load from it (another --seed or --start draws another window)")
+    elif not (running or queued or kept):
+        notes.append(f"the {len(candidates)} job(s) of the log in this window were all "
+                     f"thinned out: each is at least one of {c.name}'s {total_cpus} CPUs, "
+                     f"more than the log's load here ({log_util:.2g} of its machine, "
+                     f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
+                     "window replays some")
     jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")
             for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]

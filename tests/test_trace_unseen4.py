@@ -237,3 +237,33 @@ def test_a_window_whose_few_jobs_are_all_thinned_out_says_so() -> None:
             assert f"the {in_window} job(s) of the log in this window" in note
             assert f"of {site.name}'s {site.nodes * site.cpus} CPUs" in note
     assert emptied > 0
+
+
+# ---- a daylight-saving change in a log kept in local time ---------------------------------
+
+def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
+    """dst.swf (TimeZoneString Europe/Berlin, recorded in local time): jobs waiting or
+    running over the night the clock went back an hour show a wait or run an hour short,
+    below zero for short ones. Before: those runs were dropped and those waits taken as 0
+    without a word. Now a note counts them and says how each is taken."""
+    rows = _rows(FIXTURES / "dst.swf")
+    odd = [r for r in rows if r[2] < 0 and r[2] != -1 or r[3] < 0 and r[3] != -1]
+    negative_run = {int(r[0]) for r in rows if r[3] < 0}
+    negative_wait = {int(r[0]): r for r in rows if r[2] < 0 and r[3] > 0}
+    assert negative_run and negative_wait
+    log = read_swf(FIXTURES / "dst.swf")
+    [note] = [n for n in log.notes if "negative wait or run" in n]
+    first = odd[0]
+    assert note.startswith(f"{len(odd)} job(s) have a negative wait or run time other than -1 "
+                           f"(e.g. job {int(first[0])}: wait {first[2]:g}, run {first[3]:g})")
+    assert "daylight saving" in note
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    assert note in plan.notes
+    replayed = {_number(j.name) for j in plan.jobs}
+    assert not replayed & negative_run  # a run of unknown length: no load
+    assert set(negative_wait) <= replayed
+    # a wait taken as unknown: running from its submission, as a wait of -1 is
+    number, r = next(iter(negative_wait.items()))
+    later = plan_replay(log, cluster("beta"), start=r[1] + 60, duration_s=1, scale=1)
+    [job] = [j for j in later.jobs if _number(j.name) == number]
+    assert job.name.startswith("trace-run-") and job.runtime_s == r[3] - 60

@@ -183,6 +183,7 @@ def read_swf(path: str | Path) -> SwfLog:
     if sizeless:
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
                      f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
+    _clock_notes(jobs, notes)
     jobs = _within_machine(header, jobs, notes)
     max_procs = _machine_procs(header, jobs, notes)
     if max_procs <= 0:
@@ -306,6 +307,22 @@ def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
         return jobs
     summarized = {j.number for j in jobs if j.status not in PARTIAL_STATUS}
     return [j for j in jobs if j.status not in PARTIAL_STATUS or j.number not in summarized]
+
+
+def _clock_notes(jobs: list[SwfJob], notes: list[str]) -> None:
+    """Say which jobs have a negative wait or run time other than -1 (SWF's "unknown"): a
+    log recorded in local time loses an hour over the end of daylight saving time, so a job
+    waiting or running across it shows a wait or run an hour short, below zero for a short
+    one. Such a wait is unknown (the job is taken to start when submitted, as for -1), such
+    a run is no load (its length is unknown)."""
+    odd = [j for j in jobs if j.wait < 0 and j.wait != -1 or j.run < 0 and j.run != -1]
+    if odd:
+        e = odd[0]
+        notes.append(f"{len(odd)} job(s) have a negative wait or run time other than -1 "
+                     f"(e.g. job {e.number}: wait {e.wait:g}, run {e.run:g}), as a clock set "
+                     "back gives (the end of daylight saving time in a log kept in local "
+                     "time): each such wait is taken as unknown (the job started when "
+                     "submitted), each such run as no load")
 
 
 def _within_machine(header: dict[str, int], jobs: list[SwfJob], notes: list[str]

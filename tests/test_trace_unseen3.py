@@ -433,7 +433,8 @@ def test_scale_one_replays_log_seconds_as_real_seconds() -> None:
 
 def test_scale_3600_replays_weeks_in_minutes_in_order() -> None:
     """A 10-minute replay at 3600 is 25 days of the log: all of busy_end.swf, in submit
-    order, every limit at least a minute, runtimes to the hundredth of a second."""
+    order, every limit at least a minute, runtimes to the hundredth of a second (at least
+    one hundredth)."""
     log = read_swf(FIXTURES / "busy_end.swf")
     rows = {int(r[0]): r for r in _rows(FIXTURES / "busy_end.swf")}
     plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=600, scale=3600)
@@ -441,7 +442,9 @@ def test_scale_3600_replays_weeks_in_minutes_in_order() -> None:
     ats = [j.at_s for j in plan.jobs]
     assert ats == sorted(ats) and ats[-1] <= (log.span[1] - log.span[0]) / 3600 + 0.001
     for j in plan.jobs:
-        assert j.walltime_min >= 1 and j.runtime_s == round(rows[_number(j.name)][3] / 3600, 2)
+        # a run under 18 s is a hundredth of a second at least: it ran (tests/test_trace_unseen4)
+        assert j.walltime_min >= 1
+        assert j.runtime_s == max(0.01, round(rows[_number(j.name)][3] / 3600, 2))
 
 
 # ---- determinism -------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import gzip
 import importlib.util
 import json
 import lzma
+import math
 import os
 import subprocess
 import sys
@@ -267,3 +268,85 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     later = plan_replay(log, cluster("beta"), start=r[1] + 60, duration_s=1, scale=1)
     [job] = [j for j in later.jobs if _number(j.name) == number]
     assert job.name.startswith("trace-run-") and job.runtime_s == r[3] - 60
+
+
+# ---- queues of different limits -----------------------------------------------------------
+
+def test_requests_are_kept_as_written_and_one_over_every_partition_is_named() -> None:
+    """queues.swf: queues of one hour, twelve hours and a week, a quarter of the jobs
+    without a request. Replayed whole on gamma at --scale 1 (partitions of 30 min, the
+    default, and two days): a request that fits 30 min stays in the default, a longer one
+    goes to `long`, each limit the request (or the run, where longer) in whole minutes; a
+    week's request is cut to two days and a note says how many were. Before: cut without a
+    word."""
+    rows = {int(r[0]): r for r in _rows(FIXTURES / "queues.swf")}
+    log = read_swf(FIXTURES / "queues.swf")
+    plan = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=_whole(log, 1),
+                       scale=1)
+    over = []
+    for j in plan.jobs:
+        r = rows[_number(j.name)]
+        if r[8] > 0:
+            asked = math.ceil(max(r[8], r[3]) / 60)
+            want = (None, asked) if asked <= 30 else ("long", min(asked, 2880))
+            assert (j.partition, j.walltime_min) == want, (j, r)
+            if math.ceil(r[8] / 60) > 2880:
+                over.append(j.name)
+        else:  # none: the default's limit where the run fits it, else `long`'s
+            assert (j.partition, j.walltime_min) == ((None, 30) if r[3] <= 1800
+                                                     else ("long", 2880)), (j, r)
+    assert over
+    [note] = [n for n in plan.notes if "asked for more time" in n]
+    assert note.startswith(f"{len(over)} job(s) asked for more time than gamma's longest "
+                           f"partition allows (e.g. {over[0]}: 10080 min at --scale 1, the "
+                           "limit 2880 min)")
+    at_60 = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=_whole(log))
+    assert not any("asked for more time" in n for n in at_60.notes)  # a week is 168 min
+
+
+# ---- --scale at its extremes ---------------------------------------------------------------
+
+@pytest.mark.parametrize("scale", [1e4, 1e9])
+def test_a_huge_scale_keeps_every_job_that_ran_a_job_that_runs(scale: float) -> None:
+    """At --scale 1e9 the whole log arrives within a second and every run is under a
+    millisecond. Before: runtimes rounded to 0 s (a job that ran replayed as none, the
+    plan's utilization a fiction) without a word; now each runs the plan's shortest time,
+    0.01 s, and a note counts them."""
+    rows = {int(r[0]): r for r in _rows(FIXTURES / "v22_notes.swf")}
+    log = read_swf(FIXTURES / "v22_notes.swf")
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=600, scale=scale)
+    assert plan.arrivals_in_log == len(_ran(list(rows.values())))
+    short = [j for j in plan.jobs if rows[_number(j.name)][3] / scale < 0.005]
+    assert short
+    for j in plan.jobs:
+        r = rows[_number(j.name)]
+        assert j.runtime_s == max(0.01, round(r[3] / scale, 2)), (j, r)
+        assert j.at_s == round((r[1] - log.span[0]) / scale, 3) and j.walltime_min == 1
+    [note] = [n for n in plan.notes if "ran less than 0.01 real seconds" in n]
+    floored = [j for j in plan.jobs if round(rows[_number(j.name)][3] / scale, 2) < 0.01]
+    assert note.startswith(f"{len(floored)} job(s) ran less than 0.01 real seconds at "
+                           f"--scale {scale:g}")
+
+
+def test_the_smallest_scale_cuts_runs_at_the_longest_partition_and_says_so() -> None:
+    """--scale 0.001: a second of the log is a thousand real seconds; each run that is more
+    than the longest partition is cut there (a note), none is longer than its limit."""
+    log = read_swf(FIXTURES / "v22_notes.swf")
+    plan = plan_replay(log, cluster("alpha"), seed=2, scale=0.001)
+    assert plan.window[1] - plan.window[0] == pytest.approx(0.6)
+    assert plan.jobs and all(j.walltime_min <= 24 * 60 for j in plan.jobs)
+    assert any("longer than alpha's longest partition" in n for n in plan.notes)
+
+
+def test_a_keep_probability_just_under_one_is_not_written_as_one() -> None:
+    """Before: "jobs kept with probability 1.00" for 0.998 (some jobs were dropped)."""
+    log = read_swf(FIXTURES / "v22_notes.swf")
+    seen = []
+    for scale in (1e3, 1e4, 1e5):
+        plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=600, scale=scale)
+        for n in plan.notes:
+            if n.startswith("jobs kept with probability "):
+                p = n.split()[4].rstrip(":")
+                seen.append(p)
+                assert 0 < float(p) < 1 and p not in ("1.00", "0.00"), n
+    assert any(float(p) > 0.995 for p in seen), seen

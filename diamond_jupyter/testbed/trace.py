@@ -64,6 +64,9 @@ HEADER_SHORT = 1.1
 # Jobs counted in nodes on a machine whose header gives MaxProcs = k x MaxNodes: no job and
 # no moment over MaxNodes, and a moment at least this full of it
 NODE_FILL = 0.75
+# The shortest replayed run (real seconds): a plan's runtimes are in hundredths, and a job
+# that ran in the log is not replayed as one that did not (at a large --scale)
+MIN_RUNTIME_S = 0.01
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
 # Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
@@ -541,6 +544,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         elif j.end > start:
             running.append(j)
 
+    shortened: list[tuple[str, int, int]] = []  # (job, its request, the limit) in minutes
+    floored: list[str] = []  # jobs that ran, whose scaled runtimes round to nothing
+
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
         nodes, per_node = _size(j.procs, log.max_procs, c)
         run_s = max(run_s, 0.0)
@@ -551,9 +557,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         # a job without a request is placed by its runtime, and gets its partition's limit
         partition, limit_min = _partition_for(limits, wall_min or math.ceil(run_s / scale / 60))
         name = f"trace-{kind}-{j.number}" + (f".{j.copy + 1}" if j.copy else "")
+        if wall_min and math.ceil(req_s / scale / 60) > limit_min:
+            shortened.append((name, math.ceil(req_s / scale / 60), limit_min))
+        runtime_s = round(run_s / scale, 2)
+        if run_s > 0 and runtime_s < MIN_RUNTIME_S:  # it ran: it stays a job that runs
+            floored.append(name)
+            runtime_s = MIN_RUNTIME_S
         return LoadJob(at_s=round(at_s, 3), site=c.name, nodes=nodes, cpus_per_node=per_node,
-                       runtime_s=round(run_s / scale, 2),
-                       walltime_min=min(wall_min or limit_min, limit_min),
+                       runtime_s=runtime_s, walltime_min=min(wall_min or limit_min, limit_min),
                        name=name, partition=partition)
 
     def busy(j: SwfJob, cpus: float) -> float:
@@ -573,8 +584,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     site_util = sum(w for w, k in zip(weights, keep, strict=True) if k) / (total_cpus * span)
     notes = list(log.notes)
     if keep_p < 1.0:
-        notes.append(f"jobs kept with probability {keep_p:.2f}: the mapped sizes (at least one "
-                     f"CPU each) load {c.name} more than the log's machine was loaded")
+        notes.append(f"jobs kept with probability {_probability(keep_p)}: the mapped sizes "
+                     f"(at least one CPU each) load {c.name} more than the log's machine was "
+                     "loaded")
     if log_util > 1.0:
         unknown = sum(1 for j in candidates if j.wait < 0)
         notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
@@ -610,10 +622,28 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     if cut:
         notes.append(f"{len(cut)} job(s) ran longer than {c.name}'s longest partition allows "
                      f"(e.g. {cut[0].name}): its scheduler ends them at that limit")
+    if shortened:
+        name, asked, limit = shortened[0]
+        notes.append(f"{len(shortened)} job(s) asked for more time than {c.name}'s longest "
+                     f"partition allows (e.g. {name}: {asked} min at --scale {scale:g}, the "
+                     f"limit {limit} min): each request is cut to that limit")
+    if floored:
+        notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
+                     f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
+                     "longer than its share of the log; a smaller --scale keeps their lengths")
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
                       log_utilization=log_util, site_utilization=site_util, notes=notes)
+
+
+def _probability(p: float) -> str:
+    """`p` in as few decimals (two at least) as keep it apart from 0 and 1: 0.998 is not
+    "1.00", 0.003 not "0.00"."""
+    digits = 2
+    while digits < 6 and round(p, digits) in (0.0, 1.0) and 0.0 < p < 1.0:
+        digits += 1
+    return f"{p:.{digits}f}"
 
 
 def _thin(weights: list[float], target: float, keep_p: float, rng: random.Random

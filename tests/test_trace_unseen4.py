@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
 from diamond_jupyter.testbed.trace import SwfLog, plan_replay, read_swf
 
@@ -350,3 +351,44 @@ def test_a_keep_probability_just_under_one_is_not_written_as_one() -> None:
                 seen.append(p)
                 assert 0 < float(p) < 1 and p not in ("1.00", "0.00"), n
     assert any(float(p) > 0.995 for p in seen), seen
+
+
+# ---- windows past the log's end, and a start given as a Unix time -------------------------
+
+@pytest.mark.parametrize("name", ["dst", "v22_notes"])
+def test_a_start_given_as_a_unix_time_is_refused_with_the_log_seconds_it_means(
+        name: str) -> None:
+    """Both logs say `UnixStartTime`: log second 0. A user who turns a date into seconds
+    gives a Unix time; the error says which --start that moment is. Before: only the log's
+    range, in seconds no user had in mind."""
+    rows = _rows(FIXTURES / f"{name}.swf")
+    header = dict(line[1:].strip().split(": ", 1) for line in
+                  (FIXTURES / f"{name}.swf").read_text().splitlines()
+                  if line.startswith("; UnixStartTime"))
+    unix = int(header["UnixStartTime"])
+    log = read_swf(FIXTURES / f"{name}.swf")
+    assert log.unix_start == unix
+    moment = rows[len(rows) // 2][1]
+    with pytest.raises(BadInput) as e:
+        plan_replay(log, cluster("alpha"), start=unix + moment)
+    message = str(e.value)
+    assert f"--start {unix + moment:.10g} is outside the log {name}" in message
+    assert message.endswith(f"reads as a Unix time: log seconds count from the log's "
+                            f"UnixStartTime {unix}, so that moment is --start {moment:.10g}")
+    assert "\n" not in message
+    plan = plan_replay(log, cluster("alpha"), start=moment)  # what the message advises
+    assert plan.window[0] == moment
+
+
+def test_a_start_past_the_end_names_the_range_and_no_unix_time() -> None:
+    """Past the last submission, a log second (not a Unix time): the range alone."""
+    log = read_swf(FIXTURES / "dst.swf")
+    with pytest.raises(BadInput) as e:
+        plan_replay(log, cluster("alpha"), start=log.span[1] + 3600)
+    message = str(e.value)
+    assert message == (f"--start {log.span[1] + 3600:.10g} is outside the log dst (its jobs "
+                       f"were submitted between {log.span[0]:.0f} and {log.span[1]:.0f} s)")
+    no_header = read_swf(FIXTURES / "few_jobs.swf")
+    assert no_header.unix_start is None
+    with pytest.raises(BadInput, match=r"submitted between \d+ and \d+ s\)$"):
+        plan_replay(no_header, cluster("alpha"), start=1_066_946_400 + no_header.span[0])

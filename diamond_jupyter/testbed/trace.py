@@ -110,6 +110,7 @@ class SwfLog:
     max_procs: int
     jobs: tuple[SwfJob, ...]  # sorted by submit time
     notes: tuple[str, ...] = ()  # what reading changed or assumed (every plan repeats it)
+    unix_start: int | None = None  # the UnixStartTime header: the moment log second 0 is
 
     @property
     def span(self) -> tuple[float, float]:
@@ -167,7 +168,7 @@ def read_swf(path: str | Path) -> SwfLog:
                 if text.startswith(";"):
                     key, _, value = (x.strip() for x in text[1:].partition(":"))
                     count = header_count(value)
-                    if count and key in ("MaxProcs", "MaxNodes"):
+                    if count and key in ("MaxProcs", "MaxNodes", "UnixStartTime"):
                         header[key] = count
                     continue
                 jobs.append(_job(text, p, lineno))
@@ -198,7 +199,8 @@ def read_swf(path: str | Path) -> SwfLog:
     name = p.name
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
-    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs), notes=tuple(notes))
+    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs), notes=tuple(notes),
+                  unix_start=header.get("UnixStartTime"))
 
 
 def open_swf(path: Path) -> TextIO:
@@ -484,6 +486,16 @@ def _window_with_arrival(submits: list[float], lo: float, hi: float, span: float
     return latest - draws.random() * (latest - earliest)  # in (submit - span, submit]
 
 
+def _as_log_seconds(log: SwfLog, start: float) -> str:
+    """What to give instead of a --start that is a Unix time inside the log (a date turned
+    into seconds), when its header says when log second 0 was; else nothing."""
+    if not log.unix_start or not log.span[0] <= start - log.unix_start <= log.span[1]:
+        return ""
+    return (f"; {start:.10g} reads as a Unix time: log seconds count from the log's "
+            f"UnixStartTime {log.unix_start}, so that moment is --start "
+            f"{start - log.unix_start:.10g}")
+
+
 def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: float = 600.0,
                 seed: int | None = None, start: float | None = None, draw: int = 0
                 ) -> ReplayPlan:
@@ -525,7 +537,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
             start = _window_with_arrival(submits, lo, hi, span, draws, start)
     elif not first <= start <= last:
         raise BadInput(f"--start {start:.10g} is outside the log {log.name} "
-                       f"(its jobs were submitted between {first:.0f} and {last:.0f} s)")
+                       f"(its jobs were submitted between {first:.0f} and {last:.0f} s)"
+                       + _as_log_seconds(log, start))
     end = start + span
     rng = random.Random(f"{seed}:{log.name}:{c.name}:{start}")
     limits = _partition_limits(c)

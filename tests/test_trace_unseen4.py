@@ -392,3 +392,162 @@ def test_a_start_past_the_end_names_the_range_and_no_unix_time() -> None:
     assert no_header.unix_start is None
     with pytest.raises(BadInput, match=r"submitted between \d+ and \d+ s\)$"):
         plan_replay(no_header, cluster("alpha"), start=1_066_946_400 + no_header.span[0])
+
+
+# ---- the plan, computed here from the lines ------------------------------------------------
+
+def _expected(path: Path, machine: int, c: ClusterDef, start: float, end: float,
+              scale: float) -> dict[int, tuple[str, float, float, int]]:
+    """Job number -> (kind, arrival, runtime, CPUs) of every job a replay of [start, end)
+    may submit, from the log's lines: a summary line stands for its partial executions, a
+    wait below zero is unknown (started when submitted), a job that ran with a size loads."""
+    rows = _rows(path)
+    summarized = {int(r[0]) for r in rows if r[10] not in (2, 3, 4)}
+    out = {}
+    for r in sorted(rows, key=lambda r: (r[1], r[0])):
+        number, submit, wait, run = int(r[0]), r[1], r[2], r[3]
+        size = int(r[4] if r[4] > 0 else r[7])
+        if r[10] in (2, 3, 4) and number in summarized or run <= 0 or size <= 0:
+            continue
+        began = submit + max(wait, 0)
+        total = c.nodes * c.cpus
+        cpus = min(total, max(1, round(size / machine * total)))
+        if start <= submit < end:
+            out[number] = ("arrive", round((submit - start) / scale, 3), run, cpus)
+        elif submit < start < began:
+            out[number] = ("wait", 0.0, run, cpus)
+        elif submit < start and began <= start < began + run:
+            out[number] = ("run", 0.0, began + run - start, cpus)
+    return {n: (k, at, max(0.01, round(run / scale, 2)), cpus)
+            for n, (k, at, run, cpus) in out.items()}
+
+
+@pytest.mark.parametrize("path", UNSEEN, ids=[p.stem for p in UNSEEN])
+def test_each_plan_is_the_logs_window_rebuilt_compressed_and_sized(path: Path) -> None:
+    """For drawn windows on alpha and on a site of 2 x 2 CPUs: the queue standing at the
+    window's start (running and waiting jobs, from submit + wait) and the arrivals in it,
+    each arrival at its offset divided by --scale, each runtime divided by it, each size
+    its share of the site's CPUs; thinning only drops jobs, the waiting ones in submit
+    order."""
+    log = read_swf(path)
+    for c in (cluster("alpha"), _small(2, 2)):
+        for seed, scale in ((1, 60.0), (2, 600.0)):
+            plan = plan_replay(log, c, seed=seed, duration_s=600, scale=scale)
+            want = _expected(path, log.max_procs, c, *plan.window, scale)
+            got = [_number(j.name) for j in plan.jobs]
+            assert set(got) <= set(want)
+            kinds = [want[n][0] for n in got]  # the queue's counts are of the jobs kept
+            assert (plan.running_at_start, plan.queued_at_start, plan.arrivals_kept) == (
+                kinds.count("run"), kinds.count("wait"), kinds.count("arrive")), plan.summary()
+            assert plan.arrivals_in_log == [k for k, *_ in want.values()].count("arrive")
+            waiting = [n for n in got if want[n][0] == "wait"]
+            assert waiting == [n for n in want if n in waiting]
+            for j in plan.jobs:
+                kind, at_s, runtime_s, cpus = want[_number(j.name)]
+                assert j.name.startswith(f"trace-{kind}-") and j.at_s == at_s, j
+                assert j.runtime_s == runtime_s, j
+                assert j.nodes == math.ceil(cpus / c.cpus)
+                assert j.cpus_per_node == math.ceil(cpus / j.nodes)
+
+
+# ---- headers -------------------------------------------------------------------------------
+
+def test_a_version_22_header_with_notes_sizes_the_machine_by_maxprocs() -> None:
+    """v22_notes.swf: every 2.2 header field, Note lines (one names "MaxProcs: 512" in its
+    text, one goes on over the next comment line), MaxNodes 64 of four processors and
+    MaxProcs 256; jobs in processors held more than 64 at once. The machine is 256, nothing
+    assumed; a job of 128 is half of alpha."""
+    rows = _rows(FIXTURES / "v22_notes.swf")
+    log = read_swf(FIXTURES / "v22_notes.swf")
+    assert log.max_procs == 256 and log.notes == () and len(log.jobs) == len(rows)
+    half = next(r for r in rows if r[4] == 128)
+    plan = plan_replay(log, cluster("alpha"), start=half[1], duration_s=1)
+    [job] = [j for j in plan.jobs if _number(j.name) == int(half[0])]
+    assert (job.nodes, job.cpus_per_node) == (2, 8)
+
+
+def test_more_nodes_than_processors_in_the_header_is_a_machine_of_its_processors() -> None:
+    """nodes_over_procs.swf: MaxNodes 96, MaxProcs 64 (a header typed wrong); jobs up to 32
+    filled the 64. Not counted in nodes: a job of 32 is half of beta's 128 CPUs."""
+    rows = _rows(FIXTURES / "nodes_over_procs.swf")
+    log = read_swf(FIXTURES / "nodes_over_procs.swf")
+    assert log.max_procs == 64 and log.notes == ()
+    big = next(r for r in rows if r[4] == 32)
+    plan = plan_replay(log, cluster("beta"), start=big[1], duration_s=1)
+    [job] = [j for j in plan.jobs if _number(j.name) == int(big[0])]
+    assert job.nodes * job.cpus_per_node == 64
+
+
+@pytest.mark.parametrize("name", ["overuse_true", "requested_over_used"])
+def test_sizes_are_what_jobs_were_given_not_what_they_asked(name: str) -> None:
+    """overuse_true.swf (AllowOveruse: true): a third of the jobs got twice what they asked
+    for, a third ran up to three times their requested time; requested_over_used.swf
+    (false): jobs asked for up to four times what they got, some for 1,000 of 64. Each is
+    sized by its allocated count (field 5), the machine stays 64, and each limit is its
+    request, or its run where that was longer."""
+    rows = {int(r[0]): r for r in _rows(FIXTURES / f"{name}.swf")}
+    assert any(r[7] != r[4] for r in rows.values())
+    log = read_swf(FIXTURES / f"{name}.swf")
+    assert log.max_procs == 64 and log.notes == ()
+    assert {j.number: j.procs for j in log.jobs} == {n: int(r[4]) for n, r in rows.items()}
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    assert len(plan.jobs) == len(rows)
+    for j in plan.jobs:
+        r = rows[_number(j.name)]
+        assert j.nodes * j.cpus_per_node == 2 * r[4]  # beta has twice the 64
+        assert j.walltime_min == max(1, math.ceil(max(r[8], r[3]) / 3600)), (j, r)
+
+
+# ---- order ---------------------------------------------------------------------------------
+
+def test_lines_grouped_by_queue_plan_as_their_copy_in_submit_order(tmp_path: Path) -> None:
+    """unsorted_queues.swf: three runs of lines, one per queue, each in submit order."""
+    text = (FIXTURES / "unsorted_queues.swf").read_text().splitlines()
+    jobs = [t for t in text if not t.startswith(";")]
+    assert [float(t.split()[1]) for t in jobs] != sorted(float(t.split()[1]) for t in jobs)
+    copy = tmp_path / "unsorted_queues.swf"  # the same name: the same seeded draws
+    copy.write_text("\n".join([t for t in text if t.startswith(";")]
+                              + sorted(jobs, key=lambda t: float(t.split()[1]))) + "\n")
+    for site in ("alpha", "delta"):
+        for seed in (1, 2, 3):
+            a = plan_replay(read_swf(FIXTURES / "unsorted_queues.swf"), cluster(site), seed=seed)
+            b = plan_replay(read_swf(copy), cluster(site), seed=seed)
+            assert a.jobs and (a.window, a.jobs) == (b.window, b.jobs)
+
+
+def test_partial_executions_before_their_summary_count_once_as_the_summary() -> None:
+    """preempt_parts_first.swf (Preemption: Yes): a job's parts (status 2, then 3 or 4) come
+    before its summary line. Each job is replayed once, with the summary's whole run."""
+    rows = _rows(FIXTURES / "preempt_parts_first.swf")
+    parts = {int(r[0]) for r in rows if r[10] in (2, 3, 4)}
+    assert parts and len(rows) > len({int(r[0]) for r in rows})
+    summary = {int(r[0]): r for r in rows if r[10] == 1}
+    log = read_swf(FIXTURES / "preempt_parts_first.swf")
+    assert {j.number: j.run for j in log.jobs} == {n: r[3] for n, r in summary.items()}
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    names = [j.name for j in plan.jobs]
+    assert len(names) == len(set(names)) == len(summary)
+    assert not any("." in n for n in names)  # no second copy of a job
+
+
+# ---- a site smaller than any job -----------------------------------------------------------
+
+@pytest.mark.parametrize("nodes, cpus", [(1, 1), (1, 2), (2, 2)])
+def test_a_site_with_fewer_cpus_than_the_smallest_job_is_loaded_as_the_log_was(
+        nodes: int, cpus: int) -> None:
+    """big_jobs.swf: jobs of 128 to 1,024 of 1,024 processors. On a site of 1-4 CPUs the
+    smallest is still one CPU (an eighth of the machine at most): each fits the site, and
+    thinning brings its load to the log's within one job's share."""
+    log = read_swf(FIXTURES / "big_jobs.swf")
+    assert min(j.procs for j in log.jobs) == 128 and log.max_procs == 1024
+    site = _small(nodes, cpus)
+    total = nodes * cpus
+    misses = []
+    for seed in range(1, 11):
+        plan = plan_replay(log, site, seed=seed)
+        for j in plan.jobs:
+            assert 1 <= j.nodes <= nodes and 1 <= j.cpus_per_node <= cpus
+        if plan.log_utilization <= 1.0:
+            misses.append(abs(plan.site_utilization - plan.log_utilization))
+    assert misses and max(misses) <= 1 / total + 0.05, misses
+    assert sum(misses) / len(misses) < 0.1, misses

@@ -249,14 +249,14 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     below zero for short ones. Before: those runs were dropped and those waits taken as 0
     without a word. Now a note counts them and says how each is taken."""
     rows = _rows(FIXTURES / "dst.swf")
-    odd = [r for r in rows if r[2] < 0 and r[2] != -1 or r[3] < 0 and r[3] != -1]
+    odd = [r for r in rows if r[2] < -1 or r[3] < -1]
     negative_run = {int(r[0]) for r in rows if r[3] < 0}
     negative_wait = {int(r[0]): r for r in rows if r[2] < 0 and r[3] > 0}
     assert negative_run and negative_wait
     log = read_swf(FIXTURES / "dst.swf")
-    [note] = [n for n in log.notes if "negative wait or run" in n]
+    [note] = [n for n in log.notes if "wait or run time below -1" in n]
     first = odd[0]
-    assert note.startswith(f"{len(odd)} job(s) have a negative wait or run time other than -1 "
+    assert note.startswith(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                            f"(e.g. job {int(first[0])}: wait {first[2]:g}, run {first[3]:g})")
     assert "daylight saving" in note
     plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
@@ -269,6 +269,19 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     later = plan_replay(log, cluster("beta"), start=r[1] + 60, duration_s=1, scale=1)
     [job] = [j for j in later.jobs if _number(j.name) == number]
     assert job.name.startswith("trace-run-") and job.runtime_s == r[3] - 60
+
+
+def test_a_fraction_of_a_second_below_zero_is_rounding_not_a_clock(tmp_path: Path) -> None:
+    """Floating-point times: a start rounded to before its submission (wait -0.25), a run
+    under half a second written -0.5. No clock note; the run is no load, as a run of 0."""
+    p = tmp_path / "float.swf"
+    p.write_text("; MaxProcs: 8\n"
+                 "1 0.5 -0.25 100.5 4 -1 -1 4 600 -1 1 1 1 -1 1 1 -1 -1\n"
+                 "2 10 0 -0.5 2 -1 -1 2 600 -1 1 1 1 -1 1 1 -1 -1\n")
+    log = read_swf(p)
+    assert log.notes == ()
+    plan = plan_replay(log, cluster("alpha"), start=0.5, duration_s=20, scale=1)
+    assert [(j.name, j.runtime_s) for j in plan.jobs] == [("trace-arrive-1", 100.5)]
 
 
 # ---- queues of different limits -----------------------------------------------------------

@@ -315,15 +315,16 @@ def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
 
 
 def _clock_notes(jobs: list[SwfJob], notes: list[str]) -> None:
-    """Say which jobs have a negative wait or run time other than -1 (SWF's "unknown"): a
-    log recorded in local time loses an hour over the end of daylight saving time, so a job
-    waiting or running across it shows a wait or run an hour short, below zero for a short
-    one. Such a wait is unknown (the job is taken to start when submitted, as for -1), such
-    a run is no load (its length is unknown)."""
-    odd = [j for j in jobs if j.wait < 0 and j.wait != -1 or j.run < 0 and j.run != -1]
+    """Say which jobs have a wait or run time below -1 (SWF's "unknown"): a log recorded in
+    local time loses an hour over the end of daylight saving time, so a job waiting or
+    running across it shows a wait or run an hour short, below zero for a short one. Such a
+    wait is unknown (the job is taken to start when submitted, as for -1), such a run is no
+    load (its length is unknown). A fraction of a second below zero is a rounding of
+    floating-point times (a run of under half a second, a start at its submission)."""
+    odd = [j for j in jobs if j.wait < -1 or j.run < -1]
     if odd:
         e = odd[0]
-        notes.append(f"{len(odd)} job(s) have a negative wait or run time other than -1 "
+        notes.append(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                      f"(e.g. job {e.number}: wait {e.wait:g}, run {e.run:g}), as a clock set "
                      "back gives (the end of daylight saving time in a log kept in local "
                      "time): each such wait is taken as unknown (the job started when "

@@ -151,6 +151,9 @@ def test_a_log_read_from_a_pipe_is_the_log_read_from_its_file(pack) -> None:
         log = read_swf(pipe.path)
     want = read_swf(path)
     assert log.jobs == want.jobs and log.max_procs == want.max_procs == 256
+    assert log.name == pipe.path and want.name == "v22_notes"  # not "63"
+    with pytest.raises(BadInput, match=rf"--start -5 is outside the log {pipe.path} "):
+        plan_replay(log, cluster("alpha"), start=-5)
 
 
 def test_a_large_log_is_streamed_not_held(tmp_path: Path) -> None:

@@ -196,7 +196,9 @@ def read_swf(path: str | Path) -> SwfLog:
                        "and 8 are -1 on every line)")
     jobs.sort(key=attrgetter("number"))  # two stable sorts: no key tuple per job
     jobs.sort(key=attrgetter("submit"))
-    name = p.name
+    # a pipe (/dev/fd/63 of `<(xzcat log.xz)`, /dev/stdin) is named by its path: "63" is no
+    # log's name
+    name = p.name if p.is_file() else str(p)
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
     return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs), notes=tuple(notes),

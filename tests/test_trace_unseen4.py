@@ -567,3 +567,22 @@ def test_a_site_with_fewer_cpus_than_the_smallest_job_is_loaded_as_the_log_was(
             misses.append(abs(plan.site_utilization - plan.log_utilization))
     assert misses and max(misses) <= 1 / total + 0.05, misses
     assert sum(misses) / len(misses) < 0.1, misses
+
+
+@pytest.mark.parametrize("pack", [None, gzip.compress, lzma.compress],
+                         ids=["plain", "gzip", "xz"])
+def test_reading_a_log_leaves_no_file_open(tmp_path: Path, pack) -> None:
+    """A decompressor does not close a stream it was handed: the file under it is closed
+    with the text read from it."""
+    from diamond_jupyter.testbed.trace import open_swf
+
+    data = (FIXTURES / "few_jobs.swf").read_bytes()
+    path = tmp_path / "few_jobs.swf"
+    path.write_bytes(pack(data) if pack else data)
+    fds = set(os.listdir("/proc/self/fd"))
+    fh = open_swf(path)
+    assert fh.readline().startswith("; Version: 2.2")
+    opened = set(os.listdir("/proc/self/fd")) - fds
+    assert opened
+    fh.close()
+    assert not (set(os.listdir("/proc/self/fd")) - fds) & opened

@@ -237,7 +237,8 @@ def _open_swf(path: Path) -> tuple[str, TextIO]:
             raise
         # a Windows editor's "Unicode" is UTF-16 with a byte-order mark
         utf16 = bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-        text = io.TextIOWrapper(io.BufferedReader(_ReadAhead(bom, data)),
+        # closing the text closes the file too (a decompressor leaves a stream it was given)
+        text = io.TextIOWrapper(io.BufferedReader(_ReadAhead(bom, data, raw)),
                                 encoding="utf-16" if utf16 else "utf-8-sig", errors="replace")
     except BaseException:
         raw.close()
@@ -258,10 +259,12 @@ def _read_ahead(stream: io.IOBase, n: int) -> bytes:
 
 
 class _ReadAhead(io.RawIOBase):
-    """A binary stream whose first bytes were read already: those, then the rest."""
+    """A binary stream whose first bytes were read already: those, then the rest (closed
+    with it, and the file under it when given)."""
 
-    def __init__(self, head: bytes, rest: io.BufferedIOBase) -> None:
-        self._head, self._rest = head, rest
+    def __init__(self, head: bytes, rest: io.BufferedIOBase,
+                 file: io.IOBase | None = None) -> None:
+        self._head, self._rest, self._file = head, rest, file
 
     def readable(self) -> bool:
         return True
@@ -280,6 +283,8 @@ class _ReadAhead(io.RawIOBase):
     def close(self) -> None:
         if not self.closed:
             self._rest.close()
+            if self._file is not None:
+                self._file.close()
         super().close()
 
 

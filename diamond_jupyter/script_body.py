@@ -36,6 +36,12 @@ class SoftwareNeed(NeedModel):
     # why it is read but not held against a site (a load in a branch, after `module use`,
     # a try-load); None: checked
     unchecked: str | None = None
+    # modules the script falls back to when this one fails (`module load a || module load
+    # b`): any one of them does
+    alternatives: list[str] = []
+    # "conda" / "mamba": a conda distribution the job activates its own environment from,
+    # so any distribution that gives that command serves; None: this package itself
+    role: str | None = None
 
     @property
     def full(self) -> str:
@@ -407,6 +413,14 @@ def scan_body(body: str) -> BodyScan:
         offsets.append(offsets[-1] + len(ln) + 1)
     stack: list[bool] = []  # each open block: whether what runs in it is conditional
     func_pending = False
+    func_name: str | None = None  # the function whose body opens next
+    funcs: list[tuple[str, int]] = []  # the functions being read: (name, its block in stack)
+    defined: set[str] = set()
+    # calls of the script's functions: (calling function or None, callee, conditional, line)
+    calls: list[tuple[str | None, str, bool, int]] = []
+    in_function: list[tuple[SoftwareNeed, str, int]] = []  # loads a call decides on
+    fallback_of: dict[int, str] = {}  # command index (this line) -> the load it backs up
+    activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     skip_lines: set[int] = set()
 
@@ -439,9 +453,13 @@ def scan_body(body: str) -> BodyScan:
             head = words[0] if words else ""
             if cmd.sep == "()":
                 func_pending = True
+                prev = cmds[ci - 1].words if ci else []
+                func_name = prev[-1].text if prev else None
             if head in ("fi", "done", "esac", "}"):
                 if stack:
                     stack.pop()
+                if funcs and funcs[-1][1] >= len(stack):
+                    funcs.pop()  # the function's body ended
                 ws, words = ws[1:], words[1:]
                 head = words[0] if words else ""
             # `else if ...` and `do while ...` open a block inside the one they continue
@@ -452,19 +470,27 @@ def scan_body(body: str) -> BodyScan:
                 stack.append(any(stack))
             elif head == "function":
                 func_pending = True
+                func_name = words[1] if len(words) > 1 else None
                 if "{" not in words:
                     continue
                 stack.append(True)  # `function NAME {`: what follows is its body
+                _open_function(func_name, stack, funcs, defined)
                 func_pending = False
                 cut = words.index("{") + 1
                 ws, words = ws[cut:], words[cut:]
                 head = words[0] if words else ""
             elif head == "{":
                 stack.append(func_pending or cmd.sep in ("||", "&&") or any(stack))
+                if func_pending:
+                    _open_function(func_name, stack, funcs, defined)
             if head != "{" and words:
                 func_pending = False
             conditional = any(stack) or cmd.sep == "||" or \
                 (cmd.sep == "&&" and not after_module)
+            # inside a function: conditional within its body (the call decides the rest)
+            here = funcs[-1][0] if funcs else None
+            inner = any(stack[funcs[-1][1] + 1:]) or cmd.sep == "||" or \
+                (cmd.sep == "&&" and not after_module) if funcs else conditional
             if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
                 stop = True
                 break
@@ -492,6 +518,11 @@ def scan_body(body: str) -> BodyScan:
                     elif eq and key == "PATH":
                         _path_note(value, lineno, note)
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
+            if core and core[0] in defined:
+                calls.append((here, core[0], inner, lineno))
+            kind = _activation(core)
+            if kind:
+                activates.add(kind)
             got = module_command(core)
             if got is not None:
                 action, idx = got
@@ -506,7 +537,11 @@ def scan_body(body: str) -> BodyScan:
                     note(f"module restore {' '.join(core[k] for k in idx) or '(default)'} "
                          f"(line {lineno}): a saved collection; its modules are not known "
                          "here")
-                for k in idx if action in ("load", "try-load") else []:
+                chain, tolerated = _fallbacks(cmds[ci + 1:]) \
+                    if action == "load" else ([], False)
+                for j in range(len(chain)):
+                    fallback_of.setdefault(ci + 1 + j, " ".join(core[k] for k in idx))
+                for n, k in enumerate(idx if action in ("load", "try-load") else []):
                     m = core[k]
                     if not m.strip() or m.startswith("/") and not m.strip("/"):
                         continue  # an empty word ('' or a quote never closed) names nothing
@@ -518,17 +553,29 @@ def scan_body(body: str) -> BodyScan:
                              "checked")
                         continue
                     name, _, version = m.partition("/")
+                    hidden = any(p.startswith(".") for p in m.split("/"))
                     why = "try-load" if action == "try-load" else \
                         f"may come from the tree of {tree}" if tree else \
-                        f"loaded only in a branch or function (line {lineno})" if conditional \
+                        f"a hidden module (line {lineno}): sites do not list them" \
+                        if hidden else \
+                        f"a fallback if '{fallback_of[ci]}' fails (line {lineno})" \
+                        if ci in fallback_of else \
+                        f"loaded only in a branch or function (line {lineno})" if inner \
                         else f"its failure is tolerated (|| on line {lineno})" \
-                        if _tolerated(cmds[ci + 1:]) else None
+                        if tolerated else None
+                    deferred = why is None and here is not None  # the calls decide
+                    if deferred:
+                        why = f"in function {here}, which the script never calls"
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
-                                        written=m, unchecked=why)
+                                        written=m, unchecked=why,
+                                        alternatives=_alternatives(chain, n, len(idx)))
                     software.append(need)
-                    loads.append(ModuleLoad(need, ws[k].start, ws[k].end, rewrite=tree is None))
+                    loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
+                                            rewrite=tree is None and not hidden))
                     vendor = _module_vendor(name)
-                    if vendor and not why:
+                    if deferred and here is not None:
+                        in_function.append((need, here, lineno))
+                    elif vendor and not why:
                         vendors.setdefault(vendor, f"module {m}, line {lineno}")
             found = container_use(core)
             if found is not None:
@@ -581,9 +628,96 @@ def scan_body(body: str) -> BodyScan:
                 loads.append(ModuleLoad(need, ld.start + offsets[i], ld.end + offsets[i],
                                         rewrite=False))
             i = k + 1
+    called, maybe = _called(calls)
+    for need, func, lineno in in_function:
+        if func in called:
+            need.unchecked = None
+            if vendor := _module_vendor(need.name):
+                vendors.setdefault(vendor, f"module {need.full}, line {lineno}")
+        elif func in maybe:
+            need.unchecked = f"in function {func}, called only in a branch (line {lineno})"
+    role = "mamba" if "mamba" in activates else "conda" if activates else None
+    for need in software if role else []:
+        if any(_CONDA_DIST.fullmatch(p) for p in need.full.split("/")):
+            need.role = role
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi)
+
+
+# conda distributions a site may give as modules (Anaconda3, miniconda3, Miniforge3, ...)
+_CONDA_DIST = re.compile(r"(?i)(?:ana|mini)conda\d*|miniforge\d*|mambaforge\d*|conda|mamba")
+
+
+def _open_function(name: str | None, stack: list[bool], funcs: list[tuple[str, int]],
+                   defined: set[str]) -> None:
+    """A function's body opens (its block is the last in `stack`)."""
+    if name:
+        funcs.append((name, len(stack) - 1))
+        defined.add(name)
+
+
+def _called(calls: list[tuple[str | None, str, bool, int]]) -> tuple[set[str], set[str]]:
+    """(functions the script surely calls, those it calls only in a branch): a call at the
+    top level, or in a function that is itself called, counts."""
+    sure: set[str] = set()
+    maybe: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for caller, callee, conditional, _ in calls:
+            if caller is None or caller in sure:
+                into = maybe if conditional else sure
+            elif caller in maybe:
+                into = maybe
+            else:
+                continue
+            if callee not in into and callee not in sure:
+                into.add(callee)
+                changed = True
+    return sure, maybe - sure
+
+
+def _fallbacks(rest: list[_Cmd]) -> tuple[list[list[str]], bool]:
+    """After a load: the loads it falls back to (`|| module load b || ml c`), each as its
+    modules, and whether the last failure is tolerated too (`|| true`, `|| echo ...`)
+    rather than ending the job (`|| exit 1`, or nothing)."""
+    chain: list[list[str]] = []
+    k = 0
+    while k < len(rest) and rest[k].sep == "||":
+        core = _strip_leaders([w.text for w in rest[k].words])
+        got = module_command(core)
+        if got is None or got[0] != "load":
+            break
+        chain.append([core[i] for i in got[1]])
+        k += 1
+    if not chain:
+        return [], _tolerated(rest)
+    return chain, _tolerated(rest[k:])
+
+
+def _alternatives(chain: list[list[str]], n: int, count: int) -> list[str]:
+    """The modules that stand in for the n-th of `count` loaded together: the n-th of
+    each fallback load of as many modules, else all of a fallback's."""
+    out: list[str] = []
+    for mods in chain:
+        out += [mods[n]] if len(mods) == count else mods
+    return [m for m in out if not _placeholder(m)]
+
+
+def _activation(cmd: list[str]) -> str | None:
+    """"conda" / "mamba" for a command that activates a named environment (`conda activate
+    ENV`, `source activate ENV`, `mamba activate ENV`, `source $CONDA_PREFIX/bin/activate
+    ENV`); None otherwise (`micromamba` is its own program, not a distribution's)."""
+    if not cmd:
+        return None
+    prog = cmd[0].rsplit("/", 1)[-1]
+    args = [w for w in cmd[1:] if not w.startswith("-")]
+    if prog in ("conda", "mamba") and args[:1] == ["activate"] and len(args) > 1:
+        return prog
+    if prog in ("source", ".") and len(args) > 1 and args[0].rsplit("/", 1)[-1] == "activate":
+        return "conda"
+    return None
 
 
 def _better(new: ContainerNeed, old: ContainerNeed) -> bool:

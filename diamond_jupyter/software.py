@@ -120,15 +120,103 @@ def _have(m: SoftwareModule) -> tuple[str, str | None]:
     return identity(m.full)
 
 
+# EasyBuild's common toolchains: what each generation's toolchain modules load (the
+# packages as `identity` names them). A toolchain loads the ones it names and the smaller
+# toolchains inside it (`foss` holds `gompi` and `gfbf`; `intel` holds `iimpi` and `iimkl`).
+_GENERATIONS: dict[str, dict[str, str]] = {
+    "2021a": {"gcc": "10.3.0", "openmpi": "4.1.1", "flexiblas": "3.0.4", "openblas": "0.3.15",
+              "fftw": "3.3.9", "scalapack": "2.1.0", "intelcompilers": "2021.2.0",
+              "intelmpi": "2021.2.0", "mkl": "2021.2.0"},
+    "2021b": {"gcc": "11.2.0", "openmpi": "4.1.1", "flexiblas": "3.0.4", "openblas": "0.3.18",
+              "fftw": "3.3.10", "scalapack": "2.1.0", "intelcompilers": "2021.4.0",
+              "intelmpi": "2021.4.0", "mkl": "2021.4.0"},
+    "2022a": {"gcc": "11.3.0", "openmpi": "4.1.4", "flexiblas": "3.2.0", "openblas": "0.3.20",
+              "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2022.1.0",
+              "intelmpi": "2021.6.0", "mkl": "2022.1.0"},
+    "2022b": {"gcc": "12.2.0", "openmpi": "4.1.4", "flexiblas": "3.2.1", "openblas": "0.3.21",
+              "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2022.2.1",
+              "intelmpi": "2021.7.1", "mkl": "2022.2.1"},
+    "2023a": {"gcc": "12.3.0", "openmpi": "4.1.5", "flexiblas": "3.3.1", "openblas": "0.3.23",
+              "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2023.1.0",
+              "intelmpi": "2021.9.0", "mkl": "2023.1.0"},
+    "2023b": {"gcc": "13.2.0", "openmpi": "4.1.6", "flexiblas": "3.3.1", "openblas": "0.3.24",
+              "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2023.2.1",
+              "intelmpi": "2021.10.0", "mkl": "2023.2.0"},
+    "2024a": {"gcc": "13.3.0", "openmpi": "5.0.3", "flexiblas": "3.4.4", "openblas": "0.3.27",
+              "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2024.2.0",
+              "intelmpi": "2021.13.0", "mkl": "2024.2.0"},
+}
+_TOOLCHAINS: dict[str, tuple[str, ...]] = {
+    "foss": ("gompi", "gfbf", "gcc", "openmpi", "flexiblas", "openblas", "fftw", "scalapack"),
+    "gompi": ("gcc", "openmpi"),
+    "gfbf": ("gcc", "flexiblas", "openblas", "fftw"),
+    "intel": ("iimpi", "iimkl", "intelcompilers", "intelmpi", "mkl"),
+    "iimpi": ("intelcompilers", "intelmpi"),
+    "iimkl": ("intelcompilers", "mkl"),
+}
+# bundles of Python packages: what each holds (versions where the bundle's release is
+# known; a release not listed holds them at versions not known here, which match any)
+_BUNDLES: dict[str, tuple[tuple[str, ...], dict[str, dict[str, str]]]] = {
+    "scipybundle": (("numpy", "scipy", "pandas", "mpi4py", "numexpr", "bottleneck",
+                     "mpmath"), {
+        "2023.02": {"numpy": "1.24.2", "scipy": "1.10.1", "pandas": "1.5.3"},
+        "2023.07": {"numpy": "1.25.1", "scipy": "1.11.1", "pandas": "2.0.3"},
+        "2023.11": {"numpy": "1.26.2", "scipy": "1.11.4", "pandas": "2.1.3"}}),
+}
+# names in a version suffix that say how the package was built (`-CUDA-12.1.1`,
+# `-Python-2.7.18`): a need that names one wants that build
+_BUILT_WITH = re.compile(r"-(CUDA|ROCm|Python|Java|R|Perl|Julia)-(\d[\w.]*)", re.I)
+
+
+def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
+    """What loading `m` gives besides itself: a toolchain's compilers and libraries, a
+    bundle's packages (GCC also gives GCCcore: `identity` names both gcc)."""
+    pkg, version = _have(m)
+    if pkg in _TOOLCHAINS:
+        gen = (version or "").strip().lower()
+        table = _GENERATIONS.get(gen, {})
+        return [(p, gen if p in _TOOLCHAINS else table.get(p)) for p in _TOOLCHAINS[pkg]
+                if p in _TOOLCHAINS or p in table]
+    if pkg in _BUNDLES:
+        names, releases = _BUNDLES[pkg]
+        release = re.match(r"\d+\.\d+", (version or "").strip())
+        known = releases.get(release.group() if release else "", {})
+        return [(p, known.get(p)) for p in names]
+    return []
+
+
+def _builds_match(want: str | None, have: str | None) -> bool:
+    """Each build the need's version suffix names (`-CUDA-12.1.1`) is the site's too."""
+    theirs = {k.lower(): v for k, v in _BUILT_WITH.findall(have or "")}
+    return all(k.lower() in theirs and versions_match(v, theirs[k.lower()])
+               for k, v in _BUILT_WITH.findall(want or ""))
+
+
+# conda distributions by the command they give: a job that activates its own environment
+# needs the command, not one distribution
+_CONDA_FAMILY = {"conda": {"anaconda", "miniconda", "miniforge", "conda", "mamba"},
+                 "mamba": {"miniforge", "mamba"}}
+
+
 def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
                ) -> list[SoftwareModule]:
     """The site's modules that satisfy `need`, best first: the same spelling, then the
-    site's default, then the highest version."""
+    site's default, then the highest version. Without such a module: one that gives the
+    package as part of it (an EasyBuild toolchain or bundle); for a conda distribution the
+    job activates its own environment from (`role`), any distribution of that command."""
     pkg, version, written = _want(need)
+    modules = list(modules)
     same = [(m, have) for m in modules for p, have in [_have(m)] if p == pkg]
     if any(have for _, have in same):  # versions known: a bare name (a sites file's
         same = [(m, have) for m, have in same if have]  # "gcc") says nothing more
-    out = [m for m, have in same if versions_match(version, have)]
+    out = [m for m, have in same if versions_match(version, have)
+           and _builds_match(version, have)]
+    if not out and not _BUILT_WITH.search(version or ""):
+        out = [m for m in modules if any(p == pkg and versions_match(version, v)
+                                         for p, v in _parts(m))]
+    role = None if isinstance(need, str) else need.role
+    if not out and role in _CONDA_FAMILY:
+        out = [m for m in modules if _have(m)[0] in _CONDA_FAMILY[role]]
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
                             not m.default, tuple(-x for x in version_key(_have(m)[1]))))
     return out
@@ -223,7 +311,8 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if caps.software is not None:
         told: set[str] = set()
         for s in needs.software:
-            if s.unchecked or s.full in told or find_module(s, caps.software) is not None:
+            if s.unchecked or s.full in told or find_module(s, caps.software) is not None \
+                    or any(find_module(a, caps.software) for a in s.alternatives):
                 continue
             told.add(s.full)  # a module loaded twice is missing once
             pkg = _want(s)[0]
@@ -236,7 +325,8 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             if not same and caps.mpi and is_mpi(s.full):
                 has += f"; its MPI: {', '.join(caps.mpi)} (a program built with one MPI " \
                     "does not run with another)"
-            out.append(f"software '{s.full}' not installed ({has})")
+            nor = f", nor its fallback {' or '.join(s.alternatives)}" if s.alternatives else ""
+            out.append(f"software '{s.full}' not installed{nor} ({has})")
     c = needs.container
     if c is not None and not c.unchecked and caps.container_runtimes is not None:
         have = {r.lower() for r in caps.container_runtimes}

@@ -306,7 +306,10 @@ class Needs(NeedModel):
             out.append(f"architecture {self.architecture}")
         if self.constraint:
             out.append(f"features {self.constraint}")
-        out += [f"software {s.full}" + (f" (not checked: {s.unchecked})" if s.unchecked else "")
+        out += [f"software {s.full}" + "".join(f" or {a}" for a in s.alternatives)
+                + (f" (not checked: {s.unchecked})" if s.unchecked else
+                   " (any conda distribution)" if s.role == "conda" else
+                   " (any distribution with mamba)" if s.role == "mamba" else "")
                 for s in self.software]
         if c := self.container:
             how = [x for x in (c.runtime, None if c.image_known else "image named at run time",

@@ -604,6 +604,19 @@ def scan_body(body: str) -> BodyScan:
                     if tool in _VENDOR_COMMANDS and not conditional:
                         vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
                 _env_notes(core, lineno, note)
+                script = _shell_string(core, bool(launcher)) if found is None else None
+                for ld in scan_body(script).loads if script else []:
+                    # `bash -c 'module load x && ...'`: read as this line's own loads (not
+                    # respelled: the word is quoted text)
+                    why = ld.need.unchecked or (
+                        f"loaded only in a branch or function (line {lineno})" if inner
+                        else None)
+                    need = ld.need.model_copy(update={"line": lineno, "unchecked": why})
+                    if why is None and here is not None:
+                        need.unchecked = f"in function {here}, which the script never calls"
+                        in_function.append((need, here, lineno))
+                    software.append(need)
+                    loads.append(ModuleLoad(need, ld.start, ld.end, rewrite=False))
             if ends:
                 stop = True
                 break
@@ -643,6 +656,23 @@ def scan_body(body: str) -> BodyScan:
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi)
+
+
+_SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
+
+
+def _shell_string(cmd: list[str], launched: bool) -> str | None:
+    """The command string a shell runs (`bash -c '...'`, `bash -lc "..."`, `srun bash -c
+    '...'`); None when the command is no such shell."""
+    starts = [0] if cmd[0].rsplit("/", 1)[-1] in _SHELLS else \
+        [k for k, w in enumerate(cmd) if w.rsplit("/", 1)[-1] in _SHELLS][:1] if launched \
+        else []
+    for k in range(starts[0] + 1, len(cmd) - 1) if starts else ():
+        if not cmd[k].startswith("-"):
+            return None  # a script file, not a string
+        if not cmd[k].startswith("--") and "c" in cmd[k][1:]:
+            return cmd[k + 1]
+    return None
 
 
 # conda distributions a site may give as modules (Anaconda3, miniconda3, Miniforge3, ...)
@@ -818,6 +848,13 @@ def _path_note(value: str, lineno: int, note: Any) -> None:
              "not checked")
 
 
+# what a job sources only to set its shell up: the module system's and the tools' own
+# scripts (`/etc/profile.d/modules.sh`, `$LMOD_PKG/init/bash`, `conda.sh`, Spack's
+# `setup-env.sh`)
+_SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|profile)$|"
+                          r"(?:^|/)(?:modules|lmod|z00_lmod|conda|mamba|setup-env)\.(?:sh|bash)$")
+
+
 def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
     """Environments the job activates or builds at run time (never checked)."""
     prog = cmd[0].rsplit("/", 1)[-1]
@@ -830,6 +867,9 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
         elif "/" in args[0]:
             note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
                  "exist at the site")
+    elif prog in ("source", ".") and args and not _SHELL_SETUP.search(args[0]):
+        note(f"sources {args[0]} (line {lineno}): a helper read at run time; the modules "
+             "and environments it loads are not known here")
     installs = (prog in ("pip", "pip3") and args[:1] == ["install"]) or (
         prog.startswith("python") and cmd[1:3] == ["-m", "pip"] and "install" in cmd) or (
         prog in ("conda", "mamba", "micromamba") and args[:1] in (["install"], ["create"]))

@@ -242,7 +242,7 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
         arg = ld.need.full
         if not ld.rewrite:
             continue
-        found = find_module(arg, caps.software)
+        found = find_module(ld.need, caps.software)  # with its role and written form
         if found is None or found.full == arg or found.name == arg:
             continue  # missing, or spelled as the site does (its default version)
         new = found.full if re.fullmatch(r"[\w./@+-]+", found.full) else \

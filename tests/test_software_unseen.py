@@ -1,0 +1,437 @@
+"""What a job needs from a site's software, read from bodies written for this sweep: module
+loads inside the script's own functions, `||` fallbacks, hidden modules, `bash -c` strings,
+sourced helpers; EasyBuild toolchains and bundles (`foss/2023b` holds OpenMPI 4.1.6,
+`SciPy-bundle` holds numpy), build suffixes (`-CUDA-12.1.1`), and conda-family
+distributions when the job activates its own environment. Each body is checked against
+six sites whose software is given as their module systems list it (or, for one, as a
+sites file names it), and against a site whose software is not known (never refused).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
+from diamond_jupyter.discovery import parse_module_list
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.needs import Needs, needs_of
+from diamond_jupyter.script_body import scan_body
+from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
+
+# ---------------------------------------------------------------- sites
+
+# EasyBuild on Lmod: a CPU and a CUDA build of GROMACS, the 2023a toolchains, a bundle
+EBX = """system lmod 8.7.32
+/apps/eb/modules/all:
+Anaconda3/2023.09-0
+CUDA/12.1.1
+FFTW/3.3.10-GCC-12.3.0
+GCC/12.3.0
+GCCcore/12.3.0
+GROMACS/2023.3-foss-2023a
+GROMACS/2023.3-foss-2023a-CUDA-12.1.1 (D)
+OpenMPI/4.1.5-GCC-12.3.0
+Python/3.11.3-GCCcore-12.3.0
+SciPy-bundle/2023.07-gfbf-2023a
+foss/2023a
+gfbf/2023a
+intel/2023a
+"""
+
+# Spack's Lmod hierarchy: Core in avail, the rest from spider
+SPK = """system lmod 8.7.20
+/opt/spack/lmod/Core:
+gcc/13.2.0 (D)
+miniconda3/24.3.0
+@@spider
+cuda/12.4.0
+hdf5/1.14.3
+openmpi/4.1.6
+py-numpy/1.26.4
+python/3.11.6
+"""
+
+# a hand-made Environment Modules tree (V100s)
+HPC = """system environment-modules 5.2.0
+/opt/modulefiles:
+anaconda/2023.09
+cuda/11.8
+gcc/11.2.0
+gromacs/2023.3
+mvapich2/2.3.7
+singularity/3.8.7
+"""
+
+# HPE Cray EX (MI250X)
+CRAY = """system lmod 8.7.19
+/opt/cray/pe/lmod/modulefiles/core:
+PrgEnv-gnu/8.5.0
+cray-mpich/8.1.28 (L)
+cray-python/3.11.5
+rocm/5.7.1
+"""
+
+# a sites file that names only toolchains, a bundle and a conda distribution
+TC = ["foss/2023b", "intel/2022b", "SciPy-bundle/2023.11-gfbf-2023b", "Miniforge3/24.1.2-0"]
+
+
+def _listed(site: str, listing: str, runtimes: list[str] | None, mpi: list[str] | None,
+            gpus: list[str]) -> SiteCapabilities:
+    return SiteCapabilities(site=site, software=parse_module_list(listing)[2],
+                            container_runtimes=runtimes, mpi=mpi, gpu_models=gpus)
+
+
+SITES = {c.site: c for c in (
+    _listed("ebx", EBX, ["apptainer"], ["openmpi", "intel-mpi"], ["a100"]),
+    _listed("spk", SPK, [], ["openmpi"], ["h100"]),
+    _listed("hpc", HPC, ["singularity"], ["mvapich2"], ["v100"]),
+    _listed("cray", CRAY, ["singularity"], ["cray-mpich"], ["mi250x"]),
+    SiteCapabilities(site="tc", software=[SoftwareModule.parse(s) for s in TC]),
+    SiteCapabilities(site="bare", software=[], container_runtimes=["apptainer"], mpi=[]),
+    SiteCapabilities(site="unknown"),  # nothing known: nothing checked
+)}
+ALL = set(SITES) - {"unknown"}
+
+
+# ---------------------------------------------------------------- the cases
+
+@dataclass
+class Case:
+    name: str
+    body: str
+    checked: list[str] = field(default_factory=list)  # software held against sites
+    unchecked: list[str] = field(default_factory=list)  # read, not held against sites
+    can: set[str] = field(default_factory=set)  # sites that can run it ("unknown" always)
+    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+    notes: list[str] = field(default_factory=list)  # words some note must hold
+    no_notes: list[str] = field(default_factory=list)  # words no note may hold
+    rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
+    alternatives: dict[str, list[str]] = field(default_factory=dict)  # need -> fallbacks
+    roles: dict[str, str] = field(default_factory=dict)  # need -> "conda" / "mamba"
+    container: tuple[str, str | None] | None = None  # image, runtime
+    mpi: str | None = None
+    vendor: str | None = None
+
+
+CASES = [
+    # ---- functions the script defines: a called one loads, one never called does not
+    Case("called_function_loads",
+         "load_env() {\n    module purge\n    module load GCC/12.3.0 OpenMPI/4.1.5-GCC-12.3.0\n"
+         "}\nload_env\nsrun ./sim\n",
+         checked=["GCC/12.3.0", "OpenMPI/4.1.5-GCC-12.3.0"], can={"ebx"}, mpi="srun",
+         why={"spk": "'GCC/12.3.0' not installed (only gcc/13.2.0)",
+              "tc": "'GCC/12.3.0' not installed"}),
+    Case("function_defined_never_called",
+         "setup_gpu() {\n  module load CUDA/12.1.1\n}\n# setup_gpu is for the GPU queue\n"
+         "python cpu_job.py\n",
+         unchecked=["CUDA/12.1.1"], can=ALL),
+    Case("function_called_only_in_a_branch",
+         "use_gpu() { module load CUDA/12.1.1; }\n"
+         "if [ -n \"$SLURM_JOB_GPUS\" ]; then use_gpu; fi\n./app\n",
+         unchecked=["CUDA/12.1.1"], can=ALL),
+    Case("function_called_by_a_called_function",
+         "base() { module load GCC/12.3.0; }\nfull() {\n  base\n"
+         "  module load FFTW/3.3.10-GCC-12.3.0\n}\nfull\n./fft_bench\n",
+         checked=["GCC/12.3.0", "FFTW/3.3.10-GCC-12.3.0"], can={"ebx"},
+         why={"hpc": "'GCC/12.3.0' not installed (only gcc/11.2.0)"}),
+    Case("function_keyword_form",
+         "function modules_for_run {\n  module load Python/3.11\n}\nmodules_for_run\n"
+         "python analyse.py\n",
+         checked=["Python/3.11"], can={"ebx", "spk"},
+         why={"cray": "software 'Python/3.11' not installed"},
+         rewritten={"spk": "function modules_for_run {\n  module load python/3.11.6\n}\n"
+                           "modules_for_run\npython analyse.py\n"}),
+    Case("function_called_before_it_is_defined",
+         "setup\nsetup() { module load rocm/5.7.1; }\n./hip_app\n",
+         unchecked=["rocm/5.7.1"], can=ALL),
+    Case("branch_inside_a_called_function",
+         "env_for() {\n  if [ \"$1\" = gpu ]; then\n    module load CUDA/12.1.1\n  fi\n"
+         "  module load GCC/12.3.0\n}\nenv_for cpu\nmake\n",
+         checked=["GCC/12.3.0"], unchecked=["CUDA/12.1.1"], can={"ebx"}),
+    # ---- helpers the job reads at run time
+    Case("sourced_helper_is_noted",
+         "source ./site_env.sh\nmodule load GCC/12.3.0\n./build.sh\n",
+         checked=["GCC/12.3.0"], can={"ebx"},
+         notes=["sources ./site_env.sh (line 1): a helper read at run time"]),
+    Case("module_system_init_is_no_helper",
+         ". /etc/profile.d/modules.sh\nmodule load gcc\nmake\n",
+         checked=["gcc"], can={"ebx", "spk", "hpc", "tc"}, no_notes=["sources"],
+         why={"cray": "software 'gcc' not installed"}),
+    Case("loads_in_a_bash_c_string",
+         "srun bash -c 'module load GCC/12.3.0 && ./hello'\n",
+         checked=["GCC/12.3.0"], can={"ebx"}, mpi="srun"),
+    Case("bash_c_inside_a_container_is_the_image_s",
+         "apptainer exec env.sif bash -c 'module load foo/1 && run'\n",
+         container=("env.sif", "apptainer"), can={"ebx", "hpc", "cray", "bare", "tc"},
+         why={"spk": "needs a container runtime, site has none"}),
+    # ---- fallbacks: one of them is needed
+    Case("fallback_to_an_older_version",
+         "module load CUDA/12.4 || module load CUDA/12.1\nnvcc -o k k.cu\n",
+         checked=["CUDA/12.4"], unchecked=["CUDA/12.1"], can={"ebx", "spk"},
+         alternatives={"CUDA/12.4": ["CUDA/12.1"]}, vendor="nvidia",
+         why={"hpc": "'CUDA/12.4' not installed, nor its fallback CUDA/12.1 (only cuda/11.8)"}),
+    Case("fallback_chain_then_exit",
+         "module load gcc/13 || module load gcc/12 || exit 1\nmake\n",
+         checked=["gcc/13"], unchecked=["gcc/12"], can={"spk", "ebx", "tc"},
+         alternatives={"gcc/13": ["gcc/12"]},
+         why={"hpc": "nor its fallback gcc/12"}),
+    Case("fallback_whose_failure_is_tolerated",
+         "module load darshan/3.4 || module load darshan || echo 'running without darshan'\n"
+         "./io_bench\n",
+         unchecked=["darshan/3.4", "darshan"], can=ALL,
+         alternatives={"darshan/3.4": ["darshan"]}),
+    Case("fallback_of_several_modules",
+         "module load GCC/12.3.0 OpenMPI/4.1.5-GCC-12.3.0 || module load gcc/13.2.0 "
+         "openmpi/4.1.6\nmpirun ./a.out\n",
+         checked=["GCC/12.3.0", "OpenMPI/4.1.5-GCC-12.3.0"],
+         unchecked=["gcc/13.2.0", "openmpi/4.1.6"], can={"ebx", "spk", "tc"}, mpi="mpirun",
+         alternatives={"GCC/12.3.0": ["gcc/13.2.0"],
+                       "OpenMPI/4.1.5-GCC-12.3.0": ["openmpi/4.1.6"]}),
+    # ---- module commands
+    Case("ml_with_several_modules",
+         "ml GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0 Python/3.11.3-GCCcore-12.3.0\npython fft.py\n",
+         checked=["GCC/12.3.0", "FFTW/3.3.10-GCC-12.3.0", "Python/3.11.3-GCCcore-12.3.0"],
+         can={"ebx"}),
+    Case("ml_unloads_and_loads",
+         "ml -cray-python Python/3.11\npython fit.py\n",
+         checked=["Python/3.11"], can={"ebx", "spk"}),
+    Case("forced_purge_then_load",
+         "module --force purge\nmodule load cray-python\npython x.py\n",
+         checked=["cray-python"], can={"cray"}),
+    Case("module_use_private_tree",
+         "module use /proj/chem/modules\nmodule load orca/5.0.4\norca in.inp\n",
+         unchecked=["orca/5.0.4"], can=ALL, notes=["module use /proj/chem/modules (line 1)"]),
+    Case("case_on_the_cluster_name",
+         "case $SLURM_CLUSTER_NAME in\n  ebx) module load GROMACS/2023.3-foss-2023a ;;\n"
+         "  cray) module load PrgEnv-gnu cray-fftw ;;\nesac\nsrun gmx_mpi mdrun\n",
+         unchecked=["GROMACS/2023.3-foss-2023a", "PrgEnv-gnu", "cray-fftw"], can=ALL,
+         mpi="srun"),
+    Case("if_on_the_cluster_name",
+         "if [[ $SLURM_CLUSTER_NAME == spk ]]; then\n  module load py-numpy\nelse\n"
+         "  module load SciPy-bundle\nfi\npython stats.py\n",
+         unchecked=["py-numpy", "SciPy-bundle"], can=ALL),
+    Case("here_document_for_a_later_step",
+         "cat > post.sh <<'EOF'\nmodule load R/4.3.2\nRscript plot.R\nEOF\nchmod +x post.sh\n"
+         "module load Python/3.11\npython sim.py\n",
+         checked=["Python/3.11"], unchecked=["R/4.3.2"], can={"ebx", "spk"}),
+    Case("commented_loads",
+         "# module load CUDA/12.1.1\n#ml GROMACS\nmodule load GCC/12.3.0  # 13 breaks it\nmake\n",
+         checked=["GCC/12.3.0"], can={"ebx"}),
+    Case("spack_load_is_noted",
+         "spack load hdf5@1.14.3 +mpi\nh5dump -H out.h5\n",
+         can=ALL, notes=["spack load hdf5@1.14.3 (line 1)"]),
+    Case("default_version",
+         "module load GROMACS\ngmx --version\n",
+         checked=["GROMACS"], can={"ebx", "hpc"},
+         rewritten={"ebx": "module load GROMACS\ngmx --version\n"}),
+    Case("specific_version_missing",
+         "module load GROMACS/2024.1\ngmx mdrun\n",
+         checked=["GROMACS/2024.1"], can=set(),
+         why={"ebx": "only GROMACS/2023.3-foss-2023a, GROMACS/2023.3-foss-2023a-CUDA-12.1.1"}),
+    Case("lmod_names_are_matched_whatever_their_case",
+         "module load gromacs/2023.3 python/3.11\ngmx mdrun\n",
+         checked=["gromacs/2023.3", "python/3.11"], can={"ebx"},
+         why={"hpc": "'python/3.11' not installed"}),
+    Case("hidden_module",
+         "module load .gcc-internal/12.3.0\nmodule load GCC/12.3.0\n./a.out\n",
+         checked=["GCC/12.3.0"], unchecked=[".gcc-internal/12.3.0"], can={"ebx"}),
+    Case("hidden_version",
+         "module load CUDA/.12.1.1-debug\ncuda-gdb ./a.out\n",
+         unchecked=["CUDA/.12.1.1-debug"], can=ALL),
+    # ---- containers
+    Case("apptainer_image",
+         "apptainer exec --bind /scratch containers/openfoam_v2312.sif simpleFoam -parallel\n",
+         container=("containers/openfoam_v2312.sif", "apptainer"),
+         can={"ebx", "hpc", "cray", "bare", "tc"},
+         why={"spk": "container containers/openfoam_v2312.sif needs a container runtime"}),
+    Case("singularity_module_and_gpu_image",
+         "#SBATCH --gres=gpu:1\nmodule load singularity/3.8\n"
+         "singularity exec --nv pytorch_23.10.sif python train.py\n",
+         checked=["singularity/3.8"], container=("pytorch_23.10.sif", "apptainer"),
+         vendor="nvidia", can={"hpc", "ebx", "bare"},
+         why={"cray": "uses nvidia GPUs", "tc": "'singularity/3.8' not installed"}),
+    # ---- EasyBuild: build suffixes, toolchains, bundles
+    Case("cuda_build_wanted",
+         "module load GROMACS/2023.3-foss-2023a-CUDA-12.1.1\nsrun gmx mdrun -nb gpu\n",
+         checked=["GROMACS/2023.3-foss-2023a-CUDA-12.1.1"], can={"ebx"}, mpi="srun",
+         why={"hpc": "only gromacs/2023.3"},
+         rewritten={"ebx": "module load GROMACS/2023.3-foss-2023a-CUDA-12.1.1\n"
+                           "srun gmx mdrun -nb gpu\n"}),
+    Case("any_build_will_do",
+         "module load GROMACS/2023.3\nsrun gmx mdrun\n",
+         checked=["GROMACS/2023.3"], can={"ebx", "hpc"}, mpi="srun"),
+    Case("libraries_inside_a_toolchain",
+         "module load OpenMPI/4.1.6 FFTW/3.3.10\nmpirun ./solver\n",
+         checked=["OpenMPI/4.1.6", "FFTW/3.3.10"], can={"tc"}, mpi="mpirun",
+         why={"ebx": "'OpenMPI/4.1.6' not installed", "spk": "'FFTW/3.3.10' not installed"},
+         rewritten={"tc": "module load foss/2023b foss/2023b\nmpirun ./solver\n"}),
+    Case("a_smaller_toolchain_inside_a_bigger_one",
+         "module load gompi/2023b\nmpicc -o ring ring.c\n",
+         checked=["gompi/2023b"], can={"tc"},
+         why={"ebx": "'gompi/2023b' not installed"}),
+    Case("intel_toolchain_generation",
+         "module load intel/2022b\nmpiifort -o x x.f90\n",
+         checked=["intel/2022b"], can={"tc"}, why={"ebx": "(only intel/2023a)"}),
+    Case("intel_mpi_and_mkl_from_the_toolchain",
+         "module load impi/2021.7.1 imkl/2022.2.1\nmpirun ./vasp_std\n",
+         checked=["impi/2021.7.1", "imkl/2022.2.1"], can={"tc"}, mpi="mpirun",
+         why={"ebx": "'impi/2021.7.1' not installed"}),
+    Case("gcccore_given_by_gcc",
+         "module load GCCcore/13.2.0\n./configure && make\n",
+         checked=["GCCcore/13.2.0"], can={"spk", "tc"},
+         rewritten={"spk": "module load gcc/13.2.0\n./configure && make\n"}),
+    Case("numpy_from_the_scipy_bundle",
+         "module load py-numpy/1.25\npython -c 'import numpy'\n",
+         checked=["py-numpy/1.25"], can={"ebx"},
+         why={"spk": "only py-numpy/1.26.4"},
+         rewritten={"ebx": "module load SciPy-bundle/2023.07-gfbf-2023a\n"
+                           "python -c 'import numpy'\n"}),
+    Case("numpy_of_any_version",
+         "module load py-numpy\npython x.py\n",
+         checked=["py-numpy"], can={"ebx", "spk", "tc"}),
+    Case("bundle_of_another_generation",
+         "module load SciPy-bundle/2023.11-gfbf-2023b\npython fit.py\n",
+         checked=["SciPy-bundle/2023.11-gfbf-2023b"], can={"tc"},
+         why={"ebx": "only SciPy-bundle/2023.07-gfbf-2023a"}),
+    # ---- conda-family distributions
+    Case("conda_activate_any_distribution",
+         "module load anaconda3\nconda activate /project/envs/qiime2\nqiime --help\n",
+         checked=["anaconda3"], can={"ebx", "spk", "hpc", "tc"}, roles={"anaconda3": "conda"},
+         notes=["conda environment '/project/envs/qiime2' (line 2)"],
+         why={"cray": "software 'anaconda3' not installed"},
+         rewritten={"spk": "module load miniconda3/24.3.0\n"
+                           "conda activate /project/envs/qiime2\nqiime --help\n"}),
+    Case("conda_base_needs_that_distribution",
+         "module load anaconda3/2023.09\npython -c 'import sklearn'\n",
+         checked=["anaconda3/2023.09"], can={"ebx", "hpc"},
+         why={"spk": "'anaconda3/2023.09' not installed"}),
+    Case("mamba_activate_needs_mamba",
+         "module load Miniforge3\nmamba activate rnaseq\nsnakemake -j 8\n",
+         checked=["Miniforge3"], can={"tc"}, roles={"Miniforge3": "mamba"},
+         why={"ebx": "'Miniforge3' not installed"}),
+    Case("source_activate",
+         "module load Miniconda3\nsource activate py39\npython old.py\n",
+         checked=["Miniconda3"], can={"ebx", "spk", "hpc", "tc"}, roles={"Miniconda3": "conda"}),
+    Case("conda_sh_from_the_loaded_prefix",
+         "module load anaconda3\nsource $CONDA_PREFIX/etc/profile.d/conda.sh\n"
+         "conda activate md\npython run.py\n",
+         checked=["anaconda3"], can={"ebx", "spk", "hpc", "tc"}, no_notes=["sources"],
+         roles={"anaconda3": "conda"}),
+    Case("micromamba_of_its_own",
+         "eval \"$(micromamba shell hook -s bash)\"\nmicromamba activate ./env\npython x.py\n",
+         can=ALL, notes=["micromamba environment './env' (line 2)"]),
+]
+
+
+def _needs(case: Case) -> Needs:
+    return needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + case.body))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_software_needs_against_sites(case: Case) -> None:
+    needs = _needs(case)
+    assert [s.full for s in needs.software if not s.unchecked] == case.checked
+    assert [s.full for s in needs.software if s.unchecked] == case.unchecked
+    assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \
+        case.alternatives
+    assert {s.full: s.role for s in needs.software if s.role} == case.roles
+    c = needs.container
+    assert (None if c is None else (c.image, c.runtime)) == case.container
+    assert needs.mpi == case.mpi
+    assert needs.gpu_vendor == case.vendor
+    for words in case.notes:
+        assert any(words in n for n in needs.notes), (words, needs.notes)
+    for words in case.no_notes:
+        assert not any(words in n for n in needs.notes), (words, needs.notes)
+    reasons = {site: needs_reasons(needs, caps) for site, caps in SITES.items()}
+    assert reasons["unknown"] == []
+    assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons
+    for site, words in case.why.items():
+        assert any(words in r for r in reasons[site]), (site, reasons[site])
+    for site, body in case.rewritten.items():
+        assert rewrite_modules(case.body, SITES[site])[0] == body, site
+
+
+def test_count() -> None:
+    assert len(CASES) >= 35 and len({c.name for c in CASES}) == len(CASES)
+
+
+# ---------------------------------------------------------------- one test per fault fixed
+
+def test_fault_a_called_function_s_loads_are_the_job_s() -> None:
+    """Loads in a function were never checked, even when the script called it; now the
+    call decides: surely called (at the top level, or by a function surely called) is
+    checked; called in a branch or never is not, and says why."""
+    got = scan_body("a() { module load x/1; }\nb() { a; module load y/2; }\n"
+                    "c() { module load z/3; }\nd() { module load w/4; }\n"
+                    "b\n[ -f go ] && c\n").software
+    assert [(s.full, s.unchecked) for s in got] == [
+        ("x/1", None), ("y/2", None),
+        ("z/3", "in function c, called only in a branch (line 3)"),
+        ("w/4", "in function d, which the script never calls")]
+    # the GPU vendor a called function's module implies counts too
+    assert scan_body("gpu() { module load cuda/12.2; }\ngpu\n").gpu_vendor == "nvidia"
+    assert scan_body("gpu() { module load cuda/12.2; }\n").gpu_vendor is None
+
+
+def test_fault_fallbacks_are_alternatives_in_the_summary_and_reasons() -> None:
+    """`module load a || module load b` needed neither (both unchecked): a site with
+    neither was accepted. Now a is needed, with b as its fallback."""
+    needs = needs_of(Federation.parse("#!/bin/bash\nmodule load CUDA/12.4 || "
+                                      "module load CUDA/12.1\n"))
+    assert "software CUDA/12.4 or CUDA/12.1" in needs.summary()
+    assert needs_reasons(needs, SITES["cray"]) == [
+        "software 'CUDA/12.4' not installed, nor its fallback CUDA/12.1 (site has: "
+        "cray-mpich/8.1.28, cray-python/3.11.5, PrgEnv-gnu/8.5.0, rocm/5.7.1)"]
+    assert needs_reasons(needs, SITES["ebx"]) == []
+
+
+def test_fault_toolchains_and_bundles_give_their_parts() -> None:
+    """A module inside an EasyBuild toolchain or bundle was 'not installed' where only
+    the toolchain (or bundle) is listed; the generation decides the versions."""
+    tc = SITES["tc"].software
+    assert find_module("OpenMPI/4.1.6", tc).full == "foss/2023b"
+    assert find_module("OpenMPI/4.1.5", tc) is None  # that is 2023a's
+    assert find_module("ScaLAPACK/2.2.0", tc).full == "foss/2023b"
+    assert find_module("iimpi/2022b", tc).full == "intel/2022b"
+    assert find_module("mkl/2022.2", tc).full == "intel/2022b"
+    assert find_module("pandas/2.1", tc).full == "SciPy-bundle/2023.11-gfbf-2023b"
+    assert find_module("pandas/2.0", tc) is None
+    # a generation not in the table still gives its sub-toolchains
+    assert find_module("gompi/2025a", [SoftwareModule.parse("foss/2025a")]).full == \
+        "foss/2025a"
+    # a direct module is preferred to a toolchain that holds the package
+    assert find_module("GCC/12.3.0", SITES["ebx"].software).full == "GCC/12.3.0"
+
+
+def test_fault_a_build_suffix_names_the_build_wanted() -> None:
+    """A `-CUDA-12.1.1` build was matched by the CPU build of the same version."""
+    cpu = [SoftwareModule.parse("GROMACS/2023.3-foss-2023a")]
+    assert find_module("GROMACS/2023.3-foss-2023a-CUDA-12.1.1", cpu) is None
+    assert find_module("GROMACS/2023.3-foss-2023a-CUDA-11.8",
+                       SITES["ebx"].software) is None
+    assert find_module("GROMACS/2023.3", cpu).full == "GROMACS/2023.3-foss-2023a"
+    assert find_module("Biopython/1.79-foss-2021a-Python-2.7.18",
+                       [SoftwareModule.parse("Biopython/1.79-foss-2021a")]) is None
+
+
+def test_fault_hidden_modules_are_not_held_against_a_site_nor_respelled() -> None:
+    body = "module load .gcc-internal/12.3.0 gcc/.12.3.0\n"
+    needs = needs_of(Federation.parse("#!/bin/bash\n" + body))
+    assert [s.unchecked for s in needs.software] == [
+        "a hidden module (line 1): sites do not list them"] * 2
+    assert rewrite_modules(body, SITES["ebx"]) == (body, [])
+
+
+def test_fault_a_conda_distribution_is_respelled_with_its_role() -> None:
+    """The respelling looked the module up without the need's role: a job that activates
+    its own environment kept `anaconda3` at a site with only miniconda3."""
+    needs = needs_of(Federation.parse("#!/bin/bash\nmodule load anaconda3\n"
+                                      "conda activate md\n"))
+    assert "software anaconda3 (any conda distribution)" in needs.summary()
+    new, notes = rewrite_modules("module load anaconda3\nconda activate md\n", SITES["spk"])
+    assert new == "module load miniconda3/24.3.0\nconda activate md\n"
+    assert notes == ["rewrote: body line 1: module anaconda3 -> miniconda3/24.3.0 "
+                     "(as spk names it)"]

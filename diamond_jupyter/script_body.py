@@ -419,6 +419,8 @@ def scan_body(body: str) -> BodyScan:
     # calls of the script's functions: (calling function or None, callee, conditional, line)
     calls: list[tuple[str | None, str, bool, int]] = []
     in_function: list[tuple[SoftwareNeed, str, int]] = []  # loads a call decides on
+    # containers, launchers and GPU tools a call decides on: (function, kind, what, line)
+    uses: list[tuple[str, str, Any, int]] = []
     fallback_of: dict[int, str] = {}  # command index (this line) -> the load it backs up
     activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
@@ -462,13 +464,7 @@ def scan_body(body: str) -> BodyScan:
                     funcs.pop()  # the function's body ended
                 ws, words = ws[1:], words[1:]
                 head = words[0] if words else ""
-            # `else if ...` and `do while ...` open a block inside the one they continue
-            opener = next((w for w in words if w not in ("then", "else", "do", "!")), "")
-            if opener in ("if", "case"):
-                stack.append(True)
-            elif opener in ("while", "until", "for", "select"):
-                stack.append(any(stack))
-            elif head == "function":
+            if head == "function":
                 func_pending = True
                 func_name = words[1] if len(words) > 1 else None
                 if "{" not in words:
@@ -483,6 +479,14 @@ def scan_body(body: str) -> BodyScan:
                 stack.append(func_pending or cmd.sep in ("||", "&&") or any(stack))
                 if func_pending:
                     _open_function(func_name, stack, funcs, defined)
+            # `else if ...`, `do while ...` and `{ if ...` open a block inside the one they
+            # continue
+            opener = next((w for w in words[1 if head == "{" else 0:]
+                           if w not in ("then", "else", "do", "!")), "")
+            if opener in ("if", "case"):
+                stack.append(True)
+            elif opener in ("while", "until", "for", "select"):
+                stack.append(any(stack))
             if head != "{" and words:
                 func_pending = False
             conditional = any(stack) or cmd.sep == "||" or \
@@ -586,6 +590,8 @@ def scan_body(body: str) -> BodyScan:
                     container = found
                 if found.gpu and not conditional:
                     vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
+                if here is not None and not inner:
+                    uses.append((here, "container", found, lineno))
             if core:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
@@ -595,6 +601,8 @@ def scan_body(body: str) -> BodyScan:
                     pmi = _srun_pmi(core) or _pmi_name(next(
                         (w.partition("=")[2] for w in words[:len(words) - len(core)]
                          if w.startswith("SLURM_MPI_TYPE=")), "")) or exported_pmi
+                if launcher and here is not None and not inner:
+                    uses.append((here, "launcher", launcher, lineno))
                 if launcher in _SITE_LAUNCHERS:
                     note(f"{launcher} (line {lineno}) is the launcher of "
                          f"{_SITE_LAUNCHERS[launcher]} sites; not checked")
@@ -603,6 +611,8 @@ def scan_body(body: str) -> BodyScan:
                     tool = word.rsplit("/", 1)[-1]
                     if tool in _VENDOR_COMMANDS and not conditional:
                         vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
+                    elif tool in _VENDOR_COMMANDS and here is not None and not inner:
+                        uses.append((here, "tool", tool, lineno))
                 _env_notes(core, lineno, note)
                 script = _shell_string(core, bool(launcher)) if found is None else None
                 for ld in scan_body(script).loads if script else []:
@@ -649,6 +659,19 @@ def scan_body(body: str) -> BodyScan:
                 vendors.setdefault(vendor, f"module {need.full}, line {lineno}")
         elif func in maybe:
             need.unchecked = f"in function {func}, called only in a branch (line {lineno})"
+    for func, kind, what, lineno in uses:
+        if func not in called:
+            continue
+        if kind == "container":  # used in a function the script surely calls
+            what.unchecked = None
+            if container is not what and (container is None or _better(what, container)):
+                container = what
+            if what.gpu:
+                vendors.setdefault(what.gpu, f"{what.runtime} with GPUs, line {lineno}")
+        elif kind == "launcher":
+            mpi = mpi or what
+        else:
+            vendors.setdefault(_VENDOR_COMMANDS[what], f"{what}, line {lineno}")
     role = "mamba" if "mamba" in activates else "conda" if activates else None
     for need in software if role else []:
         if any(_CONDA_DIST.fullmatch(p) for p in need.full.split("/")):

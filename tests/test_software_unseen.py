@@ -150,6 +150,20 @@ CASES = [
          "env_for() {\n  if [ \"$1\" = gpu ]; then\n    module load CUDA/12.1.1\n  fi\n"
          "  module load GCC/12.3.0\n}\nenv_for cpu\nmake\n",
          checked=["GCC/12.3.0"], unchecked=["CUDA/12.1.1"], can={"ebx"}),
+    Case("container_and_launcher_in_a_called_function",
+         "#SBATCH --gres=gpu:4\nrun_training() {\n"
+         "  srun apptainer exec --nv pytorch_24.01.sif python train.py\n}\nrun_training\n",
+         container=("pytorch_24.01.sif", "apptainer"), mpi="srun", vendor="nvidia",
+         can={"ebx", "hpc", "bare", "tc"},
+         why={"cray": "uses nvidia GPUs", "spk": "needs a container runtime"}),
+    Case("one_line_function_with_an_if",
+         "prep() { if [ -d /opt/rocm ]; then module load rocm/5.7.1; fi; module load "
+         "PrgEnv-gnu; }\nprep\nsrun ./a.out\n",
+         checked=["PrgEnv-gnu"], unchecked=["rocm/5.7.1"], can={"cray"}, mpi="srun"),
+    Case("braced_block_with_an_if_logged",
+         "{ if [ \"$(uname -m)\" = aarch64 ]; then module load GCC/13.2.0; fi; } "
+         ">> setup.log 2>&1\nmodule load Python/3.11\npython run.py\n",
+         checked=["Python/3.11"], unchecked=["GCC/13.2.0"], can={"ebx", "spk"}),
     # ---- helpers the job reads at run time
     Case("sourced_helper_is_noted",
          "source ./site_env.sh\nmodule load GCC/12.3.0\n./build.sh\n",
@@ -435,3 +449,24 @@ def test_fault_a_conda_distribution_is_respelled_with_its_role() -> None:
     assert new == "module load miniconda3/24.3.0\nconda activate md\n"
     assert notes == ["rewrote: body line 1: module anaconda3 -> miniconda3/24.3.0 "
                      "(as spk names it)"]
+
+
+def test_fault_an_if_opened_after_a_brace_is_a_branch() -> None:
+    """`{ if ...; then module load a; fi; }` did not open the `if` (its `fi` closed the
+    brace's block instead): the load in the branch was held against every site."""
+    got = scan_body("{ if [ -d /opt/rocm ]; then module load rocm; fi; } >log 2>&1\n"
+                    "module load gcc\n").software
+    assert [(s.full, bool(s.unchecked)) for s in got] == [("rocm", True), ("gcc", False)]
+    got = scan_body("f() { if x; then srun ./a; fi; }\nf\n")
+    assert got.mpi is None  # the launcher is in a branch of the called function
+
+
+def test_fault_what_a_called_function_runs_counts() -> None:
+    """A container, launcher or GPU tool used in a function the script calls was taken as
+    used only in a branch: the site without the runtime was not refused."""
+    body = "go() {\n  apptainer exec img.sif ./run\n  nvidia-smi\n  mpirun ./b\n}\ngo\n"
+    scan = scan_body(body)
+    assert (scan.container.image, scan.container.unchecked) == ("img.sif", None)
+    assert (scan.mpi, scan.gpu_vendor) == ("mpirun", "nvidia")
+    never = scan_body(body.replace("\ngo\n", "\n"))
+    assert never.container.unchecked and never.mpi is None and never.gpu_vendor is None

@@ -15,7 +15,7 @@ modules) becomes a note. `needs.needs_of` joins this with the job's directives.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -423,6 +423,7 @@ def scan_body(body: str) -> BodyScan:
     uses: list[tuple[str, str, Any, int]] = []
     fallback_of: dict[int, str] = {}  # command index (this line) -> the load it backs up
     activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
+    guards: list[_Guard] = []  # `if ! module load X; then ...`: the ifs being read
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     skip_lines: set[int] = set()
 
@@ -462,8 +463,14 @@ def scan_body(body: str) -> BodyScan:
                     stack.pop()
                 if funcs and funcs[-1][1] >= len(stack):
                     funcs.pop()  # the function's body ended
+                while guards and guards[-1].depth > len(stack):
+                    _settle(guards.pop(), in_function, vendors)
                 ws, words = ws[1:], words[1:]
                 head = words[0] if words else ""
+            guard = guards[-1] if guards and guards[-1].depth == len(stack) else None
+            if guard is not None and head in ("then", "else", "elif") and guard.part != "elif":
+                guard.part = head  # after an elif, which branch runs on failure is unclear
+            failing = guard is not None and guard.part == ("then" if guard.negated else "else")
             if head == "function":
                 func_pending = True
                 func_name = words[1] if len(words) > 1 else None
@@ -483,6 +490,7 @@ def scan_body(body: str) -> BodyScan:
             # continue
             opener = next((w for w in words[1 if head == "{" else 0:]
                            if w not in ("then", "else", "do", "!")), "")
+            opens_if = opener == "if"
             if opener in ("if", "case"):
                 stack.append(True)
             elif opener in ("while", "until", "for", "select"):
@@ -498,6 +506,9 @@ def scan_body(body: str) -> BodyScan:
             if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
                 stop = True
                 break
+            if failing and guard is not None and cmd.sep not in ("||", "&&", "|") and \
+                    words[1 if head in ("then", "else") else 0:][:1] in (["exit"], ["return"]):
+                guard.exits = True
             ends = not stack and cmd.sep not in ("||", "&&", "|") and head == "exec" \
                 and len(words) > 1
             core = _strip_leaders(words)
@@ -567,6 +578,16 @@ def scan_body(body: str) -> BodyScan:
                         f"loaded only in a branch or function (line {lineno})" if inner \
                         else f"its failure is tolerated (|| on line {lineno})" \
                         if tolerated else None
+                    if opens_if and why == f"loaded only in a branch or function (line " \
+                            f"{lineno})" and not (any(stack[funcs[-1][1] + 1:-1]) if funcs
+                                                  else any(stack[:-1])):
+                        # the condition of an if: the branch that runs on its failure decides
+                        why = f"its failure is tolerated (if on line {lineno})"
+                        if not guards or guards[-1].depth != len(stack) or \
+                                guards[-1].line != lineno:
+                            guards.append(_Guard(len(stack), lineno, here,
+                                                 negated="!" in words[:words.index(core[0])]))
+                        guards[-1].needs.append(m)
                     deferred = why is None and here is not None  # the calls decide
                     if deferred:
                         why = f"in function {here}, which the script never calls"
@@ -577,6 +598,12 @@ def scan_body(body: str) -> BodyScan:
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
                                             rewrite=tree is None and not hidden))
                     vendor = _module_vendor(name)
+                    if opens_if and guards and guards[-1].line == lineno and \
+                            m in guards[-1].needs:
+                        guards[-1].needs[guards[-1].needs.index(m)] = need
+                    if failing and guard is not None and cmd.sep not in ("||", "&&", "|") \
+                            and action == "load":
+                        guard.fallbacks.append(need)
                     if deferred and here is not None:
                         in_function.append((need, here, lineno))
                     elif vendor and not why:
@@ -700,6 +727,43 @@ def _shell_string(cmd: list[str], launched: bool) -> str | None:
 
 # conda distributions a site may give as modules (Anaconda3, miniconda3, Miniforge3, ...)
 _CONDA_DIST = re.compile(r"(?i)(?:ana|mini)conda\d*|miniforge\d*|mambaforge\d*|conda|mamba")
+
+
+@dataclass
+class _Guard:
+    """An `if` whose condition loads modules (`if ! module load X; then ...; fi`, `if
+    module load X; then ...; else ...; fi`): its branch that runs when the load fails
+    decides whether X is needed (that branch exits, or loads a fallback) or tolerated."""
+
+    depth: int  # the stack's size while its block is open
+    line: int
+    func: str | None  # the function it is in
+    negated: bool  # `if !`: the `then` branch runs on failure, else the `else` one
+    needs: list[Any] = field(default_factory=list)  # the condition's loads
+    part: str = "if"  # where the reading is: "if", "then", "else", "elif"
+    exits: bool = False  # the failure branch ends the job
+    fallbacks: list[SoftwareNeed] = field(default_factory=list)
+
+
+def _settle(guard: _Guard, in_function: list[tuple[SoftwareNeed, str, int]],
+            vendors: dict[str, str]) -> None:
+    """At the `fi`: the condition's loads are needed when the failure branch exits or loads
+    a fallback (which is then an alternative); an `elif` or a branch that goes on without
+    them leaves them tolerated."""
+    if guard.part == "elif" or not (guard.exits or guard.fallbacks):
+        return
+    first = " ".join(n.full for n in guard.needs)
+    for need in guard.needs:
+        need.alternatives = [f.full for f in guard.fallbacks]
+        if guard.func is not None:
+            need.unchecked = f"in function {guard.func}, which the script never calls"
+            in_function.append((need, guard.func, guard.line))
+            continue
+        need.unchecked = None
+        if vendor := _module_vendor(need.name):
+            vendors.setdefault(vendor, f"module {need.full}, line {guard.line}")
+    for f in guard.fallbacks:
+        f.unchecked = f"a fallback if '{first}' fails (line {f.line})"
 
 
 def _open_function(name: str | None, stack: list[bool], funcs: list[tuple[str, int]],

@@ -203,6 +203,21 @@ CASES = [
          unchecked=["gcc/13.2.0", "openmpi/4.1.6"], can={"ebx", "spk", "tc"}, mpi="mpirun",
          alternatives={"GCC/12.3.0": ["gcc/13.2.0"],
                        "OpenMPI/4.1.5-GCC-12.3.0": ["openmpi/4.1.6"]}),
+    Case("if_not_loaded_then_exit",
+         "if ! module load GROMACS/2023.3 2>/dev/null; then\n"
+         "    echo 'GROMACS 2023.3 is missing here' >&2\n    exit 3\nfi\nsrun gmx_mpi mdrun\n",
+         checked=["GROMACS/2023.3"], can={"ebx", "hpc"}, mpi="srun",
+         why={"spk": "software 'GROMACS/2023.3' not installed"}),
+    Case("if_loaded_else_fallback",
+         "if module load CUDA/12.4 2>/dev/null; then\n  echo 'CUDA 12.4'\nelse\n"
+         "  module load CUDA/12.1\nfi\nnvcc -o k k.cu\n",
+         checked=["CUDA/12.4"], unchecked=["CUDA/12.1"], can={"ebx", "spk"},
+         alternatives={"CUDA/12.4": ["CUDA/12.1"]}, vendor="nvidia",
+         why={"hpc": "nor its fallback CUDA/12.1"}),
+    Case("if_not_loaded_go_on_without",
+         "if ! module load darshan/3.4; then\n  echo 'no I/O profile this time'\nfi\n"
+         "./io_bench\n",
+         unchecked=["darshan/3.4"], can=ALL),
     # ---- module commands
     Case("ml_with_several_modules",
          "ml GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0 Python/3.11.3-GCCcore-12.3.0\npython fft.py\n",
@@ -470,3 +485,24 @@ def test_fault_what_a_called_function_runs_counts() -> None:
     assert (scan.mpi, scan.gpu_vendor) == ("mpirun", "nvidia")
     never = scan_body(body.replace("\ngo\n", "\n"))
     assert never.container.unchecked and never.mpi is None and never.gpu_vendor is None
+
+
+def test_fault_the_failure_branch_of_an_if_decides_a_load() -> None:
+    """A load in an if's condition was never checked; now the branch that runs when it
+    fails decides: it exits (needed), loads another (a fallback), or goes on (tolerated);
+    after an elif nothing is assumed."""
+    def read(body: str) -> list[tuple[str, bool, list[str]]]:
+        return [(s.full, s.unchecked is None, s.alternatives) for s in scan_body(body).software]
+
+    assert read("if ! module load a; then exit 1; fi\n") == [("a", True, [])]
+    assert read("if ! ml a b; then\n  echo no >&2\n  return 2\nfi\n") == \
+        [("a", True, []), ("b", True, [])]
+    assert read("if module load a; then :; else module load b; fi\n") == \
+        [("a", True, ["b"]), ("b", False, [])]
+    assert read("if ! module load a; then echo without; fi\n") == [("a", False, [])]
+    assert read("if ! module load a; then module load b; elif x; then exit 1; fi\n") == \
+        [("a", False, []), ("b", False, [])]
+    assert read("if [ -n \"$X\" ]; then\n  if ! module load a; then exit 1; fi\nfi\n") == \
+        [("a", False, [])]  # the whole if is in a branch
+    assert read("f() {\n  if ! module load a; then exit 1; fi\n}\nf\n") == [("a", True, [])]
+    assert read("f() {\n  if ! module load a; then exit 1; fi\n}\n") == [("a", False, [])]

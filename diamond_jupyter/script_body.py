@@ -424,6 +424,10 @@ def scan_body(body: str) -> BodyScan:
     fallback_of: dict[int, str] = {}  # command index (this line) -> the load it backs up
     activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
     guards: list[_Guard] = []  # `if ! module load X; then ...`: the ifs being read
+    # `need() { module load "$1"; }`: (function, the parameter, line, conditional in it,
+    # the word's offsets); each call's arguments name the modules
+    param_loads: list[tuple[str, str, int, bool, int, int]] = []
+    call_args: list[tuple[str | None, str, bool, list[str]]] = []
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     skip_lines: set[int] = set()
 
@@ -535,6 +539,7 @@ def scan_body(body: str) -> BodyScan:
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
             if core and core[0] in defined:
                 calls.append((here, core[0], inner, lineno))
+                call_args.append((here, core[0], inner, core[1:]))
             kind = _activation(core)
             if kind:
                 activates.add(kind)
@@ -560,6 +565,11 @@ def scan_body(body: str) -> BodyScan:
                     m = core[k]
                     if not m.strip() or m.startswith("/") and not m.strip("/"):
                         continue  # an empty word ('' or a quote never closed) names nothing
+                    param = re.fullmatch(r"\$\{?([1-9@*])\}?", m)
+                    if param and here is not None and action == "load":
+                        param_loads.append((here, param.group(1), lineno, inner or tolerated
+                                            or bool(tree), ws[k].start, ws[k].end))
+                        continue
                     if _placeholder(m):
                         note(f"module {m} (line {lineno}): named at run time; not checked")
                         continue
@@ -679,6 +689,9 @@ def scan_body(body: str) -> BodyScan:
                                         rewrite=False))
             i = k + 1
     called, maybe = _called(calls)
+    for need in _by_arguments(param_loads, call_args, called, software, loads, note):
+        if vendor := _module_vendor(need.name):
+            vendors.setdefault(vendor, f"module {need.full}, line {need.line}")
     for need, func, lineno in in_function:
         if func in called:
             need.unchecked = None
@@ -764,6 +777,39 @@ def _settle(guard: _Guard, in_function: list[tuple[SoftwareNeed, str, int]],
             vendors.setdefault(vendor, f"module {need.full}, line {guard.line}")
     for f in guard.fallbacks:
         f.unchecked = f"a fallback if '{first}' fails (line {f.line})"
+
+
+def _by_arguments(param_loads: list[tuple[str, str, int, bool, int, int]],
+                  call_args: list[tuple[str | None, str, bool, list[str]]], called: set[str],
+                  software: list[SoftwareNeed], loads: list[ModuleLoad], note: Any
+                  ) -> list[SoftwareNeed]:
+    """The modules a function loads by its parameters (`module load "$1"`), named by the
+    arguments of each call: needed where the call surely runs, kept unchecked elsewhere;
+    never respelled (the word in the body is the parameter). Returns the needed ones."""
+    needed: list[SoftwareNeed] = []
+    for func, param, line, conditional, start, end in param_loads:
+        named = False
+        for caller, callee, in_branch, args in call_args:
+            if callee != func:
+                continue
+            values = args if param in "@*" else args[int(param) - 1:int(param)]
+            sure = not conditional and not in_branch and (caller is None or caller in called)
+            for value in values:
+                if _placeholder(value) or not value.strip() or value.startswith(("/", ".", "~")):
+                    continue
+                named = True
+                name, _, version = value.partition("/")
+                why = None if sure else \
+                    f"in function {func}, called only in a branch or not at all (line {line})"
+                need = SoftwareNeed(name=name, version=version or None, line=line,
+                                    written=value, unchecked=why)
+                software.append(need)
+                loads.append(ModuleLoad(need, start, end, rewrite=False))
+                if sure:
+                    needed.append(need)
+        if not named:
+            note(f"module ${param} (line {line}): named at run time; not checked")
+    return needed
 
 
 def _open_function(name: str | None, stack: list[bool], funcs: list[tuple[str, int]],

@@ -164,6 +164,18 @@ CASES = [
          "{ if [ \"$(uname -m)\" = aarch64 ]; then module load GCC/13.2.0; fi; } "
          ">> setup.log 2>&1\nmodule load Python/3.11\npython run.py\n",
          checked=["Python/3.11"], unchecked=["GCC/13.2.0"], can={"ebx", "spk"}),
+    Case("function_loads_its_argument",
+         "need() {\n  module load \"$1\" || { echo \"cannot load $1\" >&2; exit 1; }\n}\n"
+         "need GROMACS/2023.3\nneed CUDA/12.1.1\nsrun gmx mdrun -nb gpu\n",
+         checked=["GROMACS/2023.3", "CUDA/12.1.1"], can={"ebx"}, mpi="srun", vendor="nvidia",
+         why={"hpc": "'CUDA/12.1.1' not installed (only cuda/11.8)"}),
+    Case("function_loads_all_its_arguments",
+         "load_all() { module load \"$@\"; }\nload_all GCC/12.3.0 OpenMPI/4.1.5\n"
+         "mpirun ./a.out\n",
+         checked=["GCC/12.3.0", "OpenMPI/4.1.5"], can={"ebx"}, mpi="mpirun"),
+    Case("function_argument_in_a_branch",
+         "need() { module load \"$1\"; }\nif [ -d /opt/rocm ]; then need rocm/5.7.1; fi\n",
+         unchecked=["rocm/5.7.1"], can=ALL),
     # ---- helpers the job reads at run time
     Case("sourced_helper_is_noted",
          "source ./site_env.sh\nmodule load GCC/12.3.0\n./build.sh\n",

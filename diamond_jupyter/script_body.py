@@ -428,6 +428,10 @@ def scan_body(body: str) -> BodyScan:
     # the word's offsets); each call's arguments name the modules
     param_loads: list[tuple[str, str, int, bool, int, int]] = []
     call_args: list[tuple[str | None, str, bool, list[str]]] = []
+    exiting: set[str] = set()  # the script's functions that end the job (`die() {...exit 1}`)
+    # `for m in GCC/12.3.0 OpenMPI/4.1.5; do module load $m; done`: the loop's variable,
+    # its literal values and the stack's size inside the loop
+    loop_vars: dict[str, tuple[list[str], int]] = {}
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     skip_lines: set[int] = set()
 
@@ -510,6 +514,16 @@ def scan_body(body: str) -> BodyScan:
             if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
                 stop = True
                 break
+            if here is not None and not inner and head in ("exit", "{") and \
+                    words[1 if head == "{" else 0:][:1] == ["exit"]:
+                exiting.add(here)
+            for var in [v for v, (_, depth) in loop_vars.items() if depth > len(stack)]:
+                del loop_vars[var]  # its loop ended
+            if opener == "for" and words[words.index("for") + 2:][:1] == ["in"]:
+                at = words.index("for")
+                values = [w for w in words[at + 3:] if w not in ("do", ";")]
+                if values and not any(_placeholder(v) for v in values):
+                    loop_vars[words[at + 1]] = (values, len(stack))
             if failing and guard is not None and cmd.sep not in ("||", "&&", "|") and \
                     words[1 if head in ("then", "else") else 0:][:1] in (["exit"], ["return"]):
                 guard.exits = True
@@ -557,7 +571,7 @@ def scan_body(body: str) -> BodyScan:
                     note(f"module restore {' '.join(core[k] for k in idx) or '(default)'} "
                          f"(line {lineno}): a saved collection; its modules are not known "
                          "here")
-                chain, tolerated = _fallbacks(cmds[ci + 1:]) \
+                chain, tolerated = _fallbacks(cmds[ci + 1:], exiting) \
                     if action == "load" else ([], False)
                 for j in range(len(chain)):
                     fallback_of.setdefault(ci + 1 + j, " ".join(core[k] for k in idx))
@@ -565,6 +579,18 @@ def scan_body(body: str) -> BodyScan:
                     m = core[k]
                     if not m.strip() or m.startswith("/") and not m.strip("/"):
                         continue  # an empty word ('' or a quote never closed) names nothing
+                    var = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", m)
+                    if var and var.group(1) in loop_vars:
+                        for value in loop_vars[var.group(1)][0]:
+                            name, _, version = value.partition("/")
+                            need = SoftwareNeed(name=name, version=version or None,
+                                                line=lineno, written=value, unchecked=(
+                                                    f"loaded only in a branch or function "
+                                                    f"(line {lineno})" if inner or here
+                                                    else None))
+                            software.append(need)
+                            loads.append(ModuleLoad(need, ws[k].start, ws[k].end, False))
+                        continue
                     param = re.fullmatch(r"\$\{?([1-9@*])\}?", m)
                     if param and here is not None and action == "load":
                         param_loads.append((here, param.group(1), lineno, inner or tolerated
@@ -841,7 +867,7 @@ def _called(calls: list[tuple[str | None, str, bool, int]]) -> tuple[set[str], s
     return sure, maybe - sure
 
 
-def _fallbacks(rest: list[_Cmd]) -> tuple[list[list[str]], bool]:
+def _fallbacks(rest: list[_Cmd], exiting: set[str]) -> tuple[list[list[str]], bool]:
     """After a load: the loads it falls back to (`|| module load b || ml c`), each as its
     modules, and whether the last failure is tolerated too (`|| true`, `|| echo ...`)
     rather than ending the job (`|| exit 1`, or nothing)."""
@@ -855,8 +881,8 @@ def _fallbacks(rest: list[_Cmd]) -> tuple[list[list[str]], bool]:
         chain.append([core[i] for i in got[1]])
         k += 1
     if not chain:
-        return [], _tolerated(rest)
-    return chain, _tolerated(rest[k:])
+        return [], _tolerated(rest, exiting)
+    return chain, _tolerated(rest[k:], exiting)
 
 
 def _alternatives(chain: list[list[str]], n: int, count: int) -> list[str]:
@@ -911,9 +937,10 @@ def _open_quote(text: str, quote: str = "") -> str:
     return quote
 
 
-def _tolerated(rest: list[_Cmd]) -> bool:
+def _tolerated(rest: list[_Cmd], exiting: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether the commands after one (on its line) let it fail: `|| echo ...`,
-    `|| true`, `|| module load OTHER`, but not `|| exit 1`, `|| { ...; exit 1; }`."""
+    `|| true`, `|| module load OTHER`, but not `|| exit 1`, `|| { ...; exit 1; }`, nor a
+    call of one of the script's functions that exits (`|| die "no gcc"`)."""
     if not rest or rest[0].sep != "||":
         return False
     depth = 0
@@ -925,7 +952,8 @@ def _tolerated(rest: list[_Cmd]) -> bool:
             depth, words = depth + 1, words[1:]
         if words[:1] == ["}"]:
             depth, words = depth - 1, words[1:]
-        if words[:1] in (["exit"], ["return"], ["false"], ["kill"]):
+        if words[:1] in (["exit"], ["return"], ["false"], ["kill"]) or \
+                words[:1] and words[0] in exiting:
             return False
     return True
 
@@ -991,6 +1019,14 @@ _SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|pr
 def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
     """Environments the job activates or builds at run time (never checked)."""
     prog = cmd[0].rsplit("/", 1)[-1]
+    if prog == "eval":  # `eval "$(spack load --sh hdf5)"`: the command that prints it
+        for arg in cmd[1:]:
+            inner = re.fullmatch(r"\$\((.*)\)|`(.*)`", arg, re.S)
+            words = [w.text for w in _words(inner.group(1) or inner.group(2) or "")
+                     if not w.op] if inner else []
+            if words:
+                _env_notes(words, lineno, note)
+        return
     args = [w for w in cmd[1:] if not w.startswith("-")]
     if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
         note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
@@ -1010,7 +1046,8 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
         note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
                  "need network access")
     if prog == "spack" and args[:1] == ["load"]:
-        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp
+        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
+            # nor `--sh`
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
                  "module list; not checked")
 

@@ -283,9 +283,13 @@ CASES = [
                                            "a modulefile given by path"]),
     Case("modules_named_by_variables",
          "module load ${GATK_module}\nmodule load python/${PY_VER}\n"
-         "for m in GCC/12.3.0 OpenMPI/4.1.5; do module load $m; done\n",
+         "for m in $MODS; do module load $m; done\n",
          can=ALL, notes=["module ${GATK_module} (line 1): named at run time",
                          "module $m (line 3)"]),
+    Case("modules_named_by_a_literal_loop",  # the loop's words name them
+         "for m in GCC/12.3.0 OpenMPI/4.1.5; do module load $m; done\nmpirun ./a.out\n",
+         checked=["GCC/12.3.0", "OpenMPI/4.1.5"], can={"eb", "spack", "tiered"},
+         mpi="mpirun", why={"rhel": "'GCC/12.3.0' not installed (only gcc/11.2.0)"}),
     Case("continued_load_lines",
          "module load GCC/12.3.0 \\\n    OpenMPI/4.1.5-GCC-12.3.0 \\\n    hdf5/1.14\n"
          "srun ./sim\n",

@@ -230,6 +230,19 @@ CASES = [
          "if ! module load darshan/3.4; then\n  echo 'no I/O profile this time'\nfi\n"
          "./io_bench\n",
          unchecked=["darshan/3.4"], can=ALL),
+    Case("or_die_with_the_script_s_own_function",
+         "die() { echo \"$*\" >&2; exit 1; }\nwarn() { echo \"$*\" >&2; }\n"
+         "module load GROMACS/2023.3 || die 'no GROMACS'\n"
+         "module load darshan || warn 'no darshan'\nsrun gmx mdrun\n",
+         checked=["GROMACS/2023.3"], unchecked=["darshan"], can={"ebx", "hpc"}, mpi="srun"),
+    Case("modules_listed_in_a_loop",
+         "for mod in GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0 Python/3.11; do\n"
+         "  module load \"$mod\"\ndone\npython fft.py\n",
+         checked=["GCC/12.3.0", "FFTW/3.3.10-GCC-12.3.0", "Python/3.11"], can={"ebx"},
+         why={"spk": "'GCC/12.3.0' not installed"}),
+    Case("spack_load_through_eval",
+         "eval \"$(spack load --sh gromacs@2023.3 +cuda)\"\ngmx mdrun\n",
+         can=ALL, notes=["spack load gromacs@2023.3 (line 1)"]),
     # ---- module commands
     Case("ml_with_several_modules",
          "ml GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0 Python/3.11.3-GCCcore-12.3.0\npython fft.py\n",

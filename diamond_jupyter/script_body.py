@@ -15,6 +15,7 @@ modules) becomes a note. `needs.needs_of` joins this with the job's directives.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,6 +378,8 @@ class ModuleLoad:
     start: int
     end: int
     rewrite: bool
+    line: int | None = None  # the body line of the word when not the load's own (a loop's
+    # list, a call's argument)
 
 
 @dataclass
@@ -425,13 +428,13 @@ def scan_body(body: str) -> BodyScan:
     activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
     guards: list[_Guard] = []  # `if ! module load X; then ...`: the ifs being read
     # `need() { module load "$1"; }`: (function, the parameter, line, conditional in it,
-    # the word's offsets); each call's arguments name the modules
-    param_loads: list[tuple[str, str, int, bool, int, int]] = []
-    call_args: list[tuple[str | None, str, bool, list[str]]] = []
+    # after `module use`); each call's arguments name the modules
+    param_loads: list[tuple[str, str, int, bool, bool]] = []
+    call_args: list[tuple[str | None, str, bool, list[_Word]]] = []
     exiting: set[str] = set()  # the script's functions that end the job (`die() {...exit 1}`)
     # `for m in GCC/12.3.0 OpenMPI/4.1.5; do module load $m; done`: the loop's variable,
     # its literal values and the stack's size inside the loop
-    loop_vars: dict[str, tuple[list[str], int]] = {}
+    loop_vars: dict[str, tuple[list[_Word], int]] = {}
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     skip_lines: set[int] = set()
 
@@ -521,8 +524,8 @@ def scan_body(body: str) -> BodyScan:
                 del loop_vars[var]  # its loop ended
             if opener == "for" and words[words.index("for") + 2:][:1] == ["in"]:
                 at = words.index("for")
-                values = [w for w in words[at + 3:] if w not in ("do", ";")]
-                if values and not any(_placeholder(v) for v in values):
+                values = [w for w in ws[at + 3:] if w.text not in ("do", ";")]
+                if values and not any(_placeholder(v.text) for v in values):
                     loop_vars[words[at + 1]] = (values, len(stack))
             if failing and guard is not None and cmd.sep not in ("||", "&&", "|") and \
                     words[1 if head in ("then", "else") else 0:][:1] in (["exit"], ["return"]):
@@ -553,7 +556,7 @@ def scan_body(body: str) -> BodyScan:
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
             if core and core[0] in defined:
                 calls.append((here, core[0], inner, lineno))
-                call_args.append((here, core[0], inner, core[1:]))
+                call_args.append((here, core[0], inner, ws[1:]))
             kind = _activation(core)
             if kind:
                 activates.add(kind)
@@ -581,20 +584,22 @@ def scan_body(body: str) -> BodyScan:
                         continue  # an empty word ('' or a quote never closed) names nothing
                     var = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", m)
                     if var and var.group(1) in loop_vars:
-                        for value in loop_vars[var.group(1)][0]:
-                            name, _, version = value.partition("/")
-                            need = SoftwareNeed(name=name, version=version or None,
-                                                line=lineno, written=value, unchecked=(
-                                                    f"loaded only in a branch or function "
-                                                    f"(line {lineno})" if inner or here
-                                                    else None))
+                        for word in loop_vars[var.group(1)][0]:  # respelled in the list
+                            name, _, version = word.text.partition("/")
+                            need = SoftwareNeed(
+                                name=name, version=version or None, line=lineno,
+                                written=word.text, unchecked=(
+                                    f"may come from the tree of {tree}" if tree else
+                                    f"loaded only in a branch or function (line {lineno})"
+                                    if inner or here else None))
                             software.append(need)
-                            loads.append(ModuleLoad(need, ws[k].start, ws[k].end, False))
+                            loads.append(ModuleLoad(need, word.start, word.end, tree is None,
+                                                    bisect_right(offsets, word.start)))
                         continue
                     param = re.fullmatch(r"\$\{?([1-9@*])\}?", m)
                     if param and here is not None and action == "load":
                         param_loads.append((here, param.group(1), lineno, inner or tolerated
-                                            or bool(tree), ws[k].start, ws[k].end))
+                                            or bool(tree), bool(tree)))
                         continue
                     if _placeholder(m):
                         note(f"module {m} (line {lineno}): named at run time; not checked")
@@ -678,9 +683,12 @@ def scan_body(body: str) -> BodyScan:
                         uses.append((here, "tool", tool, lineno))
                 _env_notes(core, lineno, note)
                 script = _shell_string(core, bool(launcher)) if found is None else None
+                # where the string's text starts in the body, when it is written as is
+                # (`'...'`, or `"..."` without escapes): its loads are respelled there
+                at = next((w.start + 1 for w in ws if w.text == script and
+                           body[w.start:w.end] in (f"'{script}'", f'"{script}"')), None)
                 for ld in scan_body(script).loads if script else []:
-                    # `bash -c 'module load x && ...'`: read as this line's own loads (not
-                    # respelled: the word is quoted text)
+                    # `bash -c 'module load x && ...'`: read as this line's own loads
                     why = ld.need.unchecked or (
                         f"loaded only in a branch or function (line {lineno})" if inner
                         else None)
@@ -689,7 +697,9 @@ def scan_body(body: str) -> BodyScan:
                         need.unchecked = f"in function {here}, which the script never calls"
                         in_function.append((need, here, lineno))
                     software.append(need)
-                    loads.append(ModuleLoad(need, ld.start, ld.end, rewrite=False))
+                    loads.append(ModuleLoad(need, ld.start + (at or 0), ld.end + (at or 0),
+                                            rewrite=at is not None and ld.rewrite
+                                            and tree is None))
             if ends:
                 stop = True
                 break
@@ -715,7 +725,8 @@ def scan_body(body: str) -> BodyScan:
                                         rewrite=False))
             i = k + 1
     called, maybe = _called(calls)
-    for need in _by_arguments(param_loads, call_args, called, software, loads, note):
+    for need in _by_arguments(param_loads, call_args, called, software, loads, note,
+                              offsets):
         if vendor := _module_vendor(need.name):
             vendors.setdefault(vendor, f"module {need.full}, line {need.line}")
     for need, func, lineno in in_function:
@@ -805,22 +816,23 @@ def _settle(guard: _Guard, in_function: list[tuple[SoftwareNeed, str, int]],
         f.unchecked = f"a fallback if '{first}' fails (line {f.line})"
 
 
-def _by_arguments(param_loads: list[tuple[str, str, int, bool, int, int]],
-                  call_args: list[tuple[str | None, str, bool, list[str]]], called: set[str],
-                  software: list[SoftwareNeed], loads: list[ModuleLoad], note: Any
-                  ) -> list[SoftwareNeed]:
+def _by_arguments(param_loads: list[tuple[str, str, int, bool, bool]],
+                  call_args: list[tuple[str | None, str, bool, list[_Word]]], called: set[str],
+                  software: list[SoftwareNeed], loads: list[ModuleLoad], note: Any,
+                  offsets: list[int]) -> list[SoftwareNeed]:
     """The modules a function loads by its parameters (`module load "$1"`), named by the
     arguments of each call: needed where the call surely runs, kept unchecked elsewhere;
-    never respelled (the word in the body is the parameter). Returns the needed ones."""
+    respelled in the call's words. Returns the needed ones."""
     needed: list[SoftwareNeed] = []
-    for func, param, line, conditional, start, end in param_loads:
+    for func, param, line, conditional, tree in param_loads:
         named = False
         for caller, callee, in_branch, args in call_args:
             if callee != func:
                 continue
             values = args if param in "@*" else args[int(param) - 1:int(param)]
             sure = not conditional and not in_branch and (caller is None or caller in called)
-            for value in values:
+            for word in values:
+                value = word.text
                 if _placeholder(value) or not value.strip() or value.startswith(("/", ".", "~")):
                     continue
                 named = True
@@ -830,7 +842,8 @@ def _by_arguments(param_loads: list[tuple[str, str, int, bool, int, int]],
                 need = SoftwareNeed(name=name, version=version or None, line=line,
                                     written=value, unchecked=why)
                 software.append(need)
-                loads.append(ModuleLoad(need, start, end, rewrite=False))
+                loads.append(ModuleLoad(need, word.start, word.end, not tree,
+                                        bisect_right(offsets, word.start)))
                 if sure:
                     needed.append(need)
         if not named:

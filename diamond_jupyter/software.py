@@ -236,23 +236,23 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
     when the site's software is not known."""
     if caps.software is None:
         return body, []
-    notes: list[str] = []
+    notes: list[tuple[int, str]] = []  # (where, what), told in the body's order
     edits: list[tuple[int, int, str]] = []
     for ld in scan_body(body).loads:
         arg = ld.need.full
-        if not ld.rewrite:
-            continue
+        if not ld.rewrite or any(e[:2] == (ld.start, ld.end) for e in edits):
+            continue  # one word may name the modules of several loads (a loop's list)
         found = find_module(ld.need, caps.software)  # with its role and written form
         if found is None or found.full == arg or found.name == arg:
             continue  # missing, or spelled as the site does (its default version)
         new = found.full if re.fullmatch(r"[\w./@+-]+", found.full) else \
             "'" + found.full.replace("'", "'\\''") + "'"
         edits.append((ld.start, ld.end, new))
-        notes.append(f"rewrote: body line {ld.need.line}: module {arg} -> {found.full} "
-                     f"(as {caps.site} names it)")
+        notes.append((ld.start, f"rewrote: body line {ld.line or ld.need.line}: module {arg} "
+                      f"-> {found.full} (as {caps.site} names it)"))
     for start, end, new in sorted(edits, reverse=True):
         body = body[:start] + new + body[end:]
-    return body, notes
+    return body, [text for _, text in sorted(notes)]
 
 
 # container runtimes some sites give as modules, others on the PATH

@@ -531,3 +531,29 @@ def test_fault_the_failure_branch_of_an_if_decides_a_load() -> None:
         [("a", False, [])]  # the whole if is in a branch
     assert read("f() {\n  if ! module load a; then exit 1; fi\n}\nf\n") == [("a", True, [])]
     assert read("f() {\n  if ! module load a; then exit 1; fi\n}\n") == [("a", False, [])]
+
+
+def test_fault_loads_named_elsewhere_are_respelled_where_they_are_named() -> None:
+    """Modules named by a function's arguments, a loop's list or a `bash -c` string were
+    matched case-blind but left as written, so the site's case-sensitive `module load`
+    failed: each is respelled in the word that names it."""
+    caps = SITES["ebx"]
+    body = ("need() {\n  module load \"$1\" || exit 1\n}\nneed python/3.11\n"
+            "for m in gcc/12.3.0 fftw/3.3.10; do\n  module load $m\n  module load $m\ndone\n"
+            "srun bash -c 'module load cuda/12.1 && nvidia-smi'\n")
+    new, notes = rewrite_modules(body, caps)
+    assert new == ("need() {\n  module load \"$1\" || exit 1\n}\n"
+                   "need Python/3.11.3-GCCcore-12.3.0\n"
+                   "for m in GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0; do\n  module load $m\n"
+                   "  module load $m\ndone\nsrun bash -c 'module load CUDA/12.1.1 && "
+                   "nvidia-smi'\n")
+    assert notes == [
+        "rewrote: body line 4: module python/3.11 -> Python/3.11.3-GCCcore-12.3.0 "
+        "(as ebx names it)",
+        "rewrote: body line 5: module gcc/12.3.0 -> GCC/12.3.0 (as ebx names it)",
+        "rewrote: body line 5: module fftw/3.3.10 -> FFTW/3.3.10-GCC-12.3.0 (as ebx names it)",
+        "rewrote: body line 9: module cuda/12.1 -> CUDA/12.1.1 (as ebx names it)"]
+    assert rewrite_modules(new, caps) == (new, [])
+    # a string with escapes is not the text it runs: left as written
+    escaped = 'bash -c "module load cuda/12.1 && echo \\$HOME"\n'
+    assert rewrite_modules(escaped, caps) == (escaped, [])

@@ -325,7 +325,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             if not same and caps.mpi and is_mpi(s.full):
                 has += f"; its MPI: {', '.join(caps.mpi)} (a program built with one MPI " \
                     "does not run with another)"
-            nor = f", nor its fallback {' or '.join(s.alternatives)}" if s.alternatives else ""
+            nor = f", nor its fallback {' or '.join(s.alternatives)}" if s.alternatives else \
+                ", nor any other conda distribution" if s.role == "conda" else \
+                ", nor another distribution with mamba" if s.role == "mamba" else ""
             out.append(f"software '{s.full}' not installed{nor} ({has})")
     c = needs.container
     if c is not None and not c.unchecked and caps.container_runtimes is not None:

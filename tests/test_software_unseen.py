@@ -354,7 +354,7 @@ CASES = [
          "module load anaconda3\nconda activate /project/envs/qiime2\nqiime --help\n",
          checked=["anaconda3"], can={"ebx", "spk", "hpc", "tc"}, roles={"anaconda3": "conda"},
          notes=["conda environment '/project/envs/qiime2' (line 2)"],
-         why={"cray": "software 'anaconda3' not installed"},
+         why={"cray": "software 'anaconda3' not installed, nor any other conda distribution"},
          rewritten={"spk": "module load miniconda3/24.3.0\n"
                            "conda activate /project/envs/qiime2\nqiime --help\n"}),
     Case("conda_base_needs_that_distribution",
@@ -364,7 +364,7 @@ CASES = [
     Case("mamba_activate_needs_mamba",
          "module load Miniforge3\nmamba activate rnaseq\nsnakemake -j 8\n",
          checked=["Miniforge3"], can={"tc"}, roles={"Miniforge3": "mamba"},
-         why={"ebx": "'Miniforge3' not installed"}),
+         why={"ebx": "'Miniforge3' not installed, nor another distribution with mamba"}),
     Case("source_activate",
          "module load Miniconda3\nsource activate py39\npython old.py\n",
          checked=["Miniconda3"], can={"ebx", "spk", "hpc", "tc"}, roles={"Miniconda3": "conda"}),

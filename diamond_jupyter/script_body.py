@@ -508,11 +508,14 @@ def scan_body(body: str) -> BodyScan:
                 stack.append(any(stack))
             if head != "{" and words:
                 func_pending = False
-            conditional = any(stack) or cmd.sep == "||" or \
+            # `module is-loaded x || module load x`: x is there either way
+            either = cmd.sep == "||" and ci > 0 and (module_command(_strip_leaders(
+                [w.text for w in cmds[ci - 1].words])) or ("",))[0] == "is-loaded"
+            conditional = any(stack) or cmd.sep == "||" and not either or \
                 (cmd.sep == "&&" and not after_module)
             # inside a function: conditional within its body (the call decides the rest)
             here = funcs[-1][0] if funcs else None
-            inner = any(stack[funcs[-1][1] + 1:]) or cmd.sep == "||" or \
+            inner = any(stack[funcs[-1][1] + 1:]) or cmd.sep == "||" and not either or \
                 (cmd.sep == "&&" and not after_module) if funcs else conditional
             if not stack and cmd.sep not in ("||", "&&", "|") and head == "exit":
                 stop = True
@@ -553,7 +556,10 @@ def scan_body(body: str) -> BodyScan:
                              "not have; the modules loaded after it are not checked")
                     elif eq and key == "PATH":
                         _path_note(value, lineno, note)
-            after_module = bool(core) and core[0] in ("module", "ml", "source", ".")
+            # `module purge && module load x` runs x; `module is-avail x && ...` tests first
+            after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
+                (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",
+                                                           "is-used", "test")
             if core and core[0] in defined:
                 calls.append((here, core[0], inner, lineno))
                 call_args.append((here, core[0], inner, ws[1:]))

@@ -244,6 +244,10 @@ CASES = [
          "eval \"$(spack load --sh gromacs@2023.3 +cuda)\"\ngmx mdrun\n",
          can=ALL, notes=["spack load gromacs@2023.3 (line 1)"]),
     # ---- module commands
+    Case("load_unless_already_loaded",
+         "module is-loaded GCC/12.3.0 || module load GCC/12.3.0\n"
+         "module is-avail darshan && module load darshan\nmake\n",
+         checked=["GCC/12.3.0"], unchecked=["darshan"], can={"ebx"}),
     Case("ml_with_several_modules",
          "ml GCC/12.3.0 FFTW/3.3.10-GCC-12.3.0 Python/3.11.3-GCCcore-12.3.0\npython fft.py\n",
          checked=["GCC/12.3.0", "FFTW/3.3.10-GCC-12.3.0", "Python/3.11.3-GCCcore-12.3.0"],

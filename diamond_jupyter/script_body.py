@@ -666,6 +666,10 @@ def scan_body(body: str) -> BodyScan:
                     vendors.setdefault(found.gpu, f"{found.runtime} with GPUs, line {lineno}")
                 if here is not None and not inner:
                     uses.append((here, "container", found, lineno))
+                scheme = re.match(r"(docker|library|oras|shub|https?)://", found.image)
+                if scheme and found.image_known:
+                    note(f"{found.runtime} fetches {found.image} at run time (line {lineno}):"
+                         " the compute nodes need network access; not checked")
             if core:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)

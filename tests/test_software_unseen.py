@@ -310,6 +310,16 @@ CASES = [
          checked=["singularity/3.8"], container=("pytorch_23.10.sif", "apptainer"),
          vendor="nvidia", can={"hpc", "ebx", "bare"},
          why={"cray": "uses nvidia GPUs", "tc": "'singularity/3.8' not installed"}),
+    Case("image_pulled_from_a_registry_at_run_time",
+         "apptainer run docker://ghcr.io/example/qc-tools:1.4 qc --in reads.fq\n",
+         container=("docker://ghcr.io/example/qc-tools:1.4", "apptainer"),
+         can={"ebx", "hpc", "cray", "bare", "tc"},
+         notes=["apptainer fetches docker://ghcr.io/example/qc-tools:1.4 at run time (line 1):"
+                " the compute nodes need network access"]),
+    Case("local_image_fetches_nothing",
+         "singularity exec /project/images/qc-tools_1.4.sif qc --in reads.fq\n",
+         container=("/project/images/qc-tools_1.4.sif", "apptainer"),
+         can={"ebx", "hpc", "cray", "bare", "tc"}, no_notes=["network"]),
     # ---- EasyBuild: build suffixes, toolchains, bundles
     Case("cuda_build_wanted",
          "module load GROMACS/2023.3-foss-2023a-CUDA-12.1.1\nsrun gmx mdrun -nb gpu\n",

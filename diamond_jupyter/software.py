@@ -147,7 +147,8 @@ _GENERATIONS: dict[str, dict[str, str]] = {
               "intelmpi": "2021.13.0", "mkl": "2024.2.0"},
 }
 _TOOLCHAINS: dict[str, tuple[str, ...]] = {
-    "foss": ("gompi", "gfbf", "gcc", "openmpi", "flexiblas", "openblas", "fftw", "scalapack"),
+    "foss": ("gompi", "gfbf", "gcc", "openmpi", "flexiblas", "openblas", "fftw", "fftwmpi",
+             "scalapack"),
     "gompi": ("gcc", "openmpi"),
     "gfbf": ("gcc", "flexiblas", "openblas", "fftw"),
     "intel": ("iimpi", "iimkl", "intelcompilers", "intelmpi", "mkl"),
@@ -175,8 +176,9 @@ def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
     if pkg in _TOOLCHAINS:
         gen = (version or "").strip().lower()
         table = _GENERATIONS.get(gen, {})
-        return [(p, gen if p in _TOOLCHAINS else table.get(p)) for p in _TOOLCHAINS[pkg]
-                if p in _TOOLCHAINS or p in table]
+        same = {"fftwmpi": "fftw"}  # FFTW.MPI is FFTW's MPI part, of its version
+        return [(p, gen if p in _TOOLCHAINS else table.get(same.get(p, p)))
+                for p in _TOOLCHAINS[pkg] if p in _TOOLCHAINS or same.get(p, p) in table]
     if pkg in _BUNDLES:
         names, releases = _BUNDLES[pkg]
         release = re.match(r"\d+\.\d+", (version or "").strip())

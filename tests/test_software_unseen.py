@@ -463,6 +463,7 @@ def test_fault_toolchains_and_bundles_give_their_parts() -> None:
     assert find_module("OpenMPI/4.1.6", tc).full == "foss/2023b"
     assert find_module("OpenMPI/4.1.5", tc) is None  # that is 2023a's
     assert find_module("ScaLAPACK/2.2.0", tc).full == "foss/2023b"
+    assert find_module("FFTW.MPI/3.3.10-gompi-2023b", tc).full == "foss/2023b"
     assert find_module("iimpi/2022b", tc).full == "intel/2022b"
     assert find_module("mkl/2022.2", tc).full == "intel/2022b"
     assert find_module("pandas/2.1", tc).full == "SciPy-bundle/2023.11-gfbf-2023b"

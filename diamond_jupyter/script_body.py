@@ -43,6 +43,10 @@ class SoftwareNeed(NeedModel):
     # "conda" / "mamba": a conda distribution the job activates its own environment from,
     # so any distribution that gives that command serves; None: this package itself
     role: str | None = None
+    # a load in a branch on $SLURM_CLUSTER_NAME: the cluster names (shell patterns) it runs
+    # on, and "!PATTERN" for those of earlier arms, which win; checked where a site is named
+    # by one of them
+    clusters: list[str] = []
 
     @property
     def full(self) -> str:
@@ -427,6 +431,8 @@ def scan_body(body: str) -> BodyScan:
     fallback_of: dict[int, str] = {}  # command index (this line) -> the load it backs up
     activates: set[str] = set()  # "conda" / "mamba": the job activates its own environment
     guards: list[_Guard] = []  # `if ! module load X; then ...`: the ifs being read
+    branches: list[_ClusterBranch] = []  # `case $SLURM_CLUSTER_NAME in ...`, `if [[ ... ]]`
+    arm: list[str] | None = None  # the case arm a line goes on in (from the lines before)
     # `need() { module load "$1"; }`: (function, the parameter, line, conditional in it,
     # after `module use`); each call's arguments name the modules
     param_loads: list[tuple[str, str, int, bool, bool]] = []
@@ -461,6 +467,10 @@ def scan_body(body: str) -> BodyScan:
         text = body[offsets[first]:offsets[last] + len(lines[last])]
         cmds = _split(_words(text, offsets[first]))
         after_module = False
+        # the case arms this line starts or ends, by offset: (where, patterns or None)
+        in_case = bool(branches) and branches[-1].kind == "case" or \
+            _CLUSTER_CASE.search(text) is not None
+        events = _arm_events(text, offsets[first]) if in_case else []
         for ci, cmd in enumerate(cmds):
             ws = cmd.words
             words = [w.text for w in ws]
@@ -476,6 +486,8 @@ def scan_body(body: str) -> BodyScan:
                     funcs.pop()  # the function's body ended
                 while guards and guards[-1].depth > len(stack):
                     _settle(guards.pop(), in_function, vendors)
+                while branches and branches[-1].depth > len(stack):
+                    branches.pop()
                 ws, words = ws[1:], words[1:]
                 head = words[0] if words else ""
             guard = guards[-1] if guards and guards[-1].depth == len(stack) else None
@@ -504,6 +516,21 @@ def scan_body(body: str) -> BodyScan:
             opens_if = opener == "if"
             if opener in ("if", "case"):
                 stack.append(True)
+            tested = _cluster_test(words)
+            if opener == "case" and _CLUSTER_VAR.fullmatch(
+                    words[words.index("case") + 1] if words.index("case") + 1 < len(words)
+                    else ""):
+                branches.append(_ClusterBranch(len(stack), "case"))
+                arm = None
+            elif opens_if and tested:
+                first_arm = [tested]
+                branches.append(_ClusterBranch(len(stack), "if", [first_arm], first_arm))
+            elif branches and branches[-1].kind == "if" and branches[-1].depth == len(stack) \
+                    and head in ("else", "elif"):
+                b = branches[-1]
+                b.current = [tested] if head == "elif" and tested else None
+                if b.current:
+                    b.arms.append(b.current)
             elif opener in ("while", "until", "for", "select"):
                 stack.append(any(stack))
             if head != "{" and words:
@@ -635,12 +662,23 @@ def scan_body(body: str) -> BodyScan:
                             guards.append(_Guard(len(stack), lineno, here,
                                                  negated="!" in words[:words.index(core[0])]))
                         guards[-1].needs.append(m)
+                    where = [] if here is not None or not why or \
+                        not why.startswith("loaded only in a branch") else \
+                        _cluster_context(branches, events, arm, ws[k].start, len(stack)) or \
+                        ([cmds[ci - 1].words and _cluster_test(
+                            [w.text for w in cmds[ci - 1].words]) or ""]
+                         if cmd.sep == "&&" and ci else [])
+                    where = [w for w in where if w]
+                    if where:
+                        named = ", ".join(c for c in where if c[0] != "!")
+                        why = f"loaded only on cluster {named} (line {lineno})"
                     deferred = why is None and here is not None  # the calls decide
                     if deferred:
                         why = f"in function {here}, which the script never calls"
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
                                         written=m, unchecked=why,
-                                        alternatives=_alternatives(chain, n, len(idx)))
+                                        alternatives=_alternatives(chain, n, len(idx)),
+                                        clusters=where)
                     software.append(need)
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
                                             rewrite=tree is None and not hidden))
@@ -713,6 +751,8 @@ def scan_body(body: str) -> BodyScan:
             if ends:
                 stop = True
                 break
+        if events:
+            arm = events[-1][1]  # the arm the next line goes on in
         for delim, tabs, reader in [(d, t, c) for c in cmds for d, t in c.heredocs]:
             k = i
             while k < len(lines) and (lines[k].lstrip("\t") if tabs else lines[k]
@@ -787,6 +827,67 @@ def _shell_string(cmd: list[str], launched: bool) -> str | None:
 
 # conda distributions a site may give as modules (Anaconda3, miniconda3, Miniforge3, ...)
 _CONDA_DIST = re.compile(r"(?i)(?:ana|mini)conda\d*|miniforge\d*|mambaforge\d*|conda|mamba")
+
+
+_CLUSTER_VAR = re.compile(r"\$\{?SLURM_CLUSTER_NAME\}?")
+_CLUSTER_CASE = re.compile(r"\bcase\s+[\"']?\$\{?SLURM_CLUSTER_NAME\}?[\"']?\s+in\b")
+_ARM = re.compile(r"(?:^|;;&?|;&|\bin\b|\n)\s*\(?\s*([^\s()|;\"'$]+(?:\s*\|\s*[^\s()|;\"'$]+)*)"
+                  r"\s*\)")
+
+
+@dataclass
+class _ClusterBranch:
+    """A branch on the cluster the job runs on: `case $SLURM_CLUSTER_NAME in a|b) ...` or
+    `if [[ $SLURM_CLUSTER_NAME == a ]]; then ... elif ...`."""
+
+    depth: int  # the stack's size while its block is open
+    kind: str  # "case" / "if"
+    arms: list[list[str]] = field(default_factory=list)  # each arm's patterns, in order
+    current: list[str] | None = None  # the if-branch being read (None: else)
+
+
+def _cluster_test(words: list[str]) -> str | None:
+    """The cluster name a test compares $SLURM_CLUSTER_NAME with (`[[ $SLURM_CLUSTER_NAME
+    == a ]]`, `[ "$SLURM_CLUSTER_NAME" = a ]`, `test ...`); None for another test."""
+    for k, w in enumerate(words[:-2]):
+        if _CLUSTER_VAR.fullmatch(w) and words[k + 1] in ("=", "==") and \
+                not _placeholder(words[k + 2]) and words[k + 2] not in ("]", "]]"):
+            return words[k + 2]
+    return None
+
+
+def _arm_events(text: str, base: int) -> list[tuple[int, list[str] | None]]:
+    """Where case arms start (`a|b)`, with their patterns) and end (`;;`) in a line."""
+    events: list[tuple[int, list[str] | None]] = [
+        (base + m.end(), [p.strip() for p in m.group(1).split("|")])
+        for m in _ARM.finditer(text) if m.group(1) not in ("esac", "in", "case")]
+    events += [(base + m.start(), None) for m in re.finditer(r";;&?|;&", text)]
+    return sorted(events, key=lambda e: e[0])
+
+
+def _cluster_context(branches: list[_ClusterBranch], events: list[tuple[int, list[str] | None]],
+                     arm: list[str] | None, at: int, depth: int) -> list[str]:
+    """The clusters a word at offset `at` runs on: the innermost cluster branch it is in,
+    as patterns ("!P" for an earlier arm's P, which wins); [] when unknown or `*`."""
+    for b in reversed(branches):
+        if b.depth > depth:
+            continue
+        if b.kind == "if":
+            here = b.current
+            seen = next((i for i, a in enumerate(b.arms) if a is here), 0)
+            earlier = [p for a in b.arms[:seen] for p in a]
+        else:
+            here = arm
+            for pos, patterns in events:
+                if pos <= at:
+                    here = patterns
+            if here is not None and here not in b.arms:
+                b.arms.append(here)
+            earlier = [p for a in b.arms[:b.arms.index(here)] for p in a] if here else []
+        if not here or all(p == "*" for p in here):
+            return []
+        return here + [f"!{p}" for p in earlier]
+    return []
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 
 from .capabilities import SiteCapabilities, SoftwareModule
 from .needs import Needs
@@ -305,15 +306,29 @@ def _listed(names: list[str], limit: int = 8) -> str:
     return ", ".join(names[:limit]) + more
 
 
+def runs_on(clusters: list[str], caps: SiteCapabilities) -> bool:
+    """Whether a branch on $SLURM_CLUSTER_NAME taken on `clusters` (shell patterns; "!P":
+    an earlier arm's, which wins) runs at this site: the site's name or one of its
+    clusters' matches a pattern other than a bare `*` (a name that matches none says
+    nothing: the sites file's names need not be Slurm's)."""
+    names = {caps.site.lower()} | {t.cluster.lower() for t in caps.node_types if t.cluster}
+    wanted = [c.lower() for c in clusters if not c.startswith("!") and c != "*"]
+    earlier = [c[1:].lower() for c in clusters if c.startswith("!")]
+    return any(fnmatchcase(n, p) for n in names for p in wanted) and \
+        not any(fnmatchcase(n, p) for n in names for p in earlier)
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
-    not checked, nor is software the body reads but cannot be sure of (`unchecked`)."""
+    not checked, nor is software the body reads but cannot be sure of (`unchecked`), unless
+    it is loaded in a branch on $SLURM_CLUSTER_NAME that names this site."""
     out = []
     if caps.software is not None:
         told: set[str] = set()
         for s in needs.software:
-            if s.unchecked or s.full in told or find_module(s, caps.software) is not None \
+            if s.unchecked and not runs_on(s.clusters, caps) or s.full in told \
+                    or find_module(s, caps.software) is not None \
                     or any(find_module(a, caps.software) for a in s.alternatives):
                 continue
             told.add(s.full)  # a module loaded twice is missing once

@@ -264,12 +264,29 @@ CASES = [
     Case("case_on_the_cluster_name",
          "case $SLURM_CLUSTER_NAME in\n  ebx) module load GROMACS/2023.3-foss-2023a ;;\n"
          "  cray) module load PrgEnv-gnu cray-fftw ;;\nesac\nsrun gmx_mpi mdrun\n",
-         unchecked=["GROMACS/2023.3-foss-2023a", "PrgEnv-gnu", "cray-fftw"], can=ALL,
-         mpi="srun"),
+         # each arm is checked at the site it names: cray lacks cray-fftw
+         unchecked=["GROMACS/2023.3-foss-2023a", "PrgEnv-gnu", "cray-fftw"],
+         can=ALL - {"cray"}, mpi="srun", why={"cray": "software 'cray-fftw' not installed"}),
+    Case("case_arms_on_own_lines_with_a_default",
+         "case \"${SLURM_CLUSTER_NAME}\" in\n  spk|spk-gpu)\n    module load cuda/12.4.0\n"
+         "    ;;\n  hpc)\n    module load cuda/12.1\n    ;;\n  *)\n    module load CUDA\n"
+         "    ;;\nesac\nnvcc -o k k.cu\n",
+         unchecked=["cuda/12.4.0", "cuda/12.1", "CUDA"], can=ALL - {"hpc"},
+         why={"hpc": "software 'cuda/12.1' not installed (only cuda/11.8)"}),
+    Case("test_on_the_cluster_name_then_load",
+         "[ \"$SLURM_CLUSTER_NAME\" = ebx ] && module load intel/2023b\n./a.out\n",
+         unchecked=["intel/2023b"], can=ALL - {"ebx"}, why={"ebx": "(only intel/2023a)"}),
     Case("if_on_the_cluster_name",
          "if [[ $SLURM_CLUSTER_NAME == spk ]]; then\n  module load py-numpy\nelse\n"
          "  module load SciPy-bundle\nfi\npython stats.py\n",
-         unchecked=["py-numpy", "SciPy-bundle"], can=ALL),
+         unchecked=["py-numpy", "SciPy-bundle"], can=ALL),  # spk has py-numpy
+    Case("if_elif_on_the_cluster_name",
+         "if [[ $SLURM_CLUSTER_NAME == hpc ]]; then\n  module load mvapich2/2.3.7\n"
+         "elif [[ $SLURM_CLUSTER_NAME == spk ]]; then\n  module load openmpi/5.0\nelse\n"
+         "  module load OpenMPI\nfi\nmpirun ./ring\n",
+         unchecked=["mvapich2/2.3.7", "openmpi/5.0", "OpenMPI"], mpi="mpirun",
+         can=ALL - {"spk"},
+         why={"spk": "software 'openmpi/5.0' not installed (only openmpi/4.1.6)"}),
     Case("here_document_for_a_later_step",
          "cat > post.sh <<'EOF'\nmodule load R/4.3.2\nRscript plot.R\nEOF\nchmod +x post.sh\n"
          "module load Python/3.11\npython sim.py\n",
@@ -572,3 +589,28 @@ def test_fault_loads_named_elsewhere_are_respelled_where_they_are_named() -> Non
     # a string with escapes is not the text it runs: left as written
     escaped = 'bash -c "module load cuda/12.1 && echo \\$HOME"\n'
     assert rewrite_modules(escaped, caps) == (escaped, [])
+
+
+def test_fault_a_branch_on_the_cluster_name_is_checked_at_the_site_it_names() -> None:
+    """Loads in `case $SLURM_CLUSTER_NAME` arms (or `if [[ $SLURM_CLUSTER_NAME == x ]]`)
+    were never checked; now each is checked at a site whose name (or one of whose
+    clusters') the arm names, an earlier arm winning as in the shell; a `*` arm, and a
+    site no arm names, say nothing."""
+    from diamond_jupyter.capabilities import NodeType
+    body = ("case $SLURM_CLUSTER_NAME in\n  alpha*) module load gcc/99 ;;\n"
+            "  alpha2|beta) module load never/1 ;;\n  *) module load any/1 ;;\nesac\n")
+    needs = needs_of(Federation.parse("#!/bin/bash\n" + body))
+    assert [(s.full, s.clusters) for s in needs.software] == [
+        ("gcc/99", ["alpha*"]), ("never/1", ["alpha2", "beta", "!alpha*"]), ("any/1", [])]
+    assert "software gcc/99 (loaded only on cluster alpha* (line 2): checked at a site of " \
+        "that name)" in needs.summary()
+
+    def reasons(site: str, clusters: tuple[str, ...] = ()) -> list[str]:
+        caps = SiteCapabilities(site=site, software=[SoftwareModule.parse("gcc/12")],
+                                node_types=[NodeType(name=c, cluster=c) for c in clusters])
+        return needs_reasons(needs, caps)
+
+    assert reasons("alpha2") == ["software 'gcc/99' not installed (only gcc/12)"]
+    assert reasons("center", ("Beta",)) == ["software 'never/1' not installed (site has: "
+                                            "gcc/12)"]
+    assert reasons("gamma") == []  # no arm names it: the default arm is not assumed

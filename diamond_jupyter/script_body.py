@@ -7,9 +7,15 @@ launchers (`mpirun`, `mpiexec`, `srun`, `aprun`, `jsrun`, `ibrun`, `flux run`) a
 vendor its tools imply. Words are split as the shell splits them (quotes, escapes,
 operators, here-documents, line continuations); a need it cannot be sure of (a load in a
 branch, after `module use`, in a here-document another program reads, one whose failure
-the script tolerates) is kept but marked unchecked, and what cannot be checked at all
-(conda environments, pip installs at run time, spack loads, PATH entries, `$VAR`
-modules) becomes a note. `needs.needs_of` joins this with the job's directives.
+the script tolerates, a hidden `.name`) is kept but marked unchecked, and what cannot be
+checked at all (conda environments, pip installs at run time, spack loads, PATH entries,
+sourced helpers, `$VAR` modules) becomes a note. The script's own functions count where
+it calls them (their loads, containers and launchers; `module load "$1"` by each call's
+arguments), a literal `for m in A B` loop's words name its `$m`, `bash -c '...'` strings
+are read, a load's fallbacks (`|| module load B`, `if ! module load A; then module load
+B`) are its alternatives, a branch on `$SLURM_CLUSTER_NAME` carries the clusters it runs
+on, and a conda distribution the job activates its own environment from carries that
+role. `needs.needs_of` joins this with the job's directives.
 """
 
 from __future__ import annotations

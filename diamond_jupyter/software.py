@@ -5,7 +5,11 @@ Sites name the same package differently: `GROMACS/2023.3-foss-2023a` (EasyBuild)
 A name is normalised (case, separators, known aliases; a trailing major version such as
 `python3` becomes a version); versions compare by their leading numeric parts, at the
 precision both give (`2023` ~ `2023.3`, `12.2` ~ `12.2.0`, `3` ~ `3.11`); a toolchain
-suffix (`-foss-2023a`, `-GCCcore-12.3.0`) does not count.
+suffix (`-foss-2023a`, `-GCCcore-12.3.0`) does not count, a build suffix (`-CUDA-12.1.1`,
+`-Python-2.7.18`) does. Where no module is the package itself, one that holds it serves:
+an EasyBuild toolchain (`foss/2023b` holds OpenMPI 4.1.6, `gompi/2023b`) or bundle
+(`SciPy-bundle` holds numpy); and any conda distribution serves a job that activates its
+own environment.
 """
 
 from __future__ import annotations

@@ -165,9 +165,10 @@ _TOOLCHAINS: dict[str, tuple[str, ...]] = {
 _BUNDLES: dict[str, tuple[tuple[str, ...], dict[str, dict[str, str]]]] = {
     "scipybundle": (("numpy", "scipy", "pandas", "mpi4py", "numexpr", "bottleneck",
                      "mpmath"), {
-        "2023.02": {"numpy": "1.24.2", "scipy": "1.10.1", "pandas": "1.5.3"},
-        "2023.07": {"numpy": "1.25.1", "scipy": "1.11.1", "pandas": "2.0.3"},
-        "2023.11": {"numpy": "1.26.2", "scipy": "1.11.4", "pandas": "2.1.3"}}),
+        "2023.02": {"numpy": "1.24.2", "scipy": "1.10.1", "pandas": "1.5.3", "python": "3.10.8"},
+        "2023.07": {"numpy": "1.25.1", "scipy": "1.11.1", "pandas": "2.0.3", "python": "3.11.3"},
+        "2023.11": {"numpy": "1.26.2", "scipy": "1.11.4", "pandas": "2.1.3",
+                    "python": "3.11.5"}}),
 }
 # names in a version suffix that say how the package was built (`-CUDA-12.1.1`,
 # `-Python-2.7.18`): a need that names one wants that build
@@ -188,7 +189,9 @@ def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
         names, releases = _BUNDLES[pkg]
         release = re.match(r"\d+\.\d+", (version or "").strip())
         known = releases.get(release.group() if release else "", {})
-        return [(p, known.get(p)) for p in names]
+        # the Python it loads is known only for a known release
+        return [(p, known.get(p)) for p in names] + \
+            ([("python", known["python"])] if "python" in known else [])
     return []
 
 

@@ -139,7 +139,7 @@ CASES = [
     Case("function_keyword_form",
          "function modules_for_run {\n  module load Python/3.11\n}\nmodules_for_run\n"
          "python analyse.py\n",
-         checked=["Python/3.11"], can={"ebx", "spk"},
+         checked=["Python/3.11"], can={"ebx", "spk", "tc"},
          why={"cray": "software 'Python/3.11' not installed"},
          rewritten={"spk": "function modules_for_run {\n  module load python/3.11.6\n}\n"
                            "modules_for_run\npython analyse.py\n"}),
@@ -163,7 +163,7 @@ CASES = [
     Case("braced_block_with_an_if_logged",
          "{ if [ \"$(uname -m)\" = aarch64 ]; then module load GCC/13.2.0; fi; } "
          ">> setup.log 2>&1\nmodule load Python/3.11\npython run.py\n",
-         checked=["Python/3.11"], unchecked=["GCC/13.2.0"], can={"ebx", "spk"}),
+         checked=["Python/3.11"], unchecked=["GCC/13.2.0"], can={"ebx", "spk", "tc"}),
     Case("function_loads_its_argument",
          "need() {\n  module load \"$1\" || { echo \"cannot load $1\" >&2; exit 1; }\n}\n"
          "need GROMACS/2023.3\nneed CUDA/12.1.1\nsrun gmx mdrun -nb gpu\n",
@@ -254,7 +254,7 @@ CASES = [
          can={"ebx"}),
     Case("ml_unloads_and_loads",
          "ml -cray-python Python/3.11\npython fit.py\n",
-         checked=["Python/3.11"], can={"ebx", "spk"}),
+         checked=["Python/3.11"], can={"ebx", "spk", "tc"}),
     Case("forced_purge_then_load",
          "module --force purge\nmodule load cray-python\npython x.py\n",
          checked=["cray-python"], can={"cray"}),
@@ -290,7 +290,7 @@ CASES = [
     Case("here_document_for_a_later_step",
          "cat > post.sh <<'EOF'\nmodule load R/4.3.2\nRscript plot.R\nEOF\nchmod +x post.sh\n"
          "module load Python/3.11\npython sim.py\n",
-         checked=["Python/3.11"], unchecked=["R/4.3.2"], can={"ebx", "spk"}),
+         checked=["Python/3.11"], unchecked=["R/4.3.2"], can={"ebx", "spk", "tc"}),
     Case("commented_loads",
          "# module load CUDA/12.1.1\n#ml GROMACS\nmodule load GCC/12.3.0  # 13 breaks it\nmake\n",
          checked=["GCC/12.3.0"], can={"ebx"}),
@@ -485,6 +485,11 @@ def test_fault_toolchains_and_bundles_give_their_parts() -> None:
     assert find_module("mkl/2022.2", tc).full == "intel/2022b"
     assert find_module("pandas/2.1", tc).full == "SciPy-bundle/2023.11-gfbf-2023b"
     assert find_module("pandas/2.0", tc) is None
+    # a known bundle loads its Python; an unknown release's Python is not assumed
+    assert find_module("python/3.11.5", tc).full == "SciPy-bundle/2023.11-gfbf-2023b"
+    assert find_module("Python/3.10", tc) is None
+    assert find_module("python", [SoftwareModule.parse("SciPy-bundle/2025.06-gfbf-2025a")]) \
+        is None
     # a generation not in the table still gives its sub-toolchains
     assert find_module("gompi/2025a", [SoftwareModule.parse("foss/2025a")]).full == \
         "foss/2025a"

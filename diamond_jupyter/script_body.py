@@ -654,30 +654,25 @@ def scan_body(body: str) -> BodyScan:
                         f"a hidden module (line {lineno}): sites do not list them" \
                         if hidden else \
                         f"a fallback if '{fallback_of[ci]}' fails (line {lineno})" \
-                        if ci in fallback_of else \
-                        f"loaded only in a branch or function (line {lineno})" if inner \
-                        else f"its failure is tolerated (|| on line {lineno})" \
-                        if tolerated else None
-                    if opens_if and why == f"loaded only in a branch or function (line " \
-                            f"{lineno})" and not (any(stack[funcs[-1][1] + 1:-1]) if funcs
-                                                  else any(stack[:-1])):
-                        # the condition of an if: the branch that runs on its failure decides
-                        why = f"its failure is tolerated (if on line {lineno})"
-                        if not guards or guards[-1].depth != len(stack) or \
-                                guards[-1].line != lineno:
-                            guards.append(_Guard(len(stack), lineno, here,
-                                                 negated="!" in words[:words.index(core[0])]))
-                        guards[-1].needs.append(m)
-                    where = [] if here is not None or not why or \
-                        not why.startswith("loaded only in a branch") else \
-                        _cluster_context(branches, events, arm, ws[k].start, len(stack)) or \
-                        ([cmds[ci - 1].words and _cluster_test(
-                            [w.text for w in cmds[ci - 1].words]) or ""]
-                         if cmd.sep == "&&" and ci else [])
-                    where = [w for w in where if w]
-                    if where:
-                        named = ", ".join(c for c in where if c[0] != "!")
-                        why = f"loaded only on cluster {named} (line {lineno})"
+                        if ci in fallback_of else None
+                    branch = why is None and inner  # only in a branch: unless its if decides
+                    # the condition of an if (not itself in a branch): the branch run on its
+                    # failure decides
+                    tested = branch and opens_if and not (
+                        any(stack[funcs[-1][1] + 1:-1]) if funcs else any(stack[:-1]))
+                    where = [] if not branch or tested or here is not None else [
+                        w for w in _cluster_context(branches, events, arm, ws[k].start,
+                                                    len(stack)) or (
+                            [_cluster_test([w.text for w in cmds[ci - 1].words]) or ""]
+                            if cmd.sep == "&&" and ci else []) if w]
+                    why = why or (
+                        f"its failure is tolerated (if on line {lineno})" if tested else
+                        "loaded only on cluster "
+                        f"{', '.join(c for c in where if c[0] != '!')} (line {lineno})"
+                        if where else
+                        f"loaded only in a branch or function (line {lineno})" if branch else
+                        f"its failure is tolerated (|| on line {lineno})" if tolerated else
+                        None)
                     deferred = why is None and here is not None  # the calls decide
                     if deferred:
                         why = f"in function {here}, which the script never calls"
@@ -689,9 +684,12 @@ def scan_body(body: str) -> BodyScan:
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
                                             rewrite=tree is None and not hidden))
                     vendor = _module_vendor(name)
-                    if opens_if and guards and guards[-1].line == lineno and \
-                            m in guards[-1].needs:
-                        guards[-1].needs[guards[-1].needs.index(m)] = need
+                    if tested:
+                        if not guards or guards[-1].depth != len(stack) or \
+                                guards[-1].line != lineno:
+                            guards.append(_Guard(len(stack), lineno, here,
+                                                 negated="!" in words[:words.index(core[0])]))
+                        guards[-1].needs.append(need)
                     if failing and guard is not None and cmd.sep not in ("||", "&&", "|") \
                             and action == "load":
                         guard.fallbacks.append(need)
@@ -906,7 +904,7 @@ class _Guard:
     line: int
     func: str | None  # the function it is in
     negated: bool  # `if !`: the `then` branch runs on failure, else the `else` one
-    needs: list[Any] = field(default_factory=list)  # the condition's loads
+    needs: list[SoftwareNeed] = field(default_factory=list)  # the condition's loads
     part: str = "if"  # where the reading is: "if", "then", "else", "elif"
     exits: bool = False  # the failure branch ends the job
     fallbacks: list[SoftwareNeed] = field(default_factory=list)

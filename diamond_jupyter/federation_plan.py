@@ -243,7 +243,8 @@ class PlanMixin:
         location or an unknown site."""
         from .transfer import parse_location
 
-        s, d = parse_location(src, self.sites), parse_location(dst, self.sites)
+        s = parse_location(src, self.sites, what="src")
+        d = parse_location(dst, self.sites, what="dst")
         for loc in (s, d):
             if loc.site:
                 self.site(loc.site)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
-from ..model import BadInput, DiamondError, Event, SiteError
+from ..model import BadInput, DiamondError, Event, SiteError, check_text
 from ..store import TransferRecord
 from ..transports import CommandFailed
 from ..transports.ssh_auth import AuthError, HostKeyError
@@ -93,8 +93,12 @@ class Location:
         return f"{self.site}:{self.path}" if self.site else self.path
 
 
-def parse_location(text: str, sites: Any, default_site: str | None = None) -> Location:
-    """"SITE:PATH" for a known site; else a plain path on `default_site` (None: the server)."""
+def parse_location(text: str, sites: Any, default_site: str | None = None, *,
+                   what: str = "location") -> Location:
+    """"SITE:PATH" for a known site; else a plain path on `default_site` (None: the server).
+    BadInput naming `what` (e.g. "src") for a control character: a NUL cannot reach a file
+    system, and a newline or an escape in a path is a trick, not a file the user meant."""
+    check_text(what, text)
     m = _SITE_PREFIX.match(text)
     if m and m.group(1) in sites:
         if not m.group(2):
@@ -205,8 +209,8 @@ class TransferManager:
                        *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
                        transfer_id: str | None = None, limit_bytes: int | None = None
                        ) -> TransferRecord:
-        s = src if isinstance(src, Location) else parse_location(src, self.sites)
-        d = dst if isinstance(dst, Location) else parse_location(dst, self.sites)
+        s = src if isinstance(src, Location) else parse_location(src, self.sites, what="src")
+        d = dst if isinstance(dst, Location) else parse_location(dst, self.sites, what="dst")
         s, d = confine(s, self.server_root), confine(d, self.server_root)
         s, d = _anchored(s), _anchored(d)  # a resume after a restart finds the same files
         for loc in (s, d):
@@ -375,6 +379,8 @@ class TransferManager:
                 "attempts": attempt}
         if res.files:
             info["files"] = res.files
+        if res.skipped:  # links and special files are not copied: said, never silent
+            info["skipped"] = res.skipped
         return self._state(rec, "SUCCEEDED", bytes=res.bytes, checksum=f"sha256:{res.checksum}",
                            data=info)
 

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Protocol
 import paramiko
 
 from ..model import BadInput, SiteError
-from ..transports.base import safe_mode
+from ..transports.base import open_regular, safe_mode
 
 PART = ".dmd-part"
 WINDOW = 4 << 20  # bytes requested at once from an SFTP source
@@ -63,9 +63,36 @@ class Side(Protocol):
     def set_mode(self, f: BinaryIO, mode: int) -> None: ...
     def rename(self, src: str, dst: str) -> None: ...
     def remove(self, path: str) -> None: ...
-    def walk(self, path: str) -> list[str]: ...  # files under a directory, relative
+    def walk(self, path: str) -> Walk: ...  # a directory's regular files, relative
     async def sha256(self, path: str, size: int = 0) -> str: ...
     async def close(self) -> None: ...
+
+
+@dataclass
+class Walk:
+    """What a recursive copy takes from a directory: its regular files (relative paths) and
+    what it leaves out, said in the transfer's record (`skipped`): symbolic links (followed,
+    a link in a job's output would copy whatever it points to, outside the directory), other
+    special files, and names that are not one plain path component (a hostile server's
+    `../x` would be written outside the destination)."""
+
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def entry(self, rel: str, name: str, mode: int) -> str | None:
+        """Sort one directory entry; the relative path to descend into when it is a
+        directory, else None."""
+        sub = posixpath.join(rel, name) if rel else name
+        if not name or name in (".", "..") or "/" in name or "\x00" in name:
+            self.skipped.append(f"{(rel + '/') if rel else ''}{name!r}: not a plain file name")
+        elif stat_mod.S_ISDIR(mode):
+            return sub
+        elif stat_mod.S_ISREG(mode):
+            self.files.append(sub)
+        else:
+            kind = "a symbolic link" if stat_mod.S_ISLNK(mode) else "not a regular file"
+            self.skipped.append(f"{sub}: {kind}")
+        return None
 
 
 def check_part(label: str, path: str, mode: int, uid: int | None, mine: int | None) -> None:
@@ -108,9 +135,13 @@ class LocalSide:
         return st.st_size
 
     def reader(self, path: str, offset: int, size: int):
-        with open(path, "rb") as f:
+        """At most the `size` bytes the copy stat'ed (a file that grows meanwhile, or a
+        device, is not read for ever), of a regular file only (`open_regular`)."""
+        with open_regular(path) as f:
             f.seek(offset)
-            while chunk := f.read(1 << 20):
+            left = size - offset
+            while left > 0 and (chunk := f.read(min(1 << 20, left))):
+                left -= len(chunk)
                 yield chunk
 
     def open_write(self, path: str, offset: int) -> BinaryIO:
@@ -150,16 +181,22 @@ class LocalSide:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
 
-    def walk(self, path: str) -> list[str]:
-        out = []
-        for d, _, files in os.walk(path):
-            out += [os.path.relpath(os.path.join(d, f), path) for f in files]
-        return sorted(out)
+    def walk(self, path: str) -> Walk:
+        found, todo = Walk(), [""]
+        while todo:
+            rel = todo.pop()
+            with os.scandir(os.path.join(path, rel) if rel else path) as entries:
+                for e in entries:
+                    sub = found.entry(rel, e.name, e.stat(follow_symlinks=False).st_mode)
+                    if sub is not None:
+                        todo.append(sub)
+        found.files.sort()
+        return found
 
     async def sha256(self, path: str, size: int = 0) -> str:
         def digest() -> str:
             h = hashlib.sha256()
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 while chunk := f.read(1 << 20):
                     h.update(chunk)
             return h.hexdigest()
@@ -268,15 +305,17 @@ class SftpSide:
         with contextlib.suppress(FileNotFoundError):
             self.sftp.remove(path)
 
-    def walk(self, path: str) -> list[str]:
-        out: list[str] = []
-        stack = [""]
-        while stack:
-            rel = stack.pop()
+    def walk(self, path: str) -> Walk:
+        """Directory listings give each entry's own attributes (lstat): a link is a link."""
+        found, todo = Walk(), [""]
+        while todo:
+            rel = todo.pop()
             for a in self.sftp.listdir_attr(posixpath.join(path, rel)):
-                r = posixpath.join(rel, a.filename)
-                (stack if stat_mod.S_ISDIR(a.st_mode or 0) else out).append(r)
-        return sorted(out)
+                sub = found.entry(rel, a.filename, a.st_mode or 0)
+                if sub is not None:
+                    todo.append(sub)
+        found.files.sort()
+        return found
 
     async def sha256(self, path: str, size: int = 0) -> str:
         # hashing reads the whole file: the time allowed grows with it (20 MB/s at worst)
@@ -306,6 +345,7 @@ class CopyResult:
     resumed_from: int
     checksum: str
     files: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # left out of a directory (`Walk`)
 
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from a thread
@@ -409,7 +449,8 @@ async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums."""
-    rels = await asyncio.to_thread(src.walk, src_path)
+    found = await asyncio.to_thread(src.walk, src_path)
+    rels = found.files
     sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
     total, done = sum(sizes), 0
@@ -427,7 +468,7 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
         files.append({"path": rel, "bytes": size, "sha256": r.checksum})
-    return CopyResult(total, moved, 0, h.hexdigest(), files)
+    return CopyResult(total, moved, 0, h.hexdigest(), files, found.skipped)
 
 
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import errno
+import os
 import re
 import shlex
 import stat as stat_mod
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from ..model import BadInput, SiteError
 
@@ -51,6 +53,24 @@ class FileStat:
     mode: int  # full st_mode (use stat.S_IMODE / S_ISDIR)
     mtime: float
     is_dir: bool
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading, only when it is a regular file (a link to one is followed).
+    A FIFO, a device or a socket (made by a job where its output was, between a listing and
+    the copy) would block the copy for ever or never end (/dev/zero): OSError saying so. The
+    open itself does not block (O_NONBLOCK: a FIFO without a writer)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat_mod.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)",
+                          str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create

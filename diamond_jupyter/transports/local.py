@@ -25,6 +25,7 @@ from .base import (
     LineSplitter,
     check_argv,
     check_env,
+    open_regular,
     result_or_raise,
     safe_mode,
 )
@@ -183,7 +184,7 @@ class LocalTransport:
         mode is the source's without setuid, setgid, sticky or world-write bits."""
         fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
         try:
-            with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
+            with os.fdopen(fd, "wb") as out, open_regular(src) as f:
                 shutil.copyfileobj(f, out, 1 << 20)
                 os.fchmod(out.fileno(), safe_mode(os.fstat(f.fileno()).st_mode))
             os.replace(tmp, dst)

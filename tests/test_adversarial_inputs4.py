@@ -1,0 +1,274 @@
+"""The fourth sweep of hostile inputs, from an attacker's side of each trust boundary: the
+REST routes of a real Jupyter server (a local site, no test bed), transfers and the copies
+they make of directories a job wrote, results fetched back, the kernel's and the agent's
+text outputs, the store's redaction of secrets, approvals, the MCP face, the sites file and
+workflow files.
+
+The standard is the first sweep's (tests/test_adversarial_inputs.py): bad input is refused
+with one line naming what and where (a 4xx, exit 2, a BadInput), never a 500, a traceback or
+a hang; what a job wrote is data, copied only as regular files inside the place it was asked
+from; nothing secret reaches the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import Any
+
+import paramiko
+import pytest
+import yaml
+
+from diamond_jupyter.model import BadInput, JobSpec
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+
+ESC = "\x1b]52;c;cm0gLXJmIH4K\x07"  # OSC 52: writes the clipboard
+SHOWN_NEVER = ("\x1b]", "\x07", "\x1b[2K", "\x9b")
+SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nnot for you\n"
+
+
+# -- a real server with one local site; the site's home is a private directory -------------------
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    """The local site's login directory (its transport works in $HOME)."""
+    h = tmp_path / "home"
+    h.mkdir(exist_ok=True)
+    return h
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A private directory outside both the server's root and the site's copies."""
+    d = tmp_path / "outside"
+    d.mkdir(exist_ok=True)
+    (d / "id_rsa").write_bytes(SECRET)
+    return d
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, home, data_dir, monkeypatch):
+    from server_conftest import diamond_config
+
+    monkeypatch.setenv("HOME", str(home))
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def raw(http_server_client, jp_base_url, jp_auth_header):
+    """`await raw(METHOD, "path?q", body)` with the token: (code, parsed JSON reply)."""
+
+    async def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        if method == "POST" and data is None:
+            data = b"{}"
+        resp = await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=data,
+            headers=jp_auth_header, raise_error=False)
+        text = resp.body.decode()
+        try:
+            return resp.code, json.loads(text)
+        except ValueError:
+            return resp.code, text
+
+    return call
+
+
+def _bad(code: int, reply: Any, *want: str) -> str:
+    assert code == 400, (code, reply)
+    assert reply["reason"] == "bad-input", reply
+    msg = reply["message"]
+    assert "\n" not in msg and "\x00" not in msg, msg
+    for w in want:
+        assert w in msg, (w, msg)
+    return msg
+
+
+# -- 1. REST: transfer locations ----------------------------------------------------------------
+
+@pytest.mark.parametrize("src,dst,where,char", [
+    ("data/a\x00b", "here:x", "src", "NUL"),
+    ("here:a\x00b", "x", "src", "NUL"),
+    ("here:x", "out/a\x00b", "dst", "NUL"),
+    ("here:a\nb", "x", "src", "newline"),
+    ("here:x", "here:y\x1b[2K", "dst", "U+001B"),
+    ("here:x\u2028y", "z", "src", "LINE SEPARATOR"),
+])
+async def test_a_control_character_in_a_transfer_location_is_a_400_naming_it(
+        raw, src, dst, where, char):
+    """A NUL in a transfer's path was an 'unhandled error (see server log)', 500; a newline
+    or an escape was taken as part of a file name and the copy was tried."""
+    code, reply = await raw("POST", "transfers", {"src": src, "dst": dst, "wait": True})
+    _bad(code, reply, f"{where} contains a control character ({char}")
+    code, listed = await raw("GET", "transfers")
+    assert code == 200 and listed["transfers"] == []  # nothing recorded
+
+
+async def test_a_link_inside_a_directory_copied_from_the_root_is_not_followed(
+        raw, jp_root_dir, home, outside):
+    """The root's top-level links were refused, but a recursive copy followed every link
+    below it: `data/k -> ~/.ssh/id_rsa` sent the key to the site."""
+    data = jp_root_dir / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "real.txt").write_bytes(b"mine\n")
+    (data / "sub" / "deep.txt").write_bytes(b"deep\n")
+    (data / "k").symlink_to(outside / "id_rsa")
+    (data / "sub" / "away").symlink_to(outside)
+    code, rec = await raw("POST", "transfers", {"src": "data", "dst": "here:copied",
+                                                "recursive": True, "wait": True})
+    assert code == 200 and rec["state"] == "SUCCEEDED", rec
+    got = sorted(str(p.relative_to(home / "copied")) for p in (home / "copied").rglob("*")
+                 if p.is_file())
+    assert got == ["real.txt", "sub/deep.txt"]
+    assert not any(SECRET in p.read_bytes() for p in home.rglob("*") if p.is_file())
+    skipped = rec["data"]["skipped"]
+    assert "k: a symbolic link" in skipped and "sub/away: a symbolic link" in skipped
+
+
+async def test_a_name_filter_is_literal_text_not_a_pattern(raw, jp_serverapp):
+    """`%` and `_` in a name filter match themselves (SQL LIKE reads them as wildcards)."""
+    await raw("GET", "jobs")
+    store = jp_serverapp.web_app.settings["diamond_app"].federation.store
+    for token, name in (("aaaaaaaaaaa1", "a_b"), ("aaaaaaaaaaa2", "axb"),
+                        ("aaaaaaaaaaa3", "100%")):
+        store.record_intent("here", token, JobSpec(script="true\n", name=name))
+    for query, names in (("a_b", ["a_b"]), ("%25", ["100%"]), ("_", ["a_b"])):
+        code, reply = await raw("GET", f"jobs?name={query}")
+        assert code == 200 and [j["name"] for j in reply["jobs"]] == names, (query, reply)
+
+
+# -- 2. recursive copies of what a job wrote ----------------------------------------------------
+
+def _bounded(coro: Any, fifos: tuple[Path, ...] = (), timeout: float = 20.0) -> Any:
+    """Run `coro` for at most `timeout` s (TimeoutError after), then let go of any thread
+    left blocked opening one of `fifos` (a writer opens it once), so a copy that hung fails
+    the test instead of hanging the session."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+    finally:
+        for f in fifos:
+            try:
+                os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader waiting on it: nothing to let go
+                pass
+        loop.close()
+
+
+def _copy(src: Path, dst: Path, fifos: tuple[Path, ...] = ()):
+    from diamond_jupyter.transfer.sftp import sftp_copy
+
+    return _bounded(sftp_copy(None, str(src), None, str(dst), recursive=True,
+                              progress=lambda d, t: None, cancel=threading.Event()), fifos)
+
+
+def test_a_fifo_in_a_job_directory_neither_hangs_nor_is_copied(tmp_path):
+    """`mkfifo out/pipe` in a job's output made a recursive stage-out block for ever in
+    the open of the pipe (a thread and the transfer stuck)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "result.txt").write_text("r")
+    os.mkfifo(out / "pipe")
+    res = _copy(out, tmp_path / "back", fifos=(out / "pipe",))
+    assert [f["path"] for f in res.files] == ["result.txt"]
+    assert res.skipped == ["pipe: not a regular file"]
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == ["result.txt"]
+
+
+def test_a_link_to_a_device_is_not_copied(tmp_path):
+    """A link to a device was read through (to /dev/zero: until the disk filled, the reader
+    going to EOF); here /dev/null, which ends at once."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dev").symlink_to("/dev/null")
+    (out / "ok").write_text("ok")
+    res = _copy(out, tmp_path / "back")
+    assert [f["path"] for f in res.files] == ["ok"] and res.skipped == ["dev: a symbolic link"]
+
+
+def test_a_single_source_that_is_a_device_is_refused_not_read(tmp_path):
+    """A stage-out source the job replaced by a link to a device was read as a file."""
+    from diamond_jupyter.transfer.sftp import sftp_copy
+
+    (tmp_path / "out.bin").symlink_to("/dev/null")
+    with pytest.raises(OSError, match="not a regular file"):
+        _bounded(sftp_copy(None, str(tmp_path / "out.bin"), None, str(tmp_path / "copy"),
+                           recursive=False, progress=lambda d, t: None,
+                           cancel=threading.Event()))
+    assert not (tmp_path / "copy").exists()
+
+
+def test_a_local_fetch_refuses_a_file_swapped_for_a_fifo(tmp_path):
+    """A file listed as regular and replaced by a FIFO before the copy hung the fetch."""
+    from diamond_jupyter.model import SiteError
+    from diamond_jupyter.transports.local import LocalTransport
+
+    t = LocalTransport("here", workdir=str(tmp_path))
+    os.mkfifo(tmp_path / "result.txt")
+    with pytest.raises(SiteError, match="cannot fetch result.txt: not a regular file"):
+        _bounded(t.get_file("result.txt", str(tmp_path / "got")), (tmp_path / "result.txt",))
+    assert list(tmp_path.iterdir()) == [tmp_path / "result.txt"]
+
+
+class _Listing:
+    """What a hostile (or broken) SFTP server answers to directory listings."""
+
+    def __init__(self, tree: dict[str, list[tuple[str, int]]]) -> None:
+        self.tree = tree
+
+    def listdir_attr(self, path: str) -> list[paramiko.SFTPAttributes]:
+        out = []
+        for name, mode in self.tree.get(path.rstrip("/"), []):
+            a = paramiko.SFTPAttributes()
+            a.filename, a.st_mode, a.st_size = name, mode, 1
+            out.append(a)
+        return out
+
+
+def _sftp_side(tree: dict[str, list[tuple[str, int]]]):
+    from diamond_jupyter.transfer.sftp import SftpSide
+
+    class T:
+        name = "alpha"
+
+    return SftpSide(T(), _Listing(tree), "/home/me")
+
+
+REG, DIR, LNK = stat.S_IFREG | 0o644, stat.S_IFDIR | 0o755, stat.S_IFLNK | 0o777
+
+
+def test_an_sftp_listing_with_hostile_names_never_leaves_the_destination():
+    """A name `../../.bashrc` from the site's listing was joined to the destination as it
+    was: the copy wrote outside the directory asked for."""
+    side = _sftp_side({"/r": [("ok.txt", REG), ("..", DIR), ("../../.bashrc", REG),
+                              ("a/b", REG), ("", REG), (".", DIR), ("sub", DIR)],
+                       "/r/sub": [("x\x00y", REG), ("deep.txt", REG)]})
+    found = side.walk("/r")
+    assert found.files == ["ok.txt", "sub/deep.txt"]
+    assert len(found.skipped) == 6 and all("not a plain file name" in s for s in found.skipped)
+
+
+def test_an_sftp_listing_skips_links_instead_of_reading_through_them():
+    side = _sftp_side({"/r": [("key", LNK), ("dirlink", LNK), ("real", REG)]})
+    found = side.walk("/r")
+    assert found.files == ["real"]
+    assert found.skipped == ["key: a symbolic link", "dirlink: a symbolic link"]
+
+
+def test_parse_location_names_the_argument_and_keeps_plain_odd_names():
+    from diamond_jupyter.transfer import parse_location
+
+    sites = {"alpha": 1}
+    for text in ("alpha:a\x00b", "a\rb", "a\x7fb", "alpha:\x85x"):
+        with pytest.raises(BadInput, match=r"^dst contains a control character"):
+            parse_location(text, sites, what="dst")
+    for text in ("alpha:a b", "alpha:$(id)", "-rf", "alpha:ü/é", "alpha:a\tb"):
+        assert str(parse_location(text, sites)) == text  # inert: a name, never a command

@@ -53,6 +53,7 @@ from .model import (
     SiteError,
     SiteSnapshot,
     check_spec,
+    check_text,
     utcnow,
 )
 from .placement import Placement, StageData
@@ -650,6 +651,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         ./SITE-NUMBER; inside the server's root when there is one) and a (remote path, local
         path) pair per result file; paths that would leave the directory are left out. Nothing
         is copied. BadInput for an unknown job or a destination outside the server's root."""
+        if dest is not None:
+            check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .discovery import SiteDescription as Discovered
-from .model import Job, JobSpec, Node, Partition
+from .model import Job, JobSpec, Node, Partition, check_text
 from .summary import SiteSummary
 
 Approval = Literal["auto", "ask", "dry-run"]
@@ -191,6 +191,13 @@ class LogsOutput(_Out):
 
 class FetchInput(JobIdInput):
     dest: str | None = Field(None, description="local directory (default: ./SITE-NUMBER)")
+
+    @field_validator("dest")
+    @classmethod
+    def _one_line(cls, v: str | None) -> str | None:
+        if v is not None:
+            check_text("dest", v)  # BadInput: a NUL or a newline names no directory
+        return v
 
 
 class FetchOutput(_Out):

@@ -272,3 +272,107 @@ def test_parse_location_names_the_argument_and_keeps_plain_odd_names():
             parse_location(text, sites, what="dst")
     for text in ("alpha:a b", "alpha:$(id)", "-rf", "alpha:ü/é", "alpha:a\tb"):
         assert str(parse_location(text, sites)) == text  # inert: a name, never a command
+
+
+# -- 3. fetching results ------------------------------------------------------------------------
+
+def _local_fed(tmp_path: Path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.transports.local import LocalTransport
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(home / ".diamond"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
+    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
+    fed.monitors["here"].site = fed.sites["here"]
+    return fed
+
+
+def _job_in(fed, wd: Path) -> str:
+    fed.store.record_intent("here", "abc123abc123",
+                            JobSpec(script="true\n", working_directory=str(wd)))
+    return fed.store.bind_native_id("abc123abc123", "41").id
+
+
+@pytest.mark.parametrize("dest", ["res\x00ults", "res\nults", "res\x1b[1Aults"])
+async def test_a_control_character_in_a_fetch_destination_is_refused(tmp_path, dest):
+    """`fed.fetch(job, "a\\x00b")` raised ValueError (embedded null byte) from pathlib:
+    the CLI printed a traceback."""
+    fed = _local_fed(tmp_path)
+    wd = tmp_path / "home" / "run"
+    wd.mkdir()
+    (wd / "r.txt").write_text("r")
+    job = _job_in(fed, wd)
+    try:
+        with pytest.raises(BadInput, match=r"^dest contains a control character"):
+            await fed.fetch(job, dest)
+    finally:
+        await fed.close()
+
+
+async def test_the_agents_fetch_tool_refuses_the_same(tmp_path):
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    fed = _local_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=r"dest contains a control character \(NUL"):
+            await run_skill(SkillContext(fed), "fetch_results",
+                            {"job_id": "here:41", "dest": "a\x00b"})
+    finally:
+        await fed.close()
+
+
+async def test_a_fetched_directory_with_a_link_out_of_it_copies_only_its_files(tmp_path):
+    fed = _local_fed(tmp_path)
+    wd = tmp_path / "home" / "run"
+    (wd / "sub").mkdir(parents=True)
+    (wd / "r.txt").write_text("r")
+    secret = tmp_path / "elsewhere" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_bytes(SECRET)
+    (wd / "sub" / "key").symlink_to(secret)
+    job = _job_in(fed, wd)
+    try:
+        paths = await fed.fetch(job, tmp_path / "got")
+    finally:
+        await fed.close()
+    assert [p.name for p in paths] == ["r.txt"]
+    assert not any(SECRET in p.read_bytes() for p in (tmp_path / "got").rglob("*"))
+
+
+async def test_an_approved_transfer_whose_link_was_retargeted_is_asked_again(tmp_path):
+    """What the user approved is what runs: a link in the root re-pointed between the plan
+    and the approval changes the source, and the plan is asked for again."""
+    from diamond_jupyter.federation_plan import PlanChanged
+
+    fed = _local_fed(tmp_path)
+    root = tmp_path / "root"
+    for d in ("d1", "d2"):
+        (root / d).mkdir(parents=True)
+        (root / d / "f").write_text(d)
+    (root / "data").symlink_to(root / "d1")
+    fed.server_root = root
+    try:
+        plan = await fed.plan_transfer("data/f", "here:f")
+        assert plan["data_movements"][0]["source"] == str(root / "d1" / "f")
+        (root / "data").unlink()
+        (root / "data").symlink_to(root / "d2")
+        with pytest.raises(PlanChanged, match="would differ from the approved"):
+            await fed.transfer_approved("data/f", "here:f", plan)
+    finally:
+        await fed.close()
+    assert not (tmp_path / "home" / "f").exists()
+
+
+async def test_a_nul_in_a_fetch_destination_is_a_400(raw, jp_serverapp):
+    code, _ = await raw("GET", "jobs")  # the engine is started
+    fed = jp_serverapp.web_app.settings["diamond_app"].federation
+    fed.store.record_intent("here", "abc123abc123", JobSpec(script="true\n", name="j"))
+    job = fed.store.bind_native_id("abc123abc123", "41")
+    code, reply = await raw("POST", f"jobs/{job.id}/fetch", {"dest": "res\x00ults"})
+    _bad(code, reply, "dest contains a control character (NUL")

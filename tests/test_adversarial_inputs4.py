@@ -376,3 +376,43 @@ async def test_a_nul_in_a_fetch_destination_is_a_400(raw, jp_serverapp):
     job = fed.store.bind_native_id("abc123abc123", "41")
     code, reply = await raw("POST", f"jobs/{job.id}/fetch", {"dest": "res\x00ults"})
     _bad(code, reply, "dest contains a control character (NUL")
+
+
+# -- 4. what the kernel and the agent's card print ----------------------------------------------
+
+def test_magic_fetch_prints_the_jobs_file_names_visibly(capsys):
+    """`%diamond fetch` printed the paths of a job's files as they were: a file named with
+    an escape sequence wrote the terminal's clipboard in a terminal IPython."""
+    from diamond_jupyter.kernel import magics
+
+    class Engine:
+        def call(self, coro):
+            return asyncio.run(coro)
+
+        async def fetch(self, job, dest):
+            return [f"/w/here-41/{ESC}evil.txt", "/w/here-41/\x1b[2K\x1b[1Aok.txt"]
+
+    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
+    m._engine = Engine()
+    paths = m.do_fetch(__import__("argparse").Namespace(job="here:41", dest=None), None)
+    out = capsys.readouterr().out
+    assert not any(s in out for s in SHOWN_NEVER), repr(out)
+    assert "evil.txt" in out and "ok.txt" in out
+    assert str(paths[0]).endswith(f"{ESC}evil.txt")  # the value itself is kept
+
+
+def test_the_agent_task_card_shows_answers_and_tool_inputs_visibly():
+    """The task card's text (a terminal IPython prints it) carried the model's answer and its
+    tool inputs as they were; a job's output, echoed by the model, drove the terminal."""
+    from diamond_jupyter.agent.notebook import TaskHandle
+
+    task = {"id": "t1", "state": "done", "answer": f"done {ESC}\x1b[2K<script>x</script>",
+            "error": "e\x9b2J", "steps": [
+                {"kind": "tool_call", "data": {"tool": "logs", "input": {"job_id": ESC}}},
+                {"kind": "model", "data": {"text": "\x1b]0;title\x07thinking"}}]}
+    h = TaskHandle(None, task)
+    text = repr(h)
+    assert not any(s in text for s in SHOWN_NEVER + ("\x9b",)), repr(text)
+    assert "done" in text and "thinking" in text
+    assert "<script>" not in h._repr_html_() and "\x1b]" not in h._repr_html_()
+    assert h.answer == task["answer"]  # the data is kept as it was

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from ..federation_plan import describe_plan
-from ..model import DiamondError
+from ..model import DiamondError, visible
 from .tasks import FINAL_STATES
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,9 @@ class TaskHandle:
         return out
 
     def __repr__(self) -> str:
-        return "\n".join(self._lines())
+        # the model's words and its tools' inputs may echo job output (untrusted): a
+        # terminal shows their control sequences written out, never acts on them
+        return visible("\n".join(self._lines()))
 
     def _repr_html_(self) -> str:
         return (f'<pre data-diamond-task="{html.escape(self.id)}" '

@@ -264,7 +264,8 @@ class DiamondMagics(Magics):
 
     def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
         paths = self.call(self.engine.fetch(args.job, args.dest))
-        print("\n".join(paths) or "no result files")
+        # the names are the job's (untrusted): shown, never acted on by a terminal
+        print(visible("\n".join(paths)) or "no result files")
         return [Path(p) for p in paths]
 
     def do_place(self, args: argparse.Namespace, cell: str | None) -> None:

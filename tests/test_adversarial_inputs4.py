@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -416,3 +417,59 @@ def test_the_agent_task_card_shows_answers_and_tool_inputs_visibly():
     assert "done" in text and "thinking" in text
     assert "<script>" not in h._repr_html_() and "\x1b]" not in h._repr_html_()
     assert h.answer == task["answer"]  # the data is kept as it was
+
+
+# -- 5. secrets in scripts never reach the store --------------------------------------------------
+
+SECRETS = [
+    ('curl -H "Authorization: Bearer Zq81mXo2Lr6vTt4w" https://api.example.org\n',
+     "Zq81mXo2Lr6vTt4w"),
+    ("curl -H 'Authorization: Basic dXNlcjpodW50ZXIy' https://x.example.org\n",
+     "dXNlcjpodW50ZXIy"),
+    ("wget --header='Authorization: token Pq4nX8sLw2Zr7kYv' https://x.example.org\n",
+     "Pq4nX8sLw2Zr7kYv"),
+    ("curl -H 'X-Api-Key: Mv7cR2pQ9zLk4tWs' https://x.example.org\n", "Mv7cR2pQ9zLk4tWs"),
+    ("curl -H 'PRIVATE-TOKEN: Wn3hG8jDq5Xv1bRc' https://gitlab.example.org\n",
+     "Wn3hG8jDq5Xv1bRc"),
+    ("echo '{\"password\": \"Hn7qWz2pKd\"}' > cfg.json\n", "Hn7qWz2pKd"),
+    ("cat > cfg.yaml <<EOF\ndb:\n  password: Tb6vYs3mQe\nEOF\n", "Tb6vYs3mQe"),
+    ("python -c \"api_key = 'Jf5kLp8sWq'\"\n", "Jf5kLp8sWq"),
+]
+
+
+@pytest.mark.parametrize("script,secret", SECRETS)
+def test_secrets_written_as_headers_json_or_yaml_are_not_stored(tmp_path, script, secret):
+    """An opaque bearer token, Basic credentials, an API-key header, a password in JSON or
+    YAML, `api_key = '...'`: none was recognised, each reached the store's files."""
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite3")
+    job = store.record_intent("alpha", "tok-secret", JobSpec(
+        script="#!/bin/bash\n" + script + "echo done\n", name="leaky"))
+    shown = store.get_job(job.id).spec.script
+    assert secret not in shown and "echo done" in shown and "***" in shown
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    assert secret.encode() not in raw
+
+
+def test_the_secret_itself_goes_but_the_text_around_it_stays():
+    from diamond_jupyter.store import redact
+
+    assert redact('curl -H "Authorization: Bearer Zq81mXo2Lr6vTt4w" https://x') == \
+        'curl -H "Authorization: Bearer ***" https://x'
+    assert redact('{"password": "x1", "user": "me"}') == '{"password": ***, "user": "me"}'
+    text = ("echo step: 3 of 5; tokens: 12\nssh host:2222 -p 22\nratio=1:2 at 01:02:03\n"
+            "curl https://git.example.org/r.git\nexport PASSES=3 max_tokens=100\n")
+    assert redact(text) == text  # ordinary names, ports, times and numbers are kept
+
+
+@pytest.mark.parametrize("text", ["a-" * 50000, "password" + " " * 100000,
+                                  "password " * 20000, "x:" * 100000, "Authorization: " * 20000,
+                                  "'" * 100000, "token= " * 30000])
+def test_the_redactor_stays_linear_on_the_new_shapes(text):
+    from diamond_jupyter.store import redact
+
+    t0 = time.thread_time()
+    redact(text)
+    assert time.thread_time() - t0 < 0.5

@@ -23,17 +23,24 @@ log = logging.getLogger("diamond_jupyter.store")
 
 REDACTED = "***"
 _SECRET_KEY = re.compile(
-    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd)(?:_|$)|api_?key|"
-    r"private_?key|access_?key|credential|authorization|cookie",
+    r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd)(?:_|$)|api[_-]?key|"
+    r"private[_-]?key|access[_-]?key|credential|authorization|cookie",
     re.I,
 )
 # Every pattern here runs in linear time on any text (job output and prompts are hostile):
 # an assignment is found as `NAME=` (a whole word, one pass), its name checked apart, its
 # value matched where it starts; a PEM block is found by its BEGIN and END lines, not by a
 # lazy `.*?` that would rescan the text from every BEGIN.
-_ASSIGN_NAME = re.compile(r"\b([A-Za-z0-9_]+)=")
+# A NAME is a whole run of word characters and hyphens (the lookbehind: only where a run
+# starts, so a long `a-a-a-...` is scanned once), then an optional closing quote and blanks,
+# then = or : (`PASS=x`, `--password=x`, `"password": "x"`, `api_key = 'x'`, an HTTP header
+# `Authorization: Bearer x` or `X-Api-Key: x`).
+_ASSIGN_NAME = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)[\"']?[ \t]*[=:][ \t]*")
 _SECRET_NAME = _SECRET_KEY  # a variable's name in text, as a key in data (DB_PASS, MYSQL_PWD)
-_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
+# the value: quoted, or up to a blank, a shell operator or a quote; an HTTP authorization
+# scheme before it (Bearer, Basic, ...) is kept, the credential after it is not
+_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:(?i:bearer|basic|token|digest|negotiate)[ \t]+)?"
+                           r"(?:\"[^\"]*\"|'[^']*'|[^\s;&|\"']+)")
 _SECRET_VALUE = re.compile(
     r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
     r"|glpat-[\w-]{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
@@ -49,15 +56,18 @@ _PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
 
 
 def _redact_assignments(text: str) -> str:
-    """`NAME=value` -> `NAME=***` where NAME looks secret (a number is kept: TOKENS=3)."""
+    """`NAME=value` (or `NAME: value`) -> `NAME=***` where NAME looks secret (a number is
+    kept: TOKENS=3; an authorization scheme too: `Authorization: Bearer ***`)."""
     out, last = [], 0
     for m in _ASSIGN_NAME.finditer(text):
         if m.start() < last or not _SECRET_NAME.search(m.group(1)):
             continue
         v = _ASSIGN_VALUE.match(text, m.end())
-        if v is None:
+        if v is None or v.end() == m.end():
             continue
-        out += [text[last:m.end()], REDACTED]
+        scheme = v.group().split()[0] if v.group()[:1] not in "\"'" and \
+            len(v.group().split()) > 1 else ""
+        out += [text[last:m.end()], f"{scheme} " if scheme else "", REDACTED]
         last = v.end()
     return "".join(out) + text[last:] if out else text
 

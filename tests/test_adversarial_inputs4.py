@@ -15,6 +15,8 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -473,3 +475,85 @@ def test_the_redactor_stays_linear_on_the_new_shapes(text):
     t0 = time.thread_time()
     redact(text)
     assert time.thread_time() - t0 < 0.5
+
+
+# -- 6. the other faces: MCP, the command line --------------------------------------------------
+
+async def test_the_mcp_transfer_tool_refuses_a_control_character_with_a_tool_error(tmp_path):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from diamond_jupyter.mcp_server import _Engine, _tool
+    from diamond_jupyter.skills import SKILLS
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here", "transport": {"kind": "local"}}],
+                                     "store": str(tmp_path / "store.sqlite3")}))
+    engine = _Engine(str(sites), "dry-run")
+    try:
+        tool = _tool(SKILLS["transfer"], engine)
+        with pytest.raises(ToolError, match=r"src contains a control character \(NUL"):
+            await tool(src="here:a\x00b", dst="x")
+    finally:
+        await engine.close()
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    sites = tmp_path / "sites.yaml"
+    if not sites.exists():
+        sites.write_text("sites:\n  - name: alpha\n    scheduler: slurm\n"
+                         "    transport: {kind: local}\n"
+                         f"store: {tmp_path / 'store.sqlite3'}\n")
+    (tmp_path / "h").mkdir(exist_ok=True)
+    env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+           "HOME": str(tmp_path / "h"), "DIAMOND_CONFIG": str(sites)}
+    return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                          capture_output=True, text=True, env=env, timeout=120,
+                          cwd=tmp_path)
+
+
+def test_diamond_transfer_with_a_newline_exits_2_naming_the_argument(tmp_path):
+    res = _cli(tmp_path, "transfer", "alpha:a\nb", "x", "--json")
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert json.loads(res.stdout)["message"].startswith("src contains a control character")
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+# -- 7. the sites file and workflow files -------------------------------------------------------
+
+@pytest.mark.parametrize("entry,where", [
+    ({"commands": {"sbatch": "--wrap=id"}}, "commands.sbatch"),
+    ({"commands": {"sbatch": "/bin/sbatch; id"}}, "commands.sbatch"),
+    ({"env": {"A;id": "1"}}, "env"),
+    ({"workdir": "$(id)/x"}, "workdir"),
+    ({"workdir": "~root/x"}, "workdir"),
+    ({"default_partition": "-p"}, "default_partition"),
+    ({"transport": {"kind": "ssh", "host": "-oProxyCommand=id"}}, "host: '-oProxyCommand=id'"),
+])
+def test_a_sites_file_cannot_smuggle_options_or_commands(tmp_path, entry, where):
+    from diamond_jupyter.config import load_config
+
+    site = {"name": "a", "scheduler": "slurm", "transport": {"kind": "local"}} | entry
+    p = tmp_path / "sites.yaml"
+    p.write_text(yaml.safe_dump({"sites": [site]}))
+    with pytest.raises(BadInput) as e:
+        load_config(p)
+    assert where in str(e.value) and "\n" not in str(e.value).strip(), str(e.value)
+
+
+@pytest.mark.parametrize("data,want", [
+    ({"name": "../../x"}, "name: '../../x' is not a valid name"),
+    ({"name": "w\n"}, "name: 'w\\n' is not a valid name"),
+    ({"steps": [{"name": "\u0430", "script": "x"}]}, "is not a valid name"),  # Cyrillic a
+    ({"steps": [{"name": "a", "script": "x"}, {"name": "b", "script": "x", "needs": ["a"],
+                 "inputs": [{"from": "a", "path": "o", "as": "../../.bashrc"}]}]}, "no '..'"),
+    ({"steps": [{"name": "a", "script": "x"}, {"name": "b", "script": "x", "needs": ["a"],
+                 "inputs": [{"from": "a", "path": "o", "as": "-delete"}]}]}, "no leading /"),
+])
+def test_workflow_names_and_aliases_stay_names(data, want):
+    from diamond_jupyter.workflow.model import parse_workflow
+
+    wf = {"name": "w", "steps": [{"name": "a", "script": "#!/bin/bash\necho\n"}]} | data
+    with pytest.raises(BadInput) as e:
+        parse_workflow(wf, sites=["alpha"])
+    assert want in str(e.value), str(e.value)

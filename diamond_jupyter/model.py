@@ -253,6 +253,25 @@ def check_text(field: str, value: str, *, multiline: bool = False) -> None:
                        "only printable characters and tabs are accepted")
 
 
+# Free-form JSON (a spec's metadata, a submit's origin) nests at most this deep: the store
+# serialises it, and pydantic refuses past a few hundred levels ("Maximum serialization
+# depth exceeded", which reached a REST client as a 500).
+MAX_JSON_DEPTH = 32
+
+
+def check_nesting(field: str, value: Any, limit: int = MAX_JSON_DEPTH) -> None:
+    """BadInput naming `field` when its lists and mappings nest deeper than `limit`
+    (checked without recursion, so any depth is measured safely)."""
+    todo = [(value, 1)]
+    while todo:
+        v, depth = todo.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if depth > limit:
+                raise BadInput(f"{field} nests lists or mappings more than {limit} levels "
+                               "deep; give it a flatter shape")
+            todo += [(x, depth + 1) for x in (v.values() if isinstance(v, dict) else v)]
+
+
 # The largest time limit Slurm stores (2^32 - 2 minutes); no scheduler here takes more.
 MAX_WALLTIME_S = (2**32 - 2) * 60
 MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
@@ -288,6 +307,7 @@ def check_spec(spec: JobSpec) -> None:
     Directive values and paths must be one printable line and never look like options;
     the shell must be an absolute interpreter path; the body may span lines but hold no
     NUL. `metadata` is informational and never rendered."""
+    check_nesting("metadata", spec.metadata)
     for name in JobSpec.model_fields:
         value = getattr(spec, name)
         if name == "metadata" or value is None:

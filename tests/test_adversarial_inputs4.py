@@ -136,6 +136,30 @@ async def test_a_link_inside_a_directory_copied_from_the_root_is_not_followed(
     assert "k: a symbolic link" in skipped and "sub/away: a symbolic link" in skipped
 
 
+def _deep(n: int) -> dict:
+    return json.loads('{"a":' * n + "1" + "}" * n)
+
+
+@pytest.mark.parametrize("path,body,where", [
+    ("jobs", {"script": "echo hi", "site": "here", "origin": _deep(500)}, "origin"),
+    ("jobs", {"spec": {"script": "echo hi", "metadata": _deep(500)}, "site": "here"},
+     "metadata"),
+    ("workflows", {"workflow": {"name": "w", "steps": [{"name": "a", "script": "echo"}]},
+                   "origin": _deep(500)}, "origin"),
+    ("tasks", {"prompt": "hello", "origin": _deep(500)}, "origin"),
+    ("place", {"spec": {"script": "echo hi", "metadata": {"x": [_deep(40)]}}}, "metadata"),
+])
+async def test_deeply_nested_free_form_json_is_a_400_naming_the_field(raw, path, body, where):
+    """An `origin` or a spec's `metadata` nested 500 levels (a 10 kB body) was an
+    'unhandled error', 500: the store could not serialise it (pydantic's depth limit)."""
+    code, reply = await raw("POST", path, body)
+    _bad(code, reply, f"{where} nests lists or mappings more than 32 levels deep")
+    code, listed = await raw("GET", "jobs")
+    assert code == 200 and listed["total"] == 0
+    code, ok = await raw("POST", "place", {"spec": {"script": "echo", "metadata": _deep(30)}})
+    assert code == 200, ok  # a reasonable depth is fine
+
+
 async def test_a_name_filter_is_literal_text_not_a_pattern(raw, jp_serverapp):
     """`%` and `_` in a name filter match themselves (SQL LIKE reads them as wildcards)."""
     await raw("GET", "jobs")

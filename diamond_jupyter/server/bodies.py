@@ -4,13 +4,24 @@ ValidationError, which `api` answers with 400 naming the field."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from ..model import check_nesting
 from ..skills_models import FetchInput, PlaceInput, SubmitInput, TransferInput, TranslateInput
 
 _REST = ConfigDict(extra="ignore")
+
+
+def _flat_origin(v: dict[str, Any] | None) -> dict[str, Any] | None:
+    if v is not None:
+        check_nesting("origin", v)  # BadInput (400) before anything is stored
+    return v
+
+
+# where a request came from ({"path", "cell_id"} of a cell): stored with what it started
+Origin = Annotated[dict[str, Any] | None, AfterValidator(_flat_origin)]
 
 
 class PlaceBody(PlaceInput):
@@ -22,7 +33,7 @@ class SubmitBody(SubmitInput):
     model_config = _REST
     site: str | None = "auto"  # type: ignore[assignment]  # null or "" mean auto, as ever
     dialect: str | None = Field(None, description="the script's dialect (default: detected)")
-    origin: dict[str, Any] | None = Field(None, description='{"path", "cell_id"} of a cell')
+    origin: Origin = Field(None, description='{"path", "cell_id"} of a cell')
     force: bool = Field(False, description="submit to the site given even if it lacks what "
                         "the job needs")
 
@@ -47,7 +58,7 @@ class AskBody(BaseModel):
     model_config = _REST
     prompt: str = Field(description="the request, in plain words")
     approval: Literal["auto", "ask", "dry-run"] | None = None
-    origin: dict[str, Any] | None = None
+    origin: Origin = None
     # when a job the task waits on can never start where it is
     on_stuck: Literal["ask", "resubmit-elsewhere", "wait"] = "ask"
 

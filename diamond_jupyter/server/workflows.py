@@ -9,12 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from tornado.web import authenticated
 
 from .base import ApiError, DiamondHandler, api
+from .bodies import Origin
 
 
 class WorkflowBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
     workflow: str | dict[str, Any] = Field(description="YAML text or a mapping")
-    origin: dict[str, Any] | None = None
+    origin: Origin = None
 
 
 class _WorkflowHandler(DiamondHandler):

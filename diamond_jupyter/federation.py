@@ -698,6 +698,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return translate(text, to, from_)
 
     @staticmethod
+    def redacted(text: str) -> str:
+        """`text` with what the store would not keep (passwords, tokens, keys) replaced by
+        ***: for what a face logs (a request's error may quote what the user sent)."""
+        from .store import redact
+
+        return redact(text)
+
+    @staticmethod
     def read_script(path: str | Path) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
         when it cannot be read or is binary."""

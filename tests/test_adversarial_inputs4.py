@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -158,6 +159,18 @@ async def test_deeply_nested_free_form_json_is_a_400_naming_the_field(raw, path,
     assert code == 200 and listed["total"] == 0
     code, ok = await raw("POST", "place", {"spec": {"script": "echo", "metadata": _deep(30)}})
     assert code == 200, ok  # a reasonable depth is fine
+
+
+async def test_an_error_quoting_a_password_is_logged_without_it(raw, caplog):
+    """A transfer from `https://me:PASSWORD@host/x` is refused quoting the location: the
+    server's log (tornado's warning line) had the password in clear."""
+    caplog.set_level(logging.DEBUG)
+    code, reply = await raw("POST", "transfers", {
+        "src": "https://me:Vq7Lm2Xp9Kz@data.example.org/x", "dst": "x", "wait": True})
+    _bad(code, reply, "unknown site 'https'", "Vq7Lm2Xp9Kz")  # the sender sees what it sent
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "unknown site 'https'" in logged and "https://me:***@data.example.org" in logged
+    assert "Vq7Lm2Xp9Kz" not in logged
 
 
 async def test_a_name_filter_is_literal_text_not_a_pattern(raw, jp_serverapp):

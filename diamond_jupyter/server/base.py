@@ -32,7 +32,12 @@ class ApiError(HTTPError):
     """An HTTP error with a machine-readable `reason` for the JSON body."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(status, log_message=message.replace("%", "%%"))
+        from ..federation import Federation
+
+        # the server log gets the message without secrets (it may quote the request);
+        # the client, who sent them, gets it whole
+        logged = Federation.redacted(message)
+        super().__init__(status, log_message=logged.replace("%", "%%"))
         self.code, self.message = code, message
 
 

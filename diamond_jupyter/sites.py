@@ -482,11 +482,13 @@ class Site:
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
         """Jobs carrying the idempotency `token` (in the comment, or the name's suffix for
         schedulers without comments and for jobs submitted before the comment was used)."""
+        # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
-            found = await self.find_by_name(name if (name or "").endswith(f".dmd-{token}")
-                                            else scheduler_name(name, token))
+            full = name if (name or "").endswith(f".dmd-{token}") else \
+                scheduler_name(name, token)
+            found = await self.find_by_name(self.script.job_name(full or ""))
             return [s for s in found if (s.name or "").endswith(f".dmd-{token}")]
-        found = await self.find_by_name(name or "job")
+        found = await self.find_by_name(self.script.job_name(name or "job"))
         return [s for s in found if token_tag(token) in (s.comment or "")]
 
     async def statuses(self, native_ids: list[str], *,

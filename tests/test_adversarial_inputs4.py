@@ -556,7 +556,69 @@ def test_diamond_transfer_with_a_newline_exits_2_naming_the_argument(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-# -- 7. the sites file and workflow files -------------------------------------------------------
+# -- 7. job names the scheduler reads otherwise ---------------------------------------------------
+
+@pytest.mark.parametrize("name", ["run[1-1000]", "a[1-5]%2", "x]", "[0]"])
+def test_an_lsf_job_name_never_becomes_a_job_array(name):
+    """`#SBATCH -J run[1-1000]` translated to LSF became `#BSUB -J run[1-1000]`: bsub made
+    it a job array of 1000 jobs, without a word."""
+    from diamond_jupyter.dialects import get_script_dialect
+    from diamond_jupyter.federation import Federation
+
+    lsf = get_script_dialect("lsf")
+    text, warnings, _ = Federation.translate(f"#!/bin/bash\n#SBATCH -J {name}\necho\n", "lsf")
+    back = lsf.parse_script(text)
+    assert back.array is None and "[" not in (back.name or "") and back.name
+    assert any(f"job name {name!r}" in w and "job array" in w for w in warnings), warnings
+    spec = JobSpec(script="true\n", name="keep", array={"expression": "1-3"})
+    assert lsf.parse_script(lsf.render_script(spec).script).array.expression == "1-3"
+
+
+class _Recorder:
+    """A transport that answers every command with nothing, keeping the argv lists."""
+
+    name = "a"
+
+    def __init__(self) -> None:
+        self.argvs: list[list[str]] = []
+
+    async def run(self, argv, **kw):
+        from diamond_jupyter.transports.base import CommandResult
+
+        self.argvs.append(list(argv))
+        return CommandResult(list(argv), 0, "", "", 0.0)
+
+
+@pytest.mark.parametrize("scheduler,name,asked", [
+    ("sge", "-x", "j-x.dmd-abc123abc123"),
+    ("sge", "2024-run", "j2024-run.dmd-abc123abc123"),
+    ("pbs", "-x", "j-x.dmd-abc123abc123"),
+    ("slurm", "a,b", None),  # no --name list: every job, told apart by the token
+])
+async def test_a_lost_submit_is_looked_up_by_the_name_the_scheduler_holds(
+        scheduler, name, asked):
+    """After a lost submit answer, the job was looked up by the name as given: Grid Engine
+    and PBS hold `-x` as `j-x` (a job never found: closed as never submitted while it ran),
+    and `-x` or a Slurm name with a comma was refused, retried as 'unreachable' for ever."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+
+    t = _Recorder()
+    site = Site(SiteConfig(name="a", scheduler=scheduler,
+                           transport=TransportConfig(kind="local")), transport=t)
+    assert await site.find_by_token(name, "abc123abc123") == []
+    argv = " ".join(t.argvs[-1])
+    if asked is None:
+        assert "--name" not in argv and "squeue" in argv
+    else:
+        assert asked in t.argvs[-1] or f"-N {asked}" in argv, t.argvs
+    rendered = site.render(site.scheduler_spec(JobSpec(script="true\n", name=name),
+                                               "abc123abc123")).script
+    if asked is not None:
+        assert asked in rendered  # what is asked for is what the script named
+
+
+# -- 8. the sites file and workflow files -------------------------------------------------------
 
 @pytest.mark.parametrize("entry,where", [
     ({"commands": {"sbatch": "--wrap=id"}}, "commands.sbatch"),

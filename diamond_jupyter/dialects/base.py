@@ -27,6 +27,10 @@ class Dialect(Protocol):
     def render_script(self, spec: JobSpec) -> Rendered:
         """JobSpec -> script in this dialect."""
 
+    def job_name(self, name: str) -> str:
+        """The job name as the scheduler keeps it once rendered (a dialect changes a name its
+        submit command would misread): what a lookup by name must ask for."""
+
 
 class SchedulerCommands(Protocol):
     """Command lines and output parsers for one scheduler (pure: argv in, models out).

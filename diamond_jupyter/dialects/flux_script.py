@@ -212,6 +212,11 @@ class FluxScript:
         return True
 
     # ------------------------------------------------------------------ render
+    @staticmethod
+    def job_name(name: str) -> str:
+        """The name as the scheduler keeps it: as given."""
+        return name
+
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []

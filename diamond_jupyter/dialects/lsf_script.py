@@ -321,6 +321,12 @@ class LsfScript:
         return True
 
     # ------------------------------------------------------------------ render
+    @staticmethod
+    def job_name(name: str) -> str:
+        """The name as the scheduler keeps it (the rendered `-J`): brackets become `_`, as
+        bsub reads `NAME[1-1000]` as a job array of 1000 jobs, not as a name."""
+        return name.replace("[", "_").replace("]", "_")
+
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
@@ -333,7 +339,10 @@ class LsfScript:
         r, c = spec.resources, spec.constraints
         own = [d for d in spec.unknown if d.dialect == self.name]
         if spec.name or spec.array:
-            name = spec.name or "array"
+            name = self.job_name(spec.name) if spec.name else "array"
+            if spec.name and name != spec.name:
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (bsub reads "
+                                "NAME[...] as a job array)")
             indexes, pct, limit = (spec.array.expression if spec.array else "").partition("%")
             # the running-task limit follows the brackets: name[1-100]%10
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)

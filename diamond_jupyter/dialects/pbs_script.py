@@ -387,6 +387,12 @@ class PbsScript:
         return None
 
     # ------------------------------------------------------------------ render
+    @staticmethod
+    def job_name(name: str) -> str:
+        """The name as the scheduler keeps it (the rendered `-N`): one starting with '-'
+        gets a 'j' first, or qsub would read it as an option."""
+        return "j" + name if name.startswith("-") else name
+
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         torque = spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs"
@@ -400,7 +406,7 @@ class PbsScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
         if spec.name:
-            name = "j" + spec.name if spec.name.startswith("-") else spec.name
+            name = self.job_name(spec.name)
             if name != spec.name:  # qsub would read `-N -x` as an option
                 warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub reads "
                                 "a name starting with '-' as an option)")

@@ -280,6 +280,11 @@ class SgeScript:
                    + (f"get the queue {spec.queue} and " if spec.queue else "")
                    + f"pick the hosts themselves (named here: {', '.join(hosts)})")
 
+    @staticmethod
+    def job_name(name: str) -> str:
+        """The name as the scheduler keeps it (the rendered `-N`, see `_job_name`)."""
+        return _job_name(name)
+
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")

@@ -195,8 +195,12 @@ class SlurmCommands:
     token_in_comment = True  # the idempotency token travels in --comment, not the name
 
     def find_by_name_argv(self, name: str) -> list[str]:
-        if not name or "," in name or "\n" in name:
+        """Jobs named `name`; a name holding a comma (which --name reads as a list of names)
+        is not filtered by the scheduler: the caller tells the jobs apart by their token."""
+        if not name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")
+        if "," in name:
+            return self._q("squeue", "-h", "-t", "all", "-o", SQUEUE_FIELDS)
         return self._q("squeue", "-h", "-t", "all", f"--name={name}", "-o", SQUEUE_FIELDS)
 
     def snapshot_argvs(self) -> dict[str, list[str]]:

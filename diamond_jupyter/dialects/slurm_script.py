@@ -500,6 +500,11 @@ class SlurmScript:
         return True
 
     # ------------------------------------------------------------------ render
+    @staticmethod
+    def job_name(name: str) -> str:
+        """The name as the scheduler keeps it: as given."""
+        return name
+
     def render_script(self, spec: JobSpec) -> Rendered:
         lines: list[str] = []
         warnings = common_render_warnings(spec, self.name)

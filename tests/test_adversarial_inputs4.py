@@ -514,6 +514,59 @@ def test_the_redactor_stays_linear_on_the_new_shapes(text):
     assert time.thread_time() - t0 < 0.5
 
 
+def test_a_tasks_secret_inputs_are_sealed_not_stored_and_come_back_whole(tmp_path):
+    """An agent task's tool-call inputs were stored redacted and read back redacted: the
+    call a person approved then ran with `***` in place of the secret."""
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite3")
+    call = {"id": "c1", "name": "submit",
+            "input": {"script": "export WANDB_API_KEY=Zq81mXo2Lr6vTt4w\npython train.py\n"}}
+    rec = store.create_task("train it", data={"turn": {"calls": [call]}, "approval": "ask"})
+    shown = store.get_task(rec.id, steps=False).data["turn"]["calls"][0]["input"]["script"]
+    assert "Zq81mXo2Lr6vTt4w" not in shown and "WANDB_API_KEY=***" in shown
+    store.update_task(rec.id, state="awaiting_approval", data={"pending": {"tool": "submit"}})
+    store.claim_task(rec.id, "engine-1", states=("awaiting_approval",), to_state="running",
+                     data={"decision": "approved"})
+    store.release_task(rec.id, "engine-1")
+    whole = store.task_data_to_run(rec.id)
+    assert whole["turn"]["calls"][0] == call and whole["decision"] == "approved"
+    assert whole["pending"] == {"tool": "submit"} and whole["approval"] == "ask"
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    assert b"Zq81mXo2Lr6vTt4w" not in raw
+
+
+async def test_an_approved_call_whose_input_holds_a_secret_runs_as_approved(tmp_path, fake):
+    """The approved transfer to `out/token=...` was re-planned from the redacted input
+    (`out/token=***`): its plan differed, so it was asked again, and again, for ever."""
+    from agents import agent
+    from fake_llm import text, tool_use
+
+    from diamond_jupyter.config import FederationConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    src, dst = tmp_path / "in.txt", tmp_path / "out" / "token=Zq81mXo2Lr6vTt4w.txt"
+    src.write_text("data\n")
+    fake.script([tool_use("transfer", {"src": str(src), "dst": str(dst)})],
+                lambda body: [text("copied")])
+    fed = await Federation(FederationConfig(sites=[]),
+                           store=Store(tmp_path / "s.sqlite")).start()
+    try:
+        task = await agent(fed).ask("copy it", approval="ask")
+        held = await agent(fed).wait(task["id"], settled=True, timeout=60)
+        assert held["state"] == "awaiting_approval", held
+        assert not dst.exists()
+        await agent(fed).approve(task["id"])
+        done = await agent(fed).wait(task["id"], timeout=60)
+        assert done["state"] == "done" and done["answer"] == "copied", done
+        assert dst.read_text() == "data\n" and fake.calls == 2
+    finally:
+        await agent(fed).close()
+        await fed.close()
+
+
 # -- 6. the other faces: MCP, the command line --------------------------------------------------
 
 async def test_the_mcp_transfer_tool_refuses_a_control_character_with_a_tool_error(tmp_path):

@@ -97,7 +97,9 @@ class AgentRunner(TaskBook):
 
     # -- the loop ---------------------------------------------------------------------------
     async def drive(self, task_id: str) -> None:
-        data = self.store.get_task(task_id, steps=False).data
+        # as given, secrets included (the store shows them redacted): the calls left run with
+        # their own inputs, an approved plan exactly as approved
+        data = await asyncio.to_thread(self.store.task_data_to_run, task_id)
         messages: list[dict[str, Any]] = data.get("messages") or []
         turn: dict[str, Any] | None = data.get("turn")
         calls = int(data.get("model_calls") or 0)
@@ -144,13 +146,13 @@ class AgentRunner(TaskBook):
 
     async def _run_calls(self, task_id: str, ctx: SkillContext, turn: dict[str, Any]) -> bool:
         """Run the turn's remaining tool calls; False when the task went to sleep."""
-        rec = self.store.get_task(task_id, steps=False)
-        approved = rec.data.get("decision") == "approved"
+        data = self.store.task_data_to_run(task_id)
+        approved = data.get("decision") == "approved"
         calls, results = turn["calls"], turn["results"]
         while len(results) < len(calls):
             call = calls[len(results)]
             name, args = call["name"], call.get("input") or {}
-            pending = rec.data.get("pending") or {}
+            pending = data.get("pending") or {}
             resumed = pending.get("tool_use_id") == call["id"]
             again = turn.get("started") == call["id"]  # its engine stopped during the call
             if not resumed and not again:
@@ -192,7 +194,7 @@ class AgentRunner(TaskBook):
             if resumed or ctx.wake is not None:
                 await self._save(task_id, pending=None, decision=None, wake=None)
                 ctx.wake = None
-                rec = self.store.get_task(task_id, steps=False)
+                data = self.store.task_data_to_run(task_id)
             await self._save(task_id, turn=turn)
         return True
 

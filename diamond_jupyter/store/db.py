@@ -177,7 +177,13 @@ _V7 = (
     "ALTER TABLE workflows ADD COLUMN sealed_spec TEXT",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+# v8: an agent task's data (its tool calls' inputs, the plan awaiting approval) that
+# redaction changed is also kept sealed: an approved call runs with what it was given.
+_V8 = (
+    "ALTER TABLE tasks ADD COLUMN sealed_data TEXT",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import uuid
 from collections.abc import Iterable
@@ -10,9 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 from .. import leases
 from ..model import BadInput, Job, utcnow
-from .codec import from_js, from_ts, redact, row_to_job, row_to_task, to_js, to_ts
+from .codec import (
+    from_js,
+    from_ts,
+    redact,
+    row_to_job,
+    row_to_task,
+    to_js,
+    to_js_sealed,
+    to_ts,
+)
 from .db import Database
 from .model import TaskRecord, TaskStep
+from .seal import SealError
+
+log = logging.getLogger("diamond_jupyter.store")
 
 
 class TasksMixin(Database):
@@ -29,10 +42,11 @@ class TasksMixin(Database):
         task_id = task_id or uuid.uuid4().hex
         with self._write() as c:
             now = to_ts(utcnow())
+            shown, sealed = to_js_sealed(data or {}, self.sealer)
             try:
-                c.execute("INSERT INTO tasks (id, state, prompt, data, waiting_on, created_at,"
-                          " updated_at) VALUES (?,?,?,?,?,?,?)",
-                          (task_id, state, redact(prompt), to_js(data or {}),
+                c.execute("INSERT INTO tasks (id, state, prompt, data, sealed_data, waiting_on,"
+                          " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                          (task_id, state, redact(prompt), shown, sealed,
                            json.dumps(waiting_on or []), now, now))
             except sqlite3.IntegrityError as e:
                 raise BadInput(f"task {task_id!r} already exists") from e
@@ -50,17 +64,48 @@ class TasksMixin(Database):
                                    data=from_js(r["data"], {})) for r in rows]
         return task
 
+    def _whole_data(self, c: sqlite3.Connection, task_id: str, *,
+                    strict: bool = False) -> dict[str, Any]:
+        """The task's data as it was given (secrets included): the sealed copy where
+        redaction changed it. A seal that cannot be opened: SealError when `strict`, else
+        the redacted data (a write keeps what is left, logged)."""
+        row = c.execute("SELECT data, sealed_data FROM tasks WHERE id = ?",
+                        (task_id,)).fetchone()
+        if row is None:
+            raise BadInput(f"unknown task {task_id!r}")
+        if row["sealed_data"]:
+            try:
+                return json.loads(self.sealer.unseal(row["sealed_data"]))
+            except SealError:
+                if strict:
+                    raise
+                log.warning("task %s: its sealed data cannot be opened; kept redacted", task_id)
+        return from_js(row["data"], {})
+
+    def _set_data(self, c: sqlite3.Connection, task_id: str, data: dict[str, Any]) -> None:
+        """Store the task's whole data: redacted in `data`, sealed where that changed it."""
+        shown, sealed = to_js_sealed(data, self.sealer)
+        c.execute("UPDATE tasks SET data = ?, sealed_data = ? WHERE id = ?",
+                  (shown, sealed, task_id))
+
+    def task_data_to_run(self, task_id: str) -> dict[str, Any]:
+        """The task's data as given, to run its tool calls (an approved plan, the inputs of
+        the calls left): never the redacted text. SealError when the seal cannot be opened."""
+        with self._reader() as c:
+            return self._whole_data(c, task_id, strict=True)
+
     def update_task(self, task_id: str, *, state: str | None = None,
                     data: dict[str, Any] | None = None,
                     waiting_on: list[str] | None = None) -> TaskRecord:
         """Set state; merge `data`; replace `waiting_on` when given ([] clears it)."""
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
-            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
-                      " WHERE id = ?",
-                      (state or cur.state, to_js({**cur.data, **(data or {})}),
+            c.execute("UPDATE tasks SET state = ?, waiting_on = ?, updated_at = ? WHERE id = ?",
+                      (state or cur.state,
                        json.dumps(cur.waiting_on if waiting_on is None else waiting_on),
                        to_ts(utcnow()), task_id))
+            if data:
+                self._set_data(c, task_id, {**self._whole_data(c, task_id), **data})
             return self._task(c, task_id, steps=False)
 
     def add_step(self, task_id: str, kind: str, data: dict[str, Any] | None = None) -> TaskStep:
@@ -101,18 +146,17 @@ class TasksMixin(Database):
                                                 and leases.alive(owner, self.beats)):
                 return None
             waiting = cur.waiting_on if to_state is None else []
-            c.execute("UPDATE tasks SET state = ?, data = ?, waiting_on = ?, updated_at = ?"
-                      " WHERE id = ?",
-                      (to_state or cur.state, to_js({**cur.data, **(data or {}), "owner": engine}),
-                       json.dumps(waiting), to_ts(utcnow()), task_id))
+            c.execute("UPDATE tasks SET state = ?, waiting_on = ?, updated_at = ? WHERE id = ?",
+                      (to_state or cur.state, json.dumps(waiting), to_ts(utcnow()), task_id))
+            self._set_data(c, task_id, {**self._whole_data(c, task_id), **(data or {}),
+                                        "owner": engine})
             return self._task(c, task_id, steps=False)
 
     def release_task(self, task_id: str, engine: str) -> None:
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
             if cur.data.get("owner") == engine:
-                c.execute("UPDATE tasks SET data = ? WHERE id = ?",
-                          (to_js({**cur.data, "owner": None}), task_id))
+                self._set_data(c, task_id, {**self._whole_data(c, task_id), "owner": None})
 
     def job_by_call(self, key: str) -> Job | None:
         """The newest job submitted by the agent tool call `key` (its origin's "call")."""

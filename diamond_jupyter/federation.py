@@ -218,7 +218,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def site_configs(self) -> list[dict[str, Any]]:
         """Every usable site's configuration as the faces show it (JSON-ready; the transport
         described by itself, without secrets), in the sites file's order."""
-        return [s.describe() for s in self.sites.values()]
+        # a preamble's `export X_TOKEN=...`, an env value under a secret-looking name, a
+        # token command: shown as the store would keep them (***)
+        return [self.redacted(s.describe()) for s in self.sites.values()]
 
     async def snapshot(self, site: str, *, max_age_s: float = 15.0) -> SiteSnapshot:
         """Site `site`'s live state (nodes, partitions, queue) from one batched scheduler query,
@@ -698,12 +700,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return translate(text, to, from_)
 
     @staticmethod
-    def redacted(text: str) -> str:
-        """`text` with what the store would not keep (passwords, tokens, keys) replaced by
-        ***: for what a face logs (a request's error may quote what the user sent)."""
+    def redacted(value: Any) -> Any:
+        """`value` (text, or JSON-like data) with what the store would not keep (passwords,
+        tokens, keys) replaced by ***: for what a face logs or shows of the configuration (a
+        request's error may quote what the user sent)."""
         from .store import redact
 
-        return redact(text)
+        return redact(value)
 
     @staticmethod
     def read_script(path: str | Path) -> str:

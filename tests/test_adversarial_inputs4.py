@@ -61,9 +61,14 @@ def jp_server_config(tmp_path, home, data_dir, monkeypatch):
 
     monkeypatch.setenv("HOME", str(home))
     sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
+    sites.write_text(yaml.safe_dump({"sites": [{
+        "name": "here", "transport": {"kind": "local"},
+        # secrets an admin put in the sites file: the site uses them, no face shows them
+        "preamble": f"export SITE_TOKEN={SITE_SECRET}", "env": {"DB_PASS": SITE_SECRET}}]}))
     return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+SITE_SECRET = "Rk4Tn8Wq2Zm6Yc"
 
 
 @pytest.fixture
@@ -171,6 +176,16 @@ async def test_an_error_quoting_a_password_is_logged_without_it(raw, caplog):
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "unknown site 'https'" in logged and "https://me:***@data.example.org" in logged
     assert "Vq7Lm2Xp9Kz" not in logged
+
+
+async def test_the_sites_configuration_is_shown_without_its_secrets(raw):
+    """GET sites showed a preamble's `export SITE_TOKEN=...` as it was (env values under
+    secret-looking names were masked, the preamble was not)."""
+    for path in ("sites", "sites/here"):
+        code, reply = await raw("GET", path)
+        assert code == 200, reply
+        shown = json.dumps(reply)
+        assert SITE_SECRET not in shown and "export SITE_TOKEN=***" in shown, shown
 
 
 async def test_a_name_filter_is_literal_text_not_a_pattern(raw, jp_serverapp):

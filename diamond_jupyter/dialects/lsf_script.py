@@ -184,6 +184,13 @@ class LsfScript:
             note(spec, f"rusage[mem={per_slot}MB] per slot of {cpt} cores read as "
                        f"{r.memory_per_cpu_mb}MB per CPU")
 
+    @staticmethod
+    def _kept_slot_range(spec: JobSpec, tasks: int) -> bool:
+        """A kept `-n MIN,MAX` whose minimum is still the task count says it as written
+        (a second `-n MIN` line would only repeat it)."""
+        return any(d.dialect == "lsf" and d.option == "-n"
+                   and (d.value or "").partition(",")[0] == str(tasks) for d in spec.unknown)
+
     def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
         o, v = item.option, item.value or ""
         r = spec.resources
@@ -365,7 +372,7 @@ class LsfScript:
             sections.append("span[ptile=1]")
             warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
                             "one slot per host")
-        elif tasks:
+        elif tasks and not self._kept_slot_range(spec, tasks):
             add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
         elif cpt > 1:
             add("-n", 1)
@@ -425,7 +432,8 @@ class LsfScript:
             add("-x")
         for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
             if val:
-                add(f"-{opt}{opt if spec.metadata.get('lsf_overwrite_' + opt) else ''}",
+                # -oo / -eo: the file overwritten, not appended to
+                add(f"-{opt}{'o' if spec.metadata.get('lsf_overwrite_' + opt) else ''}",
                     map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")

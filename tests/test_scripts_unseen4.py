@@ -1,0 +1,278 @@
+"""A fourth set of realistic batch scripts (tests/fixtures/scripts_unseen4/<dialect>/), on
+what the first three sets left out: Slurm's --tres-per-task, aftercorr and delayed `after`
+dependencies, abbreviated long options, licenses with a server, --begin/--deadline,
+--signal with --requeue, --gres-flags, a hetjob whose first component holds the GPUs;
+PBS Pro's place=pack and place=vscatter, max_run_subjobs and `-J X-Y:Z%N`, a GPU chunk
+beside CPU chunks, Torque's chunked nodes with an array limit; LSF's `-n MIN,MAX`, -oo/-eo,
+-U/-app/-sla, per-task GPUs, exit() dependencies; Flux's ƒ job ids, --begin-time, long
+slot options, per-resource --cores; Grid Engine's -soft requests, -hold_jid_ad, a GPU
+count beside an MPI PE, UGE's m_mem_free, Hoffman2's h_data. Each is parsed, its needs
+read, translated into every dialect (its own too) and read back; the key values are what
+each scheduler's documentation says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diamond_jupyter.dialects.translate import (
+    SCRIPT_DIALECTS,
+    get_script_dialect,
+    request_totals,
+    translate,
+)
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.needs import needs_of
+from tests.test_scripts_unseen import TOTALS, _deps, check_translation
+
+HERE = Path(__file__).parent / "fixtures" / "scripts_unseen4"
+G = 1024  # MB in a GB
+
+# As in test_scripts_unseen.EXPECTED: whole-job totals, walltime seconds, array, deps, the
+# options kept as unknown directives, JobSpec fields; `needs_gpus`/`needs_mem` per node
+# (needs_of); `per_cpu` the spec's memory per CPU.
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    # --tres-per-task=cpu=N is --cpus-per-task=N (sbatch)
+    "slurm/tres_per_task_cpu.sbatch": dict(
+        nodes=2, tasks=8, cpus=64, memory_mb=2 * G * 64, per_cpu=2 * G, walltime=3 * 3600,
+        name="tres-hybrid", queue="standard"),
+    # gres/gpu:TYPE=N per task is --gpus-per-task=TYPE:N; the license stays as written
+    "slurm/tres_per_task_gpu_license.sbatch": dict(
+        tasks=4, cpus=32, gpus=4, gpu_type="a100", needs_gpus=1, walltime=12 * 3600,
+        name="fluent-gpu", queue="gpu", unknown=["--tres-per-task"]),
+    # aftercorr (task to task) has no neutral form: kept whole
+    "slurm/array_step_throttle_aftercorr.sbatch": dict(
+        tasks=1, cpus=2, memory_mb=4 * G, walltime=1200, array="0-990:10%20",
+        name="post-chunks", stdout="logs/%x_%A_%a.out", unknown=["--dependency"]),
+    # after:JOB+MIN (start + delay) has no neutral form
+    "slurm/dependency_after_delay.sbatch": dict(
+        tasks=1, walltime=7200, name="monitor",
+        unknown=["--dependency", "--kill-on-invalid-dep"]),
+    "slurm/licenses_reservation_deadline.sbatch": dict(
+        tasks=1, cpus=12, memory_mb=48 * G, needs_mem=48 * G, walltime=4 * 3600,
+        name="matlab-batch", account="eng-dept", qos="high", reservation="training_2026",
+        unknown=["--licenses", "--begin", "--deadline"]),
+    "slurm/signal_requeue_mail_list.sbatch": dict(
+        nodes=1, tasks=32, walltime=86400, name="ckpt-md", stdout="md-%j.log",
+        mail_events=["begin", "end", "fail", "time_limit_80"],
+        mail_user="md.user@uni.example", unknown=["--signal", "--requeue", "--open-mode"]),
+    "slurm/srun_pmi2_constraint_switches.sbatch": dict(
+        nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
+        walltime=6 * 3600, queue="compute", account="astro-alloc", features=["cpu", "ib"],
+        unknown=["--switches"]),
+    # one task: the 4 GPUs on one node, 12 CPUs and 80G for each GPU
+    "slurm/gpus_cpus_per_gpu_single_task.sbatch": dict(
+        tasks=None, cpus=48, gpus=4, needs_gpus=4, memory_mb=4 * 80 * G, walltime=8 * 3600,
+        name="ddp-one-node", queue="gpu"),
+    "slurm/uneven_tasks_mem_per_cpu.sbatch": dict(
+        nodes=3, tasks=10, cpus=10, memory_mb=1500 * 10, per_cpu=1500, walltime=45 * 60,
+        name="uneven"),
+    # sbatch's memory units take lower case too (16g)
+    "slurm/threads_per_core_ntasks_per_node.sbatch": dict(
+        nodes=2, tasks=16, cpus=128, memory_mb=2 * 16 * G, needs_mem=16 * G,
+        walltime=9000, unknown=["--threads-per-core"]),
+    # getopt_long takes a unique prefix of a long option (--job, --part, --ntasks-per-n)
+    "slurm/abbreviated_long_options.sbatch": dict(
+        nodes=2, tasks=8, walltime=1800, name="abbrev", queue="debug", mail_events=["end"]),
+    "slurm/array_percent_outputs.sbatch": dict(
+        tasks=1, memory_mb=3 * G, walltime=3600, array="1-500%25", name="bootstrap",
+        account="stats", stdout="out/%x_%A_%a.out", stderr="out/%x_%A_%a.err"),
+    # --mem=0: each node's whole memory, no number of its own
+    "slurm/gres_flags_exclusive_mem0.sbatch": dict(
+        nodes=2, tasks=8, gpus=8, needs_gpus=4, memory_mb=None, walltime=36000,
+        queue="gpu", exclusive=True, unknown=["--gres-flags"]),
+    # only the first component maps (1 node, 2 GPUs); the CPU workers stay as written
+    "slurm/hetjob_gpu_leader_cpu_workers.sbatch": dict(
+        nodes=1, tasks=1, gpus=2, needs_gpus=2, memory_mb=64 * G, walltime=3 * 3600,
+        name="couple-ml", queue="gpu",
+        unknown=["hetjob", "--partition", "--nodes", "--ntasks-per-node"]),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    # place=pack: every chunk on one host (PBS Pro): one node of 4 x 8 CPUs and 4 x 16gb
+    "pbs/pro_place_pack_chunks.pbs": dict(
+        nodes=1, tasks=32, cpus=32, memory_mb=64 * G, needs_mem=64 * G, walltime=7200,
+        name="shm_ranks", queue="workq", unknown=["-l place:pack"]),
+    # max_run_subjobs (PBS Pro 2020.1+, as `-J X-Y%N`): the array's running limit
+    "pbs/pro_array_max_run_subjobs.pbs": dict(
+        nodes=1, tasks=1, cpus=2, memory_mb=4 * G, walltime=1800, array="1-200%10",
+        name="param_scan", account="PRJ0042", stdout="logs/", stderr="logs/",
+        unknown=["-r"]),
+    "pbs/pro_array_throttle_step.pbs": dict(
+        nodes=1, tasks=1, cpus=1, memory_mb=2 * G, walltime=600, array="0-99:3%4",
+        name="stepped"),
+    "pbs/pro_gpu_model_scatter.pbs": dict(
+        nodes=2, tasks=8, cpus=64, gpus=8, needs_gpus=4, memory_mb=2 * 250 * G,
+        walltime=86400, exclusive=True, name="gromacs_gpu", queue="gpu",
+        deps=[("afterany", ["81234.pbs-srv01"])], mail_events=["fail", "end"],
+        unknown=["-l select:ompthreads", "-l select:gpu_model", "-l place:scatter"]),
+    # chunks as one superset shape (the GPU chunk's GPU on each of the 3 nodes), a note
+    "pbs/pro_multichunk_gpu_head.pbs": dict(
+        nodes=3, tasks=192, gpus=3, walltime=6 * 3600, name="viz_plus_sim",
+        unknown=["-P", "-k"], notes=["2 chunks"]),
+    "pbs/torque_nodes_chunks_array_pct.pbs": dict(
+        nodes=3, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=8 * 3600,
+        array="1-5%2", name="tchunks", queue="batch", export_all=True,
+        notes=["2 chunks"]),
+    # exclusive_process is the GPUs' compute mode; k80 a node property
+    "pbs/torque_feature_gpus_exclusive_process.pbs": dict(
+        nodes=1, tasks=12, gpus=2, needs_gpus=2, memory_mb=48 * G, walltime=12 * 3600,
+        name="cuda_md", account="chem_gpu", features=["k80"],
+        deps=[("afterok", ["55501", "55502"])], unknown=["-l nodes:exclusive_process"]),
+    "pbs/pro_vscatter_shared_ncpus_only.pbs": dict(
+        nodes=6, tasks=6, cpus=24, walltime=3 * 3600, name="serial_farm", queue="long",
+        unknown=["-l place:vscatter", "-l place:shared"]),
+    # ---------------------------------------------------------------- LSF
+    # -n MIN,MAX: at least MIN slots, kept as written; -oo/-eo overwrite the files
+    "lsf/min_max_slots_overwrite_out.lsf": dict(
+        nodes=1, tasks=4, walltime=7200, name="elastic", queue="normal",
+        stdout="elastic.%j.out", stderr="elastic.%j.err", unknown=["-n"]),
+    # num=1/task: a GPU for each task; mode=shared kept
+    "lsf/gpu_per_task_shared.lsf": dict(
+        nodes=1, tasks=4, gpus=4, needs_gpus=4, memory_mb=4 * 16 * G, walltime=6 * 3600,
+        name="infer", queue="gpu", stdout="infer.%j.log", unknown=["-gpu mode"]),
+    "lsf/array_step_throttle_render.lsf": dict(
+        tasks=1, memory_mb=2000, walltime=1800, array="1-1000:10%50", name="render",
+        stdout="frames/render.%j.%a.out"),
+    # -U is the advance reservation; -app and -sla have no neutral form
+    "lsf/reservation_app_sla.lsf": dict(
+        nodes=1, tasks=16, memory_mb=16 * 30 * G, walltime=48 * 3600, name="bigmem_asm",
+        account="genomics", reservation="maint_resv", unknown=["-app", "-sla"]),
+    # the pre-`-gpu` GPU request (rusage[ngpus_physical]) is kept as written
+    "lsf/ngpus_physical_rusage.lsf": dict(
+        nodes=1, tasks=8, walltime=4 * 3600, name="oldgpu", queue="gpuq",
+        unknown=["-R select", "-R rusage"]),
+    "lsf/ptile_mem_limit_units.lsf": dict(
+        nodes=2, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=12 * 3600,
+        exclusive=True, name="cfd48", mail_events=["begin", "end"],
+        mail_user="cfd@corp.example", unknown=["-M"]),
+    # exit(JOB): the job ended with a failure (afternotok); -b (begin time) kept
+    "lsf/exit_dependency_begin_time.lsf": dict(
+        tasks=1, walltime=900, name="cleanup_on_fail", queue="short",
+        deps=[("afternotok", ["4321"])], unknown=["-b"]),
+    # ---------------------------------------------------------------- Flux
+    # a job id in F58 with its ƒ prefix; -t 45 is minutes (flux batch)
+    "flux/unicode_jobid_begin_time.flux": dict(
+        nodes=1, tasks=4, cpus=8, walltime=45 * 60, name="analyze", queue="pbatch",
+        deps=[("afterany", ["ƒ2X4PLSfCDw"])], unknown=["--begin-time"]),
+    "flux/long_slot_options_exclusive.flux": dict(
+        nodes=2, tasks=4, cpus=32, gpus=4, needs_gpus=2, walltime=3 * 3600, exclusive=True,
+        unknown=["--bank"]),
+    "flux/signal_output_error_env.flux": dict(
+        tasks=16, walltime=5400, stdout="logs/flux-%j.out", stderr="logs/flux-%j.err",
+        export_all=False, unknown=["--signal", "--env"]),
+    "flux/setattr_requires_urgency.flux": dict(
+        nodes=4, tasks=32, cpus=128, walltime=86400, features=["ib"],
+        unknown=["--urgency", "--setattr"]),
+    # per-resource: --cores is the job's, evenly over the nodes, one slot on each
+    "flux/gpus_per_node_cores.flux": dict(
+        nodes=2, tasks=2, cpus=96, gpus=16, needs_gpus=8, walltime=12 * 3600,
+        name="llm-pretrain", queue="pgpu", deps=[("afterok", ["f4Kqz8mDHb2"])]),
+    # ---------------------------------------------------------------- Grid Engine
+    # -l gpu is the job's: 2 GPUs whatever the hosts the 32 slots land on
+    "sge/mpi_gpu_job_total.sge": dict(
+        tasks=32, cpus=32, gpus=2, memory_mb=4 * G * 32, per_cpu=4 * G, walltime=4 * 3600,
+        name="mpi_gpu", queue="gpu.q"),
+    # -soft requests are preferences: the hard queue and limits count, the rest is kept
+    "sge/soft_queue_hard_limits.sge": dict(
+        nodes=1, cpus=4, memory_mb=4 * 8 * G, walltime=86400, name="prefer_fast",
+        queue="long.q", unknown=["-hard", "-soft", "-soft -q", "-soft", "-soft -l"]),
+    "sge/hold_jid_ad_array_paths.sge": dict(
+        memory_mb=2 * G, walltime=1800, array="1-100%10", name="stage2",
+        stdout="logs/%x.%j.%a.out", unknown=["-hold_jid_ad"]),
+    "sge/orte_fill_binding_reserve.sge": dict(
+        tasks=64, memory_mb=3 * G * 64, walltime=12 * 3600, name="orte_fill",
+        export_all=True, unknown=["-binding", "-R", "-P"]),
+    # m_mem_free (UGE, per slot) has no neutral form: kept
+    "sge/uge_m_mem_free_smp.sge": dict(
+        nodes=1, cpus=8, memory_mb=None, walltime=6 * 3600, name="uge_smp",
+        mail_events=["begin", "end", "fail"], mail_user="bio@inst.example",
+        unknown=["-l m_mem_free"]),
+    "sge/h_data_highp_shared.sge": dict(
+        nodes=1, cpus=4, walltime=8 * 3600, name="hoffman_style", stdout="joblog.%j",
+        unknown=["-l h_data", "-l highp"]),
+}
+
+SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
+           "mail_events", "mail_user")
+
+
+def _source(rel: str) -> tuple[str, str]:
+    return rel.split("/")[0], (HERE / rel).read_bytes().decode("utf-8")
+
+
+def test_every_fixture_has_expectations() -> None:
+    assert len(SCRIPTS) >= 40
+    assert set(SCRIPTS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+def test_parse_values(rel: str) -> None:  # noqa: C901 - one check per expectation
+    dialect, text = _source(rel)
+    spec = get_script_dialect(dialect).parse_script(text)
+    want = EXPECTED[rel]
+    totals = request_totals(spec)
+    for q in TOTALS:
+        if q in want:
+            assert totals[q] == want[q], (q, totals)
+    r = spec.resources
+    if "walltime" in want:
+        assert r.walltime_s == want["walltime"]
+    assert (spec.array.expression if spec.array else None) == want.get("array")
+    assert _deps(spec) == want.get("deps", [])
+    assert [d.option for d in spec.unknown] == want.get("unknown", [])
+    for key in _FIELDS:
+        if key in want:
+            assert getattr(spec, key) == want[key], key
+    if "gpu_type" in want:
+        assert r.gpu_type == want["gpu_type"]
+    if "per_cpu" in want:
+        assert r.memory_per_cpu_mb == want["per_cpu"]
+    if "features" in want:
+        assert spec.constraints.features == want["features"]
+    assert spec.constraints.exclusive is want.get("exclusive", False)
+    if "export_all" in want:
+        assert spec.environment.export_all is want["export_all"]
+    notes = spec.metadata.get("parse_notes", [])
+    for words in want.get("notes", []):
+        assert any(words in n for n in notes), notes
+    needs = needs_of(spec)
+    assert needs.gpus == want.get("needs_gpus")  # per node
+    if "needs_mem" in want:  # per node
+        assert needs.memory_mb == want["needs_mem"]
+    if want.get("gpu_type"):
+        assert needs.gpu_type == want["gpu_type"]
+
+
+@pytest.mark.parametrize("rel", SCRIPTS)
+@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
+def test_translates_or_reports(rel: str, target: str) -> None:
+    source, text = _source(rel)
+    check_translation(text, source, target)
+
+
+# ---------------------------------------------------------------- LSF
+
+@pytest.mark.parametrize("opt", ["-oo", "-eo"])
+def test_lsf_overwrite_outputs_round_trip(opt: str) -> None:
+    """-oo / -eo (the file overwritten, not appended to) are written back as such: -eo
+    came back as `-ee`, which bsub does not know (the error file was lost)."""
+    text = f"#!/bin/bash\n#BSUB -n 1\n#BSUB {opt} run.%J.txt\n./x\n"
+    out = translate(text, "lsf", "lsf")[0].splitlines()
+    assert f"#BSUB {opt} run.%J.txt" in out
+    back = get_script_dialect("lsf").parse_script("\n".join(out))
+    assert back.unknown == []
+    assert (back.stdout if opt == "-oo" else back.stderr) == "run.%j.txt"
+
+
+def test_lsf_slot_range_is_written_once() -> None:
+    """`-n 4,8` is kept as written; the round trip no longer adds a second `-n 4`."""
+    _, text = _source("lsf/min_max_slots_overwrite_out.lsf")
+    out = translate(text, "lsf", "lsf")[0].splitlines()
+    assert [x for x in out if x.startswith("#BSUB -n")] == ["#BSUB -n 4,8"]
+    spec = get_script_dialect("lsf").parse_script(text)
+    spec.resources.tasks = 6  # a changed request is written from the model
+    out = get_script_dialect("lsf").render_script(spec).script.splitlines()
+    assert "#BSUB -n 6" in out

@@ -276,3 +276,31 @@ def test_lsf_slot_range_is_written_once() -> None:
     spec.resources.tasks = 6  # a changed request is written from the model
     out = get_script_dialect("lsf").render_script(spec).script.splitlines()
     assert "#BSUB -n 6" in out
+
+
+# ---------------------------------------------------------------- Grid Engine
+
+@pytest.mark.parametrize(("lines", "walltime", "queue", "kept"), [
+    ("#$ -soft -l h_rt=2:00:00\n#$ -hard -l h_vmem=2G", None, None,
+     [("-soft", None), ("-soft -l", "h_rt=2:00:00"), ("-hard", None)]),
+    ("#$ -q long.q\n#$ -soft -q short.q", None, "long.q",
+     [("-soft", None), ("-soft -q", "short.q")]),
+    ("#$ -soft -q short.q -hard -q long.q -l h_rt=600", 600, "long.q",
+     [("-soft", None), ("-soft -q", "short.q"), ("-hard", None)]),
+])
+def test_sge_soft_requests_are_preferences(lines: str, walltime: int | None,
+                                           queue: str | None, kept: list) -> None:
+    """qsub -soft makes the -l and -q after it (until -hard) preferences the scheduler may
+    ignore: they were read as the job's queue and limits (a soft h_rt became a hard
+    walltime elsewhere). Kept as written, in their place on a Grid Engine round trip."""
+    text = f"#!/bin/bash\n{lines}\n./x\n"
+    spec = get_script_dialect("sge").parse_script(text)
+    assert (spec.resources.walltime_s, spec.queue) == (walltime, queue)
+    assert [(d.option, d.value) for d in spec.unknown] == kept
+    script = translate(text, "sge", "sge")[0]
+    back = get_script_dialect("sge").parse_script(script)
+    assert [(d.option, d.value) for d in back.unknown] == kept
+    assert (back.resources.walltime_s, back.queue) == (walltime, queue)
+    slurm, warnings, _ = translate(text, "slurm", "sge")
+    assert "short.q" not in slurm and "02:00:00" not in slurm
+    assert any(w.startswith("dropped: #$ -soft") for w in warnings)

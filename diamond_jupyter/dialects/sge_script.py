@@ -66,6 +66,7 @@ _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"
 _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
+_SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 
 def _items(payload: str, lineno: int, raw: str) -> list[Item]:
@@ -124,6 +125,15 @@ class SgeScript:
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):
+                if item.option in ("-soft", "-hard"):  # qsub: the -l/-q after it are so
+                    state["soft"] = "y" if item.option == "-soft" else ""
+                elif state.get("soft") and item.option in _SOFTENED:
+                    # a preference the scheduler may ignore, never a limit: kept as written
+                    if not in_body:
+                        unknown(spec, self.name, item, f"-soft {item.option}")
+                    note(spec, f"line {lineno}: -soft {item.option} {item.value} is a "
+                               "preference; kept as written")
+                    continue
                 try:
                     ok = item.known and guarded(item, self._map, spec, item, state)
                 except BadInput:
@@ -374,8 +384,10 @@ class SgeScript:
             if val:
                 warnings.append(f"dropped: {what} {val} (no Grid Engine directive; pass it "
                                 "to the MPI launcher)")
+        # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                   skip=lambda d: d.option.startswith(_SUB))
+                                   skip=lambda d: d.option.startswith(_SUB)
+                                   or d.option == "-soft")
         warnings += foreign_warnings(spec, self.name)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)

@@ -217,6 +217,14 @@ _UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u20
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")  # a colour or a weight: changes nothing but the look
 
 
+def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
+    """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:
+    how many land on each node is the scheduler's choice, so no per-node count says it."""
+    r = spec.resources  # tasks per node alone: one node (sbatch's default)
+    return r.nodes is None and (r.tasks or 1) > 1 and r.gpus_per_node is not None \
+        and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node
+
+
 def _shown(m: re.Match[str]) -> str:
     c = ord(m.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"

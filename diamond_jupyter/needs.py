@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import Field
 
-from .model import BadInput, JobSpec, Node
+from .model import BadInput, JobSpec, Node, gpus_of_job_over_unknown_nodes
 from .script_body import ContainerNeed, NeedModel, SoftwareNeed, scan_body
 
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
@@ -357,6 +357,8 @@ def needs_of(spec: JobSpec) -> Needs:
     tasks_per_node = r.tasks_per_node or (-(-r.tasks // r.nodes) if r.tasks and r.nodes else 1)
     kept_type, kept_gpus = kept_slurm_gpus(spec)
     gpus = r.gpus_per_node or ((r.gpus_per_task or 0) * tasks_per_node) or kept_gpus or None
+    if gpus_of_job_over_unknown_nodes(spec):  # up to one node per task: a share on each
+        gpus = -(-(r.gpus_per_node or 0) // (r.tasks or 1))
     notes = scan.notes
     if scan.gpu_use and not gpus and not (gpu_type or kept_type):
         notes = [*notes, f"the body uses GPUs ({scan.gpu_use}) but the job requests none: "

@@ -170,9 +170,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=2, tasks=2, cpus=96, gpus=16, needs_gpus=8, walltime=12 * 3600,
         name="llm-pretrain", queue="pgpu", deps=[("afterok", ["f4Kqz8mDHb2"])]),
     # ---------------------------------------------------------------- Grid Engine
-    # -l gpu is the job's: 2 GPUs whatever the hosts the 32 slots land on
+    # -l gpu is the job's: 2 GPUs whatever the hosts the 32 slots land on (each needs 1)
     "sge/mpi_gpu_job_total.sge": dict(
-        tasks=32, cpus=32, gpus=2, memory_mb=4 * G * 32, per_cpu=4 * G, walltime=4 * 3600,
+        tasks=32, cpus=32, gpus=2, needs_gpus=1, memory_mb=4 * G * 32, per_cpu=4 * G,
+        walltime=4 * 3600,
         name="mpi_gpu", queue="gpu.q"),
     # -soft requests are preferences: the hard queue and limits count, the rest is kept
     "sge/soft_queue_hard_limits.sge": dict(
@@ -304,3 +305,27 @@ def test_sge_soft_requests_are_preferences(lines: str, walltime: int | None,
     slurm, warnings, _ = translate(text, "slurm", "sge")
     assert "short.q" not in slurm and "02:00:00" not in slurm
     assert any(w.startswith("dropped: #$ -soft") for w in warnings)
+
+
+def test_sge_gpus_beside_an_mpi_pe_are_the_jobs_total() -> None:
+    """-l gpu is a per-job consumable; with `-pe mpi 32` the slots land on hosts the PE
+    picks. Slurm got --gpus-per-node=2 and LSF -gpu num=2 (per host): 2 on every node the
+    32 tasks reach, more than asked. Now Slurm gets the job's --gpus=2 and LSF, which has
+    no per-job GPU count, drops it by name."""
+    _, text = _source("sge/mpi_gpu_job_total.sge")
+    slurm, warnings, _ = translate(text, "slurm", "sge")
+    out = slurm.splitlines()
+    assert "#SBATCH --gpus=2" in out and not any("gpus-per-node" in x for x in out)
+    assert not any(w.startswith("dropped") and "GPU" in w for w in warnings), warnings
+    lsf, warnings, _ = translate(text, "lsf", "sge")
+    assert "-gpu" not in lsf
+    assert any(w.startswith("dropped: 2 GPUs for the whole job") for w in warnings)
+    # a shared-memory PE is one host: its GPUs are that host's, in every dialect
+    smp = text.replace("-pe mpi 32", "-pe smp 8")
+    assert "#SBATCH --gpus-per-node=2" in translate(smp, "slurm", "sge")[0].splitlines()
+    assert '#BSUB -gpu "num=2"' in translate(smp, "lsf", "sge")[0].splitlines()
+    # placement spreads the job's GPUs over the nodes it takes, as for Slurm's --gpus
+    from diamond_jupyter.placement_fit import request
+
+    req = request(get_script_dialect("sge").parse_script(text), 16, 4)
+    assert req.nodes * req.gpn >= 2 and req.gpn <= 2

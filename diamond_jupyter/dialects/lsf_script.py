@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from ..model import ArraySpec, BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -465,6 +465,9 @@ class LsfScript:
         parts = []
         if r.gpus_per_task:
             parts.append(f"num={r.gpus_per_task}/task")
+        elif r.gpus_per_node and gpus_of_job_over_unknown_nodes(spec):
+            warnings.append(f"dropped: {r.gpus_per_node} GPUs for the whole job (LSF -gpu "
+                            "num= is per host, and the hosts of its tasks are LSF's choice)")
         elif r.gpus_per_node:
             parts.append(f"num={r.gpus_per_node}")
         if parts and r.gpu_type:

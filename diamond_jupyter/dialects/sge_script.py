@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec
+from ..model import GPUS_PER_JOB, ArraySpec, BadInput, Dependency, JobSpec
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -147,6 +147,10 @@ class SgeScript:
                 elif not ok:
                     note(spec, f"line {lineno}: `{raw.strip()}` kept in the body "
                                f"({item.option}: no neutral form)")
+        r = spec.resources
+        if r.gpus_per_node is not None and r.nodes is None and (r.tasks or 1) > 1:
+            # -l gpu is the job's: the PE spreads the slots over hosts of its choosing
+            spec.metadata[GPUS_PER_JOB] = r.gpus_per_node
         if "tc" in state:
             if spec.array is None:
                 note(spec, "-tc without -t has no effect; dropped")

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..model import GPUS_PER_JOB, PER_GPU, ArraySpec, BadInput, Dependency, Directive, JobSpec
+from ..model import (
+    GPUS_PER_JOB,
+    PER_GPU,
+    ArraySpec,
+    BadInput,
+    Dependency,
+    Directive,
+    JobSpec,
+    gpus_of_job_over_unknown_nodes,
+)
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .outputs_common import expand_hostlist
@@ -536,6 +545,11 @@ class SlurmScript:
         elif r.gpus_per_node is not None and r.nodes is None \
                 and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node:
             add("gpus", f"{prefix}{r.gpus_per_node}")  # the job's, on as many nodes as needed
+            if gpus_of_job_over_unknown_nodes(spec):  # read back as kept, not as lost
+                warnings.append(f"approximated: {r.gpus_per_node} GPUs for the whole job as "
+                                f"--gpus={prefix}{r.gpus_per_node} (Slurm spreads them over "
+                                f"the nodes it picks for the {r.tasks} "
+                                "tasks)")
         elif r.gpus_per_node is not None:
             add("gpus-per-node", f"{prefix}{r.gpus_per_node}")
         if gres:

@@ -329,3 +329,37 @@ def test_sge_gpus_beside_an_mpi_pe_are_the_jobs_total() -> None:
 
     req = request(get_script_dialect("sge").parse_script(text), 16, 4)
     assert req.nodes * req.gpn >= 2 and req.gpn <= 2
+
+
+# ---------------------------------------------------------------- Flux
+
+@pytest.mark.parametrize(("lines", "nodes", "tasks", "cpus", "gpus"), [
+    ("--nodes=2 --gpus-per-node=8 --cores=96", 2, 2, 96, 16),
+    ("-N 4 --cores=64", 4, 4, 64, None),
+    ("--cores=96", None, 96, 96, None),  # 96 one-core slots, anywhere
+    ("-N 2 --tasks-per-node=4 --cores=64", 2, 8, 64, None),  # 8 CPUs a task
+])
+def test_flux_per_resource_cores(lines: str, nodes: int | None, tasks: int, cpus: int,
+                                 gpus: int | None) -> None:
+    """flux's per-resource request: --cores=C with --nodes=N is one slot of C/N cores on
+    each node; without nodes, C slots of one core. It was read as one task of C cores,
+    spanning nodes (impossible); translated, the GPUs of the second node were lost."""
+    text = f"#!/bin/bash\n# flux: {lines}\nflux run ./a\n"
+    spec = get_script_dialect("flux").parse_script(text)
+    totals = request_totals(spec)
+    assert (totals["nodes"], totals["tasks"], totals["cpus"], totals["gpus"]) == \
+        (nodes, tasks, cpus, gpus)
+    for target in SCRIPT_DIALECTS:
+        if target != "sge":  # Grid Engine has no GPUs per node and no node count
+            check_translation(text, "flux", target)
+    slurm = request_totals(get_script_dialect("slurm").parse_script(
+        translate(text, "slurm", "flux")[0]))
+    assert slurm == totals
+
+
+@pytest.mark.parametrize("lines", ["-N 2 --cores=7", "-N 4 --cores=2"])
+def test_flux_cores_not_a_multiple_of_the_nodes_is_bad_input(lines: str) -> None:
+    """flux refuses cores that do not divide evenly among the nodes: so does the reader,
+    naming both (it read one task of all the cores)."""
+    with pytest.raises(BadInput, match=r"--cores=\d+ does not divide among --nodes=\d+"):
+        get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")

@@ -110,7 +110,10 @@ class FluxScript:
 
     @staticmethod
     def _resolve_cores(spec: JobSpec) -> None:
-        """`--cores=C` (a job total) as CPUs per task when the task layout divides it."""
+        """`--cores=C` (a job total) as CPUs per task when the task layout divides it.
+        Without one, as flux builds a per-resource request: with `--nodes=N`, one slot of
+        C/N cores on each node (flux refuses C not a multiple of N); without, C slots of
+        one core, wherever flux finds them."""
         cores = spec.metadata.pop("flux_cores", None)
         if cores is None:
             return
@@ -118,10 +121,18 @@ class FluxScript:
         tasks = r.tasks or ((r.nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
         if tasks and cores % tasks == 0 and r.cpus_per_task is None:
             r.cpus_per_task = cores // tasks
+        elif not tasks and r.nodes:
+            if cores < r.nodes or cores % r.nodes:
+                raise BadInput(f"--cores={cores} does not divide among --nodes={r.nodes}; "
+                               "flux asks the same cores on each node: give a multiple of "
+                               f"{r.nodes}")
+            r.tasks, r.cpus_per_task = r.nodes, cores // r.nodes
+            note(spec, f"--cores={cores} on {r.nodes} nodes read as one slot of "
+                       f"{r.cpus_per_task} cores on each")
         elif not tasks:
-            r.tasks, r.cpus_per_task = 1, cores
-            note(spec, f"--cores={cores} without a task layout read as one task of "
-                       f"{cores} cores")
+            r.tasks = cores
+            note(spec, f"--cores={cores} without a task layout read as {cores} slots of one "
+                       "core (flux may spread them over nodes)")
         else:
             note(spec, f"--cores={cores} does not divide among {tasks} tasks; kept as "
                        f"{r.cpus_per_task or 1} CPUs per task")

@@ -363,3 +363,35 @@ def test_flux_cores_not_a_multiple_of_the_nodes_is_bad_input(lines: str) -> None
     naming both (it read one task of all the cores)."""
     with pytest.raises(BadInput, match=r"--cores=\d+ does not divide among --nodes=\d+"):
         get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")
+
+
+# ---------------------------------------------------------------- Slurm
+
+@pytest.mark.parametrize(("value", "cpt", "gpt", "gpu_type", "kept"), [
+    ("cpu=8", 8, None, None, None),
+    ("cpu:4", 4, None, None, None),  # the older COUNT after a colon
+    ("gres/gpu=1", None, 1, None, None),
+    ("gres/gpu:a100=2,cpu=16", 16, 2, "a100", None),
+    ("gres/gpu:h100:1", None, 1, "h100", None),
+    ("gres/gpu:a100=1,license/ansys=1", None, 1, "a100", "license/ansys=1"),
+    ("cpu=2k", None, None, None, "cpu=2k"),  # a suffixed count: sbatch judges it, kept
+])
+def test_slurm_tres_per_task(value: str, cpt: int | None, gpt: int | None,
+                             gpu_type: str | None, kept: str | None) -> None:
+    """--tres-per-task=cpu=N is --cpus-per-task=N and gres/gpu[:type]=N --gpus-per-task
+    (sbatch): they were kept as written, the job read as one CPU and no GPU per task (16x
+    too small elsewhere). Other entries stay as one --tres-per-task."""
+    text = f"#!/bin/bash\n#SBATCH -n 4 --tres-per-task={value}\nsrun x\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    r = spec.resources
+    assert (r.cpus_per_task, r.gpus_per_task, r.gpu_type) == (cpt, gpt, gpu_type)
+    assert [(d.option, d.value) for d in spec.unknown] == \
+        ([("--tres-per-task", kept)] if kept else [])
+    out = translate(text, "slurm", "slurm")[0].splitlines()
+    kept_lines = [x for x in out if "--tres-per-task" in x]
+    assert kept_lines == ([f"#SBATCH --tres-per-task={kept}"] if kept else [])
+    totals = request_totals(spec)
+    for target in ("pbs", "lsf", "flux"):
+        back = get_script_dialect(target).parse_script(translate(text, target, "slurm")[0])
+        assert request_totals(back)["cpus"] == totals["cpus"], target
+        assert request_totals(back)["gpus"] == totals["gpus"], target

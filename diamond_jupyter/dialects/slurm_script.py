@@ -259,6 +259,8 @@ class SlurmScript:
                 later.gpus = (item.lineno, item.raw, v)
         elif key == "gres":
             return self._gres(spec, item, v or "", later)
+        elif key == "tres-per-task":
+            return self._tres_per_task(spec, item, v or "", later)
         elif key == "ntasks-per-gpu":
             later.tasks_per_gpu = (item.lineno, item.raw, v, to_int(item))
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
@@ -355,6 +357,38 @@ class SlurmScript:
             r.gpu_type = fields[1]
         if rest := [e for e in entries if e != gpus[0]]:
             unknown(spec, "slurm", Item("gres", ",".join(rest), item.lineno, item.raw), "--gres")
+        return True
+
+    @staticmethod
+    def _tres_per_task(spec: JobSpec, item: Item, v: str, later: _Later) -> bool:
+        """`--tres-per-task=cpu=N,gres/gpu[:type]=N,...` (sbatch: TYPE[/NAME]=COUNT, `:COUNT`
+        too): cpu is --cpus-per-task, gres/gpu --gpus-per-task; the other entries (licenses,
+        other gres) are kept as one `--tres-per-task`. A count that is not a plain number
+        (a k/m suffix) or a repeated entry: the whole value kept as written."""
+        mapped: dict[str, tuple[str | None, int]] = {}
+        rest = []
+        for entry in (e for e in v.split(",") if e):
+            name, eq, count = entry.rpartition("=") if "=" in entry else entry.rpartition(":")
+            if not name or not count.isdigit():
+                return False
+            kind, _, gtype = name.partition(":")
+            if kind in ("cpu", "gres/gpu") and kind not in mapped \
+                    and (kind == "gres/gpu" or not gtype) and ":" not in gtype:
+                mapped[kind] = (gtype or None, int(count))
+            else:
+                rest.append(entry)
+        r = spec.resources
+        if "cpu" in mapped:
+            r.cpus_per_task = mapped["cpu"][1]
+        if "gres/gpu" in mapped:
+            gtype, r.gpus_per_task = mapped["gres/gpu"]
+            r.gpu_type = gtype or r.gpu_type
+            later.gpus = None  # a later GPU option replaces --gpus
+        if rest:  # written back alone: the mapped entries have options of their own
+            kept = ",".join(rest)
+            unknown(spec, "slurm", Item("tres-per-task", kept, item.lineno,
+                                        f"#SBATCH --tres-per-task={quote(kept)}"),
+                    "--tres-per-task")
         return True
 
     @staticmethod

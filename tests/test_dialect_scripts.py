@@ -131,8 +131,9 @@ def test_pbs_torque_nodes_and_warnings() -> None:
     assert "--array=1-50%5" in script
     spec.metadata.pop("pbs_flavor")
     pro = pbs_script.render_script(spec)
-    assert "#PBS -J 1-50" in pro.script
-    assert any("PBS Pro -J" in w for w in pro.warnings)
+    # the running limit as PBS Pro 2020.1+ writes it (-J X-Y%N, max_run_subjobs)
+    assert "#PBS -J 1-50%5" in pro.script
+    assert not any("array" in w for w in pro.warnings)
     assert any("node feature xk" in w for w in pro.warnings)
 
 

@@ -109,7 +109,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["-l select:ompthreads", "-l select:gpu_model", "-l place:scatter"]),
     # chunks as one superset shape (the GPU chunk's GPU on each of the 3 nodes), a note
     "pbs/pro_multichunk_gpu_head.pbs": dict(
-        nodes=3, tasks=192, gpus=3, walltime=6 * 3600, name="viz_plus_sim",
+        nodes=3, tasks=192, gpus=3, needs_gpus=1, walltime=6 * 3600, name="viz_plus_sim",
         unknown=["-P", "-k"], notes=["2 chunks"]),
     "pbs/torque_nodes_chunks_array_pct.pbs": dict(
         nodes=3, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=8 * 3600,
@@ -395,3 +395,33 @@ def test_slurm_tres_per_task(value: str, cpt: int | None, gpt: int | None,
         back = get_script_dialect(target).parse_script(translate(text, target, "slurm")[0])
         assert request_totals(back)["cpus"] == totals["cpus"], target
         assert request_totals(back)["gpus"] == totals["gpus"], target
+
+
+# ---------------------------------------------------------------- PBS
+
+@pytest.mark.parametrize(("lines", "array", "kept"), [
+    ("#PBS -J 1-200\n#PBS -W max_run_subjobs=10", "1-200%10", []),
+    ("#PBS -W max_run_subjobs=3\n#PBS -J 0-99:3", "0-99:3%3", []),  # any order
+    ("#PBS -W max_run_subjobs=3", None, ["-W"]),  # no array: kept
+])
+def test_pbs_max_run_subjobs_is_the_arrays_limit(lines: str, array: str | None,
+                                                 kept: list[str]) -> None:
+    """PBS Pro's max_run_subjobs (2020.1+) limits the subjobs running at once, as
+    `-J X-Y%N` does: it was kept, the limit lost elsewhere (Slurm ran all at once)."""
+    text = f"#!/bin/bash\n#PBS -l select=1:ncpus=1\n{lines}\n./x\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert (spec.array.expression if spec.array else None) == array
+    assert [d.option for d in spec.unknown] == kept
+    if array:
+        assert f"#SBATCH --array={array}" in translate(text, "slurm", "pbs")[0].splitlines()
+
+
+@pytest.mark.parametrize("array", ["1-100%5", "0-99:3%4"])
+def test_pbs_pro_array_keeps_its_running_limit(array: str) -> None:
+    """`-J X-Y[:Z]%N` (PBS Pro 2020.1+): a Slurm or LSF limit reaches PBS Pro as written
+    (it was dropped, `%N` said to be unsupported), and a PBS round trip keeps it."""
+    text = f"#!/bin/bash\n#SBATCH -n 1\n#SBATCH --array={array}\nsrun x\n"
+    script, warnings, _ = translate(text, "pbs", "slurm")
+    assert f"#PBS -J {array}" in script.splitlines()
+    assert not any("array" in w for w in warnings), warnings
+    assert get_script_dialect("pbs").parse_script(script).array.expression == array

@@ -98,8 +98,14 @@ class PbsScript:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; qsub ignores it")
         total_mem: list[int] = []
+        limit: Item | None = None  # -W max_run_subjobs=N: the array's, once -J is read
         for lineno, raw, payload in header.directives:
             for item in _items(payload, lineno, raw):
+                if item.option == "-W" and (item.value or "").startswith("max_run_subjobs="):
+                    if not item.value.partition("=")[2].isdigit():
+                        raise bad(item, "bad max_run_subjobs", "a positive integer")
+                    limit = item
+                    continue
                 try:
                     ok = item.known and guarded(item, self._map, spec, item, total_mem)
                 except BadInput:
@@ -109,6 +115,8 @@ class PbsScript:
                     ok = False
                 if not ok:
                     unknown(spec, self.name, item)
+        if limit is not None:
+            self._array_limit(spec, limit)
         r = spec.resources
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
@@ -168,6 +176,18 @@ class PbsScript:
         else:
             return False
         return True
+
+    @staticmethod
+    def _array_limit(spec: JobSpec, item: Item) -> None:
+        """`-W max_run_subjobs=N` (PBS Pro 2020.1+): at most N subjobs of the -J array run
+        at once, as `-J X-Y%N` says; without an array (or with a limit in -J) kept."""
+        n = (item.value or "").partition("=")[2]
+        if spec.array is None or "%" in spec.array.expression:
+            unknown(spec, "pbs", item)
+            note(spec, f"line {item.lineno}: -W {item.value} without a -J range of its "
+                       "own; kept as written")
+            return
+        spec.array = ArraySpec(expression=f"{spec.array.expression}%{n}")
 
     @staticmethod
     def _depend(spec: JobSpec, v: str) -> bool:
@@ -446,10 +466,13 @@ class PbsScript:
                             "reservation's queue with -q)")
         if spec.array:
             expr = spec.array.expression
-            if not torque and ("," in expr or "%" in expr):
-                warnings.append(f"approximated: array {expr} (PBS Pro -J takes X-Y[:Z] only)")
-                expr = expr.split("%")[0].split(",")[0]
-                expr = expr if "-" in expr else f"{expr}-{expr}"
+            if not torque and "," in expr:
+                warnings.append(f"approximated: array {expr} (PBS Pro -J takes one "
+                                "X-Y[:Z][%N] range)")
+                indexes, pct, limit = expr.partition("%")
+                expr = indexes.split(",")[0]
+                expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
+            # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
         if deps := dependencies_for(spec, self.name, warnings):
             add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))

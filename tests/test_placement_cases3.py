@@ -508,7 +508,8 @@ def test_pbs_chunks_of_one_shape_share_hosts_by_default():
         "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement)"
     only(run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=2:ncpus=24\n#PBS -l place=pack", pbs2())
-    assert "do not fit the site's nodes together (pack placement)" in reasons(p, "pbs2")
+    # place=pack is read as the one host it asks for: 2 x 24 CPUs on a node of 32
+    assert "needs 48 CPUs per node" in reasons(p, "pbs2")
     # the same job from a Slurm script asks four nodes
     p = run("#SBATCH -N 4\n#SBATCH --ntasks-per-node=8", pbs2())
     assert reasons(p, "pbs2") == "needs 4 nodes, largest partition has 2"

@@ -425,3 +425,27 @@ def test_pbs_pro_array_keeps_its_running_limit(array: str) -> None:
     assert f"#PBS -J {array}" in script.splitlines()
     assert not any("array" in w for w in warnings), warnings
     assert get_script_dialect("pbs").parse_script(script).array.expression == array
+
+
+@pytest.mark.parametrize(("select", "place", "want"), [
+    # (nodes, tasks, cpus, gpus, memory_mb)
+    ("4:ncpus=8:mpiprocs=8:mem=16gb", "pack", (1, 32, 32, None, 64 * G)),
+    ("2:ncpus=4:ngpus=1", "pack:excl", (1, 2, 8, 2, None)),
+    ("1:ncpus=4:mpiprocs=4+2:ncpus=4:mpiprocs=4", "pack", (1, 12, 12, None, None)),
+    ("4:ncpus=8:mpiprocs=8:mem=16gb", "scatter", (4, 32, 32, None, 64 * G)),
+    ("4:ncpus=8:mpiprocs=8:mem=16gb", "free", (4, 32, 32, None, 64 * G)),
+])
+def test_pbs_place_pack_is_one_host(select: str, place: str, want: tuple) -> None:
+    """place=pack puts every chunk on one host (PBS Pro): read as one node holding them
+    all. It was read as one node per chunk (Slurm got --nodes=4 for a one-host job); the
+    select stays as written on a PBS round trip, and placement sees one host."""
+    text = f"#!/bin/bash\n#PBS -l select={select}\n#PBS -l place={place}\n./x\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    totals = request_totals(spec)
+    assert tuple(totals[q] for q in TOTALS) == want
+    out = translate(text, "pbs", "pbs")[0].splitlines()
+    assert f"#PBS -l select={select}" in out
+    slurm = translate(text, "slurm", "pbs")[0].splitlines()
+    assert f"#SBATCH --nodes={want[0]}" in slurm
+    if "pack" in place:
+        assert needs_of(spec).memory_mb == want[4]  # on the one node

@@ -117,6 +117,7 @@ class PbsScript:
                     unknown(spec, self.name, item)
         if limit is not None:
             self._array_limit(spec, limit)
+        self._packed(spec)
         r = spec.resources
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
@@ -177,6 +178,40 @@ class PbsScript:
             return False
         return True
 
+    def _packed(self, spec: JobSpec) -> None:
+        """`-l place=pack`: PBS Pro puts every chunk on one host, so the job is one node
+        holding all the chunks' tasks, CPUs, GPUs and memory (it was read as one node per
+        chunk). Unequal chunks: the CPUs per task rounded up so that none is short. The
+        select stays as written for PBS."""
+        raw = spec.metadata.pop("pbs_select", None)
+        place = {d.option.split(":", 1)[1] for d in spec.unknown
+                 if d.dialect == self.name and d.option.startswith("-l place:")}
+        r = spec.resources
+        if "pack" not in place or raw is None or (r.nodes or 1) == 1:
+            return
+        shapes = []
+        for chunk in raw.split("+"):
+            one = JobSpec()
+            self._select(one, Item("-l", f"select={chunk}", 0, ""), chunk, in_chunks=True)
+            shapes.append(one.resources)
+        tasks = cpus = gpus = mem = 0
+        for o in shapes:
+            n, tpn = o.nodes or 1, o.tasks_per_node or 1
+            tasks += n * tpn
+            cpus += n * tpn * (o.cpus_per_task or 1)
+            gpus += n * (o.gpus_per_node or 0)
+            mem += n * (o.memory_mb or 0)
+        r.nodes, r.tasks_per_node, r.tasks = 1, tasks, None
+        r.cpus_per_task = -(-cpus // tasks)
+        r.gpus_per_node, r.memory_mb = gpus or None, mem or None
+        spec.metadata["pbs_select_chunks"] = {"raw": raw, "as": self._shape(r)}
+        notes = spec.metadata.get("parse_notes", [])  # no longer one node per chunk
+        notes[:] = [n for n in notes if f"select={raw} (" not in n]
+        note(spec, ("approximated: " if cpus % tasks else "")
+                   + f"select={raw} with place=pack read as one node of {tasks} tasks"
+                   + (f", {r.cpus_per_task} CPUs each" if r.cpus_per_task > 1 else "")
+                   + (" (rounded up: the chunks differ)" if cpus % tasks else ""))
+
     @staticmethod
     def _array_limit(spec: JobSpec, item: Item) -> None:
         """`-W max_run_subjobs=N` (PBS Pro 2020.1+): at most N subjobs of the -J array run
@@ -227,6 +262,7 @@ class PbsScript:
             if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
                 spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
+            spec.metadata["pbs_select"] = val  # as written (place=pack may need it)
             return self._select(spec, item, val)
         elif key == "nodes":
             return self._nodes(spec, item, val)

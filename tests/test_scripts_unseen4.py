@@ -449,3 +449,18 @@ def test_pbs_place_pack_is_one_host(select: str, place: str, want: tuple) -> Non
     assert f"#SBATCH --nodes={want[0]}" in slurm
     if "pack" in place:
         assert needs_of(spec).memory_mb == want[4]  # on the one node
+
+
+@pytest.mark.parametrize(("source", "text"), [
+    ("sge", "#$ -l h_vmem=2G\n#$ -l h_rt=600"),
+    ("slurm", "#SBATCH --mem-per-cpu=2G\n#SBATCH -t 10"),
+    ("lsf", '#BSUB -R "rusage[mem=2GB]"\n#BSUB -W 10'),
+])
+def test_memory_of_a_one_cpu_job_reaches_pbs_pro(source: str, text: str) -> None:
+    """A job of one slot with memory per CPU and no task count: PBS Pro gets one chunk
+    holding that memory (it was dropped, "no chunk")."""
+    script, warnings, spec = translate(f"#!/bin/bash\n{text}\n./x\n", "pbs", source)
+    assert "#PBS -l select=1:mem=2gb" in script.splitlines()
+    back = get_script_dialect("pbs").parse_script(script)
+    assert request_totals(back)["memory_mb"] == request_totals(spec)["memory_mb"] == 2 * G
+    assert not any(w.startswith("dropped") and "mem" in w for w in warnings), warnings

@@ -593,11 +593,9 @@ class PbsScript:
             ncpus, procs = ((tpn * cpt, tpn) if tpn else (r.cpus_per_task, None))
         elif r.tasks:
             count, ncpus, procs = r.tasks, cpt, 1
-        elif r.cpus_per_task or gpn or r.memory_mb:
-            count, ncpus = 1, r.cpus_per_task
+        elif r.cpus_per_task or gpn or r.memory_mb or r.memory_per_cpu_mb:
+            count, ncpus = 1, r.cpus_per_task  # a one-CPU job's memory: one chunk holds it
         if count is None:
-            if r.memory_per_cpu_mb:
-                warnings.append(f"dropped: memory per CPU {r.memory_per_cpu_mb}MB (no chunk)")
             return out
         chunk = f"select={count}" + (f":ncpus={ncpus}" if ncpus else "")
         chunk += f":mpiprocs={procs}" if procs else ""

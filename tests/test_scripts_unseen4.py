@@ -464,3 +464,23 @@ def test_memory_of_a_one_cpu_job_reaches_pbs_pro(source: str, text: str) -> None
     back = get_script_dialect("pbs").parse_script(script)
     assert request_totals(back)["memory_mb"] == request_totals(spec)["memory_mb"] == 2 * G
     assert not any(w.startswith("dropped") and "mem" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(("source", "line", "field"), [
+    ("slurm", "#SBATCH --output=slurm-%A_%a.out", "stdout"),
+    ("slurm", "#SBATCH --error=logs/%x_%j.err", "stderr"),
+    ("slurm", "#SBATCH -o out/%x_%A_%a.txt", "stdout"),
+    ("lsf", "#BSUB -o logs/%J_%I.out", "stdout"),
+])
+def test_array_file_patterns_are_not_template_placeholders(source: str, line: str,
+                                                           field: str) -> None:
+    """`%A_%a` looked like a `%NAME%` template placeholder (`%A_%`): the most common array
+    output name was reported as a template kept as a raw value."""
+    spec = get_script_dialect(source).parse_script(f"#!/bin/bash\n{line}\n./x\n")
+    assert getattr(spec, field)
+    assert not any("placeholder" in n for n in spec.metadata.get("parse_notes", []))
+    # a real %NAME% placeholder is still one
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH -N %NODES%\n#SBATCH -o %JOB_NAME%.out\n./x\n")
+    assert spec.resources.nodes is None
+    assert any("placeholder" in n for n in spec.metadata["parse_notes"])

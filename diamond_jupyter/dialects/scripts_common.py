@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 from ..model import BadInput, Dependency, Directive, JobSpec, check_dependency_kinds, check_spec
 
-# Values that are clearly template placeholders rather than real settings.
+# Values that are clearly template placeholders rather than real settings; %NAME% has two
+# characters at least and does not end in `_` (Slurm's %A_%a and %x_%j are file patterns).
 _PLACEHOLDER = re.compile(
-    r"\{\{|\{%|\{[A-Za-z_][\w.]*\}|\$\{?[A-Za-z_]\w*|<[^<>]*>|%[A-Za-z_]\w*%"
+    r"\{\{|\{%|\{[A-Za-z_][\w.]*\}|\$\{?[A-Za-z_]\w*|<[^<>]*>|%[A-Za-z_]\w*[A-Za-z0-9]%"
     r"|![A-Za-z_]\w*|\bTBG_\w+|@[A-Za-z_]\w*@"
 )
 _LOOSE = re.compile(r"\b[A-Z][A-Z0-9_]{3,}\b")  # e.g. ENSEMBLEMEMBERNO where a number belongs

@@ -484,3 +484,14 @@ def test_array_file_patterns_are_not_template_placeholders(source: str, line: st
         "#!/bin/bash\n#SBATCH -N %NODES%\n#SBATCH -o %JOB_NAME%.out\n./x\n")
     assert spec.resources.nodes is None
     assert any("placeholder" in n for n in spec.metadata["parse_notes"])
+
+
+@pytest.mark.parametrize("lines", ["-N 4 -n 2", "--nodes=3 --nslots=1 -c 8"])
+def test_flux_more_nodes_than_slots_is_bad_input(lines: str) -> None:
+    """flux batch distributes its slots over the nodes and refuses a node left without
+    one: so does the reader, naming both counts (it was translated as is, e.g. Slurm
+    --nodes=4 --ntasks=2)."""
+    with pytest.raises(BadInput, match=r"--nodes=\d+ is more than --nslots=\d+"):
+        get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")
+    ok = get_script_dialect("flux").parse_script("#!/bin/bash\n# flux: -N 2 -n 2\n./a\n")
+    assert (ok.resources.nodes, ok.resources.tasks) == (2, 2)

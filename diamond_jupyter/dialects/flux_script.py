@@ -90,6 +90,11 @@ class FluxScript:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
         spec.join_output = spec.stderr is None
+        r = spec.resources
+        if r.nodes and r.tasks and r.nodes > r.tasks:  # flux: slots spread over the nodes
+            raise BadInput(f"--nodes={r.nodes} is more than --nslots={r.tasks}: flux batch "
+                           "refuses a node without a slot; ask for as many slots as nodes "
+                           "at least, or --nodes alone (one slot on each)")
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         return spec

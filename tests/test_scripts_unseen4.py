@@ -495,3 +495,20 @@ def test_flux_more_nodes_than_slots_is_bad_input(lines: str) -> None:
         get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")
     ok = get_script_dialect("flux").parse_script("#!/bin/bash\n# flux: -N 2 -n 2\n./a\n")
     assert (ok.resources.nodes, ok.resources.tasks) == (2, 2)
+
+
+@pytest.mark.parametrize(("lines", "gpus"), [
+    ("#SBATCH -n 8 --gpus=8", 8),  # no node count: kept by the Slurm reader
+    ("#SBATCH -N 2 -n 4 --gpus=3", 3),  # not a multiple of the nodes: kept too
+    ("#SBATCH -N 2 -n 4 --gpus=4", 4),  # 2 per node, written back as the job's 4
+])
+def test_slurm_gpu_total_reaches_grid_engine_as_the_jobs(lines: str, gpus: int) -> None:
+    """Grid Engine's -l gpu is the job's count, as Slurm's --gpus is: a --gpus=N the Slurm
+    reader keeps as written (no per-node form) now reaches Grid Engine as -l gpu=N (it was
+    dropped)."""
+    script, warnings, _ = translate(f"#!/bin/bash\n{lines}\nsrun x\n", "sge", "slurm")
+    assert any(x.startswith("#$ -l") and f"gpu={gpus}" in x.split(",")[-1]
+               for x in script.splitlines()), script
+    assert not any(w.startswith("dropped") and "--gpus" in w for w in warnings), warnings
+    back = get_script_dialect("sge").parse_script(script)
+    assert request_totals(back)["gpus"] == gpus

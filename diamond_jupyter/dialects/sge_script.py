@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..model import GPUS_PER_JOB, ArraySpec, BadInput, Dependency, JobSpec
+from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -344,7 +345,9 @@ class SgeScript:
         elif spec.source_dialect == self.name:
             pass  # an sge script without -cwd runs in the home directory, as written
         slots, per_host = self._slots(spec, lines, warnings)
-        res = self._resources(spec, slots, per_host, warnings)
+        kept_gpus = None if r.gpus_per_node is not None or r.gpus_per_task is not None \
+            else kept_slurm_gpu_total(spec)
+        res = self._resources(spec, slots, per_host, kept_gpus, warnings)
         res += [d.value or "" for d in own if d.option.startswith(_SUB)]
         if res:
             add("-l", ",".join(res))
@@ -392,7 +395,7 @@ class SgeScript:
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
                                    or d.option == "-soft")
-        warnings += foreign_warnings(spec, self.name)
+        warnings += foreign_warnings(spec, self.name, skip=["--gpus"] if kept_gpus else [])
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 
@@ -433,7 +436,8 @@ class SgeScript:
         return slots, per_host
 
     @staticmethod
-    def _resources(spec: JobSpec, slots: int, per_host: int, warnings: list[str]) -> list[str]:
+    def _resources(spec: JobSpec, slots: int, per_host: int, kept_gpus: int | None,
+                   warnings: list[str]) -> list[str]:
         r, c = spec.resources, spec.constraints
         out: list[str] = []
         if r.walltime_s is not None:
@@ -461,6 +465,8 @@ class SgeScript:
             gpus = r.gpus_per_task * tasks
             warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as {gpus} GPUs "
                             "for the job (-l gpu is per job)")
+        elif kept_gpus:  # Slurm's kept --gpus=N is the job's, as -l gpu is
+            gpus = kept_gpus
         if gpus is not None:
             out.append(f"{spec.metadata.get('sge_gpu', 'gpu')}={gpus}")
         if r.gpu_type:

@@ -395,7 +395,13 @@ class SgeScript:
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
                                    or d.option == "-soft")
-        warnings += foreign_warnings(spec, self.name, skip=["--gpus"] if kept_gpus else [])
+        carried = []
+        if kept_gpus:  # named as carried, not as dropped
+            d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
+            carried.append((d.option, d.value))
+            warnings.append(f"approximated: {d.raw.strip()} as -l gpu={kept_gpus} (the job's "
+                            "GPUs; Grid Engine places them with the slots)")
+        warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 

@@ -512,3 +512,19 @@ def test_slurm_gpu_total_reaches_grid_engine_as_the_jobs(lines: str, gpus: int) 
     assert not any(w.startswith("dropped") and "--gpus" in w for w in warnings), warnings
     back = get_script_dialect("sge").parse_script(script)
     assert request_totals(back)["gpus"] == gpus
+
+
+@pytest.mark.parametrize("lines", [
+    "#SBATCH -n 2 --mem=100G\n#SBATCH --mem-per-cpu=4G",
+    "#SBATCH --mem-per-cpu=4G -n 2\n#SBATCH --mem=8G",
+    "#SBATCH -N 1 --gpus-per-node=2 --mem-per-gpu=40G\n#SBATCH --mem=90G",
+])
+def test_slurm_memory_options_are_mutually_exclusive(lines: str) -> None:
+    """sbatch refuses --mem, --mem-per-cpu and --mem-per-gpu together: so does the reader,
+    naming each with its line (one was silently dropped in a translation)."""
+    with pytest.raises(BadInput, match=r"--mem.*\(line \d\).*mutually exclusive"):
+        get_script_dialect("slurm").parse_script(f"#!/bin/bash\n{lines}\nsrun x\n")
+    # the same option twice is not a conflict: the last one counts
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --mem=4G\n#SBATCH --mem=8G\nsrun x\n")
+    assert spec.resources.memory_mb == 8 * G

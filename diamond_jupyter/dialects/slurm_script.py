@@ -107,6 +107,7 @@ class _Later:
     gpus: tuple[int, str, str | None] | None = None
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
     tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
+    memory: dict[str, int] = field(default_factory=dict)  # --mem* option -> its line
 
 
 def parse_slurm_time(text: str) -> int | None:
@@ -208,6 +209,11 @@ class SlurmScript:
         if het_line is not None:
             note(spec, f"line {het_line}: heterogeneous job: only its first component is "
                        "read; the later components are kept as written")
+        if len(later.memory) > 1:  # sbatch: fatal, whatever their order
+            given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.memory.items(),
+                                                                     key=lambda x: x[1]))
+            raise BadInput(f"{given}: sbatch refuses these together (--mem, --mem-per-cpu "
+                           "and --mem-per-gpu are mutually exclusive); keep one")
         self._nodes_of_nodelist(spec)
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
@@ -264,6 +270,8 @@ class SlurmScript:
         elif key == "ntasks-per-gpu":
             later.tasks_per_gpu = (item.lineno, item.raw, v, to_int(item))
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
+            if key == "mem-per-gpu":
+                later.memory[key] = item.lineno
             n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
             if n is None:
                 raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
@@ -273,6 +281,7 @@ class SlurmScript:
             mb = parse_mem_mb(v or "")
             if mb is None:
                 raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            later.memory[key] = item.lineno
             if key == "mem":
                 r.memory_mb = mb
             else:

@@ -528,3 +528,19 @@ def test_slurm_memory_options_are_mutually_exclusive(lines: str) -> None:
     spec = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH --mem=4G\n#SBATCH --mem=8G\nsrun x\n")
     assert spec.resources.memory_mb == 8 * G
+
+
+@pytest.mark.parametrize(("lines", "tasks", "cpus", "kept"), [
+    ("#$ -pe mpi 16\n#$ -pe smp 8", None, 8, []),
+    ("#$ -pe smp 8\n#$ -pe mpi 16", 16, 16, []),
+    ("#$ -pe smp 4-8\n#$ -pe mpi 16", 16, 16, []),  # the earlier range is gone too
+])
+def test_sge_last_pe_wins(lines: str, tasks: int | None, cpus: int, kept: list) -> None:
+    """qsub keeps the last -pe: the earlier one's slots no longer count (16 MPI tasks and
+    then smp 8 were read as 16 tasks of 8 CPUs, refused even by Grid Engine itself)."""
+    text = f"#!/bin/bash\n{lines}\n#$ -l h_rt=600\n./x\n"
+    spec = get_script_dialect("sge").parse_script(text)
+    totals = request_totals(spec)
+    assert (totals["tasks"], totals["cpus"]) == (tasks, cpus)
+    assert [d.option for d in spec.unknown] == kept
+    check_translation(text, "sge", "sge")

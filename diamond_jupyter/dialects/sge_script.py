@@ -237,6 +237,8 @@ class SgeScript:
             raise bad(item, "bad slot count", "a positive integer or a range, e.g. -pe smp 4 "
                       "or -pe smp 4-8")
         r, n = spec.resources, int(slots)
+        r.nodes = r.tasks = r.cpus_per_task = None  # qsub keeps the last -pe given
+        spec.unknown = [d for d in spec.unknown if not (d.dialect == "sge" and d.option == "-pe")]
         spec.metadata["sge_pe"] = name
         if is_shared_pe(name):
             r.nodes, r.cpus_per_task = 1, n

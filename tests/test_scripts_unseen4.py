@@ -544,3 +544,12 @@ def test_sge_last_pe_wins(lines: str, tasks: int | None, cpus: int, kept: list) 
     assert (totals["tasks"], totals["cpus"]) == (tasks, cpus)
     assert [d.option for d in spec.unknown] == kept
     check_translation(text, "sge", "sge")
+
+
+@pytest.mark.parametrize("lines", ["-n 8 --gpus-per-node=2", "--gpus-per-node=4 --cores=16"])
+def test_flux_gpus_per_node_needs_nodes(lines: str) -> None:
+    """flux: --gpus-per-node goes with --nodes only (flux refuses it alone): bad input
+    naming the fix, at read time (it was read, then refused only in a translation, with a
+    message about the GPU total)."""
+    with pytest.raises(BadInput, match=r"--gpus-per-node=\d+ without --nodes"):
+        get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")

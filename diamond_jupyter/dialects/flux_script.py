@@ -91,6 +91,10 @@ class FluxScript:
                             else "--" + item.option)
         spec.join_output = spec.stderr is None
         r = spec.resources
+        if r.gpus_per_node is not None and not r.nodes:
+            raise BadInput(f"--gpus-per-node={r.gpus_per_node} without --nodes: flux refuses "
+                           "it (GPUs per node need a node count); add --nodes=N, or ask "
+                           "GPUs per slot with -g/--gpus-per-slot")
         if r.nodes and r.tasks and r.nodes > r.tasks:  # flux: slots spread over the nodes
             raise BadInput(f"--nodes={r.nodes} is more than --nslots={r.tasks}: flux batch "
                            "refuses a node without a slot; ask for as many slots as nodes "

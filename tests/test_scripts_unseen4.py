@@ -553,3 +553,21 @@ def test_flux_gpus_per_node_needs_nodes(lines: str) -> None:
     message about the GPU total)."""
     with pytest.raises(BadInput, match=r"--gpus-per-node=\d+ without --nodes"):
         get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")
+
+
+@pytest.mark.parametrize(("lines", "per_node", "per_task", "kept"), [
+    ('-gpu "num=1/task"\n#BSUB -gpu "num=2"', 2, None, []),
+    ('-gpu "num=2:mode=shared"\n#BSUB -gpu "num=1/task"', None, 1, []),
+    ('-gpu "num=4:gmodel=V100"\n#BSUB -gpu -', 1, None, []),
+])
+def test_lsf_last_gpu_option_wins(lines: str, per_node: int | None, per_task: int | None,
+                                  kept: list) -> None:
+    """bsub keeps the last -gpu: the earlier one's count, model and mode no longer count
+    (both counts stayed, and the translation was refused as a larger request)."""
+    text = f"#!/bin/bash\n#BSUB -n 8\n#BSUB {lines}\n./x\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    r = spec.resources
+    assert (r.gpus_per_node, r.gpus_per_task, r.gpu_type) == (per_node, per_task, None)
+    assert [d.option for d in spec.unknown] == kept
+    for target in ("slurm", "lsf"):
+        check_translation(text, "lsf", target)

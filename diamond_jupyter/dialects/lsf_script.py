@@ -305,10 +305,12 @@ class LsfScript:
         return True
 
     def _gpu(self, spec: JobSpec, item: Item, v: str) -> bool:
-        if v == "-":
-            spec.resources.gpus_per_node = spec.resources.gpus_per_node or 1
+        r = spec.resources  # bsub keeps the last -gpu: an earlier one's request is gone
+        r.gpus_per_node = r.gpus_per_task = r.gpu_type = r.gpu_bind = None
+        spec.unknown = [d for d in spec.unknown if not d.option.startswith("-gpu ")]
+        if v == "-":  # the site's default GPU request (num=1 unless configured)
+            r.gpus_per_node = 1
             return True
-        r = spec.resources
         for part in v.split(":"):
             k, _, x = part.partition("=")
             if k == "num":

@@ -571,3 +571,34 @@ def test_lsf_last_gpu_option_wins(lines: str, per_node: int | None, per_task: in
     assert [d.option for d in spec.unknown] == kept
     for target in ("slurm", "lsf"):
         check_translation(text, "lsf", target)
+
+
+# ---------------------------------------------------------------- the body
+
+@pytest.mark.parametrize(("source", "target", "line", "want"), [
+    ("lsf", "slurm", "blender -s $LSB_JOBINDEX -e $((LSB_JOBINDEX+9)) -a",
+     "blender -s $SLURM_ARRAY_TASK_ID -e $((SLURM_ARRAY_TASK_ID+9)) -a"),
+    ("slurm", "pbs", "i=$(( (SLURM_ARRAY_TASK_ID - 1) * 10 ))",
+     "i=$(( (PBS_ARRAY_INDEX - 1) * 10 ))"),
+    ("slurm", "lsf", "f=${FILES[SLURM_ARRAY_TASK_ID]}", "f=${FILES[LSB_JOBINDEX]}"),
+    ("sge", "slurm", "let half=NSLOTS/2", "let half=SLURM_NTASKS/2"),
+    ("slurm", "sge", "(( n = SLURM_NTASKS * 2 ))", "(( n = NSLOTS * 2 ))"),
+    # outside arithmetic a bare name is text, not a variable: left alone
+    ("slurm", "lsf", "echo SLURM_JOB_ID is $SLURM_JOB_ID", "echo SLURM_JOB_ID is $LSB_JOBID"),
+])
+def test_bare_variables_in_shell_arithmetic_are_translated(source: str, target: str,
+                                                           line: str, want: str) -> None:
+    """Shell arithmetic reads a variable without `$` ($((LSB_JOBINDEX+9)), ((..)), let,
+    an array subscript): such a name was left as it was, unset on the other scheduler,
+    so the arithmetic silently used 0 (frame 9 instead of LSB_JOBINDEX+9)."""
+    from diamond_jupyter.dialects.body import translate_body
+
+    assert translate_body(line, source, target) == (want, [])
+
+
+def test_a_bare_variable_without_an_equivalent_is_reported() -> None:
+    from diamond_jupyter.dialects.body import translate_body
+
+    out, notes = translate_body("echo $(( SLURM_ARRAY_TASK_ID + 1 ))", "slurm", "flux")
+    assert out == "echo $(( SLURM_ARRAY_TASK_ID + 1 ))"
+    assert notes == ["kept: line 1: $SLURM_ARRAY_TASK_ID (array index) has no flux equivalent"]

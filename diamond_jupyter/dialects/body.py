@@ -59,6 +59,9 @@ _FLUX_SRUN = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N", "-c": "
               "--unbuffered": "-u"}
 _FLAGS = {"-l", "--label", "-u", "--unbuffered", "--label-io"}
 _MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
+# where shell arithmetic reads bare variable names: $((..)) and ((..)) (one level of
+# parentheses inside), `let ...` and an array subscript ${NAME[..]}
+_ARITH = re.compile(r"\(\((?:[^()]|\([^()]*\))*\)\)|\blet\s[^;&|#]*|\$\{\w+\[[^\]]*\]")
 _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
                      r"(?=\s|$)(?P<rest>.*)$")
 
@@ -90,6 +93,9 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     names = _meanings(source, table)
     prefix = _PREFIX[source]
     var = re.compile(r"(\$\{?)(" + _NAMES.get(source, re.escape(prefix) + r"\w+") + ")")
+    # in arithmetic a variable needs no `$`: $((LSB_JOBINDEX+9)), ${FILES[SGE_TASK_ID]}
+    bare = re.compile(r"()(?<![\w${])(" + _NAMES.get(source, re.escape(prefix) + r"\w+")
+                      + r")(?!\w)")
     out, notes = [], []
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
@@ -105,6 +111,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                 return m.group(0)
             return m.group(1) + new
         line = var.sub(swap, line)
+        line = _ARITH.sub(lambda a: bare.sub(swap, a.group(0)), line)
         if missing:
             notes.append(f"kept: line {n}: {', '.join(dict.fromkeys(missing))} has no "
                          f"{target} equivalent")

@@ -602,3 +602,15 @@ def test_a_bare_variable_without_an_equivalent_is_reported() -> None:
     out, notes = translate_body("echo $(( SLURM_ARRAY_TASK_ID + 1 ))", "slurm", "flux")
     assert out == "echo $(( SLURM_ARRAY_TASK_ID + 1 ))"
     assert notes == ["kept: line 1: $SLURM_ARRAY_TASK_ID (array index) has no flux equivalent"]
+
+
+def test_torque_slot_and_node_counts_are_translated() -> None:
+    """Torque's $PBS_NP (the job's execution slots) and $PBS_NUM_NODES: the task and node
+    counts elsewhere (they were kept as written, unset on the other scheduler)."""
+    _, text = _source("pbs/torque_nodes_chunks_array_pct.pbs")
+    text = text.replace("mpirun -machinefile",
+                        "echo $PBS_NUM_NODES; mpirun -np $PBS_NP -machinefile")
+    slurm = translate(text, "slurm", "pbs")[0]
+    assert "echo $SLURM_JOB_NUM_NODES; mpirun -np $SLURM_NTASKS -machinefile" in slurm
+    sge = translate(text, "sge", "pbs")[0]
+    assert "echo $NHOSTS; mpirun -np $NSLOTS" in sge

@@ -37,7 +37,9 @@ _VARS: dict[str, dict[str, str | None]] = {
 _ALIASES = {
     "slurm": {"SLURM_JOBID": "job id", "SLURM_NPROCS": "task count",
               "SLURM_NNODES": "node count", "SLURM_NODELIST": "node list"},
-    "pbs": {"PBS_ARRAYID": "array index", "PBS_NODEFILE": "node list"},
+    # Torque's PBS_NP (execution slots) and PBS_NUM_NODES (nodes allocated)
+    "pbs": {"PBS_ARRAYID": "array index", "PBS_NODEFILE": "node list", "PBS_NP": "task count",
+            "PBS_NUM_NODES": "node count"},
     "lsf": {"LSB_HOSTS": "node list", "LSB_MCPU_HOSTS": "node list"},
     "flux": {},
     "sge": {"PE_HOSTFILE": "node list"},

@@ -98,12 +98,21 @@ class Directive(_Model):
     raw: str  # the full original directive line, sentinel included
 
 
-# spec.metadata key: the job's GPUs are its total (Slurm `--gpus=N` with no node count), held
-# in `gpus_per_node` with `nodes` unset; a Slurm site may spread them over several nodes
+# spec.metadata key: the job's GPUs are its total (Slurm `--gpus=N` with no node count, Grid
+# Engine's `-l gpu=N` beside an MPI PE), held in `gpus_per_node` with `nodes` unset; the
+# scheduler may spread them over several nodes
 GPUS_PER_JOB = "gpus_per_job"
 # with it, what the job asks per GPU ({"cpus-per-gpu": C, "mem-per-gpu": MB}): on each node
 # C and MB times the GPUs that node gets
 PER_GPU = "per_gpu"
+
+
+def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
+    """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:
+    how many land on each node is the scheduler's choice, so no per-node count says it."""
+    r = spec.resources  # tasks per node alone: one node (sbatch's default)
+    return r.nodes is None and (r.tasks or 1) > 1 and r.gpus_per_node is not None \
+        and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node
 
 
 class Resources(_Model):
@@ -215,14 +224,6 @@ _MULTILINE = {"script", "command"}
 _UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e"
                       r"\u2066-\u2069]")
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")  # a colour or a weight: changes nothing but the look
-
-
-def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
-    """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:
-    how many land on each node is the scheduler's choice, so no per-node count says it."""
-    r = spec.resources  # tasks per node alone: one node (sbatch's default)
-    return r.nodes is None and (r.tasks or 1) > 1 and r.gpus_per_node is not None \
-        and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node
 
 
 def _shown(m: re.Match[str]) -> str:

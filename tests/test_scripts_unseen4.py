@@ -614,3 +614,13 @@ def test_torque_slot_and_node_counts_are_translated() -> None:
     assert "echo $SLURM_JOB_NUM_NODES; mpirun -np $SLURM_NTASKS -machinefile" in slurm
     sge = translate(text, "sge", "pbs")[0]
     assert "echo $NHOSTS; mpirun -np $NSLOTS" in sge
+
+
+def test_lsf_a_later_slot_count_replaces_a_kept_range() -> None:
+    """`-n 4,8` then `-n 6`: bsub keeps the last, 6 slots. The range stayed kept and was
+    written after `-n 6` on a round trip, so bsub read 4,8 again."""
+    text = "#!/bin/bash\n#BSUB -n 4,8\n#BSUB -n 6\n./x\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert (spec.resources.tasks, spec.unknown) == (6, [])
+    out = translate(text, "lsf", "lsf")[0].splitlines()
+    assert [x for x in out if x.startswith("#BSUB -n")] == ["#BSUB -n 6"]

@@ -195,6 +195,8 @@ class LsfScript:
         o, v = item.option, item.value or ""
         r = spec.resources
         if o in ("-n", "-nnodes"):
+            # bsub keeps the last one: an earlier MIN,MAX kept as written is gone
+            spec.unknown = [d for d in spec.unknown if not (d.dialect == "lsf" and d.option == o)]
             lo, comma, hi = v.partition(",")  # bsub -n MIN,MAX: at least MIN slots
             if not lo.isdigit() or int(lo) < 1 or (o == "-n" and comma and not (
                     hi.isdigit() and int(hi) >= int(lo))):

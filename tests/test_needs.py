@@ -267,7 +267,7 @@ def test_body_needs_never_crash(text):
     ("slurm", "#SBATCH --gpus=a100:1", ("a100", 1, None)),
     ("pbs", "#PBS -l select=1:ncpus=4:ngpus=2:gpu_type=v100:mem=32gb", ("v100", 2, 32768)),
     ("lsf", '#BSUB -gpu "num=1:gmodel=TeslaV100"\n#BSUB -M 4GB', ("TeslaV100", 1, None)),
-    ("flux", "#flux: --gpus-per-node=1\n#flux: --requires=a100", (None, 1, None)),
+    ("flux", "#flux: -N 1 --gpus-per-node=1\n#flux: --requires=a100", (None, 1, None)),
 ])
 def test_gpu_and_memory_needs_in_every_dialect(dialect, text, want):
     spec = get_script_dialect(dialect).parse_script("#!/bin/bash\n" + text + "\necho x\n")

@@ -624,3 +624,27 @@ def test_lsf_a_later_slot_count_replaces_a_kept_range() -> None:
     assert (spec.resources.tasks, spec.unknown) == (6, [])
     out = translate(text, "lsf", "lsf")[0].splitlines()
     assert [x for x in out if x.startswith("#BSUB -n")] == ["#BSUB -n 6"]
+
+
+@pytest.mark.parametrize(("lines", "nodes", "walltime", "kept"), [
+    ("#SBATCH -N 2-4\n#SBATCH -N 3", 3, None, []),
+    ("#SBATCH -t 0\n#SBATCH -t 1:00:00", None, 3600, []),
+    ("#SBATCH -t 1:00:00\n#SBATCH -t UNLIMITED", None, None, [("--time", "UNLIMITED")]),
+    ("#SBATCH -d afterok:1?afterany:2\n#SBATCH -d afterok:5", None, None, []),
+    ("#SBATCH --exclusive=user\n#SBATCH --exclusive", None, None, []),
+])
+def test_slurm_a_later_option_replaces_an_earlier_kept_one(lines: str, nodes: int | None,
+                                                           walltime: int | None,
+                                                           kept: list) -> None:
+    """sbatch keeps the last of an option. An earlier value kept as written (a node range,
+    -t 0, an OR dependency) stayed beside the later one and was written after it, so sbatch
+    read the earlier one again; a later kept -t UNLIMITED left the earlier hour in the
+    model (an hour's limit elsewhere for an unlimited job)."""
+    text = f"#!/bin/bash\n{lines}\nsrun x\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert (spec.resources.nodes, spec.resources.walltime_s) == (nodes, walltime)
+    assert [(d.option, d.value) for d in spec.unknown] == kept
+    back = get_script_dialect("slurm").parse_script(translate(text, "slurm", "slurm")[0])
+    assert (back.resources.nodes, back.resources.walltime_s) == (nodes, walltime)
+    assert [(d.option, d.value) for d in back.unknown] == kept
+    assert back.dependencies == spec.dependencies

@@ -222,6 +222,10 @@ class SlurmScript:
         return spec
 
     def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
+        if item.known:  # sbatch keeps the last of an option: an earlier one kept is gone
+            spec.unknown = [d for d in spec.unknown if d.option != "--" + item.option]
+            if item.option == "time":
+                spec.resources.walltime_s = None
         try:
             handled = item.known and guarded(item, self._map, spec, item, later)
         except BadInput:

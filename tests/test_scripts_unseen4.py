@@ -648,3 +648,18 @@ def test_slurm_a_later_option_replaces_an_earlier_kept_one(lines: str, nodes: in
     assert (back.resources.nodes, back.resources.walltime_s) == (nodes, walltime)
     assert [(d.option, d.value) for d in back.unknown] == kept
     assert back.dependencies == spec.dependencies
+
+
+@pytest.mark.parametrize(("lines", "want", "features"), [
+    ("-l select=2:ncpus=8:ngpus=1:mem=8gb:model=x\n#PBS -l select=1:ncpus=4",
+     (1, 1, 4, None, None), []),
+    ("-l nodes=2:ppn=8:gpus=1:ib\n#PBS -l nodes=1:ppn=4", (1, 4, 4, None, None), []),
+])
+def test_pbs_last_select_wins(lines: str, want: tuple, features: list) -> None:
+    """qsub keeps the last -l select / -l nodes: the earlier one's GPUs, memory, node
+    properties and kept chunk resources stayed (1 GPU and 8gb asked by no line)."""
+    text = f"#!/bin/bash\n#PBS {lines}\n./x\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert tuple(request_totals(spec)[q] for q in TOTALS) == want
+    assert spec.constraints.features == features and spec.unknown == []
+    check_translation(text, "pbs", "pbs")

@@ -178,6 +178,17 @@ class PbsScript:
             return False
         return True
 
+    @staticmethod
+    def _forget_chunks(spec: JobSpec, key: str) -> None:
+        """qsub keeps the last `-l select` (`-l nodes`): what an earlier one asked (its
+        counts, GPUs, memory, properties, kept chunk resources) no longer counts."""
+        r = spec.resources
+        r.nodes = r.tasks_per_node = r.cpus_per_task = r.gpus_per_node = r.memory_mb = None
+        if key == "nodes":
+            spec.constraints.features = []
+        spec.unknown = [d for d in spec.unknown if not d.option.startswith(f"-l {key}:")]
+        spec.metadata.pop(f"pbs_{key}_chunks", None)
+
     def _packed(self, spec: JobSpec) -> None:
         """`-l place=pack`: PBS Pro puts every chunk on one host, so the job is one node
         holding all the chunks' tasks, CPUs, GPUs and memory (it was read as one node per
@@ -262,9 +273,11 @@ class PbsScript:
             if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
                 spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
+            self._forget_chunks(spec, key)
             spec.metadata["pbs_select"] = val  # as written (place=pack may need it)
             return self._select(spec, item, val)
         elif key == "nodes":
+            self._forget_chunks(spec, key)
             return self._nodes(spec, item, val)
         elif key == "place":
             spec.metadata["pbs_flavor"] = "pro"

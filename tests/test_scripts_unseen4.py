@@ -546,7 +546,8 @@ def test_sge_last_pe_wins(lines: str, tasks: int | None, cpus: int, kept: list) 
     check_translation(text, "sge", "sge")
 
 
-@pytest.mark.parametrize("lines", ["-n 8 --gpus-per-node=2", "--gpus-per-node=4 --cores=16"])
+@pytest.mark.parametrize("lines", ["--tasks-per-node=4 --gpus-per-node=2",
+                                   "--gpus-per-node=4 --cores=16"])
 def test_flux_gpus_per_node_needs_nodes(lines: str) -> None:
     """flux: --gpus-per-node goes with --nodes only (flux refuses it alone): bad input
     naming the fix, at read time (it was read, then refused only in a translation, with a
@@ -663,3 +664,14 @@ def test_pbs_last_select_wins(lines: str, want: tuple, features: list) -> None:
     assert tuple(request_totals(spec)[q] for q in TOTALS) == want
     assert spec.constraints.features == features and spec.unknown == []
     check_translation(text, "pbs", "pbs")
+
+
+@pytest.mark.parametrize("lines", ["-N 2 -g 1 --gpus-per-node=2", "-n 8 --tasks-per-node=4",
+                                   "-N 2 --cores=16\n# flux: -c 4"])
+def test_flux_per_slot_and_per_resource_options_do_not_mix(lines: str) -> None:
+    """flux sizes a job either by slots (-n, -c, -g) or per resource (--cores,
+    --tasks-per-node, --gpus-per-node), never both: bad input naming one option of each
+    with its line (it was read as a mix and refused only in a translation, or translated
+    with a GPU count flux would never grant)."""
+    with pytest.raises(BadInput, match=r"--\S+ \(line \d\) and --\S+ \(line \d\): flux refuses"):
+        get_script_dialect("flux").parse_script(f"#!/bin/bash\n# flux: {lines}\n./a\n")

@@ -69,6 +69,12 @@ def _count(raw: str) -> int:
     return len(TABLE.parse(tokenize(m.group(1)), 0, raw)) if m else 0
 
 
+# the two ways flux sizes a job (flux-run(1): "mutually exclusive")
+_MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "per-slot",
+          "cores": "per-resource", "tasks-per-node": "per-resource",
+          "gpus-per-node": "per-resource"}
+
+
 class FluxScript:
     name = "flux"
     sentinel = "#flux:"
@@ -77,8 +83,12 @@ class FluxScript:
         header, spec = begin_parse(
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)
+        modes: dict[str, str] = {}  # per-slot / per-resource -> the first option of it
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
+                mode = _MODES.get(item.option) if item.known else None
+                if mode:
+                    modes.setdefault(mode, f"--{item.option} (line {lineno})")
                 try:
                     ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
@@ -90,6 +100,10 @@ class FluxScript:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
         spec.join_output = spec.stderr is None
+        if len(modes) > 1:  # flux: the two ways to size a job do not mix
+            raise BadInput(f"{modes['per-slot']} and {modes['per-resource']}: flux refuses "
+                           "per-slot options (-n, -c, -g) with per-resource ones (--cores, "
+                           "--tasks-per-node, --gpus-per-node); use one set")
         r = spec.resources
         if r.gpus_per_node is not None and not r.nodes:
             raise BadInput(f"--gpus-per-node={r.gpus_per_node} without --nodes: flux refuses "

@@ -415,3 +415,54 @@ async def test_a_gang_member_cannot_start_on_a_site_a_job_just_filled(fed):
     assert not await ops.can_start_now(job)
     await fed.wait(blocker.id, timeout=300)
     assert await ops.can_start_now(job)
+
+
+async def test_a_gang_member_that_fails_runs_again_with_its_whole_gang(fed):
+    """A gang member that fails is run again elsewhere with every other member: the one
+    still running is cancelled and both are released together again, so no partial gang
+    runs (before this, retrying a gang was tested with recorded site operations only). The
+    partner runs long enough that its first run is still going when the flaky one fails."""
+    text = textwrap.dedent("""\
+        name: gang-retry
+        steps:
+          - name: flaky
+            site: alpha
+            gang: g
+            retries: 1
+            on_failure: resubmit-elsewhere
+            script: |
+              #!/bin/bash
+              #SBATCH -t 2
+              [ "$SLURM_CLUSTER_NAME" = alpha ] && exit 3
+              echo "flaky ran on $SLURM_CLUSTER_NAME"
+          - name: partner
+            site: gamma
+            gang: g
+            script: |
+              #!/bin/bash
+              #SBATCH -t 2
+              sleep 20
+              echo "partner ran"
+        """)
+    view = await fed.run_workflow(text)
+    done = await fed.wait_workflow(view.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done
+    s = steps_by_name(done)
+    assert s["flaky"].attempt == 1 and s["flaky"].site in ("beta", "gamma")
+    assert (await fed.logs(s["flaky"].job))["stdout"].strip() == \
+        f"flaky ran on {s['flaky'].site}"
+    assert (await fed.logs(s["partner"].job))["stdout"].strip() == "partner ran"
+    evs = fed.events_since(0, kinds=["workflow.step", "job.state"], limit=None)
+    partner_jobs = list(dict.fromkeys(
+        e.data["job"] for e in evs if e.kind == "workflow.step"
+        and e.data["step"] == "partner" and e.data.get("job")))
+    assert len(partner_jobs) == 2 and partner_jobs[-1] == s["partner"].job, partner_jobs
+    first = fed.job(partner_jobs[0])
+    assert first.state == JobState.CANCELLED, first  # its first run did not go on alone
+    # the second round: both members released after both were ready, neither started first
+    rel = [e for e in evs if e.kind == "workflow.step" and e.data.get("phase") == "released"]
+    last_release = {m: max(e.seq for e in rel if e.data["step"] == m)
+                    for m in ("flaky", "partner")}
+    starts = [next(e.seq for e in evs if e.kind == "job.state" and e.job_id == s[m].job
+                   and e.data["state"] in ("RUNNING", "COMPLETED")) for m in ("flaky", "partner")]
+    assert min(starts) > max(last_release.values())

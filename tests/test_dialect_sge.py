@@ -401,3 +401,38 @@ def test_a_machine_without_grid_engine_leaves_delta_out_with_the_reason(monkeypa
     monkeypatch.setattr(gridengine, "LIBEXEC", tmp_path / "nowhere")
     left = {e["name"]: e["why"] for e in control._left_out(tmp_path)}
     assert "gridengine-master" in left["delta"] and "apt-get install" in left["delta"]
+
+
+def _host(name: str, slots_left: int, queues: list[tuple[str, int, int]]) -> str:
+    qs = "".join(
+        f"<queue name='{q}'><queuevalue qname='{q}' name='slots_used'>{u}</queuevalue>"
+        f"<queuevalue qname='{q}' name='slots'>{t}</queuevalue>"
+        f"<queuevalue qname='{q}' name='state_string'></queuevalue></queue>"
+        for q, u, t in queues)
+    return (f"<host name='{name}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+            "<hostvalue name='num_proc'>2</hostvalue><hostvalue name='load_avg'>0.5"
+            "</hostvalue><hostvalue name='mem_total'>23.5G</hostvalue>"
+            f"<resourcevalue name='slots' dominance='hc'>{slots_left}.000000</resourcevalue>"
+            f"{qs}</host>")
+
+
+def test_a_hosts_slots_are_read_at_one_moment_whatever_qstat_saw():
+    """qhost and qstat run one after the other: a job that started or ended between them
+    made a host's total its free slots plus qstat's used ones (0 or double). `qhost -q`
+    gives each host's used slots at the moment of its slots left (found on the test bed
+    under a fast-turning queue: delta's hosts read as 0, 1 or 14 CPUs, and a probe was
+    refused as needing more CPUs than any node had)."""
+    qhost = ("<?xml version='1.0'?><qhost><host name='global'></host>"
+             + _host("dn1", 0, [("all.q", 8, 8), ("short.q", 0, 8)])
+             + _host("dn2", 8, [("all.q", 0, 8), ("short.q", 0, 8)]) + "</qhost>")
+    # qstat, a moment earlier: dn1's job had not started yet, dn2's had not ended
+    qstat = ("<?xml version='1.0'?><job_info><queue_info>"
+             + "".join(f"<Queue-List><name>{q}@{h}</name><slots_used>{u}</slots_used>"
+                       f"<slots_total>8</slots_total><state></state></Queue-List>"
+                       for q, h, u in [("all.q", "dn1", 0), ("short.q", "dn1", 0),
+                                       ("all.q", "dn2", 8), ("short.q", "dn2", 0)])
+             + "</queue_info><job_info></job_info></job_info>")
+    snap = sge.parse_snapshot("delta", {"hosts": qhost, "queue": qstat})
+    nodes = {n.name: (n.cpus, n.cpus_allocated) for n in snap.nodes}
+    assert nodes == {"dn1": (8, 8), "dn2": (8, 0)}
+    assert "-q" in sge.snapshot_argvs()["hosts"]

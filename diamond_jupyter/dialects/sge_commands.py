@@ -144,7 +144,10 @@ class SgeCommands:
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {
-            "hosts": ["qhost", "-xml", "-F"],
+            # -q: each host's queue instances with their slots in use, read at the same
+            # moment as its slots left (qstat's moment differs: a job starting or ending in
+            # between made a host's total 0 or double)
+            "hosts": ["qhost", "-xml", "-F", "-q"],
             "queues": ["sh", "-c", 'for q in $(qconf -sql); do qconf -sq "$q"; echo; done'],
             "pes": ["qconf", "-spl"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
@@ -301,10 +304,12 @@ class SgeCommands:
             hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
             rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
             mine = [i for i in instances if i["host"] == name]
-            used = sum(i["used"] for i in mine)
+            own = _host_queues(h)  # qhost -q: (used, total) per queue instance, same moment
+            used = sum(u for u, _ in own) if own else sum(i["used"] for i in mine)
             free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
-            cpus = used + free if free is not None else max((i["total"] for i in mine),
-                                                             default=to_int(hv.get("num_proc")))
+            totals = [t for _, t in own] or [i["total"] for i in mine]
+            cpus = used + free if free is not None else max(
+                totals, default=to_int(hv.get("num_proc")))
             states = "".join(i["state"] for i in mine)
             load = clean(hv.get("load_avg"))
             if load is None or re.search(r"[uo]", states):
@@ -386,6 +391,15 @@ def queue_order(sconf: str) -> Literal["submit", "slots"] | None:
         return None if w is None else "slots" if float(w) > 0 else "submit"
     except ValueError:
         return None
+
+
+def _host_queues(host: ET.Element) -> list[tuple[int, int]]:
+    """(slots in use, slots) of each queue instance `qhost -q` lists under the host."""
+    out = []
+    for q in host.findall("queue"):
+        vals = {v.get("name"): (v.text or "").strip() for v in q.findall("queuevalue")}
+        out.append((to_int(vals.get("slots_used")) or 0, to_int(vals.get("slots")) or 0))
+    return out
 
 
 def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:

@@ -72,6 +72,8 @@ MIN_RATIO = 0.01  # a wait far shorter than its scheduler's estimate (no zero ra
 MIN_HOLD_S = 1.0  # a job that ended at once still held its nodes for a moment
 WAIT_FLOOR_S = 30.0  # an estimated wait shorter than this counts as this (no huge ratios)
 MAX_WAIT_RATIO = 50.0
+CLOCK_SLACK_S = 2.0  # schedulers stamp starts and ends in whole seconds: a job seen
+# running t s has surely run t - 1 s, and one recorded as running r s ran under r + 1 s
 AT_LONGEST = 1.25  # a running job this far past its class's longest run is ending now
 
 
@@ -531,6 +533,8 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
         if r is None:
             return 1.0
         if elapsed_share is not None:
+            if walltime_s:  # what the job surely survived, at the stamps' resolution
+                elapsed_share = max(0.0, elapsed_share - CLOCK_SLACK_S / walltime_s)
             if which == "spread_running":  # each running job at a spread quantile
                 k = drawn[None] = drawn.get(None, -1) + 1
                 return r.end_share(elapsed_share, "quantile", (0.5 + k * GOLDEN) % 1.0)

@@ -394,4 +394,21 @@ def test_by_request_a_job_runs_the_share_of_jobs_that_asked_as_much() -> None:
     assert mean("p", 8, None, 600.0) == pytest.approx(0.8)
     assert mean("p", 8, None, 86400.0) == pytest.approx(0.05)
     # a running day-long job 10% in: of the day-long jobs none ran as long (just past them)
-    assert ratio_fn(split, "median")("p", 8, 0.1, 86400.0) == pytest.approx(0.55)
+    assert ratio_fn(split, "median")("p", 8, 0.1, 86400.0) == pytest.approx(0.55, abs=1e-4)
+
+
+def test_a_job_seen_running_a_second_is_not_taken_past_jobs_recorded_at_one_second():
+    """Starts and ends are whole seconds. A class whose jobs end within a second or two
+    (recorded as 1 s, ratio 0.001 of a 1,000 s request) and a few that ran long: a job seen
+    running 1.1 s has not outlived the short ones (it may have started 0.9 s later than
+    stamped), so it ends by them, not by the long ones (found on Grid Engine under a
+    fast-turning queue: a job seen 1 s into its run was predicted to run 130 s more and
+    ended within seconds)."""
+    from diamond_jupyter.calibration import ratio_fn
+
+    runs = [RunSample("all.q", 8, 1000, 1.0 if i % 4 else 400.0, float(i)) for i in range(40)]
+    f = ratio_fn(SiteCalibration(runs), "median")
+    assert f is not None
+    assert f("all.q", 8, 1.1 / 1000, 1000) == pytest.approx(0.001)
+    # past the slack it has outlived them: then only the long ones speak for it
+    assert f("all.q", 8, 3.5 / 1000, 1000) == pytest.approx(0.4)

@@ -72,6 +72,94 @@ def _redact_assignments(text: str) -> str:
     return "".join(out) + text[last:] if out else text
 
 
+# Secrets given as command options, not as NAME=value: `curl -u me:PASS`, `sshpass -p PASS`,
+# `mysql -pPASS`, `wget --http-password PASS`. An option means a password only after its
+# command (`-p` is a port to ssh, `-u` a user to docker), so the text is cut once into
+# segments, each running from a command word to the next command word or shell separator
+# (`;`, `&`, `|`, a newline not continued by a backslash), and each segment is searched
+# for its own command's options. Segments never overlap: one pass over the text.
+_OPTION_COMMAND = re.compile(
+    r"(?<![\w.-])(curl|wget|sshpass|mysql(?:dump|admin|import|check|sh)?|mariadb(?:-\w+)?)"
+    r"(?![\w.-])")
+_SEGMENT_END = re.compile(_OPTION_COMMAND.pattern + r"|(?<!\\)\n|[;&|]")
+_OPTION_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s;&|\"']+)"
+# curl's `-u USER:PASS`, `-uUSER:PASS`, `--user USER:PASS`, `--proxy-user`, `-U`: the
+# password after the first colon goes, the user stays
+_CURL_USER = re.compile(r"(?<![\w-])(?:-[uU][ \t]*|--(?:proxy-)?user(?:=|[ \t]+))"
+                        + _OPTION_VALUE)
+# wget's passwords given apart from their option (`--password=PASS` is an assignment)
+_WGET_PASSWORD = re.compile(r"(?<![\w-])--(?:(?:http|ftp|proxy)-)?passw(?:or)?d[ \t]+"
+                            + _OPTION_VALUE)
+# mysql's password is only ever attached (`-pPASS`); `-p db` asks for it, `-P 3306` is a port
+_MYSQL_PASSWORD = re.compile(r"(?<![\w-])-p" + _OPTION_VALUE)
+# sshpass's `-p PASS` or `-pPASS`, among its own options only (before the command it runs)
+_SSHPASS_WORD = re.compile(r"[^\s;&|]+")
+
+
+def _literal(value: str) -> bool:
+    """Whether an option's value is written out (a variable such as $PASS is no secret)."""
+    inner = value.strip("\"'")
+    return bool(inner) and not inner.startswith("$") and inner != REDACTED
+
+
+def _user_password(m: re.Match[str]) -> str:
+    """`USER:PASS` (quoted or not) -> `USER:***`; a value without a colon is a user alone."""
+    value = m.group(1)
+    user, colon, password = value.partition(":")
+    quote = value[0] if value[0] in "\"'" and value.endswith(value[0]) and len(value) > 1 else ""
+    if not colon or not _literal(password):
+        return m.group()
+    return m.group()[:m.start(1) - m.start()] + user + ":" + REDACTED + quote
+
+
+def _whole_value(m: re.Match[str]) -> str:
+    if not _literal(m.group(1)):
+        return m.group()
+    return m.group()[:m.start(1) - m.start()] + REDACTED
+
+
+def _sshpass_options(segment: str) -> str:
+    """The value of sshpass's -p, looked for among the options before its command only."""
+    words = _SSHPASS_WORD.finditer(segment)
+    next(words)  # `sshpass` itself
+    for word in words:
+        if not word.group().startswith("-"):
+            break  # the command sshpass runs: its own options are not sshpass's
+        option = word.group()
+        if option == "-p":
+            value = next(words, None)
+            if value is not None and _literal(value.group()):
+                return segment[:value.start()] + REDACTED + segment[value.end():]
+            return segment
+        if option.startswith("-p"):
+            if _literal(option[2:]):
+                return segment[:word.start() + 2] + REDACTED + segment[word.end():]
+            return segment
+        if option in ("-f", "-d", "-P"):
+            next(words, None)  # its value
+    return segment
+
+
+def _redact_options(text: str) -> str:
+    """Passwords given as command options (see _OPTION_COMMAND) -> ***."""
+    out, last, pos = [], 0, 0
+    while (start := _OPTION_COMMAND.search(text, pos)) is not None:
+        end = _SEGMENT_END.search(text, start.end())
+        stop = end.start() if end is not None else len(text)
+        segment, command = text[start.start():stop], start.group(1)
+        if command == "curl":
+            segment = _CURL_USER.sub(_user_password, segment)
+        elif command == "wget":
+            segment = _WGET_PASSWORD.sub(_whole_value, segment)
+        elif command == "sshpass":
+            segment = _sshpass_options(segment)
+        else:  # the mysql and mariadb clients
+            segment = _MYSQL_PASSWORD.sub(_whole_value, segment)
+        out += [text[last:start.start()], segment]
+        last = pos = stop
+    return "".join(out) + text[last:] if out else text
+
+
 def _redact_pem(text: str) -> str:
     """Each BEGIN ... PRIVATE KEY ... END block -> ***; the text is scanned once."""
     out, last, pos = [], 0, 0
@@ -99,7 +187,7 @@ def redact(value: Any, _secret: bool = False) -> Any:
     if isinstance(value, str):
         if _secret:
             return REDACTED if value else value
-        value = _redact_assignments(_redact_pem(value))
+        value = _redact_options(_redact_assignments(_redact_pem(value)))
         value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
         return _SECRET_VALUE.sub(REDACTED, value)
     return value

@@ -34,7 +34,14 @@ from ..transports import CommandFailed
 from ..transports.ssh_auth import AuthError, HostKeyError
 from .globus import TERMINAL, GlobusMover, GlobusUnreachable
 from .globus_auth import GlobusAuth
-from .sftp import Cancelled, ChecksumMismatch, Interrupted, PartRefused, sftp_copy
+from .sftp import (
+    Cancelled,
+    ChecksumMismatch,
+    Interrupted,
+    PartRefused,
+    TreeTooLarge,
+    sftp_copy,
+)
 
 if TYPE_CHECKING:
     from ..config import TransferPolicy
@@ -54,8 +61,8 @@ def retryable(e: BaseException) -> bool:
     """A lost, dropped or refused connection: worth another try, which resumes the copy. Not
     bad input, a refused login or host key, a failed command, a checksum mismatch, a byte
     limit or a cancel, nor a missing file or a permission error."""
-    if isinstance(e, (Cancelled, Interrupted, ChecksumMismatch, PartRefused, BadInput,
-                      HostKeyError, AuthError, CommandFailed, *_FINAL_OS)):
+    if isinstance(e, (Cancelled, Interrupted, ChecksumMismatch, PartRefused, TreeTooLarge,
+                      BadInput, HostKeyError, AuthError, CommandFailed, *_FINAL_OS)):
         return False
     return isinstance(e, (SiteError, OSError, EOFError, paramiko.SSHException))
 

@@ -50,6 +50,15 @@ class PartRefused(SiteError):
     """The partial file may not be written (a link, not the user's, changed): no retry."""
 
 
+class TreeTooLarge(SiteError):
+    """A directory to copy recursively is deeper or holds more entries than a copy walks (a
+    hostile server's listing that contains itself would never end): no retry."""
+
+
+MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
+MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
+
+
 class Side(Protocol):
     """One end of a copy; methods without `async` block (run them in a thread)."""
 
@@ -76,16 +85,29 @@ class Walk:
     special files, and names that are not one plain path component (a hostile server's
     `../x` would be written outside the destination)."""
 
+    root: str = ""  # what is walked, as errors name it (SITE:PATH)
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    seen: int = 0  # entries looked at so far
 
     def entry(self, rel: str, name: str, mode: int) -> str | None:
         """Sort one directory entry; the relative path to descend into when it is a
-        directory, else None."""
+        directory, else None. TreeTooLarge past MAX_WALK_ENTRIES entries or below
+        MAX_WALK_DEPTH levels."""
+        self.seen += 1
+        if self.seen > MAX_WALK_ENTRIES:
+            raise TreeTooLarge(f"{self.root}: more than {MAX_WALK_ENTRIES} entries under it, "
+                               "the most a recursive copy lists; copy its subdirectories "
+                               "one by one or archive it first")
         sub = posixpath.join(rel, name) if rel else name
         if not name or name in (".", "..") or "/" in name or "\x00" in name:
             self.skipped.append(f"{(rel + '/') if rel else ''}{name!r}: not a plain file name")
         elif stat_mod.S_ISDIR(mode):
+            if sub.count("/") + 1 > MAX_WALK_DEPTH:
+                raise TreeTooLarge(f"{self.root}: {sub[:200]!r} is more than {MAX_WALK_DEPTH} "
+                                   "directories deep, the deepest a recursive copy goes (a "
+                                   "listing that contains itself never ends); copy a "
+                                   "shallower directory or archive it first")
             return sub
         elif stat_mod.S_ISREG(mode):
             self.files.append(sub)
@@ -182,7 +204,7 @@ class LocalSide:
             os.unlink(path)
 
     def walk(self, path: str) -> Walk:
-        found, todo = Walk(), [""]
+        found, todo = Walk(f"{self.label}:{path}"), [""]
         while todo:
             rel = todo.pop()
             with os.scandir(os.path.join(path, rel) if rel else path) as entries:
@@ -306,8 +328,9 @@ class SftpSide:
             self.sftp.remove(path)
 
     def walk(self, path: str) -> Walk:
-        """Directory listings give each entry's own attributes (lstat): a link is a link."""
-        found, todo = Walk(), [""]
+        """Directory listings give each entry's own attributes (lstat): a link is a link.
+        TreeTooLarge for a tree deeper or larger than a copy walks (see Walk.entry)."""
+        found, todo = Walk(f"{self.label}:{path}"), [""]
         while todo:
             rel = todo.pop()
             for a in self.sftp.listdir_attr(posixpath.join(path, rel)):

@@ -39,6 +39,7 @@ from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
+from .fetch_guard import FetchResult, canonical, choose
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease
 from .model import (
@@ -673,19 +674,41 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 pairs.append((remote, dest_dir / rel))
         return dest_dir, pairs
 
+    async def fetch_choice(self, job_id: str, dest: str | Path | None = None, *,
+                           files: Iterable[str] | None = None, overwrite: bool = False
+                           ) -> tuple[Path, list[tuple[str, Path]], list[str]]:
+        """What a fetch would write: the destination directory, the (remote, local) pairs it
+        would copy and one "REL: why" line per result file it would skip (a hidden name not
+        named in `files`, an existing file no fetch of this job wrote, unless `overwrite`:
+        see fetch_guard). Nothing is copied. BadInput as `fetch_pairs`, or for a name in
+        `files` the job has no result file for."""
+        job = self.store.get_job(job_id)
+        dest_dir, pairs = await self.fetch_pairs(job.id, dest)
+        chosen, skipped = choose(job.id, dest_dir, pairs, files=files, overwrite=overwrite,
+                                 ours=self.store.fetched_by)
+        return dest_dir, chosen, skipped
+
     async def fetch(self, job_id: str, dest: str | Path | None = None, *,
-                    only: set[str] | None = None) -> list[Path]:
-        """Copy the job's result files (only the remote paths in `only`, when given) into the
-        destination `fetch_pairs` names and return the local paths written. BadInput as
-        `fetch_pairs`; SiteError when the site is unreachable."""
-        site = self.site(self.store.get_job(job_id).site)
-        out = []
-        for remote, local in (await self.fetch_pairs(job_id, dest))[1]:
+                    only: set[str] | None = None, files: Iterable[str] | None = None,
+                    overwrite: bool = False) -> FetchResult:
+        """Copy the job's result files (only the remote paths in `only`, only the relative
+        paths in `files`, when given) into the destination `fetch_pairs` names. Safe by
+        default: a hidden name is fetched only when named in `files`, and an existing local
+        file is replaced only when this job's earlier fetch wrote it and it is unchanged, or
+        with `overwrite`; the others are skipped and listed in the result (fetch_guard).
+        BadInput as `fetch_choice`; SiteError when the site is unreachable."""
+        job = self.store.get_job(job_id)
+        site = self.site(job.site)
+        dest_dir, chosen, skipped = await self.fetch_choice(job.id, dest, files=files,
+                                                            overwrite=overwrite)
+        out = FetchResult(dest_dir, skipped=skipped)
+        for remote, local in chosen:
             if only is not None and remote not in only:
                 continue
             local.parent.mkdir(parents=True, exist_ok=True)
             await site.fetch(remote, str(local))
-            out.append(local)
+            self.store.note_fetched(job.id, canonical(local))
+            out.paths.append(local)
         return out
 
     # -- translation (pure) --------------------------------------------------------------------

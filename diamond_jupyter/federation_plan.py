@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
+    from .fetch_guard import FetchResult
     from .placement import Placement, SiteVerdict
     from .sites import Site
     from .store import Store, TransferRecord
@@ -81,10 +82,11 @@ class PlanMixin:
         async def files(self, job_id: str) -> list[str]: ...
         async def submit(self, spec: JobSpec, site: str = "auto", **kw: Any) -> Job: ...
         async def fetch(self, job_id: str, dest: str | Path | None = None, **kw: Any
-                        ) -> list[Path]: ...
+                        ) -> FetchResult: ...
         async def transfer(self, src: str, dst: str, via: str | None = None, **kw: Any): ...
-        async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
-                              ) -> tuple[Path, list[tuple[str, Path]]]: ...
+        async def fetch_choice(self, job_id: str, dest: str | Path | None = None, *,
+                               files: Iterable[str] | None = None, overwrite: bool = False
+                               ) -> tuple[Path, list[tuple[str, Path]], list[str]]: ...
         def check_submittable(self, spec: JobSpec) -> None: ...
         async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
                              ) -> None: ...
@@ -270,12 +272,15 @@ class PlanMixin:
         return await self.transfer(src, dst, fresh["via"], recursive=recursive,
                                    transfer_id=transfer_id)
 
-    async def plan_fetch(self, job_id: str, dest: str | Path | None = None) -> dict[str, Any]:
-        """What `fetch(job_id, dest)` would copy, as a plan to approve: each remote file, the
-        local path it would be written to and its size. Nothing is copied. BadInput as
-        `fetch_pairs`."""
+    async def plan_fetch(self, job_id: str, dest: str | Path | None = None, *,
+                         files: Iterable[str] | None = None,
+                         overwrite: bool = False) -> dict[str, Any]:
+        """What `fetch(job_id, dest, files=, overwrite=)` would copy, as a plan to approve:
+        each remote file, the local path it would be written to and its size, and the result
+        files it would skip and why. Nothing is copied. BadInput as `fetch_choice`."""
         job = self.job(job_id)
-        dest_dir, pairs = await self.fetch_pairs(job_id, dest)
+        dest_dir, pairs, skipped = await self.fetch_choice(job_id, dest, files=files,
+                                                           overwrite=overwrite)
         dest_dir = Path(local_path(str(dest_dir)))
         moves = []
         for remote, local in pairs:
@@ -283,17 +288,22 @@ class PlanMixin:
                           "destination": local_path(str(local)),
                           **await self._size(job.site, remote)})
         return {"action": "fetch", "job_id": job.id, "site": job.site,
-                "destination": str(dest_dir), "data_movements": moves}
+                "destination": str(dest_dir), "data_movements": moves, "skipped": skipped,
+                "overwrite": overwrite, "files": sorted(files) if files is not None else None}
 
-    async def fetch_approved(self, job_id: str, plan: dict[str, Any]) -> list[Path]:
-        """Copy exactly the files the approved `plan` listed to the places it named and return
-        the local paths; PlanChanged when the job's files are no longer those."""
-        fresh = await self.plan_fetch(job_id, plan.get("destination"))
+    async def fetch_approved(self, job_id: str, plan: dict[str, Any]) -> FetchResult:
+        """Copy exactly the files the approved `plan` listed to the places it named (with its
+        `files` and `overwrite`) and return what was written and skipped; PlanChanged when
+        the job's files, or the local files they would replace, are no longer those."""
+        files, overwrite = plan.get("files"), bool(plan.get("overwrite", False))
+        fresh = await self.plan_fetch(job_id, plan.get("destination"), files=files,
+                                      overwrite=overwrite)
         if _moves(fresh) != _moves(plan):
             raise PlanChanged("the job's files changed since the plan was approved")
         remotes: Iterable[str] = [m["source"].split(":", 1)[1]
                                   for m in fresh["data_movements"]]
-        return await self.fetch(job_id, fresh["destination"], only=set(remotes))
+        return await self.fetch(job_id, fresh["destination"], only=set(remotes), files=files,
+                                overwrite=overwrite)
 
 
 def _local_size(path: str) -> tuple[int, bool] | None:

@@ -251,15 +251,17 @@ async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
 
 
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
-    return await ctx.fed.plan_fetch(inp.job_id, inp.dest)
+    return await ctx.fed.plan_fetch(inp.job_id, inp.dest, files=inp.files,
+                                    overwrite=inp.overwrite)
 
 
 async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
     if ctx.approved is not None:
-        paths = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
+        got = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
     else:
-        paths = await ctx.fed.fetch(inp.job_id, inp.dest)
-    return FetchOutput(paths=[str(p) for p in paths])
+        got = await ctx.fed.fetch(inp.job_id, inp.dest, files=inp.files,
+                                  overwrite=inp.overwrite)
+    return FetchOutput(paths=[str(p) for p in got.paths], skipped=got.skipped)
 
 
 async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:

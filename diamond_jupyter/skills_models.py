@@ -191,6 +191,11 @@ class LogsOutput(_Out):
 
 class FetchInput(JobIdInput):
     dest: str | None = Field(None, description="local directory (default: ./SITE-NUMBER)")
+    files: list[str] | None = Field(None, description=(
+        "only these result files (relative paths as listed); a hidden name (.x) is fetched "
+        "only when named here"))
+    overwrite: bool = Field(False, description=(
+        "replace local files that no earlier fetch of this job wrote (default: skip them)"))
 
     @field_validator("dest")
     @classmethod
@@ -202,6 +207,9 @@ class FetchInput(JobIdInput):
 
 class FetchOutput(_Out):
     paths: list[str] = Field(default_factory=list)
+    # one "RELATIVE-PATH: reason" per result file not written (a hidden name not named, a
+    # local file there that no fetch of this job wrote)
+    skipped: list[str] = Field(default_factory=list)
     dry_run: bool = False
     plan: dict[str, Any] | None = None
     message: str = ""

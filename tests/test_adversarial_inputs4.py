@@ -393,7 +393,7 @@ async def test_a_fetched_directory_with_a_link_out_of_it_copies_only_its_files(t
     (wd / "sub" / "key").symlink_to(secret)
     job = _job_in(fed, wd)
     try:
-        paths = await fed.fetch(job, tmp_path / "got")
+        paths = (await fed.fetch(job, tmp_path / "got")).paths
     finally:
         await fed.close()
     assert [p.name for p in paths] == ["r.txt"]
@@ -444,15 +444,17 @@ def test_magic_fetch_prints_the_jobs_file_names_visibly(capsys):
         def call(self, coro):
             return asyncio.run(coro)
 
-        async def fetch(self, job, dest):
-            return [f"/w/here-41/{ESC}evil.txt", "/w/here-41/\x1b[2K\x1b[1Aok.txt"]
+        async def fetch(self, job, dest, files=None, overwrite=False):
+            return {"dest": "/w/here-41", "skipped": [f"{ESC}.bashrc: a hidden name"],
+                    "paths": [f"/w/here-41/{ESC}evil.txt", "/w/here-41/\x1b[2K\x1b[1Aok.txt"]}
 
     m = magics.DiamondMagics.__new__(magics.DiamondMagics)
     m._engine = Engine()
-    paths = m.do_fetch(__import__("argparse").Namespace(job="here:41", dest=None), None)
+    paths = m.do_fetch(__import__("argparse").Namespace(job="here:41", dest=None, file=None,
+                                                        overwrite=False), None)
     out = capsys.readouterr().out
     assert not any(s in out for s in SHOWN_NEVER), repr(out)
-    assert "evil.txt" in out and "ok.txt" in out
+    assert "evil.txt" in out and "ok.txt" in out and "skipped" in out and ".bashrc" in out
     assert str(paths[0]).endswith(f"{ESC}evil.txt")  # the value itself is kept
 
 

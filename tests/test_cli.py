@@ -46,7 +46,7 @@ def test_submit_status_wait_logs_fetch(run, tmp_path):
     assert done["state"] == "COMPLETED" and done["exit_code"] == 0
     assert run("logs", job["id"]).stdout.strip() == "cli-ok"
     paths = json.loads(run("fetch", job["id"], str(tmp_path / "back"), "--json").stdout)
-    assert any(p.endswith("out.dat") for p in paths)
+    assert any(p.endswith("out.dat") for p in paths["paths"]) and paths["skipped"] == []
     listed = json.loads(run("jobs", "--json").stdout)
     assert job["id"] in [j["id"] for j in listed]  # one store, shared by every invocation
 

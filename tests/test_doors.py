@@ -79,7 +79,7 @@ async def test_result_files_listed_and_fetched(fed, site, tmp_path):
     names = sorted(p.rsplit("/", 1)[-1] for p in await fed.files(job.id))
     assert names == ["r.txt", "stderr.log", "stdout.log"]  # not its script, not its secret
     got = await fed.fetch(job.id, tmp_path / "got")
-    assert sorted(p.relative_to(tmp_path / "got").as_posix() for p in got) == [
+    assert sorted(p.relative_to(tmp_path / "got").as_posix() for p in got.paths) == [
         "out/r.txt", "stderr.log", "stdout.log"]
     assert (tmp_path / "got" / "out" / "r.txt").read_text() == "r 7\n"
 

@@ -42,7 +42,7 @@ async def test_submit_wait_logs_fetch(fed, tmp_path, site):
     files = await fed.files(job.id)
     assert any(f.endswith("/result.txt") for f in files)
     paths = await fed.fetch(job.id, tmp_path / "back")
-    got = {p.name: p for p in paths}
+    got = {p.name: p for p in paths.paths}
     assert got["result.txt"].read_text() == "data\n"
     kinds = [e.kind for e in fed.store.events_since(0, job_id=job.id)]
     assert kinds.count("job.state") == 3  # PENDING, RUNNING, COMPLETED; nothing twice

@@ -92,7 +92,7 @@ def test_submit_status_wait_logs_cancel_through_the_cli(run, tmp_path):
     assert done["state"] == "COMPLETED", done
     assert run("logs", job["id"]).stdout.strip() == "cli-ok 2 smp"  # -c 2: the smp PE
     paths = json.loads(run("fetch", job["id"], str(tmp_path / "back"), "--json").stdout)
-    assert any(p.endswith("out.dat") for p in paths)
+    assert any(p.endswith("out.dat") for p in paths["paths"])
     long = tmp_path / "long.sh"
     long.write_text("#!/bin/bash\nsleep 600\n")
     job = json.loads(run("submit", "--site", "delta", str(long), "--json").stdout)

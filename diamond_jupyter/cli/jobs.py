@@ -132,8 +132,14 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    paths = asyncio.run(with_fed(args, lambda fed: fed.fetch(args.job, args.dest)))
-    out(args, [str(p) for p in paths], "\n".join(str(p) for p in paths))
+    got = asyncio.run(with_fed(args, lambda fed: fed.fetch(
+        args.job, args.dest, files=args.file, overwrite=args.overwrite)))
+    data = {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
+            "skipped": got.skipped}
+    out(args, data, "\n".join(str(p) for p in got.paths) or f"no files written to {got.dest}")
+    if not args.json:  # the job's names: shown, never acted on by the terminal
+        for line in got.skipped:
+            print(f"diamond: skipped {visible(line)}", file=sys.stderr)
     return 0
 
 
@@ -218,6 +224,12 @@ def add_job_commands(add: Adder) -> None:
     p = add("fetch", cmd_fetch, "copy a job's result files back")
     p.add_argument("job", help=job_help)
     p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")
+    p.add_argument("--file", action="append", metavar="REL",
+                   help="only this result file (repeatable); a hidden name (.x) is fetched "
+                   "only when named so")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace local files no earlier fetch of this job wrote (default: "
+                   "skip them, and say so)")
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")

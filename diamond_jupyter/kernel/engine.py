@@ -93,7 +93,10 @@ class Engine:
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         raise NotImplementedError
     async def files(self, job_id: str) -> list[str]: raise NotImplementedError
-    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+    async def fetch(self, job_id: str, dest: str | None = None, *,
+                    files: list[str] | None = None, overwrite: bool = False) -> dict[str, Any]:
+        """{"dest", "paths", "skipped"}: the local paths written and one "REL: why" per
+        result file not written (Federation.fetch)."""
         raise NotImplementedError
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:

@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..model import DiamondError, Job, JobState, SiteError, hedge_winner_of
+from ..model import DiamondError, Job, JobState, SiteError, hedge_winner_of, visible
 from .engine import Engine
 
 TAIL_LINES = 20
@@ -169,9 +169,15 @@ class JobHandle:
     def files(self) -> list[str]:
         return self._engine.call(self._engine.files(self.id))
 
-    def fetch(self, dest: str | Path | None = None) -> list[Path]:
-        paths = self._engine.call(self._engine.fetch(self.id, str(dest) if dest else None))
-        return [Path(p) for p in paths]
+    def fetch(self, dest: str | Path | None = None, *, files: list[str] | None = None,
+              overwrite: bool = False) -> list[Path]:
+        """The local files written; each result file skipped (a hidden name not in `files`,
+        a local file no fetch of this job wrote, without `overwrite`) is printed, one line."""
+        got = self._engine.call(self._engine.fetch(self.id, str(dest) if dest else None,
+                                                   files=files, overwrite=overwrite))
+        for line in got["skipped"]:
+            print(visible(f"skipped {line}"))
+        return [Path(p) for p in got["paths"]]
 
     def cancel(self) -> JobHandle:
         self._on_job(self._engine.call(self._engine.cancel(self.id)))

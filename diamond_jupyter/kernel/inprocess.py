@@ -84,8 +84,11 @@ class LocalEngine(Engine):
     async def files(self, job_id: str) -> list[str]:
         return await (await self.fed()).files(job_id)
 
-    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
-        return [str(p) for p in await (await self.fed()).fetch(job_id, dest)]
+    async def fetch(self, job_id: str, dest: str | None = None, *,
+                    files: list[str] | None = None, overwrite: bool = False) -> dict[str, Any]:
+        got = await (await self.fed()).fetch(job_id, dest, files=files, overwrite=overwrite)
+        return {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
+                "skipped": got.skipped}
 
     async def transfer(self, src: str, dst: str, via: str | None = None,
                        recursive: bool = False) -> dict[str, Any]:

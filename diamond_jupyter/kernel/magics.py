@@ -24,7 +24,8 @@ LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the envir
             "traitlets (e.g. c.DiamondApp.llm_provider, c.DiamondApp.llm_model), then retry.")
 USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status JOB | cancel JOB
 %diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
-%diamond logs JOB [--lines N] | fetch JOB [DEST] | place [FILE] | translate --to D [FILE]
+%diamond logs JOB [--lines N] | fetch JOB [DEST] [--file REL]... [--overwrite]
+%diamond place [FILE] | translate --to D [FILE]
 %diamond submit FILE [options] | approve TASK | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
@@ -66,6 +67,8 @@ def _parser() -> _Parser:
     p = sub.add_parser("fetch")
     p.add_argument("job")
     p.add_argument("dest", nargs="?")
+    p.add_argument("--file", action="append")  # only this result file; names a hidden one
+    p.add_argument("--overwrite", action="store_true")  # replace files no fetch of it wrote
     sub.add_parser("place").add_argument("file", nargs="?")
     p = sub.add_parser("translate")
     p.add_argument("file", nargs="?")
@@ -263,10 +266,13 @@ class DiamondMagics(Magics):
             print(visible(logs["missing"]), file=sys.stderr)
 
     def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
-        paths = self.call(self.engine.fetch(args.job, args.dest))
+        got = self.call(self.engine.fetch(args.job, args.dest, files=args.file,
+                                          overwrite=args.overwrite))
         # the names are the job's (untrusted): shown, never acted on by a terminal
-        print(visible("\n".join(paths)) or "no result files")
-        return [Path(p) for p in paths]
+        print(visible("\n".join(got["paths"])) or "no result files written")
+        for line in got["skipped"]:
+            print(visible(f"skipped {line}"))
+        return [Path(p) for p in got["paths"]]
 
     def do_place(self, args: argparse.Namespace, cell: str | None) -> None:
         from ..placement import Placement

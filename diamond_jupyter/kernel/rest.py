@@ -135,12 +135,19 @@ class ServerClient(Engine):
     async def files(self, job_id: str) -> list[str]:
         return (await self.request("GET", f"jobs/{_q(job_id)}/files")).get("files", [])
 
-    async def fetch(self, job_id: str, dest: str | None = None) -> list[str]:
+    async def fetch(self, job_id: str, dest: str | None = None, *,
+                    files: list[str] | None = None, overwrite: bool = False) -> dict[str, Any]:
         """The server copies into its root_dir; paths come back relative to that root."""
-        body = {"dest": str(Path(dest).resolve())} if dest else {}
-        paths = (await self.request("POST", f"jobs/{_q(job_id)}/fetch", body)).get("paths", [])
+        body: dict[str, Any] = {"dest": str(Path(dest).resolve())} if dest else {}
+        if files is not None:
+            body["files"] = files
+        if overwrite:
+            body["overwrite"] = True
+        got = await self.request("POST", f"jobs/{_q(job_id)}/fetch", body)
         root = Path(self.root_dir) if self.root_dir else Path.cwd()
-        return [str(root / p) for p in paths]
+        return {"dest": str(root / got.get("dest", "")),
+                "paths": [str(root / p) for p in got.get("paths", [])],
+                "skipped": list(got.get("skipped", []))}
 
     async def transfer(self, src: str, dst: str, via: str | None = None,
                        recursive: bool = False) -> dict[str, Any]:

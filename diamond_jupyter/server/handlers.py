@@ -239,9 +239,9 @@ class JobFetchHandler(DiamondHandler):
         if target != root and root not in target.parents:
             raise ApiError(400, "bad-input", f"dest {dest!r} is outside the server's root "
                            "directory")
-        paths = await fed.fetch(job_id, target)
-        self.reply({"paths": [p.resolve().relative_to(root).as_posix() for p in paths],
-                    "dest": target.relative_to(root).as_posix()})
+        got = await fed.fetch(job_id, target, files=body.files, overwrite=body.overwrite)
+        self.reply({"paths": [p.resolve().relative_to(root).as_posix() for p in got.paths],
+                    "dest": target.relative_to(root).as_posix(), "skipped": got.skipped})
 
 
 class TranslateHandler(DiamondHandler):

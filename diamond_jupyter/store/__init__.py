@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .codec import REDACTED, redact
 from .db import SCHEMA_VERSION, StoreError, default_store_path
+from .fetches import FetchesMixin
 from .hedges import HedgeRecord, HedgesMixin
 from .jobs import JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
@@ -35,5 +36,5 @@ __all__ = ["REDACTED", "SCHEMA_VERSION", "HedgeRecord", "Store", "StoreError", "
 
 
 class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin,
-            UsageMixin):
+            UsageMixin, FetchesMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""

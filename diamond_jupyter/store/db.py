@@ -183,7 +183,20 @@ _V8 = (
     "ALTER TABLE tasks ADD COLUMN sealed_data TEXT",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
+# v9: the local files a fetch wrote, so that fetching the same job again may replace them
+# (and nothing else): the file as it was left (inode, size, mtime) and the job it came from.
+_V9 = (
+    """CREATE TABLE fetched (
+        path TEXT PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        inode INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        fetched_at TEXT NOT NULL
+    )""",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -62,7 +62,7 @@ async def test_user_tilde_paths_are_the_home_on_the_site(fed, tmp_path):
         assert (await fed.logs(job.id))["stdout"] == "out\n"
         assert f"{home}/{name}/r.txt" in await fed.files(job.id)
         got = await fed.fetch(job.id, tmp_path / "back")
-        assert {p.name for p in got} >= {"r.txt", "out.log"}
+        assert {p.name for p in got.paths} >= {"r.txt", "out.log"}
     finally:
         await site.transport.run(["rm", "-rf", "--", f"{home}/{name}"], check=False)
 

@@ -330,3 +330,43 @@ async def test_the_rest_route_skips_and_says_so(wd, post, jp_serverapp, jp_root_
     assert (jp_root_dir / ".bashrc").read_text() == HOSTILE[".bashrc"]  # asked for by name
     code, got = await post(f"jobs/{job}/fetch", {"dest": ".", "overwrite": "yes please"})
     assert code == 400, got
+
+
+def test_the_store_keeps_no_fetched_file_name(tmp_path):
+    """A fetched file's name is the job's own text (`token=...` included): the store keeps
+    its path's hash, and still knows the file as the job's until it changes."""
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite3")
+    f = tmp_path / "token=Hq8zLm3vRt"
+    f.write_text("r")
+    store.note_fetched("here:41", str(f))
+    assert store.fetched_by(str(f), "here:41") and not store.fetched_by(str(f), "here:42")
+    f.write_text("changed")
+    os.utime(f, ns=(1, 1))
+    assert not store.fetched_by(str(f), "here:41")
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    assert b"Hq8zLm3vRt" not in raw
+
+
+def test_the_kernels_server_client_sends_the_choices_and_reads_the_skipped(tmp_path):
+    """`%diamond fetch` through the user's running server: the same options, the same
+    skipped list, paths made absolute against the server's root."""
+    from diamond_jupyter.kernel.rest import ServerClient
+
+    sent: list[tuple[str, str, Any]] = []
+
+    class Client(ServerClient):
+        async def request(self, method: str, path: str, body: Any = None, **q: Any) -> Any:
+            sent.append((method, path, body))
+            return {"dest": "res", "paths": ["res/a.txt"], "skipped": [".env: a hidden name"]}
+
+    c = Client.__new__(Client)
+    c.root_dir = str(tmp_path)
+    got = asyncio.run(c.fetch("here:41", str(tmp_path / "res"), files=[".env"],
+                              overwrite=True))
+    assert sent == [("POST", "jobs/here:41/fetch", {"dest": str(tmp_path / "res"),
+                                                        "files": [".env"], "overwrite": True})]
+    assert got == {"dest": str(tmp_path / "res"), "paths": [str(tmp_path / "res/a.txt")],
+                   "skipped": [".env: a hidden name"]}

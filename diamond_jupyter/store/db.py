@@ -185,9 +185,10 @@ _V8 = (
 
 # v9: the local files a fetch wrote, so that fetching the same job again may replace them
 # (and nothing else): the file as it was left (inode, size, mtime) and the job it came from.
+# The path is kept as its sha256 (a job's file names are its own: free text never stored).
 _V9 = (
     """CREATE TABLE fetched (
-        path TEXT PRIMARY KEY,
+        path_sha256 TEXT PRIMARY KEY,
         job_id TEXT NOT NULL,
         inode INTEGER NOT NULL,
         size INTEGER NOT NULL,

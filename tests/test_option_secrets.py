@@ -46,6 +46,7 @@ def test_a_password_given_as_an_option_is_redacted(text, want):
     "docker run -u 1000:1000 img", "sort -u f; python -u run.py", "sshpass -f pw.txt ssh -p 22 h",
     "sshpass -e ssh -p 22 h", "mysql -p$DB_PW db", "scp -P 2222 a h:", "git push -u origin main",
     "wget --user me https://x", "curlish -u me:x", "my-curl -u me:x",
+    "curl https://x.org/a-u/me:x", "mysql db/x-pfoo",
 ])
 def test_ordinary_options_and_variables_are_kept(text):
     assert redact(text) == text

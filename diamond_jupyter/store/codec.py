@@ -73,11 +73,11 @@ def _redact_assignments(text: str) -> str:
 
 
 # Secrets given as command options, not as NAME=value: `curl -u me:PASS`, `sshpass -p PASS`,
-# `mysql -pPASS`, `wget --http-password PASS`. An option means a password only after its
-# command (`-p` is a port to ssh, `-u` a user to docker), so the text is cut once into
-# segments, each running from a command word to the next command word or shell separator
-# (`;`, `&`, `|`, a newline not continued by a backslash), and each segment is searched
-# for its own command's options. Segments never overlap: one pass over the text.
+# `mysql -pPASS`, `wget --http-password PASS` (an option is a word: after a blank). An option
+# means a password only after its command (`-p` is a port to ssh, `-u` a user to docker), so
+# the text is cut once into segments, each running from a command word to the next command
+# word or shell separator (`;`, `&`, `|`, a newline not continued by a backslash), and each
+# segment is searched for its own command's options. Segments never overlap: one pass.
 _OPTION_COMMAND = re.compile(
     r"(?<![\w.-])(curl|wget|sshpass|mysql(?:dump|admin|import|check|sh)?|mariadb(?:-\w+)?)"
     r"(?![\w.-])")
@@ -85,13 +85,13 @@ _SEGMENT_END = re.compile(_OPTION_COMMAND.pattern + r"|(?<!\\)\n|[;&|]")
 _OPTION_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s;&|\"']+)"
 # curl's `-u USER:PASS`, `-uUSER:PASS`, `--user USER:PASS`, `--proxy-user`, `-U`: the
 # password after the first colon goes, the user stays
-_CURL_USER = re.compile(r"(?<![\w-])(?:-[uU][ \t]*|--(?:proxy-)?user(?:=|[ \t]+))"
+_CURL_USER = re.compile(r"(?<!\S)(?:-[uU][ \t]*|--(?:proxy-)?user(?:=|[ \t]+))"
                         + _OPTION_VALUE)
 # wget's passwords given apart from their option (`--password=PASS` is an assignment)
-_WGET_PASSWORD = re.compile(r"(?<![\w-])--(?:(?:http|ftp|proxy)-)?passw(?:or)?d[ \t]+"
+_WGET_PASSWORD = re.compile(r"(?<!\S)--(?:(?:http|ftp|proxy)-)?passw(?:or)?d[ \t]+"
                             + _OPTION_VALUE)
 # mysql's password is only ever attached (`-pPASS`); `-p db` asks for it, `-P 3306` is a port
-_MYSQL_PASSWORD = re.compile(r"(?<![\w-])-p" + _OPTION_VALUE)
+_MYSQL_PASSWORD = re.compile(r"(?<!\S)-p" + _OPTION_VALUE)
 # sshpass's `-p PASS` or `-pPASS`, among its own options only (before the command it runs)
 _SSHPASS_WORD = re.compile(r"[^\s;&|]+")
 

@@ -12,6 +12,7 @@ from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
 from ..model import SiteError, visible
+from .common import count, seconds
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
@@ -99,9 +100,9 @@ def add_agent_commands(sub, common) -> None:
     p.add_argument("--provider", choices=("anthropic", "openai"),
                    help="the LLM provider (default: the one whose key is set)")
     p.add_argument("--model", help="the provider's model name (default per provider)")
-    p.add_argument("--max-tokens", type=int, help="upper bound on tokens per reply")
+    p.add_argument("--max-tokens", type=count(1), help="upper bound on tokens per reply")
     p.add_argument("--api-key-env", help="env var holding the key (default per provider)")
-    p.add_argument("--timeout", type=float, help="give up waiting after this many seconds")
+    p.add_argument("--timeout", type=seconds, help="give up waiting after this many seconds")
     p.set_defaults(fn=cmd_ask)
     p = sub.add_parser("mcp", help="serve the skills over the Model Context Protocol (stdio)")
     common(p)

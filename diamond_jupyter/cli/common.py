@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,34 @@ def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
         print(json.dumps(data, indent=2, default=str))  # JSON writes control characters out
     else:
         print(visible(text))  # names, reasons, errors from sites: shown, never acted on
+
+
+def count(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number `least` or more (`--lines -5` printed nothing and
+    `--limit -1` blamed an `order` the user never gave)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (`--timeout nan` waited forever,
+    `--timeout -1` "timed out after -1s")."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0 (e.g. 30), "
+                                         f"not {text!r}")
+    return value
 
 
 def common_options(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..model import DiamondError, job_json, visible
-from .common import job_line, out, read_script, site_row, spec_from_file, with_fed
+from .common import (
+    count,
+    job_line,
+    out,
+    read_script,
+    seconds,
+    site_row,
+    spec_from_file,
+    with_fed,
+)
 
 Adder = Callable[..., argparse.ArgumentParser]
 
@@ -216,11 +225,12 @@ def add_job_commands(add: Adder) -> None:
         add(name, fn, help).add_argument("job", help=job_help)
     p = add("wait", cmd_wait, "wait until a job ends")
     p.add_argument("job", help=job_help)
-    p.add_argument("--timeout", type=float, help="give up after this many seconds (exit 1)")
-    p.add_argument("--poll", type=float, default=30.0, help="safety-net poll interval (s)")
+    p.add_argument("--timeout", type=seconds, help="give up after this many seconds (exit 1)")
+    p.add_argument("--poll", type=seconds, default=30.0, help="safety-net poll interval (s)")
     p = add("logs", cmd_logs, "tail a job's stdout/stderr")
     p.add_argument("job", help=job_help)
-    p.add_argument("--lines", type=int, default=100, help="lines from the end (default 100)")
+    p.add_argument("--lines", type=count(1), default=100,
+                   help="lines from the end (default 100)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")
     p.add_argument("job", help=job_help)
     p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")
@@ -232,7 +242,7 @@ def add_job_commands(add: Adder) -> None:
                    "skip them, and say so)")
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=count(1), default=50, help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")
     p.add_argument("file", help="a batch script")
     p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf, flux or sge")

@@ -18,12 +18,32 @@ from .testbed import add_testbed_commands
 from .workflow import add_workflow_command
 
 
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value: given twice with different values it is bad input
+    (`--site beta --site alpha` submitted to alpha without a word)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given and given[self.dest] != values:
+            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
+                         f"{values!r}); give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with two changes: an unknown option is reported by the subcommand it was
-    given to (its usage, not the top-level one), and with --json the error is also printed
-    as JSON on stdout, as every other error of a --json run is."""
+    """argparse, with three changes: an unknown option is reported by the subcommand it was
+    given to (its usage, not the top-level one), an option taking one value may not be given
+    two, and with --json the error is also printed as JSON on stdout, as every other error
+    of a --json run is."""
 
     json_errors = False  # set by `main` when the command line asks for --json
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         ns, extra = super().parse_known_args(args, namespace)
@@ -93,13 +113,36 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, e, 2, "bad-input")
     except DiamondError as e:  # a site, the network or the engine failed: exit 1
         return _fail(args, e, 1, "failed")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: no traceback, and what became of the work
+        line = _interrupted(args)
+        print(f"diamond: {line}", file=sys.stderr)
+        if getattr(args, "json", False):
+            _json_error("interrupted", line)
         return 130
     except BrokenPipeError:  # e.g. `diamond jobs | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as e:
         return _fail(args, e, 1, "failed")
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind: only this command stopped; jobs keep running (nothing is
+    cancelled on the way out), with the command that follows them."""
+    from ..model import visible
+
+    job = getattr(args, "job", None)
+    if args.command == "wait" and job:
+        return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
+                       f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
+    if args.command == "submit":
+        return ("interrupted; a job that reached its site keeps running (`diamond jobs` "
+                "lists it, with its id)")
+    if args.command == "workflow" and getattr(args, "workflow_command", None) == "run":
+        return ("interrupted; a workflow that started keeps its jobs running (`diamond "
+                "workflow list` shows its id; `diamond workflow status ID` follows it)")
+    return "interrupted" + (f"; {job} is not cancelled" if job and args.command != "cancel"
+                            else "")
 
 
 def _fail(args: argparse.Namespace, e: BaseException, code: int, reason: str) -> int:

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .common import count, seconds
+
 
 def _fed(args: argparse.Namespace, **kw: Any):
     from .common import federation
@@ -93,8 +95,8 @@ def add_workflow_command(sub: Any, common: Any) -> None:
     p.add_argument("file", help="the workflow file (YAML: name, steps)")
     p.add_argument("--wait", action="store_true",
                    help="drive it here until it ends; exit 0 when COMPLETED, else 1")
-    p.add_argument("--timeout", type=float, help="with --wait: give up after this many s")
-    p.add_argument("--poll", type=float, default=30.0, help="safety-net poll interval (s)")
+    p.add_argument("--timeout", type=seconds, help="with --wait: give up after this many s")
+    p.add_argument("--poll", type=seconds, default=30.0, help="safety-net poll interval (s)")
     p.set_defaults(fn=_run)
     id_help = "a workflow id (as printed by run)"
     for name, fn, help in (("status", _status, "a workflow's state and its steps'"),
@@ -105,5 +107,5 @@ def add_workflow_command(sub: Any, common: Any) -> None:
         p.set_defaults(fn=fn)
     p = wsub.add_parser("list", help="workflows in the store, newest first")
     common(p)
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=count(1), default=50, help="at most this many (default 50)")
     p.set_defaults(fn=_list)

@@ -1,0 +1,173 @@
+"""A new user's first day with `diamond`: no docs memorised, typos, wrong ids, missing
+configuration. Every case runs the real command line in a subprocess, without the test bed:
+a site `alpha` whose scheduler commands are a fake Slurm on this machine (it records each
+call and answers with no jobs), and a site `ghost` nobody can reach."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diamond_jupyter.model import Job, JobState
+from diamond_jupyter.store import Store
+
+SLURM = ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "sshare")
+FAKE_SLURM = """#!/bin/sh
+prog=$(basename "$0")
+echo "$prog $*" >> {dir}/calls
+if [ "$prog" = squeue ] && [ -p {dir}/fifo ] && [ ! -e {dir}/told ]; then
+    : > {dir}/told; echo polled > {dir}/fifo
+fi
+[ "$prog" = sbatch ] && echo 4242
+exit 0
+"""
+
+
+class NewUser:
+    """A home with no sites file, a fake Slurm site and an unreachable one to point at."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir()
+        fake = root / "fake"
+        fake.mkdir()
+        (fake / "slurm").write_text(FAKE_SLURM.format(dir=fake))
+        (fake / "slurm").chmod(0o755)
+        for prog in SLURM:
+            (fake / prog).symlink_to(fake / "slurm")
+        self.fake = fake
+        self.store_path = root / "store.sqlite3"
+        commands = ", ".join(f"{p}: {fake / p}" for p in SLURM)
+        self.alpha = (f"  - name: alpha\n    transport: {{kind: local}}\n"
+                      f"    commands: {{{commands}}}\n")
+        self.ghost = ("  - name: ghost\n    scheduler: pbs\n    transport: {host: 10.213.99.2, "
+                      "connect_timeout_s: 1, reconnect_attempts: 1}\n")
+        self.sites = self.write("sites.yaml", f"sites:\n{self.alpha}{self.ghost}"
+                                              f"store: {self.store_path}\n")
+        self.script = self.write("job.sh", "#!/bin/bash\n#SBATCH -n 1\necho hi\n")
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.root / name
+        path.write_text(text)
+        return path
+
+    def env(self, config: Path | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
+        env |= {"HOME": str(self.home), "DIAMOND_DATA_DIR": str(self.root / "data"),
+                "XDG_CONFIG_HOME": str(self.home / ".config")}
+        if config is not None:
+            env["DIAMOND_CONFIG"] = str(config)
+        return env
+
+    def run(self, *args: str, config: Path | None | str = "sites",
+            code: int | None = None) -> subprocess.CompletedProcess:
+        cfg = self.sites if config == "sites" else config
+        res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                             capture_output=True, text=True, timeout=120, cwd=self.root,
+                             env=self.env(cfg if not isinstance(cfg, str) else Path(cfg)))
+        assert "Traceback" not in res.stderr, res.stderr
+        if code is not None:
+            assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
+        return res
+
+    def refused(self, *args: str, code: int = 2) -> str:
+        """The one line on stderr of a command that exits `code`, checked to be one line; with
+        --json also checked against the JSON error on stdout."""
+        res = self.run(*args, code=code)
+        lines = res.stderr.strip().splitlines()
+        if "--json" in args:
+            reply = json.loads(res.stdout)
+            assert reply["reason"] == ("bad-input" if code == 2 else "failed"), reply
+            assert reply["message"] in lines[-1], (reply, lines)
+        else:
+            assert res.stdout == "", res.stdout
+        assert lines and lines[-1].startswith(("diamond: ", "diamond ")), lines
+        return lines[-1]
+
+    def job(self, job_id: str, state: JobState = JobState.PENDING, **kw) -> Job:
+        site, native = job_id.split(":")
+        store = Store(self.store_path)
+        store.upsert_job(Job(id=job_id, site=site, native_id=native, name="sim", **kw))
+        if state != JobState.UNKNOWN:
+            store.apply_state(job_id, state)
+        return store.get_job(job_id)
+
+
+@pytest.fixture
+def user(tmp_path) -> NewUser:
+    return NewUser(tmp_path)
+
+
+# -- numbers given to options ------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,option", [
+    (["logs", "alpha:1", "--lines", "-5"], "--lines"),
+    (["logs", "alpha:1", "--lines", "0"], "--lines"),
+    (["jobs", "--limit", "-1"], "--limit"),
+    (["workflow", "list", "--limit", "-3"], "--limit"),
+    (["wait", "alpha:1", "--timeout", "nan"], "--timeout"),
+    (["wait", "alpha:1", "--timeout", "-1"], "--timeout"),
+    (["wait", "alpha:1", "--poll", "0"], "--poll"),
+    (["wait", "alpha:1", "--poll", "inf"], "--poll"),
+    (["workflow", "run", "w.yaml", "--timeout", "soon"], "--timeout"),
+    (["ask", "--max-tokens", "-5", "hi"], "--max-tokens"),
+])
+def test_a_number_out_of_range_is_bad_input_naming_the_option(user, args, option):
+    """`--lines -5` printed nothing, `--limit -1` blamed an `order` never given, `--timeout
+    nan` waited forever and `--timeout -1` "timed out after -1s" (exit 1)."""
+    res = user.run(*args, "--json", code=2)
+    assert f"argument {option}: expected a" in res.stderr.splitlines()[-1], res.stderr
+    assert json.loads(res.stdout)["reason"] == "bad-input"
+
+
+# -- options given twice ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,option", [
+    (["submit", "--site", "ghost", "--site", "alpha", "job.sh"], "--site"),
+    (["sites", "--config", "a.yaml", "--config", "b.yaml"], "--config"),
+    (["translate", "--to", "pbs", "--to", "lsf", "job.sh"], "--to"),
+])
+def test_an_option_given_twice_with_two_values_is_refused(user, args, option):
+    """The last one silently won: `--site ghost --site alpha` submitted to alpha."""
+    res = user.run(*args, code=2)
+    assert f"{option} is given twice" in res.stderr and "give it once" in res.stderr
+    assert not (user.fake / "calls").exists()  # nothing was asked of any site
+
+
+def test_an_option_repeated_with_the_same_value_or_a_flag_twice_is_fine(user):
+    res = user.run("translate", "--to", "pbs", "--to", "pbs", "job.sh", code=0)
+    assert "#PBS" in res.stdout
+    assert json.loads(user.run("sites", "--offline", "--json", "--json", code=0).stdout)
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_ctrl_c_during_wait_says_the_job_keeps_running_and_how_to_follow_it(user, json_out):
+    """Ctrl-C ended `diamond wait` with exit 130 and not a word (nothing on stdout with
+    --json): was the job cancelled? The job keeps running and the message says so."""
+    user.job("alpha:77", JobState.RUNNING)
+    os.mkfifo(user.fake / "fifo")
+    args = [sys.executable, "-m", "diamond_jupyter.cli", "wait", "alpha:77", "--poll", "1"]
+    proc = subprocess.Popen(args + ["--json"] * json_out, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=user.root,
+                            env=user.env(user.sites))
+    with open(user.fake / "fifo") as fifo:  # the site is being asked about the job
+        assert fifo.read().strip() == "polled"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("diamond: stopped waiting; alpha:77 keeps running"), err
+    assert "`diamond wait alpha:77`" in line and "`diamond status alpha:77`" in line
+    if json_out:
+        assert json.loads(out) == {"reason": "interrupted", "message": line[len("diamond: "):]}
+    assert "scancel" not in (user.fake / "calls").read_text()  # nothing was cancelled
+    assert Store(user.store_path).get_job("alpha:77").state == JobState.RUNNING

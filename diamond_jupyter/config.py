@@ -472,8 +472,25 @@ class FederationConfig(_Cfg):
         for s in self.sites:
             if s.name == name:
                 return s
-        known = ", ".join(s.name for s in self.sites) or "none configured"
-        raise BadInput(f"unknown site {name!r} (known: {known})")
+        raise BadInput(unknown_site_message(name, [s.name for s in self.sites]))
+
+
+def closest_site(name: str, known: list[str]) -> str | None:
+    """The known site `name` was probably meant for: the same name in another case (`Alpha`
+    for alpha; names differ by more than case), else a near spelling (`alpah`)."""
+    same = [k for k in known if k.casefold() == name.casefold()]
+    if same:
+        return same[0]
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return near[0] if near else None
+
+
+def unknown_site_message(name: str, known: list[str], what: str = "unknown site") -> str:
+    """`unknown site 'Alpha' (did you mean alpha? known: alpha, beta)`."""
+    meant = closest_site(name, known)
+    hint = f"did you mean {meant}? " if meant else ""
+    return (f"{what} {_printable(repr(name))} ({hint}known: "
+            f"{', '.join(known) or 'none configured'})")
 
 
 def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> str | None:

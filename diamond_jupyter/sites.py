@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .config import SiteConfig, workdir_variable
+from .config import SiteConfig, unknown_site_message, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
@@ -605,5 +605,5 @@ class Sites(dict[str, Site]):
             if self.allowed is not None and name not in self.allowed \
                     and name in self.configured:
                 raise BadInput(f"site {name!r} is not allowed here (allowed: {known})")
-            raise BadInput(f"unknown site {name!r} (known: {known})")
+            raise BadInput(unknown_site_message(name, list(self)))
         return self[name]

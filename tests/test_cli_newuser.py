@@ -171,3 +171,40 @@ def test_ctrl_c_during_wait_says_the_job_keeps_running_and_how_to_follow_it(user
         assert json.loads(out) == {"reason": "interrupted", "message": line[len("diamond: "):]}
     assert "scancel" not in (user.fake / "calls").read_text()  # nothing was cancelled
     assert Store(user.store_path).get_job("alpha:77").state == JobState.RUNNING
+
+
+# -- names typed in another case, or a little wrong ------------------------------------------
+
+@pytest.mark.parametrize("args", [["submit", "--site", "Alpha", "job.sh"], ["queue", "ALPHA"],
+                                  ["describe", "alpah"], ["login", "Alpha"]])
+def test_a_site_name_typed_in_another_case_or_misspelt_suggests_the_site(user, args):
+    """`--site Alpha` said only "unknown site 'Alpha' (known: alpha, ghost)"."""
+    line = user.refused(*args, "--json")
+    assert "unknown site" in line and "(did you mean alpha? known: alpha, ghost)" in line
+    assert not (user.fake / "calls").exists()
+
+
+def test_an_unknown_site_with_no_near_name_lists_the_known_ones_only(user):
+    line = user.refused("submit", "--site", "zzz", "job.sh")
+    assert line == "diamond: unknown site 'zzz' (known: alpha, ghost)"
+
+
+@pytest.mark.parametrize("command", ["status", "wait", "cancel", "logs", "fetch"])
+def test_a_bare_scheduler_id_suggests_the_full_job_id(user, command):
+    """`diamond status 4242` (the number squeue shows) said only that the id is malformed."""
+    user.job("alpha:4242")
+    line = user.refused(command, "4242")
+    assert "expected SITE:NUMBER" in line and line.endswith("did you mean alpha:4242?"), line
+
+
+def test_a_job_id_whose_site_is_in_another_case_suggests_the_stored_one(user):
+    user.job("alpha:4242")
+    line = user.refused("status", "Alpha:4242", "--json")
+    assert "no job 'Alpha:4242' in the store (did you mean alpha:4242?" in line
+
+
+def test_an_unknown_job_id_with_nothing_near_says_how_to_list_them(user):
+    user.job("alpha:4242")
+    assert user.refused("status", "alpha:99") == \
+        "diamond: no job 'alpha:99' in the store (`diamond jobs` lists the known ones)"
+    assert "did you mean" not in user.refused("status", "99")

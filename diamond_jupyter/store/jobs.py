@@ -20,13 +20,15 @@ _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
 
-def unknown_job_message(job_id: str) -> str:
-    """Not found vs malformed, so the message never contradicts the id it names."""
+def unknown_job_message(job_id: str, meant: list[str] | None = None) -> str:
+    """Not found vs malformed, so the message never contradicts the id it names; `meant`:
+    stored ids the user probably meant (`12345` copied from squeue, `Alpha:7` for alpha:7)."""
     site, sep, native = job_id.partition(":")
+    hint = f"did you mean {' or '.join(meant[:3])}? " if meant else ""
     if sep and site and native:
-        return f"no job {job_id!r} in the store (`diamond jobs` lists the known ones)"
+        return f"no job {job_id!r} in the store ({hint}`diamond jobs` lists the known ones)"
     return (f"job ID {job_id!r} is malformed: expected SITE:NUMBER, e.g. alpha:42 (or a "
-            "job's submission token)")
+            f"job's submission token){'; ' + hint.rstrip() if hint else ''}")
 
 
 class JobsMixin(Database):
@@ -241,8 +243,18 @@ class JobsMixin(Database):
         row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
         row = row.fetchone()
         if row is None:
-            raise BadInput(unknown_job_message(job_id))
+            raise BadInput(unknown_job_message(job_id, self._meant(c, job_id)))
         return row_to_job(row)
+
+    @staticmethod
+    def _meant(c: sqlite3.Connection, job_id: str) -> list[str]:
+        """Stored job ids an unknown `job_id` probably stands for: a bare native id's jobs on
+        every site, or the same id in another case."""
+        if ":" not in job_id:
+            sql = "SELECT id FROM jobs WHERE native_id = ? ORDER BY created_at DESC"
+        else:
+            sql = "SELECT id FROM jobs WHERE id = ? COLLATE NOCASE ORDER BY created_at DESC"
+        return [r[0] for r in c.execute(sql, (job_id,)).fetchall()]
 
     def get_job(self, job_id: str) -> Job:
         with self._lock:

@@ -482,7 +482,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if site == "auto":
             pl = await self.place(spec)
             if pl.choice is None:
-                raise BadInput(pl.summary())
+                raise pl.no_choice()
             site = pl.choice
             placement = pl.model_dump(mode="json")
             chosen = pl.verdict(site)

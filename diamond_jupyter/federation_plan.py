@@ -118,7 +118,7 @@ class PlanMixin:
             if site == "auto":
                 pl = await self.place(spec)
                 if pl.choice is None:
-                    raise BadInput(pl.summary())
+                    raise pl.no_choice()
                 site, placement = pl.choice, pl.explain()
                 verdict, predicted = pl.verdict(site), pl.predicted_start(site)
                 if not spec.queue and verdict is not None and verdict.partition:

@@ -81,10 +81,12 @@ from .config import SiteConfig
 from .model import (
     PER_GPU,
     BadInput,
+    DiamondError,
     JobSpec,
     Node,
     Partition,
     Resources,
+    SiteError,
     SiteSnapshot,
     hms,
     utcnow,
@@ -248,6 +250,16 @@ class Placement(BaseModel):
             return f"{self.choice} (policy {self.policy})"
         parts = [f"{v.site}: {'; '.join(v.reasons) or v.verdict.lower()}" for v in self.ranked]
         return "no site can run this job: " + (" | ".join(parts) or "no sites configured")
+
+    def unreachable(self) -> list[str]:
+        """The sites that could not be asked (the job may well fit there)."""
+        return [v.site for v in self.ranked if v.verdict == "UNREACHABLE"]
+
+    def no_choice(self) -> DiamondError:
+        """The error of a placement without a choice: bad input (exit 2) when every site
+        refused the job itself, a site failure (exit 1) when one could not be asked: then
+        the job is not known to be impossible, and trying again later may place it."""
+        return (SiteError if self.unreachable() else BadInput)(self.summary())
 
     def why_not(self, site: str, winner: str | None = None) -> str:
         """Why `site` was passed over for `winner` (default: the choice), in plain words."""

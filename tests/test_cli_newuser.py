@@ -208,3 +208,32 @@ def test_an_unknown_job_id_with_nothing_near_says_how_to_list_them(user):
     assert user.refused("status", "alpha:99") == \
         "diamond: no job 'alpha:99' in the store (`diamond jobs` lists the known ones)"
     assert "did you mean" not in user.refused("status", "99")
+
+
+# -- no site can run it ------------------------------------------------------------------------
+
+def test_submit_auto_with_no_site_reachable_is_a_site_failure_naming_each_sites_reason(user):
+    """Every site down made `submit --site auto` exit 2 (bad input), as if the job could run
+    nowhere; the job is fine and a later try may place it: exit 1, each site's reason."""
+    user.sites = user.write("down.yaml", f"sites:\n{user.ghost}  - name: shade\n"
+                                         "    transport: {host: 10.213.99.3, connect_timeout_s: 1,"
+                                         " reconnect_attempts: 1}\n")
+    line = user.refused("submit", "--site", "auto", "job.sh", "--json", code=1)
+    assert "no site can run this job: " in line
+    assert "ghost: site unreachable" in line and "shade: site unreachable" in line
+
+
+def test_place_explain_with_no_site_reachable_shows_each_and_exits_1(user):
+    user.sites = user.write("down.yaml", f"sites:\n{user.ghost}")
+    res = user.run("place", "job.sh", "--explain", code=1)
+    assert "ghost UNREACHABLE site unreachable: ghost:" in " ".join(res.stdout.split())
+    data = json.loads(user.run("place", "job.sh", "--explain", "--json", code=1).stdout)
+    assert data["choice"] is None and data["ranked"][0]["verdict"] == "UNREACHABLE"
+
+
+def test_a_job_every_reachable_site_refuses_is_still_bad_input(user):
+    user.sites = user.write("one.yaml", f"sites:\n{user.alpha}store: {user.store_path}\n")
+    line = user.refused("submit", "job.sh", "--json")
+    assert line == "diamond: no site can run this job: alpha: no nodes reported"
+    assert "sbatch" not in (user.fake / "calls").read_text()
+    assert user.run("place", "job.sh", "--explain", code=2).stdout

@@ -71,7 +71,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
-    return 0 if pl.choice else 2
+    return 0 if pl.choice else 1 if pl.unreachable() else 2  # a site failed: 1
 
 
 def hedge_count(text: str) -> int:

@@ -696,6 +696,12 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except (ValueError, RecursionError) as e:
         why = str(e) if isinstance(e, ValueError) else "it is nested too deeply"
         raise BadInput(f"sites file {p} is not a sites file: {why}") from None
+    if isinstance(raw, dict) and not raw.get("sites"):  # `site:` for sites: the typo first
+        typo = next((k for k in raw if str(k) not in FederationConfig.model_fields
+                     and not str(k).startswith("x-")), None)
+        if typo is not None:
+            what = _explain({"type": "extra_forbidden", "loc": (str(typo),), "msg": ""})
+            raise BadInput(f"sites file {p}: {_printable(str(typo))}: {what}")
     if raw is None or isinstance(raw, dict) and not raw.get("sites"):
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")

@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ap = _Parser(prog="diamond", description=__doc__)
     ap.add_argument("--version", action="version", version=__version__)
+    # also before the subcommand (`diamond --config x.yaml sites` said "invalid choice")
+    ap.add_argument("--json", action="store_true", dest="json_first",
+                    help="machine-readable output (also after the subcommand)")
+    ap.add_argument("--config", dest="config_first", metavar="FILE",
+                    help="sites file (also after the subcommand)")
     sub = ap.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn, help: str) -> argparse.ArgumentParser:
@@ -82,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_login_command(add)
     add_workflow_command(sub, common_options)
     return ap
+
+
+def _options_before_the_command(parser: argparse.ArgumentParser,
+                                args: argparse.Namespace) -> None:
+    """`diamond --json --config F sites` means `diamond sites --json --config F`."""
+    if args.json_first and hasattr(args, "json"):
+        args.json = True
+    first, after = args.config_first, getattr(args, "config", None)
+    if first is not None and after is not None and first != after:
+        parser.error(f"--config is given twice ({first!r} and {after!r}); give it once")
+    if first is not None and hasattr(args, "config"):
+        args.config = first
 
 
 def _quiet_logs() -> None:
@@ -106,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_logs()
     argv = sys.argv[1:] if argv is None else list(argv)
     _Parser.json_errors = "--json" in argv
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _options_before_the_command(parser, args)
     try:
         return args.fn(args) or 0
     except BadInput as e:

@@ -568,7 +568,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def jobs(self, *, site: str | None = None, states: Iterable[JobState | str] | None = None,
              name_like: str | None = None, limit: int | None = 50, offset: int = 0) -> list[Job]:
         """Stored jobs, newest first: only `site`'s, only in `states`, whose name contains
-        `name_like`; at most `limit` (None: all) after skipping `offset`. No site is asked."""
+        `name_like`; at most `limit` (None: all) after skipping `offset`. No site is asked.
+        BadInput for a site neither configured nor holding stored jobs (a typo listed
+        nothing, as if the site had no jobs)."""
+        if site is not None and site not in self.sites \
+                and not self.store.list_jobs(site=site, limit=1):
+            self.sites.require(site)
         return self.store.list_jobs(site=site, states=states, name_like=name_like, limit=limit,
                                     offset=offset)
 
@@ -617,6 +622,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return job
 
     @staticmethod
+    def _refuse_unsubmitted(job: Job, what: str) -> None:
+        """A job its scheduler never took (refused at submit, or its submit still under way)
+        has nothing on the site: say so, not "stdout log ... is missing"."""
+        if job.native_id:
+            return
+        if job.state.terminal:
+            why = f" ({job.reason})" if job.reason else ""
+            raise BadInput(f"{job.id} never reached {job.site}'s scheduler{why}: it has {what}")
+        raise BadInput(f"{job.id} has no scheduler id yet (its submit is under way): it has "
+                       f"{what} yet; try again in a moment")
+
+    @staticmethod
     def _refuse_reused(job: Job, action: str) -> None:
         """A job whose native id a newer job got is no longer in the queue: acting on that
         id would hit the newer job."""
@@ -630,6 +647,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         file not on the site yet (empty when both were read). Job output is untrusted text.
         BadInput for an unknown job, SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
+        self._refuse_unsubmitted(job, "no logs")
         site = self.site(job.site)
         texts, missing = {}, []
         for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
@@ -657,6 +675,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if dest is not None:
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
+        self._refuse_unsubmitted(job, "no result files")
         site = self.site(job.site)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
         wd = await site.resolve(wd) if wd else wd

@@ -237,3 +237,79 @@ def test_a_job_every_reachable_site_refuses_is_still_bad_input(user):
     assert line == "diamond: no site can run this job: alpha: no nodes reported"
     assert "sbatch" not in (user.fake / "calls").read_text()
     assert user.run("place", "job.sh", "--explain", code=2).stdout
+
+
+# -- options before the subcommand; listing what is not there --------------------------------
+
+def test_config_and_json_before_the_subcommand_are_read(user):
+    """`diamond --config sites.yaml jobs` said "invalid choice: 'sites.yaml'"."""
+    user.job("alpha:4242")
+    res = user.run("--config", str(user.sites), "--json", "jobs", config=None, code=0)
+    assert [j["id"] for j in json.loads(res.stdout)] == ["alpha:4242"]
+    res = user.run("--config", "a.yaml", "jobs", "--config", "b.yaml", config=None, code=2)
+    assert "--config is given twice ('a.yaml' and 'b.yaml')" in res.stderr
+
+
+def test_jobs_of_a_mistyped_site_is_an_error_not_an_empty_list(user):
+    """`diamond jobs --site Alpha` printed a blank line and exit 0, as if alpha had no jobs."""
+    user.job("alpha:4242")
+    line = user.refused("jobs", "--site", "Alpha", "--json")
+    assert "unknown site 'Alpha' (did you mean alpha?" in line
+    res = user.run("jobs", "--site", "ghost", code=0)  # a known site without jobs: said so
+    assert res.stdout == "" and res.stderr.strip() == "diamond: no jobs on ghost in the store"
+    assert json.loads(user.run("jobs", "--site", "ghost", "--json", code=0).stdout) == []
+
+
+def test_jobs_of_a_site_no_longer_configured_are_still_listed(user):
+    user.job("gone:1")
+    res = user.run("jobs", "--site", "gone", code=0)
+    assert res.stdout.startswith("gone:1\tPENDING")
+
+
+@pytest.mark.parametrize("text,key,meant", [("site:\n  - name: a\n", "site", "sites"),
+                                            ("stores: /tmp/x\n", "stores", "store")])
+def test_a_misspelt_top_level_key_is_named_not_reported_as_no_sites(user, text, key, meant):
+    """`site:` for `sites:` said "lists no sites", leaving the user to find the typo."""
+    user.sites = user.write("typo.yaml", text)
+    line = user.refused("sites", "--json")
+    assert f"typo.yaml: {key}: unknown key (did you mean {meant}? accepted: sites," in line
+
+
+# -- a job that never reached its scheduler ----------------------------------------------------
+
+REFUSED = "alpha refused the job: sbatch: error: invalid partition specified: nosuch"
+
+
+def _refused_job(user: NewUser) -> str:
+    store = Store(user.store_path)
+    job = store.upsert_job(Job(id="alpha:pending-0123456789ab", site="alpha", name="sim",
+                               token="0123456789ab"))
+    store.apply_state(job.id, JobState.FAILED, reason=REFUSED)
+    return job.id
+
+
+@pytest.mark.parametrize("command,what", [("logs", "no logs"), ("fetch", "no result files")])
+def test_logs_or_fetch_of_a_job_its_site_refused_says_it_never_ran(user, command, what):
+    """`logs` said "stdout log ... is missing on alpha" (and `fetch` printed a blank line,
+    exit 0) for a job sbatch refused: nothing was ever on the site."""
+    job_id = _refused_job(user)
+    line = user.refused(command, job_id, "--json")
+    assert line == f"diamond: {job_id} never reached alpha's scheduler ({REFUSED}): it has {what}"
+    assert not (user.fake / "calls").exists()
+
+
+def test_status_cancel_and_wait_of_a_refused_job_show_it_failed(user):
+    job_id = _refused_job(user)
+    for command in ("status", "cancel", "cancel", "wait"):
+        job = json.loads(user.run(command, job_id, "--json", code=0).stdout)
+        assert job["state"] == "FAILED" and job["reason"] == REFUSED
+    assert not (user.fake / "calls").exists()
+
+
+def test_fetch_with_no_result_files_says_so_instead_of_a_blank_line(user):
+    user.job("alpha:4242", JobState.COMPLETED, workdir=str(user.root / "wd"))
+    (user.root / "wd").mkdir()
+    res = user.run("fetch", "alpha:4242", code=0)
+    assert res.stdout == ""
+    assert res.stderr.strip() == "diamond: alpha:4242 has no result files to fetch (yet)"
+    assert json.loads(user.run("fetch", "alpha:4242", "--json", code=0).stdout) == []

@@ -145,7 +145,14 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         args.job, args.dest, files=args.file, overwrite=args.overwrite)))
     data = {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
             "skipped": got.skipped}
-    out(args, data, "\n".join(str(p) for p in got.paths) or f"no files written to {got.dest}")
+    if args.json or got.paths:
+        out(args, data, "
+".join(str(p) for p in got.paths))
+    elif got.skipped:  # not a blank line: say so, on stderr
+        print(visible(f"diamond: no files written to {got.dest}"), file=sys.stderr)
+    else:
+        print(visible(f"diamond: {args.job} has no result files to fetch (yet)"),
+              file=sys.stderr)
     if not args.json:  # the job's names: shown, never acted on by the terminal
         for line in got.skipped:
             print(f"diamond: skipped {visible(line)}", file=sys.stderr)
@@ -157,7 +164,11 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     fed = Federation(args.config)
     jobs = fed.jobs(site=args.site, limit=args.limit)
-    out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
+    if args.json or jobs:
+        out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
+    else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
+        print("diamond: no jobs" + (f" on {args.site}" if args.site else "") + " in the store",
+              file=sys.stderr)
     return 0
 
 

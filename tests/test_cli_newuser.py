@@ -313,3 +313,27 @@ def test_fetch_with_no_result_files_says_so_instead_of_a_blank_line(user):
     assert res.stdout == ""
     assert res.stderr.strip() == "diamond: alpha:4242 has no result files to fetch (yet)"
     assert json.loads(user.run("fetch", "alpha:4242", "--json", code=0).stdout) == []
+
+
+# -- a job that has not started, cancelled, cancelled again ------------------------------------
+
+def test_a_pending_jobs_logs_fetch_cancel_and_cancel_again_each_say_what_happened(user):
+    """`cancel` printed the job still PENDING and nothing else, as if it had failed; a second
+    `cancel` of the cancelled job printed it again, silently."""
+    job_id = user.run("submit", "--site", "alpha", "job.sh", code=0).stdout.strip()
+    assert job_id == "alpha:4242"
+    res = user.run("logs", job_id, code=1)
+    assert "is missing on alpha (the job has not started)" in res.stderr
+    assert "no result files to fetch (yet)" in user.run("fetch", job_id, code=0).stderr
+    res = user.run("cancel", job_id, code=0)
+    assert res.stdout.startswith(f"{job_id}\tPENDING")
+    assert res.stderr.strip() == (f"diamond: cancel of {job_id} sent to alpha; its state "
+                                  f"changes once alpha confirms (`diamond status {job_id}`)")
+    assert "scancel 4242" in (user.fake / "calls").read_text()
+    assert json.loads(user.run("status", job_id, "--json", code=0).stdout)["state"] == \
+        "CANCELLED"  # the fake queue no longer holds it
+    res = user.run("cancel", job_id, "--json", code=0)
+    assert json.loads(res.stdout)["state"] == "CANCELLED"
+    assert res.stderr.strip() == f"diamond: {job_id} had already ended (CANCELLED): nothing " \
+                                 "to cancel"
+    assert (user.fake / "calls").read_text().count("scancel") == 1

@@ -115,8 +115,22 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    job = asyncio.run(with_fed(args, lambda fed: fed.cancel(args.job)))
+    async def go(fed):
+        before = fed.job(args.job)
+        return before, await fed.cancel(args.job)
+    before, job = asyncio.run(with_fed(args, go))
     out(args, job_json(job), job_line(job))
+    # the line above shows the state as stored: say what the cancel did (a PENDING job
+    # shown after `cancel` looked like a cancel that failed)
+    if before.state.terminal:
+        note = f"{job.id} had already ended ({before.state.value}): nothing to cancel"
+    elif not job.state.terminal:
+        note = (f"cancel of {job.id} sent to {job.site}; its state changes once {job.site} "
+                f"confirms (`diamond status {job.id}`)")
+    else:
+        note = None
+    if note:
+        print(visible(f"diamond: {note}"), file=sys.stderr)
     return 0
 
 

@@ -21,8 +21,14 @@ SLURM = ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "
 FAKE_SLURM = """#!/bin/sh
 prog=$(basename "$0")
 echo "$prog $*" >> {dir}/calls
-if [ "$prog" = squeue ] && [ -p {dir}/fifo ] && [ ! -e {dir}/told ]; then
-    : > {dir}/told; echo polled > {dir}/fifo
+# the second poll of a job's state (a waiting command's loop is running): told once
+if [ "$prog" = squeue ] && [ "$2" = -t ] && [ -p {dir}/fifo ] && [ ! -e {dir}/told ]; then
+    if [ -e {dir}/polled ]; then : > {dir}/told; echo polled > {dir}/fifo
+    else : > {dir}/polled; fi
+fi
+# accounting asked after a submit, with a gate set: tell, then hold until the gate closes
+if [ "$prog" = sacct ] && [ -p {dir}/gate ] && grep -q ^sbatch {dir}/calls; then
+    echo submitted > {dir}/fifo; cat {dir}/gate > /dev/null
 fi
 [ "$prog" = sbatch ] && echo 4242
 exit 0
@@ -149,21 +155,31 @@ def test_an_option_repeated_with_the_same_value_or_a_flag_twice_is_fine(user):
 
 # -- Ctrl-C ------------------------------------------------------------------------------------
 
+def _started(user: NewUser, *args: str) -> subprocess.Popen:
+    """`diamond ARGS` running, once its loop has polled the job's state twice."""
+    os.mkfifo(user.fake / "fifo")
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=user.root, env=user.env(user.sites))
+    with open(user.fake / "fifo") as fifo:
+        assert fifo.read().strip() == "polled"
+    return proc
+
+
+def _interrupt(proc: subprocess.Popen) -> tuple[str, str]:
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    return out, err
+
+
 @pytest.mark.parametrize("json_out", [False, True])
 def test_ctrl_c_during_wait_says_the_job_keeps_running_and_how_to_follow_it(user, json_out):
     """Ctrl-C ended `diamond wait` with exit 130 and not a word (nothing on stdout with
     --json): was the job cancelled? The job keeps running and the message says so."""
     user.job("alpha:77", JobState.RUNNING)
-    os.mkfifo(user.fake / "fifo")
-    args = [sys.executable, "-m", "diamond_jupyter.cli", "wait", "alpha:77", "--poll", "1"]
-    proc = subprocess.Popen(args + ["--json"] * json_out, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=user.root,
-                            env=user.env(user.sites))
-    with open(user.fake / "fifo") as fifo:  # the site is being asked about the job
-        assert fifo.read().strip() == "polled"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err, err
+    proc = _started(user, "wait", "alpha:77", "--poll", "1", *["--json"] * json_out)
+    out, err = _interrupt(proc)
     line = err.strip().splitlines()[-1]
     assert line.startswith("diamond: stopped waiting; alpha:77 keeps running"), err
     assert "`diamond wait alpha:77`" in line and "`diamond status alpha:77`" in line
@@ -337,3 +353,43 @@ def test_a_pending_jobs_logs_fetch_cancel_and_cancel_again_each_say_what_happene
     assert res.stderr.strip() == f"diamond: {job_id} had already ended (CANCELLED): nothing " \
                                  "to cancel"
     assert (user.fake / "calls").read_text().count("scancel") == 1
+
+
+def test_ctrl_c_during_workflow_run_wait_names_the_workflow_it_leaves_running(user):
+    """`workflow run --wait` interrupted: exit 130, not a word, the workflow's id unknown."""
+    user.write("wf.yaml", "name: demo\nsteps:\n  - name: a\n    site: alpha\n"
+                          "    script: \"#!/bin/bash\\necho hi\\n\"\n")
+    proc = _started(user, "workflow", "run", "wf.yaml", "--wait", "--poll", "1", "--json")
+    out, err = _interrupt(proc)
+    message = json.loads(out)["message"]
+    wf = message.split("workflow ", 1)[1].split(" ", 1)[0]
+    assert message == (f"stopped waiting; workflow {wf} is not cancelled (follow it: "
+                       f"`diamond workflow status {wf}`; stop it: `diamond workflow cancel "
+                       f"{wf}`)")
+    assert err.strip() == f"diamond: {message}"
+    listed = json.loads(user.run("workflow", "list", "--json", code=0).stdout)
+    assert [(w["id"], w["state"]) for w in listed] == [(wf, "PENDING")]
+    assert "scancel" not in (user.fake / "calls").read_text()
+
+
+def test_ctrl_c_after_a_submit_reached_its_site_names_the_job_it_leaves_running(user):
+    """Interrupted once sbatch had taken the job (while its start was being predicted), the
+    user was told nothing, not even the id of the job now queued."""
+    os.mkfifo(user.fake / "fifo")
+    os.mkfifo(user.fake / "gate")
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "submit", "--site",
+                             "alpha", "job.sh"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=user.root, env=user.env(user.sites))
+    with open(user.fake / "fifo") as fifo:
+        assert fifo.read().strip() == "submitted"
+    proc.send_signal(signal.SIGINT)
+    try:  # the fake accounting answers (nothing), unless it was stopped already
+        os.close(os.open(user.fake / "gate", os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == ("diamond: interrupted; alpha:4242 was submitted and keeps running "
+                           "(follow it: `diamond wait alpha:4242`; stop it: `diamond cancel "
+                           "alpha:4242`)")
+    assert Store(user.store_path).get_job("alpha:4242").state == JobState.PENDING

@@ -87,6 +87,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     async def go(fed):
         job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
                                hedge=args.hedge)
+        args.started = job.id  # what a Ctrl-C from here on names
         if job.hedge_group:  # the copy that started first, once one has (the others end)
             job = await fed.hedge_winner(job.hedge_group)
         else:  # as submitted, with the start predicted on a site given by name

@@ -154,12 +154,21 @@ def _interrupted(args: argparse.Namespace) -> str:
     if args.command == "wait" and job:
         return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
                        f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
+    if args.command == "submit" and getattr(args, "started", None):
+        job = args.started
+        return visible(f"interrupted; {job} was submitted and keeps running (follow it: "
+                       f"`diamond wait {job}`; stop it: `diamond cancel {job}`)")
     if args.command == "submit":
         return ("interrupted; a job that reached its site keeps running (`diamond jobs` "
                 "lists it, with its id)")
     if args.command == "workflow" and getattr(args, "workflow_command", None) == "run":
-        return ("interrupted; a workflow that started keeps its jobs running (`diamond "
-                "workflow list` shows its id; `diamond workflow status ID` follows it)")
+        wf = getattr(args, "started", None)
+        if wf:
+            return visible(f"stopped waiting; workflow {wf} is not cancelled (follow it: "
+                           f"`diamond workflow status {wf}`; stop it: `diamond workflow "
+                           f"cancel {wf}`)")
+        return ("interrupted; a workflow that started is not cancelled (`diamond workflow "
+                "list` shows its id; `diamond workflow status ID` follows it)")
     return "interrupted" + (f"; {job} is not cancelled" if job and args.command != "cancel"
                             else "")
 

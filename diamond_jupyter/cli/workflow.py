@@ -39,6 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             await fed.start(recover=False)
             view = await fed.run_workflow(Path(args.file), origin={"face": "cli"})
+            args.started = view.id  # what a Ctrl-C while waiting names
             if args.wait:
                 view = await fed.wait_workflow(view.id, timeout=args.timeout)
             return view

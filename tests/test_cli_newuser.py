@@ -393,3 +393,99 @@ def test_ctrl_c_after_a_submit_reached_its_site_names_the_job_it_leaves_running(
                            "(follow it: `diamond wait alpha:4242`; stop it: `diamond cancel "
                            "alpha:4242`)")
     assert Store(user.store_path).get_job("alpha:4242").state == JobState.PENDING
+
+
+def test_sites_offline_says_the_sites_were_not_asked(user):
+    """`sites --offline` printed "nodes=None running=None pending=None partitions=": None
+    read as a broken site."""
+    res = user.run("sites", "--offline", code=0)
+    lines = [" ".join(x.split()) for x in res.stdout.splitlines()]
+    assert lines == ["alpha slurm not asked (--offline)",
+                     "ghost pbs not asked (--offline) on 10.213.99.2"]
+    assert "None" not in res.stdout and not (user.fake / "calls").exists()
+
+
+# -- the first day: no sites file, a sites file with a mistake ----------------------------------
+
+def test_no_sites_file_says_where_it_looked_and_how_to_give_one(user):
+    res = user.run("sites", "--json", config=None, code=2)
+    line = res.stderr.strip()
+    assert json.loads(res.stdout)["message"] == line[len("diamond: "):]
+    assert line == (f"diamond: sites file {user.home}/.config/diamond/sites.yaml not found "
+                    "(give --config FILE or set DIAMOND_CONFIG; `diamond testbed up` writes one)")
+
+
+@pytest.mark.parametrize("text,want", [
+    ("sites:\n  - name: a\n   bad: [\n", "is not valid YAML: line 3, column"),
+    ("sites:\n\t- name: a\n", "indent with spaces"),
+    ("sites:\n  - name: a\n    schedular: slurm\n", "schedular: unknown key (did you mean "
+                                                      "scheduler?"),
+    ("sites:\n  - name: a\n    transport: {kind: local, connect_timeout_s: fast}\n",
+     "transport.connect_timeout_s: Input should be a valid number"),
+    ("sites:\n  name: a\n", "sites: Input should be a valid list, got a mapping"),
+    ("sites:\n  - name: ünï\n    transport: {kind: local}\n", "is not a site name"),
+    ("sites:\n  - name: no\n    transport: {kind: local}\n", "got false"),
+])
+def test_a_sites_file_mistake_is_one_line_naming_the_file_and_place(user, text, want):
+    user.sites = user.write("mine.yaml", text)
+    line = user.refused("sites", "--json")
+    assert f"sites file {user.sites}" in line and want in line, line
+
+
+# -- submit: the script file -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name,make,want", [
+    ("nothere.sh", None, "cannot read nothere.sh: No such file or directory"),
+    ("adir", "dir", "cannot read adir: Is a directory"),
+    ("empty.sh", "", "the job script is empty"),
+    ("prog", b"\x7fELF\x02\x01\x01\x00\x00", "prog is a binary file"),
+])
+@pytest.mark.parametrize("command", ["submit", "place", "translate"])
+def test_a_script_that_is_not_a_script_is_refused_before_any_site_is_asked(user, name, make,
+                                                                          want, command):
+    if make == "dir":
+        (user.root / name).mkdir()
+    elif isinstance(make, bytes):
+        (user.root / name).write_bytes(make)
+    elif make is not None:
+        user.write(name, make)
+    args = ["translate", "--to", "pbs"] if command == "translate" else [command]
+    line = user.refused(*args, name, "--json")
+    if command == "translate" and make == "":
+        want = "no batch directives found"
+    assert want in line, line
+    assert not (user.fake / "calls").exists()
+
+
+def test_a_script_in_another_dialect_is_translated_for_the_site(user):
+    user.write("job.pbs", "#!/bin/bash\n#PBS -l nodes=1:ppn=2\n#PBS -N pbsjob\necho hi\n")
+    job = json.loads(user.run("submit", "--site", "alpha", "job.pbs", "--json",
+                              code=0).stdout)
+    assert job["id"] == "alpha:4242" and job["name"] == "pbsjob"
+    sent = next(line.split()[-1] for line in (user.fake / "calls").read_text().splitlines()
+                if line.startswith("sbatch"))
+    text = Path(sent).read_text()
+    assert "#SBATCH" in text and "#PBS" not in text
+
+
+@pytest.mark.parametrize("name", ["ünïcødé-作业", "x" * 300])
+def test_unicode_and_very_long_names_are_submitted_and_listed(user, name):
+    job = json.loads(user.run("submit", "--site", "alpha", "--name", name, "job.sh", "--json",
+                              code=0).stdout)
+    assert job["id"] == "alpha:4242" and job["name"]
+    assert user.run("jobs", code=0).stdout.startswith("alpha:4242\tPENDING\t")
+
+
+# -- workflows -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make,want", [
+    (None, "cannot read w.yaml: No such file or directory"),
+    ("steps: [\n", "w.yaml: not valid YAML at line 2"),
+    ("#!/bin/bash\necho hi\n", "w.yaml: expected a mapping with `name` and `steps`"),
+])
+def test_workflow_run_of_a_missing_or_non_yaml_file_is_bad_input(user, make, want):
+    if make is not None:
+        user.write("w.yaml", make)
+    line = user.refused("workflow", "run", "w.yaml", "--json")
+    assert want in line, line
+    assert not (user.fake / "calls").exists()

@@ -28,14 +28,19 @@ def cmd_sites(args: argparse.Namespace) -> int:
     async def go(fed):
         return [site_row(s) for s in await fed.site_summaries(offline=args.offline)]
     rows = asyncio.run(with_fed(args, go))
-    text = "\n".join(
-        f"{r['name']:<10} {r['scheduler']:<6} "
-        + ("unreachable: " + (r["error"] or "") if r["reachable"] is False else
-           f"nodes={r['nodes']} running={r['running']} pending={r['pending']} "
-           f"partitions={','.join(r['partitions'])}")
-        for r in rows)
+    text = "\n".join(f"{r['name']:<10} {r['scheduler']:<6} {_site_state(r)}" for r in rows)
     out(args, rows, text)
     return 0
+
+
+def _site_state(row: dict[str, Any]) -> str:
+    if row["reachable"] is False:
+        return "unreachable: " + (row["error"] or "")
+    if row["reachable"] is None:  # --offline: "nodes=None running=None" read as a fault
+        where = f" on {row['host']}" if row.get("host") else ""
+        return f"not asked (--offline){where}"
+    return (f"nodes={row['nodes']} running={row['running']} pending={row['pending']} "
+            f"partitions={','.join(row['partitions'])}")
 
 
 def cmd_queue(args: argparse.Namespace) -> int:

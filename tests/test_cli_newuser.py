@@ -489,3 +489,22 @@ def test_workflow_run_of_a_missing_or_non_yaml_file_is_bad_input(user, make, wan
     line = user.refused("workflow", "run", "w.yaml", "--json")
     assert want in line, line
     assert not (user.fake / "calls").exists()
+
+
+# -- transfer ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src,want", [
+    ("nothere.dat", "src: no such file or directory on this machine: {root}/nothere.dat"),
+    ("adir", "src: {root}/adir is a directory (copy it with --recursive)"),
+])
+def test_transfer_of_a_local_source_that_cannot_be_copied_is_bad_input(user, src, want):
+    """A missing local file was a FAILED transfer, exit 1 "failed" (as if a site had failed),
+    its error printed twice."""
+    (user.root / "adir").mkdir()
+    line = user.refused("transfer", src, "alpha:x.dat", "--json")
+    assert line == "diamond: " + want.format(root=user.root)
+
+
+def test_transfer_to_an_unknown_site_lists_the_known_ones(user):
+    line = user.refused("transfer", "job.sh", "nosuch:x.dat")
+    assert "unknown site 'nosuch' in 'nosuch:x.dat' (known: alpha, ghost)" in line

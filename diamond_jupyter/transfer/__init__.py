@@ -91,6 +91,16 @@ async def _stop_copy(copy: asyncio.Future, cancel: threading.Event,
         copy.result() if done else None
 
 
+def _check_local_source(path: str, recursive: bool) -> None:
+    """BadInput before anything is recorded for a source on this machine that cannot be
+    copied (it was a FAILED transfer, exit 1, as if a site had failed)."""
+    p = Path(path)
+    if not p.exists():
+        raise BadInput(f"src: no such file or directory on this machine: {path}")
+    if p.is_dir() and not recursive:
+        raise BadInput(f"src: {path} is a directory (copy it with --recursive)")
+
+
 @dataclass(frozen=True)
 class Location:
     site: str | None  # None: the server's own filesystem
@@ -223,6 +233,8 @@ class TransferManager:
         for loc in (s, d):
             if loc.site:
                 self.sites.require(loc.site)
+        if s.site is None and transfer_id is None:
+            _check_local_source(s.path, recursive)
         kind = self.choose(s, d, via)
         base = {"job_id": job_id, "recursive": recursive}
         if kind == "sftp":

@@ -742,6 +742,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return translate(text, to, from_)
 
     @staticmethod
+    def check_config(path: str | Path | None = None) -> FederationConfig:
+        """The sites file at `path` (else $DIAMOND_CONFIG, else the default), read and
+        checked without opening anything: BadInput naming the mistake."""
+        return load_config(path)
+
+    @staticmethod
     def redacted(value: Any) -> Any:
         """`value` (text, or JSON-like data) with what the store would not keep (passwords,
         tokens, keys) replaced by ***: for what a face logs or shows of the configuration (a

@@ -65,7 +65,8 @@ class NewUser:
         return path
 
     def env(self, config: Path | None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
+        env = {k: v for k, v in os.environ.items()  # no LLM either: a first day
+               if not k.startswith(("DIAMOND_", "ANTHROPIC_", "OPENAI_"))}
         env |= {"HOME": str(self.home), "DIAMOND_DATA_DIR": str(self.root / "data"),
                 "XDG_CONFIG_HOME": str(self.home / ".config")}
         if config is not None:
@@ -508,3 +509,23 @@ def test_transfer_of_a_local_source_that_cannot_be_copied_is_bad_input(user, src
 def test_transfer_to_an_unknown_site_lists_the_known_ones(user):
     line = user.refused("transfer", "job.sh", "nosuch:x.dat")
     assert "unknown site 'nosuch' in 'nosuch:x.dat' (known: alpha, ghost)" in line
+
+
+# -- the agent faces -----------------------------------------------------------------------------
+
+def test_ask_without_an_llm_prints_json_with_json(user):
+    """`ask --json` with no LLM configured printed nothing on stdout (exit 2)."""
+    line = user.refused("ask", "run", "job.sh", "--json")
+    assert line.startswith("diamond: no LLM configured: set ANTHROPIC_API_KEY")
+
+
+def test_mcp_without_a_sites_file_says_so_before_serving(user):
+    """`diamond mcp` with no sites file served (and exited 0 at the end of its input); the
+    missing file surfaced only as each tool call's error, to the MCP client."""
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "mcp", "--json"],
+                         capture_output=True, text=True, timeout=120, cwd=user.root,
+                         env=user.env(None), stdin=subprocess.DEVNULL)
+    assert res.returncode == 2, res
+    assert json.loads(res.stdout)["reason"] == "bad-input"
+    assert res.stderr.strip().startswith(f"diamond: sites file {user.home}/.config/diamond/"
+                                         "sites.yaml not found")

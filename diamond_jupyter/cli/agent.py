@@ -11,7 +11,7 @@ from typing import Any
 from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
-from ..model import SiteError, visible
+from ..model import BadInput, SiteError, visible
 from .common import count, seconds
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
@@ -56,9 +56,8 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
 def run_ask(args: argparse.Namespace) -> int:
     llm = LLMConfig.from_env(provider=args.provider, model=args.model,
                              max_tokens=args.max_tokens, api_key_env=args.api_key_env)
-    if (why := llm.missing()) is not None:
-        print(f"diamond: {why}", file=sys.stderr)
-        return 2
+    if (why := llm.missing()) is not None:  # bad input: one line, and JSON with --json
+        raise BadInput(why)
     task = asyncio.run(_ask(args, llm, " ".join(args.text)))
     if args.json:
         print(json.dumps(task, indent=2, default=str))
@@ -80,8 +79,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the skills over MCP (stdio)."""
+    from ..federation import Federation
     from ..mcp_server import serve
 
+    Federation.check_config(args.config)  # a missing sites file: said now, not per tool call
     serve(args.config, approval=args.approval)
     return 0
 

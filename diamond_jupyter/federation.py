@@ -590,7 +590,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Suspend until job `job_id` satisfies `until` (a predicate on the Job, or a set of
         states; default: any terminal state) and return it. Event-driven: woken by the job's
         events, with the monitor's polling as the safety net. asyncio.TimeoutError after
-        `timeout` seconds; BadInput for an unknown job."""
+        `timeout` seconds; BadInput for an unknown job, or an unfinished one on a site the
+        sites file no longer lists (nothing would ever wake the wait)."""
+        job = self.store.get_job(job_id)
+        if not job.state.terminal:
+            self._job_site(job)
         return await self.journal.wait(job_id, until=until, timeout=timeout)
 
     async def cancel(self, job_id: str) -> Job:
@@ -606,7 +610,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if not job.native_id:
             raise BadInput(f"{job_id} has no scheduler id yet; try again in a moment")
         self._refuse_reused(job, "cancelling")
-        await self.site(job.site).cancel([job.native_id])
+        await self._job_site(job).cancel([job.native_id])
         self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
         await self.journal.drain()
         self.journal.kick(job)
@@ -618,8 +622,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         site refuses."""
         job = self.store.get_job(job_id)
         self._refuse_reused(job, "releasing")
-        await self.site(job.site).release([job.native_id])
+        await self._job_site(job).release([job.native_id])
         return job
+
+    def _job_site(self, job: Job) -> Site:
+        """The site job `job` is on; BadInput saying so when the sites file no longer lists
+        it (a bare "unknown site 'gone'" read as a typo in the command)."""
+        if job.site in self.sites or job.site in self.sites.configured:
+            return self.sites.require(job.site)  # configured but not allowed here: says so
+        known = ", ".join(self.sites) or "none"
+        raise BadInput(f"{job.id} is on site {job.site!r}, which this sites file does not "
+                       f"list (known: {known}); `diamond status {job.id}` shows what is "
+                       "stored")
 
     @staticmethod
     def _refuse_unsubmitted(job: Job, what: str) -> None:
@@ -648,7 +662,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         BadInput for an unknown job, SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
-        site = self.site(job.site)
+        site = self._job_site(job)
         texts, missing = {}, []
         for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
             text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes)
@@ -664,7 +678,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         SFTP, never by a shell). BadInput for an unknown job, SiteError when the site is
         unreachable."""
         job = self.store.get_job(job_id)
-        return await self.site(job.site).job_files(job)
+        return await self._job_site(job).job_files(job)
 
     async def fetch_pairs(self, job_id: str, dest: str | Path | None = None
                           ) -> tuple[Path, list[tuple[str, Path]]]:
@@ -676,7 +690,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no result files")
-        site = self.site(job.site)
+        site = self._job_site(job)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
         wd = await site.resolve(wd) if wd else wd
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
@@ -717,7 +731,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         with `overwrite`; the others are skipped and listed in the result (fetch_guard).
         BadInput as `fetch_choice`; SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
-        site = self.site(job.site)
+        site = self._job_site(job)
         dest_dir, chosen, skipped = await self.fetch_choice(job.id, dest, files=files,
                                                             overwrite=overwrite)
         out = FetchResult(dest_dir, skipped=skipped)

@@ -529,3 +529,17 @@ def test_mcp_without_a_sites_file_says_so_before_serving(user):
     assert json.loads(res.stdout)["reason"] == "bad-input"
     assert res.stderr.strip().startswith(f"diamond: sites file {user.home}/.config/diamond/"
                                          "sites.yaml not found")
+
+
+# -- a job on a site the sites file no longer lists ----------------------------------------------
+
+@pytest.mark.parametrize("command", ["logs", "cancel", "fetch", "wait"])
+def test_a_job_on_a_site_no_longer_configured_says_so(user, command):
+    """`logs gone:1` said "unknown site 'gone'", as if the command had a typo in it; `wait
+    gone:1` waited forever, as nothing follows a job on a site no longer configured."""
+    user.job("gone:1")
+    line = user.refused(command, "gone:1", "--json")
+    assert line == ("diamond: gone:1 is on site 'gone', which this sites file does not list "
+                    "(known: alpha, ghost); `diamond status gone:1` shows what is stored")
+    assert json.loads(user.run("status", "gone:1", "--json", code=0).stdout)["state"] == \
+        "PENDING"

@@ -92,9 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _options_before_the_command(parser: argparse.ArgumentParser,
                                 args: argparse.Namespace) -> None:
     """`diamond --json --config F sites` means `diamond sites --json --config F`."""
-    if args.json_first and hasattr(args, "json"):
+    if getattr(args, "json_first", False) and hasattr(args, "json"):
         args.json = True
-    first, after = args.config_first, getattr(args, "config", None)
+    first, after = getattr(args, "config_first", None), getattr(args, "config", None)
     if first is not None and after is not None and first != after:
         parser.error(f"--config is given twice ({first!r} and {after!r}); give it once")
     if first is not None and hasattr(args, "config"):
@@ -150,18 +150,18 @@ def _interrupted(args: argparse.Namespace) -> str:
     cancelled on the way out), with the command that follows them."""
     from ..model import visible
 
-    job = getattr(args, "job", None)
-    if args.command == "wait" and job:
+    job, command = getattr(args, "job", None), getattr(args, "command", None)
+    if command == "wait" and job:
         return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
                        f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
-    if args.command == "submit" and getattr(args, "started", None):
+    if command == "submit" and getattr(args, "started", None):
         job = args.started
         return visible(f"interrupted; {job} was submitted and keeps running (follow it: "
                        f"`diamond wait {job}`; stop it: `diamond cancel {job}`)")
-    if args.command == "submit":
+    if command == "submit":
         return ("interrupted; a job that reached its site keeps running (`diamond jobs` "
                 "lists it, with its id)")
-    if args.command == "workflow" and getattr(args, "workflow_command", None) == "run":
+    if command == "workflow" and getattr(args, "workflow_command", None) == "run":
         wf = getattr(args, "started", None)
         if wf:
             return visible(f"stopped waiting; workflow {wf} is not cancelled (follow it: "
@@ -169,7 +169,7 @@ def _interrupted(args: argparse.Namespace) -> str:
                            f"cancel {wf}`)")
         return ("interrupted; a workflow that started is not cancelled (`diamond workflow "
                 "list` shows its id; `diamond workflow status ID` follows it)")
-    return "interrupted" + (f"; {job} is not cancelled" if job and args.command != "cancel"
+    return "interrupted" + (f"; {job} is not cancelled" if job and command != "cancel"
                             else "")
 
 

@@ -166,8 +166,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     data = {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
             "skipped": got.skipped}
     if args.json or got.paths:
-        out(args, data, "
-".join(str(p) for p in got.paths))
+        out(args, data, "\n".join(str(p) for p in got.paths))
     elif got.skipped:  # not a blank line: say so, on stderr
         print(visible(f"diamond: no files written to {got.dest}"), file=sys.stderr)
     else:

@@ -329,7 +329,8 @@ def test_fetch_with_no_result_files_says_so_instead_of_a_blank_line(user):
     res = user.run("fetch", "alpha:4242", code=0)
     assert res.stdout == ""
     assert res.stderr.strip() == "diamond: alpha:4242 has no result files to fetch (yet)"
-    assert json.loads(user.run("fetch", "alpha:4242", "--json", code=0).stdout) == []
+    got = json.loads(user.run("fetch", "alpha:4242", "--json", code=0).stdout)
+    assert got["paths"] == [] and got["skipped"] == []  # fetch's JSON: dest, paths, skipped
 
 
 # -- a job that has not started, cancelled, cancelled again ------------------------------------

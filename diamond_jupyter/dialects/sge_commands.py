@@ -304,12 +304,18 @@ class SgeCommands:
             hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
             rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
             mine = [i for i in instances if i["host"] == name]
-            own = _host_queues(h)  # qhost -q: (used, total) per queue instance, same moment
-            used = sum(u for u, _ in own) if own else sum(i["used"] for i in mine)
+            # its size from qhost alone (slots in use per `-q` queue instance plus the slots
+            # left, one moment); what is in use from qstat, whose jobs explain it (the two
+            # commands run a moment apart: mixing them made a busy host 0, 1 or 14 CPUs, or
+            # left slots taken by jobs the list did not show, never to be freed)
+            own = _host_queues(h)
+            used = sum(i["used"] for i in mine) if mine else sum(u for u, _ in own)
             free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
             totals = [t for _, t in own] or [i["total"] for i in mine]
-            cpus = used + free if free is not None else max(
+            size = sum(u for u, _ in own) if own else used
+            cpus = size + free if free is not None else max(
                 totals, default=to_int(hv.get("num_proc")))
+            used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
             load = clean(hv.get("load_avg"))
             if load is None or re.search(r"[uo]", states):

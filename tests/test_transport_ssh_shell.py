@@ -159,6 +159,31 @@ async def test_timeout_replaces_the_shell_and_dropped_connection_reconnects(sshd
 
 
 @pytest.mark.asyncio
+async def test_link_lost_after_the_liveness_check_runs_the_command_once_elsewhere(sshd,
+                                                                               monkeypatch,
+                                                                               tmp_path):
+    """The link dies between the shell's liveness check and the write: no byte of the
+    command left, so it runs once over a new connection instead of failing the caller."""
+    t = ssh(sshd)
+    tally = f"/tmp/dmd-unsent-{tmp_path.name}"
+    try:
+        await shell_pid(t)
+        shell = t._shell
+        assert sshd.kill_connections() >= 1
+        await wait_for(async_(lambda: not shell.conn.alive()), "the link's loss to arrive")
+        monkeypatch.setattr(ssh_shell.RemoteShell, "dead", lambda self: False)
+        r = await t.run_fast(["sh", "-c", 'echo ran >> "$1"; cat "$1"', "sh", tally])
+        assert (r.exit_status, r.stdout) == (0, "ran\n")
+        assert t._shell is None and t.connections_opened == 2
+        monkeypatch.undo()
+        assert (await t.run_fast(["cat", tally])).stdout == "ran\n"
+        assert t.shells_opened == 2
+    finally:
+        await t.run(["rm", "-f", tally])
+        await t.close()
+
+
+@pytest.mark.asyncio
 async def test_concurrent_callers_all_get_their_own_results(sshd):
     t = ssh(sshd)
     try:

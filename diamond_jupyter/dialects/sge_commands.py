@@ -22,6 +22,7 @@ from .outputs_common import (
     clean,
     fail,
     memory_mb,
+    outcome_rank,
     parse_duration,
     parse_iso,
     parse_local_time,
@@ -445,9 +446,7 @@ def _category_runtime(category: str | None) -> int | None:
 
 def _worse(a: JobStatus, b: JobStatus) -> bool:
     """Which of two array-task records speaks for the job: a failure over a success."""
-    rank = {JobState.COMPLETED: 0, JobState.UNKNOWN: 1, JobState.TIMEOUT: 2,
-            JobState.FAILED: 3, JobState.CANCELLED: 4}
-    return rank.get(a.state, 1) > rank.get(b.state, 1)
+    return outcome_rank(a.state) > outcome_rank(b.state)
 
 
 sge_commands = SgeCommands()

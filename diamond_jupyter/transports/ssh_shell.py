@@ -54,6 +54,10 @@ class ShellLost(Exception):
     """The shell's channel ended (shell exited, killed, connection gone) before the frame."""
 
 
+class ShellUnsent(ShellLost):
+    """The shell's channel was gone before any byte of the command left: nothing ran."""
+
+
 def frame(line: str, marker: str, stdin: bytes | None) -> bytes:
     """The text written to the shell for one command (see the module docstring)."""
     body = f"( eval {shlex.quote(line)} )"
@@ -166,10 +170,21 @@ class RemoteShell:
     async def exchange(self, send, data: bytes, marker: str) -> tuple[int, bytes, bytes, bool]:
         """Write one framed command (`send` runs the blocking sendall) and read its frame."""
         self.commands += 1
+        sent = 0
+
+        def push() -> None:  # sendall, counting what the channel took
+            nonlocal sent
+            while sent < len(data):
+                n = self.ch.send(data[sent:])
+                if n == 0:  # the channel was closed or ended its side
+                    raise EOFError("the channel is closed")
+                sent += n
+
         try:
-            await send(self.ch.sendall, data)
+            await send(push)
         except (paramiko.SSHException, EOFError, OSError) as e:
-            raise ShellLost(f"cannot write to the remote shell: {e}") from None
+            lost = ShellUnsent if sent == 0 else ShellLost
+            raise lost(f"cannot write to the remote shell: {e or type(e).__name__}") from None
         return await read_frame(self.ch, marker)
 
     async def handshake(self, send) -> None:
@@ -190,7 +205,9 @@ class ShellMixin:
     session slot for it) uses a plain exec channel instead, so concurrency and `run()`'s
     semantics are unchanged; only the uncontended case gets faster. A shell that dies, times
     out or is cancelled mid-command is closed (the command fails with SiteError /
-    CommandTimeout, never retried: it may have run); the next call opens a new one.
+    CommandTimeout, never retried: it may have run); the next call opens a new one. A
+    link found dead before any byte of the command left (it died after the liveness check)
+    ran nothing: that command goes over a plain channel, which reconnects.
     """
 
     use_shell: bool
@@ -215,7 +232,8 @@ class ShellMixin:
             sh = await self._ready_shell()
             if sh is not None and (sh.has_base64 or not stdin or plain_heredoc(stdin)):
                 res = await self._on_shell(sh, argv, line, stdin, timeout)
-                return result_or_raise(self.name, res, check)  # type: ignore[attr-defined]
+                if res is not None:
+                    return result_or_raise(self.name, res, check)  # type: ignore[attr-defined]
         return await self.run(argv, **plain)  # type: ignore[attr-defined]
 
     async def _ready_shell(self) -> RemoteShell | None:
@@ -250,7 +268,9 @@ class ShellMixin:
             sh.close()
 
     async def _on_shell(self, sh: RemoteShell, argv: list[str], line: str,
-                        stdin: bytes | None, timeout: float | None) -> CommandResult:
+                        stdin: bytes | None, timeout: float | None) -> CommandResult | None:
+        """The command's result on the shell; None when nothing was sent (the link was
+        already gone), so the caller may run it elsewhere."""
         marker = new_marker()
         t0 = time.monotonic()
         try:
@@ -262,6 +282,11 @@ class ShellMixin:
             raise CommandTimeout(
                 f"{self.name}: {argv[0]} timed out after {timeout:g} s"  # type: ignore
                 " (the remote process may still be running)") from None
+        except ShellUnsent as e:
+            self._close_shell()
+            if not sh.conn.alive():  # type: ignore[attr-defined]
+                self._drop(sh.conn, e)  # type: ignore[attr-defined]
+            return None
         except ShellLost as e:
             self._close_shell()
             if not sh.conn.alive():  # type: ignore[attr-defined]

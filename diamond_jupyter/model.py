@@ -512,6 +512,8 @@ class Partition(_Model):
     # Grid Engine: the queue's hard limit of memory per slot (its h_vmem): a job asking more
     # per slot cannot run in it
     max_mem_per_slot_mb: int | None = None
+    # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)
+    max_cpus_per_socket: int | None = None
 
 
 class Node(_Model):
@@ -529,6 +531,12 @@ class Node(_Model):
     # generic resources other than GPUs by name, per node ({"mps": 400, "shard": 16});
     # None: not reported (not checked)
     gres: dict[str, int] | None = None
+    # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
+    # left waits for them
+    memory_allocated: int = 0
+    # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
+    threads_per_core: int | None = None
+    sockets: int | None = None
 
 
 class SiteSnapshot(_Model):

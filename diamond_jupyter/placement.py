@@ -330,6 +330,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
+    one_thread = cfg.scheduler == "slurm" and _one_thread_a_core(spec)
+    if one_thread:  # a task's CPUs are whole cores: count each node's cores
+        nodes = [_cores_of(n) for n in nodes]
     req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
                   spread_gpus=cfg.scheduler == "slurm",
                   most_memory=max((n.memory_mb for n in nodes), default=0))
@@ -370,9 +373,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
     good, problems, restricted_only = [], [], False
-    r = spec.resources  # tasks without a node count: say how they were spread
-    spread = f" ({r.tasks} tasks, {req.tpn} to a node)" \
-        if r.tasks and r.nodes is None and not r.tasks_per_node and req.nodes > 1 else ""
+    r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -382,9 +383,21 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     reqs, fits, adjusted = {}, {}, {}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
+        smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
+               and (n.threads_per_core or 1) > 1] if one_thread else []
+        if smt:
+            big = max(smt, key=lambda n: n.cpus)
+            adjusted[p.name].append(
+                f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
+                f"{big.threads_per_core} threads a core give a job their cores only "
+                f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
+        # a job spread thinner here (tasks over the partition's smaller nodes) is judged
+        # on them anew; otherwise among the nodes that hold the site-wide request
+        thinner = reqs[p.name].cpn < req.cpn
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
-                           n.name in fit], site_arch, whole_site=False)[1] if fit else set()
+                           (n.name in fit or thinner) and n.name not in req.exclude],
+            site_arch, whole_site=False)[1] if fit else set()
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -393,6 +406,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
+        spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
+            and not r.tasks_per_node and req.nodes > 1 else ""
+
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"partition '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
@@ -435,7 +451,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
-        if (capped := _cpus_cap_miss(req, r, p, wide[p.name])) is not None:
+        sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
+        if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
@@ -459,7 +476,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
-                         f"{wide[p.name]}" if wide[p.name] >= largest else
+                         f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
+                         else
                          f"needs {req.nodes} nodes{spread}, partition {p.name} has only "
                          f"{wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
@@ -540,7 +558,25 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
     mem = any("memory" in m for m in misses)
     cpus = mem or any("CPUs" in m for m in misses)
     return [a for a in adjusted if ("no memory asked" in a and mem)
-            or (("MaxMemPerCPU" in a or "no CPUs asked" in a) and cpus)]
+            or (("MaxMemPerCPU" in a or "no CPUs asked" in a or "one task a core" in a)
+                and cpus)]
+
+
+def _one_thread_a_core(spec: JobSpec) -> bool:
+    """Whether a Slurm job uses one hardware thread of each core (`--hint=nomultithread`,
+    `--threads-per-core=1`): its tasks' CPUs are whole cores."""
+    kept = {d.option: (d.value or "").strip() for d in spec.unknown if d.dialect == "slurm"}
+    return "nomultithread" in kept.get("--hint", "").split(",") \
+        or kept.get("--threads-per-core") == "1"
+
+
+def _cores_of(n: Node) -> Node:
+    """Node `n` counted in cores: its CPUs (and those in use) over its threads a core."""
+    t = n.threads_per_core or 1
+    if t <= 1:
+        return n
+    return n.model_copy(update={"cpus": n.cpus // t, "cpus_allocated": ceil(
+        n.cpus_allocated / t)})
 
 
 def _held_why(held: list[Node]) -> str:
@@ -596,6 +632,15 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, mem=p.def_mem_per_node_mb)
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
+    mine = [x for x in nodes if x.name in members.get(p.name, [])]
+    big = max((x.cpus for x in mine), default=0)
+    if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
+            and not r.gpus_per_task and big and out.cpn > big >= out.cpt:
+        # tasks without a node count: as many to a node as the partition's own nodes hold
+        # (the site's largest node may be in another partition)
+        tpn = big // out.cpt
+        out = replace(out, tpn=tpn, nodes=ceil(r.tasks / tpn), cpn=out.cpt * tpn,
+                      mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     if per_cpu and (factor > 1 or out.mem != req.mem):
@@ -603,7 +648,6 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
                 and not r.gpus_per_task:
             # tasks without a node count: as many to a node as its CPUs and memory hold
-            mine = [x for x in nodes if x.name in members.get(p.name, [])]
             fits = max((min(x.cpus // cpt, x.memory_mb // (share * cpt) if x.memory_mb
                             else x.cpus) for x in mine), default=1)
             tpn = max(1, min(r.tasks, fits))
@@ -966,21 +1010,28 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
-def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int) -> str | None:
-    """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes) rules
-    the job out, else None. Tasks without a node count spread over more nodes, as Slurm
-    spreads them, when enough of the partition's nodes can run them."""
+def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0
+                   ) -> str | None:
+    """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes), or
+    its MaxCPUsPerSocket times the sockets of its nodes (`sockets`, the most; 0: not
+    known), rules the job out, else None. Tasks without a node count spread over more
+    nodes, as Slurm spreads them, when enough of the partition's nodes can run them."""
     cap = p.max_cpus_per_node
+    is_cap, at_cap = f"its MaxCPUsPerNode is {cap}", f"its MaxCPUsPerNode {cap}"
+    if p.max_cpus_per_socket is not None and sockets and (
+            cap is None or p.max_cpus_per_socket * sockets < cap):
+        cap = p.max_cpus_per_socket * sockets
+        at_cap = f"its MaxCPUsPerSocket {p.max_cpus_per_socket} x {sockets} sockets"
+        is_cap, at_cap = f"{at_cap} allows {cap}", f"{at_cap} ({cap} a node)"
     if cap is None or req.cpn <= cap:
         return None
     if r.tasks and r.nodes is None and not r.tasks_per_node and req.cpt <= cap:
         need = ceil(r.tasks / (cap // req.cpt))
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
-        return (f"partition {p.name}: needs {need} nodes at its MaxCPUsPerNode "
-                f"{cap} ({r.tasks} tasks of {req.cpt} CPUs), has {can_run} that can run it")
-    return (f"partition {p.name}: needs {req.cpn} CPUs per node, its MaxCPUsPerNode is "
-            f"{cap}")
+        return (f"partition {p.name}: needs {need} nodes at {at_cap} ({r.tasks} tasks of "
+                f"{req.cpt} CPUs), has {can_run} that can run it")
+    return f"partition {p.name}: needs {req.cpn} CPUs per node, {is_cap}"
 
 
 def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:

@@ -185,3 +185,72 @@ def test_a_job_without_walltime_backfills_with_its_default_time():
     assert v.estimated_start == NOW + timedelta(hours=1)
     v = run("#SBATCH -c 8\n#SBATCH -p compute\n#SBATCH -t 4:00:00", site).verdict("olympus")
     assert v.estimated_start == NOW + timedelta(hours=3)
+
+
+# --------------------------------------------------------------- threads, cores, sockets
+
+def test_nodes_read_with_their_threads_and_sockets():
+    nodes = {n.name: n for n in olympus()[1].nodes}
+    assert (nodes["t1"].cpus, nodes["t1"].threads_per_core, nodes["t1"].sockets) == (64, 2, 2)
+    assert (nodes["n1"].threads_per_core, nodes["n1"].sockets) == (1, 2)
+
+
+def test_nomultithread_counts_cores_not_threads():
+    # t1-t2: 32 cores of 2 threads. --hint=nomultithread puts one task on a core: 64 tasks
+    # on one node cannot run; 32 can, and take the whole node (both threads of each core)
+    p = run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=64\n#SBATCH --hint=nomultithread\n"
+            "#SBATCH -p smt", olympus())
+    assert reasons(p, "olympus") == (
+        "partition smt: needs 64 CPUs per node, largest node has 32 | partition smt: one task "
+        "a core (--hint=nomultithread): its nodes of 2 threads a core give a job their cores "
+        "only (32 of 64 CPUs)")
+    v = only(run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=32\n#SBATCH --hint=nomultithread"
+                 "\n#SBATCH -p smt", olympus()), "olympus", "smt")
+    assert v.billed_nodes == pytest.approx(1.0)
+    # without the hint, 32 tasks take half of t1's 64 CPUs
+    v = only(run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=32\n#SBATCH -p smt", olympus()),
+             "olympus", "smt")
+    assert v.billed_nodes == pytest.approx(0.5)
+
+
+def test_nomultithread_spreads_tasks_over_more_nodes():
+    # 48 tasks, one a core, no node count, on smt: 32 on t1 and 16 on t2; 72 are more
+    # than the 64 cores of t1 and t2
+    only(run("#SBATCH -n 48\n#SBATCH --hint=nomultithread\n#SBATCH -p smt", olympus()),
+         "olympus", "smt")
+    p = run("#SBATCH -n 72\n#SBATCH --hint=nomultithread\n#SBATCH -p smt", olympus())
+    assert reasons(p, "olympus").startswith(
+        "needs 3 nodes (72 tasks, 32 to a node), partition smt has only 2")
+    # threads-per-core=1 says the same
+    p = run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=40\n#SBATCH --threads-per-core=1\n"
+            "#SBATCH -p smt", olympus())
+    assert reasons(p, "olympus").startswith(
+        "partition smt: needs 40 CPUs per node, largest node has 32")
+
+
+def test_nomultithread_on_nodes_of_one_thread_a_core_changes_nothing():
+    v = only(run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=48\n#SBATCH --hint=nomultithread",
+                 olympus()), "olympus", "compute")
+    assert v.billed_nodes == pytest.approx(1.0)
+
+
+def test_tasks_without_nodes_spread_over_the_partitions_own_nodes():
+    # -n 100 in smt: t1-t2 have 64 CPUs each (the site's largest node has 96): Slurm
+    # puts 64 on one and 36 on the other
+    v = only(run("#SBATCH -n 100\n#SBATCH -p smt", olympus()), "olympus", "smt")
+    assert v.estimated_start == NOW
+    p = run("#SBATCH -n 130\n#SBATCH -p smt", olympus())
+    assert reasons(p, "olympus") == "needs 3 nodes (130 tasks, 64 to a node), partition " \
+        "smt has only 2"
+
+
+def test_max_cpus_per_socket_caps_a_jobs_cpus_on_each_node():
+    # sock: MaxCPUsPerSocket=8 on nodes of 2 sockets: 16 CPUs a node at most
+    parts = {p.name: p for p in olympus()[1].partitions}
+    assert (parts["sock"].max_cpus_per_socket, parts["smt"].max_cpus_per_socket) == (8, None)
+    p = run("#SBATCH -c 20\n#SBATCH -p sock", olympus())
+    assert reasons(p, "olympus") == "partition sock: needs 20 CPUs per node, its " \
+        "MaxCPUsPerSocket 8 x 2 sockets allows 16"
+    only(run("#SBATCH -c 16\n#SBATCH -p sock", olympus()), "olympus", "sock")
+    # without -p, smt (no such cap) takes it
+    only(run("#SBATCH -c 20\n#SBATCH -C smt", olympus()), "olympus", "smt")

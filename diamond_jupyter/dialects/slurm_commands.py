@@ -355,6 +355,7 @@ class SlurmCommands:
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
+                max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
             ))
         return out
 
@@ -382,6 +383,9 @@ class SlurmCommands:
                 gpu_type=kind, features=feats.split(",") if feats else [],
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
+                memory_allocated=to_int(kv.get("AllocMem")) or 0,
+                threads_per_core=to_int(kv.get("ThreadsPerCore")),
+                sockets=to_int(kv.get("Sockets")),
             ))
         return out
 

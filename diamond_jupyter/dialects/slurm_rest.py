@@ -171,6 +171,8 @@ def parse_nodes(text: str) -> list[Node]:
             features=feats.split(",") if feats else [],
             partitions=[p for p in n.get("partitions") or [] if isinstance(p, str)],
             architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
+            memory_allocated=to_int(n.get("alloc_memory")) or 0,
+            threads_per_core=to_int(n.get("threads")), sockets=to_int(n.get("sockets")),
         ))
     return out
 

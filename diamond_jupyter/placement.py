@@ -857,7 +857,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
-                         in_reservation=bool(spec.reservation))
+                         in_reservation=bool(spec.reservation),
+                         probe_mem=min(reqs[p.name].mem for p in good))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)

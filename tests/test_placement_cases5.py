@@ -254,3 +254,170 @@ def test_max_cpus_per_socket_caps_a_jobs_cpus_on_each_node():
     only(run("#SBATCH -c 16\n#SBATCH -p sock", olympus()), "olympus", "sock")
     # without -p, smt (no such cap) takes it
     only(run("#SBATCH -c 20\n#SBATCH -C smt", olympus()), "olympus", "smt")
+
+
+# --------------------------------------------------------------- memory running jobs hold
+
+def test_memory_held_by_running_jobs_is_read():
+    nodes = {n.name: n for n in olympus(alloc={"n1": 16}, mem={"n1": 180000})[1].nodes}
+    assert (nodes["n1"].memory_allocated, nodes["n2"].memory_allocated) == (180000, 0)
+
+
+def test_a_node_whose_memory_is_taken_does_not_start_the_job_now():
+    # n1 runs a 16-CPU job holding 180000 of its 192000 MB for 3 h more; n2-n4 are full
+    # for 5 h. A job of 4 CPUs and 32 GB has the CPUs on n1 but not the memory: it starts
+    # when that job ends (+3 h), not now
+    jobs = [busy("m", "n1", 3, 16), busy("b", "n2", 5, 48, walltime_h=6),
+            busy("c", "n3", 5, 48, walltime_h=6), busy("d", "n4", 5, 48, walltime_h=6)]
+    site = olympus(alloc={"n1": 16, **full("n2", "n3", "n4")}, mem={"n1": 180000},
+                   jobs=jobs)
+    v = run("#SBATCH -c 4\n#SBATCH --mem=32G\n#SBATCH -p compute\n#SBATCH -t 1:00:00",
+            site).verdict("olympus")
+    assert v.feasible and v.estimated_start == NOW + timedelta(hours=3), v
+    # 10 GB is within the 12000 MB left: it starts now beside that job
+    v = run("#SBATCH -c 4\n#SBATCH --mem=10G\n#SBATCH -p compute\n#SBATCH -t 1:00:00",
+            site).verdict("olympus")
+    assert v.estimated_start == NOW
+
+
+def test_memory_taken_by_jobs_the_queue_does_not_show_frees_after_a_while():
+    # n1's memory is all allocated, by nothing the snapshot lists (the queue was read a
+    # moment apart): held as any unexplained allocation, then free
+    site = olympus(alloc={"n1": 4, **full("n2", "n3", "n4")}, mem={"n1": 190000},
+                   jobs=[busy("b", "n2", 5, 48, walltime_h=6), busy("c", "n3", 5, 48,
+                                                                  walltime_h=6),
+                         busy("d", "n4", 5, 48, walltime_h=6)])
+    v = run("#SBATCH -c 4\n#SBATCH --mem=8G\n#SBATCH -p compute\n#SBATCH -t 1:00:00",
+            site).verdict("olympus")
+    assert NOW < v.estimated_start < NOW + timedelta(hours=5)
+
+
+# --------------------------------------------------------------- GPUs and their memory
+
+def test_memory_per_gpu_times_the_gpus_above_the_node():
+    # 4 GPUs x 150 GB = 614400 MB, above g1-g2's 512000; 100 GB a GPU fits
+    p = run("#SBATCH --gres=gpu:4\n#SBATCH --mem-per-gpu=150G", olympus())
+    assert reasons(p, "olympus") == "needs 614400 MB memory per node, largest node has " \
+        "512000 MB"
+    only(run("#SBATCH --gres=gpu:4\n#SBATCH --mem-per-gpu=100G", olympus()), "olympus",
+         "gpu")
+
+
+def test_default_memory_per_gpu_fills_the_l40s_node_exactly():
+    # 4 L40S and no memory: DefMemPerGPU 64000 x 4 = 256000 MB, all of g3's memory
+    v = only(run("#SBATCH --gres=gpu:l40s:4\n#SBATCH -c 8", olympus()), "olympus", "gpu")
+    assert has_note(v, "DefMemPerGPU 64000 MB x 4 GPUs = 256000 MB a node")
+    assert v.billed_nodes == pytest.approx(1.0)
+
+
+def test_gpus_per_task_above_every_node():
+    p = run("#SBATCH -N 1\n#SBATCH --ntasks-per-node=3\n#SBATCH --gpus-per-task=2", olympus())
+    assert reasons(p, "olympus") == "needs 6 GPUs per node, largest node has 4"
+
+
+def test_gpus_per_task_without_nodes_take_two_a100_nodes():
+    # 6 tasks of one A100 each: 4 on g1, 2 on g2 (Slurm spreads them by GPUs)
+    v = only(run("#SBATCH -n 6\n#SBATCH --gpus-per-task=1\n#SBATCH --gres=gpu:a100:1",
+                 olympus()), "olympus", "gpu")
+    assert v.estimated_start == NOW
+
+
+def test_gpu_names_as_nvml_writes_them():
+    # g1-g2's GPUs are `nvidia_a100-sxm4-80gb`: a100, a100_80gb and A100-SXM4-80GB are all
+    # of them; a100_40gb and h100 are none
+    for kind in ("a100", "a100_80gb", "A100-SXM4-80GB"):
+        only(run(f"#SBATCH --gres=gpu:{kind}:2", olympus()), "olympus", "gpu")
+    p = run("#SBATCH --gres=gpu:a100_40gb:1", olympus())
+    assert reasons(p, "olympus").startswith("no GPU of type 'a100_40gb' (site has: ")
+    p = run("#SBATCH --gres=gpu:h100:1", olympus())
+    assert reasons(p, "olympus").startswith("no GPU of type 'h100'")
+
+
+def test_busy_a100_nodes_and_an_idle_l40s_node():
+    # g1-g2 have all their GPUs taken for 2 h: a job for any 2 GPUs starts now on g3; one
+    # for two A100s waits 2 h
+    jobs = [busy("x", "g1", 2, 16, partition="gpu", gpus=4),
+            busy("y", "g2", 2, 16, partition="gpu", gpus=4)]
+    st = {"g1": "MIXED", "g2": "MIXED"}
+    cfg, snap = olympus(states=st, alloc={"g1": 16, "g2": 16}, jobs=jobs)
+    for n in snap.nodes:
+        if n.name in ("g1", "g2"):
+            n.gpus_allocated = 4
+    v = run("#SBATCH --gres=gpu:2\n#SBATCH -t 1:00:00", (cfg, snap)).verdict("olympus")
+    assert v.estimated_start == NOW
+    v = run("#SBATCH --gres=gpu:a100:2\n#SBATCH -t 1:00:00", (cfg, snap)).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+
+
+# --------------------------------------------------------------- features
+
+def test_counts_of_two_features_in_brackets():
+    # [rack1*2&rack2*1]: two nodes of rack1 and one of rack2, 3 nodes of compute
+    only(run("#SBATCH -N 3\n#SBATCH -C '[rack1*2&rack2*1]'", olympus()), "olympus",
+         "compute")
+    p = run("#SBATCH -N 3\n#SBATCH -C '[rack1*3]'", olympus())
+    assert reasons(p, "olympus") == \
+        "constraint 'rack1*3' needs 3 nodes with 'rack1', site has 2"
+
+
+def test_either_rack_and_a_rack_that_does_not_exist():
+    only(run("#SBATCH -N 2\n#SBATCH -C 'rack1|rack2'", olympus()), "olympus", "compute")
+    p = run("#SBATCH -C 'rack1|rack9'", olympus())
+    assert reasons(p, "olympus").startswith(
+        "constraint 'rack1|rack9' names feature(s) the site does not have: rack9")
+
+
+def test_same_rack_for_every_node_waits_for_a_rack_to_free():
+    # [rack1|rack2] with 2 nodes: n1 (rack1) and n3 (rack2) busy 2 h, n2 and n4 idle: a
+    # job of two nodes in one rack waits, one of any two nodes does not
+    jobs = [busy("a", "n1", 2, 48), busy("b", "n3", 2, 48)]
+    site = olympus(alloc=full("n1", "n3"), jobs=jobs)
+    v = run("#SBATCH -N 2\n#SBATCH -C '[rack1|rack2]'\n#SBATCH -t 1:00:00\n#SBATCH -p compute",
+            site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#SBATCH -N 2\n#SBATCH -t 1:00:00\n#SBATCH -p compute", site).verdict("olympus")
+    assert v.estimated_start == NOW
+
+
+# --------------------------------------------------------------- node states
+
+def test_drained_and_not_responding_nodes_leave_too_few():
+    site = olympus(states={"n1": "IDLE+DRAIN", "n2": "DOWN*", "n3": "MIXED+DRAIN"})
+    p = run("#SBATCH -N 2\n#SBATCH -p compute", site)
+    assert reasons(p, "olympus") == \
+        "needs 2 nodes, partition compute has only 1 usable (others down or drained)"
+    only(run("#SBATCH -N 1\n#SBATCH -p compute", site), "olympus", "compute")
+
+
+def test_cloud_nodes_powered_down_take_the_job():
+    # c1-c2 are IDLE+CLOUD+POWERED_DOWN: Slurm boots them for the job; they count as usable
+    v = only(run("#SBATCH -N 2\n#SBATCH -c 90\n#SBATCH -t 2:00:00", olympus()), "olympus",
+             "cloud")
+    assert v.feasible
+    site = olympus(states={"c1": "IDLE+CLOUD+POWERED_DOWN+DRAIN", "c2": "DOWN+CLOUD"})
+    p = run("#SBATCH -N 1\n#SBATCH -c 90\n#SBATCH -p cloud", site)
+    assert reasons(p, "olympus") == \
+        "needs 1 nodes, partition cloud has only 0 usable (others down or drained)"
+
+
+def test_a_node_planned_for_a_waiting_job_still_backfills_a_short_one():
+    # n1-n2 full for 3 h, n3 for 10 h; n4 idle but PLANNED: the 3-node job waiting will
+    # take it with n1-n2 at +3 h, for 4 h. A 1 h job fits on n4 before that; a 4 h job
+    # would delay it, so it starts when that job ends (+7 h)
+    jobs = [busy("a", "n1", 3, 48), busy("b", "n2", 3, 48),
+            busy("c", "n3", 10, 48, walltime_h=12), waiting("w", "compute", 3, 144, 4)]
+    site = olympus(states={"n4": "IDLE+PLANNED"}, alloc=full("n1", "n2", "n3"), jobs=jobs)
+    v = run("#SBATCH -c 8\n#SBATCH -t 1:00:00\n#SBATCH -p compute", site).verdict("olympus")
+    assert v.estimated_start == NOW
+    v = run("#SBATCH -c 8\n#SBATCH -t 4:00:00\n#SBATCH -p compute", site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=7)
+
+
+def test_maintenance_on_one_node_of_two():
+    site = olympus(states={"n3": "IDLE+MAINTENANCE+RESERVED"})
+    v = only(run("#SBATCH -t 3-00:00:00", site), "olympus", "long")
+    assert v.estimated_start == NOW  # on n4
+    site = olympus(states={"n3": "IDLE+MAINTENANCE+RESERVED", "n4": "MAINT"})
+    p = run("#SBATCH -t 3-00:00:00", site)
+    assert "needs 1 nodes, partition long has only 0 usable (others in maintenance: n3, " \
+        "n4)" in reasons(p, "olympus")

@@ -390,10 +390,12 @@ def counted_parts(req: Req) -> list[Constraint]:
 
 
 def _parts(expr: Constraint | None) -> list[Constraint]:
-    """The terms checked one by one: each feature of a plain `a&b&c`, else the whole."""
+    """The terms checked one by one: each feature of a plain `a&b&c`, or of Slurm's
+    multiple counts `[a*2&b*4]` (so many nodes with each), else the whole."""
     plain = [expr] if isinstance(expr, Feature) else list(expr.items) \
-        if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" \
-        and expr.count is None else []
+        if isinstance(expr, Op) and expr.count is None and (
+            set(expr.ops) == {"&"} and expr.kind != "[" or set(expr.ops) <= {"&"}
+            and expr.kind == "[" and all(i.count is not None for i in expr.items)) else []
     return plain if all(isinstance(p, Feature) for p in plain) and plain else \
         [expr] if expr is not None else []
 

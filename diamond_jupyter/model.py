@@ -514,6 +514,8 @@ class Partition(_Model):
     max_mem_per_slot_mb: int | None = None
     # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)
     max_cpus_per_socket: int | None = None
+    # Slurm Hidden=YES: left out of users' listings; a job goes there only by naming it
+    hidden: bool = False
 
 
 class Node(_Model):

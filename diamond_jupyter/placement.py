@@ -372,6 +372,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             v.reasons = [f"partition '{spec.queue}' not found (site has: "
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
             return v
+    else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it
+        parts = [p for p in parts if not p.hidden] or parts
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
@@ -841,6 +843,13 @@ def _pe_offered(pe: str, offered: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pe) for name in offered)
 
 
+def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
+    """The PriorityTier a waiting job is scheduled by: its partition's (of a list, the
+    highest); unknown: first (it is never put behind the probe)."""
+    known = [tiers[x] for x in (partition or "").split(",") if x in tiers]
+    return max(known) if known else float("inf")
+
+
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
                   ) -> datetime | None:
     """The scheduler's own start estimate for this job in `partition`, else at `site`."""
@@ -866,6 +875,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
+    # PriorityTier by partition, where the partitions differ in it: a job waiting in a
+    # partition of a lower tier is scheduled after the probe
+    tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
+    tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     site_arch = norm_arch(cfg.metadata.get("architecture"))
@@ -889,7 +902,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req) -> float:
+                     req: Req = req, tier: int | None = p.priority_tier) -> float:
+            if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
+                queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)

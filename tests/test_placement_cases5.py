@@ -421,3 +421,66 @@ def test_maintenance_on_one_node_of_two():
     p = run("#SBATCH -t 3-00:00:00", site)
     assert "needs 1 nodes, partition long has only 0 usable (others in maintenance: n3, " \
         "n4)" in reasons(p, "olympus")
+
+
+# --------------------------------------------------------------- who goes where, and first
+
+def test_partitions_read_with_hidden_and_priority_tiers():
+    parts = {p.name: p for p in olympus()[1].partitions}
+    assert parts["vip"].hidden and not parts["compute"].hidden
+    assert (parts["high"].priority_tier, parts["compute"].priority_tier) == (5, 1)
+    # the probe asks for hidden partitions too: a job may name one
+    assert "--all" in slurm.snapshot_argvs()["partitions"]
+
+
+def test_hidden_partition_only_for_a_job_that_names_it():
+    # n1-n4 full for 2 h; the hidden vip's h1 is idle. A job that names no partition is
+    # not put in vip (Slurm never sends it there): it waits for compute
+    jobs = [busy(f"r{i}", f"n{i}", 2, 48) for i in range(1, 5)]
+    site = olympus(alloc=full("n1", "n2", "n3", "n4"), jobs=jobs, account="vip")
+    v = only(run("#SBATCH -c 8\n#SBATCH -t 1:00:00\n#SBATCH -C 'rack1|rack2|rack3'", site),
+             "olympus", "compute")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    v = only(run("#SBATCH -c 8\n#SBATCH -t 1:00:00\n#SBATCH -p vip", site), "olympus", "vip")
+    assert v.estimated_start == NOW
+
+
+def test_hidden_partition_named_by_an_account_it_does_not_allow():
+    p = run("#SBATCH -p vip\n#SBATCH -A physics", olympus())
+    v = p.verdict("olympus")
+    assert v.verdict == "RESTRICTED", p.explain()
+    assert v.reasons == ["account 'physics' not allowed in partition 'vip' (allowed: vip)"]
+
+
+def test_higher_priority_tier_is_scheduled_before_the_waiting_jobs_of_a_lower_one():
+    # n1-n4 full: n1 frees in 1 h, the others in 3 h. A compute job waits for one node,
+    # 4 h. A job of high (PriorityTier 5, n1-n2) is scheduled before it: n1 at +1 h. The
+    # same job in compute (tier 1) is behind it: n1 goes to the waiting job, so +3 h
+    jobs = [busy("a", "n1", 1, 48), busy("b", "n2", 3, 48), busy("c", "n3", 3, 48),
+            busy("d", "n4", 3, 48), waiting("w", "compute", 1, 48, 4)]
+    site = olympus(alloc=full("n1", "n2", "n3", "n4"), jobs=jobs)
+    v = run("#SBATCH -N 1\n#SBATCH --exclusive\n#SBATCH -t 4:00:00\n#SBATCH -p high",
+            site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    v = run("#SBATCH -N 1\n#SBATCH --exclusive\n#SBATCH -t 4:00:00\n#SBATCH -p compute",
+            site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=3)
+    # a job free to go to either is placed in high
+    v = run("#SBATCH -N 1\n#SBATCH --exclusive\n#SBATCH -t 4:00:00\n#SBATCH -C 'rack1|rack2'",
+            site).verdict("olympus")
+    assert (v.partition, v.estimated_start) == ("high", NOW + timedelta(hours=1))
+
+
+def test_a_waiting_job_of_the_higher_tier_stays_ahead():
+    # the waiting job is high's: a compute job stays behind it for n1
+    jobs = [busy("a", "n1", 1, 48), busy("b", "n2", 3, 48), busy("c", "n3", 3, 48),
+            busy("d", "n4", 3, 48), waiting("w", "high", 1, 48, 4)]
+    site = olympus(alloc=full("n1", "n2", "n3", "n4"), jobs=jobs)
+    v = run("#SBATCH -N 1\n#SBATCH --exclusive\n#SBATCH -t 4:00:00\n#SBATCH -p compute",
+            site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=3)
+
+
+def test_account_allowed_by_the_default_account_of_the_site():
+    # the sites file's default account is vip: -p vip needs no -A
+    only(run("#SBATCH -p vip\n#SBATCH -c 4", olympus(account="vip")), "olympus", "vip")

@@ -205,7 +205,9 @@ class SlurmCommands:
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {
-            "partitions": self._q("scontrol", "show", "partition", "-o"),
+            # --all: hidden partitions too (a job may name one), and those of other groups
+            # (their AllowGroups says so)
+            "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
             "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
         }
@@ -356,6 +358,7 @@ class SlurmCommands:
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
+                hidden=kv.get("Hidden") == "YES",
             ))
         return out
 

@@ -224,6 +224,7 @@ def parse_partitions(text: str) -> list[Partition]:
             preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
             else mode.upper() if mode else None,
             priority_tier=to_int(p.get("priority_tier")),
+            hidden="hidden" in [str(f).lower() for f in p.get("flags") or []],
         ))
     return out
 

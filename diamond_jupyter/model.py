@@ -516,6 +516,13 @@ class Partition(_Model):
     max_cpus_per_socket: int | None = None
     # Slurm Hidden=YES: left out of users' listings; a job goes there only by naming it
     hidden: bool = False
+    # PBS resources_min: the fewest CPUs / MB memory / GPUs a job in all may ask here
+    min_cpus: int | None = None
+    min_mem_mb: int | None = None
+    min_gpus: int | None = None
+    # a PBS routing queue: it runs nothing, it sends each job to the first of these
+    # destinations that takes it; None for a queue that runs jobs
+    routes_to: list[str] | None = None
 
 
 class Node(_Model):

@@ -365,15 +365,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
     account = spec.account or cfg.default_account
+    route: Partition | None = None  # a PBS routing queue the job names
     if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
         named = {q.strip() for q in spec.queue.split(",") if q.strip()}
-        parts = [p for p in parts if p.name in named]
+        route = next((p for p in parts if p.name in named and p.routes_to is not None), None)
+        if route is not None:  # it goes on to the first of its destinations that takes it
+            named = set(route.routes_to or [])
+        parts = [p for p in parts if p.name in named and p.routes_to is None]
         if not parts:
             v.reasons = [f"partition '{spec.queue}' not found (site has: "
-                         f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
+                         f"{', '.join(p.name for p in snap.partitions) or 'none'})"
+                         if route is None else f"routing queue {route.name} sends jobs to "
+                         f"{', '.join(route.routes_to or []) or 'no queue'}, none of them "
+                         "here"]
             return v
-    else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it
-        parts = [p for p in parts if not p.hidden] or parts
+    else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it; a
+        # routing queue runs none
+        parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
@@ -514,8 +522,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
         return v
+    if route is not None:  # the first destination that takes it, in the route's order
+        order = route.routes_to or []
+        good = [min(good, key=lambda p: order.index(p.name))]
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
                                                 for p in good)]
+    if route is not None:
+        v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
+                       f"of {', '.join(route.routes_to or [])} that takes it)")
     risky = {p.name: by for p in good
              if (by := _preempted_by(p, snap.partitions, members)) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
@@ -681,11 +695,15 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
                   for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
     else:
         totals = [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
-    for total, most, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
-                                 ("CPUs", "MB memory", "GPUs"), strict=True):
+    for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
+                                        (p.min_cpus, p.min_mem_mb, p.min_gpus),
+                                        ("CPUs", "MB memory", "GPUs"), strict=True):
         if most is not None and total > most:
             out.append(f"needs {total} {what} in all, queue {p.name} allows a job at most "
                        f"{most}")
+        if least is not None and total < least:
+            out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
+                       f"least {least} (resources_min)")
     return out
 
 

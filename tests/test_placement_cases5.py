@@ -7,14 +7,16 @@ site, the partition chosen, the start and that the reason names the real cause."
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
 from test_placement_cases import NOW, H, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.model import JobState, JobStatus, SiteSnapshot
+from diamond_jupyter.model import JobState, JobStatus, Node, SiteSnapshot
 
 slurm = SlurmCommands()
 
@@ -484,3 +486,76 @@ def test_a_waiting_job_of_the_higher_tier_stays_ahead():
 def test_account_allowed_by_the_default_account_of_the_site():
     # the sites file's default account is vip: -p vip needs no -A
     only(run("#SBATCH -p vip\n#SBATCH -c 4", olympus(account="vip")), "olympus", "vip")
+
+
+# --------------------------------------------------------------- PBS queues
+
+# pbsq as `qstat -Q -f -F json` prints it: `workq` takes anything up to 24 h; `small` jobs
+# of 16 CPUs at most, `large` of 64 at least (resources_min); `submit` is a routing queue
+# that sends a job to the first of small, large that takes it; `gpuq` 2 GPUs at most.
+PBS_QUEUES = json.dumps({"Queue": {
+    "workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+              "resources_max": {"walltime": "24:00:00"}},
+    "small": {"queue_type": "Execution", "enabled": "True", "started": "True",
+              "resources_max": {"ncpus": 16, "walltime": "12:00:00"}},
+    "large": {"queue_type": "Execution", "enabled": "True", "started": "True",
+              "resources_min": {"ncpus": 64}, "resources_max": {"walltime": "48:00:00"}},
+    "submit": {"queue_type": "Route", "enabled": "True", "started": "True",
+               "route_destinations": "small,large"},
+    "gpuq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+             "resources_max": {"ngpus": 2}},
+}})
+
+
+def pbsq():
+    # vnodes of three shapes: v1-v2 64 CPUs 4 GPUs; v3 64 CPUs 2 GPUs; v4-v5 64 CPUs none
+    nodes = [Node(name=f"v{i}", state="free", cpus=64, memory_mb=256000, gpus=g,
+                  gpu_type="a100" if g else None)
+             for i, g in ((1, 4), (2, 4), (3, 2), (4, 0), (5, 0))]
+    snap = SiteSnapshot(site="pbsq", taken_at=NOW, nodes=nodes,
+                        partitions=PbsCommands().parse_queues(PBS_QUEUES))
+    next(p for p in snap.partitions if p.name == "workq").default = True
+    return SiteConfig(name="pbsq", scheduler="pbs"), snap
+
+
+def test_pbs_queue_minimum_turns_away_a_small_job():
+    parts = {p.name: p for p in pbsq()[1].partitions}
+    assert parts["large"].min_cpus == 64 and parts["small"].min_cpus is None
+    p = run("#PBS -q large\n#PBS -l select=1:ncpus=8", pbsq())
+    assert reasons(p, "pbsq") == \
+        "needs 8 CPUs in all, queue large takes only jobs of at least 64 (resources_min)"
+    only(run("#PBS -q large\n#PBS -l select=2:ncpus=32", pbsq()), "pbsq", "large")
+
+
+def test_pbs_routing_queue_sends_a_job_to_its_first_destination_that_takes_it():
+    # 8 CPUs: small takes it; 96 CPUs: above small's 16, large takes it
+    parts = {p.name: p for p in pbsq()[1].partitions}
+    assert parts["submit"].routes_to == ["small", "large"]
+    v = only(run("#PBS -q submit\n#PBS -l select=1:ncpus=8", pbsq()), "pbsq", "small")
+    assert has_note(v, "routing queue submit sends it to small")
+    v = only(run("#PBS -q submit\n#PBS -l select=2:ncpus=48", pbsq()), "pbsq", "large")
+    assert has_note(v, "routing queue submit sends it to large")
+
+
+def test_pbs_routing_queue_none_of_whose_destinations_takes_the_job():
+    # 32 CPUs: above small's 16, below large's 64
+    p = run("#PBS -q submit\n#PBS -l select=1:ncpus=32", pbsq())
+    r = reasons(p, "pbsq")
+    assert "needs 32 CPUs in all, queue small allows a job at most 16" in r, r
+    assert "needs 32 CPUs in all, queue large takes only jobs of at least 64 " \
+        "(resources_min)" in r, r
+
+
+def test_pbs_job_naming_no_queue_is_never_placed_in_the_routing_queue():
+    v = only(run("#PBS -l select=1:ncpus=8", pbsq()), "pbsq")
+    assert v.partition != "submit"
+
+
+def test_pbs_vnodes_of_different_gpu_counts():
+    # 4 GPUs in one chunk: v1 or v2; 3 chunks of 2 GPUs: v1, v2, v3 (or two on one)
+    only(run("#PBS -l select=1:ncpus=8:ngpus=4", pbsq()), "pbsq", "workq")
+    p = run("#PBS -l select=1:ncpus=8:ngpus=6", pbsq())
+    assert reasons(p, "pbsq") == "needs 6 GPUs per node, largest node has 4"
+    # gpuq: 2 GPUs a job at most
+    p = run("#PBS -q gpuq\n#PBS -l select=2:ncpus=4:ngpus=2", pbsq())
+    assert reasons(p, "pbsq") == "needs 4 GPUs in all, queue gpuq allows a job at most 2"

@@ -558,6 +558,10 @@ class SiteSnapshot(_Model):
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
     # Grid Engine: the parallel environments defined (`qconf -spl`); None: unknown
     parallel_environments: list[str] | None = None
+    # Grid Engine: each parallel environment's allocation_rule (`qconf -sp`): `$pe_slots`
+    # (every slot on one host), `$fill_up`, `$round_robin` (spread) or a number (so many
+    # slots on every host); None: unknown
+    pe_rules: dict[str, str] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

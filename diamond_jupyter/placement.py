@@ -330,6 +330,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
+    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
+    pe = pe if isinstance(pe, str) and pe else None
+    rule = _pe_rule(pe, snap.pe_rules) if pe and cfg.scheduler == "sge" else None
+    if rule is not None:
+        spec, miss = _by_pe_rule(spec, pe or "", rule)
+        if miss:
+            v.reasons = [miss]
+            return v
     one_thread = cfg.scheduler == "slurm" and _one_thread_a_core(spec)
     if one_thread:  # a task's CPUs are whole cores: count each node's cores
         nodes = [_cores_of(n) for n in nodes]
@@ -350,8 +358,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
     reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
-    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
-    pe = pe if isinstance(pe, str) and pe else None
     if pe and snap.parallel_environments is not None \
             and not _pe_offered(pe, snap.parallel_environments):
         reasons.append(f"parallel environment '{pe}' not found (site has: "
@@ -853,6 +859,38 @@ def _meeting(c: Constraint, elig: list[int], nodes: list[Node], idx: dict[str, i
     """The simulation's indices, among `elig`, of the nodes that meet `c`."""
     met = {idx[n.name] for n in nodes if n.name in idx and part_met(c, n, site_arch)}
     return [i for i in elig if i in met]
+
+
+def _pe_rule(pe: str, rules: dict[str, str] | None) -> str | None:
+    """The allocation_rule of the PE a job asks (a wildcard: of the first it names)."""
+    return next((r for name, r in (rules or {}).items() if fnmatch.fnmatchcase(name, pe)),
+                None)
+
+
+def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]:
+    """A Grid Engine job's slots laid out as its PE's allocation_rule says (sge_pe(5)):
+    `$pe_slots` all on one host, `$fill_up` / `$round_robin` over as many hosts as they
+    need, a number N exactly N on each host (a slot count that is no multiple of N never
+    starts: the reason); the PE's name no longer decides it."""
+    r = spec.resources
+    slots = (r.tasks or 1) * (r.cpus_per_task or 1) if r.tasks else \
+        (r.nodes or 1) * (r.cpus_per_task or 1)
+    if rule == "$pe_slots":
+        new = dict(nodes=1, tasks=None, tasks_per_node=None, cpus_per_task=slots)
+    elif rule in ("$fill_up", "$round_robin"):
+        new = dict(nodes=None, tasks=slots, tasks_per_node=None, cpus_per_task=None)
+    elif rule.isdigit() and int(rule) > 0:
+        each = int(rule)
+        if slots % each:
+            return spec, (f"parallel environment '{pe}' puts {each} slots on every host "
+                          f"(allocation_rule {each}): {slots} slots are no multiple of it")
+        new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
+    else:
+        return spec, None
+    if r.memory_per_cpu_mb is None and r.memory_mb and r.cpus_per_task:
+        # memory was per host of one task's slots: keep it per slot
+        new["memory_per_cpu_mb"], new["memory_mb"] = -(-r.memory_mb // r.cpus_per_task), None
+    return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
 
 
 def _pe_offered(pe: str, offered: list[str]) -> bool:

@@ -15,6 +15,7 @@ from test_placement_cases import NOW, H, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import JobState, JobStatus, Node, SiteSnapshot
 
@@ -559,3 +560,68 @@ def test_pbs_vnodes_of_different_gpu_counts():
     # gpuq: 2 GPUs a job at most
     p = run("#PBS -q gpuq\n#PBS -l select=2:ncpus=4:ngpus=2", pbsq())
     assert reasons(p, "pbsq") == "needs 4 GPUs in all, queue gpuq allows a job at most 2"
+
+
+# --------------------------------------------------------------- Grid Engine PEs
+
+def _pe(name: str, rule: str) -> str:
+    return (f"pe_name            {name}\nslots              999\nuser_lists         NONE\n"
+            f"xuser_lists        NONE\nstart_proc_args    NONE\nstop_proc_args     NONE\n"
+            f"allocation_rule    {rule}\ncontrol_slaves     TRUE\njob_is_first_task  FALSE\n"
+            "urgency_slots      min\naccounting_summary FALSE\n\n")
+
+
+# `qconf -sp` of each PE: smp all on one host, mpi filled up host by host, rr round robin,
+# mpi8 8 slots on every host, and one named `threads` (a shared-memory name) whose admin
+# let it spread
+PE_TEXT = (_pe("smp", "$pe_slots") + _pe("mpi", "$fill_up") + _pe("rr", "$round_robin")
+           + _pe("mpi8", "8") + _pe("threads", "$fill_up"))
+
+
+def gridq():
+    """Grid Engine: s1-s2 16 slots 64000 MB in all.q (24 h) and short.q (30 min)."""
+    from test_placement_cases4 import sge_queues
+
+    cfg, snap = sge_queues()
+    snap.pe_rules = SgeCommands().parse_snapshot("sgeq", {"pe_rules": PE_TEXT}).pe_rules
+    snap.parallel_environments = list(snap.pe_rules or {})
+    for p in snap.partitions:
+        p.parallel_environments = None
+    return cfg, snap
+
+
+def test_pe_allocation_rules_are_read():
+    assert gridq()[1].pe_rules == {"smp": "$pe_slots", "mpi": "$fill_up",
+                                   "rr": "$round_robin", "mpi8": "8", "threads": "$fill_up"}
+    assert "pe_rules" in SgeCommands().snapshot_argvs()
+
+
+def test_pe_slots_on_one_host_only():
+    # $pe_slots: 24 slots on one host of 16 cannot start; 16 can
+    p = run("#$ -pe smp 24", gridq())
+    assert reasons(p, "sgeq") == "needs 24 CPUs per node, largest node has 16"
+    only(run("#$ -pe smp 16", gridq()), "sgeq", "all.q")
+
+
+def test_fill_up_spreads_over_hosts_even_under_a_shared_memory_name():
+    # `threads` is $fill_up here: 24 slots take s1 and s2 (the name alone read one host)
+    only(run("#$ -pe threads 24", gridq()), "sgeq", "all.q")
+    only(run("#$ -pe rr 32", gridq()), "sgeq", "all.q")
+    p = run("#$ -pe mpi 40", gridq())
+    assert reasons(p, "sgeq").startswith("needs 3 nodes (40 tasks, 16 to a node)")
+
+
+def test_fixed_allocation_rule_needs_a_multiple_of_it():
+    # mpi8: 8 slots on each host: 16 slots on 2 hosts; 12 slots never start; 24 need 3
+    only(run("#$ -pe mpi8 16", gridq()), "sgeq", "all.q")
+    p = run("#$ -pe mpi8 12", gridq())
+    assert reasons(p, "sgeq") == "parallel environment 'mpi8' puts 8 slots on every host " \
+        "(allocation_rule 8): 12 slots are no multiple of it"
+    p = run("#$ -pe mpi8 24", gridq())
+    assert reasons(p, "sgeq").startswith("needs 3 nodes")
+
+
+def test_queue_h_rt_is_the_limit_of_a_job_that_gives_none():
+    # short.q's h_rt 0:30:00: a job naming it without -l h_rt runs 30 min at most
+    v = only(run("#$ -q short.q\n#$ -pe smp 2", gridq()), "sgeq", "short.q")
+    assert v.estimated_runtime_s == pytest.approx(1800)

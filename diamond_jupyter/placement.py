@@ -550,6 +550,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     v.notes += adjusted.get(v.partition or "", [])
+    if v.partition is not None and v.verdict == "READY":
+        v.notes += _boot_note(v.partition, reqs[v.partition], [
+            n for n in nodes if n.name in fits[v.partition] and n.name in usable])
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, spec, cfg)
@@ -582,6 +585,26 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
     return [a for a in adjusted if ("no memory asked" in a and mem)
             or (("MaxMemPerCPU" in a or "no CPUs asked" in a or "one task a core" in a)
                 and cpus)]
+
+
+def _asleep(n: Node) -> bool:
+    """Whether power saving has node `n` off or still booting (Slurm `POWERED_DOWN`,
+    `POWERING_UP`, sinfo's `~` and `#`)."""
+    state = n.state.lower()
+    return "~" in state or "#" in state or any(
+        w in state for w in ("powered_down", "power_down", "powering_up", "power_up"))
+
+
+def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
+    """A job that starts now only on nodes power saving has off starts once they boot."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= req.cpn
+            and n.gpus - n.gpus_allocated >= req.gpn]
+    asleep = [n.name for n in free if _asleep(n)]
+    if not asleep or len(free) - len(asleep) >= req.nodes:
+        return []
+    return [f"partition {partition}: its free nodes that can run it are powered down "
+            f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
+            "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
 
 
 def _one_thread_a_core(spec: JobSpec) -> bool:

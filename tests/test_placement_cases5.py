@@ -396,7 +396,14 @@ def test_cloud_nodes_powered_down_take_the_job():
     # c1-c2 are IDLE+CLOUD+POWERED_DOWN: Slurm boots them for the job; they count as usable
     v = only(run("#SBATCH -N 2\n#SBATCH -c 90\n#SBATCH -t 2:00:00", olympus()), "olympus",
              "cloud")
-    assert v.feasible
+    assert v.estimated_start == NOW
+    # ... after they boot: said, since the start is not at once
+    assert has_note(v, "partition cloud: its free nodes that can run it are powered down "
+                       "(c1, c2): the job starts once they boot")
+    # c1 already up (IDLE+CLOUD): a one-node job needs no boot
+    v = only(run("#SBATCH -N 1\n#SBATCH -c 90", olympus(states={"c1": "IDLE+CLOUD"})),
+             "olympus", "cloud")
+    assert not has_note(v, "powered down")
     site = olympus(states={"c1": "IDLE+CLOUD+POWERED_DOWN+DRAIN", "c2": "DOWN+CLOUD"})
     p = run("#SBATCH -N 1\n#SBATCH -c 90\n#SBATCH -p cloud", site)
     assert reasons(p, "olympus") == \

@@ -523,6 +523,9 @@ class Partition(_Model):
     # a PBS routing queue: it runs nothing, it sends each job to the first of these
     # destinations that takes it; None for a queue that runs jobs
     routes_to: list[str] | None = None
+    # PBS max_run (of everyone's jobs, `[o:PBS_ALL=N]`): the most jobs the queue runs at
+    # once; more wait for one of them to end
+    max_running: int | None = None
 
 
 class Node(_Model):

@@ -922,6 +922,28 @@ def _pe_offered(pe: str, offered: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pe) for name in offered)
 
 
+def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
+                part_max: dict[str, float]) -> tuple[float, str] | None:
+    """When a queue that runs at most `max_running` jobs at once (PBS max_run) has room
+    for the job, after its running jobs and those waiting in it ahead (seconds from now,
+    from walltimes), and why; None when it has room now."""
+    if p.max_running is None:
+        return None
+    mine = [j for j in snap.running if j.partition == p.name]
+    ahead = [j for j in snap.pending if j.partition == p.name
+             and not (j.reason and "held" in j.reason.lower())]
+    need = len(mine) + len(ahead) - p.max_running + 1
+    if need <= 0 or not mine:
+        return None
+    ends = sorted(max(0.0, (aware(j.started_at) - now).total_seconds()
+                      + float(j.walltime_s or part_max.get(p.name) or DEFAULT_RUNTIME_S))
+                  if j.started_at else DEFAULT_RUNTIME_S for j in mine)
+    at = ends[min(need, len(ends)) - 1]
+    return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
+                f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
+                + f": the job waits for {'one' if need == 1 else need} of them to end")
+
+
 def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
     """The PriorityTier a waiting job is scheduled by: its partition's (of a list, the
     highest); unknown: first (it is never put behind the probe)."""
@@ -1010,6 +1032,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             # starts by then, however early the running jobs end (so a start now stays)
             start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
             source = "calibrated"
+        if (full := _queue_full(p, snap, now, part_max)) is not None:
+            floor, why = full  # the queue runs no more jobs at once until one ends
+            raw, start = max(raw, floor), max(start, floor)
+            v.notes.append(why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None

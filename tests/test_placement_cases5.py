@@ -632,3 +632,29 @@ def test_queue_h_rt_is_the_limit_of_a_job_that_gives_none():
     # short.q's h_rt 0:30:00: a job naming it without -l h_rt runs 30 min at most
     v = only(run("#$ -q short.q\n#$ -pe smp 2", gridq()), "sgeq", "short.q")
     assert v.estimated_runtime_s == pytest.approx(1800)
+
+
+def test_pbs_queue_max_run_makes_a_job_wait_for_a_running_one():
+    # workq runs 2 jobs at once ([o:PBS_ALL=2]) and runs 2 (4 CPUs each on v4 and v5, 1 h
+    # and 3 h left): the nodes have room, the queue has none until the first ends (+1 h);
+    # with a job waiting in it ahead, until the second (+3 h); small has no such limit
+    text = json.loads(PBS_QUEUES)
+    text["Queue"]["workq"]["max_run"] = "[o:PBS_ALL=2]"
+    cfg, snap = pbsq()
+    snap.partitions = PbsCommands().parse_queues(json.dumps(text))
+    assert {p.name: p.max_running for p in snap.partitions}["workq"] == 2
+    snap.jobs = [busy("a", "v4", 1, 4, partition="workq"), busy("b", "v5", 3, 4,
+                                                                 partition="workq")]
+    for n in snap.nodes[3:]:
+        n.cpus_allocated, n.state = 4, "free"
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            (cfg, snap)).verdict("pbsq")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "queue workq runs at most 2 jobs at once (max_run) and runs 2")
+    snap.jobs.append(waiting("w", "workq", 1, 4, 1, reason="Queue limit"))
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            (cfg, snap)).verdict("pbsq")
+    assert v.estimated_start == NOW + timedelta(hours=3)
+    v = run("#PBS -q small\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            (cfg, snap)).verdict("pbsq")
+    assert v.estimated_start == NOW

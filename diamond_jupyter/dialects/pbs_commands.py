@@ -345,6 +345,7 @@ class PbsCommands:
                 # a job's totals (summed over its chunks) the queue takes at most
                 max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
+                max_running=_max_run(a.get("max_run")),
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
@@ -364,6 +365,17 @@ class PbsCommands:
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
             jobs=jobs,
         )
+
+
+
+def _max_run(value: object) -> int | None:
+    """A queue's `max_run`: a number (old style) or `[o:PBS_ALL=N]` (N for everyone's jobs
+    together); limits per user or group (`[u:...]`, `[g:...]`) are not the queue's."""
+    n = to_int(value)
+    if n is not None:
+        return n if n > 0 else None
+    m = re.search(r"\[o:PBS_ALL=(\d+)\]", str(value or ""))
+    return int(m.group(1)) if m else None
 
 
 pbs_commands = PbsCommands()

@@ -512,6 +512,8 @@ class Partition(_Model):
     # Grid Engine: the queue's hard limit of memory per slot (its h_vmem): a job asking more
     # per slot cannot run in it
     max_mem_per_slot_mb: int | None = None
+    # LSF MEMLIMIT: a process of the job above it is killed, MB
+    max_mem_per_process_mb: int | None = None
     # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)
     max_cpus_per_socket: int | None = None
     # Slurm Hidden=YES: left out of users' listings; a job goes there only by naming it

@@ -716,6 +716,9 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
         out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
                    f"{p.max_mem_per_slot_mb} MB")
+    if p.max_mem_per_process_mb is not None and slot > p.max_mem_per_process_mb:
+        out.append(f"queue {p.name}: needs {slot} MB memory per task slot, its MEMLIMIT is "
+                   f"{p.max_mem_per_process_mb} MB (a process above it is killed)")
     if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
         out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
                    f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
@@ -732,7 +735,7 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
                        f"{most}")
         if least is not None and total < least:
             out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
-                       f"least {least} (resources_min)")
+                       f"least {least}")
     return out
 
 

@@ -531,7 +531,7 @@ def test_pbs_queue_minimum_turns_away_a_small_job():
     assert parts["large"].min_cpus == 64 and parts["small"].min_cpus is None
     p = run("#PBS -q large\n#PBS -l select=1:ncpus=8", pbsq())
     assert reasons(p, "pbsq") == \
-        "needs 8 CPUs in all, queue large takes only jobs of at least 64 (resources_min)"
+        "needs 8 CPUs in all, queue large takes only jobs of at least 64"
     only(run("#PBS -q large\n#PBS -l select=2:ncpus=32", pbsq()), "pbsq", "large")
 
 
@@ -550,8 +550,7 @@ def test_pbs_routing_queue_none_of_whose_destinations_takes_the_job():
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=32", pbsq())
     r = reasons(p, "pbsq")
     assert "needs 32 CPUs in all, queue small allows a job at most 16" in r, r
-    assert "needs 32 CPUs in all, queue large takes only jobs of at least 64 " \
-        "(resources_min)" in r, r
+    assert "needs 32 CPUs in all, queue large takes only jobs of at least 64" in r, r
 
 
 def test_pbs_job_naming_no_queue_is_never_placed_in_the_routing_queue():
@@ -658,3 +657,76 @@ def test_pbs_queue_max_run_makes_a_job_wait_for_a_running_one():
     v = run("#PBS -q small\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
             (cfg, snap)).verdict("pbsq")
     assert v.estimated_start == NOW
+
+
+# --------------------------------------------------------------- LSF queue limits and hosts
+
+# `bqueues -o 'queue_name status max runlimit' -json` and the limits asked apart:
+# normal on every host; short 1 h on h1-h2 only, 16 tasks a job at most, processes of
+# 4 GB at most (MEMLIMIT, KB); big on h3-h4 (hostA+2: a preference), 32 tasks at least
+LSF_QUEUES = json.dumps({"COMMAND": "bqueues", "QUEUES": 3, "RECORDS": [
+    {"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-", "RUNLIMIT": "720.0 min"},
+    {"QUEUE_NAME": "short", "STATUS": "Open:Active", "MAX": "-", "RUNLIMIT": "60.0 min"},
+    {"QUEUE_NAME": "big", "STATUS": "Open:Active", "MAX": "-", "RUNLIMIT": "-"}]})
+LSF_LIMITS = json.dumps({"COMMAND": "bqueues", "QUEUES": 3, "RECORDS": [
+    {"QUEUE_NAME": "normal", "HOSTS": "all", "MAX_MEMLIMIT": "-", "MAX_TASKLIMIT": "-",
+     "MIN_TASKLIMIT": "-"},
+    {"QUEUE_NAME": "short", "HOSTS": "h1 h2", "MAX_MEMLIMIT": "4194304",
+     "MAX_TASKLIMIT": "16", "MIN_TASKLIMIT": "-"},
+    {"QUEUE_NAME": "big", "HOSTS": "h3+2 h4", "MAX_MEMLIMIT": "-", "MAX_TASKLIMIT": "-",
+     "MIN_TASKLIMIT": "32"}]})
+
+
+def lsfq(limits: str = LSF_LIMITS):
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+
+    nodes = [Node(name=f"h{i}", state="ok", cpus=40, memory_mb=192000) for i in range(1, 5)]
+    queues = LsfCommands().parse_queues(LSF_QUEUES, limits)
+    queues[0].default = True
+    return SiteConfig(name="lsfq", scheduler="lsf"), SiteSnapshot(
+        site="lsfq", taken_at=NOW, nodes=nodes, partitions=queues)
+
+
+def test_lsf_queue_hosts_and_limits_are_read():
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+
+    q = {p.name: p for p in lsfq()[1].partitions}
+    assert (q["normal"].nodes, q["short"].nodes, q["big"].nodes) == ([], ["h1", "h2"],
+                                                                     ["h3", "h4"])
+    assert (q["short"].max_cpus, q["short"].max_mem_per_process_mb, q["big"].min_cpus) == \
+        (16, 4096, 32)
+    assert q["normal"].max_cpus is None and q["normal"].max_mem_per_process_mb is None
+    assert "queue_limits" in LsfCommands().snapshot_argvs()
+    # an LSF that could not answer the limits: nothing is limited
+    assert lsfq("")[1].partitions[1].max_cpus is None
+
+
+def test_lsf_task_limit_of_a_queue():
+    p = run("#BSUB -q short\n#BSUB -n 24\n#BSUB -W 30", lsfq())
+    assert reasons(p, "lsfq") == "needs 24 CPUs in all, queue short allows a job at most 16"
+    p = run("#BSUB -q big\n#BSUB -n 8", lsfq())
+    assert reasons(p, "lsfq") == \
+        "needs 8 CPUs in all, queue big takes only jobs of at least 32"
+    only(run("#BSUB -q big\n#BSUB -n 64", lsfq()), "lsfq", "big")
+
+
+def test_lsf_memory_limit_per_process():
+    p = run("#BSUB -q short\n#BSUB -n 4\n#BSUB -M 6000\n#BSUB -W 30", lsfq())
+    assert reasons(p, "lsfq") == "queue short: needs 6000 MB memory per task slot, its " \
+        "MEMLIMIT is 4096 MB (a process above it is killed)"
+    only(run("#BSUB -n 4\n#BSUB -M 6000\n#BSUB -W 30", lsfq()), "lsfq", "normal")
+
+
+def test_lsf_queue_runs_only_on_its_hosts():
+    # h1-h2 busy 2 h; short runs only there, so its job waits; normal starts it on h3
+    from test_placement_cases3 import running
+
+    cfg, snap = lsfq()
+    snap.jobs = [running("a", "h1", 2, 40, partition="normal"),
+                 running("b", "h2", 2, 40, partition="normal")]
+    for n in snap.nodes[:2]:
+        n.cpus_allocated = 40
+    v = run("#BSUB -q short\n#BSUB -n 4\n#BSUB -W 30", (cfg, snap)).verdict("lsfq")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#BSUB -n 4\n#BSUB -W 30", (cfg, snap)).verdict("lsfq")
+    assert (v.partition, v.estimated_start) == ("normal", NOW)

@@ -730,3 +730,44 @@ def test_lsf_queue_runs_only_on_its_hosts():
     assert v.estimated_start == NOW + timedelta(hours=2)
     v = run("#BSUB -n 4\n#BSUB -W 30", (cfg, snap)).verdict("lsfq")
     assert (v.partition, v.estimated_start) == ("normal", NOW)
+
+
+# --------------------------------------------------------------- more of the same, by other roads
+
+def test_socket_cap_spreads_tasks_without_a_node_count():
+    # sock: 16 CPUs a node (8 a socket x 2): 32 tasks take t1 and t2, 40 would need 3
+    only(run("#SBATCH -n 32\n#SBATCH -p sock", olympus()), "olympus", "sock")
+    p = run("#SBATCH -n 40\n#SBATCH -p sock", olympus())
+    assert reasons(p, "olympus") == (
+        "partition sock: needs 3 nodes at its MaxCPUsPerSocket 8 x 2 sockets (16 a node) "
+        "(40 tasks of 1 CPUs), has 2 that can run it")
+
+
+def test_slurmrestd_nodes_and_partitions_carry_threads_memory_and_hidden():
+    from diamond_jupyter.dialects.slurm_rest import parse_nodes, parse_partitions
+
+    nodes = json.dumps({"nodes": [
+        {"name": "t1", "state": ["MIXED"], "cpus": 64, "threads": 2, "sockets": 2,
+         "cores": 16, "real_memory": 256000, "alloc_memory": 200000, "alloc_cpus": 8}]})
+    (n,) = parse_nodes(nodes)
+    assert (n.threads_per_core, n.sockets, n.memory_allocated) == (2, 2, 200000)
+    parts = json.dumps({"partitions": [
+        {"name": "vip", "nodes": "h1", "flags": ["HIDDEN"]},
+        {"name": "compute", "nodes": "n[1-4]", "flags": ["default"]}]})
+    got = {p.name: p.hidden for p in parse_partitions(parts)}
+    assert got == {"vip": True, "compute": False}
+
+
+def test_memory_held_on_every_node_of_a_two_node_job():
+    # n1 and n2 each have 40000 MB left of 192000 (jobs holding the rest end in 1 h and
+    # 2 h); n3-n4 are full for 4 h. Two nodes of 50 GB each wait for both to free (+2 h)
+    jobs = [busy("x", "n1", 1, 8), busy("y", "n2", 2, 8), busy("c", "n3", 4, 48),
+            busy("d", "n4", 4, 48)]
+    site = olympus(alloc={"n1": 8, "n2": 8, **full("n3", "n4")},
+                   mem={"n1": 152000, "n2": 152000}, jobs=jobs)
+    v = run("#SBATCH -N 2\n#SBATCH -c 4\n#SBATCH --mem=50G\n#SBATCH -t 1:00:00\n"
+            "#SBATCH -p compute", site).verdict("olympus")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    v = run("#SBATCH -N 2\n#SBATCH -c 4\n#SBATCH --mem=30G\n#SBATCH -t 1:00:00\n"
+            "#SBATCH -p compute", site).verdict("olympus")
+    assert v.estimated_start == NOW

@@ -528,6 +528,20 @@ class Partition(_Model):
     # PBS max_run (of everyone's jobs, `[o:PBS_ALL=N]`): the most jobs the queue runs at
     # once; more wait for one of them to end
     max_running: int | None = None
+    # Slurm QOS=: the partition's QOS, whose limits every job in it meets
+    qos: str | None = None
+
+
+class QosLimits(_Model):
+    """A Slurm QOS's limits a job meets (`sacctmgr show qos`): TRES by name (`cpu`, `node`,
+    `mem` in MB, `gres/gpu`), empty where the QOS sets none."""
+
+    name: str
+    max_tres_per_job: dict[str, int] = Field(default_factory=dict)
+    max_tres_per_node: dict[str, int] = Field(default_factory=dict)
+    max_tres_per_user: dict[str, int] = Field(default_factory=dict)
+    grp_tres: dict[str, int] = Field(default_factory=dict)
+    max_wall_s: int | None = None
 
 
 class Node(_Model):
@@ -567,6 +581,8 @@ class SiteSnapshot(_Model):
     # (every slot on one host), `$fill_up`, `$round_robin` (spread) or a number (so many
     # slots on every host); None: unknown
     pe_rules: dict[str, str] | None = None
+    # Slurm: the QOS defined, by name, with their limits; None: not known
+    qos: dict[str, QosLimits] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -467,6 +467,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
+        other.extend(_qos_misses(req, p, spec.qos, snap))
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -736,6 +737,39 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
         if least is not None and total < least:
             out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
                        f"least {least}")
+    return out
+
+
+def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
+                ) -> list[str]:
+    """Why the limits of the partition's QOS and the job's (Slurm MaxTRES per job, per node
+    and per user, GrpTRES, MaxWall) keep it from ever running: each is what one job alone
+    may never pass; a QOS the snapshot does not know is not checked (the job's default
+    QOS is its association's, not known here)."""
+    out: list[str] = []
+    known = snap.qos or {}
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
+    units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+    limit = time_limit(req, p.max_time_s) or req.walltime
+    for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
+        q = known.get(name or "")
+        if q is None:
+            continue
+        for have, caps, what, where in (
+                (job, q.max_tres_per_job, "MaxTRESPerJob", "in all"),
+                (node, q.max_tres_per_node, "MaxTRESPerNode", "per node"),
+                (job, q.max_tres_per_user, "MaxTRESPerUser", "in all"),
+                (job, q.grp_tres, "GrpTRES", "in all")):
+            for tres, most in caps.items():
+                asked = have.get(tres)
+                if asked and asked > most:
+                    out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
+                               f"{most} ({what} {tres}={most})")
+        if q.max_wall_s is not None and limit and limit > q.max_wall_s:
+            out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
+                       f"{hms(q.max_wall_s)}")
     return out
 
 

@@ -771,3 +771,75 @@ def test_memory_held_on_every_node_of_a_two_node_job():
     v = run("#SBATCH -N 2\n#SBATCH -c 4\n#SBATCH --mem=30G\n#SBATCH -t 1:00:00\n"
             "#SBATCH -p compute", site).verdict("olympus")
     assert v.estimated_start == NOW
+
+
+# --------------------------------------------------------------- QOS limits
+
+# `sacctmgr -nP show qos format=Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall`
+QOS_TEXT = "\n".join((
+    "normal|||||",
+    "debug|cpu=16,node=1||||00:30:00",
+    "team||||cpu=96,gres/gpu=8|",
+    "gpupart|gres/gpu=6|gres/gpu=4|cpu=128||1-00:00:00",
+    "big|mem=1T,node=8|||cpu=4096|7-00:00:00",
+)) + "\n"
+
+
+def with_qos():
+    from diamond_jupyter.dialects.slurm_commands import parse_qos
+
+    text = PARTITIONS.replace("PartitionName=gpu AllowGroups=ALL",
+                              "PartitionName=gpu QoS=gpupart AllowGroups=ALL")
+    cfg, snap = olympus(partitions=text)
+    snap.qos = parse_qos(QOS_TEXT)
+    return cfg, snap
+
+
+def test_qos_limits_are_read():
+    from diamond_jupyter.dialects.slurm_commands import parse_qos
+
+    q = with_qos()[1].qos
+    assert q["debug"].max_tres_per_job == {"cpu": 16, "node": 1}
+    assert q["debug"].max_wall_s == 1800 and q["normal"].max_wall_s is None
+    assert q["gpupart"].max_tres_per_node == {"gres/gpu": 4}
+    assert q["big"].max_tres_per_job == {"mem": 1048576, "node": 8}
+    assert {p.name: p.qos for p in with_qos()[1].partitions}["gpu"] == "gpupart"
+    assert "sacctmgr" in " ".join(slurm.snapshot_argvs()["qos"])
+    # a site without accounting says so in words: no QOS is read, nothing breaks
+    assert parse_qos("You are not running a supported accounting_storage plugin\n") == {}
+
+
+def test_the_jobs_qos_caps_its_cpus_nodes_and_time():
+    p = run("#SBATCH -q debug\n#SBATCH -n 32\n#SBATCH -t 0:20:00\n#SBATCH -p compute",
+            with_qos())
+    assert reasons(p, "olympus") == "needs 32 CPUs in all, the job's QOS debug allows 16 " \
+        "(MaxTRESPerJob cpu=16)"
+    p = run("#SBATCH -q debug\n#SBATCH -c 8\n#SBATCH -t 1:00:00\n#SBATCH -p compute",
+            with_qos())
+    assert reasons(p, "olympus") == "walltime 1:00:00 above the job's QOS debug MaxWall " \
+        "0:30:00"
+    only(run("#SBATCH -q debug\n#SBATCH -c 8\n#SBATCH -t 0:20:00", with_qos()), "olympus",
+         "compute")
+
+
+def test_the_partitions_qos_binds_every_job_in_it():
+    # gpu's QOS gpupart: 6 GPUs a job, 4 a node: 2 nodes of 4 GPUs (8) cannot run there
+    p = run("#SBATCH -N 2\n#SBATCH --gres=gpu:a100:4\n#SBATCH -p gpu", with_qos())
+    assert reasons(p, "olympus") == "needs 8 GPUs in all, partition gpu's QOS gpupart " \
+        "allows 6 (MaxTRESPerJob gres/gpu=6)"
+    only(run("#SBATCH -N 2\n#SBATCH --gres=gpu:a100:3", with_qos()), "olympus", "gpu")
+
+
+def test_a_group_limit_the_job_fits_alone_only_makes_it_wait():
+    # team: GrpTRES cpu=96 for all its jobs together: 144 CPUs can never run; 96 can
+    # (whatever the QOS's other jobs use now, they end)
+    p = run("#SBATCH -q team\n#SBATCH -N 3\n#SBATCH --exclusive\n#SBATCH -c 48", with_qos())
+    assert "needs 144 CPUs in all, the job's QOS team allows 96 (GrpTRES cpu=96)" in \
+        reasons(p, "olympus")
+    only(run("#SBATCH -q team\n#SBATCH -N 2\n#SBATCH -c 48\n#SBATCH -p compute",
+             with_qos()), "olympus", "compute")
+
+
+def test_a_qos_the_site_does_not_list_is_not_checked():
+    only(run("#SBATCH -q nosuch\n#SBATCH -c 4\n#SBATCH -p compute", with_qos()), "olympus",
+         "compute")

@@ -14,7 +14,15 @@ import re
 from datetime import datetime, tzinfo
 from typing import Any
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    QosLimits,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
     decode_wait_status,
@@ -210,6 +218,9 @@ class SlurmCommands:
             "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
             "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
+            # the QOS limits a job meets (a site without accounting answers nothing)
+            "qos": self._q("sh", "-c", f"sacctmgr -nP show qos format={QOS_FIELDS} "
+                           "2>/dev/null; exit 0"),
         }
 
     # -- parsers ------------------------------------------------------------
@@ -359,6 +370,8 @@ class SlurmCommands:
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES",
+                qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
+                else None,
             ))
         return out
 
@@ -416,7 +429,38 @@ class SlurmCommands:
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=self.parse_status(outputs.get("queue", "")),
+            qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
         )
+
+
+QOS_FIELDS = "Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall"
+
+
+def parse_qos(stdout: str) -> dict[str, QosLimits]:
+    """`sacctmgr -nP show qos format=QOS_FIELDS`: one QOS a line, `|` between fields. A
+    line of another shape (a message in place of the table) names no QOS: its limits are
+    not checked, and the rest of the snapshot stands."""
+    out: dict[str, QosLimits] = {}
+    for line in stdout.splitlines():
+        f = line.split("|")
+        if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
+            continue
+        out[f[0].strip()] = QosLimits(
+            name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
+            max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]))
+    return out
+
+
+def _tres(text: str) -> dict[str, int]:
+    """'cpu=16,mem=64G,node=2,gres/gpu=4' -> counts by name (mem in MB); unreadable
+    entries are left out (not checked)."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        name, _, value = item.strip().partition("=")
+        n = memory_mb(value) if name == "mem" else to_int(value)
+        if name and n is not None and n >= 0:
+            out[name] = n
+    return out
 
 
 def _minutes(text: Any) -> int | None:

@@ -565,6 +565,9 @@ class Node(_Model):
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
+    # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
+    # type (gpu_type) or none
+    gpu_types: dict[str, int] | None = None
 
 
 class SiteSnapshot(_Model):

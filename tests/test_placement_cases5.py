@@ -843,3 +843,24 @@ def test_a_group_limit_the_job_fits_alone_only_makes_it_wait():
 def test_a_qos_the_site_does_not_list_is_not_checked():
     only(run("#SBATCH -q nosuch\n#SBATCH -c 4\n#SBATCH -p compute", with_qos()), "olympus",
          "compute")
+
+
+# --------------------------------------------------------------- a node of two GPU types
+
+def test_a_node_with_two_gpu_types_offers_each_its_own_count():
+    # x1 has 2 A100 and 2 V100 (Gres=gpu:a100:2(S:0),gpu:v100:2(S:1)): 2 A100 or a V100
+    # fit; 3 A100 do not (4 GPUs, but only 2 of them A100); 4 of any type do
+    line = ("NodeName=x1 Arch=x86_64 CPUAlloc=0 CPUTot=32 RealMemory=256000 AllocMem=0 "
+            "Sockets=2 ThreadsPerCore=1 Gres=gpu:a100:2(S:0),gpu:v100:2(S:1) "
+            "GresUsed=gpu:a100:0(IDX:N/A),gpu:v100:0(IDX:N/A) State=IDLE Partitions=mix")
+    parts = slurm.parse_partitions("PartitionName=mix Default=YES MaxTime=1-00:00:00 "
+                                   "Nodes=x1 State=UP")
+    (node,) = slurm.parse_nodes(line)
+    assert (node.gpus, node.gpu_types) == (4, {"a100": 2, "v100": 2})
+    site = (SiteConfig(name="mix"), SiteSnapshot(site="mix", taken_at=NOW, partitions=parts,
+                                                 nodes=[node]))
+    only(run("#SBATCH --gres=gpu:a100:2", site), "mix", "mix")
+    only(run("#SBATCH --gres=gpu:v100:1", site), "mix", "mix")
+    only(run("#SBATCH --gres=gpu:4", site), "mix", "mix")
+    p = run("#SBATCH --gres=gpu:a100:3", site)
+    assert reasons(p, "mix") == "needs 3 GPUs per node, largest node has 2"

@@ -30,6 +30,7 @@ from .outputs_common import (
     fail,
     from_epoch,
     gpu_count,
+    gpu_types,
     load_json,
     memory_mb,
     other_gres,
@@ -401,6 +402,7 @@ class SlurmCommands:
                 gres=other_gres(kv.get("Gres")),
                 memory_allocated=to_int(kv.get("AllocMem")) or 0,
                 threads_per_core=to_int(kv.get("ThreadsPerCore")),
+                gpu_types=gpu_types(kv.get("Gres")),
                 sockets=to_int(kv.get("Sockets")),
             ))
         return out

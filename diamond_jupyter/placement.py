@@ -424,7 +424,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req, pfit = reqs[p.name], fits[p.name]
         spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
             and not r.tasks_per_node and req.nodes > 1 else ""
-
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"partition '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")

@@ -512,6 +512,36 @@ class Partition(_Model):
     # Grid Engine: the queue's hard limit of memory per slot (its h_vmem): a job asking more
     # per slot cannot run in it
     max_mem_per_slot_mb: int | None = None
+    # LSF MEMLIMIT: a process of the job above it is killed, MB
+    max_mem_per_process_mb: int | None = None
+    # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)
+    max_cpus_per_socket: int | None = None
+    # Slurm Hidden=YES: left out of users' listings; a job goes there only by naming it
+    hidden: bool = False
+    # PBS resources_min: the fewest CPUs / MB memory / GPUs a job in all may ask here
+    min_cpus: int | None = None
+    min_mem_mb: int | None = None
+    min_gpus: int | None = None
+    # a PBS routing queue: it runs nothing, it sends each job to the first of these
+    # destinations that takes it; None for a queue that runs jobs
+    routes_to: list[str] | None = None
+    # PBS max_run (of everyone's jobs, `[o:PBS_ALL=N]`): the most jobs the queue runs at
+    # once; more wait for one of them to end
+    max_running: int | None = None
+    # Slurm QOS=: the partition's QOS, whose limits every job in it meets
+    qos: str | None = None
+
+
+class QosLimits(_Model):
+    """A Slurm QOS's limits a job meets (`sacctmgr show qos`): TRES by name (`cpu`, `node`,
+    `mem` in MB, `gres/gpu`), empty where the QOS sets none."""
+
+    name: str
+    max_tres_per_job: dict[str, int] = Field(default_factory=dict)
+    max_tres_per_node: dict[str, int] = Field(default_factory=dict)
+    max_tres_per_user: dict[str, int] = Field(default_factory=dict)
+    grp_tres: dict[str, int] = Field(default_factory=dict)
+    max_wall_s: int | None = None
 
 
 class Node(_Model):
@@ -529,6 +559,15 @@ class Node(_Model):
     # generic resources other than GPUs by name, per node ({"mps": 400, "shard": 16});
     # None: not reported (not checked)
     gres: dict[str, int] | None = None
+    # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
+    # left waits for them
+    memory_allocated: int = 0
+    # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
+    threads_per_core: int | None = None
+    sockets: int | None = None
+    # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
+    # type (gpu_type) or none
+    gpu_types: dict[str, int] | None = None
 
 
 class SiteSnapshot(_Model):
@@ -541,6 +580,12 @@ class SiteSnapshot(_Model):
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
     # Grid Engine: the parallel environments defined (`qconf -spl`); None: unknown
     parallel_environments: list[str] | None = None
+    # Grid Engine: each parallel environment's allocation_rule (`qconf -sp`): `$pe_slots`
+    # (every slot on one host), `$fill_up`, `$round_robin` (spread) or a number (so many
+    # slots on every host); None: unknown
+    pe_rules: dict[str, str] | None = None
+    # Slurm: the QOS defined, by name, with their limits; None: not known
+    qos: dict[str, QosLimits] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -116,11 +116,21 @@ def gpu_matches(wanted: str, offered: str | None) -> bool:
 _GPU_FEATURE = re.compile(r"(?!x86)[a-z]{1,2}\d{1,4}[a-z]{0,2}")
 
 
+def gpus_of(n: Node, kind: str | None) -> int:
+    """The GPUs of node `n` a job asking GPUs of `kind` (None: any) may have: on a node of
+    several types, those of that type only."""
+    if kind is None or not n.gpu_types:
+        return n.gpus
+    return sum(c for t, c in n.gpu_types.items() if gpu_matches(kind, t))
+
+
 def node_gpu_models(n: Node) -> list[str]:
     """The GPU models a node offers as its scheduler reports them: its GPU type (Slurm's
     GRES type, PBS's gpu_model), else, where the scheduler reports none (LSF and Grid
     Engine hosts), the features of a node with GPUs that name a GPU model (an LSF boolean
     resource `v100`, a Slurm feature `a100`)."""
+    if n.gpu_types:
+        return list(n.gpu_types)
     if n.gpu_type:
         return [n.gpu_type]
     if not n.gpus:

@@ -330,6 +330,17 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
     nodes = site_nodes(snap)
+    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
+    pe = pe if isinstance(pe, str) and pe else None
+    rule = _pe_rule(pe, snap.pe_rules) if pe and cfg.scheduler == "sge" else None
+    if rule is not None:
+        spec, miss = _by_pe_rule(spec, pe or "", rule)
+        if miss:
+            v.reasons = [miss]
+            return v
+    one_thread = cfg.scheduler == "slurm" and _one_thread_a_core(spec)
+    if one_thread:  # a task's CPUs are whole cores: count each node's cores
+        nodes = [_cores_of(n) for n in nodes]
     req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
                   spread_gpus=cfg.scheduler == "slurm",
                   most_memory=max((n.memory_mb for n in nodes), default=0))
@@ -347,8 +358,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
     reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
-    pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
-    pe = pe if isinstance(pe, str) and pe else None
     if pe and snap.parallel_environments is not None \
             and not _pe_offered(pe, snap.parallel_environments):
         reasons.append(f"parallel environment '{pe}' not found (site has: "
@@ -362,17 +371,25 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
     account = spec.account or cfg.default_account
+    route: Partition | None = None  # a PBS routing queue the job names
     if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
         named = {q.strip() for q in spec.queue.split(",") if q.strip()}
-        parts = [p for p in parts if p.name in named]
+        route = next((p for p in parts if p.name in named and p.routes_to is not None), None)
+        if route is not None:  # it goes on to the first of its destinations that takes it
+            named = set(route.routes_to or [])
+        parts = [p for p in parts if p.name in named and p.routes_to is None]
         if not parts:
             v.reasons = [f"partition '{spec.queue}' not found (site has: "
-                         f"{', '.join(p.name for p in snap.partitions) or 'none'})"]
+                         f"{', '.join(p.name for p in snap.partitions) or 'none'})"
+                         if route is None else f"routing queue {route.name} sends jobs to "
+                         f"{', '.join(route.routes_to or []) or 'no queue'}, none of them "
+                         "here"]
             return v
+    else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it; a
+        # routing queue runs none
+        parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
     good, problems, restricted_only = [], [], False
-    r = spec.resources  # tasks without a node count: say how they were spread
-    spread = f" ({r.tasks} tasks, {req.tpn} to a node)" \
-        if r.tasks and r.nodes is None and not r.tasks_per_node and req.nodes > 1 else ""
+    r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -382,9 +399,21 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     reqs, fits, adjusted = {}, {}, {}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
+        smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
+               and (n.threads_per_core or 1) > 1] if one_thread else []
+        if smt:
+            big = max(smt, key=lambda n: n.cpus)
+            adjusted[p.name].append(
+                f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
+                f"{big.threads_per_core} threads a core give a job their cores only "
+                f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
+        # a job spread thinner here (tasks over the partition's smaller nodes) is judged
+        # on them anew; otherwise among the nodes that hold the site-wide request
+        thinner = reqs[p.name].cpn < req.cpn
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
-                           n.name in fit], site_arch, whole_site=False)[1] if fit else set()
+                           (n.name in fit or thinner) and n.name not in req.exclude],
+            site_arch, whole_site=False)[1] if fit else set()
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -393,6 +422,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
+        spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
+            and not r.tasks_per_node and req.nodes > 1 else ""
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"partition '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
@@ -435,7 +466,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
-        if (capped := _cpus_cap_miss(req, r, p, wide[p.name])) is not None:
+        other.extend(_qos_misses(req, p, spec.qos, snap))
+        sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
+        if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
@@ -459,7 +492,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
-                         f"{wide[p.name]}" if wide[p.name] >= largest else
+                         f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
+                         else
                          f"needs {req.nodes} nodes{spread}, partition {p.name} has only "
                          f"{wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
@@ -494,8 +528,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
         return v
+    if route is not None:  # the first destination that takes it, in the route's order
+        order = route.routes_to or []
+        good = [min(good, key=lambda p: order.index(p.name))]
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
                                                 for p in good)]
+    if route is not None:
+        v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
+                       f"of {', '.join(route.routes_to or [])} that takes it)")
     risky = {p.name: by for p in good
              if (by := _preempted_by(p, snap.partitions, members)) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
@@ -510,6 +550,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended)
     v.notes += adjusted.get(v.partition or "", [])
+    if v.partition is not None and v.verdict == "READY":
+        v.notes += _boot_note(v.partition, reqs[v.partition], [
+            n for n in nodes if n.name in fits[v.partition] and n.name in usable])
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, spec, cfg)
@@ -540,7 +583,45 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
     mem = any("memory" in m for m in misses)
     cpus = mem or any("CPUs" in m for m in misses)
     return [a for a in adjusted if ("no memory asked" in a and mem)
-            or (("MaxMemPerCPU" in a or "no CPUs asked" in a) and cpus)]
+            or (("MaxMemPerCPU" in a or "no CPUs asked" in a or "one task a core" in a)
+                and cpus)]
+
+
+def _asleep(n: Node) -> bool:
+    """Whether power saving has node `n` off or still booting (Slurm `POWERED_DOWN`,
+    `POWERING_UP`, sinfo's `~` and `#`)."""
+    state = n.state.lower()
+    return "~" in state or "#" in state or any(
+        w in state for w in ("powered_down", "power_down", "powering_up", "power_up"))
+
+
+def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
+    """A job that starts now only on nodes power saving has off starts once they boot."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= req.cpn
+            and n.gpus - n.gpus_allocated >= req.gpn]
+    asleep = [n.name for n in free if _asleep(n)]
+    if not asleep or len(free) - len(asleep) >= req.nodes:
+        return []
+    return [f"partition {partition}: its free nodes that can run it are powered down "
+            f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
+            "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
+
+
+def _one_thread_a_core(spec: JobSpec) -> bool:
+    """Whether a Slurm job uses one hardware thread of each core (`--hint=nomultithread`,
+    `--threads-per-core=1`): its tasks' CPUs are whole cores."""
+    kept = {d.option: (d.value or "").strip() for d in spec.unknown if d.dialect == "slurm"}
+    return "nomultithread" in kept.get("--hint", "").split(",") \
+        or kept.get("--threads-per-core") == "1"
+
+
+def _cores_of(n: Node) -> Node:
+    """Node `n` counted in cores: its CPUs (and those in use) over its threads a core."""
+    t = n.threads_per_core or 1
+    if t <= 1:
+        return n
+    return n.model_copy(update={"cpus": n.cpus // t, "cpus_allocated": ceil(
+        n.cpus_allocated / t)})
 
 
 def _held_why(held: list[Node]) -> str:
@@ -596,6 +677,15 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, mem=p.def_mem_per_node_mb)
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
+    mine = [x for x in nodes if x.name in members.get(p.name, [])]
+    big = max((x.cpus for x in mine), default=0)
+    if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
+            and not r.gpus_per_task and big and out.cpn > big >= out.cpt:
+        # tasks without a node count: as many to a node as the partition's own nodes hold
+        # (the site's largest node may be in another partition)
+        tpn = big // out.cpt
+        out = replace(out, tpn=tpn, nodes=ceil(r.tasks / tpn), cpn=out.cpt * tpn,
+                      mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     if per_cpu and (factor > 1 or out.mem != req.mem):
@@ -603,7 +693,6 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
                 and not r.gpus_per_task:
             # tasks without a node count: as many to a node as its CPUs and memory hold
-            mine = [x for x in nodes if x.name in members.get(p.name, [])]
             fits = max((min(x.cpus // cpt, x.memory_mb // (share * cpt) if x.memory_mb
                             else x.cpus) for x in mine), default=1)
             tpn = max(1, min(r.tasks, fits))
@@ -627,6 +716,9 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
         out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
                    f"{p.max_mem_per_slot_mb} MB")
+    if p.max_mem_per_process_mb is not None and slot > p.max_mem_per_process_mb:
+        out.append(f"queue {p.name}: needs {slot} MB memory per task slot, its MEMLIMIT is "
+                   f"{p.max_mem_per_process_mb} MB (a process above it is killed)")
     if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
         out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
                    f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
@@ -635,11 +727,48 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
                   for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
     else:
         totals = [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
-    for total, most, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
-                                 ("CPUs", "MB memory", "GPUs"), strict=True):
+    for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
+                                        (p.min_cpus, p.min_mem_mb, p.min_gpus),
+                                        ("CPUs", "MB memory", "GPUs"), strict=True):
         if most is not None and total > most:
             out.append(f"needs {total} {what} in all, queue {p.name} allows a job at most "
                        f"{most}")
+        if least is not None and total < least:
+            out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
+                       f"least {least}")
+    return out
+
+
+def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
+                ) -> list[str]:
+    """Why the limits of the partition's QOS and the job's (Slurm MaxTRES per job, per node
+    and per user, GrpTRES, MaxWall) keep it from ever running: each is what one job alone
+    may never pass; a QOS the snapshot does not know is not checked (the job's default
+    QOS is its association's, not known here)."""
+    out: list[str] = []
+    known = snap.qos or {}
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
+    units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+    limit = time_limit(req, p.max_time_s) or req.walltime
+    for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
+        q = known.get(name or "")
+        if q is None:
+            continue
+        for have, caps, what, where in (
+                (job, q.max_tres_per_job, "MaxTRESPerJob", "in all"),
+                (node, q.max_tres_per_node, "MaxTRESPerNode", "per node"),
+                (job, q.max_tres_per_user, "MaxTRESPerUser", "in all"),
+                (job, q.grp_tres, "GrpTRES", "in all")):
+            for tres, most in caps.items():
+                asked = have.get(tres)
+                if asked and asked > most:
+                    out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
+                               f"{most} ({what} {tres}={most})")
+        if q.max_wall_s is not None and limit and limit > q.max_wall_s:
+            out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
+                       f"{hms(q.max_wall_s)}")
     return out
 
 
@@ -791,10 +920,71 @@ def _meeting(c: Constraint, elig: list[int], nodes: list[Node], idx: dict[str, i
     return [i for i in elig if i in met]
 
 
+def _pe_rule(pe: str, rules: dict[str, str] | None) -> str | None:
+    """The allocation_rule of the PE a job asks (a wildcard: of the first it names)."""
+    return next((r for name, r in (rules or {}).items() if fnmatch.fnmatchcase(name, pe)),
+                None)
+
+
+def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]:
+    """A Grid Engine job's slots laid out as its PE's allocation_rule says (sge_pe(5)):
+    `$pe_slots` all on one host, `$fill_up` / `$round_robin` over as many hosts as they
+    need, a number N exactly N on each host (a slot count that is no multiple of N never
+    starts: the reason); the PE's name no longer decides it."""
+    r = spec.resources
+    slots = (r.tasks or 1) * (r.cpus_per_task or 1) if r.tasks else \
+        (r.nodes or 1) * (r.cpus_per_task or 1)
+    if rule == "$pe_slots":
+        new = dict(nodes=1, tasks=None, tasks_per_node=None, cpus_per_task=slots)
+    elif rule in ("$fill_up", "$round_robin"):
+        new = dict(nodes=None, tasks=slots, tasks_per_node=None, cpus_per_task=None)
+    elif rule.isdigit() and int(rule) > 0:
+        each = int(rule)
+        if slots % each:
+            return spec, (f"parallel environment '{pe}' puts {each} slots on every host "
+                          f"(allocation_rule {each}): {slots} slots are no multiple of it")
+        new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
+    else:
+        return spec, None
+    if r.memory_per_cpu_mb is None and r.memory_mb and r.cpus_per_task:
+        # memory was per host of one task's slots: keep it per slot
+        new["memory_per_cpu_mb"], new["memory_mb"] = -(-r.memory_mb // r.cpus_per_task), None
+    return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
+
+
 def _pe_offered(pe: str, offered: list[str]) -> bool:
     """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
     `offered`."""
     return any(fnmatch.fnmatchcase(name, pe) for name in offered)
+
+
+def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
+                part_max: dict[str, float]) -> tuple[float, str] | None:
+    """When a queue that runs at most `max_running` jobs at once (PBS max_run) has room
+    for the job, after its running jobs and those waiting in it ahead (seconds from now,
+    from walltimes), and why; None when it has room now."""
+    if p.max_running is None:
+        return None
+    mine = [j for j in snap.running if j.partition == p.name]
+    ahead = [j for j in snap.pending if j.partition == p.name
+             and not (j.reason and "held" in j.reason.lower())]
+    need = len(mine) + len(ahead) - p.max_running + 1
+    if need <= 0 or not mine:
+        return None
+    ends = sorted(max(0.0, (aware(j.started_at) - now).total_seconds()
+                      + float(j.walltime_s or part_max.get(p.name) or DEFAULT_RUNTIME_S))
+                  if j.started_at else DEFAULT_RUNTIME_S for j in mine)
+    at = ends[min(need, len(ends)) - 1]
+    return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
+                f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
+                + f": the job waits for {'one' if need == 1 else need} of them to end")
+
+
+def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
+    """The PriorityTier a waiting job is scheduled by: its partition's (of a list, the
+    highest); unknown: first (it is never put behind the probe)."""
+    known = [tiers[x] for x in (partition or "").split(",") if x in tiers]
+    return max(known) if known else float("inf")
 
 
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
@@ -813,7 +1003,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
-                         in_reservation=bool(spec.reservation))
+                         in_reservation=bool(spec.reservation),
+                         probe_mem=min(reqs[p.name].mem for p in good))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
@@ -821,6 +1012,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
+    # PriorityTier by partition, where the partitions differ in it: a job waiting in a
+    # partition of a lower tier is scheduled after the probe
+    tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
+    tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     site_arch = norm_arch(cfg.metadata.get("architecture"))
@@ -844,7 +1039,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req) -> float:
+                     req: Req = req, tier: int | None = p.priority_tier) -> float:
+            if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
+                queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
@@ -871,6 +1068,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             # starts by then, however early the running jobs end (so a start now stays)
             start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
             source = "calibrated"
+        if (full := _queue_full(p, snap, now, part_max)) is not None:
+            floor, why = full  # the queue runs no more jobs at once until one ends
+            raw, start = max(raw, floor), max(start, floor)
+            v.notes.append(why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
@@ -966,21 +1167,28 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
-def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int) -> str | None:
-    """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes) rules
-    the job out, else None. Tasks without a node count spread over more nodes, as Slurm
-    spreads them, when enough of the partition's nodes can run them."""
+def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0
+                   ) -> str | None:
+    """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes), or
+    its MaxCPUsPerSocket times the sockets of its nodes (`sockets`, the most; 0: not
+    known), rules the job out, else None. Tasks without a node count spread over more
+    nodes, as Slurm spreads them, when enough of the partition's nodes can run them."""
     cap = p.max_cpus_per_node
+    is_cap, at_cap = f"its MaxCPUsPerNode is {cap}", f"its MaxCPUsPerNode {cap}"
+    if p.max_cpus_per_socket is not None and sockets and (
+            cap is None or p.max_cpus_per_socket * sockets < cap):
+        cap = p.max_cpus_per_socket * sockets
+        at_cap = f"its MaxCPUsPerSocket {p.max_cpus_per_socket} x {sockets} sockets"
+        is_cap, at_cap = f"{at_cap} allows {cap}", f"{at_cap} ({cap} a node)"
     if cap is None or req.cpn <= cap:
         return None
     if r.tasks and r.nodes is None and not r.tasks_per_node and req.cpt <= cap:
         need = ceil(r.tasks / (cap // req.cpt))
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
-        return (f"partition {p.name}: needs {need} nodes at its MaxCPUsPerNode "
-                f"{cap} ({r.tasks} tasks of {req.cpt} CPUs), has {can_run} that can run it")
-    return (f"partition {p.name}: needs {req.cpn} CPUs per node, its MaxCPUsPerNode is "
-            f"{cap}")
+        return (f"partition {p.name}: needs {need} nodes at {at_cap} ({r.tasks} tasks of "
+                f"{req.cpt} CPUs), has {can_run} that can run it")
+    return f"partition {p.name}: needs {req.cpn} CPUs per node, {is_cap}"
 
 
 def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:

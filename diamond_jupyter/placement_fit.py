@@ -24,6 +24,7 @@ from .needs import (
     constraint_of,
     feature_names,
     gpu_matches,
+    gpus_of,
     kept_slurm_gpu_total,
     kept_slurm_gpus,
     node_arch,
@@ -235,7 +236,7 @@ def time_limit(req: Req, max_time_s: int | None) -> float | None:
 def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
     """The most GPUs one node has (of the GPU type the job asks, when it asks one)."""
     kind = spec.resources.gpu_type or kept_slurm_gpus(spec)[0] or pbs_chunk_needs(spec)[0]
-    return max((n.gpus for n in nodes if kind is None
+    return max((gpus_of(n, kind) for n in nodes if kind is None
                 or any(gpu_matches(kind, m) for m in node_gpu_models(n))), default=0)
 
 
@@ -303,14 +304,15 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                                f"'{_uncounted(part)}', {has} {len(good)}")
             continue
         check(meets, reason, f"feature '{part.text()}'")
-    max_g = max(n.gpus for n in nodes)
+    max_g = max(gpus_of(n, req.gpu_type) for n in nodes)
     if req.gpu_type:  # model names compared across spellings (`needs.gpu_key`)
         wanted = req.gpu_type
         types = ", ".join(sorted({m for n in nodes for m in node_gpu_models(n)})) or "none"
         check(lambda n: any(gpu_matches(wanted, m) for m in node_gpu_models(n)),
               f"no GPU of type '{wanted}' ({has}: {types})", f"GPU {wanted}")
     if req.gpn:
-        check(lambda n: n.gpus >= req.gpn, "no GPUs on any node" if not max_g else
+        check(lambda n: gpus_of(n, req.gpu_type) >= req.gpn, "no GPUs on any node"
+              if not max(n.gpus for n in nodes) else
               f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
@@ -390,10 +392,12 @@ def counted_parts(req: Req) -> list[Constraint]:
 
 
 def _parts(expr: Constraint | None) -> list[Constraint]:
-    """The terms checked one by one: each feature of a plain `a&b&c`, else the whole."""
+    """The terms checked one by one: each feature of a plain `a&b&c`, or of Slurm's
+    multiple counts `[a*2&b*4]` (so many nodes with each), else the whole."""
     plain = [expr] if isinstance(expr, Feature) else list(expr.items) \
-        if isinstance(expr, Op) and set(expr.ops) == {"&"} and expr.kind != "[" \
-        and expr.count is None else []
+        if isinstance(expr, Op) and expr.count is None and (
+            set(expr.ops) == {"&"} and expr.kind != "[" or set(expr.ops) <= {"&"}
+            and expr.kind == "[" and all(i.count is not None for i in expr.items)) else []
     return plain if all(isinstance(p, Feature) for p in plain) and plain else \
         [expr] if expr is not None else []
 

@@ -138,14 +138,18 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
-                ended: Collection[str] = (), in_reservation: bool = False) -> SimState:
+                ended: Collection[str] = (), in_reservation: bool = False,
+                probe_mem: int = 0) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
     walltime, not at the walltime; never later than the walltime. `ended`: native ids of
     running jobs known to have ended already (the engine's own, whose end it heard before
     the scheduler's view dropped them): their resources are free now. `in_reservation`:
-    the probe is a job of a reservation (reserved nodes are open to it)."""
+    the probe is a job of a reservation (reserved nodes are open to it). `probe_mem`: the
+    memory a node must have free for the probe (MB): a node whose running jobs hold more of
+    its memory (Slurm AllocMem) than leaves that keeps its free CPUs and GPUs until the
+    last of those jobs ends (the snapshot does not say which job holds how much)."""
     usable = [node_usable(n, in_reservation) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -182,6 +186,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             if planned is not None:
                 planned[len(rel)] = by_limit
             rel.append((end, len(rel), h, c, g))
+    last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
+    for r in rel:
+        if r[0] >= last.get(r[2], (-1.0, 0))[0]:
+            last[r[2]] = (r[0], r[1])
     for h in range(len(nodes)):
         alloc_c[h] = min(cap_c[h], max(alloc_c[h], expl_c[h]))
         alloc_g[h] = min(cap_g[h], max(alloc_g[h], expl_g[h]))
@@ -189,6 +197,22 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
         if lc or lg:
             owners.append(None)
             rel.append((UNKNOWN_HOLD_S, len(rel), h, lc, lg))
+            if last.get(h, (-1.0, 0))[0] <= UNKNOWN_HOLD_S:
+                last[h] = (UNKNOWN_HOLD_S, rel[-1][1])
+        n = nodes[h]
+        short = probe_mem and n.memory_mb and n.memory_allocated \
+            and n.memory_mb - n.memory_allocated < probe_mem
+        hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
+        if short and (hc or hg):
+            # its memory frees with the jobs holding it: its free CPUs and GPUs are held
+            # as long (the job that ends last: calibrated as that job, when it is known)
+            end, seq = last.get(h, (UNKNOWN_HOLD_S, -1))
+            owners.append(owners[seq] if 0 <= seq < len(owners) else None)
+            if planned is not None:
+                planned[len(rel)] = planned.get(seq, end)
+            rel.append((end, len(rel), h, hc, hg))
+            alloc_c[h] += hc
+            alloc_g[h] += hg
     rel.sort()
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],

@@ -261,7 +261,9 @@ def test_pbs_snapshot():
     assert nodes["node2"].gpus == 4 and nodes["node2"].gpu_type == "a100"
     assert nodes["node3"].memory_mb == 16384 and nodes["node3"].state == "down,offline"
     parts = {p.name: p for p in snap.partitions}
-    assert set(parts) == {"workq", "gpu"} and parts["workq"].default
+    assert set(parts) == {"workq", "gpu", "route"} and parts["workq"].default
+    # the routing queue runs nothing: it names where it sends jobs
+    assert parts["route"].routes_to == ["workq", "gpu"] and parts["workq"].routes_to is None
     assert parts["workq"].max_time_s == 86400 and parts["workq"].max_nodes == 4
     assert parts["gpu"].state == "DOWN" and parts["gpu"].allowed_accounts == ["physics", "chem"]
     assert all(not j.state.terminal for j in snap.jobs) and len(snap.jobs) == 3

@@ -33,6 +33,9 @@ BJOBS_FIELDS = ("jobid stat user queue job_name exit_code pend_reason submit_tim
 BHOSTS_FIELDS = "host_name status max njobs run"
 LSHOSTS_FIELDS = "HOST_NAME type model ncpus maxmem RESOURCES"
 BQUEUES_FIELDS = "queue_name status max runlimit"
+# a queue's hosts and limits on a job's memory and tasks, asked apart: a release of LSF
+# that does not know one of these fields fails only this command (then none is checked)
+BQUEUES_LIMIT_FIELDS = "queue_name hosts max_memlimit max_tasklimit min_tasklimit"
 
 _STATES = {"PEND": JobState.PENDING, "PSUSP": JobState.PENDING, "WAIT": JobState.PENDING,
            "PROV": JobState.PENDING, "RUN": JobState.RUNNING, "USUSP": JobState.RUNNING,
@@ -93,6 +96,8 @@ class LsfCommands:
             "hosts": ["bhosts", "-o", BHOSTS_FIELDS, "-json"],
             "lshosts": ["lshosts", "-o", LSHOSTS_FIELDS, "-json"],
             "queues": ["bqueues", "-o", BQUEUES_FIELDS, "-json"],
+            "queue_limits": ["sh", "-c", f"bqueues -o '{BQUEUES_LIMIT_FIELDS}' -json "
+                             "2>/dev/null; exit 0"],
             "queue": ["bjobs", "-u", "all", "-o", BJOBS_FIELDS, "-json"],
         }
 
@@ -194,24 +199,56 @@ class LsfCommands:
             ))
         return out
 
-    def parse_queues(self, stdout: str) -> list[Partition]:
+    def parse_queues(self, stdout: str, limits: str = "") -> list[Partition]:
+        """`bqueues -o ... -json`, with each queue's hosts and limits from `limits` (the
+        same command asked for HOSTS, MAX_MEMLIMIT, MAX/MIN_TASKLIMIT) where given."""
+        extra: dict[str, dict[str, Any]] = {}
+        if limits.strip():
+            for r in self._records("bqueues -json", limits):
+                r = {k.upper(): v for k, v in r.items()}
+                extra[str(r.get("QUEUE_NAME"))] = r
         out = []
         for r in self._records("bqueues -json", stdout):
             r = {k.upper(): v for k, v in r.items()}
             status = clean(r.get("STATUS")) or ""
+            name = str(r.get("QUEUE_NAME"))
+            x = extra.get(name, {})
             out.append(Partition(
-                name=str(r.get("QUEUE_NAME")), state="UP" if "Active" in status else "DOWN",
+                name=name, state="UP" if "Active" in status else "DOWN",
                 max_time_s=_runlimit(clean(r.get("RUNLIMIT"))),
                 total_cpus=to_int(r.get("MAX")) or 0,
+                nodes=_queue_hosts(clean(x.get("HOSTS"))),
+                # MEMLIMIT: a process above it is killed (KB unless a unit is given)
+                max_mem_per_process_mb=memory_mb(x.get("MAX_MEMLIMIT")
+                                                 or x.get("MEMLIMIT"), default_unit="k"),
+                max_cpus=_task_limit(x.get("MAX_TASKLIMIT") or x.get("TASKLIMIT")),
+                min_cpus=_task_limit(x.get("MIN_TASKLIMIT")),
             ))
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         return SiteSnapshot(
             site=site, nodes=self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", "")),
-            partitions=self.parse_queues(outputs.get("queues", "")),
+            partitions=self.parse_queues(outputs.get("queues", ""),
+                                         outputs.get("queue_limits", "")),
             jobs=self.parse_status(outputs.get("queue", "")),
         )
+
+
+def _queue_hosts(text: str | None) -> list[str]:
+    """A queue's HOSTS: its host names; none (every host) for `all`, or where it names a
+    host group (`grp/`, whose members bqueues does not list) or another cluster's hosts."""
+    names = [re.sub(r"\+\d+$", "", h) for h in (text or "").split()]
+    if not names or any(h in ("all", "allremote", "others", "-") or h.endswith("/")
+                        or "@" in h or h.startswith("~") for h in names):
+        return []
+    return names
+
+
+def _task_limit(value: Any) -> int | None:
+    """A queue's TASKLIMIT field: a number, or '-' for none."""
+    n = to_int(value)
+    return n if n and n > 0 else None
 
 
 def _runlimit(text: str | None) -> int | None:

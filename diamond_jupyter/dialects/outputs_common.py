@@ -176,6 +176,16 @@ def gpu_count(text: Any) -> tuple[int, str | None]:
     return total, kind
 
 
+def gpu_types(text: Any) -> dict[str, int] | None:
+    """GPUs by type where a node has more than one type ('gpu:a100:2(S:0),gpu:v100:2(S:1)'
+    -> {'a100': 2, 'v100': 2}); None for one type or none (its count says it all)."""
+    out: dict[str, int] = {}
+    for m in _GPU_RE.finditer(clean(text) or ""):
+        if m.group(1):
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out if len(out) > 1 else None
+
+
 _GRES_ENTRY = re.compile(r"([A-Za-z][\w-]*)(?::[^:,()]+)*?:(\d+)(?:\([^()]*\))?")
 
 

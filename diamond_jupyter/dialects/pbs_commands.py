@@ -325,10 +325,17 @@ class PbsCommands:
         for name, a in queues.items():
             if not isinstance(a, dict):
                 continue  # not a queue's attributes: a mangled entry
-            if str(a.get("queue_type", "Execution")).lower().startswith("r"):
-                continue  # routing queues run nothing themselves
-            mx = _obj(a.get("resources_max"))
             up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
+            if str(a.get("queue_type", "Execution")).lower().startswith("r"):
+                # a routing queue runs nothing: it sends a job on (`dest@server` names a
+                # queue of another server, which this snapshot cannot see)
+                dests = [d.strip() for d in str(clean(a.get("route_destinations")) or "")
+                         .split(",") if d.strip()]
+                out.append(Partition(name=name, default=name == default,
+                                     state="UP" if str(a.get("enabled")) == "True"
+                                     else "DOWN", routes_to=dests))
+                continue
+            mx, mn = _obj(a.get("resources_max")), _obj(a.get("resources_min"))
             acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
             dflt = _obj(a.get("resources_default"))
             out.append(Partition(
@@ -338,6 +345,9 @@ class PbsCommands:
                 # a job's totals (summed over its chunks) the queue takes at most
                 max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
+                max_running=_max_run(a.get("max_run")),
+                min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
+                min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_accounts=acl.split(",") if acl else None,
             ))
@@ -355,6 +365,17 @@ class PbsCommands:
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
             jobs=jobs,
         )
+
+
+
+def _max_run(value: object) -> int | None:
+    """A queue's `max_run`: a number (old style) or `[o:PBS_ALL=N]` (N for everyone's jobs
+    together); limits per user or group (`[u:...]`, `[g:...]`) are not the queue's."""
+    n = to_int(value)
+    if n is not None:
+        return n if n > 0 else None
+    m = re.search(r"\[o:PBS_ALL=(\d+)\]", str(value or ""))
+    return int(m.group(1)) if m else None
 
 
 pbs_commands = PbsCommands()

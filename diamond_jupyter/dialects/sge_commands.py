@@ -151,6 +151,9 @@ class SgeCommands:
             "hosts": ["qhost", "-xml", "-F", "-q"],
             "queues": ["sh", "-c", 'for q in $(qconf -sql); do qconf -sq "$q"; echo; done'],
             "pes": ["qconf", "-spl"],
+            # each PE's allocation_rule: how its slots spread over hosts
+            "pe_rules": ["sh", "-c", 'for p in $(qconf -spl 2>/dev/null); do qconf -sp "$p"; '
+                         "echo; done; exit 0"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
@@ -290,6 +293,7 @@ class SgeCommands:
             partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
+            pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
@@ -364,6 +368,19 @@ def parse_pe_names(stdout: str) -> list[str]:
     """`qconf -spl`: one parallel environment per line (a name has no blanks: a message
     such as "no parallel environment defined" names none)."""
     return [ln.strip() for ln in stdout.splitlines() if len(ln.split()) == 1]
+
+
+def parse_pe_rules(stdout: str) -> dict[str, str]:
+    """`qconf -sp` of each PE (blank-line separated): its name -> its allocation_rule."""
+    out: dict[str, str] = {}
+    name = None
+    for line in stdout.splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key == "pe_name":
+            name = value.strip() or None
+        elif key == "allocation_rule" and name and value.strip():
+            out[name] = value.strip()
+    return out
 
 
 def pe_list(value: str) -> list[str]:

@@ -14,7 +14,15 @@ import re
 from datetime import datetime, tzinfo
 from typing import Any
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    QosLimits,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
     decode_wait_status,
@@ -22,6 +30,7 @@ from .outputs_common import (
     fail,
     from_epoch,
     gpu_count,
+    gpu_types,
     load_json,
     memory_mb,
     other_gres,
@@ -205,9 +214,14 @@ class SlurmCommands:
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {
-            "partitions": self._q("scontrol", "show", "partition", "-o"),
+            # --all: hidden partitions too (a job may name one), and those of other groups
+            # (their AllowGroups says so)
+            "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
             "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
+            # the QOS limits a job meets (a site without accounting answers nothing)
+            "qos": self._q("sh", "-c", f"sacctmgr -nP show qos format={QOS_FIELDS} "
+                           "2>/dev/null; exit 0"),
         }
 
     # -- parsers ------------------------------------------------------------
@@ -355,6 +369,10 @@ class SlurmCommands:
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
+                max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
+                hidden=kv.get("Hidden") == "YES",
+                qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
+                else None,
             ))
         return out
 
@@ -382,6 +400,10 @@ class SlurmCommands:
                 gpu_type=kind, features=feats.split(",") if feats else [],
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
+                memory_allocated=to_int(kv.get("AllocMem")) or 0,
+                threads_per_core=to_int(kv.get("ThreadsPerCore")),
+                gpu_types=gpu_types(kv.get("Gres")),
+                sockets=to_int(kv.get("Sockets")),
             ))
         return out
 
@@ -409,7 +431,38 @@ class SlurmCommands:
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=self.parse_status(outputs.get("queue", "")),
+            qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
         )
+
+
+QOS_FIELDS = "Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall"
+
+
+def parse_qos(stdout: str) -> dict[str, QosLimits]:
+    """`sacctmgr -nP show qos format=QOS_FIELDS`: one QOS a line, `|` between fields. A
+    line of another shape (a message in place of the table) names no QOS: its limits are
+    not checked, and the rest of the snapshot stands."""
+    out: dict[str, QosLimits] = {}
+    for line in stdout.splitlines():
+        f = line.split("|")
+        if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
+            continue
+        out[f[0].strip()] = QosLimits(
+            name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
+            max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]))
+    return out
+
+
+def _tres(text: str) -> dict[str, int]:
+    """'cpu=16,mem=64G,node=2,gres/gpu=4' -> counts by name (mem in MB); unreadable
+    entries are left out (not checked)."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        name, _, value = item.strip().partition("=")
+        n = memory_mb(value) if name == "mem" else to_int(value)
+        if name and n is not None and n >= 0:
+            out[name] = n
+    return out
 
 
 def _minutes(text: Any) -> int | None:

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
-from .outputs_common import clean, gpu_count, other_gres, to_int
+from .outputs_common import clean, gpu_count, gpu_types, other_gres, to_int
 from .slurm_commands import SlurmCommands
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -171,6 +171,9 @@ def parse_nodes(text: str) -> list[Node]:
             features=feats.split(",") if feats else [],
             partitions=[p for p in n.get("partitions") or [] if isinstance(p, str)],
             architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
+            memory_allocated=to_int(n.get("alloc_memory")) or 0,
+            threads_per_core=to_int(n.get("threads")), sockets=to_int(n.get("sockets")),
+            gpu_types=gpu_types(n.get("gres")),
         ))
     return out
 
@@ -222,6 +225,7 @@ def parse_partitions(text: str) -> list[Partition]:
             preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
             else mode.upper() if mode else None,
             priority_tier=to_int(p.get("priority_tier")),
+            hidden="hidden" in [str(f).lower() for f in p.get("flags") or []],
         ))
     return out
 

@@ -6,11 +6,17 @@ web pages and CSV saved as logs; and the memory of a long log whose window is at
 
 from __future__ import annotations
 
+import bz2
 import gc
+import gzip
+import lzma
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 import diamond_jupyter.dialects.slurm_script  # noqa: F401  (imported by a plan: not its memory)
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
 from diamond_jupyter.testbed.trace import SwfJob, plan_replay, read_swf
 
@@ -75,3 +81,157 @@ def test_a_window_at_the_end_of_a_long_log_holds_only_its_own_jobs(tmp_path: Pat
     assert alive <= running + queued + arrivals, alive
     assert peak < 120 * len(rows), peak
     assert len(log.table) == len(rows) and log.max_procs == 1024
+
+
+# ---- headers ------------------------------------------------------------------------------
+
+ARCHIVE_HEADER = """\
+; Version: 2.2
+; Computer: Made-up Cluster 9000
+; Installation: A center written for this test
+; Acknowledge: nobody
+; Information: http://example.invalid/logs
+; Conversion: by hand, for diamond-jupyter's tests
+; MaxJobs: 6
+; MaxRecords: 6
+; Preemption: No
+; UnixStartTime: 1104537600
+; TimeZoneString: America/Chicago
+; StartTime: Sat Jan 01 00:00:00 CST 2005
+; EndTime:   Sun Jan 02 00:00:00 CST 2005
+; MaxNodes: 32
+; MaxProcs: 128
+; MaxRuntime: 86400
+; MaxMemory: 2097152
+; AllowOveruse: No
+; MaxQueues: 2
+; Queues: 1 = batch, 2 = debug
+; Queue: 1 batch (1 day)
+; Queue: 2 debug (30 minutes)
+; MaxPartitions: 1
+; Partitions: 1 = the whole machine
+; Note: a job's processors are cores, four a node
+; Note: status 5 is a job cancelled by its user
+;
+"""
+
+
+def _jobs_of_quarter_machines() -> str:
+    """Six jobs of 32 processors each (a quarter of 128), four at once at most."""
+    return "".join(_line(n, n * 100, 0, 350, 32, req=1200) for n in range(1, 7))
+
+
+def test_every_standard_header_field_reads_and_sizes_the_machine(tmp_path: Path) -> None:
+    path = tmp_path / "archive.swf"
+    path.write_text(ARCHIVE_HEADER + _jobs_of_quarter_machines())
+    log = read_swf(path)
+    assert (log.max_procs, log.unix_start, len(log.jobs), log.notes) == (
+        128, 1104537600, 6, ())
+    plan = plan_replay(log, cluster("beta"), start=100, duration_s=10, scale=60)
+    total = cluster("beta").nodes * cluster("beta").cpus
+    assert all(j.nodes * j.cpus_per_node >= total // 4 for j in plan.jobs)
+
+
+def test_header_keys_in_other_spellings_are_the_same_fields(tmp_path: Path) -> None:
+    """A header retyped by hand: `; maxprocs: 128`, `;MAXPROCS :128`, `; Max Procs: 128`.
+    Before: only the archive's exact spelling counted, so the machine was sized by its
+    jobs (64 processors at once), each job taken as half the machine, not a quarter."""
+    for spelling in ("; maxprocs: 128", ";MAXPROCS :128", "; Max Procs: 128",
+                     "; max_procs: 128"):
+        path = tmp_path / "retyped.swf"
+        path.write_text(f"; Version: 2.2\n{spelling}\n" + "".join(
+            _line(n, n * 1000, 0, 500, 32) for n in range(1, 5)))
+        log = read_swf(path)
+        assert log.max_procs == 128, spelling
+
+
+def test_joined_logs_with_two_machine_sizes_take_the_larger_and_say_so(tmp_path: Path) -> None:
+    """Two logs of one machine joined, each with its header: 256 processors, then 128 (a
+    part taken out of service). Before: the last header won silently, so a job of the
+    first part sized by its request of 200 processors was cut to 128, the whole machine."""
+    first = "; MaxProcs: 256\n" + "".join(
+        _line(n, n * 100, 0, 50, 200, alloc=-1) for n in range(1, 4))
+    second = "; MaxProcs: 128\n" + "".join(
+        _line(n, 1000 + n * 100, 0, 50, 64) for n in range(4, 7))
+    path = tmp_path / "joined.swf"
+    path.write_text(first + second)
+    log = read_swf(path)
+    assert log.max_procs == 256
+    assert [j.procs for j in log.jobs[:3]] == [200, 200, 200]
+    [note] = [n for n in log.notes if "MaxProcs" in n]
+    assert "256" in note and "128" in note and "largest" in note
+
+
+# ---- how a log is packed ------------------------------------------------------------------
+
+def _small_log() -> str:
+    return "; MaxProcs: 64\n" + "".join(_line(n, n * 300, n % 5 * 10, 900, 1 << n % 6)
+                                        for n in range(1, 41))
+
+
+@pytest.mark.parametrize("pack", [gzip.compress, bz2.compress, lzma.compress],
+                         ids=["gzip", "bzip2", "xz"])
+def test_a_log_in_several_compressed_members_reads_whole(tmp_path: Path, pack) -> None:
+    """`cat part1.gz part2.gz > log.gz`, and the parallel compressors (pigz, pbzip2, xz -T)
+    write several members: every member's lines are the log."""
+    text = _small_log()
+    lines = text.splitlines(keepends=True)
+    path = tmp_path / "members.swf"
+    path.write_bytes(b"".join(pack("".join(lines[k:k + 7]).encode())
+                              for k in range(0, len(lines), 7)))
+    plain = tmp_path / "plain.swf"
+    plain.write_text(text)
+    assert read_swf(path).jobs == read_swf(plain).jobs and len(read_swf(path).jobs) == 40
+
+
+@pytest.mark.parametrize("outer, inner", [(gzip.compress, gzip.compress),
+                                          (gzip.compress, lzma.compress),
+                                          (bz2.compress, gzip.compress)])
+def test_a_log_compressed_twice_reads_as_the_log(tmp_path: Path, outer, inner) -> None:
+    """A download gzipped again by a server or a browser (`log.swf.gz` holding a gzip file).
+    Before: "this is not text" at line 1, the first layer's bytes read as lines."""
+    text = _small_log()
+    path = tmp_path / "twice.swf.gz"
+    path.write_bytes(outer(inner(text.encode())))
+    plain = tmp_path / "plain.swf"
+    plain.write_text(text)
+    assert read_swf(path).jobs == read_swf(plain).jobs
+
+
+@pytest.mark.parametrize("head, what", [(b"\x1f\x9d\x90", "Unix compress"),
+                                        (b"LZIP\x01", "lzip")])
+def test_a_format_not_read_is_named_with_what_is_accepted(tmp_path: Path, head: bytes,
+                                                           what: str) -> None:
+    """An old archive copy packed with `compress` (log.swf.Z) or with lzip. Before: "this is
+    not text" or "an SWF job line has 18 fields, this one 1"."""
+    path = tmp_path / "log.swf.Z"
+    path.write_bytes(head + bytes(range(256)) * 4)
+    with pytest.raises(BadInput, match=rf"is compressed with {what}: unpack it first "
+                                       r"\(accepted: an SWF text file, plain or compressed "
+                                       "with gzip, bzip2 or xz"):
+        read_swf(path)
+
+
+@pytest.mark.parametrize("page", [
+    "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head></html>\n",
+    "\n  <html>\n<body>moved</body>\n</html>\n",
+    "<?xml version='1.0'?>\n<Error><Code>AccessDenied</Code></Error>\n"])
+def test_a_web_page_saved_as_the_log_is_named(tmp_path: Path, page: str) -> None:
+    """A download that saved the server's error page (a 404, a redirect, a cloud store's
+    XML refusal) under the log's name. Before: "an SWF job line has 18 fields, this one 2"."""
+    path = tmp_path / "log.swf"
+    path.write_text(page)
+    with pytest.raises(BadInput, match=r"log.swf:\d: this is a web page \(HTML or XML\), "
+                                       "not an SWF log: .*download the log file itself"):
+        read_swf(path)
+
+
+def test_a_log_saved_as_csv_is_named_with_its_separator(tmp_path: Path) -> None:
+    """A log opened in a spreadsheet and saved as CSV: commas between the 18 fields. Before:
+    "an SWF job line has 18 fields, this one 1"."""
+    path = tmp_path / "log.csv"
+    path.write_text("; MaxProcs: 64\n" + _line(1, 0).replace(" ", ","))
+    with pytest.raises(BadInput, match=r"log.csv:2: the fields are separated by commas "
+                                       r"\(a spreadsheet's CSV\): SWF separates its 18 fields "
+                                       "by spaces or tabs"):
+        read_swf(path)

@@ -80,8 +80,13 @@ COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
 # What decompressing a cut-off or damaged log raises (BadGzipFile is an OSError; zlib.error
 # is gzip's damaged data, a flipped byte); bz2's is an OSError without an errno
 DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
+# The header fields read, by their names without spaces or underscores in lower case (a
+# header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
+HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime")}
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
-            (b"7z\xbc\xaf", "a 7-Zip archive"))
+            (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
+            (b"LZIP", "compressed with lzip"))
+NESTED = 3  # layers of compression unpacked (a gzip file gzipped again by a server)
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -258,7 +263,7 @@ def read_swf(path: str | Path) -> SwfLog:
                        + (f" in it ({', '.join(logs)}, ...)" if logs else "")
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
-    header: dict[str, int] = {}
+    given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     table = JobTable()
     lineno = 0
     compressed = "text"
@@ -272,12 +277,13 @@ def read_swf(path: str | Path) -> SwfLog:
                 if not text:
                     continue
                 if text.startswith(";"):
-                    key, _, value = (x.strip() for x in text[1:].partition(":"))
-                    count = header_count(value)
-                    if count and key in ("MaxProcs", "MaxNodes", "UnixStartTime"):
-                        header[key] = count
+                    key, _, value = text[1:].partition(":")
+                    count = header_count(value.strip())
+                    key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    if count and key:
+                        given.setdefault(key, []).append(count)
                     continue
-                job = _job(text, p, lineno)
+                job = _job(text, p, lineno, first=not len(table))
                 try:
                     table.add(job)
                 except OverflowError:
@@ -295,6 +301,7 @@ def read_swf(path: str | Path) -> SwfLog:
     table = _whole_jobs(table)
     _number_copies(table)
     notes: list[str] = []
+    header = _header(given, notes)
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
@@ -317,6 +324,20 @@ def read_swf(path: str | Path) -> SwfLog:
                   unix_start=header.get("UnixStartTime"))
 
 
+def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
+    """One value a header field: logs joined, each with its header, may give a field twice.
+    Of two machine sizes (a machine that grew, or lost a part) the larger held the jobs of
+    its time; of two UnixStartTimes the first is the log's second 0."""
+    header = {}
+    for key, values in given.items():
+        header[key] = values[0] if key == "UnixStartTime" else max(values)
+        if key != "UnixStartTime" and len(set(values)) > 1:
+            notes.append(f"the log's header gives {key} {len(values)} times "
+                         f"({', '.join(map(str, values))}), as logs joined do: the largest, "
+                         f"{header[key]}, is taken")
+    return header
+
+
 def open_swf(path: Path) -> TextIO:
     """A log's text, compressed (gzip, bzip2, xz) or not by its bytes, whatever its name (a
     browser may have unzipped a .gz), without a byte-order mark."""
@@ -337,9 +358,15 @@ def _open_swf(path: Path) -> tuple[str, TextIO]:
         name, opener = next(((name, o) for magic, name, o in COMPRESSED
                              if head.startswith(magic)), ("text", None))
         data: io.BufferedIOBase = io.BufferedReader(_ReadAhead(head, raw))
-        if opener is not None:
-            data = opener(data, "rb")
         try:
+            for _ in range(NESTED):  # a log compressed again (a server gzipped its .gz)
+                if opener is None:
+                    break
+                data = opener(data, "rb")
+                inner = _read_ahead(data, 6)
+                data = io.BufferedReader(_ReadAhead(inner, data))
+                opener = next((o for magic, _, o in COMPRESSED if inner.startswith(magic)),
+                              None)
             bom = _read_ahead(data, 2)
         except DAMAGED as e:  # a compressed log of a few bytes, cut off or damaged
             raise _unreadable(path, 0, e, name) from None
@@ -561,11 +588,21 @@ def header_count(value: str) -> int | None:
     return int(digits) if digits else None
 
 
-def _job(text: str, path: Path, lineno: int) -> SwfJob:
+def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
+    """The job of an SWF line (`first`: no job line came before it)."""
     fields = text.split()
     if "\ufffd" in text or "\x00" in text:
         raise BadInput(f"{path}:{lineno}: this is not text: an SWF log is lines of numbers, "
                        "plain or compressed with gzip, bzip2 or xz")
+    if first and text.startswith("<"):  # a page in place of the log, not after its lines
+        raise BadInput(f"{path}:{lineno}: this is a web page (HTML or XML), not an SWF log: "
+                       "a download saved a server's error or index page under the log's name; "
+                       "download the log file itself (accepted: an SWF text file, plain or "
+                       "compressed with gzip, bzip2 or xz)")
+    if len(fields) < 11 and len(text.split(",")) >= 11:
+        raise BadInput(f"{path}:{lineno}: the fields are separated by commas (a spreadsheet's "
+                       "CSV): SWF separates its 18 fields by spaces or tabs: "
+                       f"{text[:80]!r}")
     if len(fields) < 11:
         comment = "" if _number(fields[0]) else (
             " (header and comment lines start with ';')")

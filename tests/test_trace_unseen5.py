@@ -30,6 +30,11 @@ def _line(number: int, submit: float, wait: float = 0, run: float = 100, procs: 
             f"{number % 7 + 1} 1 -1 1 {partition} {preceding} {think:g}\n")
 
 
+def _whole(log, scale: float = 60.0) -> float:
+    """A duration (real seconds) whose window holds every submission of the log."""
+    return (log.span[1] - log.span[0]) / scale + 1
+
+
 def _number(name: str) -> int:
     return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
 
@@ -235,3 +240,25 @@ def test_a_log_saved_as_csv_is_named_with_its_separator(tmp_path: Path) -> None:
                                        r"\(a spreadsheet's CSV\): SWF separates its 18 fields "
                                        "by spaces or tabs"):
         read_swf(path)
+
+
+# ---- requested times ------------------------------------------------------------------------
+
+def test_jobs_without_a_requested_time_are_named_with_the_limit_they_get(tmp_path: Path) -> None:
+    """Field 9 is -1 on every other line (a log converted from accounting records that kept
+    no requests). Before: such a job silently got its partition's limit (a day on alpha,
+    not its hour's run); now a note counts them and names the limits given."""
+    path = tmp_path / "half_asked.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(
+        _line(n, n * 120, 0, 3600, 4, req=-1 if n % 2 else 7200) for n in range(1, 21)))
+    log = read_swf(path)
+    c = cluster("gamma")  # short (30 min, the default) and long (2 days)
+    plan = plan_replay(log, c, start=120, duration_s=_whole(log, 1), scale=1)
+    unasked = [j for j in plan.jobs if _number(j.name) % 2]
+    assert unasked and all((j.partition, j.walltime_min) == ("long", 2880) for j in unasked)
+    [note] = [n for n in plan.notes if "no requested time" in n]
+    assert note.startswith(f"{len(unasked)} job(s) have no requested time (field 9 is -1 "
+                           f"or 0, e.g. {unasked[0].name})")
+    assert note.endswith("(long 2880 min)")
+    asked = [j for j in plan.jobs if not _number(j.name) % 2]
+    assert asked and all(j.walltime_min == 120 for j in asked)

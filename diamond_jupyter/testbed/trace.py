@@ -821,6 +821,15 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         if source.preceding in replayed:
             jobs[k] = dataclasses.replace(job, after=replayed[source.preceding])
         replayed[source.number] = job.name
+    unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
+               if source.req_time <= 0]
+    if unasked:
+        given = sorted({(j.partition or "the default", j.walltime_min) for j in unasked},
+                       key=lambda p: p[1])
+        notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
+                     f"e.g. {unasked[0].name}): each gets the limit of the partition its run "
+                     "fits, as a scheduler gives a job that asks for none ("
+                     + ", ".join(f"{name} {limit} min" for name, limit in given) + ")")
     cut = [j for j in jobs if j.runtime_s > j.walltime_min * 60]
     if cut:
         notes.append(f"{len(cut)} job(s) ran longer than {c.name}'s longest partition allows "

@@ -262,3 +262,137 @@ def test_jobs_without_a_requested_time_are_named_with_the_limit_they_get(tmp_pat
     assert note.endswith("(long 2880 min)")
     asked = [j for j in plan.jobs if not _number(j.name) % 2]
     assert asked and all(j.walltime_min == 120 for j in asked)
+
+
+# ---- statuses, partial executions, partitions, dependencies -------------------------------
+
+def test_parts_around_a_summary_count_once_and_do_not_size_the_machine(tmp_path: Path) -> None:
+    """A checkpointed job whose summary line (status 0: it failed in the end; status 5: it
+    was cancelled after running) lies between its parts (status 2, then 4 or 3), beside a
+    plain job, in a log without MaxProcs: each job counts once, with its summary's run, and
+    the machine is what the summaries held at once (16), not with the parts (24)."""
+    path = tmp_path / "parts.swf"
+    path.write_text("".join([
+        _line(1, 0, 10, 300, 8, req=1000, status=2),
+        _line(1, 0, 10, 700, 8, req=1000, status=0),
+        _line(1, 0, 500, 400, 8, req=1000, status=4),
+        _line(2, 50, 0, 600, 8, req=1000, status=1),
+        _line(3, 60, 700, 200, 4, req=1000, status=2),
+        _line(3, 60, 700, 500, 4, req=1000, status=5),
+        _line(3, 60, 1000, 300, 4, req=1000, status=3)]))
+    log = read_swf(path)
+    assert [(j.number, j.run, j.status) for j in log.jobs] == [(1, 700, 0), (2, 600, 1),
+                                                               (3, 500, 5)]
+    assert log.max_procs == 16
+    plan = plan_replay(log, cluster("beta"), start=0, duration_s=_whole(log, 1), scale=1)
+    names = sorted(j.name for j in plan.jobs)
+    assert names == ["trace-arrive-1", "trace-arrive-2", "trace-arrive-3"]
+    assert [j.runtime_s for j in sorted(plan.jobs, key=lambda j: j.name)] == [700, 600, 500]
+
+
+def test_partition_numbers_beyond_the_headers_list_are_read_and_replayed(tmp_path: Path
+                                                                        ) -> None:
+    """`; MaxPartitions: 2` but lines in partitions 5, 0 and -1 (a partition added after the
+    header was written, or unknown): field 16 places nothing in a replay, so every job that
+    ran is replayed in the site's own partitions."""
+    path = tmp_path / "partitions.swf"
+    path.write_text("; MaxProcs: 64\n; MaxPartitions: 2\n; Partitions: 1 = north, 2 = south\n"
+                    + "".join(_line(n, n * 60, 0, 600, 8, partition=(1, 2, 5, 0, -1)[n % 5])
+                              for n in range(1, 21)))
+    log = read_swf(path)
+    c = cluster("gamma")
+    plan = plan_replay(log, c, start=60, duration_s=_whole(log), scale=60)
+    parts = {None if p.default else p.name for p in c.partitions}
+    assert len(plan.jobs) == 20 and all(j.partition in parts for j in plan.jobs)
+
+
+def test_preceding_jobs_later_missing_or_itself_hold_nothing(tmp_path: Path) -> None:
+    """Field 17 names the preceding job and 18 the think time after it: a job named as its
+    own predecessor, one naming a job submitted after it, and one naming a job not in the
+    log are free; one naming an earlier replayed job waits for it."""
+    path = tmp_path / "chains.swf"
+    path.write_text("; MaxProcs: 16\n" + _line(1, 0, preceding=3, think=5)
+                    + _line(2, 10, preceding=2) + _line(3, 20, preceding=99)
+                    + _line(4, 30, preceding=1, think=20))
+    log = read_swf(path)
+    assert [j.preceding for j in log.jobs] == [3, -1, 99, 1]
+    plan = plan_replay(log, cluster("alpha"), start=0, duration_s=1, scale=60)
+    assert [(j.name, j.after) for j in plan.jobs] == [
+        ("trace-arrive-1", None), ("trace-arrive-2", None), ("trace-arrive-3", None),
+        ("trace-arrive-4", "trace-arrive-1")]
+
+
+def test_a_line_of_minus_ones_but_its_run_and_size_is_load(tmp_path: Path) -> None:
+    """Everything unknown but the number, the submit time, the run and a processor count
+    (allocated on one line, requested on the other): each runs from its submission with
+    the default partition's limit, and the note says it asked for no time."""
+    path = tmp_path / "unknowns.swf"
+    path.write_text("; MaxProcs: 16\n"
+                    "1 0 -1 100 -1 -1 -1 4 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                    "2 10 -1 100 4 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\n")
+    log = read_swf(path)
+    assert [(j.procs, j.by_request, j.status) for j in log.jobs] == [(4, True, -1),
+                                                                     (4, False, -1)]
+    plan = plan_replay(log, cluster("alpha"), start=0, duration_s=1, scale=60)
+    assert [(j.name, j.walltime_min, j.partition) for j in plan.jobs] == [
+        ("trace-arrive-1", 1440, None), ("trace-arrive-2", 1440, None)]
+    assert any(n.startswith("2 job(s) have no requested time") for n in plan.notes)
+
+
+def test_statuses_0_1_5_replay_what_ran(tmp_path: Path) -> None:
+    """Failed (0), completed (1) and cancelled (5) jobs: each that ran is load, whatever its
+    end; a cancelled one that never ran (run 0 or -1) is not."""
+    path = tmp_path / "statuses.swf"
+    path.write_text("; MaxProcs: 32\n" + "".join(
+        _line(n, n * 30, 0, (0, 200, -1)[n % 3] if n % 5 == 0 else 300, 2,
+              status=(0, 1, 5)[n % 3])
+        for n in range(1, 31)))
+    log = read_swf(path)
+    ran = {j.number for j in log.jobs if j.run > 0}
+    plan = plan_replay(log, cluster("beta"), start=30, duration_s=_whole(log), scale=60)
+    assert {_number(j.name) for j in plan.jobs} == ran
+    assert {j.status for j in log.jobs if j.number in ran} == {0, 1, 5}
+
+
+# ---- the layout of a hand-made log -----------------------------------------------------------
+
+def test_crlf_tabs_and_trailing_blank_lines_in_gzip_members_read_as_the_clean_log(
+        tmp_path: Path) -> None:
+    text = _small_log()
+    messy = "\r\n".join("\t".join(line.split()) + "  " if not line.startswith(";") else line
+                        for line in text.splitlines()) + "\r\n\r\n\t\r\n\n"
+    half = len(messy) // 2
+    path = tmp_path / "messy.swf.gz"
+    path.write_bytes(gzip.compress(messy[:half].encode()) + gzip.compress(messy[half:].encode()))
+    clean = tmp_path / "clean.swf"
+    clean.write_text(text)
+    assert read_swf(path).jobs == read_swf(clean).jobs
+
+
+def test_a_number_too_large_for_its_field_is_named(tmp_path: Path) -> None:
+    """A job number of 25 digits (two fields run together by a converter). The reader keeps
+    numbers in 64-bit columns: the line is named, not an OverflowError."""
+    path = tmp_path / "wide.swf"
+    path.write_text("; MaxProcs: 16\n" + _line(1, 0)
+                    + _line(2, 10).replace("2 ", "2000000000000000000000000 ", 1))
+    with pytest.raises(BadInput, match=r"wide.swf:3: a job number, processor count, status "
+                                       r"or preceding job is too large a number"):
+        read_swf(path)
+
+
+def test_a_log_in_reverse_order_plans_as_its_sorted_copy(tmp_path: Path) -> None:
+    """Lines newest first (a log written by a tool that prepends): read in submit order,
+    and a window at its end plans as the sorted copy's."""
+    text = _small_log()
+    header, lines = text.splitlines(keepends=True)[:1], text.splitlines(keepends=True)[1:]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    # one name: a plan's thinning is seeded by the log's name too
+    backwards, forwards = tmp_path / "a" / "log.swf", tmp_path / "b" / "log.swf"
+    backwards.write_text("".join(header + lines[::-1]))
+    forwards.write_text(text)
+    a, b = read_swf(backwards), read_swf(forwards)
+    assert a.jobs == b.jobs and a.max_procs == b.max_procs
+    start = b.span[1] - 3000
+    assert plan_replay(a, cluster("alpha"), start=start, seed=2).jobs == plan_replay(
+        b, cluster("alpha"), start=start, seed=2).jobs

@@ -396,3 +396,17 @@ def test_a_log_in_reverse_order_plans_as_its_sorted_copy(tmp_path: Path) -> None
     start = b.span[1] - 3000
     assert plan_replay(a, cluster("alpha"), start=start, seed=2).jobs == plan_replay(
         b, cluster("alpha"), start=start, seed=2).jobs
+
+
+def test_logs_joined_each_with_a_byte_order_mark_read_as_one(tmp_path: Path) -> None:
+    """`cat a.swf b.swf` of two logs saved by a Windows editor: the second's byte-order mark
+    is in the middle of the file, before its header or its first job line. Before: "an SWF
+    job line has 18 fields, this one 3" or "SWF fields must be numbers" at that line."""
+    bom = "\ufeff"
+    first = "; MaxProcs: 16\n" + _line(1, 0) + _line(2, 10)
+    for second in ("; MaxProcs: 16\n" + _line(3, 20) + _line(4, 30),
+                   _line(3, 20) + _line(4, 30)):
+        path = tmp_path / "joined.swf"
+        path.write_text(bom + first + bom + second, encoding="utf-8")
+        log = read_swf(path)
+        assert [j.number for j in log.jobs] == [1, 2, 3, 4] and log.max_procs == 16

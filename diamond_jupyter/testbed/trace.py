@@ -272,8 +272,8 @@ def read_swf(path: str | Path) -> SwfLog:
         with fh:
             for lineno, line in enumerate(fh, 1):
                 # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
-                # no data
-                text = line.strip().strip("\x00\x1a").strip()
+                # no data, nor the byte-order mark of a log joined after another (`cat`)
+                text = line.strip().strip("\x00\x1a\ufeff").strip()
                 if not text:
                     continue
                 if text.startswith(";"):

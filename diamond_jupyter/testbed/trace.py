@@ -29,6 +29,10 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
 
+A log is read once and kept as columns of numbers (`JobTable`); a plan makes job objects
+of its window's jobs only (a window at the end of a log of 200,000 jobs makes a few
+hundred).
+
 Pure: reading a log and planning are free of I/O besides the file read; `load.run` submits.
 """
 

@@ -410,3 +410,47 @@ def test_logs_joined_each_with_a_byte_order_mark_read_as_one(tmp_path: Path) -> 
         path.write_text(bom + first + bom + second, encoding="utf-8")
         log = read_swf(path)
         assert [j.number for j in log.jobs] == [1, 2, 3, 4] and log.max_procs == 16
+
+
+# ---- a plain log cut off ------------------------------------------------------------------
+
+def test_a_plain_log_cut_off_mid_line_is_named_as_cut_off(tmp_path: Path) -> None:
+    """A plain log whose copy broke off in the middle of line 21: its last line has 6 of 18
+    fields and no line end. Before: "an SWF job line has 18 fields, this one 6", as if the
+    line were malformed."""
+    text = "; MaxRecords: 40\n" + _small_log()
+    cut = text.index(_line(20, 20 * 300, 0, 900, 1 << 20 % 6)) + 20
+    path = tmp_path / "cut.swf"
+    path.write_text(text[:cut])
+    with pytest.raises(BadInput, match=r"cut.swf:22: the log is cut off: its last line has "
+                                       r"\d+ of 18 fields and no line end .*, and the header "
+                                       "says MaxRecords 40; .*copy it again"):
+        read_swf(path)
+
+
+def test_a_plain_log_cut_at_a_line_end_says_it_has_fewer_lines_than_its_header(
+        tmp_path: Path) -> None:
+    """The same log broken off at a line's end: every line reads, and a note says the header
+    counted 40 records where the file has 25. Before: replayed as a whole log, silently."""
+    lines = ("; MaxRecords: 40\n" + _small_log()).splitlines(keepends=True)
+    path = tmp_path / "short.swf"
+    path.write_text("".join(lines[:27]))  # two header lines, 25 jobs
+    log = read_swf(path)
+    assert len(log.jobs) == 25
+    assert ("the log's header says MaxRecords 40, the file has 25 job lines: it may be cut "
+            "off") in log.notes[0]
+    whole = tmp_path / "whole.swf"
+    whole.write_text("".join(lines))
+    assert read_swf(whole).notes == ()
+
+
+def test_a_cleaned_log_with_fewer_lines_than_its_header_is_not_called_cut_off(
+        tmp_path: Path) -> None:
+    """The archive's cleaned logs keep the original MaxRecords and say in a note which jobs
+    their filters removed: fewer lines than the header is what cleaning did."""
+    lines = ("; MaxRecords: 40\n; Note: THIS IS A CLEANED VERSION OF THE LOG!\n"
+             ";         user=3 (15 jobs removed)\n" + _small_log()).splitlines(keepends=True)
+    path = tmp_path / "cleaned.swf"
+    path.write_text("".join(lines[:29]))
+    log = read_swf(path)
+    assert len(log.jobs) == 25 and log.notes == ()

@@ -86,7 +86,8 @@ COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
 DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # The header fields read, by their names without spaces or underscores in lower case (a
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
-HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime")}
+HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
+                                             "MaxRecords")}
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
@@ -268,6 +269,7 @@ def read_swf(path: str | Path) -> SwfLog:
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
+    cleaned = False
     table = JobTable()
     lineno = 0
     compressed = "text"
@@ -281,13 +283,21 @@ def read_swf(path: str | Path) -> SwfLog:
                 if not text:
                     continue
                 if text.startswith(";"):
+                    # a cleaned log's notes say what its filters removed: its MaxRecords
+                    # counts the log before them
+                    cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
                     key, _, value = text[1:].partition(":")
                     count = header_count(value.strip())
                     key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
                     if count and key:
                         given.setdefault(key, []).append(count)
                     continue
-                job = _job(text, p, lineno, first=not len(table))
+                try:
+                    job = _job(text, p, lineno, first=not len(table))
+                except BadInput:
+                    if not line.endswith("\n") and len(text.split()) < 18:
+                        raise _cut_off(p, lineno, text, given) from None
+                    raise
                 try:
                     table.add(job)
                 except OverflowError:
@@ -302,10 +312,16 @@ def read_swf(path: str | Path) -> SwfLog:
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
     if not len(table):
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
+    records = len(table)  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
     notes: list[str] = []
     header = _header(given, notes)
+    if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
+            and not cleaned):
+        notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
+                     f"has {records} job lines: it may be cut off (a download broken off at "
+                     f"a line's end); the {records} are replayed")
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
@@ -335,11 +351,21 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
     header = {}
     for key, values in given.items():
         header[key] = values[0] if key == "UnixStartTime" else max(values)
-        if key != "UnixStartTime" and len(set(values)) > 1:
+        if key in ("MaxProcs", "MaxNodes") and len(set(values)) > 1:
             notes.append(f"the log's header gives {key} {len(values)} times "
                          f"({', '.join(map(str, values))}), as logs joined do: the largest, "
                          f"{header[key]}, is taken")
     return header
+
+
+def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]
+             ) -> BadInput:
+    """A plain log whose last line stops short, without its line end: a copy broken off."""
+    expected = given.get("MaxRecords", [0])[0]
+    return BadInput(f"{path}:{lineno}: the log is cut off: its last line has "
+                    f"{len(text.split())} of 18 fields and no line end ({text[:80]!r})"
+                    + (f", and the header says MaxRecords {expected}" if expected else "")
+                    + "; nothing of it is replayed (accepted: a whole SWF file: copy it again)")
 
 
 def open_swf(path: Path) -> TextIO:

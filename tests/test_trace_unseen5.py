@@ -9,6 +9,7 @@ from __future__ import annotations
 import bz2
 import gc
 import gzip
+import json
 import lzma
 import tracemalloc
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import diamond_jupyter.dialects.slurm_script  # noqa: F401  (imported by a plan: not its memory)
+from diamond_jupyter.cli.main import main as cli
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
 from diamond_jupyter.testbed.trace import SwfJob, plan_replay, read_swf
@@ -454,3 +456,30 @@ def test_a_cleaned_log_with_fewer_lines_than_its_header_is_not_called_cut_off(
     path.write_text("".join(lines[:29]))
     log = read_swf(path)
     assert len(log.jobs) == 25 and log.notes == ()
+
+
+# ---- the command line -----------------------------------------------------------------------
+
+def test_the_command_line_replays_a_twice_compressed_log_and_refuses_a_page(
+        tmp_path: Path, capsys) -> None:
+    """`diamond testbed load --trace`: a log gzipped twice plans as its plain copy; a web page
+    saved as the log exits 2 with its one-line reason."""
+    text = ARCHIVE_HEADER + _jobs_of_quarter_machines()
+    twice, plain = tmp_path / "a" / "log.swf.gz", tmp_path / "b" / "log.swf"
+    twice.parent.mkdir()
+    plain.parent.mkdir()
+    twice.write_bytes(gzip.compress(gzip.compress(text.encode())))
+    plain.write_text(text)
+    args = ["testbed", "load", "--site", "beta", "--start", "100", "--duration", "10",
+            "--dry-run", "--json"]
+    assert cli([*args, "--trace", str(twice)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert cli([*args, "--trace", str(plain)]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert got["jobs"] and got["jobs"] == want["jobs"]
+    page = tmp_path / "page.swf"
+    page.write_text("<html><body>404</body></html>\n")
+    assert cli([*args, "--trace", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert "this is a web page (HTML or XML), not an SWF log" in err
+    assert len(err.strip().splitlines()) == 1

@@ -182,9 +182,6 @@ class JobTable:
         """The job loaded the machine: it ran, and its size is known."""
         return self.run[i] > 0 and self.procs[i] > 0
 
-    def start(self, i: int) -> float:
-        return self.submit[i] + max(self.wait[i], 0.0)
-
     def window(self, start: float, end: float) -> Iterator[SwfJob]:
         """The jobs (in submit order) that ran and were running or waiting at `start` or
         were submitted before `end`: the only ones a replay of [start, end) makes objects

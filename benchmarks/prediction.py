@@ -109,7 +109,7 @@ def with_requests(log, path: Path) -> tuple[Any, str | None]:
     if limit <= 0:
         return log, None
     jobs = tuple(dataclasses.replace(j, req_time=float(limit)) for j in log.jobs)
-    return dataclasses.replace(log, jobs=jobs), (
+    return log.with_jobs(jobs), (
         f"the log records no requested times: every job counts as asking {limit:.0f} s "
         "(its MaxRuntime header, else its longest run)")
 

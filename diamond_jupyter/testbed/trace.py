@@ -29,6 +29,10 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
 
+A log is read once and kept as columns of numbers (`JobTable`); a plan makes job objects
+of its window's jobs only (a window at the end of a log of 200,000 jobs makes a few
+hundred).
+
 Pure: reading a log and planning are free of I/O besides the file read; `load.run` submits.
 """
 
@@ -38,15 +42,17 @@ import bisect
 import bz2
 import codecs
 import dataclasses
+import functools
 import gzip
+import heapq
 import io
-import itertools
 import lzma
 import math
 import random
 import zlib
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from typing import TextIO
 
@@ -78,8 +84,14 @@ COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
 # What decompressing a cut-off or damaged log raises (BadGzipFile is an OSError; zlib.error
 # is gzip's damaged data, a flipped byte); bz2's is an OSError without an errno
 DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
+# The header fields read, by their names without spaces or underscores in lower case (a
+# header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
+HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
+                                             "MaxRecords")}
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
-            (b"7z\xbc\xaf", "a 7-Zip archive"))
+            (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
+            (b"LZIP", "compressed with lzip"))
+NESTED = 3  # layers of compression unpacked (a gzip file gzipped again by a server)
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -104,17 +116,118 @@ class SwfJob:
         return self.start + self.run
 
 
+# A log's jobs column by column: (field, array type code). About 70 bytes a job, where a job
+# object costs some 300; a window's jobs are made objects only when a plan replays them
+_COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
+            ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
+            ("preceding", "q"))
+
+
+class JobTable:
+    """Every job of a log as arrays of numbers, one per SWF field kept."""
+
+    __slots__ = tuple(name for name, _ in _COLUMNS)
+
+    def __init__(self) -> None:
+        for name, code in _COLUMNS:
+            setattr(self, name, array(code))
+
+    @classmethod
+    def of(cls, jobs: Iterable[SwfJob]) -> JobTable:
+        table = cls()
+        for j in jobs:
+            table.add(j)
+        return table
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JobTable) and all(
+            getattr(self, name) == getattr(other, name) for name, _ in _COLUMNS)
+
+    __hash__ = None  # type: ignore[assignment]  (its columns change while a log is read)
+
+    def __repr__(self) -> str:
+        return f"JobTable({len(self)} jobs)"
+
+    def add(self, job: SwfJob) -> None:
+        self.number.append(job.number)
+        self.submit.append(job.submit)
+        self.wait.append(job.wait)
+        self.run.append(job.run)
+        self.procs.append(job.procs)
+        self.req_time.append(job.req_time)
+        self.status.append(job.status)
+        self.copy.append(job.copy)
+        self.by_request.append(job.by_request)
+        self.preceding.append(job.preceding)
+
+    def row(self, i: int) -> SwfJob:
+        return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
+                      run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
+                      status=self.status[i], copy=self.copy[i],
+                      by_request=bool(self.by_request[i]), preceding=self.preceding[i])
+
+    def take(self, rows: Iterable[int]) -> JobTable:
+        """A table of these rows, in this order."""
+        rows = list(rows)
+        table = JobTable()
+        for name, code in _COLUMNS:
+            column = getattr(self, name)
+            setattr(table, name, array(code, (column[i] for i in rows)))
+        return table
+
+    def ran(self, i: int) -> bool:
+        """The job loaded the machine: it ran, and its size is known."""
+        return self.run[i] > 0 and self.procs[i] > 0
+
+    def window(self, start: float, end: float) -> Iterator[SwfJob]:
+        """The jobs (in submit order) that ran and were running or waiting at `start` or
+        were submitted before `end`: the only ones a replay of [start, end) makes objects
+        of. The table must be in submit order."""
+        submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        for i in range(len(submit)):
+            s = submit[i]
+            if s >= end:
+                break
+            if run[i] <= 0 or procs[i] <= 0:
+                continue
+            if s < start and s + max(wait[i], 0.0) + run[i] <= start:
+                continue  # ended before the window
+            yield self.row(i)
+
+
 @dataclass(frozen=True)
 class SwfLog:
     name: str
     max_procs: int
-    jobs: tuple[SwfJob, ...]  # sorted by submit time
+    table: JobTable  # every job, sorted by submit time (ties by job number)
     notes: tuple[str, ...] = ()  # what reading changed or assumed (every plan repeats it)
     unix_start: int | None = None  # the UnixStartTime header: the moment log second 0 is
 
+    @functools.cached_property
+    def jobs(self) -> tuple[SwfJob, ...]:
+        """Every job as an object (a plan never asks for this: it takes its window's)."""
+        return tuple(self.table.row(i) for i in range(len(self.table)))
+
+    def with_jobs(self, jobs: Iterable[SwfJob]) -> SwfLog:
+        """This log with other jobs (in submit order)."""
+        return dataclasses.replace(self, table=JobTable.of(jobs))
+
     @property
     def span(self) -> tuple[float, float]:
-        return (self.jobs[0].submit, self.jobs[-1].submit) if self.jobs else (0.0, 0.0)
+        submit = self.table.submit
+        return (submit[0], submit[-1]) if submit else (0.0, 0.0)
+
+    def any_ran(self) -> bool:
+        return any(map(self.table.ran, range(len(self.table))))
+
+    def arrival_times(self) -> array:
+        """The submit times (sorted) of the jobs that ran, else of every job."""
+        t = self.table
+        ran = array("d", (t.submit[i] for i in range(len(t)) if t.ran(i)))
+        return ran or array("d", t.submit)
 
 
 @dataclass
@@ -152,8 +265,9 @@ def read_swf(path: str | Path) -> SwfLog:
                        + (f" in it ({', '.join(logs)}, ...)" if logs else "")
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
-    header: dict[str, int] = {}
-    jobs = []
+    given: dict[str, list[int]] = {}  # header field -> each value the log gives it
+    cleaned = False
+    table = JobTable()
     lineno = 0
     compressed = "text"
     try:
@@ -161,48 +275,94 @@ def read_swf(path: str | Path) -> SwfLog:
         with fh:
             for lineno, line in enumerate(fh, 1):
                 # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
-                # no data
-                text = line.strip().strip("\x00\x1a").strip()
+                # no data, nor the byte-order mark of a log joined after another (`cat`)
+                text = line.strip().strip("\x00\x1a\ufeff").strip()
                 if not text:
                     continue
                 if text.startswith(";"):
-                    key, _, value = (x.strip() for x in text[1:].partition(":"))
-                    count = header_count(value)
-                    if count and key in ("MaxProcs", "MaxNodes", "UnixStartTime"):
-                        header[key] = count
+                    # a cleaned log's notes say what its filters removed: its MaxRecords
+                    # counts the log before them
+                    cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
+                    key, _, value = text[1:].partition(":")
+                    count = header_count(value.strip())
+                    key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    if count and key:
+                        given.setdefault(key, []).append(count)
                     continue
-                jobs.append(_job(text, p, lineno))
+                try:
+                    job = _job(text, p, lineno, first=not len(table))
+                except BadInput:
+                    if not line.endswith("\n") and len(text.split()) < 18:
+                        raise _cut_off(p, lineno, text, given) from None
+                    raise
+                try:
+                    table.add(job)
+                except OverflowError:
+                    raise BadInput(f"{p}:{lineno}: a job number, processor count, status or "
+                                   "preceding job is too large a number (at most 19 digits)"
+                                   f": {text[:80]!r}") from None
     except DAMAGED as e:
         raise _unreadable(p, lineno, e, compressed) from None
     except OSError as e:
         if e.errno is None and compressed != "text":  # bz2's "Invalid data stream"
             raise _unreadable(p, lineno, e, compressed) from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
-    if not jobs:
+    if not len(table):
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
-    jobs = _whole_jobs(jobs)
-    _number_copies(jobs)
+    records = len(table)  # job lines, parts of checkpointed jobs included
+    table = _whole_jobs(table)
+    _number_copies(table)
     notes: list[str] = []
-    sizeless = [j.number for j in jobs if j.run > 0 and j.procs <= 0]
+    header = _header(given, notes)
+    if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
+            and not cleaned):
+        notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
+                     f"has {records} job lines: it may be cut off (a download broken off at "
+                     f"a line's end); the {records} are replayed")
+    sizeless = [table.number[i] for i in range(len(table))
+                if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
                      f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
-    _clock_notes(jobs, notes)
-    jobs = _within_machine(header, jobs, notes)
-    max_procs = _machine_procs(header, jobs, notes)
+    _clock_notes(table, notes)
+    _within_machine(header, table, notes)
+    table = _in_submit_order(table)
+    max_procs = _machine_procs(header, table, notes)
     if max_procs <= 0:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
                        "and 8 are -1 on every line)")
-    jobs.sort(key=attrgetter("number"))  # two stable sorts: no key tuple per job
-    jobs.sort(key=attrgetter("submit"))
     # a pipe (/dev/fd/63 of `<(xzcat log.xz)`, /dev/stdin) is named by its path: "63" is no
     # log's name
     name = p.name if p.is_file() else str(p)
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
-    return SwfLog(name=name, max_procs=max_procs, jobs=tuple(jobs), notes=tuple(notes),
+    return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=header.get("UnixStartTime"))
+
+
+def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
+    """One value a header field: logs joined, each with its header, may give a field twice.
+    Of two machine sizes (a machine that grew, or lost a part) the larger held the jobs of
+    its time; of two UnixStartTimes the first is the log's second 0."""
+    header = {}
+    for key, values in given.items():
+        header[key] = values[0] if key == "UnixStartTime" else max(values)
+        if key in ("MaxProcs", "MaxNodes") and len(set(values)) > 1:
+            notes.append(f"the log's header gives {key} {len(values)} times "
+                         f"({', '.join(map(str, values))}), as logs joined do: the largest, "
+                         f"{header[key]}, is taken")
+    return header
+
+
+def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]
+             ) -> BadInput:
+    """A plain log whose last line stops short, without its line end: a copy broken off."""
+    expected = given.get("MaxRecords", [0])[0]
+    return BadInput(f"{path}:{lineno}: the log is cut off: its last line has "
+                    f"{len(text.split())} of 18 fields and no line end ({text[:80]!r})"
+                    + (f", and the header says MaxRecords {expected}" if expected else "")
+                    + "; nothing of it is replayed (accepted: a whole SWF file: copy it again)")
 
 
 def open_swf(path: Path) -> TextIO:
@@ -225,9 +385,15 @@ def _open_swf(path: Path) -> tuple[str, TextIO]:
         name, opener = next(((name, o) for magic, name, o in COMPRESSED
                              if head.startswith(magic)), ("text", None))
         data: io.BufferedIOBase = io.BufferedReader(_ReadAhead(head, raw))
-        if opener is not None:
-            data = opener(data, "rb")
         try:
+            for _ in range(NESTED):  # a log compressed again (a server gzipped its .gz)
+                if opener is None:
+                    break
+                data = opener(data, "rb")
+                inner = _read_ahead(data, 6)
+                data = io.BufferedReader(_ReadAhead(inner, data))
+                opener = next((o for magic, _, o in COMPRESSED if inner.startswith(magic)),
+                              None)
             bom = _read_ahead(data, 2)
         except DAMAGED as e:  # a compressed log of a few bytes, cut off or damaged
             raise _unreadable(path, 0, e, name) from None
@@ -298,39 +464,56 @@ def _unreadable(path: Path, lineno: int, e: BaseException, what: str) -> BadInpu
                     "copy it again)")
 
 
-def _number_copies(jobs: list[SwfJob]) -> None:
+def _number_copies(t: JobTable) -> None:
     """Mark the repeats of a job number (logs joined, each numbered from 1): in file order
     the first line of a number is copy 0. Numbers rising line by line (most logs) repeat
     nothing: no table of 200,000 numbers is built for them."""
-    if all(a.number < b.number for a, b in itertools.pairwise(jobs)):
+    number = t.number
+    if all(number[i] < number[i + 1] for i in range(len(number) - 1)):
         return
     seen: dict[int, int] = {}
-    for i, j in enumerate(jobs):
-        if j.number in seen:
-            jobs[i] = dataclasses.replace(j, copy=seen[j.number])
-        seen[j.number] = seen.get(j.number, 0) + 1
+    for i, n in enumerate(number):
+        if n in seen:
+            t.copy[i] = seen[n]
+        seen[n] = seen.get(n, 0) + 1
 
 
-def _whole_jobs(jobs: list[SwfJob]) -> list[SwfJob]:
+def _whole_jobs(t: JobTable) -> JobTable:
     """Each job once: a checkpointed or swapped job is a summary line (the whole job) and a
     line per part of it with the same number (status 2, then 3 or 4); the parts are dropped
     where the summary is there, kept (each ran) where it is not."""
-    if not any(j.status in PARTIAL_STATUS for j in jobs):
-        return jobs
-    summarized = {j.number for j in jobs if j.status not in PARTIAL_STATUS}
-    return [j for j in jobs if j.status not in PARTIAL_STATUS or j.number not in summarized]
+    parted = {n for n, s in zip(t.number, t.status, strict=True) if s in PARTIAL_STATUS}
+    if not parted:
+        return t
+    summarized = {n for n, s in zip(t.number, t.status, strict=True)
+                  if s not in PARTIAL_STATUS and n in parted}
+    return t.take(i for i, (n, s) in enumerate(zip(t.number, t.status, strict=True))
+                  if s not in PARTIAL_STATUS or n not in summarized)
 
 
-def _clock_notes(jobs: list[SwfJob], notes: list[str]) -> None:
+def _in_submit_order(t: JobTable) -> JobTable:
+    """The table sorted by submit time, ties by job number (a log in start order, or grouped
+    by queue); most logs are in that order already, and are not copied."""
+    submit, number = t.submit, t.number
+    if all(submit[i] < submit[i + 1] or (submit[i] == submit[i + 1]
+                                         and number[i] <= number[i + 1])
+           for i in range(len(submit) - 1)):
+        return t
+    order = sorted(range(len(t)), key=number.__getitem__)  # two stable sorts: no key tuples
+    order.sort(key=submit.__getitem__)
+    return t.take(order)
+
+
+def _clock_notes(t: JobTable, notes: list[str]) -> None:
     """Say which jobs have a wait or run time below -1 (SWF's "unknown"): a log recorded in
     local time loses an hour over the end of daylight saving time, so a job waiting or
     running across it shows a wait or run an hour short, below zero for a short one. Such a
     wait is unknown (the job is taken to start when submitted, as for -1), such a run is no
     load (its length is unknown). A fraction of a second below zero is a rounding of
     floating-point times (a run of under half a second, a start at its submission)."""
-    odd = [j for j in jobs if j.wait < -1 or j.run < -1]
+    odd = [i for i in range(len(t)) if t.wait[i] < -1 or t.run[i] < -1]
     if odd:
-        e = odd[0]
+        e = t.row(odd[0])
         notes.append(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                      f"(e.g. job {e.number}: wait {e.wait:g}, run {e.run:g}), as a clock set "
                      "back gives (the end of daylight saving time in a log kept in local "
@@ -338,42 +521,59 @@ def _clock_notes(jobs: list[SwfJob], notes: list[str]) -> None:
                      "submitted), each such run as no load")
 
 
-def _within_machine(header: dict[str, int], jobs: list[SwfJob], notes: list[str]
-                    ) -> list[SwfJob]:
+def _within_machine(header: dict[str, int], t: JobTable, notes: list[str]) -> None:
     """A job sized by its request (no allocated count) that asked for more than MaxProcs
     ran on the machine at most: its size is MaxProcs, not a machine it never had. An
     allocated count over MaxProcs is kept (the header may be wrong: `_machine_procs`)."""
     machine = header.get("MaxProcs")
     if not machine:
-        return jobs
-    over = [j.number for j in jobs if j.by_request and j.procs > machine and j.run > 0]
+        return
+    over = [i for i in range(len(t))
+            if t.by_request[i] and t.procs[i] > machine and t.run[i] > 0]
     if not over:
-        return jobs
+        return
     notes.append(f"{len(over)} job(s) requested more than the log's {machine} processors "
-                 f"(MaxProcs) and have no allocated count (e.g. job {over[0]}): each is "
-                 "counted as the whole machine")
-    return [dataclasses.replace(j, procs=machine) if j.by_request and j.procs > machine
-            and j.run > 0 else j for j in jobs]
+                 f"(MaxProcs) and have no allocated count (e.g. job {t.number[over[0]]}): "
+                 "each is counted as the whole machine")
+    for i in over:
+        t.procs[i] = machine
 
 
-def _peak(jobs: list[SwfJob]) -> int:
-    """The most processors the jobs held at once (at equal times an end before a start).
+def _peak(t: JobTable, *, ran_only: bool, known_under: int | None = None) -> int:
+    """The most processors jobs of `t` (in submit order) held at once (at equal times an end
+    before a start): those that ran (`ran_only`), and with `known_under` only those whose
+    start is known (wait >= 0) and not sized as the whole machine of `known_under`
+    processors from a request.
 
-    The jobs in two orders, not a list of events: a log of 200,000 jobs would hold 400,000
-    tuples at once, as much memory as its jobs."""
-    by_end = sorted(jobs, key=attrgetter("end"))
-    in_use = peak = ended = 0
-    for j in sorted(jobs, key=attrgetter("start")):
-        while ended < len(by_end) and by_end[ended].end <= j.start:
-            in_use -= by_end[ended].procs
-            ended += 1
-        in_use += j.procs
+    A sweep in submit order: no job starts before it is submitted, so what happened before
+    the submission in hand is final. Only the jobs running or waiting then are held (as
+    events): not two lists of a log's 200,000 jobs."""
+    events: list[tuple[float, int, int]] = []  # (time, 0 end / 1 start, processors)
+    in_use = peak = 0
+    pop, push = heapq.heappop, heapq.heappush
+    for submit, wait, run, procs, by_request in zip(t.submit, t.wait, t.run, t.procs,
+                                                   t.by_request, strict=True):
+        if ran_only and not (run > 0 and procs > 0):
+            continue
+        if known_under is not None and (wait < 0 or (by_request and procs >= known_under)):
+            continue
+        while events and events[0][0] < submit:
+            _, starts, held = pop(events)
+            in_use += held if starts else -held
+            peak = max(peak, in_use)
+        start = submit + max(wait, 0.0)
+        push(events, (start, 1, procs))
+        push(events, (start + run, 0, procs))
+    while events:
+        _, starts, held = pop(events)
+        in_use += held if starts else -held
         peak = max(peak, in_use)
     return peak
 
 
-def _machine_procs(header: dict[str, int], jobs: list[SwfJob], notes: list[str]) -> int:
-    """The log machine's processors, in the unit its jobs are counted in.
+def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int:
+    """The log machine's processors, in the unit its jobs are counted in (`t` in submit
+    order).
 
     MaxProcs, never below the largest job that ran (a header can be wrong), nor below what
     the jobs whose starts are known (wait >= 0) held at once when that is over MaxProcs by
@@ -383,13 +583,15 @@ def _machine_procs(header: dict[str, int], jobs: list[SwfJob], notes: list[str])
     MaxProcs (MaxNodes alone, its nodes of several sizes, or no header), at least what the
     jobs used at once. A request that never ran (cancelled, or refused as larger than the
     machine) says nothing of the machine."""
-    ran = [j for j in jobs if j.run > 0 and j.procs > 0] or jobs
-    largest = max(j.procs for j in ran)
+    largest = max((p for r, p in zip(t.run, t.procs, strict=True) if r > 0 and p > 0),
+                  default=0)
+    only = largest > 0  # some job ran: only those that ran count
+    largest = largest if only else max(t.procs)
     procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
     if not procs:
-        return max(nodes or 0, largest, _peak(ran))
+        return max(nodes or 0, largest, _peak(t, ran_only=only))
     # a whole machine counted from a request (`_within_machine`) is a guess: not evidence
-    known = _peak([j for j in ran if j.wait >= 0 and not (j.by_request and j.procs >= procs)])
+    known = _peak(t, ran_only=only, known_under=procs)
     if known > HEADER_SHORT * procs:
         notes.append(f"the log's jobs held up to {known} processors at once, its header "
                      f"says MaxProcs {procs}: the machine is taken to have {max(known, largest)}")
@@ -413,11 +615,21 @@ def header_count(value: str) -> int | None:
     return int(digits) if digits else None
 
 
-def _job(text: str, path: Path, lineno: int) -> SwfJob:
+def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
+    """The job of an SWF line (`first`: no job line came before it)."""
     fields = text.split()
     if "\ufffd" in text or "\x00" in text:
         raise BadInput(f"{path}:{lineno}: this is not text: an SWF log is lines of numbers, "
                        "plain or compressed with gzip, bzip2 or xz")
+    if first and text.startswith("<"):  # a page in place of the log, not after its lines
+        raise BadInput(f"{path}:{lineno}: this is a web page (HTML or XML), not an SWF log: "
+                       "a download saved a server's error or index page under the log's name; "
+                       "download the log file itself (accepted: an SWF text file, plain or "
+                       "compressed with gzip, bzip2 or xz)")
+    if len(fields) < 11 and len(text.split(",")) >= 11:
+        raise BadInput(f"{path}:{lineno}: the fields are separated by commas (a spreadsheet's "
+                       "CSV): SWF separates its 18 fields by spaces or tabs: "
+                       f"{text[:80]!r}")
     if len(fields) < 11:
         comment = "" if _number(fields[0]) else (
             " (header and comment lines start with ';')")
@@ -479,7 +691,7 @@ def _partition_for(limits: list[tuple[str | None, int]], wall_min: int
     return min(fits, key=lambda p: p[1]) if fits else max(limits, key=lambda p: p[1])
 
 
-def _window_with_arrival(submits: list[float], lo: float, hi: float, span: float,
+def _window_with_arrival(submits: Sequence[float], lo: float, hi: float, span: float,
                          draws: random.Random, missed: float) -> float:
     """The start of a window holding a submission of `submits` (sorted), for a log idle most
     of the time (a test cluster used on a few afternoons, a queue where most submissions
@@ -534,8 +746,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         draws = random.Random(seed if not draw else f"{seed}:{draw}")
         # an arrival is a job that ran: one cancelled in the queue is no load (a log where
         # nothing ran draws among every submission, and says so)
-        submits = ([j.submit for j in log.jobs if j.run > 0 and j.procs > 0]
-                   or [j.submit for j in log.jobs])
+        submits = log.arrival_times()
         for _ in range(REDRAWS):  # a window with no arrival (the machine was down) again
             start = draws.uniform(lo, hi)
             i = bisect.bisect_left(submits, start)
@@ -553,11 +764,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     total_cpus = c.nodes * c.cpus
 
     running, queued, arrivals = [], [], []
-    for j in log.jobs:
-        if j.submit >= end:
-            break
-        if j.run <= 0 or j.procs <= 0:
-            continue  # never ran (cancelled in the queue) or size unknown: no load
+    # only these jobs are made objects of: not a log's 200,000 for a window of 500
+    # (jobs that never ran, cancelled in the queue, or of unknown size are no load)
+    for j in log.table.window(start, end):
         if j.submit >= start:
             arrivals.append(j)
         elif j.start > start:
@@ -616,7 +825,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                         if unknown else "")
                      + f": {c.name} gets more than it can run at once, and a queue builds")
 
-    if not any(j.run > 0 and j.procs > 0 for j in log.jobs):
+    if not log.any_ran():
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
     elif not candidates:
@@ -639,6 +848,15 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         if source.preceding in replayed:
             jobs[k] = dataclasses.replace(job, after=replayed[source.preceding])
         replayed[source.number] = job.name
+    unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
+               if source.req_time <= 0]
+    if unasked:
+        given = sorted({(j.partition or "the default", j.walltime_min) for j in unasked},
+                       key=lambda p: p[1])
+        notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
+                     f"e.g. {unasked[0].name}): each gets the limit of the partition its run "
+                     "fits, as a scheduler gives a job that asks for none ("
+                     + ", ".join(f"{name} {limit} min" for name, limit in given) + ")")
     cut = [j for j in jobs if j.runtime_s > j.walltime_min * 60]
     if cut:
         notes.append(f"{len(cut)} job(s) ran longer than {c.name}'s longest partition allows "

@@ -6,6 +6,8 @@ import re
 
 from ..model import BadInput, Dependency, JobSpec
 from .base import Rendered
+from .flux_ids import ACCEPTED as FLUX_ID_FORMS
+from .flux_ids import is_flux_id
 from .scripts_common import (
     Item,
     Opt,
@@ -27,6 +29,7 @@ from .scripts_common import (
     quote,
     tokenize,
     unknown,
+    whole_job_dependencies,
     words,
 )
 
@@ -202,7 +205,10 @@ class FluxScript:
         elif o == "dependency":
             kind, _, jid = v.partition(":")
             if kind not in _DEPS or not jid:
-                return False
+                return False  # singleton, begin-time:..., a URI with a query: kept
+            if not is_flux_id(jid):
+                raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
+                          f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
         elif o == "setattr":
             key, _, val = v.partition("=")
@@ -323,7 +329,8 @@ class FluxScript:
         if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
-        for d in dependencies_for(spec, self.name, warnings):
+        for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
+                                        self.name, warnings):
             for jid in d.job_ids:
                 add("dependency", f"{d.kind}:{jid}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):

@@ -248,10 +248,12 @@ class LsfScript:
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
-                m = re.fullmatch(r"(done|ended|exit|started)\((\d+)\)", term)
+                # ID[*]: each element waits for the element of the same index (one to one)
+                m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[\*\])?\s*\)", term)
                 if not m:
                     return False
-                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)]))
+                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)],
+                                       per_task=bool(m.group(3))))
             spec.dependencies += deps
         elif o == "-env":
             parts = [p.strip() for p in v.split(",")]
@@ -450,8 +452,8 @@ class LsfScript:
         if ev & {"end", "fail", "all"}:
             add("-N")
         if deps := dependencies_for(spec, self.name, warnings):
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in deps
-                                  for i in d.job_ids))
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
+                                  for d in deps for i in d.job_ids))
         env = spec.environment
         if env.export_all is not None or env.variables:
             head = "none" if env.export_all is False else "all"

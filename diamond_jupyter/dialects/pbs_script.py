@@ -39,6 +39,7 @@ from .scripts_common import (
     sh_quote,
     tokenize,
     unknown,
+    whole_job_dependencies,
 )
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
@@ -523,7 +524,8 @@ class PbsScript:
                 expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
-        if deps := dependencies_for(spec, self.name, warnings):
+        if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
+                                          flavor, warnings):
             add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:

@@ -78,9 +78,10 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
     if spec.array:
         job["array"] = spec.array.expression
     from .scripts_common import dependencies_for
+    from .slurm_script import dependency_value
 
     if deps := dependencies_for(spec, "slurm", warnings):  # as #SBATCH --dependency takes
-        job["dependency"] = ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
+        job["dependency"] = dependency_value(deps, warnings)
     mail = [MAIL[e] for e in spec.mail_events if e in MAIL]
     if mail:
         job["mail_type"] = ",".join(mail)

@@ -1,0 +1,194 @@
+"""Dialect gaps, fifth round: output files appended or truncated, LSF's span[ptile] without
+-n, Flux job ids in every spelling in dependencies, task-by-task array dependencies
+(Slurm aftercorr, Grid Engine -hold_jid_ad, LSF done(ID[*])), and Lmod's hierarchy (a
+module that loads only after its compiler and MPI). Each expectation is what the
+scheduler's (or Lmod's) documentation says."""
+
+from __future__ import annotations
+
+import pytest
+
+from diamond_jupyter.dialects.flux_commands import FluxCommands
+from diamond_jupyter.dialects.flux_ids import F58_ALPHABET, flux_id_form, flux_id_value
+from diamond_jupyter.dialects.scripts_common import MAX_JOB_ID
+from diamond_jupyter.dialects.translate import SCRIPT_DIALECTS, get_script_dialect, translate
+from diamond_jupyter.model import BadInput
+
+
+def _lines(script: str, *marks: str) -> list[str]:
+    return [x for x in script.splitlines() if any(m in x for m in marks)]
+
+
+# ---------------------------------------------------------------- Flux job ids
+
+def _f58(n: int, prefix: str = "ƒ") -> str:
+    """The F58 spelling of `n` (flux-job-id(1)), written here independently of the reader."""
+    digits = ""
+    while True:
+        n, r = divmod(n, 58)
+        digits = F58_ALPHABET[r] + digits
+        if n == 0:
+            return prefix + digits
+
+
+def _dothex(n: int) -> str:
+    h = f"{n:016x}"
+    return ".".join(h[i:i + 4] for i in range(0, 16, 4))
+
+
+@pytest.mark.parametrize("n", [0, 1, 57, 58, 4_242_424_242, 11_277_025_416_067_034, 2**64 - 1])
+def test_flux_id_spellings_name_one_number(n: int) -> None:
+    """F58 (with ƒ or f), decimal, hex, dotted hex and its KVS key are one id (RFC 19)."""
+    spellings = [_f58(n), _f58(n, "f"), str(n), hex(n), _dothex(n), "job." + _dothex(n)]
+    assert {flux_id_value(s) for s in spellings} == {n}
+    assert [flux_id_form(s) for s in spellings] == \
+        ["f58", "f58", "decimal", "hex", "dothex", "dothex"]
+
+
+@pytest.mark.parametrize("text", ["ƒ0abc", "fIl", "0x", "0000.0000.0000", str(2**64),
+                                  hex(2**64), "abc-def", "ƒ", "12a"])
+def test_not_flux_ids(text: str) -> None:
+    """0, O, I and l are not F58 digits; a number past 64 bits is no FLUID."""
+    assert flux_id_form(text) is None and flux_id_value(text) is None
+
+
+_ALL_FORMS = ["ƒ2X4PLSfCDw", "f2X4PLSfCDw", "11277025416067034", "0x281044b1000000",
+              "0028.1044.b100.0000", "job.0028.1044.b100.0000",
+              "ear-goat-gregory--hazard-oliver-forbid"]
+
+
+@pytest.mark.parametrize("jid", _ALL_FORMS)
+def test_flux_dependency_keeps_every_id_spelling(jid: str) -> None:
+    """flux batch --dependency=afterok:ID takes the id in any spelling flux prints: a flux
+    round trip keeps it as written (dotted hex and words were dropped as 'not a flux job
+    id', the job then ran without waiting)."""
+    text = f"#!/bin/bash\n# flux: -n 1\n# flux: --dependency=afterok:{jid}\nflux run ./a\n"
+    spec = get_script_dialect("flux").parse_script(text)
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", [jid])]
+    script, warnings, _ = translate(text, "flux", "flux")
+    assert _lines(script, "--dependency") == [f"#flux: --dependency=afterok:{jid}"]
+    assert not [w for w in warnings if "depend" in w]
+
+
+@pytest.mark.parametrize("jid", ["ƒ0OIl", "12ab", "job-42", "0xZZ"])
+def test_flux_dependency_on_no_job_id_is_bad_input(jid: str) -> None:
+    """flux refuses a dependency on something that is no job id: so does the reader, naming
+    it and the spellings flux takes (it was read, then silently lost on rendering)."""
+    text = f"#!/bin/bash\n#flux: --dependency=afterany:{jid}\n./a\n"
+    with pytest.raises(BadInput, match=rf"line 2: {jid!r} is not a Flux job id.*F58"):
+        get_script_dialect("flux").parse_script(text)
+
+
+def test_flux_dependency_placeholder_is_kept_as_written() -> None:
+    text = "#!/bin/bash\n#flux: --dependency=afterok:${PREV_JOB}\n./a\n"
+    spec = get_script_dialect("flux").parse_script(text)
+    assert spec.dependencies == [] and [d.option for d in spec.unknown] == ["--dependency"]
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "pbs", "sge"])
+def test_flux_ids_in_other_dialects(target: str) -> None:
+    """A Flux id in F58, hex or dotted hex is its number: written in decimal where the
+    target's ids go that high, else dropped naming the number and the target's largest id
+    (F58 was dropped as 'not a job id' whatever its number; a decimal Flux id past the
+    target's ids was written as it was, a job id that scheduler never gives)."""
+    big = 2**40 + 5  # a real FLUID: its timestamp bits make it large
+    ids = [("afterok", _f58(7)), ("afterany", hex(9)), ("afternotok", _dothex(11)),
+           ("afterok", _f58(big)), ("afterany", str(big))]
+    lines = "".join(f"#flux: --dependency={k}:{i}\n" for k, i in ids)
+    text = f"#!/bin/bash\n#flux: -n 1\n{lines}flux run ./a\n"
+    script, warnings, _ = translate(text, target, "flux")
+    back = get_script_dialect(target).parse_script(script)
+    kinds = {"7": "afterok", "9": "afterany", "11": "afternotok"}
+    assert sorted((d.kind, i) for d in back.dependencies for i in d.job_ids) == sorted(
+        ("afterany" if target == "sge" else k, i) for i, k in kinds.items())  # qsub: any
+    limit = str(MAX_JOB_ID[target])
+    for kind, jid in ids[3:]:
+        assert any(w.startswith(f"dropped: dependency {kind}:{jid} ") and str(big) in w
+                   and limit in w for w in warnings), warnings
+    assert any(w.startswith(f"approximated: dependency afterok:{_f58(7)} ") for w in warnings)
+
+
+def test_flux_words_id_elsewhere_is_dropped_saying_why() -> None:
+    words = "ear-goat-gregory--hazard-oliver-forbid"
+    text = f"#!/bin/bash\n#flux: --dependency=afterok:{words}\n./a\n"
+    _, warnings, spec = translate(text, "slurm", "flux")
+    assert spec.dependencies[0].job_ids == [words]
+    assert any(w.startswith(f"dropped: dependency afterok:{words} (the words form")
+               and "--to=dec" in w for w in warnings)
+
+
+def test_flux_commands_take_every_id_spelling() -> None:
+    """flux cancel / flux jobs take any spelling; a non-id is refused, naming them."""
+    ids = ["ƒ2X4PLSfCDw", "0028.1044.b100.0000", "ear-goat-gregory--hazard-oliver-forbid"]
+    assert FluxCommands().cancel_argv(ids) == ["flux", "cancel", *ids]
+    with pytest.raises(BadInput, match=r"not a job id: 'x; rm'.*dotted hex"):
+        FluxCommands().cancel_argv(["x; rm"])
+
+
+# ---------------------------------------------------------------- task-by-task dependencies
+
+# (dialect, directive line, kind) of one task-by-task dependency on job 4242
+_PER_TASK = {
+    "slurm": ("#SBATCH --dependency=aftercorr:4242", "afterok"),
+    "sge": ("#$ -hold_jid_ad 4242", "afterany"),
+    "lsf": ('#BSUB -w "done(4242[*])"', "afterok"),
+}
+_ARRAY = {"slurm": "#SBATCH --array=1-10", "sge": "#$ -t 1-10", "lsf": '#BSUB -J "a[1-10]"'}
+
+
+@pytest.mark.parametrize("source", list(_PER_TASK))
+def test_task_by_task_dependency_is_read(source: str) -> None:
+    """Slurm's aftercorr, Grid Engine's -hold_jid_ad and LSF's done(ID[*]): task n waits
+    for task n of the job named. They were kept as unknown directives (Slurm, Grid
+    Engine), or refused as an LSF dependency: lost in any translation."""
+    line, kind = _PER_TASK[source]
+    text = f"#!/bin/bash\n{_ARRAY[source]}\n{line}\n./a\n"
+    spec = get_script_dialect(source).parse_script(text)
+    assert [(d.kind, d.job_ids, d.per_task) for d in spec.dependencies] == \
+        [(kind, ["4242"], True)]
+    assert spec.unknown == []
+    own, _, _ = translate(text, source, source)  # its own dialect writes it as it was
+    assert line in own.splitlines()
+
+
+@pytest.mark.parametrize(("source", "target", "want", "approximated"), [
+    ("slurm", "lsf", '#BSUB -w "done(4242[*])"', False),
+    ("slurm", "sge", "#$ -hold_jid_ad 4242", True),  # Grid Engine: whatever the exit status
+    ("sge", "lsf", '#BSUB -w "ended(4242[*])"', False),
+    ("lsf", "slurm", "#SBATCH --dependency=aftercorr:4242", False),
+    ("lsf", "sge", "#$ -hold_jid_ad 4242", True),
+    # Slurm's one task-by-task kind is on success: the whole job's afterany instead
+    ("sge", "slurm", "#SBATCH --dependency=afterany:4242", True),
+    # PBS and Flux have none: the same dependency on the whole job (later, never earlier)
+    ("slurm", "pbs", "#PBS -W depend=afterok:4242", True),
+    ("sge", "pbs", "#PBS -W depend=afterany:4242", True),
+    ("lsf", "flux", "#flux: --dependency=afterok:4242", True),
+])
+def test_task_by_task_dependency_translates(source: str, target: str, want: str,
+                                             approximated: bool) -> None:
+    line, _ = _PER_TASK[source]
+    text = f"#!/bin/bash\n{_ARRAY[source]}\n{line}\n./a\n"
+    script, warnings, _ = translate(text, target, source)
+    assert want in script.splitlines()
+    said = [w for w in warnings if w.startswith("approximated: dependency")]
+    assert bool(said) is approximated, warnings
+    assert not [w for w in warnings if w.startswith("dropped") and "4242" in w]
+
+
+def test_lsf_one_to_one_dependency_among_others() -> None:
+    """Each condition of an LSF -w keeps its own meaning."""
+    text = ('#!/bin/bash\n#BSUB -J "b[1-4]"\n'
+            '#BSUB -w "done(11[*]) && exit(12) && ended(13[*])"\n./a\n')
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert [(d.kind, d.job_ids, d.per_task) for d in spec.dependencies] == [
+        ("afterok", ["11"], True), ("afternotok", ["12"], False), ("afterany", ["13"], True)]
+    out = translate(text, "slurm", "lsf")[0]
+    assert "#SBATCH --dependency=aftercorr:11,afternotok:12,afterany:13" in out.splitlines()
+
+
+def test_every_dialect_reads_its_translation_of_a_task_dependency() -> None:
+    text = "#!/bin/bash\n#SBATCH --array=0-9\n#SBATCH --dependency=aftercorr:77\n./a\n"
+    for target in SCRIPT_DIALECTS:
+        script, _, _ = translate(text, target, "slurm")
+        back = get_script_dialect(target).parse_script(script)
+        assert [d.job_ids for d in back.dependencies] == [["77"]], target

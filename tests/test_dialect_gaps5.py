@@ -192,3 +192,119 @@ def test_every_dialect_reads_its_translation_of_a_task_dependency() -> None:
         script, _, _ = translate(text, target, "slurm")
         back = get_script_dialect(target).parse_script(script)
         assert [d.job_ids for d in back.dependencies] == [["77"]], target
+
+
+# ---------------------------------------------------------------- output files: append / truncate
+
+# (dialect, its directives naming run.log, what the scheduler does to an existing run.log)
+_OUTPUTS = [
+    ("slurm", "#SBATCH -n 1\n#SBATCH -o run.log", "truncate"),  # JobFileAppend=0 default
+    ("slurm", "#SBATCH -n 1\n#SBATCH -o run.log\n#SBATCH --open-mode=append", "append"),
+    ("slurm", "#SBATCH -n 1\n#SBATCH -o run.log\n#SBATCH --open-mode=t", "truncate"),
+    ("lsf", "#BSUB -n 1\n#BSUB -o run.log", "append"),
+    ("lsf", "#BSUB -n 1\n#BSUB -oo run.log\n#BSUB -eo err.log", "truncate"),
+    ("pbs", "#PBS -l select=1:ncpus=1\n#PBS -o run.log", "truncate"),
+    ("sge", "#$ -o run.log", "append"),
+    ("flux", "#flux: -n 1\n#flux: --output=run.log", "truncate"),
+    ("flux", "#flux: -n 1\n#flux: --output=run.log\n#flux: -o output.mode=append", "append"),
+]
+# what each target writes for each mode, or the word its warning uses when it cannot
+_MODE_LINES = {
+    "slurm": {"append": "#SBATCH --open-mode=append", "truncate": "#SBATCH --open-mode=truncate"},
+    "lsf": {"append": "#BSUB -o run.log", "truncate": "#BSUB -oo run.log"},
+    "flux": {"append": "#flux: --setopt=output.mode=append", "truncate": None},
+    "pbs": {"append": "overwritten", "truncate": None},
+    "sge": {"append": None, "truncate": "appended to"},
+}
+
+
+@pytest.mark.parametrize(("source", "lines", "mode"), _OUTPUTS)
+def test_output_mode_is_read(source: str, lines: str, mode: str) -> None:
+    from diamond_jupyter.dialects.scripts_common import output_mode_of
+
+    spec = get_script_dialect(source).parse_script(f"#!/bin/bash\n{lines}\n./a\n")
+    assert output_mode_of(spec) == mode
+    assert not [d for d in spec.unknown if "mode" in d.option or "setopt" in d.option]
+
+
+@pytest.mark.parametrize(("source", "lines", "mode"), _OUTPUTS)
+@pytest.mark.parametrize("target", list(_MODE_LINES))
+def test_output_mode_survives_translation(source: str, lines: str, mode: str,
+                                          target: str) -> None:
+    """A job whose output file is appended to stays so where the target can say it (Slurm
+    --open-mode=append, LSF -o, flux's output.mode=append), and one that truncates it stays
+    so (--open-mode=truncate, LSF -oo); PBS (always overwrites) and Grid Engine (always
+    appends) say so in a warning. Before, LSF's -o (append) became sbatch's default
+    (truncate), Slurm's output became LSF's appending -o, and --open-mode and flux's
+    output.mode were dropped."""
+    text = f"#!/bin/bash\n{lines}\n./a\n"
+    script, warnings, _ = translate(text, target, source)
+    out = script.splitlines()
+    want = _MODE_LINES[target][mode]
+    if target in ("pbs", "sge"):
+        said = [w for w in warnings if w.startswith("approximated: output files")]
+        assert bool(said) is (want is not None), warnings
+        if want:
+            assert want in said[0]
+        return
+    if target == source == "slurm" and "open-mode" not in lines:  # the site's default kept
+        assert not _lines(script, "open-mode")
+        return
+    if want is not None:
+        assert want in out, out
+    unwanted = _MODE_LINES[target][{"append": "truncate", "truncate": "append"}[mode]]
+    if unwanted:
+        assert unwanted not in out, out
+    if target == "lsf" and mode == "truncate":
+        assert "#BSUB -o run.log" not in out
+
+
+def test_slurm_open_mode_without_a_letter_sbatch_knows_is_kept_with_a_note() -> None:
+    """sbatch ignores an --open-mode that starts with neither a nor t (the site decides)."""
+    text = "#!/bin/bash\n#SBATCH -o run.log\n#SBATCH --open-mode=keep\n./a\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert spec.output_mode is None
+    assert [(d.option, d.value) for d in spec.unknown] == [("--open-mode", "keep")]
+    assert any("--open-mode=keep is neither append nor truncate" in n
+               for n in spec.metadata["parse_notes"])
+
+
+def test_lsf_files_of_two_modes_keep_theirs_in_lsf() -> None:
+    text = "#!/bin/bash\n#BSUB -o out.log\n#BSUB -eo err.log\n./a\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert any("read as append" in n for n in spec.metadata["parse_notes"])
+    out = translate(text, "lsf", "lsf")[0].splitlines()
+    assert "#BSUB -o out.log" in out and "#BSUB -eo err.log" in out
+    assert "#SBATCH --open-mode=append" in translate(text, "slurm", "lsf")[0].splitlines()
+
+
+# ---------------------------------------------------------------- LSF span[ptile] without -n
+
+@pytest.mark.parametrize("resreq", ["span[ptile=16]", "span[ptile=16] rusage[mem=2GB]"])
+def test_lsf_ptile_without_slots_is_one_task(resreq: str) -> None:
+    """span[ptile=N] spreads the job's slots N to a host; without -n the job has bsub's one
+    default slot. It was read as N tasks on a host (16x the CPUs, and Slurm got
+    --ntasks-per-node=16). Now one task, a note naming the line, the ptile kept for LSF."""
+    from diamond_jupyter.dialects.translate import request_totals
+
+    text = f'#!/bin/bash\n#BSUB -W 10\n#BSUB -R "{resreq}"\n./a\n'
+    spec = get_script_dialect("lsf").parse_script(text)
+    totals = request_totals(spec)
+    assert (totals["tasks"], totals["cpus"], spec.resources.tasks_per_node) == (1, 1, None)
+    assert any(n.startswith("line 3: span[ptile=16] without -n") and "1 task" in n
+               for n in spec.metadata["parse_notes"])
+    assert "lsf_ptile_at" not in spec.metadata
+    lsf = translate(text, "lsf", "lsf")[0]
+    back = get_script_dialect("lsf").parse_script(lsf)
+    assert request_totals(back)["tasks"] == 1 and "span[ptile=16]" in lsf
+    slurm = translate(text, "slurm", "lsf")[0]
+    assert "ntasks-per-node" not in slurm and "#SBATCH --ntasks=1" in slurm.splitlines()
+
+
+def test_lsf_ptile_with_slots_still_spreads_them() -> None:
+    from diamond_jupyter.dialects.translate import request_totals
+
+    text = '#!/bin/bash\n#BSUB -R "span[ptile=16]"\n#BSUB -n 48\n./a\n'  # -n after the -R
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert (request_totals(spec)["nodes"], spec.resources.tasks_per_node) == (3, 16)
+    assert "parse_notes" not in spec.metadata and "lsf_ptile_at" not in spec.metadata

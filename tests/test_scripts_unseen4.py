@@ -58,7 +58,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/signal_requeue_mail_list.sbatch": dict(
         nodes=1, tasks=32, walltime=86400, name="ckpt-md", stdout="md-%j.log",
         mail_events=["begin", "end", "fail", "time_limit_80"],
-        mail_user="md.user@uni.example", unknown=["--signal", "--requeue", "--open-mode"]),
+        mail_user="md.user@uni.example", unknown=["--signal", "--requeue"]),
     "slurm/srun_pmi2_constraint_switches.sbatch": dict(
         nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
         walltime=6 * 3600, queue="compute", account="astro-alloc", features=["cpu", "ib"],

@@ -24,6 +24,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     placeholder_note,
     quote,
@@ -247,6 +248,8 @@ class FluxScript:
                 r.gpu_bind = "none"
             else:
                 return False
+        elif key == "output.mode" and val in ("append", "truncate"):
+            spec.output_mode = val  # the shell opens the output files so (flux-shell(1))
         else:
             return False
         return True
@@ -336,6 +339,8 @@ class FluxScript:
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
+            add("setopt", "output.mode=append")  # the shell truncates by default
         if spec.working_directory:
             add("cwd", spec.working_directory)
         if spec.hold:

@@ -25,6 +25,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
     placeholder_note,
@@ -133,10 +134,41 @@ class LsfScript:
                     unknown(spec, self.name, item)
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
+        self._output_mode(spec)
+        self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
         if limit is not None:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
         return spec
+
+    @staticmethod
+    def _ptile_without_slots(spec: JobSpec, at: tuple[int, str] | None) -> None:
+        """`span[ptile=N]` says how many of the job's slots go on each host; it adds no slot.
+        Without -n the job has bsub's default, one slot (unless the queue's PROCLIMIT
+        names another default): read as one task, the ptile kept for LSF as written (it was
+        read as N tasks on one host). `at`: the ptile's line and raw directive."""
+        r = spec.resources
+        if r.tasks is not None or r.nodes is not None or r.tasks_per_node is None:
+            return
+        tpn, r.tasks, r.tasks_per_node = r.tasks_per_node, 1, None
+        lineno, raw = at or (0, "")
+        unknown(spec, "lsf", Item("-R", f"span[ptile={tpn}]", lineno, raw), "-R span")
+        note(spec, f"line {lineno}: span[ptile={tpn}] without -n: the job has bsub's "
+                   "default single slot (ptile spreads the slots over hosts, it adds none; a "
+                   "queue's PROCLIMIT may give another default): read as 1 task; give -n "
+                   "for more")
+
+    @staticmethod
+    def _output_mode(spec: JobSpec) -> None:
+        """-o/-e append to an existing file, -oo/-eo overwrite it (bsub): the job's mode
+        when the files named agree; when they differ, read as appending (noted)."""
+        named = [x for x, path in (("o", spec.stdout), ("e", spec.stderr)) if path]
+        overwrite = {bool(spec.metadata.get("lsf_overwrite_" + x)) for x in named}
+        if overwrite == {True}:
+            spec.output_mode = "truncate"
+        elif len(overwrite) > 1:
+            note(spec, "the output file is overwritten and the error file appended to (or "
+                       "the other way): other schedulers open both one way; read as append")
 
     def _mem_limit(self, spec: JobSpec, item: Item) -> None:
         """`-M mem_limit[!]`: a memory limit per process (LSF's default; one process per
@@ -276,6 +308,7 @@ class LsfScript:
             if kind == "span":
                 if m := re.fullmatch(r"ptile=(\d+)", body):
                     r.tasks_per_node, done = int(m.group(1)), True
+                    spec.metadata["lsf_ptile_at"] = (item.lineno, item.raw)
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
             elif kind == "rusage" and (m := re.match(
@@ -436,11 +469,14 @@ class LsfScript:
             warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
         if c.exclusive:
             add("-x")
+        truncate = output_mode_of(spec) == "truncate"
         for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
             if val:
-                # -oo / -eo: the file overwritten, not appended to
-                add(f"-{opt}{'o' if spec.metadata.get('lsf_overwrite_' + opt) else ''}",
-                    map_out_pattern(val, self.name, warnings))
+                # -oo / -eo: the file overwritten, not appended to (an LSF script's own
+                # choice per file, else the job's mode)
+                over = spec.metadata.get("lsf_overwrite_" + opt) \
+                    if spec.source_dialect == self.name else truncate
+                add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
         if spec.mail_user:

@@ -30,6 +30,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_warning,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
@@ -532,6 +533,7 @@ class PbsScript:
                 add(opt, map_out_pattern(val, self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")
+        warnings += output_mode_warning(spec, flavor, "truncate")
         if spec.hold:
             add("-h")
         if spec.mail_user:

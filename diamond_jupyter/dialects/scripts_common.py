@@ -483,6 +483,36 @@ def set_output_path(spec: JobSpec, item: Item, host_prefix: re.Pattern[str],
             neutral_out_pattern(path, source))
 
 
+# What each scheduler does to an output file that exists when the job writes it, by its
+# documentation: sbatch truncates it (unless the site sets JobFileAppend=1), PBS copies the
+# job's output over it, flux truncates it (its shell's output.mode), LSF's -o/-e and Grid
+# Engine's -o/-e append to it.
+DEFAULT_OUTPUT_MODE = {"slurm": "truncate", "pbs": "truncate", "flux": "truncate",
+                       "lsf": "append", "sge": "append"}
+
+
+def output_mode_of(spec: JobSpec) -> str | None:
+    """What the job does to an existing output file: what the spec says, else what the
+    scheduler it was written for does to a file it names; None when it names none and says
+    nothing (the scheduler's own file names hold the job id), or comes from no dialect."""
+    if spec.output_mode:
+        return spec.output_mode
+    if not (spec.stdout or spec.stderr):
+        return None
+    return DEFAULT_OUTPUT_MODE.get(spec.source_dialect or "")
+
+
+def output_mode_warning(spec: JobSpec, target: str, how: str) -> list[str]:
+    """A note when `target`, which can only `how` ("append", "truncate") an existing
+    output file, renders the files of a job that does the other."""
+    mode = output_mode_of(spec)
+    if not (spec.stdout or spec.stderr) or mode in (None, how):
+        return []
+    verb = {"append": "appended to", "truncate": "overwritten"}
+    return [f"approximated: output files {verb[how]} ({target} cannot be told otherwise); "
+            f"the {spec.source_dialect or 'source'} script had an existing file {verb[mode]}"]
+
+
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
     if target == "slurm":

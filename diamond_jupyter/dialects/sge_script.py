@@ -32,6 +32,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_warning,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
@@ -373,6 +374,7 @@ class SgeScript:
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        warnings += output_mode_warning(spec, "Grid Engine", "append")
         joined = spec.join_output or spec.source_dialect not in ("pbs", self.name)
         if joined and not spec.stderr:
             add("-j", "y")

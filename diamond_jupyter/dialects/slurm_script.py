@@ -36,6 +36,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
     placeholder_note,
@@ -329,6 +330,15 @@ class SlurmScript:
             spec.name = v
         elif key in ("output", "error"):
             setattr(spec, "stdout" if key == "output" else "stderr", v)
+        elif key == "open-mode":
+            # sbatch reads the first letter (a: append, t: truncate) and ignores the rest
+            mode = {"a": "append", "t": "truncate"}.get((v or " ")[0].lower())
+            if mode is None:
+                note(spec, f"line {item.lineno}: --open-mode={v} is neither append nor "
+                           "truncate: sbatch ignores it (the site's JobFileAppend decides); "
+                           "kept as written")
+                return False
+            spec.output_mode = mode
         elif key == "chdir":
             spec.working_directory = v
         elif key == "array":
@@ -643,6 +653,10 @@ class SlurmScript:
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        mode = output_mode_of(spec)
+        if mode and (spec.output_mode or spec.source_dialect != self.name):
+            # said outright: the site's JobFileAppend would decide otherwise
+            add("open-mode", mode)
         if spec.hold:
             add("hold")
         if spec.mail_user:

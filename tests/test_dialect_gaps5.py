@@ -308,3 +308,104 @@ def test_lsf_ptile_with_slots_still_spreads_them() -> None:
     spec = get_script_dialect("lsf").parse_script(text)
     assert (request_totals(spec)["nodes"], spec.resources.tasks_per_node) == (3, 16)
     assert "parse_notes" not in spec.metadata and "lsf_ptile_at" not in spec.metadata
+
+
+# ---------------------------------------------------------------- Lmod hierarchy prerequisites
+
+# `module -t avail` shows the Core compilers; `module -t spider` also the modules a compiler
+# (and an MPI) unlock; `module spider NAME/VERSION` says what to load first (Lmod 8.7's
+# layout: the sentence wraps, a blank line, one line per choice, a blank line, Help)
+_SPIDER_HDF5 = """
+-----------------------------------------------------------------------------
+  hdf5: hdf5/1.14.3
+-----------------------------------------------------------------------------
+
+    You will need to load all module(s) on any one of the lines below before the
+    "hdf5/1.14.3" module is available to load.
+
+      gcc/13.2.0  openmpi/4.1.6
+      intel/2021.10.0  intel-oneapi-mpi/2021.10.0
+
+    Help:
+      HDF5 is a data model, library, and file format.
+"""
+_SPIDER_OPENMPI = (  # unwrapped: on one long line
+    "\n    You will need to load all module(s) on any one of the lines below before the "
+    '"openmpi/4.1.6" module is available to load.\n\n      gcc/13.2.0\n'
+    "      intel/2021.10.0\n")
+_LMOD = ("system lmod 8.7.20\n/opt/spack/lmod/Core:\ngcc/13.2.0 (D)\ngcc/12.3.0\n"
+         "intel/2021.10.0\n@@spider\ngcc/12.3.0\ngcc/13.2.0\nhdf5/1.14.3\n"
+         "intel-oneapi-mpi/2021.10.0\nintel/2021.10.0\nopenmpi/4.1.6\n"
+         f"@@requires hdf5/1.14.3\n{_SPIDER_HDF5}@@requires openmpi/4.1.6\n{_SPIDER_OPENMPI}")
+
+
+def _site():
+    from diamond_jupyter.capabilities import SiteCapabilities
+    from diamond_jupyter.discovery import parse_module_list
+
+    system, _, mods = parse_module_list(_LMOD)
+    return SiteCapabilities(site="spack", software=mods, module_system=system)
+
+
+def test_spider_prerequisites_are_read() -> None:
+    """Each choice line of `module spider NAME/VERSION` is a set of modules to load first;
+    the lines of its answer are not modules of the site."""
+    caps = _site()
+    by = {m.full: m.requires for m in caps.software}
+    assert by["hdf5/1.14.3"] == [["gcc/13.2.0", "openmpi/4.1.6"],
+                                 ["intel/2021.10.0", "intel-oneapi-mpi/2021.10.0"]]
+    assert by["openmpi/4.1.6"] == [["gcc/13.2.0"], ["intel/2021.10.0"]]
+    assert by["gcc/13.2.0"] == [] and len(by) == 6
+
+
+@pytest.mark.parametrize(("body", "missing"), [
+    ("module load gcc/13 openmpi/4 hdf5", []),
+    ("module load gcc openmpi hdf5/1.14", []),  # gcc: the site's default, 13.2.0
+    ("ml intel\nml intel-oneapi-mpi\nml hdf5", []),  # the other line of choices
+    ("module load hdf5", ["hdf5"]),
+    ("module load openmpi hdf5", ["openmpi", "hdf5"]),
+    ("module load gcc/12 openmpi/4 hdf5", ["openmpi", "hdf5"]),  # not under gcc 12 here
+    ("module load hdf5 gcc/13 openmpi/4", ["hdf5"]),  # loaded too early
+])
+def test_hierarchy_prerequisites_decide_whether_a_module_loads(body: str,
+                                                               missing: list[str]) -> None:
+    """A module Lmod shows only under a compiler and an MPI is there for a script that loads
+    them first, and missing, naming them, for one that does not (it was judged there either
+    way: `module load hdf5` alone fails on such a site)."""
+    from diamond_jupyter.needs import needs_of
+    from diamond_jupyter.software import needs_reasons
+
+    spec = get_script_dialect("slurm").parse_script(f"#!/bin/bash\n#SBATCH -n 1\n{body}\n./a\n")
+    reasons = needs_reasons(needs_of(spec), _site())
+    assert [r.split("'")[1].split("/")[0] for r in reasons] == missing
+    for r in reasons:
+        assert "loaded first" in r and "Lmod" in r
+    if "hdf5" in missing:
+        hdf5 = next(r for r in reasons if r.startswith("software 'hdf5'"))
+        assert "gcc/13.2.0 + openmpi/4.1.6 or intel/2021.10.0 + intel-oneapi-mpi" in hdf5
+
+
+def test_discovery_asks_spider_for_each_hidden_module() -> None:
+    """The discovery command, run by bash with a stand-in `module` (Lmod prints to stderr):
+    each module spider lists and avail does not is asked what it needs, the others not."""
+    import subprocess
+
+    from diamond_jupyter.discovery import discovery_script, parse_module_list, split_sections
+
+    fake = (
+        'module() { case "$1 $2" in\n'
+        '  "-t avail") printf "/opt/Core:\\ngcc/13.2.0 (D)\\n" >&2 ;;\n'
+        '  "-t spider") printf "gcc/\\ngcc/13.2.0\\nhdf5/\\nhdf5/1.14.3\\n" >&2 ;;\n'
+        '  "spider hdf5/1.14.3") printf "%s" "$HDF5_ANSWER" >&2 ;;\n'
+        '  "spider "*) echo "asked about $2" >&2 ;;\n'
+        'esac; }\nexport LMOD_VERSION=8.7.20\n')
+    r = subprocess.run(["bash", "-c", fake + discovery_script({})], capture_output=True,
+                       text=True, timeout=60, env={"PATH": "/usr/bin:/bin",
+                                                   "HDF5_ANSWER": _SPIDER_HDF5})
+    modules = split_sections(r.stdout)[0]["modules"]
+    assert "@@requires hdf5/1.14.3" in modules and "asked about" not in modules
+    _, _, mods = parse_module_list(modules)
+    assert {m.full: m.requires for m in mods} == {
+        "gcc/13.2.0": [],
+        "hdf5/1.14.3": [["gcc/13.2.0", "openmpi/4.1.6"],
+                        ["intel/2021.10.0", "intel-oneapi-mpi/2021.10.0"]]}

@@ -657,21 +657,54 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
         """The last `lines` lines of the job's stdout and stderr (each at most the sites file's
-        `log_tail_bytes`), as {"stdout", "stderr", "missing"}; "missing" holds one line per log
-        file not on the site yet (empty when both were read). Job output is untrusted text.
+        `log_tail_bytes`), as {"stdout", "stderr", "missing", "notes"}; "missing" holds one
+        line per log file not on the site yet (empty when both were read), "notes" one per
+        file whose start was left out (what an appended-to file held before the job's wrapper
+        started) or that may hold an earlier job's output. Job output is untrusted text.
         BadInput for an unknown job, SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
         site = self._job_site(job)
-        texts, missing = {}, []
+        texts, missing, notes = {}, [], []
+        await site.know_home()  # the job's directory may be under the home
+        starts = await self._output_starts(site, job)
         for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
-            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes)
-                    if path else "")
+            start = starts.get(stream, 0) if starts is not None else 0
+            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes,
+                                    start=start) if path else "")
             if text is None:
                 when = " (the job has not started)" if job.state.rank < 2 else ""
                 missing.append(f"{stream} log {path} is missing on {job.site}{when}")
+            elif start:
+                notes.append(f"{stream} log {path}: its first {start} bytes, there before "
+                             "this job started (an earlier job's, appended to), not shown")
+            elif path and starts is None and self._appended(site, job, path):
+                notes.append(f"{stream} log {path} is appended to, not overwritten: it may "
+                             "hold an earlier job's output before this job's")
             texts[stream] = text or ""
-        return texts | {"missing": "\n".join(missing)}  # one line per missing file
+        # one line per missing file, one per note (neither is the job's output)
+        return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    @staticmethod
+    async def _output_starts(site: Site, job: Job) -> dict[str, int] | None:
+        """How long the job's output files were when its wrapper started ({} when it noted
+        none, e.g. output to a spool file); None when there is no such note (not started,
+        or a site without the wrapper)."""
+        from .wrapper import output_offsets_file, parse_output_offsets
+
+        if not job.token or not site.has_event_channel:
+            return None
+        text = await site.tail(output_offsets_file(site.job_dir(job.token)), 5)
+        return parse_output_offsets(text) if text is not None else None
+
+    @staticmethod
+    def _appended(site: Site, job: Job, path: str) -> bool:
+        """Whether the job's output file `path` is one it appends to and not its own new
+        file (the engine's default files are in the job's own directory)."""
+        from .dialects.scripts_common import output_mode_of
+
+        own = job.token and path.startswith(site.expand(site.job_dir(job.token)) + "/")
+        return bool(job.spec) and not own and output_mode_of(job.spec) == "append"
 
     async def files(self, job_id: str) -> list[str]:
         """The result files in the job's working directory, as paths on its site (listed over

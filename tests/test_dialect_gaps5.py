@@ -409,3 +409,98 @@ def test_discovery_asks_spider_for_each_hidden_module() -> None:
         "gcc/13.2.0": [],
         "hdf5/1.14.3": [["gcc/13.2.0", "openmpi/4.1.6"],
                         ["intel/2021.10.0", "intel-oneapi-mpi/2021.10.0"]]}
+
+
+# ---------------------------------------------------------------- logs of a file appended to
+
+def _run_wrapper(tmp_path, redirect: str) -> str:
+    import subprocess
+
+    from diamond_jupyter.wrapper import wrapper_prologue
+
+    jd = tmp_path / "jobs" / "0a0b0c0d0e0f"
+    jd.mkdir(parents=True, exist_ok=True)
+    (jd / "secret").write_text("ab" * 32 + "\n")
+    body = wrapper_prologue(str(tmp_path / "events.log"), "0a0b0c0d0e0f", str(jd / "secret"))
+    (tmp_path / "job.sh").write_text(body + "echo this-run\necho this-err >&2\n")
+    subprocess.run(["bash", "-c", f"bash {tmp_path / 'job.sh'} {redirect}"], timeout=30,
+                   check=True, cwd=tmp_path)
+    return (jd / "output.offsets").read_text() if (jd / "output.offsets").exists() else ""
+
+
+def test_the_wrapper_notes_how_long_the_output_files_were(tmp_path) -> None:
+    """A job whose output file is appended to starts after what the file held: the wrapper
+    notes that length once (a requeued run's output is the job's too)."""
+    from diamond_jupyter.wrapper import parse_output_offsets
+
+    (tmp_path / "out.log").write_text("an earlier job\n")
+    note = _run_wrapper(tmp_path, ">> out.log 2>> err.log")
+    assert parse_output_offsets(note) == {"stdout": len("an earlier job\n"), "stderr": 0}
+    again = _run_wrapper(tmp_path, ">> out.log 2>> err.log")  # requeued: the first note holds
+    assert again == note
+    assert (tmp_path / "out.log").read_text().count("this-run") == 2
+
+
+def test_the_wrapper_notes_nothing_for_output_to_a_pipe(tmp_path) -> None:
+    assert _run_wrapper(tmp_path, "2>&1 | cat >/dev/null") == ""
+
+
+def _local_fed(tmp_path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.transports.local import LocalTransport
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(home / ".diamond"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
+    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
+    fed.monitors["here"].site = fed.sites["here"]
+    return fed, home
+
+
+_EARLIER = "an earlier job's line\n"
+
+
+@pytest.mark.parametrize(("source", "offsets", "shown", "note"), [
+    # the wrapper's note: what the file held before is left out, and said so
+    ("lsf", f"1 {len(_EARLIER)}\n", "this job's line\n", f"first {len(_EARLIER)} bytes"),
+    # no note (output through a spool file, a site without the wrapper): a file appended
+    # to is shown whole, with a warning that an earlier job's output may be in it
+    ("lsf", None, "an earlier job's line\nthis job's line\n", "appended to"),
+    ("sge", None, "an earlier job's line\nthis job's line\n", "appended to"),
+    # a file the job truncates holds its own output only: no note
+    ("slurm", None, "an earlier job's line\nthis job's line\n", None),
+])
+async def test_logs_of_an_appended_file_show_this_jobs_output(tmp_path, source: str,
+                                                              offsets: str | None,
+                                                              shown: str,
+                                                              note: str | None) -> None:
+    """`diamond logs` showed what an appended-to output file held before the job (an
+    earlier run's lines) as if it were this job's output."""
+    from diamond_jupyter.model import JobSpec
+
+    fed, home = _local_fed(tmp_path)
+    token = "abc123abc123"
+    out = home / "run.log"
+    out.write_text(_EARLIER + "this job's line\n")
+    jd = home / ".diamond" / "jobs" / token
+    jd.mkdir(parents=True)
+    if offsets is not None:
+        (jd / "output.offsets").write_text(offsets)
+    try:
+        fed.store.record_intent("here", token, JobSpec(script="true\n", stdout=str(out),
+                                                       join_output=True,
+                                                       source_dialect=source))
+        job = fed.store.bind_native_id(token, "41")
+        logs = await fed.logs(job.id)
+        assert logs["stdout"] == shown and logs["missing"] == ""
+        if note is None:
+            assert logs["notes"] == ""
+        else:
+            assert note in logs["notes"] and str(out) in logs["notes"]
+    finally:
+        await fed.close()

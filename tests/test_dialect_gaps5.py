@@ -504,3 +504,25 @@ async def test_logs_of_an_appended_file_show_this_jobs_output(tmp_path, source: 
             assert note in logs["notes"] and str(out) in logs["notes"]
     finally:
         await fed.close()
+
+
+def test_slurmrestd_request_of_an_appending_job_says_what_it_leaves_out() -> None:
+    from diamond_jupyter.dialects.slurm_rest import job_description
+
+    spec = get_script_dialect("lsf").parse_script("#!/bin/bash\n#BSUB -o /w/run.log\n./a\n")
+    spec.working_directory = "/w"
+    _, warnings = job_description(spec)
+    assert any("appended to" in w and "JobFileAppend" in w for w in warnings)
+    spec.output_mode = "truncate"
+    assert not [w for w in job_description(spec)[1] if "JobFileAppend" in w]
+
+
+@pytest.mark.parametrize("n", [1, 2**40 + 5, 2**64 - 1])
+def test_a_wrapper_line_names_its_flux_job_in_any_spelling(n: int) -> None:
+    """The wrapper reports $FLUX_JOB_ID as the job's shell sets it; the submit printed F58:
+    every spelling of one id is that job (the KVS key and ASCII f were not)."""
+    from diamond_jupyter.monitor import same_native
+
+    for a in (_f58(n), _f58(n, "f"), str(n), hex(n), _dothex(n), "job." + _dothex(n)):
+        assert same_native(a, _f58(n))
+        assert not same_native(a, _f58(n + 1))

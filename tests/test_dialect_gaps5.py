@@ -301,6 +301,25 @@ def test_lsf_ptile_without_slots_is_one_task(resreq: str) -> None:
     assert "ntasks-per-node" not in slurm and "#SBATCH --ntasks=1" in slurm.splitlines()
 
 
+@pytest.mark.parametrize("slots", [4, 16])
+def test_lsf_ptile_beyond_the_slots_is_one_host(slots: int) -> None:
+    """-n 4 with span[ptile=16]: at most 16 slots a host, so all 4 on one. It was read as 16
+    tasks per node: PBS's translation asked 16 CPUs and was refused, flux dropped it."""
+    from diamond_jupyter.dialects.translate import request_totals
+
+    text = f'#!/bin/bash\n#BSUB -n {slots}\n#BSUB -R "span[ptile=16]"\n./a\n'
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert (request_totals(spec)["nodes"], request_totals(spec)["tasks"]) == (1, slots)
+    if slots < 16:
+        assert any(f"with -n {slots}: every slot fits on one host" in n
+                   for n in spec.metadata["parse_notes"])
+    for target in SCRIPT_DIALECTS:
+        script, _, _ = translate(text, target, "lsf")  # none refused, none larger
+        back = request_totals(get_script_dialect(target).parse_script(script))
+        assert back["tasks"] in (slots, None) and (back["cpus"] or 0) <= slots, target
+    assert "span[ptile=16]" in translate(text, "lsf", "lsf")[0]
+
+
 def test_lsf_ptile_with_slots_still_spreads_them() -> None:
     from diamond_jupyter.dialects.translate import request_totals
 

@@ -143,20 +143,27 @@ class LsfScript:
 
     @staticmethod
     def _ptile_without_slots(spec: JobSpec, at: tuple[int, str] | None) -> None:
-        """`span[ptile=N]` says how many of the job's slots go on each host; it adds no slot.
+        """`span[ptile=N]` puts at most N of the job's slots on each host; it adds no slot.
         Without -n the job has bsub's default, one slot (unless the queue's PROCLIMIT
-        names another default): read as one task, the ptile kept for LSF as written (it was
-        read as N tasks on one host). `at`: the ptile's line and raw directive."""
+        names another default); with -n below N, every slot is on one host. Either way
+        read as that many tasks on one node, the ptile kept for LSF as written (it was read
+        as N tasks on a host: more than asked). `at`: the ptile's line and raw directive."""
         r = spec.resources
-        if r.tasks is not None or r.nodes is not None or r.tasks_per_node is None:
+        if r.nodes is not None or r.tasks_per_node is None \
+                or (r.tasks is not None and r.tasks >= r.tasks_per_node):
             return
-        tpn, r.tasks, r.tasks_per_node = r.tasks_per_node, 1, None
+        tpn, given = r.tasks_per_node, r.tasks
+        r.tasks, r.nodes, r.tasks_per_node = given or 1, 1, None
         lineno, raw = at or (0, "")
         unknown(spec, "lsf", Item("-R", f"span[ptile={tpn}]", lineno, raw), "-R span")
-        note(spec, f"line {lineno}: span[ptile={tpn}] without -n: the job has bsub's "
-                   "default single slot (ptile spreads the slots over hosts, it adds none; a "
-                   "queue's PROCLIMIT may give another default): read as 1 task; give -n "
-                   "for more")
+        if given is None:
+            note(spec, f"line {lineno}: span[ptile={tpn}] without -n: the job has bsub's "
+                       "default single slot (ptile spreads the slots over hosts, it adds "
+                       "none; a queue's PROCLIMIT may give another default): read as 1 task "
+                       "on 1 node; give -n for more")
+        else:
+            note(spec, f"line {lineno}: span[ptile={tpn}] with -n {given}: every slot fits "
+                       f"on one host: read as {given} tasks on 1 node")
 
     @staticmethod
     def _output_mode(spec: JobSpec) -> None:

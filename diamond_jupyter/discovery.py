@@ -65,15 +65,19 @@ __dmd_modinit() {
 
 # Lmod's hierarchy: each module `module -t spider` lists that `module -t avail` does not
 # (it shows only once a compiler or an MPI is loaded) is asked what it needs loaded first
-# (`module spider NAME/VERSION`), at most SPIDER_ASKED of them, each answer after a line
-# "@@requires NAME/VERSION"
+# (`module spider NAME/VERSION`), at most SPIDER_ASKED of them and for SPIDER_BUDGET_S
+# seconds at most (the whole discovery has DISCOVERY_TIMEOUT_S), each answer after a line
+# "@@requires NAME/VERSION"; the modules left unasked load as if they needed nothing
 SPIDER_ASKED = 100
+SPIDER_BUDGET_S = 20
 SPIDER_REQUIRES = (
     '    __dmd_seen=$(printf "%s\\n" "$__dmd_av" | sed "s/[[:space:]]*([^()]*)[[:space:]]*$//")\n'
+    '    __dmd_t0=$SECONDS\n'
     '    printf "%s\\n" "$__dmd_sp" | grep -E "^[^[:space:]/:()]+(/[^[:space:]/:()]+)+$" '
     f'| grep -vxF -f <(printf "%s\\n" "$__dmd_seen") | head -n {SPIDER_ASKED} |\n'
-    '    while IFS= read -r __dmd_m; do echo "@@requires $__dmd_m"; '
-    'module spider "$__dmd_m" 2>&1 | head -n 60; done\n'
+    '    while IFS= read -r __dmd_m; do '
+    f'[ $((SECONDS - __dmd_t0)) -ge {SPIDER_BUDGET_S} ] && break; '
+    'echo "@@requires $__dmd_m"; module spider "$__dmd_m" 2>&1 | head -n 60; done\n'
 )
 
 

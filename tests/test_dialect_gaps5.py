@@ -545,3 +545,32 @@ def test_a_wrapper_line_names_its_flux_job_in_any_spelling(n: int) -> None:
     for a in (_f58(n), _f58(n, "f"), str(n), hex(n), _dothex(n), "job." + _dothex(n)):
         assert same_native(a, _f58(n))
         assert not same_native(a, _f58(n + 1))
+
+
+def test_discovery_asks_spider_about_a_bounded_number_of_modules() -> None:
+    """A site with hundreds of hidden modules: at most SPIDER_ASKED are asked (each ask is a
+    command; the whole discovery has a time limit), the rest load as if free to."""
+    import subprocess
+
+    from diamond_jupyter.discovery import (
+        SPIDER_ASKED,
+        discovery_script,
+        parse_module_list,
+        split_sections,
+    )
+
+    fake = (
+        'module() { case "$1 $2" in\n'
+        '  "-t avail") printf "/opt/Core:\\ngcc/13.2.0\\n" >&2 ;;\n'
+        '  "-t spider") for i in $(seq 1 150); do echo "lib$i/1.0"; done >&2 ;;\n'
+        '  "spider "*) printf "\\n You will need to load all module(s) on any one of the '
+        'lines below before the \\"%s\\" module is available to load.\\n\\n  gcc/13.2.0\\n" '
+        '"$2" >&2 ;;\n'
+        'esac; }\nexport LMOD_VERSION=8.7.20\n')
+    r = subprocess.run(["bash", "-c", fake + discovery_script({})], capture_output=True,
+                       text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+    modules = split_sections(r.stdout)[0]["modules"]
+    assert modules.count("@@requires ") == SPIDER_ASKED < 150
+    mods = parse_module_list(modules)[2]
+    assert len(mods) == 151
+    assert sum(m.requires == [["gcc/13.2.0"]] for m in mods) == SPIDER_ASKED

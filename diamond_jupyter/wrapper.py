@@ -57,12 +57,13 @@ def output_offsets(quoted_file: str) -> str:
     note: their output is the job's too), the size of the regular files behind stdout (1)
     and stderr (2) as the job starts: "1 BYTES" lines. A file appended to (LSF -o, Grid
     Engine, --open-mode=append) holds earlier jobs' output before that point. Nothing is
-    noted where /proc or stat is missing, or the output goes to a pipe or a spool file."""
+    noted where /proc or stat is missing, or the output goes to a pipe or a spool file; a
+    note that cannot be written stops nothing (a `bash -e` script runs on)."""
     return (
         f"[ -e {quoted_file} ] || (umask 077; for __dmd_fd in 1 2; do "
         "__dmd_p=/proc/$$/fd/$__dmd_fd; if [ -f \"$__dmd_p\" ]; then "
         "printf '%s %s\\n' \"$__dmd_fd\" \"$(stat -L -c %s \"$__dmd_p\")\"; fi; done "
-        f"> {quoted_file}.$$ && mv -f {quoted_file}.$$ {quoted_file}) 2>/dev/null\n")
+        f"> {quoted_file}.$$ && mv -f {quoted_file}.$$ {quoted_file}) 2>/dev/null || true\n")
 
 
 def parse_output_offsets(text: str) -> dict[str, int]:

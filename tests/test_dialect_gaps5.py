@@ -574,3 +574,25 @@ def test_discovery_asks_spider_about_a_bounded_number_of_modules() -> None:
     mods = parse_module_list(modules)[2]
     assert len(mods) == 151
     assert sum(m.requires == [["gcc/13.2.0"]] for m in mods) == SPIDER_ASKED
+
+
+def test_a_failed_note_does_not_stop_a_bash_e_job(tmp_path) -> None:
+    """The note is the engine's, not the job's: where it cannot be written (here `mv` is
+    missing from the PATH), a `bash -e` job still runs its body."""
+    import shutil
+    import subprocess
+
+    from diamond_jupyter.wrapper import wrapper_prologue
+
+    jd = tmp_path / "jd"
+    jd.mkdir()
+    (jd / "secret").write_text("ab" * 32 + "\n")
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for tool in ("cat", "date", "sha256sum", "stat"):  # everything the wrapper runs but mv
+        (bin_ / tool).symlink_to(shutil.which(tool))
+    script = wrapper_prologue(str(tmp_path / "events.log"), "0a0b0c0d0e0f",
+                              str(jd / "secret")) + "echo body-ran\n"
+    r = subprocess.run([shutil.which("bash"), "-e", "-c", script], capture_output=True,
+                       text=True, timeout=30, cwd=tmp_path, env={"PATH": str(bin_)})
+    assert "body-ran" in r.stdout and not (jd / "output.offsets").exists()

@@ -596,3 +596,34 @@ def test_a_failed_note_does_not_stop_a_bash_e_job(tmp_path) -> None:
     r = subprocess.run([shutil.which("bash"), "-e", "-c", script], capture_output=True,
                        text=True, timeout=30, cwd=tmp_path, env={"PATH": str(bin_)})
     assert "body-ran" in r.stdout and not (jd / "output.offsets").exists()
+
+
+@pytest.mark.parametrize("door", ["shell", "rest"])
+async def test_a_sites_tail_leaves_out_what_the_file_held_before(tmp_path, door: str) -> None:
+    """Both kinds of site read a log after its first `start` bytes, bounded as before (the
+    slurmrestd site's file door has no wrapper note, but takes the same call)."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.site_kinds import make_site
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transports.local import LocalTransport
+
+    work = tmp_path / "work"
+    work.mkdir()
+    log = work / "run.log"
+    log.write_text(_EARLIER + "one\ntwo\n")
+    if door == "rest":
+        site = make_site(SiteConfig(name="r", workdir=str(work), files={"kind": "local"},
+                                    transport={"kind": "slurmrestd", "url": "http://127.0.0.1:9",
+                                               "token_file": "/nonexistent"}))
+    else:
+        cfg = SiteConfig(name="s", transport=TransportConfig(kind="local"), workdir=str(work))
+        site = Site(cfg, transport=LocalTransport("s", workdir=str(work)))
+    try:
+        n = len(_EARLIER)
+        assert await site.tail(str(log), 100, start=n) == "one\ntwo\n"
+        assert await site.tail(str(log), 1, start=n) == "two\n"
+        assert await site.tail(str(log), 100, start=n, max_bytes=4) == "two\n"
+        assert await site.tail(str(log), 100, start=10**6) == ""
+        assert await site.tail(str(work / "none.log"), 100, start=n) is None
+    finally:
+        await site.close()

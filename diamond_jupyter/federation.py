@@ -668,7 +668,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         texts, missing, notes = {}, [], []
         await site.know_home()  # the job's directory may be under the home
         starts = await self._output_starts(site, job)
-        for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
+        for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
+            path, unknowable = self._log_file(site, job, pattern) if pattern else (None, None)
+            if unknowable:
+                missing.append(f"{stream} log {pattern}: its name holds {unknowable}, known "
+                               "only to the running job; `diamond files` lists the job's files")
+                texts[stream] = ""
+                continue
             start = starts.get(stream, 0) if starts is not None else 0
             text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes,
                                     start=start) if path else "")
@@ -684,6 +690,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             texts[stream] = text or ""
         # one line per missing file, one per note (neither is the job's output)
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    @staticmethod
+    def _log_file(site: Site, job: Job, pattern: str) -> tuple[str, str | None]:
+        """The file the scheduler writes for the job's output path `pattern` (neutral,
+        Slurm-style: `run-%x-%j.log`): the job's id and name where its scheduler puts them
+        in; or, when the name holds what only the running job knows (an array task's
+        index), `pattern` and what that is."""
+        from .dialects.scripts_common import output_file_name
+
+        spec = job.spec
+        name = spec.name if spec else job.name
+        if spec is not None and job.token:  # the name as the scheduler keeps it
+            name = site.script.job_name(site.scheduler_spec(spec, job.token).name or "")
+        # a site whose submit command is given the paths (Slurm's qsub) hands them to sbatch
+        target = "slurm" if getattr(site.commands, "submit_paths", False) \
+            else site.script.name
+        return output_file_name(pattern, target, job_id=job.native_id or "", name=name,
+                                array=bool(spec and spec.array))
 
     @staticmethod
     async def _output_starts(site: Site, job: Job) -> dict[str, int] | None:

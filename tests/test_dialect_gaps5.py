@@ -627,3 +627,55 @@ async def test_a_sites_tail_leaves_out_what_the_file_held_before(tmp_path, door:
         assert await site.tail(str(work / "none.log"), 100, start=n) is None
     finally:
         await site.close()
+
+
+# ---------------------------------------------------------------- logs of a named pattern
+
+@pytest.mark.parametrize(("pattern", "target", "array", "want", "why"), [
+    ("/o/run-%x-%j.log", "slurm", False, "/o/run-sim-41.log", None),
+    ("/o/run-%4j.log", "slurm", False, "/o/run-0041.log", None),  # padded as sbatch does
+    ("/o/100%%-%j.log", "slurm", False, "/o/100%-41.log", None),
+    ("/o/%A.log", "slurm", True, "/o/41.log", None),
+    ("/o/%j.log", "slurm", True, None, "each array task's own job id"),
+    ("/o/%A_%a.log", "slurm", True, None, "its array task's index"),
+    ("/o/%u-%j.log", "slurm", False, None, "the user name"),
+    ("/o/run-%j.log", "lsf", False, "/o/run-41.log", None),  # rendered as %J
+    ("/o/run-%x.log", "lsf", False, "/o/run-%x.log", None),  # no LSF token: the name's own
+    ("/o/run-%j.%a.log", "lsf", True, None, "its array task's index"),
+    ("/o/run-%j.log", "pbs", False, "/o/run-%j.log", None),  # PBS expands none
+    ("/o/%x.o%j", "sge", False, "/o/sim.o41", None),  # $JOB_NAME.o$JOB_ID
+    ("/o/%x-%j.out", "flux", False, "/o/sim-41.out", None),  # {{name}}-{{id}}
+])
+def test_output_file_names_as_each_scheduler_writes_them(pattern: str, target: str,
+                                                          array: bool, want: str | None,
+                                                          why: str | None) -> None:
+    from diamond_jupyter.dialects.scripts_common import output_file_name
+
+    got = output_file_name(pattern, target, job_id="41", name="sim", array=array)
+    assert got == ((want, None) if why is None else (pattern, why))
+
+
+async def test_logs_of_a_job_whose_output_name_holds_its_id(tmp_path) -> None:
+    """`#SBATCH --output=run-%x-%j.log`: `diamond logs` read the file `run-%x-%j.log`,
+    which no scheduler writes, and said the log was missing. Now it reads the job's own
+    file; a name only the running job knows (an array task's index) is said so."""
+    from diamond_jupyter.model import ArraySpec, JobSpec
+
+    fed, home = _local_fed(tmp_path)
+    (home / "run-sim-41.log").write_text("the job's output\n")
+    try:
+        fed.store.record_intent("here", "abc123abc123", JobSpec(
+            name="sim", script="true\n", stdout=str(home / "run-%x-%j.log"),
+            join_output=True, source_dialect="slurm"))
+        job = fed.store.bind_native_id("abc123abc123", "41")
+        logs = await fed.logs(job.id)
+        assert (logs["stdout"], logs["missing"]) == ("the job's output\n", "")
+        fed.store.record_intent("here", "def456def456", JobSpec(
+            name="sweep", script="true\n", stdout=str(home / "run-%A_%a.log"),
+            join_output=True, array=ArraySpec(expression="1-4")))
+        arr = fed.store.bind_native_id("def456def456", "42")
+        logs = await fed.logs(arr.id)
+        assert logs["stdout"] == "" and "array task's index" in logs["missing"]
+        assert "diamond files" in logs["missing"]
+    finally:
+        await fed.close()

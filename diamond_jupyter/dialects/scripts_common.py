@@ -533,6 +533,45 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     return _PAT.sub(sub, path)
 
 
+# What each target's scheduler makes of a neutral token once rendered (map_out_pattern):
+# the job's id, its name; tokens missing here stay in the file's name as written
+_EXPANDED_BY = {"slurm": {"j": "id", "A": "id", "x": "name"},
+                "lsf": {"j": "id", "A": "id"}, "flux": {"j": "id", "x": "name"},
+                "pbs": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
+_ONLY_THE_JOB_KNOWS = {"a": "its array task's index", "b": "its array task's index",
+                       "u": "the user name", "N": "the node's name", "n": "the node's index",
+                       "t": "the task's rank", "s": "the step's id", "J": "the step's id"}
+
+
+def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
+                     array: bool = False) -> tuple[str, str | None]:
+    """The name `target`'s scheduler gives the file of the neutral (Slurm-style) output
+    path `path` for the job `job_id` named `name`: the tokens it expands (the job's id and
+    name) replaced, the others left as the characters of the name they are; with, when a
+    token is one only the running job knows (an array task's index or id, the user, the
+    node), what it is, and `path` unchanged."""
+    expands = _EXPANDED_BY[target]
+
+    def sub(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "%%":
+            return "%" if target in ("slurm", "pbs", "sge") else tok
+        what = expands.get(tok[-1])
+        if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
+            return tok  # no such token there: the file's name holds it as written
+        if what is None or (what == "id" and tok[-1] == "j" and array and target == "slurm"):
+            raise LookupError(_ONLY_THE_JOB_KNOWS.get(tok[-1], f"{tok}'s value")
+                              if what is None else "each array task's own job id")
+        value = job_id if what == "id" else (name or "")
+        width = tok[1:-1]
+        return value.zfill(int(width)) if width and value.isdigit() else value
+
+    try:
+        return _PAT.sub(sub, path), None
+    except LookupError as exc:
+        return path, str(exc)
+
+
 def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""

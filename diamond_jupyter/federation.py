@@ -684,7 +684,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             elif start:
                 notes.append(f"{stream} log {path}: its first {start} bytes, there before "
                              "this job started (an earlier job's, appended to), not shown")
-            elif path and starts is None and self._appended(site, job, path):
+            elif path and stream not in (starts or {}) and self._appended(site, job, path):
                 notes.append(f"{stream} log {path} is appended to, not overwritten: it may "
                              "hold an earlier job's output before this job's")
             texts[stream] = text or ""

@@ -490,6 +490,8 @@ _EARLIER = "an earlier job's line\n"
     # no note (output through a spool file, a site without the wrapper): a file appended
     # to is shown whole, with a warning that an earlier job's output may be in it
     ("lsf", None, "an earlier job's line\nthis job's line\n", "appended to"),
+    # the wrapper could note nothing (a spool file, a pipe): the same warning
+    ("lsf", "", "an earlier job's line\nthis job's line\n", "appended to"),
     ("sge", None, "an earlier job's line\nthis job's line\n", "appended to"),
     # a file the job truncates holds its own output only: no note
     ("slurm", None, "an earlier job's line\nthis job's line\n", None),

@@ -26,6 +26,10 @@ class SoftwareModule(_Caps):
     name: str
     version: str | None = None
     default: bool = False  # the version `module load NAME` picks (Lmod's "(D)")
+    # Lmod's hierarchy: the modules to load before this one shows (`module spider
+    # NAME/VERSION`: "load all module(s) on any one of the lines below"), one list per
+    # line, any one line does; empty: it loads directly, or nothing was said
+    requires: list[list[str]] = Field(default_factory=list)
 
     @property
     def full(self) -> str:

@@ -63,6 +63,24 @@ __dmd_modinit() {
 """
 
 
+# Lmod's hierarchy: each module `module -t spider` lists that `module -t avail` does not
+# (it shows only once a compiler or an MPI is loaded) is asked what it needs loaded first
+# (`module spider NAME/VERSION`), at most SPIDER_ASKED of them and for SPIDER_BUDGET_S
+# seconds at most (the whole discovery has DISCOVERY_TIMEOUT_S), each answer after a line
+# "@@requires NAME/VERSION"; the modules left unasked load as if they needed nothing
+SPIDER_ASKED = 100
+SPIDER_BUDGET_S = 20
+SPIDER_REQUIRES = (
+    '    __dmd_seen=$(printf "%s\\n" "$__dmd_av" | sed "s/[[:space:]]*([^()]*)[[:space:]]*$//")\n'
+    '    __dmd_t0=$SECONDS\n'
+    '    printf "%s\\n" "$__dmd_sp" | grep -E "^[^[:space:]/:()]+(/[^[:space:]/:()]+)+$" '
+    f'| grep -vxF -f <(printf "%s\\n" "$__dmd_seen") | head -n {SPIDER_ASKED} |\n'
+    '    while IFS= read -r __dmd_m; do '
+    f'[ $((SECONDS - __dmd_t0)) -ge {SPIDER_BUDGET_S} ] && break; '
+    'echo "@@requires $__dmd_m"; module spider "$__dmd_m" 2>&1 | head -n 60; done\n'
+)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -128,8 +146,11 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
             '  else v=$(module --version 2>&1 | sed -n "s/^Modules Release \\([^ ]*\\).*/\\1/p"'
             ' | head -n 1); echo "system environment-modules $v"; fi\n'
-            '  module -t avail 2>&1\n'
-            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"; module -t spider 2>&1; fi\n'
+            '  __dmd_av=$(module -t avail 2>&1); printf "%s\\n" "$__dmd_av"\n'
+            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
+            '    __dmd_sp=$(module -t spider 2>&1); printf "%s\\n" "$__dmd_sp"\n'
+            + SPIDER_REQUIRES +
+            '  fi\n'
             'else echo "system none"; fi')
     section("runtimes", "for r in " + " ".join(RUNTIMES) + '; do p=$(command -v "$r") && '
             'echo "$r $p"; done; true')
@@ -176,6 +197,8 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
     `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5."""
     system = version = None
     found: dict[str, SoftwareModule] = {}
+    text, _, asked = text.partition("\n@@requires ")
+    requires = parse_spider_requires("@@requires " + asked) if asked else {}
     for raw in text.split("\n"):
         line = raw.strip()
         if line.startswith("system "):
@@ -200,7 +223,44 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
             update={"default": prev.default or m.default})
+    for full, lines in requires.items():
+        if full in found and lines:
+            found[full] = found[full].model_copy(update={"requires": lines})
     return system, version, sorted(found.values(), key=lambda m: (m.name.lower(), m.full))
+
+
+_MODULE_WORD = re.compile(r"[\w.+-]+(?:/[\w.+-]+)*")
+
+
+def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:
+    """Lmod's answers to `module spider NAME/VERSION`, each after a line "@@requires
+    NAME/VERSION": per module, the lines of modules to load before it ("You will need to
+    load all module(s) on any one of the lines below before the "X" module is available to
+    load.", a blank line, one line per choice, a blank line); [] for one that loads
+    directly or whose answer says nothing of the kind."""
+    out: dict[str, list[list[str]]] = {}
+    name, state = None, "none"
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("@@requires "):
+            name, state = line[len("@@requires "):].strip(), "none"
+            out[name] = []
+        elif name is None or state == "done":
+            continue
+        elif "will need to load" in line:
+            state = "sentence"  # it may wrap over more lines, up to a blank one
+        elif state == "sentence" and not line:
+            state = "gap"
+        elif state in ("gap", "list") and line:
+            words = line.split()
+            if all(_MODULE_WORD.fullmatch(w) for w in words):
+                out[name].append(words)
+                state = "list"
+            else:
+                state = "done"
+        elif state == "list":
+            state = "done"
+    return out
 
 
 def parse_runtimes(text: str) -> list[str]:

@@ -657,21 +657,78 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def logs(self, job_id: str, *, lines: int = 100) -> dict[str, str]:
         """The last `lines` lines of the job's stdout and stderr (each at most the sites file's
-        `log_tail_bytes`), as {"stdout", "stderr", "missing"}; "missing" holds one line per log
-        file not on the site yet (empty when both were read). Job output is untrusted text.
+        `log_tail_bytes`), as {"stdout", "stderr", "missing", "notes"}; "missing" holds one
+        line per log file not on the site yet (empty when both were read), "notes" one per
+        file whose start was left out (what an appended-to file held before the job's wrapper
+        started) or that may hold an earlier job's output. Job output is untrusted text.
         BadInput for an unknown job, SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
         site = self._job_site(job)
-        texts, missing = {}, []
-        for stream, path in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
-            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes)
-                    if path else "")
+        texts, missing, notes = {}, [], []
+        await site.know_home()  # the job's directory may be under the home
+        starts = await self._output_starts(site, job)
+        for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
+            path, unknowable = self._log_file(site, job, pattern) if pattern else (None, None)
+            if unknowable:
+                missing.append(f"{stream} log {pattern}: its name holds {unknowable}, known "
+                               "only to the running job; `diamond files` lists the job's files")
+                texts[stream] = ""
+                continue
+            start = starts.get(stream, 0) if starts is not None else 0
+            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes,
+                                    start=start) if path else "")
             if text is None:
                 when = " (the job has not started)" if job.state.rank < 2 else ""
                 missing.append(f"{stream} log {path} is missing on {job.site}{when}")
+            elif start:
+                notes.append(f"{stream} log {path}: its first {start} bytes, there before "
+                             "this job started (an earlier job's, appended to), not shown")
+            elif path and stream not in (starts or {}) and self._appended(site, job, path):
+                notes.append(f"{stream} log {path} is appended to, not overwritten: it may "
+                             "hold an earlier job's output before this job's")
             texts[stream] = text or ""
-        return texts | {"missing": "\n".join(missing)}  # one line per missing file
+        # one line per missing file, one per note (neither is the job's output)
+        return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    @staticmethod
+    def _log_file(site: Site, job: Job, pattern: str) -> tuple[str, str | None]:
+        """The file the scheduler writes for the job's output path `pattern` (neutral,
+        Slurm-style: `run-%x-%j.log`): the job's id and name where its scheduler puts them
+        in; or, when the name holds what only the running job knows (an array task's
+        index), `pattern` and what that is."""
+        from .dialects.scripts_common import output_file_name
+
+        spec = job.spec
+        name = spec.name if spec else job.name
+        if spec is not None and job.token:  # the name as the scheduler keeps it
+            name = site.script.job_name(site.scheduler_spec(spec, job.token).name or "")
+        # a site whose submit command is given the paths (Slurm's qsub) hands them to sbatch
+        target = "slurm" if getattr(site.commands, "submit_paths", False) \
+            else site.script.name
+        return output_file_name(pattern, target, job_id=job.native_id or "", name=name,
+                                array=bool(spec and spec.array))
+
+    @staticmethod
+    async def _output_starts(site: Site, job: Job) -> dict[str, int] | None:
+        """How long the job's output files were when its wrapper started ({} when it noted
+        none, e.g. output to a spool file); None when there is no such note (not started,
+        or a site without the wrapper)."""
+        from .wrapper import output_offsets_file, parse_output_offsets
+
+        if not job.token or not site.has_event_channel:
+            return None
+        text = await site.tail(output_offsets_file(site.job_dir(job.token)), 5)
+        return parse_output_offsets(text) if text is not None else None
+
+    @staticmethod
+    def _appended(site: Site, job: Job, path: str) -> bool:
+        """Whether the job's output file `path` is one it appends to and not its own new
+        file (the engine's default files are in the job's own directory)."""
+        from .dialects.scripts_common import output_mode_of
+
+        own = job.token and path.startswith(site.expand(site.job_dir(job.token)) + "/")
+        return bool(job.spec) and not own and output_mode_of(job.spec) == "append"
 
     async def files(self, job_id: str) -> list[str]:
         """The result files in the job's working directory, as paths on its site (listed over

@@ -162,6 +162,9 @@ class Dependency(_Model):
     # what every dialect parses and renders; another word would reach a directive as is
     kind: Literal["afterok", "afterany", "afternotok", "after"] = "afterok"
     job_ids: list[str] = Field(default_factory=list)
+    # task by task: each task of this job array waits for the task of the same index of
+    # the job(s) named (Slurm aftercorr, Grid Engine -hold_jid_ad, LSF done(ID[*]))
+    per_task: bool = False
 
 
 class JobSpec(_Model):
@@ -182,6 +185,11 @@ class JobSpec(_Model):
     stdout: str | None = None
     stderr: str | None = None
     join_output: bool = False
+    # what the job does to an output file that exists already: "append" to it (LSF -o,
+    # Grid Engine, Slurm --open-mode=append) or "truncate" it (Slurm's default, LSF -oo,
+    # PBS, Flux); None: the scheduler's own default (see dialects.scripts_common
+    # .output_mode_of)
+    output_mode: Literal["append", "truncate"] | None = None
     hold: bool = False
     mail_user: str | None = None
     mail_events: list[str] = Field(default_factory=list)  # begin, end, fail

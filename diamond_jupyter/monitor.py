@@ -19,6 +19,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from .dialects.flux_ids import flux_id_form, flux_id_value
 from .model import DiamondError, Job, JobState, JobStatus
 from .sites import carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
@@ -36,28 +37,13 @@ MISSES_BEFORE_LOST = 3
 EARLY_LINES_KEPT = 1000  # verified lines whose job's submit has not returned yet
 
 
-_F58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
 def _numeric_id(text: str) -> int | None:
     """A job id as a number where its spelling varies: "123.server" (PBS), Flux's
     decimal, hex, dotted hex or F58 ("ƒ2Xh5")."""
-    if re.fullmatch(r"[0-9a-f]{4}(\.[0-9a-f]{4}){3}", text):
-        return int(text.replace(".", ""), 16)
+    if flux_id_form(text) in ("f58", "hex", "dothex"):
+        return flux_id_value(text)
     t = text.split(".")[0] if re.fullmatch(r"\d+\.[\w.-]+", text) else text
-    try:
-        if t.isascii() and t.isdigit():
-            return int(t)
-        if t.startswith("0x"):
-            return int(t, 16)
-        if t[:1] in ("ƒ", "f") and len(t) > 1 and all(c in _F58 for c in t[1:]):
-            n = 0
-            for c in t[1:]:
-                n = n * 58 + _F58.index(c)
-            return n
-    except ValueError:
-        return None
-    return None
+    return int(t) if t.isascii() and t.isdigit() else None
 
 
 def same_native(line_id: str, job_id: str) -> bool:

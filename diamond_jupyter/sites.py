@@ -571,16 +571,22 @@ class Site:
         await self.transport.get_file(remote, local)
 
     async def tail(self, path: str, lines: int = 100, *,
-                   max_bytes: int = TAIL_MAX_BYTES) -> str | None:
+                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
-        (the first line kept may then be cut); None when the file does not exist."""
+        (the first line kept may then be cut) and after its first `start` bytes; None when
+        the file does not exist."""
         path = await self.resolve(path)
-        res = await self.transport.run(["tail", "-c", str(int(max_bytes)), "--", path],
-                                       check=False)
+        argv = ["tail", "-c", str(int(max_bytes)), "--", path]
+        if start > 0:  # what the file held before: left out
+            argv = ["sh", "-c", 'tail -c +"$1" -- "$2" | tail -c "$3"', "sh",
+                    str(int(start) + 1), path, str(int(max_bytes))]
+        res = await self.transport.run(argv, check=False)
         if not res.ok:
             if "No such file" in res.stderr:
                 return None
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
+        if "No such file" in res.stderr:  # a pipe's status is its last command's
+            return None
         return last_lines(res.stdout, lines)
 
     async def close(self) -> None:

@@ -217,10 +217,18 @@ class RestSite(Site):
         await self.files.get_file(remote, local)
 
     async def tail(self, path: str, lines: int = 100, *,
-                   max_bytes: int = TAIL_MAX_BYTES) -> str | None:
-        """The end of a log, read through the file door (SFTP reads: no command runs)."""
+                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
+        """The end of a log, read through the file door (SFTP reads: no command runs),
+        after its first `start` bytes."""
         if self.files is None:
             raise self._no_files(f"reading the job's log {path}")
+        if start > 0:  # what the file held before: left out
+            st = await self.files.stat(self.expand(path))
+            if st is None:
+                return None
+            max_bytes = max(0, min(max_bytes, st.size - start))
+            if not max_bytes:
+                return ""
         data = await self.files.read_end(self.expand(path), max_bytes)
         return None if data is None else last_lines(data.decode("utf-8", "replace"), lines)
 

@@ -325,6 +325,24 @@ def runs_on(clusters: list[str], caps: SiteCapabilities) -> bool:
         not any(fnmatchcase(n, p) for n in names for p in earlier)
 
 
+def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
+                      earlier: list[SoftwareNeed], caps: SiteCapabilities) -> str | None:
+    """Why `found` (the module the site loads for `need`) will not load: Lmod shows it only
+    once every module of one of its `requires` lines is loaded, and the modules the script
+    loads before it (as the site would load them) cover none of those lines; None when
+    they do, or it needs none."""
+    if not found.requires:
+        return None
+    loaded = [m for e in earlier if not e.unchecked
+              for m in [find_module(e, caps.software)] if m is not None]
+    if any(all(candidates(p, loaded) for p in line) for line in found.requires):
+        return None
+    choices = " or ".join(" + ".join(line) for line in found.requires)
+    before = ", ".join(m.full for m in loaded) or "none"
+    return (f"software '{need.full}' ({found.full}) needs {choices} loaded first (Lmod's "
+            f"hierarchy shows it only then); the script loads before it: {before}")
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -333,10 +351,16 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     out = []
     if caps.software is not None:
         told: set[str] = set()
-        for s in needs.software:
-            if s.unchecked and not runs_on(s.clusters, caps) or s.full in told \
-                    or find_module(s, caps.software) is not None \
-                    or any(find_module(a, caps.software) for a in s.alternatives):
+        for i, s in enumerate(needs.software):
+            if s.unchecked and not runs_on(s.clusters, caps) or s.full in told:
+                continue
+            found = find_module(s, caps.software)
+            if found is not None:
+                if (why := _hierarchy_reason(s, found, needs.software[:i], caps)) is not None:
+                    told.add(s.full)
+                    out.append(why)
+                continue
+            if any(find_module(a, caps.software) for a in s.alternatives):
                 continue
             told.add(s.full)  # a module loaded twice is missing once
             pkg = _want(s)[0]

@@ -26,6 +26,7 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
     the engine's decision in that file (its private job directory) and runs the body only
     on "go TOKEN"; anything else means another copy won: it exits without running it."""
     ev, sec = shlex.quote(event_file), shlex.quote(secret_file)
+    off = shlex.quote(output_offsets_file(secret_file.rsplit("/", 1)[0]))
     # the job's id as its submit gave it: an array's task names its array (Slurm gives
     # each task a job id of its own; PBS's subjob id still names it, as LSF's and SGE's do)
     jid = ("${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-"
@@ -41,8 +42,38 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
         # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0";
         # set before the start is reported, so a job stopped just after it reports its end
         "trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP\n"
+        + output_offsets(off) +
         "__dmd_say start 0\n"
     ) + (hedge_gate(gate_file) if gate_file else "")
+
+
+def output_offsets_file(job_dir: str) -> str:
+    """Where the wrapper notes how long the job's output files were when it started."""
+    return f"{job_dir}/output.offsets"
+
+
+def output_offsets(quoted_file: str) -> str:
+    """Shell that notes, once per job (a requeued run or a later array task keeps the first
+    note: their output is the job's too), the size of the regular files behind stdout (1)
+    and stderr (2) as the job starts: "1 BYTES" lines. A file appended to (LSF -o, Grid
+    Engine, --open-mode=append) holds earlier jobs' output before that point. Nothing is
+    noted where /proc or stat is missing, or the output goes to a pipe or a spool file; a
+    note that cannot be written stops nothing (a `bash -e` script runs on)."""
+    return (
+        f"[ -e {quoted_file} ] || (umask 077; for __dmd_fd in 1 2; do "
+        "__dmd_p=/proc/$$/fd/$__dmd_fd; if [ -f \"$__dmd_p\" ]; then "
+        "printf '%s %s\\n' \"$__dmd_fd\" \"$(stat -L -c %s \"$__dmd_p\")\"; fi; done "
+        f"> {quoted_file}.$$ && mv -f {quoted_file}.$$ {quoted_file}) 2>/dev/null || true\n")
+
+
+def parse_output_offsets(text: str) -> dict[str, int]:
+    """The wrapper's note, as {"stdout": BYTES, "stderr": BYTES}; junk lines left out."""
+    out = {}
+    for line in text.splitlines():
+        fd, _, size = line.strip().partition(" ")
+        if fd in ("1", "2") and size.isdigit() and len(size) < 19:
+            out["stdout" if fd == "1" else "stderr"] = int(size)
+    return out
 
 
 GATE_POLL_S = 0.1  # how often a hedged copy's wrapper looks for the engine's decision

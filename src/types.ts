@@ -178,6 +178,8 @@ export interface ILogs {
   stderr: string;
   /** One line per log file that does not exist on the site. */
   missing?: string;
+  /** One line per note on what is shown (earlier jobs' output in a file appended to). */
+  notes?: string;
 }
 
 /** Every diamond event schema id starts with this. */

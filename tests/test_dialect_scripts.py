@@ -281,7 +281,7 @@ def test_detect_and_lookup_errors() -> None:
 def test_output_patterns_translate() -> None:
     text = "#!/bin/bash\n#SBATCH -o log-%x-%j.out\n#SBATCH -e err-%A_%a.txt\nrun\n"
     lsf, _, _ = translate(text, "lsf")
-    assert "#BSUB -e err-%J_%I.txt" in lsf
+    assert "#BSUB -eo err-%J_%I.txt" in lsf  # -eo: overwritten, as sbatch truncates
     flux, fw, _ = translate(text, "flux")
     assert "log-{{name}}-{{id}}.out" in flux and any("%A" in w for w in fw)
 

@@ -63,7 +63,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
                                               deps=[], unknown=["--dependency"]),
     "slurm/export_none_open_mode.sbatch": dict(
         tasks=16, memory_mb=1500 * 16, per_cpu=1500, walltime=4 * 3600, export_all=False,
-        unknown=["--get-user-env", "--open-mode", "--wckey"]),
+        unknown=["--get-user-env", "--wckey"]),  # --open-mode=append: read
     # -J takes the next word even when it starts with '-'; -pbatch, -N2: bundled values
     "slurm/short_clusters_dash_name.sbatch": dict(
         nodes=2, tasks=48, cpus=96, walltime=3600, queue="batch", account="proj1",

@@ -43,10 +43,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/tres_per_task_gpu_license.sbatch": dict(
         tasks=4, cpus=32, gpus=4, gpu_type="a100", needs_gpus=1, walltime=12 * 3600,
         name="fluent-gpu", queue="gpu", unknown=["--tres-per-task"]),
-    # aftercorr (task to task) has no neutral form: kept whole
+    # aftercorr: task to task, on each task's success (a per-task afterok)
     "slurm/array_step_throttle_aftercorr.sbatch": dict(
         tasks=1, cpus=2, memory_mb=4 * G, walltime=1200, array="0-990:10%20",
-        name="post-chunks", stdout="logs/%x_%A_%a.out", unknown=["--dependency"]),
+        name="post-chunks", stdout="logs/%x_%A_%a.out", deps=[("afterok", ["4242"])]),
     # after:JOB+MIN (start + delay) has no neutral form
     "slurm/dependency_after_delay.sbatch": dict(
         tasks=1, walltime=7200, name="monitor",
@@ -58,7 +58,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/signal_requeue_mail_list.sbatch": dict(
         nodes=1, tasks=32, walltime=86400, name="ckpt-md", stdout="md-%j.log",
         mail_events=["begin", "end", "fail", "time_limit_80"],
-        mail_user="md.user@uni.example", unknown=["--signal", "--requeue", "--open-mode"]),
+        mail_user="md.user@uni.example", unknown=["--signal", "--requeue"]),
     "slurm/srun_pmi2_constraint_switches.sbatch": dict(
         nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
         walltime=6 * 3600, queue="compute", account="astro-alloc", features=["cpu", "ib"],

@@ -157,6 +157,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
         _write_output(sys.stderr, logs["stderr"])
     for line in filter(None, logs.get("missing", "").splitlines()):
         print(f"diamond: {visible(line)}", file=sys.stderr)
+    for line in filter(None, logs.get("notes", "").splitlines()):
+        print(f"diamond: note: {visible(line)}", file=sys.stderr)
     return 1 if logs.get("missing") else 0
 
 

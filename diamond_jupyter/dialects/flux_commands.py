@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .flux_ids import ACCEPTED as FLUX_ID_FORMS
+from .flux_ids import is_flux_id
 from .outputs_common import (
     clean,
     decode_wait_status,
@@ -56,8 +58,8 @@ class FluxCommands:
         if not ids:
             raise BadInput("flux: no job ids given")
         for i in ids:
-            if not _ID_RE.fullmatch(i):
-                raise BadInput(f"flux: not a job id: {i!r}")
+            if not is_flux_id(i):
+                raise BadInput(f"flux: not a job id: {i!r} (accepted: {FLUX_ID_FORMS})")
         return ids
 
     def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:

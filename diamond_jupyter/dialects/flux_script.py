@@ -6,6 +6,8 @@ import re
 
 from ..model import BadInput, Dependency, JobSpec
 from .base import Rendered
+from .flux_ids import ACCEPTED as FLUX_ID_FORMS
+from .flux_ids import is_flux_id
 from .scripts_common import (
     Item,
     Opt,
@@ -22,11 +24,13 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     placeholder_note,
     quote,
     tokenize,
     unknown,
+    whole_job_dependencies,
     words,
 )
 
@@ -202,7 +206,10 @@ class FluxScript:
         elif o == "dependency":
             kind, _, jid = v.partition(":")
             if kind not in _DEPS or not jid:
-                return False
+                return False  # singleton, begin-time:..., a URI with a query: kept
+            if not is_flux_id(jid):
+                raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
+                          f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
         elif o == "setattr":
             key, _, val = v.partition("=")
@@ -241,6 +248,8 @@ class FluxScript:
                 r.gpu_bind = "none"
             else:
                 return False
+        elif key == "output.mode" and val in ("append", "truncate"):
+            spec.output_mode = val  # the shell opens the output files so (flux-shell(1))
         else:
             return False
         return True
@@ -323,12 +332,15 @@ class FluxScript:
         if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
-        for d in dependencies_for(spec, self.name, warnings):
+        for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
+                                        self.name, warnings):
             for jid in d.job_ids:
                 add("dependency", f"{d.kind}:{jid}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
+            add("setopt", "output.mode=append")  # the shell truncates by default
         if spec.working_directory:
             add("cwd", spec.working_directory)
         if spec.hold:

@@ -25,6 +25,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
     placeholder_note,
@@ -133,10 +134,48 @@ class LsfScript:
                     unknown(spec, self.name, item)
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
+        self._output_mode(spec)
+        self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
         if limit is not None:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
         return spec
+
+    @staticmethod
+    def _ptile_without_slots(spec: JobSpec, at: tuple[int, str] | None) -> None:
+        """`span[ptile=N]` puts at most N of the job's slots on each host; it adds no slot.
+        Without -n the job has bsub's default, one slot (unless the queue's PROCLIMIT
+        names another default); with -n below N, every slot is on one host. Either way
+        read as that many tasks on one node, the ptile kept for LSF as written (it was read
+        as N tasks on a host: more than asked). `at`: the ptile's line and raw directive."""
+        r = spec.resources
+        if r.nodes is not None or r.tasks_per_node is None \
+                or (r.tasks is not None and r.tasks >= r.tasks_per_node):
+            return
+        tpn, given = r.tasks_per_node, r.tasks
+        r.tasks, r.nodes, r.tasks_per_node = given or 1, 1, None
+        lineno, raw = at or (0, "")
+        unknown(spec, "lsf", Item("-R", f"span[ptile={tpn}]", lineno, raw), "-R span")
+        if given is None:
+            note(spec, f"line {lineno}: span[ptile={tpn}] without -n: the job has bsub's "
+                       "default single slot (ptile spreads the slots over hosts, it adds "
+                       "none; a queue's PROCLIMIT may give another default): read as 1 task "
+                       "on 1 node; give -n for more")
+        else:
+            note(spec, f"line {lineno}: span[ptile={tpn}] with -n {given}: every slot fits "
+                       f"on one host: read as {given} tasks on 1 node")
+
+    @staticmethod
+    def _output_mode(spec: JobSpec) -> None:
+        """-o/-e append to an existing file, -oo/-eo overwrite it (bsub): the job's mode
+        when the files named agree; when they differ, read as appending (noted)."""
+        named = [x for x, path in (("o", spec.stdout), ("e", spec.stderr)) if path]
+        overwrite = {bool(spec.metadata.get("lsf_overwrite_" + x)) for x in named}
+        if overwrite == {True}:
+            spec.output_mode = "truncate"
+        elif len(overwrite) > 1:
+            note(spec, "the output file is overwritten and the error file appended to (or "
+                       "the other way): other schedulers open both one way; read as append")
 
     def _mem_limit(self, spec: JobSpec, item: Item) -> None:
         """`-M mem_limit[!]`: a memory limit per process (LSF's default; one process per
@@ -248,10 +287,12 @@ class LsfScript:
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
-                m = re.fullmatch(r"(done|ended|exit|started)\((\d+)\)", term)
+                # ID[*]: each element waits for the element of the same index (one to one)
+                m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[\*\])?\s*\)", term)
                 if not m:
                     return False
-                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)]))
+                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)],
+                                       per_task=bool(m.group(3))))
             spec.dependencies += deps
         elif o == "-env":
             parts = [p.strip() for p in v.split(",")]
@@ -274,6 +315,7 @@ class LsfScript:
             if kind == "span":
                 if m := re.fullmatch(r"ptile=(\d+)", body):
                     r.tasks_per_node, done = int(m.group(1)), True
+                    spec.metadata["lsf_ptile_at"] = (item.lineno, item.raw)
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
             elif kind == "rusage" and (m := re.match(
@@ -434,11 +476,14 @@ class LsfScript:
             warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
         if c.exclusive:
             add("-x")
+        truncate = output_mode_of(spec) == "truncate"
         for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
             if val:
-                # -oo / -eo: the file overwritten, not appended to
-                add(f"-{opt}{'o' if spec.metadata.get('lsf_overwrite_' + opt) else ''}",
-                    map_out_pattern(val, self.name, warnings))
+                # -oo / -eo: the file overwritten, not appended to (an LSF script's own
+                # choice per file, else the job's mode)
+                over = spec.metadata.get("lsf_overwrite_" + opt) \
+                    if spec.source_dialect == self.name else truncate
+                add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
         if spec.mail_user:
@@ -450,8 +495,8 @@ class LsfScript:
         if ev & {"end", "fail", "all"}:
             add("-N")
         if deps := dependencies_for(spec, self.name, warnings):
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in deps
-                                  for i in d.job_ids))
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
+                                  for d in deps for i in d.job_ids))
         env = spec.environment
         if env.export_all is not None or env.variables:
             head = "none" if env.export_all is False else "all"

@@ -30,6 +30,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_warning,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
@@ -39,6 +40,7 @@ from .scripts_common import (
     sh_quote,
     tokenize,
     unknown,
+    whole_job_dependencies,
 )
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
@@ -523,13 +525,15 @@ class PbsScript:
                 expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
-        if deps := dependencies_for(spec, self.name, warnings):
+        if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
+                                          flavor, warnings):
             add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")
+        warnings += output_mode_warning(spec, flavor, "truncate")
         if spec.hold:
             add("-h")
         if spec.mail_user:

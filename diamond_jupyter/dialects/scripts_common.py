@@ -483,6 +483,36 @@ def set_output_path(spec: JobSpec, item: Item, host_prefix: re.Pattern[str],
             neutral_out_pattern(path, source))
 
 
+# What each scheduler does to an output file that exists when the job writes it, by its
+# documentation: sbatch truncates it (unless the site sets JobFileAppend=1), PBS copies the
+# job's output over it, flux truncates it (its shell's output.mode), LSF's -o/-e and Grid
+# Engine's -o/-e append to it.
+DEFAULT_OUTPUT_MODE = {"slurm": "truncate", "pbs": "truncate", "flux": "truncate",
+                       "lsf": "append", "sge": "append"}
+
+
+def output_mode_of(spec: JobSpec) -> str | None:
+    """What the job does to an existing output file: what the spec says, else what the
+    scheduler it was written for does to a file it names; None when it names none and says
+    nothing (the scheduler's own file names hold the job id), or comes from no dialect."""
+    if spec.output_mode:
+        return spec.output_mode
+    if not (spec.stdout or spec.stderr):
+        return None
+    return DEFAULT_OUTPUT_MODE.get(spec.source_dialect or "")
+
+
+def output_mode_warning(spec: JobSpec, target: str, how: str) -> list[str]:
+    """A note when `target`, which can only `how` ("append", "truncate") an existing
+    output file, renders the files of a job that does the other."""
+    mode = output_mode_of(spec)
+    if not (spec.stdout or spec.stderr) or mode in (None, how):
+        return []
+    verb = {"append": "appended to", "truncate": "overwritten"}
+    return [f"approximated: output files {verb[how]} ({target} cannot be told otherwise); "
+            f"the {spec.source_dialect or 'source'} script had an existing file {verb[mode]}"]
+
+
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
     if target == "slurm":
@@ -501,6 +531,45 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
         return new
 
     return _PAT.sub(sub, path)
+
+
+# What each target's scheduler makes of a neutral token once rendered (map_out_pattern):
+# the job's id, its name; tokens missing here stay in the file's name as written
+_EXPANDED_BY = {"slurm": {"j": "id", "A": "id", "x": "name"},
+                "lsf": {"j": "id", "A": "id"}, "flux": {"j": "id", "x": "name"},
+                "pbs": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
+_ONLY_THE_JOB_KNOWS = {"a": "its array task's index", "b": "its array task's index",
+                       "u": "the user name", "N": "the node's name", "n": "the node's index",
+                       "t": "the task's rank", "s": "the step's id", "J": "the step's id"}
+
+
+def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
+                     array: bool = False) -> tuple[str, str | None]:
+    """The name `target`'s scheduler gives the file of the neutral (Slurm-style) output
+    path `path` for the job `job_id` named `name`: the tokens it expands (the job's id and
+    name) replaced, the others left as the characters of the name they are; with, when a
+    token is one only the running job knows (an array task's index or id, the user, the
+    node), what it is, and `path` unchanged."""
+    expands = _EXPANDED_BY[target]
+
+    def sub(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "%%":
+            return "%" if target in ("slurm", "pbs", "sge") else tok
+        what = expands.get(tok[-1])
+        if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
+            return tok  # no such token there: the file's name holds it as written
+        if what is None or (what == "id" and tok[-1] == "j" and array and target == "slurm"):
+            raise LookupError(_ONLY_THE_JOB_KNOWS.get(tok[-1], f"{tok}'s value")
+                              if what is None else "each array task's own job id")
+        value = job_id if what == "id" else (name or "")
+        width = tok[1:-1]
+        return value.zfill(int(width)) if width and value.isdigit() else value
+
+    try:
+        return _PAT.sub(sub, path), None
+    except LookupError as exc:
+        return path, str(exc)
 
 
 def listed_variables(spec: JobSpec) -> dict[str, str]:
@@ -544,22 +613,73 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
 _JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",
-           "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?",
-           "flux": r"\d+|[f\u0192][1-9A-HJ-NP-Za-km-z]+|0x[0-9a-fA-F]+"}
+           "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?"}
+# The largest job id each scheduler gives (a number past it names none of its jobs): Slurm's
+# are 32-bit (0xfffffffe and up mean "no value"), LSF's MAX_JOBID is at most 2147483646,
+# PBS's max_job_sequence_id at most 999999999999, Grid Engine's are 32-bit.
+MAX_JOB_ID = {"slurm": 0xFFFFFFFD, "lsf": 2147483646, "pbs": 999999999999,
+              "sge": 0xFFFFFFFF}
+
+
+def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str | None:
+    """`jid` as `target`'s dependency option takes it: as written where that is its own
+    spelling; a Flux id in hex, dotted hex or F58 as its number where `target` takes
+    numbers and has jobs of that number; else None, warned (dropped, with why)."""
+    from .flux_ids import flux_id_form, flux_id_value
+
+    form = flux_id_form(jid)
+    if target == "flux":
+        if form is not None:
+            return jid  # flux reads every spelling of its ids: kept as written
+        warnings.append(f"dropped: dependency {kind}:{jid} (not a flux job id)")
+        return None
+    number = flux_id_value(jid) if form not in (None, "decimal") else None
+    if number is None and not re.fullmatch(_JOB_ID[target], jid):
+        why = ("the words form of a Flux job id, which only flux reads; give its number "
+               "(flux job id --to=dec ID)") if form == "words" else f"not a {target} job id"
+        warnings.append(f"dropped: dependency {kind}:{jid} ({why})")
+        return None
+    value = number if number is not None else int(re.match(r"\d+", jid).group())
+    if value > MAX_JOB_ID[target]:
+        what = f"the Flux job id {jid} is {value}" if number is not None else \
+            f"job id {value} is"
+        warnings.append(f"dropped: dependency {kind}:{jid} ({what}, beyond {target}'s job "
+                        f"ids (at most {MAX_JOB_ID[target]}): {target} cannot refer to that "
+                        "job)")
+        return None
+    if number is not None:
+        warnings.append(f"approximated: dependency {kind}:{jid} (a Flux job id) as "
+                        f"{kind}:{number}, its decimal form")
+        return str(number)
+    return jid
 
 
 def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[Dependency]:
-    """The spec's dependencies on job ids `target` takes; each other id dropped, warned.
-    BadInput for a kind of dependency no dialect knows."""
+    """The spec's dependencies on job ids `target` takes (a Flux id in another spelling as
+    its number); each other id dropped, warned. BadInput for a kind of dependency no
+    dialect knows."""
     check_dependency_kinds(spec)
     out = []
     for d in spec.dependencies:
-        ids = [i for i in d.job_ids if re.fullmatch(_JOB_ID[target], i)]
-        if lost := [i for i in d.job_ids if i not in ids]:
-            warnings.append(f"dropped: dependency {d.kind}:{':'.join(lost)} (not a {target} "
-                            "job id)")
+        ids = [x for i in d.job_ids if (x := _dependency_id(i, d.kind, target, warnings))]
         if ids:
             out.append(d.model_copy(update={"job_ids": ids}))
+    return out
+
+
+def whole_job_dependencies(deps: list[Dependency], target: str, warnings: list[str]
+                           ) -> list[Dependency]:
+    """`deps` for a scheduler without task-by-task dependencies: each task-by-task one as
+    the same dependency on the whole job (every task then waits for the whole array:
+    later than asked, never earlier), warned."""
+    out = []
+    for d in deps:
+        if d.per_task:
+            warnings.append(f"approximated: dependency {d.kind}:{':'.join(d.job_ids)} task by "
+                            f"task as one on the whole job ({target} has no task-by-task "
+                            "dependency; each task waits for the whole array)")
+            d = d.model_copy(update={"per_task": False})
+        out.append(d)
     return out
 
 

@@ -32,6 +32,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_warning,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
@@ -190,11 +191,12 @@ class SgeScript:
             if not v.isdigit():
                 raise bad(item, "bad -tc value", "a positive integer")
             state["tc"] = v
-        elif o == "-hold_jid":
+        elif o in ("-hold_jid", "-hold_jid_ad"):
             ids = [x for x in v.split(",") if x]
             if not ids or not all(x.isdigit() for x in ids):
                 return False  # job names or patterns: kept as written
-            dep = Dependency(kind="afterany", job_ids=ids)
+            # -hold_jid_ad: task n of this array waits for task n of the named arrays
+            dep = Dependency(kind="afterany", job_ids=ids, per_task=o == "-hold_jid_ad")
             if dep not in spec.dependencies:
                 spec.dependencies.append(dep)
         elif o == "-cwd":
@@ -363,14 +365,16 @@ class SgeScript:
                 warnings.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} (Grid "
                                 "Engine cannot wait for a job's start)")
                 continue
+            hold = "-hold_jid_ad" if d.per_task else "-hold_jid"
             if d.kind != "afterany":
                 warnings.append(f"approximated: dependency {d.kind}:{':'.join(d.job_ids)} "
-                                "as -hold_jid (Grid Engine waits for the end, whatever the "
+                                f"as {hold} (Grid Engine waits for the end, whatever the "
                                 "exit status)")
-            add("-hold_jid", ",".join(d.job_ids))
+            add(hold, ",".join(d.job_ids))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        warnings += output_mode_warning(spec, "Grid Engine", "append")
         joined = spec.join_output or spec.source_dialect not in ("pbs", self.name)
         if joined and not spec.stderr:
             add("-j", "y")

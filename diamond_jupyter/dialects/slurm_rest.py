@@ -61,6 +61,12 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         job["standard_error"] = spec.stderr
     elif spec.stdout:
         job["standard_error"] = spec.stdout  # joined: both streams to one file
+    from .scripts_common import output_mode_of
+
+    if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
+        warnings.append("approximated: output files appended to in the source; this request "
+                        "does not say so: the site's JobFileAppend decides (truncate unless "
+                        "set)")
     if r.gpu_type and (r.gpus_per_node or r.gpus_per_task):
         job.pop("gpus_per_node", None)
         job.pop("gpus_per_task", None)
@@ -78,9 +84,10 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
     if spec.array:
         job["array"] = spec.array.expression
     from .scripts_common import dependencies_for
+    from .slurm_script import dependency_value
 
     if deps := dependencies_for(spec, "slurm", warnings):  # as #SBATCH --dependency takes
-        job["dependency"] = ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
+        job["dependency"] = dependency_value(deps, warnings)
     mail = [MAIL[e] for e in spec.mail_events if e in MAIL]
     if mail:
         job["mail_type"] = ",".join(mail)

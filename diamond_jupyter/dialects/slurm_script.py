@@ -36,6 +36,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
     placeholder_note,
@@ -43,6 +44,7 @@ from .scripts_common import (
     sh_quote,
     to_int,
     unknown,
+    whole_job_dependencies,
     words,
 )
 
@@ -88,7 +90,7 @@ _TIME = re.compile(
 _NUMERIC = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus-per-node",
             "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export",
             "cpus-per-gpu", "mem-per-gpu"}
-_DEP_KINDS = {"after", "afterany", "afterok", "afternotok"}
+_DEP_KINDS = {"after", "afterany", "afterok", "afternotok", "aftercorr"}
 _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "stage_out",
          "time_limit", "time_limit_90", "time_limit_80", "time_limit_50", "array_tasks"}
 
@@ -185,6 +187,16 @@ def sbatch_words(text: str, lineno: int = 0, raw: str = "") -> list[str]:
 def _directive_count(raw: str) -> int:
     m = _SENTINEL.match(raw)
     return len(TABLE.parse(sbatch_words(m.group(1) or "", 0, raw), 0, raw)) if m else 0
+
+
+def dependency_value(deps: list[Dependency], warnings: list[str]) -> str:
+    """sbatch's --dependency value (every one must hold): a task-by-task dependency on the
+    jobs' success is aftercorr; Slurm has no other task-by-task kind, so the others wait
+    for the whole job (warned)."""
+    exact = [d for d in deps if not d.per_task or d.kind == "afterok"]
+    rest = whole_job_dependencies([d for d in deps if d not in exact], "slurm", warnings)
+    return ",".join(f"{'aftercorr' if d.per_task else d.kind}:{':'.join(d.job_ids)}"
+                    for d in exact + rest)
 
 
 class SlurmScript:
@@ -318,6 +330,15 @@ class SlurmScript:
             spec.name = v
         elif key in ("output", "error"):
             setattr(spec, "stdout" if key == "output" else "stderr", v)
+        elif key == "open-mode":
+            # sbatch reads the first letter (a: append, t: truncate) and ignores the rest
+            mode = {"a": "append", "t": "truncate"}.get((v or " ")[0].lower())
+            if mode is None:
+                note(spec, f"line {item.lineno}: --open-mode={v} is neither append nor "
+                           "truncate: sbatch ignores it (the site's JobFileAppend decides); "
+                           "kept as written")
+                return False
+            spec.output_mode = mode
         elif key == "chdir":
             spec.working_directory = v
         elif key == "array":
@@ -425,7 +446,10 @@ class SlurmScript:
             idl = ids.split(":")
             if kind not in _DEP_KINDS or not ids or not all(i.isdigit() for i in idl):
                 return False
-            deps.append(Dependency(kind=kind, job_ids=idl))
+            # aftercorr: each array task waits for the same task of the job(s) named, and
+            # for its success
+            deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
+                        if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
         spec.dependencies += deps
         return True
 
@@ -625,10 +649,14 @@ class SlurmScript:
         if spec.array:
             add("array", spec.array.expression)
         if deps := dependencies_for(spec, self.name, warnings):
-            add("dependency", ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
+            add("dependency", dependency_value(deps, warnings))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
+        mode = output_mode_of(spec)
+        if mode and (spec.output_mode or spec.source_dialect != self.name):
+            # said outright: the site's JobFileAppend would decide otherwise
+            add("open-mode", mode)
         if spec.hold:
             add("hold")
         if spec.mail_user:

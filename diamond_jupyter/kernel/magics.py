@@ -264,6 +264,8 @@ class DiamondMagics(Magics):
         sys.stderr.write(visible(logs.get("stderr", ""), keep_colour=True))
         if logs.get("missing"):
             print(visible(logs["missing"]), file=sys.stderr)
+        if logs.get("notes"):
+            print(visible(logs["notes"]), file=sys.stderr)
 
     def do_fetch(self, args: argparse.Namespace, cell: str | None) -> list[Path]:
         got = self.call(self.engine.fetch(args.job, args.dest, files=args.file,

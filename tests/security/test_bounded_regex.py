@@ -66,7 +66,8 @@ def test_lsf_script_parser_is_linear(line, was):
 
 
 def test_lsf_array_name_still_parsed():
-    spec = get_script_dialect("lsf").parse_script("#BSUB -J sweep[1-10]%2\n#BSUB -R "
+    # -n 8: ptile spreads a job's slots (without -n the job has one, on one host)
+    spec = get_script_dialect("lsf").parse_script("#BSUB -J sweep[1-10]%2\n#BSUB -n 8 -R "
                                                    "span[ptile=4]\necho\n")
     assert spec.name == "sweep" and spec.array.expression == "1-10%2"
     assert spec.resources.tasks_per_node == 4

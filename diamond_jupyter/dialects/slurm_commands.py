@@ -219,9 +219,10 @@ class SlurmCommands:
             "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
             "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
-            # the QOS limits a job meets (a site without accounting answers nothing)
-            "qos": self._q("sh", "-c", f"sacctmgr -nP show qos format={QOS_FIELDS} "
-                           "2>/dev/null; exit 0"),
+            # the QOS limits a job meets (a site without accounting answers nothing; a
+            # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
+            "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
+                           f"format={QOS_FIELDS} 2>/dev/null; exit 0"),
         }
 
     # -- parsers ------------------------------------------------------------

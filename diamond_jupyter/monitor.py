@@ -261,6 +261,15 @@ class SiteMonitor:
                     self.misses.pop(key, None)
             except DiamondError:
                 del self.tracked[key]
+        # a failed task's exit code matters only until its array's outcome is applied: kept
+        # for the engine's life, one entry per failed array ever seen
+        for job_id in list(self._task_failures):
+            try:
+                ended = self.journal.job(job_id).state.terminal
+            except DiamondError:  # no longer in the store
+                ended = True
+            if ended:
+                del self._task_failures[job_id]
 
     def _job(self, key: str) -> Job | None:
         try:

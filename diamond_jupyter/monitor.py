@@ -97,6 +97,8 @@ class SiteMonitor:
         self._task_failures: dict[str, int] = {}  # job id -> a failed array task's exit code
         self.rejected_lines = 0
         self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
+        self.trouble: str | None = None  # why the last query failed (None: the site answered)
+        self.trouble_since: float | None = None  # monotonic time of the first failure in a row
 
     def start(self) -> None:
         if not self._tasks:
@@ -284,6 +286,19 @@ class SiteMonitor:
         like any job killed by SIGKILL."""
         return self.journal.cancel_requested(job.id)
 
+    def _failed(self, error: Exception) -> None:
+        """Remember why the site could not be asked (its name, which the transports put
+        first, left out), and since when it has not answered."""
+        reason = " ".join(str(error).split()) or type(error).__name__
+        prefix = f"{self.site.name}: "
+        self.trouble = reason[len(prefix):] if reason.startswith(prefix) else reason
+        if self.trouble_since is None:
+            self.trouble_since = time.monotonic()
+
+    def trouble_for_s(self) -> float:
+        """Seconds since the site last answered (0.0 while it answers)."""
+        return 0.0 if self.trouble_since is None else time.monotonic() - self.trouble_since
+
     async def poll_once(self) -> int:
         """One batched query for every tracked job; returns how many changed."""
         jobs = [j for j in (self._job(k) for k in list(self.tracked)) if j and j.native_id]
@@ -294,7 +309,13 @@ class SiteMonitor:
         t0 = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
-        for st in await self.site.statuses(natives, following=jobs):
+        try:
+            found = await self.site.statuses(natives, following=jobs)
+        except DiamondError as e:  # unreachable, or no answer: the poll loop asks again later
+            self._failed(e)
+            raise
+        self.trouble = self.trouble_since = None
+        for st in found:
             seen.setdefault(st.native_id, []).append(st)
         for job in jobs:
             key = job.token or job.id

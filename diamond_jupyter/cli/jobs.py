@@ -111,10 +111,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def say_trouble(note: str) -> None:
+    """A site that stopped answering while a command waits: said once, on stderr; the
+    command keeps waiting."""
+    print(visible(f"diamond: {note} (Ctrl-C stops waiting; nothing is cancelled)"),
+          file=sys.stderr, flush=True)
+
+
 def cmd_wait(args: argparse.Namespace) -> int:
     async def go(fed):
-        await fed.status(args.job, refresh=True)
-        return await fed.wait(args.job, timeout=args.timeout)
+        return await fed.wait(args.job, timeout=args.timeout, refresh=True,
+                              on_trouble=say_trouble)
     job = asyncio.run(with_fed(args, go, min_poll_s=1.0, poll_interval_s=args.poll))
     out(args, job_json(job), job_line(job))
     return 0

@@ -22,7 +22,7 @@ REFUSED = "alpha: connection refused by alpha.example:22 (is sshd running?)"
 
 class Site:
     """A fake Slurm site `alpha` on the local transport: `squeue` prints `queue.txt`,
-    `sacct` prints nothing; while `refusals` is above 0 each scheduler query is refused."""
+    `sacct` prints nothing; the first `refusals` queries of its jobs' states are refused."""
 
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.root = root
@@ -48,7 +48,7 @@ class Site:
         real_run = LocalTransport.run
 
         async def run(transport, argv, **kw):
-            if any(Path(a).name == "squeue" for a in argv):
+            if any(Path(a).name == "squeue" for a in argv) and "all" in argv:  # -t all
                 if self.refused < self.refusals:
                     self.refused += 1
                     raise SiteError(REFUSED)
@@ -120,3 +120,73 @@ def test_wait_on_a_site_down_past_the_timeout_exits_1_naming_the_site(site, caps
     assert site.refused >= 2  # the wait's own query, then the monitor's polls
     assert json.loads(out) == {"reason": "failed", "message": last[len("diamond: "):]}
     assert Store(site.store_path).get_job(job_id).state == JobState.RUNNING  # not lost
+
+
+def test_submit_wait_keeps_following_its_job_while_the_site_refuses_connections(site, capsys):
+    """The site stops answering once the job is queued: the wait goes on until --timeout,
+    says so once, then names the site and the job (which stays as last seen)."""
+    (site.root / "job.sh").write_text("#!/bin/bash\n#SBATCH -n 1\necho hi\n")
+    site.refusals = 10 ** 6
+    code, out, err = _run(site, capsys, "submit", "--site", "alpha", "--wait", "--poll", "1",
+                          "--timeout", "3", str(site.root / "job.sh"))
+    assert code == 1 and out == ""
+    assert len(_notes(err)) == 1 and "still following alpha:77" in _notes(err)[0], err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("diamond: timed out after 3s waiting for alpha:77 (state PENDING, "
+                           "as last seen; alpha has not answered for "), last
+    assert site.refused >= 2
+    assert Store(site.store_path).get_job("alpha:77").state == JobState.PENDING
+
+
+def test_submit_wait_prints_the_job_as_it_ended(site, capsys):
+    (site.root / "job.sh").write_text("#!/bin/bash\n#SBATCH -n 1\necho hi\n")
+    site.ends("77", "FAILED")
+    code, out, err = _run(site, capsys, "submit", "--site", "alpha", "--wait", "--poll", "1",
+                          "--timeout", "60", str(site.root / "job.sh"), "--json")
+    assert code == 0, err
+    job = json.loads(out)
+    assert (job["id"], job["state"]) == ("alpha:77", "FAILED")
+
+
+def test_submit_timeout_without_wait_is_bad_input(site, capsys):
+    (site.root / "job.sh").write_text("#!/bin/bash\necho hi\n")
+    code, out, err = _run(site, capsys, "submit", "--site", "alpha", "--timeout", "5",
+                          str(site.root / "job.sh"))
+    assert code == 2 and out == ""
+    assert err.strip() == "diamond: --timeout is for --wait: give both, or neither"
+    assert not (site.root / "work").exists() or not any((site.root / "work").iterdir())
+
+
+def _workflow(site: Site) -> Path:
+    path = site.root / "wf.yaml"
+    path.write_text("name: demo\nsteps:\n  - name: a\n    site: alpha\n"
+                    "    script: \"#!/bin/bash\\necho hi\\n\"\n")
+    return path
+
+
+def test_workflow_run_wait_keeps_following_while_a_steps_site_refuses_connections(site,
+                                                                                  capsys):
+    site.refusals = 3
+    site.ends("77")
+    code, out, err = _run(site, capsys, "workflow", "run", str(_workflow(site)), "--wait",
+                          "--poll", "1", "--timeout", "60", "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert view["state"] == "COMPLETED" and view["steps"][0]["job"] == "alpha:77"
+    assert site.refused == 3
+    notes = _notes(err)
+    assert len(notes) == 1 and notes[0].startswith(
+        "diamond: alpha is unreachable (connection refused by alpha.example:22 (is sshd "
+        f"running?)); still following workflow {view['id']}: asking again with backoff"), err
+
+
+def test_workflow_run_wait_past_its_timeout_names_the_site_that_did_not_answer(site, capsys):
+    site.refusals = 10 ** 6
+    code, out, err = _run(site, capsys, "workflow", "run", str(_workflow(site)), "--wait",
+                          "--poll", "1", "--timeout", "5")
+    assert code == 1
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("diamond: timed out after 5s waiting for workflow "), last
+    assert "(alpha has not answered for " in last and last.endswith(
+        "s (connection refused by alpha.example:22 (is sshd running?)))"), last
+    assert len(_notes(err)) == 1

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import DiamondError, job_json, visible
+from ..model import BadInput, DiamondError, job_json, visible
 from .common import (
     count,
     job_line,
@@ -97,8 +97,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
             job = await fed.hedge_winner(job.hedge_group)
         else:  # as submitted, with the start predicted on a site given by name
             job = job.model_copy(update={"placement": (await fed.predicted(job.id)).placement})
+        if args.wait:  # then as it ended
+            job = await fed.wait(job.id, timeout=args.timeout, on_trouble=say_trouble)
         return job
-    job = asyncio.run(with_fed(args, go))
+    if args.timeout is not None and not args.wait:
+        raise BadInput("--timeout is for --wait: give both, or neither")
+    job = asyncio.run(with_fed(args, go, **({"min_poll_s": 1.0, "poll_interval_s": args.poll}
+                                            if args.wait else {})))
     for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
         print(f"diamond: {visible(line)}", file=sys.stderr)  # each module renamed for the site
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
@@ -257,6 +262,12 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--hedge", type=hedge_count, metavar="N",
                    help="copies on the N best sites at once; the first to start runs, the "
                         "others are cancelled (waits until one starts; prints that one)")
+    p.add_argument("--wait", action="store_true",
+                   help="then wait until the job ends, as `diamond wait` (prints it then)")
+    p.add_argument("--timeout", type=seconds, help="with --wait: give up after this many "
+                   "seconds (exit 1)")
+    p.add_argument("--poll", type=seconds, default=30.0,
+                   help="with --wait: safety-net poll interval (s)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("cancel", cmd_cancel, "cancel a job")):
         add(name, fn, help).add_argument("job", help=job_help)

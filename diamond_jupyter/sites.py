@@ -42,6 +42,9 @@ class Submitted:
     warnings: list[str]
 
 
+NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
+
+
 def token_tag(token: str) -> str:
     """How the token appears in a scheduler comment."""
     return f"diamond:{token}"
@@ -217,7 +220,8 @@ class Site:
         account the site's policy gives. `hedged`: a copy of a hedged job, whose wrapper
         waits for `decide_hedge` before the body runs."""
         jd = self.job_dir(token)
-        base = (spec.name or "job").replace(" ", "_")[:40]
+        base = (spec.name or "job").replace(" ", "_")[:NAME_KEPT]
+        notes = self.name_notes(spec.name, base)
         prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
                                      hedge_gate_file(jd) if hedged else None)
                     if self.has_event_channel else "")
@@ -240,7 +244,23 @@ class Site:
         upd["queue"] = self.partition(spec.queue)
         if not spec.account and self.cfg.default_account:
             upd["account"] = self.cfg.default_account
+        if notes:  # a name changed to fit is said, never silent (`name_notes`)
+            upd["metadata"] = spec.metadata | {"name_notes": notes}
         return spec.model_copy(update=upd)
+
+    def name_notes(self, given: str | None, kept: str) -> list[str]:
+        """One line per change the job's name goes through on its way to this site's
+        scheduler: blanks to '_' and at most NAME_KEPT characters here, then what the
+        scheduler refuses (its dialect's `job_name`). Empty when it arrives as given."""
+        notes = []
+        if given is not None and kept != given:
+            notes.append(f"job name {given!r} is submitted to {self.name} as {kept!r} (blanks "
+                         f"become '_', at most {NAME_KEPT} characters are kept)")
+        held = self.script.job_name(kept)
+        if held != kept:
+            notes.append(f"job name {kept!r} is {held!r} in {self.name}'s queue (a name "
+                         f"{self.cfg.scheduler} accepts)")
+        return notes
 
     async def decide_hedge(self, token: str, decision: str) -> None:
         """Write a hedged copy's decision ("go" or "no") where its wrapper waits: its

@@ -104,8 +104,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise BadInput("--timeout is for --wait: give both, or neither")
     job = asyncio.run(with_fed(args, go, **({"min_poll_s": 1.0, "poll_interval_s": args.poll}
                                             if args.wait else {})))
-    for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
-        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module renamed for the site
+    meta = job.spec.metadata if job.spec else {}
+    for line in [*(meta.get("module_rewrites") or []), *(meta.get("name_notes") or [])]:
+        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module or name changed
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 

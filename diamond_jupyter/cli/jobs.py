@@ -220,12 +220,16 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 def _transfer(args: argparse.Namespace) -> int:
     rec = asyncio.run(with_fed(args, lambda fed: fed.transfer(
-        args.src, args.dst, via=args.via, recursive=args.recursive)))
+        args.src, args.dst, via=args.via, recursive=args.recursive,
+        overwrite=args.overwrite)))
     data = rec.model_dump(mode="json")
     rate = rec.data.get("mb_per_s")
     out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
                      f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
                      + (f"\n{rec.error}" if rec.error else ""))
+    if not args.json:  # what was left as it was (links, files not replaced): said
+        for line in rec.data.get("skipped") or []:
+            print(f"diamond: skipped {visible(line)}", file=sys.stderr)
     if rec.state != "SUCCEEDED":
         print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
               file=sys.stderr)
@@ -305,3 +309,6 @@ def add_transfer_command(add: Adder) -> None:
     p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
                    "have a collection and you are logged in, else SFTP")
     p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")
+    p.add_argument("--overwrite", action="store_true",
+                   help="copying into a directory, replace files no earlier copy there wrote "
+                   "(default: leave them, and say so)")

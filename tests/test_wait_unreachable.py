@@ -190,3 +190,39 @@ def test_workflow_run_wait_past_its_timeout_names_the_site_that_did_not_answer(s
     assert "(alpha has not answered for " in last and last.endswith(
         "s (connection refused by alpha.example:22 (is sshd running?)))"), last
     assert len(_notes(err)) == 1
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_status_of_a_job_whose_site_is_down_shows_it_as_last_seen(site, capsys, json_out):
+    """`diamond status` printed only "connection refused" (exit 1): not even the state the
+    store holds."""
+    job_id = site.job("79", JobState.RUNNING)
+    site.refusals = 1
+    code, out, err = _run(site, capsys, "status", job_id, *["--json"] * json_out)
+    assert code == 1  # a site failed: the contract's exit code
+    if json_out:
+        got = json.loads(out)
+        assert (got["id"], got["state"]) == (job_id, "RUNNING")
+    else:
+        assert out.startswith(f"{job_id}\tRUNNING\tsim")
+    assert err.strip() == (f"diamond: alpha could not be asked about {job_id} ({REFUSED}); "
+                           f"its state is shown as last seen")
+    site.ends("79")  # back, and it has ended
+    code, out, err = _run(site, capsys, "status", job_id)
+    assert code == 0 and out.startswith(f"{job_id}\tCOMPLETED") and err == ""
+
+
+def test_logs_of_a_job_that_wrote_nothing_says_so(site, capsys):
+    """`diamond logs` printed nothing at all (exit 0): a blank answer read as broken."""
+    (site.root / "job.sh").write_text("#!/bin/bash\ntrue\n")
+    assert _run(site, capsys, "submit", "--site", "alpha", str(site.root / "job.sh"))[0] == 0
+    job = Store(site.store_path).get_job("alpha:77")
+    for path in (job.stdout_path, job.stderr_path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("")
+    code, out, err = _run(site, capsys, "logs", "alpha:77")
+    assert code == 0 and out == ""
+    assert err.strip() == "diamond: alpha:77 has written nothing to its stdout or stderr (yet)"
+    Path(job.stdout_path).write_text("hello\n")
+    code, out, err = _run(site, capsys, "logs", "alpha:77")
+    assert code == 0 and out == "hello\n" and err == ""

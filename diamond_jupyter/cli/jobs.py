@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import BadInput, DiamondError, job_json, visible
+from ..model import BadInput, DiamondError, SiteError, job_json, visible
 from .common import (
     count,
     job_line,
@@ -112,9 +112,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    job = asyncio.run(with_fed(args, lambda fed: fed.status(args.job, refresh=True)))
+    async def go(fed):
+        try:
+            return await fed.status(args.job, refresh=True), None
+        except SiteError as e:  # the site did not answer: the state as last seen, said so
+            return fed.job(args.job), e
+    job, trouble = asyncio.run(with_fed(args, go))
     out(args, job_json(job), job_line(job))
-    return 0
+    if trouble is None:
+        return 0
+    print(visible(f"diamond: {job.site} could not be asked about {job.id} ("
+                  f"{' '.join(str(trouble).split())}); its state is shown as last seen"),
+          file=sys.stderr)
+    return 1
 
 
 def say_trouble(note: str) -> None:
@@ -170,6 +180,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
         _write_output(sys.stderr, logs["stderr"])
     for line in filter(None, logs.get("missing", "").splitlines()):
         print(f"diamond: {visible(line)}", file=sys.stderr)
+    if not args.json and not logs.get("missing") and not (logs["stdout"] or logs["stderr"]):
+        # not a blank answer that looks like a broken command: say so, on stderr
+        print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
+                      f"(yet)"), file=sys.stderr)
     return 1 if logs.get("missing") else 0
 
 

@@ -17,7 +17,7 @@ from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import CommandFailed, Transport, make_transport
-from .transports.base import FileStat
+from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
@@ -522,6 +522,7 @@ class Site:
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
+        self._check_answered(res)
         raw = self.commands.parse_status(res.stdout) if res.ok else []
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
@@ -536,6 +537,7 @@ class Site:
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False)
+            self._check_answered(r2)
             if r2.ok:
                 found = [s for s in self.fold_arrays(self.commands.parse_accounting(
                     r2.stdout)) if s.native_id in missing]
@@ -545,6 +547,15 @@ class Site:
                                                                  for f in found)]
                 seen += found
         return seen
+
+    def _check_answered(self, res: CommandResult) -> None:
+        """SiteError when a failed query means the scheduler did not answer (its dialect's
+        `status_unanswered`): an empty answer would read as every job gone, and jobs would be
+        taken as lost while the controller restarts."""
+        unanswered = getattr(self.commands, "status_unanswered", None)
+        if unanswered is not None and unanswered(res.exit_status, res.stderr):
+            said = " ".join(res.stderr.split())[-300:]
+            raise SiteError(f"{self.name}: the scheduler did not answer ({said})")
 
     async def stat(self, path: str) -> FileStat | None:
         """A file's size and kind on the site (None when it does not exist)."""

@@ -272,6 +272,13 @@ class SiteMonitor:
                 ended = True
             if ended:
                 del self._task_failures[job_id]
+        # a job's secret and its early lines serve only until it ends: an ended job's lines
+        # are ignored (`_on_line`), so neither is kept for the engine's life
+        for token in [*self._secrets, *self._early]:
+            job = self.journal.job_by_token(token)
+            if job is None or job.state.terminal:
+                self._secrets.pop(token, None)
+                self._early.pop(token, None)
 
     def _job(self, key: str) -> Job | None:
         try:

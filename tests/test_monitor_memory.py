@@ -80,3 +80,27 @@ async def test_a_failed_array_tasks_exit_code_is_dropped_when_its_job_leaves_the
         assert mon._task_failures == {kept.id: 7}  # the running array's is kept
     finally:
         await journal.stop()
+
+
+async def test_an_ended_jobs_secret_and_early_lines_are_not_kept(tmp_path):
+    """Every job submitted left its event secret in the monitor until the engine stopped."""
+    from diamond_jupyter.model import JobSpec as Spec
+
+    queue = LocalSlurmQueue(tmp_path)
+    store = Store(tmp_path / "store.sqlite")
+    journal = Journal(store, {"alpha": queue.site}, poll_interval_s=3600, min_poll_s=3600)
+    mon = journal.monitors["alpha"]
+    try:
+        for n in range(30):
+            token = f"{n:012x}"
+            job = store.record_intent("alpha", token, Spec(name="j", command="true"))
+            mon.expect(token, "ab" * 32)
+            mon._early[token] = []
+            mon._drop_finished()
+            assert token in mon._secrets  # still needed: its lines are checked with it
+            store.bind_native_id(token, str(600 + n))
+            store.apply_state(job.id, JobState.COMPLETED)
+            mon._drop_finished()
+            assert mon._secrets == {} and mon._early == {}
+    finally:
+        await journal.stop()

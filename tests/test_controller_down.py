@@ -11,6 +11,9 @@ from datetime import timedelta
 import pytest
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import Job, JobState, SiteError, utcnow
@@ -35,6 +38,20 @@ ENDED = ("echo '500|COMPLETED|2026-01-01T00:00:01|2026-01-01T00:00:09|2026-01-01
 def test_slurm_tells_an_unanswered_query_from_an_answer(stderr, unanswered):
     assert SlurmCommands.status_unanswered(1, stderr) is unanswered
     assert SlurmCommands.status_unanswered(0, stderr) is False
+
+
+@pytest.mark.parametrize("commands,stderr,unanswered", [
+    (PbsCommands, "Connection refused\nqstat: cannot connect to server pbs1 (errno=15010)",
+     True),
+    (PbsCommands, "qstat: Unknown Job Id 123.pbs1", False),
+    (PbsCommands, "slurm_load_jobs error: Unable to contact slurm controller", True),  # wrappers
+    (LsfCommands, "LSF is down. Please wait...", True),
+    (LsfCommands, "Job <123> is not found", False),
+    (SgeCommands, "error: unable to contact qmaster using port 6444 on host \"qm\"", True),
+    (SgeCommands, "Following jobs do not exist: 123", False),
+])
+def test_each_scheduler_tells_an_unanswered_query_from_an_answer(commands, stderr, unanswered):
+    assert commands.status_unanswered(2, stderr) is unanswered
 
 
 async def test_a_running_job_is_not_lost_while_the_controller_does_not_answer(tmp_path):

@@ -29,6 +29,7 @@ from .outputs_common import (
     parse_iso,
     parse_kv_line,
     to_int,
+    unanswered,
     unwrap,
 )
 from .slurm_script import parse_slurm_time
@@ -41,11 +42,6 @@ FORMAT_ENV = (
 
 # The job name (free text, may contain '|') is last so it absorbs extra separators.
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
-# what squeue and sacct print when slurmctld or slurmdbd cannot be reached (restarting, down,
-# overloaded): no answer about any job
-_NO_ANSWER = re.compile(r"Unable to contact slurm controller|Socket timed out|Zero Bytes were "
-                        r"transmitted|Connection refused|Connection timed out|Problem talking "
-                        r"to the database|Slurm backup controller in standby mode")
 _NF = SQUEUE_FIELDS.count("|") + 1
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
 # every user's finished jobs, for calibrating predictions (request vs use)
@@ -204,7 +200,7 @@ class SlurmCommands:
         """Whether a failed status or accounting query means the controller (or slurmdbd)
         did not answer, rather than an answer such as "Invalid job id specified" (a job no
         longer in the queue): then nothing can be concluded about the jobs asked."""
-        return exit_status != 0 and _NO_ANSWER.search(stderr) is not None
+        return unanswered("slurm", exit_status, stderr)
 
     def find_by_name_argv(self, name: str) -> list[str]:
         """Jobs named `name`; a name holding a comma (which --name reads as a list of names)

@@ -538,7 +538,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         finally:
             self.journal.in_flight.discard(token)
         job = self.store.bind_native_id(token, sub.native_id)
-        warnings = list(prepared.metadata.get("module_rewrites") or []) + sub.warnings
+        warnings = list(prepared.metadata.get("module_rewrites") or []) \
+            + list(prepared.metadata.get("name_notes") or []) + sub.warnings
         if warnings:  # each module renamed for the site, each directive dropped/approximated
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
                                           data={"warnings": warnings}))
@@ -586,16 +587,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return self.store.get_job(job_id)
 
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState] | None
-                   = None, timeout: float | None = None) -> Job:
+                   = None, timeout: float | None = None, refresh: bool = False,
+                   on_trouble: Callable[[str], Any] | None = None) -> Job:
         """Suspend until job `job_id` satisfies `until` (a predicate on the Job, or a set of
         states; default: any terminal state) and return it. Event-driven: woken by the job's
-        events, with the monitor's polling as the safety net. asyncio.TimeoutError after
-        `timeout` seconds; BadInput for an unknown job, or an unfinished one on a site the
-        sites file no longer lists (nothing would ever wake the wait)."""
+        events, with the monitor's polling as the safety net; with `refresh`, its site is
+        asked once first. A site that cannot be reached does not end the wait: it is asked
+        again with backoff, and `on_trouble(note)` is called once saying so. SiteError after
+        `timeout` seconds (naming a site that has not answered); BadInput for an unknown job,
+        or an unfinished one on a site the sites file no longer lists (nothing would ever
+        wake the wait)."""
         job = self.store.get_job(job_id)
         if not job.state.terminal:
             self._job_site(job)
-        return await self.journal.wait(job_id, until=until, timeout=timeout)
+        if refresh:
+            with contextlib.suppress(SiteError):  # the monitor keeps it; the wait says so
+                await self.journal.refresh(job_id)
+        return await self.journal.wait(job_id, until=until, timeout=timeout,
+                                       on_trouble=on_trouble)
 
     async def cancel(self, job_id: str) -> Job:
         """Ask the job's scheduler to cancel job `job_id` and return the job once the request is

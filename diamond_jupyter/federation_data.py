@@ -73,16 +73,20 @@ class DataMixin:
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True,
-                       transfer_id: str | None = None) -> TransferRecord:
+                       transfer_id: str | None = None, overwrite: bool = False
+                       ) -> TransferRecord:
         """Copy `src` to `dst`, each "SITE:PATH" or a path on the server's disk (inside its root
         when there is one), `via` "sftp", "globus" or None (Globus when both sites have a
         collection and a login exists, else SFTP); a directory needs `recursive`. The transfer
         is recorded durably before it starts and published as transfer events; with `wait` the
         finished record is returned (its state SUCCEEDED, FAILED or CANCELLED), else at once. A
-        known `transfer_id` returns that transfer (done, or resumed). BadInput for a bad
-        location, SiteError when a site is unreachable."""
+        known `transfer_id` returns that transfer (done, or resumed). Copied into a
+        directory, a file already there is replaced only if an earlier copy to the same
+        destination wrote it and it is unchanged, or with `overwrite`; each file left as it
+        was is listed in the record's `data["skipped"]`. BadInput for a bad location,
+        SiteError when a site is unreachable."""
         return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait,
-                                         transfer_id=transfer_id)
+                                         transfer_id=transfer_id, overwrite=overwrite)
 
     def transfer_status(self, transfer_id: str) -> TransferRecord:
         """The stored record of transfer `transfer_id`; BadInput when unknown."""

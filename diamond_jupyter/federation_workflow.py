@@ -3,7 +3,9 @@ engine (below the facade) is given."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
 
 DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
 GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)
+TROUBLE_CHECK_S = 2.0  # how often a workflow's waiter looks for sites that stopped answering
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
 
 
@@ -252,13 +255,50 @@ class WorkflowMixin:
             view = self.workflow(workflow_id)
         return view
 
-    async def wait_workflow(self, workflow_id: str, *, timeout: float | None = None
-                            ) -> WorkflowView:
-        """Drive (or follow) workflow `workflow_id` until it ends and return its view.
-        asyncio.TimeoutError after `timeout` seconds; BadInput for an unknown workflow."""
+    async def wait_workflow(self, workflow_id: str, *, timeout: float | None = None,
+                            on_trouble: Callable[[str], Any] | None = None) -> WorkflowView:
+        """Drive (or follow) workflow `workflow_id` until it ends and return its view. A site
+        of an unfinished step that cannot be reached does not end the wait (its jobs are
+        asked about again with backoff); `on_trouble(note)` is called once per such site.
+        DiamondError after `timeout` seconds (naming a site that has not answered); BadInput
+        for an unknown workflow."""
         engine = self.workflow_engine
         await engine.advance(workflow_id)
-        return await engine.wait(workflow_id, timeout=timeout)
+        waiting = asyncio.ensure_future(engine.wait(workflow_id, timeout=timeout))
+        told: set[str] = set()
+        try:
+            while True:
+                done, _ = await asyncio.wait({waiting}, timeout=TROUBLE_CHECK_S)
+                if done:
+                    break
+                for site, trouble in self._steps_trouble(workflow_id).items():
+                    if on_trouble is not None and site not in told:
+                        told.add(site)
+                        on_trouble(f"{site} is unreachable ({trouble}); still following "
+                                   f"workflow {workflow_id}: asking again with backoff "
+                                   f"until it answers")
+            try:
+                return waiting.result()
+            except BadInput:
+                raise
+            except DiamondError as e:  # timed out: say which sites did not answer
+                troubles = [t for site in self._steps_trouble(workflow_id)
+                            if (t := self.journal.site_trouble(site))]
+                if not troubles:
+                    raise
+                raise DiamondError(f"{e} ({'; '.join(troubles)})") from None
+        finally:
+            waiting.cancel()
+
+    def _steps_trouble(self, workflow_id: str) -> dict[str, str]:
+        """The sites of the workflow's unfinished submitted steps that cannot be asked now,
+        each with why."""
+        out: dict[str, str] = {}
+        for step in self.workflow(workflow_id).steps:
+            mon = self.journal.monitors.get(step.site or "")
+            if step.job and not step.state.terminal and mon is not None and mon.trouble:
+                out[step.site or ""] = mon.trouble
+        return out
 
     async def cancel_workflow(self, workflow_id: str) -> WorkflowView:
         """Cancel every unfinished step of workflow `workflow_id` (their jobs cancelled on their
@@ -267,3 +307,4 @@ class WorkflowMixin:
         return self.workflow(workflow_id)
 
     store: Any  # provided by Federation, as are status(), subscribe() and the rest
+    journal: Any

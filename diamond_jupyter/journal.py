@@ -193,9 +193,27 @@ class Journal:
         finally:
             self.bus.unqueue(q)
 
+    def site_trouble(self, site: str) -> str | None:
+        """Why `site` cannot be asked about its jobs now, with for how long (None: its last
+        query was answered, or it has no monitor)."""
+        mon = self.monitors.get(site)
+        if mon is None or mon.trouble is None:
+            return None
+        return f"{site} has not answered for {mon.trouble_for_s():.0f}s ({mon.trouble})"
+
+    def _trouble_note(self, job: Job) -> str | None:
+        mon = self.monitors.get(job.site)
+        if mon is None or mon.trouble is None or job.state.terminal:
+            return None
+        return (f"{job.site} is unreachable ({mon.trouble}); still following {job.id}: "
+                f"asking again with backoff until it answers")
+
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState]
-                   | None = None, timeout: float | None = None) -> Job:
-        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven."""
+                   | None = None, timeout: float | None = None,
+                   on_trouble: Callable[[str], Any] | None = None) -> Job:
+        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven.
+        A site that cannot be asked does not end the wait: its monitor keeps asking, with
+        backoff, and `on_trouble(note)` is called once, the first time the wait sees it."""
         if until is None:
             def cond(j: Job) -> bool:
                 return j.state.terminal
@@ -214,7 +232,13 @@ class Journal:
             key, names = job.token or job.id, {job_id, job.id}  # the token survives renames
             loop = asyncio.get_running_loop()
             deadline = None if timeout is None else loop.time() + timeout
+            told = False
             while not cond(job):
+                if on_trouble is not None and not told:
+                    note = self._trouble_note(job)
+                    if note is not None:
+                        told = True
+                        on_trouble(note)
                 left = None if deadline is None else deadline - loop.time()
                 if left is not None and left <= 0:
                     raise asyncio.TimeoutError
@@ -229,7 +253,9 @@ class Journal:
                     names.add(job.id)
             return job
         except asyncio.TimeoutError:
+            trouble = self.site_trouble(job.site)
             raise SiteError(f"timed out after {timeout:.0f}s waiting for {job_id} "
-                            f"(state {job.state.value})") from None
+                            f"(state {job.state.value}" + (f", as last seen; {trouble})"
+                                                           if trouble else ")")) from None
         finally:
             self.bus.unqueue(q)

@@ -83,6 +83,8 @@ class SiteMonitor:
         self._task_failures: dict[str, int] = {}  # job id -> a failed array task's exit code
         self.rejected_lines = 0
         self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
+        self.trouble: str | None = None  # why the last query failed (None: the site answered)
+        self.trouble_since: float | None = None  # monotonic time of the first failure in a row
 
     def start(self) -> None:
         if not self._tasks:
@@ -247,6 +249,22 @@ class SiteMonitor:
                     self.misses.pop(key, None)
             except DiamondError:
                 del self.tracked[key]
+        # a failed task's exit code matters only until its array's outcome is applied: kept
+        # for the engine's life, one entry per failed array ever seen
+        for job_id in list(self._task_failures):
+            try:
+                ended = self.journal.job(job_id).state.terminal
+            except DiamondError:  # no longer in the store
+                ended = True
+            if ended:
+                del self._task_failures[job_id]
+        # a job's secret and its early lines serve only until it ends: an ended job's lines
+        # are ignored (`_on_line`), so neither is kept for the engine's life
+        for token in [*self._secrets, *self._early]:
+            job = self.journal.job_by_token(token)
+            if job is None or job.state.terminal:
+                self._secrets.pop(token, None)
+                self._early.pop(token, None)
 
     def _job(self, key: str) -> Job | None:
         try:
@@ -261,6 +279,19 @@ class SiteMonitor:
         like any job killed by SIGKILL."""
         return self.journal.cancel_requested(job.id)
 
+    def _failed(self, error: Exception) -> None:
+        """Remember why the site could not be asked (its name, which the transports put
+        first, left out), and since when it has not answered."""
+        reason = " ".join(str(error).split()) or type(error).__name__
+        prefix = f"{self.site.name}: "
+        self.trouble = reason[len(prefix):] if reason.startswith(prefix) else reason
+        if self.trouble_since is None:
+            self.trouble_since = time.monotonic()
+
+    def trouble_for_s(self) -> float:
+        """Seconds since the site last answered (0.0 while it answers)."""
+        return 0.0 if self.trouble_since is None else time.monotonic() - self.trouble_since
+
     async def poll_once(self) -> int:
         """One batched query for every tracked job; returns how many changed."""
         jobs = [j for j in (self._job(k) for k in list(self.tracked)) if j and j.native_id]
@@ -271,7 +302,13 @@ class SiteMonitor:
         t0 = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
-        for st in await self.site.statuses(natives, following=jobs):
+        try:
+            found = await self.site.statuses(natives, following=jobs)
+        except DiamondError as e:  # unreachable, or no answer: the poll loop asks again later
+            self._failed(e)
+            raise
+        self.trouble = self.trouble_since = None
+        for st in found:
             seen.setdefault(st.native_id, []).append(st)
         for job in jobs:
             key = job.token or job.id

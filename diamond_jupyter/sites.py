@@ -17,7 +17,7 @@ from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
 from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
 from .transports import CommandFailed, Transport, make_transport
-from .transports.base import FileStat
+from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
@@ -40,6 +40,9 @@ class Submitted:
     stdout_path: str | None
     stderr_path: str | None
     warnings: list[str]
+
+
+NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 
 
 def token_tag(token: str) -> str:
@@ -217,7 +220,8 @@ class Site:
         account the site's policy gives. `hedged`: a copy of a hedged job, whose wrapper
         waits for `decide_hedge` before the body runs."""
         jd = self.job_dir(token)
-        base = (spec.name or "job").replace(" ", "_")[:40]
+        base = (spec.name or "job").replace(" ", "_")[:NAME_KEPT]
+        notes = self.name_notes(spec.name, base)
         prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
                                      hedge_gate_file(jd) if hedged else None)
                     if self.has_event_channel else "")
@@ -240,7 +244,23 @@ class Site:
         upd["queue"] = self.partition(spec.queue)
         if not spec.account and self.cfg.default_account:
             upd["account"] = self.cfg.default_account
+        if notes:  # a name changed to fit is said, never silent (`name_notes`)
+            upd["metadata"] = spec.metadata | {"name_notes": notes}
         return spec.model_copy(update=upd)
+
+    def name_notes(self, given: str | None, kept: str) -> list[str]:
+        """One line per change the job's name goes through on its way to this site's
+        scheduler: blanks to '_' and at most NAME_KEPT characters here, then what the
+        scheduler refuses (its dialect's `job_name`). Empty when it arrives as given."""
+        notes = []
+        if given is not None and kept != given:
+            notes.append(f"job name {given!r} is submitted to {self.name} as {kept!r} (blanks "
+                         f"become '_', at most {NAME_KEPT} characters are kept)")
+        held = self.script.job_name(kept)
+        if held != kept:
+            notes.append(f"job name {kept!r} is {held!r} in {self.name}'s queue (a name "
+                         f"{self.cfg.scheduler} accepts)")
+        return notes
 
     async def decide_hedge(self, token: str, decision: str) -> None:
         """Write a hedged copy's decision ("go" or "no") where its wrapper waits: its
@@ -502,6 +522,7 @@ class Site:
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False)
+        self._check_answered(res)
         raw = self.commands.parse_status(res.stdout) if res.ok else []
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
@@ -516,6 +537,7 @@ class Site:
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False)
+            self._check_answered(r2)
             if r2.ok:
                 found = [s for s in self.fold_arrays(self.commands.parse_accounting(
                     r2.stdout)) if s.native_id in missing]
@@ -525,6 +547,15 @@ class Site:
                                                                  for f in found)]
                 seen += found
         return seen
+
+    def _check_answered(self, res: CommandResult) -> None:
+        """SiteError when a failed query means the scheduler did not answer (its dialect's
+        `status_unanswered`): an empty answer would read as every job gone, and jobs would be
+        taken as lost while the controller restarts."""
+        unanswered = getattr(self.commands, "status_unanswered", None)
+        if unanswered is not None and unanswered(res.exit_status, res.stderr):
+            said = " ".join(res.stderr.split())[-300:]
+            raise SiteError(f"{self.name}: the scheduler did not answer ({said})")
 
     async def stat(self, path: str) -> FileStat | None:
         """A file's size and kind on the site (None when it does not exist)."""

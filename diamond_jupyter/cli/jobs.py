@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import DiamondError, job_json, visible
+from ..model import BadInput, DiamondError, SiteError, job_json, visible
 from .common import (
     count,
     job_line,
@@ -97,24 +97,47 @@ def cmd_submit(args: argparse.Namespace) -> int:
             job = await fed.hedge_winner(job.hedge_group)
         else:  # as submitted, with the start predicted on a site given by name
             job = job.model_copy(update={"placement": (await fed.predicted(job.id)).placement})
+        if args.wait:  # then as it ended
+            job = await fed.wait(job.id, timeout=args.timeout, on_trouble=say_trouble)
         return job
-    job = asyncio.run(with_fed(args, go))
-    for line in (job.spec.metadata.get("module_rewrites") if job.spec else None) or []:
-        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module renamed for the site
+    if args.timeout is not None and not args.wait:
+        raise BadInput("--timeout is for --wait: give both, or neither")
+    job = asyncio.run(with_fed(args, go, **({"min_poll_s": 1.0, "poll_interval_s": args.poll}
+                                            if args.wait else {})))
+    meta = job.spec.metadata if job.spec else {}
+    for line in [*(meta.get("module_rewrites") or []), *(meta.get("name_notes") or [])]:
+        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module or name changed
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    job = asyncio.run(with_fed(args, lambda fed: fed.status(args.job, refresh=True)))
+    async def go(fed):
+        try:
+            return await fed.status(args.job, refresh=True), None
+        except SiteError as e:  # the site did not answer: the state as last seen, said so
+            return fed.job(args.job), e
+    job, trouble = asyncio.run(with_fed(args, go))
     out(args, job_json(job), job_line(job))
-    return 0
+    if trouble is None:
+        return 0
+    print(visible(f"diamond: {job.site} could not be asked about {job.id} ("
+                  f"{' '.join(str(trouble).split())}); its state is shown as last seen"),
+          file=sys.stderr)
+    return 1
+
+
+def say_trouble(note: str) -> None:
+    """A site that stopped answering while a command waits: said once, on stderr; the
+    command keeps waiting."""
+    print(visible(f"diamond: {note} (Ctrl-C stops waiting; nothing is cancelled)"),
+          file=sys.stderr, flush=True)
 
 
 def cmd_wait(args: argparse.Namespace) -> int:
     async def go(fed):
-        await fed.status(args.job, refresh=True)
-        return await fed.wait(args.job, timeout=args.timeout)
+        return await fed.wait(args.job, timeout=args.timeout, refresh=True,
+                              on_trouble=say_trouble)
     job = asyncio.run(with_fed(args, go, min_poll_s=1.0, poll_interval_s=args.poll))
     out(args, job_json(job), job_line(job))
     return 0
@@ -159,6 +182,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(f"diamond: {visible(line)}", file=sys.stderr)
     for line in filter(None, logs.get("notes", "").splitlines()):
         print(f"diamond: note: {visible(line)}", file=sys.stderr)
+    if not args.json and not logs.get("missing") and not (logs["stdout"] or logs["stderr"]):
+        # not a blank answer that looks like a broken command: say so, on stderr
+        print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
+                      f"(yet)"), file=sys.stderr)
     return 1 if logs.get("missing") else 0
 
 
@@ -209,12 +236,16 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 def _transfer(args: argparse.Namespace) -> int:
     rec = asyncio.run(with_fed(args, lambda fed: fed.transfer(
-        args.src, args.dst, via=args.via, recursive=args.recursive)))
+        args.src, args.dst, via=args.via, recursive=args.recursive,
+        overwrite=args.overwrite)))
     data = rec.model_dump(mode="json")
     rate = rec.data.get("mb_per_s")
     out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
                      f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
                      + (f"\n{rec.error}" if rec.error else ""))
+    if not args.json:  # what was left as it was (links, files not replaced): said
+        for line in rec.data.get("skipped") or []:
+            print(f"diamond: skipped {visible(line)}", file=sys.stderr)
     if rec.state != "SUCCEEDED":
         print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
               file=sys.stderr)
@@ -252,6 +283,12 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--hedge", type=hedge_count, metavar="N",
                    help="copies on the N best sites at once; the first to start runs, the "
                         "others are cancelled (waits until one starts; prints that one)")
+    p.add_argument("--wait", action="store_true",
+                   help="then wait until the job ends, as `diamond wait` (prints it then)")
+    p.add_argument("--timeout", type=seconds, help="with --wait: give up after this many "
+                   "seconds (exit 1)")
+    p.add_argument("--poll", type=seconds, default=30.0,
+                   help="with --wait: safety-net poll interval (s)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
                            ("cancel", cmd_cancel, "cancel a job")):
         add(name, fn, help).add_argument("job", help=job_help)
@@ -288,3 +325,6 @@ def add_transfer_command(add: Adder) -> None:
     p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
                    "have a collection and you are logged in, else SFTP")
     p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")
+    p.add_argument("--overwrite", action="store_true",
+                   help="copying into a directory, replace files no earlier copy there wrote "
+                   "(default: leave them, and say so)")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import count, seconds
+from .jobs import say_trouble
 
 
 def _fed(args: argparse.Namespace, **kw: Any):
@@ -41,7 +42,8 @@ def _run(args: argparse.Namespace) -> int:
             view = await fed.run_workflow(Path(args.file), origin={"face": "cli"})
             args.started = view.id  # what a Ctrl-C while waiting names
             if args.wait:
-                view = await fed.wait_workflow(view.id, timeout=args.timeout)
+                view = await fed.wait_workflow(view.id, timeout=args.timeout,
+                                               on_trouble=say_trouble)
             return view
         finally:
             await fed.close()  # without --wait a running server's engine adopts it

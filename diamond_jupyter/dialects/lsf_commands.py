@@ -25,6 +25,7 @@ from .outputs_common import (
     memory_mb,
     parse_local_time,
     to_int,
+    unanswered,
     year_fix,
 )
 
@@ -53,6 +54,13 @@ class LsfCommands:
 
     name = "lsf"
     submit_stdin = True  # the script goes to bsub's standard input
+
+
+    @staticmethod
+    def status_unanswered(exit_status: int, stderr: str) -> bool:
+        """Whether a failed status or accounting query means the server did not answer
+        (not "no such job"): nothing can be concluded about the jobs asked."""
+        return unanswered("lsf", exit_status, stderr)
 
     def __init__(self, *, tz: tzinfo | None = None,
                  now: Callable[[], datetime] = utcnow) -> None:

@@ -398,3 +398,25 @@ def _fold(parent: str, tasks: list[JobStatus]) -> JobStatus:
         reason=(f"array tasks: {counts}; task {worst.native_id}: "
                 f"{worst.reason or worst.native_state or worst.state.value}") if bad
         else f"array tasks: {counts}")
+
+
+# What each scheduler's query commands print when its server cannot be reached (restarting,
+# down, overloaded): no answer about any job, unlike "no such job". Slurm's Torque wrappers
+# print Slurm's.
+NO_ANSWER = {
+    "slurm": re.compile(r"Unable to contact slurm controller|Socket timed out|Zero Bytes were "
+                        r"transmitted|Connection refused|Connection timed out|Problem talking "
+                        r"to the database|Slurm backup controller in standby mode"),
+    "pbs": re.compile(r"cannot connect to server|Communication failure|Connection refused|"
+                      r"Unable to contact slurm controller|Socket timed out"),
+    "lsf": re.compile(r"LSF is down|Cannot connect to LSF|LIM is down|Failed in an LSF "
+                      r"library call"),
+    "sge": re.compile(r"unable to contact qmaster|commlib error|unable to send message to "
+                      r"qmaster"),
+}
+
+
+def unanswered(scheduler: str, exit_status: int, stderr: str) -> bool:
+    """Whether a failed status or accounting query means the scheduler did not answer (then
+    nothing can be concluded about the jobs asked), by what its commands print."""
+    return exit_status != 0 and NO_ANSWER[scheduler].search(stderr) is not None

@@ -33,6 +33,7 @@ from .outputs_common import (
     parse_duration,
     parse_local_time,
     to_int,
+    unanswered,
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
@@ -100,6 +101,13 @@ class PbsCommands:
 
     name = "pbs"
     submit_stdin = False
+
+
+    @staticmethod
+    def status_unanswered(exit_status: int, stderr: str) -> bool:
+        """Whether a failed status or accounting query means the server did not answer
+        (not "no such job"): nothing can be concluded about the jobs asked."""
+        return unanswered("pbs", exit_status, stderr)
 
     def __init__(self, *, flavor: Literal["pro", "torque", "slurm"] | None = "pro",
                  tz: tzinfo | None = None, jobcomp: bool = False) -> None:

@@ -27,6 +27,7 @@ from .outputs_common import (
     parse_iso,
     parse_local_time,
     to_int,
+    unanswered,
 )
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
@@ -83,6 +84,13 @@ class SgeCommands:
 
     name = "sge"
     submit_stdin = False
+
+
+    @staticmethod
+    def status_unanswered(exit_status: int, stderr: str) -> bool:
+        """Whether a failed status or accounting query means the server did not answer
+        (not "no such job"): nothing can be concluded about the jobs asked."""
+        return unanswered("sge", exit_status, stderr)
 
     def __init__(self, *, tz: tzinfo | None = None) -> None:
         self.tz = tz

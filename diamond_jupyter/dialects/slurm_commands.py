@@ -38,6 +38,7 @@ from .outputs_common import (
     parse_iso,
     parse_kv_line,
     to_int,
+    unanswered,
     unwrap,
 )
 from .slurm_script import parse_slurm_time
@@ -202,6 +203,13 @@ class SlurmCommands:
         return ["scontrol", "release", self._ids(native_ids)]
 
     token_in_comment = True  # the idempotency token travels in --comment, not the name
+
+    @staticmethod
+    def status_unanswered(exit_status: int, stderr: str) -> bool:
+        """Whether a failed status or accounting query means the controller (or slurmdbd)
+        did not answer, rather than an answer such as "Invalid job id specified" (a job no
+        longer in the queue): then nothing can be concluded about the jobs asked."""
+        return unanswered("slurm", exit_status, stderr)
 
     def find_by_name_argv(self, name: str) -> list[str]:
         """Jobs named `name`; a name holding a comma (which --name reads as a list of names)

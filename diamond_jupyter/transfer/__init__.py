@@ -39,6 +39,7 @@ from .sftp import (
     ChecksumMismatch,
     Interrupted,
     PartRefused,
+    Replaceable,
     TreeTooLarge,
     sftp_copy,
 )
@@ -224,8 +225,8 @@ class TransferManager:
 
     async def transfer(self, src: str | Location, dst: str | Location, via: str | None = None,
                        *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
-                       transfer_id: str | None = None, limit_bytes: int | None = None
-                       ) -> TransferRecord:
+                       transfer_id: str | None = None, limit_bytes: int | None = None,
+                       overwrite: bool = False) -> TransferRecord:
         s = src if isinstance(src, Location) else parse_location(src, self.sites, what="src")
         d = dst if isinstance(dst, Location) else parse_location(dst, self.sites, what="dst")
         s, d = confine(s, self.server_root), confine(d, self.server_root)
@@ -236,7 +237,7 @@ class TransferManager:
         if s.site is None and transfer_id is None:
             _check_local_source(s.path, recursive)
         kind = self.choose(s, d, via)
-        base = {"job_id": job_id, "recursive": recursive}
+        base = {"job_id": job_id, "recursive": recursive, "overwrite": overwrite}
         if kind == "sftp":
             rec = self.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
                                                  data={**base, "src_loc": [s.site, s.path],
@@ -356,7 +357,8 @@ class TransferManager:
                 attempt += 1
                 copy = asyncio.ensure_future(sftp_copy(
                     self._transport(s), s.path, self._transport(d), d.path, recursive=recursive,
-                    progress=progress, cancel=cancel, limit=limit))
+                    progress=progress, cancel=cancel, limit=limit,
+                    replaceable=self._replaceable(rec)))
                 try:
                     res = await asyncio.shield(copy)
                     break
@@ -400,8 +402,23 @@ class TransferManager:
             info["files"] = res.files
         if res.skipped:  # links and special files are not copied: said, never silent
             info["skipped"] = res.skipped
-        return self._state(rec, "SUCCEEDED", bytes=res.bytes, checksum=f"sha256:{res.checksum}",
+        return self._state(rec, "SUCCEEDED", bytes=res.bytes,
+                           checksum=f"sha256:{res.checksum}" if res.checksum else None,
                            data=info)
+
+    def _replaceable(self, rec: TransferRecord) -> Replaceable | None:
+        """What a copy into a directory may replace: with `overwrite`, anything (None); else
+        only a file an earlier successful copy to the same destination wrote and nobody
+        changed since (its recorded sha256), as a fetch does with a job's earlier fetch."""
+        if rec.data.get("overwrite"):
+            return None
+        ours: set[tuple[str, str]] = set()
+        for earlier in self.store.list_transfers(states=["SUCCEEDED"], limit=None,
+                                                 kinds=["sftp"]):
+            if earlier.dst == rec.dst and earlier.id != rec.id:
+                ours.update((str(f.get("path")), str(f.get("sha256")))
+                            for f in earlier.data.get("files") or [] if isinstance(f, dict))
+        return lambda rel, sha: (rel, sha) in ours
 
     # -- Globus ---------------------------------------------------------------------------
     async def _globus_record(self, s: Location, d: Location, recursive: bool,

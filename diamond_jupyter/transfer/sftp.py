@@ -469,35 +469,70 @@ async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,
     return CopyResult(size, 0, size, want) if want == got else None
 
 
+# whether a copy into a directory may replace the file already at RELATIVE-PATH, whose
+# sha256 is given (None: replace anything, as asked with overwrite)
+Replaceable = Callable[[str, str], bool]
+NOT_REPLACED = ("a file is there that no earlier copy to this destination wrote (or it "
+                "changed since); not replaced unless asked to overwrite")
+
+
+async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | None
+                ) -> str | None:
+    """Why the file at `dst_path` (`rel` in the destination directory) stays as it is, or
+    None when the copy may write there (nothing there, or replaceable)."""
+    if replaceable is None:
+        return None
+    have = await asyncio.to_thread(dst.stat, dst_path)
+    if have is None:
+        return None
+    if have[1]:
+        return f"{rel}: a directory is there"
+    return None if replaceable(rel, await dst.sha256(dst_path, have[0])) \
+        else f"{rel}: {NOT_REPLACED}"
+
+
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
-                    progress: Progress, cancel: threading.Event) -> CopyResult:
-    """Every file under a directory; the checksum is over the per-file sums."""
+                    progress: Progress, cancel: threading.Event,
+                    replaceable: Replaceable | None = None) -> CopyResult:
+    """Every file under a directory; the checksum is over the per-file sums. A file already
+    at the destination (and different) is replaced only when `replaceable` says so (None:
+    always); else it is left as it is and listed in `skipped`."""
     found = await asyncio.to_thread(src.walk, src_path)
     rels = found.files
     sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
     total, done = sum(sizes), 0
     files, h, moved = [], hashlib.sha256(), 0
+    skipped = list(found.skipped)
     for rel, size in zip(rels, sizes, strict=True):
         base = done
 
-        def prog(d: int, _t: int, base: int = base) -> None:
+        def prog(d: int, _t: int, base: int = base, total: int = total) -> None:
             progress(base + d, total)
         sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
         r = await _already_there(src, sp, dst, dp, size)  # a retry: skip what has arrived
         if r is None:
+            why = await _kept(dst, dp, rel, replaceable)
+            if why is not None:
+                skipped.append(why)
+                total -= size
+                continue
             r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel)
         done += size
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
         files.append({"path": rel, "bytes": size, "sha256": r.checksum})
-    return CopyResult(total, moved, 0, h.hexdigest(), files, found.skipped)
+    return CopyResult(total, moved, 0, h.hexdigest(), files, skipped)
 
 
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,
                     recursive: bool, progress: Progress, cancel: threading.Event,
-                    limit: int | None = None) -> CopyResult:
-    """`src_t`/`dst_t`: a site's transport, or None for the server's own filesystem."""
+                    limit: int | None = None, replaceable: Replaceable | None = None
+                    ) -> CopyResult:
+    """`src_t`/`dst_t`: a site's transport, or None for the server's own filesystem. Copied
+    into a directory (a tree, or a file into an existing directory or a path ending in
+    '/'), a file already there is replaced only as `replaceable` says (see `copy_tree`); a
+    destination file named in full is replaced."""
     src = await open_side(src_t)
     try:
         dst = await open_side(dst_t)
@@ -509,10 +544,22 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1] and not recursive:
                 raise BadInput(f"{src.label}:{src_path} is a directory (use recursive)")
             dstat = await asyncio.to_thread(dst.stat, dp)
-            if dst_path.endswith("/") or (dstat and dstat[1] and not st[1]):
-                dp = posixpath.join(dp, posixpath.basename(sp))
             if st[1]:
-                return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel)
+                if dst_path.endswith("/"):
+                    dp = posixpath.join(dp, posixpath.basename(sp))
+                return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
+                                       replaceable=replaceable)
+            if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
+                name = posixpath.basename(sp)
+                dp = posixpath.join(dp, name)
+                if await _already_there(src, sp, dst, dp, st[0]) is None:
+                    why = await _kept(dst, dp, name, replaceable)
+                    if why is not None:
+                        return CopyResult(0, 0, 0, "", [], [why])
+                res = await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
+                                      limit=limit)
+                res.files = [{"path": name, "bytes": res.bytes, "sha256": res.checksum}]
+                return res
             return await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
                                    limit=limit)
         finally:

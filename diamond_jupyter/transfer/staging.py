@@ -114,7 +114,10 @@ class StagedJob:
         self._emit(kind, entries=[str(s) for _, s, _ in entries])
         recs = await asyncio.gather(*(
             self.mgr.transfer(src, dst, recursive=e.recursive, job_id=self.job_id(),
-                              transfer_id=f"{self.token}-{direction}-{i}")
+                              transfer_id=f"{self.token}-{direction}-{i}",
+                              # the job's inputs are put where it reads them; what a job
+                              # wrote replaces only what an earlier copy there wrote
+                              overwrite=direction == "in")
             for i, (e, src, dst) in enumerate(entries)))
         for (e, _, _), rec in zip(entries, recs, strict=True):
             if rec.state != "SUCCEEDED":
@@ -123,8 +126,16 @@ class StagedJob:
                 if direction == "out":
                     self._emit("stage.out.failed", transfer_id=rec.id, reason=reason)
                 return reason
+        skipped = [f"{e.destination}: {line}" for (e, _, _), r in zip(entries, recs, strict=True)
+                   for line in r.data.get("skipped") or []]
         self._emit(f"stage.{direction}.done", transfers=[r.id for r in recs],
-                   bytes=sum(r.bytes or 0 for r in recs))
+                   bytes=sum(r.bytes or 0 for r in recs), skipped=skipped)
+        if skipped and direction == "out":  # said with the job, never silent
+            shown = "; ".join(skipped[:5]) + (f"; and {len(skipped) - 5} more"
+                                              if len(skipped) > 5 else "")
+            self.journal.apply(self.job_id(), JobState.COMPLETED, source="staging",
+                               reason=f"stage-out left {len(skipped)} file(s) as they were: "
+                                      f"{shown}")
         return None
 
     async def _fail(self, job_id: str, reason: str) -> None:

@@ -1,0 +1,89 @@
+"""A Slurm controller (or slurmdbd) that does not answer for a while says nothing about the
+jobs asked: the engine keeps them as last seen and asks again, where it took the failed
+queries' empty output for "gone from the queue and from accounting" and failed a running
+job after three polls. A real `Site` on the local transport whose squeue and sacct are
+scripts written here; no test bed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.journal import Journal
+from diamond_jupyter.model import Job, JobState, SiteError, utcnow
+from diamond_jupyter.sites import Site
+from diamond_jupyter.store import Store
+
+DOWN_SQUEUE = ("echo 'slurm_load_jobs error: Unable to contact slurm controller (connect "
+               "failure)' >&2; exit 1")
+DOWN_SACCT = ("echo 'sacct: error: Problem talking to the database: Connection refused' >&2; "
+              "exit 1")
+ENDED = ("echo '500|COMPLETED|2026-01-01T00:00:01|2026-01-01T00:00:09|2026-01-01T00:00:00|"
+         "10:00|1|1|me|debug|N/A|n1|None||sim'")
+
+
+@pytest.mark.parametrize("stderr,unanswered", [
+    ("slurm_load_jobs error: Unable to contact slurm controller (connect failure)", True),
+    ("slurm_load_jobs error: Socket timed out on send/recv operation", True),
+    ("sacct: error: Problem talking to the database: Connection refused", True),
+    ("slurm_load_jobs error: Invalid job id specified", False),  # an answer: not queued
+    ("", False),
+])
+def test_slurm_tells_an_unanswered_query_from_an_answer(stderr, unanswered):
+    assert SlurmCommands.status_unanswered(1, stderr) is unanswered
+    assert SlurmCommands.status_unanswered(0, stderr) is False
+
+
+@pytest.mark.parametrize("commands,stderr,unanswered", [
+    (PbsCommands, "Connection refused\nqstat: cannot connect to server pbs1 (errno=15010)",
+     True),
+    (PbsCommands, "qstat: Unknown Job Id 123.pbs1", False),
+    (PbsCommands, "slurm_load_jobs error: Unable to contact slurm controller", True),  # wrappers
+    (LsfCommands, "LSF is down. Please wait...", True),
+    (LsfCommands, "Job <123> is not found", False),
+    (SgeCommands, "error: unable to contact qmaster using port 6444 on host \"qm\"", True),
+    (SgeCommands, "Following jobs do not exist: 123", False),
+])
+def test_each_scheduler_tells_an_unanswered_query_from_an_answer(commands, stderr, unanswered):
+    assert commands.status_unanswered(2, stderr) is unanswered
+
+
+async def test_a_running_job_is_not_lost_while_the_controller_does_not_answer(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+
+    def scripts(squeue: str, sacct: str) -> None:
+        for prog, body in (("squeue", squeue), ("sacct", sacct)):
+            (bin_dir / prog).write_text(f"#!/bin/sh\n{body}\n")
+            (bin_dir / prog).chmod(0o755)
+    scripts(DOWN_SQUEUE, DOWN_SACCT)
+    site = Site(SiteConfig(name="alpha", scheduler="slurm", workdir=str(tmp_path / "w"),
+                           transport=TransportConfig(kind="local"),
+                           commands={"squeue": str(bin_dir / "squeue"),
+                                     "sacct": str(bin_dir / "sacct")}))
+    store = Store(tmp_path / "store.sqlite")
+    store.upsert_job(Job(id="alpha:500", site="alpha", native_id="500", name="sim",
+                         submitted_at=utcnow() - timedelta(hours=1)))
+    store.apply_state("alpha:500", JobState.RUNNING)
+    journal = Journal(store, {"alpha": site}, poll_interval_s=3600, min_poll_s=3600)
+    mon = journal.monitors["alpha"]
+    try:
+        mon.track(store.get_job("alpha:500"))
+        for _ in range(5):  # more than the misses that make a job lost
+            with pytest.raises(SiteError, match="alpha: the scheduler did not answer "
+                                                r"\(slurm_load_jobs error: Unable to contact"):
+                await mon.poll_once()
+            assert store.get_job("alpha:500").state == JobState.RUNNING
+        assert mon.trouble is not None and "Unable to contact slurm controller" in mon.trouble
+        scripts(ENDED, "true")  # the controller is back; the job ended meanwhile
+        assert await mon.poll_once() == 1
+        assert store.get_job("alpha:500").state == JobState.COMPLETED
+        assert mon.trouble is None
+    finally:
+        await journal.stop()

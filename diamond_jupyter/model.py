@@ -314,6 +314,8 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         if leaf == "walltime_s" and value > MAX_WALLTIME_S:
             raise BadInput(f"{prefix} {value} s is too long: at most {MAX_WALLTIME_S // 60} "
                            "minutes (Slurm's largest time limit)")
+        if value < 0:
+            raise BadInput(f"{prefix} {value} is negative: give 0 or more")
         if abs(value) > MAX_COUNT:
             raise BadInput(f"{prefix} {value} is too large (at most {MAX_COUNT})")
     elif isinstance(value, str):

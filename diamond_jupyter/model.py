@@ -335,6 +335,14 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
             _walk(f"{prefix}[{i}]", v, leaf)
 
 
+# Variables that run or change code before a job script's first line: bash sources $BASH_ENV
+# (sh $ENV) at start, SHELLOPTS/BASHOPTS/IFS/PS4 change how it reads every line, the dynamic
+# loader loads $LD_PRELOAD/$LD_AUDIT into every program. Given in a job's environment (a
+# directive), they would run a file the script never names.
+STARTUP_VARIABLES = frozenset({"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4",
+                               "LD_PRELOAD", "LD_AUDIT"})
+
+
 def check_spec(spec: JobSpec) -> None:
     """Every field of a JobSpec is safe to render: BadInput naming the first bad field.
 
@@ -360,6 +368,11 @@ def check_spec(spec: JobSpec) -> None:
         if not _VARIABLE_NAME.fullmatch(key):
             raise BadInput(f"environment.variables: name {key!r} is not a variable name (a "
                            "letter or _, then letters, digits or _)")
+        if key in STARTUP_VARIABLES:
+            raise BadInput(f"environment.variables: {key} acts before the script's first line "
+                           "(on the batch shell, or on every program the loader starts, the "
+                           "engine's own included), so what the script shows is not all that "
+                           f"runs; set it in the script itself (export {key}=...)")
     if spec.array is not None:
         check_array(spec.array.expression)
     check_dependency_kinds(spec)

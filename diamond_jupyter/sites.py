@@ -458,7 +458,20 @@ class Site:
             res = await self.run(["sh", "-c", f"{self._write_line(jd, path)} && exec {submit}"],
                                  stdin=stdin, check=True)
         native = self.commands.parse_submit(res.stdout)
+        if not self.usable_id(native):
+            raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "
+                            f"a {self.cfg.scheduler} job id")
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
+
+    def usable_id(self, native_id: str) -> bool:
+        """Whether a job id a site sent has the shape of this scheduler's ids (digits, an
+        array's index, a server's name): an id becomes part of the job's id, of commands and
+        of the local directory a fetch writes to, so `../x` or `1;id` never gets that far."""
+        try:
+            self.commands._ids([native_id])
+        except BadInput:
+            return False
+        return True
 
     @property
     def _quiet_codes(self) -> tuple[str, ...]:
@@ -487,9 +500,11 @@ class Site:
             full = name if (name or "").endswith(f".dmd-{token}") else \
                 scheduler_name(name, token)
             found = await self.find_by_name(self.script.job_name(full or ""))
-            return [s for s in found if (s.name or "").endswith(f".dmd-{token}")]
+            return [s for s in found if (s.name or "").endswith(f".dmd-{token}")
+                    and self.usable_id(s.native_id)]
         found = await self.find_by_name(self.script.job_name(name or "job"))
-        return [s for s in found if token_tag(token) in (s.comment or "")]
+        return [s for s in found if token_tag(token) in (s.comment or "")
+                and self.usable_id(s.native_id)]
 
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:

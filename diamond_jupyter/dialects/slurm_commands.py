@@ -42,6 +42,8 @@ FORMAT_ENV = (
 # The job name (free text, may contain '|') is last so it absorbs extra separators.
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
+# a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
+_JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
 # every user's finished jobs, for calibrating predictions (request vs use)
 HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
@@ -221,17 +223,23 @@ class SlurmCommands:
 
     def parse_status(self, stdout: str) -> list[JobStatus]:
         """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
-        out = []
-        for n, line in enumerate(stdout.splitlines(), 1):
-            if not line.strip():
-                continue
+        # squeue ends a record with a newline and prints a job's name as it was given: a name
+        # holding newlines (anyone's job, in a queue listing) goes on over the next lines,
+        # which belong to it (kept apart, joined once: a long name is not copied per line)
+        records: list[tuple[list[str], list[str]]] = []
+        for n, line in enumerate(stdout.split("\n"), 1):
             f = line.split("|", _NF - 1)
-            if len(f) < _NF:
-                raise fail("slurm", f"squeue line {n}", f"{len(f)} of {_NF} fields", line)
+            if len(f) == _NF and _JOB_ID.fullmatch(f[0].strip()):
+                records.append((f, [f[-1]]))
+            elif records:
+                records[-1][1].append(line)
+            elif line.strip():
+                what = "no job id" if len(f) == _NF else f"{len(f)} of {_NF} fields"
+                raise fail("slurm", f"squeue line {n}", what, line)
+        out = []
+        for f, name_lines in records:
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
-                comment, name = (x.strip() for x in f)
-            if not re.fullmatch(r"\d+\S*", jid):
-                raise fail("slurm", f"squeue line {n}", "no job id", line)
+                comment, name = (x.strip() for x in [*f[:-1], "\n".join(name_lines)])
             state = map_state(st)
             t_start = parse_iso(start, self.tz)
             try:

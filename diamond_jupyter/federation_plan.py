@@ -318,7 +318,7 @@ def flag_hidden(plan: dict[str, Any]) -> dict[str, Any]:
         where, value = todo.pop(0)
         if isinstance(value, str) and (found := hidden_characters(value)):
             warnings.append(f"{where} holds characters that are invisible, reorder text or "
-                            f"drive a terminal, and run as they are: {'; '.join(found)}")
+                            f"drive a terminal (they are used as they are): {'; '.join(found)}")
         elif isinstance(value, dict):
             todo += [(f"{where}.{k}", v) for k, v in value.items()]
         elif isinstance(value, list):

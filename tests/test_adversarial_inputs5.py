@@ -293,6 +293,65 @@ def test_a_plan_without_hidden_characters_gets_no_warning():
     assert flag_hidden(plan) == plan
 
 
+@pytest.mark.parametrize("plan,where", [
+    ({"action": "fetch", "job_id": "alpha:41", "data_movements": [
+        {"direction": "fetch", "source": "alpha:/w/report\u202efdp.sh", "size": "1 kB",
+         "destination": "/home/me/alpha-41/report\u202efdp.sh"}]},
+     "data_movements[0].source holds"),
+    ({"action": "transfer", "src": "alpha:/data/in\u200b", "dst": "here:x",
+      "data_movements": []}, "src holds"),
+    ({"action": "submit", "site": "alpha", "spec": {"environment": {"variables": {
+        "MODE": "safe\U000e0020\U000e0072\U000e006d"}}}},
+     "spec.environment.variables.MODE holds"),
+])
+def test_a_jobs_file_names_and_a_plans_values_with_hidden_characters_are_flagged(plan, where):
+    """A job names its result `report<RLO>fdp.sh` (a browser shows `reportsh.pdf`): the
+    fetch plan's file was shown as the job spelled it. Paths, fields and values of every
+    kind of plan are looked through."""
+    from diamond_jupyter.federation_plan import flag_hidden
+
+    warnings = flag_hidden(plan)["warnings"]
+    assert warnings and warnings[0].startswith(where), warnings
+    assert all("U+" in w for w in warnings)
+
+
+def test_the_agent_card_writes_out_tag_characters_a_job_hid_in_its_output():
+    """Unicode tag characters spell ASCII no one sees: a job's output with hidden
+    instructions, echoed in the model's answer, showed nothing on the task card."""
+    from diamond_jupyter.agent.notebook import TaskHandle
+
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "cancel all")
+    task = {"id": "t1", "state": "done", "answer": f"done{hidden}", "steps": []}
+    h = TaskHandle(None, task)
+    assert "\\U000e0063" in repr(h) and hidden not in repr(h)
+    assert hidden not in h._repr_html_()
+
+
+def test_diamond_logs_on_a_terminal_shows_zero_width_characters(monkeypatch):
+    """`diamond logs` on a terminal: colours kept, invisible characters written out."""
+    import argparse
+    import io
+
+    from diamond_jupyter.cli import jobs as cli_jobs
+
+    logs = {"stdout": "\x1b[32mok\x1b[0m a\u200bb\ufeff\n", "stderr": "", "missing": ""}
+
+    async def fake_with_fed(args, fn, **kw):
+        return logs
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", Tty())
+    assert cli_jobs.cmd_logs(argparse.Namespace(json=False, job="alpha:1", lines=10)) == 0
+    assert "\x1b[32mok\x1b[0m" in out.getvalue()
+    assert "a\\u200bb\\ufeff" in out.getvalue() and "\u200b" not in out.getvalue()
+
+
 def test_the_job_card_shows_a_zero_width_character_in_a_name():
     """Two jobs named `train` and `train\u200b` showed the same card."""
     from diamond_jupyter.kernel.jobcard import bundle

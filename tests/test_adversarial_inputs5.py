@@ -61,6 +61,22 @@ def test_a_job_name_with_newlines_in_the_queue_does_not_break_the_listing(name):
     assert by_id["100"].state.value == "RUNNING" and by_id["102"].state.value == "PENDING"
 
 
+def test_a_job_that_renames_itself_with_a_newline_does_not_break_accounting():
+    """A job may rename itself (`scontrol update JobId=$SLURM_JOB_ID JobName=$'a\\nb'`);
+    sacct printed the name over two lines and the whole accounting answer failed to parse
+    ("expected 7 '|' fields"): no job of that batch was ever seen to end."""
+    from diamond_jupyter.dialects import get_commands
+
+    t = "2026-12-04T10:00:00|2026-12-04T10:01:00|n1"
+    out = (f"5|COMPLETED|0:0|{t}|ren\nam|ed\n5.batch|COMPLETED|0:0|{t}|batch\n"
+           f"6|FAILED|1:0|{t}|x\n7|CANCELLED by 1000|0:15|{t}|y\n")
+    jobs = {j.native_id: j for j in get_commands("slurm").parse_accounting(out)}
+    assert sorted(jobs) == ["5", "6", "7"]
+    assert jobs["5"].name == "ren\nam|ed" and jobs["5"].state.value == "COMPLETED"
+    assert (jobs["6"].state.value, jobs["6"].exit_code) == ("FAILED", 1)
+    assert jobs["7"].reason == "cancelled by uid 1000"
+
+
 def test_a_first_line_that_is_no_job_is_still_an_error():
     """(guard) What is not squeue output at all stays a SiteError naming the line."""
     from diamond_jupyter.dialects import get_commands

@@ -44,6 +44,7 @@ SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
 # a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
 _JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
+_STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
 # every user's finished jobs, for calibrating predictions (request vs use)
 HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
@@ -223,23 +224,10 @@ class SlurmCommands:
 
     def parse_status(self, stdout: str) -> list[JobStatus]:
         """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
-        # squeue ends a record with a newline and prints a job's name as it was given: a name
-        # holding newlines (anyone's job, in a queue listing) goes on over the next lines,
-        # which belong to it (kept apart, joined once: a long name is not copied per line)
-        records: list[tuple[list[str], list[str]]] = []
-        for n, line in enumerate(stdout.split("\n"), 1):
-            f = line.split("|", _NF - 1)
-            if len(f) == _NF and _JOB_ID.fullmatch(f[0].strip()):
-                records.append((f, [f[-1]]))
-            elif records:
-                records[-1][1].append(line)
-            elif line.strip():
-                what = "no job id" if len(f) == _NF else f"{len(f)} of {_NF} fields"
-                raise fail("slurm", f"squeue line {n}", what, line)
         out = []
-        for f, name_lines in records:
+        for f in _records(stdout, _NF, "squeue"):
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
-                comment, name = (x.strip() for x in [*f[:-1], "\n".join(name_lines)])
+                comment, name = f
             state = map_state(st)
             t_start = parse_iso(start, self.tz)
             try:
@@ -312,13 +300,8 @@ class SlurmCommands:
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
         """sacct -P lines of SACCT_FIELDS; job steps (123.batch) are skipped."""
         out = []
-        for n, line in enumerate(stdout.splitlines(), 1):
-            if not line.strip():
-                continue
-            f = line.split("|", 6)
-            if len(f) < 7 or not f[0].strip():
-                raise fail("slurm", f"sacct line {n}", "expected 7 '|' fields", line)
-            jid, st, ec, start, end, nodes, name = (x.strip() for x in f)
+        for f in _records(stdout, 7, "sacct", steps=True):
+            jid, st, ec, start, end, nodes, name = f
             if "." in jid:
                 continue
             state = map_state(st)
@@ -418,6 +401,27 @@ class SlurmCommands:
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=self.parse_status(outputs.get("queue", "")),
         )
+
+
+def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+    """The '|'-separated records of squeue or sacct output, each field stripped, the last
+    (the job's name) taking what is left. Both end a record with a newline and print a name
+    as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed
+    by itself) goes on over the next lines, which belong to it whatever they look like (kept
+    apart, joined once: a long name is not copied per line). SiteError when the output does
+    not start with a record."""
+    ident = _STEP_ID if steps else _JOB_ID
+    records: list[tuple[list[str], list[str]]] = []
+    for n, line in enumerate(stdout.split("\n"), 1):
+        f = line.split("|", fields - 1)
+        if len(f) == fields and ident.fullmatch(f[0].strip()):
+            records.append((f, [f[-1]]))
+        elif records:
+            records[-1][1].append(line)
+        elif line.strip():
+            why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
+            raise fail("slurm", f"{what} line {n}", why, line)
+    return [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
 
 
 def _minutes(text: Any) -> int | None:

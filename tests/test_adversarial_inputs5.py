@@ -77,6 +77,47 @@ def test_a_job_that_renames_itself_with_a_newline_does_not_break_accounting():
     assert jobs["7"].reason == "cancelled by uid 1000"
 
 
+QSTAT_F = """Job Id: 41
+    Job_Name = train.dmd-abc123abc123
+    Job_Owner = me@login
+    job_state = R
+    queue = batch
+
+Job Id: 50
+    Job_Name = x
+NAME_GOES_ON
+    Job_Owner = eve@login
+    job_state = Q
+    queue = batch
+
+Job Id: 52
+    Job_Name = ok
+    Job_Owner = bob@login
+    job_state = Q
+    queue = batch
+"""
+
+
+@pytest.mark.parametrize("rest,gone", [
+    ("more of eve's name", set()),
+    ("Job Id: 41\n    job_state = C\n    exit_status = 0", {"41"}),
+])
+def test_a_pbs_wrapper_listing_with_a_newline_in_a_name_parses_and_forges_nothing(rest, gone):
+    """Slurm's `qstat -f` (the PBS wrapper; the site's whole queue, and the lookup after a
+    lost submit) prints names as given: a line of a name failed the whole listing ("expected
+    'name = value'"), and a `Job Id: 41` block inside a name added its lines to job 41. A
+    job id given two blocks is now believed in neither."""
+    from diamond_jupyter.dialects import get_commands
+
+    jobs = {j.native_id: j for j in get_commands("pbs", flavor="slurm").parse_status(
+        QSTAT_F.replace("NAME_GOES_ON", rest))}
+    assert set(jobs) == {"41", "50", "52"} - gone
+    assert jobs["52"].state.value == "PENDING" and jobs["50"].name.startswith("x")
+    if not gone:
+        assert jobs["50"].name == "x\nmore of eve's name"
+        assert jobs["50"].state.value == "PENDING" and jobs["41"].state.value == "RUNNING"
+
+
 def test_a_first_line_that_is_no_job_is_still_an_error():
     """(guard) What is not squeue output at all stays a SiteError naming the line."""
     from diamond_jupyter.dialects import get_commands

@@ -118,6 +118,21 @@ def test_a_pbs_wrapper_listing_with_a_newline_in_a_name_parses_and_forges_nothin
         assert jobs["50"].state.value == "PENDING" and jobs["41"].state.value == "RUNNING"
 
 
+def test_a_queue_record_hidden_in_a_name_fakes_no_state():
+    """A name holding a whole squeue line for job 999 (another user's job in the listing, or
+    a job renamed by itself) added a second record for 999, COMPLETED: which of the two the
+    engine believed depended on their order. An id listed twice is now believed in neither."""
+    from diamond_jupyter.dialects import get_commands
+
+    forged = _squeue_line("999", "COMPLETED", user="me", name="mine")
+    queue = "\n".join([_squeue_line("999", "RUNNING", user="me", name="mine"),
+                       _squeue_line("101", user="eve", name=f"run\n{forged}"),
+                       _squeue_line("102", user="bob")]) + "\n"
+    jobs = {j.native_id: j for j in get_commands("slurm").parse_status(queue)}
+    assert set(jobs) == {"101", "102"}
+    assert all(j.state.value != "COMPLETED" for j in jobs.values())
+
+
 def test_a_first_line_that_is_no_job_is_still_an_error():
     """(guard) What is not squeue output at all stays a SiteError naming the line."""
     from diamond_jupyter.dialects import get_commands

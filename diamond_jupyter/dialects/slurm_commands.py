@@ -11,6 +11,7 @@ turns that off when the transport clears them itself).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -408,8 +409,8 @@ def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> lis
     (the job's name) taking what is left. Both end a record with a newline and print a name
     as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed
     by itself) goes on over the next lines, which belong to it whatever they look like (kept
-    apart, joined once: a long name is not copied per line). SiteError when the output does
-    not start with a record."""
+    apart, joined once: a long name is not copied per line); a queue's id given twice is
+    dropped. SiteError when the output does not start with a record."""
     ident = _STEP_ID if steps else _JOB_ID
     records: list[tuple[list[str], list[str]]] = []
     for n, line in enumerate(stdout.split("\n"), 1):
@@ -421,7 +422,13 @@ def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> lis
         elif line.strip():
             why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
             raise fail("slurm", f"{what} line {n}", why, line)
-    return [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
+    out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
+    if steps:  # accounting keeps each run of a reused id: several records are real
+        return out
+    # a queue lists a job once: an id given twice was also written into some job's name,
+    # and which record is the scheduler's cannot be told, so neither is believed
+    count = Counter(f[0] for f in out)
+    return [f for f in out if count[f[0]] == 1]
 
 
 def _minutes(text: Any) -> int | None:

@@ -235,6 +235,42 @@ async def test_a_lost_pbs_submit_is_never_bound_to_a_path_like_id():
     assert [s.native_id for s in found] == ["10.srv"]
 
 
+class _Login(_Answers):
+    """`id -un` answers `me`; every other command `stdout`."""
+
+    async def run(self, argv, **kw):
+        res = await super().run(argv, **kw)
+        if argv[-2:] == ["id", "-un"] or argv == ["id", "-un"]:
+            return res.__class__(list(argv), 0, "me\n", "", 0.0)
+        return res
+
+
+@pytest.mark.parametrize("scheduler,listing,want", [
+    ("slurm", "\n".join([_squeue_line("7", user="eve", comment="diamond:abc123abc123"),
+                         _squeue_line("8", user="me", comment="diamond:abc123abc123")]),
+     ["8"]),
+    ("slurm", _squeue_line("7", user="eve", comment="diamond:abc123abc123"), []),
+    ("pbs", json.dumps({"Jobs": {
+        "9.srv": {"Job_Name": "run.dmd-abc123abc123", "job_state": "Q",
+                  "Job_Owner": "eve@login"},
+        "10.srv": {"Job_Name": "run.dmd-abc123abc123", "job_state": "Q",
+                   "Job_Owner": "me@login"}}}), ["10.srv"]),
+])
+async def test_a_lost_submit_is_never_bound_to_another_users_job(scheduler, listing, want):
+    """The token shows in the queue (a job's comment or name suffix): another user who
+    copied it into a job of theirs while a submit's answer was lost had that job bound as
+    ours (first found), and followed, fetched from and cancelled as ours."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+
+    site = Site(SiteConfig(name="alpha", scheduler=scheduler,
+                           transport=TransportConfig(kind="local")),
+                transport=_Login(listing + "\n"))
+    found = await site.find_by_token("run", "abc123abc123")
+    assert [s.native_id for s in found] == want
+    assert await site.login_user() == "me"
+
+
 def test_a_site_tells_its_schedulers_ids_from_anything_else():
     """(the same boundary at submit) What the submit answered is checked with the
     scheduler's own id rules before it names a job."""

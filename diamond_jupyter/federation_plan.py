@@ -307,6 +307,27 @@ class PlanMixin:
                                 overwrite=overwrite)
 
 
+def flag_hidden(plan: dict[str, Any]) -> dict[str, Any]:
+    """`plan` with one warning for each of its texts (the script, a field, a path) holding
+    characters that are invisible, reorder text or drive a terminal: a face that shows the
+    text as it is (a browser) would show something else than what runs."""
+    from .model import hidden_characters
+
+    warnings = list(plan.get("warnings") or [])
+    todo: list[tuple[str, Any]] = [(k, v) for k, v in plan.items() if k != "warnings"]
+    while todo:
+        where, value = todo.pop(0)
+        if isinstance(value, str) and (found := hidden_characters(value)):
+            warnings.append(f"{where} holds characters that are invisible, reorder text or "
+                            f"drive a terminal (they are used as they are): {'; '.join(found)}")
+        elif isinstance(value, dict):
+            todo += [(f"{where}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            todo += [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    return {**plan, "warnings": warnings} if len(warnings) > len(plan.get("warnings") or []) \
+        else plan
+
+
 def _local_size(path: str) -> tuple[int, bool] | None:
     try:
         st = os.stat(path)

@@ -228,15 +228,21 @@ _MULTILINE = {"script", "command"}
 
 # What a terminal acts on rather than shows: C0 and C1 controls (ESC starts the sequences that
 # move the cursor, erase lines, retitle the window or write the clipboard; CSI is one byte in
-# C1), DEL, and the marks that reorder text (bidirectional overrides). Tab and newline print.
-_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e"
-                      r"\u2066-\u2069]")
+# C1), DEL, the marks that reorder text (bidirectional overrides), and what takes no room: every
+# format character (Unicode's Cf: zero-width spaces and joiners, the BOM, soft hyphen, the tag
+# characters that spell hidden ASCII) and the letters drawn blank (Hangul fillers), so that two
+# texts that look the same are the same. Tab and newline print.
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e"
+              "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0"
+              "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_UNSHOWN = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")  # a colour or a weight: changes nothing but the look
 
 
 def _shown(m: re.Match[str]) -> str:
     c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
 def visible(text: str, *, keep_colour: bool = False) -> str:
@@ -250,6 +256,23 @@ def visible(text: str, *, keep_colour: bool = False) -> str:
         out += [_UNSHOWN.sub(_shown, text[at:m.start()]), m.group()]
         at = m.end()
     return "".join(out) + _UNSHOWN.sub(_shown, text[at:])
+
+
+def hidden_characters(text: str, most: int = 5) -> list[str]:
+    """Where `text` holds a character that `visible` writes out (one that is invisible,
+    reorders text or drives a terminal): 'line L, column C: U+XXXX NAME', the first `most`
+    of them, then how many more."""
+    found = []
+    for n, m in enumerate(_UNSHOWN.finditer(text)):
+        if n == most:
+            rest = sum(1 for _ in _UNSHOWN.finditer(text)) - most
+            found.append(f"and {rest} more")
+            break
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        found.append(f"line {line}, column {col}: U+{ord(m.group()):04X} "
+                     f"{_char_name(m.group())}")
+    return found
 
 
 def _char_name(ch: str) -> str:
@@ -299,6 +322,8 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         if leaf == "walltime_s" and value > MAX_WALLTIME_S:
             raise BadInput(f"{prefix} {value} s is too long: at most {MAX_WALLTIME_S // 60} "
                            "minutes (Slurm's largest time limit)")
+        if value < 0:
+            raise BadInput(f"{prefix} {value} is negative: give 0 or more")
         if abs(value) > MAX_COUNT:
             raise BadInput(f"{prefix} {value} is too large (at most {MAX_COUNT})")
     elif isinstance(value, str):
@@ -316,6 +341,14 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             _walk(f"{prefix}[{i}]", v, leaf)
+
+
+# Variables that run or change code before a job script's first line: bash sources $BASH_ENV
+# (sh $ENV) at start, SHELLOPTS/BASHOPTS/IFS/PS4 change how it reads every line, the dynamic
+# loader loads $LD_PRELOAD/$LD_AUDIT into every program. Given in a job's environment (a
+# directive), they would run a file the script never names.
+STARTUP_VARIABLES = frozenset({"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4",
+                               "LD_PRELOAD", "LD_AUDIT"})
 
 
 def check_spec(spec: JobSpec) -> None:
@@ -343,6 +376,11 @@ def check_spec(spec: JobSpec) -> None:
         if not _VARIABLE_NAME.fullmatch(key):
             raise BadInput(f"environment.variables: name {key!r} is not a variable name (a "
                            "letter or _, then letters, digits or _)")
+        if key in STARTUP_VARIABLES:
+            raise BadInput(f"environment.variables: {key} acts before the script's first line "
+                           "(on the batch shell, or on every program the loader starts, the "
+                           "engine's own included), so what the script shows is not all that "
+                           f"runs; set it in the script itself (export {key}=...)")
     if spec.array is not None:
         check_array(spec.array.expression)
     check_dependency_kinds(spec)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -15,7 +16,16 @@ from .dialects import get_commands, get_script_dialect
 from .dialects.base import Rendered
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
-from .model import BadInput, Job, JobSpec, JobState, JobStatus, SiteError, SiteSnapshot
+from .model import (
+    BadInput,
+    DiamondError,
+    Job,
+    JobSpec,
+    JobState,
+    JobStatus,
+    SiteError,
+    SiteSnapshot,
+)
 from .transports import CommandFailed, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, wrapper_prologue
@@ -114,6 +124,7 @@ class Site:
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
         self._home: str | None = None
+        self._login: str | None = None  # the login's user name ("" once it cannot be told)
         self._workdir_base: str | None = None  # the value of workdir's $VAR, when it has one
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
@@ -478,7 +489,20 @@ class Site:
             res = await self.run(["sh", "-c", f"{self._write_line(jd, path)} && exec {submit}"],
                                  stdin=stdin, check=True)
         native = self.commands.parse_submit(res.stdout)
+        if not self.usable_id(native):
+            raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "
+                            f"a {self.cfg.scheduler} job id")
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
+
+    def usable_id(self, native_id: str) -> bool:
+        """Whether a job id a site sent has the shape of this scheduler's ids (digits, an
+        array's index, a server's name): an id becomes part of the job's id, of commands and
+        of the local directory a fetch writes to, so `../x` or `1;id` never gets that far."""
+        try:
+            self.commands._ids([native_id])
+        except BadInput:
+            return False
+        return True
 
     @property
     def _quiet_codes(self) -> tuple[str, ...]:
@@ -499,17 +523,39 @@ class Site:
         array_of = getattr(self.commands, "array_of", None)
         return fold_array_tasks(statuses, array_of) if array_of else statuses
 
+    async def login_user(self) -> str | None:
+        """The login's user name on the site (`id -un`, asked once); None when the site
+        does not tell it plainly."""
+        if self._login is None:
+            try:
+                res = await self.run(["id", "-un"], check=False, scheduler=False, timeout=30.0)
+            except DiamondError:
+                return None  # unreachable: asked again next time
+            name = res.stdout.strip()
+            plain = res.ok and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._@-]*", name)
+            self._login = name if plain else ""
+        return self._login or None
+
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
-        """Jobs carrying the idempotency `token` (in the comment, or the name's suffix for
-        schedulers without comments and for jobs submitted before the comment was used)."""
+        """The login's jobs carrying the idempotency `token` (in the comment, or the name's
+        suffix for schedulers without comments and for jobs submitted before the comment was
+        used). The token shows in the queue, so another user can copy it into a job of
+        theirs: a job whose owner is named and is not the login is not this one."""
+        login = await self.login_user()
+
+        def ours(s: JobStatus) -> bool:
+            owner = (s.user or "").split("@")[0]
+            return (self.usable_id(s.native_id)
+                    and (login is None or not owner or owner.isdigit() or owner == login))
+
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \
                 scheduler_name(name, token)
             found = await self.find_by_name(self.script.job_name(full or ""))
-            return [s for s in found if (s.name or "").endswith(f".dmd-{token}")]
+            return [s for s in found if (s.name or "").endswith(f".dmd-{token}") and ours(s)]
         found = await self.find_by_name(self.script.job_name(name or "job"))
-        return [s for s in found if token_tag(token) in (s.comment or "")]
+        return [s for s in found if token_tag(token) in (s.comment or "") and ours(s)]
 
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:

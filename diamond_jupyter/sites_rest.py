@@ -157,8 +157,9 @@ class RestSite(Site):
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
         return [s for s in await self._all_jobs()
-                if token_tag(token) in (s.comment or "")
-                or (s.name or "") == scheduler_name(name, token)]
+                if (token_tag(token) in (s.comment or "")
+                    or (s.name or "") == scheduler_name(name, token))
+                and self.usable_id(s.native_id)]
 
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from . import skills_workflow
-from .federation_plan import PlanChanged
+from .federation_plan import PlanChanged, flag_hidden
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
     ActionOutput,
@@ -422,12 +422,12 @@ async def run_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> BaseM
         try:
             return await skill.fn(ctx, inp)
         except PlanChanged as e:  # the world changed since the approval: ask again
-            plan = await skill.plan(replace(ctx, approved=None), inp)
+            plan = flag_hidden(await skill.plan(replace(ctx, approved=None), inp))
             raise NeedsApproval({**plan, "changed": str(e)}) from None
     policy = "ask" if ctx.approval == "auto" and ctx.tainted else ctx.approval
     if policy == "auto":
         return await skill.fn(ctx, inp)
-    plan = await skill.plan(ctx, inp)
+    plan = flag_hidden(await skill.plan(ctx, inp))  # a person reads it: nothing hidden
     if policy == "ask":
         raise NeedsApproval({**plan, "asked_because": TAINT_REASON} if ctx.tainted and
                             ctx.approval == "auto" else plan)

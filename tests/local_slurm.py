@@ -4,6 +4,7 @@ without the test bed."""
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
@@ -24,7 +25,9 @@ class LocalSlurmQueue:
                                     preamble=f'PATH={bin_dir}:"$PATH"; export PATH'))
 
     def add(self, native_id: str, token: str, name: str | None) -> None:
-        """The job reaches the queue, pending, with the token in its comment."""
+        """The job reaches the queue, pending, with the token in its comment, owned by the
+        login (as squeue prints a job the login submitted)."""
         with self.queue.open("a") as f:
-            f.write(f"{native_id}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|me|debug|N/A|"
+            f.write(f"{native_id}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
+                    f"{getpass.getuser()}|debug|N/A|"
                     f"|Priority|{token_tag(token)}|{name or 'job'}\n")

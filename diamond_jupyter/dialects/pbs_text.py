@@ -40,13 +40,16 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
     {"Resource_List": {"x": v}}. A line that starts with white space and has no " = "
     continues the previous value (Torque wraps long values)."""
     jobs: dict[str, dict[str, Any]] = {}
+    twice: set[str] = set()  # ids given two blocks: one is forged (in some job's name)
     cur: dict[str, Any] | None = None
     last: tuple[dict[str, Any], str] | None = None
-    for n, line in enumerate(stdout.splitlines(), 1):
+    for n, line in enumerate(stdout.split("\n"), 1):
         if not line.strip():
             continue
         m = re.match(r"Job Id:\s*(\S+)\s*$", line)
         if m:
+            if m.group(1) in jobs:
+                twice.add(m.group(1))
             cur = jobs.setdefault(m.group(1), {})
             last = None
             continue
@@ -56,9 +59,11 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
             raise fail("pbs", f"{command} line {n}", "an attribute before any 'Job Id:'", line)
         key, sep, value = line.strip().partition(" = ")
         if not sep:
-            if last is not None and line[:1].isspace():
+            if last is not None:
+                # indented: Torque wrapped a long value; not indented: a value (a job's name,
+                # anyone's, in a queue listing) holding a newline goes on
                 d, k = last
-                d[k] = f"{d[k]}{line.strip()}"
+                d[k] = f"{d[k]}{line.strip()}" if line[:1].isspace() else f"{d[k]}\n{line}"
                 continue
             raise fail("pbs", f"{command} line {n}", "expected 'name = value'", line)
         head, dot, sub = key.partition(".")
@@ -69,7 +74,8 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
         else:
             cur[key] = value.strip()
             last = (cur, key)
-    return jobs
+    # which of two blocks of one id is the scheduler's cannot be told: neither is believed
+    return {jid: attrs for jid, attrs in jobs.items() if jid not in twice}
 
 
 def _hosts(exec_host: str | None) -> str | None:

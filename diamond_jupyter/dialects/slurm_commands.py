@@ -11,6 +11,7 @@ turns that off when the transport clears them itself).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -52,6 +53,9 @@ FORMAT_ENV = (
 # The job name (free text, may contain '|') is last so it absorbs extra separators.
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
+# a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
+_JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
+_STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
 # every user's finished jobs, for calibrating predictions (request vs use)
 HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
@@ -245,16 +249,9 @@ class SlurmCommands:
     def parse_status(self, stdout: str) -> list[JobStatus]:
         """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
         out = []
-        for n, line in enumerate(stdout.splitlines(), 1):
-            if not line.strip():
-                continue
-            f = line.split("|", _NF - 1)
-            if len(f) < _NF:
-                raise fail("slurm", f"squeue line {n}", f"{len(f)} of {_NF} fields", line)
+        for f in _records(stdout, _NF, "squeue"):
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
-                comment, name = (x.strip() for x in f)
-            if not re.fullmatch(r"\d+\S*", jid):
-                raise fail("slurm", f"squeue line {n}", "no job id", line)
+                comment, name = f
             state = map_state(st)
             t_start = parse_iso(start, self.tz)
             try:
@@ -327,13 +324,8 @@ class SlurmCommands:
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
         """sacct -P lines of SACCT_FIELDS; job steps (123.batch) are skipped."""
         out = []
-        for n, line in enumerate(stdout.splitlines(), 1):
-            if not line.strip():
-                continue
-            f = line.split("|", 6)
-            if len(f) < 7 or not f[0].strip():
-                raise fail("slurm", f"sacct line {n}", "expected 7 '|' fields", line)
-            jid, st, ec, start, end, nodes, name = (x.strip() for x in f)
+        for f in _records(stdout, 7, "sacct", steps=True):
+            jid, st, ec, start, end, nodes, name = f
             if "." in jid:
                 continue
             state = map_state(st)
@@ -472,6 +464,33 @@ def _tres(text: str) -> dict[str, int]:
         if name and n is not None and n >= 0:
             out[name] = n
     return out
+
+
+def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+    """The '|'-separated records of squeue or sacct output, each field stripped, the last
+    (the job's name) taking what is left. Both end a record with a newline and print a name
+    as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed
+    by itself) goes on over the next lines, which belong to it whatever they look like (kept
+    apart, joined once: a long name is not copied per line); a queue's id given twice is
+    dropped. SiteError when the output does not start with a record."""
+    ident = _STEP_ID if steps else _JOB_ID
+    records: list[tuple[list[str], list[str]]] = []
+    for n, line in enumerate(stdout.split("\n"), 1):
+        f = line.split("|", fields - 1)
+        if len(f) == fields and ident.fullmatch(f[0].strip()):
+            records.append((f, [f[-1]]))
+        elif records:
+            records[-1][1].append(line)
+        elif line.strip():
+            why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
+            raise fail("slurm", f"{what} line {n}", why, line)
+    out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
+    if steps:  # accounting keeps each run of a reused id: several records are real
+        return out
+    # a queue lists a job once: an id given twice was also written into some job's name,
+    # and which record is the scheduler's cannot be told, so neither is believed
+    count = Counter(f[0] for f in out)
+    return [f for f in out if count[f[0]] == 1]
 
 
 def _minutes(text: Any) -> int | None:

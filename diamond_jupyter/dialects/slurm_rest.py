@@ -16,6 +16,7 @@ Recorded facts (Slurm 22.05.8, tests/fixtures/outputs/slurmrestd/):
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
@@ -138,6 +139,9 @@ def parse_submit(text: str) -> tuple[str, list[str]]:
     jid = data.get("job_id")
     if jid is None or errors:
         raise SiteError("slurmrestd refused the job: " + ("; ".join(errors) or "no job id"))
+    if isinstance(jid, bool) or not (isinstance(jid, int) or re.fullmatch(r"\d+", str(jid))):
+        raise SiteError(f"slurmrestd answered the submit with job_id {str(jid)[:80]!r}, "
+                        "which is not a job number")
     msg = clean(data.get("job_submit_user_msg"))
     return str(jid), [msg] if msg else []
 

@@ -160,6 +160,30 @@ def _redact_options(text: str) -> str:
     return "".join(out) + text[last:] if out else text
 
 
+# Any program's secret given as an option apart from its value (`--password PASS`,
+# `--api-key KEY`, `-token KEY`), and csh's `setenv NAME VALUE`: the name is a whole word
+# found in one pass (as _ASSIGN_NAME), checked apart, its value matched where it starts. A
+# name that says the value is where the secret is kept (`--token-file PATH`) is no secret.
+_SPACED_NAME = re.compile(r"(?<![\w-])(?:--?|setenv[ \t]+)([A-Za-z0-9_-]+)[ \t]+")
+_NOT_THE_SECRET = re.compile(r"[_-](?:file|path|dir|env|var|name|type)$", re.I)
+
+
+def _redact_spaced(text: str) -> str:
+    """`--password PASS` or `setenv API_TOKEN KEY` -> the value is *** (a number, another
+    option or a variable stays: `--max-tokens 100`, `--token -v`, `--token $TOKEN`)."""
+    out, last = [], 0
+    for m in _SPACED_NAME.finditer(text):
+        name = m.group(1)
+        if m.start() < last or not _SECRET_NAME.search(name) or _NOT_THE_SECRET.search(name):
+            continue
+        v = _ASSIGN_VALUE.match(text, m.end())
+        if v is None or v.end() == m.end() or v.group()[:1] == "-" or not _literal(v.group()):
+            continue
+        out += [text[last:m.end()], REDACTED]
+        last = v.end()
+    return "".join(out) + text[last:] if out else text
+
+
 def _redact_pem(text: str) -> str:
     """Each BEGIN ... PRIVATE KEY ... END block -> ***; the text is scanned once."""
     out, last, pos = [], 0, 0
@@ -187,7 +211,7 @@ def redact(value: Any, _secret: bool = False) -> Any:
     if isinstance(value, str):
         if _secret:
             return REDACTED if value else value
-        value = _redact_options(_redact_assignments(_redact_pem(value)))
+        value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
         value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
         return _SECRET_VALUE.sub(REDACTED, value)
     return value

@@ -12,10 +12,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
-from .codec import from_ts, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
+from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
 from .db import Database
 
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
+# what no scheduler's job id holds and a path or a command line would read otherwise
+_UNUSABLE_ID = re.compile(r"[/\\\s\x00-\x1f\x7f-\x9f\u2028\u2029]|\.\.")
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
@@ -118,6 +120,11 @@ class JobsMixin(Database):
         """
         if not (native_id := str(native_id).strip()):
             raise BadInput("empty native job id")
+        if _UNUSABLE_ID.search(native_id) or native_id[0] in "-.":
+            # the id becomes "SITE:ID", a fetch's directory "SITE-ID" and an argument
+            raise BadInput(f"native job id {native_id[:80]!r} is not a job id: '/', '\\', "
+                           "'..', blanks, control characters and a leading '-' or '.' are "
+                           "not accepted")
         # NORMAL, not FULL (one fsync less per submit): a bind lost to a power/OS failure (a
         # process crash loses nothing in WAL mode) leaves its FULL intent unbound, the state
         # after a crash between submit and bind: `Federation.recover` finds the job by the
@@ -379,6 +386,8 @@ class JobsMixin(Database):
                ended_at: datetime | None = None, native_state: str | None = None,
                source: str | None = None, at: datetime | None = None) -> Event | None:
         job = self._job(c, job_id)
+        if reason:  # a site's refusal may quote what it was given (a URL, a command line)
+            reason = redact(reason)
         try:
             obs = JobState(state)
         except ValueError as e:

@@ -260,10 +260,10 @@ class SlurmScript:
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type
-            later.gpus = None  # a later GPU option replaces --gpus
-            if key == "gpus-per-task":
+            if key == "gpus-per-task":  # beside the job's --gpus total, not in its place
                 r.gpus_per_task = n
             else:
+                later.gpus = None  # a later --gpus or --gpus-per-node replaces --gpus
                 r.gpus_per_node = n
             if key == "gpus":  # the job's total: spread over the nodes once all are read
                 later.gpus = (item.lineno, item.raw, v)

@@ -22,6 +22,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    one_queue,
     own_unknown_lines,
     placeholder_note,
     quote,
@@ -262,7 +263,7 @@ class FluxScript:
         if spec.name:
             add("job-name", spec.name)
         if spec.queue:
-            add("queue", spec.queue)
+            add("queue", one_queue(spec, "flux", warnings))
         if spec.account:
             add("setattr", f"system.bank={spec.account}")
         for what, val in (("QOS", spec.qos), ("reservation", spec.reservation),

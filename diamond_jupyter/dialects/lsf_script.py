@@ -28,6 +28,7 @@ from .scripts_common import (
     own_unknown_lines,
     parse_mem_mb,
     placeholder_note,
+    queue_names,
     quote,
     tokenize,
     unknown,
@@ -224,6 +225,8 @@ class LsfScript:
                     "-cwd": "working_directory", "-u": "mail_user"}[o]
             if is_placeholder(v):
                 note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+            if o == "-q":  # `-q "short normal"`: any of the queues, a comma list in the model
+                v = ",".join(v.split()) or v
             setattr(spec, attr, v)
         elif o == "-Jd":
             spec.comment = v
@@ -359,7 +362,8 @@ class LsfScript:
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)
         if spec.comment:
             add("-Jd", spec.comment)
-        for opt, val in (("-q", spec.queue), ("-P", spec.account), ("-U", spec.reservation),
+        queues = " ".join(queue_names(spec.queue)) or None  # bsub's list: space separated
+        for opt, val in (("-q", queues), ("-P", spec.account), ("-U", spec.reservation),
                          ("-cwd", spec.working_directory)):
             if val:
                 add(opt, val)

@@ -30,6 +30,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    one_queue,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
@@ -484,7 +485,7 @@ class PbsScript:
             kept = spec.metadata.get("pbs_queue_server")
             same = spec.source_dialect == "pbs" and isinstance(kept, dict) \
                 and kept.get("as") == spec.queue
-            add("-q", kept["raw"] if same else spec.queue)
+            add("-q", kept["raw"] if same else one_queue(spec, "PBS", warnings))
         if spec.account:
             add("-A", spec.account)
         if spec.comment:

@@ -563,6 +563,22 @@ def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[De
     return out
 
 
+def queue_names(queue: str | None) -> list[str]:
+    """The queues of the model's `queue`: a comma list (Slurm `-p a,b`, Grid Engine `-q a,b`,
+    LSF `-q "a b"`) means any one of them."""
+    return [q.strip() for q in (queue or "").split(",") if q.strip()]
+
+
+def one_queue(spec: JobSpec, target: str, warnings: list[str]) -> str | None:
+    """The queue for a scheduler that takes one: the first of a list, the others named in
+    a warning (the list written whole was an unknown queue there)."""
+    names = queue_names(spec.queue)
+    if len(names) > 1:
+        warnings.append(f"approximated: queue list {spec.queue} as the queue {names[0]} "
+                        f"({target} takes one queue)")
+    return names[0] if names else None
+
+
 def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]:
     extra = [e for e in events if e not in allowed]
     return [f"dropped: mail event {e} (no {target} equivalent)" for e in extra]

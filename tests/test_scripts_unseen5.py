@@ -297,3 +297,43 @@ def test_lsf_queue_list_is_read_as_any_of_them() -> None:
     assert get_script_dialect("lsf").parse_script(text).queue == "short,normal"
     assert "#SBATCH --partition=short,normal" in translate(text, "slurm", "lsf")[0]
     check_translation(text, "lsf", "lsf")
+
+
+@pytest.mark.parametrize(("dialect", "line", "what"), [
+    ("slurm", "#SBATCH --mem=1.5G", "1.5G"),
+    ("slurm", "#SBATCH --mem-per-cpu=2.5g", "2.5g"),
+    ("slurm", "#SBATCH -G 1 --mem-per-gpu=0.5T", "0.5T"),
+    ("slurm", "#SBATCH --mem=1.5", "1.5"),  # megabytes: 2 was asked
+    ("slurm", "#SBATCH --mem=1P", "1P"),  # sbatch's units stop at T
+    ("pbs", "#PBS -l select=1:ncpus=4:mem=1.5gb", "mem=1.5gb"),
+    ("pbs", "#PBS -l nodes=1:ppn=2,pmem=2.5gb", "pmem=2.5gb"),
+    ("pbs", "#PBS -l mem=0.5tb", "mem=0.5tb"),
+])
+def test_a_fraction_of_a_unit_is_refused_where_the_scheduler_refuses_it(
+        dialect: str, line: str, what: str) -> None:
+    """sbatch and qsub take a whole number with a unit: `--mem=1.5G` is "Invalid --mem
+    specification", PBS's size an integer. The readers took 1.5G as 1536M and translated a
+    script its own scheduler refuses; now bad input naming the value, the line and the form
+    that works."""
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput, match=rf"line 2: bad mem.*{what!r}.*expected a whole number"
+                                       r".*no fraction"):
+        get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{line}\n./x\n")
+
+
+@pytest.mark.parametrize(("dialect", "line", "mb"), [
+    ("slurm", "#SBATCH --mem=16GB", 16 * G),  # an optional B after the unit
+    ("slurm", "#SBATCH --mem=1536", 1536),
+    ("pbs", "#PBS -l select=1:ncpus=4:mem=1536mb", 1536),
+    ("sge", "#$ -l h_vmem=2.5G", 2560),  # Grid Engine takes a fraction: kept exact
+    ("lsf", '#BSUB -R "rusage[mem=2.5GB]"', 2560),
+])
+def test_whole_and_accepted_sizes_still_read(dialect: str, line: str, mb: int) -> None:
+    spec = get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{line}\n./x\n")
+    assert request_totals(spec)["memory_mb"] == mb
+    # written out elsewhere as a whole number of a unit the other side takes
+    for target in ("slurm", "pbs"):
+        out = translate(f"#!/bin/bash\n{line}\n./x\n", target, dialect)[0]
+        assert "." not in "".join(x for x in out.splitlines() if "mem" in x), out
+        assert request_totals(get_script_dialect(target).parse_script(out))["memory_mb"] == mb

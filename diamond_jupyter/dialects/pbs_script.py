@@ -42,6 +42,8 @@ from .scripts_common import (
     unknown,
 )
 
+# a PBS size is an integer with an optional unit: qsub refuses a fraction
+_SIZE = "a whole number with b, kb, mb, gb or tb (no fraction: 1536mb, not 1.5gb)"
 _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
 
 _ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
@@ -261,9 +263,9 @@ class PbsScript:
                 raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
             r.walltime_s = secs
         elif key in ("mem", "pmem"):
-            mb = parse_mem_mb(val, default_unit="b")
+            mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
-                raise bad(item, "bad memory size", "a number with b, kb, mb, gb or tb")
+                raise bad(item, "bad memory size", _SIZE)
             if key == "pmem":
                 r.memory_per_cpu_mb = mb
             else:
@@ -321,9 +323,9 @@ class PbsScript:
                 raise bad(item, "bad ngpus", "a positive integer")
             r.gpus_per_node = int(g)
         if (m := res.pop("mem", None)) is not None:
-            mb = parse_mem_mb(m, default_unit="b")
+            mb = parse_mem_mb(m, default_unit="b", whole=True)
             if mb is None:
-                raise bad(item, "bad mem", "a number with b, kb, mb, gb or tb")
+                raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             r.memory_mb = mb
         for k, x in res.items():
             unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)

@@ -235,10 +235,11 @@ def to_int(item: Item, accepted: str = "a positive integer") -> int:
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
 
 
-def parse_mem_mb(text: str, default_unit: str = "m") -> int | None:
-    """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable."""
+def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int | None:
+    """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable,
+    or if `whole` (a scheduler that takes integers only) and the number has a fraction."""
     m = _MEM.match(text.strip())
-    if not m:
+    if not m or (whole and "." in m.group(1)):
         return None
     num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
     if not math.isfinite(num):  # more digits than a float holds: no size at all

@@ -98,6 +98,20 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
+_SLURM_MEM = re.compile(r"\d+(?:[KMGT]B?)?", re.I)
+
+
+def _slurm_mem_mb(item: Item) -> int:
+    """sbatch's memory size: a whole number, megabytes unless a K, M, G or T unit (with an
+    optional B) follows; sbatch refuses anything else, a fraction (1.5G) included."""
+    v = (item.value or "").strip()
+    mb = parse_mem_mb(v) if _SLURM_MEM.fullmatch(v) else None
+    if mb is None:
+        raise bad(item, "bad memory size", "a whole number with an optional K, M, G or T "
+                  "unit (no fraction: 1536M, not 1.5G)")
+    return mb
+
+
 @dataclass
 class _Later:
     """Options that resolve only once every line is read (a later line may set the nodes or
@@ -276,15 +290,11 @@ class SlurmScript:
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
             if key == "mem-per-gpu":
                 later.memory[key] = item.lineno
-            n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
-            if n is None:
-                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            n = to_int(item) if key == "cpus-per-gpu" else _slurm_mem_mb(item)
             # per GPU: resolved once the GPU count (maybe on a later line) is known
             later.per_gpu[key] = (item.lineno, item.raw, v, n)
         elif key in ("mem", "mem-per-cpu"):
-            mb = parse_mem_mb(v or "")
-            if mb is None:
-                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            mb = _slurm_mem_mb(item)
             later.memory[key] = item.lineno
             if key == "mem":
                 r.memory_mb = mb

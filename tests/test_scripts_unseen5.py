@@ -337,3 +337,20 @@ def test_whole_and_accepted_sizes_still_read(dialect: str, line: str, mb: int) -
         out = translate(f"#!/bin/bash\n{line}\n./x\n", target, dialect)[0]
         assert "." not in "".join(x for x in out.splitlines() if "mem" in x), out
         assert request_totals(get_script_dialect(target).parse_script(out))["memory_mb"] == mb
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "flux", "sge"])
+def test_jsrun_lines_are_reported_elsewhere(target: str) -> None:
+    """jsrun (and lrun) exist only under LSF on IBM systems (Summit, Sierra): a Summit
+    script's `jsrun -n 24 ...` reached Slurm, PBS, flux and Grid Engine unchanged and
+    unreported, to fail there with `jsrun: command not found`."""
+    from diamond_jupyter.dialects.body import translate_body
+
+    _, text = _source("lsf/summit_nnodes_alloc_flags.lsf")
+    script, warnings, _ = translate(text, target, "lsf")
+    assert "jsrun -n 24 -a 1 -c 7 -g 1 --bind=packed:7 ./gtc" in script  # kept as written
+    assert any(w.startswith("kept: line") and "jsrun" in w and target in w
+               for w in warnings), warnings
+    out, notes = translate_body("time lrun -T 4 ./a\nexport JSRUN=1\n", "lsf", target)
+    assert len(notes) == 1 and "lrun" in notes[0] and notes[0].startswith("kept: line 1")
+    assert translate_body("jsrun -n 4 ./a\n", "lsf", "lsf") == ("jsrun -n 4 ./a\n", [])

@@ -66,6 +66,10 @@ _MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
 _ARITH = re.compile(r"\(\((?:[^()]|\([^()]*\))*\)\)|\blet\s[^;&|#]*|\$\{\w+\[[^\]]*\]")
 _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
                      r"(?=\s|$)(?P<rest>.*)$")
+# IBM's launchers under LSF (CSM's jsrun; lrun, LLNL's wrapper of it): no other scheduler has them
+_LSF_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*(?P<cmd>jsrun|lrun)(?=\s|$)")
+_LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
+                  "sge": "mpirun/mpiexec"}
 
 
 def _meanings(dialect: str, table: dict[str, dict[str, str | None]]) -> dict[str, str]:
@@ -135,6 +139,10 @@ def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | N
             return f"{fm.group('lead')}srun{''.join(' ' + o for o in opts)}{rest}", None
         return line, (f"kept: line {n}: flux run options without an srun equivalent; the "
                       "line is unchanged")
+    if target != "lsf" and (jm := _LSF_LAUNCH.match(line)):
+        return line, (f"kept: line {n}: {jm.group('cmd')} (IBM's launcher under LSF) has no "
+                      f"{target} equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or "
+                      "the site's launcher)")
     if not m:
         if target != "flux" and re.match(r"^\s*flux\s+(run|submit)\b", line):
             return line, (f"kept: line {n}: `flux run/submit` has no {target} "

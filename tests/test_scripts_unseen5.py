@@ -354,3 +354,29 @@ def test_jsrun_lines_are_reported_elsewhere(target: str) -> None:
     out, notes = translate_body("time lrun -T 4 ./a\nexport JSRUN=1\n", "lsf", target)
     assert len(notes) == 1 and "lrun" in notes[0] and notes[0].startswith("kept: line 1")
     assert translate_body("jsrun -n 4 ./a\n", "lsf", "lsf") == ("jsrun -n 4 ./a\n", [])
+
+
+@pytest.mark.parametrize(("source", "lines", "out", "err"), [
+    ("pbs", "#PBS -l select=1:ncpus=1\n#PBS -j oe\n#PBS -o /scratch/bob/logs/",
+     "/scratch/bob/logs/%x.o%j", None),
+    ("pbs", "#PBS -l select=1:ncpus=1\n#PBS -o out/\n#PBS -e err/", "out/%x.o%j",
+     "err/%x.e%j"),
+    ("sge", "#$ -pe smp 2\n#$ -j y\n#$ -o logs/", "logs/%x.o%j", None),
+    ("lsf", "#BSUB -n 1\n#BSUB -o logs/\n#BSUB -e logs/", "logs/%j.out", "logs/%j.err"),
+])
+def test_an_output_directory_becomes_a_file_where_only_files_are_taken(
+        source: str, lines: str, out: str, err: str | None) -> None:
+    """PBS, Grid Engine and LSF write their default file into a directory given as -o/-e;
+    Slurm and flux open the path as a file: `--output=/scratch/bob/logs/` failed with "Is a
+    directory" and the job's output was lost. They now get the source's default name in
+    that directory, reported; the source's own dialect keeps the directory."""
+    text = f"#!/bin/bash\n{lines}\n./x\n"
+    script, warnings, _ = translate(text, "slurm", source)
+    back = get_script_dialect("slurm").parse_script(script)
+    assert (back.stdout, back.stderr) == (out, err)
+    assert any(w.startswith(f"approximated: stdout directory {out.rsplit('/', 1)[0]}/")
+               for w in warnings), warnings
+    flux = translate(text, "flux", source)[0]
+    assert f"--output={out.replace('%x', '{{name}}').replace('%j', '{{id}}')}" in flux
+    own = get_script_dialect(source).parse_script(translate(text, source, source)[0])
+    assert own.stdout.endswith("/")

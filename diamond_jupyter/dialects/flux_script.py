@@ -15,6 +15,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     dependencies_for,
+    file_for_directory,
     foreign_warnings,
     guarded,
     is_placeholder,
@@ -329,6 +330,8 @@ class FluxScript:
                 add("dependency", f"{d.kind}:{jid}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         if spec.working_directory:
             add("cwd", spec.working_directory)

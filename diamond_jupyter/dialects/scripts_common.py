@@ -504,6 +504,26 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     return _PAT.sub(sub, path)
 
 
+# the file PBS, Grid Engine and LSF write into a directory given as -o / -e: their default
+# name there (PBS and Grid Engine NAME.oID / NAME.eID, LSF ID.out / ID.err)
+_DIR_FILES = {"pbs": ("%x.o%j", "%x.e%j"), "sge": ("%x.o%j", "%x.e%j"),
+              "lsf": ("%j.out", "%j.err")}
+
+
+def file_for_directory(path: str, stream: str, source: str | None, target: str,
+                       warnings: list[str]) -> str:
+    """`-o logs/` names a directory on PBS, Grid Engine and LSF (the default file is written
+    in it); Slurm and flux take a file name only, and fail to open a directory: the
+    source's default name inside it, with a warning. `stream`: "stdout" or "stderr"."""
+    files = _DIR_FILES.get(source or "")
+    if not path.endswith("/") or files is None or target not in ("slurm", "flux"):
+        return path
+    name = path + files[stream == "stderr"]
+    warnings.append(f"approximated: {stream} directory {path} as the file {name} ({target} "
+                    "takes a file name, not a directory)")
+    return name
+
+
 def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""

@@ -27,6 +27,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     dependencies_for,
+    file_for_directory,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -638,6 +639,8 @@ class SlurmScript:
             add("dependency", ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("hold")

@@ -380,3 +380,30 @@ def test_an_output_directory_becomes_a_file_where_only_files_are_taken(
     assert f"--output={out.replace('%x', '{{name}}').replace('%j', '{{id}}')}" in flux
     own = get_script_dialect(source).parse_script(translate(text, source, source)[0])
     assert own.stdout.endswith("/")
+
+
+@pytest.mark.parametrize(("constraint", "requires", "reported"), [
+    ("[rack1|rack2]", "(rack1|rack2)", ["as (rack1|rack2)"]),
+    ("a100|h100", "a100|h100", []),  # an OR per node: flux's own `|`
+    ("[ib*2&eth*2]", "(ib&eth)", ["as (ib*2&eth*2)", "node counts in constraint"]),
+    ("a100&ib", None, []),  # two features: two --requires
+])
+def test_slurm_constraint_expressions_reach_flux_in_its_query_syntax(
+        constraint: str, requires: str | None, reported: list[str]) -> None:
+    """`-C "[rack1|rack2]"` (every node from the same rack) went to flux as
+    `--requires=[rack1|rack2]`, which its constraint syntax (RFC 35: names, `|`, `&`,
+    parentheses) does not take; node counts (`ib*2`) likewise. Now the nearest query,
+    reported as LSF's translation is."""
+    text = f'#!/bin/bash\n#SBATCH -N 4\n#SBATCH -C "{constraint}"\nsrun x\n'
+    script, warnings, _ = translate(text, "flux", "slurm")
+    got = [x for x in script.splitlines() if x.startswith("#flux: --requires")]
+    if requires is None:
+        assert got == ["#flux: --requires=a100", "#flux: --requires=ib"]
+    else:
+        assert got == [f'#flux: --requires="{requires}"'] or \
+            got == [f"#flux: --requires={requires}"], got
+    assert not any("[" in x or "*" in x for x in got)
+    for words in reported:
+        assert any(w.startswith("approximated") and words in w for w in warnings), warnings
+    if not reported:
+        assert not any("constraint" in w for w in warnings), warnings

@@ -77,6 +77,23 @@ _MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "
           "gpus-per-node": "per-resource"}
 
 
+
+def _requires(feature: str, warnings: list[str]) -> str:
+    """A Slurm-style constraint as a flux --requires query (RFC 35 takes `|`, `&` and
+    parentheses): a matching OR `[a|b]` (the same one on every node) becomes a plain OR and
+    the node counts of `a*2` are dropped, each reported; flux would refuse them as written."""
+    text = feature
+    if "[" in text or "]" in text:
+        text = text.replace("[", "(").replace("]", ")")
+        warnings.append(f"approximated: constraint {feature} as {text} (flux cannot ask for "
+                        "the same one on every node)")
+    if re.search(r"\*\d+", text):
+        text = re.sub(r"\*\d+", "", text)
+        warnings.append(f"approximated: node counts in constraint {feature} dropped (flux "
+                        "--requires has none)")
+    return text
+
+
 class FluxScript:
     name = "flux"
     sentinel = "#flux:"
@@ -317,7 +334,7 @@ class FluxScript:
             if not r.nodes:
                 warnings.append("approximated: --exclusive only applies together with --nodes")
         for f in c.features:
-            add("requires", f)
+            add("requires", _requires(f, warnings))
         self._render_binding(spec, add, warnings)
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (use flux run "

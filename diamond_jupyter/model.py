@@ -183,6 +183,9 @@ class JobSpec(_Model):
     stderr: str | None = None
     join_output: bool = False
     hold: bool = False
+    # may the scheduler run the job again after a node failure or preemption (Slurm
+    # --requeue/--no-requeue, PBS and Grid Engine -r y|n, LSF -r/-rn); None: the site's default
+    requeue: bool | None = None
     mail_user: str | None = None
     mail_events: list[str] = Field(default_factory=list)  # begin, end, fail
     comment: str | None = None  # the scheduler's free-text comment (Slurm --comment, LSF -Jd)

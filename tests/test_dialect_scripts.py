@@ -227,9 +227,10 @@ def test_nothing_dropped_silently_slurm_to_pbs() -> None:
             "#SBATCH --mail-type=TIME_LIMIT_80\n#SBATCH -t 10\nhostname\n")
     script, warnings, _ = translate(text, "pbs")
     joined = "\n".join(warnings)
-    for needle in ("QOS high", "GPU binding closest", "--requeue", "time_limit_80"):
+    for needle in ("QOS high", "GPU binding closest", "time_limit_80"):
         assert needle in joined
     assert "#PBS -l walltime=00:10:00" in script
+    assert "#PBS -r y" in script.splitlines()  # --requeue: rerunnable
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         mail_events=["all"], mail_user="bio@univ.example", unknown=["--tmp"]),
     "slurm/partition_list_requeue.sbatch": dict(
         nodes=1, tasks=2, cpus=2, gpus=2, needs_gpus=2, memory_mb=64 * G, walltime=6 * 3600,
-        name="preemptible", queue="gpu,gpu-preempt", unknown=["--requeue"]),
+        name="preemptible", queue="gpu,gpu-preempt", requeue=True),
     "slurm/ntasks_per_socket_hint_multithread.sbatch": dict(
         nodes=1, tasks=4, cpus=112, walltime=12 * 3600, account="geo-alloc",
         exclusive=True, unknown=["--ntasks-per-socket", "--hint"]),
@@ -101,7 +101,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="gpu", unknown=["-W", "-W"]),
     "pbs/pro_rerun_keep_oed_dir.pbs": dict(
         nodes=1, tasks=1, cpus=16, memory_mb=32 * G, needs_mem=32 * G, walltime=4 * 3600,
-        name="nonrerun", stdout="/scratch/bob/logs/", unknown=["-r", "-k", "-P"]),
+        name="nonrerun", stdout="/scratch/bob/logs/", requeue=False, unknown=["-k", "-P"]),
     # Torque's -l mem is the job's: 64gb over 2 nodes
     "pbs/torque_job_mem_total.pbs": dict(
         nodes=2, tasks=32, cpus=32, memory_mb=64 * G, needs_mem=32 * G, walltime=12 * 3600,
@@ -173,7 +173,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         name="mpi_masterq", queue="big.q", unknown=["-masterq"]),
     "sge/ckpt_notify_rerun.sge": dict(
         memory_mb=4 * G, walltime=72 * 3600, name="long_ckpt", stdout="logs/",
-        unknown=["-ckpt", "-notify", "-r"]),
+        requeue=True, unknown=["-ckpt", "-notify"]),
     # Grid Engine's memory values take a decimal: 2.5G is 2560M per slot
     "sge/decimal_h_vmem.sge": dict(
         nodes=1, cpus=4, memory_mb=4 * 2560, per_cpu=2560, walltime=7200,
@@ -188,7 +188,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
 }
 
 SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
-_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
            "mail_events", "mail_user", "working_directory")
 
 
@@ -407,3 +407,54 @@ def test_slurm_constraint_expressions_reach_flux_in_its_query_syntax(
         assert any(w.startswith("approximated") and words in w for w in warnings), warnings
     if not reported:
         assert not any("constraint" in w for w in warnings), warnings
+
+
+_RERUN = {  # (rerunnable, never rerun) as each scheduler writes them
+    "slurm": ("#SBATCH --requeue", "#SBATCH --no-requeue"),
+    "pbs": ("#PBS -r y", "#PBS -r n"),
+    "lsf": ("#BSUB -r", "#BSUB -rn"),
+    "sge": ("#$ -r y", "#$ -r n"),
+}
+
+
+@pytest.mark.parametrize("source", list(_RERUN))
+@pytest.mark.parametrize("value", [True, False])
+def test_rerun_after_a_failure_reaches_every_scheduler_that_has_it(source: str,
+                                                                   value: bool) -> None:
+    """Slurm --requeue/--no-requeue, PBS and Grid Engine -r y|n and LSF -r/-rn say the same
+    thing (may the job run again after a node failure or preemption): each was kept as
+    written and dropped elsewhere ("no slurm equivalent"), so a job that must never run
+    twice (it appends to its results) became rerunnable on a Slurm site that requeues by
+    default. Now read into the model and written in each scheduler's form; flux, which has
+    none, reports it."""
+    line = _RERUN[source][not value]
+    text = f"#!/bin/bash\n{line}\n./x\n"
+    spec = get_script_dialect(source).parse_script(text)
+    assert (spec.requeue, spec.unknown) == (value, [])
+    for target, forms in _RERUN.items():
+        script, warnings, _ = translate(text, target, source)
+        assert forms[not value] in script.splitlines(), (target, script)
+        assert get_script_dialect(target).parse_script(script).requeue is value
+        assert not any("rerun" in w or "requeue" in w for w in warnings), warnings
+    script, warnings, _ = translate(text, "flux", source)
+    assert any(w.startswith("dropped: " + ("rerun" if value else "never rerun"))
+               for w in warnings), warnings
+
+
+@pytest.mark.parametrize(("dialect", "line"), [("pbs", "#PBS -r maybe"), ("sge", "#$ -r 1")])
+def test_a_bad_rerun_value_is_bad_input(dialect: str, line: str) -> None:
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput, match=r"line 2: bad -r value .* expected y \(rerunnable\) "
+                                       r"or n \(never rerun\)"):
+        get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{line}\n./x\n")
+
+
+def test_slurmrestd_gets_the_rerun_flag() -> None:
+    from diamond_jupyter.dialects.slurm_rest import job_description
+
+    spec = get_script_dialect("pbs").parse_script("#!/bin/bash\n#PBS -r n\n./x\n")
+    spec.working_directory = "/scratch/u"
+    assert job_description(spec)[0]["requeue"] is False
+    spec.requeue = None  # the site's default: not sent
+    assert "requeue" not in job_description(spec)[0]

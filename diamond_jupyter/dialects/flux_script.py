@@ -354,6 +354,9 @@ class FluxScript:
             add("cwd", spec.working_directory)
         if spec.hold:
             add("urgency", 0)
+        if spec.requeue is not None:
+            warnings.append("dropped: " + ("rerun" if spec.requeue else "never rerun")
+                            + " after a node failure (flux batch has no such option)")
         if spec.mail_user or spec.mail_events:
             warnings.append("dropped: mail notification "
                             f"({spec.mail_user or ''} {','.join(spec.mail_events)}; flux has none)")

@@ -246,6 +246,8 @@ class LsfScript:
             spec.constraints.exclusive = True
         elif o == "-H":
             spec.hold = True
+        elif o in ("-r", "-rn"):  # rerunnable / never rerun
+            spec.requeue = o == "-r"
         elif o in ("-B", "-N"):
             spec.mail_events.append("begin" if o == "-B" else "end")
         elif o == "-w":
@@ -445,6 +447,8 @@ class LsfScript:
                     map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        if spec.requeue is not None:
+            add("-r" if spec.requeue else "-rn")
         if spec.mail_user:
             add("-u", spec.mail_user)
         ev = set(spec.mail_events)

@@ -174,6 +174,10 @@ class PbsScript:
             spec.mail_user = v
         elif o == "-h":
             spec.hold = True
+        elif o == "-r":
+            if v not in ("y", "n"):
+                raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
+            spec.requeue = v == "y"
         elif o == "-d":
             spec.working_directory = v
             spec.metadata["pbs_flavor"] = "torque"
@@ -535,6 +539,8 @@ class PbsScript:
             add("-j", "oe")
         if spec.hold:
             add("-h")
+        if spec.requeue is not None:
+            add("-r", "y" if spec.requeue else "n")
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)

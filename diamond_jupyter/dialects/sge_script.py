@@ -219,6 +219,10 @@ class SgeScript:
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
         elif o == "-h":
             spec.hold = True
+        elif o == "-r":
+            if (v or "").lower() not in ("y", "yes", "n", "no"):
+                raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
+            spec.requeue = (v or "").lower() in ("y", "yes")
         elif o == "-S":
             spec.shell = v
         else:
@@ -376,6 +380,8 @@ class SgeScript:
             add("-j", "y")
         if spec.hold:
             add("-h")
+        if spec.requeue is not None:
+            add("-r", "y" if spec.requeue else "n")
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)

@@ -335,6 +335,8 @@ class SlurmScript:
             spec.array = ArraySpec(expression=v or "")
         elif key == "hold":
             spec.hold = True
+        elif key in ("requeue", "no-requeue"):
+            spec.requeue = key == "requeue"
         elif key == "mail-user":
             spec.mail_user = v
         elif key == "comment":
@@ -644,6 +646,8 @@ class SlurmScript:
                 add(opt, map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("hold")
+        if spec.requeue is not None:
+            add("requeue" if spec.requeue else "no-requeue")
         if spec.mail_user:
             add("mail-user", spec.mail_user)
         if spec.mail_events:

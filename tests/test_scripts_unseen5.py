@@ -14,6 +14,7 @@ the key values are what each scheduler's documentation says."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -458,3 +459,21 @@ def test_slurmrestd_gets_the_rerun_flag() -> None:
     assert job_description(spec)[0]["requeue"] is False
     spec.requeue = None  # the site's default: not sent
     assert "requeue" not in job_description(spec)[0]
+
+
+@pytest.mark.parametrize(("line", "fixed"), [
+    ("#$ -N 'qc run'", "qc_run"),
+    ("#$ -N sample/01", "sample_01"),
+    ("#$ -N job:7", "job_7"),
+    ("#$ -N fit*", "fit_"),
+])
+def test_sge_job_name_qsub_denies_is_bad_input(line: str, fixed: str) -> None:
+    """Grid Engine denies a job name with / : @ \\ * ? or a blank at submission (sge_types):
+    the reader took it, and the Grid Engine round trip quietly renamed the job. Now bad
+    input naming the name and a form qsub takes; odd but valid names still read."""
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput, match=rf"line 2: bad job name .*e\.g\. {re.escape(fixed)}$"):
+        get_script_dialect("sge").parse_script(f"#!/bin/bash\n{line}\n./x\n")
+    _, text = _source("sge/odd_job_name.sge")
+    assert get_script_dialect("sge").parse_script(text).name == "run-3.x_final+v2"

@@ -168,6 +168,9 @@ class SgeScript:
         if o == "-pe":
             return self._pe(spec, item)
         if o == "-N":
+            if re.search(_NAME_BAD, v) and not is_placeholder(v):  # qsub denies it
+                raise bad(item, "bad job name", "a name without / : @ \\ * ? or blanks "
+                          f"(qsub refuses them), e.g. {re.sub(_NAME_BAD, '_', v)}")
             spec.name = v
         elif o == "-q":
             self._queue(spec, item, v)
@@ -511,10 +514,13 @@ class SgeScript:
             add("-tc", limit)
 
 
+_NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
+
+
 def _job_name(name: str) -> str:
     """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit, nor with
     `-` (qsub would read `-N -x` as an option)."""
-    fixed = re.sub(r"[/:@\\*?\s]", "_", name)
+    fixed = re.sub(_NAME_BAD, "_", name)
     return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
 
 

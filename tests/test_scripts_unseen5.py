@@ -477,3 +477,27 @@ def test_sge_job_name_qsub_denies_is_bad_input(line: str, fixed: str) -> None:
         get_script_dialect("sge").parse_script(f"#!/bin/bash\n{line}\n./x\n")
     _, text = _source("sge/odd_job_name.sge")
     assert get_script_dialect("sge").parse_script(text).name == "run-3.x_final+v2"
+
+
+def test_flux_commands_in_the_body_are_translated_or_reported() -> None:
+    """`flux run -n1 ./prepare` was kept ("no srun equivalent") for its attached value, and
+    `flux job wait --all` / `flux queue drain` went to Slurm unreported, to fail there with
+    `flux: command not found`. Short options with an attached value now translate (srun and
+    flux take both forms); every other flux command is reported by name."""
+    from diamond_jupyter.dialects.body import translate_body
+
+    _, text = _source("flux/body_submit_run_id_output.flux")
+    script, warnings, _ = translate(text, "slurm", "flux")
+    assert "srun -n 1 ./prepare" in script.splitlines()
+    for sub in ("submit", "job"):
+        assert any(w.startswith("kept: line") and f"`flux {sub}` has no slurm" in w
+                   for w in warnings), warnings
+    assert any("`flux job` has no slurm equivalent (only a flux instance runs it)" in w
+               for w in warnings)
+    _, text = _source("flux/whole_node_debug_loop.flux")
+    warnings = translate(text, "pbs", "flux")[1]
+    assert any("`flux queue` has no pbs equivalent" in w for w in warnings), warnings
+    out, notes = translate_body("srun -n4 -c$NC ./a\nmpirun -np4 ./b\n", "slurm", "flux")
+    assert out == "flux run -n 4 -c $NC ./a\nmpirun -np4 ./b\n"  # -np4 is not -n p4
+    assert notes == ["kept: line 2: mpirun options without a flux run equivalent; the line "
+                     "is unchanged"]

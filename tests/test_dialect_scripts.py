@@ -57,9 +57,11 @@ def test_slurm_option_forms(line: str) -> None:
     assert slurm_script.parse_script(f"#!/bin/sh\n{line}\necho\n").resources.nodes == 3
 
 
-def test_slurm_ambiguous_abbreviation_is_unknown() -> None:
-    spec = slurm_script.parse_script("#!/bin/sh\n#SBATCH --nod=3\necho\n")  # nodes/nodelist
-    assert spec.resources.nodes is None and spec.unknown[0].raw == "#SBATCH --nod=3"
+def test_slurm_ambiguous_abbreviation_is_bad_input() -> None:
+    # sbatch refuses it ("option '--nod=3' is ambiguous"): so does the reader (it was kept)
+    with pytest.raises(BadInput, match=r"--nod is ambiguous \(it begins --nodefile, "
+                                       r"--nodelist, --nodes\)"):
+        slurm_script.parse_script("#!/bin/sh\n#SBATCH --nod=3\necho\n")
 
 
 def test_slurm_abbreviations_and_gres() -> None:

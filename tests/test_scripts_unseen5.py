@@ -501,3 +501,25 @@ def test_flux_commands_in_the_body_are_translated_or_reported() -> None:
     assert out == "flux run -n 4 -c $NC ./a\nmpirun -np4 ./b\n"  # -np4 is not -n p4
     assert notes == ["kept: line 2: mpirun options without a flux run equivalent; the line "
                      "is unchanged"]
+
+
+@pytest.mark.parametrize(("dialect", "line", "names"), [
+    ("slurm", "#SBATCH --ntasks-per 4", "--ntasks-per-core, --ntasks-per-gpu, --ntasks-per-node"),
+    ("slurm", "#SBATCH --mem-per=4G", "--mem-per-cpu, --mem-per-gpu"),
+    ("slurm", "#SBATCH --exclu", "--exclude, --exclusive"),
+    ("slurm", "#SBATCH --cpus 4", "--cpus-per-gpu, --cpus-per-task"),
+    ("flux", "# flux: --n 4", "--nodes, --nslots"),
+])
+def test_an_ambiguous_abbreviation_is_bad_input(dialect: str, line: str, names: str) -> None:
+    """sbatch (getopt_long) and flux (argparse) take a unique prefix of a long option and
+    refuse one that begins several (`--mem-per`: per CPU or per GPU?). It was kept as an
+    unknown option and dropped elsewhere, the job's memory silently lost; now bad input
+    naming the candidates. Unique prefixes still read."""
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput, match=rf"line 2: option --\S+ is ambiguous \(it begins "
+                                       rf"{re.escape(names)}.*write the option in full"):
+        get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{line}\n./x\n")
+    spec = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --mem-per-c=4G --ntasks-per-n=2 -N 1\n./x\n")
+    assert (spec.resources.memory_per_cpu_mb, spec.resources.tasks_per_node) == (4 * G, 2)

@@ -150,6 +150,16 @@ class OptionTable:
         hits = {self.longs[n] for n in self.longs if n.startswith(name)}
         return hits.pop() if len(hits) == 1 else None
 
+    def abbreviates(self, name: str) -> list[str]:
+        """The options `name` is a prefix of, one name each (aliases counted once)."""
+        if not self.prefix or not name:
+            return []
+        seen: dict[Opt, str] = {}
+        for n in sorted(self.longs):
+            if n.startswith(name):
+                seen.setdefault(self.longs[n], "--" + n)
+        return sorted(seen.values())
+
     def parse(self, tokens: list[str], lineno: int, raw: str, dash: str = "--") -> list[Item]:
         items: list[Item] = []
         i = 0
@@ -159,6 +169,11 @@ class OptionTable:
             if dash == "--" and tok.startswith("--") and len(tok) > 2:
                 name, eq, val = tok[2:].partition("=")
                 opt = self.find_long(name)
+                if opt is None and len(many := self.abbreviates(name)) > 1:
+                    # getopt_long (sbatch) and argparse (flux) refuse an ambiguous prefix
+                    raise BadInput(f"line {lineno}: option --{name} is ambiguous (it begins "
+                                   f"{', '.join(many)}); write the option in full: "
+                                   f"{raw.strip()}")
                 if opt is None:
                     value = val if eq else None
                     if not eq and i < len(tokens) and not tokens[i].startswith("-"):

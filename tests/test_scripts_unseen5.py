@@ -523,3 +523,20 @@ def test_an_ambiguous_abbreviation_is_bad_input(dialect: str, line: str, names: 
     spec = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH --mem-per-c=4G --ntasks-per-n=2 -N 1\n./x\n")
     assert (spec.resources.memory_per_cpu_mb, spec.resources.tasks_per_node) == (4 * G, 2)
+
+
+@pytest.mark.parametrize(("source", "line"), [
+    ("slurm", "#SBATCH --mail-type=FAIL"),
+    ("pbs", "#PBS -m a"),
+    ("sge", "#$ -m a"),
+])
+def test_mail_on_failure_alone_reaches_lsf_reported(source: str, line: str) -> None:
+    """LSF mails at the end of every job (-N) or not at all: a mail on failure alone became
+    -N silently, a mail after every successful run too."""
+    text = f"#!/bin/bash\n{line}\n./x\n"
+    script, warnings, _ = translate(text, "lsf", source)
+    assert "#BSUB -N" in script.splitlines()
+    assert any(w.startswith("approximated: mail on failure as -N") for w in warnings)
+    both = translate(text.replace("FAIL", "END,FAIL").replace("-m a", "-m ae"), "lsf",
+                     source)[1]
+    assert not any("mail on failure" in w for w in both), both

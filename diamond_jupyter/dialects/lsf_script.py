@@ -457,6 +457,9 @@ class LsfScript:
             add("-B")
         if ev & {"end", "fail", "all"}:
             add("-N")
+            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
+                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
+                                "ends, whatever its outcome)")
         if deps := dependencies_for(spec, self.name, warnings):
             add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in deps
                                   for i in d.job_ids))

@@ -143,6 +143,9 @@ class Environment(_Model):
     container_image: str | None = None
     variables: dict[str, str] = Field(default_factory=dict)
     export_all: bool | None = None  # Slurm --export=ALL / PBS -V
+    # names whose value the submitting shell gives (Slurm --export=NAME, PBS and Grid
+    # Engine -v NAME, flux --env=NAME): they matter where the environment is not exported
+    passed: list[str] = Field(default_factory=list)
 
 
 class StageEntry(_Model):

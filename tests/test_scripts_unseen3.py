@@ -106,7 +106,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -v with a bare name (copied from qsub's environment): the whole list kept
     "pbs/env_vars_group.pbs": dict(
         nodes=1, tasks=1, cpus=4, memory_mb=16 * G, needs_mem=16 * G, walltime=3600,
-        export_all=True, unknown=["-v", "-W", "-P"]),
+        export_all=True, unknown=["-W", "-P"]),  # -v VERBOSE: its value at submission
     "pbs/name_leading_digit.pbs": dict(nodes=2, tasks=128, walltime=12 * 3600, name="3d-sim",
                                        account="ABC-123"),
     # Torque's afterokarray has no neutral form

@@ -161,7 +161,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["--bank"]),
     "flux/signal_output_error_env.flux": dict(
         tasks=16, walltime=5400, stdout="logs/flux-%j.out", stderr="logs/flux-%j.err",
-        export_all=False, unknown=["--signal", "--env"]),
+        export_all=False, unknown=["--signal"]),  # --env=HOME: passed from the shell
     "flux/setattr_requires_urgency.flux": dict(
         nodes=4, tasks=32, cpus=128, walltime=86400, features=["ib"],
         unknown=["--urgency", "--setattr"]),

@@ -157,10 +157,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # FSD takes a decimal: 1.5h is 5400 s
     "flux/decimal_hours_time_limit.flux": dict(
         nodes=1, tasks=4, cpus=8, walltime=5400, queue="pdebug"),
-    # --env=-* clears the environment; --env=PATH has no neutral form
+    # --env=-* clears the environment; --env=PATH passes PATH from the submitting shell
     "flux/cpu_affinity_env_clear.flux": dict(
         nodes=2, tasks=4, cpus=32, gpus=4, needs_gpus=2, walltime=4 * 3600,
-        export_all=False, unknown=["--env"]),
+        export_all=False, passed=["PATH"]),
     # -t 30 is minutes (flux batch)
     "flux/whole_node_debug_loop.flux": dict(
         nodes=1, tasks=1, cpus=48, walltime=1800, name="sweep-driver", queue="pdebug"),
@@ -229,6 +229,7 @@ def test_parse_values(rel: str) -> None:  # noqa: C901 - one check per expectati
         assert spec.environment.export_all is want["export_all"]
     if "variables" in want:
         assert spec.environment.variables == want["variables"]
+    assert spec.environment.passed == want.get("passed", [])
     notes = spec.metadata.get("parse_notes", [])
     for words in want.get("notes", []):
         assert any(words in n for n in notes), notes
@@ -540,3 +541,41 @@ def test_mail_on_failure_alone_reaches_lsf_reported(source: str, line: str) -> N
     both = translate(text.replace("FAIL", "END,FAIL").replace("-m a", "-m ae"), "lsf",
                      source)[1]
     assert not any("mail on failure" in w for w in both), both
+
+
+@pytest.mark.parametrize(("source", "lines", "exported", "names", "values"), [
+    ("slurm", "#SBATCH --export=NONE,PATH,HOME", False, ["PATH", "HOME"], {}),
+    ("slurm", "#SBATCH --export=INPUT,N=3", False, ["INPUT"], {"N": "3"}),
+    ("pbs", "#PBS -v INPUT,N=3", None, ["INPUT"], {"N": "3"}),
+    ("sge", "#$ -v INPUT,N=3", None, ["INPUT"], {"N": "3"}),
+    ("flux", "# flux: --env=-*\n# flux: --env=INPUT", False, ["INPUT"], {}),
+])
+def test_variables_passed_by_name_reach_every_scheduler(source: str, lines: str,
+                                                        exported: bool | None,
+                                                        names: list[str],
+                                                        values: dict[str, str]) -> None:
+    """A variable named without a value (Slurm --export=NAME, PBS and Grid Engine -v NAME,
+    flux --env=NAME) is passed with its value at submission. Such a list was kept whole as
+    written and dropped elsewhere, so a job that runs with a cleared environment lost the
+    variables it named (PATH, its INPUT). Now read and written in each one's form; LSF's
+    -env takes values only and reports the names; where the whole environment goes (the
+    default of Slurm, LSF and flux), the names go with it."""
+    text = f"#!/bin/bash\n{lines}\n./x\n"
+    spec = get_script_dialect(source).parse_script(text)
+    env = spec.environment
+    assert (env.export_all, env.passed, env.variables, spec.unknown) == \
+        (exported, names, values, [])
+    for target in ("slurm", "pbs", "sge", "flux"):
+        back = get_script_dialect(target).parse_script(translate(text, target, source)[0])
+        assert back.environment.variables == values, target
+        if exported is False or target in ("pbs", "sge"):  # only where they matter
+            assert back.environment.passed == names, target
+    warnings = translate(text, "lsf", source)[1]
+    if exported is False:
+        assert any(w.startswith(f"dropped: {', '.join(names)} from the submitting shell")
+                   for w in warnings), warnings
+    # with the whole environment exported, the names add nothing and are not written
+    spec.environment.export_all = True
+    for target in ("slurm", "pbs", "sge", "flux"):
+        out = get_script_dialect(target).render_script(spec).script
+        assert not any(n in out for n in names), out

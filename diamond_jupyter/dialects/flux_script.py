@@ -25,6 +25,7 @@ from .scripts_common import (
     note,
     one_queue,
     own_unknown_lines,
+    passed_names,
     placeholder_note,
     quote,
     tokenize,
@@ -236,6 +237,9 @@ class FluxScript:
             elif "=" in v and not v.startswith("-"):
                 k, _, val = v.partition("=")
                 spec.environment.variables[k] = val
+            elif re.fullmatch(r"[A-Za-z_]\w*", v):  # NAME: copied from the submitting shell
+                if v not in spec.environment.passed:
+                    spec.environment.passed.append(v)
             else:
                 return False
         else:
@@ -362,6 +366,8 @@ class FluxScript:
                             f"({spec.mail_user or ''} {','.join(spec.mail_events)}; flux has none)")
         if spec.environment.export_all is False:
             add("env", "-*")
+            for name in passed_names(spec):
+                add("env", name)
         for k, v in spec.environment.variables.items():
             add("env", f"{k}={v}")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count)

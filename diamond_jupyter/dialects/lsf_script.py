@@ -27,6 +27,7 @@ from .scripts_common import (
     note,
     own_unknown_lines,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     queue_names,
     quote,
@@ -464,6 +465,9 @@ class LsfScript:
             add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i})" for d in deps
                                   for i in d.job_ids))
         env = spec.environment
+        if names := passed_names(spec) if env.export_all is False else []:
+            warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "
+                            "none takes variables with values only)")
         if env.export_all is not None or env.variables:
             head = "none" if env.export_all is False else "all"
             add("-env", ", ".join([head, *(f"{k}={v}" for k, v in

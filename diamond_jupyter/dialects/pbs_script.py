@@ -34,10 +34,12 @@ from .scripts_common import (
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     set_output_path,
     sh_quote,
+    split_variables,
     tokenize,
     unknown,
 )
@@ -162,10 +164,12 @@ class PbsScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            pairs = [p.partition("=") for p in v.split(",") if p]
-            if not all(eq for _, eq, _ in pairs):
+            got = split_variables(v)
+            if not got or not (got[0] or got[1]):
                 return False
-            spec.environment.variables.update({k: val for k, _, val in pairs})
+            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
+            env.variables.update(got[0])
+            env.passed += [n for n in got[1] if n not in env.passed]
         elif o == "-m":
             if not set(v) <= set("abejn"):
                 raise bad(item, "bad -m value", "letters from a, b, e, or n")
@@ -550,8 +554,9 @@ class PbsScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if listed := listed_variables(spec):
-            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
+        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                           listed_variables(spec).items()]:
+            add("-v", ",".join(listed))
         preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:
             add("-d", spec.working_directory)

@@ -539,6 +539,31 @@ def file_for_directory(path: str, stream: str, source: str | None, target: str,
     return name
 
 
+_VAR_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def split_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """A comma-separated variable list (`A=1,B`): the NAME=VALUE pairs and the bare names
+    (copied from the submitting shell); None when a name is not a variable name."""
+    pairs: dict[str, str] = {}
+    names: list[str] = []
+    for part in (p for p in text.split(",") if p):
+        k, eq, val = part.partition("=")
+        if not _VAR_NAME.fullmatch(k):
+            return None
+        if eq:
+            pairs[k] = val
+        elif k not in names:
+            names.append(k)
+    return pairs, names
+
+
+def passed_names(spec: JobSpec) -> list[str]:
+    """The names to write where the environment is not exported whole (with it, they go)."""
+    env = spec.environment
+    return [] if env.export_all else [n for n in env.passed if n not in env.variables]
+
+
 def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""

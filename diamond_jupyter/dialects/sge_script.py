@@ -35,9 +35,11 @@ from .scripts_common import (
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     set_output_path,
+    split_variables,
     tokenize,
     unknown,
 )
@@ -207,10 +209,12 @@ class SgeScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            pairs = [p.partition("=") for p in v.split(",") if p]
-            if not pairs or not all(eq for _, eq, _ in pairs):
-                return False  # `-v NAME` copies NAME from qsub's environment: kept as is
-            spec.environment.variables.update({k: val for k, _, val in pairs})
+            got = split_variables(v)
+            if not got or not (got[0] or got[1]):
+                return False
+            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
+            env.variables.update(got[0])
+            env.passed += [n for n in got[1] if n not in env.passed]
         elif o == "-M":
             spec.mail_user = v
         elif o == "-m":
@@ -395,8 +399,9 @@ class SgeScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if listed := listed_variables(spec):
-            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
+        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                           listed_variables(spec).items()]:
+            add("-v", ",".join(listed))
         for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
                           ("task distribution", r.distribution)):
             if val:

@@ -39,9 +39,11 @@ from .scripts_common import (
     note,
     own_unknown_lines,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     sh_quote,
+    split_variables,
     to_int,
     unknown,
     words,
@@ -559,13 +561,12 @@ class SlurmScript:
     def _export(spec: JobSpec, v: str) -> bool:
         env = spec.environment
         parts = [p for p in v.split(",") if p]
-        if any("=" not in p and p not in ("ALL", "NONE", "NIL") for p in parts):
+        got = split_variables(",".join(p for p in parts if p not in ("ALL", "NONE", "NIL")))
+        if got is None:
             return False
-        env.export_all = "ALL" in parts  # NONE, NIL or only VAR=val pairs: not everything
-        for p in parts:
-            if "=" in p:
-                k, _, val = p.partition("=")
-                env.variables[k] = val
+        env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
+        env.variables.update(got[0])
+        env.passed += [n for n in got[1] if n not in env.passed]  # NAME: its current value
         return True
 
     # ------------------------------------------------------------------ render
@@ -676,8 +677,8 @@ class SlurmScript:
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:
         env = spec.environment
         pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
-        if env.export_all is False:
-            add("export", ",".join(pairs) if pairs else "NONE")
+        if env.export_all is False:  # only these (NAME alone: its value at submission)
+            add("export", ",".join(passed_names(spec) + pairs) or "NONE")
         elif pairs:
             add("export", ",".join(["ALL", *pairs]))
         elif env.export_all:

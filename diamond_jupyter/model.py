@@ -143,6 +143,9 @@ class Environment(_Model):
     container_image: str | None = None
     variables: dict[str, str] = Field(default_factory=dict)
     export_all: bool | None = None  # Slurm --export=ALL / PBS -V
+    # names whose value the submitting shell gives (Slurm --export=NAME, PBS and Grid
+    # Engine -v NAME, flux --env=NAME): they matter where the environment is not exported
+    passed: list[str] = Field(default_factory=list)
 
 
 class StageEntry(_Model):
@@ -191,6 +194,9 @@ class JobSpec(_Model):
     # .output_mode_of)
     output_mode: Literal["append", "truncate"] | None = None
     hold: bool = False
+    # may the scheduler run the job again after a node failure or preemption (Slurm
+    # --requeue/--no-requeue, PBS and Grid Engine -r y|n, LSF -r/-rn); None: the site's default
+    requeue: bool | None = None
     mail_user: str | None = None
     mail_events: list[str] = Field(default_factory=list)  # begin, end, fail
     comment: str | None = None  # the scheduler's free-text comment (Slurm --comment, LSF -Jd)

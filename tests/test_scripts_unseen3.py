@@ -106,7 +106,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -v with a bare name (copied from qsub's environment): the whole list kept
     "pbs/env_vars_group.pbs": dict(
         nodes=1, tasks=1, cpus=4, memory_mb=16 * G, needs_mem=16 * G, walltime=3600,
-        export_all=True, unknown=["-v", "-W", "-P"]),
+        export_all=True, unknown=["-W", "-P"]),  # -v VERBOSE: its value at submission
     "pbs/name_leading_digit.pbs": dict(nodes=2, tasks=128, walltime=12 * 3600, name="3d-sim",
                                        account="ABC-123"),
     # Torque's afterokarray has no neutral form
@@ -117,7 +117,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
                                    unknown=["-l select:host"]),
     "pbs/pro_array_step_place_free_r.pbs": dict(
         nodes=1, tasks=1, cpus=2, memory_mb=4 * G, walltime=300, array="0-999:100",
-        name="chunked", unknown=["-r", "-l place:free", "-l place:shared"]),
+        name="chunked", requeue=True, unknown=["-l place:free", "-l place:shared"]),
     # CRLF and a tab; -l mem is the job's (48gb over 3 nodes); a late directive ignored
     "pbs/torque_crlf_late.pbs": dict(
         nodes=3, tasks=36, memory_mb=48 * G, needs_mem=16 * G, walltime=10 * 3600,
@@ -206,8 +206,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
 }
 
 SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
-_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "comment", "mail_events",
-           "mail_user", "working_directory")
+_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "comment", "requeue",
+           "mail_events", "mail_user", "working_directory")
 
 
 def _source(rel: str) -> tuple[str, str]:

@@ -58,7 +58,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/signal_requeue_mail_list.sbatch": dict(
         nodes=1, tasks=32, walltime=86400, name="ckpt-md", stdout="md-%j.log",
         mail_events=["begin", "end", "fail", "time_limit_80"],
-        mail_user="md.user@uni.example", unknown=["--signal", "--requeue"]),
+        mail_user="md.user@uni.example", requeue=True, unknown=["--signal"]),
     "slurm/srun_pmi2_constraint_switches.sbatch": dict(
         nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
         walltime=6 * 3600, queue="compute", account="astro-alloc", features=["cpu", "ib"],
@@ -98,7 +98,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/pro_array_max_run_subjobs.pbs": dict(
         nodes=1, tasks=1, cpus=2, memory_mb=4 * G, walltime=1800, array="1-200%10",
         name="param_scan", account="PRJ0042", stdout="logs/", stderr="logs/",
-        unknown=["-r"]),
+        requeue=True),
     "pbs/pro_array_throttle_step.pbs": dict(
         nodes=1, tasks=1, cpus=1, memory_mb=2 * G, walltime=600, array="0-99:3%4",
         name="stepped"),
@@ -161,7 +161,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["--bank"]),
     "flux/signal_output_error_env.flux": dict(
         tasks=16, walltime=5400, stdout="logs/flux-%j.out", stderr="logs/flux-%j.err",
-        export_all=False, unknown=["--signal", "--env"]),
+        export_all=False, unknown=["--signal"]),  # --env=HOME: passed from the shell
     "flux/setattr_requires_urgency.flux": dict(
         nodes=4, tasks=32, cpus=128, walltime=86400, features=["ib"],
         unknown=["--urgency", "--setattr"]),
@@ -196,7 +196,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
 }
 
 SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
-_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
            "mail_events", "mail_user")
 
 

@@ -66,6 +66,10 @@ _MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
 _ARITH = re.compile(r"\(\((?:[^()]|\([^()]*\))*\)\)|\blet\s[^;&|#]*|\$\{\w+\[[^\]]*\]")
 _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
                      r"(?=\s|$)(?P<rest>.*)$")
+# IBM's launchers under LSF (CSM's jsrun; lrun, LLNL's wrapper of it): no other scheduler has them
+_LSF_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*(?P<cmd>jsrun|lrun)(?=\s|$)")
+_LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
+                  "sge": "mpirun/mpiexec"}
 
 
 def _meanings(dialect: str, table: dict[str, dict[str, str | None]]) -> dict[str, str]:
@@ -135,10 +139,18 @@ def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | N
             return f"{fm.group('lead')}srun{''.join(' ' + o for o in opts)}{rest}", None
         return line, (f"kept: line {n}: flux run options without an srun equivalent; the "
                       "line is unchanged")
+    if target != "lsf" and (jm := _LSF_LAUNCH.match(line)):
+        return line, (f"kept: line {n}: {jm.group('cmd')} (IBM's launcher under LSF) has no "
+                      f"{target} equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or "
+                      "the site's launcher)")
     if not m:
-        if target != "flux" and re.match(r"^\s*flux\s+(run|submit)\b", line):
-            return line, (f"kept: line {n}: `flux run/submit` has no {target} "
-                          "equivalent (use srun, mpirun or the site's launcher)")
+        sub = re.match(r"^\s*(?:(?:exec|time|command)\s+)*flux\s+([a-z][\w-]*)", line)
+        if target != "flux" and sub:  # any flux command: only a flux instance runs it
+            launches = sub.group(1) in ("run", "submit", "bulksubmit", "batch", "alloc")
+            hint = (f"use {_LAUNCHER_HINT.get(target, 'mpirun')} or the site's launcher"
+                    if launches else "only a flux instance runs it")
+            return line, (f"kept: line {n}: `flux {sub.group(1)}` has no {target} "
+                          f"equivalent ({hint})")
         return line, None
     cmd = m.group("cmd")
     if target != "flux":
@@ -166,6 +178,9 @@ def _flux_options(rest: str, table: dict[str, str]) -> tuple[list[str], str] | N
     while i < len(words) and words[i].startswith("-"):
         word = words[i]
         key, eq, value = word.partition("=")
+        if key not in table and re.fullmatch(r"-[A-Za-z](?:\d+|\$\{?\w+\}?)", word) \
+                and word[:2] in table and word[:2] not in _FLAGS:
+            key, eq, value = word[:2], "=", word[2:]  # a short option's value attached: -n4
         if key not in table:
             return None
         if key in _FLAGS:

@@ -17,6 +17,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     dependencies_for,
+    file_for_directory,
     foreign_warnings,
     guarded,
     is_placeholder,
@@ -24,8 +25,10 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    one_queue,
     output_mode_of,
     own_unknown_lines,
+    passed_names,
     placeholder_note,
     quote,
     tokenize,
@@ -77,6 +80,23 @@ def _count(raw: str) -> int:
 _MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "per-slot",
           "cores": "per-resource", "tasks-per-node": "per-resource",
           "gpus-per-node": "per-resource"}
+
+
+
+def _requires(feature: str, warnings: list[str]) -> str:
+    """A Slurm-style constraint as a flux --requires query (RFC 35 takes `|`, `&` and
+    parentheses): a matching OR `[a|b]` (the same one on every node) becomes a plain OR and
+    the node counts of `a*2` are dropped, each reported; flux would refuse them as written."""
+    text = feature
+    if "[" in text or "]" in text:
+        text = text.replace("[", "(").replace("]", ")")
+        warnings.append(f"approximated: constraint {feature} as {text} (flux cannot ask for "
+                        "the same one on every node)")
+    if re.search(r"\*\d+", text):
+        text = re.sub(r"\*\d+", "", text)
+        warnings.append(f"approximated: node counts in constraint {feature} dropped (flux "
+                        "--requires has none)")
+    return text
 
 
 class FluxScript:
@@ -224,6 +244,9 @@ class FluxScript:
             elif "=" in v and not v.startswith("-"):
                 k, _, val = v.partition("=")
                 spec.environment.variables[k] = val
+            elif re.fullmatch(r"[A-Za-z_]\w*", v):  # NAME: copied from the submitting shell
+                if v not in spec.environment.passed:
+                    spec.environment.passed.append(v)
             else:
                 return False
         else:
@@ -271,7 +294,7 @@ class FluxScript:
         if spec.name:
             add("job-name", spec.name)
         if spec.queue:
-            add("queue", spec.queue)
+            add("queue", one_queue(spec, "flux", warnings))
         if spec.account:
             add("setattr", f"system.bank={spec.account}")
         for what, val in (("QOS", spec.qos), ("reservation", spec.reservation),
@@ -324,7 +347,7 @@ class FluxScript:
             if not r.nodes:
                 warnings.append("approximated: --exclusive only applies together with --nodes")
         for f in c.features:
-            add("requires", f)
+            add("requires", _requires(f, warnings))
         self._render_binding(spec, add, warnings)
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (use flux run "
@@ -338,6 +361,8 @@ class FluxScript:
                 add("dependency", f"{d.kind}:{jid}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
             add("setopt", "output.mode=append")  # the shell truncates by default
@@ -345,11 +370,16 @@ class FluxScript:
             add("cwd", spec.working_directory)
         if spec.hold:
             add("urgency", 0)
+        if spec.requeue is not None:
+            warnings.append("dropped: " + ("rerun" if spec.requeue else "never rerun")
+                            + " after a node failure (flux batch has no such option)")
         if spec.mail_user or spec.mail_events:
             warnings.append("dropped: mail notification "
                             f"({spec.mail_user or ''} {','.join(spec.mail_events)}; flux has none)")
         if spec.environment.export_all is False:
             add("env", "-*")
+            for name in passed_names(spec):
+                add("env", name)
         for k, v in spec.environment.variables.items():
             add("env", f"{k}={v}")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count)

@@ -28,7 +28,9 @@ from .scripts_common import (
     output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
+    queue_names,
     quote,
     tokenize,
     unknown,
@@ -263,6 +265,8 @@ class LsfScript:
                     "-cwd": "working_directory", "-u": "mail_user"}[o]
             if is_placeholder(v):
                 note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+            if o == "-q":  # `-q "short normal"`: any of the queues, a comma list in the model
+                v = ",".join(v.split()) or v
             setattr(spec, attr, v)
         elif o == "-Jd":
             spec.comment = v
@@ -282,6 +286,8 @@ class LsfScript:
             spec.constraints.exclusive = True
         elif o == "-H":
             spec.hold = True
+        elif o in ("-r", "-rn"):  # rerunnable / never rerun
+            spec.requeue = o == "-r"
         elif o in ("-B", "-N"):
             spec.mail_events.append("begin" if o == "-B" else "end")
         elif o == "-w":
@@ -401,7 +407,8 @@ class LsfScript:
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)
         if spec.comment:
             add("-Jd", spec.comment)
-        for opt, val in (("-q", spec.queue), ("-P", spec.account), ("-U", spec.reservation),
+        queues = " ".join(queue_names(spec.queue)) or None  # bsub's list: space separated
+        for opt, val in (("-q", queues), ("-P", spec.account), ("-U", spec.reservation),
                          ("-cwd", spec.working_directory)):
             if val:
                 add(opt, val)
@@ -486,6 +493,8 @@ class LsfScript:
                 add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        if spec.requeue is not None:
+            add("-r" if spec.requeue else "-rn")
         if spec.mail_user:
             add("-u", spec.mail_user)
         ev = set(spec.mail_events)
@@ -494,10 +503,16 @@ class LsfScript:
             add("-B")
         if ev & {"end", "fail", "all"}:
             add("-N")
+            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
+                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
+                                "ends, whatever its outcome)")
         if deps := dependencies_for(spec, self.name, warnings):
             add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
                                   for d in deps for i in d.job_ids))
         env = spec.environment
+        if names := passed_names(spec) if env.export_all is False else []:
+            warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "
+                            "none takes variables with values only)")
         if env.export_all is not None or env.variables:
             head = "none" if env.export_all is False else "all"
             add("-env", ", ".join([head, *(f"{k}={v}" for k, v in

@@ -30,19 +30,24 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    one_queue,
     output_mode_warning,
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     set_output_path,
     sh_quote,
+    split_variables,
     tokenize,
     unknown,
     whole_job_dependencies,
 )
 
+# a PBS size is an integer with an optional unit: qsub refuses a fraction
+_SIZE = "a whole number with b, kb, mb, gb or tb (no fraction: 1536mb, not 1.5gb)"
 _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
 
 _ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
@@ -161,10 +166,12 @@ class PbsScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            pairs = [p.partition("=") for p in v.split(",") if p]
-            if not all(eq for _, eq, _ in pairs):
+            got = split_variables(v)
+            if not got or not (got[0] or got[1]):
                 return False
-            spec.environment.variables.update({k: val for k, _, val in pairs})
+            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
+            env.variables.update(got[0])
+            env.passed += [n for n in got[1] if n not in env.passed]
         elif o == "-m":
             if not set(v) <= set("abejn"):
                 raise bad(item, "bad -m value", "letters from a, b, e, or n")
@@ -173,6 +180,10 @@ class PbsScript:
             spec.mail_user = v
         elif o == "-h":
             spec.hold = True
+        elif o == "-r":
+            if v not in ("y", "n"):
+                raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
+            spec.requeue = v == "y"
         elif o == "-d":
             spec.working_directory = v
             spec.metadata["pbs_flavor"] = "torque"
@@ -262,9 +273,9 @@ class PbsScript:
                 raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
             r.walltime_s = secs
         elif key in ("mem", "pmem"):
-            mb = parse_mem_mb(val, default_unit="b")
+            mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
-                raise bad(item, "bad memory size", "a number with b, kb, mb, gb or tb")
+                raise bad(item, "bad memory size", _SIZE)
             if key == "pmem":
                 r.memory_per_cpu_mb = mb
             else:
@@ -322,9 +333,9 @@ class PbsScript:
                 raise bad(item, "bad ngpus", "a positive integer")
             r.gpus_per_node = int(g)
         if (m := res.pop("mem", None)) is not None:
-            mb = parse_mem_mb(m, default_unit="b")
+            mb = parse_mem_mb(m, default_unit="b", whole=True)
             if mb is None:
-                raise bad(item, "bad mem", "a number with b, kb, mb, gb or tb")
+                raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             r.memory_mb = mb
         for k, x in res.items():
             unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)
@@ -486,7 +497,7 @@ class PbsScript:
             kept = spec.metadata.get("pbs_queue_server")
             same = spec.source_dialect == "pbs" and isinstance(kept, dict) \
                 and kept.get("as") == spec.queue
-            add("-q", kept["raw"] if same else spec.queue)
+            add("-q", kept["raw"] if same else one_queue(spec, "PBS", warnings))
         if spec.account:
             add("-A", spec.account)
         if spec.comment:
@@ -536,6 +547,8 @@ class PbsScript:
         warnings += output_mode_warning(spec, flavor, "truncate")
         if spec.hold:
             add("-h")
+        if spec.requeue is not None:
+            add("-r", "y" if spec.requeue else "n")
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
@@ -545,8 +558,9 @@ class PbsScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if listed := listed_variables(spec):
-            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
+        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                           listed_variables(spec).items()]:
+            add("-v", ",".join(listed))
         preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:
             add("-d", spec.working_directory)

@@ -150,6 +150,16 @@ class OptionTable:
         hits = {self.longs[n] for n in self.longs if n.startswith(name)}
         return hits.pop() if len(hits) == 1 else None
 
+    def abbreviates(self, name: str) -> list[str]:
+        """The options `name` is a prefix of, one name each (aliases counted once)."""
+        if not self.prefix or not name:
+            return []
+        seen: dict[Opt, str] = {}
+        for n in sorted(self.longs):
+            if n.startswith(name):
+                seen.setdefault(self.longs[n], "--" + n)
+        return sorted(seen.values())
+
     def parse(self, tokens: list[str], lineno: int, raw: str, dash: str = "--") -> list[Item]:
         items: list[Item] = []
         i = 0
@@ -159,6 +169,11 @@ class OptionTable:
             if dash == "--" and tok.startswith("--") and len(tok) > 2:
                 name, eq, val = tok[2:].partition("=")
                 opt = self.find_long(name)
+                if opt is None and len(many := self.abbreviates(name)) > 1:
+                    # getopt_long (sbatch) and argparse (flux) refuse an ambiguous prefix
+                    raise BadInput(f"line {lineno}: option --{name} is ambiguous (it begins "
+                                   f"{', '.join(many)}); write the option in full: "
+                                   f"{raw.strip()}")
                 if opt is None:
                     value = val if eq else None
                     if not eq and i < len(tokens) and not tokens[i].startswith("-"):
@@ -235,10 +250,11 @@ def to_int(item: Item, accepted: str = "a positive integer") -> int:
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
 
 
-def parse_mem_mb(text: str, default_unit: str = "m") -> int | None:
-    """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable."""
+def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int | None:
+    """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable,
+    or if `whole` (a scheduler that takes integers only) and the number has a fraction."""
     m = _MEM.match(text.strip())
-    if not m:
+    if not m or (whole and "." in m.group(1)):
         return None
     num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
     if not math.isfinite(num):  # more digits than a float holds: no size at all
@@ -572,6 +588,51 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
         return path, str(exc)
 
 
+# the file PBS, Grid Engine and LSF write into a directory given as -o / -e: their default
+# name there (PBS and Grid Engine NAME.oID / NAME.eID, LSF ID.out / ID.err)
+_DIR_FILES = {"pbs": ("%x.o%j", "%x.e%j"), "sge": ("%x.o%j", "%x.e%j"),
+              "lsf": ("%j.out", "%j.err")}
+
+
+def file_for_directory(path: str, stream: str, source: str | None, target: str,
+                       warnings: list[str]) -> str:
+    """`-o logs/` names a directory on PBS, Grid Engine and LSF (the default file is written
+    in it); Slurm and flux take a file name only, and fail to open a directory: the
+    source's default name inside it, with a warning. `stream`: "stdout" or "stderr"."""
+    files = _DIR_FILES.get(source or "")
+    if not path.endswith("/") or files is None or target not in ("slurm", "flux"):
+        return path
+    name = path + files[stream == "stderr"]
+    warnings.append(f"approximated: {stream} directory {path} as the file {name} ({target} "
+                    "takes a file name, not a directory)")
+    return name
+
+
+_VAR_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def split_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """A comma-separated variable list (`A=1,B`): the NAME=VALUE pairs and the bare names
+    (copied from the submitting shell); None when a name is not a variable name."""
+    pairs: dict[str, str] = {}
+    names: list[str] = []
+    for part in (p for p in text.split(",") if p):
+        k, eq, val = part.partition("=")
+        if not _VAR_NAME.fullmatch(k):
+            return None
+        if eq:
+            pairs[k] = val
+        elif k not in names:
+            names.append(k)
+    return pairs, names
+
+
+def passed_names(spec: JobSpec) -> list[str]:
+    """The names to write where the environment is not exported whole (with it, they go)."""
+    env = spec.environment
+    return [] if env.export_all else [n for n in env.passed if n not in env.variables]
+
+
 def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""
@@ -681,6 +742,22 @@ def whole_job_dependencies(deps: list[Dependency], target: str, warnings: list[s
             d = d.model_copy(update={"per_task": False})
         out.append(d)
     return out
+
+
+def queue_names(queue: str | None) -> list[str]:
+    """The queues of the model's `queue`: a comma list (Slurm `-p a,b`, Grid Engine `-q a,b`,
+    LSF `-q "a b"`) means any one of them."""
+    return [q.strip() for q in (queue or "").split(",") if q.strip()]
+
+
+def one_queue(spec: JobSpec, target: str, warnings: list[str]) -> str | None:
+    """The queue for a scheduler that takes one: the first of a list, the others named in
+    a warning (the list written whole was an unknown queue there)."""
+    names = queue_names(spec.queue)
+    if len(names) > 1:
+        warnings.append(f"approximated: queue list {spec.queue} as the queue {names[0]} "
+                        f"({target} takes one queue)")
+    return names[0] if names else None
 
 
 def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]:

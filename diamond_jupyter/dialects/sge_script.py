@@ -36,9 +36,11 @@ from .scripts_common import (
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     set_output_path,
+    split_variables,
     tokenize,
     unknown,
 )
@@ -169,6 +171,9 @@ class SgeScript:
         if o == "-pe":
             return self._pe(spec, item)
         if o == "-N":
+            if re.search(_NAME_BAD, v) and not is_placeholder(v):  # qsub denies it
+                raise bad(item, "bad job name", "a name without / : @ \\ * ? or blanks "
+                          f"(qsub refuses them), e.g. {re.sub(_NAME_BAD, '_', v)}")
             spec.name = v
         elif o == "-q":
             self._queue(spec, item, v)
@@ -206,10 +211,12 @@ class SgeScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            pairs = [p.partition("=") for p in v.split(",") if p]
-            if not pairs or not all(eq for _, eq, _ in pairs):
-                return False  # `-v NAME` copies NAME from qsub's environment: kept as is
-            spec.environment.variables.update({k: val for k, _, val in pairs})
+            got = split_variables(v)
+            if not got or not (got[0] or got[1]):
+                return False
+            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
+            env.variables.update(got[0])
+            env.passed += [n for n in got[1] if n not in env.passed]
         elif o == "-M":
             spec.mail_user = v
         elif o == "-m":
@@ -221,6 +228,10 @@ class SgeScript:
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
         elif o == "-h":
             spec.hold = True
+        elif o == "-r":
+            if (v or "").lower() not in ("y", "yes", "n", "no"):
+                raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
+            spec.requeue = (v or "").lower() in ("y", "yes")
         elif o == "-S":
             spec.shell = v
         else:
@@ -380,6 +391,8 @@ class SgeScript:
             add("-j", "y")
         if spec.hold:
             add("-h")
+        if spec.requeue is not None:
+            add("-r", "y" if spec.requeue else "n")
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
@@ -390,8 +403,9 @@ class SgeScript:
         env = spec.environment
         if env.export_all:
             add("-V")
-        if listed := listed_variables(spec):
-            add("-v", ",".join(f"{k}={v}" for k, v in listed.items()))
+        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                           listed_variables(spec).items()]:
+            add("-v", ",".join(listed))
         for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
                           ("task distribution", r.distribution)):
             if val:
@@ -509,10 +523,13 @@ class SgeScript:
             add("-tc", limit)
 
 
+_NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
+
+
 def _job_name(name: str) -> str:
     """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit, nor with
     `-` (qsub would read `-N -x` as an option)."""
-    fixed = re.sub(r"[/:@\\*?\s]", "_", name)
+    fixed = re.sub(_NAME_BAD, "_", name)
     return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
 
 

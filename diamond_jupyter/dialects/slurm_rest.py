@@ -55,7 +55,7 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         "cpus_per_task": r.cpus_per_task, "gpus_per_node": r.gpus_per_node,
         "gpus_per_task": r.gpus_per_task, "memory_per_node": r.memory_mb,
         "memory_per_cpu": r.memory_per_cpu_mb, "distribution": r.distribution,
-        "cpu_binding": r.cpu_bind, "gpu_binding": r.gpu_bind,
+        "cpu_binding": r.cpu_bind, "gpu_binding": r.gpu_bind, "requeue": spec.requeue,
     }
     job.update({k: v for k, v in opt.items() if v is not None})
     if spec.stderr and not spec.join_output:

@@ -27,6 +27,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     dependencies_for,
+    file_for_directory,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -39,9 +40,11 @@ from .scripts_common import (
     output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
+    passed_names,
     placeholder_note,
     quote,
     sh_quote,
+    split_variables,
     to_int,
     unknown,
     whole_job_dependencies,
@@ -98,6 +101,20 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
+
+
+_SLURM_MEM = re.compile(r"\d+(?:[KMGT]B?)?", re.I)
+
+
+def _slurm_mem_mb(item: Item) -> int:
+    """sbatch's memory size: a whole number, megabytes unless a K, M, G or T unit (with an
+    optional B) follows; sbatch refuses anything else, a fraction (1.5G) included."""
+    v = (item.value or "").strip()
+    mb = parse_mem_mb(v) if _SLURM_MEM.fullmatch(v) else None
+    if mb is None:
+        raise bad(item, "bad memory size", "a whole number with an optional K, M, G or T "
+                  "unit (no fraction: 1536M, not 1.5G)")
+    return mb
 
 
 @dataclass
@@ -272,10 +289,10 @@ class SlurmScript:
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type
-            later.gpus = None  # a later GPU option replaces --gpus
-            if key == "gpus-per-task":
+            if key == "gpus-per-task":  # beside the job's --gpus total, not in its place
                 r.gpus_per_task = n
             else:
+                later.gpus = None  # a later --gpus or --gpus-per-node replaces --gpus
                 r.gpus_per_node = n
             if key == "gpus":  # the job's total: spread over the nodes once all are read
                 later.gpus = (item.lineno, item.raw, v)
@@ -288,15 +305,11 @@ class SlurmScript:
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
             if key == "mem-per-gpu":
                 later.memory[key] = item.lineno
-            n = to_int(item) if key == "cpus-per-gpu" else parse_mem_mb(v or "")
-            if n is None:
-                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            n = to_int(item) if key == "cpus-per-gpu" else _slurm_mem_mb(item)
             # per GPU: resolved once the GPU count (maybe on a later line) is known
             later.per_gpu[key] = (item.lineno, item.raw, v, n)
         elif key in ("mem", "mem-per-cpu"):
-            mb = parse_mem_mb(v or "")
-            if mb is None:
-                raise bad(item, "bad memory size", "a number with an optional K, M, G or T unit")
+            mb = _slurm_mem_mb(item)
             later.memory[key] = item.lineno
             if key == "mem":
                 r.memory_mb = mb
@@ -345,6 +358,8 @@ class SlurmScript:
             spec.array = ArraySpec(expression=v or "")
         elif key == "hold":
             spec.hold = True
+        elif key in ("requeue", "no-requeue"):
+            spec.requeue = key == "requeue"
         elif key == "mail-user":
             spec.mail_user = v
         elif key == "comment":
@@ -570,13 +585,12 @@ class SlurmScript:
     def _export(spec: JobSpec, v: str) -> bool:
         env = spec.environment
         parts = [p for p in v.split(",") if p]
-        if any("=" not in p and p not in ("ALL", "NONE", "NIL") for p in parts):
+        got = split_variables(",".join(p for p in parts if p not in ("ALL", "NONE", "NIL")))
+        if got is None:
             return False
-        env.export_all = "ALL" in parts  # NONE, NIL or only VAR=val pairs: not everything
-        for p in parts:
-            if "=" in p:
-                k, _, val = p.partition("=")
-                env.variables[k] = val
+        env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
+        env.variables.update(got[0])
+        env.passed += [n for n in got[1] if n not in env.passed]  # NAME: its current value
         return True
 
     # ------------------------------------------------------------------ render
@@ -652,6 +666,8 @@ class SlurmScript:
             add("dependency", dependency_value(deps, warnings))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         mode = output_mode_of(spec)
         if mode and (spec.output_mode or spec.source_dialect != self.name):
@@ -659,6 +675,8 @@ class SlurmScript:
             add("open-mode", mode)
         if spec.hold:
             add("hold")
+        if spec.requeue is not None:
+            add("requeue" if spec.requeue else "no-requeue")
         if spec.mail_user:
             add("mail-user", spec.mail_user)
         if spec.mail_events:
@@ -687,8 +705,8 @@ class SlurmScript:
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:
         env = spec.environment
         pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
-        if env.export_all is False:
-            add("export", ",".join(pairs) if pairs else "NONE")
+        if env.export_all is False:  # only these (NAME alone: its value at submission)
+            add("export", ",".join(passed_names(spec) + pairs) or "NONE")
         elif pairs:
             add("export", ",".join(["ALL", *pairs]))
         elif env.export_all:

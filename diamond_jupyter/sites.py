@@ -28,7 +28,7 @@ from .model import (
 )
 from .transports import CommandFailed, Transport, make_transport
 from .transports.base import CommandResult, FileStat
-from .wrapper import hedge_gate_file, wrapper_prologue
+from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -635,11 +635,13 @@ class Site:
 
     async def job_files(self, job: Job) -> list[str]:
         """A job's result files: those in its working directory, 3 levels deep (paths on the
-        site), without the engine's own (its script and its event secret)."""
+        site), without the engine's own (its script, its event secret and the output
+        lengths the wrapper recorded at the start)."""
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
-        private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret")
+        private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret",
+                   output_offsets_file(f"/jobs/{job.token}"))
         return sorted(p for p in await self.list_files(wd, max_depth=3)
                       if not (job.token and p.endswith(private)))
 

@@ -44,7 +44,7 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     site = custom_fed.site("alpha")
     before = site.scheduler_commands
     first = await site.snapshot(max_age_s=0)
-    assert site.scheduler_commands - before == 3  # partitions, nodes, queue: one invocation
+    assert site.scheduler_commands - before == 4  # partitions, nodes, queue, QOS: one call
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)

@@ -162,7 +162,7 @@ def test_reject_ends_the_task_without_a_job(agent_server, agent_page, fake):
     page, name = agent_page, f"ui-rejected-{uuid.uuid4().hex[:6]}"
     startup = str(agent_server["root"] / ".ipython" / "profile_default" / "startup")
     spec = {"name": name, "command": EVIL, "shell": "/bin/sh", "working_directory": "/tmp",
-            "environment": {"modules": ["evil-module"], "variables": {"LD_PRELOAD": "/x.so"}},
+            "environment": {"modules": ["evil-module"], "variables": {"LD_LIBRARY_PATH": "/e"}},
             "stage_out": [{"source": "x.py", "destination": f"{startup}/00-x.py"}]}
     fake.steps.clear()
     fake.script([fake_llm.tool_use("submit", {"spec": spec, "site": "alpha"})])
@@ -175,7 +175,7 @@ def test_reject_ends_the_task_without_a_job(agent_server, agent_page, fake):
     fields = plan.locator("[data-diamond-plan-fields]")
     expect(fields).to_be_visible()
     for part in (f"command: {EVIL}", "shell: /bin/sh", "working_directory: /tmp",
-                 '"modules":["evil-module"]', "LD_PRELOAD"):
+                 '"modules":["evil-module"]', "LD_LIBRARY_PATH"):
         expect(fields).to_contain_text(part)
     expect(plan.locator("[data-diamond-plan-cost]")).to_contain_text("estimated cost")
     expect(plan.locator("[data-diamond-plan-moves]")).to_contain_text(

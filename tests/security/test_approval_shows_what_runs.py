@@ -36,7 +36,7 @@ async def fed(tb, tmp_path, fake):
 def hostile_spec(startup_dir: str) -> dict:
     return {"name": "hello-world", "command": EVIL, "shell": "/bin/sh",
             "working_directory": "/tmp", "environment": {
-                "modules": ["evil-module"], "variables": {"LD_PRELOAD": "/tmp/x.so"}},
+                "modules": ["evil-module"], "variables": {"LD_LIBRARY_PATH": "/tmp/evil-libs"}},
             "resources": {"nodes": 1, "walltime_s": 600},
             "stage_out": [{"source": "payload.py", "destination": f"{startup_dir}/00-x.py"}]}
 
@@ -63,7 +63,7 @@ async def test_the_plan_shows_script_fields_data_and_cost(fed, fake, tmp_path):
     assert spec["command"] == EVIL and spec["shell"] == "/bin/sh"
     assert spec["working_directory"] == "/tmp"
     assert spec["environment"]["modules"] == ["evil-module"]
-    assert spec["environment"]["variables"] == {"LD_PRELOAD": "/tmp/x.so"}
+    assert spec["environment"]["variables"] == {"LD_LIBRARY_PATH": "/tmp/evil-libs"}
     move, = plan["data_movements"]
     assert move["direction"] == "out" and move["source"] == "alpha:/tmp/payload.py"
     assert move["destination"] == f"{startup}/00-x.py"
@@ -72,7 +72,7 @@ async def test_the_plan_shows_script_fields_data_and_cost(fed, fake, tmp_path):
     from diamond_jupyter.federation_plan import describe_plan
 
     text_ = describe_plan(plan)  # what the notebook and the terminal print
-    for part in (EVIL, "LD_PRELOAD", "evil-module", f"{startup}/00-x.py [this server]",
+    for part in (EVIL, "LD_LIBRARY_PATH", "evil-module", f"{startup}/00-x.py [this server]",
                  "/bin/sh", "working_directory: /tmp", "estimated cost", plan["script_sha256"],
                  "| #SBATCH"):
         assert part in text_, part

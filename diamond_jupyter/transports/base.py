@@ -96,6 +96,27 @@ class CommandTimeout(SiteError):
 
 
 DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
+DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfig's default)
+
+
+class OutputTooLarge(SiteError):
+    """A command printed more than the transport's `max_output_bytes` on stdout or stderr (or
+    a reply or file was larger): reading stopped, the command was ended, nothing is kept."""
+
+
+class StreamOverflow(Exception):
+    """Inside a transport: one stream of a command passed the cap; becomes OutputTooLarge."""
+
+    def __init__(self, stream: str) -> None:  # "stdout" or "stderr"
+        super().__init__(stream)
+        self.stream = stream
+
+
+def output_too_large(site: str, what: str, stream: str, cap: int) -> OutputTooLarge:
+    """The error for `what` (a command's argv[0], a request, a file) passing the cap."""
+    return OutputTooLarge(
+        f"{site}: {what} printed more than {cap} bytes on {stream} (the transport's "
+        "max_output_bytes): stopped reading it and ended the command")
 
 
 @runtime_checkable

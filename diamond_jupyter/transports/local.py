@@ -18,14 +18,17 @@ from ..aio import within
 from ..model import SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_MAX_OUTPUT_BYTES,
     FORMAT_VARS,
     CommandResult,
     CommandTimeout,
     FileStat,
     LineSplitter,
+    StreamOverflow,
     check_argv,
     check_env,
     open_regular,
+    output_too_large,
     result_or_raise,
     safe_mode,
 )
@@ -49,9 +52,11 @@ class LocalTransport:
     kind = "local"
 
     def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS,
-                 command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S):
+                 command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S,
+                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES):
         self.name = site
         self.command_timeout_s = command_timeout_s
+        self.max_output_bytes = max_output_bytes
         self.workdir = str(Path(workdir or "~").expanduser())
         self.keep_vars = frozenset(keep_vars)
         self.commands_run = 0
@@ -107,10 +112,13 @@ class LocalTransport:
             res = CommandResult(list(argv), 127, "", f"{argv[0]}: {e.strerror}\n", 0.0)
             return result_or_raise(self.name, res, check)
         try:
-            out, err = await within(proc.communicate(stdin), timeout)
+            out, err = await within(self._communicate(proc, stdin), timeout)
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s "
                                  "(stopped)") from None
+        except StreamOverflow as e:
+            raise output_too_large(self.name, argv[0], e.stream, self.max_output_bytes) \
+                from None
         finally:
             await asyncio.shield(self._kill(proc))
         res = CommandResult(
@@ -123,6 +131,41 @@ class LocalTransport:
         return result_or_raise(self.name, res, check)
 
     run_fast = run  # no session setup to save here
+
+    async def _communicate(self, proc: asyncio.subprocess.Process,
+                           stdin: bytes | None) -> tuple[bytes, bytes]:
+        """`proc.communicate(stdin)`, but each stream is read up to `max_output_bytes` only:
+        one byte more raises StreamOverflow (the caller kills the process group)."""
+        assert proc.stdout is not None and proc.stderr is not None
+        cap = self.max_output_bytes
+
+        async def feed() -> None:
+            if proc.stdin is None:
+                return
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                if stdin:  # a command that exits without reading it: as communicate()
+                    proc.stdin.write(stdin)
+                    await proc.stdin.drain()
+                proc.stdin.close()
+
+        async def read(stream: asyncio.StreamReader, name: str) -> bytes:
+            buf = bytearray()
+            while chunk := await stream.read(min(1 << 16, cap + 1 - len(buf))):
+                buf += chunk
+                if len(buf) > cap:
+                    raise StreamOverflow(name)
+            return bytes(buf)
+
+        tasks = [asyncio.ensure_future(feed()),
+                 asyncio.ensure_future(read(proc.stdout, "stdout")),
+                 asyncio.ensure_future(read(proc.stderr, "stderr"))]
+        try:
+            _, out, err = await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:  # one failed (or we were cancelled): the others stop too
+                t.cancel()
+        await proc.wait()
+        return out, err
 
     async def open_stream(
         self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""

@@ -84,7 +84,13 @@ class LocalTransport:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # own session: the preamble's children too
-            await proc.wait()
+        # asyncio's wait() returns only once the pipes reach EOF, and a reader stopped early
+        # (output over the cap, a timeout) left them paused: what is left is thrown away
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                while await stream.read(1 << 16):
+                    pass
+        await proc.wait()
 
     async def run(
         self,
@@ -164,6 +170,7 @@ class LocalTransport:
         finally:
             for t in tasks:  # one failed (or we were cancelled): the others stop too
                 t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # off the pipes first
         await proc.wait()
         return out, err
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import secrets
 
 import pytest
 from test_transport_ssh import ssh
@@ -221,3 +223,47 @@ async def test_slurmrestd_reply_body_is_capped(tmp_path):
         await t.close()
         server.close()
         await server.wait_closed()
+
+
+async def check_file_reads(t, d: str) -> None:
+    """get_bytes reads a file whole only up to the cap; a link to an endless device is
+    never read without end. `d`: a fresh directory relative to the login's home."""
+    data = pattern(CAP).encode()
+    await t.put_bytes(data, f"{d}/exact")
+    await t.put_bytes(data + b"!", f"{d}/over")
+    await t.run(["ln", "-s", "/dev/zero", f"{d}/zero"], check=True)
+    assert await t.get_bytes(f"{d}/exact") == data
+    with pytest.raises(OutputTooLarge, match=rf"{t.name}: {d}/over holds more than {CAP} "
+                                             r"bytes .*max_output_bytes.*fetch it to a file"):
+        await t.get_bytes(f"{d}/over")
+    assert await t.read_end(f"{d}/over", 5) == data[-4:] + b"!"
+    with pytest.raises(SiteError, match=f"{t.name}: "):
+        await asyncio.wait_for(t.get_bytes(f"{d}/zero"), 60)
+    assert await t.get_bytes(f"{d}/exact") == data  # and the transport still works
+
+
+@pytest.mark.asyncio
+async def test_local_file_reads_are_bounded(tmp_path):
+    t = make_transport(TransportConfig(kind="local", max_output_bytes=CAP), "here",
+                       workdir=str(tmp_path))
+    await check_file_reads(t, "files")
+    # a log replaced by a link to a device or by a FIFO: refused at once, not read for ever
+    # (read_end used to read /dev/zero to the end of memory) nor waited on
+    with pytest.raises(SiteError, match="here: cannot read files/zero: not a regular file"):
+        await asyncio.wait_for(t.read_end("files/zero", 100), 60)
+    os.mkfifo(tmp_path / "fifo")
+    for call in (t.read_end("fifo", 100), t.get_bytes("fifo")):
+        with pytest.raises(SiteError, match="not a regular file"):
+            await asyncio.wait_for(call, 60)
+
+
+@pytest.mark.asyncio
+async def test_ssh_file_reads_are_bounded(sshd):
+    t = ssh(sshd, max_output_bytes=CAP)
+    d = f"dj-{secrets.token_hex(4)}"
+    try:
+        await check_file_reads(t, d)
+        assert len(await t.read_end(f"{d}/zero", 100) or b"") <= 100
+    finally:
+        await t.run(["rm", "-rf", d])
+        await t.close()

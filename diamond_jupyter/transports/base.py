@@ -73,6 +73,17 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_at_most(f: BinaryIO, n: int) -> bytes:
+    """Up to `n` bytes from `f`, in 1 MiB reads (one `read(n)` would set aside n bytes
+    however small the file)."""
+    parts: list[bytes] = []
+    left = n
+    while left > 0 and (chunk := f.read(min(left, 1 << 20))):
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
 SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create
 
 
@@ -110,6 +121,12 @@ class StreamOverflow(Exception):
     def __init__(self, stream: str) -> None:  # "stdout" or "stderr"
         super().__init__(stream)
         self.stream = stream
+
+
+def file_too_large(site: str, path: str, cap: int) -> OutputTooLarge:
+    return OutputTooLarge(
+        f"{site}: {path} holds more than {cap} bytes (the transport's max_output_bytes): "
+        "not read whole; fetch it to a file instead")
 
 
 def output_too_large(site: str, what: str, stream: str, cap: int) -> OutputTooLarge:

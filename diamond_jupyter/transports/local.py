@@ -27,8 +27,10 @@ from .base import (
     StreamOverflow,
     check_argv,
     check_env,
+    file_too_large,
     open_regular,
     output_too_large,
+    read_at_most,
     result_or_raise,
     safe_mode,
 )
@@ -218,10 +220,20 @@ class LocalTransport:
             raise SiteError(f"{self.name}: cannot write {remote_path}: {e.strerror}") from None
 
     async def get_bytes(self, remote_path: str) -> bytes:
+        """The whole file, when it holds at most `max_output_bytes` (else OutputTooLarge);
+        only a regular file (a FIFO would block, a device never end)."""
+        cap = self.max_output_bytes
+
+        def read() -> bytes:
+            with open_regular(self._path(remote_path)) as f:
+                return read_at_most(f, cap + 1)
         try:
-            return await asyncio.to_thread(self._path(remote_path).read_bytes)
+            data = await asyncio.to_thread(read)
         except OSError as e:
             raise SiteError(f"{self.name}: cannot read {remote_path}: {e.strerror}") from None
+        if len(data) > cap:
+            raise file_too_large(self.name, remote_path, cap)
+        return data
 
     async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
         src = Path(local_path)
@@ -251,11 +263,11 @@ class LocalTransport:
 
     async def read_end(self, path: str, max_bytes: int) -> bytes | None:
         """The last `max_bytes` bytes of a file (None: no such file)."""
-        def read() -> bytes:
-            with open(self._path(path), "rb") as f:
+        def read() -> bytes:  # a regular file only, and never more than max_bytes of it
+            with open_regular(self._path(path)) as f:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(max(0, size - int(max_bytes)))
-                return f.read()
+                return read_at_most(f, int(max_bytes))
         try:
             return await asyncio.to_thread(read)
         except FileNotFoundError:

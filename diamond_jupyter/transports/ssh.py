@@ -31,6 +31,7 @@ from .base import (
     LineSplitter,
     StreamOverflow,
     check_argv,
+    file_too_large,
     output_too_large,
     render_command,
     render_stream_command,
@@ -388,11 +389,14 @@ class SSHTransport(ShellMixin):
                               remote_path, mode)
 
     async def get_bytes(self, remote_path: str) -> bytes:
+        """The whole file, when it holds at most `max_output_bytes` (else OutputTooLarge)."""
         try:
             return await self._sftp_call(f"cannot read {remote_path}", ssh_sftp.get,
-                                         remote_path)
+                                         remote_path, self.max_output_bytes)
         except FileNotFoundError:
             raise SiteError(f"{self.name}: no such file: {remote_path}") from None
+        except ssh_sftp.FileTooLarge:
+            raise file_too_large(self.name, remote_path, self.max_output_bytes) from None
 
     async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
         data = await asyncio.to_thread(Path(local_path).read_bytes)

@@ -34,10 +34,16 @@ def emit(n: int, stderr: bool = False) -> list[str]:
 
 def test_the_cap_is_a_transport_setting_with_a_generous_default():
     assert TransportConfig().max_output_bytes == 64 << 20
-    with pytest.raises(ValueError, match="max_output_bytes"):
-        TransportConfig(kind="local", max_output_bytes=0)
-    site = SiteConfig(name="s", transport={"kind": "local", "max_output_bytes": 1000})
-    assert make_transport(site.transport, "s").max_output_bytes == 1000
+    # a cap too small for any scheduler query, or not a whole number of bytes: refused
+    for bad, why in ((0, "greater than or equal to 4096"), (1000, "equal to 4096"),
+                     (True, "valid integer"), ("64MB", "valid integer"), (1.5, "valid integer")):
+        with pytest.raises(ValueError, match=rf"max_output_bytes\n.*{why}"):
+            TransportConfig(kind="local", max_output_bytes=bad)
+    site = SiteConfig(name="s", transport={"kind": "local", "max_output_bytes": 5000})
+    assert make_transport(site.transport, "s").max_output_bytes == 5000
+    rest = TransportConfig(kind="slurmrestd", url="http://h:1", token_file="/t",
+                           max_output_bytes=5000)
+    assert SlurmRestTransport(rest, "r").cfg.max_output_bytes == 5000
 
 
 async def check_cap(run, site: str) -> None:

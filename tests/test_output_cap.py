@@ -9,13 +9,14 @@ import base64
 import json
 import os
 import secrets
+import signal
 
 import pytest
 from test_transport_ssh import ssh
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.model import SiteError
-from diamond_jupyter.transports import OutputTooLarge, make_transport, ssh_shell
+from diamond_jupyter.transports import CommandTimeout, OutputTooLarge, make_transport, ssh_shell
 from diamond_jupyter.transports.slurmrestd import SlurmRestTransport
 
 CAP = 4096
@@ -273,3 +274,25 @@ async def test_ssh_file_reads_are_bounded(sshd):
     finally:
         await t.run(["rm", "-rf", d])
         await t.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("over", ["cap", "timeout"])
+async def test_local_command_whose_escaped_child_holds_the_pipe_still_ends(tmp_path, over):
+    """A command over the cap (or its timeout) is killed with its process group; a child that
+    left the session (setsid) kept the pipe open and writing, and the kill then waited for
+    its end for ever. Now it fails in bounded time."""
+    pidfile = tmp_path / "escaped.pid"
+    t = make_transport(TransportConfig(kind="local", max_output_bytes=CAP), "here",
+                       workdir=str(tmp_path))
+    burst = "head -c 10000 /dev/zero" if over == "cap" else "exec sleep 30"
+    argv = ["sh", "-c", "setsid sh -c 'echo $$ > escaped.pid; while :; do echo x; "
+            f"sleep 0.2; done' & until [ -s escaped.pid ]; do :; done; {burst}"]
+    want = OutputTooLarge if over == "cap" else CommandTimeout
+    try:
+        with pytest.raises(want):
+            await asyncio.wait_for(t.run(argv, timeout=1.0), 30)
+    finally:
+        if pidfile.exists():
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    assert (await t.run(["echo", "next"])).stdout == "next\n"

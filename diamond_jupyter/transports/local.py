@@ -50,6 +50,9 @@ def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) 
     }
 
 
+KILL_DRAIN_S = 5.0  # after the kill: how long the pipes may take to reach EOF
+
+
 class LocalTransport:
     kind = "local"
 
@@ -86,12 +89,23 @@ class LocalTransport:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # own session: the preamble's children too
+
+        async def drain() -> None:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    while await stream.read(1 << 16):
+                        pass
+
         # asyncio's wait() returns only once the pipes reach EOF, and a reader stopped early
         # (output over the cap, a timeout) left them paused: what is left is thrown away
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                while await stream.read(1 << 16):
-                    pass
+        try:
+            await within(drain(), KILL_DRAIN_S)
+        except asyncio.TimeoutError:
+            # a process that left the session (setsid) still holds a pipe and writes: stop
+            # listening to the pipes (asyncio has no public call for it), so wait() can end
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
         await proc.wait()
 
     async def run(

@@ -296,3 +296,37 @@ async def test_local_command_whose_escaped_child_holds_the_pipe_still_ends(tmp_p
         if pidfile.exists():
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
     assert (await t.run(["echo", "next"])).stdout == "next\n"
+
+
+@pytest.mark.asyncio
+async def test_a_batch_of_queries_over_the_cap_names_its_queries(tmp_path):
+    """A snapshot's queries run as one `sh -c` batch: its overflow said only "sh printed
+    more than ..."; it names the queries, and the site reads as unreachable with that
+    reason (no crash, no partial queue); a normal batch then works."""
+    from diamond_jupyter.sites import Site
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for prog, body in (("squeue", 'head -c "${FLOOD:-10}" /dev/zero | tr "\\0" x; echo'),
+                       ("scontrol", "echo PartitionName=debug")):
+        (bin_ / prog).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / prog).chmod(0o755)
+    cfg = SiteConfig(name="s", workdir=str(tmp_path),
+                     transport={"kind": "local", "max_output_bytes": CAP},
+                     commands={p: str(bin_ / p) for p in ("squeue", "scontrol")},
+                     env={"FLOOD": str(CAP * 2)})
+    site = Site(cfg, transport=make_transport(cfg.transport, "s", workdir=str(tmp_path)))
+    queries = {"partitions": ["scontrol", "show", "partition"], "queue": ["squeue", "-h"]}
+    try:
+        with pytest.raises(OutputTooLarge, match=rf"^s: the partitions, queue queries \(one "
+                                                 rf"batch\) printed more than {CAP} bytes on "
+                                                 r"stdout .*max_output_bytes; raise it"):
+            await site.run_batch(queries)
+        snap = await site.snapshot()
+        assert not snap.reachable and "queue, qos queries (one batch) printed more than" \
+            in (snap.error or "")
+        site.cfg.env["FLOOD"] = "10"
+        out = await site.run_batch(queries)
+        assert out == {"partitions": "PartitionName=debug", "queue": "x" * 10}
+    finally:
+        await site.close()

@@ -112,7 +112,12 @@ DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfi
 
 class OutputTooLarge(SiteError):
     """A command printed more than the transport's `max_output_bytes` on stdout or stderr (or
-    a reply or file was larger): reading stopped, the command was ended, nothing is kept."""
+    a reply or file was larger): reading stopped, the command was ended, nothing is kept.
+    `cap`: the bytes allowed; `stream`: stdout or stderr, for a command."""
+
+    def __init__(self, message: str, *, cap: int = 0, stream: str = "") -> None:
+        super().__init__(message)
+        self.cap, self.stream = cap, stream
 
 
 class StreamOverflow(Exception):
@@ -126,14 +131,14 @@ class StreamOverflow(Exception):
 def file_too_large(site: str, path: str, cap: int) -> OutputTooLarge:
     return OutputTooLarge(
         f"{site}: {path} holds more than {cap} bytes (the transport's max_output_bytes): "
-        "not read whole; fetch it to a file instead")
+        "not read whole; fetch it to a file instead", cap=cap)
 
 
 def output_too_large(site: str, what: str, stream: str, cap: int) -> OutputTooLarge:
     """The error for `what` (a command's argv[0], a request, a file) passing the cap."""
     return OutputTooLarge(
         f"{site}: {what} printed more than {cap} bytes on {stream} (the transport's "
-        "max_output_bytes): stopped reading it and ended the command")
+        "max_output_bytes): stopped reading it and ended the command", cap=cap, stream=stream)
 
 
 @runtime_checkable

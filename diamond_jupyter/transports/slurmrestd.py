@@ -179,7 +179,7 @@ class SlurmRestTransport:
         cap = self.cfg.max_output_bytes
         too_big = OutputTooLarge(
             f"{self.name}: slurmrestd's reply to {method} {path} is larger than {cap} bytes "
-            "(the transport's max_output_bytes): stopped reading it")
+            "(the transport's max_output_bytes): stopped reading it", cap=cap)
         async with self._http().stream(method, self.url(path), json=body, headers=headers,
                                        timeout=timeout) as r:
             length = r.headers.get("content-length", "").strip()

@@ -241,6 +241,10 @@ class TransportConfig(_Cfg):
     connect_timeout_s: float = Field(default=10.0, gt=0)
     # A command given no timeout of its own fails (SiteError) after this long.
     command_timeout_s: float = Field(default=300.0, gt=0)
+    # A command printing more than this on stdout or on stderr (or a slurmrestd reply body,
+    # or a file read whole) is stopped and fails (SiteError): a hostile site, or a queue of
+    # many huge job names, cannot make the engine hold unbounded memory.
+    max_output_bytes: int = Field(default=64 << 20, ge=4096, strict=True)  # bytes
     max_sessions: int = Field(default=10, ge=2)  # sshd MaxSessions: channels per connection
     reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
     # slurmrestd: the API's base URL (http[s]://HOST:PORT), its OpenAPI plugin version, and

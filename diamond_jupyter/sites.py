@@ -26,7 +26,7 @@ from .model import (
     SiteError,
     SiteSnapshot,
 )
-from .transports import CommandFailed, Transport, make_transport
+from .transports import CommandFailed, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
@@ -338,8 +338,14 @@ class Site:
         for name, argv in named.items():
             parts.append(f"{shlex.join(self._argv(argv))} 2>&1; echo {SEP}{name}:$?")
         self.scheduler_commands += len(named)
-        res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
-                                       preamble=self.cfg.preamble, timeout=60.0)
+        try:
+            res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
+                                           preamble=self.cfg.preamble, timeout=60.0)
+        except OutputTooLarge as e:  # "sh printed ...": say which queries it was
+            raise OutputTooLarge(
+                f"{self.name}: the {', '.join(named)} queries (one batch) printed more than "
+                f"{e.cap} bytes on {e.stream} (the transport's max_output_bytes; raise it for "
+                "a site this busy): stopped reading them", cap=e.cap, stream=e.stream) from None
         out: dict[str, str] = {}
         chunk: list[str] = []
         for line in res.stdout.split("\n"):

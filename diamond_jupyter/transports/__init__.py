@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import TransportConfig
-from .base import CommandFailed, CommandResult, CommandTimeout, FileStat, Transport
+from .base import (
+    CommandFailed,
+    CommandResult,
+    CommandTimeout,
+    FileStat,
+    OutputTooLarge,
+    Transport,
+)
 from .local import LocalTransport
 
 
@@ -14,7 +21,8 @@ def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
     """`kw`: for ssh `interactive_handler`, `max_sessions`, `reconnect_attempts`;
     for local `workdir`."""
     if cfg.kind == "local":
-        return LocalTransport(site, command_timeout_s=cfg.command_timeout_s, **kw)
+        return LocalTransport(site, command_timeout_s=cfg.command_timeout_s,
+                              max_output_bytes=cfg.max_output_bytes, **kw)
     if cfg.kind == "slurmrestd":
         from .slurmrestd import SlurmRestTransport  # httpx only when needed
 
@@ -30,6 +38,7 @@ __all__ = [
     "CommandTimeout",
     "FileStat",
     "LocalTransport",
+    "OutputTooLarge",
     "Transport",
     "make_transport",
 ]

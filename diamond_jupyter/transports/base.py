@@ -73,6 +73,17 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_at_most(f: BinaryIO, n: int) -> bytes:
+    """Up to `n` bytes from `f`, in 1 MiB reads (one `read(n)` would set aside n bytes
+    however small the file)."""
+    parts: list[bytes] = []
+    left = n
+    while left > 0 and (chunk := f.read(min(left, 1 << 20))):
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
 SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create
 
 
@@ -96,6 +107,38 @@ class CommandTimeout(SiteError):
 
 
 DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
+DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfig's default)
+
+
+class OutputTooLarge(SiteError):
+    """A command printed more than the transport's `max_output_bytes` on stdout or stderr (or
+    a reply or file was larger): reading stopped, the command was ended, nothing is kept.
+    `cap`: the bytes allowed; `stream`: stdout or stderr, for a command."""
+
+    def __init__(self, message: str, *, cap: int = 0, stream: str = "") -> None:
+        super().__init__(message)
+        self.cap, self.stream = cap, stream
+
+
+class StreamOverflow(Exception):
+    """Inside a transport: one stream of a command passed the cap; becomes OutputTooLarge."""
+
+    def __init__(self, stream: str) -> None:  # "stdout" or "stderr"
+        super().__init__(stream)
+        self.stream = stream
+
+
+def file_too_large(site: str, path: str, cap: int) -> OutputTooLarge:
+    return OutputTooLarge(
+        f"{site}: {path} holds more than {cap} bytes (the transport's max_output_bytes): "
+        "not read whole; fetch it to a file instead", cap=cap)
+
+
+def output_too_large(site: str, what: str, stream: str, cap: int) -> OutputTooLarge:
+    """The error for `what` (a command's argv[0], a request, a file) passing the cap."""
+    return OutputTooLarge(
+        f"{site}: {what} printed more than {cap} bytes on {stream} (the transport's "
+        "max_output_bytes): stopped reading it and ended the command", cap=cap, stream=stream)
 
 
 @runtime_checkable

@@ -18,14 +18,19 @@ from ..aio import within
 from ..model import SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_MAX_OUTPUT_BYTES,
     FORMAT_VARS,
     CommandResult,
     CommandTimeout,
     FileStat,
     LineSplitter,
+    StreamOverflow,
     check_argv,
     check_env,
+    file_too_large,
     open_regular,
+    output_too_large,
+    read_at_most,
     result_or_raise,
     safe_mode,
 )
@@ -45,13 +50,18 @@ def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) 
     }
 
 
+KILL_DRAIN_S = 5.0  # after the kill: how long the pipes may take to reach EOF
+
+
 class LocalTransport:
     kind = "local"
 
     def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS,
-                 command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S):
+                 command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S,
+                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES):
         self.name = site
         self.command_timeout_s = command_timeout_s
+        self.max_output_bytes = max_output_bytes
         self.workdir = str(Path(workdir or "~").expanduser())
         self.keep_vars = frozenset(keep_vars)
         self.commands_run = 0
@@ -79,7 +89,24 @@ class LocalTransport:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # own session: the preamble's children too
-            await proc.wait()
+
+        async def drain() -> None:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    while await stream.read(1 << 16):
+                        pass
+
+        # asyncio's wait() returns only once the pipes reach EOF, and a reader stopped early
+        # (output over the cap, a timeout) left them paused: what is left is thrown away
+        try:
+            await within(drain(), KILL_DRAIN_S)
+        except asyncio.TimeoutError:
+            # a process that left the session (setsid) still holds a pipe and writes: stop
+            # listening to the pipes (asyncio has no public call for it), so wait() can end
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+        await proc.wait()
 
     async def run(
         self,
@@ -107,10 +134,13 @@ class LocalTransport:
             res = CommandResult(list(argv), 127, "", f"{argv[0]}: {e.strerror}\n", 0.0)
             return result_or_raise(self.name, res, check)
         try:
-            out, err = await within(proc.communicate(stdin), timeout)
+            out, err = await within(self._communicate(proc, stdin), timeout)
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: {argv[0]} timed out after {timeout:g} s "
                                  "(stopped)") from None
+        except StreamOverflow as e:
+            raise output_too_large(self.name, argv[0], e.stream, self.max_output_bytes) \
+                from None
         finally:
             await asyncio.shield(self._kill(proc))
         res = CommandResult(
@@ -123,6 +153,42 @@ class LocalTransport:
         return result_or_raise(self.name, res, check)
 
     run_fast = run  # no session setup to save here
+
+    async def _communicate(self, proc: asyncio.subprocess.Process,
+                           stdin: bytes | None) -> tuple[bytes, bytes]:
+        """`proc.communicate(stdin)`, but each stream is read up to `max_output_bytes` only:
+        one byte more raises StreamOverflow (the caller kills the process group)."""
+        assert proc.stdout is not None and proc.stderr is not None
+        cap = self.max_output_bytes
+
+        async def feed() -> None:
+            if proc.stdin is None:
+                return
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                if stdin:  # a command that exits without reading it: as communicate()
+                    proc.stdin.write(stdin)
+                    await proc.stdin.drain()
+                proc.stdin.close()
+
+        async def read(stream: asyncio.StreamReader, name: str) -> bytes:
+            buf = bytearray()
+            while chunk := await stream.read(min(1 << 16, cap + 1 - len(buf))):
+                buf += chunk
+                if len(buf) > cap:
+                    raise StreamOverflow(name)
+            return bytes(buf)
+
+        tasks = [asyncio.ensure_future(feed()),
+                 asyncio.ensure_future(read(proc.stdout, "stdout")),
+                 asyncio.ensure_future(read(proc.stderr, "stderr"))]
+        try:
+            _, out, err = await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:  # one failed (or we were cancelled): the others stop too
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # off the pipes first
+        await proc.wait()
+        return out, err
 
     async def open_stream(
         self, argv: list[str], *, env: dict[str, str] | None = None, preamble: str = ""
@@ -168,10 +234,20 @@ class LocalTransport:
             raise SiteError(f"{self.name}: cannot write {remote_path}: {e.strerror}") from None
 
     async def get_bytes(self, remote_path: str) -> bytes:
+        """The whole file, when it holds at most `max_output_bytes` (else OutputTooLarge);
+        only a regular file (a FIFO would block, a device never end)."""
+        cap = self.max_output_bytes
+
+        def read() -> bytes:
+            with open_regular(self._path(remote_path)) as f:
+                return read_at_most(f, cap + 1)
         try:
-            return await asyncio.to_thread(self._path(remote_path).read_bytes)
+            data = await asyncio.to_thread(read)
         except OSError as e:
             raise SiteError(f"{self.name}: cannot read {remote_path}: {e.strerror}") from None
+        if len(data) > cap:
+            raise file_too_large(self.name, remote_path, cap)
+        return data
 
     async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
         src = Path(local_path)
@@ -201,11 +277,11 @@ class LocalTransport:
 
     async def read_end(self, path: str, max_bytes: int) -> bytes | None:
         """The last `max_bytes` bytes of a file (None: no such file)."""
-        def read() -> bytes:
-            with open(self._path(path), "rb") as f:
+        def read() -> bytes:  # a regular file only, and never more than max_bytes of it
+            with open_regular(self._path(path)) as f:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(max(0, size - int(max_bytes)))
-                return f.read()
+                return read_at_most(f, int(max_bytes))
         try:
             return await asyncio.to_thread(read)
         except FileNotFoundError:

@@ -27,7 +27,7 @@ import httpx
 from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
-from .base import DEFAULT_COMMAND_TIMEOUT_S, check_argv
+from .base import DEFAULT_COMMAND_TIMEOUT_S, OutputTooLarge, check_argv
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 ASSUMED_LIFESPAN_S = 1800.0  # a token whose expiry cannot be read is renewed after this
@@ -141,9 +141,8 @@ class SlurmRestTransport:
                 headers["X-SLURM-USER-NAME"] = self.user
             self.requests += 1
             try:
-                r = await self._http().request(method, self.url(path), json=body,
-                                               headers=headers, timeout=timeout or
-                                               self.command_timeout_s)
+                r, text = await self._send(method, path, body, headers,
+                                           timeout or self.command_timeout_s)
             except httpx.ConnectError as e:
                 raise SiteError(f"{self.name}: cannot connect to slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
@@ -161,7 +160,7 @@ class SlurmRestTransport:
             except httpx.HTTPError as e:
                 raise SiteError(f"{self.name}: {method} {path} at {self.base} failed: "
                                 f"{_why(e)}") from None
-            if not renew and _auth_refused(r):
+            if not renew and _auth_refused(r, text):
                 renew = True
                 continue  # expired or revoked: one more try with a fresh token
             if r.status_code in (401, 403):
@@ -170,8 +169,28 @@ class SlurmRestTransport:
             if r.status_code == 404 and "json" not in r.headers.get("content-type", ""):
                 raise SiteError(f"{self.name}: slurmrestd at {self.base} has no "
                                 f"{self.cfg.api_version} {path} (HTTP 404; check api_version)")
-            return r.status_code, r.text
+            return r.status_code, text
         raise AssertionError("unreachable")
+
+    async def _send(self, method: str, path: str, body: Any, headers: dict[str, str],
+                    timeout: float) -> tuple[httpx.Response, str]:
+        """One HTTP exchange; the reply body read up to `max_output_bytes` (decoded size):
+        a larger one stops the read and fails with OutputTooLarge, never held whole."""
+        cap = self.cfg.max_output_bytes
+        too_big = OutputTooLarge(
+            f"{self.name}: slurmrestd's reply to {method} {path} is larger than {cap} bytes "
+            "(the transport's max_output_bytes): stopped reading it", cap=cap)
+        async with self._http().stream(method, self.url(path), json=body, headers=headers,
+                                       timeout=timeout) as r:
+            length = r.headers.get("content-length", "").strip()
+            if length.isdigit() and int(length) > cap:  # said at once: nothing read
+                raise too_big
+            buf = bytearray()
+            async for chunk in r.aiter_bytes():
+                buf += chunk
+                if len(buf) > cap:
+                    raise too_big
+            return r, buf.decode(r.encoding or "utf-8", "replace")
 
     # -- what the REST API cannot do -------------------------------------------------------
     def _cannot(self, what: str) -> BadInput:
@@ -228,7 +247,7 @@ def _why(e: BaseException) -> str:
     return " ".join((str(e) or type(e).__name__).split())[:200]
 
 
-def _auth_refused(r: httpx.Response) -> bool:
+def _auth_refused(r: httpx.Response, text: str) -> bool:
     """A reply that means the token was not accepted: 401/403, or 22.05's HTTP 500 whose
     only error is the unspecified -1 that slurmctld's refusal of the credential becomes."""
     if r.status_code in (401, 403):
@@ -236,7 +255,7 @@ def _auth_refused(r: httpx.Response) -> bool:
     if r.status_code != 500:
         return False
     try:
-        errors = json.loads(r.text).get("errors") or []
+        errors = json.loads(text).get("errors") or []
     except (ValueError, AttributeError):
         return False
     return bool(errors) and all(isinstance(e, dict) and e.get("error_number") == -1

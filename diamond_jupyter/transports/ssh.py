@@ -29,7 +29,10 @@ from .base import (
     FileStat,
     InteractiveHandler,
     LineSplitter,
+    StreamOverflow,
     check_argv,
+    file_too_large,
+    output_too_large,
     render_command,
     render_stream_command,
     result_or_raise,
@@ -94,6 +97,7 @@ class SSHTransport(ShellMixin):
         self.max_sessions = max(2, max_sessions or cfg.max_sessions)
         self.reconnect_attempts = max(1, reconnect_attempts or cfg.reconnect_attempts)
         self.connections_opened = 0  # TCP connections made to the target (tests, metrics)
+        self.max_output_bytes = cfg.max_output_bytes  # per stream of one command
         self._sshcfg = load_ssh_config(cfg.ssh_config)
         self.spec: HostSpec = resolve_host(
             self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file
@@ -295,16 +299,19 @@ class SSHTransport(ShellMixin):
         argv = check_argv(argv)
         line = render_command(argv, env, preamble)
         timeout = self.cfg.command_timeout_s if timeout is None else timeout
-        out: list[bytes] = []
-        err: list[bytes] = []
+        out, err = bytearray(), bytearray()
+        cap = self.max_output_bytes
 
         async def talk(ch: paramiko.Channel) -> int:
             if stdin:
                 await self._in_pool(ch.sendall, stdin)
             ch.shutdown_write()
             async for o, e in chunks(ch):
-                out.append(o)
-                err.append(e)
+                out.extend(o)
+                err.extend(e)
+                for name, buf in (("stdout", out), ("stderr", err)):
+                    if len(buf) > cap:  # the channel is closed below: the command ends
+                        raise StreamOverflow(name)
             if not ch.exit_status_ready():
                 await self._in_pool(ch.status_event.wait, 5.0)
             status = ch.recv_exit_status() if ch.exit_status_ready() else -1
@@ -321,6 +328,10 @@ class SSHTransport(ShellMixin):
                     f"{self.name}: {argv[0]} timed out after {timeout:g} s"
                     " (the remote process may still be running)"
                 ) from None
+            except StreamOverflow as e:
+                out.clear()
+                err.clear()
+                raise output_too_large(self.name, argv[0], e.stream, cap) from None
             except _LOST as e:
                 raise self._drop(conn, e) from None
             finally:
@@ -328,8 +339,8 @@ class SSHTransport(ShellMixin):
             if status == -1 and not conn.alive():
                 raise self._drop(conn, ConnectionError(f"while running {argv[0]}"))
         res = CommandResult(
-            argv, status, b"".join(out).decode("utf-8", "replace"),
-            b"".join(err).decode("utf-8", "replace"), time.monotonic() - t0,
+            argv, status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+            time.monotonic() - t0,
         )
         return result_or_raise(self.name, res, check)
 
@@ -378,11 +389,14 @@ class SSHTransport(ShellMixin):
                               remote_path, mode)
 
     async def get_bytes(self, remote_path: str) -> bytes:
+        """The whole file, when it holds at most `max_output_bytes` (else OutputTooLarge)."""
         try:
             return await self._sftp_call(f"cannot read {remote_path}", ssh_sftp.get,
-                                         remote_path)
+                                         remote_path, self.max_output_bytes)
         except FileNotFoundError:
             raise SiteError(f"{self.name}: no such file: {remote_path}") from None
+        except ssh_sftp.FileTooLarge:
+            raise file_too_large(self.name, remote_path, self.max_output_bytes) from None
 
     async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
         data = await asyncio.to_thread(Path(local_path).read_bytes)

@@ -36,19 +36,29 @@ def wake_on_data(ch: paramiko.Channel) -> Wake:
     return wake
 
 
+MAX_CHUNK = 1 << 20  # bytes of one stream taken per round, so a fast sender cannot grow it
+
+
+def drain(ready, recv) -> bytes:
+    """What the channel holds now of one stream, at most about MAX_CHUNK bytes."""
+    got: list[bytes] = []
+    n = 0
+    while n < MAX_CHUNK and ready():
+        got.append(recv(1 << 16))
+        n += len(got[-1])
+    return b"".join(got)
+
+
 async def chunks(ch: paramiko.Channel) -> AsyncIterator[tuple[bytes, bytes]]:
     """(stdout, stderr) bytes as they arrive, until EOF; both are read so that neither
-    can fill the channel window and stall the other."""
+    can fill the channel window and stall the other. Each round takes a bounded amount."""
     wake = wake_on_data(ch)
     while True:
         wake.event.clear()  # before draining: a later arrival sets it again
-        out, err = [], []
-        while ch.recv_ready():
-            out.append(ch.recv(1 << 16))
-        while ch.recv_stderr_ready():
-            err.append(ch.recv_stderr(1 << 16))
+        out = drain(ch.recv_ready, ch.recv)
+        err = drain(ch.recv_stderr_ready, ch.recv_stderr)
         if out or err:
-            yield b"".join(out), b"".join(err)
+            yield out, err
         elif ch.eof_received or ch.closed:
             return
         else:

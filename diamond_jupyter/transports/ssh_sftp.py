@@ -56,10 +56,22 @@ def put(sftp: paramiko.SFTPClient, home: str, data: bytes, path: str, mode: int)
         raise
 
 
-def get(sftp: paramiko.SFTPClient, home: str, path: str) -> bytes:
+class FileTooLarge(Exception):
+    """A file read whole (`get`) holds more than the bytes allowed."""
+
+
+def get(sftp: paramiko.SFTPClient, home: str, path: str, max_bytes: int) -> bytes:
+    """The whole file, at most `max_bytes` of it: a larger one (or one that never ends, a
+    device) raises FileTooLarge after `max_bytes + 1` bytes at most."""
     with sftp.open(absolute(home, path), "rb") as f:
-        f.prefetch()
-        return f.read()
+        size = f.stat().st_size or 0
+        if size > max_bytes:
+            raise FileTooLarge(path)
+        f.prefetch(size)
+        data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grew since, or not a regular file
+            raise FileTooLarge(path)
+        return data
 
 
 WINDOW = 2 << 20  # bytes requested at once while downloading (paramiko holds ~3x this)

@@ -38,13 +38,15 @@ import paramiko
 from ..aio import within
 from ..model import SiteError
 from .base import (
+    DEFAULT_MAX_OUTPUT_BYTES,
     CommandResult,
     CommandTimeout,
     check_argv,
+    output_too_large,
     render_shell_command,
     result_or_raise,
 )
-from .ssh_channel import wake_on_data
+from .ssh_channel import drain, wake_on_data
 
 SHELL_COMMAND = "exec /bin/sh"
 MAX_STDIN = 1 << 20  # larger stdin goes over a plain exec channel
@@ -56,6 +58,14 @@ class ShellLost(Exception):
 
 class ShellUnsent(ShellLost):
     """The shell's channel was gone before any byte of the command left: nothing ran."""
+
+
+class ShellOverflow(ShellLost):
+    """A stream of the command passed the output cap: reading stopped, the frame is lost."""
+
+    def __init__(self, stream: str) -> None:  # "stdout" or "stderr"
+        super().__init__(f"more than the output cap on {stream}")
+        self.stream = stream
 
 
 def frame(line: str, marker: str, stdin: bytes | None) -> bytes:
@@ -98,11 +108,17 @@ def _dead(ch: paramiko.Channel) -> bool:
     return ch.closed or ch.eof_received or ch.exit_status_ready()
 
 
-async def read_frame(ch: paramiko.Channel, marker: str) -> tuple[int, bytes, bytes, bool]:
+STATUS_LINE = 16  # bytes after the stdout marker: the status ("-1", "255") and "\n"
+
+
+async def read_frame(ch: paramiko.Channel, marker: str,
+                     cap: int = DEFAULT_MAX_OUTPUT_BYTES) -> tuple[int, bytes, bytes, bool]:
     """(status, stdout, stderr, clean) of the command framed by `marker`; ShellLost if the
     channel ends first. Both streams are drained as data arrives, so neither can stall the
     other. `clean` is False when bytes followed a marker: the shell writes nothing there, so
-    a background process is still writing; the result stands, the shell is replaced."""
+    a background process is still writing; the result stands (those bytes are dropped), the
+    shell is replaced. A stream passing `cap` bytes before its marker raises ShellOverflow:
+    the frame is lost with it."""
     wake = wake_on_data(ch)
     out_end, err_end = f"\n{marker} ".encode(), f"\n{marker}\n".encode()
     out, err = bytearray(), bytearray()
@@ -112,14 +128,19 @@ async def read_frame(ch: paramiko.Channel, marker: str) -> tuple[int, bytes, byt
     clean = True
     while True:
         wake.event.clear()  # before draining: a later arrival sets it again
-        got = False
-        while ch.recv_ready():
-            out += ch.recv(1 << 16)
-            got = True
-        while ch.recv_stderr_ready():
-            err += ch.recv_stderr(1 << 16)
-            got = True
+        o, e = drain(ch.recv_ready, ch.recv), drain(ch.recv_stderr_ready, ch.recv_stderr)
+        got = bool(o or e)
+        if status is None:
+            out += o
+        elif o:  # after the frame's end: a background writer; never part of the result
+            clean = False
+        if not err_done:
+            err += e
+        elif e:
+            clean = False
         if status is None and (i := out.find(out_end, o_from)) >= 0:
+            if i > cap:
+                raise ShellOverflow("stdout")
             j = out.find(b"\n", i + len(out_end))
             if j >= 0:
                 try:
@@ -128,15 +149,23 @@ async def read_frame(ch: paramiko.Channel, marker: str) -> tuple[int, bytes, byt
                     raise ShellLost("garbled end marker") from None
                 clean = clean and not out[j + 1:]  # only a stray background writer
                 del out[i:]
+            elif len(out) - i > len(out_end) + STATUS_LINE:
+                raise ShellLost("garbled end marker")
         elif status is None:
             o_from = max(0, len(out) - len(out_end))
+            if o_from >= cap:  # all but the last len(out_end) bytes are surely output
+                raise ShellOverflow("stdout")
         if not err_done:
             if (k := err.find(err_end, e_from)) >= 0:
+                if k > cap:
+                    raise ShellOverflow("stderr")
                 clean = clean and not err[k + len(err_end):]
                 del err[k:]
                 err_done = True
             else:
                 e_from = max(0, len(err) - len(err_end))
+                if e_from >= cap:
+                    raise ShellOverflow("stderr")
         if status is not None and err_done:
             return status, bytes(out), bytes(err), clean
         if got:
@@ -152,8 +181,10 @@ async def read_frame(ch: paramiko.Channel, marker: str) -> tuple[int, bytes, byt
 class RemoteShell:
     """One shell on its own channel; `on_close` frees the session slot it holds (once)."""
 
-    def __init__(self, conn: object, ch: paramiko.Channel, on_close) -> None:
+    def __init__(self, conn: object, ch: paramiko.Channel, on_close,
+                 cap: int = DEFAULT_MAX_OUTPUT_BYTES) -> None:
         self.conn, self.ch, self._on_close = conn, ch, on_close
+        self.cap = cap  # bytes per stream of one command's frame
         self.has_base64 = False
         self.commands = 0
 
@@ -185,7 +216,7 @@ class RemoteShell:
         except (paramiko.SSHException, EOFError, OSError) as e:
             lost = ShellUnsent if sent == 0 else ShellLost
             raise lost(f"cannot write to the remote shell: {e or type(e).__name__}") from None
-        return await read_frame(self.ch, marker)
+        return await read_frame(self.ch, marker, self.cap)
 
     async def handshake(self, send) -> None:
         """Skip whatever the login shell printed first (it precedes the marker and is
@@ -250,7 +281,7 @@ class ShellMixin:
         except BaseException:
             sem.release()
             raise
-        sh = RemoteShell(conn, ch, sem.release)
+        sh = RemoteShell(conn, ch, sem.release, self.max_output_bytes)  # type: ignore
         try:
             await within(sh.handshake(self._in_pool), 10.0)  # type: ignore
         except BaseException as e:
@@ -282,6 +313,9 @@ class ShellMixin:
             raise CommandTimeout(
                 f"{self.name}: {argv[0]} timed out after {timeout:g} s"  # type: ignore
                 " (the remote process may still be running)") from None
+        except ShellOverflow as e:  # its frame is lost with the bytes not read: new shell
+            self._close_shell()
+            raise output_too_large(self.name, argv[0], e.stream, sh.cap) from None  # type: ignore
         except ShellUnsent as e:
             self._close_shell()
             if not sh.conn.alive():  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
-from .strict_yaml import line_of, strict_loader
+from .strict_yaml import line_of, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -608,14 +608,15 @@ def default_data_dir() -> Path:
 _Loader = strict_loader()
 
 
-def _yaml_problem(e: yaml.YAMLError) -> str:
+def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     """One line: where and what (PyYAML's own text spans several lines)."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = where + " ".join(str(problem).split())
     if "'\\t'" in text:
-        text += " (indent with spaces: YAML does not allow tabs there)"
+        text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
+                               "there)")
     return text
 
 
@@ -760,7 +761,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}") \
+            from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     try:

@@ -75,3 +75,16 @@ def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
             break
         node, line = found, (at or found).start_mark.line + 1
     return line
+
+
+def tab_hint(text: str, mark: Any, indentation: str) -> str:
+    """What to do about a tab PyYAML refused at `mark`: in the indentation, `indentation`;
+    after other text on its line (`name:<TAB>value`, `{a: 1,<TAB>b: 2}`), that a space is
+    needed there (YAML allows a tab as a separator; this reader does not)."""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+    before = line[:mark.column] if mark is not None else ""
+    if before.strip(" \t\ufeff"):
+        return ("(a tab after other text on the line, e.g. between a key and its value: "
+                "put a space there instead)")
+    return indentation

@@ -214,7 +214,8 @@ def test_a_gang_whose_members_wait_for_each_other_is_refused(steps):
 
 @pytest.mark.parametrize("site", ["nosuch", "-x", "alpha;id", "ALPHA"])
 def test_an_unknown_site_lists_the_known_ones(site):
-    assert f"step 'a': unknown site {site!r} (known: alpha, beta, or auto)" in refused(
+    hint = "did you mean alpha? " if site.lower().startswith("alpha") else ""
+    assert f"step 'a': unknown site {site!r} ({hint}known: alpha, beta, or auto)" in refused(
         wf(step("a", site=site)))
 
 

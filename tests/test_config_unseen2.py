@@ -284,3 +284,13 @@ def test_the_cli_exits_2_naming_the_file_key_and_line(d):
     line = res.stderr.strip()
     assert line.startswith(f"diamond: sites file {path}: site 'a' (sites[0]): metadata: "
                            "bandwidth_mbps: ") and line.endswith("(line 4)")
+
+
+def test_a_tab_after_a_key_says_to_put_a_space_there_not_to_indent(d):
+    """Before: "indent with spaces", about a tab that was not indentation."""
+    msg = refused(d, "sites:\n  - name:\ta\n    transport: {kind: local}\n")
+    assert msg.endswith("line 2, column 10: found character '\\t' that cannot start any token "
+                        "(a tab after other text on the line, e.g. between a key and its "
+                        "value: put a space there instead)"), msg
+    msg = refused(d, "sites:\n\t- name: a\n")
+    assert msg.endswith("(indent with spaces: YAML does not allow tabs there)")

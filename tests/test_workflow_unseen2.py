@@ -163,6 +163,27 @@ def test_a_script_with_two_schedulers_directives_says_to_name_its_dialect():
     assert wf.step("a").spec().resources.walltime_s == 3600
 
 
+@pytest.mark.parametrize("written,dialect,walltime", [
+    ("PBSPro", "pbs", 3600), ("torque", "pbs", 3600), ("Grid Engine", "sge", 600),
+    ("UGE", "sge", 600), ("SLURM", "slurm", 300), ("pbs", "pbs", 3600),
+])
+def test_a_steps_dialect_takes_the_names_centers_give_schedulers(written, dialect, walltime):
+    """Before: `dialect: PBSPro` (or torque, Grid Engine) was an unknown dialect, though the
+    sites file's `scheduler:` reads it."""
+    wf = load(f"name: w\nsteps:\n  - name: a\n    dialect: {written}\n    script: |\n"
+              "      #PBS -l walltime=1:00:00\n      #$ -l h_rt=600\n      #SBATCH -t 5\n"
+              "      ./a\n")
+    assert wf.step("a").dialect == dialect
+    assert wf.step("a").spec().resources.walltime_s == walltime
+
+
+def test_an_unknown_dialect_names_the_field_its_line_and_the_one_meant():
+    msg = refused("name: w\nsteps:\n  - {name: a, script: x, dialect: slurmm}\n")
+    assert msg == ("the workflow: steps['a'].dialect: unknown dialect 'slurmm' (accepted: "
+                   "slurm, pbs, lsf, flux, sge, or the names centers use: PBSPro, OpenPBS, "
+                   "torque, Grid Engine, UGE...); did you mean 'slurm'? (line 3)")
+
+
 # -- 2. lists, policies and names as people write them ----------------------------------------
 
 @pytest.mark.parametrize("needs,hint", [

@@ -236,6 +236,26 @@ class Step(_Strict):
             raise ValueError(_bad_name(v))
         return v
 
+    @field_validator("dialect", mode="before")
+    @classmethod
+    def _dialect_name(cls, v: Any) -> Any:
+        """`dialect: PBSPro`, `torque`, `Grid Engine`, `SLURM`: the scheduler's dialect, as the
+        sites file's `scheduler:` reads them (they were refused as unknown dialects)."""
+        if not isinstance(v, str):
+            return v
+        from ..config import _scheduler_name
+
+        name = _scheduler_name(v)
+        if name not in _DIALECTS:
+            import difflib
+
+            near = difflib.get_close_matches(name, _DIALECTS, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ValueError(f"unknown dialect {v!r} (accepted: {', '.join(_DIALECTS)}, or "
+                             f"the names centers use: PBSPro, OpenPBS, torque, Grid Engine, "
+                             f"UGE...){hint}")
+        return name
+
     @field_validator("on_failure", mode="before")
     @classmethod
     def _policy(cls, v: Any) -> Any:

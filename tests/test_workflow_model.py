@@ -132,7 +132,8 @@ def test_a_cycle_is_named_with_its_steps():
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, inputs: "
      "[{from: a, path: o}, {from: a, path: p/o, as: o}]}\n",
      "step 'b': two inputs arrive as 'o'"),
-    ("name: w\nsteps:\n  - {name: a, script: x, dialect: nosuch}\n", "steps['a'].dialect: unknown dialect 'nosuch'"),
+    ("name: w\nsteps:\n  - {name: a, script: x, dialect: nosuch}\n",
+     "steps['a'].dialect: unknown dialect 'nosuch'"),
 ])
 def test_each_problem_is_named(text, want):
     assert want in bad(text)

@@ -790,7 +790,11 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        line = _line_note(text, tuple(x for x in first["loc"] if x != "[key]"))
+        loc = tuple(x for x in first["loc"] if x != "[key]")
+        named = re.findall(r"\(sites\[(\d+)\]\)", str(first["msg"]))
+        if not loc and named:  # a problem between entries: the line of the last one named
+            loc = ("sites", int(named[-1]), "name")
+        line = _line_note(text, loc)
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
     for i, s in enumerate(cfg.sites):

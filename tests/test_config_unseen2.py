@@ -188,6 +188,7 @@ def test_a_site_given_again_in_capitals_with_other_settings_is_refused(d):
     msg = refused(d, "sites:\n  - name: Alpha\n    transport: {kind: local}\n"
                      "  - name: ALPHA\n    transport: {kind: local, command_timeout_s: 5}\n")
     assert "'Alpha' (sites[0]) and 'ALPHA' (sites[1]) differ only in case" in msg
+    assert msg.endswith("(line 4)"), msg  # the second one's name
 
 
 @pytest.mark.parametrize("entry,key,want", [

@@ -295,3 +295,15 @@ def test_a_tab_after_a_key_says_to_put_a_space_there_not_to_indent(d):
                         "value: put a space there instead)"), msg
     msg = refused(d, "sites:\n\t- name: a\n")
     assert msg.endswith("(indent with spaces: YAML does not allow tabs there)")
+
+
+def test_the_store_path_through_a_variable_is_that_path(d, monkeypatch):
+    """Before: `store: $STATE/diamond.sqlite` made a directory literally named `$STATE`
+    beside the sites file, and an unset variable did too."""
+    monkeypatch.setenv("STATE", str(d / "state"))
+    assert loads(d, "store: ${STATE}/diamond.sqlite\n" + LOCAL).store == \
+        f"{d}/state/diamond.sqlite"
+    monkeypatch.delenv("STATE")
+    msg = refused(d, "store: $STATE/diamond.sqlite\n" + LOCAL)
+    assert "store: '$STATE/diamond.sqlite' names $STATE, which is not set" in msg
+    assert msg.endswith("(line 1)")

@@ -260,6 +260,10 @@ class Site:
             upd["metadata"] = spec.metadata | {"name_notes": notes}
         if body_notes:  # so is a body line kept for another scheduler
             upd["metadata"] = upd.get("metadata", spec.metadata) | {"body_notes": body_notes}
+        if spec.metadata.get("body_dialect") or (spec.source_dialect and
+                                                 spec.source_dialect != self.cfg.scheduler):
+            upd["metadata"] = upd.get("metadata", spec.metadata) | {
+                "body_dialect": self.cfg.scheduler}
         return spec.model_copy(update=upd)
 
     def _body_for_site(self, spec: JobSpec, body: str) -> tuple[str, list[str]]:
@@ -267,7 +271,9 @@ class Site:
         site's variables and launchers, as `diamond translate` gives them (`mpiexec -n
         $PBS_NP` ran `mpiexec -n` on Slurm, `$LSB_JOBID` was empty); what has no equivalent
         is kept and reported, one note a line."""
-        source, target = spec.source_dialect, self.cfg.scheduler
+        # a body translated for an earlier site (a job moved elsewhere) is in that one's terms
+        source = spec.metadata.get("body_dialect") or spec.source_dialect
+        target = self.cfg.scheduler
         if not source or source == target or not body:
             return body, []
         from .dialects.body import translate_body

@@ -481,3 +481,19 @@ def test_a_windows_file_with_a_bom_runs_through_the_parser_as_written(tmp_path):
     wf = load_workflow(Path(p), sites=SITES)
     assert wf.order() == ["pbs", "lsf", "sge", "flux"]
     assert "\r" not in wf.step("pbs").script
+
+
+def test_a_translated_body_moved_to_a_site_of_its_own_scheduler_is_translated_back():
+    """A PBS job prepared for Slurm (its body now says $SLURM_JOB_ID), then moved to a PBS
+    site (resubmit-elsewhere), gets $PBS_JOBID back; what PBS has no word for is said."""
+    wf = load(OTHER_DIALECTS)
+    slurm = Site(SiteConfig(name="alpha", transport={"kind": "local"}))
+    slurm._home = "/home/u"
+    pbs = Site(SiteConfig(name="pbs1", scheduler="pbs", transport={"kind": "local"}))
+    pbs._home = "/home/u"
+    first = slurm.prepare(wf.step("pbs").spec(), "tok1")
+    moved = first.model_copy(update={"script": first.script.split("__dmd_say start 0\n")[-1]})
+    again = pbs.prepare(moved, "tok2")
+    assert 'echo "done in $PBS_JOBID"' in again.script
+    assert any("$SLURM_NTASKS (task count) has no pbs equivalent" in n
+               for n in again.metadata["body_notes"])

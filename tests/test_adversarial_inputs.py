@@ -58,7 +58,7 @@ def refused(data, *, sites=SITES) -> str:
     (None, "expected a mapping with `name` and `steps`, got NoneType"),
     ({"name": "w", "steps": {"a": 1}}, "steps: Input should be a valid list"),
     ({"name": "w", "steps": "a"}, "steps: Input should be a valid list"),
-    (wf("a"), "steps[0]: Input should be a valid dictionary"),
+    (wf("a"), "steps[0]: a step is a mapping of its fields"),
     (wf(step("a"), step("a")), "step name 'a' is used twice"),
 ])
 def test_the_shape_of_the_file_is_checked(data, want):

@@ -497,3 +497,32 @@ def test_a_translated_body_moved_to_a_site_of_its_own_scheduler_is_translated_ba
     assert 'echo "done in $PBS_JOBID"' in again.script
     assert any("$SLURM_NTASKS (task count) has no pbs equivalent" in n
                for n in again.metadata["body_notes"])
+
+
+@pytest.mark.parametrize("item,what,line", [
+    ("- prep", "'prep'", 4), ("-", "an empty item (a `-` with nothing after it)", 4),
+])
+def test_a_step_written_as_one_word_or_left_empty_says_what_a_step_is(item, what, line):
+    """Before: "Input should be a valid dictionary or instance of Step"."""
+    msg = refused(f"name: w\nsteps:\n  - {{name: a, script: x}}\n  {item}\n")
+    assert msg == ("the workflow: steps[1]: a step is a mapping of its fields, e.g. `- name: "
+                   f"prep` with `script: ...` under it, not {what} (line {line})")
+
+
+@pytest.mark.parametrize("field,text,hint,line", [
+    ("needs", "needs: {a: done}", "needs: [a], not a mapping", 6),
+    ("outputs", "outputs:\n      out.bin: results", "outputs: [out.bin], not a mapping", 7),
+])
+def test_a_list_field_written_as_a_mapping_says_the_list_meant(field, text, hint, line):
+    """Before: "Input should be a valid list"."""
+    msg = refused(f"name: w\nsteps:\n  - {{name: a, script: x}}\n  - name: b\n    script: x\n"
+                  f"    {text}\n")
+    assert msg == (f"the workflow: steps['b'].{field}: {field} is a list: write {hint} "
+                   f"(line {line})")
+
+
+def test_on_failure_no_read_by_yaml_as_false_says_so():
+    msg = refused("name: w\nsteps:\n  - {name: a, script: x, retries: 1, on_failure: no}\n")
+    assert msg == ("the workflow: steps['a'].on_failure: Input should be 'resubmit-elsewhere' "
+                   "or 'stop', not False (YAML reads an unquoted no/off/yes/on as a truth "
+                   "value) (line 3)")

@@ -108,6 +108,11 @@ def _list_of(v: Any, field: str, example: str) -> Any:
     if v is None:
         raise ValueError(f"{field} is a list, e.g. {field}: [{example}]; leave the key out "
                          "for none")
+    if isinstance(v, dict):  # `needs: {prep: done}` or `needs:` then `prep:` lines
+        keys = [str(k) for k in v]
+        one = ", ".join(keys) if keys and all(_NAME.fullmatch(k) or _SAFE_PATH.fullmatch(k)
+                                              for k in keys) else example
+        raise ValueError(f"{field} is a list: write {field}: [{one}], not a mapping")
     return v
 
 
@@ -260,6 +265,9 @@ class Step(_Strict):
     @classmethod
     def _policy(cls, v: Any) -> Any:
         """`resubmit_elsewhere`, `Stop`, `retry`: refused naming the policy meant."""
+        if isinstance(v, bool):
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r} (YAML "
+                             "reads an unquoted no/off/yes/on as a truth value)")
         if isinstance(v, str) and v not in FAILURE_POLICIES:
             import difflib
 
@@ -645,6 +653,14 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     if isinstance(steps, list) and len(steps) > MAX_STEPS:  # before validating each
         raise BadInput(f"{source}: steps: {len(steps)} steps; a workflow holds at most "
                        f"{MAX_STEPS} steps")
+    for k, item in enumerate(steps if isinstance(steps, list) else []):
+        if item is None or isinstance(item, (str, int, float, list)):  # `- prep`, a bare `-`:
+            # pydantic's "a valid dictionary or instance of Step" named a class, not the file
+            what = "an empty item (a `-` with nothing after it)" if item is None else \
+                f"{item!r}"
+            raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
+                           f"`- name: prep` with `script: ...` under it, not {what}"
+                           f"{_line_note(lines, ('steps', k))}")
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:

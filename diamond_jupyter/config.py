@@ -297,7 +297,9 @@ class TransportConfig(_Cfg):
             if value is None:
                 continue
             given = data.get(key)
-            if given is not None and str(given) != str(value):
+            same = str(given) == str(value) or isinstance(given, (int, float)) and \
+                not isinstance(given, bool) and given == value
+            if given is not None and not same:
                 raise ValueError(f"host gives {key} {value} and {key} gives {given}: give it "
                                  "once")
             data[key] = value
@@ -689,6 +691,19 @@ def _explain(err: Any) -> str:
                 "finite_number"):
         return f"{msg} (a plain number, e.g. 30)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
+        # pydantic's "a valid dictionary or instance of TransportConfig" names a class
+        msg = re.sub(r" or instance of \w+", "", msg).replace("dictionary", "mapping")
+        last = err["loc"][-1] if err["loc"] else None
+        shown = _printable(repr(given))
+        if last in ("transport", "files") and isinstance(given, str):
+            kinds = typing.get_args(TransportConfig.model_fields["kind"].annotation)
+            fix = f"{{kind: {given.strip().lower()}}}" if given.strip().lower() in kinds \
+                else f"{{host: {_printable(given.strip())}}}" if _HOST.match(given.strip()) \
+                else "{host: login.example.org}"
+            return f"{msg}, not {shown}: write {last}: {fix}"
+        if isinstance(last, int) and (given is None or isinstance(given, (str, int, float))):
+            return (f"{msg}, not {shown}: each site is a mapping, e.g. `- name: mycluster` "
+                    "with its keys (scheduler, transport...) under it")
         return f"{msg} (a mapping of key: value lines)"
     return msg
 

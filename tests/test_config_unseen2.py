@@ -307,3 +307,31 @@ def test_the_store_path_through_a_variable_is_that_path(d, monkeypatch):
     msg = refused(d, "store: $STATE/diamond.sqlite\n" + LOCAL)
     assert "store: '$STATE/diamond.sqlite' names $STATE, which is not set" in msg
     assert msg.endswith("(line 1)")
+
+
+@pytest.mark.parametrize("text,want,line", [
+    ("sites:\n  - name: a\n    transport: local\n",
+     "site 'a' (sites[0]): transport: Input should be a valid mapping, not 'local': write "
+     "transport: {kind: local}", 3),
+    ("sites:\n  - name: a\n    transport: login.example.org\n",
+     "transport: Input should be a valid mapping, not 'login.example.org': write transport: "
+     "{host: login.example.org}", 3),
+    ("sites:\n  - name: a\n    transport: {kind: local}\n  - beta\n",
+     "site (sites[1]): Input should be a valid mapping, not 'beta': each site is a mapping, "
+     "e.g. `- name: mycluster`", 4),
+    ("sites:\n  -\n  - name: b\n    transport: {kind: local}\n",
+     "site (sites[0]): Input should be a valid mapping, not None: each site is a mapping", 2),
+])
+def test_a_transport_or_site_written_as_one_word_says_how_to_write_it(d, text, want, line):
+    """Before: "Input should be a valid dictionary or instance of TransportConfig", a class
+    name the file never shows."""
+    msg = refused(d, text)
+    assert want in msg and msg.endswith(f"(line {line})"), msg
+    assert "instance of" not in msg
+
+
+def test_a_port_in_the_host_and_the_same_port_as_a_float_agree(d):
+    """Before: `host: alice@h:2222` with `port: 2222.0` was refused: "host gives port 2222
+    and port gives 2222.0"."""
+    t = loads(d, ssh(d, "host: alice@login.example.org:2222\nport: 2222.0")).sites[0].transport
+    assert (t.host, t.user, t.port) == ("login.example.org", "alice", 2222)

@@ -236,7 +236,22 @@ User = Annotated[str, AfterValidator(_one_line), AfterValidator(_user)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 ConfigPath = Annotated[str, AfterValidator(_config_path)]
 ProgramPath = Annotated[str, AfterValidator(_command_path)]
-Env = dict[EnvName, Line]
+_SHELL_WORD = re.compile(r"\$(?:\{[^}]*\}|\(|[A-Za-z_][A-Za-z0-9_]*)|`|^~(?:/|$)")
+
+
+def _env_value(value: str) -> str:
+    """An environment value reaches the command as written (no shell reads it): `$HOME/x`,
+    `${SCRATCH}`, `$(cmd)` or `~/x` would arrive literally (SLURM_CONF=$HOME/slurm.conf named
+    a file called `$HOME/slurm.conf`), so they are refused with the way to get them."""
+    m = _SHELL_WORD.search(value)
+    if m:
+        raise ValueError(f"{_printable(repr(value))} is passed as written: no shell expands "
+                         f"{m.group()!r} in an env value; write the value out, or export it "
+                         "in the preamble (export NAME=$HOME/...), which is shell")
+    return value
+
+
+Env = dict[EnvName, Annotated[str, AfterValidator(_one_line), AfterValidator(_env_value)]]
 
 
 class _Cfg(BaseModel):

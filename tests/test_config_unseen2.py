@@ -335,3 +335,22 @@ def test_a_port_in_the_host_and_the_same_port_as_a_float_agree(d):
     and port gives 2222.0"."""
     t = loads(d, ssh(d, "host: alice@login.example.org:2222\nport: 2222.0")).sites[0].transport
     assert (t.host, t.user, t.port) == ("login.example.org", "alice", 2222)
+
+
+@pytest.mark.parametrize("value,shown", [
+    ("$HOME/slurm.conf", "'$HOME'"), ("'${SCRATCH}/slurm.conf'", "'${SCRATCH}'"),
+    ("~/slurm.conf", "'~/'"), ("'$(cat ~/.cluster)'", "'$('"), ("'`hostname`'", "'`'"),
+])
+def test_an_env_value_a_shell_would_expand_is_refused_naming_the_preamble(d, value, shown):
+    """Before: `env: {SLURM_CONF: $HOME/slurm.conf}` was accepted and every scheduler command
+    got SLURM_CONF set to the literal text `$HOME/slurm.conf` (env values reach the command
+    as written)."""
+    msg = refused(d, LOCAL + f"    env: {{SLURM_CONF: {value}}}\n")
+    assert "site 'a' (sites[0]): env.SLURM_CONF: " in msg
+    assert f"is passed as written: no shell expands {shown} in an env value" in msg
+    assert "export it in the preamble" in msg and msg.endswith("(line 4)")
+
+
+def test_env_values_that_are_plain_text_with_a_dollar_are_kept(d):
+    s = loads(d, LOCAL + "    env: {SLURM_CONF: /etc/slurm/c2.conf, PRICE: '5 $ per hour'}\n")
+    assert s.sites[0].env == {"SLURM_CONF": "/etc/slurm/c2.conf", "PRICE": "5 $ per hour"}

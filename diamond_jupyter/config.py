@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
-from .strict_yaml import strict_loader
+from .strict_yaml import line_of, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -144,12 +144,40 @@ def _jump_chain(value: str) -> str:
     return value
 
 
+_PATH_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expand_vars(value: str) -> str:
+    """`$HOME/.ssh/id` or `${XDG_RUNTIME_DIR}/jwt`: each variable from this process's
+    environment (as ssh_config's IdentityFile reads `${VAR}`); one that is not set, or a `$`
+    that starts no variable, is refused naming it (it was taken as a directory literally
+    named `$HOME` beside the sites file)."""
+    if "$" not in value:
+        return value
+
+    def one(m: re.Match[str]) -> str:
+        var = m.group(1) or m.group(2)
+        got = os.environ.get(var)
+        if not got:
+            raise ValueError(f"{_printable(repr(value))} names ${var}, which is not set in "
+                             "this environment (set it, or write the path out)")
+        return got
+
+    out = _PATH_VAR.sub(one, value)
+    if "$" in _PATH_VAR.sub("", value):
+        raise ValueError(f"{_printable(repr(value))}: a $ that starts no variable (write "
+                         "$NAME or ${NAME}, letters, digits and _)")
+    return out
+
+
 def _config_path(value: str, info: ValidationInfo) -> str:
     """A local file named in the sites file: a relative path is relative to the sites
-    file's directory (not to wherever the command runs); `~` is the user's home."""
+    file's directory (not to wherever the command runs); `~` is the user's home; `$VAR`
+    and `${VAR}` come from the environment."""
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    value = _expand_vars(value)
     base = (info.context or {}).get("base") if info.context else None
     if base is not None and not value.startswith(("/", "~")):
         return str(Path(base) / value)
@@ -208,7 +236,22 @@ User = Annotated[str, AfterValidator(_one_line), AfterValidator(_user)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 ConfigPath = Annotated[str, AfterValidator(_config_path)]
 ProgramPath = Annotated[str, AfterValidator(_command_path)]
-Env = dict[EnvName, Line]
+_SHELL_WORD = re.compile(r"\$(?:\{[^}]*\}|\(|[A-Za-z_][A-Za-z0-9_]*)|`|^~(?:/|$)")
+
+
+def _env_value(value: str) -> str:
+    """An environment value reaches the command as written (no shell reads it): `$HOME/x`,
+    `${SCRATCH}`, `$(cmd)` or `~/x` would arrive literally (SLURM_CONF=$HOME/slurm.conf named
+    a file called `$HOME/slurm.conf`), so they are refused with the way to get them."""
+    m = _SHELL_WORD.search(value)
+    if m:
+        raise ValueError(f"{_printable(repr(value))} is passed as written: no shell expands "
+                         f"{m.group()!r} in an env value; write the value out, or export it "
+                         "in the preamble (export NAME=$HOME/...), which is shell")
+    return value
+
+
+Env = dict[EnvName, Annotated[str, AfterValidator(_one_line), AfterValidator(_env_value)]]
 
 
 class _Cfg(BaseModel):
@@ -273,7 +316,9 @@ class TransportConfig(_Cfg):
             if value is None:
                 continue
             given = data.get(key)
-            if given is not None and str(given) != str(value):
+            same = str(given) == str(value) or isinstance(given, (int, float)) and \
+                not isinstance(given, bool) and given == value
+            if given is not None and not same:
                 raise ValueError(f"host gives {key} {value} and {key} gives {given}: give it "
                                  "once")
             data[key] = value
@@ -380,6 +425,22 @@ class SiteConfig(_Cfg):
             data = {**data, "flavor": "torque"}
         return data
 
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_bandwidth(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """`bandwidth_mbps` (megabits/s, what placement divides by) as a positive number, or
+        with a unit (`10 Gbps`, `1.25 GB/s`) converted; a key spelt near it is refused (it
+        was ignored, or `10 Gbps` and 0 crashed placement)."""
+        for key in value:
+            if key != "bandwidth_mbps" and isinstance(key, str) and \
+                    difflib.get_close_matches(key.lower(), ["bandwidth_mbps"], cutoff=0.6):
+                raise ValueError(f"{_printable(key)}: did you mean bandwidth_mbps? "
+                                 "(megabits per second, e.g. bandwidth_mbps: 10000 or "
+                                 "bandwidth_mbps: 10 Gbps)")
+        if "bandwidth_mbps" in value:
+            value = {**value, "bandwidth_mbps": bandwidth_mbps(value["bandwidth_mbps"])}
+        return value
+
     @field_validator("preamble")
     @classmethod
     def _preamble_is_text(cls, value: str) -> str:
@@ -426,6 +487,33 @@ class SiteConfig(_Cfg):
             raise ValueError(f"default_partition {self.default_partition!r} is not in "
                              f"allowed_partitions ({', '.join(allowed)})")
         return self
+
+
+_RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
+                   r"(bps|bits?/s|b/s|Bps|B/s|bytes?/s))?")
+_PREFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def bandwidth_mbps(given: Any) -> float:
+    """Megabits per second from a number (already Mbit/s) or a rate with its unit: `10 Gbps`,
+    `10 Gbit/s`, `1.25 GB/s` (bytes: x8), `100 MiB/s` (binary); ValueError saying what is
+    accepted."""
+    accepted = ("bandwidth_mbps: expected a positive number of megabits per second, "
+                "or a rate with its unit (10 Gbps, 10 Gbit/s, 1.25 GB/s, 100 MiB/s)")
+    mbps: float | None = None
+    if isinstance(given, (int, float)) and not isinstance(given, bool):
+        mbps = float(given)
+    elif isinstance(given, str) and (m := _RATE.fullmatch(given.strip())):
+        number, exp, prefix, binary, unit = m.groups()
+        mbps = float(number) * 10.0 ** int(exp or 0)
+        if prefix:
+            power = _PREFIX_POWER[prefix.lower()]
+            bits = mbps * (1024 if binary else 1000) ** power * (8 if "B" in unit
+                                                                 or "byte" in unit else 1)
+            mbps = bits / 1e6
+    if mbps is None or not 0 < mbps < float("inf"):
+        raise ValueError(f"{accepted}, not {_printable(repr(given))}")
+    return mbps
 
 
 class TransferPolicy(_Cfg):
@@ -541,14 +629,15 @@ def default_data_dir() -> Path:
 _Loader = strict_loader()
 
 
-def _yaml_problem(e: yaml.YAMLError) -> str:
+def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     """One line: where and what (PyYAML's own text spans several lines)."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = where + " ".join(str(problem).split())
     if "'\\t'" in text:
-        text += " (indent with spaces: YAML does not allow tabs there)"
+        text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
+                               "there)")
     return text
 
 
@@ -621,6 +710,19 @@ def _explain(err: Any) -> str:
                 "finite_number"):
         return f"{msg} (a plain number, e.g. 30)"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
+        # pydantic's "a valid dictionary or instance of TransportConfig" names a class
+        msg = re.sub(r" or instance of \w+", "", msg).replace("dictionary", "mapping")
+        last = err["loc"][-1] if err["loc"] else None
+        shown = _printable(repr(given))
+        if last in ("transport", "files") and isinstance(given, str):
+            kinds = typing.get_args(TransportConfig.model_fields["kind"].annotation)
+            fix = f"{{kind: {given.strip().lower()}}}" if given.strip().lower() in kinds \
+                else f"{{host: {_printable(given.strip())}}}" if _HOST.match(given.strip()) \
+                else "{host: login.example.org}"
+            return f"{msg}, not {shown}: write {last}: {fix}"
+        if isinstance(last, int) and (given is None or isinstance(given, (str, int, float))):
+            return (f"{msg}, not {shown}: each site is a mapping, e.g. `- name: mycluster` "
+                    "with its keys (scheduler, transport...) under it")
         return f"{msg} (a mapping of key: value lines)"
     return msg
 
@@ -677,8 +779,10 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
     p = Path(path) if path else default_config_path()
+    text = ""
     try:
-        raw = yaml.load(_read_text(p), Loader=_Loader)  # noqa: S506 (a SafeLoader)
+        text = _read_text(p)
+        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
@@ -691,7 +795,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}") \
+            from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     try:
@@ -719,16 +824,34 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}") \
+        loc = tuple(x for x in first["loc"] if x != "[key]")
+        named = re.findall(r"\(sites\[(\d+)\]\)", str(first["msg"]))
+        if not loc and named:  # a problem between entries: the line of the last one named
+            loc = ("sites", int(named[-1]), "name")
+        line = _line_note(text, loc)
+        raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
     for i, s in enumerate(cfg.sites):
         where = f"sites file {p}: site {s.name!r} (sites[{i}])"
         if s.transport.kind == "ssh" and not s.transport.host:
             raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
-                           "transport: {host: login.example.org}), or transport kind local")
+                           "transport: {host: login.example.org}), or transport kind local"
+                           f"{_line_note(text, ('sites', i, 'transport'))}")
         for door, t in (("transport", s.transport), ("files", s.files)):
             problem = ssh_file_problem(t, missing_home_files=False) \
                 if t is not None and t.kind == "ssh" else None
             if problem:
-                raise BadInput(f"{where}: {door}.{problem}")
+                key = problem.split(":", 1)[0]
+                raise BadInput(f"{where}: {door}.{problem}"
+                               f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _line_note(text: str, loc: tuple[Any, ...]) -> str:
+    """' (line N)': where in the sites file `loc` is (a problem found after loading)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return ""
+    line = line_of(root, loc)
+    return f" (line {line})" if line else ""

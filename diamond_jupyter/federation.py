@@ -539,7 +539,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             self.journal.in_flight.discard(token)
         job = self.store.bind_native_id(token, sub.native_id)
         warnings = list(prepared.metadata.get("module_rewrites") or []) \
-            + list(prepared.metadata.get("name_notes") or []) + sub.warnings
+            + list(prepared.metadata.get("name_notes") or []) \
+            + list(prepared.metadata.get("body_notes") or []) + sub.warnings
         if warnings:  # each module renamed for the site, each directive dropped/approximated
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
                                           data={"warnings": warnings}))

@@ -141,7 +141,8 @@ class PlanMixin:
             "submission": token,  # the idempotency token the approved submit reuses
             "script": rendered.script, "script_sha256": sha256(rendered.script),
             "warnings": list(prepared.metadata.get("module_rewrites") or [])
-            + list(prepared.metadata.get("name_notes") or []) + rendered.warnings,
+            + list(prepared.metadata.get("name_notes") or [])
+            + list(prepared.metadata.get("body_notes") or []) + rendered.warnings,
             "spec": fields,
             "data_movements": await self._movements(site, token, prepared),
         }

@@ -239,6 +239,7 @@ class Site:
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
             body = spec.command + "\n"
+        body, body_notes = self._body_for_site(spec, body)
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
@@ -257,7 +258,34 @@ class Site:
             upd["account"] = self.cfg.default_account
         if notes:  # a name changed to fit is said, never silent (`name_notes`)
             upd["metadata"] = spec.metadata | {"name_notes": notes}
+        if body_notes:  # so is a body line kept for another scheduler
+            upd["metadata"] = upd.get("metadata", spec.metadata) | {"body_notes": body_notes}
+        if spec.metadata.get("body_dialect") or (spec.source_dialect and
+                                                 spec.source_dialect != self.cfg.scheduler):
+            upd["metadata"] = upd.get("metadata", spec.metadata) | {
+                "body_dialect": self.cfg.scheduler}
         return spec.model_copy(update=upd)
+
+    def _body_for_site(self, spec: JobSpec, body: str) -> tuple[str, list[str]]:
+        """A script written for another scheduler (a PBS step on a Slurm site) gets this
+        site's variables and launchers, as `diamond translate` gives them (`mpiexec -n
+        $PBS_NP` ran `mpiexec -n` on Slurm, `$LSB_JOBID` was empty); what has no equivalent
+        is kept and reported, one note a line."""
+        # a body translated for an earlier site (a job moved elsewhere) is in that one's terms
+        source = spec.metadata.get("body_dialect") or spec.source_dialect
+        target = self.cfg.scheduler
+        if not source or source == target or not body:
+            return body, []
+        from .dialects.body import translate_body
+
+        r = spec.resources
+        one_task_cpus = (r.tasks or 1) == 1 and (r.nodes or 1) == 1 \
+            and (r.tasks_per_node or 1) == 1 and (r.cpus_per_task or 1) > 1
+        try:
+            new, notes = translate_body(body, source, target, one_task_cpus=one_task_cpus)
+        except KeyError:  # a dialect the body table does not know: kept as written
+            return body, []
+        return new, [f"{n} (the {source} script's body, run on {self.name})" for n in notes]
 
     def name_notes(self, given: str | None, kept: str) -> list[str]:
         """One line per change the job's name goes through on its way to this site's

@@ -58,7 +58,7 @@ def refused(data, *, sites=SITES) -> str:
     (None, "expected a mapping with `name` and `steps`, got NoneType"),
     ({"name": "w", "steps": {"a": 1}}, "steps: Input should be a valid list"),
     ({"name": "w", "steps": "a"}, "steps: Input should be a valid list"),
-    (wf("a"), "steps[0]: Input should be a valid dictionary"),
+    (wf("a"), "steps[0]: a step is a mapping of its fields"),
     (wf(step("a"), step("a")), "step name 'a' is used twice"),
 ])
 def test_the_shape_of_the_file_is_checked(data, want):
@@ -214,7 +214,8 @@ def test_a_gang_whose_members_wait_for_each_other_is_refused(steps):
 
 @pytest.mark.parametrize("site", ["nosuch", "-x", "alpha;id", "ALPHA"])
 def test_an_unknown_site_lists_the_known_ones(site):
-    assert f"step 'a': unknown site {site!r} (known: alpha, beta, or auto)" in refused(
+    hint = "did you mean alpha? " if site.lower().startswith("alpha") else ""
+    assert f"step 'a': unknown site {site!r} ({hint}known: alpha, beta, or auto)" in refused(
         wf(step("a", site=site)))
 
 

@@ -132,7 +132,8 @@ def test_a_cycle_is_named_with_its_steps():
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, inputs: "
      "[{from: a, path: o}, {from: a, path: p/o, as: o}]}\n",
      "step 'b': two inputs arrive as 'o'"),
-    ("name: w\nsteps:\n  - {name: a, script: x, dialect: nosuch}\n", "step 'a': "),
+    ("name: w\nsteps:\n  - {name: a, script: x, dialect: nosuch}\n",
+     "steps['a'].dialect: unknown dialect 'nosuch'"),
 ])
 def test_each_problem_is_named(text, want):
     assert want in bad(text)
@@ -157,11 +158,11 @@ def test_the_cli_exits_2_naming_the_problem(tmp_path, capsys):
                   "  - {name: b, needs: [a], script: x}\n")
     assert main(["workflow", "run", str(wf), "--config", str(cfg)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("diamond: workflow 'w' has a cycle: ") and err.count("\n") == 1
+    assert err.startswith(f"diamond: {wf}: workflow 'w' has a cycle: ") and err.count("\n") == 1
     wf.write_text(EXAMPLE.replace("site: alpha", "site: beta"))  # not in this sites file
     assert main(["workflow", "run", str(wf), "--config", str(cfg), "--json"]) == 2
-    assert capsys.readouterr().err == ("diamond: step 'prep': unknown site 'beta' (known: "
-                                       "alpha, or auto) (line 4)\n")
+    assert capsys.readouterr().err == (f"diamond: {wf}: step 'prep': unknown site 'beta' "
+                                       "(known: alpha, or auto) (line 4)\n")
     assert main(["workflow", "status", "wf-nope", "--config", str(cfg)]) == 2
     assert "no workflow 'wf-nope'" in capsys.readouterr().err
 

@@ -795,7 +795,7 @@ def test_diamond_workflow_run_json_exits_2_with_the_line(cfg, tmp_path, capsys, 
     f.write_text(text)
     assert main(["workflow", "run", str(f), "--config", str(cfg), "--json"]) == 2
     out, err = capsys.readouterr()
-    where = "" if want.startswith("step ") else f"{f}: "
+    where = f"{f}: "  # every problem names the file (a graph one named only the step)
     assert err == f"diamond: {where}{want}\n"
     assert json.loads(out) == {"reason": "bad-input", "message": f"{where}{want}"}
 

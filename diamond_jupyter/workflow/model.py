@@ -29,13 +29,14 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import strict_loader
+from ..strict_yaml import strict_loader, tab_hint
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
 _SIZE = re.compile(r"(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmgt]?)i?b?", re.I)  # 1e9 too
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 FAILURE_POLICIES = ("resubmit-elsewhere", "stop")
+_DIALECTS = ("slurm", "pbs", "lsf", "flux", "sge")  # a step's `dialect:`
 MAX_RETRIES = 10
 MAX_WORKFLOW_BYTES = 1 << 20  # a workflow file (or YAML text); REST bodies have the same bound
 MAX_STEPS = 2000
@@ -80,15 +81,38 @@ def _not_text(v: Any) -> None:
                          f"numbers); quote it as written, e.g. '{v}'")
 
 
+def _bad_name(v: str) -> str:
+    """Why `v` is not a name, and what one is (a long one is not shown whole)."""
+    shown = repr(v) if len(v) <= 70 else f"{v[:40]!r}... ({len(v)} characters)"
+    why = ""
+    if len(v) > 63:
+        why = f"; it has {len(v)} characters"
+    elif (odd := next((c for c in v if not (c.isascii() and (c.isalnum() or c in "_.-"))),
+                      None)) is not None:
+        why = f"; {odd!r} is not one of them" + (" (use - or _ for a blank)"
+                                                 if odd.isspace() else "")
+    return (f"{shown} is not a valid name (letters, digits, _ . -, ASCII only, starting with "
+            f"a letter or digit, at most 63 characters{why})")
+
+
 def _list_of(v: Any, field: str, example: str) -> Any:
     """A list field given one value (`needs: prep`) or nothing (`needs:`): refused, saying
     how to write the list."""
     if isinstance(v, str):
-        one = v if _NAME.fullmatch(v) or _SAFE_PATH.fullmatch(v) else example
+        parts = [p for p in re.split(r"[,\s]+", v.strip()) if p]  # `needs: a, b`: [a, b]
+        if parts and all(_NAME.fullmatch(p) or _SAFE_PATH.fullmatch(p) for p in parts):
+            one = ", ".join(parts)
+        else:
+            one = example
         raise ValueError(f"{field} is a list: write {field}: [{one}], not {v!r}")
     if v is None:
         raise ValueError(f"{field} is a list, e.g. {field}: [{example}]; leave the key out "
                          "for none")
+    if isinstance(v, dict):  # `needs: {prep: done}` or `needs:` then `prep:` lines
+        keys = [str(k) for k in v]
+        one = ", ".join(keys) if keys and all(_NAME.fullmatch(k) or _SAFE_PATH.fullmatch(k)
+                                              for k in keys) else example
+        raise ValueError(f"{field} is a list: write {field}: [{one}], not a mapping")
     return v
 
 
@@ -214,8 +238,44 @@ class Step(_Strict):
     @classmethod
     def _name(cls, v: str | None) -> str | None:
         if v is not None and not _NAME.fullmatch(v):
-            raise ValueError(f"{v!r} is not a valid name (letters, digits, _ . -, starting "
-                             "with a letter or digit, at most 63 characters)")
+            raise ValueError(_bad_name(v))
+        return v
+
+    @field_validator("dialect", mode="before")
+    @classmethod
+    def _dialect_name(cls, v: Any) -> Any:
+        """`dialect: PBSPro`, `torque`, `Grid Engine`, `SLURM`: the scheduler's dialect, as the
+        sites file's `scheduler:` reads them (they were refused as unknown dialects)."""
+        if not isinstance(v, str):
+            return v
+        from ..config import _scheduler_name
+
+        name = _scheduler_name(v)
+        if name not in _DIALECTS:
+            import difflib
+
+            near = difflib.get_close_matches(name, _DIALECTS, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ValueError(f"unknown dialect {v!r} (accepted: {', '.join(_DIALECTS)}, or "
+                             f"the names centers use: PBSPro, OpenPBS, torque, Grid Engine, "
+                             f"UGE...){hint}")
+        return name
+
+    @field_validator("on_failure", mode="before")
+    @classmethod
+    def _policy(cls, v: Any) -> Any:
+        """`resubmit_elsewhere`, `Stop`, `retry`: refused naming the policy meant."""
+        if isinstance(v, bool):
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r} (YAML "
+                             "reads an unquoted no/off/yes/on as a truth value)")
+        if isinstance(v, str) and v not in FAILURE_POLICIES:
+            import difflib
+
+            folded = v.strip().lower().replace("_", "-").replace(" ", "-")
+            near = [p for p in FAILURE_POLICIES if p == folded] or difflib.get_close_matches(
+                folded, FAILURE_POLICIES, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r}{hint}")
         return v
 
     @field_validator("retries", mode="before")
@@ -231,6 +291,18 @@ class Step(_Strict):
     @classmethod
     def _outputs(cls, v: list[str]) -> list[str]:
         return [_relative_path(p, "output") for p in v]
+
+    @field_validator("script", mode="before")
+    @classmethod
+    def _script_text(cls, v: Any) -> Any:
+        """`script:` given as a list of lines (as CI files write `run:`) or a mapping."""
+        if isinstance(v, (list, dict)):
+            shape = "a list of lines" if isinstance(v, list) else "a mapping"
+            raise ValueError(f"the script is one text, not {shape}: write `script: |` and "
+                             "the script's lines under it, indented")
+        if v is None:
+            raise ValueError("the script is empty (write `script: |` and its lines under it)")
+        return v
 
     @field_validator("script")
     @classmethod
@@ -256,7 +328,9 @@ class Step(_Strict):
                 dialect = get_script_dialect(self.dialect or detect_dialect(self.script))
                 spec = dialect.parse_script(self.script)
         except BadInput as e:
-            raise BadInput(f"step {self.name!r}: {e}") from None
+            why = str(e).replace("pass the source dialect explicitly", "name it with the "
+                                 f"step's `dialect:` ({', '.join(_DIALECTS)})")
+            raise BadInput(f"step {self.name!r}: {why}") from None
         return spec if spec.name else spec.model_copy(update={"name": self.name})
 
 
@@ -318,7 +392,7 @@ class Workflow(_Strict):
     @classmethod
     def _name(cls, v: str) -> str:
         if not _NAME.fullmatch(v):
-            raise ValueError(f"{v!r} is not a valid name (letters, digits, _ . -)")
+            raise ValueError(_bad_name(v))
         return v
 
     _index: _Memo = PrivateAttr(default_factory=lambda: _Memo())
@@ -485,11 +559,20 @@ class Workflow(_Strict):
                                     f"{sorted(inside)[0]!r} of the same gang, but a gang's "
                                     "steps start together", ("steps", names.index(m), "needs"))
         if sites is not None:
+            from ..config import closest_site
+
             allowed = list(sites)
+            lost = [s for s in self.steps if s.site != "auto" and s.site not in allowed]
             for k, s in enumerate(self.steps):
-                if s.site != "auto" and s.site not in allowed:
-                    raise Misplaced(f"step {s.name!r}: unknown site {s.site!r} (known: "
-                                    f"{', '.join(allowed) or 'none'}, or auto)",
+                if s in lost:
+                    meant = closest_site(s.site, [*allowed, "auto"])
+                    hint = f"did you mean {meant}? " if meant else ""
+                    every = ""
+                    if len(lost) == len(self.steps) and len(self.steps) > 1:
+                        every = ("; no step names a site of this sites file: was the "
+                                 "workflow written for another one (--config)?")
+                    raise Misplaced(f"step {s.name!r}: unknown site {s.site!r} ({hint}known: "
+                                    f"{', '.join(allowed) or 'none'}, or auto){every}",
                                     ("steps", k, "site"))
         for k, s in enumerate(self.steps):  # checked here, not when a stored one is read
             if s.on_failure == "resubmit-elsewhere" and s.retries == 0:
@@ -550,7 +633,7 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
                 if isinstance(steps, list) and part < len(steps) and \
                         isinstance(steps[part], dict):
                     name = steps[part].get("name")
-            out += f"[{name!r}]" if isinstance(name, str) else f"[{part}]"
+            out += f"[{name!r}]" if isinstance(name, str) and len(name) <= 63 else f"[{part}]"
         else:
             out += ("." if out else "") + {"from_": "from", "as_": "as"}.get(str(part), str(part))
     return out or "the workflow"
@@ -570,6 +653,14 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     if isinstance(steps, list) and len(steps) > MAX_STEPS:  # before validating each
         raise BadInput(f"{source}: steps: {len(steps)} steps; a workflow holds at most "
                        f"{MAX_STEPS} steps")
+    for k, item in enumerate(steps if isinstance(steps, list) else []):
+        if item is None or isinstance(item, (str, int, float, list)):  # `- prep`, a bare `-`:
+            # pydantic's "a valid dictionary or instance of Step" named a class, not the file
+            what = "an empty item (a `-` with nothing after it)" if item is None else \
+                f"{item!r}"
+            raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
+                           f"`- name: prep` with `script: ...` under it, not {what}"
+                           f"{_line_note(lines, ('steps', k))}")
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:
@@ -593,10 +684,14 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             msg = "is required"
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
                        f"{_line_note(lines, tuple(err['loc']))}") from None
+    # a file's name starts every message (a graph problem named only the step)
+    head = f"{source}: " if source != "the workflow" else ""
     try:
         return wf.check(sites)
     except Misplaced as e:
-        raise BadInput(f"{e}{_line_note(lines, e.loc)}") from None
+        raise BadInput(f"{head}{e}{_line_note(lines, e.loc)}") from None
+    except BadInput as e:
+        raise BadInput(f"{head}{e}") from None
 
 
 def _first_error(errors: list[Any]) -> Any:
@@ -705,7 +800,8 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
             raise BadInput(f"{source}: a second YAML document (`---`){where}; a workflow file "
                            "holds one workflow: remove the `---`, or split the file") from None
         if "'\\t'" in problem:
-            problem += " (indent with spaces: YAML does not allow tabs for indentation)"
+            problem += " " + tab_hint(text, mark, "(indent with spaces: YAML does not allow "
+                                      "tabs for indentation)")
         raise BadInput(f"{source}: not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "

@@ -101,9 +101,11 @@ TAINT_REASON = ("the task has read job output or other job-set text (untrusted d
 # reason (a Flux exception note from `flux job raise`, an LSF/PBS comment), a job comment
 JOB_TEXT_KEYS = frozenset({"reason", "comment"})
 # ...unless the text is one of a scheduler's reason codes ("Priority", "ReqNodeNotAvail,
-# UnavailableNodes:n[1-2]", "(null)") or the engine's own "exit code N": no room for words
-SCHEDULER_CODE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}(?:, ?[A-Za-z][A-Za-z0-9_]{0,63}:"
-                            r"[A-Za-z0-9_\[\],.\-]{0,200})?|\(null\)|exit code -?[0-9]{1,3}")
+# UnavailableNodes:n[1-2]", "RaisedSignal:9(Killed)", "(null)") or the engine's own "exit
+# code N" / "hedged: SITE:ID started first": no room for words
+_CODE = r"[A-Za-z][A-Za-z0-9_]{0,63}(?::[A-Za-z0-9_()\[\],.\-]{0,200})?"
+SCHEDULER_CODE = re.compile(rf"{_CODE}(?:, ?{_CODE})?|\(null\)|exit code -?[0-9]{{1,3}}"
+                            r"|hedged: [\w.-]{1,64}:[\w.@:-]{1,128} started first")
 
 
 def job_text(data: Any, path: str = "") -> list[str]:

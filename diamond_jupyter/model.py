@@ -264,6 +264,16 @@ def visible(text: str, *, keep_colour: bool = False) -> str:
     return "".join(out) + _UNSHOWN.sub(_shown, text[at:])
 
 
+_BREAKS = re.compile(r"[\t\n]")
+
+
+def one_line(text: str) -> str:
+    """`text` as `visible` shows it, its tabs and newlines written out too (\\x09, \\x0a): a
+    cell of a one-row-per-line listing (a name another user gave a job, a reason) cannot
+    start a forged row or shift the columns after it."""
+    return _BREAKS.sub(_shown, visible(text))
+
+
 def hidden_characters(text: str, most: int = 5) -> list[str]:
     """Where `text` holds a character that `visible` writes out (one that is invisible,
     reorders text or drives a terminal): 'line L, column C: U+XXXX NAME', the first `most`

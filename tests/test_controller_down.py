@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.sge_commands import SgeCommands
@@ -84,6 +85,71 @@ async def test_a_running_job_is_not_lost_while_the_controller_does_not_answer(tm
         scripts(ENDED, "true")  # the controller is back; the job ended meanwhile
         assert await mon.poll_once() == 1
         assert store.get_job("alpha:500").state == JobState.COMPLETED
+        assert mon.trouble is None
+    finally:
+        await journal.stop()
+
+
+# What flux-core's commands print when the broker does not answer (flux-core issues #4933,
+# flux-docs #287, #6161: no broker socket, the upstream broker offline, ENOSYS while the
+# instance starts or stops), as opposed to an answer about the jobs asked
+FLUX_DOWN = [
+    "flux-jobs: ERROR: Unable to connect to Flux: broker socket /run/flux/local was not found",
+    "flux-jobs: ERROR: [Errno 2] Unable to connect to Flux: No such file or directory",
+    "flux-jobs: ERROR: [Errno 111] Connection refused",
+    "flux-jobs: ERROR: [Errno 113] Upstream Flux broker is offline. Try again later.",
+    "flux-jobs: ERROR: [Errno 38] Function not implemented",
+    "flux-jobs: ERROR: [Errno 104] Connection reset by peer",
+]
+
+
+@pytest.mark.parametrize("stderr", FLUX_DOWN)
+def test_flux_tells_a_broker_that_does_not_answer(stderr):
+    assert FluxCommands.status_unanswered(1, stderr) is True
+    assert FluxCommands.status_unanswered(0, stderr) is False
+
+
+@pytest.mark.parametrize("stderr", [
+    "flux-jobs: ERROR: [Errno 2] unknown job id",  # an answer: the job is not known
+    "flux-jobs: ERROR: invalid jobid: bogus",
+    "",
+])
+def test_flux_answers_about_the_jobs_stay_answers(stderr):
+    assert FluxCommands.status_unanswered(1, stderr) is False
+
+
+@pytest.mark.parametrize("down", [FLUX_DOWN[0], FLUX_DOWN[3], FLUX_DOWN[4]])
+async def test_a_running_flux_job_is_not_lost_while_the_broker_is_down(tmp_path, down):
+    """`flux jobs` failing with the broker down read as an empty answer: the job was asked
+    for again (the same `flux jobs`), then counted missing, and taken as lost."""
+    flux = tmp_path / "flux"
+
+    def script(body: str) -> None:
+        flux.write_text(f"#!/bin/sh\n{body}\n")
+        flux.chmod(0o755)
+    script(f"echo '{down}' >&2; exit 1")
+    site = Site(SiteConfig(name="fx", scheduler="flux", workdir=str(tmp_path / "w"),
+                           transport=TransportConfig(kind="local"),
+                           commands={"flux": str(flux)}))
+    store = Store(tmp_path / "store.sqlite")
+    store.upsert_job(Job(id="fx:700", site="fx", native_id="700", name="sim",
+                         submitted_at=utcnow() - timedelta(hours=1)))
+    store.apply_state("fx:700", JobState.RUNNING)
+    journal = Journal(store, {"fx": site}, poll_interval_s=3600, min_poll_s=3600)
+    mon = journal.monitors["fx"]
+    try:
+        mon.track(store.get_job("fx:700"))
+        for _ in range(5):  # more than the misses that make a job lost
+            with pytest.raises(SiteError, match=r"fx: the scheduler did not answer \(flux-jobs"):
+                await mon.poll_once()
+            assert store.get_job("fx:700").state == JobState.RUNNING
+        assert mon.trouble is not None and down.split(": ", 2)[-1][:20] in mon.trouble
+        # the broker is back; the job ended meanwhile
+        script("""echo '{"id": 700, "state": "INACTIVE", "result": "COMPLETED", """
+               """"t_submit": 1.0, "t_run": 2.0, "t_inactive": 9.0, "returncode": 0, """
+               """"waitstatus": 0, "name": "sim"}'""")
+        assert await mon.poll_once() == 1
+        assert store.get_job("fx:700").state == JobState.COMPLETED
         assert mon.trouble is None
     finally:
         await journal.stop()

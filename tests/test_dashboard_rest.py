@@ -141,3 +141,27 @@ async def test_with_runtime_samples_a_job_without_an_estimate_gets_the_simulated
     assert 0 <= big["median_s"] <= big["p90_s"]
     # one with the scheduler's estimate, no wait samples: the simulation's, calibrated
     assert mine["source"] == "calibrated" and mine["median_s"] <= mine["p90_s"]
+
+
+HOSTILE_NAMES = {"43": "evil\u202etxt.exe", "44": "a\u200bb\x1b]52;c;aWQ=\x07",
+                 "45": "<img src=x onerror=alert(1)>"}
+
+
+@pytest.mark.parametrize("route", ["dashboard", "sites/rec/snapshot"])
+async def test_other_users_job_names_come_back_raw_as_json_that_nothing_runs(
+        api, tmp_path, route):
+    """Names other users gave their jobs are theirs: the JSON keeps them as they are (a
+    client decides how to show them), served as JSON only (never sniffed as a page)."""
+    sub = _stamp(datetime.now(timezone.utc) - timedelta(hours=1))
+    (tmp_path / "queue.txt").write_text("".join(
+        f"{i}|PENDING|N/A|N/A|{sub}|1:00:00|1|1|eve|debug|N/A||Priority|(null)|{n}\n"
+        for i, n in HOSTILE_NAMES.items()))
+    reply = await api.call("GET", route)
+    assert reply.headers["Content-Type"].split(";")[0] == "application/json"
+    assert reply.headers["X-Content-Type-Options"] == "nosniff"
+    assert "default-src 'none'" in reply.headers["Content-Security-Policy"]
+    if route == "dashboard":
+        names = {r["id"]: r["name"] for r in reply.body["sites"][0]["queue"]}
+    else:
+        names = {j["native_id"]: j["name"] for j in reply.body["jobs"]}
+    assert names == HOSTILE_NAMES

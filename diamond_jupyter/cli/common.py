@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobSpec, visible
+from ..model import Job, JobSpec, one_line, visible
 
 if TYPE_CHECKING:
     from ..summary import SiteSummary
@@ -60,10 +60,11 @@ def common_options(p: argparse.ArgumentParser) -> None:
 def job_line(job: Job) -> str:
     extra = f" exit={job.exit_code}" if job.exit_code is not None else ""
     said = job.reason and job.reason != f"exit code {job.exit_code}"
-    reason = f" ({job.reason})" if said else ""
+    reason = f" ({one_line(job.reason or '')})" if said else ""
     if job.reused_by:
         reason += f" [native id reused by {job.reused_by}]"
-    return f"{job.id}\t{job.state.value}{extra}\t{job.name or ''}{reason}"
+    # tab-separated: a tab or newline in a name or a reason is written out
+    return f"{job.id}\t{job.state.value}{extra}\t{one_line(job.name or '')}{reason}"
 
 
 def site_row(summary: SiteSummary) -> dict[str, Any]:

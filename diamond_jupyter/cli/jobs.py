@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import BadInput, DiamondError, SiteError, job_json, visible
+from ..model import BadInput, DiamondError, SiteError, job_json, one_line, visible
 from .common import (
     count,
     job_line,
@@ -35,7 +35,7 @@ def cmd_sites(args: argparse.Namespace) -> int:
 
 def _site_state(row: dict[str, Any]) -> str:
     if row["reachable"] is False:
-        return "unreachable: " + (row["error"] or "")
+        return "unreachable: " + one_line(row["error"] or "")
     if row["reachable"] is None:  # --offline: "nodes=None running=None" read as a fault
         where = f" on {row['host']}" if row.get("host") else ""
         return f"not asked (--offline){where}"
@@ -48,8 +48,11 @@ def cmd_queue(args: argparse.Namespace) -> int:
     if not snap.reachable:
         raise DiamondError(f"{args.site} unreachable: {snap.error}")
     data = snap.model_dump(mode="json")
-    lines = [f"{j.native_id:>10} {j.state.value:<9} {j.user or '':<10} {j.partition or '':<8} "
-             f"nodes={j.nodes} {j.name or ''}" for j in snap.jobs]
+    # ids, users, partitions and names are the scheduler's and other users' text: each cell
+    # on its line, with what is invisible or reorders text written out
+    lines = [f"{one_line(j.native_id):>10} {j.state.value:<9} {one_line(j.user or ''):<10} "
+             f"{one_line(j.partition or ''):<8} nodes={j.nodes} {one_line(j.name or '')}"
+             for j in snap.jobs]
     out(args, data, "\n".join(lines) or f"{args.site}: queue is empty")
     return 0
 

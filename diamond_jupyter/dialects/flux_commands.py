@@ -27,6 +27,7 @@ from .outputs_common import (
     load_json,
     parse_fsd,
     to_int,
+    unanswered,
 )
 
 # RFC 21 state bits / result bits as they appear when printed numerically.
@@ -51,6 +52,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 class FluxCommands:
     name = "flux"
     submit_stdin = False
+
+    @staticmethod
+    def status_unanswered(exit_status: int, stderr: str) -> bool:
+        """Whether a failed `flux jobs` means the broker did not answer (down, restarting,
+        not reachable), not "unknown job id": nothing can be concluded about the jobs asked."""
+        return unanswered("flux", exit_status, stderr)
 
     @staticmethod
     def _ids(native_ids: list[str]) -> list[str]:

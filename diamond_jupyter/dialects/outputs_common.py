@@ -413,6 +413,15 @@ NO_ANSWER = {
                       r"library call"),
     "sge": re.compile(r"unable to contact qmaster|commlib error|unable to send message to "
                       r"qmaster"),
+    # flux-core: no broker socket ("Unable to connect to Flux: broker socket ... was not
+    # found", "[Errno 2] Unable to connect to Flux: No such file or directory"), a broker that
+    # refuses or drops the connection, its upstream broker offline (Flux's EHOSTUNREACH
+    # text), and ENOSYS: the job-list / job-manager service not loaded while the instance
+    # starts or shuts down
+    "flux": re.compile(r"Unable to connect to Flux|broker socket \S* ?was not found|Upstream "
+                       r"Flux broker is offline|Function not implemented|Connection refused|"
+                       r"Connection reset by peer|Connection timed out|No route to host|"
+                       r"Broken pipe"),
 }
 
 

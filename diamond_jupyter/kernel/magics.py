@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..model import BadInput, DiamondError, Job, SiteError, visible
+from ..model import BadInput, DiamondError, Job, SiteError, one_line, visible
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -114,7 +114,8 @@ class Table:
     def __init__(self, columns: list[str], rows: list[list[Any]], empty: str = "") -> None:
         self.columns, self.empty = columns, empty
         # names and reasons come from schedulers: shown, never acted on by a terminal
-        self.rows = [["" if c is None else visible(str(c)) for c in r] for r in rows]
+        # (one line per row: a tab or newline in a cell is written out too)
+        self.rows = [["" if c is None else one_line(str(c)) for c in r] for r in rows]
 
     def __repr__(self) -> str:
         if not self.rows:

@@ -69,6 +69,13 @@ def _sh_path(path: str) -> str:
     return "~/" + shlex.quote(path[2:]) if path.startswith("~/") else shlex.quote(path)
 
 
+def enter_dir(path: str) -> str:
+    """Shell that moves into `path` when it exists (and stays put otherwise): a submit
+    command run there makes it the job's submit directory ($SLURM_SUBMIT_DIR,
+    $PBS_O_WORKDIR, $LS_SUBCWD, $SGE_O_WORKDIR, Flux's cwd)."""
+    return f"cd -- {_sh_path(path)} 2>/dev/null || :"
+
+
 def owns(status: JobStatus, job: Job) -> bool:
     """Whether a scheduler record can be `job`'s, when its native id may have been reused.
     A record carrying a token (comment, or name suffix) is the job with that token. One
@@ -353,12 +360,17 @@ class Site:
         return getattr(self.transport, "run_fast", self.transport.run)
 
     async def run(self, argv: list[str], *, stdin: bytes | None = None, check: bool = True,
-                  scheduler: bool = True, timeout: float | None = 60.0):
+                  scheduler: bool = True, timeout: float | None = 60.0,
+                  cwd: str | None = None):
+        """`cwd`: an absolute directory the command runs in, when it exists (else the home,
+        as every command)."""
         if scheduler:
             self.scheduler_commands += 1
+        preamble = self.cfg.preamble
+        if cwd:
+            preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
         return await self._run_fast(self._argv(argv), stdin=stdin, env=self.cfg.env,
-                                        preamble=self.cfg.preamble, check=check,
-                                        timeout=timeout)
+                                        preamble=preamble, check=check, timeout=timeout)
 
     async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
         """Several scheduler commands in ONE remote invocation; outputs split by name."""
@@ -508,20 +520,27 @@ class Site:
         jd = self.job_dir(token)
         path = f"{jd}/job.sh"
         submit = self._submit_line(path, hold, spec)
+        # submitted from the job's working directory, which scripts find as their submit
+        # directory (`cd $SLURM_SUBMIT_DIR`, `cd $PBS_O_WORKDIR`: common first lines)
+        here = spec.working_directory or jd
+        enter = f"{{ {enter_dir(here)}; }} && " if here.startswith(("/", "~/")) else ""
         rendered = self._uploaded.pop(token, None)
         if rendered is not None and not getattr(self.commands, "submit_stdin", False):
             # secret and script are there already (`upload`): the submit command alone,
-            # started by no other process ("~/" paths are relative to the home it runs in)
-            rel = path[2:] if path.startswith("~/") else path
-            res = await self.run(self._submit_argv(rel, hold, spec), check=True)
+            # started by no other process
+            if path.startswith("/") and here.startswith("/"):
+                res = await self.run(self._submit_argv(path, hold, spec), check=True, cwd=here)
+            else:  # a "~/" path: relative to the home the command starts in
+                res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True)
         elif rendered is not None:
-            res = await self.run(["sh", "-c", f"exec {submit}"], check=True)
+            res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True)
         else:
             # one round trip: the secret then the script travel on stdin and are written,
             # then submitted, by one remote shell
             rendered, stdin = self._payload(spec, token, secret)
-            res = await self.run(["sh", "-c", f"{self._write_line(jd, path)} && exec {submit}"],
-                                 stdin=stdin, check=True)
+            res = await self.run(
+                ["sh", "-c", f"{self._write_line(jd, path)} && {enter}exec {submit}"],
+                stdin=stdin, check=True)
         native = self.commands.parse_submit(res.stdout)
         if not self.usable_id(native):
             raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "

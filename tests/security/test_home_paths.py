@@ -92,3 +92,29 @@ async def test_every_engine_path_is_absolute(workdir, expected):
     with pytest.raises(BadInput, match="~user paths are not supported"):
         site.expand("~root/x")
     await site.close()
+
+
+# (the test bed's PBS door is Slurm's qsub wrapper, which sets no PBS_O_WORKDIR)
+SUBMIT_DIR_VARS = {"alpha": "SLURM_SUBMIT_DIR", "delta": "SGE_O_WORKDIR"}
+
+
+@pytest.mark.parametrize("site_name", sorted(SUBMIT_DIR_VARS))
+async def test_the_submit_directory_is_the_jobs_working_directory(fed, site_name):
+    """Scripts start with `cd $SLURM_SUBMIT_DIR` (or PBS's, Grid Engine's): that must be the
+    job's working directory, where its inputs were put and its results are fetched from,
+    not the login's home the submit command used to run in."""
+    site = fed.sites[site_name]
+    var = SUBMIT_DIR_VARS[site_name]
+    home = await site.home()
+    name = f"dmd-subdir-{secrets.token_hex(4)}"
+    await site.transport.run(["mkdir", "--", f"{home}/{name}"], check=True)
+    try:
+        for wd in (f"~/{name}", None):  # a directory the user names, and the default one
+            script = f'cd "${var}" || exit 3\npwd -P > where.txt\necho "${var}"\n'
+            job = await fed.submit(JobSpec(script=script, working_directory=wd), site_name)
+            assert (await fed.wait(job.id, timeout=120)).state == JobState.COMPLETED
+            expect = f"{home}/{name}" if wd else job.workdir
+            assert (await fed.logs(job.id))["stdout"] == f"{expect}\n"
+            assert f"{expect}/where.txt" in await fed.files(job.id)
+    finally:
+        await site.transport.run(["rm", "-rf", "--", f"{home}/{name}"])

@@ -339,8 +339,10 @@ class Site:
         return chosen
 
     # -- running ------------------------------------------------------------
-    def _argv(self, argv: list[str]) -> list[str]:
-        """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch)."""
+    def _argv(self, argv: list[str], *, elsewhere: bool = False) -> list[str]:
+        """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch). `elsewhere`:
+        the command runs outside the home, so a path relative to it is made absolute
+        (`await home()` first)."""
         out = list(argv)
         i = 0
         if out and out[0] == "env":  # skip `env -u VAR ...` prefixes
@@ -351,6 +353,8 @@ class Site:
             path = self.cfg.commands[out[i]]
             # commands run in the login's home, where ~/x (never expanded once quoted) is ./x
             out[i] = "./" + path[2:] if path.startswith("~/") else path
+            if elsewhere and "/" in out[i] and not out[i].startswith("/"):
+                out[i] = self.expand("~/" + out[i].removeprefix("./"))
         return out
 
     @property
@@ -368,9 +372,11 @@ class Site:
             self.scheduler_commands += 1
         preamble = self.cfg.preamble
         if cwd:
+            await self.home()  # a configured command path may be relative to it
             preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
-        return await self._run_fast(self._argv(argv), stdin=stdin, env=self.cfg.env,
-                                        preamble=preamble, check=check, timeout=timeout)
+        return await self._run_fast(self._argv(argv, elsewhere=bool(cwd)), stdin=stdin,
+                                    env=self.cfg.env, preamble=preamble, check=check,
+                                    timeout=timeout)
 
     async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
         """Several scheduler commands in ONE remote invocation; outputs split by name."""
@@ -470,8 +476,14 @@ class Site:
         return self.commands.submit_argv(path, hold=hold)
 
     def _submit_line(self, path: str, hold: bool, spec: JobSpec | None = None) -> str:
-        submit = " ".join(_sh_path(a) if a == path else shlex.quote(a)
-                          for a in self._argv(self._submit_argv(path, hold, spec)))
+        """The submit command as shell text, to run in the job's directory (`enter_dir`): a
+        command path relative to the home is written from it (`~/`)."""
+        argv = self._argv(self._submit_argv(path, hold, spec))
+        prog = argv[0]
+        if "/" in prog and not prog.startswith("/"):
+            argv[0] = "~/" + prog.removeprefix("./")
+        submit = " ".join(_sh_path(a) if a == path or i == 0 and a.startswith("~/")
+                          else shlex.quote(a) for i, a in enumerate(argv))
         if getattr(self.commands, "submit_stdin", False):
             submit += f" < {_sh_path(path)}"
         return submit

@@ -339,16 +339,30 @@ class Site:
         return chosen
 
     # -- running ------------------------------------------------------------
+    @staticmethod
+    def _program_index(argv: list[str]) -> int:
+        """Where the program is in `argv`, past an `env -u VAR ...` prefix."""
+        i = 0
+        if argv and argv[0] == "env":
+            i = 1
+            while i < len(argv) and argv[i] == "-u":
+                i += 2
+        return i
+
+    async def _know_command_home(self, argv: list[str]) -> None:
+        """Ask for the home when `argv`'s program has a configured path relative to it, so
+        that `_argv(..., elsewhere=True)` can make that path absolute."""
+        i = self._program_index(argv)
+        path = self.cfg.commands.get(argv[i], "/") if i < len(argv) else "/"
+        if not path.startswith("/"):
+            await self.home()
+
     def _argv(self, argv: list[str], *, elsewhere: bool = False) -> list[str]:
         """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch). `elsewhere`:
         the command runs outside the home, so a path relative to it is made absolute
-        (`await home()` first)."""
+        (`await _know_command_home(argv)` first)."""
         out = list(argv)
-        i = 0
-        if out and out[0] == "env":  # skip `env -u VAR ...` prefixes
-            i = 1
-            while i < len(out) and out[i] == "-u":
-                i += 2
+        i = self._program_index(out)
         if i < len(out) and out[i] in self.cfg.commands:
             path = self.cfg.commands[out[i]]
             # commands run in the login's home, where ~/x (never expanded once quoted) is ./x
@@ -372,7 +386,7 @@ class Site:
             self.scheduler_commands += 1
         preamble = self.cfg.preamble
         if cwd:
-            await self.home()  # a configured command path may be relative to it
+            await self._know_command_home(argv)
             preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
         return await self._run_fast(self._argv(argv, elsewhere=bool(cwd)), stdin=stdin,
                                     env=self.cfg.env, preamble=preamble, check=check,
@@ -477,13 +491,9 @@ class Site:
 
     def _submit_line(self, path: str, hold: bool, spec: JobSpec | None = None) -> str:
         """The submit command as shell text, to run in the job's directory (`enter_dir`): a
-        command path relative to the home is written from it (`~/`)."""
-        argv = self._argv(self._submit_argv(path, hold, spec))
-        prog = argv[0]
-        if "/" in prog and not prog.startswith("/"):
-            argv[0] = "~/" + prog.removeprefix("./")
-        submit = " ".join(_sh_path(a) if a == path or i == 0 and a.startswith("~/")
-                          else shlex.quote(a) for i, a in enumerate(argv))
+        command path relative to the home is made absolute (`_know_command_home` first)."""
+        argv = self._argv(self._submit_argv(path, hold, spec), elsewhere=True)
+        submit = " ".join(_sh_path(a) if a == path else shlex.quote(a) for a in argv)
         if getattr(self.commands, "submit_stdin", False):
             submit += f" < {_sh_path(path)}"
         return submit
@@ -531,6 +541,7 @@ class Site:
         await self.know_home()
         jd = self.job_dir(token)
         path = f"{jd}/job.sh"
+        await self._know_command_home(self._submit_argv(path, hold, spec))
         submit = self._submit_line(path, hold, spec)
         # submitted from the job's working directory, which scripts find as their submit
         # directory (`cd $SLURM_SUBMIT_DIR`, `cd $PBS_O_WORKDIR`: common first lines)

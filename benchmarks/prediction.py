@@ -40,7 +40,10 @@ simulation of `placement_sim` run under each model:
 - `by_request`: `sim_bound`, the classes also split by walltime request (x4 steps,
   `calibration.request_class`; a class with under 5 jobs falls back to the coarser one):
   at real centers the share of its request a job runs differs with how much it asked.
-Every model's 90% bound but `engine`'s and `learned`'s is the same upper-quantile
+- `survivors`: `engine`, its classes' ratios also counting the jobs running at T as
+  right-censored runtimes (Kaplan-Meier, `calibration.with_survivors`): the jobs that
+  ended in the window are mostly the short ones. Not in the engine: measured here.
+Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
 scored jobs is larger; the calibrated models are scored on the same jobs.
@@ -56,7 +59,7 @@ priority order, not submit order, and its scheduler has reservations, fair-share
 limits the log does not record: these figures are the models' errors under that.
 
     python -m benchmarks.prediction --trace LOG.swf.gz [--trace ...] [--moments 40] [--seed S]
-        [--new-jobs]
+        [--new-jobs] [--models engine,survivors,...]
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
-          "learned", "prior", "by_request")
+          "learned", "prior", "by_request", "survivors")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -133,6 +136,8 @@ def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, 
             if req and t - end <= WINDOW_S and j.run >= 0:
                 samples.append(RunSample("all", procs, req, j.run, end))  # as the jobs are
             continue
+        if start <= t and req:  # what a queue view shows of a running job's runtime
+            samples.append(RunSample("all", procs, req, t - start, t, running=True))
         k = min(nodes_n, ceil(procs / cpn))
         if start <= t:  # running: first fit, whole nodes for what does not fit one
             hosts, need = [], procs
@@ -171,7 +176,8 @@ def _unconditioned(fn):
     return f
 
 
-def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None]]]:
+def predict(snap, samples, now, models: tuple[str, ...] = MODELS
+            ) -> dict[str, dict[str, tuple[float, float | None]]]:
     """model -> native id -> (predicted start, 90% bound) in seconds after `now`."""
     from diamond_jupyter.calibration import SiteCalibration, ratio_fn
     from diamond_jupyter.placement_fit import partition_members, site_nodes
@@ -189,7 +195,8 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
     raw = queue_starts(st, queue)
     out: dict[str, dict[str, tuple[float, float | None]]] = {
         "walltime": {n: (s, None) for n, s in raw.items()}}
-    cal = SiteCalibration(samples)
+    ended = [s for s in samples if not s.running]
+    cal = SiteCalibration(ended)
     med, mean_, up = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     if med is None or up is None or mean_ is None:
         return out
@@ -198,11 +205,19 @@ def predict(snap, samples, now) -> dict[str, dict[str, tuple[float, float | None
             "engine": (med, mean_), "spread": (med, ratio_fn(cal, "spread") or mean_),
             "spread_run": (ratio_fn(cal, "spread_running") or med, mean_),
             "prior": (ratio_fn(cal, "prior") or med, mean_)}
-    by_req = SiteCalibration(samples, by_request=True)  # also per walltime-request class
+    by_req = SiteCalibration(ended, by_request=True)  # also per walltime-request class
     runs["by_request"] = (ratio_fn(by_req, "median") or med, ratio_fn(by_req, "mean") or mean_)
+    runs = {m: r for m, r in runs.items() if m in models or m == "engine"}
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))
         out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}
+    if "survivors" in models:  # the running jobs counted in their classes' ratios
+        cal_s = SiteCalibration(samples)
+        med_s, mean_s, up_s = (ratio_fn(cal_s, w) for w in ("median", "mean", "upper"))
+        if med_s and mean_s and up_s:
+            bound_s = queue_starts(*recalibrated(st, queue, up_s))
+            starts = queue_starts(*recalibrated(st, queue, med_s, mean_s))
+            out["survivors"] = {n: (s, max(bound_s.get(n, s), s)) for n, s in starts.items()}
     return out
 
 
@@ -291,7 +306,8 @@ def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
             if bounded else None}
 
 
-def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict[str, Any]:
+def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
+            models: tuple[str, ...] = MODELS) -> dict[str, Any]:
     from diamond_jupyter.testbed.trace import read_swf
 
     log, note = with_requests(read_swf(path), path)
@@ -303,7 +319,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict
                 "note": "the log records no waits: nothing to score", "models": {
                     m: score([]) for m in MODELS}}
     rng = random.Random(seed)
-    pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in MODELS}
+    pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in models}
     used, skipped = 0, 0
     arrivals = [j for j in log.jobs if j.submit >= MIN_LOG_S and j.req_time > 0]
     if new_jobs and not arrivals:
@@ -324,12 +340,18 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False) -> dict
             skipped += 1
             continue
         used += 1
-        preds = predict(snap, samples, snap.taken_at)
+        preds = predict(snap, samples, snap.taken_at, models)
         if "engine" in preds:
-            preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
+            if "learned" in models:
+                preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
             preds["sim_bound"] = preds["engine"]
-            preds["engine"] = with_wait_bound(preds["engine"], snap, recent_waits(log, t))
+            waits = recent_waits(log, t)
+            preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
+            if "survivors" in preds:
+                preds["survivors"] = with_wait_bound(preds["survivors"], snap, waits)
         for m, p in preds.items():
+            if m not in pairs:
+                continue
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
     return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": used,
             **({"note": note} if note else {}),
@@ -344,9 +366,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--new-jobs", action="store_true",
                    help="score only jobs just submitted, each at a moment a second after "
                         "a job's submission (what placement predicts), not every waiting job")
+    p.add_argument("--models", default=",".join(MODELS),
+                   help="the models to score, comma-separated (walltime and engine always)")
     args = p.parse_args(argv)
     args.tag = args.tag or f"{'new-' if args.new_jobs else ''}seed{args.seed}"
-    logs = [run_log(Path(t), args.moments, args.seed, args.new_jobs) for t in args.trace]
+    models = tuple(m for m in MODELS if m in {"walltime", "engine", *args.models.split(",")})
+    logs = [run_log(Path(t), args.moments, args.seed, args.new_jobs, models)
+            for t in args.trace]
     r = {"seed": args.seed, "moments_per_log": args.moments, "new_jobs": args.new_jobs,
          "logs": logs}
     rows = []
@@ -365,8 +391,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     def plot(ax) -> None:
         xs = range(len(logs))
-        width = 0.8 / len(MODELS)
-        for i, m in enumerate(MODELS):
+        shown = [m for m in MODELS if all(m in lg["models"] for lg in logs)]
+        width = 0.8 / len(shown)
+        for i, m in enumerate(shown):
             ax.bar([x + i * width for x in xs],
                    [(lg["models"][m].get("median_abs_error_s") or 0) / 60 for lg in logs],
                    width, label=m)

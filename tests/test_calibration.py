@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from test_placement import NOW, H, alpha, busy_alpha, gamma, pending, running, spec, verdict
 
 from diamond_jupyter.calibration import (
+    CLOCK_SLACK_S,
     RunSample,
     SiteCalibration,
     describe_start,
     quantile_upper_index,
     run_sample,
+    running_sample,
     size_class,
+    with_survivors,
 )
 from diamond_jupyter.model import JobState, JobStatus
 from diamond_jupyter.placement import place
@@ -412,3 +415,52 @@ def test_a_job_seen_running_a_second_is_not_taken_past_jobs_recorded_at_one_seco
     assert f("all.q", 8, 1.1 / 1000, 1000) == pytest.approx(0.001)
     # past the slack it has outlived them: then only the long ones speak for it
     assert f("all.q", 8, 3.5 / 1000, 1000) == pytest.approx(0.4)
+
+
+# -- running jobs as right-censored runtimes (`with_survivors`; measured, not used) ----------
+
+def test_without_running_jobs_the_ratios_are_the_finished_ones():
+    assert with_survivors([0.3, 0.1], []) == [0.3, 0.1]
+
+
+def test_a_running_job_draws_from_the_finished_jobs_that_ran_longer_than_it_has():
+    """Kaplan-Meier over ends 0.2, 0.4, 0.6, 0.8 and one job running at 0.3: of those
+    that ran longer (0.4, 0.6, 0.8) its median is 0.6; ends before it say nothing."""
+    assert with_survivors([0.2, 0.4, 0.6, 0.8], [0.3]) == [0.2, 0.4, 0.6, 0.8, 0.6]
+
+
+def test_running_jobs_past_every_finished_one_count_as_running_to_their_request():
+    """Ten short jobs ended and ten have run longer than any of them: their runtimes are
+    unknown but at most their requests, so the class's median rises from 0.1 to halfway."""
+    ratios = with_survivors([0.1] * 10, [0.5] * 10)
+    assert sorted(ratios) == [0.1] * 10 + [1.0] * 10
+    cal = SiteCalibration([RunSample("p", 4, 1000.0, 100.0, float(i)) for i in range(10)]
+                          + [RunSample("p", 4, 1000.0, 500.0 + CLOCK_SLACK_S, 99.0,
+                                       running=True) for _ in range(10)])
+    r = cal.ratio("p", 4)
+    assert r is not None and r.samples == 20 and r.median == pytest.approx(0.55)
+
+
+def test_running_jobs_are_spread_over_what_the_longer_runs_did():
+    ended = [0.1 * k for k in range(1, 11)]  # 0.1 .. 1.0
+    drawn = with_survivors(ended, [0.05] * 4)[10:]
+    assert len(set(drawn)) == 4 and all(0.05 < d <= 1.0 for d in drawn)
+
+
+def test_running_jobs_alone_do_not_make_a_class_known():
+    """A class needs MIN_SAMPLES finished jobs; running ones only correct a known class."""
+    cal = SiteCalibration([RunSample("p", 4, 1000.0, 100.0, 1.0, running=True)] * 20
+                          + [RunSample("q", 4, 1000.0, 100.0, float(i)) for i in range(5)])
+    assert cal.exact(("p", "2-4")) is None and cal.exact(("q", "2-4")) is not None
+
+
+def test_a_running_sample_is_what_a_view_shows_of_a_running_job():
+    started = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = started + timedelta(seconds=300)
+    j = JobStatus(native_id="7", state=JobState.RUNNING, cpus=8, partition="p",
+                  walltime_s=3600, started_at=started)
+    s = running_sample(j, now)
+    assert s is not None and s.running and s.runtime_s == 300.0
+    assert s.ratio == pytest.approx((300 - CLOCK_SLACK_S) / 3600)
+    assert running_sample(j.model_copy(update={"state": JobState.PENDING}), now) is None
+    assert running_sample(j.model_copy(update={"walltime_s": None}), now) is None

@@ -12,13 +12,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from diamond_jupyter.model import BadInput, JobSpec
+from diamond_jupyter.workflow import model
 from diamond_jupyter.workflow.model import (
     MAX_STEPS,
     MAX_WORKFLOW_BYTES,
@@ -237,12 +237,23 @@ def test_a_billion_laughs_is_refused_at_once():
     lol = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n"
         for i in range(8))
-    t0 = time.monotonic()
-    for text in (lol + "name: w\nsteps: *i\n",
-                 lol + "name: w\nsteps: [{name: a, script: x, outputs: *i}]\n",
-                 lol + "name: w\nsteps: [{name: a, script: x, needs: *i}]\n"):
-        refused(text)
-    assert time.monotonic() - t0 < 5
+    shown: list[int] = []
+    real_repr = model._SHOWN.repr_list
+
+    def counted(x, level):  # how many lists the error's text walks into
+        shown.append(len(x))
+        return real_repr(x, level)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(model._SHOWN, "repr_list", counted)
+        msgs = [refused(text) for text in (
+            lol + "name: w\nsteps: *i\n",
+            lol + "name: w\nsteps: [{name: a, script: x, outputs: *i}]\n",
+            lol + "name: w\nsteps: [{name: a, script: x, needs: *i}]\n")]
+    # the item's text is a few levels of it, never its billion expanded leaves (which took
+    # seconds of the server's time: the whole nested list was written out, then cut)
+    assert "a step is a mapping" in msgs[0] and "..." in msgs[0] and len(msgs[0]) < 400
+    assert len(shown) < 30
 
 
 def test_aliases_of_a_whole_step_are_duplicates():
@@ -295,12 +306,14 @@ def test_deep_nesting_is_bad_input_not_a_crash(text):
     assert "nested" in refused(text)
 
 
-def test_a_very_large_file_is_refused_before_it_is_parsed(tmp_path):
+def test_a_very_large_file_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
     p = tmp_path / "big.yaml"
     p.write_text("name: w\nsteps:\n  - name: a\n    script: '" + "x" * (8 << 20) + "'\n")
-    t0 = time.monotonic()
+
+    def never(*_a, **_kw):
+        raise AssertionError("the YAML parser was given the file")
+    monkeypatch.setattr(yaml, "load", never)
     msg = refused(p)
-    assert time.monotonic() - t0 < 2
     assert f"at most {MAX_WORKFLOW_BYTES} bytes" in msg and str(p) in msg
     assert f"at most {MAX_WORKFLOW_BYTES} bytes" in refused(
         "name: w\nsteps: [{name: a, script: '" + "x" * (MAX_WORKFLOW_BYTES + 1) + "'}]\n")
@@ -311,17 +324,16 @@ def test_too_many_steps_are_refused_naming_the_limit():
     assert f"at most {MAX_STEPS} steps" in refused(many)
 
 
+@pytest.mark.timeout(60)  # before: 46 s to check and 106 s per order(); now well under 3 s
 def test_a_long_chain_is_checked_and_ordered_in_linear_time():
     """A 2000-step chain took 46 s to check and 106 s per `order()` (called at every advance
     of the engine, on its event loop)."""
     n = 2000
     chain = wf(*[step(f"s{i}", needs=[f"s{i - 1}"] if i else []) for i in range(n)])
-    t0 = time.monotonic()
     w = parse_workflow(chain, sites=SITES)
     order = w.order()
     down = w.downstream("s0")
     up = w.upstream(f"s{n - 1}")
-    assert time.monotonic() - t0 < 3
     assert order == [f"s{i}" for i in range(n)]
     assert len(down) == n - 1 and len(up) == n - 1
 

@@ -10,7 +10,6 @@ import itertools
 import json
 import subprocess
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -309,14 +308,13 @@ def test_outputs_are_documentation_only():
     assert "`outputs` are documentation only" in readme
 
 
+@pytest.mark.timeout(60)  # a hang guard, not a speed target
 def test_a_large_script_under_the_limit_is_read_whole():
     body = "".join(f"echo line {i} of a generated script\n" for i in range(20000))
     text = "name: big\nsteps:\n  - name: a\n    script: |\n" + textwrap.indent(body, "      ")
     assert len(text) < MAX_WORKFLOW_BYTES
-    t0 = time.monotonic()
     wf = load_workflow(text, sites=SITES)
     assert wf.step("a").spec().script == body
-    assert time.monotonic() - t0 < 5
 
 
 @pytest.mark.parametrize("size,bytes_", [("1e9", 10**9), ("2.5e3 k", 2500 << 10),

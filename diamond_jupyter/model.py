@@ -480,6 +480,7 @@ class JobStatus(_Model):
     reason: str | None = None
     comment: str | None = None
     node_list: str | None = None
+    qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
 
 
 class Job(_Model):
@@ -604,6 +605,23 @@ class QosLimits(_Model):
     max_tres_per_user: dict[str, int] = Field(default_factory=dict)
     grp_tres: dict[str, int] = Field(default_factory=dict)
     max_wall_s: int | None = None
+    # job counts: running under the QOS in all (GrpJobs), queued or running in all
+    # (GrpSubmitJobs), running per user (MaxJobsPerUser), queued or running per user
+    # (MaxSubmitJobsPerUser); None: no limit
+    grp_jobs: int | None = None
+    grp_submit_jobs: int | None = None
+    max_jobs_per_user: int | None = None
+    max_submit_jobs_per_user: int | None = None
+
+
+class Association(_Model):
+    """One of the user's Slurm associations (`sacctmgr show assoc`): the account (and
+    partition, None for any) it is for, its default QOS and the QOS it may use."""
+
+    account: str | None = None
+    partition: str | None = None
+    default_qos: str | None = None
+    qos: list[str] | None = None  # None: not said
 
 
 class Node(_Model):
@@ -648,6 +666,10 @@ class SiteSnapshot(_Model):
     pe_rules: dict[str, str] | None = None
     # Slurm: the QOS defined, by name, with their limits; None: not known
     qos: dict[str, QosLimits] | None = None
+    # who the probe ran as (its own jobs count against per-user limits); None: not known
+    user: str | None = None
+    # Slurm: the user's associations (default QOS, QOS allowed); None: not known
+    associations: list[Association] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -109,6 +109,7 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
+from .placement_limits import assoc_misses, job_qos, qos_submit_refused, qos_wait
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -397,6 +398,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # what the job asks in each partition (its defaults and limits of memory, time and
     # sharing), and the nodes there that can give it
     reqs, fits, adjusted = {}, {}, {}
+    qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
@@ -433,17 +435,24 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.denied_accounts and account in p.denied_accounts:
             restr.append(f"account '{account}' denied in partition '{p.name}' (DenyAccounts: "
                          f"{', '.join(p.denied_accounts)})")
-        if spec.qos and p.allowed_qos is not None and spec.qos not in p.allowed_qos:
-            restr.append(f"QOS '{spec.qos}' not allowed in partition '{p.name}' (allowed: "
-                         f"{', '.join(p.allowed_qos) or 'none'})")
+        qos, qos_note = job_qos(spec.qos, p, snap, account)
+        qos_of[p.name] = qos
+        if qos_note:
+            adjusted[p.name].append(f"partition {p.name}: {qos_note}")
+        restr += assoc_misses(spec.qos, p, snap, account)
+        if qos and p.allowed_qos is not None and qos not in p.allowed_qos:
+            restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
+                         f"{', '.join(p.allowed_qos) or 'none'})"
+                         + ("" if spec.qos else f": {qos_note}"))
+        restr += qos_submit_refused(p, qos, snap)
         groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
         if p.allowed_groups is not None and isinstance(groups, list) \
                 and not set(p.allowed_groups) & {str(g) for g in groups}:
             restr.append(f"none of your groups ({', '.join(map(str, groups)) or 'none'}) may "
                          f"use partition '{p.name}' (AllowGroups: "
                          f"{', '.join(p.allowed_groups)})")
-        if spec.qos and p.denied_qos and spec.qos in p.denied_qos:
-            restr.append(f"QOS '{spec.qos}' denied in partition '{p.name}' (DenyQos: "
+        if qos and p.denied_qos and qos in p.denied_qos:
+            restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
@@ -466,7 +475,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
-        other.extend(_qos_misses(req, p, spec.qos, snap))
+        other.extend(_qos_misses(req, p, qos, snap))
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -548,24 +557,25 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended)
+              stage_bytes, prior, estimates, cal, data, ended, qos_of)
     v.notes += adjusted.get(v.partition or "", [])
     if v.partition is not None and v.verdict == "READY":
         v.notes += _boot_note(v.partition, reqs[v.partition], [
             n for n in nodes if n.name in fits[v.partition] and n.name in usable])
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
-        v.notes += _unchecked(chosen, spec, cfg)
+        v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
 
 
-def _unchecked(p: Partition, spec: JobSpec, cfg: SiteConfig) -> list[str]:
+def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig) -> list[str]:
     """What the chosen partition may still do to the job that the snapshot cannot tell:
-    access by QOS or group the job or the site does not name, CPUs shared by force."""
+    access by QOS (`qos`: the job's, None when not known) or group the job or the site
+    does not name, CPUs shared by force."""
     out = []
-    if p.allowed_qos is not None and not spec.qos:
+    if p.allowed_qos is not None and not qos:
         out.append(f"partition {p.name} takes QOS {', '.join(p.allowed_qos)} only; the job "
                    "names none, so its account's default QOS must be one of them")
     if p.allowed_groups is not None and not isinstance(cfg.metadata.get("groups"), list):
@@ -998,9 +1008,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               good: list[Partition], fits: dict[str, set[str]], default: str | None,
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
-              data: StageData | None = None, ended: Collection[str] = ()) -> None:
+              data: StageData | None = None, ended: Collection[str] = (),
+              qos_of: dict[str, str | None] | None = None) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
-    partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it)."""
+    partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
+    `qos_of`: the QOS it runs under in each, whose limits in use may hold it)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
@@ -1072,6 +1084,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             floor, why = full  # the queue runs no more jobs at once until one ends
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
+        if (held := qos_wait(req, p, (qos_of or {}).get(p.name), snap, now, part_max)):
+            raw, start = max(raw, held.seconds), max(start, held.seconds)
+            v.notes.append(f"partition {p.name}: {held.why}")
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None

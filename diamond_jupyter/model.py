@@ -529,6 +529,18 @@ def job_json(job: Job) -> dict[str, Any]:
         "time_limit_s": limit, "predicted_start": predicted_start(job)}
 
 
+class QueueLimit(_Model):
+    """One PBS queue limit entry: `max_run_res.ncpus = [u:PBS_GENERIC=64]` is attribute
+    "max_run", resource "ncpus", scope "u", who "PBS_GENERIC", value 64 (resource "jobs"
+    for max_run / max_queued themselves)."""
+
+    attribute: Literal["max_run", "max_queued"]
+    resource: str = "jobs"
+    scope: Literal["o", "u", "g", "p"] = "o"
+    who: str = "PBS_ALL"
+    value: int
+
+
 class Partition(_Model):
     name: str
     default: bool = False
@@ -593,6 +605,9 @@ class Partition(_Model):
     max_running: int | None = None
     # Slurm QOS=: the partition's QOS, whose limits every job in it meets
     qos: str | None = None
+    # PBS limits on what a user (or everyone) has in the queue: max_run, max_queued and
+    # their `_res.RESOURCE` forms (`[u:PBS_GENERIC=5]`, `[u:bob=2]`, `[o:PBS_ALL=100]`)
+    limits: list[QueueLimit] = Field(default_factory=list)
 
 
 class QosLimits(_Model):

@@ -109,7 +109,14 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
-from .placement_limits import assoc_misses, job_qos, qos_submit_refused, qos_wait
+from .placement_limits import (
+    Wait,
+    assoc_misses,
+    job_qos,
+    pbs_limits,
+    qos_submit_refused,
+    qos_wait,
+)
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -399,6 +406,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # sharing), and the nodes there that can give it
     reqs, fits, adjusted = {}, {}, {}
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
+    holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
@@ -476,6 +485,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
         other.extend(_qos_misses(req, p, qos, snap))
+        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),) if w]
+        if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
+            totals = _totals(req, chunks)
+            refused, never, wait = pbs_limits(p, {"jobs": 1, "ncpus": totals[0],
+                                                  "ngpus": totals[2]}, snap, now, part_max)
+            restr += refused
+            other += never
+            holds[p.name] += [wait] if wait else []
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -557,7 +574,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended, qos_of)
+              stage_bytes, prior, estimates, cal, data, ended, holds)
     v.notes += adjusted.get(v.partition or "", [])
     if v.partition is not None and v.verdict == "READY":
         v.notes += _boot_note(v.partition, reqs[v.partition], [
@@ -732,11 +749,7 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
         out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
                    f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
-    if chunks is not None:  # every chunk's share, as written
-        totals = [sum(get(c) * c.nodes for c, _ in chunks[0])
-                  for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
-    else:
-        totals = [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
+    totals = _totals(req, chunks)
     for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
                                         (p.min_cpus, p.min_mem_mb, p.min_gpus),
                                         ("CPUs", "MB memory", "GPUs"), strict=True):
@@ -747,6 +760,15 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
             out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
                        f"least {least}")
     return out
+
+
+def _totals(req: Req, chunks: tuple | None) -> list[int]:
+    """The job's CPUs, MB memory and GPUs in all (of a PBS job of chunks: every chunk's
+    share, as written)."""
+    if chunks is not None:
+        return [sum(get(c) * c.nodes for c, _ in chunks[0])
+                for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
+    return [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
 
 
 def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
@@ -1009,10 +1031,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
               data: StageData | None = None, ended: Collection[str] = (),
-              qos_of: dict[str, str | None] | None = None) -> None:
+              holds: dict[str, list[Wait]] | None = None) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
-    `qos_of`: the QOS it runs under in each, whose limits in use may hold it)."""
+    `holds`: the limits in use it waits for in each, QOS or queue limits)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
@@ -1084,7 +1106,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             floor, why = full  # the queue runs no more jobs at once until one ends
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
-        if (held := qos_wait(req, p, (qos_of or {}).get(p.name), snap, now, part_max)):
+        for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
             v.notes.append(f"partition {p.name}: {held.why}")
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)

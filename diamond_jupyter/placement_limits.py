@@ -190,3 +190,87 @@ def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
         return [f"QOS '{spec_qos}' is not one your association may use here (its QOS: "
                 f"{', '.join(names)}): sbatch refuses it (Invalid qos specification)"]
     return []
+
+
+def _limit_for(p: Partition, attribute: str, resource: str, user: str | None
+               ) -> tuple[int | None, int | None]:
+    """(everyone's limit, the user's limit) of a PBS queue for `attribute` and `resource`:
+    an entry naming the user wins over PBS_GENERIC; a user not known has none."""
+    every = next((x.value for x in p.limits if x.attribute == attribute
+                  and x.resource == resource and x.scope == "o"), None)
+    mine = [x for x in p.limits if x.attribute == attribute and x.resource == resource
+            and x.scope == "u"]
+    own = next((x.value for x in mine if x.who == user), None) if user else None
+    if user and own is None:
+        own = next((x.value for x in mine if x.who == "PBS_GENERIC"), None)
+    return every, own
+
+
+def _pbs_count(j: JobStatus, resource: str) -> int:
+    return 1 if resource == "jobs" else (j.cpus or 0) if resource == "ncpus" else \
+        (j.gpus or 0) if resource == "ngpus" else 0
+
+
+def _pbs_text(attribute: str, resource: str, scope: str, who: str, value: int) -> str:
+    name = attribute if resource == "jobs" else f"{attribute}_res.{resource}"
+    return f"{name} [{scope}:{who}={value}]"
+
+
+def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: datetime,
+               part_max: dict[str, float]) -> tuple[list[str], list[str], Wait | None]:
+    """A PBS queue's max_queued / max_run limits (of everyone's jobs, or of the user's own)
+    against what is in it: (why qsub refuses the job now, why it can never run there,
+    how long it waits for running jobs of the queue to end). `need`: the job's totals
+    ("jobs" 1, "ncpus", "ngpus")."""
+    refused: list[str] = []
+    never: list[str] = []
+    waits: list[Wait] = []
+    if not p.limits:
+        return refused, never, None
+    inq = [j for j in snap.jobs if j.partition == p.name and not j.state.terminal]
+    mine = [j for j in inq if snap.user and j.user == snap.user]
+    units = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs"}
+    for resource, asked in need.items():
+        every, own = _limit_for(p, "max_queued", resource, snap.user)
+        for most, jobs, scope, who, whose in (
+                (every, inq, "o", "PBS_ALL", "the queue holds"),
+                (own, mine, "u", snap.user or "", "you have")):
+            if most is None:
+                continue
+            have = sum(_pbs_count(j, resource) for j in jobs)
+            if have + asked > most:
+                text = _pbs_text("max_queued", resource, scope, who if scope == "o"
+                                 else _who(p, "max_queued", resource, who), most)
+                refused.append(f"queue {p.name}'s {text}: {whose} {have} {units[resource]} "
+                               f"queued or running in it and the job adds {asked}: qsub "
+                               "refuses it until some of them end")
+        every, own = _limit_for(p, "max_run", resource, snap.user)
+        for most, jobs, scope, who, whose in (
+                (every, inq, "o", "PBS_ALL", "running jobs in it hold"),
+                (own, mine, "u", snap.user or "", "your running jobs in it hold")):
+            if most is None or (resource == "jobs" and scope == "o"):
+                continue
+            text = _pbs_text("max_run", resource, scope, who if scope == "o"
+                             else _who(p, "max_run", resource, who), most)
+            if asked > most:
+                never.append(f"needs {asked} {units[resource]}, queue {p.name}'s {text} "
+                             "allows less running at once")
+                continue
+            run = [j for j in jobs if j.state == JobState.RUNNING]
+            at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, most, now,
+                             part_max)
+            if at:
+                held = sum(_pbs_count(j, resource) for j in run)
+                waits.append(Wait(at, f"queue {p.name}'s {text}: {whose} {held} "
+                                      f"{units[resource]}: it waits until enough of them "
+                                      "end"))
+    wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
+        if waits else None
+    return refused, never, wait
+
+
+def _who(p: Partition, attribute: str, resource: str, user: str) -> str:
+    """The entry a user's limit came from: their own name, else PBS_GENERIC."""
+    named = any(x.attribute == attribute and x.resource == resource and x.scope == "u"
+                and x.who == user for x in p.limits)
+    return user if named else "PBS_GENERIC"

@@ -277,3 +277,143 @@ def test_a_group_limit_at_the_edge(held):
                  alloc={"n1": held})
     v = run("#SBATCH -q team\n#SBATCH -c 48\n#SBATCH -p compute", site).verdict("titan")
     assert v.verdict == "READY"
+
+
+# --------------------------------------------------------------- PBS: limits per user
+
+def _epoch(hours: float) -> int:
+    return int((NOW + timedelta(hours=hours)).timestamp())
+
+
+def _pbs_job(jid: str, owner: str, queue: str, ncpus: int, state: str = "R",
+             started_h: float = 1, limit_h: int = 4, host: str = "k1", ngpus: int = 0) -> tuple:
+    attrs = {"Job_Name": f"j{jid}", "Job_Owner": f"{owner}@login1", "job_state": state,
+             "queue": queue, "qtime": _epoch(-started_h - 1),
+             "Resource_List": {"ncpus": ncpus, "nodect": 1, "walltime": f"{limit_h:02d}:00:00",
+                               **({"ngpus": ngpus} if ngpus else {})}}
+    if state == "R":
+        attrs |= {"stime": _epoch(-started_h), "exec_host": f"{host}/0*{ncpus}"}
+    return f"{jid}.srv", attrs
+
+
+# kestrel as `qstat -Q -f -F json` prints it: workq (the server's default_queue) 24 h, two
+# running jobs a user (bob four) and four in it in all; big 48 h, 128 CPUs running a user;
+# gpu 8 GPUs a job, three jobs in it in all (everyone's)
+KESTREL_QUEUES = {
+    "workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+              "resources_max": {"walltime": "24:00:00"},
+              "max_run": "[u:PBS_GENERIC=2],[u:bob=4]", "max_queued": "[u:PBS_GENERIC=4]"},
+    "big": {"queue_type": "Execution", "enabled": "True", "started": "True",
+            "resources_max": {"walltime": "48:00:00"},
+            "max_run_res": {"ncpus": "[u:PBS_GENERIC=128]"}},
+    "gpu": {"queue_type": "Execution", "enabled": "True", "started": "True",
+            "resources_max": {"ngpus": 8, "walltime": "24:00:00"},
+            "max_queued": "[o:PBS_ALL=3]"},
+}
+
+
+def kestrel(*jobs: tuple, user: str | None = "alice", queues: dict | None = None,
+            server: dict | None = None):
+    """A PBS Pro site read as the probe reads it: k1-k4 64 CPUs 256 GB, k5-k6 64 CPUs and
+    4 A100 each (vnodes' ngpus); the queues above; `jobs` from `_pbs_job`."""
+    import json
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+
+    used: dict[str, list[int]] = {}
+    for _, a in jobs:
+        if a["job_state"] == "R":
+            host = a["exec_host"].split("/")[0]
+            got = used.setdefault(host, [0, 0])
+            got[0] += a["Resource_List"]["ncpus"]
+            got[1] += a["Resource_List"].get("ngpus", 0)
+    nodes = {f"k{i}": {"state": "job-busy" if used.get(f"k{i}", [0])[0] >= 64 else "free",
+                       "resources_available": {"ncpus": 64, "mem": "262144000kb",
+                                               "ngpus": 4 if i > 4 else 0,
+                                               **({"gpu_model": "a100"} if i > 4 else {})},
+                       "resources_assigned": {"ncpus": used.get(f"k{i}", [0, 0])[0],
+                                              "ngpus": used.get(f"k{i}", [0, 0])[1]}}
+             for i in range(1, 7)}
+    outputs = {"nodes": json.dumps({"nodes": nodes}),
+               "queues": json.dumps({"Queue": queues or KESTREL_QUEUES}),
+               "server": json.dumps({"Server": {"srv": {"default_queue": "workq",
+                                                        **(server or {})}}}),
+               "queue": json.dumps({"Jobs": dict(jobs)}), "user": f"{user or ''}\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("kestrel", outputs)
+    return SiteConfig(name="kestrel", scheduler="pbs"), snap.model_copy(
+        update={"taken_at": NOW})
+
+
+def test_pbs_per_user_limits_are_read():
+    parts = {p.name: p for p in kestrel()[1].partitions}
+    assert {(x.attribute, x.resource, x.scope, x.who, x.value) for x in parts["workq"].limits} \
+        == {("max_run", "jobs", "u", "PBS_GENERIC", 2), ("max_run", "jobs", "u", "bob", 4),
+            ("max_queued", "jobs", "u", "PBS_GENERIC", 4)}
+    assert [(x.attribute, x.resource, x.value) for x in parts["big"].limits] == [
+        ("max_run", "ncpus", 128)]
+    assert [(x.scope, x.value) for x in parts["gpu"].limits] == [("o", 3)]
+    # `qmgr -c "p s"`'s flat spelling of the same limit reads the same
+    from diamond_jupyter.dialects.pbs_commands import _queue_limits
+    assert _queue_limits({"max_run_res.ncpus": "[u:PBS_GENERIC=128]"})[0].value == 128
+    assert kestrel()[1].user == "alice" and kestrel(user=None)[1].user is None
+
+
+def test_pbs_max_run_per_user_waits_for_the_users_own_job():
+    # alice runs 2 jobs in workq (ending in 1 h and 3 h) on k1: the nodes have room, her
+    # limit of 2 running does not: +1 h. bob's own entry (4) lets him start now. Naming
+    # no queue, the engine sends it to big (no such limit there), where it starts now
+    jobs = (_pbs_job("1", "alice", "workq", 8, started_h=3), _pbs_job("2", "alice", "workq", 8))
+    v = run("#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00", kestrel(*jobs)).verdict(
+        "kestrel")
+    assert (v.partition, v.estimated_start) == ("big", NOW)
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            kestrel(*jobs)).verdict("kestrel")
+    assert (v.partition, v.estimated_start) == ("workq", NOW + timedelta(hours=1))
+    assert any("queue workq's max_run [u:PBS_GENERIC=2]: your running jobs in it hold 2 "
+               "jobs: it waits until enough of them end" in n for n in v.notes), v.notes
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            kestrel(*jobs, user="bob")).verdict("kestrel")
+    assert v.estimated_start == NOW
+    # the user not known: per-user limits are not counted
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4", kestrel(*jobs, user=None)).verdict(
+        "kestrel")
+    assert v.estimated_start == NOW
+
+
+def test_pbs_max_queued_per_user_refuses_the_submit():
+    jobs = (_pbs_job("1", "alice", "workq", 8), _pbs_job("2", "alice", "workq", 8),
+            _pbs_job("3", "alice", "workq", 8, state="Q"), _pbs_job("4", "alice", "workq", 8,
+                                                                    state="Q"))
+    p = run("#PBS -q workq\n#PBS -l select=1:ncpus=4", kestrel(*jobs))
+    assert p.verdict("kestrel").verdict == "RESTRICTED"
+    assert reasons(p, "kestrel") == (
+        "queue workq's max_queued [u:PBS_GENERIC=4]: you have 4 jobs queued or running in it "
+        "and the job adds 1: qsub refuses it until some of them end")
+    # naming no queue, it goes to big, which has room
+    v = only(run("#PBS -l select=1:ncpus=4", kestrel(*jobs)), "kestrel", "big")
+    assert v.estimated_start == NOW
+
+
+def test_pbs_max_run_res_ncpus_per_user():
+    # big: 128 CPUs of a user's running jobs; alice runs 96 (ending in 2 h)
+    jobs = (_pbs_job("5", "alice", "big", 64, started_h=2, host="k1"),
+            _pbs_job("6", "alice", "big", 32, started_h=2, host="k2"))
+    site = kestrel(*jobs)
+    v = run("#PBS -q big\n#PBS -l select=1:ncpus=64", site).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert any("max_run_res.ncpus [u:PBS_GENERIC=128]: your running jobs in it hold 96 CPUs"
+               in n for n in v.notes), v.notes
+    assert run("#PBS -q big\n#PBS -l select=1:ncpus=32", site).verdict("kestrel") \
+        .estimated_start == NOW
+    p = run("#PBS -q big\n#PBS -l select=3:ncpus=64", site)
+    assert reasons(p, "kestrel") == ("needs 192 CPUs, queue big's max_run_res.ncpus "
+                                     "[u:PBS_GENERIC=128] allows less running at once")
+
+
+def test_pbs_max_queued_of_everyone():
+    jobs = tuple(_pbs_job(str(i), u, "gpu", 8, host="k5", ngpus=1)
+                 for i, u in ((7, "bob"), (8, "carol"), (9, "dave")))
+    p = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=1", kestrel(*jobs))
+    assert reasons(p, "kestrel") == (
+        "queue gpu's max_queued [o:PBS_ALL=3]: the queue holds 3 jobs queued or running in "
+        "it and the job adds 1: qsub refuses it until some of them end")

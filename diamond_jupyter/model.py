@@ -608,6 +608,9 @@ class Partition(_Model):
     # PBS limits on what a user (or everyone) has in the queue: max_run, max_queued and
     # their `_res.RESOURCE` forms (`[u:PBS_GENERIC=5]`, `[u:bob=2]`, `[o:PBS_ALL=100]`)
     limits: list[QueueLimit] = Field(default_factory=list)
+    # LSF USERS: the users and user groups (`grp/`) whose jobs the queue takes, `~name`
+    # excluded; None: everyone
+    allowed_users: list[str] | None = None
 
 
 class QosLimits(_Model):
@@ -685,6 +688,10 @@ class SiteSnapshot(_Model):
     user: str | None = None
     # Slurm: the user's associations (default QOS, QOS allowed); None: not known
     associations: list[Association] | None = None
+    # LSF: host groups (`bmgroup`) and user groups (`bugroup`), each name -> its members,
+    # nested groups expanded (`all` for every host); None: not known
+    host_groups: dict[str, list[str]] | None = None
+    user_groups: dict[str, list[str]] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -94,6 +94,7 @@ from .model import (
 from .needs import Constraint, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
+    _few,
     aware,
     bracket_parts,
     counted_parts,
@@ -113,6 +114,7 @@ from .placement_limits import (
     Wait,
     assoc_misses,
     job_qos,
+    lsf_user_misses,
     pbs_limits,
     qos_submit_refused,
     qos_wait,
@@ -359,6 +361,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         fit -= set(req.exclude)
         if req.nodelist:
             req = replace(req, nodes=max(req.nodes, len(req.nodelist)))
+    lsf_m = next((d.value for d in spec.unknown if d.dialect == "lsf" and d.option == "-m"),
+                 None) if cfg.scheduler == "lsf" else None
+    if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
+        why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
+        reasons += why
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
@@ -454,6 +461,13 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
         restr += qos_submit_refused(p, qos, snap)
+        refused, unsure = lsf_user_misses(p, snap)
+        restr += refused
+        adjusted[p.name] += unsure
+        if lsf_m and (mine := set(members.get(p.name, []))) and not mine & fit:
+            other.append(f"queue {p.name} uses none of the hosts -m names ({lsf_m}): bsub "
+                         "refuses it (its HOSTS: "
+                         f"{_few(mine)})")
         groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
         if p.allowed_groups is not None and isinstance(groups, list) \
                 and not set(p.allowed_groups) & {str(g) for g in groups}:
@@ -819,6 +833,31 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
     top = max(over, key=lambda q: q.priority_tier or 1)
     return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
+
+
+def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,
+               site_arch: str | None) -> tuple[list[str], set[str]]:
+    """The hosts an LSF job's `-m` names (hosts, host groups from `bmgroup`, `others`,
+    `~host`): why they leave it no place, and the nodes of `fit` among them."""
+    from .dialects.lsf_commands import expand_hosts
+
+    names = {n.name for n in nodes}
+    groups = snap.host_groups or {}
+    unknown = [h for h in text.split() if (b := re.sub(r"\+\d+$", "", h).lstrip("~"))
+               not in names and b.rstrip("/") not in groups
+               and b not in ("all", "others", "allremote") and "@" not in b]
+    if unknown and (snap.host_groups is not None or not all(h.endswith("/") for h in unknown)):
+        return [f"-m names {', '.join(unknown)}: neither a host nor a host group here "
+                f"(host groups: {', '.join(sorted(groups)) or 'none'})"], set()
+    hosts = expand_hosts(text.split(), snap.host_groups, [n.name for n in nodes])
+    if hosts is None:
+        return [], fit  # a group not known: the scheduler decides
+    mine = set(hosts)
+    if not mine & fit:
+        named = [n for n in nodes if n.name in mine]
+        return [f"the hosts -m names ({text}) cannot run it: "
+                + (partition_misses(req, named, site_arch) if named else "none is a host")], set()
+    return [], fit & mine
 
 
 def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | None

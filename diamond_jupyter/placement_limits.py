@@ -274,3 +274,30 @@ def _who(p: Partition, attribute: str, resource: str, user: str) -> str:
     named = any(x.attribute == attribute and x.resource == resource and x.scope == "u"
                 and x.who == user for x in p.limits)
     return user if named else "PBS_GENERIC"
+
+
+def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """An LSF queue's USERS against the user the probe ran as: (why it refuses the job,
+    what cannot be told); nothing when everyone may use it or the user is not known."""
+    if p.allowed_users is None or not snap.user:
+        return [], []
+    me, groups = snap.user, snap.user_groups
+    excluded = {n[1:] for n in p.allowed_users if n.startswith("~")}
+    if me in excluded:
+        return [f"queue {p.name} excludes you ({me}) in its USERS "
+                f"({' '.join(p.allowed_users)}): bsub refuses it"], []
+    unknown = []
+    for name in (n for n in p.allowed_users if not n.startswith("~")):
+        group = name.rstrip("/")
+        if name in (me, "all"):
+            return [], []
+        if groups is not None and group in groups:
+            if me in groups[group] or "all" in groups[group]:
+                return [], []
+        elif name.endswith("/"):
+            unknown.append(group)
+    if unknown:
+        return [], [f"queue {p.name} takes the users of {', '.join(unknown)} (USERS), whose "
+                     "members are not known here"]
+    return [f"you ({me}) are not among queue {p.name}'s USERS ({' '.join(p.allowed_users)})"
+            ": bsub refuses it"], []

@@ -417,3 +417,115 @@ def test_pbs_max_queued_of_everyone():
     assert reasons(p, "kestrel") == (
         "queue gpu's max_queued [o:PBS_ALL=3]: the queue holds 3 jobs queued or running in "
         "it and the job adds 1: qsub refuses it until some of them end")
+
+
+# --------------------------------------------------------------- LSF: host and user groups
+
+# osprey, as the probe reads it: c1-c4 40 CPUs 192 GB; f1-f2 128 CPUs 1 TB (the fat
+# hosts); g1-g2 64 CPUs and 4 GPUs. `bmgroup -w -r`: hg_cpu c1-c4, hg_fat f1 f2, hg_big
+# the two groups' hosts (nested, expanded). Queues: normal on hg_cpu (all users), fat on
+# hg_fat/ (chemists only: ug_chem/), gpu on every host but c1-c4 and f1-f2 (`all ~...`),
+# vip for bob.
+OSPREY_HOSTS = {"RECORDS": [
+    {"HOST_NAME": h, "STATUS": "ok", "MAX": str(c), "NJOBS": "0", "RUN": "0"}
+    for h, c in (("c1", 40), ("c2", 40), ("c3", 40), ("c4", 40), ("f1", 128), ("f2", 128),
+                 ("g1", 64), ("g2", 64))]}
+OSPREY_LSHOSTS = {"RECORDS": [
+    {"HOST_NAME": h, "type": "X86_64", "model": "Intel_Platinum", "ncpus": str(c),
+     "maxmem": mem, "RESOURCES": res}
+    for h, c, mem, res in (("c1", 40, "192G", ""), ("c2", 40, "192G", ""),
+                           ("c3", 40, "192G", ""), ("c4", 40, "192G", ""),
+                           ("f1", 128, "1T", "(fat)"), ("f2", 128, "1T", "(fat)"),
+                           ("g1", 64, "512G", "(gpu)"), ("g2", 64, "512G", "(gpu)"))]}
+BMGROUP = """GROUP_NAME    HOSTS
+hg_cpu       c1 c2 c3 c4
+hg_fat       f1 f2
+hg_big       c1 c2 c3 c4 f1 f2
+"""
+BUGROUP = """GROUP_NAME    USERS
+ug_chem      alice carol
+ug_phys      dave
+"""
+
+
+def osprey(user: str | None = "alice", groups: str = BMGROUP, ugroups: str = BUGROUP):
+    import json
+
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+
+    def queue(name, hosts, users="all"):
+        return {"QUEUE_NAME": name, "HOSTS": hosts, "USERS": users, "MAX_MEMLIMIT": "-",
+                "MAX_TASKLIMIT": "-", "MIN_TASKLIMIT": "-"}
+
+    queues = {"RECORDS": [{"QUEUE_NAME": q, "STATUS": "Open:Active", "MAX": "-",
+                           "RUNLIMIT": "1440.0 min"} for q in ("normal", "fat", "gpu", "vip")]}
+    limits = {"RECORDS": [queue("normal", "hg_cpu/"), queue("fat", "hg_fat/", "ug_chem/"),
+                          queue("gpu", "all ~hg_big/"), queue("vip", "others", "bob")]}
+    outputs = {"hosts": json.dumps(OSPREY_HOSTS), "lshosts": json.dumps(OSPREY_LSHOSTS),
+               "queues": json.dumps(queues), "queue_limits": json.dumps(limits),
+               "queue": "No unfinished job found\n", "host_groups": groups,
+               "user_groups": ugroups, "user": f"{user or ''}\n"}
+    snap = LsfCommands(tz=timezone.utc).parse_snapshot("osprey", outputs)
+    snap = snap.model_copy(update={"taken_at": NOW})
+    snap.partitions[0].default = True
+    return SiteConfig(name="osprey", scheduler="lsf"), snap
+
+
+def test_lsf_queue_hosts_named_by_host_group_are_expanded():
+    q = {p.name: p for p in osprey()[1].partitions}
+    assert q["normal"].nodes == ["c1", "c2", "c3", "c4"]
+    assert q["fat"].nodes == ["f1", "f2"]
+    assert q["gpu"].nodes == ["g1", "g2"]  # all hosts but hg_big's
+    assert q["vip"].nodes == []  # `others`: every host
+    assert q["fat"].allowed_users == ["ug_chem/"] and q["normal"].allowed_users is None
+    # a 100-CPU job fits one fat host only: the fat queue, not normal (whose hosts are
+    # the 40-CPU ones, not every host as before the groups were read)
+    v = only(run('#BSUB -n 100\n#BSUB -R "span[hosts=1]"', osprey()), "osprey", "fat")
+    assert v.estimated_start == NOW
+    p = run('#BSUB -q normal\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', osprey())
+    assert reasons(p, "osprey") == "partition normal: needs 100 CPUs per node, largest " \
+        "node has 40"
+
+
+def test_lsf_queue_users_refuse_a_user_outside_them():
+    # dave is no chemist: fat refuses him (and the 100-CPU job has nowhere else)
+    p = run('#BSUB -q fat\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', osprey(user="dave"))
+    assert p.verdict("osprey").verdict == "RESTRICTED"
+    assert reasons(p, "osprey") == "you (dave) are not among queue fat's USERS (ug_chem/): " \
+        "bsub refuses it"
+    p = run('#BSUB -q vip\n#BSUB -n 4', osprey())
+    assert reasons(p, "osprey") == "you (alice) are not among queue vip's USERS (bob): " \
+        "bsub refuses it"
+    only(run('#BSUB -q vip\n#BSUB -n 4', osprey(user="bob")), "osprey", "vip")
+    # user groups not known: taken, with a note
+    v = only(run('#BSUB -q fat\n#BSUB -n 8', osprey(user="dave", ugroups="")), "osprey", "fat")
+    assert has_note(v, "queue fat takes the users of ug_chem (USERS), whose members are not "
+                       "known here")
+
+
+def test_lsf_m_names_a_host_group():
+    # -m hg_fat: only f1-f2, so the fat queue (normal's hosts are none of them)
+    v = only(run('#BSUB -m hg_fat\n#BSUB -n 8', osprey()), "osprey", "fat")
+    assert v.estimated_start == NOW
+    p = run('#BSUB -q normal\n#BSUB -m hg_fat\n#BSUB -n 8', osprey())
+    assert reasons(p, "osprey").startswith("queue normal uses none of the hosts -m names "
+                                           "(hg_fat): bsub refuses it")
+    # a group or host the site does not have
+    p = run('#BSUB -m "hg_nosuch c9"\n#BSUB -n 8', osprey())
+    assert reasons(p, "osprey") == ("-m names hg_nosuch, c9: neither a host nor a host "
+                                    "group here (host groups: hg_big, hg_cpu, hg_fat)")
+    # hosts that cannot hold it: 64 CPUs on one host among c1-c2
+    p = run('#BSUB -m "c1 c2"\n#BSUB -n 64\n#BSUB -R "span[hosts=1]"', osprey())
+    assert reasons(p, "osprey") == ("the hosts -m names (c1 c2) cannot run it: needs 64 "
+                                    "CPUs per node, largest node has 40")
+
+
+def test_lsf_groups_read_nested_and_wide():
+    from diamond_jupyter.dialects.lsf_commands import expand_hosts, parse_groups
+
+    g = parse_groups("GROUP_NAME    HOSTS\nhg_a   h1 h2\nhg_b   hg_a/ h3\nhg_all  all\n")
+    assert g == {"hg_a": ["h1", "h2"], "hg_b": ["h1", "h2", "h3"], "hg_all": ["all"]}
+    assert expand_hosts(["hg_all", "~h2"], g, ["h1", "h2", "h3"]) == ["h1", "h3"]
+    assert expand_hosts(["hg_b+2", "h4"], g, None) == ["h1", "h2", "h3", "h4"]
+    assert expand_hosts(["nogroup/"], g, ["h1"]) is None
+    assert parse_groups("") is None

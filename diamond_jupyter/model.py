@@ -611,6 +611,8 @@ class Partition(_Model):
     # LSF USERS: the users and user groups (`grp/`) whose jobs the queue takes, `~name`
     # excluded; None: everyone
     allowed_users: list[str] | None = None
+    # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
+    lln: bool = False
 
 
 class QosLimits(_Model):
@@ -666,6 +668,8 @@ class Node(_Model):
     # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
     # type (gpu_type) or none
     gpu_types: dict[str, int] | None = None
+    # Slurm Weight: nodes of the lowest weight are allocated first; None: not said
+    weight: int | None = None
 
 
 class SiteSnapshot(_Model):

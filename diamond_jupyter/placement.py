@@ -591,8 +591,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               stage_bytes, prior, estimates, cal, data, ended, holds)
     v.notes += adjusted.get(v.partition or "", [])
     if v.partition is not None and v.verdict == "READY":
-        v.notes += _boot_note(v.partition, reqs[v.partition], [
-            n for n in nodes if n.name in fits[v.partition] and n.name in usable])
+        ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
+                 and n.name in members.get(v.partition, [])]
+        v.notes += _boot_note(v.partition, reqs[v.partition], ready)
+        chosen_p = next((p for p in good if p.name == v.partition), None)
+        if chosen_p is not None:
+            v.notes += _landing_note(chosen_p, reqs[v.partition], ready)
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
@@ -646,6 +650,33 @@ def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
     return [f"partition {partition}: its free nodes that can run it are powered down "
             f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
             "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
+
+
+def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
+    """Which of `nodes` (those that can run it) a job that starts now lands on, where the
+    partition's rule tells: LLN=YES the least loaded (most idle CPUs), else the lowest
+    Weight first where the nodes differ in it (Slurm's order)."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+            and n.gpus - n.gpus_allocated >= req.gpn and (not req.mem or not n.memory_mb
+                                                        or n.memory_mb - n.memory_allocated
+                                                        >= req.mem)]
+    if len(free) < max(req.nodes, 1) or len(free) < 2:
+        return []
+    if p.lln:
+        free.sort(key=lambda n: -(n.cpus - n.cpus_allocated))
+        picked = free[:req.nodes]
+        return [f"partition {p.name} puts jobs on the least loaded nodes (LLN): it starts on "
+                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {n.cpus} CPUs idle)"
+                            for n in picked)]
+    weights = {n.weight for n in free if n.weight is not None}
+    if len(weights) < 2:
+        return []
+    free.sort(key=lambda n: n.weight if n.weight is not None else 1)
+    low = free[req.nodes - 1].weight
+    picked = [n.name for n in free if (n.weight or 1) <= (low or 1)]
+    return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
+            f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
+            f"(Weight {low})"]
 
 
 def _one_thread_a_core(spec: JobSpec) -> bool:

@@ -529,3 +529,31 @@ def test_lsf_groups_read_nested_and_wide():
     assert expand_hosts(["hg_b+2", "h4"], g, None) == ["h1", "h2", "h3", "h4"]
     assert expand_hosts(["nogroup/"], g, ["h1"]) is None
     assert parse_groups("") is None
+
+
+# --------------------------------------------------------------- LLN and node Weight
+
+def test_lln_puts_the_job_on_the_least_loaded_node():
+    # compute has LLN=YES: n1 runs 40 CPUs, n2 24, n3 8, n4 none: an 8-CPU job starts on n4
+    # (48 idle), a two-node one on n4 and n3
+    site = titan(alloc={"n1": 40, "n2": 24, "n3": 8})
+    assert {p.name: p.lln for p in site[1].partitions}["compute"] is True
+    v = only(run("#SBATCH -c 8\n#SBATCH -p compute", site), "titan", "compute")
+    assert has_note(v, "partition compute puts jobs on the least loaded nodes (LLN): it "
+                       "starts on n4 (48 of 48 CPUs idle)")
+    v = run("#SBATCH -N 2\n#SBATCH -c 8\n#SBATCH -p compute", site).verdict("titan")
+    assert has_note(v, "it starts on n4 (48 of 48 CPUs idle), n3 (40 of 48 CPUs idle)")
+
+
+def test_nodes_of_the_lowest_weight_are_used_first():
+    # long (LLN=NO) holds n3 (Weight 10) and n4 (Weight 1): the job starts on n4; with n4
+    # full, on n3
+    lines = [line.replace("Weight=1 ", "Weight=10 ") if line.startswith("NodeName=n3 ")
+             else line for line in node_lines().splitlines()]
+    snap = slurm.parse_snapshot("titan", {"partitions": PARTITIONS, "nodes": "\n".join(lines)})
+    snap = snap.model_copy(update={"taken_at": NOW})
+    assert {n.name: n.weight for n in snap.nodes}["n3"] == 10
+    cfg = SiteConfig(name="titan")
+    v = only(run("#SBATCH -p long\n#SBATCH -c 4", (cfg, snap)), "titan", "long")
+    assert has_note(v, "partition long: nodes of the lowest Weight are used first: it starts "
+                       "on n4 (Weight 1)")

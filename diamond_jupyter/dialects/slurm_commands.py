@@ -382,7 +382,7 @@ class SlurmCommands:
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
-                hidden=kv.get("Hidden") == "YES",
+                hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
                 qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
                 else None,
             ))
@@ -415,7 +415,7 @@ class SlurmCommands:
                 memory_allocated=to_int(kv.get("AllocMem")) or 0,
                 threads_per_core=to_int(kv.get("ThreadsPerCore")),
                 gpu_types=gpu_types(kv.get("Gres")),
-                sockets=to_int(kv.get("Sockets")),
+                sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
             ))
         return out
 

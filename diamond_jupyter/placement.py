@@ -113,11 +113,13 @@ from .placement_fit import (
 from .placement_limits import (
     Wait,
     assoc_misses,
+    force_share,
     job_qos,
     lsf_user_misses,
     pbs_limits,
     qos_submit_refused,
     qos_wait,
+    shared_room_now,
 )
 from .placement_sim import (
     WHOLE,
@@ -679,6 +681,13 @@ def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
             f"(Weight {low})"]
 
 
+def _exclusive_kind(spec: JobSpec) -> str | None:
+    """A Slurm job's `--exclusive=user|mcs|topo` (nodes shared only with the user's own
+    jobs, those of its MCS label, or none on its topology); None otherwise."""
+    return next(((d.value or "").strip().lower() for d in spec.unknown
+                 if d.dialect == "slurm" and d.option == "--exclusive"), None)
+
+
 def _one_thread_a_core(spec: JobSpec) -> bool:
     """Whether a Slurm job uses one hardware thread of each core (`--hint=nomultithread`,
     `--threads-per-core=1`): its tasks' CPUs are whole cores."""
@@ -1106,6 +1115,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
     `holds`: the limits in use it waits for in each, QOS or queue limits)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
                          probe_mem=min(reqs[p.name].mem for p in good))
@@ -1130,7 +1140,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
-        probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+        # a job sharing nodes with its user's jobs only: an empty node when none is free
+        probe = Demand(req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, dur,
+                       elig)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
         # either); each simulated alone, the job starts no sooner than all of them allow
@@ -1176,6 +1188,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             floor, why = full  # the queue runs no more jobs at once until one ends
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
+        force = force_share(p)
+        if (force or own_only) and raw > 0 and (room := shared_room_now(
+                req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
+                      and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
+                snap, force=force, own_only=own_only)):
+            raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
+            v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
+                           + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
+                              ", time-sliced or oversubscribed)" if force else
+                              "whose running jobs are all yours (--exclusive=user)"))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
             v.notes.append(f"partition {p.name}: {held.why}")

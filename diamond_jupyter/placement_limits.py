@@ -301,3 +301,52 @@ def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[s
                      "members are not known here"]
     return [f"you ({me}) are not among queue {p.name}'s USERS ({' '.join(p.allowed_users)})"
             ": bsub refuses it"], []
+
+
+def force_share(p: Partition) -> int | None:
+    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N]
+    (FORCE alone: 4); None for any other setting."""
+    text = (p.oversubscribe or "").upper()
+    if not text.startswith("FORCE"):
+        return None
+    count = text.partition(":")[2]
+    return int(count) if count.isdigit() and int(count) > 0 else 4
+
+
+def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
+    from .dialects.outputs_common import expand_hostlist
+
+    out: dict[str, list[JobStatus]] = {}
+    for j in snap.running:
+        try:
+            hosts = expand_hostlist(j.node_list) if j.node_list else []
+        except ValueError:
+            hosts = []
+        for h in hosts:
+            out.setdefault(h, []).append(j)
+    return out
+
+
+def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | None,
+                    own_only: bool) -> list[str]:
+    """The nodes among `nodes` (a partition's, that can run the job) where it starts now
+    by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
+    N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
+    jobs is another user's, their free CPUs). GPUs and memory are never shared."""
+    on = _jobs_on(snap)
+    room = []
+    for n in nodes:
+        jobs = on.get(n.name, [])
+        if own_only and any(not snap.user or j.user != snap.user for j in jobs):
+            continue
+        if force:
+            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1)) for j in jobs) \
+                if jobs else n.cpus_allocated
+            cpus_ok = n.cpus * force - used >= (n.cpus if req.whole else req.cpn)
+        else:
+            cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only
+                                                    else req.cpn)
+        if cpus_ok and n.gpus - n.gpus_allocated >= req.gpn and (
+                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
+            room.append(n.name)
+    return room if len(room) >= req.nodes else []

@@ -557,3 +557,212 @@ def test_nodes_of_the_lowest_weight_are_used_first():
     v = only(run("#SBATCH -p long\n#SBATCH -c 4", (cfg, snap)), "titan", "long")
     assert has_note(v, "partition long: nodes of the lowest Weight are used first: it starts "
                        "on n4 (Weight 1)")
+
+
+# --------------------------------------------------------------- Slurm: sharing nodes
+
+FORCE4 = PARTITIONS.replace(
+    "Hidden=NO OverSubscribe=NO PreemptMode=OFF State=UP TotalCPUs=192 TotalNodes=4",
+    "Hidden=NO OverSubscribe=FORCE:4 PreemptMode=OFF State=UP TotalCPUs=192 TotalNodes=4")
+
+
+def test_oversubscribe_force_starts_a_job_on_full_nodes():
+    # compute shares each CPU among 4 jobs (FORCE:4): n1-n4 are full (one 48-CPU job
+    # each) yet an 8-CPU job starts now, sharing; long (the same n3-n4, no sharing) would
+    # wait 1 h
+    jobs = [running(str(i), "bob", f"n{i}", 48, 3, 4) for i in range(1, 5)]
+    site = titan(*jobs, alloc={f"n{i}": 48 for i in range(1, 5)}, partitions=FORCE4)
+    v = only(run("#SBATCH -c 8", site), "titan", "compute")
+    assert v.verdict == "READY"
+    assert has_note(v, "sharing CPUs with the jobs there (OverSubscribe=FORCE:4")
+    v = run("#SBATCH -c 8\n#SBATCH -p long", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+
+
+def test_oversubscribe_force_2_full_with_two_jobs_a_cpu():
+    # FORCE:2 and two 48-CPU jobs on each node: no room until one ends (+1 h on n2)
+    text = FORCE4.replace("OverSubscribe=FORCE:4", "OverSubscribe=FORCE:2")
+    jobs = [running(f"{i}{k}", "bob", f"n{i}", 48, 2 if (i, k) == (2, 1) else 1, 3)
+            for i in range(1, 5) for k in (1, 2)]
+    site = titan(*jobs, alloc={f"n{i}": 48 for i in range(1, 5)}, partitions=text)
+    v = run("#SBATCH -c 8\n#SBATCH -p compute", site).verdict("titan")
+    assert v.verdict == "BUSY" and v.estimated_start == NOW + timedelta(hours=1)
+
+
+def test_exclusive_user_shares_nodes_with_the_users_own_jobs_only():
+    # n1 runs bob's 8 CPUs, n2 alice's 8, n3-n4 bob's 48 (ending in 2 h): alice's
+    # --exclusive=user job starts now on n2 only; probed as carol, n2 is another's too
+    # and she waits for an empty node (n3 or n4, +2 h)
+    jobs = [running("1", "bob", "n1", 8, 1, 4), running("2", "alice", "n2", 8, 1, 4),
+            running("3", "bob", "n3", 48, 2, 4), running("4", "bob", "n4", 48, 2, 4)]
+    alloc = {"n1": 8, "n2": 8, "n3": 48, "n4": 48}
+    v = run("#SBATCH --exclusive=user\n#SBATCH -c 8\n#SBATCH -p compute",
+            titan(*jobs, alloc=alloc)).verdict("titan")
+    assert v.verdict == "READY"
+    assert has_note(v, "it starts now on n2, whose running jobs are all yours")
+    v = run("#SBATCH --exclusive=user\n#SBATCH -c 8\n#SBATCH -p compute",
+            titan(*jobs, alloc=alloc, assoc="carol")).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    # without it, n1 has room now
+    v = run("#SBATCH -c 8\n#SBATCH -p compute", titan(*jobs, alloc=alloc, assoc="carol"))
+    assert v.verdict("titan").verdict == "READY"
+
+
+def test_mem_zero_takes_whole_nodes():
+    # --mem=0: all of a node's memory, so the whole node: n1-n4 each run an 8-CPU job
+    # (ending in 1, 2, 3, 4 h): +1 h; 2 nodes: +2 h
+    jobs = [running(str(i), "bob", f"n{i}", 8, 4 - i, 4) for i in range(1, 5)]
+    site = titan(*jobs, alloc={f"n{i}": 8 for i in range(1, 5)})
+    v = run("#SBATCH --mem=0\n#SBATCH -c 4\n#SBATCH -p compute", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    v = run("#SBATCH --mem=0\n#SBATCH -N 2\n#SBATCH -p compute", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+
+
+def test_billing_weights_do_not_change_where_a_job_fits():
+    text = PARTITIONS.replace("PriorityTier=1 Hidden=NO OverSubscribe=NO PreemptMode=OFF "
+                              "State=UP TotalCPUs=192",
+                              "PriorityTier=1 Hidden=NO OverSubscribe=NO PreemptMode=OFF "
+                              "State=UP TRESBillingWeights=CPU=1.0,Mem=0.25G TotalCPUs=192")
+    assert "TRESBillingWeights" in text
+    v = only(run("#SBATCH -c 48\n#SBATCH --mem=180G\n#SBATCH -p compute",
+                 titan(partitions=text)), "titan", "compute")
+    assert v.verdict == "READY"
+
+
+def test_partition_qos_caps_cpus_per_node():
+    # compute's QOS perNode: MaxTRESPerNode cpu=32: 40 CPUs on one node cannot run there;
+    # two nodes of 20 can; naming no partition, the 40-CPU job goes to long
+    text = PARTITIONS.replace("PartitionName=compute AllowGroups=ALL",
+                              "PartitionName=compute QoS=perNode AllowGroups=ALL")
+    site = titan(partitions=text, qos=QOS + "perNode||cpu=32||||||||\n")
+    p = run("#SBATCH -p compute\n#SBATCH -c 40", site)
+    assert reasons(p, "titan") == "needs 40 CPUs per node, partition compute's QOS perNode " \
+        "allows 32 (MaxTRESPerNode cpu=32)"
+    p = run("#SBATCH -p compute\n#SBATCH -N 1\n#SBATCH -n 2\n#SBATCH -c 20", site)
+    assert "MaxTRESPerNode" in reasons(p, "titan")  # 40 on one node, still
+    only(run("#SBATCH -p compute\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH -c 20",
+             site), "titan", "compute")
+    only(run("#SBATCH -c 40\n#SBATCH -t 1:00:00", site), "titan", "long")
+
+
+def test_mig_profiles_are_gpu_types_of_their_own():
+    # m1: an A100 split into MIG slices: 2 of 4g.40gb (socket 0) and 2 of 3g.20gb
+    line = ("NodeName=m1 Arch=x86_64 CPUAlloc=0 CPUTot=64 RealMemory=512000 AllocMem=0 "
+            "Sockets=2 ThreadsPerCore=1 Gres=gpu:4g.40gb:2(S:0),gpu:3g.20gb:2(S:1) "
+            "GresUsed=gpu:4g.40gb:0(IDX:N/A),gpu:3g.20gb:0(IDX:N/A) State=IDLE Partitions=mig")
+    parts = slurm.parse_partitions("PartitionName=mig Default=YES MaxTime=1-00:00:00 "
+                                   "Nodes=m1 State=UP")
+    from diamond_jupyter.model import SiteSnapshot
+    site = (SiteConfig(name="mig"), SiteSnapshot(site="mig", taken_at=NOW, partitions=parts,
+                                                 nodes=slurm.parse_nodes(line)))
+    only(run("#SBATCH --gres=gpu:4g.40gb:2", site), "mig", "mig")
+    only(run("#SBATCH --gres=gpu:3g.20gb:1", site), "mig", "mig")
+    assert reasons(run("#SBATCH --gres=gpu:4g.40gb:3", site), "mig") == \
+        "needs 3 GPUs per node, largest node has 2"
+    assert reasons(run("#SBATCH --gres=gpu:a100:1", site), "mig").startswith(
+        "no GPU of type 'a100'")
+    assert reasons(run("#SBATCH --gres=gpu:1g.10gb:1", site), "mig").startswith(
+        "no GPU of type '1g.10gb'")
+
+
+def test_mig_slices_are_counted_apart():
+    from diamond_jupyter.dialects.outputs_common import gpu_count, gpu_types
+
+    # a MIG profile starts with a digit: read as a type, not as a count
+    gres = "gpu:4g.40gb:2(S:0),gpu:3g.20gb:2(S:1)"
+    assert gpu_count(gres)[0] == 4
+    assert gpu_types(gres) == {"4g.40gb": 2, "3g.20gb": 2}
+    assert gpu_count("gpu:2") == (2, None) and gpu_count("gres/gpu=1") == (1, None)
+
+
+# --------------------------------------------------------------- PBS: server limits, vnodes
+
+def test_pbs_server_resources_max_bounds_a_queue_that_sets_none():
+    # the server's resources_max.walltime 12 h applies to gpu (which sets no walltime of
+    # its own); workq's own 24 h wins over it
+    import json
+    queues = json.loads(json.dumps(KESTREL_QUEUES))
+    del queues["gpu"]["resources_max"]["walltime"]
+    site = kestrel(queues=queues, server={"resources_max": {"walltime": "12:00:00"},
+                                          "resources_default": {"walltime": "01:00:00"}})
+    parts = {p.name: p for p in site[1].partitions}
+    assert (parts["gpu"].max_time_s, parts["workq"].max_time_s) == (12 * 3600, 24 * 3600)
+    assert parts["gpu"].default_time_s == 3600
+    p = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=1\n#PBS -l walltime=20:00:00", site)
+    assert reasons(p, "kestrel") == "walltime 20:00:00 above partition gpu MaxTime 12:00:00"
+    v = only(run("#PBS -q workq\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=20:00:00", site),
+             "kestrel", "workq")
+    # a job that gives no walltime runs with the server's default
+    v = only(run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=1", site), "kestrel", "gpu")
+    assert v.estimated_runtime_s == pytest.approx(3600)
+
+
+def test_pbs_place_excl_waits_for_an_empty_host():
+    # every vnode runs one 8-CPU job of bob's, k1's ending first (in 1 h): a job of 4 CPUs
+    # asking place=excl waits for it; without excl it starts now beside them
+    jobs = tuple(_pbs_job(str(i), "bob", "big", 8, started_h=3 if i == 1 else 1,
+                          host=f"k{i}") for i in range(1, 7))
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l place=excl\n"
+            "#PBS -l walltime=1:00:00", kestrel(*jobs)).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00",
+            kestrel(*jobs)).verdict("kestrel")
+    assert v.estimated_start == NOW
+
+
+def test_pbs_ngpus_on_vnodes():
+    # k5-k6 hold 4 GPUs each: 4 in one chunk fit one of them, 6 none, two chunks of 4 both
+    v = only(run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=4", kestrel()), "kestrel", "gpu")
+    assert v.estimated_start == NOW
+    p = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=6", kestrel())
+    assert reasons(p, "kestrel") == "needs 6 GPUs per node, largest node has 4"
+    only(run("#PBS -q gpu\n#PBS -l select=2:ncpus=8:ngpus=4", kestrel()), "kestrel", "gpu")
+    # 12 GPUs in all: more than the site's 8 (the first reason, before any queue's)
+    p = run("#PBS -q gpu\n#PBS -l select=3:ncpus=8:ngpus=4", kestrel())
+    assert reasons(p, "kestrel") == ("the chunks 3:ncpus=8:ngpus=4 do not fit the site's "
+                                     "nodes together (free placement): they ask 12 GPUs in "
+                                     "all, the nodes that can hold them have 8")
+
+
+# --------------------------------------------------------------- LSF: closed hosts
+
+def test_lsf_closed_hosts():
+    # f1 closed by the administrator, f2 full (closed_Full): a 100-CPU job on one host in
+    # the fat queue waits for f2 (not refused); with both closed_Adm it cannot run there
+    cfg, snap = osprey()
+    for n in snap.nodes:
+        if n.name == "f1":
+            n.state = "closed_adm"
+        if n.name == "f2":
+            n.state, n.cpus_allocated = "closed_full", 128
+    v = run('#BSUB -q fat\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', (cfg, snap)).verdict(
+        "osprey")
+    assert v.feasible and v.verdict == "BUSY"
+    snap.nodes[5].state = "closed_adm"
+    p = run('#BSUB -q fat\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', (cfg, snap))
+    assert reasons(p, "osprey") == "needs 1 nodes, partition fat has only 0 usable (others " \
+        "down or drained)"
+
+
+# --------------------------------------------------------------- Grid Engine calendars
+
+def test_grid_engine_queue_suspended_by_its_calendar_takes_no_job():
+    # short.q's calendar has it suspended (state C) on both hosts: a job naming it cannot
+    # start there; all.q takes it
+    from test_placement_cases4 import OUT
+
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+    from diamond_jupyter.model import Node, SiteSnapshot
+
+    text = (OUT / "sge" / "qconf_sq_all.txt").read_text()
+    queues = SgeCommands()._partitions(text, [
+        {"queue": q, "host": f"s{i}", "state": "C" if q == "short.q" else "", "total": 16}
+        for q in ("all.q", "short.q") for i in (1, 2)])
+    nodes = [Node(name=f"s{i}", state="idle", cpus=16, memory_mb=64000,
+                  partitions=["all.q", "short.q"]) for i in (1, 2)]
+    site = (SiteConfig(name="sgeq", scheduler="sge"),
+            SiteSnapshot(site="sgeq", taken_at=NOW, nodes=nodes, partitions=queues))
+    assert reasons(run("#$ -q short.q\n#$ -l h_rt=0:10:00", site), "sgeq") == \
+        "partition 'short.q' is DOWN"
+    only(run("#$ -l h_rt=0:10:00", site), "sgeq", "all.q")

@@ -161,7 +161,8 @@ def decode_wait_status(status: int) -> int:
     return (status >> 8) & 0xFF
 
 
-_GPU_RE = re.compile(r"gpu(?::([A-Za-z][\w.-]*))?[:=](\d+)")
+# a type holds a letter somewhere: a MIG profile starts with a digit (`gpu:4g.40gb:2`)
+_GPU_RE = re.compile(r"gpu(?::([\w.-]*[A-Za-z][\w.-]*))?[:=](\d+)")
 
 
 def gpu_count(text: Any) -> tuple[int, str | None]:

@@ -327,10 +327,17 @@ class PbsCommands:
         if not isinstance(queues, dict):
             raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
         default = None
+        # the server's resources_max / resources_default: a queue that sets none of a
+        # resource takes the server's (PBS checks a job against the queue's, else the
+        # server's)
+        srv_max: dict[str, Any] = {}
+        srv_dflt: dict[str, Any] = {}
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
             for attrs in _obj(_obj(srv).get("Server")).values():
                 default = _obj(attrs).get("default_queue") or default
+                srv_max = {**_obj(_obj(attrs).get("resources_max")), **srv_max}
+                srv_dflt = {**_obj(_obj(attrs).get("resources_default")), **srv_dflt}
         out = []
         for name, a in queues.items():
             if not isinstance(a, dict):
@@ -345,9 +352,9 @@ class PbsCommands:
                                      state="UP" if str(a.get("enabled")) == "True"
                                      else "DOWN", routes_to=dests))
                 continue
-            mx, mn = _obj(a.get("resources_max")), _obj(a.get("resources_min"))
+            mx, mn = {**srv_max, **_obj(a.get("resources_max"))}, _obj(a.get("resources_min"))
             acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
-            dflt = _obj(a.get("resources_default"))
+            dflt = {**srv_dflt, **_obj(a.get("resources_default"))}
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
                 max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),

@@ -670,6 +670,8 @@ class Node(_Model):
     gpu_types: dict[str, int] | None = None
     # Slurm Weight: nodes of the lowest weight are allocated first; None: not said
     weight: int | None = None
+    # GPUs by the socket they are bound to (Gres `(S:0)`); None: any socket's CPUs serve
+    gpu_sockets: dict[int, int] | None = None
 
 
 class SiteSnapshot(_Model):

@@ -358,6 +358,13 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                   most_memory=max((n.memory_mb for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
+    if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
+        unbound = {n.name: c for n in nodes if n.name in fit
+                   and (c := _bound_cpus(n, req.gpn)) < req.cpn}
+        if fit <= set(unbound):
+            reasons.append(_binding_miss(req, max(unbound.values()), "any node"))
+        fit -= set(unbound)
     if cfg.scheduler == "slurm" and (req.nodelist or req.exclude):
         reasons += _named_hosts(req, nodes, fit, site_arch)
         fit -= set(req.exclude)
@@ -525,8 +532,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
-            missed = partition_misses(req, [n for n in nodes if n.name in mine
-                                            and n.name not in pfit], site_arch)
+            left = [n for n in nodes if n.name in mine and n.name not in pfit]
+            missed = partition_misses(req, left, site_arch)
+            if left and all(n.name in unbound for n in left):
+                missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
             if not wide[p.name]:
                 other.append(f"partition {p.name}: {missed}")
             else:
@@ -679,6 +688,29 @@ def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
     return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
             f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
             f"(Weight {low})"]
+
+
+def _enforce_binding(spec: JobSpec) -> bool:
+    return any(d.dialect == "slurm" and d.option == "--gres-flags" and "enforce-binding"
+               in (d.value or "") for d in spec.unknown)
+
+
+def _binding_miss(req: Req, most: int, where: str) -> str:
+    return (f"--gres-flags=enforce-binding: its {req.cpn} CPUs a node must be on the "
+            f"sockets of its {req.gpn} GPUs, which hold at most {most} CPUs on {where}")
+
+
+def _bound_cpus(n: Node, gpus: int) -> int:
+    """The CPUs of node `n` on the fewest sockets whose bound GPUs make `gpus` (its GPUs'
+    socket affinity, `Gres=gpu:2(S:0),gpu:2(S:1)`); all its CPUs where that is not said."""
+    if not n.gpu_sockets or not n.sockets:
+        return n.cpus
+    used, have = 0, 0
+    for count in sorted(n.gpu_sockets.values(), reverse=True):
+        if have >= gpus:
+            break
+        used, have = used + 1, have + count
+    return n.cpus // n.sockets * used if have >= gpus else 0
 
 
 def _exclusive_kind(spec: JobSpec) -> str | None:

@@ -766,3 +766,48 @@ def test_grid_engine_queue_suspended_by_its_calendar_takes_no_job():
     assert reasons(run("#$ -q short.q\n#$ -l h_rt=0:10:00", site), "sgeq") == \
         "partition 'short.q' is DOWN"
     only(run("#$ -l h_rt=0:10:00", site), "sgeq", "all.q")
+
+
+# --------------------------------------------------------------- Slurm: GPU socket binding
+
+def _bound_site():
+    """b1: 2 sockets of 32 cores, two A100 bound to each socket; a1: the same with its
+    four GPUs bound to both sockets (S:0-1)."""
+    from diamond_jupyter.model import SiteSnapshot
+
+    lines = "\n".join(
+        f"NodeName={name} Arch=x86_64 CoresPerSocket=32 CPUAlloc=0 CPUTot=64 "
+        f"RealMemory=512000 AllocMem=0 Sockets=2 ThreadsPerCore=1 Gres={gres} "
+        f"GresUsed=gpu:a100:0(IDX:N/A) State=IDLE Partitions={part}"
+        for name, gres, part in (("b1", "gpu:a100:2(S:0),gpu:a100:2(S:1)", "bound"),
+                                 ("a1", "gpu:a100:4(S:0-1)", "any")))
+    parts = slurm.parse_partitions(
+        "PartitionName=bound Default=YES MaxTime=1-00:00:00 Nodes=b1 State=UP\n"
+        "PartitionName=any Default=NO MaxTime=1-00:00:00 Nodes=a1 State=UP\n")
+    return (SiteConfig(name="bnd"), SiteSnapshot(site="bnd", taken_at=NOW, partitions=parts,
+                                                 nodes=slurm.parse_nodes(lines)))
+
+
+def test_gres_binding_keeps_cpus_on_the_gpus_socket():
+    site = _bound_site()
+    nodes = {n.name: n for n in site[1].nodes}
+    assert nodes["b1"].gpu_sockets == {0: 2, 1: 2} and nodes["a1"].gpu_sockets is None
+    # one GPU and 40 CPUs bound to it: its socket has 32 (b1); a1's GPU serves any socket
+    bound = "#SBATCH --gres=gpu:1\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"
+    p = run(bound + "#SBATCH -p bound", site)
+    assert reasons(p, "bnd") == ("partition bound: --gres-flags=enforce-binding: its 40 "
+                                 "CPUs a node must be on the sockets of its 1 GPUs, which "
+                                 "hold at most 32 CPUs on its nodes")
+    # a site of bound GPUs only: said once for the site
+    cfg, snap = site
+    alone = (cfg, snap.model_copy(update={
+        "nodes": [n for n in snap.nodes if n.name == "b1"],
+        "partitions": [q for q in snap.partitions if q.name == "bound"]}))
+    assert reasons(run(bound, alone), "bnd") == (
+        "--gres-flags=enforce-binding: its 40 CPUs a node must be on the sockets of its 1 "
+        "GPUs, which hold at most 32 CPUs on any node")
+    only(run(bound, site), "bnd", "any")
+    # three GPUs span both of b1's sockets: 64 CPUs; without the flag any CPUs serve
+    only(run("#SBATCH --gres=gpu:3\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"
+             "#SBATCH -p bound", site), "bnd", "bound")
+    only(run("#SBATCH --gres=gpu:1\n#SBATCH -c 40\n#SBATCH -p bound", site), "bnd", "bound")

@@ -32,6 +32,7 @@ from .outputs_common import (
     fail,
     from_epoch,
     gpu_count,
+    gpu_sockets,
     gpu_types,
     load_json,
     memory_mb,
@@ -416,6 +417,7 @@ class SlurmCommands:
                 threads_per_core=to_int(kv.get("ThreadsPerCore")),
                 gpu_types=gpu_types(kv.get("Gres")),
                 sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
+                gpu_sockets=gpu_sockets(kv.get("Gres")),
             ))
         return out
 

@@ -63,9 +63,11 @@ def titan(*queue: str, qos_of: dict[str, str] | None = None, assoc: str | None =
     """olympus's nodes and partitions (the fifth sweep's) read with the QOS, the queue's
     jobs' QOS (`squeue -o '%i|%q'`) and the user's associations: `assoc` is who the probe
     ran as (None: accounting said nothing of the user), with one association (account
-    proj, default QOS normal, may use normal, team, few, capped, debug, crowd)."""
+    proj, default QOS normal, may use normal, team, few, capped, debug, crowd, nodes2,
+    gpu4)."""
     assoc_text = "" if assoc is None else (
-        f"user|{assoc}\n{assoc}|proj||normal|normal,team,few,capped,debug,crowd\n")
+        f"user|{assoc}\n{assoc}|proj||normal|normal,team,few,capped,debug,crowd,nodes2,"
+        "gpu4\n")
     outputs = {
         "partitions": partitions, "nodes": node_lines(alloc=alloc), "queue": "\n".join(queue),
         "queue_qos": "".join(f"{j}|{q}\n" for j, q in (qos_of or {}).items()),
@@ -229,7 +231,7 @@ def test_a_qos_the_association_may_not_use_is_refused():
     assert p.verdict("titan").verdict == "RESTRICTED"
     assert reasons(p, "titan") == (
         "QOS 'long' is not one your association may use here (its QOS: capped, crowd, debug, "
-        "few, normal, team): sbatch refuses it (Invalid qos specification)")
+        "few, gpu4, nodes2, normal, team): sbatch refuses it (Invalid qos specification)")
 
 
 def test_an_account_without_association_is_refused():
@@ -811,3 +813,123 @@ def test_gres_binding_keeps_cpus_on_the_gpus_socket():
     only(run("#SBATCH --gres=gpu:3\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"
              "#SBATCH -p bound", site), "bnd", "bound")
     only(run("#SBATCH --gres=gpu:1\n#SBATCH -c 40\n#SBATCH -p bound", site), "bnd", "bound")
+
+
+# --------------------------------------------------------------- more limits in use
+
+def test_a_group_node_limit_in_use():
+    # QOS nodes2: GrpTRES node=2; two one-node jobs under it (ending in 1 h and 2 h): a
+    # one-node job waits 1 h, a two-node job 2 h (QOSGrpNodeLimit)
+    site = titan(running("1", "bob", "n1", 4, 3, 4), running("2", "carol", "n2", 4, 2, 4),
+                 qos_of={"1": "nodes2", "2": "nodes2"}, alloc={"n1": 4, "n2": 4},
+                 qos=QOS + "nodes2||||node=2|||||\n")
+    v = run("#SBATCH -q nodes2\n#SBATCH -c 4\n#SBATCH -p compute", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=1) and has_note(v, "QOSGrpNodeLimit")
+    v = run("#SBATCH -q nodes2\n#SBATCH -N 2\n#SBATCH -p compute", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+
+
+def test_a_per_user_gpu_limit_in_use():
+    # QOS gpu4: MaxTRESPerUser gres/gpu=4; alice runs 3 GPUs on g1 (2 h left): 2 more wait
+    # for it (QOSMaxGRESPerUser), 1 more starts now
+    site = titan(running("1", "alice", "g1", 8, 2, 4, "gpu", gpus=3), qos_of={"1": "gpu4"},
+                 alloc={"g1": 8}, qos=QOS + "gpu4|||gres/gpu=4||||||\n")
+    v = run("#SBATCH -q gpu4\n#SBATCH -p gpu\n#SBATCH --gres=gpu:2", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=2) and has_note(v, "QOSMaxGRESPerUser")
+    v = run("#SBATCH -q gpu4\n#SBATCH -p gpu\n#SBATCH --gres=gpu:1", site).verdict("titan")
+    assert v.verdict == "READY"
+
+
+def test_the_partition_qos_and_the_jobs_qos_both_hold_it():
+    # compute's QOS few (GrpJobs 3: three jobs of others in compute, the first ending in
+    # 1 h) and the job's QOS normal (MaxTRESPerUser cpu=64: alice's own 48 CPUs under
+    # normal end in 2 h): 20 CPUs start when both allow, +2 h
+    text = PARTITIONS.replace("PartitionName=compute AllowGroups=ALL",
+                              "PartitionName=compute QoS=few AllowGroups=ALL")
+    site = titan(running("1", "bob", "n1", 4, 3, 4), running("2", "carol", "n1", 4, 2, 4),
+                 running("3", "dave", "n2", 4, 1, 4), running("4", "alice", "n3", 48, 2, 4,
+                                                              partition="long"),
+                 qos_of={"4": "normal"}, alloc={"n1": 8, "n2": 4, "n3": 48}, partitions=text)
+    v = run("#SBATCH -q normal\n#SBATCH -c 20\n#SBATCH -p compute", site).verdict("titan")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "QOSGrpJobsLimit") and has_note(v, "QOSMaxCpuPerUserLimit")
+
+
+def test_waiting_jobs_do_not_use_a_group_limit():
+    # team's GrpTRES cpu=96: bob's 90 CPUs wait (pending) under it, nothing runs: the job
+    # starts now (pending jobs count only against submit limits)
+    site = titan(pending("1", "bob", 48), pending("2", "bob", 42),
+                 qos_of={"1": "team", "2": "team"})
+    v = run("#SBATCH -q team\n#SBATCH -c 48\n#SBATCH -p long", site).verdict("titan")
+    assert v.verdict == "READY"
+
+
+def test_a_site_held_by_a_qos_loses_to_a_free_one():
+    # titan: team's GrpTRES in use holds the job 1 h; kestrel (PBS, idle) starts it now
+    site = titan(running("101", "bob", "n1", 48, 3, 4), running("102", "carol", "n2", 48, 1, 4),
+                 qos_of={"101": "team", "102": "team"}, alloc={"n1": 48, "n2": 48})
+    p = run("#SBATCH -q team\n#SBATCH -c 8\n#SBATCH -t 1:00:00", site, kestrel())
+    assert p.choice == "kestrel"
+    assert p.why_not("titan").startswith("finishes 1:00:00 later: starts later (+1:00:00 vs "
+                                         "+0:00:00)")
+
+
+def test_pbs_named_user_limit_and_gpu_run_limit():
+    # bob's own workq entry (4 running): with 4 running he waits for the first to end
+    # (+1 h); gpu queue: max_run_res.ngpus [u:PBS_GENERIC=4], alice runs 4 GPUs (2 h left)
+    # (workq's max_queued left out here: bob's 4 would fill it)
+    import json
+    queues = json.loads(json.dumps(KESTREL_QUEUES))
+    del queues["workq"]["max_queued"]
+    jobs = tuple(_pbs_job(str(i), "bob", "workq", 2, started_h=3 if i == 1 else 1)
+                 for i in range(1, 5))
+    v = run("#PBS -q workq\n#PBS -l select=1:ncpus=2",
+            kestrel(*jobs, user="bob", queues=queues)).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert any("max_run [u:bob=4]" in n for n in v.notes), v.notes
+    queues = json.loads(json.dumps(KESTREL_QUEUES))
+    queues["gpu"]["max_run_res"] = {"ngpus": "[u:PBS_GENERIC=4]"}
+    site = kestrel(_pbs_job("9", "alice", "gpu", 8, started_h=2, host="k5", ngpus=4),
+                   queues=queues)
+    v = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=2", site).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert any("max_run_res.ngpus [u:PBS_GENERIC=4]: your running jobs in it hold 4 GPUs"
+               in n for n in v.notes), v.notes
+
+
+def test_lsf_m_others_and_exclusions():
+    # -m "others ~c1 ~c2 ~c3 ~c4": any host but the four small ones; 100 CPUs on one host
+    # go to a fat one (f1 or f2)
+    v = only(run('#BSUB -m "others ~c1 ~c2 ~c3 ~c4"\n#BSUB -n 100\n'
+                 '#BSUB -R "span[hosts=1]"', osprey()), "osprey", "fat")
+    assert v.estimated_start == NOW
+    # -m "hg_cpu ~c1": c2-c4, in normal
+    only(run('#BSUB -m "hg_cpu ~c1"\n#BSUB -n 8', osprey()), "osprey", "normal")
+
+
+def test_lsf_queue_users_all_but_one():
+    # a queue of USERS `all ~dave`: alice is taken, dave refused
+    cfg, snap = osprey()
+    snap.partitions[3].allowed_users = ["all", "~dave"]
+    only(run("#BSUB -q vip\n#BSUB -n 4", (cfg, snap)), "osprey", "vip")
+    snap = snap.model_copy(update={"user": "dave"})
+    assert reasons(run("#BSUB -q vip\n#BSUB -n 4", (cfg, snap)), "osprey") == \
+        "queue vip excludes you (dave) in its USERS (all ~dave): bsub refuses it"
+
+
+def test_the_accounts_own_default_qos():
+    # alice: account proj defaults to debug (30 min), account long defaults to normal; a
+    # 1-hour job is refused under proj, taken under long
+    assoc = "user|alice\nalice|proj||debug|debug,normal\nalice|longacct||normal|normal\n"
+    cfg, snap = titan()
+    snap = snap.model_copy(update=dict(zip(("user", "associations"), parse_assoc(assoc),
+                                           strict=True)))
+    p = run("#SBATCH -A proj\n#SBATCH -c 4\n#SBATCH -t 1:00:00\n#SBATCH -p compute",
+            (cfg, snap))
+    assert reasons(p, "titan") == "walltime 1:00:00 above the job's QOS debug MaxWall 0:30:00"
+    only(run("#SBATCH -A longacct\n#SBATCH -c 4\n#SBATCH -t 1:00:00\n#SBATCH -p compute",
+             (cfg, snap)), "titan", "compute")
+    # no account named and the two disagree: the default QOS is not known, not checked
+    v = only(run("#SBATCH -c 4\n#SBATCH -t 1:00:00\n#SBATCH -p compute", (cfg, snap)),
+             "titan", "compute")
+    assert not has_note(v, "default QOS")

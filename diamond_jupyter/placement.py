@@ -154,6 +154,9 @@ class SiteVerdict(BaseModel):
     feasible: bool = False
     verdict: Verdict
     reasons: list[str] = Field(default_factory=list)  # why not feasible (exact)
+    # why a feasible job must wait beyond its resources: limits already in use (a QOS's
+    # group or per-user limits, a queue's max_run), in the scheduler's words where it has
+    waits_for: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
     partition: str | None = None
     estimated_start: datetime | None = None
@@ -295,7 +298,8 @@ class Placement(BaseModel):
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
-        START)."""
+        START). Under the table, each limit in use a feasible site's job waits for
+        ("SITE waits: ...")."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
@@ -327,6 +331,8 @@ class Placement(BaseModel):
             cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
                 else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
             lines.append(" ".join(cells).rstrip())
+        lines += [f"  {v.site} waits: {why}" for v in self.ranked if v.feasible
+                  for why in v.waits_for]
         return "\n".join(lines)
 
 
@@ -1163,6 +1169,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
     tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
+    waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
@@ -1216,10 +1223,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             # starts by then, however early the running jobs end (so a start now stays)
             start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
             source = "calibrated"
+        waiting[p.name] = []
         if (full := _queue_full(p, snap, now, part_max)) is not None:
             floor, why = full  # the queue runs no more jobs at once until one ends
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
+            waiting[p.name].append(why)
         force = force_share(p)
         if (force or own_only) and raw > 0 and (room := shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
@@ -1233,10 +1242,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
             v.notes.append(f"partition {p.name}: {held.why}")
+            waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, raw_source = best
+    v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)

@@ -117,6 +117,10 @@ def test_a_group_cpu_limit_in_use_makes_the_job_wait_for_jobs_to_end():
     assert has_note(v, "QOS team's GrpTRES cpu=96 is in use: running jobs under it hold 96 "
                        "CPUs, the job needs 8")
     assert has_note(v, "(QOSGrpCpuLimit)")
+    # `place --explain` says why it waits, under the table
+    text = run("#SBATCH -q team\n#SBATCH -c 8\n#SBATCH -p compute", site).explain()
+    assert "\n  titan waits: QOS team's GrpTRES cpu=96 is in use" in text
+    assert text.rstrip().endswith("(QOSGrpCpuLimit)")
     # 56 CPUs: bob's end frees 48 (48 + 56 > 96): it waits for carol's too (+3 h)
     v = run("#SBATCH -q team\n#SBATCH -N 2\n#SBATCH -n 56\n#SBATCH -p compute",
             site).verdict("titan")

@@ -9,6 +9,7 @@ one job alone can never pass is `placement._qos_misses`'s (it never runs). Pure 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -124,6 +125,20 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
     return Wait(last, "; ".join(w.why for w in waits))
 
 
+def job_count(j: JobStatus) -> int:
+    """How many jobs a queue entry is for submit limits: a pending array's listing
+    (`123_[1-5,9%2]`) holds each task still to run, and Slurm counts each one."""
+    m = re.search(r"_\[([\d,-]+)(?:%\d+)?\]$", j.native_id)
+    if m is None:
+        return 1
+    total = 0
+    for part in m.group(1).split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            total += int(hi) - int(lo) + 1 if hi else 1
+    return max(total, 1)
+
+
 def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot) -> list[str]:
     """Why sbatch refuses the job now: its QOS (or the partition's) already holds as many
     queued and running jobs as its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
@@ -134,14 +149,15 @@ def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot) ->
         if q is None:
             continue
         jobs = [j for j in under_qos(q, snap) if not j.state.terminal]
-        mine = [j for j in jobs if snap.user and j.user == snap.user]
+        every = sum(job_count(j) for j in jobs)
+        mine = sum(job_count(j) for j in jobs if snap.user and j.user == snap.user)
         if snap.user and q.max_submit_jobs_per_user is not None \
-                and len(mine) >= q.max_submit_jobs_per_user:
+                and mine >= q.max_submit_jobs_per_user:
             out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {q.max_submit_jobs_per_user} "
-                       f"and you have {len(mine)} jobs queued or running under it: the "
+                       f"and you have {mine} jobs queued or running under it: the "
                        "submit is refused until one ends (QOSMaxSubmitJobPerUserLimit)")
-        if q.grp_submit_jobs is not None and len(jobs) >= q.grp_submit_jobs:
-            out.append(f"QOS {name}'s GrpSubmitJobs is {q.grp_submit_jobs} and {len(jobs)} "
+        if q.grp_submit_jobs is not None and every >= q.grp_submit_jobs:
+            out.append(f"QOS {name}'s GrpSubmitJobs is {q.grp_submit_jobs} and {every} "
                        "jobs are queued or running under it: the submit is refused until "
                        "one ends (QOSGrpSubmitJobsLimit)")
     return out

@@ -937,3 +937,15 @@ def test_the_accounts_own_default_qos():
     v = only(run("#SBATCH -c 4\n#SBATCH -t 1:00:00\n#SBATCH -p compute", (cfg, snap)),
              "titan", "compute")
     assert not has_note(v, "default QOS")
+
+
+def test_a_pending_array_counts_each_task_against_a_submit_limit():
+    # capped: MaxSubmitJobsPerUser=3; alice has one pending array of tasks 1-2 (two jobs
+    # to Slurm) and nothing else: one more is taken; an array of 1-3 fills the limit
+    line = pending("50_[1-2]", "alice", 2)
+    site = titan(line, qos_of={"50_[1-2]": "capped"})
+    assert run("#SBATCH -q capped\n#SBATCH -c 2\n#SBATCH -p compute", site).verdict(
+        "titan").feasible
+    site = titan(pending("50_[1-3%1]", "alice", 2), qos_of={"50_[1-3%1]": "capped"})
+    assert "you have 3 jobs queued or running under it" in reasons(
+        run("#SBATCH -q capped\n#SBATCH -c 2\n#SBATCH -p compute", site), "titan")

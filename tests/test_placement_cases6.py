@@ -949,3 +949,53 @@ def test_a_pending_array_counts_each_task_against_a_submit_limit():
     site = titan(pending("50_[1-3%1]", "alice", 2), qos_of={"50_[1-3%1]": "capped"})
     assert "you have 3 jobs queued or running under it" in reasons(
         run("#SBATCH -q capped\n#SBATCH -c 2\n#SBATCH -p compute", site), "titan")
+
+
+# --------------------------------------------------------------- Grid Engine host complexes
+
+def _qhost_host(name: str, slots_cap: int | None, gpus: int | None) -> str:
+    res = "".join(f"<resourcevalue name='{k}' dominance='hc'>{v}</resourcevalue>"
+                  for k, v in (("slots", slots_cap), ("gpu", gpus)) if v is not None)
+    return (f"<host name='{name}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+            "<hostvalue name='num_proc'>32</hostvalue><hostvalue name='load_avg'>0.10"
+            "</hostvalue><hostvalue name='mem_total'>125.8G</hostvalue>"
+            f"{res}<queue name='all.q'><queuevalue qname='all.q' name='qtype_string'>BIP"
+            "</queuevalue><queuevalue qname='all.q' name='slots_used'>0</queuevalue>"
+            "<queuevalue qname='all.q' name='slots'>32</queuevalue></queue></host>")
+
+
+def gecko():
+    """Grid Engine, read as the probe reads it: s1 and s2 of 32 cores, all.q offers 32
+    slots on each; s1's own complex_values cap it at 16 slots (`slots=16` on the host),
+    s2 has `gpu=4`. PE smp puts every slot on one host."""
+    from test_placement_cases5 import _pe
+
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+
+    qhost = ("<?xml version='1.0'?><qhost>" + _qhost_host("s1", 16, None)
+             + _qhost_host("s2", None, 4) + "</qhost>")
+    qstat = ("<?xml version='1.0'?><job_info><queue_info>" + "".join(
+        f"<Queue-List><name>all.q@{h}</name><qtype>BIP</qtype><slots_used>0</slots_used>"
+        f"<slots_resv>0</slots_resv><slots_total>32</slots_total><arch>lx-amd64</arch>"
+        "</Queue-List>" for h in ("s1", "s2")) + "</queue_info><job_info></job_info></job_info>")
+    outputs = {"hosts": qhost, "queue": qstat, "pes": "smp\n", "pe_rules": _pe("smp", "$pe_slots"),
+               "queues": "qname all.q\nhostlist @allhosts\nslots 32\npe_list smp\n"
+                         "h_rt INFINITY\nh_vmem INFINITY\n"}
+    snap = SgeCommands().parse_snapshot("gecko", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="gecko", scheduler="sge"), snap
+
+
+def test_grid_engine_host_slots_cap_below_the_queues():
+    nodes = {n.name: n for n in gecko()[1].nodes}
+    assert (nodes["s1"].cpus, nodes["s2"].cpus, nodes["s2"].gpus) == (16, 32, 4)
+    # 24 slots on one host: s1's host cap (16) rules it out, s2 takes it
+    v = only(run("#$ -pe smp 24\n#$ -l h_rt=1:00:00", gecko()), "gecko", "all.q")
+    assert v.estimated_start == NOW
+    p = run("#$ -pe smp 40\n#$ -l h_rt=1:00:00", gecko())
+    assert reasons(p, "gecko") == "needs 40 CPUs per node, largest node has 32"
+
+
+def test_grid_engine_gpu_complex_of_a_host():
+    only(run("#$ -l gpu=2\n#$ -pe smp 8\n#$ -l h_rt=1:00:00", gecko()), "gecko", "all.q")
+    p = run("#$ -l gpu=6\n#$ -l h_rt=1:00:00", gecko())
+    assert reasons(p, "gecko") == "needs 6 GPUs per node, largest node has 4"

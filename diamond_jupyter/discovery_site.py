@@ -88,8 +88,9 @@ class SiteDiscovery:
 
     async def _discover(self) -> SiteDescription:
         site = self.site
+        live = getattr(site.commands, "live_outputs", frozenset({"queue"}))
         argvs = {k: site._argv(v) for k, v in site.commands.snapshot_argvs().items()
-                 if k != "queue"}
+                 if k not in live}
         clusters = self.clusters()
         script = discovery_script({c: argvs for c in clusters}, clusters)
         self.runs += 1

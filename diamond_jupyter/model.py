@@ -480,6 +480,7 @@ class JobStatus(_Model):
     reason: str | None = None
     comment: str | None = None
     node_list: str | None = None
+    qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
 
 
 class Job(_Model):
@@ -526,6 +527,18 @@ def job_json(job: Job) -> dict[str, Any]:
     limit = job.spec.resources.walltime_s if job.spec else None
     return job.model_dump(mode="json", exclude={"spec"}) | {
         "time_limit_s": limit, "predicted_start": predicted_start(job)}
+
+
+class QueueLimit(_Model):
+    """One PBS queue limit entry: `max_run_res.ncpus = [u:PBS_GENERIC=64]` is attribute
+    "max_run", resource "ncpus", scope "u", who "PBS_GENERIC", value 64 (resource "jobs"
+    for max_run / max_queued themselves)."""
+
+    attribute: Literal["max_run", "max_queued"]
+    resource: str = "jobs"
+    scope: Literal["o", "u", "g", "p"] = "o"
+    who: str = "PBS_ALL"
+    value: int
 
 
 class Partition(_Model):
@@ -592,6 +605,14 @@ class Partition(_Model):
     max_running: int | None = None
     # Slurm QOS=: the partition's QOS, whose limits every job in it meets
     qos: str | None = None
+    # PBS limits on what a user (or everyone) has in the queue: max_run, max_queued and
+    # their `_res.RESOURCE` forms (`[u:PBS_GENERIC=5]`, `[u:bob=2]`, `[o:PBS_ALL=100]`)
+    limits: list[QueueLimit] = Field(default_factory=list)
+    # LSF USERS: the users and user groups (`grp/`) whose jobs the queue takes, `~name`
+    # excluded; None: everyone
+    allowed_users: list[str] | None = None
+    # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
+    lln: bool = False
 
 
 class QosLimits(_Model):
@@ -604,6 +625,23 @@ class QosLimits(_Model):
     max_tres_per_user: dict[str, int] = Field(default_factory=dict)
     grp_tres: dict[str, int] = Field(default_factory=dict)
     max_wall_s: int | None = None
+    # job counts: running under the QOS in all (GrpJobs), queued or running in all
+    # (GrpSubmitJobs), running per user (MaxJobsPerUser), queued or running per user
+    # (MaxSubmitJobsPerUser); None: no limit
+    grp_jobs: int | None = None
+    grp_submit_jobs: int | None = None
+    max_jobs_per_user: int | None = None
+    max_submit_jobs_per_user: int | None = None
+
+
+class Association(_Model):
+    """One of the user's Slurm associations (`sacctmgr show assoc`): the account (and
+    partition, None for any) it is for, its default QOS and the QOS it may use."""
+
+    account: str | None = None
+    partition: str | None = None
+    default_qos: str | None = None
+    qos: list[str] | None = None  # None: not said
 
 
 class Node(_Model):
@@ -630,6 +668,10 @@ class Node(_Model):
     # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
     # type (gpu_type) or none
     gpu_types: dict[str, int] | None = None
+    # Slurm Weight: nodes of the lowest weight are allocated first; None: not said
+    weight: int | None = None
+    # GPUs by the socket they are bound to (Gres `(S:0)`); None: any socket's CPUs serve
+    gpu_sockets: dict[int, int] | None = None
 
 
 class SiteSnapshot(_Model):
@@ -648,6 +690,14 @@ class SiteSnapshot(_Model):
     pe_rules: dict[str, str] | None = None
     # Slurm: the QOS defined, by name, with their limits; None: not known
     qos: dict[str, QosLimits] | None = None
+    # who the probe ran as (its own jobs count against per-user limits); None: not known
+    user: str | None = None
+    # Slurm: the user's associations (default QOS, QOS allowed); None: not known
+    associations: list[Association] | None = None
+    # LSF: host groups (`bmgroup`) and user groups (`bugroup`), each name -> its members,
+    # nested groups expanded (`all` for every host); None: not known
+    host_groups: dict[str, list[str]] | None = None
+    user_groups: dict[str, list[str]] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

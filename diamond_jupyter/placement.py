@@ -94,6 +94,7 @@ from .model import (
 from .needs import Constraint, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
+    _few,
     aware,
     bracket_parts,
     counted_parts,
@@ -108,6 +109,17 @@ from .placement_fit import (
     request,
     site_nodes,
     time_limit,
+)
+from .placement_limits import (
+    Wait,
+    assoc_misses,
+    force_share,
+    job_qos,
+    lsf_user_misses,
+    pbs_limits,
+    qos_submit_refused,
+    qos_wait,
+    shared_room_now,
 )
 from .placement_sim import (
     WHOLE,
@@ -142,6 +154,9 @@ class SiteVerdict(BaseModel):
     feasible: bool = False
     verdict: Verdict
     reasons: list[str] = Field(default_factory=list)  # why not feasible (exact)
+    # why a feasible job must wait beyond its resources: limits already in use (a QOS's
+    # group or per-user limits, a queue's max_run), in the scheduler's words where it has
+    waits_for: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
     partition: str | None = None
     estimated_start: datetime | None = None
@@ -283,7 +298,8 @@ class Placement(BaseModel):
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
-        START)."""
+        START). Under the table, each limit in use a feasible site's job waits for
+        ("SITE waits: ...")."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
@@ -315,6 +331,8 @@ class Placement(BaseModel):
             cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
                 else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
             lines.append(" ".join(cells).rstrip())
+        lines += [f"  {v.site} waits: {why}" for v in self.ranked if v.feasible
+                  for why in v.waits_for]
         return "\n".join(lines)
 
 
@@ -346,11 +364,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                   most_memory=max((n.memory_mb for n in nodes), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
+    if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
+        unbound = {n.name: c for n in nodes if n.name in fit
+                   and (c := _bound_cpus(n, req.gpn)) < req.cpn}
+        if fit <= set(unbound):
+            reasons.append(_binding_miss(req, max(unbound.values()), "any node"))
+        fit -= set(unbound)
     if cfg.scheduler == "slurm" and (req.nodelist or req.exclude):
         reasons += _named_hosts(req, nodes, fit, site_arch)
         fit -= set(req.exclude)
         if req.nodelist:
             req = replace(req, nodes=max(req.nodes, len(req.nodelist)))
+    lsf_m = next((d.value for d in spec.unknown if d.dialect == "lsf" and d.option == "-m"),
+                 None) if cfg.scheduler == "lsf" else None
+    if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
+        why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
+        reasons += why
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
@@ -397,6 +427,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # what the job asks in each partition (its defaults and limits of memory, time and
     # sharing), and the nodes there that can give it
     reqs, fits, adjusted = {}, {}, {}
+    qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
+    holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
@@ -433,17 +466,31 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.denied_accounts and account in p.denied_accounts:
             restr.append(f"account '{account}' denied in partition '{p.name}' (DenyAccounts: "
                          f"{', '.join(p.denied_accounts)})")
-        if spec.qos and p.allowed_qos is not None and spec.qos not in p.allowed_qos:
-            restr.append(f"QOS '{spec.qos}' not allowed in partition '{p.name}' (allowed: "
-                         f"{', '.join(p.allowed_qos) or 'none'})")
+        qos, qos_note = job_qos(spec.qos, p, snap, account)
+        qos_of[p.name] = qos
+        if qos_note:
+            adjusted[p.name].append(f"partition {p.name}: {qos_note}")
+        restr += assoc_misses(spec.qos, p, snap, account)
+        if qos and p.allowed_qos is not None and qos not in p.allowed_qos:
+            restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
+                         f"{', '.join(p.allowed_qos) or 'none'})"
+                         + ("" if spec.qos else f": {qos_note}"))
+        restr += qos_submit_refused(p, qos, snap)
+        refused, unsure = lsf_user_misses(p, snap)
+        restr += refused
+        adjusted[p.name] += unsure
+        if lsf_m and (mine := set(members.get(p.name, []))) and not mine & fit:
+            other.append(f"queue {p.name} uses none of the hosts -m names ({lsf_m}): bsub "
+                         "refuses it (its HOSTS: "
+                         f"{_few(mine)})")
         groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
         if p.allowed_groups is not None and isinstance(groups, list) \
                 and not set(p.allowed_groups) & {str(g) for g in groups}:
             restr.append(f"none of your groups ({', '.join(map(str, groups)) or 'none'}) may "
                          f"use partition '{p.name}' (AllowGroups: "
                          f"{', '.join(p.allowed_groups)})")
-        if spec.qos and p.denied_qos and spec.qos in p.denied_qos:
-            restr.append(f"QOS '{spec.qos}' denied in partition '{p.name}' (DenyQos: "
+        if qos and p.denied_qos and qos in p.denied_qos:
+            restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
@@ -466,7 +513,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
-        other.extend(_qos_misses(req, p, spec.qos, snap))
+        other.extend(_qos_misses(req, p, qos, snap))
+        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),) if w]
+        if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
+            totals = _totals(req, chunks)
+            refused, never, wait = pbs_limits(p, {"jobs": 1, "ncpus": totals[0],
+                                                  "ngpus": totals[2]}, snap, now, part_max)
+            restr += refused
+            other += never
+            holds[p.name] += [wait] if wait else []
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -483,8 +538,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
-            missed = partition_misses(req, [n for n in nodes if n.name in mine
-                                            and n.name not in pfit], site_arch)
+            left = [n for n in nodes if n.name in mine and n.name not in pfit]
+            missed = partition_misses(req, left, site_arch)
+            if left and all(n.name in unbound for n in left):
+                missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
             if not wide[p.name]:
                 other.append(f"partition {p.name}: {missed}")
             else:
@@ -548,24 +605,29 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended)
+              stage_bytes, prior, estimates, cal, data, ended, holds)
     v.notes += adjusted.get(v.partition or "", [])
     if v.partition is not None and v.verdict == "READY":
-        v.notes += _boot_note(v.partition, reqs[v.partition], [
-            n for n in nodes if n.name in fits[v.partition] and n.name in usable])
+        ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
+                 and n.name in members.get(v.partition, [])]
+        v.notes += _boot_note(v.partition, reqs[v.partition], ready)
+        chosen_p = next((p for p in good if p.name == v.partition), None)
+        if chosen_p is not None:
+            v.notes += _landing_note(chosen_p, reqs[v.partition], ready)
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
-        v.notes += _unchecked(chosen, spec, cfg)
+        v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
 
 
-def _unchecked(p: Partition, spec: JobSpec, cfg: SiteConfig) -> list[str]:
+def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig) -> list[str]:
     """What the chosen partition may still do to the job that the snapshot cannot tell:
-    access by QOS or group the job or the site does not name, CPUs shared by force."""
+    access by QOS (`qos`: the job's, None when not known) or group the job or the site
+    does not name, CPUs shared by force."""
     out = []
-    if p.allowed_qos is not None and not spec.qos:
+    if p.allowed_qos is not None and not qos:
         out.append(f"partition {p.name} takes QOS {', '.join(p.allowed_qos)} only; the job "
                    "names none, so its account's default QOS must be one of them")
     if p.allowed_groups is not None and not isinstance(cfg.metadata.get("groups"), list):
@@ -605,6 +667,63 @@ def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
     return [f"partition {partition}: its free nodes that can run it are powered down "
             f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
             "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
+
+
+def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
+    """Which of `nodes` (those that can run it) a job that starts now lands on, where the
+    partition's rule tells: LLN=YES the least loaded (most idle CPUs), else the lowest
+    Weight first where the nodes differ in it (Slurm's order)."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+            and n.gpus - n.gpus_allocated >= req.gpn and (not req.mem or not n.memory_mb
+                                                        or n.memory_mb - n.memory_allocated
+                                                        >= req.mem)]
+    if len(free) < max(req.nodes, 1) or len(free) < 2:
+        return []
+    if p.lln:
+        free.sort(key=lambda n: -(n.cpus - n.cpus_allocated))
+        picked = free[:req.nodes]
+        return [f"partition {p.name} puts jobs on the least loaded nodes (LLN): it starts on "
+                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {n.cpus} CPUs idle)"
+                            for n in picked)]
+    weights = {n.weight for n in free if n.weight is not None}
+    if len(weights) < 2:
+        return []
+    free.sort(key=lambda n: n.weight if n.weight is not None else 1)
+    low = free[req.nodes - 1].weight
+    picked = [n.name for n in free if (n.weight or 1) <= (low or 1)]
+    return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
+            f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
+            f"(Weight {low})"]
+
+
+def _enforce_binding(spec: JobSpec) -> bool:
+    return any(d.dialect == "slurm" and d.option == "--gres-flags" and "enforce-binding"
+               in (d.value or "") for d in spec.unknown)
+
+
+def _binding_miss(req: Req, most: int, where: str) -> str:
+    return (f"--gres-flags=enforce-binding: its {req.cpn} CPUs a node must be on the "
+            f"sockets of its {req.gpn} GPUs, which hold at most {most} CPUs on {where}")
+
+
+def _bound_cpus(n: Node, gpus: int) -> int:
+    """The CPUs of node `n` on the fewest sockets whose bound GPUs make `gpus` (its GPUs'
+    socket affinity, `Gres=gpu:2(S:0),gpu:2(S:1)`); all its CPUs where that is not said."""
+    if not n.gpu_sockets or not n.sockets:
+        return n.cpus
+    used, have = 0, 0
+    for count in sorted(n.gpu_sockets.values(), reverse=True):
+        if have >= gpus:
+            break
+        used, have = used + 1, have + count
+    return n.cpus // n.sockets * used if have >= gpus else 0
+
+
+def _exclusive_kind(spec: JobSpec) -> str | None:
+    """A Slurm job's `--exclusive=user|mcs|topo` (nodes shared only with the user's own
+    jobs, those of its MCS label, or none on its topology); None otherwise."""
+    return next(((d.value or "").strip().lower() for d in spec.unknown
+                 if d.dialect == "slurm" and d.option == "--exclusive"), None)
 
 
 def _one_thread_a_core(spec: JobSpec) -> bool:
@@ -722,11 +841,7 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
         out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
                    f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
-    if chunks is not None:  # every chunk's share, as written
-        totals = [sum(get(c) * c.nodes for c, _ in chunks[0])
-                  for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
-    else:
-        totals = [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
+    totals = _totals(req, chunks)
     for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
                                         (p.min_cpus, p.min_mem_mb, p.min_gpus),
                                         ("CPUs", "MB memory", "GPUs"), strict=True):
@@ -737,6 +852,15 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
             out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
                        f"least {least}")
     return out
+
+
+def _totals(req: Req, chunks: tuple | None) -> list[int]:
+    """The job's CPUs, MB memory and GPUs in all (of a PBS job of chunks: every chunk's
+    share, as written)."""
+    if chunks is not None:
+        return [sum(get(c) * c.nodes for c, _ in chunks[0])
+                for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
+    return [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
 
 
 def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
@@ -787,6 +911,31 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
     top = max(over, key=lambda q: q.priority_tier or 1)
     return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
+
+
+def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,
+               site_arch: str | None) -> tuple[list[str], set[str]]:
+    """The hosts an LSF job's `-m` names (hosts, host groups from `bmgroup`, `others`,
+    `~host`): why they leave it no place, and the nodes of `fit` among them."""
+    from .dialects.lsf_commands import expand_hosts
+
+    names = {n.name for n in nodes}
+    groups = snap.host_groups or {}
+    unknown = [h for h in text.split() if (b := re.sub(r"\+\d+$", "", h).lstrip("~"))
+               not in names and b.rstrip("/") not in groups
+               and b not in ("all", "others", "allremote") and "@" not in b]
+    if unknown and (snap.host_groups is not None or not all(h.endswith("/") for h in unknown)):
+        return [f"-m names {', '.join(unknown)}: neither a host nor a host group here "
+                f"(host groups: {', '.join(sorted(groups)) or 'none'})"], set()
+    hosts = expand_hosts(text.split(), snap.host_groups, [n.name for n in nodes])
+    if hosts is None:
+        return [], fit  # a group not known: the scheduler decides
+    mine = set(hosts)
+    if not mine & fit:
+        named = [n for n in nodes if n.name in mine]
+        return [f"the hosts -m names ({text}) cannot run it: "
+                + (partition_misses(req, named, site_arch) if named else "none is a host")], set()
+    return [], fit & mine
 
 
 def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | None
@@ -998,10 +1147,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               good: list[Partition], fits: dict[str, set[str]], default: str | None,
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
-              data: StageData | None = None, ended: Collection[str] = ()) -> None:
+              data: StageData | None = None, ended: Collection[str] = (),
+              holds: dict[str, list[Wait]] | None = None) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
-    partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it)."""
+    partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
+    `holds`: the limits in use it waits for in each, QOS or queue limits)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
                          probe_mem=min(reqs[p.name].mem for p in good))
@@ -1017,6 +1169,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
     tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
+    waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
@@ -1026,7 +1179,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
-        probe = Demand(req.nodes, WHOLE if req.whole else req.cpn, req.gpn, dur, elig)
+        # a job sharing nodes with its user's jobs only: an empty node when none is free
+        probe = Demand(req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, dur,
+                       elig)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
         # either); each simulated alone, the job starts no sooner than all of them allow
@@ -1068,14 +1223,31 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             # starts by then, however early the running jobs end (so a start now stays)
             start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
             source = "calibrated"
+        waiting[p.name] = []
         if (full := _queue_full(p, snap, now, part_max)) is not None:
             floor, why = full  # the queue runs no more jobs at once until one ends
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
+            waiting[p.name].append(why)
+        force = force_share(p)
+        if (force or own_only) and raw > 0 and (room := shared_room_now(
+                req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
+                      and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
+                snap, force=force, own_only=own_only)):
+            raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
+            v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
+                           + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
+                              ", time-sliced or oversubscribed)" if force else
+                              "whose running jobs are all yours (--exclusive=user)"))
+        for held in (holds or {}).get(p.name, []):
+            raw, start = max(raw, held.seconds), max(start, held.seconds)
+            v.notes.append(f"partition {p.name}: {held.why}")
+            waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
     assert best is not None
     start_s, _, _, pname, source, raw_s, raw_source = best
+    v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)

@@ -451,10 +451,11 @@ class Site:
         queue every time. Both, when needed, in one remote invocation."""
         argvs = self.commands.snapshot_argvs()
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
-        wanted = {k: v for k, v in argvs.items() if k == "queue" or not fresh}
+        live = getattr(self.commands, "live_outputs", frozenset({"queue"}))
+        wanted = {k: v for k, v in argvs.items() if k in live or not fresh}
         outputs = await self.run_batch(wanted)
         if not fresh:
-            self._caps = {k: v for k, v in outputs.items() if k != "queue"}
+            self._caps = {k: v for k, v in outputs.items() if k not in live}
             self._caps_at = time.monotonic()
         return {**self._caps, **outputs}
 

@@ -18,9 +18,10 @@ NAME = "diamond_jupyter"
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
-         "placement_fit", "placement_sim", "calibration", "leases", "events", "model", "config",
-         "workflow", "wrapper", "needs", "script_body", "capabilities", "software", "summary",
-         "attention", "attention_journal", "dashboard", "strict_yaml", "fetch_guard"]
+         "placement_fit", "placement_limits", "placement_sim", "calibration", "leases", "events",
+         "model", "config", "workflow", "wrapper", "needs", "script_body", "capabilities",
+         "software", "summary", "attention", "attention_journal", "dashboard", "strict_yaml",
+         "fetch_guard"]
 FACADE = sorted(p.stem for p in PKG.glob("federation*.py"))  # the facade and its parts
 ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "kernel", "server",
          "mcp_server"]

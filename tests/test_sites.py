@@ -44,11 +44,12 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     site = custom_fed.site("alpha")
     before = site.scheduler_commands
     first = await site.snapshot(max_age_s=0)
-    assert site.scheduler_commands - before == 4  # partitions, nodes, queue, QOS: one call
+    # partitions, nodes, queue, QOS, the jobs' QOS, the user's associations: one call
+    assert site.scheduler_commands - before == 6
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)
-    assert site.scheduler_commands - mid == 1  # only the queue within the TTL
+    assert site.scheduler_commands - mid == 2  # only the queue (and its QOS) within the TTL
     assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
     assert job.native_id in {j.native_id for j in second.jobs}
     await custom_fed.cancel(job.id)

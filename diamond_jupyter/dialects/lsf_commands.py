@@ -107,6 +107,13 @@ class LsfCommands:
             "queue_limits": ["sh", "-c", f"bqueues -o '{BQUEUES_LIMIT_FIELDS}' -json "
                              "2>/dev/null; exit 0"],
             "queue": ["bjobs", "-u", "all", "-o", BJOBS_FIELDS, "-json"],
+            # host groups (a queue's HOSTS and `bsub -m` name them) and user groups (its
+            # USERS), nested ones expanded; the queues' USERS; who the probe runs as
+            "host_groups": ["sh", "-c", "bmgroup -w -r 2>/dev/null; exit 0"],
+            "user_groups": ["sh", "-c", "bugroup -w -r 2>/dev/null; exit 0"],
+            "queue_users": ["sh", "-c", "bqueues -o 'queue_name users' -json 2>/dev/null; "
+                            "exit 0"],
+            "user": ["id", "-un"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -207,14 +214,19 @@ class LsfCommands:
             ))
         return out
 
-    def parse_queues(self, stdout: str, limits: str = "") -> list[Partition]:
+    def parse_queues(self, stdout: str, limits: str = "", users: str = "",
+                     groups: dict[str, list[str]] | None = None,
+                     hosts: list[str] | None = None) -> list[Partition]:
         """`bqueues -o ... -json`, with each queue's hosts and limits from `limits` (the
-        same command asked for HOSTS, MAX_MEMLIMIT, MAX/MIN_TASKLIMIT) where given."""
+        same command asked for HOSTS, MAX_MEMLIMIT, MAX/MIN_TASKLIMIT) where given, its
+        USERS from `users`; host groups in HOSTS expanded by `groups` (`bmgroup`) over the
+        site's `hosts`."""
         extra: dict[str, dict[str, Any]] = {}
-        if limits.strip():
-            for r in self._records("bqueues -json", limits):
-                r = {k.upper(): v for k, v in r.items()}
-                extra[str(r.get("QUEUE_NAME"))] = r
+        for text in (limits, users):
+            if text.strip():
+                for r in self._records("bqueues -json", text):
+                    r = {k.upper(): v for k, v in r.items()}
+                    extra.setdefault(str(r.get("QUEUE_NAME")), {}).update(r)
         out = []
         for r in self._records("bqueues -json", stdout):
             r = {k.upper(): v for k, v in r.items()}
@@ -225,7 +237,8 @@ class LsfCommands:
                 name=name, state="UP" if "Active" in status else "DOWN",
                 max_time_s=_runlimit(clean(r.get("RUNLIMIT"))),
                 total_cpus=to_int(r.get("MAX")) or 0,
-                nodes=_queue_hosts(clean(x.get("HOSTS"))),
+                nodes=_queue_hosts(clean(x.get("HOSTS")), groups, hosts),
+                allowed_users=_queue_users(clean(x.get("USERS"))),
                 # MEMLIMIT: a process above it is killed (KB unless a unit is given)
                 max_mem_per_process_mb=memory_mb(x.get("MAX_MEMLIMIT")
                                                  or x.get("MEMLIMIT"), default_unit="k"),
@@ -235,22 +248,92 @@ class LsfCommands:
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""))
+        hgroups = parse_groups(outputs.get("host_groups", ""))
+        user = (outputs.get("user") or "").strip()
         return SiteSnapshot(
-            site=site, nodes=self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", "")),
+            site=site, nodes=nodes,
             partitions=self.parse_queues(outputs.get("queues", ""),
-                                         outputs.get("queue_limits", "")),
+                                         outputs.get("queue_limits", ""),
+                                         outputs.get("queue_users", ""), hgroups,
+                                         [n.name for n in nodes]),
             jobs=self.parse_status(outputs.get("queue", "")),
+            host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
+            user=user if re.fullmatch(r"[\w.-]+", user) else None,
         )
 
 
-def _queue_hosts(text: str | None) -> list[str]:
-    """A queue's HOSTS: its host names; none (every host) for `all`, or where it names a
-    host group (`grp/`, whose members bqueues does not list) or another cluster's hosts."""
-    names = [re.sub(r"\+\d+$", "", h) for h in (text or "").split()]
-    if not names or any(h in ("all", "allremote", "others", "-") or h.endswith("/")
-                        or "@" in h or h.startswith("~") for h in names):
+def parse_groups(stdout: str) -> dict[str, list[str]] | None:
+    """`bmgroup -w -r` / `bugroup -w -r`: a header (GROUP_NAME HOSTS|USERS), then one group
+    a line, its members after its name (a nested group `name/` is expanded here too, `all`
+    kept); None when the command said nothing (groups not known)."""
+    out: dict[str, list[str]] = {}
+    for line in stdout.splitlines():
+        words = line.replace("(", " ").replace(")", " ").split()
+        if len(words) < 2 or words[0] == "GROUP_NAME" or not re.fullmatch(r"[\w.-]+",
+                                                                        words[0]):
+            continue
+        out[words[0]] = words[1:]
+
+    def expand(name: str, seen: frozenset[str]) -> list[str]:
+        members: list[str] = []
+        for m in out.get(name, []):
+            inner = m.rstrip("/")
+            if m.endswith("/") and inner in out and inner not in seen:
+                members += expand(inner, seen | {inner})
+            else:
+                members.append(m)
+        return list(dict.fromkeys(members))
+
+    return {g: expand(g, frozenset({g})) for g in out} or None
+
+
+def expand_hosts(names: list[str], groups: dict[str, list[str]] | None,
+                 hosts: list[str] | None) -> list[str] | None:
+    """LSF host names, host groups (`grp` or `grp/`), `all` / `others` (every host) and
+    `~name` exclusions as the hosts they mean, in the site's order; None when that cannot
+    be told (a group not known, every host where the hosts are not known)."""
+    take: list[str] = []
+    drop: set[str] = set()
+    for raw in names:
+        h = re.sub(r"\+\d+$", "", raw)  # `host+2`: a preference, not a limit
+        out, h = (drop, h[1:]) if h.startswith("~") else (None, h)
+        if h in ("all", "others", "allremote") or "@" in h:
+            if hosts is None or h != "all" and h != "others":
+                return None
+            got = list(hosts)
+        elif groups is not None and h.rstrip("/") in groups:
+            got = expand_hosts(groups[h.rstrip("/")], groups, hosts) or []
+        elif h.endswith("/"):
+            return None  # a group not known
+        else:
+            got = [h]
+        if out is None:
+            take += got
+        else:
+            drop.update(got)
+    kept = [h for h in dict.fromkeys(take or (hosts or [])) if h not in drop]
+    return kept
+
+
+def _queue_hosts(text: str | None, groups: dict[str, list[str]] | None = None,
+                 hosts: list[str] | None = None) -> list[str]:
+    """A queue's HOSTS: its host names, host groups expanded; none (every host) for `all`
+    or `others`, and where a host group or another cluster's hosts cannot be told."""
+    names = (text or "").split()
+    if not names or names == ["-"] or names == ["all"]:
         return []
-    return names
+    got = expand_hosts(names, groups, hosts)
+    if not got or hosts is not None and set(got) >= set(hosts):
+        return []
+    return got
+
+
+def _queue_users(text: str | None) -> list[str] | None:
+    """A queue's USERS: the users and groups (`grp/`) it takes, `~name` excluded; None
+    for everyone (`all` alone, or not said)."""
+    names = (text or "").split()
+    return None if not names or names in (["all"], ["-"]) else names
 
 
 def _task_limit(value: Any) -> int | None:

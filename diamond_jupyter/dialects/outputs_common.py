@@ -161,7 +161,8 @@ def decode_wait_status(status: int) -> int:
     return (status >> 8) & 0xFF
 
 
-_GPU_RE = re.compile(r"gpu(?::([A-Za-z][\w.-]*))?[:=](\d+)")
+# a type holds a letter somewhere: a MIG profile starts with a digit (`gpu:4g.40gb:2`)
+_GPU_RE = re.compile(r"gpu(?::([\w.-]*[A-Za-z][\w.-]*))?[:=](\d+)")
 
 
 def gpu_count(text: Any) -> tuple[int, str | None]:
@@ -184,6 +185,22 @@ def gpu_types(text: Any) -> dict[str, int] | None:
         if m.group(1):
             out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
     return out if len(out) > 1 else None
+
+
+def gpu_sockets(text: Any) -> dict[int, int] | None:
+    """GPUs by the one socket each is bound to ('gpu:a100:2(S:0),gpu:a100:2(S:1)' ->
+    {0: 2, 1: 2}); None where a GPU is bound to several sockets or none is said (its CPUs
+    may then come from any socket)."""
+    out: dict[int, int] = {}
+    for entry in re.split(r",(?![^()]*\))", clean(text) or ""):
+        m = _GPU_RE.search(entry)
+        if not m or not entry.strip().startswith("gpu"):
+            continue
+        where = re.search(r"\(S:(\d+)\)", entry)
+        if where is None:
+            return None
+        out[int(where.group(1))] = out.get(int(where.group(1)), 0) + int(m.group(2))
+    return out or None
 
 
 _GRES_ENTRY = re.compile(r"([A-Za-z][\w-]*)(?::[^:,()]+)*?:(\d+)(?:\([^()]*\))?")

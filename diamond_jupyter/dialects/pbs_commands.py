@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from datetime import tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import BadInput, JobState, JobStatus, Node, Partition, QueueLimit, SiteSnapshot
 from .outputs_common import (
     clean,
     fail,
@@ -199,6 +199,8 @@ class PbsCommands:
             "queues": ["qstat", "-Q", "-f", "-F", "json"],
             "server": ["qstat", "-B", "-f", "-F", "json"],
             "queue": ["qstat", "-f", "-F", "json"],
+            # who the probe runs as: their jobs count against the queues' per-user limits
+            "user": ["id", "-un"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -325,10 +327,17 @@ class PbsCommands:
         if not isinstance(queues, dict):
             raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
         default = None
+        # the server's resources_max / resources_default: a queue that sets none of a
+        # resource takes the server's (PBS checks a job against the queue's, else the
+        # server's)
+        srv_max: dict[str, Any] = {}
+        srv_dflt: dict[str, Any] = {}
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
             for attrs in _obj(_obj(srv).get("Server")).values():
                 default = _obj(attrs).get("default_queue") or default
+                srv_max = {**_obj(_obj(attrs).get("resources_max")), **srv_max}
+                srv_dflt = {**_obj(_obj(attrs).get("resources_default")), **srv_dflt}
         out = []
         for name, a in queues.items():
             if not isinstance(a, dict):
@@ -343,9 +352,9 @@ class PbsCommands:
                                      state="UP" if str(a.get("enabled")) == "True"
                                      else "DOWN", routes_to=dests))
                 continue
-            mx, mn = _obj(a.get("resources_max")), _obj(a.get("resources_min"))
+            mx, mn = {**srv_max, **_obj(a.get("resources_max"))}, _obj(a.get("resources_min"))
             acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
-            dflt = _obj(a.get("resources_default"))
+            dflt = {**srv_dflt, **_obj(a.get("resources_default"))}
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
                 max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
@@ -353,7 +362,7 @@ class PbsCommands:
                 # a job's totals (summed over its chunks) the queue takes at most
                 max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
-                max_running=_max_run(a.get("max_run")),
+                max_running=_max_run(a.get("max_run")), limits=_queue_limits(a),
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
@@ -368,12 +377,43 @@ class PbsCommands:
             return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),
                                 jobs=jobs)
+        user = (outputs.get("user") or "").strip()
         return SiteSnapshot(
             site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
-            jobs=jobs,
+            jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
         )
 
+
+
+_LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=(\d+)\]")
+
+
+def _queue_limits(a: dict[str, Any]) -> list[QueueLimit]:
+    """A queue's max_run / max_queued limits and their `_res` forms, each entry of
+    `[u:PBS_GENERIC=5],[u:bob=2]` on its own (a bare number is everyone's); `max_run` of
+    everyone's jobs stays `max_running`'s."""
+    out: list[QueueLimit] = []
+    for attr in ("max_run", "max_queued"):
+        found: list[tuple[str, Any]] = [("jobs", a.get(attr))]
+        res = a.get(f"{attr}_res")
+        found += [(str(k), v) for k, v in _obj(res).items()]
+        found += [(k.split(".", 1)[1], v) for k, v in a.items()
+                  if isinstance(k, str) and k.startswith(f"{attr}_res.")]
+        for resource, value in found:
+            text = str(value or "").strip()
+            if text.isdigit() and resource != "jobs":
+                out.append(QueueLimit(attribute=attr, resource=resource, value=int(text)))
+                continue
+            if text.isdigit() and attr == "max_queued":
+                out.append(QueueLimit(attribute=attr, value=int(text)))
+                continue
+            for scope, who, n in _LIMIT.findall(text):
+                if attr == "max_run" and resource == "jobs" and scope == "o":
+                    continue  # max_running
+                out.append(QueueLimit(attribute=attr, resource=resource, scope=scope,
+                                      who=who.strip(), value=int(n)))
+    return out
 
 
 def _max_run(value: object) -> int | None:

@@ -360,7 +360,9 @@ class SgeCommands:
                     None, "INFINITY") else None
             except ValueError:
                 h_rt = None
-            up = bool(mine) and not all(re.search(r"[dDuEsS]", i["state"]) for i in mine)
+            # disabled (d, D: by its calendar), suspended (s, S, C: by its calendar), in
+            # error (E) or unknown (u) in every instance: it starts no job
+            up = bool(mine) and not all(re.search(r"[dDuEsSC]", i["state"]) for i in mine)
             out.append(Partition(
                 name=name, default=n == 0, state="UP" if up else "DOWN", max_time_s=h_rt,
                 max_mem_per_slot_mb=memory_mb(cfg.get("h_vmem"), default_unit="b")

@@ -16,6 +16,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..model import (
+    Association,
     BadInput,
     JobState,
     JobStatus,
@@ -31,6 +32,7 @@ from .outputs_common import (
     fail,
     from_epoch,
     gpu_count,
+    gpu_sockets,
     gpu_types,
     load_json,
     memory_mb,
@@ -235,7 +237,17 @@ class SlurmCommands:
             # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
                            f"format={QOS_FIELDS} 2>/dev/null; exit 0"),
+            # the QOS each queued or running job is under (their use counts against its
+            # limits), read with the queue
+            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q"),
+            # who the probe runs as, and that user's associations (default QOS, QOS allowed)
+            "assoc": self._q("sh", "-c", 'u=$(id -un); echo "user|$u"; timeout 10 sacctmgr '
+                             f'-nP show assoc where user="$u" format={ASSOC_FIELDS} '
+                             "2>/dev/null; exit 0"),
         }
+
+    # outputs that change with the queue: read with every snapshot (the rest is cached)
+    live_outputs = frozenset({"queue", "queue_qos"})
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -371,7 +383,7 @@ class SlurmCommands:
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
-                hidden=kv.get("Hidden") == "YES",
+                hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
                 qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
                 else None,
             ))
@@ -404,7 +416,8 @@ class SlurmCommands:
                 memory_allocated=to_int(kv.get("AllocMem")) or 0,
                 threads_per_core=to_int(kv.get("ThreadsPerCore")),
                 gpu_types=gpu_types(kv.get("Gres")),
-                sockets=to_int(kv.get("Sockets")),
+                sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
+                gpu_sockets=gpu_sockets(kv.get("Gres")),
             ))
         return out
 
@@ -427,16 +440,51 @@ class SlurmCommands:
         return list(nodes.values())
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
+        jobs = self.parse_status(outputs.get("queue", ""))
+        under = parse_job_qos(outputs.get("queue_qos", ""))
+        if under:
+            jobs = [j.model_copy(update={"qos": under[j.native_id]})
+                    if j.native_id in under else j for j in jobs]
+        user, assocs = parse_assoc(outputs.get("assoc", ""))
         return SiteSnapshot(
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
-            jobs=self.parse_status(outputs.get("queue", "")),
+            jobs=jobs,
             qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
+            user=user, associations=assocs,
         )
 
 
-QOS_FIELDS = "Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall"
+QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
+              "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser")
+ASSOC_FIELDS = "User,Account,Partition,DefaultQOS,QOS"
+
+
+def parse_job_qos(stdout: str) -> dict[str, str]:
+    """`squeue -h -a -o '%i|%q'` -> {job id: QOS}; lines of another shape are skipped."""
+    out: dict[str, str] = {}
+    for line in stdout.splitlines():
+        jid, sep, qos = line.strip().partition("|")
+        if sep and _JOB_ID.fullmatch(jid) and re.fullmatch(r"[\w.-]+", qos):
+            out[jid] = qos
+    return out
+
+
+def parse_assoc(stdout: str) -> tuple[str | None, list[Association] | None]:
+    """The probe's `user|NAME` line, then `sacctmgr -nP show assoc format=ASSOC_FIELDS`
+    lines of that user: (the user, their associations; None when accounting said
+    nothing, so nothing is known of them)."""
+    user, out = None, []
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) == 2 and f[0] == "user" and f[1]:
+            user = f[1]
+        elif len(f) >= 5 and f[0] and " " not in f[0] and (user is None or f[0] == user):
+            qos = [q for q in f[4].split(",") if q]
+            out.append(Association(account=f[1] or None, partition=f[2] or None,
+                                   default_qos=f[3] or None, qos=qos or None))
+    return user, out or None
 
 
 def parse_qos(stdout: str) -> dict[str, QosLimits]:
@@ -448,9 +496,12 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         f = line.split("|")
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
+        counts = [to_int(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
-            max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]))
+            max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]),
+            grp_jobs=counts[0], grp_submit_jobs=counts[1], max_jobs_per_user=counts[2],
+            max_submit_jobs_per_user=counts[3])
     return out
 
 

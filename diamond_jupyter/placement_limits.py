@@ -1,0 +1,368 @@
+"""Limits on what is running or queued already: a Slurm QOS's group and per-user limits
+(GrpTRES, GrpJobs, MaxTRESPerUser, MaxJobsPerUser, the submit limits) and the user's
+associations (default QOS, the QOS allowed), PBS queues' per-user and queued-job limits.
+
+A limit the running jobs exhaust makes a job wait until enough of them end (their ends
+from their start and time limit); a submit limit already reached refuses the submit. What
+one job alone can never pass is `placement._qos_misses`'s (it never runs). Pure code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from .model import Association, JobState, JobStatus, Partition, QosLimits, SiteSnapshot
+from .placement_fit import Req, aware
+
+DEFAULT_RUNTIME_S = 3600.0  # a running job whose end cannot be told (no start, no limit)
+
+# Slurm's pending reasons by the TRES a limit is on (squeue's REASON column)
+_GRP_REASON = {"cpu": "QOSGrpCpuLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES",
+               "mem": "QOSGrpMemLimit"}
+_USER_REASON = {"cpu": "QOSMaxCpuPerUserLimit", "node": "QOSMaxNodePerUserLimit",
+                "gres/gpu": "QOSMaxGRESPerUser", "mem": "QOSMaxMemoryPerUser"}
+_UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A job must wait `seconds` from now for room under a limit; `why` says which."""
+
+    seconds: float
+    why: str
+
+
+def end_in(j: JobStatus, now: datetime, part_max: dict[str, float]) -> float:
+    """Seconds from now until running job `j` ends at the latest (its time limit, else its
+    partition's MaxTime); a job of unknown start counts DEFAULT_RUNTIME_S."""
+    if j.started_at is None:
+        return DEFAULT_RUNTIME_S
+    limit = j.walltime_s or part_max.get(j.partition or "") or DEFAULT_RUNTIME_S
+    return max(0.0, (aware(j.started_at) - now).total_seconds() + float(limit))
+
+
+def _room_after(jobs: list[JobStatus], used: Callable[[JobStatus], int], need: int,
+                limit: int, now: datetime, part_max: dict[str, float]) -> float | None:
+    """When `need` more fits under `limit` as the running `jobs` (each holding `used(j)`)
+    end, earliest first: seconds from now; 0 when it fits now; None when it never does."""
+    held = sum(used(j) for j in jobs)
+    if held + need <= limit:
+        return 0.0
+    if need > limit:
+        return None
+    for j in sorted(jobs, key=lambda j: end_in(j, now, part_max)):
+        held -= used(j)
+        if held + need <= limit:
+            return end_in(j, now, part_max)
+    return None
+
+
+def _tres_of(j: JobStatus) -> dict[str, int]:
+    return {"cpu": j.cpus or 0, "node": j.nodes or 1, "gres/gpu": j.gpus or 0}
+
+
+def _partition_qos(snap: SiteSnapshot) -> dict[str, str]:
+    return {p.name: p.qos for p in snap.partitions if p.qos}
+
+
+def under_qos(q: QosLimits, snap: SiteSnapshot) -> list[JobStatus]:
+    """The queue's jobs whose use counts against QOS `q`: those run under it, and every
+    job of a partition whose QOS it is (a partition QOS limits each job there)."""
+    by_part = _partition_qos(snap)
+    return [j for j in snap.jobs if j.qos == q.name or any(
+        by_part.get(x) == q.name for x in (j.partition or "").split(","))]
+
+
+def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
+             now: datetime, part_max: dict[str, float]) -> Wait | None:
+    """How long the job waits in partition `p` for room under the group and per-user
+    limits of its QOS and the partition's, as the jobs running under them end; None when
+    there is room now (or nothing is known of those limits)."""
+    known = snap.qos or {}
+    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
+    waits: list[Wait] = []
+    for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
+        q = known.get(name)
+        if q is None:
+            continue
+        running = [j for j in under_qos(q, snap) if j.state == JobState.RUNNING]
+        mine = [j for j in running if snap.user and j.user == snap.user]
+        for jobs, caps, what, codes, whose in (
+                (running, q.grp_tres, "GrpTRES", _GRP_REASON, "running jobs under it hold"),
+                (mine if snap.user else None, q.max_tres_per_user, "MaxTRESPerUser",
+                 _USER_REASON, "your running jobs under it hold")):
+            if jobs is None:
+                continue
+            for tres, most in caps.items():
+                if tres not in need or not need[tres]:
+                    continue
+                held = sum(_tres_of(j)[tres] for j in jobs)
+                at = _room_after(jobs, lambda j, t=tres: _tres_of(j)[t], need[tres], most,
+                                 now, part_max)
+                if at:
+                    waits.append(Wait(at, (
+                        f"QOS {name}'s {what} {tres}={most} is in use: {whose} {held} "
+                        f"{_UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
+                        f"of them end ({codes[tres]})")))
+        for jobs, most, what, code, whose in (
+                (running, q.grp_jobs, "GrpJobs", "QOSGrpJobsLimit", "jobs run under it"),
+                (mine if snap.user else None, q.max_jobs_per_user, "MaxJobsPerUser",
+                 "QOSMaxJobsPerUserLimit", "of your jobs run under it")):
+            if jobs is None or most is None:
+                continue
+            at = _room_after(jobs, lambda j: 1, 1, most, now, part_max)
+            if at:
+                waits.append(Wait(at, (
+                    f"QOS {name}'s {what} is {most} and {len(jobs)} {whose}: it waits "
+                    f"until {'one' if len(jobs) + 1 - most == 1 else len(jobs) + 1 - most} "
+                    f"of them end{'s' if len(jobs) + 1 - most == 1 else ''} ({code})")))
+    if not waits:
+        return None
+    last = max(w.seconds for w in waits)
+    return Wait(last, "; ".join(w.why for w in waits))
+
+
+def job_count(j: JobStatus) -> int:
+    """How many jobs a queue entry is for submit limits: a pending array's listing
+    (`123_[1-5,9%2]`) holds each task still to run, and Slurm counts each one."""
+    m = re.search(r"_\[([\d,-]+)(?:%\d+)?\]$", j.native_id)
+    if m is None:
+        return 1
+    total = 0
+    for part in m.group(1).split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            total += int(hi) - int(lo) + 1 if hi else 1
+    return max(total, 1)
+
+
+def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot) -> list[str]:
+    """Why sbatch refuses the job now: its QOS (or the partition's) already holds as many
+    queued and running jobs as its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
+    (everyone's) allows."""
+    out = []
+    for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
+        q = (snap.qos or {}).get(name)
+        if q is None:
+            continue
+        jobs = [j for j in under_qos(q, snap) if not j.state.terminal]
+        every = sum(job_count(j) for j in jobs)
+        mine = sum(job_count(j) for j in jobs if snap.user and j.user == snap.user)
+        if snap.user and q.max_submit_jobs_per_user is not None \
+                and mine >= q.max_submit_jobs_per_user:
+            out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {q.max_submit_jobs_per_user} "
+                       f"and you have {mine} jobs queued or running under it: the "
+                       "submit is refused until one ends (QOSMaxSubmitJobPerUserLimit)")
+        if q.grp_submit_jobs is not None and every >= q.grp_submit_jobs:
+            out.append(f"QOS {name}'s GrpSubmitJobs is {q.grp_submit_jobs} and {every} "
+                       "jobs are queued or running under it: the submit is refused until "
+                       "one ends (QOSGrpSubmitJobsLimit)")
+    return out
+
+
+def _assocs_for(snap: SiteSnapshot, account: str | None, partition: str
+                ) -> list[Association]:
+    """The user's associations a job of `account` (None: not said) in `partition` may
+    run under: one of that partition where there is one, else the account's own."""
+    got = [a for a in snap.associations or [] if account is None or a.account == account]
+    exact = [a for a in got if a.partition == partition]
+    return exact or [a for a in got if a.partition is None]
+
+
+def job_qos(spec_qos: str | None, p: Partition, snap: SiteSnapshot, account: str | None
+            ) -> tuple[str | None, str | None]:
+    """The QOS the job runs under in `p` and a note when it is not the job's own: the one
+    it names, else its association's default QOS (when the user's associations that may
+    take it agree on one); None when not known."""
+    if spec_qos:
+        return spec_qos, None
+    defaults = {a.default_qos for a in _assocs_for(snap, account, p.name) if a.default_qos}
+    if len(defaults) != 1:
+        return None, None
+    qos = defaults.pop()
+    return qos, (f"the job names no QOS: it runs under its association's default QOS {qos}")
+
+
+def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
+                 account: str | None) -> list[str]:
+    """Why the user's associations refuse the job here: no association of its account, or
+    a QOS it names that none of them may use (sbatch: "Invalid qos specification")."""
+    if snap.associations is None:
+        return []
+    assocs = _assocs_for(snap, account, p.name)
+    if not assocs:
+        if account is None:
+            return []
+        mine = sorted({a.account for a in snap.associations if a.account})
+        return [f"you have no association with account '{account}' for partition "
+                f"{p.name} (your accounts: {', '.join(mine) or 'none'}): sbatch refuses it "
+                "(Invalid account or account/partition combination)"]
+    allowed = [a.qos for a in assocs]
+    if spec_qos and all(q is not None and spec_qos not in q for q in allowed):
+        names = sorted({x for q in allowed for x in q or []})
+        return [f"QOS '{spec_qos}' is not one your association may use here (its QOS: "
+                f"{', '.join(names)}): sbatch refuses it (Invalid qos specification)"]
+    return []
+
+
+def _limit_for(p: Partition, attribute: str, resource: str, user: str | None
+               ) -> tuple[int | None, int | None]:
+    """(everyone's limit, the user's limit) of a PBS queue for `attribute` and `resource`:
+    an entry naming the user wins over PBS_GENERIC; a user not known has none."""
+    every = next((x.value for x in p.limits if x.attribute == attribute
+                  and x.resource == resource and x.scope == "o"), None)
+    mine = [x for x in p.limits if x.attribute == attribute and x.resource == resource
+            and x.scope == "u"]
+    own = next((x.value for x in mine if x.who == user), None) if user else None
+    if user and own is None:
+        own = next((x.value for x in mine if x.who == "PBS_GENERIC"), None)
+    return every, own
+
+
+def _pbs_count(j: JobStatus, resource: str) -> int:
+    return 1 if resource == "jobs" else (j.cpus or 0) if resource == "ncpus" else \
+        (j.gpus or 0) if resource == "ngpus" else 0
+
+
+def _pbs_text(attribute: str, resource: str, scope: str, who: str, value: int) -> str:
+    name = attribute if resource == "jobs" else f"{attribute}_res.{resource}"
+    return f"{name} [{scope}:{who}={value}]"
+
+
+def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: datetime,
+               part_max: dict[str, float]) -> tuple[list[str], list[str], Wait | None]:
+    """A PBS queue's max_queued / max_run limits (of everyone's jobs, or of the user's own)
+    against what is in it: (why qsub refuses the job now, why it can never run there,
+    how long it waits for running jobs of the queue to end). `need`: the job's totals
+    ("jobs" 1, "ncpus", "ngpus")."""
+    refused: list[str] = []
+    never: list[str] = []
+    waits: list[Wait] = []
+    if not p.limits:
+        return refused, never, None
+    inq = [j for j in snap.jobs if j.partition == p.name and not j.state.terminal]
+    mine = [j for j in inq if snap.user and j.user == snap.user]
+    units = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs"}
+    for resource, asked in need.items():
+        every, own = _limit_for(p, "max_queued", resource, snap.user)
+        for most, jobs, scope, who, whose in (
+                (every, inq, "o", "PBS_ALL", "the queue holds"),
+                (own, mine, "u", snap.user or "", "you have")):
+            if most is None:
+                continue
+            have = sum(_pbs_count(j, resource) for j in jobs)
+            if have + asked > most:
+                text = _pbs_text("max_queued", resource, scope, who if scope == "o"
+                                 else _who(p, "max_queued", resource, who), most)
+                refused.append(f"queue {p.name}'s {text}: {whose} {have} {units[resource]} "
+                               f"queued or running in it and the job adds {asked}: qsub "
+                               "refuses it until some of them end")
+        every, own = _limit_for(p, "max_run", resource, snap.user)
+        for most, jobs, scope, who, whose in (
+                (every, inq, "o", "PBS_ALL", "running jobs in it hold"),
+                (own, mine, "u", snap.user or "", "your running jobs in it hold")):
+            if most is None or (resource == "jobs" and scope == "o"):
+                continue
+            text = _pbs_text("max_run", resource, scope, who if scope == "o"
+                             else _who(p, "max_run", resource, who), most)
+            if asked > most:
+                never.append(f"needs {asked} {units[resource]}, queue {p.name}'s {text} "
+                             "allows less running at once")
+                continue
+            run = [j for j in jobs if j.state == JobState.RUNNING]
+            at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, most, now,
+                             part_max)
+            if at:
+                held = sum(_pbs_count(j, resource) for j in run)
+                waits.append(Wait(at, f"queue {p.name}'s {text}: {whose} {held} "
+                                      f"{units[resource]}: it waits until enough of them "
+                                      "end"))
+    wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
+        if waits else None
+    return refused, never, wait
+
+
+def _who(p: Partition, attribute: str, resource: str, user: str) -> str:
+    """The entry a user's limit came from: their own name, else PBS_GENERIC."""
+    named = any(x.attribute == attribute and x.resource == resource and x.scope == "u"
+                and x.who == user for x in p.limits)
+    return user if named else "PBS_GENERIC"
+
+
+def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """An LSF queue's USERS against the user the probe ran as: (why it refuses the job,
+    what cannot be told); nothing when everyone may use it or the user is not known."""
+    if p.allowed_users is None or not snap.user:
+        return [], []
+    me, groups = snap.user, snap.user_groups
+    excluded = {n[1:] for n in p.allowed_users if n.startswith("~")}
+    if me in excluded:
+        return [f"queue {p.name} excludes you ({me}) in its USERS "
+                f"({' '.join(p.allowed_users)}): bsub refuses it"], []
+    unknown = []
+    for name in (n for n in p.allowed_users if not n.startswith("~")):
+        group = name.rstrip("/")
+        if name in (me, "all"):
+            return [], []
+        if groups is not None and group in groups:
+            if me in groups[group] or "all" in groups[group]:
+                return [], []
+        elif name.endswith("/"):
+            unknown.append(group)
+    if unknown:
+        return [], [f"queue {p.name} takes the users of {', '.join(unknown)} (USERS), whose "
+                     "members are not known here"]
+    return [f"you ({me}) are not among queue {p.name}'s USERS ({' '.join(p.allowed_users)})"
+            ": bsub refuses it"], []
+
+
+def force_share(p: Partition) -> int | None:
+    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N]
+    (FORCE alone: 4); None for any other setting."""
+    text = (p.oversubscribe or "").upper()
+    if not text.startswith("FORCE"):
+        return None
+    count = text.partition(":")[2]
+    return int(count) if count.isdigit() and int(count) > 0 else 4
+
+
+def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
+    from .dialects.outputs_common import expand_hostlist
+
+    out: dict[str, list[JobStatus]] = {}
+    for j in snap.running:
+        try:
+            hosts = expand_hostlist(j.node_list) if j.node_list else []
+        except ValueError:
+            hosts = []
+        for h in hosts:
+            out.setdefault(h, []).append(j)
+    return out
+
+
+def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | None,
+                    own_only: bool) -> list[str]:
+    """The nodes among `nodes` (a partition's, that can run the job) where it starts now
+    by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
+    N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
+    jobs is another user's, their free CPUs). GPUs and memory are never shared."""
+    on = _jobs_on(snap)
+    room = []
+    for n in nodes:
+        jobs = on.get(n.name, [])
+        if own_only and any(not snap.user or j.user != snap.user for j in jobs):
+            continue
+        if force:
+            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1)) for j in jobs) \
+                if jobs else n.cpus_allocated
+            cpus_ok = n.cpus * force - used >= (n.cpus if req.whole else req.cpn)
+        else:
+            cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only
+                                                    else req.cpn)
+        if cpus_ok and n.gpus - n.gpus_allocated >= req.gpn and (
+                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
+            room.append(n.name)
+    return room if len(room) >= req.nodes else []

@@ -8,7 +8,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - arrivals inside the window are submitted at their offset from its start, divided by
   `scale` (center seconds per real second), as are runtimes and walltime requests;
 - sizes are mapped by share of the machine: a job that had 25 of the log's 100 processors
-  gets 25% of the site's CPUs (at least one), spread over as few nodes as hold them;
+  gets 25% of the site's CPUs (at least one), spread over as few nodes as hold them; where
+  shares rounded down leave the site less loaded than the log (a machine a little smaller
+  than the site), the jobs that lost most by it are rounded up instead;
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
@@ -23,8 +25,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   a few whole-CPU jobs weigh;
 - a job that ran past its request (its center let it) gets its runtime as its limit;
 - a dependent job (field 17 names its preceding job) whose predecessor is replayed too is
-  submitted at its own time but held until the predecessor ends (`LoadJob.after`), so the
-  pair keeps its order when the site runs the predecessor later than the log did;
+  submitted at its own time but held until the predecessor ends (`LoadJob.after`) and its
+  think time (field 18, scaled) has passed after that (`LoadJob.think_s`), so the pair keeps
+  its order and its gap when the site runs the predecessor later than the log did;
 - what reading assumed (a header that counts other units than the jobs do, a request
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
@@ -106,6 +109,7 @@ class SwfJob:
     copy: int = 0  # earlier lines of the log with the same job number
     by_request: bool = False  # sized by its requested processors (none allocated given)
     preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
+    think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
 
     @property
     def start(self) -> float:
@@ -120,7 +124,7 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"))
+            ("preceding", "q"), ("think", "d"))
 
 
 class JobTable:
@@ -162,12 +166,14 @@ class JobTable:
         self.copy.append(job.copy)
         self.by_request.append(job.by_request)
         self.preceding.append(job.preceding)
+        self.think.append(job.think)
 
     def row(self, i: int) -> SwfJob:
         return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
-                      by_request=bool(self.by_request[i]), preceding=self.preceding[i])
+                      by_request=bool(self.by_request[i]), preceding=self.preceding[i],
+                      think=self.think[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -646,9 +652,10 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     procs = int(alloc if alloc > 0 else req_procs)
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
     preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
+    think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1)
+                  preceding=preceding if preceding != int(number) else -1, think=think)
 
 
 def _number(field: str) -> bool:
@@ -665,9 +672,39 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 def _size(procs: int, log_procs: int, c: ClusterDef) -> tuple[int, int]:
     """(nodes, CPUs per node) holding the job's share of the machine on cluster `c`."""
     total = c.nodes * c.cpus
-    cpus = min(total, max(1, round(procs / log_procs * total)))
+    return _layout(min(total, max(1, round(procs / log_procs * total))), c)
+
+
+def _layout(cpus: int, c: ClusterDef) -> tuple[int, int]:
+    """(nodes, CPUs per node) of `cpus` CPUs on as few of cluster `c`'s nodes as hold them."""
     nodes = math.ceil(cpus / c.cpus)
     return nodes, math.ceil(cpus / nodes)
+
+
+def _round_up_to(target: float, sizes: list[tuple[int, int]], weights: list[float],
+                 shares: list[float], busy_s: list[float], c: ClusterDef
+                 ) -> tuple[float, int]:
+    """Sizes rounded down lose load that thinning cannot give back (it only drops jobs): a
+    log of 96 processors on 128 CPUs makes each serial job one CPU, 1.33 of its share. While
+    the mapped load is short of `target`, the jobs that lost most by rounding (a share of
+    `shares` CPUs, busy `busy_s` seconds in the window) get their share rounded up instead,
+    each as long as that brings the load nearer the target. `sizes` and `weights` are
+    changed in place; returns (the mapped load, how many jobs were rounded up)."""
+    mapped, raised = sum(weights), 0
+    total = c.nodes * c.cpus
+    lost = sorted((i for i, (share, size) in enumerate(zip(shares, sizes, strict=True))
+                   if busy_s[i] > 0 and math.prod(size) < min(share, total)),
+                  key=lambda i: math.prod(sizes[i]) - shares[i])
+    for i in lost:
+        if mapped >= target:
+            break
+        size = _layout(min(total, math.ceil(shares[i])), c)
+        more = busy_s[i] * math.prod(size) - weights[i]
+        if more > 0 and mapped + more - target < target - mapped:
+            sizes[i], weights[i] = size, weights[i] + more
+            mapped += more
+            raised += 1
+    return mapped, raised
 
 
 def _partition_limits(c: ClusterDef) -> list[tuple[str | None, int]]:
@@ -778,7 +815,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     floored: list[str] = []  # jobs that ran, whose scaled runtimes round to nothing
 
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
-        nodes, per_node = _size(j.procs, log.max_procs, c)
+        nodes, per_node = sizes[id(j)]
         run_s = max(run_s, 0.0)
         # a job that ran past its request (a grace period, or a request of CPU time) was let
         # run that long by its center: its limit is its runtime, not a kill the log never had
@@ -803,10 +840,15 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     candidates = [*running, *queued, *arrivals]
     log_busy = sum(busy(j, j.procs) for j in candidates)
     log_util = log_busy / (log.max_procs * span)
-    weights = [busy(j, math.prod(_size(j.procs, log.max_procs, c))) for j in candidates]
-    mapped = sum(weights)
+    size_of = [_size(j.procs, log.max_procs, c) for j in candidates]
+    weights = [busy(j, math.prod(size)) for j, size in zip(candidates, size_of, strict=True)]
     target = log_util * total_cpus * span
-    keep_p = 1.0 if mapped <= 0 else min(1.0, target / mapped)
+    mapped, raised = _round_up_to(target, size_of, weights,
+                                  [j.procs / log.max_procs * total_cpus for j in candidates],
+                                  [busy(j, 1) for j in candidates], c)
+    sizes = {id(j): size for j, size in zip(candidates, size_of, strict=True)}
+    # jobs rounded up came as near the log's load as whole CPUs do: none is dropped
+    keep_p = 1.0 if mapped <= 0 or raised else min(1.0, target / mapped)
     keep = _thin(weights, target, keep_p, rng)
     chosen = {id(j) for j, k in zip(candidates, keep, strict=True) if k}
     running, queued, kept = ([j for j in js if id(j) in chosen]
@@ -817,6 +859,11 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"jobs kept with probability {_probability(keep_p)}: the mapped sizes "
                      f"(at least one CPU each) load {c.name} more than the log's machine was "
                      "loaded")
+    if raised:
+        notes.append(f"{raised} job(s) were given their share of {c.name}'s CPUs rounded up "
+                     f"(the log's machine has {log.max_procs} processors, {c.name} "
+                     f"{total_cpus} CPUs): rounded down, the jobs would load it less than the "
+                     "log's machine was loaded")
     if log_util > 1.0:
         unknown = sum(1 for j in candidates if j.wait < 0)
         notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
@@ -843,10 +890,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
     # a dependent job waits for its preceding job when that is replayed too: the site may
     # run the predecessor later than the log did, and the pair's order is the user's
+    # its think time (field 18, scaled as the other times) passes after that end before it
+    # may start, as its user took it to submit the job after seeing the predecessor's end
     replayed: dict[int, str] = {}  # job number -> its name in the replay (the latest copy)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         if source.preceding in replayed:
-            jobs[k] = dataclasses.replace(job, after=replayed[source.preceding])
+            jobs[k] = dataclasses.replace(job, after=replayed[source.preceding],
+                                          think_s=round(max(source.think, 0.0) / scale, 3))
         replayed[source.number] = job.name
     unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
                if source.req_time <= 0]

@@ -52,16 +52,18 @@ def _steady(machine: int, sizes: list[int], load: float, jobs: int, seed: int,
             ) -> list[tuple[float, float, float, int]]:
     """(submit, wait, run, processors) of `jobs` jobs of the given sizes on a machine of
     `machine` processors loaded about `load`: Poisson arrivals, log-normal runs, each job
-    started first-come first-served when it fits (its wait computed here)."""
+    started first-come first-served when it fits (its wait computed here); whole seconds."""
     rng = random.Random(seed)
     chosen = [rng.choice(sizes) for _ in range(jobs)]
-    runs = [min(rng.lognormvariate(math.log(1200), 0.8), 20 * 3600) for _ in range(jobs)]
+    runs = [min(int(rng.lognormvariate(math.log(1200), 0.8)) + 1, 20 * 3600)
+            for _ in range(jobs)]
     rate = load * machine / (sum(s * r for s, r in zip(chosen, runs, strict=True)) / jobs)
-    ends: list[tuple[float, int]] = []  # (end, processors) of the jobs started
-    rows, t, free, last_start = [], 0.0, machine, 0.0
+    ends: list[tuple[int, int]] = []  # (end, processors) of the jobs started
+    rows, t, free, last_start = [], 0.0, machine, 0
     for size, run in zip(chosen, runs, strict=True):
         t += rng.expovariate(rate)
-        start = max(t, last_start)
+        submit = int(t)
+        start = max(submit, last_start)
         ends.sort()
         while ends and (ends[0][0] <= start or free < size):
             end, held = ends.pop(0)
@@ -70,7 +72,7 @@ def _steady(machine: int, sizes: list[int], load: float, jobs: int, seed: int,
         free -= size
         ends.append((start + run, size))
         last_start = start
-        rows.append((float(int(t)), float(int(start) - int(t)), float(int(run) + 1), size))
+        rows.append((float(submit), float(start - submit), float(run), size))
     return rows
 
 
@@ -262,3 +264,67 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
     assert res["released"] == 1
     assert "-h" in calls[1] and calls[1][calls[1].index("-hold_jid") + 1] == "701"
     assert calls[-1] == ["qrls", "702"]
+
+
+# ---- MaxNodes alone: what the header's words say of a node's processors -------------------
+
+@pytest.mark.parametrize("note", [
+    "; Note: each node has 8 processors; job sizes are in processors\n",
+    "; Note: 8 processors per node\n",
+    "; Computer: IBM SP (8-way SMP nodes)\n",
+    "; Note: 144 nodes of 8 processors\n",
+])
+def test_maxnodes_alone_with_processors_per_node_in_a_note(tmp_path: Path, note: str) -> None:
+    """An SP of 144 nodes of 8 processors (1,152), its header without MaxProcs, its jobs
+    counted in processors (multiples of 8) at about 60% load. Before: the machine was taken
+    as what ran at once (under 1,152), so the log's utilization read higher than it was and
+    the site was loaded more than the center. Now MaxNodes x 8, said in a note."""
+    rows = _steady(1152, [8, 16, 32, 64, 128, 256], 0.6, 1500, seed=5)
+    log = read_swf(_write(tmp_path / "sp.swf", "; MaxNodes: 144\n" + note, rows))
+    assert log.max_procs == 1152
+    assert any("MaxNodes 144 and no MaxProcs" in n for n in log.notes)
+    plan = plan_replay(log, cluster("alpha"), seed=2, duration_s=600, scale=60)
+    assert plan.log_utilization == pytest.approx(_busy_share(rows, 1152, *plan.window))
+
+
+def test_node_groups_of_different_sizes_add_up_to_the_machine(tmp_path: Path) -> None:
+    """A machine of two partitions (as CEA-Curie's thin and fat nodes): 100 nodes of 16
+    cores and 28 of 32, MaxNodes 128, no MaxProcs: 2,496 processors."""
+    rows = _steady(2496, [16, 32, 64, 256], 0.5, 800, seed=6)
+    log = read_swf(_write(tmp_path / "curie.swf", "; MaxNodes: 128\n; Partition: 1 thin\n"
+                          "; Partition: 2 fat\n; Note: 100 nodes of 16 cores, 28 nodes of "
+                          "32 cores\n", rows))
+    assert log.max_procs == 2496
+
+
+@pytest.mark.parametrize("note", [
+    "; Note: 16 processors per node in partition 1, 32 processors per node in partition 2\n",
+    "; Note: 100 nodes of 16 cores, 20 nodes of 32 cores (more nodes are down)\n",
+    "; Note: the machine room has 8 racks\n",
+])
+def test_node_counts_that_disagree_say_nothing_of_the_machine(tmp_path: Path, note: str
+                                                             ) -> None:
+    """Per-node counts that differ, groups that do not add up to MaxNodes, or words of no
+    node's processors: the machine is what the jobs held at once, as without a note."""
+    rows = _steady(512, [1, 2, 4, 8], 0.9, 600, seed=7)
+    with_note = read_swf(_write(tmp_path / "a.swf", "; MaxNodes: 128\n" + note, rows))
+    without = read_swf(_write(tmp_path / "b.swf", "; MaxNodes: 128\n", rows))
+    assert with_note.max_procs == without.max_procs > 128
+    assert not any("no MaxProcs" in n for n in with_note.notes)
+
+
+def test_a_blue_gene_counted_in_nodes_stays_in_nodes_with_cores_in_its_note(
+        tmp_path: Path) -> None:
+    """ANL-Intrepid's shape: 40,960 nodes of 4 cores, no MaxProcs, jobs allocated in units
+    of 512 nodes and counted in nodes, the machine mostly full. The note's 4 cores a node
+    make MaxProcs 163,840, but the jobs never held more than 40,960 at once and filled most
+    of it: sizes are nodes, and the machine is its 40,960 nodes."""
+    rows = _steady(40960, [512, 1024, 2048, 4096, 8192, 16384], 0.95, 600, seed=8)
+    log = read_swf(_write(tmp_path / "intrepid.swf",
+                          "; MaxNodes: 40960\n; Note: 4 cores per node; partitions of 512 "
+                          "nodes\n", rows))
+    assert log.max_procs == 40960
+    plan = plan_replay(log, cluster("alpha"), seed=1, duration_s=600, scale=60)
+    assert plan.log_utilization == pytest.approx(_busy_share(rows, 40960, *plan.window))
+    # 512 of 40,960 is 0.4 of one of alpha's 32 CPUs: one CPU, then thinned to the log's load
+    assert abs(plan.site_utilization - plan.log_utilization) <= 0.05

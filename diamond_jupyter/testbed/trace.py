@@ -52,6 +52,7 @@ import io
 import lzma
 import math
 import random
+import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -95,6 +96,22 @@ NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with z
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
 NESTED = 3  # layers of compression unpacked (a gzip file gzipped again by a server)
+HEADER_TEXT_LINES = 200  # comment lines read for what they say of nodes' processors
+# What a header's words say of a node's processors, where MaxProcs is not given: "8
+# processors per node", "16-way SMP nodes", "each node has 2 CPUs", "(each with 4 CPUs)";
+# and groups of nodes: "32 nodes of 2 CPUs, 25 nodes of 4 CPUs", "144 nodes x 8 cores"
+_UNIT = r"(?:processors?|procs?|cores?|cpus?|pes?)"
+_COUNT = r"(\d[\d,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four)"
+PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
+    rf"{_COUNT}\s*{_UNIT}\s*(?:per|/|a|each|in each|on each)\s*node",
+    rf"{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+(?:smp\s+|shared[- ]memory\s+)?nodes",
+    rf"(?:each|every|a|per)\s+node\s*(?:has|with|of|holds|:|=)?\s*{_COUNT}\s*{_UNIT}",
+    rf"nodes?\s*(?:\(\s*)?(?:each\s+)?(?:with|having|has)\s+{_COUNT}\s*{_UNIT}",
+    rf"\(\s*each\s+(?:with|has)\s+{_COUNT}\s*{_UNIT}\s*\)"))
+NODE_GROUP = re.compile(rf"{_COUNT}\s+(?:[a-z-]+\s+)?nodes?\s*(?:of|with|x|\*|\u00d7)\s*"
+                        rf"{_COUNT}\s*{_UNIT}", re.IGNORECASE)
+_WORDS = {"one": 1, "two": 2, "four": 4, "six": 6, "eight": 8, "twelve": 12, "sixteen": 16,
+          "twenty-four": 24, "thirty-two": 32, "sixty-four": 64}
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -272,6 +289,7 @@ def read_swf(path: str | Path) -> SwfLog:
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
+    comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     cleaned = False
     table = JobTable()
     lineno = 0
@@ -292,6 +310,8 @@ def read_swf(path: str | Path) -> SwfLog:
                     key, _, value = text[1:].partition(":")
                     count = header_count(value.strip())
                     key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    if len(comments) < HEADER_TEXT_LINES:
+                        comments.append(text[1:])
                     if count and key:
                         given.setdefault(key, []).append(count)
                     continue
@@ -320,6 +340,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _number_copies(table)
     notes: list[str] = []
     header = _header(given, notes)
+    _procs_from_nodes(header, comments, notes)
     if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
             and not cleaned):
         notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
@@ -359,6 +380,39 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
                          f"({', '.join(map(str, values))}), as logs joined do: the largest, "
                          f"{header[key]}, is taken")
     return header
+
+
+def _count(word: str) -> int:
+    return _WORDS.get(word.lower()) or int(word.replace(",", ""))
+
+
+def _procs_from_nodes(header: dict[str, int], comments: list[str], notes: list[str]
+                      ) -> None:
+    """A header that gives MaxNodes and no MaxProcs counts its machine in nodes: where its
+    words say how many processors a node has (one count for every node, or groups of nodes
+    that add up to MaxNodes), MaxProcs is MaxNodes times that (jobs counted in nodes are
+    still told apart by the schedule: `_machine_procs`). Counts that disagree (partitions
+    of several node sizes not adding up to MaxNodes) say nothing."""
+    nodes = header.get("MaxNodes")
+    if not nodes or header.get("MaxProcs"):
+        return
+    text = " ".join(comments)
+    groups = [(_count(n), _count(k)) for n, k in NODE_GROUP.findall(text)]
+    if groups and sum(n for n, _ in groups) == nodes:
+        procs = sum(n * k for n, k in groups)
+        said = ", ".join(f"{n} x {k}" for n, k in groups)
+    else:
+        per_node = {_count(m.group(1)) for p in PER_NODE for m in p.finditer(text)}
+        per_node.discard(0)
+        if len(per_node) != 1:
+            return
+        k = per_node.pop()
+        procs, said = nodes * k, f"{k} per node"
+    if procs > nodes:
+        header["MaxProcs"] = procs
+        notes.append(f"the log's header gives MaxNodes {nodes} and no MaxProcs; its notes "
+                     f"say a node's processors ({said}): the machine is taken to have "
+                     f"{procs} processors")
 
 
 def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]

@@ -29,8 +29,9 @@ def _line(number: int, submit: float, wait: float = 0, run: float = 100, procs: 
           ) -> str:
     """One SWF job line (18 fields) of the values a test names."""
     given = procs if alloc is None else alloc
-    return (f"{number} {submit:g} {wait:g} {run:g} {given} -1 {used_kb:g} {procs} {req:g} "
-            f"{req_kb:g} {status} {number % 7 + 1} 1 -1 1 {partition} {preceding} {think:g}\n")
+    return (f"{number} {submit:.12g} {wait:.12g} {run:.12g} {given} -1 {used_kb:g} {procs} "
+            f"{req:.12g} {req_kb:g} {status} {number % 7 + 1} 1 -1 1 {partition} {preceding} "
+            f"{think:g}\n")
 
 
 def _whole(log: SwfLog, scale: float = 60.0) -> float:
@@ -328,3 +329,156 @@ def test_a_blue_gene_counted_in_nodes_stays_in_nodes_with_cores_in_its_note(
     assert plan.log_utilization == pytest.approx(_busy_share(rows, 40960, *plan.window))
     # 512 of 40,960 is 0.4 of one of alpha's 32 CPUs: one CPU, then thinned to the log's load
     assert abs(plan.site_utilization - plan.log_utilization) <= 0.05
+
+
+# ---- machines far larger and smaller than the test bed, loads near 100% and near 0% -------
+
+def test_a_machine_of_100000_processors_keeps_the_ratio_of_its_sizes(tmp_path: Path) -> None:
+    """Jobs of an eighth, a quarter and half of 100,000 processors on alpha's 32 CPUs: 4, 8
+    and 16 CPUs, each over as few of its 8-CPU nodes as hold them."""
+    path = tmp_path / "big.swf"
+    path.write_text("; MaxProcs: 100000\n" + _line(1, 0, 0, 3000, 12500)
+                    + _line(2, 10, 0, 3000, 25000) + _line(3, 20, 0, 3000, 50000))
+    log = read_swf(path)
+    plan = plan_replay(log, cluster("alpha"), start=0, duration_s=1, scale=60)
+    assert [(j.nodes, j.cpus_per_node) for j in plan.jobs] == [(1, 4), (1, 8), (2, 8)]
+    assert plan.site_utilization == pytest.approx(plan.log_utilization)
+
+
+# machines of 4 to 163,840 processors, loads of 3% to 98%, on sites of 4 to 128 CPUs
+SIZES = {4: [1, 2, 4], 96: [1, 2, 4, 8, 32], 1024: [1, 8, 64, 256],
+         100000: [64, 1024, 8192, 32768], 163840: [512, 2048, 8192, 32768]}
+# replayed utilization within 1.5 points of the log's in the window (measured: 0.0087 at
+# most over these 15 logs x 3 sites x 3 seeds)
+TOLERANCE = 0.015
+
+
+@pytest.mark.parametrize("machine", list(SIZES))
+@pytest.mark.parametrize("load_", [0.03, 0.5, 0.98])
+def test_thinning_matches_the_logs_utilization_across_sizes_and_loads(
+        tmp_path: Path, machine: int, load_: float) -> None:
+    """For each log (generated here, its utilization computed here from its rows) and each
+    site, over windows of seeds 1-3: the plan's jobs, each run when it ran in the log with
+    the CPUs the plan gives it, use the site as much as the log's jobs used the machine,
+    within TOLERANCE (a site of 4 CPUs cannot come nearer than what one job weighs)."""
+    rows = _steady(machine, SIZES[machine], load_, 1200, seed=machine % 97)
+    log = read_swf(_write(tmp_path / "log.swf", f"; MaxProcs: {machine}\n", rows))
+    assert log.max_procs == machine
+    worst = 0.0
+    for c in (_site(2, 2), _site(4, 8), cluster("beta")):
+        for seed in (1, 2, 3):
+            plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
+            want = _busy_share(rows, machine, *plan.window)
+            assert plan.log_utilization == pytest.approx(want, abs=1e-9)
+            worst = max(worst, abs(_replayed_share(plan, rows, c) - want))
+    assert worst <= TOLERANCE
+
+
+def test_a_window_where_the_machine_stood_idle_replays_nothing_and_says_so(
+        tmp_path: Path) -> None:
+    """Near 0%: one job of 2 of 1,024 processors for ten minutes in a ten-hour window. On a
+    site of 4 CPUs that job alone would be a 4% load where the log's was 0.003%: it is
+    thinned out, and the note says why."""
+    path = tmp_path / "idle.swf"
+    path.write_text("; MaxProcs: 1024\n" + _line(1, 0, 0, 60, 64) + _line(2, 20000, 0, 600, 2)
+                    + _line(3, 90000, 0, 60, 64))
+    log = read_swf(path)
+    plan = plan_replay(log, _site(2, 2), start=10000, duration_s=600, scale=60)
+    assert plan.log_utilization == pytest.approx(2 * 600 / (1024 * 36000))
+    assert plan.jobs == [] and any("thinned out" in n for n in plan.notes)
+
+
+# ---- a thousand jobs in one second, and a grid's tiny jobs --------------------------------
+
+def test_a_thousand_jobs_in_one_second_arrive_at_once_in_number_order(tmp_path: Path) -> None:
+    """A flurry: 1,000 one-processor jobs of one user submitted in the same second (a script
+    in a loop), amid a steady stream; the flurry's jobs are thinned with the others to the
+    log's load and those kept arrive together, in job-number order."""
+    rows = _steady(256, [1, 4, 16], 0.5, 400, seed=11)
+    flurry_at = rows[200][0] + 0.5
+    lines = [_line(n, s, w, r, p, req=2 * r) for n, (s, w, r, p) in enumerate(rows, 1)]
+    lines += [_line(1000 + k, flurry_at, k // 4, 30, 1, req=60) for k in range(1000)]
+    path = tmp_path / "flurry.swf"
+    path.write_text("; MaxProcs: 256\n" + "".join(lines))
+    log = read_swf(path)
+    plan = plan_replay(log, cluster("alpha"), start=flurry_at - 600, duration_s=60, scale=60)
+    burst = [j for j in plan.jobs if _number(j.name) >= 1000]
+    assert 0 < len(burst) < 1000  # kept in the log's proportion: 1 of 256 is 1 of 32 CPUs
+    assert len({j.at_s for j in burst}) == 1
+    assert [_number(j.name) for j in burst] == sorted(_number(j.name) for j in burst)
+    assert abs(plan.site_utilization - plan.log_utilization) <= 0.02
+
+
+def test_a_grids_tiny_jobs_are_floored_to_the_shortest_run_and_said(tmp_path: Path) -> None:
+    """An LCG-like grid: 24,115 processors, serial jobs of 1 to 20 seconds, thousands an
+    hour. At --scale 600 a run of a second is under the shortest replayed run: each kept job
+    runs 0.01 s, and a note says how many."""
+    rng = random.Random(12)
+    rows, t = [], 0.0
+    for _ in range(5000):
+        t += rng.expovariate(1.0)
+        rows.append((float(int(t)), float(rng.randint(0, 5)), float(rng.randint(1, 20)), 1))
+    log = read_swf(_write(tmp_path / "lcg.swf", "; MaxProcs: 24115\n", rows))
+    plan = plan_replay(log, cluster("beta"), start=600, duration_s=6, scale=600)
+    assert plan.jobs  # 128 CPUs: one serial job is 5 of the grid's processors
+    assert min(j.runtime_s for j in plan.jobs) == 0.01
+    said = [n for n in plan.notes if "ran less than 0.01 real seconds at --scale 600" in n]
+    assert said and 0 < int(said[0].split()[0]) <= len(plan.jobs)
+
+
+# ---- memory fields, time zones, partitions ------------------------------------------------
+
+def test_memory_fields_in_kilobytes_change_nothing_of_the_replay(tmp_path: Path) -> None:
+    """Fields 7 (used) and 10 (requested) memory, KB per processor, some -1, some huge (a
+    64 GB request a processor): the test bed counts CPUs only (CR_CPU), so the plan is the
+    plan of the same log with both fields -1."""
+    rows = _steady(128, [1, 2, 8, 32], 0.6, 300, seed=13)
+    rng = random.Random(13)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with_mem = tmp_path / "a" / "log.swf"  # one name: the thinning's draws follow it
+    with_mem.write_text("; MaxProcs: 128\n; Note: memory fields are KB per processor\n" + "".join(
+        _line(n, s, w, r, p, req=2 * r, used_kb=rng.choice([-1, 0, 2048.5, 1_900_000]),
+              req_kb=rng.choice([-1, 524288, 67_108_864]))
+        for n, (s, w, r, p) in enumerate(rows, 1)))
+    without = _write(tmp_path / "b" / "log.swf", "; MaxProcs: 128\n", rows)
+    a, b = read_swf(with_mem), read_swf(without)
+    for seed in (1, 2):
+        pa = plan_replay(a, cluster("gamma"), seed=seed, duration_s=300)
+        pb = plan_replay(b, cluster("gamma"), seed=seed, duration_s=300)
+        assert pa.jobs == pb.jobs and pa.jobs
+
+
+def test_a_log_in_unix_seconds_replays_as_its_copy_counted_from_zero(tmp_path: Path) -> None:
+    """A conversion that kept Unix times as submit times (UnixStartTime the first of them,
+    TimeZoneString US/Pacific): the same window, given in its own seconds, plans the same
+    jobs at the same moments as the copy counted from 0 (on beta, twice the machine: no job
+    is thinned, whose draws follow the window's start)."""
+    unix = 1_170_175_078
+    rows = _steady(64, [1, 4, 16], 0.7, 300, seed=14)
+    zero = read_swf(_write(tmp_path / "zero.swf", "; MaxProcs: 64\n", rows))
+    shifted = [(s + unix, w, r, p) for s, w, r, p in rows]
+    epoch = read_swf(_write(tmp_path / "epoch.swf", f"; MaxProcs: 64\n; UnixStartTime: {unix}\n"
+                            "; TimeZoneString: US/Pacific\n", shifted))
+    start = rows[100][0]
+    a = plan_replay(zero, cluster("beta"), start=start, duration_s=120, seed=1)
+    b = plan_replay(epoch, cluster("beta"), start=start + unix, duration_s=120, seed=1)
+    assert a.jobs and a.arrivals_kept == a.arrivals_in_log
+    assert [(j.name, j.at_s, j.runtime_s, j.nodes, j.cpus_per_node) for j in a.jobs] == [
+        (j.name, j.at_s, j.runtime_s, j.nodes, j.cpus_per_node) for j in b.jobs]
+    assert a.log_utilization == pytest.approx(b.log_utilization)
+
+
+def test_partitions_of_different_sizes_are_shares_of_the_whole_machine(tmp_path: Path) -> None:
+    """Two partitions (1: 896 processors of thin nodes, 2: 128 of fat ones; MaxProcs 1,024):
+    `--site` replays the whole machine on one site, so a job filling the fat partition is
+    an eighth of the site, not all of it, and a job of the thin one's 896 seven eighths."""
+    path = tmp_path / "parts.swf"
+    path.write_text("; MaxProcs: 1024\n; MaxPartitions: 2\n; Partition: 1 thin (896 "
+                    "processors)\n; Partition: 2 fat (128 processors)\n"
+                    + _line(1, 0, 0, 600, 128, partition=2)
+                    + _line(2, 5, 0, 600, 896, partition=1))
+    log = read_swf(path)
+    assert log.max_procs == 1024
+    plan = plan_replay(log, cluster("alpha"), start=0, duration_s=1, scale=60)
+    assert [j.nodes * j.cpus_per_node for j in plan.jobs] == [4, 28]

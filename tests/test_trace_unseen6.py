@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from diamond_jupyter.cli.main import main as cli
 from diamond_jupyter.testbed import load
 from diamond_jupyter.testbed.clusters import ClusterDef, PartitionDef, cluster
 from diamond_jupyter.testbed.load import LoadJob, submit_argv
@@ -265,6 +266,47 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
     assert res["released"] == 1
     assert "-h" in calls[1] and calls[1][calls[1].index("-hold_jid") + 1] == "701"
     assert calls[-1] == ["qrls", "702"]
+
+
+def test_a_release_the_scheduler_refuses_twice_is_counted_not_lost(monkeypatch) -> None:
+    """A held job whose `scontrol release` fails (the controller refused it) is asked once
+    more, then counted with the failed submissions: not reported as released and forgotten
+    (it would stay held for ever)."""
+    calls: list[list[str]] = []
+
+    class FakeTransport:
+        async def run(self, argv: list[str]):
+            calls.append(argv)
+            if argv[0] == "sbatch":
+                return SimpleNamespace(exit_status=0, stdout=f"{100 + len(calls)}\n",
+                                       stderr="")
+            if argv[0] == "scontrol":
+                return SimpleNamespace(exit_status=1, stdout="", stderr="Access denied\n")
+            return SimpleNamespace(exit_status=0, stdout="", stderr="")  # squeue: a ended
+
+        async def close(self) -> None:
+            pass
+
+    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
+    monkeypatch.setattr("diamond_jupyter.config.load_config",
+                        lambda path: SimpleNamespace(sites=[site]))
+    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
+                        lambda transport, site: FakeTransport())
+    monkeypatch.setattr(load, "END_POLL_S", 0.01)
+    base = dict(at_s=0.0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
+    res = asyncio.run(load.run("unused.yaml", [
+        LoadJob(**base, name="a"), LoadJob(**base, name="b", after="a", think_s=0.01)]))
+    assert res["failed"] == 1
+    assert [c for c in calls if c[0] == "scontrol"] == [["scontrol", "release", "102"]] * 2
+
+
+def test_the_dry_run_shows_each_think_time(tmp_path: Path, capsys) -> None:
+    _chain_log(tmp_path)
+    assert cli(["testbed", "load", "--trace", str(tmp_path / "think.swf"), "--site", "alpha",
+                "--start", "0", "--duration", "40", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "after=trace-arrive-1 think=10s" in text
+    assert text.count("think=") == 1  # job 4's think time of 0 is no wait
 
 
 # ---- MaxNodes alone: what the header's words say of a node's processors -------------------

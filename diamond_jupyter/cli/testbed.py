@@ -126,6 +126,7 @@ def _tb_load(args: argparse.Namespace) -> int:
              else load.describe(jobs), "\n".join(
             [f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
              f"wall={j.walltime_min}min" + (f" after={j.after}" if j.after else "")
+             + (f" think={j.think_s:g}s" if j.think_s else "")
              for j in jobs] + notes
             + ([] if jobs else ["no jobs to submit"])))
         return 0

@@ -274,9 +274,15 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
 
     async def release_after(site: str, scheduler: str, job_id: str, after_id: str,
                             think_s: float) -> None:
+        nonlocal failed
         await ends[site].wait(after_id)
         await asyncio.sleep(think_s)
-        await transports[site].run(get_commands(scheduler).release_argv([job_id]))
+        argv = get_commands(scheduler).release_argv([job_id])
+        for _ in range(2):  # once more after a poll's pause: a controller busy a moment
+            if (await transports[site].run(argv)).exit_status == 0:
+                return
+            await asyncio.sleep(END_POLL_S)
+        failed += 1  # left held: counted with the refused
 
     async def one(j: LoadJob) -> None:
         nonlocal failed

@@ -9,6 +9,7 @@ utilization on logs and sites of very different sizes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import time
@@ -524,3 +525,23 @@ def test_partitions_of_different_sizes_are_shares_of_the_whole_machine(tmp_path:
     assert log.max_procs == 1024
     plan = plan_replay(log, cluster("alpha"), start=0, duration_s=1, scale=60)
     assert [j.nodes * j.cpus_per_node for j in plan.jobs] == [4, 28]
+
+
+def test_two_logs_on_one_site_keep_their_dependent_jobs_apart(tmp_path: Path, capsys) -> None:
+    """`--trace a.swf --site alpha --trace b.swf --site alpha`: both logs have a job 1 and
+    a job 2 that waits for it. Before: both were named trace-arrive-1/2, so each job 2 was
+    held on whichever job 1 was submitted last (the run keeps one id a name). Now the second
+    log's jobs are named trace2-..., each waits for its own log's job, and a note says so."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.swf").write_text(
+            "; MaxProcs: 16\n" + _line(1, 100, 0, 500, 4)
+            + _line(2, 200, 0, 500, 4, preceding=1, think=30))
+    assert cli(["testbed", "load", "--trace", str(tmp_path / "a.swf"), "--site", "alpha",
+                "--trace", str(tmp_path / "b.swf"), "--site", "alpha", "--start", "100",
+                "--duration", "5", "--dry-run", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert sorted((j["name"], j["after"]) for j in got["jobs"]) == [
+        ("trace-arrive-1", None), ("trace-arrive-2", "trace-arrive-1"),
+        ("trace2-arrive-1", None), ("trace2-arrive-2", "trace2-arrive-1")]
+    assert any("replays another log too" in n for n in got["traces"][1]["notes"])
+    assert not any("another log" in n for n in got["traces"][0]["notes"])

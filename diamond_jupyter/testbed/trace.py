@@ -1024,12 +1024,29 @@ def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 6
     the same window everywhere, as asked."""
     logs: dict[str, SwfLog] = {}
     uses: dict[str, int] = {}
+    on_site: dict[str, int] = {}  # site -> logs replayed on it so far
     plans = []
     for path, c in pairs:
         key = str(Path(path).resolve())
         if key not in logs:
             logs[key] = read_swf(path)
-        plans.append(plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
-                                 start=start, draw=uses.get(key, 0)))
+        plan = plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
+                           start=start, draw=uses.get(key, 0))
         uses[key] = uses.get(key, 0) + 1
+        on_site[c.name] = k = on_site.get(c.name, 0) + 1
+        if k > 1:  # a second log on one site: its job numbers are another log's too
+            plan = _named_apart(plan, f"trace{k}-")
+        plans.append(plan)
     return plans
+
+
+def _named_apart(plan: ReplayPlan, prefix: str) -> ReplayPlan:
+    """`plan` with its jobs named `prefix`... instead of trace-...: two logs replayed on one
+    site both have a job 1, and a dependent job of one must not wait for the other's."""
+    def renamed(name: str | None) -> str | None:
+        return None if name is None else prefix + name.removeprefix("trace-")
+    jobs = [dataclasses.replace(j, name=renamed(j.name), after=renamed(j.after))
+            for j in plan.jobs]
+    note = (f"{plan.site} replays another log too: this one's jobs are named {prefix}..., "
+            f"and {plan.site} carries the load of both")
+    return dataclasses.replace(plan, jobs=jobs, notes=[*plan.notes, note])

@@ -168,6 +168,23 @@ def test_a_dependent_jobs_think_time_is_read_and_scaled(tmp_path: Path) -> None:
         assert by_name["trace-arrive-1"].think_s == 0 and by_name["trace-arrive-1"].after is None
 
 
+def test_a_think_time_past_the_logs_own_gap_is_the_gap_and_said(tmp_path: Path) -> None:
+    """Job 2 names job 1 (ended at 300) and says a think time of 10^9 s, yet was submitted
+    at 400: the log's gap is 100 s. Before: it would be held 10^9 / 60 real seconds after
+    job 1 ended, the load command waiting for it for half a year. Now it waits the gap
+    (100 s of the log: 1.67 real seconds), and a note names it."""
+    path = tmp_path / "think.swf"
+    path.write_text("; MaxProcs: 16\n" + _line(1, 0, 0, 300, 4)
+                    + _line(2, 400, 0, 100, 4, preceding=1, think=1e9)
+                    + _line(3, 500, 0, 100, 4, preceding=1, think=150))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=0, duration_s=10, scale=60)
+    by_name = {j.name: j for j in plan.jobs}
+    assert by_name["trace-arrive-2"].think_s == pytest.approx(100 / 60, abs=1e-3)
+    assert by_name["trace-arrive-3"].think_s == pytest.approx(150 / 60, abs=1e-3)  # < gap
+    said = [n for n in plan.notes if "think time (field 18) longer" in n]
+    assert said and said[0].startswith("1 dependent job(s)") and "trace-arrive-2" in said[0]
+
+
 def test_a_held_job_with_a_think_time_is_submitted_held() -> None:
     j = LoadJob(at_s=0, site="alpha", nodes=1, cpus_per_node=2, runtime_s=5, walltime_min=1,
                 name="b", after="a", think_s=10)

@@ -946,12 +946,26 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     # run the predecessor later than the log did, and the pair's order is the user's
     # its think time (field 18, scaled as the other times) passes after that end before it
     # may start, as its user took it to submit the job after seeing the predecessor's end
-    replayed: dict[int, str] = {}  # job number -> its name in the replay (the latest copy)
+    # A think time is at most the log's own gap from the predecessor's end to the submission
+    # (a think time of days for a job submitted an hour after its predecessor ended would
+    # hold it, and the load, for days)
+    replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         if source.preceding in replayed:
-            jobs[k] = dataclasses.replace(job, after=replayed[source.preceding],
-                                          think_s=round(max(source.think, 0.0) / scale, 3))
-        replayed[source.number] = job.name
+            after, ended = replayed[source.preceding]
+            think = max(source.think, 0.0)
+            gap = max(source.submit - ended, 0.0)
+            if think > gap:
+                too_long.append((job.name, think, gap))
+                think = gap
+            jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
+        replayed[source.number] = (job.name, source.end)
+    if too_long:
+        name, think, gap = too_long[0]
+        notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "
+                     f"than the log's gap from the predecessor's end to their submission "
+                     f"(e.g. {name}: {think:g} s, the gap {gap:g} s): each waits the gap")
     unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
                if source.req_time <= 0]
     if unasked:

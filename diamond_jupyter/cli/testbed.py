@@ -133,7 +133,9 @@ def _tb_load(args: argparse.Namespace) -> int:
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
     res |= {"traces": plans} if plans else {}
     out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
-                    f"({res['submitted']}), {res['failed']} refused")
+                    f"({res['submitted']}), {res['failed']} refused"
+                    + (f", {res['released']} held their think time after their predecessor"
+                       if res.get("released") else ""))
     return 0
 
 

@@ -391,6 +391,49 @@ def test_a_blue_gene_counted_in_nodes_stays_in_nodes_with_cores_in_its_note(
     assert abs(plan.site_utilization - plan.log_utilization) <= 0.05
 
 
+# ---- a machine that allocates in blocks ---------------------------------------------------
+
+BLUE_GENE = "; MaxNodes: 40960\n; MaxProcs: 163840\n; Note: jobs are allocated in partitions "
+
+
+def test_jobs_smaller_than_the_allocation_unit_hold_a_whole_unit(tmp_path: Path) -> None:
+    """A Blue Gene that runs every job on partitions of 512 cores: jobs asking 100 (no
+    allocated count), 600, or recorded as allocated 1,000 held 512, 1,024 and 1,024. Before:
+    sized as written, a fifth of the machine they blocked; the load read too low."""
+    path = tmp_path / "bgp.swf"
+    path.write_text(BLUE_GENE + "of 512 cores\n"
+                    + _line(1, 0, 0, 600, 100, alloc=-1) + _line(2, 10, 0, 600, 600, alloc=-1)
+                    + _line(3, 20, 0, 600, 1000) + _line(4, 30, 0, 600, 2048))
+    log = read_swf(path)
+    assert [j.procs for j in log.jobs] == [512, 1024, 1024, 2048]
+    assert any(n.startswith("3 job(s) are not a whole number of the machine's allocation unit")
+               for n in log.notes)
+
+
+def test_an_allocation_unit_in_nodes_counts_in_the_jobs_own_unit(tmp_path: Path) -> None:
+    """Partitions of 512 nodes (4 cores each): jobs counted in nodes (the machine mostly
+    full of them) round to 512; jobs counted in cores round to 2,048."""
+    nodes_rows = _steady(40960, [300, 512, 1024, 8192], 0.95, 400, seed=21)
+    in_nodes = read_swf(_write(tmp_path / "nodes.swf", BLUE_GENE + "of 512 nodes\n",
+                               nodes_rows))
+    assert in_nodes.max_procs == 40960
+    assert {j.procs for j in in_nodes.jobs} <= {512, 1024, 8192}
+    assert any(j.procs == 512 for j in in_nodes.jobs)
+    in_cores = tmp_path / "cores.swf"
+    in_cores.write_text(BLUE_GENE + "of 512 nodes\n" + _line(1, 0, 0, 600, 300)
+                        + _line(2, 10, 0, 600, 4096))
+    assert [j.procs for j in read_swf(in_cores).jobs] == [2048, 4096]
+
+
+def test_an_allocation_unit_in_nodes_without_processors_a_node_is_said(tmp_path: Path) -> None:
+    path = tmp_path / "unit.swf"
+    path.write_text("; MaxProcs: 1000\n; Note: the allocation unit is 16 nodes\n"
+                    + _line(1, 0, 0, 600, 100) + _line(2, 10, 0, 600, 7))
+    log = read_swf(path)
+    assert [j.procs for j in log.jobs] == [100, 7]
+    assert any("but not how many processors a node has" in n for n in log.notes)
+
+
 # ---- machines far larger and smaller than the test bed, loads near 100% and near 0% -------
 
 def test_a_machine_of_100000_processors_keeps_the_ratio_of_its_sizes(tmp_path: Path) -> None:

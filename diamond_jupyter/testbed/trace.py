@@ -110,6 +110,12 @@ PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\(\s*each\s+(?:with|has)\s+{_COUNT}\s*{_UNIT}\s*\)"))
 NODE_GROUP = re.compile(rf"{_COUNT}\s+(?:[a-z-]+\s+)?nodes?\s*(?:of|with|x|\*|\u00d7)\s*"
                         rf"{_COUNT}\s*{_UNIT}", re.IGNORECASE)
+# A machine that allocates in blocks ("jobs are allocated in partitions of 512 cores", "the
+# allocation unit is 16 nodes"): a job of fewer held a whole block
+ALLOCATION_UNIT = re.compile(
+    r"(?:allocat\w*\s+(?:in|by)\s+(?:\w+\s+)?(?:partitions|units|blocks|multiples|chunks|"
+    r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*(\d[\d,]*)\s*"
+    r"(nodes?|cores?|processors?|procs?|cpus?)", re.IGNORECASE)
 _WORDS = {"one": 1, "two": 2, "four": 4, "six": 6, "eight": 8, "twelve": 12, "sixteen": 16,
           "twenty-four": 24, "thirty-two": 32, "sixty-four": 64}
 
@@ -359,6 +365,7 @@ def read_swf(path: str | Path) -> SwfLog:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
                        "and 8 are -1 on every line)")
+    _whole_units(header, comments, table, max_procs, notes)
     # a pipe (/dev/fd/63 of `<(xzcat log.xz)`, /dev/stdin) is named by its path: "63" is no
     # log's name
     name = p.name if p.is_file() else str(p)
@@ -413,6 +420,44 @@ def _procs_from_nodes(header: dict[str, int], comments: list[str], notes: list[s
         notes.append(f"the log's header gives MaxNodes {nodes} and no MaxProcs; its notes "
                      f"say a node's processors ({said}): the machine is taken to have "
                      f"{procs} processors")
+
+
+def _whole_units(header: dict[str, int], comments: list[str], t: JobTable, machine: int,
+                 notes: list[str]) -> None:
+    """Round each job's size up to the machine's allocation unit where the header's words
+    give one (a Blue Gene runs a job of 100 cores on a partition of 512): the unit held the
+    job, whatever it asked for or the log counted. The unit is turned into the jobs' own
+    count (nodes or processors: `machine` is MaxNodes when they count nodes) with the
+    header's processors a node; a unit that cannot be turned is not applied, and said."""
+    found = {(_count(n), unit.lower().rstrip("s")) for n, unit in
+             ALLOCATION_UNIT.findall(" ".join(comments))}
+    if len(found) != 1:
+        return
+    size, kind = found.pop()
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    per_node = procs // nodes if procs and nodes and procs % nodes == 0 else None
+    in_nodes = bool(nodes and procs and nodes < procs and machine == nodes)
+    if (kind == "node") == in_nodes:
+        unit = size
+    elif per_node and kind == "node":
+        unit = size * per_node
+    elif per_node and size % per_node == 0:
+        unit = size // per_node
+    else:
+        notes.append(f"the log's header gives an allocation unit of {size} {kind}s, but not "
+                     "how many processors a node has: job sizes are kept as the log gives them")
+        return
+    if unit <= 1:
+        return
+    raised = 0
+    for i, p in enumerate(t.procs):
+        if p > 0 and p % unit:
+            t.procs[i] = min(machine, -(-p // unit) * unit)
+            raised += 1
+    if raised:
+        notes.append(f"{raised} job(s) are not a whole number of the machine's allocation unit "
+                     f"({size} {kind}s, {unit} in the jobs' count): each is sized as the "
+                     "units that held it")
 
 
 def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]

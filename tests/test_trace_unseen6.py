@@ -334,6 +334,8 @@ def test_the_dry_run_shows_each_think_time(tmp_path: Path, capsys) -> None:
     "; Note: 8 processors per node\n",
     "; Computer: IBM SP (8-way SMP nodes)\n",
     "; Note: 144 nodes of 8 processors\n",
+    "; Computer: IBM SP with 144 8-way SMP nodes\n",
+    "; Note: 100 8-way SMP nodes, 44 8-way SMP nodes\n",
 ])
 def test_maxnodes_alone_with_processors_per_node_in_a_note(tmp_path: Path, note: str) -> None:
     """An SP of 144 nodes of 8 processors (1,152), its header without MaxProcs, its jobs
@@ -348,14 +350,20 @@ def test_maxnodes_alone_with_processors_per_node_in_a_note(tmp_path: Path, note:
     assert plan.log_utilization == pytest.approx(_busy_share(rows, 1152, *plan.window))
 
 
-def test_node_groups_of_different_sizes_add_up_to_the_machine(tmp_path: Path) -> None:
-    """A machine of two partitions (as CEA-Curie's thin and fat nodes): 100 nodes of 16
-    cores and 28 of 32, MaxNodes 128, no MaxProcs: 2,496 processors."""
-    rows = _steady(2496, [16, 32, 64, 256], 0.5, 800, seed=6)
-    log = read_swf(_write(tmp_path / "curie.swf", "; MaxNodes: 128\n; Partition: 1 thin\n"
-                          "; Partition: 2 fat\n; Note: 100 nodes of 16 cores, 28 nodes of "
-                          "32 cores\n", rows))
-    assert log.max_procs == 2496
+@pytest.mark.parametrize("note, machine", [
+    ("; Note: 100 nodes of 16 cores, 28 nodes of 32 cores\n", 2496),
+    ("; Note: 96 dual-processor nodes and 32 quad-processor nodes\n", 320),
+    ("; Note: 64 2-way SMP nodes and 64 4-way SMP nodes\n", 384),
+])
+def test_node_groups_of_different_sizes_add_up_to_the_machine(tmp_path: Path, note: str,
+                                                               machine: int) -> None:
+    """A machine of two partitions (as CEA-Curie's thin and fat nodes, or OSC's 2-way and
+    4-way nodes): groups of nodes adding up to MaxNodes 128, no MaxProcs: the sum of each
+    group's processors."""
+    rows = _steady(machine, [1, 2, 8, 16], 0.5, 800, seed=6)
+    log = read_swf(_write(tmp_path / "groups.swf", "; MaxNodes: 128\n; Partition: 1 thin\n"
+                          "; Partition: 2 fat\n" + note, rows))
+    assert log.max_procs == machine
 
 
 @pytest.mark.parametrize("note", [

@@ -101,7 +101,8 @@ HEADER_TEXT_LINES = 200  # comment lines read for what they say of nodes' proces
 # processors per node", "16-way SMP nodes", "each node has 2 CPUs", "(each with 4 CPUs)";
 # and groups of nodes: "32 nodes of 2 CPUs, 25 nodes of 4 CPUs", "144 nodes x 8 cores"
 _UNIT = r"(?:processors?|procs?|cores?|cpus?|pes?)"
-_COUNT = r"(\d[\d,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four)"
+_COUNT = (r"(\d[\d,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four"
+          r"|single|dual|quad)")
 PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"{_COUNT}\s*{_UNIT}\s*(?:per|/|a|each|in each|on each)\s*node",
     rf"{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+(?:smp\s+|shared[- ]memory\s+)?nodes",
@@ -110,14 +111,18 @@ PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"\(\s*each\s+(?:with|has)\s+{_COUNT}\s*{_UNIT}\s*\)"))
 NODE_GROUP = re.compile(rf"{_COUNT}\s+(?:[a-z-]+\s+)?nodes?\s*(?:of|with|x|\*|\u00d7)\s*"
                         rf"{_COUNT}\s*{_UNIT}", re.IGNORECASE)
+# "32 2-way SMP nodes and 25 4-way SMP nodes", "100 dual-processor nodes"
+NODE_GROUP_WAY = re.compile(rf"{_COUNT}\s+{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+"
+                            rf"(?:smp\s+|shared[- ]memory\s+)?nodes?", re.IGNORECASE)
 # A machine that allocates in blocks ("jobs are allocated in partitions of 512 cores", "the
 # allocation unit is 16 nodes"): a job of fewer held a whole block
 ALLOCATION_UNIT = re.compile(
     r"(?:allocat\w*\s+(?:in|by)\s+(?:\w+\s+)?(?:partitions|units|blocks|multiples|chunks|"
     r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*(\d[\d,]*)\s*"
     r"(nodes?|cores?|processors?|procs?|cpus?)", re.IGNORECASE)
-_WORDS = {"one": 1, "two": 2, "four": 4, "six": 6, "eight": 8, "twelve": 12, "sixteen": 16,
-          "twenty-four": 24, "thirty-two": 32, "sixty-four": 64}
+_WORDS = {"single": 1, "dual": 2, "quad": 4, "one": 1, "two": 2, "four": 4, "six": 6,
+          "eight": 8, "twelve": 12, "sixteen": 16, "twenty-four": 24, "thirty-two": 32,
+          "sixty-four": 64}
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -404,7 +409,8 @@ def _procs_from_nodes(header: dict[str, int], comments: list[str], notes: list[s
     if not nodes or header.get("MaxProcs"):
         return
     text = " ".join(comments)
-    groups = [(_count(n), _count(k)) for n, k in NODE_GROUP.findall(text)]
+    groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
+              for n, k in pattern.findall(text)]
     if groups and sum(n for n, _ in groups) == nodes:
         procs = sum(n * k for n, k in groups)
         said = ", ".join(f"{n} x {k}" for n, k in groups)

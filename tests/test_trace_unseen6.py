@@ -196,6 +196,17 @@ def test_a_held_job_with_a_think_time_is_submitted_held() -> None:
         j, "sge", "77")
 
 
+def _id(argv: list[str], base: int) -> int:
+    """A fake scheduler's id for a submit of job a, b or c: base + 1, 2, 3."""
+    name = argv[argv.index("-J" if "-J" in argv else "-N") + 1]
+    return base + "abc".index(name) + 1
+
+
+def _submit_of(argvs: list[list[str]], name: str) -> list[str]:
+    return next(a for a in argvs if a[0] in ("sbatch", "qsub")
+                and a[a.index("-J" if "-J" in a else "-N") + 1] == name)
+
+
 RUNNING = "{id}|RUNNING|2026-01-01T00:00:00|2026-01-01T01:00:00|2026-01-01T00:00:00|1:00|1|1|" \
           "u|batch|N/A|an1|None|c|{name}\n"
 
@@ -215,7 +226,7 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
             now = time.monotonic()
             calls.append((now, argv))
             if argv[0] == "sbatch":
-                return SimpleNamespace(exit_status=0, stdout=f"{100 + len(calls)};alpha\n",
+                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)};alpha\n",
                                        stderr="")
             if "squeue" in argv:
                 polls["n"] += 1
@@ -244,13 +255,67 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
     res = asyncio.run(load.run("unused.yaml", jobs))
     assert res["submitted"] == {"alpha": 3} and res["released"] == 1
     argvs = [argv for _, argv in calls]
-    held = argvs[1]
+    held = _submit_of(argvs, "b")
     assert "--hold" in held and "--dependency=afterany:101" in held
-    assert "--hold" not in argvs[2] and "--dependency=afterany:101" in argvs[2]
+    plain = _submit_of(argvs, "c")
+    assert "--hold" not in plain and "--dependency=afterany:101" in plain
     releases = [(t, argv) for t, argv in calls if argv[:2] == ["scontrol", "release"]]
     assert [argv for _, argv in releases] == [["scontrol", "release", "102"]]
     assert releases[0][0] - seen_gone[0] >= 0.3
     assert polls["n"] >= 3  # a was running for two polls: b was not released then
+
+
+def _fake_slurm(monkeypatch, calls: list[tuple[float, list[str]]]) -> None:
+    """alpha, a Slurm site whose jobs have all ended by the first look (squeue lists none)."""
+    class FakeTransport:
+        async def run(self, argv: list[str]):
+            calls.append((time.monotonic(), argv))
+            out = f"{_id(argv, 100)}\n" if argv[0] == "sbatch" else ""
+            return SimpleNamespace(exit_status=0, stdout=out, stderr="")
+
+        async def close(self) -> None:
+            pass
+
+    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
+    monkeypatch.setattr("diamond_jupyter.config.load_config",
+                        lambda path: SimpleNamespace(sites=[site]))
+    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
+                        lambda transport, site: FakeTransport())
+    monkeypatch.setattr(load, "END_POLL_S", 0.01)
+
+
+def test_a_think_time_runs_from_the_predecessors_end_not_the_submission(monkeypatch) -> None:
+    """The predecessor a ends at once (seen by the first poll, made from its submission
+    on); b is submitted 0.4 s later with a think time of 0.6 s: it is released 0.6 s after
+    a's end, not 0.6 s after its own submission (the log's own gap counted twice, when the
+    site ran a as the log did). Before: held from its submission a whole think time more."""
+    calls: list[tuple[float, list[str]]] = []
+    _fake_slurm(monkeypatch, calls)
+    base = dict(site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
+    res = asyncio.run(load.run("unused.yaml", [
+        LoadJob(**base, at_s=0.0, name="a"),
+        LoadJob(**base, at_s=0.4, name="b", after="a", think_s=0.6)]))
+    assert res["released"] == 1
+    first_look = next(t for t, argv in calls if "squeue" in argv)
+    submit_b = next(t for t, argv in calls if argv[0] == "sbatch" and "b" in argv)
+    release = next(t for t, argv in calls if argv[0] == "scontrol")
+    assert release >= first_look + 0.6
+    assert release < submit_b + 0.6
+
+
+def test_a_think_time_already_past_at_submission_holds_nothing(monkeypatch) -> None:
+    """a ended (seen at once) and b comes 0.3 s later with a think time of 0.05 s: its think
+    time has passed, so it goes in with its dependency alone, not held."""
+    calls: list[tuple[float, list[str]]] = []
+    _fake_slurm(monkeypatch, calls)
+    base = dict(site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
+    res = asyncio.run(load.run("unused.yaml", [
+        LoadJob(**base, at_s=0.0, name="a"),
+        LoadJob(**base, at_s=0.3, name="b", after="a", think_s=0.05)]))
+    assert res["released"] == 0 and res["submitted"] == {"alpha": 2}
+    held = next(argv for _, argv in calls if argv[0] == "sbatch" and "b" in argv)
+    assert "--hold" not in held and "--dependency=afterany:101" in held
+    assert not any(argv[0] == "scontrol" for _, argv in calls)
 
 
 def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
@@ -262,7 +327,7 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
         async def run(self, argv: list[str]):
             calls.append(argv)
             if argv[0] == "qsub":
-                return SimpleNamespace(exit_status=0, stdout=f"{700 + len(calls)}\n", stderr="")
+                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 700)}\n", stderr="")
             if argv[0] == "qstat":
                 return SimpleNamespace(exit_status=0, stdout=(
                     "<?xml version='1.0'?>\n<job_info><queue_info></queue_info>"
@@ -282,7 +347,8 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
     res = asyncio.run(load.run("unused.yaml", [
         LoadJob(**base, name="a"), LoadJob(**base, name="b", after="a", think_s=0.05)]))
     assert res["released"] == 1
-    assert "-h" in calls[1] and calls[1][calls[1].index("-hold_jid") + 1] == "701"
+    held = _submit_of(calls, "b")
+    assert "-h" in held and held[held.index("-hold_jid") + 1] == "701"
     assert calls[-1] == ["qrls", "702"]
 
 
@@ -296,7 +362,7 @@ def test_a_release_the_scheduler_refuses_twice_is_counted_not_lost(monkeypatch) 
         async def run(self, argv: list[str]):
             calls.append(argv)
             if argv[0] == "sbatch":
-                return SimpleNamespace(exit_status=0, stdout=f"{100 + len(calls)}\n",
+                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)}\n",
                                        stderr="")
             if argv[0] == "scontrol":
                 return SimpleNamespace(exit_status=1, stdout="", stderr="Access denied\n")

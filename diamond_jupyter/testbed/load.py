@@ -198,22 +198,24 @@ END_POLL_S = 1.0  # how often a site is asked whether the predecessors waited on
 
 
 class _Ends:
-    """The moments a site's jobs end, for jobs held a think time after them: every awaited
-    job asked about in one status query a poll (`END_POLL_S`). A job the queue no longer
-    lists, or lists as ended, has ended; a query the scheduler did not answer says nothing."""
+    """The moments a site's jobs end, for jobs held a think time after them: every watched
+    job asked about in one status query a poll (`END_POLL_S`), from its submission on. A job
+    the queue no longer lists, or lists as ended, has ended (seen at most a poll late); a
+    query the scheduler did not answer says nothing."""
 
     def __init__(self, transport: _Runs, scheduler: str) -> None:
         self._transport, self._commands = transport, get_commands(scheduler)
-        self._waiting: dict[str, list[asyncio.Future]] = {}
+        self._ended: dict[str, asyncio.Future] = {}  # job id -> the loop time it was seen ended
         self._poller: asyncio.Task | None = None
 
-    async def wait(self, job_id: str) -> None:
-        """Return once the job `job_id` is no longer waiting or running."""
-        done = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(job_id, []).append(done)
+    def watch(self, job_id: str) -> asyncio.Future:
+        """A future of the (loop) time the job `job_id` was first seen no longer waiting or
+        running."""
+        if job_id not in self._ended:
+            self._ended[job_id] = asyncio.get_running_loop().create_future()
         if self._poller is None or self._poller.done():
             self._poller = asyncio.create_task(self._poll())
-        await done
+        return self._ended[job_id]
 
     async def _live(self, ids: list[str]) -> set[str] | None:
         """Which of `ids` wait or run; None when the scheduler did not answer."""
@@ -237,14 +239,15 @@ class _Ends:
             self._poller.cancel()
 
     async def _poll(self) -> None:
-        while self._waiting:
-            live = await self._live(list(self._waiting))
+        loop = asyncio.get_running_loop()
+        while waiting := [i for i, ended in self._ended.items() if not ended.done()]:
+            live = await self._live(waiting)
             if live is not None:
-                for job_id in [i for i in self._waiting if i not in live]:
-                    for done in self._waiting.pop(job_id):
-                        if not done.done():
-                            done.set_result(None)
-            if self._waiting:
+                now = loop.time()
+                for job_id in waiting:
+                    if job_id not in live:
+                        self._ended[job_id].set_result(now)
+            if any(not ended.done() for ended in self._ended.values()):
                 await asyncio.sleep(END_POLL_S)
 
 
@@ -255,8 +258,9 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     Jobs are submitted one after another in plan order (a job late on its time goes at once),
     so jobs planned for the same moment reach the scheduler in that order: a rebuilt queue
     keeps its running jobs ahead of its waiting ones. A job with a think time after its
-    predecessor is submitted held (and dependent); once the predecessor has ended and the
-    think time has passed it is released: the run returns when every such job is.
+    predecessor is submitted dependent, and held unless that end and think time are past;
+    the predecessor is watched from its own submission, and the held job released a think
+    time after its end: the run returns when every such job is.
     """
     from ..config import load_config
     from ..transports import make_transport
@@ -272,11 +276,15 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     releases: list[asyncio.Task] = []
     failed = 0
 
-    async def release_after(site: str, scheduler: str, job_id: str, after_id: str,
+    # the predecessors of jobs with a think time are watched from their own submission: the
+    # think time runs from their end, which may come before the dependent job's submission
+    watched = {(j.site, j.after) for j in jobs if j.after and j.think_s > 0}
+    end_of: dict[tuple[str, str], asyncio.Future] = {}  # (site, name) -> its end (loop time)
+
+    async def release_after(site: str, scheduler: str, job_id: str, ended: asyncio.Future,
                             think_s: float) -> None:
         nonlocal failed
-        await ends[site].wait(after_id)
-        await asyncio.sleep(think_s)
+        await asyncio.sleep(max(0.0, await ended + think_s - loop.time()))
         argv = get_commands(scheduler).release_argv([job_id])
         for _ in range(2):  # once more after a poll's pause: a controller busy a moment
             if (await transports[site].run(argv)).exit_status == 0:
@@ -288,7 +296,10 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
         nonlocal failed
         scheduler = sites[j.site].scheduler
         after_id = ids.get((j.site, j.after)) if j.after else None
-        hold = bool(after_id) and j.think_s > 0
+        ended = end_of.get((j.site, j.after)) if after_id and j.think_s > 0 else None
+        # held unless the predecessor's end and the think time after it are past already
+        hold = ended is not None and not (ended.done()
+                                          and ended.result() + j.think_s <= loop.time())
         res = await transports[j.site].run(submit_argv(j, scheduler, after_id, hold=hold))
         if res.exit_status != 0 and after_id:
             # the predecessor ended long ago and its scheduler forgot it (Slurm refuses a
@@ -299,9 +310,11 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
             submitted[j.site] = submitted.get(j.site, 0) + 1
             # sbatch --parsable: "id" or "id;cluster"; qsub -terse: "id"
             ids[(j.site, j.name)] = job_id = res.stdout.strip().split(";")[0]
-            if hold and after_id:
+            if (j.site, j.name) in watched:
+                end_of[(j.site, j.name)] = ends[j.site].watch(job_id)
+            if hold and ended is not None:
                 releases.append(asyncio.create_task(
-                    release_after(j.site, scheduler, job_id, after_id, j.think_s)))
+                    release_after(j.site, scheduler, job_id, ended, j.think_s)))
         else:
             failed += 1
 

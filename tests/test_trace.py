@@ -113,7 +113,9 @@ def test_same_seed_same_replay_and_start_fixes_the_window() -> None:
 
 @pytest.mark.parametrize("header, expected", [
     ("; MaxProcs: 2,048\n", 2048),  # a thousands separator
-    ("; MaxNodes: 512 (each with 4 processors)\n", 512),  # text after the count
+    ("; MaxNodes: 512 (see the notes)\n", 512),  # text after the count
+    # no MaxProcs, and the header says a node's processors: nodes x 4 (sixth sweep)
+    ("; MaxNodes: 512 (each with 4 processors)\n", 2048),
     # nodes only, and jobs counted in processors: at least what ran at once (200 + 8)
     ("; MaxNodes: 16\n", 208),
     ("; MaxProcs: unknown\n", 208),  # no count: the same

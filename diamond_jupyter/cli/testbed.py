@@ -126,13 +126,16 @@ def _tb_load(args: argparse.Namespace) -> int:
              else load.describe(jobs), "\n".join(
             [f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
              f"wall={j.walltime_min}min" + (f" after={j.after}" if j.after else "")
+             + (f" think={j.think_s:g}s" if j.think_s else "")
              for j in jobs] + notes
             + ([] if jobs else ["no jobs to submit"])))
         return 0
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
     res |= {"traces": plans} if plans else {}
     out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
-                    f"({res['submitted']}), {res['failed']} refused")
+                    f"({res['submitted']}), {res['failed']} refused"
+                    + (f", {res['released']} held their think time after their predecessor"
+                       if res.get("released") else ""))
     return 0
 
 

@@ -106,6 +106,7 @@ class LoadJob:
     gpus: int = 0  # per node (--gres=gpu:N)
     partition: str | None = None  # None: the cluster's default
     after: str | None = None  # the name of a job of the same plan this one waits for
+    think_s: float = 0.0  # real seconds after `after` has ended before this one may start
 
 
 def _geometric(rng: random.Random, mean: float) -> int:
@@ -165,13 +166,16 @@ def _max_minutes(c: ClusterDef) -> int:
 LOADED_SCHEDULERS = ("slurm", "sge")  # the schedulers `submit_argv` can load
 
 
-def submit_argv(j: LoadJob, scheduler: str, after_id: str | None = None) -> list[str]:
+def submit_argv(j: LoadJob, scheduler: str, after_id: str | None = None, *,
+                hold: bool = False) -> list[str]:
     """The plain submit command of one load job on a site run by `scheduler`: sbatch with a
     wrapped sleep, or Grid Engine's qsub of the sleep binary (`-b y`), its slots in the `smp`
     parallel environment on one host or `mpi` across hosts, its walltime as `h_rt`; held
-    until the job `after_id` (the site's id of `j.after`) has ended, when given."""
+    until the job `after_id` (the site's id of `j.after`) has ended, when given; `hold`:
+    held until released (a think time after the predecessor's end)."""
     if scheduler == "slurm":
-        return ["sbatch", "--parsable", "-J", j.name, "-N", str(j.nodes),
+        return ["sbatch", "--parsable", *(["--hold"] if hold else []), "-J", j.name,
+                "-N", str(j.nodes),
                 f"--ntasks-per-node={j.cpus_per_node}",
                 *([f"--gres=gpu:{j.gpus}"] if j.gpus else []),
                 *([f"--partition={j.partition}"] if j.partition else []),
@@ -180,7 +184,8 @@ def submit_argv(j: LoadJob, scheduler: str, after_id: str | None = None) -> list
     if scheduler == "sge":
         if j.gpus:
             raise ValueError(f"load job {j.name}: Grid Engine sites here have no GPUs")
-        return ["qsub", "-terse", "-N", j.name, "-b", "y", "-o", "/dev/null", "-j", "y",
+        return ["qsub", "-terse", *(["-h"] if hold else []), "-N", j.name, "-b", "y",
+                "-o", "/dev/null", "-j", "y",
                 "-pe", "smp" if j.nodes == 1 else "mpi", str(j.nodes * j.cpus_per_node),
                 "-l", f"h_rt={j.walltime_min * 60}",
                 *(["-hold_jid", after_id] if after_id else []),
@@ -189,13 +194,73 @@ def submit_argv(j: LoadJob, scheduler: str, after_id: str | None = None) -> list
                      f"(accepted: {', '.join(LOADED_SCHEDULERS)})")
 
 
+END_POLL_S = 1.0  # how often a site is asked whether the predecessors waited on have ended
+
+
+class _Ends:
+    """The moments a site's jobs end, for jobs held a think time after them: every watched
+    job asked about in one status query a poll (`END_POLL_S`), from its submission on. A job
+    the queue no longer lists, or lists as ended, has ended (seen at most a poll late); a
+    query the scheduler did not answer says nothing."""
+
+    def __init__(self, transport: _Runs, scheduler: str) -> None:
+        self._transport, self._commands = transport, get_commands(scheduler)
+        self._ended: dict[str, asyncio.Future] = {}  # job id -> the loop time it was seen ended
+        self._poller: asyncio.Task | None = None
+
+    def watch(self, job_id: str) -> asyncio.Future:
+        """A future of the (loop) time the job `job_id` was first seen no longer waiting or
+        running."""
+        if job_id not in self._ended:
+            self._ended[job_id] = asyncio.get_running_loop().create_future()
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.create_task(self._poll())
+        return self._ended[job_id]
+
+    async def _live(self, ids: list[str]) -> set[str] | None:
+        """Which of `ids` wait or run; None when the scheduler did not answer."""
+        res = await self._transport.run(self._commands.status_argv(ids))
+        if res.exit_status != 0:
+            unanswered = getattr(self._commands, "status_unanswered", None)
+            if unanswered is not None and unanswered(res.exit_status, res.stderr or ""):
+                return None
+            if len(ids) > 1:  # one id long purged fails the query of all (Slurm)
+                alone = [await self._live([i]) for i in ids]
+                return None if None in alone else set().union(*alone)
+            return set()
+        try:
+            listed = self._commands.parse_status(res.stdout)
+        except SiteError:
+            return None
+        return {s.native_id for s in listed if not s.state.terminal} & set(ids)
+
+    def close(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+
+    async def _poll(self) -> None:
+        loop = asyncio.get_running_loop()
+        while waiting := [i for i, ended in self._ended.items() if not ended.done()]:
+            live = await self._live(waiting)
+            if live is not None:
+                now = loop.time()
+                for job_id in waiting:
+                    if job_id not in live:
+                        self._ended[job_id].set_result(now)
+            if any(not ended.done() for ended in self._ended.values()):
+                await asyncio.sleep(END_POLL_S)
+
+
 async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     """Submit the planned jobs at their times over SSH with plain sbatch or qsub (the site's
     scheduler); returns counts.
 
     Jobs are submitted one after another in plan order (a job late on its time goes at once),
     so jobs planned for the same moment reach the scheduler in that order: a rebuilt queue
-    keeps its running jobs ahead of its waiting ones.
+    keeps its running jobs ahead of its waiting ones. A job with a think time after its
+    predecessor is submitted dependent, and held unless that end and think time are past;
+    the predecessor is watched from its own submission, and the held job released a think
+    time after its end: the run returns when every such job is.
     """
     from ..config import load_config
     from ..transports import make_transport
@@ -203,25 +268,53 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
     cfg = load_config(config_path)
     sites = {s.name: s for s in cfg.sites if s.scheduler in LOADED_SCHEDULERS}
     transports = {n: make_transport(s.transport, site=n) for n, s in sites.items()}
+    ends = {n: _Ends(t, sites[n].scheduler) for n, t in transports.items()}
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     submitted: dict[str, int] = {}
     ids: dict[tuple[str, str], str] = {}  # (site, job name) -> the scheduler's job id
+    releases: list[asyncio.Task] = []
     failed = 0
+
+    # the predecessors of jobs with a think time are watched from their own submission: the
+    # think time runs from their end, which may come before the dependent job's submission
+    watched = {(j.site, j.after) for j in jobs if j.after and j.think_s > 0}
+    end_of: dict[tuple[str, str], asyncio.Future] = {}  # (site, name) -> its end (loop time)
+
+    async def release_after(site: str, scheduler: str, job_id: str, ended: asyncio.Future,
+                            think_s: float) -> None:
+        nonlocal failed
+        await asyncio.sleep(max(0.0, await ended + think_s - loop.time()))
+        argv = get_commands(scheduler).release_argv([job_id])
+        for _ in range(2):  # once more after a poll's pause: a controller busy a moment
+            if (await transports[site].run(argv)).exit_status == 0:
+                return
+            await asyncio.sleep(END_POLL_S)
+        failed += 1  # left held: counted with the refused
 
     async def one(j: LoadJob) -> None:
         nonlocal failed
         scheduler = sites[j.site].scheduler
         after_id = ids.get((j.site, j.after)) if j.after else None
-        res = await transports[j.site].run(submit_argv(j, scheduler, after_id))
+        ended = end_of.get((j.site, j.after)) if after_id and j.think_s > 0 else None
+        # held unless the predecessor's end and the think time after it are past already
+        hold = ended is not None and not (ended.done()
+                                          and ended.result() + j.think_s <= loop.time())
+        res = await transports[j.site].run(submit_argv(j, scheduler, after_id, hold=hold))
         if res.exit_status != 0 and after_id:
             # the predecessor ended long ago and its scheduler forgot it (Slurm refuses a
             # dependency on a purged job): nothing is left to wait for
+            hold = False
             res = await transports[j.site].run(submit_argv(j, scheduler))
         if res.exit_status == 0:
             submitted[j.site] = submitted.get(j.site, 0) + 1
             # sbatch --parsable: "id" or "id;cluster"; qsub -terse: "id"
-            ids[(j.site, j.name)] = res.stdout.strip().split(";")[0]
+            ids[(j.site, j.name)] = job_id = res.stdout.strip().split(";")[0]
+            if (j.site, j.name) in watched:
+                end_of[(j.site, j.name)] = ends[j.site].watch(job_id)
+            if hold and ended is not None:
+                releases.append(asyncio.create_task(
+                    release_after(j.site, scheduler, job_id, ended, j.think_s)))
         else:
             failed += 1
 
@@ -236,9 +329,15 @@ async def run(config_path: str, jobs: list[LoadJob]) -> dict:
             await one(j)
     try:
         await asyncio.gather(*(stream(js) for js in per_site.values()))
+        await asyncio.gather(*releases)
     finally:
+        for task in releases:
+            task.cancel()
+        for watch in ends.values():
+            watch.close()
         await asyncio.gather(*(t.close() for t in transports.values()))
-    return {"submitted": submitted, "failed": failed, "jobs": len(jobs)}
+    return {"submitted": submitted, "failed": failed, "jobs": len(jobs),
+            "released": len(releases)}
 
 
 CANCEL_BATCH = 200  # job ids to one scancel

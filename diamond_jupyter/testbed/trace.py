@@ -8,7 +8,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - arrivals inside the window are submitted at their offset from its start, divided by
   `scale` (center seconds per real second), as are runtimes and walltime requests;
 - sizes are mapped by share of the machine: a job that had 25 of the log's 100 processors
-  gets 25% of the site's CPUs (at least one), spread over as few nodes as hold them;
+  gets 25% of the site's CPUs (at least one), spread over as few nodes as hold them; where
+  shares rounded down leave the site less loaded than the log (a machine a little smaller
+  than the site), the jobs that lost most by it are rounded up instead;
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
@@ -23,8 +25,9 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   a few whole-CPU jobs weigh;
 - a job that ran past its request (its center let it) gets its runtime as its limit;
 - a dependent job (field 17 names its preceding job) whose predecessor is replayed too is
-  submitted at its own time but held until the predecessor ends (`LoadJob.after`), so the
-  pair keeps its order when the site runs the predecessor later than the log did;
+  submitted at its own time but held until the predecessor ends (`LoadJob.after`) and its
+  think time (field 18, scaled) has passed after that (`LoadJob.think_s`), so the pair keeps
+  its order and its gap when the site runs the predecessor later than the log did;
 - what reading assumed (a header that counts other units than the jobs do, a request
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
@@ -49,6 +52,7 @@ import io
 import lzma
 import math
 import random
+import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -92,6 +96,33 @@ NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with z
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
 NESTED = 3  # layers of compression unpacked (a gzip file gzipped again by a server)
+HEADER_TEXT_LINES = 200  # comment lines read for what they say of nodes' processors
+# What a header's words say of a node's processors, where MaxProcs is not given: "8
+# processors per node", "16-way SMP nodes", "each node has 2 CPUs", "(each with 4 CPUs)";
+# and groups of nodes: "32 nodes of 2 CPUs, 25 nodes of 4 CPUs", "144 nodes x 8 cores"
+_UNIT = r"(?:processors?|procs?|cores?|cpus?|pes?)"
+_COUNT = (r"(\d[\d,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four"
+          r"|single|dual|quad)")
+PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
+    rf"{_COUNT}\s*{_UNIT}\s*(?:per|/|a|each|in each|on each)\s*node",
+    rf"{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+(?:smp\s+|shared[- ]memory\s+)?nodes",
+    rf"(?:each|every|a|per)\s+node\s*(?:has|with|of|holds|:|=)?\s*{_COUNT}\s*{_UNIT}",
+    rf"nodes?\s*(?:\(\s*)?(?:each\s+)?(?:with|having|has)\s+{_COUNT}\s*{_UNIT}",
+    rf"\(\s*each\s+(?:with|has)\s+{_COUNT}\s*{_UNIT}\s*\)"))
+NODE_GROUP = re.compile(rf"{_COUNT}\s+(?:[a-z-]+\s+)?nodes?\s*(?:of|with|x|\*|\u00d7)\s*"
+                        rf"{_COUNT}\s*{_UNIT}", re.IGNORECASE)
+# "32 2-way SMP nodes and 25 4-way SMP nodes", "100 dual-processor nodes"
+NODE_GROUP_WAY = re.compile(rf"{_COUNT}\s+{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+"
+                            rf"(?:smp\s+|shared[- ]memory\s+)?nodes?", re.IGNORECASE)
+# A machine that allocates in blocks ("jobs are allocated in partitions of 512 cores", "the
+# allocation unit is 16 nodes"): a job of fewer held a whole block
+ALLOCATION_UNIT = re.compile(
+    r"(?:allocat\w*\s+(?:in|by)\s+(?:\w+\s+)?(?:partitions|units|blocks|multiples|chunks|"
+    r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*(\d[\d,]*)\s*"
+    r"(nodes?|cores?|processors?|procs?|cpus?)", re.IGNORECASE)
+_WORDS = {"single": 1, "dual": 2, "quad": 4, "one": 1, "two": 2, "four": 4, "six": 6,
+          "eight": 8, "twelve": 12, "sixteen": 16, "twenty-four": 24, "thirty-two": 32,
+          "sixty-four": 64}
 
 
 @dataclass(frozen=True, slots=True)  # slots: a log has up to a few hundred thousand
@@ -106,6 +137,7 @@ class SwfJob:
     copy: int = 0  # earlier lines of the log with the same job number
     by_request: bool = False  # sized by its requested processors (none allocated given)
     preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
+    think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
 
     @property
     def start(self) -> float:
@@ -120,7 +152,7 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"))
+            ("preceding", "q"), ("think", "d"))
 
 
 class JobTable:
@@ -162,12 +194,14 @@ class JobTable:
         self.copy.append(job.copy)
         self.by_request.append(job.by_request)
         self.preceding.append(job.preceding)
+        self.think.append(job.think)
 
     def row(self, i: int) -> SwfJob:
         return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
-                      by_request=bool(self.by_request[i]), preceding=self.preceding[i])
+                      by_request=bool(self.by_request[i]), preceding=self.preceding[i],
+                      think=self.think[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -266,6 +300,7 @@ def read_swf(path: str | Path) -> SwfLog:
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
+    comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     cleaned = False
     table = JobTable()
     lineno = 0
@@ -286,6 +321,8 @@ def read_swf(path: str | Path) -> SwfLog:
                     key, _, value = text[1:].partition(":")
                     count = header_count(value.strip())
                     key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    if len(comments) < HEADER_TEXT_LINES:
+                        comments.append(text[1:])
                     if count and key:
                         given.setdefault(key, []).append(count)
                     continue
@@ -314,6 +351,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _number_copies(table)
     notes: list[str] = []
     header = _header(given, notes)
+    _procs_from_nodes(header, comments, notes)
     if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
             and not cleaned):
         notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
@@ -332,6 +370,7 @@ def read_swf(path: str | Path) -> SwfLog:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
                        "and 8 are -1 on every line)")
+    _whole_units(header, comments, table, max_procs, notes)
     # a pipe (/dev/fd/63 of `<(xzcat log.xz)`, /dev/stdin) is named by its path: "63" is no
     # log's name
     name = p.name if p.is_file() else str(p)
@@ -353,6 +392,78 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
                          f"({', '.join(map(str, values))}), as logs joined do: the largest, "
                          f"{header[key]}, is taken")
     return header
+
+
+def _count(word: str) -> int:
+    return _WORDS.get(word.lower()) or int(word.replace(",", ""))
+
+
+def _procs_from_nodes(header: dict[str, int], comments: list[str], notes: list[str]
+                      ) -> None:
+    """A header that gives MaxNodes and no MaxProcs counts its machine in nodes: where its
+    words say how many processors a node has (one count for every node, or groups of nodes
+    that add up to MaxNodes), MaxProcs is MaxNodes times that (jobs counted in nodes are
+    still told apart by the schedule: `_machine_procs`). Counts that disagree (partitions
+    of several node sizes not adding up to MaxNodes) say nothing."""
+    nodes = header.get("MaxNodes")
+    if not nodes or header.get("MaxProcs"):
+        return
+    text = " ".join(comments)
+    groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
+              for n, k in pattern.findall(text)]
+    if groups and sum(n for n, _ in groups) == nodes:
+        procs = sum(n * k for n, k in groups)
+        said = ", ".join(f"{n} x {k}" for n, k in groups)
+    else:
+        per_node = {_count(m.group(1)) for p in PER_NODE for m in p.finditer(text)}
+        per_node.discard(0)
+        if len(per_node) != 1:
+            return
+        k = per_node.pop()
+        procs, said = nodes * k, f"{k} per node"
+    if procs > nodes:
+        header["MaxProcs"] = procs
+        notes.append(f"the log's header gives MaxNodes {nodes} and no MaxProcs; its notes "
+                     f"say a node's processors ({said}): the machine is taken to have "
+                     f"{procs} processors")
+
+
+def _whole_units(header: dict[str, int], comments: list[str], t: JobTable, machine: int,
+                 notes: list[str]) -> None:
+    """Round each job's size up to the machine's allocation unit where the header's words
+    give one (a Blue Gene runs a job of 100 cores on a partition of 512): the unit held the
+    job, whatever it asked for or the log counted. The unit is turned into the jobs' own
+    count (nodes or processors: `machine` is MaxNodes when they count nodes) with the
+    header's processors a node; a unit that cannot be turned is not applied, and said."""
+    found = {(_count(n), unit.lower().rstrip("s")) for n, unit in
+             ALLOCATION_UNIT.findall(" ".join(comments))}
+    if len(found) != 1:
+        return
+    size, kind = found.pop()
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    per_node = procs // nodes if procs and nodes and procs % nodes == 0 else None
+    in_nodes = bool(nodes and procs and nodes < procs and machine == nodes)
+    if (kind == "node") == in_nodes:
+        unit = size
+    elif per_node and kind == "node":
+        unit = size * per_node
+    elif per_node and size % per_node == 0:
+        unit = size // per_node
+    else:
+        notes.append(f"the log's header gives an allocation unit of {size} {kind}s, but not "
+                     "how many processors a node has: job sizes are kept as the log gives them")
+        return
+    if unit <= 1:
+        return
+    raised = 0
+    for i, p in enumerate(t.procs):
+        if p > 0 and p % unit:
+            t.procs[i] = min(machine, -(-p // unit) * unit)
+            raised += 1
+    if raised:
+        notes.append(f"{raised} job(s) are not a whole number of the machine's allocation unit "
+                     f"({size} {kind}s, {unit} in the jobs' count): each is sized as the "
+                     "units that held it")
 
 
 def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]
@@ -646,9 +757,10 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     procs = int(alloc if alloc > 0 else req_procs)
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
     preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
+    think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1)
+                  preceding=preceding if preceding != int(number) else -1, think=think)
 
 
 def _number(field: str) -> bool:
@@ -665,9 +777,39 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 def _size(procs: int, log_procs: int, c: ClusterDef) -> tuple[int, int]:
     """(nodes, CPUs per node) holding the job's share of the machine on cluster `c`."""
     total = c.nodes * c.cpus
-    cpus = min(total, max(1, round(procs / log_procs * total)))
+    return _layout(min(total, max(1, round(procs / log_procs * total))), c)
+
+
+def _layout(cpus: int, c: ClusterDef) -> tuple[int, int]:
+    """(nodes, CPUs per node) of `cpus` CPUs on as few of cluster `c`'s nodes as hold them."""
     nodes = math.ceil(cpus / c.cpus)
     return nodes, math.ceil(cpus / nodes)
+
+
+def _round_up_to(target: float, sizes: list[tuple[int, int]], weights: list[float],
+                 shares: list[float], busy_s: list[float], c: ClusterDef
+                 ) -> tuple[float, int]:
+    """Sizes rounded down lose load that thinning cannot give back (it only drops jobs): a
+    log of 96 processors on 128 CPUs makes each serial job one CPU, 1.33 of its share. While
+    the mapped load is short of `target`, the jobs that lost most by rounding (a share of
+    `shares` CPUs, busy `busy_s` seconds in the window) get their share rounded up instead,
+    each as long as that brings the load nearer the target. `sizes` and `weights` are
+    changed in place; returns (the mapped load, how many jobs were rounded up)."""
+    mapped, raised = sum(weights), 0
+    total = c.nodes * c.cpus
+    lost = sorted((i for i, (share, size) in enumerate(zip(shares, sizes, strict=True))
+                   if busy_s[i] > 0 and math.prod(size) < min(share, total)),
+                  key=lambda i: math.prod(sizes[i]) - shares[i])
+    for i in lost:
+        if mapped >= target:
+            break
+        size = _layout(min(total, math.ceil(shares[i])), c)
+        more = busy_s[i] * math.prod(size) - weights[i]
+        if more > 0 and mapped + more - target < target - mapped:
+            sizes[i], weights[i] = size, weights[i] + more
+            mapped += more
+            raised += 1
+    return mapped, raised
 
 
 def _partition_limits(c: ClusterDef) -> list[tuple[str | None, int]]:
@@ -778,7 +920,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     floored: list[str] = []  # jobs that ran, whose scaled runtimes round to nothing
 
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
-        nodes, per_node = _size(j.procs, log.max_procs, c)
+        nodes, per_node = sizes[id(j)]
         run_s = max(run_s, 0.0)
         # a job that ran past its request (a grace period, or a request of CPU time) was let
         # run that long by its center: its limit is its runtime, not a kill the log never had
@@ -803,10 +945,15 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     candidates = [*running, *queued, *arrivals]
     log_busy = sum(busy(j, j.procs) for j in candidates)
     log_util = log_busy / (log.max_procs * span)
-    weights = [busy(j, math.prod(_size(j.procs, log.max_procs, c))) for j in candidates]
-    mapped = sum(weights)
+    size_of = [_size(j.procs, log.max_procs, c) for j in candidates]
+    weights = [busy(j, math.prod(size)) for j, size in zip(candidates, size_of, strict=True)]
     target = log_util * total_cpus * span
-    keep_p = 1.0 if mapped <= 0 else min(1.0, target / mapped)
+    mapped, raised = _round_up_to(target, size_of, weights,
+                                  [j.procs / log.max_procs * total_cpus for j in candidates],
+                                  [busy(j, 1) for j in candidates], c)
+    sizes = {id(j): size for j, size in zip(candidates, size_of, strict=True)}
+    # jobs rounded up came as near the log's load as whole CPUs do: none is dropped
+    keep_p = 1.0 if mapped <= 0 or raised else min(1.0, target / mapped)
     keep = _thin(weights, target, keep_p, rng)
     chosen = {id(j) for j, k in zip(candidates, keep, strict=True) if k}
     running, queued, kept = ([j for j in js if id(j) in chosen]
@@ -817,6 +964,11 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"jobs kept with probability {_probability(keep_p)}: the mapped sizes "
                      f"(at least one CPU each) load {c.name} more than the log's machine was "
                      "loaded")
+    if raised:
+        notes.append(f"{raised} job(s) were given their share of {c.name}'s CPUs rounded up "
+                     f"(the log's machine has {log.max_procs} processors, {c.name} "
+                     f"{total_cpus} CPUs): rounded down, the jobs would load it less than the "
+                     "log's machine was loaded")
     if log_util > 1.0:
         unknown = sum(1 for j in candidates if j.wait < 0)
         notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
@@ -843,11 +995,28 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
     # a dependent job waits for its preceding job when that is replayed too: the site may
     # run the predecessor later than the log did, and the pair's order is the user's
-    replayed: dict[int, str] = {}  # job number -> its name in the replay (the latest copy)
+    # its think time (field 18, scaled as the other times) passes after that end before it
+    # may start, as its user took it to submit the job after seeing the predecessor's end
+    # A think time is at most the log's own gap from the predecessor's end to the submission
+    # (a think time of days for a job submitted an hour after its predecessor ended would
+    # hold it, and the load, for days)
+    replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         if source.preceding in replayed:
-            jobs[k] = dataclasses.replace(job, after=replayed[source.preceding])
-        replayed[source.number] = job.name
+            after, ended = replayed[source.preceding]
+            think = max(source.think, 0.0)
+            gap = max(source.submit - ended, 0.0)
+            if think > gap:
+                too_long.append((job.name, think, gap))
+                think = gap
+            jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
+        replayed[source.number] = (job.name, source.end)
+    if too_long:
+        name, think, gap = too_long[0]
+        notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "
+                     f"than the log's gap from the predecessor's end to their submission "
+                     f"(e.g. {name}: {think:g} s, the gap {gap:g} s): each waits the gap")
     unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
                if source.req_time <= 0]
     if unasked:
@@ -920,12 +1089,29 @@ def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 6
     the same window everywhere, as asked."""
     logs: dict[str, SwfLog] = {}
     uses: dict[str, int] = {}
+    on_site: dict[str, int] = {}  # site -> logs replayed on it so far
     plans = []
     for path, c in pairs:
         key = str(Path(path).resolve())
         if key not in logs:
             logs[key] = read_swf(path)
-        plans.append(plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
-                                 start=start, draw=uses.get(key, 0)))
+        plan = plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
+                           start=start, draw=uses.get(key, 0))
         uses[key] = uses.get(key, 0) + 1
+        on_site[c.name] = k = on_site.get(c.name, 0) + 1
+        if k > 1:  # a second log on one site: its job numbers are another log's too
+            plan = _named_apart(plan, f"trace{k}-")
+        plans.append(plan)
     return plans
+
+
+def _named_apart(plan: ReplayPlan, prefix: str) -> ReplayPlan:
+    """`plan` with its jobs named `prefix`... instead of trace-...: two logs replayed on one
+    site both have a job 1, and a dependent job of one must not wait for the other's."""
+    def renamed(name: str | None) -> str | None:
+        return None if name is None else prefix + name.removeprefix("trace-")
+    jobs = [dataclasses.replace(j, name=renamed(j.name), after=renamed(j.after))
+            for j in plan.jobs]
+    note = (f"{plan.site} replays another log too: this one's jobs are named {prefix}..., "
+            f"and {plan.site} carries the load of both")
+    return dataclasses.replace(plan, jobs=jobs, notes=[*plan.notes, note])

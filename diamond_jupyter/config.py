@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
-from .strict_yaml import strict_loader
+from .strict_yaml import odd_blank_hint, strict_loader
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -673,8 +673,10 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
     p = Path(path) if path else default_config_path()
+    text = ""
     try:
-        raw = yaml.load(_read_text(p), Loader=_Loader)  # noqa: S506 (a SafeLoader)
+        text = _read_text(p)
+        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
@@ -687,7 +689,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}") from None
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}"
+                       f"{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     try:

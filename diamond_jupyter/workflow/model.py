@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import strict_loader
+from ..strict_yaml import odd_blank_hint, strict_loader
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -81,8 +81,13 @@ def _not_text(v: Any) -> None:
 
 
 def _list_of(v: Any, field: str, example: str) -> Any:
-    """A list field given one value (`needs: prep`) or nothing (`needs:`): refused, saying
-    how to write the list."""
+    """A list field given one value (`needs: prep`) or nothing (`needs:`), or with an empty
+    item (a `-` alone on its line): refused, saying how to write the list."""
+    if isinstance(v, list) and None in v:
+        i = v.index(None)
+        raise ValueError(f"{field}[{i}] is empty (a `-` with nothing after it): write "
+                         f"{'the name of a step' if field == 'needs' else 'a path'} there, "
+                         "or remove the line")
     if isinstance(v, str):
         one = v if _NAME.fullmatch(v) or _SAFE_PATH.fullmatch(v) else example
         raise ValueError(f"{field} is a list: write {field}: [{one}], not {v!r}")
@@ -202,14 +207,6 @@ class Step(_Strict):
     def _outputs_list(cls, v: Any) -> Any:
         return _list_of(v, "outputs", "out.bin")
 
-    @field_validator("inputs", mode="before")
-    @classmethod
-    def _inputs_list(cls, v: Any) -> Any:
-        if isinstance(v, (str, dict)) or v is None:
-            raise ValueError("inputs is a list of mappings, e.g. inputs: [{from: prep, path: "
-                             "out.bin}]")
-        return v
-
     @field_validator("name", "gang")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
@@ -249,8 +246,23 @@ class Step(_Strict):
         from ..dialects.scripts_common import plain_script
         from ..dialects.translate import count_sentinels, detect_dialect
 
+        counts = count_sentinels(self.script)
         try:
-            if self.dialect is None and not any(count_sentinels(self.script).values()):
+            named = get_script_dialect(self.dialect).name if self.dialect else None
+        except BadInput as e:
+            raise BadInput(f"step {self.name!r}: {e}") from None
+        others = {n: c for n, c in counts.items() if c and n != named}
+        if named is not None and others and not counts.get(named):
+            # `dialect: pbs` over #SBATCH lines: PBS reads them as comments, and the job
+            # would run without the time, nodes and memory they ask for
+            theirs = ", ".join(f"{n} ({c} line{'s' if c > 1 else ''})"
+                               for n, c in others.items())
+            raise BadInput(f"step {self.name!r}: dialect: {self.dialect}, but its script's "
+                           f"directives are {theirs} and none is {named}'s: they would "
+                           f"be read as comments; write dialect: {next(iter(others))}, or "
+                           "leave `dialect:` out (the script's own is found)")
+        try:
+            if self.dialect is None and not any(counts.values()):
                 spec = plain_script(self.script)
             else:
                 dialect = get_script_dialect(self.dialect or detect_dialect(self.script))
@@ -706,7 +718,8 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
                            "holds one workflow: remove the `---`, or split the file") from None
         if "'\\t'" in problem:
             problem += " (indent with spaces: YAML does not allow tabs for indentation)"
-        raise BadInput(f"{source}: not valid YAML{where}: {problem}") from None
+        raise BadInput(f"{source}: not valid YAML{where}: {problem}{odd_blank_hint(text)}") \
+            from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None

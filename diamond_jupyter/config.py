@@ -131,6 +131,16 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     return (_user(user) if user else None), _host(host), (int(port) if port else None)
 
 
+def _hop_list(value: Any) -> Any:
+    """`proxy_jump: [gw1, gw2]` (a YAML list of hops, in order): the chain gw1,gw2."""
+    if isinstance(value, list) and value and all(isinstance(h, str) for h in value):
+        return ",".join(h.strip() for h in value)
+    if isinstance(value, list):
+        raise ValueError("proxy_jump is the jump hosts in order, as text (gw1,gw2) or a list "
+                         "of host names ([gw1, gw2])")
+    return value
+
+
 def _jump_chain(value: str) -> str:
     """`host`, `user@host:port`, `a,b` (hops in order) or `none`; never an ssh option."""
     _one_line(value)
@@ -236,7 +246,8 @@ class TransportConfig(_Cfg):
     use_agent: bool = True
     ssh_config: ConfigPath | None = None  # default ~/.ssh/config
     # overrides ssh_config's ProxyJump: `bastion`, `user@bastion:2222`, `a,b` or `none`
-    proxy_jump: Annotated[str, AfterValidator(_jump_chain)] | None = None
+    proxy_jump: Annotated[str, BeforeValidator(_hop_list), AfterValidator(_jump_chain)] | \
+        None = None
     keepalive_s: int = Field(default=30, ge=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
     # A command given no timeout of its own fails (SiteError) after this long.

@@ -99,9 +99,15 @@ def resolve_host(
     )
 
 
-def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
+MAX_JUMPS = 8  # hops in one chain, those ssh_config adds included
+
+
+def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
+               _through: tuple[str, ...] = ()) -> list[HostSpec]:
     """`user@host:port,host2` -> hops, each resolved through ssh_config. A hop that is not
-    a host (an ssh option, a bad port) is bad input, never passed on."""
+    a host (an ssh option, a bad port) is bad input, never passed on. As ssh does, the first
+    hop is reached through its own ssh_config ProxyJump (`Host hop` / `ProxyJump gw`: gw,
+    then hop), and so on up the chain; a loop or more than MAX_JUMPS hops is bad input."""
     hops = []
     for item in (chain or "").split(","):
         item = item.strip()
@@ -112,6 +118,15 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
         except ValueError as e:
             raise BadInput(f"proxy_jump: {e}") from None
         hops.append(resolve_host(sshcfg, host, port=port, user=user))
+    if hops and hops[0].proxy_jump:
+        first = hops[0].label
+        if first in _through:
+            loop = " -> ".join((*_through[_through.index(first):], first))
+            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop ({loop})")
+        hops = parse_jump(sshcfg, hops[0].proxy_jump, (*_through, first)) + hops
+    if len(hops) > MAX_JUMPS:
+        raise BadInput(f"proxy_jump: more than {MAX_JUMPS} jump hosts in one chain (with "
+                       f"those ssh_config adds: {', '.join(h.label for h in hops)})")
     return hops
 
 

@@ -235,7 +235,8 @@ _ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cac
 def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
     """A `module`/`ml` command as (what it does, the indexes in `cmd` of the modules it
     names): "load" for load/add, `ml NAME` and the module `swap A B`/`switch A B` switches
-    to; "try-load"; "use" (the paths); another subcommand as itself. None: not one."""
+    to; "try-load"; "load-any" (Environment Modules: the first of them that loads); "use"
+    (the paths); another subcommand as itself. None: not one."""
     if not cmd or not _MODULE_CMD.match(cmd[0]):
         return None
     i = 1
@@ -615,6 +616,10 @@ def scan_body(body: str) -> BodyScan:
             got = module_command(core)
             if got is not None:
                 action, idx = got
+                any_of: list[str] = []  # `module load-any a b c`: a, else b, else c
+                if action == "load-any" and idx:
+                    any_of = [core[k] for k in idx[1:] if not _placeholder(core[k])]
+                    action, idx = "load", idx[:1]
                 if action == "use":
                     paths = [core[k] for k in idx]
                     if paths:
@@ -696,7 +701,8 @@ def scan_body(body: str) -> BodyScan:
                         ci not in fallback_of else []
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
                                         written=m, unchecked=why,
-                                        alternatives=_alternatives(chain, n, len(idx)),
+                                        alternatives=any_of + _alternatives(chain, n,
+                                                                            len(idx)),
                                         clusters=where, trees=trees)
                     software.append(need)
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,

@@ -99,6 +99,7 @@ class Case:
     notes: list[str] = field(default_factory=list)
     rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
     roles: dict[str, str] = field(default_factory=dict)
+    alternatives: dict[str, list[str]] = field(default_factory=dict)  # need -> fallbacks
     container: tuple[str, str | None] | None = None
     mpi: str | None = None
 
@@ -134,6 +135,10 @@ CASES = [
          why={"em5": "only gcc/10.2.0, gcc/11.3.0"}),
     Case("module_switch", "module switch gcc/11.3.0 gcc/10.2.0\nmake\n",
          checked=["gcc/10.2.0"], can={"em5"}, why={"lmod": "'gcc/10.2.0' not installed"}),
+    Case("load_any_of_environment_modules", "module load-any gcc/13.2.0 gcc/11.3.0\ngcc -v\n",
+         checked=["gcc/13.2.0"], alternatives={"gcc/13.2.0": ["gcc/11.3.0"]},
+         can={"lmod", "em5"}, why={"em4": "'gcc/13.2.0' not installed, nor its fallback "
+                                         "gcc/11.3.0"}),
     Case("ml_with_an_unload", "ml -gcc intel/oneapi R\nRscript fit.R\n",
          checked=["intel/oneapi", "R"], can={"em4"}, why={"em5": "'intel/oneapi'"}),
     # ---- Spack, oneAPI, conda, containers
@@ -201,6 +206,8 @@ def test_software_environments_against_sites(case: Case) -> None:
     assert [s.full for s in needs.software if not s.unchecked] == case.checked
     assert [s.full for s in needs.software if s.unchecked] == case.unchecked
     assert {s.full: s.role for s in needs.software if s.role} == case.roles
+    assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \
+        case.alternatives
     c = needs.container
     assert (None if c is None else (c.image, c.runtime)) == case.container
     assert needs.mpi == case.mpi
@@ -265,6 +272,21 @@ def test_fault_an_mpi_the_job_brings_itself_is_not_held_against_the_site(setup: 
     branch = needs_of(Federation.parse(f"#!/bin/bash\n#SBATCH -n 8\nif [ -n \"$X\" ]; then "
                                        f"{setup}; fi\nmpirun ./a\n"))
     assert branch.mpi_own is None
+
+
+def test_fault_module_load_any_needs_one_of_its_modules() -> None:
+    """Environment Modules' `module load-any a b` (the first of them that loads) was read as
+    no load at all: a site with none of them was accepted. Now the first is needed with the
+    others as its fallbacks, with a `||` fallback after them too."""
+    needs = needs_of(Federation.parse("#!/bin/bash\nmodule load-any cuda/12.6 cuda/12.4.1 || "
+                                      "module load cuda/11.8.0\n"))
+    assert [(s.full, s.alternatives, s.unchecked) for s in needs.software] == [
+        ("cuda/12.6", ["cuda/12.4.1", "cuda/11.8.0"], None),
+        ("cuda/11.8.0", [], "a fallback if 'cuda/12.6' fails (line 1)")]
+    assert needs_reasons(needs, SITES["em5"]) == needs_reasons(needs, SITES["lmod"]) == []
+    assert needs_reasons(needs, SITES["em4"]) == [
+        "software 'cuda/12.6' not installed, nor its fallback cuda/12.4.1 or cuda/11.8.0 "
+        "(site has: gromacs/2022.5, intel/oneapi/2023.1, mpi/openmpi-x86_64, R/4.2.1)"]
 
 
 def test_fault_a_spack_environment_is_noted_not_passed_over() -> None:

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
-from .strict_yaml import odd_blank_hint, strict_loader
+from .strict_yaml import alias_hint, odd_blank_hint, strict_loader
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -700,7 +700,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}"
+        hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e)}{hint}"
                        f"{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None

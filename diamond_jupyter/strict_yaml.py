@@ -111,3 +111,17 @@ def odd_blank_hint(text: str) -> str:
     return (f"; line {line}, column {col} holds a {name} (U+{ord(m.group()):04X}), which YAML "
             "does not read as a space (text copied from a web page or a document has them): "
             "type a plain space there")
+
+
+def alias_hint(text: str, problem: str, mark: Any) -> str:
+    """For PyYAML's 'found undefined alias NAME': where the anchor `&NAME` is, when it is
+    defined only below its first use (YAML reads an alias only after its anchor)."""
+    m = re.fullmatch(r"found undefined alias '?([^'\s]+)'?", problem or "")
+    if m is None or mark is None:
+        return ""
+    at = re.search(r"&" + re.escape(m.group(1)) + r"(?![^\s,\]}])", text)
+    if at is None:
+        return f"; no anchor &{m.group(1)} is defined in the file"
+    line = text.count("\n", 0, at.start()) + 1
+    return (f"; its anchor &{m.group(1)} is on line {line}, below: YAML reads an alias only "
+            "after its anchor, so move the anchor above its first use")

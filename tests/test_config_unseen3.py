@@ -186,3 +186,11 @@ def test_diamond_sites_exits_2_on_them(d, capsys):
     assert main(["sites", "--config", str(path), "--json"]) == 2
     err = capsys.readouterr().err
     assert "proxy_jump is the jump hosts in order" in err and err.count("\n") == 1
+
+
+def test_fault_a_site_template_defined_below_its_use_is_named(d):
+    msg = refused(d, "sites:\n  - {<<: *center, name: a}\nx-center: &center {transport: "
+                     "{kind: local}}\n")
+    assert msg.endswith("found undefined alias 'center'; its anchor &center is on line 3, "
+                        "below: YAML reads an alias only after its anchor, so move the anchor "
+                        "above its first use")

@@ -373,3 +373,16 @@ def test_diamond_workflow_run_exits_2_with_the_reason(cfg, tmp_path, capsys, tex
     out, err = capsys.readouterr()
     assert want in err and err.count("\n") == 1
     assert json.loads(out)["reason"] == "bad-input" and want in json.loads(out)["message"]
+
+
+def test_fault_an_anchor_defined_below_its_first_use_says_to_move_it():
+    """Templates kept at the end of the file: PyYAML says 'found undefined alias' of an
+    anchor the user can see defined; now its line is named and the fix said."""
+    msg = refused("name: w\nsteps:\n  - <<: *common\n    name: a\n    script: ./a\n"
+                  "x-common: &common\n  site: alpha\n")
+    assert msg == ("the workflow: not valid YAML at line 3, column 9: found undefined alias "
+                   "'common'; its anchor &common is on line 6, below: YAML reads an alias "
+                   "only after its anchor, so move the anchor above its first use")
+    assert refused("name: w\nsteps:\n  - {<<: *commn, name: a, script: x}\nx-c: &common {}\n"
+                   ).endswith("found undefined alias 'commn'; no anchor &commn is defined in "
+                              "the file")

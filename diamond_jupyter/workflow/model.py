@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import odd_blank_hint, strict_loader
+from ..strict_yaml import alias_hint, odd_blank_hint, strict_loader
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -718,8 +718,8 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
                            "holds one workflow: remove the `---`, or split the file") from None
         if "'\\t'" in problem:
             problem += " (indent with spaces: YAML does not allow tabs for indentation)"
-        raise BadInput(f"{source}: not valid YAML{where}: {problem}{odd_blank_hint(text)}") \
-            from None
+        raise BadInput(f"{source}: not valid YAML{where}: {problem}"
+                       f"{alias_hint(text, problem, mark)}{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None

@@ -589,7 +589,8 @@ def scan_body(body: str) -> BodyScan:
                          "have; the modules loaded after it are checked only at a site "
                          "whose module list comes from those trees")
                 elif eq and key == "PATH":
-                    own_tools = own_tools or _path_note(value, lineno, note)
+                    added = _path_note(value, lineno, note)
+                    own_tools = own_tools or (None if conditional else added)
             if words[:1] == ["export"]:
                 for w in words[1:]:
                     key, eq, value = w.partition("=")
@@ -602,7 +603,8 @@ def scan_body(body: str) -> BodyScan:
                              "not have; the modules loaded after it are checked only at a "
                              "site whose module list comes from those trees")
                     elif eq and key == "PATH":
-                        own_tools = own_tools or _path_note(value, lineno, note)
+                        added = _path_note(value, lineno, note)
+                        own_tools = own_tools or (None if conditional else added)
             # `module purge && module load x` runs x; `module is-avail x && ...` tests first
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
                 (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",
@@ -1158,13 +1160,14 @@ def _module_vendor(name: str) -> str | None:
 
 
 def _path_note(value: str, lineno: int, note: Any) -> str | None:
-    """Notes the directories a PATH assignment adds; the note, or None for none."""
+    """Notes the directories a PATH assignment adds; what it adds (`$HOME/opt/bin` too: a
+    program the job runs may come from there), or None for nothing but $PATH."""
     dirs = [d for d in value.split(":") if d.startswith("/")]
     if dirs:
-        text = f"PATH adds {', '.join(dirs)} (line {lineno})"
-        note(f"{text}: must exist at the site; not checked")
-        return text
-    return None
+        note(f"PATH adds {', '.join(dirs)} (line {lineno}): must exist at the site; "
+             "not checked")
+    added = [d for d in value.split(":") if d and d not in ("$PATH", "${PATH}")]
+    return f"PATH adds {', '.join(added)} (line {lineno})" if added else None
 
 
 def _tree_paths(value: str) -> list[str]:

@@ -255,6 +255,7 @@ def test_fault_a_directory_of_versions_is_loaded_by_its_name() -> None:
     "spack env activate climate",
     'eval "$(spack load --sh mpich)"',
     "export PATH=/opt/openmpi-5/bin:$PATH",
+    "PATH=$HOME/sw/mpich/bin:$PATH",
 ])
 def test_fault_an_mpi_the_job_brings_itself_is_not_held_against_the_site(setup: str) -> None:
     """mpirun after the job set up its own MPI (oneAPI's setvars.sh, a Spack package or

@@ -194,3 +194,27 @@ def test_fault_a_site_template_defined_below_its_use_is_named(d):
     assert msg.endswith("found undefined alias 'center'; its anchor &center is on line 3, "
                         "below: YAML reads an alias only after its anchor, so move the anchor "
                         "above its first use")
+
+
+def test_fault_a_proxy_command_of_ssh_config_is_followed_or_refused(d):
+    """`ProxyCommand ssh -q -W %h:%p alice@gw -p 2201` (the older way to write a jump host)
+    was ignored: the connection went straight to a login only the gateway reaches. It is
+    now that jump host; a ProxyCommand that names none (an HTTP proxy through nc, ssh with
+    other options) is refused saying how to write it, and `proxy_jump: none` connects
+    directly as before."""
+    (d / "ssh_config").write_text(
+        "Host old\n  HostName login.hpc.example.org\n"
+        "  ProxyCommand ssh -q -W %h:%p alice@gw.example.org -p 2201\n"
+        "Host viaproxy\n  ProxyCommand nc -X connect -x proxy.example.org:3128 %h %p\n"
+        "Host opts\n  ProxyCommand ssh -o StrictHostKeyChecking=no -W %h:%p gw.example.org\n")
+    assert jumps(loads(d, ssh(d, "host: old"))) == ["alice@gw.example.org:2201"]
+    for host in ("viaproxy", "opts"):
+        cfg = loads(d, ssh(d, f"host: {host}"))
+        with pytest.raises(BadInput) as e:
+            SSHTransport(cfg.site("hpc").transport, site="hpc")
+        assert str(e.value).startswith(f"ssh_config gives Host {host} the ProxyCommand '")
+        assert str(e.value).endswith("which is not run (no local command is run to connect): "
+                                     "write the jump host as `ProxyJump GW` there, or "
+                                     "`proxy_jump: GW` (`none` to connect directly) in the "
+                                     "sites file")
+    assert jumps(loads(d, ssh(d, "host: viaproxy\nproxy_jump: none"))) == []

@@ -1184,7 +1184,7 @@ _SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|pr
 
 def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
     """Environments the job activates or builds at run time (never checked); what may
-    bring programs of its own (a sourced helper, Spack), or None."""
+    bring programs of its own (a sourced helper, Spack, a conda environment), or None."""
     prog = cmd[0].rsplit("/", 1)[-1]
     if prog == "eval":  # `eval "$(spack load --sh hdf5)"`: the command that prints it
         own = None
@@ -1199,9 +1199,11 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
     args = [w for w in cmd[1:] if not w.startswith("-")]
     if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
         note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+        own = f"{prog} environment '{args[1]}' (line {lineno})"  # may hold an MPI (mpich)
     elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
         if len(args) > 1:
             note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+            own = f"conda environment '{args[1]}' (line {lineno})"
         elif "/" in args[0]:
             note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
                  "exist at the site")

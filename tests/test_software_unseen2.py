@@ -256,12 +256,14 @@ def test_fault_a_directory_of_versions_is_loaded_by_its_name() -> None:
     'eval "$(spack load --sh mpich)"',
     "export PATH=/opt/openmpi-5/bin:$PATH",
     "PATH=$HOME/sw/mpich/bin:$PATH",
+    "conda activate /project/envs/mpi4py",
+    "source activate mpi",
 ])
 def test_fault_an_mpi_the_job_brings_itself_is_not_held_against_the_site(setup: str) -> None:
     """mpirun after the job set up its own MPI (oneAPI's setvars.sh, a Spack package or
-    environment, a PATH entry) was refused at a site whose discovery found no MPI stack:
-    the launcher is the job's own there. It is said so, not checked; a bare mpirun still is,
-    and so is one set up only in a branch."""
+    environment, a PATH entry, a conda environment with mpich) was refused at a site whose
+    discovery found no MPI stack: the launcher is the job's own there. It is said so, not
+    checked; a bare mpirun still is, and so is one set up only in a branch."""
     needs = needs_of(Federation.parse(f"#!/bin/bash\n#SBATCH -n 8\n{setup}\nmpirun ./a\n"))
     assert needs.mpi == "mpirun" and needs.mpi_own
     assert needs_reasons(needs, SITES["em5"]) == []

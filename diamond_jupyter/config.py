@@ -599,12 +599,30 @@ PATTERN_WORDS = {
 YAML_WORDS = "YAML reads yes/no/on/off/true/false as booleans and bare digits as numbers"
 
 
+_UUID_IN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}")
+
+
+def _pattern_hint(err: Any) -> str:
+    """What a value copied from elsewhere meant: the collection id inside a Globus web app
+    link (`...?origin_id=UUID`, `urn:uuid:UUID`), the scheme a REST URL left out."""
+    field, given = str(err["loc"][-1]), err.get("input")
+    if not isinstance(given, str):
+        return ""
+    if field == "globus_collection":
+        ids = set(_UUID_IN.findall(given))
+        return f" (the id in it is {ids.pop()}: write just that)" if len(ids) == 1 else ""
+    if field == "url" and "://" not in given and re.fullmatch(r"[\w.-]+(:\d+)?(/\S*)?", given):
+        return f" (it has no scheme: write https://{given}, or http:// for a plain one)"
+    return ""
+
+
 def _explain(err: Any) -> str:
     """pydantic's message for one error, with what would be accepted."""
     kind, given = err["type"], err.get("input")
     msg = _printable(str(err["msg"]).removeprefix("Value error, "))
     if kind == "string_pattern_mismatch" and str(err["loc"][-1]) in PATTERN_WORDS:
-        return f"expected {PATTERN_WORDS[str(err['loc'][-1])]}"
+        return f"expected {PATTERN_WORDS[str(err['loc'][-1])]}{_pattern_hint(err)}"
     if kind == "extra_forbidden":
         model = _model_at(err["loc"][:-1])
         key = str(err["loc"][-1])

@@ -218,3 +218,19 @@ def test_fault_a_proxy_command_of_ssh_config_is_followed_or_refused(d):
                                      "`proxy_jump: GW` (`none` to connect directly) in the "
                                      "sites file")
     assert jumps(loads(d, ssh(d, "host: viaproxy\nproxy_jump: none"))) == []
+
+
+@pytest.mark.parametrize("entry,hint", [
+    (f"globus_collection: 'https://app.globus.org/file-manager?origin_id={UUID}&origin_path="
+     "%2F'", f"(the id in it is {UUID}: write just that)"),
+    (f"globus_collection: 'urn:uuid:{UUID}'", f"(the id in it is {UUID}: write just that)"),
+    ("transport: {kind: slurmrestd, url: 'slurm.example.org:6820/slurm', token_file: /t}",
+     "(it has no scheme: write https://slurm.example.org:6820/slurm, or http:// for a plain "
+     "one)"),
+])
+def test_fault_a_value_copied_from_a_web_page_says_what_it_meant(d, entry, hint):
+    """The collection's link from the Globus web app, or a REST URL without its scheme, was
+    refused with the accepted form only; the id in the link, or the URL meant, is said."""
+    transport = "" if entry.startswith("transport") else "transport: {kind: local}, "
+    msg = refused(d, f"sites:\n  - {{name: a, workdir: /w, {transport}{entry}}}\n")
+    assert hint in msg

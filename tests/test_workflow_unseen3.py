@@ -386,3 +386,42 @@ def test_fault_an_anchor_defined_below_its_first_use_says_to_move_it():
     assert refused("name: w\nsteps:\n  - {<<: *commn, name: a, script: x}\nx-c: &common {}\n"
                    ).endswith("found undefined alias 'commn'; no anchor &commn is defined in "
                               "the file")
+
+
+@pytest.mark.parametrize("text,want,line", [
+    ("name: g\nsteps:\n  - {name: ocean1, gang: ocean, script: x}\n"
+     "  - {name: ocean2, gang: ocean, needs: [atmos2], script: x}\n"
+     "  - {name: atmos1, gang: atmos, needs: [ocean1], script: x}\n"
+     "  - {name: atmos2, gang: atmos, script: x}\n",
+     "workflow 'g': gang 'ocean' waits for gang 'atmos' (ocean2 needs atmos2); gang 'atmos' "
+     "waits for gang 'ocean' (atmos1 needs ocean1): a gang starts only when every one of its "
+     "steps can, so none of them ever starts; put the steps in one gang, or take one out of "
+     "its gang", 4),
+    ("name: g\nsteps:\n  - {name: a1, gang: A, script: x}\n"
+     "  - {name: couple, needs: [b2], script: x}\n"
+     "  - {name: a2, gang: A, needs: [couple], script: x}\n"
+     "  - {name: b1, gang: B, needs: [a1], script: x}\n  - {name: b2, gang: B, script: x}\n",
+     "step 'couple' waits for gang 'B' (couple needs b2); gang 'B' waits for gang 'A' (b1 "
+     "needs a1); gang 'A' waits for step 'couple' (a2 needs couple)", 4),
+])
+def test_fault_gangs_that_wait_on_each_other_are_refused(text, want, line):
+    """Two gangs, each with a step that needs a step of the other: no step waits for itself,
+    but a gang is released only when all its steps are ready, so each gang waited for the
+    other for ever (the workflow stayed PENDING). Refused, naming each hop."""
+    msg = refused(text)
+    assert want in msg and msg.endswith(f"(line {line})"), msg
+
+
+def test_gangs_one_after_the_other_are_fine():
+    wf = load("""\
+        name: coupled-then-post
+        steps:
+          - {name: p, script: ./p}
+          - {name: a1, gang: A, needs: [p], script: ./x}
+          - {name: a2, gang: A, needs: [p], script: ./x}
+          - {name: b1, gang: B, needs: [a1, a2], script: ./x}
+          - {name: b2, gang: B, needs: [a2], script: ./x}
+          - {name: z, needs: [b1, b2, p], script: ./x}
+        """)
+    assert wf.order() == ["p", "a1", "a2", "b1", "b2", "z"]
+    assert wf.gangs() == {"A": ["a1", "a2"], "B": ["b1", "b2"]}

@@ -496,6 +496,15 @@ class Workflow(_Strict):
                     raise Misplaced(f"gang {gang!r}: step {m!r} waits for "
                                     f"{sorted(inside)[0]!r} of the same gang, but a gang's "
                                     "steps start together", ("steps", names.index(m), "needs"))
+        locked = _gang_lock(self)
+        if locked:  # a cycle of gangs: each hop's step needs one in the next gang (or step)
+            hops = "; ".join(f"{_unit_name(u)} waits for "
+                             f"{_unit_name(locked[(i + 1) % len(locked)][0])} ({a} needs {b})"
+                             for i, (u, (a, b)) in enumerate(locked))
+            raise Misplaced(f"workflow {self.name!r}: {hops}: a gang starts only when every "
+                            "one of its steps can, so none of them ever starts; put the steps "
+                            "in one gang, or take one out of its gang",
+                            ("steps", names.index(locked[0][1][0]), "needs"))
         if sites is not None:
             allowed = list(sites)
             for k, s in enumerate(self.steps):
@@ -514,6 +523,50 @@ class Workflow(_Strict):
             except BadInput as e:
                 raise Misplaced(str(e), ("steps", k, "script")) from None
         return self
+
+
+def _unit_name(unit: tuple[str, str]) -> str:
+    return f"gang {unit[1]!r}" if unit[0] == "gang" else f"step {unit[1]!r}"
+
+
+def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | None:
+    """Gangs that wait on each other, as a cycle of the graph where each gang is one node
+    (a gang starts when all its steps can): [(gang or step, (step, the step it needs that
+    leads to the next one))], or None. No step waits for itself here (checked before)."""
+    unit = {s.name: ("gang", s.gang) if s.gang else ("step", s.name) for s in wf.steps}
+    out: dict[tuple[str, str], list[tuple[tuple[str, str], tuple[str, str]]]] = {}
+    for s in wf.steps:
+        for n in dict.fromkeys(s.needs):
+            if n in unit and unit[n] != unit[s.name]:
+                out.setdefault(unit[s.name], []).append((unit[n], (s.name, n)))
+    if not any(u[0] == "gang" for u in out):
+        return None
+    color: dict[tuple[str, str], int] = {}
+    for start in out:
+        if color.get(start):
+            continue
+        path: list[tuple[tuple[str, str], tuple[str, str]]] = []
+        stack = [(start, iter(out.get(start, ())))]
+        color[start] = 1
+        while stack:
+            u, edges = stack[-1]
+            nxt = next(edges, None)
+            if nxt is None:
+                color[u] = 2
+                stack.pop()
+                if path:
+                    path.pop()
+                continue
+            v, edge = nxt
+            if color.get(v) == 1:  # back to a unit on the path: the cycle from v
+                path.append((u, edge))
+                at = next(i for i, (x, _) in enumerate(path) if x == v)
+                return path[at:]
+            if not color.get(v):
+                color[v] = 1
+                path.append((u, edge))
+                stack.append((v, iter(out.get(v, ()))))
+    return None
 
 
 def _listing(names: list[str], most: int = 20) -> str:

@@ -72,6 +72,9 @@ class SiteCapabilities(_Caps):
     gpu_models: list[str] = Field(default_factory=list)
     module_system: str | None = None  # "lmod", "environment-modules"
     software: list[SoftwareModule] | None = None
+    # the module trees the listing came from (its `/path:` headers, the login's MODULEPATH):
+    # a job's `module use` of one of them adds nothing this site's list lacks
+    module_trees: list[str] | None = None
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...

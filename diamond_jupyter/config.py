@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from .model import BadInput
-from .strict_yaml import line_of, strict_loader, tab_hint
+from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 # other names centers use for them (lower case); torque also sets pbs flavor torque
@@ -129,6 +129,16 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
         raise ValueError(f"{_printable(repr(text))}: the port must be a number from 1 to "
                          "65535")
     return (_user(user) if user else None), _host(host), (int(port) if port else None)
+
+
+def _hop_list(value: Any) -> Any:
+    """`proxy_jump: [gw1, gw2]` (a YAML list of hops, in order): the chain gw1,gw2."""
+    if isinstance(value, list) and value and all(isinstance(h, str) for h in value):
+        return ",".join(h.strip() for h in value)
+    if isinstance(value, list):
+        raise ValueError("proxy_jump is the jump hosts in order, as text (gw1,gw2) or a list "
+                         "of host names ([gw1, gw2])")
+    return value
 
 
 def _jump_chain(value: str) -> str:
@@ -279,7 +289,8 @@ class TransportConfig(_Cfg):
     use_agent: bool = True
     ssh_config: ConfigPath | None = None  # default ~/.ssh/config
     # overrides ssh_config's ProxyJump: `bastion`, `user@bastion:2222`, `a,b` or `none`
-    proxy_jump: Annotated[str, AfterValidator(_jump_chain)] | None = None
+    proxy_jump: Annotated[str, BeforeValidator(_hop_list), AfterValidator(_jump_chain)] | \
+        None = None
     keepalive_s: int = Field(default=30, ge=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
     # A command given no timeout of its own fails (SiteError) after this long.
@@ -681,12 +692,30 @@ PATTERN_WORDS = {
 YAML_WORDS = "YAML reads yes/no/on/off/true/false as booleans and bare digits as numbers"
 
 
+_UUID_IN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}")
+
+
+def _pattern_hint(err: Any) -> str:
+    """What a value copied from elsewhere meant: the collection id inside a Globus web app
+    link (`...?origin_id=UUID`, `urn:uuid:UUID`), the scheme a REST URL left out."""
+    field, given = str(err["loc"][-1]), err.get("input")
+    if not isinstance(given, str):
+        return ""
+    if field == "globus_collection":
+        ids = set(_UUID_IN.findall(given))
+        return f" (the id in it is {ids.pop()}: write just that)" if len(ids) == 1 else ""
+    if field == "url" and "://" not in given and re.fullmatch(r"[\w.-]+(:\d+)?(/\S*)?", given):
+        return f" (it has no scheme: write https://{given}, or http:// for a plain one)"
+    return ""
+
+
 def _explain(err: Any) -> str:
     """pydantic's message for one error, with what would be accepted."""
     kind, given = err["type"], err.get("input")
     msg = _printable(str(err["msg"]).removeprefix("Value error, "))
     if kind == "string_pattern_mismatch" and str(err["loc"][-1]) in PATTERN_WORDS:
-        return f"expected {PATTERN_WORDS[str(err['loc'][-1])]}"
+        return f"expected {PATTERN_WORDS[str(err['loc'][-1])]}{_pattern_hint(err)}"
     if kind == "extra_forbidden":
         model = _model_at(err["loc"][:-1])
         key = str(err["loc"][-1])
@@ -795,8 +824,9 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}") \
-            from None
+        hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
+        raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
+                       f"{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     try:

@@ -188,7 +188,8 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 
 # marks after a module: Lmod's (D), (L,D), <aL>, (@); Environment Modules' symbolic
 # versions (default), (default:latest), (13:default), (@) for an alias
-_MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z,]+>)\s*$")
+# (Environment Modules 5 joins its tags with ':', `<L:sticky>`, `<aL:super-sticky>`)
+_MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
 def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareModule]]:
@@ -230,6 +231,19 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
 
 
 _MODULE_WORD = re.compile(r"[\w.+-]+(?:/[\w.+-]+)*")
+
+
+def parse_module_trees(text: str) -> list[str]:
+    """The module trees a terse listing names (its `/path:` headers, Lmod's and Environment
+    Modules' alike), each once, without a trailing slash."""
+    trees: list[str] = []
+    for raw in text.partition("\n@@spider")[0].split("\n"):
+        line = raw.strip()
+        if line.startswith("/") and line.endswith(":") and " " not in line:
+            tree = line[:-1].rstrip("/") or "/"
+            if tree not in trees:
+                trees.append(tree)
+    return trees
 
 
 def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:

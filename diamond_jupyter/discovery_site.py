@@ -15,6 +15,7 @@ from .discovery import (
     discovery_script,
     node_types,
     parse_module_list,
+    parse_module_trees,
     parse_mpi,
     parse_runtimes,
     split_sections,
@@ -141,6 +142,8 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                           modules=software, module_system=system, runtimes=runtimes,
                           mpi=mpi, errors=errors, discovered_at=utcnow(),
                           pmi=pmi or None)  # no srun there: its plugins are not known
+    if system:
+        caps.module_trees = parse_module_trees(parts.get("modules", ""))
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,
                            discovered_at=caps.discovered_at, module_system_version=version,
                            pmi=pmi)

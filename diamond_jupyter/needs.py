@@ -301,6 +301,7 @@ class Needs(NeedModel):
     gpus: int | None = None  # per node
     memory_mb: int | None = None  # per node
     mpi: str | None = None  # the launcher the body uses: mpirun, mpiexec, srun, aprun, ...
+    mpi_own: str | None = None  # why that launcher may be the job's own (not the site's)
     pmi: str | None = None  # the MPI plugin its srun asks for: pmix, pmix_v4, pmi2, ...
     gpu_vendor: str | None = None  # "nvidia" / "amd", when the body's use says which
     notes: list[str] = Field(default_factory=list)  # read from the body, never checked
@@ -335,7 +336,9 @@ class Needs(NeedModel):
         if self.memory_mb:
             out.append(f"memory {self.memory_mb} MB per node")
         if self.mpi:
-            out.append(f"MPI ({self.mpi}" + (f" --mpi={self.pmi})" if self.pmi else ")"))
+            out.append(f"MPI ({self.mpi}" + (f" --mpi={self.pmi}" if self.pmi else "")
+                       + (f"; not checked: may be the job's own, {self.mpi_own})"
+                          if self.mpi_own else ")"))
         return out + [f"note: {n}" for n in self.notes]
 
 
@@ -375,8 +378,8 @@ def needs_of(spec: JobSpec) -> Needs:
                  "a site gives it none unless its nodes are whole"]
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type or kept_type,
-                 gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi, pmi=scan.pmi,
-                 gpu_vendor=scan.gpu_vendor, notes=notes)
+                 gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi, mpi_own=scan.mpi_own,
+                 pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, notes=notes)
 
 
 def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:

@@ -53,6 +53,9 @@ class SoftwareNeed(NeedModel):
     # on, and "!PATTERN" for those of earlier arms, which win; checked where a site is named
     # by one of them
     clusters: list[str] = []
+    # a top-level load after `module use PATH` (or MODULEPATH=PATH): the paths the job added
+    # (checked at a site whose own module trees hold them all)
+    trees: list[str] = []
 
     @property
     def full(self) -> str:
@@ -232,7 +235,8 @@ _ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cac
 def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
     """A `module`/`ml` command as (what it does, the indexes in `cmd` of the modules it
     names): "load" for load/add, `ml NAME` and the module `swap A B`/`switch A B` switches
-    to; "try-load"; "use" (the paths); another subcommand as itself. None: not one."""
+    to; "try-load"; "load-any" (Environment Modules: the first of them that loads); "use"
+    (the paths); another subcommand as itself. None: not one."""
     if not cmd or not _MODULE_CMD.match(cmd[0]):
         return None
     i = 1
@@ -402,6 +406,9 @@ class BodyScan:
     notes: list[str]
     gpu_use: str | None = None  # a command or container that runs on GPUs, and where
     pmi: str | None = None  # the MPI plugin srun launches with (`--mpi=`, SLURM_MPI_TYPE)
+    # why the MPI launcher may be the job's own (a sourced helper such as oneAPI's
+    # setvars.sh, a spack load, a PATH entry before it): not held against a site's MPI list
+    mpi_own: str | None = None
 
 
 def scan_body(body: str) -> BodyScan:
@@ -448,6 +455,9 @@ def scan_body(body: str) -> BodyScan:
     # its literal values and the stack's size inside the loop
     loop_vars: dict[str, tuple[list[_Word], int]] = {}
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
+    tree_paths: list[str] = []  # the paths it added (`$VAR` and `~` ones too)
+    own_tools: str | None = None  # the first line that may bring programs of its own
+    mpi_own: str | None = None
     skip_lines: set[int] = set()
 
     def note(text: str) -> None:
@@ -574,10 +584,13 @@ def scan_body(body: str) -> BodyScan:
                 key, eq, value = w.partition("=")
                 if eq and key == "MODULEPATH":
                     tree = f"MODULEPATH set at line {lineno}"
+                    tree_paths += _tree_paths(value)
                     note(f"MODULEPATH set at line {lineno}: module trees the site may not "
-                         "have; the modules loaded after it are not checked")
+                         "have; the modules loaded after it are checked only at a site "
+                         "whose module list comes from those trees")
                 elif eq and key == "PATH":
-                    _path_note(value, lineno, note)
+                    added = _path_note(value, lineno, note)
+                    own_tools = own_tools or (None if conditional else added)
             if words[:1] == ["export"]:
                 for w in words[1:]:
                     key, eq, value = w.partition("=")
@@ -585,10 +598,13 @@ def scan_body(body: str) -> BodyScan:
                         exported_pmi = _pmi_name(value)
                     if eq and key == "MODULEPATH":
                         tree = f"MODULEPATH set at line {lineno}"
+                        tree_paths += _tree_paths(value)
                         note(f"MODULEPATH set at line {lineno}: module trees the site may "
-                             "not have; the modules loaded after it are not checked")
+                             "not have; the modules loaded after it are checked only at a "
+                             "site whose module list comes from those trees")
                     elif eq and key == "PATH":
-                        _path_note(value, lineno, note)
+                        added = _path_note(value, lineno, note)
+                        own_tools = own_tools or (None if conditional else added)
             # `module purge && module load x` runs x; `module is-avail x && ...` tests first
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
                 (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",
@@ -602,13 +618,18 @@ def scan_body(body: str) -> BodyScan:
             got = module_command(core)
             if got is not None:
                 action, idx = got
+                any_of: list[str] = []  # `module load-any a b c`: a, else b, else c
+                if action == "load-any" and idx:
+                    any_of = [core[k] for k in idx[1:] if not _placeholder(core[k])]
+                    action, idx = "load", idx[:1]
                 if action == "use":
                     paths = [core[k] for k in idx]
                     if paths:
                         tree = f"'module use {' '.join(paths)}' at line {lineno}"
+                        tree_paths += paths
                         note(f"module use {' '.join(paths)} (line {lineno}): a module tree "
-                             "the site may not have; the modules loaded after it are not "
-                             "checked")
+                             "the site may not have; the modules loaded after it are checked "
+                             "only at a site whose module list comes from that tree")
                 elif action == "restore":
                     note(f"module restore {' '.join(core[k] for k in idx) or '(default)'} "
                          f"(line {lineno}): a saved collection; its modules are not known "
@@ -676,10 +697,15 @@ def scan_body(body: str) -> BodyScan:
                     deferred = why is None and here is not None  # the calls decide
                     if deferred:
                         why = f"in function {here}, which the script never calls"
+                    # after `module use` only: checked where the site has those trees
+                    trees = list(tree_paths) if tree and action == "load" and \
+                        here is None and not hidden and not inner and not tolerated and \
+                        ci not in fallback_of else []
                     need = SoftwareNeed(name=name, version=version or None, line=lineno,
                                         written=m, unchecked=why,
-                                        alternatives=_alternatives(chain, n, len(idx)),
-                                        clusters=where)
+                                        alternatives=any_of + _alternatives(chain, n,
+                                                                            len(idx)),
+                                        clusters=where, trees=trees)
                     software.append(need)
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
                                             rewrite=tree is None and not hidden))
@@ -716,7 +742,7 @@ def scan_body(body: str) -> BodyScan:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
                 if launcher and mpi is None and not conditional:
-                    mpi = launcher
+                    mpi, mpi_own = launcher, own_tools
                 if launcher == "srun" and pmi is None and not conditional:
                     pmi = _srun_pmi(core) or _pmi_name(next(
                         (w.partition("=")[2] for w in words[:len(words) - len(core)]
@@ -733,7 +759,9 @@ def scan_body(body: str) -> BodyScan:
                         vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
                     elif tool in _VENDOR_COMMANDS and here is not None and not inner:
                         uses.append((here, "tool", tool, lineno))
-                _env_notes(core, lineno, note)
+                own = _env_notes(core, lineno, note)
+                if own and not conditional:
+                    own_tools = own_tools or own
                 script = _shell_string(core, bool(launcher)) if found is None else None
                 # where the string's text starts in the body, when it is written as is
                 # (`'...'`, or `"..."` without escapes): its loads are respelled there
@@ -800,7 +828,8 @@ def scan_body(body: str) -> BodyScan:
             if what.gpu:
                 vendors.setdefault(what.gpu, f"{what.runtime} with GPUs, line {lineno}")
         elif kind == "launcher":
-            mpi = mpi or what
+            if mpi is None:
+                mpi, mpi_own = what, own_tools
         else:
             vendors.setdefault(_VENDOR_COMMANDS[what], f"{what}, line {lineno}")
     role = "mamba" if "mamba" in activates else "conda" if activates else None
@@ -809,7 +838,7 @@ def scan_body(body: str) -> BodyScan:
             need.role = role
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
-    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
@@ -1130,11 +1159,20 @@ def _module_vendor(name: str) -> str | None:
     return None
 
 
-def _path_note(value: str, lineno: int, note: Any) -> None:
+def _path_note(value: str, lineno: int, note: Any) -> str | None:
+    """Notes the directories a PATH assignment adds; what it adds (`$HOME/opt/bin` too: a
+    program the job runs may come from there), or None for nothing but $PATH."""
     dirs = [d for d in value.split(":") if d.startswith("/")]
     if dirs:
         note(f"PATH adds {', '.join(dirs)} (line {lineno}): must exist at the site; "
              "not checked")
+    added = [d for d in value.split(":") if d and d not in ("$PATH", "${PATH}")]
+    return f"PATH adds {', '.join(added)} (line {lineno})" if added else None
+
+
+def _tree_paths(value: str) -> list[str]:
+    """The module trees a MODULEPATH assignment adds (not the `$MODULEPATH` it keeps)."""
+    return [p for p in value.split(":") if p and p not in ("$MODULEPATH", "${MODULEPATH}")]
 
 
 # what a job sources only to set its shell up: the module system's and the tools' own
@@ -1144,29 +1182,35 @@ _SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|pr
                           r"(?:^|/)(?:modules|lmod|z00_lmod|conda|mamba|setup-env)\.(?:sh|bash)$")
 
 
-def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
-    """Environments the job activates or builds at run time (never checked)."""
+def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
+    """Environments the job activates or builds at run time (never checked); what may
+    bring programs of its own (a sourced helper, Spack, a conda environment), or None."""
     prog = cmd[0].rsplit("/", 1)[-1]
     if prog == "eval":  # `eval "$(spack load --sh hdf5)"`: the command that prints it
+        own = None
         for arg in cmd[1:]:
             inner = re.fullmatch(r"\$\((.*)\)|`(.*)`", arg, re.S)
             words = [w.text for w in _words(inner.group(1) or inner.group(2) or "")
                      if not w.op] if inner else []
             if words:
-                _env_notes(words, lineno, note)
-        return
+                own = own or _env_notes(words, lineno, note)
+        return own
+    own = None
     args = [w for w in cmd[1:] if not w.startswith("-")]
     if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
         note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+        own = f"{prog} environment '{args[1]}' (line {lineno})"  # may hold an MPI (mpich)
     elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
         if len(args) > 1:
             note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+            own = f"conda environment '{args[1]}' (line {lineno})"
         elif "/" in args[0]:
             note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
                  "exist at the site")
     elif prog in ("source", ".") and args and not _SHELL_SETUP.search(args[0]):
         note(f"sources {args[0]} (line {lineno}): a helper read at run time; the modules "
              "and environments it loads are not known here")
+        own = f"sources {args[0]} (line {lineno})"
     installs = (prog in ("pip", "pip3") and args[:1] == ["install"]) or (
         prog.startswith("python") and cmd[1:3] == ["-m", "pip"] and "install" in cmd) or (
         prog in ("conda", "mamba", "micromamba") and args[:1] in (["install"], ["create"]))
@@ -1178,6 +1222,14 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> None:
             # nor `--sh`
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
                  "module list; not checked")
+            own = own or f"spack load {pkg} (line {lineno})"
+    if prog == "spack" and args[:2] == ["env", "activate"] or prog == "spacktivate":
+        env = (args[2:] if prog == "spack" else args)[:1]
+        if env:
+            note(f"spack environment '{env[0]}' (line {lineno}) must exist at the site; its "
+                 "packages are not checked")
+            own = f"spack environment '{env[0]}' (line {lineno})"
+    return own
 
 
 def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:

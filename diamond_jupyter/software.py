@@ -105,8 +105,9 @@ def versions_match(want: str | None, have: str | None) -> bool:
     if want.strip().lower() in _FLOATING or have.strip().lower() in _FLOATING:
         return True
     a, b = _version_parts(want), _version_parts(have)
-    if not a or not b:
-        return want.strip().lower() == have.strip().lower()
+    if not a or not b:  # `intel/oneapi` loads the default of the site's intel/oneapi/2023.1
+        w, h = want.strip().lower().rstrip("/"), have.strip().lower()
+        return w == h or h.startswith(w + "/")
     n = min(len(a), len(b))
     return a[:n] == b[:n]
 
@@ -250,7 +251,8 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
     edits: list[tuple[int, int, str]] = []
     for ld in scan_body(body).loads:
         arg = ld.need.full
-        if not ld.rewrite or any(e[:2] == (ld.start, ld.end) for e in edits):
+        if not (ld.rewrite or in_site_trees(ld.need, caps)) or \
+                any(e[:2] == (ld.start, ld.end) for e in edits):
             continue  # one word may name the modules of several loads (a loop's list)
         found = find_module(ld.need, caps.software)  # with its role and written form
         if found is None or found.full == arg or found.name == arg:
@@ -333,7 +335,7 @@ def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
     they do, or it needs none."""
     if not found.requires:
         return None
-    loaded = [m for e in earlier if not e.unchecked
+    loaded = [m for e in earlier if not e.unchecked or in_site_trees(e, caps)
               for m in [find_module(e, caps.software)] if m is not None]
     if any(all(candidates(p, loaded) for p in line) for line in found.requires):
         return None
@@ -341,6 +343,13 @@ def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
     before = ", ".join(m.full for m in loaded) or "none"
     return (f"software '{need.full}' ({found.full}) needs {choices} loaded first (Lmod's "
             f"hierarchy shows it only then); the script loads before it: {before}")
+
+
+def in_site_trees(need: SoftwareNeed, caps: SiteCapabilities) -> bool:
+    """Whether every module tree the job added before loading `need` (`module use PATH`) is
+    one the site lists already, so that its list is what the job can load."""
+    have = {t.rstrip("/") for t in caps.module_trees or []}
+    return bool(need.trees and have) and all(t.rstrip("/") in have for t in need.trees)
 
 
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
@@ -352,7 +361,8 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if caps.software is not None:
         told: set[str] = set()
         for i, s in enumerate(needs.software):
-            if s.unchecked and not runs_on(s.clusters, caps) or s.full in told:
+            if s.unchecked and not runs_on(s.clusters, caps) and not \
+                    in_site_trees(s, caps) or s.full in told:
                 continue
             found = find_module(s, caps.software)
             if found is not None:
@@ -392,7 +402,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             out.append(f"container runtime '{c.runtime}' not available{how} "
                        f"(site has: {', '.join(sorted(caps.container_runtimes))})")
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
-            and not any(is_mpi(s.full) for s in needs.software):
+            and not needs.mpi_own and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
     if needs.pmi and caps.pmi and not pmi_offered(needs.pmi, caps.pmi):
         out.append(f"the script runs srun --mpi={needs.pmi} but the site's Slurm has no such "

@@ -9,6 +9,8 @@ Merge keys (`<<: *defaults`) still override as YAML means them.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 import yaml
@@ -39,6 +41,48 @@ def strict_loader(max_depth: int = 64) -> type[yaml.SafeLoader]:
                             None, None, f"key {key!r} is given twice (first on line "
                             f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
             return super().construct_mapping(node, deep=deep)
+
+        def flatten_mapping(self, node: Any) -> None:
+            """Merge keys as YAML defines them: of a list of mappings (`<<: [*gpu,
+            *defaults]`) the earlier one wins a key both give, and the mapping's own keys win
+            over every merged one (this PyYAML let the later template win: a step meant for
+            one site went to the other's)."""
+            merged: list[tuple[Any, Any]] = []
+            own: list[tuple[Any, Any]] = []
+            for key_node, value_node in node.value:
+                if key_node.tag != MERGE_TAG:
+                    if key_node.tag == "tag:yaml.org,2002:value":
+                        key_node.tag = "tag:yaml.org,2002:str"
+                    own.append((key_node, value_node))
+                    continue
+                if isinstance(value_node, yaml.MappingNode):
+                    subs = [value_node]
+                elif isinstance(value_node, yaml.SequenceNode):
+                    subs = value_node.value
+                else:
+                    raise ConstructorError("while constructing a mapping", node.start_mark,
+                                           "expected a mapping or list of mappings for "
+                                           f"merging, but found {value_node.id}",
+                                           value_node.start_mark)
+                for sub in subs:
+                    if not isinstance(sub, yaml.MappingNode):
+                        raise ConstructorError("while constructing a mapping", node.start_mark,
+                                               f"expected a mapping for merging, but found "
+                                               f"{sub.id}", sub.start_mark)
+                    self.flatten_mapping(sub)
+                    merged += sub.value
+
+            def key(k: Any) -> Any:
+                return (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
+
+            if merged:
+                seen = {key(k) for k, _ in own}
+                first: list[tuple[Any, Any]] = []
+                for k, v in merged:
+                    if key(k) not in seen:
+                        seen.add(key(k))
+                        first.append((k, v))
+                node.value = first + own
 
         def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
             if self.flow_level >= max_depth:
@@ -88,3 +132,35 @@ def tab_hint(text: str, mark: Any, indentation: str) -> str:
         return ("(a tab after other text on the line, e.g. between a key and its value: "
                 "put a space there instead)")
     return indentation
+# blanks YAML does not read as blanks (a no-break space from a web page or a word processor,
+# the other Unicode spaces, a zero-width space)
+_ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]")
+
+
+def odd_blank_hint(text: str) -> str:
+    """For a YAML error: '; line N, column M holds a NO-BREAK SPACE (U+00A0) ...' naming
+    the first blank YAML does not take for a space (it makes the text around it one word,
+    so PyYAML's complaint points elsewhere); '' when there is none."""
+    m = _ODD_BLANKS.search(text)
+    if m is None:
+        return ""
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    name = unicodedata.name(m.group(), "SPACE")
+    return (f"; line {line}, column {col} holds a {name} (U+{ord(m.group()):04X}), which YAML "
+            "does not read as a space (text copied from a web page or a document has them): "
+            "type a plain space there")
+
+
+def alias_hint(text: str, problem: str, mark: Any) -> str:
+    """For PyYAML's 'found undefined alias NAME': where the anchor `&NAME` is, when it is
+    defined only below its first use (YAML reads an alias only after its anchor)."""
+    m = re.fullmatch(r"found undefined alias '?([^'\s]+)'?", problem or "")
+    if m is None or mark is None:
+        return ""
+    at = re.search(r"&" + re.escape(m.group(1)) + r"(?![^\s,\]}])", text)
+    if at is None:
+        return f"; no anchor &{m.group(1)} is defined in the file"
+    line = text.count("\n", 0, at.start()) + 1
+    return (f"; its anchor &{m.group(1)} is on line {line}, below: YAML reads an alias only "
+            "after its anchor, so move the anchor above its first use")

@@ -102,6 +102,8 @@ class SSHTransport(ShellMixin):
         self.spec: HostSpec = resolve_host(
             self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file
         )
+        if not cfg.proxy_jump and self.spec.proxy_problem:
+            raise BadInput(self.spec.proxy_problem)
         self.jumps = parse_jump(self._sshcfg, cfg.proxy_jump or self.spec.proxy_jump)
         self._verifier = HostKeyVerifier(site, cfg.known_hosts, cfg.trust_on_first_use)
         self._pool = ThreadPoolExecutor(self.max_sessions + 2, thread_name_prefix=f"ssh-{site}")

@@ -52,6 +52,9 @@ class HostSpec:
     user: str = ""
     identity_files: list[str] = field(default_factory=list)
     proxy_jump: str | None = None
+    # a ProxyCommand of ssh_config that names no jump host: why the host cannot be reached
+    # as ssh would reach it (said when the chain is taken from ssh_config)
+    proxy_problem: str | None = None
     known_hosts_files: list[str] = field(default_factory=list)
 
     @property
@@ -88,6 +91,13 @@ def resolve_host(
     ids = [key_file] if key_file else []
     ids += c.get("identityfile", [])
     pj = c.get("proxyjump")
+    pc = c.get("proxycommand")
+    problem = None
+    if not pj and pc and pc.strip().lower() != "none":
+        try:
+            pj = proxy_command_hop(alias, pc)
+        except BadInput as e:
+            problem = str(e)
     return HostSpec(
         alias=alias,
         hostname=c.get("hostname", alias),
@@ -95,13 +105,69 @@ def resolve_host(
         user=user or c.get("user") or getpass.getuser(),
         identity_files=[os.path.expanduser(i) for i in ids],
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
+        proxy_problem=problem,
         known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
     )
 
 
-def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
+def proxy_command_hop(alias: str, command: str) -> str:
+    """ssh_config's `ProxyCommand ssh -W %h:%p [-q] [-p PORT] [-l USER] [USER@]GW` as the
+    jump host it names (`USER@GW:PORT`); any other ProxyCommand is bad input saying so: no
+    local command is run to connect (it was ignored, and the connection went straight to a
+    host that only the proxy reaches)."""
+    import shlex
+
+    why = (f"ssh_config gives Host {alias} the ProxyCommand {command!r}, which is not run "
+           "(no local command is run to connect): write the jump host as `ProxyJump GW` there, "
+           "or `proxy_jump: GW` (`none` to connect directly) in the sites file")
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        raise BadInput(why) from None
+    if not words or os.path.basename(words[0]) != "ssh" or "-W" not in words:
+        raise BadInput(why)
+    user = port = None
+    dest: list[str] = []
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w in ("-W", "-p", "-l") and i + 1 < len(words):
+            if w == "-p":
+                port = words[i + 1]
+            elif w == "-l":
+                user = words[i + 1]
+            i += 2
+            continue
+        if w in ("-q", "-T", "-x", "-4", "-6", "-C", "-a", "-k"):
+            i += 1
+            continue
+        if w.startswith("-"):
+            raise BadInput(why)  # an option that changes the connection
+        dest.append(w)
+        i += 1
+    if len(dest) != 1:
+        raise BadInput(why)
+    hop = dest[0]
+    if user and "@" not in hop:
+        hop = f"{user}@{hop}"
+    if port:
+        hop = f"{hop}:{port}"
+    try:
+        parse_hop(hop)
+    except ValueError as e:
+        raise BadInput(f"{why} ({e})") from None
+    return hop
+
+
+MAX_JUMPS = 8  # hops in one chain, those ssh_config adds included
+
+
+def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
+               _through: tuple[str, ...] = ()) -> list[HostSpec]:
     """`user@host:port,host2` -> hops, each resolved through ssh_config. A hop that is not
-    a host (an ssh option, a bad port) is bad input, never passed on."""
+    a host (an ssh option, a bad port) is bad input, never passed on. As ssh does, the first
+    hop is reached through its own ssh_config ProxyJump (`Host hop` / `ProxyJump gw`: gw,
+    then hop), and so on up the chain; a loop or more than MAX_JUMPS hops is bad input."""
     hops = []
     for item in (chain or "").split(","):
         item = item.strip()
@@ -112,6 +178,17 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None) -> list[HostSpec]:
         except ValueError as e:
             raise BadInput(f"proxy_jump: {e}") from None
         hops.append(resolve_host(sshcfg, host, port=port, user=user))
+    if hops and hops[0].proxy_problem:
+        raise BadInput(hops[0].proxy_problem)
+    if hops and hops[0].proxy_jump:
+        first = hops[0].label
+        if first in _through:
+            loop = " -> ".join((*_through[_through.index(first):], first))
+            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop ({loop})")
+        hops = parse_jump(sshcfg, hops[0].proxy_jump, (*_through, first)) + hops
+    if len(hops) > MAX_JUMPS:
+        raise BadInput(f"proxy_jump: more than {MAX_JUMPS} jump hosts in one chain (with "
+                       f"those ssh_config adds: {', '.join(h.label for h in hops)})")
     return hops
 
 

@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import strict_loader, tab_hint
+from ..strict_yaml import alias_hint, odd_blank_hint, strict_loader, tab_hint
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -100,8 +100,13 @@ def _bad_name(v: str) -> str:
 
 
 def _list_of(v: Any, field: str, example: str) -> Any:
-    """A list field given one value (`needs: prep`) or nothing (`needs:`): refused, saying
-    how to write the list."""
+    """A list field given one value (`needs: prep`) or nothing (`needs:`), or with an empty
+    item (a `-` alone on its line): refused, saying how to write the list."""
+    if isinstance(v, list) and None in v:
+        i = v.index(None)
+        raise ValueError(f"{field}[{i}] is empty (a `-` with nothing after it): write "
+                         f"{'the name of a step' if field == 'needs' else 'a path'} there, "
+                         "or remove the line")
     if isinstance(v, str):
         parts = [p for p in re.split(r"[,\s]+", v.strip()) if p]  # `needs: a, b`: [a, b]
         if parts and all(_NAME.fullmatch(p) or _SAFE_PATH.fullmatch(p) for p in parts):
@@ -230,14 +235,6 @@ class Step(_Strict):
     def _outputs_list(cls, v: Any) -> Any:
         return _list_of(v, "outputs", "out.bin")
 
-    @field_validator("inputs", mode="before")
-    @classmethod
-    def _inputs_list(cls, v: Any) -> Any:
-        if isinstance(v, (str, dict)) or v is None:
-            raise ValueError("inputs is a list of mappings, e.g. inputs: [{from: prep, path: "
-                             "out.bin}]")
-        return v
-
     @field_validator("name", "gang")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
@@ -325,8 +322,23 @@ class Step(_Strict):
         from ..dialects.scripts_common import plain_script
         from ..dialects.translate import count_sentinels, detect_dialect
 
+        counts = count_sentinels(self.script)
         try:
-            if self.dialect is None and not any(count_sentinels(self.script).values()):
+            named = get_script_dialect(self.dialect).name if self.dialect else None
+        except BadInput as e:
+            raise BadInput(f"step {self.name!r}: {e}") from None
+        others = {n: c for n, c in counts.items() if c and n != named}
+        if named is not None and others and not counts.get(named):
+            # `dialect: pbs` over #SBATCH lines: PBS reads them as comments, and the job
+            # would run without the time, nodes and memory they ask for
+            theirs = ", ".join(f"{n} ({c} line{'s' if c > 1 else ''})"
+                               for n, c in others.items())
+            raise BadInput(f"step {self.name!r}: dialect: {self.dialect}, but its script's "
+                           f"directives are {theirs} and none is {named}'s: they would "
+                           f"be read as comments; write dialect: {next(iter(others))}, or "
+                           "leave `dialect:` out (the script's own is found)")
+        try:
+            if self.dialect is None and not any(counts.values()):
                 spec = plain_script(self.script)
             else:
                 dialect = get_script_dialect(self.dialect or detect_dialect(self.script))
@@ -562,6 +574,15 @@ class Workflow(_Strict):
                     raise Misplaced(f"gang {gang!r}: step {m!r} waits for "
                                     f"{sorted(inside)[0]!r} of the same gang, but a gang's "
                                     "steps start together", ("steps", names.index(m), "needs"))
+        locked = _gang_lock(self)
+        if locked:  # a cycle of gangs: each hop's step needs one in the next gang (or step)
+            hops = "; ".join(f"{_unit_name(u)} waits for "
+                             f"{_unit_name(locked[(i + 1) % len(locked)][0])} ({a} needs {b})"
+                             for i, (u, (a, b)) in enumerate(locked))
+            raise Misplaced(f"workflow {self.name!r}: {hops}: a gang starts only when every "
+                            "one of its steps can, so none of them ever starts; put the steps "
+                            "in one gang, or take one out of its gang",
+                            ("steps", names.index(locked[0][1][0]), "needs"))
         if sites is not None:
             from ..config import closest_site
 
@@ -589,6 +610,50 @@ class Workflow(_Strict):
             except BadInput as e:
                 raise Misplaced(str(e), ("steps", k, "script")) from None
         return self
+
+
+def _unit_name(unit: tuple[str, str]) -> str:
+    return f"gang {unit[1]!r}" if unit[0] == "gang" else f"step {unit[1]!r}"
+
+
+def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | None:
+    """Gangs that wait on each other, as a cycle of the graph where each gang is one node
+    (a gang starts when all its steps can): [(gang or step, (step, the step it needs that
+    leads to the next one))], or None. No step waits for itself here (checked before)."""
+    unit = {s.name: ("gang", s.gang) if s.gang else ("step", s.name) for s in wf.steps}
+    out: dict[tuple[str, str], list[tuple[tuple[str, str], tuple[str, str]]]] = {}
+    for s in wf.steps:
+        for n in dict.fromkeys(s.needs):
+            if n in unit and unit[n] != unit[s.name]:
+                out.setdefault(unit[s.name], []).append((unit[n], (s.name, n)))
+    if not any(u[0] == "gang" for u in out):
+        return None
+    color: dict[tuple[str, str], int] = {}
+    for start in out:
+        if color.get(start):
+            continue
+        path: list[tuple[tuple[str, str], tuple[str, str]]] = []
+        stack = [(start, iter(out.get(start, ())))]
+        color[start] = 1
+        while stack:
+            u, edges = stack[-1]
+            nxt = next(edges, None)
+            if nxt is None:
+                color[u] = 2
+                stack.pop()
+                if path:
+                    path.pop()
+                continue
+            v, edge = nxt
+            if color.get(v) == 1:  # back to a unit on the path: the cycle from v
+                path.append((u, edge))
+                at = next(i for i, (x, _) in enumerate(path) if x == v)
+                return path[at:]
+            if not color.get(v):
+                color[v] = 1
+                path.append((u, edge))
+                stack.append((v, iter(out.get(v, ()))))
+    return None
 
 
 def _listing(names: list[str], most: int = 20) -> str:
@@ -806,7 +871,8 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         if "'\\t'" in problem:
             problem += " " + tab_hint(text, mark, "(indent with spaces: YAML does not allow "
                                       "tabs for indentation)")
-        raise BadInput(f"{source}: not valid YAML{where}: {problem}") from None
+        raise BadInput(f"{source}: not valid YAML{where}: {problem}"
+                       f"{alias_hint(text, problem, mark)}{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "
                        "collections nest a few levels)") from None

@@ -187,6 +187,10 @@ def check_translation(text: str, source: str, target: str) -> None:
         assert after == before and needs_of(back) == needs_of(spec)
         assert back.resources.walltime_s == spec.resources.walltime_s
         for key in ROUND_TRIP_FIELDS:
+            if key == "name" and spec.name and _renamed(warnings, spec.name):
+                # a name its own qsub may refuse (PBS: `3d-sim`) is renamed, and says so
+                assert back.name == get_script_dialect(target).job_name(spec.name)
+                continue
             assert (getattr(back, key) or None) == (getattr(spec, key) or None), key
 
 

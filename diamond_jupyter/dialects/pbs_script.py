@@ -471,9 +471,13 @@ class PbsScript:
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:
-        """The name as the scheduler keeps it (the rendered `-N`): one starting with '-'
-        gets a 'j' first, or qsub would read it as an option."""
-        return "j" + name if name.startswith("-") else name
+        """The name as the scheduler keeps it (the rendered `-N`). qsub -N (Torque's and
+        PBS's manual) takes printable characters without white space, the first one
+        alphabetic: a blank becomes '_', a name starting otherwise (a digit, '_', '.', or
+        '-', which qsub would also read as an option) gets a 'j' first."""
+        fixed = re.sub(r"\s", "_", name)
+        first = fixed[:1]
+        return fixed if not fixed or (first.isascii() and first.isalpha()) else "j" + fixed
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
@@ -489,9 +493,9 @@ class PbsScript:
         extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
         if spec.name:
             name = self.job_name(spec.name)
-            if name != spec.name:  # qsub would read `-N -x` as an option
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub reads "
-                                "a name starting with '-' as an option)")
+            if name != spec.name:  # qsub refuses it, or reads `-N -x` as an option
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub takes "
+                                "a name without blanks that starts with a letter)")
             add("-N", name)
         if spec.queue:
             kept = spec.metadata.get("pbs_queue_server")

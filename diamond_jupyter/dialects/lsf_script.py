@@ -440,6 +440,10 @@ class LsfScript:
         spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
         per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
             (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
+        if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
+            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
+            # as on one node, shared by its slots (rounded down: never a larger request)
+            spn, per_slot = tasks, max(1, r.memory_mb // tasks)
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
         if per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)

@@ -636,6 +636,12 @@ class PbsScript:
         chunk += f":mpiprocs={procs}" if procs else ""
         chunk += f":ngpus={gpn}" if gpn else ""
         mem = r.memory_mb
+        if mem and not nodes and r.tasks and r.tasks > 1:
+            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
+            # as on one node, shared by its one-task chunks (rounded down: never more)
+            mem = max(1, r.memory_mb // r.tasks)
+            warnings.append(f"approximated: memory {r.memory_mb}MB per node as {mem}MB per "
+                            "chunk (one chunk per task: no node count)")
         if mem is None and r.memory_per_cpu_mb:
             mem = r.memory_per_cpu_mb * (ncpus or 1)
             warnings.append(f"approximated: memory per CPU {r.memory_per_cpu_mb}MB as {mem}MB "

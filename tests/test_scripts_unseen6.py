@@ -1,0 +1,35 @@
+"""Faults found by the sixth sweep of unseen batch scripts (its fixtures follow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from diamond_jupyter.dialects.translate import get_script_dialect, request_totals, translate
+from tests.scripts_unseen_check import check_translation
+
+
+@pytest.mark.parametrize(("lines", "per_chunk", "slot_mem"), [
+    ("-n 32 --mem=64g", "select=32:ncpus=1:mpiprocs=1:mem=2gb", "rusage[mem=2GB]"),
+    ("-n 4 --mem=8G", "select=4:ncpus=1:mpiprocs=1:mem=2gb", "rusage[mem=2GB]"),
+    ("-n 2 -c 4 --mem=8G", "select=2:ncpus=4:mpiprocs=1:mem=4gb", "rusage[mem=4GB]"),
+    ("-n 3 --mem=8G", "select=3:ncpus=1:mpiprocs=1:mem=2730mb", "rusage[mem=2730MB]"),
+])
+def test_memory_per_node_without_a_node_count_reaches_pbs_and_lsf(
+        lines: str, per_chunk: str, slot_mem: str) -> None:
+    """`#SBATCH -n 4 --mem=8G` (no --nodes: the tasks go where Slurm puts them, 8G on each
+    node, read as one node's 8G) was refused by the PBS and LSF translations: each task's
+    chunk (slot) asked for the whole 8G, 32G in all. Now the memory is shared by the tasks,
+    rounded down (never more than asked), and reported."""
+    text = f"#!/bin/bash\n#SBATCH {lines}\nsrun ./a\n"
+    want = request_totals(get_script_dialect("slurm").parse_script(text))["memory_mb"]
+    for target, line in (("pbs", f"#PBS -l {per_chunk}"), ("lsf", f'#BSUB -R "{slot_mem}')):
+        script, warnings, _ = translate(text, target, "slurm")
+        assert any(x.startswith(line) for x in script.splitlines()), script
+        got = request_totals(get_script_dialect(target).parse_script(script))["memory_mb"]
+        assert want - int(lines.split()[1]) < got <= want  # rounded down by under a task's MB
+        assert any(w.startswith("approximated: memory") and "per node as" in w
+                   for w in warnings), warnings
+        check_translation(text, "slurm", target)
+    # a node count keeps the node's memory on each node, as before
+    one = translate("#!/bin/bash\n#SBATCH -N 1 -n 4 --mem=8G\nsrun ./a\n", "pbs", "slurm")[0]
+    assert "#PBS -l select=1:ncpus=4:mpiprocs=4:mem=8gb" in one.splitlines()

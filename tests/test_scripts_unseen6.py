@@ -33,3 +33,22 @@ def test_memory_per_node_without_a_node_count_reaches_pbs_and_lsf(
     # a node count keeps the node's memory on each node, as before
     one = translate("#!/bin/bash\n#SBATCH -N 1 -n 4 --mem=8G\nsrun ./a\n", "pbs", "slurm")[0]
     assert "#PBS -l select=1:ncpus=4:mpiprocs=4:mem=8gb" in one.splitlines()
+
+
+def test_torque_node_exclusive_flag_is_read_back() -> None:
+    """The PBS renderer writes a Torque job's exclusive nodes as `#PBS -n` (qsub -n, node
+    exclusive), but the reader kept `-n` as an unknown option: a Torque script with
+    naccesspolicy=singlejob came back from its own dialect not exclusive, with `-n` kept,
+    and every other scheduler lost the exclusivity."""
+    text = ("#!/bin/bash\n#PBS -l nodes=1:ppn=20,walltime=3600\n#PBS -l naccesspolicy=singlejob\n"
+            "#PBS -W x=QOS:long\n./a\n")
+    own = translate(text, "pbs", "pbs")[0]
+    assert "#PBS -n" in own.splitlines()
+    back = get_script_dialect("pbs").parse_script(own)
+    assert back.constraints.exclusive is True and back.unknown == \
+        get_script_dialect("pbs").parse_script(text).unknown
+    spec = get_script_dialect("pbs").parse_script(
+        "#!/bin/bash\n#PBS -l nodes=2:ppn=8\n#PBS -n\n./a\n")
+    assert (spec.constraints.exclusive, spec.unknown) == (True, [])
+    assert "#SBATCH --exclusive" in translate(
+        "#!/bin/bash\n#PBS -l nodes=2:ppn=8\n#PBS -n\n./a\n", "slurm", "pbs")[0].splitlines()

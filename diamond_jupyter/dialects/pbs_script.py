@@ -187,6 +187,9 @@ class PbsScript:
         elif o == "-d":
             spec.working_directory = v
             spec.metadata["pbs_flavor"] = "torque"
+        elif o == "-n":  # Torque's qsub -n: the job's nodes are its alone (what we render)
+            spec.constraints.exclusive = True
+            spec.metadata.setdefault("pbs_flavor", "torque")
         else:
             return False
         return True

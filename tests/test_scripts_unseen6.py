@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diamond_jupyter.dialects.translate import get_script_dialect, request_totals, translate
+from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import check_translation
 
 
@@ -52,3 +53,42 @@ def test_torque_node_exclusive_flag_is_read_back() -> None:
     assert (spec.constraints.exclusive, spec.unknown) == (True, [])
     assert "#SBATCH --exclusive" in translate(
         "#!/bin/bash\n#PBS -l nodes=2:ppn=8\n#PBS -n\n./a\n", "slurm", "pbs")[0].splitlines()
+
+
+@pytest.mark.parametrize(("dialect", "line", "value", "form"), [
+    ("slurm", "#SBATCH --array=1-5:0", "1-5:0", "0-99:2%10"),
+    ("slurm", "#SBATCH --array=0-15%0", "0-15%0", "0-99:2%10"),
+    ("slurm", "#SBATCH -a 9-3", "9-3", "0-99:2%10"),
+    ("pbs", "#PBS -J 5-1", "5-1", "1-100:2"),
+    ("pbs", "#PBS -J 1-10:0", "1-10:0", "1-100:2"),
+    ("pbs", "#PBS -t 1-4%0", "1-4%0", "1-10%2"),
+    ("lsf", '#BSUB -J "scan[1-10:0]"', "scan[1-10:0]", "sweep[1-100:2]%10"),
+    ("lsf", '#BSUB -J "scan[8-2]%2"', "scan[8-2]%2", "sweep[1-100:2]%10"),
+    ("sge", "#$ -t 1-10:0", "1-10:0", "1-100:2"),
+    ("sge", "#$ -t 10-1", "10-1", "1-100:2"),
+])
+def test_a_job_array_no_scheduler_runs_is_bad_input_naming_the_line(
+        dialect: str, line: str, value: str, form: str) -> None:
+    """A step or a running limit of 0, or a range that runs backwards, is refused by sbatch,
+    qsub and bsub. The readers took it, and every translation (into the script's own
+    dialect too) then failed with `array.expression '1-5:0' is not ...`, naming no line.
+    Now bad input at the line, with the form its scheduler takes."""
+    text = f"#!/bin/bash\n{line}\n./a\n"
+    for call in (lambda: get_script_dialect(dialect).parse_script(text),
+                 lambda: translate(text, dialect, dialect)):
+        with pytest.raises(BadInput) as exc:
+            call()
+        msg = str(exc.value)
+        assert msg.startswith(f"line 2: bad job array {value!r} in `{line}`"), msg
+        assert msg.endswith(f"e.g. {form}"), msg
+
+
+@pytest.mark.parametrize(("dialect", "lines", "limit"), [
+    ("sge", "#$ -t 1-10\n#$ -tc 0", "-tc"),
+    ("pbs", "#PBS -J 1-10\n#PBS -W max_run_subjobs=0", "max_run_subjobs"),
+])
+def test_a_running_limit_of_zero_is_bad_input(dialect: str, lines: str, limit: str) -> None:
+    """Grid Engine's -tc and PBS Pro's max_run_subjobs asked for 'a positive integer' but
+    took 0, making the array `1-10%0`, which no translation could write."""
+    with pytest.raises(BadInput, match=rf"line 3: bad {limit}.*expected a positive integer"):
+        get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{lines}\n./a\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -32,6 +32,7 @@ from .scripts_common import (
     placeholder_note,
     queue_names,
     quote,
+    read_array,
     tokenize,
     unknown,
     words,
@@ -276,7 +277,8 @@ class LsfScript:
             spec.name = name or None
             if arr:
                 expr = arr[1:].replace("]", "", 1)
-                spec.array = ArraySpec(expression=expr)
+                spec.array = read_array(item, expr, "NAME[X-Y[:STEP],...][%LIMIT] (X <= Y, "
+                                        "STEP and LIMIT > 0), e.g. sweep[1-100:2]%10")
         elif o in ("-o", "-oo", "-e", "-eo"):
             setattr(spec, "stdout" if o[1] == "o" else "stderr",
                     neutral_out_pattern(v, self.name))

@@ -38,6 +38,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_array,
     set_output_path,
     sh_quote,
     split_variables,
@@ -109,7 +110,8 @@ class PbsScript:
         for lineno, raw, payload in header.directives:
             for item in _items(payload, lineno, raw):
                 if item.option == "-W" and (item.value or "").startswith("max_run_subjobs="):
-                    if not item.value.partition("=")[2].isdigit():
+                    n = item.value.partition("=")[2]
+                    if not n.isdigit() or int(n) == 0:
                         raise bad(item, "bad max_run_subjobs", "a positive integer")
                     limit = item
                     continue
@@ -159,7 +161,9 @@ class PbsScript:
                 return False
             spec.join_output = v != "n"
         elif o in ("-J", "-t"):
-            spec.array = ArraySpec(expression=v)
+            spec.array = read_array(item, v, "X-Y[:STEP][%LIMIT] (X < Y, STEP and LIMIT > "
+                                    "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "
+                                    "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
         elif o == "-W":
             return self._depend(spec, v)

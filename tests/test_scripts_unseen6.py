@@ -92,3 +92,17 @@ def test_a_running_limit_of_zero_is_bad_input(dialect: str, lines: str, limit: s
     took 0, making the array `1-10%0`, which no translation could write."""
     with pytest.raises(BadInput, match=rf"line 3: bad {limit}.*expected a positive integer"):
         get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{lines}\n./a\n")
+
+
+@pytest.mark.parametrize("value", ["afterok:12:", "afterok::12", "afterany:12,afterok:"])
+def test_pbs_an_empty_job_id_in_a_dependency_is_kept_as_written(value: str) -> None:
+    """`-W depend=afterok:12:` gave the job a dependency on the job '' (job_ids
+    ['12', '']), written back as `afterok:12` everywhere, the script's own PBS included,
+    without a word. Now kept as written, as Slurm's reader keeps an --dependency it cannot
+    read, and reported elsewhere."""
+    text = f"#!/bin/bash\n#PBS -W depend={value}\n./a\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert (spec.dependencies, [d.option for d in spec.unknown]) == ([], ["-W"])
+    assert f"#PBS -W depend={value}" in translate(text, "pbs", "pbs")[0].splitlines()
+    warnings = translate(text, "slurm", "pbs")[1]
+    assert any(w.startswith(f"dropped: #PBS -W depend={value}") for w in warnings), warnings

@@ -262,7 +262,8 @@ class PbsScript:
         deps = []
         for part in v[7:].split(","):
             kind, _, ids = part.partition(":")
-            if kind not in ("after", "afterok", "afternotok", "afterany") or not ids:
+            # an empty id (`afterok:12:`) is kept as written, for qsub to judge, as sbatch's
+            if kind not in ("after", "afterok", "afternotok", "afterany") or "" in ids.split(":"):
                 return False
             deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
         spec.dependencies += deps

@@ -1,13 +1,232 @@
-"""Faults found by the sixth sweep of unseen batch scripts (its fixtures follow)."""
+"""A sixth set of realistic batch scripts (tests/fixtures/scripts_unseen6/<dialect>/), on
+what the first five sets left out: Slurm's srun --multi-prog with a heredoc holding an
+`#SBATCH` line, --signal=B:USR1@300 with a trap and --requeue, --nice/--begin=now+1hour/
+--comment, --deadline/--time-min/--priority, an array with a step and a throttle and
+ARRAY_TASKS mail, a hetjob whose later component holds the GPUs, --threads-per-core/--tmp/
+--mincpus, unique prefixes of long options, tabs and comments after options in a CRLF file
+with a BOM, licenses with a reservation and a typed GPU count, torchrun on whole nodes with
+--mem=0, a dependency on an array task, a quoted --export value and a lower-case memory
+unit; PBS Pro's two-shape select with ompthreads, -J with a step and a list of afterany
+ids, -v with a bare name beside -V, place=scatter:excl, -W sandbox; Torque's -t with a
+throttle, gpus= with -l feature=, comma-joined -l lists with naccesspolicy and -W x=QOS;
+LSF's quoted `name[1-100]%10`, done() && ended(name), rusage duration, -gpu with -M 16GB,
+-c/-We/-b, -env "all, ...", -m host lists with -x and -oo; flux's bundled -N2 -n8 -c4 -g1,
+--time-limit=2h with a bank and --env, a dependency with --exclusive, `# flux:` lines with
+values after a space, --begin-time with -o cpu-affinity; Grid Engine's -hold_jid lists,
+h_rt with s_rt, -P and -A, $JOB_ID/$TASK_ID paths with -t and -tc, -l gpu=1 with
+all.q@host and -binding, -v lists beside -V, CRLF with mem_free, -ar and -r y. Each is
+parsed, its needs read, translated into every dialect (its own too) and read back; the key
+values are what each scheduler's documentation says."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from diamond_jupyter.dialects.translate import get_script_dialect, request_totals, translate
+from diamond_jupyter.dialects.translate import (
+    get_script_dialect,
+    request_totals,
+    translate,
+)
 from diamond_jupyter.model import BadInput
-from tests.scripts_unseen_check import check_translation
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    check_translation,
+    read_fixture,
+    sweep_tests,
+)
 
+HERE = Path(__file__).parent / "fixtures" / "scripts_unseen6"
+G = 1024  # MB in a GB
+
+# As in test_scripts_unseen5: whole-job totals (every one checked, None when left out),
+# walltime seconds, array, deps, the options kept as unknown directives (in order), JobSpec
+# fields; `needs_gpus`/`needs_mem` per node (needs_of); `per_cpu` the spec's memory per CPU;
+# `node_mem` the spec's memory per node; `notes` words a parse note must hold; `ignored`
+# how many directives the reader noted as ignored (sbatch stops at the first command).
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    # unique prefixes of long options (sbatch's getopt_long takes them)
+    "slurm/abbreviated_unique_prefixes.sbatch": dict(
+        nodes=2, tasks=8, cpus=64, walltime=7200, name="abbrev", queue="batch",
+        account="proj7", mail_events=["fail"]),
+    # 0-999 in steps of 4, at most 25 at once; --mem-per-cpu=3G x 2 CPUs
+    "slurm/array_step_throttle_tasks_mail.sbatch": dict(
+        tasks=1, cpus=2, memory_mb=2 * 3 * G, per_cpu=3 * G, walltime=1200,
+        array="0-999:4%25", name="fastqc", stdout="logs/%x_%A_%a.out",
+        stderr="logs/%x_%A_%a.err", mail_events=["end", "fail", "array_tasks"]),
+    # a dependency on one task of an array (4711_7) has no neutral form: kept whole; -t 15
+    # is 15 minutes
+    "slurm/array_task_dependency_kill.sbatch": dict(
+        tasks=1, cpus=1, walltime=900, name="merge",
+        unknown=["--dependency", "--kill-on-invalid-dep"]),
+    # a BOM, CRLF, a tab after #SBATCH and comments after the values
+    "slurm/crlf_bom_tab_comments.sbatch": dict(
+        tasks=8, cpus=8, memory_mb=8 * 2000, per_cpu=2000, walltime=5400, name="win-edit",
+        queue="short"),
+    # --time=1-12 is a day and 12 hours
+    "slurm/deadline_time_min_priority.sbatch": dict(
+        tasks=16, cpus=16, walltime=36 * 3600, name="flex-window", queue="long",
+        unknown=["--time-min", "--deadline", "--priority"]),
+    # --mem=64g: a lower-case unit; --time=0-06 is 6 hours; a quoted value in --export
+    "slurm/export_quoted_value_lower_mem.sbatch": dict(
+        tasks=32, cpus=32, memory_mb=64 * G, needs_mem=64 * G, walltime=6 * 3600,
+        name="lammps melt", working_directory="/scratch/bob/melt", export_all=True,
+        variables={"RUN_LABEL": "melt 1500K", "NSTEPS": "200000"}),
+    # only the first component maps; the GPU component is kept as written
+    "slurm/hetjob_cpu_then_gpu.sbatch": dict(
+        nodes=4, tasks=256, cpus=256, walltime=7200, name="insitu-viz", queue="cpu",
+        account="viz42",
+        unknown=["hetjob", "--partition", "--nodes", "--gpus-per-node", "--ntasks-per-node"],
+        notes=["heterogeneous job"]),
+    "slurm/licenses_reservation_qos_gpu_type.sbatch": dict(
+        nodes=1, tasks=32, cpus=32, gpus=2, needs_gpus=2, gpu_type="a100", walltime=8 * 3600,
+        name="ansys-fluent", qos="high", reservation="cfd_course", unknown=["--licenses"]),
+    # the heredoc's `#SBATCH --nodes=16` comes after the first command: sbatch ignores it
+    "slurm/multi_prog_heredoc.sbatch": dict(
+        nodes=2, tasks=64, cpus=64, walltime=3 * 3600, name="coupled-mp", queue="standard",
+        account="climate01", ignored=1, notes=["after the first command"]),
+    "slurm/nice_begin_comment.sbatch": dict(
+        tasks=1, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=2700, name="prep-stage1",
+        comment="preprocessing, stage 1 of 3", mail_events=["begin", "end"],
+        mail_user="alice@uni.example", unknown=["--begin", "--nice"]),
+    "slurm/signal_trap_requeue.sbatch": dict(
+        nodes=1, tasks=128, cpus=128, walltime=86400, name="cp2k-md", stdout="cp2k-%j.log",
+        requeue=True, output_mode="append", unknown=["--signal"]),
+    "slurm/threads_per_core_tmp_mincpus.sbatch": dict(
+        nodes=1, tasks=16, cpus=16, memory_mb=64 * G, needs_mem=64 * G, walltime=2 * 86400,
+        name="orca-opt", unknown=["--mincpus", "--threads-per-core", "--tmp"]),
+    # --mem=0: all of each node's memory (no count); 8 GPUs on each of 4 nodes
+    "slurm/torchrun_exclusive_mem0.sbatch": dict(
+        nodes=4, tasks=4, cpus=4 * 96, gpus=32, needs_gpus=8, node_mem=0, walltime=48 * 3600,
+        exclusive=True, name="llm-pretrain", queue="gpu", stdout="%x-%j.out"),
+    # `cpu&milan`: both features
+    "slurm/vasp_mem_per_cpu_constraint_and.sbatch": dict(
+        nodes=4, tasks=512, cpus=512, memory_mb=512 * 1900, per_cpu=1900, walltime=86400,
+        name="vasp_relax", account="chem-vasp", qos="regular", features=["cpu", "milan"]),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    "pbs/pro_array_step_depend_list.pbs": dict(
+        nodes=1, tasks=1, cpus=2, memory_mb=4 * G, needs_mem=4 * G, walltime=1800,
+        array="1-100:2", deps=[("afterany", ["1234.pbs01", "1235.pbs01"])],
+        name="post_array", stdout="logs/"),
+    # -m abe: abort, begin, end; -W sandbox has no neutral form
+    "pbs/pro_gaussian_mail_rerun.pbs": dict(
+        nodes=1, tasks=1, cpus=48, memory_mb=180 * G, needs_mem=180 * G, walltime=72 * 3600,
+        name="g16_freq", mail_events=["fail", "begin", "end"],
+        mail_user="chem.user@inst.example", requeue=False, unknown=["-W"]),
+    # two chunk shapes as one superset shape (pbs_script._chunks), noted
+    "pbs/pro_multichunk_ompthreads_head.pbs": dict(
+        nodes=3, tasks=48, cpus=192, walltime=6 * 3600, name="wrf_hybrid", queue="main",
+        account="UCLM0042", unknown=["-l select:ompthreads"], notes=["(2 chunks)"]),
+    "pbs/pro_place_scatter_excl_mem.pbs": dict(
+        nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
+        walltime=48 * 3600, exclusive=True, name="lammps_big", queue="regular",
+        account="mat-sci", requeue=False, unknown=["-l place:scatter"]),
+    # -v with values and a bare name (passed from qsub's environment), -V the whole one
+    "pbs/pro_v_list_and_V.pbs": dict(
+        nodes=1, tasks=1, cpus=8, memory_mb=16 * G, needs_mem=16 * G, walltime=7200,
+        name="envpass", export_all=True,
+        variables={"INPUT": "case7.dat", "NTHREADS": "8"}, passed=["SCRATCH"]),
+    # one -l holding nodes, pmem and walltime (in seconds); Moab's naccesspolicy=singlejob
+    # is the node to itself
+    "pbs/torque_comma_joined_qos.pbs": dict(
+        nodes=1, tasks=20, cpus=20, memory_mb=20 * 4 * G, per_cpu=4 * G, walltime=3600,
+        exclusive=True, name="comma_joined", account="lab_account", unknown=["-W"]),
+    "pbs/torque_crlf_bom_tab.pbs": dict(
+        nodes=1, tasks=12, cpus=12, memory_mb=12 * 2 * G, per_cpu=2 * G, walltime=4 * 3600,
+        name="crlf_job", queue="batch"),
+    # gpus=2 per node; Moab's -l feature= is kept
+    "pbs/torque_t_throttle_gpus_feature.pbs": dict(
+        nodes=2, tasks=16, cpus=16, gpus=4, needs_gpus=2, walltime=12 * 3600,
+        array="1-10%2", name="amber_array", queue="gpu", mail_events=["fail", "end"],
+        mail_user="md@lab.example", unknown=["-l"]),
+    # ---------------------------------------------------------------- LSF
+    # %J is the job id, %I the array index; -W 1:30 is H:M
+    "lsf/array_throttle_quoted_name.lsf": dict(
+        tasks=1, cpus=1, walltime=5400, array="1-100%10", name="sweep", queue="normal",
+        stdout="out.%j.%a", stderr="err.%j.%a"),
+    # -c (CPU time), -We (estimate) and -b (begin) kept; -N mails at the end
+    "lsf/cpu_limit_estimate_begin.lsf": dict(
+        tasks=4, cpus=4, walltime=4 * 3600, name="nightly", mail_events=["end"],
+        mail_user="ops@site.example", unknown=["-c", "-We", "-b"]),
+    # ended(NAME) names a job: no job id to translate, the whole condition kept
+    "lsf/depend_done_and_ended_name.lsf": dict(
+        tasks=2, cpus=2, walltime=1800, name="combine", unknown=["-w"]),
+    "lsf/exclusive_ptile_hosts_list.lsf": dict(
+        nodes=2, tasks=80, cpus=80, walltime=7200, exclusive=True, name="cfd_scaling",
+        stdout="cfd.%j.out", output_mode="truncate", unknown=["-m"]),
+    # -gpu num= is per host (2 hosts of 2 slots); -M 16GB is per process
+    "lsf/gpu_exclusive_process_M_units.lsf": dict(
+        nodes=2, tasks=4, cpus=4, gpus=4, needs_gpus=2, memory_mb=4 * 16 * G, per_cpu=16 * G,
+        walltime=12 * 3600, name="pytorch_ddp", queue="gpu", account="ml_team",
+        unknown=["-gpu mode"], notes=["-M 16GB"]),
+    # rusage[mem] is per slot: 2GB x 16
+    "lsf/orca_env_span_rusage_gb.lsf": dict(
+        nodes=1, tasks=16, cpus=16, memory_mb=16 * 2 * G, per_cpu=2 * G, walltime=48 * 3600,
+        name="orca_tddft", queue="long", account="chem", stdout="orca.%j.log",
+        export_all=True, variables={"OMP_NUM_THREADS": "1"}),
+    # rusage mem without a unit: MB; its duration= is kept
+    "lsf/rusage_duration_span_hosts.lsf": dict(
+        nodes=1, tasks=8, cpus=8, memory_mb=8 * 4000, per_cpu=4000, walltime=6 * 3600,
+        name="star_align", queue="long", stdout="star.%j.out", unknown=["-R rusage"]),
+    # ---------------------------------------------------------------- Flux
+    "flux/begin_time_setopt_affinity.flux": dict(
+        tasks=4, cpus=32, walltime=3600, unknown=["--begin-time", "--setopt"]),
+    # -N2 -n8 -c4 -g1: 8 slots of 4 cores and 1 GPU on 2 nodes
+    "flux/bundled_short_gpu_time.flux": dict(
+        nodes=2, tasks=8, cpus=32, gpus=8, needs_gpus=4, walltime=1800, name="gpu-short",
+        queue="pbatch", unknown=["--urgency"]),
+    # -N 1 without -n: one slot on a whole node
+    "flux/dependency_afterok_queue_exclusive.flux": dict(
+        nodes=1, tasks=1, cpus=1, walltime=600, exclusive=True, queue="pdebug",
+        deps=[("afterok", ["fA7m2Pq9xUb"])]),
+    # values after a space, `# flux:` with a blank
+    "flux/space_prefix_long_values.flux": dict(
+        nodes=2, tasks=32, cpus=64, walltime=5400, name="lammps_space"),
+    "flux/time_limit_hours_bank_env.flux": dict(
+        nodes=4, tasks=16, cpus=192, walltime=7200, name="cp2k-flux", account="chemlab",
+        stdout="cp2k.%j.out", variables={"OMP_NUM_THREADS": "12"}),
+    # ---------------------------------------------------------------- Grid Engine
+    # $JOB_NAME/$JOB_ID/$TASK_ID in the paths; -tc is the array's running limit
+    "sge/array_step_tc_task_paths.sge": dict(
+        memory_mb=4 * G, per_cpu=4 * G, walltime=7200, array="1-100:10%5",
+        name="blast_chunks", stdout="logs/%x.%j.%a.out", stderr="logs/%x.%j.%a.err"),
+    # h_vmem per slot (4G x 8); mem_free (a load value to schedule by) kept
+    "sge/crlf_mem_free_threaded.sge": dict(
+        nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=8 * 3600,
+        name="crlf_threads", unknown=["-l mem_free"]),
+    "sge/gpu_queue_host_binding.sge": dict(
+        nodes=1, cpus=4, gpus=1, needs_gpus=1, walltime=12 * 3600, name="gmx_gpu",
+        queue="all.q", unknown=["-binding"], notes=["node12"]),
+    # -hold_jid with a wildcard names jobs: kept
+    "sge/hold_wildcard_ar_rerun_mail.sge": dict(
+        walltime=1800, name="collect", reservation="42", requeue=True,
+        mail_events=["begin", "end", "fail"], mail_user="lab@uni.example",
+        unknown=["-hold_jid"]),
+    # -hold_jid by job names: kept; s_rt (the soft limit's warning) and -P kept
+    "sge/pe_mpi_hold_list_soft_rt.sge": dict(
+        tasks=32, cpus=32, walltime=3600, name="mpi_after_prep", account="grant42",
+        unknown=["-hold_jid", "-l s_rt", "-P"]),
+    "sge/v_list_V_cwd.sge": dict(
+        nodes=1, cpus=8, walltime=3 * 3600, name="envjob", export_all=True,
+        variables={"OMP_NUM_THREADS": "8", "INPUT": "data.txt"}),
+}
+
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
+           "comment", "mail_events", "mail_user", "working_directory", "output_mode")
+
+
+def _source(rel: str) -> tuple[str, str]:
+    return read_fixture(HERE, rel)
+
+
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT)
+
+
+# ---------------------------------------------------------------- faults found
 
 @pytest.mark.parametrize(("lines", "per_chunk", "slot_mem"), [
     ("-n 32 --mem=64g", "select=32:ncpus=1:mpiprocs=1:mem=2gb", "rusage[mem=2GB]"),

@@ -325,3 +325,28 @@ def test_pbs_an_empty_job_id_in_a_dependency_is_kept_as_written(value: str) -> N
     assert f"#PBS -W depend={value}" in translate(text, "pbs", "pbs")[0].splitlines()
     warnings = translate(text, "slurm", "pbs")[1]
     assert any(w.startswith(f"dropped: #PBS -W depend={value}") for w in warnings), warnings
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("2:00/hostA", 7200),
+                                                ("120/Intel_Platinum", 7200)])
+def test_lsf_run_limit_of_a_host_is_kept_and_said(value: str, seconds: int) -> None:
+    """`-W 2:00/hostA` is a limit in hostA's time: LSF scales it by the CPU factor of the
+    host the job runs on. The reader took 2 hours and dropped the host without a word, so
+    the script's own LSF got a plain `-W 2:00` back (a different limit on a faster or
+    slower host). Now the host stays on the LSF round trip and every translation says the
+    limit is taken as written."""
+    text = f"#!/bin/bash\n#BSUB -n 1\n#BSUB -W {value}\n./a\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert spec.resources.walltime_s == seconds
+    own, warnings, _ = translate(text, "lsf", "lsf")
+    host = value.split("/")[1]
+    assert f"#BSUB -W 2:00/{host}" in own.splitlines()
+    for target in ("slurm", "pbs"):
+        warnings = translate(text, target, "lsf")[1]
+        assert any(w.startswith("approximated: line 3: -W") and f"{host}'s CPU factor" in w
+                   and "get the limit as written" in w for w in warnings), warnings
+    # a later -W without a host replaces it, as bsub keeps the last
+    later = translate(text.replace("./a", "#BSUB -W 30\n./a"), "lsf", "lsf")[0]
+    assert [x for x in later.splitlines() if x.startswith("#BSUB -W")] == ["#BSUB -W 0:30"]
+    with pytest.raises(BadInput, match=r"line 3: bad run limit '2:00/' .*host_model"):
+        get_script_dialect("lsf").parse_script("#!/bin/bash\n#BSUB -n 1\n#BSUB -W 2:00/\n./a\n")

@@ -254,9 +254,17 @@ class LsfScript:
                 spec.metadata["lsf_nnodes"] = True
         elif o == "-W":
             secs = parse_lsf_time(v)
-            if secs is None:
-                raise bad(item, "bad run limit", "[hours:]minutes, e.g. 24:00")
+            limit, slash, host = v.partition("/")
+            if secs is None or (slash and not host.strip()):
+                raise bad(item, "bad run limit", "[hours:]minutes[/host_name or /host_model], "
+                          "e.g. 24:00")
             r.walltime_s = secs
+            spec.metadata.pop("lsf_runlimit_host", None)  # bsub keeps the last -W
+            if slash:  # a limit in hostA's time: LSF scales it by the running host's CPU factor
+                spec.metadata["lsf_runlimit_host"] = host.strip()
+                note(spec, f"approximated: line {item.lineno}: -W {v} is {limit.strip()} on "
+                           f"{host.strip()}'s CPU factor (LSF scales it by the host the job "
+                           f"runs on); other schedulers get the limit as written")
         elif o == "-R":
             return self._resreq(spec, item, v)
         elif o == "-gpu":
@@ -482,7 +490,8 @@ class LsfScript:
         self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
-            add("-W", f"{mins // 60}:{mins % 60:02d}")
+            host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
+            add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
             if r.walltime_s % 60:
                 warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
         if r.distribution:

@@ -117,10 +117,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/pro_multichunk_gpu_head.pbs": dict(
         nodes=3, tasks=192, gpus=3, needs_gpus=1, walltime=6 * 3600, name="viz_plus_sim",
         unknown=["-P", "-k"], notes=["2 chunks"]),
+    # 16 + 16 + 4 processes: 36 tasks, at most 16 a node (exact since the sixth sweep)
     "pbs/torque_nodes_chunks_array_pct.pbs": dict(
-        nodes=3, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=8 * 3600,
-        array="1-5%2", name="tchunks", queue="batch", export_all=True,
-        notes=["2 chunks"]),
+        nodes=3, tasks=36, memory_mb=2 * G * 36, per_cpu=2 * G, walltime=8 * 3600,
+        array="1-5%2", name="tchunks", queue="batch", export_all=True),
     # exclusive_process is the GPUs' compute mode; k80 a node property
     "pbs/torque_feature_gpus_exclusive_process.pbs": dict(
         nodes=1, tasks=12, gpus=2, needs_gpus=2, memory_mb=48 * G, walltime=12 * 3600,

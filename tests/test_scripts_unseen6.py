@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from diamond_jupyter.dialects.translate import (
+    SCRIPT_DIALECTS,
     get_script_dialect,
     request_totals,
     translate,
@@ -350,3 +351,36 @@ def test_lsf_run_limit_of_a_host_is_kept_and_said(value: str, seconds: int) -> N
     assert [x for x in later.splitlines() if x.startswith("#BSUB -W")] == ["#BSUB -W 0:30"]
     with pytest.raises(BadInput, match=r"line 3: bad run limit '2:00/' .*host_model"):
         get_script_dialect("lsf").parse_script("#!/bin/bash\n#BSUB -n 1\n#BSUB -W 2:00/\n./a\n")
+
+
+@pytest.mark.parametrize(("lines", "select", "nodes"), [
+    ("-n 6 --ntasks-per-node=4 --mem=8G",
+     "select=1:ncpus=4:mpiprocs=4:mem=8gb+1:ncpus=2:mpiprocs=2:mem=8gb",
+     "nodes=1:ppn=4+1:ppn=2"),
+    ("-N 2 -n 5", "select=1:ncpus=3:mpiprocs=3+1:ncpus=2:mpiprocs=2", "nodes=1:ppn=3+1:ppn=2"),
+    ("-n 6 --ntasks-per-node=4 --gpus-per-node=2",
+     "select=1:ncpus=4:mpiprocs=4:ngpus=2+1:ncpus=2:mpiprocs=2:ngpus=2",
+     "nodes=1:ppn=4:gpus=2+1:ppn=2:gpus=2"),
+])
+def test_tasks_that_leave_a_node_part_filled_reach_pbs(lines: str, select: str,
+                                                       nodes: str) -> None:
+    """`-n 6 --ntasks-per-node=4` (Slurm places 4 + 2) had no PBS form: one chunk shape for
+    every node asked for 8 tasks, and the translation was refused; a PBS script's own
+    `nodes=2:ppn=16+1:ppn=4` was read as 3 nodes of 16 (48 tasks, not 36). Now full chunks
+    and one with the rest, read back as the same tasks."""
+    text = f"#!/bin/bash\n#SBATCH {lines}\nsrun ./a\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    script = translate(text, "pbs", "slurm")[0]
+    assert f"#PBS -l {select}" in script.splitlines()
+    back = get_script_dialect("pbs").parse_script(script)
+    assert request_totals(back) == request_totals(spec)
+    assert not back.metadata.get("parse_notes")  # exact: no superset note
+    torque = get_script_dialect("pbs").parse_script(f"#!/bin/bash\n#PBS -l {nodes}\n./a\n")
+    assert request_totals(torque) == request_totals(spec) | {"memory_mb": None}  # no mem
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "slurm", target)
+    # chunks that differ otherwise stay one superset shape, said so
+    odd = get_script_dialect("pbs").parse_script(
+        "#!/bin/bash\n#PBS -l select=1:ncpus=4:mpiprocs=4:mem=8gb+1:ncpus=2:mpiprocs=2\n./a\n")
+    assert request_totals(odd)["tasks"] == 8
+    assert any("(2 chunks)" in n for n in odd.metadata["parse_notes"])

@@ -204,6 +204,7 @@ class PbsScript:
         counts, GPUs, memory, properties, kept chunk resources) no longer counts."""
         r = spec.resources
         r.nodes = r.tasks_per_node = r.cpus_per_task = r.gpus_per_node = r.memory_mb = None
+        r.tasks = None  # a part-filled chunk list's task count (_part_filled)
         if key == "nodes":
             spec.constraints.features = []
         spec.unknown = [d for d in spec.unknown if not d.option.startswith(f"-l {key}:")]
@@ -409,6 +410,8 @@ class PbsScript:
         r.memory_mb = largest([o.resources.memory_mb for o in shapes])
         spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r)}
         hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
+        if len(shapes) > 1 and not hosts and self._part_filled(shapes, r):
+            return True  # exact: N tasks, at most M a node (sbatch -n N --ntasks-per-node=M)
         if len(shapes) > 1:
             note(spec, f"approximated: line {item.lineno}: {key}={val} ({len(shapes)} chunks) "
                        f"as {r.nodes} nodes of the largest chunk's size; other schedulers get "
@@ -418,6 +421,22 @@ class PbsScript:
         elif hosts:
             note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
                        f"the node themselves (named here: {hosts[0]})")
+        return True
+
+    @staticmethod
+    def _part_filled(shapes: list[JobSpec], r: Resources) -> bool:
+        """Chunks alike but for their tasks, the last host part-filled (`select=1:ncpus=4:
+        mpiprocs=4+1:ncpus=2:mpiprocs=2`, as Slurm places -n 6 --ntasks-per-node=4): the
+        job's tasks are their sum, at most the largest chunk's on a node (set on `r`)."""
+        res = [o.resources for o in shapes]
+        if any(x.tasks_per_node is None for x in res) or any(
+                len({getattr(x, a) for x in res}) > 1
+                for a in ("cpus_per_task", "memory_mb", "gpus_per_node", "gpu_type")):
+            return False
+        total = sum((x.nodes or 1) * (x.tasks_per_node or 1) for x in res)
+        if r.tasks_per_node is None or r.nodes != -(-total // r.tasks_per_node):
+            return False
+        r.tasks = total
         return True
 
     @staticmethod
@@ -602,6 +621,16 @@ class PbsScript:
             nodes = -(-r.tasks // tpn)
         elif not nodes and tpn:  # tasks per node alone: on one node (Slurm's default)
             nodes = 1
+        # tasks that leave the last node part-filled (Slurm's -n 6 --ntasks-per-node=4, or
+        # -N 2 -n 5: 4+2, 3+2 as Slurm places them): full chunks and one with the rest
+        rest = 0
+        if r.tasks and nodes and (tpn or r.tasks % nodes):
+            per = tpn or -(-r.tasks // nodes)
+            full, rest = divmod(r.tasks, per)
+            if rest and full + 1 == nodes:
+                tpn = per
+            else:
+                rest = 0
         cpt = r.cpus_per_task or 1
         gpn = r.gpus_per_node
         if gpn is None and r.gpus_per_task:
@@ -615,14 +644,24 @@ class PbsScript:
             if torque and r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
             return out
+        def gpus_for(tasks_here: int | None) -> int | None:  # a chunk's GPUs
+            if r.gpus_per_node is None and r.gpus_per_task and tasks_here:
+                return r.gpus_per_task * tasks_here
+            return gpn
+
         if torque:
             if nodes or tpn or gpn:
-                spec_ = f"nodes={nodes or 1}" + (f":ppn={tpn * cpt}" if tpn else "")
-                spec_ += f":gpus={gpn}" if gpn else ""
-                spec_ += "".join(f":{f}" for f in c.features)
-                spec_ += "".join(f":{d.option.split(':', 1)[1]}"
+                props = "".join(f":{f}" for f in c.features)
+                props += "".join(f":{d.option.split(':', 1)[1]}"
                                  + ("" if d.value is None else f"={d.value}")
                                  for d in extra["-l nodes:"])
+
+                def torque_chunk(count_: int, tasks_here: int | None) -> str:
+                    g = gpus_for(tasks_here)
+                    return (f"{count_}" + (f":ppn={tasks_here * cpt}" if tasks_here else "")
+                            + (f":gpus={g}" if g else "") + props)
+                spec_ = "nodes=" + torque_chunk((nodes or 1) - (1 if rest else 0), tpn)
+                spec_ += f"+{torque_chunk(1, rest)}" if rest else ""
                 out.append(spec_)
             elif r.tasks:
                 out.append(f"procs={r.tasks}")
@@ -640,7 +679,7 @@ class PbsScript:
             count, ncpus = 1, r.cpus_per_task  # a one-CPU job's memory: one chunk holds it
         if count is None:
             return out
-        chunk = f"select={count}" + (f":ncpus={ncpus}" if ncpus else "")
+        chunk = f"select={count - (1 if rest else 0)}" + (f":ncpus={ncpus}" if ncpus else "")
         chunk += f":mpiprocs={procs}" if procs else ""
         chunk += f":ngpus={gpn}" if gpn else ""
         mem = r.memory_mb
@@ -655,8 +694,15 @@ class PbsScript:
             warnings.append(f"approximated: memory per CPU {r.memory_per_cpu_mb}MB as {mem}MB "
                             "per chunk")
         chunk += f":mem={fmt_mem(mem, 'pbs')}" if mem else ""
-        chunk += "".join(f":{d.option.split(':', 1)[1]}" + (f"={d.value}" if d.value else "")
-                         for d in extra["-l select:"])
+        kept_res = "".join(f":{d.option.split(':', 1)[1]}" + (f"={d.value}" if d.value else "")
+                           for d in extra["-l select:"])
+        chunk += kept_res
+        if rest:  # the part-filled node: the rest of the tasks, the same per node otherwise
+            g = gpus_for(rest)
+            last_mem = r.memory_per_cpu_mb * rest * cpt if r.memory_mb is None \
+                and r.memory_per_cpu_mb else mem
+            chunk += (f"+1:ncpus={rest * cpt}:mpiprocs={rest}" + (f":ngpus={g}" if g else "")
+                      + (f":mem={fmt_mem(last_mem, 'pbs')}" if last_mem else "") + kept_res)
         if r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
                             "model resource)")

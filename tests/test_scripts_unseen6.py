@@ -384,3 +384,18 @@ def test_tasks_that_leave_a_node_part_filled_reach_pbs(lines: str, select: str,
         "#!/bin/bash\n#PBS -l select=1:ncpus=4:mpiprocs=4:mem=8gb+1:ncpus=2:mpiprocs=2\n./a\n")
     assert request_totals(odd)["tasks"] == 8
     assert any("(2 chunks)" in n for n in odd.metadata["parse_notes"])
+
+
+@pytest.mark.parametrize("line", ["#$ -l exclusive", "#$ -l h_rt=1:00:00,excl",
+                                  "#$ -l exclusive=TRUE"])
+def test_sge_exclusive_without_a_value_is_exclusive(line: str) -> None:
+    """A Grid Engine BOOL complex requested without a value is requested TRUE: `-l
+    exclusive` (or `excl` in a list) asks for the host to itself, as `exclusive=true` does.
+    It was kept as an unknown option, so Slurm, PBS, LSF and flux shared the node."""
+    text = f"#!/bin/bash\n#$ -pe smp 8\n{line}\n./a\n"
+    spec = get_script_dialect("sge").parse_script(text)
+    assert (spec.constraints.exclusive, spec.unknown) == (True, [])
+    assert "#SBATCH --exclusive" in translate(text, "slurm", "sge")[0].splitlines()
+    check_translation(text, "sge", "sge")
+    no = get_script_dialect("sge").parse_script(text.replace(line, "#$ -l exclusive=false"))
+    assert no.constraints.exclusive is False

@@ -282,7 +282,8 @@ class SgeScript:
             spec.metadata["sge_gpu"] = key
         elif key == "arch" and val in _ARCH:
             spec.constraints.architecture = _ARCH[val]
-        elif key in ("exclusive", "excl") and eq and val in _TRUE:
+        elif key in ("exclusive", "excl") and (not eq or val in _TRUE):
+            # a BOOL complex asked for without a value is asked for TRUE (complex(5))
             spec.constraints.exclusive = True
             spec.metadata["sge_exclusive"] = key
         else:

@@ -138,11 +138,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/torque_crlf_bom_tab.pbs": dict(
         nodes=1, tasks=12, cpus=12, memory_mb=12 * 2 * G, per_cpu=2 * G, walltime=4 * 3600,
         name="crlf_job", queue="batch"),
-    # gpus=2 per node; Moab's -l feature= is kept
+    # gpus=2 per node; Moab's -l feature=k80 is a node feature
     "pbs/torque_t_throttle_gpus_feature.pbs": dict(
         nodes=2, tasks=16, cpus=16, gpus=4, needs_gpus=2, walltime=12 * 3600,
         array="1-10%2", name="amber_array", queue="gpu", mail_events=["fail", "end"],
-        mail_user="md@lab.example", unknown=["-l"]),
+        mail_user="md@lab.example", features=["k80"]),
     # ---------------------------------------------------------------- LSF
     # %J is the job id, %I the array index; -W 1:30 is H:M
     "lsf/array_throttle_quoted_name.lsf": dict(
@@ -399,3 +399,27 @@ def test_sge_exclusive_without_a_value_is_exclusive(line: str) -> None:
     check_translation(text, "sge", "sge")
     no = get_script_dialect("sge").parse_script(text.replace(line, "#$ -l exclusive=false"))
     assert no.constraints.exclusive is False
+
+
+@pytest.mark.parametrize(("lines", "features", "kept"), [
+    ("#PBS -l nodes=2:ppn=8\n#PBS -l feature=k80", ["k80"], []),
+    ("#PBS -l feature=haswell\n#PBS -l nodes=1:ppn=4", ["haswell"], []),  # before nodes=
+    ("#PBS -l nodes=1:ppn=4:ib\n#PBS -l feature=ib", ["ib"], []),
+    ("#PBS -l nodes=1:ppn=4\n#PBS -l feature='a|b'", [], ["-l"]),  # a list: kept
+])
+def test_moab_feature_is_a_node_feature(lines: str, features: list[str],
+                                        kept: list[str]) -> None:
+    """Torque sites under Moab take `-l feature=k80` for a node feature, as a `nodes=`
+    property: it was kept as an unknown `-l`, so Slurm got no --constraint and placement
+    did not ask for the feature."""
+    from diamond_jupyter.needs import needs_of
+
+    text = f"#!/bin/bash\n{lines}\n./a\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert spec.constraints.features == features
+    assert [d.option for d in spec.unknown] == kept
+    if features:
+        assert f"#SBATCH --constraint={features[0]}" in translate(text, "slurm", "pbs")[0]
+        assert needs_of(spec).constraint == features[0]
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "pbs", target)

@@ -56,6 +56,7 @@ _FLAGS = "fhIVXxzn"
 TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
                     | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False)
 _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
+_FEATURE = re.compile(r"[A-Za-z][\w.\-]*")  # one node feature name (a list is kept)
 _MAIL = {"a": "fail", "b": "begin", "e": "end"}
 _MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe"}
 _SUB = ("-l select:", "-l place:", "-l nodes:")  # options folded back into the -l lists
@@ -124,6 +125,9 @@ class PbsScript:
                     ok = False
                 if not ok:
                     unknown(spec, self.name, item)
+        for f in spec.metadata.pop("pbs_moab_features", []):
+            if f not in spec.constraints.features:
+                spec.constraints.features.append(f)
         if limit is not None:
             self._array_limit(spec, limit)
         self._packed(spec)
@@ -310,6 +314,11 @@ class PbsScript:
                     unknown(spec, self.name, item, "-l place:" + part)
         elif key == "naccesspolicy" and val.lower() == "singlejob":
             spec.constraints.exclusive = True
+        elif key == "feature" and _FEATURE.fullmatch(val):
+            # Moab's `-l feature=k80` (Torque sites): a node feature, as a nodes= property;
+            # added once every line is read (a later -l nodes= replaces only its own)
+            spec.metadata.setdefault("pbs_moab_features", []).append(val)
+            spec.metadata.setdefault("pbs_flavor", "torque")
         else:
             return False
         return True

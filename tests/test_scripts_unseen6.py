@@ -423,3 +423,14 @@ def test_moab_feature_is_a_node_feature(lines: str, features: list[str],
         assert needs_of(spec).constraint == features[0]
     for target in SCRIPT_DIALECTS:
         check_translation(text, "pbs", target)
+
+
+@pytest.mark.parametrize("lines", ["#BSUB -N\n#BSUB -B", "#BSUB -B -N", "#BSUB -N -B -N"])
+def test_lsf_mail_flags_in_any_order_round_trip(lines: str) -> None:
+    """-B (mail at the start) and -N (at the end) are two flags: `-N` written before `-B`
+    was read as ['end', 'begin'] and came back from LSF's own translation as ['begin',
+    'end'] (a different job to every check), a repeated flag as the event twice."""
+    text = f"#!/bin/bash\n#BSUB -n 1\n{lines}\n./a\n"
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert spec.mail_events == ["begin", "end"]
+    check_translation(text, "lsf", "lsf")

@@ -298,8 +298,9 @@ class LsfScript:
             spec.hold = True
         elif o in ("-r", "-rn"):  # rerunnable / never rerun
             spec.requeue = o == "-r"
-        elif o in ("-B", "-N"):
-            spec.mail_events.append("begin" if o == "-B" else "end")
+        elif o in ("-B", "-N"):  # two flags, whatever their order: mail at begin, at end
+            got = {*spec.mail_events, "begin" if o == "-B" else "end"}
+            spec.mail_events = [e for e in ("begin", "end") if e in got]
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):

@@ -663,6 +663,7 @@ class _Recorder:
     ("sge", "-x", "j-x.dmd-abc123abc123"),
     ("sge", "2024-run", "j2024-run.dmd-abc123abc123"),
     ("pbs", "-x", "j-x.dmd-abc123abc123"),
+    ("pbs", "3d-sim", "j3d-sim.dmd-abc123abc123"),  # PBS: the first character a letter
     ("slurm", "a,b", None),  # no --name list: every job, told apart by the token
 ])
 async def test_a_lost_submit_is_looked_up_by_the_name_the_scheduler_holds(

@@ -26,6 +26,10 @@ def _site(scheduler: str) -> Site:
     ("sge", "2d-fit", "j2d-fit"),
     ("sge", "who@where?", "who_where_"),
     ("pbs", "-x", "j-x"),
+    ("pbs", "3d-sim", "j3d-sim"),  # qsub -N: the first character alphabetic
+    ("pbs", "_scratch", "j_scratch"),
+    ("pbs", ".hidden", "j.hidden"),
+    ("pbs", "run\tb", "run_b"),  # no white space (the engine makes blanks `_`, not tabs)
     ("lsf", "fit[3]", "fit_3_"),
 ])
 def test_a_name_the_scheduler_refuses_is_noted_with_the_name_it_gets(scheduler, name, held):
@@ -67,3 +71,23 @@ def test_submit_prints_the_name_change_and_stores_it_with_the_job(tmp_path, monk
     assert store.get_job("alpha:77").name == "my_first_job"
     warned = store.events_since(0, kinds=["job.warnings"], job_id="alpha:77")
     assert warned and note in warned[0].data["warnings"]
+
+
+@pytest.mark.parametrize("name,held", [
+    ("3d-sim", "j3d-sim"), ("_tmp", "j_tmp"), ("+v2", "j+v2"), ("-x", "j-x"),
+    ("pre proc", "pre_proc"), ("Émile", "jÉmile"), ("fit-2.run_b", "fit-2.run_b"),
+])
+def test_pbs_renders_the_name_qsub_takes_and_says_so(name, held):
+    """Torque's and PBS's qsub -N take printable characters without white space, the first
+    alphabetic: `#PBS -N 3d-sim` or a translated Slurm name `pre proc` was written as given
+    and refused at submission ("illegal -N value"). The rendered name is the one the
+    dialect's job_name gives (what a lookup by name asks for), the change reported."""
+    from diamond_jupyter.dialects.pbs_script import pbs_script
+
+    out = pbs_script.render_script(JobSpec(name=name, command="true"))
+    assert f"#PBS -N {held}" in out.script.splitlines()
+    assert pbs_script.job_name(name) == held
+    changed = [w for w in out.warnings if w.startswith("approximated: job name")]
+    assert changed == ([] if held == name else [
+        f"approximated: job name {name!r} as {held!r} (qsub takes a name without blanks "
+        "that starts with a letter)"])

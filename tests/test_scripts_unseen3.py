@@ -16,14 +16,18 @@ from typing import Any
 import pytest
 
 from diamond_jupyter.dialects.translate import (
-    SCRIPT_DIALECTS,
     get_script_dialect,
     request_totals,
     translate,
 )
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.test_scripts_unseen import TOTALS, _deps, _renamed, check_translation
+from tests.scripts_unseen_check import (
+    _renamed,
+    fixture_scripts,
+    read_fixture,
+    sweep_tests,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen3"
 G = 1024  # MB in a GB
@@ -205,67 +209,18 @@ EXPECTED: dict[str, dict[str, Any]] = {
         stderr="%x.%j.err", mail_events=["end", "fail"]),
 }
 
-SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+SCRIPTS = fixture_scripts(HERE)
 _FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "comment", "requeue",
            "mail_events", "mail_user", "working_directory")
 
 
 def _source(rel: str) -> tuple[str, str]:
-    return rel.split("/")[0], (HERE / rel).read_bytes().decode("utf-8")
+    return read_fixture(HERE, rel)
 
 
-def test_every_fixture_has_expectations() -> None:
-    assert len(SCRIPTS) >= 40
-    assert set(SCRIPTS) == set(EXPECTED)
-
-
-@pytest.mark.parametrize("rel", SCRIPTS)
-def test_parse_values(rel: str) -> None:  # noqa: C901 - one check per expectation
-    dialect, text = _source(rel)
-    spec = get_script_dialect(dialect).parse_script(text)
-    want = EXPECTED[rel]
-    totals = request_totals(spec)
-    for q in TOTALS:
-        if q in want:
-            assert totals[q] == want[q], (q, totals)
-    r = spec.resources
-    if "walltime" in want:
-        assert r.walltime_s == want["walltime"]
-    assert (spec.array.expression if spec.array else None) == want.get("array")
-    assert _deps(spec) == want.get("deps", [])
-    assert [d.option for d in spec.unknown] == want.get("unknown", [])
-    for key in _FIELDS:
-        if key in want:
-            assert getattr(spec, key) == want[key], key
-    for key in ("gpu_type", "gpu_bind", "distribution"):
-        if key in want:
-            assert getattr(r, key) == want[key], key
-    if "per_cpu" in want:
-        assert r.memory_per_cpu_mb == want["per_cpu"]
-    if "features" in want:
-        assert spec.constraints.features == want["features"]
-    assert spec.constraints.exclusive is want.get("exclusive", False)
-    if "architecture" in want:
-        assert spec.constraints.architecture == want["architecture"]
-    if "export_all" in want:
-        assert spec.environment.export_all is want["export_all"]
-    notes = spec.metadata.get("parse_notes", [])
-    assert len([n for n in notes if "ignored" in n]) == want.get("ignored", 0)
-    for words in want.get("notes", []):
-        assert any(words in n for n in notes), notes
-    needs = needs_of(spec)
-    assert needs.gpus == want.get("needs_gpus")  # per node
-    if "needs_mem" in want:  # per node
-        assert needs.memory_mb == want["needs_mem"]
-    if want.get("gpu_type"):
-        assert needs.gpu_type == want["gpu_type"]
-
-
-@pytest.mark.parametrize("rel", SCRIPTS)
-@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
-def test_translates_or_reports(rel: str, target: str) -> None:
-    source, text = _source(rel)
-    check_translation(text, source, target)
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=("array", "exclusive", "ignored",
+                                                        "needs_gpus"))
 
 
 # ---------------------------------------------------------------- Slurm: GPUs and tasks

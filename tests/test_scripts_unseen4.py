@@ -25,7 +25,13 @@ from diamond_jupyter.dialects.translate import (
 )
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.test_scripts_unseen import TOTALS, _deps, check_translation
+from tests.scripts_unseen_check import (
+    TOTALS,
+    check_translation,
+    fixture_scripts,
+    read_fixture,
+    sweep_tests,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen4"
 G = 1024  # MB in a GB
@@ -111,10 +117,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/pro_multichunk_gpu_head.pbs": dict(
         nodes=3, tasks=192, gpus=3, needs_gpus=1, walltime=6 * 3600, name="viz_plus_sim",
         unknown=["-P", "-k"], notes=["2 chunks"]),
+    # 16 + 16 + 4 processes: 36 tasks, at most 16 a node (exact since the sixth sweep)
     "pbs/torque_nodes_chunks_array_pct.pbs": dict(
-        nodes=3, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=8 * 3600,
-        array="1-5%2", name="tchunks", queue="batch", export_all=True,
-        notes=["2 chunks"]),
+        nodes=3, tasks=36, memory_mb=2 * G * 36, per_cpu=2 * G, walltime=8 * 3600,
+        array="1-5%2", name="tchunks", queue="batch", export_all=True),
     # exclusive_process is the GPUs' compute mode; k80 a node property
     "pbs/torque_feature_gpus_exclusive_process.pbs": dict(
         nodes=1, tasks=12, gpus=2, needs_gpus=2, memory_mb=48 * G, walltime=12 * 3600,
@@ -195,63 +201,17 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["-l h_data", "-l highp"]),
 }
 
-SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+SCRIPTS = fixture_scripts(HERE)
 _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
            "mail_events", "mail_user")
 
 
 def _source(rel: str) -> tuple[str, str]:
-    return rel.split("/")[0], (HERE / rel).read_bytes().decode("utf-8")
+    return read_fixture(HERE, rel)
 
 
-def test_every_fixture_has_expectations() -> None:
-    assert len(SCRIPTS) >= 40
-    assert set(SCRIPTS) == set(EXPECTED)
-
-
-@pytest.mark.parametrize("rel", SCRIPTS)
-def test_parse_values(rel: str) -> None:  # noqa: C901 - one check per expectation
-    dialect, text = _source(rel)
-    spec = get_script_dialect(dialect).parse_script(text)
-    want = EXPECTED[rel]
-    totals = request_totals(spec)
-    for q in TOTALS:
-        if q in want:
-            assert totals[q] == want[q], (q, totals)
-    r = spec.resources
-    if "walltime" in want:
-        assert r.walltime_s == want["walltime"]
-    assert (spec.array.expression if spec.array else None) == want.get("array")
-    assert _deps(spec) == want.get("deps", [])
-    assert [d.option for d in spec.unknown] == want.get("unknown", [])
-    for key in _FIELDS:
-        if key in want:
-            assert getattr(spec, key) == want[key], key
-    if "gpu_type" in want:
-        assert r.gpu_type == want["gpu_type"]
-    if "per_cpu" in want:
-        assert r.memory_per_cpu_mb == want["per_cpu"]
-    if "features" in want:
-        assert spec.constraints.features == want["features"]
-    assert spec.constraints.exclusive is want.get("exclusive", False)
-    if "export_all" in want:
-        assert spec.environment.export_all is want["export_all"]
-    notes = spec.metadata.get("parse_notes", [])
-    for words in want.get("notes", []):
-        assert any(words in n for n in notes), notes
-    needs = needs_of(spec)
-    assert needs.gpus == want.get("needs_gpus")  # per node
-    if "needs_mem" in want:  # per node
-        assert needs.memory_mb == want["needs_mem"]
-    if want.get("gpu_type"):
-        assert needs.gpu_type == want["gpu_type"]
-
-
-@pytest.mark.parametrize("rel", SCRIPTS)
-@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
-def test_translates_or_reports(rel: str, target: str) -> None:
-    source, text = _source(rel)
-    check_translation(text, source, target)
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=("array", "exclusive", "needs_gpus"))
 
 
 # ---------------------------------------------------------------- LSF

@@ -27,7 +27,13 @@ from diamond_jupyter.dialects.translate import (
     translate,
 )
 from diamond_jupyter.needs import needs_of
-from tests.test_scripts_unseen import TOTALS, _deps, check_translation
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    check_translation,
+    fixture_scripts,
+    read_fixture,
+    sweep_tests,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen5"
 G = 1024  # MB in a GB
@@ -185,65 +191,24 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/hard_limit_list_arch.sge": dict(
         nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=48 * 3600,
         name="limit_list", mail_events=["begin", "end", "fail"],
-        mail_user="hpc.user@inst.example", arch="x86_64", unknown=["-l s_rt"]),
+        mail_user="hpc.user@inst.example", architecture="x86_64", unknown=["-l s_rt"]),
 }
 
-SCRIPTS = sorted(str(p.relative_to(HERE)) for p in HERE.glob("*/*") if p.is_file())
+SCRIPTS = fixture_scripts(HERE)
 _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
            "mail_events", "mail_user", "working_directory")
 
 
 def _source(rel: str) -> tuple[str, str]:
-    return rel.split("/")[0], (HERE / rel).read_bytes().decode("utf-8")
+    return read_fixture(HERE, rel)
 
 
-def test_every_fixture_has_expectations() -> None:
-    assert len(SCRIPTS) >= 40
-    assert set(SCRIPTS) == set(EXPECTED)
+# every default checked but the count of ignored directives (the notes say which)
+_STRICT = tuple(k for k in ALL_STRICT if k != "ignored")
 
 
-@pytest.mark.parametrize("rel", SCRIPTS)
-def test_parse_values(rel: str) -> None:  # noqa: C901 - one check per expectation
-    dialect, text = _source(rel)
-    spec = get_script_dialect(dialect).parse_script(text)
-    want = EXPECTED[rel]
-    totals = request_totals(spec)
-    for q in TOTALS:
-        assert totals[q] == want.get(q), (q, totals)
-    r = spec.resources
-    assert r.walltime_s == want.get("walltime")
-    assert (spec.array.expression if spec.array else None) == want.get("array")
-    assert _deps(spec) == want.get("deps", [])
-    assert [d.option for d in spec.unknown] == want.get("unknown", [])
-    for key in _FIELDS:
-        if key in want:
-            assert getattr(spec, key) == want[key], key
-    assert r.gpu_type == want.get("gpu_type")
-    if "per_cpu" in want:
-        assert r.memory_per_cpu_mb == want["per_cpu"]
-    assert spec.constraints.features == want.get("features", [])
-    assert spec.constraints.exclusive is want.get("exclusive", False)
-    if "arch" in want:
-        assert spec.constraints.architecture == want["arch"]
-    if "export_all" in want:
-        assert spec.environment.export_all is want["export_all"]
-    if "variables" in want:
-        assert spec.environment.variables == want["variables"]
-    assert spec.environment.passed == want.get("passed", [])
-    notes = spec.metadata.get("parse_notes", [])
-    for words in want.get("notes", []):
-        assert any(words in n for n in notes), notes
-    needs = needs_of(spec)
-    assert needs.gpus == want.get("needs_gpus")  # per node
-    if "needs_mem" in want:  # per node
-        assert needs.memory_mb == want["needs_mem"]
-
-
-@pytest.mark.parametrize("rel", SCRIPTS)
-@pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
-def test_translates_or_reports(rel: str, target: str) -> None:
-    source, text = _source(rel)
-    check_translation(text, source, target)
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=_STRICT)
 
 
 # ---------------------------------------------------------------- faults found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -32,6 +32,7 @@ from .scripts_common import (
     placeholder_note,
     queue_names,
     quote,
+    read_array,
     tokenize,
     unknown,
     words,
@@ -253,9 +254,17 @@ class LsfScript:
                 spec.metadata["lsf_nnodes"] = True
         elif o == "-W":
             secs = parse_lsf_time(v)
-            if secs is None:
-                raise bad(item, "bad run limit", "[hours:]minutes, e.g. 24:00")
+            limit, slash, host = v.partition("/")
+            if secs is None or (slash and not host.strip()):
+                raise bad(item, "bad run limit", "[hours:]minutes[/host_name or /host_model], "
+                          "e.g. 24:00")
             r.walltime_s = secs
+            spec.metadata.pop("lsf_runlimit_host", None)  # bsub keeps the last -W
+            if slash:  # a limit in hostA's time: LSF scales it by the running host's CPU factor
+                spec.metadata["lsf_runlimit_host"] = host.strip()
+                note(spec, f"approximated: line {item.lineno}: -W {v} is {limit.strip()} on "
+                           f"{host.strip()}'s CPU factor (LSF scales it by the host the job "
+                           f"runs on); other schedulers get the limit as written")
         elif o == "-R":
             return self._resreq(spec, item, v)
         elif o == "-gpu":
@@ -276,7 +285,8 @@ class LsfScript:
             spec.name = name or None
             if arr:
                 expr = arr[1:].replace("]", "", 1)
-                spec.array = ArraySpec(expression=expr)
+                spec.array = read_array(item, expr, "NAME[X-Y[:STEP],...][%LIMIT] (X <= Y, "
+                                        "STEP and LIMIT > 0), e.g. sweep[1-100:2]%10")
         elif o in ("-o", "-oo", "-e", "-eo"):
             setattr(spec, "stdout" if o[1] == "o" else "stderr",
                     neutral_out_pattern(v, self.name))
@@ -288,8 +298,9 @@ class LsfScript:
             spec.hold = True
         elif o in ("-r", "-rn"):  # rerunnable / never rerun
             spec.requeue = o == "-r"
-        elif o in ("-B", "-N"):
-            spec.mail_events.append("begin" if o == "-B" else "end")
+        elif o in ("-B", "-N"):  # two flags, whatever their order: mail at begin, at end
+            got = {*spec.mail_events, "begin" if o == "-B" else "end"}
+            spec.mail_events = [e for e in ("begin", "end") if e in got]
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
@@ -440,6 +451,10 @@ class LsfScript:
         spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
         per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
             (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
+        if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
+            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
+            # as on one node, shared by its slots (rounded down: never a larger request)
+            spn, per_slot = tasks, max(1, r.memory_mb // tasks)
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
         if per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)
@@ -476,7 +491,8 @@ class LsfScript:
         self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
-            add("-W", f"{mins // 60}:{mins % 60:02d}")
+            host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
+            add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
             if r.walltime_s % 60:
                 warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
         if r.distribution:

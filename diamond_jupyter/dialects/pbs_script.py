@@ -38,6 +38,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_array,
     set_output_path,
     sh_quote,
     split_variables,
@@ -55,6 +56,7 @@ _FLAGS = "fhIVXxzn"
 TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
                     | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False)
 _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
+_FEATURE = re.compile(r"[A-Za-z][\w.\-]*")  # one node feature name (a list is kept)
 _MAIL = {"a": "fail", "b": "begin", "e": "end"}
 _MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe"}
 _SUB = ("-l select:", "-l place:", "-l nodes:")  # options folded back into the -l lists
@@ -109,7 +111,8 @@ class PbsScript:
         for lineno, raw, payload in header.directives:
             for item in _items(payload, lineno, raw):
                 if item.option == "-W" and (item.value or "").startswith("max_run_subjobs="):
-                    if not item.value.partition("=")[2].isdigit():
+                    n = item.value.partition("=")[2]
+                    if not n.isdigit() or int(n) == 0:
                         raise bad(item, "bad max_run_subjobs", "a positive integer")
                     limit = item
                     continue
@@ -122,6 +125,9 @@ class PbsScript:
                     ok = False
                 if not ok:
                     unknown(spec, self.name, item)
+        for f in spec.metadata.pop("pbs_moab_features", []):
+            if f not in spec.constraints.features:
+                spec.constraints.features.append(f)
         if limit is not None:
             self._array_limit(spec, limit)
         self._packed(spec)
@@ -159,7 +165,9 @@ class PbsScript:
                 return False
             spec.join_output = v != "n"
         elif o in ("-J", "-t"):
-            spec.array = ArraySpec(expression=v)
+            spec.array = read_array(item, v, "X-Y[:STEP][%LIMIT] (X < Y, STEP and LIMIT > "
+                                    "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "
+                                    "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
         elif o == "-W":
             return self._depend(spec, v)
@@ -187,6 +195,9 @@ class PbsScript:
         elif o == "-d":
             spec.working_directory = v
             spec.metadata["pbs_flavor"] = "torque"
+        elif o == "-n":  # Torque's qsub -n: the job's nodes are its alone (what we render)
+            spec.constraints.exclusive = True
+            spec.metadata.setdefault("pbs_flavor", "torque")
         else:
             return False
         return True
@@ -197,6 +208,7 @@ class PbsScript:
         counts, GPUs, memory, properties, kept chunk resources) no longer counts."""
         r = spec.resources
         r.nodes = r.tasks_per_node = r.cpus_per_task = r.gpus_per_node = r.memory_mb = None
+        r.tasks = None  # a part-filled chunk list's task count (_part_filled)
         if key == "nodes":
             spec.constraints.features = []
         spec.unknown = [d for d in spec.unknown if not d.option.startswith(f"-l {key}:")]
@@ -255,7 +267,8 @@ class PbsScript:
         deps = []
         for part in v[7:].split(","):
             kind, _, ids = part.partition(":")
-            if kind not in ("after", "afterok", "afternotok", "afterany") or not ids:
+            # an empty id (`afterok:12:`) is kept as written, for qsub to judge, as sbatch's
+            if kind not in ("after", "afterok", "afternotok", "afterany") or "" in ids.split(":"):
                 return False
             deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
         spec.dependencies += deps
@@ -301,6 +314,11 @@ class PbsScript:
                     unknown(spec, self.name, item, "-l place:" + part)
         elif key == "naccesspolicy" and val.lower() == "singlejob":
             spec.constraints.exclusive = True
+        elif key == "feature" and _FEATURE.fullmatch(val):
+            # Moab's `-l feature=k80` (Torque sites): a node feature, as a nodes= property;
+            # added once every line is read (a later -l nodes= replaces only its own)
+            spec.metadata.setdefault("pbs_moab_features", []).append(val)
+            spec.metadata.setdefault("pbs_flavor", "torque")
         else:
             return False
         return True
@@ -401,6 +419,8 @@ class PbsScript:
         r.memory_mb = largest([o.resources.memory_mb for o in shapes])
         spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r)}
         hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
+        if len(shapes) > 1 and not hosts and self._part_filled(shapes, r):
+            return True  # exact: N tasks, at most M a node (sbatch -n N --ntasks-per-node=M)
         if len(shapes) > 1:
             note(spec, f"approximated: line {item.lineno}: {key}={val} ({len(shapes)} chunks) "
                        f"as {r.nodes} nodes of the largest chunk's size; other schedulers get "
@@ -410,6 +430,22 @@ class PbsScript:
         elif hosts:
             note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
                        f"the node themselves (named here: {hosts[0]})")
+        return True
+
+    @staticmethod
+    def _part_filled(shapes: list[JobSpec], r: Resources) -> bool:
+        """Chunks alike but for their tasks, the last host part-filled (`select=1:ncpus=4:
+        mpiprocs=4+1:ncpus=2:mpiprocs=2`, as Slurm places -n 6 --ntasks-per-node=4): the
+        job's tasks are their sum, at most the largest chunk's on a node (set on `r`)."""
+        res = [o.resources for o in shapes]
+        if any(x.tasks_per_node is None for x in res) or any(
+                len({getattr(x, a) for x in res}) > 1
+                for a in ("cpus_per_task", "memory_mb", "gpus_per_node", "gpu_type")):
+            return False
+        total = sum((x.nodes or 1) * (x.tasks_per_node or 1) for x in res)
+        if r.tasks_per_node is None or r.nodes != -(-total // r.tasks_per_node):
+            return False
+        r.tasks = total
         return True
 
     @staticmethod
@@ -471,9 +507,13 @@ class PbsScript:
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:
-        """The name as the scheduler keeps it (the rendered `-N`): one starting with '-'
-        gets a 'j' first, or qsub would read it as an option."""
-        return "j" + name if name.startswith("-") else name
+        """The name as the scheduler keeps it (the rendered `-N`). qsub -N (Torque's and
+        PBS's manual) takes printable characters without white space, the first one
+        alphabetic: a blank becomes '_', a name starting otherwise (a digit, '_', '.', or
+        '-', which qsub would also read as an option) gets a 'j' first."""
+        fixed = re.sub(r"\s", "_", name)
+        first = fixed[:1]
+        return fixed if not fixed or (first.isascii() and first.isalpha()) else "j" + fixed
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
@@ -489,9 +529,9 @@ class PbsScript:
         extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
         if spec.name:
             name = self.job_name(spec.name)
-            if name != spec.name:  # qsub would read `-N -x` as an option
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub reads "
-                                "a name starting with '-' as an option)")
+            if name != spec.name:  # qsub refuses it, or reads `-N -x` as an option
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub takes "
+                                "a name without blanks that starts with a letter)")
             add("-N", name)
         if spec.queue:
             kept = spec.metadata.get("pbs_queue_server")
@@ -590,6 +630,16 @@ class PbsScript:
             nodes = -(-r.tasks // tpn)
         elif not nodes and tpn:  # tasks per node alone: on one node (Slurm's default)
             nodes = 1
+        # tasks that leave the last node part-filled (Slurm's -n 6 --ntasks-per-node=4, or
+        # -N 2 -n 5: 4+2, 3+2 as Slurm places them): full chunks and one with the rest
+        rest = 0
+        if r.tasks and nodes and (tpn or r.tasks % nodes):
+            per = tpn or -(-r.tasks // nodes)
+            full, rest = divmod(r.tasks, per)
+            if rest and full + 1 == nodes:
+                tpn = per
+            else:
+                rest = 0
         cpt = r.cpus_per_task or 1
         gpn = r.gpus_per_node
         if gpn is None and r.gpus_per_task:
@@ -603,14 +653,24 @@ class PbsScript:
             if torque and r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
             return out
+        def gpus_for(tasks_here: int | None) -> int | None:  # a chunk's GPUs
+            if r.gpus_per_node is None and r.gpus_per_task and tasks_here:
+                return r.gpus_per_task * tasks_here
+            return gpn
+
         if torque:
             if nodes or tpn or gpn:
-                spec_ = f"nodes={nodes or 1}" + (f":ppn={tpn * cpt}" if tpn else "")
-                spec_ += f":gpus={gpn}" if gpn else ""
-                spec_ += "".join(f":{f}" for f in c.features)
-                spec_ += "".join(f":{d.option.split(':', 1)[1]}"
+                props = "".join(f":{f}" for f in c.features)
+                props += "".join(f":{d.option.split(':', 1)[1]}"
                                  + ("" if d.value is None else f"={d.value}")
                                  for d in extra["-l nodes:"])
+
+                def torque_chunk(count_: int, tasks_here: int | None) -> str:
+                    g = gpus_for(tasks_here)
+                    return (f"{count_}" + (f":ppn={tasks_here * cpt}" if tasks_here else "")
+                            + (f":gpus={g}" if g else "") + props)
+                spec_ = "nodes=" + torque_chunk((nodes or 1) - (1 if rest else 0), tpn)
+                spec_ += f"+{torque_chunk(1, rest)}" if rest else ""
                 out.append(spec_)
             elif r.tasks:
                 out.append(f"procs={r.tasks}")
@@ -628,17 +688,30 @@ class PbsScript:
             count, ncpus = 1, r.cpus_per_task  # a one-CPU job's memory: one chunk holds it
         if count is None:
             return out
-        chunk = f"select={count}" + (f":ncpus={ncpus}" if ncpus else "")
+        chunk = f"select={count - (1 if rest else 0)}" + (f":ncpus={ncpus}" if ncpus else "")
         chunk += f":mpiprocs={procs}" if procs else ""
         chunk += f":ngpus={gpn}" if gpn else ""
         mem = r.memory_mb
+        if mem and not nodes and r.tasks and r.tasks > 1:
+            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
+            # as on one node, shared by its one-task chunks (rounded down: never more)
+            mem = max(1, r.memory_mb // r.tasks)
+            warnings.append(f"approximated: memory {r.memory_mb}MB per node as {mem}MB per "
+                            "chunk (one chunk per task: no node count)")
         if mem is None and r.memory_per_cpu_mb:
             mem = r.memory_per_cpu_mb * (ncpus or 1)
             warnings.append(f"approximated: memory per CPU {r.memory_per_cpu_mb}MB as {mem}MB "
                             "per chunk")
         chunk += f":mem={fmt_mem(mem, 'pbs')}" if mem else ""
-        chunk += "".join(f":{d.option.split(':', 1)[1]}" + (f"={d.value}" if d.value else "")
-                         for d in extra["-l select:"])
+        kept_res = "".join(f":{d.option.split(':', 1)[1]}" + (f"={d.value}" if d.value else "")
+                           for d in extra["-l select:"])
+        chunk += kept_res
+        if rest:  # the part-filled node: the rest of the tasks, the same per node otherwise
+            g = gpus_for(rest)
+            last_mem = r.memory_per_cpu_mb * rest * cpt if r.memory_mb is None \
+                and r.memory_per_cpu_mb else mem
+            chunk += (f"+1:ncpus={rest * cpt}:mpiprocs={rest}" + (f":ngpus={g}" if g else "")
+                      + (f":mem={fmt_mem(last_mem, 'pbs')}" if last_mem else "") + kept_res)
         if r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
                             "model resource)")

@@ -8,7 +8,16 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..model import BadInput, Dependency, Directive, JobSpec, check_dependency_kinds, check_spec
+from ..model import (
+    ArraySpec,
+    BadInput,
+    Dependency,
+    Directive,
+    JobSpec,
+    check_array,
+    check_dependency_kinds,
+    check_spec,
+)
 
 # Values that are clearly template placeholders rather than real settings; %NAME% has two
 # characters at least and does not end in `_` (Slurm's %A_%a and %x_%j are file patterns).
@@ -229,6 +238,18 @@ def bad(item: Item, what: str, accepted: str) -> BadInput:
     return BadInput(
         f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected {accepted}"
     )
+
+
+def read_array(item: Item, expression: str, accepted: str) -> ArraySpec:
+    """The job array `item` asks for, `expression` in the neutral (Slurm) syntax. One that
+    no scheduler runs (a step or a limit of 0, a range that runs backwards: 1-10:0, 5-1,
+    %0) is bad input naming the line and the form its scheduler takes (it was read, and
+    every translation failed without naming the line, its own dialect's too)."""
+    try:
+        check_array(expression)
+    except BadInput:
+        raise bad(item, "bad job array", accepted) from None
+    return ArraySpec(expression=expression)
 
 
 def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:

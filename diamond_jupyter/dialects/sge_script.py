@@ -39,6 +39,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_array,
     set_output_path,
     split_variables,
     tokenize,
@@ -191,9 +192,9 @@ class SgeScript:
             m = _ARRAY.match(v)
             if not m:
                 raise bad(item, "bad task range", "n[-m[:s]], e.g. 1-100:2")
-            spec.array = ArraySpec(expression=v)
+            spec.array = read_array(item, v, "n[-m[:s]] (n <= m, s > 0), e.g. 1-100:2")
         elif o == "-tc":
-            if not v.isdigit():
+            if not v.isdigit() or int(v) == 0:
                 raise bad(item, "bad -tc value", "a positive integer")
             state["tc"] = v
         elif o in ("-hold_jid", "-hold_jid_ad"):
@@ -281,7 +282,8 @@ class SgeScript:
             spec.metadata["sge_gpu"] = key
         elif key == "arch" and val in _ARCH:
             spec.constraints.architecture = _ARCH[val]
-        elif key in ("exclusive", "excl") and eq and val in _TRUE:
+        elif key in ("exclusive", "excl") and (not eq or val in _TRUE):
+            # a BOOL complex asked for without a value is asked for TRUE (complex(5))
             spec.constraints.exclusive = True
             spec.metadata["sge_exclusive"] = key
         else:

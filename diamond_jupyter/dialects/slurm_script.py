@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from ..model import (
     GPUS_PER_JOB,
     PER_GPU,
-    ArraySpec,
     BadInput,
     Dependency,
     Directive,
@@ -43,6 +42,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_array,
     sh_quote,
     split_variables,
     to_int,
@@ -355,7 +355,8 @@ class SlurmScript:
         elif key == "chdir":
             spec.working_directory = v
         elif key == "array":
-            spec.array = ArraySpec(expression=v or "")
+            spec.array = read_array(item, v or "", "indexes and ranges X-Y[:STEP] (X <= Y, "
+                                    "STEP > 0), comma separated, then %LIMIT > 0, e.g. 0-99:2%10")
         elif key == "hold":
             spec.hold = True
         elif key in ("requeue", "no-requeue"):

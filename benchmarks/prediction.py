@@ -80,7 +80,8 @@ WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
-          "learned", "prior", "by_request", "survivors")
+          "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
+          "cohort_half")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -211,13 +212,18 @@ def predict(snap, samples, now, models: tuple[str, ...] = MODELS
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))
         out[name] = {n: (s, max(bound.get(n, s), s)) for n, s in starts.items()}
-    if "survivors" in models:  # the running jobs counted in their classes' ratios
-        cal_s = SiteCalibration(samples)
+    for model, tail, cohort in (("survivors", "request", None),
+                                ("survivors_half", "halfway", None),
+                                ("cohort", "request", WINDOW_S),
+                                ("cohort_half", "halfway", WINDOW_S)):
+        if model not in models:  # the running jobs counted in their classes' ratios
+            continue
+        cal_s = SiteCalibration(samples, tail=tail, cohort_s=cohort)
         med_s, mean_s, up_s = (ratio_fn(cal_s, w) for w in ("median", "mean", "upper"))
         if med_s and mean_s and up_s:
             bound_s = queue_starts(*recalibrated(st, queue, up_s))
             starts = queue_starts(*recalibrated(st, queue, med_s, mean_s))
-            out["survivors"] = {n: (s, max(bound_s.get(n, s), s)) for n, s in starts.items()}
+            out[model] = {n: (s, max(bound_s.get(n, s), s)) for n, s in starts.items()}
     return out
 
 
@@ -347,8 +353,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             preds["sim_bound"] = preds["engine"]
             waits = recent_waits(log, t)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
-            if "survivors" in preds:
-                preds["survivors"] = with_wait_bound(preds["survivors"], snap, waits)
+            for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
+                if model in preds:
+                    preds[model] = with_wait_bound(preds[model], snap, waits)
         for m, p in preds.items():
             if m not in pairs:
                 continue

@@ -132,7 +132,8 @@ def running_sample(j: JobStatus, now: datetime) -> RunSample | None:
                      aware(now).timestamp(), running=True)
 
 
-def with_survivors(ended: list[float], running: list[float]) -> list[float]:
+def with_survivors(ended: list[float], running: list[float], tail: str = "request"
+                   ) -> list[float]:
     """A class's runtime/request ratios with its running jobs counted, each as a ratio
     drawn from what the jobs that ran longer than it has did.
 
@@ -178,13 +179,29 @@ def with_survivors(ended: list[float], running: list[float]) -> list[float]:
                 break
             s_c = s
         q = (0.5 + k * GOLDEN) % 1.0
-        value = 1.0  # past every finished job that ran longer: the request
+        # past every finished job that ran longer: the request ("request"), or halfway
+        # to it from what the job has run ("halfway", as `Ratio.end_share` takes an outlier)
+        value = 1.0 if tail == "request" else (1.0 + c) / 2
         for r, s in curve:
             if r > c and s <= (1 - q) * s_c:
                 value = r
                 break
         drawn.append(value)
     return list(ended) + drawn
+
+
+def started_within(samples: list, window_s: float) -> list:
+    """The samples of jobs that started in the `window_s` before the newest sample's time:
+    finished ones (an event) and running ones (censored). Jobs that ended in a window are
+    its ended jobs of every length alike only while a site runs as it has for long; those
+    running at a moment are its long ones, so running jobs counted beside every job that
+    ended would count the long ones twice. Of the jobs that started in the window, each
+    length is counted once: ended if it has, running if not."""
+    if not samples:
+        return samples
+    newest = max(s.ended_at for s in samples)
+    return [s for s in samples
+            if not isinstance(s, RunSample) or s.ended_at - s.runtime_s >= newest - window_s]
 
 
 def run_sample(j: JobStatus) -> RunSample | None:
@@ -359,11 +376,19 @@ class SiteCalibration:
     def __init__(self, samples: Iterable[RunSample | WaitSample],
                  wait: Iterable[WaitSample] = (),
                  queued: dict[str, QueueWait] | None = None,
-                 own: Iterable[PredictionSample] = (), by_request: bool = False) -> None:
+                 own: Iterable[PredictionSample] = (), by_request: bool = False,
+                 tail: str = "request", cohort_s: float | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
+        samples, waits, owns = list(samples), list(wait), list(own)
+        self._made = (samples, waits, owns, tail)  # for `with_running`
+        if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
+            cohort = started_within(samples, cohort_s)
+            # too few jobs started in the window to say anything: the ended ones, as before
+            samples = cohort if sum(isinstance(s, RunSample) and not s.running
+                                    for s in cohort) >= MIN_SAMPLES else \
+                [s for s in samples if not getattr(s, "running", False)]
         self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
-        self.own: OwnError | None = own_error(own)  # the user's jobs here, vs the model
-        waits = list(wait)
+        self.own: OwnError | None = own_error(owns)  # the user's jobs here, vs the model
         self.wait: SiteCalibration | None = SiteCalibration(waits) if waits else None
         by_key: dict[tuple[str, ...], list[RunSample]] = {}
         running: dict[tuple[str, ...], list[float]] = {}
@@ -386,7 +411,20 @@ class SiteCalibration:
                 recent = recent[regime_start([s.ratio for s in recent]):]
                 name = "*" if key == ("*", "*") else "/".join(key)
                 self._ratios[key] = _ratio(
-                    with_survivors([s.ratio for s in recent], running.get(key, [])), name)
+                    with_survivors([s.ratio for s in recent], running.get(key, []), tail),
+                    name)
+
+    def with_running(self, running: Iterable[RunSample], cohort_s: float | None = None
+                     ) -> SiteCalibration:
+        """This calibration with the jobs a queue view shows running counted in their
+        classes (`with_survivors`); `cohort_s`: of the jobs that started that long before
+        the newest sample only (`started_within`)."""
+        extra = [s for s in running if s.running]
+        if not extra:
+            return self
+        samples, wait, own, tail = self._made
+        return SiteCalibration([*samples, *extra], wait=wait, queued=self.queued, own=own,
+                               by_request=self.by_request, tail=tail, cohort_s=cohort_s)
 
     @property
     def samples(self) -> int:

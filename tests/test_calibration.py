@@ -20,6 +20,7 @@ from diamond_jupyter.calibration import (
     run_sample,
     running_sample,
     size_class,
+    started_within,
     with_survivors,
 )
 from diamond_jupyter.model import JobState, JobStatus
@@ -464,3 +465,39 @@ def test_a_running_sample_is_what_a_view_shows_of_a_running_job():
     assert s.ratio == pytest.approx((300 - CLOCK_SLACK_S) / 3600)
     assert running_sample(j.model_copy(update={"state": JobState.PENDING}), now) is None
     assert running_sample(j.model_copy(update={"walltime_s": None}), now) is None
+
+
+def test_with_running_jobs_the_history_is_of_the_jobs_that_started_in_the_window():
+    """Ended jobs are every length alike only in a steady state; beside the running jobs
+    (the long ones) each job counts once when the history is of those that started in the
+    window: a job that started before it and ended in it is left out."""
+    now = 100_000.0
+    early = RunSample("p", 4, 1000.0, 900.0, now - 100)  # started 1,000 s ago
+    late = RunSample("p", 4, 1000.0, 50.0, now - 10)  # started 60 s ago
+    running_old = RunSample("p", 4, 1000.0, 700.0, now, running=True)
+    running_new = RunSample("p", 4, 1000.0, 100.0, now, running=True)
+    kept = started_within([early, late, running_old, running_new], 500.0)
+    assert kept == [late, running_new]
+
+
+def test_a_fresh_sites_short_history_is_corrected_by_its_long_running_jobs():
+    """A site whose background started together: five short jobs ended, five long ones
+    still run. The ended jobs alone say 0.05 of the request; counted with the running
+    ones (all started in the window), the class's median is past the short ones."""
+    now = 10_000.0
+    ended = [RunSample("p", 4, 1000.0, 50.0, now - 100 + i) for i in range(5)]
+    running = [RunSample("p", 4, 1000.0, 400.0, now, running=True) for _ in range(5)]
+    alone = SiteCalibration(ended)
+    both = alone.with_running(running, cohort_s=3600.0)
+    assert alone.ratio("p", 4).median == pytest.approx(0.05)
+    assert both.ratio("p", 4).median > 0.4
+    assert alone.with_running([]) is alone
+
+
+def test_too_few_jobs_started_in_the_window_keeps_the_ended_ones_alone():
+    now = 100_000.0
+    ended = [RunSample("p", 4, 1000.0, 900.0, now - 100 + i) for i in range(6)]  # started early
+    running = [RunSample("p", 4, 1000.0, 100.0, now, running=True)]
+    cal = SiteCalibration(ended).with_running(running, cohort_s=500.0)
+    r = cal.ratio("p", 4)
+    assert r is not None and r.samples == 6 and r.median == pytest.approx(0.9)

@@ -126,6 +126,16 @@ def job_text(data: Any, path: str = "") -> list[str]:
     return found
 
 
+def untrusted_marks(skill: str, dumped: dict[str, Any]) -> dict[str, Any]:
+    """What a skill's dumped output must carry, on every face that hands it to a model (the
+    agent's loop, MCP), when part of it is what a job or another user wrote: the notice and
+    the paths of the job-set fields (`untrusted_fields`); {} when none is."""
+    fields = job_text(dumped)
+    if not (get_skill(skill).untrusted or fields):
+        return {}
+    return {"notice": UNTRUSTED, **({"untrusted_fields": fields} if fields else {})}
+
+
 SkillFn = Callable[[SkillContext, Any], Awaitable[BaseModel]]
 PlanFn = Callable[[SkillContext, Any], Awaitable[dict[str, Any]]]
 

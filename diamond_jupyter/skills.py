@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from . import skills_workflow
+from .dialects.reasons import scheduler_sentence
 from .federation_plan import PlanChanged, flag_hidden
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
@@ -102,7 +103,8 @@ TAINT_REASON = ("the task has read job output or other job-set text (untrusted d
 JOB_TEXT_KEYS = frozenset({"reason", "comment"})
 # ...unless the text is one of a scheduler's reason codes ("Priority", "ReqNodeNotAvail,
 # UnavailableNodes:n[1-2]", "RaisedSignal:9(Killed)", "(null)") or the engine's own "exit
-# code N" / "hedged: SITE:ID started first": no room for words
+# code N" / "hedged: SITE:ID started first": no room for words; or one of the fixed
+# sentences PBS, LSF and Flux write themselves (`dialects.reasons.scheduler_sentence`)
 _CODE = r"[A-Za-z][A-Za-z0-9_]{0,63}(?::[A-Za-z0-9_()\[\],.\-]{0,200})?"
 SCHEDULER_CODE = re.compile(rf"{_CODE}(?:, ?{_CODE})?|\(null\)|exit code -?[0-9]{{1,3}}"
                             r"|hedged: [\w.-]{1,64}:[\w.@:-]{1,128} started first")
@@ -116,7 +118,8 @@ def job_text(data: Any, path: str = "") -> list[str]:
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
             if key in JOB_TEXT_KEYS and isinstance(value, str):
-                if value.strip() and not SCHEDULER_CODE.fullmatch(value.strip()):
+                said = value.strip()
+                if said and not (SCHEDULER_CODE.fullmatch(said) or scheduler_sentence(said)):
                     found.append(where)
             else:
                 found.extend(job_text(value, where))

@@ -143,3 +143,42 @@ async def test_an_approved_plan_runs_with_its_own_overwrite(fed, tmp_path):
     out = await run_skill(SkillContext(fed, approval="auto", approved=plan), "transfer",
                           {**args, "overwrite": True})
     assert (dest / "notes.txt").read_text() == MINE and out.skipped
+
+
+# -- the magic (in-process engine) ------------------------------------------------------------
+
+def test_the_magic_lists_what_it_left_and_overwrites_when_asked(tmp_path, capsys):
+    import asyncio
+
+    from diamond_jupyter.kernel import magics
+    from diamond_jupyter.kernel.inprocess import LocalEngine
+
+    cfg = SiteConfig(name="here", scheduler="slurm", transport=TransportConfig(kind="local"),
+                     workdir=str(tmp_path / "work"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+    loop = asyncio.new_event_loop()
+
+    class Engine(LocalEngine):
+        def __init__(self) -> None:  # the engine over this test's federation
+            pass
+
+        async def fed(self) -> Any:
+            return fed
+
+        def call(self, coro: Any) -> Any:
+            return loop.run_until_complete(coro)
+
+    results, dest = _results(tmp_path), tmp_path / "mine"
+    _mine(dest)
+    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
+    m._engine = Engine()
+    try:
+        rec = m.diamond(f"transfer -r here:{results} {dest}")
+        assert rec["state"] == "SUCCEEDED" and (dest / "notes.txt").read_text() == MINE
+        assert f"skipped notes.txt: {NOT_REPLACED}" in capsys.readouterr().err
+        rec = m.diamond(f"transfer -r here:{results} {dest} --overwrite")
+        assert (dest / "notes.txt").read_text() == "the job's notes\n"
+        assert "skipped" not in capsys.readouterr().err
+    finally:
+        loop.run_until_complete(fed.close())
+        loop.close()

@@ -12,12 +12,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from agents import agent
+from fake_llm import last_result, text, tool_use
 
+from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.reasons import scheduler_sentence
-from diamond_jupyter.skills import job_text, untrusted_marks
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import Job, JobState
+from diamond_jupyter.sites import Site
+from diamond_jupyter.skills import UNTRUSTED, job_text, untrusted_marks
+from diamond_jupyter.store import Store
+from diamond_jupyter.transports.base import CommandResult
 
 
 def _pbs_reason(comment: str, state: str = "Q", hold: str | None = None) -> str | None:
@@ -103,3 +111,58 @@ def test_a_slot_holds_one_token_never_a_sentence():
     assert scheduler_sentence("Not Running: Insufficient amount of resource: ngpus")
     for filler in ("two words", "a\tb", "", "x" * 200):
         assert not scheduler_sentence(f"Not Running: Insufficient amount of resource: {filler}")
+
+
+# -- the agent: "auto" acts alone after a scheduler's sentence, asks after a user's text -------
+
+class _Scheduler:
+    """A PBS site's transport that answers every command with success and nothing."""
+
+    name = "pbs1"
+
+    def __init__(self) -> None:
+        self.argvs: list[list[str]] = []
+
+    async def run(self, argv, **kw):
+        self.argvs.append(list(argv))
+        return CommandResult(list(argv), 0, "", "", 0.0)
+
+
+@pytest.fixture
+async def fed(tmp_path, fake):
+    cfg = SiteConfig(name="pbs1", scheduler="pbs", transport=TransportConfig(kind="local"))
+    f = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+    f.sites["pbs1"] = Site(cfg, transport=_Scheduler())
+    await f.start(recover=False)
+    yield f
+    await agent(f).close()
+    await f.close()
+
+
+@pytest.mark.parametrize("reason, asks", [
+    ("Not Running: Insufficient amount of resource: ncpus", False),
+    (f"Not Running: Insufficient amount of resource: ncpus; {INJECTION}", True),
+])
+async def test_auto_cancels_alone_after_a_pbs_sentence_and_asks_after_a_comment(
+        fed, fake, reason, asks):
+    job = fed.store.upsert_job(Job(id="pbs1:12.srv", site="pbs1", native_id="12.srv",
+                                   name="sim", state=JobState.PENDING, reason=reason))
+    seen: dict = {}
+
+    def cancel(body):
+        seen["status"] = last_result(body)
+        return [tool_use("cancel", {"job_id": job.id})]
+
+    fake.script([tool_use("status", {"job_id": job.id, "refresh": False})], cancel,
+                lambda body: [text("cancelled")])
+    task = await agent(fed).ask("cancel my job if it cannot get CPUs", approval="auto")
+    got = await agent(fed).wait(task["id"], timeout=60, states={
+        "awaiting_approval", "done", "failed", "rejected"})
+    qdels = [a for a in fed.sites["pbs1"].transport.argvs if "qdel" in " ".join(a)]
+    if asks:
+        assert seen["status"]["notice"] == UNTRUSTED
+        assert got["state"] == "awaiting_approval" and qdels == [], got
+        await agent(fed).reject(task["id"], "that came from a comment")
+    else:
+        assert "notice" not in seen["status"] and seen["status"]["reason"] == reason
+        assert got["state"] == "done" and qdels, got

@@ -79,6 +79,7 @@ class DashboardSite(TypedDict):
     scheduler: str
     reachable: bool
     error: str | None
+    queue_error: str | None  # reachable, but its queue is unknown: why
     taken_at: str | None
     totals: Counts
     busy: Busy
@@ -219,6 +220,7 @@ def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
                waits: RecentWaits | None = None) -> DashboardSite:
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
+        "queue_error": snap.queue_error,
         "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,
         "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
                    "gpus": sum(n.gpus for n in snap.nodes)},
@@ -230,8 +232,9 @@ def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
 # -- usage series ------------------------------------------------------------------------------
 
 def usage_point(snap: SiteSnapshot) -> UsagePoint | None:
-    """The point one snapshot adds to its site's series; None for an unreachable site."""
-    if not snap.reachable:
+    """The point one snapshot adds to its site's series; None for an unreachable site or
+    one whose queue is unknown."""
+    if not snap.reachable or snap.queue_error:
         return None
     b = busy(snap)
     return {"t": snap.taken_at.timestamp(), "busy_cpus": b["cpus"], "busy_gpus": b["gpus"],

@@ -241,10 +241,12 @@ class PlanMixin:
                 "native_id": job.native_id, "name": job.name, "state": job.state.value}
 
     async def plan_transfer(self, src: str, dst: str, via: str | None = None, *,
-                            recursive: bool = False) -> dict[str, Any]:
-        """What `transfer(src, dst, via)` would do, as a plan to approve: the transfer kind
-        chosen and the data movement with its size. Nothing is moved. BadInput for a bad
-        location or an unknown site."""
+                            recursive: bool = False, overwrite: bool = False
+                            ) -> dict[str, Any]:
+        """What `transfer(src, dst, via, overwrite=)` would do, as a plan to approve: the
+        transfer kind chosen, the data movement with its size and whether files it did not
+        write are replaced. Nothing is moved. BadInput for a bad location or an unknown
+        site."""
         from .transfer import parse_location
 
         s = parse_location(src, self.sites, what="src")
@@ -257,22 +259,24 @@ class PlanMixin:
                 "destination": self._place_of(d), "recursive": recursive}
         move.update(await self._size(s.site, s.path if s.site else move["source"]))
         return {"action": "transfer", "src": src, "dst": dst, "recursive": recursive,
-                "via": kind, "data_movements": [move]}
+                "via": kind, "overwrite": overwrite, "data_movements": [move]}
 
     async def transfer_approved(self, src: str, dst: str, plan: dict[str, Any], *,
                                 recursive: bool = False, transfer_id: str | None = None
                                 ) -> TransferRecord:
-        """Run the approved transfer `plan` and return its record, waiting for its end;
-        PlanChanged when its source or destination would now differ."""
+        """Run the approved transfer `plan` (with its `overwrite`) and return its record,
+        waiting for its end; PlanChanged when its source or destination would now differ."""
+        overwrite = bool(plan.get("overwrite", False))
         try:
-            fresh = await self.plan_transfer(src, dst, plan.get("via"), recursive=recursive)
+            fresh = await self.plan_transfer(src, dst, plan.get("via"), recursive=recursive,
+                                             overwrite=overwrite)
         except BadInput as e:
             raise PlanChanged(f"the approved transfer cannot run as approved: {e}") from None
         if _moves(fresh) != _moves(plan):
             raise PlanChanged("the transfer's source or destination would differ from the "
                               "approved ones")
         return await self.transfer(src, dst, fresh["via"], recursive=recursive,
-                                   transfer_id=transfer_id)
+                                   transfer_id=transfer_id, overwrite=overwrite)
 
     async def plan_fetch(self, job_id: str, dest: str | Path | None = None, *,
                          files: Iterable[str] | None = None,

@@ -29,7 +29,7 @@ class WaitNotesMixin:
         """Note each view once: new pending jobs' estimates, and starts of noted ones."""
         for name, snap in snaps.items():
             taken = snap.taken_at.timestamp()
-            if not snap.reachable or self._waits_noted.get(name) == taken:
+            if not snap.reachable or snap.queue_error or self._waits_noted.get(name) == taken:
                 continue
             self._waits_noted[name] = taken
             seen = [(j.native_id, j.partition, j.cpus, taken,

@@ -682,6 +682,9 @@ class SiteSnapshot(_Model):
     partitions: list[Partition] = Field(default_factory=list)
     nodes: list[Node] = Field(default_factory=list)
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending
+    # why the whole queue could not be read (too large for the transport's cap, ...): the
+    # site answered and its nodes are known, but `jobs` is unknown, not empty
+    queue_error: str | None = None
     # Grid Engine: the parallel environments defined (`qconf -spl`); None: unknown
     parallel_environments: list[str] | None = None
     # Grid Engine: each parallel environment's allocation_rule (`qconf -sp`): `$pe_slots`

@@ -319,8 +319,9 @@ class Placement(BaseModel):
                              hms(v.stage_in_s or 0),
                              "+" + hms((v.estimated_finish - self.now).total_seconds()),
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
-            else:
-                rows.append((mark, v.site, v.verdict, "; ".join(v.reasons) or "-"))
+            else:  # infeasible: why; feasible without a start: why not (its first note)
+                why = v.reasons or (v.notes[:1] if v.feasible else [])
+                rows.append((mark, v.site, v.verdict, "; ".join(why) or "-"))
         full = [head, *(r for r in rows if len(r) == len(head))]
         widths = [max(len(r[i]) for r in full) for i in range(len(head))]
         lines = [f"policy {self.policy}; choice {self.choice or 'none'}; "
@@ -606,6 +607,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended, holds)
+    if snap.queue_error:
+        _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
@@ -620,6 +623,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _queue_unknown(v: SiteVerdict, why: str) -> None:
+    """A site whose queue could not be read can run the job (its nodes say so), but when is
+    unknown: no start, bound or finish (it ranks after every site with one), never READY."""
+    v.verdict = "BUSY"
+    v.estimated_start = v.raw_start = v.start_bound = v.estimated_finish = None
+    v.model_start, v.start_source = None, None
+    v.notes.insert(0, f"queue unknown, so its start cannot be estimated ({why})")
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig) -> list[str]:

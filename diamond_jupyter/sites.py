@@ -32,7 +32,7 @@ from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
-
+QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
 
@@ -433,7 +433,11 @@ class Site:
                     self._snapshot.reachable or age < RETRY_UNREACHABLE_S):
                 return self._snapshot
             try:
-                snap = self.commands.parse_snapshot(self.name, await self._snapshot_outputs())
+                outputs = await self._snapshot_outputs()
+                queue_error = outputs.pop(QUEUE_UNREAD, None)
+                snap = self.commands.parse_snapshot(self.name, outputs)
+                if queue_error is not None:  # the site answered; only its queue is unknown
+                    snap = snap.model_copy(update={"jobs": [], "queue_error": queue_error})
             except SiteError as e:
                 snap = SiteSnapshot(site=self.name, reachable=False, error=str(e))
                 if self._snapshot:  # keep the last known capabilities, mark unreachable
@@ -448,14 +452,27 @@ class Site:
 
     async def _snapshot_outputs(self) -> dict[str, str]:
         """Capabilities (partitions, nodes) are re-read only after `capability_ttl_s`; the
-        queue every time. Both, when needed, in one remote invocation."""
+        queue every time. Both, when needed, in one remote invocation. A batch over the
+        transport's output cap (a queue of millions of jobs) is asked again without the
+        queue: the capabilities stand, and the queue is unknown with that reason (under
+        QUEUE_UNREAD; its output is then empty, which every dialect reads as no job)."""
         argvs = self.commands.snapshot_argvs()
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         live = getattr(self.commands, "live_outputs", frozenset({"queue"}))
         wanted = {k: v for k, v in argvs.items() if k in live or not fresh}
-        outputs = await self.run_batch(wanted)
+        try:
+            outputs = await self.run_batch(wanted)
+        except OutputTooLarge as e:
+            if "queue" not in wanted:
+                raise
+            # the queue (and what lists every queued job beside it) is too large: the rest
+            rest = {k: v for k, v in wanted.items() if k not in live}
+            outputs = await self.run_batch(rest) if rest else {}
+            outputs |= {k: "" for k in live if k in wanted}
+            outputs[QUEUE_UNREAD] = queue_too_large(self.name, e)
         if not fresh:
-            self._caps = {k: v for k, v in outputs.items() if k not in live}
+            self._caps = {k: v for k, v in outputs.items()
+                          if k not in live and k != QUEUE_UNREAD}
             self._caps_at = time.monotonic()
         return {**self._caps, **outputs}
 
@@ -747,6 +764,15 @@ class Site:
 
     async def close(self) -> None:
         await self.transport.close()
+
+
+def queue_too_large(site: str, e: OutputTooLarge) -> str:
+    """Why a site's whole queue is unknown: it printed more than the transport's cap (a
+    command's stream, or a reply, which `e` names)."""
+    said = (f"{site}: the whole queue is more than {e.cap} bytes on {e.stream} (the "
+            "transport's max_output_bytes; raise it for a site this busy)") if e.stream \
+        else str(e)
+    return f"queue not read: {said}. Your own jobs are still followed, asked by id"
 
 
 class Sites(dict[str, Site]):

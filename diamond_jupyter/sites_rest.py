@@ -14,6 +14,7 @@ adaptive interval. Finished jobs stay visible for the cluster's MinJobAge (accou
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Collection
 from datetime import datetime
@@ -24,10 +25,22 @@ from .dialects import slurm_rest
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery, describe_from_outputs
 from .model import BadInput, Job, JobSpec, JobStatus, SiteError
-from .sites import TAIL_MAX_BYTES, Site, Submitted, last_lines, scheduler_name, token_tag
-from .transports import Transport, make_transport
+from .sites import (
+    QUEUE_UNREAD,
+    TAIL_MAX_BYTES,
+    Site,
+    Submitted,
+    last_lines,
+    queue_too_large,
+    scheduler_name,
+    token_tag,
+)
+from .transports import OutputTooLarge, Transport, make_transport
 from .transports.base import FileStat
 from .transports.slurmrestd import SlurmRestTransport
+
+# what slurmrestd says of a job id Slurm no longer knows (ESLURM_INVALID_JOB_ID)
+_GONE = re.compile(r"Invalid job id|Unknown job|not found", re.IGNORECASE)
 
 FILE_DOOR_HINT = ("give its sites-file entry a file door, e.g. files: {kind: ssh, host: "
                   "LOGIN-NODE, user: USER, known_hosts: FILE}")
@@ -96,8 +109,13 @@ class RestSite(Site):
         raise self.rest._cannot("running commands")
 
     async def _snapshot_outputs(self) -> dict[str, str]:
+        """`GET jobs` (the whole queue) and, when stale, nodes and partitions. A queue
+        larger than the transport's cap is unknown, with that reason; the rest stands."""
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
-        out = {"queue": await self._call("GET", "jobs")}
+        try:
+            out = {"queue": await self._call("GET", "jobs")}
+        except OutputTooLarge as e:
+            out = {"queue": "", QUEUE_UNREAD: queue_too_large(self.name, e)}
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions")}
@@ -164,11 +182,35 @@ class RestSite(Site):
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:
         """Every asked-for job from ONE `GET jobs` (the batched query); a job gone from it
-        (past MinJobAge) is not found: the API has no accounting without slurmdbd."""
+        (past MinJobAge) is not found: the API has no accounting without slurmdbd. Where the
+        whole queue is larger than the transport's cap, each job is asked alone (`GET
+        job/ID`): following the user's jobs never depends on the size of everyone's queue."""
         if not native_ids:
             return []
         wanted = set(native_ids)
-        return [s for s in self.fold_arrays(await self._all_jobs()) if s.native_id in wanted]
+        try:
+            found = await self._all_jobs()
+        except OutputTooLarge:
+            found = await self._jobs_one_by_one(native_ids)
+        return [s for s in self.fold_arrays(found) if s.native_id in wanted]
+
+    async def _jobs_one_by_one(self, native_ids: list[str]) -> list[JobStatus]:
+        """`GET job/ID` for each id; a job the API no longer knows (404, or an error naming
+        it) is not found, as it would be absent from `GET jobs`."""
+        found: list[JobStatus] = []
+        for i in dict.fromkeys(self.commands._ids(native_ids).split(",")):
+            status, text = await self.rest.request("GET", f"job/{i}")
+            self.scheduler_commands += 1
+            try:
+                found += slurm_rest.parse_jobs(text, self.commands)
+            except SiteError as e:
+                if status == 404 or _GONE.search(str(e)):
+                    continue  # Slurm no longer knows the job
+                raise SiteError(f"{self.name}: GET job/{i} failed (HTTP {status}): "
+                                f"{e}") from None
+            if status >= 400:
+                raise SiteError(f"{self.name}: GET job/{i} failed: HTTP {status}")
+        return found
 
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         return []  # no accounting over this API without slurmdbd

@@ -221,10 +221,14 @@ class TransferInput(_In):
     recursive: bool = False
     via: str | None = Field(None, description='"sftp", "globus" or None (Globus when both '
                             "sites have a collection and a login exists, else SFTP)")
+    overwrite: bool = Field(False, description=(
+        "copied into a directory, replace files there that no earlier copy to it wrote "
+        "(default: leave them, and list each one as skipped)"))
 
 
 class TransferOutput(_Out):
     transfer: dict[str, Any] | None = None
+    skipped: list[str] = Field(default_factory=list)  # each file left, with the reason
     dry_run: bool = False
     plan: dict[str, Any] | None = None
     message: str = ""

@@ -33,6 +33,7 @@ class SiteSummary(BaseModel):
     host: str | None = None
     reachable: bool | None = None
     error: str | None = None
+    queue_error: str | None = None  # reachable, but its queue is unknown: why
     taken_at: datetime | None = None
     nodes: int | None = None
     nodes_free: int | None = None  # usable and idle
@@ -56,8 +57,9 @@ def site_summary(cfg: SiteConfig, snap: SiteSnapshot | None) -> SiteSummary:
     if snap is None:
         return row
     row.reachable, row.error, row.taken_at = snap.reachable, snap.error, snap.taken_at
+    row.queue_error = snap.queue_error
     row.partitions = [PartitionSummary.model_validate(p.model_dump()) for p in snap.partitions]
-    if snap.reachable or snap.jobs:
+    if (snap.reachable and not snap.queue_error) or snap.jobs:
         row.running, row.pending = len(snap.running), len(snap.pending)
     row.nodes = len(snap.nodes)
     if snap.nodes:

@@ -31,6 +31,8 @@ export interface ISiteRow {
   scheduler: string;
   reachable: boolean;
   error: string | null;
+  /** Reachable, but its whole queue could not be read: why (pending and running are null). */
+  queue_error?: string | null;
   nodes_total: number | null;
   nodes_free: number | null;
   cpus_total: number | null;

@@ -100,6 +100,9 @@ FLUX_DOWN = [
     "flux-jobs: ERROR: [Errno 113] Upstream Flux broker is offline. Try again later.",
     "flux-jobs: ERROR: [Errno 38] Function not implemented",
     "flux-jobs: ERROR: [Errno 104] Connection reset by peer",
+    # the C commands (`flux job info`, `flux job urgency`): no broker connection at all
+    "flux-job: flux_open: No such file or directory",
+    "flux-job: flux_open: Permission denied",
 ]
 
 

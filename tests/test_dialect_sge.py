@@ -229,7 +229,7 @@ def test_argvs():
     assert held[:2] == ["sh", "-c"] and held[-1] == "/j/job.sh" and "-h" in held[2]
     assert sge.cancel_argv(["7", "9.1-5:1"]) == ["qdel", "7", "9"]
     assert sge.release_argv(["7"]) == ["qrls", "7"]
-    assert sge.status_argv(["7"]) == ["qstat", "-xml", "-u", "*"]
+    assert sge.status_argv(["7"]) == ["qstat", "-xml"]  # the login's own jobs (the default)
     acct = sge.accounting_argv(["3", "4", "3"])
     assert acct[:2] == ["sh", "-c"] and acct[-2:] == ["3", "4"]  # ids are arguments
     for bad in (["1;rm -rf /"], ["$(x)"], []):

@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 from ..attention import explain, never_reason
 from ..model import BadInput, DiamondError, Job, JobState
 from ..skills import (
-    UNTRUSTED,
     NeedsApproval,
     SkillContext,
     Suspend,
-    get_skill,
-    job_text,
     run_skill,
     tool_schemas,
+    untrusted_marks,
 )
 from ..store import TaskRecord
 from .base import Provider, Turn
@@ -184,11 +182,10 @@ class AgentRunner(TaskBook):
             else:
                 body = out.model_dump_json(exclude_none=True)
                 dumped = out.model_dump(mode="json", exclude_none=True)
-                marked = job_text(dumped)  # a reason or comment a job (or anyone) wrote
-                if get_skill(name).untrusted or marked:  # marked as data, and from now on,
-                    body = json.dumps({"notice": UNTRUSTED,  # actions are asked
-                                       **({"untrusted_fields": marked} if marked else {}),
-                                       **dumped})
+                # job output, or a reason or comment a job (or anyone) wrote: marked as
+                # data, and from now on actions are asked
+                if marks := untrusted_marks(name, dumped):
+                    body = json.dumps({**marks, **dumped})
                     ctx.tainted = True
                     await self._save(task_id, tainted=True)
                 results.append({"type": "tool_result", "tool_use_id": call["id"],

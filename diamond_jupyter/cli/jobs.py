@@ -39,14 +39,17 @@ def _site_state(row: dict[str, Any]) -> str:
     if row["reachable"] is None:  # --offline: "nodes=None running=None" read as a fault
         where = f" on {row['host']}" if row.get("host") else ""
         return f"not asked (--offline){where}"
-    return (f"nodes={row['nodes']} running={row['running']} pending={row['pending']} "
-            f"partitions={','.join(row['partitions'])}")
+    jobs = f"running={row['running']} pending={row['pending']}" if not row.get("queue_error") \
+        else "queue unknown: " + one_line(row["queue_error"])
+    return f"nodes={row['nodes']} {jobs} partitions={','.join(row['partitions'])}"
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
     snap = asyncio.run(with_fed(args, lambda fed: fed.snapshot(args.site, max_age_s=0)))
     if not snap.reachable:
         raise DiamondError(f"{args.site} unreachable: {snap.error}")
+    if snap.queue_error:  # the site answered, but its queue is unknown (not empty)
+        raise DiamondError(f"{args.site}: {snap.queue_error}")
     data = snap.model_dump(mode="json")
     # ids, users, partitions and names are the scheduler's and other users' text: each cell
     # on its line, with what is invisible or reorders text written out

@@ -434,9 +434,11 @@ NO_ANSWER = {
     # found", "[Errno 2] Unable to connect to Flux: No such file or directory"), a broker that
     # refuses or drops the connection, its upstream broker offline (Flux's EHOSTUNREACH
     # text), and ENOSYS: the job-list / job-manager service not loaded while the instance
-    # starts or shuts down
-    "flux": re.compile(r"Unable to connect to Flux|broker socket \S* ?was not found|Upstream "
-                       r"Flux broker is offline|Function not implemented|Connection refused|"
+    # starts or shuts down; flux-core's C commands (`flux job info`, `flux job urgency`) say
+    # "flux-job: flux_open: STRERROR" when they cannot open the broker connection at all
+    "flux": re.compile(r"Unable to connect to Flux|flux_open: |broker socket \S* ?was not "
+                       r"found|Upstream Flux broker is offline|Function not implemented|"
+                       r"Connection refused|"
                        r"Connection reset by peer|Connection timed out|No route to host|"
                        r"Broken pipe"),
 }

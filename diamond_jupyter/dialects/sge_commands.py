@@ -115,9 +115,11 @@ class SgeCommands:
                 'else exec qsub -terse -h "$1"; fi', "sh", script_path]
 
     def status_argv(self, native_ids: list[str]) -> list[str]:
-        """Every user's queued and running jobs (qstat has no id filter for its list)."""
+        """The login's own queued and running jobs (qstat has no id filter for its list; its
+        default is `-u $user`): following them never depends on how large everyone's queue
+        is, which only the snapshot's `queue` reads."""
         self._ids(native_ids)
-        return ["qstat", "-xml", "-u", "*"]
+        return ["qstat", "-xml"]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
         """`qacct -j` takes one job: one shell loop, the ids as arguments (never code);
@@ -144,11 +146,11 @@ class SgeCommands:
         return ["qrls", *self._ids(native_ids)]
 
     def find_by_name_argv(self, name: str) -> list[str]:
-        """The queue, then the accounting records of jobs of that name (`qacct -j NAME`):
+        """The login's queue, then the accounting records of jobs of that name (`qacct -j NAME`):
         a job that ended since its submit's answer was lost is found too."""
         if not name or "\n" in name or name.startswith("-"):
             raise BadInput(f"sge: unusable job name {name!r}")
-        return ["sh", "-c", 'qstat -xml -u "*" || exit 1; qacct -j "$1" 2>/dev/null; exit 0',
+        return ["sh", "-c", 'qstat -xml || exit 1; qacct -j "$1" 2>/dev/null; exit 0',
                 "sh", name]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:

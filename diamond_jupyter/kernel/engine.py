@@ -105,8 +105,10 @@ class Engine:
         """Call `callback(job)` with the job now and after each change; return it at its end."""
         raise NotImplementedError
     async def transfer(self, src: str, dst: str, via: str | None = None,
-                       recursive: bool = False) -> dict[str, Any]:
-        """Copy SITE:PATH (or a server path) to another; returns the finished record."""
+                       recursive: bool = False, *, overwrite: bool = False
+                       ) -> dict[str, Any]:
+        """Copy SITE:PATH (or a server path) to another; returns the finished record (files
+        left in a destination directory, without `overwrite`, in its data.skipped)."""
         raise NotImplementedError
     async def run_workflow(self, text: str, origin: dict[str, Any] | None = None
                            ) -> dict[str, Any]:

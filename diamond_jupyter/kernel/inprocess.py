@@ -91,8 +91,10 @@ class LocalEngine(Engine):
                 "skipped": got.skipped}
 
     async def transfer(self, src: str, dst: str, via: str | None = None,
-                       recursive: bool = False) -> dict[str, Any]:
-        rec = await (await self.fed()).transfer(src, dst, via, recursive=recursive)
+                       recursive: bool = False, *, overwrite: bool = False
+                       ) -> dict[str, Any]:
+        rec = await (await self.fed()).transfer(src, dst, via, recursive=recursive,
+                                                overwrite=overwrite)
         return rec.model_dump(mode="json")
 
     async def translate(self, text: str, to: str,

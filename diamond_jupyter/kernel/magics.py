@@ -95,6 +95,8 @@ def _parser() -> _Parser:
     p.add_argument("dst")
     p.add_argument("--via", choices=["sftp", "globus"])
     p.add_argument("-r", "--recursive", action="store_true")
+    p.add_argument("--overwrite", action="store_true", help="replace files in the "
+                   "destination directory that no earlier copy there wrote")
     p = sub.add_parser("ask")
     p.add_argument("text", nargs="*")
     p.add_argument("--approval", choices=("ask", "auto", "dry-run"), default=None,
@@ -305,10 +307,13 @@ class DiamondMagics(Magics):
         return self.handle(job)
 
     def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:
-        rec = self.call(self.engine.transfer(args.src, args.dst, args.via, args.recursive))
+        rec = self.call(self.engine.transfer(args.src, args.dst, args.via, args.recursive,
+                                             overwrite=args.overwrite))
         size = f"{rec.get('bytes')} bytes" if rec.get("bytes") is not None else ""
         print(visible(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']} {size} "
                       f"{rec.get('checksum') or ''}".rstrip()))
+        for left in (rec.get("data") or {}).get("skipped") or []:  # names the job chose
+            print(visible(f"skipped {left}"), file=sys.stderr)
         if rec.get("error"):
             raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
         return rec

@@ -150,9 +150,10 @@ class ServerClient(Engine):
                 "skipped": list(got.get("skipped", []))}
 
     async def transfer(self, src: str, dst: str, via: str | None = None,
-                       recursive: bool = False) -> dict[str, Any]:
+                       recursive: bool = False, *, overwrite: bool = False
+                       ) -> dict[str, Any]:
         body = {"src": _server_path(src), "dst": _server_path(dst), "via": via,
-                "recursive": recursive, "wait": True}
+                "recursive": recursive, "overwrite": overwrite, "wait": True}
         return await self.request("POST", "transfers", body)
 
     async def translate(self, text: str, to: str,

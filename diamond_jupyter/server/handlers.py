@@ -294,12 +294,12 @@ class TransfersHandler(DiamondHandler):
     @api
     async def post(self) -> None:
         """Start a transfer {"src": "SITE:PATH", "dst": "SITE:PATH", "via"?, "recursive"?,
-        "wait"?}: at once (202; progress follows as transfer-progress events) or, with
-        "wait", when it has ended (200)."""
+        "overwrite"?, "wait"?}: at once (202; progress follows as transfer-progress events)
+        or, with "wait", when it has ended (200). Files it leaves are in `data.skipped`."""
         fed = await self.fed()
         body = self.parse(TransferBody)
         rec = await fed.transfer(body.src, body.dst, body.via, recursive=body.recursive,
-                                 wait=body.wait)
+                                 wait=body.wait, overwrite=body.overwrite)
         self.reply(rec.model_dump(mode="json"), status=200 if body.wait else 202)
 
 

@@ -40,6 +40,7 @@ def site_row(s: SiteSummary, *, my_jobs: int | None,
         "scheduler": s.scheduler,
         "reachable": s.reachable,
         "error": s.error,
+        "queue_error": s.queue_error,
         "taken_at": iso(s.taken_at),
         "nodes_total": s.nodes or None,
         "nodes_free": s.nodes_free,
@@ -60,8 +61,10 @@ def site_row(s: SiteSummary, *, my_jobs: int | None,
 
 def snapshot_summary(snap: SiteSnapshot) -> dict[str, Any]:
     return {"taken_at": iso(snap.taken_at), "reachable": snap.reachable, "error": snap.error,
+            "queue_error": snap.queue_error,
             "nodes": len(snap.nodes), "partitions": [p.name for p in snap.partitions],
-            "pending": len(snap.pending), "running": len(snap.running)}
+            "pending": None if snap.queue_error else len(snap.pending),
+            "running": None if snap.queue_error else len(snap.running)}
 
 
 # -- event payloads (jupyter_events) ---------------------------------------------------------

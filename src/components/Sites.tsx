@@ -74,6 +74,11 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
         <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}
+      {site.queue_error && (
+        <div className="jp-diamond-error-text" data-diamond-queue-unknown={site.name}>
+          {site.queue_error}
+        </div>
+      )}
       {!site.reachable && needsLogin(site.error) && (
         <button
           className="jp-mod-styled jp-mod-accept jp-diamond-login"

@@ -42,7 +42,10 @@ simulation of `placement_sim` run under each model:
   at real centers the share of its request a job runs differs with how much it asked.
 - `survivors`: `engine`, its classes' ratios also counting the jobs running at T as
   right-censored runtimes (Kaplan-Meier, `calibration.with_survivors`): the jobs that
-  ended in the window are mostly the short ones. Not in the engine: measured here.
+  ended in the window are mostly the short ones. `survivors_half`: a running job past
+  every finished one ends halfway to its request (not at it). `cohort`, `cohort_half`: the
+  same over the jobs that started in the window only, ended or running (each length once).
+  Not in the engine: measured here.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of

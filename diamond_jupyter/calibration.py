@@ -121,17 +121,6 @@ class RunSample:
         return min(1.0, max(MIN_HOLD_S, self.runtime_s) / self.requested_s)
 
 
-def running_sample(j: JobStatus, now: datetime) -> RunSample | None:
-    """A job running at `now` (a queue view's) as a sample of a runtime not yet known: at
-    least what it has run. None without a start or a request."""
-    if j.state != JobState.RUNNING or not (j.started_at and j.walltime_s) \
-            or not (j.cpus or j.nodes):
-        return None
-    elapsed = (aware(now) - aware(j.started_at)).total_seconds()
-    return RunSample(j.partition, j.cpus, float(j.walltime_s), max(0.0, elapsed),
-                     aware(now).timestamp(), running=True)
-
-
 def with_survivors(ended: list[float], running: list[float], tail: str = "request"
                    ) -> list[float]:
     """A class's runtime/request ratios with its running jobs counted, each as a ratio
@@ -147,10 +136,13 @@ def with_survivors(ended: list[float], running: list[float], tail: str = "reques
     quantiles, so they count as ratios as the finished do and every reader of a class's
     ratios (median, mean, bound, conditioned end) sees the corrected distribution.
 
-    Measured by `benchmarks.prediction` (model `survivors`), not used by placement (the
-    engine passes no running samples): on the real logs it predicted starts later and
-    worse than the finished jobs alone (median error KTH 2,337 -> 2,449 s and 2,777 ->
-    3,178 s, HPC2N 42,042 -> 55,184 s and 26,121 -> 46,028 s, seeds 1 and 2)."""
+    `tail` "halfway": a running job past every finished one ends halfway from its elapsed
+    share to the request (as `Ratio.end_share` takes an outlier), not at the request.
+
+    Measured by `benchmarks.prediction` (models `survivors`, `survivors_half`, `cohort`,
+    `cohort_half`), not used by placement (the engine passes no running samples): on the
+    real logs none predicted better than the finished jobs alone on both logs and seeds
+    (benchmarks/README.md, session 22)."""
     if not running:
         return list(ended)
     # (ratio, 0 = ended, 1 = running): at a tie the end comes first (the running job
@@ -380,7 +372,6 @@ class SiteCalibration:
                  tail: str = "request", cohort_s: float | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
         samples, waits, owns = list(samples), list(wait), list(own)
-        self._made = (samples, waits, owns, tail)  # for `with_running`
         if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
             cohort = started_within(samples, cohort_s)
             # too few jobs started in the window to say anything: the ended ones, as before
@@ -413,18 +404,6 @@ class SiteCalibration:
                 self._ratios[key] = _ratio(
                     with_survivors([s.ratio for s in recent], running.get(key, []), tail),
                     name)
-
-    def with_running(self, running: Iterable[RunSample], cohort_s: float | None = None
-                     ) -> SiteCalibration:
-        """This calibration with the jobs a queue view shows running counted in their
-        classes (`with_survivors`); `cohort_s`: of the jobs that started that long before
-        the newest sample only (`started_within`)."""
-        extra = [s for s in running if s.running]
-        if not extra:
-            return self
-        samples, wait, own, tail = self._made
-        return SiteCalibration([*samples, *extra], wait=wait, queued=self.queued, own=own,
-                               by_request=self.by_request, tail=tail, cohort_s=cohort_s)
 
     @property
     def samples(self) -> int:

@@ -25,7 +25,6 @@ from .calibration import (
     prediction_sample,
     queue_waits,
     run_sample,
-    running_sample,
 )
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
@@ -275,13 +274,6 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         snaps, cals, caps = await asyncio.gather(
             self.snapshots(max_age_s=max_age_s, only=only), self.calibration(),
             self.capabilities(only=only))
-        # what each view shows running is runtimes not yet known: counted in their classes
-        # (`calibration.with_survivors`), they correct a history of the jobs that ended,
-        # which are mostly the short ones
-        cals = {n: c.with_running((s for j in snaps[n].running
-                                   if (s := running_sample(j, snaps[n].taken_at))),
-                                  cohort_s=CALIBRATION_WINDOW_S)
-                if n in snaps else c for n, c in cals.items()}
         # an entry that is a second door to a listed cluster is ranked only when asked for
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
                  if (n in only if only else self.sites[n].cfg.auto)]

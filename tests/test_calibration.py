@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +18,6 @@ from diamond_jupyter.calibration import (
     describe_start,
     quantile_upper_index,
     run_sample,
-    running_sample,
     size_class,
     started_within,
     with_survivors,
@@ -455,18 +454,6 @@ def test_running_jobs_alone_do_not_make_a_class_known():
     assert cal.exact(("p", "2-4")) is None and cal.exact(("q", "2-4")) is not None
 
 
-def test_a_running_sample_is_what_a_view_shows_of_a_running_job():
-    started = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    now = started + timedelta(seconds=300)
-    j = JobStatus(native_id="7", state=JobState.RUNNING, cpus=8, partition="p",
-                  walltime_s=3600, started_at=started)
-    s = running_sample(j, now)
-    assert s is not None and s.running and s.runtime_s == 300.0
-    assert s.ratio == pytest.approx((300 - CLOCK_SLACK_S) / 3600)
-    assert running_sample(j.model_copy(update={"state": JobState.PENDING}), now) is None
-    assert running_sample(j.model_copy(update={"walltime_s": None}), now) is None
-
-
 def test_with_running_jobs_the_history_is_of_the_jobs_that_started_in_the_window():
     """Ended jobs are every length alike only in a steady state; beside the running jobs
     (the long ones) each job counts once when the history is of those that started in the
@@ -488,16 +475,15 @@ def test_a_fresh_sites_short_history_is_corrected_by_its_long_running_jobs():
     ended = [RunSample("p", 4, 1000.0, 50.0, now - 100 + i) for i in range(5)]
     running = [RunSample("p", 4, 1000.0, 400.0, now, running=True) for _ in range(5)]
     alone = SiteCalibration(ended)
-    both = alone.with_running(running, cohort_s=3600.0)
+    both = SiteCalibration(ended + running, cohort_s=3600.0)
     assert alone.ratio("p", 4).median == pytest.approx(0.05)
     assert both.ratio("p", 4).median > 0.4
-    assert alone.with_running([]) is alone
 
 
 def test_too_few_jobs_started_in_the_window_keeps_the_ended_ones_alone():
     now = 100_000.0
     ended = [RunSample("p", 4, 1000.0, 900.0, now - 100 + i) for i in range(6)]  # started early
     running = [RunSample("p", 4, 1000.0, 100.0, now, running=True)]
-    cal = SiteCalibration(ended).with_running(running, cohort_s=500.0)
+    cal = SiteCalibration(ended + running, cohort_s=500.0)
     r = cal.ratio("p", 4)
     assert r is not None and r.samples == 6 and r.median == pytest.approx(0.9)

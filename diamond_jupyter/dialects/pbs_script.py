@@ -41,7 +41,7 @@ from .scripts_common import (
     read_array,
     set_output_path,
     sh_quote,
-    split_variables,
+    take_variables,
     tokenize,
     unknown,
     whole_job_dependencies,
@@ -174,12 +174,7 @@ class PbsScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            got = split_variables(v)
-            if not got or not (got[0] or got[1]):
-                return False
-            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
-            env.variables.update(got[0])
-            env.passed += [n for n in got[1] if n not in env.passed]
+            return take_variables(spec, v)
         elif o == "-m":
             if not set(v) <= set("abejn"):
                 raise bad(item, "bad -m value", "letters from a, b, e, or n")

@@ -632,6 +632,19 @@ def file_for_directory(path: str, stream: str, source: str | None, target: str,
 _VAR_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
+def take_variables(spec: JobSpec, text: str) -> bool:
+    """qsub's `-v A=1,B` (PBS and Grid Engine alike) into the spec's environment: the pairs
+    set, the bare names copied from qsub's environment. False (the option is kept as
+    written) when it is not such a list."""
+    got = split_variables(text)
+    if not got or not (got[0] or got[1]):
+        return False
+    env = spec.environment
+    env.variables.update(got[0])
+    env.passed += [n for n in got[1] if n not in env.passed]
+    return True
+
+
 def split_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
     """A comma-separated variable list (`A=1,B`): the NAME=VALUE pairs and the bare names
     (copied from the submitting shell); None when a name is not a variable name."""

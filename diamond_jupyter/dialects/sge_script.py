@@ -41,7 +41,7 @@ from .scripts_common import (
     quote,
     read_array,
     set_output_path,
-    split_variables,
+    take_variables,
     tokenize,
     unknown,
 )
@@ -212,12 +212,7 @@ class SgeScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            got = split_variables(v)
-            if not got or not (got[0] or got[1]):
-                return False
-            env = spec.environment  # `-v NAME` copies NAME from qsub's environment
-            env.variables.update(got[0])
-            env.passed += [n for n in got[1] if n not in env.passed]
+            return take_variables(spec, v)
         elif o == "-M":
             spec.mail_user = v
         elif o == "-m":

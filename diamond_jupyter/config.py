@@ -37,7 +37,7 @@ SCHEDULER_PROGRAMS = {
     "slurm": ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "sshare",
               "srun", "salloc", "sacctmgr", "sstat", "sreport", "sdiag"),
     "pbs": ("qsub", "qstat", "qdel", "qrls", "qhold", "qalter", "pbsnodes", "qmgr",
-            "tracejob", "sacct", "scontrol"),
+            "tracejob", "sacct", "scontrol", "squeue"),
     "lsf": ("bsub", "bjobs", "bkill", "bresume", "bstop", "bqueues", "bhosts", "lshosts",
             "bhist", "bacct", "lsid", "lsload"),
     "flux": ("flux",),

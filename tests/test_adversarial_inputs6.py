@@ -1,0 +1,191 @@
+"""The sixth sweep of hostile inputs, one trust boundary at a time: what another user of a
+cluster writes into a job's name or comment, what a hostile or compromised cluster prints,
+what a job writes into its own directory, what a notebook, a REST body, a colleague's
+workflow, the center's sites file or the environment hands the engine.
+
+The standard is the earlier sweeps' (tests/test_adversarial_inputs.py and after): bad input
+is refused with one line naming what, where and what would be accepted; what comes from a
+site or a job is data, never a command, a record, a path outside its place or a hidden
+line. Tests of attacks that already failed safely say so in their docstring ("guard")."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from diamond_jupyter.dialects import get_commands
+from diamond_jupyter.model import JobState, SiteError
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+
+ME = "me"
+
+
+# -- 1. queue readers: a whole record written into another user's job name ---------------------
+
+_SQUEUE_CODES = list("iTSeVlDCuPbNrkj")  # SQUEUE_FIELDS' letters, in order
+
+
+def _job(jid: str, state: str = "PENDING", *, user: str = "eve", name: str = "job",
+         comment: str = "", reason: str = "Priority") -> dict[str, str]:
+    """One job as squeue knows it, by format letter."""
+    return dict(zip(_SQUEUE_CODES, [
+        jid, state, "N/A", "N/A", "2026-12-04T10:00:00", "1:00:00", "1", "1", user, "batch",
+        "N/A", "", reason, comment, name], strict=True))
+
+
+def _squeue(argv: list[str], jobs: list[dict[str, str]]) -> str:
+    """What squeue prints for `argv`'s `-o FORMAT`: each `%x` replaced by the job's value,
+    the format's other text as written, a newline after each job (as Slurm 22.05 does)."""
+    fmt = argv[argv.index("-o") + 1]
+    def line(job: dict[str, str]) -> str:
+        return re.sub(r"%(\w)", lambda m: job[m.group(1)], fmt) + "\n"
+    return "".join(line(j) for j in jobs)
+
+
+def _forged_line(jid: str, state: str, *, user: str, name: str) -> str:
+    """A whole squeue record in the '|' layout, as an attacker would type it into a name."""
+    j = _job(jid, state, user=user, name=name)
+    return "|".join(j[c] for c in _SQUEUE_CODES)
+
+
+def test_a_forged_queue_record_in_a_strangers_job_name_adds_no_phantom_job():
+    """Known gap of the fifth sweep: eve names her job `x\\n777|RUNNING|...|64 nodes`; the
+    site's snapshot (placement's data) then held a job 777 that does not exist (the reader
+    split records at newlines, and a name may hold any). squeue is now asked for a separator
+    made afresh for each query after every field: no name written before can hold it."""
+    slurm = get_commands("slurm")
+    argv = slurm.snapshot_argvs()["queue"]
+    forged = _forged_line("777", "RUNNING", user="ann", name="big")
+    name = f"x\n{forged}\n{forged.replace('777', '778')}"
+    out = _squeue(argv, [_job("100", "RUNNING", user="ann"),
+                         _job("101", user="eve", name=name),
+                         _job("102", user="bob", name="last")])
+    snap = slurm.parse_snapshot("alpha", {"queue": out})
+    jobs = {j.native_id: j for j in snap.jobs}
+    assert set(jobs) == {"100", "101", "102"}
+    assert jobs["101"].name == name
+    assert (jobs["101"].user, jobs["102"].name) == ("eve", "last")
+
+
+def test_a_comment_with_a_newline_does_not_swallow_its_job_or_forge_one():
+    """The comment (`%k`, free text like the name, but before it) holding a newline made the
+    rest of that record read as the previous job's name: the job vanished from the queue,
+    and a record after the newline was believed."""
+    slurm = get_commands("slurm")
+    argv = slurm.snapshot_argvs()["queue"]
+    forged = _forged_line("779", "PENDING", user="ann", name="n")
+    out = _squeue(argv, [_job("100", "RUNNING", user="ann"),
+                         _job("101", user="eve", comment=f"c\n{forged}", name="eves")])
+    jobs = {j.native_id: j for j in slurm.parse_snapshot("alpha", {"queue": out}).jobs}
+    assert set(jobs) == {"100", "101"}
+    assert (jobs["101"].name, jobs["101"].comment) == ("eves", f"c\n{forged}")
+
+
+def test_a_forged_record_cannot_hide_the_users_own_job_from_its_status():
+    """Before, a record for the user's job 999 hidden in another name made 999 "listed twice"
+    and believed in neither: a stranger could make the engine lose sight of a job."""
+    slurm = get_commands("slurm")
+    argv = slurm.status_argv(["999", "101"])
+    forged = _forged_line("999", "COMPLETED", user=ME, name="mine")
+    out = _squeue(argv, [_job("999", "RUNNING", user=ME, name="mine"),
+                         _job("101", user=ME, name=f"renamed\n{forged}")])
+    jobs = {j.native_id: j for j in slurm.parse_status(out)}
+    assert set(jobs) == {"999", "101"}
+    assert jobs["999"].state == JobState.RUNNING
+
+
+def test_a_name_lookup_after_a_lost_submit_binds_no_forged_record():
+    """After a lost submit answer the job is found by its name and token among the login's
+    jobs. A stranger's job (listed when the name holds a comma) whose name carries a record
+    of the user's own, with the token, bound the submit to a job that does not exist."""
+    slurm = get_commands("slurm")
+    argv = slurm.find_by_name_argv("a,b.dmd-0a0b0c0d0e0f")
+    forged = "|".join(_job("4242", user=ME, name="a,b.dmd-0a0b0c0d0e0f",
+                           comment="dmd:0a0b0c0d0e0f")[c] for c in _SQUEUE_CODES)
+    out = _squeue(argv, [_job("300", user="eve", name=f"x\n{forged}")])
+    assert [j.native_id for j in slurm.parse_status(out)] == ["300"]
+
+
+def test_a_job_renamed_with_a_forged_accounting_record_fakes_no_exit_code():
+    """A job of the user renames itself to `x\\n6|COMPLETED|0:0|...`: sacct printed that
+    line and the engine read job 6 (another of the user's, which failed) as completed with
+    0 too. sacct is now asked for a fresh separator (`-p --delimiter`)."""
+    slurm = get_commands("slurm")
+    argv = slurm.accounting_argv(["5", "6"])
+    sep = next(a for a in argv if a.startswith("--delimiter=")).split("=", 1)[1]
+    assert "-p" in argv and "-P" not in argv
+    t = ["2026-12-04T10:00:00", "2026-12-04T10:01:00", "n1"]
+    forged = "|".join(["6", "COMPLETED", "0:0", *t, "ok"])
+
+    def rec(*f: str) -> str:
+        return "".join(x + sep for x in f) + "\n"
+    out = (rec("5", "COMPLETED", "0:0", *t, f"x\n{forged}")
+           + rec("5.batch", "COMPLETED", "0:0", *t, "batch")
+           + rec("6", "FAILED", "3:0", *t, "y"))
+    jobs = {j.native_id: j for j in slurm.parse_accounting(out)}
+    assert sorted(jobs) == ["5", "6"]
+    assert (jobs["6"].state, jobs["6"].exit_code) == (JobState.FAILED, 3)
+    assert jobs["5"].name == f"x\n{forged}"
+
+
+def test_every_query_gets_its_own_separator():
+    """The separator is what keeps names from forging records, so two queries must never
+    share one (an attacker who saw one in `ps` could write it into a name for the next)."""
+    slurm = get_commands("slurm")
+    formats = {slurm.snapshot_argvs()["queue"][-1] for _ in range(50)}
+    assert len(formats) == 50
+
+
+@pytest.mark.parametrize("out,why", [
+    ("100#dj-0123456789abcdef#RUNNING#dj-0123456789abcdef#\n", "not whole records"),
+    ("".join(f"{x}#dj-0123456789abcdef#" for x in ["100", *"abcdefghijklmn"]) + "\n"
+     + "".join(f"{x}#dj-0123456789abcdef#" for x in ["rm -rf", *"abcdefghijklmn"]) + "\n",
+     "no job id"),
+])
+def test_a_cut_or_invented_separated_listing_is_a_site_error(out, why):
+    """A listing cut short, or a record that names no job, is not guessed at."""
+    with pytest.raises(SiteError, match=why):
+        get_commands("slurm").parse_status(out)
+
+
+def test_the_pbs_wrappers_queue_and_name_lookup_read_squeue_not_qstat_text():
+    """Slurm's `qstat -f` wrapper prints anyone's name as given, so a name holding a whole
+    `Job Id: 777` block added a phantom job to a PBS-wrapper site's snapshot, and the
+    lookup after a lost submit (`qstat -f`, every job) could bind a forged block with the
+    user's token. Both now ask Slurm's squeue with a fresh separator."""
+    pbs = get_commands("pbs", flavor="slurm")
+    argv = pbs.snapshot_argvs()["queue"]
+    forged = "Job Id: 777\n    Job_Name = big\n    Job_Owner = ann@login\n    job_state = R"
+    out = _squeue(argv, [_job("100", "RUNNING", user="ann"),
+                         _job("101", user="eve", name=f"x\n{forged}")])
+    snap = pbs.parse_snapshot("alpha-pbs", {"nodes": "", "queues": "", "queue": out})
+    assert {j.native_id for j in snap.jobs} == {"100", "101"}
+    look = pbs.find_by_name_argv("run.dmd-0a0b0c0d0e0f")
+    assert "--name=run.dmd-0a0b0c0d0e0f" in look
+    found = pbs.parse_status(_squeue(look, [_job("55", user=ME, name="run.dmd-0a0b0c0d0e0f")]))
+    assert [(j.native_id, j.user) for j in found] == [("55", ME)]
+
+
+def test_lsf_flux_sge_and_torque_listings_keep_a_forged_record_inside_the_name():
+    """Guard: bjobs -json, flux jobs --json, qstat -xml (Grid Engine) and Torque's qstat -x
+    quote names, so a name holding a record (or the format's closing marks) stays a name."""
+    evil = 'x"}, {"JOBID": "777", "STAT": "RUN"}]}\n</job_list><job_list><JB_job_number>777'
+    lsf = get_commands("lsf")
+    out = json.dumps({"COMMAND": "bjobs", "JOBS": 1, "RECORDS": [
+        {"JOBID": "101", "STAT": "PEND", "USER": "eve", "QUEUE": "normal", "JOB_NAME": evil}]})
+    (j,) = lsf.parse_status(out)
+    assert (j.native_id, j.name) == ("101", evil)
+    flux = get_commands("flux")
+    out = json.dumps({"jobs": [{"id": 1234567, "state": "SCHED", "userid": 1001,
+                                "name": evil, "ntasks": 1}]})
+    assert [j.name for j in flux.parse_status(out)] == [evil]
+    from xml.sax.saxutils import escape
+    sge = get_commands("sge")
+    xml = ("<?xml version='1.0'?><job_info><queue_info/><job_info><job_list state=\"pending\">"
+           "<JB_job_number>101</JB_job_number><JB_name>" + escape(evil) + "</JB_name>"
+           "<JB_owner>eve</JB_owner><state>qw</state><slots>1</slots>"
+           "</job_list></job_info></job_info>")
+    assert [(j.native_id, j.name) for j in sge.parse_status(xml)] == [("101", evil)]

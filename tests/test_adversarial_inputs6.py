@@ -189,3 +189,71 @@ def test_lsf_flux_sge_and_torque_listings_keep_a_forged_record_inside_the_name()
            "<JB_owner>eve</JB_owner><state>qw</state><slots>1</slots>"
            "</job_list></job_info></job_info>")
     assert [(j.native_id, j.name) for j in sge.parse_status(xml)] == [("101", evil)]
+
+
+PBS_JSON = """{
+    "timestamp":1479277336,
+    "pbs_version":"19.1.3",
+    "pbs_server":"srv",
+    "Jobs":{
+        "41.srv":{
+            "Job_Name":"train",
+            "Job_Owner":"me@srv",
+            "job_state":"R",
+            "queue":"workq",
+            "Variable_List":{
+                "PBS_O_HOME":"/home/me",
+                "X":"VALUE"
+            },
+            "comment":"Job run at Fri"
+        },
+        "42.srv":{
+            "Job_Name":"eves",
+            "Job_Owner":"eve@srv",
+            "job_state":"Q",
+            "queue":"workq",
+            "Variable_List":{
+                "X":"EVIL"
+            }
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("where,evil", [
+    # a whole job after eve's own, from her `qsub -v X=...` value, which PBS prints verbatim
+    ("EVIL", '"}},"778.srv":{"job_state":"R","Variable_List":{"z":"'),
+    # the same in a job before another: the real job's later attributes go to the forgery
+    ("VALUE", '"}},"777.srv":{"Job_Owner":"ann@srv","job_state":"R","Variable_List":{"y":"'),
+])
+def test_a_pbs_variable_value_holding_raw_quotes_forges_no_job(where, evil):
+    """PBS Pro's `qstat -f -F json` copies `-v` values, names and comments as they are (its
+    raw quotes are why the reader repairs lines). A value written to close the string and
+    open another job parsed as valid JSON: the site's queue held job 777, which does not
+    exist, and eve's job lost its own attributes. A job's attributes are now one a line."""
+    pbs = get_commands("pbs")
+    out = PBS_JSON.replace(where, evil)
+    jobs = {j.native_id: j for j in pbs.parse_status(out)}
+    assert set(jobs) == {"41.srv", "42.srv"}
+    assert (jobs["42.srv"].state, jobs["42.srv"].user) == (JobState.PENDING, "eve")
+    assert jobs["41.srv"].state == JobState.RUNNING
+    snap = pbs.parse_snapshot("pbs", {"queue": out})
+    assert {j.native_id for j in snap.jobs} == {"41.srv", "42.srv"}
+
+
+def test_pbs_json_with_raw_quotes_in_a_value_still_reads():
+    """Guard: the repair of PBS's unescaped values still works (a value `say "hi"`)."""
+    pbs = get_commands("pbs")
+    jobs = pbs.parse_status(PBS_JSON.replace("EVIL", 'say "hi"'))
+    assert {j.native_id for j in jobs} == {"41.srv", "42.srv"}
+
+
+def test_a_pbs_value_that_sets_its_jobs_state_twice_is_not_believed():
+    """A `-v` value closing the variable list and giving `job_state` again replaced the real
+    state (JSON keeps the last): eve's waiting job read as finished and left the snapshot."""
+    pbs = get_commands("pbs")
+    evil = '"},"job_state":"F","exit_status":0,"x":{"y":"'
+    jobs = {j.native_id: j for j in pbs.parse_status(PBS_JSON.replace("EVIL", evil))}
+    assert jobs["42.srv"].state == JobState.PENDING
+    assert jobs["42.srv"].native_state == "Q"

@@ -29,6 +29,7 @@ from .outputs_common import (
     from_epoch,
     gpu_count,
     load_json,
+    load_record_json,
     memory_mb,
     parse_duration,
     parse_local_time,
@@ -221,7 +222,7 @@ class PbsCommands:
             return self.parse_torque_xml(stdout)
         if not stdout.strip():
             return []
-        data = load_json("pbs", "qstat -F json", stdout, lenient=True)
+        data = load_record_json("pbs", "qstat -F json", stdout, "Jobs")
         jobs = data.get("Jobs") if isinstance(data, dict) else None
         if jobs is None:
             return []

@@ -257,3 +257,67 @@ def test_a_pbs_value_that_sets_its_jobs_state_twice_is_not_believed():
     jobs = {j.native_id: j for j in pbs.parse_status(PBS_JSON.replace("EVIL", evil))}
     assert jobs["42.srv"].state == JobState.PENDING
     assert jobs["42.srv"].native_state == "Q"
+
+
+# -- 2. the REST door: bodies a careless (or scripted) client sends --------------------------------
+
+@pytest.fixture
+def jp_server_config(tmp_path, data_dir):
+    import yaml
+    from server_conftest import diamond_config
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def rest(http_server_client, jp_base_url, jp_auth_header):
+    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, object]:
+        resp = await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
+            headers=jp_auth_header, raise_error=False)
+        text = resp.body.decode()
+        try:
+            return resp.code, json.loads(text)
+        except ValueError:
+            return resp.code, text
+    return call
+
+
+@pytest.mark.parametrize("body,key", [
+    (b'{"script": "echo hi", "site": "here", "site": "elsewhere"}', "site"),
+    (b'{"spec": {"script": "echo hi", "resources": {"nodes": 1, "nodes": 64}}}', "nodes"),
+])
+async def test_a_body_giving_a_key_twice_is_a_400_naming_it(rest, body, key):
+    """JSON readers disagree on a key given twice (Python keeps the last, others the first):
+    a proxy, a log or a person reading the body sees one value, the engine acted on the
+    other. The body is now refused, naming the key."""
+    code, reply = await rest("POST", "place", body)
+    assert code == 400, (code, reply)
+    assert repr(key) in reply["message"] and "twice" in reply["message"]
+
+
+@pytest.mark.parametrize("depth", [5000, 200_000])
+async def test_a_deeply_nested_body_is_a_400_not_a_crash(rest, depth):
+    """A body nesting lists 200,000 deep made Python's JSON reader raise RecursionError (not
+    a ValueError): a 500 with a traceback in the server's log, for one request."""
+    body = b'{"script": "echo hi", "origin": ' + b"[" * depth + b"]" * depth + b"}"
+    code, reply = await rest("POST", "place", body)
+    assert code == 400, (code, str(reply)[:200])
+    assert "\n" not in reply["message"]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("site", "here\u0000; rm -rf ~"), ("name", "a\u0000b"), ("script", "echo a\u0000b"),
+])
+async def test_a_nul_byte_in_a_body_value_is_a_400(rest, field, value):
+    """(guard) A NUL byte ends a C string: a scheduler would read less than the engine
+    checked. Each value with one is refused before anything runs."""
+    code, reply = await rest("POST", "jobs", json.dumps(
+        {"script": "echo hi", "site": "here"} | {field: value}).encode())
+    assert code == 400, (code, reply)
+    assert field in reply["message"] or "NUL" in reply["message"], reply
+    code, listed = await rest("GET", "jobs")
+    assert listed["total"] == 0

@@ -321,3 +321,54 @@ async def test_a_nul_byte_in_a_body_value_is_a_400(rest, field, value):
     assert field in reply["message"] or "NUL" in reply["message"], reply
     code, listed = await rest("GET", "jobs")
     assert listed["total"] == 0
+
+
+# -- 3. a hostile cluster's accounting against the job's own signed end line --------------------
+
+def _ended_job(tmp_path):
+    from datetime import timedelta
+
+    from diamond_jupyter.model import Job, utcnow
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    store.upsert_job(Job(id="alpha:500", site="alpha", native_id="500", name="sim",
+                         submitted_at=utcnow() - timedelta(hours=1)))
+    store.apply_state("alpha:500", JobState.RUNNING, source="wrapper")
+    return store
+
+
+def test_a_scheduler_answer_that_contradicts_the_signed_end_line_loses(tmp_path):
+    """A hostile sacct (or a record forged into it) said COMPLETED, exit 0, for a job whose
+    wrapper then reported exit code 3 on its signed end line: the first terminal answer was
+    final, so the job stayed COMPLETED (a workflow's next step would run on a failure). The
+    signed line now counts, and the job's reason says what the scheduler had claimed."""
+    store = _ended_job(tmp_path)
+    store.apply_state("alpha:500", JobState.COMPLETED, exit_code=0, source="poll")
+    ev = store.apply_state("alpha:500", JobState.FAILED, exit_code=3, reason="exit code 3",
+                           source="wrapper")
+    job = store.get_job("alpha:500")
+    assert (job.state, job.exit_code) == (JobState.FAILED, 3)
+    assert "scheduler had reported COMPLETED with exit code 0" in job.reason
+    assert ev is not None and ev.kind == "job.state" and ev.data["previous"] == "COMPLETED"
+
+
+def test_a_scheduler_answer_after_the_signed_end_line_changes_nothing(tmp_path):
+    """(guard) The other order: the signed line came first; a later, different answer from
+    the scheduler is not believed over it."""
+    store = _ended_job(tmp_path)
+    store.apply_state("alpha:500", JobState.FAILED, exit_code=3, source="wrapper")
+    assert store.apply_state("alpha:500", JobState.COMPLETED, exit_code=0,
+                             source="poll") is None
+    job = store.get_job("alpha:500")
+    assert (job.state, job.exit_code) == (JobState.FAILED, 3)
+
+
+def test_a_scheduler_timeout_stands_against_a_later_end_line(tmp_path):
+    """(guard) A scheduler's TIMEOUT or CANCELLED is what the wrapper cannot see: a signed
+    line after it does not turn it into a success."""
+    store = _ended_job(tmp_path)
+    store.apply_state("alpha:500", JobState.TIMEOUT, exit_code=0, source="poll")
+    store.apply_state("alpha:500", JobState.COMPLETED, exit_code=0, source="wrapper")
+    store.apply_state("alpha:500", JobState.FAILED, exit_code=1, source="wrapper")
+    assert store.get_job("alpha:500").state == JobState.TIMEOUT

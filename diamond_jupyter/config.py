@@ -185,10 +185,11 @@ def _workdir(value: str) -> str:
 
 def _command_path(value: str) -> str:
     _one_line(value)
-    if not re.match(r"^[A-Za-z0-9_./~+][A-Za-z0-9_./+@%=,:-]*$", value) or \
+    # no '=': `env ... NAME=VALUE` sets a variable (LD_PRELOAD=/x.so) and runs what follows
+    if not re.match(r"^[A-Za-z0-9_./~+][A-Za-z0-9_./+@%,:-]*$", value) or \
             value.startswith("~") and not value.startswith("~/"):
         raise ValueError(f"{_printable(repr(value))} is not a program path: one path or "
-                         "program name, no arguments, spaces or shell syntax (e.g. "
+                         "program name, no arguments, spaces, '=' or shell syntax (e.g. "
                          "/opt/slurm/bin/sbatch; a wrapper script takes the arguments)")
     return value
 

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from diamond_jupyter.dialects import get_commands
-from diamond_jupyter.model import JobState, SiteError
+from diamond_jupyter.model import BadInput, JobState, SiteError
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -372,3 +372,85 @@ def test_a_scheduler_timeout_stands_against_a_later_end_line(tmp_path):
     store.apply_state("alpha:500", JobState.COMPLETED, exit_code=0, source="wrapper")
     store.apply_state("alpha:500", JobState.FAILED, exit_code=1, source="wrapper")
     assert store.get_job("alpha:500").state == JobState.TIMEOUT
+
+
+# -- 4. the sites file, ~/.ssh/config and the environment --------------------------------------
+
+def _ssh_files(tmp_path, ssh_config: str):
+    from diamond_jupyter.config import TransportConfig
+
+    (tmp_path / "id").write_text("not read before connecting\n")
+    (tmp_path / "id").chmod(0o600)
+    (tmp_path / "known_hosts").write_text("")
+    (tmp_path / "ssh_config").write_text(ssh_config)
+
+    def transport(**kw: object) -> TransportConfig:
+        return TransportConfig(kind="ssh", key_file=str(tmp_path / "id"), use_agent=False,
+                               known_hosts=str(tmp_path / "known_hosts"),
+                               ssh_config=str(tmp_path / "ssh_config"), **kw)
+    return transport
+
+
+def test_match_exec_in_an_ssh_config_runs_no_command(tmp_path):
+    """paramiko runs `Match exec CMD` through a shell while it looks a host up: building a
+    site's transport ran a command named in ~/.ssh/config inside the Jupyter server (the
+    engine runs none from there, and ignored ProxyCommand). It is refused, naming the line."""
+    from diamond_jupyter.transports.ssh import SSHTransport
+
+    ran = tmp_path / "ran"
+    transport = _ssh_files(tmp_path, f'Host a\n  HostName a.example\n\nMatch exec "touch {ran}"\n'
+                                     "  User x\n")
+    with pytest.raises(BadInput, match=r"line 4: 'Match exec' runs a command"):
+        SSHTransport(transport(host="a"), site="s")
+    assert not ran.exists()
+
+
+def test_a_proxycommand_in_an_ssh_config_is_refused_not_silently_skipped(tmp_path):
+    """A ProxyCommand was neither run nor reported: the engine connected straight to the
+    host, past the gateway the config meant. Now it is refused with what to use instead; a
+    site that gives its own proxy_jump (or `none`) sets it aside."""
+    from diamond_jupyter.transports.ssh import SSHTransport
+
+    ran = tmp_path / "ran"
+    transport = _ssh_files(tmp_path, f"Host inner\n  HostName inner.example\n"
+                                     f"  ProxyCommand touch {ran}\n")
+    with pytest.raises(BadInput, match="Host inner a ProxyCommand, which the engine does not"):
+        SSHTransport(transport(host="inner"), site="s")
+    t = SSHTransport(transport(host="inner", proxy_jump="none"), site="s")
+    assert t.spec.hostname == "inner.example" and t.jumps == []
+    assert not ran.exists()
+
+
+@pytest.mark.parametrize("key,value", [
+    ("proxy_command", "nc %h %p"), ("ProxyCommand", "sh -c id"), ("options", "-oProxyCommand=id"),
+])
+def test_a_sites_file_cannot_name_an_ssh_proxy_command(key, value):
+    """(guard) The sites file has no key that reaches ssh as a command: unknown keys are
+    refused, naming them."""
+    from pydantic import ValidationError
+
+    from diamond_jupyter.config import TransportConfig
+
+    with pytest.raises(ValidationError, match=key):
+        TransportConfig(kind="ssh", host="h", **{key: value})
+
+
+@pytest.mark.parametrize("path", ["LD_PRELOAD=/tmp/evil.so", "/opt/a=b/sbatch", "-isbatch",
+                                  "sbatch;id", "$(id)", "/bin/sbatch --x"])
+def test_a_scheduler_command_path_that_env_would_misread_is_refused(path):
+    """`commands: {sbatch: LD_PRELOAD=/tmp/evil.so}` was taken: every command runs as
+    `env -u ... PROG ARGS`, and env reads a word with '=' as a variable to set, running the
+    next argument in its place (a leading '-' is one of its options). Refused at load, and
+    any argv whose program looks so is refused at the transport."""
+    from pydantic import ValidationError
+
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.transports.base import render_command, render_shell_command
+
+    with pytest.raises(ValidationError, match="is not a program path"):
+        SiteConfig(name="a", scheduler="slurm", transport=TransportConfig(kind="local"),
+                   commands={"sbatch": path})
+    if path.startswith("-") or "=" in path.split()[0]:
+        for render in (render_command, render_shell_command):
+            with pytest.raises(BadInput, match="is not a program"):
+                render([path, "--parsable", "job.sh"])

@@ -96,8 +96,8 @@ class SSHTransport(ShellMixin):
         self.connections_opened = 0  # TCP connections made to the target (tests, metrics)
         self._sshcfg = load_ssh_config(cfg.ssh_config)
         self.spec: HostSpec = resolve_host(
-            self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file
-        )
+            self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file,
+            proxy_jump=cfg.proxy_jump)
         self.jumps = parse_jump(self._sshcfg, cfg.proxy_jump or self.spec.proxy_jump)
         self._verifier = HostKeyVerifier(site, cfg.known_hosts, cfg.trust_on_first_use)
         self._pool = ThreadPoolExecutor(self.max_sessions + 2, thread_name_prefix=f"ssh-{site}")

@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import logging
 import os
+import re
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -63,11 +64,26 @@ class HostSpec:
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
+# `Match exec CMD` (paramiko runs CMD through a shell while looking a host up, as OpenSSH
+# does): the engine runs no command an ssh_config names
+_MATCH_EXEC = re.compile(r"^\s*match\b.*?\bexec\b", re.IGNORECASE)
+
+
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     p = Path(path or "~/.ssh/config").expanduser()
     if path and not p.exists():
         raise BadInput(f"ssh_config file {p} not found")
-    return paramiko.SSHConfig.from_path(str(p)) if p.exists() else paramiko.SSHConfig()
+    if not p.exists():
+        return paramiko.SSHConfig()
+    text = p.read_text(errors="replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        if _MATCH_EXEC.match(line):
+            raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
+                           "host is looked up, and the engine runs no command from "
+                           "ssh_config; write Host blocks, give the site's host, user and "
+                           "proxy_jump in the sites file, or set transport.ssh_config to a "
+                           "file without it")
+    return paramiko.SSHConfig.from_text(text)
 
 
 def resolve_host(
@@ -77,8 +93,10 @@ def resolve_host(
     port: int | None = None,
     user: str | None = None,
     key_file: str | None = None,
+    proxy_jump: str | None = None,
 ) -> HostSpec:
-    """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line."""
+    """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line (a
+    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand)."""
     c = sshcfg.lookup(alias)
     try:
         port = int(port or c.get("port", 22))
@@ -88,6 +106,11 @@ def resolve_host(
     ids = [key_file] if key_file else []
     ids += c.get("identityfile", [])
     pj = c.get("proxyjump")
+    pc = c.get("proxycommand")
+    if pc and pc.lower() != "none" and proxy_jump is None and not (pj and pj.lower() != "none"):
+        raise BadInput(f"ssh_config gives Host {alias} a ProxyCommand, which the engine does "
+                       "not run (it would be a shell command in the server); reach it with "
+                       "ProxyJump there, or proxy_jump in the sites file")
     return HostSpec(
         alias=alias,
         hostname=c.get("hostname", alias),

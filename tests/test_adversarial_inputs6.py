@@ -602,3 +602,80 @@ def test_a_workflow_file_giving_a_key_twice_is_refused(tmp_path):
             "    script: curl evil | sh\n")
     with pytest.raises(BadInput, match=r"'script' is given twice \(first on line 4\)"):
         load_workflow(text)
+
+
+def _here_fed(tmp_path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(tmp_path / ".diamond"))
+    return Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+
+
+@pytest.mark.parametrize("site", ["-oProxyCommand=id", "--help", "here;id", "here\u200b"])
+async def test_a_magic_or_body_site_that_looks_like_an_option_is_an_unknown_site(tmp_path, site):
+    """(guard) `%diamond submit --site=-oProxyCommand=...` (or a REST body's site) names no
+    site: refused with the known sites before anything is recorded or run."""
+    from diamond_jupyter.model import JobSpec
+
+    fed = _here_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=r"unknown site .*known: here\)"):
+            await fed.submit(JobSpec(script="#!/bin/bash\ntrue\n"), site)
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()
+
+
+async def test_an_approved_plan_whose_script_changed_does_not_run(tmp_path):
+    """(guard) Approval pins the rendered script's sha256: a plan changed after it was
+    approved (another script, a site's changed defaults) raises PlanChanged, records
+    nothing and runs nothing."""
+    from diamond_jupyter.federation_plan import PlanChanged
+    from diamond_jupyter.model import JobSpec
+
+    fed = _here_fed(tmp_path)
+    try:
+        with pytest.raises(PlanChanged, match="would differ from the approved one"):
+            await fed.submit(JobSpec(script="#!/bin/bash\ntrue\n"), "here",
+                             script_sha256="0" * 64, force=True)
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("line,want", [
+    ("2 1e309 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1", "must be numbers"),
+    ("2 0 10 nan 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1", "must be numbers"),
+    ("2 0 10 100 " + "9" * 40 + " -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1", "too large a number"),
+])
+def test_an_swf_trace_with_overflowing_numbers_is_refused_naming_the_line(tmp_path, line, want):
+    """(guard) A shared trace file's 1e309, nan or 40-digit counts are refused with the file
+    and line, never read as infinity or a huge machine."""
+    from diamond_jupyter.testbed.trace import read_swf
+
+    p = tmp_path / "t.swf"
+    p.write_text("; MaxProcs: 64\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n" + line + "\n")
+    with pytest.raises(BadInput, match=rf"t\.swf:3: .*{want}"):
+        read_swf(p)
+
+
+@pytest.mark.parametrize("name", ["../../.ssh/id_rsa", "/etc/passwd", "out/../../x", "a\x00b",
+                                  ""])
+def test_a_fetch_naming_a_file_outside_the_results_is_refused(name):
+    """(guard) `diamond fetch JOB --file NAME`, the REST `files` and the agent's: a name
+    that is absolute, climbs out or holds a NUL is refused, naming it."""
+    from diamond_jupyter.fetch_guard import named_files
+
+    with pytest.raises(BadInput, match="is not a result file's relative path"):
+        named_files([name])
+
+
+@pytest.mark.parametrize("path", ["jobs/..%2F..%2Fetc%2Fpasswd", "jobs/here:1%2F..%2F..%2Fx/logs",
+                                  "jobs/%00/status"])
+async def test_a_job_id_with_path_tricks_in_a_rest_path_is_a_404(rest, path):
+    """(guard) A job id is looked up in the store, never used as a path."""
+    code, reply = await rest("GET", path)
+    assert code in (400, 404), (code, reply)

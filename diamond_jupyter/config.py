@@ -664,12 +664,12 @@ def _read_text(p: Path) -> str:
         raise BadInput(f"sites file {p} is a directory (give the YAML file in it, e.g. "
                        f"{p / 'sites.yaml'})")
     # opened without waiting (a FIFO with no writer would hold the CLI, the kernel or the
-    # server forever), then read only if it is a file
+    # server forever), then read only if it is no FIFO (/dev/null stays an empty file)
     fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BadInput(f"sites file {p} is not a file (a FIFO, socket or device): give "
-                           "the YAML file")
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise BadInput(f"sites file {p} is not a file but a FIFO (a pipe), which may "
+                           "never be written: give the YAML file")
         data = fh.read(MAX_SITES_FILE_BYTES + 1)
     if len(data) > MAX_SITES_FILE_BYTES:
         raise BadInput(f"sites file {p} is larger than {MAX_SITES_FILE_BYTES >> 20} MB: not "

@@ -590,7 +590,7 @@ def test_a_sites_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path, monkeypa
         with open(fifo, "w"):
             pass
         pytest.fail("loading a FIFO as the sites file waited for a writer")
-    assert "not a file" in str(got[0])
+    assert "not a file but a FIFO" in str(got[0])
 
 
 def test_a_workflow_file_giving_a_key_twice_is_refused(tmp_path):
@@ -679,3 +679,30 @@ async def test_a_job_id_with_path_tricks_in_a_rest_path_is_a_404(rest, path):
     """(guard) A job id is looked up in the store, never used as a path."""
     code, reply = await rest("GET", path)
     assert code in (400, 404), (code, reply)
+
+
+@pytest.mark.parametrize("var,value,want", [
+    ("DIAMOND_LLM_MAX_TOKENS", "lots", "is not a token limit"),
+    ("DIAMOND_LLM_MAX_TOKENS", "9" * 30, "is not a token limit"),
+    ("DIAMOND_LLM_MAX_TOKENS", "-5", "is not a token limit"),
+    ("DIAMOND_LLM_PROVIDER", "evil\x1b[2J", "is not a provider"),
+])
+def test_a_bad_llm_variable_is_one_line_naming_it(monkeypatch, var, value, want):
+    """`DIAMOND_LLM_MAX_TOKENS=lots` ended `diamond ask` (and the server's agent) with a
+    ValueError traceback, and a bad provider with pydantic's three-line dump. Now one line
+    names the variable and what it accepts, its value written out."""
+    from diamond_jupyter.agent.config import LLMConfig
+
+    monkeypatch.setenv(var, value)
+    with pytest.raises(BadInput, match=want) as e:
+        LLMConfig.from_env()
+    assert var in str(e.value) and "\n" not in str(e.value) and "\x1b" not in str(e.value)
+
+
+def test_a_device_as_the_sites_file_is_still_read_not_taken_for_a_fifo():
+    """(guard) `DIAMOND_CONFIG=/dev/null` is read (and lists no sites, as before); only a
+    FIFO is refused unread."""
+    from diamond_jupyter.config import load_config
+
+    with pytest.raises(BadInput, match="lists no sites"):
+        load_config("/dev/null")

@@ -706,3 +706,40 @@ def test_a_device_as_the_sites_file_is_still_read_not_taken_for_a_fifo():
 
     with pytest.raises(BadInput, match="lists no sites"):
         load_config("/dev/null")
+
+
+@pytest.mark.parametrize("mode,planted_by_other", [(0o644, False), (0o600, True)])
+def test_a_seal_key_others_can_read_or_another_user_planted_is_not_used(
+        tmp_path, monkeypatch, mode, planted_by_other):
+    """The store's seal key (`<store>.key`) was used whoever made it and whoever could read
+    it: a key planted beside a store in a shared directory before the first seal (O_EXCL
+    keeps the first) sealed the user's secrets under the planter's key, and a key file
+    others could read opened them. Both are refused, saying what to do."""
+    import os
+
+    from cryptography.fernet import Fernet
+
+    from diamond_jupyter.store.seal import KEY_ENV, Sealer, SealError, key_file_for
+
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    store = tmp_path / "store.sqlite"
+    key = key_file_for(store)
+    key.write_bytes(Fernet.generate_key() + b"\n")
+    key.chmod(mode)
+    if planted_by_other:
+        real = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: real + 1)
+    with pytest.raises(SealError, match="another user" if planted_by_other else
+                       r"can be read by others \(mode 0644\)"):
+        Sealer(store).seal("WANDB_API_KEY=abc")
+
+
+def test_a_seal_key_the_user_made_still_seals_and_opens(tmp_path, monkeypatch):
+    """(guard) The key made on first use (0600, the user's) works as before."""
+    from diamond_jupyter.store.seal import KEY_ENV, Sealer, key_file_for
+
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    store = tmp_path / "store.sqlite"
+    sealed = Sealer(store).seal("secret")
+    assert key_file_for(store).stat().st_mode & 0o777 == 0o600
+    assert Sealer(store).unseal(sealed) == "secret"

@@ -6,6 +6,7 @@ import difflib
 import os
 import re
 import shlex
+import stat
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -37,7 +38,7 @@ SCHEDULER_PROGRAMS = {
     "slurm": ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "sshare",
               "srun", "salloc", "sacctmgr", "sstat", "sreport", "sdiag"),
     "pbs": ("qsub", "qstat", "qdel", "qrls", "qhold", "qalter", "pbsnodes", "qmgr",
-            "tracejob", "sacct", "scontrol"),
+            "tracejob", "sacct", "scontrol", "squeue"),
     "lsf": ("bsub", "bjobs", "bkill", "bresume", "bstop", "bqueues", "bhosts", "lshosts",
             "bhist", "bacct", "lsid", "lsload"),
     "flux": ("flux",),
@@ -223,10 +224,11 @@ def _workdir(value: str) -> str:
 
 def _command_path(value: str) -> str:
     _one_line(value)
-    if not re.match(r"^[A-Za-z0-9_./~+][A-Za-z0-9_./+@%=,:-]*$", value) or \
+    # no '=': `env ... NAME=VALUE` sets a variable (LD_PRELOAD=/x.so) and runs what follows
+    if not re.match(r"^[A-Za-z0-9_./~+][A-Za-z0-9_./+@%,:-]*$", value) or \
             value.startswith("~") and not value.startswith("~/"):
         raise ValueError(f"{_printable(repr(value))} is not a program path: one path or "
-                         "program name, no arguments, spaces or shell syntax (e.g. "
+                         "program name, no arguments, spaces, '=' or shell syntax (e.g. "
                          "/opt/slurm/bin/sbatch; a wrapper script takes the arguments)")
     return value
 
@@ -796,7 +798,13 @@ def _read_text(p: Path) -> str:
     if p.is_dir():
         raise BadInput(f"sites file {p} is a directory (give the YAML file in it, e.g. "
                        f"{p / 'sites.yaml'})")
-    with open(p, "rb") as fh:
+    # opened without waiting (a FIFO with no writer would hold the CLI, the kernel or the
+    # server forever), then read only if it is no FIFO (/dev/null stays an empty file)
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as fh:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise BadInput(f"sites file {p} is not a file but a FIFO (a pipe), which may "
+                           "never be written: give the YAML file")
         data = fh.read(MAX_SITES_FILE_BYTES + 1)
     if len(data) > MAX_SITES_FILE_BYTES:
         raise BadInput(f"sites file {p} is larger than {MAX_SITES_FILE_BYTES >> 20} MB: not "

@@ -192,10 +192,19 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
-def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareModule]]:
+# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
+# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
+# else (shell syntax, quotes, control or invisible characters) is no module a site really
+# has: it would go into the user's `module load` lines and the notes shown on a terminal.
+MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+
+
+def parse_module_list(text: str, refused: list[str] | None = None,
+                      ) -> tuple[str | None, str | None, list[SoftwareModule]]:
     """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
     modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
-    `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5."""
+    `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5. Names
+    that are not `MODULE_NAME`s are left out (added to `refused`, when given)."""
     system = version = None
     found: dict[str, SoftwareModule] = {}
     text, _, asked = text.partition("\n@@requires ")
@@ -204,9 +213,10 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
         line = raw.strip()
         if line.startswith("system "):
             words = line.split()
-            if len(words) >= 2 and words[1] != "none":
+            if len(words) >= 2 and words[1] != "none" and MODULE_NAME.fullmatch(words[1]):
                 system = words[1]
-                version = words[2] if len(words) > 2 else None
+                version = words[2] if len(words) > 2 and MODULE_NAME.fullmatch(words[2]) \
+                    else None
             continue
         if (not line or line == "@@spider" or line.endswith(":") or line.endswith("/")
                 or line.startswith(("-", "Lmod", "No module", "ModuleCmd", "module"))
@@ -220,6 +230,10 @@ def parse_module_list(text: str) -> tuple[str | None, str | None, list[SoftwareM
         name = line.split("/")[-1] if "/" in line else line
         if not line or name.startswith(".") or line.startswith("."):
             continue  # hidden modules
+        if not MODULE_NAME.fullmatch(line):
+            if refused is not None:
+                refused.append(line)
+            continue
         m = SoftwareModule.parse(line, default=default)
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(

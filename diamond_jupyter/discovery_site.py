@@ -22,7 +22,7 @@ from .discovery import (
     summarise_cluster,
     summarise_site,
 )
-from .model import SiteError, utcnow
+from .model import SiteError, utcnow, visible
 from .needs import norm_arch
 
 if TYPE_CHECKING:
@@ -134,7 +134,11 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
         types = node_types(cluster, nodes, login_arch, prefix_cluster=len(clusters) > 1)
         all_types += types
         summaries.append(summarise_cluster(cluster, types, partitions, error))
-    system, version, modules = parse_module_list(parts.get("modules", ""))
+    refused: list[str] = []
+    system, version, modules = parse_module_list(parts.get("modules", ""), refused)
+    if refused:
+        errors.append(f"modules: {len(refused)} name(s) left out, holding characters no "
+                      f"module name has (first: {visible(refused[0][:80])})")
     software = modules if system else []
     runtimes = parse_runtimes(parts.get("runtimes", ""))
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)

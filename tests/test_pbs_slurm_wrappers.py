@@ -61,9 +61,12 @@ def test_finished_jobs_are_settled_by_slurm_accounting():
 def test_argvs_differ_from_pbs_pro():
     assert wrappers.status_argv(["900005.server", "7"]) == ["qstat", "-f", "900005", "7"]
     assert PbsCommands().status_argv(["1"]) == ["qstat", "-f", "-F", "json", "-x", "1"]
-    assert wrappers.find_by_name_argv("x.dmd-abc") == ["qstat", "-f"]  # no qselect
-    assert wrappers.snapshot_argvs() == {"nodes": ["pbsnodes", "-a"], "queues": ["qstat", "-q"],
-                                         "queue": ["qstat", "-f"]}
+    # no qselect, and `qstat -f` prints anyone's name as given: Slurm's squeue lists the jobs
+    find = wrappers.find_by_name_argv("x.dmd-abc")
+    assert "squeue" in find and "--name=x.dmd-abc" in find
+    argvs = wrappers.snapshot_argvs()
+    assert (argvs["nodes"], argvs["queues"]) == (["pbsnodes", "-a"], ["qstat", "-q"])
+    assert "squeue" in argvs["queue"] and "-a" in argvs["queue"]
     # the wrapper's qsub overrides #PBS -o/-e with its own names unless told them
     assert wrappers.submit_argv("/h/j.sh", stdout="/h/o", stderr="/h/e") == \
         ["qsub", "-o", "/h/o", "-e", "/h/e", "/h/j.sh"]

@@ -87,6 +87,7 @@ def test_a_lost_key_is_an_error_never_the_redacted_text(tmp_path):
     other = Store(tmp_path / "t.sqlite")
     other.record_intent("alpha", "tok5", JobSpec(name="t", script=SCRIPT))
     key_file_for(store.path).write_bytes(key_file_for(other.path).read_bytes())
+    key_file_for(store.path).chmod(0o600)  # the user's own (one others read is refused)
     with pytest.raises(SealError, match="cannot be opened with this key"):
         Store(tmp_path / "s.sqlite").spec_to_run(job)
 

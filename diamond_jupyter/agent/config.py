@@ -4,19 +4,23 @@ environment variable (the key itself is read only when a provider is built)."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..model import BadInput, visible
+
 HOW_TO = ("no LLM configured: set ANTHROPIC_API_KEY (or DIAMOND_LLM_PROVIDER=openai with "
           "OPENAI_BASE_URL/OPENAI_API_KEY)")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}
+MAX_TOKENS_LIMIT = 1_000_000  # a model's answer in tokens: far above any provider's
 
 
 class LLMConfig(BaseModel):
     provider: Literal["anthropic", "openai"] = "anthropic"
     model: str = ""  # "" = the provider's default
-    max_tokens: int = Field(4096, ge=1)
+    max_tokens: int = Field(4096, ge=1, le=MAX_TOKENS_LIMIT)
     api_key_env: str = "ANTHROPIC_API_KEY"
     base_url: str | None = None  # None: the SDK's default (ANTHROPIC_BASE_URL is honoured)
     max_model_calls: int = Field(40, ge=1, description="per task, a runaway guard")
@@ -28,10 +32,17 @@ class LLMConfig(BaseModel):
         env = os.environ
         provider = str(overrides.get("provider") or env.get("DIAMOND_LLM_PROVIDER")
                        or "anthropic").lower()
+        if provider not in DEFAULT_MODELS:  # a bad variable is one line, not a traceback
+            raise BadInput(f"DIAMOND_LLM_PROVIDER {visible(provider[:80])!r} is not a provider "
+                           f"(accepted: {', '.join(DEFAULT_MODELS)})")
         data: dict[str, object] = {"provider": provider,
                                    "model": env.get("DIAMOND_LLM_MODEL", "")}
-        if env.get("DIAMOND_LLM_MAX_TOKENS"):
-            data["max_tokens"] = int(env["DIAMOND_LLM_MAX_TOKENS"])
+        raw = env.get("DIAMOND_LLM_MAX_TOKENS", "").strip()
+        if raw:
+            if not (re.fullmatch(r"[0-9]{1,7}", raw) and 1 <= int(raw) <= MAX_TOKENS_LIMIT):
+                raise BadInput(f"DIAMOND_LLM_MAX_TOKENS {visible(raw[:80])!r} is not a token "
+                               f"limit (accepted: a whole number from 1 to {MAX_TOKENS_LIMIT})")
+            data["max_tokens"] = int(raw)
         if provider == "openai":
             data.update(api_key_env="OPENAI_API_KEY", base_url=env.get("OPENAI_BASE_URL"))
         data.update({k: v for k, v in overrides.items() if v is not None})

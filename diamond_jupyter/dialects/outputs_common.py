@@ -343,6 +343,44 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
         raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
 
 
+def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
+    """PBS Pro's `-F json`, whose string values may hold raw quotes (PBS copies names,
+    comments and `-v` values verbatim). Such a value can read as valid JSON that holds more
+    than it says: another user's `-v X='"},"9.srv":{"...'` made a job that does not exist,
+    or set a key twice to replace a real one. So an answer counts only where no object
+    repeats a key and each record under `records` (a job) opens on a line of its own, as
+    the scheduler prints them (JSON on one line: not asked); else each line's string value
+    is taken whole (`repair_json_lines`) and checked again; else SiteError."""
+    if not text.strip():
+        raise fail(scheduler, what, "empty output")
+    headers = set(re.findall(r'(?m)^\s*"([^"\n]+)"\s*:\s*\{\s*$', text))
+    repeated: list[str] = []
+
+    def no_repeats(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) < len(items):
+            repeated.append(next(k for k, _ in items if sum(k == j for j, _ in items) > 1))
+        return out
+
+    error = ""
+    for candidate in (text, repair_json_lines(text)):
+        repeated.clear()
+        try:
+            data = json.loads(candidate, strict=False, object_pairs_hook=no_repeats)
+        except ValueError as exc:
+            error = error or f"invalid JSON ({getattr(exc, 'msg', exc)})"
+            continue
+        group = data.get(records) if isinstance(data, dict) else None
+        inside = [k for k in group if k not in headers] \
+            if isinstance(group, dict) and "\n" in text.strip() else []  # one line: as given
+        if not repeated and not inside:
+            return data
+        error = (f"key {repeated[0]!r} given twice in one object" if repeated else
+                 f"{records} entry {inside[0]!r} does not start a line of its own") + \
+            " (a value holding raw quotes)"
+    raise fail(scheduler, what, error, text)
+
+
 def year_fix(dt: datetime, now: datetime) -> datetime:
     """For year-less timestamps parsed as this year: a date far in the future is last year's."""
     if dt - now > timedelta(days=2):

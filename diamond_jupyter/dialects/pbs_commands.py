@@ -29,6 +29,7 @@ from .outputs_common import (
     from_epoch,
     gpu_count,
     load_json,
+    load_record_json,
     memory_mb,
     parse_duration,
     parse_local_time,
@@ -41,7 +42,7 @@ from .pbs_text import (
     parse_wrapper_queues,
     parse_wrapper_status,
 )
-from .slurm_commands import SlurmCommands
+from .slurm_commands import SlurmCommands, is_separated
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
@@ -179,8 +180,11 @@ class PbsCommands:
         empty output, which parses as no jobs). The name travels as "$1", never as code."""
         if not name or "\n" in name:
             raise BadInput(f"pbs: unusable job name {name!r}")
-        if self.flavor == "slurm":  # no qselect: every job, told apart by name afterwards
-            return ["qstat", "-f"]
+        if self._acct is not None:
+            # the wrappers have no qselect, and their `qstat -f` prints every job with
+            # anyone's name as given (a name can hold a whole forged 'Job Id:' block):
+            # Slurm's own squeue, whose records no name can forge, finds it
+            return self._acct.find_by_name_argv(name)
         if self.flavor == "torque":
             script = 'ids=$(qselect -N "$1") || exit 1; [ -z "$ids" ] || exec qstat -f -x $ids'
         else:
@@ -189,9 +193,9 @@ class PbsCommands:
         return ["sh", "-c", script, "sh", name]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
-        if self.flavor == "slurm":
+        if self._acct is not None:  # every user's jobs from squeue (see find_by_name_argv)
             return {"nodes": ["pbsnodes", "-a"], "queues": ["qstat", "-q"],
-                    "queue": ["qstat", "-f"]}
+                    "queue": self._acct.snapshot_argvs()["queue"]}
         if self.flavor == "torque":
             return {"queue": ["qstat", "-f", "-x"]}
         return {
@@ -212,13 +216,15 @@ class PbsCommands:
         raise fail("pbs", "qsub output", "no job id", stdout)
 
     def parse_status(self, stdout: str) -> list[JobStatus]:
-        if self.flavor == "slurm":
+        if self._acct is not None:
+            if is_separated(stdout):  # squeue's own records (the queue, a name lookup)
+                return self._acct.parse_status(stdout)
             return parse_wrapper_status(stdout, self.tz)
         if self.flavor == "torque" or stdout.lstrip().startswith("<"):
             return self.parse_torque_xml(stdout)
         if not stdout.strip():
             return []
-        data = load_json("pbs", "qstat -F json", stdout, lenient=True)
+        data = load_record_json("pbs", "qstat -F json", stdout, "Jobs")
         jobs = data.get("Jobs") if isinstance(data, dict) else None
         if jobs is None:
             return []

@@ -1,16 +1,17 @@
 """Slurm command lines and output parsers (pure: argv in, models out).
 
 Recorded on Slurm 22.05.8 (Debian 12). Text formats are used for status because
-they are stable across versions; `squeue --json` (openapi v0.0.38 .. v0.0.40+
-shapes) is parsed too. Output-format variables in the caller's environment
-(SQUEUE_FORMAT, SLURM_TIME_FORMAT, ...) would change what these commands print,
-so by default every query argv starts with `env -u VAR ...` (`clean_env=False`
-turns that off when the transport clears them itself).
+they are stable across versions (each query with its own fresh field separator, which no
+job name can forge); `squeue --json` (openapi v0.0.38 .. v0.0.40+ shapes) is parsed too.
+Output-format variables in the caller's environment (SQUEUE_FORMAT, SLURM_TIME_FORMAT,
+...) would change what these commands print, so by default every query argv starts with
+`env -u VAR ...` (`clean_env=False` turns that off when the transport clears them itself).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections import Counter
 from datetime import datetime, tzinfo
 from typing import Any
@@ -55,6 +56,12 @@ FORMAT_ENV = (
 # The job name (free text, may contain '|') is last so it absorbs extra separators.
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
+# What a query asks for: each field followed by a separator made afresh for that query
+# (`#dj-` and 16 random hex digits). Names and comments are anyone's free text (newlines,
+# '|', whole forged records), but nobody knows the separator before the query runs, so
+# no text a user wrote beforehand can end a field or start a record.
+_SEP = re.compile(r"#dj-[0-9a-f]{16}#")
+_FIRST_FIELD = re.compile(r"[0-9][\w.\[\]%,+-]*?(" + _SEP.pattern + ")")
 # a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
 _JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
 _STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
@@ -152,9 +159,15 @@ class SlurmCommands:
     def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
         return ["sbatch", "--parsable", *(["--hold"] if hold else []), script_path]
 
+    @staticmethod
+    def _squeue_format() -> str:
+        """SQUEUE_FIELDS with a fresh separator after every field (see `_SEP`)."""
+        sep = new_separator()
+        return "".join(f"{f}{sep}" for f in SQUEUE_FIELDS.split("|"))
+
     def status_argv(self, native_ids: list[str]) -> list[str]:
         return self._q("squeue", "-h", "-t", "all", "-j", self._ids(native_ids),
-                       "-o", SQUEUE_FIELDS)
+                       "-o", self._squeue_format())
 
     def status_json_argv(self) -> list[str]:
         """All jobs as JSON (before 24.05 squeue --json ignores -j/-t filters)."""
@@ -165,10 +178,12 @@ class SlurmCommands:
         return self._q("squeue", "-h", "--start", *ids, "-o", "%i|%S|%r")
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
+        # -p (not -P): the separator follows every field, the last (the name) included
+        sep = f"--delimiter={new_separator()}"
         if self.jobcomp:
-            return self._q("sacct", "-c", "-P", "-n", "-o", SACCT_FIELDS,
+            return self._q("sacct", "-c", "-p", sep, "-n", "-o", SACCT_FIELDS,
                            "-j", self._ids(native_ids))
-        return self._q("sacct", "-X", "-P", "-n", f"--format={SACCT_FIELDS}",
+        return self._q("sacct", "-X", "-p", sep, "-n", f"--format={SACCT_FIELDS}",
                        "-j", self._ids(native_ids))
 
     def history_argv(self, since: datetime) -> list[str]:
@@ -223,8 +238,9 @@ class SlurmCommands:
         if not name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")
         if "," in name:
-            return self._q("squeue", "-h", "-t", "all", "-o", SQUEUE_FIELDS)
-        return self._q("squeue", "-h", "-t", "all", f"--name={name}", "-o", SQUEUE_FIELDS)
+            return self._q("squeue", "-h", "-t", "all", "-o", self._squeue_format())
+        return self._q("squeue", "-h", "-t", "all", f"--name={name}",
+                       "-o", self._squeue_format())
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {
@@ -232,7 +248,7 @@ class SlurmCommands:
             # (their AllowGroups says so)
             "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
-            "queue": self._q("squeue", "-h", "-a", "-o", SQUEUE_FIELDS),
+            "queue": self._q("squeue", "-h", "-a", "-o", self._squeue_format()),
             # the QOS limits a job meets (a site without accounting answers nothing; a
             # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
@@ -517,7 +533,52 @@ def _tres(text: str) -> dict[str, int]:
     return out
 
 
+def new_separator() -> str:
+    """A field separator no one can have written into a job's name or comment before the
+    query that asks for it runs (see `_SEP`)."""
+    return f"#dj-{secrets.token_hex(8)}#"
+
+
+def is_separated(stdout: str) -> bool:
+    """Whether squeue or sacct output is that of a query with a fresh separator."""
+    return _FIRST_FIELD.match(stdout) is not None
+
+
 def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+    """The records of squeue or sacct output: those of a query with a fresh separator
+    (`_separated`), else '|'-separated lines (recorded outputs, an older engine's argv),
+    read as below."""
+    first = _FIRST_FIELD.match(stdout)
+    if first:
+        return _separated(stdout, first.group(1), fields, what, steps=steps)
+    return _lines(stdout, fields, what, steps=steps)
+
+
+def _separated(stdout: str, sep: str, fields: int, what: str, *,
+               steps: bool) -> list[list[str]]:
+    """Output whose every field ends with `sep` and every record then with a newline. No
+    field can hold `sep`, so the split is exact whatever a name holds (newlines, '|', a
+    whole forged record): each record is the scheduler's, and a job a name invents is no
+    record. SiteError when the output is not whole records or a record names no job."""
+    ident = _STEP_ID if steps else _JOB_ID
+    parts = stdout.split(sep)
+    tail = parts.pop()
+    if tail.strip() or len(parts) % fields:
+        raise fail("slurm", f"{what} output", f"not whole records of {fields} fields",
+                   stdout[-200:])
+    out = []
+    for n in range(0, len(parts), fields):
+        f = parts[n:n + fields]
+        if n:  # the newline after the previous record
+            f[0] = f[0].removeprefix("\n")
+        f = [x.strip() for x in f]
+        if not ident.fullmatch(f[0]):
+            raise fail("slurm", f"{what} record {n // fields + 1}", "no job id", f[0][:200])
+        out.append(f)
+    return out
+
+
+def _lines(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
     """The '|'-separated records of squeue or sacct output, each field stripped, the last
     (the job's name) taking what is left. Both end a record with a newline and print a name
     as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed

@@ -101,15 +101,22 @@ class DiamondHandler(APIHandler):
 
     # -- request helpers ----------------------------------------------------------------
     def body(self) -> dict[str, Any]:
+        """The request's JSON object. A key given twice in one object is refused: JSON
+        readers disagree on which value counts (Python keeps the last, many the first), so
+        what a proxy, a log or a person read could differ from what the engine acts on."""
+        raw = self.request.body.strip()
+        if not raw:
+            return {}
         try:
-            data = self.get_json_body()
+            data = json.loads(raw.decode("utf-8"), object_pairs_hook=_once_each)
         except UnicodeDecodeError as e:
             raise ApiError(400, "bad-input", f"the request body is not UTF-8 text (byte "
                            f"{e.start}); send JSON encoded as UTF-8") from None
-        except HTTPError:
+        except _KeyTwice as e:
+            raise ApiError(400, "bad-input", f"the request body gives the key {e.key!r} twice "
+                           "in one object; give each key once") from None
+        except (ValueError, RecursionError):
             raise ApiError(400, "bad-input", "the request body is not valid JSON") from None
-        if data is None:
-            return {}
         if not isinstance(data, dict):
             raise ApiError(400, "bad-input", "the request body must be a JSON object")
         return data
@@ -158,3 +165,19 @@ class DiamondHandler(APIHandler):
         else:
             reply = {"reason": "internal-error", "message": "unhandled error (see server log)"}
         self.finish(json.dumps(reply))
+
+
+class _KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} given twice")
+        self.key = key
+
+
+def _once_each(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; _KeyTwice where a key comes twice."""
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if key in out:
+            raise _KeyTwice(key)
+        out[key] = value
+    return out

@@ -380,6 +380,22 @@ class JobsMixin(Database):
                                 started_at=status.started_at, ended_at=status.ended_at,
                                 native_state=status.native_state, source=source)
 
+    @staticmethod
+    def _wrapper_overrules(c: sqlite3.Connection, job: Job, obs: JobState,
+                           exit_code: int | None, source: str | None) -> bool:
+        """Whether the job's wrapper (whose end line is signed with the job's own secret)
+        reports an exit code other than the one a poll of the scheduler ended the job with.
+        Only between COMPLETED and FAILED: a scheduler's CANCELLED or TIMEOUT stands."""
+        if not (source == "wrapper" and exit_code is not None and job.exit_code is not None
+                and exit_code != job.exit_code
+                and job.state in (JobState.COMPLETED, JobState.FAILED)
+                and obs in (JobState.COMPLETED, JobState.FAILED)):
+            return False
+        row = c.execute("SELECT data FROM events WHERE job_id = ? AND kind = 'job.state' "
+                        "ORDER BY seq DESC LIMIT 1", (job.id,)).fetchone()
+        ended_by = json.loads(row[0]).get("source") if row else None
+        return ended_by == "poll"
+
     def _apply(self, c: sqlite3.Connection, job_id: str, state: JobState | str, *,
                exit_code: int | None = None, reason: str | None = None,
                submitted_at: datetime | None = None, started_at: datetime | None = None,
@@ -403,6 +419,14 @@ class JobsMixin(Database):
             upd["reason"] = reason
         if obs.terminal and new.terminal and exit_code is not None and job.exit_code is None:
             upd["exit_code"] = exit_code
+        elif self._wrapper_overrules(c, job, obs, exit_code, source):
+            # the scheduler's answer (unsigned text: a hostile site, or a record forged into
+            # it) came first and differs from the job's own signed end line: the line counts
+            upd["state"], upd["exit_code"] = obs, exit_code
+            upd["reason"] = (f"{reason or f'exit code {exit_code}'} (the job's signed end "
+                             f"line; the scheduler had reported {old.value} with exit code "
+                             f"{job.exit_code})")
+            new = obs
         for f, v in zip(_TIME_FIELDS, (submitted_at, started_at, ended_at), strict=True):
             if v is not None and getattr(job, f) is None:
                 upd[f] = v

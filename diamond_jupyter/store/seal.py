@@ -49,7 +49,7 @@ class Sealer:
             self._fernet = _fernet(env.encode(), f"${KEY_ENV}")
             return self._fernet
         try:
-            raw = self.key_path.read_bytes().strip()
+            raw = _read_private(self.key_path)
         except FileNotFoundError:
             if not create:
                 raise SealError(
@@ -68,7 +68,7 @@ class Sealer:
         try:
             fd = os.open(self.key_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
-            return self.key_path.read_bytes().strip()
+            return _read_private(self.key_path)
         try:
             os.write(fd, key + b"\n")
             os.fsync(fd)
@@ -86,6 +86,22 @@ class Sealer:
             raise SealError(
                 "a sealed secret cannot be opened with this key (sealed under another "
                 f"${KEY_ENV} or key file than {self.key_path}, or altered)") from e
+
+
+def _read_private(path: Path) -> bytes:
+    """The key file's text, if it is the user's own and only theirs: a key another user
+    made (planted beside a store in a shared directory before the first seal) would seal
+    the user's secrets under a key that user holds, and one others can read opens them."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if st.st_uid != os.getuid():
+            raise SealError(f"the seal key {path} belongs to another user (uid {st.st_uid}): "
+                            f"not used; remove it, or set ${KEY_ENV}")
+        if st.st_mode & 0o077:
+            raise SealError(f"the seal key {path} can be read by others (mode "
+                            f"{st.st_mode & 0o777:04o}): not used; chmod 600 it if it is "
+                            "yours, else remove it")
+        return fh.read().strip()
 
 
 def _fernet(raw: bytes, where: str) -> Fernet:

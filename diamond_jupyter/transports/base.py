@@ -207,6 +207,11 @@ def check_argv(argv: Sequence[str]) -> list[str]:
         raise BadInput("a command must be a non-empty list of strings")
     if any("\0" in a for a in argv):
         raise BadInput("a command argument contains a NUL byte")
+    if argv[0].startswith("-") or "=" in argv[0]:
+        # `env ... PROG` (and the shell's `exec PROG`) would read it as an option of their
+        # own or a variable to set, and run what follows it instead
+        raise BadInput(f"{argv[0][:80]!r} is not a program: a program's name may not start "
+                       "with '-' or hold '='")
     return list(argv)
 
 

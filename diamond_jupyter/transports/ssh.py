@@ -100,9 +100,9 @@ class SSHTransport(ShellMixin):
         self.max_output_bytes = cfg.max_output_bytes  # per stream of one command
         self._sshcfg = load_ssh_config(cfg.ssh_config)
         self.spec: HostSpec = resolve_host(
-            self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file
-        )
-        if not cfg.proxy_jump and self.spec.proxy_problem:
+            self._sshcfg, cfg.host, port=cfg.port, user=cfg.user, key_file=cfg.key_file,
+            proxy_jump=cfg.proxy_jump)
+        if self.spec.proxy_problem:
             raise BadInput(self.spec.proxy_problem)
         self.jumps = parse_jump(self._sshcfg, cfg.proxy_jump or self.spec.proxy_jump)
         self._verifier = HostKeyVerifier(site, cfg.known_hosts, cfg.trust_on_first_use)

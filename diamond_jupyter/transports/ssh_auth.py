@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import logging
 import os
+import re
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -66,11 +67,26 @@ class HostSpec:
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
+# `Match exec CMD` (paramiko runs CMD through a shell while looking a host up, as OpenSSH
+# does): the engine runs no command an ssh_config names
+_MATCH_EXEC = re.compile(r"^\s*match\b.*?\bexec\b", re.IGNORECASE)
+
+
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     p = Path(path or "~/.ssh/config").expanduser()
     if path and not p.exists():
         raise BadInput(f"ssh_config file {p} not found")
-    return paramiko.SSHConfig.from_path(str(p)) if p.exists() else paramiko.SSHConfig()
+    if not p.exists():
+        return paramiko.SSHConfig()
+    text = p.read_text(errors="replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        if _MATCH_EXEC.match(line):
+            raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
+                           "host is looked up, and the engine runs no command from "
+                           "ssh_config; write Host blocks, give the site's host, user and "
+                           "proxy_jump in the sites file, or set transport.ssh_config to a "
+                           "file without it")
+    return paramiko.SSHConfig.from_text(text)
 
 
 def resolve_host(
@@ -80,8 +96,10 @@ def resolve_host(
     port: int | None = None,
     user: str | None = None,
     key_file: str | None = None,
+    proxy_jump: str | None = None,
 ) -> HostSpec:
-    """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line."""
+    """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line (a
+    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand)."""
     c = sshcfg.lookup(alias)
     try:
         port = int(port or c.get("port", 22))
@@ -93,7 +111,7 @@ def resolve_host(
     pj = c.get("proxyjump")
     pc = c.get("proxycommand")
     problem = None
-    if not pj and pc and pc.strip().lower() != "none":
+    if proxy_jump is None and not pj and pc and pc.strip().lower() != "none":
         try:
             pj = proxy_command_hop(alias, pc)
         except BadInput as e:

@@ -156,12 +156,19 @@ def test_an_option_repeated_with_the_same_value_or_a_flag_twice_is_fine(user):
 
 # -- Ctrl-C ------------------------------------------------------------------------------------
 
+def _interruptible() -> None:
+    """In the child: Ctrl-C as at a terminal. A shell without job control starts a
+    background command (`pytest ... &`) with SIGINT ignored, which its children inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _started(user: NewUser, *args: str) -> subprocess.Popen:
     """`diamond ARGS` running, once its loop has polled the job's state twice."""
     os.mkfifo(user.fake / "fifo")
     proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=user.root, env=user.env(user.sites))
+                            cwd=user.root, env=user.env(user.sites),
+                            preexec_fn=_interruptible)
     with open(user.fake / "fifo") as fifo:
         assert fifo.read().strip() == "polled"
     return proc
@@ -381,7 +388,8 @@ def test_ctrl_c_after_a_submit_reached_its_site_names_the_job_it_leaves_running(
     os.mkfifo(user.fake / "gate")
     proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "submit", "--site",
                              "alpha", "job.sh"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=user.root, env=user.env(user.sites))
+                            text=True, cwd=user.root, env=user.env(user.sites),
+                            preexec_fn=_interruptible)
     with open(user.fake / "fifo") as fifo:
         assert fifo.read().strip() == "submitted"
     proc.send_signal(signal.SIGINT)

@@ -175,6 +175,46 @@ async def test_unreachable_slurmrestd_is_a_site_error(tmp_path):
     await t.close()
 
 
+async def test_a_slurmrestd_that_refuses_a_moment_then_listens_gets_the_request_once(
+        tmp_path, monkeypatch):
+    """A refused connection sends nothing: slurmrestd restarting (or its listen queue full)
+    failed the call, and a submit over the REST door with it. It is tried again after a
+    moment, and the request reaches the server exactly once."""
+    import asyncio
+
+    from diamond_jupyter.transports import slurmrestd as rest
+
+    with socket.socket() as s:  # a port nothing listens on yet
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    got: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        got.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                     b"content-length: 2\r\n\r\n{}")
+        await writer.drain()
+
+    servers = []
+    real_sleep = asyncio.sleep
+
+    async def listen_then_sleep(delay: float) -> None:  # slurmrestd is back after the pause
+        if not servers:
+            servers.append(await asyncio.start_server(serve, "127.0.0.1", port))
+        await real_sleep(0)
+
+    monkeypatch.setattr(rest.asyncio, "sleep", listen_then_sleep)
+    f = tmp_path / "jwt"
+    f.write_text(jwt({"exp": 4102444800}))
+    cfg = TransportConfig(kind="slurmrestd", url=f"http://127.0.0.1:{port}", user="u",
+                          token_file=str(f), connect_timeout_s=2)
+    t = SlurmRestTransport(cfg, "beta-rest")
+    code, text = await t.request("POST", "job/submit", body={"script": "x"})
+    assert (code, text) == (200, "{}") and len(got) == 1 and got[0].startswith(b"POST ")
+    await t.close()
+    servers[0].close()
+
+
 def test_site_config_for_rest():
     ok = dict(name="b", transport={"kind": "slurmrestd", "url": "http://10.0.0.2:6820",
                                    "token_file": "/t"}, workdir="/home/u/.diamond")

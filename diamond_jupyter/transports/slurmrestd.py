@@ -30,6 +30,8 @@ from ..model import BadInput, SiteError
 from .base import DEFAULT_COMMAND_TIMEOUT_S, OutputTooLarge, check_argv
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+REFUSED_RETRIES = 2  # a refused connection is tried again this many times, after
+REFUSED_PAUSE_S = 0.5  # this, then twice this
 ASSUMED_LIFESPAN_S = 1800.0  # a token whose expiry cannot be read is renewed after this
 
 
@@ -134,8 +136,8 @@ class SlurmRestTransport:
                       timeout: float | None = None) -> tuple[int, str]:
         """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
         reached or refuses the token twice (the second time with a fresh one)."""
-        renew = False
-        for attempt in (1, 2, 3):
+        renew, refused, dropped = False, 0, False
+        for _ in range(2 + REFUSED_RETRIES + 1):
             headers = {"X-SLURM-USER-TOKEN": await self.token(renew=renew)}
             if self.user:
                 headers["X-SLURM-USER-NAME"] = self.user
@@ -144,12 +146,19 @@ class SlurmRestTransport:
                 r, text = await self._send(method, path, body, headers,
                                            timeout or self.command_timeout_s)
             except httpx.ConnectError as e:
+                if refused < REFUSED_RETRIES:
+                    # no connection, so nothing was sent: a moment later, once more (a
+                    # slurmrestd restarting, or whose listen queue was full, refuses)
+                    refused += 1
+                    await asyncio.sleep(REFUSED_PAUSE_S * refused)
+                    continue
                 raise SiteError(f"{self.name}: cannot connect to slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
             except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as e:
-                if attempt == 1:
+                if not dropped:
                     # kept-alive connections the server closed: drop them all, so the
                     # next try opens a fresh one (refused at once if the server is gone)
+                    dropped = True
                     await self._drop_connections()
                     continue
                 raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "

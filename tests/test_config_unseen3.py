@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.config import FederationConfig, load_config
+from diamond_jupyter.config import FederationConfig
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh import SSHTransport
 
@@ -33,25 +34,6 @@ def d(tmp_path: Path) -> Path:
         "Host gw.example.org\n  User alice\n  Port 2201\n"
         "Host loop-a\n  ProxyJump loop-b\nHost loop-b\n  ProxyJump loop-a\n")
     return tmp_path
-
-
-def write(d: Path, text: str) -> Path:
-    path = d / "sites.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def loads(d: Path, text: str) -> FederationConfig:
-    return load_config(write(d, text))
-
-
-def refused(d: Path, text: str) -> str:
-    path = write(d, text)
-    with pytest.raises(BadInput) as e:
-        load_config(path)
-    msg = str(e.value)
-    assert msg.startswith(f"sites file {path}") and "\n" not in msg, msg
-    return msg
 
 
 def ssh(d: Path, lines: str, name: str = "hpc") -> str:

@@ -57,6 +57,10 @@ from .common import (
 )
 
 POLICIES = ("fixed", "fewest_pending", "random", "diamond")
+# diamond with another calibration, scored on the same rounds (measured, not the engine's):
+# the running jobs counted as censored runtimes, over every running job or over the jobs
+# that started in the calibration window (`Federation.calibration(running=...)`)
+VARIANTS = {"diamond_survivors": None, "diamond_cohort": 6 * 3600.0}
 HOME = "alpha"
 PROFILE = "depth_misleads"
 HEDGE = 2  # copies a hedged submission sends
@@ -112,6 +116,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                                **known).choice
                       for p in POLICIES}
             dia = place(probe, pairs, **known)
+            for variant, cohort_s in VARIANTS.items():
+                cal = await fed.calibration(fetch=False, running=snaps, cohort_s=cohort_s)
+                choice[variant] = place(probe, pairs, **{**known, "calibration": cal}).choice
             feasible = [v.site for v in dia.ranked if v.feasible]
             ranking = feasible[:]  # diamond's order: hedging takes the first HEDGE of it
 
@@ -189,7 +196,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         xs = [s["additional_s"][key] for s in scored if s["additional_s"].get(key) is not None]
         return {"median_s": median(xs), "p90_s": pct(xs, 90), "mean_s": mean(xs),
                 "best_choice_rounds": sum(1 for x in xs if x == 0), "n": len(xs)}
-    pol = {p: stats(p) for p in (*POLICIES, f"hedge{HEDGE}")}
+    pol = {p: stats(p) for p in (*POLICIES, *VARIANTS, f"hedge{HEDGE}")}
     homes = {site: stats(f"home:{site}") for site in sites}
     hindsight = min((s for s in homes if homes[s]["mean_s"] is not None),
                     key=lambda s: homes[s]["mean_s"], default=None)

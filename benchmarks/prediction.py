@@ -46,6 +46,10 @@ simulation of `placement_sim` run under each model:
   every finished one ends halfway to its request (not at it). `cohort`, `cohort_half`: the
   same over the jobs that started in the window only, ended or running (each length once).
   Not in the engine: measured here.
+- `waits_q25`, `waits_q50`: `engine`, each start at least the 25% (50%) quantile of the
+  site's recent waits of its class (`RecentWaits.quantile`): where the finished jobs that
+  calibrate the runtimes are the short ones, the simulation drains a queue too soon, while
+  the jobs that waited say how long the queue really held them. Measured here.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -84,7 +88,7 @@ MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of h
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
-          "cohort_half")
+          "cohort_half", "waits_q25", "waits_q50")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -301,6 +305,21 @@ def with_wait_bound(sim: Predictions, snap, waits) -> Predictions:
     return out
 
 
+def with_wait_floor(engine: Predictions, snap, waits, q: float) -> Predictions:
+    """`engine`'s starts, each at least the `q` quantile of the recent waits of its class
+    (the site's own record of how long such jobs waited lately)."""
+    from diamond_jupyter.calibration import RecentWaits
+
+    recent = RecentWaits(waits.values())
+    cpus = {j.native_id: j.cpus for j in snap.pending}
+    out = {}
+    for n, (start, bound) in engine.items():
+        f = recent.quantile("all", cpus.get(n), q)
+        s = start if f is None else max(start, f[0])
+        out[n] = (s, None if bound is None else max(bound, s))
+    return out
+
+
 def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
     """(predicted, actual, bound) -> error figures and the bound's coverage."""
     if not pairs:
@@ -359,6 +378,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:
                     preds[model] = with_wait_bound(preds[model], snap, waits)
+            for model, q in (("waits_q25", 0.25), ("waits_q50", 0.5)):
+                if model in models:
+                    preds[model] = with_wait_floor(preds["engine"], snap, waits, q)
         for m, p in preds.items():
             if m not in pairs:
                 continue

@@ -205,6 +205,19 @@ def run_sample(j: JobStatus) -> RunSample | None:
                      (j.ended_at - j.started_at).total_seconds(), j.ended_at.timestamp())
 
 
+def running_samples(jobs: Iterable[JobStatus], now: datetime) -> list[RunSample]:
+    """The jobs running in a view as right-censored samples (`RunSample.running`: each
+    has run at least its elapsed time), stamped `now`; those without a start or a
+    request are left out."""
+    out = []
+    for j in jobs:
+        if j.state == JobState.RUNNING and j.started_at and j.walltime_s and (j.cpus or j.nodes):
+            out.append(RunSample(j.partition, j.cpus, float(j.walltime_s), max(
+                0.0, (now - aware(j.started_at)).total_seconds()), now.timestamp(),
+                running=True))
+    return out
+
+
 @dataclass(frozen=True)
 class WaitSample:
     """One pending job: the wait its scheduler estimated when the engine first saw it, and
@@ -494,6 +507,18 @@ class RecentWaits:
             k = quantile_upper_index(len(v)) if len(v) >= MIN_SAMPLES else None
             self._bounds[key] = None if k is None else (v[k], len(v))
         return self._bounds[key]
+
+    def quantile(self, partition: str | None, cpus: int | None, q: float
+                 ) -> tuple[float, int] | None:
+        """(the `q` quantile of these waits, how many it rests on), from the finest class
+        with enough of them (as `bound`); None without. Measured as a floor of a start
+        (`benchmarks.prediction`, models `waits_q*`)."""
+        part, cls = (partition or "").split(",")[0], size_class(cpus)
+        for key in ((part, cls), (part, "*"), ("*", "*")):
+            v = sorted(self._by.get(key, ()))
+            if len(v) >= MIN_SAMPLES:
+                return v[min(len(v) - 1, int(q * len(v)))], len(v)
+        return None
 
     def bound(self, partition: str | None, cpus: int | None) -> tuple[float, int] | None:
         """(the QBETS bound on a new job's wait: the order statistic that, with 95%

@@ -25,6 +25,7 @@ from .calibration import (
     prediction_sample,
     queue_waits,
     run_sample,
+    running_samples,
 )
 from .config import FederationConfig, load_config
 from .federation_agent import AgentMixin
@@ -340,15 +341,21 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         st = await self.sites[site].stat(path)
         return st.size if st is not None else 0
 
-    async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S, fetch: bool = True
-                          ) -> dict[str, SiteCalibration]:
+    async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S, fetch: bool = True,
+                          running: dict[str, SiteSnapshot] | None = None,
+                          cohort_s: float | None = None) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
         CALIBRATION_WINDOW_S: other users', from one accounting query per site when the
         cached ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
         THIN_HISTORY_JOBS); this store's own only where the accounting gives none. A site
         whose accounting cannot be read keeps what it had (or only the store's jobs); errors
         other than a site's are raised. Without `fetch`, from what was read before only (no
-        site is asked)."""
+        site is asked).
+
+        `running` (measured by `benchmarks.placement`, not used by placement): each site's
+        running jobs in these views count as right-censored runtimes
+        (`calibration.with_survivors`), over the jobs that started in the `cohort_s` before
+        the view when given (`calibration.started_within`)."""
         now = time.monotonic()
 
         def ttl(n: str) -> float:
@@ -389,9 +396,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             others = [s for j in jobs if j.native_id not in ids
                       and (s := run_sample(j)) is not None]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            out[n] = SiteCalibration(others or [s for _, s in mine], wait=waits,
+            ended = others or [s for _, s in mine]
+            alive = running_samples(running[n].jobs, at) if running and n in running else []
+            out[n] = SiteCalibration([*ended, *alive] if ended else ended, wait=waits,
                                      queued=queue_waits(jobs, at, RECENT_WAITS_S),
-                                     own=predicted.get(n, ()))
+                                     own=predicted.get(n, ()), cohort_s=cohort_s)
         return out
 
     def prediction_samples(self, since: datetime | None = None

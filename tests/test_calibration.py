@@ -487,3 +487,23 @@ def test_too_few_jobs_started_in_the_window_keeps_the_ended_ones_alone():
     cal = SiteCalibration(ended + running, cohort_s=500.0)
     r = cal.ratio("p", 4)
     assert r is not None and r.samples == 6 and r.median == pytest.approx(0.9)
+
+
+def test_running_samples_are_the_views_running_jobs_censored_at_their_elapsed_time():
+    from diamond_jupyter.calibration import running_samples
+
+    jobs = [running("r1", "a1", 8, left_s=3 * H),  # 4 h asked, 1 h run
+            running("r2", "a2", 4, left_s=H, walltime_s=2 * H),
+            pending("p1", 1, 8, 4 * H),
+            JobStatus(native_id="r3", state=JobState.RUNNING, cpus=8)]  # no start known
+    got = running_samples(jobs, NOW)
+    assert [(s.cpus, s.requested_s, s.runtime_s, s.running) for s in got] == [
+        (8, 4 * H, 1 * H, True), (4, 2 * H, 1 * H, True)]
+    assert got[0].ended_at == NOW.timestamp()
+    # a class whose finished jobs all ran 5% of their request, and whose running jobs have
+    # run half of theirs already: counted, the running ones move the class's ratios up
+    ended = [RunSample(None, 8, 4 * H, 0.05 * 4 * H, NOW.timestamp() - i) for i in range(10)]
+    alive = running_samples([running(f"r{i}", "a1", 8, left_s=2 * H) for i in range(10)], NOW)
+    before = SiteCalibration(ended).ratio(None, 8)
+    after = SiteCalibration([*ended, *alive]).ratio(None, 8)
+    assert after.median > before.median

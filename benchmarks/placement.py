@@ -44,6 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from diamond_jupyter.federation import CALIBRATION_WINDOW_S
+
 from .common import (
     config_path,
     emit,
@@ -71,7 +73,8 @@ FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
                 base_s: float, max_wait: float, time_scale: float = 150.0,
                 profile: str = PROFILE, traces: list[tuple[str, str]] | None = None,
-                trace_scale: float = 60.0, hedge_mode: str = "matched") -> dict:
+                trace_scale: float = 60.0, hedge_mode: str = "matched",
+                history_s: float = 0.0) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec, JobState, Resources
     from diamond_jupyter.placement import place
@@ -89,7 +92,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         from diamond_jupyter.testbed.clusters import cluster
 
         plans = trace.plan_replays([(path, cluster(site)) for path, site in traces],
-                                   scale=trace_scale, duration_s=duration, seed=seed)
+                                   scale=trace_scale, duration_s=duration, seed=seed,
+                                   history_s=history_s)
+        load.write_history(plans, prefix)  # the sites' accounting: the log's own past
         background = sorted((j for pl in plans for j in pl.jobs), key=lambda j: j.at_s)
         trace_info = [pl.summary() for pl in plans]
     else:
@@ -221,6 +226,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         "profile": None if traces else profile, "traces": trace_info,
         "loaded_sites": [s for s in sites if any(j.site == s for j in jobs)],
         "time_scale": trace_scale if traces else time_scale,
+        "history_s": history_s if traces else None,
         "per_round": scored, "per_round_all_censored": all_censored,
     }
 
@@ -344,6 +350,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--site", action="append", default=[], help="the site --trace loads")
     p.add_argument("--trace-scale", type=float, default=60.0,
                    help="with --trace: center seconds per real second")
+    p.add_argument("--history", type=float, default=CALIBRATION_WINDOW_S, metavar="SECONDS",
+                   help="with --trace: the log's jobs that ended in these real seconds before "
+                        "the window are written into each Slurm site's accounting first, as if "
+                        "the site had replayed the log that long (0: none, as before session 23)")
     p.add_argument("--hedge-mode", choices=("matched", "real"), default="matched",
                    help="hedge2 from the matched probes (adds no job), or a real "
                         "`submit --hedge 2` beside them (loads the sites it measures)")
@@ -355,7 +365,8 @@ def main(argv: list[str] | None = None) -> dict:
     args.tag = args.tag or f"{bg_name}-seed{args.seed}"
     r = asyncio.run(bench(config_path(args.config), args.seed, args.rounds, args.interval,
                           args.warmup, args.base, args.max_wait, args.time_scale,
-                          args.profile, traces, args.trace_scale, args.hedge_mode))
+                          args.profile, traces, args.trace_scale, args.hedge_mode,
+                          args.history))
     rows = [(name, v["median_s"], v["p90_s"], v["mean_s"], f"{v['best_choice_rounds']}/{v['n']}")
             for name, v in [*r["policies"].items(),
                             *((f"home {s}", h) for s, h in r["homes"].items())]]

@@ -110,11 +110,16 @@ def _tb_load(args: argparse.Namespace) -> int:
                               ("--scale", args.time_scale, "center seconds per real second")):
         if not (math.isfinite(value) and value > 0):
             raise BadInput(f"{flag} must be a positive number of {unit} (got {value})")
+    if args.history is not None and not (math.isfinite(args.history) and args.history >= 0):
+        raise BadInput(f"--history must be a number of real seconds, 0 or more (got "
+                       f"{args.history})")
+    replays = []
     if args.trace:
-        jobs, plans = _trace_jobs(args)
+        jobs, plans, replays = _trace_jobs(args)
     else:
-        if args.site or args.start is not None:
-            raise BadInput("--site and --start go with --trace FILE (a profile loads every site)")
+        if args.site or args.start is not None or args.history:
+            raise BadInput("--site, --start and --history go with --trace FILE (a profile "
+                           "loads every site)")
         try:
             jobs = load.plan(args.profile or "busy", args.seed, args.duration, args.time_scale)
         except ValueError as e:
@@ -130,8 +135,9 @@ def _tb_load(args: argparse.Namespace) -> int:
              for j in jobs] + notes
             + ([] if jobs else ["no jobs to submit"])))
         return 0
+    history = load.write_history(replays) if args.history else {}
     res = asyncio.run(load.run(str(args.config or base_dir() / "sites.yaml"), jobs))
-    res |= {"traces": plans} if plans else {}
+    res |= ({"traces": plans} if plans else {}) | ({"history": history} if history else {})
     out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
                     f"({res['submitted']}), {res['failed']} refused"
                     + (f", {res['released']} held their think time after their predecessor"
@@ -139,7 +145,7 @@ def _tb_load(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
+def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict], list]:
     """`--trace F --site S` pairs (one log per site) -> the jobs of every replay, in time."""
     from ..model import BadInput
     from ..testbed import trace
@@ -158,9 +164,10 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict]]:
     plans = trace.plan_replays([(path, known[site]) for path, site in
                                 zip(args.trace, args.site, strict=True)],
                                scale=args.time_scale, duration_s=args.duration,
-                               seed=args.seed, start=args.start)
+                               seed=args.seed, start=args.start,
+                               history_s=args.history or 0.0)
     return (sorted((j for p in plans for j in p.jobs), key=lambda j: j.at_s),
-            [p.summary() for p in plans])
+            [p.summary() for p in plans], plans)
 
 
 def add_testbed_commands(sub, common) -> None:
@@ -203,5 +210,9 @@ def add_testbed_commands(sub, common) -> None:
     p.add_argument("--duration", type=float, default=60.0, help="real seconds of arrivals")
     p.add_argument("--time-scale", "--scale", type=float, default=60.0, dest="time_scale",
                    help="center seconds per real second (a trace's times are divided by it)")
+    p.add_argument("--history", type=float, metavar="SECONDS",
+                   help="with --trace: write the log's jobs that ended in these real seconds "
+                        "before the window (times --scale log seconds) into the Slurm site's "
+                        "accounting, as if it had replayed the log that long already")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.set_defaults(fn=_tb_load)

@@ -45,6 +45,7 @@ import asyncio
 import math
 import random
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -403,3 +404,57 @@ async def cancel(config_path: str | Path, prefix: str = NAME_PREFIX) -> int:
 
 def describe(jobs: list[LoadJob]) -> list[dict]:
     return [asdict(j) for j in jobs]
+
+
+HISTORY_USER = "history(64999)"  # the owner the seeded accounting lines name (no such login)
+HISTORY_ID_BASE = 1_000_000_000  # their job ids: far above any the test bed gives (int32)
+_SWF_STATE = {0: "FAILED", 1: "COMPLETED", 5: "CANCELLED"}
+
+
+def history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") -> list[str]:
+    """The accounting lines (Slurm's jobcomp/filetxt format, as `sacct -c` reads it) of a
+    replay's history jobs (`trace.HistoryJob`), their times relative to `now` (local
+    time, as slurmctld writes them)."""
+    default = next((p.name for p in c.partitions if p.default), None) or (
+        c.partitions[0].name if c.partitions else "compute")
+
+    def t(offset_s: float) -> str:
+        return (now + timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%S")
+
+    out = []
+    for k, h in enumerate(jobs):
+        state = _SWF_STATE.get(h.status, "COMPLETED")
+        out.append(
+            f"JobId={HISTORY_ID_BASE + c.index * 10_000_000 + k} UserId={HISTORY_USER} "
+            f"GroupId={HISTORY_USER} Name={prefix}{h.name} JobState={state} "
+            f"Partition={h.partition or default} TimeLimit={h.walltime_min} "
+            f"StartTime={t(h.start_s)} EndTime={t(h.end_s)} NodeList=(null) "
+            f"NodeCnt={h.nodes} ProcCnt={h.cpus} WorkDir=/ ReservationName= "
+            f"Tres=cpu={h.cpus},node={h.nodes},billing={h.cpus} Account= QOS= WcKey= "
+            f"Cluster=unknown SubmitTime={t(h.submit_s)} EligibleTime={t(h.submit_s)} "
+            f"DerivedExitCode=0:0 ExitCode={'0:0' if state == 'COMPLETED' else '1:0'} \n")
+    return out
+
+
+def write_history(plans: list, prefix: str = "", base: Path | None = None,
+                  now: datetime | None = None) -> dict[str, int]:
+    """Append each replay's history (`trace.plan_replay(history_s=...)`) to its Slurm
+    site's accounting file, as if the site had replayed the log before the window: the
+    engine's calibration then reads the log's own recent jobs, not the test bed's other
+    workloads. Grid Engine sites are left as they are (their accounting is qacct's).
+    Returns the lines written per site."""
+    from .clusters import base_dir, cluster
+    from .configs import cluster_dir
+
+    base = base or base_dir()
+    now = now or datetime.now()
+    written: dict[str, int] = {}
+    for plan in plans:
+        c = cluster(plan.site)
+        if c.scheduler != "slurm" or not plan.history:
+            continue
+        lines = history_lines(plan.history, c, now, prefix)
+        with open(cluster_dir(base, c) / "jobcomp.txt", "a") as f:
+            f.write("".join(lines))
+        written[plan.site] = written.get(plan.site, 0) + len(lines)
+    return written

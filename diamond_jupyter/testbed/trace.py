@@ -64,6 +64,7 @@ from ..model import BadInput
 from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
 
+HISTORY_MAX = 2000  # history jobs a plan keeps at most (the calibration keeps 400 a class)
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
 REDRAWS = 20  # draws of a window before one with no arrival is replayed as it is
 PARTIAL_STATUS = (2, 3, 4)  # SWF status of one part of a checkpointed or swapped job
@@ -232,6 +233,18 @@ class JobTable:
             yield self.row(i)
 
 
+    def ended_within(self, start: float, end: float) -> Iterator[SwfJob]:
+        """The jobs that ran and ended in [start, end), in submit order. The table must be
+        in submit order."""
+        submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        for i in range(len(submit)):
+            s = submit[i]
+            if s >= end:
+                break
+            if run[i] > 0 and procs[i] > 0 and start <= s + max(wait[i], 0.0) + run[i] < end:
+                yield self.row(i)
+
+
 @dataclass(frozen=True)
 class SwfLog:
     name: str
@@ -264,6 +277,23 @@ class SwfLog:
         return ran or array("d", t.submit)
 
 
+@dataclass(frozen=True)
+class HistoryJob:
+    """A job of the log that ended before the window, as the site's accounting would
+    record it had the replay been running before: its times in real seconds relative to
+    the replay's start (negative), its size mapped, its request scaled."""
+
+    name: str
+    submit_s: float
+    start_s: float
+    end_s: float
+    nodes: int
+    cpus: int
+    walltime_min: int
+    partition: str | None
+    status: int  # SWF field 11: 1 completed, 0 failed, 5 cancelled
+
+
 @dataclass
 class ReplayPlan:
     site: str
@@ -278,6 +308,7 @@ class ReplayPlan:
     log_utilization: float  # busy processors / MaxProcs over the window, from the log
     site_utilization: float  # the same for the replay on the site's CPUs, after thinning
     notes: list[str] = field(default_factory=list)
+    history: list[HistoryJob] = field(default_factory=list)  # ended before the window
 
     def summary(self) -> dict:
         return {"site": self.site, "log": self.log, "window_s": list(self.window),
@@ -286,7 +317,8 @@ class ReplayPlan:
                 "queued_at_start": self.queued_at_start,
                 "arrivals_in_log": self.arrivals_in_log, "arrivals_kept": self.arrivals_kept,
                 "log_utilization": round(self.log_utilization, 4),
-                "site_utilization": round(self.site_utilization, 4), "notes": self.notes}
+                "site_utilization": round(self.site_utilization, 4),
+                "history_jobs": len(self.history), "notes": self.notes}
 
 
 def read_swf(path: str | Path) -> SwfLog:
@@ -859,9 +891,14 @@ def _as_log_seconds(log: SwfLog, start: float) -> str:
 
 
 def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: float = 600.0,
-                seed: int | None = None, start: float | None = None, draw: int = 0
-                ) -> ReplayPlan:
+                seed: int | None = None, start: float | None = None, draw: int = 0,
+                history_s: float = 0.0) -> ReplayPlan:
     """The replay of `duration_s` real seconds of `log` on cluster `c` (see the module doc).
+
+    `history_s` > 0: the plan's `history` holds the log's jobs that ended in the
+    `history_s` real seconds (times `scale` log seconds) before the window, at most
+    HISTORY_MAX of the latest: what the site's accounting would hold had it replayed the
+    log that long already (`load.write_history` writes it where the site keeps it).
 
     `start` (log seconds) fixes the window; else `seed` draws it (same seed, same window and
     same thinning), and `draw` > 0 draws another window from the same seed (a log replayed
@@ -1039,10 +1076,34 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
                      f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
                      "longer than its share of the log; a smaller --scale keeps their lengths")
+    history = _history(log, c, start, scale, history_s, limits) if history_s > 0 else []
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
-                      log_utilization=log_util, site_utilization=site_util, notes=notes)
+                      log_utilization=log_util, site_utilization=site_util, notes=notes,
+                      history=history)
+
+
+def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: float,
+             limits: list[tuple[str | None, int]]) -> list[HistoryJob]:
+    """The log's jobs that ended in the `history_s` real seconds before the window (see
+    `plan_replay`), sized and scaled as the replay sizes and scales its own."""
+    ended = sorted(log.table.ended_within(start - history_s * scale, start),
+                   key=lambda j: j.end)[-HISTORY_MAX:]
+    out = []
+    for j in ended:
+        nodes, per_node = _size(j.procs, log.max_procs, c)
+        wall_min = (max(1, math.ceil(max(j.req_time, j.run) / scale / 60)) if j.req_time > 0
+                    else None)
+        partition, limit_min = _partition_for(limits, wall_min or math.ceil(j.run / scale / 60))
+        name = f"trace-hist-{j.number}" + (f".{j.copy + 1}" if j.copy else "")
+        out.append(HistoryJob(
+            name=name, submit_s=round((j.submit - start) / scale, 3),
+            start_s=round((j.start - start) / scale, 3), end_s=round((j.end - start) / scale, 3),
+            nodes=nodes, cpus=nodes * per_node,
+            walltime_min=min(wall_min or limit_min, limit_min), partition=partition,
+            status=j.status))
+    return out
 
 
 def _probability(p: float) -> str:
@@ -1082,7 +1143,7 @@ def _thin(weights: list[float], target: float, keep_p: float, rng: random.Random
 
 def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 60.0,
                  duration_s: float = 600.0, seed: int | None = None,
-                 start: float | None = None) -> list[ReplayPlan]:
+                 start: float | None = None, history_s: float = 0.0) -> list[ReplayPlan]:
     """One replay per (log file, cluster) pair, each log read once. A log given for several
     sites replays a different window of it on each (its k-th use draws window k from the
     seed), so two sites never carry the same jobs at the same moments; a fixed `start` is
@@ -1096,7 +1157,7 @@ def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 6
         if key not in logs:
             logs[key] = read_swf(path)
         plan = plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
-                           start=start, draw=uses.get(key, 0))
+                           start=start, draw=uses.get(key, 0), history_s=history_s)
         uses[key] = uses.get(key, 0) + 1
         on_site[c.name] = k = on_site.get(c.name, 0) + 1
         if k > 1:  # a second log on one site: its job numbers are another log's too
@@ -1112,6 +1173,7 @@ def _named_apart(plan: ReplayPlan, prefix: str) -> ReplayPlan:
         return None if name is None else prefix + name.removeprefix("trace-")
     jobs = [dataclasses.replace(j, name=renamed(j.name), after=renamed(j.after))
             for j in plan.jobs]
+    history = [dataclasses.replace(h, name=renamed(h.name)) for h in plan.history]
     note = (f"{plan.site} replays another log too: this one's jobs are named {prefix}..., "
             f"and {plan.site} carries the load of both")
-    return dataclasses.replace(plan, jobs=jobs, notes=[*plan.notes, note])
+    return dataclasses.replace(plan, jobs=jobs, history=history, notes=[*plan.notes, note])

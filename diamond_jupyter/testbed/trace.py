@@ -91,7 +91,10 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # The header fields read, by their names without spaces or underscores in lower case (a
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
-                                             "MaxRecords")}
+                                             "MaxRecords", "MaxJobs", "Partition")}
+# A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
+# hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
+_HEADER_SPLIT = re.compile(r"\s*([A-Za-z][A-Za-z _]*?)\s*(?:[:=]|\s(?=\s*\d))\s*(.*)")
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
@@ -138,6 +141,7 @@ class SwfJob:
     by_request: bool = False  # sized by its requested processors (none allocated given)
     preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
     think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
+    partition: int = -1  # field 16: the partition (on some logs a machine of its own) it ran in
 
     @property
     def start(self) -> float:
@@ -152,7 +156,7 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"), ("think", "d"))
+            ("preceding", "q"), ("think", "d"), ("partition", "q"))
 
 
 class JobTable:
@@ -195,13 +199,14 @@ class JobTable:
         self.by_request.append(job.by_request)
         self.preceding.append(job.preceding)
         self.think.append(job.think)
+        self.partition.append(job.partition)
 
     def row(self, i: int) -> SwfJob:
         return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
-                      think=self.think[i])
+                      think=self.think[i], partition=self.partition[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -239,6 +244,12 @@ class SwfLog:
     table: JobTable  # every job, sorted by submit time (ties by job number)
     notes: tuple[str, ...] = ()  # what reading changed or assumed (every plan repeats it)
     unix_start: int | None = None  # the UnixStartTime header: the moment log second 0 is
+    # the header's "; Partition: N name ..." lines: (N, its name or "", its processors where
+    # the line says them, else 0)
+    partitions: tuple[tuple[int, str, int], ...] = ()
+    # a partition replayed alone: the span of the whole log's submissions (a --start inside
+    # it is a moment of the center, whatever that partition did then)
+    whole_span: tuple[float, float] | None = None
 
     @functools.cached_property
     def jobs(self) -> tuple[SwfJob, ...]:
@@ -301,6 +312,7 @@ def read_swf(path: str | Path) -> SwfLog:
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
+    partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     cleaned = False
     table = JobTable()
     lineno = 0
@@ -318,12 +330,13 @@ def read_swf(path: str | Path) -> SwfLog:
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
                     cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
-                    key, _, value = text[1:].partition(":")
-                    count = header_count(value.strip())
-                    key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    key, value = header_field(text[1:])
+                    count = header_count(value)
                     if len(comments) < HEADER_TEXT_LINES:
                         comments.append(text[1:])
-                    if count and key:
+                    if key == "Partition":
+                        partition_lines.append(value)
+                    elif count and key:
                         given.setdefault(key, []).append(count)
                     continue
                 try:
@@ -335,8 +348,9 @@ def read_swf(path: str | Path) -> SwfLog:
                 try:
                     table.add(job)
                 except OverflowError:
-                    raise BadInput(f"{p}:{lineno}: a job number, processor count, status or "
-                                   "preceding job is too large a number (at most 19 digits)"
+                    raise BadInput(f"{p}:{lineno}: a job number, processor count, status "
+                                   "or preceding job is too large a number (or the partition; "
+                                   "at most 19 digits)"
                                    f": {text[:80]!r}") from None
     except DAMAGED as e:
         raise _unreadable(p, lineno, e, compressed) from None
@@ -352,11 +366,16 @@ def read_swf(path: str | Path) -> SwfLog:
     notes: list[str] = []
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
-    if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
-            and not cleaned):
-        notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
-                     f"has {records} job lines: it may be cut off (a download broken off at "
-                     f"a line's end); the {records} are replayed")
+    # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
+    jobs = (sum(1 for s in table.status if s not in PARTIAL_STATUS)
+            + len({n for n, s in zip(table.number, table.status, strict=True)
+                   if s in PARTIAL_STATUS}))
+    for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
+        if given.get(key, [0])[0] > found and len(given[key]) == 1 and not cleaned:
+            notes.append(f"the log's header says {key} {given[key][0]}, the file has "
+                         f"{found} {what}: it may be cut off (a download broken off at a "
+                         f"line's end); the {found} are replayed")
+            break
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
@@ -377,7 +396,81 @@ def read_swf(path: str | Path) -> SwfLog:
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
-                  unix_start=header.get("UnixStartTime"))
+                  unix_start=header.get("UnixStartTime"),
+                  partitions=_partition_lines(partition_lines))
+
+
+_PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
+_PROCS = re.compile(rf"(\d[\d,]*)\s*{_UNIT}\b", re.IGNORECASE)
+
+
+def _partition_lines(values: list[str]) -> tuple[tuple[int, str, int], ...]:
+    """(number, name, processors) of each "; Partition: ..." header line ("1 thin (896
+    processors)", "2 fat: 16 nodes x 8 cores", "3 narwhal"); processors 0 where the line
+    does not say them. A line that starts with no number is no partition."""
+    out = []
+    for value in values:
+        m = _PARTITION_LINE.fullmatch(value.strip())
+        if not m:
+            continue
+        name, rest = m.group(2) or "", m.group(3)
+        if name.lower().rstrip("s") in ("processor", "proc", "core", "cpu", "pe", "node"):
+            name, rest = "", value  # "1 896 processors" is no name
+        groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
+                  for n, k in pattern.findall(rest)]
+        procs = (sum(n * k for n, k in groups) if groups
+                 else next((_count(x) for x in _PROCS.findall(rest)), 0))
+        out.append((int(m.group(1)), name, procs))
+    return tuple(out)
+
+
+def one_partition(log: SwfLog, which: str) -> SwfLog:
+    """The log of partition `which` alone (field 16, by its number or its name in the
+    header's Partition lines): a log of several machines in one (a grid's clusters, a
+    center's thin and fat nodes) replays one of them, sized by that partition's processors
+    (the header's Partition line, never below its largest job nor what its jobs held at
+    once; without one, what they held at once). BadInput names the partitions there are."""
+    t = log.table
+    counts: dict[int, int] = {}
+    for q in t.partition:
+        counts[q] = counts.get(q, 0) + 1
+    named = {number: (name, procs) for number, name, procs in log.partitions}
+    known = sorted(q for q in counts if q >= 0)
+    if not known:
+        raise BadInput(f"the trace {log.name} gives no partitions (field 16 is -1 or missing "
+                       "on every line): replay it whole, without --partition")
+    key = which.strip()
+    number: int | None = None
+    if re.fullmatch(r"[+-]?\d+", key):
+        number = int(key)
+    else:
+        number = next((n for n, (name, _) in named.items()
+                       if name and name.lower() == key.lower()), None)
+    if number is None or number not in counts or number < 0:
+        there = ", ".join(f"{q}" + (f" ({named[q][0]})" if named.get(q, ("",))[0] else "")
+                          + f": {counts[q]} job(s)" for q in known)
+        raise BadInput(f"the trace {log.name} has no partition {which!r} (field 16): its jobs "
+                       f"are in partitions {there} (accepted: one of those numbers"
+                       + (" or names" if any(named.get(q, ("",))[0] for q in known) else "")
+                       + ")")
+    part = t.take(i for i, q in enumerate(t.partition) if q == number)
+    name, said = named.get(number, ("", 0))
+    notes = list(log.notes)
+    machine = _machine_procs({"MaxProcs": said} if said else {}, part, notes)
+    label = f"partition {number}" + (f" ({name})" if name else "")
+    if machine <= 0:
+        raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "
+                       "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
+    notes.append(f"{label} of the log is replayed alone: {len(part)} of its {len(t)} jobs, on "
+                 f"a machine of {machine} processors "
+                 + ("(the header's Partition line)" if said and machine == said else
+                    "(the header's Partition line is short of what its jobs held)" if said
+                    else "(the header gives the partition no size: what its jobs held at "
+                         "once)")
+                 + f"; jobs are sized by their share of it, not of the whole log's "
+                   f"{log.max_procs}")
+    return dataclasses.replace(log, name=f"{log.name} partition {number}", max_procs=machine,
+                               table=part, notes=tuple(notes), whole_span=log.span)
 
 
 def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
@@ -715,6 +808,17 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int
     return max(procs, largest)
 
 
+def header_field(text: str) -> tuple[str | None, str]:
+    """(the header field read, its value) of a comment line's text after its ';': the key
+    without spaces or underscores in any case, separated from its value by ':', '=' or
+    blanks before a number; (None, the text) for a comment that is no field read."""
+    m = _HEADER_SPLIT.match(text)
+    if not m:
+        return None, text.strip()
+    key = HEADER_KEYS.get(m.group(1).replace(" ", "").replace("_", "").lower())
+    return key, m.group(2).strip()
+
+
 def header_count(value: str) -> int | None:
     """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
     None when it starts with no number."""
@@ -758,9 +862,11 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
     preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
     think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
+    partition = int(float(fields[15])) if len(fields) > 15 and _number(fields[15]) else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1, think=think)
+                  preceding=preceding if preceding != int(number) else -1, think=think,
+                  partition=partition)
 
 
 def _number(field: str) -> bool:
@@ -880,6 +986,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         raise BadInput(f"--duration {duration_s:g} x --scale {scale:g} is more log seconds "
                        "than a number holds: give a shorter --duration or a smaller --scale")
     first, last = log.span
+    within = log.whole_span or (first, last)  # where a --start may be
     if start is None:
         # a day in, so its queue has formed; a log too short for that and a whole window
         # gives up the day before the window
@@ -896,10 +1003,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 break
         else:
             start = _window_with_arrival(submits, lo, hi, span, draws, start)
-    elif not first <= start <= last:
+    elif not within[0] <= start <= within[1]:
         raise BadInput(f"--start {start:.10g} is outside the log {log.name} "
-                       f"(its jobs were submitted between {first:.0f} and {last:.0f} s)"
-                       + _as_log_seconds(log, start))
+                       f"(its jobs were submitted between {within[0]:.0f} and "
+                       f"{within[1]:.0f} s)" + _as_log_seconds(log, start))
     end = start + span
     rng = random.Random(f"{seed}:{log.name}:{c.name}:{start}")
     limits = _partition_limits(c)
@@ -977,6 +1084,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                         if unknown else "")
                      + f": {c.name} gets more than it can run at once, and a queue builds")
 
+    unknown = sum(1 for j in candidates if j.wait < 0)
+    if unknown and log_util <= 1.0:
+        notes.append(f"{unknown} of the window's {len(candidates)} job(s) have no recorded "
+                     "wait (field 3 is -1): each is taken to start at its submission, so "
+                     "none of them stands in the queue rebuilt at the window's start (the "
+                     f"log's own queue there is unknown; {c.name}'s scheduler queues them "
+                     "as its CPUs allow)")
     if not log.any_ran():
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
@@ -989,6 +1103,12 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"more than the log's load here ({log_util:.2g} of its machine, "
                      f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
                      "window replays some")
+    if end > last + scale:  # more than a real second with no arrival
+        notes.append(f"the window runs {(end - last) / scale:.0f} real seconds past the "
+                     f"log's last submission (--duration {duration_s:g} s at --scale "
+                     f"{scale:g} is {span:g} log seconds; from the window's start the log "
+                     f"has {max(last - start, 0.0):g}): no job arrives after "
+                     f"{max(last - start, 0.0) / scale:.0f} s of the replay")
     jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")
             for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
@@ -1000,10 +1120,22 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     # A think time is at most the log's own gap from the predecessor's end to the submission
     # (a think time of days for a job submitted an hour after its predecessor ended would
     # hold it, and the load, for days)
+    # A part of a preempted or checkpointed job without its summary line (status 2, then 3
+    # or 4) runs after the part before it ends, and as long after as the log's job was
+    # swapped out: submitted together, the parts would run at once, one job several times
     replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
+    resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
-        if source.preceding in replayed:
+        before = (to_resume.get((source.number, source.copy - 1))
+                  if source.status in PARTIAL_STATUS and source.copy else None)
+        if before is not None:
+            after, ended = before
+            jobs[k] = dataclasses.replace(job, after=after, think_s=round(
+                max(source.start - ended, 0.0) / scale, 3))
+            resumed.append(job.name)
+        elif source.preceding in replayed:
             after, ended = replayed[source.preceding]
             think = max(source.think, 0.0)
             gap = max(source.submit - ended, 0.0)
@@ -1012,6 +1144,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 think = gap
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
         replayed[source.number] = (job.name, source.end)
+        if source.status == PARTIAL_STATUS[0]:
+            to_resume[(source.number, source.copy)] = (job.name, source.end)
+    if resumed:
+        notes.append(f"{len(resumed)} part(s) of preempted or checkpointed jobs (status 2 "
+                     "lines, then 3 or 4, without a summary line) each wait for the part "
+                     f"before them to end, and then as long as the log's job was out (e.g. "
+                     f"{resumed[0]}): only the last part ends its job")
     if too_long:
         name, think, gap = too_long[0]
         notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "
@@ -1082,22 +1221,32 @@ def _thin(weights: list[float], target: float, keep_p: float, rng: random.Random
 
 def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 60.0,
                  duration_s: float = 600.0, seed: int | None = None,
-                 start: float | None = None) -> list[ReplayPlan]:
+                 start: float | None = None, partitions: Sequence[str | None] = ()
+                 ) -> list[ReplayPlan]:
     """One replay per (log file, cluster) pair, each log read once. A log given for several
     sites replays a different window of it on each (its k-th use draws window k from the
     seed), so two sites never carry the same jobs at the same moments; a fixed `start` is
-    the same window everywhere, as asked."""
+    the same window everywhere, as asked. `partitions` (one per pair, None for the whole
+    log) replays one partition of a log as its own machine (`one_partition`): different
+    partitions of one log, being different machines, share the seed's first window, as
+    the center ran them at once."""
     logs: dict[str, SwfLog] = {}
-    uses: dict[str, int] = {}
+    uses: dict[tuple[str, str | None], int] = {}
     on_site: dict[str, int] = {}  # site -> logs replayed on it so far
     plans = []
-    for path, c in pairs:
+    for k, (path, c) in enumerate(pairs):
         key = str(Path(path).resolve())
         if key not in logs:
             logs[key] = read_swf(path)
-        plan = plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
-                           start=start, draw=uses.get(key, 0))
-        uses[key] = uses.get(key, 0) + 1
+        which = partitions[k] if k < len(partitions) else None
+        log = logs[key] if which is None else one_partition(logs[key], which)
+        use = (key, None if which is None else log.name)
+        # the whole log shares its jobs with each of its partitions: never their window
+        draw = (sum(n for (path_, _), n in uses.items() if path_ == key) if which is None
+                else uses.get(use, 0) + uses.get((key, None), 0))
+        plan = plan_replay(log, c, scale=scale, duration_s=duration_s, seed=seed,
+                           start=start, draw=draw)
+        uses[use] = uses.get(use, 0) + 1
         on_site[c.name] = k = on_site.get(c.name, 0) + 1
         if k > 1:  # a second log on one site: its job numbers are another log's too
             plan = _named_apart(plan, f"trace{k}-")

@@ -1,0 +1,307 @@
+"""The seventh sweep of SWF logs unlike the shared ones, each written here: a log of several
+machines in its partition field (a grid's clusters, a center's thin, fat and hybrid nodes)
+replayed one partition at a time, header lines typed with '=' or blanks, after the data or
+among it, with keys the reader does not use, every wait unknown, a preempted job's parts
+without their summary, a header's MaxJobs over the jobs there are, a --duration longer than
+the log, and fields separated by tabs and runs of blanks with trailing fields missing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diamond_jupyter.cli.main import main as cli
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.testbed import trace
+from diamond_jupyter.testbed.clusters import cluster
+from diamond_jupyter.testbed.trace import plan_replay, read_swf
+
+
+def _line(number: int, submit: float, wait: float = 0, run: float = 100, procs: int = 4,
+          req: float = 600, status: int = 1, partition: int = 1, preceding: int = -1,
+          think: float = -1) -> str:
+    """One SWF job line (18 fields) of the values a test names."""
+    return (f"{number} {submit:g} {wait:g} {run:g} {procs} -1 -1 {procs} {req:g} -1 {status} "
+            f"{number % 5 + 1} 1 -1 1 {partition} {preceding} {think:g}\n")
+
+
+def _cpus(plan) -> dict[int, int]:
+    """Job number -> CPUs the plan gives it."""
+    return {int(j.name.split("-", 2)[2].split(".")[0]): j.nodes * j.cpus_per_node
+            for j in plan.jobs}
+
+
+# ---- a log of several machines: one partition replayed as its own machine ----------------
+
+GRID_HEADER = ("; Version: 2.2\n; Computer: a grid of three clusters\n; MaxNodes: 700\n"
+               "; MaxProcs: 2208\n; MaxPartitions: 3\n"
+               "; Partition: 1 wide (1600 processors)\n"
+               "; Partition: 2 fat: 32 nodes x 16 cores\n"
+               "; Partition: 3 small\n")
+
+
+def _grid(tmp_path: Path) -> Path:
+    """Three clusters in one log: 1 of 1,600 processors, 2 of 512, 3 of a size the header
+    does not give (its jobs held 50 at most at once). Each cluster's jobs fill it in turn:
+    a job of the whole partition for 50 s, then two of half and two serial ones at once."""
+    rows, n = [], 0
+    for part, size in ((1, 1600), (2, 512), (3, 48)):
+        for k, procs in enumerate((size, size // 2, size // 2, 1, 1)):
+            n += 1
+            rows.append(_line(n, 100 * k + part, 0, 3000 if k else 50, procs, partition=part))
+    path = tmp_path / "grid.swf"
+    path.write_text(GRID_HEADER + "".join(rows))
+    return path
+
+
+def test_a_partition_is_replayed_on_its_own_machines_size(tmp_path: Path) -> None:
+    """--partition 2 of a grid log: a job of all 512 of the fat cluster's processors was an
+    eighth of the grid's 2,208 (its share of the whole machine before, 4 of alpha's 16 CPUs,
+    as the README said); replayed alone it fills alpha, and the grid's other clusters' jobs
+    are not replayed on it."""
+    log = read_swf(_grid(tmp_path))
+    assert log.max_procs == 2208
+    assert log.partitions == ((1, "wide", 1600), (2, "fat", 512), (3, "small", 0))
+    fat = trace.one_partition(log, "2")
+    assert fat.max_procs == 512 and len(fat.table) == 5
+    assert set(fat.table.partition) == {2}
+    plan = plan_replay(fat, cluster("alpha"), start=1, duration_s=10, scale=60)
+    total = cluster("alpha").nodes * cluster("alpha").cpus
+    cpus = _cpus(plan)  # the serial jobs, 1/512 of it, are one CPU each, thinned to the load
+    assert {6: total, 7: total // 2, 8: total // 2}.items() <= cpus.items()
+    assert set(cpus) <= {6, 7, 8, 9, 10} and all(cpus[n] == 1 for n in set(cpus) & {9, 10})
+    assert any("partition 2 (fat)" in n and "512 processors" in n for n in plan.notes)
+
+
+def test_a_partition_is_named_by_its_header_name_in_any_case(tmp_path: Path) -> None:
+    log = read_swf(_grid(tmp_path))
+    wide = trace.one_partition(log, "WIDE")
+    assert wide.max_procs == 1600 and set(wide.table.partition) == {1}
+    assert wide.name == trace.one_partition(log, "1").name
+
+
+def test_a_partition_without_a_size_is_what_its_jobs_held_and_said(tmp_path: Path) -> None:
+    """Partition 3's header line names it and no size: its machine is what its jobs held at
+    once (24 + 24 + 1 + 1 = 50 running together after the job of 48), and the note says
+    where that came from."""
+    small = trace.one_partition(read_swf(_grid(tmp_path)), "3")
+    assert small.max_procs == 50
+    assert any("gives the partition no size" in n for n in small.notes)
+
+
+def test_an_unknown_partition_names_the_ones_in_the_log(tmp_path: Path, capsys) -> None:
+    """A partition that is not in the log is one line naming the partitions there are, with
+    their names and job counts, and what is accepted (exit 2), not an empty replay."""
+    path = _grid(tmp_path)
+    with pytest.raises(BadInput, match=r"no partition '7'.*1 \(wide\): 5 job\(s\), 2 \(fat\): 5 "
+                                       r"job\(s\), 3 \(small\): 5 job\(s\).*numbers or names"):
+        trace.one_partition(read_swf(path), "7")
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--partition",
+                "thin", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no partition 'thin'" in err and "2 (fat)" in err and len(err.splitlines()) == 1
+
+
+def test_a_log_without_partitions_refuses_one(tmp_path: Path) -> None:
+    """Lines of 15 fields (an old conversion without the partition field) or -1 in it: the
+    log has no partitions, so --partition is refused saying to replay it whole."""
+    path = tmp_path / "old.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(
+        " ".join(_line(n, 10 * n).split()[:15]) + "\n" for n in range(1, 6)))
+    log = read_swf(path)
+    assert set(log.table.partition) == {-1}
+    with pytest.raises(BadInput, match="gives no partitions.*without --partition"):
+        trace.one_partition(log, "1")
+
+
+def test_the_command_line_replays_one_partition_per_trace(tmp_path: Path, capsys) -> None:
+    """`--trace grid --site alpha --partition fat --trace grid --site beta --partition 1`:
+    each site gets one cluster of the grid, sized by that cluster, and the summary says
+    which; 'all' replays the whole log."""
+    path = str(_grid(tmp_path))
+    assert cli(["testbed", "load", "--trace", path, "--site", "alpha", "--partition", "fat",
+                "--trace", path, "--site", "beta", "--partition", "1", "--start", "1",
+                "--duration", "10", "--dry-run", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [t["log"] for t in got["traces"]] == ["grid partition 2", "grid partition 1"]
+    by_site = {}
+    for j in got["jobs"]:
+        by_site.setdefault(j["site"], set()).add(int(j["name"].split("-")[2]))
+    assert {6, 7, 8} <= by_site["alpha"] <= {6, 7, 8, 9, 10}
+    assert {1, 2, 3} <= by_site["beta"] <= {1, 2, 3, 4, 5} and len(by_site) == 2
+    assert cli(["testbed", "load", "--trace", path, "--site", "alpha", "--partition", "all",
+                "--start", "1", "--duration", "10", "--dry-run", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    numbers = {int(j["name"].split("-")[2]) for j in whole["jobs"]}
+    assert whole["traces"][0]["log"] == "grid"
+    assert all(numbers & set(range(k, k + 5)) for k in (1, 6, 11))  # every cluster's jobs
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--partition", "1", "--partition", "2"], "give each --trace its --partition"),
+    (["--profile", "busy", "--partition", "1"], "go with --trace"),
+])
+def test_partitions_that_do_not_pair_with_traces_are_refused(tmp_path: Path, capsys,
+                                                             args: list[str], words: str
+                                                             ) -> None:
+    trace_args = [] if "--profile" in args else ["--trace", str(_grid(tmp_path)), "--site",
+                                                 "alpha"]
+    assert cli(["testbed", "load", *trace_args, *args, "--dry-run"]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_partition_and_its_whole_log_on_two_sites_draw_two_windows(tmp_path: Path) -> None:
+    """The whole log and one of its partitions hold the same jobs: given for two sites from
+    one seed, the second draws another window (as a log given twice does), so no job is
+    replayed twice at once; the same partition given twice does too."""
+    path = tmp_path / "busy_grid.swf"
+    rows = [_line(n, 600 * n, 0, 1800, 8, partition=n % 2 + 1) for n in range(1, 2000)]
+    path.write_text("; MaxProcs: 128\n; Partition: 1 a (64 processors)\n"
+                    "; Partition: 2 b (64 processors)\n" + "".join(rows))
+    sites = [(path, cluster("alpha")), (path, cluster("beta"))]
+    for partitions in ([None, "1"], ["1", None], ["a", "1"]):
+        first, second = trace.plan_replays(sites, seed=5, duration_s=120, partitions=partitions)
+        assert first.window != second.window, partitions
+        assert not ({j.name for j in first.jobs} & {j.name for j in second.jobs})
+
+
+def test_a_start_anywhere_in_the_log_is_a_moment_of_each_partition(tmp_path: Path) -> None:
+    """--start 1 where partition 2's first job came at 2 s: a moment of the grid, before that
+    cluster's first job, not "outside the log"; a start past the whole log still is."""
+    fat = trace.one_partition(read_swf(_grid(tmp_path)), "2")
+    assert fat.span[0] == 2
+    assert plan_replay(fat, cluster("alpha"), start=1, duration_s=10).arrivals_in_log == 5
+    with pytest.raises(BadInput, match="outside the log grid partition 2.*between 1 and 403"):
+        plan_replay(fat, cluster("alpha"), start=5000, duration_s=10)
+
+
+# ---- header lines as typed, where they stand, and keys not used --------------------------
+
+@pytest.mark.parametrize("header", ["; MaxProcs = 256\n", "; MaxProcs 256\n",
+                                    ";MAX_PROCS=256\n", "; Max Procs =  256 (16 nodes)\n"])
+def test_header_values_after_an_equals_sign_or_blanks_are_read(tmp_path: Path,
+                                                               header: str) -> None:
+    """Before: only "Key: value" was read; "MaxProcs = 256" was no header, and the machine
+    became what its jobs held at once (40 of 256), each job six times its share."""
+    path = tmp_path / "typed.swf"
+    path.write_text(header + "".join(_line(n, 10 * n, 0, 100, 4) for n in range(1, 20)))
+    assert read_swf(path).max_procs == 256
+
+
+def test_header_lines_after_and_among_the_data_with_unknown_keys(tmp_path: Path) -> None:
+    """The header's fields in no usual order: notes the reader does not use (Acknowledge,
+    Information, Conversion, Preemption, AllowOveruse, TimeZoneString, StartTime, a key of
+    its own), a ';' line between job lines, MaxProcs after the last job. Every line of
+    numbers is a job; MaxProcs sizes the machine wherever it stands."""
+    path = tmp_path / "scattered.swf"
+    rows = [_line(n, 60 * n, 5, 500, 8) for n in range(1, 41)]
+    path.write_text("; Acknowledge: the operators 2 times\n; Information: http://example.org\n"
+                    + "".join(rows[:20]) + "; Conversion: by hand, 3 passes\n"
+                    "; Preemption: Yes\n; AllowOveruse: No\n; SiteSpecific: 77\n"
+                    "; TimeZoneString: Europe/Paris\n; StartTime: Tue Mar 3 10:00:00 CET 2009\n"
+                    + "".join(rows[20:]) + "; MaxProcs: 512\n")
+    log = read_swf(path)
+    assert log.max_procs == 512 and len(log.table) == 40 and log.notes == ()
+
+
+def test_tabs_runs_of_blanks_and_trailing_fields_missing(tmp_path: Path) -> None:
+    """Fields separated by tabs and several blanks, lines of 16 fields (the partition the
+    last) and of 11: each reads as its 18-field copy, the partition where it is given."""
+    full = [_line(n, 30 * n, 2, 300, 2, partition=2) for n in range(1, 9)]
+    mixed = []
+    for k, line in enumerate(full):
+        fields = line.split()[:16] if k % 2 else line.split()[:11]
+        mixed.append(("\t" if k % 3 else "   ").join(fields) + " \t\n")
+    (tmp_path / "full.swf").write_text("; MaxProcs: 16\n" + "".join(full))
+    (tmp_path / "mixed.swf").write_text("; MaxProcs: 16\n" + "".join(mixed))
+    a, b = read_swf(tmp_path / "full.swf"), read_swf(tmp_path / "mixed.swf")
+    assert list(b.table.partition) == [-1, 2] * 4
+    assert (list(a.table.submit), list(a.table.run), list(a.table.procs)) == (
+        list(b.table.submit), list(b.table.run), list(b.table.procs))
+
+
+# ---- waits unknown, preempted parts, counts the header promises --------------------------
+
+def test_a_log_where_every_wait_is_unknown_says_no_queue_is_rebuilt(tmp_path: Path) -> None:
+    """Every wait -1 (a log that recorded submissions and runs only): each job is taken to
+    start at its submission, so nothing waits at the window's start. Before: the plan said
+    nothing of it (only a load over the machine was noted); now a note says how many jobs
+    had no wait and what that means for the queue at the window's start."""
+    path = tmp_path / "nowait.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(_line(n, 100 * n, -1, 500, 4)
+                                                 for n in range(1, 200)))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=5000, duration_s=60)
+    assert plan.queued_at_start == 0 and plan.running_at_start == 4
+    [note] = [n for n in plan.notes if "no recorded wait" in n]
+    assert note.startswith(f"{plan.running_at_start + plan.arrivals_in_log} of the window's")
+    assert "queue rebuilt at the window's start" in note
+
+
+def test_a_log_with_known_waits_says_nothing_of_unknown_ones(tmp_path: Path) -> None:
+    path = tmp_path / "waits.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(_line(n, 100 * n, 700, 500, 4)
+                                                 for n in range(1, 200)))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=5000, duration_s=60)
+    assert plan.queued_at_start > 0
+    assert not any("no recorded wait" in n for n in plan.notes)
+
+
+def test_a_preempted_jobs_parts_run_one_after_the_other(tmp_path: Path) -> None:
+    """A job preempted twice, its three parts (status 2, 2, 3) without a summary line: each
+    part's wait is from the job's one submission (10, 300, 600 s). Before: the three were
+    submitted together at the window's start and ran at once, one job three times over. Now
+    each part waits for the part before it and the time the job was out (190 and 200 log
+    seconds, scaled), and a note says so."""
+    path = tmp_path / "preempted.swf"
+    path.write_text("; MaxProcs: 64\n; Preemption: Yes\n" + _line(1, 0, 10, 100, 8, status=2)
+                    + _line(1, 0, 300, 100, 8, status=2) + _line(1, 0, 600, 100, 8, status=3)
+                    + _line(2, 5, 0, 50, 2))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=0, duration_s=20, scale=10)
+    by_name = {j.name: j for j in plan.jobs}
+    assert (by_name["trace-arrive-1"].after, by_name["trace-arrive-1.2"].after,
+            by_name["trace-arrive-1.3"].after) == (None, "trace-arrive-1", "trace-arrive-1.2")
+    assert (by_name["trace-arrive-1.2"].think_s, by_name["trace-arrive-1.3"].think_s) == (
+        19.0, 20.0)
+    assert by_name["trace-arrive-2"].after is None
+    assert any("only the last part ends its job" in n for n in plan.notes)
+
+
+def test_two_joined_logs_repeating_a_number_are_not_chained_as_parts(tmp_path: Path) -> None:
+    """Job 1 twice with status 1 (two logs joined): two jobs of their own, neither waits."""
+    path = tmp_path / "joined.swf"
+    path.write_text("; MaxProcs: 64\n" + _line(1, 0, 0, 100, 8) + _line(1, 50, 0, 100, 8))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=0, duration_s=20, scale=10)
+    assert [j.after for j in plan.jobs] == [None, None]
+
+
+def test_maxjobs_over_the_jobs_there_are_is_said(tmp_path: Path) -> None:
+    """A header's MaxJobs 5,000 over a file of 199 jobs (no MaxRecords): a download broken
+    off, said as MaxRecords is; a checkpointed job's lines count once against MaxJobs."""
+    path = tmp_path / "short.swf"
+    path.write_text("; MaxJobs: 5000\n; MaxProcs: 64\n" + "".join(
+        _line(n, 100 * n, 0, 500, 4) for n in range(1, 200)))
+    [note] = read_swf(path).notes
+    assert "MaxJobs 5000" in note and "199 jobs" in note and "cut off" in note
+    whole = tmp_path / "whole.swf"
+    whole.write_text("; MaxJobs: 2\n; MaxRecords: 4\n; MaxProcs: 64\n"
+                     + _line(1, 0, 10, 100, 8, status=2) + _line(1, 0, 300, 100, 8, status=2)
+                     + _line(1, 0, 600, 100, 8, status=3) + _line(2, 5, 0, 50, 2))
+    assert read_swf(whole).notes == ()
+
+
+def test_a_duration_longer_than_the_log_says_when_arrivals_end(tmp_path: Path) -> None:
+    """--duration 100,000 s at --scale 60 over a log of three minutes: the window is the
+    whole log and then nothing. Before: said nothing (a replay of a day with load for its
+    first seconds); now a note says after how many real seconds no job arrives."""
+    path = tmp_path / "brief.swf"
+    path.write_text("; MaxProcs: 16\n" + "".join(_line(n, 10 * n, 0, 100, 4)
+                                                 for n in range(1, 19)))
+    plan = plan_replay(read_swf(path), cluster("alpha"), seed=3, duration_s=100000, scale=60)
+    assert plan.window[0] == 10
+    assert plan.arrivals_in_log == 18
+    [note] = [n for n in plan.notes if "past the log's last submission" in n]
+    assert "no job arrives after 3 s of the replay" in note
+    inside = plan_replay(read_swf(path), cluster("alpha"), start=10, duration_s=2, scale=60)
+    assert not any("past the log's last submission" in n for n in inside.notes)

@@ -104,6 +104,65 @@ def test_an_unknown_partition_names_the_ones_in_the_log(tmp_path: Path, capsys) 
     assert "no partition 'thin'" in err and "2 (fat)" in err and len(err.splitlines()) == 1
 
 
+def test_partition_lines_in_nodes_and_under_a_plural_key(tmp_path: Path) -> None:
+    """A header of MaxNodes 100 and MaxProcs 800 (8 a node) whose lines say "Partitions:"
+    and give a partition in nodes: 12 nodes are 96 processors; a line without a number is
+    no partition, a count of cores it does not give is no size."""
+    path = tmp_path / "nodes.swf"
+    path.write_text("; MaxNodes: 100\n; MaxProcs: 800\n; Partitions: 1 - batch: 88 nodes\n"
+                    "; Partitions: 2 gpu (12 nodes, 4 GPUs each)\n; Partitions: none here\n"
+                    + _line(1, 0, 0, 100, 96, partition=2)
+                    + _line(2, 1, 0, 100, 700, partition=1))
+    log = read_swf(path)
+    assert log.partitions == ((1, "batch", 704), (2, "gpu", 96))
+    gpu = trace.one_partition(log, "gpu")
+    assert gpu.max_procs == 96
+    plan = plan_replay(gpu, cluster("alpha"), start=0, duration_s=1)
+    assert _cpus(plan) == {1: cluster("alpha").nodes * cluster("alpha").cpus}
+
+
+def test_a_request_over_its_partition_is_the_partition(tmp_path: Path) -> None:
+    """A job of partition 2 (64 processors) sized by its request alone (field 5 is -1) asked
+    for 128, within the whole machine's 256: replayed alone, partition 2 stays 64 and the
+    job holds all of it (before the cap the partition grew to 128, each job half its
+    share); a note names the partition."""
+    path = tmp_path / "asked.swf"
+    over = _line(2, 10, 0, 500, 128, partition=2).split()
+    over[4] = "-1"  # no allocated count: sized by its request
+    path.write_text("; MaxProcs: 256\n; Partition: 1 main (192 processors)\n"
+                    "; Partition: 2 small (64 processors)\n"
+                    + _line(1, 0, 0, 500, 32, partition=2) + " ".join(over) + "\n"
+                    + _line(3, 20, 0, 500, 192, partition=1))
+    small = trace.one_partition(read_swf(path), "small")
+    assert small.max_procs == 64 and list(small.table.procs) == [32, 64]
+    assert any("partition 2 (small)'s 64 processors" in n for n in small.notes)
+
+
+def test_a_unix_time_start_in_a_partition_names_the_log_seconds(tmp_path: Path) -> None:
+    """--start given as a Unix time of a moment before the partition's first job but in the
+    log: refused naming the log seconds it means, as for a whole log."""
+    path = tmp_path / "unix.swf"
+    path.write_text("; UnixStartTime: 1262300400\n; MaxProcs: 64\n"
+                    + _line(1, 0, 0, 500, 8, partition=1)
+                    + "".join(_line(n, 1000 * n, 0, 500, 8, partition=2) for n in range(2, 9)))
+    late = trace.one_partition(read_swf(path), "2")
+    with pytest.raises(BadInput, match="that moment is --start 500"):
+        plan_replay(late, cluster("alpha"), start=1262300400 + 500, duration_s=10)
+
+
+def test_a_grid_of_many_partitions_is_named_in_part(tmp_path: Path) -> None:
+    """A grid's log of 40 clusters (and jobs with no partition): the error names the first
+    twelve, how many more and the last, and the jobs that give none, in one line."""
+    path = tmp_path / "lcg.swf"
+    path.write_text("; MaxProcs: 4000\n" + "".join(
+        _line(n, n, 0, 100, 2, partition=n % 41 - 1) for n in range(1, 200)))
+    with pytest.raises(BadInput) as e:
+        trace.one_partition(read_swf(path), "77")
+    text = str(e.value)
+    assert "0: 5 job(s), 1: 5 job(s)" in text and "11: 5 job(s) and 28 more (39 the last)" in text
+    assert "12: " not in text and "4 job(s) give none (-1)" in text and "\n" not in text
+
+
 def test_a_log_without_partitions_refuses_one(tmp_path: Path) -> None:
     """Lines of 15 fields (an old conversion without the partition field) or -1 in it: the
     log has no partitions, so --partition is refused saying to replay it whole."""

@@ -92,6 +92,7 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
                                              "MaxRecords", "MaxJobs", "Partition")}
+HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
 # A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
 # hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
 _HEADER_SPLIT = re.compile(r"\s*([A-Za-z][A-Za-z _]*?)\s*(?:[:=]|\s(?=\s*\d))\s*(.*)")
@@ -397,17 +398,23 @@ def read_swf(path: str | Path) -> SwfLog:
         name = name.removesuffix(suffix)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=header.get("UnixStartTime"),
-                  partitions=_partition_lines(partition_lines))
+                  partitions=_partition_lines(partition_lines, header))
 
 
 _PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
 _PROCS = re.compile(rf"(\d[\d,]*)\s*{_UNIT}\b", re.IGNORECASE)
+_NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
+PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
 
 
-def _partition_lines(values: list[str]) -> tuple[tuple[int, str, int], ...]:
+def _partition_lines(values: list[str], header: dict[str, int]
+                     ) -> tuple[tuple[int, str, int], ...]:
     """(number, name, processors) of each "; Partition: ..." header line ("1 thin (896
-    processors)", "2 fat: 16 nodes x 8 cores", "3 narwhal"); processors 0 where the line
-    does not say them. A line that starts with no number is no partition."""
+    processors)", "2 fat: 16 nodes x 8 cores", "3 narwhal", "4 gpu (12 nodes)" on a machine
+    whose MaxProcs is a whole number of its MaxNodes); processors 0 where the line does not
+    say them. A line that starts with no number is no partition."""
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    per_node = procs // nodes if procs and nodes and procs % nodes == 0 else 0
     out = []
     for value in values:
         m = _PARTITION_LINE.fullmatch(value.strip())
@@ -418,9 +425,10 @@ def _partition_lines(values: list[str]) -> tuple[tuple[int, str, int], ...]:
             name, rest = "", value  # "1 896 processors" is no name
         groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
                   for n, k in pattern.findall(rest)]
-        procs = (sum(n * k for n, k in groups) if groups
-                 else next((_count(x) for x in _PROCS.findall(rest)), 0))
-        out.append((int(m.group(1)), name, procs))
+        size = (sum(n * k for n, k in groups) if groups
+                else next((_count(x) for x in _PROCS.findall(rest)), 0)
+                or per_node * next((_count(x) for x in _NODES.findall(rest)), 0))
+        out.append((int(m.group(1)), name, size))
     return tuple(out)
 
 
@@ -448,7 +456,11 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        if name and name.lower() == key.lower()), None)
     if number is None or number not in counts or number < 0:
         there = ", ".join(f"{q}" + (f" ({named[q][0]})" if named.get(q, ("",))[0] else "")
-                          + f": {counts[q]} job(s)" for q in known)
+                          + f": {counts[q]} job(s)" for q in known[:PARTITIONS_LISTED])
+        if len(known) > PARTITIONS_LISTED:
+            there += f" and {len(known) - PARTITIONS_LISTED} more ({known[-1]} the last)"
+        if counts.get(-1):
+            there += f"; {counts[-1]} job(s) give none (-1)"
         raise BadInput(f"the trace {log.name} has no partition {which!r} (field 16): its jobs "
                        f"are in partitions {there} (accepted: one of those numbers"
                        + (" or names" if any(named.get(q, ("",))[0] for q in known) else "")
@@ -456,8 +468,10 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
     part = t.take(i for i, q in enumerate(t.partition) if q == number)
     name, said = named.get(number, ("", 0))
     notes = list(log.notes)
-    machine = _machine_procs({"MaxProcs": said} if said else {}, part, notes)
     label = f"partition {number}" + (f" ({name})" if name else "")
+    if said:  # a request over the partition ran on the partition at most
+        _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} processors")
+    machine = _machine_procs({"MaxProcs": said} if said else {}, part, notes)
     if machine <= 0:
         raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "
                        "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
@@ -725,7 +739,8 @@ def _clock_notes(t: JobTable, notes: list[str]) -> None:
                      "submitted), each such run as no load")
 
 
-def _within_machine(header: dict[str, int], t: JobTable, notes: list[str]) -> None:
+def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
+                    machine_named: str = "the log's {} processors (MaxProcs)") -> None:
     """A job sized by its request (no allocated count) that asked for more than MaxProcs
     ran on the machine at most: its size is MaxProcs, not a machine it never had. An
     allocated count over MaxProcs is kept (the header may be wrong: `_machine_procs`)."""
@@ -736,8 +751,8 @@ def _within_machine(header: dict[str, int], t: JobTable, notes: list[str]) -> No
             if t.by_request[i] and t.procs[i] > machine and t.run[i] > 0]
     if not over:
         return
-    notes.append(f"{len(over)} job(s) requested more than the log's {machine} processors "
-                 f"(MaxProcs) and have no allocated count (e.g. job {t.number[over[0]]}): "
+    notes.append(f"{len(over)} job(s) requested more than {machine_named.format(machine)} "
+                 f"and have no allocated count (e.g. job {t.number[over[0]]}): "
                  "each is counted as the whole machine")
     for i in over:
         t.procs[i] = machine
@@ -957,7 +972,8 @@ def _window_with_arrival(submits: Sequence[float], lo: float, hi: float, span: f
 def _as_log_seconds(log: SwfLog, start: float) -> str:
     """What to give instead of a --start that is a Unix time inside the log (a date turned
     into seconds), when its header says when log second 0 was; else nothing."""
-    if not log.unix_start or not log.span[0] <= start - log.unix_start <= log.span[1]:
+    first, last = log.whole_span or log.span
+    if not log.unix_start or not first <= start - log.unix_start <= last:
         return ""
     return (f"; {start:.10g} reads as a Unix time: log seconds count from the log's "
             f"UnixStartTime {log.unix_start}, so that moment is --start "

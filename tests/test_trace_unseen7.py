@@ -364,3 +364,39 @@ def test_a_duration_longer_than_the_log_says_when_arrivals_end(tmp_path: Path) -
     assert "no job arrives after 3 s of the replay" in note
     inside = plan_replay(read_swf(path), cluster("alpha"), start=10, duration_s=2, scale=60)
     assert not any("past the log's last submission" in n for n in inside.notes)
+
+
+def test_a_window_in_a_quiet_spell_says_so(tmp_path: Path) -> None:
+    """A machine busy for two days, then a week with one small short job, then busy again:
+    a window in that week has an arrival (so it is not redrawn) but almost no load. Before:
+    the plan said nothing, a replay of an idle site looking like a replay of the log; now a
+    note gives the window's and the whole log's utilization and what draws a busier one."""
+    rows, n = [], 0
+    for base in (0, 9 * 86400):
+        for k in range(300):
+            n += 1
+            rows.append(_line(n, base + 600 * k, 0, 3000, 16))
+    n += 1
+    rows.append(_line(n, 5 * 86400, 0, 600, 4))  # a quarter of a CPU of alpha: no thinning
+    path = tmp_path / "quiet.swf"
+    path.write_text("; MaxProcs: 128\n" + "".join(sorted(rows, key=lambda r: float(
+        r.split()[1]))))
+    log = read_swf(path)
+    quiet = plan_replay(log, cluster("alpha"), start=5 * 86400 - 600, duration_s=60)
+    assert quiet.arrivals_in_log == 1
+    [note] = [x for x in quiet.notes if "quiet spell" in x]
+    assert f"{log.utilization:.1%} over the whole log" in note
+    busy = plan_replay(log, cluster("alpha"), start=86400, duration_s=60)
+    assert busy.jobs and not any("quiet spell" in x for x in busy.notes)
+
+
+@pytest.mark.parametrize("value, procs", [("2 048", 2048), ("163\u202f840", 163840),
+                                          ("1 024 (256 nodes)", 1024)])
+def test_thousands_set_apart_by_blanks_are_one_number(tmp_path: Path, value: str,
+                                                      procs: int) -> None:
+    """"MaxProcs: 2 048" (a thousands gap, as typed in much of Europe): before, read as 2,
+    and the machine taken from what its jobs held at once; now 2,048."""
+    path = tmp_path / "gap.swf"
+    path.write_text(f"; MaxProcs: {value}\n" + "".join(_line(n, 10 * n, 0, 100, 4)
+                                                        for n in range(1, 20)))
+    assert read_swf(path).max_procs == procs

@@ -78,6 +78,7 @@ NODE_FILL = 0.75
 # that ran in the log is not replayed as one that did not (at a large --scale)
 MIN_RUNTIME_S = 0.01
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
+QUIET = 0.1  # a window this much less busy than its whole log is said to be a quiet spell
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
 # Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
 # overflow a float, and is no replay of a center)
@@ -260,6 +261,18 @@ class SwfLog:
     def with_jobs(self, jobs: Iterable[SwfJob]) -> SwfLog:
         """This log with other jobs (in submit order)."""
         return dataclasses.replace(self, table=JobTable.of(jobs))
+
+    @functools.cached_property
+    def utilization(self) -> float:
+        """Busy processors / max_procs from the first submission to the last end."""
+        t = self.table
+        busy = ends = 0.0
+        for submit, wait, run, procs in zip(t.submit, t.wait, t.run, t.procs, strict=True):
+            if run > 0 and procs > 0:
+                busy += run * procs
+                ends = max(ends, submit + max(wait, 0.0) + run)
+        first = self.span[0]
+        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
 
     @property
     def span(self) -> tuple[float, float]:
@@ -834,9 +847,15 @@ def header_field(text: str) -> tuple[str | None, str]:
     return key, m.group(2).strip()
 
 
+_DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
+
+
 def header_count(value: str) -> int | None:
     """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
     None when it starts with no number."""
+    grouped = _DIGIT_GROUPS.match(value)  # "2 048", "163 840": thousands set apart by blanks
+    if grouped:
+        return int(re.sub(r"\D", "", grouped.group(0)))
     digits = ""
     for ch in value.replace(",", "").replace("_", ""):
         if not ch.isdigit():
@@ -1119,6 +1138,11 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"more than the log's load here ({log_util:.2g} of its machine, "
                      f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
                      "window replays some")
+    elif log_util < QUIET * log.utilization:
+        notes.append(f"the log's machine was {log_util:.1%} busy in this window, "
+                     f"{log.utilization:.1%} over the whole log: the window falls in a quiet "
+                     f"spell (an idle gap, a drained machine), and {c.name} gets little load; "
+                     "another --seed or --start draws a busier one")
     if end > last + scale:  # more than a real second with no arrival
         notes.append(f"the window runs {(end - last) / scale:.0f} real seconds past the "
                      f"log's last submission (--duration {duration_s:g} s at --scale "

@@ -400,3 +400,28 @@ def test_thousands_set_apart_by_blanks_are_one_number(tmp_path: Path, value: str
     path.write_text(f"; MaxProcs: {value}\n" + "".join(_line(n, 10 * n, 0, 100, 4)
                                                         for n in range(1, 20)))
     assert read_swf(path).max_procs == procs
+
+
+def test_a_preempted_job_running_at_the_window_start_resumes_after_it(tmp_path: Path) -> None:
+    """The window starts while the first part runs: that part is replayed running (what it
+    had left), the next waits for it and then the 100 s the job was out; a job submitted
+    after the preempted one (field 17) waits for its last part, not its first."""
+    path = tmp_path / "midway.swf"
+    path.write_text("; MaxProcs: 64\n" + _line(1, 0, 0, 400, 8, status=2)
+                    + _line(1, 0, 500, 300, 8, status=4)
+                    + _line(2, 900, 0, 100, 4, preceding=1, think=50))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=100, duration_s=20, scale=60)
+    by_name = {j.name: j for j in plan.jobs}
+    run, resumed = by_name["trace-run-1"], by_name["trace-wait-1.2"]
+    assert run.runtime_s == 5.0 and resumed.after == "trace-run-1"
+    assert resumed.think_s == pytest.approx(100 / 60, abs=0.001)
+    assert by_name["trace-arrive-2"].after == "trace-wait-1.2"
+
+
+def test_a_cleaned_log_under_its_maxjobs_is_not_called_cut_off(tmp_path: Path) -> None:
+    """A cleaned log (its flurries removed) has fewer jobs than its MaxJobs by design."""
+    path = tmp_path / "cln.swf"
+    path.write_text("; MaxJobs: 500\n; MaxProcs: 64\n; Note: Cleaned log: flurries removed "
+                    "(user=3, 301 jobs)\n" + "".join(_line(n, 100 * n, 0, 500, 4)
+                                                     for n in range(1, 200)))
+    assert read_swf(path).notes == ()

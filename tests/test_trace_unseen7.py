@@ -425,3 +425,21 @@ def test_a_cleaned_log_under_its_maxjobs_is_not_called_cut_off(tmp_path: Path) -
                     "(user=3, 301 jobs)\n" + "".join(_line(n, 100 * n, 0, 500, 4)
                                                      for n in range(1, 200)))
     assert read_swf(path).notes == ()
+
+
+def test_a_partition_of_unknown_waits_is_no_larger_than_its_machine(tmp_path: Path) -> None:
+    """A partition with no size in the header whose jobs record no wait (-1), as
+    LLNL-Thunder's: each is taken to start at its submission, so what they "held at once"
+    is the work offered, not run. Before: its machine was that peak, 3 times the whole
+    log's 256 processors, and every job a third of its share; now at most the whole
+    machine, and said. A partition whose waits are known is what its jobs held."""
+    rows = [_line(n, 60 * n, -1, 36000, 16, partition=1) for n in range(1, 200)]
+    rows += [_line(n, 60 * n + 1, 0, 30, 4, partition=2) for n in range(200, 210)]
+    path = tmp_path / "offered.swf"
+    path.write_text("; MaxProcs: 256\n; Partition: 1 pbatch\n; Partition: 2 pdebug\n"
+                    + "".join(sorted(rows, key=lambda r: float(r.split()[1]))))
+    batch = trace.one_partition(read_swf(path), "pbatch")
+    assert batch.max_procs == 256
+    assert any("at most the whole machine's 256" in n for n in batch.notes)
+    debug = trace.one_partition(read_swf(path), "pdebug")
+    assert debug.max_procs == 4 and not any("at most the whole" in n for n in debug.notes)

@@ -484,7 +484,18 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
     label = f"partition {number}" + (f" ({name})" if name else "")
     if said:  # a request over the partition ran on the partition at most
         _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} processors")
-    machine = _machine_procs({"MaxProcs": said} if said else {}, part, notes)
+    guessed = ""
+    if said:
+        machine = _machine_procs({"MaxProcs": said}, part, notes)
+    else:
+        # what its jobs held at once: with unknown waits (-1) each is taken to start at its
+        # submission, the work offered rather than run (LLNL-Thunder's pbatch "held" 4.5
+        # times the machine so), so never more than the whole log's machine it is part of
+        machine = _machine_procs({}, part, notes)
+        if any(w < 0 for w in part.wait) and machine > log.max_procs:
+            guessed = (f", at most the whole machine's {log.max_procs}: its jobs' waits are "
+                       "unknown, so what they held at once is not")
+            machine = log.max_procs
     if machine <= 0:
         raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "
                        "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
@@ -493,7 +504,7 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                  + ("(the header's Partition line)" if said and machine == said else
                     "(the header's Partition line is short of what its jobs held)" if said
                     else "(the header gives the partition no size: what its jobs held at "
-                         "once)")
+                         f"once{guessed})")
                  + f"; jobs are sized by their share of it, not of the whole log's "
                    f"{log.max_procs}")
     return dataclasses.replace(log, name=f"{log.name} partition {number}", max_procs=machine,

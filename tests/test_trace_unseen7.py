@@ -440,6 +440,6 @@ def test_a_partition_of_unknown_waits_is_no_larger_than_its_machine(tmp_path: Pa
                     + "".join(sorted(rows, key=lambda r: float(r.split()[1]))))
     batch = trace.one_partition(read_swf(path), "pbatch")
     assert batch.max_procs == 256
-    assert any("at most the whole machine's 256" in n for n in batch.notes)
+    assert any("taken as the whole machine's 256" in n for n in batch.notes)
     debug = trace.one_partition(read_swf(path), "pdebug")
-    assert debug.max_procs == 4 and not any("at most the whole" in n for n in debug.notes)
+    assert debug.max_procs == 4 and not any("the whole machine's" in n for n in debug.notes)

@@ -493,8 +493,8 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
         # times the machine so), so never more than the whole log's machine it is part of
         machine = _machine_procs({}, part, notes)
         if any(w < 0 for w in part.wait) and machine > log.max_procs:
-            guessed = (f", at most the whole machine's {log.max_procs}: its jobs' waits are "
-                       "unknown, so what they held at once is not")
+            guessed = ("; its jobs' waits are unknown, so that is the work offered at once, "
+                       f"more than the machine: taken as the whole machine's {log.max_procs}")
             machine = log.max_procs
     if machine <= 0:
         raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "

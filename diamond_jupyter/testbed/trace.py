@@ -28,6 +28,10 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   submitted at its own time but held until the predecessor ends (`LoadJob.after`) and its
   think time (field 18, scaled) has passed after that (`LoadJob.think_s`), so the pair keeps
   its order and its gap when the site runs the predecessor later than the log did;
+- the parts of a preempted or checkpointed job without its summary line run one after
+  another: each is held until the part before it ends and the time the job was out passed;
+- a log of several machines in its partition field (a grid's clusters) replays one of them
+  when asked (`one_partition`): its jobs alone, sized by that partition's processors;
 - what reading assumed (a header that counts other units than the jobs do, a request
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.

@@ -443,3 +443,30 @@ def test_a_partition_of_unknown_waits_is_no_larger_than_its_machine(tmp_path: Pa
     assert any("taken as the whole machine's 256" in n for n in batch.notes)
     debug = trace.one_partition(read_swf(path), "pdebug")
     assert debug.max_procs == 4 and not any("the whole machine's" in n for n in debug.notes)
+
+
+# ---- lines that are not SWF's: named for what they are ------------------------------------
+
+@pytest.mark.parametrize("sep, words", [(", ", "commas"), (";", "semicolons"),
+                                        ("|", "bars")])
+def test_fields_separated_otherwise_are_named_with_their_separator(tmp_path: Path, sep: str,
+                                                                   words: str) -> None:
+    """"1, 0, 10, ..." (a comma after each field: before, "fields must be numbers") and
+    "1;0;10;..." (before, "18 fields, this one 1"): the line is named with its separator
+    and what SWF separates by."""
+    path = tmp_path / "sep.swf"
+    path.write_text("; MaxProcs: 64\n" + sep.join(_line(1, 0).split()) + "\n")
+    with pytest.raises(BadInput, match=rf"sep.swf:2: the fields are separated by {words}.*"
+                                       "spaces or tabs"):
+        read_swf(path)
+
+
+def test_a_row_of_column_names_is_named_as_one(tmp_path: Path) -> None:
+    """A spreadsheet's export with its column names as the first row: before, "fields must
+    be numbers"; now named as a row of words with where SWF's header lines go."""
+    path = tmp_path / "titled.swf"
+    path.write_text("Job Submit Wait Run Procs CPU Mem ReqProcs ReqTime ReqMem Status User "
+                    "Group App Queue Partition Preceding Think\n" + _line(1, 0))
+    with pytest.raises(BadInput, match=r"titled.swf:1: a row of words, not numbers.*start "
+                                       "with ';'"):
+        read_swf(path)

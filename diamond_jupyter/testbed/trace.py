@@ -890,10 +890,17 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
                        "a download saved a server's error or index page under the log's name; "
                        "download the log file itself (accepted: an SWF text file, plain or "
                        "compressed with gzip, bzip2 or xz)")
-    if len(fields) < 11 and len(text.split(",")) >= 11:
-        raise BadInput(f"{path}:{lineno}: the fields are separated by commas (a spreadsheet's "
-                       "CSV): SWF separates its 18 fields by spaces or tabs: "
-                       f"{text[:80]!r}")
+    # another separator, alone ("1,0,10") or after each field ("1, 0, 10")
+    for sep, what in ((",", "commas (a spreadsheet's CSV)"), (";", "semicolons"),
+                      ("|", "bars (|)")):
+        if len(text.split(sep)) >= 11 and (len(fields) < 11 or all(
+                f.endswith(sep) for f in fields[:10])):
+            raise BadInput(f"{path}:{lineno}: the fields are separated by {what}: SWF "
+                           f"separates its 18 fields by spaces or tabs: {text[:80]!r}")
+    if len(fields) >= 11 and sum(not _number(f) for f in fields) > len(fields) // 2:
+        raise BadInput(f"{path}:{lineno}: a row of words, not numbers (column names, as a "
+                       "spreadsheet writes above its rows?): SWF has no such row; its header "
+                       f"and comment lines start with ';': {text[:80]!r}")
     if len(fields) < 11:
         comment = "" if _number(fields[0]) else (
             " (header and comment lines start with ';')")

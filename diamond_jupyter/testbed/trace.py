@@ -890,7 +890,36 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
                        "a download saved a server's error or index page under the log's name; "
                        "download the log file itself (accepted: an SWF text file, plain or "
                        "compressed with gzip, bzip2 or xz)")
-    # another separator, alone ("1,0,10") or after each field ("1, 0, 10")
+    if len(fields) < 11:
+        _not_swf(text, fields, path, lineno)
+        comment = "" if _number(fields[0]) else (
+            " (header and comment lines start with ';')")
+        raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
+                       f"{len(fields)}{comment}: {text[:80]!r}")
+    try:
+        values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
+    except ValueError:
+        values = []
+    if not values or not all(map(math.isfinite, values)):  # "nan" and "inf" parse too
+        _not_swf(text, fields, path, lineno)
+        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
+                       f"{text[:80]!r}")
+    number, submit, wait, run, alloc, req_procs, req_time, status = values
+    procs = int(alloc if alloc > 0 else req_procs)
+    # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
+    preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
+    think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
+    partition = _integer(fields[15]) if len(fields) > 15 else -1
+    return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
+                  req_time=req_time, status=int(status), by_request=alloc <= 0,
+                  preceding=preceding if preceding != int(number) else -1, think=think,
+                  partition=partition)
+
+
+def _not_swf(text: str, fields: list[str], path: Path, lineno: int) -> None:
+    """Name a line that is not SWF's for what it is, where that is plain: fields separated
+    by another character, alone ("1,0,10") or after each field ("1, 0, 10"), or a row of
+    column names. Only a line that failed to read is looked at (a log has 200,000 lines)."""
     for sep, what in ((",", "commas (a spreadsheet's CSV)"), (";", "semicolons"),
                       ("|", "bars (|)")):
         if len(text.split(sep)) >= 11 and (len(fields) < 11 or all(
@@ -901,28 +930,14 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
         raise BadInput(f"{path}:{lineno}: a row of words, not numbers (column names, as a "
                        "spreadsheet writes above its rows?): SWF has no such row; its header "
                        f"and comment lines start with ';': {text[:80]!r}")
-    if len(fields) < 11:
-        comment = "" if _number(fields[0]) else (
-            " (header and comment lines start with ';')")
-        raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
-                       f"{len(fields)}{comment}: {text[:80]!r}")
+
+
+def _integer(field: str) -> int:
+    """A field's whole number ("2", "2.0"), -1 where it is none (SWF's unknown)."""
     try:
-        values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
+        return int(field)
     except ValueError:
-        values = []
-    if not values or not all(map(math.isfinite, values)):  # "nan" and "inf" parse too
-        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
-                       f"{text[:80]!r}")
-    number, submit, wait, run, alloc, req_procs, req_time, status = values
-    procs = int(alloc if alloc > 0 else req_procs)
-    # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
-    preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
-    think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
-    partition = int(float(fields[15])) if len(fields) > 15 and _number(fields[15]) else -1
-    return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
-                  req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1, think=think,
-                  partition=partition)
+        return int(float(field)) if _number(field) else -1
 
 
 def _number(field: str) -> bool:

@@ -470,3 +470,32 @@ def test_a_row_of_column_names_is_named_as_one(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match=r"titled.swf:1: a row of words, not numbers.*start "
                                        "with ';'"):
         read_swf(path)
+
+
+@pytest.mark.parametrize("line, procs", [
+    ("3 hybrid: 16 nodes, 8 cores each", 128),
+    ("3 hybrid (16 nodes, each with 8 cores, 2 GPUs)", 128),
+    ("3 hybrid: 16 nodes of 8 cores", 128),
+    ("3 hybrid 1,600 processors", 1600),
+])
+def test_a_partition_line_gives_nodes_times_their_size(tmp_path: Path, line: str,
+                                                       procs: int) -> None:
+    """"16 nodes, 8 cores each": before, 8 (the first count of cores), each job of the
+    partition 16 times its share; now 16 x 8."""
+    path = tmp_path / "hybrid.swf"
+    path.write_text(f"; MaxProcs: 4096\n; Partition: {line}\n" + _line(1, 0, 0, 100, 8,
+                                                                        partition=3))
+    assert read_swf(path).partitions == ((3, "hybrid", procs),)
+    assert trace.one_partition(read_swf(path), "hybrid").max_procs == procs
+
+
+def test_a_partition_line_larger_than_the_machine_is_the_machine(tmp_path: Path) -> None:
+    """A Partition line of 512 processors in a log whose MaxProcs (and jobs) say 256: a part
+    is no larger than the whole; before, each job of it was half its share."""
+    path = tmp_path / "big.swf"
+    path.write_text("; MaxProcs: 256\n; Partition: 1 all (512 processors)\n"
+                    + _line(1, 0, 0, 100, 256) + _line(2, 200, 0, 100, 64))
+    whole = trace.one_partition(read_swf(path), "all")
+    assert whole.max_procs == 256
+    assert any("gives 512 processors, more than the whole machine's 256" in n
+               for n in whole.notes)

@@ -421,6 +421,8 @@ def read_swf(path: str | Path) -> SwfLog:
 _PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
 _PROCS = re.compile(rf"(\d[\d,]*)\s*{_UNIT}\b", re.IGNORECASE)
 _NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
+_EACH = re.compile(rf"{_COUNT}\s*{_UNIT}\s+each\b|each\s+(?:with|has|having|of)\s+{_COUNT}"
+                   rf"\s*{_UNIT}", re.IGNORECASE)
 PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
 
 
@@ -442,9 +444,17 @@ def _partition_lines(values: list[str], header: dict[str, int]
             name, rest = "", value  # "1 896 processors" is no name
         groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
                   for n, k in pattern.findall(rest)]
-        size = (sum(n * k for n, k in groups) if groups
-                else next((_count(x) for x in _PROCS.findall(rest)), 0)
-                or per_node * next((_count(x) for x in _NODES.findall(rest)), 0))
+        node_count = next((_count(x) for x in _NODES.findall(rest)), 0)
+        # "16 nodes, 8 cores each", "12 nodes (each with 4 CPUs)": nodes times their size
+        its_nodes = {_count(next(g for g in x.groups() if g)) for pattern in (*PER_NODE, _EACH)
+                     for x in pattern.finditer(rest)}
+        if groups:
+            size = sum(n * k for n, k in groups)
+        elif node_count and len(its_nodes) == 1:
+            size = node_count * its_nodes.pop()
+        else:
+            size = (next((_count(x) for x in _PROCS.findall(rest)), 0)
+                    or per_node * node_count)
         out.append((int(m.group(1)), name, size))
     return tuple(out)
 
@@ -486,6 +496,10 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
     name, said = named.get(number, ("", 0))
     notes = list(log.notes)
     label = f"partition {number}" + (f" ({name})" if name else "")
+    if said > log.max_procs:  # a part of the machine is no larger than all of it
+        notes.append(f"the header's line for {label} gives {said} processors, more than the "
+                     f"whole machine's {log.max_procs}: it is taken to have {log.max_procs}")
+        said = log.max_procs
     if said:  # a request over the partition ran on the partition at most
         _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} processors")
     guessed = ""

@@ -117,9 +117,9 @@ def _tb_load(args: argparse.Namespace) -> int:
     if args.trace:
         jobs, plans, replays = _trace_jobs(args)
     else:
-        if args.site or args.start is not None or args.history:
-            raise BadInput("--site, --start and --history go with --trace FILE (a profile "
-                           "loads every site)")
+        if args.site or args.start is not None or args.partition or args.history:
+            raise BadInput("--site, --start, --partition and --history go with --trace FILE "
+                           "(a profile loads every site)")
         try:
             jobs = load.plan(args.profile or "busy", args.seed, args.duration, args.time_scale)
         except ValueError as e:
@@ -157,6 +157,10 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict], list]:
     if len(args.site) != len(args.trace):
         raise BadInput(f"each --trace needs its --site (got {len(args.trace)} traces and "
                        f"{len(args.site)} sites)")
+    if args.partition and len(args.partition) != len(args.trace):
+        raise BadInput(f"give each --trace its --partition, or none (got {len(args.trace)} "
+                       f"traces and {len(args.partition)} partitions; 'all' replays a whole "
+                       "log)")
     known = {c.name: c for c in CLUSTERS if c.scheduler in LOADED_SCHEDULERS}
     for site in args.site:
         if site not in known:
@@ -165,6 +169,8 @@ def _trace_jobs(args: argparse.Namespace) -> tuple[list, list[dict], list]:
                                 zip(args.trace, args.site, strict=True)],
                                scale=args.time_scale, duration_s=args.duration,
                                seed=args.seed, start=args.start,
+                               partitions=[None if p.strip().lower() == "all" else p
+                                           for p in args.partition],
                                history_s=args.history or 0.0)
     return (sorted((j for p in plans for j in p.jobs), key=lambda j: j.at_s),
             [p.summary() for p in plans], plans)
@@ -203,6 +209,10 @@ def add_testbed_commands(sub, common) -> None:
                         "pair for one log per site)")
     p.add_argument("--site", action="append", default=[],
                    help="the test-bed site the matching --trace loads")
+    p.add_argument("--partition", action="append", default=[],
+                   help="with --trace: replay only this partition of the log (SWF field 16, "
+                        "a number or its name in the header), sized by its own processors; "
+                        "one per --trace when given ('all': the whole log)")
     p.add_argument("--seed", type=int, default=1,
                    help="random seed: the profile's jobs, or the trace window and thinning")
     p.add_argument("--start", type=float,

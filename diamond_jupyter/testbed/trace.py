@@ -28,6 +28,10 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
   submitted at its own time but held until the predecessor ends (`LoadJob.after`) and its
   think time (field 18, scaled) has passed after that (`LoadJob.think_s`), so the pair keeps
   its order and its gap when the site runs the predecessor later than the log did;
+- the parts of a preempted or checkpointed job without its summary line run one after
+  another: each is held until the part before it ends and the time the job was out passed;
+- a log of several machines in its partition field (a grid's clusters) replays one of them
+  when asked (`one_partition`): its jobs alone, sized by that partition's processors;
 - what reading assumed (a header that counts other units than the jobs do, a request
   larger than the machine) and what the site cannot do (more work than its machine, a run
   longer than its longest partition) is said in the plan's notes.
@@ -79,6 +83,7 @@ NODE_FILL = 0.75
 # that ran in the log is not replayed as one that did not (at a large --scale)
 MIN_RUNTIME_S = 0.01
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
+QUIET = 0.1  # a window this much less busy than its whole log is said to be a quiet spell
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
 # Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
 # overflow a float, and is no replay of a center)
@@ -92,7 +97,11 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # The header fields read, by their names without spaces or underscores in lower case (a
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
-                                             "MaxRecords")}
+                                             "MaxRecords", "MaxJobs", "Partition")}
+HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
+# A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
+# hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
+_HEADER_SPLIT = re.compile(r"\s*([A-Za-z][A-Za-z _]*?)\s*(?:[:=]|\s(?=\s*\d))\s*(.*)")
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
@@ -139,6 +148,7 @@ class SwfJob:
     by_request: bool = False  # sized by its requested processors (none allocated given)
     preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
     think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
+    partition: int = -1  # field 16: the partition (on some logs a machine of its own) it ran in
 
     @property
     def start(self) -> float:
@@ -153,7 +163,7 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"), ("think", "d"))
+            ("preceding", "q"), ("think", "d"), ("partition", "q"))
 
 
 class JobTable:
@@ -196,13 +206,14 @@ class JobTable:
         self.by_request.append(job.by_request)
         self.preceding.append(job.preceding)
         self.think.append(job.think)
+        self.partition.append(job.partition)
 
     def row(self, i: int) -> SwfJob:
         return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
-                      think=self.think[i])
+                      think=self.think[i], partition=self.partition[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -252,6 +263,12 @@ class SwfLog:
     table: JobTable  # every job, sorted by submit time (ties by job number)
     notes: tuple[str, ...] = ()  # what reading changed or assumed (every plan repeats it)
     unix_start: int | None = None  # the UnixStartTime header: the moment log second 0 is
+    # the header's "; Partition: N name ..." lines: (N, its name or "", its processors where
+    # the line says them, else 0)
+    partitions: tuple[tuple[int, str, int], ...] = ()
+    # a partition replayed alone: the span of the whole log's submissions (a --start inside
+    # it is a moment of the center, whatever that partition did then)
+    whole_span: tuple[float, float] | None = None
 
     @functools.cached_property
     def jobs(self) -> tuple[SwfJob, ...]:
@@ -261,6 +278,18 @@ class SwfLog:
     def with_jobs(self, jobs: Iterable[SwfJob]) -> SwfLog:
         """This log with other jobs (in submit order)."""
         return dataclasses.replace(self, table=JobTable.of(jobs))
+
+    @functools.cached_property
+    def utilization(self) -> float:
+        """Busy processors / max_procs from the first submission to the last end."""
+        t = self.table
+        busy = ends = 0.0
+        for submit, wait, run, procs in zip(t.submit, t.wait, t.run, t.procs, strict=True):
+            if run > 0 and procs > 0:
+                busy += run * procs
+                ends = max(ends, submit + max(wait, 0.0) + run)
+        first = self.span[0]
+        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
 
     @property
     def span(self) -> tuple[float, float]:
@@ -333,6 +362,7 @@ def read_swf(path: str | Path) -> SwfLog:
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
+    partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     cleaned = False
     table = JobTable()
     lineno = 0
@@ -350,12 +380,13 @@ def read_swf(path: str | Path) -> SwfLog:
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
                     cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
-                    key, _, value = text[1:].partition(":")
-                    count = header_count(value.strip())
-                    key = HEADER_KEYS.get(key.replace(" ", "").replace("_", "").lower())
+                    key, value = header_field(text[1:])
+                    count = header_count(value)
                     if len(comments) < HEADER_TEXT_LINES:
                         comments.append(text[1:])
-                    if count and key:
+                    if key == "Partition":
+                        partition_lines.append(value)
+                    elif count and key:
                         given.setdefault(key, []).append(count)
                     continue
                 try:
@@ -367,8 +398,9 @@ def read_swf(path: str | Path) -> SwfLog:
                 try:
                     table.add(job)
                 except OverflowError:
-                    raise BadInput(f"{p}:{lineno}: a job number, processor count, status or "
-                                   "preceding job is too large a number (at most 19 digits)"
+                    raise BadInput(f"{p}:{lineno}: a job number, processor count, status "
+                                   "or preceding job is too large a number (or the partition; "
+                                   "at most 19 digits)"
                                    f": {text[:80]!r}") from None
     except DAMAGED as e:
         raise _unreadable(p, lineno, e, compressed) from None
@@ -384,11 +416,16 @@ def read_swf(path: str | Path) -> SwfLog:
     notes: list[str] = []
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
-    if (given.get("MaxRecords", [0])[0] > records and len(given["MaxRecords"]) == 1
-            and not cleaned):
-        notes.append(f"the log's header says MaxRecords {given['MaxRecords'][0]}, the file "
-                     f"has {records} job lines: it may be cut off (a download broken off at "
-                     f"a line's end); the {records} are replayed")
+    # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
+    jobs = (sum(1 for s in table.status if s not in PARTIAL_STATUS)
+            + len({n for n, s in zip(table.number, table.status, strict=True)
+                   if s in PARTIAL_STATUS}))
+    for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
+        if given.get(key, [0])[0] > found and len(given[key]) == 1 and not cleaned:
+            notes.append(f"the log's header says {key} {given[key][0]}, the file has "
+                         f"{found} {what}: it may be cut off (a download broken off at a "
+                         f"line's end); the {found} are replayed")
+            break
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
@@ -409,7 +446,119 @@ def read_swf(path: str | Path) -> SwfLog:
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
-                  unix_start=header.get("UnixStartTime"))
+                  unix_start=header.get("UnixStartTime"),
+                  partitions=_partition_lines(partition_lines, header))
+
+
+_PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
+_PROCS = re.compile(rf"(\d[\d,]*)\s*{_UNIT}\b", re.IGNORECASE)
+_NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
+_EACH = re.compile(rf"{_COUNT}\s*{_UNIT}\s+each\b|each\s+(?:with|has|having|of)\s+{_COUNT}"
+                   rf"\s*{_UNIT}", re.IGNORECASE)
+PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
+
+
+def _partition_lines(values: list[str], header: dict[str, int]
+                     ) -> tuple[tuple[int, str, int], ...]:
+    """(number, name, processors) of each "; Partition: ..." header line ("1 thin (896
+    processors)", "2 fat: 16 nodes x 8 cores", "3 narwhal", "4 gpu (12 nodes)" on a machine
+    whose MaxProcs is a whole number of its MaxNodes); processors 0 where the line does not
+    say them. A line that starts with no number is no partition."""
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    per_node = procs // nodes if procs and nodes and procs % nodes == 0 else 0
+    out = []
+    for value in values:
+        m = _PARTITION_LINE.fullmatch(value.strip())
+        if not m:
+            continue
+        name, rest = m.group(2) or "", m.group(3)
+        if name.lower().rstrip("s") in ("processor", "proc", "core", "cpu", "pe", "node"):
+            name, rest = "", value  # "1 896 processors" is no name
+        groups = [(_count(n), _count(k)) for pattern in (NODE_GROUP, NODE_GROUP_WAY)
+                  for n, k in pattern.findall(rest)]
+        node_count = next((_count(x) for x in _NODES.findall(rest)), 0)
+        # "16 nodes, 8 cores each", "12 nodes (each with 4 CPUs)": nodes times their size
+        its_nodes = {_count(next(g for g in x.groups() if g)) for pattern in (*PER_NODE, _EACH)
+                     for x in pattern.finditer(rest)}
+        if groups:
+            size = sum(n * k for n, k in groups)
+        elif node_count and len(its_nodes) == 1:
+            size = node_count * its_nodes.pop()
+        else:
+            size = (next((_count(x) for x in _PROCS.findall(rest)), 0)
+                    or per_node * node_count)
+        out.append((int(m.group(1)), name, size))
+    return tuple(out)
+
+
+def one_partition(log: SwfLog, which: str) -> SwfLog:
+    """The log of partition `which` alone (field 16, by its number or its name in the
+    header's Partition lines): a log of several machines in one (a grid's clusters, a
+    center's thin and fat nodes) replays one of them, sized by that partition's processors
+    (the header's Partition line, never below its largest job nor what its jobs held at
+    once; without one, what they held at once). BadInput names the partitions there are."""
+    t = log.table
+    counts: dict[int, int] = {}
+    for q in t.partition:
+        counts[q] = counts.get(q, 0) + 1
+    named = {number: (name, procs) for number, name, procs in log.partitions}
+    known = sorted(q for q in counts if q >= 0)
+    if not known:
+        raise BadInput(f"the trace {log.name} gives no partitions (field 16 is -1 or missing "
+                       "on every line): replay it whole, without --partition")
+    key = which.strip()
+    number: int | None = None
+    if re.fullmatch(r"[+-]?\d+", key):
+        number = int(key)
+    else:
+        number = next((n for n, (name, _) in named.items()
+                       if name and name.lower() == key.lower()), None)
+    if number is None or number not in counts or number < 0:
+        there = ", ".join(f"{q}" + (f" ({named[q][0]})" if named.get(q, ("",))[0] else "")
+                          + f": {counts[q]} job(s)" for q in known[:PARTITIONS_LISTED])
+        if len(known) > PARTITIONS_LISTED:
+            there += f" and {len(known) - PARTITIONS_LISTED} more ({known[-1]} the last)"
+        if counts.get(-1):
+            there += f"; {counts[-1]} job(s) give none (-1)"
+        raise BadInput(f"the trace {log.name} has no partition {which!r} (field 16): its jobs "
+                       f"are in partitions {there} (accepted: one of those numbers"
+                       + (" or names" if any(named.get(q, ("",))[0] for q in known) else "")
+                       + ")")
+    part = t.take(i for i, q in enumerate(t.partition) if q == number)
+    name, said = named.get(number, ("", 0))
+    notes = list(log.notes)
+    label = f"partition {number}" + (f" ({name})" if name else "")
+    if said > log.max_procs:  # a part of the machine is no larger than all of it
+        notes.append(f"the header's line for {label} gives {said} processors, more than the "
+                     f"whole machine's {log.max_procs}: it is taken to have {log.max_procs}")
+        said = log.max_procs
+    if said:  # a request over the partition ran on the partition at most
+        _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} processors")
+    guessed = ""
+    if said:
+        machine = _machine_procs({"MaxProcs": said}, part, notes)
+    else:
+        # what its jobs held at once: with unknown waits (-1) each is taken to start at its
+        # submission, the work offered rather than run (LLNL-Thunder's pbatch "held" 4.5
+        # times the machine so), so never more than the whole log's machine it is part of
+        machine = _machine_procs({}, part, notes)
+        if any(w < 0 for w in part.wait) and machine > log.max_procs:
+            guessed = ("; its jobs' waits are unknown, so that is the work offered at once, "
+                       f"more than the machine: taken as the whole machine's {log.max_procs}")
+            machine = log.max_procs
+    if machine <= 0:
+        raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "
+                       "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
+    notes.append(f"{label} of the log is replayed alone: {len(part)} of its {len(t)} jobs, on "
+                 f"a machine of {machine} processors "
+                 + ("(the header's Partition line)" if said and machine == said else
+                    "(the header's Partition line is short of what its jobs held)" if said
+                    else "(the header gives the partition no size: what its jobs held at "
+                         f"once{guessed})")
+                 + f"; jobs are sized by their share of it, not of the whole log's "
+                   f"{log.max_procs}")
+    return dataclasses.replace(log, name=f"{log.name} partition {number}", max_procs=machine,
+                               table=part, notes=tuple(notes), whole_span=log.span)
 
 
 def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
@@ -664,7 +813,8 @@ def _clock_notes(t: JobTable, notes: list[str]) -> None:
                      "submitted), each such run as no load")
 
 
-def _within_machine(header: dict[str, int], t: JobTable, notes: list[str]) -> None:
+def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
+                    machine_named: str = "the log's {} processors (MaxProcs)") -> None:
     """A job sized by its request (no allocated count) that asked for more than MaxProcs
     ran on the machine at most: its size is MaxProcs, not a machine it never had. An
     allocated count over MaxProcs is kept (the header may be wrong: `_machine_procs`)."""
@@ -675,8 +825,8 @@ def _within_machine(header: dict[str, int], t: JobTable, notes: list[str]) -> No
             if t.by_request[i] and t.procs[i] > machine and t.run[i] > 0]
     if not over:
         return
-    notes.append(f"{len(over)} job(s) requested more than the log's {machine} processors "
-                 f"(MaxProcs) and have no allocated count (e.g. job {t.number[over[0]]}): "
+    notes.append(f"{len(over)} job(s) requested more than {machine_named.format(machine)} "
+                 f"and have no allocated count (e.g. job {t.number[over[0]]}): "
                  "each is counted as the whole machine")
     for i in over:
         t.procs[i] = machine
@@ -747,9 +897,26 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int
     return max(procs, largest)
 
 
+def header_field(text: str) -> tuple[str | None, str]:
+    """(the header field read, its value) of a comment line's text after its ';': the key
+    without spaces or underscores in any case, separated from its value by ':', '=' or
+    blanks before a number; (None, the text) for a comment that is no field read."""
+    m = _HEADER_SPLIT.match(text)
+    if not m:
+        return None, text.strip()
+    key = HEADER_KEYS.get(m.group(1).replace(" ", "").replace("_", "").lower())
+    return key, m.group(2).strip()
+
+
+_DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
+
+
 def header_count(value: str) -> int | None:
     """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
     None when it starts with no number."""
+    grouped = _DIGIT_GROUPS.match(value)  # "2 048", "163 840": thousands set apart by blanks
+    if grouped:
+        return int(re.sub(r"\D", "", grouped.group(0)))
     digits = ""
     for ch in value.replace(",", "").replace("_", ""):
         if not ch.isdigit():
@@ -769,11 +936,8 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
                        "a download saved a server's error or index page under the log's name; "
                        "download the log file itself (accepted: an SWF text file, plain or "
                        "compressed with gzip, bzip2 or xz)")
-    if len(fields) < 11 and len(text.split(",")) >= 11:
-        raise BadInput(f"{path}:{lineno}: the fields are separated by commas (a spreadsheet's "
-                       "CSV): SWF separates its 18 fields by spaces or tabs: "
-                       f"{text[:80]!r}")
     if len(fields) < 11:
+        _not_swf(text, fields, path, lineno)
         comment = "" if _number(fields[0]) else (
             " (header and comment lines start with ';')")
         raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
@@ -783,6 +947,7 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     except ValueError:
         values = []
     if not values or not all(map(math.isfinite, values)):  # "nan" and "inf" parse too
+        _not_swf(text, fields, path, lineno)
         raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
                        f"{text[:80]!r}")
     number, submit, wait, run, alloc, req_procs, req_time, status = values
@@ -790,9 +955,35 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
     preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
     think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
+    partition = _integer(fields[15]) if len(fields) > 15 else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1, think=think)
+                  preceding=preceding if preceding != int(number) else -1, think=think,
+                  partition=partition)
+
+
+def _not_swf(text: str, fields: list[str], path: Path, lineno: int) -> None:
+    """Name a line that is not SWF's for what it is, where that is plain: fields separated
+    by another character, alone ("1,0,10") or after each field ("1, 0, 10"), or a row of
+    column names. Only a line that failed to read is looked at (a log has 200,000 lines)."""
+    for sep, what in ((",", "commas (a spreadsheet's CSV)"), (";", "semicolons"),
+                      ("|", "bars (|)")):
+        if len(text.split(sep)) >= 11 and (len(fields) < 11 or all(
+                f.endswith(sep) for f in fields[:10])):
+            raise BadInput(f"{path}:{lineno}: the fields are separated by {what}: SWF "
+                           f"separates its 18 fields by spaces or tabs: {text[:80]!r}")
+    if len(fields) >= 11 and sum(not _number(f) for f in fields) > len(fields) // 2:
+        raise BadInput(f"{path}:{lineno}: a row of words, not numbers (column names, as a "
+                       "spreadsheet writes above its rows?): SWF has no such row; its header "
+                       f"and comment lines start with ';': {text[:80]!r}")
+
+
+def _integer(field: str) -> int:
+    """A field's whole number ("2", "2.0"), -1 where it is none (SWF's unknown)."""
+    try:
+        return int(field)
+    except ValueError:
+        return int(float(field)) if _number(field) else -1
 
 
 def _number(field: str) -> bool:
@@ -883,7 +1074,8 @@ def _window_with_arrival(submits: Sequence[float], lo: float, hi: float, span: f
 def _as_log_seconds(log: SwfLog, start: float) -> str:
     """What to give instead of a --start that is a Unix time inside the log (a date turned
     into seconds), when its header says when log second 0 was; else nothing."""
-    if not log.unix_start or not log.span[0] <= start - log.unix_start <= log.span[1]:
+    first, last = log.whole_span or log.span
+    if not log.unix_start or not first <= start - log.unix_start <= last:
         return ""
     return (f"; {start:.10g} reads as a Unix time: log seconds count from the log's "
             f"UnixStartTime {log.unix_start}, so that moment is --start "
@@ -917,6 +1109,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         raise BadInput(f"--duration {duration_s:g} x --scale {scale:g} is more log seconds "
                        "than a number holds: give a shorter --duration or a smaller --scale")
     first, last = log.span
+    within = log.whole_span or (first, last)  # where a --start may be
     if start is None:
         # a day in, so its queue has formed; a log too short for that and a whole window
         # gives up the day before the window
@@ -933,10 +1126,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 break
         else:
             start = _window_with_arrival(submits, lo, hi, span, draws, start)
-    elif not first <= start <= last:
+    elif not within[0] <= start <= within[1]:
         raise BadInput(f"--start {start:.10g} is outside the log {log.name} "
-                       f"(its jobs were submitted between {first:.0f} and {last:.0f} s)"
-                       + _as_log_seconds(log, start))
+                       f"(its jobs were submitted between {within[0]:.0f} and "
+                       f"{within[1]:.0f} s)" + _as_log_seconds(log, start))
     end = start + span
     rng = random.Random(f"{seed}:{log.name}:{c.name}:{start}")
     limits = _partition_limits(c)
@@ -1014,6 +1207,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                         if unknown else "")
                      + f": {c.name} gets more than it can run at once, and a queue builds")
 
+    unknown = sum(1 for j in candidates if j.wait < 0)
+    if unknown and log_util <= 1.0:
+        notes.append(f"{unknown} of the window's {len(candidates)} job(s) have no recorded "
+                     "wait (field 3 is -1): each is taken to start at its submission, so "
+                     "none of them stands in the queue rebuilt at the window's start (the "
+                     f"log's own queue there is unknown; {c.name}'s scheduler queues them "
+                     "as its CPUs allow)")
     if not log.any_ran():
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
@@ -1026,6 +1226,17 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"more than the log's load here ({log_util:.2g} of its machine, "
                      f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
                      "window replays some")
+    elif log_util < QUIET * log.utilization:
+        notes.append(f"the log's machine was {log_util:.1%} busy in this window, "
+                     f"{log.utilization:.1%} over the whole log: the window falls in a quiet "
+                     f"spell (an idle gap, a drained machine), and {c.name} gets little load; "
+                     "another --seed or --start draws a busier one")
+    if end > last + scale:  # more than a real second with no arrival
+        notes.append(f"the window runs {(end - last) / scale:.0f} real seconds past the "
+                     f"log's last submission (--duration {duration_s:g} s at --scale "
+                     f"{scale:g} is {span:g} log seconds; from the window's start the log "
+                     f"has {max(last - start, 0.0):g}): no job arrives after "
+                     f"{max(last - start, 0.0) / scale:.0f} s of the replay")
     jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")
             for j in running]
     jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
@@ -1037,10 +1248,22 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     # A think time is at most the log's own gap from the predecessor's end to the submission
     # (a think time of days for a job submitted an hour after its predecessor ended would
     # hold it, and the load, for days)
+    # A part of a preempted or checkpointed job without its summary line (status 2, then 3
+    # or 4) runs after the part before it ends, and as long after as the log's job was
+    # swapped out: submitted together, the parts would run at once, one job several times
     replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
+    resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
-        if source.preceding in replayed:
+        before = (to_resume.get((source.number, source.copy - 1))
+                  if source.status in PARTIAL_STATUS and source.copy else None)
+        if before is not None:
+            after, ended = before
+            jobs[k] = dataclasses.replace(job, after=after, think_s=round(
+                max(source.start - ended, 0.0) / scale, 3))
+            resumed.append(job.name)
+        elif source.preceding in replayed:
             after, ended = replayed[source.preceding]
             think = max(source.think, 0.0)
             gap = max(source.submit - ended, 0.0)
@@ -1049,6 +1272,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 think = gap
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
         replayed[source.number] = (job.name, source.end)
+        if source.status == PARTIAL_STATUS[0]:
+            to_resume[(source.number, source.copy)] = (job.name, source.end)
+    if resumed:
+        notes.append(f"{len(resumed)} part(s) of preempted or checkpointed jobs (status 2 "
+                     "lines, then 3 or 4, without a summary line) each wait for the part "
+                     f"before them to end, and then as long as the log's job was out (e.g. "
+                     f"{resumed[0]}): only the last part ends its job")
     if too_long:
         name, think, gap = too_long[0]
         notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "
@@ -1143,22 +1373,32 @@ def _thin(weights: list[float], target: float, keep_p: float, rng: random.Random
 
 def plan_replays(pairs: list[tuple[str | Path, ClusterDef]], *, scale: float = 60.0,
                  duration_s: float = 600.0, seed: int | None = None,
-                 start: float | None = None, history_s: float = 0.0) -> list[ReplayPlan]:
+                 start: float | None = None, partitions: Sequence[str | None] = (),
+                 history_s: float = 0.0) -> list[ReplayPlan]:
     """One replay per (log file, cluster) pair, each log read once. A log given for several
     sites replays a different window of it on each (its k-th use draws window k from the
     seed), so two sites never carry the same jobs at the same moments; a fixed `start` is
-    the same window everywhere, as asked."""
+    the same window everywhere, as asked. `partitions` (one per pair, None for the whole
+    log) replays one partition of a log as its own machine (`one_partition`): different
+    partitions of one log, being different machines, share the seed's first window, as
+    the center ran them at once."""
     logs: dict[str, SwfLog] = {}
-    uses: dict[str, int] = {}
+    uses: dict[tuple[str, str | None], int] = {}
     on_site: dict[str, int] = {}  # site -> logs replayed on it so far
     plans = []
-    for path, c in pairs:
+    for k, (path, c) in enumerate(pairs):
         key = str(Path(path).resolve())
         if key not in logs:
             logs[key] = read_swf(path)
-        plan = plan_replay(logs[key], c, scale=scale, duration_s=duration_s, seed=seed,
-                           start=start, draw=uses.get(key, 0), history_s=history_s)
-        uses[key] = uses.get(key, 0) + 1
+        which = partitions[k] if k < len(partitions) else None
+        log = logs[key] if which is None else one_partition(logs[key], which)
+        use = (key, None if which is None else log.name)
+        # the whole log shares its jobs with each of its partitions: never their window
+        draw = (sum(n for (path_, _), n in uses.items() if path_ == key) if which is None
+                else uses.get(use, 0) + uses.get((key, None), 0))
+        plan = plan_replay(log, c, scale=scale, duration_s=duration_s, seed=seed,
+                           start=start, draw=draw, history_s=history_s)
+        uses[use] = uses.get(use, 0) + 1
         on_site[c.name] = k = on_site.get(c.name, 0) + 1
         if k > 1:  # a second log on one site: its job numbers are another log's too
             plan = _named_apart(plan, f"trace{k}-")

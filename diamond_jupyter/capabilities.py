@@ -78,6 +78,9 @@ class SiteCapabilities(_Caps):
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...
+    # the scheduler's own names for its clusters (Slurm's ClusterName, which a job reads
+    # as $SLURM_CLUSTER_NAME), one per cluster behind the login; None: not known
+    cluster_names: list[str] | None = None
     node_types: list[NodeType] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)  # what discovery could not read
 

@@ -103,6 +103,7 @@ class ClusterSummary(_Model):
     partitions: list[PartitionSummary] = Field(default_factory=list)
     node_types: list[str] = Field(default_factory=list)
     error: str | None = None
+    cluster_name: str | None = None  # the scheduler's own name for it (Slurm's ClusterName)
 
 
 class SiteDescription(_Model):

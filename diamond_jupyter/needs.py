@@ -318,7 +318,9 @@ class Needs(NeedModel):
         if self.constraint:
             out.append(f"features {self.constraint}")
         out += [f"software {s.full}" + "".join(f" or {a}" for a in s.alternatives)
-                + (f" ({s.unchecked}: checked at a site of that name)" if s.unchecked
+                + (f" ({s.unchecked}: checked where discovery read the cluster's name)"
+                   if s.unchecked and s.clusters[:1] == ["*"] else
+                   f" ({s.unchecked}: checked at a site of that name)" if s.unchecked
                    and s.clusters else
                    f" (not checked: {s.unchecked})" if s.unchecked else
                    " (any conda distribution)" if s.role == "conda" else

@@ -544,7 +544,9 @@ def scan_body(body: str) -> BodyScan:
             elif branches and branches[-1].kind == "if" and branches[-1].depth == len(stack) \
                     and head in ("else", "elif"):
                 b = branches[-1]
-                b.current = [tested] if head == "elif" and tested else None
+                b.current = [tested] if head == "elif" and tested else \
+                    [] if head == "elif" else None
+                b.other_test = b.other_test or b.current == []
                 if b.current:
                     b.arms.append(b.current)
             elif opener in ("while", "until", "for", "select"):
@@ -688,6 +690,9 @@ def scan_body(body: str) -> BodyScan:
                             if cmd.sep == "&&" and ci else []) if w]
                     why = why or (
                         f"its failure is tolerated (if on line {lineno})" if tested else
+                        "loaded only on a cluster not named by "
+                        f"{', '.join(c[1:] for c in where if c[0] == '!')} (line {lineno})"
+                        if where[:1] == ["*"] and len(where) > 1 else
                         "loaded only on cluster "
                         f"{', '.join(c for c in where if c[0] != '!')} (line {lineno})"
                         if where else
@@ -877,6 +882,8 @@ class _ClusterBranch:
     kind: str  # "case" / "if"
     arms: list[list[str]] = field(default_factory=list)  # each arm's patterns, in order
     current: list[str] | None = None  # the if-branch being read (None: else)
+    # an `elif` on something else than the cluster: its else runs on no cluster for sure
+    other_test: bool = False
 
 
 def _cluster_test(words: list[str]) -> str | None:
@@ -907,8 +914,14 @@ def _cluster_context(branches: list[_ClusterBranch], events: list[tuple[int, lis
             continue
         if b.kind == "if":
             here = b.current
-            seen = next((i for i, a in enumerate(b.arms) if a is here), 0)
-            earlier = [p for a in b.arms[:seen] for p in a]
+            if here is None:  # the else: every cluster no arm above names
+                if b.other_test:
+                    return []
+                here = ["*"]
+                earlier = [p for a in b.arms for p in a]
+            else:
+                seen = next((i for i, a in enumerate(b.arms) if a is here), 0)
+                earlier = [p for a in b.arms[:seen] for p in a]
         else:
             here = arm
             for pos, patterns in events:
@@ -917,8 +930,10 @@ def _cluster_context(branches: list[_ClusterBranch], events: list[tuple[int, lis
             if here is not None and here not in b.arms:
                 b.arms.append(here)
             earlier = [p for a in b.arms[:b.arms.index(here)] for p in a] if here else []
-        if not here or all(p == "*" for p in here):
+        if not here:
             return []
+        if "*" in here:  # a `*` arm: any cluster the arms before it do not name
+            here = ["*"]
         return here + [f"!{p}" for p in earlier]
     return []
 

@@ -317,11 +317,15 @@ def _listed(names: list[str], limit: int = 8) -> str:
 
 def runs_on(clusters: list[str], caps: SiteCapabilities) -> bool:
     """Whether a branch on $SLURM_CLUSTER_NAME taken on `clusters` (shell patterns; "!P":
-    an earlier arm's, which wins) runs at this site: the site's name or one of its
-    clusters' matches a pattern other than a bare `*` (a name that matches none says
-    nothing: the sites file's names need not be Slurm's)."""
-    names = {caps.site.lower()} | {t.cluster.lower() for t in caps.node_types if t.cluster}
-    wanted = [c.lower() for c in clusters if not c.startswith("!") and c != "*"]
+    an earlier arm's, which wins) runs at this site. Where discovery read the clusters'
+    own names (Slurm's ClusterName, what the variable holds) they decide, a `*` arm (or an
+    `else`) included; elsewhere the site's name or one of its clusters' must match a
+    pattern other than a bare `*` (a name that matches none says nothing: the sites
+    file's names need not be Slurm's)."""
+    known = [n.lower() for n in caps.cluster_names or []]
+    names = set(known) or {caps.site.lower()} | {
+        t.cluster.lower() for t in caps.node_types if t.cluster}
+    wanted = [c.lower() for c in clusters if not c.startswith("!") and (c != "*" or known)]
     earlier = [c[1:].lower() for c in clusters if c.startswith("!")]
     return any(fnmatchcase(n, p) for n in names for p in wanted) and \
         not any(fnmatchcase(n, p) for n in names for p in earlier)

@@ -14,6 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
+# wide, and in the home for a user's own install); discovery looks there (and at
+# $ONEAPI_ROOT) for a `setvars.sh` beside an `mpi/` component, so a job's MPI from under one
+# of them is known missing at a site where discovery found none there
+ONEAPI_ROOTS = ("/opt/intel/oneapi", "~/intel/oneapi")
+
 
 class _Caps(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -78,6 +84,9 @@ class SiteCapabilities(_Caps):
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...
+    # where the MPI is (launchers' directories, oneAPI roots; `~` the home); None: not
+    # looked for
+    mpi_paths: list[str] | None = None
     # the scheduler's own names for its clusters (Slurm's ClusterName, which a job reads
     # as $SLURM_CLUSTER_NAME), one per cluster behind the login; None: not known
     cluster_names: list[str] | None = None

@@ -17,6 +17,7 @@ from .discovery import (
     parse_module_list,
     parse_module_trees,
     parse_mpi,
+    parse_mpi_paths,
     parse_runtimes,
     split_sections,
     summarise_cluster,
@@ -162,6 +163,7 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                           modules=software, module_system=system, runtimes=runtimes,
                           mpi=mpi, errors=errors, discovered_at=utcnow(),
                           pmi=pmi or None)  # no srun there: its plugins are not known
+    caps.mpi_paths = parse_mpi_paths(parts.get("mpi", ""))
     if names and not unnamed:
         caps.cluster_names = names
         caps.sources["cluster_names"] = "discovered"

@@ -409,6 +409,9 @@ class BodyScan:
     # why the MPI launcher may be the job's own (a sourced helper such as oneAPI's
     # setvars.sh, a spack load, a PATH entry before it): not held against a site's MPI list
     mpi_own: str | None = None
+    # where it comes from: the file sourced or the PATH entry, as a literal path (`~/` for
+    # the home); None when not written out
+    mpi_from: str | None = None
 
 
 def scan_body(body: str) -> BodyScan:
@@ -457,7 +460,9 @@ def scan_body(body: str) -> BodyScan:
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     tree_paths: list[str] = []  # the paths it added (`$VAR` and `~` ones too)
     own_tools: str | None = None  # the first line that may bring programs of its own
+    own_from: str | None = None  # ... and the path it brings them from, when written out
     mpi_own: str | None = None
+    mpi_from: str | None = None
     skip_lines: set[int] = set()
 
     def note(text: str) -> None:
@@ -592,7 +597,8 @@ def scan_body(body: str) -> BodyScan:
                          "whose module list comes from those trees")
                 elif eq and key == "PATH":
                     added = _path_note(value, lineno, note)
-                    own_tools = own_tools or (None if conditional else added)
+                    if added and not conditional and own_tools is None:
+                        own_tools, own_from = added, _first_dir(value)
             if words[:1] == ["export"]:
                 for w in words[1:]:
                     key, eq, value = w.partition("=")
@@ -606,7 +612,8 @@ def scan_body(body: str) -> BodyScan:
                              "site whose module list comes from those trees")
                     elif eq and key == "PATH":
                         added = _path_note(value, lineno, note)
-                        own_tools = own_tools or (None if conditional else added)
+                        if added and not conditional and own_tools is None:
+                            own_tools, own_from = added, _first_dir(value)
             # `module purge && module load x` runs x; `module is-avail x && ...` tests first
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
                 (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",
@@ -747,7 +754,7 @@ def scan_body(body: str) -> BodyScan:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
                 if launcher and mpi is None and not conditional:
-                    mpi, mpi_own = launcher, own_tools
+                    mpi, mpi_own, mpi_from = launcher, own_tools, own_from
                 if launcher == "srun" and pmi is None and not conditional:
                     pmi = _srun_pmi(core) or _pmi_name(next(
                         (w.partition("=")[2] for w in words[:len(words) - len(core)]
@@ -765,8 +772,10 @@ def scan_body(body: str) -> BodyScan:
                     elif tool in _VENDOR_COMMANDS and here is not None and not inner:
                         uses.append((here, "tool", tool, lineno))
                 own = _env_notes(core, lineno, note)
-                if own and not conditional:
-                    own_tools = own_tools or own
+                if own and not conditional and own_tools is None:
+                    own_tools = own
+                    own_from = literal_path(core[1]) if prog in ("source", ".") and \
+                        len(core) > 1 else None
                 script = _shell_string(core, bool(launcher)) if found is None else None
                 # where the string's text starts in the body, when it is written as is
                 # (`'...'`, or `"..."` without escapes): its loads are respelled there
@@ -834,7 +843,7 @@ def scan_body(body: str) -> BodyScan:
                 vendors.setdefault(what.gpu, f"{what.runtime} with GPUs, line {lineno}")
         elif kind == "launcher":
             if mpi is None:
-                mpi, mpi_own = what, own_tools
+                mpi, mpi_own, mpi_from = what, own_tools, own_from
         else:
             vendors.setdefault(_VENDOR_COMMANDS[what], f"{what}, line {lineno}")
     role = "mamba" if "mamba" in activates else "conda" if activates else None
@@ -843,7 +852,8 @@ def scan_body(body: str) -> BodyScan:
             need.role = role
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
-    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
+                    mpi_from)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
@@ -1183,6 +1193,21 @@ def _path_note(value: str, lineno: int, note: Any) -> str | None:
              "not checked")
     added = [d for d in value.split(":") if d and d not in ("$PATH", "${PATH}")]
     return f"PATH adds {', '.join(added)} (line {lineno})" if added else None
+
+
+def literal_path(word: str) -> str | None:
+    """A path as written in a script, the home spelt `~`: `$HOME/x`, `${HOME}/x` and `~/x`
+    are `~/x`; None for a relative path or one holding another variable."""
+    path = re.sub(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)", "~", word)
+    if "$" in path or not path.startswith(("/", "~/")):
+        return None
+    return re.sub(r"/+", "/", path).rstrip("/") or "/"
+
+
+def _first_dir(value: str) -> str | None:
+    """The first directory a PATH assignment adds, as a literal path."""
+    return next((p for d in value.split(":") if d not in ("$PATH", "${PATH}")
+                 for p in [literal_path(d)] if p), None)
 
 
 def _tree_paths(value: str) -> list[str]:

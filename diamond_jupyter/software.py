@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
-from .capabilities import SiteCapabilities, SoftwareModule
+from .capabilities import ONEAPI_ROOTS, SiteCapabilities, SoftwareModule
 from .needs import Needs
 from .script_body import SoftwareNeed, scan_body
 
@@ -356,6 +356,31 @@ def in_site_trees(need: SoftwareNeed, caps: SiteCapabilities) -> bool:
     return bool(need.trees and have) and all(t.rstrip("/") in have for t in need.trees)
 
 
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def own_mpi_reason(needs: Needs, caps: SiteCapabilities) -> str | None:
+    """Why the MPI a job brings itself (`source /opt/intel/oneapi/setvars.sh`, a PATH entry)
+    is not at this site: only where discovery looked for MPIs (`mpi_paths`), only for a path
+    under a place discovery always looks (the oneAPI installer's defaults), and only when
+    nothing discovery found is under that path or holds it. Elsewhere None (not checked,
+    as the job's summary says)."""
+    src = needs.mpi_from
+    if needs.mpi not in ("mpirun", "mpiexec") or not src or caps.mpi_paths is None:
+        return None
+    parent = src.rsplit("/", 1)[0] or "/"
+    if any(_under(src, p) or _under(p, parent) for p in caps.mpi_paths):
+        return None
+    root = next((r for r in ONEAPI_ROOTS if _under(src, r)), None)
+    if root is None:
+        return None
+    return (f"the script runs {needs.mpi} with the MPI it brings ({needs.mpi_own}), but the "
+            f"site has no oneAPI MPI under {root} (its MPI: "
+            f"{', '.join(caps.mpi or []) or 'none'}"
+            + (f", at {', '.join(caps.mpi_paths)})" if caps.mpi_paths else ")"))
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -408,6 +433,8 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
             and not needs.mpi_own and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
+    if (why := own_mpi_reason(needs, caps)) is not None:
+        out.append(why)
     if needs.pmi and caps.pmi and not pmi_offered(needs.pmi, caps.pmi):
         out.append(f"the script runs srun --mpi={needs.pmi} but the site's Slurm has no such "
                    f"MPI plugin (srun --mpi=list: {', '.join(caps.pmi)})")

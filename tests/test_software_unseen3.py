@@ -129,3 +129,95 @@ def test_an_else_after_a_test_of_something_else_is_not_assumed() -> None:
     assert [s.clusters for s in n.software][2] == []
     east = discovered("east", CONFIG.replace("hpc-north", "hpc-east"))
     assert needs_reasons(n, east) == []
+
+
+# ---------------------------------------------------------------- (b) the job's own MPI
+
+def mpi_site(section: str, site: str = "s") -> SiteCapabilities:
+    """A site whose discovery's `mpi` section is `section` (what the login's PATH, srun and
+    the oneAPI roots gave)."""
+    text = ("@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
+            f"@@dmd-discover@@mpi\n{section}@@dmd-discover@@end:0\n")
+    parts, codes = split_sections(text)
+    return describe_from_outputs(site, SlurmCommands(), parts, codes, [], []).capabilities
+
+
+ONEAPI = "cmd mpirun /opt/intel/oneapi/mpi/2021.11/bin/mpirun\noneapi /opt/intel/oneapi\n" \
+    "home /home/ana\n"
+OPENMPI = "cmd mpirun /usr/bin/mpirun\ncmd ompi_info /usr/bin/ompi_info\nhome /home/ana\n"
+NO_MPI = "home /home/ana\n"
+USER_ONEAPI = "oneapi /home/ana/intel/oneapi\nhome /home/ana\n"
+OLD = "cmd mpirun /usr/bin/mpirun\n"  # an older discovery: no `home` line, did not look
+
+SETVARS = "source /opt/intel/oneapi/setvars.sh\nmpirun -n 64 ./wrf.exe\n"
+
+
+def test_discovery_looks_for_oneapi_where_its_installer_puts_it() -> None:
+    script = discovery_script({})
+    assert '/opt/intel/oneapi "$HOME"/intel/oneapi' in script and '"$r/setvars.sh"' in script
+    caps = mpi_site(ONEAPI)
+    assert caps.mpi == ["intel-mpi"]
+    assert caps.mpi_paths == ["/opt/intel/oneapi/mpi/2021.11/bin", "/opt/intel/oneapi"]
+    assert mpi_site(USER_ONEAPI).mpi_paths == ["~/intel/oneapi"]
+    assert mpi_site(OLD).mpi_paths is None and mpi_site(OLD).mpi == []
+
+
+def test_fault_a_sourced_setvars_is_checked_where_discovery_looked_for_oneapi() -> None:
+    """Before: the job's own MPI was never checked (mpi_own). Now the site that has
+    oneAPI there runs it, the site where discovery looked under /opt/intel/oneapi and found
+    none is refused naming what it has, and a site that did not look is not checked."""
+    n = needs(SETVARS)
+    assert (n.mpi, n.mpi_from) == ("mpirun", "/opt/intel/oneapi/setvars.sh")
+    assert needs_reasons(n, mpi_site(ONEAPI)) == []
+    assert needs_reasons(n, mpi_site(OPENMPI)) == [
+        "the script runs mpirun with the MPI it brings (sources "
+        "/opt/intel/oneapi/setvars.sh (line 1)), but the site has no oneAPI MPI under "
+        "/opt/intel/oneapi (its MPI: openmpi, at /usr/bin)"]
+    assert needs_reasons(n, mpi_site(NO_MPI)) == [
+        "the script runs mpirun with the MPI it brings (sources "
+        "/opt/intel/oneapi/setvars.sh (line 1)), but the site has no oneAPI MPI under "
+        "/opt/intel/oneapi (its MPI: none)"]
+    assert needs_reasons(n, mpi_site(OLD)) == []
+
+
+def test_fault_the_mpi_components_own_vars_and_a_home_install() -> None:
+    """`. $HOME/intel/oneapi/mpi/latest/env/vars.sh`: the home install, found at the
+    site whose discovery saw ~/intel/oneapi (the home spelt alike on both sides)."""
+    n = needs(". $HOME/intel/oneapi/mpi/latest/env/vars.sh\nmpiexec -n 8 ./a.out\n")
+    assert n.mpi_from == "~/intel/oneapi/mpi/latest/env/vars.sh"
+    assert needs_reasons(n, mpi_site(USER_ONEAPI)) == []
+    assert needs_reasons(n, mpi_site(ONEAPI))[0].endswith(
+        "no oneAPI MPI under ~/intel/oneapi (its MPI: intel-mpi, at "
+        "/opt/intel/oneapi/mpi/2021.11/bin, /opt/intel/oneapi)")
+
+
+def test_an_mpi_brought_from_elsewhere_stays_unchecked_and_says_so() -> None:
+    """A path discovery never looks at (/sw/...), a PATH entry to the job's own build, a
+    conda environment, a spack load: kept as before, the summary saying why."""
+    for body, own in (
+            ("source /sw/intel/oneapi/2024.1/setvars.sh\nmpirun ./a\n",
+             "sources /sw/intel/oneapi/2024.1/setvars.sh (line 1)"),
+            ("export PATH=$HOME/opt/mpich/bin:$PATH\nmpirun ./a\n",
+             "PATH adds $HOME/opt/mpich/bin (line 1)"),
+            ("conda activate mpi4py-env\nmpirun python run.py\n",
+             "conda environment 'mpi4py-env' (line 1)"),
+            ("spack load mpich@4.1\nmpiexec ./a\n", "spack load mpich@4.1 (line 1)")):
+        n = needs(body)
+        assert n.mpi_own == own
+        for listing in (NO_MPI, OPENMPI, ONEAPI):
+            assert needs_reasons(n, mpi_site(listing)) == [], body
+        assert any(f"not checked: may be the job's own, {own})" in s for s in n.summary())
+
+
+def test_a_path_entry_to_the_sites_own_mpi_is_found() -> None:
+    n = needs("export PATH=/opt/intel/oneapi/mpi/2021.11/bin:$PATH\nmpirun ./a\n")
+    assert n.mpi_from == "/opt/intel/oneapi/mpi/2021.11/bin"
+    assert needs_reasons(n, mpi_site(ONEAPI)) == []
+    assert "no oneAPI MPI under /opt/intel/oneapi" in needs_reasons(n, mpi_site(OPENMPI))[0]
+
+
+def test_a_setvars_sourced_only_in_a_branch_is_not_the_launchers() -> None:
+    n = needs("if [ -d /opt/intel ]; then source /opt/intel/oneapi/setvars.sh; fi\n"
+              "mpirun ./a\n")
+    assert n.mpi_from is None
+    assert needs_reasons(n, mpi_site(OPENMPI)) == []

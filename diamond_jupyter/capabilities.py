@@ -9,6 +9,7 @@ list means "known to have none".
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -42,10 +43,14 @@ class SoftwareModule(_Caps):
         return f"{self.name}/{self.version}" if self.version else self.name
 
     @classmethod
-    def parse(cls, text: str, default: bool = False) -> SoftwareModule:
+    def parse(cls, text: str, default: bool = False, at_version: bool = True
+              ) -> SoftwareModule:
         """'GROMACS/2023.3-foss-2023a' or 'gromacs@2023' or 'python3' -> a module; with
-        deeper paths (`Core/gcc/12`) the last part is the version, the rest the name."""
-        text = text.strip().replace("@", "/", 1) if "/" not in text else text.strip()
+        deeper paths (`Core/gcc/12`) the last part is the version, the rest the name.
+        `at_version` False: a name spelt `cmake@3.27.9` (a module listing's, which is the
+        whole name `module load` takes) is kept whole."""
+        text = text.strip().replace("@", "/", 1) if "/" not in text and at_version \
+            else text.strip()
         name, _, version = text.rpartition("/")
         if not name:
             return cls(name=version, default=default)
@@ -107,6 +112,23 @@ def _names(x: Any) -> list[str]:
     return [str(s) for s in x]
 
 
+# the marks `module avail` prints after a name, which a sites file copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def _listed_module(text: str) -> SoftwareModule:
+    """A sites file's software name; marks copied from `module avail` after it are read as
+    they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
+    default = False
+    text = text.strip()
+    while m := _AVAIL_MARK.search(text):
+        default = default or any(t.strip() in ("D", "default")
+                                 for t in re.split(r"[,:]", m.group(2) or ""))
+        text = text[:m.start()]
+    return SoftwareModule.parse(text, default=default)
+
+
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
     """A site's static description (the sites file's `metadata`) as capabilities; keys it
     does not give stay unknown (None)."""
@@ -119,7 +141,7 @@ def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
             setattr(caps, key, _names(metadata[key]))
             caps.sources[key] = "configured"
     if "software" in metadata:
-        caps.software = [SoftwareModule.parse(s) for s in _names(metadata["software"])]
+        caps.software = [_listed_module(s) for s in _names(metadata["software"])]
         caps.sources["software"] = "configured"
     for key in ("container_runtimes", "mpi", "pmi"):
         if key in metadata:

@@ -239,7 +239,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             if refused is not None:
                 refused.append(line)
             continue
-        m = SoftwareModule.parse(line, default=default)
+        m = SoftwareModule.parse(line, default=default, at_version=False)
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
             update={"default": prev.default or m.default})

@@ -1257,6 +1257,25 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
     if installs and "--no-index" not in cmd and "--offline" not in cmd:
         note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
                  "need network access")
+    # project environments a tool builds (or checks) when the job runs: the tool must be
+    # on the site's PATH, and a missing environment is fetched from the network
+    if prog == "pixi" and args[:1] in (["run"], ["shell"], ["exec"]):
+        note(f"pixi {args[0]} (line {lineno}): pixi must be on the site's PATH; it installs "
+             "the project's environment (pixi.toml) at run time where it is missing, so the "
+             "compute nodes need network access unless it is installed; not checked")
+        own = f"pixi environment (line {lineno})"
+    if prog == "uv" and args[:1] == ["run"] or prog == "uvx" or \
+            prog == "uv" and args[:2] == ["tool", "run"]:
+        what = "uvx" if prog == "uvx" else f"uv {' '.join(args[:2 if args[0] == 'tool' else 1])}"
+        note(f"{what} (line {lineno}): uv must be on the site's PATH; it syncs the project's "
+             "environment (or the tool's) at run time, so the compute nodes need network "
+             "access unless it is there already; not checked")
+        if (prog == "uvx" or args[0] == "tool" or "--with" in cmd or any(
+                a.startswith("--with=") or a == "--with-requirements" for a in cmd)) and \
+                "--offline" not in cmd:
+            note(f"{prog} installs packages at run time (line {lineno}): the compute "
+                 "nodes need network access")
+        own = f"uv environment (line {lineno})"
     if prog == "spack" and args[:1] == ["load"]:
         for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
             # nor `--sh`

@@ -123,7 +123,10 @@ def _want(need: SoftwareNeed | str) -> tuple[str, str | None, str]:
 
 
 def _have(m: SoftwareModule) -> tuple[str, str | None]:
-    return identity(m.full)
+    # a listing's `cmake@3.27.9` (kept whole: the site loads it by that name) is the
+    # package cmake, version 3.27.9, as a job's `cmake@3.27.9` is
+    full = m.full
+    return identity(full.replace("@", "/", 1) if "/" not in full else full)
 
 
 # EasyBuild's common toolchains: what each generation's toolchain modules load (the

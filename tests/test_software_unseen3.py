@@ -10,11 +10,14 @@ answer (available or not at each site, with the reason) is worked out by hand.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from diamond_jupyter.capabilities import SiteCapabilities
+import pytest
+
+from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule, from_metadata
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.discovery import discovery_script, split_sections
+from diamond_jupyter.discovery import discovery_script, parse_module_list, split_sections
 from diamond_jupyter.discovery_site import describe_from_outputs
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.needs import Needs, needs_of
@@ -221,3 +224,221 @@ def test_a_setvars_sourced_only_in_a_branch_is_not_the_launchers() -> None:
               "mpirun ./a\n")
     assert n.mpi_from is None
     assert needs_reasons(n, mpi_site(OPENMPI)) == []
+
+
+# ---------------------------------------------------------------- twenty environments
+
+# Lmod on an EasyBuild center: the 2023a generation, a default CUDA, apptainer loaded
+EB = """system lmod 8.7.37
+/apps/easybuild/modules/all:
+CUDA/11.8.0
+CUDA/12.2.0 (D)
+GCC/12.3.0
+GROMACS/2023.3-foss-2023a
+OpenMPI/4.1.5-GCC-12.3.0
+Python/3.11.3-GCCcore-12.3.0
+R/4.3.2-gfbf-2023a
+apptainer/1.3.0 (L)
+foss/2023a
+"""
+
+# Lmod over Spack's module tree: versions with the compiler, variants with `+`, a name
+# spelt `name@version`, and what the hierarchy hides (`--terse spider` after @@spider)
+SPK = """system lmod 8.7.20
+/opt/spack/share/spack/lmod/linux-rocky9-x86_64/Core:
+cmake@3.27.9
+gcc/12.2.0-gcc-11
+gcc/13.2.0 (D)
+@@spider
+boost/1.83.0+python
+hdf5/1.14.3+mpi
+openmpi/4.1.6-gcc-12
+"""
+
+# Environment Modules 5: tags `<L>`, `<aL>`, a symbolic default
+EM = """system environment-modules 5.3.1
+/opt/modulefiles:
+R/4.3.2 <L>
+gromacs/2023.3(default)
+miniconda3/24.1.2
+openmpi/4.1.6 <aL>
+"""
+
+
+def _site(name: str, listing: str, runtimes: list[str], mpi: list[str]) -> SiteCapabilities:
+    system, _, mods = parse_module_list(listing)
+    return SiteCapabilities(site=name, module_system=system, software=mods,
+                            container_runtimes=runtimes, mpi=mpi)
+
+
+SITES = {c.site: c for c in (
+    _site("eb", EB, ["apptainer"], ["openmpi"]),
+    _site("spk", SPK, [], ["openmpi"]),
+    _site("em", EM, ["podman"], ["openmpi"]),
+    # a sites file whose software a center pasted from `module avail`, marks and all
+    from_metadata("listed", {"software": ["GCC/12.3.0 (D)",
+                                          "Python/3.11.3-GCCcore-12.3.0 (L)",
+                                          "CUDA/12.2.0 <aL>"]}),
+    SiteCapabilities(site="unknown"),
+)}
+ALL = {"eb", "spk", "em", "listed"}
+
+
+@dataclass
+class Case:
+    name: str
+    body: str
+    checked: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+    can: set[str] = field(default_factory=set)  # the sites that can run it ("unknown" always)
+    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+    notes: list[str] = field(default_factory=list)
+    container: tuple[str, str | None] | None = None
+    mpi: str | None = None
+
+
+CASES = [
+    Case("a_default_marked_d_by_its_name", "module load CUDA\nnvcc -V\n",
+         checked=["CUDA"], can={"eb", "listed"},
+         why={"spk": "software 'CUDA' not installed (site has: boost/1.83.0+python, "
+                      "cmake@3.27.9"}),
+    Case("a_2023a_toolchain", "module load foss/2023a\nmpirun -n 32 ./a.out\n",
+         checked=["foss/2023a"], can={"eb"}, mpi="mpirun",
+         why={"em": "software 'foss/2023a' not installed"}),
+    Case("a_version_with_its_compiler", "module load gcc/12.2.0-gcc-11\ngcc -v\n",
+         checked=["gcc/12.2.0-gcc-11"], can={"spk"},
+         why={"eb": "software 'gcc/12.2.0-gcc-11' not installed (only GCC/12.3.0)"}),
+    Case("variants_with_a_plus_in_the_version",
+         "module load hdf5/1.14.3+mpi boost/1.83.0+python\nh5dump -H out.h5\n",
+         checked=["hdf5/1.14.3+mpi", "boost/1.83.0+python"], can={"spk"},
+         why={"eb": "software 'hdf5/1.14.3+mpi' not installed"}),
+    Case("a_spack_name_with_an_at", "module load cmake@3.27.9\ncmake -S . -B b\n",
+         checked=["cmake@3.27.9"], can={"spk"},
+         why={"em": "software 'cmake@3.27.9' not installed"}),
+    Case("purge_then_a_toolchain",
+         "module purge\nmodule load GCC/12.3.0 OpenMPI/4.1.5-GCC-12.3.0\nmpirun ./ring\n",
+         checked=["GCC/12.3.0", "OpenMPI/4.1.5-GCC-12.3.0"], can={"eb"}, mpi="mpirun",
+         why={"listed": "software 'OpenMPI/4.1.5-GCC-12.3.0' not installed"}),
+    Case("purge_and_load_on_one_line", "ml purge; ml GCC/12.3.0\nmake\n",
+         checked=["GCC/12.3.0"], can={"eb", "listed"},
+         why={"spk": "only gcc/12.2.0-gcc-11, gcc/13.2.0"}),
+    Case("ml_av_lists_then_ml_loads", "ml av\nml av GROMACS\nml GROMACS\ngmx mdrun\n",
+         checked=["GROMACS"], can={"eb", "em"}),
+    Case("ml_spider_then_ml_load", "ml spider R\nml load R/4.3.2\nRscript fit.R\n",
+         checked=["R/4.3.2"], can={"eb", "em"},
+         why={"spk": "software 'R/4.3.2' not installed"}),
+    Case("tags_of_environment_modules_5", "module load openmpi/4.1.6 R\nmpirun Rscript a.R\n",
+         checked=["openmpi/4.1.6", "R"], can={"em"}, mpi="mpirun",
+         why={"spk": "software 'R' not installed", "eb": "only OpenMPI/4.1.5-GCC-12.3.0"}),
+    Case("a_load_inside_an_if_on_the_gpu",
+         "if command -v nvidia-smi >/dev/null; then\n  module load CUDA/12.2.0\nfi\n./a\n",
+         unchecked=["CUDA/12.2.0"], can=ALL),
+    Case("a_case_on_the_partition",
+         'case "$SLURM_JOB_PARTITION" in\n  gpu*) module load CUDA/11.8.0 ;;\n'
+         "  *) module load gcc/13.2.0 ;;\nesac\n./a\n",
+         unchecked=["CUDA/11.8.0", "gcc/13.2.0"], can=ALL),
+    Case("loads_in_a_file_next_to_the_script", "source ./env.sh\nmpirun -n 4 ./a\n",
+         can=ALL, mpi="mpirun", notes=["sources ./env.sh (line 1): a helper read at run time"]),
+    Case("conda_activate_of_a_path",
+         "source /opt/miniconda3/etc/profile.d/conda.sh\nconda activate /proj/envs/sim\n"
+         "python sim.py\n",
+         can=ALL, notes=["conda environment '/proj/envs/sim' (line 2) must exist at the site"]),
+    Case("micromamba_with_its_shell_hook",
+         'eval "$(micromamba shell hook -s bash)"\nmicromamba activate sim\npython a.py\n',
+         can=ALL, notes=["micromamba environment 'sim' (line 2) must exist at the site"]),
+    Case("pixi_run", "cd $SLURM_SUBMIT_DIR\npixi run --frozen python train.py\n",
+         can=ALL, notes=["pixi run (line 2): pixi must be on the site's PATH"]),
+    Case("uv_run", "uv run --with numpy python a.py\n",
+         can=ALL, notes=["uv run (line 1): uv must be on the site's PATH",
+                         "installs packages at run time"]),
+    Case("apptainer_runs_an_image_pulled_at_run_time",
+         "apptainer run docker://ghcr.io/acme/solver:2.1 --steps 100\n",
+         container=("docker://ghcr.io/acme/solver:2.1", "apptainer"), can={"eb", "listed"},
+         notes=["the compute nodes need network access"],
+         why={"spk": "needs a container runtime, site has none",
+              "em": "container runtime 'apptainer' not available (site has: podman)"}),
+    Case("a_spack_environment_by_its_path",
+         "spack env activate -p /proj/spack-envs/cfd\nsrun ./cfd\n",
+         can=ALL, mpi="srun",
+         notes=["spack environment '/proj/spack-envs/cfd' (line 1) must exist at the site"]),
+    Case("names_a_sites_file_pasted_from_module_avail",
+         "module load GCC/12.3.0 Python/3.11.3-GCCcore-12.3.0\npython a.py\n",
+         checked=["GCC/12.3.0", "Python/3.11.3-GCCcore-12.3.0"], can={"eb", "listed"}),
+    Case("a_default_version_named_by_a_sites_file_mark",
+         "module load CUDA/12.2.0\nnvcc -V\n", checked=["CUDA/12.2.0"], can={"eb", "listed"}),
+]
+
+
+def _needs(case: Case) -> Needs:
+    return needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + case.body))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_software_environments_against_sites(case: Case) -> None:
+    n = _needs(case)
+    assert [s.full for s in n.software if not s.unchecked] == case.checked
+    assert [s.full for s in n.software if s.unchecked] == case.unchecked
+    c = n.container
+    assert (None if c is None else (c.image, c.runtime)) == case.container
+    assert n.mpi == case.mpi
+    for words in case.notes:
+        assert any(words in x for x in n.notes), (words, n.notes)
+    reasons = {site: needs_reasons(n, caps) for site, caps in SITES.items()}
+    assert reasons["unknown"] == []
+    assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons
+    for site, words in case.why.items():
+        assert any(words in r for r in reasons[site]), (site, reasons[site])
+
+
+def test_count() -> None:
+    assert len(CASES) >= 20 and len({c.name for c in CASES}) == len(CASES)
+
+
+# ---------------------------------------------------------------- one test per fault fixed
+
+def test_fault_a_listed_name_with_an_at_is_loaded_by_that_name() -> None:
+    """Lmod over Spack lists `cmake@3.27.9`: it was stored as cmake/3.27.9, and a job's
+    correct `module load cmake@3.27.9` was respelled to `cmake/3.27.9`, which the site does
+    not have (the job failed there). The name is kept as listed, so the job's stays, and a
+    job's `cmake/3.27` is respelled to the site's `cmake@3.27.9`."""
+    from diamond_jupyter.software import rewrite_modules
+    spk = SITES["spk"]
+    assert "cmake@3.27.9" in spk.module_names()
+    assert rewrite_modules("module load cmake@3.27.9\n", spk) == (
+        "module load cmake@3.27.9\n", [])
+    assert rewrite_modules("module load cmake/3.27\n", spk)[0] == "module load cmake@3.27.9\n"
+    # a sites file's `gromacs@2023` is still gromacs, version 2023
+    assert SoftwareModule.parse("gromacs@2023").full == "gromacs/2023"
+
+
+def test_fault_marks_pasted_from_module_avail_into_a_sites_file_are_read() -> None:
+    """`software: ["GCC/12.3.0 (D)", ...]` was read as version "12.3.0 (D)", and a job's
+    `module load GCC/12.3` was respelled to `'GCC/12.3.0 (D)'`, a module no site has. The
+    marks are read as `module avail` means them: (D) is the default version."""
+    from diamond_jupyter.software import rewrite_modules
+    listed = SITES["listed"]
+    assert [(m.full, m.default) for m in listed.software] == [
+        ("GCC/12.3.0", True), ("Python/3.11.3-GCCcore-12.3.0", False), ("CUDA/12.2.0", False)]
+    assert rewrite_modules("module load GCC/12.3 Python\n", listed)[0] == \
+        "module load GCC/12.3.0 Python\n"  # a bare name loads the site's default
+    marked = from_metadata("m", {"software": "gcc/13.2.0(default:latest) <L:sticky>, R/4.3"})
+    assert [(m.full, m.default) for m in marked.software] == [
+        ("gcc/13.2.0", True), ("R/4.3", False)]
+
+
+def test_fault_pixi_and_uv_environments_are_noted_and_bring_their_own_tools() -> None:
+    """`pixi run` and `uv run` build (or check) the project's environment when the job
+    runs; nothing was said: the tool must be on the site's PATH and the compute nodes may
+    need the network. An mpirun after them may be the environment's own."""
+    n = needs("pixi run mpirun -n 4 python sim.py\n")
+    assert n.notes[0].startswith("pixi run (line 1): pixi must be on the site's PATH; it "
+                                 "installs the project's environment (pixi.toml) at run time")
+    n = needs("uvx --from 'snakemake==8.*' snakemake -j 4\n")
+    assert n.notes == [
+        "uvx (line 1): uv must be on the site's PATH; it syncs the project's environment (or "
+        "the tool's) at run time, so the compute nodes need network access unless it is "
+        "there already; not checked",
+        "uvx installs packages at run time (line 1): the compute nodes need network access"]
+    offline = needs("uv run --offline --with numpy python a.py\nmpirun ./a\n")
+    assert not any("installs packages" in x for x in offline.notes)
+    assert offline.mpi_own == "uv environment (line 1)"

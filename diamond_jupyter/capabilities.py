@@ -9,10 +9,17 @@ list means "known to have none".
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
+# wide, and in the home for a user's own install); discovery looks there (and at
+# $ONEAPI_ROOT) for a `setvars.sh` beside an `mpi/` component, so a job's MPI from under one
+# of them is known missing at a site where discovery found none there
+ONEAPI_ROOTS = ("/opt/intel/oneapi", "~/intel/oneapi")
 
 
 class _Caps(BaseModel):
@@ -36,10 +43,14 @@ class SoftwareModule(_Caps):
         return f"{self.name}/{self.version}" if self.version else self.name
 
     @classmethod
-    def parse(cls, text: str, default: bool = False) -> SoftwareModule:
+    def parse(cls, text: str, default: bool = False, at_version: bool = True
+              ) -> SoftwareModule:
         """'GROMACS/2023.3-foss-2023a' or 'gromacs@2023' or 'python3' -> a module; with
-        deeper paths (`Core/gcc/12`) the last part is the version, the rest the name."""
-        text = text.strip().replace("@", "/", 1) if "/" not in text else text.strip()
+        deeper paths (`Core/gcc/12`) the last part is the version, the rest the name.
+        `at_version` False: a name spelt `cmake@3.27.9` (a module listing's, which is the
+        whole name `module load` takes) is kept whole."""
+        text = text.strip().replace("@", "/", 1) if "/" not in text and at_version \
+            else text.strip()
         name, _, version = text.rpartition("/")
         if not name:
             return cls(name=version, default=default)
@@ -78,6 +89,12 @@ class SiteCapabilities(_Caps):
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...
+    # where the MPI is (launchers' directories, oneAPI roots; `~` the home); None: not
+    # looked for
+    mpi_paths: list[str] | None = None
+    # the scheduler's own names for its clusters (Slurm's ClusterName, which a job reads
+    # as $SLURM_CLUSTER_NAME), one per cluster behind the login; None: not known
+    cluster_names: list[str] | None = None
     node_types: list[NodeType] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)  # what discovery could not read
 
@@ -95,6 +112,23 @@ def _names(x: Any) -> list[str]:
     return [str(s) for s in x]
 
 
+# the marks `module avail` prints after a name, which a sites file copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def _listed_module(text: str) -> SoftwareModule:
+    """A sites file's software name; marks copied from `module avail` after it are read as
+    they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
+    default = False
+    text = text.strip()
+    while m := _AVAIL_MARK.search(text):
+        default = default or any(t.strip() in ("D", "default")
+                                 for t in re.split(r"[,:]", m.group(2) or ""))
+        text = text[:m.start()]
+    return SoftwareModule.parse(text, default=default)
+
+
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
     """A site's static description (the sites file's `metadata`) as capabilities; keys it
     does not give stay unknown (None)."""
@@ -107,7 +141,7 @@ def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
             setattr(caps, key, _names(metadata[key]))
             caps.sources[key] = "configured"
     if "software" in metadata:
-        caps.software = [SoftwareModule.parse(s) for s in _names(metadata["software"])]
+        caps.software = [_listed_module(s) for s in _names(metadata["software"])]
         caps.sources["software"] = "configured"
     for key in ("container_runtimes", "mpi", "pmi"):
         if key in metadata:

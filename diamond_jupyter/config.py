@@ -32,7 +32,16 @@ SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
                      "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
                      "grid-engine": "sge", "uge": "sge", "age": "sge", "sge": "sge",
-                     "openlava": "lsf", "spectrum-lsf": "lsf", "flux-framework": "flux"}
+                     "openlava": "lsf", "spectrum-lsf": "lsf", "flux-framework": "flux",
+                     # the product names centers write: Son of Grid Engine, Univa, Open Grid
+                     # Scheduler, Altair's and Sun's/Oracle's Grid Engine (one qsub dialect)
+                     "son-of-grid-engine": "sge", "soge": "sge", "univa": "sge",
+                     "univa-grid-engine": "sge", "open-grid-scheduler": "sge", "ogs": "sge",
+                     "altair-grid-engine": "sge", "sun-grid-engine": "sge",
+                     "oracle-grid-engine": "sge", "ibm-spectrum-lsf": "lsf",
+                     "platform-lsf": "lsf", "ibm-lsf": "lsf", "pbs-professional": "pbs",
+                     "altair-pbs-pro": "pbs", "altair-pbs-professional": "pbs",
+                     "slurm-workload-manager": "slurm", "flux-core": "flux"}
 # the programs each scheduler's commands run, whose paths `commands` may set
 SCHEDULER_PROGRAMS = {
     "slurm": ("sbatch", "squeue", "sacct", "scancel", "scontrol", "sinfo", "sprio", "sshare",
@@ -96,7 +105,18 @@ _IPV6 = re.compile(r"^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(%[A-Za-z0-9_.-]+)?$")
 _USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@\\-]*\$?$")
 
 
+def _no_variable(value: str, what: str) -> None:
+    """A host or login name is literal: `$HPC_HOST`, `${HOST:-x}` would be read as a name
+    (or its `:-` as a port); refused saying where variables are read."""
+    if "$" in value:
+        raise ValueError(f"{_printable(repr(value))}: a {what} is written out, not read from a "
+                         "variable (only the paths of local files, key_file, cert_file, "
+                         "known_hosts, ssh_config, token_file and store, expand $VAR and "
+                         "${VAR:-default})")
+
+
 def _host(value: str) -> str:
+    _no_variable(value, "host")
     if not (_HOST.match(value) or _IPV6.match(value)):
         raise ValueError(f"{_printable(repr(value))} is not a host: a host name, an IP "
                          "address or a Host alias of ssh_config (letters, digits, . _ -, not "
@@ -105,6 +125,7 @@ def _host(value: str) -> str:
 
 
 def _user(value: str) -> str:
+    _no_variable(value, "login name")
     if not _USER.match(value):
         raise ValueError(f"{_printable(repr(value))} is not a login name (letters, digits, "
                          ". _ -, not starting with -)")
@@ -115,6 +136,7 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     """`[ssh://][USER@]HOST[:PORT]` or `[USER@][IPv6][:PORT]` -> (user, host, port); a bare
     IPv6 address has no port. Raises ValueError saying what is accepted."""
     hop = text.strip().removeprefix("ssh://")
+    _no_variable(hop, "host")
     user, _, hostport = hop.rpartition("@")
     port: str | None = None
     if hostport.startswith("["):
@@ -155,20 +177,26 @@ def _jump_chain(value: str) -> str:
     return value
 
 
-_PATH_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# $NAME, ${NAME}, and the shell's defaults ${NAME:-WORD} (unset or empty) and ${NAME-WORD}
+# (unset), WORD holding no `$` or `}`
+_PATH_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^${}]*))?\}"
+                       r"|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def _expand_vars(value: str) -> str:
     """`$HOME/.ssh/id` or `${XDG_RUNTIME_DIR}/jwt`: each variable from this process's
-    environment (as ssh_config's IdentityFile reads `${VAR}`); one that is not set, or a `$`
-    that starts no variable, is refused naming it (it was taken as a directory literally
-    named `$HOME` beside the sites file)."""
+    environment (as ssh_config's IdentityFile reads `${VAR}`), `${VAR:-WORD}` WORD where VAR
+    is unset or empty and `${VAR-WORD}` where it is unset, as the shell reads them; one that
+    is not set, or a `$` that starts no variable, is refused naming it (it was taken as a
+    directory literally named `$HOME` beside the sites file)."""
     if "$" not in value:
         return value
 
     def one(m: re.Match[str]) -> str:
-        var = m.group(1) or m.group(2)
+        var = m.group(1) or m.group(4)
         got = os.environ.get(var)
+        if m.group(2) == ":-" and not got or m.group(2) == "-" and got is None:
+            return m.group(3)
         if not got:
             raise ValueError(f"{_printable(repr(value))} names ${var}, which is not set in "
                              "this environment (set it, or write the path out)")
@@ -721,6 +749,11 @@ def _explain(err: Any) -> str:
     if kind == "extra_forbidden":
         model = _model_at(err["loc"][:-1])
         key = str(err["loc"][-1])
+        if model is SiteConfig and key in ("partitions", "queues") and isinstance(given, dict):
+            return (f"unknown key: per-{key[:-1]} settings are not read (a site's settings hold "
+                    "for all its partitions); to limit where its jobs go write "
+                    "allowed_partitions: [NAME, ...], and default_partition: NAME for the one "
+                    "a job that names none goes to")
         if model is not None:
             keys = list(model.model_fields)
             near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .capabilities import NodeType, SiteCapabilities, SoftwareModule
+from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
 from .model import Node, Partition
 from .needs import node_arch
 from .software import identity
@@ -103,6 +103,7 @@ class ClusterSummary(_Model):
     partitions: list[PartitionSummary] = Field(default_factory=list)
     node_types: list[str] = Field(default_factory=list)
     error: str | None = None
+    cluster_name: str | None = None  # the scheduler's own name for it (Slurm's ClusterName)
 
 
 class SiteDescription(_Model):
@@ -156,7 +157,11 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             'echo "$r $p"; done; true')
     section("mpi", "for r in " + " ".join(MPI_COMMANDS) + '; do p=$(command -v "$r") && '
             'echo "cmd $r $p"; done; command -v srun >/dev/null 2>&1 && srun --mpi=list 2>&1 '
-            '| sed "s/^/pmi /"; true')
+            '| sed "s/^/pmi /"\n'
+            'for r in "${ONEAPI_ROOT:-}" '
+            + " ".join(r.replace("~", '"$HOME"') for r in ONEAPI_ROOTS) +
+            '; do [ -n "$r" ] && [ -r "$r/setvars.sh" ] && [ -d "$r/mpi" ] && '
+            'echo "oneapi $r"; done; echo "home $HOME"; true')
     return "\n".join(out) + "\n"
 
 
@@ -234,7 +239,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             if refused is not None:
                 refused.append(line)
             continue
-        m = SoftwareModule.parse(line, default=default)
+        m = SoftwareModule.parse(line, default=default, at_version=False)
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
             update={"default": prev.default or m.default})
@@ -322,12 +327,40 @@ def parse_mpi(text: str, modules: Iterable[SoftwareModule]) -> tuple[list[str], 
                 stacks.add("mpich")
             elif words[1] == "impi_info":
                 stacks.add("intel-mpi")
+        elif len(words) == 2 and words[0] == "oneapi" and words[1].startswith("/"):
+            stacks.add("intel-mpi")  # a oneAPI root with its MPI component
         elif len(words) == 2 and words[0] == "pmi" and re.fullmatch(r"[a-z0-9_]+", words[1]):
             pmi.add(words[1])  # one plugin a line: none, pmi2, cray_shasta, pmix
         elif words[:1] == ["pmi"] and "available:" in line:  # "... versions available: pmix_v4"
             pmi.update(p.strip() for p in line.split("available:", 1)[1].split(",")
                        if re.fullmatch(r"[a-z0-9_]+", p.strip()))
     return sorted(stacks), sorted(pmi)
+
+
+def parse_mpi_paths(text: str) -> list[str] | None:
+    """Where the site's MPI lives, as the discovery's `mpi` section found it: the directories
+    of the launchers on the login's PATH and the oneAPI roots holding an MPI, the home
+    spelt `~`; None when the section did not look (no `home` line: an older discovery)."""
+    home = next((line.split(None, 1)[1].rstrip("/") for line in text.split("\n")
+                 if line.startswith("home /")), None)
+    if home is None:
+        return None
+    out: list[str] = []
+    for line in text.split("\n"):
+        words = line.split(None, 2)
+        path = words[2] if len(words) == 3 and words[0] == "cmd" and \
+            words[1] in ("mpirun", "mpiexec") else words[1] if len(words) == 2 and \
+            words[0] == "oneapi" else None
+        if path is None or not path.startswith("/"):
+            continue
+        if words[0] == "cmd":
+            path = path.rsplit("/", 1)[0]
+        if path == home or path.startswith(home + "/"):
+            path = "~" + path[len(home):]
+        path = path.rstrip("/") or "/"
+        if path not in out:
+            out.append(path)
+    return out
 
 
 def gpu_model(n: Node) -> str | None:

@@ -17,6 +17,7 @@ from .discovery import (
     parse_module_list,
     parse_module_trees,
     parse_mpi,
+    parse_mpi_paths,
     parse_runtimes,
     split_sections,
     summarise_cluster,
@@ -92,6 +93,8 @@ class SiteDiscovery:
         live = getattr(site.commands, "live_outputs", frozenset({"queue"}))
         argvs = {k: site._argv(v) for k, v in site.commands.snapshot_argvs().items()
                  if k not in live}
+        argvs |= {k: site._argv(v) for k, v in
+                  getattr(site.commands, "discovery_argvs", dict)().items()}
         clusters = self.clusters()
         script = discovery_script({c: argvs for c in clusters}, clusters)
         self.runs += 1
@@ -114,10 +117,23 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     login_arch = norm_arch(parts.get("arch", "").strip().split("\n")[0])
     summaries: list[ClusterSummary] = []
     all_types = []
+    # asked by discovery alone (the cluster's own name): a failure leaves it unknown
+    own = set(getattr(commands, "discovery_argvs", dict)())
+    names: list[str] = []
+    unnamed = False  # a cluster whose name is not known: the set is not whole
     for cluster in clusters:
         outs = {k: parts.get(f"sched:{cluster}:{k}", "") for k in keys}
         quiet = (0, *getattr(commands, "empty_exit_codes", ()))  # "nothing to show"
-        failed = [k for k in keys if codes.get(f"sched:{cluster}:{k}", 0) not in quiet]
+        failed = [k for k in keys if k not in own and
+                  codes.get(f"sched:{cluster}:{k}", 0) not in quiet]
+        name = commands.parse_cluster_name(outs["cluster_name"]) \
+            if "cluster_name" in own and "cluster_name" in outs and \
+            codes.get(f"sched:{cluster}:cluster_name", 0) == 0 else None
+        if name is None:
+            unnamed = True
+        elif name not in names:
+            names.append(name)
+        outs = {k: v for k, v in outs.items() if k not in own}
         error = None
         nodes, partitions = [], []
         if failed:
@@ -133,7 +149,8 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                 errors.append(error)
         types = node_types(cluster, nodes, login_arch, prefix_cluster=len(clusters) > 1)
         all_types += types
-        summaries.append(summarise_cluster(cluster, types, partitions, error))
+        summaries.append(summarise_cluster(cluster, types, partitions, error)
+                         .model_copy(update={"cluster_name": name}))
     refused: list[str] = []
     system, version, modules = parse_module_list(parts.get("modules", ""), refused)
     if refused:
@@ -146,6 +163,10 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                           modules=software, module_system=system, runtimes=runtimes,
                           mpi=mpi, errors=errors, discovered_at=utcnow(),
                           pmi=pmi or None)  # no srun there: its plugins are not known
+    caps.mpi_paths = parse_mpi_paths(parts.get("mpi", ""))
+    if names and not unnamed:
+        caps.cluster_names = names
+        caps.sources["cluster_names"] = "discovered"
     if system:
         caps.module_trees = parse_module_trees(parts.get("modules", ""))
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,

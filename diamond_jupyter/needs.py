@@ -302,6 +302,7 @@ class Needs(NeedModel):
     memory_mb: int | None = None  # per node
     mpi: str | None = None  # the launcher the body uses: mpirun, mpiexec, srun, aprun, ...
     mpi_own: str | None = None  # why that launcher may be the job's own (not the site's)
+    mpi_from: str | None = None  # the file sourced or PATH entry it comes from (`~/`: home)
     pmi: str | None = None  # the MPI plugin its srun asks for: pmix, pmix_v4, pmi2, ...
     gpu_vendor: str | None = None  # "nvidia" / "amd", when the body's use says which
     notes: list[str] = Field(default_factory=list)  # read from the body, never checked
@@ -318,7 +319,9 @@ class Needs(NeedModel):
         if self.constraint:
             out.append(f"features {self.constraint}")
         out += [f"software {s.full}" + "".join(f" or {a}" for a in s.alternatives)
-                + (f" ({s.unchecked}: checked at a site of that name)" if s.unchecked
+                + (f" ({s.unchecked}: checked where discovery read the cluster's name)"
+                   if s.unchecked and s.clusters[:1] == ["*"] else
+                   f" ({s.unchecked}: checked at a site of that name)" if s.unchecked
                    and s.clusters else
                    f" (not checked: {s.unchecked})" if s.unchecked else
                    " (any conda distribution)" if s.role == "conda" else
@@ -379,6 +382,7 @@ def needs_of(spec: JobSpec) -> Needs:
     return Needs(architecture=arch, constraint=c.text() if c is not None else None,
                  software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi, mpi_own=scan.mpi_own,
+                 mpi_from=scan.mpi_from,
                  pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, notes=notes)
 
 

@@ -409,6 +409,9 @@ class BodyScan:
     # why the MPI launcher may be the job's own (a sourced helper such as oneAPI's
     # setvars.sh, a spack load, a PATH entry before it): not held against a site's MPI list
     mpi_own: str | None = None
+    # where it comes from: the file sourced or the PATH entry, as a literal path (`~/` for
+    # the home); None when not written out
+    mpi_from: str | None = None
 
 
 def scan_body(body: str) -> BodyScan:
@@ -457,7 +460,9 @@ def scan_body(body: str) -> BodyScan:
     tree: str | None = None  # a module tree the job added (`module use`, MODULEPATH=)
     tree_paths: list[str] = []  # the paths it added (`$VAR` and `~` ones too)
     own_tools: str | None = None  # the first line that may bring programs of its own
+    own_from: str | None = None  # ... and the path it brings them from, when written out
     mpi_own: str | None = None
+    mpi_from: str | None = None
     skip_lines: set[int] = set()
 
     def note(text: str) -> None:
@@ -544,7 +549,9 @@ def scan_body(body: str) -> BodyScan:
             elif branches and branches[-1].kind == "if" and branches[-1].depth == len(stack) \
                     and head in ("else", "elif"):
                 b = branches[-1]
-                b.current = [tested] if head == "elif" and tested else None
+                b.current = [tested] if head == "elif" and tested else \
+                    [] if head == "elif" else None
+                b.other_test = b.other_test or b.current == []
                 if b.current:
                     b.arms.append(b.current)
             elif opener in ("while", "until", "for", "select"):
@@ -590,7 +597,8 @@ def scan_body(body: str) -> BodyScan:
                          "whose module list comes from those trees")
                 elif eq and key == "PATH":
                     added = _path_note(value, lineno, note)
-                    own_tools = own_tools or (None if conditional else added)
+                    if added and not conditional and own_tools is None:
+                        own_tools, own_from = added, _first_dir(value)
             if words[:1] == ["export"]:
                 for w in words[1:]:
                     key, eq, value = w.partition("=")
@@ -604,7 +612,8 @@ def scan_body(body: str) -> BodyScan:
                              "site whose module list comes from those trees")
                     elif eq and key == "PATH":
                         added = _path_note(value, lineno, note)
-                        own_tools = own_tools or (None if conditional else added)
+                        if added and not conditional and own_tools is None:
+                            own_tools, own_from = added, _first_dir(value)
             # `module purge && module load x` runs x; `module is-avail x && ...` tests first
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
                 (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",
@@ -688,6 +697,9 @@ def scan_body(body: str) -> BodyScan:
                             if cmd.sep == "&&" and ci else []) if w]
                     why = why or (
                         f"its failure is tolerated (if on line {lineno})" if tested else
+                        "loaded only on a cluster not named by "
+                        f"{', '.join(c[1:] for c in where if c[0] == '!')} (line {lineno})"
+                        if where[:1] == ["*"] and len(where) > 1 else
                         "loaded only on cluster "
                         f"{', '.join(c for c in where if c[0] != '!')} (line {lineno})"
                         if where else
@@ -742,7 +754,7 @@ def scan_body(body: str) -> BodyScan:
                 prog = core[0].rsplit("/", 1)[-1]
                 launcher = _launcher(prog, core)
                 if launcher and mpi is None and not conditional:
-                    mpi, mpi_own = launcher, own_tools
+                    mpi, mpi_own, mpi_from = launcher, own_tools, own_from
                 if launcher == "srun" and pmi is None and not conditional:
                     pmi = _srun_pmi(core) or _pmi_name(next(
                         (w.partition("=")[2] for w in words[:len(words) - len(core)]
@@ -760,8 +772,10 @@ def scan_body(body: str) -> BodyScan:
                     elif tool in _VENDOR_COMMANDS and here is not None and not inner:
                         uses.append((here, "tool", tool, lineno))
                 own = _env_notes(core, lineno, note)
-                if own and not conditional:
-                    own_tools = own_tools or own
+                if own and not conditional and own_tools is None:
+                    own_tools = own
+                    own_from = literal_path(core[1]) if prog in ("source", ".") and \
+                        len(core) > 1 else None
                 script = _shell_string(core, bool(launcher)) if found is None else None
                 # where the string's text starts in the body, when it is written as is
                 # (`'...'`, or `"..."` without escapes): its loads are respelled there
@@ -829,7 +843,7 @@ def scan_body(body: str) -> BodyScan:
                 vendors.setdefault(what.gpu, f"{what.runtime} with GPUs, line {lineno}")
         elif kind == "launcher":
             if mpi is None:
-                mpi, mpi_own = what, own_tools
+                mpi, mpi_own, mpi_from = what, own_tools, own_from
         else:
             vendors.setdefault(_VENDOR_COMMANDS[what], f"{what}, line {lineno}")
     role = "mamba" if "mamba" in activates else "conda" if activates else None
@@ -838,7 +852,8 @@ def scan_body(body: str) -> BodyScan:
             need.role = role
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
-    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own)
+    return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
+                    mpi_from)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
@@ -877,6 +892,8 @@ class _ClusterBranch:
     kind: str  # "case" / "if"
     arms: list[list[str]] = field(default_factory=list)  # each arm's patterns, in order
     current: list[str] | None = None  # the if-branch being read (None: else)
+    # an `elif` on something else than the cluster: its else runs on no cluster for sure
+    other_test: bool = False
 
 
 def _cluster_test(words: list[str]) -> str | None:
@@ -907,8 +924,14 @@ def _cluster_context(branches: list[_ClusterBranch], events: list[tuple[int, lis
             continue
         if b.kind == "if":
             here = b.current
-            seen = next((i for i, a in enumerate(b.arms) if a is here), 0)
-            earlier = [p for a in b.arms[:seen] for p in a]
+            if here is None:  # the else: every cluster no arm above names
+                if b.other_test:
+                    return []
+                here = ["*"]
+                earlier = [p for a in b.arms for p in a]
+            else:
+                seen = next((i for i, a in enumerate(b.arms) if a is here), 0)
+                earlier = [p for a in b.arms[:seen] for p in a]
         else:
             here = arm
             for pos, patterns in events:
@@ -917,8 +940,10 @@ def _cluster_context(branches: list[_ClusterBranch], events: list[tuple[int, lis
             if here is not None and here not in b.arms:
                 b.arms.append(here)
             earlier = [p for a in b.arms[:b.arms.index(here)] for p in a] if here else []
-        if not here or all(p == "*" for p in here):
+        if not here:
             return []
+        if "*" in here:  # a `*` arm: any cluster the arms before it do not name
+            here = ["*"]
         return here + [f"!{p}" for p in earlier]
     return []
 
@@ -1170,6 +1195,21 @@ def _path_note(value: str, lineno: int, note: Any) -> str | None:
     return f"PATH adds {', '.join(added)} (line {lineno})" if added else None
 
 
+def literal_path(word: str) -> str | None:
+    """A path as written in a script, the home spelt `~`: `$HOME/x`, `${HOME}/x` and `~/x`
+    are `~/x`; None for a relative path or one holding another variable."""
+    path = re.sub(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)", "~", word)
+    if "$" in path or not path.startswith(("/", "~/")):
+        return None
+    return re.sub(r"/+", "/", path).rstrip("/") or "/"
+
+
+def _first_dir(value: str) -> str | None:
+    """The first directory a PATH assignment adds, as a literal path."""
+    return next((p for d in value.split(":") if d not in ("$PATH", "${PATH}")
+                 for p in [literal_path(d)] if p), None)
+
+
 def _tree_paths(value: str) -> list[str]:
     """The module trees a MODULEPATH assignment adds (not the `$MODULEPATH` it keeps)."""
     return [p for p in value.split(":") if p and p not in ("$MODULEPATH", "${MODULEPATH}")]
@@ -1217,6 +1257,25 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
     if installs and "--no-index" not in cmd and "--offline" not in cmd:
         note(f"{prog} installs packages at run time (line {lineno}): the compute nodes "
                  "need network access")
+    # project environments a tool builds (or checks) when the job runs: the tool must be
+    # on the site's PATH, and a missing environment is fetched from the network
+    if prog == "pixi" and args[:1] in (["run"], ["shell"], ["exec"]):
+        note(f"pixi {args[0]} (line {lineno}): pixi must be on the site's PATH; it installs "
+             "the project's environment (pixi.toml) at run time where it is missing, so the "
+             "compute nodes need network access unless it is installed; not checked")
+        own = f"pixi environment (line {lineno})"
+    if prog == "uv" and args[:1] == ["run"] or prog == "uvx" or \
+            prog == "uv" and args[:2] == ["tool", "run"]:
+        what = "uvx" if prog == "uvx" else f"uv {' '.join(args[:2 if args[0] == 'tool' else 1])}"
+        note(f"{what} (line {lineno}): uv must be on the site's PATH; it syncs the project's "
+             "environment (or the tool's) at run time, so the compute nodes need network "
+             "access unless it is there already; not checked")
+        if (prog == "uvx" or args[0] == "tool" or "--with" in cmd or any(
+                a.startswith("--with=") or a == "--with-requirements" for a in cmd)) and \
+                "--offline" not in cmd:
+            note(f"{prog} installs packages at run time (line {lineno}): the compute "
+                 "nodes need network access")
+        own = f"uv environment (line {lineno})"
     if prog == "spack" and args[:1] == ["load"]:
         for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
             # nor `--sh`

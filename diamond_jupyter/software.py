@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
-from .capabilities import SiteCapabilities, SoftwareModule
+from .capabilities import ONEAPI_ROOTS, SiteCapabilities, SoftwareModule
 from .needs import Needs
 from .script_body import SoftwareNeed, scan_body
 
@@ -123,7 +123,10 @@ def _want(need: SoftwareNeed | str) -> tuple[str, str | None, str]:
 
 
 def _have(m: SoftwareModule) -> tuple[str, str | None]:
-    return identity(m.full)
+    # a listing's `cmake@3.27.9` (kept whole: the site loads it by that name) is the
+    # package cmake, version 3.27.9, as a job's `cmake@3.27.9` is
+    full = m.full
+    return identity(full.replace("@", "/", 1) if "/" not in full else full)
 
 
 # EasyBuild's common toolchains: what each generation's toolchain modules load (the
@@ -317,11 +320,15 @@ def _listed(names: list[str], limit: int = 8) -> str:
 
 def runs_on(clusters: list[str], caps: SiteCapabilities) -> bool:
     """Whether a branch on $SLURM_CLUSTER_NAME taken on `clusters` (shell patterns; "!P":
-    an earlier arm's, which wins) runs at this site: the site's name or one of its
-    clusters' matches a pattern other than a bare `*` (a name that matches none says
-    nothing: the sites file's names need not be Slurm's)."""
-    names = {caps.site.lower()} | {t.cluster.lower() for t in caps.node_types if t.cluster}
-    wanted = [c.lower() for c in clusters if not c.startswith("!") and c != "*"]
+    an earlier arm's, which wins) runs at this site. Where discovery read the clusters'
+    own names (Slurm's ClusterName, what the variable holds) they decide, a `*` arm (or an
+    `else`) included; elsewhere the site's name or one of its clusters' must match a
+    pattern other than a bare `*` (a name that matches none says nothing: the sites
+    file's names need not be Slurm's)."""
+    known = [n.lower() for n in caps.cluster_names or []]
+    names = set(known) or {caps.site.lower()} | {
+        t.cluster.lower() for t in caps.node_types if t.cluster}
+    wanted = [c.lower() for c in clusters if not c.startswith("!") and (c != "*" or known)]
     earlier = [c[1:].lower() for c in clusters if c.startswith("!")]
     return any(fnmatchcase(n, p) for n in names for p in wanted) and \
         not any(fnmatchcase(n, p) for n in names for p in earlier)
@@ -350,6 +357,31 @@ def in_site_trees(need: SoftwareNeed, caps: SiteCapabilities) -> bool:
     one the site lists already, so that its list is what the job can load."""
     have = {t.rstrip("/") for t in caps.module_trees or []}
     return bool(need.trees and have) and all(t.rstrip("/") in have for t in need.trees)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def own_mpi_reason(needs: Needs, caps: SiteCapabilities) -> str | None:
+    """Why the MPI a job brings itself (`source /opt/intel/oneapi/setvars.sh`, a PATH entry)
+    is not at this site: only where discovery looked for MPIs (`mpi_paths`), only for a path
+    under a place discovery always looks (the oneAPI installer's defaults), and only when
+    nothing discovery found is under that path or holds it. Elsewhere None (not checked,
+    as the job's summary says)."""
+    src = needs.mpi_from
+    if needs.mpi not in ("mpirun", "mpiexec") or not src or caps.mpi_paths is None:
+        return None
+    parent = src.rsplit("/", 1)[0] or "/"
+    if any(_under(src, p) or _under(p, parent) for p in caps.mpi_paths):
+        return None
+    root = next((r for r in ONEAPI_ROOTS if _under(src, r)), None)
+    if root is None:
+        return None
+    return (f"the script runs {needs.mpi} with the MPI it brings ({needs.mpi_own}), but the "
+            f"site has no oneAPI MPI under {root} (its MPI: "
+            f"{', '.join(caps.mpi or []) or 'none'}"
+            + (f", at {', '.join(caps.mpi_paths)})" if caps.mpi_paths else ")"))
 
 
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
@@ -404,6 +436,8 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if needs.mpi in ("mpirun", "mpiexec") and caps.mpi is not None and not caps.mpi \
             and not needs.mpi_own and not any(is_mpi(s.full) for s in needs.software):
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
+    if (why := own_mpi_reason(needs, caps)) is not None:
+        out.append(why)
     if needs.pmi and caps.pmi and not pmi_offered(needs.pmi, caps.pmi):
         out.append(f"the script runs srun --mpi={needs.pmi} but the site's Slurm has no such "
                    f"MPI plugin (srun --mpi=list: {', '.join(caps.pmi)})")

@@ -76,8 +76,8 @@ def test_step_names_that_could_be_paths_options_or_commands_are_refused(name):
 def test_a_typo_in_a_key_names_the_key_and_the_accepted_ones():
     msg = refused(wf(step("a"), step("b", need=["a"])))
     assert "steps['b'].need: unknown field" in msg
-    assert "accepted: name, script, site, needs, inputs, outputs, gang, retries, on_failure" \
-        in msg
+    assert "accepted: name, script, script_file, site, needs, inputs, outputs, gang, " \
+        "retries, on_failure" in msg
     assert "stpes: unknown field (accepted: name, steps" in refused(
         {"name": "w", "stpes": [], "steps": [step("a")]})
 

@@ -350,7 +350,7 @@ def test_distinct_names_and_gangs_are_kept():
     ("name: w\nsteps:\n  - {name: a, script: x, gang: 'g;id'}\n",
      "steps['a'].gang: 'g;id' is not a valid name"),
     ("name: w\nsteps:\n  - {name: a, script: '   '}\n", "steps['a'].script: the script is empty"),
-    ("name: w\nsteps: []\n", "steps: List should have at least 1 item"),
+    ("name: w\nsteps: []\n", "steps: no steps: a workflow has at least one"),
 ])
 def test_diamond_workflow_run_refuses_with_exit_2_naming_the_step(tmp_path, text, where):
     f = tmp_path / "w.yaml"

@@ -213,8 +213,8 @@ def test_a_factor_in_quotes_is_that_number(d):
     ("allowed_partitions: debug,regular", "allowed_partitions: Input should be a valid list, "
                                           "got one value"),
     ("allowed_partitions: [debug regular]", "allowed_partitions.0: must be one word"),
-    ("partitions: {debug: {max_time: 30}}", "partitions: unknown key (did you mean "
-                                            "allowed_partitions?"),
+    ("partitions: {debug: {max_time: 30}}", "partitions: unknown key: per-partition "
+                                            "settings are not read"),
     ("allowed_partitions: [debug, 1]", "allowed_partitions.1: Input should be a valid string, "
                                        "got the number 1"),
 ])

@@ -143,9 +143,9 @@ def test_policies_and_ids_as_yaml_and_globus_write_them(d):
     ("{name: a, transport: {kind: local}, schedular: pbs}",
      "schedular: unknown key (did you mean scheduler?"),
     ("{name: a, transport: {kind: ssh, host: $LOGIN_HOST, use_agent: false}}",
-     "host: '$LOGIN_HOST' is not a host"),
+     "host: '$LOGIN_HOST': a host is written out, not read from a variable"),
     ("{name: a, transport: {kind: ssh, host: login.example.org, user: '${USER}'}}",
-     "transport.user: '${USER}' is not a login name"),
+     "transport.user: '${USER}': a login name is written out"),
     ("{name: a, transport: {kind: ssh, host: login.example.org, port: ssh}}",
      "transport.port: Input should be a valid integer"),
 ])

@@ -46,6 +46,9 @@ async def test_each_site_is_described_from_itself(fed, site):
     assert (c.architectures, c.gpu_models, c.container_runtimes, c.mpi) == (
         archs, gpus, runtimes, mpi)
     assert c.module_system == "lmod" and d.module_system_version
+    # Slurm's own name for the cluster (the test bed's ClusterName is the site's name)
+    assert c.cluster_names == [site] and d.clusters[0].cluster_name == site
+    assert c.mpi_paths is not None  # discovery looked for MPIs (launchers, oneAPI roots)
     snap = await fed.snapshot(site)
     [cluster] = d.clusters
     assert cluster.name == site and cluster.nodes == len(snap.nodes)

@@ -606,7 +606,8 @@ def test_fault_a_branch_on_the_cluster_name_is_checked_at_the_site_it_names() ->
             "  alpha2|beta) module load never/1 ;;\n  *) module load any/1 ;;\nesac\n")
     needs = needs_of(Federation.parse("#!/bin/bash\n" + body))
     assert [(s.full, s.clusters) for s in needs.software] == [
-        ("gcc/99", ["alpha*"]), ("never/1", ["alpha2", "beta", "!alpha*"]), ("any/1", [])]
+        ("gcc/99", ["alpha*"]), ("never/1", ["alpha2", "beta", "!alpha*"]),
+        ("any/1", ["*", "!alpha*", "!alpha2", "!beta"])]  # checked where the name is read
     assert "software gcc/99 (loaded only on cluster alpha* (line 2): checked at a site of " \
         "that name)" in needs.summary()
 

@@ -104,7 +104,7 @@ def test_a_cycle_is_named_with_its_steps():
     ("name: w\nsteps:\n  - {name: a, site: gamma, script: x}\n",
      "step 'a': unknown site 'gamma' (known: alpha, beta, or auto)"),
     ("name: w\nsteps:\n  - {name: a, script: x, retry: 1}\n",
-     "steps['a'].retry: unknown field (accepted: name, script, site, needs, inputs"),
+     "steps['a'].retry: unknown field (accepted: name, script, script_file, site, needs, inputs"),
     ("name: w\nsteps:\n  - {name: a, script: x, inputs: [{from: a, path: o, sz: 1}]}\n",
      "steps['a'].inputs[0].sz: unknown field (accepted: from, path, as, size)"),
     ("name: w\nsteps:\n  - {name: a, script: x, on_failure: retry}\n",
@@ -120,7 +120,7 @@ def test_a_cycle_is_named_with_its_steps():
     ("name: w\nsteps:\n  - {name: 'a b', script: x}\n",
      "steps['a b'].name: 'a b' is not a valid name"),
     ("name: w\nsteps:\n  - {name: a}\n", "steps['a'].script: is required"),
-    ("name: w\nsteps: []\n", "steps: List should have at least 1 item"),
+    ("name: w\nsteps: []\n", "steps: no steps: a workflow has at least one"),
     ("- just a list\n", "expected a mapping with `name` and `steps`, got list"),
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], script: x, gang: g}"
      "\n  - {name: c, needs: [b], script: x, gang: g}\n",

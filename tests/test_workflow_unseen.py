@@ -408,11 +408,13 @@ def test_a_bom_and_crlf_line_ends_from_a_windows_editor(tmp_path):
      "the workflow: Name: unknown field (accepted: name, steps, queue_ahead, and x-* keys to "
      "hold YAML anchors); did you mean 'name'? (line 1)"),
     ("name: w\nsteps:\n  - name: a\n    Script: x\n",
-     "the workflow: steps['a'].Script: unknown field (accepted: name, script, site, needs, "
-     "inputs, outputs, gang, retries, on_failure, dialect); did you mean 'script'? (line 4)"),
+     "the workflow: steps['a'].Script: unknown field (accepted: name, script, script_file, "
+     "site, needs, inputs, outputs, gang, retries, on_failure, dialect); did you mean "
+     "'script'? (line 4)"),
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x, need: [a]}\n",
-     "the workflow: steps['b'].need: unknown field (accepted: name, script, site, needs, "
-     "inputs, outputs, gang, retries, on_failure, dialect); did you mean 'needs'? (line 4)"),
+     "the workflow: steps['b'].need: unknown field (accepted: name, script, script_file, "
+     "site, needs, inputs, outputs, gang, retries, on_failure, dialect); did you mean "
+     "'needs'? (line 4)"),
 ])
 def test_a_key_in_another_case_or_misspelt_is_named_not_the_key_it_leaves_out(text, want):
     """Before: `Name: w` was refused as "name: is required", pointing away from the slip."""

@@ -283,8 +283,8 @@ def test_an_auto_step_with_inputs_on_two_sites_counts_both_copies():
     ("x-site: &s alpha\nname: m\nsteps:\n  - {<<: *s, name: a, script: x}\n",
      "expected a mapping or list of mappings for merging, but found scalar"),
     ("name: x\nsteps:\n  - {name: a, x-owner: alice, script: x}\n",
-     "steps['a'].x-owner: unknown field (accepted: name, script, site, needs, inputs, outputs, "
-     "gang, retries, on_failure, dialect) (line 3)"),
+     "steps['a'].x-owner: unknown field (accepted: name, script, script_file, site, needs, "
+     "inputs, outputs, gang, retries, on_failure, dialect) (line 3)"),
     ("name: s\nsteps:\n  - {name: a, site: all, script: x}\n", "unknown site 'all'"),
     ("name: s\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], inputs: [{from: a, "
      "path: x, size: -5}], script: x}\n",

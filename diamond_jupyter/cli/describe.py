@@ -41,7 +41,9 @@ def describe_text(d: SiteDescription) -> str:
                  + (f"  (PMI: {', '.join(d.pmi)})" if d.pmi else ""))
     types = {t.name: t for t in c.node_types}
     for cl in d.clusters:
-        lines.append(f"  cluster {cl.name}: {cl.nodes} nodes"
+        own = f" (ClusterName {cl.cluster_name})" if cl.cluster_name and \
+            cl.cluster_name != cl.name else ""
+        lines.append(f"  cluster {cl.name}{own}: {cl.nodes} nodes"
                      + (f"  ERROR {cl.error}" if cl.error else ""))
         for p in cl.partitions:
             limit = "no limit" if p.max_time_s is None else f"max {p.max_time_s // 60} min"

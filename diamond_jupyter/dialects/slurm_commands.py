@@ -265,6 +265,23 @@ class SlurmCommands:
     # outputs that change with the queue: read with every snapshot (the rest is cached)
     live_outputs = frozenset({"queue", "queue_qos"})
 
+    def discovery_argvs(self) -> dict[str, list[str]]:
+        """Asked by discovery only (never with a snapshot): the cluster's own name, which a
+        job reads as $SLURM_CLUSTER_NAME (the sites file's name for the site need not be
+        it). A failure leaves the name unknown, nothing else."""
+        return {"cluster_name": self._q("scontrol", "show", "config")}
+
+    @staticmethod
+    def parse_cluster_name(text: str) -> str | None:
+        """`ClusterName = alpha` from `scontrol show config`; None when the line is not
+        there or its value is not a name (Slurm keeps ClusterName lower case)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "ClusterName":
+                value = value.strip()
+                return value.lower() if re.fullmatch(r"[A-Za-z0-9][\w.-]*", value) else None
+        return None
+
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         """'123' or '123;cluster' -> '123'."""

@@ -52,6 +52,40 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _closest_step(name: str, names: list[str]) -> str | None:
+    """The step an unknown name was probably meant for: the same in another case, the one
+    step it begins or ends (`prep` for `prepare`), else a near spelling (`s25O`)."""
+    import difflib
+
+    fold = name.casefold()
+    same = [n for n in names if n.casefold() == fold]
+    part = [n for n in names if len(fold) >= 3 and (n.casefold().startswith(fold) or
+                                                    fold.startswith(n.casefold()))]
+    # a letter wrong, missing, added or two swapped, when only one step is that close
+    slip = [n for n in names if len(fold) >= 3 and _one_slip(fold, n.casefold())]
+    if len(slip) > 1:  # `s9` among s0..s4: which one is not known
+        return same[0] if same else None
+    near = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return (same or (part if len(part) == 1 else []) or slip or near or [None])[0]
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether `a` is `b` with one character changed, missing, added, or two swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and
+                                  a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = sorted((a, b), key=len)
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1:]
+
+
+# a whole path part that is a shell variable (`$SCRATCH/out.h5`, `${RUN}/x`): never expanded
+_VARIABLE_PART = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+
+
 def _relative_path(value: str, what: str) -> str:
     """A path inside a step's working directory: relative, no '..', not an option, not a
     glob (copied by its exact name). ValueError, so that pydantic says where it is."""
@@ -67,6 +101,14 @@ def _relative_path(value: str, what: str) -> str:
     if ".." in posixpath.normpath(value).split("/") or posixpath.normpath(value) == ".":
         raise ValueError(f"{what} {value!r} must name a file inside the step's working "
                          "directory (no '..')")
+    parts = value.split("/")
+    var = next((p for p in parts if _VARIABLE_PART.fullmatch(p)), None)
+    if var is not None:
+        rest = "/".join(p for p in parts if p and p != var and p != ".") or "out.bin"
+        raise ValueError(f"{what} {value!r}: {var} is an environment variable, but a path is "
+                         "never expanded (a file is copied by its exact name, inside the "
+                         "step's working directory); write the path inside that directory, "
+                         f"e.g. {rest}")
     glob = _GLOB.search(value)
     if glob:
         raise ValueError(f"{what} {value!r} has the glob character {glob.group()!r}; files are "
@@ -303,6 +345,22 @@ class Step(_Strict):
                              "the script's lines under it, indented")
         if v is None:
             raise ValueError("the script is empty (write `script: |` and its lines under it)")
+        if isinstance(v, (bool, int, float)):  # `script: 42`, `script: yes`
+            raise ValueError(f"the script is text, not {v!r}: write `script: |` and the "
+                             "script's lines under it, indented")
+        return v
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _inputs_list(cls, v: Any) -> Any:
+        """`inputs: {from: a, path: x}` (one input as a mapping) or `inputs:` (nothing)."""
+        if isinstance(v, dict):
+            raise ValueError("inputs is a list of mappings: write inputs: [{from: STEP, "
+                             "path: FILE}] (or one `- from: ...` item per input), not one "
+                             "mapping")
+        if v is None:
+            raise ValueError("inputs is a list, e.g. inputs: [{from: prep, path: out.bin}]; "
+                             "leave the key out for none")
         return v
 
     @field_validator("script")
@@ -402,6 +460,9 @@ class Workflow(_Strict):
         if isinstance(v, dict):
             raise ValueError("Input should be a valid list: write each step as an item "
                              "(`- name: prep`), not as a key of a mapping")
+        if v is None or v == []:
+            raise ValueError("no steps: a workflow has at least one, each an item under "
+                             "`steps:` (`- name: prep` with its `script:`)")
         return v
 
     @field_validator("name")
@@ -521,7 +582,9 @@ class Workflow(_Strict):
         for k, s in enumerate(self.steps):
             for j, n in enumerate(s.needs):
                 if n not in known:
-                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} (steps: "
+                    meant = _closest_step(n, names)
+                    hint = f"did you mean {meant!r}? " if meant else ""
+                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}steps: "
                                     f"{_listing(names)})", ("steps", k, "needs", j))
                 if n == s.name:
                     raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
@@ -533,8 +596,10 @@ class Workflow(_Strict):
             for i, inp in enumerate(s.inputs):
                 at = ("steps", k, "inputs", i, "from")
                 if inp.from_ not in known:
+                    meant = _closest_step(inp.from_, names)
+                    hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
-                                    f"{inp.from_!r} (steps: {_listing(names)})", at)
+                                    f"{inp.from_!r} ({hint}steps: {_listing(names)})", at)
                 if inp.from_ == s.name:
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from the step itself; "
                                     "an input comes from a step upstream (one in its needs, or "
@@ -708,16 +773,81 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
     return out or "the workflow"
 
 
+def _script_files(data: dict[str, Any], base: Path | None, source: str,
+                  lines: Callable[[], Any] | None) -> dict[str, Any]:
+    """The data with each step's `script_file: PATH` read into its `script` (a path relative
+    to the workflow file's directory; absolute for a workflow given as text, which has no
+    directory). A `script:` that is only a relative path to a file beside the workflow is
+    refused: it would run in the step's own fresh directory on the site, where that file is
+    not."""
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        return data
+    out = []
+    for k, item in enumerate(steps):
+        if not isinstance(item, dict):
+            out.append(item)
+            continue
+        name = item.get("name")
+        who = f"step {name!r}" if isinstance(name, str) and len(name) <= 63 else f"steps[{k}]"
+        script = item.get("script")
+        if "script_file" not in item:
+            word = script.strip() if isinstance(script, str) else ""
+            if base is not None and word and not re.search(r"\s", word) and \
+                    not word.startswith(("/", "~", "$")) and (base / word).is_file():
+                raise BadInput(
+                    f"{source}: {who}: script {word!r} runs a file by a path relative to the "
+                    "step's own directory on the site, where it is not (each step runs in a "
+                    f"fresh directory); it is beside the workflow: to send it as the step's "
+                    f"script, write script_file: {word}{_line_note(lines, ('steps', k, 'script'))}")
+            out.append(item)
+            continue
+        at = _line_note(lines, ("steps", k, "script_file"))
+        path = item["script_file"]
+        if "script" in item:
+            raise BadInput(f"{source}: {who}: give script or script_file, not both{at}")
+        if not isinstance(path, str) or not path.strip():
+            raise BadInput(f"{source}: {who}: script_file is the path of a script file "
+                           f"(relative to the workflow file's directory), not {path!r}{at}")
+        file = Path(path).expanduser()
+        if not file.is_absolute():
+            if base is None:
+                raise BadInput(f"{source}: {who}: script_file {path!r} is relative, but this "
+                               "workflow has no file to be relative to (it came as text): give "
+                               f"an absolute path, or put the script under `script: |`{at}")
+            file = base / file
+        try:
+            if not file.is_file():
+                raise BadInput(f"{source}: {who}: script_file {path!r}: "
+                               f"{'not a file' if file.exists() else 'no such file'} "
+                               f"({file}){at}")
+            with file.open("rb") as f:
+                raw = f.read(MAX_WORKFLOW_BYTES + 1)
+        except OSError as e:
+            raise BadInput(f"{source}: {who}: script_file {path!r}: cannot read {file}: "
+                           f"{e.strerror or e}{at}") from None
+        if len(raw) > MAX_WORKFLOW_BYTES:
+            raise BadInput(f"{source}: {who}: script_file {path!r} holds more than "
+                           f"{MAX_WORKFLOW_BYTES} bytes{at}")
+        text = _utf8(raw, f"{source}: {who}: script_file {file}")
+        out.append({key: v for key, v in item.items() if key != "script_file"} |
+                   {"script": text})
+    return {**data, "steps": out}
+
+
 def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
                    source: str = "the workflow",
-                   lines: Callable[[], Any] | None = None) -> Workflow:
+                   lines: Callable[[], Any] | None = None,
+                   base: Path | None = None) -> Workflow:
     """A Workflow from parsed YAML/JSON data, checked; BadInput naming the first problem
-    (`lines`: the YAML node tree the data came from, for the line of a field's problem)."""
+    (`lines`: the YAML node tree the data came from, for the line of a field's problem;
+    `base`: the workflow file's directory, which a step's `script_file` is relative to)."""
     if isinstance(data, Workflow):
         return data.check(sites)
     if not isinstance(data, dict):
         raise BadInput(f"{source}: expected a mapping with `name` and `steps`, got "
                        f"{type(data).__name__}")
+    data = _script_files(data, base, source, lines)
     steps = data.get("steps")
     if isinstance(steps, list) and len(steps) > MAX_STEPS:  # before validating each
         raise BadInput(f"{source}: steps: {len(steps)} steps; a workflow holds at most "
@@ -744,6 +874,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             if parent == "steps" and len(err["loc"]) > 3 and err["loc"][2] == "inputs":
                 model = StepInput
             accepted = [f.alias or n for n, f in model.model_fields.items()]
+            if model is Step:  # read into `script` before the step is validated
+                accepted.insert(accepted.index("script") + 1, "script_file")
             msg += f" (accepted: {', '.join(accepted)}"
             msg += ", and x-* keys to hold YAML anchors)" if model is Workflow else ")"
             meant = _meant(str(err["loc"][-1]), accepted)
@@ -751,6 +883,7 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
                 msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":
             msg = "is required"
+        msg = _as_written(msg, lines, tuple(err["loc"]))
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
                        f"{_line_note(lines, tuple(err['loc']))}") from None
     # a file's name starts every message (a graph problem named only the step)
@@ -761,6 +894,55 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         raise BadInput(f"{head}{e}{_line_note(lines, e.loc)}") from None
     except BadInput as e:
         raise BadInput(f"{head}{e}") from None
+
+
+_READ_AS = re.compile(r"^(.+?) is (a number|not text)")
+
+
+def _as_written(msg: str, lines: Callable[[], Any] | None, loc: tuple[Any, ...]) -> str:
+    """A name YAML changed on the way (`010` read as 8, `12:30` as 750, `on` as True) shown as
+    the file writes it, so that the advice to quote it names what to write."""
+    import yaml
+
+    m = _READ_AS.match(msg)
+    node = _node_at(lines, loc) if m else None
+    if node is None:
+        return msg
+    read = m.group(1)
+    items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    for item in items:
+        if not isinstance(item, yaml.ScalarNode) or item.style or not item.value:
+            continue
+        try:
+            value = yaml.safe_load(item.value)
+        except yaml.YAMLError:
+            continue
+        if repr(value) == read and item.value != read:
+            why = "unquoted digits, 0-led octals and 12:30-like times as numbers" \
+                if m.group(2) == "a number" else \
+                "unquoted yes, no, on, off, true and false as truth values"
+            return (f"{item.value} is read by YAML as {read}, not as text (it reads {why}); "
+                    f"quote it as written: '{item.value}'")
+    return msg
+
+
+def _node_at(lines: Callable[[], Any] | None, loc: tuple[Any, ...]) -> Any:
+    """The YAML node at `loc` (a field's path), or None."""
+    import yaml
+
+    node = lines() if lines is not None else None
+    for part in loc:
+        part = {"from_": "from", "as_": "as"}.get(part, part)
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                         and k.value == str(part) and k.tag != "tag:yaml.org,2002:merge"),
+                        None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
+                part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+    return node
 
 
 def _first_error(errors: list[Any]) -> Any:
@@ -782,7 +964,8 @@ _OTHER_NAMES = {"depends_on": "needs", "depends": "needs", "after": "needs",
                 "cluster": "site", "machine": "site", "max_retries": "retries",
                 "retry": "retries", "id": "name", "src": "from", "source": "from",
                 "file": "path", "dest": "as", "to": "as", "jobs": "steps", "tasks": "steps",
-                "rules": "steps", "group": "gang", "input": "inputs", "output": "outputs"}
+                "rules": "steps", "group": "gang", "input": "inputs", "output": "outputs",
+                "script_path": "script_file", "scriptfile": "script_file"}
 
 
 def _meant(key: str, accepted: list[str]) -> str | None:
@@ -882,7 +1065,9 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         except (yaml.YAMLError, RecursionError):
             return None
 
-    return parse_workflow(data, sites=sites, source=source, lines=nodes)
+    base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
+        else None
+    return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base)
 
 
 # -- the view the faces print ----------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""A replayed log's history: the jobs that ended before the window, written into the Slurm
+site's accounting as if the site had replayed the log that long already."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import datetime, timedelta
+
+import pytest
+
+from diamond_jupyter.testbed import load, trace
+from diamond_jupyter.testbed.clusters import cluster
+
+SCALE = 60.0
+
+
+def _log(tmp_path, jobs):
+    """An SWF file of (number, submit, wait, run, procs, requested time, status) rows on a
+    machine of 64 processors."""
+    lines = ["; MaxProcs: 64", f"; MaxJobs: {len(jobs)}"]
+    for n, submit, wait, run, procs, req, status in jobs:
+        lines.append(f"{n} {submit} {wait} {run} {procs} -1 -1 {procs} {req} -1 {status} "
+                     "1 1 -1 1 -1 -1 -1")
+    p = tmp_path / "small.swf"
+    p.write_text("\n".join(lines) + "\n")
+    return trace.read_swf(p)
+
+
+def test_history_holds_the_jobs_that_ended_before_the_window_scaled_and_sized(tmp_path):
+    start = 100_000.0
+    log = _log(tmp_path, [
+        (1, 10_000, 0, 3_000, 16, 7_200, 1),    # ended at 13,000: 87,000 s before
+        (2, 90_000, 600, 2_400, 32, 3_600, 1),  # ended at 93,000: 7,000 s before
+        (3, 96_000, 0, 1_000, 8, 3_600, 5),     # ended at 97,000, cancelled
+        (4, 99_000, 0, 5_000, 8, 7_200, 1),     # running at the window's start
+        (5, 100_500, 0, 60, 4, 600, 1),         # an arrival
+        (6, 2_000, 0, 1_000, 4, 1_200, 1),      # ended 97,000 s before: outside 25 min x 60
+    ])
+    c = cluster("beta")
+    plan = trace.plan_replay(log, c, scale=SCALE, duration_s=60, start=start,
+                             history_s=1500.0)
+    got = {h.name: h for h in plan.history}
+    assert sorted(got) == ["trace-hist-1", "trace-hist-2", "trace-hist-3"]
+    h = got["trace-hist-2"]
+    assert (h.submit_s, h.start_s, h.end_s) == pytest.approx(
+        (-10_000 / SCALE, -9_400 / SCALE, -7_000 / SCALE), abs=1e-3)
+    assert h.walltime_min == 1  # 3,600 s asked / 60 = 60 real s: one Slurm minute
+    assert h.cpus == round(32 / 64 * c.nodes * c.cpus) and h.nodes == 1
+    assert got["trace-hist-3"].status == 5
+    assert all(h.end_s < 0 for h in plan.history)
+    assert plan.summary()["history_jobs"] == 3
+    # asked for none, none (the plan is as before)
+    assert trace.plan_replay(log, c, scale=SCALE, duration_s=60, start=start).history == []
+
+
+def test_history_keeps_the_latest_jobs_at_most(tmp_path, monkeypatch):
+    monkeypatch.setattr(trace, "HISTORY_MAX", 3)
+    log = _log(tmp_path, [(n, n * 100, 0, 50, 1, 600, 1) for n in range(1, 11)]
+               + [(11, 5_000, 0, 10, 1, 600, 1)])
+    plan = trace.plan_replay(log, cluster("alpha"), scale=SCALE, duration_s=10, start=2_000,
+                             history_s=3600.0)
+    assert [h.name for h in plan.history] == ["trace-hist-8", "trace-hist-9", "trace-hist-10"]
+
+
+def test_history_lines_are_slurms_own_accounting_lines():
+    c = cluster("beta")
+    now = datetime(2026, 12, 4, 12, 0, 0)
+    h = trace.HistoryJob(name="trace-hist-7", submit_s=-700.0, start_s=-600.0, end_s=-60.5,
+                         nodes=1, cpus=8, walltime_min=15, partition=None, status=5)
+    (line,) = load.history_lines([h], c, now, prefix="p-")
+    fields = dict(re.findall(r"(\w+)=(\S*)", line))
+    default = next(p.name for p in c.partitions if p.default)
+    assert fields["Name"] == "p-trace-hist-7" and fields["JobState"] == "CANCELLED"
+    assert fields["Partition"] == default and fields["TimeLimit"] == "15"
+    assert fields["ProcCnt"] == "8" and fields["NodeCnt"] == "1"
+    assert fields["SubmitTime"] == "2026-12-04T11:48:20"
+    assert fields["StartTime"] == "2026-12-04T11:50:00"
+    assert fields["EndTime"] == "2026-12-04T11:58:59"
+    assert int(fields["JobId"]) < 2**31 and line.endswith("\n")
+
+
+@pytest.mark.testbed
+def test_the_sites_accounting_reads_the_written_history(tb, tmp_path):
+    """Through the real `sacct -c` of a test-bed cluster, as the engine's calibration asks."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    log = _log(tmp_path, [(n, 1_000 * n, 30, 900, 8, 3_600, 1) for n in range(1, 6)]
+               + [(6, 7_000, 0, 60, 8, 3_600, 1)])
+    plan = trace.plan_replay(log, cluster("beta"), scale=SCALE, duration_s=10, start=6_500,
+                             history_s=600.0)
+    prefix = f"hist{datetime.now():%H%M%S%f}-"
+    assert load.write_history([plan], prefix) == {"beta": len(plan.history)} != {"beta": 0}
+
+    async def go():
+        fed = Federation(tb.config_path, store=Store(tmp_path / "s.sqlite"), poll_interval_s=30)
+        try:
+            return await fed.sites["beta"].recent_jobs(datetime.now().astimezone()
+                                                       - timedelta(seconds=700))
+        finally:
+            await fed.close()
+    jobs = asyncio.run(go())
+    want = {h.end_s: h for h in plan.history}
+    seen = [j for j in jobs if int(j.native_id) >= load.HISTORY_ID_BASE]
+    assert len(seen) >= len(want)
+    mine = [j for j in seen if j.walltime_s == 60 and j.cpus == plan.history[0].cpus]
+    assert len(mine) >= len(want)
+    for j in mine[-len(want):]:
+        assert j.started_at and j.ended_at
+        assert abs((j.ended_at - j.started_at).total_seconds() - 900 / SCALE) <= 1

@@ -26,6 +26,7 @@ from .scripts_common import (
     neutral_preamble,
     note,
     one_queue,
+    one_shape,
     output_mode_of,
     own_unknown_lines,
     passed_names,
@@ -286,6 +287,7 @@ class FluxScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
+        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#flux: --{opt}" + ("" if val is None else f"={quote(str(val))}"))

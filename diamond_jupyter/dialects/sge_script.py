@@ -32,6 +32,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    one_shape,
     output_mode_warning,
     own_unknown_lines,
     parse_hms,
@@ -316,6 +317,7 @@ class SgeScript:
         warnings = common_render_warnings(spec, self.name)
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
                     or spec.constraints.architecture not in _ARCH_BACK]
+        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
         lines: list[str] = []
 
         def add(opt: str, val: object = None) -> None:

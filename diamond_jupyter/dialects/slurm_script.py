@@ -25,7 +25,9 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    component_sizes,
     dependencies_for,
+    describe_totals,
     file_for_directory,
     fmt_hms,
     fmt_mem,
@@ -33,6 +35,7 @@ from .scripts_common import (
     guarded,
     is_placeholder,
     listed_variables,
+    live_components,
     map_out_pattern,
     neutral_preamble,
     note,
@@ -43,8 +46,10 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
+    set_components,
     sh_quote,
     split_variables,
+    summed_totals,
     to_int,
     unknown,
     whole_job_dependencies,
@@ -100,6 +105,9 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
+# what a later hetjob component may ask for and still be read (its sizes alone)
+_COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
+                      "mem-per-cpu", "gpus-per-node", "gpus-per-task"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -224,20 +232,18 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
-        het_line = None  # a heterogeneous job: only its first component maps onto the spec
+        het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
+        parts: list[list[Item]] = []  # the later components' options, separator first
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(sbatch_words(payload, lineno, raw), lineno, raw):
-                if het_line is None and not item.known and item.option in _HET_SEPARATORS:
-                    het_line = lineno
-                if het_line is None:
+                if not item.known and item.option in _HET_SEPARATORS:
+                    het_line = het_line or lineno
+                    parts.append([item])
+                elif het_line is None:
                     self._apply(spec, item, later)
-                else:  # a later component's option: kept as written, in its place
-                    unknown(spec, self.name, item,
-                            item.option if not item.known else "--" + item.option)
-        if het_line is not None:
-            note(spec, f"line {het_line}: heterogeneous job: only its first component is "
-                       "read; the later components are kept as written")
+                else:
+                    parts[-1].append(item)
         if len(later.memory) > 1:  # sbatch: fatal, whatever their order
             given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.memory.items(),
                                                                      key=lambda x: x[1]))
@@ -247,8 +253,41 @@ class SlurmScript:
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
         self._per_gpu(spec, later.per_gpu)
+        if het_line is not None:
+            self._components(spec, het_line, parts)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
+
+    def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
+        """A heterogeneous job's later components: each one's own resources when it asks
+        for nothing else (sbatch resets the sizes in each component; the job-wide options
+        come from the first), the whole job then a job of several shapes. A component with
+        other options (its own partition, constraint, ...): every later one kept as
+        written, only the first read."""
+        comps = []
+        for part in parts:
+            one = JobSpec()
+            items = part[1:]
+            if not all(i.known and i.option in _COMPONENT_OPTIONS for i in items):
+                break
+            try:
+                for i in items:
+                    self._map(one, i, _Later())
+            except BadInput:
+                break
+            comps.append(one.resources)
+        else:
+            first = spec.resources.model_copy()
+            set_components(spec, [first, *comps])
+            r = spec.resources
+            r.gpu_type = r.gpu_type or next((c.gpu_type for c in comps if c.gpu_type), None)
+            note(spec, f"line {het_line}: heterogeneous job of {len(parts) + 1} components: "
+                       f"{describe_totals(summed_totals(spec.components))} in all")
+            return
+        for item in (i for part in parts for i in part):  # kept as written, in its place
+            unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
+        note(spec, f"line {het_line}: heterogeneous job: only its first component is "
+                   "read; the later components are kept as written")
 
     def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
         if item.known:  # sbatch keeps the last of an option: an earlier one kept is gone
@@ -607,6 +646,10 @@ class SlurmScript:
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))
 
+        comps = live_components(spec)
+        if comps:  # the first component here, the later ones after `hetjob` lines below
+            spec = spec.model_copy(update={"resources": spec.resources.model_copy(
+                update=component_sizes(comps[0]))})
         r, c = spec.resources, spec.constraints
         if spec.name:
             add("job-name", spec.name)
@@ -642,7 +685,8 @@ class SlurmScript:
             add("gres", gres)
         if r.gpus_per_task is not None:
             add("gpus-per-task", f"{prefix}{r.gpus_per_task}")
-        if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None:
+        if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None \
+                and not any(x.gpus_per_node or x.gpus_per_task for x in comps):
             warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count")
         if r.memory_mb is not None:
             add("mem", fmt_mem(r.memory_mb))
@@ -692,6 +736,22 @@ class SlurmScript:
             add("ignore-pbs")
             warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
                             "(#SBATCH --ignore-pbs)")
+        for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
+            lines.append("#SBATCH hetjob")
+            for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),
+                             ("ntasks-per-node", comp.tasks_per_node),
+                             ("cpus-per-task", comp.cpus_per_task)):
+                if val is not None:
+                    add(opt, val)
+            kind = f"{comp.gpu_type or r.gpu_type}:" if comp.gpu_type or r.gpu_type else ""
+            for opt, val in (("gpus-per-node", comp.gpus_per_node),
+                             ("gpus-per-task", comp.gpus_per_task)):
+                if val is not None:
+                    add(opt, f"{kind}{val}")
+            if comp.memory_mb is not None:
+                add("mem", fmt_mem(comp.memory_mb))
+            elif comp.memory_per_cpu_mb is not None:
+                add("mem-per-cpu", fmt_mem(comp.memory_per_cpu_mb))
         preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")

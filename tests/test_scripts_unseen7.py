@@ -151,3 +151,23 @@ def test_pbs_pro_array_throttle_is_kept(target: str, line: str) -> None:
     assert line in translate(text, target, "pbs")[0].splitlines()
     warnings = translate(text, "flux", "pbs")[1]
     assert any(w.startswith("dropped: array 1-100%8") for w in warnings)
+
+
+def test_an_indented_sbatch_line_is_a_comment() -> None:
+    """sbatch reads a directive only where a line starts with `#SBATCH` (src/sbatch/opt.c
+    compares the line's first characters; other lines starting with white space then `#`
+    are comments). An indented `  #SBATCH --time=48:00:00` was read as a directive: the
+    job got a limit sbatch never sets, and every translation carried it. Now it is noted
+    as ignored and stays in the body as the comment it is."""
+    text = ("#!/bin/bash\n#SBATCH -N 1 -n 4\n  #SBATCH --time=48:00:00\n"
+            "\t#SBATCH --partition=long\n#SBATCH -J ok\nsrun ./a\n")
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert (spec.resources.walltime_s, spec.queue, spec.name) == (None, None, "ok")
+    notes = [n for n in spec.metadata["parse_notes"] if "indented" in n]
+    assert [n.split(":")[0] for n in notes] == ["line 3", "line 4"]
+    assert "  #SBATCH --time=48:00:00" in (spec.script or "")
+    # only indented lines: no directive sbatch reads
+    from diamond_jupyter.dialects.translate import detect_dialect
+    from diamond_jupyter.model import BadInput
+    with pytest.raises(BadInput, match="no batch directives"):
+        detect_dialect("#!/bin/bash\n  #SBATCH -N 2\nsrun ./a\n")

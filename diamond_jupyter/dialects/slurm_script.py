@@ -91,7 +91,10 @@ _SHORT_OPTS |= {k: Opt(v, "none") for k, v in dict(
 _SHORT_OPTS["k"] = Opt("no-kill", "optional")
 TABLE = OptionTable(_LONGS, _SHORT_OPTS)
 
-_SENTINEL = re.compile(r"^\s*#SBATCH(?:\s+(.*)|$)")
+# sbatch reads a directive only where a line starts with #SBATCH (src/sbatch/opt.c compares
+# the line's first characters): an indented one is a comment
+_SENTINEL = re.compile(r"^#SBATCH(?:\s+(.*)|$)")
+_INDENTED = re.compile(r"^\s+#SBATCH(?:\s|$)")
 _TIME = re.compile(
     r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
 )
@@ -232,6 +235,7 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
+        self._indented(spec, text)
         het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
         parts: list[list[Item]] = []  # the later components' options, separator first
@@ -288,6 +292,17 @@ class SlurmScript:
             unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
         note(spec, f"line {het_line}: heterogeneous job: only its first component is "
                    "read; the later components are kept as written")
+
+    @staticmethod
+    def _indented(spec: JobSpec, text: str) -> None:
+        """An indented `#SBATCH` line of the leading block is a comment to sbatch: noted."""
+        for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                return  # the first command ends the directives
+            if _INDENTED.match(line):
+                note(spec, f"line {lineno}: ignored `{stripped}` (indented; sbatch reads a "
+                           "directive only where the line starts with #SBATCH)")
 
     def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
         if item.known:  # sbatch keeps the last of an option: an earlier one kept is gone

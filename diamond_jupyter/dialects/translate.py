@@ -20,7 +20,7 @@ _ALIASES = {"sbatch": "slurm", "torque": "pbs", "pbspro": "pbs", "openpbs": "pbs
             "sog": "sge", "uge": "sge", "soge": "sge"}
 # The lines each scheduler reads as its directives (RFC 36 for Flux).
 SENTINELS = {
-    "slurm": re.compile(r"^[ \t]*#SBATCH"),
+    "slurm": re.compile(r"^#SBATCH"),  # sbatch: only at a line's start
     "pbs": re.compile(r"^[ \t]*#PBS"),
     "lsf": re.compile(r"^[ \t]*#BSUB"),
     "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),

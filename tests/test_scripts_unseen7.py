@@ -171,3 +171,23 @@ def test_an_indented_sbatch_line_is_a_comment() -> None:
     from diamond_jupyter.model import BadInput
     with pytest.raises(BadInput, match="no batch directives"):
         detect_dialect("#!/bin/bash\n  #SBATCH -N 2\nsrun ./a\n")
+
+
+def test_slurm_a_repeated_export_is_the_last_one() -> None:
+    """sbatch keeps the last `--export` whole (a string option: the later value replaces
+    the earlier). The reader merged them: `--export=A=1,C` then `--export=ALL,B=2` gave
+    the job A=1 and C too, which sbatch never passes. A repeated `--mail-type` adds up
+    (sbatch ORs the events), each event once (BEGIN twice was listed twice)."""
+    text = ("#!/bin/bash\n#SBATCH --export=A=1,C\n#SBATCH --export=ALL,B=2\n"
+            "#SBATCH --mail-type=BEGIN\n#SBATCH --mail-type=BEGIN,END\n"
+            "#SBATCH --mail-type=NONE\n./a\n")
+    spec = get_script_dialect("slurm").parse_script(text)
+    env = spec.environment
+    assert (env.export_all, env.variables, env.passed) == (True, {"B": "2"}, [])
+    assert spec.mail_events == ["begin", "end"]
+    own = translate(text, "slurm", "slurm")[0].splitlines()
+    assert "#SBATCH --export=ALL,B=2" in own and "#SBATCH --mail-type=BEGIN,END" in own
+    # a later value that cannot be read is kept alone, the earlier one gone
+    odd = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --export=A=1\n#SBATCH --export=ALL,=x\n./a\n")
+    assert odd.environment.variables == {} and [d.value for d in odd.unknown] == ["ALL,=x"]

@@ -423,7 +423,9 @@ class SlurmScript:
             events = [e.strip().lower() for e in (v or "").split(",") if e.strip()]
             if not set(events) <= _MAIL:
                 return False
-            spec.mail_events += [e for e in events if e != "none"]
+            # sbatch adds each --mail-type to the earlier ones (NONE adds nothing)
+            spec.mail_events += [e for e in dict.fromkeys(events)
+                                 if e != "none" and e not in spec.mail_events]
         elif key == "dependency":
             return self._dependency(spec, v or "")
         elif key == "export":
@@ -638,14 +640,17 @@ class SlurmScript:
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:
+        """`--export`: sbatch keeps the last one whole (an earlier one's variables are
+        gone, not merged)."""
         env = spec.environment
+        env.export_all, env.variables, env.passed = None, {}, []
         parts = [p for p in v.split(",") if p]
         got = split_variables(",".join(p for p in parts if p not in ("ALL", "NONE", "NIL")))
         if got is None:
-            return False
+            return False  # kept as written, alone
         env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
-        env.variables.update(got[0])
-        env.passed += [n for n in got[1] if n not in env.passed]  # NAME: its current value
+        env.variables = dict(got[0])
+        env.passed = list(dict.fromkeys(got[1]))  # NAME: its value at submission
         return True
 
     # ------------------------------------------------------------------ render

@@ -191,3 +191,23 @@ def test_slurm_a_repeated_export_is_the_last_one() -> None:
     odd = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH --export=A=1\n#SBATCH --export=ALL,=x\n./a\n")
     assert odd.environment.variables == {} and [d.value for d in odd.unknown] == ["ALL,=x"]
+
+
+@pytest.mark.parametrize(("lines", "back"), [
+    ("#PBS -l ncpus=96\n#PBS -l mem=380GB", ["#PBS -l ncpus=96", "#PBS -l mem=380gb"]),
+    ("#PBS -l ncpus=16\n#PBS -l ngpus=2", ["#PBS -l ncpus=16", "#PBS -l ngpus=2"]),
+])
+def test_pbs_job_wide_resources_come_back_job_wide(lines: str, back: list[str]) -> None:
+    """`-l ncpus=96 -l mem=380GB` asks for the job's CPUs and memory, shaped by the server
+    (NCI Gadi spreads them over whole 48-core nodes). The script's own PBS got
+    `select=1:ncpus=96:mem=380gb` back: one host of 96 CPUs (none exists there), read back
+    as one node and one task where the script named neither. Now written back job-wide."""
+    text = f"#!/bin/bash\n{lines}\n#PBS -l walltime=1:00:00\n./a\n"
+    own = translate(text, "pbs", "pbs")[0].splitlines()
+    assert all(x in own for x in back) and not any("select=" in x for x in own), own
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert request_totals(get_script_dialect("pbs").parse_script("\n".join(own))) == \
+        request_totals(spec)
+    # from another scheduler, one chunk as before
+    assert "#PBS -l select=1:ncpus=8" in translate(
+        "#!/bin/bash\n#SBATCH -c 8\n./a\n", "pbs", "slurm")[0].splitlines()

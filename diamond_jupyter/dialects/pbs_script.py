@@ -302,6 +302,8 @@ class PbsScript:
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
             attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
             setattr(r, attr, int(val))
+            if key != "procs":  # a job-wide request (`-l ncpus=96`): written back so
+                spec.metadata["pbs_jobwide"] = True
             if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
                 spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
@@ -686,6 +688,14 @@ class PbsScript:
                 out.append(f"mem={fmt_mem(r.memory_mb * (nodes or 1), 'pbs')}")
             if r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            return out
+        if spec.source_dialect == "pbs" and spec.metadata.get("pbs_jobwide") \
+                and nodes is None and tpn is None and not r.tasks:
+            # job-wide resources as written (`-l ncpus=96 -l mem=380GB`): the server (or
+            # a site's hook, as NCI Gadi's spreads ncpus over whole nodes) shapes them
+            out += [f"ncpus={r.cpus_per_task}"] if r.cpus_per_task else []
+            out += [f"ngpus={gpn}"] if gpn else []
+            out += [f"mem={fmt_mem(r.memory_mb, 'pbs')}"] if r.memory_mb else []
             return out
         count, ncpus, procs = nodes, None, None
         if nodes:

@@ -29,11 +29,227 @@ from diamond_jupyter.dialects.translate import (
 )
 from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import (
+    ALL_STRICT,
     check_translation,
+    sweep_tests,
 )
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen7"
 G = 1024  # MB in a GB
+
+# As in test_scripts_unseen6: whole-job totals (every one checked, None when left out),
+# walltime seconds, array, deps, the options kept as unknown directives (in order), JobSpec
+# fields; `needs_gpus`/`needs_mem` per node (needs_of); `per_cpu` the spec's memory per CPU;
+# `node_mem` the spec's memory per node; `notes` words a parse note must hold; `ignored`
+# how many directives the reader noted as ignored.
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    # --gres=gpu:a100:1 is per node; --container (an OCI bundle), --wckey, --acctg-freq
+    # and --profile have no neutral form: kept
+    "slurm/alphafold_container_wckey_profile.sbatch": dict(
+        cpus=8, gpus=1, needs_gpus=1, gpu_type="a100", memory_mb=120 * G, needs_mem=120 * G,
+        walltime=2 * 86400, name="af2_multimer", queue="gpu",
+        unknown=["--container", "--wckey", "--acctg-freq", "--profile"]),
+    # --export=NONE: none of the submitting shell's variables; --mem without a unit is MB
+    "slurm/bridges2_gnu_parallel_export_none.sbatch": dict(
+        nodes=1, tasks=64, cpus=64, memory_mb=128000, needs_mem=128000, walltime=5 * 3600,
+        name="parallel sweep", queue="RM-shared", export_all=False,
+        unknown=["--get-user-env"]),
+    # --mem-per-cpu=2000M x 8 tasks x 4 CPUs; the background steps and `wait` are body
+    "slurm/cc_background_steps_wait.sbatch": dict(
+        nodes=2, tasks=8, cpus=32, memory_mb=32 * 2000, per_cpu=2000, walltime=3 * 3600,
+        name="ensemble", account="def-smith", stdout="%x-%j.out"),
+    # a value after a blank (--time 4:00:00), a bracketed OR of features, --switches kept
+    "slurm/dask_switches_constraint_brackets.sbatch": dict(
+        nodes=4, tasks=4, cpus=512, walltime=4 * 3600, name="dask-cluster",
+        stdout="dask-%j.log", output_mode="append", features=["[rack1|rack2]"],
+        unknown=["--switches"]),
+    # comments after the values; `# SBATCH` (a blank after #) is a comment; the indented
+    # `  #SBATCH --mail-user` is a comment to sbatch too (ignored, noted)
+    "slurm/frontera_comments_spaced_indented.sbatch": dict(
+        nodes=4, tasks=224, cpus=224, walltime=86400, name="namd_apoa1",
+        stdout="namd_apoa1.o%j", stderr="namd_apoa1.e%j", queue="normal",
+        account="TG-MCB123456", mail_user=None, ignored=1, notes=["indented"]),
+    # -S is --core-spec; --threads-per-core and --mem-bind kept
+    "slurm/frontier_closest_core_spec_mem_bind.sbatch": dict(
+        nodes=8, tasks=64, cpus=64, gpus=64, needs_gpus=8, walltime=2700, gpu_bind="closest",
+        name="lammps_kokkos", queue="batch", account="CSC999", stdout="%x-%j.out",
+        unknown=["--threads-per-core", "--core-spec", "--mem-bind"]),
+    # two components of sizes only: 1 x (1 task, 16 CPUs, 64G) + 2 x (4 tasks, 4 GPUs, 200G);
+    # each node must hold the larger (4 GPUs, 200G)
+    "slurm/hetjob_sizes_het_group.sbatch": dict(
+        nodes=3, tasks=9, cpus=24, gpus=8, needs_gpus=4, memory_mb=(64 + 400) * G,
+        needs_mem=200 * G, walltime=5400, name="ps_workers", account="proj01",
+        notes=["heterogeneous job of 2 components"]),
+    # every long option with its value after blanks; --mem 180G per node
+    "slurm/julia_distributed_ntasks_space.sbatch": dict(
+        nodes=3, tasks=144, cpus=144, memory_mb=3 * 180 * G, needs_mem=180 * G,
+        walltime=8 * 3600, name="julia-dist", queue="standard", account="proj_jl",
+        stdout="julia-%j.out", stderr="julia-%j.err"),
+    # --mem=0: all of each node's memory (no count); whole nodes
+    "slurm/lumi_small_g_gpus_exclusive_mem0.sbatch": dict(
+        nodes=2, tasks=16, cpus=112, gpus=16, needs_gpus=8, node_mem=0, walltime=12 * 3600,
+        exclusive=True, name="pytorch-ddp", queue="standard-g", account="project_465000123"),
+    # -t 720 is minutes; 3800 MB per CPU x 2 tasks x 24 CPUs
+    "slurm/matlab_sockets_block_cyclic.sbatch": dict(
+        nodes=1, tasks=2, cpus=48, memory_mb=48 * 3800, per_cpu=3800, walltime=12 * 3600,
+        distribution="block:cyclic", name="matlab_parfor",
+        unknown=["--ntasks-per-socket", "--cores-per-socket"]),
+    # non-ASCII comments before the directives; --parsable (sbatch's output) kept
+    "slurm/nextflow_head_long_queue_nonascii.sbatch": dict(
+        cpus=2, memory_mb=8 * G, needs_mem=8 * G, walltime=3 * 86400, name="nf-rnaseq-head",
+        queue="long", qos="long", stdout="nf-%j.log", deps=[("afterok", ["81234567"])],
+        unknown=["--parsable"]),
+    # --gpus-per-task=1 x 4 tasks a node; -C gpu is a feature
+    "slurm/perlmutter_gpus_per_task_bind.sbatch": dict(
+        nodes=2, tasks=8, cpus=256, gpus=8, needs_gpus=4, walltime=7200, gpu_bind="none",
+        account="m4321_g", qos="regular", features=["gpu"]),
+    # the last --time, --partition, -n and --mail-user win; --mail-type adds up
+    "slurm/repeated_options_last_wins.sbatch": dict(
+        tasks=16, cpus=16, walltime=7200, queue="regular",
+        mail_events=["begin", "end", "fail"], mail_user="second@lab.example"),
+    # -d with two ids; at most one array task at a time
+    "slurm/snakemake_driver_array_deps.sbatch": dict(
+        cpus=1, memory_mb=4 * G, per_cpu=4 * G, walltime=86400, array="1-3%1",
+        deps=[("afterany", ["5521001", "5521002"])], name="smk-driver", queue="main",
+        unknown=["--kill-on-invalid-dep"]),
+    # a line of many options with a quoted comment, a 400-character --export
+    "slurm/very_long_lines_export.sbatch": dict(
+        tasks=1, cpus=4, memory_mb=16 * G, needs_mem=16 * G, walltime=6 * 3600,
+        name="param_study", queue="shared", account="ees230017", stdout="param_study-%j.out",
+        comment="parameter study for the 2024 calibration campaign, forty inputs passed "
+                "through the environment, see README.md", export_all=True,
+        variables={f"PARAM_{i:02d}": str(i * 37 % 101) for i in range(40)}),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    "pbs/derecho_place_group_rack_depend.pbs": dict(
+        nodes=8, tasks=256, cpus=1024, memory_mb=8 * 230 * G, needs_mem=230 * G,
+        walltime=6 * 3600, name="wrf_conus", queue="main", account="UCSU0001",
+        deps=[("afterok", ["1234567.desched1"])],
+        unknown=["-l", "-l select:ompthreads", "-l place:scatter", "-l place:group=rack"]),
+    # job-wide ncpus and mem (NCI Gadi spreads them over whole nodes); -P (project),
+    # jobfs, storage and wd kept
+    "pbs/gadi_ncpus_jobfs_storage_wd.pbs": dict(
+        cpus=96, memory_mb=380 * G, walltime=10 * 3600, name="qe_relax", queue="normal",
+        unknown=["-P", "-l", "-l", "-l"]),
+    # chunks of a site resource only (system=polaris): 4 nodes, their CPUs the server's
+    "pbs/polaris_filesystems_place_scatter.pbs": dict(
+        nodes=4, walltime=1800, name="mpi_gpu_affinity", queue="debug-scaling",
+        account="Catalyst", unknown=["-l select:system", "-l place:scatter", "-l", "-k"]),
+    # two chunk shapes: a head with 64gb and 4 x 32 ranks; an empty #PBS line; -J's %8
+    "pbs/pro_head_workers_array_throttle_blank.pbs": dict(
+        nodes=5, tasks=129, cpus=136, memory_mb=64 * G, needs_mem=64 * G, walltime=4 * 3600,
+        array="1-100%8", name="ensemble_head", queue="workq", stdout="ensemble.out",
+        unknown=["-W"], notes=["(2 chunks) read as a job of 2 shapes"]),
+    "pbs/pro_rscript_v_list_sandbox.pbs": dict(
+        nodes=1, tasks=1, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=1200,
+        name="r_analysis", variables={"INPUT": "cohort2024.csv", "NCORES": "4"},
+        unknown=["-S", "-W", "-k"]),
+    # three chunk shapes summed; walltime in seconds; -m abe
+    "pbs/pro_three_chunks_seconds_block.pbs": dict(
+        nodes=5, tasks=386, cpus=420, gpus=2, needs_gpus=2,
+        memory_mb=(32 + 3 * 480 + 240) * G, needs_mem=480 * G, walltime=7200,
+        name="openfoam_coupled", requeue=False, mail_events=["fail", "begin", "end"],
+        mail_user="cfd.user@univ.example", unknown=["-S", "-W"],
+        notes=["(3 chunks) read as a job of 3 shapes"]),
+    # -t with a throttle; pmem is per process
+    "pbs/torque_array_throttle_seconds_pmem.pbs": dict(
+        nodes=1, tasks=8, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=5400,
+        array="0-19%4", name="bwa_map", queue="batch", stdout="logs/",
+        mail_events=["fail", "end"], mail_user="bio@uni.example"),
+    # three node shapes; mem=96gb is the job's, spread over its 4 nodes
+    "pbs/torque_three_shapes_job_mem.pbs": dict(
+        nodes=4, tasks=50, cpus=50, gpus=1, needs_gpus=1, memory_mb=96 * G, walltime=36000,
+        name="mixed_nodes", queue="batch", working_directory="/scratch/lab/mixed",
+        unknown=["-k"], notes=["(3 chunks) read as a job of 3 shapes"]),
+    # ---------------------------------------------------------------- LSF
+    # affinity[core(2)]: 2 cores a task; rusage[mem] per slot (MB); select and order kept
+    "lsf/affinity_core2_select_order.lsf": dict(
+        nodes=2, tasks=16, cpus=32, memory_mb=16 * 4000, walltime=6 * 3600,
+        name="hybrid_omp", queue="normal", stdout="%j.out", stderr="%j.err",
+        unknown=["-R select", "-R order"]),
+    # -P is the project (account), -Jd the description; -cwd the working directory
+    "lsf/app_project_Jd_cwd_outdir.lsf": dict(
+        tasks=1, cpus=1, walltime=1800, name="gauss_opt", account="chem_proj",
+        comment="B3LYP optimisation, batch 7", working_directory="/scratch/%U/g16/batch7",
+        stdout="%j.log", unknown=["-app", "-outdir"]),
+    # done(ID) is afterok; -ptl (pending time limit) kept; rusage 2GB per slot
+    "lsf/array_ptl_done_dependency.lsf": dict(
+        nodes=1, tasks=2, cpus=2, memory_mb=2 * 2 * G, per_cpu=2 * G, walltime=2700,
+        array="1-50%5", deps=[("afterok", ["12345"])], name="ens", stdout="out.%j.%a",
+        stderr="err.%j.%a", unknown=["-ptl"]),
+    # -gpu num is per host; -M 12GB per process x 4
+    "lsf/gpu_mps_exclusive_M_units.lsf": dict(
+        nodes=1, tasks=4, cpus=4, gpus=4, needs_gpus=4, memory_mb=4 * 12 * G, per_cpu=12 * G,
+        walltime=12 * 3600, exclusive=True, name="md_mps", queue="gpu",
+        unknown=["-gpu mode", "-gpu mps"], notes=["-M 12GB"]),
+    # -nnodes (CSM) whole nodes; -W 120 is minutes; -G (fair-share group) and -alloc_flags
+    "lsf/lassen_nnodes_alloc_flags_jsrun.lsf": dict(
+        nodes=4, walltime=7200, name="sw4_run", queue="pbatch", stdout="sw4.%j.out",
+        unknown=["-G", "-alloc_flags"]),
+    # -q with two queues (the first that takes it); -env none; -B and -N mail
+    "lsf/queue_list_env_none_mail.lsf": dict(
+        nodes=1, tasks=8, cpus=8, walltime=7200, name="matlab_batch", queue="short,normal",
+        export_all=False, mail_events=["begin", "end"], mail_user="matlab.user@uni.example"),
+    # -M without a unit: MB (LSF_UNIT_FOR_LIMITS=MB, noted); -We and -L kept
+    "lsf/span_hosts_M_no_unit_We.lsf": dict(
+        nodes=1, tasks=12, cpus=12, memory_mb=12 * 48000, per_cpu=48000, walltime=6 * 3600,
+        name="blast_db", unknown=["-We", "-L"], notes=["-M 48000"]),
+    # ---------------------------------------------------------------- Flux
+    "flux/afterany_dependency_minutes_urgency.flux": dict(
+        tasks=8, cpus=16, walltime=1800, deps=[("afterany", ["fBsJ3m9cq2V"])],
+        name="collect", stderr="collect.%j.err", unknown=["--urgency"]),
+    # --conf, -o (setopt) and a user attribute kept; --requires is a property
+    "flux/conf_requires_setopt_mpibind.flux": dict(
+        nodes=2, tasks=8, cpus=192, walltime=5400, features=["rack3"],
+        unknown=["--conf", "--setopt", "--setattr"]),
+    # -N 4 alone: a slot per node, whole nodes; -S bank=... is system.bank
+    "flux/elcap_exclusive_flux_run.flux": dict(
+        nodes=4, tasks=4, cpus=4, walltime=7200, exclusive=True, name="hydro_scaling",
+        queue="pbatch", account="guests", stdout="hydro.%j.out"),
+    "flux/submit_cc_job_wait.flux": dict(
+        tasks=10, cpus=40, walltime=3 * 3600, name="sweep-driver", queue="pbatch"),
+    # `# FLUX:`, `#FLUX:`, `# flux:` and `#flux:` all directives
+    "flux/uppercase_sentinel_mixed.flux": dict(
+        nodes=1, tasks=1, cpus=32, walltime=2700, name="ensemble-post",
+        variables={"OMP_NUM_THREADS": "32"}),
+    # ---------------------------------------------------------------- Grid Engine
+    # h_vmem per slot (5G x 8); -binding and tmp_free kept
+    "sge/binding_linear_smp_cwd.sge": dict(
+        nodes=1, cpus=8, memory_mb=8 * 5 * G, per_cpu=5 * G, walltime=6 * 3600,
+        name="star_index", mail_events=["end"], mail_user="genomics@uni.example",
+        unknown=["-binding", "-l tmp_free"]),
+    # -hard/-soft scopes: the soft arch is a preference (kept), the hard ones are read
+    "sge/ckpt_rerun_soft_hard.sge": dict(
+        nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=48 * 3600,
+        name="long_md", requeue=True, mail_events=["begin", "end", "fail"],
+        mail_user="md.user@uni.example",
+        unknown=["-ckpt", "-hard", "-soft", "-soft -l", "-hard"], notes=["preference"]),
+    "sge/masterq_pe_rr_js.sge": dict(
+        tasks=64, cpus=64, memory_mb=64 * 2 * G, per_cpu=2 * G, walltime=12 * 3600,
+        name="mpi_rr", stdout="mpi_rr.%j.out", stderr="mpi_rr.%j.err",
+        unknown=["-masterq", "-js"]),
+    # -l gpu=1 (the job's); -P (project) kept
+    "sge/matlab_V_v_S_gpu.sge": dict(
+        gpus=1, needs_gpus=1, memory_mb=8 * G, per_cpu=8 * G, walltime=7200,
+        name="matlab_gpu", queue="gpu.q", stdout="logs/", export_all=True,
+        variables={"MCR_CACHE_ROOT": "/tmp/mcr_cache", "MATLAB_PREFDIR": "/tmp/prefs"},
+        unknown=["-P"]),
+    # exclusive=true is the host to itself; mem_free (a load value), -R y, -notify kept
+    "sge/mem_free_exclusive_reserve_notify.sge": dict(
+        nodes=1, cpus=16, walltime=86400, exclusive=True, name="abaqus_std",
+        unknown=["-l mem_free", "-R", "-notify"]),
+    # -tc is the array's running limit; -sync and -w e (qsub's own behaviour) kept
+    "sge/sync_verify_array_tc.sge": dict(
+        memory_mb=6 * G, per_cpu=6 * G, walltime=1800, array="1-200%20", name="kmer_count",
+        stdout="logs/%x.%j.%a.out", unknown=["-sync", "-w"]),
+}
+
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
+           "comment", "mail_events", "mail_user", "working_directory", "output_mode")
+
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT)
+
 
 # ---------------------------------------------------------------- chunk lists of several shapes
 

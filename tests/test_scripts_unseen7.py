@@ -427,3 +427,27 @@ def test_pbs_job_wide_resources_come_back_job_wide(lines: str, back: list[str]) 
     # from another scheduler, one chunk as before
     assert "#PBS -l select=1:ncpus=8" in translate(
         "#!/bin/bash\n#SBATCH -c 8\n./a\n", "pbs", "slurm")[0].splitlines()
+
+
+@pytest.mark.parametrize(("dialect", "line", "outcome"), [
+    ("slurm", "#SBATCH -N 2 -n=4", "bad number '=4'"),
+    ("slurm", "#SBATCH -J=run1", "=run1"),
+    ("pbs", "#PBS -N=run", "=run"),
+    ("flux", "#flux: -n=4", 4),
+])
+def test_a_short_option_glued_to_an_equals_sign(dialect: str, line: str,
+                                                outcome: str | int) -> None:
+    """sbatch and qsub read their short options with getopt: `-n=4` gives the option
+    everything after the letter, "=4" (sbatch: "Invalid numeric value"), and `-J=run1`
+    names the job "=run1". The readers dropped the "=" and took 4 tasks and the name run1.
+    flux's argparse does split `-n=4` at the "=": 4 there, as before."""
+    from diamond_jupyter.model import BadInput
+
+    text = f"#!/bin/bash\n{line}\n./a\n"
+    if isinstance(outcome, str) and outcome.startswith("bad"):
+        with pytest.raises(BadInput, match=rf"line 2: {outcome}"):
+            get_script_dialect(dialect).parse_script(text)
+        return
+    spec = get_script_dialect(dialect).parse_script(text)
+    got = spec.name if isinstance(outcome, str) else request_totals(spec)["tasks"]
+    assert got == outcome

@@ -59,7 +59,8 @@ _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
 _ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
 _FLAGS = "fhIVXxzn"
 TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
-                    | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False)
+                    | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False,
+                    getopt_short=True)  # qsub reads its options with getopt
 _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
 _FEATURE = re.compile(r"[A-Za-z][\w.\-]*")  # one node feature name (a list is kept)
 _MAIL = {"a": "fail", "b": "begin", "e": "end"}

@@ -149,8 +149,12 @@ class Opt:
 class OptionTable:
     """getopt-like option lookup: long names (unique prefixes allowed) and short letters."""
 
-    def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True):
+    def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True,
+                 getopt_short: bool = False):
         self.longs, self.shorts, self.prefix = longs, shorts, prefix
+        # getopt (sbatch, qsub) gives a short option everything after its letter: `-n=4`
+        # is the value "=4"; argparse (flux) splits `-n=4` at the "="
+        self.getopt_short = getopt_short
 
     def find_long(self, name: str) -> Opt | None:
         if name in self.longs:
@@ -220,7 +224,9 @@ class OptionTable:
                         ok = o is not None and o.arg == "none"
                         items.append(Item(o.key if ok else "-" + extra, None, lineno, raw, ok))
                 elif rest:
-                    items.append(Item(opt.key, rest.removeprefix("="), lineno, raw))
+                    value = rest if self.getopt_short and word[0] == tok[1] and \
+                        self.shorts.get(word[0]) is opt else rest.removeprefix("=")
+                    items.append(Item(opt.key, value, lineno, raw))
                 elif i < len(tokens) and (opt.arg == "required" or not tokens[i].startswith("-")):
                     items.append(Item(opt.key, tokens[i], lineno, raw))
                     i += 1

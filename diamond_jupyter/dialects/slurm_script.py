@@ -89,7 +89,7 @@ _SHORT_OPTS |= {k: Opt(v, "none") for k, v in dict(
     H="hold", h="help", O="overcommit", Q="quiet", s="oversubscribe", V="version",
     v="verbose", W="wait").items()}
 _SHORT_OPTS["k"] = Opt("no-kill", "optional")
-TABLE = OptionTable(_LONGS, _SHORT_OPTS)
+TABLE = OptionTable(_LONGS, _SHORT_OPTS, getopt_short=True)  # sbatch: getopt_long
 
 # sbatch reads a directive only where a line starts with #SBATCH (src/sbatch/opt.c compares
 # the line's first characters): an indented one is a comment

@@ -451,3 +451,26 @@ def test_a_short_option_glued_to_an_equals_sign(dialect: str, line: str,
     spec = get_script_dialect(dialect).parse_script(text)
     got = spec.name if isinstance(outcome, str) else request_totals(spec)["tasks"]
     assert got == outcome
+
+
+def test_a_hetjob_component_gets_the_partition_again() -> None:
+    """sbatch carries the time, account and QOS over to a later hetjob component but not
+    its partition, constraint or exclusivity (heterogeneous_jobs.html lists the ones it
+    carries): a PBS `-q workq` job of two shapes reached Slurm with --partition in the
+    first component only, the workers going to the default partition. Each component now
+    says them, and such a script is read back as the same job of two shapes; a later
+    component on another partition (or the default one) is still kept as written."""
+    text = ("#!/bin/bash\n#PBS -q workq\n#PBS -l select=1:ncpus=8:mem=64gb+4:ncpus=32:mpiprocs=32\n"
+            "#PBS -l place=scatter:excl\n./a\n")
+    script = translate(text, "slurm", "pbs")[0]
+    later = script.split("#SBATCH hetjob\n")[1]
+    assert later.startswith("#SBATCH --partition=workq\n#SBATCH --exclusive\n#SBATCH --nodes=4")
+    back = get_script_dialect("slurm").parse_script(script)
+    assert back.unknown == [] and request_totals(back) == request_totals(
+        get_script_dialect("pbs").parse_script(text))
+    assert translate(script, "slurm", "slurm")[0] == script
+    for other in ("--partition=gpu", ""):
+        changed = script.replace("hetjob\n#SBATCH --partition=workq\n",
+                                 f"hetjob\n#SBATCH {other}\n" if other else "hetjob\n")
+        kept = get_script_dialect("slurm").parse_script(changed)
+        assert kept.components == [] and kept.unknown[0].option == "hetjob"

@@ -108,9 +108,12 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
-# what a later hetjob component may ask for and still be read (its sizes alone)
+# what a later hetjob component may ask for and still be read: its sizes, and the options
+# sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
+# ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
-                      "mem-per-cpu", "gpus-per-node", "gpus-per-task"}
+                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "partition",
+                      "constraint", "exclusive"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -263,12 +266,13 @@ class SlurmScript:
         return spec
 
     def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
-        """A heterogeneous job's later components: each one's own resources when it asks
-        for nothing else (sbatch resets the sizes in each component; the job-wide options
-        come from the first), the whole job then a job of several shapes. A component with
-        other options (its own partition, constraint, ...): every later one kept as
-        written, only the first read."""
+        """A heterogeneous job's later components: each one's own sizes (sbatch resets them
+        in each component) when it asks for nothing else but the first's partition,
+        constraint and exclusivity (which sbatch does not carry over), the whole job then
+        a job of several shapes. A component otherwise (its own partition, a default one,
+        other options): every later one kept as written, only the first read."""
         comps = []
+        c = spec.constraints
         for part in parts:
             one = JobSpec()
             items = part[1:]
@@ -276,8 +280,12 @@ class SlurmScript:
                 break
             try:
                 for i in items:
-                    self._map(one, i, _Later())
+                    if not self._map(one, i, _Later()):
+                        raise BadInput("kept")
             except BadInput:
+                break
+            if (one.queue, one.constraints.features, one.constraints.exclusive) != \
+                    (spec.queue, c.features, c.exclusive):
                 break
             comps.append(one.resources)
         else:
@@ -758,6 +766,12 @@ class SlurmScript:
                             "(#SBATCH --ignore-pbs)")
         for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
             lines.append("#SBATCH hetjob")
+            if spec.queue:  # not carried over from the first component: said again
+                add("partition", spec.queue)
+            if c.features:
+                add("constraint", join_features(c.features))
+            if c.exclusive:
+                add("exclusive")
             for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),
                              ("ntasks-per-node", comp.tasks_per_node),
                              ("cpus-per-task", comp.cpus_per_task)):

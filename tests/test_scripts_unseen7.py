@@ -474,3 +474,20 @@ def test_a_hetjob_component_gets_the_partition_again() -> None:
                                  f"hetjob\n#SBATCH {other}\n" if other else "hetjob\n")
         kept = get_script_dialect("slurm").parse_script(changed)
         assert kept.components == [] and kept.unknown[0].option == "hetjob"
+
+
+def test_a_job_of_several_shapes_over_slurmrestd_is_one_shape_said() -> None:
+    """The REST door's job object is one shape: a PBS job of two shapes asked slurmrestd
+    for its largest chunk on all five nodes (five nodes of 32 tasks with 64 GB each).
+    Now the nodes and tasks as they are, the rest spread evenly, said."""
+    from diamond_jupyter.dialects import slurm_rest
+
+    spec = get_script_dialect("pbs").parse_script(
+        "#!/bin/bash\n#PBS -l select=1:ncpus=8:mem=64gb+4:ncpus=32:mpiprocs=32\n./a\n")
+    spec.working_directory = "/home/u/run"
+    job, warnings = slurm_rest.job_description(spec)
+    assert (job["nodes"], job["tasks"], job["cpus_per_task"]) == (5, 129, 1)
+    assert "tasks_per_node" not in job and "memory_per_node" not in job
+    assert job["memory_per_cpu"] * 129 <= 64 * G
+    assert any(w.startswith("approximated: a job of 2 shapes") and "slurmrestd" in w
+               for w in warnings), warnings

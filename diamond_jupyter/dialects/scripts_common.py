@@ -960,7 +960,7 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
     shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
     on = f"{nodes} nodes and {tasks} tasks" if nodes else f"{tasks} tasks"
     warnings.append(f"approximated: a job of {len(comps)} shapes ({shapes}) as one shape of "
-                    f"{on} (the {target} script asks for one shape"
+                    f"{on} ({target} is asked for one shape here"
                     + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")
                     + ")")
     return out

@@ -491,3 +491,20 @@ def test_a_job_of_several_shapes_over_slurmrestd_is_one_shape_said() -> None:
     assert job["memory_per_cpu"] * 129 <= 64 * G
     assert any(w.startswith("approximated: a job of 2 shapes") and "slurmrestd" in w
                for w in warnings), warnings
+
+
+@pytest.mark.parametrize(("lines", "events"), [
+    ("#$ -m bea\n#$ -m n", []),
+    ("#$ -m n\n#$ -m e", ["end"]),
+    ("#$ -m b\n#$ -m e", ["begin", "end"]),
+    ("#$ -m bn", []),
+])
+def test_sge_mail_none_clears_the_mail_options(lines: str, events: list[str]) -> None:
+    """Grid Engine's qsub ORs each `-m` into the job's mail options, but a value holding
+    `n` sets them to none (cull_parse_job_parameter). `-m bea` then `-m n` was read as
+    mail at begin, end and abort, and every translation asked for it."""
+    text = f"#!/bin/bash\n{lines}\n#$ -M u@uni.example\n./a\n"
+    spec = get_script_dialect("sge").parse_script(text)
+    assert spec.mail_events == events
+    slurm = translate(text, "slurm", "sge")[0]
+    assert ("--mail-type" in slurm) is bool(events)

@@ -219,8 +219,12 @@ class SgeScript:
         elif o == "-m":
             if not set(v) <= set("beasn"):
                 raise bad(item, "bad -m value", "letters from b, e, a, s, or n")
+            if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
+                spec.mail_events = []
+                return True
             if "s" in v:
                 note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
+            # qsub adds each -m to the earlier ones
             spec.mail_events += [_MAIL[c] for c in v
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
         elif o == "-h":

@@ -508,3 +508,23 @@ def test_sge_mail_none_clears_the_mail_options(lines: str, events: list[str]) ->
     assert spec.mail_events == events
     slurm = translate(text, "slurm", "sge")[0]
     assert ("--mail-type" in slurm) is bool(events)
+
+
+@pytest.mark.parametrize(("line", "q", "total"), [
+    ("#SBATCH --nodes=2 --mem-per-cpu=2000", "memory_mb", 4000),
+    ("#SBATCH --nodes=4 --gpus-per-task=1 --mem=16G", "gpus", 4),
+    ("#PBS -l nodes=2\n#PBS -l pmem=15000m", "memory_mb", 30000),
+])
+def test_nodes_without_tasks_count_a_task_each(line: str, q: str, total: int) -> None:
+    """With nodes and no task count a job runs one task per node (sbatch's default; a Torque
+    node's one processor): `--nodes=2 --mem-per-cpu=2000` is 4000 MB, `--nodes=4
+    --gpus-per-task=1` four GPUs. The totals counted one task (2000 MB, one GPU), so the
+    PBS and LSF translations, which ask for every node's, were refused as asking for
+    more."""
+    dialect = "slurm" if line.startswith("#SBATCH") else "pbs"
+    text = f"#!/bin/bash\n{line}\n./a\n"
+    assert request_totals(get_script_dialect(dialect).parse_script(text))[q] == total
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, dialect, target)
+    assert "refused" not in " ".join(translate(text, "pbs" if dialect == "slurm" else "lsf",
+                                               dialect)[1])

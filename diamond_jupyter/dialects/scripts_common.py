@@ -844,17 +844,18 @@ def resource_totals(r: Resources) -> dict[str, int | None]:
         nodes = -(-r.tasks // r.tasks_per_node)
     tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
     # no task count: one task per node (sbatch's default with --nodes, flux's slot per node)
-    cpus = (tasks or nodes or 1) * r.cpus_per_task if r.cpus_per_task else tasks
+    implied = tasks or nodes or 1
+    cpus = implied * r.cpus_per_task if r.cpus_per_task else tasks
     gpus = None
     if r.gpus_per_node is not None:
         gpus = r.gpus_per_node * (nodes or 1)
     elif r.gpus_per_task is not None:
-        gpus = r.gpus_per_task * (tasks or 1)
+        gpus = r.gpus_per_task * implied  # each of those tasks has its GPUs
     mem = None
     if r.memory_mb:
         mem = r.memory_mb * (nodes or 1)
     elif r.memory_per_cpu_mb:
-        mem = r.memory_per_cpu_mb * (cpus or 1)
+        mem = r.memory_per_cpu_mb * (cpus or implied)  # each of those tasks' CPUs
     return {"nodes": nodes, "tasks": tasks, "cpus": cpus, "gpus": gpus, "memory_mb": mem}
 
 

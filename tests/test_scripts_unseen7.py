@@ -528,3 +528,16 @@ def test_nodes_without_tasks_count_a_task_each(line: str, q: str, total: int) ->
         check_translation(text, dialect, target)
     assert "refused" not in " ".join(translate(text, "pbs" if dialect == "slurm" else "lsf",
                                                dialect)[1])
+
+
+def test_an_empty_hetjob_component_is_a_chunk_of_its_own() -> None:
+    """A hetjob component with no sizes gets sbatch's defaults (one node, one task on one
+    CPU): PBS got no chunk for it at all, one task short and not a word."""
+    text = ("#!/bin/bash\n#SBATCH -N 2 -n 2 -c 4\n#SBATCH hetjob\n#SBATCH hetjob\n"
+            "#SBATCH -n 3\n./a\n")
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert len(spec.components) == 3 and request_totals(spec)["tasks"] == 6
+    script = translate(text, "pbs", "slurm")[0]
+    assert "#PBS -l select=2:ncpus=4:mpiprocs=1+1:ncpus=1+3:ncpus=1:mpiprocs=1" \
+        in script.splitlines()
+    assert request_totals(get_script_dialect("pbs").parse_script(script))["tasks"] == 6

@@ -752,8 +752,9 @@ class PbsScript:
             said: list[str] = []
             got = cls._chunk(one, torque, extra, said)
             warnings += [w for w in said if w not in warnings]
-            chunks += [x.partition("=")[2] for x in got
-                       if x.startswith(("select=", "nodes="))]
+            mine = [x.partition("=")[2] for x in got if x.startswith(("select=", "nodes="))]
+            # a component that asks for nothing: the scheduler's one task on one CPU
+            chunks += mine or ["1:ppn=1" if torque else "1:ncpus=1"]
         out = [("nodes=" if torque else "select=") + "+".join(chunks)]
         mem = summed_totals(comps)["memory_mb"]
         if torque and mem:

@@ -219,7 +219,8 @@ def test_flux_fsd(text: str, secs: int) -> None:
 
 
 def test_flux_parse_forms() -> None:
-    text = ("#!/bin/bash\nset -o nounset\n# flux: -N2\n#flux: -n 8 -c 4\n#FLUX: --time=3h\n"
+    # one sentinel throughout (flux batch refuses a mix: the seventh sweep)
+    text = ("#!/bin/bash\nset -o nounset\n#flux: -N2\n#flux: -n 8 -c 4\n#flux: --time=3h\n"
             "#flux: --exclusive\n#flux: --job-name=x\n#flux: --output=o.{{id}}.log\nflux run a\n")
     spec = flux_script.parse_script(text)
     r = spec.resources

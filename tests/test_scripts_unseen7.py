@@ -208,8 +208,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="pbatch", account="guests", stdout="hydro.%j.out"),
     "flux/submit_cc_job_wait.flux": dict(
         tasks=10, cpus=40, walltime=3 * 3600, name="sweep-driver", queue="pbatch"),
-    # `# FLUX:`, `#FLUX:`, `# flux:` and `#flux:` all directives
-    "flux/uppercase_sentinel_mixed.flux": dict(
+    # `# FLUX:` on every directive (one sentinel, as flux batch requires), a comment between
+    "flux/uppercase_sentinel_spaced.flux": dict(
         nodes=1, tasks=1, cpus=32, walltime=2700, name="ensemble-post",
         variables={"OMP_NUM_THREADS": "32"}),
     # ---------------------------------------------------------------- Grid Engine
@@ -541,3 +541,37 @@ def test_an_empty_hetjob_component_is_a_chunk_of_its_own() -> None:
     assert "#PBS -l select=2:ncpus=4:mpiprocs=1+1:ncpus=1+3:ncpus=1:mpiprocs=1" \
         in script.splitlines()
     assert request_totals(get_script_dialect("pbs").parse_script(script))["tasks"] == 6
+
+
+@pytest.mark.parametrize(("lines", "second"), [
+    ("#flux: -N 1\n# flux: -n 4", "# flux:"),
+    ("#FLUX: -N 1\n#flux: -n 4", "#flux:"),
+    ("# FLUX: -N 1\n#FLUX: -n 4", "#FLUX:"),
+])
+def test_flux_directives_of_different_sentinels_are_refused(lines: str, second: str) -> None:
+    """flux batch requires every directive to use the same sentinel (flux-batch(1): "All
+    directives in a file must use the same sentinel pattern, otherwise an error will be
+    raised"). The reader took `#flux:` and `# flux:` lines together; now bad input at the
+    line, with the sentinel to write."""
+    from diamond_jupyter.model import BadInput
+
+    text = f"#!/bin/bash\n{lines}\nflux run ./a\n"
+    with pytest.raises(BadInput, match=rf"line 3: sentinel `{second}` differs from line 2's"):
+        get_script_dialect("flux").parse_script(text)
+    same = "\n".join(x.split(" -", 1)[0].replace(x.split(" -", 1)[0], lines.split(" -")[0])
+                     + " -" + x.split(" -", 1)[1] for x in lines.splitlines())
+    assert request_totals(get_script_dialect("flux").parse_script(
+        f"#!/bin/bash\n{same}\nflux run ./a\n"))["tasks"] == 4
+
+
+def test_a_kept_flux_line_takes_the_rendered_sentinel() -> None:
+    """A `# flux:` script's kept line (`# flux: --setattr=user.tag=blue`) was written back
+    as it was among the renderer's `#flux:` lines: a script flux batch refuses (two
+    sentinels). Now the kept line takes the rendered sentinel."""
+    text = ("#!/bin/bash\n# flux: --nslots=2 --cores-per-slot=8\n"
+            "# flux: --setattr=user.tag=blue\n# flux: --time-limit=90m\nflux run ./a\n")
+    own = translate(text, "flux", "flux")[0]
+    assert "#flux: --setattr=user.tag=blue" in own.splitlines()
+    assert not any(x.startswith("# flux:") for x in own.splitlines())
+    back = get_script_dialect("flux").parse_script(own)
+    assert [(d.option, d.value) for d in back.unknown] == [("--setattr", "user.tag=blue")]

@@ -100,6 +100,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
         cpus=2, memory_mb=8 * G, needs_mem=8 * G, walltime=3 * 86400, name="nf-rnaseq-head",
         queue="long", qos="long", stdout="nf-%j.log", deps=[("afterok", ["81234567"])],
         unknown=["--parsable"]),
+    # sbatch ends a line at an unquoted `#`, inside a word too: the options after one are
+    # comments (`-N 4`, `--cpus-per-task=2`); 1900M per CPU x 96 tasks
+    "slurm/options_after_hash_comment.sbatch": dict(
+        nodes=2, tasks=96, cpus=96, memory_mb=96 * 1900, per_cpu=1900, walltime=12 * 3600,
+        name="qe-phonons", queue="compute", account="chem_qe"),
     # --gpus-per-task=1 x 4 tasks a node; -C gpu is a feature
     "slurm/perlmutter_gpus_per_task_bind.sbatch": dict(
         nodes=2, tasks=8, cpus=256, gpus=8, needs_gpus=4, walltime=7200, gpu_bind="none",

@@ -177,6 +177,10 @@ class JobSpec(_Model):
     shell: str = "/bin/bash"
     working_directory: str | None = None
     resources: Resources = Field(default_factory=Resources)
+    # a job of several shapes (PBS chunks that differ, Slurm hetjob components): each
+    # component's own nodes, tasks, CPUs, GPUs and memory, in order; `resources` then holds
+    # one shape none outgrows (what every node must offer) and the job's other settings
+    components: list[Resources] = Field(default_factory=list)
     constraints: Constraints = Field(default_factory=Constraints)
     environment: Environment = Field(default_factory=Environment)
     queue: str | None = None  # partition / queue

@@ -151,10 +151,12 @@ def _totals(spec) -> dict[str, int | None]:
                         else None)
     tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
     cpus = (tasks or 1) * r.cpus_per_task if r.cpus_per_task else tasks
+    # nodes without a task count hold one task each (sbatch's default, a Torque node's ppn)
+    implied = tasks or nodes or 1
     gpus = (r.gpus_per_node * (nodes or 1) if r.gpus_per_node is not None else
-            r.gpus_per_task * (tasks or 1) if r.gpus_per_task is not None else None)
+            r.gpus_per_task * implied if r.gpus_per_task is not None else None)
     mem = (r.memory_mb * (nodes or 1) if r.memory_mb else
-           r.memory_per_cpu_mb * (cpus or 1) if r.memory_per_cpu_mb else None)
+           r.memory_per_cpu_mb * (cpus or implied) if r.memory_per_cpu_mb else None)
     return {"node": nodes, "task": tasks, "cpu": cpus, "gpu": gpus, "mem": mem}
 
 

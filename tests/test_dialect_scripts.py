@@ -8,7 +8,12 @@ from diamond_jupyter.dialects.flux_script import flux_script, parse_fsd
 from diamond_jupyter.dialects.lsf_script import lsf_script
 from diamond_jupyter.dialects.pbs_script import pbs_script
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time, slurm_script
-from diamond_jupyter.dialects.translate import detect_dialect, get_script_dialect, translate
+from diamond_jupyter.dialects.translate import (
+    detect_dialect,
+    get_script_dialect,
+    request_totals,
+    translate,
+)
 from diamond_jupyter.model import BadInput, Directive, JobSpec
 
 SLURM = """#!/bin/bash
@@ -139,19 +144,25 @@ def test_pbs_torque_nodes_and_warnings() -> None:
     assert any("node feature xk" in w for w in pro.warnings)
 
 
-def test_pbs_multi_chunk_select_is_a_superset_elsewhere_and_kept_in_pbs() -> None:
-    """A head chunk and worker chunks: other schedulers get as many nodes as all the chunks,
-    each as large as the largest chunk (never less than any chunk asked), with a warning;
-    PBS gets the chunks as written until the request is changed."""
+def test_pbs_multi_chunk_select_is_a_job_of_two_shapes_and_kept_in_pbs() -> None:
+    """A head chunk and worker chunks: a job of two shapes (its totals summed over the
+    chunks), a Slurm heterogeneous job; the resources stay a shape no chunk outgrows (what
+    placement asks of each node); PBS gets the chunks as written until the request is
+    changed."""
     text = ("#!/bin/bash\n#PBS -l select=1:ncpus=16:mem=100gb+4:ncpus=8:mpiprocs=8:ngpus=1\n"
             "#PBS -l walltime=1:00:00\n./a.out\n")
     spec = pbs_script.parse_script(text)
     r = spec.resources
     assert (r.nodes, r.tasks_per_node, r.gpus_per_node, r.memory_mb) == (5, 8, 1, 102400)
     assert r.tasks_per_node * r.cpus_per_task >= 16  # the head chunk's 16 CPUs fit a node
+    assert request_totals(spec) == {"nodes": 5, "tasks": 33, "cpus": 48, "gpus": 4,
+                                    "memory_mb": 102400}
     script, warnings, _ = translate(text, "slurm")
-    assert "--nodes=5" in script and "--ntasks-per-node=8" in script
-    assert any("2 chunks" in w and "more than the smaller chunks" in w for w in warnings)
+    assert script.split("#SBATCH hetjob\n")[1].startswith(
+        "#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --cpus-per-task=1\n"
+        "#SBATCH --gpus-per-node=1\n")
+    assert "#SBATCH --cpus-per-task=16\n#SBATCH --mem=100G" in script
+    assert any("(2 chunks) read as a job of 2 shapes" in w for w in warnings)
     kept = pbs_script.render_script(spec).script
     assert "#PBS -l select=1:ncpus=16:mem=100gb+4:ncpus=8:mpiprocs=8:ngpus=1" in kept
     spec.resources.nodes = 2  # changed: rendered from the resources, not the old chunks
@@ -167,8 +178,10 @@ def test_torque_node_list_with_host_names() -> None:
     assert (spec.resources.nodes, spec.resources.tasks_per_node) == (3, 8)
     assert spec.metadata["pbs_flavor"] == "torque"
     assert "#PBS -l nodes=2:ppn=4+node07:ppn=8:gpus=1" in pbs_script.render_script(spec).script
-    script, warnings, _ = translate(text, "slurm")
-    assert "--nodes=3" in script and "--gpus-per-node=1" in script
+    script, warnings, _ = translate(text, "slurm")  # two shapes: a heterogeneous job
+    assert "--nodes=2" in script and "#SBATCH hetjob" in script
+    assert script.split("#SBATCH hetjob\n")[1].startswith(
+        "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=1\n")
     assert any("named here: node07" in w for w in warnings)
     one = "#!/bin/bash\n#PBS -l nodes=node01:ppn=4\n"
     assert "#PBS -l nodes=node01:ppn=4" in translate(one, "pbs")[0]
@@ -206,7 +219,8 @@ def test_flux_fsd(text: str, secs: int) -> None:
 
 
 def test_flux_parse_forms() -> None:
-    text = ("#!/bin/bash\nset -o nounset\n# flux: -N2\n#flux: -n 8 -c 4\n#FLUX: --time=3h\n"
+    # one sentinel throughout (flux batch refuses a mix: the seventh sweep)
+    text = ("#!/bin/bash\nset -o nounset\n#flux: -N2\n#flux: -n 8 -c 4\n#flux: --time=3h\n"
             "#flux: --exclusive\n#flux: --job-name=x\n#flux: --output=o.{{id}}.log\nflux run a\n")
     spec = flux_script.parse_script(text)
     r = spec.resources

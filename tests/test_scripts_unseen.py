@@ -90,8 +90,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/node_range.sbatch": dict(nodes=2, tasks=16, walltime=45 * 60, unknown=["--nodes"]),
     # ---------------------------------------------------------------- PBS Pro / Torque
     # chunks as one superset shape (documented in pbs_script._chunks)
+    # two chunk shapes, summed (a job of several shapes since the seventh sweep)
     "pbs/pro_multichunk.pbs": dict(
-        nodes=3, tasks=108, cpus=108, gpus=12, memory_mb=3 * 180 * G, walltime=48 * 3600,
+        nodes=3, tasks=73, cpus=76, gpus=8, memory_mb=2 * 180 * G, walltime=48 * 3600,
         exclusive=True, queue="workq", account="ABC123", name="coupled_run",
         unknown=["-l place:scatter"]),
     "pbs/torque_nodes_gpus.pbs": dict(

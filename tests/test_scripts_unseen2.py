@@ -80,7 +80,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/hash_in_value.sbatch": dict(tasks=2, walltime=1800, comment="run"),
     # ---------------------------------------------------------------- PBS Pro / Torque
     "pbs/pro_select_ompthreads_chunks.pbs": dict(
-        nodes=3, tasks=96, cpus=192, walltime=100 * 3600, exclusive=True, name="coupled",
+        nodes=3, tasks=65, cpus=132, walltime=100 * 3600, exclusive=True, name="coupled",
         queue="workq", account="ATM001",
         unknown=["-l select:ompthreads", "-l place:scatter"]),
     "pbs/torque_mem_upper_gb.pbs": dict(nodes=1, tasks=8, cpus=8, memory_mb=4 * G,

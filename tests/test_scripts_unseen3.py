@@ -99,7 +99,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="cpu", unknown=["-l", "-k"]),
     # D:HH:MM:SS; two chunks (2 x 16 tasks with a GPU + 1 x 4) as the largest one's size
     "pbs/torque_days_chunks_gpus.pbs": dict(
-        nodes=3, tasks=48, gpus=3, needs_gpus=1, walltime=2 * 86400, queue="batch",
+        nodes=3, tasks=36, gpus=2, needs_gpus=1, walltime=2 * 86400, queue="batch",
         mail_events=["fail", "begin", "end"], mail_user="someone@example.edu"),
     # PBS reads MM:SS (two fields) as minutes and seconds
     "pbs/pro_walltime_mmss.pbs": dict(nodes=1, tasks=1, cpus=1, walltime=1800, name="quick"),

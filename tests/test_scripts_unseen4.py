@@ -113,9 +113,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         walltime=86400, exclusive=True, name="gromacs_gpu", queue="gpu",
         deps=[("afterany", ["81234.pbs-srv01"])], mail_events=["fail", "end"],
         unknown=["-l select:ompthreads", "-l select:gpu_model", "-l place:scatter"]),
-    # chunks as one superset shape (the GPU chunk's GPU on each of the 3 nodes), a note
+    # two chunk shapes, summed (a job of several shapes since the seventh sweep), a note
     "pbs/pro_multichunk_gpu_head.pbs": dict(
-        nodes=3, tasks=192, gpus=3, needs_gpus=1, walltime=6 * 3600, name="viz_plus_sim",
+        nodes=3, tasks=129, gpus=1, needs_gpus=1, walltime=6 * 3600, name="viz_plus_sim",
         unknown=["-P", "-k"], notes=["2 chunks"]),
     # 16 + 16 + 4 processes: 36 tasks, at most 16 a node (exact since the sixth sweep)
     "pbs/torque_nodes_chunks_array_pct.pbs": dict(

@@ -117,9 +117,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=1, cpus=48, memory_mb=180 * G, needs_mem=180 * G, walltime=72 * 3600,
         name="g16_freq", mail_events=["fail", "begin", "end"],
         mail_user="chem.user@inst.example", requeue=False, unknown=["-W"]),
-    # two chunk shapes as one superset shape (pbs_script._chunks), noted
+    # two chunk shapes, summed (a job of several shapes since the seventh sweep), noted
     "pbs/pro_multichunk_ompthreads_head.pbs": dict(
-        nodes=3, tasks=48, cpus=192, walltime=6 * 3600, name="wrf_hybrid", queue="main",
+        nodes=3, tasks=33, cpus=136, walltime=6 * 3600, name="wrf_hybrid", queue="main",
         account="UCLM0042", unknown=["-l select:ompthreads"], notes=["(2 chunks)"]),
     "pbs/pro_place_scatter_excl_mem.pbs": dict(
         nodes=4, tasks=512, cpus=512, memory_mb=4 * 240 * G, needs_mem=240 * G,
@@ -379,10 +379,10 @@ def test_tasks_that_leave_a_node_part_filled_reach_pbs(lines: str, select: str,
     assert request_totals(torque) == request_totals(spec) | {"memory_mb": None}  # no mem
     for target in SCRIPT_DIALECTS:
         check_translation(text, "slurm", target)
-    # chunks that differ otherwise stay one superset shape, said so
+    # chunks that differ otherwise are a job of several shapes (seventh sweep), said so
     odd = get_script_dialect("pbs").parse_script(
         "#!/bin/bash\n#PBS -l select=1:ncpus=4:mpiprocs=4:mem=8gb+1:ncpus=2:mpiprocs=2\n./a\n")
-    assert request_totals(odd)["tasks"] == 8
+    assert request_totals(odd)["tasks"] == 6
     assert any("(2 chunks)" in n for n in odd.metadata["parse_notes"])
 
 

@@ -26,6 +26,7 @@ from .scripts_common import (
     neutral_preamble,
     note,
     one_queue,
+    one_shape,
     output_mode_of,
     own_unknown_lines,
     passed_names,
@@ -51,6 +52,7 @@ TABLE = OptionTable(
      "S": Opt("setattr"), "B": Opt("broker-opts"), "v": Opt("verbose", "none")},
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
+_SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
 _FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DEPS = {"after", "afterany", "afterok", "afternotok"}
@@ -103,10 +105,28 @@ class FluxScript:
     name = "flux"
     sentinel = "#flux:"
 
+    @staticmethod
+    def _one_sentinel(directives: list[tuple[int, str, str]]) -> None:
+        """flux batch: every directive uses the same sentinel (the prefix and tag up to
+        `flux:`, `#flux:` or `# FLUX:`), else it raises an error (flux-batch(1), RFC 36)."""
+        first: tuple[int, str] | None = None
+        for lineno, raw, _ in directives:
+            m = _SENTINEL_TAG.match(raw)
+            if m is None:
+                continue
+            if first is None:
+                first = (lineno, m.group(0))
+            elif m.group(0) != first[1]:
+                raise BadInput(f"line {lineno}: sentinel `{m.group(0).strip()}` differs from "
+                               f"line {first[0]}'s `{first[1].strip()}`: flux batch refuses "
+                               "directives with different sentinels; write every one as "
+                               f"`{first[1].strip()}`")
+
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)
+        self._one_sentinel(header.directives)
         modes: dict[str, str] = {}  # per-slot / per-resource -> the first option of it
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):
@@ -286,6 +306,7 @@ class FluxScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
+        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#flux: --{opt}" + ("" if val is None else f"={quote(str(val))}"))
@@ -382,7 +403,10 @@ class FluxScript:
                 add("env", name)
         for k, v in spec.environment.variables.items():
             add("env", f"{k}={v}")
-        lines += own_unknown_lines(spec, self.name, self.sentinel, _count)
+        # a kept line as written, but under this script's one sentinel (flux batch refuses
+        # a `# flux:` line among `#flux:` ones)
+        lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
+                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
         warnings += foreign_warnings(spec, self.name)
         return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
 

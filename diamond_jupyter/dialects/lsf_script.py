@@ -25,6 +25,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     note,
+    one_shape,
     output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
@@ -400,6 +401,7 @@ class LsfScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
+        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
             text = "" if val is None else str(val)

@@ -19,13 +19,16 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    component_sizes,
     dependencies_for,
+    describe_totals,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
     guarded,
     is_placeholder,
     listed_variables,
+    live_components,
     mail_warning,
     map_out_pattern,
     neutral_preamble,
@@ -39,8 +42,10 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
+    set_components,
     set_output_path,
     sh_quote,
+    summed_totals,
     take_variables,
     tokenize,
     unknown,
@@ -54,7 +59,8 @@ _HOST_PREFIX = re.compile(r"^[\w.\-]+:(?=/)")  # -o/-e [HOST:]PATH
 _ARGS = "aAbcCdDeIjJkKlmMNoPpqrSTtuvWwxz"
 _FLAGS = "fhIVXxzn"
 TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
-                    | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False)
+                    | {c: Opt("-" + c, "none") for c in _FLAGS}, prefix=False,
+                    getopt_short=True)  # qsub reads its options with getopt
 _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
 _FEATURE = re.compile(r"[A-Za-z][\w.\-]*")  # one node feature name (a list is kept)
 _MAIL = {"a": "fail", "b": "begin", "e": "end"}
@@ -135,6 +141,10 @@ class PbsScript:
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
             r.memory_mb = -(-total_mem[-1] // n)
+            if spec.components:  # on every component's nodes alike
+                for c in spec.components:
+                    c.memory_mb, c.memory_per_cpu_mb = r.memory_mb, None
+                set_components(spec, spec.components)
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         return spec
@@ -204,6 +214,7 @@ class PbsScript:
         r = spec.resources
         r.nodes = r.tasks_per_node = r.cpus_per_task = r.gpus_per_node = r.memory_mb = None
         r.tasks = None  # a part-filled chunk list's task count (_part_filled)
+        spec.components = []
         if key == "nodes":
             spec.constraints.features = []
         spec.unknown = [d for d in spec.unknown if not d.option.startswith(f"-l {key}:")]
@@ -233,6 +244,7 @@ class PbsScript:
             gpus += n * (o.gpus_per_node or 0)
             mem += n * (o.memory_mb or 0)
         r.nodes, r.tasks_per_node, r.tasks = 1, tasks, None
+        spec.components = []  # one host holds them all: one shape
         r.cpus_per_task = -(-cpus // tasks)
         r.gpus_per_node, r.memory_mb = gpus or None, mem or None
         spec.metadata["pbs_select_chunks"] = {"raw": raw, "as": self._shape(r)}
@@ -291,6 +303,8 @@ class PbsScript:
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
             attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
             setattr(r, attr, int(val))
+            if key != "procs":  # a job-wide request (`-l ncpus=96`): written back so
+                spec.metadata["pbs_jobwide"] = True
             if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
                 spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
@@ -400,28 +414,27 @@ class PbsScript:
                                           if f not in spec.constraints.features]
             spec.unknown += one.unknown
         r = spec.resources
-
-        def largest(values: list[int | None]) -> int | None:
-            return max((v for v in values if v is not None), default=None)
-        per_node = largest([(o.resources.tasks_per_node or 1) * (o.resources.cpus_per_task or 1)
-                            if o.resources.tasks_per_node or o.resources.cpus_per_task
-                            else None for o in shapes])
-        r.nodes = sum(o.resources.nodes or 1 for o in shapes)
-        r.tasks_per_node = largest([o.resources.tasks_per_node for o in shapes])
-        if per_node is not None:  # enough CPUs on each node for the largest chunk's
-            r.cpus_per_task = -(-per_node // (r.tasks_per_node or 1))
-        r.gpus_per_node = largest([o.resources.gpus_per_node for o in shapes])
-        r.memory_mb = largest([o.resources.memory_mb for o in shapes])
+        comps = [o.resources for o in shapes]
+        if all(c.model_copy(update={"nodes": None}) == comps[0].model_copy(update={"nodes": None})
+               for c in comps):  # one shape (hosts named one by one): its nodes summed
+            for k in ("tasks_per_node", "cpus_per_task", "gpus_per_node", "memory_mb"):
+                setattr(r, k, getattr(comps[0], k))
+            r.nodes = sum(c.nodes or 1 for c in comps)
+        else:  # shapes that differ: each a component, the resources one none outgrows
+            set_components(spec, comps)
         spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r)}
         hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
         if len(shapes) > 1 and not hosts and self._part_filled(shapes, r):
-            return True  # exact: N tasks, at most M a node (sbatch -n N --ntasks-per-node=M)
-        if len(shapes) > 1:
-            note(spec, f"approximated: line {item.lineno}: {key}={val} ({len(shapes)} chunks) "
-                       f"as {r.nodes} nodes of the largest chunk's size; other schedulers get "
-                       "more than the smaller chunks asked"
-                 + (f", and pick the nodes themselves (named here: {', '.join(hosts)})"
-                    if hosts else ""))
+            spec.components = []  # exact: N tasks, at most M a node (-n N --ntasks-per-node=M)
+            return True
+        if spec.components:
+            note(spec, f"line {item.lineno}: {key}={val} ({len(shapes)} chunks) read as a job "
+                       f"of {len(shapes)} shapes: {describe_totals(summed_totals(comps))} in all"
+                 + (f"; other schedulers pick the nodes themselves (named here: "
+                    f"{', '.join(hosts)})" if hosts else ""))
+        elif hosts and len(shapes) > 1:
+            note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
+                       f"the nodes themselves (named here: {', '.join(hosts)})")
         elif hosts:
             note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
                        f"the node themselves (named here: {hosts[0]})")
@@ -648,6 +661,9 @@ class PbsScript:
             if torque and r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
             return out
+        if comps := live_components(spec):  # a job of several shapes: a chunk for each
+            return cls._component_chunks(spec, comps, torque, extra, warnings)
+
         def gpus_for(tasks_here: int | None) -> int | None:  # a chunk's GPUs
             if r.gpus_per_node is None and r.gpus_per_task and tasks_here:
                 return r.gpus_per_task * tasks_here
@@ -673,6 +689,14 @@ class PbsScript:
                 out.append(f"mem={fmt_mem(r.memory_mb * (nodes or 1), 'pbs')}")
             if r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            return out
+        if spec.source_dialect == "pbs" and spec.metadata.get("pbs_jobwide") \
+                and nodes is None and tpn is None and not r.tasks:
+            # job-wide resources as written (`-l ncpus=96 -l mem=380GB`): the server (or
+            # a site's hook, as NCI Gadi's spreads ncpus over whole nodes) shapes them
+            out += [f"ncpus={r.cpus_per_task}"] if r.cpus_per_task else []
+            out += [f"ngpus={gpn}"] if gpn else []
+            out += [f"mem={fmt_mem(r.memory_mb, 'pbs')}"] if r.memory_mb else []
             return out
         count, ncpus, procs = nodes, None, None
         if nodes:
@@ -714,6 +738,27 @@ class PbsScript:
             warnings.append(f"dropped: node feature {f} (PBS Pro has no generic node features; "
                             "use a site resource in select)")
         out.append(chunk)
+        return out
+
+
+    @classmethod
+    def _component_chunks(cls, spec: JobSpec, comps: list[Resources], torque: bool,
+                          extra: dict, warnings: list[str]) -> list[str]:
+        """Each component's chunks, joined by '+' (a Torque job's memory is one total)."""
+        chunks: list[str] = []
+        for comp in comps:
+            one = spec.model_copy(update={"components": [], "resources": spec.resources
+                                          .model_copy(update=component_sizes(comp))})
+            said: list[str] = []
+            got = cls._chunk(one, torque, extra, said)
+            warnings += [w for w in said if w not in warnings]
+            mine = [x.partition("=")[2] for x in got if x.startswith(("select=", "nodes="))]
+            # a component that asks for nothing: the scheduler's one task on one CPU
+            chunks += mine or ["1:ppn=1" if torque else "1:ncpus=1"]
+        out = [("nodes=" if torque else "select=") + "+".join(chunks)]
+        mem = summed_totals(comps)["memory_mb"]
+        if torque and mem:
+            out.append(f"mem={fmt_mem(mem, 'pbs')}")
         return out
 
 

@@ -14,6 +14,7 @@ from ..model import (
     Dependency,
     Directive,
     JobSpec,
+    Resources,
     check_array,
     check_dependency_kinds,
     check_spec,
@@ -148,8 +149,12 @@ class Opt:
 class OptionTable:
     """getopt-like option lookup: long names (unique prefixes allowed) and short letters."""
 
-    def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True):
+    def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True,
+                 getopt_short: bool = False):
         self.longs, self.shorts, self.prefix = longs, shorts, prefix
+        # getopt (sbatch, qsub) gives a short option everything after its letter: `-n=4`
+        # is the value "=4"; argparse (flux) splits `-n=4` at the "="
+        self.getopt_short = getopt_short
 
     def find_long(self, name: str) -> Opt | None:
         if name in self.longs:
@@ -219,7 +224,9 @@ class OptionTable:
                         ok = o is not None and o.arg == "none"
                         items.append(Item(o.key if ok else "-" + extra, None, lineno, raw, ok))
                 elif rest:
-                    items.append(Item(opt.key, rest.removeprefix("="), lineno, raw))
+                    value = rest if self.getopt_short and word[0] == tok[1] and \
+                        self.shorts.get(word[0]) is opt else rest.removeprefix("=")
+                    items.append(Item(opt.key, value, lineno, raw))
                 elif i < len(tokens) and (opt.arg == "required" or not tokens[i].startswith("-")):
                     items.append(Item(opt.key, tokens[i], lineno, raw))
                     i += 1
@@ -825,3 +832,136 @@ def begin_parse(text: str, sentinel: re.Pattern[str], dialect: str, late_note: s
         note(spec, f"line {lineno}: ignored `{raw.strip()}` ({late_note})")
     return header, spec
 
+
+
+# ---------------------------------------------------------------- jobs of several shapes
+
+def resource_totals(r: Resources) -> dict[str, int | None]:
+    """One shape's nodes, tasks, CPUs, GPUs and memory (MB) in all; None where it does not
+    say (the scheduler's default applies)."""
+    nodes = r.nodes
+    if nodes is None and r.tasks and r.tasks_per_node:  # e.g. LSF -n 8 span[ptile=4]
+        nodes = -(-r.tasks // r.tasks_per_node)
+    tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
+    # no task count: one task per node (sbatch's default with --nodes, flux's slot per node)
+    implied = tasks or nodes or 1
+    cpus = implied * r.cpus_per_task if r.cpus_per_task else tasks
+    gpus = None
+    if r.gpus_per_node is not None:
+        gpus = r.gpus_per_node * (nodes or 1)
+    elif r.gpus_per_task is not None:
+        gpus = r.gpus_per_task * implied  # each of those tasks has its GPUs
+    mem = None
+    if r.memory_mb:
+        mem = r.memory_mb * (nodes or 1)
+    elif r.memory_per_cpu_mb:
+        mem = r.memory_per_cpu_mb * (cpus or implied)  # each of those tasks' CPUs
+    return {"nodes": nodes, "tasks": tasks, "cpus": cpus, "gpus": gpus, "memory_mb": mem}
+
+
+def summed_totals(components: list[Resources]) -> dict[str, int | None]:
+    """A job of several shapes in all: each quantity summed over the components that say
+    it; a component silent on its tasks (CPUs) counts one task (CPU) per node."""
+    each = [resource_totals(c) for c in components]
+    # a component without a node count: as many nodes as the scheduler picks
+    out: dict[str, int | None] = {"nodes": None if any(t["nodes"] is None for t in each)
+                                  else sum(t["nodes"] for t in each)}
+    for q in ("tasks", "cpus"):
+        out[q] = sum(t[q] or t["nodes"] or 1 for t in each) \
+            if any(t[q] is not None for t in each) else None
+    for q in ("gpus", "memory_mb"):
+        said = [t[q] for t in each if t[q] is not None]
+        out[q] = sum(said) if said else None
+    return out
+
+
+def _per_node(c: Resources) -> tuple[int, int, int, int | None, int | None]:
+    """A component's (nodes, tasks per node, CPUs per node, GPUs per node, memory per
+    node) with what it leaves out as the scheduler's one task of one CPU per node."""
+    t = resource_totals(c)
+    nodes = t["nodes"] or 1
+    tpn = c.tasks_per_node or -(-(t["tasks"] or nodes) // nodes)
+    cpn = tpn * (c.cpus_per_task or 1)
+    gpn = c.gpus_per_node if c.gpus_per_node is not None else \
+        (c.gpus_per_task * tpn if c.gpus_per_task else None)
+    mpn = c.memory_mb or (c.memory_per_cpu_mb * cpn if c.memory_per_cpu_mb else None)
+    return nodes, tpn, cpn, gpn, mpn
+
+
+def superset_shape(components: list[Resources]) -> dict[str, int | None]:
+    """One shape no component outgrows: every component's nodes, each holding the largest
+    component's tasks, CPUs, GPUs and memory per node (what each node must offer)."""
+    shapes = [_per_node(c) for c in components]
+    tpn = max(s[1] for s in shapes)
+    cpn = max(s[2] for s in shapes)
+    gpus = [s[3] for s in shapes if s[3] is not None]
+    mems = [s[4] for s in shapes if s[4] is not None]
+    return {"nodes": sum(s[0] for s in shapes), "tasks": None, "tasks_per_node": tpn,
+            "cpus_per_task": -(-cpn // tpn), "gpus_per_node": max(gpus) if gpus else None,
+            "gpus_per_task": None, "memory_mb": max(mems) if mems else None,
+            "memory_per_cpu_mb": None}
+
+
+def component_sizes(c: Resources) -> dict[str, int | None]:
+    """A component's sizes (what sbatch resets in each hetjob component, a PBS chunk's)."""
+    return {k: getattr(c, k) for k in ("nodes", "tasks", "tasks_per_node", "cpus_per_task",
+                                       "gpus_per_node", "gpus_per_task", "memory_mb",
+                                       "memory_per_cpu_mb")}
+
+
+def set_components(spec: JobSpec, components: list[Resources]) -> None:
+    """Give `spec` its components, and its resources the shape none of them outgrows (the
+    other settings, walltime and bindings, stay)."""
+    spec.components = [c.model_copy() for c in components]
+    for k, v in superset_shape(components).items():
+        setattr(spec.resources, k, v)
+
+
+def live_components(spec: JobSpec) -> list[Resources]:
+    """The spec's components while its resources are still the shape made from them (a
+    changed request, e.g. a face's --memory, is then the job's one shape)."""
+    if len(spec.components) < 2:
+        return []
+    r = spec.resources
+    want = superset_shape(spec.components)
+    return spec.components if all(getattr(r, k) == v for k, v in want.items()) else []
+
+
+def describe_totals(t: dict[str, int | None]) -> str:
+    """'5 nodes, 129 tasks, 136 CPUs, 4 GPUs, 65536MB' (what is said only)."""
+    parts = [f"{t[q]} {w if t[q] != 1 else w.rstrip('s')}" for q, w in
+             (("nodes", "nodes"), ("tasks", "tasks"), ("cpus", "CPUs"), ("gpus", "GPUs"))
+             if t[q] is not None]
+    if t["memory_mb"] is not None:
+        parts.append(f"{t['memory_mb']}MB of memory")
+    return ", ".join(parts)
+
+
+def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
+    """A job of several shapes for a scheduler that asks for one: its nodes and tasks as
+    they are, each node's CPUs, GPUs and memory the job's totals spread evenly (rounded
+    down: never more than the job asked), said in one warning. Else `spec` itself."""
+    comps = live_components(spec)
+    if not comps:
+        return spec
+    t = summed_totals(comps)
+    nodes, tasks = t["nodes"], t["tasks"] or t["nodes"] or len(comps)
+    cpt = max(1, (t["cpus"] or tasks) // tasks) if t["cpus"] else None
+    flat = spec.resources.model_copy(update=dict(
+        nodes=nodes, tasks=tasks, tasks_per_node=None, cpus_per_task=cpt,
+        gpus_per_node=(t["gpus"] // nodes or None) if t["gpus"] and nodes else None,
+        gpus_per_task=(t["gpus"] // tasks or None) if t["gpus"] and not nodes else None,
+        memory_mb=None,  # per CPU: every scheduler's per-slot memory says it
+        memory_per_cpu_mb=(t["memory_mb"] // (tasks * (cpt or 1)) or None)
+        if t["memory_mb"] else None))
+    out = spec.model_copy(update={"resources": flat, "components": []})
+    got = resource_totals(flat)
+    lost = [f"{w} {t[q]} -> {got[q] or 0}" for q, w in
+            (("cpus", "CPUs"), ("gpus", "GPUs"), ("memory_mb", "memory MB")) if t[q] != got[q]]
+    shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
+    on = f"{nodes} nodes and {tasks} tasks" if nodes else f"{tasks} tasks"
+    warnings.append(f"approximated: a job of {len(comps)} shapes ({shapes}) as one shape of "
+                    f"{on} ({target} is asked for one shape here"
+                    + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")
+                    + ")")
+    return out

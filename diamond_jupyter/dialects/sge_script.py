@@ -32,6 +32,7 @@ from .scripts_common import (
     map_out_pattern,
     neutral_preamble,
     note,
+    one_shape,
     output_mode_warning,
     own_unknown_lines,
     parse_hms,
@@ -218,8 +219,12 @@ class SgeScript:
         elif o == "-m":
             if not set(v) <= set("beasn"):
                 raise bad(item, "bad -m value", "letters from b, e, a, s, or n")
+            if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
+                spec.mail_events = []
+                return True
             if "s" in v:
                 note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
+            # qsub adds each -m to the earlier ones
             spec.mail_events += [_MAIL[c] for c in v
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
         elif o == "-h":
@@ -316,6 +321,7 @@ class SgeScript:
         warnings = common_render_warnings(spec, self.name)
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
                     or spec.constraints.architecture not in _ARCH_BACK]
+        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
         lines: list[str] = []
 
         def add(opt: str, val: object = None) -> None:

@@ -34,8 +34,12 @@ def _minutes(seconds: int) -> int:
 def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any], list[str]]:
     """The v0.0.38 "job" object for `spec` (paths already absolute), and what it cannot
     carry. Everything the Slurm script dialect would put in #SBATCH lines goes here."""
-    r, c, env = spec.resources, spec.constraints, spec.environment
+    from .scripts_common import one_shape
+
     warnings: list[str] = []
+    # a job of several shapes: one here (v0.0.38's "jobs" list of components is not used)
+    spec = one_shape(spec, "slurmrestd", warnings)
+    r, c, env = spec.resources, spec.constraints, spec.environment
     if not spec.working_directory:
         raise BadInput("slurmrestd: the job needs a working directory")
     job: dict[str, Any] = {

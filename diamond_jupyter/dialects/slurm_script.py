@@ -25,7 +25,9 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    component_sizes,
     dependencies_for,
+    describe_totals,
     file_for_directory,
     fmt_hms,
     fmt_mem,
@@ -33,6 +35,7 @@ from .scripts_common import (
     guarded,
     is_placeholder,
     listed_variables,
+    live_components,
     map_out_pattern,
     neutral_preamble,
     note,
@@ -43,8 +46,10 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
+    set_components,
     sh_quote,
     split_variables,
+    summed_totals,
     to_int,
     unknown,
     whole_job_dependencies,
@@ -84,9 +89,12 @@ _SHORT_OPTS |= {k: Opt(v, "none") for k, v in dict(
     H="hold", h="help", O="overcommit", Q="quiet", s="oversubscribe", V="version",
     v="verbose", W="wait").items()}
 _SHORT_OPTS["k"] = Opt("no-kill", "optional")
-TABLE = OptionTable(_LONGS, _SHORT_OPTS)
+TABLE = OptionTable(_LONGS, _SHORT_OPTS, getopt_short=True)  # sbatch: getopt_long
 
-_SENTINEL = re.compile(r"^\s*#SBATCH(?:\s+(.*)|$)")
+# sbatch reads a directive only where a line starts with #SBATCH (src/sbatch/opt.c compares
+# the line's first characters): an indented one is a comment
+_SENTINEL = re.compile(r"^#SBATCH(?:\s+(.*)|$)")
+_INDENTED = re.compile(r"^\s+#SBATCH(?:\s|$)")
 _TIME = re.compile(
     r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
 )
@@ -100,6 +108,12 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
+# what a later hetjob component may ask for and still be read: its sizes, and the options
+# sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
+# ones it does), when they are the first's
+_COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
+                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "partition",
+                      "constraint", "exclusive"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -224,20 +238,19 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
-        het_line = None  # a heterogeneous job: only its first component maps onto the spec
+        self._indented(spec, text)
+        het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
+        parts: list[list[Item]] = []  # the later components' options, separator first
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(sbatch_words(payload, lineno, raw), lineno, raw):
-                if het_line is None and not item.known and item.option in _HET_SEPARATORS:
-                    het_line = lineno
-                if het_line is None:
+                if not item.known and item.option in _HET_SEPARATORS:
+                    het_line = het_line or lineno
+                    parts.append([item])
+                elif het_line is None:
                     self._apply(spec, item, later)
-                else:  # a later component's option: kept as written, in its place
-                    unknown(spec, self.name, item,
-                            item.option if not item.known else "--" + item.option)
-        if het_line is not None:
-            note(spec, f"line {het_line}: heterogeneous job: only its first component is "
-                       "read; the later components are kept as written")
+                else:
+                    parts[-1].append(item)
         if len(later.memory) > 1:  # sbatch: fatal, whatever their order
             given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.memory.items(),
                                                                      key=lambda x: x[1]))
@@ -247,8 +260,57 @@ class SlurmScript:
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
         self._per_gpu(spec, later.per_gpu)
+        if het_line is not None:
+            self._components(spec, het_line, parts)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
+
+    def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
+        """A heterogeneous job's later components: each one's own sizes (sbatch resets them
+        in each component) when it asks for nothing else but the first's partition,
+        constraint and exclusivity (which sbatch does not carry over), the whole job then
+        a job of several shapes. A component otherwise (its own partition, a default one,
+        other options): every later one kept as written, only the first read."""
+        comps = []
+        c = spec.constraints
+        for part in parts:
+            one = JobSpec()
+            items = part[1:]
+            if not all(i.known and i.option in _COMPONENT_OPTIONS for i in items):
+                break
+            try:
+                for i in items:
+                    if not self._map(one, i, _Later()):
+                        raise BadInput("kept")
+            except BadInput:
+                break
+            if (one.queue, one.constraints.features, one.constraints.exclusive) != \
+                    (spec.queue, c.features, c.exclusive):
+                break
+            comps.append(one.resources)
+        else:
+            first = spec.resources.model_copy()
+            set_components(spec, [first, *comps])
+            r = spec.resources
+            r.gpu_type = r.gpu_type or next((c.gpu_type for c in comps if c.gpu_type), None)
+            note(spec, f"line {het_line}: heterogeneous job of {len(parts) + 1} components: "
+                       f"{describe_totals(summed_totals(spec.components))} in all")
+            return
+        for item in (i for part in parts for i in part):  # kept as written, in its place
+            unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
+        note(spec, f"line {het_line}: heterogeneous job: only its first component is "
+                   "read; the later components are kept as written")
+
+    @staticmethod
+    def _indented(spec: JobSpec, text: str) -> None:
+        """An indented `#SBATCH` line of the leading block is a comment to sbatch: noted."""
+        for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                return  # the first command ends the directives
+            if _INDENTED.match(line):
+                note(spec, f"line {lineno}: ignored `{stripped}` (indented; sbatch reads a "
+                           "directive only where the line starts with #SBATCH)")
 
     def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
         if item.known:  # sbatch keeps the last of an option: an earlier one kept is gone
@@ -369,7 +431,9 @@ class SlurmScript:
             events = [e.strip().lower() for e in (v or "").split(",") if e.strip()]
             if not set(events) <= _MAIL:
                 return False
-            spec.mail_events += [e for e in events if e != "none"]
+            # sbatch adds each --mail-type to the earlier ones (NONE adds nothing)
+            spec.mail_events += [e for e in dict.fromkeys(events)
+                                 if e != "none" and e not in spec.mail_events]
         elif key == "dependency":
             return self._dependency(spec, v or "")
         elif key == "export":
@@ -584,14 +648,17 @@ class SlurmScript:
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:
+        """`--export`: sbatch keeps the last one whole (an earlier one's variables are
+        gone, not merged)."""
         env = spec.environment
+        env.export_all, env.variables, env.passed = None, {}, []
         parts = [p for p in v.split(",") if p]
         got = split_variables(",".join(p for p in parts if p not in ("ALL", "NONE", "NIL")))
         if got is None:
-            return False
+            return False  # kept as written, alone
         env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
-        env.variables.update(got[0])
-        env.passed += [n for n in got[1] if n not in env.passed]  # NAME: its current value
+        env.variables = dict(got[0])
+        env.passed = list(dict.fromkeys(got[1]))  # NAME: its value at submission
         return True
 
     # ------------------------------------------------------------------ render
@@ -607,6 +674,10 @@ class SlurmScript:
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))
 
+        comps = live_components(spec)
+        if comps:  # the first component here, the later ones after `hetjob` lines below
+            spec = spec.model_copy(update={"resources": spec.resources.model_copy(
+                update=component_sizes(comps[0]))})
         r, c = spec.resources, spec.constraints
         if spec.name:
             add("job-name", spec.name)
@@ -642,7 +713,8 @@ class SlurmScript:
             add("gres", gres)
         if r.gpus_per_task is not None:
             add("gpus-per-task", f"{prefix}{r.gpus_per_task}")
-        if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None:
+        if r.gpu_type and r.gpus_per_node is None and r.gpus_per_task is None \
+                and not any(x.gpus_per_node or x.gpus_per_task for x in comps):
             warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count")
         if r.memory_mb is not None:
             add("mem", fmt_mem(r.memory_mb))
@@ -692,6 +764,28 @@ class SlurmScript:
             add("ignore-pbs")
             warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
                             "(#SBATCH --ignore-pbs)")
+        for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
+            lines.append("#SBATCH hetjob")
+            if spec.queue:  # not carried over from the first component: said again
+                add("partition", spec.queue)
+            if c.features:
+                add("constraint", join_features(c.features))
+            if c.exclusive:
+                add("exclusive")
+            for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),
+                             ("ntasks-per-node", comp.tasks_per_node),
+                             ("cpus-per-task", comp.cpus_per_task)):
+                if val is not None:
+                    add(opt, val)
+            kind = f"{comp.gpu_type or r.gpu_type}:" if comp.gpu_type or r.gpu_type else ""
+            for opt, val in (("gpus-per-node", comp.gpus_per_node),
+                             ("gpus-per-task", comp.gpus_per_task)):
+                if val is not None:
+                    add(opt, f"{kind}{val}")
+            if comp.memory_mb is not None:
+                add("mem", fmt_mem(comp.memory_mb))
+            elif comp.memory_per_cpu_mb is not None:
+                add("mem-per-cpu", fmt_mem(comp.memory_per_cpu_mb))
         preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")

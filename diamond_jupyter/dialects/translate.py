@@ -9,6 +9,7 @@ from .body import translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
+from .scripts_common import live_components, resource_totals, summed_totals
 from .sge_script import sge_script
 from .slurm_script import slurm_script
 
@@ -19,7 +20,7 @@ _ALIASES = {"sbatch": "slurm", "torque": "pbs", "pbspro": "pbs", "openpbs": "pbs
             "sog": "sge", "uge": "sge", "soge": "sge"}
 # The lines each scheduler reads as its directives (RFC 36 for Flux).
 SENTINELS = {
-    "slurm": re.compile(r"^[ \t]*#SBATCH"),
+    "slurm": re.compile(r"^#SBATCH"),  # sbatch: only at a line's start
     "pbs": re.compile(r"^[ \t]*#PBS"),
     "lsf": re.compile(r"^[ \t]*#BSUB"),
     "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),
@@ -108,25 +109,10 @@ _WORDS = {"nodes": "node", "tasks": "task", "cpus": "cpu", "gpus": "gpu", "memor
 
 def request_totals(spec: JobSpec) -> dict[str, int | None]:
     """The whole job's nodes, tasks, CPUs, GPUs and memory (MB); None where the script
-    does not say (the scheduler's default applies)."""
-    r = spec.resources
-    nodes = r.nodes
-    if nodes is None and r.tasks and r.tasks_per_node:  # e.g. LSF -n 8 span[ptile=4]
-        nodes = -(-r.tasks // r.tasks_per_node)
-    tasks = r.tasks or ((nodes or 1) * r.tasks_per_node if r.tasks_per_node else None)
-    # no task count: one task per node (sbatch's default with --nodes, flux's slot per node)
-    cpus = (tasks or nodes or 1) * r.cpus_per_task if r.cpus_per_task else tasks
-    gpus = None
-    if r.gpus_per_node is not None:
-        gpus = r.gpus_per_node * (nodes or 1)
-    elif r.gpus_per_task is not None:
-        gpus = r.gpus_per_task * (tasks or 1)
-    mem = None
-    if r.memory_mb:
-        mem = r.memory_mb * (nodes or 1)
-    elif r.memory_per_cpu_mb:
-        mem = r.memory_per_cpu_mb * (cpus or 1)
-    return {"nodes": nodes, "tasks": tasks, "cpus": cpus, "gpus": gpus, "memory_mb": mem}
+    does not say (the scheduler's default applies). A job of several shapes: summed over
+    its components."""
+    comps = live_components(spec)
+    return summed_totals(comps) if comps else resource_totals(spec.resources)
 
 
 def _check_request(spec: JobSpec, target, script: str, warnings: list[str]) -> list[str]:

@@ -28,6 +28,7 @@ from .model import BadInput
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
+HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may be
 # other names centers use for them (lower case); torque also sets pbs flavor torque
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
                      "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
@@ -266,9 +267,30 @@ def _env_value(value: str) -> str:
 Env = dict[EnvName, Annotated[str, AfterValidator(_one_line), AfterValidator(_env_value)]]
 
 
+def _is_number_type(annotation: Any) -> bool:
+    """Whether a field's type is a number (int or float, maybe Annotated or optional)."""
+    if annotation in (int, float):
+        return True
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is Annotated:
+        return _is_number_type(args[0])
+    return bool(args) and all(_is_number_type(a) for a in args if a is not type(None))
+
+
 class _Cfg(BaseModel):
     # no unknown keys (a typo is an error, not a silent default); no inf or nan
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """`port: true` or `command_timeout_s: yes` (YAML booleans) were read as 1: a
+        number must be written as one."""
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and _is_number_type(field.annotation) \
+                and not any(getattr(m, "strict", False) for m in field.metadata):  # refused
+            raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
+        return value
 
 
 SSH_ONLY_KEYS = ("host", "port", "user", "key_file", "cert_file", "known_hosts", "ssh_config",
@@ -293,10 +315,12 @@ class TransportConfig(_Cfg):
     # overrides ssh_config's ProxyJump: `bastion`, `user@bastion:2222`, `a,b` or `none`
     proxy_jump: Annotated[str, BeforeValidator(_hop_list), AfterValidator(_jump_chain)] | \
         None = None
-    keepalive_s: int = Field(default=30, ge=0)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    # seconds have an upper bound: past about 9e9 s a socket's timeout overflows (a connect
+    # ended in an OverflowError, not a SiteError), and no login takes an hour to answer
+    keepalive_s: int = Field(default=30, ge=0, le=DAY_S)
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=HOUR_S)
     # A command given no timeout of its own fails (SiteError) after this long.
-    command_timeout_s: float = Field(default=300.0, gt=0)
+    command_timeout_s: float = Field(default=300.0, gt=0, le=WEEK_S)
     # A command printing more than this on stdout or on stderr (or a slurmrestd reply body,
     # or a file read whole) is stopped and fails (SiteError): a hostile site, or a queue of
     # many huge job names, cannot make the engine hold unbounded memory.
@@ -311,7 +335,7 @@ class TransportConfig(_Cfg):
     token_command: Annotated[list[Line], BeforeValidator(_as_argv),
                              Field(min_length=1)] | None = None
     token_file: ConfigPath | None = None
-    token_refresh_s: float = Field(default=60.0, ge=0)  # renewed this long before expiry
+    token_refresh_s: float = Field(default=60.0, ge=0, le=DAY_S)  # renewed this long before expiry
 
     @model_validator(mode="before")
     @classmethod
@@ -377,7 +401,7 @@ class DiscoveryConfig(_Cfg):
     with `override`."""
 
     enabled: bool = True
-    ttl_s: float = Field(default=600.0, ge=0)
+    ttl_s: float = Field(default=600.0, ge=0, le=WEEK_S)
     override: bool = False
     clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
 
@@ -518,7 +542,7 @@ def bandwidth_mbps(given: Any) -> float:
         mbps = float(given)
     elif isinstance(given, str) and (m := _RATE.fullmatch(given.strip())):
         number, exp, prefix, binary, unit = m.groups()
-        mbps = float(number) * 10.0 ** int(exp or 0)
+        mbps = float(f"{number}e{exp or 0}")  # 1e999 is inf (refused below), not an error
         if prefix:
             power = _PREFIX_POWER[prefix.lower()]
             bits = mbps * (1024 if binary else 1000) ** power * (8 if "B" in unit
@@ -534,8 +558,8 @@ class TransferPolicy(_Cfg):
     resumes where the last one stopped; the waits between tries double up to the maximum."""
 
     attempts: int = Field(default=6, ge=1)  # tries in all, the first one included
-    backoff_s: float = Field(default=1.0, ge=0)  # wait before the second try
-    backoff_max_s: float = Field(default=30.0, ge=0)
+    backoff_s: float = Field(default=1.0, ge=0, le=HOUR_S)  # wait before the second try
+    backoff_max_s: float = Field(default=30.0, ge=0, le=DAY_S)
 
 
 class FederationConfig(_Cfg):

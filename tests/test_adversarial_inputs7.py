@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from diamond_jupyter.model import JobSpec
+from diamond_jupyter.model import BadInput, JobSpec, SiteError
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -121,3 +121,76 @@ def test_the_magic_and_the_handle_list_each_fetched_or_skipped_name_on_one_line(
     assert "FORGED-LINE.txt" not in lines and "FORGED-LINE.txt: already there" not in lines
     assert lines.count("/w/a\\x0aFORGED-LINE.txt") == 1
     assert sum("skipped a\\x0aFORGED-LINE.txt: " in line for line in lines) == 3, lines
+
+
+# -- 2. numbers in the center's sites file ------------------------------------------------------
+
+def _sites_file(tmp_path: Path, site_lines: str) -> Path:
+    p = tmp_path / "sites.yaml"
+    p.write_text("sites:\n  - name: a\n" + "".join(f"    {line}\n"
+                                                    for line in site_lines.splitlines()))
+    return p
+
+
+@pytest.mark.parametrize("rate", ["1e999", "'1e999 Gbps'", "'9e99999999999 kbps'",
+                                  "'1e400 MiB/s'"])
+def test_a_bandwidth_too_large_for_a_float_is_refused_not_a_crash(tmp_path, rate):
+    """`metadata: {bandwidth_mbps: '1e999 Gbps'}` ended the load of the sites file (and the
+    server's start, `diamond sites`) in an OverflowError traceback: the rate was computed as
+    10.0 ** 999. It is refused like any rate that is not a positive number."""
+    from diamond_jupyter.config import load_config
+
+    path = _sites_file(tmp_path, f"transport: {{kind: local}}\nmetadata: {{bandwidth_mbps: "
+                                 f"{rate}}}")
+    with pytest.raises(BadInput, match=r"site 'a' .*bandwidth_mbps: expected a positive "
+                                       r"number of megabits per second.*\(line 4\)"):
+        load_config(str(path))
+
+
+@pytest.mark.parametrize("line,key", [
+    ("transport: {kind: ssh, host: h, port: true}", "transport.port"),
+    ("transport: {kind: local, command_timeout_s: yes}", "transport.command_timeout_s"),
+    ("transport: {kind: local}\ncharge_factor: on", "charge_factor"),
+    ("transport: {kind: local, max_sessions: true}", "transport.max_sessions"),
+])
+def test_a_yaml_boolean_where_a_number_belongs_is_refused(tmp_path, line, key):
+    """`port: true` connected to port 1 and `command_timeout_s: yes` gave every command one
+    second: YAML's booleans were read as the numbers 1. Now a number must be one."""
+    from diamond_jupyter.config import load_config
+
+    with pytest.raises(BadInput, match=rf"{key}: .*expected a number, not the boolean"):
+        load_config(str(_sites_file(tmp_path, line)))
+
+
+@pytest.mark.parametrize("key,value", [("connect_timeout_s", "1.0e10"),
+                                       ("command_timeout_s", "1.0e308"),
+                                       ("keepalive_s", "99999999999")])
+def test_a_timeout_past_what_a_socket_takes_is_refused_at_load(tmp_path, key, value):
+    """`connect_timeout_s: 1.0e10` loaded, then every connect to the site ended in Python's
+    OverflowError ("timestamp out of range"), not a SiteError: the socket cannot wait that
+    long. Seconds settings now have an upper bound, named when passed."""
+    from diamond_jupyter.config import load_config
+
+    path = _sites_file(tmp_path, f"transport: {{kind: ssh, host: h, {key}: {value}}}")
+    with pytest.raises(BadInput, match=rf"transport\.{key}: .*less than or equal to"):
+        load_config(str(path))
+
+
+def test_a_long_but_sane_timeout_still_loads_and_connects_with_a_site_error(tmp_path):
+    """(guard for the bound) A day-long command timeout loads; a connect timeout within
+    the bound reaches the socket as a number it takes (a refused port is a SiteError)."""
+    import socket
+
+    from diamond_jupyter.config import load_config
+    from diamond_jupyter.transports.ssh_auth import tcp_connect
+
+    cfg = load_config(str(_sites_file(
+        tmp_path, "transport: {kind: ssh, host: h, command_timeout_s: 86400, "
+                  "connect_timeout_s: 3600}")))
+    assert cfg.sites[0].transport.command_timeout_s == 86400
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = argparse.Namespace(hostname="127.0.0.1", port=port)
+    with pytest.raises(SiteError, match="connection refused"):
+        tcp_connect("a", spec, cfg.sites[0].transport.connect_timeout_s)

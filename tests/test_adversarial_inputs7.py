@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,79 @@ def test_a_long_but_sane_timeout_still_loads_and_connects_with_a_site_error(tmp_
     spec = argparse.Namespace(hostname="127.0.0.1", port=port)
     with pytest.raises(SiteError, match="connection refused"):
         tcp_connect("a", spec, cfg.sites[0].transport.connect_timeout_s)
+
+
+# -- 3. the store and the token file, in a directory another local user can write -------------
+
+def _as_another_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, files made so far belong to 'another user' (the process's uid moves)."""
+    real = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real + 1)
+
+
+@pytest.mark.parametrize("planted", ["store", "wal", "link"])
+def test_a_store_another_user_planted_is_not_used(tmp_path, monkeypatch, planted):
+    """With the data directory in a shared place (DIAMOND_DATA_DIR or XDG_DATA_HOME under
+    /tmp, a group project space), another user could make the store first (or its -wal
+    journal, whose transactions SQLite replays, or a link to a file of theirs): the engine
+    used it, so its planter read every job and task and could write ones that run as the
+    user (a workflow's steps and an agent's calls run again from the store). Refused."""
+    from diamond_jupyter.store import Store, StoreError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    path = shared / "diamond.sqlite3"
+    if planted == "store":
+        Store(path).close()
+    elif planted == "wal":
+        (shared / "diamond.sqlite3-wal").write_bytes(b"")
+    else:
+        (tmp_path / "theirs.sqlite3").write_bytes(b"")
+        path.symlink_to(tmp_path / "theirs.sqlite3")
+    _as_another_user(monkeypatch)
+    with pytest.raises(StoreError, match="another user .*not used"):
+        Store(path)
+
+
+@pytest.mark.parametrize("mode,where", [(0o666, "file"), (0o777, "dir")])
+def test_a_store_others_can_write_is_not_used(tmp_path, mode, where):
+    """A store file others can write (or in a directory anyone can write without the sticky
+    bit, where the file can be swapped after it is checked) was used as it was."""
+    from diamond_jupyter.store import Store, StoreError
+
+    d = tmp_path / "data"
+    Store(d / "diamond.sqlite3").close()
+    (d / "diamond.sqlite3" if where == "file" else d).chmod(mode)
+    with pytest.raises(StoreError, match=r"can be written by (others|anyone) \(mode 0"
+                                         f"{mode:o}"):
+        Store(d / "diamond.sqlite3")
+
+
+def test_the_users_own_store_in_a_sticky_shared_directory_still_opens(tmp_path):
+    """(guard for the check) /tmp-like directories (anyone writes, the sticky bit keeps each
+    user's files theirs) hold the user's own store as before."""
+    from diamond_jupyter.store import Store
+
+    d = tmp_path / "tmp"
+    d.mkdir()
+    d.chmod(0o1777)
+    Store(d / "s.sqlite3").close()
+    store = Store(d / "s.sqlite3")
+    assert store.list_jobs() == []
+    store.close()
+
+
+def test_a_globus_token_file_another_user_planted_is_not_used(tmp_path, monkeypatch):
+    """A `globus-tokens.json` made by another user in the data directory was loaded: the
+    user's transfers ran under the planter's Globus identity (their refresh token)."""
+    from diamond_jupyter.transfer.globus_auth import GlobusAuth
+
+    path = tmp_path / "globus-tokens.json"
+    path.write_text(json.dumps({"by_resource": {"transfer.api.globus.org": {
+        "refresh_token": "theirs"}}}))
+    path.chmod(0o600)
+    auth = GlobusAuth("client", path=path)
+    assert auth.logged_in  # the user's own file: used
+    _as_another_user(monkeypatch)
+    with pytest.raises(BadInput, match="Globus token file .* belongs to another user"):
+        auth.logged_in  # noqa: B018 - the property reads the file

@@ -272,3 +272,61 @@ def test_a_globus_token_file_another_user_planted_is_not_used(tmp_path, monkeypa
     _as_another_user(monkeypatch)
     with pytest.raises(BadInput, match="Globus token file .* belongs to another user"):
         auth.logged_in  # noqa: B018 - the property reads the file
+
+
+# -- 4. what the Globus API answers ------------------------------------------------------------
+
+class _GlobusClient:
+    """The few TransferClient calls the mover makes, answering `task_id`; records calls."""
+
+    def __init__(self, task_id: object) -> None:
+        self.task_id, self.calls = task_id, []
+
+    def submit_transfer(self, doc: Any) -> dict[str, Any]:
+        self.calls.append("submit")
+        return {"task_id": self.task_id, "code": "Accepted"}
+
+    def get_task(self, task_id: str) -> Any:
+        self.calls.append(f"get {task_id}")
+        return argparse.Namespace(data={"status": "ACTIVE"})
+
+    def cancel_task(self, task_id: str) -> dict[str, Any]:
+        self.calls.append(f"cancel {task_id}")
+        return {"code": "Canceled"}
+
+
+_GLOBUS_DOC = {"source_collection": "a" * 8, "source_path": "/x", "destination_collection":
+               "b" * 8, "destination_path": "/y", "recursive": False}
+
+
+@pytest.mark.parametrize("evil", ["../../endpoint/ddb59aef-6d04-11e5-ba46-22000b92c6ec/acl",
+                                  "x/cancel?", 12345, None,
+                                  "ddb59aef-6d04-11e5-ba46-22000b92c6ec\n"])
+def test_a_globus_task_id_that_is_no_uuid_names_no_route(evil):
+    """Globus's answer to a submit carried the task id used after it in request paths
+    (`/v0.10/task/{id}`, `.../cancel`): `../../endpoint/...` was stored and later sent the
+    user's bearer token to another route of the API. A task id must be a UUID."""
+    from diamond_jupyter.transfer.globus import GlobusMover
+
+    mover = GlobusMover(retries=1, retry_delay_s=0)
+    mover._client = client = _GlobusClient(evil)
+    with pytest.raises(SiteError, match=r"Globus task id .* from the answer to a transfer "
+                                        r"submit is not a task id \(a UUID\)"):
+        mover.submit(_GLOBUS_DOC, "sub", "label")
+    if isinstance(evil, str):  # one already in a record: never put in a path
+        for call in (mover.task, mover.cancel):
+            with pytest.raises(SiteError, match="is not a task id"):
+                call(evil)
+    assert client.calls == ["submit"]
+
+
+def test_a_globus_uuid_task_id_is_used_as_before():
+    """(guard for the check) A real task id goes through."""
+    from diamond_jupyter.transfer.globus import GlobusMover
+
+    tid = "ddb59aef-6d04-11e5-ba46-22000b92c6ec"
+    mover = GlobusMover(retries=1, retry_delay_s=0)
+    mover._client = client = _GlobusClient(tid)
+    assert mover.submit(_GLOBUS_DOC, "sub", "label") == tid
+    assert mover.task(tid) == {"status": "ACTIVE"} and mover.cancel(tid) == "Canceled"
+    assert client.calls == ["submit", f"get {tid}", f"cancel {tid}"]

@@ -330,3 +330,45 @@ def test_a_globus_uuid_task_id_is_used_as_before():
     assert mover.submit(_GLOBUS_DOC, "sub", "label") == tid
     assert mover.task(tid) == {"status": "ACTIVE"} and mover.cancel(tid) == "Canceled"
     assert client.calls == ["submit", f"get {tid}", f"cancel {tid}"]
+
+
+# -- 5. a shared SWF trace ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_an_swf_trace_with_an_endless_line_is_refused_without_reading_it_whole(tmp_path,
+                                                                             compress):
+    """A colleague's "trace" whose header comment is one line of 50 MB (or a gzip of one:
+    a few kB that unpack to it) was read whole into memory, the comment kept, before a word
+    was said. A line past 64 kB is now refused naming the file and line, after reading
+    only that much of it."""
+    import gzip
+
+    from diamond_jupyter.testbed import trace
+
+    text = ("; MaxProcs: 64\n; Note: " + "x" * (50 << 20) + "\n"
+            "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n").encode()
+    p = tmp_path / ("t.swf.gz" if compress else "t.swf")
+    p.write_bytes(gzip.compress(text, 1) if compress else text)
+    read: list[int] = []
+    real = trace._bounded_lines
+
+    def counted(fh: Any, path: Path) -> Any:
+        for line in real(fh, path):
+            read.append(len(line))
+            yield line
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(trace, "_bounded_lines", counted)
+        with pytest.raises(BadInput, match=r"t\.swf(\.gz)?:2: a line longer than 65536 "
+                                           "characters"):
+            trace.read_swf(p)
+    assert read == [len("; MaxProcs: 64\n")]
+
+
+def test_an_swf_trace_with_long_but_plausible_header_lines_still_reads(tmp_path):
+    """(guard for the bound) A note of a few kB is still a header line."""
+    from diamond_jupyter.testbed.trace import read_swf
+
+    p = tmp_path / "t.swf"
+    p.write_text("; MaxProcs: 64\n; Note: " + "cleaned " * 1000 + "\n"
+                 "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n")
+    assert len(read_swf(p).jobs) == 1

@@ -372,3 +372,98 @@ def test_an_swf_trace_with_long_but_plausible_header_lines_still_reads(tmp_path)
     p.write_text("; MaxProcs: 64\n; Note: " + "cleaned " * 1000 + "\n"
                  "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n")
     assert len(read_swf(p).jobs) == 1
+
+
+# -- 6. the agent's model: a turn that breaks the tool protocol ----------------------------------
+
+def _here_fed(tmp_path: Path) -> Any:
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(tmp_path / ".diamond"))
+    return Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+
+
+class _Model:
+    """A model endpoint that answers the scripted turns, in order (Anthropic-shaped)."""
+
+    def __init__(self, *turns: list[dict[str, Any]]) -> None:
+        self.turns = list(turns)
+
+    async def complete(self, *, system: str, messages: list[dict[str, Any]],
+                       tools: list[dict[str, Any]]) -> Any:
+        from diamond_jupyter.agent.base import Turn
+
+        content = self.turns.pop(0)
+        return Turn(content, "tool_use" if any(b["type"] == "tool_use" for b in content)
+                    else "end_turn")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _call(cid: Any, name: Any, args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": cid, "name": name, "input": args}
+
+
+async def _run_task(tmp_path: Path, model: _Model) -> dict[str, Any]:
+    from diamond_jupyter.agent.config import LLMConfig
+    from diamond_jupyter.agent.service import AgentService
+
+    fed = _here_fed(tmp_path)
+    service = AgentService(fed, LLMConfig(), provider=model)
+    try:
+        task = await service.ask("translate my scripts", approval="auto")
+        await service.wait(task["id"], timeout=30)
+        return fed.task(task["id"])
+    finally:
+        await service.close()
+        await fed.close()
+
+
+SBATCH = "#!/bin/bash\n#SBATCH -N 1\necho {}\n"
+
+
+@pytest.mark.parametrize("second_id", ["t1", "t0"])
+async def test_a_tool_call_id_given_twice_fails_the_task_before_any_call_runs(tmp_path,
+                                                                              second_id):
+    """A model endpoint (an OpenAI-compatible server, a proxy set in ANTHROPIC_BASE_URL)
+    answered two calls with one id, or reused an id of an earlier turn: the loop keys a
+    call's step, approval and submission by its id, so the second call ran without its
+    `tool_call` step (hidden from the task's card), and a second submit under a reused id
+    came back with the earlier call's job. The turn is now refused, naming the id."""
+    turns = [[_call("t0", "translate", {"script": SBATCH.format(0), "to": "pbs"})],
+             [_call("t1", "translate", {"script": SBATCH.format(1), "to": "pbs"}),
+              _call(second_id, "translate", {"script": SBATCH.format(2), "to": "lsf"})],
+             [{"type": "text", "text": "done"}]]
+    task = await _run_task(tmp_path, _Model(*turns))
+    assert task["state"] == "failed", task
+    assert f"repeats the id '{second_id}' of an earlier call" in task["error"]
+    calls = [s["data"]["input"]["script"] for s in task["steps"] if s["kind"] == "tool_call"]
+    assert calls == [SBATCH.format(0)]  # nothing of the refused turn ran
+
+
+@pytest.mark.parametrize("name", [["submit"], None, {"a": 1}])
+async def test_a_tool_call_naming_no_tool_fails_the_task_saying_so(tmp_path, name):
+    """A call whose `name` was a list ended the loop with Python's "unhashable type"."""
+    task = await _run_task(tmp_path, _Model([_call("t1", name, {})]))
+    assert task["state"] == "failed"
+    assert "tool call 1 names no tool" in task["error"], task["error"]
+
+
+@pytest.mark.parametrize("args,why", [
+    ("rm -rf ~", "translate: input: Input should be a valid dictionary"),
+    ({"script": "echo", "to": "pbs", "approved": True}, "approved: Extra inputs"),
+    ({"script": ["echo"], "to": "pbs"}, "script: Input should be a valid string"),
+])
+async def test_tool_arguments_that_break_the_schema_are_the_calls_error(tmp_path, args, why):
+    """(guard) Arguments that are no object, carry a field the tool has not (an "approved"
+    flag), or give a list for a string, are told to the model as that call's error, and the
+    task goes on (here to its answer)."""
+    task = await _run_task(tmp_path, _Model([_call("t1", "translate", args)],
+                                            [{"type": "text", "text": "sorry"}]))
+    assert task["state"] == "done" and task["answer"] == "sorry"
+    (err,) = [s["data"]["error"] for s in task["steps"] if s["kind"] == "tool_result"]
+    assert why in err, err

@@ -467,3 +467,99 @@ async def test_tool_arguments_that_break_the_schema_are_the_calls_error(tmp_path
     assert task["state"] == "done" and task["answer"] == "sorry"
     (err,) = [s["data"]["error"] for s in task["steps"] if s["kind"] == "tool_result"]
     assert why in err, err
+
+
+# -- 7. an approved hedged submission runs the copies the person saw -----------------------------
+
+def _hedge_fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[str]) -> Any:
+    """Three local 'Slurm' sites (sbatch answers a job id) whose placement ranks them in
+    `order` (a list the test may change); discovery and site checks left out."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.placement import Placement, SiteVerdict
+    from diamond_jupyter.store import Store
+
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho 77\n")
+    sbatch.chmod(0o755)
+    sites = [SiteConfig(name=n, transport=TransportConfig(kind="local"),
+                        workdir=str(tmp_path / n), commands={"sbatch": str(sbatch)})
+             for n in ("alpha", "beta", "gamma")]
+    fed = Federation(FederationConfig(sites=sites), store=Store(tmp_path / "s.sqlite"))
+
+    async def place(spec: JobSpec, sites: list[str] | None = None, **kw: Any) -> Placement:
+        ranked = [SiteVerdict(site=n, feasible=True, verdict="READY", partition=f"p-{n}")
+                  for n in (sites or order)]
+        return Placement(policy="diamond", choice=ranked[0].site, ranked=ranked)
+
+    async def same(site: str, spec: JobSpec) -> JobSpec:
+        return spec
+
+    async def fits(spec: JobSpec, site: str, **kw: Any) -> None:
+        return None
+    monkeypatch.setattr(fed, "place", place)
+    monkeypatch.setattr(fed, "adapt_to_site", same)
+    monkeypatch.setattr(fed, "check_site", fits)
+    return fed
+
+
+HEDGED = {"script": "#!/bin/bash\n#SBATCH -t 10\necho hi\n", "hedge": 2, "name": "h"}
+
+
+async def _approved_hedge_plan(fed: Any) -> dict[str, Any]:
+    from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill
+
+    with pytest.raises(NeedsApproval) as asked:
+        await run_skill(SkillContext(fed, approval="ask"), "submit", dict(HEDGED))
+    return asked.value.plan
+
+
+async def test_an_approved_hedged_submit_goes_to_the_sites_and_scripts_shown(tmp_path,
+                                                                           monkeypatch):
+    """The plan of a hedged submit showed one site's copy (and "copies go to the 2 best
+    sites"); once approved, the copies were placed again and sent wherever placement now
+    ranked best, with scripts nobody saw: here gamma, never in the plan. The plan now lists
+    every copy (site, partition, script, sha256) and the approved submit runs those copies,
+    each script hashed as approved."""
+    from diamond_jupyter.federation_plan import describe_plan
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    order = ["alpha", "beta", "gamma"]
+    fed = _hedge_fed(tmp_path, monkeypatch, order)
+    try:
+        plan = await _approved_hedge_plan(fed)
+        order[:] = ["gamma", "beta", "alpha"]  # the world moved after the person approved
+        out = await run_skill(SkillContext(fed, approval="auto", approved=plan), "submit",
+                              dict(HEDGED))
+        jobs = fed.hedge(out.job.id).copies
+        assert sorted(j.site for j in jobs) == ["alpha", "beta"]  # as approved, not gamma
+        copies = plan["hedge"]["plans"]
+        assert [(c["site"], c["partition"]) for c in copies] == [("alpha", "p-alpha"),
+                                                                 ("beta", "p-beta")]
+        assert {j.token for j in jobs} == {c["submission"] for c in copies}
+        assert all("echo hi" in c["script"] and len(c["script_sha256"]) == 64 for c in copies)
+        text = describe_plan(plan)
+        assert "copy 2 to beta (slurm), partition p-beta" in text
+        assert copies[1]["script_sha256"] in text
+    finally:
+        await fed.close()
+
+
+async def test_an_approved_hedged_copy_whose_script_would_differ_is_asked_again(tmp_path,
+                                                                               monkeypatch):
+    """A copy whose script would now differ from the approved one (here its approved hash
+    no longer matches) raises the approval again, naming that copy; nothing is recorded."""
+    from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill
+
+    fed = _hedge_fed(tmp_path, monkeypatch, ["alpha", "beta", "gamma"])
+    try:
+        plan = await _approved_hedge_plan(fed)
+        plan["hedge"]["plans"][1]["script_sha256"] = "0" * 64
+        with pytest.raises(NeedsApproval) as again:
+            await run_skill(SkillContext(fed, approval="auto", approved=plan), "submit",
+                            dict(HEDGED))
+        assert "the batch script of the copy for beta would differ" in again.value.plan[
+            "changed"]
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()

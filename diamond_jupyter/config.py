@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from .model import BadInput
+from .model import BadInput, refuse_boolean_number
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
@@ -267,16 +267,6 @@ def _env_value(value: str) -> str:
 Env = dict[EnvName, Annotated[str, AfterValidator(_one_line), AfterValidator(_env_value)]]
 
 
-def _is_number_type(annotation: Any) -> bool:
-    """Whether a field's type is a number (int or float, maybe Annotated or optional)."""
-    if annotation in (int, float):
-        return True
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is Annotated:
-        return _is_number_type(args[0])
-    return bool(args) and all(_is_number_type(a) for a in args if a is not type(None))
-
-
 class _Cfg(BaseModel):
     # no unknown keys (a typo is an error, not a silent default); no inf or nan
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -284,13 +274,8 @@ class _Cfg(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        """`port: true` or `command_timeout_s: yes` (YAML booleans) were read as 1: a
-        number must be written as one."""
-        field = cls.model_fields.get(info.field_name or "")
-        if isinstance(value, bool) and field is not None and _is_number_type(field.annotation) \
-                and not any(getattr(m, "strict", False) for m in field.metadata):  # refused
-            raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
-        return value
+        """`port: true` or `command_timeout_s: yes` (YAML booleans) were read as 1."""
+        return refuse_boolean_number(cls, value, info.field_name)
 
 
 SSH_ONLY_KEYS = ("host", "port", "user", "key_file", "cert_file", "known_hosts", "ssh_config",

@@ -563,3 +563,64 @@ async def test_an_approved_hedged_copy_whose_script_would_differ_is_asked_again(
         assert fed.store.list_jobs() == []
     finally:
         await fed.close()
+
+
+# -- 8. REST bodies and tool arguments: a boolean is no number -----------------------------------
+
+@pytest.fixture
+def jp_server_config(tmp_path, data_dir):
+    from server_conftest import diamond_config
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def rest(http_server_client, jp_base_url, jp_auth_header):
+    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+        resp = await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
+            headers=jp_auth_header, raise_error=False)
+        text = resp.body.decode()
+        try:
+            return resp.code, json.loads(text)
+        except ValueError:
+            return resp.code, text
+    return call
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"script": "echo hi", "site": "here", "spec": None, "hedge": True}, "hedge"),
+    ({"spec": {"script": "echo hi", "resources": {"walltime_s": True}}, "site": "here"},
+     "walltime_s"),
+    ({"spec": {"script": "echo hi", "resources": {"nodes": False}}, "site": "here"}, "nodes"),
+])
+async def test_a_boolean_where_a_body_wants_a_number_is_a_400(rest, body, field):
+    """`"walltime_s": true` became a one-second time limit (the job killed at once) and
+    `"hedge": true` one copy: pydantic reads a boolean as 1 or 0. Now a 400 names the field;
+    nothing is recorded."""
+    body = {k: v for k, v in body.items() if v is not None}
+    code, reply = await rest("POST", "jobs", json.dumps(body).encode())
+    assert code == 400, (code, reply)
+    assert field in reply["message"] and "not the boolean" in reply["message"], reply
+    code, listed = await rest("GET", "jobs")
+    assert listed["total"] == 0
+
+
+@pytest.mark.parametrize("tool,args,field", [
+    ("logs", {"job_id": "here:1", "lines": True}, "lines"),
+    ("discover_resources", {"max_age_s": False}, "max_age_s"),
+])
+async def test_a_tool_argument_that_is_a_boolean_for_a_number_is_the_calls_error(tmp_path, tool,
+                                                                                 args, field):
+    """The same through the agent's and MCP's tools: a model's `"lines": true` was one line."""
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    fed = _here_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=rf"{tool}: {field}: .*not the boolean"):
+            await run_skill(SkillContext(fed), tool, args)
+    finally:
+        await fed.close()

@@ -624,3 +624,56 @@ async def test_a_tool_argument_that_is_a_boolean_for_a_number_is_the_calls_error
             await run_skill(SkillContext(fed), tool, args)
     finally:
         await fed.close()
+
+
+# -- 9. known_hosts: a key the center revoked -----------------------------------------------------
+
+@pytest.mark.parametrize("where", ["same file", "system file"])
+def test_a_host_key_marked_revoked_is_refused_even_where_another_line_lists_it(
+        tmp_path, monkeypatch, where):
+    """The center revokes a stolen host key with `@revoked * ssh-... KEY` (in the system's
+    ssh_known_hosts, or the user's file); the user's own known_hosts still lists the key for
+    the login. OpenSSH refuses it. The engine's reader (paramiko's) knows no `@` marker: it
+    raised InvalidHostKey, so the connect ended in a traceback, not a reason (and a reader
+    that skipped the line would have taken the stolen key). Refused now, saying why."""
+    import paramiko
+
+    from diamond_jupyter.transports import ssh_auth
+    from diamond_jupyter.transports.ssh_auth import HostKeyError, HostKeyVerifier, HostSpec
+
+    key = paramiko.ECDSAKey.generate()
+    line = f"{key.get_name()} {key.get_base64()}"
+    own, system = tmp_path / "known_hosts", tmp_path / "ssh_known_hosts"
+    own.write_text(f"login.example {line}\n")
+    revoked = f"@revoked * {line}\n"
+    if where == "same file":
+        own.write_text(own.read_text() + revoked)
+    else:
+        system.write_text(revoked)
+    real = ssh_auth.HostKeyVerifier._files
+    monkeypatch.setattr(ssh_auth.HostKeyVerifier, "_files",
+                        lambda self, spec: [*real(self, spec)[:1], str(system)])
+    verifier = HostKeyVerifier("alpha", str(own), tofu=True)
+    spec = HostSpec(alias="login.example", hostname="login.example")
+    with pytest.raises(HostKeyError, match=r"alpha: the host key .* offered by login\.example "
+                                           r"is revoked \(@revoked in .*line"):
+        verifier.verify(spec, key)
+    assert own.read_text().count(line) == 1 + (where == "same file")  # nothing trusted anew
+
+
+def test_a_known_hosts_with_markers_or_a_bad_line_still_verifies_the_hosts_key(tmp_path):
+    """A known_hosts holding OpenSSH's markers (`@cert-authority` for a center's host
+    certificates, `@revoked` for another key) or a damaged line made every connect end in
+    paramiko's InvalidHostKey traceback. The host's own key is found; the rest passed over."""
+    import paramiko
+
+    from diamond_jupyter.transports.ssh_auth import HostKeyVerifier, HostSpec
+
+    key, other = paramiko.ECDSAKey.generate(), paramiko.ECDSAKey.generate()
+    own = tmp_path / "known_hosts"
+    own.write_text(f"@cert-authority *.example {other.get_name()} {other.get_base64()}\n"
+                   f"bad.example ssh-ed25519 not-base64!\n"
+                   f"login.example {key.get_name()} {key.get_base64()}\n"
+                   f"@revoked * {other.get_name()} {other.get_base64()}\n")
+    HostKeyVerifier("alpha", str(own), tofu=False).verify(
+        HostSpec(alias="login.example", hostname="login.example"), key)

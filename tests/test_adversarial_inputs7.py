@@ -677,3 +677,114 @@ def test_a_known_hosts_with_markers_or_a_bad_line_still_verifies_the_hosts_key(t
                    f"@revoked * {other.get_name()} {other.get_base64()}\n")
     HostKeyVerifier("alpha", str(own), tofu=False).verify(
         HostSpec(alias="login.example", hostname="login.example"), key)
+
+
+# -- 10. guards: attacks that already failed safely ----------------------------------------------
+
+def test_diamond_logs_writes_out_hyperlinks_bidi_marks_and_c1_controls_on_a_terminal():
+    """(guard) A job's stdout holding an OSC 8 hyperlink (text that opens another address),
+    a right-to-left override and a one-byte CSI (U+009B): on a terminal each is written out;
+    colours stay."""
+    import io
+
+    from diamond_jupyter.cli.jobs import _write_output
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    text = ("\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\ "
+            "\u202etxt.exe\u202c \x9b2J \x1b[31mred\x1b[0m\n")
+    _write_output(out, text)
+    shown = out.getvalue()
+    assert "\x1b]" not in shown and "\u202e" not in shown and "\x9b" not in shown
+    assert "\\x1b]8;;https://evil.example/" in shown and "\\u202e" in shown
+    assert "\x1b[31mred\x1b[0m" in shown  # colour kept
+
+
+def test_a_partition_name_with_a_newline_from_a_site_never_becomes_a_directive():
+    """(guard) Placement copies the partition a site listed into the job (model_copy, no
+    validation): a hostile slurmrestd listing a partition `batch\\n#SBATCH --account=x`
+    would add a directive. Rendering checks the whole spec again and refuses it."""
+    from diamond_jupyter.dialects import get_script_dialect
+
+    spec = JobSpec(script="#!/bin/bash\necho hi\n").model_copy(
+        update={"queue": "batch\n#SBATCH --account=other"})
+    for dialect in ("slurm", "pbs", "lsf", "flux", "sge"):
+        with pytest.raises(BadInput, match="queue contains a control character"):
+            get_script_dialect(dialect).render_script(spec)
+
+
+def test_a_job_state_event_carrying_hostile_text_stays_one_record_for_its_job(tmp_path):
+    """(guard) The event stream (jupyter_events, a kernel's websocket) sends each event as
+    JSON: a reason or name holding a newline and a whole forged record for another job stays
+    inside this job's event."""
+    from diamond_jupyter.model import Event, Job, JobState
+    from diamond_jupyter.server import views
+
+    forged = '"}\n{"job_id": "here:2", "state": "COMPLETED", "exit_code": 0}\n'
+    job = Job(id="here:1", site="here", native_id="1", name=f"n{forged}",
+              state=JobState.PENDING, reason=f"r{forged}")
+    ev = Event(seq=7, kind="job.state", job_id="here:1", site="here",
+               data={"state": "PENDING", "reason": f"r{forged}"})
+    line = json.dumps(views.job_state_payload(ev, job))
+    assert "\n" not in line
+    back = json.loads(line)
+    assert (back["job_id"], back["state"]) == ("here:1", "PENDING")
+
+
+@pytest.mark.parametrize("n", ["99999999999", "-1", "1e3", "nan"])
+def test_a_huge_or_odd_hedge_count_on_the_command_line_is_one_line_exit_2(tmp_path, capsys, n):
+    """(guard) `diamond submit --hedge 99999999999` (or -1, 1e3, nan) exits 2 with one line
+    naming the option and what it accepts; nothing is submitted."""
+    from diamond_jupyter.cli.main import main
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\necho hi\n")
+    with pytest.raises(SystemExit) as e:
+        main(["submit", "--hedge", n, str(script), "--config", str(tmp_path / "none.yaml")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--hedge takes a number of copies from 1 to 8" in err[-1]
+
+
+async def test_a_huge_hedge_count_from_a_magic_or_body_is_refused_before_placing(tmp_path):
+    """(guard) The magic passes `--hedge` as any int: the facade refuses past 8."""
+    fed = _here_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=r"hedge: the number of copies must be 2 to 8 "
+                                            r"\(got 99999999999\)"):
+            await fed.submit(JobSpec(script="#!/bin/bash\ntrue\n"), "auto", hedge=99999999999)
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("extra,why", [
+    ("retries: true", "retries must be a whole number from 0 to 10, not True"),
+    ("include: other.yaml", "include"),
+])
+def test_a_colleagues_workflow_with_a_boolean_count_or_an_include_is_refused(extra, why):
+    """(guard) A shared workflow's `retries: true` is not read as 1, and no `include:` key
+    pulls another file in: both refused, naming the line."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    with pytest.raises(BadInput, match=why):
+        load_workflow(f"name: w\nsteps:\n  - name: a\n    script: echo\n    site: auto\n"
+                      f"    {extra}\n")
+
+
+@pytest.mark.parametrize("text,why", [
+    ("include: /etc/diamond/other.yaml\nsites: []\n", "include"),
+    ("sites:\n  - !!python/object/apply:os.system ['id']\n", "python/object"),
+])
+def test_a_sites_file_cannot_include_another_file_or_build_objects(tmp_path, text, why):
+    """(guard) The center's sites file has no `include:` (refused as an unknown key) and
+    no YAML tag that builds a Python object."""
+    from diamond_jupyter.config import load_config
+
+    p = tmp_path / "sites.yaml"
+    p.write_text(text)
+    with pytest.raises(BadInput, match=why):
+        load_config(str(p))

@@ -635,17 +635,47 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     return problem
 
 
+def home_dir() -> Path:
+    """The user's home: $HOME when it is an absolute path, else the password database's
+    (as ssh does). An empty or relative HOME (`HOME= diamond ...`, a service's environment)
+    put the store, its seal key and the Globus tokens in `/` or under the current
+    directory: another store for each directory a face ran in."""
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home):
+        return Path(home)
+    import pwd
+
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def _xdg_dir(var: str, default: Path) -> Path:
+    """$XDG_..._HOME, or `default` when it is unset, empty or relative (the XDG base
+    directory specification: a relative path there is invalid and ignored)."""
+    value = os.environ.get(var, "")
+    return Path(value) if os.path.isabs(value) else default
+
+
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
     if env:
         return Path(env)
-    base = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
-    return base / "diamond" / "sites.yaml"
+    return _xdg_dir("XDG_CONFIG_HOME", home_dir() / ".config") / "diamond" / "sites.yaml"
 
 
 def default_data_dir() -> Path:
-    base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
-    return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
+    """$DIAMOND_DATA_DIR (`~/` expanded; empty: unset), else $XDG_DATA_HOME/diamond. BadInput
+    for a relative DIAMOND_DATA_DIR: each face (a notebook's kernel, the CLI in another
+    directory, the server) would keep its own store there and not see the others' jobs."""
+    value = os.environ.get("DIAMOND_DATA_DIR", "")
+    if not value:
+        return _xdg_dir("XDG_DATA_HOME", home_dir() / ".local" / "share") / "diamond"
+    if value == "~" or value.startswith("~/"):
+        return home_dir() / value[2:]
+    if not os.path.isabs(value):
+        raise BadInput(f"$DIAMOND_DATA_DIR must be an absolute directory (or ~/...), not "
+                       f"{_printable(repr(value))}: relative, each face would keep its own "
+                       "store in the directory it runs in")
+    return Path(value)
 
 
 _Loader = strict_loader()

@@ -788,3 +788,58 @@ def test_a_sites_file_cannot_include_another_file_or_build_objects(tmp_path, tex
     p.write_text(text)
     with pytest.raises(BadInput, match=why):
         load_config(str(p))
+
+
+# -- 11. the environment: HOME, XDG_* and DIAMOND_DATA_DIR ----------------------------------------
+
+@pytest.mark.parametrize("env", [{"XDG_DATA_HOME": ""}, {"XDG_DATA_HOME": "data"},
+                                 {"HOME": ""}, {"HOME": "somewhere"}, {"DIAMOND_DATA_DIR": ""}])
+def test_an_empty_or_relative_home_or_xdg_dir_keeps_the_store_in_the_users_home(
+        tmp_path, monkeypatch, env):
+    """`XDG_DATA_HOME=` (an empty value some login scripts set), a relative one, or an empty
+    or relative HOME put the store (with its seal key and the Globus tokens) at
+    `./diamond/...` or `/.local/...`: each face running in another directory had a store of
+    its own and did not see the others' jobs, and a notebook directory shared with others
+    held the user's store. The XDG rule (relative: ignored) and the password database's
+    home are used instead."""
+    import pwd
+
+    from diamond_jupyter.config import default_config_path, default_data_dir
+
+    for var in ("DIAMOND_DATA_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "DIAMOND_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.chdir(tmp_path)
+    home = Path(os.environ["HOME"]) if os.path.isabs(os.environ["HOME"]) else \
+        Path(pwd.getpwuid(os.getuid()).pw_dir)
+    assert default_data_dir() == home / ".local" / "share" / "diamond"
+    assert default_config_path() == home / ".config" / "diamond" / "sites.yaml"
+
+
+@pytest.mark.parametrize("value,want", [("~/d", "HOME/d"), ("/abs/d", "/abs/d")])
+def test_diamond_data_dir_takes_an_absolute_or_home_path(tmp_path, monkeypatch, value, want):
+    """`DIAMOND_DATA_DIR=~/d` (quoted, so no shell expanded it) made a directory named `~`
+    under the current one; it is the home's `d` now."""
+    from diamond_jupyter.config import default_data_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DIAMOND_DATA_DIR", value)
+    assert default_data_dir() == Path(want.replace("HOME", str(tmp_path)))
+
+
+def test_a_relative_diamond_data_dir_is_refused_naming_it(tmp_path, monkeypatch, capsys):
+    """A relative DIAMOND_DATA_DIR gave each directory a face ran in its own store; the CLI
+    now exits 2 with one line naming the variable."""
+    from diamond_jupyter.cli.main import main
+
+    monkeypatch.setenv("DIAMOND_DATA_DIR", "data")
+    monkeypatch.setenv("DIAMOND_ENGINE", "local")
+    monkeypatch.chdir(tmp_path)
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n  - name: here\n    transport: {kind: local}\n")
+    assert main(["jobs", "--config", str(sites)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "$DIAMOND_DATA_DIR must be an absolute directory" in err[0]
+    assert not (tmp_path / "data").exists()

@@ -843,3 +843,34 @@ def test_a_relative_diamond_data_dir_is_refused_naming_it(tmp_path, monkeypatch,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "$DIAMOND_DATA_DIR must be an absolute directory" in err[0]
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("tofu", [False, True])
+def test_a_known_hosts_that_is_a_fifo_is_not_waited_on(tmp_path, tofu):
+    """A known_hosts path that is a FIFO (or /dev/stdin) was opened and read: the connect
+    waited for a writer for ever (and, trusting on first use, waited to append to it). It is
+    passed over, and a new key is not written to it."""
+    import threading
+
+    import paramiko
+
+    from diamond_jupyter.transports.ssh_auth import HostKeyError, HostKeyVerifier, HostSpec
+
+    fifo = tmp_path / "known_hosts"
+    os.mkfifo(fifo)
+    got: list[BaseException] = []
+
+    def verify() -> None:
+        try:
+            HostKeyVerifier("alpha", str(fifo), tofu=tofu).verify(
+                HostSpec(alias="h.example", hostname="h.example"), paramiko.ECDSAKey.generate())
+        except HostKeyError as e:
+            got.append(e)
+    t = threading.Thread(target=verify, daemon=True)
+    t.start()
+    t.join(20)
+    if t.is_alive():  # unblock the reader so the test process can end
+        with open(fifo, "w"):
+            pass
+        pytest.fail("a known_hosts FIFO was waited on")
+    assert got and "not in known_hosts" in str(got[0])

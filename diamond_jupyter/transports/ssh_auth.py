@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import socket
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,6 +245,9 @@ class HostKeyVerifier:
         (every connect failed with a traceback) and would never see a revoked key."""
         hk, revoked = paramiko.HostKeys(), {}
         try:
+            if not stat.S_ISREG(os.stat(f).st_mode):  # a FIFO would be waited on for ever
+                log.warning("%s: ignoring known_hosts %s: not a regular file", self.site, f)
+                return None
             with open(f, encoding="utf-8", errors="replace") as fh:
                 lines = fh.read().splitlines()
         except OSError as e:
@@ -317,6 +321,9 @@ class HostKeyVerifier:
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site"
             )
+        if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
+            raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "
+                               f"{self.own_file} is not a regular file to add it to")
         with _append_lock:
             p = Path(self.own_file)
             p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -874,3 +874,43 @@ def test_a_known_hosts_that_is_a_fifo_is_not_waited_on(tmp_path, tofu):
             pass
         pytest.fail("a known_hosts FIFO was waited on")
     assert got and "not in known_hosts" in str(got[0])
+
+
+# -- 12. what a hostile cluster lists, on a terminal ---------------------------------------------
+
+def test_diamond_sites_writes_a_partition_name_on_its_sites_row(monkeypatch, capsys):
+    """A compromised cluster answering in JSON (slurmrestd, PBS, LSF, Flux) named a
+    partition `batch\\nbeta       slurm  nodes=64 running=0 ...`: `diamond sites` printed
+    the names joined as they were, so the listing showed a row for another site, up and
+    idle, that the hostile one had written. Each name is written on its site's row."""
+    from diamond_jupyter.cli import jobs as cli_jobs
+    from diamond_jupyter.cli.main import main
+
+    forged = "batch\nbeta       slurm  nodes=64 running=0 pending=0 partitions=gpu"
+    rows = [{"name": "alpha", "scheduler": "slurm", "reachable": True, "nodes": 2,
+             "running": 1, "pending": 0, "queue_error": None, "partitions": [forged]},
+            {"name": "beta", "scheduler": "slurm", "reachable": False, "nodes": None,
+             "running": None, "pending": None, "error": "connection refused",
+             "partitions": []}]
+
+    async def summaries(args: Any, fn: Any) -> list[dict[str, Any]]:
+        return rows
+    monkeypatch.setattr(cli_jobs, "with_fed", summaries)
+    assert main(["sites"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("beta ") and "unreachable" in lines[1]
+    assert "partitions=batch\\x0abeta" in lines[0]
+
+
+@pytest.mark.parametrize("account", ["proj --partition=secret", 'p" -q x "y', "it's mine"])
+def test_an_account_with_blanks_or_quotes_stays_one_directive_value(account):
+    """(guard) A REST body's account `proj --partition=secret` (blanks, quotes) is written
+    quoted in every dialect's directive, and read back as that one value: no second option
+    (a partition outside `allowed_partitions`) is smuggled in."""
+    from diamond_jupyter.dialects import get_script_dialect
+
+    spec = JobSpec(script="#!/bin/bash\necho hi\n", account=account, queue="batch", name="n")
+    for dialect in ("slurm", "pbs", "lsf", "flux", "sge"):
+        d = get_script_dialect(dialect)
+        back = d.parse_script(d.render_script(spec).script)
+        assert (back.account, back.queue) == (account, "batch"), dialect

@@ -41,7 +41,8 @@ def _site_state(row: dict[str, Any]) -> str:
         return f"not asked (--offline){where}"
     jobs = f"running={row['running']} pending={row['pending']}" if not row.get("queue_error") \
         else "queue unknown: " + one_line(row["queue_error"])
-    return f"nodes={row['nodes']} {jobs} partitions={','.join(row['partitions'])}"
+    # partition names are the site's text (JSON over slurmrestd, PBS, LSF, Flux): one line
+    return f"nodes={row['nodes']} {jobs} partitions={','.join(map(one_line, row['partitions']))}"
 
 
 def cmd_queue(args: argparse.Namespace) -> int:

@@ -914,3 +914,25 @@ def test_an_account_with_blanks_or_quotes_stays_one_directive_value(account):
         d = get_script_dialect(dialect)
         back = d.parse_script(d.render_script(spec).script)
         assert (back.account, back.queue) == (account, "batch"), dialect
+
+
+@pytest.mark.parametrize("directive", ["#SBATCH -M other", "#SBATCH --clusters=other",
+                                       "#SBATCH --cluster other"])
+async def test_a_script_sending_its_job_to_another_slurm_cluster_is_refused(tmp_path,
+                                                                         monkeypatch,
+                                                                         directive):
+    """`#SBATCH -M other` in a notebook cell (or a colleague's script) was kept as written:
+    sbatch on alpha's login sent the job to cluster `other` and answered `4242;other`; the
+    engine recorded alpha:4242, a number of alpha's own cluster, and followed (and on
+    `diamond cancel`, cancelled) whatever job 4242 is there. Refused before anything runs."""
+    fed = _hedge_fed(tmp_path, monkeypatch, ["alpha"])
+    ran = tmp_path / "sbatch-ran"
+    (tmp_path / "sbatch").write_text(f"#!/bin/sh\ntouch {ran}\necho '4242;other'\n")
+    try:
+        spec = fed.spec_from_text(f"#!/bin/bash\n{directive}\n#SBATCH -t 5\necho hi\n", None)
+        with pytest.raises(BadInput, match=r"sends the job to another cluster than the "
+                                           r"site's"):
+            await fed.submit(spec, "alpha")
+        assert fed.store.list_jobs() == [] and not ran.exists()
+    finally:
+        await fed.close()

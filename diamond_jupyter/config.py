@@ -24,10 +24,11 @@ from pydantic import (
     model_validator,
 )
 
-from .model import BadInput
+from .model import BadInput, refuse_boolean_number
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
+HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may be
 # other names centers use for them (lower case); torque also sets pbs flavor torque
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
                      "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
@@ -298,6 +299,12 @@ class _Cfg(BaseModel):
     # no unknown keys (a typo is an error, not a silent default); no inf or nan
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """`port: true` or `command_timeout_s: yes` (YAML booleans) were read as 1."""
+        return refuse_boolean_number(cls, value, info.field_name)
+
 
 SSH_ONLY_KEYS = ("host", "port", "user", "key_file", "cert_file", "known_hosts", "ssh_config",
                  "proxy_jump")
@@ -321,10 +328,12 @@ class TransportConfig(_Cfg):
     # overrides ssh_config's ProxyJump: `bastion`, `user@bastion:2222`, `a,b` or `none`
     proxy_jump: Annotated[str, BeforeValidator(_hop_list), AfterValidator(_jump_chain)] | \
         None = None
-    keepalive_s: int = Field(default=30, ge=0)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    # seconds have an upper bound: past about 9e9 s a socket's timeout overflows (a connect
+    # ended in an OverflowError, not a SiteError), and no login takes an hour to answer
+    keepalive_s: int = Field(default=30, ge=0, le=DAY_S)
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=HOUR_S)
     # A command given no timeout of its own fails (SiteError) after this long.
-    command_timeout_s: float = Field(default=300.0, gt=0)
+    command_timeout_s: float = Field(default=300.0, gt=0, le=WEEK_S)
     # A command printing more than this on stdout or on stderr (or a slurmrestd reply body,
     # or a file read whole) is stopped and fails (SiteError): a hostile site, or a queue of
     # many huge job names, cannot make the engine hold unbounded memory.
@@ -339,7 +348,7 @@ class TransportConfig(_Cfg):
     token_command: Annotated[list[Line], BeforeValidator(_as_argv),
                              Field(min_length=1)] | None = None
     token_file: ConfigPath | None = None
-    token_refresh_s: float = Field(default=60.0, ge=0)  # renewed this long before expiry
+    token_refresh_s: float = Field(default=60.0, ge=0, le=DAY_S)  # renewed this long before expiry
 
     @model_validator(mode="before")
     @classmethod
@@ -405,7 +414,7 @@ class DiscoveryConfig(_Cfg):
     with `override`."""
 
     enabled: bool = True
-    ttl_s: float = Field(default=600.0, ge=0)
+    ttl_s: float = Field(default=600.0, ge=0, le=WEEK_S)
     override: bool = False
     clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
 
@@ -546,7 +555,7 @@ def bandwidth_mbps(given: Any) -> float:
         mbps = float(given)
     elif isinstance(given, str) and (m := _RATE.fullmatch(given.strip())):
         number, exp, prefix, binary, unit = m.groups()
-        mbps = float(number) * 10.0 ** int(exp or 0)
+        mbps = float(f"{number}e{exp or 0}")  # 1e999 is inf (refused below), not an error
         if prefix:
             power = _PREFIX_POWER[prefix.lower()]
             bits = mbps * (1024 if binary else 1000) ** power * (8 if "B" in unit
@@ -562,8 +571,8 @@ class TransferPolicy(_Cfg):
     resumes where the last one stopped; the waits between tries double up to the maximum."""
 
     attempts: int = Field(default=6, ge=1)  # tries in all, the first one included
-    backoff_s: float = Field(default=1.0, ge=0)  # wait before the second try
-    backoff_max_s: float = Field(default=30.0, ge=0)
+    backoff_s: float = Field(default=1.0, ge=0, le=HOUR_S)  # wait before the second try
+    backoff_max_s: float = Field(default=30.0, ge=0, le=DAY_S)
 
 
 class FederationConfig(_Cfg):
@@ -654,17 +663,47 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     return problem
 
 
+def home_dir() -> Path:
+    """The user's home: $HOME when it is an absolute path, else the password database's
+    (as ssh does). An empty or relative HOME (`HOME= diamond ...`, a service's environment)
+    put the store, its seal key and the Globus tokens in `/` or under the current
+    directory: another store for each directory a face ran in."""
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home):
+        return Path(home)
+    import pwd
+
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def _xdg_dir(var: str, default: Path) -> Path:
+    """$XDG_..._HOME, or `default` when it is unset, empty or relative (the XDG base
+    directory specification: a relative path there is invalid and ignored)."""
+    value = os.environ.get(var, "")
+    return Path(value) if os.path.isabs(value) else default
+
+
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
     if env:
         return Path(env)
-    base = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
-    return base / "diamond" / "sites.yaml"
+    return _xdg_dir("XDG_CONFIG_HOME", home_dir() / ".config") / "diamond" / "sites.yaml"
 
 
 def default_data_dir() -> Path:
-    base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
-    return Path(os.environ.get("DIAMOND_DATA_DIR", base / "diamond"))
+    """$DIAMOND_DATA_DIR (`~/` expanded; empty: unset), else $XDG_DATA_HOME/diamond. BadInput
+    for a relative DIAMOND_DATA_DIR: each face (a notebook's kernel, the CLI in another
+    directory, the server) would keep its own store there and not see the others' jobs."""
+    value = os.environ.get("DIAMOND_DATA_DIR", "")
+    if not value:
+        return _xdg_dir("XDG_DATA_HOME", home_dir() / ".local" / "share") / "diamond"
+    if value == "~" or value.startswith("~/"):
+        return home_dir() / value[2:]
+    if not os.path.isabs(value):
+        raise BadInput(f"$DIAMOND_DATA_DIR must be an absolute directory (or ~/...), not "
+                       f"{_printable(repr(value))}: relative, each face would keep its own "
+                       "store in the directory it runs in")
+    return Path(value)
 
 
 _Loader = strict_loader()

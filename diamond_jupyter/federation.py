@@ -88,6 +88,12 @@ ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its r
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
 
 
+
+# Directives that submit the job to another cluster than the site's own. Slurm's answer is
+# then "ID;CLUSTER" with an ID of that cluster, which the engine would look up (and cancel)
+# on the site's cluster, where the same number is another job.
+_ANOTHER_CLUSTER = {("slurm", "--clusters")}
+
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
                  HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
@@ -461,6 +467,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole
+        for d in spec.unknown:
+            if (d.dialect, d.option) in _ANOTHER_CLUSTER:
+                raise BadInput(f"{d.raw.strip()!r} sends the job to another cluster than the "
+                               "site's: its job number would name a job of the site's own "
+                               "cluster (followed and cancelled in its place); make that "
+                               "cluster a site of its own and submit there")
 
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,

@@ -39,6 +39,7 @@ from .store import HedgeRecord
 
 if TYPE_CHECKING:
     from .journal import Journal
+    from .placement import Placement
     from .sites import Sites
     from .store import Store
 
@@ -103,13 +104,11 @@ class HedgeMixin:
     _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
     _hedge_retry_delay: dict[str, float]
 
-    async def submit_hedged(self, spec: JobSpec, copies: int, *, origin: dict | None = None,
-                            hold: bool = False) -> Job:
-        """Submit `copies` copies of `spec` to the best feasible sites that allow it (a
-        site whose `hedge` is false in the sites file is skipped, and said so). Returns the
-        best-ranked copy at once; `hedge_winner` waits for the copy that starts first."""
-        from .federation_plan import new_token
-
+    async def _hedge_choice(self, spec: JobSpec, copies: int
+                            ) -> tuple[list[tuple[str, JobSpec]], dict[str, str], Placement]:
+        """The sites of `copies` copies (best first, each with the partition placement
+        chose there), the sites skipped and why, and the placement; BadInput when fewer
+        than two sites can take a copy."""
         if not isinstance(copies, int) or not 2 <= copies <= MAX_HEDGE:
             raise BadInput(f"hedge: the number of copies must be 2 to {MAX_HEDGE} "
                            f"(got {copies!r})")
@@ -128,10 +127,6 @@ class HedgeMixin:
                 f"hedge {copies}: only {len(chosen)} site(s) can take a copy "
                 f"({', '.join(chosen) or 'none'})" + (f"; skipped {why}" if why else "")
                 + (f"; cannot run it: {' | '.join(infeasible)}" if infeasible else ""))
-        group = new_token()
-        placement = pl.model_dump(mode="json")
-        self.store.create_hedge(group, {"copies": copies, "sites": chosen,
-                                        "skipped": skipped})
         specs = []
         for name in chosen:
             v = pl.verdict(name)
@@ -139,9 +134,81 @@ class HedgeMixin:
             if not spec.queue and v is not None and v.partition:
                 s = spec.model_copy(update={"queue": v.partition})
             specs.append((name, s))
+        return specs, skipped, pl
+
+    async def plan_hedged(self, spec: JobSpec, copies: int) -> dict[str, Any]:
+        """What `submit_hedged(spec, copies)` would run, as a plan to approve: the best
+        copy's plan (as `plan_submit`) with `hedge` listing every copy (site, partition,
+        scheduler, the rendered script and its sha256, the submission token, data
+        movements). The approved plan runs on exactly those sites with those scripts
+        (`submit_hedged(..., pins=)`)."""
+        specs, skipped, _ = await self._hedge_choice(spec, copies)
+        plans = [await self.plan_submit(s, name, hedged=True)  # type: ignore[attr-defined]
+                 for name, s in specs]
+        keep = ("site", "scheduler", "partition", "submission", "script", "script_sha256",
+                "data_movements", "warnings")
+        return {**plans[0], "hedge": {
+            "copies": len(plans), "skipped": skipped,
+            "note": f"a copy on each of these {len(plans)} sites; the first to start runs the "
+                    "job, the others are cancelled",
+            "plans": [{k: p.get(k) for k in keep} for p in plans]}}
+
+    async def _pinned_copies(self, spec: JobSpec, pins: list[dict[str, Any]]
+                             ) -> list[tuple[str, JobSpec, str, str]]:
+        """(site, spec, token, script sha256) of each approved copy, checked again before
+        anything is recorded: PlanChanged when a copy's site is gone or its script or data
+        movements would now differ."""
+        from .federation_plan import PlanChanged, _moves
+
+        if not isinstance(pins, list) or len(pins) < 2 \
+                or not all(isinstance(p, dict) for p in pins):
+            raise PlanChanged("the approved hedged plan lists no copies to run")
+        out = []
+        for pin in pins:
+            fresh = await self.plan_submit(spec, pin=pin, hedged=True)  # type: ignore
+            if fresh["script_sha256"] != pin.get("script_sha256"):
+                raise PlanChanged(f"the batch script of the copy for {fresh['site']} would "
+                                  "differ from the approved one")
+            if _moves(fresh) != _moves(pin):
+                raise PlanChanged(f"the data movements of the copy for {fresh['site']} would "
+                                  "differ from the approved ones")
+            s = spec if spec.queue or not fresh["partition"] else \
+                spec.model_copy(update={"queue": fresh["partition"]})
+            out.append((fresh["site"], s, fresh["submission"], fresh["script_sha256"]))
+        if len({site for site, *_ in out}) != len(out):
+            raise PlanChanged("the approved hedged plan names a site twice")
+        return out
+
+    async def submit_hedged(self, spec: JobSpec, copies: int, *, origin: dict | None = None,
+                            hold: bool = False, pins: list[dict[str, Any]] | None = None
+                            ) -> Job:
+        """Submit `copies` copies of `spec` to the best feasible sites that allow it (a
+        site whose `hedge` is false in the sites file is skipped, and said so). Returns the
+        best-ranked copy at once; `hedge_winner` waits for the copy that starts first.
+        With `pins` (an approved plan's `hedge.plans`): exactly those copies, each on its
+        site with its token and script (PlanChanged, before anything is recorded, if one
+        would differ), not placed again."""
+        from .federation_plan import new_token
+
+        if pins is not None:
+            pinned = await self._pinned_copies(spec, pins)
+            runs = [(site, s, {"token": tok, "script_sha256": sha})
+                    for site, s, tok, sha in pinned]
+            skipped: dict[str, str] = {}
+            placement = None
+        else:
+            specs, skipped, pl = await self._hedge_choice(spec, copies)
+            runs = [(name, s, {}) for name, s in specs]
+            placement = pl.model_dump(mode="json")
+        chosen = [name for name, _, _ in runs]
+        group = new_token()
+        self.store.create_hedge(group, {"copies": copies, "sites": chosen,
+                                        "skipped": skipped})
+        specs = [(name, s) for name, s, _ in runs]
         got = await asyncio.gather(
             *(self.submit(s, name, origin=origin, hold=hold,  # type: ignore[attr-defined]
-                          hedge_group=group, placement=placement) for name, s in specs),
+                          hedge_group=group, placement=placement, **pin)
+              for name, s, pin in runs),
             return_exceptions=True)
         jobs = [j for j in got if isinstance(j, Job)]
         errors = {name: e for (name, _), e in zip(specs, got, strict=True)

@@ -95,12 +95,14 @@ class PlanMixin:
 
     # -- submit -----------------------------------------------------------------------------
     async def plan_submit(self, spec: JobSpec, site: str = "auto", *,
-                          pin: dict[str, Any] | None = None) -> dict[str, Any]:
+                          pin: dict[str, Any] | None = None, hedged: bool = False
+                          ) -> dict[str, Any]:
         """What `submit(spec, site)` would run, as a plan for a person to approve: the site,
         partition, the rendered batch script and its sha256, every job field, the data
         movements, the estimated cost and the submission token the approved submit reuses.
         Nothing is recorded or sent. With `pin` (an approved plan), on the same site, partition
-        and token, without placing again (PlanChanged if that site is gone). BadInput as
+        and token, without placing again (PlanChanged if that site is gone). `hedged`: the
+        script of a hedged copy (its wrapper waits to be told to run). BadInput as
         `submit`."""
         self.check_submittable(spec)  # refused now, not after an approval
         verdict: SiteVerdict | None = None
@@ -131,7 +133,7 @@ class PlanMixin:
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
-        prepared = target.prepare(spec, token)
+        prepared = target.prepare(spec, token, hedged=hedged)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
         fields = prepared.model_dump(mode="json")
         fields.update(script=spec.script, command=spec.command)  # as given; wrapped in `script`
@@ -345,7 +347,7 @@ def _local_size(path: str) -> tuple[int, bool] | None:
 
 _HEAD_KEYS = {"action", "site", "scheduler", "partition", "script", "script_sha256", "spec",
               "data_movements", "cost", "placement", "changed", "asked_because", "warnings",
-              "submission", "name"}
+              "submission", "name", "hedge"}
 
 
 def _value(v: Any) -> str:
@@ -406,6 +408,18 @@ def describe_plan(plan: dict[str, Any] | None) -> str:
     if plan.get("script") is not None:
         out.append(f"  batch script (sha256 {plan.get('script_sha256')}):")
         out += _block(str(plan["script"]), "    | ")
+    hedge = plan.get("hedge")
+    if isinstance(hedge, dict):  # every copy after the first: where, and the script it runs
+        out.append(f"  hedged: {hedge.get('note') or hedge.get('copies')}")
+        for n, copy in enumerate(hedge.get("plans") or [], 1):
+            if n == 1 or not isinstance(copy, dict):
+                continue  # the first copy is the plan above
+            out.append(f"  copy {n} to {copy.get('site')} ({copy.get('scheduler')}), partition "
+                       f"{copy.get('partition') or '(the scheduler default)'}, batch script "
+                       f"(sha256 {copy.get('script_sha256')}):")
+            out += _block(str(copy.get("script")), "    | ")
+        for site, why in (hedge.get("skipped") or {}).items():
+            out.append(f"  no copy on {site}: {why}")
     if plan.get("placement"):
         out.append("  placement:")
         out += _block(str(plan["placement"]), "    ")

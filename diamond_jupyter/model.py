@@ -5,11 +5,19 @@ from __future__ import annotations
 import enum
 import math
 import re
+import typing
 import unicodedata
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 
 def utcnow() -> datetime:
@@ -115,7 +123,33 @@ def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
         and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node
 
 
+def is_number_type(annotation: Any) -> bool:
+    """Whether a field's type is a number (int or float, maybe Annotated or optional)."""
+    if annotation in (int, float, "int", "float"):
+        return True
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is Annotated:
+        return is_number_type(args[0])
+    return bool(args) and all(is_number_type(a) for a in args if a is not type(None))
+
+
+def refuse_boolean_number(model: type[BaseModel], value: Any, field: str | None) -> Any:
+    """`value` for `model`'s `field`; ValueError for a boolean where the field is a number:
+    pydantic reads `true` as 1, so `"walltime_s": true` in a REST body (or `port: true` in
+    a sites file) was a silent 1, not an error."""
+    info = model.model_fields.get(field or "")
+    if isinstance(value, bool) and info is not None and is_number_type(info.annotation) \
+            and not any(getattr(m, "strict", False) for m in info.metadata):
+        raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
+    return value
+
+
 class Resources(_Model):
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_boolean_number(cls, value, info.field_name)
+
     nodes: int | None = None
     tasks: int | None = None
     tasks_per_node: int | None = None

@@ -316,20 +316,28 @@ async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
 # -- costly skills (approval) -------------------------------------------------------------------
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
-    plan = await ctx.fed.plan_submit(await asyncio.to_thread(spec_of, ctx.fed, inp), inp.site)
-    if inp.hedge and inp.hedge > 1:  # the plan shows the best site's copy
-        plan["hedge"] = {"copies": inp.hedge, "note": (
-            f"copies go to the {inp.hedge} best sites allowing it at submit time; the first "
-            "to start runs, the others are cancelled")}
-    return plan
+    spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
+    if inp.hedge and inp.hedge > 1:  # every copy: its site and the script it runs there
+        if inp.site != "auto":
+            raise BadInput(f"hedge {inp.hedge} needs site 'auto' (placement picks the sites "
+                           f"for the copies), not an explicit site {inp.site!r}")
+        return await ctx.fed.plan_hedged(spec, inp.hedge)
+    return await ctx.fed.plan_submit(spec, inp.site)
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)  # parsing is CPU work: off the event loop
     hedge = inp.hedge if inp.hedge and inp.hedge > 1 else None
-    if hedge is not None:  # copies on several sites: no single-site plan to pin
+    if hedge is not None:  # copies on several sites; approved: exactly the copies shown
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
-        job = await ctx.fed.submit(spec, inp.site, origin=origin, hedge=hedge)
+        if ctx.approved is not None:
+            pins = (ctx.approved.get("hedge") or {}).get("plans")
+            if not isinstance(pins, list) or len(pins) != hedge:
+                raise PlanChanged(f"the approved plan does not list the {hedge} hedged "
+                                  "copies this call asks for")
+            job = await ctx.fed.submit_hedged(spec, hedge, origin=origin, pins=pins)
+        else:
+            job = await ctx.fed.submit(spec, inp.site, origin=origin, hedge=hedge)
         copies = ctx.fed.hedge(job.hedge_group).copies if job.hedge_group else [job]
         return ActionOutput(job=JobSummary.of(job), message=(
             f"submitted {len(copies)} hedged copies ({', '.join(j.id for j in copies)}); "

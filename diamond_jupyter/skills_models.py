@@ -5,10 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .discovery import SiteDescription as Discovered
-from .model import Job, JobSpec, Node, Partition, check_text
+from .model import Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
 from .summary import SiteSummary
 
 Approval = Literal["auto", "ask", "dry-run"]
@@ -16,6 +23,12 @@ Approval = Literal["auto", "ask", "dry-run"]
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """`"hedge": true` or `"lines": false` from a model or a REST body: no silent 1 or 0."""
+        return refuse_boolean_number(cls, value, info.field_name)
 
 
 class _Out(BaseModel):

@@ -20,7 +20,7 @@ from ..skills import (
     untrusted_marks,
 )
 from ..store import TaskRecord
-from .base import Provider, Turn
+from .base import Provider, Turn, check_tool_calls
 from .config import HOW_TO, LLMConfig
 from .providers import make_provider
 from .tasks import TaskBook, preview
@@ -129,6 +129,7 @@ class AgentRunner(TaskBook):
             reply: Turn = await self.provider().complete(
                 system=SYSTEM, messages=messages, tools=self._tools)
             calls += 1
+            check_tool_calls(reply, messages)  # LLMError: the task fails, saying why
             messages.append({"role": "assistant", "content": reply.content})
             turn = {"calls": reply.tool_calls, "results": []} if reply.tool_calls else None
             # one write: a restart finds the reply together with the calls it asked for

@@ -41,7 +41,8 @@ def _site_state(row: dict[str, Any]) -> str:
         return f"not asked (--offline){where}"
     jobs = f"running={row['running']} pending={row['pending']}" if not row.get("queue_error") \
         else "queue unknown: " + one_line(row["queue_error"])
-    return f"nodes={row['nodes']} {jobs} partitions={','.join(row['partitions'])}"
+    # partition names are the site's text (JSON over slurmrestd, PBS, LSF, Flux): one line
+    return f"nodes={row['nodes']} {jobs} partitions={','.join(map(one_line, row['partitions']))}"
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
@@ -201,15 +202,15 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     data = {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
             "skipped": got.skipped}
     if args.json or got.paths:
-        out(args, data, "\n".join(str(p) for p in got.paths))
+        out(args, data, "\n".join(one_line(str(p)) for p in got.paths))  # one name a line
     elif got.skipped:  # not a blank line: say so, on stderr
         print(visible(f"diamond: no files written to {got.dest}"), file=sys.stderr)
     else:
         print(visible(f"diamond: {args.job} has no result files to fetch (yet)"),
               file=sys.stderr)
     if not args.json:  # the job's names: shown, never acted on by the terminal
-        for line in got.skipped:
-            print(f"diamond: skipped {visible(line)}", file=sys.stderr)
+        for line in got.skipped:  # a newline in a name starts no line of its own
+            print(f"diamond: skipped {one_line(line)}", file=sys.stderr)
     return 0
 
 
@@ -251,7 +252,7 @@ def _transfer(args: argparse.Namespace) -> int:
                      + (f"\n{rec.error}" if rec.error else ""))
     if not args.json:  # what was left as it was (links, files not replaced): said
         for line in rec.data.get("skipped") or []:
-            print(f"diamond: skipped {visible(line)}", file=sys.stderr)
+            print(f"diamond: skipped {one_line(line)}", file=sys.stderr)
     if rec.state != "SUCCEEDED":
         print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
               file=sys.stderr)

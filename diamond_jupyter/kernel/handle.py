@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..model import DiamondError, Job, JobState, SiteError, hedge_winner_of, visible
+from ..model import DiamondError, Job, JobState, SiteError, hedge_winner_of, one_line
 from .engine import Engine
 
 TAIL_LINES = 20
@@ -175,8 +175,8 @@ class JobHandle:
         a local file no fetch of this job wrote, without `overwrite`) is printed, one line."""
         got = self._engine.call(self._engine.fetch(self.id, str(dest) if dest else None,
                                                    files=files, overwrite=overwrite))
-        for line in got["skipped"]:
-            print(visible(f"skipped {line}"))
+        for line in got["skipped"]:  # the job's names: one line each, shown as they are
+            print(f"skipped {one_line(line)}")
         return [Path(p) for p in got["paths"]]
 
     def cancel(self) -> JobHandle:

@@ -274,9 +274,10 @@ class DiamondMagics(Magics):
         got = self.call(self.engine.fetch(args.job, args.dest, files=args.file,
                                           overwrite=args.overwrite))
         # the names are the job's (untrusted): shown, never acted on by a terminal
-        print(visible("\n".join(got["paths"])) or "no result files written")
+        # one name a line: a newline in a name starts no line that looks like another file
+        print("\n".join(one_line(p) for p in got["paths"]) or "no result files written")
         for line in got["skipped"]:
-            print(visible(f"skipped {line}"))
+            print(f"skipped {one_line(line)}")
         return [Path(p) for p in got["paths"]]
 
     def do_place(self, args: argparse.Namespace, cell: str | None) -> None:
@@ -313,7 +314,7 @@ class DiamondMagics(Magics):
         print(visible(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']} {size} "
                       f"{rec.get('checksum') or ''}".rstrip()))
         for left in (rec.get("data") or {}).get("skipped") or []:  # names the job chose
-            print(visible(f"skipped {left}"), file=sys.stderr)
+            print(f"skipped {one_line(left)}", file=sys.stderr)
         if rec.get("error"):
             raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
         return rec

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config import default_data_dir
 from ..model import DiamondError
+from ..private_files import directory_problem, others_problem
 from .seal import Sealer
 
 log = logging.getLogger("diamond_jupyter.store")
@@ -215,10 +216,17 @@ def apply_migration(conn: sqlite3.Connection, migration: Migration) -> None:
 
 
 def prepare_file(path: Path) -> None:
-    """Create the directory (0700) and the database file (0600) before SQLite does."""
+    """Create the directory (0700) and the database file (0600) before SQLite does; an
+    existing file (or its -wal/-shm journal) must be the user's own, and only theirs to
+    write: StoreError naming it otherwise (see `private_files`)."""
     if not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)
+    problem = directory_problem(path.parent, "the store")
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        problem = problem or others_problem(part, "the store file")
+    if problem:
+        raise StoreError(problem)
     try:  # O_EXCL: only a file we create gets its mode set; -wal/-shm inherit it
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:

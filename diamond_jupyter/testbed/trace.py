@@ -370,7 +370,7 @@ def read_swf(path: str | Path) -> SwfLog:
     try:
         compressed, fh = _open_swf(p)
         with fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, line in enumerate(_bounded_lines(fh, p), 1):
                 # a DOS end-of-file mark (Ctrl-Z) and NUL padding after the last line are
                 # no data, nor the byte-order mark of a log joined after another (`cat`)
                 text = line.strip().strip("\x00\x1a\ufeff").strip()
@@ -661,6 +661,25 @@ def open_swf(path: Path) -> TextIO:
     """A log's text, compressed (gzip, bzip2, xz) or not by its bytes, whatever its name (a
     browser may have unzipped a .gz), without a byte-order mark."""
     return _open_swf(path)[1]
+
+
+# An SWF job line is 18 numbers (about 100 characters) and a header line a few words: a line
+# past this is no log's. Read whole, a shared "trace" of one endless line (or a gzip of one)
+# held it all in memory (a 100 MB comment line took 440 MB) before anything was said.
+MAX_LINE = 64 * 1024
+
+
+def _bounded_lines(fh: TextIO, path: Path) -> Iterator[str]:
+    """`fh`'s lines, each read at most MAX_LINE characters far: BadInput naming the file
+    and line for a longer one."""
+    lineno = 0
+    while line := fh.readline(MAX_LINE + 1):
+        lineno += 1
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            raise BadInput(f"{path}:{lineno}: a line longer than {MAX_LINE} characters (an SWF "
+                           "line is about 100): not a Standard Workload Format log "
+                           f"({line[:40]!r}...)")
+        yield line
 
 
 def _open_swf(path: Path) -> tuple[str, TextIO]:

@@ -7,13 +7,14 @@ resubmits with the same id and Globus creates at most one task.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import globus_sdk
 
 from ..config import SiteConfig
-from ..model import BadInput, SiteError
+from ..model import BadInput, SiteError, visible
 from .globus_auth import GlobusAuth
 
 TERMINAL = {"SUCCEEDED", "FAILED"}
@@ -46,6 +47,20 @@ def map_path(cfg: SiteConfig, path: str) -> str:
     if not path.startswith("/"):
         return "/~/" + path  # relative: the login home, as over SSH
     return path
+
+
+# A Globus task id is a UUID. The SDK puts it in the request's path as given
+# (`/v0.10/task/{id}/cancel`): an answer carrying `../endpoint/...` would have sent the user's
+# token to another route of the API.
+_TASK_ID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
+def task_id_of(value: Any, where: str) -> str:
+    """`value` as a Globus task id; SiteError naming `where` it came from otherwise."""
+    if not isinstance(value, str) or not _TASK_ID.fullmatch(value):
+        raise SiteError(f"Globus task id {visible(repr(value))[:80]} from {where} is not a "
+                        "task id (a UUID): not used")
+    return value
 
 
 class GlobusMover:
@@ -87,7 +102,7 @@ class GlobusMover:
         for attempt in range(self.retries):
             try:
                 res = self.client.submit_transfer(doc)
-                return str(res["task_id"])
+                return task_id_of(res["task_id"], "the answer to a transfer submit")
             except globus_sdk.GlobusAPIError as e:
                 if not _transient(e):
                     raise SiteError(f"Globus refused the transfer: {e.code}: {e.message}") \
@@ -101,6 +116,7 @@ class GlobusMover:
 
     def task(self, task_id: str) -> dict[str, Any]:
         """The task document; GlobusUnreachable when Globus could not answer."""
+        task_id_of(task_id, "the transfer's record")
         try:
             return dict(self.client.get_task(task_id).data)
         except globus_sdk.GlobusAPIError as e:
@@ -110,6 +126,7 @@ class GlobusMover:
             raise GlobusUnreachable(f"Globus task {task_id}: network error: {e}") from None
 
     def cancel(self, task_id: str) -> str:
+        task_id_of(task_id, "the transfer's record")
         try:
             return str(self.client.cancel_task(task_id)["code"])
         except globus_sdk.GlobusAPIError as e:

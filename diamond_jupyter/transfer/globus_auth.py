@@ -22,6 +22,7 @@ from globus_sdk.transport import RetryConfig
 
 from ..config import default_data_dir
 from ..model import BadInput
+from ..private_files import others_problem
 
 TRANSFER_RS = "transfer.api.globus.org"
 TRANSFER_SCOPE = "urn:globus:auth:scope:transfer.api.globus.org:all"
@@ -54,6 +55,10 @@ class GlobusAuth:
 
     # -- the token file --------------------------------------------------------------------
     def load(self) -> dict[str, Any]:
+        # a token file another user planted would send the user's transfers through that
+        # user's Globus login (and one others can write, through anyone's)
+        if problem := others_problem(self.path, "the Globus token file"):
+            raise BadInput(problem)
         try:
             return json.loads(self.path.read_text())
         except FileNotFoundError:

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import socket
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,20 +238,57 @@ class HostKeyVerifier:
         files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
         return list(dict.fromkeys(files))
 
+    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str]] | None:
+        """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
+        base64 -> "FILE line N"); None when unreadable. paramiko's own reader knows no
+        `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
+        (every connect failed with a traceback) and would never see a revoked key."""
+        hk, revoked = paramiko.HostKeys(), {}
+        try:
+            if not stat.S_ISREG(os.stat(f).st_mode):  # a FIFO would be waited on for ever
+                log.warning("%s: ignoring known_hosts %s: not a regular file", self.site, f)
+                return None
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError as e:
+            log.warning("%s: ignoring unreadable known_hosts %s: %s", self.site, f, e)
+            return None
+        for n, raw in enumerate(lines, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
+                parts = line.split()
+                if parts[0] == "@revoked" and len(parts) >= 4:
+                    revoked[(parts[2], parts[3])] = f"{f} line {n}"
+                continue  # host certificates are not read: such a host is looked up by key
+            try:
+                entry = paramiko.hostkeys.HostKeyEntry.from_line(line, n)
+            except (paramiko.SSHException, paramiko.hostkeys.InvalidHostKey, ValueError):
+                continue  # as OpenSSH, a line it cannot read is passed over
+            if entry is not None:  # kept as paramiko's `load` keeps it (first line first)
+                entry.hostnames = [h for h in entry.hostnames if not hk.check(h, entry.key)]
+                if entry.hostnames:
+                    hk._entries.append(entry)
+        return hk, revoked
+
     def _known(self, spec: HostSpec) -> list[tuple[str, paramiko.PKey]]:
         found = []
         for f in self._files(spec):
-            if not os.path.exists(f):
+            if not os.path.exists(f) or (read := self._read(f)) is None:
                 continue
-            hk = paramiko.HostKeys()
-            try:
-                hk.load(f)
-            except (OSError, paramiko.SSHException) as e:
-                log.warning("%s: ignoring unreadable known_hosts %s: %s", self.site, f, e)
-                continue
-            entry = hk.lookup(spec.known_hosts_name)
+            entry = read[0].lookup(spec.known_hosts_name)
             found += [(f, k) for k in (entry.values() if entry else [])]
         return found
+
+    def _revoked(self, spec: HostSpec, key: paramiko.PKey) -> str | None:
+        """Where `key` is marked `@revoked` (for any host: such a key must never be
+        accepted), else None."""
+        for f in self._files(spec):
+            read = self._read(f) if os.path.exists(f) else None
+            if read is not None and (where := read[1].get((key.get_name(), key.get_base64()))):
+                return where
+        return None
 
     def preferred_key_types(self, spec: HostSpec) -> list[str]:
         types: list[str] = []
@@ -262,6 +300,10 @@ class HostKeyVerifier:
     def verify(self, spec: HostSpec, key: paramiko.PKey) -> None:
         known = self._known(spec)
         name = spec.known_hosts_name
+        if where := self._revoked(spec, key):
+            raise HostKeyError(f"{self.site}: the host key {fingerprint(key)} offered by {name} "
+                               f"is revoked (@revoked in {where}); refusing to connect "
+                               "(possible man-in-the-middle with a stolen key)")
         if any(k.get_name() == key.get_name() and k == key for _, k in known):
             return
         if known:
@@ -279,6 +321,9 @@ class HostKeyVerifier:
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site"
             )
+        if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
+            raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "
+                               f"{self.own_file} is not a regular file to add it to")
         with _append_lock:
             p = Path(self.own_file)
             p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

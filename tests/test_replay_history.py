@@ -80,29 +80,46 @@ def test_history_lines_are_slurms_own_accounting_lines():
     assert int(fields["JobId"]) < 2**31 and line.endswith("\n")
 
 
+def test_grid_engine_history_lines_are_accounting_records():
+    c = cluster("delta")
+    now = datetime(2026, 12, 4, 12, 0, 0)
+    h = trace.HistoryJob(name="trace-hist-7", submit_s=-700.0, start_s=-600.0, end_s=-60.0,
+                         nodes=1, cpus=4, walltime_min=15, partition=None, status=1)
+    (line,) = load.sge_history_lines([h], c, now, prefix="p-")
+    f = line.rstrip("\n").split(":")
+    assert len(f) == 45  # accounting(5) of SGE 8.1.9
+    assert f[4] == "p-trace-hist-7" and f[34] == "4" and f[39] == "-l h_rt=900 -pe smp 4"
+    start, end = int(f[9]), int(f[10])
+    assert end - start == 540 == int(f[13]) and end == int(now.timestamp()) - 60
+    assert (f[11], f[12]) == ("0", "0")
+
+
 @pytest.mark.testbed
-def test_the_sites_accounting_reads_the_written_history(tb, tmp_path):
-    """Through the real `sacct -c` of a test-bed cluster, as the engine's calibration asks."""
+@pytest.mark.parametrize("site", ["beta", "delta"])
+def test_the_sites_accounting_reads_the_written_history(tb, tmp_path, site):
+    """Through the real `sacct -c` of a Slurm cluster and `qacct` of Grid Engine's delta,
+    as the engine's calibration asks."""
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
 
     log = _log(tmp_path, [(n, 1_000 * n, 30, 900, 8, 3_600, 1) for n in range(1, 6)]
                + [(6, 7_000, 0, 60, 8, 3_600, 1)])
-    plan = trace.plan_replay(log, cluster("beta"), scale=SCALE, duration_s=10, start=6_500,
+    plan = trace.plan_replay(log, cluster(site), scale=SCALE, duration_s=10, start=6_500,
                              history_s=600.0)
     prefix = f"hist{datetime.now():%H%M%S%f}-"
-    assert load.write_history([plan], prefix) == {"beta": len(plan.history)} != {"beta": 0}
+    assert load.write_history([plan], prefix) == {site: len(plan.history)} != {site: 0}
 
     async def go():
         fed = Federation(tb.config_path, store=Store(tmp_path / "s.sqlite"), poll_interval_s=30)
         try:
-            return await fed.sites["beta"].recent_jobs(datetime.now().astimezone()
+            return await fed.sites[site].recent_jobs(datetime.now().astimezone()
                                                        - timedelta(seconds=700))
         finally:
             await fed.close()
     jobs = asyncio.run(go())
     want = {h.end_s: h for h in plan.history}
-    seen = [j for j in jobs if int(j.native_id) >= load.HISTORY_ID_BASE]
+    first = load.HISTORY_ID_BASE if site == "beta" else load.SGE_HISTORY_ID_BASE
+    seen = [j for j in jobs if int(j.native_id) >= first]
     assert len(seen) >= len(want)
     mine = [j for j in seen if j.walltime_s == 60 and j.cpus == plan.history[0].cpus]
     assert len(mine) >= len(want)

@@ -436,13 +436,35 @@ def history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") ->
     return out
 
 
+SGE_HISTORY_ID_BASE = 8_000_000  # Grid Engine job numbers of the seeded lines
+
+
+def sge_history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") -> list[str]:
+    """The same history as Grid Engine's accounting file lines (accounting(5) of SGE
+    8.1.9: colon-separated, times in epoch seconds, the request in the category), as
+    `qacct -j` reads them."""
+    out = []
+    for k, h in enumerate(jobs):
+        submit, start, end = (int((now + timedelta(seconds=x)).timestamp())
+                              for x in (h.submit_s, h.start_s, h.end_s))
+        failed, code = (0, 0) if h.status == 1 else (100, 137) if h.status == 5 else (0, 1)
+        usage = ":".join(["0.000000"] * 3 + ["0"] * 14)  # ru_utime .. ru_nivcsw
+        out.append(
+            f"all.q:{c.node_names[0]}:history:history:{prefix}{h.name}:"
+            f"{SGE_HISTORY_ID_BASE + k}:sge:0:{submit}:{start}:{end}:{failed}:{code}:"
+            f"{max(0, end - start)}:{usage}:NONE:defaultdepartment:smp:{h.cpus}:0:"
+            f"0.000000:0.000000:0.000000:-l h_rt={h.walltime_min * 60} -pe smp {h.cpus}:"
+            "0.000000:NONE:0.000000:0:0\n")
+    return out
+
+
 def write_history(plans: list, prefix: str = "", base: Path | None = None,
                   now: datetime | None = None) -> dict[str, int]:
-    """Append each replay's history (`trace.plan_replay(history_s=...)`) to its Slurm
-    site's accounting file, as if the site had replayed the log before the window: the
-    engine's calibration then reads the log's own recent jobs, not the test bed's other
-    workloads. Grid Engine sites are left as they are (their accounting is qacct's).
-    Returns the lines written per site."""
+    """Append each replay's history (`trace.plan_replay(history_s=...)`) to its site's
+    accounting (a Slurm site's jobcomp file, Grid Engine's accounting file), as if the site
+    had replayed the log before the window: the engine's calibration then reads the log's
+    own recent jobs, not the test bed's other workloads. Returns the lines written per
+    site."""
     from .clusters import base_dir, cluster
     from .configs import cluster_dir
 
@@ -451,10 +473,17 @@ def write_history(plans: list, prefix: str = "", base: Path | None = None,
     written: dict[str, int] = {}
     for plan in plans:
         c = cluster(plan.site)
-        if c.scheduler != "slurm" or not plan.history:
+        if not plan.history:
             continue
-        lines = history_lines(plan.history, c, now, prefix)
-        with open(cluster_dir(base, c) / "jobcomp.txt", "a") as f:
+        if c.scheduler == "sge":
+            from .gridengine import sge_dir
+
+            lines = sge_history_lines(plan.history, c, now, prefix)
+            path = sge_dir(base, c) / "cell" / "common" / "accounting"
+        else:
+            lines = history_lines(plan.history, c, now, prefix)
+            path = cluster_dir(base, c) / "jobcomp.txt"
+        with open(path, "a") as f:
             f.write("".join(lines))
         written[plan.site] = written.get(plan.site, 0) + len(lines)
     return written

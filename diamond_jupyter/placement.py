@@ -110,6 +110,7 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
+from .placement_het import combine, first_component, het_components, in_default, label
 from .placement_limits import (
     Wait,
     assoc_misses,
@@ -1525,9 +1526,27 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
-    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, prior, estimates or {},
-                          cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
-                          needs, (ended or {}).get(c.name, ())) for c, s in sites]
+    later = het_components(spec)  # a Slurm heterogeneous job's later components
+    first = first_component(spec) if later else spec
+    later_needs = [needs_of(c) for c in later]
+
+    def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
+        caps = (capabilities or {}).get(c.name)
+        v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
+                      cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
+        if later:  # every component must fit; the job starts when all of them can
+            sent = [in_default(comp, c, s) for comp in later]
+            others = [_evaluate(comp, c, s, now, 0, prior, estimates or {}, cals.get(c.name),
+                                None, caps, n, (ended or {}).get(c.name, ()))
+                      for comp, n in zip(sent, later_needs, strict=True)] \
+                if c.scheduler == "slurm" and v.verdict != "UNREACHABLE" else []
+            labels = [label(i, comp, x.queue) for i, (comp, x)
+                      in enumerate(zip([first, *later], [first, *sent], strict=True))]
+            combine(v, others, labels, c.scheduler,
+                    lambda t: "+" + hms((t - now).total_seconds()))
+        return v
+
+    verdicts = [judge(c, s) for c, s in sites]
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
                      needs=needs.summary(), runtime_basis=prior.basis)

@@ -481,6 +481,7 @@ class JobStatus(_Model):
     comment: str | None = None
     node_list: str | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
+    account: str | None = None  # Slurm: the account it runs under (its associations count it)
 
 
 class Job(_Model):
@@ -636,12 +637,24 @@ class QosLimits(_Model):
 
 class Association(_Model):
     """One of the user's Slurm associations (`sacctmgr show assoc`): the account (and
-    partition, None for any) it is for, its default QOS and the QOS it may use."""
+    partition, None for any) it is for, its default QOS and the QOS it may use; or, of
+    level "account", one of the accounts above the user's (its `parent` the next up).
+    Limits as the listing shows them (None or empty: none set there): GrpTRES, GrpJobs,
+    GrpSubmitJobs (of every job in its subtree), MaxJobs, MaxSubmitJobs (each user's),
+    MaxTRES (each job's), TRES by name as in QosLimits."""
 
     account: str | None = None
     partition: str | None = None
     default_qos: str | None = None
     qos: list[str] | None = None  # None: not said
+    level: Literal["user", "account"] = "user"
+    parent: str | None = None
+    grp_tres: dict[str, int] = Field(default_factory=dict)
+    grp_jobs: int | None = None
+    grp_submit_jobs: int | None = None
+    max_jobs: int | None = None
+    max_submit_jobs: int | None = None
+    max_tres_per_job: dict[str, int] = Field(default_factory=dict)
 
 
 class Node(_Model):

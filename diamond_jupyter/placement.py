@@ -113,7 +113,10 @@ from .placement_fit import (
 from .placement_het import combine, first_component, het_components, in_default, label
 from .placement_limits import (
     Wait,
+    assoc_job_misses,
     assoc_misses,
+    assoc_submit_refused,
+    assoc_wait,
     force_share,
     job_qos,
     lsf_user_misses,
@@ -478,6 +481,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
         restr += qos_submit_refused(p, qos, snap)
+        restr += assoc_submit_refused(p, account, snap)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
@@ -516,7 +520,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
         other.extend(_qos_misses(req, p, qos, snap))
-        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),) if w]
+        other.extend(assoc_job_misses(req, p, account, snap))
+        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
+                                     assoc_wait(req, p, account, snap, now, part_max)) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(p, {"jobs": 1, "ncpus": totals[0],

@@ -13,10 +13,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from .model import Association, JobState, JobStatus, Partition, QosLimits, SiteSnapshot
 from .placement_fit import Req, aware
 
+T = TypeVar("T")
 DEFAULT_RUNTIME_S = 3600.0  # a running job whose end cannot be told (no start, no limit)
 
 # Slurm's pending reasons by the TRES a limit is on (squeue's REASON column)
@@ -167,7 +169,8 @@ def _assocs_for(snap: SiteSnapshot, account: str | None, partition: str
                 ) -> list[Association]:
     """The user's associations a job of `account` (None: not said) in `partition` may
     run under: one of that partition where there is one, else the account's own."""
-    got = [a for a in snap.associations or [] if account is None or a.account == account]
+    got = [a for a in snap.associations or [] if a.level == "user"
+           and (account is None or a.account == account)]
     exact = [a for a in got if a.partition == partition]
     return exact or [a for a in got if a.partition is None]
 
@@ -196,7 +199,8 @@ def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
     if not assocs:
         if account is None:
             return []
-        mine = sorted({a.account for a in snap.associations if a.account})
+        mine = sorted({a.account for a in snap.associations if a.account
+                       and a.level == "user"})
         return [f"you have no association with account '{account}' for partition "
                 f"{p.name} (your accounts: {', '.join(mine) or 'none'}): sbatch refuses it "
                 "(Invalid account or account/partition combination)"]
@@ -206,6 +210,164 @@ def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
         return [f"QOS '{spec_qos}' is not one your association may use here (its QOS: "
                 f"{', '.join(names)}): sbatch refuses it (Invalid qos specification)"]
     return []
+
+
+# Slurm's pending reasons for association limits, by the TRES a limit is on
+_ASSOC_GRP = {"cpu": "AssocGrpCpuLimit", "node": "AssocGrpNodeLimit", "gres/gpu": "AssocGrpGRES",
+              "mem": "AssocGrpMemLimit"}
+_ASSOC_JOB = {"cpu": "AssocMaxCpuPerJobLimit", "node": "AssocMaxNodePerJobLimit",
+              "gres/gpu": "AssocMaxGRESPerJob", "mem": "AssocMaxMemPerJob"}
+
+
+def _chain(snap: SiteSnapshot, account: str | None, partition: str
+           ) -> list[Association]:
+    """The association a job of `account` in `partition` runs under, then the account
+    lines above it, nearest first (as far as the listing shows them); empty when the
+    account cannot be told (the user has several and the job names none)."""
+    mine = _assocs_for(snap, account, partition)
+    if len({a.account for a in mine}) != 1:
+        return []
+    first = mine[0]
+    accounts = {a.account: a for a in snap.associations or [] if a.level == "account"}
+    out, name = [first], first.account
+    while name in accounts and accounts[name] not in out:
+        out.append(accounts[name])
+        name = accounts[name].parent
+    return out
+
+
+def _assoc_name(a: Association, user: str | None) -> str:
+    if a.level == "account":
+        return f"account {a.account}'s association"
+    return f"your association (user {user}, account {a.account}" + (
+        f", partition {a.partition})" if a.partition else ")")
+
+
+def _in_scope(j: JobStatus, a: Association, below: set[str | None], user: str | None
+              ) -> bool:
+    """Does job `j` count against association `a`: a user association, the user's jobs
+    of its account (and partition); an account's, the jobs of it and the accounts under
+    it the listing shows (`below`). A job whose account is not known counts only for the
+    user's own association."""
+    if a.level == "user":
+        return j.user == user and (j.account is None or j.account == a.account) and (
+            a.partition is None or a.partition in (j.partition or "").split(","))
+    return j.account is not None and j.account in below
+
+
+def _nearest(chain: list[Association], get: Callable[[Association], T | None]
+             ) -> tuple[Association, T] | None:
+    """The per-user and per-job limits a parent sets hold below it unless a nearer
+    association sets its own: the nearest that sets one."""
+    for a in chain:
+        value = get(a)
+        if value is not None:
+            return a, value
+    return None
+
+
+def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnapshot
+                     ) -> list[str]:
+    """Why the job alone can never run under its association: above a MaxTRES (per job)
+    or a GrpTRES of it or of an account above it."""
+    chain = _chain(snap, account, p.name)
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    out = []
+    got = _nearest(chain, lambda a: a.max_tres_per_job or None)
+    if got is not None:
+        a, caps = got
+        for tres, most in caps.items():
+            if job.get(tres) and job[tres] > most:
+                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                           f"allows {most} a job (MaxTRES {tres}={most}): it would never start "
+                           f"({_ASSOC_JOB[tres]})")
+    for a in chain:
+        for tres, most in a.grp_tres.items():
+            if job.get(tres) and job[tres] > most:
+                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                           f"allows {most} at once (GrpTRES {tres}={most}): it would never "
+                           f"start ({_ASSOC_GRP[tres]})")
+    return out
+
+
+def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
+               now: datetime, part_max: dict[str, float]) -> Wait | None:
+    """How long the job waits for room under its association's limits and those of the
+    accounts above it (GrpTRES, GrpJobs of each; the nearest MaxJobs, the user's), as the
+    running jobs they count end; None when there is room now or nothing is known."""
+    chain = _chain(snap, account, p.name)
+    if not chain:
+        return None
+    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    waits: list[Wait] = []
+    below: set[str | None] = set()
+    for a in chain:
+        below.add(a.account)
+        jobs = [j for j in running if _in_scope(j, a, below, snap.user)]
+        name = _assoc_name(a, snap.user)
+        for tres, most in a.grp_tres.items():
+            if not need.get(tres) or need[tres] > most:
+                continue  # one job alone above it: assoc_job_misses says so
+            at = _room_after(jobs, lambda j, t=tres: _tres_of(j)[t], need[tres], most,
+                             now, part_max)
+            if at:
+                held = sum(_tres_of(j)[tres] for j in jobs)
+                waits.append(Wait(at, (
+                    f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
+                    f"{held} {_UNITS[tres]}, the job needs {need[tres]}: it waits until "
+                    f"enough of them end ({_ASSOC_GRP[tres]})")))
+        if a.grp_jobs is not None:
+            at = _room_after(jobs, lambda j: 1, 1, a.grp_jobs, now, part_max)
+            if at:
+                waits.append(Wait(at, (
+                    f"{name}'s GrpJobs is {a.grp_jobs} and {len(jobs)} of its jobs run: it "
+                    "waits until one of them ends (AssocGrpJobsLimit)")))
+    got = _nearest(chain, lambda a: a.max_jobs)
+    if got is not None and snap.user:
+        a, most = got
+        scope = chain[0]  # each user's jobs under the association the job runs under
+        mine = [j for j in running if _in_scope(j, scope, {scope.account}, snap.user)]
+        at = _room_after(mine, lambda j: 1, 1, most, now, part_max)
+        if at:
+            waits.append(Wait(at, (
+                f"{_assoc_name(a, snap.user)}'s MaxJobs is {most} and {len(mine)} of your "
+                f"jobs run under account {scope.account}: it waits until one of them ends "
+                "(AssocMaxJobsLimit)")))
+    if not waits:
+        return None
+    return Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits))
+
+
+def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot) -> list[str]:
+    """Why sbatch refuses the job now: its association (or an account above it) already
+    holds as many queued and running jobs as its GrpSubmitJobs allows, or the user as
+    many as the nearest MaxSubmitJobs."""
+    chain = _chain(snap, account, p.name)
+    out = []
+    live = [j for j in snap.jobs if not j.state.terminal]
+    below: set[str | None] = set()
+    for a in chain:
+        below.add(a.account)
+        if a.grp_submit_jobs is None:
+            continue
+        have = sum(job_count(j) for j in live if _in_scope(j, a, below, snap.user))
+        if have >= a.grp_submit_jobs:
+            out.append(f"{_assoc_name(a, snap.user)}'s GrpSubmitJobs is {a.grp_submit_jobs} "
+                       f"and {have} of its jobs are queued or running: the submit is "
+                       "refused until one ends (AssocGrpSubmitJobsLimit)")
+    got = _nearest(chain, lambda a: a.max_submit_jobs)
+    if got is not None and snap.user:
+        a, most = got
+        scope = chain[0]
+        have = sum(job_count(j) for j in live
+                   if _in_scope(j, scope, {scope.account}, snap.user))
+        if have >= most:
+            out.append(f"{_assoc_name(a, snap.user)}'s MaxSubmitJobs is {most} and you have "
+                       f"{have} jobs queued or running under account {scope.account}: the "
+                       "submit is refused until one ends (AssocMaxSubmitJobLimit)")
+    return out
 
 
 def _limit_for(p: Partition, attribute: str, resource: str, user: str | None

@@ -9,12 +9,18 @@ names the real cause."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from datetime import timedelta
 
 import pytest
 from test_placement_cases import NOW, H, hera, only, pbs_site, reasons, run
-from test_placement_cases5 import busy
+from test_placement_cases5 import PARTITIONS, busy, node_lines
+from test_placement_cases6 import pending, running
+from test_placement_cases6 import slurm as slurm6
 
+from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.slurm_commands import parse_assoc, parse_job_qos
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.placement import place
@@ -118,3 +124,176 @@ def test_a_hetjob_of_three_components_names_each_one_that_cannot_run():
     assert why.startswith("hetjob component 1: ") and "hetjob component 2: " in why
     assert "hetjob component 0" not in why
     assert H == 3600
+
+
+# --------------------------------------------------------------- Slurm association limits
+
+# `sacctmgr -nP show assoc format=ASSOC_FIELDS`: User, Account, Partition, DefaultQOS, QOS,
+# ParentName, GrpTRES, GrpJobs, GrpSubmitJobs, MaxJobs, MaxSubmitJobs, MaxTRES; account
+# lines (User empty) for proj and the accounts above it: proj under dept under root
+def assoc_text(user: str = "", proj: str = "", dept: str = "", other: str = "") -> str:
+    """alice's association with account proj (and one with account other), then the
+    account lines; each argument: the six limit fields of that line ('' none)."""
+    def six(fields: str) -> str:
+        return fields or "|||||"
+
+    return (f"user|alice\nalice|proj||normal|normal||{six(user)}\n"
+            f"alice|other|||normal||{six(other)}\n"
+            f"|proj||||dept|{six(proj)}\n|dept||||root|{six(dept)}\n|root|||||||||||\n")
+
+
+def kronos(*queue: str, accounts: dict[str, str] | None = None, assoc: str = "",
+           alloc: dict[str, int] | None = None):
+    """olympus's nodes and partitions (the fifth sweep's), with the queue's jobs' accounts
+    (`squeue -o '%i|%q|%a'`) and alice's associations `assoc`."""
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc=alloc),
+               "queue": "\n".join(queue),
+               "queue_qos": "".join(f"{j}|normal|{a}\n" for j, a in (accounts or {}).items()),
+               "qos": "normal||||||||||\n", "assoc": assoc}
+    snap = slurm6.parse_snapshot("kronos", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
+
+
+def test_association_limits_are_read_with_the_accounts_above():
+    user, got = parse_assoc(assoc_text(user="cpu=64||||4|cpu=32", proj="|2|10|||",
+                                       dept="gres/gpu=8|||||"))
+    assert user == "alice"
+    mine, other, proj, dept, root = got
+    assert (mine.level, mine.account, mine.grp_tres, mine.max_submit_jobs,
+            mine.max_tres_per_job) == ("user", "proj", {"cpu": 64}, 4, {"cpu": 32})
+    assert (proj.level, proj.parent, proj.grp_jobs, proj.grp_submit_jobs) == \
+        ("account", "dept", 2, 10)
+    assert dept.grp_tres == {"gres/gpu": 8} and root.parent is None
+    # an older recording of five fields still reads, without limits
+    _, old = parse_assoc("user|alice\nalice|proj||normal|normal\n")
+    assert old[0].grp_tres == {} and old[0].max_jobs is None
+    # the jobs' accounts come with their QOS; a `%i|%q` recording has none
+    assert parse_job_qos("7|normal|proj\n", field=2) == {"7": "proj"}
+    assert parse_job_qos("7|normal\n", field=2) == {}
+    _, snap = kronos(running("7", "bob", "n1", 4, 1, 4), accounts={"7": "proj"})
+    assert (snap.jobs[0].account, snap.jobs[0].qos) == ("proj", "normal")
+    assert "%a" in " ".join(slurm6.snapshot_argvs()["queue_qos"])
+
+
+def test_the_probe_walks_up_the_accounts(tmp_path):
+    # a stand-in sacctmgr answers as a site would: the probe prints alice's lines, then
+    # the account lines of proj and other, of dept, of root, and stops there
+    fake = tmp_path / "sacctmgr"
+    fake.write_text("#!/bin/sh\ncase \"$*\" in\n"
+                    "  *user=*) echo 'alice|proj||normal|normal||||||3|';;\n"
+                    "  *account=proj*) echo '|proj||||dept||2||||'; echo 'bob|proj||||||||||';;\n"
+                    "  *account=dept*) echo '|dept||||root|cpu=512|||||';;\n"
+                    "  *account=root*) echo '|root|||||||||||';;\n"
+                    "  *) echo unexpected >&2; exit 1;;\nesac\n")
+    (tmp_path / "id").write_text("#!/bin/sh\necho alice\n")
+    for f in (fake, tmp_path / "id"):
+        f.chmod(0o755)
+    argv = slurm6.snapshot_argvs()["assoc"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    user, got = parse_assoc(out.stdout)
+    assert user == "alice"
+    assert [(a.level, a.account, a.parent) for a in got] == [
+        ("user", "proj", None), ("account", "proj", "dept"), ("account", "dept", "root"),
+        ("account", "root", None)]
+    assert got[0].max_submit_jobs == 3 and got[2].grp_tres == {"cpu": 512}
+
+
+def test_the_users_association_cpu_limit_in_use_makes_the_job_wait():
+    # alice's association (proj): GrpTRES cpu=64. Her jobs hold 48 (ending in 1 h) and 16
+    # (3 h); bob's 48 do not count. 8 more CPUs fit once her 48 end: +1 h (AssocGrpCpuLimit)
+    site = kronos(running("1", "alice", "n1", 48, 3, 4), running("2", "alice", "n2", 16, 1, 4),
+                  running("3", "bob", "n3", 48, 1, 4),
+                  accounts={"1": "proj", "2": "proj", "3": "proj"},
+                  assoc=assoc_text(user="cpu=64|||||"), alloc={"n1": 48, "n2": 16, "n3": 48})
+    p = run("#SBATCH -A proj -c 8 -p compute", site)
+    v = only(p, "kronos", "compute")
+    assert v.verdict == "BUSY" and v.estimated_start == NOW + timedelta(hours=1)
+    assert "kronos waits: your association (user alice, account proj)'s GrpTRES cpu=64 is " \
+        "in use: its running jobs hold 64 CPUs, the job needs 8" in p.explain()
+    assert p.explain().rstrip().endswith("(AssocGrpCpuLimit)")
+    # under account other (no limit) it starts now on n4
+    assert run("#SBATCH -A other -c 8 -p compute", site).verdict("kronos").verdict == "READY"
+
+
+def test_an_account_group_job_limit_counts_every_users_jobs_of_the_account():
+    # account proj: GrpJobs=2; bob's and carol's jobs run under proj (ending in 2 h and
+    # 4 h); dave's runs under other. alice's job waits for bob's: +2 h (AssocGrpJobsLimit)
+    site = kronos(running("1", "bob", "n1", 4, 2, 4), running("2", "carol", "n1", 4, 0, 4),
+                  running("3", "dave", "n2", 4, 0, 4),
+                  accounts={"1": "proj", "2": "proj", "3": "other"},
+                  assoc=assoc_text(proj="|2||||"), alloc={"n1": 8, "n2": 4})
+    v = run("#SBATCH -A proj -c 2 -p compute", site).verdict("kronos")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "account proj's association's GrpJobs is 2 and 2 of its jobs run: it "
+                       "waits until one of them ends (AssocGrpJobsLimit)")
+
+
+def test_a_parent_accounts_gpu_limit_counts_the_jobs_below_it():
+    # dept (above proj): GrpTRES gres/gpu=8; bob's 8 A100 under proj end in 2 h: 2 more
+    # GPUs wait for them (AssocGrpGRES), though g3's L40S are idle
+    site = kronos(running("1", "bob", "g1", 16, 2, 4, "gpu", gpus=4),
+                  running("2", "bob", "g2", 16, 2, 4, "gpu", gpus=4),
+                  accounts={"1": "proj", "2": "proj"}, assoc=assoc_text(dept="gres/gpu=8|||||"),
+                  alloc={"g1": 16, "g2": 16})
+    v = run("#SBATCH -A proj -p gpu --gres=gpu:2", site).verdict("kronos")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "account dept's association's GrpTRES gres/gpu=8 is in use") \
+        and has_note(v, "(AssocGrpGRES)")
+
+
+def test_max_jobs_set_on_the_account_holds_each_user_unless_nearer_sets_its_own():
+    # proj's account line: MaxJobs=2 (each user); alice runs two under proj (1 h and 3 h
+    # left): the third waits +1 h (AssocMaxJobsLimit); bob's jobs are his own
+    jobs = (running("1", "alice", "n1", 2, 3, 4), running("2", "alice", "n1", 2, 1, 4),
+            running("3", "bob", "n1", 2, 1, 4))
+    acc = {"1": "proj", "2": "proj", "3": "proj"}
+    v = run("#SBATCH -A proj -p compute", kronos(*jobs, accounts=acc, alloc={"n1": 6},
+                                                 assoc=assoc_text(proj="|||2||"))
+            ).verdict("kronos")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "account proj's association's MaxJobs is 2 and 2 of your jobs run "
+                       "under account proj: it waits until one of them ends "
+                       "(AssocMaxJobsLimit)")
+    # her own association's MaxJobs=5 is nearer: it starts now
+    v = run("#SBATCH -A proj -p compute", kronos(*jobs, accounts=acc, alloc={"n1": 6},
+            assoc=assoc_text(user="|||5||", proj="|||2||"))).verdict("kronos")
+    assert v.verdict == "READY"
+
+
+def test_submit_limits_of_the_association_refuse_the_job():
+    # MaxSubmitJobs=3 on alice's association: two running and one pending of hers under
+    # proj: sbatch refuses a fourth (AssocMaxSubmitJobLimit)
+    jobs = (running("1", "alice", "n1", 2, 1, 4), running("2", "alice", "n1", 2, 1, 4),
+            pending("3", "alice", 2))
+    acc = {"1": "proj", "2": "proj", "3": "proj"}
+    p = run("#SBATCH -A proj -p compute", kronos(*jobs, accounts=acc, alloc={"n1": 4},
+                                                 assoc=assoc_text(user="||||3|")))
+    v = p.verdict("kronos")
+    assert v.verdict == "RESTRICTED"
+    assert "your association (user alice, account proj)'s MaxSubmitJobs is 3 and you have " \
+        "3 jobs queued or running under account proj" in reasons(p, "kronos")
+    # GrpSubmitJobs=3 on proj counts everyone's (a pending array of 2 tasks is 2)
+    jobs = (running("1", "bob", "n1", 2, 1, 4), pending("4_[1-2]", "carol", 2))
+    p = run("#SBATCH -A proj -p compute", kronos(*jobs, accounts={"1": "proj", "4_[1-2]": "proj"},
+                                                 alloc={"n1": 2}, assoc=assoc_text(proj="||3|||")))
+    assert "account proj's association's GrpSubmitJobs is 3 and 3 of its jobs are queued or " \
+        "running: the submit is refused until one ends (AssocGrpSubmitJobsLimit)" \
+        in reasons(p, "kronos")
+
+
+def test_a_job_above_an_association_maximum_never_runs():
+    # MaxTRES cpu=32 on alice's association: 48 CPUs never start (AssocMaxCpuPerJobLimit);
+    # dept's GrpTRES cpu=64: 96 CPUs over two nodes never do either (AssocGrpCpuLimit)
+    p = run("#SBATCH -A proj -c 48 -p compute",
+            kronos(assoc=assoc_text(user="|||||cpu=32")))
+    assert "needs 48 CPUs in all, your association (user alice, account proj) allows 32 a " \
+        "job (MaxTRES cpu=32): it would never start (AssocMaxCpuPerJobLimit)" \
+        in reasons(p, "kronos")
+    p = run("#SBATCH -A proj -N 2 --ntasks-per-node=48 -p compute",
+            kronos(assoc=assoc_text(dept="cpu=64|||||")))
+    assert "account dept's association allows 64 at once (GrpTRES cpu=64)" \
+        in reasons(p, "kronos")
+    # the account whose limits hold is the one the job names: under other, it runs
+    only(run("#SBATCH -A other -c 48 -p compute", kronos(assoc=assoc_text(user="|||||cpu=32"))),
+         "kronos", "compute")

@@ -481,7 +481,10 @@ class JobStatus(_Model):
     comment: str | None = None
     node_list: str | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
-    account: str | None = None  # Slurm: the account it runs under (its associations count it)
+    account: str | None = None  # Slurm: the account it runs under (its associations count
+    # it); PBS: its project (`-P`; the project limits count it)
+    group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
+    memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
 
 
 class Job(_Model):
@@ -539,7 +542,10 @@ class QueueLimit(_Model):
     resource: str = "jobs"
     scope: Literal["o", "u", "g", "p"] = "o"
     who: str = "PBS_ALL"
-    value: int
+    value: int  # MB for resource "mem"
+    # "server": the server's own limit (`qmgr -c 'p s'`, `qstat -B -f`): the jobs of every
+    # queue count against it
+    on: Literal["queue", "server"] = "queue"
 
 
 class Partition(_Model):
@@ -708,6 +714,8 @@ class SiteSnapshot(_Model):
     qos: dict[str, QosLimits] | None = None
     # who the probe ran as (its own jobs count against per-user limits); None: not known
     user: str | None = None
+    # PBS: that user's primary group (a job's group unless it names one); None: not known
+    group: str | None = None
     # Slurm: the user's associations (default QOS, QOS allowed); None: not known
     associations: list[Association] | None = None
     # LSF: host groups (`bmgroup`) and user groups (`bugroup`), each name -> its members,

@@ -120,7 +120,9 @@ from .placement_limits import (
     force_share,
     job_qos,
     lsf_user_misses,
+    pbs_group,
     pbs_limits,
+    pbs_project,
     qos_submit_refused,
     qos_wait,
     shared_room_now,
@@ -525,8 +527,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                      assoc_wait(req, p, account, snap, now, part_max)) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
-            refused, never, wait = pbs_limits(p, {"jobs": 1, "ncpus": totals[0],
-                                                  "ngpus": totals[2]}, snap, now, part_max)
+            refused, never, wait = pbs_limits(
+                p, {"jobs": 1, "ncpus": totals[0], "ngpus": totals[2], "mem": totals[1]},
+                snap, now, part_max, group=pbs_group(spec, snap),
+                project=pbs_project(spec, cfg.flavor))
             restr += refused
             other += never
             holds[p.name] += [wait] if wait else []

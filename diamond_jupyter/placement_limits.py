@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from .model import Association, JobState, JobStatus, Partition, QosLimits, SiteSnapshot
+from .model import (
+    Association,
+    JobSpec,
+    JobState,
+    JobStatus,
+    Partition,
+    QosLimits,
+    QueueLimit,
+    SiteSnapshot,
+)
 from .placement_fit import Req, aware
 
 T = TypeVar("T")
@@ -370,88 +379,96 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot) 
     return out
 
 
-def _limit_for(p: Partition, attribute: str, resource: str, user: str | None
-               ) -> tuple[int | None, int | None]:
-    """(everyone's limit, the user's limit) of a PBS queue for `attribute` and `resource`:
-    an entry naming the user wins over PBS_GENERIC; a user not known has none."""
-    every = next((x.value for x in p.limits if x.attribute == attribute
-                  and x.resource == resource and x.scope == "o"), None)
-    mine = [x for x in p.limits if x.attribute == attribute and x.resource == resource
-            and x.scope == "u"]
-    own = next((x.value for x in mine if x.who == user), None) if user else None
-    if user and own is None:
-        own = next((x.value for x in mine if x.who == "PBS_GENERIC"), None)
-    return every, own
+PBS_DEFAULT_PROJECT = "_pbs_project_default"  # a PBS Pro job's project when it names none
+
+
+def _entry(p: Partition, attribute: str, resource: str, scope: str, on: str,
+           who: str | None) -> QueueLimit | None:
+    """The limit entry that holds for `who` (a user, group or project; None: not known): an
+    entry naming it wins over PBS_GENERIC; everyone's (scope "o") is PBS_ALL's."""
+    got = [x for x in p.limits if x.attribute == attribute and x.resource == resource
+           and x.scope == scope and x.on == on]
+    if scope == "o":
+        return got[0] if got else None
+    if who is None:
+        return None
+    return next((x for x in got if x.who == who), None) or \
+        next((x for x in got if x.who == "PBS_GENERIC"), None)
 
 
 def _pbs_count(j: JobStatus, resource: str) -> int:
     return 1 if resource == "jobs" else (j.cpus or 0) if resource == "ncpus" else \
-        (j.gpus or 0) if resource == "ngpus" else 0
+        (j.gpus or 0) if resource == "ngpus" else (j.memory_mb or 0) if resource == "mem" \
+        else 0
 
 
-def _pbs_text(attribute: str, resource: str, scope: str, who: str, value: int) -> str:
-    name = attribute if resource == "jobs" else f"{attribute}_res.{resource}"
-    return f"{name} [{scope}:{who}={value}]"
+def _pbs_text(x: QueueLimit) -> str:
+    name = x.attribute if x.resource == "jobs" else f"{x.attribute}_res.{x.resource}"
+    value = f"{x.value}mb" if x.resource == "mem" else str(x.value)
+    return f"{name} [{x.scope}:{x.who}={value}]"
+
+
+_PBS_UNITS = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs", "mem": "MB memory"}
 
 
 def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: datetime,
-               part_max: dict[str, float]) -> tuple[list[str], list[str], Wait | None]:
-    """A PBS queue's max_queued / max_run limits (of everyone's jobs, or of the user's own)
-    against what is in it: (why qsub refuses the job now, why it can never run there,
-    how long it waits for running jobs of the queue to end). `need`: the job's totals
-    ("jobs" 1, "ncpus", "ngpus")."""
+               part_max: dict[str, float], *, group: str | None = None,
+               project: str | None = None
+               ) -> tuple[list[str], list[str], Wait | None]:
+    """A PBS queue's and its server's max_queued / max_run limits (of everyone's jobs, or
+    of the user's, the job's group's or its project's) against what is queued and running:
+    (why qsub refuses the job now, why it can never run there, how long it waits for
+    running jobs to end). `need`: the job's totals ("jobs" 1, "ncpus", "ngpus", "mem");
+    `group` and `project`: the job's (None: not known, their limits are not checked)."""
     refused: list[str] = []
     never: list[str] = []
     waits: list[Wait] = []
     if not p.limits:
         return refused, never, None
-    inq = [j for j in snap.jobs if j.partition == p.name and not j.state.terminal]
-    mine = [j for j in inq if snap.user and j.user == snap.user]
-    units = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs"}
-    for resource, asked in need.items():
-        every, own = _limit_for(p, "max_queued", resource, snap.user)
-        for most, jobs, scope, who, whose in (
-                (every, inq, "o", "PBS_ALL", "the queue holds"),
-                (own, mine, "u", snap.user or "", "you have")):
-            if most is None:
-                continue
-            have = sum(_pbs_count(j, resource) for j in jobs)
-            if have + asked > most:
-                text = _pbs_text("max_queued", resource, scope, who if scope == "o"
-                                 else _who(p, "max_queued", resource, who), most)
-                refused.append(f"queue {p.name}'s {text}: {whose} {have} {units[resource]} "
-                               f"queued or running in it and the job adds {asked}: qsub "
-                               "refuses it until some of them end")
-        every, own = _limit_for(p, "max_run", resource, snap.user)
-        for most, jobs, scope, who, whose in (
-                (every, inq, "o", "PBS_ALL", "running jobs in it hold"),
-                (own, mine, "u", snap.user or "", "your running jobs in it hold")):
-            if most is None or (resource == "jobs" and scope == "o"):
-                continue
-            text = _pbs_text("max_run", resource, scope, who if scope == "o"
-                             else _who(p, "max_run", resource, who), most)
-            if asked > most:
-                never.append(f"needs {asked} {units[resource]}, queue {p.name}'s {text} "
-                             "allows less running at once")
-                continue
-            run = [j for j in jobs if j.state == JobState.RUNNING]
-            at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, most, now,
-                             part_max)
-            if at:
-                held = sum(_pbs_count(j, resource) for j in run)
-                waits.append(Wait(at, f"queue {p.name}'s {text}: {whose} {held} "
-                                      f"{units[resource]}: it waits until enough of them "
-                                      "end"))
+    live = [j for j in snap.jobs if not j.state.terminal]
+    pools = {"queue": [j for j in live if j.partition == p.name], "server": live}
+    whose_id = {"o": None, "u": snap.user, "g": group, "p": project}
+    for on, pool in pools.items():
+        where = f"queue {p.name}'s" if on == "queue" else "the server's"
+        for scope, who in whose_id.items():
+            jobs = [j for j in pool if scope == "o" or (scope == "u" and j.user == who)
+                    or (scope == "g" and j.group == who)
+                    or (scope == "p" and (j.account or PBS_DEFAULT_PROJECT) == who)]
+            holder = {"o": "", "u": "your ", "g": f"group {who}'s ",
+                      "p": f"project {who}'s "}[scope]
+            has = {"o": f"the {on} holds", "u": "you have", "g": f"group {who} has",
+                   "p": f"project {who} has"}[scope]
+            in_it = "in it" if on == "queue" else "on it"
+            for resource, asked in need.items():
+                if not asked:
+                    continue
+                units = _PBS_UNITS.get(resource, resource)
+                x = _entry(p, "max_queued", resource, scope, on, who)
+                if x is not None:
+                    have = sum(_pbs_count(j, resource) for j in jobs)
+                    if have + asked > x.value:
+                        refused.append(
+                            f"{where} {_pbs_text(x)}: {has} {have} {units} queued or running "
+                            f"{in_it} and the job adds {asked}: qsub refuses it until some of "
+                            "them end")
+                x = _entry(p, "max_run", resource, scope, on, who)
+                if x is None or (resource == "jobs" and scope == "o" and on == "queue"):
+                    continue
+                if asked > x.value:
+                    never.append(f"needs {asked} {units}, {where} {_pbs_text(x)} allows less "
+                                 "running at once")
+                    continue
+                run = [j for j in jobs if j.state == JobState.RUNNING]
+                at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, x.value,
+                                 now, part_max)
+                if at:
+                    held = sum(_pbs_count(j, resource) for j in run)
+                    waits.append(Wait(at, f"{where} {_pbs_text(x)}: {holder}running jobs "
+                                          f"{in_it} hold {held} {units}: it waits until "
+                                          "enough of them end"))
     wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
         if waits else None
     return refused, never, wait
-
-
-def _who(p: Partition, attribute: str, resource: str, user: str) -> str:
-    """The entry a user's limit came from: their own name, else PBS_GENERIC."""
-    named = any(x.attribute == attribute and x.resource == resource and x.scope == "u"
-                and x.who == user for x in p.limits)
-    return user if named else "PBS_GENERIC"
 
 
 def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
@@ -528,3 +545,24 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
                 not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
             room.append(n.name)
     return room if len(room) >= req.nodes else []
+
+
+def pbs_group(spec: JobSpec, snap: SiteSnapshot) -> str | None:
+    """The group a job runs as at a PBS site: the first of its `-W group_list=`, else the
+    user's primary group (None: not known)."""
+    for d in spec.unknown:
+        if d.dialect == "pbs" and d.option == "-W" and (d.value or "").startswith(
+                "group_list="):
+            first = d.value.partition("=")[2].split(",")[0].split("@")[0].strip()
+            if first:
+                return first
+    return snap.group
+
+
+def pbs_project(spec: JobSpec, flavor: str | None) -> str | None:
+    """A PBS Pro job's project: its `-P`, else the default project; Torque has none."""
+    if flavor == "torque":
+        return None
+    given = next((d.value for d in spec.unknown if d.dialect == "pbs" and d.option == "-P"
+                  and d.value), None)
+    return given or PBS_DEFAULT_PROJECT

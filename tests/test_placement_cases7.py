@@ -16,10 +16,11 @@ from datetime import timedelta
 import pytest
 from test_placement_cases import NOW, H, hera, only, pbs_site, reasons, run
 from test_placement_cases5 import PARTITIONS, busy, node_lines
-from test_placement_cases6 import pending, running
+from test_placement_cases6 import _pbs_job, kestrel, pending, running
 from test_placement_cases6 import slurm as slurm6
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import parse_assoc, parse_job_qos
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
@@ -297,3 +298,133 @@ def test_a_job_above_an_association_maximum_never_runs():
     # the account whose limits hold is the one the job names: under other, it runs
     only(run("#SBATCH -A other -c 48 -p compute", kronos(assoc=assoc_text(user="|||||cpu=32"))),
          "kronos", "compute")
+
+
+# --------------------------------------------------------------- PBS group, project, server
+
+def pbs_job(jid: str, owner: str, queue: str, ncpus: int, *, group: str = "users",
+            project: str | None = None, mem: str | None = None, **kw) -> tuple:
+    """A job as `qstat -f -F json` prints it, with its egroup, project and memory."""
+    jid_, attrs = _pbs_job(jid, owner, queue, ncpus, **kw)
+    attrs["egroup"] = group
+    attrs["project"] = project or "_pbs_project_default"
+    if mem:
+        attrs["Resource_List"]["mem"] = mem
+    return jid_, attrs
+
+
+def lark(*jobs: tuple, group: str | None = "chem", queues: dict | None = None,
+         server: dict | None = None):
+    """kestrel's nodes (the sixth sweep's PBS Pro site), one queue `workq` (24 h) unless
+    `queues` says otherwise, probed as alice of primary group `group`."""
+    cfg, snap = kestrel(*jobs, queues=queues or {"workq": {
+        "queue_type": "Execution", "enabled": "True", "started": "True",
+        "resources_max": {"walltime": "24:00:00"}}}, server=server)
+    return cfg, snap.model_copy(update={"group": group})
+
+
+def _queue(**limits: object) -> dict:
+    return {"workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                      "resources_max": {"walltime": "24:00:00"}, **limits}}
+
+
+def test_pbs_group_project_server_and_memory_limits_are_read():
+    cfg, snap = lark(pbs_job("1", "bob", "workq", 4, group="chem", project="climate",
+                             mem="8gb"),
+                     queues=_queue(max_run="[g:PBS_GENERIC=3],[g:chem=2]",
+                                   max_run_res={"mem": "[u:PBS_GENERIC=256gb]",
+                                                "ncpus": "[p:climate=64]"}),
+                     server={"max_queued": "[u:PBS_GENERIC=5]", "max_run": "4"})
+    got = {(x.attribute, x.resource, x.scope, x.who, x.value, x.on)
+           for x in snap.partitions[0].limits}
+    assert got == {("max_run", "jobs", "g", "PBS_GENERIC", 3, "queue"),
+                   ("max_run", "jobs", "g", "chem", 2, "queue"),
+                   ("max_run", "mem", "u", "PBS_GENERIC", 262144, "queue"),
+                   ("max_run", "ncpus", "p", "climate", 64, "queue"),
+                   ("max_queued", "jobs", "u", "PBS_GENERIC", 5, "server"),
+                   ("max_run", "jobs", "o", "PBS_ALL", 4, "server")}
+    j = snap.jobs[0]
+    assert (j.group, j.account, j.memory_mb) == ("chem", "climate", 8192)
+    assert snap.group == "chem"
+    assert PbsCommands().snapshot_argvs()["group"] == ["id", "-gn"]
+
+
+def test_a_pbs_group_limit_counts_the_groups_jobs():
+    # workq: max_run [g:PBS_GENERIC=3],[g:chem=2]. bob and carol (group chem) run one job
+    # each, ending in 1 h and 3 h; alice is of chem: +1 h. As group phys (its generic 3
+    # and no job running), or with -W group_list=phys, it starts now
+    jobs = (pbs_job("1", "bob", "workq", 4, group="chem", started_h=3),
+            pbs_job("2", "carol", "workq", 4, group="chem", started_h=1))
+    q = _queue(max_run="[g:PBS_GENERIC=3],[g:chem=2]")
+    v = run("#PBS -l select=1:ncpus=4", lark(*jobs, queues=q)).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "queue workq's max_run [g:chem=2]: group chem's running jobs in it "
+                       "hold 2 jobs: it waits until enough of them end")
+    assert run("#PBS -l select=1:ncpus=4", lark(*jobs, queues=q, group="phys")).verdict(
+        "kestrel").estimated_start == NOW
+    assert run("#PBS -l select=1:ncpus=4\n#PBS -W group_list=phys",
+               lark(*jobs, queues=q)).verdict("kestrel").estimated_start == NOW
+
+
+def test_a_pbs_project_cpu_limit_holds_only_the_projects_jobs():
+    # max_run_res.ncpus [p:climate=64]: climate's running jobs hold 64 CPUs (2 h left);
+    # a job of -P climate waits +2 h, one of the default project starts now
+    jobs = (pbs_job("1", "bob", "workq", 64, project="climate", started_h=2),)
+    q = _queue(max_run_res={"ncpus": "[p:climate=64]"})
+    v = run("#PBS -P climate\n#PBS -l select=1:ncpus=8", lark(*jobs, queues=q)).verdict(
+        "kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "queue workq's max_run_res.ncpus [p:climate=64]: project climate's "
+                       "running jobs in it hold 64 CPUs")
+    assert run("#PBS -l select=1:ncpus=8", lark(*jobs, queues=q)).verdict(
+        "kestrel").estimated_start == NOW
+    # 128 CPUs of climate at once are more than it may ever run
+    p = run("#PBS -P climate\n#PBS -l select=2:ncpus=64", lark(queues=q))
+    assert reasons(p, "kestrel") == ("needs 128 CPUs, queue workq's max_run_res.ncpus "
+                                     "[p:climate=64] allows less running at once")
+
+
+def test_everyones_gpu_limit_in_brackets():
+    # max_run_res.ngpus [o:PBS_ALL=6]: 4 GPUs run (bob, 1 h left): 4 more wait +1 h
+    jobs = (pbs_job("1", "bob", "workq", 8, host="k5", ngpus=4, started_h=3),)
+    q = _queue(max_run_res={"ngpus": "[o:PBS_ALL=6]"})
+    v = run("#PBS -l select=1:ncpus=8:ngpus=4", lark(*jobs, queues=q)).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "max_run_res.ngpus [o:PBS_ALL=6]: running jobs in it hold 4 GPUs")
+
+
+def test_the_servers_own_limits_count_every_queues_jobs():
+    # the server: max_queued [u:PBS_GENERIC=3]; alice has two jobs in workq and one in big:
+    # qsub refuses a fourth wherever it goes
+    q = {**_queue(), "big": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                             "resources_max": {"walltime": "48:00:00"}}}
+    jobs = (pbs_job("1", "alice", "workq", 4), pbs_job("2", "alice", "workq", 4, state="Q"),
+            pbs_job("3", "alice", "big", 4, host="k2"))
+    p = run("#PBS -l select=1:ncpus=4", lark(*jobs, queues=q,
+                                             server={"max_queued": "[u:PBS_GENERIC=3]"}))
+    assert p.verdict("kestrel").verdict == "RESTRICTED"
+    assert "the server's max_queued [u:PBS_GENERIC=3]: you have 3 jobs queued or running " \
+        "on it and the job adds 1" in reasons(p, "kestrel")
+    # the server's max_run = 2 (everyone's): bob's two running jobs (1 h and 2 h left)
+    jobs = (pbs_job("4", "bob", "workq", 4, started_h=3), pbs_job("5", "bob", "big", 4,
+                                                                 started_h=2, host="k2"))
+    v = run("#PBS -l select=1:ncpus=4", lark(*jobs, queues=q, server={"max_run": "2"})
+            ).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "the server's max_run [o:PBS_ALL=2]: running jobs on it hold 2 jobs")
+
+
+def test_a_pbs_memory_limit_per_user():
+    # max_run_res.mem [u:PBS_GENERIC=256gb]: alice runs 200 GB (2 h left); 100 GB more
+    # waits +2 h, 40 GB starts now, 300 GB (two chunks of 150) never runs there
+    jobs = (pbs_job("1", "alice", "workq", 4, mem="200gb", started_h=2),)
+    q = _queue(max_run_res={"mem": "[u:PBS_GENERIC=256gb]"})
+    v = run("#PBS -l select=1:ncpus=4:mem=100gb", lark(*jobs, queues=q)).verdict("kestrel")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "max_run_res.mem [u:PBS_GENERIC=262144mb]: your running jobs in it "
+                       "hold 204800 MB memory")
+    assert run("#PBS -l select=1:ncpus=4:mem=40gb", lark(*jobs, queues=q)).verdict(
+        "kestrel").estimated_start == NOW
+    assert reasons(run("#PBS -l select=2:ncpus=4:mem=150gb", lark(queues=q)), "kestrel") == (
+        "needs 307200 MB memory, queue workq's max_run_res.mem [u:PBS_GENERIC=262144mb] "
+        "allows less running at once")

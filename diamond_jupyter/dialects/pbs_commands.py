@@ -203,8 +203,10 @@ class PbsCommands:
             "queues": ["qstat", "-Q", "-f", "-F", "json"],
             "server": ["qstat", "-B", "-f", "-F", "json"],
             "queue": ["qstat", "-f", "-F", "json"],
-            # who the probe runs as: their jobs count against the queues' per-user limits
+            # who the probe runs as: their jobs count against the queues' per-user limits,
+            # and their group against the group limits
             "user": ["id", "-un"],
+            "group": ["id", "-gn"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -263,6 +265,8 @@ class PbsCommands:
             ended_at=self._time(a.get("obittime")) if state.terminal else None,
             estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
             else None, exit_code=exit_code, reason=reason, node_list=hosts,
+            account=clean(a.get("project")), group=clean(a.get("egroup")),
+            memory_mb=memory_mb(rl.get("mem"), default_unit="b"),
         )
 
     def parse_torque_xml(self, stdout: str) -> list[JobStatus]:
@@ -338,12 +342,14 @@ class PbsCommands:
         # server's)
         srv_max: dict[str, Any] = {}
         srv_dflt: dict[str, Any] = {}
+        srv_limits: list[QueueLimit] = []  # the server's own max_run / max_queued
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
             for attrs in _obj(_obj(srv).get("Server")).values():
                 default = _obj(attrs).get("default_queue") or default
                 srv_max = {**_obj(_obj(attrs).get("resources_max")), **srv_max}
                 srv_dflt = {**_obj(_obj(attrs).get("resources_default")), **srv_dflt}
+                srv_limits += _queue_limits(_obj(attrs), on="server")
         out = []
         for name, a in queues.items():
             if not isinstance(a, dict):
@@ -368,7 +374,7 @@ class PbsCommands:
                 # a job's totals (summed over its chunks) the queue takes at most
                 max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
-                max_running=_max_run(a.get("max_run")), limits=_queue_limits(a),
+                max_running=_max_run(a.get("max_run")), limits=_queue_limits(a) + srv_limits,
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
@@ -384,21 +390,33 @@ class PbsCommands:
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),
                                 jobs=jobs)
         user = (outputs.get("user") or "").strip()
+        group = (outputs.get("group") or "").strip()
         return SiteSnapshot(
             site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
+            group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
 
 
-_LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=(\d+)\]")
+_LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=([^\]]+)\]")
 
 
-def _queue_limits(a: dict[str, Any]) -> list[QueueLimit]:
-    """A queue's max_run / max_queued limits and their `_res` forms, each entry of
-    `[u:PBS_GENERIC=5],[u:bob=2]` on its own (a bare number is everyone's); `max_run` of
-    everyone's jobs stays `max_running`'s."""
+def _limit_value(resource: str, text: str) -> int | None:
+    """A limit's value: a count, or for `mem` a size (`64gb`; bytes without a unit) in MB."""
+    text = text.strip()
+    if resource == "mem":
+        return memory_mb(text, default_unit="b")
+    return int(text) if text.isdigit() else None
+
+
+def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
+                  ) -> list[QueueLimit]:
+    """A queue's (or, `on` "server", the server's) max_run / max_queued limits and their
+    `_res` forms, each entry of `[u:PBS_GENERIC=5],[u:bob=2],[g:chem=4],[p:proj=8]` on its
+    own (a bare value is everyone's); a queue's `max_run` of everyone's jobs stays
+    `max_running`'s. An entry whose value cannot be read is left out (not checked)."""
     out: list[QueueLimit] = []
     for attr in ("max_run", "max_queued"):
         found: list[tuple[str, Any]] = [("jobs", a.get(attr))]
@@ -408,17 +426,15 @@ def _queue_limits(a: dict[str, Any]) -> list[QueueLimit]:
                   if isinstance(k, str) and k.startswith(f"{attr}_res.")]
         for resource, value in found:
             text = str(value or "").strip()
-            if text.isdigit() and resource != "jobs":
-                out.append(QueueLimit(attribute=attr, resource=resource, value=int(text)))
-                continue
-            if text.isdigit() and attr == "max_queued":
-                out.append(QueueLimit(attribute=attr, value=int(text)))
-                continue
-            for scope, who, n in _LIMIT.findall(text):
-                if attr == "max_run" and resource == "jobs" and scope == "o":
+            entries = _LIMIT.findall(text) if "[" in text else \
+                [("o", "PBS_ALL", text)] if text else []
+            for scope, who, raw in entries:
+                if attr == "max_run" and resource == "jobs" and scope == "o" and on == "queue":
                     continue  # max_running
-                out.append(QueueLimit(attribute=attr, resource=resource, scope=scope,
-                                      who=who.strip(), value=int(n)))
+                n = _limit_value(resource, raw)
+                if n is not None:
+                    out.append(QueueLimit(attribute=attr, resource=resource, scope=scope,
+                                          who=who.strip(), value=n, on=on))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 import pytest
 from test_placement_cases import NOW, H, hera, only, pbs_site, reasons, run
@@ -428,3 +428,101 @@ def test_a_pbs_memory_limit_per_user():
     assert reasons(run("#PBS -l select=2:ncpus=4:mem=150gb", lark(queues=q)), "kestrel") == (
         "needs 307200 MB memory, queue workq's max_run_res.mem [u:PBS_GENERIC=262144mb] "
         "allows less running at once")
+
+
+# --------------------------------------------------------------- Torque: its own limits
+
+# wren, a Torque site as its own commands print it (text: Torque has no JSON)
+WREN_NODES = "".join(
+    f"n0{i}\n     state = {state}\n     power_state = Running\n     np = 16\n"
+    f"     properties = compute\n     ntype = cluster\n{jobs}"
+    f"     status = opsys=linux,ncpus=16,physmem=65843200kb,availmem=60000000kb,"
+    "loadave=0.00\n     mom_service_port = 15002\n     gpus = 0\n\n"
+    for i, state, jobs in ((1, "free", "     jobs = 0-3/11.wren,4-7/12.wren\n"),
+                           (2, "free", ""), (3, "free", ""), (4, "down", "")))
+WREN_QUEUES = """Queue: batch
+    queue_type = Execution
+    max_user_run = 2
+    total_jobs = 2
+    resources_max.walltime = 48:00:00
+    resources_max.nodes = 2
+    resources_default.walltime = 01:00:00
+    enabled = True
+    started = True
+
+Queue: short
+    queue_type = Execution
+    max_running = 1
+    resources_max.walltime = 01:00:00
+    enabled = True
+    started = True
+"""
+WREN_SERVER = """Server: wren
+    server_state = Active
+    default_queue = batch
+    max_user_queuable = 3
+    scheduling = True
+"""
+
+
+def _torque_job(jid: str, owner: str, queue: str, state: str, started_h: float,
+                host: str = "n01/0-3") -> str:
+    start = int((NOW - timedelta(hours=started_h)).timestamp())
+    run_ = f"<exec_host>{host}</exec_host><start_time>{start}</start_time>" \
+        if state == "R" else ""
+    return (f"<Job><Job_Id>{jid}.wren</Job_Id><Job_Name>j{jid}</Job_Name><Job_Owner>{owner}"
+            f"@login</Job_Owner><job_state>{state}</job_state><queue>{queue}</queue>"
+            f"<egroup>users</egroup><qtime>{start - 60}</qtime><Resource_List><nodes>1:ppn=4"
+            f"</nodes><nodect>1</nodect><walltime>04:00:00</walltime></Resource_List>{run_}"
+            "</Job>")
+
+
+def wren(*jobs: str, server: str = WREN_SERVER):
+    outputs = {"nodes": WREN_NODES, "queues": WREN_QUEUES, "server": server,
+               "queue": f"<Data>{''.join(jobs)}</Data>", "user": "alice\n", "group": "users\n"}
+    torque = PbsCommands(flavor="torque", tz=timezone.utc)
+    snap = torque.parse_snapshot("wren", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="wren", scheduler="pbs", flavor="torque"), snap
+
+
+def test_torque_sites_are_read_with_their_nodes_queues_and_limits():
+    argvs = PbsCommands(flavor="torque").snapshot_argvs()
+    assert argvs["queues"] == ["qstat", "-Q", "-f"] and argvs["nodes"] == ["pbsnodes", "-a"]
+    _, snap = wren()
+    n1 = next(n for n in snap.nodes if n.name == "n01")
+    assert (n1.cpus, n1.cpus_allocated, n1.memory_mb) == (16, 8, 64300)
+    parts = {p.name: p for p in snap.partitions}
+    assert parts["batch"].default and parts["batch"].max_nodes == 2
+    assert parts["batch"].max_time_s == 48 * H and parts["short"].max_running == 1
+    assert {(x.attribute, x.scope, x.who, x.value, x.on) for x in parts["batch"].limits} == {
+        ("max_run", "u", "PBS_GENERIC", 2, "queue"),
+        ("max_queued", "u", "PBS_GENERIC", 3, "server")}
+
+
+def test_torque_max_user_run_makes_the_users_third_job_wait():
+    # batch: max_user_run = 2; alice runs two jobs there (ending in 1 h and 3 h): +1 h
+    site = wren(_torque_job("11", "alice", "batch", "R", 3),
+                _torque_job("12", "alice", "batch", "R", 1, host="n01/4-7"))
+    v = only(run("#PBS -q batch\n#PBS -l nodes=1:ppn=4,walltime=2:00:00", site), "wren",
+             "batch")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "queue batch's max_run [u:PBS_GENERIC=2]: your running jobs in it "
+                       "hold 2 jobs")
+    # bob's jobs do not count against her
+    site = wren(_torque_job("11", "bob", "batch", "R", 3),
+                _torque_job("12", "bob", "batch", "R", 1, host="n01/4-7"))
+    assert run("#PBS -q batch\n#PBS -l nodes=1:ppn=4,walltime=2:00:00", site).verdict(
+        "wren").estimated_start == NOW
+
+
+def test_torque_server_max_user_queuable_refuses_the_submit():
+    site = wren(_torque_job("11", "alice", "batch", "R", 3),
+                _torque_job("12", "alice", "short", "Q", 0),
+                _torque_job("13", "alice", "batch", "Q", 0))
+    p = run("#PBS -l nodes=1:ppn=4,walltime=0:30:00", site)
+    assert p.verdict("wren").verdict == "RESTRICTED"
+    assert "the server's max_queued [u:PBS_GENERIC=3]: you have 3 jobs queued or running " \
+        "on it" in reasons(p, "wren")
+    # three nodes up (n04 is down): nodes=3 is above batch's resources_max.nodes
+    assert "needs 3 nodes, partition batch allows at most 2" in reasons(
+        run("#PBS -q batch\n#PBS -l nodes=3:ppn=4", wren()), "wren")

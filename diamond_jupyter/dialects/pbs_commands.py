@@ -38,9 +38,11 @@ from .outputs_common import (
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
+    parse_full,
     parse_wrapper_nodes,
     parse_wrapper_queues,
     parse_wrapper_status,
+    torque_as_pro,
 )
 from .slurm_commands import SlurmCommands, is_separated
 
@@ -196,8 +198,10 @@ class PbsCommands:
         if self._acct is not None:  # every user's jobs from squeue (see find_by_name_argv)
             return {"nodes": ["pbsnodes", "-a"], "queues": ["qstat", "-q"],
                     "queue": self._acct.snapshot_argvs()["queue"]}
-        if self.flavor == "torque":
-            return {"queue": ["qstat", "-f", "-x"]}
+        if self.flavor == "torque":  # no JSON: text, and the jobs as XML
+            return {"queue": ["qstat", "-f", "-x"], "nodes": ["pbsnodes", "-a"],
+                    "queues": ["qstat", "-Q", "-f"], "server": ["qstat", "-B", "-f"],
+                    "user": ["id", "-un"], "group": ["id", "-gn"]}
         return {
             "nodes": ["pbsnodes", "-a", "-F", "json"],
             "queues": ["qstat", "-Q", "-f", "-F", "json"],
@@ -329,13 +333,29 @@ class PbsCommands:
         return out
 
     def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
-        """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue)."""
+        """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue); Torque's
+        text of `qstat -Q -f` and `qstat -B -f` (no JSON there)."""
         if not stdout.strip():
             return []
+        if self.flavor == "torque" and not stdout.lstrip().startswith("{"):
+            queues = {k: torque_as_pro(v) for k, v in
+                      parse_full(stdout, "qstat -Q -f", block="Queue").items()}
+            srv_text = parse_full(server, "qstat -B -f", block="Server") if server.strip() \
+                else {}
+            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()])
         data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
         queues = data.get("Queue") if isinstance(data, dict) else None
         if not isinstance(queues, dict):
             raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
+        servers: list[dict[str, Any]] = []
+        if server.strip():
+            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
+            servers = [_obj(attrs) for attrs in _obj(_obj(srv).get("Server")).values()]
+        return self._queues(queues, servers)
+
+    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]]
+                ) -> list[Partition]:
+        """The queues' attributes (and the servers') as PBS Pro names them -> partitions."""
         default = None
         # the server's resources_max / resources_default: a queue that sets none of a
         # resource takes the server's (PBS checks a job against the queue's, else the
@@ -343,13 +363,11 @@ class PbsCommands:
         srv_max: dict[str, Any] = {}
         srv_dflt: dict[str, Any] = {}
         srv_limits: list[QueueLimit] = []  # the server's own max_run / max_queued
-        if server.strip():
-            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
-            for attrs in _obj(_obj(srv).get("Server")).values():
-                default = _obj(attrs).get("default_queue") or default
-                srv_max = {**_obj(_obj(attrs).get("resources_max")), **srv_max}
-                srv_dflt = {**_obj(_obj(attrs).get("resources_default")), **srv_dflt}
-                srv_limits += _queue_limits(_obj(attrs), on="server")
+        for attrs in servers:
+            default = attrs.get("default_queue") or default
+            srv_max = {**_obj(attrs.get("resources_max")), **srv_max}
+            srv_dflt = {**_obj(attrs.get("resources_default")), **srv_dflt}
+            srv_limits += _queue_limits(attrs, on="server")
         out = []
         for name, a in queues.items():
             if not isinstance(a, dict):
@@ -385,6 +403,15 @@ class PbsCommands:
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         jobs = [j for j in self.parse_status(outputs.get("queue", ""))
                 if not j.state.terminal and j.native_state not in _FINISHED]
+        if self.flavor == "torque":  # pbsnodes -a prints text, as the wrapper's does
+            user = (outputs.get("user") or "").strip()
+            group = (outputs.get("group") or "").strip()
+            return SiteSnapshot(
+                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+                partitions=self.parse_queues(outputs.get("queues", ""),
+                                             outputs.get("server", "")),
+                jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
+                group=group if re.fullmatch(r"[\w.-]+", group) else None)
         if self.flavor == "slurm":
             return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),

@@ -610,6 +610,8 @@ class Partition(_Model):
     # PBS max_run (of everyone's jobs, `[o:PBS_ALL=N]`): the most jobs the queue runs at
     # once; more wait for one of them to end
     max_running: int | None = None
+    # LSF JL/U: the job slots each user's running jobs may hold in the queue at once
+    max_slots_per_user: int | None = None
     # Slurm QOS=: the partition's QOS, whose limits every job in it meets
     qos: str | None = None
     # PBS limits on what a user (or everyone) has in the queue: max_run, max_queued and
@@ -639,6 +641,21 @@ class QosLimits(_Model):
     grp_submit_jobs: int | None = None
     max_jobs_per_user: int | None = None
     max_submit_jobs_per_user: int | None = None
+
+
+class LsfLimit(_Model):
+    """One row of LSF's `blimits`: a limit of lsb.resources on the jobs of its consumers
+    (users, queues, hosts, projects: None for any; a user group ends in `/`), what they
+    use of it and its most ("slots", "jobs", or "mem" in MB)."""
+
+    name: str
+    users: list[str] | None = None
+    queues: list[str] | None = None
+    hosts: list[str] | None = None
+    projects: list[str] | None = None
+    resource: Literal["slots", "jobs", "mem"]
+    used: int = 0
+    limit: int
 
 
 class Association(_Model):
@@ -722,6 +739,8 @@ class SiteSnapshot(_Model):
     # nested groups expanded (`all` for every host); None: not known
     host_groups: dict[str, list[str]] | None = None
     user_groups: dict[str, list[str]] | None = None
+    # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
+    lsf_limits: list[LsfLimit] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

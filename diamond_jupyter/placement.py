@@ -119,6 +119,8 @@ from .placement_limits import (
     assoc_wait,
     force_share,
     job_qos,
+    lsf_limits,
+    lsf_slots,
     lsf_user_misses,
     pbs_group,
     pbs_limits,
@@ -532,6 +534,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 snap, now, part_max, group=pbs_group(spec, snap),
                 project=pbs_project(spec, cfg.flavor))
             restr += refused
+            other += never
+            holds[p.name] += [wait] if wait else []
+        if cfg.scheduler == "lsf":  # JL/U and the lsb.resources limits in use
+            never, wait = lsf_limits(req, lsf_slots(req, spec), p, account, snap, now,
+                                     part_max)
             other += never
             holds[p.name] += [wait] if wait else []
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)

@@ -566,3 +566,85 @@ def pbs_project(spec: JobSpec, flavor: str | None) -> str | None:
     given = next((d.value for d in spec.unknown if d.dialect == "pbs" and d.option == "-P"
                   and d.value), None)
     return given or PBS_DEFAULT_PROJECT
+
+
+def _lsf_member(name: str, user: str, groups: dict[str, list[str]] | None) -> bool:
+    if name.endswith("/"):
+        members = (groups or {}).get(name.rstrip("/"), [])
+        return user in members or "all" in members
+    return name == user
+
+
+def _freed_at(jobs: list[JobStatus], used: Callable[[JobStatus], int], held: int, need: int,
+              most: int, now: datetime, part_max: dict[str, float]) -> float:
+    """When `held` (a use the scheduler reports) falls low enough for `need` more under
+    `most` as the running `jobs` end (each freeing `used(j)`); the last end when the jobs
+    known free too little (others hold the rest)."""
+    ends = sorted(jobs, key=lambda j: end_in(j, now, part_max))
+    for j in ends:
+        held -= used(j)
+        if held + need <= most:
+            return end_in(j, now, part_max)
+    return end_in(ends[-1], now, part_max) if ends else DEFAULT_RUNTIME_S
+
+
+def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: SiteSnapshot,
+               now: datetime, part_max: dict[str, float]) -> tuple[list[str], Wait | None]:
+    """An LSF queue's JL/U and the lsb.resources limits `blimits` shows for the user, the
+    queue and the job's project (`-P`, the spec's account): (why the job can never run
+    there, how long it waits for running jobs to end); `slots`: what the job asks. A limit
+    on hosts is not checked (where the job lands is not known); per-user ones only when
+    the user is known."""
+    never: list[str] = []
+    waits: list[Wait] = []
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    mine = [j for j in running if snap.user and j.user == snap.user]
+    most = p.max_slots_per_user
+    if most is not None and snap.user:
+        here = [j for j in mine if j.partition == p.name]
+        if slots > most:
+            never.append(f"needs {slots} slots, queue {p.name}'s JL/U allows {most} slots of "
+                         "a user's running jobs at once")
+        elif at := _room_after(here, lambda j: j.cpus or 0, slots, most, now, part_max):
+            held = sum(j.cpus or 0 for j in here)
+            waits.append(Wait(at, f"queue {p.name}'s JL/U is {most} slots and your running "
+                                  f"jobs in it hold {held}: it waits until enough of them end "
+                                  "(the user's job slot limit of the queue)"))
+    need = {"slots": slots, "jobs": 1, "mem": req.nodes * req.mem}
+    units = {"slots": "slots", "jobs": "jobs", "mem": "MB memory"}
+    for x in snap.lsf_limits or []:
+        if x.hosts or not need[x.resource]:
+            continue
+        if x.users is not None and not (snap.user and any(
+                _lsf_member(u, snap.user, snap.user_groups) for u in x.users)):
+            continue
+        if x.queues is not None and p.name not in x.queues:
+            continue
+        if x.projects is not None and project not in x.projects:
+            continue
+        whose = f"limit {x.name} (lsb.resources, blimits)"
+        if need[x.resource] > x.limit:
+            never.append(f"needs {need[x.resource]} {units[x.resource]}, {whose} allows "
+                         f"{x.limit}")
+            continue
+        if x.used + need[x.resource] <= x.limit:
+            continue
+        scope = [j for j in running if (x.queues is None or j.partition in x.queues) and (
+            x.users is None or any(_lsf_member(u, j.user or "", snap.user_groups)
+                                   for u in x.users))]
+        used = {"slots": lambda j: j.cpus or 0, "jobs": lambda j: 1,
+                "mem": lambda j: j.memory_mb or 0}[x.resource]
+        at = _freed_at(scope, used, x.used, need[x.resource], x.limit, now, part_max)
+        waits.append(Wait(at, f"{whose}: {x.used} of its {x.limit} {units[x.resource]} are "
+                              f"in use and the job needs {need[x.resource]}: it waits until "
+                              "enough of its jobs end"))
+    wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
+        if waits else None
+    return never, wait
+
+
+def lsf_slots(req: Req, spec: JobSpec) -> int:
+    """The job slots an LSF job asks: its tasks (`-n`) times their CPUs, not the whole of
+    the hosts its tasks are spread over."""
+    tasks = spec.resources.tasks or req.nodes * req.tpn
+    return tasks * req.cpt

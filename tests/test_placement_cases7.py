@@ -20,6 +20,7 @@ from test_placement_cases6 import _pbs_job, kestrel, pending, running
 from test_placement_cases6 import slurm as slurm6
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import parse_assoc, parse_job_qos
 from diamond_jupyter.federation import Federation
@@ -526,3 +527,117 @@ def test_torque_server_max_user_queuable_refuses_the_submit():
     # three nodes up (n04 is down): nodes=3 is above batch's resources_max.nodes
     assert "needs 3 nodes, partition batch allows at most 2" in reasons(
         run("#PBS -q batch\n#PBS -l nodes=3:ppn=4", wren()), "wren")
+
+
+# --------------------------------------------------------------- LSF: JL/U and blimits
+
+# heron, an LSF site as the probe reads it: h1-h4 32 CPUs 256 GB; queues normal (24 h, the
+# default) and long (7 days); `bqueues -l` gives normal a JL/U of 32 slots
+HERON_BQUEUES_L = """QUEUE: normal
+  -- For normal jobs
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 30   20  Open:Active       -   32    -    -    24     0    24     0     0    0     0
+Interval for a host to accept two jobs is 0 seconds
+
+QUEUE: long
+  -- For long jobs
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 20   20  Open:Active       -    -    -    -     0     0     0     0     0    0     0
+"""
+HERON_BLIMITS = """INTERNAL RESOURCE LIMITS:
+
+NAME            USERS       QUEUES      HOSTS       PROJECTS    SLOTS   MEM      TMP  SWP  JOBS
+gpu_team        ug_ml/      long        -           -           40/48   -        -    -    -
+per_proj        -           -           -           climate     -       -        -    -    3/3
+"""
+
+
+def _bjob(jid: str, user: str, queue: str, slots: int, started_h: float, limit_h: int = 4,
+          host: str = "h1") -> dict:
+    def t(hours: float) -> str:
+        return (NOW + timedelta(hours=hours)).strftime("%b %d %H:%M:%S %Y")
+    return {"JOBID": jid, "STAT": "RUN", "USER": user, "QUEUE": queue, "JOB_NAME": f"j{jid}",
+            "SUBMIT_TIME": t(-started_h - 1), "START_TIME": t(-started_h), "SLOTS": str(slots),
+            "EXEC_HOST": host, "RUNTIMELIMIT": f"{limit_h * 60}.0/{host}"}
+
+
+def heron(*jobs: dict, limits: str | None = HERON_BLIMITS, user: str = "alice"):
+    import json
+
+    hosts = {"RECORDS": [{"HOST_NAME": f"h{i}", "STATUS": "ok", "MAX": "32", "NJOBS": "0",
+                          "RUN": "0"} for i in range(1, 5)]}
+    lshosts = {"RECORDS": [{"HOST_NAME": f"h{i}", "type": "X86_64", "model": "EPYC",
+                            "ncpus": "32", "maxmem": "256G", "RESOURCES": ""}
+                           for i in range(1, 5)]}
+    queues = {"RECORDS": [{"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-",
+                           "RUNLIMIT": "1440.0 min"},
+                          {"QUEUE_NAME": "long", "STATUS": "Open:Active", "MAX": "-",
+                           "RUNLIMIT": "10080.0 min"}]}
+    outputs = {"hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
+               "queues": json.dumps(queues), "queue": json.dumps({"RECORDS": list(jobs)}),
+               "user_groups": "GROUP_NAME    USERS\nug_ml      alice dave\n",
+               "user": f"{user}\n", "queue_long": HERON_BQUEUES_L,
+               **({"limits": limits} if limits is not None else {})}
+    snap = LsfCommands(tz=timezone.utc).parse_snapshot("heron", outputs)
+    snap = snap.model_copy(update={"taken_at": NOW})
+    snap.partitions[0].default = True
+    return SiteConfig(name="heron", scheduler="lsf"), snap
+
+
+def test_lsf_jl_u_and_blimits_are_read():
+    _, snap = heron()
+    assert {p.name: p.max_slots_per_user for p in snap.partitions} == {"normal": 32,
+                                                                      "long": None}
+    assert [(x.name, x.users, x.queues, x.projects, x.resource, x.used, x.limit)
+            for x in snap.lsf_limits] == [
+        ("gpu_team", ["ug_ml/"], ["long"], None, "slots", 40, 48),
+        ("per_proj", None, None, ["climate"], "jobs", 3, 3)]
+    argvs = LsfCommands().snapshot_argvs()
+    assert "bqueues -l" in argvs["queue_long"][-1] and "blimits" in argvs["limits"][-1]
+    assert "limits" in LsfCommands.live_outputs
+    assert heron(limits=None)[1].lsf_limits is None  # not asked: not known
+
+
+def test_lsf_jl_u_holds_the_users_running_slots_in_the_queue():
+    # normal: JL/U 32; alice's jobs there hold 24 slots (16 end in 1 h, 8 in 3 h): 16 more
+    # wait +1 h; 8 start now; 40 never run in normal, so the engine takes long
+    site = heron(_bjob("1", "alice", "normal", 16, 3), _bjob("2", "alice", "normal", 8, 1,
+                                                            host="h2"), limits=None)
+    v = run("#BSUB -q normal\n#BSUB -n 16\n#BSUB -R span[hosts=1]", site).verdict("heron")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert has_note(v, "queue normal's JL/U is 32 slots and your running jobs in it hold 24")
+    assert run("#BSUB -q normal\n#BSUB -n 8", site).verdict("heron").estimated_start == NOW
+    p = run("#BSUB -q normal\n#BSUB -n 40", site)
+    assert reasons(p, "heron") == ("needs 40 slots, queue normal's JL/U allows 32 slots of a "
+                                   "user's running jobs at once")
+    assert only(run("#BSUB -n 40", site), "heron", "long").estimated_start == NOW
+
+
+def test_lsf_blimits_of_a_user_group_in_a_queue():
+    # gpu_team: ug_ml/ (alice is in it) may hold 48 slots in long, 40 in use (dave's 40,
+    # ending in 2 h): 16 more wait +2 h; as bob (not in ug_ml) it starts now
+    jobs = (_bjob("5", "dave", "long", 32, 2, host="h3"), _bjob("6", "dave", "long", 8, 2,
+                                                                  host="h4"))
+    v = run("#BSUB -q long\n#BSUB -n 16", heron(*jobs)).verdict("heron")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert has_note(v, "limit gpu_team (lsb.resources, blimits): 40 of its 48 slots are in "
+                       "use and the job needs 16")
+    assert run("#BSUB -q long\n#BSUB -n 16", heron(*jobs, user="bob")).verdict(
+        "heron").estimated_start == NOW
+    assert "needs 64 slots, limit gpu_team (lsb.resources, blimits) allows 48" in reasons(
+        run("#BSUB -q long\n#BSUB -n 64", heron(*jobs)), "heron")
+
+
+def test_lsf_blimits_of_a_project():
+    # per_proj: project climate runs 3 jobs at most, 3 do: a job of -P climate waits, one
+    # of no project starts now
+    jobs = (_bjob("7", "bob", "normal", 1, 3), _bjob("8", "bob", "normal", 1, 2),
+            _bjob("9", "bob", "normal", 1, 1))
+    v = run("#BSUB -P climate\n#BSUB -n 1", heron(*jobs)).verdict("heron")
+    assert v.verdict == "BUSY" and v.estimated_start > NOW
+    assert has_note(v, "limit per_proj (lsb.resources, blimits): 3 of its 3 jobs are in use")
+    assert run("#BSUB -n 1", heron(*jobs)).verdict("heron").estimated_start == NOW

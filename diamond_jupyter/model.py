@@ -485,6 +485,9 @@ class JobStatus(_Model):
     # it); PBS: its project (`-P`; the project limits count it)
     group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
     memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
+    # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
+    # its partition forces sharing); None: not known
+    shares: bool | None = None
 
 
 class Job(_Model):

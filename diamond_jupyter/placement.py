@@ -128,6 +128,7 @@ from .placement_limits import (
     qos_submit_refused,
     qos_wait,
     shared_room_now,
+    shares_by_force,
 )
 from .placement_sim import (
     WHOLE,
@@ -749,6 +750,12 @@ def _bound_cpus(n: Node, gpus: int) -> int:
     return n.cpus // n.sockets * used if have >= gpus else 0
 
 
+def _asks_to_share(spec: JobSpec) -> bool:
+    """Slurm `--oversubscribe` (`-s`): the job may share its CPUs where a partition of
+    OverSubscribe=YES lets jobs that ask."""
+    return any(d.dialect == "slurm" and d.option == "--oversubscribe" for d in spec.unknown)
+
+
 def _exclusive_kind(spec: JobSpec) -> str | None:
     """A Slurm job's `--exclusive=user|mcs|topo` (nodes shared only with the user's own
     jobs, those of its MCS label, or none on its topology); None otherwise."""
@@ -1259,15 +1266,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
             waiting[p.name].append(why)
-        force = force_share(p)
+        force = force_share(p, asked=cfg.scheduler == "slurm" and _asks_to_share(spec))
+        by_force = shares_by_force(p)
         if (force or own_only) and raw > 0 and (room := shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
-                snap, force=force, own_only=own_only)):
+                snap, force=force, own_only=own_only, every_job_shares=by_force)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
-                              ", time-sliced or oversubscribed)" if force else
+                              ", time-sliced or oversubscribed)" if force and by_force else
+                              f"sharing CPUs with the jobs there that share theirs "
+                              f"(OverSubscribe=YES:{force} and --oversubscribe)" if force else
                               "whose running jobs are all yours (--exclusive=user)"))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)

@@ -498,14 +498,19 @@ def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[s
             ": bsub refuses it"], []
 
 
-def force_share(p: Partition) -> int | None:
-    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N]
-    (FORCE alone: 4); None for any other setting."""
+def force_share(p: Partition, asked: bool = False) -> int | None:
+    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N], or
+    of OverSubscribe=YES[:N] for a job that asks to share (`asked`: --oversubscribe); N
+    alone is 4; None when the job gets CPUs of its own."""
     text = (p.oversubscribe or "").upper()
-    if not text.startswith("FORCE"):
+    if not (text.startswith("FORCE") or (asked and text.startswith("YES"))):
         return None
     count = text.partition(":")[2]
     return int(count) if count.isdigit() and int(count) > 0 else 4
+
+
+def shares_by_force(p: Partition) -> bool:
+    return (p.oversubscribe or "").upper().startswith("FORCE")
 
 
 def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
@@ -523,11 +528,13 @@ def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
 
 
 def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | None,
-                    own_only: bool) -> list[str]:
+                    own_only: bool, every_job_shares: bool = True) -> list[str]:
     """The nodes among `nodes` (a partition's, that can run the job) where it starts now
     by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
     N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
-    jobs is another user's, their free CPUs). GPUs and memory are never shared."""
+    jobs is another user's, their free CPUs). GPUs and memory are never shared. Not
+    `every_job_shares` (OverSubscribe=YES:N): only the running jobs that asked to share
+    (squeue's OVER_SUBSCRIBE "YES") share their CPUs; another's CPUs are its own alone."""
     on = _jobs_on(snap)
     room = []
     for n in nodes:
@@ -535,8 +542,9 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
         if own_only and any(not snap.user or j.user != snap.user for j in jobs):
             continue
         if force:
-            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1)) for j in jobs) \
-                if jobs else n.cpus_allocated
+            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1))
+                       * (1 if every_job_shares or j.shares else force) for j in jobs) \
+                if jobs else n.cpus_allocated * (1 if every_job_shares else force)
             cpus_ok = n.cpus * force - used >= (n.cpus if req.whole else req.cpn)
         else:
             cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only

@@ -145,12 +145,16 @@ def assoc_text(user: str = "", proj: str = "", dept: str = "", other: str = "") 
 
 
 def kronos(*queue: str, accounts: dict[str, str] | None = None, assoc: str = "",
-           alloc: dict[str, int] | None = None):
+           alloc: dict[str, int] | None = None, partitions: str = PARTITIONS,
+           shares: dict[str, str] | None = None):
     """olympus's nodes and partitions (the fifth sweep's), with the queue's jobs' accounts
-    (`squeue -o '%i|%q|%a'`) and alice's associations `assoc`."""
-    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc=alloc),
+    and sharing (`squeue -o '%i|%q|%a|%h'`) and alice's associations `assoc`."""
+    shares = shares or {}
+    ids = list(dict.fromkeys([*(accounts or {}), *shares]))
+    outputs = {"partitions": partitions, "nodes": node_lines(alloc=alloc),
                "queue": "\n".join(queue),
-               "queue_qos": "".join(f"{j}|normal|{a}\n" for j, a in (accounts or {}).items()),
+               "queue_qos": "".join(f"{j}|normal|{(accounts or {}).get(j, 'proj')}|"
+                                    f"{shares.get(j, 'OK')}\n" for j in ids),
                "qos": "normal||||||||||\n", "assoc": assoc}
     snap = slurm6.parse_snapshot("kronos", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
@@ -641,3 +645,32 @@ def test_lsf_blimits_of_a_project():
     assert v.verdict == "BUSY" and v.estimated_start > NOW
     assert has_note(v, "limit per_proj (lsb.resources, blimits): 3 of its 3 jobs are in use")
     assert run("#BSUB -n 1", heron(*jobs)).verdict("heron").estimated_start == NOW
+
+
+# --------------------------------------------------------------- OverSubscribe=YES:N
+
+# olympus's partitions with compute (the first) of OverSubscribe=YES:2
+YES2 = PARTITIONS.replace(
+    "Hidden=NO OverSubscribe=NO PreemptMode=OFF State=UP TotalCPUs=192 TotalNodes=4",
+    "Hidden=NO OverSubscribe=YES:2 PreemptMode=OFF State=UP TotalCPUs=192 TotalNodes=4", 1)
+
+
+def test_oversubscribe_yes_shares_cpus_only_with_jobs_that_asked():
+    # compute: OverSubscribe=YES:2. n1-n4 are full (48 CPUs each, 2 h left); n2's job
+    # asked --oversubscribe (squeue %h YES), the others hold theirs (OK). A job of 8 CPUs
+    # with --oversubscribe starts now on n2 (2 x 48 - 48 = 48 left to share); without it,
+    # or where no running job shares, it waits +2 h
+    assert "OverSubscribe=YES:2" in YES2
+    jobs = [running(str(i), "bob", f"n{i}", 48, 2, 4) for i in range(1, 5)]
+    full = {f"n{i}": 48 for i in range(1, 5)}
+    site = kronos(*jobs, partitions=YES2, alloc=full, shares={"2": "YES"})
+    assert next(j for j in site[1].jobs if j.native_id == "2").shares is True
+    v = run("#SBATCH -p compute -c 8 -s", site).verdict("kronos")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert has_note(v, "partition compute: it starts now on n2, sharing CPUs with the jobs "
+                       "there that share theirs (OverSubscribe=YES:2 and --oversubscribe)")
+    v = run("#SBATCH -p compute -c 8", site).verdict("kronos")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    nobody = kronos(*jobs, partitions=YES2, alloc=full)
+    v = run("#SBATCH -p compute -c 8 --oversubscribe", nobody).verdict("kronos")
+    assert v.estimated_start == NOW + timedelta(hours=2)

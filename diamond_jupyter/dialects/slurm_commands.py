@@ -254,8 +254,8 @@ class SlurmCommands:
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
                            f"format={QOS_FIELDS} 2>/dev/null; exit 0"),
             # the QOS and account each queued or running job is under (their use counts
-            # against the limits of both), read with the queue
-            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a"),
+            # against the limits of both) and whether it shares its CPUs, read with the queue
+            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a|%h"),
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
@@ -458,10 +458,12 @@ class SlurmCommands:
         jobs = self.parse_status(outputs.get("queue", ""))
         under = parse_job_qos(outputs.get("queue_qos", ""))
         accounts = parse_job_qos(outputs.get("queue_qos", ""), field=2)
-        if under or accounts:
-            jobs = [j.model_copy(update={"qos": under.get(j.native_id),
-                                         "account": accounts.get(j.native_id)})
-                    for j in jobs]
+        shares = parse_job_qos(outputs.get("queue_qos", ""), field=3)
+        if under or accounts or shares:
+            jobs = [j.model_copy(update={
+                "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
+                "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
+                for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
         return SiteSnapshot(
             site=site,
@@ -492,8 +494,9 @@ ASSOC_PROBE = (
 
 
 def parse_job_qos(stdout: str, field: int = 1) -> dict[str, str]:
-    """`squeue -h -a -o '%i|%q|%a'` -> {job id: QOS} (`field` 2: {job id: account});
-    lines of another shape are skipped (a recording of `%i|%q` has no accounts)."""
+    """`squeue -h -a -o '%i|%q|%a|%h'` -> {job id: QOS} (`field` 2: {job id: account}, 3:
+    {job id: OVER_SUBSCRIBE}); lines of another shape are skipped (a recording of `%i|%q`
+    has no accounts)."""
     out: dict[str, str] = {}
     for line in stdout.splitlines():
         f = line.strip().split("|")

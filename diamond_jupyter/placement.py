@@ -394,6 +394,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
+    elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
+        # one chunk on the host (or vnode) it names: like Slurm's --nodelist
+        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select")
+        fit &= set(named)
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
@@ -1014,10 +1018,42 @@ def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: st
     for text, one in got[0]:
         r = request(one, biggest)
         found, ok = node_checks(r, nodes, site_arch)
+        # a chunk that names its host (`host=`/`vnode=`) runs there only; N chunks of one
+        # shape carry it in the spec
+        named = _pbs_named_hosts(text) or (_pbs_named_hosts(one) if len(got[0]) == 1 else [])
+        if named:
+            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk")
+            ok &= set(named)
         fits.append((r, ok))
         texts.append(text)
         why.append(found)
     return fits, got[1], texts, why
+
+
+_PBS_HOST = re.compile(r"(?:^|:)(?:host|vnode)=([\w.\-]+)")
+
+
+def _pbs_named_hosts(where: JobSpec | str) -> list[str]:
+    """The hosts a PBS select names (`host=gpu1`, `vnode=gpu1[0]`): of one chunk's text, or
+    of a spec's kept `-l select:host`/`select:vnode`."""
+    if isinstance(where, str):
+        return list(dict.fromkeys(_PBS_HOST.findall(where)))
+    return list(dict.fromkeys(d.value for d in where.unknown if d.dialect == "pbs" and d.value
+                              and d.option in ("-l select:host", "-l select:vnode")))
+
+
+def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
+                 site_arch: str | None, who: str) -> list[str]:
+    """Why the hosts a PBS select names cannot run it: not the site's, or too small."""
+    have = {n.name: n for n in nodes}
+    missing = [h for h in named if h not in have]
+    if missing:
+        return [f"host {', '.join(missing)} named by {who} (host=/vnode=) is not one of the "
+                f"site's nodes ({_few(set(have))})"]
+    if not set(named) & fit:
+        return [f"host {', '.join(named)} named by {who}: "
+                + partition_misses(req, [have[h] for h in named], site_arch)]
+    return []
 
 
 def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]],

@@ -674,3 +674,198 @@ def test_oversubscribe_yes_shares_cpus_only_with_jobs_that_asked():
     nobody = kronos(*jobs, partitions=YES2, alloc=full)
     v = run("#SBATCH -p compute -c 8 --oversubscribe", nobody).verdict("kronos")
     assert v.estimated_start == NOW + timedelta(hours=2)
+
+
+# --------------------------------------------------------------- more sites, every scheduler
+# hera (the first sweep's): c01-c02 32 CPUs 128000 MB (cpu, debug); c03-c04 128 CPUs
+# 512000 MB avx512 (cpu); g01-g02 64 CPUs 256000 MB 4 A100 (gpu); v01 32 CPUs 192000 MB
+# 2 V100 (gpu). cpu: default, 48 h, at most 4 nodes; debug: 30 min, 1 node; gpu: 24 h.
+
+@pytest.mark.parametrize("ask", ["--gpus=a100:2", "--gres=gpu:a100:2",
+                                 "--constraint=a100 --gres=gpu:2"])
+def test_three_spellings_of_two_a100_land_on_an_a100_node(ask):
+    v = only(run(f"#SBATCH {ask} -t 1:00:00"), "hera", "gpu")
+    assert v.verdict == "READY"
+
+
+def test_a_gpu_type_count_above_its_nodes_wants_more_nodes_than_there_are():
+    # --gpus=v100:4 (the job's total, no node count): v01 holds 2, so Slurm needs 2 nodes
+    # of V100 and hera has one
+    p = run("#SBATCH --gpus=v100:4 -t 1:00:00")
+    assert p.choice is None
+    assert "v100" in reasons(p, "hera").lower()
+
+
+def test_gpus_per_node_over_nodes_of_mixed_gpu_counts():
+    # 2 GPUs on each of 3 nodes: g01, g02 (4 each) and v01 (2) all hold 2: READY in gpu
+    only(run("#SBATCH -N 3 --gpus-per-node=2 -t 1:00:00"), "hera", "gpu")
+    # 4 on each of 3: v01 holds 2, so only 2 nodes can
+    p = run("#SBATCH -N 3 --gpus-per-node=4 -t 1:00:00")
+    assert "needs 3 nodes, partition gpu has only 2 that can run it" in reasons(p, "hera")
+    # typed: 2 A100 on each of 3 nodes: two A100 nodes only
+    p = run("#SBATCH -N 3 --gpus-per-node=a100:2 -t 1:00:00")
+    assert p.choice is None and "2" in reasons(p, "hera")
+
+
+def test_memory_per_gpu_times_four_against_the_a100_nodes():
+    # 4 x 60 GB = 245760 MB fits g01's 256000 MB; 4 x 80 GB = 327680 MB fits no node
+    only(run("#SBATCH --gpus-per-node=4 --mem-per-gpu=60G -t 1:00:00"), "hera", "gpu")
+    p = run("#SBATCH --gpus-per-node=4 --mem-per-gpu=80G -t 1:00:00")
+    assert p.choice is None and "327680 MB" in reasons(p, "hera")
+
+
+@pytest.mark.parametrize("state", ["drain", "down", "maint", "reserved"])
+def test_a100_nodes_held_out_leave_one_for_a_two_node_job(state):
+    # g01 out of service: 2 nodes of 4 A100 cannot start now (only g02 is usable); the
+    # job stays feasible (the node may return) or is refused, never READY
+    site = hera(states={"g01": state})
+    p = run("#SBATCH -N 2 --gres=gpu:a100:4 -t 1:00:00", site)
+    v = p.verdict("hera")
+    assert v.verdict != "READY"
+    one = run("#SBATCH -N 1 --gres=gpu:a100:4 -t 1:00:00", site).verdict("hera")
+    assert one.verdict == "READY"  # g02 is free
+
+
+def test_a_mixed_node_with_room_starts_the_job_now_an_allocated_one_does_not():
+    jobs = [busy("21", "c03", 2, 64, "cpu"), busy("22", "c04", 3, 128, "cpu")]
+    site = hera(jobs=jobs, alloc={"c03": (64, 0), "c04": (128, 0)},
+                states={"c03": "mixed", "c04": "allocated"})
+    v = only(run("#SBATCH -c 64 -p cpu -t 1:00:00", site), "hera", "cpu")
+    assert v.verdict == "READY"  # c03 has 64 free
+    v = run("#SBATCH -c 100 -p cpu -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW + timedelta(hours=2)  # c03's 64 free after 2 h
+
+
+def test_nodelist_and_exclude_bind_the_job():
+    v = only(run("#SBATCH --nodelist=c03 -c 64 -t 1:00:00"), "hera", "cpu")
+    assert v.verdict == "READY"
+    p = run("#SBATCH --nodelist=g01 -p cpu -t 1:00:00")
+    assert "partition cpu does not hold node(s) g01 named by --nodelist" in reasons(p, "hera")
+    # the 128-CPU nodes excluded: 64 CPUs on one node fit nowhere else in cpu
+    p = run("#SBATCH --exclude=c03,c04 -c 64 -p cpu -t 1:00:00")
+    assert p.choice is None
+
+
+def test_a_partition_list_picks_one_partition_never_both():
+    # 5 nodes: cpu holds 4 (at most 4), gpu 3: together 7, but a job runs in one
+    p = run("#SBATCH -N 5 -p cpu,gpu -t 1:00:00")
+    assert p.choice is None
+    # 3 nodes of 16 CPUs: cpu takes it (c01-c04), gpu could too; either way one partition
+    v = only(run("#SBATCH -N 3 --ntasks-per-node=16 -p cpu,gpu -t 1:00:00"), "hera")
+    assert v.partition in ("cpu", "gpu")
+
+
+def test_max_nodes_max_time_and_time_min_of_the_debug_partition():
+    assert "partition debug allows at most 1" in reasons(
+        run("#SBATCH -N 2 -p debug -t 0:10:00"), "hera")
+    assert "above partition debug MaxTime" in reasons(
+        run("#SBATCH -p debug -t 1:00:00"), "hera")
+    v = only(run("#SBATCH -p debug -t 1:00:00 --time-min=0:20:00"), "hera", "debug")
+    assert has_note(v, "time limit cut to --time-min 0:20:00")
+
+
+def test_a_qos_the_partition_does_not_allow():
+    cfg, snap = hera()
+    gpu = next(p for p in snap.partitions if p.name == "gpu")
+    gpu.allowed_qos = ["gpuq"]
+    p = run("#SBATCH -p gpu --qos=normal --gres=gpu:1 -t 1:00:00", (cfg, snap))
+    assert p.verdict("hera").verdict == "RESTRICTED"
+    assert "QOS 'normal' not allowed in partition 'gpu' (allowed: gpuq)" in reasons(p, "hera")
+    only(run("#SBATCH -p gpu --qos=gpuq --gres=gpu:1 -t 1:00:00", (cfg, snap)), "hera", "gpu")
+
+
+def test_a_powered_down_cloud_node_boots_for_the_job():
+    # olympus's cloud partition: c1-c2 powered down (IDLE+CLOUD+POWERED_DOWN); a job
+    # there is READY, its node said to boot first
+    cfg, snap = kronos()
+    v = only(run("#SBATCH -p cloud -c 16 -t 1:00:00", (cfg, snap)), "kronos", "cloud")
+    assert any("boot" in n for n in v.notes), v.notes
+
+
+# PBS: cpu1 4 CPUs 16000 MB; gpu1, gpu2 2 CPUs 16000 MB 1 V100 each; queue workq
+
+def test_pbs_select_with_host_and_vnode():
+    only(run("#PBS -l select=1:ncpus=2:host=gpu1", pbs_site()), "pbs", "workq")
+    only(run("#PBS -l select=1:ncpus=1:vnode=gpu2", pbs_site()), "pbs", "workq")
+    # before, the host a chunk names was not read: these ran on cpu1
+    assert reasons(run("#PBS -l select=1:ncpus=4:host=gpu1", pbs_site()), "pbs") == (
+        "host gpu1 named by the select: needs 4 CPUs per node, largest node has 2")
+    assert reasons(run("#PBS -l select=1:ncpus=1:vnode=cpu9", pbs_site()), "pbs") == (
+        "host cpu9 named by the select (host=/vnode=) is not one of the site's nodes "
+        "(cpu1, gpu1, gpu2)")
+    # two chunks on gpu1 (2 CPUs): 2 x 1 fit, 2 x 2 do not
+    only(run("#PBS -l select=2:ncpus=1:host=gpu1", pbs_site()), "pbs", "workq")
+    assert run("#PBS -l select=2:ncpus=2:host=gpu1", pbs_site()).choice is None
+    # a chunk of a GPU on cpu1 (no GPU), beside one of 4 CPUs
+    assert reasons(run("#PBS -l select=1:ncpus=4+1:ncpus=1:ngpus=1:host=cpu1", pbs_site()),
+                   "pbs") == ("chunk 2 (1:ncpus=1:ngpus=1:host=cpu1): host cpu1 named by the "
+                              "chunk: no GPUs on any node")
+
+
+def test_pbs_place_pack_on_hosts_too_small():
+    # pack: every chunk on one host. 2 x 2 CPUs fit cpu1 (4); 2 x 3 fit no host
+    only(run("#PBS -l select=2:ncpus=2\n#PBS -l place=pack", pbs_site()), "pbs", "workq")
+    p = run("#PBS -l select=2:ncpus=3\n#PBS -l place=pack", pbs_site())
+    assert reasons(p, "pbs") == "needs 6 CPUs per node (2 tasks x 3 CPUs), largest node has 4"
+    # scatter: one chunk a host: 3 chunks of 2 CPUs over cpu1, gpu1, gpu2
+    only(run("#PBS -l select=3:ncpus=2\n#PBS -l place=scatter", pbs_site()), "pbs", "workq")
+
+
+# LSF: heron h1-h4 32 CPUs
+
+def test_lsf_ptile_on_hosts_of_32():
+    # -n 48 with ptile=24: 2 hosts of 24; ptile=40 above every host's 32
+    only(run("#BSUB -n 48\n#BSUB -R \"span[ptile=24]\"", heron(limits=None)), "heron")
+    p = run("#BSUB -n 48\n#BSUB -R \"span[ptile=40]\"", heron(limits=None))
+    assert "needs 40 CPUs per node, largest node has 32" in reasons(p, "heron")
+    # span[hosts=1]: all 48 on one host: none has 48
+    p = run("#BSUB -n 48\n#BSUB -R \"span[hosts=1]\"", heron(limits=None))
+    assert p.choice is None
+
+
+# Grid Engine: s1-s4 16 slots 64000 MB, all.q, PEs smp and mpi
+
+def sge4():
+    from test_placement_cases import _node
+
+    nodes = [_node(f"s{i}", 16, 64000, ["all.q"]) for i in range(1, 5)]
+    from diamond_jupyter.model import Partition, SiteSnapshot
+    return (SiteConfig(name="sge", scheduler="sge"),
+            SiteSnapshot(site="sge", taken_at=NOW, nodes=nodes, parallel_environments=["smp"],
+                         pe_rules={"smp": "$pe_slots"},
+                         partitions=[Partition(name="all.q", default=True,
+                                               nodes=[n.name for n in nodes])]))
+
+
+def test_grid_engine_smp_above_a_hosts_slots():
+    # smp ($pe_slots): every slot on one host of 16
+    only(run("#$ -pe smp 16\n#$ -l h_rt=1:00:00", sge4()), "sge", "all.q")
+    assert reasons(run("#$ -pe smp 24\n#$ -l h_rt=1:00:00", sge4()), "sge").startswith(
+        "needs 24")
+
+
+def test_grid_engine_h_vmem_is_per_slot():
+    # h_vmem=4G x 16 slots = 64 GB: above s1's 64000 MB (65536 MB asked); 3G x 16 fits
+    p = run("#$ -pe smp 16\n#$ -l h_vmem=4G\n#$ -l h_rt=1:00:00", sge4())
+    assert p.choice is None and "65536 MB" in reasons(p, "sge")
+    only(run("#$ -pe smp 16\n#$ -l h_vmem=3G\n#$ -l h_rt=1:00:00", sge4()), "sge")
+
+
+# Flux: f0-f3 16 cores 64000 MB, 1 A100 each, no partitions
+
+def flux4():
+    from test_placement_cases import _node
+
+    from diamond_jupyter.model import SiteSnapshot
+    nodes = [_node(f"f{i}", 16, 64000, [], gpus=1, gtype="a100") for i in range(4)]
+    return (SiteConfig(name="flux", scheduler="flux"),
+            SiteSnapshot(site="flux", taken_at=NOW, nodes=nodes))
+
+
+def test_flux_nodes_and_tasks_on_its_resource_set():
+    # -N 2 -n 8: 4 tasks a node, 1 core each: READY; -N 2 -n 8 -c 8: 32 cores a node
+    only(run("#flux: -N 2\n#flux: -n 8", flux4()), "flux", None)
+    assert "needs 32 CPUs per node (4 tasks x 8 CPUs), largest node has 16" in reasons(
+        run("#flux: -N 2\n#flux: -n 8\n#flux: -c 8", flux4()), "flux")
+    # -N 5: four nodes only
+    assert "needs 5 nodes" in reasons(run("#flux: -N 5\n#flux: -n 5", flux4()), "flux")

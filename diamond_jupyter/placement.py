@@ -562,10 +562,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
-            left = [n for n in nodes if n.name in mine and n.name not in pfit]
-            missed = partition_misses(req, left, site_arch)
+            # (a node the job excludes is not one it could run on: said apart)
+            out = sorted(x for x in mine if x in req.exclude and x not in pfit)
+            left = [n for n in nodes if n.name in mine and n.name not in pfit
+                    and n.name not in out]
+            missed = partition_misses(req, left, site_arch) if left else "no node left"
             if left and all(n.name in unbound for n in left):
                 missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
+            if out:
+                missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
                 other.append(f"partition {p.name}: {missed}")
             else:

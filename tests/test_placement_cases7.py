@@ -692,8 +692,8 @@ def test_a_gpu_type_count_above_its_nodes_wants_more_nodes_than_there_are():
     # --gpus=v100:4 (the job's total, no node count): v01 holds 2, so Slurm needs 2 nodes
     # of V100 and hera has one
     p = run("#SBATCH --gpus=v100:4 -t 1:00:00")
-    assert p.choice is None
-    assert "v100" in reasons(p, "hera").lower()
+    assert "needs 2 nodes, partition gpu has only 1 that can run it (others: no GPU of type " \
+        "'v100' (its nodes have: a100))" in reasons(p, "hera")
 
 
 def test_gpus_per_node_over_nodes_of_mixed_gpu_counts():
@@ -704,7 +704,8 @@ def test_gpus_per_node_over_nodes_of_mixed_gpu_counts():
     assert "needs 3 nodes, partition gpu has only 2 that can run it" in reasons(p, "hera")
     # typed: 2 A100 on each of 3 nodes: two A100 nodes only
     p = run("#SBATCH -N 3 --gpus-per-node=a100:2 -t 1:00:00")
-    assert p.choice is None and "2" in reasons(p, "hera")
+    assert "needs 3 nodes, partition gpu has only 2 that can run it (others: no GPU of type " \
+        "'a100' (its nodes have: v100))" in reasons(p, "hera")
 
 
 def test_memory_per_gpu_times_four_against_the_a100_nodes():
@@ -714,14 +715,15 @@ def test_memory_per_gpu_times_four_against_the_a100_nodes():
     assert p.choice is None and "327680 MB" in reasons(p, "hera")
 
 
-@pytest.mark.parametrize("state", ["drain", "down", "maint", "reserved"])
-def test_a100_nodes_held_out_leave_one_for_a_two_node_job(state):
-    # g01 out of service: 2 nodes of 4 A100 cannot start now (only g02 is usable); the
-    # job stays feasible (the node may return) or is refused, never READY
+@pytest.mark.parametrize("state, why", [
+    ("drain", "others down or drained"), ("down", "others down or drained"),
+    ("maint", "others in maintenance: g01"),
+    ("reserved", "others in a reservation the job is not in: g01")])
+def test_a100_nodes_held_out_leave_one_for_a_two_node_job(state, why):
+    # g01 out of service: 2 nodes of 4 A100 have only g02 to run on; the reason says why
     site = hera(states={"g01": state})
     p = run("#SBATCH -N 2 --gres=gpu:a100:4 -t 1:00:00", site)
-    v = p.verdict("hera")
-    assert v.verdict != "READY"
+    assert f"needs 2 nodes, partition gpu has only 1 usable ({why})" in reasons(p, "hera")
     one = run("#SBATCH -N 1 --gres=gpu:a100:4 -t 1:00:00", site).verdict("hera")
     assert one.verdict == "READY"  # g02 is free
 
@@ -741,18 +743,22 @@ def test_nodelist_and_exclude_bind_the_job():
     assert v.verdict == "READY"
     p = run("#SBATCH --nodelist=g01 -p cpu -t 1:00:00")
     assert "partition cpu does not hold node(s) g01 named by --nodelist" in reasons(p, "hera")
-    # the 128-CPU nodes excluded: 64 CPUs on one node fit nowhere else in cpu
+    # the 128-CPU nodes excluded: 64 CPUs on one node fit nowhere else in cpu. Before, the
+    # reason was "no single node meets all the requirements together"
     p = run("#SBATCH --exclude=c03,c04 -c 64 -p cpu -t 1:00:00")
-    assert p.choice is None
+    assert reasons(p, "hera") == ("partition cpu: needs 64 CPUs per node, largest node has "
+                                  "32; --exclude takes c03, c04")
 
 
 def test_a_partition_list_picks_one_partition_never_both():
     # 5 nodes: cpu holds 4 (at most 4), gpu 3: together 7, but a job runs in one
     p = run("#SBATCH -N 5 -p cpu,gpu -t 1:00:00")
     assert p.choice is None
-    # 3 nodes of 16 CPUs: cpu takes it (c01-c04), gpu could too; either way one partition
-    v = only(run("#SBATCH -N 3 --ntasks-per-node=16 -p cpu,gpu -t 1:00:00"), "hera")
-    assert v.partition in ("cpu", "gpu")
+    # 3 nodes of 16 CPUs: cpu (c01-c04) and gpu (3 nodes) could both run it alone;
+    # both start now: the site's default partition wins the tie
+    assert reasons(p, "hera") == ("needs 5 nodes, partition cpu allows at most 4 | needs 5 "
+                                  "nodes, partition gpu has only 3")
+    only(run("#SBATCH -N 3 --ntasks-per-node=16 -p cpu,gpu -t 1:00:00"), "hera", "cpu")
 
 
 def test_max_nodes_max_time_and_time_min_of_the_debug_partition():

@@ -391,6 +391,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
         why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
         reasons += why
+    unread_select: list[str] = []  # LSF select[] terms this code cannot check
+    if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
+        for d in spec.unknown:
+            if d.dialect == "lsf" and d.option == "-R select" and d.value:
+                meet, unread = lsf_select_hosts(d.value, nodes)
+                unread_select += unread
+                if meet is not None and not meet & fit:
+                    reasons.append(f"no host meets {d.value} that can run it (hosts: "
+                                   f"{_few({n.name for n in nodes})})")
+                fit &= meet if meet is not None else fit
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
@@ -638,6 +648,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
+    v.notes += [f"select[] term {t!r} is not checked here (bsub decides)"
+                for t in unread_select]
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -957,6 +969,64 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
     top = max(over, key=lambda q: q.priority_tier or 1)
     return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
+
+
+_SELECT_TERM = re.compile(r"(\w+)\s*(==|!=|>=|<=|>|<|=)\s*\"?([\w.\-]+)\"?")
+
+
+def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
+    """The hosts an LSF select string (`select[ngpus>0 && maxmem>=200000]`, `||` between
+    alternatives, bare words boolean resources) lets the job use, and its terms that cannot
+    be told from what is known of the hosts (ncpus, ngpus, maxmem/mem in MB, type and
+    features are; those are left to bsub): None when no term can be checked."""
+    body = text.strip()
+    if body.startswith("select[") and body.endswith("]"):
+        body = body[len("select["):-1]
+    unread: list[str] = []
+    fields: dict[str, Callable[[Node], float | str | None]] = {
+        "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
+        "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
+        "type": lambda n: norm_arch(n.architecture)}
+    ops: dict[str, Callable[[float, float], bool]] = {
+        "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
+        ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        "<": lambda a, b: a < b}
+
+    def term_ok(term: str, n: Node) -> bool | None:
+        term = term.strip().strip("()")
+        if re.fullmatch(r"[\w.\-]+", term):  # a boolean resource: one of its features
+            return term in n.features
+        m = _SELECT_TERM.fullmatch(term)
+        if m is None or m.group(1).lower() not in fields:
+            return None
+        have = fields[m.group(1).lower()](n)
+        want: float | str | None = m.group(3)
+        if m.group(1).lower() == "type":
+            want = norm_arch(str(want))
+            if have is None:
+                return None
+            return have == want if m.group(2) in ("==", "=") else have != want
+        try:
+            return ops[m.group(2)](float(have or 0), float(str(want)))
+        except ValueError:
+            return None
+
+    alternatives = [[t for t in re.split(r"&&|\band\b", alt) if t.strip()]
+                    for alt in re.split(r"\|\||\bor\b", body)]
+    checked = False
+    meet: set[str] = set()
+    for n in nodes:
+        for terms in alternatives:
+            results = [term_ok(t, n) for t in terms]
+            for t, r in zip(terms, results, strict=True):
+                if r is None and t.strip() not in unread:
+                    unread.append(t.strip())
+            if any(r is not None for r in results):
+                checked = True
+            if all(r is not False for r in results):
+                meet.add(n.name)
+                break
+    return (meet if checked else None), unread
 
 
 def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,

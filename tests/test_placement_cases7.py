@@ -569,13 +569,15 @@ def _bjob(jid: str, user: str, queue: str, slots: int, started_h: float, limit_h
             "EXEC_HOST": host, "RUNTIMELIMIT": f"{limit_h * 60}.0/{host}"}
 
 
-def heron(*jobs: dict, limits: str | None = HERON_BLIMITS, user: str = "alice"):
+def heron(*jobs: dict, limits: str | None = HERON_BLIMITS, user: str = "alice",
+          gpus: dict[str, int] | None = None):
     import json
 
     hosts = {"RECORDS": [{"HOST_NAME": f"h{i}", "STATUS": "ok", "MAX": "32", "NJOBS": "0",
                           "RUN": "0"} for i in range(1, 5)]}
     lshosts = {"RECORDS": [{"HOST_NAME": f"h{i}", "type": "X86_64", "model": "EPYC",
-                            "ncpus": "32", "maxmem": "256G", "RESOURCES": ""}
+                            "ncpus": "32", "maxmem": "256G", "RESOURCES": "",
+                            "NGPUS": str((gpus or {}).get(f"h{i}", 0))}
                            for i in range(1, 5)]}
     queues = {"RECORDS": [{"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-",
                            "RUNLIMIT": "1440.0 min"},
@@ -875,3 +877,27 @@ def test_flux_nodes_and_tasks_on_its_resource_set():
         run("#flux: -N 2\n#flux: -n 8\n#flux: -c 8", flux4()), "flux")
     # -N 5: four nodes only
     assert "needs 5 nodes" in reasons(run("#flux: -N 5\n#flux: -n 5", flux4()), "flux")
+
+
+def test_lsf_select_on_host_fields_picks_the_hosts_that_meet_it():
+    # h3-h4 hold 2 GPUs each: select[ngpus>0] keeps the job to them (before, the term was
+    # ignored and the job went to h1); none of heron's hosts holds 4
+    site = heron(limits=None, gpus={"h3": 2, "h4": 2})
+    jobs_on = heron(_bjob("1", "bob", "normal", 32, 1, host="h3"),
+                    _bjob("2", "bob", "normal", 32, 3, host="h4"), limits=None,
+                    gpus={"h3": 2, "h4": 2})
+    assert only(run("#BSUB -n 4\n#BSUB -R \"select[ngpus>0]\"", site), "heron").verdict \
+        == "READY"
+    # h1 and h2 are idle, but the GPU hosts are full: +1 h, when bob's job on h3 ends
+    v = run("#BSUB -n 4\n#BSUB -R \"select[ngpus>0]\"", jobs_on).verdict("heron")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    assert reasons(run("#BSUB -n 4\n#BSUB -R \"select[ngpus>=4]\"", site), "heron") == (
+        "no host meets select[ngpus>=4] that can run it (hosts: h1, h2, h3, h4)")
+    # memory and type terms, an alternative, and a term this code cannot tell (noted)
+    only(run("#BSUB -n 4\n#BSUB -R \"select[maxmem>200000 && type==X86_64]\"", site),
+         "heron")
+    assert reasons(run("#BSUB -n 4\n#BSUB -R \"select[maxmem>300000]\"", site), "heron") \
+        .startswith("no host meets select[maxmem>300000]")
+    only(run("#BSUB -n 4\n#BSUB -R \"select[ngpus>2 || maxmem>200000]\"", site), "heron")
+    v = only(run("#BSUB -n 4\n#BSUB -R \"select[model==EPYC]\"", site), "heron")
+    assert has_note(v, "select[] term 'model==EPYC' is not checked here (bsub decides)")

@@ -83,6 +83,8 @@ from .model import (
     BadInput,
     DiamondError,
     JobSpec,
+    JobState,
+    JobStatus,
     Node,
     Partition,
     Resources,
@@ -1631,6 +1633,41 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
     return feas + infeas, choice
 
 
+def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
+            now: datetime) -> SiteSnapshot:
+    """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
+    of its partition's free nodes, as a running job that holds them (the components start
+    together, so a later one never gets them): the nodes that fit it with the least to
+    spare first. A component that waits, or whose nodes cannot be told, takes nothing."""
+    if v.verdict != "READY" or v.partition is None:
+        return snap
+    nodes = site_nodes(snap)
+    req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
+                  spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
+    _, fit = node_checks(req, nodes, norm_arch(cfg.metadata.get("architecture")))
+    mine = set(partition_members(snap, nodes).get(v.partition, []))
+    free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
+                   and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+                   and n.gpus - n.gpus_allocated >= req.gpn), key=lambda n: (n.gpus, n.cpus))
+    take = {n.name for n in free[:req.nodes]}
+    if len(take) < req.nodes or not snap.nodes:
+        return snap
+    cpus = {n.name: n.cpus - n.cpus_allocated if req.whole else req.cpn for n in free
+            if n.name in take}
+    moved = [n.model_copy(update={"cpus_allocated": n.cpus_allocated + cpus[n.name],
+                                  "gpus_allocated": n.gpus_allocated + req.gpn,
+                                  "memory_allocated": n.memory_allocated + req.mem,
+                                  "state": "mixed"}) if n.name in take else n
+             for n in snap.nodes]
+    job = JobStatus(native_id=f"hetjob-component-{comp.metadata.get('het_component', 0)}",
+                    state=JobState.RUNNING, node_list=",".join(sorted(take)),
+                    cpus=sum(cpus.values()), gpus=req.gpn * req.nodes, nodes=req.nodes,
+                    partition=v.partition, started_at=now,
+                    # held as long as the later components may wait: they start together
+                    walltime_s=int(HORIZON_S))
+    return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -1674,10 +1711,16 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                       cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
         if later:  # every component must fit; the job starts when all of them can
             sent = [in_default(comp, c, s) for comp in later]
-            others = [_evaluate(comp, c, s, now, 0, prior, estimates or {}, cals.get(c.name),
-                                None, caps, n, (ended or {}).get(c.name, ()))
-                      for comp, n in zip(sent, later_needs, strict=True)] \
-                if c.scheduler == "slurm" and v.verdict != "UNREACHABLE" else []
+            others: list[SiteVerdict] = []
+            if c.scheduler == "slurm" and v.verdict != "UNREACHABLE":
+                # the components start together: what one that starts now takes is not
+                # free for the next
+                held = _occupy(first, c, s, v, now)
+                for comp, n in zip(sent, later_needs, strict=True):
+                    w = _evaluate(comp, c, held, now, 0, prior, estimates or {},
+                                  cals.get(c.name), None, caps, n, (ended or {}).get(c.name, ()))
+                    others.append(w)
+                    held = _occupy(comp, c, held, w, now)
             labels = [label(i, comp, x.queue) for i, (comp, x)
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
             combine(v, others, labels, c.scheduler,

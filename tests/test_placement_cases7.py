@@ -85,6 +85,20 @@ def test_a_hetjob_starts_when_every_component_can():
     assert v.start_bound is None or v.start_bound >= v.estimated_start
 
 
+def test_hetjob_components_do_not_share_what_one_of_them_takes():
+    # g02 is held for 3 h; g01 is free. Two components of 4 A100 each: alone, each starts
+    # now on g01, together the second waits for g02: the job starts at +3 h (before: now)
+    site = hera(jobs=[busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4)],
+                alloc={"g02": (64, 4)})
+    v = only(run("#SBATCH -p gpu --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n"
+                 "#SBATCH -p gpu --gres=gpu:a100:4", site), "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=3))
+    # two of 2 A100 and 8 CPUs each share g01 (4 A100, 64 CPUs): now
+    v = run("#SBATCH -p gpu --gres=gpu:a100:2 -c 8 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -p gpu --gres=gpu:a100:2 -c 8", site).verdict("hera")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
 def test_a_hetjob_time_limit_is_propagated_to_later_components():
     # --time is propagated: 30 h is above gpu's 24 h MaxTime for component 1 (cpu's is 48
     # h); component 1 with its own 2 h fits

@@ -915,3 +915,31 @@ def test_lsf_select_on_host_fields_picks_the_hosts_that_meet_it():
     only(run("#BSUB -n 4\n#BSUB -R \"select[ngpus>2 || maxmem>200000]\"", site), "heron")
     v = only(run("#BSUB -n 4\n#BSUB -R \"select[model==EPYC]\"", site), "heron")
     assert has_note(v, "select[] term 'model==EPYC' is not checked here (bsub decides)")
+
+
+def test_grid_engine_h_vmem_times_the_slots_each_host_gets_by_the_pe_rule():
+    # s1-s4: 16 slots, 64000 MB. h_vmem is per slot: a host holds the slots its rule puts
+    # there times it. $fill_up spreads 40 slots of 4G where memory lets 15 a host: READY;
+    # a fixed rule of 4 slots a host at 16G (65536 MB) fits no host, at 15G it does;
+    # $round_robin puts 2 of 8 slots on each host (2 x 8G)
+    cfg, snap = sge4()
+    snap.pe_rules = {"smp": "$pe_slots", "mpi": "$fill_up", "rr": "$round_robin", "four": "4"}
+    snap.parallel_environments = ["smp", "mpi", "rr", "four"]
+    site = (cfg, snap)
+    only(run("#$ -pe mpi 40\n#$ -l h_vmem=4G", site), "sge", "all.q")
+    assert reasons(run("#$ -pe four 12\n#$ -l h_vmem=16G", site), "sge") == (
+        "needs 65536 MB memory per node, largest node has 64000 MB")
+    only(run("#$ -pe four 12\n#$ -l h_vmem=15G", site), "sge", "all.q")
+    only(run("#$ -pe rr 8\n#$ -l h_vmem=8G", site), "sge", "all.q")
+    assert reasons(run("#$ -pe mpi 65", site), "sge").startswith("needs 5 nodes (65 tasks, 16 "
+                                                                 "to a node)")
+
+
+def test_flux_gpus_per_task_over_nodes_of_one_gpu():
+    # -g is per task: -N 2 -n 4 -g 1 puts 2 tasks, 2 GPUs, on nodes of 1; -n 4 -g 1 takes
+    # 4 nodes (one task each), -n 5 -g 1 five, one more than the site has
+    assert reasons(run("#flux: -N 2\n#flux: -n 4\n#flux: -g 1", flux4()), "flux") == (
+        "needs 2 GPUs per node, largest node has 1")
+    only(run("#flux: -n 4\n#flux: -g 1", flux4()), "flux", None)
+    assert reasons(run("#flux: -n 5\n#flux: -g 1", flux4()), "flux").startswith(
+        "needs 5 nodes (5 tasks, 1 to a node)")

@@ -147,14 +147,16 @@ def test_a_hetjob_of_three_components_names_each_one_that_cannot_run():
 # `sacctmgr -nP show assoc format=ASSOC_FIELDS`: User, Account, Partition, DefaultQOS, QOS,
 # ParentName, GrpTRES, GrpJobs, GrpSubmitJobs, MaxJobs, MaxSubmitJobs, MaxTRES; account
 # lines (User empty) for proj and the accounts above it: proj under dept under root
-def assoc_text(user: str = "", proj: str = "", dept: str = "", other: str = "") -> str:
+def assoc_text(user: str = "", proj: str = "", dept: str = "", other: str = "",
+               qos: str = "normal") -> str:
     """alice's association with account proj (and one with account other), then the
-    account lines; each argument: the six limit fields of that line ('' none)."""
+    account lines; each argument: the six limit fields of that line ('' none); `qos`:
+    the QOS her associations may use."""
     def six(fields: str) -> str:
         return fields or "|||||"
 
-    return (f"user|alice\nalice|proj||normal|normal||{six(user)}\n"
-            f"alice|other|||normal||{six(other)}\n"
+    return (f"user|alice\nalice|proj||normal|{qos}||{six(user)}\n"
+            f"alice|other|||{qos}||{six(other)}\n"
             f"|proj||||dept|{six(proj)}\n|dept||||root|{six(dept)}\n|root|||||||||||\n")
 
 
@@ -943,3 +945,41 @@ def test_flux_gpus_per_task_over_nodes_of_one_gpu():
     only(run("#flux: -n 4\n#flux: -g 1", flux4()), "flux", None)
     assert reasons(run("#flux: -n 5\n#flux: -g 1", flux4()), "flux").startswith(
         "needs 5 nodes (5 tasks, 1 to a node)")
+
+
+def test_exclusive_waits_for_a_node_to_empty_on_a_mixed_partition():
+    # every cpu node runs a 4-CPU job (c01, c02 2 h left, c03 1 h, c04 3 h): --exclusive
+    # takes a whole node, the first to empty (c03, +1 h); two avx512 nodes need c04 too
+    jobs = [busy("1", "c01", 2, 4, "cpu"), busy("2", "c02", 2, 4, "cpu"),
+            busy("3", "c03", 1, 4, "cpu"), busy("4", "c04", 3, 4, "cpu")]
+    site = hera(jobs=jobs, alloc={n: (4, 0) for n in ("c01", "c02", "c03", "c04")})
+    v = run("#SBATCH --exclusive -p cpu -N 1 -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    v = run("#SBATCH --exclusive -p cpu -N 2 -C avx512 -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == NOW + timedelta(hours=3)
+    # without --exclusive 4 CPUs start now beside them
+    assert run("#SBATCH -p cpu -c 4 -t 1:00:00", site).verdict("hera").verdict == "READY"
+
+
+def test_the_latest_of_a_qos_and_an_association_limit_holds():
+    # QOS few: MaxJobsPerUser=2, alice runs 2 under it (30 min and 2 h left); her
+    # association's MaxJobs=3 allows a third now: the QOS holds her until +30 min. With
+    # MaxJobs=1 on the association, it waits until both of hers end: +2 h
+    jobs = (running("21", "alice", "n1", 2, 3.5, 4), running("22", "alice", "n1", 2, 2, 4))
+    acc = {"21": "proj", "22": "proj"}
+    qos = "few||||||3||2|\nnormal||||||||||\n"
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc={"n1": 4}),
+               "queue": "\n".join(jobs),
+               "queue_qos": "".join(f"{j}|few|{a}|OK\n" for j, a in acc.items()),
+               "qos": qos, "assoc": assoc_text(user="|||3||", qos="normal,few")}
+    snap = slurm6.parse_snapshot("k", outputs).model_copy(update={"taken_at": NOW})
+    site = (SiteConfig(name="k", metadata={"architecture": "x86_64"}), snap)
+    v = run("#SBATCH -A proj -q few -c 2 -p compute", site).verdict("k")
+    assert v.estimated_start == NOW + timedelta(minutes=30)
+    assert any("(QOSMaxJobsPerUserLimit)" in w for w in v.waits_for)
+    assert not any("Assoc" in w for w in v.waits_for)
+    outputs["assoc"] = assoc_text(user="|||1||", qos="normal,few")  # until both end: +2 h
+    snap = slurm6.parse_snapshot("k", outputs).model_copy(update={"taken_at": NOW})
+    v = run("#SBATCH -A proj -q few -c 2 -p compute", (site[0], snap)).verdict("k")
+    assert v.estimated_start == NOW + timedelta(hours=2)
+    assert any("(AssocMaxJobsLimit)" in w for w in v.waits_for)

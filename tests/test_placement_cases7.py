@@ -983,3 +983,45 @@ def test_the_latest_of_a_qos_and_an_association_limit_holds():
     v = run("#SBATCH -A proj -q few -c 2 -p compute", (site[0], snap)).verdict("k")
     assert v.estimated_start == NOW + timedelta(hours=2)
     assert any("(AssocMaxJobsLimit)" in w for w in v.waits_for)
+
+
+def test_gpu_options_that_spread_tasks_over_a100_nodes():
+    # 6 tasks of a GPU each: 4 on g01 and 2 on g02 (gpu); 6 A100 at 16 CPUs a GPU: at most
+    # 64 CPUs on a node of 4 (g01 has 64): READY; 8 A100 at 20 CPUs a GPU: 80 CPUs on each
+    # of two A100 nodes of 64: none
+    only(run("#SBATCH --gpus-per-task=1 -n 6 -t 1:00:00"), "hera", "gpu")
+    only(run("#SBATCH --cpus-per-gpu=16 --gpus=a100:6 -t 1:00:00"), "hera", "gpu")
+    p = run("#SBATCH --cpus-per-gpu=20 --gpus=a100:8 -t 1:00:00")
+    assert reasons(p, "hera").startswith("no single node meets all the requirements "
+                                         "together (GPU a100 on g01, g02; 4 GPUs on g01, g02;"
+                                         " 80 CPUs on c03, c04)")
+    # 2 V100 and 40 CPUs: v01 holds the GPUs but 32 CPUs
+    assert "GPU v100 on v01" in reasons(
+        run("#SBATCH -p gpu --gpus-per-node=v100:2 -N 1 -c 40 -t 1:00:00"), "hera")
+
+
+def test_a_node_count_range_takes_its_least():
+    # -N 2-4 with 100 CPUs a node: c03 and c04 (128) are two: READY; -N 3-4: three nodes
+    # of 100 are more than cpu has
+    only(run("#SBATCH -N 2-4 -p cpu -c 100 -t 1:00:00"), "hera", "cpu")
+    assert reasons(run("#SBATCH -N 3-4 -p cpu -c 100 -t 1:00:00"), "hera") == (
+        "needs 3 nodes, partition cpu has only 2 that can run it (others: needs 100 CPUs per "
+        "node, largest node has 32)")
+
+
+def test_torque_nodes_ppn_on_wren():
+    # batch holds 2 nodes a job (resources_max.nodes); 3 go to short (1 h), whose one
+    # running slot (max_running) and n04 down leave the job to wait; 70 GB is above every
+    # node's 64300 MB; 72 h above every queue's limit
+    only(run("#PBS -l nodes=2:ppn=16,walltime=1:00:00", wren()), "wren", "batch")
+    v = only(run("#PBS -l nodes=3:ppn=16,walltime=1:00:00", wren()), "wren", "short")
+    assert has_note(v, "needs 3 nodes, partition batch allows at most 2")
+    v = run("#PBS -l nodes=1:ppn=16,walltime=0:30:00\n#PBS -q short",
+            wren(_torque_job("13", "bob", "short", "R", 0.5, host="n02/0-3"))).verdict("wren")
+    assert v.estimated_start == NOW + timedelta(hours=3.5)  # bob's 4 h job ends then
+    assert any("queue short runs at most 1 jobs at once (max_run)" in w for w in v.waits_for)
+    assert reasons(run("#PBS -l nodes=1:ppn=4,mem=70gb", wren()), "wren") == (
+        "needs 71680 MB memory per node, largest node has 64300 MB")
+    assert reasons(run("#PBS -l nodes=1:ppn=4,walltime=72:00:00", wren()), "wren") == (
+        "walltime 3-00:00:00 above every partition's MaxTime here (the longest: batch, "
+        "2-00:00:00)")

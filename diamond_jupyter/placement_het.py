@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .placement import SiteVerdict
 
 SEPARATORS = ("hetjob", "packjob")
+NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
 # kept-as-written options a later component takes from the one before it (propagated)
 _PROPAGATED_KEPT = ("--time-min", "--exclude")
 
@@ -90,8 +91,12 @@ def _propagate(comp: JobSpec, prev: JobSpec, prev_kept: list[Directive]) -> None
 def label(i: int, comp: JobSpec, queue: str | None) -> str:
     """How a component is named in reasons: its index, and the partition it is sent to
     when it names none."""
-    return f"hetjob component {i}" + ("" if comp.queue or not queue
-                                      else f" (no --partition: the default, {queue})")
+    if comp.queue or not queue:
+        return f"hetjob component {i}"
+    if queue == NO_DEFAULT:
+        return (f"hetjob component {i} (no --partition, and the site has no default "
+                "partition: sbatch refuses it)")
+    return f"hetjob component {i} (no --partition: the default, {queue})"
 
 
 def in_default(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> JobSpec:
@@ -104,7 +109,7 @@ def in_default(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> JobSpec:
                                             None)
     if default is None and not snap.partitions:
         return comp
-    return comp.model_copy(update={"queue": default or "(no default partition)"})
+    return comp.model_copy(update={"queue": default or NO_DEFAULT})
 
 
 def first_component(spec: JobSpec) -> JobSpec:

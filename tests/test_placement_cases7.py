@@ -72,6 +72,19 @@ def test_a_later_component_without_a_partition_goes_to_the_default_one():
         "type 'a100'")
 
 
+def test_a_later_component_without_a_partition_at_a_site_without_a_default():
+    cfg, snap = hera()
+    for part in snap.partitions:
+        part.default = False
+    p = run("#SBATCH -N 1 -p cpu -t 1:00:00\n#SBATCH hetjob\n#SBATCH -N 1", (cfg, snap))
+    assert reasons(p, "hera").startswith(
+        "hetjob component 1 (no --partition, and the site has no default partition: sbatch "
+        "refuses it): ")
+    # the sites file's default partition is the one the engine names for it
+    only(run("#SBATCH -N 1 -p cpu -t 1:00:00\n#SBATCH hetjob\n#SBATCH -N 1",
+             (cfg.model_copy(update={"default_partition": "cpu"}), snap)), "hera", "cpu")
+
+
 def test_a_hetjob_starts_when_every_component_can():
     # g01 and g02 (every A100) are held by jobs ending in 2 h and 3 h; the CPU component
     # could start now, but the job starts with its GPU component: +2 h
@@ -1025,3 +1038,25 @@ def test_torque_nodes_ppn_on_wren():
     assert reasons(run("#PBS -l nodes=1:ppn=4,walltime=72:00:00", wren()), "wren") == (
         "walltime 3-00:00:00 above every partition's MaxTime here (the longest: batch, "
         "2-00:00:00)")
+
+
+
+def test_pbs_exclusive_placement_waits_for_an_empty_host():
+    # every host runs a 1-CPU job (cpu1's ends in 1 h, gpu1's in 2 h, gpu2's in 3 h): a
+    # chunk of 1 CPU starts now beside them; place=excl waits for cpu1 to empty, +1 h;
+    # two chunks scatter:excl for cpu1 and gpu1, +2 h
+    from diamond_jupyter.model import JobState, JobStatus
+
+    cfg, snap = pbs_site()
+    for n in snap.nodes:
+        n.cpus_allocated, n.state = 1, "mixed"
+    snap.jobs = [JobStatus(native_id=str(i), state=JobState.RUNNING, node_list=n, cpus=1,
+                           nodes=1, partition="workq", walltime_s=4 * H,
+                           started_at=NOW - timedelta(hours=4 - h))
+                 for i, (n, h) in enumerate((("cpu1", 1), ("gpu1", 2), ("gpu2", 3)))]
+    site = (cfg, snap)
+    assert run("#PBS -l select=1:ncpus=1", site).verdict("pbs").verdict == "READY"
+    v = run("#PBS -l select=1:ncpus=1\n#PBS -l place=excl", site).verdict("pbs")
+    assert v.estimated_start == NOW + timedelta(hours=1)
+    v = run("#PBS -l select=2:ncpus=1\n#PBS -l place=scatter:excl", site).verdict("pbs")
+    assert v.estimated_start == NOW + timedelta(hours=2)

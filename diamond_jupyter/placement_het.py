@@ -11,6 +11,7 @@ Pure code.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime
@@ -56,8 +57,11 @@ def het_components(spec: JobSpec) -> list[JobSpec]:
         try:
             comp = SlurmScript().parse_script("#!/bin/bash\n" + lines + "true\n")
         except BadInput as e:
+            # its line numbers are of the component alone: say the line as written instead
+            why = re.sub(r"^line \d+: ", "", str(e))
+            raw = next((d.raw for d in group if _word(d) in str(e) or d.raw in str(e)), None)
             raise BadInput(f"heterogeneous job component {i} (after #SBATCH hetjob number "
-                           f"{i}): {e}") from None
+                           f"{i}): {why}" + (f" (the line `{raw}`)" if raw else "")) from None
         _propagate(comp, prev, prev_kept)
         comp.script, comp.command, comp.name = None, None, spec.name
         comp.metadata["het_component"] = i

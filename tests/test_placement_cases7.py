@@ -144,6 +144,15 @@ def test_a_later_components_bad_option_is_refused_naming_the_component():
                             "#SBATCH --mem=1.5G\n./app\n")
     with pytest.raises(BadInput, match=r"heterogeneous job component 1 .*bad memory size"):
         place(spec, [hera()], now=NOW)
+    # the line is quoted as written, not numbered within the component alone
+    spec = Federation.parse("#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n"
+                            "#SBATCH -p gpu -N abc\n./app\n")
+    with pytest.raises(BadInput) as got:
+        place(spec, [hera()], now=NOW)
+    assert "line 2" not in str(got.value)
+    assert str(got.value).startswith("heterogeneous job component 1 (after #SBATCH hetjob "
+                                     "number 1): bad number 'abc'")
+    assert str(got.value).endswith("(the line `#SBATCH -p gpu -N abc`)")
 
 
 def test_a_hetjob_of_three_components_names_each_one_that_cannot_run():

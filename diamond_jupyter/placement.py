@@ -1710,7 +1710,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                       cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
         if later:  # every component must fit; the job starts when all of them can
-            sent = [in_default(comp, c, s) for comp in later]
+            sent = [in_default(comp, s) for comp in later]
             others: list[SiteVerdict] = []
             if c.scheduler == "slurm" and v.verdict != "UNREACHABLE":
                 # the components start together: what one that starts now takes is not

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .config import SiteConfig
 from .model import PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
 
 if TYPE_CHECKING:
@@ -103,14 +102,14 @@ def label(i: int, comp: JobSpec, queue: str | None) -> str:
     return f"hetjob component {i} (no --partition: the default, {queue})"
 
 
-def in_default(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> JobSpec:
-    """A later component that names no partition runs in the site's default one (the
-    engine names the first component's partition only); a site without one: a partition
-    no site has, so the verdict says sbatch finds none."""
+def in_default(comp: JobSpec, snap: SiteSnapshot) -> JobSpec:
+    """A later component that names no partition runs in the scheduler's default one (the
+    engine names the first component's partition only, so the sites file's default does
+    not reach it); a site without one: a partition no site has, so the verdict says sbatch
+    finds none."""
     if comp.queue:
         return comp
-    default = cfg.default_partition or next((p.name for p in snap.partitions if p.default),
-                                            None)
+    default = next((p.name for p in snap.partitions if p.default), None)
     if default is None and not snap.partitions:
         return comp
     return comp.model_copy(update={"queue": default or NO_DEFAULT})

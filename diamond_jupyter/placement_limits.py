@@ -259,7 +259,8 @@ def _in_scope(j: JobStatus, a: Association, below: set[str | None], user: str | 
     it the listing shows (`below`). A job whose account is not known counts only for the
     user's own association."""
     if a.level == "user":
-        return j.user == user and (j.account is None or j.account == a.account) and (
+        return user is not None and j.user == user and (
+            j.account is None or j.account == a.account) and (
             a.partition is None or a.partition in (j.partition or "").split(","))
     return j.account is not None and j.account in below
 

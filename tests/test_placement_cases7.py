@@ -1072,3 +1072,18 @@ def test_pbs_exclusive_placement_waits_for_an_empty_host():
     assert v.estimated_start == NOW + timedelta(hours=1)
     v = run("#PBS -l select=2:ncpus=1\n#PBS -l place=scatter:excl", site).verdict("pbs")
     assert v.estimated_start == NOW + timedelta(hours=2)
+
+
+def test_a_users_association_limit_is_not_counted_when_the_user_is_not_known():
+    # accounting answered but not who the probe ran as; a queue entry without its user
+    # is nobody's: MaxJobs=1 holds nothing
+    from diamond_jupyter.model import JobState, JobStatus
+
+    cfg, snap = kronos(assoc=assoc_text(user="|||1||").replace("user|alice\n", ""))
+    snap = snap.model_copy(update={"jobs": [JobStatus(
+        native_id="5", state=JobState.RUNNING, node_list="n1", cpus=2, nodes=1,
+        partition="compute", account="proj", walltime_s=4 * H,
+        started_at=NOW - timedelta(hours=1))]})
+    assert snap.user is None
+    v = run("#SBATCH -A proj -p compute -c 2", (cfg, snap)).verdict("kronos")
+    assert v.verdict == "READY"

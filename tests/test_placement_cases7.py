@@ -1076,10 +1076,10 @@ def test_pbs_exclusive_placement_waits_for_an_empty_host():
 
 def test_a_users_association_limit_is_not_counted_when_the_user_is_not_known():
     # accounting answered but not who the probe ran as; a queue entry without its user
-    # is nobody's: MaxJobs=1 holds nothing
+    # is nobody's: her association's GrpJobs=1 holds nothing (before, it counted as hers)
     from diamond_jupyter.model import JobState, JobStatus
 
-    cfg, snap = kronos(assoc=assoc_text(user="|||1||").replace("user|alice\n", ""))
+    cfg, snap = kronos(assoc=assoc_text(user="|1||||").replace("user|alice\n", ""))
     snap = snap.model_copy(update={"jobs": [JobStatus(
         native_id="5", state=JobState.RUNNING, node_list="n1", cpus=2, nodes=1,
         partition="compute", account="proj", walltime_s=4 * H,

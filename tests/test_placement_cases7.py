@@ -1087,3 +1087,23 @@ def test_a_users_association_limit_is_not_counted_when_the_user_is_not_known():
     assert snap.user is None
     v = run("#SBATCH -A proj -p compute -c 2", (cfg, snap)).verdict("kronos")
     assert v.verdict == "READY"
+
+
+def test_lsf_ptile_on_hosts_of_different_sizes():
+    # osprey (the sixth sweep's): c1-c4 40 CPUs (queue normal), f1-f2 128 (fat, chemists
+    # only: alice is one), g1-g2 64 (gpu), vip on every host (bob only). 160 slots at 40 a
+    # host: the four c hosts; 200: five hosts of 40, which only vip has (every host), and
+    # vip is bob's: RESTRICTED; 256 at 64 in gpu: four hosts, gpu has two; at 128: fat's
+    # two for alice, none for dave (not a chemist)
+    from test_placement_cases6 import osprey
+
+    only(run("#BSUB -n 160\n#BSUB -R \"span[ptile=40]\"", osprey()), "osprey", "normal")
+    p = run("#BSUB -n 200\n#BSUB -R \"span[ptile=40]\"", osprey())
+    assert p.verdict("osprey").verdict == "RESTRICTED"
+    assert "you (alice) are not among queue vip's USERS (bob): bsub refuses it" in reasons(
+        p, "osprey")
+    assert reasons(run("#BSUB -n 256\n#BSUB -R \"span[ptile=64]\"\n#BSUB -q gpu", osprey()),
+                   "osprey") == "needs 4 nodes, partition gpu has only 2"
+    only(run("#BSUB -n 256\n#BSUB -R \"span[ptile=128]\"", osprey()), "osprey", "fat")
+    p = run("#BSUB -n 256\n#BSUB -R \"span[ptile=128]\"", osprey(user="dave"))
+    assert "you (dave) are not among queue fat's USERS (ug_chem/)" in reasons(p, "osprey")

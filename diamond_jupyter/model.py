@@ -519,6 +519,13 @@ class JobStatus(_Model):
     comment: str | None = None
     node_list: str | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
+    account: str | None = None  # Slurm: the account it runs under (its associations count
+    # it); PBS: its project (`-P`; the project limits count it)
+    group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
+    memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
+    # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
+    # its partition forces sharing); None: not known
+    shares: bool | None = None
 
 
 class Job(_Model):
@@ -576,7 +583,10 @@ class QueueLimit(_Model):
     resource: str = "jobs"
     scope: Literal["o", "u", "g", "p"] = "o"
     who: str = "PBS_ALL"
-    value: int
+    value: int  # MB for resource "mem"
+    # "server": the server's own limit (`qmgr -c 'p s'`, `qstat -B -f`): the jobs of every
+    # queue count against it
+    on: Literal["queue", "server"] = "queue"
 
 
 class Partition(_Model):
@@ -641,6 +651,8 @@ class Partition(_Model):
     # PBS max_run (of everyone's jobs, `[o:PBS_ALL=N]`): the most jobs the queue runs at
     # once; more wait for one of them to end
     max_running: int | None = None
+    # LSF JL/U: the job slots each user's running jobs may hold in the queue at once
+    max_slots_per_user: int | None = None
     # Slurm QOS=: the partition's QOS, whose limits every job in it meets
     qos: str | None = None
     # PBS limits on what a user (or everyone) has in the queue: max_run, max_queued and
@@ -672,14 +684,41 @@ class QosLimits(_Model):
     max_submit_jobs_per_user: int | None = None
 
 
+class LsfLimit(_Model):
+    """One row of LSF's `blimits`: a limit of lsb.resources on the jobs of its consumers
+    (users, queues, hosts, projects: None for any; a user group ends in `/`), what they
+    use of it and its most ("slots", "jobs", or "mem" in MB)."""
+
+    name: str
+    users: list[str] | None = None
+    queues: list[str] | None = None
+    hosts: list[str] | None = None
+    projects: list[str] | None = None
+    resource: Literal["slots", "jobs", "mem"]
+    used: int = 0
+    limit: int
+
+
 class Association(_Model):
     """One of the user's Slurm associations (`sacctmgr show assoc`): the account (and
-    partition, None for any) it is for, its default QOS and the QOS it may use."""
+    partition, None for any) it is for, its default QOS and the QOS it may use; or, of
+    level "account", one of the accounts above the user's (its `parent` the next up).
+    Limits as the listing shows them (None or empty: none set there): GrpTRES, GrpJobs,
+    GrpSubmitJobs (of every job in its subtree), MaxJobs, MaxSubmitJobs (each user's),
+    MaxTRES (each job's), TRES by name as in QosLimits."""
 
     account: str | None = None
     partition: str | None = None
     default_qos: str | None = None
     qos: list[str] | None = None  # None: not said
+    level: Literal["user", "account"] = "user"
+    parent: str | None = None
+    grp_tres: dict[str, int] = Field(default_factory=dict)
+    grp_jobs: int | None = None
+    grp_submit_jobs: int | None = None
+    max_jobs: int | None = None
+    max_submit_jobs: int | None = None
+    max_tres_per_job: dict[str, int] = Field(default_factory=dict)
 
 
 class Node(_Model):
@@ -733,12 +772,16 @@ class SiteSnapshot(_Model):
     qos: dict[str, QosLimits] | None = None
     # who the probe ran as (its own jobs count against per-user limits); None: not known
     user: str | None = None
+    # PBS: that user's primary group (a job's group unless it names one); None: not known
+    group: str | None = None
     # Slurm: the user's associations (default QOS, QOS allowed); None: not known
     associations: list[Association] | None = None
     # LSF: host groups (`bmgroup`) and user groups (`bugroup`), each name -> its members,
     # nested groups expanded (`all` for every host); None: not known
     host_groups: dict[str, list[str]] | None = None
     user_groups: dict[str, list[str]] | None = None
+    # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
+    lsf_limits: list[LsfLimit] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -83,6 +83,8 @@ from .model import (
     BadInput,
     DiamondError,
     JobSpec,
+    JobState,
+    JobStatus,
     Node,
     Partition,
     Resources,
@@ -110,16 +112,25 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
+from .placement_het import combine, first_component, het_components, in_default, label
 from .placement_limits import (
     Wait,
+    assoc_job_misses,
     assoc_misses,
+    assoc_submit_refused,
+    assoc_wait,
     force_share,
     job_qos,
+    lsf_limits,
+    lsf_slots,
     lsf_user_misses,
+    pbs_group,
     pbs_limits,
+    pbs_project,
     qos_submit_refused,
     qos_wait,
     shared_room_now,
+    shares_by_force,
 )
 from .placement_sim import (
     WHOLE,
@@ -382,9 +393,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
         why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
         reasons += why
+    unread_select: list[str] = []  # LSF select[] terms this code cannot check
+    if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
+        for d in spec.unknown:
+            if d.dialect == "lsf" and d.option == "-R select" and d.value:
+                meet, unread = lsf_select_hosts(d.value, nodes)
+                unread_select += unread
+                if meet is not None and not meet & fit:
+                    reasons.append(f"no host meets {d.value} that can run it (hosts: "
+                                   f"{_few({n.name for n in nodes})})")
+                fit &= meet if meet is not None else fit
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
+    elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
+        # one chunk on the host (or vnode) it names: like Slurm's --nodelist
+        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select")
+        fit &= set(named)
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
@@ -477,6 +502,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
         restr += qos_submit_refused(p, qos, snap)
+        restr += assoc_submit_refused(p, account, snap)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
@@ -515,12 +541,21 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          "named by --nodelist")
         other.extend(_limit_misses(req, p, chunks))
         other.extend(_qos_misses(req, p, qos, snap))
-        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),) if w]
+        other.extend(assoc_job_misses(req, p, account, snap))
+        holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
+                                     assoc_wait(req, p, account, snap, now, part_max)) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
-            refused, never, wait = pbs_limits(p, {"jobs": 1, "ncpus": totals[0],
-                                                  "ngpus": totals[2]}, snap, now, part_max)
+            refused, never, wait = pbs_limits(
+                p, {"jobs": 1, "ncpus": totals[0], "ngpus": totals[2], "mem": totals[1]},
+                snap, now, part_max, group=pbs_group(spec, snap),
+                project=pbs_project(spec, cfg.flavor))
             restr += refused
+            other += never
+            holds[p.name] += [wait] if wait else []
+        if cfg.scheduler == "lsf":  # JL/U and the lsb.resources limits in use
+            never, wait = lsf_limits(req, lsf_slots(req, spec), p, account, snap, now,
+                                     part_max)
             other += never
             holds[p.name] += [wait] if wait else []
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
@@ -539,10 +574,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
-            left = [n for n in nodes if n.name in mine and n.name not in pfit]
-            missed = partition_misses(req, left, site_arch)
+            # (a node the job excludes is not one it could run on: said apart)
+            out = sorted(x for x in mine if x in req.exclude and x not in pfit)
+            left = [n for n in nodes if n.name in mine and n.name not in pfit
+                    and n.name not in out]
+            missed = partition_misses(req, left, site_arch) if left else "no node left"
             if left and all(n.name in unbound for n in left):
                 missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
+            if out:
+                missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
                 other.append(f"partition {p.name}: {missed}")
             else:
@@ -610,6 +650,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
+    v.notes += [f"select[] term {t!r} is not checked here (bsub decides)"
+                for t in unread_select]
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -729,6 +771,12 @@ def _bound_cpus(n: Node, gpus: int) -> int:
             break
         used, have = used + 1, have + count
     return n.cpus // n.sockets * used if have >= gpus else 0
+
+
+def _asks_to_share(spec: JobSpec) -> bool:
+    """Slurm `--oversubscribe` (`-s`): the job may share its CPUs where a partition of
+    OverSubscribe=YES lets jobs that ask."""
+    return any(d.dialect == "slurm" and d.option == "--oversubscribe" for d in spec.unknown)
 
 
 def _exclusive_kind(spec: JobSpec) -> str | None:
@@ -925,6 +973,64 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
 
 
+_SELECT_TERM = re.compile(r"(\w+)\s*(==|!=|>=|<=|>|<|=)\s*\"?([\w.\-]+)\"?")
+
+
+def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
+    """The hosts an LSF select string (`select[ngpus>0 && maxmem>=200000]`, `||` between
+    alternatives, bare words boolean resources) lets the job use, and its terms that cannot
+    be told from what is known of the hosts (ncpus, ngpus, maxmem/mem in MB, type and
+    features are; those are left to bsub): None when no term can be checked."""
+    body = text.strip()
+    if body.startswith("select[") and body.endswith("]"):
+        body = body[len("select["):-1]
+    unread: list[str] = []
+    fields: dict[str, Callable[[Node], float | str | None]] = {
+        "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
+        "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
+        "type": lambda n: norm_arch(n.architecture)}
+    ops: dict[str, Callable[[float, float], bool]] = {
+        "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
+        ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        "<": lambda a, b: a < b}
+
+    def term_ok(term: str, n: Node) -> bool | None:
+        term = term.strip().strip("()")
+        if re.fullmatch(r"[\w.\-]+", term):  # a boolean resource: one of its features
+            return term in n.features
+        m = _SELECT_TERM.fullmatch(term)
+        if m is None or m.group(1).lower() not in fields:
+            return None
+        have = fields[m.group(1).lower()](n)
+        want: float | str | None = m.group(3)
+        if m.group(1).lower() == "type":
+            want = norm_arch(str(want))
+            if have is None:
+                return None
+            return have == want if m.group(2) in ("==", "=") else have != want
+        try:
+            return ops[m.group(2)](float(have or 0), float(str(want)))
+        except ValueError:
+            return None
+
+    alternatives = [[t for t in re.split(r"&&|\band\b", alt) if t.strip()]
+                    for alt in re.split(r"\|\||\bor\b", body)]
+    checked = False
+    meet: set[str] = set()
+    for n in nodes:
+        for terms in alternatives:
+            results = [term_ok(t, n) for t in terms]
+            for t, r in zip(terms, results, strict=True):
+                if r is None and t.strip() not in unread:
+                    unread.append(t.strip())
+            if any(r is not None for r in results):
+                checked = True
+            if all(r is not False for r in results):
+                meet.add(n.name)
+                break
+    return (meet if checked else None), unread
+
+
 def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,
                site_arch: str | None) -> tuple[list[str], set[str]]:
     """The hosts an LSF job's `-m` names (hosts, host groups from `bmgroup`, `others`,
@@ -989,10 +1095,42 @@ def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: st
     for text, one in got[0]:
         r = request(one, biggest)
         found, ok = node_checks(r, nodes, site_arch)
+        # a chunk that names its host (`host=`/`vnode=`) runs there only; N chunks of one
+        # shape carry it in the spec
+        named = _pbs_named_hosts(text) or (_pbs_named_hosts(one) if len(got[0]) == 1 else [])
+        if named:
+            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk")
+            ok &= set(named)
         fits.append((r, ok))
         texts.append(text)
         why.append(found)
     return fits, got[1], texts, why
+
+
+_PBS_HOST = re.compile(r"(?:^|:)(?:host|vnode)=([\w.\-]+)")
+
+
+def _pbs_named_hosts(where: JobSpec | str) -> list[str]:
+    """The hosts a PBS select names (`host=gpu1`, `vnode=gpu1[0]`): of one chunk's text, or
+    of a spec's kept `-l select:host`/`select:vnode`."""
+    if isinstance(where, str):
+        return list(dict.fromkeys(_PBS_HOST.findall(where)))
+    return list(dict.fromkeys(d.value for d in where.unknown if d.dialect == "pbs" and d.value
+                              and d.option in ("-l select:host", "-l select:vnode")))
+
+
+def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
+                 site_arch: str | None, who: str) -> list[str]:
+    """Why the hosts a PBS select names cannot run it: not the site's, or too small."""
+    have = {n.name: n for n in nodes}
+    missing = [h for h in named if h not in have]
+    if missing:
+        return [f"host {', '.join(missing)} named by {who} (host=/vnode=) is not one of the "
+                f"site's nodes ({_few(set(have))})"]
+    if not set(named) & fit:
+        return [f"host {', '.join(named)} named by {who}: "
+                + partition_misses(req, [have[h] for h in named], site_arch)]
+    return []
 
 
 def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]],
@@ -1241,15 +1379,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             raw, start = max(raw, floor), max(start, floor)
             v.notes.append(why)
             waiting[p.name].append(why)
-        force = force_share(p)
+        force = force_share(p, asked=cfg.scheduler == "slurm" and _asks_to_share(spec))
+        by_force = shares_by_force(p)
         if (force or own_only) and raw > 0 and (room := shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
-                snap, force=force, own_only=own_only)):
+                snap, force=force, own_only=own_only, every_job_shares=by_force)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
-                              ", time-sliced or oversubscribed)" if force else
+                              ", time-sliced or oversubscribed)" if force and by_force else
+                              f"sharing CPUs with the jobs there that share theirs "
+                              f"(OverSubscribe=YES:{force} and --oversubscribe)" if force else
                               "whose running jobs are all yours (--exclusive=user)"))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
@@ -1492,6 +1633,41 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
     return feas + infeas, choice
 
 
+def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
+            now: datetime) -> SiteSnapshot:
+    """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
+    of its partition's free nodes, as a running job that holds them (the components start
+    together, so a later one never gets them): the nodes that fit it with the least to
+    spare first. A component that waits, or whose nodes cannot be told, takes nothing."""
+    if v.verdict != "READY" or v.partition is None:
+        return snap
+    nodes = site_nodes(snap)
+    req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
+                  spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
+    _, fit = node_checks(req, nodes, norm_arch(cfg.metadata.get("architecture")))
+    mine = set(partition_members(snap, nodes).get(v.partition, []))
+    free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
+                   and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+                   and n.gpus - n.gpus_allocated >= req.gpn), key=lambda n: (n.gpus, n.cpus))
+    take = {n.name for n in free[:req.nodes]}
+    if len(take) < req.nodes or not snap.nodes:
+        return snap
+    cpus = {n.name: n.cpus - n.cpus_allocated if req.whole else req.cpn for n in free
+            if n.name in take}
+    moved = [n.model_copy(update={"cpus_allocated": n.cpus_allocated + cpus[n.name],
+                                  "gpus_allocated": n.gpus_allocated + req.gpn,
+                                  "memory_allocated": n.memory_allocated + req.mem,
+                                  "state": "mixed"}) if n.name in take else n
+             for n in snap.nodes]
+    job = JobStatus(native_id=f"hetjob-component-{comp.metadata.get('het_component', 0)}",
+                    state=JobState.RUNNING, node_list=",".join(sorted(take)),
+                    cpus=sum(cpus.values()), gpus=req.gpn * req.nodes, nodes=req.nodes,
+                    partition=v.partition, started_at=now,
+                    # held as long as the later components may wait: they start together
+                    walltime_s=int(HORIZON_S))
+    return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -1525,9 +1701,33 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
-    verdicts = [_evaluate(spec, c, s, now, stage_in_bytes, prior, estimates or {},
-                          cals.get(c.name), stage_data, (capabilities or {}).get(c.name),
-                          needs, (ended or {}).get(c.name, ())) for c, s in sites]
+    later = het_components(spec)  # a Slurm heterogeneous job's later components
+    first = first_component(spec) if later else spec
+    later_needs = [needs_of(c) for c in later]
+
+    def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
+        caps = (capabilities or {}).get(c.name)
+        v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
+                      cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
+        if later:  # every component must fit; the job starts when all of them can
+            sent = [in_default(comp, s) for comp in later]
+            others: list[SiteVerdict] = []
+            if c.scheduler == "slurm" and v.verdict != "UNREACHABLE":
+                # the components start together: what one that starts now takes is not
+                # free for the next
+                held = _occupy(first, c, s, v, now)
+                for comp, n in zip(sent, later_needs, strict=True):
+                    w = _evaluate(comp, c, held, now, 0, prior, estimates or {},
+                                  cals.get(c.name), None, caps, n, (ended or {}).get(c.name, ()))
+                    others.append(w)
+                    held = _occupy(comp, c, held, w, now)
+            labels = [label(i, comp, x.queue) for i, (comp, x)
+                      in enumerate(zip([first, *later], [first, *sent], strict=True))]
+            combine(v, others, labels, c.scheduler,
+                    lambda t: "+" + hms((t - now).total_seconds()))
+        return v
+
+    verdicts = [judge(c, s) for c, s in sites]
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
                      needs=needs.summary(), runtime_basis=prior.basis)

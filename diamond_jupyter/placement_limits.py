@@ -13,10 +13,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
-from .model import Association, JobState, JobStatus, Partition, QosLimits, SiteSnapshot
+from .model import (
+    Association,
+    JobSpec,
+    JobState,
+    JobStatus,
+    Partition,
+    QosLimits,
+    QueueLimit,
+    SiteSnapshot,
+)
 from .placement_fit import Req, aware
 
+T = TypeVar("T")
 DEFAULT_RUNTIME_S = 3600.0  # a running job whose end cannot be told (no start, no limit)
 
 # Slurm's pending reasons by the TRES a limit is on (squeue's REASON column)
@@ -167,7 +178,8 @@ def _assocs_for(snap: SiteSnapshot, account: str | None, partition: str
                 ) -> list[Association]:
     """The user's associations a job of `account` (None: not said) in `partition` may
     run under: one of that partition where there is one, else the account's own."""
-    got = [a for a in snap.associations or [] if account is None or a.account == account]
+    got = [a for a in snap.associations or [] if a.level == "user"
+           and (account is None or a.account == account)]
     exact = [a for a in got if a.partition == partition]
     return exact or [a for a in got if a.partition is None]
 
@@ -196,7 +208,8 @@ def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
     if not assocs:
         if account is None:
             return []
-        mine = sorted({a.account for a in snap.associations if a.account})
+        mine = sorted({a.account for a in snap.associations if a.account
+                       and a.level == "user"})
         return [f"you have no association with account '{account}' for partition "
                 f"{p.name} (your accounts: {', '.join(mine) or 'none'}): sbatch refuses it "
                 "(Invalid account or account/partition combination)"]
@@ -208,88 +221,255 @@ def assoc_misses(spec_qos: str | None, p: Partition, snap: SiteSnapshot,
     return []
 
 
-def _limit_for(p: Partition, attribute: str, resource: str, user: str | None
-               ) -> tuple[int | None, int | None]:
-    """(everyone's limit, the user's limit) of a PBS queue for `attribute` and `resource`:
-    an entry naming the user wins over PBS_GENERIC; a user not known has none."""
-    every = next((x.value for x in p.limits if x.attribute == attribute
-                  and x.resource == resource and x.scope == "o"), None)
-    mine = [x for x in p.limits if x.attribute == attribute and x.resource == resource
-            and x.scope == "u"]
-    own = next((x.value for x in mine if x.who == user), None) if user else None
-    if user and own is None:
-        own = next((x.value for x in mine if x.who == "PBS_GENERIC"), None)
-    return every, own
+# Slurm's pending reasons for association limits, by the TRES a limit is on
+_ASSOC_GRP = {"cpu": "AssocGrpCpuLimit", "node": "AssocGrpNodeLimit", "gres/gpu": "AssocGrpGRES",
+              "mem": "AssocGrpMemLimit"}
+_ASSOC_JOB = {"cpu": "AssocMaxCpuPerJobLimit", "node": "AssocMaxNodePerJobLimit",
+              "gres/gpu": "AssocMaxGRESPerJob", "mem": "AssocMaxMemPerJob"}
+
+
+def _chain(snap: SiteSnapshot, account: str | None, partition: str
+           ) -> list[Association]:
+    """The association a job of `account` in `partition` runs under, then the account
+    lines above it, nearest first (as far as the listing shows them); empty when the
+    account cannot be told (the user has several and the job names none)."""
+    mine = _assocs_for(snap, account, partition)
+    if len({a.account for a in mine}) != 1:
+        return []
+    first = mine[0]
+    accounts = {a.account: a for a in snap.associations or [] if a.level == "account"}
+    out, name = [first], first.account
+    while name in accounts and accounts[name] not in out:
+        out.append(accounts[name])
+        name = accounts[name].parent
+    return out
+
+
+def _assoc_name(a: Association, user: str | None) -> str:
+    if a.level == "account":
+        return f"account {a.account}'s association"
+    return f"your association (user {user}, account {a.account}" + (
+        f", partition {a.partition})" if a.partition else ")")
+
+
+def _in_scope(j: JobStatus, a: Association, below: set[str | None], user: str | None
+              ) -> bool:
+    """Does job `j` count against association `a`: a user association, the user's jobs
+    of its account (and partition); an account's, the jobs of it and the accounts under
+    it the listing shows (`below`). A job whose account is not known counts only for the
+    user's own association."""
+    if a.level == "user":
+        return user is not None and j.user == user and (
+            j.account is None or j.account == a.account) and (
+            a.partition is None or a.partition in (j.partition or "").split(","))
+    return j.account is not None and j.account in below
+
+
+def _nearest(chain: list[Association], get: Callable[[Association], T | None]
+             ) -> tuple[Association, T] | None:
+    """The per-user and per-job limits a parent sets hold below it unless a nearer
+    association sets its own: the nearest that sets one."""
+    for a in chain:
+        value = get(a)
+        if value is not None:
+            return a, value
+    return None
+
+
+def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnapshot
+                     ) -> list[str]:
+    """Why the job alone can never run under its association: above a MaxTRES (per job)
+    or a GrpTRES of it or of an account above it."""
+    chain = _chain(snap, account, p.name)
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    out = []
+    got = _nearest(chain, lambda a: a.max_tres_per_job or None)
+    if got is not None:
+        a, caps = got
+        for tres, most in caps.items():
+            if job.get(tres) and job[tres] > most:
+                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                           f"allows {most} a job (MaxTRES {tres}={most}): it would never start "
+                           f"({_ASSOC_JOB[tres]})")
+    for a in chain:
+        for tres, most in a.grp_tres.items():
+            if job.get(tres) and job[tres] > most:
+                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                           f"allows {most} at once (GrpTRES {tres}={most}): it would never "
+                           f"start ({_ASSOC_GRP[tres]})")
+    return out
+
+
+def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
+               now: datetime, part_max: dict[str, float]) -> Wait | None:
+    """How long the job waits for room under its association's limits and those of the
+    accounts above it (GrpTRES, GrpJobs of each; the nearest MaxJobs, the user's), as the
+    running jobs they count end; None when there is room now or nothing is known."""
+    chain = _chain(snap, account, p.name)
+    if not chain:
+        return None
+    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    waits: list[Wait] = []
+    below: set[str | None] = set()
+    for a in chain:
+        below.add(a.account)
+        jobs = [j for j in running if _in_scope(j, a, below, snap.user)]
+        name = _assoc_name(a, snap.user)
+        for tres, most in a.grp_tres.items():
+            if not need.get(tres) or need[tres] > most:
+                continue  # one job alone above it: assoc_job_misses says so
+            at = _room_after(jobs, lambda j, t=tres: _tres_of(j)[t], need[tres], most,
+                             now, part_max)
+            if at:
+                held = sum(_tres_of(j)[tres] for j in jobs)
+                waits.append(Wait(at, (
+                    f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
+                    f"{held} {_UNITS[tres]}, the job needs {need[tres]}: it waits until "
+                    f"enough of them end ({_ASSOC_GRP[tres]})")))
+        if a.grp_jobs is not None:
+            at = _room_after(jobs, lambda j: 1, 1, a.grp_jobs, now, part_max)
+            if at:
+                waits.append(Wait(at, (
+                    f"{name}'s GrpJobs is {a.grp_jobs} and {len(jobs)} of its jobs run: it "
+                    "waits until one of them ends (AssocGrpJobsLimit)")))
+    got = _nearest(chain, lambda a: a.max_jobs)
+    if got is not None and snap.user:
+        a, most = got
+        scope = chain[0]  # each user's jobs under the association the job runs under
+        mine = [j for j in running if _in_scope(j, scope, {scope.account}, snap.user)]
+        at = _room_after(mine, lambda j: 1, 1, most, now, part_max)
+        if at:
+            waits.append(Wait(at, (
+                f"{_assoc_name(a, snap.user)}'s MaxJobs is {most} and {len(mine)} of your "
+                f"jobs run under account {scope.account}: it waits until one of them ends "
+                "(AssocMaxJobsLimit)")))
+    if not waits:
+        return None
+    return Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits))
+
+
+def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot) -> list[str]:
+    """Why sbatch refuses the job now: its association (or an account above it) already
+    holds as many queued and running jobs as its GrpSubmitJobs allows, or the user as
+    many as the nearest MaxSubmitJobs."""
+    chain = _chain(snap, account, p.name)
+    out = []
+    live = [j for j in snap.jobs if not j.state.terminal]
+    below: set[str | None] = set()
+    for a in chain:
+        below.add(a.account)
+        if a.grp_submit_jobs is None:
+            continue
+        have = sum(job_count(j) for j in live if _in_scope(j, a, below, snap.user))
+        if have >= a.grp_submit_jobs:
+            out.append(f"{_assoc_name(a, snap.user)}'s GrpSubmitJobs is {a.grp_submit_jobs} "
+                       f"and {have} of its jobs are queued or running: the submit is "
+                       "refused until one ends (AssocGrpSubmitJobsLimit)")
+    got = _nearest(chain, lambda a: a.max_submit_jobs)
+    if got is not None and snap.user:
+        a, most = got
+        scope = chain[0]
+        have = sum(job_count(j) for j in live
+                   if _in_scope(j, scope, {scope.account}, snap.user))
+        if have >= most:
+            out.append(f"{_assoc_name(a, snap.user)}'s MaxSubmitJobs is {most} and you have "
+                       f"{have} jobs queued or running under account {scope.account}: the "
+                       "submit is refused until one ends (AssocMaxSubmitJobLimit)")
+    return out
+
+
+PBS_DEFAULT_PROJECT = "_pbs_project_default"  # a PBS Pro job's project when it names none
+
+
+def _entry(p: Partition, attribute: str, resource: str, scope: str, on: str,
+           who: str | None) -> QueueLimit | None:
+    """The limit entry that holds for `who` (a user, group or project; None: not known): an
+    entry naming it wins over PBS_GENERIC; everyone's (scope "o") is PBS_ALL's."""
+    got = [x for x in p.limits if x.attribute == attribute and x.resource == resource
+           and x.scope == scope and x.on == on]
+    if scope == "o":
+        return got[0] if got else None
+    if who is None:
+        return None
+    return next((x for x in got if x.who == who), None) or \
+        next((x for x in got if x.who == "PBS_GENERIC"), None)
 
 
 def _pbs_count(j: JobStatus, resource: str) -> int:
     return 1 if resource == "jobs" else (j.cpus or 0) if resource == "ncpus" else \
-        (j.gpus or 0) if resource == "ngpus" else 0
+        (j.gpus or 0) if resource == "ngpus" else (j.memory_mb or 0) if resource == "mem" \
+        else 0
 
 
-def _pbs_text(attribute: str, resource: str, scope: str, who: str, value: int) -> str:
-    name = attribute if resource == "jobs" else f"{attribute}_res.{resource}"
-    return f"{name} [{scope}:{who}={value}]"
+def _pbs_text(x: QueueLimit) -> str:
+    name = x.attribute if x.resource == "jobs" else f"{x.attribute}_res.{x.resource}"
+    value = f"{x.value}mb" if x.resource == "mem" else str(x.value)
+    return f"{name} [{x.scope}:{x.who}={value}]"
+
+
+_PBS_UNITS = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs", "mem": "MB memory"}
 
 
 def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: datetime,
-               part_max: dict[str, float]) -> tuple[list[str], list[str], Wait | None]:
-    """A PBS queue's max_queued / max_run limits (of everyone's jobs, or of the user's own)
-    against what is in it: (why qsub refuses the job now, why it can never run there,
-    how long it waits for running jobs of the queue to end). `need`: the job's totals
-    ("jobs" 1, "ncpus", "ngpus")."""
+               part_max: dict[str, float], *, group: str | None = None,
+               project: str | None = None
+               ) -> tuple[list[str], list[str], Wait | None]:
+    """A PBS queue's and its server's max_queued / max_run limits (of everyone's jobs, or
+    of the user's, the job's group's or its project's) against what is queued and running:
+    (why qsub refuses the job now, why it can never run there, how long it waits for
+    running jobs to end). `need`: the job's totals ("jobs" 1, "ncpus", "ngpus", "mem");
+    `group` and `project`: the job's (None: not known, their limits are not checked)."""
     refused: list[str] = []
     never: list[str] = []
     waits: list[Wait] = []
     if not p.limits:
         return refused, never, None
-    inq = [j for j in snap.jobs if j.partition == p.name and not j.state.terminal]
-    mine = [j for j in inq if snap.user and j.user == snap.user]
-    units = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs"}
-    for resource, asked in need.items():
-        every, own = _limit_for(p, "max_queued", resource, snap.user)
-        for most, jobs, scope, who, whose in (
-                (every, inq, "o", "PBS_ALL", "the queue holds"),
-                (own, mine, "u", snap.user or "", "you have")):
-            if most is None:
-                continue
-            have = sum(_pbs_count(j, resource) for j in jobs)
-            if have + asked > most:
-                text = _pbs_text("max_queued", resource, scope, who if scope == "o"
-                                 else _who(p, "max_queued", resource, who), most)
-                refused.append(f"queue {p.name}'s {text}: {whose} {have} {units[resource]} "
-                               f"queued or running in it and the job adds {asked}: qsub "
-                               "refuses it until some of them end")
-        every, own = _limit_for(p, "max_run", resource, snap.user)
-        for most, jobs, scope, who, whose in (
-                (every, inq, "o", "PBS_ALL", "running jobs in it hold"),
-                (own, mine, "u", snap.user or "", "your running jobs in it hold")):
-            if most is None or (resource == "jobs" and scope == "o"):
-                continue
-            text = _pbs_text("max_run", resource, scope, who if scope == "o"
-                             else _who(p, "max_run", resource, who), most)
-            if asked > most:
-                never.append(f"needs {asked} {units[resource]}, queue {p.name}'s {text} "
-                             "allows less running at once")
-                continue
-            run = [j for j in jobs if j.state == JobState.RUNNING]
-            at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, most, now,
-                             part_max)
-            if at:
-                held = sum(_pbs_count(j, resource) for j in run)
-                waits.append(Wait(at, f"queue {p.name}'s {text}: {whose} {held} "
-                                      f"{units[resource]}: it waits until enough of them "
-                                      "end"))
+    live = [j for j in snap.jobs if not j.state.terminal]
+    pools = {"queue": [j for j in live if j.partition == p.name], "server": live}
+    whose_id = {"o": None, "u": snap.user, "g": group, "p": project}
+    for on, pool in pools.items():
+        where = f"queue {p.name}'s" if on == "queue" else "the server's"
+        for scope, who in whose_id.items():
+            jobs = [j for j in pool if scope == "o" or (scope == "u" and j.user == who)
+                    or (scope == "g" and j.group == who)
+                    or (scope == "p" and (j.account or PBS_DEFAULT_PROJECT) == who)]
+            holder = {"o": "", "u": "your ", "g": f"group {who}'s ",
+                      "p": f"project {who}'s "}[scope]
+            has = {"o": f"the {on} holds", "u": "you have", "g": f"group {who} has",
+                   "p": f"project {who} has"}[scope]
+            in_it = "in it" if on == "queue" else "on it"
+            for resource, asked in need.items():
+                if not asked:
+                    continue
+                units = _PBS_UNITS.get(resource, resource)
+                x = _entry(p, "max_queued", resource, scope, on, who)
+                if x is not None:
+                    have = sum(_pbs_count(j, resource) for j in jobs)
+                    if have + asked > x.value:
+                        refused.append(
+                            f"{where} {_pbs_text(x)}: {has} {have} {units} queued or running "
+                            f"{in_it} and the job adds {asked}: qsub refuses it until some of "
+                            "them end")
+                x = _entry(p, "max_run", resource, scope, on, who)
+                if x is None or (resource == "jobs" and scope == "o" and on == "queue"):
+                    continue
+                if asked > x.value:
+                    never.append(f"needs {asked} {units}, {where} {_pbs_text(x)} allows less "
+                                 "running at once")
+                    continue
+                run = [j for j in jobs if j.state == JobState.RUNNING]
+                at = _room_after(run, lambda j, r=resource: _pbs_count(j, r), asked, x.value,
+                                 now, part_max)
+                if at:
+                    held = sum(_pbs_count(j, resource) for j in run)
+                    waits.append(Wait(at, f"{where} {_pbs_text(x)}: {holder}running jobs "
+                                          f"{in_it} hold {held} {units}: it waits until "
+                                          "enough of them end"))
     wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
         if waits else None
     return refused, never, wait
-
-
-def _who(p: Partition, attribute: str, resource: str, user: str) -> str:
-    """The entry a user's limit came from: their own name, else PBS_GENERIC."""
-    named = any(x.attribute == attribute and x.resource == resource and x.scope == "u"
-                and x.who == user for x in p.limits)
-    return user if named else "PBS_GENERIC"
 
 
 def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
@@ -319,14 +499,19 @@ def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[s
             ": bsub refuses it"], []
 
 
-def force_share(p: Partition) -> int | None:
-    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N]
-    (FORCE alone: 4); None for any other setting."""
+def force_share(p: Partition, asked: bool = False) -> int | None:
+    """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N], or
+    of OverSubscribe=YES[:N] for a job that asks to share (`asked`: --oversubscribe); N
+    alone is 4; None when the job gets CPUs of its own."""
     text = (p.oversubscribe or "").upper()
-    if not text.startswith("FORCE"):
+    if not (text.startswith("FORCE") or (asked and text.startswith("YES"))):
         return None
     count = text.partition(":")[2]
     return int(count) if count.isdigit() and int(count) > 0 else 4
+
+
+def shares_by_force(p: Partition) -> bool:
+    return (p.oversubscribe or "").upper().startswith("FORCE")
 
 
 def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
@@ -344,11 +529,13 @@ def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
 
 
 def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | None,
-                    own_only: bool) -> list[str]:
+                    own_only: bool, every_job_shares: bool = True) -> list[str]:
     """The nodes among `nodes` (a partition's, that can run the job) where it starts now
     by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
     N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
-    jobs is another user's, their free CPUs). GPUs and memory are never shared."""
+    jobs is another user's, their free CPUs). GPUs and memory are never shared. Not
+    `every_job_shares` (OverSubscribe=YES:N): only the running jobs that asked to share
+    (squeue's OVER_SUBSCRIBE "YES") share their CPUs; another's CPUs are its own alone."""
     on = _jobs_on(snap)
     room = []
     for n in nodes:
@@ -356,8 +543,9 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
         if own_only and any(not snap.user or j.user != snap.user for j in jobs):
             continue
         if force:
-            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1)) for j in jobs) \
-                if jobs else n.cpus_allocated
+            used = sum(-(-(j.cpus or 0) // max(j.nodes or 1, 1))
+                       * (1 if every_job_shares or j.shares else force) for j in jobs) \
+                if jobs else n.cpus_allocated * (1 if every_job_shares else force)
             cpus_ok = n.cpus * force - used >= (n.cpus if req.whole else req.cpn)
         else:
             cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only
@@ -366,3 +554,106 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
                 not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
             room.append(n.name)
     return room if len(room) >= req.nodes else []
+
+
+def pbs_group(spec: JobSpec, snap: SiteSnapshot) -> str | None:
+    """The group a job runs as at a PBS site: the first of its `-W group_list=`, else the
+    user's primary group (None: not known)."""
+    for d in spec.unknown:
+        if d.dialect == "pbs" and d.option == "-W" and (d.value or "").startswith(
+                "group_list="):
+            first = d.value.partition("=")[2].split(",")[0].split("@")[0].strip()
+            if first:
+                return first
+    return snap.group
+
+
+def pbs_project(spec: JobSpec, flavor: str | None) -> str | None:
+    """A PBS Pro job's project: its `-P`, else the default project; Torque has none."""
+    if flavor == "torque":
+        return None
+    given = next((d.value for d in spec.unknown if d.dialect == "pbs" and d.option == "-P"
+                  and d.value), None)
+    return given or PBS_DEFAULT_PROJECT
+
+
+def _lsf_member(name: str, user: str, groups: dict[str, list[str]] | None) -> bool:
+    if name.endswith("/"):
+        members = (groups or {}).get(name.rstrip("/"), [])
+        return user in members or "all" in members
+    return name == user
+
+
+def _freed_at(jobs: list[JobStatus], used: Callable[[JobStatus], int], held: int, need: int,
+              most: int, now: datetime, part_max: dict[str, float]) -> float:
+    """When `held` (a use the scheduler reports) falls low enough for `need` more under
+    `most` as the running `jobs` end (each freeing `used(j)`); the last end when the jobs
+    known free too little (others hold the rest)."""
+    ends = sorted(jobs, key=lambda j: end_in(j, now, part_max))
+    for j in ends:
+        held -= used(j)
+        if held + need <= most:
+            return end_in(j, now, part_max)
+    return end_in(ends[-1], now, part_max) if ends else DEFAULT_RUNTIME_S
+
+
+def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: SiteSnapshot,
+               now: datetime, part_max: dict[str, float]) -> tuple[list[str], Wait | None]:
+    """An LSF queue's JL/U and the lsb.resources limits `blimits` shows for the user, the
+    queue and the job's project (`-P`, the spec's account): (why the job can never run
+    there, how long it waits for running jobs to end); `slots`: what the job asks. A limit
+    on hosts is not checked (where the job lands is not known); per-user ones only when
+    the user is known."""
+    never: list[str] = []
+    waits: list[Wait] = []
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    mine = [j for j in running if snap.user and j.user == snap.user]
+    most = p.max_slots_per_user
+    if most is not None and snap.user:
+        here = [j for j in mine if j.partition == p.name]
+        if slots > most:
+            never.append(f"needs {slots} slots, queue {p.name}'s JL/U allows {most} slots of "
+                         "a user's running jobs at once")
+        elif at := _room_after(here, lambda j: j.cpus or 0, slots, most, now, part_max):
+            held = sum(j.cpus or 0 for j in here)
+            waits.append(Wait(at, f"queue {p.name}'s JL/U is {most} slots and your running "
+                                  f"jobs in it hold {held}: it waits until enough of them end "
+                                  "(the user's job slot limit of the queue)"))
+    need = {"slots": slots, "jobs": 1, "mem": req.nodes * req.mem}
+    units = {"slots": "slots", "jobs": "jobs", "mem": "MB memory"}
+    for x in snap.lsf_limits or []:
+        if x.hosts or not need[x.resource]:
+            continue
+        if x.users is not None and not (snap.user and any(
+                _lsf_member(u, snap.user, snap.user_groups) for u in x.users)):
+            continue
+        if x.queues is not None and p.name not in x.queues:
+            continue
+        if x.projects is not None and project not in x.projects:
+            continue
+        whose = f"limit {x.name} (lsb.resources, blimits)"
+        if need[x.resource] > x.limit:
+            never.append(f"needs {need[x.resource]} {units[x.resource]}, {whose} allows "
+                         f"{x.limit}")
+            continue
+        if x.used + need[x.resource] <= x.limit:
+            continue
+        scope = [j for j in running if (x.queues is None or j.partition in x.queues) and (
+            x.users is None or any(_lsf_member(u, j.user or "", snap.user_groups)
+                                   for u in x.users))]
+        used = {"slots": lambda j: j.cpus or 0, "jobs": lambda j: 1,
+                "mem": lambda j: j.memory_mb or 0}[x.resource]
+        at = _freed_at(scope, used, x.used, need[x.resource], x.limit, now, part_max)
+        waits.append(Wait(at, f"{whose}: {x.used} of its {x.limit} {units[x.resource]} are "
+                              f"in use and the job needs {need[x.resource]}: it waits until "
+                              "enough of its jobs end"))
+    wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
+        if waits else None
+    return never, wait
+
+
+def lsf_slots(req: Req, spec: JobSpec) -> int:
+    """The job slots an LSF job asks: its tasks (`-n`) times their CPUs, not the whole of
+    the hosts its tasks are spread over."""
+    tasks = spec.resources.tasks or req.nodes * req.tpn
+    return tasks * req.cpt

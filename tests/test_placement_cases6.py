@@ -83,7 +83,7 @@ def has_note(v, text: str) -> bool:
 # --------------------------------------------------------------- reading what is in use
 
 def test_the_probe_reads_the_jobs_qos_and_the_users_associations():
-    assert "%i|%q" in slurm.snapshot_argvs()["queue_qos"]
+    assert "%i|%q|%a|%h" in slurm.snapshot_argvs()["queue_qos"]  # account, sharing: 7th sweep
     assert "sacctmgr" in " ".join(slurm.snapshot_argvs()["assoc"])
     assert slurm.live_outputs >= {"queue", "queue_qos"}  # read with every snapshot
     assert parse_job_qos("101|team\n102_[1-3]|normal\nNo QOS here\n") == {

@@ -14,9 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot, utcnow
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    LsfLimit,
+    Node,
+    Partition,
+    SiteSnapshot,
+    utcnow,
+)
 from .outputs_common import (
     clean,
     fail,
@@ -54,6 +63,8 @@ class LsfCommands:
 
     name = "lsf"
     submit_stdin = True  # the script goes to bsub's standard input
+    # outputs that change with the queue: read with every snapshot (blimits: the use)
+    live_outputs = frozenset({"queue", "limits"})
 
 
     @staticmethod
@@ -114,6 +125,9 @@ class LsfCommands:
             "queue_users": ["sh", "-c", "bqueues -o 'queue_name users' -json 2>/dev/null; "
                             "exit 0"],
             "user": ["id", "-un"],
+            # each queue's JL/U (bqueues -l), and the lsb.resources limits in use (blimits)
+            "queue_long": ["sh", "-c", "bqueues -l 2>/dev/null; exit 0"],
+            "limits": ["sh", "-c", "blimits -w 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -251,16 +265,79 @@ class LsfCommands:
         nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""))
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
+        per_user = parse_jl_u(outputs.get("queue_long", ""))
+        parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name)})
+                 for p in self.parse_queues(outputs.get("queues", ""),
+                                            outputs.get("queue_limits", ""),
+                                            outputs.get("queue_users", ""), hgroups,
+                                            [n.name for n in nodes])]
         return SiteSnapshot(
             site=site, nodes=nodes,
-            partitions=self.parse_queues(outputs.get("queues", ""),
-                                         outputs.get("queue_limits", ""),
-                                         outputs.get("queue_users", ""), hgroups,
-                                         [n.name for n in nodes]),
+            partitions=parts,
+            lsf_limits=parse_blimits(outputs["limits"]) if "limits" in outputs else None,
             jobs=self.parse_status(outputs.get("queue", "")),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
         )
+
+
+def parse_jl_u(stdout: str) -> dict[str, int]:
+    """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it) from the
+    PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
+    out: dict[str, int] = {}
+    queue, header = None, None
+    for line in stdout.splitlines():
+        m = re.match(r"QUEUE:\s*(\S+)", line)
+        if m:
+            queue, header = m.group(1), None
+            continue
+        words = line.split()
+        if "JL/U" in words:
+            header = words
+            continue
+        if queue and header and len(words) == len(header):
+            value = words[header.index("JL/U")]
+            if value.isdigit():
+                out[queue] = int(value)
+            header = None
+    return out
+
+
+_BLIMIT_RESOURCES: dict[str, Literal["slots", "jobs", "mem"]] = {
+    "SLOTS": "slots", "JOBS": "jobs", "MEM": "mem"}
+
+
+def parse_blimits(stdout: str) -> list[LsfLimit]:
+    """`blimits -w`: a header (NAME USERS QUEUES HOSTS PROJECTS SLOTS MEM ... JOBS), then
+    a row a limit and consumer; `used/most` in a resource's column ("-": not limited).
+    Rows of another shape are skipped."""
+    out: list[LsfLimit] = []
+    header: list[str] | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["NAME"]:
+            header = words
+            continue
+        if header is None or len(words) != len(header):
+            continue
+        row = dict(zip(header, words, strict=True))
+        for column, resource in _BLIMIT_RESOURCES.items():
+            m = re.fullmatch(r"(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", row.get(column, "-"))
+            if m:
+                out.append(LsfLimit(
+                    name=row["NAME"], users=_consumers(row, "USERS"),
+                    queues=_consumers(row, "QUEUES"), hosts=_consumers(row, "HOSTS"),
+                    projects=_consumers(row, "PROJECTS"),
+                    resource=resource,
+                    used=int(float(m.group(1))), limit=int(float(m.group(2)))))
+    return out
+
+
+def _consumers(row: dict[str, str], column: str) -> list[str] | None:
+    """A blimits consumer column: its names; None for any (`-`, `all`)."""
+    text = row.get(column, "-").strip("{}")
+    got = [x for x in re.split(r"[,\s]+", text) if x and x != "-"]
+    return None if not got or "all" in got else got
 
 
 def parse_groups(stdout: str) -> dict[str, list[str]] | None:

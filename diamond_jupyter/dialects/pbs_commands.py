@@ -38,9 +38,11 @@ from .outputs_common import (
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
+    parse_full,
     parse_wrapper_nodes,
     parse_wrapper_queues,
     parse_wrapper_status,
+    torque_as_pro,
 )
 from .slurm_commands import SlurmCommands, is_separated
 
@@ -196,15 +198,19 @@ class PbsCommands:
         if self._acct is not None:  # every user's jobs from squeue (see find_by_name_argv)
             return {"nodes": ["pbsnodes", "-a"], "queues": ["qstat", "-q"],
                     "queue": self._acct.snapshot_argvs()["queue"]}
-        if self.flavor == "torque":
-            return {"queue": ["qstat", "-f", "-x"]}
+        if self.flavor == "torque":  # no JSON: text, and the jobs as XML
+            return {"queue": ["qstat", "-f", "-x"], "nodes": ["pbsnodes", "-a"],
+                    "queues": ["qstat", "-Q", "-f"], "server": ["qstat", "-B", "-f"],
+                    "user": ["id", "-un"], "group": ["id", "-gn"]}
         return {
             "nodes": ["pbsnodes", "-a", "-F", "json"],
             "queues": ["qstat", "-Q", "-f", "-F", "json"],
             "server": ["qstat", "-B", "-f", "-F", "json"],
             "queue": ["qstat", "-f", "-F", "json"],
-            # who the probe runs as: their jobs count against the queues' per-user limits
+            # who the probe runs as: their jobs count against the queues' per-user limits,
+            # and their group against the group limits
             "user": ["id", "-un"],
+            "group": ["id", "-gn"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -263,6 +269,8 @@ class PbsCommands:
             ended_at=self._time(a.get("obittime")) if state.terminal else None,
             estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
             else None, exit_code=exit_code, reason=reason, node_list=hosts,
+            account=clean(a.get("project")), group=clean(a.get("egroup")),
+            memory_mb=memory_mb(rl.get("mem"), default_unit="b"),
         )
 
     def parse_torque_xml(self, stdout: str) -> list[JobStatus]:
@@ -325,25 +333,41 @@ class PbsCommands:
         return out
 
     def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
-        """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue)."""
+        """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue); Torque's
+        text of `qstat -Q -f` and `qstat -B -f` (no JSON there)."""
         if not stdout.strip():
             return []
+        if self.flavor == "torque" and not stdout.lstrip().startswith("{"):
+            queues = {k: torque_as_pro(v) for k, v in
+                      parse_full(stdout, "qstat -Q -f", block="Queue").items()}
+            srv_text = parse_full(server, "qstat -B -f", block="Server") if server.strip() \
+                else {}
+            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()])
         data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
         queues = data.get("Queue") if isinstance(data, dict) else None
         if not isinstance(queues, dict):
             raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
+        servers: list[dict[str, Any]] = []
+        if server.strip():
+            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
+            servers = [_obj(attrs) for attrs in _obj(_obj(srv).get("Server")).values()]
+        return self._queues(queues, servers)
+
+    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]]
+                ) -> list[Partition]:
+        """The queues' attributes (and the servers') as PBS Pro names them -> partitions."""
         default = None
         # the server's resources_max / resources_default: a queue that sets none of a
         # resource takes the server's (PBS checks a job against the queue's, else the
         # server's)
         srv_max: dict[str, Any] = {}
         srv_dflt: dict[str, Any] = {}
-        if server.strip():
-            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
-            for attrs in _obj(_obj(srv).get("Server")).values():
-                default = _obj(attrs).get("default_queue") or default
-                srv_max = {**_obj(_obj(attrs).get("resources_max")), **srv_max}
-                srv_dflt = {**_obj(_obj(attrs).get("resources_default")), **srv_dflt}
+        srv_limits: list[QueueLimit] = []  # the server's own max_run / max_queued
+        for attrs in servers:
+            default = attrs.get("default_queue") or default
+            srv_max = {**_obj(attrs.get("resources_max")), **srv_max}
+            srv_dflt = {**_obj(attrs.get("resources_default")), **srv_dflt}
+            srv_limits += _queue_limits(attrs, on="server")
         out = []
         for name, a in queues.items():
             if not isinstance(a, dict):
@@ -368,7 +392,7 @@ class PbsCommands:
                 # a job's totals (summed over its chunks) the queue takes at most
                 max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
-                max_running=_max_run(a.get("max_run")), limits=_queue_limits(a),
+                max_running=_max_run(a.get("max_run")), limits=_queue_limits(a) + srv_limits,
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
@@ -379,26 +403,47 @@ class PbsCommands:
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         jobs = [j for j in self.parse_status(outputs.get("queue", ""))
                 if not j.state.terminal and j.native_state not in _FINISHED]
+        if self.flavor == "torque":  # pbsnodes -a prints text, as the wrapper's does
+            user = (outputs.get("user") or "").strip()
+            group = (outputs.get("group") or "").strip()
+            return SiteSnapshot(
+                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+                partitions=self.parse_queues(outputs.get("queues", ""),
+                                             outputs.get("server", "")),
+                jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
+                group=group if re.fullmatch(r"[\w.-]+", group) else None)
         if self.flavor == "slurm":
             return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),
                                 jobs=jobs)
         user = (outputs.get("user") or "").strip()
+        group = (outputs.get("group") or "").strip()
         return SiteSnapshot(
             site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
+            group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
 
 
-_LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=(\d+)\]")
+_LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=([^\]]+)\]")
 
 
-def _queue_limits(a: dict[str, Any]) -> list[QueueLimit]:
-    """A queue's max_run / max_queued limits and their `_res` forms, each entry of
-    `[u:PBS_GENERIC=5],[u:bob=2]` on its own (a bare number is everyone's); `max_run` of
-    everyone's jobs stays `max_running`'s."""
+def _limit_value(resource: str, text: str) -> int | None:
+    """A limit's value: a count, or for `mem` a size (`64gb`; bytes without a unit) in MB."""
+    text = text.strip()
+    if resource == "mem":
+        return memory_mb(text, default_unit="b")
+    return int(text) if text.isdigit() else None
+
+
+def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
+                  ) -> list[QueueLimit]:
+    """A queue's (or, `on` "server", the server's) max_run / max_queued limits and their
+    `_res` forms, each entry of `[u:PBS_GENERIC=5],[u:bob=2],[g:chem=4],[p:proj=8]` on its
+    own (a bare value is everyone's); a queue's `max_run` of everyone's jobs stays
+    `max_running`'s. An entry whose value cannot be read is left out (not checked)."""
     out: list[QueueLimit] = []
     for attr in ("max_run", "max_queued"):
         found: list[tuple[str, Any]] = [("jobs", a.get(attr))]
@@ -408,17 +453,15 @@ def _queue_limits(a: dict[str, Any]) -> list[QueueLimit]:
                   if isinstance(k, str) and k.startswith(f"{attr}_res.")]
         for resource, value in found:
             text = str(value or "").strip()
-            if text.isdigit() and resource != "jobs":
-                out.append(QueueLimit(attribute=attr, resource=resource, value=int(text)))
-                continue
-            if text.isdigit() and attr == "max_queued":
-                out.append(QueueLimit(attribute=attr, value=int(text)))
-                continue
-            for scope, who, n in _LIMIT.findall(text):
-                if attr == "max_run" and resource == "jobs" and scope == "o":
+            entries = _LIMIT.findall(text) if "[" in text else \
+                [("o", "PBS_ALL", text)] if text else []
+            for scope, who, raw in entries:
+                if attr == "max_run" and resource == "jobs" and scope == "o" and on == "queue":
                     continue  # max_running
-                out.append(QueueLimit(attribute=attr, resource=resource, scope=scope,
-                                      who=who.strip(), value=int(n)))
+                n = _limit_value(resource, raw)
+                if n is not None:
+                    out.append(QueueLimit(attribute=attr, resource=resource, scope=scope,
+                                          who=who.strip(), value=n, on=on))
     return out
 
 

@@ -35,10 +35,12 @@ _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
 SAFE_WRAPPER_PATH = re.compile(r"[A-Za-z0-9_./%@+=:,-]+")
 
 
-def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, Any]]:
+def parse_full(stdout: str, command: str = "qstat -f", block: str = "Job Id"
+               ) -> dict[str, dict[str, Any]]:
     """`qstat -f` text -> {job id: {attribute: value}}; `Resource_List.x = v` becomes
     {"Resource_List": {"x": v}}. A line that starts with white space and has no " = "
-    continues the previous value (Torque wraps long values)."""
+    continues the previous value (Torque wraps long values). `block`: what starts a block
+    ("Queue" for `qstat -Q -f`, "Server" for `qstat -B -f`)."""
     jobs: dict[str, dict[str, Any]] = {}
     twice: set[str] = set()  # ids given two blocks: one is forged (in some job's name)
     cur: dict[str, Any] | None = None
@@ -46,7 +48,7 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
     for n, line in enumerate(stdout.split("\n"), 1):
         if not line.strip():
             continue
-        m = re.match(r"Job Id:\s*(\S+)\s*$", line)
+        m = re.match(rf"{block}:\s*(\S+)\s*$", line)
         if m:
             if m.group(1) in jobs:
                 twice.add(m.group(1))
@@ -56,7 +58,7 @@ def parse_full(stdout: str, command: str = "qstat -f") -> dict[str, dict[str, An
         if cur is None:
             if not line[:1].isspace():
                 continue  # a message before the jobs (the wrapper's `hostname -f` complaining)
-            raise fail("pbs", f"{command} line {n}", "an attribute before any 'Job Id:'", line)
+            raise fail("pbs", f"{command} line {n}", f"an attribute before any '{block}:'", line)
         key, sep, value = line.strip().partition(" = ")
         if not sep:
             if last is not None:
@@ -139,12 +141,14 @@ def parse_wrapper_nodes(stdout: str) -> list[Node]:
         status = dict(kv.split("=", 1) for kv in cur.get("status", "").split(",") if "=" in kv)
         feats = [f for f in re.split(r"[\s,]+", cur.get("properties", "")) if f]
         mem = re.fullmatch(r"(\d+)mb", status.get("availmem", ""))
+        phys = re.fullmatch(r"(\d+)kb", status.get("physmem", ""))  # Torque's own pbsnodes
         state = cur.get("state", "unknown")
         cpus = to_int(cur.get("np")) or to_int(status.get("ncpus")) or 0
         busy = state in ("job-exclusive", "busy", "allocated")
         nodes.append(Node(
             name=name, state=status.get("slurmstate", state), cpus=cpus,
-            cpus_allocated=cpus if busy else 0, memory_mb=int(mem.group(1)) if mem else 0,
+            cpus_allocated=cpus if busy else min(cpus, _slots(cur.get("jobs", ""))),
+            memory_mb=int(mem.group(1)) if mem else int(phys.group(1)) // 1024 if phys else 0,
             gpus=to_int(cur.get("gpus")) or 0, features=feats,
             architecture=clean(status.get("arch")),
         ))
@@ -162,6 +166,42 @@ def parse_wrapper_nodes(stdout: str) -> list[Node]:
         cur[key] = value
     flush()
     return nodes
+
+
+def _slots(jobs: str) -> int:
+    """The CPU slots Torque's `jobs = 0-3/12.srv,4/13.srv` says are taken."""
+    total = 0
+    for entry in jobs.split(","):
+        slots, sep, _ = entry.strip().partition("/")
+        lo, _, hi = slots.partition("-")
+        if sep and lo.isdigit() and (not hi or hi.isdigit()):
+            total += int(hi) - int(lo) + 1 if hi else 1
+    return total
+
+
+# Torque's queue and server limits as PBS Pro writes them (`max_run = [u:PBS_GENERIC=N]`)
+_TORQUE_LIMITS = {"max_running": ("max_run", "o:PBS_ALL"),
+                  "max_user_run": ("max_run", "u:PBS_GENERIC"),
+                  "max_group_run": ("max_run", "g:PBS_GENERIC"),
+                  "max_queuable": ("max_queued", "o:PBS_ALL"),
+                  "max_user_queuable": ("max_queued", "u:PBS_GENERIC")}
+
+
+def torque_as_pro(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A Torque queue's or server's `qstat -Q -f`/`-B -f` attributes in PBS Pro's terms:
+    its max_running, max_user_run, max_group_run, max_queuable and max_user_queuable as
+    `max_run`/`max_queued` entries, `resources_max.nodes` (a count) as `nodect`."""
+    out = dict(attrs)
+    for name, (attr, who) in _TORQUE_LIMITS.items():
+        value = str(attrs.get(name) or "").strip()
+        if value.isdigit():
+            entries = [e for e in str(out.get(attr) or "").split(",") if e.startswith("[")]
+            out[attr] = ",".join([*entries, f"[{who}={value}]"])
+    mx = dict(attrs.get("resources_max") or {})
+    if str(mx.get("nodes", "")).isdigit() and "nodect" not in mx:
+        mx["nodect"] = mx["nodes"]
+    out["resources_max"] = mx
+    return out
 
 
 def parse_wrapper_queues(stdout: str) -> list[Partition]:

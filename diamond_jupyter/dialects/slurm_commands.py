@@ -253,13 +253,12 @@ class SlurmCommands:
             # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
                            f"format={QOS_FIELDS} 2>/dev/null; exit 0"),
-            # the QOS each queued or running job is under (their use counts against its
-            # limits), read with the queue
-            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q"),
-            # who the probe runs as, and that user's associations (default QOS, QOS allowed)
-            "assoc": self._q("sh", "-c", 'u=$(id -un); echo "user|$u"; timeout 10 sacctmgr '
-                             f'-nP show assoc where user="$u" format={ASSOC_FIELDS} '
-                             "2>/dev/null; exit 0"),
+            # the QOS and account each queued or running job is under (their use counts
+            # against the limits of both) and whether it shares its CPUs, read with the queue
+            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a|%h"),
+            # who the probe runs as, that user's associations (default QOS, QOS allowed,
+            # limits), then the accounts above them up to the root (their limits too)
+            "assoc": self._q("sh", "-c", ASSOC_PROBE),
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
@@ -475,9 +474,13 @@ class SlurmCommands:
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         jobs = self.parse_status(outputs.get("queue", ""))
         under = parse_job_qos(outputs.get("queue_qos", ""))
-        if under:
-            jobs = [j.model_copy(update={"qos": under[j.native_id]})
-                    if j.native_id in under else j for j in jobs]
+        accounts = parse_job_qos(outputs.get("queue_qos", ""), field=2)
+        shares = parse_job_qos(outputs.get("queue_qos", ""), field=3)
+        if under or accounts or shares:
+            jobs = [j.model_copy(update={
+                "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
+                "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
+                for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
         return SiteSnapshot(
             site=site,
@@ -491,16 +494,31 @@ class SlurmCommands:
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
               "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser")
-ASSOC_FIELDS = "User,Account,Partition,DefaultQOS,QOS"
+ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
+                "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES")
+# the user's associations, then the account lines (User empty) of their accounts and of
+# each parent in turn, at most 8 levels up; sacctmgr's silence or slowness gives nothing
+ASSOC_PROBE = (
+    'u=$(id -un); echo "user|$u"; f=' + ASSOC_FIELDS + '; '
+    'mine=$(timeout 10 sacctmgr -nP show assoc where user="$u" format=$f 2>/dev/null); '
+    'echo "$mine"; a=$(echo "$mine" | awk -F"|" \'$2!="" {print $2}\' | sort -u | '
+    "paste -sd, -); i=0; "
+    'while [ -n "$a" ] && [ $i -lt 8 ]; do '
+    'up=$(timeout 10 sacctmgr -nP show assoc where account="$a" format=$f 2>/dev/null | '
+    'awk -F"|" \'$1==""\'); [ -n "$up" ] && echo "$up"; '
+    'a=$(echo "$up" | awk -F"|" \'$6!="" {print $6}\' | sort -u | paste -sd, -); '
+    "i=$((i+1)); done; exit 0")
 
 
-def parse_job_qos(stdout: str) -> dict[str, str]:
-    """`squeue -h -a -o '%i|%q'` -> {job id: QOS}; lines of another shape are skipped."""
+def parse_job_qos(stdout: str, field: int = 1) -> dict[str, str]:
+    """`squeue -h -a -o '%i|%q|%a|%h'` -> {job id: QOS} (`field` 2: {job id: account}, 3:
+    {job id: OVER_SUBSCRIBE}); lines of another shape are skipped (a recording of `%i|%q`
+    has no accounts)."""
     out: dict[str, str] = {}
     for line in stdout.splitlines():
-        jid, sep, qos = line.strip().partition("|")
-        if sep and _JOB_ID.fullmatch(jid) and re.fullmatch(r"[\w.-]+", qos):
-            out[jid] = qos
+        f = line.strip().split("|")
+        if len(f) > field and _JOB_ID.fullmatch(f[0]) and re.fullmatch(r"[\w.-]+", f[field]):
+            out[f[0]] = f[field]
     return out
 
 
@@ -513,10 +531,21 @@ def parse_assoc(stdout: str) -> tuple[str | None, list[Association] | None]:
         f = [x.strip() for x in line.split("|")]
         if len(f) == 2 and f[0] == "user" and f[1]:
             user = f[1]
-        elif len(f) >= 5 and f[0] and " " not in f[0] and (user is None or f[0] == user):
-            qos = [q for q in f[4].split(",") if q]
-            out.append(Association(account=f[1] or None, partition=f[2] or None,
-                                   default_qos=f[3] or None, qos=qos or None))
+            continue
+        if len(f) < 5 or " " in f[0] or " " in f[1]:
+            continue
+        if not f[0] and not f[1]:  # an account line names its account
+            continue
+        if f[0] and user is not None and f[0] != user:
+            continue
+        qos = [q for q in f[4].split(",") if q]
+        lim = (f[5:12] + [""] * 7)[:7]  # ParentName and the limits (older recordings: none)
+        counts = [to_int(x) for x in lim[2:6]]
+        out.append(Association(
+            account=f[1] or None, partition=f[2] or None, default_qos=f[3] or None,
+            qos=qos or None, level="user" if f[0] else "account", parent=lim[0] or None,
+            grp_tres=_tres(lim[1]), grp_jobs=counts[0], grp_submit_jobs=counts[1],
+            max_jobs=counts[2], max_submit_jobs=counts[3], max_tres_per_job=_tres(lim[6])))
     return user, out or None
 
 

@@ -1,0 +1,186 @@
+"""Slurm heterogeneous jobs (`#SBATCH hetjob`): each later component as a JobSpec of its
+own, and one verdict for the whole job from every component's.
+
+sbatch reads a later component's options afresh, but takes some from the component before
+it unless the component sets them again (Slurm's heterogeneous jobs page: the propagated
+options; `--partition`, the node, task, CPU and GPU counts and `--constraint` are not among
+them: a component that names no partition goes to the default one). Every component must
+fit its own partition and nodes, and the job starts when all of them can start together.
+Pure code.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from .model import PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
+
+if TYPE_CHECKING:
+    from .placement import SiteVerdict
+
+SEPARATORS = ("hetjob", "packjob")
+NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
+# kept-as-written options a later component takes from the one before it (propagated)
+_PROPAGATED_KEPT = ("--time-min", "--exclude")
+
+
+def _groups(spec: JobSpec) -> list[list[Directive]]:
+    """The kept Slurm directives of each component, split at `hetjob`/`packjob`."""
+    out: list[list[Directive]] = [[]]
+    for d in spec.unknown:
+        if d.dialect == "slurm" and d.option in SEPARATORS:
+            out.append([])
+        else:
+            out[-1].append(d)
+    return out
+
+
+def het_components(spec: JobSpec) -> list[JobSpec]:
+    """The later components of a Slurm heterogeneous job (none for any other job), each
+    read as sbatch reads it, with what the component before it propagates."""
+    if spec.source_dialect not in (None, "slurm"):
+        return []
+    groups = _groups(spec)
+    if len(groups) == 1:
+        return []
+    from .dialects.slurm_script import SlurmScript
+
+    out: list[JobSpec] = []
+    prev, prev_kept = spec, groups[0]
+    for i, group in enumerate(groups[1:], start=1):
+        lines = "".join(f"#SBATCH {_word(d)}\n" for d in group)
+        try:
+            comp = SlurmScript().parse_script("#!/bin/bash\n" + lines + "true\n")
+        except BadInput as e:
+            # its line numbers are of the component alone: say the line as written instead
+            why = re.sub(r"^line \d+: ", "", str(e))
+            raw = next((d.raw for d in group if _word(d) in str(e) or d.raw in str(e)), None)
+            raise BadInput(f"heterogeneous job component {i} (after #SBATCH hetjob number "
+                           f"{i}): {why}" + (f" (the line `{raw}`)" if raw else "")) from None
+        _propagate(comp, prev, prev_kept)
+        comp.script, comp.command, comp.name = None, None, spec.name
+        comp.metadata["het_component"] = i
+        out.append(comp)
+        prev, prev_kept = comp, [d for d in comp.unknown]
+    return out
+
+
+def _word(d: Directive) -> str:
+    return d.option if d.value is None else f"{d.option}={shlex.quote(d.value)}"
+
+
+def _propagate(comp: JobSpec, prev: JobSpec, prev_kept: list[Directive]) -> None:
+    """What sbatch carries from the component before into `comp` where it sets none:
+    account, QOS, reservation, time limit, `--mem`, `--time-min`, `--exclude`."""
+    for attr in ("account", "qos", "reservation"):
+        if getattr(comp, attr) is None:
+            setattr(comp, attr, getattr(prev, attr))
+    r, p = comp.resources, prev.resources
+    if r.walltime_s is None:
+        r.walltime_s = p.walltime_s
+    own_mem = r.memory_mb is not None or r.memory_per_cpu_mb is not None \
+        or PER_GPU in comp.metadata or any(d.option == "--mem-per-gpu" for d in comp.unknown)
+    if not own_mem and p.memory_mb is not None:
+        r.memory_mb = p.memory_mb
+    have = {d.option for d in comp.unknown if d.dialect == "slurm"}
+    comp.unknown += [d for d in prev_kept if d.dialect == "slurm"
+                     and d.option in _PROPAGATED_KEPT and d.option not in have]
+
+
+def label(i: int, comp: JobSpec, queue: str | None) -> str:
+    """How a component is named in reasons: its index, and the partition it is sent to
+    when it names none."""
+    if comp.queue or not queue:
+        return f"hetjob component {i}"
+    if queue == NO_DEFAULT:
+        return (f"hetjob component {i} (no --partition, and the site has no default "
+                "partition: sbatch refuses it)")
+    return f"hetjob component {i} (no --partition: the default, {queue})"
+
+
+def in_default(comp: JobSpec, snap: SiteSnapshot) -> JobSpec:
+    """A later component that names no partition runs in the scheduler's default one (the
+    engine names the first component's partition only, so the sites file's default does
+    not reach it); a site without one: a partition no site has, so the verdict says sbatch
+    finds none."""
+    if comp.queue:
+        return comp
+    default = next((p.name for p in snap.partitions if p.default), None)
+    if default is None and not snap.partitions:
+        return comp
+    return comp.model_copy(update={"queue": default or NO_DEFAULT})
+
+
+def first_component(spec: JobSpec) -> JobSpec:
+    """The job's first component alone: without the later components' kept options."""
+    return spec.model_copy(update={"unknown": _groups(spec)[0]})
+
+
+def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], scheduler: str,
+            rel: Callable[[datetime], str]) -> None:
+    """Fold the later components' verdicts into the first component's `v` (changed in
+    place): infeasible when any is, each reason naming its component (`labels`: one for
+    each, the first's included); else the start of the latest, the finish moved out as
+    much, costs added."""
+    if v.verdict == "UNREACHABLE":
+        return
+    if scheduler != "slurm":
+        v.feasible, v.verdict = False, "INCOMPATIBLE"
+        v.reasons = [f"a Slurm heterogeneous job of {len(labels)} components (#SBATCH "
+                     f"hetjob): {scheduler} has no form for its later components (they would "
+                     "be dropped), so only a Slurm site runs it whole"]
+        _clear(v)
+        return
+    verdicts = [v, *later]
+    bad = [(i, w) for i, w in enumerate(verdicts) if not w.feasible]
+    if bad:
+        reasons = [f"{labels[i]}: {why}" for i, w in bad for why in w.reasons]
+        v.verdict = "INCOMPATIBLE" if any(w.verdict == "INCOMPATIBLE" for _, w in bad) \
+            else "RESTRICTED"
+        v.feasible, v.reasons = False, reasons
+        _clear(v)
+        return
+    v.notes = [f"{labels[0]}: {n}" for n in v.notes]
+    v.waits_for = [f"{labels[0]}: {n}" for n in v.waits_for]
+    for i, w in enumerate(later, start=1):
+        v.notes.append(f"{labels[i]} runs in partition {w.partition or '-'}"
+                       + (f", can start {rel(w.estimated_start)}" if w.estimated_start
+                          else "") + ": the job starts when every component can")
+        v.notes += [f"{labels[i]}: {n}" for n in w.notes]
+        v.waits_for += [f"{labels[i]}: {n}" for n in w.waits_for]
+        if v.estimated_start is None or w.estimated_start is None:
+            if w.estimated_start is None:
+                _clear(v, keep_feasible=True)
+            continue
+        if w.estimated_start > v.estimated_start:
+            shift = w.estimated_start - v.estimated_start
+            v.estimated_start = w.estimated_start
+            if v.estimated_finish is not None:
+                v.estimated_finish += shift
+            v.start_source = w.start_source
+        if w.raw_start and (v.raw_start is None or w.raw_start > v.raw_start):
+            v.raw_start = w.raw_start
+        if v.start_bound is not None:  # the latest component's bound, never below the start
+            v.start_bound = max(v.start_bound, w.start_bound or w.estimated_start,
+                                v.estimated_start)
+        if w.verdict == "BUSY":
+            v.verdict = "BUSY"
+        if v.cost is not None and w.cost is not None:
+            v.cost += w.cost
+        if v.billed_nodes is not None and w.billed_nodes is not None:
+            v.billed_nodes += w.billed_nodes
+
+
+def _clear(v: SiteVerdict, keep_feasible: bool = False) -> None:
+    """No start, bound, finish or cost: not feasible, or one component's start unknown."""
+    v.estimated_start = v.raw_start = v.start_bound = v.estimated_finish = None
+    v.start_source = None
+    if not keep_feasible:
+        v.partition, v.cost, v.billed_nodes, v.estimated_runtime_s = None, None, None, None
+        v.waits_for = []
+    elif v.verdict == "READY":
+        v.verdict = "BUSY"

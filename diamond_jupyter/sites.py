@@ -26,12 +26,13 @@ from .model import (
     SiteError,
     SiteSnapshot,
 )
-from .transports import CommandFailed, OutputTooLarge, Transport, make_transport
+from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
+QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's command timeout)
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
@@ -392,6 +393,12 @@ class Site:
                                     env=self.cfg.env, preamble=preamble, check=check,
                                     timeout=timeout)
 
+    @property
+    def query_timeout_s(self) -> float:
+        """How long a batch of scheduler queries may take: QUERY_TIMEOUT_S, or the site's
+        shorter `command_timeout_s`."""
+        return min(QUERY_TIMEOUT_S, self.cfg.transport.command_timeout_s)
+
     async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
         """Several scheduler commands in ONE remote invocation; outputs split by name."""
         parts = []
@@ -400,12 +407,16 @@ class Site:
         self.scheduler_commands += len(named)
         try:
             res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
-                                           preamble=self.cfg.preamble, timeout=60.0)
+                                       preamble=self.cfg.preamble, timeout=self.query_timeout_s)
         except OutputTooLarge as e:  # "sh printed ...": say which queries it was
             raise OutputTooLarge(
                 f"{self.name}: the {', '.join(named)} queries (one batch) printed more than "
                 f"{e.cap} bytes on {e.stream} (the transport's max_output_bytes; raise it for "
                 "a site this busy): stopped reading them", cap=e.cap, stream=e.stream) from None
+        except CommandTimeout:
+            raise CommandTimeout(
+                f"{self.name}: the {', '.join(named)} queries (one batch) did not answer "
+                f"within {self.query_timeout_s:g} s") from None
         out: dict[str, str] = {}
         chunk: list[str] = []
         for line in res.stdout.split("\n"):
@@ -453,28 +464,41 @@ class Site:
     async def _snapshot_outputs(self) -> dict[str, str]:
         """Capabilities (partitions, nodes) are re-read only after `capability_ttl_s`; the
         queue every time. Both, when needed, in one remote invocation. A batch over the
-        transport's output cap (a queue of millions of jobs) is asked again without the
-        queue: the capabilities stand, and the queue is unknown with that reason (under
-        QUEUE_UNREAD; its output is then empty, which every dialect reads as no job)."""
+        transport's output cap (a queue of millions of jobs), or one that timed out, is
+        asked again without the queue: when the rest answers, the capabilities stand and the
+        queue is unknown with that reason (under QUEUE_UNREAD; its output is then empty,
+        which every dialect reads as no job); when the rest fails too (the login or the
+        scheduler does not answer at all), the site is unreachable."""
         argvs = self.commands.snapshot_argvs()
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         live = getattr(self.commands, "live_outputs", frozenset({"queue"}))
         wanted = {k: v for k, v in argvs.items() if k in live or not fresh}
         try:
             outputs = await self.run_batch(wanted)
-        except OutputTooLarge as e:
+        except (OutputTooLarge, CommandTimeout) as e:
             if "queue" not in wanted:
                 raise
-            # the queue (and what lists every queued job beside it) is too large: the rest
-            rest = {k: v for k, v in wanted.items() if k not in live}
-            outputs = await self.run_batch(rest) if rest else {}
+            # the queue (and what lists every queued job beside it) is too large or too
+            # slow: the rest, asked anew even when cached, says whether the site answers
+            rest = {k: v for k, v in argvs.items() if k not in live}
+            outputs = await self.run_batch(rest) if rest else await self._login_answers()
+            if rest:
+                fresh = False  # what was just read replaces the cached capabilities
             outputs |= {k: "" for k in live if k in wanted}
-            outputs[QUEUE_UNREAD] = queue_too_large(self.name, e)
+            outputs[QUEUE_UNREAD] = queue_too_large(self.name, e) \
+                if isinstance(e, OutputTooLarge) else queue_timed_out(self.name,
+                                                                      self.query_timeout_s)
         if not fresh:
             self._caps = {k: v for k, v in outputs.items()
                           if k not in live and k != QUEUE_UNREAD}
             self._caps_at = time.monotonic()
         return {**self._caps, **outputs}
+
+    async def _login_answers(self) -> dict[str, str]:
+        """Nothing, once the login ran a command of no cost (SiteError when it does not:
+        a dialect whose snapshot is its queue alone cannot tell otherwise)."""
+        await self.run(["true"], check=True, scheduler=False, timeout=self.query_timeout_s)
+        return {}
 
     # -- jobs ---------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:
@@ -773,6 +797,13 @@ def queue_too_large(site: str, e: OutputTooLarge) -> str:
             "transport's max_output_bytes; raise it for a site this busy)") if e.stream \
         else str(e)
     return f"queue not read: {said}. Your own jobs are still followed, asked by id"
+
+
+def queue_timed_out(site: str, timeout_s: float) -> str:
+    """Why a site's whole queue is unknown: its query did not end in time, while the site's
+    other queries answered."""
+    return (f"queue not read: {site}: the queue query did not answer within {timeout_s:g} s, "
+            "while the site's other queries did. Your own jobs are still followed, asked by id")
 
 
 class Sites(dict[str, Site]):

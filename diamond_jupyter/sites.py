@@ -133,6 +133,7 @@ class Site:
         self._lock = asyncio.Lock()
         self._home: str | None = None
         self._login: str | None = None  # the login's user name ("" once it cannot be told)
+        self._uid: str | None = None  # the login's user number (likewise)
         self._workdir_base: str | None = None  # the value of workdir's $VAR, when it has one
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
@@ -628,8 +629,11 @@ class Site:
         qstat wrapper exits 153 when it printed no job or queue)."""
         return tuple(str(c) for c in getattr(self.commands, "empty_exit_codes", ()))
 
-    async def find_by_name(self, name: str) -> list[JobStatus]:
-        res = await self.run(self.commands.find_by_name_argv(name), check=False)
+    async def find_by_name(self, name: str, user: str | None = None) -> list[JobStatus]:
+        """The jobs named `name` (`user`'s only, when given: the scheduler's user filter)."""
+        argv = self.commands.find_by_name_argv(name, user) if user else \
+            self.commands.find_by_name_argv(name)
+        res = await self.run(argv, check=False)
         if not res.ok and str(res.exit_status) not in self._quiet_codes:
             raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
@@ -654,26 +658,49 @@ class Site:
             self._login = name if plain else ""
         return self._login or None
 
+    async def login_uid(self) -> str | None:
+        """The login's user number on the site (`id -u`, asked once); None when the site
+        does not tell it plainly."""
+        if self._uid is None:
+            try:
+                res = await self.run(["id", "-u"], check=False, scheduler=False, timeout=30.0)
+            except DiamondError:
+                return None  # unreachable: asked again next time
+            uid = res.stdout.strip()
+            self._uid = uid if res.ok and uid.isdigit() and uid.isascii() else ""
+        return self._uid or None
+
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
         """The login's jobs carrying the idempotency `token` (in the comment, or the name's
         suffix for schedulers without comments and for jobs submitted before the comment was
         used). The token shows in the queue, so another user can copy it into a job of
-        theirs: a job whose owner is named and is not the login is not this one."""
+        theirs: the scheduler is asked for the login's own jobs only (its user filter), and
+        a job whose owner is named otherwise (by name, or by number: `id -u`) is not this
+        one. A job whose owner is not named is the login's by that filter."""
         login = await self.login_user()
+        uid = None
 
-        def ours(s: JobStatus) -> bool:
-            owner = (s.user or "").split("@")[0]
-            return (self.usable_id(s.native_id)
-                    and (login is None or not owner or owner.isdigit() or owner == login))
+        async def ours(found: list[JobStatus]) -> list[JobStatus]:
+            nonlocal uid
+            kept = []
+            for s in found:
+                owner = (s.user or "").split("@")[0]
+                if owner.isdigit() and login is not None and uid is None:
+                    uid = await self.login_uid()
+                mine = (login is None or not owner or owner == login
+                        or (owner.isdigit() and (uid is None or owner == uid)))
+                if mine and self.usable_id(s.native_id):
+                    kept.append(s)
+            return kept
 
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \
                 scheduler_name(name, token)
-            found = await self.find_by_name(self.script.job_name(full or ""))
-            return [s for s in found if (s.name or "").endswith(f".dmd-{token}") and ours(s)]
-        found = await self.find_by_name(self.script.job_name(name or "job"))
-        return [s for s in found if token_tag(token) in (s.comment or "") and ours(s)]
+            found = await self.find_by_name(self.script.job_name(full or ""), login)
+            return await ours([s for s in found if (s.name or "").endswith(f".dmd-{token}")])
+        found = await self.find_by_name(self.script.job_name(name or "job"), login)
+        return await ours([s for s in found if token_tag(token) in (s.comment or "")])
 
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:

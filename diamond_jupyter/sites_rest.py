@@ -177,13 +177,19 @@ class RestSite(Site):
     async def _all_jobs(self) -> list[JobStatus]:
         return slurm_rest.parse_jobs(await self._call("GET", "jobs"), self.commands)
 
-    async def find_by_name(self, name: str) -> list[JobStatus]:
-        return [s for s in await self._all_jobs() if s.name == name]
+    async def find_by_name(self, name: str, user: str | None = None) -> list[JobStatus]:
+        """`GET jobs` holds every user's jobs: those named `name` (`user`'s, when given)."""
+        return [s for s in await self._all_jobs()
+                if s.name == name and (user is None or s.user == user)]
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
+        """The jobs carrying `token`; where the token's user is configured (`user`), a job
+        another user owns (who copied the token from the queue) is not this one."""
+        mine = self.rest.user
         return [s for s in await self._all_jobs()
                 if (token_tag(token) in (s.comment or "")
                     or (s.name or "") == scheduler_name(name, token))
+                and (not mine or not s.user or s.user == mine)
                 and self.usable_id(s.native_id)]
 
     async def statuses(self, native_ids: list[str], *,

@@ -44,6 +44,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    user_filter,
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
@@ -184,22 +185,26 @@ class PbsCommands:
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["qrls", *self._ids(native_ids)]
 
-    def find_by_name_argv(self, name: str) -> list[str]:
-        """`qselect -N NAME` picks the ids server-side, then qstat reports them (no ids:
-        empty output, which parses as no jobs). The name travels as "$1", never as code."""
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """`qselect -N NAME` (`-u USER`: that user's jobs only) picks the ids server-side,
+        then qstat reports them (no ids: empty output, which parses as no jobs). The name
+        and the user travel as "$1" and "$2", never as code."""
         if not name or "\n" in name:
             raise BadInput(f"pbs: unusable job name {name!r}")
+        user = user_filter("pbs", user)
         if self._acct is not None:
             # the wrappers have no qselect, and their `qstat -f` prints every job with
             # anyone's name as given (a name can hold a whole forged 'Job Id:' block):
             # Slurm's own squeue, whose records no name can forge, finds it
-            return self._acct.find_by_name_argv(name)
+            return self._acct.find_by_name_argv(name, user)
+        mine = ' -u "$2"' if user else ""
         if self.flavor == "torque":
-            script = 'ids=$(qselect -N "$1") || exit 1; [ -z "$ids" ] || exec qstat -f -x $ids'
+            script = (f'ids=$(qselect{mine} -N "$1") || exit 1; '
+                      '[ -z "$ids" ] || exec qstat -f -x $ids')
         else:
-            script = ('ids=$(qselect -x -N "$1") || exit 1; '
+            script = (f'ids=$(qselect{mine} -x -N "$1") || exit 1; '
                       '[ -z "$ids" ] || exec qstat -f -F json -x $ids')
-        return ["sh", "-c", script, "sh", name]
+        return ["sh", "-c", script, "sh", name, *([user] if user else [])]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         if self._acct is not None:  # every user's jobs from squeue (see find_by_name_argv)

@@ -44,6 +44,7 @@ from .outputs_common import (
     to_int,
     unanswered,
     unwrap,
+    user_filter,
 )
 from .slurm_script import parse_slurm_time
 
@@ -232,14 +233,16 @@ class SlurmCommands:
         longer in the queue): then nothing can be concluded about the jobs asked."""
         return unanswered("slurm", exit_status, stderr)
 
-    def find_by_name_argv(self, name: str) -> list[str]:
-        """Jobs named `name`; a name holding a comma (which --name reads as a list of names)
-        is not filtered by the scheduler: the caller tells the jobs apart by their token."""
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """Jobs named `name` (`user`'s only, when given); a name holding a comma (which
+        --name reads as a list of names) is not filtered by the scheduler: the caller tells
+        the jobs apart by their token."""
         if not name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")
+        mine = [f"--user={u}"] if (u := user_filter("slurm", user)) else []
         if "," in name:
-            return self._q("squeue", "-h", "-t", "all", "-o", self._squeue_format())
-        return self._q("squeue", "-h", "-t", "all", f"--name={name}",
+            return self._q("squeue", "-h", "-t", "all", *mine, "-o", self._squeue_format())
+        return self._q("squeue", "-h", "-t", "all", *mine, f"--name={name}",
                        "-o", self._squeue_format())
 
     def snapshot_argvs(self) -> dict[str, list[str]]:

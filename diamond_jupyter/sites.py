@@ -13,7 +13,13 @@ from typing import Any
 
 from .config import SiteConfig, unknown_site_message, workdir_variable
 from .dialects import get_commands, get_script_dialect
-from .dialects.base import Rendered
+from .dialects.base import (
+    PrivateArgv,
+    Rendered,
+    private_lines,
+    private_shell,
+    private_values,
+)
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
 from .model import (
@@ -390,9 +396,13 @@ class Site:
         if cwd:
             await self._know_command_home(argv)
             preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
-        return await self._run_fast(self._argv(argv, elsewhere=bool(cwd)), stdin=stdin,
-                                    env=self.cfg.env, preamble=preamble, check=check,
-                                    timeout=timeout)
+        mapped = self._argv(argv, elsewhere=bool(cwd))
+        if private_values(argv):  # values only on stdin (a query's own stdin is unused)
+            if stdin is not None:
+                raise BadInput(f"{mapped[0]}: a command with private values takes no stdin")
+            mapped, stdin = private_shell(PrivateArgv(mapped, private_values(argv)))
+        return await self._run_fast(mapped, stdin=stdin, env=self.cfg.env, preamble=preamble,
+                                    check=check, timeout=timeout)
 
     @property
     def query_timeout_s(self) -> float:
@@ -401,14 +411,23 @@ class Site:
         return min(QUERY_TIMEOUT_S, self.cfg.transport.command_timeout_s)
 
     async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
-        """Several scheduler commands in ONE remote invocation; outputs split by name."""
-        parts = []
+        """Several scheduler commands in ONE remote invocation; outputs split by name. The
+        values a command needs off the command line (`PrivateArgv`) are sent on stdin and
+        read first, each given to its command alone."""
+        reads, parts, values = [], [], []
         for name, argv in named.items():
-            parts.append(f"{shlex.join(self._argv(argv))} 2>&1; echo {SEP}{name}:$?")
+            env = private_values(argv)
+            r, prefix = private_lines(list(env), first=len(values))
+            reads += r
+            values += env.values()
+            line = shlex.join(self._argv(argv))
+            parts.append(f"{prefix + ' ' if prefix else ''}{line} 2>&1; echo {SEP}{name}:$?")
         self.scheduler_commands += len(named)
+        stdin = "".join(f"{v}\n" for v in values).encode() if values else None
         try:
-            res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
-                                       preamble=self.cfg.preamble, timeout=self.query_timeout_s)
+            res = await self._run_fast(["sh", "-c", "\n".join(reads + parts)], stdin=stdin,
+                                       env=self.cfg.env, preamble=self.cfg.preamble,
+                                       timeout=self.query_timeout_s)
         except OutputTooLarge as e:  # "sh printed ...": say which queries it was
             raise OutputTooLarge(
                 f"{self.name}: the {', '.join(named)} queries (one batch) printed more than "

@@ -499,11 +499,15 @@ class Site:
             if "queue" not in wanted:
                 raise
             # the queue (and what lists every queued job beside it) is too large or too
+            # slow. Too large: the site answered, the rest is asked only if stale. Too
             # slow: the rest, asked anew even when cached, says whether the site answers
-            rest = {k: v for k, v in argvs.items() if k not in live}
-            outputs = await self.run_batch(rest) if rest else await self._login_answers()
+            slow = isinstance(e, CommandTimeout)
+            rest = {k: v for k, v in (argvs if slow else wanted).items() if k not in live}
             if rest:
+                outputs = await self.run_batch(rest)
                 fresh = False  # what was just read replaces the cached capabilities
+            else:
+                outputs = await self._login_answers() if slow else {}
             outputs |= {k: "" for k in live if k in wanted}
             outputs[QUEUE_UNREAD] = queue_too_large(self.name, e) \
                 if isinstance(e, OutputTooLarge) else queue_timed_out(self.name,

@@ -220,3 +220,24 @@ async def test_slurmrestd_get_jobs_timing_out_leaves_the_queue_unknown(tmp_path,
         await site.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_queue_over_the_cap_with_capabilities_cached_asks_the_queue_alone(tmp_path):
+    """(guard) Too large is an answer: the site answered, so cached capabilities are not
+    asked again to tell it, as they are after a timeout."""
+    flood = 'head -c 100000 /dev/zero | tr "\\0" x; echo'
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    tools = {"squeue": flood, "scontrol": SCONTROL, "sacct": "exit 0"}
+    cfg = SiteConfig(name="big", workdir=str(tmp_path),
+                     transport={"kind": "local", "max_output_bytes": 4096},
+                     commands={name: _tool(bin_, name, body) for name, body in tools.items()})
+    site = Site(cfg, transport=make_transport(cfg.transport, "big", workdir=str(tmp_path)))
+    try:
+        assert (await site.snapshot(max_age_s=0)).queue_error
+        before = site.scheduler_commands
+        again = await site.snapshot(max_age_s=0)
+        assert again.reachable and again.nodes and "more than 4096 bytes" in again.queue_error
+        assert site.scheduler_commands - before == len(site.commands.live_outputs)
+    finally:
+        await site.close()

@@ -13,7 +13,13 @@ from typing import Any
 
 from .config import SiteConfig, unknown_site_message, workdir_variable
 from .dialects import get_commands, get_script_dialect
-from .dialects.base import Rendered
+from .dialects.base import (
+    PrivateArgv,
+    Rendered,
+    private_lines,
+    private_shell,
+    private_values,
+)
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
 from .discovery_site import SiteDiscovery
 from .model import (
@@ -26,12 +32,13 @@ from .model import (
     SiteError,
     SiteSnapshot,
 )
-from .transports import CommandFailed, OutputTooLarge, Transport, make_transport
+from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
+QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's command timeout)
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
@@ -132,6 +139,7 @@ class Site:
         self._lock = asyncio.Lock()
         self._home: str | None = None
         self._login: str | None = None  # the login's user name ("" once it cannot be told)
+        self._uid: str | None = None  # the login's user number (likewise)
         self._workdir_base: str | None = None  # the value of workdir's $VAR, when it has one
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
@@ -388,24 +396,47 @@ class Site:
         if cwd:
             await self._know_command_home(argv)
             preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
-        return await self._run_fast(self._argv(argv, elsewhere=bool(cwd)), stdin=stdin,
-                                    env=self.cfg.env, preamble=preamble, check=check,
-                                    timeout=timeout)
+        mapped = self._argv(argv, elsewhere=bool(cwd))
+        if private_values(argv):  # values only on stdin (a query's own stdin is unused)
+            if stdin is not None:
+                raise BadInput(f"{mapped[0]}: a command with private values takes no stdin")
+            mapped, stdin = private_shell(PrivateArgv(mapped, private_values(argv)))
+        return await self._run_fast(mapped, stdin=stdin, env=self.cfg.env, preamble=preamble,
+                                    check=check, timeout=timeout)
+
+    @property
+    def query_timeout_s(self) -> float:
+        """How long a batch of scheduler queries may take: QUERY_TIMEOUT_S, or the site's
+        shorter `command_timeout_s`."""
+        return min(QUERY_TIMEOUT_S, self.cfg.transport.command_timeout_s)
 
     async def run_batch(self, named: dict[str, list[str]]) -> dict[str, str]:
-        """Several scheduler commands in ONE remote invocation; outputs split by name."""
-        parts = []
+        """Several scheduler commands in ONE remote invocation; outputs split by name. The
+        values a command needs off the command line (`PrivateArgv`) are sent on stdin and
+        read first, each given to its command alone."""
+        reads, parts, values = [], [], []
         for name, argv in named.items():
-            parts.append(f"{shlex.join(self._argv(argv))} 2>&1; echo {SEP}{name}:$?")
+            env = private_values(argv)
+            r, prefix = private_lines(list(env), first=len(values))
+            reads += r
+            values += env.values()
+            line = shlex.join(self._argv(argv))
+            parts.append(f"{prefix + ' ' if prefix else ''}{line} 2>&1; echo {SEP}{name}:$?")
         self.scheduler_commands += len(named)
+        stdin = "".join(f"{v}\n" for v in values).encode() if values else None
         try:
-            res = await self._run_fast(["sh", "-c", "\n".join(parts)], env=self.cfg.env,
-                                           preamble=self.cfg.preamble, timeout=60.0)
+            res = await self._run_fast(["sh", "-c", "\n".join(reads + parts)], stdin=stdin,
+                                       env=self.cfg.env, preamble=self.cfg.preamble,
+                                       timeout=self.query_timeout_s)
         except OutputTooLarge as e:  # "sh printed ...": say which queries it was
             raise OutputTooLarge(
                 f"{self.name}: the {', '.join(named)} queries (one batch) printed more than "
                 f"{e.cap} bytes on {e.stream} (the transport's max_output_bytes; raise it for "
                 "a site this busy): stopped reading them", cap=e.cap, stream=e.stream) from None
+        except CommandTimeout:
+            raise CommandTimeout(
+                f"{self.name}: the {', '.join(named)} queries (one batch) did not answer "
+                f"within {self.query_timeout_s:g} s") from None
         out: dict[str, str] = {}
         chunk: list[str] = []
         for line in res.stdout.split("\n"):
@@ -453,28 +484,45 @@ class Site:
     async def _snapshot_outputs(self) -> dict[str, str]:
         """Capabilities (partitions, nodes) are re-read only after `capability_ttl_s`; the
         queue every time. Both, when needed, in one remote invocation. A batch over the
-        transport's output cap (a queue of millions of jobs) is asked again without the
-        queue: the capabilities stand, and the queue is unknown with that reason (under
-        QUEUE_UNREAD; its output is then empty, which every dialect reads as no job)."""
+        transport's output cap (a queue of millions of jobs), or one that timed out, is
+        asked again without the queue: when the rest answers, the capabilities stand and the
+        queue is unknown with that reason (under QUEUE_UNREAD; its output is then empty,
+        which every dialect reads as no job); when the rest fails too (the login or the
+        scheduler does not answer at all), the site is unreachable."""
         argvs = self.commands.snapshot_argvs()
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         live = getattr(self.commands, "live_outputs", frozenset({"queue"}))
         wanted = {k: v for k, v in argvs.items() if k in live or not fresh}
         try:
             outputs = await self.run_batch(wanted)
-        except OutputTooLarge as e:
+        except (OutputTooLarge, CommandTimeout) as e:
             if "queue" not in wanted:
                 raise
-            # the queue (and what lists every queued job beside it) is too large: the rest
-            rest = {k: v for k, v in wanted.items() if k not in live}
-            outputs = await self.run_batch(rest) if rest else {}
+            # the queue (and what lists every queued job beside it) is too large or too
+            # slow. Too large: the site answered, the rest is asked only if stale. Too
+            # slow: the rest, asked anew even when cached, says whether the site answers
+            slow = isinstance(e, CommandTimeout)
+            rest = {k: v for k, v in (argvs if slow else wanted).items() if k not in live}
+            if rest:
+                outputs = await self.run_batch(rest)
+                fresh = False  # what was just read replaces the cached capabilities
+            else:
+                outputs = await self._login_answers() if slow else {}
             outputs |= {k: "" for k in live if k in wanted}
-            outputs[QUEUE_UNREAD] = queue_too_large(self.name, e)
+            outputs[QUEUE_UNREAD] = queue_too_large(self.name, e) \
+                if isinstance(e, OutputTooLarge) else queue_timed_out(self.name,
+                                                                      self.query_timeout_s)
         if not fresh:
             self._caps = {k: v for k, v in outputs.items()
                           if k not in live and k != QUEUE_UNREAD}
             self._caps_at = time.monotonic()
         return {**self._caps, **outputs}
+
+    async def _login_answers(self) -> dict[str, str]:
+        """Nothing, once the login ran a command of no cost (SiteError when it does not:
+        a dialect whose snapshot is its queue alone cannot tell otherwise)."""
+        await self.run(["true"], check=True, scheduler=False, timeout=self.query_timeout_s)
+        return {}
 
     # -- jobs ---------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:
@@ -604,8 +652,11 @@ class Site:
         qstat wrapper exits 153 when it printed no job or queue)."""
         return tuple(str(c) for c in getattr(self.commands, "empty_exit_codes", ()))
 
-    async def find_by_name(self, name: str) -> list[JobStatus]:
-        res = await self.run(self.commands.find_by_name_argv(name), check=False)
+    async def find_by_name(self, name: str, user: str | None = None) -> list[JobStatus]:
+        """The jobs named `name` (`user`'s only, when given: the scheduler's user filter)."""
+        argv = self.commands.find_by_name_argv(name, user) if user else \
+            self.commands.find_by_name_argv(name)
+        res = await self.run(argv, check=False)
         if not res.ok and str(res.exit_status) not in self._quiet_codes:
             raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
@@ -630,26 +681,49 @@ class Site:
             self._login = name if plain else ""
         return self._login or None
 
+    async def login_uid(self) -> str | None:
+        """The login's user number on the site (`id -u`, asked once); None when the site
+        does not tell it plainly."""
+        if self._uid is None:
+            try:
+                res = await self.run(["id", "-u"], check=False, scheduler=False, timeout=30.0)
+            except DiamondError:
+                return None  # unreachable: asked again next time
+            uid = res.stdout.strip()
+            self._uid = uid if res.ok and uid.isdigit() and uid.isascii() else ""
+        return self._uid or None
+
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
         """The login's jobs carrying the idempotency `token` (in the comment, or the name's
         suffix for schedulers without comments and for jobs submitted before the comment was
         used). The token shows in the queue, so another user can copy it into a job of
-        theirs: a job whose owner is named and is not the login is not this one."""
+        theirs: the scheduler is asked for the login's own jobs only (its user filter), and
+        a job whose owner is named otherwise (by name, or by number: `id -u`) is not this
+        one. A job whose owner is not named is the login's by that filter."""
         login = await self.login_user()
+        uid = None
 
-        def ours(s: JobStatus) -> bool:
-            owner = (s.user or "").split("@")[0]
-            return (self.usable_id(s.native_id)
-                    and (login is None or not owner or owner.isdigit() or owner == login))
+        async def ours(found: list[JobStatus]) -> list[JobStatus]:
+            nonlocal uid
+            kept = []
+            for s in found:
+                owner = (s.user or "").split("@")[0]
+                if owner.isdigit() and login is not None and uid is None:
+                    uid = await self.login_uid()
+                mine = (login is None or not owner or owner == login
+                        or (owner.isdigit() and (uid is None or owner == uid)))
+                if mine and self.usable_id(s.native_id):
+                    kept.append(s)
+            return kept
 
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \
                 scheduler_name(name, token)
-            found = await self.find_by_name(self.script.job_name(full or ""))
-            return [s for s in found if (s.name or "").endswith(f".dmd-{token}") and ours(s)]
-        found = await self.find_by_name(self.script.job_name(name or "job"))
-        return [s for s in found if token_tag(token) in (s.comment or "") and ours(s)]
+            found = await self.find_by_name(self.script.job_name(full or ""), login)
+            return await ours([s for s in found if (s.name or "").endswith(f".dmd-{token}")])
+        found = await self.find_by_name(self.script.job_name(name or "job"), login)
+        return await ours([s for s in found if token_tag(token) in (s.comment or "")])
 
     async def statuses(self, native_ids: list[str], *,
                        following: Collection[Job] = ()) -> list[JobStatus]:
@@ -773,6 +847,13 @@ def queue_too_large(site: str, e: OutputTooLarge) -> str:
             "transport's max_output_bytes; raise it for a site this busy)") if e.stream \
         else str(e)
     return f"queue not read: {said}. Your own jobs are still followed, asked by id"
+
+
+def queue_timed_out(site: str, timeout_s: float) -> str:
+    """Why a site's whole queue is unknown: its query did not end in time, while the site's
+    other queries answered."""
+    return (f"queue not read: {site}: the queue query did not answer within {timeout_s:g} s, "
+            "while the site's other queries did. Your own jobs are still followed, asked by id")
 
 
 class Sites(dict[str, Site]):

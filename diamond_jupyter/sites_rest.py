@@ -31,11 +31,12 @@ from .sites import (
     Site,
     Submitted,
     last_lines,
+    queue_timed_out,
     queue_too_large,
     scheduler_name,
     token_tag,
 )
-from .transports import OutputTooLarge, Transport, make_transport
+from .transports import CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import FileStat
 from .transports.slurmrestd import SlurmRestTransport
 
@@ -110,12 +111,18 @@ class RestSite(Site):
 
     async def _snapshot_outputs(self) -> dict[str, str]:
         """`GET jobs` (the whole queue) and, when stale, nodes and partitions. A queue
-        larger than the transport's cap is unknown, with that reason; the rest stands."""
+        larger than the transport's cap is unknown, with that reason; the rest stands. A
+        `GET jobs` that timed out leaves the queue unknown only when nodes and partitions,
+        asked anew, answer (else the site is unreachable)."""
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         try:
             out = {"queue": await self._call("GET", "jobs")}
         except OutputTooLarge as e:
             out = {"queue": "", QUEUE_UNREAD: queue_too_large(self.name, e)}
+        except CommandTimeout:
+            out = {"queue": "", QUEUE_UNREAD: queue_timed_out(
+                self.name, self.rest.command_timeout_s)}
+            fresh = False
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions")}
@@ -170,13 +177,19 @@ class RestSite(Site):
     async def _all_jobs(self) -> list[JobStatus]:
         return slurm_rest.parse_jobs(await self._call("GET", "jobs"), self.commands)
 
-    async def find_by_name(self, name: str) -> list[JobStatus]:
-        return [s for s in await self._all_jobs() if s.name == name]
+    async def find_by_name(self, name: str, user: str | None = None) -> list[JobStatus]:
+        """`GET jobs` holds every user's jobs: those named `name` (`user`'s, when given)."""
+        return [s for s in await self._all_jobs()
+                if s.name == name and (user is None or s.user == user)]
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
+        """The jobs carrying `token`; where the token's user is configured (`user`), a job
+        another user owns (who copied the token from the queue) is not this one."""
+        mine = self.rest.user
         return [s for s in await self._all_jobs()
                 if (token_tag(token) in (s.comment or "")
                     or (s.name or "") == scheduler_name(name, token))
+                and (not mine or not s.user or s.user == mine)
                 and self.usable_id(s.native_id)]
 
     async def statuses(self, native_ids: list[str], *,

@@ -16,6 +16,7 @@ import re
 import pytest
 
 from diamond_jupyter.dialects import get_commands
+from diamond_jupyter.dialects.base import private_values
 from diamond_jupyter.model import BadInput, JobState, SiteError
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
@@ -37,9 +38,10 @@ def _job(jid: str, state: str = "PENDING", *, user: str = "eve", name: str = "jo
 
 
 def _squeue(argv: list[str], jobs: list[dict[str, str]]) -> str:
-    """What squeue prints for `argv`'s `-o FORMAT`: each `%x` replaced by the job's value,
-    the format's other text as written, a newline after each job (as Slurm 22.05 does)."""
-    fmt = argv[argv.index("-o") + 1]
+    """What squeue prints for `argv`'s format (SQUEUE_FORMAT, which it gets off the command
+    line, or `-o FORMAT`): each `%x` replaced by the job's value, the format's other text as
+    written, a newline after each job (as Slurm 22.05 does)."""
+    fmt = private_values(argv).get("SQUEUE_FORMAT") or argv[argv.index("-o") + 1]
     def line(job: dict[str, str]) -> str:
         return re.sub(r"%(\w)", lambda m: job[m.group(1)], fmt) + "\n"
     return "".join(line(j) for j in jobs)
@@ -135,7 +137,8 @@ def test_every_query_gets_its_own_separator():
     """The separator is what keeps names from forging records, so two queries must never
     share one (an attacker who saw one in `ps` could write it into a name for the next)."""
     slurm = get_commands("slurm")
-    formats = {slurm.snapshot_argvs()["queue"][-1] for _ in range(50)}
+    formats = {private_values(slurm.snapshot_argvs()["queue"])["SQUEUE_FORMAT"]
+               for _ in range(50)}
     assert len(formats) == 50
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from diamond_jupyter.dialects.base import private_values
 from diamond_jupyter.dialects.flux_commands import FluxCommands, flux_commands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.outputs_common import (
@@ -55,9 +56,11 @@ def test_parse_fsd_and_hostlist():
 # -- Slurm (recorded on a real Slurm 22.05.8 cluster) -----------------------
 def test_slurm_argvs():
     argv = slurm.status_argv(["7", "8_1", "20_[1-3]"])
-    assert argv[0] == "env" and "SQUEUE_FORMAT" in argv and "SLURM_TIME_FORMAT" in argv
-    assert argv[argv.index("squeue"):argv.index("-o")] == ["squeue", "-h", "-t", "all", "-j",
-                                                          "7,8_1,20_[1-3]"]
+    assert argv[0] == "env" and "SQUEUE_FORMAT2" in argv and "SLURM_TIME_FORMAT" in argv
+    # the format (with its fresh separator) goes in SQUEUE_FORMAT, off the command line
+    assert "SQUEUE_FORMAT" not in argv and "-o" not in argv
+    assert private_values(argv)["SQUEUE_FORMAT"].startswith("%i#dj-")
+    assert argv[argv.index("squeue"):] == ["squeue", "-h", "-t", "all", "-j", "7,8_1,20_[1-3]"]
     assert slurm.submit_argv("/x/job.sh", hold=True) == ["sbatch", "--parsable", "--hold",
                                                          "/x/job.sh"]
     assert slurm.cancel_argv(["1", "2"]) == ["scancel", "1", "2"]

@@ -183,7 +183,7 @@ def test_load_run_holds_a_job_on_the_id_its_predecessor_got(monkeypatch) -> None
     calls: list[list[str]] = []
 
     class FakeTransport:
-        async def run(self, argv: list[str]):
+        async def run(self, argv: list[str], **kw):
             calls.append(argv)
             refused = "--dependency=afterany:102" in argv  # b's id: forgotten
             return SimpleNamespace(exit_status=1 if refused else 0,

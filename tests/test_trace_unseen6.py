@@ -222,7 +222,7 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
     seen_gone: list[float] = []
 
     class FakeTransport:
-        async def run(self, argv: list[str]):
+        async def run(self, argv: list[str], **kw):
             now = time.monotonic()
             calls.append((now, argv))
             if argv[0] == "sbatch":
@@ -268,7 +268,7 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
 def _fake_slurm(monkeypatch, calls: list[tuple[float, list[str]]]) -> None:
     """alpha, a Slurm site whose jobs have all ended by the first look (squeue lists none)."""
     class FakeTransport:
-        async def run(self, argv: list[str]):
+        async def run(self, argv: list[str], **kw):
             calls.append((time.monotonic(), argv))
             out = f"{_id(argv, 100)}\n" if argv[0] == "sbatch" else ""
             return SimpleNamespace(exit_status=0, stdout=out, stderr="")
@@ -324,7 +324,7 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
     calls: list[list[str]] = []
 
     class FakeTransport:
-        async def run(self, argv: list[str]):
+        async def run(self, argv: list[str], **kw):
             calls.append(argv)
             if argv[0] == "qsub":
                 return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 700)}\n", stderr="")
@@ -359,7 +359,7 @@ def test_a_release_the_scheduler_refuses_twice_is_counted_not_lost(monkeypatch) 
     calls: list[list[str]] = []
 
     class FakeTransport:
-        async def run(self, argv: list[str]):
+        async def run(self, argv: list[str], **kw):
             calls.append(argv)
             if argv[0] == "sbatch":
                 return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)}\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,3 +63,52 @@ class SchedulerCommands(Protocol):
         """Named commands whose outputs together describe the site (batched by the site layer)."""
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot: ...
+
+
+_PRIVATE_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+class PrivateArgv(list[str]):
+    """An argv whose program also needs `private_env`: variables that must reach it without
+    showing on any command line (`ps` shows every user's command lines on a login node; a
+    process's environment only its owner can read). `private_shell` turns it into a
+    command that reads their values from its stdin."""
+
+    def __init__(self, argv: list[str], private_env: dict[str, str]) -> None:
+        super().__init__(argv)
+        for name, value in private_env.items():
+            if not _PRIVATE_NAME.fullmatch(name) or "\n" in value or "\0" in value:
+                raise ValueError(f"unusable private variable {name}")
+        self.private_env = dict(private_env)
+
+
+def private_values(argv: list[str]) -> dict[str, str]:
+    """The variables `argv` needs off the command line ({} for a plain argv)."""
+    return dict(getattr(argv, "private_env", {}))
+
+
+def private_lines(names: list[str], first: int = 0) -> tuple[list[str], str]:
+    """Shell that reads one stdin line per name into `_dj<first>`, `_dj<first+1>`, ...
+    (`IFS= read -r`: the line as sent), and the assignment prefix that gives each name its
+    value for one command (`NAME="$_dj0" ...`; exported to that command only). Only fixed
+    names (checked by PrivateArgv) and fixed variable references: no value is shell text."""
+    reads, prefix = [], []
+    for i, name in enumerate(names, first):
+        reads.append(f"IFS= read -r _dj{i} || exit 255")
+        prefix.append(f'{name}="$_dj{i}"')
+    return reads, " ".join(prefix)
+
+
+def private_shell(argv: list[str]) -> tuple[list[str], bytes | None]:
+    """`argv` as a command that reads its private variables' values from stdin and then
+    runs it with them set, and the stdin to send (None for a plain argv: unchanged). The
+    values never appear on a command line: not the shell's (a fixed text), not the
+    program's."""
+    env = private_values(argv)
+    if not env:
+        return list(argv), None
+    reads, _ = private_lines(list(env))
+    exports = [f'export {name}="$_dj{i}"' for i, name in enumerate(env)]
+    script = "\n".join([*reads, *exports, 'exec "$@"'])
+    stdin = "".join(f"{v}\n" for v in env.values()).encode()
+    return ["sh", "-c", script, "sh", *argv], stdin

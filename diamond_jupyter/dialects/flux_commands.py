@@ -28,6 +28,7 @@ from .outputs_common import (
     parse_fsd,
     to_int,
     unanswered,
+    user_filter,
 )
 
 # RFC 21 state bits / result bits as they appear when printed numerically.
@@ -89,10 +90,12 @@ class FluxCommands:
         loop = 'for i; do flux job urgency "$i" default || exit 1; done'
         return ["sh", "-c", loop, "sh", *ids]
 
-    def find_by_name_argv(self, name: str) -> list[str]:
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """Jobs named `name`: `user`'s (--user), else the login's (flux jobs' default)."""
         if not name:
             raise BadInput("flux: empty job name")
-        return ["flux", "jobs", "--json", "-a", f"--name={name}"]
+        mine = [f"--user={u}"] if (u := user_filter("flux", user)) else []
+        return ["flux", "jobs", "--json", "-a", *mine, f"--name={name}"]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {

@@ -35,6 +35,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    user_filter,
     year_fix,
 )
 
@@ -105,10 +106,12 @@ class LsfCommands:
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["bresume", *self._ids(native_ids)]
 
-    def find_by_name_argv(self, name: str) -> list[str]:
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """Jobs named `name`: `user`'s (bjobs -u), else the login's (bjobs' default)."""
         if not name:
             raise BadInput("lsf: empty job name")
-        return ["bjobs", "-o", BJOBS_FIELDS, "-json", "-a", "-J", name]
+        mine = ["-u", u] if (u := user_filter("lsf", user)) else []
+        return ["bjobs", *mine, "-o", BJOBS_FIELDS, "-json", "-a", "-J", name]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {

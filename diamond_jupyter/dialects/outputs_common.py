@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
-from ..model import JobState, JobStatus, SiteError
+from ..model import BadInput, JobState, JobStatus, SiteError
 
 NULLISH = frozenset({"", "-", "n/a", "none", "(null)", "unknown", "null", "nan"})
 UNLIMITED = frozenset({"unlimited", "infinite", "inf", "infinity"})
@@ -20,6 +20,18 @@ def fail(scheduler: str, what: str, detail: str, sample: str = "") -> SiteError:
     snippet = sample.strip().replace("\n", "\\n")[:120]
     msg = f"{scheduler}: cannot parse {what}: {detail}"
     return SiteError(f"{msg} (got {snippet!r})" if snippet else msg)
+
+
+USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@-]*")  # a login name as `id -un` prints it
+
+
+def user_filter(scheduler: str, user: str | None) -> str | None:
+    """`user` checked as a login name (it goes to a scheduler's user filter); BadInput
+    otherwise."""
+    if user is not None and not USER_NAME.fullmatch(user):
+        raise BadInput(f"{scheduler}: not a user name: {user!r} (letters, digits and "
+                       "._@- only, not starting with . @ or -)")
+    return user
 
 
 def clean(value: Any) -> str | None:

@@ -22,7 +22,16 @@ import xml.etree.ElementTree as ET
 from datetime import tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, QueueLimit, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    QueueLimit,
+    SiteError,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
     fail,
@@ -35,6 +44,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    user_filter,
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
@@ -177,22 +187,26 @@ class PbsCommands:
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["qrls", *self._ids(native_ids)]
 
-    def find_by_name_argv(self, name: str) -> list[str]:
-        """`qselect -N NAME` picks the ids server-side, then qstat reports them (no ids:
-        empty output, which parses as no jobs). The name travels as "$1", never as code."""
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """`qselect -N NAME` (`-u USER`: that user's jobs only) picks the ids server-side,
+        then qstat reports them (no ids: empty output, which parses as no jobs). The name
+        and the user travel as "$1" and "$2", never as code."""
         if not name or "\n" in name:
             raise BadInput(f"pbs: unusable job name {name!r}")
+        user = user_filter("pbs", user)
         if self._acct is not None:
             # the wrappers have no qselect, and their `qstat -f` prints every job with
             # anyone's name as given (a name can hold a whole forged 'Job Id:' block):
             # Slurm's own squeue, whose records no name can forge, finds it
-            return self._acct.find_by_name_argv(name)
+            return self._acct.find_by_name_argv(name, user)
+        mine = ' -u "$2"' if user else ""
         if self.flavor == "torque":
-            script = 'ids=$(qselect -N "$1") || exit 1; [ -z "$ids" ] || exec qstat -f -x $ids'
+            script = (f'ids=$(qselect{mine} -N "$1") || exit 1; '
+                      '[ -z "$ids" ] || exec qstat -f -x $ids')
         else:
-            script = ('ids=$(qselect -x -N "$1") || exit 1; '
+            script = (f'ids=$(qselect{mine} -x -N "$1") || exit 1; '
                       '[ -z "$ids" ] || exec qstat -f -F json -x $ids')
-        return ["sh", "-c", script, "sh", name]
+        return ["sh", "-c", script, "sh", name, *([user] if user else [])]
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         if self._acct is not None:  # every user's jobs from squeue (see find_by_name_argv)
@@ -230,13 +244,63 @@ class PbsCommands:
             return self.parse_torque_xml(stdout)
         if not stdout.strip():
             return []
-        data = load_record_json("pbs", "qstat -F json", stdout, "Jobs")
+        try:
+            data = load_record_json("pbs", "qstat -F json", stdout, "Jobs")
+        except SiteError as whole:
+            # one value holding a raw newline (and quotes) spoils the whole document: each
+            # job's lines alone, the unreadable ones said as such
+            by_record = self._parse_by_record(stdout)
+            if by_record is None:
+                raise whole from None
+            return by_record
         jobs = data.get("Jobs") if isinstance(data, dict) else None
         if jobs is None:
             return []
         if not isinstance(jobs, dict):
             raise fail("pbs", "qstat -F json", "'Jobs' is not an object", stdout)
         return [self._job(jid, attrs) for jid, attrs in jobs.items() if isinstance(attrs, dict)]
+
+    def _parse_by_record(self, stdout: str) -> list[JobStatus] | None:
+        """`qstat -F json` read job by job, for a listing that does not read whole: PBS
+        prints each job's id on a line of its own (`        "ID":{`) under `"Jobs":{`, so
+        the lines from one such header to the next are that job's. Each is read alone
+        (with the same checks as a whole listing); one that does not read is kept as an
+        UNKNOWN record saying why, every other job as read. An id with two records (one
+        forged in some value) is believed in neither. None: no job header found."""
+        lines = stdout.split("\n")
+        start = next((i for i, ln in enumerate(lines)
+                      if re.fullmatch(r'\s*"Jobs"\s*:\s*\{\s*', ln)), None)
+        if start is None:
+            return None
+        indent = None
+        heads: list[tuple[int, str]] = []
+        for i in range(start + 1, len(lines)):
+            m = _JOB_HEAD.fullmatch(lines[i])
+            if m and (indent is None or m.group(1) == indent):
+                indent = m.group(1)
+                heads.append((i, m.group(2)))
+        if not heads:
+            return None
+        out: list[JobStatus] = []
+        for n, (i, jid) in enumerate(heads):
+            end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
+            body = "\n".join(lines[i:end]).rstrip()
+            if n + 1 == len(heads):  # the last job: the closers of "Jobs" and the document
+                body = re.sub(r"\s*\}\s*\}\s*$", "", body)
+            body = body.removesuffix(",")
+            try:
+                data = load_record_json("pbs", f"qstat -F json job {jid}",
+                                        '{"Jobs":{\n' + body + "\n}}", "Jobs")
+                jobs = data["Jobs"]
+                if set(jobs) != {jid} or not isinstance(jobs[jid], dict):
+                    raise fail("pbs", f"qstat -F json job {jid}", "not one job's record")
+                out.append(self._job(jid, jobs[jid]))
+            except SiteError as e:
+                out.append(_unreadable(jid, str(e).split(" (got ", 1)[0]))
+        twice = {j.native_id for j in out if sum(o.native_id == j.native_id for o in out) > 1}
+        return [j for j in out if j.native_id not in twice] + [
+            _unreadable(jid, "pbs: qstat -F json gave two records for this id (one written "
+                        "into some job's value): neither is believed") for jid in sorted(twice)]
 
     def _time(self, value: Any):
         return from_epoch(value) if str(value).strip().isdigit() else \
@@ -425,6 +489,16 @@ class PbsCommands:
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
+
+
+_JOB_HEAD = re.compile(r'(\s*)"([^"\n]+)"\s*:\s*\{\s*')  # a job's first line in -F json
+
+
+def _unreadable(jid: str, why: str) -> JobStatus:
+    """A job whose record in the listing could not be read: its state is not known."""
+    return JobStatus(native_id=jid, state=JobState.UNKNOWN,
+                     reason=f"the scheduler's record of this job could not be read ({why}; "
+                     "a value holding a raw newline?)")
 
 
 _LIMIT = re.compile(r"\[([ougp]):([^=\]]+)=([^\]]+)\]")

@@ -28,6 +28,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    user_filter,
 )
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
@@ -145,11 +146,15 @@ class SgeCommands:
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["qrls", *self._ids(native_ids)]
 
-    def find_by_name_argv(self, name: str) -> list[str]:
-        """The login's queue, then the accounting records of jobs of that name (`qacct -j NAME`):
-        a job that ended since its submit's answer was lost is found too."""
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """The login's queue (`user`'s: `-u`), then the accounting records of jobs of that
+        name (`qacct -j NAME`; `user`'s: `-o`): a job that ended since its submit's answer
+        was lost is found too. Name and user travel as "$1" and "$2", never as code."""
         if not name or "\n" in name or name.startswith("-"):
             raise BadInput(f"sge: unusable job name {name!r}")
+        if user_filter("sge", user):
+            return ["sh", "-c", 'qstat -xml -u "$2" || exit 1; qacct -o "$2" -j "$1" '
+                    "2>/dev/null; exit 0", "sh", name, user]
         return ["sh", "-c", 'qstat -xml || exit 1; qacct -j "$1" 2>/dev/null; exit 0',
                 "sh", name]
 

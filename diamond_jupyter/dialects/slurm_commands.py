@@ -26,6 +26,7 @@ from ..model import (
     QosLimits,
     SiteSnapshot,
 )
+from .base import PrivateArgv
 from .outputs_common import (
     clean,
     decode_wait_status,
@@ -44,6 +45,7 @@ from .outputs_common import (
     to_int,
     unanswered,
     unwrap,
+    user_filter,
 )
 from .slurm_script import parse_slurm_time
 
@@ -140,11 +142,21 @@ class SlurmCommands:
         self.clean_env = clean_env
 
     # -- argv ---------------------------------------------------------------
-    def _q(self, *argv: str) -> list[str]:
+    def _q(self, *argv: str, keep: tuple[str, ...] = ()) -> list[str]:
+        """`argv` with the output-format variables unset (but those in `keep`)."""
         if not self.clean_env:
             return list(argv)
-        unset = [a for var in FORMAT_ENV for a in ("-u", var)]
+        unset = [a for var in FORMAT_ENV if var not in keep for a in ("-u", var)]
         return ["env", *unset, *argv]
+
+    def _squeue(self, *argv: str) -> PrivateArgv:
+        """`squeue ARGV` printing SQUEUE_FIELDS, each followed by a fresh separator (see
+        `_SEP`), given in SQUEUE_FORMAT (same as `-o`; squeue reads it when no format option
+        is given), never on the command line: every user of the login node can read that
+        (`ps`) while squeue waits for the controller, and write the separator into a job's
+        name in time to forge a record."""
+        return PrivateArgv(self._q("squeue", *argv, keep=("SQUEUE_FORMAT",)),
+                           {"SQUEUE_FORMAT": self._squeue_format()})
 
     @staticmethod
     def _ids(native_ids: list[str]) -> str:
@@ -166,8 +178,7 @@ class SlurmCommands:
         return "".join(f"{f}{sep}" for f in SQUEUE_FIELDS.split("|"))
 
     def status_argv(self, native_ids: list[str]) -> list[str]:
-        return self._q("squeue", "-h", "-t", "all", "-j", self._ids(native_ids),
-                       "-o", self._squeue_format())
+        return self._squeue("-h", "-t", "all", "-j", self._ids(native_ids))
 
     def status_json_argv(self) -> list[str]:
         """All jobs as JSON (before 24.05 squeue --json ignores -j/-t filters)."""
@@ -232,15 +243,16 @@ class SlurmCommands:
         longer in the queue): then nothing can be concluded about the jobs asked."""
         return unanswered("slurm", exit_status, stderr)
 
-    def find_by_name_argv(self, name: str) -> list[str]:
-        """Jobs named `name`; a name holding a comma (which --name reads as a list of names)
-        is not filtered by the scheduler: the caller tells the jobs apart by their token."""
+    def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
+        """Jobs named `name` (`user`'s only, when given); a name holding a comma (which
+        --name reads as a list of names) is not filtered by the scheduler: the caller tells
+        the jobs apart by their token."""
         if not name or "\n" in name:
             raise BadInput(f"slurm: unusable job name {name!r}")
+        mine = [f"--user={u}"] if (u := user_filter("slurm", user)) else []
         if "," in name:
-            return self._q("squeue", "-h", "-t", "all", "-o", self._squeue_format())
-        return self._q("squeue", "-h", "-t", "all", f"--name={name}",
-                       "-o", self._squeue_format())
+            return self._squeue("-h", "-t", "all", *mine)
+        return self._squeue("-h", "-t", "all", *mine, f"--name={name}")
 
     def snapshot_argvs(self) -> dict[str, list[str]]:
         return {
@@ -248,7 +260,7 @@ class SlurmCommands:
             # (their AllowGroups says so)
             "partitions": self._q("scontrol", "--all", "show", "partition", "-o"),
             "nodes": self._q("scontrol", "-d", "show", "node", "-o"),
-            "queue": self._q("squeue", "-h", "-a", "-o", self._squeue_format()),
+            "queue": self._squeue("-h", "-a"),
             # the QOS limits a job meets (a site without accounting answers nothing; a
             # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "

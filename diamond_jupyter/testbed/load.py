@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dialects import get_commands
+from ..dialects.base import private_shell
 from ..model import SiteError
 from .clusters import CLUSTERS, SLURM_CLUSTERS, ClusterDef
 
@@ -220,7 +221,8 @@ class _Ends:
 
     async def _live(self, ids: list[str]) -> set[str] | None:
         """Which of `ids` wait or run; None when the scheduler did not answer."""
-        res = await self._transport.run(self._commands.status_argv(ids))
+        argv, stdin = private_shell(self._commands.status_argv(ids))
+        res = await self._transport.run(argv, stdin=stdin)
         if res.exit_status != 0:
             unanswered = getattr(self._commands, "status_unanswered", None)
             if unanswered is not None and unanswered(res.exit_status, res.stderr or ""):
@@ -347,7 +349,8 @@ CANCEL_BATCH = 200  # job ids to one scancel
 class _Runs(Protocol):
     """A Site or a transport: anything that runs an argv on a cluster."""
 
-    async def run(self, argv: list[str], *, check: bool = ...) -> Any: ...
+    async def run(self, argv: list[str], *, stdin: bytes | None = ...,
+                  check: bool = ...) -> Any: ...
 
 
 async def cancel_named(site: _Runs, prefix: str, scheduler: str = "slurm") -> int:

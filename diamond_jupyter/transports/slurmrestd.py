@@ -27,7 +27,7 @@ import httpx
 from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
-from .base import DEFAULT_COMMAND_TIMEOUT_S, OutputTooLarge, check_argv
+from .base import DEFAULT_COMMAND_TIMEOUT_S, CommandTimeout, OutputTooLarge, check_argv
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 REFUSED_RETRIES = 2  # a refused connection is tried again this many times, after
@@ -164,7 +164,7 @@ class SlurmRestTransport:
                 raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
             except httpx.TimeoutException:
-                raise SiteError(f"{self.name}: slurmrestd at {self.base} did not answer "
+                raise CommandTimeout(f"{self.name}: slurmrestd at {self.base} did not answer "
                                 f"{method} {path} in time") from None
             except httpx.HTTPError as e:
                 raise SiteError(f"{self.name}: {method} {path} at {self.base} failed: "

@@ -42,8 +42,8 @@ def test_placement_benchmark(tb, tmp_path, capsys):
 
     d = run(placement, ["--rounds", "1", "--interval", "1", "--warmup", "1", "--base", "1",
                         "--max-wait", "60", "--hedge-mode", "real"], tb, tmp_path, capsys)
-    assert d["rounds"] == 1 and set(d["policies"]) == {"fixed", "fewest_pending", "random",
-                                                        "diamond", "hedge2"}
+    assert d["rounds"] == 1 and set(d["policies"]) == {
+        "fixed", "fewest_pending", "random", "diamond", "hedge2", *placement.VARIANTS}
     assert d["rounds_all_censored"] == 0
     # a policy whose site's probe hit the 60 s bound is censored, reported apart (n 0):
     # on a test bed still busy from earlier tests that happens; the plumbing is checked
@@ -74,6 +74,8 @@ def test_placement_benchmark_on_a_replayed_log(tb, tmp_path, capsys):
     [t] = d["traces"]
     assert t["site"] == "alpha" and t["jobs"] > 0 and d["profile"] is None
     assert d["background_jobs"] == t["jobs"]
+    # the log's past went into alpha's accounting first (the default: the calibration window)
+    assert d["history_s"] == 6 * 3600 and t["history_jobs"] >= 0
     # hedge2 from the matched probes (the default): diamond's two best, no job of its own
     [r] = d["per_round"]
     h = r["hedge"]

@@ -126,3 +126,31 @@ def test_the_sites_accounting_reads_the_written_history(tb, tmp_path, site):
     for j in mine[-len(want):]:
         assert j.started_at and j.ended_at
         assert abs((j.ended_at - j.started_at).total_seconds() - 900 / SCALE) <= 1
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--profile", "busy", "--history", "600"], "go with --trace"),
+    (["--history", "-5"], "--history must be a number of real seconds"),
+    (["--history", "nan"], "--history must be a number of real seconds"),
+])
+def test_history_that_cannot_be_written_is_refused(tmp_path, capsys, args, words):
+    from diamond_jupyter.cli import main as cli
+
+    log = tmp_path / "small.swf"
+    _log(tmp_path, [(1, 100, 0, 60, 4, 600, 1), (2, 200, 0, 60, 4, 600, 1)])
+    trace_args = [] if "--profile" in args else ["--trace", str(log), "--site", "alpha"]
+    assert cli(["testbed", "load", *trace_args, *args, "--dry-run"]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_dry_run_counts_the_history_it_would_write(tmp_path, capsys):
+    import json
+
+    from diamond_jupyter.cli import main as cli
+
+    log = tmp_path / "small.swf"
+    _log(tmp_path, [(n, 100 * n, 0, 60, 4, 600, 1) for n in range(1, 40)])
+    assert cli(["testbed", "load", "--trace", str(log), "--site", "beta", "--start", "3000",
+                "--duration", "5", "--history", "600", "--dry-run", "--json"]) == 0
+    [t] = json.loads(capsys.readouterr().out)["traces"]
+    assert t["history_jobs"] == 29  # jobs 1-29 ended before log second 3,000

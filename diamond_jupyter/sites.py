@@ -668,29 +668,29 @@ class Site:
         array_of = getattr(self.commands, "array_of", None)
         return fold_array_tasks(statuses, array_of) if array_of else statuses
 
+    async def _plain_id(self, flag: str, plain: Callable[[str], bool]) -> str | None:
+        """`id FLAG` on the site: its answer when `plain` accepts it, "" when not; None
+        when the site cannot be reached (asked again next time)."""
+        try:
+            res = await self.run(["id", flag], check=False, scheduler=False, timeout=30.0)
+        except DiamondError:
+            return None
+        answer = res.stdout.strip()
+        return answer if res.ok and plain(answer) else ""
+
     async def login_user(self) -> str | None:
         """The login's user name on the site (`id -un`, asked once); None when the site
         does not tell it plainly."""
         if self._login is None:
-            try:
-                res = await self.run(["id", "-un"], check=False, scheduler=False, timeout=30.0)
-            except DiamondError:
-                return None  # unreachable: asked again next time
-            name = res.stdout.strip()
-            plain = res.ok and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._@-]*", name)
-            self._login = name if plain else ""
+            self._login = await self._plain_id("-un", lambda name: bool(
+                re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._@-]*", name)))
         return self._login or None
 
     async def login_uid(self) -> str | None:
         """The login's user number on the site (`id -u`, asked once); None when the site
         does not tell it plainly."""
         if self._uid is None:
-            try:
-                res = await self.run(["id", "-u"], check=False, scheduler=False, timeout=30.0)
-            except DiamondError:
-                return None  # unreachable: asked again next time
-            uid = res.stdout.strip()
-            self._uid = uid if res.ok and uid.isdigit() and uid.isascii() else ""
+            self._uid = await self._plain_id("-u", lambda uid: uid.isdigit() and uid.isascii())
         return self._uid or None
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:

@@ -352,8 +352,10 @@ def main(argv: list[str] | None = None) -> dict:
                    help="with --trace: center seconds per real second")
     p.add_argument("--history", type=float, default=CALIBRATION_WINDOW_S, metavar="SECONDS",
                    help="with --trace: the log's jobs that ended in these real seconds before "
-                        "the window are written into each Slurm site's accounting first, as if "
-                        "the site had replayed the log that long (0: none, as before session 23)")
+                        "the window take the place of each site's accounting first (Slurm's "
+                        "jobcomp, Grid Engine's accounting file; since session 24 in place of "
+                        "earlier runs' jobs), as if the site had replayed the log that long "
+                        "(0: none, as before session 23)")
     p.add_argument("--hedge-mode", choices=("matched", "real"), default="matched",
                    help="hedge2 from the matched probes (adds no job), or a real "
                         "`submit --hedge 2` beside them (loads the sites it measures)")

@@ -107,7 +107,9 @@ def test_the_sites_accounting_reads_the_written_history(tb, tmp_path, site):
     plan = trace.plan_replay(log, cluster(site), scale=SCALE, duration_s=10, start=6_500,
                              history_s=600.0)
     prefix = f"hist{datetime.now():%H%M%S%f}-"
-    assert load.write_history([plan], prefix) == {site: len(plan.history)} != {site: 0}
+    # appended: the suite's other jobs stay in the site's accounting
+    assert (load.write_history([plan], prefix, replace=False)
+            == {site: len(plan.history)} != {site: 0})
 
     async def go():
         fed = Federation(tb.config_path, store=Store(tmp_path / "s.sqlite"), poll_interval_s=30)
@@ -154,3 +156,56 @@ def test_a_dry_run_counts_the_history_it_would_write(tmp_path, capsys):
                 "--duration", "5", "--history", "600", "--dry-run", "--json"]) == 0
     [t] = json.loads(capsys.readouterr().out)["traces"]
     assert t["history_jobs"] == 29  # jobs 1-29 ended before log second 3,000
+
+
+@pytest.mark.parametrize("site", ["beta", "delta"])
+def test_the_history_replaces_what_the_accounting_held(tmp_path, site):
+    """A run just before (another benchmark's jobs, minutes old) must not stay the newest
+    samples of the replayed log's past: by default the history takes the file's place (in
+    place, the same file), and `replace=False` appends."""
+    from diamond_jupyter.testbed.configs import cluster_dir
+    from diamond_jupyter.testbed.gridengine import sge_dir
+
+    c = cluster(site)
+    path = (sge_dir(tmp_path, c) / "cell" / "common" / "accounting" if c.scheduler == "sge"
+            else cluster_dir(tmp_path, c) / "jobcomp.txt")
+    path.parent.mkdir(parents=True)
+    path.write_text("an earlier run's job line\n")
+    inode = path.stat().st_ino
+    log = _log(tmp_path, [(n, 1_000 * n, 30, 900, 8, 3_600, 1) for n in range(1, 6)]
+               + [(6, 7_000, 0, 60, 8, 3_600, 1)])
+    plan = trace.plan_replay(log, c, scale=SCALE, duration_s=10, start=6_500,
+                             history_s=600.0)
+    assert load.write_history([plan], "p-", base=tmp_path) == {site: 5}
+    kept = path.read_text().splitlines()
+    assert len(kept) == 5 and "earlier run" not in path.read_text()
+    assert path.stat().st_ino == inode  # the scheduler's open file, not a new one
+    assert load.write_history([plan], "q-", base=tmp_path, replace=False) == {site: 5}
+    assert path.read_text().splitlines()[:5] == kept and len(path.read_text().splitlines()) == 10
+
+
+@pytest.mark.testbed
+def test_slurmctld_appends_to_its_jobcomp_file_so_cutting_it_in_place_is_safe(tb):
+    """`write_history` cuts the jobcomp file in place while slurmctld holds it open: its
+    later lines land after the history only if it writes with O_APPEND (else at its old
+    offset, leaving a hole of zero bytes that `sacct -c` cannot read)."""
+    import os
+
+    from diamond_jupyter.testbed.clusters import base_dir
+
+    seen = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(str(base_dir())) and target.endswith("/jobcomp.txt"):
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    flags = int(re.search(r"flags:\s*(\d+)", f.read()).group(1), 8)
+                seen[target] = bool(flags & os.O_APPEND)
+    assert len(seen) >= 3 and all(seen.values()), seen  # alpha, beta and gamma

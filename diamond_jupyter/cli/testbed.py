@@ -223,6 +223,7 @@ def add_testbed_commands(sub, common) -> None:
     p.add_argument("--history", type=float, metavar="SECONDS",
                    help="with --trace: write the log's jobs that ended in these real seconds "
                         "before the window (times --scale log seconds) into the Slurm site's "
-                        "accounting, as if it had replayed the log that long already")
+                        "accounting in place of what it held, as if it had replayed the log that "
+                        "long already")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.set_defaults(fn=_tb_load)

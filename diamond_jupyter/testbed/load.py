@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -462,12 +463,16 @@ def sge_history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = ""
 
 
 def write_history(plans: list, prefix: str = "", base: Path | None = None,
-                  now: datetime | None = None) -> dict[str, int]:
-    """Append each replay's history (`trace.plan_replay(history_s=...)`) to its site's
+                  now: datetime | None = None, replace: bool = True) -> dict[str, int]:
+    """Write each replay's history (`trace.plan_replay(history_s=...)`) into its site's
     accounting (a Slurm site's jobcomp file, Grid Engine's accounting file), as if the site
     had replayed the log before the window: the engine's calibration then reads the log's
-    own recent jobs, not the test bed's other workloads. Returns the lines written per
-    site."""
+    own recent jobs. With `replace` (the default) the history takes the place of what the
+    file held, so the jobs of a run just before (another benchmark's, minutes old, hence
+    the newest samples) do not stand in the log's past; without it the lines are appended.
+    The file is cut in place, not swapped: slurmctld keeps its jobcomp file open for
+    appending (O_APPEND), so its later lines follow the history. Returns the lines
+    written per site."""
     from .clusters import base_dir, cluster
     from .configs import cluster_dir
 
@@ -486,6 +491,8 @@ def write_history(plans: list, prefix: str = "", base: Path | None = None,
         else:
             lines = history_lines(plan.history, c, now, prefix)
             path = cluster_dir(base, c) / "jobcomp.txt"
+        if replace and path.exists():
+            os.truncate(path, 0)
         with open(path, "a") as f:
             f.write("".join(lines))
         written[plan.site] = written.get(plan.site, 0) + len(lines)

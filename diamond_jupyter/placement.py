@@ -100,6 +100,7 @@ from .placement_fit import (
     aware,
     bracket_parts,
     counted_parts,
+    first_fit,
     most_gpus,
     node_checks,
     node_reserved,
@@ -135,6 +136,7 @@ from .placement_limits import (
 from .placement_sim import (
     WHOLE,
     Demand,
+    Shape,
     SimState,
     build_state,
     calibrated_views,
@@ -142,6 +144,7 @@ from .placement_sim import (
     pending_demands,
     reservation_for,
     slots_position,
+    together_start,
 )
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -646,7 +649,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended, holds)
+              stage_bytes, prior, estimates, cal, data, ended, holds, chunks)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
@@ -1146,7 +1149,7 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
     hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
         if not reasons else None
     if not reasons and hosts is None:
-        hosts = pack_chunks(fits, [n for n in nodes if n.name in fit], how)
+        hosts, missed = first_fit(fits, [n for n in nodes if n.name in fit], how)
         if hosts is None:  # not for lack of up nodes (the partitions say that)
             mine = [n for n in nodes if n.name in fit]
             short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
@@ -1156,7 +1159,10 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
             reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
                            f"together ({how} placement)"
-                           + (f": they ask {'; '.join(short)}" if short else ""))
+                           + (f": they ask {'; '.join(short)}" if short else "")
+                           + (f"; chunk {missed + 1} ({texts[missed]}) is the one left "
+                              "without a host" if missed is not None
+                              and len(texts) > 1 else ""))
     per = 1
     if len(fits) == 1 and hosts and how == "free":
         hosts, per = _free_shape(fits[0][0], fits[0][1], nodes, hosts)
@@ -1298,10 +1304,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
               data: StageData | None = None, ended: Collection[str] = (),
-              holds: dict[str, list[Wait]] | None = None) -> None:
+              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None
+              ) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
-    `holds`: the limits in use it waits for in each, QOS or queue limits)."""
+    `holds`: the limits in use it waits for in each, QOS or queue limits; `chunks`: a PBS
+    job's chunks (`_pbs_chunks`), which start when every one finds room at once)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
@@ -1341,10 +1349,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
+        # a PBS job's chunks, each on the nodes of the queue that can hold one of it: the
+        # probe above asks the least any chunk asks; they start when all find room at once
+        shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig
+                                                         if nodes[i].name in ok), False)
+                  for r, ok in chunks[0]] if chunks is not None else []
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req, tier: int | None = p.priority_tier) -> float:
+                     req: Req = req, tier: int | None = p.priority_tier,
+                     shapes: list[Shape] = shapes) -> float:
             if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
                 queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
@@ -1354,6 +1368,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 starts = [x for d in group if (x := earliest_start(
                     st, queue, d, reservation=reservation, probe_at=at)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
+            if start is not None and shapes:
+                at_once = together_start(st, shapes, start, chunks[1] if chunks else "free",
+                                         empty_only=req.whole)
+                said = f"partition {name}: its chunks find room all at once at " \
+                    f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)"
+                if at_once is not None and at_once > start and said not in v.notes:
+                    v.notes.append(said)
+                start = at_once
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S

@@ -68,7 +68,7 @@ from datetime import datetime, timedelta
 from math import ceil
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from .calibration import (
     SiteCalibration,
@@ -198,6 +198,9 @@ class SiteVerdict(BaseModel):
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
     speed_factor: float | None = None  # the site's, for explaining runtimes
+    # what the job takes in its partition, for a heterogeneous job's components placed
+    # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
+    _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
 
 
 @dataclass(frozen=True)
@@ -1495,6 +1498,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         share = min(1.0, max(req.cpn / small.cpus if small.cpus else 1.0,
                              req.gpn / small.gpus if small.gpus else 0.0,
                              req.mem / small.memory_mb if small.memory_mb else 0.0))
+    v._shape = (req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, frozenset(
+        x for x in members.get(pname, []) if x in fit
+        and (len(req.nodelist) < req.nodes or x in req.nodelist)))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -1690,6 +1696,42 @@ def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
     return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
 
 
+def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
+                   now: datetime, ended: Collection[str]) -> None:
+    """A heterogeneous job's start (`v`, its components combined) moved out to when every
+    component finds room at once on what the running jobs leave: each was placed as if the
+    others, where they wait, took nothing, yet they start together and none holds what
+    another holds (`_occupy` does this only for a component that starts now)."""
+    got = [v._shape, *(w._shape for w in later)]
+    if v.estimated_start is None or any(g is None for g in got):
+        return
+    nodes = site_nodes(snap)
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, partition_members(snap, nodes), now, part_max, ended=ended)
+    idx = st.index()
+    shapes = [Shape(n, c, g, frozenset(idx[x] for x in names if x in idx))
+              for n, c, g, names in filter(None, got)]
+    start = (v.estimated_start - now).total_seconds()
+    at_once = together_start(st, shapes, start)
+    if at_once is None:
+        v.notes.append("its components never find room all at once while the running jobs "
+                       "end (the start is a lower bound)")
+        return
+    if at_once <= start:
+        return
+    shift = timedelta(seconds=at_once - start)
+    v.notes.append(f"its components find room all at once at +{hms(at_once)} (alone, each "
+                   "finds it sooner; they start together, none on what another holds)")
+    v.estimated_start += shift
+    if v.estimated_finish is not None:
+        v.estimated_finish += shift
+    if v.raw_start is None or v.raw_start < v.estimated_start:
+        v.raw_start = v.estimated_start
+    if v.start_bound is not None:
+        v.start_bound = max(v.start_bound, v.estimated_start)
+    v.verdict = "BUSY"
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -1747,6 +1789,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
             combine(v, others, labels, c.scheduler,
                     lambda t: "+" + hms((t - now).total_seconds()))
+            if v.feasible and c.scheduler == "slurm":
+                _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         return v
 
     verdicts = [judge(c, s) for c, s in sites]

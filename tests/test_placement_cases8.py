@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases import NOW, hera, only, reasons, run
+from test_placement_cases5 import busy
 from test_placement_cases6 import _pbs_job, kestrel
 
 
@@ -69,3 +70,47 @@ def test_pbs_the_reason_names_the_chunk_left_without_a_host():
     assert reasons(p, "kestrel") == (
         "the chunks 1:ncpus=8:ngpus=2+6:ncpus=4 do not fit the site's nodes together "
         "(scatter placement); chunk 2 (6:ncpus=4) is the one left without a host")
+
+
+# --------------------------------------------------------------- Slurm hetjobs held together
+
+A100_TWICE = ("#SBATCH -p gpu --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n"
+              "#SBATCH -p gpu --gres=gpu:a100:4")
+
+
+def test_hetjob_components_that_both_wait_do_not_count_on_the_same_node():
+    # g01's 4 A100 free at +2 h, g02's at +3 h: each component of 4 A100 alone starts at
+    # +2 h on g01; together the second needs g02: the job starts at +3 h (before: +2 h)
+    jobs = [busy("11", "g01", 2, 64, "gpu", walltime_h=4, gpus=4),
+            busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4)]
+    v = only(run(A100_TWICE, hera(jobs=jobs, alloc={"g01": (64, 4), "g02": (64, 4)})),
+             "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    assert v.estimated_finish == hours(4)
+    assert has_note(v, "its components find room all at once at +3:00:00")
+
+
+def test_hetjob_waiting_components_that_fit_one_node_together_are_not_moved():
+    # two components of 2 A100 and 8 CPUs: both fit g01 once it frees at +2 h
+    jobs = [busy("11", "g01", 2, 64, "gpu", walltime_h=4, gpus=4),
+            busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4)]
+    v = run("#SBATCH -p gpu --gres=gpu:a100:2 -c 8 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -p gpu --gres=gpu:a100:2 -c 8",
+            hera(jobs=jobs, alloc={"g01": (64, 4), "g02": (64, 4)})).verdict("hera")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_hetjob_exclusive_components_each_need_an_empty_node():
+    # debug holds c01 and c02, each running a 4-CPU job, c01's ending at +1 h and c02's at
+    # +2 h. Two components, each one whole node of debug: alone each takes c01 at +1 h;
+    # together the second needs c02 empty: +2 h
+    jobs = [busy("1", "c01", 1, 4, "debug", walltime_h=3),
+            busy("2", "c02", 2, 4, "debug", walltime_h=3)]
+    site = hera(jobs=jobs, alloc={"c01": (4, 0), "c02": (4, 0)})
+    v = run("#SBATCH -p debug -N 1 --exclusive -t 0:20:00\n#SBATCH hetjob\n"
+            "#SBATCH -p debug -N 1 --exclusive -t 0:20:00", site).verdict("hera")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # without --exclusive both share c01's free CPUs at once: now
+    v = run("#SBATCH -p debug -N 1 -c 4 -t 0:20:00\n#SBATCH hetjob\n"
+            "#SBATCH -p debug -N 1 -c 4 -t 0:20:00", site).verdict("hera")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

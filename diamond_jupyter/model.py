@@ -749,6 +749,8 @@ class Node(_Model):
     weight: int | None = None
     # GPUs by the socket they are bound to (Gres `(S:0)`); None: any socket's CPUs serve
     gpu_sockets: dict[int, int] | None = None
+    # the host's model as the scheduler names it (LSF lshosts `model`); None: not said
+    host_model: str | None = None
 
 
 class SiteSnapshot(_Model):

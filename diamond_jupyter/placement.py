@@ -122,6 +122,7 @@ from .placement_limits import (
     assoc_wait,
     force_share,
     job_qos,
+    lsf_host_limits,
     lsf_limits,
     lsf_slots,
     lsf_user_misses,
@@ -399,7 +400,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
         why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
         reasons += why
-    unread_select: list[str] = []  # LSF select[] terms this code cannot check
+    unread_select: list[str] = []  # why LSF select[] terms are not checked here
     if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
         for d in spec.unknown:
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
@@ -564,6 +565,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                      part_max)
             other += never
             holds[p.name] += [wait] if wait else []
+            pfit = fits[p.name] = _lsf_host_limited(req, p, account, snap, now, part_max,
+                                                    pfit, members, other, holds, adjusted)
+            wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -656,8 +660,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += [f"select[] term {t!r} is not checked here (bsub decides)"
-                for t in unread_select]
+    v.notes += unread_select
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -671,6 +674,41 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
+                      now: datetime, part_max: dict[str, float], pfit: set[str],
+                      members: dict[str, list[str]], other: list[str],
+                      holds: dict[str, list[Wait]], adjusted: dict[str, list[str]]
+                      ) -> set[str]:
+    """The hosts of queue `p` the job may use under the `blimits` limits on hosts: those
+    whose limit is below what it asks of a host are never used (a reason when too few are
+    left); those in use up to their limit are passed over while enough others are free,
+    else it waits for enough of their jobs to end (`holds`)."""
+    banned, full = lsf_host_limits(req, p, account, snap, now, part_max)
+    if not banned and not full:
+        return pfit
+    mine = [x for x in members.get(p.name, []) if x in pfit]
+    kept = [x for x in mine if x not in banned]
+    if len(kept) < req.nodes <= len(mine):
+        why = next(banned[x] for x in mine if x in banned)
+        other.append(f"needs {req.nodes} host{'s' if req.nodes > 1 else ''}, queue {p.name} "
+                     f"has {len(kept)} its host limits let it use ({why})")
+        return pfit  # said once: the hosts' sizes do not add another reason
+    pfit = pfit - set(banned)
+    now_ok = [x for x in kept if x not in full]
+    held = [x for x in kept if x in full]
+    if not held:
+        return pfit
+    if len(now_ok) >= req.nodes:
+        adjusted[p.name].append(f"queue {p.name}: hosts {_few(set(held))} passed over: "
+                                f"{full[held[0]][0]}")
+        return pfit - set(held)
+    ats = sorted(full[x][1] for x in held)
+    at = ats[min(len(ats), req.nodes - len(now_ok)) - 1]
+    holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
+                                  "on those hosts end"))
+    return pfit
 
 
 def _queue_unknown(v: SiteVerdict, why: str) -> None:
@@ -979,62 +1017,143 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
 
 
-_SELECT_TERM = re.compile(r"(\w+)\s*(==|!=|>=|<=|>|<|=)\s*\"?([\w.\-]+)\"?")
 
 
-def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
-    """The hosts an LSF select string (`select[ngpus>0 && maxmem>=200000]`, `||` between
-    alternatives, bare words boolean resources) lets the job use, and its terms that cannot
-    be told from what is known of the hosts (ncpus, ngpus, maxmem/mem in MB, type and
-    features are; those are left to bsub): None when no term can be checked."""
-    body = text.strip()
-    if body.startswith("select[") and body.endswith("]"):
-        body = body[len("select["):-1]
-    unread: list[str] = []
-    fields: dict[str, Callable[[Node], float | str | None]] = {
-        "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
-        "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
-        "type": lambda n: norm_arch(n.architecture)}
-    ops: dict[str, Callable[[float, float], bool]] = {
-        "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
-        ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-        "<": lambda a, b: a < b}
+_SELECT_TOKEN = re.compile(r"\s*(&&|\|\||==|!=|>=|<=|[<>=!()]|\"[^\"]*\"|'[^']*'|[\w.\-/:@]+)")
+# what `lshosts`/`bhosts` (LSHOSTS_FIELDS, BHOSTS_FIELDS) give of a host, by select[] name
+_SELECT_FIELDS: dict[str, Callable[[Node], float | str | None]] = {
+    "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
+    "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
+    "type": lambda n: norm_arch(n.architecture), "model": lambda n: n.host_model,
+    "hname": lambda n: n.name}
+# LSF's other built-in indices (load, swap, tmp, CPU factor ...): not in those outputs
+_SELECT_UNREAD = {"r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "maxswp",
+                  "maxtmp", "cpuf", "ndisks", "ncores", "nthreads", "nprocs", "status",
+                  "server", "rexpri"}
+_SELECT_OPS: dict[str, Callable[[float, float], bool]] = {
+    "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b}
 
-    def term_ok(term: str, n: Node) -> bool | None:
-        term = term.strip().strip("()")
-        if re.fullmatch(r"[\w.\-]+", term):  # a boolean resource: one of its features
-            return term in n.features
-        m = _SELECT_TERM.fullmatch(term)
-        if m is None or m.group(1).lower() not in fields:
+
+class _Select:
+    """An LSF select string read as LSF reads it (`||`/`or`, `&&`/`and`, `!`/`not`,
+    parentheses, comparisons, `defined(x)`, bare boolean resources) and told per host in
+    three values: True, False, None (a term the recorded outputs do not give)."""
+
+    def __init__(self, body: str) -> None:
+        self.toks, pos = [], 0
+        while pos < len(body) and (m := _SELECT_TOKEN.match(body, pos)) is not None:
+            self.toks.append(m.group(1))
+            pos = m.end()
+        if body[pos:].strip():
+            raise ValueError(f"cannot read {body[pos:].strip()!r}")
+        self.unread: list[str] = []
+        self.checked = False
+
+    def ok(self, n: Node) -> bool | None:
+        self.i, self.n = 0, n
+        got = self._or()
+        if self.i != len(self.toks):
+            raise ValueError(f"unexpected {self.toks[self.i]!r}")
+        return got
+
+    def _peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def _take(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError("it ends too soon")
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def _or(self) -> bool | None:
+        vals = [self._and()]
+        while self._peek() in ("||", "or"):
+            self._take()
+            vals.append(self._and())
+        return True if True in vals else None if None in vals else False
+
+    def _and(self) -> bool | None:
+        vals = [self._not()]
+        while self._peek() in ("&&", "and"):
+            self._take()
+            vals.append(self._not())
+        return False if False in vals else None if None in vals else True
+
+    def _not(self) -> bool | None:
+        if self._peek() in ("!", "not"):
+            self._take()
+            got = self._not()
+            return None if got is None else not got
+        return self._atom()
+
+    def _atom(self) -> bool | None:
+        tok = self._take()
+        if tok == "(":
+            got = self._or()
+            if self._take() != ")":
+                raise ValueError("a parenthesis is not closed")
+            return got
+        if tok == "defined" and self._peek() == "(":
+            self._take()
+            name = self._take()
+            if self._take() != ")":
+                raise ValueError("defined( is not closed")
+            return self._said(f"defined({name})", self._defined(name))
+        if self._peek() in _SELECT_OPS:
+            op, want = self._take(), self._take().strip("\"'")
+            return self._said(f"{tok}{op}{want}", self._compare(tok.lower(), op, want))
+        # a bare word: a boolean resource the host has (lshosts RESOURCES)
+        known = tok.lower() in _SELECT_FIELDS or tok.lower() in _SELECT_UNREAD
+        return self._said(tok, None if known else tok in self.n.features)
+
+    def _said(self, term: str, got: bool | None) -> bool | None:
+        if got is None and term not in self.unread:
+            self.unread.append(term)
+        self.checked |= got is not None
+        return got
+
+    def _defined(self, name: str) -> bool | None:
+        if name.lower() in _SELECT_FIELDS:
+            return _SELECT_FIELDS[name.lower()](self.n) not in (None, "")
+        return None if name.lower() in _SELECT_UNREAD else name in self.n.features
+
+    def _compare(self, name: str, op: str, want: str) -> bool | None:
+        if name not in _SELECT_FIELDS:
             return None
-        have = fields[m.group(1).lower()](n)
-        want: float | str | None = m.group(3)
-        if m.group(1).lower() == "type":
-            want = norm_arch(str(want))
-            if have is None:
+        have = _SELECT_FIELDS[name](self.n)
+        if name in ("type", "model", "hname"):  # strings: equal or not
+            if name == "type" and want.lower() == "any":
+                return True
+            if have is None or op not in ("==", "=", "!="):
                 return None
-            return have == want if m.group(2) in ("==", "=") else have != want
+            same = have == (norm_arch(want) if name == "type" else want)
+            return same if op != "!=" else not same
         try:
-            return ops[m.group(2)](float(have or 0), float(str(want)))
+            return _SELECT_OPS[op](float(have or 0), float(want))
         except ValueError:
             return None
 
-    alternatives = [[t for t in re.split(r"&&|\band\b", alt) if t.strip()]
-                    for alt in re.split(r"\|\||\bor\b", body)]
-    checked = False
-    meet: set[str] = set()
-    for n in nodes:
-        for terms in alternatives:
-            results = [term_ok(t, n) for t in terms]
-            for t, r in zip(terms, results, strict=True):
-                if r is None and t.strip() not in unread:
-                    unread.append(t.strip())
-            if any(r is not None for r in results):
-                checked = True
-            if all(r is not False for r in results):
-                meet.add(n.name)
-                break
-    return (meet if checked else None), unread
+
+def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
+    """The hosts an LSF select string (`select[(ngpus>0 || model==EPYC) && !bigmem]`) lets
+    the job use, and its terms that cannot be told from what the recorded `lshosts`/
+    `bhosts` give of the hosts (ncpus, ngpus, maxmem/mem in MB, type, model, hname and
+    boolean resources are; load indices, swap, tmp and others are left to bsub): None when
+    no term can be checked. A string it cannot read is left to bsub whole."""
+    body = text.strip()
+    if body.startswith("select[") and body.endswith("]"):
+        body = body[len("select["):-1]
+    try:
+        sel = _Select(body)
+        meet = {n.name for n in nodes if sel.ok(n) is not False}
+    except ValueError as e:
+        return None, [f"select[{body}] is not checked here: this code cannot read it ({e}; "
+                      "bsub decides)"]
+    return (meet if sel.checked else None), [
+        f"select[] term {t!r} is not checked here: the hosts' recorded outputs (lshosts, "
+        "bhosts) do not give it (bsub decides)" for t in sel.unread]
 
 
 def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,

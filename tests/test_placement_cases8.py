@@ -114,3 +114,144 @@ def test_hetjob_exclusive_components_each_need_an_empty_node():
     v = run("#SBATCH -p debug -N 1 -c 4 -t 0:20:00\n#SBATCH hetjob\n"
             "#SBATCH -p debug -N 1 -c 4 -t 0:20:00", site).verdict("hera")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+# --------------------------------------------------------------- LSF select[] and host limits
+
+# wren as `lshosts`/`bhosts -json` give it: w1-w2 XeonGold 32 CPUs 192 GB with ib; w3
+# EPYC 64 CPUs 512 GB with ib and bigmem; w4 EPYC 64 CPUs 512 GB, nothing else
+WREN = (("w1", "XeonGold", 32, "192G", "(ib)"), ("w2", "XeonGold", 32, "192G", "(ib)"),
+        ("w3", "EPYC", 64, "512G", "(ib bigmem)"), ("w4", "EPYC", 64, "512G", ""))
+
+
+def _wjob(jid: str, user: str, slots: int, host: str, left_h: float, limit_h: int = 4
+          ) -> dict:
+    def t(h: float) -> str:
+        return (NOW + timedelta(hours=h)).strftime("%b %d %H:%M:%S %Y")
+    started = left_h - limit_h
+    return {"JOBID": jid, "STAT": "RUN", "USER": user, "QUEUE": "normal",
+            "JOB_NAME": f"j{jid}", "SUBMIT_TIME": t(started - 1), "START_TIME": t(started),
+            "SLOTS": str(slots), "EXEC_HOST": f"{slots}*{host}",
+            "RUNTIMELIMIT": f"{limit_h * 60}.0/{host}"}
+
+
+def wren(*jobs: dict, limits: str | None = None):
+    import json
+    from datetime import timezone
+
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+
+    used: dict[str, int] = {}
+    for j in jobs:
+        used[j["EXEC_HOST"].split("*")[1]] = used.get(j["EXEC_HOST"].split("*")[1], 0) \
+            + int(j["SLOTS"])
+    hosts = {"RECORDS": [{"HOST_NAME": h, "STATUS": "closed_Full" if used.get(h) == c
+                          else "ok", "MAX": str(c), "NJOBS": str(used.get(h, 0)),
+                          "RUN": str(used.get(h, 0))} for h, _, c, _, _ in WREN]}
+    lshosts = {"RECORDS": [{"HOST_NAME": h, "type": "X86_64", "model": m, "ncpus": str(c),
+                            "maxmem": mem, "RESOURCES": res} for h, m, c, mem, res in WREN]}
+    queues = {"RECORDS": [{"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-",
+                           "RUNLIMIT": "1440.0 min"}]}
+    outputs = {"hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
+               "queues": json.dumps(queues), "queue": json.dumps({"RECORDS": list(jobs)}),
+               "user": "alice\n", **({"limits": limits} if limits is not None else {})}
+    snap = LsfCommands(tz=timezone.utc).parse_snapshot("wren", outputs)
+    snap = snap.model_copy(update={"taken_at": NOW})
+    snap.partitions[0].default = True
+    return SiteConfig(name="wren", scheduler="lsf"), snap
+
+
+def lsf(select: str, n: int = 16, *more: str) -> str:
+    return "\n".join([f"#BSUB -n {n}", f'#BSUB -R "select[{select}]"',
+                      '#BSUB -R "span[hosts=1]"', "#BSUB -W 1:00", *more])
+
+
+def test_lsf_select_model_is_read_from_lshosts():
+    # model==Skylake: no wren host is one. Before, model was never checked: READY
+    p = run(lsf("model==Skylake"), wren())
+    assert reasons(p, "wren") == "no host meets select[model==Skylake] that can run it " \
+        "(hosts: w1, w2, w3, w4)"
+    # model==EPYC: w3 and w4; with both full until +2 h and +3 h the job waits for w3
+    jobs = (_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 64, "w4", 3))
+    v = only(run(lsf("model==EPYC"), wren(*jobs)), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_lsf_select_hname_excludes_hosts():
+    # every host but w3 and w4 has 32 CPUs: 48 slots on one host fit none of the others
+    p = run(lsf("hname!=w3 && hname!=w4", 48), wren())
+    assert reasons(p, "wren").startswith("no host meets select[hname!=w3 && hname!=w4]")
+    jobs = (_wjob("1", "bob", 64, "w3", 2),)
+    v = only(run(lsf("hname!=w3", 48), wren(*jobs)), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)  # w4
+    v = only(run(lsf("hname==w3", 48), wren(*jobs)), "wren", "normal")
+    assert v.estimated_start == hours(2)
+
+
+def test_lsf_select_parentheses_not_and_or_nest():
+    # (model==EPYC || ib) && !bigmem: w1, w2 (ib) and w4 (EPYC), not w3 (bigmem). 64 slots
+    # on one host: w4 only, held until +3 h (w3 is free now, but excluded). Before, `||`
+    # split the string at the top level and `!bigmem` was not read: READY on w3
+    jobs = (_wjob("2", "bob", 64, "w4", 3),)
+    v = only(run(lsf("(model==EPYC || ib) && !bigmem", 64), wren(*jobs)), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    # `not` and `and` are LSF's words for the same
+    v = only(run(lsf("(model==EPYC or ib) and not bigmem", 64), wren(*jobs)), "wren")
+    assert v.estimated_start == hours(3)
+
+
+def test_lsf_select_defined_and_type_any():
+    # defined(bigmem): w3 only; type==any && maxmem>400000: w3 and w4
+    jobs = (_wjob("1", "bob", 64, "w3", 2),)
+    v = only(run(lsf("defined(bigmem)", 8), wren(*jobs)), "wren")
+    assert v.estimated_start == hours(2)
+    v = only(run(lsf("type==any && maxmem>400000", 8), wren(*jobs)), "wren")
+    assert v.estimated_start == NOW
+    assert reasons(run(lsf("defined(fpga)", 8), wren()), "wren").startswith(
+        "no host meets select[defined(fpga)]")
+
+
+def test_lsf_select_terms_the_outputs_do_not_give_are_said():
+    # swp and tmp are load indices: lshosts/bhosts as asked do not give them. The other
+    # term still holds: ncpus>=64 keeps w3-w4 (both full until +2 h)
+    jobs = (_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 64, "w4", 2))
+    v = only(run(lsf("swp>2000 && tmp>100 && ncpus>=64", 8), wren(*jobs)), "wren")
+    assert v.estimated_start == hours(2)
+    assert has_note(v, "select[] term 'swp>2000' is not checked here: the hosts' recorded "
+                       "outputs (lshosts, bhosts) do not give it (bsub decides)")
+    assert has_note(v, "select[] term 'tmp>100' is not checked here")
+    # a string this code cannot read is left to bsub whole, and said
+    v = only(run(lsf("ncpus>=", 8), wren()), "wren")
+    assert has_note(v, "select[ncpus>=] is not checked here: this code cannot read it")
+
+
+WREN_HOST_LIMITS = """INTERNAL RESOURCE LIMITS:
+
+NAME            USERS       QUEUES      HOSTS       PROJECTS    SLOTS   MEM      TMP  SWP  JOBS
+epyc_cap        -           -           w3          -           16/32   -        -    -    -
+epyc_cap        -           -           w4          -           0/24    -        -    -    -
+"""
+
+
+def test_lsf_host_limits_pass_over_hosts_in_use_up_to_their_limit():
+    # 32 slots on one host: w4's limit is 24 (never there); w3's is 32 with 16 in use
+    # (bob's job ending at +2 h); w1/w2 have 32 CPUs: READY now there
+    jobs = (_wjob("1", "bob", 16, "w3", 2),)
+    v = only(run(lsf("ncpus>0", 32), wren(*jobs, limits=WREN_HOST_LIMITS)), "wren")
+    assert v.estimated_start == NOW
+    assert has_note(v, "queue normal: hosts w3 passed over: limit epyc_cap on hosts w3")
+    # 24 slots on the bigmem host (w3): 16 + 24 is above its limit of 32 though it has 48
+    # CPUs free: it waits for bob's job, +2 h. Before, HOSTS limits were not read: READY
+    v = only(run(lsf("bigmem", 24), wren(*jobs, limits=WREN_HOST_LIMITS)), "wren")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert any("limit epyc_cap on hosts w3 (lsb.resources, blimits): 16 of its 32 slots are "
+               "in use and the job needs 24" in w for w in v.waits_for)
+
+
+def test_lsf_host_limits_below_what_the_job_asks_of_a_host():
+    # 48 slots on one host of model EPYC: w3's limit (32) and w4's (24) are both below
+    p = run(lsf("model==EPYC", 48), wren(limits=WREN_HOST_LIMITS))
+    assert reasons(p, "wren") == (
+        "needs 1 host, queue normal has 0 its host limits let it use (needs 48 slots on a "
+        "host, limit epyc_cap on hosts w3 (lsb.resources, blimits) allows 32)")

@@ -228,6 +228,7 @@ class LsfCommands:
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],
                 architecture=_arch(htype) or _arch(clean(s.get("MODEL"))),
+                host_model=clean(s.get("MODEL")),
             ))
         return out
 

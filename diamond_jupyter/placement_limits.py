@@ -73,7 +73,18 @@ def _room_after(jobs: list[JobStatus], used: Callable[[JobStatus], int], need: i
 
 
 def _tres_of(j: JobStatus) -> dict[str, int]:
-    return {"cpu": j.cpus or 0, "node": j.nodes or 1, "gres/gpu": j.gpus or 0}
+    return {"cpu": j.cpus or 0, "node": j.nodes or 1, "gres/gpu": j.gpus or 0,
+            "mem": (j.memory_mb or 0) * (j.nodes or 1)}
+
+
+def _need(req: Req, jobs: list[JobStatus]) -> dict[str, int]:
+    """What the job adds to a limit's TRES in use. Memory only where every running job it
+    counts with says what it holds (squeue's tres-alloc was read): else it is not known
+    what they hold, and memory is not counted (as before that was read)."""
+    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
+    if all(j.memory_mb is not None for j in jobs):
+        need["mem"] = req.nodes * req.mem
+    return need
 
 
 def _partition_qos(snap: SiteSnapshot) -> dict[str, str]:
@@ -94,7 +105,6 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
     limits of its QOS and the partition's, as the jobs running under them end; None when
     there is room now (or nothing is known of those limits)."""
     known = snap.qos or {}
-    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
     waits: list[Wait] = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = known.get(name)
@@ -102,6 +112,7 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
             continue
         running = [j for j in under_qos(q, snap) if j.state == JobState.RUNNING]
         mine = [j for j in running if snap.user and j.user == snap.user]
+        need = _need(req, running)
         for jobs, caps, what, codes, whose in (
                 (running, q.grp_tres, "GrpTRES", _GRP_REASON, "running jobs under it hold"),
                 (mine if snap.user else None, q.max_tres_per_user, "MaxTRESPerUser",
@@ -310,8 +321,8 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
     chain = _chain(snap, account, p.name)
     if not chain:
         return None
-    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
     running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    need = _need(req, running)
     waits: list[Wait] = []
     below: set[str | None] = set()
     for a in chain:

@@ -10,8 +10,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from test_placement_cases import NOW, hera, only, reasons, run
-from test_placement_cases5 import busy
-from test_placement_cases6 import _pbs_job, kestrel
+from test_placement_cases5 import PARTITIONS, busy, node_lines
+from test_placement_cases6 import QOS, _pbs_job, kestrel, running
+from test_placement_cases6 import slurm as slurm6
+
+from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.slurm_commands import TRES_FIELDS, SlurmCommands, parse_tres_alloc
 
 
 def has_note(v, text: str) -> bool:
@@ -255,3 +259,81 @@ def test_lsf_host_limits_below_what_the_job_asks_of_a_host():
     assert reasons(p, "wren") == (
         "needs 1 host, queue normal has 0 its host limits let it use (needs 48 slots on a "
         "host, limit epyc_cap on hosts w3 (lsb.resources, blimits) allows 32)")
+
+
+# --------------------------------------------------------------- Slurm QOS memory in use
+
+def tres_line(jid: str, tres: str, array: tuple[str, str] | None = None,
+              het: tuple[str, str] | None = None) -> str:
+    """One running job as `squeue -h -t RUNNING -O TRES_FIELDS` prints it: each field
+    padded to its size, then '|'."""
+    fields = [(jid, 24), ((array or (jid, ""))[0], 24), ((array or ("", "N/A"))[1], 24),
+              ((het or ("0", ""))[0], 24), ((het or ("", "N/A"))[1], 12), (tres, 400)]
+    return "".join(f"{v:<{w}}|" for v, w in fields)
+
+
+def memtitan(*queue: str, tres: str | None, qos_of: dict[str, str], mem: dict[str, int]):
+    """olympus's nodes (n1-n4 48 CPUs 192000 MB) with team's GrpTRES mem=300G; `tres`:
+    the running jobs' tres-alloc lines (None: not read, as by an older engine)."""
+    qos = QOS.replace("team||||cpu=96|||||", "team||||mem=300G|||||")
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(
+        alloc={n: 8 for n in mem}, mem=mem), "queue": "\n".join(queue),
+        "queue_qos": "".join(f"{j}|{q}\n" for j, q in qos_of.items()), "qos": qos,
+        "assoc": "user|alice\nalice|proj||normal|normal,team\n",
+        **({"queue_tres": tres} if tres is not None else {})}
+    snap = slurm6.parse_snapshot("titan", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="titan", metadata={"architecture": "x86_64"}), snap
+
+
+def test_a_qos_memory_limit_in_use_counts_the_running_jobs_memory():
+    # team: GrpTRES mem=300G (307200 MB). bob's job holds 150G on n1 (ends at +1 h),
+    # carol's 100G on n2 (+3 h): 256000 MB in use. 80G more is above the limit until bob's
+    # ends: +1 h, though n3 and n4 are idle. Before, a running job's memory was never read
+    # and the job was READY now
+    jobs = (running("101", "bob", "n1", 8, 3, 4), running("102", "carol", "n2", 8, 1, 4))
+    tres = "\n".join((tres_line("101", "cpu=8,mem=150G,node=1,billing=8"),
+                      tres_line("102", "cpu=8,mem=100G,node=1,billing=8"))) + "\n"
+    site = memtitan(*jobs, tres=tres, qos_of={"101": "team", "102": "team"},
+                    mem={"n1": 153600, "n2": 102400})
+    v = only(run("#SBATCH -q team\n#SBATCH -c 4\n#SBATCH --mem=80G\n#SBATCH -p compute",
+                 site), "titan", "compute")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert any("QOS team's GrpTRES mem=307200 is in use: running jobs under it hold 256000 "
+               "MB memory, the job needs 81920: it waits until enough of them end "
+               "(QOSGrpMemLimit)" in w for w in v.waits_for)
+    # 40G fits beside them: now
+    v = run("#SBATCH -q team\n#SBATCH -c 4\n#SBATCH --mem=40G\n#SBATCH -p compute",
+            site).verdict("titan")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_a_qos_memory_limit_is_not_counted_when_the_jobs_memory_was_not_read():
+    # the same queue read without tres-alloc: what the running jobs hold is not known, so
+    # the memory limit is not counted (as before): READY now
+    jobs = (running("101", "bob", "n1", 8, 3, 4), running("102", "carol", "n2", 8, 1, 4))
+    site = memtitan(*jobs, tres=None, qos_of={"101": "team", "102": "team"},
+                    mem={"n1": 153600, "n2": 102400})
+    v = run("#SBATCH -q team\n#SBATCH -c 4\n#SBATCH --mem=80G\n#SBATCH -p compute",
+            site).verdict("titan")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_tres_alloc_is_read_by_every_id_squeue_prints():
+    # a plain job, an array task (77_3, JobID 80) and a hetjob component (90+1, JobID 91):
+    # each is found by the id %i prints; a line without mem= is skipped
+    text = "\n".join((tres_line("60", "cpu=4,mem=4000M,node=1"),
+                      tres_line("80", "cpu=2,mem=2G,node=1", array=("77", "3")),
+                      tres_line("91", "cpu=1,mem=1G,node=1", het=("90", "1")),
+                      tres_line("95", "cpu=1,node=1"), "garbage line"))
+    got = parse_tres_alloc(text)
+    assert got == {"60": 4000, "80": 2048, "77_3": 2048, "91": 1024, "90+1": 1024}
+    # asked with every snapshot, running jobs only, the fields padded and ended by '|'
+    argv = SlurmCommands().snapshot_argvs()["queue_tres"]
+    assert argv[-3:] == ["sh", "-c", f"squeue -h -a -t RUNNING -O '{TRES_FIELDS}' "
+                                     "2>/dev/null; exit 0"]
+    assert "tres-alloc:400|" in TRES_FIELDS and "queue_tres" in SlurmCommands.live_outputs
+    # a job of two nodes holding 64G in all holds 32G a node
+    jobs = (running("101", "bob", "n1", 8, 3, 4).replace("|1|8|", "|2|8|"),)
+    site = memtitan(*jobs, tres=tres_line("101", "cpu=8,mem=64G,node=2") + "\n",
+                    qos_of={"101": "team"}, mem={"n1": 32768})
+    assert site[1].jobs[0].memory_mb == 32768

@@ -268,13 +268,19 @@ class SlurmCommands:
             # the QOS and account each queued or running job is under (their use counts
             # against the limits of both) and whether it shares its CPUs, read with the queue
             "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a|%h"),
+            # what each running job holds (tres-alloc: its memory above all, which the
+            # queue listing lacks and a QOS's or association's `mem` TRES counts); `-O`
+            # fields padded to their size, each ended by '|'. A Slurm that lacks one of the
+            # fields answers nothing: memory is then not counted, the rest stands
+            "queue_tres": self._q("sh", "-c", "squeue -h -a -t RUNNING -O "
+                                  f"'{TRES_FIELDS}' 2>/dev/null; exit 0"),
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
-    live_outputs = frozenset({"queue", "queue_qos"})
+    live_outputs = frozenset({"queue", "queue_qos", "queue_tres"})
 
     def discovery_argvs(self) -> dict[str, list[str]]:
         """Asked by discovery only (never with a snapshot): the cluster's own name, which a
@@ -493,6 +499,11 @@ class SlurmCommands:
                 "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
                 "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
                 for j in jobs]
+        held = parse_tres_alloc(outputs.get("queue_tres", ""))
+        if held:  # a running job's memory a node (tres-alloc's is the job's in all)
+            jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
+                    if j.state == JobState.RUNNING and j.native_id in held else j
+                    for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
         return SiteSnapshot(
             site=site,
@@ -520,6 +531,33 @@ ASSOC_PROBE = (
     'awk -F"|" \'$1==""\'); [ -n "$up" ] && echo "$up"; '
     'a=$(echo "$up" | awk -F"|" \'$6!="" {print $6}\' | sort -u | paste -sd, -); '
     "i=$((i+1)); done; exit 0")
+
+
+# squeue -O: the ids that make up %i (array task `A_T`, hetjob component `H+O`), then the
+# TRES the job holds; each padded to its size and ended by '|'
+TRES_FIELDS = ("JobID:24|,ArrayJobID:24|,ArrayTaskID:24|,HetJobID:24|,HetJobOffset:12|,"
+               "tres-alloc:400|")
+
+
+def parse_tres_alloc(stdout: str) -> dict[str, int]:
+    """`squeue -h -t RUNNING -O TRES_FIELDS` -> {job id as %i prints it: the MB of memory
+    it holds in all} (the job id, its array task id `A_T` and hetjob id `H+O` all map
+    to it); lines of another shape, or without `mem=`, are skipped."""
+    out: dict[str, int] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) < 6 or not f[0].isdigit():
+            continue
+        mem = _tres(f[5]).get("mem")
+        if mem is None:
+            continue
+        ids = [f[0]]
+        if f[1].isdigit() and f[2].isdigit():
+            ids.append(f"{f[1]}_{f[2]}")
+        if f[3].isdigit() and f[3] != "0" and f[4].isdigit():
+            ids.append(f"{f[3]}+{f[4]}")
+        out.update(dict.fromkeys(ids, mem))
+    return out
 
 
 def parse_job_qos(stdout: str, field: int = 1) -> dict[str, str]:

@@ -381,6 +381,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
                   spread_gpus=cfg.scheduler == "slurm",
                   most_memory=max((n.memory_mb for n in nodes), default=0))
+    gpu_biggest = max((n.cpus for n in nodes if n.gpus), default=0)
+    if req.gpn and spec.resources.tasks and spec.resources.tasks_per_node is None \
+            and spec.resources.nodes is None and 0 < gpu_biggest < max(n.cpus for n in nodes):
+        # tasks of a job that asks GPUs spread over the nodes that hold GPUs, as many to a
+        # node as the largest of those has CPUs (not a CPU-only node's, which it never gets)
+        req = request(spec, gpu_biggest, most_gpus(spec, nodes),
+                      spread_gpus=cfg.scheduler == "slurm",
+                      most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it

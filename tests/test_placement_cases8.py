@@ -337,3 +337,44 @@ def test_tres_alloc_is_read_by_every_id_squeue_prints():
     site = memtitan(*jobs, tres=tres_line("101", "cpu=8,mem=64G,node=2") + "\n",
                     qos_of={"101": "team"}, mem={"n1": 32768})
     assert site[1].jobs[0].memory_mb == 32768
+
+
+# --------------------------------------------------------------- Slurm: GPUs and tasks
+
+def test_tasks_of_a_gpu_job_spread_over_the_gpu_nodes():
+    # -n 80 --gpus=2 in gpu: no node has 80 CPUs there (g01-g02 64, v01 32), so Slurm
+    # gives it two nodes, the 2 GPUs shared among them. Before, the tasks were packed by
+    # the site's largest node (c03, 128 CPUs, no GPU) onto one node: refused
+    v = only(run("#SBATCH -p gpu --gpus=2 -n 80 -t 1:00:00"), "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # --ntasks-per-gpu=40 with --gpus=2 is the same 80 tasks
+    only(run("#SBATCH -p gpu --gpus=2 --ntasks-per-gpu=40 -t 1:00:00"), "hera", "gpu")
+    # 200 tasks: the three GPU nodes hold 160 CPUs: refused
+    p = run("#SBATCH -p gpu --gpus=2 -n 200 -t 1:00:00")
+    assert p.choice is None and "gpu" in reasons(p, "hera")
+
+
+def test_cpus_per_gpu_times_gpus_above_a_nodes_cpus():
+    # 4 GPUs x 20 CPUs = 80 CPUs on one node: g01-g02 have 64
+    p = run("#SBATCH -p gpu --gpus-per-node=4 --cpus-per-gpu=20")
+    assert "80 CPUs" in reasons(p, "hera") and "4 GPUs on g01, g02" in reasons(p, "hera")
+    # 16 each: 64, the whole of g01
+    only(run("#SBATCH -p gpu --gpus-per-node=4 --cpus-per-gpu=16"), "hera", "gpu")
+
+
+def test_gpus_per_socket_times_the_sockets():
+    # 2 GPUs a socket on 2 sockets: 4 a node (g01-g02); 3 a socket: 6, no node has them
+    only(run("#SBATCH -p gpu --gpus-per-socket=2 --sockets-per-node=2 -N 1"), "hera", "gpu")
+    assert "needs 6 GPUs per node, largest node has 4" in reasons(
+        run("#SBATCH -p gpu --gpus-per-socket=3 --sockets-per-node=2 -N 1"), "hera")
+
+
+def test_exclusive_on_mixed_nodes_waits_for_them_to_empty():
+    # c03 (ends +2 h) and c04 (+3 h) each run an 8-CPU job: two whole avx512 nodes wait
+    # for both, +3 h; without --exclusive they start now beside them
+    jobs = [busy("1", "c03", 2, 8, "cpu"), busy("2", "c04", 3, 8, "cpu")]
+    site = hera(jobs=jobs, alloc={"c03": (8, 0), "c04": (8, 0)})
+    v = only(run("#SBATCH -p cpu -N 2 --exclusive -C avx512 -t 1:00:00", site), "hera")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    v = only(run("#SBATCH -p cpu -N 2 -c 64 -C avx512 -t 1:00:00", site), "hera")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

@@ -378,3 +378,63 @@ def test_exclusive_on_mixed_nodes_waits_for_them_to_empty():
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
     v = only(run("#SBATCH -p cpu -N 2 -c 64 -C avx512 -t 1:00:00", site), "hera")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+# --------------------------------------------------------------- Grid Engine queue states
+
+def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None):
+    """A Grid Engine site read as the probe reads it: s1-s2 of 16 slots and 64 GB, each
+    with an instance of all.q (24 h) and short.q (1 h); `states`: an instance's state
+    letters as `qstat -f` prints them; `used`: slots in use in all.q by host."""
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+
+    used = used or {}
+    inst = "".join(
+        f"<Queue-List><name>{q}@{h}</name><qtype>BIP</qtype>"
+        f"<slots_used>{used.get(h, 0) if q == 'all.q' else 0}</slots_used><slots_resv>0"
+        f"</slots_resv><slots_total>16</slots_total><load_avg>0.5</load_avg><arch>lx-amd64"
+        f"</arch>{'<state>' + states[q, h] + '</state>' if (q, h) in states else ''}"
+        "</Queue-List>" for q in ("all.q", "short.q") for h in ("s1", "s2"))
+    qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
+        "<job_info></job_info></job_info>"
+    hosts = "".join(
+        f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+        "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5</hostvalue>"
+        f"<hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue name='slots' "
+        f"dominance='hf'>{16 - used.get(h, 0)}</resourcevalue></host>" for h in ("s1", "s2"))
+    qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
+    queues = "qname all.q\nh_rt 24:00:00\n\nqname short.q\nh_rt 1:00:00\n"
+    snap = SgeCommands().parse_snapshot("grebe", {"queue": qstat, "hosts": qhost,
+                                                  "queues": queues})
+    return SiteConfig(name="grebe", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
+
+
+def test_grid_engine_a_disabled_instance_closes_its_queue_on_that_host_only():
+    # all.q@s1 disabled (d): s1 still runs short.q's jobs; before, the whole host was
+    # taken as drained, and short.q (whose instances are both open) could not use it
+    site = grebe({("all.q", "s1"): "d"}, used={"s2": 16})
+    v = only(run("#$ -q short.q\n#$ -pe smp 16\n#$ -l h_rt=0:30:00", site), "grebe")
+    assert (v.partition, v.verdict) == ("short.q", "READY")
+    # all.q: s1 is closed to it and s2 full: it waits for s2's jobs
+    v = run("#$ -q all.q\n#$ -l h_rt=0:30:00", site).verdict("grebe")
+    assert v.feasible and v.verdict == "BUSY"
+
+
+def test_grid_engine_a_queue_in_load_alarm_takes_no_job():
+    # short.q in alarm (a) on both hosts: load above its load_threshold, Grid Engine
+    # schedules nothing to it. Before, the alarm was not read: READY in short.q
+    site = grebe({("short.q", "s1"): "a", ("short.q", "s2"): "a"})
+    assert reasons(run("#$ -q short.q\n#$ -l h_rt=0:30:00", site), "grebe") == \
+        "partition 'short.q' is ALARM"
+    only(run("#$ -l h_rt=0:30:00", site), "grebe", "all.q")
+
+
+def test_grid_engine_queue_in_error_or_suspended_everywhere():
+    # all.q in error (E) on s1 and suspended (s) on s2: it starts no job; short.q does
+    site = grebe({("all.q", "s1"): "E", ("all.q", "s2"): "s"})
+    assert reasons(run("#$ -q all.q\n#$ -l h_rt=2:00:00", site), "grebe") == \
+        "partition 'all.q' is DOWN"
+    only(run("#$ -l h_rt=0:30:00", site), "grebe", "short.q")
+    # a job of 2 h is above short.q's 1 h, and all.q takes none: refused, saying both
+    why = reasons(run("#$ -l h_rt=2:00:00", site), "grebe")
+    assert "(the longest: short.q, 1:00:00)" in why and "partition 'all.q' is DOWN" in why

@@ -438,3 +438,38 @@ def test_grid_engine_queue_in_error_or_suspended_everywhere():
     # a job of 2 h is above short.q's 1 h, and all.q takes none: refused, saying both
     why = reasons(run("#$ -l h_rt=2:00:00", site), "grebe")
     assert "(the longest: short.q, 1:00:00)" in why and "partition 'all.q' is DOWN" in why
+
+
+# --------------------------------------------------------------- LSF queue status and -x
+
+def _wren_queue_status(status: str):
+    """wren with its queue's status as `bqueues` prints it."""
+    import json
+
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+    cfg, snap = wren()
+    got = LsfCommands().parse_queues(json.dumps({"RECORDS": [
+        {"QUEUE_NAME": "normal", "STATUS": status, "MAX": "-", "RUNLIMIT": "1440.0 min"}]}))
+    snap.partitions[0].state = got[0].state
+    return cfg, snap
+
+
+def test_lsf_a_closed_queue_refuses_jobs_even_while_active():
+    # Closed:Active: bsub refuses new jobs (the queue still runs those it has). Before,
+    # "Active" in the status made it UP: READY
+    p = run(lsf("ncpus>0", 8), _wren_queue_status("Closed:Active"))
+    assert reasons(p, "wren") == "partition 'normal' is CLOSED"
+    # Open:Inact (inactive by its run window): it takes the job but dispatches none
+    p = run(lsf("ncpus>0", 8), _wren_queue_status("Open:Inact_Win"))
+    assert reasons(p, "wren") == "partition 'normal' is INACTIVE"
+    only(run(lsf("ncpus>0", 8), _wren_queue_status("Open:Active")), "wren", "normal")
+
+
+def test_lsf_exclusive_job_waits_for_an_empty_host():
+    # -x: every host runs an 8-slot job of bob's, w1's ending first (+1 h): an exclusive
+    # job of 8 slots waits for it; without -x it starts now beside them
+    jobs = tuple(_wjob(str(i), "bob", 8, f"w{i}", i) for i in range(1, 5))
+    v = only(run("#BSUB -n 8\n#BSUB -x\n#BSUB -W 1:00", wren(*jobs)), "wren")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    v = only(run("#BSUB -n 8\n#BSUB -W 1:00", wren(*jobs)), "wren")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

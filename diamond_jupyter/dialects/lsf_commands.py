@@ -251,8 +251,14 @@ class LsfCommands:
             status = clean(r.get("STATUS")) or ""
             name = str(r.get("QUEUE_NAME"))
             x = extra.get(name, {})
+            # Open:Active takes and dispatches jobs; Closed:* refuses new ones (bsub says
+            # the queue is closed); Open:Inact* takes them but dispatches none until it is
+            # activated (by its run window or an administrator)
+            opened, _, active = status.partition(":")
+            state = "CLOSED" if opened.lower() == "closed" else \
+                "UP" if active.lower() == "active" else "INACTIVE" if active else "DOWN"
             out.append(Partition(
-                name=name, state="UP" if "Active" in status else "DOWN",
+                name=name, state=state,
                 max_time_s=_runlimit(clean(r.get("RUNLIMIT"))),
                 total_cpus=to_int(r.get("MAX")) or 0,
                 nodes=_queue_hosts(clean(x.get("HOSTS")), groups, hosts),

@@ -699,6 +699,21 @@ class LsfLimit(_Model):
     limit: int
 
 
+class Reservation(_Model):
+    """A Slurm advanced reservation (`scontrol show res -o`): its window, nodes (hostlist
+    entries), who may use it (None: not limited that way; Slurm's `-name` entries deny),
+    its flags (FLEX, MAINT, IGNORE_JOBS ...) and state (ACTIVE once started)."""
+
+    name: str
+    start: datetime | None = None
+    end: datetime | None = None
+    nodes: list[str] = Field(default_factory=list)
+    users: list[str] | None = None
+    accounts: list[str] | None = None
+    flags: list[str] = Field(default_factory=list)
+    state: str = "INACTIVE"
+
+
 class Association(_Model):
     """One of the user's Slurm associations (`sacctmgr show assoc`): the account (and
     partition, None for any) it is for, its default QOS and the QOS it may use; or, of
@@ -784,6 +799,8 @@ class SiteSnapshot(_Model):
     user_groups: dict[str, list[str]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
+    # Slurm: the advanced reservations (`scontrol show res`); None: not known
+    reservations: list[Reservation] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

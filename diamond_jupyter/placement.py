@@ -78,6 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
+from .dialects.outputs_common import expand_hostlist
 from .model import (
     PER_GPU,
     BadInput,
@@ -366,6 +367,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
+    resv_refused, resv_hosts, resv_wait = _named_reservation(spec, cfg, snap, now)
+    if resv_refused:
+        v.verdict = "RESTRICTED"
+        v.reasons = resv_refused
+        return v
+    snap = _reservations_held(spec, snap, now)
     nodes = site_nodes(snap)
     pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
     pe = pe if isinstance(pe, str) and pe else None
@@ -391,6 +398,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
+        if fit and not fit & resv_hosts:
+            reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
+                           "cannot run it: " + partition_misses(
+                               req, [n for n in nodes if n.name in resv_hosts], site_arch))
+        fit &= resv_hosts
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -558,7 +571,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
-                                     assoc_wait(req, p, account, snap, now, part_max)) if w]
+                                     assoc_wait(req, p, account, snap, now, part_max),
+                                     resv_wait) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(
@@ -717,6 +731,76 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
                                   "on those hosts end"))
     return pfit
+
+
+def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
+                       ) -> tuple[list[str], set[str] | None, Wait | None]:
+    """A Slurm job's `--reservation`, where the site's reservations are known: why sbatch
+    refuses it (no such reservation, or not for this user or account), the nodes it is
+    bound to (None: any; FLEX lets it use others too) and the wait for the reservation to
+    start (FLEX lets it start before)."""
+    name = spec.reservation
+    if not name or cfg.scheduler != "slurm" or snap.reservations is None:
+        return [], None, None
+    r = next((x for x in snap.reservations if x.name == name), None)
+    if r is None:
+        return [f"reservation '{name}' not found (site has: "
+                f"{', '.join(x.name for x in snap.reservations) or 'none'})"], None, None
+    if r.end is not None and aware(r.end) <= now:
+        return [f"reservation '{name}' ended at {aware(r.end):%Y-%m-%d %H:%M}"], None, None
+    refused = []
+    for who, allowed, what in ((snap.user, r.users, "users"),
+                               (spec.account or cfg.default_account, r.accounts, "accounts")):
+        if who is None or allowed is None:
+            continue
+        denied = {a[1:] for a in allowed if a.startswith("-")}
+        granted = [a for a in allowed if not a.startswith("-")]
+        if who in denied or (granted and who not in granted):
+            refused.append(f"reservation '{name}' is not open to {who} (its {what}: "
+                           f"{', '.join(allowed)})")
+    if refused:
+        return refused, None, None
+    flex = "FLEX" in r.flags
+    hosts = None if flex else {h for e in r.nodes for h in expand_hostlist(e)}
+    wait = None
+    if r.start is not None and aware(r.start) > now and not flex:
+        wait = Wait((aware(r.start) - now).total_seconds(),
+                    f"reservation {name} starts at {aware(r.start):%Y-%m-%d %H:%M}: its jobs "
+                    "start no sooner")
+    return [], hosts, wait
+
+
+def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> SiteSnapshot:
+    """`snap` with the nodes of each reservation the job is not in held as by a running
+    job, from now until the reservation ends, where the job could not end before it starts
+    (a job of no time limit never can): Slurm starts no job there that would overlap it."""
+    held: dict[str, datetime] = {}
+    for r in snap.reservations or []:
+        if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
+            continue
+        walltime = spec.resources.walltime_s
+        if r.start is not None and walltime and now + timedelta(seconds=walltime) <= aware(
+                r.start):
+            continue  # it ends before the reservation starts
+        for h in (h for e in r.nodes for h in expand_hostlist(e)):
+            held[h] = max(held.get(h, aware(r.end)), aware(r.end))
+    if not held or not snap.nodes:
+        return snap
+    jobs, nodes = list(snap.jobs), []
+    for n in snap.nodes:
+        if n.name not in held:
+            nodes.append(n)
+            continue
+        # held as by a job (a node reserved now takes jobs again once it ends); one down
+        # or drained stays so
+        nodes.append(n.model_copy(update={
+            "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
+            "state": "allocated" if node_usable(n, True) else n.state}))
+        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
+                              node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
+                              started_at=now, walltime_s=max(1, int(
+                                  (held[n.name] - now).total_seconds()))))
+    return snap.model_copy(update={"nodes": nodes, "jobs": jobs})
 
 
 def _queue_unknown(v: SiteVerdict, why: str) -> None:

@@ -473,3 +473,89 @@ def test_lsf_exclusive_job_waits_for_an_empty_host():
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
     v = only(run("#BSUB -n 8\n#BSUB -W 1:00", wren(*jobs)), "wren")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+# --------------------------------------------------------------- Slurm reservations
+
+def _resv(name: str, start_h: float, end_h: float, nodes: str, flags: str = "SPEC_NODES",
+          users: str = "(null)", accounts: str = "(null)", state: str = "INACTIVE") -> str:
+    """One reservation as `scontrol show reservation -o` prints it."""
+    def t(h: float) -> str:
+        return (NOW + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S")
+    return (f"ReservationName={name} StartTime={t(start_h)} EndTime={t(end_h)} "
+            f"Duration={int(end_h - start_h)}:00:00 Nodes={nodes} NodeCnt=2 CoreCnt=96 "
+            f"Features=(null) PartitionName=(null) Flags={flags} TRES=cpu=96 Users={users} "
+            f"Groups=(null) Accounts={accounts} Licenses=(null) State={state} "
+            "BurstBuffer=(null) Watts=n/a MaxStartDelay=(null)")
+
+
+def rhea(*resv: str, user: str = "alice", states: dict[str, str] | None = None):
+    """olympus's nodes and partitions (compute: n1-n4, 48 CPUs each) with reservations."""
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(states=states), "queue": "",
+               "reservations": "\n".join(resv) or "No reservations in the system",
+               "assoc": f"user|{user}\n"}
+    snap = slurm6.parse_snapshot("rhea", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="rhea", metadata={"architecture": "x86_64"}), snap
+
+
+MAINT = _resv("maint", 2, 6, "n[1-4]", flags="MAINT,SPEC_NODES", users="root")
+COURSE = _resv("course", 1, 5, "n[3-4]", users="alice,bob")
+
+
+def test_a_job_that_would_run_into_a_maintenance_reservation_waits_for_its_end():
+    # maint holds n1-n4 from +2 h to +6 h. 1 h fits before it: now. 3 h would run into
+    # it: Slurm starts it after, at +6 h. Before, reservations were not read: READY now
+    site = rhea(MAINT)
+    v = only(run("#SBATCH -p compute -N 2 -t 1:00:00", site), "rhea", "compute")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#SBATCH -p compute -N 2 -t 3:00:00", site), "rhea", "compute")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(6))
+    # a job that gives no time limit cannot be known to end before it
+    v = only(run("#SBATCH -p long -N 1", site), "rhea", "long")
+    assert v.estimated_start == hours(6)
+
+
+def test_a_job_of_a_reservation_runs_on_its_nodes_in_its_window():
+    # course: n3-n4 for alice and bob from +1 h. Two nodes in it start at +1 h; three
+    # cannot (it has two nodes)
+    site = rhea(COURSE)
+    v = only(run("#SBATCH -p compute -N 2 -t 1:00:00 --reservation=course", site), "rhea")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert any("reservation course starts at 2026-03-01 10:00" in w for w in v.waits_for)
+    p = run("#SBATCH -p compute -N 3 -t 1:00:00 --reservation=course", site)
+    assert "needs 3 nodes, partition compute has only 2" in reasons(p, "rhea")
+    # outside it: 3 nodes of 2 h run into course on n3-n4: they wait for its end (+5 h);
+    # 2 nodes take n1-n2 now
+    v = run("#SBATCH -p compute -N 3 -t 2:00:00", site).verdict("rhea")
+    assert v.estimated_start == hours(5)
+    v = run("#SBATCH -p compute -N 2 -t 2:00:00", site).verdict("rhea")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_a_reservation_not_open_to_the_user_or_not_there_is_refused():
+    p = run("#SBATCH -p compute -t 1:00:00 --reservation=course", rhea(COURSE, user="carol"))
+    assert reasons(p, "rhea") == "reservation 'course' is not open to carol (its users: " \
+        "alice, bob)"
+    assert p.verdict("rhea").verdict == "RESTRICTED"
+    p = run("#SBATCH -p compute -t 1:00:00 --reservation=nosuch", rhea(COURSE, MAINT))
+    assert reasons(p, "rhea") == "reservation 'nosuch' not found (site has: course, maint)"
+    # a user it denies by name (`-carol`)
+    p = run("#SBATCH -p compute -t 1:00:00 --reservation=open",
+            rhea(_resv("open", 0, 5, "n[3-4]", users="-carol", state="ACTIVE"), user="carol"))
+    assert reasons(p, "rhea").startswith("reservation 'open' is not open to carol")
+
+
+def test_a_flex_reservation_lets_its_jobs_start_early_and_use_other_nodes():
+    # flexr: FLEX on n4 from +3 h: its job of 2 nodes starts now on any nodes
+    site = rhea(_resv("flexr", 3, 8, "n4", flags="FLEX,SPEC_NODES", users="alice"))
+    v = only(run("#SBATCH -p compute -N 2 -t 1:00:00 --reservation=flexr", site), "rhea")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_an_active_reservation_frees_its_nodes_when_it_ends():
+    # now: n1-n2 reserved (ACTIVE, for bob, ending at +2 h). Four nodes wait for its end.
+    # Before, reserved nodes were taken as never free: refused
+    site = rhea(_resv("bobs", -1, 2, "n[1-2]", users="bob", state="ACTIVE"),
+                states={"n1": "RESERVED", "n2": "RESERVED"})
+    v = only(run("#SBATCH -p compute -N 3 -t 1:00:00", site), "rhea", "compute")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

@@ -24,6 +24,7 @@ from ..model import (
     Node,
     Partition,
     QosLimits,
+    Reservation,
     SiteSnapshot,
 )
 from .base import PrivateArgv
@@ -274,6 +275,10 @@ class SlurmCommands:
             # fields answers nothing: memory is then not counted, the rest stands
             "queue_tres": self._q("sh", "-c", "squeue -h -a -t RUNNING -O "
                                   f"'{TRES_FIELDS}' 2>/dev/null; exit 0"),
+            # the advanced reservations: a job naming one runs on its nodes in its window,
+            # and a job that does not name one cannot run on them then
+            "reservations": self._q("sh", "-c", "scontrol show reservation -o 2>/dev/null; "
+                                    "exit 0"),
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
@@ -401,6 +406,27 @@ class SlurmCommands:
         return out
 
     # -- snapshot -----------------------------------------------------------
+    def parse_reservations(self, stdout: str) -> list[Reservation]:
+        """`scontrol show reservation -o`: one reservation a line ("No reservations in the
+        system" names none)."""
+        out = []
+        for line in stdout.splitlines():
+            kv = parse_kv_line(line)
+            if "ReservationName" not in kv:
+                continue
+
+            def names(key: str, kv: dict[str, str] = kv) -> list[str] | None:
+                got = [x for x in (clean(kv.get(key)) or "").split(",") if x]
+                return got or None
+            out.append(Reservation(
+                name=kv["ReservationName"], start=parse_iso(kv.get("StartTime"), self.tz),
+                end=parse_iso(kv.get("EndTime"), self.tz),
+                nodes=[x for x in [clean(kv.get("Nodes"))] if x],
+                users=names("Users"), accounts=names("Accounts"),
+                flags=[f.upper() for f in names("Flags") or []],
+                state=(kv.get("State") or "INACTIVE").upper()))
+        return out
+
     def parse_partitions(self, stdout: str) -> list[Partition]:
         out = []
         for line in stdout.splitlines():
@@ -505,7 +531,10 @@ class SlurmCommands:
                     if j.state == JobState.RUNNING and j.native_id in held else j
                     for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
+        resv = self.parse_reservations(outputs["reservations"]) \
+            if "reservations" in outputs else None
         return SiteSnapshot(
+            reservations=resv,
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),

@@ -663,6 +663,8 @@ class Partition(_Model):
     allowed_users: list[str] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
+    # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
+    exclusive_user: bool = False
 
 
 class QosLimits(_Model):

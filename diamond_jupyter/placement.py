@@ -1551,8 +1551,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
-        # a job sharing nodes with its user's jobs only: an empty node when none is free
-        probe = Demand(req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, dur,
+        # a job sharing nodes with its user's jobs only (--exclusive=user, or a partition
+        # of ExclusiveUser=YES): an empty node when none is free
+        user_only = own_only or (p.exclusive_user and cfg.scheduler == "slurm")
+        probe = Demand(req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, dur,
                        elig)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
@@ -1617,17 +1619,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             waiting[p.name].append(why)
         force = force_share(p, asked=cfg.scheduler == "slurm" and _asks_to_share(spec))
         by_force = shares_by_force(p)
-        if (force or own_only) and raw > 0 and (room := shared_room_now(
+        if (force or user_only) and raw > 0 and (room := shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
-                snap, force=force, own_only=own_only, every_job_shares=by_force)):
+                snap, force=force, own_only=user_only, every_job_shares=by_force)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
                               ", time-sliced or oversubscribed)" if force and by_force else
                               f"sharing CPUs with the jobs there that share theirs "
                               f"(OverSubscribe=YES:{force} and --oversubscribe)" if force else
-                              "whose running jobs are all yours (--exclusive=user)"))
+                              "whose running jobs are all yours ("
+                              + ("--exclusive=user)" if own_only else
+                                 f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
             v.notes.append(f"partition {p.name}: {held.why}")
@@ -1709,7 +1713,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         share = min(1.0, max(req.cpn / small.cpus if small.cpus else 1.0,
                              req.gpn / small.gpus if small.gpus else 0.0,
                              req.mem / small.memory_mb if small.memory_mb else 0.0))
-    v._shape = (req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, frozenset(
+    chosen_p = next((p for p in good if p.name == pname), None)
+    user_only = own_only or bool(chosen_p and chosen_p.exclusive_user
+                                 and cfg.scheduler == "slurm")
+    v._shape = (req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, frozenset(
         x for x in members.get(pname, []) if x in fit
         and (len(req.nodelist) < req.nodes or x in req.nodelist)))
     v.feasible = True

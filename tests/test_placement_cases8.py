@@ -489,9 +489,13 @@ def _resv(name: str, start_h: float, end_h: float, nodes: str, flags: str = "SPE
             "BurstBuffer=(null) Watts=n/a MaxStartDelay=(null)")
 
 
-def rhea(*resv: str, user: str = "alice", states: dict[str, str] | None = None):
-    """olympus's nodes and partitions (compute: n1-n4, 48 CPUs each) with reservations."""
-    outputs = {"partitions": PARTITIONS, "nodes": node_lines(states=states), "queue": "",
+def rhea(*resv: str, user: str = "alice", states: dict[str, str] | None = None,
+         queue: tuple[str, ...] = (), partitions: str = PARTITIONS,
+         alloc: dict[str, int] | None = None):
+    """olympus's nodes and partitions (compute: n1-n4, 48 CPUs each) with reservations,
+    the running jobs `queue` (squeue lines) holding `alloc` CPUs by node."""
+    outputs = {"partitions": partitions, "nodes": node_lines(states=states, alloc=alloc),
+               "queue": "\n".join(queue),
                "reservations": "\n".join(resv) or "No reservations in the system",
                "assoc": f"user|{user}\n"}
     snap = slurm6.parse_snapshot("rhea", outputs).model_copy(update={"taken_at": NOW})
@@ -559,3 +563,28 @@ def test_an_active_reservation_frees_its_nodes_when_it_ends():
                 states={"n1": "RESERVED", "n2": "RESERVED"})
     v = only(run("#SBATCH -p compute -N 3 -t 1:00:00", site), "rhea", "compute")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+# --------------------------------------------------------------- Slurm partition sharing
+
+def test_an_exclusive_user_partition_shares_nodes_with_the_users_own_jobs_only():
+    # compute is ExclusiveUser=YES. bob runs 8 CPUs on each of n1-n3 (ending +1 h, +2 h,
+    # +3 h), alice 8 on n4 (+4 h). alice's 4-CPU job goes beside her own job on n4 now;
+    # carol's waits for n1 to empty, +1 h. Before, ExclusiveUser was not read: carol READY
+    parts = PARTITIONS.replace("MaxNodes=3 MaxTime=2-00:00:00", "ExclusiveUser=YES MaxNodes=3 "
+                               "MaxTime=2-00:00:00")
+    queue = (running("1", "bob", "n1", 8, 3, 4), running("2", "bob", "n2", 8, 2, 4),
+             running("3", "bob", "n3", 8, 1, 4), running("4", "alice", "n4", 8, 1, 5))
+    alloc = {"n1": 8, "n2": 8, "n3": 8, "n4": 8}
+    v = only(run("#SBATCH -p compute -c 4 -t 1:00:00",
+                 rhea(queue=queue, partitions=parts, alloc=alloc)), "rhea", "compute")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert has_note(v, "whose running jobs are all yours (partition compute is "
+                       "ExclusiveUser=YES)")
+    v = run("#SBATCH -p compute -c 4 -t 1:00:00",
+            rhea(queue=queue, partitions=parts, alloc=alloc, user="carol")).verdict("rhea")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    # without ExclusiveUser carol shares n1 now
+    v = run("#SBATCH -p compute -c 4 -t 1:00:00",
+            rhea(queue=queue, alloc=alloc, user="carol")).verdict("rhea")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

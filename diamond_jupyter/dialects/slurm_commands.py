@@ -460,6 +460,7 @@ class SlurmCommands:
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
+                exclusive_user=kv.get("ExclusiveUser") == "YES",
                 qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
                 else None,
             ))

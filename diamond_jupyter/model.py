@@ -596,6 +596,8 @@ class Partition(_Model):
     max_time_s: int | None = None  # None = unlimited
     max_nodes: int | None = None
     max_cpus_per_node: int | None = None  # Slurm MaxCPUsPerNode: a job's CPUs on any node
+    # LSF HJOB_LIMIT (bqueues -l JL/H): the job slots the queue's jobs may hold on one host
+    max_slots_per_host: int | None = None
     nodes: list[str] = Field(default_factory=list)
     total_nodes: int = 0
     total_cpus: int = 0

@@ -1746,6 +1746,9 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
     nodes, as Slurm spreads them, when enough of the partition's nodes can run them."""
     cap = p.max_cpus_per_node
     is_cap, at_cap = f"its MaxCPUsPerNode is {cap}", f"its MaxCPUsPerNode {cap}"
+    if p.max_slots_per_host is not None and (cap is None or p.max_slots_per_host < cap):
+        cap = p.max_slots_per_host  # LSF's HJOB_LIMIT: the queue's slots on one host
+        is_cap, at_cap = f"its HJOB_LIMIT (JL/H) is {cap}", f"its HJOB_LIMIT (JL/H) {cap}"
     if p.max_cpus_per_socket is not None and sockets and (
             cap is None or p.max_cpus_per_socket * sockets < cap):
         cap = p.max_cpus_per_socket * sockets

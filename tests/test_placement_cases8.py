@@ -139,7 +139,7 @@ def _wjob(jid: str, user: str, slots: int, host: str, left_h: float, limit_h: in
             "RUNTIMELIMIT": f"{limit_h * 60}.0/{host}"}
 
 
-def wren(*jobs: dict, limits: str | None = None):
+def wren(*jobs: dict, limits: str | None = None, queue_long: str = ""):
     import json
     from datetime import timezone
 
@@ -159,7 +159,8 @@ def wren(*jobs: dict, limits: str | None = None):
                            "RUNLIMIT": "1440.0 min"}]}
     outputs = {"hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
                "queues": json.dumps(queues), "queue": json.dumps({"RECORDS": list(jobs)}),
-               "user": "alice\n", **({"limits": limits} if limits is not None else {})}
+               "user": "alice\n", "queue_long": queue_long,
+               **({"limits": limits} if limits is not None else {})}
     snap = LsfCommands(tz=timezone.utc).parse_snapshot("wren", outputs)
     snap = snap.model_copy(update={"taken_at": NOW})
     snap.partitions[0].default = True
@@ -588,3 +589,24 @@ def test_an_exclusive_user_partition_shares_nodes_with_the_users_own_jobs_only()
     v = run("#SBATCH -p compute -c 4 -t 1:00:00",
             rhea(queue=queue, alloc=alloc, user="carol")).verdict("rhea")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+WREN_BQUEUES_L = """QUEUE: normal
+  -- For normal jobs
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 30   20  Open:Active       -    -    -   16     0     0     0     0     0    0     0
+"""
+
+
+def test_lsf_a_queues_per_host_slot_limit():
+    # normal's JL/H (HJOB_LIMIT) is 16: 32 slots on one host are above it, though w3 and
+    # w4 have 64 CPUs. Before, JL/H was not read: READY
+    site = wren(queue_long=WREN_BQUEUES_L)
+    assert site[1].partitions[0].max_slots_per_host == 16
+    p = run('#BSUB -n 32\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site)
+    assert reasons(p, "wren") == "partition normal: needs 32 CPUs per node, its HJOB_LIMIT " \
+        "(JL/H) is 16"
+    # 16 on one host fit
+    only(run('#BSUB -n 16\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site), "wren")

@@ -276,7 +276,9 @@ class LsfCommands:
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
-        parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name)})
+        per_host = parse_jl_u(outputs.get("queue_long", ""), "JL/H")
+        parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
+                                      "max_slots_per_host": per_host.get(p.name)})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -291,8 +293,9 @@ class LsfCommands:
         )
 
 
-def parse_jl_u(stdout: str) -> dict[str, int]:
-    """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it) from the
+def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
+    """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it; `column`
+    "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
     out: dict[str, int] = {}
     queue, header = None, None
@@ -305,8 +308,8 @@ def parse_jl_u(stdout: str) -> dict[str, int]:
         if "JL/U" in words:
             header = words
             continue
-        if queue and header and len(words) == len(header):
-            value = words[header.index("JL/U")]
+        if queue and header and len(words) == len(header) and column in header:
+            value = words[header.index(column)]
             if value.isdigit():
                 out[queue] = int(value)
             header = None

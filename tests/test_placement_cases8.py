@@ -610,3 +610,65 @@ def test_lsf_a_queues_per_host_slot_limit():
         "(JL/H) is 16"
     # 16 on one host fit
     only(run('#BSUB -n 16\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site), "wren")
+
+
+# --------------------------------------------------------------- PBS vnodes of one host
+
+def plover(*jobs: tuple, used: dict[str, tuple[int, int]] | None = None):
+    """A PBS Pro site whose hosts h1-h2 are each split by socket into two vnodes (h1[0],
+    h1[1]: 32 CPUs, 2 A100 and 128 GB each, `resources_available.host` h1), as
+    `pbsnodes -a -F json` prints them; h3: one vnode of 64 CPUs, no GPU."""
+    import json
+    from datetime import timezone
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+
+    def vnode(host: str, cpus: int, gpus: int, taken: tuple[int, int] = (0, 0)) -> dict:
+        return {"state": "free" if taken[0] < cpus else "job-busy",
+                "resources_available": {"host": host, "ncpus": cpus, "ngpus": gpus,
+                                        "mem": "134217728kb",
+                                        **({"gpu_model": "a100"} if gpus else {})},
+                "resources_assigned": {"ncpus": taken[0], "ngpus": taken[1]}}
+    nodes = {f"{h}[{i}]": vnode(h, 32, 2, (used or {}).get(f"{h}[{i}]", (0, 0)))
+             for h in ("h1", "h2") for i in (0, 1)}
+    nodes["h3"] = vnode("h3", 64, 0)
+    queues = {"workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                        "resources_max": {"walltime": "24:00:00"}}}
+    outputs = {"nodes": json.dumps({"nodes": nodes}), "queues": json.dumps({"Queue": queues}),
+               "server": json.dumps({"Server": {"srv": {"default_queue": "workq"}}}),
+               "queue": json.dumps({"Jobs": dict(jobs)}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("plover", outputs)
+    return SiteConfig(name="plover", scheduler="pbs"), snap.model_copy(
+        update={"taken_at": NOW})
+
+
+def test_pbs_a_chunk_takes_the_vnodes_of_one_host_together():
+    # select=2:ncpus=64:ngpus=4: each chunk takes both vnodes of h1 or h2 (a chunk may span
+    # the vnodes of one host). Before, each vnode was a node of 2 GPUs: refused
+    cfg, snap = plover()
+    assert {n.name: (n.cpus, n.gpus) for n in snap.nodes} == {
+        "h1": (64, 4), "h2": (64, 4), "h3": (64, 0)}
+    v = only(run("#PBS -l select=2:ncpus=64:ngpus=4\n#PBS -l walltime=1:00:00", (cfg, snap)),
+             "plover", "workq")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # three such chunks: two hosts hold GPUs
+    p = run("#PBS -l select=3:ncpus=64:ngpus=4\n#PBS -l walltime=1:00:00", (cfg, snap))
+    assert "they ask 12 GPUs in all, the nodes that can hold them have 8" in reasons(p, "plover")
+    # a chunk never spans two hosts: 6 GPUs in one chunk fit none
+    p = run("#PBS -l select=1:ncpus=8:ngpus=6", (cfg, snap))
+    assert reasons(p, "plover") == "needs 6 GPUs per node, largest node has 4"
+
+
+def test_pbs_a_running_job_named_by_its_host_holds_that_hosts_vnodes():
+    # bob's job holds 64 CPUs and 4 GPUs of h1 (exec_host h1, ends at +2 h); a chunk of 4
+    # GPUs takes h2 now, two such chunks wait for h1
+    job = _pbs_job("7", "bob", "workq", 64, started_h=2, limit_h=4, host="h1", ngpus=4)
+    cfg, snap = plover(job, used={"h1[0]": (32, 2), "h1[1]": (32, 2)})
+    assert [(n.cpus_allocated, n.gpus_allocated) for n in snap.nodes if n.name == "h1"] == \
+        [(64, 4)]
+    v = only(run("#PBS -l select=1:ncpus=32:ngpus=4\n#PBS -l walltime=1:00:00", (cfg, snap)),
+             "plover")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#PBS -l select=2:ncpus=32:ngpus=4\n#PBS -l walltime=1:00:00", (cfg, snap)),
+             "plover")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

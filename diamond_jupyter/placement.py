@@ -693,6 +693,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
+    switches = next((d.value for d in spec.unknown if d.dialect == "slurm"
+                     and d.option == "--switches" and d.value), None)
+    if switches and cfg.scheduler == "slurm":
+        count, _, wait = switches.partition("@")
+        v.notes.append(f"--switches={switches} is not checked here (the site's network "
+                       "topology is not read): under a tree topology Slurm holds the job "
+                       f"until its nodes hang off at most {count} leaf switch"
+                       f"{'es' if count != '1' else ''}, for at most "
+                       + (wait if wait else "max_switch_wait (300 s unless the site sets "
+                          "another)") + ", then starts it where it can")
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
@@ -1570,6 +1580,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig
                                                          if nodes[i].name in ok), False)
                   for r, ok in chunks[0]] if chunks is not None else []
+        if not shapes and req.nodelist and len(req.nodelist) < req.nodes:
+            # --nodelist names fewer nodes than it asks: those, and others beside them
+            named = frozenset(idx[x] for x in req.nodelist if x in idx)
+            each = WHOLE if req.whole or user_only else req.cpn
+            shapes = [Shape(len(named), each, req.gpn, named),
+                      Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
@@ -1588,7 +1604,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 at_once = together_start(st, shapes, start, chunks[1] if chunks else "free",
                                          empty_only=req.whole)
                 said = f"partition {name}: its chunks find room all at once at " \
-                    f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)"
+                    f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)" if chunks \
+                    else f"partition {name}: the nodes --nodelist names find room with " \
+                    f"the others it asks at +{hms(at_once or 0)}"
                 if at_once is not None and at_once > start and said not in v.notes:
                     v.notes.append(said)
                 start = at_once

@@ -672,3 +672,75 @@ def test_pbs_a_running_job_named_by_its_host_holds_that_hosts_vnodes():
     v = only(run("#PBS -l select=2:ncpus=32:ngpus=4\n#PBS -l walltime=1:00:00", (cfg, snap)),
              "plover")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+# --------------------------------------------------------------- more sites, worked by hand
+
+def test_switches_are_said_not_checked():
+    # --switches=1@1:00:00: the topology is not read; the job may wait up to 1 h for one
+    # leaf switch. Before, the option was silently ignored
+    v = only(run("#SBATCH -p compute -N 2 --switches=1@1:00:00 -t 1:00:00", rhea()), "rhea")
+    assert has_note(v, "--switches=1@1:00:00 is not checked here (the site's network "
+                       "topology is not read): under a tree topology Slurm holds the job "
+                       "until its nodes hang off at most 1 leaf switch, for at most 1:00:00")
+    v = only(run("#SBATCH -p compute -N 2 --switches=2 -t 1:00:00", rhea()), "rhea")
+    assert has_note(v, "at most 2 leaf switches, for at most max_switch_wait (300 s")
+
+
+def test_flux_exclusive_on_a_partly_used_node_waits_for_an_empty_one():
+    # f0 runs a 4-core job (ends +1 h), f1-f3 are full until +2..+4 h: one core starts now
+    # on f0; --exclusive waits for f0 to empty, +1 h
+    from test_placement_cases7 import flux4
+
+    from diamond_jupyter.model import JobState, JobStatus
+
+    cfg, snap = flux4()
+    for i, (n, c) in enumerate(zip(snap.nodes, (4, 16, 16, 16), strict=True)):
+        n.cpus_allocated, n.state = c, "allocated" if c == 16 else "mixed"
+        snap.jobs.append(JobStatus(native_id=f"f{i}", state=JobState.RUNNING, node_list=n.name,
+                                   cpus=c, nodes=1, started_at=NOW - timedelta(hours=1),
+                                   walltime_s=(i + 2) * 3600))
+    v = only(run("#flux: -N 1\n#flux: -n 1\n#flux: -t 60m", (cfg, snap)), "flux")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#flux: -N 1\n#flux: -n 1\n#flux: --exclusive\n#flux: -t 60m", (cfg, snap)),
+             "flux")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+
+
+def test_grid_engine_exclusive_host_waits_for_an_empty_one():
+    # every host of sge4 runs a 2-slot job, s1's ending first (+1 h): exclusive=true
+    # waits for it; a plain job starts now beside them
+    from test_placement_cases7 import sge4
+
+    from diamond_jupyter.model import JobState, JobStatus
+
+    cfg, snap = sge4()
+    for i, n in enumerate(snap.nodes):
+        n.cpus_allocated, n.state = 2, "mixed"
+        snap.jobs.append(JobStatus(native_id=f"s{i}", state=JobState.RUNNING, node_list=n.name,
+                                   cpus=2, nodes=1, partition="all.q", walltime_s=(i + 2) * 3600,
+                                   started_at=NOW - timedelta(hours=1)))
+    v = only(run("#$ -l exclusive=true\n#$ -l h_rt=1:00:00", (cfg, snap)), "sge", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    v = only(run("#$ -l h_rt=1:00:00", (cfg, snap)), "sge", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_mem_zero_takes_a_whole_node_of_a_partition_with_memory_in_use():
+    # --mem=0: all of a node's memory, so a node whose running job holds some waits. bob
+    # holds 8 CPUs and 100 GB on n1 (ends +1 h); n2-n4 are idle: 3 nodes start now, 4 at +1 h
+    queue = (running("1", "bob", "n1", 8, 3, 4),)
+    site = rhea(queue=queue, alloc={"n1": 8})
+    v = only(run("#SBATCH -p compute -N 3 --mem=0 -t 1:00:00", site), "rhea")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    p = run("#SBATCH -p compute -N 4 --mem=0 -t 1:00:00", site)
+    assert "at most 3" in reasons(p, "rhea")  # compute's MaxNodes=3
+    # -w n1 makes n1 one of its three nodes: it waits for bob's job, +1 h. Before, a
+    # --nodelist shorter than the node count was not held to: READY on n2-n4
+    v = only(run("#SBATCH -p compute -N 3 --mem=0 -t 1:00:00 -w n1", site), "rhea")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert has_note(v, "the nodes --nodelist names find room with the others it asks at "
+                       "+1:00:00")
+    # without --mem=0 three nodes of 8 CPUs fit beside bob's job now, n1 among them
+    v = only(run("#SBATCH -p compute -N 3 -c 8 -t 1:00:00 -w n1", site), "rhea")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

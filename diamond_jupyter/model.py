@@ -770,6 +770,9 @@ class Node(_Model):
     gpu_sockets: dict[int, int] | None = None
     # the host's model as the scheduler names it (LSF lshosts `model`); None: not said
     host_model: str | None = None
+    # of `features`, those it has only after a reboot (Slurm AvailableFeatures not in
+    # ActiveFeatures: KNL modes and other node_features plugins)
+    reboot_features: list[str] = Field(default_factory=list)
 
 
 class SiteSnapshot(_Model):

@@ -94,7 +94,7 @@ from .model import (
     hms,
     utcnow,
 )
-from .needs import Constraint, Needs, Op, needs_of, norm_arch
+from .needs import Constraint, Feature, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
     _few,
@@ -693,6 +693,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
+    asked = {f.name.lower() for f in _features_in(req.constraint)}
+    if v.partition is not None and asked:
+        ready = [n for n in nodes if n.name in fits[v.partition]
+                 and n.name in members.get(v.partition, [])]
+        if ready and all(asked & {f.lower() for f in n.reboot_features} for n in ready):
+            later = sorted({f for n in ready for f in n.reboot_features if f.lower() in asked})
+            v.notes.append(f"feature{'s' if len(later) > 1 else ''} {', '.join(later)} not "
+                           f"active on the nodes of {v.partition} that can run it "
+                           f"({_few({n.name for n in ready})}): Slurm reboots them into it "
+                           "first (AvailableFeatures, a node_features plugin), minutes more")
     switches = next((d.value for d in spec.unknown if d.dialect == "slurm"
                      and d.option == "--switches" and d.value), None)
     if switches and cfg.scheduler == "slurm":
@@ -811,6 +821,15 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> Site
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))
     return snap.model_copy(update={"nodes": nodes, "jobs": jobs})
+
+
+def _features_in(expr: Constraint | None) -> list[Feature]:
+    """Every feature a constraint names, at any depth."""
+    if isinstance(expr, Feature):
+        return [expr]
+    if isinstance(expr, Op):
+        return [f for item in expr.items for f in _features_in(item)]
+    return []
 
 
 def _queue_unknown(v: SiteVerdict, why: str) -> None:

@@ -744,3 +744,28 @@ def test_mem_zero_takes_a_whole_node_of_a_partition_with_memory_in_use():
     # without --mem=0 three nodes of 8 CPUs fit beside bob's job now, n1 among them
     v = only(run("#SBATCH -p compute -N 3 -c 8 -t 1:00:00 -w n1", site), "rhea")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_a_feature_a_reboot_makes_active_is_asked_of_the_node_and_said():
+    # KNL nodes k1-k2: AvailableFeatures knl,quad,snc4,cache,flat, ActiveFeatures
+    # knl,quad,cache. -C flat gets a node rebooted into flat mode (node_features plugin).
+    # Before, only ActiveFeatures were read: refused, "no node has feature flat"
+    line = ("NodeName={n} Arch=x86_64 CoresPerSocket=68 CPUAlloc=0 CPUEfctv=272 CPUTot=272 "
+            "AvailableFeatures=knl,quad,snc4,cache,flat ActiveFeatures=knl,quad,cache "
+            "Gres=(null) GresUsed=gpu:0 RealMemory=96000 AllocMem=0 Sockets=1 "
+            "ThreadsPerCore=4 State=IDLE Weight=1 Partitions=knl")
+    parts = ("PartitionName=knl AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL Default=YES "
+             "MaxTime=1-00:00:00 Nodes=k[1-2] State=UP OverSubscribe=NO PreemptMode=OFF\n")
+    outputs = {"partitions": parts, "nodes": "\n".join(line.format(n=f"k{i}") for i in (1, 2)),
+               "queue": ""}
+    snap = slurm6.parse_snapshot("knl", outputs).model_copy(update={"taken_at": NOW})
+    site = (SiteConfig(name="knl", metadata={"architecture": "x86_64"}), snap)
+    v = only(run("#SBATCH -C flat -N 1 -t 1:00:00", site), "knl", "knl")
+    assert has_note(v, "feature flat not active on the nodes of knl that can run it (k1, k2): "
+                       "Slurm reboots them into it first")
+    # an active one: no reboot said
+    v = only(run("#SBATCH -C cache -N 1 -t 1:00:00", site), "knl", "knl")
+    assert not has_note(v, "reboots")
+    # a feature it has in no mode: refused, naming every mode the site offers
+    assert reasons(run("#SBATCH -C mcdram", site), "knl") == \
+        "missing feature 'mcdram' (site offers: cache, flat, knl, quad, snc4)"

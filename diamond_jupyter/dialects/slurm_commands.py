@@ -476,6 +476,11 @@ class SlurmCommands:
             gpus, kind = gpu_count(kv.get("Gres"))
             used = gpu_count(kv.get("GresUsed"))[0] or gpu_count(kv.get("AllocTRES"))[0]
             feats = clean(kv.get("ActiveFeatures")) or clean(kv.get("AvailableFeatures"))
+            active = feats.split(",") if feats else []
+            # features a reboot makes active (KNL modes, node_features plugins): a job that
+            # asks one gets the node rebooted into it
+            later = [f for f in (clean(kv.get("AvailableFeatures")) or "").split(",")
+                     if f and f not in active]
             parts = clean(kv.get("Partitions"))
             # what jobs may have: the CPUs and memory left by core and memory
             # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
@@ -487,7 +492,7 @@ class SlurmCommands:
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
                 cpus=cpus, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
                 memory_mb=max(0, memory), gpus=gpus, gpus_allocated=used,
-                gpu_type=kind, features=feats.split(",") if feats else [],
+                gpu_type=kind, features=active + later, reboot_features=later,
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
                 memory_allocated=to_int(kv.get("AllocMem")) or 0,

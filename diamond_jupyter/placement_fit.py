@@ -311,8 +311,12 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n: any(gpu_matches(wanted, m) for m in node_gpu_models(n)),
               f"no GPU of type '{wanted}' ({has}: {types})", f"GPU {wanted}")
     if req.gpn:
+        all_g = max(n.gpus for n in nodes)
         check(lambda n: gpus_of(n, req.gpu_type) >= req.gpn, "no GPUs on any node"
-              if not max(n.gpus for n in nodes) else
+              if not all_g else
+              # a node of several types holds more GPUs than of the type asked: say so
+              f"needs {req.gpn} GPUs of type '{req.gpu_type}' per node, largest node has "
+              f"{max_g} of them" if req.gpu_type and all_g > max_g else
               f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),

@@ -769,3 +769,17 @@ def test_a_feature_a_reboot_makes_active_is_asked_of_the_node_and_said():
     # a feature it has in no mode: refused, naming every mode the site offers
     assert reasons(run("#SBATCH -C mcdram", site), "knl") == \
         "missing feature 'mcdram' (site offers: cache, flat, knl, quad, snc4)"
+
+
+def test_grid_engine_a_subordinated_instance_is_closed_on_its_host_only():
+    # all.q is subordinate to a priority queue: while that runs jobs on s1, all.q@s1 is
+    # suspended by subordination (S). A 16-slot all.q job takes s2 now; with s2 full it
+    # waits, where before (the host taken as drained) it was the same but short.q lost s1
+    site = grebe({("all.q", "s1"): "S"})
+    v = only(run("#$ -q all.q\n#$ -pe smp 16\n#$ -l h_rt=2:00:00", site), "grebe", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    site = grebe({("all.q", "s1"): "S"}, used={"s2": 16})
+    v = run("#$ -q all.q\n#$ -pe smp 16\n#$ -l h_rt=2:00:00", site).verdict("grebe")
+    assert v.feasible and v.verdict == "BUSY"
+    v = only(run("#$ -q short.q\n#$ -pe smp 16\n#$ -l h_rt=0:30:00", site), "grebe")
+    assert (v.partition, v.verdict) == ("short.q", "READY")  # s1 for short.q

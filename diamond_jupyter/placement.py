@@ -1969,7 +1969,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     idx = st.index()
     shapes = [Shape(n, c, g, frozenset(idx[x] for x in names if x in idx))
               for n, c, g, names in filter(None, got)]
-    start = (v.estimated_start - now).total_seconds()
+    # on the walltimes' plan (the raw start's): what holding them together adds there
+    # moves the start, calibrated or not, by as much
+    start = ((v.raw_start or v.estimated_start) - now).total_seconds()
     at_once = together_start(st, shapes, start)
     if at_once is None:
         v.notes.append("its components never find room all at once while the running jobs "
@@ -1983,8 +1985,7 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift
-    if v.raw_start is None or v.raw_start < v.estimated_start:
-        v.raw_start = v.estimated_start
+    v.raw_start = now + timedelta(seconds=at_once)
     if v.start_bound is not None:
         v.start_bound = max(v.start_bound, v.estimated_start)
     v.verdict = "BUSY"

@@ -596,6 +596,8 @@ class Partition(_Model):
     max_time_s: int | None = None  # None = unlimited
     max_nodes: int | None = None
     max_cpus_per_node: int | None = None  # Slurm MaxCPUsPerNode: a job's CPUs on any node
+    # LSF HJOB_LIMIT (bqueues -l JL/H): the job slots the queue's jobs may hold on one host
+    max_slots_per_host: int | None = None
     nodes: list[str] = Field(default_factory=list)
     total_nodes: int = 0
     total_cpus: int = 0
@@ -663,6 +665,8 @@ class Partition(_Model):
     allowed_users: list[str] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
+    # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
+    exclusive_user: bool = False
 
 
 class QosLimits(_Model):
@@ -697,6 +701,21 @@ class LsfLimit(_Model):
     resource: Literal["slots", "jobs", "mem"]
     used: int = 0
     limit: int
+
+
+class Reservation(_Model):
+    """A Slurm advanced reservation (`scontrol show res -o`): its window, nodes (hostlist
+    entries), who may use it (None: not limited that way; Slurm's `-name` entries deny),
+    its flags (FLEX, MAINT, IGNORE_JOBS ...) and state (ACTIVE once started)."""
+
+    name: str
+    start: datetime | None = None
+    end: datetime | None = None
+    nodes: list[str] = Field(default_factory=list)
+    users: list[str] | None = None
+    accounts: list[str] | None = None
+    flags: list[str] = Field(default_factory=list)
+    state: str = "INACTIVE"
 
 
 class Association(_Model):
@@ -749,6 +768,11 @@ class Node(_Model):
     weight: int | None = None
     # GPUs by the socket they are bound to (Gres `(S:0)`); None: any socket's CPUs serve
     gpu_sockets: dict[int, int] | None = None
+    # the host's model as the scheduler names it (LSF lshosts `model`); None: not said
+    host_model: str | None = None
+    # of `features`, those it has only after a reboot (Slurm AvailableFeatures not in
+    # ActiveFeatures: KNL modes and other node_features plugins)
+    reboot_features: list[str] = Field(default_factory=list)
 
 
 class SiteSnapshot(_Model):
@@ -782,6 +806,8 @@ class SiteSnapshot(_Model):
     user_groups: dict[str, list[str]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
+    # Slurm: the advanced reservations (`scontrol show res`); None: not known
+    reservations: list[Reservation] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -68,7 +68,7 @@ from datetime import datetime, timedelta
 from math import ceil
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from .calibration import (
     SiteCalibration,
@@ -78,6 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
+from .dialects.outputs_common import expand_hostlist
 from .model import (
     PER_GPU,
     BadInput,
@@ -93,13 +94,14 @@ from .model import (
     hms,
     utcnow,
 )
-from .needs import Constraint, Needs, Op, needs_of, norm_arch
+from .needs import Constraint, Feature, Needs, Op, needs_of, norm_arch
 from .placement_fit import (
     Req,
     _few,
     aware,
     bracket_parts,
     counted_parts,
+    first_fit,
     most_gpus,
     node_checks,
     node_reserved,
@@ -121,6 +123,7 @@ from .placement_limits import (
     assoc_wait,
     force_share,
     job_qos,
+    lsf_host_limits,
     lsf_limits,
     lsf_slots,
     lsf_user_misses,
@@ -135,6 +138,7 @@ from .placement_limits import (
 from .placement_sim import (
     WHOLE,
     Demand,
+    Shape,
     SimState,
     build_state,
     calibrated_views,
@@ -142,6 +146,7 @@ from .placement_sim import (
     pending_demands,
     reservation_for,
     slots_position,
+    together_start,
 )
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -195,6 +200,9 @@ class SiteVerdict(BaseModel):
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
     speed_factor: float | None = None  # the site's, for explaining runtimes
+    # what the job takes in its partition, for a heterogeneous job's components placed
+    # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
+    _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
 
 
 @dataclass(frozen=True)
@@ -359,6 +367,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
+    resv_refused, resv_hosts, resv_wait = _named_reservation(spec, cfg, snap, now)
+    if resv_refused:
+        v.verdict = "RESTRICTED"
+        v.reasons = resv_refused
+        return v
+    snap = _reservations_held(spec, snap, now)
     nodes = site_nodes(snap)
     pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
     pe = pe if isinstance(pe, str) and pe else None
@@ -374,8 +388,22 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = request(spec, max((n.cpus for n in nodes), default=0), most_gpus(spec, nodes),
                   spread_gpus=cfg.scheduler == "slurm",
                   most_memory=max((n.memory_mb for n in nodes), default=0))
+    gpu_biggest = max((n.cpus for n in nodes if n.gpus), default=0)
+    if req.gpn and spec.resources.tasks and spec.resources.tasks_per_node is None \
+            and spec.resources.nodes is None and 0 < gpu_biggest < max(n.cpus for n in nodes):
+        # tasks of a job that asks GPUs spread over the nodes that hold GPUs, as many to a
+        # node as the largest of those has CPUs (not a CPU-only node's, which it never gets)
+        req = request(spec, gpu_biggest, most_gpus(spec, nodes),
+                      spread_gpus=cfg.scheduler == "slurm",
+                      most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
+        if fit and not fit & resv_hosts:
+            reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
+                           "cannot run it: " + partition_misses(
+                               req, [n for n in nodes if n.name in resv_hosts], site_arch))
+        fit &= resv_hosts
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -393,7 +421,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
         why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
         reasons += why
-    unread_select: list[str] = []  # LSF select[] terms this code cannot check
+    unread_select: list[str] = []  # why LSF select[] terms are not checked here
     if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
         for d in spec.unknown:
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
@@ -543,7 +571,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
-                                     assoc_wait(req, p, account, snap, now, part_max)) if w]
+                                     assoc_wait(req, p, account, snap, now, part_max),
+                                     resv_wait) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(
@@ -558,6 +587,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                      part_max)
             other += never
             holds[p.name] += [wait] if wait else []
+            pfit = fits[p.name] = _lsf_host_limited(req, p, account, snap, now, part_max,
+                                                    pfit, members, other, holds, adjusted)
+            wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
@@ -646,12 +678,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended, holds)
+              stage_bytes, prior, estimates, cal, data, ended, holds, chunks)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += [f"select[] term {t!r} is not checked here (bsub decides)"
-                for t in unread_select]
+    v.notes += unread_select
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -662,9 +693,143 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
         v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
+    asked = {f.name.lower() for f in _features_in(req.constraint)}
+    if v.partition is not None and asked:
+        ready = [n for n in nodes if n.name in fits[v.partition]
+                 and n.name in members.get(v.partition, [])]
+        if ready and all(asked & {f.lower() for f in n.reboot_features} for n in ready):
+            later = sorted({f for n in ready for f in n.reboot_features if f.lower() in asked})
+            v.notes.append(f"feature{'s' if len(later) > 1 else ''} {', '.join(later)} not "
+                           f"active on the nodes of {v.partition} that can run it "
+                           f"({_few({n.name for n in ready})}): Slurm reboots them into it "
+                           "first (AvailableFeatures, a node_features plugin), minutes more")
+    switches = next((d.value for d in spec.unknown if d.dialect == "slurm"
+                     and d.option == "--switches" and d.value), None)
+    if switches and cfg.scheduler == "slurm":
+        count, _, wait = switches.partition("@")
+        v.notes.append(f"--switches={switches} is not checked here (the site's network "
+                       "topology is not read): under a tree topology Slurm holds the job "
+                       f"until its nodes hang off at most {count} leaf switch"
+                       f"{'es' if count != '1' else ''}, for at most "
+                       + (wait if wait else "max_switch_wait (300 s unless the site sets "
+                          "another)") + ", then starts it where it can")
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v
+
+
+def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
+                      now: datetime, part_max: dict[str, float], pfit: set[str],
+                      members: dict[str, list[str]], other: list[str],
+                      holds: dict[str, list[Wait]], adjusted: dict[str, list[str]]
+                      ) -> set[str]:
+    """The hosts of queue `p` the job may use under the `blimits` limits on hosts: those
+    whose limit is below what it asks of a host are never used (a reason when too few are
+    left); those in use up to their limit are passed over while enough others are free,
+    else it waits for enough of their jobs to end (`holds`)."""
+    banned, full = lsf_host_limits(req, p, account, snap, now, part_max)
+    if not banned and not full:
+        return pfit
+    mine = [x for x in members.get(p.name, []) if x in pfit]
+    kept = [x for x in mine if x not in banned]
+    if len(kept) < req.nodes <= len(mine):
+        why = next(banned[x] for x in mine if x in banned)
+        other.append(f"needs {req.nodes} host{'s' if req.nodes > 1 else ''}, queue {p.name} "
+                     f"has {len(kept)} its host limits let it use ({why})")
+        return pfit  # said once: the hosts' sizes do not add another reason
+    pfit = pfit - set(banned)
+    now_ok = [x for x in kept if x not in full]
+    held = [x for x in kept if x in full]
+    if not held:
+        return pfit
+    if len(now_ok) >= req.nodes:
+        adjusted[p.name].append(f"queue {p.name}: hosts {_few(set(held))} passed over: "
+                                f"{full[held[0]][0]}")
+        return pfit - set(held)
+    ats = sorted(full[x][1] for x in held)
+    at = ats[min(len(ats), req.nodes - len(now_ok)) - 1]
+    holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
+                                  "on those hosts end"))
+    return pfit
+
+
+def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
+                       ) -> tuple[list[str], set[str] | None, Wait | None]:
+    """A Slurm job's `--reservation`, where the site's reservations are known: why sbatch
+    refuses it (no such reservation, or not for this user or account), the nodes it is
+    bound to (None: any; FLEX lets it use others too) and the wait for the reservation to
+    start (FLEX lets it start before)."""
+    name = spec.reservation
+    if not name or cfg.scheduler != "slurm" or snap.reservations is None:
+        return [], None, None
+    r = next((x for x in snap.reservations if x.name == name), None)
+    if r is None:
+        return [f"reservation '{name}' not found (site has: "
+                f"{', '.join(x.name for x in snap.reservations) or 'none'})"], None, None
+    if r.end is not None and aware(r.end) <= now:
+        return [f"reservation '{name}' ended at {aware(r.end):%Y-%m-%d %H:%M}"], None, None
+    refused = []
+    for who, allowed, what in ((snap.user, r.users, "users"),
+                               (spec.account or cfg.default_account, r.accounts, "accounts")):
+        if who is None or allowed is None:
+            continue
+        denied = {a[1:] for a in allowed if a.startswith("-")}
+        granted = [a for a in allowed if not a.startswith("-")]
+        if who in denied or (granted and who not in granted):
+            refused.append(f"reservation '{name}' is not open to {who} (its {what}: "
+                           f"{', '.join(allowed)})")
+    if refused:
+        return refused, None, None
+    flex = "FLEX" in r.flags
+    hosts = None if flex else {h for e in r.nodes for h in expand_hostlist(e)}
+    wait = None
+    if r.start is not None and aware(r.start) > now and not flex:
+        wait = Wait((aware(r.start) - now).total_seconds(),
+                    f"reservation {name} starts at {aware(r.start):%Y-%m-%d %H:%M}: its jobs "
+                    "start no sooner")
+    return [], hosts, wait
+
+
+def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> SiteSnapshot:
+    """`snap` with the nodes of each reservation the job is not in held as by a running
+    job, from now until the reservation ends, where the job could not end before it starts
+    (a job of no time limit never can): Slurm starts no job there that would overlap it."""
+    held: dict[str, datetime] = {}
+    for r in snap.reservations or []:
+        if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
+            continue
+        walltime = spec.resources.walltime_s
+        if r.start is not None and walltime and now + timedelta(seconds=walltime) <= aware(
+                r.start):
+            continue  # it ends before the reservation starts
+        for h in (h for e in r.nodes for h in expand_hostlist(e)):
+            held[h] = max(held.get(h, aware(r.end)), aware(r.end))
+    if not held or not snap.nodes:
+        return snap
+    jobs, nodes = list(snap.jobs), []
+    for n in snap.nodes:
+        if n.name not in held:
+            nodes.append(n)
+            continue
+        # held as by a job (a node reserved now takes jobs again once it ends); one down
+        # or drained stays so
+        nodes.append(n.model_copy(update={
+            "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
+            "state": "allocated" if node_usable(n, True) else n.state}))
+        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
+                              node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
+                              started_at=now, walltime_s=max(1, int(
+                                  (held[n.name] - now).total_seconds()))))
+    return snap.model_copy(update={"nodes": nodes, "jobs": jobs})
+
+
+def _features_in(expr: Constraint | None) -> list[Feature]:
+    """Every feature a constraint names, at any depth."""
+    if isinstance(expr, Feature):
+        return [expr]
+    if isinstance(expr, Op):
+        return [f for item in expr.items for f in _features_in(item)]
+    return []
 
 
 def _queue_unknown(v: SiteVerdict, why: str) -> None:
@@ -973,62 +1138,143 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
 
 
-_SELECT_TERM = re.compile(r"(\w+)\s*(==|!=|>=|<=|>|<|=)\s*\"?([\w.\-]+)\"?")
 
 
-def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
-    """The hosts an LSF select string (`select[ngpus>0 && maxmem>=200000]`, `||` between
-    alternatives, bare words boolean resources) lets the job use, and its terms that cannot
-    be told from what is known of the hosts (ncpus, ngpus, maxmem/mem in MB, type and
-    features are; those are left to bsub): None when no term can be checked."""
-    body = text.strip()
-    if body.startswith("select[") and body.endswith("]"):
-        body = body[len("select["):-1]
-    unread: list[str] = []
-    fields: dict[str, Callable[[Node], float | str | None]] = {
-        "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
-        "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
-        "type": lambda n: norm_arch(n.architecture)}
-    ops: dict[str, Callable[[float, float], bool]] = {
-        "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
-        ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-        "<": lambda a, b: a < b}
+_SELECT_TOKEN = re.compile(r"\s*(&&|\|\||==|!=|>=|<=|[<>=!()]|\"[^\"]*\"|'[^']*'|[\w.\-/:@]+)")
+# what `lshosts`/`bhosts` (LSHOSTS_FIELDS, BHOSTS_FIELDS) give of a host, by select[] name
+_SELECT_FIELDS: dict[str, Callable[[Node], float | str | None]] = {
+    "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
+    "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
+    "type": lambda n: norm_arch(n.architecture), "model": lambda n: n.host_model,
+    "hname": lambda n: n.name}
+# LSF's other built-in indices (load, swap, tmp, CPU factor ...): not in those outputs
+_SELECT_UNREAD = {"r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "maxswp",
+                  "maxtmp", "cpuf", "ndisks", "ncores", "nthreads", "nprocs", "status",
+                  "server", "rexpri"}
+_SELECT_OPS: dict[str, Callable[[float, float], bool]] = {
+    "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b}
 
-    def term_ok(term: str, n: Node) -> bool | None:
-        term = term.strip().strip("()")
-        if re.fullmatch(r"[\w.\-]+", term):  # a boolean resource: one of its features
-            return term in n.features
-        m = _SELECT_TERM.fullmatch(term)
-        if m is None or m.group(1).lower() not in fields:
+
+class _Select:
+    """An LSF select string read as LSF reads it (`||`/`or`, `&&`/`and`, `!`/`not`,
+    parentheses, comparisons, `defined(x)`, bare boolean resources) and told per host in
+    three values: True, False, None (a term the recorded outputs do not give)."""
+
+    def __init__(self, body: str) -> None:
+        self.toks, pos = [], 0
+        while pos < len(body) and (m := _SELECT_TOKEN.match(body, pos)) is not None:
+            self.toks.append(m.group(1))
+            pos = m.end()
+        if body[pos:].strip():
+            raise ValueError(f"cannot read {body[pos:].strip()!r}")
+        self.unread: list[str] = []
+        self.checked = False
+
+    def ok(self, n: Node) -> bool | None:
+        self.i, self.n = 0, n
+        got = self._or()
+        if self.i != len(self.toks):
+            raise ValueError(f"unexpected {self.toks[self.i]!r}")
+        return got
+
+    def _peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def _take(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError("it ends too soon")
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def _or(self) -> bool | None:
+        vals = [self._and()]
+        while self._peek() in ("||", "or"):
+            self._take()
+            vals.append(self._and())
+        return True if True in vals else None if None in vals else False
+
+    def _and(self) -> bool | None:
+        vals = [self._not()]
+        while self._peek() in ("&&", "and"):
+            self._take()
+            vals.append(self._not())
+        return False if False in vals else None if None in vals else True
+
+    def _not(self) -> bool | None:
+        if self._peek() in ("!", "not"):
+            self._take()
+            got = self._not()
+            return None if got is None else not got
+        return self._atom()
+
+    def _atom(self) -> bool | None:
+        tok = self._take()
+        if tok == "(":
+            got = self._or()
+            if self._take() != ")":
+                raise ValueError("a parenthesis is not closed")
+            return got
+        if tok == "defined" and self._peek() == "(":
+            self._take()
+            name = self._take()
+            if self._take() != ")":
+                raise ValueError("defined( is not closed")
+            return self._said(f"defined({name})", self._defined(name))
+        if self._peek() in _SELECT_OPS:
+            op, want = self._take(), self._take().strip("\"'")
+            return self._said(f"{tok}{op}{want}", self._compare(tok.lower(), op, want))
+        # a bare word: a boolean resource the host has (lshosts RESOURCES)
+        known = tok.lower() in _SELECT_FIELDS or tok.lower() in _SELECT_UNREAD
+        return self._said(tok, None if known else tok in self.n.features)
+
+    def _said(self, term: str, got: bool | None) -> bool | None:
+        if got is None and term not in self.unread:
+            self.unread.append(term)
+        self.checked |= got is not None
+        return got
+
+    def _defined(self, name: str) -> bool | None:
+        if name.lower() in _SELECT_FIELDS:
+            return _SELECT_FIELDS[name.lower()](self.n) not in (None, "")
+        return None if name.lower() in _SELECT_UNREAD else name in self.n.features
+
+    def _compare(self, name: str, op: str, want: str) -> bool | None:
+        if name not in _SELECT_FIELDS:
             return None
-        have = fields[m.group(1).lower()](n)
-        want: float | str | None = m.group(3)
-        if m.group(1).lower() == "type":
-            want = norm_arch(str(want))
-            if have is None:
+        have = _SELECT_FIELDS[name](self.n)
+        if name in ("type", "model", "hname"):  # strings: equal or not
+            if name == "type" and want.lower() == "any":
+                return True
+            if have is None or op not in ("==", "=", "!="):
                 return None
-            return have == want if m.group(2) in ("==", "=") else have != want
+            same = have == (norm_arch(want) if name == "type" else want)
+            return same if op != "!=" else not same
         try:
-            return ops[m.group(2)](float(have or 0), float(str(want)))
+            return _SELECT_OPS[op](float(have or 0), float(want))
         except ValueError:
             return None
 
-    alternatives = [[t for t in re.split(r"&&|\band\b", alt) if t.strip()]
-                    for alt in re.split(r"\|\||\bor\b", body)]
-    checked = False
-    meet: set[str] = set()
-    for n in nodes:
-        for terms in alternatives:
-            results = [term_ok(t, n) for t in terms]
-            for t, r in zip(terms, results, strict=True):
-                if r is None and t.strip() not in unread:
-                    unread.append(t.strip())
-            if any(r is not None for r in results):
-                checked = True
-            if all(r is not False for r in results):
-                meet.add(n.name)
-                break
-    return (meet if checked else None), unread
+
+def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
+    """The hosts an LSF select string (`select[(ngpus>0 || model==EPYC) && !bigmem]`) lets
+    the job use, and its terms that cannot be told from what the recorded `lshosts`/
+    `bhosts` give of the hosts (ncpus, ngpus, maxmem/mem in MB, type, model, hname and
+    boolean resources are; load indices, swap, tmp and others are left to bsub): None when
+    no term can be checked. A string it cannot read is left to bsub whole."""
+    body = text.strip()
+    if body.startswith("select[") and body.endswith("]"):
+        body = body[len("select["):-1]
+    try:
+        sel = _Select(body)
+        meet = {n.name for n in nodes if sel.ok(n) is not False}
+    except ValueError as e:
+        return None, [f"select[{body}] is not checked here: this code cannot read it ({e}; "
+                      "bsub decides)"]
+    return (meet if sel.checked else None), [
+        f"select[] term {t!r} is not checked here: the hosts' recorded outputs (lshosts, "
+        "bhosts) do not give it (bsub decides)" for t in sel.unread]
 
 
 def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,
@@ -1146,7 +1392,7 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
     hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
         if not reasons else None
     if not reasons and hosts is None:
-        hosts = pack_chunks(fits, [n for n in nodes if n.name in fit], how)
+        hosts, missed = first_fit(fits, [n for n in nodes if n.name in fit], how)
         if hosts is None:  # not for lack of up nodes (the partitions say that)
             mine = [n for n in nodes if n.name in fit]
             short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
@@ -1156,7 +1402,10 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
             reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
                            f"together ({how} placement)"
-                           + (f": they ask {'; '.join(short)}" if short else ""))
+                           + (f": they ask {'; '.join(short)}" if short else "")
+                           + (f"; chunk {missed + 1} ({texts[missed]}) is the one left "
+                              "without a host" if missed is not None
+                              and len(texts) > 1 else ""))
     per = 1
     if len(fits) == 1 and hosts and how == "free":
         hosts, per = _free_shape(fits[0][0], fits[0][1], nodes, hosts)
@@ -1298,10 +1547,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
               data: StageData | None = None, ended: Collection[str] = (),
-              holds: dict[str, list[Wait]] | None = None) -> None:
+              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None
+              ) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
-    `holds`: the limits in use it waits for in each, QOS or queue limits)."""
+    `holds`: the limits in use it waits for in each, QOS or queue limits; `chunks`: a PBS
+    job's chunks (`_pbs_chunks`), which start when every one finds room at once)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
@@ -1329,8 +1580,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
         dur = time_limit(req, p.max_time_s) or part_max.get(p.name) or DEFAULT_RUNTIME_S
 
-        # a job sharing nodes with its user's jobs only: an empty node when none is free
-        probe = Demand(req.nodes, WHOLE if req.whole or own_only else req.cpn, req.gpn, dur,
+        # a job sharing nodes with its user's jobs only (--exclusive=user, or a partition
+        # of ExclusiveUser=YES): an empty node when none is free
+        user_only = own_only or (p.exclusive_user and cfg.scheduler == "slurm")
+        probe = Demand(req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, dur,
                        elig)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
@@ -1341,10 +1594,22 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
+        # a PBS job's chunks, each on the nodes of the queue that can hold one of it: the
+        # probe above asks the least any chunk asks; they start when all find room at once
+        shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig
+                                                         if nodes[i].name in ok), False)
+                  for r, ok in chunks[0]] if chunks is not None else []
+        if not shapes and req.nodelist and len(req.nodelist) < req.nodes:
+            # --nodelist names fewer nodes than it asks: those, and others beside them
+            named = frozenset(idx[x] for x in req.nodelist if x in idx)
+            each = WHOLE if req.whole or user_only else req.cpn
+            shapes = [Shape(len(named), each, req.gpn, named),
+                      Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req, tier: int | None = p.priority_tier) -> float:
+                     req: Req = req, tier: int | None = p.priority_tier,
+                     shapes: list[Shape] = shapes) -> float:
             if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
                 queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
@@ -1354,6 +1619,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 starts = [x for d in group if (x := earliest_start(
                     st, queue, d, reservation=reservation, probe_at=at)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
+            if start is not None and shapes:
+                at_once = together_start(st, shapes, start, chunks[1] if chunks else "free",
+                                         empty_only=req.whole)
+                said = f"partition {name}: its chunks find room all at once at " \
+                    f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)" if chunks \
+                    else f"partition {name}: the nodes --nodelist names find room with " \
+                    f"the others it asks at +{hms(at_once or 0)}"
+                if at_once is not None and at_once > start and said not in v.notes:
+                    v.notes.append(said)
+                start = at_once
             if start is None:
                 v.notes.append(f"partition {name}: simulation found no start")
                 return HORIZON_S
@@ -1381,17 +1656,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             waiting[p.name].append(why)
         force = force_share(p, asked=cfg.scheduler == "slurm" and _asks_to_share(spec))
         by_force = shares_by_force(p)
-        if (force or own_only) and raw > 0 and (room := shared_room_now(
+        if (force or user_only) and raw > 0 and (room := shared_room_now(
                 req, [n for n in nodes if n.name in fit and n.name in members.get(p.name, [])
                       and (len(req.nodelist) < req.nodes or n.name in req.nodelist)],
-                snap, force=force, own_only=own_only, every_job_shares=by_force)):
+                snap, force=force, own_only=user_only, every_job_shares=by_force)):
             raw = start = 0.0  # CPUs shared by force, or nodes only the user's jobs use
             v.notes.append(f"partition {p.name}: it starts now on {_few(set(room))}, "
                            + (f"sharing CPUs with the jobs there (OverSubscribe=FORCE:{force}"
                               ", time-sliced or oversubscribed)" if force and by_force else
                               f"sharing CPUs with the jobs there that share theirs "
                               f"(OverSubscribe=YES:{force} and --oversubscribe)" if force else
-                              "whose running jobs are all yours (--exclusive=user)"))
+                              "whose running jobs are all yours ("
+                              + ("--exclusive=user)" if own_only else
+                                 f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
             v.notes.append(f"partition {p.name}: {held.why}")
@@ -1473,6 +1750,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         share = min(1.0, max(req.cpn / small.cpus if small.cpus else 1.0,
                              req.gpn / small.gpus if small.gpus else 0.0,
                              req.mem / small.memory_mb if small.memory_mb else 0.0))
+    chosen_p = next((p for p in good if p.name == pname), None)
+    user_only = own_only or bool(chosen_p and chosen_p.exclusive_user
+                                 and cfg.scheduler == "slurm")
+    v._shape = (req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, frozenset(
+        x for x in members.get(pname, []) if x in fit
+        and (len(req.nodelist) < req.nodes or x in req.nodelist)))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -1500,6 +1783,9 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
     nodes, as Slurm spreads them, when enough of the partition's nodes can run them."""
     cap = p.max_cpus_per_node
     is_cap, at_cap = f"its MaxCPUsPerNode is {cap}", f"its MaxCPUsPerNode {cap}"
+    if p.max_slots_per_host is not None and (cap is None or p.max_slots_per_host < cap):
+        cap = p.max_slots_per_host  # LSF's HJOB_LIMIT: the queue's slots on one host
+        is_cap, at_cap = f"its HJOB_LIMIT (JL/H) is {cap}", f"its HJOB_LIMIT (JL/H) {cap}"
     if p.max_cpus_per_socket is not None and sockets and (
             cap is None or p.max_cpus_per_socket * sockets < cap):
         cap = p.max_cpus_per_socket * sockets
@@ -1668,6 +1954,43 @@ def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
     return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
 
 
+def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
+                   now: datetime, ended: Collection[str]) -> None:
+    """A heterogeneous job's start (`v`, its components combined) moved out to when every
+    component finds room at once on what the running jobs leave: each was placed as if the
+    others, where they wait, took nothing, yet they start together and none holds what
+    another holds (`_occupy` does this only for a component that starts now)."""
+    got = [v._shape, *(w._shape for w in later)]
+    if v.estimated_start is None or any(g is None for g in got):
+        return
+    nodes = site_nodes(snap)
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, partition_members(snap, nodes), now, part_max, ended=ended)
+    idx = st.index()
+    shapes = [Shape(n, c, g, frozenset(idx[x] for x in names if x in idx))
+              for n, c, g, names in filter(None, got)]
+    # on the walltimes' plan (the raw start's): what holding them together adds there
+    # moves the start, calibrated or not, by as much
+    start = ((v.raw_start or v.estimated_start) - now).total_seconds()
+    at_once = together_start(st, shapes, start)
+    if at_once is None:
+        v.notes.append("its components never find room all at once while the running jobs "
+                       "end (the start is a lower bound)")
+        return
+    if at_once <= start:
+        return
+    shift = timedelta(seconds=at_once - start)
+    v.notes.append(f"its components find room all at once at +{hms(at_once)} (alone, each "
+                   "finds it sooner; they start together, none on what another holds)")
+    v.estimated_start += shift
+    if v.estimated_finish is not None:
+        v.estimated_finish += shift
+    v.raw_start = now + timedelta(seconds=at_once)
+    if v.start_bound is not None:
+        v.start_bound = max(v.start_bound, v.estimated_start)
+    v.verdict = "BUSY"
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -1725,6 +2048,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
             combine(v, others, labels, c.scheduler,
                     lambda t: "+" + hms((t - now).total_seconds()))
+            if v.feasible and c.scheduler == "slurm":
+                _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         return v
 
     verdicts = [judge(c, s) for c, s in sites]

@@ -311,8 +311,12 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n: any(gpu_matches(wanted, m) for m in node_gpu_models(n)),
               f"no GPU of type '{wanted}' ({has}: {types})", f"GPU {wanted}")
     if req.gpn:
+        all_g = max(n.gpus for n in nodes)
         check(lambda n: gpus_of(n, req.gpu_type) >= req.gpn, "no GPUs on any node"
-              if not max(n.gpus for n in nodes) else
+              if not all_g else
+              # a node of several types holds more GPUs than of the type asked: say so
+              f"needs {req.gpn} GPUs of type '{req.gpu_type}' per node, largest node has "
+              f"{max_g} of them" if req.gpu_type and all_g > max_g else
               f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
@@ -409,31 +413,38 @@ def pack_chunks(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
     share a host while its CPUs, GPUs and memory last), "scatter" (a host each) or "pack"
     (one host for all). The number of hosts used (first fit, largest chunks first), None
     when they do not fit."""
+    used, _ = first_fit(chunks, nodes, how)
+    return used
+
+
+def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
+              ) -> tuple[int | None, int | None]:
+    """`pack_chunks`' hosts used, and the index of the chunk (in `chunks`) that found no
+    host left when they do not fit (None: they fit, or place=pack and no host holds all)."""
     by_name = {n.name: n for n in nodes}
-    items = sorted((r for r, _ in chunks for _ in range(r.nodes)),
-                   key=lambda r: (r.gpn, r.cpn, r.mem), reverse=True)
-    allowed = {id(r): ok for r, ok in chunks}
+    items = sorted(((r, i) for i, (r, _) in enumerate(chunks) for _ in range(r.nodes)),
+                   key=lambda x: (x[0].gpn, x[0].cpn, x[0].mem), reverse=True)
     if how == "pack":
-        need = (sum(r.cpn for r in items), sum(r.gpn for r in items),
-                sum(r.mem for r in items))
-        hosts = set(by_name).intersection(*(allowed[id(r)] for r in items))
-        return 1 if any(_room(by_name[h], need) for h in hosts) else None
+        need = (sum(r.cpn for r, _ in items), sum(r.gpn for r, _ in items),
+                sum(r.mem for r, _ in items))
+        hosts = set(by_name).intersection(*(chunks[i][1] for _, i in items))
+        return (1, None) if any(_room(by_name[h], need) for h in hosts) else (None, None)
     left = {h: [n.cpus, n.gpus, n.memory_mb or 0] for h, n in by_name.items()}
     used: list[str] = []
-    for r in items:
-        fresh = [h for h in sorted(left) if h in allowed[id(r)] and h not in used]
-        order = fresh if how == "scatter" else \
-            [h for h in used if h in allowed[id(r)]] + fresh
+    for r, i in items:
+        allowed = chunks[i][1]
+        fresh = [h for h in sorted(left) if h in allowed and h not in used]
+        order = fresh if how == "scatter" else [h for h in used if h in allowed] + fresh
         host = next((h for h in order if left[h][0] >= r.cpn and left[h][1] >= r.gpn
                      and (not by_name[h].memory_mb or left[h][2] >= r.mem)), None)
         if host is None:
-            return None
+            return None, i
         left[host][0] -= r.cpn
         left[host][1] -= r.gpn
         left[host][2] -= r.mem
         if host not in used:
             used.append(host)
-    return len(used)
+    return len(used), None
 
 
 def _room(n: Node, need: tuple[int, int, int]) -> bool:

@@ -20,6 +20,7 @@ from .model import (
     JobSpec,
     JobState,
     JobStatus,
+    LsfLimit,
     Partition,
     QosLimits,
     QueueLimit,
@@ -72,7 +73,18 @@ def _room_after(jobs: list[JobStatus], used: Callable[[JobStatus], int], need: i
 
 
 def _tres_of(j: JobStatus) -> dict[str, int]:
-    return {"cpu": j.cpus or 0, "node": j.nodes or 1, "gres/gpu": j.gpus or 0}
+    return {"cpu": j.cpus or 0, "node": j.nodes or 1, "gres/gpu": j.gpus or 0,
+            "mem": (j.memory_mb or 0) * (j.nodes or 1)}
+
+
+def _need(req: Req, jobs: list[JobStatus]) -> dict[str, int]:
+    """What the job adds to a limit's TRES in use. Memory only where every running job it
+    counts with says what it holds (squeue's tres-alloc was read): else it is not known
+    what they hold, and memory is not counted (as before that was read)."""
+    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
+    if all(j.memory_mb is not None for j in jobs):
+        need["mem"] = req.nodes * req.mem
+    return need
 
 
 def _partition_qos(snap: SiteSnapshot) -> dict[str, str]:
@@ -93,7 +105,6 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
     limits of its QOS and the partition's, as the jobs running under them end; None when
     there is room now (or nothing is known of those limits)."""
     known = snap.qos or {}
-    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
     waits: list[Wait] = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = known.get(name)
@@ -101,6 +112,7 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
             continue
         running = [j for j in under_qos(q, snap) if j.state == JobState.RUNNING]
         mine = [j for j in running if snap.user and j.user == snap.user]
+        need = _need(req, running)
         for jobs, caps, what, codes, whose in (
                 (running, q.grp_tres, "GrpTRES", _GRP_REASON, "running jobs under it hold"),
                 (mine if snap.user else None, q.max_tres_per_user, "MaxTRESPerUser",
@@ -309,8 +321,8 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
     chain = _chain(snap, account, p.name)
     if not chain:
         return None
-    need = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn}
     running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    need = _need(req, running)
     waits: list[Wait] = []
     below: set[str | None] = set()
     for a in chain:
@@ -620,16 +632,9 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
                                   f"jobs in it hold {held}: it waits until enough of them end "
                                   "(the user's job slot limit of the queue)"))
     need = {"slots": slots, "jobs": 1, "mem": req.nodes * req.mem}
-    units = {"slots": "slots", "jobs": "jobs", "mem": "MB memory"}
+    units = _LSF_UNITS
     for x in snap.lsf_limits or []:
-        if x.hosts or not need[x.resource]:
-            continue
-        if x.users is not None and not (snap.user and any(
-                _lsf_member(u, snap.user, snap.user_groups) for u in x.users)):
-            continue
-        if x.queues is not None and p.name not in x.queues:
-            continue
-        if x.projects is not None and project not in x.projects:
+        if x.hosts or not need[x.resource] or not _lsf_applies(x, p, project, snap):
             continue
         whose = f"limit {x.name} (lsb.resources, blimits)"
         if need[x.resource] > x.limit:
@@ -650,6 +655,57 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
     wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
         if waits else None
     return never, wait
+
+
+_LSF_UNITS = {"slots": "slots", "jobs": "jobs", "mem": "MB memory"}
+
+
+def _lsf_applies(x: LsfLimit, p: Partition, project: str | None, snap: SiteSnapshot) -> bool:
+    """Whether a `blimits` limit's consumers (users, queues, projects) take in this job."""
+    if x.users is not None and not (snap.user and any(
+            _lsf_member(u, snap.user, snap.user_groups) for u in x.users)):
+        return False
+    if x.queues is not None and p.name not in x.queues:
+        return False
+    return x.projects is None or project in x.projects
+
+
+def lsf_host_limits(req: Req, p: Partition, project: str | None, snap: SiteSnapshot,
+                    now: datetime, part_max: dict[str, float]
+                    ) -> tuple[dict[str, str], dict[str, tuple[str, float]]]:
+    """The `blimits` limits on hosts (lsb.resources HOSTS) that take in the job in queue
+    `p`: the hosts it can never use there (the limit is below what it asks of one host),
+    and the hosts it cannot use now (in use up to the limit), each with why and when
+    enough of the jobs running there end. What it asks of a host: its slots on one
+    host, one job, its memory on one host."""
+    never: dict[str, str] = {}
+    full: dict[str, tuple[str, float]] = {}
+    need = {"slots": req.cpn, "jobs": 1, "mem": req.mem}
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    for x in snap.lsf_limits or []:
+        if not x.hosts or not need[x.resource] or not _lsf_applies(x, p, project, snap):
+            continue
+        whose = f"limit {x.name} on hosts {', '.join(x.hosts)} (lsb.resources, blimits)"
+        if need[x.resource] > x.limit:
+            for h in x.hosts:
+                never[h] = f"needs {need[x.resource]} {_LSF_UNITS[x.resource]} on a host, " \
+                    f"{whose} allows {x.limit}"
+            continue
+        if x.used + need[x.resource] <= x.limit:
+            continue
+        on = [j for j in running if set(_exec_hosts(j)) & set(x.hosts)]
+        used = {"slots": lambda j: j.cpus or 0, "jobs": lambda j: 1,
+                "mem": lambda j: j.memory_mb or 0}[x.resource]
+        at = _freed_at(on, used, x.used, need[x.resource], x.limit, now, part_max)
+        for h in x.hosts:
+            full[h] = (f"{whose}: {x.used} of its {x.limit} {_LSF_UNITS[x.resource]} are in "
+                       f"use and the job needs {need[x.resource]}", at)
+    return never, full
+
+
+def _exec_hosts(j: JobStatus) -> list[str]:
+    """The hosts a running LSF job runs on (`exec_host`: `4*h1:2*h2` or `h1 h2`)."""
+    return [re.sub(r"^\d+\*", "", h) for h in re.split(r"[\s:]+", j.node_list or "") if h]
 
 
 def lsf_slots(req: Req, spec: JobSpec) -> int:

@@ -890,3 +890,84 @@ def queue_starts(st: SimState, queue: list[Demand]) -> dict[str, float]:
     earliest_start(st, queue, never)
     return {d.native_id: d.start for d in queue
             if d.native_id is not None and d.start is not None}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One part of a job placed with the others at once: `count` pieces of `cpus` (WHOLE:
+    an empty node each, shared with nothing) and `gpus` each, on the node indices
+    `eligible`; `apart`: its pieces on distinct nodes (a Slurm component's nodes), else
+    several may share a node while it has room (PBS chunks placed freely)."""
+
+    count: int
+    cpus: int
+    gpus: int
+    eligible: frozenset[int]
+    apart: bool = True
+
+
+def _fit_all(shapes: list[Shape], free_c: list[int], free_g: list[int], cap_c: list[int],
+             cap_g: list[int], how: str, empty_only: bool = False) -> bool:
+    """Whether every piece of `shapes` finds room at once in what is free (first fit,
+    largest pieces first). `how`: "free" (pieces of different shapes may share a node),
+    "scatter" (one piece a node) or "pack" (all on one node); `empty_only`: only nodes
+    nothing else runs on (PBS `place=excl`: the job's own pieces may share them)."""
+    if empty_only:
+        shapes = [Shape(s.count, s.cpus, s.gpus, frozenset(
+            h for h in s.eligible if free_c[h] == cap_c[h] and free_g[h] == cap_g[h]),
+            s.apart) for s in shapes]
+    pieces = sorted(((s, i) for i, s in enumerate(shapes) for _ in range(s.count)),
+                    key=lambda x: (x[0].cpus == WHOLE, x[0].gpus, x[0].cpus), reverse=True)
+    if how == "pack":
+        need_c = sum(s.cpus for s, _ in pieces if s.cpus != WHOLE)
+        need_g = sum(s.gpus for s, _ in pieces)
+        whole = any(s.cpus == WHOLE for s, _ in pieces)
+        hosts = frozenset.intersection(*(s.eligible for s in shapes)) if shapes else frozenset()
+        return any((free_c[h] == cap_c[h] and free_g[h] == cap_g[h]) if whole else
+                   (free_c[h] >= need_c and free_g[h] >= need_g) for h in hosts)
+    left_c, left_g = list(free_c), list(free_g)
+    taken: set[int] = set()  # nodes a piece holds whole, or one piece each (scatter)
+    used_by: dict[int, set[int]] = {}  # shape -> nodes its pieces hold
+    for s, i in pieces:
+        mine = used_by.setdefault(i, set())
+        host = None
+        for h in sorted(s.eligible):
+            if h in taken or (s.apart and h in mine):
+                continue
+            if s.cpus == WHOLE:
+                if left_c[h] == cap_c[h] and left_g[h] == cap_g[h] and cap_c[h] > 0:
+                    host = h
+                    break
+            elif left_c[h] >= s.cpus and left_g[h] >= s.gpus:
+                host = h
+                break
+        if host is None:
+            return False
+        if s.cpus == WHOLE or how == "scatter":
+            taken.add(host)
+        left_c[host] -= cap_c[host] if s.cpus == WHOLE else s.cpus
+        left_g[host] -= cap_g[host] if s.cpus == WHOLE else s.gpus
+        mine.add(host)
+    return True
+
+
+def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "free",
+                   empty_only: bool = False) -> float | None:
+    """The earliest time from `t0` at which every part of a job (PBS chunks of several
+    shapes, a Slurm heterogeneous job's components) finds room at once in what the running
+    jobs leave free then: the parts start together, so none may count on what another
+    holds. None: not even when every running job has ended. Queued jobs are not counted
+    here (each part's own simulation counts them: the caller takes the later)."""
+    free_c, free_g = list(st.free_c), list(st.free_g)
+    rel = st.releases  # sorted by end
+    k = 0
+    times = [t0, *sorted({r[0] for r in rel if r[0] > t0})]
+    for t in times:
+        while k < len(rel) and rel[k][0] <= t:
+            _, _, h, c, g = rel[k]
+            free_c[h] += c
+            free_g[h] += g
+            k += 1
+        if _fit_all(shapes, free_c, free_g, st.cap_c, st.cap_g, how, empty_only):
+            return t
+    return None

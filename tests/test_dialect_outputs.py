@@ -328,7 +328,7 @@ def test_lsf_snapshot():
     assert nodes["hostC"].architecture == "ppc64le" and nodes["hostC"].state == "unavail"
     parts = {p.name: p for p in snap.partitions}
     assert parts["short"].max_time_s == 3600 and parts["normal"].max_time_s == 43200
-    assert parts["night"].state == "DOWN" and parts["night"].max_time_s is None
+    assert parts["night"].state == "INACTIVE" and parts["night"].max_time_s is None
 
 
 # -- Flux ---------------------------------------------------------------------

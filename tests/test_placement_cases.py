@@ -451,7 +451,7 @@ def test_pbs_select_chunks_of_different_shapes():
     p = run("#PBS -l select=1:ncpus=4+3:ncpus=1:ngpus=1", pbs_site())
     assert reasons(p, "pbs") == "the chunks 1:ncpus=4+3:ncpus=1:ngpus=1 do not fit the " \
         "site's nodes together (free placement): they ask 3 GPUs in all, the nodes that " \
-        "can hold them have 2"
+        "can hold them have 2; chunk 2 (3:ncpus=1:ngpus=1) is the one left without a host"
     p = run("#PBS -l select=1:ncpus=8+2:ncpus=1:ngpus=1", pbs_site())
     assert reasons(p, "pbs") == \
         "chunk 1 (1:ncpus=8): needs 8 CPUs per node, largest node has 4"

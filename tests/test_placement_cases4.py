@@ -521,7 +521,7 @@ def test_lsf_queue_run_limit_and_an_inactive_queue():
     assert reasons(p, "lsfq") == "walltime 2:00:00 above partition short MaxTime 1:00:00"
     only(run("#BSUB -W 120\n#BSUB -n 4", lsf_queues()), "lsfq", "normal")
     p = run("#BSUB -q night\n#BSUB -n 4", lsf_queues())
-    assert reasons(p, "lsfq") == "partition 'night' is DOWN"
+    assert reasons(p, "lsfq") == "partition 'night' is INACTIVE"
 
 
 def sge_queues(text: str | None = None):

@@ -863,4 +863,5 @@ def test_a_node_with_two_gpu_types_offers_each_its_own_count():
     only(run("#SBATCH --gres=gpu:v100:1", site), "mix", "mix")
     only(run("#SBATCH --gres=gpu:4", site), "mix", "mix")
     p = run("#SBATCH --gres=gpu:a100:3", site)
-    assert reasons(p, "mix") == "needs 3 GPUs per node, largest node has 2"
+    assert reasons(p, "mix") == "needs 3 GPUs of type 'a100' per node, largest node has 2 " \
+        "of them"

@@ -665,7 +665,7 @@ def test_mig_profiles_are_gpu_types_of_their_own():
     only(run("#SBATCH --gres=gpu:4g.40gb:2", site), "mig", "mig")
     only(run("#SBATCH --gres=gpu:3g.20gb:1", site), "mig", "mig")
     assert reasons(run("#SBATCH --gres=gpu:4g.40gb:3", site), "mig") == \
-        "needs 3 GPUs per node, largest node has 2"
+        "needs 3 GPUs of type '4g.40gb' per node, largest node has 2 of them"
     assert reasons(run("#SBATCH --gres=gpu:a100:1", site), "mig").startswith(
         "no GPU of type 'a100'")
     assert reasons(run("#SBATCH --gres=gpu:1g.10gb:1", site), "mig").startswith(

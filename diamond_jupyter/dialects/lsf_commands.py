@@ -228,6 +228,7 @@ class LsfCommands:
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],
                 architecture=_arch(htype) or _arch(clean(s.get("MODEL"))),
+                host_model=clean(s.get("MODEL")),
             ))
         return out
 
@@ -250,8 +251,14 @@ class LsfCommands:
             status = clean(r.get("STATUS")) or ""
             name = str(r.get("QUEUE_NAME"))
             x = extra.get(name, {})
+            # Open:Active takes and dispatches jobs; Closed:* refuses new ones (bsub says
+            # the queue is closed); Open:Inact* takes them but dispatches none until it is
+            # activated (by its run window or an administrator)
+            opened, _, active = status.partition(":")
+            state = "CLOSED" if opened.lower() == "closed" else \
+                "UP" if active.lower() == "active" else "INACTIVE" if active else "DOWN"
             out.append(Partition(
-                name=name, state="UP" if "Active" in status else "DOWN",
+                name=name, state=state,
                 max_time_s=_runlimit(clean(r.get("RUNLIMIT"))),
                 total_cpus=to_int(r.get("MAX")) or 0,
                 nodes=_queue_hosts(clean(x.get("HOSTS")), groups, hosts),
@@ -269,7 +276,9 @@ class LsfCommands:
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
-        parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name)})
+        per_host = parse_jl_u(outputs.get("queue_long", ""), "JL/H")
+        parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
+                                      "max_slots_per_host": per_host.get(p.name)})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -284,8 +293,9 @@ class LsfCommands:
         )
 
 
-def parse_jl_u(stdout: str) -> dict[str, int]:
-    """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it) from the
+def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
+    """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it; `column`
+    "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
     out: dict[str, int] = {}
     queue, header = None, None
@@ -298,8 +308,8 @@ def parse_jl_u(stdout: str) -> dict[str, int]:
         if "JL/U" in words:
             header = words
             continue
-        if queue and header and len(words) == len(header):
-            value = words[header.index("JL/U")]
+        if queue and header and len(words) == len(header) and column in header:
+            value = words[header.index(column)]
             if value.isdigit():
                 out[queue] = int(value)
             header = None

@@ -374,11 +374,12 @@ class PbsCommands:
         nodes = data.get("nodes") if isinstance(data, dict) else None
         if not isinstance(nodes, dict):
             raise fail("pbs", "pbsnodes -F json", "no 'nodes' object", stdout)
-        out = []
+        out, hosts = [], []
         for name, a in nodes.items():
             if not isinstance(a, dict):
                 continue  # not a node's attributes: a mangled entry
             avail, assigned = _obj(a.get("resources_available")), _obj(a.get("resources_assigned"))
+            hosts.append(clean(avail.get("host")) or name)
             feats = [k if v is True or str(v) == "True" else f"{k}={v}"
                      for k, v in avail.items()
                      if k not in _STD_RESOURCES and str(v) not in ("False", "")]
@@ -394,7 +395,7 @@ class PbsCommands:
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
                 architecture=arch if arch in ("x86_64", "aarch64", "ppc64le", "arm64") else None,
             ))
-        return out
+        return _by_host(out, hosts)
 
     def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
         """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue); Torque's
@@ -550,3 +551,35 @@ def _max_run(value: object) -> int | None:
 
 
 pbs_commands = PbsCommands()
+
+
+def _by_host(vnodes: list[Node], hosts: list[str]) -> list[Node]:
+    """The vnodes of one host (`resources_available.host`: a host split by socket or
+    board, `gpu1[0]`, `gpu1[1]`) as that host: a chunk may take its resources from several
+    vnodes of one host, never from two hosts, and running jobs name hosts (`exec_host`).
+    Only the vnodes that take jobs count, while any does; a host of one vnode is kept."""
+    def takes_jobs(n: Node) -> bool:  # PBS states that take none (`offline,down` ...)
+        return not set(re.split(r"[,\s]+", n.state.lower())) & {
+            "down", "offline", "state-unknown", "unresolvable", "stale", "maintenance",
+            "unknown"}
+
+    groups: dict[str, list[Node]] = {}
+    for n, h in zip(vnodes, hosts, strict=True):
+        groups.setdefault(h, []).append(n)
+    out = []
+    for host, parts in groups.items():
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        up = [n for n in parts if takes_jobs(n)] or parts
+        states = list(dict.fromkeys(n.state for n in up))
+        out.append(Node(
+            name=host, state="free" if "free" in states else states[0],
+            cpus=sum(n.cpus for n in up), cpus_allocated=sum(n.cpus_allocated for n in up),
+            memory_mb=sum(n.memory_mb for n in up), gpus=sum(n.gpus for n in up),
+            gpus_allocated=sum(n.gpus_allocated for n in up),
+            gpu_type=next((n.gpu_type for n in up if n.gpu_type), None),
+            features=sorted({f for n in up for f in n.features}),
+            partitions=list(dict.fromkeys(q for n in parts for q in n.partitions)),
+            architecture=next((n.architecture for n in up if n.architecture), None)))
+    return out

@@ -340,7 +340,9 @@ class SgeCommands:
             load = clean(hv.get("load_avg"))
             if load is None or re.search(r"[uo]", states):
                 state = "down"
-            elif re.search(r"[dDsSE]", states):
+            elif mine and all(_CLOSED.search(i["state"]) for i in mine):
+                # no queue instance here takes a job (one that does keeps the host usable
+                # for its queue: the others leave it out of their hosts, `_partitions`)
                 state = "drain"
             else:
                 state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
@@ -368,17 +370,27 @@ class SgeCommands:
             except ValueError:
                 h_rt = None
             # disabled (d, D: by its calendar), suspended (s, S, C: by its calendar), in
-            # error (E) or unknown (u) in every instance: it starts no job
-            up = bool(mine) and not all(re.search(r"[dDuEsSC]", i["state"]) for i in mine)
+            # error (E), unknown (u) or in load alarm (a: above its load_threshold, no job
+            # is scheduled to it) in every instance: it starts no job; in some, those hosts
+            # are not its own until they take jobs again
+            open_ = [i for i in mine if not _CLOSED.search(i["state"])]
+            alarm = bool(mine) and not open_ and all(
+                re.fullmatch(r"[aA]+", i["state"]) for i in mine)
             out.append(Partition(
-                name=name, default=n == 0, state="UP" if up else "DOWN", max_time_s=h_rt,
+                name=name, default=n == 0,
+                state="UP" if open_ else "ALARM" if alarm else "DOWN", max_time_s=h_rt,
                 max_mem_per_slot_mb=memory_mb(cfg.get("h_vmem"), default_unit="b")
                 if (cfg.get("h_vmem") or "").upper() not in ("", "INFINITY") else None,
-                nodes=[i["host"] for i in mine], total_nodes=len(mine),
+                nodes=[i["host"] for i in open_ or mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
             ))
         return out
+
+
+# a queue instance that takes no new job: disabled (d, D), suspended (s, S, C), in error
+# (E), unknown (u) or in load alarm (a)
+_CLOSED = re.compile(r"[dDuEsSCa]")
 
 
 def parse_pe_names(stdout: str) -> list[str]:

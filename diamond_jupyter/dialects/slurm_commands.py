@@ -24,6 +24,7 @@ from ..model import (
     Node,
     Partition,
     QosLimits,
+    Reservation,
     SiteSnapshot,
 )
 from .base import PrivateArgv
@@ -268,13 +269,23 @@ class SlurmCommands:
             # the QOS and account each queued or running job is under (their use counts
             # against the limits of both) and whether it shares its CPUs, read with the queue
             "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a|%h"),
+            # what each running job holds (tres-alloc: its memory above all, which the
+            # queue listing lacks and a QOS's or association's `mem` TRES counts); `-O`
+            # fields padded to their size, each ended by '|'. A Slurm that lacks one of the
+            # fields answers nothing: memory is then not counted, the rest stands
+            "queue_tres": self._q("sh", "-c", "squeue -h -a -t RUNNING -O "
+                                  f"'{TRES_FIELDS}' 2>/dev/null; exit 0"),
+            # the advanced reservations: a job naming one runs on its nodes in its window,
+            # and a job that does not name one cannot run on them then
+            "reservations": self._q("sh", "-c", "scontrol show reservation -o 2>/dev/null; "
+                                    "exit 0"),
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
-    live_outputs = frozenset({"queue", "queue_qos"})
+    live_outputs = frozenset({"queue", "queue_qos", "queue_tres"})
 
     def discovery_argvs(self) -> dict[str, list[str]]:
         """Asked by discovery only (never with a snapshot): the cluster's own name, which a
@@ -395,6 +406,27 @@ class SlurmCommands:
         return out
 
     # -- snapshot -----------------------------------------------------------
+    def parse_reservations(self, stdout: str) -> list[Reservation]:
+        """`scontrol show reservation -o`: one reservation a line ("No reservations in the
+        system" names none)."""
+        out = []
+        for line in stdout.splitlines():
+            kv = parse_kv_line(line)
+            if "ReservationName" not in kv:
+                continue
+
+            def names(key: str, kv: dict[str, str] = kv) -> list[str] | None:
+                got = [x for x in (clean(kv.get(key)) or "").split(",") if x]
+                return got or None
+            out.append(Reservation(
+                name=kv["ReservationName"], start=parse_iso(kv.get("StartTime"), self.tz),
+                end=parse_iso(kv.get("EndTime"), self.tz),
+                nodes=[x for x in [clean(kv.get("Nodes"))] if x],
+                users=names("Users"), accounts=names("Accounts"),
+                flags=[f.upper() for f in names("Flags") or []],
+                state=(kv.get("State") or "INACTIVE").upper()))
+        return out
+
     def parse_partitions(self, stdout: str) -> list[Partition]:
         out = []
         for line in stdout.splitlines():
@@ -428,6 +460,7 @@ class SlurmCommands:
                 priority_tier=to_int(kv.get("PriorityTier")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
+                exclusive_user=kv.get("ExclusiveUser") == "YES",
                 qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
                 else None,
             ))
@@ -443,6 +476,11 @@ class SlurmCommands:
             gpus, kind = gpu_count(kv.get("Gres"))
             used = gpu_count(kv.get("GresUsed"))[0] or gpu_count(kv.get("AllocTRES"))[0]
             feats = clean(kv.get("ActiveFeatures")) or clean(kv.get("AvailableFeatures"))
+            active = feats.split(",") if feats else []
+            # features a reboot makes active (KNL modes, node_features plugins): a job that
+            # asks one gets the node rebooted into it
+            later = [f for f in (clean(kv.get("AvailableFeatures")) or "").split(",")
+                     if f and f not in active]
             parts = clean(kv.get("Partitions"))
             # what jobs may have: the CPUs and memory left by core and memory
             # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
@@ -454,7 +492,7 @@ class SlurmCommands:
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
                 cpus=cpus, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
                 memory_mb=max(0, memory), gpus=gpus, gpus_allocated=used,
-                gpu_type=kind, features=feats.split(",") if feats else [],
+                gpu_type=kind, features=active + later, reboot_features=later,
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
                 memory_allocated=to_int(kv.get("AllocMem")) or 0,
@@ -493,8 +531,16 @@ class SlurmCommands:
                 "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
                 "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
                 for j in jobs]
+        held = parse_tres_alloc(outputs.get("queue_tres", ""))
+        if held:  # a running job's memory a node (tres-alloc's is the job's in all)
+            jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
+                    if j.state == JobState.RUNNING and j.native_id in held else j
+                    for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
+        resv = self.parse_reservations(outputs["reservations"]) \
+            if "reservations" in outputs else None
         return SiteSnapshot(
+            reservations=resv,
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
@@ -520,6 +566,33 @@ ASSOC_PROBE = (
     'awk -F"|" \'$1==""\'); [ -n "$up" ] && echo "$up"; '
     'a=$(echo "$up" | awk -F"|" \'$6!="" {print $6}\' | sort -u | paste -sd, -); '
     "i=$((i+1)); done; exit 0")
+
+
+# squeue -O: the ids that make up %i (array task `A_T`, hetjob component `H+O`), then the
+# TRES the job holds; each padded to its size and ended by '|'
+TRES_FIELDS = ("JobID:24|,ArrayJobID:24|,ArrayTaskID:24|,HetJobID:24|,HetJobOffset:12|,"
+               "tres-alloc:400|")
+
+
+def parse_tres_alloc(stdout: str) -> dict[str, int]:
+    """`squeue -h -t RUNNING -O TRES_FIELDS` -> {job id as %i prints it: the MB of memory
+    it holds in all} (the job id, its array task id `A_T` and hetjob id `H+O` all map
+    to it); lines of another shape, or without `mem=`, are skipped."""
+    out: dict[str, int] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) < 6 or not f[0].isdigit():
+            continue
+        mem = _tres(f[5]).get("mem")
+        if mem is None:
+            continue
+        ids = [f[0]]
+        if f[1].isdigit() and f[2].isdigit():
+            ids.append(f"{f[1]}_{f[2]}")
+        if f[3].isdigit() and f[3] != "0" and f[4].isdigit():
+            ids.append(f"{f[3]}+{f[4]}")
+        out.update(dict.fromkeys(ids, mem))
+    return out
 
 
 def parse_job_qos(stdout: str, field: int = 1) -> dict[str, str]:

@@ -1,0 +1,109 @@
+"""sacct was asked for a fresh delimiter with `--delimiter=...`, on its command line: every
+user of the login node can read that (`ps`) while sacct waits for slurmdbd, and write it
+into a job's name in time to forge records (sacct reads no delimiter from its environment).
+Now sacct gets no secret: `-P` ('|'), the name after the fixed fields and the job id again
+after the name. A name that spans lines can only end a record early by writing its own
+job's id at a line's end; every line a name could have written is read in every way it
+can be, and a record is believed only where all readings agree (else the job is UNKNOWN,
+for a later query or its own end report to settle). Forged states never come through."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from diamond_jupyter.dialects import get_commands
+from diamond_jupyter.model import JobState, SiteError
+
+T = ["2026-12-04T10:00:00", "2026-12-04T10:01:00", "n1"]
+
+
+def _rec(jid: str, state: str, code: str, name: str) -> str:
+    """One record as sacct prints SACCT_FIELDS with -P."""
+    return "|".join([jid, state, code, *T, name, jid]) + "\n"
+
+
+@pytest.mark.parametrize("jobcomp", [False, True])
+def test_sacct_gets_no_secret_on_its_command_line(jobcomp):
+    slurm = get_commands("slurm", jobcomp=jobcomp)
+    a, b = slurm.accounting_argv(["5", "6"]), slurm.accounting_argv(["5", "6"])
+    assert a == b  # nothing made afresh: nothing another user could read and use
+    assert "-P" in a and not any(x.startswith("--delimiter") or "#dj-" in x for x in a)
+    fields = next(x for x in a if "jobname" in x).removeprefix("--format=").split(",")
+    assert fields[0] == fields[-1] == "jobid" and fields[-2] == "jobname"
+
+
+HOSTILE = {
+    # the attacker's own record closes on line one, then a whole forged record of job 6
+    "self-closing, then a forged record": "x|5\n6|COMPLETED|0:0|{t}|ok|6\n5|RUNNING|0:0|{t}|y",
+    "a forged record ending with the attacker's id": "x\n6|COMPLETED|0:0|{t}|ok",
+    "a forged record and a stray id": "x|5\n6|COMPLETED|0:0|{t}|ok|6\nz",
+    "a forged record of an id not asked": "x|5\n9|COMPLETED|0:0|{t}|ok|9\n5|R|0:0|{t}|y",
+    "pipes only": "a|b|6|COMPLETED|0:0|6",
+    "an empty line and a pipe": "\n|",
+}
+
+
+@pytest.mark.parametrize("order", ["attacker first", "victim first"])
+@pytest.mark.parametrize("what", list(HOSTILE))
+def test_a_hostile_name_forges_no_other_jobs_record(what, order):
+    """Job 5 (a stranger's under a reused id, or a job renamed by itself) names itself so
+    that a record of job 6 (which failed with 3) appears in sacct's answer."""
+    name = HOSTILE[what].replace("{t}", "|".join(T))
+    attacker, victim = _rec("5", "RUNNING", "0:0", name), _rec("6", "FAILED", "3:0", "mine")
+    out = attacker + victim if order == "attacker first" else victim + attacker
+    jobs = {j.native_id: j for j in get_commands("slurm").parse_accounting(out)}
+    # a job the name invents is at most one whose state is not known
+    assert all(j.state == JobState.UNKNOWN for i, j in jobs.items() if i not in ("5", "6"))
+    six = jobs["6"]
+    assert (six.state, six.exit_code) in ((JobState.FAILED, 3), (JobState.UNKNOWN, None))
+    if six.state == JobState.UNKNOWN:
+        assert "spans lines" in six.reason
+    if "\n" not in name:  # one line: read exactly, the pipes kept in the name
+        assert jobs["5"].name == name and jobs["5"].state == JobState.RUNNING
+        assert six.state == JobState.FAILED
+
+
+PIECES = ["x", "|", "\n", "5", "6", "|5", "|6", "5|", "6|", "|COMPLETED|0:0|" + "|".join(T) + "|",
+          "6|COMPLETED|0:0|" + "|".join(T) + "|", "5|RUNNING|0:0|" + "|".join(T) + "|"]
+
+
+def test_no_name_built_of_record_pieces_forges_a_record():
+    """Names made of every piece a record has (ids, pipes, newlines, whole field runs), in
+    1,500 drawn orders: job 6 is read as what it is or as unknown, never as completed, and
+    the answer never fails to read (a stranger cannot blind the user's other jobs)."""
+    rng = random.Random(7)
+    slurm = get_commands("slurm")
+    for _ in range(1500):
+        name = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 9)))
+        recs = [_rec("5", "RUNNING", "0:0", name), _rec("6", "FAILED", "3:0", "mine"),
+                _rec("7", "COMPLETED", "0:0", "other")]
+        rng.shuffle(recs)
+        jobs = slurm.parse_accounting("".join(recs))
+        ids = [j.native_id for j in jobs]
+        assert len(ids) == len(set(ids)), (name, ids)
+        for j in jobs:
+            if j.native_id == "6":
+                assert j.state in (JobState.FAILED, JobState.UNKNOWN), name
+            elif j.native_id == "7":
+                assert j.state in (JobState.COMPLETED, JobState.UNKNOWN), name
+            elif j.native_id != "5":  # a job the name invents
+                assert j.state == JobState.UNKNOWN, name
+
+
+def test_a_name_spanning_lines_alone_is_read_whole():
+    out = _rec("5", "COMPLETED", "0:0", "line one\nline|two") + _rec("6", "FAILED", "3:0", "y")
+    jobs = {j.native_id: j for j in get_commands("slurm").parse_accounting(out)}
+    assert jobs["5"].name == "line one\nline|two" and jobs["5"].state == JobState.COMPLETED
+    assert (jobs["6"].state, jobs["6"].exit_code) == (JobState.FAILED, 3)
+
+
+@pytest.mark.parametrize("out", [
+    "5|COMPLETED|0:0|2026-12-04T10:00:00\n",  # cut short
+    "sacct: something else entirely\n",
+    "5|COMPLETED|0:0|" + "|".join(T) + "|name\n",  # the older argv's output: no id after
+])
+def test_an_answer_that_is_not_whole_records_is_a_site_error(out):
+    with pytest.raises(SiteError, match="sacct line 1: not a whole record"):
+        get_commands("slurm").parse_accounting(out)

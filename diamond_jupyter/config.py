@@ -58,6 +58,7 @@ SCHEDULER_PROGRAMS = {
 RESERVED_SITE_NAMES = ("auto",)  # `--site auto` chooses a site
 MAX_SITES_FILE_BYTES = 4 << 20
 MAX_LOG_TAIL_BYTES = 1 << 30
+DEFAULT_FETCH_MAX_FILE_BYTES = 16 << 30  # 16 GiB
 
 
 def _one_line(value: str) -> str:
@@ -581,6 +582,10 @@ class FederationConfig(_Cfg):
     # The most of a log file `logs` returns, whatever the number of lines asked for (one
     # progress-bar "line" can be many megabytes).
     log_tail_bytes: int = Field(1 << 20, gt=0, le=MAX_LOG_TAIL_BYTES)
+    # The largest result file a fetch copies, by its size (a sparse file's holes are written
+    # out whole at the destination); a larger one is skipped and named. A fetch may ask for
+    # another bound (`diamond fetch --max-size`).
+    fetch_max_file_bytes: int = Field(DEFAULT_FETCH_MAX_FILE_BYTES, gt=0)
     transfers: TransferPolicy = Field(default_factory=TransferPolicy)
 
     @model_validator(mode="before")

@@ -798,24 +798,31 @@ class Site:
 
     async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
-        return [f.path for f in await self.transport.list_files(await self.resolve(root),
-                                                                max_depth=max_depth)]
+        return [f.path for f in await self.file_stats(root, max_depth=max_depth)]
+
+    async def file_stats(self, root: str, *, max_depth: int = 3) -> list[FileStat]:
+        """`list_files` with each file's size and mode (the same SFTP listing)."""
+        return await self.transport.list_files(await self.resolve(root), max_depth=max_depth)
 
     async def job_files(self, job: Job) -> list[str]:
         """A job's result files: those in its working directory, 3 levels deep (paths on the
         site), without the engine's own (its script, its event secret and the output
         lengths the wrapper recorded at the start)."""
+        return [f.path for f in await self.job_file_stats(job)]
+
+    async def job_file_stats(self, job: Job) -> list[FileStat]:
+        """`job_files` with each file's size, from the same listing (sorted by path)."""
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
         private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret",
                    output_offsets_file(f"/jobs/{job.token}"))
-        return sorted(p for p in await self.list_files(wd, max_depth=3)
-                      if not (job.token and p.endswith(private)))
+        return sorted((f for f in await self.file_stats(wd, max_depth=3)
+                       if not (job.token and f.path.endswith(private))), key=lambda f: f.path)
 
-    async def fetch(self, remote: str, local: str) -> None:
-        """Copy one file from the site to this machine."""
-        await self.transport.get_file(remote, local)
+    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
+        """Copy one file from the site to this machine (OutputTooLarge past `max_bytes`)."""
+        await self.transport.get_file(remote, local, max_bytes=max_bytes)
 
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:

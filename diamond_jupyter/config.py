@@ -463,6 +463,10 @@ class SiteConfig(_Cfg):
     charge_factor: float = Field(default=1.0, gt=0)
     speed_factor: float = Field(default=1.0, gt=0)  # >1: jobs run faster than the walltime suggests
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
+    # PBS: the longest job name the server takes (older Torque and PBS 12: 15); a name with
+    # the engine's token (`NAME.dmd-` and 12 hex digits) longer than this is cut to it and
+    # the token travels in the job's environment instead (`-v DIAMOND_TOKEN=...`)
+    max_job_name: int | None = Field(default=None, ge=1, le=4096)
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
@@ -525,6 +529,13 @@ class SiteConfig(_Cfg):
         if self.flavor not in (None, "pro", "torque", "slurm"):
             raise ValueError(f"unknown pbs flavor {self.flavor!r} (accepted: pro, torque, "
                              "slurm)")
+        if self.max_job_name is not None and (self.scheduler != "pbs"
+                                              or self.flavor == "slurm"):
+            raise ValueError("max_job_name is for PBS Pro and Torque servers (scheduler: pbs, "
+                             f"flavor pro or torque), not {self.scheduler}"
+                             + (f" flavor {self.flavor}" if self.flavor else "")
+                             + ": the others keep the engine's token in the job's comment "
+                             "or take longer names")
         programs = SCHEDULER_PROGRAMS[self.scheduler]
         for prog in self.commands:
             if prog not in programs:

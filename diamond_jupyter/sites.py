@@ -21,6 +21,7 @@ from .dialects.base import (
     private_values,
 )
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
+from .dialects.pbs_commands import TOKEN_VARIABLE
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -88,14 +89,16 @@ def owns(status: JobStatus, job: Job) -> bool:
     A record carrying a token (comment, or name suffix) is the job with that token. One
     carrying none (accounting keeps neither comment nor the scheduler-side name) cannot be
     told apart: it is the newest job's, never a job whose native id went to a newer one."""
-    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or ""):
+    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or "") \
+            or status.token:
         return carries_token(status, job)
     return not job.reused_by
 
 
 def carries_token(status: JobStatus, job: Job) -> bool:
     return bool(job.token) and (token_tag(job.token) in (status.comment or "")
-                                or (status.name or "").endswith(f".dmd-{job.token}"))
+                                or (status.name or "").endswith(f".dmd-{job.token}")
+                                or status.token == job.token)
 
 
 def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
@@ -535,14 +538,30 @@ class Site:
 
     def scheduler_spec(self, spec: JobSpec, token: str) -> JobSpec:
         """The spec as the scheduler gets it: the token in the comment where the scheduler
-        has one, else appended to the name (`NAME.dmd-TOKEN`); users see the plain name."""
+        has one, else appended to the name (`NAME.dmd-TOKEN`), or, where that is longer
+        than the site's `max_job_name`, in the job's environment with the name cut to fit
+        (`short_name`); users see the plain name."""
         if self.token_in_comment:
             tag = token_tag(token)
             if tag in (spec.comment or ""):
                 return spec
             return spec.model_copy(update={"comment": f"{tag} {spec.comment or ''}".strip()})
+        short = self.short_name(spec.name, token)
+        if short is not None:
+            env = spec.environment.model_copy(update={"variables": {
+                **spec.environment.variables, TOKEN_VARIABLE: token}})
+            return spec.model_copy(update={"name": short, "comment": None,
+                                           "environment": env})
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
+
+    def short_name(self, name: str | None, token: str) -> str | None:
+        """The job's name cut to the site's `max_job_name`, where the name with the token
+        (as the scheduler keeps it) would be longer; None where it fits whole."""
+        limit = self.cfg.max_job_name
+        if limit is None or len(self.script.job_name(scheduler_name(name, token))) <= limit:
+            return None
+        return self.script.job_name(name or "job")[:limit]
 
     # jobs report their own start and end through the event file, which the monitor follows
     has_event_channel = True
@@ -578,6 +597,12 @@ class Site:
         if not all(c in "0123456789abcdef" for c in secret):
             raise BadInput("the event secret must be hexadecimal")
         rendered = self.render(self.scheduler_spec(spec, token))
+        short = None if self.token_in_comment else self.short_name(spec.name, token)
+        if short is not None:
+            rendered.warnings.append(
+                f"approximated: job name cut to {short!r} ({self.cfg.max_job_name} characters, "
+                f"the site's max_job_name); the engine's token travels as {TOKEN_VARIABLE} "
+                "in the job's environment")
         return rendered, f"{secret}\n".encode() + rendered.script.encode()
 
     async def upload(self, spec: JobSpec, token: str, *, secret: str = "") -> Rendered | None:
@@ -716,6 +741,11 @@ class Site:
                     kept.append(s)
             return kept
 
+        short = None if self.token_in_comment or (name or "").endswith(f".dmd-{token}") \
+            else self.short_name(name, token)
+        if short is not None:  # the name cut to the site's limit, the token in the job's env
+            found = await self.find_by_name(short, login)
+            return await ours([s for s in found if s.token == token])
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \

@@ -107,3 +107,23 @@ def test_a_name_spanning_lines_alone_is_read_whole():
 def test_an_answer_that_is_not_whole_records_is_a_site_error(out):
     with pytest.raises(SiteError, match="sacct line 1: not a whole record"):
         get_commands("slurm").parse_accounting(out)
+
+
+def test_the_completion_logs_records_are_each_one_line_and_all_kept():
+    """`sacct -c` reads the job-completion log line by line: no name in its answer spans
+    lines, and one id's several records (its runs; a rebuilt cluster's reused ids) are all
+    real, kept in order, whatever their names hold."""
+    out = (_rec("5", "COMPLETED", "0:0", "old|5") + _rec("6", "FAILED", "3:0", "y|6|")
+           + _rec("5", "RUNNING", "0:0", "new"))
+    jobs = get_commands("slurm", jobcomp=True).parse_accounting(out)
+    assert [(j.native_id, j.state, j.name) for j in jobs] == [
+        ("5", JobState.COMPLETED, "old|5"), ("6", JobState.FAILED, "y|6|"),
+        ("5", JobState.RUNNING, "new")]
+    # the same answer from slurmdbd, which gives one record per id: job 5's two records
+    # may be one name spanning the lines between, so 5 and 6 are not known
+    jobs = {j.native_id: j for j in get_commands("slurm").parse_accounting(out)}
+    assert {i: j.state for i, j in jobs.items()} == {"5": JobState.UNKNOWN,
+                                                     "6": JobState.UNKNOWN}
+    with pytest.raises(SiteError, match="sacct line 1: not a whole record"):
+        get_commands("slurm", jobcomp=True).parse_accounting(
+            _rec("5", "COMPLETED", "0:0", "a\nb") + _rec("6", "FAILED", "3:0", "y"))

@@ -389,7 +389,7 @@ class SlurmCommands:
         record cannot be told apart from text in a name (`_sacct_records`) is an UNKNOWN
         record saying so, for a later query (or the job's own end report) to settle."""
         out = []
-        records, unsure = _sacct_records(stdout)
+        records, unsure = _sacct_records(stdout, one_line_names=self.jobcomp)
         for jid in unsure:
             if "." not in jid:
                 out.append(JobStatus(
@@ -621,7 +621,8 @@ def is_separated(stdout: str) -> bool:
 _MAX_SACCT_PAIRS = 200_000  # candidate (start, end) line pairs read in one ambiguous stretch
 
 
-def _sacct_records(stdout: str) -> tuple[list[list[str]], list[str]]:
+def _sacct_records(stdout: str, *, one_line_names: bool = False
+                   ) -> tuple[list[list[str]], list[str]]:
     """The records of `sacct -P` output of SACCT_FIELDS (id, five fixed fields, the name,
     the id again), and the ids whose records cannot be told apart from a name's text.
 
@@ -633,7 +634,11 @@ def _sacct_records(stdout: str) -> tuple[list[list[str]], list[str]]:
     records every reading of its lines into whole records agrees on are kept (a name that
     merely spans lines reads one way); the ids that start a line in a stretch read in more
     ways than one, and have no sure record, are returned as unsure. SiteError when a line
-    outside the stretches is not a whole record."""
+    outside the stretches is not a whole record.
+
+    `one_line_names`: `sacct -c` reads the job-completion log line by line, so none of its
+    names holds a newline: every line is one whole record (an id's several records, its
+    runs, are all kept), and there are no stretches."""
     lines = stdout.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -652,7 +657,8 @@ def _sacct_records(stdout: str) -> tuple[list[list[str]], list[str]]:
             first.setdefault(sid, i)
         if eid is not None:
             last[eid] = i
-    spans = sorted((first[x], last[x]) for x in first if last.get(x, -1) > first[x])
+    spans = [] if one_line_names else \
+        sorted((first[x], last[x]) for x in first if last.get(x, -1) > first[x])
     merged: list[list[int]] = []
     for a, b in spans:
         if merged and a <= merged[-1][1]:

@@ -60,6 +60,7 @@ class Submitted:
     warnings: list[str]
 
 
+UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 
 
@@ -783,14 +784,30 @@ class Site:
             r2 = await self.run(acct, check=False)
             self._check_answered(r2)
             if r2.ok:
-                found = [s for s in self.fold_arrays(self.commands.parse_accounting(
-                    r2.stdout)) if s.native_id in missing]
+                raw = await self._ask_unsure_alone(self.commands.parse_accounting(r2.stdout))
+                found = [s for s in self.fold_arrays(raw) if s.native_id in missing]
                 found = [_array_outcome(f, seen, arrays) for f in found]
                 # accounting's record of a job the queue shows ended replaces the queue's
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]
                 seen += found
         return seen
+
+    async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:
+        """Accounting `records` where each job whose record the dialect could not tell apart
+        from text in another job's name (`unsure_ids`) is asked about alone (at most
+        UNSURE_ASKED of them): its own answer replaces its UNKNOWN record where it reads."""
+        unsure = getattr(self.commands, "unsure_ids", None)
+        for jid in (unsure(records) if unsure else [])[:UNSURE_ASKED]:
+            res = await self.run(self.commands.accounting_argv([jid]), check=False)
+            self._check_answered(res)
+            if not res.ok:
+                continue
+            alone = [s for s in self.commands.parse_accounting(res.stdout)
+                     if s.native_id == jid]
+            if alone:
+                records = [s for s in records if s.native_id != jid] + alone
+        return records
 
     def _check_answered(self, res: CommandResult) -> None:
         """SiteError when a failed query means the scheduler did not answer (its dialect's

@@ -127,3 +127,41 @@ def test_the_completion_logs_records_are_each_one_line_and_all_kept():
     with pytest.raises(SiteError, match="sacct line 1: not a whole record"):
         get_commands("slurm", jobcomp=True).parse_accounting(
             _rec("5", "COMPLETED", "0:0", "a\nb") + _rec("6", "FAILED", "3:0", "y"))
+
+
+class _Accounting:
+    """A Slurm login whose queue has none of the jobs asked and whose sacct answers the
+    records of the ids it is asked (`-j`), from `records` (id -> that job's sacct text)."""
+
+    name = "alpha"
+
+    def __init__(self, records: dict[str, str]) -> None:
+        self.records, self.asked = records, []
+
+    async def run(self, argv, **kw):
+        from diamond_jupyter.transports.base import CommandResult
+
+        out = ""
+        if "sacct" in argv:
+            ids = argv[argv.index("-j") + 1].split(",")
+            self.asked.append(ids)
+            out = "".join(self.records.get(i, "") for i in ids)
+        return CommandResult(list(argv), 0, out, "", 0.0)
+
+
+async def test_a_job_a_strangers_name_made_unsure_is_asked_about_alone():
+    """A stranger's job (5, under an id the user's engine still follows) can make every job
+    near it in sacct's answer unsure. Such a job is asked about again alone (`-j 6`), where
+    no other job's name is in the answer: the user's job 6 is read as it is."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+
+    name = HOSTILE["self-closing, then a forged record"].replace("{t}", "|".join(T))
+    login = _Accounting({"5": _rec("5", "RUNNING", "0:0", name),
+                         "6": _rec("6", "FAILED", "3:0", "mine")})
+    site = Site(SiteConfig(name="alpha", transport=TransportConfig(kind="local")),
+                transport=login)
+    got = {s.native_id: s for s in await site.statuses(["5", "6"])}
+    assert (got["6"].state, got["6"].exit_code) == (JobState.FAILED, 3)
+    assert got["5"].state == JobState.UNKNOWN  # its own name still leaves it unsure
+    assert login.asked == [["5", "6"], ["5"], ["6"]]

@@ -76,6 +76,8 @@ _STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch
 # its lines ambiguous, and those are read as such (`_sacct_records`).
 SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname,jobid"
 _SACCT_FIXED = 6  # the fields before the name
+UNSURE_ACCOUNTING = ("sacct's record of this job could not be read: a job name in the same "
+                     "answer spans lines and could have written it")
 # every user's finished jobs, for calibrating predictions (request vs use)
 HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
 
@@ -203,6 +205,14 @@ class SlurmCommands:
                            "-j", self._ids(native_ids))
         return self._q("sacct", "-X", "-P", "-n", f"--format={SACCT_FIELDS}",
                        "-j", self._ids(native_ids))
+
+    @staticmethod
+    def unsure_ids(statuses: list[JobStatus]) -> list[str]:
+        """The jobs whose accounting record `parse_accounting` could not tell apart from
+        another job's name: asked alone (`-j ID`), only that job's records are in the
+        answer, and no other job's name can be among them."""
+        return [s.native_id for s in statuses if s.reason == UNSURE_ACCOUNTING
+                and s.state == JobState.UNKNOWN]
 
     def history_argv(self, since: datetime) -> list[str]:
         """Every user's jobs that ended since `since` (one query; calibration samples)."""
@@ -392,10 +402,8 @@ class SlurmCommands:
         records, unsure = _sacct_records(stdout, one_line_names=self.jobcomp)
         for jid in unsure:
             if "." not in jid:
-                out.append(JobStatus(
-                    native_id=jid, state=JobState.UNKNOWN,
-                    reason="sacct's record of this job could not be read: a job name in the "
-                    "same answer spans lines and could have written it"))
+                out.append(JobStatus(native_id=jid, state=JobState.UNKNOWN,
+                                     reason=UNSURE_ACCOUNTING))
         for f in records:
             jid, st, ec, start, end, nodes, name = f
             if "." in jid:

@@ -812,7 +812,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 or max_file_bytes <= 0:
             raise BadInput(f"max_file_bytes: expected a whole number of bytes above 0, not "
                            f"{max_file_bytes!r}")
-        return max_file_bytes, "this fetch's --max-size"
+        return max_file_bytes, "the bound this fetch was given"
 
     async def fetch_choice(self, job_id: str, dest: str | Path | None = None, *,
                            files: Iterable[str] | None = None, overwrite: bool = False,

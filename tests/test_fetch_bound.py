@@ -69,8 +69,8 @@ async def test_the_sites_file_and_the_fetch_each_set_the_bound(wd, tmp_path):
                             "(fetch_max_file_bytes in the sites file)") for s in got.skipped)
     got = await fed.fetch(job, tmp_path / "b", max_file_bytes=100)
     assert sorted(p.name for p in got.paths) == ["data.csv", "result.txt"]
-    assert got.skipped[0].endswith("above the fetch's bound of 100 B (this fetch's "
-                                   "--max-size); not fetched")
+    assert got.skipped[0].endswith("above the fetch's bound of 100 B (the bound this fetch "
+                                   "was given); not fetched")
     from diamond_jupyter.model import BadInput
     with pytest.raises(BadInput, match="max_file_bytes: expected a whole number"):
         await fed.fetch(job, tmp_path / "c", max_file_bytes=0)
@@ -131,3 +131,25 @@ async def test_the_sftp_copy_stops_at_its_bound(sshd, tmp_path):
     finally:
         await t.run(["rm", "-rf", d])
         await t.close()
+
+
+async def test_the_agents_fetch_and_its_plan_keep_the_bound(wd, tmp_path):
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    fed = _local_fed(tmp_path)
+    job = _job(fed.store, wd)
+    try:
+        out = await run_skill(SkillContext(fed), "fetch_results",
+                              {"job_id": job, "dest": str(tmp_path / "a"),
+                               "max_file_bytes": 20})
+        assert out.paths == [str(tmp_path / "a" / "result.txt")]
+        assert any(s.startswith("out/data.csv: 40 B") for s in out.skipped)
+        plan = await fed.plan_fetch(job, tmp_path / "b", max_file_bytes=20)
+        assert plan["max_file_bytes"] == 20
+        assert [m["destination"] for m in plan["data_movements"]] == [
+            str(tmp_path / "b" / "result.txt")]
+        got = await fed.fetch_approved(job, plan)  # copied with the plan's bound
+        assert [p.name for p in got.paths] == ["result.txt"]
+        assert any(s.startswith("out/huge.bin: 1.0 TiB") for s in plan["skipped"])
+    finally:
+        await fed.close()

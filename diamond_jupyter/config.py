@@ -58,6 +58,7 @@ SCHEDULER_PROGRAMS = {
 RESERVED_SITE_NAMES = ("auto",)  # `--site auto` chooses a site
 MAX_SITES_FILE_BYTES = 4 << 20
 MAX_LOG_TAIL_BYTES = 1 << 30
+DEFAULT_FETCH_MAX_FILE_BYTES = 16 << 30  # 16 GiB
 
 
 def _one_line(value: str) -> str:
@@ -462,6 +463,10 @@ class SiteConfig(_Cfg):
     charge_factor: float = Field(default=1.0, gt=0)
     speed_factor: float = Field(default=1.0, gt=0)  # >1: jobs run faster than the walltime suggests
     jobcomp: bool = False  # Slurm: accounting from jobcomp/filetxt (`sacct -c`)
+    # PBS: the longest job name the server takes (older Torque and PBS 12: 15); a name with
+    # the engine's token (`NAME.dmd-` and 12 hex digits) longer than this is cut to it and
+    # the token travels in the job's environment instead (`-v DIAMOND_TOKEN=...`)
+    max_job_name: int | None = Field(default=None, ge=1, le=4096)
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
@@ -524,6 +529,13 @@ class SiteConfig(_Cfg):
         if self.flavor not in (None, "pro", "torque", "slurm"):
             raise ValueError(f"unknown pbs flavor {self.flavor!r} (accepted: pro, torque, "
                              "slurm)")
+        if self.max_job_name is not None and (self.scheduler != "pbs"
+                                              or self.flavor == "slurm"):
+            raise ValueError("max_job_name is for PBS Pro and Torque servers (scheduler: pbs, "
+                             f"flavor pro or torque), not {self.scheduler}"
+                             + (f" flavor {self.flavor}" if self.flavor else "")
+                             + ": the others keep the engine's token in the job's comment "
+                             "or take longer names")
         programs = SCHEDULER_PROGRAMS[self.scheduler]
         for prog in self.commands:
             if prog not in programs:
@@ -581,6 +593,10 @@ class FederationConfig(_Cfg):
     # The most of a log file `logs` returns, whatever the number of lines asked for (one
     # progress-bar "line" can be many megabytes).
     log_tail_bytes: int = Field(1 << 20, gt=0, le=MAX_LOG_TAIL_BYTES)
+    # The largest result file a fetch copies, by its size (a sparse file's holes are written
+    # out whole at the destination); a larger one is skipped and named. A fetch may ask for
+    # another bound (`diamond fetch --max-size`).
+    fetch_max_file_bytes: int = Field(DEFAULT_FETCH_MAX_FILE_BYTES, gt=0)
     transfers: TransferPolicy = Field(default_factory=TransferPolicy)
 
     @model_validator(mode="before")

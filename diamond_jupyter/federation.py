@@ -40,7 +40,7 @@ from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
-from .fetch_guard import FetchResult, canonical, choose
+from .fetch_guard import FetchResult, bounded, canonical, choose, too_large_line
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease
 from .model import (
@@ -63,7 +63,7 @@ from .site_kinds import make_site
 from .sites import Site, Sites
 from .store import Store
 from .summary import SiteSummary, site_summary
-from .transports import CommandFailed
+from .transports import CommandFailed, OutputTooLarge
 
 log = logging.getLogger(__name__)
 
@@ -774,6 +774,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         ./SITE-NUMBER; inside the server's root when there is one) and a (remote path, local
         path) pair per result file; paths that would leave the directory are left out. Nothing
         is copied. BadInput for an unknown job or a destination outside the server's root."""
+        dest_dir, pairs, _ = await self._fetch_listing(job_id, dest)
+        return dest_dir, pairs
+
+    async def _fetch_listing(self, job_id: str, dest: str | Path | None
+                             ) -> tuple[Path, list[tuple[str, Path]], dict[str, int]]:
+        """`fetch_pairs` and each result file's size (remote path -> bytes), from the one
+        listing of the job's directory."""
         if dest is not None:
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
@@ -788,46 +795,72 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             rel = str(dest or job.id.replace(":", "-"))
             dest_dir = Path(confine(Location(None, rel), self.server_root).path)
         pairs = []
-        for remote in await self.files(job_id):
+        listed = await site.job_file_stats(job)
+        for remote in (f.path for f in listed):
             inside = wd and remote.startswith(wd)
             rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name
             if ".." not in Path(rel).parts:
                 pairs.append((remote, dest_dir / rel))
-        return dest_dir, pairs
+        return dest_dir, pairs, {f.path: f.size for f in listed}
+
+    def _fetch_bound(self, max_file_bytes: int | None) -> tuple[int, str]:
+        """The fetch's bound on one file's size, and where it comes from (for messages).
+        BadInput for a bound that is not a positive whole number."""
+        if max_file_bytes is None:
+            return self.config.fetch_max_file_bytes, "fetch_max_file_bytes in the sites file"
+        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) \
+                or max_file_bytes <= 0:
+            raise BadInput(f"max_file_bytes: expected a whole number of bytes above 0, not "
+                           f"{max_file_bytes!r}")
+        return max_file_bytes, "the bound this fetch was given"
 
     async def fetch_choice(self, job_id: str, dest: str | Path | None = None, *,
-                           files: Iterable[str] | None = None, overwrite: bool = False
+                           files: Iterable[str] | None = None, overwrite: bool = False,
+                           max_file_bytes: int | None = None
                            ) -> tuple[Path, list[tuple[str, Path]], list[str]]:
         """What a fetch would write: the destination directory, the (remote, local) pairs it
         would copy and one "REL: why" line per result file it would skip (a hidden name not
-        named in `files`, an existing file no fetch of this job wrote, unless `overwrite`:
-        see fetch_guard). Nothing is copied. BadInput as `fetch_pairs`, or for a name in
-        `files` the job has no result file for."""
+        named in `files`, an existing file no fetch of this job wrote, unless `overwrite`, a
+        file above `max_file_bytes` (else the sites file's `fetch_max_file_bytes`) or beyond
+        the room at the destination: see fetch_guard). Nothing is copied. BadInput as
+        `fetch_pairs`, or for a name in `files` the job has no result file for."""
         job = self.store.get_job(job_id)
-        dest_dir, pairs = await self.fetch_pairs(job.id, dest)
+        bound, setting = self._fetch_bound(max_file_bytes)
+        dest_dir, pairs, sizes = await self._fetch_listing(job.id, dest)
         chosen, skipped = choose(job.id, dest_dir, pairs, files=files, overwrite=overwrite,
                                  ours=self.store.fetched_by)
-        return dest_dir, chosen, skipped
+        chosen, big = bounded(dest_dir, chosen, sizes, bound=bound, setting=setting)
+        return dest_dir, chosen, skipped + big
 
     async def fetch(self, job_id: str, dest: str | Path | None = None, *,
                     only: set[str] | None = None, files: Iterable[str] | None = None,
-                    overwrite: bool = False) -> FetchResult:
+                    overwrite: bool = False, max_file_bytes: int | None = None
+                    ) -> FetchResult:
         """Copy the job's result files (only the remote paths in `only`, only the relative
         paths in `files`, when given) into the destination `fetch_pairs` names. Safe by
         default: a hidden name is fetched only when named in `files`, and an existing local
         file is replaced only when this job's earlier fetch wrote it and it is unchanged, or
-        with `overwrite`; the others are skipped and listed in the result (fetch_guard).
-        BadInput as `fetch_choice`; SiteError when the site is unreachable."""
+        with `overwrite`; a file larger than the fetch's bound (`max_file_bytes`, else the
+        sites file's `fetch_max_file_bytes`), before the copy or grown past it during it, or
+        than the room left at the destination, is not written either; the others are
+        skipped and listed in the result (fetch_guard). BadInput as `fetch_choice`;
+        SiteError when the site is unreachable."""
         job = self.store.get_job(job_id)
         site = self._job_site(job)
-        dest_dir, chosen, skipped = await self.fetch_choice(job.id, dest, files=files,
-                                                            overwrite=overwrite)
+        bound, setting = self._fetch_bound(max_file_bytes)
+        dest_dir, chosen, skipped = await self.fetch_choice(
+            job.id, dest, files=files, overwrite=overwrite, max_file_bytes=max_file_bytes)
         out = FetchResult(dest_dir, skipped=skipped)
         for remote, local in chosen:
             if only is not None and remote not in only:
                 continue
             local.parent.mkdir(parents=True, exist_ok=True)
-            await site.fetch(remote, str(local))
+            try:
+                await site.fetch(remote, str(local), max_bytes=bound)
+            except OutputTooLarge:  # it grew past the bound after the listing
+                out.skipped.append(too_large_line(local.relative_to(dest_dir).as_posix(),
+                                                  None, bound, setting))
+                continue
             self.store.note_fetched(job.id, canonical(local))
             out.paths.append(local)
         return out

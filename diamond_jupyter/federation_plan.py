@@ -85,7 +85,8 @@ class PlanMixin:
                         ) -> FetchResult: ...
         async def transfer(self, src: str, dst: str, via: str | None = None, **kw: Any): ...
         async def fetch_choice(self, job_id: str, dest: str | Path | None = None, *,
-                               files: Iterable[str] | None = None, overwrite: bool = False
+                               files: Iterable[str] | None = None, overwrite: bool = False,
+                               max_file_bytes: int | None = None
                                ) -> tuple[Path, list[tuple[str, Path]], list[str]]: ...
         def check_submittable(self, spec: JobSpec) -> None: ...
         async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
@@ -281,14 +282,16 @@ class PlanMixin:
                                    transfer_id=transfer_id, overwrite=overwrite)
 
     async def plan_fetch(self, job_id: str, dest: str | Path | None = None, *,
-                         files: Iterable[str] | None = None,
-                         overwrite: bool = False) -> dict[str, Any]:
-        """What `fetch(job_id, dest, files=, overwrite=)` would copy, as a plan to approve:
-        each remote file, the local path it would be written to and its size, and the result
-        files it would skip and why. Nothing is copied. BadInput as `fetch_choice`."""
+                         files: Iterable[str] | None = None, overwrite: bool = False,
+                         max_file_bytes: int | None = None) -> dict[str, Any]:
+        """What `fetch(job_id, dest, files=, overwrite=, max_file_bytes=)` would copy, as a
+        plan to approve: each remote file, the local path it would be written to and its
+        size, and the result files it would skip and why. Nothing is copied. BadInput as
+        `fetch_choice`."""
         job = self.job(job_id)
         dest_dir, pairs, skipped = await self.fetch_choice(job_id, dest, files=files,
-                                                           overwrite=overwrite)
+                                                           overwrite=overwrite,
+                                                           max_file_bytes=max_file_bytes)
         dest_dir = Path(local_path(str(dest_dir)))
         moves = []
         for remote, local in pairs:
@@ -297,21 +300,23 @@ class PlanMixin:
                           **await self._size(job.site, remote)})
         return {"action": "fetch", "job_id": job.id, "site": job.site,
                 "destination": str(dest_dir), "data_movements": moves, "skipped": skipped,
-                "overwrite": overwrite, "files": sorted(files) if files is not None else None}
+                "overwrite": overwrite, "files": sorted(files) if files is not None else None,
+                "max_file_bytes": max_file_bytes}
 
     async def fetch_approved(self, job_id: str, plan: dict[str, Any]) -> FetchResult:
         """Copy exactly the files the approved `plan` listed to the places it named (with its
         `files` and `overwrite`) and return what was written and skipped; PlanChanged when
         the job's files, or the local files they would replace, are no longer those."""
         files, overwrite = plan.get("files"), bool(plan.get("overwrite", False))
+        bound = plan.get("max_file_bytes")
         fresh = await self.plan_fetch(job_id, plan.get("destination"), files=files,
-                                      overwrite=overwrite)
+                                      overwrite=overwrite, max_file_bytes=bound)
         if _moves(fresh) != _moves(plan):
             raise PlanChanged("the job's files changed since the plan was approved")
         remotes: Iterable[str] = [m["source"].split(":", 1)[1]
                                   for m in fresh["data_movements"]]
         return await self.fetch(job_id, fresh["destination"], only=set(remotes), files=files,
-                                overwrite=overwrite)
+                                overwrite=overwrite, max_file_bytes=bound)
 
 
 def flag_hidden(plan: dict[str, Any]) -> dict[str, Any]:

@@ -8,12 +8,16 @@ its result, one "REL: why" line each) a result file
 - whose local path already exists and is not the file an earlier fetch of the same job left
   there unchanged, unless the user asked to overwrite (a directory there is never replaced);
 - whose directory would be reached through a link leading out of the destination.
+- larger than the fetch's bound (the sites file's `fetch_max_file_bytes`, or the fetch's
+  own), by its size as listed (a sparse file's holes are written out whole), or than the
+  room left at the destination after the files before it (`bounded`).
 A file this job's earlier fetch wrote and nobody changed since is replaced: fetching again
 after the job wrote more works as before."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -94,3 +98,60 @@ def choose(job_id: str, dest_dir: Path, pairs: list[tuple[str, Path]], *,
         else:
             skipped.append(f"{rel}: {why}")
     return chosen, skipped
+
+
+def size_text(n: int) -> str:
+    """A byte count for people: '512 B', '3.0 KiB', '1.0 TiB'."""
+    value, unit = float(n), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            break
+        value /= 1024
+    return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+
+
+def too_large_line(rel: str, size: int | None, bound: int, setting: str) -> str:
+    """The skip line for a file above the fetch's bound."""
+    held = f"{size_text(size)} ({size} bytes)" if size is not None else "grew while copied"
+    return (f"{rel}: {held}, above the fetch's bound of {size_text(bound)} ({setting}); not "
+            "fetched")
+
+
+def free_bytes(path: Path) -> int | None:
+    """The bytes free on the file system of `path` (its nearest existing directory)."""
+    p = path
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p).free
+    except OSError:
+        return None
+
+
+def bounded(dest_dir: Path, chosen: list[tuple[str, Path]], sizes: dict[str, int], *,
+            bound: int, setting: str) -> tuple[list[tuple[str, Path]], list[str]]:
+    """`chosen` without the files above `bound` bytes, nor those that would not fit in what
+    the destination has free after the files kept before them (a file they replace gives its
+    room back); one "REL: why" line each, naming the file, its size and the bound."""
+    free = free_bytes(dest_dir)
+    kept: list[tuple[str, Path]] = []
+    skipped: list[str] = []
+    for remote, local in chosen:
+        rel = local.relative_to(dest_dir).as_posix()
+        size = sizes.get(remote)
+        if size is None:
+            kept.append((remote, local))
+            continue
+        if size > bound:
+            skipped.append(too_large_line(rel, size, bound, setting))
+            continue
+        if free is not None:
+            there = local.stat().st_size if local.is_file() and not local.is_symlink() else 0
+            if size - there > free:
+                skipped.append(f"{rel}: {size_text(size)} ({size} bytes), more than the "
+                               f"{size_text(free)} free at {dest_dir} after the files before "
+                               "it; not fetched")
+                continue
+            free -= max(0, size - there)
+        kept.append((remote, local))
+    return kept, skipped

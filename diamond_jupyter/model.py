@@ -517,6 +517,9 @@ class JobStatus(_Model):
     exit_code: int | None = None
     reason: str | None = None
     comment: str | None = None
+    # PBS: the idempotency token the job carries in its environment (`-v DIAMOND_TOKEN=`),
+    # where the server's job-name limit leaves no room for it in the name
+    token: str | None = None
     node_list: str | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
     account: str | None = None  # Slurm: the account it runs under (its associations count

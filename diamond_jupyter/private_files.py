@@ -1,4 +1,5 @@
-"""Files the engine keeps for one user (the store, its journal files, Globus tokens): before
+"""Files the engine keeps for one user (the store, its journal files, its migration copies,
+its engines' heartbeat directory, Globus tokens): before
 one is used, it must be that user's own. In a shared or world-writable directory (a data dir
 under /tmp, a group project space), another local user can plant the file, or a link to
 somewhere else, before the user's first run: a store planted so is read by its planter and
@@ -51,4 +52,34 @@ def directory_problem(path: Path, what: str) -> str | None:
         return (f"the directory {path} of {what} can be written by anyone (mode "
                 f"{stat.S_IMODE(st.st_mode):04o}, no sticky bit): another user could "
                 "replace the file; use a private directory")
+    return None
+
+
+def own_directory_problem(path: Path, what: str) -> str | None:
+    """Why `path` (if it exists) is not safe to use as the user's own directory `what`: a
+    link another user made (or one leading nowhere), not a directory, another user's, or
+    one others can write (they could add, remove or replace what is in it). None when it is
+    fine or absent."""
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    me = os.getuid()
+    if stat.S_ISLNK(link.st_mode) and link.st_uid != me:
+        return (f"{what} {path} is a link made by another user (uid {link.st_uid}) to "
+                f"{os.readlink(path)}: not used; remove it")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return f"{what} {path} is a link to {os.readlink(path)}, which does not exist: " \
+               "not used; remove it"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{what} {path} is not a directory: not used; remove it"
+    if st.st_uid != me:
+        return (f"{what} {path} belongs to another user (uid {st.st_uid}): not used; "
+                "remove it, or give the store another path")
+    if st.st_mode & 0o022:
+        return (f"{what} {path} can be written by others (mode "
+                f"{stat.S_IMODE(st.st_mode):04o}): not used; chmod 700 it if it is yours, "
+                "else remove it")
     return None

@@ -21,6 +21,7 @@ from .dialects.base import (
     private_values,
 )
 from .dialects.outputs_common import fold_array_tasks, outcome_rank
+from .dialects.pbs_commands import TOKEN_VARIABLE
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -59,6 +60,7 @@ class Submitted:
     warnings: list[str]
 
 
+UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 
 
@@ -88,14 +90,16 @@ def owns(status: JobStatus, job: Job) -> bool:
     A record carrying a token (comment, or name suffix) is the job with that token. One
     carrying none (accounting keeps neither comment nor the scheduler-side name) cannot be
     told apart: it is the newest job's, never a job whose native id went to a newer one."""
-    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or ""):
+    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or "") \
+            or status.token:
         return carries_token(status, job)
     return not job.reused_by
 
 
 def carries_token(status: JobStatus, job: Job) -> bool:
     return bool(job.token) and (token_tag(job.token) in (status.comment or "")
-                                or (status.name or "").endswith(f".dmd-{job.token}"))
+                                or (status.name or "").endswith(f".dmd-{job.token}")
+                                or status.token == job.token)
 
 
 def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
@@ -535,14 +539,30 @@ class Site:
 
     def scheduler_spec(self, spec: JobSpec, token: str) -> JobSpec:
         """The spec as the scheduler gets it: the token in the comment where the scheduler
-        has one, else appended to the name (`NAME.dmd-TOKEN`); users see the plain name."""
+        has one, else appended to the name (`NAME.dmd-TOKEN`), or, where that is longer
+        than the site's `max_job_name`, in the job's environment with the name cut to fit
+        (`short_name`); users see the plain name."""
         if self.token_in_comment:
             tag = token_tag(token)
             if tag in (spec.comment or ""):
                 return spec
             return spec.model_copy(update={"comment": f"{tag} {spec.comment or ''}".strip()})
+        short = self.short_name(spec.name, token)
+        if short is not None:
+            env = spec.environment.model_copy(update={"variables": {
+                **spec.environment.variables, TOKEN_VARIABLE: token}})
+            return spec.model_copy(update={"name": short, "comment": None,
+                                           "environment": env})
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
+
+    def short_name(self, name: str | None, token: str) -> str | None:
+        """The job's name cut to the site's `max_job_name`, where the name with the token
+        (as the scheduler keeps it) would be longer; None where it fits whole."""
+        limit = self.cfg.max_job_name
+        if limit is None or len(self.script.job_name(scheduler_name(name, token))) <= limit:
+            return None
+        return self.script.job_name(name or "job")[:limit]
 
     # jobs report their own start and end through the event file, which the monitor follows
     has_event_channel = True
@@ -578,6 +598,12 @@ class Site:
         if not all(c in "0123456789abcdef" for c in secret):
             raise BadInput("the event secret must be hexadecimal")
         rendered = self.render(self.scheduler_spec(spec, token))
+        short = None if self.token_in_comment else self.short_name(spec.name, token)
+        if short is not None:
+            rendered.warnings.append(
+                f"approximated: job name cut to {short!r} ({self.cfg.max_job_name} characters, "
+                f"the site's max_job_name); the engine's token travels as {TOKEN_VARIABLE} "
+                "in the job's environment")
         return rendered, f"{secret}\n".encode() + rendered.script.encode()
 
     async def upload(self, spec: JobSpec, token: str, *, secret: str = "") -> Rendered | None:
@@ -716,6 +742,11 @@ class Site:
                     kept.append(s)
             return kept
 
+        short = None if self.token_in_comment or (name or "").endswith(f".dmd-{token}") \
+            else self.short_name(name, token)
+        if short is not None:  # the name cut to the site's limit, the token in the job's env
+            found = await self.find_by_name(short, login)
+            return await ours([s for s in found if s.token == token])
         # asked by the name the scheduler holds: the rendered one (`-x` is `j-x` on PBS)
         if not self.token_in_comment or (name or "").endswith(f".dmd-{token}"):
             full = name if (name or "").endswith(f".dmd-{token}") else \
@@ -753,14 +784,30 @@ class Site:
             r2 = await self.run(acct, check=False)
             self._check_answered(r2)
             if r2.ok:
-                found = [s for s in self.fold_arrays(self.commands.parse_accounting(
-                    r2.stdout)) if s.native_id in missing]
+                raw = await self._ask_unsure_alone(self.commands.parse_accounting(r2.stdout))
+                found = [s for s in self.fold_arrays(raw) if s.native_id in missing]
                 found = [_array_outcome(f, seen, arrays) for f in found]
                 # accounting's record of a job the queue shows ended replaces the queue's
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]
                 seen += found
         return seen
+
+    async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:
+        """Accounting `records` where each job whose record the dialect could not tell apart
+        from text in another job's name (`unsure_ids`) is asked about alone (at most
+        UNSURE_ASKED of them): its own answer replaces its UNKNOWN record where it reads."""
+        unsure = getattr(self.commands, "unsure_ids", None)
+        for jid in (unsure(records) if unsure else [])[:UNSURE_ASKED]:
+            res = await self.run(self.commands.accounting_argv([jid]), check=False)
+            self._check_answered(res)
+            if not res.ok:
+                continue
+            alone = [s for s in self.commands.parse_accounting(res.stdout)
+                     if s.native_id == jid]
+            if alone:
+                records = [s for s in records if s.native_id != jid] + alone
+        return records
 
     def _check_answered(self, res: CommandResult) -> None:
         """SiteError when a failed query means the scheduler did not answer (its dialect's
@@ -798,24 +845,31 @@ class Site:
 
     async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
-        return [f.path for f in await self.transport.list_files(await self.resolve(root),
-                                                                max_depth=max_depth)]
+        return [f.path for f in await self.file_stats(root, max_depth=max_depth)]
+
+    async def file_stats(self, root: str, *, max_depth: int = 3) -> list[FileStat]:
+        """`list_files` with each file's size and mode (the same SFTP listing)."""
+        return await self.transport.list_files(await self.resolve(root), max_depth=max_depth)
 
     async def job_files(self, job: Job) -> list[str]:
         """A job's result files: those in its working directory, 3 levels deep (paths on the
         site), without the engine's own (its script, its event secret and the output
         lengths the wrapper recorded at the start)."""
+        return [f.path for f in await self.job_file_stats(job)]
+
+    async def job_file_stats(self, job: Job) -> list[FileStat]:
+        """`job_files` with each file's size, from the same listing (sorted by path)."""
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
         private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret",
                    output_offsets_file(f"/jobs/{job.token}"))
-        return sorted(p for p in await self.list_files(wd, max_depth=3)
-                      if not (job.token and p.endswith(private)))
+        return sorted((f for f in await self.file_stats(wd, max_depth=3)
+                       if not (job.token and f.path.endswith(private))), key=lambda f: f.path)
 
-    async def fetch(self, remote: str, local: str) -> None:
-        """Copy one file from the site to this machine."""
-        await self.transport.get_file(remote, local)
+    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
+        """Copy one file from the site to this machine (OutputTooLarge past `max_bytes`)."""
+        await self.transport.get_file(remote, local, max_bytes=max_bytes)
 
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:

@@ -261,16 +261,15 @@ class RestSite(Site):
             raise self._no_files(f"looking at {path}")
         return await self.files.stat(self.expand(path))
 
-    async def list_files(self, root: str, *, max_depth: int = 3) -> list[str]:
+    async def file_stats(self, root: str, *, max_depth: int = 3) -> list[FileStat]:
         if self.files is None:
             raise self._no_files(f"listing {root}")
-        return [f.path for f in await self.files.list_files(self.expand(root),
-                                                            max_depth=max_depth)]
+        return await self.files.list_files(self.expand(root), max_depth=max_depth)
 
-    async def fetch(self, remote: str, local: str) -> None:
+    async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
         if self.files is None:
             raise self._no_files(f"fetching {remote}")
-        await self.files.get_file(remote, local)
+        await self.files.get_file(remote, local, max_bytes=max_bytes)
 
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:

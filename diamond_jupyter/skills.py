@@ -295,7 +295,7 @@ async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
 
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
     return await ctx.fed.plan_fetch(inp.job_id, inp.dest, files=inp.files,
-                                    overwrite=inp.overwrite)
+                                    overwrite=inp.overwrite, max_file_bytes=inp.max_file_bytes)
 
 
 async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
@@ -303,7 +303,7 @@ async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
         got = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
     else:
         got = await ctx.fed.fetch(inp.job_id, inp.dest, files=inp.files,
-                                  overwrite=inp.overwrite)
+                                  overwrite=inp.overwrite, max_file_bytes=inp.max_file_bytes)
     return FetchOutput(paths=[str(p) for p in got.paths], skipped=got.skipped)
 
 

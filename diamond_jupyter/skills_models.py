@@ -209,6 +209,9 @@ class FetchInput(JobIdInput):
         "only when named here"))
     overwrite: bool = Field(False, description=(
         "replace local files that no earlier fetch of this job wrote (default: skip them)"))
+    max_file_bytes: int | None = Field(None, gt=0, strict=True, description=(
+        "skip result files larger than this many bytes (default: the sites file's "
+        "fetch_max_file_bytes, 16 GiB); each one skipped is named with its size"))
 
     @field_validator("dest")
     @classmethod

@@ -68,8 +68,8 @@ def test_a_job_that_renames_itself_with_a_newline_does_not_break_accounting():
     from diamond_jupyter.dialects import get_commands
 
     t = "2026-12-04T10:00:00|2026-12-04T10:01:00|n1"
-    out = (f"5|COMPLETED|0:0|{t}|ren\nam|ed\n5.batch|COMPLETED|0:0|{t}|batch\n"
-           f"6|FAILED|1:0|{t}|x\n7|CANCELLED by 1000|0:15|{t}|y\n")
+    out = (f"5|COMPLETED|0:0|{t}|ren\nam|ed|5\n5.batch|COMPLETED|0:0|{t}|batch|5.batch\n"
+           f"6|FAILED|1:0|{t}|x|6\n7|CANCELLED by 1000|0:15|{t}|y|7\n")
     jobs = {j.native_id: j for j in get_commands("slurm").parse_accounting(out)}
     assert sorted(jobs) == ["5", "6", "7"]
     assert jobs["5"].name == "ren\nam|ed" and jobs["5"].state.value == "COMPLETED"

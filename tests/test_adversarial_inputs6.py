@@ -114,18 +114,17 @@ def test_a_name_lookup_after_a_lost_submit_binds_no_forged_record():
 def test_a_job_renamed_with_a_forged_accounting_record_fakes_no_exit_code():
     """A job of the user renames itself to `x\\n6|COMPLETED|0:0|...`: sacct printed that
     line and the engine read job 6 (another of the user's, which failed) as completed with
-    0 too. sacct is now asked for a fresh separator (`-p --delimiter`)."""
+    0 too. sacct now prints the id again after the name (no secret delimiter: its command
+    line is anyone's to read), so the forged line ends with job 5's id and is its name."""
     slurm = get_commands("slurm")
     argv = slurm.accounting_argv(["5", "6"])
-    sep = next(a for a in argv if a.startswith("--delimiter=")).split("=", 1)[1]
-    assert "-p" in argv and "-P" not in argv
+    assert "-P" in argv and not any(a.startswith("--delimiter") for a in argv)
     t = ["2026-12-04T10:00:00", "2026-12-04T10:01:00", "n1"]
     forged = "|".join(["6", "COMPLETED", "0:0", *t, "ok"])
 
     def rec(*f: str) -> str:
-        return "".join(x + sep for x in f) + "\n"
+        return "|".join([*f, f[0]]) + "\n"
     out = (rec("5", "COMPLETED", "0:0", *t, f"x\n{forged}")
-           + rec("5.batch", "COMPLETED", "0:0", *t, "batch")
            + rec("6", "FAILED", "3:0", *t, "y"))
     jobs = {j.native_id: j for j in slurm.parse_accounting(out)}
     assert sorted(jobs) == ["5", "6"]

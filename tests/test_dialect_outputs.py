@@ -140,8 +140,14 @@ def test_slurm_json_newer_shapes():
         slurm.parse_status_json('{"jobs": [')
 
 
+def sacct_with_trailing_id(recorded: str) -> str:
+    """A recording of `-o ...,jobname` as the engine's sacct query prints it now: the job
+    id once more after the name (`slurm_commands.SACCT_FIELDS`)."""
+    return "".join(f"{ln}|{ln.split('|', 1)[0]}\n" for ln in recorded.splitlines())
+
+
 def test_slurm_accounting_jobcomp():
-    jobs = by_id(slurm.parse_accounting(read("slurm", "sacct_jobcomp.txt")))
+    jobs = by_id(slurm.parse_accounting(sacct_with_trailing_id(read("slurm", "sacct_jobcomp.txt"))))
     assert jobs["2"].exit_code == 3 and jobs["2"].state == JobState.FAILED
     assert jobs["5"].exit_code == 137
     assert jobs["1"].exit_code == 0 and jobs["1"].state == JobState.COMPLETED
@@ -165,7 +171,7 @@ def test_slurm_unknown_state_kept_and_cancel_reason():
     line = "9|WIBBLE|N/A|N/A|2026-11-29T17:18:40|5:00|1|1|root|debug|N/A||None|(null)|x"
     (job,) = slurm.parse_status(line)
     assert job.state == JobState.UNKNOWN and job.native_state == "WIBBLE"
-    text = "4|CANCELLED by 1000|0:15|N/A|Unknown|c1|x\n4.batch|x|0:0|||c1|"
+    text = "4|CANCELLED by 1000|0:15|N/A|Unknown|c1|x|4\n4.batch|x|0:0|||c1||4.batch"
     (acc,) = slurm.parse_accounting(text)
     assert acc.state == JobState.CANCELLED and acc.reason == "cancelled by uid 1000"
     assert acc.exit_code == 143 and parse_exit("3:0") == 3

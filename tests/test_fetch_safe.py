@@ -370,3 +370,20 @@ def test_the_kernels_server_client_sends_the_choices_and_reads_the_skipped(tmp_p
                                                         "files": [".env"], "overwrite": True})]
     assert got == {"dest": str(tmp_path / "res"), "paths": [str(tmp_path / "res/a.txt")],
                    "skipped": [".env: a hidden name"]}
+
+
+async def test_the_rest_route_takes_a_size_bound_and_names_what_it_skipped(
+        wd, post, jp_serverapp, jp_root_dir):
+    """(the fetch's size bound, tests/test_fetch_bound.py) `max_file_bytes` in the body."""
+    code, _ = await post("translate", {"script": "#!/bin/bash\n#SBATCH -n 1\ntrue\n",
+                                     "to": "pbs"})
+    assert code == 200  # the engine is started
+    fed = jp_serverapp.web_app.settings["diamond_app"].federation
+    job = _job(fed.store, wd)
+    code, got = await post(f"jobs/{job}/fetch", {"dest": "res", "max_file_bytes": 4})
+    assert code == 200 and got["paths"] == ["res/out/data.csv"]  # 4 bytes: at the bound
+    assert any(s.startswith("result.txt: 11 B (11 bytes), above the fetch's bound of 4 B "
+                            "(the bound this fetch was given)") for s in got["skipped"])
+    for bad in (0, -1, "big", True):
+        code, got = await post(f"jobs/{job}/fetch", {"dest": "res", "max_file_bytes": bad})
+        assert code == 400, (bad, got)

@@ -92,10 +92,12 @@ def test_squeue_and_sacct_lines_of_an_array_fold_to_its_id():
     (arr,) = fold_array_tasks(seen, array_of)
     assert (arr.native_id, arr.state) == ("123", JobState.RUNNING)
     acct = slurm.parse_accounting(
-        "123_1|COMPLETED|0:0|2026-12-04T12:00:00|2026-12-04T12:00:05|an1|sweep.dmd-tok\n"
-        "123_1.batch|COMPLETED|0:0|2026-12-04T12:00:00|2026-12-04T12:00:05|an1|batch\n"
-        "123_2|FAILED|2:0|2026-12-04T12:00:00|2026-12-04T12:00:09|an2|sweep.dmd-tok\n"
-        "123_2.batch|FAILED|2:0|2026-12-04T12:00:00|2026-12-04T12:00:09|an2|batch\n")
+        "123_1|COMPLETED|0:0|2026-12-04T12:00:00|2026-12-04T12:00:05|an1|sweep.dmd-tok|123_1\n"
+        "123_1.batch|COMPLETED|0:0|2026-12-04T12:00:00|2026-12-04T12:00:05|an1|batch|"
+        "123_1.batch\n"
+        "123_2|FAILED|2:0|2026-12-04T12:00:00|2026-12-04T12:00:09|an2|sweep.dmd-tok|123_2\n"
+        "123_2.batch|FAILED|2:0|2026-12-04T12:00:00|2026-12-04T12:00:09|an2|batch|"
+        "123_2.batch\n")
     (arr,) = fold_array_tasks(acct, array_of)
     assert (arr.native_id, arr.state, arr.exit_code) == ("123", JobState.FAILED, 2)
 

@@ -49,7 +49,9 @@ def test_finished_jobs_are_settled_by_slurm_accounting():
     argv = wrappers.accounting_argv(["900005", "900008.ignored"])
     assert argv[argv.index("sacct"):][:2] == ["sacct", "-c"]
     assert argv[-2:] == ["-j", "900005,900008"]
-    got = {s.native_id: s for s in wrappers.parse_accounting(read("sacct_jobcomp.txt"))}
+    recorded = read("sacct_jobcomp.txt")  # recorded with the name last; now the id follows it
+    got = {s.native_id: s for s in wrappers.parse_accounting(
+        "".join(f"{ln}|{ln.split('|', 1)[0]}\n" for ln in recorded.splitlines()))}
     assert got["900005"].state == JobState.COMPLETED and got["900005"].exit_code == 0
     assert got["900006"].state == JobState.FAILED and got["900006"].exit_code == 3
     assert got["900008"].state == JobState.CANCELLED

@@ -52,6 +52,21 @@ def seconds(text: str) -> float:
     return value
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """An argparse type: a size in bytes above 0, with an optional binary unit K, M, G or T
+    (`500M`, `2G`, `1048576`)."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = t[-1:] if t[-1:] in _SIZE_UNITS else ""
+    digits = t[:-1] if unit else t
+    if not digits.isdigit() or int(digits) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a size above 0 in bytes, optionally with "
+                                         f"K, M, G or T (e.g. 500M, 2G), not {text!r}")
+    return int(digits) * _SIZE_UNITS[unit]
+
+
 def common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--config", help="sites file (else $DIAMOND_CONFIG, else the default)")

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model import BadInput, DiamondError, SiteError, job_json, one_line, visible
 from .common import (
+    byte_size,
     count,
     job_line,
     out,
@@ -198,7 +199,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     got = asyncio.run(with_fed(args, lambda fed: fed.fetch(
-        args.job, args.dest, files=args.file, overwrite=args.overwrite)))
+        args.job, args.dest, files=args.file, overwrite=args.overwrite,
+        max_file_bytes=args.max_size)))
     data = {"dest": str(got.dest), "paths": [str(p) for p in got.paths],
             "skipped": got.skipped}
     if args.json or got.paths:
@@ -316,6 +318,9 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace local files no earlier fetch of this job wrote (default: "
                    "skip them, and say so)")
+    p.add_argument("--max-size", type=byte_size, metavar="SIZE",
+                   help="skip (and name) result files larger than this, e.g. 2G (default: "
+                   "the sites file's fetch_max_file_bytes, 16G)")
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
     p.add_argument("--limit", type=count(1), default=50, help="at most this many (default 50)")

@@ -102,6 +102,25 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+TOKEN_VARIABLE = "DIAMOND_TOKEN"  # the engine's token where a job's name has no room for it
+_TOKEN = re.compile(r"[0-9a-f]{12}")
+
+
+def carried_token(variables: Any) -> str | None:
+    """The engine's token in a job's Variable_List (PBS Pro's JSON object, or Torque's
+    `NAME=VALUE,...` text, a comma in a value escaped as `\\,`); None when absent or not a
+    token's shape."""
+    if isinstance(variables, dict):
+        value = variables.get(TOKEN_VARIABLE)
+    elif isinstance(variables, str):
+        pairs = (item.partition("=") for item in re.split(r"(?<!\\),", variables))
+        value = next((v for k, _, v in pairs if k.strip() == TOKEN_VARIABLE), None)
+    else:
+        value = None
+    value = value.strip() if isinstance(value, str) else None
+    return value if value and _TOKEN.fullmatch(value) else None
+
+
 def _dur(value: Any) -> int | None:
     try:
         return parse_duration(value)
@@ -335,6 +354,7 @@ class PbsCommands:
             else None, exit_code=exit_code, reason=reason, node_list=hosts,
             account=clean(a.get("project")), group=clean(a.get("egroup")),
             memory_mb=memory_mb(rl.get("mem"), default_unit="b"),
+            token=carried_token(a.get("Variable_List")),
         )
 
     def parse_torque_xml(self, stdout: str) -> list[JobStatus]:

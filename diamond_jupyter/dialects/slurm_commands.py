@@ -1,8 +1,10 @@
 """Slurm command lines and output parsers (pure: argv in, models out).
 
 Recorded on Slurm 22.05.8 (Debian 12). Text formats are used for status because
-they are stable across versions (each query with its own fresh field separator, which no
-job name can forge); `squeue --json` (openapi v0.0.38 .. v0.0.40+ shapes) is parsed too.
+they are stable across versions (each squeue query with its own fresh field separator, which
+no job name can forge; sacct, whose delimiter could only go on its command line, with the
+job id around the name, see SACCT_FIELDS); `squeue --json` (openapi v0.0.38 .. v0.0.40+
+shapes) is parsed too.
 Output-format variables in the caller's environment (SQUEUE_FORMAT, SLURM_TIME_FORMAT,
 ...) would change what these commands print, so by default every query argv starts with
 `env -u VAR ...` (`clean_env=False` turns that off when the transport clears them itself).
@@ -68,7 +70,15 @@ _FIRST_FIELD = re.compile(r"[0-9][\w.\[\]%,+-]*?(" + _SEP.pattern + ")")
 # a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
 _JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
 _STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
-SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname"
+# sacct takes its delimiter only on its command line, which every user of the login node can
+# read (`ps`), so it gets none (`-P`, '|'): the name, the only free text, comes after the five
+# fixed fields (none holds '|' or a newline) and the job id is printed again after it. A name
+# cannot end its own record early without writing its job's id at a line's end, which makes
+# its lines ambiguous, and those are read as such (`_sacct_records`).
+SACCT_FIELDS = "jobid,state,exitcode,start,end,nodelist,jobname,jobid"
+_SACCT_FIXED = 6  # the fields before the name
+UNSURE_ACCOUNTING = ("sacct's record of this job could not be read: a job name in the same "
+                     "answer spans lines and could have written it")
 # every user's finished jobs, for calibrating predictions (request vs use)
 HISTORY_FIELDS = "jobid,partition,timelimit,submit,start,end,ncpus,nnodes,state"
 
@@ -190,13 +200,20 @@ class SlurmCommands:
         return self._q("squeue", "-h", "--start", *ids, "-o", "%i|%S|%r")
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
-        # -p (not -P): the separator follows every field, the last (the name) included
-        sep = f"--delimiter={new_separator()}"
+        """No secret on the command line (see SACCT_FIELDS): '|' between fields."""
         if self.jobcomp:
-            return self._q("sacct", "-c", "-p", sep, "-n", "-o", SACCT_FIELDS,
+            return self._q("sacct", "-c", "-P", "-n", "-o", SACCT_FIELDS,
                            "-j", self._ids(native_ids))
-        return self._q("sacct", "-X", "-p", sep, "-n", f"--format={SACCT_FIELDS}",
+        return self._q("sacct", "-X", "-P", "-n", f"--format={SACCT_FIELDS}",
                        "-j", self._ids(native_ids))
+
+    @staticmethod
+    def unsure_ids(statuses: list[JobStatus]) -> list[str]:
+        """The jobs whose accounting record `parse_accounting` could not tell apart from
+        another job's name: asked alone (`-j ID`), only that job's records are in the
+        answer, and no other job's name can be among them."""
+        return [s.native_id for s in statuses if s.reason == UNSURE_ACCOUNTING
+                and s.state == JobState.UNKNOWN]
 
     def history_argv(self, since: datetime) -> list[str]:
         """Every user's jobs that ended since `since` (one query; calibration samples)."""
@@ -389,9 +406,16 @@ class SlurmCommands:
         )
 
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
-        """sacct -P lines of SACCT_FIELDS; job steps (123.batch) are skipped."""
+        """sacct -P records of SACCT_FIELDS; job steps (123.batch) are skipped. A job whose
+        record cannot be told apart from text in a name (`_sacct_records`) is an UNKNOWN
+        record saying so, for a later query (or the job's own end report) to settle."""
         out = []
-        for f in _records(stdout, 7, "sacct", steps=True):
+        records, unsure = _sacct_records(stdout, one_line_names=self.jobcomp)
+        for jid in unsure:
+            if "." not in jid:
+                out.append(JobStatus(native_id=jid, state=JobState.UNKNOWN,
+                                     reason=UNSURE_ACCOUNTING))
+        for f in records:
             jid, st, ec, start, end, nodes, name = f
             if "." in jid:
                 continue
@@ -673,6 +697,106 @@ def new_separator() -> str:
 def is_separated(stdout: str) -> bool:
     """Whether squeue or sacct output is that of a query with a fresh separator."""
     return _FIRST_FIELD.match(stdout) is not None
+
+
+_MAX_SACCT_PAIRS = 200_000  # candidate (start, end) line pairs read in one ambiguous stretch
+
+
+def _sacct_records(stdout: str, *, one_line_names: bool = False
+                   ) -> tuple[list[list[str]], list[str]]:
+    """The records of `sacct -P` output of SACCT_FIELDS (id, five fixed fields, the name,
+    the id again), and the ids whose records cannot be told apart from a name's text.
+
+    A record is a line starting `ID|` (with the five fixed fields) through the first line
+    ending `|ID` after a name that may hold '|' and newlines. A name written over several
+    lines lies between the first line starting `X|` and the last line ending `|X` of its
+    job X; only such stretches (merged where they overlap) can hold forged text. Every
+    other line must be one whole record, and is the scheduler's. Within a stretch, the
+    records every reading of its lines into whole records agrees on are kept (a name that
+    merely spans lines reads one way); the ids that start a line in a stretch read in more
+    ways than one, and have no sure record, are returned as unsure. SiteError when a line
+    outside the stretches is not a whole record.
+
+    `one_line_names`: `sacct -c` reads the job-completion log line by line, so none of its
+    names holds a newline: every line is one whole record (an id's several records, its
+    runs, are all kept), and there are no stretches."""
+    lines = stdout.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    starts: list[str | None] = []
+    ends: list[str | None] = []
+    for ln in lines:
+        f = ln.split("|", _SACCT_FIXED)
+        sid = f[0].strip()
+        starts.append(sid if len(f) > _SACCT_FIXED and _STEP_ID.fullmatch(sid) else None)
+        eid = ln.rpartition("|")[2].strip() if "|" in ln else ""
+        ends.append(eid if _STEP_ID.fullmatch(eid) else None)
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, (sid, eid) in enumerate(zip(starts, ends, strict=True)):
+        if sid is not None:
+            first.setdefault(sid, i)
+        if eid is not None:
+            last[eid] = i
+    spans = [] if one_line_names else \
+        sorted((first[x], last[x]) for x in first if last.get(x, -1) > first[x])
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    records: list[list[str]] = []
+    unsure: list[str] = []
+    i = 0
+    for a, b in [*merged, [len(lines), len(lines)]]:
+        for k in range(i, min(a, len(lines))):
+            if starts[k] is None or ends[k] != starts[k]:
+                raise fail("slurm", f"sacct line {k + 1}",
+                           f"not a whole record of {SACCT_FIELDS.count(',') + 1} fields",
+                           lines[k])
+            records.append(_sacct_fields(lines[k:k + 1]))
+        if a < len(lines):
+            sure, unsure_here = _sacct_stretch(lines, starts, ends, a, b)
+            records += sure
+            unsure += unsure_here
+        i = b + 1
+    have = {r[0] for r in records}
+    return records, [x for x in dict.fromkeys(unsure) if x not in have]
+
+
+def _sacct_fields(lines: list[str]) -> list[str]:
+    """One record's lines -> its fields (the trailing id dropped), each stripped."""
+    f = "\n".join(lines).split("|", _SACCT_FIXED)
+    f[-1] = f[-1].rpartition("|")[0]
+    return [x.strip() for x in f]
+
+
+def _sacct_stretch(lines: list[str], starts: list[str | None], ends: list[str | None],
+                   a: int, b: int) -> tuple[list[list[str]], list[str]]:
+    """Lines a..b read every way they split into whole records: (the records in every
+    reading, the ids starting a line that is in no such record)."""
+    ends_of: dict[str, list[int]] = {}
+    for j in range(a, b + 1):
+        if ends[j] is not None:
+            ends_of.setdefault(ends[j], []).append(j)
+    pairs = [(i, j) for i in range(a, b + 1) if starts[i] is not None
+             for j in ends_of.get(starts[i], ()) if j >= i]
+    ids = [s for s in starts[a:b + 1] if s is not None]
+    if len(pairs) > _MAX_SACCT_PAIRS:
+        return [], ids
+    after: dict[int, int] = {b + 1: 1}  # readings of lines k..b
+    for i, j in sorted(pairs, reverse=True):
+        after[i] = after.get(i, 0) + after.get(j + 1, 0)
+    before: dict[int, int] = {a: 1}  # readings of lines a..k-1
+    for i, j in sorted(pairs):
+        before[j + 1] = before.get(j + 1, 0) + before.get(i, 0)
+    total = after.get(a, 0)
+    sure = [(i, j) for i, j in pairs
+            if total and before.get(i, 0) * after.get(j + 1, 0) == total]
+    covered = {k for i, j in sure for k in range(i, j + 1)}
+    return ([_sacct_fields(lines[i:j + 1]) for i, j in sure],
+            [s for k in range(a, b + 1) if (s := starts[k]) is not None and k not in covered])
 
 
 def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:

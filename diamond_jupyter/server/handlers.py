@@ -239,7 +239,8 @@ class JobFetchHandler(DiamondHandler):
         if target != root and root not in target.parents:
             raise ApiError(400, "bad-input", f"dest {dest!r} is outside the server's root "
                            "directory")
-        got = await fed.fetch(job_id, target, files=body.files, overwrite=body.overwrite)
+        got = await fed.fetch(job_id, target, files=body.files, overwrite=body.overwrite,
+                              max_file_bytes=body.max_file_bytes)
         self.reply({"paths": [p.resolve().relative_to(root).as_posix() for p in got.paths],
                     "dest": target.relative_to(root).as_posix(), "skipped": got.skipped})
 

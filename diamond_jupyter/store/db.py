@@ -15,13 +15,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from ..config import default_data_dir
 from ..model import DiamondError
-from ..private_files import directory_problem, others_problem
+from ..private_files import directory_problem, others_problem, own_directory_problem
 from .seal import Sealer
 
 log = logging.getLogger("diamond_jupyter.store")
@@ -235,6 +235,25 @@ def prepare_file(path: Path) -> None:
     os.chmod(path, 0o600)
 
 
+def beats_dir(path: Path) -> Path:
+    """The heartbeat directory of the engines sharing the store at `path` (see `leases`)."""
+    return path.with_name(path.name + ".engines")
+
+
+def prepare_beats(path: Path) -> None:
+    """Make the store's heartbeat directory (0700) when missing; an existing one must be the
+    user's own and only theirs to write: StoreError naming it otherwise. Another user's
+    directory there could hold fresh heartbeats for engines long gone (their work would
+    never be taken over) or lose this engine's (its work would be run twice), and a link
+    planted in it would have the engine create files where the link leads."""
+    beats = beats_dir(path)
+    with suppress(OSError):  # an existing one (or a link) is checked below
+        beats.mkdir(mode=0o700)
+    problem = own_directory_problem(beats, "the store's heartbeat directory")
+    if problem:
+        raise StoreError(problem)
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection, durable: bool = False) -> Iterator[sqlite3.Connection]:
     """One write transaction; the write lock is taken at BEGIN (waits in busy_timeout)."""
@@ -278,6 +297,7 @@ def _retry_locked(fn: Callable[[], Any], timeout_s: float) -> Any:
 def open_db(path: Path, timeout_s: float) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store; refuse a newer schema untouched."""
     prepare_file(path)
+    prepare_beats(path)
     conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None,
                            check_same_thread=False)
     try:
@@ -306,6 +326,11 @@ def _migrate(path: Path, conn: sqlite3.Connection, version: int) -> None:
         return
     if version > 0:  # keep a copy of the old database next to it, once per old version
         dest = path.with_name(f"{path.name}.v{version}.bak")
+        # a copy already there must be the user's own (one planted by another user would be
+        # what the user restores); it is kept, not made again
+        problem = others_problem(dest, "the store's migration copy")
+        if problem:
+            raise StoreError(f"{problem} (the store at {path} was not migrated)")
         if not dest.exists():
             prepare_file(dest)
             out = sqlite3.connect(str(dest))
@@ -374,4 +399,4 @@ class Database:
     @property
     def beats(self) -> Path:
         """Heartbeat files of the engines sharing this store (see `leases`)."""
-        return self.path.with_name(self.path.name + ".engines")
+        return beats_dir(self.path)

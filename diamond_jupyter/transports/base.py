@@ -134,6 +134,13 @@ def file_too_large(site: str, path: str, cap: int) -> OutputTooLarge:
         "not read whole; fetch it to a file instead", cap=cap)
 
 
+def fetch_too_large(site: str, path: str, size: int | None, cap: int) -> OutputTooLarge:
+    """A file a copy refused: larger than the copy's bound (`size` when it was known)."""
+    held = f"{size} bytes" if size is not None else "more"
+    return OutputTooLarge(f"{site}: {path} holds {held}, more than the {cap} bytes this copy "
+                          "allows: not copied", cap=cap)
+
+
 def output_too_large(site: str, what: str, stream: str, cap: int) -> OutputTooLarge:
     """The error for `what` (a command's argv[0], a request, a file) passing the cap."""
     return OutputTooLarge(
@@ -178,7 +185,11 @@ class Transport(Protocol):
         self, local_path: str, remote_path: str, mode: int | None = None
     ) -> None: ...
 
-    async def get_file(self, remote_path: str, local_path: str) -> None: ...
+    async def get_file(self, remote_path: str, local_path: str, *,
+                       max_bytes: int | None = None) -> None:
+        """Copy a file here; a file holding more than `max_bytes` (its size when opened, or
+        what it grows to while copied) is not copied: `fetch_too_large`."""
+        ...
 
     async def stat(self, path: str) -> FileStat | None: ...
 

@@ -27,6 +27,7 @@ from .base import (
     StreamOverflow,
     check_argv,
     check_env,
+    fetch_too_large,
     file_too_large,
     open_regular,
     output_too_large,
@@ -255,23 +256,39 @@ class LocalTransport:
         m = mode if mode is not None else stat_mod.S_IMODE(src.stat().st_mode)
         await self.put_bytes(data, remote_path, m)
 
-    def _copy_out(self, src: Path, dst: Path) -> None:
+    def _copy_out(self, src: Path, dst: Path, max_bytes: int | None = None) -> None:
         """Stream `src` into a new private temp file beside `dst`, then rename it over; the
-        mode is the source's without setuid, setgid, sticky or world-write bits."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-        try:
-            with os.fdopen(fd, "wb") as out, open_regular(src) as f:
-                shutil.copyfileobj(f, out, 1 << 20)
-                os.fchmod(out.fileno(), safe_mode(os.fstat(f.fileno()).st_mode))
-            os.replace(tmp, dst)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        mode is the source's without setuid, setgid, sticky or world-write bits. More than
+        `max_bytes` (its size when opened, or what it grows to): OutputTooLarge, nothing
+        left behind."""
+        with open_regular(src) as f:
+            size = os.fstat(f.fileno()).st_size
+            if max_bytes is not None and size > max_bytes:  # a sparse file's holes count
+                raise fetch_too_large(self.name, str(src), size, max_bytes)
+            fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    if max_bytes is None:
+                        shutil.copyfileobj(f, out, 1 << 20)
+                    else:
+                        left = max_bytes + 1
+                        while left > 0 and (chunk := f.read(min(left, 1 << 20))):
+                            out.write(chunk)
+                            left -= len(chunk)
+                        if left <= 0:  # it grew past the bound while copied
+                            raise fetch_too_large(self.name, str(src), None, max_bytes)
+                    os.fchmod(out.fileno(), safe_mode(os.fstat(f.fileno()).st_mode))
+                os.replace(tmp, dst)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
 
-    async def get_file(self, remote_path: str, local_path: str) -> None:
+    async def get_file(self, remote_path: str, local_path: str, *,
+                       max_bytes: int | None = None) -> None:
         try:
-            await asyncio.to_thread(self._copy_out, self._path(remote_path), Path(local_path))
+            await asyncio.to_thread(self._copy_out, self._path(remote_path), Path(local_path),
+                                    max_bytes)
         except OSError as e:
             raise SiteError(f"{self.name}: cannot fetch {remote_path}: {e.strerror}") from None
 

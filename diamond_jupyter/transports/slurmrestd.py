@@ -221,7 +221,8 @@ class SlurmRestTransport:
     async def put_file(self, local_path: str, remote_path: str, mode: int | None = None) -> None:
         raise self._cannot("copying a file in")
 
-    async def get_file(self, remote_path: str, local_path: str) -> None:
+    async def get_file(self, remote_path: str, local_path: str, *,
+                       max_bytes: int | None = None) -> None:
         raise self._cannot("copying a file out")
 
     async def stat(self, path: str):

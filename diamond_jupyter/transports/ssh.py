@@ -31,6 +31,7 @@ from .base import (
     LineSplitter,
     StreamOverflow,
     check_argv,
+    fetch_too_large,
     file_too_large,
     output_too_large,
     render_command,
@@ -405,17 +406,23 @@ class SSHTransport(ShellMixin):
         m = mode if mode is not None else stat_mod.S_IMODE(os.stat(local_path).st_mode)
         await self.put_bytes(data, remote_path, m)
 
-    async def get_file(self, remote_path: str, local_path: str) -> None:
+    async def get_file(self, remote_path: str, local_path: str, *,
+                       max_bytes: int | None = None) -> None:
         """Streamed to disk; the local file gets the remote mode without setuid, setgid,
-        sticky or world-write bits (`safe_mode`)."""
+        sticky or world-write bits (`safe_mode`). Above `max_bytes`: not copied."""
         st = await self.stat(remote_path)
         if st is None:
             raise SiteError(f"{self.name}: no such file: {remote_path}")
+        if max_bytes is not None and st.size > max_bytes:
+            raise fetch_too_large(self.name, remote_path, st.size, max_bytes)
         try:
             await self._sftp_call(f"cannot fetch {remote_path}", ssh_sftp.download,
-                                  remote_path, local_path, safe_mode(st.mode))
+                                  remote_path, local_path, safe_mode(st.mode), max_bytes)
         except FileNotFoundError:
             raise SiteError(f"{self.name}: no such file: {remote_path}") from None
+        except ssh_sftp.FileTooLarge as e:  # it grew between the stat and the open
+            size = e.args[0] if e.args and isinstance(e.args[0], int) else None
+            raise fetch_too_large(self.name, remote_path, size, max_bytes or 0) from None
 
     async def read_end(self, path: str, max_bytes: int) -> bytes | None:
         """The last `max_bytes` bytes of a file, over SFTP (None: no such file)."""

@@ -79,14 +79,17 @@ REQ = 32768  # one SFTP read request
 
 
 def download(sftp: paramiko.SFTPClient, home: str, path: str, local_path: str,
-             mode: int) -> None:
+             mode: int, max_bytes: int | None = None) -> None:
     """Stream a remote file to `local_path` in bounded windows (never whole in memory):
-    into a new private temp file beside it, given `mode`, then renamed over."""
+    into a new private temp file beside it, given `mode`, then renamed over. Only the size
+    it had when opened is read; above `max_bytes`, FileTooLarge(size) before any byte."""
     d, base = os.path.split(local_path)
     fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=d or ".")
     try:
         with os.fdopen(fd, "wb") as out, sftp.open(absolute(home, path), "rb") as f:
             size, pos = f.stat().st_size or 0, 0
+            if max_bytes is not None and size > max_bytes:  # a sparse file's holes count
+                raise FileTooLarge(size)
             while pos < size:
                 end = min(pos + WINDOW, size)
                 for chunk in f.readv([(o, min(REQ, end - o)) for o in range(pos, end, REQ)]):

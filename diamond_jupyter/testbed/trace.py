@@ -67,6 +67,7 @@ from typing import TextIO
 from ..model import BadInput
 from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
+from .trace_sim import SIM_MAX_JOBS, SIM_WARMUP_S, Simulated, simulate_waits, unknown_waits
 
 HISTORY_MAX = 2000  # history jobs a plan keeps at most (the calibration keeps 400 a class)
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
@@ -208,8 +209,10 @@ class JobTable:
         self.think.append(job.think)
         self.partition.append(job.partition)
 
-    def row(self, i: int) -> SwfJob:
-        return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
+    def row(self, i: int, wait: float | None = None) -> SwfJob:
+        """Row `i` as a job (with `wait` for the log's where given: a simulated one)."""
+        return SwfJob(number=self.number[i], submit=self.submit[i],
+                      wait=self.wait[i] if wait is None else wait,
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
@@ -228,32 +231,38 @@ class JobTable:
         """The job loaded the machine: it ran, and its size is known."""
         return self.run[i] > 0 and self.procs[i] > 0
 
-    def window(self, start: float, end: float) -> Iterator[SwfJob]:
+    def window(self, start: float, end: float, waits: dict[int, float] | None = None
+               ) -> Iterator[SwfJob]:
         """The jobs (in submit order) that ran and were running or waiting at `start` or
         were submitted before `end`: the only ones a replay of [start, end) makes objects
-        of. The table must be in submit order."""
+        of. `waits` (row -> wait) stands for the log's own where given (waits simulated
+        where the log records none). The table must be in submit order."""
         submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        waits = waits or {}
         for i in range(len(submit)):
             s = submit[i]
             if s >= end:
                 break
             if run[i] <= 0 or procs[i] <= 0:
                 continue
-            if s < start and s + max(wait[i], 0.0) + run[i] <= start:
+            w = waits.get(i, wait[i])
+            if s < start and s + max(w, 0.0) + run[i] <= start:
                 continue  # ended before the window
-            yield self.row(i)
+            yield self.row(i, w)
 
-
-    def ended_within(self, start: float, end: float) -> Iterator[SwfJob]:
-        """The jobs that ran and ended in [start, end), in submit order. The table must be
-        in submit order."""
+    def ended_within(self, start: float, end: float, waits: dict[int, float] | None = None
+                     ) -> Iterator[SwfJob]:
+        """The jobs that ran and ended in [start, end), in submit order (`waits` as for
+        `window`). The table must be in submit order."""
         submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        waits = waits or {}
         for i in range(len(submit)):
             s = submit[i]
             if s >= end:
                 break
-            if run[i] > 0 and procs[i] > 0 and start <= s + max(wait[i], 0.0) + run[i] < end:
-                yield self.row(i)
+            w = waits.get(i, wait[i])
+            if run[i] > 0 and procs[i] > 0 and start <= s + max(w, 0.0) + run[i] < end:
+                yield self.row(i, w)
 
 
 @dataclass(frozen=True)
@@ -828,8 +837,8 @@ def _clock_notes(t: JobTable, notes: list[str]) -> None:
         notes.append(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                      f"(e.g. job {e.number}: wait {e.wait:g}, run {e.run:g}), as a clock set "
                      "back gives (the end of daylight saving time in a log kept in local "
-                     "time): each such wait is taken as unknown (the job started when "
-                     "submitted), each such run as no load")
+                     "time): each such wait is taken as unknown (its start simulated as "
+                     "for -1), each such run as no load")
 
 
 def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
@@ -1154,10 +1163,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     limits = _partition_limits(c)
     total_cpus = c.nodes * c.cpus
 
+    # where the log records no waits, its machine is simulated to rebuild them (the queue
+    # standing at the window's start, and the ends of the history's jobs)
+    history_from = start - history_s * scale
+    sim = _simulated(log, min(start, history_from), start, end)
     running, queued, arrivals = [], [], []
     # only these jobs are made objects of: not a log's 200,000 for a window of 500
     # (jobs that never ran, cancelled in the queue, or of unknown size are no load)
-    for j in log.table.window(start, end):
+    for j in log.table.window(start, end, sim.waits if sim else None):
         if j.submit >= start:
             arrivals.append(j)
         elif j.start > start:
@@ -1219,20 +1232,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"{total_cpus} CPUs): rounded down, the jobs would load it less than the "
                      "log's machine was loaded")
     if log_util > 1.0:
-        unknown = sum(1 for j in candidates if j.wait < 0)
         notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
-                     + (f" ({unknown} of them with no recorded wait: each counted as "
-                        "running from its submission, the work offered rather than run)"
-                        if unknown else "")
-                     + f": {c.name} gets more than it can run at once, and a queue builds")
-
-    unknown = sum(1 for j in candidates if j.wait < 0)
-    if unknown and log_util <= 1.0:
-        notes.append(f"{unknown} of the window's {len(candidates)} job(s) have no recorded "
-                     "wait (field 3 is -1): each is taken to start at its submission, so "
-                     "none of them stands in the queue rebuilt at the window's start (the "
-                     f"log's own queue there is unknown; {c.name}'s scheduler queues them "
-                     "as its CPUs allow)")
+                     f": {c.name} gets more than it can run at once, and a queue builds")
+    if sim:
+        simulated = {(log.table.number[i], log.table.copy[i]) for i in sim.waits}
+        unknown = sum(1 for j in candidates if (j.number, j.copy) in simulated)
+        if unknown:
+            notes.append(_simulation_note(sim, unknown, len(candidates), log, start,
+                                          len(queued), len(running)))
     if not log.any_ran():
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
@@ -1325,7 +1332,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
                      f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
                      "longer than its share of the log; a smaller --scale keeps their lengths")
-    history = _history(log, c, start, scale, history_s, limits) if history_s > 0 else []
+    history = (_history(log, c, start, scale, history_s, limits, sim, notes)
+               if history_s > 0 else [])
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
@@ -1333,12 +1341,52 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                       history=history)
 
 
+def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated | None:
+    """The log's machine simulated where jobs from `since` (less a warm-up) to `end` have no
+    recorded wait (`trace_sim`); None where every wait there is recorded."""
+    since -= SIM_WARMUP_S
+    if not unknown_waits(log.table, since, end):
+        return None
+    return simulate_waits(log.table, log.max_procs, since, start, end)
+
+
+def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
+                     start: float, queued: int, running: int) -> str:
+    """What the plan says of waits it simulated."""
+    since = ("the log's first submission" if sim.from_log_start
+             else f"{start - sim.since:g} log seconds before the window")
+    return (f"{unknown} of the window's {candidates} job(s) have no recorded wait (field 3 "
+            "is -1): their starts are simulated, the log's machine of "
+            f"{log.max_procs} processors running its jobs first come first served with "
+            "EASY backfilling by their requested times (else their runs), from "
+            f"{since} ({sim.jobs} jobs"
+            + (f", at most {SIM_MAX_JOBS} before the window" if sim.cut else "")
+            + "; the machine taken empty there but for the jobs the log has running): the "
+            f"queue rebuilt at the window's start is the simulation's ({queued} waiting, "
+            f"{running} running), not the log's own, which it does not record")
+
+
 def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: float,
-             limits: list[tuple[str | None, int]]) -> list[HistoryJob]:
+             limits: list[tuple[str | None, int]], sim: Simulated | None = None,
+             notes: list[str] | None = None) -> list[HistoryJob]:
     """The log's jobs that ended in the `history_s` real seconds before the window (see
-    `plan_replay`), sized and scaled as the replay sizes and scales its own."""
-    ended = sorted(log.table.ended_within(start - history_s * scale, start),
-                   key=lambda j: j.end)[-HISTORY_MAX:]
+    `plan_replay`), sized and scaled as the replay sizes and scales its own; their ends
+    simulated where the log records no wait (`sim`). A log that begins later than the
+    history asked, or holds more jobs than are kept, is said in `notes`."""
+    since = start - history_s * scale
+    ended = sorted(log.table.ended_within(since, start, sim.waits if sim else None),
+                   key=lambda j: j.end)
+    first = (log.whole_span or log.span)[0]
+    if notes is not None and first > since:
+        notes.append(f"--history asked for {history_s:g} real seconds before the window "
+                     f"({history_s * scale:g} log seconds at --scale {scale:g}); the log "
+                     f"begins {max(start - first, 0.0):g} log seconds before it "
+                     f"({max(start - first, 0.0) / scale:g} real s): the history holds the "
+                     f"{min(len(ended), HISTORY_MAX)} job(s) that ended in that time only")
+    if notes is not None and len(ended) > HISTORY_MAX:
+        notes.append(f"{len(ended)} of the log's jobs ended in the --history before the "
+                     f"window: the latest {HISTORY_MAX} are written")
+    ended = ended[-HISTORY_MAX:]
     out = []
     for j in ended:
         nodes, per_node = _size(j.procs, log.max_procs, c)

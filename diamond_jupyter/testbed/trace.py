@@ -89,6 +89,9 @@ THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
 # Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
 # overflow a float, and is no replay of a center)
 MIN_SCALE = 1e-3
+# A log whose first submission is this many seconds or more counts Unix times (1973 on),
+# not seconds from its start
+UNIX_LIKE = 1e8
 # Where a log is read from: its first bytes say how it was compressed, whatever its name
 COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
               (b"\xfd7zXZ\x00", "xz", lzma.open))
@@ -275,6 +278,7 @@ class SwfLog:
     # the header's "; Partition: N name ..." lines: (N, its name or "", its processors where
     # the line says them, else 0)
     partitions: tuple[tuple[int, str, int], ...] = ()
+    noted_partitions: frozenset[int] = frozenset()  # partitions sized by a note, not a line
     # a partition replayed alone: the span of the whole log's submissions (a --start inside
     # it is a moment of the center, whatever that partition did then)
     whole_span: tuple[float, float] | None = None
@@ -291,14 +295,24 @@ class SwfLog:
     @functools.cached_property
     def utilization(self) -> float:
         """Busy processors / max_procs from the first submission to the last end."""
+        busy, ends = self._busy_and_last_end
+        first = self.span[0]
+        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
+
+    @property
+    def last_end(self) -> float:
+        """When the last job that ran ended (as the log records it)."""
+        return self._busy_and_last_end[1]
+
+    @functools.cached_property
+    def _busy_and_last_end(self) -> tuple[float, float]:
         t = self.table
-        busy = ends = 0.0
+        busy, ends = 0.0, -math.inf
         for submit, wait, run, procs in zip(t.submit, t.wait, t.run, t.procs, strict=True):
             if run > 0 and procs > 0:
                 busy += run * procs
                 ends = max(ends, submit + max(wait, 0.0) + run)
-        first = self.span[0]
-        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
+        return busy, ends if ends > -math.inf else self.span[0]
 
     @property
     def span(self) -> tuple[float, float]:
@@ -374,6 +388,7 @@ def read_swf(path: str | Path) -> SwfLog:
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     cleaned = False
     table = JobTable()
+    blocks = _Blocks()
     lineno = 0
     compressed = "text"
     try:
@@ -397,6 +412,8 @@ def read_swf(path: str | Path) -> SwfLog:
                         partition_lines.append(value)
                     elif count and key:
                         given.setdefault(key, []).append(count)
+                        if key == "UnixStartTime":
+                            blocks.header(count)
                     continue
                 try:
                     job = _job(text, p, lineno, first=not len(table))
@@ -404,6 +421,7 @@ def read_swf(path: str | Path) -> SwfLog:
                     if not line.endswith("\n") and len(text.split()) < 18:
                         raise _cut_off(p, lineno, text, given) from None
                     raise
+                job = blocks.placed(job)
                 try:
                     table.add(job)
                 except OverflowError:
@@ -422,7 +440,7 @@ def read_swf(path: str | Path) -> SwfLog:
     records = len(table)  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
-    notes: list[str] = []
+    notes: list[str] = blocks.notes()
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
@@ -435,6 +453,11 @@ def read_swf(path: str | Path) -> SwfLog:
                          f"{found} {what}: it may be cut off (a download broken off at a "
                          f"line's end); the {found} are replayed")
             break
+    said = given.get("MaxRecords", [])
+    if len(said) == 1 and 0 < said[0] < records:
+        notes.append(f"the log's header says MaxRecords {said[0]}, the file has {records} job "
+                     "lines: a header not brought up to date, or logs joined under one header; "
+                     f"all {records} are read")
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
@@ -456,7 +479,50 @@ def read_swf(path: str | Path) -> SwfLog:
         name = name.removesuffix(suffix)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=header.get("UnixStartTime"),
-                  partitions=_partition_lines(partition_lines, header))
+                  **_partitions(partition_lines, comments, header))
+
+
+class _Blocks:
+    """Logs joined (`cat`), each after a header of its own whose UnixStartTime is its second
+    0: a block whose submit times start again below the last one read counts from its own
+    UnixStartTime, and is moved by that time's distance from the first block's. A block
+    whose times run on from the ones before (a joined log renumbered already) stays."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None  # the first UnixStartTime
+        self.pending: int | None = None  # a later one, before its block's first job
+        self.offset = 0.0  # log seconds added to the present block's submit times
+        self.last = -math.inf  # the last submit time read (as the file has it, moved)
+        self.moved: list[tuple[int, float]] = []  # (UnixStartTime, offset) of moved blocks
+
+    def header(self, unix: int) -> None:
+        if self.first is None:
+            self.first = unix
+        elif self.last > -math.inf:  # a header after job lines: a block may begin
+            self.pending = unix
+
+    def placed(self, job: SwfJob) -> SwfJob:
+        if self.pending is not None:
+            # times that begin again count from the block's own second 0
+            self.offset = (float(self.pending - (self.first or 0)) if job.submit < self.last
+                           else 0.0)
+            if self.offset:
+                self.moved.append((self.pending, self.offset))
+            self.pending = None
+        if self.offset:
+            job = dataclasses.replace(job, submit=job.submit + self.offset)
+        self.last = max(self.last, job.submit)
+        return job
+
+    def notes(self) -> list[str]:
+        if not self.moved:
+            return []
+        unix, offset = self.moved[0]
+        return [f"the log joins {len(self.moved) + 1} logs, each with a header whose "
+                "UnixStartTime is its own second 0: each later one's submit times are moved "
+                "by its UnixStartTime's distance from the first's "
+                f"{self.first} (e.g. UnixStartTime {unix}: +{offset:g} s), so they follow "
+                "one another as the center ran them"]
 
 
 _PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
@@ -465,6 +531,60 @@ _NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
 _EACH = re.compile(rf"{_COUNT}\s*{_UNIT}\s+each\b|each\s+(?:with|has|having|of)\s+{_COUNT}"
                    rf"\s*{_UNIT}", re.IGNORECASE)
 PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
+
+
+# A note that names a partition by its number: "; Note: partition 2 (debug) has 16 nodes of
+# 4 cores", "; Note: Partitions: 1 is batch with 240 processors"
+_NOTED_PARTITION = re.compile(r"\bpartitions?\s*(?:number|no\.?|#)?\s*[:=]?\s*(\d+)\b",
+                              re.IGNORECASE)
+_ANY_PARTITION = re.compile(r"\bpartitions?\b", re.IGNORECASE)
+_NOTED_NAME = re.compile(r"\s*(?:\(\s*([A-Za-z][\w.+-]*)\s*\)|(?:is|named|called|[:=-])\s+"
+                         r"(?:the\s+)?([A-Za-z][\w.+-]*))", re.IGNORECASE)
+
+
+def _partitions(lines: list[str], comments: list[str], header: dict[str, int]) -> dict:
+    """The log's partitions: its "; Partition:" lines, and where a partition has no line
+    or its line gives no size, a note that names it by its number and gives its size (a
+    note naming none, or no size, says nothing: free text is not guessed at)."""
+    partitions = list(_partition_lines(lines, header))
+    sized = {number for number, _, procs in partitions if procs}
+    noted: set[int] = set()
+    for text in comments:
+        key, _ = header_field(text)
+        if key == "Partition":
+            continue  # a Partition line of its own, read above
+        for m in _NOTED_PARTITION.finditer(text):
+            # what follows the number, up to the next partition the note names
+            rest = text[m.end():]
+            later = _ANY_PARTITION.search(rest)
+            rest = rest[:later.start()] if later else rest
+            _note_partition(int(m.group(1)), rest, header, partitions, sized, noted)
+    return {"partitions": tuple(partitions), "noted_partitions": frozenset(noted)}
+
+
+def _note_partition(number: int, rest: str, header: dict[str, int],
+                    partitions: list[tuple[int, str, int]], sized: set[int],
+                    noted: set[int]) -> None:
+    """Partition `number` sized by the note's words after it (`rest`), where they give a
+    size and no line sized it."""
+    if number in sized:
+        return
+    ((_, _, size),) = _partition_lines([f"{number} {rest}"], header) or ((0, "", 0),)
+    if not size:
+        return
+    named = _NOTED_NAME.match(rest)
+    name = next((g for g in named.groups() if g), "") if named else ""
+    if name.lower().rstrip("s") in ("processor", "proc", "core", "cpu", "pe", "node", "ha",
+                                    "with", "of"):
+        name = ""
+    old = next((k for k, part in enumerate(partitions) if part[0] == number), None)
+    if old is not None:
+        name = partitions[old][1] or name
+        partitions[old] = (number, name, size)
+    else:
+        partitions.append((number, name, size))
+    sized.add(number)
+    noted.add(number)
 
 
 def _partition_lines(values: list[str], header: dict[str, int]
@@ -535,6 +655,8 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        + ")")
     part = t.take(i for i, q in enumerate(t.partition) if q == number)
     name, said = named.get(number, ("", 0))
+    source = ("a note in the header" if number in log.noted_partitions
+              else "the header's Partition line")
     notes = list(log.notes)
     label = f"partition {number}" + (f" ({name})" if name else "")
     if said > log.max_procs:  # a part of the machine is no larger than all of it
@@ -560,8 +682,8 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
     notes.append(f"{label} of the log is replayed alone: {len(part)} of its {len(t)} jobs, on "
                  f"a machine of {machine} processors "
-                 + ("(the header's Partition line)" if said and machine == said else
-                    "(the header's Partition line is short of what its jobs held)" if said
+                 + (f"({source})" if said and machine == said else
+                    f"({source} is short of what its jobs held)" if said
                     else "(the header gives the partition no size: what its jobs held at "
                          f"once{guessed})")
                  + f"; jobs are sized by their share of it, not of the whole log's "
@@ -1103,6 +1225,11 @@ def _as_log_seconds(log: SwfLog, start: float) -> str:
     """What to give instead of a --start that is a Unix time inside the log (a date turned
     into seconds), when its header says when log second 0 was; else nothing."""
     first, last = log.whole_span or log.span
+    if first >= UNIX_LIKE and 0 <= start < first and first + start <= last:
+        # submit times that are Unix times (a conversion kept them), a --start counted
+        # from the log's beginning
+        return (f"; the log's submit times are Unix times (its first {first:.10g}): "
+                f"{start:.10g} s after its first submission is --start {first + start:.10g}")
     if not log.unix_start or not first <= start - log.unix_start <= last:
         return ""
     return (f"; {start:.10g} reads as a Unix time: log seconds count from the log's "
@@ -1252,7 +1379,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"more than the log's load here ({log_util:.2g} of its machine, "
                      f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
                      "window replays some")
-    elif log_util < QUIET * log.utilization:
+    elif (covered := min(end, log.last_end) - start) > 0 and (
+            log_busy / (log.max_procs * covered) < QUIET * log.utilization):
+        # (a window past the log's end is measured over the part the log covers: a log
+        # shorter than the window is no quiet spell, and its end is said below)
         notes.append(f"the log's machine was {log_util:.1%} busy in this window, "
                      f"{log.utilization:.1%} over the whole log: the window falls in a quiet "
                      f"spell (an idle gap, a drained machine), and {c.name} gets little load; "

@@ -95,8 +95,12 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
     def estimate(i: int) -> float:
         return req[i] if req[i] > 0 else run[i]
 
+    changes = 0  # starts and ends so far: a reservation is planned again only after one
+    reserved: tuple[int, int, float, int] = (-1, -1, 0.0, 0)  # (head, changes, shadow, extra)
+
     def begin(i: int, now: float, recorded: bool = False) -> None:
-        nonlocal free
+        nonlocal free, changes
+        changes += 1
         free -= size(i)
         heapq.heappush(ends, (now + run[i], i, size(i)))
         entry = (now + estimate(i), i, size(i))
@@ -106,7 +110,7 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
             out.waits[i] = now - submit[i]
 
     def schedule(now: float) -> None:
-        nonlocal head
+        nonlocal head, reserved
         while head < len(queue) and (queue[head] in started or size(queue[head]) <= free):
             if queue[head] not in started:
                 begin(queue[head], now)
@@ -114,14 +118,19 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
             head += 1
         if head >= len(queue):
             return
-        # the first waiting job's reservation: when enough planned ends free its size
-        need, have = size(queue[head]), free
-        shadow, extra = float("inf"), 0
-        for end, _, held in planned:
-            have += held
-            if have >= need:
-                shadow, extra = max(end, now), have - need
-                break
+        # the first waiting job's reservation: when enough planned ends free its size (the
+        # same as last time where nothing started or ended since: an arrival alone)
+        if reserved[:2] == (queue[head], changes):
+            shadow, extra = max(reserved[2], now), reserved[3]
+        else:
+            need, have = size(queue[head]), free
+            shadow, extra = float("inf"), 0
+            for end, _, held in planned:
+                have += held
+                if have >= need:
+                    shadow, extra = max(end, now), have - need
+                    break
+            reserved = (queue[head], changes, shadow, extra)
         looked = 0
         for k in range(head + 1, len(queue)):
             if looked >= BACKFILL_DEPTH or free <= 0:
@@ -130,12 +139,15 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
             if i in started:
                 continue
             looked += 1
-            fits_before = now + estimate(i) <= shadow
-            if size(i) <= free and (fits_before or size(i) <= extra):
+            held = procs[i] if procs[i] < machine else machine
+            if held > free:
+                continue
+            fits_before = now + (req[i] if req[i] > 0 else run[i]) <= shadow
+            if fits_before or held <= extra:
                 begin(i, now)
                 started.add(i)
                 if not fits_before:
-                    extra -= size(i)
+                    extra -= held
 
     while events or ends:
         now = min(events[0][0] if events else float("inf"), ends[0][0] if ends else float("inf"))
@@ -144,6 +156,7 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
         while ends and ends[0][0] <= now:  # at one moment, ends first
             _, i, held = heapq.heappop(ends)
             free += held
+            changes += 1
             entry = plan_of.pop(i)
             del planned[bisect.bisect_left(planned, entry)]
         while events and events[0][0] <= now:

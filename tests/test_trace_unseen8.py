@@ -356,3 +356,38 @@ def test_every_new_shape_reads_without_a_traceback(tmp_path: Path) -> None:
     plan = plan_replay(read_swf(path), cluster("alpha"), start=0, duration_s=60)
     assert _numbers(plan, "arrive") == {3, 4}
     assert re.search(r"1 job\(s\) ran with no processor count", " ".join(read_swf(path).notes))
+
+
+# ---- header lines in other shapes ----------------------------------------------------------
+
+def test_several_header_fields_on_one_line_are_each_read(tmp_path: Path) -> None:
+    """"; MaxNodes: 128 ; MaxProcs: 1024" (a header typed with its fields on one line):
+    before, only the first was read, so the machine was its largest job (512) and a job
+    of half the machine filled the site; now both are, and a job of 512 is half of it. A
+    note's semicolons with no field after them stay its text."""
+    path = tmp_path / "oneline.swf"
+    path.write_text("; MaxNodes: 128 ; MaxProcs: 1024\n; MaxJobs: 10; MaxRecords: 10\n"
+                    "; Note: queues were merged; see the site's report\n"
+                    + "".join(_line(n, 100 * n, 0, 100, 512) for n in range(1, 11)))
+    log = read_swf(path)
+    assert log.max_procs == 1024 and not log.notes
+    plan = plan_replay(log, cluster("alpha"), start=100, duration_s=1)
+    total = cluster("alpha").nodes * cluster("alpha").cpus
+    assert {j.nodes * j.cpus_per_node for j in plan.jobs} == {total // 2}
+    assert len(trace.header_fields(" Note: a; b")) == 1
+
+
+def test_start_time_lines_in_other_formats_leave_the_unix_start_alone(tmp_path: Path) -> None:
+    """A header with UnixStartTime and TimeZoneString, and StartTime / EndTime lines in ISO,
+    date(1) and m/d/y forms, and the deprecated TimeZone: UnixStartTime alone says when
+    second 0 was, and no date's digits are read as a field."""
+    path = tmp_path / "dates.swf"
+    path.write_text("; UnixStartTime: 1199142000\n; TimeZoneString: Europe/Berlin\n"
+                    "; StartTime: 2008-01-01T00:00:00+01:00\n"
+                    "; EndTime: Tue Dec 30 23:59:59 CET 2008\n; StartTime: 1/1/2008 0:00\n"
+                    "; TimeZone: 3600\n; MaxProcs: 64\n"
+                    + "".join(_line(n, 100 * n) for n in range(1, 50)))
+    log = read_swf(path)
+    assert (log.unix_start, log.max_procs, log.notes) == (1_199_142_000, 64, ())
+    with pytest.raises(BadInput, match="that moment is --start 700"):
+        plan_replay(log, cluster("alpha"), start=1_199_142_000 + 700)

@@ -404,16 +404,16 @@ def read_swf(path: str | Path) -> SwfLog:
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
                     cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
-                    key, value = header_field(text[1:])
-                    count = header_count(value)
                     if len(comments) < HEADER_TEXT_LINES:
                         comments.append(text[1:])
-                    if key == "Partition":
-                        partition_lines.append(value)
-                    elif count and key:
-                        given.setdefault(key, []).append(count)
-                        if key == "UnixStartTime":
-                            blocks.header(count)
+                    for key, value in header_fields(text[1:]):
+                        count = header_count(value)
+                        if key == "Partition":
+                            partition_lines.append(value)
+                        elif count and key:
+                            given.setdefault(key, []).append(count)
+                            if key == "UnixStartTime":
+                                blocks.header(count)
                     continue
                 try:
                     job = _job(text, p, lineno, first=not len(table))
@@ -1056,6 +1056,18 @@ def header_field(text: str) -> tuple[str | None, str]:
         return None, text.strip()
     key = HEADER_KEYS.get(m.group(1).replace(" ", "").replace("_", "").lower())
     return key, m.group(2).strip()
+
+
+def header_fields(text: str) -> list[tuple[str | None, str]]:
+    """The header fields of one comment line: most give one, a line typed with several
+    after semicolons ("MaxNodes: 128 ; MaxProcs: 1024") each of them (a semicolon in a
+    note or a Partition line's words, with no field after it, is part of its text)."""
+    pieces = text.split(";")
+    # a later piece counts where it is a number field ("partition 3 has ..." in a note is
+    # words, read by `_partitions`)
+    more = [field for field in map(header_field, pieces[1:])
+            if field[0] and field[0] != "Partition"]
+    return [header_field(pieces[0]), *more] if more else [header_field(text)]
 
 
 _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")

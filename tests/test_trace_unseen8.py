@@ -391,3 +391,21 @@ def test_start_time_lines_in_other_formats_leave_the_unix_start_alone(tmp_path: 
     assert (log.unix_start, log.max_procs, log.notes) == (1_199_142_000, 64, ())
     with pytest.raises(BadInput, match="that moment is --start 700"):
         plan_replay(log, cluster("alpha"), start=1_199_142_000 + 700)
+
+
+def test_several_partitions_on_one_partition_line_are_each_read(tmp_path: Path) -> None:
+    """"; Partitions: 1: batch (240 processors), 2: debug (64 processors)" on one line:
+    before, partition 2 was lost (replayed alone it was what its jobs held) and a line of
+    two node groups gave partition 1 both groups' processors; now each partition is its
+    own, and "16 nodes, 8 cores each" is still one partition's size."""
+    path = tmp_path / "oneline.swf"
+    path.write_text("; MaxProcs: 1584\n"
+                    "; Partitions: 1: batch (240 processors), 2: debug (64 processors)\n"
+                    "; Partition: 3 thin (96 nodes x 8 cores); 4 fat (16 nodes of 32 cores)\n"
+                    "; Partition: 5 gpu: 16 nodes, 8 cores each\n"
+                    + "".join(_line(n, 10 * n, 0, 100, 8, partition=n % 5 + 1)
+                              for n in range(1, 30)))
+    log = read_swf(path)
+    assert log.partitions == ((1, "batch", 240), (2, "debug", 64), (3, "thin", 768),
+                              (4, "fat", 512), (5, "gpu", 128))
+    assert trace.one_partition(log, "debug").max_procs == 64

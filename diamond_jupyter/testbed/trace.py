@@ -587,6 +587,23 @@ def _note_partition(number: int, rest: str, header: dict[str, int],
     noted.add(number)
 
 
+# Where a Partition line goes on to another partition: a comma or semicolon before a number
+# and a name ("1: batch (240 processors), 2: debug (64 processors)"), not before a count of
+# units ("16 nodes, 8 cores each")
+_NEXT_PARTITION = re.compile(r"[,;]\s*(?=-?\d+\s*(?:[-:=]\s*)?([A-Za-z][\w.+-]*))")
+_UNIT_WORDS = ("processor", "proc", "core", "cpu", "pe", "node", "way", "gpu", "thread",
+               "socket", "slot")
+
+
+def _one_partition_each(value: str) -> list[str]:
+    """A Partition line's text cut where it names another partition."""
+    cuts = [m.start() for m in _NEXT_PARTITION.finditer(value)
+            if m.group(1).lower().rstrip("s") not in _UNIT_WORDS
+            and not m.group(1).lower().startswith(("each", "per"))]
+    return [value[a:b].strip(" ,;") for a, b in zip([0, *cuts], [*cuts, len(value)],
+                                                    strict=True)]
+
+
 def _partition_lines(values: list[str], header: dict[str, int]
                      ) -> tuple[tuple[int, str, int], ...]:
     """(number, name, processors) of each "; Partition: ..." header line ("1 thin (896
@@ -596,7 +613,7 @@ def _partition_lines(values: list[str], header: dict[str, int]
     procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
     per_node = procs // nodes if procs and nodes and procs % nodes == 0 else 0
     out = []
-    for value in values:
+    for value in (piece for line in values for piece in _one_partition_each(line)):
         m = _PARTITION_LINE.fullmatch(value.strip())
         if not m:
             continue

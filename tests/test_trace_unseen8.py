@@ -409,3 +409,19 @@ def test_several_partitions_on_one_partition_line_are_each_read(tmp_path: Path) 
     assert log.partitions == ((1, "batch", 240), (2, "debug", 64), (3, "thin", 768),
                               (4, "fat", 512), (5, "gpu", 128))
     assert trace.one_partition(log, "debug").max_procs == 64
+
+
+def test_joined_logs_keep_each_dependent_job_on_its_own_logs_predecessor(tmp_path: Path
+                                                                         ) -> None:
+    """Two clusters' logs of one period joined, both numbered from 1, both with a job 2
+    that follows their job 1: the second log's job 1 (at 50 s) came before the first log's
+    (at 100 s), so its job 2 (at 150 s) was held on the first log's job 1, the latest of
+    that number. Now a dependent job waits for the predecessor of its own log."""
+    path = tmp_path / "joined.swf"
+    path.write_text("; MaxProcs: 64\n" + _line(1, 100, 0, 500) + _line(2, 200, preceding=1)
+                    + "; MaxProcs: 64\n" + _line(1, 50, 0, 60)
+                    + _line(2, 150, preceding=1, think=20))
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=50, duration_s=10, scale=60)
+    after = {j.name: (j.after, j.think_s) for j in plan.jobs}
+    assert after["trace-arrive-2"][0] == "trace-arrive-1"
+    assert after["trace-arrive-2.2"] == ("trace-arrive-1.2", round(20 / 60, 3))

@@ -1437,6 +1437,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     # or 4) runs after the part before it ends, and as long after as the log's job was
     # swapped out: submitted together, the parts would run at once, one job several times
     replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    replayed_copy: dict[tuple[int, int], tuple[str, float]] = {}  # (number, copy) -> the same
     to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
     resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
@@ -1449,14 +1450,18 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 max(source.start - ended, 0.0) / scale, 3))
             resumed.append(job.name)
         elif source.preceding in replayed:
-            after, ended = replayed[source.preceding]
+            # logs joined, each numbered from 1: the predecessor of the same copy (the same
+            # log's), else the latest of that number
+            after, ended = replayed_copy.get((source.preceding, source.copy),
+                                             replayed[source.preceding])
             think = max(source.think, 0.0)
             gap = max(source.submit - ended, 0.0)
             if think > gap:
                 too_long.append((job.name, think, gap))
                 think = gap
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
-        replayed[source.number] = (job.name, source.end)
+        replayed[source.number] = replayed_copy[(source.number, source.copy)] = (
+            job.name, source.end)
         if source.status == PARTIAL_STATUS[0]:
             to_resume[(source.number, source.copy)] = (job.name, source.end)
     if resumed:

@@ -4,7 +4,8 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - the queue that stood at the window's start is rebuilt from each job's submit and wait
   times: jobs running then are submitted at t = 0 with what was left of their runtime and of
   their walltime request, jobs waiting then are submitted at t = 0 behind them, in submit
-  order;
+  order; where the log records no waits (-1), the starts are those of its machine simulated
+  first come first served with EASY backfilling (`trace_sim`), said in the notes;
 - arrivals inside the window are submitted at their offset from its start, divided by
   `scale` (center seconds per real second), as are runtimes and walltime requests;
 - sizes are mapped by share of the machine: a job that had 25 of the log's 100 processors

@@ -425,3 +425,19 @@ def test_joined_logs_keep_each_dependent_job_on_its_own_logs_predecessor(tmp_pat
     after = {j.name: (j.after, j.think_s) for j in plan.jobs}
     assert after["trace-arrive-2"][0] == "trace-arrive-1"
     assert after["trace-arrive-2.2"] == ("trace-arrive-1.2", round(20 / 60, 3))
+
+
+def test_jobs_without_numbers_are_no_chain(tmp_path: Path) -> None:
+    """Job numbers -1 and 0 (a conversion that kept none) with field 17 at -1: before,
+    "-1" matched the job numbered -1 before it, so every job was held on the one before
+    (a chain of the whole log), and a part (status 2) of one was taken as a part of
+    another. Now such a job follows none and is its own job, and a note counts them."""
+    path = tmp_path / "nonumbers.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(_line(-1, 10 * k) for k in range(5))
+                    + "".join(_line(0, 100 + 10 * k, preceding=0) for k in range(3))
+                    + _line(-1, 200, 0, 50, status=2) + _line(-1, 200, 60, 50, status=1))
+    log = read_swf(path)
+    assert len(log.table) == 10
+    assert any(n.startswith("10 job(s) have no job number") for n in log.notes)
+    plan = plan_replay(log, cluster("alpha"), start=0, duration_s=10)
+    assert len(plan.jobs) == 10 and all(j.after is None for j in plan.jobs)

@@ -445,9 +445,10 @@ def read_swf(path: str | Path) -> SwfLog:
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
-    jobs = (sum(1 for s in table.status if s not in PARTIAL_STATUS)
+    jobs = (sum(1 for n, s in zip(table.number, table.status, strict=True)
+                if s not in PARTIAL_STATUS or n <= 0)
             + len({n for n, s in zip(table.number, table.status, strict=True)
-                   if s in PARTIAL_STATUS}))
+                   if s in PARTIAL_STATUS and n > 0}))
     for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
         if given.get(key, [0])[0] > found and len(given[key]) == 1 and not cleaned:
             notes.append(f"the log's header says {key} {given[key][0]}, the file has "
@@ -464,6 +465,10 @@ def read_swf(path: str | Path) -> SwfLog:
     if sizeless:
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
                      f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
+    numberless = sum(1 for n in table.number if n <= 0)
+    if numberless:
+        notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
+                     "job of its own, no part of another and no job's predecessor")
     _clock_notes(table, notes)
     _within_machine(header, table, notes)
     table = _in_submit_order(table)
@@ -942,7 +947,9 @@ def _whole_jobs(t: JobTable) -> JobTable:
     """Each job once: a checkpointed or swapped job is a summary line (the whole job) and a
     line per part of it with the same number (status 2, then 3 or 4); the parts are dropped
     where the summary is there, kept (each ran) where it is not."""
-    parted = {n for n, s in zip(t.number, t.status, strict=True) if s in PARTIAL_STATUS}
+    # a job without a number (-1, 0) is a job of its own: no part of another
+    parted = {n for n, s in zip(t.number, t.status, strict=True)
+              if s in PARTIAL_STATUS and n > 0}
     if not parted:
         return t
     summarized = {n for n, s in zip(t.number, t.status, strict=True)
@@ -1138,7 +1145,8 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     partition = _integer(fields[15]) if len(fields) > 15 else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1, think=think,
+                  # a job numbered -1 or 0 (unknown) follows none, and none follows it
+                  preceding=preceding if 0 < preceding != int(number) else -1, think=think,
                   partition=partition)
 
 
@@ -1444,13 +1452,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         before = (to_resume.get((source.number, source.copy - 1))
-                  if source.status in PARTIAL_STATUS and source.copy else None)
+                  if source.status in PARTIAL_STATUS and source.copy and source.number > 0
+                  else None)
         if before is not None:
             after, ended = before
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(
                 max(source.start - ended, 0.0) / scale, 3))
             resumed.append(job.name)
-        elif source.preceding in replayed:
+        elif source.preceding > 0 and source.preceding in replayed:
             # logs joined, each numbered from 1: the predecessor of the same copy (the same
             # log's), else the latest of that number
             after, ended = replayed_copy.get((source.preceding, source.copy),

@@ -1470,8 +1470,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 too_long.append((job.name, think, gap))
                 think = gap
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
-        replayed[source.number] = replayed_copy[(source.number, source.copy)] = (
-            job.name, source.end)
+        replayed[source.number] = (job.name, source.end)
+        if source.status not in PARTIAL_STATUS:  # a job's parts: its last one is followed
+            replayed_copy[(source.number, source.copy)] = (job.name, source.end)
         if source.status == PARTIAL_STATUS[0]:
             to_resume[(source.number, source.copy)] = (job.name, source.end)
     if resumed:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import gc
 import gzip
+import json
 import re
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from diamond_jupyter.cli.main import main as cli
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed import load, trace, trace_sim
 from diamond_jupyter.testbed.clusters import cluster
@@ -441,3 +443,19 @@ def test_jobs_without_numbers_are_no_chain(tmp_path: Path) -> None:
     assert any(n.startswith("10 job(s) have no job number") for n in log.notes)
     plan = plan_replay(log, cluster("alpha"), start=0, duration_s=10)
     assert len(plan.jobs) == 10 and all(j.after is None for j in plan.jobs)
+
+
+def test_the_command_line_dry_run_shows_the_simulated_queue(tmp_path: Path, capsys) -> None:
+    """`diamond testbed load --trace nowait.swf --dry-run --json`: the jobs waiting in the
+    simulated queue are submitted at 0 s behind the running ones, and the trace's notes
+    say the queue is simulated."""
+    path = tmp_path / "nowait.swf"
+    path.write_text("; MaxProcs: 64\n" + "".join(_line(n, 100 * n, -1, 500, 32, 900)
+                                                 for n in range(1, 200)))
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--start", "5000",
+                "--duration", "60", "--dry-run", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    waiting = [j for j in got["jobs"] if j["name"].startswith("trace-wait-")]
+    assert waiting and all(j["at_s"] == 0 for j in waiting)
+    assert got["traces"][0]["queued_at_start"] == len(waiting)
+    assert any("simulated" in n for n in got["traces"][0]["notes"])

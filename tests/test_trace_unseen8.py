@@ -459,3 +459,24 @@ def test_the_command_line_dry_run_shows_the_simulated_queue(tmp_path: Path, caps
     assert waiting and all(j["at_s"] == 0 for j in waiting)
     assert got["traces"][0]["queued_at_start"] == len(waiting)
     assert any("simulated" in n for n in got["traces"][0]["notes"])
+
+
+def test_a_grid_without_waits_replayed_whole_queues_each_cluster_on_its_own(tmp_path: Path
+                                                                            ) -> None:
+    """A grid of two clusters (480 and 32 processors, sized by its Partition lines) whose
+    waits are unknown, replayed whole: the small cluster's jobs queue on its 32 processors
+    while the big one idles, as the center's did (simulated as one machine of 512, nothing
+    waited). A grid whose partitions are not all sized is simulated as one machine."""
+    header = ("; MaxProcs: 512\n; Partition: 1 big (480 processors)\n"
+              "; Partition: 2 small (32 processors)\n")
+    rows = "".join(_line(n, 50 * n, -1, 400, 16, 600, partition=2) for n in range(1, 100))
+    rows += _line(100, 10, -1, 100, 8, partition=1)
+    path = tmp_path / "grid.swf"
+    path.write_text(header + rows)
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=2600, duration_s=10)
+    assert plan.running_at_start == 2 and plan.queued_at_start > 0
+    assert any("each of the log's 2 partitions" in n for n in plan.notes)
+    path.write_text(header.replace("(32 processors)", "") + rows)
+    plan = plan_replay(read_swf(path), cluster("alpha"), start=2600, duration_s=10)
+    assert plan.queued_at_start == 0
+    assert any("the log's machine of 512 processors" in n for n in plan.notes)

@@ -1522,7 +1522,19 @@ def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated
     since -= SIM_WARMUP_S
     if not unknown_waits(log.table, since, end):
         return None
-    return simulate_waits(log.table, log.max_procs, since, start, end)
+    # a log of several machines whose header sizes each (a grid's clusters): each runs its
+    # own jobs, as the center's did; else the log's one machine
+    sizes = {number: procs for number, _, procs in log.partitions if procs}
+    present = set(log.table.partition)
+    if len(present) < 2 or not present <= set(sizes):
+        return simulate_waits(log.table, log.max_procs, since, start, end)
+    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q)
+             for q in sorted(present)]
+    return Simulated(waits={i: w for sim in parts for i, w in sim.waits.items()},
+                     since=min(sim.since for sim in parts), jobs=sum(sim.jobs for sim in parts),
+                     cut=any(sim.cut for sim in parts),
+                     from_log_start=all(sim.from_log_start for sim in parts),
+                     partitions=len(parts))
 
 
 def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
@@ -1531,8 +1543,11 @@ def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
     since = ("the log's first submission" if sim.from_log_start
              else f"{start - sim.since:g} log seconds before the window")
     return (f"{unknown} of the window's {candidates} job(s) have no recorded wait (field 3 "
-            "is -1): their starts are simulated, the log's machine of "
-            f"{log.max_procs} processors running its jobs first come first served with "
+            "is -1): their starts are simulated, "
+            + (f"each of the log's {sim.partitions} partitions (field 16) on its own "
+               "processors (the header's Partition lines)" if sim.partitions else
+               f"the log's machine of {log.max_procs} processors")
+            + " running its jobs first come first served with "
             "EASY backfilling by their requested times (else their runs), from "
             f"{since} ({sim.jobs} jobs"
             + (f", at most {SIM_MAX_JOBS} before the window" if sim.cut else "")

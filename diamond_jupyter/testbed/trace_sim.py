@@ -37,6 +37,7 @@ class Simulated:
     jobs: int = 0  # jobs it ran (simulated or placed at their recorded starts)
     cut: bool = False  # fewer jobs than the stretch holds (SIM_MAX_JOBS)
     from_log_start: bool = False  # the stretch began at the log's first submission
+    partitions: int = 0  # partitions simulated each on its own (0: the log's one machine)
 
 
 def unknown_waits(t, lo_t: float, hi_t: float) -> bool:
@@ -53,12 +54,19 @@ def unknown(wait: float) -> bool:
     return wait <= UNKNOWN
 
 
-def simulate_waits(t, machine: int, since: float, moment: float, until: float) -> Simulated:
+def simulate_waits(t, machine: int, since: float, moment: float, until: float,
+                   partition: int | None = None) -> Simulated:
     """Simulated waits of the jobs of table `t` (in submit order) that ran with no recorded
     wait, submitted in [since, until), on a machine of `machine` processors; at most
     SIM_MAX_JOBS submitted before `moment` (the latest) and as many from it on. A job still
-    waiting at `until` gets a start of `until` (it did not start before)."""
+    waiting at `until` gets a start of `until` (it did not start before). `partition`: the
+    jobs of that partition (field 16) alone, `machine` being its processors."""
     submit, wait, run, procs, req = t.submit, t.wait, t.run, t.procs, t.req_time
+    part = t.partition
+
+    def ran(i: int) -> bool:
+        return run[i] > 0 and procs[i] > 0 and (partition is None or part[i] == partition)
+
     at = bisect.bisect_left(submit, moment)
     lo = max(bisect.bisect_left(submit, since), at - SIM_MAX_JOBS)
     hi = min(bisect.bisect_left(submit, until), at + SIM_MAX_JOBS)
@@ -75,12 +83,12 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float) -
     start_at = out.since
     # jobs running at the stretch's start, as the log has them (unknown waits: at submission)
     for i in range(lo):
-        if run[i] > 0 and procs[i] > 0:
+        if ran(i):
             begin = submit[i] + max(wait[i], 0.0)
             if begin + run[i] > start_at:
                 events.append((begin, 0, i))
     for i in range(lo, hi):
-        if run[i] > 0 and procs[i] > 0:
+        if ran(i):
             known = not unknown(wait[i])
             events.append((submit[i] + max(wait[i], 0.0) if known else submit[i],
                            0 if known else 1, i))

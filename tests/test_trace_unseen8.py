@@ -480,3 +480,33 @@ def test_a_grid_without_waits_replayed_whole_queues_each_cluster_on_its_own(tmp_
     plan = plan_replay(read_swf(path), cluster("alpha"), start=2600, duration_s=10)
     assert plan.queued_at_start == 0
     assert any("the log's machine of 512 processors" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("lines, unix", [
+    ("; StartTime: Tue Jan  1 00:00:00 CET 2008\n; TimeZoneString: Europe/Berlin\n",
+     1_199_142_000),
+    ("; StartTime: 2008-01-01T00:00:00+01:00\n", 1_199_142_000),
+    ("; StartTime: Tue Jan 01 00:00:00 UTC 2008\n", 1_199_145_600),
+    ("; TimeZoneString: Europe/Berlin\n; StartTime: 2008-01-01 00:00:00\n", 1_199_142_000)])
+def test_a_start_time_without_unix_start_time_says_when_second_0_was(tmp_path: Path, lines: str,
+                                                                    unix: int) -> None:
+    """An older header with StartTime (date(1) or ISO forms) and no UnixStartTime: its
+    zone from the date, UTC, or TimeZoneString gives log second 0, so a --start given as a
+    Unix time is named back in log seconds (before: only the log's range)."""
+    path = tmp_path / "old.swf"
+    path.write_text(lines + "; MaxProcs: 64\n" + "".join(_line(n, 100 * n) for n in range(1, 50)))
+    log = read_swf(path)
+    assert log.unix_start == unix
+    with pytest.raises(BadInput, match="that moment is --start 700"):
+        plan_replay(log, cluster("alpha"), start=unix + 700)
+
+
+def test_a_start_time_of_an_unknown_zone_is_said_not_guessed(tmp_path: Path) -> None:
+    """"CET" alone, no TimeZoneString: an abbreviation names no one zone, so second 0 is
+    not known, and a note says so."""
+    path = tmp_path / "cet.swf"
+    path.write_text("; StartTime: Tue Jan  1 00:00:00 CET 2008\n; MaxProcs: 64\n"
+                    + _line(1, 0))
+    log = read_swf(path)
+    assert log.unix_start is None
+    assert any("StartTime" in n and "not known" in n for n in log.notes)

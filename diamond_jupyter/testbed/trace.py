@@ -50,6 +50,7 @@ import bisect
 import bz2
 import codecs
 import dataclasses
+import datetime as dt
 import functools
 import gzip
 import heapq
@@ -59,6 +60,7 @@ import math
 import random
 import re
 import zlib
+import zoneinfo
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -483,9 +485,63 @@ def read_swf(path: str | Path) -> SwfLog:
     name = p.name if p.is_file() else str(p)
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
+    unix_start = header.get("UnixStartTime") or _start_time(comments, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
-                  unix_start=header.get("UnixStartTime"),
-                  **_partitions(partition_lines, comments, header))
+                  unix_start=unix_start, **_partitions(partition_lines, comments, header))
+
+
+# StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
+# 8601 ("2008-01-01 00:00:00", "2008-01-01T00:00:00+01:00")
+_DATE1 = re.compile(r"(?:[A-Za-z]{3}\s+)?([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})"
+                    r"(?:\s+([A-Za-z]{2,5}))?\s+(\d{4})")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
+                  r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _start_time(comments: list[str], notes: list[str]) -> int | None:
+    """A header without UnixStartTime: its StartTime as a Unix time, where its zone is
+    known (an offset in it, UTC, or the header's TimeZoneString); None, said in `notes`,
+    where the zone is not known; None where no StartTime is read."""
+    fields: dict[str, str] = {}
+    for pair in filter(None, map(_key_value, comments)):
+        fields.setdefault(*pair)  # logs joined: the first header's
+    text, zone_name = fields.get("starttime"), fields.get("timezonestring")
+    if not text:
+        return None
+    when: dt.datetime | None = None
+    offset = None
+    if m := _ISO.search(text):
+        y, mo, d, h, mi, sec, off = m.groups()
+        when = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec or 0))
+        if off:
+            offset = (0 if off in ("Z", "UTC", "GMT")
+                      else (1 if off[0] == "+" else -1) * (int(off[1:3]) * 60 + int(off[-2:])))
+    elif (m := _DATE1.search(text)) and m.group(1).lower() in _MONTHS:
+        mon, d, h, mi, sec, abbr, y = m.groups()
+        when = dt.datetime(int(y), _MONTHS.index(mon.lower()) + 1, int(d), int(h), int(mi),
+                           int(sec))
+        offset = 0 if abbr and abbr.upper() in ("UTC", "GMT") else None
+    if when is None:
+        return None
+    if offset is not None:
+        return int(when.replace(tzinfo=dt.timezone(dt.timedelta(minutes=offset))).timestamp())
+    try:
+        zone = zoneinfo.ZoneInfo(zone_name.strip()) if zone_name else None
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = None
+    if zone is None:
+        notes.append(f"the log's header gives StartTime {text.strip()!r} and no UnixStartTime "
+                     "nor a known TimeZoneString: when log second 0 was is not known (a "
+                     "--start given as a Unix time is not read back)")
+        return None
+    return int(when.replace(tzinfo=zone).timestamp())
+
+
+def _key_value(comment: str) -> tuple[str, str] | None:
+    """("starttime", "...") of a header line "StartTime: ...", keys in lower case."""
+    key, sep, value = comment.partition(":")
+    return (key.strip().replace(" ", "").lower(), value.strip()) if sep else None
 
 
 class _Blocks:

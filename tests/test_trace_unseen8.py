@@ -510,3 +510,20 @@ def test_a_start_time_of_an_unknown_zone_is_said_not_guessed(tmp_path: Path) -> 
     log = read_swf(path)
     assert log.unix_start is None
     assert any("StartTime" in n and "not known" in n for n in log.notes)
+
+
+def test_negative_submit_times_without_waits_simulate_and_write_history(tmp_path: Path
+                                                                        ) -> None:
+    """Submit times from -100,000 s (a log whose second 0 is mid-way) with every wait
+    unknown, offered above its 16 processors: a drawn window lies in the log, its queue is
+    simulated from the log's first submission, and the history holds only jobs that ended
+    before the window, their starts never before their submissions."""
+    path = tmp_path / "negative.swf"
+    path.write_text("; MaxProcs: 16\n" + "".join(_line(n, -100_000 + 100 * n, -1, 150, 8)
+                                                 for n in range(1, 2000)))
+    log = read_swf(path)
+    plan = plan_replay(log, cluster("alpha"), seed=3, duration_s=60, history_s=600)
+    first, last = log.span
+    assert first <= plan.window[0] <= last
+    assert plan.history and all(h.submit_s <= h.start_s < h.end_s < 0 for h in plan.history)
+    assert any("simulated" in n for n in plan.notes)

@@ -1606,7 +1606,8 @@ def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
             + " running its jobs first come first served with "
             "EASY backfilling by their requested times (else their runs), from "
             f"{since} ({sim.jobs} jobs"
-            + (f", at most {SIM_MAX_JOBS} before the window" if sim.cut else "")
+            + (f", at most {SIM_MAX_JOBS} before the window and as many in it; a later "
+               "one starts at its submission" if sim.cut else "")
             + "; the machine taken empty there but for the jobs the log has running): the "
             f"queue rebuilt at the window's start is the simulation's ({queued} waiting, "
             f"{running} running), not the log's own, which it does not record")

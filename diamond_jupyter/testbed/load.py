@@ -412,7 +412,20 @@ def describe(jobs: list[LoadJob]) -> list[dict]:
 
 HISTORY_USER = "history(64999)"  # the owner the seeded accounting lines name (no such login)
 HISTORY_ID_BASE = 1_000_000_000  # their job ids: far above any the test bed gives (int32)
-_SWF_STATE = {0: "FAILED", 1: "COMPLETED", 5: "CANCELLED"}
+# SWF field 11 -> how the job ended: 0 failed, 1 completed, 5 cancelled; of a job's parts,
+# 2 one stopped to resume later (preempted, killed from outside), 3 the last part of a job
+# that completed, 4 of one that failed; -1 (unknown) ran, and nothing says it failed
+_SWF_STATE = {0: "FAILED", 1: "COMPLETED", 2: "PREEMPTED", 3: "COMPLETED", 4: "FAILED",
+              5: "CANCELLED"}
+# Grid Engine's accounting (failed, exit_status) of each: a kill from outside is failed 100
+# with SIGKILL's 137, as qdel leaves it
+_SGE_END = {"COMPLETED": (0, 0), "FAILED": (0, 1), "CANCELLED": (100, 137),
+            "PREEMPTED": (100, 137)}
+
+
+def history_state(status: int) -> str:
+    """The Slurm state a history job of SWF status `status` ended in."""
+    return _SWF_STATE.get(status, "COMPLETED")
 
 
 def history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") -> list[str]:
@@ -427,7 +440,7 @@ def history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") ->
 
     out = []
     for k, h in enumerate(jobs):
-        state = _SWF_STATE.get(h.status, "COMPLETED")
+        state = history_state(h.status)
         out.append(
             f"JobId={HISTORY_ID_BASE + c.index * 10_000_000 + k} UserId={HISTORY_USER} "
             f"GroupId={HISTORY_USER} Name={prefix}{h.name} JobState={state} "
@@ -451,7 +464,7 @@ def sge_history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = ""
     for k, h in enumerate(jobs):
         submit, start, end = (int((now + timedelta(seconds=x)).timestamp())
                               for x in (h.submit_s, h.start_s, h.end_s))
-        failed, code = (0, 0) if h.status == 1 else (100, 137) if h.status == 5 else (0, 1)
+        failed, code = _SGE_END[history_state(h.status)]
         usage = ":".join(["0.000000"] * 3 + ["0"] * 14)  # ru_utime .. ru_nivcsw
         out.append(
             f"all.q:{c.node_names[0]}:history:history:{prefix}{h.name}:"

@@ -4,7 +4,8 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - the queue that stood at the window's start is rebuilt from each job's submit and wait
   times: jobs running then are submitted at t = 0 with what was left of their runtime and of
   their walltime request, jobs waiting then are submitted at t = 0 behind them, in submit
-  order;
+  order; where the log records no waits (-1), the starts are those of its machine simulated
+  first come first served with EASY backfilling (`trace_sim`), said in the notes;
 - arrivals inside the window are submitted at their offset from its start, divided by
   `scale` (center seconds per real second), as are runtimes and walltime requests;
 - sizes are mapped by share of the machine: a job that had 25 of the log's 100 processors
@@ -49,6 +50,7 @@ import bisect
 import bz2
 import codecs
 import dataclasses
+import datetime as dt
 import functools
 import gzip
 import heapq
@@ -58,6 +60,7 @@ import math
 import random
 import re
 import zlib
+import zoneinfo
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +70,7 @@ from typing import TextIO
 from ..model import BadInput
 from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
+from .trace_sim import SIM_MAX_JOBS, SIM_WARMUP_S, Simulated, simulate_waits, unknown_waits
 
 HISTORY_MAX = 2000  # history jobs a plan keeps at most (the calibration keeps 400 a class)
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
@@ -88,6 +92,9 @@ THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
 # Slowest replay: a thousand real seconds per center second (slower makes a log's runtimes
 # overflow a float, and is no replay of a center)
 MIN_SCALE = 1e-3
+# A log whose first submission is this many seconds or more counts Unix times (1973 on),
+# not seconds from its start
+UNIX_LIKE = 1e8
 # Where a log is read from: its first bytes say how it was compressed, whatever its name
 COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
               (b"\xfd7zXZ\x00", "xz", lzma.open))
@@ -208,8 +215,10 @@ class JobTable:
         self.think.append(job.think)
         self.partition.append(job.partition)
 
-    def row(self, i: int) -> SwfJob:
-        return SwfJob(number=self.number[i], submit=self.submit[i], wait=self.wait[i],
+    def row(self, i: int, wait: float | None = None) -> SwfJob:
+        """Row `i` as a job (with `wait` for the log's where given: a simulated one)."""
+        return SwfJob(number=self.number[i], submit=self.submit[i],
+                      wait=self.wait[i] if wait is None else wait,
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
@@ -228,32 +237,38 @@ class JobTable:
         """The job loaded the machine: it ran, and its size is known."""
         return self.run[i] > 0 and self.procs[i] > 0
 
-    def window(self, start: float, end: float) -> Iterator[SwfJob]:
+    def window(self, start: float, end: float, waits: dict[int, float] | None = None
+               ) -> Iterator[SwfJob]:
         """The jobs (in submit order) that ran and were running or waiting at `start` or
         were submitted before `end`: the only ones a replay of [start, end) makes objects
-        of. The table must be in submit order."""
+        of. `waits` (row -> wait) stands for the log's own where given (waits simulated
+        where the log records none). The table must be in submit order."""
         submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        waits = waits or {}
         for i in range(len(submit)):
             s = submit[i]
             if s >= end:
                 break
             if run[i] <= 0 or procs[i] <= 0:
                 continue
-            if s < start and s + max(wait[i], 0.0) + run[i] <= start:
+            w = waits.get(i, wait[i])
+            if s < start and s + max(w, 0.0) + run[i] <= start:
                 continue  # ended before the window
-            yield self.row(i)
+            yield self.row(i, w)
 
-
-    def ended_within(self, start: float, end: float) -> Iterator[SwfJob]:
-        """The jobs that ran and ended in [start, end), in submit order. The table must be
-        in submit order."""
+    def ended_within(self, start: float, end: float, waits: dict[int, float] | None = None
+                     ) -> Iterator[SwfJob]:
+        """The jobs that ran and ended in [start, end), in submit order (`waits` as for
+        `window`). The table must be in submit order."""
         submit, wait, run, procs = self.submit, self.wait, self.run, self.procs
+        waits = waits or {}
         for i in range(len(submit)):
             s = submit[i]
             if s >= end:
                 break
-            if run[i] > 0 and procs[i] > 0 and start <= s + max(wait[i], 0.0) + run[i] < end:
-                yield self.row(i)
+            w = waits.get(i, wait[i])
+            if run[i] > 0 and procs[i] > 0 and start <= s + max(w, 0.0) + run[i] < end:
+                yield self.row(i, w)
 
 
 @dataclass(frozen=True)
@@ -266,6 +281,7 @@ class SwfLog:
     # the header's "; Partition: N name ..." lines: (N, its name or "", its processors where
     # the line says them, else 0)
     partitions: tuple[tuple[int, str, int], ...] = ()
+    noted_partitions: frozenset[int] = frozenset()  # partitions sized by a note, not a line
     # a partition replayed alone: the span of the whole log's submissions (a --start inside
     # it is a moment of the center, whatever that partition did then)
     whole_span: tuple[float, float] | None = None
@@ -282,14 +298,24 @@ class SwfLog:
     @functools.cached_property
     def utilization(self) -> float:
         """Busy processors / max_procs from the first submission to the last end."""
+        busy, ends = self._busy_and_last_end
+        first = self.span[0]
+        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
+
+    @property
+    def last_end(self) -> float:
+        """When the last job that ran ended (as the log records it)."""
+        return self._busy_and_last_end[1]
+
+    @functools.cached_property
+    def _busy_and_last_end(self) -> tuple[float, float]:
         t = self.table
-        busy = ends = 0.0
+        busy, ends = 0.0, -math.inf
         for submit, wait, run, procs in zip(t.submit, t.wait, t.run, t.procs, strict=True):
             if run > 0 and procs > 0:
                 busy += run * procs
                 ends = max(ends, submit + max(wait, 0.0) + run)
-        first = self.span[0]
-        return busy / (self.max_procs * (ends - first)) if ends > first else 0.0
+        return busy, ends if ends > -math.inf else self.span[0]
 
     @property
     def span(self) -> tuple[float, float]:
@@ -365,6 +391,7 @@ def read_swf(path: str | Path) -> SwfLog:
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     cleaned = False
     table = JobTable()
+    blocks = _Blocks()
     lineno = 0
     compressed = "text"
     try:
@@ -380,14 +407,16 @@ def read_swf(path: str | Path) -> SwfLog:
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
                     cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
-                    key, value = header_field(text[1:])
-                    count = header_count(value)
                     if len(comments) < HEADER_TEXT_LINES:
                         comments.append(text[1:])
-                    if key == "Partition":
-                        partition_lines.append(value)
-                    elif count and key:
-                        given.setdefault(key, []).append(count)
+                    for key, value in header_fields(text[1:]):
+                        count = header_count(value)
+                        if key == "Partition":
+                            partition_lines.append(value)
+                        elif count and key:
+                            given.setdefault(key, []).append(count)
+                            if key == "UnixStartTime":
+                                blocks.header(count)
                     continue
                 try:
                     job = _job(text, p, lineno, first=not len(table))
@@ -395,6 +424,7 @@ def read_swf(path: str | Path) -> SwfLog:
                     if not line.endswith("\n") and len(text.split()) < 18:
                         raise _cut_off(p, lineno, text, given) from None
                     raise
+                job = blocks.placed(job)
                 try:
                     table.add(job)
                 except OverflowError:
@@ -413,24 +443,34 @@ def read_swf(path: str | Path) -> SwfLog:
     records = len(table)  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
-    notes: list[str] = []
+    notes: list[str] = blocks.notes()
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
-    jobs = (sum(1 for s in table.status if s not in PARTIAL_STATUS)
+    jobs = (sum(1 for n, s in zip(table.number, table.status, strict=True)
+                if s not in PARTIAL_STATUS or n <= 0)
             + len({n for n, s in zip(table.number, table.status, strict=True)
-                   if s in PARTIAL_STATUS}))
+                   if s in PARTIAL_STATUS and n > 0}))
     for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
         if given.get(key, [0])[0] > found and len(given[key]) == 1 and not cleaned:
             notes.append(f"the log's header says {key} {given[key][0]}, the file has "
                          f"{found} {what}: it may be cut off (a download broken off at a "
                          f"line's end); the {found} are replayed")
             break
+    said = given.get("MaxRecords", [])
+    if len(said) == 1 and 0 < said[0] < records:
+        notes.append(f"the log's header says MaxRecords {said[0]}, the file has {records} job "
+                     "lines: a header not brought up to date, or logs joined under one header; "
+                     f"all {records} are read")
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
                      f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
+    numberless = sum(1 for n in table.number if n <= 0)
+    if numberless:
+        notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
+                     "job of its own, no part of another and no job's predecessor")
     _clock_notes(table, notes)
     _within_machine(header, table, notes)
     table = _in_submit_order(table)
@@ -445,9 +485,106 @@ def read_swf(path: str | Path) -> SwfLog:
     name = p.name if p.is_file() else str(p)
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
+    unix_start = header.get("UnixStartTime") or _start_time(comments, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
-                  unix_start=header.get("UnixStartTime"),
-                  partitions=_partition_lines(partition_lines, header))
+                  unix_start=unix_start, **_partitions(partition_lines, comments, header))
+
+
+# StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
+# 8601 ("2008-01-01 00:00:00", "2008-01-01T00:00:00+01:00")
+_DATE1 = re.compile(r"(?:[A-Za-z]{3}\s+)?([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})"
+                    r"(?:\s+([A-Za-z]{2,5}))?\s+(\d{4})")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
+                  r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _start_time(comments: list[str], notes: list[str]) -> int | None:
+    """A header without UnixStartTime: its StartTime as a Unix time, where its zone is
+    known (an offset in it, UTC, or the header's TimeZoneString); None, said in `notes`,
+    where the zone is not known; None where no StartTime is read."""
+    fields: dict[str, str] = {}
+    for pair in filter(None, map(_key_value, comments)):
+        fields.setdefault(*pair)  # logs joined: the first header's
+    text, zone_name = fields.get("starttime"), fields.get("timezonestring")
+    if not text:
+        return None
+    when: dt.datetime | None = None
+    offset = None
+    if m := _ISO.search(text):
+        y, mo, d, h, mi, sec, off = m.groups()
+        when = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec or 0))
+        if off:
+            offset = (0 if off in ("Z", "UTC", "GMT")
+                      else (1 if off[0] == "+" else -1) * (int(off[1:3]) * 60 + int(off[-2:])))
+    elif (m := _DATE1.search(text)) and m.group(1).lower() in _MONTHS:
+        mon, d, h, mi, sec, abbr, y = m.groups()
+        when = dt.datetime(int(y), _MONTHS.index(mon.lower()) + 1, int(d), int(h), int(mi),
+                           int(sec))
+        offset = 0 if abbr and abbr.upper() in ("UTC", "GMT") else None
+    if when is None:
+        return None
+    if offset is not None:
+        return int(when.replace(tzinfo=dt.timezone(dt.timedelta(minutes=offset))).timestamp())
+    try:
+        zone = zoneinfo.ZoneInfo(zone_name.strip()) if zone_name else None
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = None
+    if zone is None:
+        notes.append(f"the log's header gives StartTime {text.strip()!r} and no UnixStartTime "
+                     "nor a known TimeZoneString: when log second 0 was is not known (a "
+                     "--start given as a Unix time is not read back)")
+        return None
+    return int(when.replace(tzinfo=zone).timestamp())
+
+
+def _key_value(comment: str) -> tuple[str, str] | None:
+    """("starttime", "...") of a header line "StartTime: ...", keys in lower case."""
+    key, sep, value = comment.partition(":")
+    return (key.strip().replace(" ", "").lower(), value.strip()) if sep else None
+
+
+class _Blocks:
+    """Logs joined (`cat`), each after a header of its own whose UnixStartTime is its second
+    0: a block whose submit times start again below the last one read counts from its own
+    UnixStartTime, and is moved by that time's distance from the first block's. A block
+    whose times run on from the ones before (a joined log renumbered already) stays."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None  # the first UnixStartTime
+        self.pending: int | None = None  # a later one, before its block's first job
+        self.offset = 0.0  # log seconds added to the present block's submit times
+        self.last = -math.inf  # the last submit time read (as the file has it, moved)
+        self.moved: list[tuple[int, float]] = []  # (UnixStartTime, offset) of moved blocks
+
+    def header(self, unix: int) -> None:
+        if self.first is None:
+            self.first = unix
+        elif self.last > -math.inf:  # a header after job lines: a block may begin
+            self.pending = unix
+
+    def placed(self, job: SwfJob) -> SwfJob:
+        if self.pending is not None:
+            # times that begin again count from the block's own second 0
+            self.offset = (float(self.pending - (self.first or 0)) if job.submit < self.last
+                           else 0.0)
+            if self.offset:
+                self.moved.append((self.pending, self.offset))
+            self.pending = None
+        if self.offset:
+            job = dataclasses.replace(job, submit=job.submit + self.offset)
+        self.last = max(self.last, job.submit)
+        return job
+
+    def notes(self) -> list[str]:
+        if not self.moved:
+            return []
+        unix, offset = self.moved[0]
+        return [f"the log joins {len(self.moved) + 1} logs, each with a header whose "
+                "UnixStartTime is its own second 0: each later one's submit times are moved "
+                "by its UnixStartTime's distance from the first's "
+                f"{self.first} (e.g. UnixStartTime {unix}: +{offset:g} s), so they follow "
+                "one another as the center ran them"]
 
 
 _PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
@@ -456,6 +593,77 @@ _NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
 _EACH = re.compile(rf"{_COUNT}\s*{_UNIT}\s+each\b|each\s+(?:with|has|having|of)\s+{_COUNT}"
                    rf"\s*{_UNIT}", re.IGNORECASE)
 PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
+
+
+# A note that names a partition by its number: "; Note: partition 2 (debug) has 16 nodes of
+# 4 cores", "; Note: Partitions: 1 is batch with 240 processors"
+_NOTED_PARTITION = re.compile(r"\bpartitions?\s*(?:number|no\.?|#)?\s*[:=]?\s*(\d+)\b",
+                              re.IGNORECASE)
+_ANY_PARTITION = re.compile(r"\bpartitions?\b", re.IGNORECASE)
+_NOTED_NAME = re.compile(r"\s*(?:\(\s*([A-Za-z][\w.+-]*)\s*\)|(?:is|named|called|[:=-])\s+"
+                         r"(?:the\s+)?([A-Za-z][\w.+-]*))", re.IGNORECASE)
+
+
+def _partitions(lines: list[str], comments: list[str], header: dict[str, int]) -> dict:
+    """The log's partitions: its "; Partition:" lines, and where a partition has no line
+    or its line gives no size, a note that names it by its number and gives its size (a
+    note naming none, or no size, says nothing: free text is not guessed at)."""
+    partitions = list(_partition_lines(lines, header))
+    sized = {number for number, _, procs in partitions if procs}
+    noted: set[int] = set()
+    for text in comments:
+        key, _ = header_field(text)
+        if key == "Partition":
+            continue  # a Partition line of its own, read above
+        for m in _NOTED_PARTITION.finditer(text):
+            # what follows the number, up to the next partition the note names
+            rest = text[m.end():]
+            later = _ANY_PARTITION.search(rest)
+            rest = rest[:later.start()] if later else rest
+            _note_partition(int(m.group(1)), rest, header, partitions, sized, noted)
+    return {"partitions": tuple(partitions), "noted_partitions": frozenset(noted)}
+
+
+def _note_partition(number: int, rest: str, header: dict[str, int],
+                    partitions: list[tuple[int, str, int]], sized: set[int],
+                    noted: set[int]) -> None:
+    """Partition `number` sized by the note's words after it (`rest`), where they give a
+    size and no line sized it."""
+    if number in sized:
+        return
+    ((_, _, size),) = _partition_lines([f"{number} {rest}"], header) or ((0, "", 0),)
+    if not size:
+        return
+    named = _NOTED_NAME.match(rest)
+    name = next((g for g in named.groups() if g), "") if named else ""
+    if name.lower().rstrip("s") in ("processor", "proc", "core", "cpu", "pe", "node", "ha",
+                                    "with", "of"):
+        name = ""
+    old = next((k for k, part in enumerate(partitions) if part[0] == number), None)
+    if old is not None:
+        name = partitions[old][1] or name
+        partitions[old] = (number, name, size)
+    else:
+        partitions.append((number, name, size))
+    sized.add(number)
+    noted.add(number)
+
+
+# Where a Partition line goes on to another partition: a comma or semicolon before a number
+# and a name ("1: batch (240 processors), 2: debug (64 processors)"), not before a count of
+# units ("16 nodes, 8 cores each")
+_NEXT_PARTITION = re.compile(r"[,;]\s*(?=-?\d+\s*(?:[-:=]\s*)?([A-Za-z][\w.+-]*))")
+_UNIT_WORDS = ("processor", "proc", "core", "cpu", "pe", "node", "way", "gpu", "thread",
+               "socket", "slot")
+
+
+def _one_partition_each(value: str) -> list[str]:
+    """A Partition line's text cut where it names another partition."""
+    cuts = [m.start() for m in _NEXT_PARTITION.finditer(value)
+            if m.group(1).lower().rstrip("s") not in _UNIT_WORDS
+            and not m.group(1).lower().startswith(("each", "per"))]
+    return [value[a:b].strip(" ,;") for a, b in zip([0, *cuts], [*cuts, len(value)],
+                                                    strict=True)]
 
 
 def _partition_lines(values: list[str], header: dict[str, int]
@@ -467,7 +675,7 @@ def _partition_lines(values: list[str], header: dict[str, int]
     procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
     per_node = procs // nodes if procs and nodes and procs % nodes == 0 else 0
     out = []
-    for value in values:
+    for value in (piece for line in values for piece in _one_partition_each(line)):
         m = _PARTITION_LINE.fullmatch(value.strip())
         if not m:
             continue
@@ -526,6 +734,8 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        + ")")
     part = t.take(i for i, q in enumerate(t.partition) if q == number)
     name, said = named.get(number, ("", 0))
+    source = ("a note in the header" if number in log.noted_partitions
+              else "the header's Partition line")
     notes = list(log.notes)
     label = f"partition {number}" + (f" ({name})" if name else "")
     if said > log.max_procs:  # a part of the machine is no larger than all of it
@@ -551,8 +761,8 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
     notes.append(f"{label} of the log is replayed alone: {len(part)} of its {len(t)} jobs, on "
                  f"a machine of {machine} processors "
-                 + ("(the header's Partition line)" if said and machine == said else
-                    "(the header's Partition line is short of what its jobs held)" if said
+                 + (f"({source})" if said and machine == said else
+                    f"({source} is short of what its jobs held)" if said
                     else "(the header gives the partition no size: what its jobs held at "
                          f"once{guessed})")
                  + f"; jobs are sized by their share of it, not of the whole log's "
@@ -793,7 +1003,9 @@ def _whole_jobs(t: JobTable) -> JobTable:
     """Each job once: a checkpointed or swapped job is a summary line (the whole job) and a
     line per part of it with the same number (status 2, then 3 or 4); the parts are dropped
     where the summary is there, kept (each ran) where it is not."""
-    parted = {n for n, s in zip(t.number, t.status, strict=True) if s in PARTIAL_STATUS}
+    # a job without a number (-1, 0) is a job of its own: no part of another
+    parted = {n for n, s in zip(t.number, t.status, strict=True)
+              if s in PARTIAL_STATUS and n > 0}
     if not parted:
         return t
     summarized = {n for n, s in zip(t.number, t.status, strict=True)
@@ -828,8 +1040,8 @@ def _clock_notes(t: JobTable, notes: list[str]) -> None:
         notes.append(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                      f"(e.g. job {e.number}: wait {e.wait:g}, run {e.run:g}), as a clock set "
                      "back gives (the end of daylight saving time in a log kept in local "
-                     "time): each such wait is taken as unknown (the job started when "
-                     "submitted), each such run as no load")
+                     "time): each such wait is taken as unknown (its start simulated as "
+                     "for -1), each such run as no load")
 
 
 def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],
@@ -927,6 +1139,18 @@ def header_field(text: str) -> tuple[str | None, str]:
     return key, m.group(2).strip()
 
 
+def header_fields(text: str) -> list[tuple[str | None, str]]:
+    """The header fields of one comment line: most give one, a line typed with several
+    after semicolons ("MaxNodes: 128 ; MaxProcs: 1024") each of them (a semicolon in a
+    note or a Partition line's words, with no field after it, is part of its text)."""
+    pieces = text.split(";")
+    # a later piece counts where it is a number field ("partition 3 has ..." in a note is
+    # words, read by `_partitions`)
+    more = [field for field in map(header_field, pieces[1:])
+            if field[0] and field[0] != "Partition"]
+    return [header_field(pieces[0]), *more] if more else [header_field(text)]
+
+
 _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
 
 
@@ -977,7 +1201,8 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     partition = _integer(fields[15]) if len(fields) > 15 else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
-                  preceding=preceding if preceding != int(number) else -1, think=think,
+                  # a job numbered -1 or 0 (unknown) follows none, and none follows it
+                  preceding=preceding if 0 < preceding != int(number) else -1, think=think,
                   partition=partition)
 
 
@@ -1094,6 +1319,11 @@ def _as_log_seconds(log: SwfLog, start: float) -> str:
     """What to give instead of a --start that is a Unix time inside the log (a date turned
     into seconds), when its header says when log second 0 was; else nothing."""
     first, last = log.whole_span or log.span
+    if first >= UNIX_LIKE and 0 <= start < first and first + start <= last:
+        # submit times that are Unix times (a conversion kept them), a --start counted
+        # from the log's beginning
+        return (f"; the log's submit times are Unix times (its first {first:.10g}): "
+                f"{start:.10g} s after its first submission is --start {first + start:.10g}")
     if not log.unix_start or not first <= start - log.unix_start <= last:
         return ""
     return (f"; {start:.10g} reads as a Unix time: log seconds count from the log's "
@@ -1154,10 +1384,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     limits = _partition_limits(c)
     total_cpus = c.nodes * c.cpus
 
+    # where the log records no waits, its machine is simulated to rebuild them (the queue
+    # standing at the window's start, and the ends of the history's jobs)
+    history_from = start - history_s * scale
+    sim = _simulated(log, min(start, history_from), start, end)
     running, queued, arrivals = [], [], []
     # only these jobs are made objects of: not a log's 200,000 for a window of 500
     # (jobs that never ran, cancelled in the queue, or of unknown size are no load)
-    for j in log.table.window(start, end):
+    for j in log.table.window(start, end, sim.waits if sim else None):
         if j.submit >= start:
             arrivals.append(j)
         elif j.start > start:
@@ -1219,20 +1453,14 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"{total_cpus} CPUs): rounded down, the jobs would load it less than the "
                      "log's machine was loaded")
     if log_util > 1.0:
-        unknown = sum(1 for j in candidates if j.wait < 0)
         notes.append(f"the log's jobs use {log_util:.2f} times its machine in this window"
-                     + (f" ({unknown} of them with no recorded wait: each counted as "
-                        "running from its submission, the work offered rather than run)"
-                        if unknown else "")
-                     + f": {c.name} gets more than it can run at once, and a queue builds")
-
-    unknown = sum(1 for j in candidates if j.wait < 0)
-    if unknown and log_util <= 1.0:
-        notes.append(f"{unknown} of the window's {len(candidates)} job(s) have no recorded "
-                     "wait (field 3 is -1): each is taken to start at its submission, so "
-                     "none of them stands in the queue rebuilt at the window's start (the "
-                     f"log's own queue there is unknown; {c.name}'s scheduler queues them "
-                     "as its CPUs allow)")
+                     f": {c.name} gets more than it can run at once, and a queue builds")
+    if sim:
+        simulated = {(log.table.number[i], log.table.copy[i]) for i in sim.waits}
+        unknown = sum(1 for j in candidates if (j.number, j.copy) in simulated)
+        if unknown:
+            notes.append(_simulation_note(sim, unknown, len(candidates), log, start,
+                                          len(queued), len(running)))
     if not log.any_ran():
         notes.append(f"no job of the log ran at all (in {log.name} every run time is 0 or "
                      f"-1, or its size unknown): no window of it loads {c.name}")
@@ -1245,7 +1473,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"more than the log's load here ({log_util:.2g} of its machine, "
                      f"{target / span:.2g} CPUs of {c.name}); a longer --duration or another "
                      "window replays some")
-    elif log_util < QUIET * log.utilization:
+    elif (covered := min(end, log.last_end) - start) > 0 and (
+            log_busy / (log.max_procs * covered) < QUIET * log.utilization):
+        # (a window past the log's end is measured over the part the log covers: a log
+        # shorter than the window is no quiet spell, and its end is said below)
         notes.append(f"the log's machine was {log_util:.1%} busy in this window, "
                      f"{log.utilization:.1%} over the whole log: the window falls in a quiet "
                      f"spell (an idle gap, a drained machine), and {c.name} gets little load; "
@@ -1271,19 +1502,24 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     # or 4) runs after the part before it ends, and as long after as the log's job was
     # swapped out: submitted together, the parts would run at once, one job several times
     replayed: dict[int, tuple[str, float]] = {}  # job number -> (its name, its end in the log)
+    replayed_copy: dict[tuple[int, int], tuple[str, float]] = {}  # (number, copy) -> the same
     to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
     resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         before = (to_resume.get((source.number, source.copy - 1))
-                  if source.status in PARTIAL_STATUS and source.copy else None)
+                  if source.status in PARTIAL_STATUS and source.copy and source.number > 0
+                  else None)
         if before is not None:
             after, ended = before
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(
                 max(source.start - ended, 0.0) / scale, 3))
             resumed.append(job.name)
-        elif source.preceding in replayed:
-            after, ended = replayed[source.preceding]
+        elif source.preceding > 0 and source.preceding in replayed:
+            # logs joined, each numbered from 1: the predecessor of the same copy (the same
+            # log's), else the latest of that number
+            after, ended = replayed_copy.get((source.preceding, source.copy),
+                                             replayed[source.preceding])
             think = max(source.think, 0.0)
             gap = max(source.submit - ended, 0.0)
             if think > gap:
@@ -1291,6 +1527,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                 think = gap
             jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
         replayed[source.number] = (job.name, source.end)
+        if source.status not in PARTIAL_STATUS:  # a job's parts: its last one is followed
+            replayed_copy[(source.number, source.copy)] = (job.name, source.end)
         if source.status == PARTIAL_STATUS[0]:
             to_resume[(source.number, source.copy)] = (job.name, source.end)
     if resumed:
@@ -1325,7 +1563,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
                      f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
                      "longer than its share of the log; a smaller --scale keeps their lengths")
-    history = _history(log, c, start, scale, history_s, limits) if history_s > 0 else []
+    history = (_history(log, c, start, scale, history_s, limits, sim, notes)
+               if history_s > 0 else [])
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
@@ -1333,12 +1572,68 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                       history=history)
 
 
+def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated | None:
+    """The log's machine simulated where jobs from `since` (less a warm-up) to `end` have no
+    recorded wait (`trace_sim`); None where every wait there is recorded."""
+    since -= SIM_WARMUP_S
+    if not unknown_waits(log.table, since, end):
+        return None
+    # a log of several machines whose header sizes each (a grid's clusters): each runs its
+    # own jobs, as the center's did; else the log's one machine
+    sizes = {number: procs for number, _, procs in log.partitions if procs}
+    present = set(log.table.partition)
+    if len(present) < 2 or not present <= set(sizes):
+        return simulate_waits(log.table, log.max_procs, since, start, end)
+    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q)
+             for q in sorted(present)]
+    return Simulated(waits={i: w for sim in parts for i, w in sim.waits.items()},
+                     since=min(sim.since for sim in parts), jobs=sum(sim.jobs for sim in parts),
+                     cut=any(sim.cut for sim in parts),
+                     from_log_start=all(sim.from_log_start for sim in parts),
+                     partitions=len(parts))
+
+
+def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
+                     start: float, queued: int, running: int) -> str:
+    """What the plan says of waits it simulated."""
+    since = ("the log's first submission" if sim.from_log_start
+             else f"{start - sim.since:g} log seconds before the window")
+    return (f"{unknown} of the window's {candidates} job(s) have no recorded wait (field 3 "
+            "is -1): their starts are simulated, "
+            + (f"each of the log's {sim.partitions} partitions (field 16) on its own "
+               "processors (the header's Partition lines)" if sim.partitions else
+               f"the log's machine of {log.max_procs} processors")
+            + " running its jobs first come first served with "
+            "EASY backfilling by their requested times (else their runs), from "
+            f"{since} ({sim.jobs} jobs"
+            + (f", at most {SIM_MAX_JOBS} before the window and as many in it; a later "
+               "one starts at its submission" if sim.cut else "")
+            + "; the machine taken empty there but for the jobs the log has running): the "
+            f"queue rebuilt at the window's start is the simulation's ({queued} waiting, "
+            f"{running} running), not the log's own, which it does not record")
+
+
 def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: float,
-             limits: list[tuple[str | None, int]]) -> list[HistoryJob]:
+             limits: list[tuple[str | None, int]], sim: Simulated | None = None,
+             notes: list[str] | None = None) -> list[HistoryJob]:
     """The log's jobs that ended in the `history_s` real seconds before the window (see
-    `plan_replay`), sized and scaled as the replay sizes and scales its own."""
-    ended = sorted(log.table.ended_within(start - history_s * scale, start),
-                   key=lambda j: j.end)[-HISTORY_MAX:]
+    `plan_replay`), sized and scaled as the replay sizes and scales its own; their ends
+    simulated where the log records no wait (`sim`). A log that begins later than the
+    history asked, or holds more jobs than are kept, is said in `notes`."""
+    since = start - history_s * scale
+    ended = sorted(log.table.ended_within(since, start, sim.waits if sim else None),
+                   key=lambda j: j.end)
+    first = (log.whole_span or log.span)[0]
+    if notes is not None and first > since:
+        notes.append(f"--history asked for {history_s:g} real seconds before the window "
+                     f"({history_s * scale:g} log seconds at --scale {scale:g}); the log "
+                     f"begins {max(start - first, 0.0):g} log seconds before it "
+                     f"({max(start - first, 0.0) / scale:g} real s): the history holds the "
+                     f"{min(len(ended), HISTORY_MAX)} job(s) that ended in that time only")
+    if notes is not None and len(ended) > HISTORY_MAX:
+        notes.append(f"{len(ended)} of the log's jobs ended in the --history before the "
+                     f"window: the latest {HISTORY_MAX} are written")
+    ended = ended[-HISTORY_MAX:]
     out = []
     for j in ended:
         nodes, per_node = _size(j.procs, log.max_procs, c)

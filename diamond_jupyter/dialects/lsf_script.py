@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import BadInput, Dependency, JobSpec, Resources, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -14,12 +14,15 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    component_sizes,
     dependencies_for,
+    describe_totals,
     fmt_mem,
     foreign_warnings,
     guarded,
     is_placeholder,
     listed_variables,
+    live_components,
     mail_warning,
     map_out_pattern,
     neutral_out_pattern,
@@ -34,6 +37,9 @@ from .scripts_common import (
     queue_names,
     quote,
     read_array,
+    resource_totals,
+    set_components,
+    summed_totals,
     tokenize,
     unknown,
     words,
@@ -61,6 +67,10 @@ _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldom
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
 # the cores (threads) of each task at the head of an affinity[] string with other options
+# a compound resource requirement (LSF 10.1): `num1*{simple_string1} + num2*{...}`, each
+# term asking its slots (num) for what its simple string says
+_TERM = r"\s*(\d+)\s*\*\s*\{([^{}]*)\}\s*"
+_COMPOUND = re.compile(rf"{_TERM}(?:\+{_TERM})*")
 _AFF_CORES = re.compile(r"(core|thread)\((\d+)(?:,(?:[^()]|\([^()]*\))*)?\)(?!\*)")
 
 
@@ -105,6 +115,12 @@ def _quoted(text: str) -> str:
     return quote(text)  # never bare: the quotes in it are escaped
 
 
+def _shape_of(spec: JobSpec) -> list[dict[str, int | None]]:
+    """The sizes a compound requirement was read as: while they stay, an LSF round trip
+    writes the compound string back as it was."""
+    return [component_sizes(c) for c in (live_components(spec) or [spec.resources])]
+
+
 def parse_lsf_time(text: str) -> int | None:
     """bsub -W [hour:]minute[/host] -> seconds."""
     t = text.split("/")[0].strip()
@@ -122,11 +138,14 @@ class LsfScript:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; bsub ignores it")
         limit: Item | None = None  # -M: read once the whole header is (rusage[mem] wins)
+        resreqs: list[Item] = []  # every -R, in order (bsub merges them into one string)
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
                 if item.known and item.option == "-M":
                     limit = item  # bsub keeps the last -M
                     continue
+                if item.known and item.option == "-R":
+                    resreqs.append(item)
                 try:
                     ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
@@ -139,6 +158,7 @@ class LsfScript:
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
         self._output_mode(spec)
+        self._compound_job(spec, resreqs)
         self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
         if limit is not None:
             self._mem_limit(spec, limit)
@@ -197,7 +217,7 @@ class LsfScript:
             raise bad(item, "bad memory limit", "a positive number with an optional KB, MB, "
                       "GB or TB unit (MB when none), then ! for a hard limit, e.g. 4GB")
         r = spec.resources
-        if r.memory_per_cpu_mb or r.memory_mb:
+        if r.memory_per_cpu_mb or r.memory_mb or "lsf_compound" in spec.metadata:
             unknown(spec, self.name, item)  # the limit over a reservation: LSF's alone
             return
         r.memory_per_cpu_mb = mb
@@ -322,7 +342,83 @@ class LsfScript:
             return False
         return True
 
+    def _compound(self, spec: JobSpec, item: Item, v: str) -> None:
+        """A compound resource requirement (`1*{rusage[mem=4000]} + 16*{span[ptile=8]
+        rusage[mem=1000]}`): each term's slots with its own simple string, read as a job
+        of several shapes once every line is read (`_compound_job`). What a term asks
+        that has no neutral form is kept, named by its term (`-R{2} select`)."""
+        if "lsf_compound_terms" in spec.metadata:
+            raise bad(item, "second compound resource requirement", "one compound -R per "
+                      "job (bsub takes no other -R beside a compound one)")
+        comps: list[Resources] = []
+        for k, m in enumerate(re.finditer(_TERM, v), 1):
+            num, body = int(m.group(1)), m.group(2).strip()
+            if num < 1:
+                raise bad(item, f"bad slot count {num} in term {k}", "num*{simple string} "
+                          "with num a positive integer, e.g. 16*{span[ptile=8]}")
+            one = JobSpec()
+            sub = Item("-R", body, item.lineno, item.raw)
+            if body and not self._resreq(one, sub, body):
+                unknown(spec, self.name, sub, f"-R{{{k}}}")  # unreadable: kept as written
+            r = one.resources
+            r.tasks = num
+            one.metadata.pop("lsf_ptile_at", None)
+            if r.tasks_per_node and r.tasks_per_node >= num:  # every slot on one host
+                r.nodes, r.tasks_per_node = 1, None
+            elif r.tasks_per_node:
+                r.nodes = -(-num // r.tasks_per_node)
+            self._slot_memory(one)
+            r.cpu_bind = None
+            if one.constraints.features:  # this term's hosts only: kept with the term
+                unknown(spec, self.name, Item("-R", "select[" + " && ".join(
+                    one.constraints.features) + "]", item.lineno, item.raw), f"-R{{{k}}} select")
+            for d in one.unknown:
+                spec.unknown.append(d.model_copy(update={
+                    "option": d.option.replace("-R ", f"-R{{{k}}} ", 1)}))
+            comps.append(r)
+        spec.metadata["lsf_compound_terms"] = (item, v.strip(), comps)
+
+    @staticmethod
+    def _compound_job(spec: JobSpec, resreqs: list[Item]) -> None:
+        """The compound requirement's terms as the job's shapes: its slots are the terms'
+        sum (a -n that differs is noted), a -gpu request (per host) on every term's hosts.
+        bsub refuses another -R beside a compound one (LSF 10.1: compound resource
+        requirements do not support multiple -R options)."""
+        got = spec.metadata.pop("lsf_compound_terms", None)
+        if got is None:
+            return
+        item, raw, comps = got
+        if other := next((i for i in resreqs if i is not item), None):
+            raise BadInput(f"line {other.lineno}: -R {other.value!r} beside the compound "
+                           f"resource requirement of line {item.lineno}; bsub takes no other "
+                           "-R with a compound one: put every section in the compound "
+                           "string's terms, e.g. 1*{select[bigmem] rusage[mem=64GB]} + "
+                           "16*{span[ptile=8]}")
+        r = spec.resources
+        slots = sum(c.tasks or 0 for c in comps)
+        if r.tasks is not None and r.tasks != slots:
+            note(spec, f"line {item.lineno}: -n {r.tasks} differs from the {slots} slots of "
+                       "the compound resource requirement; read as its terms' slots (LSF "
+                       "checks -n against them)")
+        for c in comps:  # -gpu asks per host (or per task): every term's alike
+            c.gpus_per_node, c.gpus_per_task = r.gpus_per_node, r.gpus_per_task
+            c.gpu_type = r.gpu_type
+        r.tasks = None
+        if len(comps) == 1:
+            for k, val in component_sizes(comps[0]).items():
+                setattr(r, k, val)
+        else:
+            set_components(spec, comps)
+        spec.metadata["lsf_compound"] = {"raw": raw, "as": _shape_of(spec)}
+        note(spec, f"line {item.lineno}: compound resource requirement of {len(comps)} "
+                   f"term{'s' if len(comps) > 1 else ''} read as "
+                   + (f"a job of {len(comps)} shapes: " if len(comps) > 1 else "")
+                   + describe_totals(summed_totals(comps)) + " in all")
+
     def _resreq(self, spec: JobSpec, item: Item, v: str) -> bool:
+        if _COMPOUND.fullmatch(v):
+            self._compound(spec, item, v)
+            return True
         sections = _SECTION.findall(v)
         if not sections or _SECTION.sub("", v).strip():
             return False
@@ -401,7 +497,8 @@ class LsfScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
-        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
+        if self._compound_text(spec, []) is None:
+            spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
             text = "" if val is None else str(val)
@@ -427,6 +524,115 @@ class LsfScript:
                 add(opt, val)
         if spec.qos:
             warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
+        compound = self._compound_text(spec, warnings)
+        if compound is not None:  # slots and sizes in the compound string's terms
+            add("-n", sum(resource_totals(x)["tasks"] or 0
+                          for x in live_components(spec) or [spec.resources]))
+            add("-R", compound)
+        else:
+            self._simple_resreq(spec, add, own, warnings)
+        self._render_gpu(spec, add, own, warnings)
+        if r.walltime_s is not None:
+            mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
+            host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
+            add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
+            if r.walltime_s % 60:
+                warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
+        if r.distribution:
+            warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
+        if c.exclusive:
+            add("-x")
+        truncate = output_mode_of(spec) == "truncate"
+        for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
+            if val:
+                # -oo / -eo: the file overwritten, not appended to (an LSF script's own
+                # choice per file, else the job's mode)
+                over = spec.metadata.get("lsf_overwrite_" + opt) \
+                    if spec.source_dialect == self.name else truncate
+                add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
+        if spec.hold:
+            add("-H")
+        if spec.requeue is not None:
+            add("-r" if spec.requeue else "-rn")
+        if spec.mail_user:
+            add("-u", spec.mail_user)
+        ev = set(spec.mail_events)
+        warnings += mail_warning(spec.mail_events, {"begin", "end", "fail", "all"}, self.name)
+        if ev & {"begin", "all"}:
+            add("-B")
+        if ev & {"end", "fail", "all"}:
+            add("-N")
+            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
+                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
+                                "ends, whatever its outcome)")
+        if deps := dependencies_for(spec, self.name, warnings):
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
+                                  for d in deps for i in d.job_ids))
+        env = spec.environment
+        if names := passed_names(spec) if env.export_all is False else []:
+            warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "
+                            "none takes variables with values only)")
+        if env.export_all is not None or env.variables:
+            head = "none" if env.export_all is False else "all"
+            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in
+                                           listed_variables(spec).items())]))
+        if compound is None or compound != (spec.metadata.get("lsf_compound") or {}).get("raw"):
+            warnings += [f"dropped: {d.value} of the compound requirement's term "
+                         f"{d.option[3:].partition('}')[0]} (the job's shapes have changed)"
+                         for d in own if d.option.startswith("-R{")]
+        lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                   skip=lambda d: d.option.startswith((*_SUB, "-R{")))
+        warnings += foreign_warnings(spec, self.name)
+        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
+                        warnings)
+
+
+    def _compound_text(self, spec: JobSpec, warnings: list[str]) -> str | None:
+        """The job's compound resource requirement: an LSF script's as written while its
+        sizes stay, else one term per shape of a job of several shapes (`2*{span[ptile=1]
+        rusage[mem=4GB]} + 32*{span[ptile=16]}`). None for a job of one shape, or shapes
+        a compound string cannot say here (GPUs that differ between them, tasks that do
+        not divide among a shape's nodes)."""
+        kept = spec.metadata.get("lsf_compound")
+        if spec.source_dialect == self.name and isinstance(kept, dict) \
+                and kept.get("as") == _shape_of(spec):
+            return kept["raw"]
+        comps = live_components(spec)
+        if not comps or len({x.gpus_per_node for x in comps}) > 1 \
+                or any(x.gpus_per_task for x in comps):
+            return None
+        said: list[str] = []
+        select = " && ".join(_lsf_select(f, said) for f in spec.constraints.features)
+        terms = []
+        for x in comps:
+            t = resource_totals(x)
+            nodes, slots, cpt = t["nodes"], t["tasks"] or t["nodes"] or 1, x.cpus_per_task or 1
+            sections = [f"select[{select}]"] if select else []
+            if nodes and slots % nodes:
+                return None  # no ptile puts these slots on exactly these hosts
+            if nodes:
+                sections.append("span[hosts=1]" if nodes == 1 else
+                                f"span[ptile={slots // nodes}]")
+            per_slot = x.memory_per_cpu_mb * cpt if x.memory_per_cpu_mb else None
+            if x.memory_mb:  # a node's memory shared by its slots (rounded down)
+                per_host = slots // nodes if nodes else slots
+                per_slot = x.memory_mb // per_host or None
+                if x.memory_mb % per_host:
+                    said.append(f"approximated: memory {x.memory_mb}MB per node as "
+                                f"{per_slot}MB per slot of {per_host} (rounded down)")
+            if per_slot:
+                sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
+            if cpt > 1:
+                sections.append(f"affinity[core({cpt})]")
+            if not sections and slots > 1:
+                return None  # nothing to say of its slots: one shape says it as well
+            terms.append(f"{slots}*{{{' '.join(sections) or 'span[hosts=1]'}}}")
+        warnings += [w for w in said if w not in warnings]
+        return " + ".join(terms)
+
+    def _simple_resreq(self, spec: JobSpec, add, own: list, warnings: list[str]) -> None:
+        """-n and the one -R string of a job of one shape."""
+        r, c = spec.resources, spec.constraints
         tpn, cpt = r.tasks_per_node, r.cpus_per_task or 1
         # tasks per node alone: on one node (Slurm's default node count)
         tasks = r.tasks or ((r.nodes or 1) * tpn if tpn else None)
@@ -490,56 +696,6 @@ class LsfScript:
                                              if d.option.startswith("-R ")])
         if sections:
             add("-R", " ".join(sections))
-        self._render_gpu(spec, add, own, warnings)
-        if r.walltime_s is not None:
-            mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
-            host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
-            add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
-            if r.walltime_s % 60:
-                warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
-        if r.distribution:
-            warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
-        if c.exclusive:
-            add("-x")
-        truncate = output_mode_of(spec) == "truncate"
-        for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
-            if val:
-                # -oo / -eo: the file overwritten, not appended to (an LSF script's own
-                # choice per file, else the job's mode)
-                over = spec.metadata.get("lsf_overwrite_" + opt) \
-                    if spec.source_dialect == self.name else truncate
-                add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
-        if spec.hold:
-            add("-H")
-        if spec.requeue is not None:
-            add("-r" if spec.requeue else "-rn")
-        if spec.mail_user:
-            add("-u", spec.mail_user)
-        ev = set(spec.mail_events)
-        warnings += mail_warning(spec.mail_events, {"begin", "end", "fail", "all"}, self.name)
-        if ev & {"begin", "all"}:
-            add("-B")
-        if ev & {"end", "fail", "all"}:
-            add("-N")
-            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
-                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
-                                "ends, whatever its outcome)")
-        if deps := dependencies_for(spec, self.name, warnings):
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
-                                  for d in deps for i in d.job_ids))
-        env = spec.environment
-        if names := passed_names(spec) if env.export_all is False else []:
-            warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "
-                            "none takes variables with values only)")
-        if env.export_all is not None or env.variables:
-            head = "none" if env.export_all is False else "all"
-            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in
-                                           listed_variables(spec).items())]))
-        lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                   skip=lambda d: d.option.startswith(_SUB))
-        warnings += foreign_warnings(spec, self.name)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
-                        warnings)
 
     @staticmethod
     def _render_gpu(spec: JobSpec, add, own: list, warnings: list[str]) -> None:

@@ -1,0 +1,145 @@
+"""An eighth set of realistic batch scripts (tests/fixtures/scripts_unseen8/<dialect>/), and
+the gaps the seventh sweep left.
+
+LSF compound resource requirements first: `-R "1*{rusage[mem=4000]} + 16*{span[ptile=8]
+rusage[mem=1000]}"` was kept as an unknown string (every other scheduler got a one-slot job
+and a "dropped" line). It is now a job of several shapes, as PBS chunk lists of different
+shapes are (`JobSpec.components`): each term's slots with its own span, memory and cores.
+Slurm gets a heterogeneous job, PBS chunks, LSF itself the string as written; a job of
+several shapes from elsewhere reaches LSF as a compound requirement (one term a shape).
+
+The fixtures: see the EXPECTED table's comments. Each is parsed, its needs read, translated
+into every dialect (its own too) and read back; the key values are what each scheduler's
+documentation says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diamond_jupyter.dialects.translate import (
+    SCRIPT_DIALECTS,
+    get_script_dialect,
+    request_totals,
+    translate,
+)
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.needs import needs_of
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    check_translation,
+    sweep_tests,
+)
+
+HERE = Path(__file__).parent / "fixtures" / "scripts_unseen8"
+G = 1024  # MB in a GB
+
+
+def _lsf(lines: str) -> str:
+    return f"#!/bin/bash\n{lines}\n#BSUB -W 60\nmpirun ./model\n"
+
+
+# ---------------------------------------------------------------- LSF compound requirements
+
+_COMPOUND = [
+    # a head slot with memory, then 16 slots 8 a host (rusage[mem] is per slot)
+    ('-R "1*{select[type==any] rusage[mem=4000]} + 16*{span[ptile=8] rusage[mem=1000]}"',
+     dict(nodes=None, tasks=17, cpus=17, gpus=None, memory_mb=4000 + 16 * 1000), 2),
+    # a head of 4 cores on a host of its own, 64 ranks 32 a host; -n says the same 65
+    ('-n 65 -R "1*{span[hosts=1] affinity[core(4)] rusage[mem=32GB]} '
+     '+ 64*{span[ptile=32] rusage[mem=2GB]}"',
+     dict(nodes=3, tasks=65, cpus=68, gpus=None, memory_mb=32 * G + 64 * 2 * G), 2),
+    # one term alone is a compound string of one shape
+    ('-R "16*{span[ptile=4] rusage[mem=500]}"',
+     dict(nodes=4, tasks=16, cpus=16, gpus=None, memory_mb=8000), 1),
+]
+
+
+@pytest.mark.parametrize(("line", "totals", "shapes"), _COMPOUND)
+def test_lsf_compound_requirements_are_jobs_of_several_shapes(line: str, totals: dict,
+                                                              shapes: int) -> None:
+    """Each term's slots and simple string are a shape of the job: the totals are the
+    terms' sums, Slurm gets a heterogeneous job of the same totals, PBS a chunk each, and
+    LSF the string back as written."""
+    text = _lsf(f"#BSUB {line}")
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert request_totals(spec) == totals
+    assert len(spec.components) == (shapes if shapes > 1 else 0)
+    assert any("compound resource requirement" in n for n in spec.metadata["parse_notes"])
+    own = translate(text, "lsf", "lsf")[0]
+    value = line.split("-R ", 1)[1]
+    assert f"#BSUB -R {value}" in own.splitlines(), own
+    slurm, warnings, _ = translate(text, "slurm", "lsf")
+    assert slurm.count("#SBATCH hetjob") == shapes - 1
+    assert request_totals(get_script_dialect("slurm").parse_script(slurm)) == totals
+    pbs = translate(text, "pbs", "lsf")[0]
+    assert request_totals(get_script_dialect("pbs").parse_script(pbs))["tasks"] == totals["tasks"]
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "lsf", target)
+
+
+def test_a_compound_term_keeps_what_has_no_neutral_form_by_its_term() -> None:
+    """`select[type==any]` of the first term has no neutral form: kept as that term's
+    (`-R{1} select`), written back inside the string on LSF and named as dropped elsewhere
+    (it was dropped with the whole string, and the job read as one slot)."""
+    text = _lsf('#BSUB -R "1*{select[type==any] rusage[mem=4000]} + 16*{span[ptile=8]}"')
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert [(d.option, d.value) for d in spec.unknown] == [("-R{1} select", "select[type==any]")]
+    slurm, warnings, _ = translate(text, "slurm", "lsf")
+    assert any(w.startswith("dropped:") and "select[type==any]" in w for w in warnings)
+    assert "type==any" not in slurm
+
+
+def test_a_job_of_several_shapes_reaches_lsf_as_a_compound_requirement() -> None:
+    """A PBS job of two chunk shapes reached LSF as one shape spread evenly (136 CPUs
+    over 129 slots rounded down to 129, the head's 64 GB spread too); now one term per
+    shape, read back as the same job."""
+    text = ("#!/bin/bash\n#PBS -l select=1:ncpus=8:mem=64gb+4:ncpus=32:mpiprocs=32\n"
+            "#PBS -l walltime=1:00:00\n./run\n")
+    script, warnings, spec = translate(text, "lsf", "pbs")
+    assert '#BSUB -R "1*{span[hosts=1] rusage[mem=64GB] affinity[core(8)]} + ' \
+        '128*{span[ptile=32]}"' in script.splitlines()
+    assert "#BSUB -n 129" in script.splitlines()
+    assert not any("shapes" in w and w.startswith("approximated") for w in warnings)
+    back = get_script_dialect("lsf").parse_script(script)
+    assert request_totals(back) == request_totals(spec)
+    # a Slurm hetjob too
+    het = ("#!/bin/bash\n#SBATCH -N 1 -n 1 -c 16 --mem=64G -t 1:00:00\n#SBATCH hetjob\n"
+           "#SBATCH -N 4 --ntasks-per-node=32 --mem-per-cpu=2G\nsrun ./a : ./b\n")
+    out = translate(het, "lsf", "slurm")[0]
+    assert request_totals(get_script_dialect("lsf").parse_script(out)) == \
+        request_totals(get_script_dialect("slurm").parse_script(het))
+    # shapes whose GPUs differ: one shape, said (-gpu asks every host alike)
+    gpus = text.replace("mpiprocs=32", "mpiprocs=32:ngpus=4")
+    assert any(w.startswith("approximated: a job of 2 shapes")
+               for w in translate(gpus, "lsf", "pbs")[1])
+
+
+@pytest.mark.parametrize(("lines", "words"), [
+    ('#BSUB -R "1*{rusage[mem=4000]} + 8*{span[ptile=8]}"\n#BSUB -R "select[avx512]"',
+     "line 3: -R 'select[avx512]' beside the compound resource requirement of line 2"),
+    ('#BSUB -R "0*{rusage[mem=4000]} + 8*{span[ptile=8]}"', "bad slot count 0 in term 1"),
+])
+def test_a_compound_requirement_with_another_r_is_refused(lines: str, words: str) -> None:
+    """LSF 10.1 (bsub -R): compound resource requirements do not support multiple -R
+    options; a term asks for at least one slot. Bad input naming the line, not a job
+    whose second -R silently replaced the first's sizes."""
+    with pytest.raises(BadInput, match=re_escape(words)):
+        get_script_dialect("lsf").parse_script(_lsf(lines))
+
+
+def re_escape(text: str) -> str:
+    import re
+    return re.escape(text)
+
+
+def test_lsf_gpu_request_applies_to_every_compound_term() -> None:
+    """`-gpu num=2` asks each host of the job: every term's hosts get 2 GPUs."""
+    text = _lsf('#BSUB -gpu "num=2"\n#BSUB -R "2*{span[hosts=1]} + 8*{span[ptile=4]}"')
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert request_totals(spec)["gpus"] == 2 + 2 * 2
+    assert needs_of(spec).gpus == 2
+    own = translate(text, "lsf", "lsf")[0]
+    assert '#BSUB -gpu "num=2"' in own.splitlines()

@@ -143,3 +143,38 @@ def test_lsf_gpu_request_applies_to_every_compound_term() -> None:
     assert needs_of(spec).gpus == 2
     own = translate(text, "lsf", "lsf")[0]
     assert '#BSUB -gpu "num=2"' in own.splitlines()
+
+
+def test_several_r_strings_merge_as_bsub_merges_them() -> None:
+    """bsub merges every -R into one string: select sections are and-ed, rusage sections
+    joined, a load index may appear once only. A second span (`span[ptile=4]` then
+    `span[hosts=1]`) was read as both: one node of 4 tasks per node for 8 tasks, which the
+    script's own LSF translation refused; now the last one, said. A second rusage[mem] was
+    silently the memory; now bad input naming both lines."""
+    text = ('#!/bin/bash\n#BSUB -n 8\n#BSUB -R "span[ptile=4]"\n#BSUB -R "span[hosts=1]"\n'
+            '#BSUB -R "select[avx2]" -R "rusage[mem=2000]"\n#BSUB -R "rusage[tmp=100]"\n./a\n')
+    spec = get_script_dialect("lsf").parse_script(text)
+    r = spec.resources
+    assert (r.nodes, r.tasks, r.tasks_per_node, r.memory_per_cpu_mb) == (1, 8, None, 2000)
+    assert spec.constraints.features == ["avx2"]
+    assert any("read as the last one" in n for n in spec.metadata["parse_notes"])
+    own = translate(text, "lsf", "lsf")[0]
+    assert '#BSUB -R "span[hosts=1] rusage[mem=2000MB:tmp=100] select[avx2]"' in own
+    assert "lsf_span" not in spec.metadata and "lsf_rusage_mem" not in spec.metadata
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "lsf", target)
+    twice = '#!/bin/bash\n#BSUB -R "rusage[mem=2000]"\n#BSUB -R "rusage[mem=4GB:duration=10]"\n./a\n'
+    with pytest.raises(BadInput, match=r"line 3: rusage mem again \(line 2 reserves it"):
+        get_script_dialect("lsf").parse_script(twice)
+
+
+def test_a_compound_term_of_dash_asks_nothing_more() -> None:
+    """`3*{-}` (LSF's own example, `2*{span[ptile=1]} + 3*{-}`) is three slots wherever LSF
+    puts them; a shape that says nothing else reaches LSF the same way."""
+    text = '#!/bin/bash\n#BSUB -R "2*{span[ptile=1]} + 3*{-}"\n./a\n'
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert request_totals(spec) == dict(nodes=None, tasks=5, cpus=5, gpus=None, memory_mb=None)
+    assert spec.unknown == []
+    assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(text, "lsf", "lsf")[0]
+    het = "#!/bin/bash\n#SBATCH -N 2 -n 2\n#SBATCH hetjob\n#SBATCH -n 3\n./a\n"
+    assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(het, "lsf", "slurm")[0]

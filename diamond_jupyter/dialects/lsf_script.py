@@ -158,6 +158,8 @@ class LsfScript:
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
         self._output_mode(spec)
+        for key in ("lsf_span", "lsf_rusage_mem"):  # read: what each -R said is in the spec
+            spec.metadata.pop(key, None)
         self._compound_job(spec, resreqs)
         self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
         if limit is not None:
@@ -358,7 +360,7 @@ class LsfScript:
                           "with num a positive integer, e.g. 16*{span[ptile=8]}")
             one = JobSpec()
             sub = Item("-R", body, item.lineno, item.raw)
-            if body and not self._resreq(one, sub, body):
+            if body not in ("", "-") and not self._resreq(one, sub, body):  # {-}: nothing
                 unknown(spec, self.name, sub, f"-R{{{k}}}")  # unreadable: kept as written
             r = one.resources
             r.tasks = num
@@ -426,6 +428,17 @@ class LsfScript:
         for kind, body in sections:
             text = f"{kind}[{body}]"
             done = False
+            if kind == "span" and (m := re.fullmatch(r"ptile=(\d+)|hosts=1", body)):
+                earlier = spec.metadata.get("lsf_span")
+                if earlier is not None and earlier[1] != text:
+                    # bsub merges the -R strings into one; a second span is not documented
+                    # as merged: read as the last one, said
+                    note(spec, f"line {item.lineno}: {text} after {earlier[1]} (line "
+                               f"{earlier[0]}) in another -R: read as the last one")
+                    if earlier[1].startswith("span[hosts"):
+                        r.nodes = None
+                    r.tasks_per_node = None
+                spec.metadata["lsf_span"] = (item.lineno, text)
             if kind == "span":
                 if m := re.fullmatch(r"ptile=(\d+)", body):
                     r.tasks_per_node, done = int(m.group(1)), True
@@ -437,6 +450,13 @@ class LsfScript:
                 mb = parse_mem_mb(m.group(1))
                 if mb is None:
                     raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
+                if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
+                    # bsub merges every -R into one string, where a load index may appear
+                    # once only (LSF: "A given load index cannot appear more than once")
+                    raise bad(item, f"rusage mem again (line {first} reserves it already)",
+                              "one rusage[mem=...] for the job: bsub merges the -R strings "
+                              "and refuses a load index given twice")
+                spec.metadata["lsf_rusage_mem"] = item.lineno
                 if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
                     r.memory_mb, done = mb, True
                 else:  # per slot (LSF's default method, and /task)
@@ -624,9 +644,7 @@ class LsfScript:
                 sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
             if cpt > 1:
                 sections.append(f"affinity[core({cpt})]")
-            if not sections and slots > 1:
-                return None  # nothing to say of its slots: one shape says it as well
-            terms.append(f"{slots}*{{{' '.join(sections) or 'span[hosts=1]'}}}")
+            terms.append(f"{slots}*{{{' '.join(sections) or '-'}}}")  # {-}: nothing more
         warnings += [w for w in said if w not in warnings]
         return " + ".join(terms)
 

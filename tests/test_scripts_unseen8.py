@@ -178,3 +178,71 @@ def test_a_compound_term_of_dash_asks_nothing_more() -> None:
     assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(text, "lsf", "lsf")[0]
     het = "#!/bin/bash\n#SBATCH -N 2 -n 2\n#SBATCH hetjob\n#SBATCH -n 3\n./a\n"
     assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(het, "lsf", "slurm")[0]
+
+
+# ---------------------------------------------------------------- Grid Engine -l gpu
+
+def test_sge_job_wide_gpus_reach_every_scheduler_as_the_jobs() -> None:
+    """`-l gpu=2` beside `-pe mpi 8` is the job's 2 GPUs (read as a consumable of type JOB,
+    complex(5), said in a note with what a per-slot complex would give). Slurm gets the
+    total (--gpus=2); PBS refused the translation (8 chunks of 2 GPUs: 16) and now spreads
+    the 2 over the one-task chunks; flux refused it saying the total was unknown, and now
+    asks per slot where the total divides among the slots, else drops it by name."""
+    text = ("#!/bin/bash\n#$ -N md\n#$ -pe mpi 8\n#$ -l gpu=2,h_vmem=2G,h_rt=1:00:00\n"
+            "mpirun ./md\n")
+    spec = get_script_dialect("sge").parse_script(text)
+    assert request_totals(spec)["gpus"] == 2
+    assert any("consumable of type JOB" in n and "16 for the 8 slots" in n
+               for n in spec.metadata["parse_notes"])
+    assert "#SBATCH --gpus=2" in translate(text, "slurm", "sge")[0].splitlines()
+    pbs, warnings, _ = translate(text, "pbs", "sge")
+    assert "#PBS -l select=2:ncpus=1:mpiprocs=1:mem=2gb:ngpus=1+6:ncpus=1:mpiprocs=1:mem=2gb" \
+        in pbs.splitlines()
+    back = request_totals(get_script_dialect("pbs").parse_script(pbs))
+    assert (back["gpus"], back["tasks"]) == (2, 8)
+    assert any("2 with ngpus=1, 6 with none" in w for w in warnings)
+    flux, warnings, _ = translate(text, "flux", "sge")
+    assert "gpus" not in flux and any(w.startswith("dropped: 2 GPUs for the whole job")
+                                      for w in warnings)
+    even = text.replace("gpu=2", "gpu=8")
+    assert "#flux: --gpus-per-slot=1" in translate(even, "flux", "sge")[0].splitlines()
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "sge", target)
+        check_translation(even, "sge", target)
+
+
+# ---------------------------------------------------------------- ranges of sizes
+
+@pytest.mark.parametrize(("value", "nodes"), [("2-4", 2), ("4,8,16", 4), ("2-16:2", 2)])
+def test_slurm_node_ranges_and_size_lists(value: str, nodes: int) -> None:
+    """sbatch --nodes takes MIN-MAX and a list of sizes (`4,8,16`, `2-16:2`): the job gets
+    one of them, at least the smallest. A size list was refused ("bad number"); a range's
+    own round trip wrote `--nodes=2` and `--nodes=2-4` both. Now the least is read, the
+    value kept as written, and written back once."""
+    text = f"#!/bin/bash\n#SBATCH --nodes={value}\n#SBATCH --ntasks-per-node=4\nsrun ./a\n"
+    spec = get_script_dialect("slurm").parse_script(text)
+    assert spec.resources.nodes == nodes
+    assert [(d.option, d.value) for d in spec.unknown] == [("--nodes", value)]
+    own = translate(text, "slurm", "slurm")[0].splitlines()
+    assert [x for x in own if x.startswith("#SBATCH --nodes")] == [f"#SBATCH --nodes={value}"]
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "slurm", target)
+    with pytest.raises(BadInput, match="bad node count '4-2'"):
+        get_script_dialect("slurm").parse_script(text.replace(value, "4-2"))
+
+
+def test_lsf_slot_range_and_torque_node_lists_as_documented() -> None:
+    """`bsub -n 4,16`: at least 4 slots, at most 16 (kept for LSF as written, 4 tasks
+    elsewhere); Torque `nodes=2:ppn=4+1:ppn=2` is 10 processes on 3 nodes (4, 4 and 2),
+    which Slurm places the same with -N 3 -n 10 --ntasks-per-node=4."""
+    lsf = "#!/bin/bash\n#BSUB -n 4,16\n#BSUB -W 30\nmpirun ./a\n"
+    spec = get_script_dialect("lsf").parse_script(lsf)
+    assert request_totals(spec)["tasks"] == 4
+    own = translate(lsf, "lsf", "lsf")[0].splitlines()
+    assert "#BSUB -n 4,16" in own and "#BSUB -n 4" not in own
+    torque = "#!/bin/bash\n#PBS -l nodes=2:ppn=4+1:ppn=2\n#PBS -l walltime=1:00:00\n./a\n"
+    spec = get_script_dialect("pbs").parse_script(torque)
+    assert request_totals(spec) == dict(nodes=3, tasks=10, cpus=10, gpus=None, memory_mb=None)
+    slurm = translate(torque, "slurm", "pbs")[0].splitlines()
+    assert {"#SBATCH --nodes=3", "#SBATCH --ntasks=10", "#SBATCH --ntasks-per-node=4"} \
+        <= set(slurm)

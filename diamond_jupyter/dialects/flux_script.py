@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec
+from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
@@ -336,6 +336,14 @@ class FluxScript:
                           else 1 if tasks == 1 else None)  # one task: on one node
             if per and r.gpus_per_node % per == 0 and (r.nodes or not tasks or tasks == per):
                 gpt = r.gpus_per_node // per  # the same GPUs in total, a share per slot
+            elif tasks and not r.nodes and gpus_of_job_over_unknown_nodes(spec):
+                # the job's GPUs (Grid Engine's -l gpu beside an MPI PE): flux asks per slot
+                if r.gpus_per_node % tasks == 0:
+                    gpt = r.gpus_per_node // tasks
+                else:
+                    warnings.append(f"dropped: {r.gpus_per_node} GPUs for the whole job "
+                                    f"(flux -g is per slot, and they do not divide among "
+                                    f"its {tasks} tasks)")
             elif tasks and not r.nodes:
                 raise BadInput(f"cannot express {r.gpus_per_node} GPUs per node in flux: "
                                f"the {tasks} tasks have no node count, so the GPU total is "

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec, Resources
+from ..model import (
+    ArraySpec,
+    BadInput,
+    Dependency,
+    JobSpec,
+    Resources,
+    gpus_of_job_over_unknown_nodes,
+)
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -698,6 +705,11 @@ class PbsScript:
             out += [f"ngpus={gpn}"] if gpn else []
             out += [f"mem={fmt_mem(r.memory_mb, 'pbs')}"] if r.memory_mb else []
             return out
+        # the job's GPUs over tasks on nodes of the scheduler's choice (Grid Engine's -l gpu
+        # beside an MPI PE): spread over the one-task chunks, not each chunk's
+        job_gpus = gpn if not torque and gpus_of_job_over_unknown_nodes(spec) else None
+        if job_gpus:
+            gpn = None
         count, ncpus, procs = nodes, None, None
         if nodes:
             ncpus, procs = ((tpn * cpt, tpn) if tpn else (r.cpus_per_task, None))
@@ -737,8 +749,27 @@ class PbsScript:
         for f in c.features:
             warnings.append(f"dropped: node feature {f} (PBS Pro has no generic node features; "
                             "use a site resource in select)")
+        if job_gpus and count:
+            chunk = cls._spread_job_gpus(chunk, count, job_gpus, warnings)
         out.append(chunk)
         return out
+
+    @staticmethod
+    def _spread_job_gpus(chunk: str, count: int, gpus: int, warnings: list[str]) -> str:
+        """`select=T:BODY` of T one-task chunks holding the job's `gpus` in all: as even a
+        share on each chunk as whole GPUs allow (`select=2:BODY:ngpus=1+6:BODY` for 2 GPUs
+        over 8 tasks); PBS Pro places the chunks freely, as Grid Engine's PE its slots."""
+        body = chunk.removeprefix("select=").partition(":")[2]
+        each, more = divmod(gpus, count)
+        parts = [f"{more}:{body}:ngpus={each + 1}".replace("::", ":")] if more else []
+        if count - more:
+            parts.append(f"{count - more}:{body}" + (f":ngpus={each}" if each else ""))
+        shares = ([f"{more} with ngpus={each + 1}"] if more else []) + \
+            ([f"{count - more} with " + (f"ngpus={each}" if each else "none")]
+             if count - more else [])
+        warnings.append(f"approximated: {gpus} GPUs for the whole job over its {count} "
+                        f"one-task chunks: {', '.join(shares)} (PBS Pro asks ngpus per chunk)")
+        return "select=" + "+".join(p.replace("::", ":").rstrip(":") for p in parts)
 
 
     @classmethod

@@ -157,6 +157,16 @@ class SgeScript:
         if r.gpus_per_node is not None and r.nodes is None and (r.tasks or 1) > 1:
             # -l gpu is the job's: the PE spreads the slots over hosts of its choosing
             spec.metadata[GPUS_PER_JOB] = r.gpus_per_node
+        slots = (r.tasks or 1) * (r.cpus_per_task or 1)
+        if r.gpus_per_node and slots > 1:
+            # complex(5): a consumable YES is asked per slot (a parallel job takes N x its
+            # slots), JOB once per job; GPU complexes are set JOB where sites document
+            # `-l gpu=N` as the job's GPUs: read so, the other reading said
+            key = spec.metadata.get("sge_gpu", "gpu")
+            note(spec, f"-l {key}={r.gpus_per_node} read as the job's {r.gpus_per_node} "
+                       f"GPU(s) (a consumable of type JOB); where the site's {key} complex "
+                       f"is consumable YES (per slot) Grid Engine gives "
+                       f"{r.gpus_per_node * slots} for the {slots} slots")
         if "tc" in state:
             if spec.array is None:
                 note(spec, "-tc without -t has no effect; dropped")

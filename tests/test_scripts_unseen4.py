@@ -164,7 +164,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         deps=[("afterany", ["ƒ2X4PLSfCDw"])], unknown=["--begin-time"]),
     "flux/long_slot_options_exclusive.flux": dict(
         nodes=2, tasks=4, cpus=32, gpus=4, needs_gpus=2, walltime=3 * 3600, exclusive=True,
-        unknown=["--bank"]),
+        account="physics"),  # --bank is the account (eighth sweep; it was kept as unknown)
     "flux/signal_output_error_env.flux": dict(
         tasks=16, walltime=5400, stdout="logs/flux-%j.out", stderr="logs/flux-%j.err",
         export_all=False, unknown=["--signal"]),  # --env=HOME: passed from the shell

@@ -246,3 +246,29 @@ def test_lsf_slot_range_and_torque_node_lists_as_documented() -> None:
     slurm = translate(torque, "slurm", "pbs")[0].splitlines()
     assert {"#SBATCH --nodes=3", "#SBATCH --ntasks=10", "#SBATCH --ntasks-per-node=4"} \
         <= set(slurm)
+
+
+# ---------------------------------------------------------------- faults the fixtures showed
+
+def test_flux_bank_option_is_the_account() -> None:
+    """flux's `--bank=NAME` is `--setattr=bank=NAME` (flux-core's submission options): the
+    bank the job is charged to. It was kept as an unknown option, so Slurm, PBS, LSF and
+    Grid Engine got no account ("dropped"); now the account, written back as flux writes
+    an account."""
+    text = "#!/bin/bash\n#flux: -n 1\n#flux: --bank=guests\nhostname\n"
+    spec = get_script_dialect("flux").parse_script(text)
+    assert (spec.account, spec.unknown) == ("guests", [])
+    assert "#SBATCH --account=guests" in translate(text, "slurm", "flux")[0].splitlines()
+    own = get_script_dialect("flux").parse_script(translate(text, "flux", "flux")[0])
+    assert own.account == "guests"
+
+
+def test_torque_qos_resource_is_the_qos() -> None:
+    """Torque (Moab) takes the QOS as `-l qos=NAME`, the form this renderer writes for a
+    Torque job; the reader kept it as an unknown resource, so Slurm got no --qos (and a
+    Torque round trip of a Slurm job's QOS came back without it)."""
+    text = "#!/bin/bash\n#PBS -l nodes=1:ppn=4\n#PBS -l qos=debug\n./a\n"
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert (spec.qos, spec.unknown) == ("debug", [])
+    assert "#SBATCH --qos=debug" in translate(text, "slurm", "pbs")[0].splitlines()
+    assert "#PBS -l qos=debug" in translate(text, "pbs", "pbs")[0].splitlines()

@@ -251,6 +251,8 @@ class FluxScript:
                 raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
                           f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
+        elif o == "bank":  # flux's --bank=NAME is --setattr=bank=NAME (system.bank)
+            spec.account = v
         elif o == "setattr":
             key, _, val = v.partition("=")
             if key.removeprefix("system.") != "bank" or not val:

@@ -328,6 +328,10 @@ class PbsScript:
                     spec.constraints.exclusive = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
+        elif key == "qos" and _FEATURE.fullmatch(val):
+            # Moab's `-l qos=NAME` (Torque sites; what this renderer writes for Torque)
+            spec.qos = val
+            spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "naccesspolicy" and val.lower() == "singlejob":
             spec.constraints.exclusive = True
         elif key == "feature" and _FEATURE.fullmatch(val):

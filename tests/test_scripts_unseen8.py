@@ -37,6 +37,214 @@ HERE = Path(__file__).parent / "fixtures" / "scripts_unseen8"
 G = 1024  # MB in a GB
 
 
+# As in test_scripts_unseen7: whole-job totals (every one checked, None when left out),
+# walltime seconds, array, deps, the options kept as unknown directives (in order), JobSpec
+# fields; `needs_gpus`/`needs_mem` per node (needs_of); `per_cpu` the spec's memory per CPU;
+# `node_mem` the spec's memory per node; `notes` words a parse note must hold; `ignored`
+# how many directives the reader noted as ignored.
+EXPECTED: dict[str, dict[str, Any]] = {
+    # ---------------------------------------------------------------- Slurm
+    # any unambiguous prefix of a long option is that option (getopt_long)
+    "slurm/bcbio_long_option_prefixes.sbatch": dict(
+        cpus=16, memory_mb=96 * G, needs_mem=96 * G, walltime=7 * 86400, name="bcbio_wgs",
+        queue="long", mail_user="genomics@uni.example", mail_events=["fail"]),
+    # a stepped array with a running limit; ARRAY_TASKS mails per task; --tmp kept
+    "slurm/blast_array_step_throttle_mail_tasks.sbatch": dict(
+        cpus=8, memory_mb=16 * G, needs_mem=16 * G, walltime=6 * 3600, array="0-999:7%20",
+        name="blastx_chunks", mail_events=["end", "fail", "array_tasks"],
+        mail_user="seqlab@uni.example", stdout="blast_%A_%a.out", unknown=["--tmp"]),
+    # --nodes=4-8: at least 4 (kept as written); 1800M a CPU x 256 tasks
+    "slurm/cp2k_node_range_spread_min_nodes.sbatch": dict(
+        nodes=4, tasks=256, cpus=256, memory_mb=256 * 1800, per_cpu=1800,
+        walltime=12 * 3600, name="cp2k_aimd", account="chem-aimd",
+        unknown=["--nodes", "--spread-job", "--use-min-nodes", "--exclude"],
+        notes=["node range 4-8 kept as minimum 4"]),
+    # a partition list (the first that can run it); --gres=gpu:2 per node; one log for both
+    "slurm/cryosparc_worker_partition_list.sbatch": dict(
+        cpus=16, gpus=2, needs_gpus=2, memory_mb=64 * G, needs_mem=64 * G,
+        walltime=48 * 3600, name="cryosparc_P12_J88", queue="gpu,gpu-preempt",
+        stdout="/scratch/cryosparc/P12/J88/job.log", stderr="/scratch/cryosparc/P12/J88/job.log"),
+    # the GPU entry of --gres read, nvme:1 kept; --thread-spec kept; whole nodes
+    "slurm/deepspeed_nvme_gres_thread_spec.sbatch": dict(
+        nodes=4, tasks=4, cpus=256, gpus=16, needs_gpus=4, gpu_type="a100", walltime=86400,
+        exclusive=True, name="ds-zero3", queue="gpu", account="ml_research",
+        stdout="logs/%x-%j.out", unknown=["--gres", "--thread-spec"]),
+    # a quoted &-constraint is two features; singleton and --hint kept
+    "slurm/gromacs_plumed_singleton_hint.sbatch": dict(
+        nodes=2, tasks=128, cpus=256, walltime=23 * 3600 + 59 * 60, features=["cpu", "ib"],
+        name="metad_walkers", queue="standard", qos="normal",
+        unknown=["--hint", "--dependency"]),
+    # `packjob`, the older spelling of `hetjob`: 1 x (1 task, 16 CPUs, 64G) + 2 x (4 tasks,
+    # 4 GPUs, 200G)
+    "slurm/horovod_packjob_parameter_server.sbatch": dict(
+        nodes=3, tasks=9, cpus=24, gpus=8, needs_gpus=4, memory_mb=(64 + 400) * G,
+        needs_mem=200 * G, walltime=5 * 3600, name="hvd-ps", account="dl_proj",
+        notes=["heterogeneous job of 2 components"]),
+    # --cpus-per-gpu=8 with one GPU a task: 8 CPUs a task
+    "slurm/jax_multihost_gpus_per_task_cpus_per_gpu.sbatch": dict(
+        nodes=2, tasks=8, cpus=64, gpus=8, needs_gpus=4, walltime=9000, gpu_bind="closest",
+        name="jax-pjit", queue="gpu_a100"),
+    # --time=0-10 is ten hours (D-H); --licenses kept; a reservation
+    "slurm/matlab_licenses_reservation.sbatch": dict(
+        cpus=16, memory_mb=64 * G, needs_mem=64 * G, walltime=10 * 3600,
+        name="parfor_sweep", reservation="course_mat101", stdout="%x_%j.txt",
+        unknown=["--licenses"]),
+    # --time=2-00 is two days; 3900 MB a CPU x 16
+    "slurm/orca_tmp_mem_per_cpu_days.sbatch": dict(
+        nodes=1, tasks=16, cpus=16, memory_mb=16 * 3900, per_cpu=3900, walltime=2 * 86400,
+        name="orca_dlpno", unknown=["--tmp"]),
+    "slurm/spark_standalone_exclusive.sbatch": dict(
+        nodes=3, tasks=3, cpus=96, memory_mb=3 * 180 * G, needs_mem=180 * G,
+        walltime=3 * 3600, exclusive=True, name="spark-etl"),
+    # short options with their values glued on (-n1 -c4 -t120 -pshared -Jname -opath)
+    "slurm/stata_sas_glued_short_options.sbatch": dict(
+        tasks=1, cpus=4, memory_mb=24000, needs_mem=24000, walltime=7200,
+        name="stata_panel", queue="shared", stdout="results/%x_%j.log"),
+    # --signal (to the batch shell) kept; the job may be requeued; append to the log
+    "slurm/torchrun_requeue_signal_usr1.sbatch": dict(
+        nodes=2, tasks=2, cpus=64, gpus=8, needs_gpus=4, walltime=4 * 3600,
+        name="llama-ft", requeue=True, output_mode="append", stdout="ft-%j.log",
+        unknown=["--signal"]),
+    # -F (--nodefile) and --delay-boot kept; --mem=0 all of each node's memory
+    "slurm/vasp_nodefile_delay_boot.sbatch": dict(
+        nodes=2, tasks=96, cpus=96, node_mem=0, walltime=8 * 3600, name="vasp_relax",
+        queue="cloud", unknown=["--nodefile", "--delay-boot"]),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    # 8 chunks of 128 ranks; job_priority and ompthreads kept; -S kept
+    "pbs/derecho_cesm_priority_economy.pbs": dict(
+        nodes=8, tasks=1024, cpus=1024, walltime=12 * 3600, name="case.run.b1850",
+        queue="main", account="P93300606",
+        unknown=["-l", "-l select:ompthreads", "-S"]),
+    # queue@server: the queue elsewhere; model= (a site resource), site=needed=, group_list
+    "pbs/pleiades_model_site_needed_group_list.pbs": dict(
+        nodes=4, tasks=112, cpus=112, walltime=8 * 3600, name="mitgcm_llc270",
+        queue="long", mail_events=["end"],
+        unknown=["-S", "-l select:model", "-l", "-W"], notes=["-q long@pbspl1"]),
+    # -J with a step; stagein kept; both streams into a directory
+    "pbs/pro_array_step_stagein.pbs": dict(
+        nodes=1, tasks=1, cpus=1, memory_mb=2 * G, needs_mem=2 * G, walltime=1800,
+        array="0-1000:10", name="icon_members", stdout="logs/", stderr="logs/",
+        unknown=["-W"]),
+    # one rank of 32 threads; -r n: never rerun; -P (project) kept
+    "pbs/pro_gaussian_ompthreads_rerun_no.pbs": dict(
+        nodes=1, tasks=1, cpus=32, memory_mb=120 * G, needs_mem=120 * G,
+        walltime=86400, name="g16_freq", requeue=False,
+        unknown=["-l select:ompthreads", "-P"]),
+    # -V and -v with a value and a name passed from the shell; two ids in afterany
+    "pbs/pro_queue_at_server_depend_list_v.pbs": dict(
+        nodes=1, tasks=1, cpus=8, memory_mb=32 * G, needs_mem=32 * G, walltime=2700,
+        name="post_ens", queue="workq", account="NWP_ENS", stdout="post_ens.log",
+        deps=[("afterany", ["1234.pbs01", "1235.pbs01"])], export_all=True,
+        variables={"INPUT": "run1.nml"}, passed=["NPROC"]),
+    # Moab's feature= and qos=; walltime in seconds; mem=64gb is the job's (32 GB a node)
+    "pbs/torque_feature_walltime_seconds_qos.pbs": dict(
+        nodes=2, tasks=32, cpus=32, memory_mb=64 * G, needs_mem=32 * G, walltime=7200,
+        features=["haswell"], name="lammps_melt", qos="debug",
+        mail_events=["fail", "end"], mail_user="md.group@uni.example"),
+    # the GPUs' compute mode kept; naccesspolicy=singlejob and -n: the node to itself
+    "pbs/torque_gpus_exclusive_process_naccess.pbs": dict(
+        nodes=1, tasks=8, cpus=8, gpus=2, needs_gpus=2, walltime=36 * 3600, exclusive=True,
+        name="cuda_md", queue="gpu", unknown=["-l nodes:exclusive_process", "-W"]),
+    # two named hosts of 4 processes each; pmem is per process; -t with a limit
+    "pbs/torque_named_nodes_pmem_array_throttle.pbs": dict(
+        nodes=2, tasks=8, cpus=8, memory_mb=8 * 2 * G, per_cpu=2 * G, walltime=36000,
+        array="1-10%2", name="qe_bands", queue="batch",
+        working_directory="/scratch/qe/bands", notes=["named here: n001, n002"]),
+    # ---------------------------------------------------------------- LSF
+    # ended(ID) is afterany; %I the array index; rusage 2000 MB per slot x 4
+    "lsf/blast_array_ended_dependency.lsf": dict(
+        nodes=1, tasks=4, cpus=4, memory_mb=4 * 2000, per_cpu=2000, walltime=5400,
+        array="1-500%25", deps=[("afterany", ["5678"])], name="blast",
+        stdout="logs/blast.%j.%a.out", stderr="logs/blast.%j.%a.err"),
+    # a compound requirement: 1 slot with 64 GB + 64 slots 32 a host with 2 GB each
+    "lsf/compound_head_workers_project.lsf": dict(
+        tasks=65, cpus=65, memory_mb=64 * G + 64 * 2 * G, needs_mem=64 * G,
+        walltime=9000, name="wrf_coupled", queue="normal", account="ATM112",
+        stdout="wrf.%j.out", stderr="wrf.%j.err", unknown=["-R{1} select"],
+        notes=["compound resource requirement of 2 terms"]),
+    # -gpu num per host, its mode and j_exclusive kept; -env all plus variables; -oo
+    "lsf/gpu_exclusive_j_exclusive_env.lsf": dict(
+        nodes=1, tasks=2, cpus=2, gpus=2, needs_gpus=2, walltime=12 * 3600, name="gmx_gpu",
+        queue="gpu", stdout="gmx.%j.log", output_mode="truncate", export_all=True,
+        variables={"OMP_NUM_THREADS": "8", "GMX_ENABLE_DIRECT_GPU_COMM": "1"},
+        unknown=["-gpu mode", "-gpu j_exclusive"]),
+    # -We (estimate) kept; -N mails at the end
+    "lsf/orca_runtime_estimate_We_hours.lsf": dict(
+        nodes=1, tasks=8, cpus=8, memory_mb=8 * 4000, per_cpu=4000, walltime=86400,
+        name="orca_casscf", mail_user="qc.user@uni.example", mail_events=["end"],
+        unknown=["-We"]),
+    # several -R merged: both selects and-ed, the span and rusage read, order kept
+    "lsf/several_R_select_order_span.lsf": dict(
+        nodes=4, tasks=128, cpus=128, memory_mb=128 * 3 * G, per_cpu=3 * G,
+        walltime=6 * 3600, exclusive=True, features=["avx512", "ib"], name="cfd_openfoam",
+        unknown=["-R order"]),
+    # -n 32,64 kept (at least 32); -M 2GB per process; -c (CPU time) kept
+    "lsf/vasp_slot_range_ptile_M_units_cpu_limit.lsf": dict(
+        nodes=2, tasks=32, cpus=32, memory_mb=32 * 2 * G, per_cpu=2 * G, walltime=48 * 3600,
+        name="vasp_md", stdout="vasp.%j", unknown=["-n", "-c"],
+        notes=["slot range 32,64 kept as minimum 32", "-M 2GB"]),
+    # -XF (X11) and -I (interactive) kept; a bare -W is minutes
+    "lsf/xf_interactive_flags_matlab.lsf": dict(
+        nodes=1, tasks=4, cpus=4, memory_mb=4 * 4096, per_cpu=4096, walltime=4 * 3600,
+        name="matlab_gui", queue="interactive", unknown=["-XF", "-I"]),
+    # ---------------------------------------------------------------- Flux
+    "flux/env_output_error_unbuffered.flux": dict(
+        tasks=4, cpus=32, walltime=5400, stdout="logs/spark.out", stderr="logs/spark.err",
+        variables={"OMP_NUM_THREADS": "8"}, unknown=["--env-remove", "--unbuffered"]),
+    # 8 slots of 16 cores and a GPU on 2 nodes; a system attribute kept
+    "flux/nslots_cores_gpus_nodes_setattr.flux": dict(
+        nodes=2, tasks=8, cpus=128, gpus=8, needs_gpus=4, walltime=3 * 3600,
+        name="icon-gpu", unknown=["--setattr"]),
+    # `# FLUX:`; --bank is the account; urgency 8 and a begin time kept
+    "flux/queue_bank_urgency_begin_time.flux": dict(
+        tasks=1, cpus=2, walltime=600, name="nightly-check", queue="pdebug",
+        account="guests", unknown=["--urgency", "--begin-time"]),
+    # -N 4 alone: a slot per node, whole nodes; the host list and MPI option kept
+    "flux/setopt_mpi_requires_exclusive.flux": dict(
+        nodes=4, tasks=4, cpus=4, walltime=7200, exclusive=True, queue="pbatch",
+        unknown=["--requires", "--setopt"]),
+    # an F58 id (with its ƒ) in afterok; the output template {{id}} is the job id
+    "flux/short_opts_dependency_f58.flux": dict(
+        tasks=8, cpus=32, gpus=8, needs_gpus=1, walltime=5400, name="train-resnet",
+        deps=[("afterok", ["ƒ2Gf3xbKrwYd"])], stdout="train.%j.out"),
+    # ---------------------------------------------------------------- Grid Engine
+    # every tenth task, 5 at a time; each task waits for the same task of 4321
+    "sge/array_step_tc_hold_jid_ad.sge": dict(
+        nodes=1, cpus=2, memory_mb=2 * 4 * G, per_cpu=4 * G, walltime=7200,
+        array="1-100:10%5", name="align_tasks", deps=[("afterany", ["4321"])],
+        stdout="logs/%x.%a.out", stderr="logs/%x.%a.err"),
+    # -b y and -shell n are qsub's own handling of the command: kept
+    "sge/binary_b_y_shell_n.sge": dict(
+        memory_mb=16 * G, per_cpu=16 * G, walltime=4 * 3600, name="sas_batch",
+        queue="long.q", unknown=["-b", "-shell"]),
+    # exclusive=true; -l gpu=2 the job's (smp: one host); -P kept
+    "sge/gromacs_plumed_smp_gpu_exclusive.sge": dict(
+        nodes=1, cpus=16, gpus=2, needs_gpus=2, walltime=48 * 3600, exclusive=True,
+        name="gmx_plumed", unknown=["-P"], notes=["consumable of type JOB"]),
+    # h_rt in seconds; -binding kept; -m bea
+    "sge/h_rt_seconds_binding_linear.sge": dict(
+        nodes=1, cpus=4, memory_mb=4 * 6 * G, per_cpu=6 * G, walltime=86400,
+        name="cesm_post", mail_events=["begin", "end", "fail"],
+        mail_user="climate@uni.example", unknown=["-binding"]),
+    # mpi_fill: 64 slots as the PE fills hosts; the job's 4 GPUs; h_vmem per slot
+    "sge/pe_mpi_fill_gpu_total_h_vmem.sge": dict(
+        tasks=64, cpus=64, gpus=4, needs_gpus=1, memory_mb=64 * 3 * G, per_cpu=3 * G,
+        walltime=12 * 3600, name="lammps_kokkos", notes=["consumable of type JOB"]),
+    # a host group in the queue (long.q@@bigmem); -V and -v with a name passed
+    "sge/stata_V_v_list_hostgroup_queue.sge": dict(
+        nodes=1, cpus=8, memory_mb=8 * 8 * G, per_cpu=8 * G, walltime=72 * 3600,
+        name="stata_bootstrap", queue="long.q", export_all=True,
+        variables={"STATA_LIC": "/opt/stata/stata.lic"}, passed=["TMPDIR"],
+        notes=["named here: @bigmem"]),
+}
+
+_FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
+           "comment", "mail_events", "mail_user", "working_directory", "output_mode")
+
+test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT)
+
+
 def _lsf(lines: str) -> str:
     return f"#!/bin/bash\n{lines}\n#BSUB -W 60\nmpirun ./model\n"
 

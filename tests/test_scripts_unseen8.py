@@ -14,6 +14,7 @@ documentation says."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -334,13 +335,8 @@ def test_a_compound_requirement_with_another_r_is_refused(lines: str, words: str
     """LSF 10.1 (bsub -R): compound resource requirements do not support multiple -R
     options; a term asks for at least one slot. Bad input naming the line, not a job
     whose second -R silently replaced the first's sizes."""
-    with pytest.raises(BadInput, match=re_escape(words)):
+    with pytest.raises(BadInput, match=re.escape(words)):
         get_script_dialect("lsf").parse_script(_lsf(lines))
-
-
-def re_escape(text: str) -> str:
-    import re
-    return re.escape(text)
 
 
 def test_lsf_gpu_request_applies_to_every_compound_term() -> None:
@@ -371,7 +367,8 @@ def test_several_r_strings_merge_as_bsub_merges_them() -> None:
     assert "lsf_span" not in spec.metadata and "lsf_rusage_mem" not in spec.metadata
     for target in SCRIPT_DIALECTS:
         check_translation(text, "lsf", target)
-    twice = '#!/bin/bash\n#BSUB -R "rusage[mem=2000]"\n#BSUB -R "rusage[mem=4GB:duration=10]"\n./a\n'
+    twice = ('#!/bin/bash\n#BSUB -R "rusage[mem=2000]"\n'
+             '#BSUB -R "rusage[mem=4GB:duration=10]"\n./a\n')
     with pytest.raises(BadInput, match=r"line 3: rusage mem again \(line 2 reserves it"):
         get_script_dialect("lsf").parse_script(twice)
 

@@ -477,3 +477,27 @@ def test_torque_qos_resource_is_the_qos() -> None:
     assert (spec.qos, spec.unknown) == ("debug", [])
     assert "#SBATCH --qos=debug" in translate(text, "slurm", "pbs")[0].splitlines()
     assert "#PBS -l qos=debug" in translate(text, "pbs", "pbs")[0].splitlines()
+
+
+def test_sge_kept_slot_range_on_a_line_of_other_options() -> None:
+    """A PE slot range (`-pe mpi 4-16`) is kept as written; on a line with other options
+    it was rebuilt as `#$ -pe "mpi 4-16"`, one quoted word qsub reads as a PE name without
+    slots (the script's own Grid Engine translation was refused). Now its two words."""
+    text = "#!/bin/bash\n#$ -pe mpi 4-16 -l gpu=2\n#$ -N rng\n./a\n"
+    own = translate(text, "sge", "sge")[0].splitlines()
+    assert "#$ -pe mpi 4-16" in own and not any('"mpi 4-16"' in x for x in own)
+    back = get_script_dialect("sge").parse_script("\n".join(own))
+    assert [(d.option, d.value) for d in back.unknown] == [("-pe", "mpi 4-16")]
+    check_translation(text, "sge", "sge")
+
+
+def test_flux_gpus_per_node_without_tasks_is_a_slot_per_node() -> None:
+    """`-N 2 --gpus-per-node=4` (flux's per-resource options, no task layout) was read as
+    no task count, and written back with `--tasks-per-node=1`: read again it asked for 2
+    tasks, a different job. Now read as one slot on each node, as it is written back."""
+    text = "#!/bin/bash\n#flux: -N 2 --gpus-per-node=4\nflux run ./a\n"
+    spec = get_script_dialect("flux").parse_script(text)
+    assert request_totals(spec) == dict(nodes=2, tasks=2, cpus=2, gpus=8, memory_mb=None)
+    assert needs_of(spec).gpus == 4
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "flux", target)

@@ -167,6 +167,14 @@ class FluxScript:
         one slot per node and the nodes whole (`--exclusive` implied), so -N 2 -c 4 is two
         slots of 4 cores, not one."""
         r = spec.resources
+        if r.nodes and r.gpus_per_node is not None and r.tasks is None \
+                and r.tasks_per_node is None and "flux_cores" not in spec.metadata:
+            # per-resource options with no task layout (`-N 2 --gpus-per-node=4`): one slot
+            # on each node holding its GPUs, as with --cores on N nodes (and as written back)
+            r.tasks_per_node = 1
+            note(spec, f"--nodes={r.nodes} --gpus-per-node={r.gpus_per_node} without "
+                       "--tasks-per-node read as one slot on each node")
+            return
         if not r.nodes or r.tasks is not None or r.tasks_per_node is not None \
                 or r.gpus_per_node is not None or "flux_cores" in spec.metadata:
             return

@@ -427,7 +427,7 @@ class SgeScript:
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
-                                   or d.option == "-soft")
+                                   or d.option in ("-soft", "-pe"))
         carried = []
         if kept_gpus:  # named as carried, not as dropped
             d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
@@ -459,8 +459,12 @@ class SgeScript:
         nodes = r.nodes
         ranged = spec.source_dialect == "sge" and any(
             d.dialect == "sge" and d.option == "-pe" for d in spec.unknown)
-        if name is not None and not ranged:  # a kept slot range says it as written
+        if name is not None and not ranged:
             lines.append(f"#$ -pe {quote(name)} {slots}")  # two words, unquoted pair
+        elif ranged:  # the kept slot range as written: its two words, each quoted alone
+            kept = next(d for d in spec.unknown if d.dialect == "sge" and d.option == "-pe")
+            pe_name, _, pe_range = (kept.value or "").partition(" ")
+            lines.append(f"#$ -pe {quote(pe_name)} {quote(pe_range.strip())}")
         if nodes and nodes > 1:
             warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
                             f"slots by PE {name or '(none)'}'s allocation rule)")

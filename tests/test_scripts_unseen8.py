@@ -501,3 +501,14 @@ def test_flux_gpus_per_node_without_tasks_is_a_slot_per_node() -> None:
     assert needs_of(spec).gpus == 4
     for target in SCRIPT_DIALECTS:
         check_translation(text, "flux", target)
+
+
+@pytest.mark.parametrize("pe", ["smp 1", "mpi 1"])
+def test_sge_one_slot_pe_stays_on_its_own_round_trip(pe: str) -> None:
+    """`-pe smp 1` (one slot, as sites whose GPU queues need a PE write it) was dropped on
+    the script's own Grid Engine translation: one node of one CPU read back as nothing,
+    and the job lost its PE (a queue that takes only PE jobs refuses it)."""
+    text = f"#!/bin/bash\n#$ -pe {pe} -l gpu=2\n./a\n"
+    own = translate(text, "sge", "sge")[0].splitlines()
+    assert f"#$ -pe {pe}" in own
+    check_translation(text, "sge", "sge")

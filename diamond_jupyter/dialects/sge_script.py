@@ -454,8 +454,8 @@ class SgeScript:
                                 f"of PE {name} (one slot per CPU; the split is not kept)")
         elif cpt > 1:
             slots, name = cpt, pe if pe and is_shared_pe(pe) else SMP_PE
-        else:
-            slots, name = 1, None
+        else:  # one slot: a Grid Engine script's own PE stays (`-pe smp 1` is one host)
+            slots, name = 1, pe
         nodes = r.nodes
         ranged = spec.source_dialect == "sge" and any(
             d.dialect == "sge" and d.option == "-pe" for d in spec.unknown)

@@ -434,6 +434,10 @@ def test_slurm_node_ranges_and_size_lists(value: str, nodes: int) -> None:
         check_translation(text, "slurm", target)
     with pytest.raises(BadInput, match="bad node count '4-2'"):
         get_script_dialect("slurm").parse_script(text.replace(value, "4-2"))
+    # a template's placeholder is no range: kept and written back as it was
+    for held in ("%NODES%", "<my_node_count>", "@NNODES@"):
+        own = translate(text.replace(value, held), "slurm", "slurm")[0].splitlines()
+        assert f"#SBATCH --nodes={held}" in own
 
 
 def test_lsf_slot_range_and_torque_node_lists_as_documented() -> None:

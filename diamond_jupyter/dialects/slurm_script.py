@@ -518,10 +518,10 @@ class SlurmScript:
         for d in spec.unknown:
             if d.dialect == "slurm" and d.option in _HET_SEPARATORS:
                 return False
-            if d.dialect == "slurm" and d.option == "--nodes" and d.value \
-                    and min(int(p.partition("-")[0]) for p in d.value.split(",")) \
-                    == spec.resources.nodes:
-                return True
+            lows = [p.partition("-")[0] for p in (d.value or "").split(",")]
+            if d.dialect == "slurm" and d.option == "--nodes" and all(x.isdigit() for x in lows) \
+                    and min(int(x) for x in lows) == spec.resources.nodes:
+                return True  # (a placeholder such as %NODES% is no range: written as kept)
         return False
 
     @staticmethod

@@ -516,3 +516,15 @@ def test_sge_one_slot_pe_stays_on_its_own_round_trip(pe: str) -> None:
     own = translate(text, "sge", "sge")[0].splitlines()
     assert f"#$ -pe {pe}" in own
     check_translation(text, "sge", "sge")
+
+
+def test_lsf_kept_span_is_the_strings_only_span() -> None:
+    """`span[ptile=8]` without -n is one slot (kept as written); the script's own LSF
+    translation wrote `span[hosts=1] span[ptile=8]`: two span sections in one string, where
+    a resource requirement has one of each section. Now the kept span alone."""
+    for text in ('#!/bin/bash\n#BSUB -R "span[ptile=8]"\n./a\n',
+                 '#!/bin/bash\n#BSUB -n 16 -R "span[block=4]"\n./a\n'):
+        own = translate(text, "lsf", "lsf")[0]
+        strings = [x for x in own.splitlines() if x.startswith("#BSUB -R")]
+        assert len(strings) == 1 and strings[0].count("span[") == 1, strings
+        check_translation(text, "lsf", "lsf")

@@ -666,7 +666,9 @@ class LsfScript:
             add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
         elif cpt > 1:
             add("-n", 1)
-        if tpn:
+        if any(d.option == "-R span" for d in own):
+            pass  # the script's own span, kept as written: one span per string
+        elif tpn:
             sections.append(f"span[ptile={tpn}]")
         elif r.nodes == 1 and tasks:
             sections.append("span[hosts=1]")

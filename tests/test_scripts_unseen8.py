@@ -528,3 +528,11 @@ def test_lsf_kept_span_is_the_strings_only_span() -> None:
         strings = [x for x in own.splitlines() if x.startswith("#BSUB -R")]
         assert len(strings) == 1 and strings[0].count("span[") == 1, strings
         check_translation(text, "lsf", "lsf")
+
+
+def test_pbs_mail_letters_keep_their_order() -> None:
+    """`-m bea` came back as `-m abe` (sorted), so the script's own round trip read its
+    events in another order (fail, begin, end) than the script gave them."""
+    text = "#!/bin/bash\n#PBS -m bea\n#PBS -M u@uni.example\n#PBS -l select=1:ncpus=1\n./a\n"
+    assert "#PBS -m bea" in translate(text, "pbs", "pbs")[0].splitlines()
+    check_translation(text, "pbs", "pbs")

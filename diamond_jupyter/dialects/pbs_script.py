@@ -611,7 +611,8 @@ class PbsScript:
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
-        letters = "".join(sorted({x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")}))
+        # in the events' order (`-m bea` back as written; qsub reads the letters as a set)
+        letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
         env = spec.environment

@@ -101,6 +101,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/stata_sas_glued_short_options.sbatch": dict(
         tasks=1, cpus=4, memory_mb=24000, needs_mem=24000, walltime=7200,
         name="stata_panel", queue="shared", stdout="results/%x_%j.log"),
+    # what `scontrol write batch_script` gives for an `sbatch --wrap` job: no directives,
+    # the command under sh; every scheduler's defaults
+    "slurm/sbatch_wrap_recorded.sbatch": dict(),
     # --signal (to the batch shell) kept; the job may be requeued; append to the log
     "slurm/torchrun_requeue_signal_usr1.sbatch": dict(
         nodes=2, tasks=2, cpus=64, gpus=8, needs_gpus=4, walltime=4 * 3600,

@@ -115,6 +115,11 @@ GPUS_PER_JOB = "gpus_per_job"
 PER_GPU = "per_gpu"
 
 
+# spec.metadata key: the job may run on any task count from MIN to MAX (LSF `-n MIN,MAX`, a
+# Grid Engine MPI PE's slot range `-pe mpi MIN-MAX`), as [MIN, MAX]; `resources.tasks` is MIN
+TASK_RANGE = "task_range"
+
+
 def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
     """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:
     how many land on each node is the scheduler's choice, so no per-node count says it."""

@@ -539,3 +539,26 @@ def test_pbs_mail_letters_keep_their_order() -> None:
     text = "#!/bin/bash\n#PBS -m bea\n#PBS -M u@uni.example\n#PBS -l select=1:ncpus=1\n./a\n"
     assert "#PBS -m bea" in translate(text, "pbs", "pbs")[0].splitlines()
     check_translation(text, "pbs", "pbs")
+
+
+@pytest.mark.parametrize(("source", "text", "target", "line"), [
+    ("lsf", "#!/bin/bash\n#BSUB -n 4,16\n#BSUB -W 30\nmpirun ./a\n", "sge", "#$ -pe mpi 4-16"),
+    ("sge", "#!/bin/bash\n#$ -pe mpi 4-16\n#$ -l h_rt=0:30:0\nmpirun ./a\n", "lsf",
+     "#BSUB -n 4,16"),
+    ("sge", "#!/bin/bash\n#$ -pe orte 8-32\nmpirun ./a\n", "lsf", "#BSUB -n 8,32"),
+])
+def test_a_range_of_task_counts_reaches_the_scheduler_that_has_one(
+        source: str, text: str, target: str, line: str) -> None:
+    """LSF `-n MIN,MAX` and a Grid Engine MPI PE's `MIN-MAX` both let the scheduler start
+    the job on any task count in the range. Each reached the other as its minimum alone,
+    the range named as dropped; now as the other's range, said. Slurm (no range of task
+    counts) still gets the minimum, the range named as dropped."""
+    script, warnings, _ = translate(text, target, source)
+    assert line in script.splitlines()
+    assert any(w.startswith("approximated:") and "the same range of task counts" in w
+               for w in warnings)
+    assert not any(w.startswith("dropped:") for w in warnings), warnings
+    slurm, said, _ = translate(text, "slurm", source)
+    assert any(w.startswith("dropped:") for w in said)
+    for t in SCRIPT_DIALECTS:
+        check_translation(text, source, t)

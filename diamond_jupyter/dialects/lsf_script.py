@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec, Resources, gpus_of_job_over_unknown_nodes
+from ..model import (
+    TASK_RANGE,
+    BadInput,
+    Dependency,
+    JobSpec,
+    Resources,
+    gpus_of_job_over_unknown_nodes,
+)
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -13,6 +20,7 @@ from .scripts_common import (
     assemble,
     bad,
     begin_parse,
+    carried_task_range,
     common_render_warnings,
     component_sizes,
     dependencies_for,
@@ -266,8 +274,10 @@ class LsfScript:
             if not lo.isdigit() or int(lo) < 1 or (o == "-n" and comma and not (
                     hi.isdigit() and int(hi) >= int(lo))):
                 raise bad(item, "bad count", "a positive integer, or MIN,MAX slots for -n")
+            spec.metadata.pop(TASK_RANGE, None)
             if comma:
                 r.tasks = int(lo)
+                spec.metadata[TASK_RANGE] = [int(lo), int(hi)]
                 note(spec, f"line {item.lineno}: slot range {v} kept as minimum {lo}")
                 return False
             if o == "-n":
@@ -602,7 +612,9 @@ class LsfScript:
                          for d in own if d.option.startswith("-R{")]
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith((*_SUB, "-R{")))
-        warnings += foreign_warnings(spec, self.name)
+        carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
+                   and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
+        warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 
@@ -662,6 +674,9 @@ class LsfScript:
             sections.append("span[ptile=1]")
             warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
                             "one slot per host")
+        elif tasks and (rng := carried_task_range(spec, tasks, "sge", "-pe", "-n {0},{1}",
+                                                  warnings)):
+            add("-n", f"{rng[0]},{rng[1]}")  # another scheduler's slot range: LSF's MIN,MAX
         elif tasks and not self._kept_slot_range(spec, tasks):
             add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
         elif cpt > 1:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    TASK_RANGE,
     ArraySpec,
     BadInput,
     Dependency,
@@ -965,3 +966,21 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
                     + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")
                     + ")")
     return out
+
+
+def carried_task_range(spec: JobSpec, tasks: int, source: str, option: str, said_as: str,
+                       warnings: list[str]) -> list[int] | None:
+    """The range of task counts another scheduler's script asked (TASK_RANGE: LSF `-n
+    MIN,MAX`, a Grid Engine MPI PE's `MIN-MAX`), while its minimum is still the task count
+    and each task one CPU: said with the directive it carries (`said_as` formats MIN, MAX);
+    None otherwise (the minimum alone is rendered, the directive named as dropped)."""
+    rng = spec.metadata.get(TASK_RANGE)
+    if spec.source_dialect != source or not isinstance(rng, list) or len(rng) != 2 \
+            or rng[0] != tasks or (spec.resources.cpus_per_task or 1) != 1:
+        return None
+    kept = next((d for d in spec.unknown if d.dialect == source and d.option == option), None)
+    if kept is None:
+        return None
+    warnings.append(f"approximated: {kept.raw.strip()} as {said_as.format(*rng)} (the same "
+                    "range of task counts; the scheduler spreads them by its own rules)")
+    return rng

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import GPUS_PER_JOB, ArraySpec, BadInput, Dependency, JobSpec
+from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, JobSpec
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .scripts_common import (
@@ -21,6 +21,7 @@ from .scripts_common import (
     assemble,
     bad,
     begin_parse,
+    carried_task_range,
     common_render_warnings,
     dependencies_for,
     fmt_hms,
@@ -264,10 +265,13 @@ class SgeScript:
         r.nodes = r.tasks = r.cpus_per_task = None  # qsub keeps the last -pe given
         spec.unknown = [d for d in spec.unknown if not (d.dialect == "sge" and d.option == "-pe")]
         spec.metadata["sge_pe"] = name
+        spec.metadata.pop(TASK_RANGE, None)
         if is_shared_pe(name):
             r.nodes, r.cpus_per_task = 1, n
         else:
             r.tasks = n
+            if m := re.fullmatch(r"(\d+)-(\d+)", (item.value or "").partition(" ")[2]):
+                spec.metadata[TASK_RANGE] = [int(m.group(1)), int(m.group(2))]
         return not ranged  # a range stays as written (Grid Engine's own choice of count)
 
     def _resource(self, spec: JobSpec, item: Item) -> bool:
@@ -434,6 +438,8 @@ class SgeScript:
             carried.append((d.option, d.value))
             warnings.append(f"approximated: {d.raw.strip()} as -l gpu={kept_gpus} (the job's "
                             "GPUs; Grid Engine places them with the slots)")
+        carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
+                    and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
         warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
@@ -459,7 +465,11 @@ class SgeScript:
         nodes = r.nodes
         ranged = spec.source_dialect == "sge" and any(
             d.dialect == "sge" and d.option == "-pe" for d in spec.unknown)
-        if name is not None and not ranged:
+        rng = carried_task_range(spec, tasks or 1, "lsf", "-n", f"-pe {name} {{0}}-{{1}}",
+                                 warnings) if name and not is_shared_pe(name) else None
+        if rng:  # another scheduler's range of task counts: the PE's slot range
+            lines.append(f"#$ -pe {quote(name)} {rng[0]}-{rng[1]}")
+        elif name is not None and not ranged:
             lines.append(f"#$ -pe {quote(name)} {slots}")  # two words, unquoted pair
         elif ranged:  # the kept slot range as written: its two words, each quoted alone
             kept = next(d for d in spec.unknown if d.dialect == "sge" and d.option == "-pe")

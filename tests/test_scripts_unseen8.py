@@ -562,3 +562,26 @@ def test_a_range_of_task_counts_reaches_the_scheduler_that_has_one(
     assert any(w.startswith("dropped:") for w in said)
     for t in SCRIPT_DIALECTS:
         check_translation(text, source, t)
+
+
+def test_a_pbs_chunks_gpu_model_is_the_gpu_type_elsewhere() -> None:
+    """A PBS site's GPU-model chunk resource (`select=2:ngpus=4:gpu_model=a100`) was kept
+    for PBS alone: placement asked for A100s (needs_of reads it) but Slurm got untyped
+    `--gpus-per-node=4` and LSF no gmodel, the model named as dropped. Now it is the GPU
+    type: Slurm `--gpus-per-node=a100:4`, LSF `gmodel=a100`, PBS the chunk as written."""
+    text = ("#!/bin/bash\n#PBS -l select=2:ncpus=32:mpiprocs=4:ngpus=4:gpu_model=a100:mem=250gb\n"
+            "#PBS -l walltime=1:00:00\n./a\n")
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert spec.resources.gpu_type == "a100" and needs_of(spec).gpu_type == "a100"
+    slurm, warnings, _ = translate(text, "slurm", "pbs")
+    assert "#SBATCH --gpus-per-node=a100:4" in slurm.splitlines()
+    assert not any("gpu_model" in w and w.startswith("dropped") for w in warnings), warnings
+    assert 'gmodel=a100' in translate(text, "lsf", "pbs")[0]
+    own, said, _ = translate(text, "pbs", "pbs")
+    assert "gpu_model=a100" in own and not any("GPU type" in w for w in said)
+    # several chunk shapes: the hetjob's GPU component is typed too
+    chunks = text.replace("select=2:", "select=1:ncpus=4+2:")
+    assert "#SBATCH --gpus-per-node=a100:4" in translate(chunks, "slurm", "pbs")[0].splitlines()
+    for target in SCRIPT_DIALECTS:
+        check_translation(text, "pbs", target)
+        check_translation(chunks, "pbs", target)

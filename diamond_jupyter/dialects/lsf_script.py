@@ -745,6 +745,9 @@ class LsfScript:
             parts.append(f"num={r.gpus_per_node}")
         if parts and r.gpu_type:
             parts.append(f"gmodel={r.gpu_type}")
+        elif r.gpu_type:
+            warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count (LSF's "
+                            "gmodel= goes with -gpu num=)")
         if r.gpu_bind in ("closest", "none") and parts:
             parts.append("aff=" + ("yes" if r.gpu_bind == "closest" else "no"))
             if r.gpu_bind == "closest" and spec.source_dialect != "lsf":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..model import (
+    PBS_GPU_MODEL_KEYS,
     ArraySpec,
     BadInput,
     Dependency,
@@ -376,6 +377,10 @@ class PbsScript:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             r.memory_mb = mb
         for k, x in res.items():
+            if k.lower() in PBS_GPU_MODEL_KEYS and x and r.gpu_type is None:
+                # a site's GPU-model resource (`gpu_model=a100`): the GPU type elsewhere,
+                # kept as written for PBS
+                r.gpu_type = x
             unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)
         return True
 
@@ -426,6 +431,7 @@ class PbsScript:
             spec.unknown += one.unknown
         r = spec.resources
         comps = [o.resources for o in shapes]
+        r.gpu_type = next((c.gpu_type for c in comps if c.gpu_type), r.gpu_type)
         if all(c.model_copy(update={"nodes": None}) == comps[0].model_copy(update={"nodes": None})
                for c in comps):  # one shape (hosts named one by one): its nodes summed
             for k in ("tasks_per_node", "cpus_per_task", "gpus_per_node", "memory_mb"):
@@ -748,7 +754,7 @@ class PbsScript:
                 and r.memory_per_cpu_mb else mem
             chunk += (f"+1:ncpus={rest * cpt}:mpiprocs={rest}" + (f":ngpus={g}" if g else "")
                       + (f":mem={fmt_mem(last_mem, 'pbs')}" if last_mem else "") + kept_res)
-        if r.gpu_type:
+        if r.gpu_type and not (spec.source_dialect == "pbs" and extra["-l select:"]):
             warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
                             "model resource)")
         for f in c.features:

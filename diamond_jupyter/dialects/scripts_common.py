@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    PBS_GPU_MODEL_KEYS,
     TASK_RANGE,
     ArraySpec,
     BadInput,
@@ -363,6 +364,14 @@ def sep_sentinel(sentinel: str) -> str:
     return sentinel + " "
 
 
+def _carried_gpu_model(spec: JobSpec, d: Directive) -> bool:
+    """A kept PBS GPU-model chunk resource the spec's GPU type carries (each renderer
+    writes the type or says it is dropped)."""
+    key = d.option.rpartition(":")[2].lower()
+    return d.dialect == "pbs" and d.option.startswith("-l select:") \
+        and key in PBS_GPU_MODEL_KEYS and d.value == spec.resources.gpu_type
+
+
 def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> list[str]:
     """One line per unknown directive of another dialect: it is not carried over."""
     seen: set[tuple[str, str, str | None]] = set()
@@ -370,6 +379,10 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
     skipped = set(skip)
     for d in spec.unknown:
         if d.dialect == target or (d.option, d.value) in skipped or d.option in skipped:
+            continue
+        if _carried_gpu_model(spec, d):  # said here; the renderer writes the type or says why not
+            out.append(f"approximated: {d.raw.strip()} ({d.option.rpartition(':')[2]}="
+                       f"{d.value}: a site's GPU model resource, read as the GPU type)")
             continue
         key = (d.raw, d.option, d.value)
         if key in seen:

@@ -384,6 +384,10 @@ def test_a_compound_term_of_dash_asks_nothing_more() -> None:
     assert request_totals(spec) == dict(nodes=None, tasks=5, cpus=5, gpus=None, memory_mb=None)
     assert spec.unknown == []
     assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(text, "lsf", "lsf")[0]
+    # with a kept slot range, -n is written once (the range)
+    ranged = '#!/bin/bash\n#BSUB -n 5,8 -R "2*{span[ptile=1]} + 3*{-}"\n./a\n'
+    own = [x for x in translate(ranged, "lsf", "lsf")[0].splitlines() if x.startswith("#BSUB -n")]
+    assert own == ["#BSUB -n 5,8"]
     het = "#!/bin/bash\n#SBATCH -N 2 -n 2\n#SBATCH hetjob\n#SBATCH -n 3\n./a\n"
     assert '#BSUB -R "2*{span[ptile=1]} + 3*{-}"' in translate(het, "lsf", "slurm")[0]
 

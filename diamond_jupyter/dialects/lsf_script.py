@@ -556,8 +556,10 @@ class LsfScript:
             warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
         compound = self._compound_text(spec, warnings)
         if compound is not None:  # slots and sizes in the compound string's terms
-            add("-n", sum(resource_totals(x)["tasks"] or 0
-                          for x in live_components(spec) or [spec.resources]))
+            slots = sum(resource_totals(x)["tasks"] or 0
+                        for x in live_components(spec) or [spec.resources])
+            if not self._kept_slot_range(spec, slots):  # a kept -n MIN,MAX says it
+                add("-n", slots)
             add("-R", compound)
         else:
             self._simple_resreq(spec, add, own, warnings)

@@ -323,10 +323,13 @@ def test_a_job_of_several_shapes_reaches_lsf_as_a_compound_requirement() -> None
     out = translate(het, "lsf", "slurm")[0]
     assert request_totals(get_script_dialect("lsf").parse_script(out)) == \
         request_totals(get_script_dialect("slurm").parse_script(het))
-    # shapes whose GPUs differ: one shape, said (-gpu asks every host alike)
+    # shapes whose GPUs differ: each term's own (-gpu would ask every host alike); GPUs
+    # per task cannot be said per term: one shape, said
     gpus = text.replace("mpiprocs=32", "mpiprocs=32:ngpus=4")
+    assert "rusage[ngpus_physical=4]" in translate(gpus, "lsf", "pbs")[0]
+    het = het.replace("--mem-per-cpu=2G", "--mem-per-cpu=2G --gpus-per-task=1")
     assert any(w.startswith("approximated: a job of 2 shapes")
-               for w in translate(gpus, "lsf", "pbs")[1])
+               for w in translate(het, "lsf", "slurm")[1])
 
 
 @pytest.mark.parametrize(("lines", "words"), [
@@ -589,3 +592,36 @@ def test_a_pbs_chunks_gpu_model_is_the_gpu_type_elsewhere() -> None:
     for target in SCRIPT_DIALECTS:
         check_translation(text, "pbs", target)
         check_translation(chunks, "pbs", target)
+
+
+def test_lsf_gpus_in_a_resource_string_are_read() -> None:
+    """`rusage[ngpus_physical=N:gmodel=X]`, LSF's GPU request inside a resource string (the
+    form compound requirements take, and sites without -gpu), was kept as written: Slurm
+    got no GPUs. Now N GPUs on each host of the type named; the script's own LSF gets the
+    same form back. A job of several shapes whose GPUs differ reaches LSF with each term's
+    GPUs (it was one shape, its GPUs spread evenly and rounded down)."""
+    text = ('#!/bin/bash\n#BSUB -n 4\n'
+            '#BSUB -R "span[hosts=1] rusage[mem=2000:ngpus_physical=2:gmodel=v100]"\n./a\n')
+    spec = get_script_dialect("lsf").parse_script(text)
+    assert (spec.resources.gpus_per_node, spec.resources.gpu_type, spec.unknown) == \
+        (2, "v100", [])
+    assert "#SBATCH --gpus-per-node=v100:2" in translate(text, "slurm", "lsf")[0].splitlines()
+    own = translate(text, "lsf", "lsf")[0].splitlines()
+    assert '#BSUB -R "span[hosts=1] rusage[mem=2000MB:ngpus_physical=2:gmodel=v100]"' in own
+    assert not any(x.startswith("#BSUB -gpu") for x in own)
+    compound = ('#!/bin/bash\n#BSUB -R "1*{rusage[mem=8000]} + '
+                '8*{span[ptile=4] rusage[ngpus_physical=2:gmodel=a100]}"\n#BSUB -W 30\n./a\n')
+    spec = get_script_dialect("lsf").parse_script(compound)
+    assert request_totals(spec)["gpus"] == 4 and needs_of(spec).gpus == 2
+    slurm = translate(compound, "slurm", "lsf")[0]
+    assert slurm.split("#SBATCH hetjob")[1].count("--gpus-per-node=a100:2") == 1
+    pbs = ("#!/bin/bash\n#PBS -l select=1:ncpus=8:mem=64gb+4:ncpus=32:mpiprocs=32:ngpus=4\n"
+           "#PBS -l walltime=1:00:00\n./a\n")
+    out, warnings, _ = translate(pbs, "lsf", "pbs")
+    assert '128*{span[ptile=32] rusage[ngpus_physical=4]}' in out
+    assert not any(x.startswith("#BSUB -gpu") for x in out.splitlines())
+    assert request_totals(get_script_dialect("lsf").parse_script(out))["gpus"] == 16
+    for t in SCRIPT_DIALECTS:
+        check_translation(text, "lsf", t)
+        check_translation(compound, "lsf", t)
+        check_translation(pbs, "pbs", t)

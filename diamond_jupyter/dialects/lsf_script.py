@@ -412,9 +412,12 @@ class LsfScript:
             note(spec, f"line {item.lineno}: -n {r.tasks} differs from the {slots} slots of "
                        "the compound resource requirement; read as its terms' slots (LSF "
                        "checks -n against them)")
-        for c in comps:  # -gpu asks per host (or per task): every term's alike
-            c.gpus_per_node, c.gpus_per_task = r.gpus_per_node, r.gpus_per_task
-            c.gpu_type = r.gpu_type
+        if r.gpus_per_node is not None or r.gpus_per_task is not None:
+            for c in comps:  # -gpu asks per host (or per task): every term's alike
+                c.gpus_per_node, c.gpus_per_task = r.gpus_per_node, r.gpus_per_task
+                c.gpu_type = r.gpu_type
+        else:  # each term's own rusage[ngpus_physical=N]: the job's model the first named
+            r.gpu_type = next((c.gpu_type for c in comps if c.gpu_type), None)
         r.tasks = None
         if len(comps) == 1:
             for k, val in component_sizes(comps[0]).items():
@@ -436,6 +439,8 @@ class LsfScript:
             return False
         r = spec.resources
         for kind, body in sections:
+            if kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
+                continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
             if kind == "span" and (m := re.fullmatch(r"ptile=(\d+)|hosts=1", body)):
@@ -491,6 +496,36 @@ class LsfScript:
             if not done:
                 unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
         return True
+
+    @staticmethod
+    def _gpus_in_rusage(spec: JobSpec) -> bool:
+        """An LSF script that asked its GPUs as rusage[ngpus_physical=N] gets them back so
+        (a site without LSB_GPU_NEW_SYNTAX takes no -gpu), while they are per host."""
+        r = spec.resources
+        return spec.source_dialect == "lsf" and bool(spec.metadata.get("lsf_gpu_rusage")) \
+            and bool(r.gpus_per_node) and not r.gpus_per_task \
+            and not gpus_of_job_over_unknown_nodes(spec) and not live_components(spec)
+
+    @staticmethod
+    def _rusage_gpus(spec: JobSpec, body: str) -> str:
+        """`rusage[ngpus_physical=N:gmodel=X]` (LSF's GPU request inside a resource string,
+        the form of compound and alternative requirements): N GPUs on each host (LSF
+        reserves ngpus_physical per host unless a site sets it per task, as -gpu num= is
+        per host) and their model; returns what the usage string asks besides. A string of
+        several usages (`,` or `||`) is left whole."""
+        if "||" in body or "," in body or not re.search(r"(?:^|:)\s*ngpus_physical\s*=", body):
+            return body
+        r, rest = spec.resources, []
+        for part in body.split(":"):
+            k, _, x = (p.strip() for p in part.partition("="))
+            if k == "ngpus_physical" and x.isdigit():
+                r.gpus_per_node, r.gpus_per_task = int(x), None
+                spec.metadata["lsf_gpu_rusage"] = True  # written back in this form
+            elif k == "gmodel" and x:
+                r.gpu_type = x
+            else:
+                rest.append(part)
+        return ":".join(rest)
 
     def _gpu(self, spec: JobSpec, item: Item, v: str) -> bool:
         r = spec.resources  # bsub keeps the last -gpu: an earlier one's request is gone
@@ -563,7 +598,9 @@ class LsfScript:
             add("-R", compound)
         else:
             self._simple_resreq(spec, add, own, warnings)
-        self._render_gpu(spec, add, own, warnings)
+        if (compound is None or "ngpus_physical" not in compound) \
+                and not self._gpus_in_rusage(spec):  # else in the resource string
+            self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
             host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
@@ -632,9 +669,10 @@ class LsfScript:
                 and kept.get("as") == _shape_of(spec):
             return kept["raw"]
         comps = live_components(spec)
-        if not comps or len({x.gpus_per_node for x in comps}) > 1 \
-                or any(x.gpus_per_task for x in comps):
+        if not comps or any(x.gpus_per_task for x in comps):
             return None
+        # GPUs that differ between the shapes: each term's own, as -gpu asks every host alike
+        term_gpus = len({x.gpus_per_node for x in comps}) > 1
         said: list[str] = []
         select = " && ".join(_lsf_select(f, said) for f in spec.constraints.features)
         terms = []
@@ -654,11 +692,20 @@ class LsfScript:
                 if x.memory_mb % per_host:
                     said.append(f"approximated: memory {x.memory_mb}MB per node as "
                                 f"{per_slot}MB per slot of {per_host} (rounded down)")
-            if per_slot:
-                sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
+            usage = [f"mem={fmt_mem(per_slot, 'lsf')}"] if per_slot else []
+            if term_gpus and x.gpus_per_node:
+                usage.append(f"ngpus_physical={x.gpus_per_node}")
+                kind = x.gpu_type or spec.resources.gpu_type
+                usage += [f"gmodel={kind}"] if kind else []
+            if usage:
+                sections.append(f"rusage[{':'.join(usage)}]")
             if cpt > 1:
                 sections.append(f"affinity[core({cpt})]")
             terms.append(f"{slots}*{{{' '.join(sections) or '-'}}}")  # {-}: nothing more
+        if term_gpus:
+            said.append("approximated: each shape's GPUs as its term's rusage[ngpus_physical=N] "
+                        "(N on each of its hosts where LSF reserves ngpus_physical per host, "
+                        "its default; -gpu would ask every host alike)")
         warnings += [w for w in said if w not in warnings]
         return " + ".join(terms)
 
@@ -729,6 +776,10 @@ class LsfScript:
             else:
                 warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
                                 "equivalent)")
+        if self._gpus_in_rusage(spec):  # the script's own form (sites without -gpu)
+            usage = [f"ngpus_physical={r.gpus_per_node}"]
+            usage += [f"gmodel={r.gpu_type}"] if r.gpu_type else []
+            sections.append(f"rusage[{':'.join(usage)}]")
         sections = _merge_rusage(sections + [d.value or "" for d in own
                                              if d.option.startswith("-R ")])
         if sections:

@@ -115,6 +115,15 @@ GPUS_PER_JOB = "gpus_per_job"
 PER_GPU = "per_gpu"
 
 
+# a PBS site's chunk resources that name the GPU model (`select=1:ngpus=2:gpu_model=a100`):
+# the job's GPU type, kept as written for PBS
+PBS_GPU_MODEL_KEYS = frozenset({"gpu_type", "gpu_model", "gputype", "gpu_model_name"})
+
+# spec.metadata key: the job may run on any task count from MIN to MAX (LSF `-n MIN,MAX`, a
+# Grid Engine MPI PE's slot range `-pe mpi MIN-MAX`), as [MIN, MAX]; `resources.tasks` is MIN
+TASK_RANGE = "task_range"
+
+
 def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
     """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:
     how many land on each node is the scheduler's choice, so no per-node count says it."""

@@ -20,11 +20,17 @@ from typing import Any
 
 from pydantic import Field
 
-from .model import BadInput, JobSpec, Node, gpus_of_job_over_unknown_nodes
+from .model import (
+    PBS_GPU_MODEL_KEYS,
+    BadInput,
+    JobSpec,
+    Node,
+    gpus_of_job_over_unknown_nodes,
+)
 from .script_body import ContainerNeed, NeedModel, SoftwareNeed, scan_body
 
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
-_PBS_GPU_KEYS = {"gpu_type", "gpu_model", "gputype", "gpu_model_name"}
+_PBS_GPU_KEYS = PBS_GPU_MODEL_KEYS  # (model.py)
 _ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
 

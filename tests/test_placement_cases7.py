@@ -154,7 +154,7 @@ def test_a_later_components_bad_option_is_refused_naming_the_component():
         place(spec, [hera()], now=NOW)
     assert "line 2" not in str(got.value)
     assert str(got.value).startswith("heterogeneous job component 1 (after #SBATCH hetjob "
-                                     "number 1): bad number 'abc'")
+                                     "number 1): bad node count 'abc'")
     assert str(got.value).endswith("(the line `#SBATCH -p gpu -N abc`)")
 
 

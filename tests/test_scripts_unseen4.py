@@ -146,9 +146,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=16, memory_mb=16 * 30 * G, walltime=48 * 3600, name="bigmem_asm",
         account="genomics", reservation="maint_resv", unknown=["-app", "-sla"]),
     # the pre-`-gpu` GPU request (rusage[ngpus_physical]) is kept as written
+    # rusage[ngpus_physical=2]: 2 GPUs on the host (read since the eighth sweep)
     "lsf/ngpus_physical_rusage.lsf": dict(
-        nodes=1, tasks=8, walltime=4 * 3600, name="oldgpu", queue="gpuq",
-        unknown=["-R select", "-R rusage"]),
+        nodes=1, tasks=8, gpus=2, needs_gpus=2, walltime=4 * 3600, name="oldgpu",
+        queue="gpuq", unknown=["-R select"]),
     "lsf/ptile_mem_limit_units.lsf": dict(
         nodes=2, tasks=48, memory_mb=2 * G * 48, per_cpu=2 * G, walltime=12 * 3600,
         exclusive=True, name="cfd48", mail_events=["begin", "end"],
@@ -164,7 +165,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         deps=[("afterany", ["ƒ2X4PLSfCDw"])], unknown=["--begin-time"]),
     "flux/long_slot_options_exclusive.flux": dict(
         nodes=2, tasks=4, cpus=32, gpus=4, needs_gpus=2, walltime=3 * 3600, exclusive=True,
-        unknown=["--bank"]),
+        account="physics"),  # --bank is the account (eighth sweep; it was kept as unknown)
     "flux/signal_output_error_env.flux": dict(
         tasks=16, walltime=5400, stdout="logs/flux-%j.out", stderr="logs/flux-%j.err",
         export_all=False, unknown=["--signal"]),  # --env=HOME: passed from the shell

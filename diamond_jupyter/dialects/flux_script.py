@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec
+from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
@@ -167,6 +167,14 @@ class FluxScript:
         one slot per node and the nodes whole (`--exclusive` implied), so -N 2 -c 4 is two
         slots of 4 cores, not one."""
         r = spec.resources
+        if r.nodes and r.gpus_per_node is not None and r.tasks is None \
+                and r.tasks_per_node is None and "flux_cores" not in spec.metadata:
+            # per-resource options with no task layout (`-N 2 --gpus-per-node=4`): one slot
+            # on each node holding its GPUs, as with --cores on N nodes (and as written back)
+            r.tasks_per_node = 1
+            note(spec, f"--nodes={r.nodes} --gpus-per-node={r.gpus_per_node} without "
+                       "--tasks-per-node read as one slot on each node")
+            return
         if not r.nodes or r.tasks is not None or r.tasks_per_node is not None \
                 or r.gpus_per_node is not None or "flux_cores" in spec.metadata:
             return
@@ -251,6 +259,8 @@ class FluxScript:
                 raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
                           f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
+        elif o == "bank":  # flux's --bank=NAME is --setattr=bank=NAME (system.bank)
+            spec.account = v
         elif o == "setattr":
             key, _, val = v.partition("=")
             if key.removeprefix("system.") != "bank" or not val:
@@ -336,6 +346,14 @@ class FluxScript:
                           else 1 if tasks == 1 else None)  # one task: on one node
             if per and r.gpus_per_node % per == 0 and (r.nodes or not tasks or tasks == per):
                 gpt = r.gpus_per_node // per  # the same GPUs in total, a share per slot
+            elif tasks and not r.nodes and gpus_of_job_over_unknown_nodes(spec):
+                # the job's GPUs (Grid Engine's -l gpu beside an MPI PE): flux asks per slot
+                if r.gpus_per_node % tasks == 0:
+                    gpt = r.gpus_per_node // tasks
+                else:
+                    warnings.append(f"dropped: {r.gpus_per_node} GPUs for the whole job "
+                                    f"(flux -g is per slot, and they do not divide among "
+                                    f"its {tasks} tasks)")
             elif tasks and not r.nodes:
                 raise BadInput(f"cannot express {r.gpus_per_node} GPUs per node in flux: "
                                f"the {tasks} tasks have no node count, so the GPU total is "

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import (
+    TASK_RANGE,
+    BadInput,
+    Dependency,
+    JobSpec,
+    Resources,
+    gpus_of_job_over_unknown_nodes,
+)
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -13,13 +20,17 @@ from .scripts_common import (
     assemble,
     bad,
     begin_parse,
+    carried_task_range,
     common_render_warnings,
+    component_sizes,
     dependencies_for,
+    describe_totals,
     fmt_mem,
     foreign_warnings,
     guarded,
     is_placeholder,
     listed_variables,
+    live_components,
     mail_warning,
     map_out_pattern,
     neutral_out_pattern,
@@ -34,6 +45,9 @@ from .scripts_common import (
     queue_names,
     quote,
     read_array,
+    resource_totals,
+    set_components,
+    summed_totals,
     tokenize,
     unknown,
     words,
@@ -61,6 +75,10 @@ _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldom
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
 # the cores (threads) of each task at the head of an affinity[] string with other options
+# a compound resource requirement (LSF 10.1): `num1*{simple_string1} + num2*{...}`, each
+# term asking its slots (num) for what its simple string says
+_TERM = r"\s*(\d+)\s*\*\s*\{([^{}]*)\}\s*"
+_COMPOUND = re.compile(rf"{_TERM}(?:\+{_TERM})*")
 _AFF_CORES = re.compile(r"(core|thread)\((\d+)(?:,(?:[^()]|\([^()]*\))*)?\)(?!\*)")
 
 
@@ -105,6 +123,12 @@ def _quoted(text: str) -> str:
     return quote(text)  # never bare: the quotes in it are escaped
 
 
+def _shape_of(spec: JobSpec) -> list[dict[str, int | None]]:
+    """The sizes a compound requirement was read as: while they stay, an LSF round trip
+    writes the compound string back as it was."""
+    return [component_sizes(c) for c in (live_components(spec) or [spec.resources])]
+
+
 def parse_lsf_time(text: str) -> int | None:
     """bsub -W [hour:]minute[/host] -> seconds."""
     t = text.split("/")[0].strip()
@@ -122,11 +146,14 @@ class LsfScript:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; bsub ignores it")
         limit: Item | None = None  # -M: read once the whole header is (rusage[mem] wins)
+        resreqs: list[Item] = []  # every -R, in order (bsub merges them into one string)
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
                 if item.known and item.option == "-M":
                     limit = item  # bsub keeps the last -M
                     continue
+                if item.known and item.option == "-R":
+                    resreqs.append(item)
                 try:
                     ok = item.known and guarded(item, self._map, spec, item)
                 except BadInput:
@@ -139,6 +166,9 @@ class LsfScript:
         if spec.stderr is None and spec.stdout:
             spec.join_output = True
         self._output_mode(spec)
+        for key in ("lsf_span", "lsf_rusage_mem"):  # read: what each -R said is in the spec
+            spec.metadata.pop(key, None)
+        self._compound_job(spec, resreqs)
         self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
         if limit is not None:
             self._mem_limit(spec, limit)
@@ -197,7 +227,7 @@ class LsfScript:
             raise bad(item, "bad memory limit", "a positive number with an optional KB, MB, "
                       "GB or TB unit (MB when none), then ! for a hard limit, e.g. 4GB")
         r = spec.resources
-        if r.memory_per_cpu_mb or r.memory_mb:
+        if r.memory_per_cpu_mb or r.memory_mb or "lsf_compound" in spec.metadata:
             unknown(spec, self.name, item)  # the limit over a reservation: LSF's alone
             return
         r.memory_per_cpu_mb = mb
@@ -244,8 +274,10 @@ class LsfScript:
             if not lo.isdigit() or int(lo) < 1 or (o == "-n" and comma and not (
                     hi.isdigit() and int(hi) >= int(lo))):
                 raise bad(item, "bad count", "a positive integer, or MIN,MAX slots for -n")
+            spec.metadata.pop(TASK_RANGE, None)
             if comma:
                 r.tasks = int(lo)
+                spec.metadata[TASK_RANGE] = [int(lo), int(hi)]
                 note(spec, f"line {item.lineno}: slot range {v} kept as minimum {lo}")
                 return False
             if o == "-n":
@@ -322,14 +354,106 @@ class LsfScript:
             return False
         return True
 
+    def _compound(self, spec: JobSpec, item: Item, v: str) -> None:
+        """A compound resource requirement (`1*{rusage[mem=4000]} + 16*{span[ptile=8]
+        rusage[mem=1000]}`): each term's slots with its own simple string, read as a job
+        of several shapes once every line is read (`_compound_job`). What a term asks
+        that has no neutral form is kept, named by its term (`-R{2} select`)."""
+        if "lsf_compound_terms" in spec.metadata:
+            raise bad(item, "second compound resource requirement", "one compound -R per "
+                      "job (bsub takes no other -R beside a compound one)")
+        comps: list[Resources] = []
+        for k, m in enumerate(re.finditer(_TERM, v), 1):
+            num, body = int(m.group(1)), m.group(2).strip()
+            if num < 1:
+                raise bad(item, f"bad slot count {num} in term {k}", "num*{simple string} "
+                          "with num a positive integer, e.g. 16*{span[ptile=8]}")
+            one = JobSpec()
+            sub = Item("-R", body, item.lineno, item.raw)
+            if body not in ("", "-") and not self._resreq(one, sub, body):  # {-}: nothing
+                unknown(spec, self.name, sub, f"-R{{{k}}}")  # unreadable: kept as written
+            r = one.resources
+            r.tasks = num
+            one.metadata.pop("lsf_ptile_at", None)
+            if r.tasks_per_node and r.tasks_per_node >= num:  # every slot on one host
+                r.nodes, r.tasks_per_node = 1, None
+            elif r.tasks_per_node:
+                r.nodes = -(-num // r.tasks_per_node)
+            self._slot_memory(one)
+            r.cpu_bind = None
+            if one.constraints.features:  # this term's hosts only: kept with the term
+                unknown(spec, self.name, Item("-R", "select[" + " && ".join(
+                    one.constraints.features) + "]", item.lineno, item.raw), f"-R{{{k}}} select")
+            for d in one.unknown:
+                spec.unknown.append(d.model_copy(update={
+                    "option": d.option.replace("-R ", f"-R{{{k}}} ", 1)}))
+            comps.append(r)
+        spec.metadata["lsf_compound_terms"] = (item, v.strip(), comps)
+
+    @staticmethod
+    def _compound_job(spec: JobSpec, resreqs: list[Item]) -> None:
+        """The compound requirement's terms as the job's shapes: its slots are the terms'
+        sum (a -n that differs is noted), a -gpu request (per host) on every term's hosts.
+        bsub refuses another -R beside a compound one (LSF 10.1: compound resource
+        requirements do not support multiple -R options)."""
+        got = spec.metadata.pop("lsf_compound_terms", None)
+        if got is None:
+            return
+        item, raw, comps = got
+        if other := next((i for i in resreqs if i is not item), None):
+            raise BadInput(f"line {other.lineno}: -R {other.value!r} beside the compound "
+                           f"resource requirement of line {item.lineno}; bsub takes no other "
+                           "-R with a compound one: put every section in the compound "
+                           "string's terms, e.g. 1*{select[bigmem] rusage[mem=64GB]} + "
+                           "16*{span[ptile=8]}")
+        r = spec.resources
+        slots = sum(c.tasks or 0 for c in comps)
+        if r.tasks is not None and r.tasks != slots:
+            note(spec, f"line {item.lineno}: -n {r.tasks} differs from the {slots} slots of "
+                       "the compound resource requirement; read as its terms' slots (LSF "
+                       "checks -n against them)")
+        if r.gpus_per_node is not None or r.gpus_per_task is not None:
+            for c in comps:  # -gpu asks per host (or per task): every term's alike
+                c.gpus_per_node, c.gpus_per_task = r.gpus_per_node, r.gpus_per_task
+                c.gpu_type = r.gpu_type
+        else:  # each term's own rusage[ngpus_physical=N]: the job's model the first named
+            r.gpu_type = next((c.gpu_type for c in comps if c.gpu_type), None)
+        r.tasks = None
+        if len(comps) == 1:
+            for k, val in component_sizes(comps[0]).items():
+                setattr(r, k, val)
+        else:
+            set_components(spec, comps)
+        spec.metadata["lsf_compound"] = {"raw": raw, "as": _shape_of(spec)}
+        note(spec, f"line {item.lineno}: compound resource requirement of {len(comps)} "
+                   f"term{'s' if len(comps) > 1 else ''} read as "
+                   + (f"a job of {len(comps)} shapes: " if len(comps) > 1 else "")
+                   + describe_totals(summed_totals(comps)) + " in all")
+
     def _resreq(self, spec: JobSpec, item: Item, v: str) -> bool:
+        if _COMPOUND.fullmatch(v):
+            self._compound(spec, item, v)
+            return True
         sections = _SECTION.findall(v)
         if not sections or _SECTION.sub("", v).strip():
             return False
         r = spec.resources
         for kind, body in sections:
+            if kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
+                continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
+            if kind == "span" and (m := re.fullmatch(r"ptile=(\d+)|hosts=1", body)):
+                earlier = spec.metadata.get("lsf_span")
+                if earlier is not None and earlier[1] != text:
+                    # bsub merges the -R strings into one; a second span is not documented
+                    # as merged: read as the last one, said
+                    note(spec, f"line {item.lineno}: {text} after {earlier[1]} (line "
+                               f"{earlier[0]}) in another -R: read as the last one")
+                    if earlier[1].startswith("span[hosts"):
+                        r.nodes = None
+                    r.tasks_per_node = None
+                spec.metadata["lsf_span"] = (item.lineno, text)
             if kind == "span":
                 if m := re.fullmatch(r"ptile=(\d+)", body):
                     r.tasks_per_node, done = int(m.group(1)), True
@@ -341,6 +465,13 @@ class LsfScript:
                 mb = parse_mem_mb(m.group(1))
                 if mb is None:
                     raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
+                if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
+                    # bsub merges every -R into one string, where a load index may appear
+                    # once only (LSF: "A given load index cannot appear more than once")
+                    raise bad(item, f"rusage mem again (line {first} reserves it already)",
+                              "one rusage[mem=...] for the job: bsub merges the -R strings "
+                              "and refuses a load index given twice")
+                spec.metadata["lsf_rusage_mem"] = item.lineno
                 if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
                     r.memory_mb, done = mb, True
                 else:  # per slot (LSF's default method, and /task)
@@ -365,6 +496,36 @@ class LsfScript:
             if not done:
                 unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
         return True
+
+    @staticmethod
+    def _gpus_in_rusage(spec: JobSpec) -> bool:
+        """An LSF script that asked its GPUs as rusage[ngpus_physical=N] gets them back so
+        (a site without LSB_GPU_NEW_SYNTAX takes no -gpu), while they are per host."""
+        r = spec.resources
+        return spec.source_dialect == "lsf" and bool(spec.metadata.get("lsf_gpu_rusage")) \
+            and bool(r.gpus_per_node) and not r.gpus_per_task \
+            and not gpus_of_job_over_unknown_nodes(spec) and not live_components(spec)
+
+    @staticmethod
+    def _rusage_gpus(spec: JobSpec, body: str) -> str:
+        """`rusage[ngpus_physical=N:gmodel=X]` (LSF's GPU request inside a resource string,
+        the form of compound and alternative requirements): N GPUs on each host (LSF
+        reserves ngpus_physical per host unless a site sets it per task, as -gpu num= is
+        per host) and their model; returns what the usage string asks besides. A string of
+        several usages (`,` or `||`) is left whole."""
+        if "||" in body or "," in body or not re.search(r"(?:^|:)\s*ngpus_physical\s*=", body):
+            return body
+        r, rest = spec.resources, []
+        for part in body.split(":"):
+            k, _, x = (p.strip() for p in part.partition("="))
+            if k == "ngpus_physical" and x.isdigit():
+                r.gpus_per_node, r.gpus_per_task = int(x), None
+                spec.metadata["lsf_gpu_rusage"] = True  # written back in this form
+            elif k == "gmodel" and x:
+                r.gpu_type = x
+            else:
+                rest.append(part)
+        return ":".join(rest)
 
     def _gpu(self, spec: JobSpec, item: Item, v: str) -> bool:
         r = spec.resources  # bsub keeps the last -gpu: an earlier one's request is gone
@@ -401,7 +562,8 @@ class LsfScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         warnings = common_render_warnings(spec, self.name)
         lines: list[str] = []
-        spec = one_shape(spec, self.name, warnings)  # a job of several shapes
+        if self._compound_text(spec, []) is None:
+            spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
             text = "" if val is None else str(val)
@@ -427,70 +589,18 @@ class LsfScript:
                 add(opt, val)
         if spec.qos:
             warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
-        tpn, cpt = r.tasks_per_node, r.cpus_per_task or 1
-        # tasks per node alone: on one node (Slurm's default node count)
-        tasks = r.tasks or ((r.nodes or 1) * tpn if tpn else None)
-        sections: list[str] = []
-        if r.nodes and not tasks and spec.metadata.get("lsf_nnodes"):
-            add("-nnodes", r.nodes)
-        elif r.nodes and not tasks:
-            add("-n", r.nodes)
-            sections.append("span[ptile=1]")
-            warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
-                            "one slot per host")
-        elif tasks and not self._kept_slot_range(spec, tasks):
-            add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
-        elif cpt > 1:
-            add("-n", 1)
-        if tpn:
-            sections.append(f"span[ptile={tpn}]")
-        elif r.nodes == 1 and tasks:
-            sections.append("span[hosts=1]")
-        elif r.nodes and tasks:
-            sections.append(f"span[ptile={-(-tasks // r.nodes)}]")
-        # the slots on each node: the memory per node shared among them; a slot is a task
-        # (its CPUs through affinity[]), so it holds the memory of each of its CPUs
-        spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
-        per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
-            (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
-        if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
-            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
-            # as on one node, shared by its slots (rounded down: never a larger request)
-            spn, per_slot = tasks, max(1, r.memory_mb // tasks)
-        limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
-        if per_slot and limit is not None:  # an LSF script's -M, as it was written
-            add("-M", fmt_mem(per_slot, "lsf") + limit)
-        elif per_slot:
-            sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
-        if r.memory_per_cpu_mb and r.memory_mb:
-            warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
-        elif r.memory_mb and spn != 1:
-            warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per_slot}MB per "
-                            "slot (LSF rusage[mem] is per slot on most sites)")
-        if c.features:
-            sections.append("select[" + " && ".join(
-                _lsf_select(f, warnings) for f in c.features) + "]")
-        kept_affinity = spec.source_dialect == "lsf" and any(
-            d.option == "-R affinity" for d in own)  # as written, the cores in it
-        if kept_affinity:
-            pass
-        elif cpt > 1 and r.cpu_bind in (None, "none"):
-            sections.append(f"affinity[core({cpt})]")
-            if r.cpu_bind == "none":
-                warnings.append("dropped: CPU binding none (LSF's affinity[core(N)] binds)")
-        elif r.cpu_bind and r.cpu_bind != "none":
-            if r.cpu_bind in _AFF_BACK:
-                pu = _AFF_BACK[r.cpu_bind]
-                sections.append(f"affinity[{pu}({cpt})]" if pu in ("core", "thread")
-                                else f"affinity[core({cpt}):cpubind={pu}]")
-            else:
-                warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
-                                "equivalent)")
-        sections = _merge_rusage(sections + [d.value or "" for d in own
-                                             if d.option.startswith("-R ")])
-        if sections:
-            add("-R", " ".join(sections))
-        self._render_gpu(spec, add, own, warnings)
+        compound = self._compound_text(spec, warnings)
+        if compound is not None:  # slots and sizes in the compound string's terms
+            slots = sum(resource_totals(x)["tasks"] or 0
+                        for x in live_components(spec) or [spec.resources])
+            if not self._kept_slot_range(spec, slots):  # a kept -n MIN,MAX says it
+                add("-n", slots)
+            add("-R", compound)
+        else:
+            self._simple_resreq(spec, add, own, warnings)
+        if (compound is None or "ngpus_physical" not in compound) \
+                and not self._gpus_in_rusage(spec):  # else in the resource string
+            self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
             host = spec.metadata.get("lsf_runlimit_host") if spec.source_dialect == "lsf" else None
@@ -535,11 +645,145 @@ class LsfScript:
             head = "none" if env.export_all is False else "all"
             add("-env", ", ".join([head, *(f"{k}={v}" for k, v in
                                            listed_variables(spec).items())]))
+        if compound is None or compound != (spec.metadata.get("lsf_compound") or {}).get("raw"):
+            warnings += [f"dropped: {d.value} of the compound requirement's term "
+                         f"{d.option[3:].partition('}')[0]} (the job's shapes have changed)"
+                         for d in own if d.option.startswith("-R{")]
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                   skip=lambda d: d.option.startswith(_SUB))
-        warnings += foreign_warnings(spec, self.name)
+                                   skip=lambda d: d.option.startswith((*_SUB, "-R{")))
+        carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
+                   and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
+        warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
+
+
+    def _compound_text(self, spec: JobSpec, warnings: list[str]) -> str | None:
+        """The job's compound resource requirement: an LSF script's as written while its
+        sizes stay, else one term per shape of a job of several shapes (`2*{span[ptile=1]
+        rusage[mem=4GB]} + 32*{span[ptile=16]}`). None for a job of one shape, or shapes
+        a compound string cannot say here (GPUs that differ between them, tasks that do
+        not divide among a shape's nodes)."""
+        kept = spec.metadata.get("lsf_compound")
+        if spec.source_dialect == self.name and isinstance(kept, dict) \
+                and kept.get("as") == _shape_of(spec):
+            return kept["raw"]
+        comps = live_components(spec)
+        if not comps or any(x.gpus_per_task for x in comps):
+            return None
+        # GPUs that differ between the shapes: each term's own, as -gpu asks every host alike
+        term_gpus = len({x.gpus_per_node for x in comps}) > 1
+        said: list[str] = []
+        select = " && ".join(_lsf_select(f, said) for f in spec.constraints.features)
+        terms = []
+        for x in comps:
+            t = resource_totals(x)
+            nodes, slots, cpt = t["nodes"], t["tasks"] or t["nodes"] or 1, x.cpus_per_task or 1
+            sections = [f"select[{select}]"] if select else []
+            if nodes and slots % nodes:
+                return None  # no ptile puts these slots on exactly these hosts
+            if nodes:
+                sections.append("span[hosts=1]" if nodes == 1 else
+                                f"span[ptile={slots // nodes}]")
+            per_slot = x.memory_per_cpu_mb * cpt if x.memory_per_cpu_mb else None
+            if x.memory_mb:  # a node's memory shared by its slots (rounded down)
+                per_host = slots // nodes if nodes else slots
+                per_slot = x.memory_mb // per_host or None
+                if x.memory_mb % per_host:
+                    said.append(f"approximated: memory {x.memory_mb}MB per node as "
+                                f"{per_slot}MB per slot of {per_host} (rounded down)")
+            usage = [f"mem={fmt_mem(per_slot, 'lsf')}"] if per_slot else []
+            if term_gpus and x.gpus_per_node:
+                usage.append(f"ngpus_physical={x.gpus_per_node}")
+                kind = x.gpu_type or spec.resources.gpu_type
+                usage += [f"gmodel={kind}"] if kind else []
+            if usage:
+                sections.append(f"rusage[{':'.join(usage)}]")
+            if cpt > 1:
+                sections.append(f"affinity[core({cpt})]")
+            terms.append(f"{slots}*{{{' '.join(sections) or '-'}}}")  # {-}: nothing more
+        if term_gpus:
+            said.append("approximated: each shape's GPUs as its term's rusage[ngpus_physical=N] "
+                        "(N on each of its hosts where LSF reserves ngpus_physical per host, "
+                        "its default; -gpu would ask every host alike)")
+        warnings += [w for w in said if w not in warnings]
+        return " + ".join(terms)
+
+    def _simple_resreq(self, spec: JobSpec, add, own: list, warnings: list[str]) -> None:
+        """-n and the one -R string of a job of one shape."""
+        r, c = spec.resources, spec.constraints
+        tpn, cpt = r.tasks_per_node, r.cpus_per_task or 1
+        # tasks per node alone: on one node (Slurm's default node count)
+        tasks = r.tasks or ((r.nodes or 1) * tpn if tpn else None)
+        sections: list[str] = []
+        if r.nodes and not tasks and spec.metadata.get("lsf_nnodes"):
+            add("-nnodes", r.nodes)
+        elif r.nodes and not tasks:
+            add("-n", r.nodes)
+            sections.append("span[ptile=1]")
+            warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
+                            "one slot per host")
+        elif tasks and (rng := carried_task_range(spec, tasks, "sge", "-pe", "-n {0},{1}",
+                                                  warnings)):
+            add("-n", f"{rng[0]},{rng[1]}")  # another scheduler's slot range: LSF's MIN,MAX
+        elif tasks and not self._kept_slot_range(spec, tasks):
+            add("-n", tasks)  # one slot per task; CPUs per task through affinity[core(N)]
+        elif cpt > 1:
+            add("-n", 1)
+        if any(d.option == "-R span" for d in own):
+            pass  # the script's own span, kept as written: one span per string
+        elif tpn:
+            sections.append(f"span[ptile={tpn}]")
+        elif r.nodes == 1 and tasks:
+            sections.append("span[hosts=1]")
+        elif r.nodes and tasks:
+            sections.append(f"span[ptile={-(-tasks // r.nodes)}]")
+        # the slots on each node: the memory per node shared among them; a slot is a task
+        # (its CPUs through affinity[]), so it holds the memory of each of its CPUs
+        spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
+        per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
+            (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
+        if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
+            # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
+            # as on one node, shared by its slots (rounded down: never a larger request)
+            spn, per_slot = tasks, max(1, r.memory_mb // tasks)
+        limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
+        if per_slot and limit is not None:  # an LSF script's -M, as it was written
+            add("-M", fmt_mem(per_slot, "lsf") + limit)
+        elif per_slot:
+            sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
+        if r.memory_per_cpu_mb and r.memory_mb:
+            warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
+        elif r.memory_mb and spn != 1:
+            warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per_slot}MB per "
+                            "slot (LSF rusage[mem] is per slot on most sites)")
+        if c.features:
+            sections.append("select[" + " && ".join(
+                _lsf_select(f, warnings) for f in c.features) + "]")
+        kept_affinity = spec.source_dialect == "lsf" and any(
+            d.option == "-R affinity" for d in own)  # as written, the cores in it
+        if kept_affinity:
+            pass
+        elif cpt > 1 and r.cpu_bind in (None, "none"):
+            sections.append(f"affinity[core({cpt})]")
+            if r.cpu_bind == "none":
+                warnings.append("dropped: CPU binding none (LSF's affinity[core(N)] binds)")
+        elif r.cpu_bind and r.cpu_bind != "none":
+            if r.cpu_bind in _AFF_BACK:
+                pu = _AFF_BACK[r.cpu_bind]
+                sections.append(f"affinity[{pu}({cpt})]" if pu in ("core", "thread")
+                                else f"affinity[core({cpt}):cpubind={pu}]")
+            else:
+                warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
+                                "equivalent)")
+        if self._gpus_in_rusage(spec):  # the script's own form (sites without -gpu)
+            usage = [f"ngpus_physical={r.gpus_per_node}"]
+            usage += [f"gmodel={r.gpu_type}"] if r.gpu_type else []
+            sections.append(f"rusage[{':'.join(usage)}]")
+        sections = _merge_rusage(sections + [d.value or "" for d in own
+                                             if d.option.startswith("-R ")])
+        if sections:
+            add("-R", " ".join(sections))
 
     @staticmethod
     def _render_gpu(spec: JobSpec, add, own: list, warnings: list[str]) -> None:
@@ -554,6 +798,9 @@ class LsfScript:
             parts.append(f"num={r.gpus_per_node}")
         if parts and r.gpu_type:
             parts.append(f"gmodel={r.gpu_type}")
+        elif r.gpu_type:
+            warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count (LSF's "
+                            "gmodel= goes with -gpu num=)")
         if r.gpu_bind in ("closest", "none") and parts:
             parts.append("aff=" + ("yes" if r.gpu_bind == "closest" else "no"))
             if r.gpu_bind == "closest" and spec.source_dialect != "lsf":

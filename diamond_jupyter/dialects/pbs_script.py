@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import re
 
-from ..model import ArraySpec, BadInput, Dependency, JobSpec, Resources
+from ..model import (
+    PBS_GPU_MODEL_KEYS,
+    ArraySpec,
+    BadInput,
+    Dependency,
+    JobSpec,
+    Resources,
+    gpus_of_job_over_unknown_nodes,
+)
 from .base import Rendered
 from .scripts_common import (
     Item,
@@ -321,6 +329,10 @@ class PbsScript:
                     spec.constraints.exclusive = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
+        elif key == "qos" and _FEATURE.fullmatch(val):
+            # Moab's `-l qos=NAME` (Torque sites; what this renderer writes for Torque)
+            spec.qos = val
+            spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "naccesspolicy" and val.lower() == "singlejob":
             spec.constraints.exclusive = True
         elif key == "feature" and _FEATURE.fullmatch(val):
@@ -365,6 +377,10 @@ class PbsScript:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             r.memory_mb = mb
         for k, x in res.items():
+            if k.lower() in PBS_GPU_MODEL_KEYS and x and r.gpu_type is None:
+                # a site's GPU-model resource (`gpu_model=a100`): the GPU type elsewhere,
+                # kept as written for PBS
+                r.gpu_type = x
             unknown(spec, self.name, Item("-l", x or None, item.lineno, item.raw), "-l select:" + k)
         return True
 
@@ -415,6 +431,7 @@ class PbsScript:
             spec.unknown += one.unknown
         r = spec.resources
         comps = [o.resources for o in shapes]
+        r.gpu_type = next((c.gpu_type for c in comps if c.gpu_type), r.gpu_type)
         if all(c.model_copy(update={"nodes": None}) == comps[0].model_copy(update={"nodes": None})
                for c in comps):  # one shape (hosts named one by one): its nodes summed
             for k in ("tasks_per_node", "cpus_per_task", "gpus_per_node", "memory_mb"):
@@ -600,7 +617,8 @@ class PbsScript:
         if spec.mail_user:
             add("-M", spec.mail_user)
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
-        letters = "".join(sorted({x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")}))
+        # in the events' order (`-m bea` back as written; qsub reads the letters as a set)
+        letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
         env = spec.environment
@@ -698,6 +716,11 @@ class PbsScript:
             out += [f"ngpus={gpn}"] if gpn else []
             out += [f"mem={fmt_mem(r.memory_mb, 'pbs')}"] if r.memory_mb else []
             return out
+        # the job's GPUs over tasks on nodes of the scheduler's choice (Grid Engine's -l gpu
+        # beside an MPI PE): spread over the one-task chunks, not each chunk's
+        job_gpus = gpn if not torque and gpus_of_job_over_unknown_nodes(spec) else None
+        if job_gpus:
+            gpn = None
         count, ncpus, procs = nodes, None, None
         if nodes:
             ncpus, procs = ((tpn * cpt, tpn) if tpn else (r.cpus_per_task, None))
@@ -731,14 +754,33 @@ class PbsScript:
                 and r.memory_per_cpu_mb else mem
             chunk += (f"+1:ncpus={rest * cpt}:mpiprocs={rest}" + (f":ngpus={g}" if g else "")
                       + (f":mem={fmt_mem(last_mem, 'pbs')}" if last_mem else "") + kept_res)
-        if r.gpu_type:
+        if r.gpu_type and not (spec.source_dialect == "pbs" and extra["-l select:"]):
             warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
                             "model resource)")
         for f in c.features:
             warnings.append(f"dropped: node feature {f} (PBS Pro has no generic node features; "
                             "use a site resource in select)")
+        if job_gpus and count:
+            chunk = cls._spread_job_gpus(chunk, count, job_gpus, warnings)
         out.append(chunk)
         return out
+
+    @staticmethod
+    def _spread_job_gpus(chunk: str, count: int, gpus: int, warnings: list[str]) -> str:
+        """`select=T:BODY` of T one-task chunks holding the job's `gpus` in all: as even a
+        share on each chunk as whole GPUs allow (`select=2:BODY:ngpus=1+6:BODY` for 2 GPUs
+        over 8 tasks); PBS Pro places the chunks freely, as Grid Engine's PE its slots."""
+        body = chunk.removeprefix("select=").partition(":")[2]
+        each, more = divmod(gpus, count)
+        parts = [f"{more}:{body}:ngpus={each + 1}".replace("::", ":")] if more else []
+        if count - more:
+            parts.append(f"{count - more}:{body}" + (f":ngpus={each}" if each else ""))
+        shares = ([f"{more} with ngpus={each + 1}"] if more else []) + \
+            ([f"{count - more} with " + (f"ngpus={each}" if each else "none")]
+             if count - more else [])
+        warnings.append(f"approximated: {gpus} GPUs for the whole job over its {count} "
+                        f"one-task chunks: {', '.join(shares)} (PBS Pro asks ngpus per chunk)")
+        return "select=" + "+".join(p.replace("::", ":").rstrip(":") for p in parts)
 
 
     @classmethod

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    PBS_GPU_MODEL_KEYS,
+    TASK_RANGE,
     ArraySpec,
     BadInput,
     Dependency,
@@ -362,6 +364,14 @@ def sep_sentinel(sentinel: str) -> str:
     return sentinel + " "
 
 
+def _carried_gpu_model(spec: JobSpec, d: Directive) -> bool:
+    """A kept PBS GPU-model chunk resource the spec's GPU type carries (each renderer
+    writes the type or says it is dropped)."""
+    key = d.option.rpartition(":")[2].lower()
+    return d.dialect == "pbs" and d.option.startswith("-l select:") \
+        and key in PBS_GPU_MODEL_KEYS and d.value == spec.resources.gpu_type
+
+
 def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> list[str]:
     """One line per unknown directive of another dialect: it is not carried over."""
     seen: set[tuple[str, str, str | None]] = set()
@@ -369,6 +379,10 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
     skipped = set(skip)
     for d in spec.unknown:
         if d.dialect == target or (d.option, d.value) in skipped or d.option in skipped:
+            continue
+        if _carried_gpu_model(spec, d):  # said here; the renderer writes the type or says why not
+            out.append(f"approximated: {d.raw.strip()} ({d.option.rpartition(':')[2]}="
+                       f"{d.value}: a site's GPU model resource, read as the GPU type)")
             continue
         key = (d.raw, d.option, d.value)
         if key in seen:
@@ -965,3 +979,21 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
                     + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")
                     + ")")
     return out
+
+
+def carried_task_range(spec: JobSpec, tasks: int, source: str, option: str, said_as: str,
+                       warnings: list[str]) -> list[int] | None:
+    """The range of task counts another scheduler's script asked (TASK_RANGE: LSF `-n
+    MIN,MAX`, a Grid Engine MPI PE's `MIN-MAX`), while its minimum is still the task count
+    and each task one CPU: said with the directive it carries (`said_as` formats MIN, MAX);
+    None otherwise (the minimum alone is rendered, the directive named as dropped)."""
+    rng = spec.metadata.get(TASK_RANGE)
+    if spec.source_dialect != source or not isinstance(rng, list) or len(rng) != 2 \
+            or rng[0] != tasks or (spec.resources.cpus_per_task or 1) != 1:
+        return None
+    kept = next((d for d in spec.unknown if d.dialect == source and d.option == option), None)
+    if kept is None:
+        return None
+    warnings.append(f"approximated: {kept.raw.strip()} as {said_as.format(*rng)} (the same "
+                    "range of task counts; the scheduler spreads them by its own rules)")
+    return rng

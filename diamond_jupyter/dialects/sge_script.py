@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import GPUS_PER_JOB, ArraySpec, BadInput, Dependency, JobSpec
+from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, JobSpec
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .scripts_common import (
@@ -21,6 +21,7 @@ from .scripts_common import (
     assemble,
     bad,
     begin_parse,
+    carried_task_range,
     common_render_warnings,
     dependencies_for,
     fmt_hms,
@@ -157,6 +158,16 @@ class SgeScript:
         if r.gpus_per_node is not None and r.nodes is None and (r.tasks or 1) > 1:
             # -l gpu is the job's: the PE spreads the slots over hosts of its choosing
             spec.metadata[GPUS_PER_JOB] = r.gpus_per_node
+        slots = (r.tasks or 1) * (r.cpus_per_task or 1)
+        if r.gpus_per_node and slots > 1:
+            # complex(5): a consumable YES is asked per slot (a parallel job takes N x its
+            # slots), JOB once per job; GPU complexes are set JOB where sites document
+            # `-l gpu=N` as the job's GPUs: read so, the other reading said
+            key = spec.metadata.get("sge_gpu", "gpu")
+            note(spec, f"-l {key}={r.gpus_per_node} read as the job's {r.gpus_per_node} "
+                       f"GPU(s) (a consumable of type JOB); where the site's {key} complex "
+                       f"is consumable YES (per slot) Grid Engine gives "
+                       f"{r.gpus_per_node * slots} for the {slots} slots")
         if "tc" in state:
             if spec.array is None:
                 note(spec, "-tc without -t has no effect; dropped")
@@ -254,10 +265,13 @@ class SgeScript:
         r.nodes = r.tasks = r.cpus_per_task = None  # qsub keeps the last -pe given
         spec.unknown = [d for d in spec.unknown if not (d.dialect == "sge" and d.option == "-pe")]
         spec.metadata["sge_pe"] = name
+        spec.metadata.pop(TASK_RANGE, None)
         if is_shared_pe(name):
             r.nodes, r.cpus_per_task = 1, n
         else:
             r.tasks = n
+            if m := re.fullmatch(r"(\d+)-(\d+)", (item.value or "").partition(" ")[2]):
+                spec.metadata[TASK_RANGE] = [int(m.group(1)), int(m.group(2))]
         return not ranged  # a range stays as written (Grid Engine's own choice of count)
 
     def _resource(self, spec: JobSpec, item: Item) -> bool:
@@ -417,13 +431,15 @@ class SgeScript:
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
-                                   or d.option == "-soft")
+                                   or d.option in ("-soft", "-pe"))
         carried = []
         if kept_gpus:  # named as carried, not as dropped
             d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
             carried.append((d.option, d.value))
             warnings.append(f"approximated: {d.raw.strip()} as -l gpu={kept_gpus} (the job's "
                             "GPUs; Grid Engine places them with the slots)")
+        carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
+                    and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
         warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
@@ -444,13 +460,21 @@ class SgeScript:
                                 f"of PE {name} (one slot per CPU; the split is not kept)")
         elif cpt > 1:
             slots, name = cpt, pe if pe and is_shared_pe(pe) else SMP_PE
-        else:
-            slots, name = 1, None
+        else:  # one slot: a Grid Engine script's own PE stays (`-pe smp 1` is one host)
+            slots, name = 1, pe
         nodes = r.nodes
         ranged = spec.source_dialect == "sge" and any(
             d.dialect == "sge" and d.option == "-pe" for d in spec.unknown)
-        if name is not None and not ranged:  # a kept slot range says it as written
+        rng = carried_task_range(spec, tasks or 1, "lsf", "-n", f"-pe {name} {{0}}-{{1}}",
+                                 warnings) if name and not is_shared_pe(name) else None
+        if rng:  # another scheduler's range of task counts: the PE's slot range
+            lines.append(f"#$ -pe {quote(name)} {rng[0]}-{rng[1]}")
+        elif name is not None and not ranged:
             lines.append(f"#$ -pe {quote(name)} {slots}")  # two words, unquoted pair
+        elif ranged:  # the kept slot range as written: its two words, each quoted alone
+            kept = next(d for d in spec.unknown if d.dialect == "sge" and d.option == "-pe")
+            pe_name, _, pe_range = (kept.value or "").partition(" ")
+            lines.append(f"#$ -pe {quote(pe_name)} {quote(pe_range.strip())}")
         if nodes and nodes > 1:
             warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
                             f"slots by PE {name or '(none)'}'s allocation rule)")

@@ -337,10 +337,16 @@ class SlurmScript:
                 return False
             note(spec, placeholder_note(item, self.name, "kept as a raw value"))
         if key == "nodes":
-            lo, _, hi = (v or "").partition("-")
-            r.nodes = to_int(Item(key, lo, item.lineno, item.raw), "N or MIN-MAX nodes")
-            if hi:
-                note(spec, f"line {item.lineno}: node range {v} kept as minimum {lo}")
+            # N, MIN-MAX, or a size list (`1,4,8`, `2-16:2`): the job gets one of the counts
+            parts = [re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", p) for p in (v or "").split(",")]
+            if not all(parts) or any(m.group(2) and int(m.group(2)) < int(m.group(1))
+                                     for m in parts if m):
+                raise bad(item, "bad node count", "N, MIN-MAX, or sizes such as 1,4,8 or "
+                          "2-16:2 (sbatch --nodes)")
+            lows = [int(m.group(1)) for m in parts if m]
+            r.nodes = to_int(Item(key, str(min(lows)), item.lineno, item.raw))
+            if v != str(r.nodes):
+                note(spec, f"line {item.lineno}: node range {v} kept as minimum {r.nodes}")
                 return False
         elif key == "ntasks":
             r.tasks = to_int(item)
@@ -504,6 +510,19 @@ class SlurmScript:
                                         f"#SBATCH --tres-per-task={quote(kept)}"),
                     "--tres-per-task")
         return True
+
+    @staticmethod
+    def _kept_node_range(spec: JobSpec) -> bool:
+        """A kept `--nodes=MIN-MAX` whose minimum is still the node count says it as
+        written (a `--nodes=MIN` line beside it was written twice: the range last)."""
+        for d in spec.unknown:
+            if d.dialect == "slurm" and d.option in _HET_SEPARATORS:
+                return False
+            lows = [p.partition("-")[0] for p in (d.value or "").split(",")]
+            if d.dialect == "slurm" and d.option == "--nodes" and all(x.isdigit() for x in lows) \
+                    and min(int(x) for x in lows) == spec.resources.nodes:
+                return True  # (a placeholder such as %NODES% is no range: written as kept)
+        return False
 
     @staticmethod
     def _kept_gres(spec: JobSpec) -> list[Directive]:
@@ -688,7 +707,8 @@ class SlurmScript:
                          ("chdir", spec.working_directory)):
             if val:
                 add(opt, val)
-        for opt, val in (("nodes", r.nodes), ("ntasks", r.tasks),
+        ranged = self._kept_node_range(spec)
+        for opt, val in (("nodes", None if ranged else r.nodes), ("ntasks", r.tasks),
                          ("ntasks-per-node", r.tasks_per_node),
                          ("cpus-per-task", r.cpus_per_task)):
             if val is not None:

@@ -378,6 +378,9 @@ class TransportConfig(_Cfg):
     def _keys_fit_the_kind(self) -> TransportConfig:
         """A key another kind of transport reads is a mistake, not a default: `kind: local`
         with a host would run everything on this machine."""
+        if self.token_command and self.token_file:  # the command was used, the file not
+            raise ValueError("token_command and token_file: give one (the token comes from "
+                             "one of them)")
         only = {"ssh": SSH_ONLY_KEYS, "slurmrestd": REST_ONLY_KEYS}
         for kind, keys in only.items():
             if self.kind == kind:
@@ -393,6 +396,11 @@ class TransportConfig(_Cfg):
     @field_validator("url")
     @classmethod
     def _no_secret_in_url(cls, url: str | None) -> str | None:
+        if url is not None and (m := re.search(r"/slurm(?:db)?/v0\.0\.\d+(?:/|$)", url)):
+            # the requests add /slurm/VERSION/...: a URL copied with it asked for it twice
+            base = url[:m.start()] or url
+            raise ValueError(f"url is the API's base ({base}); its version goes in "
+                             f"api_version: {m.group().strip('/').split('/')[1]}")
         if url is not None and "@" in url.split("/")[2]:
             # the value is not shown: it may hold a password or token
             raise ValueError("url must not carry a user or password (give user:, and the "
@@ -715,6 +723,9 @@ def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     problem = getattr(e, "problem", None) or str(e)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = where + " ".join(str(problem).split())
+    if problem == "but found another document":  # PyYAML's words for a second `---`
+        text = (f"{where}a second YAML document (`---`); a sites file is one document: "
+                "list every site under one `sites:`")
     if "'\\t'" in text:
         text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
                                "there)")

@@ -81,6 +81,28 @@ SPIDER_REQUIRES = (
 )
 
 
+# Spack's installed packages and environments, and the named conda environments, where
+# the tool is on the login's PATH: each listing at most ENV_LIST_LINES lines and
+# ENV_LIST_TIMEOUT_S seconds (`timeout`), then the tool's exit status ("@@rc N"); a listing
+# cut short (no status line, or not 0) is not known, so nothing is checked against it
+ENV_LIST_LINES = 20000
+ENV_LIST_TIMEOUT_S = 15
+CONDA_TOOLS = ("conda", "mamba", "micromamba")
+
+
+def _env_listing(tag: str, command: str) -> str:
+    return (f'echo "@@{tag}"; {{ timeout {ENV_LIST_TIMEOUT_S} {command} 2>/dev/null; '
+            f'echo "@@rc $?"; }} | head -n {ENV_LIST_LINES + 1}')
+
+
+ENVS_SECTION = (
+    "if command -v spack >/dev/null 2>&1; then\n  "
+    + _env_listing("spack", "spack find --format '{name}@{version}'") + "\n  "
+    + _env_listing("spack-envs", "spack env list") + "\nfi\n"
+    + "for c in " + " ".join(CONDA_TOOLS) + '; do command -v "$c" >/dev/null 2>&1 || continue'
+    + "\n  " + _env_listing("conda $c", '"$c" env list') + "\ndone; true")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -153,6 +175,7 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             + SPIDER_REQUIRES +
             '  fi\n'
             'else echo "system none"; fi')
+    section("envs", ENVS_SECTION)
     section("runtimes", "for r in " + " ".join(RUNTIMES) + '; do p=$(command -v "$r") && '
             'echo "$r $p"; done; true')
     section("mpi", "for r in " + " ".join(MPI_COMMANDS) + '; do p=$(command -v "$r") && '
@@ -294,6 +317,65 @@ def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:
         elif state == "list":
             state = "done"
     return out
+
+
+_SPACK_LINE = re.compile(r"[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.+=-]+")
+_ENV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def _listings(text: str) -> dict[str, list[str] | None]:
+    """The `envs` section's listings by tag ("spack", "spack-envs", "conda conda", ...):
+    each listing's lines, or None when it was cut short or its tool failed."""
+    out: dict[str, list[str] | None] = {}
+    tag: str | None = None
+    lines: list[str] = []
+    for raw in text.split("\n") + ["@@end"]:
+        if raw.startswith("@@rc "):
+            if tag is not None:
+                out[tag] = lines if raw[5:].strip() == "0" else None
+            tag = None
+        elif raw.startswith("@@"):
+            if tag is not None:  # no status line: cut short at ENV_LIST_LINES
+                out[tag] = None
+            tag, lines = (raw[2:].strip() or None), []
+        elif tag is not None:
+            lines.append(raw.rstrip("\r"))
+    return out
+
+
+def parse_spack(text: str) -> tuple[list[str] | None, list[str] | None]:
+    """(installed packages as "name@version", named environments) from the `envs` section;
+    None for a listing not made (no `spack` on the PATH), cut short or failed. Lines that
+    are not a package (`==> 12 installed packages`, `-- linux-rhel8 / gcc@12 --` headers)
+    are skipped."""
+    got = _listings(text)
+    pkgs = got.get("spack")
+    envs = got.get("spack-envs")
+    packages = None if pkgs is None else sorted({
+        ln.strip() for ln in pkgs if _SPACK_LINE.fullmatch(ln.strip())})
+    names = None if envs is None else sorted({
+        w for ln in envs if not ln.strip().startswith("==>")
+        for w in ln.split() if _ENV_NAME.fullmatch(w)})
+    return packages, names
+
+
+def parse_conda_envs(text: str) -> dict[str, list[str]] | None:
+    """The named environments each conda tool lists (`conda env list`: "# conda
+    environments:" then "NAME [*] PATH" lines, and lines of a path only for environments
+    outside its directories; micromamba's table "Name Active Path" alike), keyed "conda"
+    (conda and mamba share them) and "micromamba"; None when no tool listed any."""
+    out: dict[str, list[str]] = {}
+    for tag, lines in _listings(text).items():
+        if not tag.startswith("conda ") or lines is None:
+            continue
+        tool = "micromamba" if tag.split()[1] == "micromamba" else "conda"
+        names = out.setdefault(tool, [])
+        for ln in lines:
+            words = [w for w in ln.split() if w != "*"]
+            if len(words) >= 2 and words[-1].startswith("/") and _ENV_NAME.fullmatch(words[0]) \
+                    and words[0] not in names:
+                names.append(words[0])
+    return out or None
 
 
 def parse_runtimes(text: str) -> list[str]:

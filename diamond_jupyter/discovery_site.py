@@ -14,11 +14,13 @@ from .discovery import (
     SiteDescription,
     discovery_script,
     node_types,
+    parse_conda_envs,
     parse_module_list,
     parse_module_trees,
     parse_mpi,
     parse_mpi_paths,
     parse_runtimes,
+    parse_spack,
     split_sections,
     summarise_cluster,
     summarise_site,
@@ -169,6 +171,11 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
         caps.sources["cluster_names"] = "discovered"
     if system:
         caps.module_trees = parse_module_trees(parts.get("modules", ""))
+    caps.spack_packages, caps.spack_envs = parse_spack(parts.get("envs", ""))
+    caps.conda_envs = parse_conda_envs(parts.get("envs", ""))
+    for key in ("spack_packages", "spack_envs", "conda_envs"):
+        if getattr(caps, key) is not None:
+            caps.sources[key] = "discovered"
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,
                            discovered_at=caps.discovered_at, module_system_version=version,
                            pmi=pmi)

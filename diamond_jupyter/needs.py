@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from .model import BadInput, JobSpec, Node, gpus_of_job_over_unknown_nodes
-from .script_body import ContainerNeed, NeedModel, SoftwareNeed, scan_body
+from .script_body import ContainerNeed, EnvNeed, NeedModel, SoftwareNeed, scan_body
 
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 _PBS_GPU_KEYS = {"gpu_type", "gpu_model", "gputype", "gpu_model_name"}
@@ -305,6 +305,9 @@ class Needs(NeedModel):
     mpi_from: str | None = None  # the file sourced or PATH entry it comes from (`~/`: home)
     pmi: str | None = None  # the MPI plugin its srun asks for: pmix, pmix_v4, pmi2, ...
     gpu_vendor: str | None = None  # "nvidia" / "amd", when the body's use says which
+    # Spack packages and environments, conda environments the body activates: checked
+    # where discovery listed them
+    envs: list[EnvNeed] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # read from the body, never checked
 
     def empty(self) -> bool:
@@ -383,7 +386,7 @@ def needs_of(spec: JobSpec) -> Needs:
                  software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi, mpi_own=scan.mpi_own,
                  mpi_from=scan.mpi_from,
-                 pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, notes=notes)
+                 pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, envs=scan.envs, notes=notes)
 
 
 def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:

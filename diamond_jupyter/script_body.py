@@ -71,6 +71,26 @@ class ContainerNeed(NeedModel):
     unchecked: str | None = None  # why it is not held against a site (used in a branch)
 
 
+class EnvNeed(NeedModel):
+    """An environment the job brings its programs from: a Spack package it loads (`spack
+    load hdf5@1.14.3`), a Spack environment or a named conda environment it activates."""
+
+    kind: str  # "spack" (a package), "spack-env", "conda" (an environment)
+    name: str  # the package or environment as written (`hdf5`, `sim`, `/proj/envs/x`)
+    version: str | None = None  # a Spack package's `@VERSION` (`1.14`, `1.14.3`)
+    tool: str = "spack"  # the command: spack, conda, mamba, micromamba
+    line: int | None = None
+    unchecked: str | None = None  # why it is not held against a site (a branch, a path)
+
+    @property
+    def shown(self) -> str:
+        what = {"spack": "spack load", "spack-env": "spack environment"}.get(
+            self.kind, f"{self.tool} environment")
+        name = f"{self.name}@{self.version}" if self.version else self.name
+        return f"{what} {name!r} (line {self.line})" if self.kind != "spack" else \
+            f"{what} {name} (line {self.line})"
+
+
 # ---------------------------------------------------------------- shell words
 
 _OPS = (";;", "&&", "||", "|&", "<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>",
@@ -412,6 +432,8 @@ class BodyScan:
     # where it comes from: the file sourced or the PATH entry, as a literal path (`~/` for
     # the home); None when not written out
     mpi_from: str | None = None
+    # Spack packages and environments, conda environments the job brings programs from
+    envs: list[EnvNeed] = field(default_factory=list)
 
 
 def scan_body(body: str) -> BodyScan:
@@ -464,6 +486,7 @@ def scan_body(body: str) -> BodyScan:
     mpi_own: str | None = None
     mpi_from: str | None = None
     skip_lines: set[int] = set()
+    envs: list[EnvNeed] = []
 
     def note(text: str) -> None:
         if text not in notes:
@@ -771,7 +794,13 @@ def scan_body(body: str) -> BodyScan:
                         vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
                     elif tool in _VENDOR_COMMANDS and here is not None and not inner:
                         uses.append((here, "tool", tool, lineno))
-                own = _env_notes(core, lineno, note)
+                found_envs: list[EnvNeed] = []
+                own = _env_notes(core, lineno, note, found_envs)
+                for env in found_envs:
+                    why = env.unchecked or (
+                        f"used only in a branch or function (line {lineno})"
+                        if conditional or here is not None else None)
+                    envs.append(env.model_copy(update={"unchecked": why}))
                 if own and not conditional and own_tools is None:
                     own_tools = own
                     own_from = literal_path(core[1]) if prog in ("source", ".") and \
@@ -850,10 +879,22 @@ def scan_body(body: str) -> BodyScan:
     for need in software if role else []:
         if any(_CONDA_DIST.fullmatch(p) for p in need.full.split("/")):
             need.role = role
+    # a conda the job sets up itself (a distribution's module, its conda.sh, a hook from a
+    # path) keeps environments the login's `conda env list` may not show
+    own_conda = next((f"module {n.full} (line {n.line})" for n in software if n.role), None) \
+        or _own_conda_setup(lines)
+    for env in envs:
+        if env.kind == "conda" and env.unchecked is None and own_conda:
+            env.unchecked = f"the job sets its conda up itself ({own_conda})"
+        checked = f"environment '{env.name}' (line {env.line}) must exist at the site" \
+            f"{_conda_how(env.name)}"
+        if env.kind == "conda" and env.unchecked and not env.unchecked.startswith("a path"):
+            notes[:] = [n.replace(checked, checked.replace(
+                _conda_how(env.name), f" (not checked: {env.unchecked})")) for n in notes]
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
-                    mpi_from)
+                    mpi_from, envs)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
@@ -1222,9 +1263,26 @@ _SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|pr
                           r"(?:^|/)(?:modules|lmod|z00_lmod|conda|mamba|setup-env)\.(?:sh|bash)$")
 
 
-def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
-    """Environments the job activates or builds at run time (never checked); what may
+# a Spack spec's package: its name, then `@VERSION` up to a variant, compiler or dependency
+_SPACK_SPEC = re.compile(r"([a-z0-9][a-z0-9_.-]*)(?:@([^%+~^\s]*))?")
+
+
+def _spack_need(spec: str, lineno: int) -> EnvNeed:
+    """`hdf5@1.14.3%gcc@12+mpi` -> hdf5, version 1.14.3; a version range (`@1.12:1.14`,
+    `@1.14:`) or a list is kept by its name only."""
+    m = _SPACK_SPEC.match(spec)
+    name, version = (m.group(1), m.group(2)) if m else (spec, None)
+    if version and (":" in version or "," in version or "=" in version):
+        version = None
+    return EnvNeed(kind="spack", name=name, version=version or None, line=lineno)
+
+
+def _env_notes(cmd: list[str], lineno: int, note: Any,
+               envs: list[EnvNeed] | None = None) -> str | None:
+    """Environments the job activates or builds at run time, as notes (and, in `envs`,
+    the Spack packages and named environments a site's discovery can check); what may
     bring programs of its own (a sourced helper, Spack, a conda environment), or None."""
+    envs = envs if envs is not None else []
     prog = cmd[0].rsplit("/", 1)[-1]
     if prog == "eval":  # `eval "$(spack load --sh hdf5)"`: the command that prints it
         own = None
@@ -1233,16 +1291,20 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
             words = [w.text for w in _words(inner.group(1) or inner.group(2) or "")
                      if not w.op] if inner else []
             if words:
-                own = own or _env_notes(words, lineno, note)
+                own = own or _env_notes(words, lineno, note, envs)
         return own
     own = None
     args = [w for w in cmd[1:] if not w.startswith("-")]
     if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
-        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site"
+             + _conda_how(args[1]))
+        envs.append(_conda_need(prog, args[1], lineno))
         own = f"{prog} environment '{args[1]}' (line {lineno})"  # may hold an MPI (mpich)
     elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
         if len(args) > 1:
-            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site"
+                 + _conda_how(args[1]))
+            envs.append(_conda_need("conda", args[1], lineno))
             own = f"conda environment '{args[1]}' (line {lineno})"
         elif "/" in args[0]:
             note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
@@ -1278,17 +1340,48 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
         own = f"uv environment (line {lineno})"
     if prog == "spack" and args[:1] == ["load"]:
         for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
-            # nor `--sh`
+            # nor `--sh`, nor a hash (`/abc1234`)
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
-                 "module list; not checked")
+                 "module list; checked where discovery listed Spack's installed packages "
+                 "(`spack find`)")
+            envs.append(_spack_need(pkg, lineno))
             own = own or f"spack load {pkg} (line {lineno})"
     if prog == "spack" and args[:2] == ["env", "activate"] or prog == "spacktivate":
         env = (args[2:] if prog == "spack" else args)[:1]
         if env:
             note(f"spack environment '{env[0]}' (line {lineno}) must exist at the site; its "
                  "packages are not checked")
+            envs.append(EnvNeed(kind="spack-env", name=env[0], line=lineno, unchecked=(
+                f"a directory (line {lineno}), not a named environment"
+                if "/" in env[0] or env[0].startswith((".", "~", "$")) else None)))
             own = f"spack environment '{env[0]}' (line {lineno})"
     return own
+
+
+_CONDA_SETUP = re.compile(r"^\s*(?:source|\.)\s+(\S*(?:conda|mamba)\.sh)\b|"
+                          r"^\s*eval\s+\S*\$\((/\S*(?:conda|mamba))\s+shell")
+
+
+def _own_conda_setup(lines: list[str]) -> str | None:
+    """`source /opt/miniforge3/etc/profile.d/conda.sh` or `eval "$(/opt/x/bin/conda shell.bash
+    hook)"`: a conda other than the login's own, said with its line."""
+    for i, line in enumerate(lines, 1):
+        if m := _CONDA_SETUP.search(line):
+            return f"{m.group(1) or m.group(2)} (line {i})"
+    return None
+
+
+def _conda_need(tool: str, env: str, lineno: int) -> EnvNeed:
+    """A conda environment activated by name (checked where discovery listed the tool's
+    environments) or by path (`/proj/envs/x`, `$ENVS/x`, `~/envs/x`: never checked)."""
+    path = "/" in env or env.startswith(("$", "~", "."))
+    return EnvNeed(kind="conda", name=env, tool=tool, line=lineno, unchecked=(
+        f"a path (line {lineno}): not checked" if path else None))
+
+
+def _conda_how(env: str) -> str:
+    return " (a path: not checked)" if "/" in env or env.startswith(("$", "~", ".")) else \
+        " (checked where discovery listed its environments)"
 
 
 def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:

@@ -379,6 +379,17 @@ def needs_of(spec: JobSpec) -> Needs:
     if gpus_of_job_over_unknown_nodes(spec):  # up to one node per task: a share on each
         gpus = -(-(r.gpus_per_node or 0) // (r.tasks or 1))
     notes = scan.notes
+    pyxis = next((d for d in spec.unknown if d.dialect == "slurm" and d.option in (
+        "--container-image", "--container-name")), None)
+    if pyxis is not None and (container is None or container.unchecked):
+        # pyxis's own sbatch options: sbatch refuses them ("unrecognized option") where
+        # the pyxis plugin is not installed; the whole job runs in the image
+        container = ContainerNeed(image=pyxis.value or "?", runtime="pyxis",
+                                  image_known=bool(pyxis.value))
+        if pyxis.value and f"{pyxis.value}#" in pyxis.raw.replace(" ", "="):
+            notes = [*notes, f"{pyxis.raw.strip()}: sbatch reads the `#` as the start of a "
+                     f"comment, so the image is {pyxis.value!r}; escape it "
+                     f"({pyxis.value}\\#...) to name the registry's image"]
     if scan.gpu_use and not gpus and not (gpu_type or kept_type):
         notes = [*notes, f"the body uses GPUs ({scan.gpu_use}) but the job requests none: "
                  "a site gives it none unless its nodes are whole"]

@@ -82,20 +82,24 @@ SPIDER_REQUIRES = (
 
 
 # Spack's installed packages and environments, and the named conda environments, where
-# the tool is on the login's PATH: each listing at most ENV_LIST_LINES lines and
-# ENV_LIST_TIMEOUT_S seconds (`timeout`), then the tool's exit status ("@@rc N"); a listing
-# cut short (no status line, or not 0) is not known, so nothing is checked against it
+# the tool is on the login's PATH: each listing at most ENV_LIST_LINES lines, all of them
+# within ENV_LIST_BUDGET_S seconds (`timeout` with what is left; a listing with no time
+# left is not made), each followed by the tool's exit status ("@@rc N"); a listing cut
+# short (no status line, or not 0) is not known, so nothing is checked against it
 ENV_LIST_LINES = 20000
-ENV_LIST_TIMEOUT_S = 15
+ENV_LIST_BUDGET_S = 15
 CONDA_TOOLS = ("conda", "mamba", "micromamba")
 
 
 def _env_listing(tag: str, command: str) -> str:
-    return (f'echo "@@{tag}"; {{ timeout {ENV_LIST_TIMEOUT_S} {command} 2>/dev/null; '
-            f'echo "@@rc $?"; }} | head -n {ENV_LIST_LINES + 1}')
+    return (f'__dmd_left=$(({ENV_LIST_BUDGET_S} - (SECONDS - __dmd_e0))); '
+            f'if [ "$__dmd_left" -gt 0 ]; then echo "@@{tag}"; '
+            f'{{ timeout "$__dmd_left" {command} 2>/dev/null; echo "@@rc $?"; }} '
+            f'| head -n {ENV_LIST_LINES + 1}; fi')
 
 
 ENVS_SECTION = (
+    "__dmd_e0=$SECONDS\n"
     "if command -v spack >/dev/null 2>&1; then\n  "
     + _env_listing("spack", "spack find --format '{name}@{version}'") + "\n  "
     + _env_listing("spack-envs", "spack env list") + "\nfi\n"

@@ -32,6 +32,7 @@ import pytest
 from diamond_jupyter.capabilities import SiteCapabilities
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.discovery import (
+    ENV_LIST_BUDGET_S,
     ENV_LIST_LINES,
     discovery_script,
     parse_conda_envs,
@@ -262,7 +263,25 @@ def test_a_listing_longer_than_the_bound_is_cut_and_not_known(tmp_path: Path) ->
 def test_without_the_tools_nothing_is_listed(tmp_path: Path) -> None:
     caps = run_discovery(tmp_path)
     assert (caps.spack_packages, caps.spack_envs, caps.conda_envs) == (None, None, None)
-    assert "timeout 15 spack find --format '{name}@{version}'" in discovery_script({})
+    assert "timeout \"$__dmd_left\" spack find --format '{name}@{version}'" in \
+        discovery_script({})
+
+
+def test_the_listings_share_one_time_budget(tmp_path: Path) -> None:
+    """A `spack find` that hangs is stopped when the budget is spent (its listing not
+    known), and the conda listing after it is not made: the whole discovery keeps its
+    time. Run here with a budget of 1 s instead of ENV_LIST_BUDGET_S."""
+    tool(tmp_path, "spack", "sleep 30\n")
+    tool(tmp_path, "conda", 'printf "base * /opt/conda\\n"\n')
+    script = discovery_script({})
+    assert f"$(({ENV_LIST_BUDGET_S} - (SECONDS - __dmd_e0)))" in script
+    script = script.replace(f"$(({ENV_LIST_BUDGET_S} -", "$((1 -")
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=20,
+                       env={"PATH": f"{tmp_path}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    parts, codes = split_sections(r.stdout)
+    caps = describe_from_outputs("s", SlurmCommands(), parts, codes, [], []).capabilities
+    assert (caps.spack_packages, caps.spack_envs, caps.conda_envs) == (None, None, None)
+    assert "@@rc 124" in parts["envs"]  # timeout stopped it
 
 
 # -- (d) EasyBuild toolchain generations ------------------------------------------------------

@@ -431,3 +431,16 @@ def test_module_trees_of_a_module_use_are_still_checked_only_where_listed() -> N
         "software 'gcc/99' not installed (only gcc/12.3.0, gcc/13.2.0)"]
     assert needs_reasons(needs("module use /home/ana/mods\nmodule load gcc/99\n"), caps) == []
     assert parse_module_list(LMOD)[0] == "lmod"
+
+
+def test_diamond_describe_shows_the_listings_where_known() -> None:
+    from diamond_jupyter.cli.describe import describe_text
+    from diamond_jupyter.discovery import SiteDescription
+
+    text = describe_text(SiteDescription(site="spacky", capabilities=SPACKY))
+    assert "  Spack packages:      6 (gromacs@2023.3, hdf5@1.12.2, hdf5@1.14.3, " in text
+    assert "  Spack environments:  cfd, climate" in text
+    assert "  conda environments:  base, sim, torch-2.3" in text
+    assert "  micromamba environments: base, md" in text
+    bare = describe_text(SiteDescription(site="bare", capabilities=BARE))
+    assert "Spack" not in bare and "environments" not in bare

@@ -39,6 +39,14 @@ def describe_text(d: SiteDescription) -> str:
                  f"{src('container_runtimes')}")
     lines.append(f"  MPI stacks:          {listed(c.mpi)}{src('mpi')}"
                  + (f"  (PMI: {', '.join(d.pmi)})" if d.pmi else ""))
+    if c.spack_packages is not None:  # shown only where the login has spack
+        few = ", ".join(c.spack_packages[:8]) + (", ..." if len(c.spack_packages) > 8 else "")
+        lines.append(f"  Spack packages:      {len(c.spack_packages)}"
+                     + (f" ({few})" if few else ""))
+    if c.spack_envs is not None:
+        lines.append(f"  Spack environments:  {listed(c.spack_envs)}")
+    for tool, envs in (c.conda_envs or {}).items():
+        lines.append(f"  {tool + ' environments:':<20} {listed(envs)}")
     types = {t.name: t for t in c.node_types}
     for cl in d.clusters:
         own = f" (ClusterName {cl.cluster_name})" if cl.cluster_name and \

@@ -244,7 +244,7 @@ _SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
 _NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", "unuse",
               "show", "display", "help", "whatis", "keyword", "save", "restore", "reset",
               "swap", "switch", "is-loaded", "is-avail", "savelist", "describe", "refresh",
-              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test",
+              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test", "sw",
               "-t", "--terse"}
 # options `ml` takes before a subcommand; another `-NAME` is an unload (`ml -cuda gcc`)
 _ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cache", "-f",
@@ -274,9 +274,30 @@ def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
         return ("load", rest)
     if sub in ("try-load", "try-add"):
         return ("try-load", rest)
-    if sub in ("swap", "switch"):
+    if sub in ("swap", "switch", "sw"):  # `sw`: Lmod's short name for swap
         return ("load", rest[-1:])  # `swap A B` loads B; `swap A/2` loads A/2
     return (sub, rest)
+
+
+def _eval_modulecmd(cmd: list[_Word], body: str) -> list[_Word] | None:
+    """`eval `modulecmd bash load gcc/12``, `eval "$(/usr/bin/modulecmd sh add x)"` or
+    `eval $($LMOD_CMD bash load x)`: what the `module` function itself runs (Environment
+    Modules 3 scripts written before it existed), as the `module` command it is (its
+    module words where they are in the body, so a site may respell them); None: not one."""
+    if len(cmd) != 2 or cmd[0].text != "eval":
+        return None
+    m = re.fullmatch(r"\$\((.*)\)|`(.*)`", cmd[1].text, re.S)
+    text = (m.group(1) or m.group(2) or "") if m else ""
+    at = body.find(text, cmd[1].start, cmd[1].end) if text else -1
+    inner = [w for w in _words(text, max(at, 0)) if not w.op]
+    if len(inner) < 3 or not (inner[0].text.rsplit("/", 1)[-1] in ("modulecmd",
+                                                                    "modulecmd.tcl")
+                              or inner[0].text in ("$LMOD_CMD", "${LMOD_CMD}")):
+        return None
+    if at < 0:  # not written as is (escapes): read, never respelled
+        inner = [_Word(w.text, cmd[1].start, cmd[1].start) for w in inner]
+    return [_Word("module", inner[0].start, inner[0].start), *inner[2:]]  # the shell's
+    # name (`bash`) dropped
 
 
 def module_loads(cmd: list[str]) -> list[str] | None:
@@ -610,6 +631,9 @@ def scan_body(body: str) -> BodyScan:
                 and len(words) > 1
             core = _strip_leaders(words)
             ws = ws[len(words) - len(core):]
+            evaled = _eval_modulecmd(ws, body) if len(core) == 2 else None
+            if evaled is not None:  # read as the `module ...` command it runs
+                core, ws = [w.text for w in evaled], evaled
             for w in words[:len(words) - len(core)]:
                 key, eq, value = w.partition("=")
                 if eq and key == "MODULEPATH":

@@ -276,7 +276,7 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
     edits: list[tuple[int, int, str]] = []
     for ld in scan_body(body).loads:
         arg = ld.need.full
-        if not (ld.rewrite or in_site_trees(ld.need, caps)) or \
+        if not (ld.rewrite or in_site_trees(ld.need, caps)) or ld.start == ld.end or \
                 any(e[:2] == (ld.start, ld.end) for e in edits):
             continue  # one word may name the modules of several loads (a loop's list)
         found = find_module(ld.need, caps.software)  # with its role and written form

@@ -444,3 +444,32 @@ def test_diamond_describe_shows_the_listings_where_known() -> None:
     assert "  micromamba environments: base, md" in text
     bare = describe_text(SiteDescription(site="bare", capabilities=BARE))
     assert "Spack" not in bare and "environments" not in bare
+
+
+# -- old spellings of a load ------------------------------------------------------------------
+
+@pytest.mark.parametrize("body", [
+    "eval `modulecmd bash load gcc/99`\n",
+    'eval "$(/usr/bin/modulecmd sh add gcc/99)"\n',
+    "eval $($LMOD_CMD bash load gcc/99)\n",
+    "module sw gcc gcc/99\n",
+])
+def test_fault_modulecmd_through_eval_and_lmods_sw_are_loads(body):
+    """Environment Modules 3 scripts call `modulecmd` through `eval` (what the `module`
+    function does), and Lmod takes `sw` for swap: before, neither was read (the job was
+    placed anywhere, and failed where gcc/99 is not)."""
+    n = needs(body)
+    assert [s.full for s in n.software] == ["gcc/99"]
+    assert needs_reasons(n, EASY) == [
+        "software 'gcc/99' not installed (only gcc/12.3.0, gcc/13.2.0)"]
+
+
+def test_a_load_through_modulecmd_is_respelled_as_the_site_names_it():
+    from diamond_jupyter.capabilities import SoftwareModule
+    from diamond_jupyter.software import rewrite_modules
+
+    caps = SiteCapabilities(site="eb", software=[SoftwareModule.parse("GCC/12.3.0")])
+    body = 'eval "$(/usr/bin/modulecmd bash load gcc/12.3.0)"\n./a\n'
+    assert rewrite_modules(body, caps) == (
+        'eval "$(/usr/bin/modulecmd bash load GCC/12.3.0)"\n./a\n',
+        ["rewrote: body line 1: module gcc/12.3.0 -> GCC/12.3.0 (as eb names it)"])

@@ -5,8 +5,9 @@ variables as step fields: none is a feature here, and each now says so and what 
 instead (before: "unknown field" and the list of fields). Walltimes in every spelling the
 schedulers take, a fan-in of 200 upstreams, step names in other scripts, steps listing one
 output path, cycles through three and four steps (now with the line of a `needs` that
-closes them), a step needing itself, `retries: -1` and `1e3`, and a file whose sites cannot
-be reached (refused without contacting them)."""
+closes them), a step needing itself, a step script with its own dependency or hold (now
+refused), `retries: -1` and `1e3`, and a file whose sites cannot be reached (refused
+without contacting them)."""
 
 from __future__ import annotations
 
@@ -279,7 +280,35 @@ def test_a_step_needing_itself_and_an_input_from_downstream():
         "needs: none) (line 3)")
 
 
-# -- 5. retries -------------------------------------------------------------------------------
+# -- 5. a step's script that orders or holds itself
+
+@pytest.mark.parametrize("directive,want", [
+    ("#SBATCH --dependency=afterok:12345", "its script waits on job 12345"),
+    ("#PBS -W depend=afterok:4021.pbs01", "its script waits on job 4021.pbs01"),
+    ('#BSUB -w "done(881)"', "its script waits on job 881"),
+    ("#$ -hold_jid 77", "its script waits on job 77"),
+    ("#SBATCH --hold", "its script submits the job held (a hold directive"),
+])
+def test_fault_a_steps_own_dependency_or_hold_is_refused(directive, want):
+    """A script copied from a chain of sbatch calls keeps its `--dependency` on a job id:
+    before, the engine kept it beside its own, so the step waited on whatever job has that
+    number on the site it was placed on (or was refused there); a `--hold` was never
+    released and the workflow waited forever. Both are refused at load, at the step."""
+    msg = refused(f"""\
+        name: chain
+        steps:
+          - {{name: prep, script: ./prep}}
+          - name: run
+            needs: [prep]
+            script: |
+              #!/bin/bash
+              {directive}
+              ./run
+        """)
+    assert msg.startswith(f"step 'run': {want}") and msg.endswith("(line 6)")
+
+
+# -- 6. retries -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("written,want", [
     ("-1", "retries: Input should be greater than or equal to 0 (line 3)"),
@@ -292,7 +321,7 @@ def test_retries_forever_or_as_a_float_are_refused(written, want):
                            "script: ./a}\n")
 
 
-# -- 6. the command line: sites that cannot be reached ----------------------------------------
+# -- 7. the command line: sites that cannot be reached ----------------------------------------
 
 @pytest.fixture
 def cfg(tmp_path):

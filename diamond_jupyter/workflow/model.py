@@ -673,9 +673,21 @@ class Workflow(_Strict):
                                 "retries: 0 the step runs once)", ("steps", k, "on_failure"))
         for k, s in enumerate(self.steps):
             try:
-                s.spec()  # each script parses
+                spec = s.spec()  # each script parses
             except BadInput as e:
                 raise Misplaced(str(e), ("steps", k, "script")) from None
+            ids = [i for d in spec.dependencies for i in d.job_ids]
+            if ids:  # kept beside the engine's own: it waited on another cluster's job
+                raise Misplaced(f"step {s.name!r}: its script waits on job "
+                                f"{', '.join(ids)} (its own dependency directive); steps "
+                                "wait on each other through `needs` (a job id is one "
+                                "cluster's job, and the step may run on another site): "
+                                "remove the directive", ("steps", k, "script"))
+            if spec.hold:  # never released: the engine releases only what it held
+                raise Misplaced(f"step {s.name!r}: its script submits the job held (a hold "
+                                "directive, e.g. #SBATCH --hold); nothing in the workflow "
+                                "would release it: remove the directive",
+                                ("steps", k, "script"))
         return self
 
 

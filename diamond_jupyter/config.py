@@ -262,10 +262,24 @@ def _command_path(value: str) -> str:
     return value
 
 
+_SHELL_OPERATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"}
+
+
 def _as_argv(value: Any) -> Any:
     """`scontrol token lifespan=3600` written as one string: split as a shell would (it
-    is run without one)."""
-    return shlex.split(value) if isinstance(value, str) else value
+    is run without one). A pipe, a redirection, a `$VAR` or `~` would reach the program as
+    a word of its own (`cut` given to scontrol as an argument): refused, saying how."""
+    if not isinstance(value, str):
+        return value
+    words = shlex.split(value)
+    odd = next((w for w in words if w in _SHELL_OPERATORS or _SHELL_WORD.search(w)
+                or re.match(r"\d*(?:>|<)", w)), None)  # a redirection: `2>/dev/null`
+    if odd is not None:
+        raise ValueError(f"{_printable(repr(value))} runs {words[0]} without a shell, so "
+                         f"{odd!r} would reach it as written; for a pipeline or variables "
+                         f"write it as a list, [bash, -c, {_printable(repr(value))}] (the "
+                         "token may be printed bare or as SLURM_JWT=...)")
+    return words
 
 
 Line = Annotated[str, AfterValidator(_one_line)]

@@ -146,6 +146,37 @@ sites:
                         "one (the token comes from one of them) (line 4)")
 
 
+@pytest.mark.parametrize("command,odd", [
+    ("scontrol token lifespan=3600 | cut -d= -f2", "'|'"),
+    ("cat $HOME/.slurm/jwt", "'$HOME/.slurm/jwt'"),
+    ("cat ~/.slurm/jwt", "'~/.slurm/jwt'"),
+    ("scontrol token 2>/dev/null", "'2>/dev/null'"),
+])
+def test_fault_a_one_line_token_command_with_shell_syntax_says_to_use_a_shell(d, command, odd):
+    """The token command runs without a shell: before, `| cut ...` reached scontrol as
+    arguments and `$HOME` as the letters, and the site failed at its first request."""
+    msg = refused(d, f"sites:\n  - name: r\n{WORKDIR}    transport: {{kind: slurmrestd, "
+                     f"{REST}, token_command: \"{command}\"}}\n")
+    assert f"transport.token_command: '{command}' runs " in msg
+    assert f"without a shell, so {odd} would reach it as written; for a pipeline or " \
+        f"variables write it as a list, [bash, -c, '{command}']" in msg and \
+        msg.endswith("(line 4)")
+
+
+def test_a_token_command_as_a_list_or_plain_words_is_kept(d):
+    cfg = loads(d, f"""\
+sites:
+  - name: r
+{WORKDIR}    transport: {{kind: slurmrestd, {REST},
+                 token_command: [bash, -c, "scontrol token | cut -d= -f2"]}}
+  - name: s
+{WORKDIR}    transport: {{kind: slurmrestd, {REST}, token_command: scontrol token lifespan=7200}}
+""")
+    assert cfg.site("r").transport.token_command == ["bash", "-c",
+                                                     "scontrol token | cut -d= -f2"]
+    assert cfg.site("s").transport.token_command == ["scontrol", "token", "lifespan=7200"]
+
+
 @pytest.mark.parametrize("url,base,version", [
     ("http://slurm.example.org:6820/slurm/v0.0.38", "http://slurm.example.org:6820",
      "v0.0.38"),

@@ -379,6 +379,13 @@ def needs_of(spec: JobSpec) -> Needs:
     if gpus_of_job_over_unknown_nodes(spec):  # up to one node per task: a share on each
         gpus = -(-(r.gpus_per_node or 0) // (r.tasks or 1))
     notes = scan.notes
+    shifter = next((d for d in spec.unknown if d.dialect == "slurm" and d.option == "--image"
+                    and d.value), None)
+    if shifter is not None and (container is None or container.unchecked or (
+            container.runtime == "shifter" and not container.image_known)):
+        # NERSC's shifter option (`#SBATCH --image=docker:IMAGE`, then `srun shifter CMD`):
+        # sbatch refuses it where the shifter plugin is not installed
+        container = ContainerNeed(image=shifter.value, runtime="shifter")
     pyxis = next((d for d in spec.unknown if d.dialect == "slurm" and d.option in (
         "--container-image", "--container-name")), None)
     if pyxis is not None and (container is None or container.unchecked):

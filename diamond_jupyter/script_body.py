@@ -403,7 +403,8 @@ def container_use(cmd: list[str]) -> ContainerNeed | None:
 def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
     devices = [cmd[k + 1] for k, w in enumerate(cmd[:-1]) if w == "--device"] + \
         [w.partition("=")[2] for w in cmd if w.startswith("--device=")]
-    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or any(
+    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or (
+        runtime == "podman-hpc" and "--gpu" in cmd) or any(  # NERSC's podman-hpc --gpu
         w.startswith("--gpus=") for w in cmd) or any(
         d.startswith("nvidia.com/gpu") for d in devices) else \
         "amd" if "--rocm" in cmd or "/dev/kfd" in devices else None

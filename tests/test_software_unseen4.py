@@ -473,3 +473,20 @@ def test_a_load_through_modulecmd_is_respelled_as_the_site_names_it():
     assert rewrite_modules(body, caps) == (
         'eval "$(/usr/bin/modulecmd bash load GCC/12.3.0)"\n./a\n',
         ["rewrote: body line 1: module gcc/12.3.0 -> GCC/12.3.0 (as eb names it)"])
+
+
+def test_fault_nersc_shifter_image_option_needs_shifter():
+    """`#SBATCH --image=docker:IMAGE` then `srun shifter CMD` (NERSC's way): the image is
+    the sbatch option's, which sbatch refuses where shifter is not. Before: no need read."""
+    n = needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n#SBATCH --image=docker:ubuntu:"
+                                  "22.04\nsrun -n 4 shifter python3 a.py\n"))
+    assert (n.container.image, n.container.runtime) == ("docker:ubuntu:22.04", "shifter")
+    assert needs_reasons(n, caps_with("shifter")) == []
+    assert needs_reasons(n, caps_with("apptainer")) == [
+        "container runtime 'shifter' not available (site has: apptainer)"]
+
+
+def test_fault_podman_hpc_gpu_flag_uses_nvidia_gpus():
+    n = needs("podman-hpc run --gpu --rm -v $PWD:/w nvcr.io/nvidia/pytorch:24.01-py3 ./t\n")
+    assert (n.container.runtime, n.container.gpu, n.gpu_vendor) == (
+        "podman-hpc", "nvidia", "nvidia")

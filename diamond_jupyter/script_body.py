@@ -1363,24 +1363,51 @@ def _env_notes(cmd: list[str], lineno: int, note: Any,
             note(f"{prog} installs packages at run time (line {lineno}): the compute "
                  "nodes need network access")
         own = f"uv environment (line {lineno})"
-    if prog == "spack" and args[:1] == ["load"]:
-        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
+    spack = _spack_words(cmd) if prog == "spack" else []
+    if spack[:1] == ["load"]:
+        for pkg in [a for a in spack[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
             # nor `--sh`, nor a hash (`/abc1234`)
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
                  "module list; checked where discovery listed Spack's installed packages "
                  "(`spack find`)")
             envs.append(_spack_need(pkg, lineno))
             own = own or f"spack load {pkg} (line {lineno})"
-    if prog == "spack" and args[:2] == ["env", "activate"] or prog == "spacktivate":
-        env = (args[2:] if prog == "spack" else args)[:1]
+    if spack[:2] == ["env", "activate"] or prog == "spacktivate":
+        words = spack[2:] if prog == "spack" else _spack_words(["spack", "env", "activate",
+                                                               *cmd[1:]])[2:]
+        env = words[:1]
         if env:
             note(f"spack environment '{env[0]}' (line {lineno}) must exist at the site; its "
                  "packages are not checked")
+            as_dir = any(w in ("-d", "--dir") or w.startswith("--dir=") for w in cmd)
             envs.append(EnvNeed(kind="spack-env", name=env[0], line=lineno, unchecked=(
                 f"a directory (line {lineno}), not a named environment"
-                if "/" in env[0] or env[0].startswith((".", "~", "$")) else None)))
+                if as_dir or "/" in env[0] or env[0].startswith((".", "~", "$")) else None)))
             own = f"spack environment '{env[0]}' (line {lineno})"
     return own
+
+
+# Spack's options that take a value: its own before the subcommand (`spack -e ENV load`),
+# and `load --only package`, `env activate -v VIEW`
+_SPACK_VALUED = {"-e", "--env", "-D", "--env-dir", "-C", "--config-scope", "-c", "--config",
+                 "--only", "-v", "--with-view"}
+
+
+def _spack_words(cmd: list[str]) -> list[str]:
+    """A `spack ...` command's subcommand and arguments without its options and their
+    values (`spack -e proj load --only package hdf5` -> ['load', 'hdf5']); a directory
+    given to `env activate -d DIR` is kept (it is what is activated)."""
+    out: list[str] = []
+    i = 1
+    while i < len(cmd):
+        w = cmd[i]
+        if w in _SPACK_VALUED:
+            i += 2
+            continue
+        if not w.startswith("-"):
+            out.append(w)
+        i += 1
+    return out
 
 
 _CONDA_SETUP = re.compile(r"^\s*(?:source|\.)\s+(\S*(?:conda|mamba)\.sh)\b|"

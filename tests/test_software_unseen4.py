@@ -172,6 +172,18 @@ CASES = {
                     "list: cfd, climate)"]}),
     "spack-env-here": Case("spack env activate climate\n./model\n"),
     "spack-env-dir": Case("spack env activate -d ./spack-env\n./model\n"),
+    # options that take a value: `--only package` names no package; `-e ENV` before load
+    "fault-spack-only-package": Case(
+        "spack load --only package hdf5@1.16\n",
+        {"spacky": ["spack load hdf5@1.16 (line 1): not installed by Spack at the site "
+                    "(only hdf5@1.12.2, hdf5@1.14.3)"]}),
+    "fault-spack-global-env-option": Case(
+        "spack -e proj load netcdf-c@4.9\nspack -e proj load netcdf-fortran\n",
+        {"spacky": ["spack load netcdf-fortran (line 2): not installed by Spack at the site "
+                    "(spack find lists 6 packages, none named netcdf-fortran)"]}),
+    # `-d DIR`: a directory, whatever its name looks like
+    "fault-spack-env-dir-option": Case("spack env activate -d myproj\n./model\n"),
+    "spacktivate-dir": Case("spacktivate -d myproj\n./model\n"),
     # only in a branch: where it runs is not known
     "spack-in-branch": Case("if [ -n \"$GPU\" ]; then spack load cuda@12.4; fi\n./run\n"),
 }

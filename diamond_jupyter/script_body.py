@@ -1411,7 +1411,9 @@ def _spack_words(cmd: list[str]) -> list[str]:
 
 
 _CONDA_SETUP = re.compile(r"^\s*(?:source|\.)\s+(\S*(?:conda|mamba)\.sh)\b|"
-                          r"^\s*eval\s+\S*\$\((/\S*(?:conda|mamba))\s+shell")
+                          r"^\s*eval\s+\S*\$\((/\S*(?:conda|mamba))\s+shell|"
+                          # `source ~/miniconda3/bin/activate NAME`: that install's activate
+                          r"^\s*(?:source|\.)\s+(\S+/bin/activate)\s+[\w.+-]+\s*(?:#.*)?$")
 
 
 def _own_conda_setup(lines: list[str]) -> str | None:
@@ -1419,7 +1421,7 @@ def _own_conda_setup(lines: list[str]) -> str | None:
     hook)"`: a conda other than the login's own, said with its line."""
     for i, line in enumerate(lines, 1):
         if m := _CONDA_SETUP.search(line):
-            return f"{m.group(1) or m.group(2)} (line {i})"
+            return f"{m.group(1) or m.group(2) or m.group(3)} (line {i})"
     return None
 
 

@@ -217,6 +217,11 @@ CASES |= {
          for where in ("spacky", "bare")},
         note="(not checked: the job sets its conda up itself (module Miniforge3/24.3.0-0 "
              "(line 1)))"),
+    # an install's own activate script: its environments, not the login's conda's
+    "conda-own-activate": Case(
+        "source ~/miniconda3/bin/activate md\n./md\n",
+        note="(not checked: the job sets its conda up itself (~/miniconda3/bin/activate "
+             "(line 1)))"),
     "conda-sh": Case(
         "source /opt/anaconda3/etc/profile.d/conda.sh\nconda activate md\n./md\n",
         note="(not checked: the job sets its conda up itself "

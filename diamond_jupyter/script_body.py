@@ -81,6 +81,7 @@ class EnvNeed(NeedModel):
     tool: str = "spack"  # the command: spack, conda, mamba, micromamba
     line: int | None = None
     unchecked: str | None = None  # why it is not held against a site (a branch, a path)
+    written: str | None = None  # a Spack spec as written (`hdf5@1.14%gcc@12+mpi`)
 
     @property
     def shown(self) -> str:
@@ -916,6 +917,11 @@ def scan_body(body: str) -> BodyScan:
         if env.kind == "conda" and env.unchecked and not env.unchecked.startswith("a path"):
             notes[:] = [n.replace(checked, checked.replace(
                 _conda_how(env.name), f" (not checked: {env.unchecked})")) for n in notes]
+        if env.kind == "spack" and env.unchecked:  # the note's "checked where ..." is not so
+            said = f"spack load {env.written} (line {env.line}): Spack packages are not in " \
+                "the site's module list; "
+            notes[:] = [n.replace(said + _SPACK_CHECKED, said + f"not checked: {env.unchecked}")
+                        if n.startswith(said) else n for n in notes]
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
@@ -1299,7 +1305,8 @@ def _spack_need(spec: str, lineno: int) -> EnvNeed:
     name, version = (m.group(1), m.group(2)) if m else (spec, None)
     if version and (":" in version or "," in version or "=" in version):
         version = None
-    return EnvNeed(kind="spack", name=name, version=version or None, line=lineno)
+    return EnvNeed(kind="spack", name=name, version=version or None, line=lineno,
+                   written=spec)
 
 
 def _env_notes(cmd: list[str], lineno: int, note: Any,
@@ -1368,8 +1375,7 @@ def _env_notes(cmd: list[str], lineno: int, note: Any,
         for pkg in [a for a in spack[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
             # nor `--sh`, nor a hash (`/abc1234`)
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
-                 "module list; checked where discovery listed Spack's installed packages "
-                 "(`spack find`)")
+                 f"module list; {_SPACK_CHECKED}")
             envs.append(_spack_need(pkg, lineno))
             own = own or f"spack load {pkg} (line {lineno})"
     if spack[:2] == ["env", "activate"] or prog == "spacktivate":
@@ -1387,6 +1393,7 @@ def _env_notes(cmd: list[str], lineno: int, note: Any,
     return own
 
 
+_SPACK_CHECKED = "checked where discovery listed Spack's installed packages (`spack find`)"
 # Spack's options that take a value: its own before the subcommand (`spack -e ENV load`),
 # and `load --only package`, `env activate -v VIEW`
 _SPACK_VALUED = {"-e", "--env", "-D", "--env-dir", "-C", "--config-scope", "-c", "--config",

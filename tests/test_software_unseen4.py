@@ -185,7 +185,10 @@ CASES = {
     "fault-spack-env-dir-option": Case("spack env activate -d myproj\n./model\n"),
     "spacktivate-dir": Case("spacktivate -d myproj\n./model\n"),
     # only in a branch: where it runs is not known
-    "spack-in-branch": Case("if [ -n \"$GPU\" ]; then spack load cuda@12.4; fi\n./run\n"),
+    "spack-in-branch": Case("if [ -n \"$GPU\" ]; then spack load cuda@12.4; fi\n./run\n",
+                            note="spack load cuda@12.4 (line 1): Spack packages are not in "
+                                 "the site's module list; not checked: used only in a branch "
+                                 "or function (line 1)"),
 }
 # (b) conda
 CASES |= {

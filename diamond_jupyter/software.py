@@ -106,6 +106,14 @@ def versions_match(want: str | None, have: str | None) -> bool:
         return True
     if want.strip().lower() in _FLOATING or have.strip().lower() in _FLOATING:
         return True
+    if re.fullmatch(r"[\d.]+(?:,[\d.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
+        return any(versions_match(v, have) for v in want.split(","))
+    if (rng := re.fullmatch(r"([\d.]*):([\d.]*)", want.strip())) and any(rng.groups()):
+        # its `@1.2:1.4`, `@:1.4`, `@1.2:` (inclusive; each end at the precision it gives,
+        # so `@:12` holds 12.3.0): a range is not a prefix
+        got = version_key(have)
+        lo, hi = version_key(rng.group(1)), version_key(rng.group(2))
+        return bool(got) and got[:len(lo)] >= lo and (not hi or got[:len(hi)] <= hi)
     a, b = _version_parts(want), _version_parts(have)
     if not a or not b:  # `intel/oneapi` loads the default of the site's intel/oneapi/2023.1
         w, h = want.strip().lower().rstrip("/"), have.strip().lower()

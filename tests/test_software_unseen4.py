@@ -510,3 +510,24 @@ def test_fault_podman_hpc_gpu_flag_uses_nvidia_gpus():
     n = needs("podman-hpc run --gpu --rm -v $PWD:/w nvcr.io/nvidia/pytorch:24.01-py3 ./t\n")
     assert (n.container.runtime, n.container.gpu, n.gpu_vendor) == (
         "podman-hpc", "nvidia", "nvidia")
+
+
+@pytest.mark.parametrize("load,ok", [
+    ("gcc@11:12.9", True),   # Environment Modules 4.4+: a range, inclusive
+    ("gcc@:12", True),       # up to 12, at the precision given: 12.3.0 is a 12
+    ("gcc@12:", True),
+    ("gcc@12.9,13.2.0", True),  # a list: any of them
+    ("gcc@14:", False),
+    ("gcc@:11", False),
+    ("gcc@12.4:12.9", False),
+    ("gcc@99,98", False),
+])
+def test_fault_environment_modules_version_ranges_and_lists(load, ok):
+    """`module load gcc@11:12.9` was compared as the version "11" (refused at a site with
+    gcc 12.3.0, which the range holds), and `gcc@12.9,13.2.0` as "12.9"."""
+    gccs = site("gccs", modules="system environment-modules 5.4.0\n/opt/modulefiles:\n"
+                                "gcc/12.3.0\ngcc/13.2.0(default)\n")
+    reasons = needs_reasons(needs(f"module load {load}\n"), gccs)
+    assert (reasons == []) is ok, reasons
+    if not ok:
+        assert reasons == [f"software '{load}' not installed (only gcc/12.3.0, gcc/13.2.0)"]

@@ -914,7 +914,8 @@ def scan_body(body: str) -> BodyScan:
             env.unchecked = f"the job sets its conda up itself ({own_conda})"
         checked = f"environment '{env.name}' (line {env.line}) must exist at the site" \
             f"{_conda_how(env.name)}"
-        if env.kind == "conda" and env.unchecked and not env.unchecked.startswith("a path"):
+        if env.kind == "conda" and env.unchecked and not env.unchecked.startswith(
+                ("a path", "named at run time")):
             notes[:] = [n.replace(checked, checked.replace(
                 _conda_how(env.name), f" (not checked: {env.unchecked})")) for n in notes]
         if env.kind == "spack" and env.unchecked:  # the note's "checked where ..." is not so
@@ -1306,7 +1307,8 @@ def _spack_need(spec: str, lineno: int) -> EnvNeed:
     if version and (":" in version or "," in version or "=" in version):
         version = None
     return EnvNeed(kind="spack", name=name, version=version or None, line=lineno,
-                   written=spec)
+                   written=spec, unchecked=(f"named at run time (line {lineno})"
+                                            if _placeholder(spec) else None))
 
 
 def _env_notes(cmd: list[str], lineno: int, note: Any,
@@ -1387,8 +1389,9 @@ def _env_notes(cmd: list[str], lineno: int, note: Any,
                  "packages are not checked")
             as_dir = any(w in ("-d", "--dir") or w.startswith("--dir=") for w in cmd)
             envs.append(EnvNeed(kind="spack-env", name=env[0], line=lineno, unchecked=(
+                f"named at run time (line {lineno})" if _placeholder(env[0]) else
                 f"a directory (line {lineno}), not a named environment"
-                if as_dir or "/" in env[0] or env[0].startswith((".", "~", "$")) else None)))
+                if as_dir or "/" in env[0] or env[0].startswith((".", "~")) else None)))
             own = f"spack environment '{env[0]}' (line {lineno})"
     return own
 
@@ -1435,13 +1438,15 @@ def _own_conda_setup(lines: list[str]) -> str | None:
 def _conda_need(tool: str, env: str, lineno: int) -> EnvNeed:
     """A conda environment activated by name (checked where discovery listed the tool's
     environments) or by path (`/proj/envs/x`, `$ENVS/x`, `~/envs/x`: never checked)."""
-    path = "/" in env or env.startswith(("$", "~", "."))
     return EnvNeed(kind="conda", name=env, tool=tool, line=lineno, unchecked=(
-        f"a path (line {lineno}): not checked" if path else None))
+        f"named at run time (line {lineno}): not checked" if _placeholder(env) else
+        f"a path (line {lineno}): not checked" if "/" in env or env.startswith(("~", "."))
+        else None))
 
 
 def _conda_how(env: str) -> str:
-    return " (a path: not checked)" if "/" in env or env.startswith(("$", "~", ".")) else \
+    return " (named at run time: not checked)" if _placeholder(env) else \
+        " (a path: not checked)" if "/" in env or env.startswith(("~", ".")) else \
         " (checked where discovery listed its environments)"
 
 

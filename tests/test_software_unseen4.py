@@ -184,6 +184,14 @@ CASES = {
     # `-d DIR`: a directory, whatever its name looks like
     "fault-spack-env-dir-option": Case("spack env activate -d myproj\n./model\n"),
     "spacktivate-dir": Case("spacktivate -d myproj\n./model\n"),
+    # named at run time: never checked (a backquoted command was checked as a name)
+    "spack-version-variable": Case("spack load hdf5@$HDF5_VERSION\n./run\n",
+                                   note="not checked: named at run time (line 1)"),
+    "spack-env-variable": Case("spack env activate $SPACK_ENV_NAME\n./run\n"),
+    "conda-backquoted": Case("conda activate `cat .envname`\n./run\n",
+                             note="must exist at the site (named at run time: not checked)"),
+    "conda-variable": Case('conda activate "${CONDA_ENV:-sim}"\n./run\n',
+                           note="must exist at the site (named at run time: not checked)"),
     # only in a branch: where it runs is not known
     "spack-in-branch": Case("if [ -n \"$GPU\" ]; then spack load cuda@12.4; fi\n./run\n",
                             note="spack load cuda@12.4 (line 1): Spack packages are not in "

@@ -99,6 +99,7 @@ class SiteCapabilities(_Caps):
     # environments (`spack env list`), where `spack` is on the login's PATH; None: not known
     spack_packages: list[str] | None = None
     spack_envs: list[str] | None = None
+    spack_root: str | None = None  # the instance listed (/opt/spack for /opt/spack/bin/spack)
     # the named conda environments each tool lists (`conda env list`; "conda" also for
     # mamba, which shares conda's environments, "micromamba" for its own root); a tool
     # missing from it is not known

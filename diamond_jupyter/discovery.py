@@ -101,7 +101,12 @@ def _env_listing(tag: str, command: str) -> str:
 ENVS_SECTION = (
     "__dmd_e0=$SECONDS\n"
     "if command -v spack >/dev/null 2>&1; then\n  "
-    + _env_listing("spack", "spack find --format '{name}@{version}'") + "\n  "
+    # which Spack: $SPACK_ROOT (set by its setup-env.sh, where `spack` is a function), else
+    # the root of the `spack` program on the PATH
+    '__dmd_sr=${SPACK_ROOT:-$(command -v spack)}; __dmd_sr=${__dmd_sr%/bin/spack}; '
+    'case $__dmd_sr in /*) ;; *) __dmd_sr=;; esac\n  '
+    + _env_listing("spack $__dmd_sr", "spack find --format '{name}@{version}'")
+    + "\n  "
     + _env_listing("spack-envs", "spack env list") + "\nfi\n"
     + "for c in " + " ".join(CONDA_TOOLS) + '; do command -v "$c" >/dev/null 2>&1 || continue'
     + "\n  " + _env_listing("conda $c", '"$c" env list') + "\ndone; true")
@@ -353,7 +358,7 @@ def parse_spack(text: str) -> tuple[list[str] | None, list[str] | None]:
     are not a package (`==> 12 installed packages`, `-- linux-rhel8 / gcc@12 --` headers)
     are skipped."""
     got = _listings(text)
-    pkgs = got.get("spack")
+    pkgs = next((v for k, v in got.items() if k.split()[0] == "spack"), None)
     envs = got.get("spack-envs")
     packages = None if pkgs is None else sorted({
         ln.strip() for ln in pkgs if _SPACK_LINE.fullmatch(ln.strip())})
@@ -361,6 +366,13 @@ def parse_spack(text: str) -> tuple[list[str] | None, list[str] | None]:
         w for ln in envs if not ln.strip().startswith("==>")
         for w in ln.split() if _ENV_NAME.fullmatch(w)})
     return packages, names
+
+
+def parse_spack_root(text: str) -> str | None:
+    """The Spack instance discovery listed: its root (`/opt/spack`, from $SPACK_ROOT or
+    /opt/spack/bin/spack), or None when not known."""
+    tag = next((k for k in _listings(text) if k.startswith("spack /")), None)
+    return tag.split(None, 1)[1].rstrip("/") or "/" if tag else None
 
 
 def parse_conda_envs(text: str) -> dict[str, list[str]] | None:

@@ -21,6 +21,7 @@ from .discovery import (
     parse_mpi_paths,
     parse_runtimes,
     parse_spack,
+    parse_spack_root,
     split_sections,
     summarise_cluster,
     summarise_site,
@@ -172,6 +173,7 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     if system:
         caps.module_trees = parse_module_trees(parts.get("modules", ""))
     caps.spack_packages, caps.spack_envs = parse_spack(parts.get("envs", ""))
+    caps.spack_root = parse_spack_root(parts.get("envs", ""))
     caps.conda_envs = parse_conda_envs(parts.get("envs", ""))
     for key in ("spack_packages", "spack_envs", "conda_envs"):
         if getattr(caps, key) is not None:

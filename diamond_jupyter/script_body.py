@@ -82,6 +82,9 @@ class EnvNeed(NeedModel):
     line: int | None = None
     unchecked: str | None = None  # why it is not held against a site (a branch, a path)
     written: str | None = None  # a Spack spec as written (`hdf5@1.14%gcc@12+mpi`)
+    # the Spack instance the job sets up itself (`source ROOT/share/spack/setup-env.sh`):
+    # checked only where discovery listed that one
+    root: str | None = None
 
     @property
     def shown(self) -> str:
@@ -909,6 +912,14 @@ def scan_body(body: str) -> BodyScan:
     # path) keeps environments the login's `conda env list` may not show
     own_conda = next((f"module {n.full} (line {n.line})" for n in software if n.role), None) \
         or _own_conda_setup(lines)
+    spack_root = _own_spack_setup(lines)
+    for env in envs:
+        if env.kind in ("spack", "spack-env") and spack_root is not None:
+            env.root = spack_root[0]
+    if spack_root is not None and any(e.kind.startswith("spack") for e in envs):
+        note(f"sources {spack_root[0]}/share/spack/setup-env.sh (line {spack_root[1]}): its "
+             "packages and environments are checked only where the login's spack is "
+             f"{spack_root[0]}/bin/spack")
     for env in envs:
         if env.kind == "conda" and env.unchecked is None and own_conda:
             env.unchecked = f"the job sets its conda up itself ({own_conda})"
@@ -1424,6 +1435,18 @@ _CONDA_SETUP = re.compile(r"^\s*(?:source|\.)\s+(\S*(?:conda|mamba)\.sh)\b|"
                           r"^\s*eval\s+\S*\$\((/\S*(?:conda|mamba))\s+shell|"
                           # `source ~/miniconda3/bin/activate NAME`: that install's activate
                           r"^\s*(?:source|\.)\s+(\S+/bin/activate)\s+[\w.+-]+\s*(?:#.*)?$")
+
+
+_SPACK_SETUP = re.compile(r"^\s*(?:source|\.)\s+[\"']?(\S+?)/share/spack/setup-env\."
+                          r"(?:sh|bash|csh|fish)[\"']?(?:\s|$)")
+
+
+def _own_spack_setup(lines: list[str]) -> tuple[str, int] | None:
+    """(the Spack root, line) of `source /opt/spack/share/spack/setup-env.sh`, the first."""
+    for i, line in enumerate(lines, 1):
+        if m := _SPACK_SETUP.search(line):
+            return m.group(1).rstrip("/"), i
+    return None
 
 
 def _own_conda_setup(lines: list[str]) -> str | None:

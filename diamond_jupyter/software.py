@@ -421,8 +421,8 @@ def env_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     short, leaves them unknown), never for one in a branch or given as a path."""
     out: list[str] = []
     for env in needs.envs:
-        if env.unchecked:
-            continue
+        if env.unchecked or env.root is not None and env.root != caps.spack_root:
+            continue  # another Spack than the one discovery listed (or none known)
         if env.kind == "spack" and caps.spack_packages is not None:
             same = [p for p in caps.spack_packages if p.split("@", 1)[0] == env.name]
             if any(versions_match(env.version, p.split("@", 1)[1]) for p in same):

@@ -539,3 +539,36 @@ def test_fault_environment_modules_version_ranges_and_lists(load, ok):
     assert (reasons == []) is ok, reasons
     if not ok:
         assert reasons == [f"software '{load}' not installed (only gcc/12.3.0, gcc/13.2.0)"]
+
+
+def test_discovery_says_which_spack_it_listed(tmp_path: Path) -> None:
+    """The root of the `spack` on the login's PATH, or $SPACK_ROOT where its setup-env.sh
+    made `spack` a shell function."""
+    (tmp_path / "bin").mkdir()
+    tool(tmp_path / "bin", "spack", 'case "$1" in find) echo hdf5@1.14.3;; esac\n')
+    caps = run_discovery(tmp_path / "bin")
+    assert caps.spack_root == str(tmp_path) and caps.spack_packages == ["hdf5@1.14.3"]
+    script = discovery_script({})
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                       env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path),
+                            "SPACK_ROOT": "/sw/spack-0.22"})
+    parts, codes = split_sections(r.stdout)
+    got = describe_from_outputs("s", SlurmCommands(), parts, codes, [], []).capabilities
+    assert got.spack_root == "/sw/spack-0.22"
+
+
+def test_a_spack_the_job_sets_up_itself_is_checked_only_where_it_is_the_listed_one() -> None:
+    body = "source /opt/spack/share/spack/setup-env.sh\nspack load hdf5@1.16\n./run\n"
+    n = needs(body)
+    assert any("sources /opt/spack/share/spack/setup-env.sh (line 1): its packages and "
+               "environments are checked only where the login's spack is /opt/spack/bin/spack"
+               in x for x in n.notes), n.notes
+    listing = envs_section(("spack /opt/spack", SPACK_FIND, 0))
+    same, other = site("same", listing), site("other", envs_section(
+        ("spack /home/ana/spack", SPACK_FIND, 0)))
+    assert (same.spack_root, other.spack_root, SPACKY.spack_root) == (
+        "/opt/spack", "/home/ana/spack", None)
+    assert needs_reasons(n, same) == [
+        "spack load hdf5@1.16 (line 2): not installed by Spack at the site (only hdf5@1.12.2, "
+        "hdf5@1.14.3)"]
+    assert needs_reasons(n, other) == [] and needs_reasons(n, SPACKY) == []

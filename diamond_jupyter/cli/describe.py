@@ -42,7 +42,8 @@ def describe_text(d: SiteDescription) -> str:
     if c.spack_packages is not None:  # shown only where the login has spack
         few = ", ".join(c.spack_packages[:8]) + (", ..." if len(c.spack_packages) > 8 else "")
         lines.append(f"  Spack packages:      {len(c.spack_packages)}"
-                     + (f" ({few})" if few else ""))
+                     + (f" ({few})" if few else "")
+                     + (f"  [spack at {c.spack_root}]" if c.spack_root else ""))
     if c.spack_envs is not None:
         lines.append(f"  Spack environments:  {listed(c.spack_envs)}")
     for tool, envs in (c.conda_envs or {}).items():

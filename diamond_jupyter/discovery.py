@@ -328,6 +328,43 @@ def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:
     return out
 
 
+# a module tree a job adds (`module use DIR`) that the site's listing does not name: listed
+# alone (MODULEPATH set to it), when a job that needs it is placed, at most TREES_ASKED
+# trees a job, TREE_LIST_LINES lines and TREE_LIST_TIMEOUT_S seconds each
+TREES_ASKED = 4
+TREE_LIST_LINES = 5000
+TREE_LIST_TIMEOUT_S = 10.0
+
+
+def tree_listing_script(tree: str) -> str | None:
+    """The bash that lists module tree `tree` alone (`module -t avail` with MODULEPATH set to
+    it), its exit status 4 when the directory is not there; None for a path given at run
+    time (`$VAR` other than $HOME, a glob): only `/abs`, `~/x` and `$HOME/x` are asked."""
+    for home in ("~/", "$HOME/", "${HOME}/"):
+        if tree.startswith(home):
+            rest = tree[len(home):]
+            path = '"$HOME"/' + shlex.quote(rest) if rest else '"$HOME"'
+            break
+    else:
+        path = shlex.quote(tree) if tree.startswith("/") else ""
+    if not path or re.search(r"[$`*?\[{]", tree.split("/", 1)[-1] if tree[:1] in "~$" else tree):
+        return None
+    return (MODULE_INIT + "__dmd_modinit || exit 3\n"
+            f"__dmd_t={path}; [ -d \"$__dmd_t\" ] || exit 4\n"
+            f'MODULEPATH="$__dmd_t" module -t avail 2>&1 | head -n {TREE_LIST_LINES}\n')
+
+
+def parse_tree_listing(stdout: str, status: int) -> list[SoftwareModule] | None:
+    """The modules of one tree (`tree_listing_script`'s output): [] when the directory is not
+    at the site (status 4: the job's loads from it fail there), None when it could not be
+    listed (no module system, a failure)."""
+    if status == 4:
+        return []
+    if status != 0:
+        return None
+    return parse_module_list(stdout)[2] or None  # nothing read: not known (not "empty")
+
+
 _SPACK_LINE = re.compile(r"[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.+=-]+")
 _ENV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 

@@ -572,3 +572,112 @@ def test_a_spack_the_job_sets_up_itself_is_checked_only_where_it_is_the_listed_o
         "spack load hdf5@1.16 (line 2): not installed by Spack at the site (only hdf5@1.12.2, "
         "hdf5@1.14.3)"]
     assert needs_reasons(n, other) == [] and needs_reasons(n, SPACKY) == []
+
+
+# -- (c) a tree the job adds, listed alone where the job is placed ----------------------------
+
+MODULE_FN = """module() {
+  [ "$1" = -t ] && shift
+  [ "$1" = avail ] || return 1
+  local IFS=:
+  for d in $MODULEPATH; do
+    echo "$d:"
+    (cd "$d" && find . -mindepth 2 -maxdepth 2 -type f | sed 's|^\\./||' | sort)
+  done
+}
+"""
+
+
+class BashTransport:
+    """Runs the command with this machine's bash, `module` a function listing MODULEPATH's
+    directories as `module -t avail` does (the BASH_ENV file discovery sources first)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home, self.calls = home, 0
+        (home / "module.sh").write_text(MODULE_FN)
+
+    async def run(self, argv, *, env=None, preamble="", check=True, timeout=None):
+        from types import SimpleNamespace
+
+        self.calls += 1
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(self.home),
+                                "BASH_ENV": str(self.home / "module.sh")})
+        return SimpleNamespace(stdout=r.stdout, stderr=r.stderr, exit_status=r.returncode)
+
+
+def tree_site(tmp_path: Path, kind: str = "ssh"):
+    from types import SimpleNamespace
+
+    from diamond_jupyter.discovery_site import SiteDiscovery
+
+    cfg = SimpleNamespace(transport=SimpleNamespace(kind=kind), env={}, preamble="",
+                          discovery=SimpleNamespace(ttl_s=600.0))
+    site = SimpleNamespace(name="lab", cfg=cfg, transport=BashTransport(tmp_path))
+    site.discovery = SiteDiscovery(site)
+    return SimpleNamespace(sites={"lab": site})
+
+
+def with_trees(fed, body: str) -> tuple[Needs, SiteCapabilities]:
+    import asyncio
+
+    from diamond_jupyter.federation_discover import DiscoverMixin
+    from diamond_jupyter.federation_needs import job_trees
+
+    n = needs(body)
+    caps = {"lab": site("lab", modules=LMOD)}
+    spec = Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + body)
+    asyncio.run(DiscoverMixin.add_trees(fed, caps, job_trees(spec)))
+    return n, caps["lab"]
+
+
+def test_gap_c_a_module_use_tree_is_listed_alone_and_its_loads_checked(tmp_path: Path):
+    """Before: a load after `module use /proj/mods` of a tree the site's listing does not
+    name was never checked. Now the tree is listed at the site (MODULEPATH set to it alone,
+    bounded), and the loads after it are checked against it and the site's own modules."""
+    mods = tmp_path / "proj" / "mods"
+    (mods / "mytool").mkdir(parents=True)
+    (mods / "mytool" / "2.1").write_text("#%Module\n")
+    fed = tree_site(tmp_path)
+    body = f"module use {mods}\nmodule load mytool/2.1 gcc/13.2.0\n./run\n"
+    n, caps = with_trees(fed, body)
+    assert str(mods) in caps.module_trees and any(m.full == "mytool/2.1" for m in caps.software)
+    assert needs_reasons(n, caps) == []
+    n, caps = with_trees(fed, f"module use {mods}\nmodule load mytool/3.0\n")
+    assert needs_reasons(n, caps) == ["software 'mytool/3.0' not installed (only mytool/2.1)"]
+    assert fed.sites["lab"].transport.calls == 1  # listed once, then cached for the TTL
+
+
+def test_gap_c_a_tree_the_site_does_not_have_fails_its_loads(tmp_path: Path):
+    fed = tree_site(tmp_path)
+    n, caps = with_trees(fed, "module use ~/modulefiles\nmodule load mytool/2.1\n")
+    assert "~/modulefiles" in caps.module_trees
+    assert needs_reasons(n, caps)[0].startswith("software 'mytool/2.1' not installed")
+
+
+def test_gap_c_a_home_tree_is_listed_under_the_sites_home(tmp_path: Path):
+    (tmp_path / "modulefiles" / "mytool").mkdir(parents=True)
+    (tmp_path / "modulefiles" / "mytool" / "2.1").write_text("#%Module\n")
+    n, caps = with_trees(tree_site(tmp_path), "module use $HOME/modulefiles\n"
+                                              "module load mytool/2.1\n")
+    assert needs_reasons(n, caps) == []
+
+
+@pytest.mark.parametrize("body,kind", [
+    ("module use $PROJ/mods\nmodule load mytool/2.1\n", "ssh"),  # a path given at run time
+    ("module use /proj/mods\nmodule load mytool/2.1\n", "slurmrestd"),  # no shell there
+])
+def test_gap_c_a_tree_that_cannot_be_asked_stays_unchecked(tmp_path: Path, body, kind):
+    fed = tree_site(tmp_path, kind)
+    n, caps = with_trees(fed, body)
+    assert needs_reasons(n, caps) == [] and fed.sites["lab"].transport.calls == 0
+
+
+def test_the_tree_listing_is_bounded_and_quoted() -> None:
+    from diamond_jupyter.discovery import TREE_LIST_LINES, tree_listing_script
+
+    script = tree_listing_script("/proj/my mods")
+    assert "__dmd_t='/proj/my mods'; [ -d \"$__dmd_t\" ] || exit 4" in script
+    assert f"| head -n {TREE_LIST_LINES}" in script
+    assert tree_listing_script("~/mods").count('"$HOME"/mods') == 1
+    assert tree_listing_script("$PROJ/mods") is None and tree_listing_script("/a/*/m") is None

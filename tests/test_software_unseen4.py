@@ -1,6 +1,6 @@
 """Software environments, fourth sweep: bodies written the way users write them, each case's
-answer (runs at each site, or not, with the reason) worked out by hand, and three of the
-known gaps closed on recorded outputs:
+answer (runs at each site, or not, with the reason) worked out by hand, and the four known
+gaps closed on recorded outputs:
 
 (a) `spack load PKG[@VERSION]` and `spack env activate NAME`: discovery lists Spack's
     installed packages (`spack find --format '{name}@{version}'`) and environments (`spack
@@ -16,9 +16,10 @@ known gaps closed on recorded outputs:
 
 And a fault found on the way: pyxis's `#SBATCH --container-image` was not read as a
 container need, so a site without pyxis (whose sbatch refuses the option) was chosen.
-(c), a load after `module use DIR` of a tree the discovered listing does not name, stays as
-it was: the tree is the job's, known only at placement, and listing it would be one more
-remote command per job and site on the placement path (not done; said in the README)."""
+(c) a load after `module use DIR` of a tree the discovered listing does not name: the tree
+    is listed alone where the job is placed or its site checked (`MODULEPATH=DIR module -t
+    avail`, bounded, cached for the TTL), run here by bash with a stand-in `module`; a tree
+    given at run time, or a site without a shell, keeps its loads unchecked."""
 
 from __future__ import annotations
 

@@ -11,15 +11,18 @@ gaps closed on recorded outputs:
     (`conda env list`); a named environment is checked where its tool listed them, a path
     environment is kept (said), and so is one whose conda the job sets up itself (a
     distribution's module, its conda.sh).
-(d) EasyBuild's toolchains of the 2019b, 2020a, 2020b and 2025a generations (foss up to
-    2020b loads OpenBLAS itself and holds no gfbf; intel loads iccifort); there is no 2024b.
-
-And a fault found on the way: pyxis's `#SBATCH --container-image` was not read as a
-container need, so a site without pyxis (whose sbatch refuses the option) was chosen.
 (c) a load after `module use DIR` of a tree the discovered listing does not name: the tree
     is listed alone where the job is placed or its site checked (`MODULEPATH=DIR module -t
     avail`, bounded, cached for the TTL), run here by bash with a stand-in `module`; a tree
-    given at run time, or a site without a shell, keeps its loads unchecked."""
+    given at run time, or a site without a shell, keeps its loads unchecked.
+(d) EasyBuild's toolchains of the 2019b, 2020a, 2020b and 2025a generations (foss up to
+    2020b loads OpenBLAS itself and holds no gfbf; intel loads iccifort); there is no 2024b.
+
+And faults found on the way, each with its test: pyxis's `#SBATCH --container-image` and
+NERSC's `#SBATCH --image` were not read as container needs (a site whose sbatch refuses
+them was chosen); `eval `modulecmd bash load X`` and Lmod's `module sw` were not read as
+loads; Environment Modules' version ranges and lists (`gcc@11:12.9`) were read as one
+version; Spack options with values (`--only package`, `-e ENV`, `env activate -d DIR`)."""
 
 from __future__ import annotations
 

@@ -95,6 +95,15 @@ class SiteCapabilities(_Caps):
     # the scheduler's own names for its clusters (Slurm's ClusterName, which a job reads
     # as $SLURM_CLUSTER_NAME), one per cluster behind the login; None: not known
     cluster_names: list[str] | None = None
+    # what Spack has installed at the site (`spack find`: "name@version") and its named
+    # environments (`spack env list`), where `spack` is on the login's PATH; None: not known
+    spack_packages: list[str] | None = None
+    spack_envs: list[str] | None = None
+    spack_root: str | None = None  # the instance listed (/opt/spack for /opt/spack/bin/spack)
+    # the named conda environments each tool lists (`conda env list`; "conda" also for
+    # mamba, which shares conda's environments, "micromamba" for its own root); a tool
+    # missing from it is not known
+    conda_envs: dict[str, list[str]] | None = None
     node_types: list[NodeType] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)  # what discovery could not read
 

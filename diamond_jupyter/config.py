@@ -263,10 +263,24 @@ def _command_path(value: str) -> str:
     return value
 
 
+_SHELL_OPERATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"}
+
+
 def _as_argv(value: Any) -> Any:
     """`scontrol token lifespan=3600` written as one string: split as a shell would (it
-    is run without one)."""
-    return shlex.split(value) if isinstance(value, str) else value
+    is run without one). A pipe, a redirection, a `$VAR` or `~` would reach the program as
+    a word of its own (`cut` given to scontrol as an argument): refused, saying how."""
+    if not isinstance(value, str):
+        return value
+    words = shlex.split(value)
+    odd = next((w for w in words if w in _SHELL_OPERATORS or _SHELL_WORD.search(w)
+                or re.match(r"\d*(?:>|<)", w)), None)  # a redirection: `2>/dev/null`
+    if odd is not None:
+        raise ValueError(f"{_printable(repr(value))} runs {words[0]} without a shell, so "
+                         f"{odd!r} would reach it as written; for a pipeline or variables "
+                         f"write it as a list, [bash, -c, {_printable(repr(value))}] (the "
+                         "token may be printed bare or as SLURM_JWT=...)")
+    return words
 
 
 Line = Annotated[str, AfterValidator(_one_line)]
@@ -379,6 +393,9 @@ class TransportConfig(_Cfg):
     def _keys_fit_the_kind(self) -> TransportConfig:
         """A key another kind of transport reads is a mistake, not a default: `kind: local`
         with a host would run everything on this machine."""
+        if self.token_command and self.token_file:  # the command was used, the file not
+            raise ValueError("token_command and token_file: give one (the token comes from "
+                             "one of them)")
         only = {"ssh": SSH_ONLY_KEYS, "slurmrestd": REST_ONLY_KEYS}
         for kind, keys in only.items():
             if self.kind == kind:
@@ -394,6 +411,11 @@ class TransportConfig(_Cfg):
     @field_validator("url")
     @classmethod
     def _no_secret_in_url(cls, url: str | None) -> str | None:
+        if url is not None and (m := re.search(r"/slurm(?:db)?/v0\.0\.\d+(?:/|$)", url)):
+            # the requests add /slurm/VERSION/...: a URL copied with it asked for it twice
+            base = url[:m.start()] or url
+            raise ValueError(f"url is the API's base ({base}); its version goes in "
+                             f"api_version: {m.group().strip('/').split('/')[1]}")
         if url is not None and "@" in url.split("/")[2]:
             # the value is not shown: it may hold a password or token
             raise ValueError("url must not carry a user or password (give user:, and the "
@@ -731,6 +753,9 @@ def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     problem = getattr(e, "problem", None) or str(e)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = where + " ".join(str(problem).split())
+    if problem == "but found another document":  # PyYAML's words for a second `---`
+        text = (f"{where}a second YAML document (`---`); a sites file is one document: "
+                "list every site under one `sites:`")
     if "'\\t'" in text:
         text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
                                "there)")

@@ -81,6 +81,37 @@ SPIDER_REQUIRES = (
 )
 
 
+# Spack's installed packages and environments, and the named conda environments, where
+# the tool is on the login's PATH: each listing at most ENV_LIST_LINES lines, all of them
+# within ENV_LIST_BUDGET_S seconds (`timeout` with what is left; a listing with no time
+# left is not made), each followed by the tool's exit status ("@@rc N"); a listing cut
+# short (no status line, or not 0) is not known, so nothing is checked against it
+ENV_LIST_LINES = 20000
+ENV_LIST_BUDGET_S = 15
+CONDA_TOOLS = ("conda", "mamba", "micromamba")
+
+
+def _env_listing(tag: str, command: str) -> str:
+    return (f'__dmd_left=$(({ENV_LIST_BUDGET_S} - (SECONDS - __dmd_e0))); '
+            f'if [ "$__dmd_left" -gt 0 ]; then echo "@@{tag}"; '
+            f'{{ timeout "$__dmd_left" {command} 2>/dev/null; echo "@@rc $?"; }} '
+            f'| head -n {ENV_LIST_LINES + 1}; fi')
+
+
+ENVS_SECTION = (
+    "__dmd_e0=$SECONDS\n"
+    "if command -v spack >/dev/null 2>&1; then\n  "
+    # which Spack: $SPACK_ROOT (set by its setup-env.sh, where `spack` is a function), else
+    # the root of the `spack` program on the PATH
+    '__dmd_sr=${SPACK_ROOT:-$(command -v spack)}; __dmd_sr=${__dmd_sr%/bin/spack}; '
+    'case $__dmd_sr in /*) ;; *) __dmd_sr=;; esac\n  '
+    + _env_listing("spack $__dmd_sr", "spack find --format '{name}@{version}'")
+    + "\n  "
+    + _env_listing("spack-envs", "spack env list") + "\nfi\n"
+    + "for c in " + " ".join(CONDA_TOOLS) + '; do command -v "$c" >/dev/null 2>&1 || continue'
+    + "\n  " + _env_listing("conda $c", '"$c" env list') + "\ndone; true")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -153,6 +184,7 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             + SPIDER_REQUIRES +
             '  fi\n'
             'else echo "system none"; fi')
+    section("envs", ENVS_SECTION)
     section("runtimes", "for r in " + " ".join(RUNTIMES) + '; do p=$(command -v "$r") && '
             'echo "$r $p"; done; true')
     section("mpi", "for r in " + " ".join(MPI_COMMANDS) + '; do p=$(command -v "$r") && '
@@ -294,6 +326,109 @@ def parse_spider_requires(text: str) -> dict[str, list[list[str]]]:
         elif state == "list":
             state = "done"
     return out
+
+
+# a module tree a job adds (`module use DIR`) that the site's listing does not name: listed
+# alone (MODULEPATH set to it), when a job that needs it is placed, at most TREES_ASKED
+# trees a job, TREE_LIST_LINES lines and TREE_LIST_TIMEOUT_S seconds each
+TREES_ASKED = 4
+TREE_LIST_LINES = 5000
+TREE_LIST_TIMEOUT_S = 10.0
+
+
+def tree_listing_script(tree: str) -> str | None:
+    """The bash that lists module tree `tree` alone (`module -t avail` with MODULEPATH set to
+    it), its exit status 4 when the directory is not there; None for a path given at run
+    time (`$VAR` other than $HOME, a glob): only `/abs`, `~/x` and `$HOME/x` are asked."""
+    for home in ("~/", "$HOME/", "${HOME}/"):
+        if tree.startswith(home):
+            rest = tree[len(home):]
+            path = '"$HOME"/' + shlex.quote(rest) if rest else '"$HOME"'
+            break
+    else:
+        path = shlex.quote(tree) if tree.startswith("/") else ""
+    if not path or re.search(r"[$`*?\[{]", tree.split("/", 1)[-1] if tree[:1] in "~$" else tree):
+        return None
+    return (MODULE_INIT + "__dmd_modinit || exit 3\n"
+            f"__dmd_t={path}; [ -d \"$__dmd_t\" ] || exit 4\n"
+            f'MODULEPATH="$__dmd_t" module -t avail 2>&1 | head -n {TREE_LIST_LINES}\n')
+
+
+def parse_tree_listing(stdout: str, status: int) -> list[SoftwareModule] | None:
+    """The modules of one tree (`tree_listing_script`'s output): [] when the directory is not
+    at the site (status 4: the job's loads from it fail there), None when it could not be
+    listed (no module system, a failure)."""
+    if status == 4:
+        return []
+    if status != 0:
+        return None
+    return parse_module_list(stdout)[2] or None  # nothing read: not known (not "empty")
+
+
+_SPACK_LINE = re.compile(r"[a-z0-9][a-z0-9_.-]*@[A-Za-z0-9_.+=-]+")
+_ENV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def _listings(text: str) -> dict[str, list[str] | None]:
+    """The `envs` section's listings by tag ("spack", "spack-envs", "conda conda", ...):
+    each listing's lines, or None when it was cut short or its tool failed."""
+    out: dict[str, list[str] | None] = {}
+    tag: str | None = None
+    lines: list[str] = []
+    for raw in text.split("\n") + ["@@end"]:
+        if raw.startswith("@@rc "):
+            if tag is not None:
+                out[tag] = lines if raw[5:].strip() == "0" else None
+            tag = None
+        elif raw.startswith("@@"):
+            if tag is not None:  # no status line: cut short at ENV_LIST_LINES
+                out[tag] = None
+            tag, lines = (raw[2:].strip() or None), []
+        elif tag is not None:
+            lines.append(raw.rstrip("\r"))
+    return out
+
+
+def parse_spack(text: str) -> tuple[list[str] | None, list[str] | None]:
+    """(installed packages as "name@version", named environments) from the `envs` section;
+    None for a listing not made (no `spack` on the PATH), cut short or failed. Lines that
+    are not a package (`==> 12 installed packages`, `-- linux-rhel8 / gcc@12 --` headers)
+    are skipped."""
+    got = _listings(text)
+    pkgs = next((v for k, v in got.items() if k.split()[0] == "spack"), None)
+    envs = got.get("spack-envs")
+    packages = None if pkgs is None else sorted({
+        ln.strip() for ln in pkgs if _SPACK_LINE.fullmatch(ln.strip())})
+    names = None if envs is None else sorted({
+        w for ln in envs if not ln.strip().startswith("==>")
+        for w in ln.split() if _ENV_NAME.fullmatch(w)})
+    return packages, names
+
+
+def parse_spack_root(text: str) -> str | None:
+    """The Spack instance discovery listed: its root (`/opt/spack`, from $SPACK_ROOT or
+    /opt/spack/bin/spack), or None when not known."""
+    tag = next((k for k in _listings(text) if k.startswith("spack /")), None)
+    return tag.split(None, 1)[1].rstrip("/") or "/" if tag else None
+
+
+def parse_conda_envs(text: str) -> dict[str, list[str]] | None:
+    """The named environments each conda tool lists (`conda env list`: "# conda
+    environments:" then "NAME [*] PATH" lines, and lines of a path only for environments
+    outside its directories; micromamba's table "Name Active Path" alike), keyed "conda"
+    (conda and mamba share them) and "micromamba"; None when no tool listed any."""
+    out: dict[str, list[str]] = {}
+    for tag, lines in _listings(text).items():
+        if not tag.startswith("conda ") or lines is None:
+            continue
+        tool = "micromamba" if tag.split()[1] == "micromamba" else "conda"
+        names = out.setdefault(tool, [])
+        for ln in lines:
+            words = [w for w in ln.split() if w != "*"]
+            if len(words) >= 2 and words[-1].startswith("/") and _ENV_NAME.fullmatch(words[0]) \
+                    and words[0] not in names:
+                names.append(words[0])
+    return out or None
 
 
 def parse_runtimes(text: str) -> list[str]:

@@ -8,20 +8,26 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from .capabilities import SiteCapabilities, merge
+from .capabilities import SiteCapabilities, SoftwareModule, merge
 from .discovery import (
+    TREE_LIST_TIMEOUT_S,
     ClusterSummary,
     SiteDescription,
     discovery_script,
     node_types,
+    parse_conda_envs,
     parse_module_list,
     parse_module_trees,
     parse_mpi,
     parse_mpi_paths,
     parse_runtimes,
+    parse_spack,
+    parse_spack_root,
+    parse_tree_listing,
     split_sections,
     summarise_cluster,
     summarise_site,
+    tree_listing_script,
 )
 from .model import SiteError, utcnow, visible
 from .needs import norm_arch
@@ -44,6 +50,10 @@ class SiteDiscovery:
         self._lock = asyncio.Lock()
         self._task: asyncio.Future[SiteDescription] | None = None
         self.runs = 0  # remote discoveries made (one command each)
+        # module trees jobs added (`module use DIR`), each listed once per TTL: (when, its
+        # modules or None when it could not be listed); a listing under way is shared
+        self._trees: dict[str, tuple[float, list[SoftwareModule] | None]] = {}
+        self._tree_tasks: dict[str, asyncio.Future[list[SoftwareModule] | None]] = {}
 
     @property
     def ttl_s(self) -> float:
@@ -87,6 +97,36 @@ class SiteDiscovery:
         caps = merge(self._found.capabilities, self.site.cfg.metadata,
                      override=self.site.cfg.discovery.override)
         return self._found.model_copy(update={"capabilities": caps})
+
+    def tree_listing(self, tree: str) -> asyncio.Future[list[SoftwareModule] | None] | None:
+        """The modules of module tree `tree` at this site (cached for the TTL; a listing under
+        way is shared): a future, or None where it cannot be asked (a site without a shell,
+        a path given at run time)."""
+        if self.site.cfg.transport.kind == "slurmrestd" or tree_listing_script(tree) is None:
+            return None
+        at, found = self._trees.get(tree, (-1e18, None))
+        if time.monotonic() - at < self.ttl_s:
+            done: asyncio.Future[list[SoftwareModule] | None] = \
+                asyncio.get_running_loop().create_future()
+            done.set_result(found)
+            return done
+        task = self._tree_tasks.get(tree)
+        if task is None or task.done():
+            task = self._tree_tasks[tree] = asyncio.ensure_future(self._list_tree(tree))
+        return task
+
+    async def _list_tree(self, tree: str) -> list[SoftwareModule] | None:
+        site = self.site
+        try:
+            res = await site.transport.run(["bash", "-c", tree_listing_script(tree) or ""],
+                                           env=site.cfg.env, preamble=site.cfg.preamble,
+                                           check=False, timeout=TREE_LIST_TIMEOUT_S)
+            found = parse_tree_listing(res.stdout, res.exit_status)
+        except Exception as e:  # a site that cannot answer: the tree stays unknown
+            log.info("%s: module tree %s not listed: %s", site.name, tree, e)
+            found = None
+        self._trees[tree] = (time.monotonic(), found)
+        return found
 
     async def _discover(self) -> SiteDescription:
         site = self.site
@@ -169,6 +209,12 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
         caps.sources["cluster_names"] = "discovered"
     if system:
         caps.module_trees = parse_module_trees(parts.get("modules", ""))
+    caps.spack_packages, caps.spack_envs = parse_spack(parts.get("envs", ""))
+    caps.spack_root = parse_spack_root(parts.get("envs", ""))
+    caps.conda_envs = parse_conda_envs(parts.get("envs", ""))
+    for key in ("spack_packages", "spack_envs", "conda_envs"):
+        if getattr(caps, key) is not None:
+            caps.sources[key] = "discovered"
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,
                            discovered_at=caps.discovered_at, module_system_version=version,
                            pmi=pmi)

@@ -34,7 +34,7 @@ from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
-from .federation_needs import NeedsMixin
+from .federation_needs import NeedsMixin, job_trees
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
@@ -280,7 +280,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         only = list(sites) if sites else None
         snaps, cals, caps = await asyncio.gather(
             self.snapshots(max_age_s=max_age_s, only=only), self.calibration(),
-            self.capabilities(only=only))
+            self.capabilities(only=only, trees=job_trees(spec)))
         # an entry that is a second door to a listed cluster is ranked only when asked for
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
                  if (n in only if only else self.sites[n].cfg.auto)]

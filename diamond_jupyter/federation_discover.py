@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from .capabilities import SiteCapabilities
-from .discovery import SiteDescription
+from .discovery import TREE_LIST_TIMEOUT_S, TREES_ASKED, SiteDescription
 
 log = logging.getLogger(__name__)
 DISCOVERY_WAIT_S = 10.0  # placement waits this long for a site's first discovery
@@ -31,11 +31,14 @@ class DiscoverMixin:
         return await self.site(site).discovery.describe(refresh=refresh)
 
     async def capabilities(self, *, only: list[str] | None = None,
-                           max_wait_s: float = DISCOVERY_WAIT_S) -> dict[str, SiteCapabilities]:
+                           max_wait_s: float = DISCOVERY_WAIT_S,
+                           trees: list[str] | None = None) -> dict[str, SiteCapabilities]:
         """What placement matches a job's needs against, per site (only `only`, when given):
         discovery merged with the sites file. A discovery slower than `max_wait_s` goes on in
         the background (the next call has it) and its site is left out here, as is a site whose
-        discovery failed: placement then reads that site's sites-file metadata alone."""
+        discovery failed: placement then reads that site's sites-file metadata alone.
+        `trees`: module trees the job adds (`module use DIR`); each one a site's listing does
+        not name is listed there alone (`add_trees`)."""
         names = [n for n in self.sites if not only or n in only]
         tasks = {n: asyncio.ensure_future(self.describe(n)) for n in names}
         if tasks:
@@ -49,7 +52,42 @@ class DiscoverMixin:
                 log.info("%s: discovery failed: %s", n, t.exception())
             else:
                 out[n] = t.result().capabilities
+        if trees:
+            await self.add_trees(out, trees, max_wait_s=min(max_wait_s, TREE_LIST_TIMEOUT_S))
         return out
+
+    async def add_trees(self, caps: dict[str, SiteCapabilities], trees: list[str], *,
+                        max_wait_s: float = TREE_LIST_TIMEOUT_S) -> None:
+        """Each site's capabilities with the module trees `trees` (the first TREES_ASKED) it
+        does not list yet, where its module system was discovered: the tree's modules added
+        to its software and the tree to its module trees, so the loads after a job's `module
+        use DIR` are checked there (a tree not at the site lists nothing: they fail there).
+        A listing slower than `max_wait_s` goes on (the next call has it); one that could
+        not be made leaves the tree unknown, and its loads unchecked, as before."""
+        asked: dict[tuple[str, str], asyncio.Future] = {}
+        for name, c in caps.items():
+            if not c.module_system or c.software is None or name not in self.sites:
+                continue
+            listed = {t.rstrip("/") for t in c.module_trees or []}
+            for tree in list(dict.fromkeys(trees))[:TREES_ASKED]:
+                if tree.rstrip("/") not in listed:
+                    task = self.sites[name].discovery.tree_listing(tree)
+                    if task is not None:
+                        asked[(name, tree)] = task
+        if not asked:
+            return
+        await asyncio.wait(asked.values(), timeout=max_wait_s)
+        for (name, tree), task in asked.items():
+            if not task.done():
+                task.add_done_callback(_quiet)
+                continue
+            found = None if task.cancelled() or task.exception() else task.result()
+            if found is None:
+                continue
+            c = caps[name]
+            have = {m.full for m in c.software or []}
+            c.software = [*(c.software or []), *(m for m in found if m.full not in have)]
+            c.module_trees = [*(c.module_trees or []), tree.rstrip("/")]
 
 
 def _quiet(t: asyncio.Future) -> None:

@@ -40,12 +40,16 @@ class NeedsMixin:
         async def capabilities(self, *, only: list[str] | None = None
                                ) -> dict[str, SiteCapabilities]: ...
 
-    async def _capabilities_of(self, name: str) -> SiteCapabilities:
+    async def _capabilities_of(self, name: str, spec: JobSpec | None = None
+                               ) -> SiteCapabilities:
         """What `name` has: discovery merged with the sites file when it answers in time
-        (cached by discovery's TTL), else what was last seen, else the sites file alone."""
-        caps = (await self.capabilities(only=[name])).get(name)
+        (cached by discovery's TTL), else what was last seen, else the sites file alone; with
+        the module trees `spec` adds (`module use DIR`) listed there."""
+        trees = job_trees(spec) if spec is not None else []
+        caps = (await self.capabilities(only=[name], trees=trees)).get(name)
         if caps is not None:
-            self._seen_capabilities()[name] = caps
+            if not trees:  # the site's own: what a check without the job's trees sees
+                self._seen_capabilities()[name] = caps
             return caps
         return self.known_capabilities(name)
 
@@ -63,7 +67,7 @@ class NeedsMixin:
         left to placement and the scheduler."""
         target = self.site(site)
         snap, caps = await asyncio.gather(
-            target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site))
+            target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site, spec))
         return mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
 
     async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
@@ -79,7 +83,7 @@ class NeedsMixin:
         """The job as `site` runs it: its `module load` lines spelled as the site names its
         modules (each rewrite listed in metadata['module_rewrites']), and a container image
         given as an option run by a runtime the site has (metadata['container'])."""
-        caps = await self._capabilities_of(site)
+        caps = await self._capabilities_of(site, spec)
         upd: dict[str, Any] = {}
         meta = dict(spec.metadata)
         body = spec.script if spec.script is not None else spec.command
@@ -100,6 +104,11 @@ class NeedsMixin:
         if not upd:
             return spec
         return spec.model_copy(update=upd | {"metadata": meta})
+
+
+def job_trees(spec: JobSpec) -> list[str]:
+    """The module trees the job's body adds (`module use DIR`, MODULEPATH=) before a load."""
+    return list(dict.fromkeys(t for s in needs_of(spec).software for t in s.trees))
 
 
 def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,

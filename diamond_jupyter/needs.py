@@ -27,7 +27,7 @@ from .model import (
     Node,
     gpus_of_job_over_unknown_nodes,
 )
-from .script_body import ContainerNeed, NeedModel, SoftwareNeed, scan_body
+from .script_body import ContainerNeed, EnvNeed, NeedModel, SoftwareNeed, scan_body
 
 _ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
 _PBS_GPU_KEYS = PBS_GPU_MODEL_KEYS  # (model.py)
@@ -311,6 +311,9 @@ class Needs(NeedModel):
     mpi_from: str | None = None  # the file sourced or PATH entry it comes from (`~/`: home)
     pmi: str | None = None  # the MPI plugin its srun asks for: pmix, pmix_v4, pmi2, ...
     gpu_vendor: str | None = None  # "nvidia" / "amd", when the body's use says which
+    # Spack packages and environments, conda environments the body activates: checked
+    # where discovery listed them
+    envs: list[EnvNeed] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # read from the body, never checked
 
     def empty(self) -> bool:
@@ -382,6 +385,24 @@ def needs_of(spec: JobSpec) -> Needs:
     if gpus_of_job_over_unknown_nodes(spec):  # up to one node per task: a share on each
         gpus = -(-(r.gpus_per_node or 0) // (r.tasks or 1))
     notes = scan.notes
+    shifter = next((d for d in spec.unknown if d.dialect == "slurm" and d.option == "--image"
+                    and d.value), None)
+    if shifter is not None and (container is None or container.unchecked or (
+            container.runtime == "shifter" and not container.image_known)):
+        # NERSC's shifter option (`#SBATCH --image=docker:IMAGE`, then `srun shifter CMD`):
+        # sbatch refuses it where the shifter plugin is not installed
+        container = ContainerNeed(image=shifter.value, runtime="shifter")
+    pyxis = next((d for d in spec.unknown if d.dialect == "slurm" and d.option in (
+        "--container-image", "--container-name")), None)
+    if pyxis is not None and (container is None or container.unchecked):
+        # pyxis's own sbatch options: sbatch refuses them ("unrecognized option") where
+        # the pyxis plugin is not installed; the whole job runs in the image
+        container = ContainerNeed(image=pyxis.value or "?", runtime="pyxis",
+                                  image_known=bool(pyxis.value))
+        if pyxis.value and f"{pyxis.value}#" in pyxis.raw.replace(" ", "="):
+            notes = [*notes, f"{pyxis.raw.strip()}: sbatch reads the `#` as the start of a "
+                     f"comment, so the image is {pyxis.value!r}; escape it "
+                     f"({pyxis.value}\\#...) to name the registry's image"]
     if scan.gpu_use and not gpus and not (gpu_type or kept_type):
         notes = [*notes, f"the body uses GPUs ({scan.gpu_use}) but the job requests none: "
                  "a site gives it none unless its nodes are whole"]
@@ -389,7 +410,7 @@ def needs_of(spec: JobSpec) -> Needs:
                  software=software, container=container, gpu_type=gpu_type or kept_type,
                  gpus=gpus, memory_mb=r.memory_mb or None, mpi=mpi, mpi_own=scan.mpi_own,
                  mpi_from=scan.mpi_from,
-                 pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, notes=notes)
+                 pmi=scan.pmi, gpu_vendor=scan.gpu_vendor, envs=scan.envs, notes=notes)
 
 
 def pbs_chunk_needs(spec: JobSpec) -> tuple[str | None, str | None]:

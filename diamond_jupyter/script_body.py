@@ -71,6 +71,30 @@ class ContainerNeed(NeedModel):
     unchecked: str | None = None  # why it is not held against a site (used in a branch)
 
 
+class EnvNeed(NeedModel):
+    """An environment the job brings its programs from: a Spack package it loads (`spack
+    load hdf5@1.14.3`), a Spack environment or a named conda environment it activates."""
+
+    kind: str  # "spack" (a package), "spack-env", "conda" (an environment)
+    name: str  # the package or environment as written (`hdf5`, `sim`, `/proj/envs/x`)
+    version: str | None = None  # a Spack package's `@VERSION` (`1.14`, `1.14.3`)
+    tool: str = "spack"  # the command: spack, conda, mamba, micromamba
+    line: int | None = None
+    unchecked: str | None = None  # why it is not held against a site (a branch, a path)
+    written: str | None = None  # a Spack spec as written (`hdf5@1.14%gcc@12+mpi`)
+    # the Spack instance the job sets up itself (`source ROOT/share/spack/setup-env.sh`):
+    # checked only where discovery listed that one
+    root: str | None = None
+
+    @property
+    def shown(self) -> str:
+        what = {"spack": "spack load", "spack-env": "spack environment"}.get(
+            self.kind, f"{self.tool} environment")
+        name = f"{self.name}@{self.version}" if self.version else self.name
+        return f"{what} {name!r} (line {self.line})" if self.kind != "spack" else \
+            f"{what} {name} (line {self.line})"
+
+
 # ---------------------------------------------------------------- shell words
 
 _OPS = (";;", "&&", "||", "|&", "<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>",
@@ -224,7 +248,7 @@ _SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
 _NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", "unuse",
               "show", "display", "help", "whatis", "keyword", "save", "restore", "reset",
               "swap", "switch", "is-loaded", "is-avail", "savelist", "describe", "refresh",
-              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test",
+              "update", "overview", "sl", "av", "disable", "initadd", "initrm", "test", "sw",
               "-t", "--terse"}
 # options `ml` takes before a subcommand; another `-NAME` is an unload (`ml -cuda gcc`)
 _ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cache", "-f",
@@ -254,9 +278,30 @@ def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
         return ("load", rest)
     if sub in ("try-load", "try-add"):
         return ("try-load", rest)
-    if sub in ("swap", "switch"):
+    if sub in ("swap", "switch", "sw"):  # `sw`: Lmod's short name for swap
         return ("load", rest[-1:])  # `swap A B` loads B; `swap A/2` loads A/2
     return (sub, rest)
+
+
+def _eval_modulecmd(cmd: list[_Word], body: str) -> list[_Word] | None:
+    """`eval `modulecmd bash load gcc/12``, `eval "$(/usr/bin/modulecmd sh add x)"` or
+    `eval $($LMOD_CMD bash load x)`: what the `module` function itself runs (Environment
+    Modules 3 scripts written before it existed), as the `module` command it is (its
+    module words where they are in the body, so a site may respell them); None: not one."""
+    if len(cmd) != 2 or cmd[0].text != "eval":
+        return None
+    m = re.fullmatch(r"\$\((.*)\)|`(.*)`", cmd[1].text, re.S)
+    text = (m.group(1) or m.group(2) or "") if m else ""
+    at = body.find(text, cmd[1].start, cmd[1].end) if text else -1
+    inner = [w for w in _words(text, max(at, 0)) if not w.op]
+    if len(inner) < 3 or not (inner[0].text.rsplit("/", 1)[-1] in ("modulecmd",
+                                                                    "modulecmd.tcl")
+                              or inner[0].text in ("$LMOD_CMD", "${LMOD_CMD}")):
+        return None
+    if at < 0:  # not written as is (escapes): read, never respelled
+        inner = [_Word(w.text, cmd[1].start, cmd[1].start) for w in inner]
+    return [_Word("module", inner[0].start, inner[0].start), *inner[2:]]  # the shell's
+    # name (`bash`) dropped
 
 
 def module_loads(cmd: list[str]) -> list[str] | None:
@@ -362,7 +407,8 @@ def container_use(cmd: list[str]) -> ContainerNeed | None:
 def _container(image: str, runtime: str, cmd: list[str]) -> ContainerNeed:
     devices = [cmd[k + 1] for k, w in enumerate(cmd[:-1]) if w == "--device"] + \
         [w.partition("=")[2] for w in cmd if w.startswith("--device=")]
-    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or any(
+    gpu = "nvidia" if {"--nv", "--nvccli", "--gpus"} & set(cmd) or (
+        runtime == "podman-hpc" and "--gpu" in cmd) or any(  # NERSC's podman-hpc --gpu
         w.startswith("--gpus=") for w in cmd) or any(
         d.startswith("nvidia.com/gpu") for d in devices) else \
         "amd" if "--rocm" in cmd or "/dev/kfd" in devices else None
@@ -412,6 +458,8 @@ class BodyScan:
     # where it comes from: the file sourced or the PATH entry, as a literal path (`~/` for
     # the home); None when not written out
     mpi_from: str | None = None
+    # Spack packages and environments, conda environments the job brings programs from
+    envs: list[EnvNeed] = field(default_factory=list)
 
 
 def scan_body(body: str) -> BodyScan:
@@ -464,6 +512,7 @@ def scan_body(body: str) -> BodyScan:
     mpi_own: str | None = None
     mpi_from: str | None = None
     skip_lines: set[int] = set()
+    envs: list[EnvNeed] = []
 
     def note(text: str) -> None:
         if text not in notes:
@@ -587,6 +636,9 @@ def scan_body(body: str) -> BodyScan:
                 and len(words) > 1
             core = _strip_leaders(words)
             ws = ws[len(words) - len(core):]
+            evaled = _eval_modulecmd(ws, body) if len(core) == 2 else None
+            if evaled is not None:  # read as the `module ...` command it runs
+                core, ws = [w.text for w in evaled], evaled
             for w in words[:len(words) - len(core)]:
                 key, eq, value = w.partition("=")
                 if eq and key == "MODULEPATH":
@@ -771,7 +823,13 @@ def scan_body(body: str) -> BodyScan:
                         vendors.setdefault(_VENDOR_COMMANDS[tool], f"{tool}, line {lineno}")
                     elif tool in _VENDOR_COMMANDS and here is not None and not inner:
                         uses.append((here, "tool", tool, lineno))
-                own = _env_notes(core, lineno, note)
+                found_envs: list[EnvNeed] = []
+                own = _env_notes(core, lineno, note, found_envs)
+                for env in found_envs:
+                    why = env.unchecked or (
+                        f"used only in a branch or function (line {lineno})"
+                        if conditional or here is not None else None)
+                    envs.append(env.model_copy(update={"unchecked": why}))
                 if own and not conditional and own_tools is None:
                     own_tools = own
                     own_from = literal_path(core[1]) if prog in ("source", ".") and \
@@ -850,10 +908,36 @@ def scan_body(body: str) -> BodyScan:
     for need in software if role else []:
         if any(_CONDA_DIST.fullmatch(p) for p in need.full.split("/")):
             need.role = role
+    # a conda the job sets up itself (a distribution's module, its conda.sh, a hook from a
+    # path) keeps environments the login's `conda env list` may not show
+    own_conda = next((f"module {n.full} (line {n.line})" for n in software if n.role), None) \
+        or _own_conda_setup(lines)
+    spack_root = _own_spack_setup(lines)
+    for env in envs:
+        if env.kind in ("spack", "spack-env") and spack_root is not None:
+            env.root = spack_root[0]
+    if spack_root is not None and any(e.kind.startswith("spack") for e in envs):
+        note(f"sources {spack_root[0]}/share/spack/setup-env.sh (line {spack_root[1]}): its "
+             "packages and environments are checked only where the login's spack is "
+             f"{spack_root[0]}/bin/spack")
+    for env in envs:
+        if env.kind == "conda" and env.unchecked is None and own_conda:
+            env.unchecked = f"the job sets its conda up itself ({own_conda})"
+        checked = f"environment '{env.name}' (line {env.line}) must exist at the site" \
+            f"{_conda_how(env.name)}"
+        if env.kind == "conda" and env.unchecked and not env.unchecked.startswith(
+                ("a path", "named at run time")):
+            notes[:] = [n.replace(checked, checked.replace(
+                _conda_how(env.name), f" (not checked: {env.unchecked})")) for n in notes]
+        if env.kind == "spack" and env.unchecked:  # the note's "checked where ..." is not so
+            said = f"spack load {env.written} (line {env.line}): Spack packages are not in " \
+                "the site's module list; "
+            notes[:] = [n.replace(said + _SPACK_CHECKED, said + f"not checked: {env.unchecked}")
+                        if n.startswith(said) else n for n in notes]
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
-                    mpi_from)
+                    mpi_from, envs)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}
@@ -1222,9 +1306,28 @@ _SHELL_SETUP = re.compile(r"^/etc/(?:profile|bashrc)|/init/(?:bash|sh|zsh|ksh|pr
                           r"(?:^|/)(?:modules|lmod|z00_lmod|conda|mamba|setup-env)\.(?:sh|bash)$")
 
 
-def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
-    """Environments the job activates or builds at run time (never checked); what may
+# a Spack spec's package: its name, then `@VERSION` up to a variant, compiler or dependency
+_SPACK_SPEC = re.compile(r"([a-z0-9][a-z0-9_.-]*)(?:@([^%+~^\s]*))?")
+
+
+def _spack_need(spec: str, lineno: int) -> EnvNeed:
+    """`hdf5@1.14.3%gcc@12+mpi` -> hdf5, version 1.14.3; a version range (`@1.12:1.14`,
+    `@1.14:`) or a list is kept by its name only."""
+    m = _SPACK_SPEC.match(spec)
+    name, version = (m.group(1), m.group(2)) if m else (spec, None)
+    if version and (":" in version or "," in version or "=" in version):
+        version = None
+    return EnvNeed(kind="spack", name=name, version=version or None, line=lineno,
+                   written=spec, unchecked=(f"named at run time (line {lineno})"
+                                            if _placeholder(spec) else None))
+
+
+def _env_notes(cmd: list[str], lineno: int, note: Any,
+               envs: list[EnvNeed] | None = None) -> str | None:
+    """Environments the job activates or builds at run time, as notes (and, in `envs`,
+    the Spack packages and named environments a site's discovery can check); what may
     bring programs of its own (a sourced helper, Spack, a conda environment), or None."""
+    envs = envs if envs is not None else []
     prog = cmd[0].rsplit("/", 1)[-1]
     if prog == "eval":  # `eval "$(spack load --sh hdf5)"`: the command that prints it
         own = None
@@ -1233,16 +1336,20 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
             words = [w.text for w in _words(inner.group(1) or inner.group(2) or "")
                      if not w.op] if inner else []
             if words:
-                own = own or _env_notes(words, lineno, note)
+                own = own or _env_notes(words, lineno, note, envs)
         return own
     own = None
     args = [w for w in cmd[1:] if not w.startswith("-")]
     if prog in ("conda", "mamba", "micromamba") and args[:1] == ["activate"] and len(args) > 1:
-        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site")
+        note(f"{prog} environment '{args[1]}' (line {lineno}) must exist at the site"
+             + _conda_how(args[1]))
+        envs.append(_conda_need(prog, args[1], lineno))
         own = f"{prog} environment '{args[1]}' (line {lineno})"  # may hold an MPI (mpich)
     elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
         if len(args) > 1:
-            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site")
+            note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site"
+                 + _conda_how(args[1]))
+            envs.append(_conda_need("conda", args[1], lineno))
             own = f"conda environment '{args[1]}' (line {lineno})"
         elif "/" in args[0]:
             note(f"virtual environment {args[0].rsplit('/', 2)[0]} (line {lineno}) must "
@@ -1276,19 +1383,94 @@ def _env_notes(cmd: list[str], lineno: int, note: Any) -> str | None:
             note(f"{prog} installs packages at run time (line {lineno}): the compute "
                  "nodes need network access")
         own = f"uv environment (line {lineno})"
-    if prog == "spack" and args[:1] == ["load"]:
-        for pkg in [a for a in args[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
-            # nor `--sh`
+    spack = _spack_words(cmd) if prog == "spack" else []
+    if spack[:1] == ["load"]:
+        for pkg in [a for a in spack[1:] if a[:1].isalnum()]:  # not +variant, ^dep, %comp,
+            # nor `--sh`, nor a hash (`/abc1234`)
             note(f"spack load {pkg} (line {lineno}): Spack packages are not in the site's "
-                 "module list; not checked")
+                 f"module list; {_SPACK_CHECKED}")
+            envs.append(_spack_need(pkg, lineno))
             own = own or f"spack load {pkg} (line {lineno})"
-    if prog == "spack" and args[:2] == ["env", "activate"] or prog == "spacktivate":
-        env = (args[2:] if prog == "spack" else args)[:1]
+    if spack[:2] == ["env", "activate"] or prog == "spacktivate":
+        words = spack[2:] if prog == "spack" else _spack_words(["spack", "env", "activate",
+                                                               *cmd[1:]])[2:]
+        env = words[:1]
         if env:
             note(f"spack environment '{env[0]}' (line {lineno}) must exist at the site; its "
                  "packages are not checked")
+            as_dir = any(w in ("-d", "--dir") or w.startswith("--dir=") for w in cmd)
+            envs.append(EnvNeed(kind="spack-env", name=env[0], line=lineno, unchecked=(
+                f"named at run time (line {lineno})" if _placeholder(env[0]) else
+                f"a directory (line {lineno}), not a named environment"
+                if as_dir or "/" in env[0] or env[0].startswith((".", "~")) else None)))
             own = f"spack environment '{env[0]}' (line {lineno})"
     return own
+
+
+_SPACK_CHECKED = "checked where discovery listed Spack's installed packages (`spack find`)"
+# Spack's options that take a value: its own before the subcommand (`spack -e ENV load`),
+# and `load --only package`, `env activate -v VIEW`
+_SPACK_VALUED = {"-e", "--env", "-D", "--env-dir", "-C", "--config-scope", "-c", "--config",
+                 "--only", "-v", "--with-view"}
+
+
+def _spack_words(cmd: list[str]) -> list[str]:
+    """A `spack ...` command's subcommand and arguments without its options and their
+    values (`spack -e proj load --only package hdf5` -> ['load', 'hdf5']); a directory
+    given to `env activate -d DIR` is kept (it is what is activated)."""
+    out: list[str] = []
+    i = 1
+    while i < len(cmd):
+        w = cmd[i]
+        if w in _SPACK_VALUED:
+            i += 2
+            continue
+        if not w.startswith("-"):
+            out.append(w)
+        i += 1
+    return out
+
+
+_CONDA_SETUP = re.compile(r"^\s*(?:source|\.)\s+(\S*(?:conda|mamba)\.sh)\b|"
+                          r"^\s*eval\s+\S*\$\((/\S*(?:conda|mamba))\s+shell|"
+                          # `source ~/miniconda3/bin/activate NAME`: that install's activate
+                          r"^\s*(?:source|\.)\s+(\S+/bin/activate)\s+[\w.+-]+\s*(?:#.*)?$")
+
+
+_SPACK_SETUP = re.compile(r"^\s*(?:source|\.)\s+[\"']?(\S+?)/share/spack/setup-env\."
+                          r"(?:sh|bash|csh|fish)[\"']?(?:\s|$)")
+
+
+def _own_spack_setup(lines: list[str]) -> tuple[str, int] | None:
+    """(the Spack root, line) of `source /opt/spack/share/spack/setup-env.sh`, the first."""
+    for i, line in enumerate(lines, 1):
+        if m := _SPACK_SETUP.search(line):
+            return m.group(1).rstrip("/"), i
+    return None
+
+
+def _own_conda_setup(lines: list[str]) -> str | None:
+    """`source /opt/miniforge3/etc/profile.d/conda.sh` or `eval "$(/opt/x/bin/conda shell.bash
+    hook)"`: a conda other than the login's own, said with its line."""
+    for i, line in enumerate(lines, 1):
+        if m := _CONDA_SETUP.search(line):
+            return f"{m.group(1) or m.group(2) or m.group(3)} (line {i})"
+    return None
+
+
+def _conda_need(tool: str, env: str, lineno: int) -> EnvNeed:
+    """A conda environment activated by name (checked where discovery listed the tool's
+    environments) or by path (`/proj/envs/x`, `$ENVS/x`, `~/envs/x`: never checked)."""
+    return EnvNeed(kind="conda", name=env, tool=tool, line=lineno, unchecked=(
+        f"named at run time (line {lineno}): not checked" if _placeholder(env) else
+        f"a path (line {lineno}): not checked" if "/" in env or env.startswith(("~", "."))
+        else None))
+
+
+def _conda_how(env: str) -> str:
+    return " (named at run time: not checked)" if _placeholder(env) else \
+        " (a path: not checked)" if "/" in env or env.startswith(("~", ".")) else \
+        " (checked where discovery listed its environments)"
 
 
 def body_needs(body: str) -> tuple[list[SoftwareNeed], ContainerNeed | None, str | None]:

@@ -32,6 +32,8 @@ _ALIASES = {
     "inteloneapicompilers": "intelcompilers", "nvidiahpcsdk": "nvhpc", "cudacore": "cuda",
     "openjdk": "java", "anaconda3": "anaconda", "miniconda3": "miniconda",
     "miniforge3": "miniforge", "mambaforge": "miniforge", "cudatoolkitcore": "cuda",
+    # EasyBuild's Intel compilers up to 2020b (Parallel Studio), intel-compilers after
+    "iccifort": "intelcompilers",
 }
 # names whose trailing digits are a major version (python3 = python, version 3)
 _VERSIONED_NAMES = {"python", "perl", "java", "openjdk", "qt", "gcc", "cuda", "julia", "fftw"}
@@ -104,6 +106,14 @@ def versions_match(want: str | None, have: str | None) -> bool:
         return True
     if want.strip().lower() in _FLOATING or have.strip().lower() in _FLOATING:
         return True
+    if re.fullmatch(r"[\d.]+(?:,[\d.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
+        return any(versions_match(v, have) for v in want.split(","))
+    if (rng := re.fullmatch(r"([\d.]*):([\d.]*)", want.strip())) and any(rng.groups()):
+        # its `@1.2:1.4`, `@:1.4`, `@1.2:` (inclusive; each end at the precision it gives,
+        # so `@:12` holds 12.3.0): a range is not a prefix
+        got = version_key(have)
+        lo, hi = version_key(rng.group(1)), version_key(rng.group(2))
+        return bool(got) and got[:len(lo)] >= lo and (not hi or got[:len(hi)] <= hi)
     a, b = _version_parts(want), _version_parts(have)
     if not a or not b:  # `intel/oneapi` loads the default of the site's intel/oneapi/2023.1
         w, h = want.strip().lower().rstrip("/"), have.strip().lower()
@@ -133,6 +143,17 @@ def _have(m: SoftwareModule) -> tuple[str, str | None]:
 # packages as `identity` names them). A toolchain loads the ones it names and the smaller
 # toolchains inside it (`foss` holds `gompi` and `gfbf`; `intel` holds `iimpi` and `iimkl`).
 _GENERATIONS: dict[str, dict[str, str]] = {
+    # up to 2020b foss loads OpenBLAS itself (no FlexiBLAS, no gfbf) and intel loads
+    # iccifort (the compilers of Parallel Studio), not intel-compilers
+    "2019b": {"gcc": "8.3.0", "openmpi": "3.1.4", "openblas": "0.3.7", "fftw": "3.3.8",
+              "scalapack": "2.0.2", "intelcompilers": "2019.5.281", "intelmpi": "2018.5.288",
+              "mkl": "2019.5.281"},
+    "2020a": {"gcc": "9.3.0", "openmpi": "4.0.3", "openblas": "0.3.9", "fftw": "3.3.8",
+              "scalapack": "2.1.0", "intelcompilers": "2020.1.217", "intelmpi": "2019.7.217",
+              "mkl": "2020.1.217"},
+    "2020b": {"gcc": "10.2.0", "openmpi": "4.0.5", "openblas": "0.3.12", "fftw": "3.3.8",
+              "scalapack": "2.1.0", "intelcompilers": "2020.4.304", "intelmpi": "2019.9.304",
+              "mkl": "2020.4.304"},
     "2021a": {"gcc": "10.3.0", "openmpi": "4.1.1", "flexiblas": "3.0.4", "openblas": "0.3.15",
               "fftw": "3.3.9", "scalapack": "2.1.0", "intelcompilers": "2021.2.0",
               "intelmpi": "2021.2.0", "mkl": "2021.2.0"},
@@ -154,7 +175,14 @@ _GENERATIONS: dict[str, dict[str, str]] = {
     "2024a": {"gcc": "13.3.0", "openmpi": "5.0.3", "flexiblas": "3.4.4", "openblas": "0.3.27",
               "fftw": "3.3.10", "scalapack": "2.2.0", "intelcompilers": "2024.2.0",
               "intelmpi": "2021.13.0", "mkl": "2024.2.0"},
+    # EasyBuild went from 2024a to 2025a (there is no 2024b generation)
+    "2025a": {"gcc": "14.2.0", "openmpi": "5.0.7", "flexiblas": "3.4.5", "openblas": "0.3.29",
+              "fftw": "3.3.10", "scalapack": "2.2.2", "intelcompilers": "2025.1.1",
+              "intelmpi": "2021.15.0", "mkl": "2025.1.0"},
 }
+# the smaller toolchains a generation's toolchain does not hold yet: gfbf and iimkl came
+# with 2022a (EasyBuild's common toolchains)
+_NOT_YET = {"gfbf": "2022a", "iimkl": "2022a"}
 _TOOLCHAINS: dict[str, tuple[str, ...]] = {
     "foss": ("gompi", "gfbf", "gcc", "openmpi", "flexiblas", "openblas", "fftw", "fftwmpi",
              "scalapack"),
@@ -188,7 +216,9 @@ def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
         table = _GENERATIONS.get(gen, {})
         same = {"fftwmpi": "fftw"}  # FFTW.MPI is FFTW's MPI part, of its version
         return [(p, gen if p in _TOOLCHAINS else table.get(same.get(p, p)))
-                for p in _TOOLCHAINS[pkg] if p in _TOOLCHAINS or same.get(p, p) in table]
+                for p in _TOOLCHAINS[pkg]
+                if p in _TOOLCHAINS and (gen not in _GENERATIONS or gen >= _NOT_YET.get(p, ""))
+                or same.get(p, p) in table]
     if pkg in _BUNDLES:
         names, releases = _BUNDLES[pkg]
         release = re.match(r"\d+\.\d+", (version or "").strip())
@@ -254,7 +284,7 @@ def rewrite_modules(body: str, caps: SiteCapabilities) -> tuple[str, list[str]]:
     edits: list[tuple[int, int, str]] = []
     for ld in scan_body(body).loads:
         arg = ld.need.full
-        if not (ld.rewrite or in_site_trees(ld.need, caps)) or \
+        if not (ld.rewrite or in_site_trees(ld.need, caps)) or ld.start == ld.end or \
                 any(e[:2] == (ld.start, ld.end) for e in edits):
             continue  # one word may name the modules of several loads (a loop's list)
         found = find_module(ld.need, caps.software)  # with its role and written form
@@ -384,6 +414,35 @@ def own_mpi_reason(needs: Needs, caps: SiteCapabilities) -> str | None:
             + (f", at {', '.join(caps.mpi_paths)})" if caps.mpi_paths else ")"))
 
 
+def env_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
+    """Why the Spack packages and environments and the named conda environments the job
+    activates are not at this site: only where discovery listed them (`spack find`, `spack
+    env list`, `conda env list`: a tool missing from the login's PATH, or a listing cut
+    short, leaves them unknown), never for one in a branch or given as a path."""
+    out: list[str] = []
+    for env in needs.envs:
+        if env.unchecked or env.root is not None and env.root != caps.spack_root:
+            continue  # another Spack than the one discovery listed (or none known)
+        if env.kind == "spack" and caps.spack_packages is not None:
+            same = [p for p in caps.spack_packages if p.split("@", 1)[0] == env.name]
+            if any(versions_match(env.version, p.split("@", 1)[1]) for p in same):
+                continue
+            has = f"only {_listed(same)}" if same else \
+                f"spack find lists {len(caps.spack_packages)} packages, none named {env.name}"
+            out.append(f"{env.shown}: not installed by Spack at the site ({has})")
+        elif env.kind == "spack-env" and caps.spack_envs is not None:
+            if env.name not in caps.spack_envs:
+                out.append(f"{env.shown} does not exist at the site (spack env list: "
+                           f"{_listed(caps.spack_envs)})")
+        elif env.kind == "conda" and caps.conda_envs is not None:
+            tool = "micromamba" if env.tool == "micromamba" else "conda"
+            names = caps.conda_envs.get(tool)
+            if names is not None and env.name not in names:
+                out.append(f"{env.shown} does not exist at the site ({tool} env list: "
+                           f"{_listed(names)})")
+    return out
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -438,6 +497,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
         out.append(f"the script runs {needs.mpi} but the site has no MPI stack")
     if (why := own_mpi_reason(needs, caps)) is not None:
         out.append(why)
+    out += env_reasons(needs, caps)
     if needs.pmi and caps.pmi and not pmi_offered(needs.pmi, caps.pmi):
         out.append(f"the script runs srun --mpi={needs.pmi} but the site's Slurm has no such "
                    f"MPI plugin (srun --mpi=list: {', '.join(caps.pmi)})")

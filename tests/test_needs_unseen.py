@@ -453,7 +453,8 @@ CASES = [
     Case("podman_hpc_with_gpus",
          "#SBATCH --gpus-per-node=4\n"
          "podman-hpc run --rm --gpu -v $SCRATCH:/scratch nersc/pytorch:24.04 python t.py\n",
-         can={"nersc"}, container=("nersc/pytorch:24.04", "podman-hpc", True, None),
+         can={"nersc"}, container=("nersc/pytorch:24.04", "podman-hpc", True, "nvidia"),
+         vendor="nvidia",
          why={"rhel": "container runtime 'podman-hpc' not available"}),
     Case("sarus_with_mpi",
          "srun sarus run --mpi --mount=type=bind,source=$PWD,destination=/w "

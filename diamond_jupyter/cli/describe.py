@@ -44,6 +44,16 @@ def describe_text(d: SiteDescription) -> str:
                  f"{src('container_runtimes')}")
     lines.append(f"  MPI stacks:          {listed(c.mpi)}{src('mpi')}"
                  + (f"  (PMI: {listed(d.pmi)})" if d.pmi else ""))
+    if c.spack_packages is not None:  # shown only where the login has spack
+        few = ", ".join(s(x) for x in c.spack_packages[:8]) + (
+            ", ..." if len(c.spack_packages) > 8 else "")
+        lines.append(f"  Spack packages:      {len(c.spack_packages)}"
+                     + (f" ({few})" if few else "")
+                     + (f"  [spack at {s(c.spack_root)}]" if c.spack_root else ""))
+    if c.spack_envs is not None:
+        lines.append(f"  Spack environments:  {listed(c.spack_envs)}")
+    for tool, envs in (c.conda_envs or {}).items():
+        lines.append(f"  {s(tool) + ' environments:':<20} {listed(envs)}")
     types = {t.name: t for t in c.node_types}
     for cl in d.clusters:
         own = f" (ClusterName {s(cl.cluster_name)})" if cl.cluster_name and \

@@ -590,8 +590,10 @@ class Workflow(_Strict):
                     raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
                                     ("steps", k, "needs", j))
         cycle = _find_cycle(self)
-        if cycle:
-            raise BadInput(f"workflow {self.name!r} has a cycle: {' -> '.join(cycle)}")
+        if cycle:  # the line of one `needs` entry that closes it: cycle[1] needs cycle[0]
+            k = next(i for i, s in enumerate(self.steps) if s.name == cycle[1])
+            raise Misplaced(f"workflow {self.name!r} has a cycle: {' -> '.join(cycle)}",
+                            ("steps", k, "needs", self.steps[k].needs.index(cycle[0])))
         for k, s in enumerate(self.steps):
             for i, inp in enumerate(s.inputs):
                 at = ("steps", k, "inputs", i, "from")
@@ -671,9 +673,21 @@ class Workflow(_Strict):
                                 "retries: 0 the step runs once)", ("steps", k, "on_failure"))
         for k, s in enumerate(self.steps):
             try:
-                s.spec()  # each script parses
+                spec = s.spec()  # each script parses
             except BadInput as e:
                 raise Misplaced(str(e), ("steps", k, "script")) from None
+            ids = [i for d in spec.dependencies for i in d.job_ids]
+            if ids:  # kept beside the engine's own: it waited on another cluster's job
+                raise Misplaced(f"step {s.name!r}: its script waits on job "
+                                f"{', '.join(ids)} (its own dependency directive); steps "
+                                "wait on each other through `needs` (a job id is one "
+                                "cluster's job, and the step may run on another site): "
+                                "remove the directive", ("steps", k, "script"))
+            if spec.hold:  # never released: the engine releases only what it held
+                raise Misplaced(f"step {s.name!r}: its script submits the job held (a hold "
+                                "directive, e.g. #SBATCH --hold); nothing in the workflow "
+                                "would release it: remove the directive",
+                                ("steps", k, "script"))
         return self
 
 
@@ -865,7 +879,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     except ValidationError as e:
         err = _first_error(e.errors())
         msg = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
+        unknown = err["type"] == "extra_forbidden"
+        if unknown:
             msg = "unknown field"
             fields = {"steps": Step, "inputs": StepInput}
             parent = next((str(p) for p in reversed(err["loc"][:-1])
@@ -879,13 +894,16 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             msg += f" (accepted: {', '.join(accepted)}"
             msg += ", and x-* keys to hold YAML anchors)" if model is Workflow else ")"
             meant = _meant(str(err["loc"][-1]), accepted)
-            if meant:
+            unsupported = _UNSUPPORTED.get(str(err["loc"][-1]).casefold())
+            if unsupported:  # another tool's feature: say what to do here instead
+                msg = f"not supported: {unsupported}"
+            elif meant:
                 msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":
             msg = "is required"
         msg = _as_written(msg, lines, tuple(err["loc"]))
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
-                       f"{_line_note(lines, tuple(err['loc']))}") from None
+                       f"{_line_note(lines, tuple(err['loc']), at_key=unknown)}") from None
     # a file's name starts every message (a graph problem named only the step)
     head = f"{source}: " if source != "the workflow" else ""
     try:
@@ -968,6 +986,29 @@ _OTHER_NAMES = {"depends_on": "needs", "depends": "needs", "after": "needs",
                 "script_path": "script_file", "scriptfile": "script_file"}
 
 
+# fields other workflow tools have that this one does not: what to write instead
+_CONDITIONS = ("conditions are not read (every step runs once the steps it needs have "
+               "COMPLETED); test inside the step's script instead")
+_SWEEP = ("parameter sweeps are not expanded; write one step per value (an x-* anchor "
+          "shares their fields), or a job array in the script (#SBATCH --array=1-10)")
+_RESOURCES = ("a step's resources and time limit are its script's own directives "
+              "(#SBATCH -t 1-00:00:00, #PBS -l walltime=..., #BSUB -W ...), not fields")
+_INCLUDE = ("a workflow is one file; share fields between steps with an x-* key holding "
+            "a YAML anchor")
+_UNSUPPORTED = {
+    **dict.fromkeys(("when", "if", "condition", "conditions", "only_if", "skip_if",
+                     "unless"), _CONDITIONS),
+    **dict.fromkeys(("matrix", "parameters", "params", "foreach", "for_each", "sweep",
+                     "strategy", "with_items", "scatter"), _SWEEP),
+    **dict.fromkeys(("walltime", "time", "time_limit", "timeout", "nodes", "ntasks", "cpus",
+                     "threads", "mem", "memory", "gpus", "partition", "queue", "account",
+                     "resources"), _RESOURCES),
+    **dict.fromkeys(("env", "environment", "variables", "vars"),
+                    "set variables in the step's script (export NAME=value)"),
+    **dict.fromkeys(("include", "includes", "import", "imports", "extends"), _INCLUDE),
+}
+
+
 def _meant(key: str, accepted: list[str]) -> str | None:
     """The accepted key a misspelt one most likely meant: the same but for case, another
     tool's name for it, or a close spelling."""
@@ -980,8 +1021,10 @@ def _meant(key: str, accepted: list[str]) -> str | None:
     return (same or other or close or [None])[0]
 
 
-def _line_note(lines: Any, loc: tuple[Any, ...]) -> str:
-    """' (line N)': where in the file `loc` is, when the file's YAML nodes are known."""
+def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False) -> str:
+    """' (line N)': where in the file `loc` is, when the file's YAML nodes are known;
+    `at_key`: the line of the last key itself (an unknown field: its value, a block
+    mapping or list under it, starts on the next line)."""
     import yaml
 
     node = lines() if lines is not None else None
@@ -989,19 +1032,22 @@ def _line_note(lines: Any, loc: tuple[Any, ...]) -> str:
     for part in loc:
         part = {"from_": "from", "as_": "as"}.get(part, part)
         if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode)
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)
                          and k.value == str(part) and k.tag != "tag:yaml.org,2002:merge"),
                         None)
-            if node is None and isinstance(part, str):  # an unknown key: the key's line
+            if pair is None and isinstance(part, str):  # an unknown key: the key's line
                 return f" (line {line})" if line else ""
+            node = pair[1] if pair else None
+            key_line = pair[0].start_mark.line + 1 if pair and at_key else None
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
                 part < len(node.value):
             node = node.value[part]
+            key_line = None
         else:
             node = None
         if node is None:
             break
-        line = node.start_mark.line + 1
+        line = key_line or node.start_mark.line + 1
     return f" (line {line})" if line else ""
 
 

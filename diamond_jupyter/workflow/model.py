@@ -1095,11 +1095,14 @@ class WorkflowView(BaseModel):
     state: JobState
     steps: list[StepView]
     reason: str | None = None
+    # steps whose site or rendered script is not the approved one: they wait for a new
+    # approval (`Federation.approve_workflow`)
+    awaiting_approval: list[str] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
         """The CLI's JSON: {"id", "state", "steps": [{"name", "site", "job", "state"}]}."""
         return {"id": self.id, "state": self.state.value, "name": self.name,
-                "reason": self.reason,
+                "reason": self.reason, "awaiting_approval": self.awaiting_approval,
                 "steps": [{"name": s.name, "site": s.site, "job": s.job,
                            "state": s.state.value, "needs": s.needs, "gang": s.gang,
                            "attempt": s.attempt, "reason": s.reason} for s in self.steps]}

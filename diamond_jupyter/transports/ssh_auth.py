@@ -80,7 +80,10 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     if not p.exists():
         return paramiko.SSHConfig()
     text = p.read_text(errors="replace")
-    for n, line in enumerate(text.splitlines(), 1):
+    # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
+    # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
+    # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
+    for n, line in enumerate(text.split("\n"), 1):
         if _MATCH_EXEC.match(line):
             raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
                            "host is looked up, and the engine runs no command from "

@@ -214,9 +214,10 @@ class WorkflowMixin:
         steps, an unknown step or site, an input from a step not upstream, an unknown field)."""
         from .workflow.model import load_workflow, parse_workflow
 
+        root = getattr(self, "server_root", None)  # a body's script_file: inside it
         if isinstance(source, (str, Path)):
-            return load_workflow(source, sites=self.sites)
-        return parse_workflow(source, sites=self.sites)
+            return load_workflow(source, sites=self.sites, root=root)
+        return parse_workflow(source, sites=self.sites, root=root)
 
     async def run_workflow(self, source: str | Path | dict[str, Any] | Workflow, *,
                            origin: dict[str, Any] | None = None,

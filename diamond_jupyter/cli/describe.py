@@ -7,12 +7,16 @@ import asyncio
 import json
 
 from ..discovery import SiteDescription
-from ..model import visible
+from ..model import one_line, visible
 from .common import with_fed
 
 
 def describe_text(d: SiteDescription) -> str:
+    """The description, one line per fact: every name the site gave (a partition, a node
+    type, a feature, an error it printed) is written out on its own line's place (`one_line`:
+    a newline in it cannot start a line that looks like another fact)."""
     c = d.capabilities
+    o = one_line
 
     def src(key: str) -> str:
         how = c.sources.get(key)
@@ -21,16 +25,16 @@ def describe_text(d: SiteDescription) -> str:
     def listed(values) -> str:
         if values is None:
             return "unknown"
-        return ", ".join(values) or "none"
+        return ", ".join(o(str(v)) for v in values) or "none"
 
     lines = [f"{d.site}" + (f"  (discovered {d.age_s:.0f}s ago, kept {d.ttl_s:.0f}s)"
                             if d.age_s is not None and d.ttl_s is not None else "")]
     lines.append(f"  architectures:       {listed(c.architectures)}{src('architectures')}")
     lines.append(f"  features:            {listed(c.features)}{src('features')}")
     lines.append(f"  GPU models:          {listed(c.gpu_models)}{src('gpu_models')}")
-    system = c.module_system or "none found"
+    system = o(c.module_system) if c.module_system else "none found"
     if d.module_system_version:
-        system += f" {d.module_system_version}"
+        system += f" {o(d.module_system_version)}"
     lines.append(f"  module system:       {system}")
     mods = None if c.software is None else [m.full + (" (default)" if m.default else "")
                                             for m in c.software]
@@ -38,27 +42,28 @@ def describe_text(d: SiteDescription) -> str:
     lines.append(f"  container runtimes:  {listed(c.container_runtimes)}"
                  f"{src('container_runtimes')}")
     lines.append(f"  MPI stacks:          {listed(c.mpi)}{src('mpi')}"
-                 + (f"  (PMI: {', '.join(d.pmi)})" if d.pmi else ""))
+                 + (f"  (PMI: {listed(d.pmi)})" if d.pmi else ""))
     types = {t.name: t for t in c.node_types}
     for cl in d.clusters:
-        own = f" (ClusterName {cl.cluster_name})" if cl.cluster_name and \
+        own = f" (ClusterName {o(cl.cluster_name)})" if cl.cluster_name and \
             cl.cluster_name != cl.name else ""
-        lines.append(f"  cluster {cl.name}{own}: {cl.nodes} nodes"
-                     + (f"  ERROR {cl.error}" if cl.error else ""))
+        lines.append(f"  cluster {o(cl.name)}{own}: {cl.nodes} nodes"
+                     + (f"  ERROR {o(cl.error)}" if cl.error else ""))
         for p in cl.partitions:
             limit = "no limit" if p.max_time_s is None else f"max {p.max_time_s // 60} min"
-            lines.append(f"    partition {p.name}{' (default)' if p.default else ''}: "
+            lines.append(f"    partition {o(p.name)}{' (default)' if p.default else ''}: "
                          f"{p.nodes} nodes, {limit}")
             for name in p.node_types:
                 t = types.get(name)
                 if t is None:
                     continue
-                gpu = f", {t.gpus}x {t.gpu_model or 'gpu'}" if t.gpus else ""
-                lines.append(f"      {t.name}: {t.count} x {t.architecture or '?'} "
+                gpu = f", {t.gpus}x {o(t.gpu_model or 'gpu')}" if t.gpus else ""
+                lines.append(f"      {o(t.name)}: {t.count} x {o(t.architecture or '?')} "
                              f"{t.cpus} CPUs {t.memory_mb} MB{gpu}"
-                             + (f"  features {','.join(t.features)}" if t.features else ""))
+                             + (f"  features {','.join(map(o, t.features))}"
+                                if t.features else ""))
     for e in c.errors:
-        lines.append(f"  could not read: {e}")
+        lines.append(f"  could not read: {o(e)}")
     return "\n".join(lines)
 
 

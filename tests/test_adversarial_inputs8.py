@@ -481,6 +481,75 @@ async def test_a_tool_call_cannot_approve_its_own_workflow(tmp_path, monkeypatch
         await fed.close()
 
 
+class _Quiet:
+    """A transport that answers every command with success and nothing (home: /home/u)."""
+
+    name = "alpha"
+
+    async def run(self, argv: Any, **kw: Any) -> Any:
+        from diamond_jupyter.transports.base import CommandResult
+
+        home = "/home/u\n" if "$HOME" in " ".join(argv) else ""
+        return CommandResult(list(argv), 0, home, "", 0.0)
+
+
+@pytest.fixture
+async def mcp(tmp_path):
+    """An MCP server (approval dry-run: look, never act) over a site that answers nothing,
+    its workspace `ws`; a secret file beside the workspace."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.mcp_server import build_server
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "step.sh").write_text("#!/bin/bash\necho inside\n")
+    (tmp_path / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n")
+    cfg = SiteConfig(name="alpha", scheduler="slurm", transport=TransportConfig(kind="local"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+    fed.sites["alpha"] = Site(cfg, transport=_Quiet())
+    await fed.start(recover=False)
+    yield build_server(fed=fed, approval="dry-run", root=ws), tmp_path
+    await fed.close()
+
+
+async def _tool_error(server: Any, tool: str, args: dict[str, Any]) -> str:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    with pytest.raises(ToolError) as e:
+        await server.call_tool(tool, args)
+    return str(e.value)
+
+
+async def test_an_mcp_dry_run_reads_no_file_outside_its_workspace(mcp):
+    """An MCP client (another agent, whatever its model read) with `diamond mcp --approval
+    dry-run`, meant to look and never act: a `run_workflow` naming `script_file:
+    ~/.ssh/id_ed25519` answered with the plan, the key in its step's script. Local paths of
+    a tool call must be inside the workspace (the directory `diamond mcp` runs in, or
+    `--root`); a file inside it is read as before."""
+    server, tmp = mcp
+    wf = _wf(str(tmp / "id_ed25519")).replace("site: here", "site: alpha")
+    err = await _tool_error(server, "run_workflow", {"workflow": wf})
+    assert "outside the server's root directory" in err and "PRIVATE KEY" not in err
+    ok = await server.call_tool("run_workflow", {"workflow": _wf(str(tmp / "ws/step.sh"))
+                                                 .replace("site: here", "site: alpha")})
+    assert not ok.is_error and "echo inside" in json.dumps(ok.structured_content)
+
+
+@pytest.mark.parametrize("src,dst", [("{tmp}/id_ed25519", "alpha:/tmp/k"),
+                                     ("alpha:/etc/hosts", "{tmp}/elsewhere/hosts"),
+                                     ("../id_ed25519", "alpha:/tmp/k")])
+async def test_an_mcp_transfer_names_no_local_path_outside_its_workspace(mcp, src, dst):
+    """A transfer from the user's key to a site, into a directory beside the workspace, or
+    out of it by `..`: refused naming the workspace, before any plan is made."""
+    server, tmp = mcp
+    err = await _tool_error(server, "transfer", {"src": src.format(tmp=tmp),
+                                                 "dst": dst.format(tmp=tmp)})
+    assert "outside the server's root directory" in err
+
+
 # -- 10. the environment ---------------------------------------------------------------------
 
 def test_a_bad_crypt_key_in_the_environment_stores_no_secret_in_clear(tmp_path, monkeypatch,

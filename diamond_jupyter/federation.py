@@ -40,7 +40,7 @@ from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
-from .fetch_guard import FetchResult, canonical, choose
+from .fetch_guard import FetchResult, canonical, choose, free_bytes
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease
 from .model import (
@@ -823,9 +823,20 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         dest_dir, chosen, skipped = await self.fetch_choice(job.id, dest, files=files,
                                                             overwrite=overwrite)
         out = FetchResult(dest_dir, skipped=skipped)
+        free = await asyncio.to_thread(free_bytes, dest_dir)
         for remote, local in chosen:
             if only is not None and remote not in only:
                 continue
+            if free is not None:  # a file the disk cannot hold is not started
+                st = await site.stat(remote)
+                size = st.size if st is not None and not st.is_dir else 0
+                if size > free:
+                    out.skipped.append(
+                        f"{local.relative_to(dest_dir).as_posix()}: {size} bytes, more than "
+                        f"the {free} bytes left free at {dest_dir}: not fetched (it would "
+                        "fill the disk)")
+                    continue
+                free -= size
             local.parent.mkdir(parents=True, exist_ok=True)
             await site.fetch(remote, str(local))
             self.store.note_fetched(job.id, canonical(local))

@@ -7,13 +7,17 @@ its result, one "REL: why" line each) a result file
 - whose name has a hidden component (`.x`), unless the user named that file;
 - whose local path already exists and is not the file an earlier fetch of the same job left
   there unchanged, unless the user asked to overwrite (a directory there is never replaced);
-- whose directory would be reached through a link leading out of the destination.
+- whose directory would be reached through a link leading out of the destination;
+- whose size (as the site states it: a sparse file's too) is more than the space left free
+  at the destination by the files fetched before it (it would fill the disk, and the user's
+  other files with it, before the copy failed).
 A file this job's earlier fetch wrote and nobody changed since is replaced: fetching again
 after the job wrote more works as before."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -29,6 +33,17 @@ class FetchResult:
     dest: Path
     paths: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+
+def free_bytes(dest: Path) -> int | None:
+    """The bytes free at `dest` (its nearest existing directory); None when unknown."""
+    here = dest
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    try:
+        return shutil.disk_usage(here).free
+    except OSError:
+        return None
 
 
 def hidden(rel: str) -> bool:

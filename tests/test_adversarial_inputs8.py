@@ -222,6 +222,44 @@ def test_diamond_describe_keeps_each_site_name_on_its_own_line():
     assert "x\\x0a    partition gpu (default)" in text and "\x1b" not in text
 
 
+# -- 4b. a job's result files against the disk they are fetched to ------------------------------
+
+async def test_a_result_file_larger_than_the_free_space_is_not_fetched(tmp_path, monkeypatch):
+    """A job's result file larger than what the destination has free (a sparse file of
+    apparent size in terabytes costs the job nothing) was copied until the disk was full,
+    the user's other files then failing to write (a known gap of the seventh sweep). A file
+    the disk cannot hold is skipped, said with its size and the space free; the others are
+    fetched."""
+    import shutil
+    from collections import namedtuple
+
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "small.txt").write_text("result\n")
+    (wd / "huge.bin").write_bytes(b"\0" * 5000)  # stands for terabytes: the disk has 1000
+    store = Store(tmp_path / "s.sqlite")
+    store.record_intent("here", "abc123abc123", JobSpec(script="true\n",
+                                                        working_directory=str(wd)))
+    job = store.bind_native_id("abc123abc123", "41").id
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "d"))]),
+        store=store)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10 ** 6, 10 ** 6 - 1000, 1000))
+    try:
+        got = await fed.fetch(job, tmp_path / "dest")
+    finally:
+        await fed.close()
+    assert [p.name for p in got.paths] == ["small.txt"]
+    assert got.skipped == [f"huge.bin: 5000 bytes, more than the 1000 bytes left free at "
+                           f"{tmp_path / 'dest'}: not fetched (it would fill the disk)"]
+    assert not (tmp_path / "dest" / "huge.bin").exists()
+
+
 # -- 5. a heartbeat directory another local user made beside the store --------------------------
 
 def test_heartbeats_in_a_directory_another_user_made_keep_no_engine_alive(tmp_path,

@@ -23,7 +23,7 @@ from typing import Any
 import paramiko
 
 from ..config import TransportConfig, parse_hop, ssh_file_problem
-from ..model import BadInput, SiteError
+from ..model import BadInput, SiteError, visible
 from . import ssh_cert
 from .base import InteractiveHandler
 
@@ -90,7 +90,13 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
                            "ssh_config; write Host blocks, give the site's host, user and "
                            "proxy_jump in the sites file, or set transport.ssh_config to a "
                            "file without it")
-    return paramiko.SSHConfig.from_text(text)
+    try:
+        return paramiko.SSHConfig.from_text(text)
+    except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
+        # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
+        # traceback from every face
+        raise BadInput(f"ssh_config {p}: cannot be read: {visible(str(e))[:200]}; fix that "
+                       "line, or set transport.ssh_config to another file") from None
 
 
 def resolve_host(

@@ -67,6 +67,25 @@ def test_local_and_known_hosts_commands_and_includes_run_nothing(tmp_path):
     assert spec.user == "u" and list(ran.iterdir()) == []
 
 
+@pytest.mark.parametrize("text,why", [
+    ("\ufeffHost alpha\n  User u\n", "Unparsable line"),  # a BOM a Windows editor wrote
+    ("Host alpha\n  User\n", "Unparsable line User"),
+    ("Match host\n  User u\n", "Missing parameter to Match 'host' keyword"),
+])
+def test_an_ssh_config_paramiko_cannot_read_is_one_line_naming_it(tmp_path, text, why):
+    """A ~/.ssh/config that paramiko cannot parse (a UTF-8 BOM at its start, a keyword
+    without a value, a Match without its value) raised paramiko's ConfigParseError out of
+    the SSH transport's set-up: every face stopped with a traceback. It is bad input now,
+    naming the file and what paramiko said."""
+    from diamond_jupyter.config import TransportConfig
+    from diamond_jupyter.transports.ssh import SSHTransport
+
+    cfg, _ = _ssh_config(tmp_path, text)
+    with pytest.raises(BadInput, match=rf"ssh_config {cfg}: cannot be read: .*{why}"):
+        SSHTransport(TransportConfig(kind="ssh", host="alpha", ssh_config=str(cfg)),
+                     site="alpha")
+
+
 # -- 2. a workflow given as text names a file of the server -------------------------------------
 
 def _rooted_fed(tmp_path: Path) -> Any:
@@ -127,6 +146,21 @@ async def test_a_dry_run_tool_call_returns_no_server_file(tmp_path):
         assert "outside the server's root" in str(e.value) and "hunter2" not in str(e.value)
     finally:
         await fed.close()
+
+
+async def test_a_script_file_that_is_a_fifo_or_a_device_is_refused_unread(tmp_path):
+    """(guard) A colleague's workflow file whose `script_file` is a FIFO they made (reading
+    it would wait for ever) or /dev/zero (an endless read): refused as not a file, nothing
+    read."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    fifo = tmp_path / "step.sh"
+    os.mkfifo(fifo)
+    for path in ("step.sh", "/dev/zero"):
+        wf = tmp_path / "w.yaml"
+        wf.write_text(_wf(path))
+        with pytest.raises(BadInput, match=r"script_file .*: not a file"):
+            load_workflow(wf, sites=["here"])
 
 
 # -- 3. what the Globus API answers about a task ------------------------------------------------
@@ -328,6 +362,30 @@ async def test_a_tool_call_naming_a_look_alike_site_submits_nothing(tmp_path):
         await fed.close()
 
 
+async def test_a_sites_files_module_names_reach_module_load_quoted(tmp_path):
+    """(guard) A center's sites file lists software `gcc/12.2$(touch FILE)`, `cuda;id`: a
+    job's `module load gcc` is rewritten to the site's name for it, shell-quoted, so the
+    name is one word that runs nothing."""
+    import shlex
+
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    bad = f"gcc/12.2$(touch {tmp_path}/ran)"
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"),
+        discovery={"enabled": False}, metadata={"software": [bad]})]),
+        store=Store(tmp_path / "s.sqlite"))
+    try:
+        out = await fed.adapt_to_site("here", JobSpec(script="#!/bin/bash\nmodule load gcc\n"))
+    finally:
+        await fed.close()
+    line = out.script.splitlines()[1]
+    assert shlex.split(line) == ["module", "load", bad]
+    assert not (tmp_path / "ran").exists()
+
+
 # -- 7. a shared workflow against its approval ---------------------------------------------------
 
 def _approval_fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -480,6 +538,34 @@ async def test_an_approval_body_giving_a_key_twice_is_a_400(jp_serverapp, rest):
                            b'{"plan": {}, "approved": true}')
     assert code == 400 and "approved" in err["message"], err  # no field of its own
     await fed.cancel_workflow(view.id)
+
+
+async def test_a_finished_workflow_cannot_be_approved_again(tmp_path, monkeypatch):
+    """(guard for the new route) Approving a workflow that has ended (a stale tab, a replayed
+    request) is refused saying so: nothing runs again."""
+    fed = _approval_fed(tmp_path, monkeypatch)
+    try:
+        plan = await _plan(fed, MERGED)
+        view = await fed.run_workflow_approved(MERGED, plan)
+        await fed.cancel_workflow(view.id)
+        again = await fed.workflow_approval_plan(view.id)
+        with pytest.raises(BadInput, match=r"has ended \(CANCELLED\): nothing to approve"):
+            await fed.approve_workflow(view.id, again)
+    finally:
+        await fed.close()
+
+
+async def test_a_json_merge_key_is_an_unknown_field_not_a_merge(tmp_path, monkeypatch):
+    """(guard) A tool call or REST body giving the workflow as a mapping with a `<<` key (a
+    YAML merge written as JSON, to slip a site past the plan): a mapping is taken as it is,
+    and `<<` is an unknown field of a step, named."""
+    fed = _approval_fed(tmp_path, monkeypatch)
+    try:
+        with pytest.raises(BadInput, match="<<"):
+            fed.load_workflow({"name": "w", "steps": [
+                {"name": "a", "<<": {"site": "beta"}, "script": "#!/bin/bash\necho a\n"}]})
+    finally:
+        await fed.close()
 
 
 # -- 9. the agent's model and an MCP client ----------------------------------------------------

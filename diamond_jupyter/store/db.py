@@ -306,8 +306,11 @@ def _migrate(path: Path, conn: sqlite3.Connection, version: int) -> None:
         return
     if version > 0:  # keep a copy of the old database next to it, once per old version
         dest = path.with_name(f"{path.name}.v{version}.bak")
-        if not dest.exists():
-            prepare_file(dest)
+        fresh = not os.path.lexists(dest)
+        # checked as the store is, there or not: a copy (or a link) another user planted,
+        # or one others can write, would take the user's data; StoreError naming it
+        prepare_file(dest)
+        if fresh:
             out = sqlite3.connect(str(dest))
             try:
                 conn.backup(out)

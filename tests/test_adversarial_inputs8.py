@@ -320,6 +320,33 @@ def test_heartbeats_in_a_directory_another_user_made_keep_no_engine_alive(tmp_pa
     assert not (beats / "mine:1:2:3").exists()  # nothing of the user's written there
 
 
+def test_a_migration_copy_others_can_write_is_not_used(tmp_path):
+    """A store of an older schema is copied to `<store>.v1.bak` before it is migrated; one
+    already there was taken as the user's own earlier copy. Planted (in a shared directory
+    with the sticky bit) so that others can write it, or as a link to a file of theirs, the
+    planter kept the next copy. It is checked as the store is: the open stops naming it."""
+    import sqlite3
+
+    from test_store import V1_SQL
+
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.store.db import StoreError
+
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(V1_SQL)
+    db.close()
+    bak = tmp_path / "old.sqlite3.v1.bak"
+    bak.write_bytes(b"")
+    bak.chmod(0o666)
+    with pytest.raises(StoreError, match=r"old.sqlite3.v1.bak can be written by others"):
+        Store(path)
+    bak.unlink()
+    with Store(path) as s:  # (guard) no copy there: made, and the store opens as before
+        assert s.count_jobs() == 2
+    assert oct(bak.stat().st_mode & 0o777) == oct(0o600)
+
+
 # -- 6. look-alike names --------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["аlpha", "alpha\u200b", "ａlpha", "alpha\u00a0", "alph\u0430"])

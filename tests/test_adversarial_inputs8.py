@@ -703,6 +703,55 @@ async def test_an_mcp_transfer_names_no_local_path_outside_its_workspace(mcp, sr
 
 # -- 10. the environment ---------------------------------------------------------------------
 
+SITES = "sites:\n  - name: here\n    transport: {kind: local}\n    preamble: 'touch /tmp/x'\n"
+
+
+def _owned_by_someone_else(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`path` belongs to a user who is neither the process's nor root."""
+    if os.getuid() == 0:
+        os.chown(path, 65534, 65534)
+    else:
+        real = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: real + 1)
+
+
+def test_a_sites_file_anyone_can_write_is_not_read(tmp_path):
+    """A sites file left writable by everyone (0666 in a project space): any local user
+    could add a `preamble` or a `commands:` path, which run as the user on every site (the
+    only shell text the engine runs as written). Refused unread, naming the mode."""
+    from diamond_jupyter.config import load_config
+
+    p = tmp_path / "sites.yaml"
+    p.write_text(SITES)
+    p.chmod(0o666)
+    with pytest.raises(BadInput, match=r"can be written by anyone \(mode 0666\)"):
+        load_config(p)
+    p.chmod(0o644)
+    assert load_config(p).sites[0].name == "here"  # (guard) the usual mode: read
+
+
+def test_a_default_sites_file_another_user_planted_is_not_read(tmp_path, monkeypatch):
+    """With $XDG_CONFIG_HOME in a shared place, another local user could write
+    `diamond/sites.yaml` there first: the engine, given no file, read it, and ran its
+    preamble as the user. A file the user did not name must be theirs (or root's); one
+    they name (--config, DIAMOND_CONFIG: a center's file) is read whoever owns it."""
+    from diamond_jupyter.config import load_config
+
+    conf = tmp_path / "xdg" / "diamond"
+    conf.mkdir(parents=True)
+    p = conf / "sites.yaml"
+    p.write_text(SITES)
+    monkeypatch.delenv("DIAMOND_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert load_config().sites[0].name == "here"  # (guard) the user's own: read
+    _owned_by_someone_else(p, monkeypatch)
+    with pytest.raises(BadInput, match=r"belongs to another user .* not read"):
+        load_config()
+    assert load_config(p).sites[0].name == "here"  # named by the user: read
+    monkeypatch.setenv("DIAMOND_CONFIG", str(p))
+    assert load_config().sites[0].name == "here"
+
+
 def test_a_bad_crypt_key_in_the_environment_stores_no_secret_in_clear(tmp_path, monkeypatch,
                                                                       capsys):
     """(guard) `DIAMOND_CRYPT_KEY` set to something that is no key: the submit of a script

@@ -701,6 +701,47 @@ async def test_an_mcp_transfer_names_no_local_path_outside_its_workspace(mcp, sr
     assert "outside the server's root directory" in err
 
 
+@pytest.mark.parametrize("tool,args", [
+    ("fetch_results", {"dest": ".ssh"}),
+    ("fetch_results", {"dest": "~/.ssh"}),
+    ("fetch_results", {"dest": "work/.config/autostart"}),
+    ("transfer", {"src": "here:/tmp/authorized_keys", "dst": ".ssh/authorized_keys"}),
+    ("transfer", {"src": "here:/tmp/x", "dst": "~/.jupyter/jupyter_server_config.py"}),
+])
+@pytest.mark.parametrize("approval", ["auto", "ask"])
+async def test_a_tool_call_writes_nothing_into_a_hidden_directory(tmp_path, monkeypatch, tool,
+                                                                  args, approval):
+    """The model (or an MCP client), after reading a job's output, asks to fetch the job's
+    results into `~/.ssh` (the server's root being the home, as under JupyterHub): a result
+    file named `authorized_keys` there let the job's writer log in as the user; a transfer
+    could write a `.jupyter` config that runs at the next start. A tool call's local
+    destination in a hidden directory is refused, before any plan; elsewhere it goes on."""
+    from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill
+
+    fed = _rooted_fed(tmp_path)
+    monkeypatch.setenv("HOME", str(fed.server_root))
+    fed.store.record_intent("here", "abc123abc123", JobSpec(
+        script="true\n", working_directory=str(tmp_path / "wd")))
+    fed.store.bind_native_id("abc123abc123", "41")
+    (tmp_path / "wd").mkdir()
+    (tmp_path / "wd" / "authorized_keys").write_text("ssh-ed25519 AAAA attacker\n")
+    args = {**args, "job_id": "here:41"} if tool == "fetch_results" else args
+    try:
+        with pytest.raises(BadInput, match=r"is in the hidden directory '\.(ssh|config|jupyter)'"):
+            await run_skill(SkillContext(fed, approval=approval), tool, args)
+        assert not (fed.server_root / ".ssh").exists()
+        if tool == "fetch_results":  # (guard) a plain directory: fetched as before
+            ok = {**args, "dest": "results"}
+            if approval == "ask":
+                with pytest.raises(NeedsApproval):
+                    await run_skill(SkillContext(fed, approval=approval), tool, ok)
+            else:
+                out = await run_skill(SkillContext(fed, approval=approval), tool, ok)
+                assert [Path(p).name for p in out.paths] == ["authorized_keys"]
+    finally:
+        await fed.close()
+
+
 # -- 10. the environment ---------------------------------------------------------------------
 
 SITES = "sites:\n  - name: here\n    transport: {kind: local}\n    preamble: 'touch /tmp/x'\n"

@@ -413,6 +413,28 @@ async def test_a_sites_files_module_names_reach_module_load_quoted(tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize("dst", ["h\u0435re:/scratch/out", "\uff48ere:/scratch/out",
+                                 "here :/scratch/out"])
+async def test_a_transfer_to_a_look_alike_site_is_an_unknown_site_not_a_local_path(tmp_path,
+                                                                                  dst):
+    """`hеre:/scratch/out` (a Cyrillic е), a full-width letter or a blank before the colon:
+    the site prefix is ASCII, so the text was taken for a relative path on this server, and
+    the data the user meant for the cluster was written into a directory `hеre:` beside the
+    notebook (the plan said "this server", in small print). Unknown site, its letters
+    written out so the odd one shows; `./name:x` is still a local file."""
+    from diamond_jupyter.transfer import parse_location
+
+    fed = _rooted_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=r"unknown site .*\(site names are ASCII"):
+            await fed.plan_transfer(str(tmp_path / "root/step.sh"), dst)
+        with pytest.raises(BadInput, match=r"unknown site '(h\\u0435re|\\uff48ere|here )'"):
+            parse_location(dst, fed.sites)
+        assert parse_location("./a:b", fed.sites).path == "./a:b"  # (guard)
+    finally:
+        await fed.close()
+
+
 # -- 7. a shared workflow against its approval ---------------------------------------------------
 
 def _approval_fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:

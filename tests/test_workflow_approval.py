@@ -42,6 +42,8 @@ class Ops:
         self.excluded: list[set[str]] = []
         self.renders = {s: f"#!/bin/bash\n# rendered for {s}\n" for s in SITES}
         self.choose: str | None = None  # None: the first site not excluded
+        self.ends: dict[str, Any] = {}  # site -> when a step is expected to end there
+        self.cancels: list[str] = []
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -58,12 +60,13 @@ class Ops:
     async def place(self, spec: JobSpec, sources: dict, exclude: set, ready_at: Any = None
                     ) -> Estimate:
         self.excluded.append(set(exclude))
-        site = self.choose or next(s for s in SITES if s not in exclude)
-        return Estimate(site, None, None)
+        # as the Federation's: every site when all are excluded
+        site = self.choose or next((s for s in SITES if s not in exclude), SITES[0])
+        return Estimate(site, self.ends.get(site), 60.0 if site in self.ends else None)
 
     async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
                        ) -> Estimate:
-        return Estimate(site, None, None)
+        return Estimate(site, self.ends.get(site), 60.0 if site in self.ends else None)
 
     async def step_sha256(self, spec: JobSpec, site: str) -> str:
         return hashlib.sha256((self.renders[site] + (spec.script or "")).encode()).hexdigest()
@@ -78,6 +81,7 @@ class Ops:
         return self.store.get_job(job.id)
 
     async def cancel(self, job: Job) -> None:
+        self.cancels.append(job.id)
         self.store.apply_state(job.id, JobState.CANCELLED)
 
     async def release(self, job: Job) -> None:
@@ -189,6 +193,27 @@ async def test_a_pinned_step_whose_site_rendering_changed_waits_too(engine):
     wid = await eng.run(wf, approval=pins)
     assert ops.submits == [] and eng.view(wid).awaiting_approval == ["prep"]
     assert eng.view(wid).steps[1].state == JobState.PENDING  # train waits behind it
+
+
+async def test_a_queued_step_is_not_moved_to_a_site_its_approval_did_not_list(engine):
+    """A step queued ahead on its approved site is looked at again when its inputs exist;
+    another site much sooner would take it, but its approval lists no other: it stays
+    (before, its job was cancelled for a site where it then could not run)."""
+    from datetime import timedelta
+
+    from diamond_jupyter.model import utcnow
+
+    eng, ops = engine
+    wf = load_workflow(TWO.replace("queue_ahead: false\n", ""), sites=SITES)
+    wid = await eng.run(wf, approval=ops.pins(wf, {"prep": ["alpha"], "train": ["gamma"]}))
+    assert [(s["step"], s["site"]) for s in ops.submits] == [("prep", "alpha"),
+                                                             ("train", "gamma")]
+    ops.ends = {"gamma": utcnow() + timedelta(hours=2), "alpha": utcnow() + timedelta(minutes=1),
+                "beta": utcnow() + timedelta(minutes=1)}
+    await _done(eng, ops, wid, "prep")
+    st = ops.store.get_workflow(wid).step("train")
+    assert st.site == "gamma" and st.phase not in ("unapproved", "waiting"), st
+    assert [s["step"] for s in ops.submits] == ["prep", "train"] and ops.cancels == []
 
 
 GANG = textwrap.dedent("""\

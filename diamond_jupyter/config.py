@@ -907,7 +907,12 @@ def _expanded_size(obj: Any, sizes: dict[int, int], open_: set[int]) -> int:
     return size
 
 
-def _read_text(p: Path) -> str:
+def _read_text(p: Path, named: bool = True) -> str:
+    """The sites file's text. Refused unread: a FIFO, a regular file anyone can write, and,
+    when the user named no file (the default under $XDG_CONFIG_HOME), one that belongs to
+    another user than the user or root: its `preamble` and `commands` run as the user on
+    every site (the only shell text the engine runs as written), so who can write it
+    chooses what runs."""
     if p.is_dir():
         raise BadInput(f"sites file {p} is a directory (give the YAML file in it, e.g. "
                        f"{p / 'sites.yaml'})")
@@ -915,9 +920,18 @@ def _read_text(p: Path) -> str:
     # server forever), then read only if it is no FIFO (/dev/null stays an empty file)
     fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     with open(fd, "rb") as fh:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if stat.S_ISFIFO(st.st_mode):
             raise BadInput(f"sites file {p} is not a file but a FIFO (a pipe), which may "
                            "never be written: give the YAML file")
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o002:
+            raise BadInput(f"sites file {p} can be written by anyone (mode "
+                           f"{stat.S_IMODE(st.st_mode):04o}): its preamble and commands run "
+                           "as you on every site; not read (chmod o-w it)")
+        if not named and st.st_uid not in (os.getuid(), 0):
+            raise BadInput(f"sites file {p} belongs to another user (uid {st.st_uid}), who "
+                           "would choose the commands run as you on every site; not read "
+                           "(give your own with --config FILE or DIAMOND_CONFIG)")
         data = fh.read(MAX_SITES_FILE_BYTES + 1)
     if len(data) > MAX_SITES_FILE_BYTES:
         raise BadInput(f"sites file {p} is larger than {MAX_SITES_FILE_BYTES >> 20} MB: not "
@@ -931,7 +945,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     p = Path(path) if path else default_config_path()
     text = ""
     try:
-        text = _read_text(p)
+        text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))
         raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise BadInput(

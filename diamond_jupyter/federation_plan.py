@@ -352,7 +352,7 @@ def _local_size(path: str) -> tuple[int, bool] | None:
 
 _HEAD_KEYS = {"action", "site", "scheduler", "partition", "script", "script_sha256", "spec",
               "data_movements", "cost", "placement", "changed", "asked_because", "warnings",
-              "submission", "name", "hedge"}
+              "submission", "name", "hedge", "steps"}
 
 
 def _value(v: Any) -> str:
@@ -428,9 +428,33 @@ def describe_plan(plan: dict[str, Any] | None) -> str:
     if plan.get("placement"):
         out.append("  placement:")
         out += _block(str(plan["placement"]), "    ")
+    if action == "run_workflow":
+        for step in plan.get("steps") or []:
+            out += _workflow_step(step)
     from .model import visible
 
     return visible("\n".join(out))  # an escape sequence in the script cannot hide a line
+
+
+def _workflow_step(step: Any) -> list[str]:
+    """One step of a workflow's plan: where it may run, and the batch script it is sent
+    with on each of those sites (what the approval pins)."""
+    if not isinstance(step, dict):
+        return []
+    where = "placed when it runs, on one of these sites" if step.get("site") == "auto" \
+        else f"on {step.get('site')}"
+    out = [f"  step {step.get('name')} ({where}; needs {step.get('needs') or 'nothing'}, "
+           f"retries {step.get('retries')}, on failure {step.get('on_failure')}):"]
+    for c in step.get("rendered") or []:
+        if not isinstance(c, dict):
+            continue
+        if c.get("refused"):
+            out.append(f"    not on {c.get('site')}: {c['refused']}")
+            continue
+        out.append(f"    on {c.get('site')} ({c.get('scheduler')}), batch script "
+                   f"(sha256 {c.get('script_sha256')}):")
+        out += _block(str(c.get("script")), "      | ")
+    return out
 
 
 def _figure(x: float) -> float:

@@ -21,6 +21,39 @@ DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render 
 GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)
 TROUBLE_CHECK_S = 2.0  # how often a workflow's waiter looks for sites that stopped answering
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
+# the submission token a step's approved script is rendered with (each attempt has its own)
+STEP_TOKEN = "0" * 12
+
+
+def step_candidates(step: Any, sites: list[str]) -> list[str]:
+    """The sites a workflow step may run on: its own; every site for `auto`, and for a
+    pinned step whose retries go elsewhere (its own first)."""
+    if step.site == "auto":
+        return list(sites)
+    if step.on_failure == "resubmit-elsewhere" and step.retries > 0:
+        return [step.site, *(s for s in sites if s != step.site)]
+    return [step.site]
+
+
+def approval_pins(plan: dict[str, Any]) -> dict[str, Any]:
+    """What an approved workflow plan pins: the workflow's sha256 and, per step, the sites
+    it may run on with the sha256 of the script rendered for each."""
+    steps: dict[str, dict[str, str]] = {}
+    for st in plan.get("steps") or []:
+        if not isinstance(st, dict):
+            continue
+        steps[str(st.get("name"))] = {
+            str(c["site"]): str(c["script_sha256"]) for c in st.get("rendered") or []
+            if isinstance(c, dict) and c.get("site") and c.get("script_sha256")}
+    return {"workflow_sha256": plan.get("workflow_sha256"), "steps": steps}
+
+
+def _pin_change(site: str, was: dict[str, str], now: dict[str, str]) -> str:
+    if site not in was:
+        return f"it may now run on {site}, which the approved plan did not list"
+    if site not in now:
+        return f"it can no longer run on {site} as approved"
+    return f"its batch script for {site} would differ from the approved one"
 
 
 def _estimate(pl: Placement | None, site: str) -> Estimate:
@@ -119,6 +152,10 @@ class _Ops:
         return await self.fed.mover.transfer(src, dst, job_id=job_id, transfer_id=transfer_id,
                                              recursive=recursive)
 
+    async def step_sha256(self, spec: JobSpec, site: str) -> str:
+        """The sha256 of step `spec`'s script rendered for `site` as an approval pins it."""
+        return (await self.fed.render_step(spec, site))[1]
+
     async def can_start_now(self, job: Job) -> bool:
         if job.spec is None or job.site not in self.fed.sites:
             return False
@@ -177,26 +214,52 @@ class WorkflowMixin:
         steps, an unknown step or site, an input from a step not upstream, an unknown field)."""
         from .workflow.model import load_workflow, parse_workflow
 
+        root = getattr(self, "server_root", None)  # a body's script_file: inside it
         if isinstance(source, (str, Path)):
-            return load_workflow(source, sites=self.sites)
-        return parse_workflow(source, sites=self.sites)
+            return load_workflow(source, sites=self.sites, root=root)
+        return parse_workflow(source, sites=self.sites, root=root)
 
     async def run_workflow(self, source: str | Path | dict[str, Any] | Workflow, *,
                            origin: dict[str, Any] | None = None,
-                           workflow_id: str | None = None) -> WorkflowView:
+                           workflow_id: str | None = None,
+                           approval: dict[str, Any] | None = None) -> WorkflowView:
         """Record the workflow and submit every step that can be queued now (the downstream ones
         held or behind a dependency) and return its view; the engine drives the rest from job
         events, `origin` says which face asked. A `workflow_id` already in the store: that
-        workflow (a repeated call runs once). BadInput as `load_workflow` or `submit`."""
+        workflow (a repeated call runs once). `approval`: the pins of an approved plan
+        (`run_workflow_approved`). BadInput as `load_workflow` or `submit`."""
         wf = self.load_workflow(source)
         if workflow_id is not None and self.store.has_workflow(workflow_id):
             return self.workflow(workflow_id)
-        wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id)
+        wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id,
+                                             approval=approval)
         return self.workflow_engine.view(wid)
 
-    def plan_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> dict[str, Any]:
-        """What running the workflow would do: every step with its site, edges, policy and
-        its script's sha256, and the whole workflow's sha256 (what an approval pins)."""
+    async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
+        """The batch script step `spec` is sent to `site` with, and its sha256, as an
+        approval shows and pins it: adapted to the site (its module names), wrapped and
+        rendered as `submit` does, with the placeholder submission STEP_TOKEN (each attempt
+        gets its own). The lines a workflow adds at run time (copies of inputs, their checks,
+        the dependency on upstream jobs, a hold) come from its needs and inputs, which the
+        workflow's sha256 pins. BadInput when the site is not usable or cannot run it."""
+        from .federation_plan import sha256
+
+        self.check_submittable(spec)  # type: ignore[attr-defined]
+        target = self.site(site)  # type: ignore[attr-defined]
+        await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        spec = await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
+        prepared = target.prepare(spec, STEP_TOKEN)
+        script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script
+        return script, sha256(script)
+
+    async def plan_workflow(self, source: str | Path | dict[str, Any] | Workflow
+                            ) -> dict[str, Any]:
+        """What running the workflow would do: every step with its edges and policy, the
+        sites it may run on (its own; for `auto`, and for the retries of
+        `resubmit-elsewhere`, every site) with the batch script rendered for each and its
+        sha256 (a site that cannot run it is listed with why), and the whole workflow's
+        sha256. An approval pins both: a step runs only on a site it listed, with that
+        script (`approval_pins`)."""
         import hashlib
         import json
 
@@ -205,12 +268,23 @@ class WorkflowMixin:
         steps = []
         for name in wf.order():
             s = wf.step(name)
+            candidates = []
+            for site in step_candidates(s, list(self.sites)):
+                try:
+                    script, digest = await self.render_step(s.spec(), site)
+                except DiamondError as e:
+                    candidates.append({"site": site, "refused": str(e)})
+                    continue
+                candidates.append({"site": site, "scheduler": self.sites[site].cfg.scheduler,
+                                   "script": script, "script_sha256": digest})
             steps.append({"name": s.name, "site": s.site, "needs": s.needs,
                           "inputs": [i.model_dump(mode="json", by_alias=True)
                                      for i in s.inputs],
                           "gang": s.gang, "retries": s.retries, "on_failure": s.on_failure,
                           "script": s.script,
-                          "script_sha256": hashlib.sha256(s.script.encode()).hexdigest()})
+                          "script_sha256": hashlib.sha256(s.script.encode()).hexdigest(),
+                          "may_run_on": [c["site"] for c in candidates if "script" in c],
+                          "rendered": candidates})
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return {"action": "run_workflow", "name": wf.name, "steps": steps,
                 "workflow_sha256": digest,
@@ -219,16 +293,71 @@ class WorkflowMixin:
                                     f"{i.get('as') or i['path']}"}
                                    for st in steps for i in st["inputs"]]}
 
+    async def _approved_pins(self, source: str | Path | dict[str, Any] | Workflow,
+                             plan: dict[str, Any]) -> dict[str, Any]:
+        """The pins of the approved `plan`, once the workflow and every step's rendered
+        scripts are found to be those it shows; PlanChanged naming the first difference."""
+        from .federation_plan import PlanChanged
+
+        fresh = await self.plan_workflow(source)
+        if fresh["workflow_sha256"] != plan.get("workflow_sha256"):
+            raise PlanChanged("the workflow differs from the approved one")
+        now, then = approval_pins(fresh), approval_pins(plan)
+        for name, sites in now["steps"].items():
+            was = then["steps"].get(name, {})
+            for site in sorted(set(sites) | set(was)):
+                if sites.get(site) != was.get(site):
+                    raise PlanChanged(f"step {name!r}: {_pin_change(site, was, sites)}")
+        return now
+
     async def run_workflow_approved(self, source: str | Path | dict[str, Any] | Workflow,
                                     plan: dict[str, Any], *,
                                     origin: dict[str, Any] | None = None,
                                     workflow_id: str | None = None) -> WorkflowView:
-        """Run exactly the approved workflow: PlanChanged when it differs from the plan."""
-        from .federation_plan import PlanChanged
+        """Run exactly the approved workflow: PlanChanged when it, or a step's rendered script
+        on a site, differs from the plan. Its steps then run only on the sites the plan
+        listed for them, with those scripts: a step whose site or script would differ waits
+        for a new approval (`approve_workflow`)."""
+        pins = await self._approved_pins(source, plan)
+        return await self.run_workflow(source, origin=origin, workflow_id=workflow_id,
+                                       approval=pins)
 
-        if self.plan_workflow(source)["workflow_sha256"] != plan.get("workflow_sha256"):
-            raise PlanChanged("the workflow differs from the approved one")
-        return await self.run_workflow(source, origin=origin, workflow_id=workflow_id)
+    async def workflow_approval_plan(self, workflow_id: str) -> dict[str, Any]:
+        """The plan to approve again for stored workflow `workflow_id` (as `plan_workflow`,
+        with the steps waiting for approval and why). BadInput for an unknown workflow."""
+        from .workflow.model import Workflow
+
+        rec = self.store.get_workflow(workflow_id)
+        plan = await self.plan_workflow(Workflow.model_validate(
+            self.store.workflow_spec_to_run(rec)))
+        plan["workflow_id"] = workflow_id
+        plan["awaiting_approval"] = {s.name: s.reason for s in rec.steps
+                                     if s.phase == "unapproved"}
+        return plan
+
+    async def approve_workflow(self, workflow_id: str, plan: dict[str, Any]) -> WorkflowView:
+        """A person approved `plan` (from `workflow_approval_plan`) for running workflow
+        `workflow_id`: its pins replace the workflow's, and the steps that waited for
+        approval go on. PlanChanged when the workflow or a rendered script is no longer what
+        the plan shows; BadInput for an unknown or finished workflow or a plan of another."""
+        from .store.workflows import WORKFLOW_DONE
+        from .workflow.model import Workflow
+
+        rec = self.store.get_workflow(workflow_id)
+        if plan.get("workflow_id") != workflow_id:
+            raise BadInput(f"the plan is not workflow {workflow_id}'s (it names "
+                           f"{plan.get('workflow_id')!r}): ask for its plan first")
+        if rec.state in WORKFLOW_DONE:
+            raise BadInput(f"workflow {workflow_id} has ended ({rec.state}): nothing to approve")
+        pins = await self._approved_pins(Workflow.model_validate(
+            self.store.workflow_spec_to_run(rec)), plan)
+        self.store.update_workflow_data(workflow_id, {"approval": pins})
+        for st in rec.steps:
+            if st.phase == "unapproved":
+                self.store.update_step(workflow_id, st.name, phase="waiting", reason="",
+                                       event={"approved": True})
+        await self.workflow_engine.advance(workflow_id)
+        return self.workflow(workflow_id)
 
     def workflow(self, workflow_id: str) -> WorkflowView:
         """Workflow `workflow_id` as stored: its state and each step's site, job and state.

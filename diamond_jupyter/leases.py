@@ -19,6 +19,7 @@ import contextlib
 import os
 import secrets
 import socket
+import stat
 import time
 from pathlib import Path
 
@@ -50,11 +51,25 @@ def unregister(engine_id: str) -> None:
     _LIVE.discard(engine_id)
 
 
+def own_directory(beats: Path) -> bool:
+    """Whether the heartbeat directory `beats` is the user's own, a directory (no link) that
+    others cannot write. Beside a store in a shared directory with the sticky bit (allowed),
+    another local user could make it first: their fresh files would keep a dead engine's
+    claims "alive" for ever (its workflows, transfers and tasks never taken over)."""
+    try:
+        st = os.lstat(beats)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def beat(beats: Path, engine_id: str) -> None:
-    """Touch the engine's heartbeat file (in the directory `beats` beside the store)."""
+    """Touch the engine's heartbeat file (in the directory `beats` beside the store; not in
+    one another user made, see `own_directory`)."""
     with contextlib.suppress(OSError):
         beats.mkdir(mode=0o700, exist_ok=True)
-        (beats / engine_id).touch()
+        if own_directory(beats):
+            (beats / engine_id).touch()
 
 
 def stop_beating(beats: Path, engine_id: str) -> None:
@@ -65,6 +80,8 @@ def stop_beating(beats: Path, engine_id: str) -> None:
 def sweep(beats: Path, older_than_s: float = 24 * 3600) -> None:
     """Remove heartbeat files of engines long gone (killed without closing)."""
     now = time.time()
+    if not own_directory(beats):
+        return
     with contextlib.suppress(OSError):
         for f in beats.iterdir():
             with contextlib.suppress(OSError):
@@ -82,9 +99,10 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
     if len(parts) != 4 or not parts[1].isdigit():
         return True
     host, pid, start, _ = parts
-    if host != HOST:
+    if host != HOST:  # its heartbeat, in a directory only the user writes
         try:
-            return beats is not None and time.time() - (beats / owner).stat().st_mtime < STALE_S
+            return beats is not None and own_directory(beats) and \
+                time.time() - (beats / owner).lstat().st_mtime < STALE_S
         except OSError:
             return False
     if int(pid) == os.getpid():

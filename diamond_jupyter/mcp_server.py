@@ -5,7 +5,11 @@ Each tool's parameters are its skill's input model fields; its output schema the
 output model. Costly skills follow `approval` ("auto" or "dry-run"); `wait_for` blocks up to
 its `timeout_s` (an MCP call has no task to suspend). What a job or another user wrote (job
 output, file names, free-text reasons and comments) comes back marked as the agent's own
-loop marks it: `notice` and the paths of those fields in `untrusted_fields`.
+loop marks it: `notice` and the paths of those fields in `untrusted_fields`. Paths of this
+machine that tool arguments name (a transfer's or fetch's local side, a job's stage paths, a
+workflow's `script_file`) must be inside the workspace `root` (`diamond mcp` gives its
+current directory, or `--root`), as a Jupyter server keeps them inside its root directory:
+an MCP client (another agent, whatever its model read) names no file of the user's beyond it.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ INSTRUCTIONS = ("diamond runs HPC jobs across several clusters. discover_resourc
 class _Engine:
     """The Federation, started on first use inside the server's event loop."""
 
-    def __init__(self, config: str | Path | None, approval: str, fed: Any = None) -> None:
-        self.config, self.approval = config, approval
+    def __init__(self, config: str | Path | None, approval: str, fed: Any = None,
+                 root: Path | None = None) -> None:
+        self.config, self.approval, self.root = config, approval, root
         self.fed: Any = fed
 
     async def get(self) -> Any:
@@ -44,6 +49,8 @@ class _Engine:
             fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0)
             await fed.start(recover=False)
             self.fed = fed
+        if self.root is not None and self.fed.server_root is None:
+            self.fed.server_root = self.root  # local paths stay inside the workspace
         return self.fed
 
     async def close(self) -> None:
@@ -94,12 +101,18 @@ def _tool(skill: Skill, engine: _Engine) -> Any:
 
 
 def build_server(config: str | Path | None = None, *, approval: str = "auto",
-                 fed: Any = None) -> MCPServer:
+                 fed: Any = None, root: str | Path | None = None) -> MCPServer:
     """`fed`: a started Federation to serve (else one is made from `config` on first use);
-    the server then closes it at its end as its own."""
+    the server then closes it at its end as its own. `root`: the workspace every local path
+    of a tool call must be inside (None: not confined)."""
     if approval not in ("auto", "dry-run"):
         raise BadInput('the MCP face takes approval "auto" or "dry-run"')
-    engine = _Engine(config, approval, fed)
+    top = None
+    if root is not None:
+        top = Path(root).expanduser().resolve()
+        if not top.is_dir():
+            raise BadInput(f"the MCP workspace root {top} is not a directory")
+    engine = _Engine(config, approval, fed, top)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[None]:
@@ -117,5 +130,7 @@ def build_server(config: str | Path | None = None, *, approval: str = "auto",
     return server
 
 
-def serve(config: str | Path | None = None, *, approval: str = "auto") -> None:
-    build_server(config, approval=approval).run("stdio")
+def serve(config: str | Path | None = None, *, approval: str = "auto",
+          root: str | Path | None = None) -> None:
+    """Serve over stdio; local paths inside `root` (default: the current directory)."""
+    build_server(config, approval=approval, root=root or Path.cwd()).run("stdio")

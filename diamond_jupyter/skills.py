@@ -13,9 +13,11 @@ site, same rendered script, same files); if the world changed, `NeedsApproval` a
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ValidationError
@@ -293,12 +295,39 @@ async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
     return LogsOutput(**await ctx.fed.logs(inp.job_id, lines=inp.lines))
 
 
+def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> None:
+    """A tool call (the agent's model, an MCP client) writes no file of this machine into a
+    hidden directory (`~/.ssh`, `.config/autostart`, `.jupyter`): a job's result file named
+    `authorized_keys` fetched there would let its writer log in as the user, as a fetch's
+    own hidden names are kept out unless the user names them. BadInput naming the part;
+    paths on a site, and a hidden server root itself, are not concerned."""
+    if not path:
+        return
+    from .transfer import parse_location
+
+    loc = parse_location(path, ctx.fed.sites, what=what)
+    if loc.site is not None:
+        return
+    full = Path(os.path.abspath(os.path.expanduser(loc.path)))
+    base = ctx.fed.server_root or Path.cwd()
+    base = Path(os.path.abspath(os.path.expanduser(str(base))))
+    parts = full.relative_to(base).parts if full.is_relative_to(base) else full.parts
+    dot = next((p for p in parts if p.startswith(".") and p not in (".", "..")), None)
+    if dot is not None:
+        raise BadInput(f"{what}: {path!r} is in the hidden directory {dot!r}: a tool call "
+                       "writes nothing into hidden directories of this machine (a job's "
+                       "file there could change how you log in or what starts); choose "
+                       "another directory, or fetch it yourself from the command line")
+
+
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
+    no_hidden_destination(ctx, inp.dest, "dest")
     return await ctx.fed.plan_fetch(inp.job_id, inp.dest, files=inp.files,
                                     overwrite=inp.overwrite, max_file_bytes=inp.max_file_bytes)
 
 
 async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
+    no_hidden_destination(ctx, inp.dest, "dest")
     if ctx.approved is not None:
         got = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
     else:
@@ -363,6 +392,7 @@ async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
 
 async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
     _transfer_fn(ctx)
+    no_hidden_destination(ctx, inp.dst, "dst")
     return await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
                                        overwrite=inp.overwrite)
 
@@ -375,6 +405,7 @@ def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
 
 
 async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
+    no_hidden_destination(ctx, inp.dst, "dst")
     once = {"transfer_id": f"agent-{ctx.call_key}"} if ctx.call_key else {}
     if ctx.approved is not None:
         res = await ctx.fed.transfer_approved(inp.src, inp.dst, ctx.approved,

@@ -34,7 +34,7 @@ class WorkflowOutput(BaseModel):
 
 
 async def _run_plan(ctx: Any, inp: RunWorkflowInput) -> dict[str, Any]:
-    return ctx.fed.plan_workflow(inp.workflow)
+    return await ctx.fed.plan_workflow(inp.workflow)
 
 
 async def run_workflow(ctx: Any, inp: RunWorkflowInput) -> WorkflowOutput:

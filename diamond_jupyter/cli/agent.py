@@ -83,7 +83,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from ..mcp_server import serve
 
     Federation.check_config(args.config)  # a missing sites file: said now, not per tool call
-    serve(args.config, approval=args.approval)
+    serve(args.config, approval=args.approval, root=args.root)
     return 0
 
 
@@ -109,4 +109,7 @@ def add_agent_commands(sub, common) -> None:
     common(p)
     p.add_argument("--approval", choices=("auto", "dry-run"), default="auto",
                    help="dry-run: submit, cancel and transfer only return their plan")
+    p.add_argument("--root", metavar="DIR", help="the workspace: local paths a tool call "
+                   "names (transfers, fetches, stage paths, a workflow's script_file) must "
+                   "be inside it (default: the current directory)")
     p.set_defaults(fn=cmd_mcp)

@@ -33,9 +33,9 @@ def describe_text(d: SiteDescription) -> str:
     lines.append(f"  architectures:       {listed(c.architectures)}{src('architectures')}")
     lines.append(f"  features:            {listed(c.features)}{src('features')}")
     lines.append(f"  GPU models:          {listed(c.gpu_models)}{src('gpu_models')}")
-    system = c.module_system or "none found"
+    system = s(c.module_system) if c.module_system else "none found"
     if d.module_system_version:
-        system += f" {d.module_system_version}"
+        system += f" {s(d.module_system_version)}"
     lines.append(f"  module system:       {s(system)}")
     mods = None if c.software is None else [m.full + (" (default)" if m.default else "")
                                             for m in c.software]

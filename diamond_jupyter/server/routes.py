@@ -27,7 +27,13 @@ from .handlers import (
     TranslateHandler,
 )
 from .login import LoginPromptHandler, LoginsHandler, SiteLoginHandler
-from .workflows import WorkflowCancelHandler, WorkflowHandler, WorkflowsHandler
+from .workflows import (
+    WorkflowApproveHandler,
+    WorkflowCancelHandler,
+    WorkflowHandler,
+    WorkflowPlanHandler,
+    WorkflowsHandler,
+)
 
 JOB = r"(?P<job_id>[^/]+)"
 SITE = r"(?P<name>[^/]+)"
@@ -66,5 +72,7 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/workflows", WorkflowsHandler),
         (f"{p}/workflows/{WORKFLOW}", WorkflowHandler),
         (f"{p}/workflows/{WORKFLOW}/cancel", WorkflowCancelHandler),
+        (f"{p}/workflows/{WORKFLOW}/plan", WorkflowPlanHandler),
+        (f"{p}/workflows/{WORKFLOW}/approve", WorkflowApproveHandler),
         (f"{p}/openapi.yaml", OpenAPIHandler),
     ]

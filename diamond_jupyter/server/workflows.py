@@ -1,4 +1,5 @@
-"""REST routes of workflows: run one, list them, one's state, cancel it."""
+"""REST routes of workflows: run one, list them, one's state, cancel it, and approve again
+the steps of an approved workflow that wait for it (their site or script changed)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ class WorkflowBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
     workflow: str | dict[str, Any] = Field(description="YAML text or a mapping")
     origin: Origin = None
+
+
+class ApproveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    plan: dict[str, Any] = Field(description="the plan from GET .../plan, as shown")
 
 
 class _WorkflowHandler(DiamondHandler):
@@ -63,3 +69,27 @@ class WorkflowCancelHandler(_WorkflowHandler):
         fed = await self.fed()
         self.known(fed, workflow_id)
         self.reply((await fed.cancel_workflow(workflow_id)).contract())
+
+
+class WorkflowPlanHandler(_WorkflowHandler):
+    @authenticated
+    @authorized
+    @api
+    async def get(self, workflow_id: str) -> None:
+        """The workflow's plan to approve again: each step's sites and rendered scripts."""
+        fed = await self.fed()
+        self.known(fed, workflow_id)
+        self.reply(await fed.workflow_approval_plan(workflow_id))
+
+
+class WorkflowApproveHandler(_WorkflowHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, workflow_id: str) -> None:
+        """Approve the plan shown: the steps that waited for approval go on (400 when the
+        workflow or a script changed since that plan was made: ask for it again)."""
+        fed = await self.fed()
+        self.known(fed, workflow_id)
+        body = self.parse(ApproveBody)
+        self.reply((await fed.approve_workflow(workflow_id, body.plan)).contract())

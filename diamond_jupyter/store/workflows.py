@@ -31,7 +31,8 @@ class StepRecord(BaseModel):
     # waiting (nothing submitted), queued (submitted, the scheduler's dependency or nothing
     # holds it), held (submitted held: released by the engine), moving (its inputs are being
     # copied), ready (inputs arrived; a gang member waiting for its gang), released,
-    # done, failed, cancelled
+    # done, failed, cancelled; unapproved (its site or rendered script is not the approved
+    # one: it waits for a new approval)
     phase: str = "waiting"
     site: str | None = None
     token: str | None = None
@@ -73,8 +74,10 @@ class WorkflowsMixin(Database):
 
     def create_workflow(self, name: str, spec: dict[str, Any], steps: list[str], *,
                         workflow_id: str | None = None, origin: dict[str, Any] | None = None,
-                        owner: str | None = None) -> WorkflowRecord:
-        """Record a workflow and its steps (waiting) durably, with `workflow.created`."""
+                        owner: str | None = None, data: dict[str, Any] | None = None
+                        ) -> WorkflowRecord:
+        """Record a workflow and its steps (waiting) durably, with `workflow.created`;
+        `data` (an approval's pins) is in the same write."""
         wid = workflow_id or f"wf-{uuid.uuid4().hex[:12]}"
         shown, sealed = to_js_sealed(spec, self.sealer)
         with self._write(durable=True) as c:
@@ -83,7 +86,7 @@ class WorkflowsMixin(Database):
                 c.execute("INSERT INTO workflows (id, name, state, spec, sealed_spec, origin, "
                           "data, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
                           (wid, name, "PENDING", shown, sealed, to_js(origin),
-                           to_js({"owner": owner}), now, now))
+                           to_js({**(data or {}), "owner": owner}), now, now))
             except sqlite3.IntegrityError:
                 raise BadInput(f"workflow {wid!r} already exists") from None
             for s in steps:

@@ -124,6 +124,13 @@ def parse_location(text: str, sites: Any, default_site: str | None = None, *,
         return Location(m.group(1), m.group(2))
     if m and "/" not in m.group(1) and not text.startswith(("./", "/")):
         raise BadInput(f"unknown site {m.group(1)!r} in {text!r} (known: {', '.join(sites)})")
+    head, colon, _ = text.partition(":")
+    if colon and head and "/" not in head and not text.startswith(("./", "/", "~")):
+        # a site's name spelt with a look-alike letter (Cyrillic а, a full-width a) or a
+        # blank: as a path it named a directory `аlpha:` on this server, not the site
+        raise BadInput(f"unknown site {ascii(head)} in {ascii(text)} (site names are ASCII "
+                       f"letters, digits, _ . -; known: {', '.join(sites)}); a local file "
+                       "whose name holds a colon: write ./ before it")
     if not text:
         raise BadInput("empty path")
     return Location(default_site, text)

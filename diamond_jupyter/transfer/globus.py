@@ -115,10 +115,11 @@ class GlobusMover:
         raise SiteError(f"Globus submit failed after {self.retries} attempts: {last}")
 
     def task(self, task_id: str) -> dict[str, Any]:
-        """The task document; GlobusUnreachable when Globus could not answer."""
+        """The task document, its fields checked (`checked_task`); GlobusUnreachable when
+        Globus could not answer, SiteError when its answer is no task document."""
         task_id_of(task_id, "the transfer's record")
         try:
-            return dict(self.client.get_task(task_id).data)
+            return checked_task(self.client.get_task(task_id).data, task_id)
         except globus_sdk.GlobusAPIError as e:
             cls = GlobusUnreachable if _transient(e) else SiteError
             raise cls(f"Globus task {task_id}: {e.http_status} {e.code}: {e.message}") from None
@@ -134,6 +135,35 @@ class GlobusMover:
 
     @staticmethod
     def failure(task: dict[str, Any]) -> str:
-        fatal = task.get("fatal_error") or {}
-        return (fatal.get("description") or task.get("nice_status_details")
-                or task.get("nice_status") or fatal.get("code") or "the task failed")
+        fatal = task.get("fatal_error")
+        fatal = fatal if isinstance(fatal, dict) else {}
+        said = [fatal.get("description"), task.get("nice_status_details"),
+                task.get("nice_status"), fatal.get("code")]
+        return next((v for v in said if isinstance(v, str) and v), "the task failed")
+
+
+STATUSES = ("ACTIVE", "INACTIVE", "SUCCEEDED", "FAILED")
+COUNTS = ("bytes_transferred", "bytes_expected", "files", "files_transferred")
+MAX_COUNT = 2 ** 62  # bytes or files: past what SQLite's integers and JSON readers keep
+
+
+def checked_task(data: Any, task_id: str) -> dict[str, Any]:
+    """Globus's answer about task `task_id` as the engine reads it: a mapping whose status is
+    one of STATUSES and whose counts (COUNTS) are whole numbers from 0 to MAX_COUNT (or
+    absent). SiteError naming the field otherwise: a count of "lots", 1e400 or 10**30
+    stopped the transfer's follower with a Python error (the transfer stayed ACTIVE for
+    ever), and an unknown status kept it asking for ever."""
+    def bad(what: str) -> SiteError:
+        return SiteError(f"Globus task {task_id}: {what}: not a task document's; the "
+                         "transfer is not followed further")
+    if not isinstance(data, dict):
+        raise bad(f"the answer is {type(data).__name__}, not a mapping")
+    status = data.get("status", "ACTIVE")
+    if status not in STATUSES:
+        raise bad(f"status {visible(repr(status))[:80]} (one of {', '.join(STATUSES)})")
+    for key in COUNTS:
+        v = data.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not 0 <= v <= MAX_COUNT):
+            raise bad(f"{key} {visible(repr(v))[:80]} (a whole number from 0 to {MAX_COUNT})")
+    return dict(data)

@@ -23,7 +23,7 @@ from typing import Any
 import paramiko
 
 from ..config import TransportConfig, parse_hop, ssh_file_problem
-from ..model import BadInput, SiteError
+from ..model import BadInput, SiteError, visible
 from . import ssh_cert
 from .base import InteractiveHandler
 
@@ -80,14 +80,23 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     if not p.exists():
         return paramiko.SSHConfig()
     text = p.read_text(errors="replace")
-    for n, line in enumerate(text.splitlines(), 1):
+    # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
+    # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
+    # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
+    for n, line in enumerate(text.split("\n"), 1):
         if _MATCH_EXEC.match(line):
             raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
                            "host is looked up, and the engine runs no command from "
                            "ssh_config; write Host blocks, give the site's host, user and "
                            "proxy_jump in the sites file, or set transport.ssh_config to a "
                            "file without it")
-    return paramiko.SSHConfig.from_text(text)
+    try:
+        return paramiko.SSHConfig.from_text(text)
+    except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
+        # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
+        # traceback from every face
+        raise BadInput(f"ssh_config {p}: cannot be read: {visible(str(e))[:200]}; fix that "
+                       "line, or set transport.ssh_config to another file") from None
 
 
 def resolve_host(

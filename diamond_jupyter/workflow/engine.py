@@ -105,6 +105,7 @@ class WorkflowOps(Protocol):
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str,
                        recursive: bool = False) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
+    async def step_sha256(self, spec: JobSpec, site: str) -> str: ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
     async def publish(self) -> None: ...
 
@@ -229,8 +230,15 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
         state = JobState(rec.state)
     except ValueError:
         state = JobState.UNKNOWN
+    reason = rec.reason
+    unapproved = [f"step {st.name!r} {st.reason}" for st in rec.steps
+                  if st.phase == "unapproved" and rec.state not in WORKFLOW_DONE]
+    if unapproved:  # said in the workflow's own state, not only in its steps
+        reason = "awaiting a new approval: " + "; ".join(unapproved)
     return WorkflowView(id=rec.id, name=rec.name, state=state, steps=steps,
-                        reason=rec.reason)
+                        reason=reason, awaiting_approval=[
+                            st.name for st in rec.steps if st.phase == "unapproved"
+                            and rec.state not in WORKFLOW_DONE])
 
 
 class _NoGate(Exception):
@@ -292,12 +300,16 @@ class WorkflowEngine:
 
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
-                  workflow_id: str | None = None) -> str:
-        """Record the workflow, claim it and submit what can be submitted now."""
+                  workflow_id: str | None = None,
+                  approval: dict[str, Any] | None = None) -> str:
+        """Record the workflow, claim it and submit what can be submitted now. `approval`:
+        the pins of an approved plan (per step, the sites it may run on and the sha256 of
+        its script rendered for each): a step runs only so (`_approved`)."""
         wf.check(self.ops.site_names())
         rec = self.store.create_workflow(wf.name, wf.model_dump(mode="json", by_alias=True),
                                          wf.order(), origin=origin, owner=self.ops.engine_id,
-                                         workflow_id=workflow_id)
+                                         workflow_id=workflow_id,
+                                         data={"approval": approval} if approval else None)
         self._owned.add(rec.id)
         await self.ops.publish()
         await self.advance(rec.id)
@@ -464,7 +476,7 @@ class WorkflowEngine:
         for gang, members in wf.gangs().items():
             phases = {m: rec.step(m).phase for m in members}
             waiting = [m for m, p in phases.items() if p in (
-                "waiting", "submitting", "queued", "held", "moving")]
+                "waiting", "submitting", "queued", "held", "moving", "unapproved")]
             ready = [m for m, p in phases.items() if p == "ready"]
             if ready and not waiting:  # every member yet to start is ready: all or nothing
                 await self._release_gang(rec, gang, ready)
@@ -547,10 +559,15 @@ class WorkflowEngine:
         try:
             if site == "auto" or st.data.get("elsewhere"):
                 exclude = tried if st.data.get("elsewhere") else set()
-                placed = await self.ops.place(spec, sources, exclude, ready_at)
+                unapproved = self._unapproved_sites(rec, name)
+                if unapproved and set(self.ops.site_names()) <= exclude | unapproved:
+                    exclude = set()  # every approved site was tried: any of them again
+                placed = await self.ops.place(spec, sources, exclude | unapproved, ready_at)
                 site = placed.site
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
+            return
+        if not await self._approved(rec, name, spec, site):
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
@@ -618,6 +635,43 @@ class WorkflowEngine:
                                event={"job": job.id, "held": held,
                                       "gate": gate.id if gate else None,
                                       "afterok": [j for _, j in afterok]})
+
+    def _unapproved_sites(self, rec: WorkflowRecord, name: str) -> set[str]:
+        """The sites an approved workflow's step may not be placed on (none without one)."""
+        approval = rec.data.get("approval")
+        if not approval:
+            return set()
+        allowed = (approval.get("steps") or {}).get(name) or {}
+        return {s for s in self.ops.site_names() if s not in allowed}
+
+    async def _approved(self, rec: WorkflowRecord, name: str, spec: JobSpec,
+                        site: str) -> bool:
+        """Whether step `name` may be submitted to `site` (a workflow run without an approval
+        may). An approved one must go to a site its approval listed, with the batch script
+        rendered then (same sha256); else it waits, phase "unapproved", saying why in its
+        reason and its `workflow.step` event, until `approve_workflow`."""
+        approval = rec.data.get("approval")
+        if not approval:
+            return True
+        allowed = (approval.get("steps") or {}).get(name) or {}
+        why = None
+        if site not in allowed:
+            listed = ", ".join(sorted(allowed)) or "none"
+            why = f"it would run on {site}, which its approval did not list (listed: {listed})"
+        else:
+            try:
+                digest = await self.ops.step_sha256(spec, site)
+            except DiamondError as e:
+                digest, why = None, f"its batch script for {site} cannot be rendered now: {e}"
+            if why is None and digest != allowed[site]:  # (no hash said: a script may hold
+                # a secret, and its hash would let a weak one be guessed)
+                why = f"its batch script for {site} would differ from the approved one"
+        if why is None:
+            return True
+        self.store.update_step(rec.id, name, phase="unapproved", site=site, token="",
+                               reason=f"waits for a new approval: {why}",
+                               event={"approval_needed": why})
+        return False
 
     async def _gate(self, rec: WorkflowRecord, name: str, site: str,
                     spec: JobSpec) -> Job | None:
@@ -705,13 +759,16 @@ class WorkflowEngine:
             return False
         self.store.update_step(rec.id, name, data={"rechecked": True})
         spec, sources = step.spec(), self._sources(rec, wf, name)
+        away = {st.site} | self._unapproved_sites(rec, name)
+        if set(self.ops.site_names()) <= away:
+            return False  # no other site its approval lists
         try:
             here = await self.ops.expected(spec, st.site, sources, None)
-            there = await self.ops.place(spec, sources, {st.site}, None)
+            there = await self.ops.place(spec, sources, away, None)
         except DiamondError as e:  # no other site can take it now: it stays
             log.info("workflow %s step %s: not placed again: %s", rec.id, name, e)
             return False
-        if here.end is None or there.end is None or there.site == st.site:
+        if here.end is None or there.end is None or there.site in away:
             return False
         gain = (here.end - there.end).total_seconds()
         takes = (here.end - utcnow()).total_seconds()

@@ -788,12 +788,14 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
 
 
 def _script_files(data: dict[str, Any], base: Path | None, source: str,
-                  lines: Callable[[], Any] | None) -> dict[str, Any]:
+                  lines: Callable[[], Any] | None, root: Path | None = None
+                  ) -> dict[str, Any]:
     """The data with each step's `script_file: PATH` read into its `script` (a path relative
     to the workflow file's directory; absolute for a workflow given as text, which has no
-    directory). A `script:` that is only a relative path to a file beside the workflow is
-    refused: it would run in the step's own fresh directory on the site, where that file is
-    not."""
+    directory, and then inside `root`, the server's root directory, when there is one: a
+    body or a tool call names no file of this server outside it, links followed). A
+    `script:` that is only a relative path to a file beside the workflow is refused: it
+    would run in the step's own fresh directory on the site, where that file is not."""
     steps = data.get("steps")
     if not isinstance(steps, list):
         return data
@@ -830,6 +832,12 @@ def _script_files(data: dict[str, Any], base: Path | None, source: str,
                                "workflow has no file to be relative to (it came as text): give "
                                f"an absolute path, or put the script under `script: |`{at}")
             file = base / file
+        elif base is None and root is not None:
+            top, real = root.expanduser().resolve(), file.resolve()
+            if real != top and top not in real.parents:
+                raise BadInput(f"{source}: {who}: script_file {path!r} is outside the server's "
+                               f"root directory ({top}); a workflow given as text reads "
+                               f"script files inside it only{at}")
         try:
             if not file.is_file():
                 raise BadInput(f"{source}: {who}: script_file {path!r}: "
@@ -852,7 +860,7 @@ def _script_files(data: dict[str, Any], base: Path | None, source: str,
 def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
                    source: str = "the workflow",
                    lines: Callable[[], Any] | None = None,
-                   base: Path | None = None) -> Workflow:
+                   base: Path | None = None, root: Path | None = None) -> Workflow:
     """A Workflow from parsed YAML/JSON data, checked; BadInput naming the first problem
     (`lines`: the YAML node tree the data came from, for the line of a field's problem;
     `base`: the workflow file's directory, which a step's `script_file` is relative to)."""
@@ -861,7 +869,7 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
     if not isinstance(data, dict):
         raise BadInput(f"{source}: expected a mapping with `name` and `steps`, got "
                        f"{type(data).__name__}")
-    data = _script_files(data, base, source, lines)
+    data = _script_files(data, base, source, lines, root)
     steps = data.get("steps")
     if isinstance(steps, list) and len(steps) > MAX_STEPS:  # before validating each
         raise BadInput(f"{source}: steps: {len(steps)} steps; a workflow holds at most "
@@ -1066,9 +1074,10 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
-def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None) -> Workflow:
+def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
+                  root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
-    MAX_WORKFLOW_BYTES."""
+    MAX_WORKFLOW_BYTES; `root`: the directory a text's `script_file`s must be in."""
     import yaml
 
     source = "the workflow"
@@ -1113,7 +1122,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
 
     base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
         else None
-    return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base)
+    return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base, root=root)
 
 
 # -- the view the faces print ----------------------------------------------------------------
@@ -1141,11 +1150,14 @@ class WorkflowView(BaseModel):
     state: JobState
     steps: list[StepView]
     reason: str | None = None
+    # steps whose site or rendered script is not the approved one: they wait for a new
+    # approval (`Federation.approve_workflow`)
+    awaiting_approval: list[str] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
         """The CLI's JSON: {"id", "state", "steps": [{"name", "site", "job", "state"}]}."""
         return {"id": self.id, "state": self.state.value, "name": self.name,
-                "reason": self.reason,
+                "reason": self.reason, "awaiting_approval": self.awaiting_approval,
                 "steps": [{"name": s.name, "site": s.site, "job": s.job,
                            "state": s.state.value, "needs": s.needs, "gang": s.gang,
                            "attempt": s.attempt, "reason": s.reason} for s in self.steps]}

@@ -823,6 +823,29 @@ class Site:
         await self.home()
         return await self.transport.stat(self.expand(path))
 
+    async def missing_files(self, paths: list[str], *,
+                            timeout: float | None = None) -> list[str]:
+        """Those of `paths` the site does not have (one ending with / must be a directory),
+        asked in ONE command through the file transport, within `timeout` (else the
+        query timeout): SiteError when it cannot say, CommandTimeout when it is slower."""
+        if not paths:
+            return []
+        await self.home()
+        real = [self.expand(p) for p in paths]
+        # each missing path is said by its place in the list (a name may hold any byte)
+        script = ('i=0; for p do i=$((i+1)); case $p in */) [ -d "$p" ];; *) [ -e "$p" ];; '
+                  'esac || echo "$i"; done; echo done')
+        res = await self.file_transport.run(
+            ["sh", "-c", script, "sh", *real], env=self.cfg.env, preamble=self.cfg.preamble,
+            timeout=self.query_timeout_s if timeout is None else timeout)
+        lines = res.stdout.split()
+        if res.exit_status != 0 or not lines or lines[-1] != "done" \
+                or not all(x.isdigit() and 0 < int(x) <= len(paths) for x in lines[:-1]):
+            said = " ".join((res.stderr or res.stdout).split())[-300:]
+            raise SiteError(f"{self.name}: could not look for {len(paths)} file(s) "
+                            f"(exit {res.exit_status}): {said or 'no answer'}")
+        return [paths[int(x) - 1] for x in lines[:-1]]
+
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         """Every user's jobs that ended since `since`, from the site's accounting, in one
         query ([] where the scheduler's commands offer none)."""

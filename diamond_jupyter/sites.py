@@ -691,6 +691,12 @@ class Site:
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
         return self.fold_arrays(self.commands.parse_status(res.stdout))
 
+    def job_id_of(self, native_id: str) -> str:
+        """The id the engine follows a record under: its array's for an array task's
+        record ('123_4', Grid Engine's '9.3'), else its own."""
+        array_of = getattr(self.commands, "array_of", None)
+        return (array_of(native_id) if array_of else None) or native_id
+
     def fold_arrays(self, statuses: list[JobStatus]) -> list[JobStatus]:
         """A job array's task records as one status (the scheduler's `array_of` says which
         records are tasks); unchanged where it names none."""

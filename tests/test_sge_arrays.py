@@ -197,3 +197,41 @@ def test_a_slurm_range_of_waiting_tasks_counts_each_task():
     assert slurm_array_tasks("123_[3-9%2]") == 7 and slurm_array_of("123_[3-9%2]") == "123"
     (arr,) = fold_array_tasks(seen, slurm_array_of, slurm_array_tasks)
     assert arr.reason == "array tasks: 1 running, 7 waiting"
+
+
+@pytest.mark.parametrize("scheduler, task_ids", [
+    ("sge", ["31.1", "31.2", "31.3"]), ("slurm", ["31_1", "31_2", "31_3"])])
+async def test_the_users_own_array_tasks_do_not_calibrate_the_queue(tmp_path, scheduler,
+                                                                     task_ids):
+    """Accounting lists an array's tasks apart: the user's own array (in the store as its
+    array id) is the user's, not other users' work the queue is calibrated by."""
+    import time
+    from datetime import timedelta
+
+    from diamond_jupyter.config import FederationConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import Resources
+    from diamond_jupyter.store import Store
+
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="g", scheduler=scheduler, transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    now = datetime.now(UTC)
+    try:
+        def rec(nid: str, ran_s: int) -> JobStatus:
+            return JobStatus(native_id=nid, state=JobState.COMPLETED, partition="all.q",
+                             cpus=1, walltime_s=600, started_at=now - timedelta(seconds=700),
+                             ended_at=now - timedelta(seconds=700 - ran_s))
+        # other users' jobs ran 1% of their walltime; the user's own array's tasks 50%
+        acct = [rec(str(i), 6) for i in range(1, 6)] + [rec(t, 300) for t in task_ids]
+        fed.store.upsert_job(Job(
+            id="g:31", site="g", native_id="31", state=JobState.COMPLETED,
+            spec=JobSpec(script="./a\n", array=ArraySpec(expression="1-3"),
+                         resources=Resources(walltime_s=600)),
+            submitted_at=now, started_at=now - timedelta(seconds=700),
+            ended_at=now - timedelta(seconds=400)))
+        fed._calibrated["g"] = (time.monotonic(), acct)
+        cal = (await fed.calibration(fetch=False))["g"]
+        assert cal.samples == 5 and cal.exact(("*", "*")).mean == pytest.approx(0.01)
+    finally:
+        await fed.close()

@@ -880,7 +880,8 @@ class Site:
         # each missing path is said by its place in the list (a name may hold any byte)
         script = ('i=0; for p do i=$((i+1)); case $p in */) [ -d "$p" ];; *) [ -e "$p" ];; '
                   'esac || echo "$i"; done; echo done')
-        res = await self.file_transport.run(
+        files = self.file_transport
+        res = await getattr(files, "run_fast", files.run)(
             ["sh", "-c", script, "sh", *real], env=self.cfg.env, preamble=self.cfg.preamble,
             timeout=self.query_timeout_s if timeout is None else timeout)
         lines = res.stdout.split()

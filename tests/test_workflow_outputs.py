@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState, SiteError
+from diamond_jupyter.model import BadInput, DiamondError, Job, JobSpec, JobState, SiteError
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
@@ -38,6 +38,7 @@ class Ops:
         self.files: dict[str, set[str]] = {s: set() for s in SITES}
         self.asked: list[tuple[str, list[str]]] = []  # each missing_files call
         self.unanswered = 0  # the next this many checks get no answer
+        self.no_files: set[str] = set()  # sites whose files cannot be looked at
 
     def site_names(self) -> list[str]:
         return list(SITES)
@@ -95,6 +96,8 @@ class Ops:
 
     async def missing_files(self, site: str, paths: list[str]) -> list[str]:
         self.asked.append((site, list(paths)))
+        if site in self.no_files:
+            raise BadInput(f"{site}: looking at a file is not possible over slurmrestd alone")
         if self.unanswered:
             self.unanswered -= 1
             raise SiteError(f"{site}: the connection dropped")
@@ -237,6 +240,20 @@ async def test_a_site_that_does_not_answer_leaves_the_step_unfinished_until_it_d
     assert st.phase == "done" and st.reason is None and len(ops.asked) == 2
 
 
+async def test_a_site_that_can_never_look_at_files_fails_the_step_saying_why(engine):
+    eng, ops = engine
+    ops.no_files.add("alpha")
+    wid = await eng.run(load_workflow(FLOW.format(retries=0, policy="stop"), sites=SITES))
+    make = ops.job_of("make")
+    _have(ops, make, "mesh.h5", "parts/", "logs/run.txt")
+    await _complete(eng, ops, wid, make)
+    steps = {s.name: s for s in eng.view(wid).steps}
+    assert steps["make"].state == JobState.FAILED  # never taken as there unchecked
+    assert steps["make"].reason == (
+        "completed, but its declared outputs cannot be checked on alpha: alpha: looking at "
+        "a file is not possible over slurmrestd alone")
+
+
 # -- the site's check: one command over real files ------------------------------------------
 
 def _local_site(tmp_path: Path) -> Any:
@@ -275,13 +292,13 @@ async def test_a_check_without_a_clear_answer_in_time_is_an_error_not_an_answer(
     from diamond_jupyter.transports.base import CommandResult
 
     site, transport, home = _local_site(tmp_path)
-    real_run = transport.run
+    real_run = transport.run_fast
     await site.home()
 
     async def greeting(argv: list[str], **kw: Any) -> Any:  # a login banner, no answer
         return CommandResult(list(argv), 0, "Welcome to the cluster!\n", "", 0.0)
 
-    transport.run = greeting
+    transport.run_fast = greeting
     with pytest.raises(SiteError, match=r"^here: could not look for 1 file\(s\) \(exit 0\): "
                                         r"Welcome to the cluster!$"):
         await site.missing_files(["/x"])
@@ -289,7 +306,7 @@ async def test_a_check_without_a_clear_answer_in_time_is_an_error_not_an_answer(
     async def stuck(argv: list[str], **kw: Any) -> Any:  # a file system that hangs
         return await real_run(["sh", "-c", "sleep 30"], **kw)
 
-    transport.run = stuck
+    transport.run_fast = stuck
     with pytest.raises(CommandTimeout):
         await site.missing_files(["/x"], timeout=0.3)
     assert issubclass(CommandTimeout, DiamondError)  # the engine asks again later

@@ -419,12 +419,10 @@ class WorkflowEngine:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
                 self._followed.add(st.token or "")
             if job.state == JobState.COMPLETED:
-                missing = await self._outputs_missing(rec, wf, name, job)
-                if missing is None:
+                why = await self._outputs_missing(rec, wf, name, job)
+                if why is None:
                     continue  # the site did not answer: asked again later
-                if missing:
-                    why = (f"completed, but its declared outputs are missing on {st.site}: "
-                           f"{', '.join(missing)}")
+                if why:
                     if await self._failed(rec, wf, name, job, why):
                         return
                     rec = self.store.get_workflow(wid)
@@ -498,25 +496,26 @@ class WorkflowEngine:
             self.store.set_workflow_state(wid, "RUNNING")
 
     async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
-                               job: Job) -> list[str] | None:
-        """The declared outputs of step `name` that its completed `job` left missing at its
-        site ([] when all are there, or none is declared; None while the site does not
-        answer: the step is looked at again in OUTPUTS_RECHECK_S). Each result is an event."""
-        outputs = wf.step(name).outputs
+                               job: Job) -> str | None:
+        """Why step `name` failed although its `job` completed: the declared outputs it left
+        missing at its site, named ("" when all are there, or none is declared; None while
+        the site does not answer: looked at again in OUTPUTS_RECHECK_S). Each check is an
+        event."""
+        outputs, site = wf.step(name).outputs, job.site
         if not outputs:
-            return []
+            return ""
         workdir = job.workdir or (job.spec.working_directory if job.spec else None)
-        if not workdir:  # nowhere to look: said, never taken as checked
+        if not workdir:  # nowhere to look: its event says they were not checked
             self.store.update_step(rec.id, name, job_id=job.id, event={
                 "outputs_unchecked": outputs,
                 "error": "the job's working directory is not known"})
-            return []
+            return ""
         try:
-            gone = await self.ops.missing_files(job.site, output_paths(workdir, outputs))
+            gone = await self.ops.missing_files(site, output_paths(workdir, outputs))
         except BadInput as e:  # the site can never say (no file access): not taken as there
             self.store.update_step(rec.id, name, job_id=job.id,
                                    event={"outputs_unchecked": outputs, "error": str(e)})
-            return [f"{', '.join(outputs)} (cannot be checked: {e})"]
+            return f"completed, but its declared outputs cannot be checked on {site}: {e}"
         except DiamondError as e:
             note = f"outputs not checked yet: {e}"
             if rec.step(name).reason != note:
@@ -529,7 +528,8 @@ class WorkflowEngine:
         self.store.update_step(rec.id, name, job_id=job.id, reason="" if not missing else None,
                                event={"outputs": outputs, "missing_outputs": missing,
                                       "workdir": workdir})
-        return missing
+        return (f"completed, but its declared outputs are missing on {site}: "
+                f"{', '.join(missing)}") if missing else ""
 
     def _finish(self, wid: str) -> None:
         self._owned.discard(wid)

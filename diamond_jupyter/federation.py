@@ -399,7 +399,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             # The queue is other users' work: the accounting's jobs that are not the store's
             # calibrate it. The store's (one user's few kinds, which on a quiet site would
             # set a class's ratio) stand in only where the accounting gives none.
-            others = [s for j in jobs if j.native_id not in ids
+            job_of = self.sites[n].job_id_of  # an array task's record is its array's
+            others = [s for j in jobs if job_of(j.native_id) not in ids
                       and (s := run_sample(j)) is not None]
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             ended = others or [s for _, s in mine]

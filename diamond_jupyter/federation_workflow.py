@@ -172,6 +172,11 @@ class _Ops:
         start = max(model, v.raw_start or model)
         return start - pl.now <= timedelta(seconds=START_NOW_S)
 
+    async def missing_files(self, site: str, paths: list[str]) -> list[str]:
+        if site not in self.fed.sites:
+            raise DiamondError(f"site {site!r} is no longer configured")
+        return await self.fed.sites[site].missing_files(paths)
+
     def subscribe(self, callback: Any) -> Any:
         return self.fed.journal.subscribe(callback)
 

@@ -4,7 +4,9 @@ Push: each job script reports its own start and end to a per-user event file on 
 site's shared filesystem; one long-lived SSH channel per site follows it (`tail -F`).
 Safety net: one batched scheduler query per site (all tracked jobs, then accounting for
 those gone from the queue) at a slow adaptive interval, for jobs that never run their
-wrapper (cancelled while pending, failed to start, node failure, preemption).
+wrapper (cancelled while pending, failed to start, node failure, preemption), and just
+after each running job's time limit (LIMIT_CHECKS_S): a scheduler that kills at the limit
+with SIGKILL (Grid Engine's h_rt) leaves the wrapper no line to write.
 A site without an event channel (Slurm's REST API) is followed by that query alone, at an
 adaptive interval: `min_poll_s` after a change or a new job, doubling while nothing
 changes, up to `poll_interval_s`.
@@ -35,6 +37,9 @@ __all__ = ["EventLine", "SiteMonitor", "event_mac", "parse_event_line", "same_na
 
 MISSES_BEFORE_LOST = 3
 EARLY_LINES_KEPT = 1000  # verified lines whose job's submit has not returned yet
+# polls this long after a running job's time limit (its start + its walltime), until one
+# finds it ended: the scheduler needs a moment to kill it and say so
+LIMIT_CHECKS_S = (2.0, 5.0, 15.0, 40.0)
 
 
 def _numeric_id(text: str) -> int | None:
@@ -85,6 +90,7 @@ class SiteMonitor:
         self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
         self.trouble: str | None = None  # why the last query failed (None: the site answered)
         self.trouble_since: float | None = None  # monotonic time of the first failure in a row
+        self.last_poll_at = 0.0  # epoch seconds of the last poll's start
 
     def start(self) -> None:
         if not self._tasks:
@@ -210,9 +216,28 @@ class SiteMonitor:
             self.kick()
 
     # -- safety net --------------------------------------------------------------
+    def until_limit_check(self, now: float | None = None) -> float | None:
+        """Seconds (epoch clock) to the next poll a running job's time limit calls for: the
+        first of LIMIT_CHECKS_S after its limit that no poll has started since; None when
+        no followed job is running with a time limit."""
+        now = time.time() if now is None else now
+        due: list[float] = []
+        for key in list(self.tracked):
+            job = self._job(key)
+            limit = job.spec.resources.walltime_s if job and job.spec else None
+            if job is None or job.state != JobState.RUNNING or not limit \
+                    or job.started_at is None:
+                continue
+            end = job.started_at.timestamp() + limit
+            due += [t for c in LIMIT_CHECKS_S if (t := end + c) > self.last_poll_at][:1]
+        return max(0.0, min(due) - now) if due else None
+
     async def _poll_loop(self) -> None:
         interval = self.min_poll_s
         while True:
+            limit_check = self.until_limit_check()
+            if limit_check is not None and limit_check < interval:
+                interval = limit_check  # a job at its time limit: looked at just after it
             if await self._kicked_within(interval):
                 await asyncio.sleep(self.min_poll_s)  # batch kicks that arrive together
             self._kick.clear()
@@ -299,7 +324,7 @@ class SiteMonitor:
             return 0
         self.polls += 1
         changed = 0
-        t0 = time.time()
+        t0 = self.last_poll_at = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
         try:

@@ -20,7 +20,7 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
-from .dialects.outputs_common import fold_array_tasks, outcome_rank
+from .dialects.outputs_common import count_array_tasks, fold_array_tasks, outcome_rank
 from .dialects.pbs_commands import TOKEN_VARIABLE
 from .discovery_site import SiteDiscovery
 from .model import (
@@ -141,6 +141,9 @@ class Site:
         self._caps: dict[str, str] = {}
         self._caps_at = -1e9
         self._lock = asyncio.Lock()
+        # followed arrays still queued (Grid Engine): the task count the queue showed when
+        # their ended tasks were read from accounting, and those records
+        self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
         self._home: str | None = None
         self._login: str | None = None  # the login's user name ("" once it cannot be told)
         self._uid: str | None = None  # the login's user number (likewise)
@@ -688,11 +691,52 @@ class Site:
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
         return self.fold_arrays(self.commands.parse_status(res.stdout))
 
+    def job_id_of(self, native_id: str) -> str:
+        """The id the engine follows a record under: its array's for an array task's
+        record ('123_4', Grid Engine's '9.3'), else its own."""
+        array_of = getattr(self.commands, "array_of", None)
+        return (array_of(native_id) if array_of else None) or native_id
+
     def fold_arrays(self, statuses: list[JobStatus]) -> list[JobStatus]:
         """A job array's task records as one status (the scheduler's `array_of` says which
         records are tasks); unchanged where it names none."""
         array_of = getattr(self.commands, "array_of", None)
-        return fold_array_tasks(statuses, array_of) if array_of else statuses
+        return fold_array_tasks(statuses, array_of, getattr(self.commands, "array_tasks",
+                                                            None)) if array_of else statuses
+
+    async def _ended_tasks(self, raw: list[JobStatus],
+                           following: Collection[Job]) -> list[JobStatus]:
+        """Where an ended task leaves the queue at once (Grid Engine), the accounting records
+        of the tasks that left it, for each followed array still in the queue with fewer
+        tasks there than it was submitted with: its reason counts them, a failed one makes
+        it FAILED at its end. Asked once each time a task leaves (the count the queue shows
+        changes); kept for the polls between."""
+        array_of = getattr(self.commands, "array_of", None)
+        if not (array_of and getattr(self.commands, "ended_tasks_leave_queue", False)):
+            return []
+        shown: dict[str, int] = {}
+        for st in raw:
+            if (a := array_of(st.native_id)) is not None:
+                shown[a] = shown.get(a, 0) + self.commands.array_tasks(st.native_id)
+        ask = []
+        for job in following:
+            expr = job.spec.array.expression if job.spec and job.spec.array else None
+            total = count_array_tasks(expr) if expr else None
+            nid = job.native_id or ""
+            if nid in shown and total is not None and shown[nid] < total \
+                    and self._task_records.get(nid, (None, []))[0] != shown[nid]:
+                ask.append(nid)
+        for gone in set(self._task_records) - set(shown):  # the array left the queue
+            del self._task_records[gone]
+        if ask and (argv := self.commands.accounting_argv(ask)):
+            res = await self.run(argv, check=False)
+            self._check_answered(res)
+            if res.ok:
+                records = self.commands.parse_accounting(res.stdout)
+                for nid in ask:
+                    self._task_records[nid] = (shown[nid], [
+                        r for r in records if array_of(r.native_id) == nid])
+        return [r for nid in shown for r in self._task_records.get(nid, (0, []))[1]]
 
     async def _plain_id(self, flag: str, plain: Callable[[str], bool]) -> str | None:
         """`id FLAG` on the site: its answer when `plain` accepts it, "" when not; None
@@ -769,6 +813,7 @@ class Site:
         res = await self.run(self.commands.status_argv(native_ids), check=False)
         self._check_answered(res)
         raw = self.commands.parse_status(res.stdout) if res.ok else []
+        raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
         arrays = {a for s in raw if array_of and (a := array_of(s.native_id))}
@@ -822,6 +867,30 @@ class Site:
         """A file's size and kind on the site (None when it does not exist)."""
         await self.home()
         return await self.transport.stat(self.expand(path))
+
+    async def missing_files(self, paths: list[str], *,
+                            timeout: float | None = None) -> list[str]:
+        """Those of `paths` the site does not have (one ending with / must be a directory),
+        asked in ONE command through the file transport, within `timeout` (else the
+        query timeout): SiteError when it cannot say, CommandTimeout when it is slower."""
+        if not paths:
+            return []
+        await self.home()
+        real = [self.expand(p) for p in paths]
+        # each missing path is said by its place in the list (a name may hold any byte)
+        script = ('i=0; for p do i=$((i+1)); case $p in */) [ -d "$p" ];; *) [ -e "$p" ];; '
+                  'esac || echo "$i"; done; echo done')
+        files = self.file_transport
+        res = await getattr(files, "run_fast", files.run)(
+            ["sh", "-c", script, "sh", *real], env=self.cfg.env, preamble=self.cfg.preamble,
+            timeout=self.query_timeout_s if timeout is None else timeout)
+        lines = res.stdout.split()
+        if res.exit_status != 0 or not lines or lines[-1] != "done" \
+                or not all(x.isdigit() and 0 < int(x) <= len(paths) for x in lines[:-1]):
+            said = " ".join((res.stderr or res.stdout).split())[-300:]
+            raise SiteError(f"{self.name}: could not look for {len(paths)} file(s) "
+                            f"(exit {res.exit_status}): {said or 'no answer'}")
+        return [paths[int(x) - 1] for x in lines[:-1]]
 
     async def recent_jobs(self, since: datetime) -> list[JobStatus]:
         """Every user's jobs that ended since `since`, from the site's accounting, in one

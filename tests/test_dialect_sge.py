@@ -267,10 +267,13 @@ def test_status_running_pending_held_error_and_arrays():
     assert jobs["7"].state == JobState.RUNNING and jobs["7"].cpus == 4
     assert jobs["7"].partition == "all.q" and jobs["7"].node_list == "dn2"
     assert jobs["7"].started_at == datetime(2026, 12, 1, 18, 26, 49, tzinfo=UTC)
-    assert jobs["9"].state == JobState.RUNNING  # an array with running and pending tasks
+    # an array: a record per running task and one for its waiting ones (task 2 has ended)
+    assert {i: jobs[i].state for i in ("9.1", "9.3", "9.4,5")} == {
+        "9.1": JobState.RUNNING, "9.3": JobState.RUNNING, "9.4,5": JobState.PENDING}
+    assert "9" not in jobs and jobs["19.1-3:1"].comment == "tasks 1-3:1"
     assert jobs["8"].state == JobState.PENDING and jobs["8"].cpus == 12
     assert jobs["17"].state == JobState.PENDING and "Eqw" in jobs["17"].reason
-    assert jobs["18"].reason == "held (hqw)" and jobs["19"].comment == "tasks 1-3:1"
+    assert jobs["18"].reason == "held (hqw)"
     assert jobs["20"].name == "x.dmd-abc123"
     assert sge.parse_status("") == []
 

@@ -156,7 +156,7 @@ async def test_grid_engine_follow_survives_a_queue_over_the_cap(tmp_path):
                      commands={"qstat": str(bin_ / "qstat")})
     site = Site(cfg, transport=make_transport(cfg.transport, "delta", workdir=str(tmp_path)))
     try:
-        want = SgeCommands().parse_status(own.read_text())
+        want = site.fold_arrays(SgeCommands().parse_status(own.read_text()))  # jobs, arrays
         ids = [s.native_id for s in want if not s.state.terminal][:2]
         got = await site.statuses(ids)
         assert {s.native_id for s in got} >= set(ids)

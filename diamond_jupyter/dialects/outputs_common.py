@@ -413,13 +413,38 @@ def outcome_rank(state: JobState) -> int:
     return _OUTCOME_RANK.get(state, 1)
 
 
+_TASK_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+MAX_ARRAY_TASKS = 10**9  # above any scheduler's array size: a count past it does not read
+
+
+def count_array_tasks(expr: str) -> int | None:
+    """How many tasks an array index expression names: '7', '1-10', '1-10:3' (every third),
+    '4,5', '1,3,5-7%2' (a %limit of tasks at once changes nothing). None when it does not
+    read as one."""
+    total = 0
+    for part in expr.partition("%")[0].split(","):
+        m = _TASK_RANGE.fullmatch(part.strip())
+        if m is None:
+            return None
+        lo, hi, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
+        if hi < lo or step < 1:
+            return None
+        total += (hi - lo) // step + 1
+        if total > MAX_ARRAY_TASKS:
+            return None
+    return total
+
+
 def fold_array_tasks(statuses: list[JobStatus],
-                     array_of: Callable[[str], str | None]) -> list[JobStatus]:
+                     array_of: Callable[[str], str | None],
+                     tasks_in: Callable[[str], int] | None = None) -> list[JobStatus]:
     """One status per job array from its tasks' records (`array_of` names the array a
     record's id belongs to, None for a plain job), as the engine follows an array: running
     while any task runs, pending while tasks wait and none runs, and once every task has
     ended the worst outcome (a failure over a success: its exit code), ended when the last
-    task ended. Other records pass unchanged; an array takes its first task's place."""
+    task ended. Other records pass unchanged; an array takes its first task's place. The
+    reason counts tasks: a record of waiting tasks (`123_[5-9]`, Grid Engine's `9.4-8:1`)
+    counts as many as `tasks_in` reads in its id (else one)."""
     groups: dict[str, list[JobStatus]] = {}
     out: list[JobStatus | str] = []
     for s in statuses:
@@ -431,19 +456,25 @@ def fold_array_tasks(statuses: list[JobStatus],
             groups[parent] = []
             out.append(parent)
         groups[parent].append(s)
-    return [x if isinstance(x, JobStatus) else _fold(x, groups[x]) for x in out]
+    return [x if isinstance(x, JobStatus) else _fold(x, groups[x], tasks_in)
+            for x in out]
 
 
-def _fold(parent: str, tasks: list[JobStatus]) -> JobStatus:
+def _fold(parent: str, tasks: list[JobStatus],
+          tasks_in: Callable[[str], int] | None = None) -> JobStatus:
     first = tasks[0]
     starts = [t.started_at for t in tasks if t.started_at]
     live = [t for t in tasks if not t.state.terminal]
     running = [t for t in live if t.state == JobState.RUNNING]
     ended = [t for t in tasks if t.state.terminal]
     bad = [t for t in ended if t.state != JobState.COMPLETED]
-    counts = ", ".join(f"{n} {what}" for n, what in (
-        (len(running), "running"), (len(live) - len(running), "waiting"),
-        (len(ended) - len(bad), "completed"), (len(bad), "not completed")) if n)
+
+    def n(records: list[JobStatus]) -> int:
+        return sum(tasks_in(t.native_id) if tasks_in else 1 for t in records)
+
+    counts = ", ".join(f"{k} {what}" for k, what in (
+        (n(running), "running"), (n(live) - n(running), "waiting"),
+        (n(ended) - n(bad), "completed"), (n(bad), "not completed")) if k)
     common = dict(native_id=parent, name=first.name, user=first.user,
                   partition=first.partition, submitted_at=first.submitted_at,
                   started_at=min(starts) if starts else None, comment=first.comment)

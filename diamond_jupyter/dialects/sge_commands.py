@@ -20,6 +20,7 @@ from typing import Any, Literal
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
 from .outputs_common import (
     clean,
+    count_array_tasks,
     fail,
     memory_mb,
     outcome_rank,
@@ -38,6 +39,22 @@ _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
 # failed codes (sge_shepherd / qmaster) that are not the job's own doing
 _TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
 _XML_END = "</job_info>"
+# an array task's record: JOB.TASK, or JOB.TASKS for its waiting ones (qstat's ja-task-ID:
+# '4,5', '6-10:1', '1-9:2'); the engine follows the array, JOB, as one job
+_TASK_ID = re.compile(r"(\d+)\.(\d+(?:-\d+(?::\d+)?)?(?:,\d+(?:-\d+(?::\d+)?)?)*)")
+
+
+def array_of(native_id: str) -> str | None:
+    """The array a task's record belongs to: '9.3', '9.4,5', '9.6-10:1' -> '9'; None for a
+    plain job ('9'; qsub answers an array's submit '9.1-10:1', read as '9')."""
+    m = _TASK_ID.fullmatch(native_id)
+    return m.group(1) if m else None
+
+
+def array_tasks(native_id: str) -> int:
+    """How many tasks a record stands for: '9.6-10:1' five, '9.4,5' two, '9.3' one."""
+    m = _TASK_ID.fullmatch(native_id)
+    return (count_array_tasks(m.group(2)) or 1) if m else 1
 _HOLD_LINE = "'^#\\$(.*[[:space:]])?-h([[:space:]]|$)'"  # a #$ line with -h (for grep -E)
 
 
@@ -76,7 +93,7 @@ def finished_state(failed: str | None, exit_status: int | None
         return JobState.COMPLETED, 0, None
     if exit_status > 128:
         return JobState.FAILED, exit_status, f"killed by signal {exit_status - 128}"
-    return JobState.FAILED, exit_status, None
+    return JobState.FAILED, exit_status, f"exit code {exit_status}"
 
 
 class SgeCommands:
@@ -92,6 +109,11 @@ class SgeCommands:
         """Whether a failed status or accounting query means the server did not answer
         (not "no such job"): nothing can be concluded about the jobs asked."""
         return unanswered("sge", exit_status, stderr)
+
+    array_of = staticmethod(array_of)  # the engine follows an array as one job
+    array_tasks = staticmethod(array_tasks)
+    # an ended task leaves qstat at once: its outcome is in qacct while the array runs on
+    ended_tasks_leave_queue = True
 
     def __init__(self, *, tz: tzinfo | None = None) -> None:
         self.tz = tz
@@ -205,6 +227,9 @@ class SgeCommands:
         jobs: dict[str, JobStatus] = {}
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
             st = self._xml_job(j)
+            tasks = clean(j.findtext("tasks"))
+            if tasks and _TASK_ID.fullmatch(f"{st.native_id}.{tasks}"):  # one record a task
+                st = st.model_copy(update={"native_id": f"{st.native_id}.{tasks}"})
             prev = jobs.get(st.native_id)
             if prev is None or (st.state == JobState.RUNNING != prev.state):
                 jobs[st.native_id] = st
@@ -232,7 +257,9 @@ class SgeCommands:
 
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
         """`qacct -j` records ("key value" lines between ===== separators); an array's
-        tasks are one record each, folded into one status per job (the worst outcome)."""
+        task is a record of its own, JOB.TASK (`taskid`; accounting(5)'s task_number), for
+        the engine to fold (`array_of`). Several records of one id (a reused id): the
+        worst outcome."""
         out: dict[str, JobStatus] = {}
         for block in stdout.split(QACCT_SEP):
             rec: dict[str, str] = {}
@@ -245,6 +272,9 @@ class SgeCommands:
             jid = rec["jobnumber"]
             if not jid.isdigit():
                 raise fail("sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+            task = rec.get("taskid", "")
+            if task.isdigit() and int(task) > 0:  # 'undefined' for a plain job
+                jid = f"{jid}.{int(task)}"
             exit_status = to_int(((rec.get("exit_status") or "").split() or [None])[0])
             state, code, reason = finished_state(rec.get("failed"), exit_status)
             start = parse_local_time(rec.get("start_time"), self.tz, CTIME_FORMATS)

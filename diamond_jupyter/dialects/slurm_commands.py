@@ -32,6 +32,7 @@ from ..model import (
 from .base import PrivateArgv
 from .outputs_common import (
     clean,
+    count_array_tasks,
     decode_wait_status,
     expand_hostlist,
     fail,
@@ -129,6 +130,12 @@ def array_of(native_id: str) -> str | None:
     return m.group(1) if m else None
 
 
+def array_tasks(native_id: str) -> int:
+    """How many tasks a record stands for: a waiting range '123_[5-9%2]' five, a task one."""
+    m = re.fullmatch(r"\d+_\[([^\]]*)\]", native_id)
+    return (count_array_tasks(m.group(1)) or 1) if m else 1
+
+
 def _gpus_of(*texts: Any) -> int | None:
     for t in texts:
         n, _ = gpu_count(t)
@@ -145,6 +152,7 @@ class SlurmCommands:
     name = "slurm"
     submit_stdin = False
     array_of = staticmethod(array_of)  # the engine follows an array as one job
+    array_tasks = staticmethod(array_tasks)
 
     def __init__(self, *, jobcomp: bool = False, tz: tzinfo | None = None,
                  clean_env: bool = True) -> None:

@@ -70,6 +70,7 @@ GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this oft
 MOVE_GAIN_S = 30.0
 MOVE_GAIN_SHARE = 0.25
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
+OUTPUTS_RECHECK_S = 30.0  # a step's outputs the site did not answer about are asked again
 
 
 class Estimate(NamedTuple):
@@ -106,6 +107,11 @@ class WorkflowOps(Protocol):
                        recursive: bool = False) -> Any: ...
     async def can_start_now(self, job: Job) -> bool: ...
     async def step_sha256(self, spec: JobSpec, site: str) -> str: ...
+
+    async def missing_files(self, site: str, paths: list[str]) -> list[str]:
+        """Which of `paths` (absolute; ending with / a directory) `site` does not have: one
+        bounded command; DiamondError when the site does not answer."""
+        ...
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]: ...
     async def publish(self) -> None: ...
 
@@ -143,6 +149,12 @@ def _in_dir(workdir: str, path: str) -> str:
     """`path` (relative, checked at load) in a job's working directory: `./x` and `dir/` as
     `x` and `dir` (a copy to `dir/` would land in `dir/dir`)."""
     return posixpath.join(workdir, posixpath.normpath(path))
+
+
+def output_paths(workdir: str, outputs: list[str]) -> list[str]:
+    """A step's declared outputs as paths on its site, in its job's working directory (a
+    directory keeps its trailing /: it must be one)."""
+    return [_in_dir(workdir, p) + ("/" if p.endswith("/") else "") for p in outputs]
 
 
 def copy_lines(copies: list[tuple[str, str]]) -> str:
@@ -223,6 +235,8 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
             state = JobState.PENDING
         if st.phase == "cancelled" and not state.terminal:
             state = JobState.CANCELLED
+        if st.phase == "failed" and state == JobState.COMPLETED:  # its outputs are missing
+            state = JobState.FAILED
         steps.append(StepView(name=name, site=st.site, job=job.id if job else None,
                               state=state, needs=s.needs, gang=s.gang, attempt=st.attempt,
                               reason=st.reason or (job.reason if job else None)))
@@ -418,6 +432,14 @@ class WorkflowEngine:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
                 self._followed.add(st.token or "")
             if job.state == JobState.COMPLETED:
+                why = await self._outputs_missing(rec, wf, name, job)
+                if why is None:
+                    continue  # the site did not answer: asked again later
+                if why:
+                    if await self._failed(rec, wf, name, job, why):
+                        return
+                    rec = self.store.get_workflow(wid)
+                    continue
                 self.store.update_step(wid, name, phase="done", job_id=job.id)
             elif job.state.terminal and st.data.get("moving_to"):
                 await self._move_to(rec, wf, name)  # cancelled by its move
@@ -485,6 +507,42 @@ class WorkflowEngine:
                 (j := self._job(s)) is not None and (j.state.rank >= 2)
                 for s in rec.steps):
             self.store.set_workflow_state(wid, "RUNNING")
+
+    async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                               job: Job) -> str | None:
+        """Why step `name` failed although its `job` completed: the declared outputs it left
+        missing at its site, named ("" when all are there, or none is declared; None while
+        the site does not answer: looked at again in OUTPUTS_RECHECK_S). Each check is an
+        event."""
+        outputs, site = wf.step(name).outputs, job.site
+        if not outputs:
+            return ""
+        workdir = job.workdir or (job.spec.working_directory if job.spec else None)
+        if not workdir:  # nowhere to look: its event says they were not checked
+            self.store.update_step(rec.id, name, job_id=job.id, event={
+                "outputs_unchecked": outputs,
+                "error": "the job's working directory is not known"})
+            return ""
+        try:
+            gone = await self.ops.missing_files(site, output_paths(workdir, outputs))
+        except BadInput as e:  # the site can never say (no file access): not taken as there
+            self.store.update_step(rec.id, name, job_id=job.id,
+                                   event={"outputs_unchecked": outputs, "error": str(e)})
+            return f"completed, but its declared outputs cannot be checked on {site}: {e}"
+        except DiamondError as e:
+            note = f"outputs not checked yet: {e}"
+            if rec.step(name).reason != note:
+                self.store.update_step(rec.id, name, reason=note, job_id=job.id,
+                                       event={"outputs_unchecked": outputs, "error": str(e)})
+            self.advance_soon(rec.id, OUTPUTS_RECHECK_S)
+            return None
+        paths = dict(zip(output_paths(workdir, outputs), outputs, strict=True))
+        missing = [paths[p] for p in gone if p in paths]
+        self.store.update_step(rec.id, name, job_id=job.id, reason="" if not missing else None,
+                               event={"outputs": outputs, "missing_outputs": missing,
+                                      "workdir": workdir})
+        return (f"completed, but its declared outputs are missing on {site}: "
+                f"{', '.join(missing)}") if missing else ""
 
     def _finish(self, wid: str) -> None:
         self._owned.discard(wid)

@@ -144,6 +144,7 @@ from .placement_sim import (
     calibrated_views,
     earliest_start,
     pending_demands,
+    queue_held,
     reservation_for,
     slots_position,
     together_start,
@@ -203,6 +204,7 @@ class SiteVerdict(BaseModel):
     # what the job takes in its partition, for a heterogeneous job's components placed
     # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
     _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
+    _walltime_s: float = PrivateAttr(default=0.0)  # what the scheduler plans the job with
 
 
 @dataclass(frozen=True)
@@ -1620,12 +1622,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     st, queue, d, reservation=reservation, probe_at=at)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
-                at_once = together_start(st, shapes, start, chunks[1] if chunks else "free",
-                                         empty_only=req.whole)
-                said = f"partition {name}: its chunks find room all at once at " \
+                at_once, by_queue = together_start(
+                    st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
+                    held=queue_held(st, queue), duration=probe.planned)
+                ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
+                said = f"partition {name}: its chunks find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)" if chunks \
                     else f"partition {name}: the nodes --nodelist names find room with " \
-                    f"the others it asks at +{hms(at_once or 0)}"
+                    f"the others it asks{ahead} at +{hms(at_once or 0)}"
                 if at_once is not None and at_once > start and said not in v.notes:
                     v.notes.append(said)
                 start = at_once
@@ -1756,6 +1760,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v._shape = (req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, frozenset(
         x for x in members.get(pname, []) if x in fit
         and (len(req.nodelist) < req.nodes or x in req.nodelist)))
+    v._walltime_s = float(time_limit(req, chosen_p.max_time_s if chosen_p else None)
+                          or DEFAULT_RUNTIME_S)
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -1972,7 +1978,12 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     # on the walltimes' plan (the raw start's): what holding them together adds there
     # moves the start, calibrated or not, by as much
     start = ((v.raw_start or v.estimated_start) - now).total_seconds()
-    at_once = together_start(st, shapes, start)
+    # the queued jobs ahead, as the simulation starts them, keep their room: the components
+    # start together in what they leave, through the longest component's walltime
+    queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
+    longest = max(w._walltime_s for w in [v, *later])
+    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue),
+                                       duration=longest)
     if at_once is None:
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")
@@ -1980,8 +1991,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     if at_once <= start:
         return
     shift = timedelta(seconds=at_once - start)
-    v.notes.append(f"its components find room all at once at +{hms(at_once)} (alone, each "
-                   "finds it sooner; they start together, none on what another holds)")
+    ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
+    v.notes.append(f"its components find room all at once{ahead} at +{hms(at_once)} (alone, "
+                   "each finds it sooner; they start together, none on what another holds)")
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift

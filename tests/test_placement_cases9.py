@@ -1,0 +1,74 @@
+"""Placement cases worked by hand, ninth sweep: the parts of a job held together (Slurm
+hetjob components, PBS chunks) leave the queued jobs ahead their room; LSF `PJOB_LIMIT`;
+a Slurm reservation's end; PBS queue `Priority`; then more sites of every scheduler. Each
+case asserts the verdict per site, the partition chosen, the start and that the reason
+names the real cause."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from test_placement_cases import NOW, hera, only, run
+from test_placement_cases5 import busy
+from test_placement_cases6 import _pbs_job, kestrel
+
+from diamond_jupyter.model import JobState, JobStatus
+
+H = 3600
+
+
+def has_note(v, text: str) -> bool:
+    return any(text in n for n in v.notes)
+
+
+def hours(h: float):
+    return NOW + timedelta(hours=h)
+
+
+def queued(jid: str, partition: str, cpus: int, walltime_h: float, gpus: int = 0,
+           nodes: int = 1) -> JobStatus:
+    return JobStatus(native_id=jid, state=JobState.PENDING, nodes=nodes, cpus=cpus, gpus=gpus,
+                     partition=partition, walltime_s=int(walltime_h * H), reason="Resources")
+
+
+# --------------------------------------------------------------- held together, queue ahead
+
+def test_hetjob_components_leave_a_queued_job_ahead_its_node():
+    # g01's 4 A100 free at +1 h, g02's at +3 h; a job ahead (4 A100, 4 h) takes g01 from
+    # +1 h to +5 h. Each component of 4 A100 alone starts at +3 h on g02; together the
+    # other needs g01, held by the job ahead until +5 h (before: +3 h, counting running
+    # jobs only, the job ahead delayed)
+    jobs = [busy("11", "g01", 1, 64, "gpu", walltime_h=4, gpus=4),
+            busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4),
+            queued("20", "gpu", 8, 4, gpus=4)]
+    v = only(run("#SBATCH -p gpu --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n"
+                 "#SBATCH -p gpu --gres=gpu:a100:4",
+                 hera(jobs=jobs, alloc={"g01": (64, 4), "g02": (64, 4)})), "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(5))
+    assert has_note(v, "leaving the queued jobs ahead their room at +5:00:00")
+
+
+def test_hetjob_components_that_share_the_node_left_are_not_moved_by_the_job_ahead():
+    # the same queue, but two components of 2 A100 and 8 CPUs: the job ahead holds g01
+    # from +1 h, and both components fit g02 together once it frees at +3 h
+    jobs = [busy("11", "g01", 1, 64, "gpu", walltime_h=4, gpus=4),
+            busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4),
+            queued("20", "gpu", 8, 4, gpus=4)]
+    v = run("#SBATCH -p gpu --gres=gpu:a100:2 -c 8 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -p gpu --gres=gpu:a100:2 -c 8",
+            hera(jobs=jobs, alloc={"g01": (64, 4), "g02": (64, 4)})).verdict("hera")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+
+
+def test_pbs_chunks_leave_a_queued_job_ahead_its_host():
+    # bob's 40-CPU jobs on k1-k4 free at +4 h; k5 and k6 free. A job ahead of 64 CPUs for
+    # 10 h starts now on k5. Chunks 1x8 + 3x32 placed freely: k6 holds two 32s, the third
+    # has no host until k1-k4 free at +4 h (before: READY now, sharing k5 with the job
+    # ahead)
+    jobs = (*(_pbs_job(str(i), "bob", "workq", 40, started_h=1, limit_h=5, host=f"k{i}")
+              for i in range(1, 5)),
+            _pbs_job("9", "carol", "workq", 64, state="Q", limit_h=10))
+    v = only(run("#PBS -q workq\n#PBS -l select=1:ncpus=8+3:ncpus=32\n"
+                 "#PBS -l walltime=1:00:00", kestrel(*jobs)), "kestrel", "workq")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(4))
+    assert has_note(v, "leaving the queued jobs ahead their room at +4:00:00")

@@ -601,6 +601,9 @@ class Partition(_Model):
     max_cpus_per_node: int | None = None  # Slurm MaxCPUsPerNode: a job's CPUs on any node
     # LSF HJOB_LIMIT (bqueues -l JL/H): the job slots the queue's jobs may hold on one host
     max_slots_per_host: int | None = None
+    # LSF PJOB_LIMIT (bqueues -l JL/P): the job slots the queue's jobs may hold per
+    # processor of a host (a host of N CPUs: at most floor(limit x N) of its slots)
+    max_slots_per_processor: float | None = None
     nodes: list[str] = Field(default_factory=list)
     total_nodes: int = 0
     total_cpus: int = 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_placement_cases import NOW, hera, only, run
+from test_placement_cases import NOW, hera, only, reasons, run
 from test_placement_cases5 import busy
 from test_placement_cases6 import _pbs_job, kestrel
 
@@ -72,3 +72,48 @@ def test_pbs_chunks_leave_a_queued_job_ahead_its_host():
                  "#PBS -l walltime=1:00:00", kestrel(*jobs)), "kestrel", "workq")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(4))
     assert has_note(v, "leaving the queued jobs ahead their room at +4:00:00")
+
+
+# --------------------------------------------------------------- LSF PJOB_LIMIT (JL/P)
+
+def _bqueues_l(jl_p: str) -> str:
+    return ("QUEUE: normal\n  -- For normal jobs\n\nPARAMETERS/STATISTICS\n"
+            "PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV "
+            "PJOBS\n"
+            f" 30   20  Open:Active       -    -  {jl_p:>4}    -   36     0    36     0     0"
+            "    0     0\n")
+
+
+def test_lsf_pjob_limit_is_read_per_processor():
+    from test_placement_cases8 import wren
+    assert wren(queue_long=_bqueues_l("0.5"))[1].partitions[0].max_slots_per_processor == 0.5
+    assert wren(queue_long=_bqueues_l("2"))[1].partitions[0].max_slots_per_processor == 2.0
+    assert wren(queue_long=_bqueues_l("-"))[1].partitions[0].max_slots_per_processor is None
+
+
+def test_lsf_pjob_limit_caps_the_queues_slots_on_each_host():
+    # JL/P 0.5: the queue's jobs hold at most 16 slots on w1/w2 (32 CPUs), 32 on w3/w4
+    # (64). 24 slots on one host: only w3 or w4. bob's 16 slots on w3 end at +1 h, his 20
+    # on w4 at +2 h: 16 + 24 > 32 on w3 until +1 h. Before, JL/P was not read: READY now
+    from test_placement_cases8 import _wjob, wren
+    jobs = (_wjob("1", "bob", 16, "w3", 1), _wjob("2", "bob", 20, "w4", 2))
+    site = wren(*jobs, queue_long=_bqueues_l("0.5"))
+    v = only(run('#BSUB -n 24\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site), "wren",
+             "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert any("PJOB_LIMIT (JL/P) 0.5 allows 32 slots on w3 (0.5 x its 64 CPUs): its "
+               "running jobs hold 16 and the job needs 24" in w for w in v.waits_for), \
+        v.waits_for
+    # without the limit both hosts have room now
+    v = run('#BSUB -n 24\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', wren(*jobs)).verdict("wren")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_lsf_pjob_limit_below_what_the_job_asks_of_every_host_refuses_it():
+    from test_placement_cases8 import wren
+    p = run('#BSUB -n 40\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00',
+            wren(queue_long=_bqueues_l("0.5")))
+    assert reasons(p, "wren") == (
+        "needs 1 host, queue normal has 0 its host limits let it use (needs 40 slots on a "
+        "host, queue normal's PJOB_LIMIT (JL/P) 0.5 allows 32 slots on w3 (0.5 x its 64 "
+        "CPUs))")

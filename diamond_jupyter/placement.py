@@ -374,6 +374,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED"
         v.reasons = resv_refused
         return v
+    resv_end = _reservation_end(spec, cfg, snap)
+    if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
+        v.reasons = [miss]
+        return v
     snap = _reservations_held(spec, snap, now)
     nodes = site_nodes(snap)
     pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
@@ -753,6 +757,36 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
                                   "on those hosts end"))
     return pfit
+
+
+_RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
+             "reservation's end (after the site's ResvOverRun, if set); a FLEX reservation "
+             "lets it run on")
+
+
+def _reservation_end(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> datetime | None:
+    """The end of the (not FLEX) Slurm reservation a job names, where known: the job must
+    end by then (Slurm's reservation guide: a job of a reservation is contained in it)."""
+    if not spec.reservation or cfg.scheduler != "slurm" or snap.reservations is None:
+        return None
+    r = next((x for x in snap.reservations if x.name == spec.reservation), None)
+    if r is None or r.end is None or "FLEX" in r.flags:
+        return None
+    return aware(r.end)
+
+
+def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end: datetime
+                          ) -> str | None:
+    """Why a job's walltime can never fit what is left of its reservation, else None."""
+    r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
+    opens = max(now, aware(r.start)) if r.start is not None else now
+    wall = spec.resources.walltime_s
+    if not wall or opens + timedelta(seconds=wall) <= end:
+        return None
+    left = max(0.0, (end - opens).total_seconds())
+    return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
+            f"{end:%Y-%m-%d %H:%M} ({hms(left)} of it left from "
+            f"{'now' if opens == now else f'its start at {opens:%H:%M}'}): {_RESV_END}")
 
 
 def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
@@ -1762,6 +1796,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         and (len(req.nodelist) < req.nodes or x in req.nodelist)))
     v._walltime_s = float(time_limit(req, chosen_p.max_time_s if chosen_p else None)
                           or DEFAULT_RUNTIME_S)
+    resv_end = _reservation_end(spec, cfg, snap)
+    if resv_end is not None:  # it must end by its reservation's end: start by then
+        latest = (resv_end - now).total_seconds() - v._walltime_s
+        if raw_s > latest:
+            v.reasons = [f"its reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}"
+                         f": the job can start at +{hms(raw_s)}, but with its time limit "
+                         f"{hms(v._walltime_s)} it must start by +{hms(max(0.0, latest))}: "
+                         f"{_RESV_END}"]
+            v.verdict, v.partition = "INCOMPATIBLE", None
+            return
+        v.notes.append(f"reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}: "
+                       f"the job must start by +{hms(latest)} to end inside it ({_RESV_END})")
+        start_s = min(start_s, max(latest, 0.0))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"

@@ -117,3 +117,46 @@ def test_lsf_pjob_limit_below_what_the_job_asks_of_every_host_refuses_it():
         "needs 1 host, queue normal has 0 its host limits let it use (needs 40 slots on a "
         "host, queue normal's PJOB_LIMIT (JL/P) 0.5 allows 32 slots on w3 (0.5 x its 64 "
         "CPUs))")
+
+
+# --------------------------------------------------------------- a reservation's end
+
+def test_a_job_longer_than_what_is_left_of_its_reservation_is_refused():
+    # course: n3-n4 for alice from +1 h to +5 h. 3 h fits (+1 h to +4 h); 5 h never ends
+    # inside it: Slurm ends it at the reservation's end. Before: BUSY at +1 h
+    from test_placement_cases8 import COURSE, rhea
+    v = only(run("#SBATCH -p compute -N 2 -t 3:00:00 --reservation=course", rhea(COURSE)),
+             "rhea")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert has_note(v, "reservation course ends at 2026-03-01 14:00: the job must start by "
+                       "+2:00:00 to end inside it")
+    p = run("#SBATCH -p compute -N 2 -t 5:00:00 --reservation=course", rhea(COURSE))
+    assert reasons(p, "rhea") == (
+        "walltime 5:00:00 runs past reservation course's end at 2026-03-01 14:00 (4:00:00 "
+        "of it left from its start at 10:00): Slurm runs a job of a reservation inside it "
+        "and ends the job at the reservation's end (after the site's ResvOverRun, if set); "
+        "a FLEX reservation lets it run on")
+
+
+def test_a_job_of_a_reservation_whose_nodes_free_too_late_is_refused():
+    # open: n3-n4 for alice, active now until +3 h; bob's jobs hold n3 until +2 h. A job of
+    # 2 nodes for 2 h can start at +2 h at the soonest and would end at +4 h, past the end
+    from test_placement_cases6 import running
+    from test_placement_cases8 import _resv, rhea
+    site = rhea(_resv("open", -1, 3, "n[3-4]", users="alice", state="ACTIVE"),
+                queue=(running("1", "bob", "n3", 48, 2, 4),), alloc={"n3": 48})
+    p = run("#SBATCH -p compute -N 2 -t 2:00:00 --reservation=open", site)
+    assert reasons(p, "rhea") == (
+        "its reservation open ends at 2026-03-01 12:00: the job can start at +2:00:00, but "
+        "with its time limit 2:00:00 it must start by +1:00:00: Slurm runs a job of a "
+        "reservation inside it and ends the job at the reservation's end (after the site's "
+        "ResvOverRun, if set); a FLEX reservation lets it run on")
+    # one hour fits before the end: +2 h to +3 h
+    v = only(run("#SBATCH -p compute -N 2 -t 1:00:00 --reservation=open", site), "rhea")
+    assert v.estimated_start == hours(2)
+    # FLEX lets it end after
+    site = rhea(_resv("open", -1, 3, "n[3-4]", flags="FLEX,SPEC_NODES", users="alice",
+                      state="ACTIVE"), queue=(running("1", "bob", "n3", 48, 2, 4),),
+                alloc={"n3": 48})
+    assert run("#SBATCH -p compute -N 2 -t 2:00:00 --reservation=open", site).verdict(
+        "rhea").feasible

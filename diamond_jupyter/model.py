@@ -636,6 +636,9 @@ class Partition(_Model):
     # a higher tier sharing its nodes
     preempt_mode: str | None = None
     priority_tier: int | None = None
+    # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
+    # priority first (sched_config by_queue, the default)
+    queue_priority: int | None = None
     # a job's totals here (PBS resources_max.ncpus / .mem / .ngpus, LSF PROCLIMIT)
     max_cpus: int | None = None
     max_mem_mb: int | None = None

@@ -1564,6 +1564,12 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
 
+def _sched_tier(p: Partition) -> int | None:
+    """The tier the scheduler takes a partition's waiting jobs by: Slurm's PriorityTier,
+    a PBS queue's Priority."""
+    return p.priority_tier if p.priority_tier is not None else p.queue_priority
+
+
 def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
     """The PriorityTier a waiting job is scheduled by: its partition's (of a list, the
     highest); unknown: first (it is never put behind the probe)."""
@@ -1601,9 +1607,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    # PriorityTier by partition, where the partitions differ in it: a job waiting in a
-    # partition of a lower tier is scheduled after the probe
-    tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
+    # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
+    # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
+    tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
     tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
@@ -1644,10 +1650,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req, tier: int | None = p.priority_tier,
+                     req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes) -> float:
-            if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
-                queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
+            if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
+                queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
+                               key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)

@@ -160,3 +160,44 @@ def test_a_job_of_a_reservation_whose_nodes_free_too_late_is_refused():
                 alloc={"n3": 48})
     assert run("#SBATCH -p compute -N 2 -t 2:00:00 --reservation=open", site).verdict(
         "rhea").feasible
+
+
+# --------------------------------------------------------------- PBS queue Priority
+
+def _prio_queues(workq: int | None, big: int | None) -> dict:
+    from test_placement_cases6 import KESTREL_QUEUES
+    out = {k: dict(v) for k, v in KESTREL_QUEUES.items()}
+    for name, prio in (("workq", workq), ("big", big)):
+        if prio is not None:
+            out[name]["Priority"] = prio
+    return out
+
+
+def _full_kestrel(queues: dict):
+    # k1 frees at +1 h, k2-k6 at +5 h; carol's 64-CPU job of 3 h waits in workq
+    jobs = (_pbs_job("1", "bob", "workq", 64, started_h=3, limit_h=4, host="k1"),
+            *(_pbs_job(str(i), "bob", "workq", 64, started_h=1, limit_h=6, host=f"k{i}")
+              for i in range(2, 7)),
+            _pbs_job("9", "carol", "workq", 64, state="Q", limit_h=3))
+    return kestrel(*jobs, queues=queues)
+
+
+def test_pbs_queue_priority_is_read():
+    _, snap = _full_kestrel(_prio_queues(10, 100))
+    assert {p.name: p.queue_priority for p in snap.partitions} == {
+        "workq": 10, "big": 100, "gpu": None}
+
+
+def test_pbs_a_job_of_a_higher_priority_queue_goes_before_the_jobs_waiting_in_a_lower_one():
+    # big (Priority 100) above workq (10): a 64-CPU job of 1 h in big takes k1 when it
+    # frees at +1 h, before carol's job waiting in workq. Before, Priority was not read:
+    # carol's job took k1 until +4 h, and the job started at +4 h
+    script = "#PBS -q big\n#PBS -l select=1:ncpus=64\n#PBS -l walltime=1:00:00"
+    v = run(script, _full_kestrel(_prio_queues(10, 100))).verdict("kestrel")
+    assert (v.partition, v.estimated_start) == ("big", hours(1))
+    # the same priorities: the job waits behind carol's
+    v = run(script, _full_kestrel(_prio_queues(10, 10))).verdict("kestrel")
+    assert v.estimated_start == hours(4)
+    # workq above big: behind carol's too
+    v = run(script, _full_kestrel(_prio_queues(100, 10))).verdict("kestrel")
+    assert v.estimated_start == hours(4)

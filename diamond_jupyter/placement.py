@@ -650,16 +650,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             good.append(p)
     req = whole_req
     problems = list(dict.fromkeys(problems))
-    if not good and too_long and len(parts) > 1 and all(
-            p.name in too_long or p.state.upper() not in ("UP", "OPEN", "ACTIVE")
-            for p in parts):
-        # above the limit of every partition that takes jobs: one reason, the longest
-        longest = max(too_long, key=lambda n: too_long[n])
-        problems = [f"walltime {hms(req.walltime)} above every partition's MaxTime here "
-                    f"(the longest: {longest}, {hms(too_long[longest])})"
-                    + (f", and --time-min {hms(req.time_min)} too"
-                       if req.time_min is not None else "")] + [
-            x for x in problems if not x.startswith(f"walltime {hms(req.walltime)} above")]
+    if not good and too_long and len(parts) > 1:
+        problems = _too_long_everywhere(req, parts, too_long, problems)
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
@@ -762,6 +754,38 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
 _RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
              "reservation's end (after the site's ResvOverRun, if set); a FLEX reservation "
              "lets it run on")
+
+
+def _is_up(p: Partition) -> bool:
+    return p.state.upper() in ("UP", "OPEN", "ACTIVE")
+
+
+def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, int],
+                         problems: list[str]) -> list[str]:
+    """One reason for a walltime above the MaxTime of every partition (the longest named),
+    or of every partition that is up, the ones it fits said to be down (they would take
+    it once up: not "above every partition's"); else `problems` as they are."""
+    fits = [p for p in parts if p.name not in too_long]
+    if any(_is_up(p) for p in fits):
+        return problems
+    up_long = {n: t for n, t in too_long.items() if _is_up(next(p for p in parts
+                                                                if p.name == n))}
+    if fits and not up_long:
+        return problems  # no partition is up: each one's reason says so
+    pool = up_long if fits else too_long
+    longest = max(pool, key=lambda n: pool[n])
+    wall = f"walltime {hms(req.walltime)} above"
+    where = "every partition's MaxTime here" if not fits else \
+        "the MaxTime of every partition that is up"
+    said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
+        f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
+    down = [f"partition '{p.name}' is {p.state}" for p in fits]
+    if fits:
+        said += "; " + ", ".join(
+            f"partition {p.name} ("
+            + (f"MaxTime {hms(p.max_time_s)}" if p.max_time_s else "no MaxTime")
+            + f") would take it but is {p.state}" for p in fits)
+    return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
 
 
 def _reservation_end(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> datetime | None:

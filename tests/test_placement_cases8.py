@@ -438,7 +438,9 @@ def test_grid_engine_queue_in_error_or_suspended_everywhere():
     only(run("#$ -l h_rt=0:30:00", site), "grebe", "short.q")
     # a job of 2 h is above short.q's 1 h, and all.q takes none: refused, saying both
     why = reasons(run("#$ -l h_rt=2:00:00", site), "grebe")
-    assert "(the longest: short.q, 1:00:00)" in why and "partition 'all.q' is DOWN" in why
+    assert why == ("walltime 2:00:00 above the MaxTime of every partition that is up (the "
+                   "longest: short.q, 1:00:00); partition all.q (MaxTime 1-00:00:00) would "
+                   "take it but is DOWN")
 
 
 # --------------------------------------------------------------- LSF queue status and -x

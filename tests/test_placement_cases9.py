@@ -201,3 +201,34 @@ def test_pbs_a_job_of_a_higher_priority_queue_goes_before_the_jobs_waiting_in_a_
     # workq above big: behind carol's too
     v = run(script, _full_kestrel(_prio_queues(100, 10))).verdict("kestrel")
     assert v.estimated_start == hours(4)
+
+
+# --------------------------------------------------------------- above every MaxTime, a DOWN one
+
+def _rhea_long(state: str):
+    from test_placement_cases8 import rhea
+    cfg, snap = rhea()
+    for p in snap.partitions:
+        if p.name == "long":
+            p.state = state
+    return cfg, snap
+
+
+def test_a_walltime_that_only_a_down_queue_takes_is_not_above_every_maxtime():
+    # rhea: compute 2 days, long 7 days (DOWN here), the others 1 day or less. 3 days fits
+    # long: the partitions that are up are too short and long would take it but is DOWN
+    # (before: "above every partition's MaxTime here", as if no partition ever took it)
+    p = run("#SBATCH -t 3-00:00:00", _rhea_long("DOWN"))
+    assert reasons(p, "rhea") == (
+        "walltime 3-00:00:00 above the MaxTime of every partition that is up (the longest: "
+        "compute, 2-00:00:00); partition long (MaxTime 7-00:00:00) would take it but is DOWN")
+    # up: it runs there
+    only(run("#SBATCH -t 3-00:00:00", _rhea_long("UP")), "rhea", "long")
+
+
+def test_a_walltime_above_every_queue_counts_the_down_ones_too():
+    # 8 days is above long's 7 days too: above every partition's MaxTime, long the longest
+    p = run("#SBATCH -t 8-00:00:00", _rhea_long("DOWN"))
+    assert reasons(p, "rhea") == (
+        "walltime 8-00:00:00 above every partition's MaxTime here (the longest: long, "
+        "7-00:00:00) | partition 'long' is DOWN")

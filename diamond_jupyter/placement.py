@@ -149,6 +149,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
+from .placement_time import job_window
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -1631,6 +1632,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
+    begin, deadline = job_window(spec, now) if cfg.scheduler == "slurm" else (None, None)
+    begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
+    if begin_s > 0:
+        v.notes.append(f"--begin {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
@@ -1650,13 +1655,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         # of ExclusiveUser=YES): an empty node when none is free
         user_only = own_only or (p.exclusive_user and cfg.scheduler == "slurm")
         probe = Demand(req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, dur,
-                       elig)
+                       elig, not_before=begin_s)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
         # either); each simulated alone, the job starts no sooner than all of them allow
-        groups = [[Demand(c.count or 1, probe.cpus, probe.gpus, dur, with_it)]
+        groups = [[Demand(c.count or 1, probe.cpus, probe.gpus, dur, with_it,
+                          not_before=begin_s)]
                   for c in counted if (with_it := _meeting(c, elig, nodes, idx, site_arch))]
-        groups += [[Demand(req.nodes, probe.cpus, probe.gpus, dur, with_it)
+        groups += [[Demand(req.nodes, probe.cpus, probe.gpus, dur, with_it, not_before=begin_s)
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
@@ -1827,6 +1833,29 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         and (len(req.nodelist) < req.nodes or x in req.nodelist)))
     v._walltime_s = float(time_limit(req, chosen_p.max_time_s if chosen_p else None)
                           or DEFAULT_RUNTIME_S)
+    if deadline is not None:  # sbatch --deadline: removed when it cannot end by then
+        cut = req.time_min if req.time_min is not None and req.time_min < v._walltime_s \
+            else None
+        shortest = cut if cut is not None else v._walltime_s
+        latest = (deadline - now).total_seconds() - shortest
+        if raw_s > latest:
+            v.reasons = [f"--deadline {deadline:%Y-%m-%d %H:%M}: the job can start at "
+                         f"+{hms(raw_s)}, but with its "
+                         + (f"--time-min {hms(shortest)}" if cut is not None else
+                            f"time limit {hms(shortest)}")
+                         + f" it must start by +{hms(max(0.0, latest))} to end by then: "
+                         "Slurm removes a job that cannot (state DEADLINE)"]
+            v.verdict, v.partition = "INCOMPATIBLE", None
+            return
+        ends = now + timedelta(seconds=raw_s + v._walltime_s)
+        if ends > deadline:
+            v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: Slurm cuts its time limit "
+                           f"to end by then ({hms((deadline - now).total_seconds() - raw_s)}"
+                           f", at least its --time-min {hms(shortest)})")
+        else:
+            v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: it must start by "
+                           f"+{hms(latest)} (Slurm removes a job that cannot end by then)")
+        start_s = min(start_s, max(latest, 0.0))
     resv_end = _reservation_end(spec, cfg, snap)
     if resv_end is not None:  # it must end by its reservation's end: start by then
         latest = (resv_end - now).total_seconds() - v._walltime_s
@@ -2111,6 +2140,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
+    job_window(spec, now)  # an unreadable --begin/--deadline is refused, as sbatch does
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))

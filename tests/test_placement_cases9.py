@@ -232,3 +232,85 @@ def test_a_walltime_above_every_queue_counts_the_down_ones_too():
     assert reasons(p, "rhea") == (
         "walltime 8-00:00:00 above every partition's MaxTime here (the longest: long, "
         "7-00:00:00) | partition 'long' is DOWN")
+
+
+# --------------------------------------------------------------- Slurm --begin and --deadline
+
+def test_begin_in_the_future_holds_the_start():
+    # an idle partition: the job starts at its --begin, +2 h (before: READY now)
+    v = only(run("#SBATCH -p cpu -N 1 -t 1:00:00 --begin=now+2hours", hera()), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert has_note(v, "--begin 2026-03-01 11:00: it starts no sooner (+2:00:00)")
+    v = only(run("#SBATCH -p cpu -N 1 -t 1:00:00 --begin=2026-03-01T10:30", hera()), "hera")
+    assert v.estimated_start == hours(1.5)
+
+
+def test_begin_loses_a_backfill_gap_the_job_had_now():
+    # c03 is busy until +2 h; a job ahead waits for all four cpu nodes (3 h, from +2 h).
+    # A 1 h job backfills on c01 now, ending before +2 h. With --begin now+90 min it would
+    # run past +2 h into the job ahead's nodes: it starts after it, at +5 h (a start held
+    # to the begin time alone, +1:30, would be wrong)
+    jobs = [busy("1", "c03", 2, 128, "cpu", walltime_h=4), queued("2", "cpu", 0, 3, nodes=4)]
+    site = hera(jobs=jobs, alloc={"c03": (128, 0)})
+    v = only(run("#SBATCH -p cpu -N 1 -t 1:00:00", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#SBATCH -p cpu -N 1 -t 1:00:00 --begin=now+90minutes", site), "hera", "cpu")
+    assert v.estimated_start == hours(5)
+
+
+def test_begin_times_are_read_as_sbatch_reads_them():
+    from diamond_jupyter.placement_time import slurm_time_at
+    assert slurm_time_at("now+30", NOW) == NOW + timedelta(seconds=30)
+    assert slurm_time_at("now+3days", NOW) == NOW + timedelta(days=3)
+    assert slurm_time_at("16:00", NOW) == NOW.replace(hour=16)
+    assert slurm_time_at("8:00", NOW) == NOW.replace(hour=8) + timedelta(days=1)  # gone by
+    assert slurm_time_at("4:30 PM", NOW) == NOW.replace(hour=16, minute=30)
+    assert slurm_time_at("teatime", NOW) == NOW.replace(hour=16)
+    assert slurm_time_at("tomorrow", NOW) == NOW.replace(hour=0) + timedelta(days=1)
+    assert slurm_time_at("03/05", NOW) == NOW.replace(day=5, hour=0)
+    assert slurm_time_at("0228", NOW) == NOW.replace(year=2027, month=2, day=28, hour=0)
+    assert slurm_time_at("2026-03-02T06:15:30", NOW) == NOW.replace(day=2, hour=6, minute=15,
+                                                                    second=30)
+
+
+def test_an_unreadable_begin_or_deadline_is_refused_naming_what_is_accepted():
+    import pytest
+
+    from diamond_jupyter.model import BadInput
+    for bad in ("now+2fortnights", "25:00", "2026-02-30", "soon"):
+        with pytest.raises(BadInput, match=r"--begin '.*': not a time sbatch reads \(accepted: "
+                                           r"now\[\+N"):
+            run(f"#SBATCH -t 1:00:00 --begin={bad}", hera())
+    with pytest.raises(BadInput, match="--deadline 'later'"):
+        run("#SBATCH -t 1:00:00 --deadline=later", hera())
+
+
+def test_a_deadline_the_job_cannot_end_by_refuses_it():
+    # idle: 2 h from now ends past a deadline 1 h away: Slurm removes it (before: READY)
+    p = run("#SBATCH -p cpu -t 2:00:00 --deadline=now+1hour", hera())
+    assert reasons(p, "hera") == (
+        "--deadline 2026-03-01 10:00: the job can start at +0:00:00, but with its time limit "
+        "2:00:00 it must start by +0:00:00 to end by then: Slurm removes a job that cannot "
+        "(state DEADLINE)")
+    # --time-min 30 min: Slurm cuts its limit to end by the deadline
+    v = only(run("#SBATCH -p cpu -t 2:00:00 --time-min=0:30:00 --deadline=now+1hour", hera()),
+             "hera", "cpu")
+    assert v.verdict == "READY"
+    assert has_note(v, "--deadline 2026-03-01 10:00: Slurm cuts its time limit to end by "
+                       "then (1:00:00, at least its --time-min 0:30:00)")
+
+
+def test_a_deadline_missed_because_the_nodes_free_too_late():
+    # the gpu nodes' A100s free at +2 h and +3 h: a 2 h job of 4 A100 starts at +2 h and
+    # ends at +4 h, past a deadline at +3 h; at +5 h it makes it
+    jobs = [busy("11", "g01", 2, 64, "gpu", walltime_h=4, gpus=4),
+            busy("12", "g02", 3, 64, "gpu", walltime_h=4, gpus=4)]
+    site = hera(jobs=jobs, alloc={"g01": (64, 4), "g02": (64, 4)})
+    p = run("#SBATCH -p gpu --gres=gpu:a100:4 -t 2:00:00 --deadline=now+3hours", site)
+    assert reasons(p, "hera").startswith("--deadline 2026-03-01 12:00: the job can start at "
+                                         "+2:00:00, but with its time limit 2:00:00 it must "
+                                         "start by +1:00:00")
+    v = only(run("#SBATCH -p gpu --gres=gpu:a100:4 -t 2:00:00 --deadline=now+5hours", site),
+             "hera", "gpu")
+    assert v.estimated_start == hours(2)
+    assert has_note(v, "--deadline 2026-03-01 14:00: it must start by +3:00:00")

@@ -1688,6 +1688,21 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            if req.time_min is not None and req.time_min < probe.duration:
+                # --time-min: Slurm lowers the time limit, to no less than it, where that
+                # lets the job start sooner (a backfill gap shorter than its full limit)
+                short = replace(probe, duration=float(req.time_min), limit=None, done=False,
+                                start=None, held=None)
+                early = earliest_start(st, queue, short, reservation=reservation,
+                                       probe_at=at)
+                if early is not None and (start is None or early < start):
+                    said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
+                            f"its time limit (to no less than that) to start it at "
+                            f"+{hms(early)}, sooner than its full limit lets it"
+                            + (f" (+{hms(start)})" if start is not None else ""))
+                    if said not in v.notes:
+                        v.notes.append(said)
+                    start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
                     st, queue, d, reservation=reservation, probe_at=at)) is not None]

@@ -314,3 +314,21 @@ def test_a_deadline_missed_because_the_nodes_free_too_late():
              "hera", "gpu")
     assert v.estimated_start == hours(2)
     assert has_note(v, "--deadline 2026-03-01 14:00: it must start by +3:00:00")
+
+
+def test_time_min_lets_the_job_backfill_a_gap_shorter_than_its_limit():
+    # c03 busy until +2 h, a job ahead waits for all four cpu nodes from +2 h for 3 h. A
+    # 4 h job waits behind it (+5 h); with --time-min 1 h Slurm lowers its limit to fit
+    # the gap on c01 before +2 h and starts it now (before: +5 h, --time-min was read only
+    # against MaxTime); --time-min 3 h fits no gap: +5 h
+    jobs = [busy("1", "c03", 2, 128, "cpu", walltime_h=4), queued("2", "cpu", 0, 3, nodes=4)]
+    site = hera(jobs=jobs, alloc={"c03": (128, 0)})
+    assert run("#SBATCH -p cpu -N 1 -t 4:00:00", site).verdict("hera").estimated_start \
+        == hours(5)
+    v = only(run("#SBATCH -p cpu -N 1 -t 4:00:00 --time-min=1:00:00", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert has_note(v, "partition cpu: --time-min 1:00:00: Slurm lowers its time limit (to "
+                       "no less than that) to start it at +0:00:00, sooner than its full "
+                       "limit lets it (+5:00:00)")
+    v = run("#SBATCH -p cpu -N 1 -t 4:00:00 --time-min=3:00:00", site).verdict("hera")
+    assert v.estimated_start == hours(5)

@@ -652,7 +652,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = whole_req
     problems = list(dict.fromkeys(problems))
     if not good and too_long and len(parts) > 1:
-        problems = _too_long_everywhere(req, parts, too_long, problems)
+        scope = f"every destination of routing queue {route.name}" if route is not None else \
+            "every partition it names" if spec.queue else ""
+        problems = _too_long_everywhere(req, parts, too_long, problems, scope)
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
@@ -762,10 +764,12 @@ def _is_up(p: Partition) -> bool:
 
 
 def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, int],
-                         problems: list[str]) -> list[str]:
+                         problems: list[str], scope: str = "") -> list[str]:
     """One reason for a walltime above the MaxTime of every partition (the longest named),
     or of every partition that is up, the ones it fits said to be down (they would take
-    it once up: not "above every partition's"); else `problems` as they are."""
+    it once up: not "above every partition's"); else `problems` as they are. `scope`: the
+    partitions the job may go to when it names some (a list, a routing queue's
+    destinations), said so (not "every partition here": others may take it)."""
     fits = [p for p in parts if p.name not in too_long]
     if any(_is_up(p) for p in fits):
         return problems
@@ -776,8 +780,8 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
     pool = up_long if fits else too_long
     longest = max(pool, key=lambda n: pool[n])
     wall = f"walltime {hms(req.walltime)} above"
-    where = "every partition's MaxTime here" if not fits else \
-        "the MaxTime of every partition that is up"
+    where = (f"the MaxTime of {scope}" if scope else "every partition's MaxTime here") \
+        if not fits else f"the MaxTime of {scope or 'every partition'} that is up"
     said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
         f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
     down = [f"partition '{p.name}' is {p.state}" for p in fits]

@@ -332,3 +332,35 @@ def test_time_min_lets_the_job_backfill_a_gap_shorter_than_its_limit():
                        "limit lets it (+5:00:00)")
     v = run("#SBATCH -p cpu -N 1 -t 4:00:00 --time-min=3:00:00", site).verdict("hera")
     assert v.estimated_start == hours(5)
+
+
+# --------------------------------------------------------------- PBS routing queue, walltime
+
+def test_pbs_walltime_above_every_destination_of_a_routing_queue():
+    # submit routes to small (12 h, 16 CPUs) and large (48 h, 64 CPUs at least); workq
+    # (24 h) is not among them. 64 CPUs for 30 h: large takes it. For 60 h: above both
+    # destinations, said of them (before: "above every partition's MaxTime here", though
+    # the site has other queues)
+    from test_placement_cases5 import pbsq
+    v = only(run("#PBS -q submit\n#PBS -l select=1:ncpus=64\n#PBS -l walltime=30:00:00",
+                 pbsq()), "pbsq", "large")
+    assert has_note(v, "routing queue submit sends it to large")
+    p = run("#PBS -q submit\n#PBS -l select=1:ncpus=64\n#PBS -l walltime=60:00:00", pbsq())
+    assert reasons(p, "pbsq") == (
+        "walltime 2-12:00:00 above the MaxTime of every destination of routing queue submit "
+        "(the longest: large, 2-00:00:00) | needs 64 CPUs in all, queue small allows a job "
+        "at most 16")
+    # 8 CPUs for 20 h: above small's 12 h, and below large's 64 CPUs
+    p = run("#PBS -q submit\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=20:00:00", pbsq())
+    assert reasons(p, "pbsq") == ("walltime 20:00:00 above partition small MaxTime 12:00:00 | "
+                                  "needs 8 CPUs in all, queue large takes only jobs of at "
+                                  "least 64")
+
+
+def test_slurm_walltime_above_every_partition_a_list_names():
+    # -p debug,gpu: 30 h is above both (30 min, 24 h); cpu (48 h) would take it but is not
+    # named: said of the partitions named
+    p = run("#SBATCH -p debug,gpu\n#SBATCH -t 30:00:00", hera())
+    assert reasons(p, "hera") == ("walltime 1-06:00:00 above the MaxTime of every partition "
+                                  "it names (the longest: gpu, 1-00:00:00)")
+    only(run("#SBATCH -p debug,cpu\n#SBATCH -t 30:00:00", hera()), "hera", "cpu")

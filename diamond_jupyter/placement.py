@@ -411,6 +411,19 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                            "cannot run it: " + partition_misses(
                                req, [n for n in nodes if n.name in resv_hosts], site_arch))
         fit &= resv_hosts
+    if cfg.scheduler == "flux" and (named := _flux_hosts(spec, nodes)) is not None:
+        allowed, said = named  # --requires=host:/-host:/rank: (RFC 35): those nodes only
+        if fit and not fit & allowed:
+            reasons.append(f"{said}: " + (partition_misses(
+                req, [n for n in nodes if n.name in allowed], site_arch)
+                if allowed else "no node of the site is one of them"))
+        fit &= allowed
+        up = [n for n in nodes if n.name in fit and node_usable(n, bool(spec.reservation))]
+        if fit and len(up) < req.nodes:
+            down = sorted(f"{n.name} {n.state}" for n in nodes if n.name in fit
+                          and n not in up)
+            reasons.append(f"{said}: needs {req.nodes} node{'s' if req.nodes > 1 else ''}, "
+                           f"{len(up)} of them usable ({', '.join(down)})")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -791,6 +804,51 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
             + (f"MaxTime {hms(p.max_time_s)}" if p.max_time_s else "no MaxTime")
             + f") would take it but is {p.state}" for p in fits)
     return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
+
+
+def _flux_hosts(spec: JobSpec, nodes: list[Node]) -> tuple[set[str], str] | None:
+    """The nodes a Flux job's `--requires` host and rank terms (RFC 35: `host:HOSTLIST`,
+    `rank:IDSET`, negated with `-` or `not`, several terms all met) leave it, and how to
+    say them; None where it names none. Ranks are the nodes' order in the resource set.
+    A term joined with `|`/`or` or in parentheses: BadInput (not read here)."""
+    terms = [d.value or "" for d in spec.unknown
+             if d.dialect == "flux" and d.option == "--requires"]
+    words = [w for t in terms for w in t.replace("&", " ").split() if w.lower() != "and"]
+    if not any(re.match(r"(?:-|not\s*)?(?:host|rank):", w) for w in words):
+        return None
+    if any(w in ("|", "or") or "|" in w or "(" in w for t in terms for w in t.split()):
+        raise BadInput(f"--requires {' '.join(terms)!r}: host and rank terms joined by `|` or "
+                       "in parentheses are not read; accepted: host:HOSTLIST, rank:IDSET, "
+                       "-host:..., properties, all of them met")
+    names = [n.name for n in nodes]
+    allowed, negate = set(names), False
+    for w in words:
+        if w == "not":
+            negate = True
+            continue
+        neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
+        negate = False
+        kind, _, value = body.partition(":")
+        if kind == "host":
+            chosen = set(expand_hostlist(value))
+        elif kind == "rank":
+            chosen = {names[i] for i in _idset(value, w) if i < len(names)}
+        else:
+            continue  # a property: read as a feature elsewhere
+        allowed = allowed - chosen if neg else allowed & chosen
+    return allowed, f"--requires {' '.join(terms)} leaves {_few(allowed) if allowed else 'none'}"
+
+
+def _idset(text: str, term: str) -> set[int]:
+    """A Flux idset (`0-3,7`)."""
+    out: set[int] = set()
+    for part in text.strip("[]").split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
+        if not m:
+            raise BadInput(f"--requires {term!r}: {part!r} is not an idset (accepted: "
+                           "ranks as 0-3,7)")
+        out.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
 
 
 def _reservation_end(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> datetime | None:

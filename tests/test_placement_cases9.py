@@ -364,3 +364,55 @@ def test_slurm_walltime_above_every_partition_a_list_names():
     assert reasons(p, "hera") == ("walltime 1-06:00:00 above the MaxTime of every partition "
                                   "it names (the longest: gpu, 1-00:00:00)")
     only(run("#SBATCH -p debug,cpu\n#SBATCH -t 30:00:00", hera()), "hera", "cpu")
+
+
+# --------------------------------------------------------------- Flux --requires hosts, ranks
+
+def _flux_f2_drained():
+    from test_placement_cases7 import flux4
+    cfg, snap = flux4()  # f0-f3, 16 cores and one A100 each
+    next(n for n in snap.nodes if n.name == "f2").state = "drained"
+    return cfg, snap
+
+
+def test_flux_requires_a_host_that_is_drained():
+    # --requires=host:f2 keeps the job to f2, drained: refused, saying so (before: the
+    # term was kept unread and the job was READY on f0)
+    p = run("#flux: -N 1\n#flux: -n 1\n#flux: --requires=host:f2", _flux_f2_drained())
+    assert reasons(p, "flux") == ("--requires host:f2 leaves f2: needs 1 node, 0 of them "
+                                  "usable (f2 drained)")
+    # two nodes of f[1-2]: only f1 usable
+    p = run("#flux: -N 2\n#flux: -n 2\n#flux: --requires=host:f[1-2]", _flux_f2_drained())
+    assert reasons(p, "flux") == ("--requires host:f[1-2] leaves f1, f2: needs 2 nodes, 1 of "
+                                  "them usable (f2 drained)")
+    # rank 2 is f2 too
+    p = run("#flux: -N 1\n#flux: -n 1\n#flux: --requires=rank:2", _flux_f2_drained())
+    assert "needs 1 node, 0 of them usable (f2 drained)" in reasons(p, "flux")
+
+
+def test_flux_requires_hosts_taken_and_left_out():
+    # one node of f[1-2]: f1, usable; -host:f[0-1] leaves f2 (drained) and f3
+    v = only(run("#flux: -N 1\n#flux: -n 1\n#flux: --requires=host:f[1-2]",
+                 _flux_f2_drained()), "flux", None)
+    assert v.verdict == "READY"
+    v = only(run("#flux: -N 1\n#flux: -n 1\n#flux: --requires=-host:f[0-1]",
+                 _flux_f2_drained()), "flux", None)
+    assert v.verdict == "READY"
+    p = run("#flux: -N 2\n#flux: -n 2\n#flux: --requires=-host:f[0-1]", _flux_f2_drained())
+    assert reasons(p, "flux") == ("--requires -host:f[0-1] leaves f2, f3: needs 2 nodes, 1 of "
+                                  "them usable (f2 drained)")
+    # a host the site does not have
+    p = run("#flux: -N 1\n#flux: -n 1\n#flux: --requires=host:g1", _flux_f2_drained())
+    assert reasons(p, "flux") == "--requires host:g1 leaves none: no node of the site is " \
+        "one of them"
+
+
+def test_flux_requires_host_terms_it_cannot_read_are_refused():
+    import pytest
+
+    from diamond_jupyter.model import BadInput
+    with pytest.raises(BadInput, match=r"--requires 'host:f1 or host:f2': host and rank terms "
+                                       r"joined by `\|` or in parentheses are not read"):
+        run('#flux: -N 1\n#flux: --requires="host:f1 or host:f2"', _flux_f2_drained())
+    with pytest.raises(BadInput, match=r"--requires 'rank:a-b': 'a-b' is not an idset"):
+        run("#flux: -N 1\n#flux: --requires=rank:a-b", _flux_f2_drained())

@@ -144,6 +144,7 @@ from .placement_sim import (
     calibrated_views,
     earliest_start,
     pending_demands,
+    preempted,
     queue_held,
     reservation_for,
     slots_position,
@@ -1244,6 +1245,19 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
     return out
 
 
+def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+              ) -> frozenset[str]:
+    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
+    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
+    if p.priority_tier is None:
+        return frozenset()
+    mine = set(members.get(p.name, []))
+    return frozenset(q.name for q in snap.partitions if q.name != p.name
+                     and (q.preempt_mode or "OFF").upper() != "OFF"
+                     and (q.priority_tier or 1) < p.priority_tier
+                     and mine & set(members.get(q.name, [])))
+
+
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
                   ) -> str | None:
     """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
@@ -1743,7 +1757,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
-                     shapes: list[Shape] = shapes) -> float:
+                     shapes: list[Shape] = shapes,
+                     victims: frozenset[str] = _preempts(p, snap, members)) -> float:
+            if victims:  # the running jobs it preempts give their nodes now
+                st = preempted(st, victims)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))
@@ -1786,6 +1803,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
+        if (victims := _preempts(p, snap, members)) and any(
+                j.partition in victims and set(expand_hostlist(j.node_list or ""))
+                & set(members.get(p.name, [])) for j in snap.running):
+            modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
+                            for q in snap.partitions if q.name in victims})
+            v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
+                           + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"
+                                       for n, m, t in modes)
+                           + f" on its nodes (its PriorityTier {p.priority_tier}): they count "
+                           "as free")
         est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"

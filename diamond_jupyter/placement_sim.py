@@ -44,7 +44,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from math import ceil
@@ -219,6 +219,22 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned)
+
+
+def preempted(st: SimState, partitions: Collection[str]) -> SimState:
+    """`st` with the running jobs of `partitions` (ones the probe's partition preempts:
+    Slurm's preempt/partition_prio, a lower PriorityTier whose PreemptMode is not OFF)
+    gone now: their CPUs and GPUs free at t = 0."""
+    free_c, free_g = list(st.free_c), list(st.free_g)
+    kept = []
+    for r in st.releases:
+        owner = st.owners[r[1]] if r[1] < len(st.owners) else None
+        if owner is not None and owner[2] in partitions:
+            free_c[r[2]] = min(st.cap_c[r[2]], free_c[r[2]] + r[3])
+            free_g[r[2]] = min(st.cap_g[r[2]], free_g[r[2]] + r[4])
+        else:
+            kept.append(r)
+    return replace(st, free_c=free_c, free_g=free_g, releases=kept)
 
 
 def _release_after(w: float | None, elapsed: float | None, partition: str | None,

@@ -416,3 +416,46 @@ def test_flux_requires_host_terms_it_cannot_read_are_refused():
         run('#flux: -N 1\n#flux: --requires="host:f1 or host:f2"', _flux_f2_drained())
     with pytest.raises(BadInput, match=r"--requires 'rank:a-b': 'a-b' is not an idset"):
         run("#flux: -N 1\n#flux: --requires=rank:a-b", _flux_f2_drained())
+
+
+# --------------------------------------------------------------- Slurm preemption by tier
+
+def _preempt_site(mode: str, *queue: str, alloc: dict[str, int]):
+    from test_placement_cases5 import PARTITIONS
+    from test_placement_cases8 import rhea
+    parts = PARTITIONS.replace(
+        "PriorityTier=1 Hidden=NO OverSubscribe=NO PreemptMode=OFF State=UP TotalCPUs=192",
+        f"PriorityTier=1 Hidden=NO OverSubscribe=NO PreemptMode={mode} State=UP "
+        "TotalCPUs=192")
+    return rhea(queue=queue, partitions=parts, alloc=alloc)
+
+
+def test_a_job_of_a_higher_tier_preempts_requeueable_jobs_on_its_nodes():
+    # high (PriorityTier 5) holds n1-n2, which compute (tier 1) shares; bob's compute jobs
+    # fill n1 and n2 until +3 h. compute is PreemptMode=REQUEUE: a job in high requeues
+    # them and starts now (before: it waited for them, +3 h). With PreemptMode=OFF: +3 h
+    from test_placement_cases6 import running
+    q = (running("1", "bob", "n1", 48, 1, 4), running("2", "bob", "n2", 48, 1, 4))
+    alloc = {"n1": 48, "n2": 48}
+    v = only(run("#SBATCH -p high -N 1 -t 1:00:00", _preempt_site("REQUEUE", *q, alloc=alloc)),
+             "rhea", "high")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert has_note(v, "partition high: its jobs preempt the running jobs of partition "
+                       "compute (PreemptMode=REQUEUE, PriorityTier 1) on its nodes (its "
+                       "PriorityTier 5): they count as free")
+    v = run("#SBATCH -p high -N 1 -t 1:00:00", _preempt_site("OFF", *q, alloc=alloc)).verdict(
+        "rhea")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+
+
+def test_a_job_of_the_lower_tier_preempts_nothing_and_is_told_it_may_be_preempted():
+    # n1-n4 full of bob's compute jobs (+3 h); a compute job waits for them and may itself
+    # be preempted by high's jobs on n1-n2
+    from test_placement_cases6 import running
+    q = tuple(running(str(i), "bob", f"n{i}", 48, 1, 4) for i in range(1, 5))
+    alloc = {f"n{i}": 48 for i in range(1, 5)}
+    v = run("#SBATCH -p compute -N 1 -t 1:00:00", _preempt_site("REQUEUE", *q, alloc=alloc)) \
+        .verdict("rhea")
+    assert v.estimated_start == hours(3)
+    assert has_note(v, "the job may be preempted (PreemptMode=REQUEUE) by jobs of partition "
+                       "high")

@@ -639,6 +639,10 @@ class Partition(_Model):
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
+    # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
+    # queue's notify time has passed too, whatever its h_rt: the job's real limit
+    soft_time_s: int | None = None
+    notify_s: int | None = None
     # a job's totals here (PBS resources_max.ncpus / .mem / .ngpus, LSF PROCLIMIT)
     max_cpus: int | None = None
     max_mem_mb: int | None = None

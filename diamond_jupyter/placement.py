@@ -584,6 +584,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif limit != req.walltime:
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
+        if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
+            cut.append(f"partition {p.name}: its s_rt {hms(p.soft_time_s)} ends the job at "
+                       f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
+                       f"queue's notify {hms(p.notify_s or 0)}), before its "
+                       + (f"h_rt {hms(limit)}" if limit else "limit"))
         mine = members.get(p.name, [])
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
@@ -1665,6 +1670,14 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
 
+def _soft_limit(p: Partition | None) -> float | None:
+    """When a Grid Engine queue's s_rt ends a job: s_rt, then its notify time (the
+    default 60 s where not read); None without an s_rt."""
+    if p is None or p.soft_time_s is None:
+        return None
+    return float(p.soft_time_s + (p.notify_s if p.notify_s is not None else 60))
+
+
 def _sched_tier(p: Partition) -> int | None:
     """The tier the scheduler takes a partition's waiting jobs by: Slurm's PriorityTier,
     a PBS queue's Priority."""
@@ -1908,6 +1921,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     max_time = next((p.max_time_s for p in good if p.name == pname), None)
     # a job that gives no time limit runs until the partition's MaxTime at most
     limit = time_limit(req, max_time) or (max_time if not req.walltime else None)
+    soft = _soft_limit(next((p for p in good if p.name == pname), None))
+    if soft is not None and (limit is None or soft < limit):
+        limit = soft  # Grid Engine's s_rt (and notify) ends it first
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
     if limit and runtime > limit:
         given = "walltime" if spec.resources.walltime_s else \

@@ -383,7 +383,8 @@ def test_exclusive_on_mixed_nodes_waits_for_them_to_empty():
 
 # --------------------------------------------------------------- Grid Engine queue states
 
-def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None):
+def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None,
+          queues: str = "qname all.q\nh_rt 24:00:00\n\nqname short.q\nh_rt 1:00:00\n"):
     """A Grid Engine site read as the probe reads it: s1-s2 of 16 slots and 64 GB, each
     with an instance of all.q (24 h) and short.q (1 h); `states`: an instance's state
     letters as `qstat -f` prints them; `used`: slots in use in all.q by host."""
@@ -404,7 +405,6 @@ def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None
         f"<hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue name='slots' "
         f"dominance='hf'>{16 - used.get(h, 0)}</resourcevalue></host>" for h in ("s1", "s2"))
     qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
-    queues = "qname all.q\nh_rt 24:00:00\n\nqname short.q\nh_rt 1:00:00\n"
     snap = SgeCommands().parse_snapshot("grebe", {"queue": qstat, "hosts": qhost,
                                                   "queues": queues})
     return SiteConfig(name="grebe", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})

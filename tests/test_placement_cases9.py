@@ -459,3 +459,28 @@ def test_a_job_of_the_lower_tier_preempts_nothing_and_is_told_it_may_be_preempte
     assert v.estimated_start == hours(3)
     assert has_note(v, "the job may be preempted (PreemptMode=REQUEUE) by jobs of partition "
                        "high")
+
+
+# --------------------------------------------------------------- Grid Engine s_rt vs h_rt
+
+def _grebe_soft(queues: str):
+    from test_placement_cases8 import grebe
+    return grebe({}, queues=queues)
+
+
+def test_grid_engine_a_queue_s_rt_below_the_jobs_h_rt_ends_it_first():
+    # all.q: h_rt 24 h, s_rt 4 h, notify 2 min. A job of h_rt 10 h is taken (h_rt is
+    # within the queue's), but Grid Engine warns it at 4 h and ends it 2 min later: its
+    # runtime is cut to 4:02:00, said. Before, s_rt was not read: 10 h expected
+    site = _grebe_soft("qname all.q\nh_rt 24:00:00\ns_rt 4:00:00\nnotify 00:02:00\n\n"
+                       "qname short.q\nh_rt 1:00:00\ns_rt INFINITY\n")
+    assert {p.name: (p.soft_time_s, p.notify_s) for p in site[1].partitions} == {
+        "all.q": (4 * H, 120), "short.q": (None, None)}
+    v = only(run("#$ -q all.q\n#$ -l h_rt=10:00:00", site), "grebe", "all.q")
+    assert has_note(v, "partition all.q: its s_rt 4:00:00 ends the job at 4:02:00 (Grid "
+                       "Engine sends SIGUSR1 at s_rt, then ends it after the queue's notify "
+                       "0:02:00), before its h_rt 10:00:00")
+    assert v.estimated_runtime_s == 4 * H + 120
+    # a job of 2 h ends before s_rt: nothing said
+    v = only(run("#$ -q all.q\n#$ -l h_rt=2:00:00", site), "grebe", "all.q")
+    assert not has_note(v, "s_rt") and v.estimated_runtime_s == 2 * H

@@ -610,6 +610,9 @@ class Partition(_Model):
     max_cpus_per_node: int | None = None  # Slurm MaxCPUsPerNode: a job's CPUs on any node
     # LSF HJOB_LIMIT (bqueues -l JL/H): the job slots the queue's jobs may hold on one host
     max_slots_per_host: int | None = None
+    # LSF PJOB_LIMIT (bqueues -l JL/P): the job slots the queue's jobs may hold per
+    # processor of a host (a host of N CPUs: at most floor(limit x N) of its slots)
+    max_slots_per_processor: float | None = None
     nodes: list[str] = Field(default_factory=list)
     total_nodes: int = 0
     total_cpus: int = 0
@@ -642,6 +645,13 @@ class Partition(_Model):
     # a higher tier sharing its nodes
     preempt_mode: str | None = None
     priority_tier: int | None = None
+    # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
+    # priority first (sched_config by_queue, the default)
+    queue_priority: int | None = None
+    # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
+    # queue's notify time has passed too, whatever its h_rt: the job's real limit
+    soft_time_s: int | None = None
+    notify_s: int | None = None
     # a job's totals here (PBS resources_max.ncpus / .mem / .ngpus, LSF PROCLIMIT)
     max_cpus: int | None = None
     max_mem_mb: int | None = None

@@ -144,10 +144,13 @@ from .placement_sim import (
     calibrated_views,
     earliest_start,
     pending_demands,
+    preempted,
+    queue_held,
     reservation_for,
     slots_position,
     together_start,
 )
+from .placement_time import job_window
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -203,6 +206,7 @@ class SiteVerdict(BaseModel):
     # what the job takes in its partition, for a heterogeneous job's components placed
     # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
     _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
+    _walltime_s: float = PrivateAttr(default=0.0)  # what the scheduler plans the job with
 
 
 @dataclass(frozen=True)
@@ -372,6 +376,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED"
         v.reasons = resv_refused
         return v
+    resv_end = _reservation_end(spec, cfg, snap)
+    if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
+        v.reasons = [miss]
+        return v
     snap = _reservations_held(spec, snap, now)
     nodes = site_nodes(snap)
     pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
@@ -404,6 +412,19 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                            "cannot run it: " + partition_misses(
                                req, [n for n in nodes if n.name in resv_hosts], site_arch))
         fit &= resv_hosts
+    if cfg.scheduler == "flux" and (named := _flux_hosts(spec, nodes)) is not None:
+        allowed, said = named  # --requires=host:/-host:/rank: (RFC 35): those nodes only
+        if fit and not fit & allowed:
+            reasons.append(f"{said}: " + (partition_misses(
+                req, [n for n in nodes if n.name in allowed], site_arch)
+                if allowed else "no node of the site is one of them"))
+        fit &= allowed
+        up = [n for n in nodes if n.name in fit and node_usable(n, bool(spec.reservation))]
+        if fit and len(up) < req.nodes:
+            down = sorted(f"{n.name} {n.state}" for n in nodes if n.name in fit
+                          and n not in up)
+            reasons.append(f"{said}: needs {req.nodes} node{'s' if req.nodes > 1 else ''}, "
+                           f"{len(up)} of them usable ({', '.join(down)})")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -563,6 +584,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif limit != req.walltime:
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
+        if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
+            cut.append(f"partition {p.name}: its s_rt {hms(p.soft_time_s)} ends the job at "
+                       f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
+                       f"queue's notify {hms(p.notify_s or 0)}), before its "
+                       + (f"h_rt {hms(limit)}" if limit else "limit"))
         mine = members.get(p.name, [])
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
@@ -644,16 +670,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             good.append(p)
     req = whole_req
     problems = list(dict.fromkeys(problems))
-    if not good and too_long and len(parts) > 1 and all(
-            p.name in too_long or p.state.upper() not in ("UP", "OPEN", "ACTIVE")
-            for p in parts):
-        # above the limit of every partition that takes jobs: one reason, the longest
-        longest = max(too_long, key=lambda n: too_long[n])
-        problems = [f"walltime {hms(req.walltime)} above every partition's MaxTime here "
-                    f"(the longest: {longest}, {hms(too_long[longest])})"
-                    + (f", and --time-min {hms(req.time_min)} too"
-                       if req.time_min is not None else "")] + [
-            x for x in problems if not x.startswith(f"walltime {hms(req.walltime)} above")]
+    if not good and too_long and len(parts) > 1:
+        scope = f"every destination of routing queue {route.name}" if route is not None else \
+            "every partition it names" if spec.queue else ""
+        problems = _too_long_everywhere(req, parts, too_long, problems, scope)
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
@@ -751,6 +771,115 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
                                   "on those hosts end"))
     return pfit
+
+
+_RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
+             "reservation's end (after the site's ResvOverRun, if set); a FLEX reservation "
+             "lets it run on")
+
+
+def _is_up(p: Partition) -> bool:
+    return p.state.upper() in ("UP", "OPEN", "ACTIVE")
+
+
+def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, int],
+                         problems: list[str], scope: str = "") -> list[str]:
+    """One reason for a walltime above the MaxTime of every partition (the longest named),
+    or of every partition that is up, the ones it fits said to be down (they would take
+    it once up: not "above every partition's"); else `problems` as they are. `scope`: the
+    partitions the job may go to when it names some (a list, a routing queue's
+    destinations), said so (not "every partition here": others may take it)."""
+    fits = [p for p in parts if p.name not in too_long]
+    if any(_is_up(p) for p in fits):
+        return problems
+    up_long = {n: t for n, t in too_long.items() if _is_up(next(p for p in parts
+                                                                if p.name == n))}
+    if fits and not up_long:
+        return problems  # no partition is up: each one's reason says so
+    pool = up_long if fits else too_long
+    longest = max(pool, key=lambda n: pool[n])
+    wall = f"walltime {hms(req.walltime)} above"
+    where = (f"the MaxTime of {scope}" if scope else "every partition's MaxTime here") \
+        if not fits else f"the MaxTime of {scope or 'every partition'} that is up"
+    said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
+        f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
+    down = [f"partition '{p.name}' is {p.state}" for p in fits]
+    if fits:
+        said += "; " + ", ".join(
+            f"partition {p.name} ("
+            + (f"MaxTime {hms(p.max_time_s)}" if p.max_time_s else "no MaxTime")
+            + f") would take it but is {p.state}" for p in fits)
+    return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
+
+
+def _flux_hosts(spec: JobSpec, nodes: list[Node]) -> tuple[set[str], str] | None:
+    """The nodes a Flux job's `--requires` host and rank terms (RFC 35: `host:HOSTLIST`,
+    `rank:IDSET`, negated with `-` or `not`, several terms all met) leave it, and how to
+    say them; None where it names none. Ranks are the nodes' order in the resource set.
+    A term joined with `|`/`or` or in parentheses: BadInput (not read here)."""
+    terms = [d.value or "" for d in spec.unknown
+             if d.dialect == "flux" and d.option == "--requires"]
+    words = [w for t in terms for w in t.replace("&", " ").split() if w.lower() != "and"]
+    if not any(re.match(r"(?:-|not\s*)?(?:host|rank):", w) for w in words):
+        return None
+    if any(w in ("|", "or") or "|" in w or "(" in w for t in terms for w in t.split()):
+        raise BadInput(f"--requires {' '.join(terms)!r}: host and rank terms joined by `|` or "
+                       "in parentheses are not read; accepted: host:HOSTLIST, rank:IDSET, "
+                       "-host:..., properties, all of them met")
+    names = [n.name for n in nodes]
+    allowed, negate = set(names), False
+    for w in words:
+        if w == "not":
+            negate = True
+            continue
+        neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
+        negate = False
+        kind, _, value = body.partition(":")
+        if kind == "host":
+            chosen = set(expand_hostlist(value))
+        elif kind == "rank":
+            chosen = {names[i] for i in _idset(value, w) if i < len(names)}
+        else:
+            continue  # a property: read as a feature elsewhere
+        allowed = allowed - chosen if neg else allowed & chosen
+    return allowed, f"--requires {' '.join(terms)} leaves {_few(allowed) if allowed else 'none'}"
+
+
+def _idset(text: str, term: str) -> set[int]:
+    """A Flux idset (`0-3,7`)."""
+    out: set[int] = set()
+    for part in text.strip("[]").split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
+        if not m:
+            raise BadInput(f"--requires {term!r}: {part!r} is not an idset (accepted: "
+                           "ranks as 0-3,7)")
+        out.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
+
+
+def _reservation_end(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> datetime | None:
+    """The end of the (not FLEX) Slurm reservation a job names, where known: the job must
+    end by then (Slurm's reservation guide: a job of a reservation is contained in it)."""
+    if not spec.reservation or cfg.scheduler != "slurm" or snap.reservations is None:
+        return None
+    r = next((x for x in snap.reservations if x.name == spec.reservation), None)
+    if r is None or r.end is None or "FLEX" in r.flags:
+        return None
+    return aware(r.end)
+
+
+def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end: datetime
+                          ) -> str | None:
+    """Why a job's walltime can never fit what is left of its reservation, else None."""
+    r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
+    opens = max(now, aware(r.start)) if r.start is not None else now
+    wall = spec.resources.walltime_s
+    if not wall or opens + timedelta(seconds=wall) <= end:
+        return None
+    left = max(0.0, (end - opens).total_seconds())
+    return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
+            f"{end:%Y-%m-%d %H:%M} ({hms(left)} of it left from "
+            f"{'now' if opens == now else f'its start at {opens:%H:%M}'}): {_RESV_END}")
 
 
 def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
@@ -1119,6 +1248,19 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
             out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
                        f"{hms(q.max_wall_s)}")
     return out
+
+
+def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+              ) -> frozenset[str]:
+    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
+    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
+    if p.priority_tier is None:
+        return frozenset()
+    mine = set(members.get(p.name, []))
+    return frozenset(q.name for q in snap.partitions if q.name != p.name
+                     and (q.preempt_mode or "OFF").upper() != "OFF"
+                     and (q.priority_tier or 1) < p.priority_tier
+                     and mine & set(members.get(q.name, [])))
 
 
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
@@ -1528,6 +1670,20 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
 
+def _soft_limit(p: Partition | None) -> float | None:
+    """When a Grid Engine queue's s_rt ends a job: s_rt, then its notify time (the
+    default 60 s where not read); None without an s_rt."""
+    if p is None or p.soft_time_s is None:
+        return None
+    return float(p.soft_time_s + (p.notify_s if p.notify_s is not None else 60))
+
+
+def _sched_tier(p: Partition) -> int | None:
+    """The tier the scheduler takes a partition's waiting jobs by: Slurm's PriorityTier,
+    a PBS queue's Priority."""
+    return p.priority_tier if p.priority_tier is not None else p.queue_priority
+
+
 def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
     """The PriorityTier a waiting job is scheduled by: its partition's (of a list, the
     highest); unknown: first (it is never put behind the probe)."""
@@ -1565,9 +1721,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    # PriorityTier by partition, where the partitions differ in it: a job waiting in a
-    # partition of a lower tier is scheduled after the probe
-    tiers = {p.name: p.priority_tier for p in snap.partitions if p.priority_tier is not None}
+    begin, deadline = job_window(spec, now) if cfg.scheduler == "slurm" else (None, None)
+    begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
+    if begin_s > 0:
+        v.notes.append(f"--begin {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+    # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
+    # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
+    tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
     tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
@@ -1584,13 +1744,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         # of ExclusiveUser=YES): an empty node when none is free
         user_only = own_only or (p.exclusive_user and cfg.scheduler == "slurm")
         probe = Demand(req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, dur,
-                       elig)
+                       elig, not_before=begin_s)
         # what some of its nodes must meet together: `a100*2` (so many of them with a100:
         # it waits for those too) and `[a|b]` (all of them a, or all b: the earliest of
         # either); each simulated alone, the job starts no sooner than all of them allow
-        groups = [[Demand(c.count or 1, probe.cpus, probe.gpus, dur, with_it)]
+        groups = [[Demand(c.count or 1, probe.cpus, probe.gpus, dur, with_it,
+                          not_before=begin_s)]
                   for c in counted if (with_it := _meeting(c, elig, nodes, idx, site_arch))]
-        groups += [[Demand(req.nodes, probe.cpus, probe.gpus, dur, with_it)
+        groups += [[Demand(req.nodes, probe.cpus, probe.gpus, dur, with_it, not_before=begin_s)
                     for alt in c.items if (with_it := _meeting(alt, elig, nodes, idx,
                                                                site_arch))]
                    for c in brackets]
@@ -1608,24 +1769,45 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
-                     req: Req = req, tier: int | None = p.priority_tier,
-                     shapes: list[Shape] = shapes) -> float:
-            if tier is not None and tiers:  # Slurm schedules a higher PriorityTier first:
-                queue = [d for d in queue if _tier_of(d.partition, tiers) >= tier]
+                     req: Req = req, tier: int | None = _sched_tier(p),
+                     shapes: list[Shape] = shapes,
+                     victims: frozenset[str] = _preempts(p, snap, members)) -> float:
+            if victims:  # the running jobs it preempts give their nodes now
+                st = preempted(st, victims)
+            if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
+                queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
+                               key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            if req.time_min is not None and req.time_min < probe.duration:
+                # --time-min: Slurm lowers the time limit, to no less than it, where that
+                # lets the job start sooner (a backfill gap shorter than its full limit)
+                short = replace(probe, duration=float(req.time_min), limit=None, done=False,
+                                start=None, held=None)
+                early = earliest_start(st, queue, short, reservation=reservation,
+                                       probe_at=at)
+                if early is not None and (start is None or early < start):
+                    said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
+                            f"its time limit (to no less than that) to start it at "
+                            f"+{hms(early)}, sooner than its full limit lets it"
+                            + (f" (+{hms(start)})" if start is not None else ""))
+                    if said not in v.notes:
+                        v.notes.append(said)
+                    start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
                     st, queue, d, reservation=reservation, probe_at=at)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
-                at_once = together_start(st, shapes, start, chunks[1] if chunks else "free",
-                                         empty_only=req.whole)
-                said = f"partition {name}: its chunks find room all at once at " \
+                at_once, by_queue = together_start(
+                    st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
+                    held=queue_held(st, queue), duration=probe.planned)
+                ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
+                said = f"partition {name}: its chunks find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)" if chunks \
                     else f"partition {name}: the nodes --nodelist names find room with " \
-                    f"the others it asks at +{hms(at_once or 0)}"
+                    f"the others it asks{ahead} at +{hms(at_once or 0)}"
                 if at_once is not None and at_once > start and said not in v.notes:
                     v.notes.append(said)
                 start = at_once
@@ -1634,6 +1816,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
+        if (victims := _preempts(p, snap, members)) and any(
+                j.partition in victims and set(expand_hostlist(j.node_list or ""))
+                & set(members.get(p.name, [])) for j in snap.running):
+            modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
+                            for q in snap.partitions if q.name in victims})
+            v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
+                           + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"
+                                       for n, m, t in modes)
+                           + f" on its nodes (its PriorityTier {p.priority_tier}): they count "
+                           "as free")
         est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"
@@ -1729,6 +1921,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     max_time = next((p.max_time_s for p in good if p.name == pname), None)
     # a job that gives no time limit runs until the partition's MaxTime at most
     limit = time_limit(req, max_time) or (max_time if not req.walltime else None)
+    soft = _soft_limit(next((p for p in good if p.name == pname), None))
+    if soft is not None and (limit is None or soft < limit):
+        limit = soft  # Grid Engine's s_rt (and notify) ends it first
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
     if limit and runtime > limit:
         given = "walltime" if spec.resources.walltime_s else \
@@ -1756,6 +1951,44 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v._shape = (req.nodes, WHOLE if req.whole or user_only else req.cpn, req.gpn, frozenset(
         x for x in members.get(pname, []) if x in fit
         and (len(req.nodelist) < req.nodes or x in req.nodelist)))
+    v._walltime_s = float(time_limit(req, chosen_p.max_time_s if chosen_p else None)
+                          or DEFAULT_RUNTIME_S)
+    if deadline is not None:  # sbatch --deadline: removed when it cannot end by then
+        cut = req.time_min if req.time_min is not None and req.time_min < v._walltime_s \
+            else None
+        shortest = cut if cut is not None else v._walltime_s
+        latest = (deadline - now).total_seconds() - shortest
+        if raw_s > latest:
+            v.reasons = [f"--deadline {deadline:%Y-%m-%d %H:%M}: the job can start at "
+                         f"+{hms(raw_s)}, but with its "
+                         + (f"--time-min {hms(shortest)}" if cut is not None else
+                            f"time limit {hms(shortest)}")
+                         + f" it must start by +{hms(max(0.0, latest))} to end by then: "
+                         "Slurm removes a job that cannot (state DEADLINE)"]
+            v.verdict, v.partition = "INCOMPATIBLE", None
+            return
+        ends = now + timedelta(seconds=raw_s + v._walltime_s)
+        if ends > deadline:
+            v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: Slurm cuts its time limit "
+                           f"to end by then ({hms((deadline - now).total_seconds() - raw_s)}"
+                           f", at least its --time-min {hms(shortest)})")
+        else:
+            v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: it must start by "
+                           f"+{hms(latest)} (Slurm removes a job that cannot end by then)")
+        start_s = min(start_s, max(latest, 0.0))
+    resv_end = _reservation_end(spec, cfg, snap)
+    if resv_end is not None:  # it must end by its reservation's end: start by then
+        latest = (resv_end - now).total_seconds() - v._walltime_s
+        if raw_s > latest:
+            v.reasons = [f"its reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}"
+                         f": the job can start at +{hms(raw_s)}, but with its time limit "
+                         f"{hms(v._walltime_s)} it must start by +{hms(max(0.0, latest))}: "
+                         f"{_RESV_END}"]
+            v.verdict, v.partition = "INCOMPATIBLE", None
+            return
+        v.notes.append(f"reservation {spec.reservation} ends at {resv_end:%Y-%m-%d %H:%M}: "
+                       f"the job must start by +{hms(latest)} to end inside it ({_RESV_END})")
+        start_s = min(start_s, max(latest, 0.0))
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
@@ -1972,7 +2205,12 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     # on the walltimes' plan (the raw start's): what holding them together adds there
     # moves the start, calibrated or not, by as much
     start = ((v.raw_start or v.estimated_start) - now).total_seconds()
-    at_once = together_start(st, shapes, start)
+    # the queued jobs ahead, as the simulation starts them, keep their room: the components
+    # start together in what they leave, through the longest component's walltime
+    queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
+    longest = max(w._walltime_s for w in [v, *later])
+    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue),
+                                       duration=longest)
     if at_once is None:
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")
@@ -1980,8 +2218,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     if at_once <= start:
         return
     shift = timedelta(seconds=at_once - start)
-    v.notes.append(f"its components find room all at once at +{hms(at_once)} (alone, each "
-                   "finds it sooner; they start together, none on what another holds)")
+    ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
+    v.notes.append(f"its components find room all at once{ahead} at +{hms(at_once)} (alone, "
+                   "each finds it sooner; they start together, none on what another holds)")
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift
@@ -2021,6 +2260,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
+    job_window(spec, now)  # an unreadable --begin/--deadline is refused, as sbatch does
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))

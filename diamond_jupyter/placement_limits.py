@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from math import floor
 from typing import TypeVar
 
 from .model import (
@@ -700,7 +701,50 @@ def lsf_host_limits(req: Req, p: Partition, project: str | None, snap: SiteSnaps
         for h in x.hosts:
             full[h] = (f"{whose}: {x.used} of its {x.limit} {_LSF_UNITS[x.resource]} are in "
                        f"use and the job needs {need[x.resource]}", at)
+    _pjob_limit(req, p, snap, running, now, part_max, never, full)
     return never, full
+
+
+def _pjob_limit(req: Req, p: Partition, snap: SiteSnapshot, running: list[JobStatus],
+                now: datetime, part_max: dict[str, float], never: dict[str, str],
+                full: dict[str, tuple[str, float]]) -> None:
+    """An LSF queue's PJOB_LIMIT (JL/P): on a host of N CPUs the queue's jobs hold at most
+    floor(limit x N) slots. A host whose share is below what the job asks of one host is
+    never used; one whose share the queue's running jobs fill waits for them to end."""
+    per = p.max_slots_per_processor
+    if per is None or not req.cpn:
+        return
+    mine = [j for j in running if (j.partition or "") == p.name]
+    for n in snap.nodes:
+        if not n.cpus or n.name in never:
+            continue
+        cap = floor(per * n.cpus + 1e-9)
+        whose = f"queue {p.name}'s PJOB_LIMIT (JL/P) {per:g} allows {cap} slots on " \
+            f"{n.name} ({per:g} x its {n.cpus} CPUs)"
+        if req.cpn > cap:
+            never[n.name] = f"needs {req.cpn} slots on a host, {whose}"
+            continue
+        on = [j for j in mine if n.name in _exec_hosts(j)]
+        used = sum(_slots_on(j, n.name) for j in on)
+        if used + req.cpn > cap and n.name not in full:
+            at = _freed_at(on, lambda j, h=n.name: _slots_on(j, h), used, req.cpn, cap, now,
+                           part_max)
+            full[n.name] = (f"{whose}: its running jobs hold {used} and the job needs "
+                            f"{req.cpn}", at)
+
+
+def _slots_on(j: JobStatus, host: str) -> int:
+    """The slots a running LSF job holds on `host` (`4*h1:2*h2`; a bare name: one slot, or
+    all of its slots when it runs on that host alone)."""
+    parts = [h for h in re.split(r"[\s:]+", j.node_list or "") if h]
+    got = 0
+    for h in parts:
+        m = re.fullmatch(r"(\d+)\*(.+)", h)
+        count, name = (int(m.group(1)), m.group(2)) if m else (1, h)
+        got += count if name == host else 0
+    if len(parts) == 1 and got == 1 and j.cpus:
+        return j.cpus
+    return got
 
 
 def _exec_hosts(j: JobStatus) -> list[str]:

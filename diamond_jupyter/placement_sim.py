@@ -44,7 +44,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from math import ceil
@@ -98,6 +98,7 @@ class Demand:
     native_id: str | None = None  # the queued job it stands for
     start: float | None = None  # when the simulation started it
     limit: float | None = None  # what the scheduler plans with (walltime); else `duration`
+    held: list[tuple[int, int, int]] | None = None  # (node, cpus, gpus) the simulation gave it
 
     @property
     def planned(self) -> float:
@@ -218,6 +219,22 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned)
+
+
+def preempted(st: SimState, partitions: Collection[str]) -> SimState:
+    """`st` with the running jobs of `partitions` (ones the probe's partition preempts:
+    Slurm's preempt/partition_prio, a lower PriorityTier whose PreemptMode is not OFF)
+    gone now: their CPUs and GPUs free at t = 0."""
+    free_c, free_g = list(st.free_c), list(st.free_g)
+    kept = []
+    for r in st.releases:
+        owner = st.owners[r[1]] if r[1] < len(st.owners) else None
+        if owner is not None and owner[2] in partitions:
+            free_c[r[2]] = min(st.cap_c[r[2]], free_c[r[2]] + r[3])
+            free_g[r[2]] = min(st.cap_g[r[2]], free_g[r[2]] + r[4])
+        else:
+            kept.append(r)
+    return replace(st, free_c=free_c, free_g=free_g, releases=kept)
 
 
 def _release_after(w: float | None, elapsed: float | None, partition: str | None,
@@ -359,8 +376,10 @@ class _Sim:
         return cand
 
     def alloc(self, d: Demand, hosts: list[int], t: float) -> None:
+        d.held = []
         for n in hosts:
             c, g = self.use(d, n)
+            d.held.append((n, c, g))
             self.free_c[n] -= c
             self.free_g[n] -= g
             self.tot -= c
@@ -767,7 +786,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
     reserve_all = reservation == "plan"
     for d in queue:
-        d.done, d.start = False, None
+        d.done, d.start, d.held = False, None, None
     probe.done = False
     k = len(queue) if probe_at is None or reserve_all else max(0, min(probe_at, len(queue)))
     if reservation == "none":
@@ -951,23 +970,63 @@ def _fit_all(shapes: list[Shape], free_c: list[int], free_g: list[int], cap_c: l
     return True
 
 
+Held = tuple[float, float, int, int, int]  # a queued job's (start, end, node, cpus, gpus)
+
+
+def queue_held(st: SimState, queue: list[Demand]) -> list[Held]:
+    """What the queued jobs ahead take, and when, as the simulation starts them (the whole
+    queue played out behind a probe that fits nowhere): a job that starts with others at
+    once must leave them this room, since they are ahead of it."""
+    queue_starts(st, queue)
+    return [(d.start, d.start + d.duration, n, c, g) for d in queue
+            if d.start is not None and d.held for n, c, g in d.held]
+
+
+def _held_peak(held: list[Held], t: float, until: float, n_nodes: int
+               ) -> tuple[list[int], list[int]]:
+    """Per node, the most CPUs and GPUs the queued jobs ahead hold at once in [t, until)."""
+    peak_c, peak_g = [0] * n_nodes, [0] * n_nodes
+    by_node: dict[int, list[Held]] = {}
+    for h in held:
+        if h[0] < until and h[1] > t:
+            by_node.setdefault(h[2], []).append(h)
+    for n, hs in by_node.items():
+        for p in {t, *(h[0] for h in hs if h[0] > t)}:  # a peak begins where a job starts
+            on = [h for h in hs if h[0] <= p < h[1]]
+            peak_c[n] = max(peak_c[n], sum(h[3] for h in on))
+            peak_g[n] = max(peak_g[n], sum(h[4] for h in on))
+    return peak_c, peak_g
+
+
 def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "free",
-                   empty_only: bool = False) -> float | None:
+                   empty_only: bool = False, held: list[Held] | None = None,
+                   duration: float = 0.0) -> tuple[float | None, bool]:
     """The earliest time from `t0` at which every part of a job (PBS chunks of several
     shapes, a Slurm heterogeneous job's components) finds room at once in what the running
-    jobs leave free then: the parts start together, so none may count on what another
-    holds. None: not even when every running job has ended. Queued jobs are not counted
-    here (each part's own simulation counts them: the caller takes the later)."""
+    jobs leave free then and the queued jobs ahead (`held`, from `queue_held`) leave free
+    through its `duration`: the parts start together, so none may count on what another
+    holds, nor delay a job ahead. None: not even when every running job has ended. The
+    flag: whether the queued jobs ahead moved the start (room the running jobs alone
+    leave sooner)."""
+    held = held or []
     free_c, free_g = list(st.free_c), list(st.free_g)
     rel = st.releases  # sorted by end
     k = 0
-    times = [t0, *sorted({r[0] for r in rel if r[0] > t0})]
+    times = sorted({t0, *(r[0] for r in rel if r[0] > t0),
+                    *(h[1] for h in held if h[1] > t0)})
+    by_queue = False
     for t in times:
         while k < len(rel) and rel[k][0] <= t:
             _, _, h, c, g = rel[k]
             free_c[h] += c
             free_g[h] += g
             k += 1
-        if _fit_all(shapes, free_c, free_g, st.cap_c, st.cap_g, how, empty_only):
-            return t
-    return None
+        if not _fit_all(shapes, free_c, free_g, st.cap_c, st.cap_g, how, empty_only):
+            continue
+        peak_c, peak_g = _held_peak(held, t, t + max(duration, 1.0), len(free_c))
+        left_c = [max(0, f - p) for f, p in zip(free_c, peak_c, strict=True)]
+        left_g = [max(0, f - p) for f, p in zip(free_g, peak_g, strict=True)]
+        if _fit_all(shapes, left_c, left_g, st.cap_c, st.cap_g, how, empty_only):
+            return t, by_queue
+        by_queue = True
+    return None, by_queue

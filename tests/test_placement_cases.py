@@ -249,8 +249,8 @@ def test_walltime_over_the_partition_max_time():
 def test_walltime_equal_to_max_time_fits_and_above_every_partition():
     p = run("#SBATCH -t 3-00:00:00")  # 72 h: hera's longest is 48 h, ares' 72 h
     only(p, "ares", "main")
-    assert "walltime 3-00:00:00 above every partition's MaxTime here (the longest: cpu, " \
-        "2-00:00:00)" in reasons(p, "hera")
+    assert "walltime 3-00:00:00 above the MaxTime of every partition that is up (the " \
+        "longest: cpu, 2-00:00:00)" in reasons(p, "hera")
 
 
 def test_no_time_limit_given_uses_the_default_partition():

@@ -304,8 +304,9 @@ def test_pbs_mem_in_terabytes_above_every_node():
 def test_walltime_above_every_partition_names_the_longest():
     p = run("#SBATCH -t 100:00:00")
     assert p.choice is None
-    assert reasons(p, "hera") == "walltime 4-04:00:00 above every partition's MaxTime here " \
-        "(the longest: cpu, 2-00:00:00) | partition 'old' is INACTIVE"
+    assert reasons(p, "hera") == "walltime 4-04:00:00 above the MaxTime of every partition " \
+        "that is up (the longest: cpu, 2-00:00:00); partition old (no MaxTime) would take " \
+        "it but is INACTIVE"
     assert reasons(p, "ares") == "walltime 4-04:00:00 above partition main MaxTime 3-00:00:00"
 
 
@@ -324,9 +325,9 @@ def test_time_min_lets_the_partition_cut_the_time_limit():
 def test_time_min_above_a_partitions_limit_does_not_help():
     p = run("#SBATCH --time-min=50:00:00\n#SBATCH -t 100:00:00")
     only(p, "ares", "main")
-    assert reasons(p, "hera") == "walltime 4-04:00:00 above every partition's MaxTime here " \
-        "(the longest: cpu, 2-00:00:00), and --time-min 2-02:00:00 too | partition 'old' is " \
-        "INACTIVE"
+    assert reasons(p, "hera") == "walltime 4-04:00:00 above the MaxTime of every partition " \
+        "that is up (the longest: cpu, 2-00:00:00), and --time-min 2-02:00:00 too; partition " \
+        "old (no MaxTime) would take it but is INACTIVE"
 
 
 def test_partition_of_another_account_is_restricted():

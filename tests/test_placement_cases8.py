@@ -383,7 +383,8 @@ def test_exclusive_on_mixed_nodes_waits_for_them_to_empty():
 
 # --------------------------------------------------------------- Grid Engine queue states
 
-def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None):
+def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None,
+          queues: str = "qname all.q\nh_rt 24:00:00\n\nqname short.q\nh_rt 1:00:00\n"):
     """A Grid Engine site read as the probe reads it: s1-s2 of 16 slots and 64 GB, each
     with an instance of all.q (24 h) and short.q (1 h); `states`: an instance's state
     letters as `qstat -f` prints them; `used`: slots in use in all.q by host."""
@@ -404,7 +405,6 @@ def grebe(states: dict[tuple[str, str], str], used: dict[str, int] | None = None
         f"<hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue name='slots' "
         f"dominance='hf'>{16 - used.get(h, 0)}</resourcevalue></host>" for h in ("s1", "s2"))
     qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
-    queues = "qname all.q\nh_rt 24:00:00\n\nqname short.q\nh_rt 1:00:00\n"
     snap = SgeCommands().parse_snapshot("grebe", {"queue": qstat, "hosts": qhost,
                                                   "queues": queues})
     return SiteConfig(name="grebe", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
@@ -438,7 +438,9 @@ def test_grid_engine_queue_in_error_or_suspended_everywhere():
     only(run("#$ -l h_rt=0:30:00", site), "grebe", "short.q")
     # a job of 2 h is above short.q's 1 h, and all.q takes none: refused, saying both
     why = reasons(run("#$ -l h_rt=2:00:00", site), "grebe")
-    assert "(the longest: short.q, 1:00:00)" in why and "partition 'all.q' is DOWN" in why
+    assert why == ("walltime 2:00:00 above the MaxTime of every partition that is up (the "
+                   "longest: short.q, 1:00:00); partition all.q (MaxTime 1-00:00:00) would "
+                   "take it but is DOWN")
 
 
 # --------------------------------------------------------------- LSF queue status and -x

@@ -277,8 +277,10 @@ class LsfCommands:
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
         per_host = parse_jl_u(outputs.get("queue_long", ""), "JL/H")
+        per_cpu = parse_jl_p(outputs.get("queue_long", ""))
         parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
-                                      "max_slots_per_host": per_host.get(p.name)})
+                                      "max_slots_per_host": per_host.get(p.name),
+                                      "max_slots_per_processor": per_cpu.get(p.name)})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -297,7 +299,22 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
     """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it; `column`
     "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
-    out: dict[str, int] = {}
+    return {q: int(v) for q, v in _jl_column(stdout, column).items() if v.isdigit()}
+
+
+def parse_jl_p(stdout: str) -> dict[str, float]:
+    """`bqueues -l`: each queue's JL/P (PJOB_LIMIT: the slots its jobs may hold per
+    processor of a host; a fraction, as `0.5`, is allowed); `-` (none) is left out."""
+    out: dict[str, float] = {}
+    for queue, value in _jl_column(stdout, "JL/P").items():
+        if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", value) and float(value) > 0:
+            out[queue] = float(value)
+    return out
+
+
+def _jl_column(stdout: str, column: str) -> dict[str, str]:
+    """One column of each queue's PARAMETERS/STATISTICS table in `bqueues -l`, as written."""
+    out: dict[str, str] = {}
     queue, header = None, None
     for line in stdout.splitlines():
         m = re.match(r"QUEUE:\s*(\S+)", line)
@@ -309,9 +326,7 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
             header = words
             continue
         if queue and header and len(words) == len(header) and column in header:
-            value = words[header.index(column)]
-            if value.isdigit():
-                out[queue] = int(value)
+            out[queue] = words[header.index(column)]
             header = None
     return out
 

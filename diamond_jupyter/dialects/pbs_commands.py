@@ -482,6 +482,8 @@ class PbsCommands:
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_accounts=acl.split(",") if acl else None,
+                # PBS Pro prints `Priority`, Torque `priority`
+                queue_priority=_priority(a.get("Priority", a.get("priority"))),
             ))
         return out
 
@@ -510,6 +512,13 @@ class PbsCommands:
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
+
+
+def _priority(value: Any) -> int | None:
+    """A queue's Priority (an integer, PBS Pro allows -1024 to 1023); None where unset or
+    not a number."""
+    text = str(value).strip() if value is not None else ""
+    return int(text) if re.fullmatch(r"-?\d+", text) else None
 
 
 _JOB_HEAD = re.compile(r'(\s*)"([^"\n]+)"\s*:\s*\{\s*')  # a job's first line in -F json

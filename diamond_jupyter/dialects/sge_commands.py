@@ -394,11 +394,7 @@ class SgeCommands:
         for n, name in enumerate(names):
             cfg = configs.get(name, {})
             mine = [i for i in instances if i["queue"] == name]
-            try:
-                h_rt = parse_duration(cfg.get("h_rt")) if cfg.get("h_rt") not in (
-                    None, "INFINITY") else None
-            except ValueError:
-                h_rt = None
+            h_rt, s_rt, notify = (_limit(cfg.get(k)) for k in ("h_rt", "s_rt", "notify"))
             # disabled (d, D: by its calendar), suspended (s, S, C: by its calendar), in
             # error (E), unknown (u) or in load alarm (a: above its load_threshold, no job
             # is scheduled to it) in every instance: it starts no job; in some, those hosts
@@ -409,6 +405,7 @@ class SgeCommands:
             out.append(Partition(
                 name=name, default=n == 0,
                 state="UP" if open_ else "ALARM" if alarm else "DOWN", max_time_s=h_rt,
+                soft_time_s=s_rt, notify_s=notify if s_rt is not None else None,
                 max_mem_per_slot_mb=memory_mb(cfg.get("h_vmem"), default_unit="b")
                 if (cfg.get("h_vmem") or "").upper() not in ("", "INFINITY") else None,
                 nodes=[i["host"] for i in open_ or mine], total_nodes=len(mine),
@@ -422,6 +419,17 @@ class SgeCommands:
 # (E), unknown (u) or in load alarm (a)
 _CLOSED = re.compile(r"[dDuEsSCa]")
 
+
+
+def _limit(text: str | None) -> int | None:
+    """A queue's time limit as `qconf -sq` prints it (h_rt, s_rt, notify): seconds, None
+    for INFINITY, unset or unreadable."""
+    if text is None or text.strip().upper() in ("", "INFINITY"):
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return None
 
 def parse_pe_names(stdout: str) -> list[str]:
     """`qconf -spl`: one parallel environment per line (a name has no blanks: a message

@@ -552,6 +552,46 @@ class LsfScript:
                 unknown(spec, self.name, Item("-gpu", part, item.lineno, item.raw), "-gpu " + k)
         return True
 
+    def term_shapes(self, spec: JobSpec) -> list[tuple[str, JobSpec, bool]] | None:
+        """The terms an LSF site gets of a job of several shapes (its compound requirement,
+        as rendered), each as its text, a spec of the pieces it is placed in and whether it
+        spans hosts: a term with a span[] is its hosts (ptile slots each, on distinct
+        hosts; hosts=1: one piece of every slot), one without is its slots placed
+        freely (LSF fills hosts as their slots allow). A term's GPUs are per host: on free
+        slots they are asked of the hosts it may use, not of each slot. None for a job of
+        one shape, or shapes no compound string says."""
+        comps = live_components(spec)
+        text = self._compound_text(spec, []) if comps else None
+        if text is None:
+            return None
+        texts = [m.group(0).strip() for m in re.finditer(_TERM, text)]
+        if len(texts) != len(comps):
+            return None
+        out = []
+        for k, (term, c) in enumerate(zip(texts, comps, strict=True), 1):
+            t = resource_totals(c)
+            hosts, slots = t["nodes"], t["tasks"] or t["nodes"] or 1
+            one = JobSpec()
+            one.constraints = spec.constraints.model_copy(deep=True)
+            one.metadata = {m: v for m, v in spec.metadata.items() if m != "lsf_compound"}
+            # this term's own select[] (`-R{2} select`) as the whole job's
+            one.unknown = [d.model_copy(update={"option": "-R select"})
+                           if d.option == f"-R{{{k}}} select" else d for d in spec.unknown
+                           if d.option == f"-R{{{k}}} select" or d.option != "-R select"
+                           and not d.option.startswith("-R{")]
+            r = one.resources
+            r.walltime_s = spec.resources.walltime_s
+            r.gpu_type = c.gpu_type or spec.resources.gpu_type
+            r.cpus_per_task, r.memory_per_cpu_mb = c.cpus_per_task, c.memory_per_cpu_mb
+            r.gpus_per_node = c.gpus_per_node
+            if hosts:
+                r.nodes, r.tasks_per_node, r.memory_mb = hosts, -(-slots // hosts), c.memory_mb
+            else:
+                r.nodes, r.tasks_per_node = slots, 1
+                r.memory_mb = c.memory_mb // slots if c.memory_mb else None
+            out.append((term, one, bool(hosts)))
+        return out
+
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:

@@ -8,6 +8,7 @@ from ..model import (
     TASK_RANGE,
     BadInput,
     Dependency,
+    Directive,
     JobSpec,
     Resources,
     gpus_of_job_over_unknown_nodes,
@@ -17,6 +18,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -50,6 +52,7 @@ from .scripts_common import (
     summed_totals,
     tokenize,
     unknown,
+    without_submit_waits,
     words,
 )
 
@@ -138,7 +141,31 @@ def parse_lsf_time(text: str) -> int | None:
     return (int(parts[0]) * 60 + int(parts[1])) * 60 if len(parts) == 2 else int(parts[0]) * 60
 
 
+# bsub's interactive jobs: bsub waits at the terminal and carries its input and output
+_INTERACTIVE = ("-I", "-Ip", "-Is", "-IS", "-ISp", "-ISs", "-IX")
+
+
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """bsub's options that make it wait: an interactive job (`-I`, `-Is`, `-Ip`, `-IS*`,
+    `-IX`) or SSH X11 forwarding (`-XF`, shown at the submitting terminal through the job's
+    life) need a terminal; `-K` waits for the job to complete (LSF's bsub reference)."""
+    if d.option in _INTERACTIVE:
+        return SubmitWait(True, f"bsub {d.option} runs an interactive job: bsub waits at the "
+                          "terminal until it ends, carrying the terminal's input and output",
+                          f"remove it to run the script as a batch job, or run `bsub "
+                          f"{d.option}` yourself from a login shell")
+    if d.option == "-XF":
+        return SubmitWait(True, "bsub -XF forwards the job's X11 windows over SSH to the "
+                          "submitting terminal for the job's whole life",
+                          "remove it (a batch job has no display), or run `bsub -XF -I` "
+                          "yourself from a login shell with X forwarding")
+    if d.option == "-K":
+        return SubmitWait(False, "bsub -K waits for the job to complete")
+    return None
+
+
 class LsfScript:
+    submit_wait = staticmethod(submit_wait)
     name = "lsf"
     sentinel = "#BSUB"
 
@@ -600,7 +627,8 @@ class LsfScript:
         return name.replace("[", "_").replace("]", "_")
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
         lines: list[str] = []
         if self._compound_text(spec, []) is None:
             spec = one_shape(spec, self.name, warnings)  # a job of several shapes

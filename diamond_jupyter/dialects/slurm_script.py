@@ -21,6 +21,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -53,6 +54,7 @@ from .scripts_common import (
     to_int,
     unknown,
     whole_job_dependencies,
+    without_submit_waits,
     words,
 )
 
@@ -230,7 +232,16 @@ def dependency_value(deps: list[Dependency], warnings: list[str]) -> str:
                     for d in exact + rest)
 
 
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """sbatch's options that make it wait (`--wait`, `-W`: sbatch returns when the job ends,
+    with its exit code)."""
+    if d.option == "--wait":
+        return SubmitWait(False, "sbatch --wait returns only when the job ends")
+    return None
+
+
 class SlurmScript:
+    submit_wait = staticmethod(submit_wait)
     name = "slurm"
     sentinel = "#SBATCH"
 
@@ -688,7 +699,8 @@ class SlurmScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:
         lines: list[str] = []
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
 
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))

@@ -114,7 +114,14 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
-from .placement_het import combine, first_component, het_components, in_default, label
+from .placement_het import (
+    combine,
+    first_component,
+    het_components,
+    in_default,
+    label,
+    shape_components,
+)
 from .placement_limits import (
     Wait,
     assoc_job_misses,
@@ -2083,12 +2090,20 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
-    later = het_components(spec)  # a Slurm heterogeneous job's later components
-    first = first_component(spec) if later else spec
-    later_needs = [needs_of(c) for c in later]
+    kept_later = het_components(spec)  # a Slurm heterogeneous job's later components
+    kept_first = first_component(spec) if kept_later else spec
+    kept_needs = [needs_of(c) for c in kept_later]
+    # a job of several shapes read whole: a heterogeneous job on a Slurm site (elsewhere
+    # PBS chunks, LSF compound terms, or its largest shape)
+    shaped = [] if kept_later else shape_components(spec)
+    shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
         caps = (capabilities or {}).get(c.name)
+        if shaped and c.scheduler == "slurm":
+            first, later, later_needs = shaped[0], shaped[1:], shaped_needs
+        else:
+            first, later, later_needs = kept_first, kept_later, kept_needs
         v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                       cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
         if later:  # every component must fit; the job starts when all of them can

@@ -114,7 +114,7 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
-                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "partition",
+                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
                       "constraint", "exclusive"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
@@ -294,6 +294,8 @@ class SlurmScript:
                     if not self._map(one, i, _Later()):
                         raise BadInput("kept")
             except BadInput:
+                break
+            if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
             if (one.queue, one.constraints.features, one.constraints.exclusive) != \
                     (spec.queue, c.features, c.exclusive):

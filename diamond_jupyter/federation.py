@@ -28,6 +28,8 @@ from .calibration import (
     running_samples,
 )
 from .config import FederationConfig, load_config
+from .dialects.scripts_common import SubmitWait
+from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
 from .federation_dashboard import DashboardMixin
@@ -47,6 +49,7 @@ from .model import (
     TERMINAL_STATES,
     BadInput,
     DiamondError,
+    Directive,
     Event,
     Job,
     JobSpec,
@@ -93,6 +96,13 @@ SAME_START_S = 60.0  # a view's running job is the store's when their starts are
 # then "ID;CLUSTER" with an ID of that cluster, which the engine would look up (and cancel)
 # on the site's cluster, where the same number is another job.
 _ANOTHER_CLUSTER = {("slurm", "--clusters")}
+
+
+def _submit_wait(d: Directive) -> SubmitWait | None:
+    """Whether a kept directive makes its scheduler's submit command wait (its dialect's
+    rule): one the job needs a terminal for is refused before anything is submitted."""
+    script = SCRIPT_DIALECTS.get(d.dialect)
+    return script.submit_wait(d) if script is not None else None
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
                  HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin):
@@ -474,6 +484,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                "site's: its job number would name a job of the site's own "
                                "cluster (followed and cancelled in its place); make that "
                                "cluster a site of its own and submit there")
+            if (wait := _submit_wait(d)) is not None and wait.refuse:
+                raise BadInput(f"{d.raw.strip()!r}: {wait.what}; the engine submits batch "
+                               "jobs and follows them itself, with no terminal to hold: "
+                               f"{wait.instead}")
 
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,

@@ -114,7 +114,14 @@ from .placement_fit import (
     site_nodes,
     time_limit,
 )
-from .placement_het import combine, first_component, het_components, in_default, label
+from .placement_het import (
+    combine,
+    first_component,
+    het_components,
+    in_default,
+    label,
+    shape_components,
+)
 from .placement_limits import (
     Wait,
     assoc_job_misses,
@@ -453,6 +460,17 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                    f"{_few({n.name for n in nodes})})")
                 fit &= meet if meet is not None else fit
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
+    if chunks is None and cfg.scheduler == "lsf":
+        # an LSF job's compound terms, each on the hosts -m and select[] leave it (none
+        # left: the reasons above say why)
+        allowed = {n.name for n in nodes} if resv_hosts is None else set(resv_hosts)
+        if lsf_m:
+            allowed = _lsf_hosts(lsf_m, snap, nodes, allowed, req, site_arch)[1]
+        for d in spec.unknown:
+            if d.dialect == "lsf" and d.option == "-R select" and d.value:
+                meet = lsf_select_hosts(d.value, nodes)[0]
+                allowed &= meet if meet is not None else allowed
+        chunks = _lsf_terms(spec, nodes, site_arch, allowed) if allowed else None
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
     elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
@@ -627,8 +645,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"{p.name} takes only jobs of at least {p.min_nodes} (MinNodes)")
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
-                                       and n.name in usable], chunks[1]) is None:
-                other.append(f"partition {p.name}: its usable nodes cannot hold the chunks "
+                                       and n.name in usable], chunks[1], chunks[4]) is None:
+                other.append(f"partition {p.name}: its usable nodes cannot hold the "
+                             f"{'terms' if chunks[1] == 'terms' else 'chunks'} "
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
@@ -1466,11 +1485,13 @@ def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | No
 
 
 def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
-                ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]] | None:
+                ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
+                           list[bool]] | None:
     """A PBS site's view of a job of chunks (`select=1:ncpus=4+2:ngpus=1`, or N of one
     shape that may share hosts): each chunk's request and the nodes that can hold one of
-    it, how chunks share hosts, their texts and each one's reasons no node can hold it;
-    None for another scheduler or a job that asks no chunks."""
+    it, how chunks share hosts, their texts, each one's reasons no node can hold it and
+    whether its pieces take distinct hosts (never: `place` says); None for another
+    scheduler or a job that asks no chunks."""
     if cfg.scheduler != "pbs" or cfg.flavor == "slurm":
         return None
     from .dialects.pbs_script import pbs_script
@@ -1492,7 +1513,42 @@ def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: st
         fits.append((r, ok))
         texts.append(text)
         why.append(found)
-    return fits, got[1], texts, why
+    return fits, got[1], texts, why, [False] * len(fits)
+
+
+def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed: set[str]
+               ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
+                          list[bool]] | None:
+    """An LSF site's view of a compound job (`1*{rusage[mem=64GB]} + 16*{span[ptile=8]}`),
+    as `_pbs_chunks` gives a PBS job's chunks: each term's pieces (its hosts where it has a
+    span[], apart; else its slots, placed freely) on the hosts of `allowed` that fit it
+    and its own select[]. GPUs of a term of free slots are asked of its hosts, not of
+    each slot (LSF reserves them per host). None for a job of one shape."""
+    from .dialects.lsf_script import lsf_script
+
+    got = lsf_script.term_shapes(spec)
+    if got is None:
+        return None
+    biggest = max((n.cpus for n in nodes), default=0)
+    fits, texts, why, apart = [], [], [], []
+    for text, one, spans in got:
+        r = request(one, biggest)
+        found, ok = node_checks(r, nodes, site_arch)
+        for d in one.unknown:  # the term's own select[]
+            if d.dialect == "lsf" and d.option == "-R select" and d.value:
+                meet = lsf_select_hosts(d.value, nodes)[0]
+                if meet is not None and not meet & ok and not found:
+                    found = [f"no host meets {d.value} that can run it"]
+                ok &= meet if meet is not None else ok
+        if ok and not ok & allowed and not found:
+            found = [f"none of the hosts -m and select[] leave it ({_few(allowed)}) can "
+                     "run it: " + partition_misses(r, [n for n in nodes if n.name in allowed],
+                                                   site_arch)]
+        fits.append((r if spans else replace(r, gpn=0), ok & allowed))
+        texts.append(text)
+        why.append(found)
+        apart.append(spans and r.nodes > 1)
+    return fits, "terms", texts, why, apart
 
 
 _PBS_HOST = re.compile(r"(?:^|:)(?:host|vnode)=([\w.\-]+)")
@@ -1521,20 +1577,22 @@ def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
     return []
 
 
-def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]]],
-               req: Req, nodes: list[Node]) -> tuple[list[str], set[str], Req]:
+def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
+                             list[bool]], req: Req, nodes: list[Node]
+               ) -> tuple[list[str], set[str], Req]:
     """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
     the request the start is estimated with (the hosts the chunks take, each asked the
     least any chunk asks, a lower bound; for chunks of one shape, the hosts they share
     evenly, `_free_shape`)."""
-    fits, how, texts, why = chunks
-    reasons = [f"chunk {i + 1} ({texts[i]}): {r}" if len(why) > 1 else r
+    fits, how, texts, why, apart = chunks
+    word = "term" if how == "terms" else "chunk"
+    reasons = [f"{word} {i + 1} ({texts[i]}): {r}" if len(why) > 1 else r
                for i, found in enumerate(why) for r in found]
     fit = set().union(*(ok for _, ok in fits))
-    hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how) \
-        if not reasons else None
+    hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how,
+                        apart) if not reasons else None
     if not reasons and hosts is None:
-        hosts, missed = first_fit(fits, [n for n in nodes if n.name in fit], how)
+        hosts, missed = first_fit(fits, [n for n in nodes if n.name in fit], how, apart)
         if hosts is None:  # not for lack of up nodes (the partitions say that)
             mine = [n for n in nodes if n.name in fit]
             short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
@@ -1542,10 +1600,11 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
                                              ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
-            reasons.append(f"the chunks {'+'.join(texts)} do not fit the site's nodes "
-                           f"together ({how} placement)"
+            reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
+                           "together (" + ("each term's span" if how == "terms" else
+                                           f"{how} placement") + ")"
                            + (f": they ask {'; '.join(short)}" if short else "")
-                           + (f"; chunk {missed + 1} ({texts[missed]}) is the one left "
+                           + (f"; {word} {missed + 1} ({texts[missed]}) is the one left "
                               "without a host" if missed is not None
                               and len(texts) > 1 else ""))
     per = 1
@@ -1553,6 +1612,11 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
         hosts, per = _free_shape(fits[0][0], fits[0][1], nodes, hosts)
     elif len(fits) == 1 and hosts:
         per = -(-fits[0][0].nodes // hosts)
+    elif hosts and how not in ("scatter", "pack"):
+        # shapes that share hosts: first fit on empty hosts may take more than they need
+        # (a small piece alone on a host another's piece leaves room on); the fewest they
+        # can take is the most pieces one shape keeps apart
+        hosts = max([1, *(r.nodes for (r, _), own in zip(fits, apart, strict=True) if own)])
     cpn = min(r.cpn for r, _ in fits) * per
     probe = replace(req, nodes=hosts or 1, tpn=1, cpt=cpn, cpn=cpn,
                     gpn=min(r.gpn for r, _ in fits) * per,
@@ -1758,8 +1822,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         # a PBS job's chunks, each on the nodes of the queue that can hold one of it: the
         # probe above asks the least any chunk asks; they start when all find room at once
         shapes = [Shape(r.nodes, r.cpn, r.gpn, frozenset(i for i in elig
-                                                         if nodes[i].name in ok), False)
-                  for r, ok in chunks[0]] if chunks is not None else []
+                                                         if nodes[i].name in ok), own)
+                  for (r, ok), own in zip(chunks[0], chunks[4], strict=True)] \
+            if chunks is not None else []
         if not shapes and req.nodelist and len(req.nodelist) < req.nodes:
             # --nodelist names fewer nodes than it asks: those, and others beside them
             named = frozenset(idx[x] for x in req.nodelist if x in idx)
@@ -1804,8 +1869,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
                     held=queue_held(st, queue), duration=probe.planned)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
-                said = f"partition {name}: its chunks find room all at once{ahead} at " \
-                    f"+{hms(at_once or 0)} (alone, each chunk finds it sooner)" if chunks \
+                part = "term" if chunks and chunks[1] == "terms" else "chunk"
+                said = f"partition {name}: its {part}s find room all at once{ahead} at " \
+                    f"+{hms(at_once or 0)} (alone, each {part} finds it sooner)" if chunks \
                     else f"partition {name}: the nodes --nodelist names find room with " \
                     f"the others it asks{ahead} at +{hms(at_once or 0)}"
                 if at_once is not None and at_once > start and said not in v.notes:
@@ -2264,12 +2330,20 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
-    later = het_components(spec)  # a Slurm heterogeneous job's later components
-    first = first_component(spec) if later else spec
-    later_needs = [needs_of(c) for c in later]
+    kept_later = het_components(spec)  # a Slurm heterogeneous job's later components
+    kept_first = first_component(spec) if kept_later else spec
+    kept_needs = [needs_of(c) for c in kept_later]
+    # a job of several shapes read whole: a heterogeneous job on a Slurm site (elsewhere
+    # PBS chunks, LSF compound terms, or its largest shape)
+    shaped = [] if kept_later else shape_components(spec)
+    shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
         caps = (capabilities or {}).get(c.name)
+        if shaped and c.scheduler == "slurm":
+            first, later, later_needs = shaped[0], shaped[1:], shaped_needs
+        else:
+            first, later, later_needs = kept_first, kept_later, kept_needs
         v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                       cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
         if later:  # every component must fit; the job starts when all of them can

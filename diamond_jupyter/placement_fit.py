@@ -406,19 +406,20 @@ def _parts(expr: Constraint | None) -> list[Constraint]:
         [expr] if expr is not None else []
 
 
-def pack_chunks(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
-                ) -> int | None:
+def pack_chunks(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str,
+                apart: list[bool] | None = None) -> int | None:
     """Whether PBS chunks of different shapes find hosts among `nodes`: each chunk a Req
     (its `nodes` the count) with the names of the nodes it may use; `how` "free" (chunks
     share a host while its CPUs, GPUs and memory last), "scatter" (a host each) or "pack"
-    (one host for all). The number of hosts used (first fit, largest chunks first), None
-    when they do not fit."""
-    used, _ = first_fit(chunks, nodes, how)
+    (one host for all); `apart`: for each chunk, whether its pieces take distinct hosts
+    (an LSF term's span[ptile]). The number of hosts used (first fit, largest chunks
+    first), None when they do not fit."""
+    used, _ = first_fit(chunks, nodes, how, apart)
     return used
 
 
-def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
-              ) -> tuple[int | None, int | None]:
+def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str,
+              apart: list[bool] | None = None) -> tuple[int | None, int | None]:
     """`pack_chunks`' hosts used, and the index of the chunk (in `chunks`) that found no
     host left when they do not fit (None: they fit, or place=pack and no host holds all)."""
     by_name = {n.name: n for n in nodes}
@@ -431,8 +432,10 @@ def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
         return (1, None) if any(_room(by_name[h], need) for h in hosts) else (None, None)
     left = {h: [n.cpus, n.gpus, n.memory_mb or 0] for h, n in by_name.items()}
     used: list[str] = []
+    held: dict[int, set[str]] = {}  # the hosts each chunk's pieces hold
     for r, i in items:
-        allowed = chunks[i][1]
+        mine = held.setdefault(i, set())
+        allowed = chunks[i][1] - (mine if apart and apart[i] else set())
         fresh = [h for h in sorted(left) if h in allowed and h not in used]
         order = fresh if how == "scatter" else [h for h in used if h in allowed] + fresh
         host = next((h for h in order if left[h][0] >= r.cpn and left[h][1] >= r.gpn
@@ -442,6 +445,7 @@ def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str
         left[host][0] -= r.cpn
         left[host][1] -= r.gpn
         left[host][2] -= r.mem
+        mine.add(host)
         if host not in used:
             used.append(host)
     return len(used), None

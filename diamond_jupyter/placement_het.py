@@ -69,6 +69,26 @@ def het_components(spec: JobSpec) -> list[JobSpec]:
     return out
 
 
+def shape_components(spec: JobSpec) -> list[JobSpec]:
+    """A job of several shapes read whole (`spec.components`: a Slurm hetjob, PBS chunks,
+    an LSF compound requirement) as a Slurm site gets it, a heterogeneous job: each
+    component a spec of its own, the first included, with the job's partition, constraint
+    and exclusivity (sbatch gets them on every component); none for a job of one shape."""
+    from .dialects.scripts_common import component_sizes, live_components
+
+    comps = live_components(spec)
+    out: list[JobSpec] = []
+    for i, c in enumerate(comps):
+        sizes = {**component_sizes(c), "gpu_type": c.gpu_type or spec.resources.gpu_type}
+        one = spec.model_copy(update={"components": [],
+                                      "resources": spec.resources.model_copy(update=sizes)})
+        if i:  # the body runs once, with the first component
+            one.script, one.command = None, None
+            one.metadata = {**spec.metadata, "het_component": i}
+        out.append(one)
+    return out
+
+
 def _word(d: Directive) -> str:
     return d.option if d.value is None else f"{d.option}={shlex.quote(d.value)}"
 

@@ -463,11 +463,17 @@ def test_pbs_select_chunks_of_different_shapes():
     snap.nodes[1].gpus, snap.nodes = 2, snap.nodes[:2]
     v = only(run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1", (cfg, snap)), "pbs", "workq")
     assert v.verdict == "READY"
-    # another scheduler gets the superset (3 nodes of 4 CPUs and a GPU): none of those
+    # a Slurm site gets a heterogeneous job of the chunks, each component placed on its own
+    # nodes (before: the superset, 3 nodes of 4 CPUs and a GPU, which none is)
     slurm = (SiteConfig(name="slurmy"), pbs_site()[1].model_copy(update={"site": "slurmy"}))
     p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1", pbs_site(), slurm)
-    only(p, "pbs", "workq")
-    assert "no single node meets all the requirements together" in reasons(p, "slurmy")
+    assert sorted(v.site for v in p.ranked if v.feasible) == ["pbs", "slurmy"], p.explain()
+    assert any(n.startswith("hetjob component 1 (no --partition: the default, workq) runs "
+                            "in partition workq") for n in p.verdict("slurmy").notes)
+    # a chunk no node of the Slurm site holds is named by its component
+    p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=2", slurm)
+    assert reasons(p, "slurmy") == "hetjob component 1 (no --partition: the default, " \
+        "workq): needs 2 GPUs per node, largest node has 1"
 
 
 def test_a_hetero_site_where_only_one_partition_fits():

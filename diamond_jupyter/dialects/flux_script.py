@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import BadInput, Dependency, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import BadInput, Dependency, Directive, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
@@ -12,6 +12,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -35,6 +36,7 @@ from .scripts_common import (
     tokenize,
     unknown,
     whole_job_dependencies,
+    without_submit_waits,
     words,
 )
 
@@ -101,7 +103,17 @@ def _requires(feature: str, warnings: list[str]) -> str:
     return text
 
 
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """flux's submission options that make the command wait for the job (`--wait`, for an
+    event of it `--wait-event`, for its output `--watch`)."""
+    if d.option in ("--wait", "--wait-event", "--watch"):
+        return SubmitWait(False, f"{d.option} makes the submitting flux command wait for the "
+                          "job" + (" (its output)" if d.option == "--watch" else ""))
+    return None
+
+
 class FluxScript:
+    submit_wait = staticmethod(submit_wait)
     name = "flux"
     sentinel = "#flux:"
 
@@ -314,7 +326,8 @@ class FluxScript:
         return name
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
         lines: list[str] = []
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 

@@ -8,6 +8,7 @@ from ..model import (
     TASK_RANGE,
     BadInput,
     Dependency,
+    Directive,
     JobSpec,
     Resources,
     gpus_of_job_over_unknown_nodes,
@@ -17,6 +18,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -50,6 +52,7 @@ from .scripts_common import (
     summed_totals,
     tokenize,
     unknown,
+    without_submit_waits,
     words,
 )
 
@@ -138,7 +141,31 @@ def parse_lsf_time(text: str) -> int | None:
     return (int(parts[0]) * 60 + int(parts[1])) * 60 if len(parts) == 2 else int(parts[0]) * 60
 
 
+# bsub's interactive jobs: bsub waits at the terminal and carries its input and output
+_INTERACTIVE = ("-I", "-Ip", "-Is", "-IS", "-ISp", "-ISs", "-IX")
+
+
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """bsub's options that make it wait: an interactive job (`-I`, `-Is`, `-Ip`, `-IS*`,
+    `-IX`) or SSH X11 forwarding (`-XF`, shown at the submitting terminal through the job's
+    life) need a terminal; `-K` waits for the job to complete (LSF's bsub reference)."""
+    if d.option in _INTERACTIVE:
+        return SubmitWait(True, f"bsub {d.option} runs an interactive job: bsub waits at the "
+                          "terminal until it ends, carrying the terminal's input and output",
+                          f"remove it to run the script as a batch job, or run `bsub "
+                          f"{d.option}` yourself from a login shell")
+    if d.option == "-XF":
+        return SubmitWait(True, "bsub -XF forwards the job's X11 windows over SSH to the "
+                          "submitting terminal for the job's whole life",
+                          "remove it (a batch job has no display), or run `bsub -XF -I` "
+                          "yourself from a login shell with X forwarding")
+    if d.option == "-K":
+        return SubmitWait(False, "bsub -K waits for the job to complete")
+    return None
+
+
 class LsfScript:
+    submit_wait = staticmethod(submit_wait)
     name = "lsf"
     sentinel = "#BSUB"
 
@@ -552,6 +579,46 @@ class LsfScript:
                 unknown(spec, self.name, Item("-gpu", part, item.lineno, item.raw), "-gpu " + k)
         return True
 
+    def term_shapes(self, spec: JobSpec) -> list[tuple[str, JobSpec, bool]] | None:
+        """The terms an LSF site gets of a job of several shapes (its compound requirement,
+        as rendered), each as its text, a spec of the pieces it is placed in and whether it
+        spans hosts: a term with a span[] is its hosts (ptile slots each, on distinct
+        hosts; hosts=1: one piece of every slot), one without is its slots placed
+        freely (LSF fills hosts as their slots allow). A term's GPUs are per host: on free
+        slots they are asked of the hosts it may use, not of each slot. None for a job of
+        one shape, or shapes no compound string says."""
+        comps = live_components(spec)
+        text = self._compound_text(spec, []) if comps else None
+        if text is None:
+            return None
+        texts = [m.group(0).strip() for m in re.finditer(_TERM, text)]
+        if len(texts) != len(comps):
+            return None
+        out = []
+        for k, (term, c) in enumerate(zip(texts, comps, strict=True), 1):
+            t = resource_totals(c)
+            hosts, slots = t["nodes"], t["tasks"] or t["nodes"] or 1
+            one = JobSpec()
+            one.constraints = spec.constraints.model_copy(deep=True)
+            one.metadata = {m: v for m, v in spec.metadata.items() if m != "lsf_compound"}
+            # this term's own select[] (`-R{2} select`) as the whole job's
+            one.unknown = [d.model_copy(update={"option": "-R select"})
+                           if d.option == f"-R{{{k}}} select" else d for d in spec.unknown
+                           if d.option == f"-R{{{k}}} select" or d.option != "-R select"
+                           and not d.option.startswith("-R{")]
+            r = one.resources
+            r.walltime_s = spec.resources.walltime_s
+            r.gpu_type = c.gpu_type or spec.resources.gpu_type
+            r.cpus_per_task, r.memory_per_cpu_mb = c.cpus_per_task, c.memory_per_cpu_mb
+            r.gpus_per_node = c.gpus_per_node
+            if hosts:
+                r.nodes, r.tasks_per_node, r.memory_mb = hosts, -(-slots // hosts), c.memory_mb
+            else:
+                r.nodes, r.tasks_per_node = slots, 1
+                r.memory_mb = c.memory_mb // slots if c.memory_mb else None
+            out.append((term, one, bool(hosts)))
+        return out
+
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:
@@ -560,7 +627,8 @@ class LsfScript:
         return name.replace("[", "_").replace("]", "_")
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
         lines: list[str] = []
         if self._compound_text(spec, []) is None:
             spec = one_shape(spec, self.name, warnings)  # a job of several shapes

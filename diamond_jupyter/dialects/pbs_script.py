@@ -14,6 +14,7 @@ from ..model import (
     ArraySpec,
     BadInput,
     Dependency,
+    Directive,
     JobSpec,
     Resources,
     gpus_of_job_over_unknown_nodes,
@@ -23,6 +24,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -58,6 +60,7 @@ from .scripts_common import (
     tokenize,
     unknown,
     whole_job_dependencies,
+    without_submit_waits,
 )
 
 # a PBS size is an integer with an optional unit: qsub refuses a fraction
@@ -113,7 +116,34 @@ def _numbers_of(chunks: str) -> str:
     return " ".join(out)
 
 
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """qsub's options that make it wait: an interactive job (`-I`, `-W interactive=true`)
+    and its X11 forwarding (`-X`, with -I only) need a terminal; `-W block=true` makes qsub
+    return when the job ends (PBS Pro's qsub reference)."""
+    if d.option in ("-I", "-X"):
+        what = "qsub -I runs an interactive job: qsub waits at the terminal until it ends, " \
+            "carrying the terminal's input and output" if d.option == "-I" else \
+            "qsub -X forwards an interactive job's X11 windows to the submitting terminal"
+        return SubmitWait(True, what, "remove it to run the script as a batch job, or run "
+                          "`qsub -I` yourself from a login shell")
+    if d.option != "-W" or not d.value:
+        return None
+    items = [x.strip() for x in d.value.split(",") if x.strip()]
+    key = {x.partition("=")[0].lower(): x.partition("=")[2].lower() for x in items}
+    if key.get("interactive") in ("true", "1", "y", "yes"):
+        return SubmitWait(True, "-W interactive=true runs an interactive job (qsub -I): qsub "
+                          "waits at the terminal until it ends",
+                          "remove it to run the script as a batch job, or run `qsub -I` "
+                          "yourself from a login shell")
+    if key.get("block") in ("true", "1", "y", "yes"):
+        rest = [x for x in items if x.partition("=")[0].lower() != "block"]
+        return SubmitWait(False, "-W block=true makes qsub return only when the job ends",
+                          rest=",".join(rest) or None)
+    return None
+
+
 class PbsScript:
+    submit_wait = staticmethod(submit_wait)
     name = "pbs"
     sentinel = "#PBS"
 
@@ -541,7 +571,8 @@ class PbsScript:
         return fixed if not fixed or (first.isascii() and first.isalpha()) else "j" + fixed
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
         torque = spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs"
         flavor = "Torque" if torque else "PBS Pro"
         lines: list[str] = []

@@ -336,6 +336,49 @@ def unknown(spec: JobSpec, dialect: str, item: Item, option: str | None = None) 
     )
 
 
+# ---------------------------------------------------------------- options that wait
+
+@dataclass(frozen=True)
+class SubmitWait:
+    """An option that makes the submit command wait: at a terminal for an interactive
+    session (`refuse`: the job needs that terminal, which the engine has none of; `instead`
+    says what to do), or for the job's end (dropped: the job runs the same, the engine
+    follows it itself). `rest`: what of the directive's value stays once its waiting part
+    is dropped (`-W block=true,umask=022` keeps `umask=022`), None for nothing."""
+
+    refuse: bool
+    what: str
+    instead: str = ""
+    rest: str | None = None
+
+
+SubmitWaitRule = Callable[[Directive], "SubmitWait | None"]
+
+
+def without_submit_waits(spec: JobSpec, dialect: str, rule: SubmitWaitRule
+                         ) -> tuple[JobSpec, list[str]]:
+    """`spec` without its `dialect`'s kept options that only make the submit command wait
+    for the job (what else their directive says stays), and a warning for each; options the
+    job needs a terminal for are left (the submit path refuses them first)."""
+    kept: list[Directive] = []
+    said: list[str] = []
+    for d in spec.unknown:
+        w = rule(d) if d.dialect == dialect else None
+        if w is None or w.refuse:
+            kept.append(d)
+            continue
+        said.append(f"dropped: {d.raw.strip()} ({w.what}; the engine follows the job itself "
+                    "and its submit must not wait)")
+        if w.rest:
+            head = d.raw[:len(d.raw) - len(d.raw.lstrip())]
+            sentinel = d.raw.strip().split(None, 1)[0]
+            kept.append(d.model_copy(update={"value": w.rest,
+                                             "raw": f"{head}{sentinel} {d.option} {w.rest}"}))
+    if not said:
+        return spec, []
+    return spec.model_copy(update={"unknown": kept}), said
+
+
 # ---------------------------------------------------------------- rendering
 
 def own_unknown_lines(

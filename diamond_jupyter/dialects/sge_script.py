@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 
-from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, JobSpec
+from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .scripts_common import (
     Item,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -46,6 +47,7 @@ from .scripts_common import (
     take_variables,
     tokenize,
     unknown,
+    without_submit_waits,
 )
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
@@ -114,7 +116,16 @@ def is_shared_pe(name: str) -> bool:
     return bool(_SHARED_PE.match(name))
 
 
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """qsub's options that make it wait: `-sync y` (qsub returns when the job ends, with
+    its exit code); `-sync n` waits for nothing."""
+    if d.option == "-sync" and (d.value or "").lower() not in ("n", "no"):
+        return SubmitWait(False, f"-sync {d.value} makes qsub wait for the job to end")
+    return None
+
+
 class SgeScript:
+    submit_wait = staticmethod(submit_wait)
     name = "sge"
     sentinel = "#$"
 
@@ -332,7 +343,8 @@ class SgeScript:
         return _job_name(name)
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
                     or spec.constraints.architecture not in _ARCH_BACK]
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes

@@ -21,6 +21,7 @@ from .scripts_common import (
     Item,
     Opt,
     OptionTable,
+    SubmitWait,
     assemble,
     bad,
     begin_parse,
@@ -53,6 +54,7 @@ from .scripts_common import (
     to_int,
     unknown,
     whole_job_dependencies,
+    without_submit_waits,
     words,
 )
 
@@ -112,7 +114,7 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
-                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "partition",
+                      "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
                       "constraint", "exclusive"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
@@ -230,7 +232,16 @@ def dependency_value(deps: list[Dependency], warnings: list[str]) -> str:
                     for d in exact + rest)
 
 
+def submit_wait(d: Directive) -> SubmitWait | None:
+    """sbatch's options that make it wait (`--wait`, `-W`: sbatch returns when the job ends,
+    with its exit code)."""
+    if d.option == "--wait":
+        return SubmitWait(False, "sbatch --wait returns only when the job ends")
+    return None
+
+
 class SlurmScript:
+    submit_wait = staticmethod(submit_wait)
     name = "slurm"
     sentinel = "#SBATCH"
 
@@ -283,6 +294,8 @@ class SlurmScript:
                     if not self._map(one, i, _Later()):
                         raise BadInput("kept")
             except BadInput:
+                break
+            if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
             if (one.queue, one.constraints.features, one.constraints.exclusive) != \
                     (spec.queue, c.features, c.exclusive):
@@ -688,7 +701,8 @@ class SlurmScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:
         lines: list[str] = []
-        warnings = common_render_warnings(spec, self.name)
+        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        warnings = common_render_warnings(spec, self.name) + waits
 
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))

@@ -93,23 +93,27 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
         except OSError:
             return False
     if int(pid) == os.getpid():
-        return owner in _LIVE and not _beat_stale(beats, owner)
+        return owner in _LIVE and not _beat_stale(beats, owner, missing=False)
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass  # exists, another user's: compare start times below
-    return _start_time(int(pid)) == start and not _beat_stale(beats, owner)
+    return _start_time(int(pid)) == start and not _beat_stale(beats, owner, missing=True)
 
 
-def _beat_stale(beats: Path | None, owner: str) -> bool:
+def _beat_stale(beats: Path | None, owner: str, *, missing: bool) -> bool:
     """Has the engine, whose process lives, stopped beating (dropped without closing, its loop
-    gone)? No heartbeat file at all (a directory it could not write) is not taken as stale."""
+    gone)? An engine writes its file when it is made and removes it when it closes, so a
+    missing file is `missing` (another process's closed engine; for this process's engines
+    the registry says)."""
     if beats is None:
         return False
     try:
         return time.time() - (beats / owner).stat().st_mtime >= STALE_S
+    except FileNotFoundError:
+        return missing
     except OSError:
         return False
 
@@ -143,6 +147,11 @@ class EngineLease:
             beat(self.beats, self._id)
             self._finalizer = weakref.finalize(self, unregister, self._id)
         self.ensure_beating()
+        return self._id
+
+    @property
+    def held_id(self) -> str | None:
+        """The id while the lease is held, else None (never makes one)."""
         return self._id
 
     def ensure_beating(self) -> None:

@@ -93,9 +93,11 @@ def test_a_live_engine_that_stopped_beating_loses_its_claims(tmp_path):
         assert not leases.alive(hung.id, store.beats)
         assert store.claim_transfer(rec.id, other.id).data["owner"] == other.id
         parent = f"{leases.HOST}:{os.getppid()}:{leases._start_time(os.getppid())}:beef"
-        assert leases.alive(parent, store.beats)  # a live process, no heartbeat file
         leases.beat(store.beats, parent)
+        assert leases.alive(parent, store.beats)  # a live process, beating
         os.utime(store.beats / parent, (old, old))
+        assert not leases.alive(parent, store.beats)
+        leases.stop_beating(store.beats, parent)  # it closed: its file is gone
         assert not leases.alive(parent, store.beats)
     finally:
         hung.release()

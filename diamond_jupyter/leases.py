@@ -122,9 +122,11 @@ async def _beat_while(ref: weakref.ref[EngineLease], beats: Path, engine_id: str
     """Touch the heartbeat file every BEAT_S while the lease is held and its object lives (an
     engine dropped without closing stops beating, so its claims go stale)."""
     sweep(beats)
-    while ref() is not None and engine_id in _LIVE:
+    while True:
+        await asyncio.sleep(BEAT_S)  # the first beat was written when the task was made
+        if ref() is None or engine_id not in _LIVE:
+            return
         beat(beats, engine_id)
-        await asyncio.sleep(BEAT_S)
 
 
 class EngineLease:
@@ -165,6 +167,7 @@ class EngineLease:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
+        beat(self.beats, self._id)
         self._beater = loop.create_task(_beat_while(weakref.ref(self), self.beats, self._id))
 
     def release(self) -> None:

@@ -172,3 +172,49 @@ async def test_a_short_command_hands_held_work_to_a_background_resume(tmp_path):
     assert dst.read_text() == "handed over\n"
     again = await asyncio.to_thread(_cli, tmp_path, "jobs", "--json")
     assert "handed" not in again.stderr  # nothing held now: no second hand-over
+
+
+async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_engine(
+        tmp_path):
+    """A workflow's engine stops beating mid-run (its loop hung, never closed): two engines
+    that look for held work at once — exactly one adopts it and submits its next step."""
+    from test_workflow_unseen import _Ops, _until, load
+
+    from diamond_jupyter import leases
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    wf = load("""\
+        name: pair
+        steps:
+          - {name: first, site: alpha, script: x}
+          - {name: second, site: beta, needs: [first], script: x}
+        """)
+    store = Store(tmp_path / "s.sqlite")
+    owners = [leases.EngineLease(store.beats) for _ in range(3)]
+    opses = [_Ops(store) for _ in owners]
+    for ops, lease in zip(opses, owners, strict=True):
+        ops.engine_id = lease.id
+    hung, b, c = (WorkflowEngine(ops) for ops in opses)
+    try:
+        wid = await hung.run(wf)
+        assert [s[0] for s in opses[0].submits] == ["first", "second"]  # second held
+        assert await b.resume() == [] and await c.resume() == []  # its owner beats
+        old = __import__("time").time() - leases.STALE_S - 1
+        os.utime(store.beats / owners[0].id, (old, old))
+        took = await asyncio.gather(b.resume(), c.resume())
+        assert sorted(took) == [[], [wid]]
+        driver, ops = (b, opses[1]) if took[0] else (c, opses[2])
+        assert store.get_workflow(wid).data["owner"] == ops.engine_id
+        first = store.job_by_token(store.get_workflow(wid).step("first").token)
+        store.apply_state(first.id, JobState.COMPLETED, exit_code=0)
+        await driver.advance(wid)
+        await _until(driver, wid, {"second": "released"})  # the adopter moves it on
+        second = store.get_workflow(wid).step("second").token
+        assert ops.releases == [store.job_by_token(second).id]
+        assert not (opses[1] if ops is opses[2] else opses[2]).submits
+    finally:
+        for eng in (hung, b, c):
+            await eng.close()
+        for lease in owners:
+            lease.release()

@@ -51,7 +51,7 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
     finally:
         await agent.close()
         await fed.close()
-        from .resume import hand_over
+        from .handover import hand_over
 
         hand_over(fed, args)  # a staging the agent started goes on after `ask` ends
 

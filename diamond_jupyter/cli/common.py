@@ -118,7 +118,7 @@ async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]]
     """Run `fn` on an engine in this process. `resume_held` (a long-lived command): the engine
     also drives the held work no live engine drives while `fn` runs; otherwise held work left
     after closing is handed to a background `diamond resume`."""
-    from .resume import hand_over
+    from .handover import hand_over
 
     fed = federation(args, **kw)
     try:

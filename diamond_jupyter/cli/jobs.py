@@ -219,7 +219,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     from ..federation import Federation
-    from .resume import hand_over
+    from .handover import hand_over
 
     fed = Federation(args.config)
     jobs = fed.jobs(site=args.site, limit=args.limit)

@@ -6,49 +6,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
-import sys
 from typing import Any
 
-from ..model import DiamondError, visible
 from .common import out, seconds
+from .handover import count_held
 
-HANDOVER_ENV = "DIAMOND_HANDOVER"  # "0": a short command leaves held work for a server
 CHECK_S = 2.0  # how often `diamond resume` looks whether its work has ended
-
-
-def hand_over(fed: Any, args: argparse.Namespace) -> int | None:
-    """After a short command closed its engine: when held work has no live engine, start a
-    detached `diamond resume` on the same sites file and store (its pid), else None. It
-    never blocks the command; two that race are safe (each item is claimed in the store)."""
-    if os.environ.get(HANDOVER_ENV, "1") == "0":
-        return None
-    try:
-        held = fed.held_work()
-    except DiamondError:  # an unreadable store: the command's own error says so
-        return None
-    if not held:
-        return None
-    argv = [sys.executable, "-m", "diamond_jupyter.cli", "resume"]
-    if getattr(args, "config", None):
-        argv += ["--config", str(args.config)]
-    log_path = fed.store.path.with_name(fed.store.path.name + ".resume.log")
-    try:
-        with open(log_path, "a") as log:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=log, start_new_session=True)
-    except OSError as e:
-        print(visible(f"diamond: held work ({_count(held)}) has no engine and could not be "
-                      f"handed over ({e}); `diamond resume` drives it"), file=sys.stderr)
-        return None
-    print(visible(f"diamond: held work ({_count(held)}) had no engine: handed to "
-                  f"`diamond resume` (pid {proc.pid}, log {log_path})"), file=sys.stderr)
-    return proc.pid
-
-
-def _count(held: dict[str, list[str]]) -> str:
-    return ", ".join(f"{len(ids)} {kind}" for kind, ids in held.items())
 
 
 def owned_unfinished(fed: Any) -> list[str]:
@@ -87,7 +50,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         finally:
             await fed.close()
     taken = asyncio.run(go())
-    out(args, taken, "nothing was held" if not taken else "drove " + _count(taken))
+    out(args, taken, "nothing was held" if not taken else "drove " + count_held(taken))
     return 0
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .common import count, seconds
+from .handover import hand_over
 from .jobs import say_trouble
-from .resume import hand_over
 
 
 def _fed(args: argparse.Namespace, **kw: Any):

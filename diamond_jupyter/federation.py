@@ -146,20 +146,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.keep_usage()  # every snapshot taken adds to its site's usage series
 
     # -- life cycle -------------------------------------------------------------------
-    async def start(self, *, recover: bool = True) -> Federation:
+    async def start(self, *, recover: bool = True, resume_held: bool = False) -> Federation:
         """Start the engine and return it (a second call does nothing). With `recover` (the
         server's engine; the CLI and kernels pass False) first re-attach every unfinished job in
         the store to its site's monitor and resolve submissions whose answer was lost, by their
         token; then keep this engine's lease alive, follow the events other processes write to
         the shared store (when `store_poll_s` was given) and look lost submissions up every
-        `intent_sweep_s` while running."""
+        `intent_sweep_s` while running. With `resume_held` (a long-lived engine that does not
+        recover: a kernel's, `diamond resume`) take and drive the held work no live engine
+        drives (`resume_held`)."""
         if self._started:
             return self
         self._started = True
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
+        elif resume_held:
+            await self.resume_held()
         self.journal.attention.rearm()
-        self._tasks.append(asyncio.ensure_future(self.lease.heartbeat()))
+        self.lease.ensure_beating()
         if self.store_poll_s:
             self._tasks.append(asyncio.ensure_future(self.journal.follow_store(self.store_poll_s)))
         if recover and self.intent_sweep_s:
@@ -201,6 +205,41 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             self.journal.track(job)
         await self._resume_data()
         await self._recover_hedges()
+
+    def held_work(self) -> dict[str, list[str]]:
+        """The unfinished stagings, transfers and workflows that no live engine drives (their
+        engine closed, handing them over, or died): their ids by kind, read from the store."""
+        from .leases import alive
+
+        def free(data: dict[str, Any]) -> bool:
+            return not alive(data.get("owner"), self.store.beats)
+
+        active = ["PENDING", "ACTIVE"]
+        held: dict[str, list[str]] = {
+            "stagings": [r.id for r in self.store.list_transfers(
+                states=active, limit=None, kinds=["stage"]) if free(r.data)],
+            "transfers": [r.id for r in self.store.list_transfers(states=active, limit=None)
+                          if r.kind in ("sftp", "globus") and free(r.data)],
+            "workflows": [w.id for w in self.store.unfinished_workflows() if free(w.data)]}
+        return {k: v for k, v in held.items() if v}
+
+    async def resume_held(self) -> dict[str, list[str]]:
+        """Take the held work no live engine drives (see `held_work`) and drive it here until
+        this engine closes (closing hands it back). Each item is claimed in the store first, in
+        one write, so two engines never drive one item; an owner that died, or stopped
+        beating for `leases.STALE_S`, loses its claims. Returns what was taken, by kind (the
+        jobs of the stagings taken, the transfers, the workflows)."""
+        if not self.held_work():
+            return {}
+        stagings, transfers = await self._resume_data()
+        engine = self.workflow_engine
+        workflows = await engine.resume()
+        engine.start_sweeping()  # and any handed over later
+        if stagings or workflows:  # this engine must hear their jobs end
+            for job in self.store.unfinished_jobs():
+                self.journal.track(job)
+        taken = {"stagings": stagings, "transfers": transfers, "workflows": workflows}
+        return {k: v for k, v in taken.items() if v}
 
     async def _sweep_intents(self) -> None:
         """An intent left unbound while this process runs (the connection dropped during a

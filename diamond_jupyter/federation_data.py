@@ -54,16 +54,17 @@ class DataMixin:
         """This engine's claim on the work it runs (see `leases`), made on first use."""
         return self.lease.id
 
-    async def _resume_data(self) -> None:
-        """After a restart: resume the transfers and stagings no live engine is running."""
+    async def _resume_data(self) -> tuple[list[str], list[str]]:
+        """After a restart: resume the transfers and stagings no live engine is running; returns
+        (the jobs whose staging was resumed, the transfers resumed)."""
         active = ["PENDING", "ACTIVE"]
         if not (self.store.list_transfers(states=active, limit=1)
                 or self.store.list_transfers(states=active, limit=1, kinds=["stage"])):
-            return
-        await self.mover.resume_pending()
+            return [], []
+        transfers = await self.mover.resume_pending()
         from .transfer.staging import resume_staged
 
-        await resume_staged(self.mover)
+        return await resume_staged(self.mover), transfers
 
     async def _close_data(self) -> None:
         """Stop moving data; this engine's unfinished work stays claimable by the next one."""

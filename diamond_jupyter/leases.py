@@ -7,9 +7,13 @@ its claims back; when its process dies the claim dies with it. Recovery at start
 unclaimed work, or work whose owner is gone, so nothing runs twice.
 
 An engine id is "HOST:PID:START:NONCE" (START: the process's start time, so a reused pid does
-not look alive). On this host the process table says whether it lives. An engine on another
-host (a server that ran on another node of a cluster, with the store on a shared filesystem)
-lives while its heartbeat file beside the store is fresh.
+not look alive). A running engine touches its heartbeat file beside the store every BEAT_S.
+On this host an engine whose process is gone is dead at once; one whose process lives (this
+process included: an engine dropped without closing) is dead once its heartbeat file is
+older than STALE_S. An engine on another host (a server that ran on another node of a
+cluster, with the store on a shared filesystem) lives while its heartbeat file is fresh.
+The claim itself is a field of the item's row in the store, set in one write transaction
+(`claim_transfer`, `claim_workflow`, `claim_task`): one owner at a time.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import secrets
 import socket
 import stat
 import time
+import weakref
 from pathlib import Path
 
 HOST = socket.gethostname()
@@ -106,23 +111,53 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
         except OSError:
             return False
     if int(pid) == os.getpid():
-        return owner in _LIVE
+        return owner in _LIVE and not _beat_stale(beats, owner, missing=False)
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass  # exists, another user's: compare start times below
-    return _start_time(int(pid)) == start
+    return _start_time(int(pid)) == start and not _beat_stale(beats, owner, missing=True)
+
+
+def _beat_stale(beats: Path | None, owner: str, *, missing: bool) -> bool:
+    """Has the engine, whose process lives, stopped beating (dropped without closing, its loop
+    gone)? An engine writes its file when it is made and removes it when it closes, so a
+    missing file is `missing` (another process's closed engine; for this process's engines
+    the registry says)."""
+    if beats is None:
+        return False
+    try:
+        return time.time() - (beats / owner).stat().st_mtime >= STALE_S
+    except FileNotFoundError:
+        return missing
+    except OSError:
+        return False
+
+
+async def _beat_while(ref: weakref.ref[EngineLease], beats: Path, engine_id: str) -> None:
+    """Touch the heartbeat file every BEAT_S while the lease is held and its object lives (an
+    engine dropped without closing stops beating, so its claims go stale)."""
+    sweep(beats)
+    while True:
+        await asyncio.sleep(BEAT_S)  # the first beat was written when the task was made
+        if ref() is None or engine_id not in _LIVE:
+            return
+        beat(beats, engine_id)
 
 
 class EngineLease:
     """This engine's claim on the work it runs: its id is made (registered, its heartbeat
-    file touched) on first use and given back by `release` (a later use makes a new one)."""
+    file touched and kept fresh while a loop runs) on first use and given back by `release`
+    (a later use makes a new one). An engine dropped without `release` holds its claims no
+    longer: its id is unregistered when the object is collected, and its heartbeat stops."""
 
     def __init__(self, beats: Path) -> None:
         self.beats = beats
         self._id: str | None = None
+        self._beater: asyncio.Task | None = None
+        self._finalizer: weakref.finalize | None = None
 
     @property
     def id(self) -> str:
@@ -130,16 +165,36 @@ class EngineLease:
             self._id = new_engine_id()
             register(self._id)
             beat(self.beats, self._id)
+            self._finalizer = weakref.finalize(self, unregister, self._id)
+        self.ensure_beating()
         return self._id
 
-    async def heartbeat(self) -> None:
-        """Keep the heartbeat file fresh while the engine runs (and sweep long-dead ones)."""
-        sweep(self.beats)
-        while True:
-            beat(self.beats, self.id)
-            await asyncio.sleep(BEAT_S)
+    @property
+    def held_id(self) -> str | None:
+        """The id while the lease is held, else None (never makes one)."""
+        return self._id
+
+    def ensure_beating(self) -> None:
+        """Keep the heartbeat fresh from the running loop (none running: the next use does)."""
+        if self._id is None:
+            self.id  # noqa: B018 (makes the id, which starts beating)
+            return
+        if self._beater is not None and not self._beater.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        beat(self.beats, self._id)
+        self._beater = loop.create_task(_beat_while(weakref.ref(self), self.beats, self._id))
 
     def release(self) -> None:
+        if self._beater is not None:
+            self._beater.cancel()
+            self._beater = None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
         if self._id is not None:
             unregister(self._id)
             stop_beating(self.beats, self._id)

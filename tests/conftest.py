@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from diamond_jupyter import testbed
 from diamond_jupyter.config import FederationConfig, load_config
+
+# a short command leaves held work in the store instead of starting a background
+# `diamond resume` (tests of the hand-over turn it on)
+os.environ.setdefault("DIAMOND_HANDOVER", "0")
 
 
 class Testbed:

@@ -68,7 +68,8 @@ class NewUser:
         env = {k: v for k, v in os.environ.items()  # no LLM either: a first day
                if not k.startswith(("DIAMOND_", "ANTHROPIC_", "OPENAI_"))}
         env |= {"HOME": str(self.home), "DIAMOND_DATA_DIR": str(self.root / "data"),
-                "XDG_CONFIG_HOME": str(self.home / ".config")}
+                "XDG_CONFIG_HOME": str(self.home / ".config"),
+                "DIAMOND_HANDOVER": "0"}  # no background `diamond resume` outliving a test
         if config is not None:
             env["DIAMOND_CONFIG"] = str(config)
         return env

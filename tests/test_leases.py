@@ -59,3 +59,78 @@ def test_a_dead_process_or_a_silent_host_holds_nothing(tmp_path):
         assert store.claim_task(waiting.id, me, states=("waiting",)) is None  # not waiting now
     finally:
         leases.unregister(me)
+
+
+def test_an_engine_dropped_without_closing_holds_nothing(tmp_path):
+    """An engine object dropped without `release` (its face crashed, its loop gone) kept its
+    id registered for the life of the process: its claims were never taken over."""
+    import gc
+
+    store = Store(tmp_path / "s.sqlite")
+    rec = store.record_transfer("sftp", "a:x", "b:x")
+    crashed, other = leases.EngineLease(store.beats), leases.EngineLease(store.beats)
+    try:
+        assert store.claim_transfer(rec.id, crashed.id) is not None
+        assert store.claim_transfer(rec.id, other.id) is None  # still held
+        crashed = None
+        gc.collect()
+        assert store.claim_transfer(rec.id, other.id).data["owner"] == other.id
+    finally:
+        other.release()
+
+
+def test_a_live_engine_that_stopped_beating_loses_its_claims(tmp_path):
+    """An engine of a live process (this one, or another on this host) whose heartbeat is
+    older than STALE_S (its loop stopped) is taken over; a fresh one is not."""
+    store = Store(tmp_path / "s.sqlite")
+    hung, other = leases.EngineLease(store.beats), leases.EngineLease(store.beats)
+    try:
+        rec = store.record_transfer("sftp", "a:x", "b:x")
+        assert store.claim_transfer(rec.id, hung.id) is not None
+        assert store.claim_transfer(rec.id, other.id) is None
+        old = time.time() - leases.STALE_S - 1
+        os.utime(store.beats / hung.id, (old, old))
+        assert not leases.alive(hung.id, store.beats)
+        assert store.claim_transfer(rec.id, other.id).data["owner"] == other.id
+        parent = f"{leases.HOST}:{os.getppid()}:{leases._start_time(os.getppid())}:beef"
+        leases.beat(store.beats, parent)
+        assert leases.alive(parent, store.beats)  # a live process, beating
+        os.utime(store.beats / parent, (old, old))
+        assert not leases.alive(parent, store.beats)
+        leases.stop_beating(store.beats, parent)  # it closed: its file is gone
+        assert not leases.alive(parent, store.beats)
+    finally:
+        hung.release()
+        other.release()
+
+
+def test_two_engines_racing_for_one_item_one_takes_it(tmp_path):
+    """Two engines, each on its own connection, claim the same items at the same moment:
+    each item gets exactly one owner."""
+    import threading
+
+    path = tmp_path / "s.sqlite"
+    ids = [Store(path).record_transfer("sftp", "a:x", f"b:{i}").id for i in range(20)]
+    engines = [leases.EngineLease(Store(path).beats) for _ in range(2)]
+    won: dict[str, list[str]] = {e.id: [] for e in engines}
+    gate = threading.Barrier(2)
+
+    def take(engine: leases.EngineLease) -> None:
+        store = Store(path)
+        gate.wait()
+        for i in ids:
+            if store.claim_transfer(i, engine.id) is not None:
+                won[engine.id].append(i)
+    try:
+        threads = [threading.Thread(target=take, args=(e,)) for e in engines]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(won[engines[0].id] + won[engines[1].id]) == sorted(ids)
+        assert not set(won[engines[0].id]) & set(won[engines[1].id])
+        owners = {Store(path).get_transfer(i).data["owner"] for i in ids}
+        assert owners <= {e.id for e in engines}
+    finally:
+        for e in engines:
+            e.release()

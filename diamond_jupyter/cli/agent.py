@@ -51,6 +51,9 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
     finally:
         await agent.close()
         await fed.close()
+        from .handover import hand_over
+
+        hand_over(fed, args)  # a staging the agent started goes on after `ask` ends
 
 
 def run_ask(args: argparse.Namespace) -> int:

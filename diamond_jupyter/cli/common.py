@@ -113,11 +113,17 @@ def federation(args: argparse.Namespace, **kw: Any):
     return fed
 
 
-async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]],
-                   **kw: Any) -> Any:
+async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]], *,
+                   resume_held: bool = False, **kw: Any) -> Any:
+    """Run `fn` on an engine in this process. `resume_held` (a long-lived command): the engine
+    also drives the held work no live engine drives while `fn` runs; otherwise held work left
+    after closing is handed to a background `diamond resume`."""
+    from .handover import hand_over
+
     fed = federation(args, **kw)
     try:
-        await fed.start(recover=False)
+        await fed.start(recover=False, resume_held=resume_held)
         return await fn(fed)
     finally:
         await fed.close()
+        hand_over(fed, args)

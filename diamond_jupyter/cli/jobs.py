@@ -146,7 +146,8 @@ def cmd_wait(args: argparse.Namespace) -> int:
     async def go(fed):
         return await fed.wait(args.job, timeout=args.timeout, refresh=True,
                               on_trouble=say_trouble)
-    job = asyncio.run(with_fed(args, go, min_poll_s=1.0, poll_interval_s=args.poll))
+    job = asyncio.run(with_fed(args, go, resume_held=True, min_poll_s=1.0,
+                               poll_interval_s=args.poll))
     out(args, job_json(job), job_line(job))
     return 0
 
@@ -218,9 +219,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     from ..federation import Federation
+    from .handover import hand_over
 
     fed = Federation(args.config)
     jobs = fed.jobs(site=args.site, limit=args.limit)
+    hand_over(fed, args)
     if args.json or jobs:
         out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)

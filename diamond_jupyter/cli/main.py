@@ -14,6 +14,7 @@ from .common import common_options
 from .describe import add_describe_command
 from .jobs import add_job_commands, add_transfer_command
 from .login import add_login_command
+from .resume import add_resume_command
 from .testbed import add_testbed_commands
 from .workflow import add_workflow_command
 
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transfer_command(add)
     add_describe_command(add)
     add_login_command(add)
+    add_resume_command(add)
     add_workflow_command(sub, common_options)
     return ap
 

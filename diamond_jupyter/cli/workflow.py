@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import count, seconds
+from .handover import hand_over
 from .jobs import say_trouble
 
 
@@ -38,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
 
     async def go():
         try:
-            await fed.start(recover=False)
+            await fed.start(recover=False, resume_held=args.wait)
             view = await fed.run_workflow(Path(args.file), origin={"face": "cli"})
             args.started = view.id  # what a Ctrl-C while waiting names
             if args.wait:
@@ -46,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
                                                on_trouble=say_trouble)
             return view
         finally:
-            await fed.close()  # without --wait a running server's engine adopts it
+            await fed.close()  # without --wait: handed to a background `diamond resume`
+            hand_over(fed, args)
     view = asyncio.run(go())
     _out(args, view)
     if args.wait:
@@ -62,6 +64,7 @@ def _status(args: argparse.Namespace) -> int:
             return await fed.workflow_status(args.id, refresh=True)
         finally:
             await fed.close()
+            hand_over(fed, args)
     _out(args, asyncio.run(go()))
     return 0
 
@@ -74,6 +77,7 @@ def _cancel(args: argparse.Namespace) -> int:
             return await fed.cancel_workflow(args.id)
         finally:
             await fed.close()
+            hand_over(fed, args)
     _out(args, asyncio.run(go()))
     return 0
 

@@ -27,7 +27,7 @@ class LocalEngine(Engine):
                 from ..federation import Federation
 
                 fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0)
-                await fed.start(recover=False)
+                await fed.start(recover=False, resume_held=True)  # long-lived
                 self._fed = fed
             return self._fed
 

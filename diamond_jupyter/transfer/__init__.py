@@ -336,6 +336,15 @@ class TransferManager:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        me = self.lease.held_id
+        if me is None:
+            return
+        with contextlib.suppress(DiamondError):  # hand back what this engine was running
+            for kinds in (None, ["stage"]):
+                for rec in self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None,
+                                                     kinds=kinds):
+                    if rec.data.get("owner") == me:
+                        self.store.release_transfer(rec.id, me)
 
     # -- SFTP -----------------------------------------------------------------------------
     def _transport(self, loc: Location) -> Any:

@@ -82,6 +82,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     from diamond_jupyter.testbed import load
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-placement-"))
+    saved: dict[Path, bytes] = {}
     fed = Federation(config, store=Store(tmp / "store.sqlite"), poll_interval_s=30,
                      allowed_sites=primary_sites(config))
     await fed.start()
@@ -94,7 +95,10 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         plans = trace.plan_replays([(path, cluster(site)) for path, site in traces],
                                    scale=trace_scale, duration_s=duration, seed=seed,
                                    history_s=history_s)
-        load.write_history(plans, prefix)  # the sites' accounting: the log's own past
+        # the sites' accounting holds the log's own past for this run, and is put back as
+        # it was after it: the next run (another background's) is not calibrated on it
+        saved = load.save_accounting(sorted({site for _, site in traces}))
+        load.write_history(plans, prefix)
         background = sorted((j for pl in plans for j in pl.jobs), key=lambda j: j.at_s)
         trace_info = [pl.summary() for pl in plans]
     else:
@@ -168,6 +172,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
         await asyncio.gather(bg, return_exceptions=True)
         await load.cancel(config, prefix)  # this run's background jobs, no one else's
         await fed.close()
+        if saved:
+            load.restore_accounting(saved)
     scored, all_censored = [], []
     sites = sorted(fed.sites)
     for rec in records:

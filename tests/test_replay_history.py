@@ -209,3 +209,29 @@ def test_slurmctld_appends_to_its_jobcomp_file_so_cutting_it_in_place_is_safe(tb
                     flags = int(re.search(r"flags:\s*(\d+)", f.read()).group(1), 8)
                 seen[target] = bool(flags & os.O_APPEND)
     assert len(seen) >= 3 and all(seen.values()), seen  # alpha, beta and gamma
+
+
+def test_a_run_puts_the_accounting_back_as_it_found_it(tmp_path):
+    """The placement benchmark writes a log's history in place of the sites' accounting for
+    its run only: afterwards the files hold what they held before (in place, the scheduler's
+    open file), so the next run, of another background, is not calibrated on that log's
+    past (seeds 95-97 of session 24 were, which moved their `depth_misleads` predictions)."""
+    from diamond_jupyter.testbed.clusters import cluster as named
+
+    paths = {}
+    for site in ("beta", "delta"):
+        paths[site] = p = load.accounting_path(named(site), tmp_path)
+        p.parent.mkdir(parents=True)
+        p.write_text(f"{site}: an earlier run's job line\n")
+    inodes = {s: p.stat().st_ino for s, p in paths.items()}
+    saved = load.save_accounting(["beta", "delta", "gamma"], base=tmp_path)  # gamma: none
+    log = _log(tmp_path, [(n, 1_000 * n, 30, 900, 8, 3_600, 1) for n in range(1, 6)]
+               + [(6, 7_000, 0, 60, 8, 3_600, 1)])
+    plans = [trace.plan_replay(log, named(s), scale=SCALE, duration_s=10, start=6_500,
+                               history_s=600.0) for s in ("beta", "delta")]
+    assert load.write_history(plans, "p-", base=tmp_path) == {"beta": 5, "delta": 5}
+    assert "earlier run" not in paths["beta"].read_text()
+    load.restore_accounting(saved)
+    for site, p in paths.items():
+        assert p.read_text() == f"{site}: an earlier run's job line\n"
+        assert p.stat().st_ino == inodes[site]

@@ -487,7 +487,6 @@ def write_history(plans: list, prefix: str = "", base: Path | None = None,
     appending (O_APPEND), so its later lines follow the history. Returns the lines
     written per site."""
     from .clusters import base_dir, cluster
-    from .configs import cluster_dir
 
     base = base or base_dir()
     now = now or datetime.now()
@@ -496,17 +495,44 @@ def write_history(plans: list, prefix: str = "", base: Path | None = None,
         c = cluster(plan.site)
         if not plan.history:
             continue
-        if c.scheduler == "sge":
-            from .gridengine import sge_dir
-
-            lines = sge_history_lines(plan.history, c, now, prefix)
-            path = sge_dir(base, c) / "cell" / "common" / "accounting"
-        else:
-            lines = history_lines(plan.history, c, now, prefix)
-            path = cluster_dir(base, c) / "jobcomp.txt"
+        lines = (sge_history_lines if c.scheduler == "sge" else history_lines)(
+            plan.history, c, now, prefix)
+        path = accounting_path(c, base)
         if replace and path.exists():
             os.truncate(path, 0)
         with open(path, "a") as f:
             f.write("".join(lines))
         written[plan.site] = written.get(plan.site, 0) + len(lines)
     return written
+
+
+def accounting_path(c: ClusterDef, base: Path) -> Path:
+    """Where a test-bed cluster keeps its accounting: Slurm's jobcomp file, Grid Engine's
+    accounting file."""
+    if c.scheduler == "sge":
+        from .gridengine import sge_dir
+
+        return sge_dir(base, c) / "cell" / "common" / "accounting"
+    from .configs import cluster_dir
+
+    return cluster_dir(base, c) / "jobcomp.txt"
+
+
+def save_accounting(sites: list[str], base: Path | None = None) -> dict[Path, bytes]:
+    """The accounting files of `sites` as they are now (`restore_accounting` puts them
+    back): a run that writes a replayed log's history leaves the sites as it found them, so
+    the next run (another background's) is not calibrated on that log's past."""
+    from .clusters import base_dir, cluster
+
+    base = base or base_dir()
+    paths = {accounting_path(cluster(site), base) for site in sites}
+    return {p: p.read_bytes() for p in paths if p.exists()}
+
+
+def restore_accounting(saved: dict[Path, bytes]) -> None:
+    """Put back what `save_accounting` read, in place (the scheduler's open file, which it
+    appends to: its later lines follow)."""
+    for path, data in saved.items():
+        os.truncate(path, 0)
+        with open(path, "ab") as f:
+            f.write(data)

@@ -147,12 +147,19 @@ async def test_ask_is_the_default(fed, fake):
 async def test_fetch_results_is_gated_like_submit(fed, fake, tmp_path):
     job = await fed.submit(fed.parse("echo data > result.txt\n"), "alpha")
     await fed.wait(job.id, timeout=120)
-    startup = tmp_path / ".ipython" / "profile_default" / "startup"
     seen: dict = {}
 
     def after(body):
         seen["dry"] = last_result(body)
         return [text("planned")]
+    # into a hidden directory (IPython's startup files run at the next kernel's start): a
+    # tool call is refused before any plan (skills: nothing into hidden directories)
+    hidden = tmp_path / ".ipython" / "profile_default" / "startup"
+    fake.script([tool_use("fetch_results", {"job_id": job.id, "dest": str(hidden)})], after)
+    task = await agent(fed).ask("fetch it", approval="dry-run")
+    await agent(fed).wait(task["id"], timeout=60)
+    assert not hidden.exists() and "hidden directory" in str(seen["dry"])
+    startup = tmp_path / "results" / "startup"
     fake.script([tool_use("fetch_results", {"job_id": job.id, "dest": str(startup)})], after)
     task = await agent(fed).ask("fetch it", approval="dry-run")
     await agent(fed).wait(task["id"], timeout=60)

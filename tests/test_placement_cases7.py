@@ -219,7 +219,7 @@ def test_association_limits_are_read_with_the_accounts_above():
     assert parse_job_qos("7|normal\n", field=2) == {}
     _, snap = kronos(running("7", "bob", "n1", 4, 1, 4), accounts={"7": "proj"})
     assert (snap.jobs[0].account, snap.jobs[0].qos) == ("proj", "normal")
-    assert "%a" in " ".join(slurm6.snapshot_argvs()["queue_qos"])
+    assert "Account:0|" in " ".join(slurm6.snapshot_argvs()["queue_qos"])
 
 
 def test_the_probe_walks_up_the_accounts(tmp_path):

@@ -178,6 +178,7 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
         tmp_path):
     """A workflow's engine stops beating mid-run (its loop hung, never closed): two engines
     that look for held work at once — exactly one adopts it and submits its next step."""
+    from lease_helpers import age_heartbeat
     from test_workflow_unseen import _Ops, _until, load
 
     from diamond_jupyter import leases
@@ -200,8 +201,7 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
         wid = await hung.run(wf)
         assert [s[0] for s in opses[0].submits] == ["first", "second"]  # second held
         assert await b.resume() == [] and await c.resume() == []  # its owner beats
-        old = __import__("time").time() - leases.STALE_S - 1
-        os.utime(store.beats / owners[0].id, (old, old))
+        age_heartbeat(store, owners[0].id)
         took = await asyncio.gather(b.resume(), c.resume())
         assert sorted(took) == [[], [wid]]
         driver, ops = (b, opses[1]) if took[0] else (c, opses[2])

@@ -44,7 +44,7 @@ from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
 from .fetch_guard import FetchResult, bounded, canonical, choose, too_large_line
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
-from .leases import EngineLease
+from .leases import EngineLease, Fence, LeaseLost
 from .model import (
     TERMINAL_STATES,
     BadInput,
@@ -532,7 +532,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                      hold: bool = False, token: str | None = None,
                      script_sha256: str | None = None, force: bool = False,
                      hedge: int | None = None, hedge_group: str | None = None,
-                     placement: dict[str, Any] | None = None) -> Job:
+                     placement: dict[str, Any] | None = None, fence: Fence | None = None
+                     ) -> Job:
         """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
         reason when none can run it) and return the recorded Job (state PENDING or later). The
         intent is stored durably with a fresh `token` (or the given one) before the scheduler is
@@ -544,7 +545,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         site not allowed; SiteError when the site is unreachable.
         With `hedge` N (site "auto" only) copies go to the N best sites allowing it and the
         first to start runs (`submit_hedged`); `hedge_group` and `placement` mark one such
-        copy (internal)."""
+        copy (internal). `fence`: the lease of the workflow whose step this is (internal):
+        LeaseLost, and nothing submitted, once another engine took the workflow over."""
         if hedge is not None and hedge != 1:
             if site != "auto":
                 raise BadInput(f"hedge {hedge} needs site 'auto' (placement picks the sites "
@@ -585,7 +587,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         upload = asyncio.ensure_future(target.upload(prepared, token, secret=secret))
         try:
             job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin, hedge_group)
+                                          placement, origin, hedge_group, fence)
         except BaseException:
             upload.cancel()
             await asyncio.gather(upload, return_exceptions=True)
@@ -594,6 +596,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
             await upload
         await self.journal.drain()
+        try:  # the lease again, just before the scheduler is asked (a stall since the intent)
+            self.store.check_fence(fence)
+        except LeaseLost as lost:
+            self.store.mark_never_submitted(token, str(lost))
+            await self.journal.drain()
+            raise
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
         self.journal.in_flight.add(token)  # not "lost" to a concurrent intent sweep meanwhile

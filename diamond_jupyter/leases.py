@@ -15,6 +15,13 @@ An engine on another host (a server that ran on another node of a cluster, with 
 a shared filesystem) lives while its heartbeat is fresh.
 The claim itself is a field of the item's row in the store, set in one write transaction
 (`claim_transfer`, `claim_workflow`, `claim_task`): one owner at a time.
+
+Fencing: an engine that stalls (stopped, a long pause) past STALE_S loses its claims to
+another engine, but wakes still believing it holds them. So each claim of a transfer, a
+staging or a workflow by a new owner (and each hand-back) increments the item's lease
+generation (`data.lease`), and every write that drives the item carries the generation its
+engine got (a `Fence`): the store refuses it (`LeaseLost`) once the generation moved on,
+and the stale engine drops the item, saying so with a `lease.lost` event.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ import secrets
 import socket
 import sqlite3
 import weakref
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .model import DiamondError
 
@@ -37,6 +45,61 @@ HOST = socket.gethostname()
 BEAT_S = 20.0  # an engine writes its heartbeat this often
 STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
 _LIVE: set[str] = set()  # engines of this process that are running
+LEASE_KINDS = ("transfer", "workflow")  # items whose writes are fenced
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What a write that drives a held item carries: the item (`kind` "transfer", a staging
+    included, or "workflow"; its id) and the lease generation its engine got at its claim."""
+
+    kind: str
+    item: str
+    generation: int
+
+
+class LeaseLost(DiamondError):
+    """A write carried a stale lease generation: another engine took the item over while
+    this one stalled. The engine must stop driving the item."""
+
+    def __init__(self, fence: Fence, current: int, owner: str | None) -> None:
+        self.fence, self.current, self.owner = fence, current, owner
+        super().__init__(f"{fence.kind} {fence.item}: lease generation {fence.generation} is "
+                         f"stale (now {current}, held by {owner or 'no engine'}): this engine "
+                         "stalled past the takeover and no longer drives it")
+
+    def event_data(self, engine: str | None) -> dict[str, Any]:
+        """The `lease.lost` event's data."""
+        return {"item": self.fence.kind, "id": self.fence.item, "engine": engine,
+                "generation": self.fence.generation, "current": self.current,
+                "owner": self.owner}
+
+
+def generation(data: dict[str, Any]) -> int:
+    """An item's lease generation, from its stored data (0: never claimed)."""
+    try:
+        return int(data.get("lease") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def claimed(data: dict[str, Any], engine: str) -> dict[str, Any]:
+    """The item's data once `engine` claims it: a new owner gets the next generation; the
+    same owner keeps its own."""
+    if data.get("owner") == engine and generation(data):
+        return data
+    return {**data, "owner": engine, "lease": generation(data) + 1}
+
+
+def handed_back(data: dict[str, Any]) -> dict[str, Any]:
+    """The item's data once its owner gives it back: no owner, and the next generation (a
+    write of that owner's still under way is refused)."""
+    return {**data, "owner": None, "lease": generation(data) + 1}
+
+
+def fence_of(kind: str, item: str, data: dict[str, Any]) -> Fence:
+    """The fence of a claim just made, from the claimed item's data."""
+    return Fence(kind, item, generation(data))
 
 
 def _start_time(pid: int) -> str:

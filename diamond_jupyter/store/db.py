@@ -9,6 +9,7 @@ A migration is a tuple of SQL statements or a function taking the connection.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -20,8 +21,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from .. import leases
 from ..config import default_data_dir
-from ..model import DiamondError
+from ..model import BadInput, DiamondError
 from ..private_files import directory_problem, others_problem
 from .engines import Heartbeats
 from .seal import Sealer
@@ -401,6 +403,30 @@ class Database:
     def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
         with self._lock, transaction(self._conn(), durable) as c:
             yield c
+
+    def _check_fence(self, c: sqlite3.Connection, fence: leases.Fence | None) -> None:
+        """Refuse (LeaseLost) a write carrying `fence` once the item's lease generation moved
+        on: another engine took it over. Called inside the write's own transaction."""
+        if fence is None:
+            return
+        table = {"transfer": "transfers", "workflow": "workflows"}.get(fence.kind)
+        if table is None:
+            raise BadInput(f"no lease is kept on a {fence.kind!r} (known: "
+                           f"{', '.join(leases.LEASE_KINDS)})")
+        row = c.execute(f"SELECT data FROM {table} WHERE id = ?", (fence.item,)).fetchone()
+        try:
+            data = json.loads(row["data"]) if row is not None else {}
+        except (TypeError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        if row is None or leases.generation(data) != fence.generation:
+            raise leases.LeaseLost(fence, leases.generation(data), data.get("owner"))
+
+    def check_fence(self, fence: leases.Fence | None) -> None:
+        """LeaseLost when `fence` is stale (before an action the store cannot see: a
+        scheduler command, a copy's next bytes)."""
+        with self._reader() as c:
+            self._check_fence(c, fence)
 
     @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:

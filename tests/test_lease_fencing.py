@@ -202,3 +202,147 @@ async def test_a_step_submit_raced_by_the_stale_and_the_new_engine_runs_once(tmp
             await eng.close()
         for e in ids:
             leases.unregister(e)
+
+
+# -- transfers and stagings -------------------------------------------------------------------
+
+class _StallingCopy:
+    """`sftp_copy` whose first call reports some progress, then stalls (its engine stopped)
+    until `wake`, then reports again and, unless stopped, finishes with the real copy; later
+    calls are the real copy."""
+
+    def __init__(self, real: Any) -> None:
+        self.real, self.calls = real, 0
+        self.entered, self.wake = asyncio.Event(), asyncio.Event()
+        self.stopped = False
+
+    async def __call__(self, *a: Any, progress: Any, cancel: Any, **kw: Any) -> Any:
+        from diamond_jupyter.transfer.sftp import Cancelled
+
+        self.calls += 1
+        if self.calls > 1:
+            return await self.real(*a, progress=progress, cancel=cancel, **kw)
+        total = 4 << 20
+        await asyncio.to_thread(progress, 1 << 20, total)
+        self.entered.set()
+        await self.wake.wait()
+        await asyncio.to_thread(progress, 2 << 20, total)  # from the copying thread
+        if cancel.is_set():
+            self.stopped = True
+            raise Cancelled("stopped")
+        return await self.real(*a, progress=progress, cancel=cancel, **kw)
+
+
+def _fed_sites(tmp_path: Any) -> Any:
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n"
+                     "  - name: alpha\n    scheduler: slurm\n    transport: {kind: local}\n"
+                     "  - name: beta\n    scheduler: slurm\n    transport: {kind: local}\n"
+                     f"store: {tmp_path / 'store.sqlite3'}\n")
+    return sites
+
+
+def _fed(sites: Any) -> Any:
+    from diamond_jupyter.federation import Federation
+
+    return Federation(sites, store=Store(sites.parent / "store.sqlite3"))
+
+
+async def test_a_copy_whose_engine_wakes_after_a_takeover_stops_writing(tmp_path, monkeypatch):
+    """An engine stalls mid-copy; another takes the copy over and finishes it. The first,
+    when it woke, went on writing the partial file beside the new engine and recorded its
+    own end. Now its next progress report finds its lease stale: it stops copying, writes
+    no state or progress, and says so with `lease.lost`."""
+    import diamond_jupyter.transfer as transfer_mod
+
+    copy = _StallingCopy(transfer_mod.sftp_copy)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
+    sites = _fed_sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("payload\n")
+    stale, new = _fed(sites), _fed(sites)
+    await stale.start(recover=False)
+    try:
+        rec = await stale.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)
+        stale_task = stale.mover._tasks[rec.id]
+        await asyncio.wait_for(copy.entered.wait(), 10)
+        age_heartbeat(stale.store, stale.engine_id)
+        await new.start(recover=False)
+        assert await new.resume_held() == {"transfers": [rec.id]}
+        done = await asyncio.wait_for(new.mover._tasks[rec.id], 30)
+        assert done.state == "SUCCEEDED" and dst.read_text() == "payload\n"
+        seen = new.store.last_seq()
+        copy.wake.set()  # the first engine wakes
+        with pytest.raises(leases.LeaseLost):
+            await asyncio.wait_for(stale_task, 10)
+        assert copy.stopped
+        after = new.store.events_since(seen, limit=None)
+        assert [e.kind for e in after] == ["lease.lost"]  # no progress, no state of its own
+        assert after[0].data == {"item": "transfer", "id": rec.id, "transfer_id": rec.id,
+                                 "engine": stale.engine_id, "generation": 1, "current": 2,
+                                 "owner": new.engine_id}
+        now = new.store.get_transfer(rec.id)
+        assert (now.state, now.data["owner"], now.data["lease"]) == (
+            "SUCCEEDED", new.engine_id, 2)
+    finally:
+        await asyncio.gather(stale.close(), new.close())
+
+
+async def test_a_staging_whose_engine_wakes_after_a_takeover_is_left_to_the_new_one(
+        tmp_path, monkeypatch):
+    """An engine stalls in a job's stage-in; another takes the staging (and its copy) over,
+    brings the data in and releases the job. The first, when it woke, finished its copy and
+    released (or failed) the job again. Now it drops the staging: one release, the job not
+    failed, the staging's end written by the new engine only."""
+    import diamond_jupyter.transfer as transfer_mod
+    from diamond_jupyter.model import StageEntry
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transfer.staging import resume_staged
+
+    copy = _StallingCopy(transfer_mod.sftp_copy)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
+    released: list[list[str]] = []
+
+    async def release(self: Any, native_ids: list[str]) -> None:
+        released.append(native_ids)
+    monkeypatch.setattr(Site, "release", release)
+    sites = _fed_sites(tmp_path)
+    src, work = tmp_path / "in.txt", tmp_path / "work"
+    src.write_text("input\n")
+    work.mkdir()
+    stale, new = _fed(sites), _fed(sites)
+    await stale.start(recover=False)
+    store = stale.store
+    spec = JobSpec(script="cat in.txt\n", working_directory=str(work),
+                   stage_in=[StageEntry(source=str(src), destination="in.txt")])
+    store.record_intent("alpha", "tokstage", spec)
+    job = store.bind_native_id("tokstage", "42")
+    store.apply_state(job.id, JobState.PENDING)
+    store.record_transfer("stage", "tokstage", "alpha", transfer_id="stage-tokstage",
+                          state="ACTIVE", data={"stage_of": "tokstage", "site": "alpha",
+                                                "user_hold": False})
+    try:
+        assert await resume_staged(stale.mover) == [job.id]  # the first engine drives it
+        staging = stale.mover._tasks["stage-tokstage"]
+        await asyncio.wait_for(copy.entered.wait(), 10)
+        age_heartbeat(store, stale.engine_id)
+        await new.start(recover=False)
+        took = await new.resume_held()
+        assert took == {"stagings": [job.id], "transfers": ["tokstage-in-0"]}
+        await asyncio.wait_for(new.mover._tasks["stage-tokstage"], 30)
+        assert released == [["42"]]
+        assert (work / "in.txt").read_text() == "input\n"
+        copy.wake.set()
+        await asyncio.wait_for(staging, 10)  # it ends: dropped, not failed
+        assert released == [["42"]]  # not released twice
+        assert store.get_job(job.id).state == JobState.PENDING  # not failed by the stale one
+        rec = store.get_transfer("stage-tokstage")
+        assert (rec.state, rec.data["owner"]) == ("SUCCEEDED", new.engine_id)
+        kinds = [e.kind for e in store.events_since(0, job_id=job.id, limit=None)]
+        assert kinds.count("job.released") == 1 and "stage.in.failed" not in kinds
+        lost = {d["id"]: d for d in _lost(store)}
+        assert set(lost) == {"stage-tokstage", "tokstage-in-0"}
+        assert {d["engine"] for d in lost.values()} == {stale.engine_id}
+        assert {d["owner"] for d in lost.values()} == {new.engine_id}
+    finally:
+        await asyncio.gather(stale.close(), new.close())

@@ -968,9 +968,10 @@ job_id=job.id if job else None)
                 **({"recursive": True} if is_dir else {})) for i, src, dst, is_dir in moves))
         except asyncio.CancelledError:
             raise
-        except LeaseLost as e:  # a copy taken over: so was the workflow, or the step fails
-            self._check(wid)
-            recs, error = [], str(e)
+        except LeaseLost:  # a copy another engine took over (this one stalled): the
+            self._check(wid)  # workflow too (dropped), or the next advance follows the copy
+            self.advance_soon(wid, GANG_RECHECK_S)
+            return
         except Exception as e:  # a bad path, an unknown site: the step fails
             recs, error = [], str(e)
         else:

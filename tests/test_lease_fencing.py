@@ -346,3 +346,43 @@ async def test_a_staging_whose_engine_wakes_after_a_takeover_is_left_to_the_new_
         assert {d["owner"] for d in lost.values()} == {new.engine_id}
     finally:
         await asyncio.gather(stale.close(), new.close())
+
+
+async def test_a_submit_whose_lease_went_stale_after_its_intent_never_reaches_the_scheduler(
+        tmp_path, monkeypatch):
+    """The engine stalls just after a step's submit intent was written; another takes the
+    workflow over. When it wakes, the facade ran the submit command anyway. Now the lease is
+    checked again just before it: nothing is submitted and the intent is closed, saying
+    why (the new engine's recovery finds no job to wait for)."""
+    sites = _fed_sites(tmp_path)
+    fed = _fed(sites)
+    await fed.start(recover=False)
+    store = fed.store
+    other = _engine_id(store)
+    rec = store.create_workflow("w", {}, ["one"], owner=fed.engine_id)
+    fence = leases.fence_of("workflow", rec.id, rec.data)
+    real_intent = store.record_intent
+
+    def intent_then_stall(*a: Any, **kw: Any) -> Any:
+        job = real_intent(*a, **kw)
+        age_heartbeat(store, fed.engine_id)  # it stalls here...
+        assert store.claim_workflow(rec.id, other) is not None  # ...and is taken over
+        return job
+    monkeypatch.setattr(store, "record_intent", intent_then_stall)
+    submitted: list[str] = []
+
+    async def submit_command(*a: Any, **kw: Any) -> Any:
+        submitted.append(a[2])
+        raise AssertionError("the scheduler was asked")
+    monkeypatch.setattr(fed, "_submit_staged", submit_command)
+    try:
+        with pytest.raises(leases.LeaseLost, match="lease generation 1 is stale"):
+            await fed.submit(JobSpec(script="true\n"), "alpha", token="a1b2c3d4e5f6",
+                             origin={"workflow": rec.id, "step": "one"}, fence=fence)
+        assert submitted == []
+        job = store.job_by_token("a1b2c3d4e5f6")
+        assert job.state == JobState.FAILED and job.native_id is None
+        assert "lease generation 1 is stale" in (job.reason or "")
+    finally:
+        await fed.close()
+        leases.unregister(other)

@@ -218,3 +218,53 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
             await eng.close()
         for lease in owners:
             lease.release()
+
+
+async def test_a_kernel_engine_takes_a_copy_handed_over_after_its_start(tmp_path):
+    """A kernel's engine (long-lived, not a server) looked for held stagings and transfers
+    only at its start: a copy a CLI engine handed back later waited for the next kernel, or
+    for a `diamond resume`. Now it looks again at every sweep."""
+    sites = _sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("later\n")
+    kernel = _engine(sites)
+    kernel.held_sweep_s = 0.05  # (15 s in use)
+    done = asyncio.Event()
+    kernel.subscribe(lambda ev: done.set() if ev.kind == "transfer.state"
+                     and ev.data.get("state") == "SUCCEEDED" else None)
+    await kernel.start(recover=False, resume_held=True)
+    try:
+        assert kernel.held_work() == {}  # nothing held at its start
+        cli = _engine(sites)
+        await cli.start(recover=False)
+        tid = await _stuck_copy(cli, src, dst)
+        await cli.close()  # hands the copy back
+        await asyncio.wait_for(done.wait(), 30)
+        rec = kernel.store.get_transfer(tid)
+        assert rec.state == "SUCCEEDED" and rec.data["owner"] == kernel.engine_id
+        assert dst.read_text() == "later\n"
+    finally:
+        await kernel.close()
+
+
+async def test_one_look_for_held_work_takes_a_bounded_number(tmp_path):
+    sites = _sites(tmp_path)
+    first = _engine(sites)
+    await first.start(recover=False)
+    ids = []
+    for i in range(3):
+        src = tmp_path / f"in{i}.txt"
+        src.write_text(f"{i}\n")
+        ids.append(await _stuck_copy(first, src, tmp_path / f"out{i}.txt"))
+    await first.close()
+    other = _engine(sites)
+    await other.start(recover=False)
+    try:
+        took = await other.resume_held(limit=2)
+        assert took == {"transfers": ids[:2]}  # the oldest first
+        assert other.held_work() == {"transfers": ids[2:]}
+        assert await other.resume_held(limit=2) == {"transfers": ids[2:]}
+        for tid in ids:
+            assert (await _finished(other, tid)).state == "SUCCEEDED"
+    finally:
+        await other.close()

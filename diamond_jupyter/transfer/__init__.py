@@ -583,11 +583,15 @@ class TransferManager:
             await asyncio.sleep(delay)  # polling cadence, not synchronisation
             delay = min(delay * 1.5, 30.0)
 
-    async def resume_pending(self) -> list[str]:
+    async def resume_pending(self, limit: int | None = None) -> list[str]:
         """After a restart: resume every unfinished transfer no live engine runs (SFTP from
-        its partial file; Globus: follow the task, or submit with the stored submission id)."""
-        started = []
-        for rec in self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
+        its partial file; Globus: follow the task, or submit with the stored submission id);
+        at most `limit` of them (oldest first: the rest is left for a later call)."""
+        started: list[str] = []
+        pending = self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None)
+        for rec in reversed(pending):
+            if limit is not None and len(started) >= limit:
+                break
             if rec.id in self._tasks or rec.kind not in ("sftp", "globus"):
                 continue
             if rec.kind == "sftp":

@@ -258,16 +258,21 @@ class StagedJob:
         return True
 
 
-async def resume_staged(mgr: TransferManager) -> list[str]:
-    """After a restart: resume each unfinished staging that no live engine runs."""
-    resumed = []
-    store = mgr.store
-    for rec in store.list_transfers(states=["PENDING", "ACTIVE"], limit=None, kinds=["stage"]):
+async def resume_staged(mgr: TransferManager, limit: int | None = None) -> list[str]:
+    """After a restart: resume each unfinished staging that no live engine runs (at most
+    `limit`, oldest first: the rest is left for a later call)."""
+    resumed: list[str] = []
+    store, taken = mgr.store, 0
+    for rec in reversed(store.list_transfers(states=["PENDING", "ACTIVE"], limit=None,
+                                             kinds=["stage"])):
+        if limit is not None and taken >= limit:
+            break
         if mgr.running(rec.id):
             continue
         claimed = store.claim_transfer(rec.id, mgr.lease.id)
         if claimed is None:
             continue
+        taken += 1
         fence = mgr.hold(claimed)
         try:
             started = await _resume_one(mgr, rec, claimed, fence)

@@ -386,3 +386,28 @@ async def test_a_submit_whose_lease_went_stale_after_its_intent_never_reaches_th
     finally:
         await fed.close()
         leases.unregister(other)
+
+
+async def test_a_users_cancel_through_an_engine_that_lost_the_workflow_still_cancels(tmp_path):
+    """A cancel asked of the engine that stalled and lost the workflow is the user's request,
+    not that engine driving it: the workflow is cancelled (before the fix: refused as a
+    stale write), and the loss is said."""
+    store = Store(tmp_path / "s.sqlite")
+    ids = [_engine_id(store), _engine_id(store)]
+    stale_ops, new_ops = _Ops(store), _Ops(store)
+    stale_ops.engine_id, new_ops.engine_id = ids
+    new_ops.ids = itertools.count(500)
+    stale, new = WorkflowEngine(stale_ops), WorkflowEngine(new_ops)
+    try:
+        wid = await stale.run(_pair())
+        age_heartbeat(store, ids[0])
+        assert await new.resume() == [wid]
+        await stale.cancel(wid)
+        assert store.get_workflow(wid).state == "CANCELLED"
+        assert [d["engine"] for d in _lost(store)] == [ids[0]]
+        assert len(stale_ops.cancels) == 2  # both steps' jobs
+    finally:
+        for eng in (stale, new):
+            await eng.close()
+        for e in ids:
+            leases.unregister(e)

@@ -386,6 +386,9 @@ class WorkflowEngine:
         rec = self.store.get_workflow(workflow_id)
         if rec.state in WORKFLOW_DONE:
             return
+        mine = self._fences.get(workflow_id)
+        if workflow_id in self._owned and mine and generation(rec.data) != mine.generation:
+            self._drop(workflow_id, LeaseLost(mine, generation(rec.data), rec.data.get("owner")))
         if workflow_id not in self._owned:  # a face's request: whoever drives it, unfenced
             self._fences.pop(workflow_id, None)
         self._set_data(workflow_id, {"cancel_requested": True})

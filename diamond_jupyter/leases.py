@@ -18,10 +18,11 @@ The claim itself is a field of the item's row in the store, set in one write tra
 
 Fencing: an engine that stalls (stopped, a long pause) past STALE_S loses its claims to
 another engine, but wakes still believing it holds them. So each claim of a transfer, a
-staging or a workflow by a new owner (and each hand-back) increments the item's lease
-generation (`data.lease`), and every write that drives the item carries the generation its
-engine got (a `Fence`): the store refuses it (`LeaseLost`) once the generation moved on,
-and the stale engine drops the item, saying so with a `lease.lost` event.
+staging, a workflow or an agent task by a new owner (and each hand-back) increments the
+item's lease generation (`data.lease`), and every write that drives the item carries the
+generation its engine got (a `Fence`): the store refuses it (`LeaseLost`) once the
+generation moved on, and the stale engine drops the item, saying so with a `lease.lost`
+event.
 """
 
 from __future__ import annotations
@@ -45,13 +46,14 @@ HOST = socket.gethostname()
 BEAT_S = 20.0  # an engine writes its heartbeat this often
 STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
 _LIVE: set[str] = set()  # engines of this process that are running
-LEASE_KINDS = ("transfer", "workflow")  # items whose writes are fenced
+LEASE_KINDS = ("transfer", "workflow", "task")  # items whose writes are fenced
 
 
 @dataclass(frozen=True)
 class Fence:
     """What a write that drives a held item carries: the item (`kind` "transfer", a staging
-    included, or "workflow"; its id) and the lease generation its engine got at its claim."""
+    included, "workflow", or "task": an agent task; its id) and the lease generation its
+    engine got at its claim."""
 
     kind: str
     item: str

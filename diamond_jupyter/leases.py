@@ -33,7 +33,9 @@ import os
 import secrets
 import socket
 import sqlite3
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +77,37 @@ class LeaseLost(DiamondError):
         return {"item": self.fence.kind, "id": self.fence.item, "engine": engine,
                 "generation": self.fence.generation, "current": self.current,
                 "owner": self.owner}
+
+
+class LeaseWatch:
+    """The lease checked from inside a copy loop, cheaply: `check` (a store read: LeaseLost
+    when the lease is stale, else whether the copy was asked to stop) runs at the first block
+    and then at most once every `every_s` seconds of this engine's clock or `every_bytes`
+    bytes moved, whichever comes first; a block in between costs two comparisons. So a
+    stale engine writes at most `every_bytes` (plus one block) after its loss."""
+
+    EVERY_S = 1.0
+    EVERY_BYTES = 4 << 20
+
+    def __init__(self, check: Callable[[], bool], *, every_s: float = EVERY_S,
+                 every_bytes: int = EVERY_BYTES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.check, self.every_s, self.every_bytes, self.clock = check, every_s, every_bytes, clock
+        self.checks = 0  # how many times the store was asked
+        self._at: float | None = None
+        self._done = 0
+
+    def __call__(self, done: int, *, force: bool = False) -> bool:
+        """`done` bytes moved so far (a retry may start lower): True when the copy was asked
+        to stop; LeaseLost when the lease is stale (both only when a check is due, or
+        `force`d: at a progress report)."""
+        now = self.clock()
+        if (not force and self._at is not None and now - self._at < self.every_s
+                and abs(done - self._done) < self.every_bytes):
+            return False
+        self._at, self._done = now, done
+        self.checks += 1
+        return self.check()
 
 
 def generation(data: dict[str, Any]) -> int:

@@ -12,7 +12,9 @@ not look alive). A running engine writes its heartbeat, a row in the store's `en
 dead at once; one whose process lives (this process included: an engine dropped without
 closing, or one stalled: stopped, paused) is dead once its heartbeat is older than STALE_S.
 An engine on another host (a server that ran on another node of a cluster, with the store on
-a shared filesystem) lives while its heartbeat is fresh.
+a shared filesystem) lives while its heartbeat changes: it is dead once this engine has seen
+the same beat for STALE_S of its own clock (the hosts' clocks may disagree, so its beat's
+time is never compared with ours; an engine seen for the first time is watched from then).
 The claim itself is a field of the item's row in the store, set in one write transaction
 (`claim_transfer`, `claim_workflow`, `claim_task`): one owner at a time.
 
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 
 HOST = socket.gethostname()
 BEAT_S = 20.0  # an engine writes its heartbeat this often
-STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
+STALE_S = 90.0  # a heartbeat this old (of another host: unchanged this long): engine gone
 _LIVE: set[str] = set()  # engines of this process that are running
 LEASE_KINDS = ("transfer", "workflow", "task")  # items whose writes are fenced
 
@@ -187,8 +189,8 @@ def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
         return True
     host, pid, start, _ = parts
     if host != HOST:  # its heartbeat in the store is all there is to go by
-        age = _age(beats, owner)
-        return age is not None and age < STALE_S
+        silent = _silent(beats, owner)
+        return silent is not None and silent < STALE_S
     if int(pid) == os.getpid():
         return owner in _LIVE and not _beat_stale(beats, owner, missing=False)
     try:
@@ -200,11 +202,11 @@ def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
     return _start_time(int(pid)) == start and not _beat_stale(beats, owner, missing=True)
 
 
-def _age(beats: Heartbeats | None, owner: str) -> float | None:
+def _silent(beats: Heartbeats | None, owner: str) -> float | None:
     if beats is None:
         return None
     try:
-        return beats.age_s(owner)
+        return beats.silent_for_s(owner)
     except (DiamondError, sqlite3.Error):
         return None
 

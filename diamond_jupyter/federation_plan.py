@@ -455,6 +455,11 @@ def _workflow_step(step: Any) -> list[str]:
         out.append(f"    on {c.get('site')} ({c.get('scheduler')}), batch script "
                    f"(sha256 {c.get('script_sha256')}):")
         out += _block(str(c.get("script")), "      | ")
+    lines = step.get("engine_lines") or []
+    if lines:  # a fixed template, pinned with the scripts: {...} are filled in at run time
+        out.append(f"    the engine may add (sha256 {step.get('engine_sha256')}):")
+        for line in lines:
+            out += _block(str(line), "      - ")
     return out
 
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from .model import BadInput, JobSpec
 
@@ -21,6 +21,20 @@ ACCEPTED = ("now[+N[seconds|minutes|hours|days|weeks]], HH:MM[:SS] [AM|PM], "
             "midnight, noon, elevenses, fika, teatime")
 
 
+# the latest moment an estimate names: a time limit of thousands of years (Slurm takes up to
+# 2^32 - 2 minutes, about 8,000 years) would pass datetime's year 9999
+FAR_FUTURE = datetime(9000, 1, 1, tzinfo=timezone.utc)
+
+
+def later(t: datetime, seconds: float) -> datetime:
+    """`t` plus `seconds`, at most FAR_FUTURE (in `t`'s time zone): adding a walltime or a
+    wait of thousands of years raised OverflowError out of placement."""
+    far = FAR_FUTURE.replace(tzinfo=t.tzinfo)
+    if seconds >= (far - t).total_seconds():
+        return max(far, t)
+    return t + timedelta(seconds=seconds)
+
+
 def slurm_time_at(text: str, now: datetime, option: str = "--begin") -> datetime:
     """The moment a `--begin`/`--deadline` value names, in `now`'s time zone (sbatch reads
     it in the cluster's local time). BadInput, naming what is accepted, where sbatch would
@@ -32,7 +46,7 @@ def slurm_time_at(text: str, now: datetime, option: str = "--begin") -> datetime
     if m:
         unit = _UNITS.get(m.group(2) or "s")
         if unit is not None:
-            return now + timedelta(seconds=int(m.group(1) or 0) * unit)
+            return later(now, int(m.group(1) or 0) * unit)
     if text == "today":
         return day
     if text == "tomorrow":

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.model import BadInput, JobSpec
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -290,6 +290,12 @@ async def test_the_plan_shows_the_engine_lines_with_their_placeholders(tmp_path,
         assert "afterok:{job id of step prep}" in text and "afterany:{job id of its gate}" in text
         assert "where: the script becomes, run by /bin/bash" in text
         assert "print(open('out.bin').read())" in text
+        from diamond_jupyter.federation_plan import describe_plan
+
+        said = describe_plan(plan)  # what the agent's approval shows a person
+        assert f"the engine may add (sha256 {fit['engine_sha256']}):" in said
+        assert "- input out.bin, step prep on the same site: mkdir" not in said
+        assert "- input out.bin, step prep on the same site: cp -p --" in said
         forged = json.loads(json.dumps(plan))
         forged["steps"][1]["engine_sha256"] = "0" * 64
         with pytest.raises(PlanChanged, match="step 'fit': the lines the engine adds to it "
@@ -378,3 +384,170 @@ async def test_the_cli_shows_a_workflows_plan_and_approves_exactly_it(tmp_path, 
                      "--json") == 0
     view = json.loads(capsys.readouterr().out)
     assert view["awaiting_approval"] == [] and view["steps"][1]["job"]
+
+
+# -- 5. numbers past what a clock or a parser holds ------------------------------------------------
+
+def _unlimited_site() -> tuple[Any, Any]:
+    """A Slurm site whose partitions set no MaxTime (UNLIMITED, as many centers' long
+    queues): placement takes any time limit there."""
+    from test_placement import alpha
+
+    cfg, snap = alpha()
+    for p in snap.partitions:
+        p.max_time_s = None
+    return cfg, snap
+
+
+@pytest.mark.parametrize("walltime_s", [(2**32 - 2) * 60, 9 * 10**13, 2**53])
+def test_a_time_limit_of_thousands_of_years_is_placed_not_crashed(walltime_s):
+    """`#SBATCH -t 4294967294` (Slurm's largest limit, about 8,000 years) on a partition
+    without MaxTime: placement added it to now and passed datetime's year 9999
+    (OverflowError out of `diamond place`, the submit's placement, a workflow's step). The
+    estimate is now capped far in the future (year 9000)."""
+    from diamond_jupyter.placement import place
+    from diamond_jupyter.placement_time import FAR_FUTURE
+
+    spec = JobSpec(name="t", command="true")
+    spec.resources.walltime_s = walltime_s  # as a parser fills it, field by field
+    pl = place(spec, [_unlimited_site()])
+    v = pl.verdict("alpha")
+    assert v.feasible and v.estimated_finish == FAR_FUTURE
+
+
+@pytest.mark.parametrize("option", ["--begin=now+99999999999999weeks",
+                                    "--deadline=now+999999999999999days"])
+def test_a_start_or_deadline_past_the_calendar_is_read_not_crashed(option):
+    """`#SBATCH --begin=now+99999999999999weeks`: sbatch's relative time was added to now
+    as given (OverflowError reading the script for placement); it is now capped at the
+    far-future mark, so the job is placed as one that starts (or must end) that late."""
+    from datetime import datetime, timezone
+
+    from diamond_jupyter.placement_time import FAR_FUTURE, slurm_time_at
+
+    value = option.split("=", 1)[1]
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert slurm_time_at(value, now, option.split("=")[0]) == FAR_FUTURE
+
+
+async def test_placing_a_script_past_slurms_largest_time_limit_says_so(tmp_path):
+    """A script's `#SBATCH -t 99999999999999` (minutes): the parser fills the spec field by
+    field, past the bounds a REST body or a model's call is held to, and placement ranked
+    it (or crashed, above); the submit alone refused it. `place` now checks the spec as the
+    submit does, before any site is asked."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"),
+        discovery={"enabled": False})]), store=Store(tmp_path / "s.sqlite"))
+    try:
+        spec = fed.parse("#!/bin/bash\n#SBATCH -t 99999999999999\ntrue\n")
+        with pytest.raises(BadInput, match=r"resources.walltime_s 5999999999999940 s is too "
+                                           r"long: at most 4294967294 minutes"):
+            await fed.place(spec)
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("script", [
+    "#!/bin/bash\n#SBATCH --array=0-99999999999999999999\ntrue\n",
+    "#!/bin/bash\n#SBATCH --array=1-10:0\ntrue\n",
+    "#!/bin/bash\n#PBS -J 0-99999999999999999999\ntrue\n",
+    "#!/bin/bash\n#BSUB -J a[1-99999999999999999999]\ntrue\n",
+    "#!/bin/bash\n#$ -t 1-99999999999999999999:1\ntrue\n",
+    "#!/bin/bash\n#SBATCH -n 1e400\ntrue\n",
+    "#!/bin/bash\n#SBATCH --mem=nanG\ntrue\n",
+])
+def test_an_array_range_or_count_that_overflows_is_refused_with_its_line(tmp_path, script):
+    """(guard) Job arrays whose range overflows any scheduler's index (20 digits), a step
+    of 0 (an endless range), `-n 1e400`, `--mem=nanG`: refused, naming the line."""
+    from diamond_jupyter.federation import Federation
+
+    with pytest.raises(BadInput, match=r"line 2: bad "):
+        Federation.parse(script)
+
+
+@pytest.mark.parametrize("body", ['{"resources": {"walltime_s": 1e400}}',
+                                  '{"resources": {"walltime_s": NaN}}',
+                                  '{"resources": {"memory_mb": -Infinity}}',
+                                  '{"resources": {"nodes": 1e30}}'])
+def test_a_rest_body_number_json_reads_as_infinite_or_nan_is_refused(body):
+    """(guard) JSON's `1e400` reads as infinity in Python, `NaN` and `Infinity` are read
+    too: a spec's number that is not finite, or past an integer, is a 400 naming it."""
+    from pydantic import ValidationError
+
+    from diamond_jupyter.server.bodies import SubmitBody
+
+    with pytest.raises(ValidationError, match=r"spec\.resources\.(walltime_s|memory_mb|nodes)"):
+        SubmitBody.model_validate({"spec": json.loads(body)})
+
+
+@pytest.mark.parametrize("memory", ["Infinity", "NaN", "1e400M", "-1G", "0x10G",
+                                    "99999999999999999999999T"])
+async def test_a_memory_option_that_is_no_finite_size_is_refused(tmp_path, memory):
+    """(guard) `--memory Infinity`, `NaN`, `1e400M`, a negative or hexadecimal size, or one
+    past what a number holds (a notebook cell, a tool call): refused, naming it."""
+    from diamond_jupyter.skills import spec_of
+    from diamond_jupyter.skills_models import SubmitInput
+
+    fed = _rooted_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match=r"--memory|memory_mb .* is too large"):
+            spec_of(fed, SubmitInput(script="#!/bin/bash\ntrue\n", memory=memory))
+    finally:
+        await fed.close()
+
+
+# -- 6. the agent's model ------------------------------------------------------------------------
+
+def _openai_answer(arguments: str) -> dict[str, Any]:
+    return {"choices": [{"message": {"content": None, "tool_calls": [{
+        "id": "c1", "function": {"name": "status", "arguments": arguments}}]},
+        "finish_reason": "tool_calls"}]}
+
+
+async def test_a_model_answer_nested_past_reading_fails_the_turn_saying_why():
+    """An OpenAI-compatible endpoint (or a model talked into it) answers a tool call whose
+    arguments nest 200,000 lists deep: json raised RecursionError out of the provider, and
+    the task failed with "maximum recursion depth exceeded" and a logged traceback. Now an
+    LLMError saying the answer nests too deeply (the task fails, saying so)."""
+    import httpx
+
+    from diamond_jupyter.agent.base import LLMError
+    from diamond_jupyter.agent.openai_compat import OpenAICompatProvider
+
+    class Cfg:
+        model_name, max_tokens, base_url = "m", 10, "http://model.invalid/v1"
+
+        def api_key(self) -> str:
+            return "k"
+
+    deep = "[" * 200_000 + "]" * 200_000
+    p = OpenAICompatProvider(Cfg())
+    await p.client.aclose()
+    p.client = httpx.AsyncClient(base_url="http://model.invalid/v1/", transport=httpx.MockTransport(
+        lambda req: httpx.Response(200, json=_openai_answer(deep))))
+    try:
+        with pytest.raises(LLMError, match="nests lists or objects too deeply"):
+            await p.complete(system="s", messages=[], tools=[])
+    finally:
+        await p.aclose()
+
+
+@pytest.mark.parametrize("arguments", ["[1, 2]", "1e400", '"status"', "null"])
+async def test_a_tool_call_whose_arguments_are_no_object_is_the_calls_own_error(tmp_path,
+                                                                               arguments):
+    """(guard) Arguments that are a list, a number (1e400: infinity), a string or null:
+    the call is refused as the model's own error (told to it), nothing runs."""
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    args = json.loads(arguments)
+    fed = _rooted_fed(tmp_path)
+    try:
+        with pytest.raises((BadInput, ValueError)):
+            await run_skill(SkillContext(fed, approval="auto"), "status", args)
+        assert fed.jobs() == []
+    finally:
+        await fed.close()

@@ -321,14 +321,29 @@ def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> Non
                        "another directory, or fetch it yourself from the command line")
 
 
+def no_hidden_files(files: list[str] | None) -> None:
+    """A tool call names no hidden result file (`.ssh/authorized_keys`, `.bashrc`): a fetch
+    writes a hidden name only when a person names it (`diamond fetch --file`), and the
+    model's or an MCP client's `files` are not a person's choice. BadInput naming it."""
+    for f in files or []:
+        dot = next((p for p in str(f).replace("\\", "/").split("/")
+                    if p.startswith(".") and p not in (".", "..")), None)
+        if dot is not None:
+            raise BadInput(f"files: {f!r} has the hidden part {dot!r}: a tool call fetches "
+                           "no hidden file (it could change how you log in or what starts); "
+                           "fetch it yourself with `diamond fetch JOB --file NAME`")
+
+
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
     no_hidden_destination(ctx, inp.dest, "dest")
+    no_hidden_files(inp.files)
     return await ctx.fed.plan_fetch(inp.job_id, inp.dest, files=inp.files,
                                     overwrite=inp.overwrite, max_file_bytes=inp.max_file_bytes)
 
 
 async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
     no_hidden_destination(ctx, inp.dest, "dest")
+    no_hidden_files(inp.files)
     if ctx.approved is not None:
         got = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
     else:

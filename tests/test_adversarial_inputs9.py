@@ -551,3 +551,38 @@ async def test_a_tool_call_whose_arguments_are_no_object_is_the_calls_own_error(
         assert fed.jobs() == []
     finally:
         await fed.close()
+
+
+# -- 7. a tool call naming a job's hidden file ---------------------------------------------------
+
+@pytest.mark.parametrize("files", [[".ssh/authorized_keys"], ["out/.bashrc"],
+                                   ["ok.txt", ".config/autostart/x.desktop"]])
+@pytest.mark.parametrize("approval", ["auto", "ask"])
+async def test_a_tool_call_cannot_fetch_a_hidden_file_by_naming_it(tmp_path, monkeypatch,
+                                                                   files, approval):
+    """A fetch writes a hidden name only when it is named (`--file`), the user's choice.
+    The model (after reading a job's output) or an MCP client named it in `files`, with
+    `dest: "."`: the destination is not hidden, so it went on, and the job's
+    `.ssh/authorized_keys` was written into the server's root, under JupyterHub the home,
+    `~/.ssh/authorized_keys`. A tool call's `files` naming a hidden part is refused, before
+    any plan; a person still fetches one with `diamond fetch --file`."""
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    fed = _rooted_fed(tmp_path)
+    monkeypatch.setenv("HOME", str(fed.server_root))
+    fed.store.record_intent("here", "abc123abc123", JobSpec(
+        script="true\n", working_directory=str(tmp_path / "wd")))
+    fed.store.bind_native_id("abc123abc123", "41")
+    for f in [*files, "ok.txt"]:
+        (tmp_path / "wd" / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "wd" / f).write_text("ssh-ed25519 AAAA attacker\n")
+    try:
+        with pytest.raises(BadInput, match=r"files: '.*' has the hidden part '\.(ssh|bashrc|"
+                                           r"config)': a tool call fetches no hidden file"):
+            await run_skill(SkillContext(fed, approval=approval), "fetch_results",
+                            {"job_id": "here:41", "dest": ".", "files": files})
+        assert list(fed.server_root.iterdir()) == []
+        got = await fed.fetch("here:41", fed.server_root / "mine", files=files)  # (guard)
+        assert len(got.paths) == len(files)  # the user's own choice, named: fetched
+    finally:
+        await fed.close()

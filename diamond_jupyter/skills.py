@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import posixpath
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -296,12 +297,15 @@ async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
     return LogsOutput(**await ctx.fed.logs(inp.job_id, lines=inp.lines))
 
 
-def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> None:
+def no_hidden_destination(ctx: SkillContext, path: str | None, what: str, *,
+                          reads: bool = False) -> None:
     """A tool call (the agent's model, an MCP client) writes no file of this machine into a
     hidden directory (`~/.ssh`, `.config/autostart`, `.jupyter`): a job's result file named
     `authorized_keys` fetched there would let its writer log in as the user, as a fetch's
-    own hidden names are kept out unless the user names them. BadInput naming the part;
-    paths on a site, and a hidden server root itself, are not concerned."""
+    own hidden names are kept out unless the user names them. With `reads` (a source), it
+    reads none there either (`~/.ssh/id_ed25519` copied to a site, where a job may send it
+    anywhere). BadInput naming the part; paths on a site, and a hidden server root itself,
+    are not concerned."""
     if not path:
         return
     from .transfer import parse_location
@@ -314,6 +318,10 @@ def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> Non
     base = Path(os.path.abspath(os.path.expanduser(str(base))))
     parts = full.relative_to(base).parts if full.is_relative_to(base) else full.parts
     dot = next((p for p in parts if p.startswith(".") and p not in (".", "..")), None)
+    if dot is not None and reads:  # a key, a token, a config: never sent to a site
+        raise BadInput(f"{what}: {path!r} is (in) the hidden {dot!r}: a tool call reads "
+                       "no hidden file or directory of this machine (keys, tokens and "
+                       "configs live there); copy it yourself from the command line")
     if dot is not None:
         raise BadInput(f"{what}: {path!r} is in the hidden directory {dot!r}: a tool call "
                        "writes nothing into hidden directories of this machine (a job's "
@@ -332,6 +340,19 @@ def no_hidden_files(files: list[str] | None) -> None:
             raise BadInput(f"files: {f!r} has the hidden part {dot!r}: a tool call fetches "
                            "no hidden file (it could change how you log in or what starts); "
                            "fetch it yourself with `diamond fetch JOB --file NAME`")
+
+
+def no_hidden_staging(ctx: SkillContext, spec: JobSpec) -> None:
+    """A tool call's job stages in no hidden file of this machine (`~/.ssh/id_ed25519` copied
+    to the site, where its script may send it anywhere) and stages out nothing into a
+    hidden directory here (`.ssh/authorized_keys`), as its fetches and transfers."""
+    for n, e in enumerate(spec.stage_in):
+        no_hidden_destination(ctx, e.source, f"stage_in[{n}].source", reads=True)
+    for n, e in enumerate(spec.stage_out):
+        dst = e.destination or "./"
+        if dst.endswith("/"):  # into a directory: the source's own name is made there
+            dst += posixpath.basename(e.source.rstrip("/"))
+        no_hidden_destination(ctx, dst, f"stage_out[{n}].destination")
 
 
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
@@ -362,6 +383,7 @@ async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
+    no_hidden_staging(ctx, spec)
     if inp.hedge and inp.hedge > 1:  # every copy: its site and the script it runs there
         if inp.site != "auto":
             raise BadInput(f"hedge {inp.hedge} needs site 'auto' (placement picks the sites "
@@ -372,6 +394,7 @@ async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)  # parsing is CPU work: off the event loop
+    no_hidden_staging(ctx, spec)
     hedge = inp.hedge if inp.hedge and inp.hedge > 1 else None
     if hedge is not None:  # copies on several sites; approved: exactly the copies shown
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
@@ -408,6 +431,7 @@ async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
 
 async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
     _transfer_fn(ctx)
+    no_hidden_destination(ctx, inp.src, "src", reads=True)
     no_hidden_destination(ctx, inp.dst, "dst")
     plan = await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
                                        overwrite=inp.overwrite)
@@ -422,6 +446,7 @@ def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
 
 
 async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
+    no_hidden_destination(ctx, inp.src, "src", reads=True)
     no_hidden_destination(ctx, inp.dst, "dst")
     once = {"transfer_id": f"agent-{ctx.call_key}"} if ctx.call_key else {}
     if ctx.approved is not None:

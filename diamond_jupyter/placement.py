@@ -157,7 +157,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
-from .placement_time import job_window, later
+from .placement_time import job_window, plus_seconds
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -893,7 +893,7 @@ def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end:
     r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
     opens = max(now, aware(r.start)) if r.start is not None else now
     wall = spec.resources.walltime_s
-    if not wall or later(opens, wall) <= end:
+    if not wall or plus_seconds(opens, wall) <= end:
         return None
     left = max(0.0, (end - opens).total_seconds())
     return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
@@ -947,7 +947,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> Site
         if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
             continue
         walltime = spec.resources.walltime_s
-        if r.start is not None and walltime and later(now, walltime) <= aware(
+        if r.start is not None and walltime and plus_seconds(now, walltime) <= aware(
                 r.start):
             continue  # it ends before the reservation starts
         for h in (h for e in r.nodes for h in expand_hostlist(e)):
@@ -1966,7 +1966,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if bound_s is not None:
             bound_s = max(own.corrected(bound_s, ratio), start_s)
         v.own_wait_ratio, v.own_samples = ratio, own.samples
-        v.model_start = later(now, model_s)
+        v.model_start = plus_seconds(now, model_s)
         v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
                        f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
@@ -1978,8 +1978,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
-    v.raw_start = later(now, raw_s)
-    v.start_bound = None if bound_s is None else later(now, bound_s)
+    v.raw_start = plus_seconds(now, raw_s)
+    v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
@@ -2033,7 +2033,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                          "Slurm removes a job that cannot (state DEADLINE)"]
             v.verdict, v.partition = "INCOMPATIBLE", None
             return
-        ends = later(now, raw_s + v._walltime_s)
+        ends = plus_seconds(now, raw_s + v._walltime_s)
         if ends > deadline:
             v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: Slurm cuts its time limit "
                            f"to end by then ({hms((deadline - now).total_seconds() - raw_s)}"
@@ -2058,7 +2058,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
-    v.estimated_start = later(now, start_s)
+    v.estimated_start = plus_seconds(now, start_s)
     v.start_source = source  # type: ignore[assignment]
     v.estimated_runtime_s = runtime
     v.stage_in_s = stage
@@ -2067,8 +2067,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         ready = aware(data.ready_at)
         v.notes.append(f"its inputs are expected in {hms((ready - now).total_seconds())} "
                        f"(the steps it needs end then), and copied here in {hms(stage)}")
-        v.inputs_at = later(ready, stage)
-    v.estimated_finish = later(max(v.estimated_start, later(ready, stage)), runtime)
+        v.inputs_at = plus_seconds(ready, stage)
+    v.estimated_finish = plus_seconds(max(v.estimated_start, plus_seconds(ready, stage)), runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
@@ -2289,7 +2289,7 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift
-    v.raw_start = later(now, at_once)
+    v.raw_start = plus_seconds(now, at_once)
     if v.start_bound is not None:
         v.start_bound = max(v.start_bound, v.estimated_start)
     v.verdict = "BUSY"

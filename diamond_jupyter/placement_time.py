@@ -26,7 +26,7 @@ ACCEPTED = ("now[+N[seconds|minutes|hours|days|weeks]], HH:MM[:SS] [AM|PM], "
 FAR_FUTURE = datetime(9000, 1, 1, tzinfo=timezone.utc)
 
 
-def later(t: datetime, seconds: float) -> datetime:
+def plus_seconds(t: datetime, seconds: float) -> datetime:
     """`t` plus `seconds`, at most FAR_FUTURE (in `t`'s time zone): adding a walltime or a
     wait of thousands of years raised OverflowError out of placement."""
     far = FAR_FUTURE.replace(tzinfo=t.tzinfo)
@@ -46,7 +46,7 @@ def slurm_time_at(text: str, now: datetime, option: str = "--begin") -> datetime
     if m:
         unit = _UNITS.get(m.group(2) or "s")
         if unit is not None:
-            return later(now, int(m.group(1) or 0) * unit)
+            return plus_seconds(now, int(m.group(1) or 0) * unit)
     if text == "today":
         return day
     if text == "tomorrow":

@@ -13,6 +13,7 @@ outside its place. Tests of attacks that already failed safely say so ("guard").
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -620,5 +621,164 @@ async def test_a_tool_call_sends_no_hidden_file_of_this_machine_and_stages_none_
                                            r"destination|src): .* hidden"):
             await run_skill(SkillContext(fed, approval=approval), tool, args)
         assert fed.jobs() == [] and not (tmp_path / "wd").exists()
+    finally:
+        await fed.close()
+
+
+# -- 8. names, answers and files that were already handled (guards) ------------------------------
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "-x", "__proto__", "\u202eab", "a b"])
+def test_a_workflow_step_named_like_a_path_an_option_or_a_prototype_is_refused(name):
+    """(guard) A colleague's workflow whose step is `..` (its directory would be the
+    parent's), `-x`, `__proto__` (a key the sidebar's JavaScript treats apart) or holds a
+    right-to-left override: refused, naming it."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    text = f"name: w\nsteps:\n  - {{name: {json.dumps(name)}, site: alpha, script: 'true'}}\n"
+    with pytest.raises(BadInput, match=r"is not a valid name \(letters, digits, _ \. -, ASCII"):
+        load_workflow(text, sites=("alpha",))
+
+
+@pytest.mark.parametrize("answer", ["Submitted batch job 99999999999999999999999\n",
+                                    "Submitted batch job 1e9\n",
+                                    "Submitted batch job \u0661\u0662\u0663\n",
+                                    "Submitted batch job 12\x1b[2J\n",
+                                    "Submitted batch job ../../12\n"])
+def test_a_submit_answer_whose_job_id_has_no_slurm_shape_names_no_job(answer):
+    """(guard) A login node's sbatch (a wrapper someone put on the PATH) answers an id past
+    any counter, in another script's digits, with an escape sequence or a path: no job is
+    named by it (SiteError, the answer shown)."""
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.model import SiteError
+
+    with pytest.raises(SiteError, match="cannot parse sbatch output: no job id"):
+        SlurmCommands().parse_submit(answer)
+
+
+def test_an_swf_line_with_numbers_past_any_counter_is_refused(tmp_path):
+    """(guard) A trace whose job asks 10^20 processors and runs 10^20 s: refused with its
+    line, not replayed as a machine that size."""
+    from diamond_jupyter.testbed.trace import read_swf
+
+    p = tmp_path / "t.swf"
+    p.write_text("; MaxProcs: 999999999999999999999999999999\n"
+                 "1 0 0 100 99999999999999999999 -1 -1 99999999999999999999 100 -1 1 1 1 1 "
+                 "1 1 -1 -1\n")
+    with pytest.raises(BadInput, match=r"t\.swf:2: .* too large a number"):
+        read_swf(p)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "big"])
+def test_a_workflow_script_file_that_never_ends_is_refused(tmp_path, kind):
+    """(guard) A workflow naming a FIFO (a reader would wait for ever) or a 300 MB file as a
+    step's `script_file`: refused, naming the file."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    f = tmp_path / "step.sh"
+    if kind == "fifo":
+        os.mkfifo(f)
+    else:
+        with open(f, "wb") as fh:
+            fh.truncate(300 << 20)
+    text = f"name: w\nsteps:\n  - {{name: a, site: alpha, script_file: {f}}}\n"
+    with pytest.raises(BadInput, match=r"script_file .*(not a file|holds more than)"):
+        load_workflow(text, sites=("alpha",), root=tmp_path)
+
+
+class _Tty:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+
+def test_diamond_logs_on_a_terminal_writes_out_every_escape_but_colour():
+    """(guard) A job's stdout holds OSC 52 (writes the terminal's clipboard), a title change,
+    a screen clear, a cursor move over earlier lines and a right-to-left override: on a
+    terminal `diamond logs` writes each out as text; its colours stay."""
+    from diamond_jupyter.cli.jobs import _write_output
+
+    out = _Tty()
+    _write_output(out, "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;sudo\x07\x1b[2J\x1b[3A"
+                       "ok \u202eexe.txt \x1b[31mred\x1b[0m\n")
+    assert "\x1b]" not in out.text and "\x07" not in out.text and "\x1b[2J" not in out.text
+    assert "\u202e" not in out.text and "\x1b[3A" not in out.text
+    assert "\\x1b]52;c;" in out.text and "\\u202e" in out.text
+    assert "\x1b[31mred\x1b[0m" in out.text
+
+
+def test_a_job_card_shows_a_jobs_html_as_text():
+    """(guard) A job's stdout and file names holding `<script>`, `<img onerror>` and an
+    escape sequence: the saved card's HTML shows them as text."""
+    from diamond_jupyter.kernel.jobcard import render_html
+    from diamond_jupyter.model import Job, JobState
+
+    job = Job(id="a:1", site="a", native_id="1", name="<b>x</b>", state=JobState.COMPLETED,
+              exit_code=0)
+    html = render_html(job, {"stdout": "<script>alert(1)</script>\x1b]52;c;eA==\x07\n",
+                             "files": ["<img src=x onerror=alert(1)>"]})
+    assert "<script>" not in html and "<img" not in html and "\x1b" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom"])
+def test_a_sites_file_that_is_a_device_is_read_bounded(path):
+    """(guard) `DIAMOND_CONFIG=/dev/zero` (or a device that never ends): read up to the
+    sites file's size bound, then refused, not read for ever."""
+    from diamond_jupyter.config import load_config
+
+    with pytest.raises(BadInput, match=r"sites file /dev/\w+ (is larger than|is not)"):
+        load_config(path)
+
+
+def test_a_sites_file_of_a_million_sites_is_refused_before_it_is_parsed(tmp_path):
+    """(guard) A sites file listing 10^6 sites: past the sites file's 4 MB bound, refused
+    before YAML reads it (tens of thousands within the bound are refused once their values
+    pass 100,000, after parsing; PyYAML's pure-Python reader takes about 20 s for 40,000)."""
+    import time
+
+    from diamond_jupyter.config import load_config
+
+    p = tmp_path / "sites.yaml"
+    p.write_text("sites:\n" + "".join(f"  - {{name: s{i}}}\n" for i in range(1_000_000)))
+    p.chmod(0o600)
+    t0 = time.monotonic()
+    with pytest.raises(BadInput, match=r"is larger than 4 MB: not a sites file"):
+        load_config(p)
+    assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.parametrize("job", ["alpha:$(id)", "alpha:../../etc/passwd", "alpha:1;id",
+                                 "alpha:-1", "alpha:1\u200b"])
+async def test_a_job_id_a_face_gives_with_shell_or_path_syntax_is_unknown(tmp_path, job):
+    """(guard) A job id given to `status`, `logs`, `cancel` (a cell, a REST path, a tool
+    call) with shell or path syntax, a leading dash or an invisible character: an unknown
+    job (BadInput), never a command or a path on the site."""
+    fed = _rooted_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput):
+            await fed.cancel(job)
+        with pytest.raises(BadInput):
+            await fed.logs(job)
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("tool", ["subm\u0456t", "submit\u200b", "SUBMIT", "__proto__"])
+async def test_a_tool_named_like_another_is_an_unknown_tool(tmp_path, tool):
+    """(guard) A model's (or an MCP client's) call of `submіt` (a Cyrillic і), `submit`
+    with a zero-width space, another case, `__proto__`: an unknown tool; nothing runs."""
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    fed = _rooted_fed(tmp_path)
+    try:
+        with pytest.raises(BadInput, match="unknown"):
+            await run_skill(SkillContext(fed, approval="auto"), tool,
+                            {"script": "#!/bin/bash\ntrue\n", "site": "here"})
+        assert fed.jobs() == []
     finally:
         await fed.close()

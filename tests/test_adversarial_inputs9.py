@@ -782,3 +782,53 @@ async def test_a_tool_named_like_another_is_an_unknown_tool(tmp_path, tool):
         assert fed.jobs() == []
     finally:
         await fed.close()
+
+
+# -- 9. a scheduler's JSON nested past reading --------------------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_another_users_pbs_job_value_nested_past_reading_spoils_only_its_own_record():
+    """PBS Pro's `qstat -F json` prints a job's name (or `-v` value) with its raw quotes:
+    another user's job named `x","z":[[[[...]]]],"y":"` (100,000 brackets) made the listing
+    nest past what json reads; RecursionError escaped the dialect (no SiteError), so the
+    site's whole queue could not be read and the poll failed with "maximum recursion
+    depth exceeded". Now it is a SiteError like any listing that does not read, and the
+    listing is read job by job: every other job kept."""
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+
+    name = 'x","z":' + DEEP + ',"y":"'
+    out = ('{\n    "timestamp":1,\n    "pbs_version":"2022.1",\n    "pbs_server":"srv",\n'
+           '    "Jobs":{\n        "1.srv":{\n            "Job_Name":"mine",\n'
+           '            "job_state":"R"\n        },\n        "2.srv":{\n'
+           f'            "Job_Name":"{name}",\n            "job_state":"Q"\n        }}\n'
+           '    }\n}\n')
+    got = {j.native_id: j for j in PbsCommands().parse_status(out)}
+    assert got["1.srv"].state.value == "RUNNING"
+    assert "2.srv" in got  # read whole as its own text, or kept as UNKNOWN saying why
+
+
+@pytest.mark.parametrize("dialect", ["flux", "lsf", "slurm"])
+def test_a_json_queue_nested_past_reading_is_a_site_error(dialect):
+    """A scheduler (or what stands in for it on the login node) answering JSON nested
+    100,000 deep: RecursionError escaped `flux jobs --json`, `bjobs -json` and `squeue
+    --json`'s readers; now a SiteError naming the command, as any unreadable answer."""
+    from diamond_jupyter.dialects.flux_commands import FluxCommands
+    from diamond_jupyter.dialects.lsf_commands import LsfCommands
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.model import SiteError
+
+    cmds = {"flux": FluxCommands, "lsf": LsfCommands, "slurm": SlurmCommands}[dialect]()
+    parse = cmds.parse_status_json if dialect == "slurm" else cmds.parse_status
+    with pytest.raises(SiteError, match="nested too deeply"):
+        parse('{"jobs": ' + DEEP + "}")
+
+
+def test_a_slurmrestd_answer_nested_past_reading_is_a_site_error():
+    """The same from slurmrestd (a REST answer): SiteError, not RecursionError."""
+    from diamond_jupyter.dialects.slurm_rest import parse_jobs
+    from diamond_jupyter.model import SiteError
+
+    with pytest.raises(SiteError, match="not JSON"):
+        parse_jobs('{"jobs": ' + DEEP + "}")

@@ -113,7 +113,7 @@ def submit_body(script: str, job: dict[str, Any]) -> dict[str, Any]:
 def _load(what: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past reading: no answer either)
         raise SiteError(f"slurmrestd: {what}: not JSON: {text.strip()[:200]!r}") from None
     if not isinstance(data, dict):
         raise SiteError(f"slurmrestd: {what}: expected an object, got {type(data).__name__}")

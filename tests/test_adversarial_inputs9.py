@@ -832,3 +832,53 @@ def test_a_slurmrestd_answer_nested_past_reading_is_a_site_error():
 
     with pytest.raises(SiteError, match="not JSON"):
         parse_jobs('{"jobs": ' + DEEP + "}")
+
+
+@pytest.mark.parametrize("flavor", ["sge", "torque"])
+def test_an_xml_answer_with_expanding_entities_is_refused_bounded(flavor):
+    """(guard) Grid Engine's `qstat -xml` or Torque's `qstat -x` answering a "billion laughs"
+    document (entities that expand a thousand-millionfold, a job's name among them):
+    refused by the XML reader's amplification limit, a SiteError, in well under a second."""
+    import time
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+    from diamond_jupyter.model import SiteError
+
+    ents = '<!ENTITY l0 "lol">' + "".join(
+        f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    name = "<JB_name>&l9;</JB_name>" if flavor == "sge" else "<Job_Name>&l9;</Job_Name>"
+    body = (f"<job_info><queue_info><job_list state='running'><JB_job_number>1"
+            f"</JB_job_number>{name}<state>r</state></job_list></queue_info></job_info>"
+            if flavor == "sge" else
+            f"<Data><Job><Job_Id>1.srv</Job_Id>{name}<job_state>R</job_state></Job></Data>")
+    doc = f'<?xml version="1.0"?><!DOCTYPE d [{ents}]>{body}'
+    cmds = SgeCommands() if flavor == "sge" else PbsCommands(flavor="torque")
+    t0 = time.monotonic()
+    with pytest.raises(SiteError, match="amplification"):
+        cmds.parse_status(doc)
+    assert time.monotonic() - t0 < 5
+
+
+def test_no_log_line_takes_its_format_from_what_it_logs():
+    """(guard) Names a job, a site or a user chose (`%s%n`, `%(x)s`) reach the logs: each
+    logging call's format is a literal (an f-string only without arguments), so such a name
+    is never read as a format (a "Logging error", or another argument shown in its place)."""
+    import ast
+
+    import diamond_jupyter
+
+    bad = []
+    for path in Path(diamond_jupyter.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("debug", "info", "warning", "error", "exception",
+                                           "critical")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in ("log", "logger", "logging")) or not node.args:
+                continue
+            fmt = node.args[0]
+            literal = isinstance(fmt, ast.Constant) and isinstance(fmt.value, str)
+            if not literal and not (isinstance(fmt, ast.JoinedStr) and len(node.args) == 1):
+                bad.append(f"{path.name}:{node.lineno}")
+    assert bad == []

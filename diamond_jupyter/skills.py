@@ -345,7 +345,8 @@ def no_hidden_files(files: list[str] | None) -> None:
 def no_hidden_staging(ctx: SkillContext, spec: JobSpec) -> None:
     """A tool call's job stages in no hidden file of this machine (`~/.ssh/id_ed25519` copied
     to the site, where its script may send it anywhere) and stages out nothing into a
-    hidden directory here (`.ssh/authorized_keys`), as its fetches and transfers."""
+    hidden directory here (`.ssh/authorized_keys`), nor a whole directory (its hidden
+    entries), as its fetches and transfers."""
     for n, e in enumerate(spec.stage_in):
         no_hidden_destination(ctx, e.source, f"stage_in[{n}].source", reads=True)
     for n, e in enumerate(spec.stage_out):
@@ -353,6 +354,12 @@ def no_hidden_staging(ctx: SkillContext, spec: JobSpec) -> None:
         if dst.endswith("/"):  # into a directory: the source's own name is made there
             dst += posixpath.basename(e.source.rstrip("/"))
         no_hidden_destination(ctx, dst, f"stage_out[{n}].destination")
+        local = not any(dst.startswith(f"{site}:") for site in ctx.fed.sites)
+        if e.recursive and local:  # a directory's hidden entries would come along
+            raise BadInput(f"stage_out[{n}]: a tool call's job copies no directory back to "
+                           "this machine (its hidden files, `.ssh/` or `.bashrc`, would come "
+                           "along); after the job, copy it with the transfer tool, which "
+                           "leaves hidden entries out")
 
 
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:

@@ -149,7 +149,11 @@ def _approve(args: argparse.Namespace) -> int:
                            "prints: a plan no one was shown is not approved")
         plan = asyncio.run(show())
         _show_plan(plan)
-        if input("approve this plan? [y/N] ").strip().lower() not in ("y", "yes"):
+        try:
+            said = input("approve this plan? [y/N] ")
+        except EOFError:  # the terminal closed: nothing approved
+            said = ""
+        if said.strip().lower() not in ("y", "yes"):
             print("not approved", file=sys.stderr)
             return 1
         digest = plan["plan_sha256"]

@@ -885,3 +885,33 @@ def test_no_log_line_takes_its_format_from_what_it_logs():
             if not literal and not (isinstance(fmt, ast.JoinedStr) and len(node.args) == 1):
                 bad.append(f"{path.name}:{node.lineno}")
     assert bad == []
+
+
+SECRET_PY = textwrap.dedent("""\
+    name: secret
+    queue_ahead: false
+    steps:
+      - {name: prep, site: alpha, script: "#!/bin/bash\\necho 1 > out.bin\\n"}
+      - name: train
+        site: alpha
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/usr/bin/env python3\\nTOKEN = 'ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\\n"
+    """)
+
+
+async def test_an_approved_step_holding_a_secret_runs_with_its_approved_engine_lines(
+        wf_engine):
+    """(the engine-lines pin, with a secret) A Python step's engine lines show its whole
+    script (bash runs the input lines, then the body): the store keeps the workflow with
+    the secret redacted, so lines made from that copy differed from the approved ones and
+    the step waited for ever. They are made from the step as it runs (unsealed)."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    eng, ops = wf_engine
+    wf = load_workflow(SECRET_PY, sites=("alpha", "beta", "gamma"))
+    wid = await eng.run(wf, approval=ops.pins(wf, {"prep": ["alpha"], "train": ["alpha"]}))
+    assert "ghp_" not in json.dumps(ops.store.get_workflow(wid).spec)  # (kept redacted)
+    await _prep_done(eng, ops, wid)
+    assert [s["step"] for s in ops.submits] == ["prep", "train"], \
+        ops.store.get_workflow(wid).step("train").reason

@@ -682,7 +682,7 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
-        if not await self._approved(rec, name, spec, site):
+        if not await self._approved(rec, step, spec, site):
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
@@ -762,17 +762,18 @@ class WorkflowEngine:
         allowed = (approval.get("steps") or {}).get(name) or {}
         return {s for s in self.ops.site_names() if s not in allowed}
 
-    async def _approved(self, rec: WorkflowRecord, name: str, spec: JobSpec,
+    async def _approved(self, rec: WorkflowRecord, step: Any, spec: JobSpec,
                         site: str) -> bool:
-        """Whether step `name` may be submitted to `site` (a workflow run without an approval
-        may). An approved one must go to a site its approval listed, with the batch script
-        rendered then (same sha256); else it waits, phase "unapproved", saying why in its
-        reason and its `workflow.step` event, until `approve_workflow`."""
+        """Whether `step` (as it runs) may be submitted to `site` (a workflow run without an
+        approval may). An approved one must go to a site its approval listed, with the batch
+        script rendered then (same sha256) and the engine lines shown then (`engine_lines`);
+        else it waits, phase "unapproved", saying why in its reason and its `workflow.step`
+        event, until `approve_workflow`."""
         approval = rec.data.get("approval")
         if not approval:
             return True
+        name = step.name  # (the step as it runs: its secrets unsealed, as the plan had them)
         allowed = (approval.get("steps") or {}).get(name) or {}
-        step = Workflow.model_validate(rec.spec).step(name)
         pinned = (approval.get("engine") or {}).get(name)
         why = None
         if pinned != engine_sha256(step) and (pinned is not None or engine_lines(step)):

@@ -115,11 +115,13 @@ from .placement_fit import (
     time_limit,
 )
 from .placement_het import (
+    as_one_shape,
     combine,
     first_component,
     het_components,
     in_default,
     label,
+    one_shape_sent,
     shape_components,
 )
 from .placement_limits import (
@@ -2340,16 +2342,29 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
         caps = (capabilities or {}).get(c.name)
-        if shaped and c.scheduler == "slurm":
+        # a Slurm site behind slurmrestd is sent one job description: no hetjob
+        sched = "slurmrestd" if c.transport.kind == "slurmrestd" else c.scheduler
+        if shaped and sched == "slurm":
             first, later, later_needs = shaped[0], shaped[1:], shaped_needs
         else:
             first, later, later_needs = kept_first, kept_later, kept_needs
+        one_why = one_shape_sent(spec, c.scheduler, c.transport.kind) if shaped else None
+        refused, said = None, None
+        if one_why is not None:  # the site gets the shapes as one: place what it gets
+            first, refused, said = as_one_shape(spec, one_why)
+            later = []
         v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                       cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
+        if refused and v.verdict != "UNREACHABLE":
+            return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[refused],
+                               queue_depth=v.queue_depth, running=v.running,
+                               speed_factor=v.speed_factor)
+        if said and v.verdict != "UNREACHABLE":
+            v.notes.insert(0, said)
         if later:  # every component must fit; the job starts when all of them can
             sent = [in_default(comp, s) for comp in later]
             others: list[SiteVerdict] = []
-            if c.scheduler == "slurm" and v.verdict != "UNREACHABLE":
+            if sched == "slurm" and v.verdict != "UNREACHABLE":
                 # the components start together: what one that starts now takes is not
                 # free for the next
                 held = _occupy(first, c, s, v, now)
@@ -2360,9 +2375,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                     held = _occupy(comp, c, held, w, now)
             labels = [label(i, comp, x.queue) for i, (comp, x)
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
-            combine(v, others, labels, c.scheduler,
+            combine(v, others, labels, sched,
                     lambda t: "+" + hms((t - now).total_seconds()))
-            if v.feasible and c.scheduler == "slurm":
+            if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         return v
 

@@ -1869,7 +1869,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if start is not None and shapes:
                 at_once, by_queue = together_start(
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
-                    held=queue_held(st, queue), duration=probe.planned)
+                    held=queue_held(st, queue, reservation, at), duration=probe.planned,
+                    reservation=reservation)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \
@@ -2277,8 +2278,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     # start together in what they leave, through the longest component's walltime
     queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
     longest = max(w._walltime_s for w in [v, *later])
-    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue),
-                                       duration=longest)
+    plan = snap.backfill or reservation_for("slurm")  # Slurm's: every job ahead kept
+    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
+                                       duration=longest, reservation=plan)
     if at_once is None:
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")

@@ -87,3 +87,68 @@ def test_a_slurmrestd_door_is_sent_one_shape_not_a_hetjob():
     assert reasons(run(kept, (rest, snap)), "hera").startswith(
         "a Slurm heterogeneous job of 2 components (#SBATCH hetjob): slurmrestd has no form "
         "for its later components")
+
+
+# --------------------------------------------------------------- held together, by policy
+
+def _cpu_site(*jobs, alloc):
+    return hera(jobs=list(jobs), alloc=alloc)
+
+
+def test_pbs_chunks_keep_only_the_blocked_heads_room_slurm_every_jobs():
+    # hera's cpu nodes: c01 (32 CPUs) busy until +1 h, c03 (128) until +2 h, c04 (128)
+    # until +4 h, c02 (32) free. Queued ahead: A, 1 node of 128 CPUs for 2 h (c03 at
+    # +2 h, the blocked head), then B, 2 nodes of 32 CPUs for 4 h (c01 and c02 at +1 h).
+    # Two pieces of 16 CPUs for 3 h fit c02 now, running into B's start.
+    # PBS (backfill_depth 1: the top job alone is kept): B is not protected, the chunks
+    # start now; before, every queued job's room was kept: +4 h (c04).
+    # Slurm plans every job ahead: B holds c01-c02 from +1 h, the hetjob waits for c04
+    # (+4 h), each component alone too
+    from test_placement_cases5 import busy
+    from test_placement_cases9 import queued
+    jobs = (busy("1", "c01", 1, 32, "cpu", walltime_h=4),
+            busy("3", "c03", 2, 128, "cpu", walltime_h=4),
+            busy("4", "c04", 4, 128, "cpu", walltime_h=8),
+            queued("10", "cpu", 128, 2), queued("11", "cpu", 64, 4, nodes=2))
+    cfg, snap = _cpu_site(*jobs, alloc={"c01": (32, 0), "c03": (128, 0), "c04": (128, 0)})
+    pbs = SiteConfig(name="hera", scheduler="pbs")
+    v = only(run("#PBS -q cpu\n#PBS -l select=2:ncpus=16\n#PBS -l walltime=3:00:00",
+                 (pbs, snap)), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#SBATCH -p cpu -N 1 -c 16 -t 3:00:00\n#SBATCH hetjob\n"
+                 "#SBATCH -p cpu -N 1 -c 16", (cfg, snap)), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(4))
+
+
+def test_slurm_hetjob_is_not_held_back_by_a_job_slurms_plan_does_not_start():
+    # c03 busy until +2 h, c04 until +6 h; c01, c02 (32 CPUs each) free. Queued ahead: A,
+    # 1 node of 128 CPUs for 4 h (c03, +2 h to +6 h); B, 3 nodes of 32 CPUs for 2 h (no
+    # room until +6 h: c01-c03); C, 1 node of 32 CPUs for 8 h. EASY starts C now on c01
+    # (it delays only B); Slurm's plan does not (B's slot from +6 h keeps c01), so c01
+    # and c02 stay free until +6 h. A hetjob of two 32-CPU components for 3 h starts now
+    # on c01 and c02, ending before B. Before, the queue ahead was played out by EASY:
+    # C held c01 and the hetjob waited
+    from test_placement_cases5 import busy
+    from test_placement_cases9 import queued
+    jobs = (busy("3", "c03", 2, 128, "cpu", walltime_h=4),
+            busy("4", "c04", 6, 128, "cpu", walltime_h=8),
+            queued("10", "cpu", 128, 4), queued("11", "cpu", 96, 2, nodes=3),
+            queued("12", "cpu", 32, 8))
+    site = _cpu_site(*jobs, alloc={"c03": (128, 0), "c04": (128, 0)})
+    v = only(run("#SBATCH -p cpu -N 1 -c 32 -t 3:00:00\n#SBATCH hetjob\n"
+                 "#SBATCH -p cpu -N 1 -c 32", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_the_queue_ahead_is_kept_as_each_policy_keeps_it():
+    # the rule itself, on one node of 8 CPUs: a job ahead started at 0 (2 CPUs), the
+    # blocked head from +1 h (4 CPUs), a second waiting job from +2 h (4 CPUs), each 3 h
+    from diamond_jupyter.placement_sim import SimState, _kept_for
+    st = SimState(["n1"], [8], [0], [8], [0])
+    held = [(0.0, 3 * H, 0, 2, 0, 0), (1 * H, 4 * H, 0, 4, 0, 1), (2 * H, 5 * H, 0, 4, 0, 2)]
+    assert [h[5] for h in _kept_for(held, 0.0, "none", st)] == [0]
+    assert [h[5] for h in _kept_for(held, 0.0, "easy", st)] == [0, 1]
+    assert [(h[5], h[3]) for h in _kept_for(held, 0.0, "plan", st)] == [(0, 2), (1, 8),
+                                                                         (2, 8)]
+    # at +1.5 h the head has started: the next waiting one is the head now
+    assert [h[5] for h in _kept_for(held, 1.5 * H, "easy", st)] == [0, 1, 2]

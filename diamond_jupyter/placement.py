@@ -513,6 +513,17 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it; a
         # routing queue runs none
         parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
+    master_note: list[str] = []
+    if cfg.scheduler == "sge" and snap.partitions and (master := _master_queues(spec)):
+        mq, why = _sge_master(master, snap.partitions, members)
+        if why:
+            v.reasons = [why]
+            return v
+        if not spec.queue:  # its slots start in the master queue (more may join elsewhere)
+            parts = [p for p in parts if p.name in mq] or parts
+            master_note.append(f"-masterq {','.join(master)}: placed in {', '.join(mq)}, "
+                               "where its master task must run (Grid Engine may put its "
+                               "other slots in other queues)")
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
@@ -723,7 +734,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += unread_select
+    v.notes += unread_select + master_note
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -1706,6 +1717,36 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
         # memory was per host of one task's slots: keep it per slot
         new["memory_per_cpu_mb"], new["memory_mb"] = -(-r.memory_mb // r.cpus_per_task), None
     return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
+
+
+def _master_queues(spec: JobSpec) -> list[str]:
+    """The queues a Grid Engine job's hard `-masterq` names (wc_queue_list, sge_types(1)):
+    `queue`, `queue@host`, `queue@@hostgroup`, `*@host`, wildcards."""
+    return [q.strip() for d in spec.unknown if d.dialect == "sge" and d.option == "-masterq"
+            and d.value for q in d.value.split(",") if q.strip()]
+
+
+def _sge_master(master: list[str], parts: list[Partition], members: dict[str, list[str]]
+                ) -> tuple[list[str], str | None]:
+    """The cluster queues where a job's master task may run (`-masterq`: each item's queue
+    part, on a host of that queue where it names one), or why none here can hold it: qsub
+    refuses a job that asks an unknown queue."""
+    found: list[str] = []
+    for item in master:
+        queue, _, host = item.partition("@")
+        for p in parts:
+            if p.routes_to is None and fnmatch.fnmatchcase(p.name, queue or "*") and (
+                    not host or host.startswith("@") or any(
+                        fnmatch.fnmatchcase(h, host) for h in members.get(p.name, []))):
+                found.append(p.name)
+    found = list(dict.fromkeys(found))
+    if found:
+        return found, None
+    return [], (f"-masterq {','.join(master)}: no queue instance here matches it (the "
+                "master task of a parallel job must run in one; queues: "
+                + "; ".join(f"{p.name} on {_few(set(members.get(p.name, [])))}" for p in parts
+                            if p.routes_to is None)
+                + ")")
 
 
 def _pe_offered(pe: str, offered: list[str]) -> bool:

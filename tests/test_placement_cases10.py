@@ -152,3 +152,183 @@ def test_the_queue_ahead_is_kept_as_each_policy_keeps_it():
                                                                          (2, 8)]
     # at +1.5 h the head has started: the next waiting one is the head now
     assert [h[5] for h in _kept_for(held, 1.5 * H, "easy", st)] == [0, 1, 2]
+
+
+# --------------------------------------------------------------- Slurm nodes and GPUs
+
+def _spec_site(cpu_spec: str):
+    """theia: n1-n2 as `scontrol show node -o` prints them on Slurm 22.05 (no CPUEfctv):
+    64 CPUs (2 sockets x 16 cores x 2 threads), 256000 MB; n1 keeps `cpu_spec` for the
+    system; one partition, main, of 24 h."""
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.model import Partition, SiteSnapshot
+    lines = "".join(
+        f"NodeName={n} Arch=x86_64 CoresPerSocket=16 CPUAlloc=0 CPUTot=64 "
+        f"{cpu_spec if n == 'n1' else ''} Gres=(null) NodeAddr={n} RealMemory=256000 "
+        "AllocMem=0 Sockets=2 Boards=1 State=IDLE ThreadsPerCore=2 Partitions=main\n"
+        for n in ("n1", "n2"))
+    nodes = SlurmCommands().parse_nodes(lines)
+    parts = [Partition(name="main", default=True, max_time_s=24 * H, nodes=["n[1-2]"])]
+    return (SiteConfig(name="theia", metadata={"architecture": "x86_64"}),
+            SiteSnapshot(site="theia", taken_at=NOW, nodes=nodes, partitions=parts))
+
+
+def test_slurm_cpu_spec_list_without_a_core_count_leaves_fewer_cpus():
+    # n1's CPUSpecList=0-3,32-35: 8 CPU ids (4 cores of 2 threads) kept for the system:
+    # 56 for jobs. 60 CPUs on one node: only n2. Before, a CPUSpecList without
+    # CoreSpecCount was not read: n1 counted 64
+    cfg, snap = _spec_site("CPUSpecList=0-3,32-35")
+    assert {n.name: n.cpus for n in snap.nodes} == {"n1": 56, "n2": 64}
+    # two nodes of 60: n1 cannot
+    assert reasons(run("#SBATCH -N 2 -c 60 -t 1:00:00", (cfg, snap)), "theia") == (
+        "needs 2 nodes, partition main has only 1 that can run it (others: needs 60 CPUs per "
+        "node, largest node has 56)")
+    # ids of threads: 0-2 takes 2 whole cores (4 CPUs)
+    assert _spec_site("CPUSpecList=0-2")[1].nodes[0].cpus == 60
+    # a core count where it is given: 2 cores of 2 threads
+    assert _spec_site("CoreSpecCount=2 CPUSpecList=0-1,32-33")[1].nodes[0].cpus == 60
+
+
+def test_slurm_gpus_per_task_with_tasks_per_node():
+    # 4 tasks a node, a GPU each: 4 GPUs a node, g01-g02 (4 A100) not v01 (2 V100)
+    v = only(run("#SBATCH -p gpu -N 2 --ntasks-per-node=4 --gpus-per-task=1 -t 1:00:00",
+                 hera()), "hera", "gpu")
+    assert v.verdict == "READY"
+    # 8 a node: no node has 8 GPUs
+    assert reasons(run("#SBATCH -p gpu -N 2 --ntasks-per-node=8 --gpus-per-task=1 "
+                       "-t 1:00:00", hera()), "hera") == \
+        "needs 8 GPUs per node, largest node has 4"
+
+
+def test_slurm_mem_per_gpu_decides_between_gpu_nodes():
+    # g01-g02's A100s busy until +2 h and +3 h; v01 (2 V100, 192000 MB) idle. 2 GPUs of
+    # 100 GB each: 204800 MB, above v01's memory: it waits for g01 (+2 h). 90 GB each
+    # (184320 MB) fits v01 now
+    from test_placement_cases5 import busy
+    jobs = [busy("1", "g01", 2, 8, "gpu", gpus=4), busy("2", "g02", 3, 8, "gpu", gpus=4)]
+    site = hera(jobs=jobs, alloc={"g01": (8, 4), "g02": (8, 4)})
+    v = only(run("#SBATCH -p gpu -N 1 --gpus-per-node=2 --mem-per-gpu=100G -t 1:00:00",
+                 site), "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    v = only(run("#SBATCH -p gpu -N 1 --gpus-per-node=2 --mem-per-gpu=90G -t 1:00:00",
+                 site), "hera", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_slurm_prefer_is_soft_constraint_is_hard():
+    # c03-c04 (avx512) busy until +2 h and +3 h. --prefer=avx512 runs now on c01 (a
+    # preference, sbatch(1)); -C avx512 waits for c03 (+2 h)
+    from test_placement_cases5 import busy
+    jobs = [busy("1", "c03", 2, 128, "cpu"), busy("2", "c04", 3, 128, "cpu")]
+    site = hera(jobs=jobs, alloc={"c03": (128, 0), "c04": (128, 0)})
+    v = only(run("#SBATCH -p cpu -N 1 -c 16 --prefer=avx512 -t 1:00:00", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#SBATCH -p cpu -N 1 -c 16 -C avx512 -t 1:00:00", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_slurm_exclusive_one_gpu_takes_a_whole_empty_node():
+    # a 1-CPU job runs on g01: --exclusive with one A100 takes g02 whole (billed whole)
+    from test_placement_cases5 import busy
+    site = hera(jobs=[busy("1", "g01", 2, 1, "gpu")], alloc={"g01": (1, 0)})
+    v = only(run("#SBATCH -p gpu --exclusive --gres=gpu:a100:1 -t 1:00:00", site), "hera",
+             "gpu")
+    assert (v.verdict, v.billed_nodes) == ("READY", 1.0)
+    # g02 busy too: it waits for g01's job to end (+2 h), not sharing either
+    site = hera(jobs=[busy("1", "g01", 2, 1, "gpu"), busy("2", "g02", 3, 1, "gpu")],
+                alloc={"g01": (1, 0), "g02": (1, 0)})
+    v = only(run("#SBATCH -p gpu --exclusive --gres=gpu:a100:1 -t 1:00:00", site), "hera",
+             "gpu")
+    assert v.estimated_start == hours(2)
+
+
+def test_slurm_tasks_of_forty_cpus_two_a_node_go_to_the_big_nodes():
+    # 2 tasks of 40 CPUs on each of 2 nodes: 80 CPUs a node, c03-c04 only (c01-c02 have
+    # 32); c03 busy until +2 h: it waits for it
+    from test_placement_cases5 import busy
+    v = only(run("#SBATCH -p cpu -N 2 --ntasks-per-node=2 -c 40 -t 1:00:00", hera()), "hera",
+             "cpu")
+    assert v.verdict == "READY"
+    site = hera(jobs=[busy("1", "c03", 2, 128, "cpu")], alloc={"c03": (128, 0)})
+    v = run("#SBATCH -p cpu -N 2 --ntasks-per-node=2 -c 40 -t 1:00:00", site).verdict("hera")
+    assert v.estimated_start == hours(2)
+    # 3 tasks a node: 120 CPUs, still c03-c04; 4: 160, none
+    assert "largest node has 128" in reasons(
+        run("#SBATCH -p cpu -N 2 --ntasks-per-node=4 -c 40 -t 1:00:00", hera()), "hera")
+
+
+# --------------------------------------------------------------- flux
+
+def test_flux_cores_and_gpus_per_slot_above_a_node():
+    # f0-f3: 16 cores, one A100. -c 32: a slot's cores must be on one node (RFC 25:
+    # node>slot>core): never; -g 2 a slot: never
+    assert reasons(run("#flux: -N 1\n#flux: -n 1\n#flux: -c 32", flux4()), "flux") == \
+        "needs 32 CPUs per node, largest node has 16"
+    assert reasons(run("#flux: -N 2\n#flux: -n 2\n#flux: -g 2", flux4()), "flux") == \
+        "needs 2 GPUs per node, largest node has 1"
+    # -n 4 -c 16: a node each
+    only(run("#flux: -n 4\n#flux: -c 16", flux4()), "flux", None)
+
+
+# --------------------------------------------------------------- Grid Engine
+
+def test_grid_engine_master_queue():
+    # -masterq big.q: no such queue at grebe (all.q, short.q): qsub refuses a job asking
+    # an unknown queue. Before, -masterq was kept unread: READY in all.q
+    script = "#$ -pe smp 4\n#$ -masterq {}\n#$ -l h_rt=0:30:00"
+    assert reasons(run(script.format("big.q"), grebe({})), "grebe") == (
+        "-masterq big.q: no queue instance here matches it (the master task of a parallel "
+        "job must run in one; queues: all.q on s1, s2; short.q on s1, s2)")
+    assert "no queue instance here matches it" in reasons(
+        run(script.format("all.q@s3"), grebe({})), "grebe")
+    # short.q: the job starts there (all.q is the site's default otherwise)
+    v = only(run(script.format("short.q"), grebe({})), "grebe", "short.q")
+    assert has_note(v, "-masterq short.q: placed in short.q, where its master task must run")
+
+
+def test_grid_engine_h_vmem_per_slot_against_the_hosts_memory():
+    # -pe smp 8 ($pe_slots: one host) and h_vmem 8G a slot: 64 GB on one host, s1/s2's
+    # whole 64 GB: fits. 9G: 72 GB, above every host
+    only(run("#$ -pe smp 8\n#$ -l h_vmem=8G\n#$ -l h_rt=1:00:00", grebe({})), "grebe",
+         "all.q")
+    assert reasons(run("#$ -pe smp 8\n#$ -l h_vmem=9G\n#$ -l h_rt=1:00:00", grebe({})),
+                   "grebe") == "needs 73728 MB memory per node, largest node has 65536 MB"
+
+
+# --------------------------------------------------------------- PBS
+
+def test_pbs_place_pack_puts_every_chunk_on_one_host():
+    # kestrel's hosts have 64 CPUs: 2 chunks of 32 packed fit one; 3 (96) fit none
+    from test_placement_cases6 import kestrel
+    only(run("#PBS -l select=2:ncpus=32\n#PBS -l place=pack\n#PBS -l walltime=1:00:00",
+             kestrel()), "kestrel", "workq")
+    assert reasons(run("#PBS -l select=3:ncpus=32\n#PBS -l place=pack\n"
+                       "#PBS -l walltime=1:00:00", kestrel()), "kestrel") == \
+        "needs 96 CPUs per node (3 tasks x 32 CPUs), largest node has 64"
+
+
+# --------------------------------------------------------------- LSF
+
+def test_lsf_host_preference_with_others_runs_on_any_host():
+    # bob fills w1 (+2 h) and w2 (+3 h). -m "w1+2 others": w1 preferred, any other host
+    # allowed: w3 now. -m "w1 w2": those only, w1 at +2 h
+    from test_placement_cases8 import _wjob, wren
+    site = wren(_wjob("1", "bob", 32, "w1", 2), _wjob("2", "bob", 32, "w2", 3))
+    base = '#BSUB -n 16\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00\n'
+    v = only(run(base + '#BSUB -m "w1+2 others"', site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run(base + '#BSUB -m "w1 w2"', site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_lsf_ptile_takes_whole_hosts_and_exclusive_waits_for_an_empty_one():
+    from test_placement_cases8 import _wjob, wren
+    # 96 slots, 48 a host: w3 and w4 (64 CPUs); w1-w2 have 32
+    only(run('#BSUB -n 96\n#BSUB -R "span[ptile=48]"\n#BSUB -W 1:00', wren()), "wren",
+         "normal")
+    # -x: every host runs one of bob's 1-slot jobs (w1-w3 until +2 h, w4 until +5 h): 8
+    # slots alone on a host wait for w1 (+2 h)
+    site = wren(*(_wjob(str(i), "bob", 1, f"w{i}", 2) for i in range(1, 4)),
+                _wjob("4", "bob", 1, "w4", 5))
+    v = only(run("#BSUB -n 8\n#BSUB -x\n#BSUB -W 1:00", site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

@@ -78,7 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import expand_hostlist, job_hosts
 from .model import (
     PER_GPU,
     BadInput,
@@ -1927,7 +1927,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             return start
         simulators[p.name] = simulate
         if (victims := _preempts(p, snap, members)) and any(
-                j.partition in victims and set(expand_hostlist(j.node_list or ""))
+                j.partition in victims and set(job_hosts(j.node_list))
                 & set(members.get(p.name, [])) for j in snap.running):
             modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
                             for q in snap.partitions if q.name in victims})
@@ -2262,6 +2262,53 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
     return feas + infeas, choice
 
 
+def _pbs_group_key(spec: JobSpec) -> str | None:
+    """The resource a PBS job's `-l place=group=RES` groups its chunks by (pbs_resources:
+    every chunk on vnodes that share one value of RES), else None."""
+    return next((d.option.split("=", 1)[1] for d in spec.unknown if d.dialect == "pbs"
+                 and d.option.startswith("-l place:group=") and d.option.split("=", 1)[1]),
+                None)
+
+
+def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
+                  judge: Callable[[SiteSnapshot], SiteVerdict]) -> SiteVerdict:
+    """A PBS job of `place=group=KEY` judged on the hosts of each value of KEY alone (their
+    running jobs with them; every queued job still ahead of it), the group where it starts
+    soonest taken; refused when no host has KEY, or no one group can hold it."""
+    values: dict[str, list[str]] = {}
+    for n in snap.nodes:
+        for f in n.features:
+            if f.startswith(f"{key}="):
+                values.setdefault(f.split("=", 1)[1], []).append(n.name)
+    if not values:
+        return SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", reasons=[
+            f"place=group={key}: no host here has a value of {key} (pbsnodes "
+            "resources_available), so no group can hold its chunks"])
+    tried: list[tuple[str, SiteVerdict]] = []
+    for val, hosts in sorted(values.items()):
+        mine = set(hosts)
+        jobs = [j for j in snap.jobs if j.state != JobState.RUNNING
+                or set(job_hosts(j.node_list)) & mine]
+        sub = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name in mine],
+                                      "jobs": jobs})
+        tried.append((val, judge(sub)))
+    ok = [(val, w) for val, w in tried if w.feasible]
+    if not ok:
+        first = tried[0][1]
+        first.reasons = [f"place=group={key}: no one {key} holds every chunk (" + "; ".join(
+            f"{key}={val} ({_few(set(values[val]))}): {'; '.join(w.reasons)}"
+            for val, w in tried) + ")"]
+        first.verdict = "RESTRICTED" if all(w.verdict == "RESTRICTED" for _, w in tried) \
+            else "INCOMPATIBLE"
+        return first
+    val, best = min(ok, key=lambda x: (x[1].estimated_finish is None, x[1].estimated_finish
+                                        .timestamp() if x[1].estimated_finish else 0.0, x[0]))
+    best.notes.insert(0, f"place=group={key}: its chunks go to the hosts of {key}={val} "
+                         f"({_few(set(values[val]))})"
+                      + (f", the soonest of {len(values)} groups" if len(values) > 1 else ""))
+    return best
+
+
 def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
             now: datetime) -> SiteSnapshot:
     """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
@@ -2396,8 +2443,15 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         if one_why is not None:  # the site gets the shapes as one: place what it gets
             first, refused, said = as_one_shape(spec, one_why)
             later = []
-        v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
-                      cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
+        group = _pbs_group_key(first) if c.scheduler == "pbs" and s.reachable else None
+        if group is not None:  # `place=group=RES`: every chunk on hosts of one RES value
+            v = _in_one_group(group, first, c, s, lambda snap: _evaluate(
+                first, c, snap, now, stage_in_bytes, prior, estimates or {},
+                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())))
+        else:
+            v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
+                          cals.get(c.name), stage_data, caps, needs,
+                          (ended or {}).get(c.name, ()))
         if refused and v.verdict != "UNREACHABLE":
             return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[refused],
                                queue_depth=v.queue_depth, running=v.running,

@@ -51,15 +51,16 @@ from math import ceil
 from typing import Literal
 
 from .calibration import RatioFn, SiteCalibration, ratio_fn
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import job_hosts
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, node_usable
 
 
 @lru_cache(maxsize=8192)
 def _hosts(node_list: str | None) -> tuple[str, ...]:
-    """Host names of a node list; cached: every simulation of a snapshot expands the same."""
-    return tuple(expand_hostlist(node_list))
+    """Host names of a node list (any scheduler's form); cached: every simulation of a
+    snapshot expands the same."""
+    return tuple(job_hosts(node_list))
 
 
 

@@ -332,3 +332,89 @@ def test_lsf_ptile_takes_whole_hosts_and_exclusive_waits_for_an_empty_one():
                 _wjob("4", "bob", 1, "w4", 5))
     v = only(run("#BSUB -n 8\n#BSUB -x\n#BSUB -W 1:00", site), "wren", "normal")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+# --------------------------------------------------------------- running jobs' hosts
+
+def test_running_jobs_free_the_hosts_their_exec_host_names():
+    # kestrel: bob's 40 CPUs on k1 end at +1 h, carol's 64 on k2 at +5 h. A chunk bound to
+    # k2 (host=k2) starts at +5 h, one bound to k1 at +1 h. Before, PBS's exec_host
+    # (`k1/0*40`) was not read as a host: each job was put on the host with the most
+    # allocation left unexplained, bob's on k2, and the answers were swapped
+    from test_placement_cases6 import _pbs_job, kestrel
+    site = kestrel(_pbs_job("1", "bob", "workq", 40, started_h=3, limit_h=4, host="k1"),
+                   _pbs_job("2", "carol", "workq", 64, started_h=1, limit_h=6, host="k2"))
+    for host, at in (("k2", 5), ("k1", 1)):
+        v = run(f"#PBS -l select=1:ncpus=64:host={host}\n#PBS -l walltime=1:00:00",
+                site).verdict("kestrel")
+        assert (v.verdict, v.estimated_start) == ("BUSY", hours(at)), host
+    # LSF's `16*w1`: bob's 16 slots on w1 end at +1 h, carol's 32 on w2 at +5 h
+    from test_placement_cases8 import _wjob, wren
+    site = wren(_wjob("1", "bob", 16, "w1", 1), _wjob("2", "carol", 32, "w2", 5))
+    for host, at in (("w1", 1), ("w2", 5)):
+        v = run(f'#BSUB -n 32\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00\n#BSUB -m {host}',
+                site).verdict("wren")
+        assert v.estimated_start == hours(at), host
+
+
+def test_job_hosts_reads_every_schedulers_node_list():
+    from diamond_jupyter.dialects.outputs_common import job_hosts
+    assert job_hosts("c[01-03],g01") == ["c01", "c02", "c03", "g01"]
+    assert job_hosts("k1/0*8+k2/1*8") == ["k1", "k2"]
+    assert job_hosts("k1/0+k1/1+k2/0") == ["k1", "k2"]  # Torque
+    assert job_hosts("4*h1:2*h2") == ["h1", "h2"]
+    assert job_hosts("h1 h2") == ["h1", "h2"]
+    assert job_hosts(None) == [] and job_hosts("s1") == ["s1"]
+
+
+# --------------------------------------------------------------- PBS place=group
+
+def tyche(*jobs, switches: bool = True):
+    """A PBS Pro site whose hosts hang off two switches (a string resource `switch` in
+    pbsnodes' resources_available): p1-p2 on sw1, p3-p5 on sw2, 64 CPUs each."""
+    import json
+    from datetime import timezone
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+    used: dict[str, int] = {}
+    for _, a in jobs:
+        used[a["exec_host"].split("/")[0]] = a["Resource_List"]["ncpus"]
+    sw = {"p1": "sw1", "p2": "sw1", "p3": "sw2", "p4": "sw2", "p5": "sw2"}
+    nodes = {h: {"state": "job-busy" if used.get(h, 0) >= 64 else "free",
+                 "resources_available": {"ncpus": 64, "mem": "262144000kb",
+                                         **({"switch": s} if switches else {})},
+                 "resources_assigned": {"ncpus": used.get(h, 0)}} for h, s in sw.items()}
+    queues = {"workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                        "resources_max": {"walltime": "24:00:00"}}}
+    out = {"nodes": json.dumps({"nodes": nodes}), "queues": json.dumps({"Queue": queues}),
+           "server": json.dumps({"Server": {"srv": {"default_queue": "workq"}}}),
+           "queue": json.dumps({"Jobs": dict(jobs)}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("tyche", out)
+    return SiteConfig(name="tyche", scheduler="pbs"), snap.model_copy(update={"taken_at": NOW})
+
+
+def test_pbs_place_group_keeps_every_chunk_on_one_switch():
+    # bob's 64 CPUs on p3 until +2 h. 3 chunks of a host each: without group, p1, p2 and
+    # p4 now; with group=switch only sw2 has 3 hosts: +2 h (p3 frees). Before, group= was
+    # kept unread: READY now across both switches
+    from test_placement_cases6 import _pbs_job
+    site = tyche(_pbs_job("1", "bob", "workq", 64, started_h=2, limit_h=4, host="p3"))
+    three = "#PBS -l select=3:ncpus=64\n#PBS -l place=scatter{}\n#PBS -l walltime=1:00:00"
+    assert run(three.format(""), site).verdict("tyche").verdict == "READY"
+    v = only(run(three.format(":group=switch"), site), "tyche", "workq")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert v.notes[0] == ("place=group=switch: its chunks go to the hosts of switch=sw2 (p3, "
+                          "p4, p5), the soonest of 2 groups")
+    # 2 chunks: sw1 now
+    v = only(run(three.replace("select=3", "select=2").format(":group=switch"), site),
+             "tyche", "workq")
+    assert v.verdict == "READY" and "switch=sw1 (p1, p2)" in v.notes[0]
+    # 4 chunks: no switch has 4 hosts
+    why = reasons(run(three.replace("select=3", "select=4").format(":group=switch"), site),
+                  "tyche")
+    assert why.startswith("place=group=switch: no one switch holds every chunk (switch=sw1 "
+                          "(p1, p2): the chunks 4:ncpus=64 do not fit")
+    # a resource no host has: no group
+    assert reasons(run(three.format(":group=switch"), tyche(switches=False)), "tyche") == (
+        "place=group=switch: no host here has a value of switch (pbsnodes "
+        "resources_available), so no group can hold its chunks")

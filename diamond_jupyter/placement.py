@@ -147,6 +147,7 @@ from .placement_limits import (
 from .placement_sim import (
     WHOLE,
     Demand,
+    Reservation,
     Shape,
     SimState,
     build_state,
@@ -1798,6 +1799,24 @@ def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
     return max(known) if known else float("inf")
 
 
+def _longest_limit(st: SimState, queue: list[Demand], short: Demand, early: float,
+                   full: float, reservation: Reservation, at: int | None) -> float:
+    """The time limit Slurm's backfill gives a `--time-min` job it starts at `early` with
+    a lowered limit: the longest (to the minute, below its full limit `full`) with which
+    it still starts then; `short` is the job at its --time-min."""
+    lo, hi = short.duration, full  # lo starts it at `early`; hi does not
+    while hi - lo > 60:
+        mid = lo + (hi - lo) // 120 * 60 or lo + 60
+        got = earliest_start(st, queue, replace(short, duration=mid, done=False, start=None,
+                                                held=None), reservation=reservation,
+                             probe_at=at)
+        if got is not None and got <= early:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
                   ) -> datetime | None:
     """The scheduler's own start estimate for this job in `partition`, else at `site`."""
@@ -1845,6 +1864,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     best: tuple[float, int, int, str, str, float, str] | None = None
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
+    lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
@@ -1902,10 +1922,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 early = earliest_start(st, queue, short, reservation=reservation,
                                        probe_at=at)
                 if early is not None and (start is None or early < start):
+                    if name not in lowered:  # the first (walltime) view's: Slurm's plan
+                        lowered[name] = _longest_limit(st, queue, short, early,
+                                                       probe.duration, reservation, at)
                     said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
-                            + (f" (+{hms(start)})" if start is not None else ""))
+                            + (f" (+{hms(start)})" if start is not None else "")
+                            + f": to {hms(lowered[name])}, the longest that starts it then")
                     if said not in v.notes:
                         v.notes.append(said)
                     start = early
@@ -2041,9 +2065,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if soft is not None and (limit is None or soft < limit):
         limit = soft  # Grid Engine's s_rt (and notify) ends it first
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
+    cut_to = lowered.get(pname)  # the plan starts it sooner with that limit, ended there
+    if cut_to is not None and (limit is None or cut_to < limit):
+        limit = cut_to
     if limit and runtime > limit:
         given = "walltime" if spec.resources.walltime_s else \
             f"time limit partition {pname} gives a job that sets none"
+        if cut_to is not None and limit == cut_to:
+            given = "time limit --time-min lowers it to"
         v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "
                        f"{hms(limit)}: the job may time out")
         runtime = float(limit)

@@ -466,3 +466,26 @@ def test_an_unreadable_start_time_is_refused_naming_the_forms():
         run("#BSUB -b 25:00\n#BSUB -W 1:00", hera())
     with pytest.raises(BadInput, match=r"-a '0301': not a time Grid Engine's qsub reads"):
         run("#$ -a 0301\n#$ -l h_rt=1:00:00", hera())
+
+
+# --------------------------------------------------------------- --time-min's lowered limit
+
+def test_time_min_backfill_ends_the_job_at_its_lowered_limit():
+    # c03 busy until +2 h; a job ahead waits for all four cpu nodes from +2 h. A 4 h job
+    # with --time-min 1 h starts now on c01 with its limit lowered to the gap, 2 h (the
+    # longest that ends before the job ahead's slot): it is ended then, so its expected
+    # runtime (its 4 h walltime, nothing to learn from) is cut to 2 h and it may time
+    # out. Before, the runtime stayed 4 h
+    from test_placement_cases5 import busy
+    from test_placement_cases9 import queued
+    jobs = [busy("1", "c03", 2, 128, "cpu", walltime_h=4), queued("2", "cpu", 0, 3, nodes=4)]
+    site = hera(jobs=jobs, alloc={"c03": (128, 0)})
+    v = only(run("#SBATCH -p cpu -N 1 -t 4:00:00 --time-min=1:00:00", site), "hera", "cpu")
+    assert (v.verdict, v.estimated_runtime_s) == ("READY", 2 * H)
+    assert has_note(v, "sooner than its full limit lets it (+5:00:00): to 2:00:00, the "
+                       "longest that starts it then")
+    assert has_note(v, "expected runtime 4:00:00 exceeds time limit --time-min lowers it to "
+                       "2:00:00: the job may time out")
+    # no gap needed (idle partition): the full limit, the full runtime
+    v = only(run("#SBATCH -p cpu -N 1 -t 4:00:00 --time-min=1:00:00", hera()), "hera", "cpu")
+    assert v.estimated_runtime_s == 4 * H

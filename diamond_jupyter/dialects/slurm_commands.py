@@ -516,6 +516,10 @@ class SlurmCommands:
             cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
             if "CPUEfctv" not in kv and (spec := to_int(kv.get("CoreSpecCount"))):
                 cpus = max(0, cpus - spec * (to_int(kv.get("ThreadsPerCore")) or 1))
+            elif "CPUEfctv" not in kv and (listed := _cpu_ids(kv.get("CPUSpecList"))):
+                # a CpuSpecList without a core count: whole cores are kept for the system
+                tpc = to_int(kv.get("ThreadsPerCore")) or 1
+                cpus = max(0, cpus - -(-listed // tpc) * tpc)
             memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
@@ -875,3 +879,14 @@ def _names(text: Any) -> list[str] | None:
 
 
 slurm_commands = SlurmCommands()
+
+
+def _cpu_ids(text: str | None) -> int:
+    """How many CPU ids a Slurm id list names (`0-3,64-67`: 8); 0 for none or unreadable."""
+    count = 0
+    for part in (clean(text) or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return 0
+        count += int(hi) - int(lo) + 1 if hi else 1
+    return count

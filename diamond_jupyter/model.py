@@ -241,6 +241,9 @@ class JobSpec(_Model):
     # .output_mode_of)
     output_mode: Literal["append", "truncate"] | None = None
     hold: bool = False
+    # no start before this: a value sbatch's --begin reads (the neutral form; PBS and Grid
+    # Engine -a, LSF -b and flux --begin-time are read into it: dialects.begin_time)
+    begin: str | None = None
     # may the scheduler run the job again after a node failure or preemption (Slurm
     # --requeue/--no-requeue, PBS and Grid Engine -r y|n, LSF -r/-rn); None: the site's default
     requeue: bool | None = None

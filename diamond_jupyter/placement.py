@@ -1785,10 +1785,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    begin, deadline = job_window(spec, now) if cfg.scheduler == "slurm" else (None, None)
+    # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
+    # --begin-time); a --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now)
+    deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
-        v.notes.append(f"--begin {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+        said = "--begin" if cfg.scheduler == "slurm" else "begin time"
+        v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}

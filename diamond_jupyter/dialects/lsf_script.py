@@ -14,6 +14,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
+from .begin_time import lsf_parts, neutral, render_begin
 from .scripts_common import (
     Item,
     Opt,
@@ -354,6 +355,13 @@ class LsfScript:
                 spec.metadata["lsf_overwrite_" + o[1]] = True
         elif o == "-x":
             spec.constraints.exclusive = True
+        elif o == "-b":
+            at = lsf_parts(v, f"line {item.lineno}")
+            spec.begin = neutral(at) if at else None  # bsub keeps the last -b
+            if at is None:
+                note(spec, f"line {item.lineno}: -b {v}: a day of the month without the month "
+                           "has no neutral form (sbatch has none); kept as written")
+                return False
         elif o == "-H":
             spec.hold = True
         elif o in ("-r", "-rn"):  # rerunnable / never rerun
@@ -689,6 +697,8 @@ class LsfScript:
                 add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("-b", at)
         if spec.requeue is not None:
             add("-r" if spec.requeue else "-rn")
         if spec.mail_user:

@@ -100,6 +100,9 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         job["hold"] = True
     if env.modules or env.container_image:
         pass  # they are lines of the script body (rendered by the Slurm script dialect)
+    if spec.begin:  # the API takes a Unix time: a relative or yearless one needs the clock
+        warnings.append(f"dropped: begin time {spec.begin} (the REST request takes no "
+                        "--begin here; submit by sbatch to keep it)")
     for d in spec.unknown:
         if d.dialect == "slurm":
             warnings.append(f"dropped: {d.raw.strip()} (the REST API ignores #SBATCH lines)")

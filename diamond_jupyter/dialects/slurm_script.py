@@ -16,6 +16,7 @@ from ..model import (
 )
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
+from .begin_time import render_begin, slurm_parts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     Item,
@@ -420,6 +421,11 @@ class SlurmScript:
             spec.constraints.exclusive = True
         elif key in ("partition", "account", "qos", "reservation"):
             setattr(spec, "queue" if key == "partition" else key, v)
+        elif key == "begin":
+            spec.begin = None  # sbatch keeps the last --begin
+            if slurm_parts(v or "") is None:
+                return False  # sbatch refuses it; kept as written (placement says why)
+            spec.begin = v
         elif key == "job-name":
             spec.name = v
         elif key in ("output", "error"):
@@ -769,6 +775,8 @@ class SlurmScript:
             add("distribution", r.distribution)
         if spec.array:
             add("array", spec.array.expression)
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("begin", at)
         if deps := dependencies_for(spec, self.name, warnings):
             add("dependency", dependency_value(deps, warnings))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):

@@ -173,6 +173,9 @@ class Resources(_Model):
     cpu_bind: str | None = None  # e.g. "cores", "threads", "none", "map_cpu:0,1"
     gpu_bind: str | None = None  # e.g. "closest", "none", "single:1"
     distribution: str | None = None  # e.g. "block", "cyclic"
+    # a job component's own partition (a Slurm hetjob component naming another than the
+    # first's); None: the job's `queue`. Unused in a job's own `resources`
+    queue: str | None = None
 
 
 class Constraints(_Model):

@@ -78,9 +78,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         variables={"RUN_LABEL": "melt 1500K", "NSTEPS": "200000"}),
     # only the first component maps; the GPU component is kept as written
     "slurm/hetjob_cpu_then_gpu.sbatch": dict(
-        nodes=4, tasks=256, cpus=256, walltime=7200, name="insitu-viz", queue="cpu",
-        account="viz42",
-        unknown=["hetjob", "--partition", "--nodes", "--gpus-per-node", "--ntasks-per-node"],
+        nodes=5, tasks=260, cpus=260, gpus=4, needs_gpus=4, walltime=7200, name="insitu-viz",
+        queue="cpu", account="viz42",  # the gpu component read with its partition (tenth)
         notes=["heterogeneous job"]),
     "slurm/licenses_reservation_qos_gpu_type.sbatch": dict(
         nodes=1, tasks=32, cpus=32, gpus=2, needs_gpus=2, gpu_type="a100", walltime=8 * 3600,

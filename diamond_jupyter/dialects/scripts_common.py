@@ -766,6 +766,13 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    if target != "slurm":
+        for i, c in enumerate(live_components(spec)):
+            if c.queue and c.queue != spec.queue:
+                shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
+                out.append(f"dropped: partition {c.queue} of component {i} ({shown} has one "
+                           f"queue per job: the whole job goes to "
+                           f"{spec.queue or 'the default queue'})")
     return out
 
 

@@ -116,7 +116,7 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
-                      "constraint", "exclusive"}
+                      "constraint", "exclusive", "account", "qos"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -279,10 +279,12 @@ class SlurmScript:
 
     def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
         """A heterogeneous job's later components: each one's own sizes (sbatch resets them
-        in each component) when it asks for nothing else but the first's partition,
-        constraint and exclusivity (which sbatch does not carry over), the whole job then
-        a job of several shapes. A component otherwise (its own partition, a default one,
-        other options): every later one kept as written, only the first read."""
+        in each component) and its own partition, when it asks for nothing else but the
+        first's constraint and exclusivity (which sbatch does not carry over) and the
+        first's account and QOS (which it does), the whole job then a job of several
+        shapes. A component otherwise (the default partition where the first names one,
+        its own account or QOS, other options): every later one kept as written, only the
+        first read."""
         comps = []
         c = spec.constraints
         for part in parts:
@@ -298,9 +300,13 @@ class SlurmScript:
                 break
             if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
-            if (one.queue, one.constraints.features, one.constraints.exclusive) != \
-                    (spec.queue, c.features, c.exclusive):
-                break
+            if (one.constraints.features, one.constraints.exclusive) != \
+                    (c.features, c.exclusive) or one.queue is None and spec.queue \
+                    or any(getattr(one, k) not in (None, getattr(spec, k))
+                           for k in ("account", "qos")):
+                break  # its own constraint; the default partition; another account or QOS
+            if one.queue != spec.queue:  # a partition of its own (sbatch does not carry it)
+                one.resources.queue = one.queue
             comps.append(one.resources)
         else:
             first = spec.resources.model_copy()
@@ -808,8 +814,8 @@ class SlurmScript:
                             "(#SBATCH --ignore-pbs)")
         for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
             lines.append("#SBATCH hetjob")
-            if spec.queue:  # not carried over from the first component: said again
-                add("partition", spec.queue)
+            if comp.queue or spec.queue:  # not carried over from the first: said again
+                add("partition", comp.queue or spec.queue)
             if c.features:
                 add("constraint", join_features(c.features))
             if c.exclusive:

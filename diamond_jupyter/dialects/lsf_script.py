@@ -474,7 +474,9 @@ class LsfScript:
             return False
         r = spec.resources
         for kind, body in sections:
-            if kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
+            if kind == "rusage" and ("||" in body or "," in body):
+                self._alternative_gpus(spec, item, body)  # read, the string kept whole
+            elif kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
@@ -540,6 +542,39 @@ class LsfScript:
         return spec.source_dialect == "lsf" and bool(spec.metadata.get("lsf_gpu_rusage")) \
             and bool(r.gpus_per_node) and not r.gpus_per_task \
             and not gpus_of_job_over_unknown_nodes(spec) and not live_components(spec)
+
+    @staticmethod
+    def _alternative_gpus(spec: JobSpec, item: Item, body: str) -> None:
+        """A usage string of several parts: `,` joins usages all reserved, `||` alternatives
+        LSF tries in order. The GPUs (`ngpus_physical=N[:gmodel=X]`) of the first
+        alternative are what the job asks first: read (per host, as in one usage); the
+        string is kept whole as written (LSF gets it back, with no -gpu beside it)."""
+        first = body.split("||")[0]
+        got: dict[str, str] = {}
+        for usage in first.split(","):
+            for part in usage.split(":"):
+                k, _, x = (p.strip() for p in part.partition("="))
+                if k in ("ngpus_physical", "gmodel") and x:
+                    got.setdefault(k, x)
+        n = got.get("ngpus_physical", "")
+        if not n.isdigit():
+            return
+        r = spec.resources
+        r.gpus_per_node, r.gpus_per_task = int(n), None
+        r.gpu_type = got.get("gmodel") or r.gpu_type
+        spec.metadata["lsf_gpus_in_kept_rusage"] = int(n)
+        alternatives = "its first alternative's" if "||" in body else "its"
+        note(spec, f"line {item.lineno}: rusage[{body.strip()}]: {alternatives} GPUs read ({n} "
+                   f"per host{', ' + r.gpu_type if r.gpu_type else ''}); the usage string is "
+                   "kept as written (the other parts have no neutral form)")
+
+    @staticmethod
+    def _gpus_kept_in_rusage(spec: JobSpec) -> bool:
+        """The GPUs were read from a usage string kept whole (`_alternative_gpus`) and are
+        still what it asks: an LSF script gets them back in it alone."""
+        return spec.source_dialect == "lsf" and spec.resources.gpus_per_node is not None \
+            and spec.metadata.get("lsf_gpus_in_kept_rusage") == spec.resources.gpus_per_node \
+            and not spec.resources.gpus_per_task
 
     @staticmethod
     def _rusage_gpus(spec: JobSpec, body: str) -> str:
@@ -675,7 +710,8 @@ class LsfScript:
         else:
             self._simple_resreq(spec, add, own, warnings)
         if (compound is None or "ngpus_physical" not in compound) \
-                and not self._gpus_in_rusage(spec):  # else in the resource string
+                and not self._gpus_in_rusage(spec) \
+                and not self._gpus_kept_in_rusage(spec):  # else in the resource string
             self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)

@@ -58,9 +58,11 @@ from .scripts_common import (
 )
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
-              "cn_mem core_isolation csm data datachk hl smt step_cgroup stage freq Ep Jd "
-              "Lp Ne ar clusters notify pack rnc is sp Zs")
-_WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K")
+              "cn_mem core_isolation csm data smt step_cgroup stage freq Ep Jd "
+              "Lp clusters notify pack rnc is sp")
+# flags of bsub (no value): -Ne mail on exit, -ar autoresizable, -hl host-based memory
+# limits, -Zs spooled command file, -datachk, -ti orphan termination with -w
+_WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K Ne ar hl Zs datachk ti")
 _LETTERS_ARG = "abCcDEeFfGgiJkLMmnoPpQqRSstTUuvWw"
 _LETTERS_FLAG = "BHINrxy"
 TABLE = OptionTable(
@@ -366,9 +368,10 @@ class LsfScript:
             spec.hold = True
         elif o in ("-r", "-rn"):  # rerunnable / never rerun
             spec.requeue = o == "-r"
-        elif o in ("-B", "-N"):  # two flags, whatever their order: mail at begin, at end
-            got = {*spec.mail_events, "begin" if o == "-B" else "end"}
-            spec.mail_events = [e for e in ("begin", "end") if e in got]
+        elif o in ("-B", "-N", "-Ne"):  # flags, whatever their order: mail at begin, at the
+            # end, or at the end only when the job exits in failure (-Ne)
+            got = {*spec.mail_events, {"-B": "begin", "-N": "end", "-Ne": "fail"}[o]}
+            spec.mail_events = [e for e in ("begin", "end", "fail") if e in got]
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
@@ -743,11 +746,10 @@ class LsfScript:
         warnings += mail_warning(spec.mail_events, {"begin", "end", "fail", "all"}, self.name)
         if ev & {"begin", "all"}:
             add("-B")
-        if ev & {"end", "fail", "all"}:
-            add("-N")
-            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
-                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
-                                "ends, whatever its outcome)")
+        if ev & {"end", "all"}:
+            add("-N")  # at the end, whatever its outcome (a failure included)
+        elif "fail" in ev:
+            add("-Ne")  # only when the job exits in failure
         if deps := dependencies_for(spec, self.name, warnings):
             add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
                                   for d in deps for i in d.job_ids))

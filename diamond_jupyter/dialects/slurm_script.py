@@ -250,6 +250,9 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
+        if header.directives and not text.lstrip("\ufeff").startswith("#!"):
+            note(spec, f"line 1: no #! interpreter line (sbatch refuses such a script); "
+                       f"written with #!{spec.shell}")
         self._indented(spec, text)
         het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()

@@ -233,3 +233,18 @@ def test_a_slurm_script_without_an_interpreter_line_is_said() -> None:
                spec.metadata["parse_notes"])
     plain = get_script_dialect("slurm").parse_script("#!/bin/bash\n#SBATCH -n 1\nhostname\n")
     assert not plain.metadata.get("parse_notes")
+
+
+@pytest.mark.parametrize("source", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_a_crlf_script_reaches_every_scheduler_with_lf_line_ends(source: str) -> None:
+    # the body kept its CRLF everywhere but Slurm: bash reads `./app\r`, and the
+    # `#!/bin/bash\r` line names no interpreter
+    sentinel = {"slurm": "#SBATCH -n 1", "pbs": "#PBS -N dos", "lsf": "#BSUB -n 1",
+                "flux": "#flux: -n 1", "sge": "#$ -N dos"}[source]
+    text = f"#!/bin/bash\r\n{sentinel}\r\nmodule load app\r\n./app --in data.txt\r\n"
+    for target in ("slurm", "pbs", "lsf", "flux", "sge"):
+        script, warnings, _ = translate(text, target, source)
+        assert "\r" not in script, target
+        assert "./app --in data.txt\n" in script
+        assert any(w.startswith("approximated: CRLF line endings converted to LF")
+                   for w in warnings), (target, warnings)

@@ -840,12 +840,7 @@ class SlurmScript:
         preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")
-        text = assemble(spec, lines, preamble)
-        if "\r\n" in text:
-            text = text.replace("\r\n", "\n")
-            warnings.append("approximated: CRLF line endings converted to LF (sbatch rejects "
-                            "DOS line breaks)")
-        return Rendered(text, warnings)
+        return Rendered(assemble(spec, lines, preamble), warnings)
 
     @staticmethod
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:

@@ -128,3 +128,18 @@ def test_a_start_time_holds_the_start_on_a_site_of_any_scheduler(scheduler, scri
     assert v.feasible, v.reasons
     assert (v.estimated_start - NOW).total_seconds() == 2 * 3600
     assert any(n.startswith("begin time 2026-03-01 11:00: it starts no sooner") for n in v.notes)
+
+
+@pytest.mark.parametrize(("value", "target", "words"), [
+    ("tomorrow", "flux", "a day relative to the submission"),
+    ("noon", "flux", "time of day"),
+    ("12/24", "flux", "date without a year"),
+    ("tomorrow", "lsf", "no time relative to the submission"),
+])
+def test_each_dropped_start_time_says_why(value, target, words):
+    from diamond_jupyter.dialects.begin_time import render_begin
+
+    warnings: list[str] = []
+    assert render_begin(value, target, warnings) is None
+    assert len(warnings) == 1 and warnings[0].startswith(f"dropped: begin time {value} (")
+    assert words in warnings[0]

@@ -259,8 +259,9 @@ def render_begin(value: str, target: str, warnings: list[str]) -> str | None:
         if b.year is not None:
             return f"{b.year:04d}-{b.month:02d}-{b.day:02d} {b.hour:02d}:{b.minute:02d}:" \
                    f"{b.second:02d}"
-        why = "flux reads a time of day or a date without a year as today's or this " \
-              "year's, not the next one to come"
+        why = "a day relative to the submission (today, tomorrow) has no flux form here" \
+            if b.days is not None else "flux reads a time of day or a date without a year " \
+            "as today's or this year's, not the next one to come"
     else:
         why = f"no {target} form"
     warnings.append(f"dropped: begin time {value} ({why}; the job may start at once)")

@@ -76,3 +76,13 @@ def test_each_component_is_placed_in_its_own_partition():
             "--gres=gpu:a100:4", hera())
     v = p.verdict("hera")
     assert not v.feasible and any(r.startswith("hetjob component 1") for r in v.reasons)
+
+
+def test_the_rest_request_says_a_components_partition_is_dropped():
+    from diamond_jupyter.dialects.slurm_rest import job_description
+
+    spec = _spec("-p gpu -N 2 -n 8 --gres=gpu:4")
+    spec.working_directory = "/home/u/run"
+    job, warnings = job_description(spec)
+    assert job["partition"] == "cpu"
+    assert any(w.startswith("dropped: partition gpu of component 1") for w in warnings)

@@ -143,3 +143,14 @@ def test_each_dropped_start_time_says_why(value, target, words):
     assert render_begin(value, target, warnings) is None
     assert len(warnings) == 1 and warnings[0].startswith(f"dropped: begin time {value} (")
     assert words in warnings[0]
+
+
+@pytest.mark.parametrize(("dialect", "line"), [
+    ("pbs", "#PBS -a 202602300830"),  # 30 February
+    ("sge", "#$ -a 202704310800"),  # 31 April
+    ("lsf", "#BSUB -b 2027:02:29:08:00"),  # 2027 is no leap year
+])
+def test_a_day_the_month_does_not_have_is_bad_input(dialect, line):
+    with pytest.raises(BadInput, match="no real date"):
+        _parse(dialect, line)
+    assert _parse("pbs", "#PBS -a 02290830").begin == "02/29T08:30:00"  # a leap year's

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 from ..model import BadInput
 
@@ -58,6 +59,10 @@ def _valid(b: Begin) -> Begin | None:
     if b.month is not None and not (1 <= b.month <= 12 and 1 <= (b.day or 0) <= 31):
         return None
     if b.year is not None and not 1970 <= b.year <= 9999:
+        return None
+    try:  # a day the month has (29 February in a leap year; any leap year without one)
+        date(b.year or 2000, b.month or 1, b.day or 1)
+    except ValueError:
         return None
     return b
 

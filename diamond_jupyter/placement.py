@@ -160,7 +160,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
-from .placement_time import BEGIN_OPTION, job_window
+from .placement_time import job_window
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -1847,16 +1847,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    begin, deadline = job_window(spec, now, cfg.scheduler)
+    # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
+    # --begin-time); a --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now)
+    deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
-        v.notes.append(f"{BEGIN_OPTION[cfg.scheduler]} {begin:%Y-%m-%d %H:%M}: it starts no "
-                       f"sooner (+{hms(begin_s)})")
-    elif begin is None and cfg.scheduler == "flux" and (phrase := next(
-            (d.value for d in spec.unknown if d.dialect == "flux"
-             and d.option == "--begin-time" and d.value), None)):
-        v.notes.append(f"--begin-time {phrase!r} is not read here (only +DURATION, an ISO "
-                       "date and time or HH:MM): the start is not held for it")
+        said = "--begin" if cfg.scheduler == "slurm" else "begin time"
+        v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
@@ -2453,8 +2451,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
-    for scheduler in BEGIN_OPTION:  # an unreadable start time is refused, as its submit is
-        job_window(spec, now, scheduler)
+    job_window(spec, now)  # an unreadable start time is refused, as its submit is
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))

@@ -44,7 +44,7 @@ from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
 from .fetch_guard import FetchResult, bounded, canonical, choose, too_large_line
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
-from .leases import EngineLease
+from .leases import EngineLease, Fence, LeaseLost
 from .model import (
     TERMINAL_STATES,
     BadInput,
@@ -69,6 +69,8 @@ from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
 
 log = logging.getLogger(__name__)
+HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
+HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
 
 
 def script_text(data: bytes | str, what: str) -> str:
@@ -137,6 +139,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
+        self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
         self._waits_noted: dict[str, float] = {}
         self._hedge_gated: set[tuple[str, str]] = set()
         self._hedge_locks: dict[str, asyncio.Lock] = {}
@@ -154,7 +157,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         the shared store (when `store_poll_s` was given) and look lost submissions up every
         `intent_sweep_s` while running. With `resume_held` (a long-lived engine that does not
         recover: a kernel's, `diamond resume`) take and drive the held work no live engine
-        drives (`resume_held`)."""
+        drives (`resume_held`). Either way, look for held work again every `held_sweep_s`
+        (work handed over after the start: a CLI's engine that closed), at most
+        HELD_SWEEP_MAX stagings and as many transfers a sweep."""
         if self._started:
             return self
         self._started = True
@@ -168,6 +173,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             self._tasks.append(asyncio.ensure_future(self.journal.follow_store(self.store_poll_s)))
         if recover and self.intent_sweep_s:
             self._tasks.append(asyncio.ensure_future(self._sweep_intents()))
+        if (recover or resume_held) and self.held_sweep_s:
+            self._tasks.append(asyncio.ensure_future(self._sweep_held(self.held_sweep_s)))
         if recover:
             await self._start_workflows()
         return self
@@ -223,15 +230,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             "workflows": [w.id for w in self.store.unfinished_workflows() if free(w.data)]}
         return {k: v for k, v in held.items() if v}
 
-    async def resume_held(self) -> dict[str, list[str]]:
+    async def resume_held(self, limit: int | None = None) -> dict[str, list[str]]:
         """Take the held work no live engine drives (see `held_work`) and drive it here until
         this engine closes (closing hands it back). Each item is claimed in the store first, in
         one write, so two engines never drive one item; an owner that died, or stopped
         beating for `leases.STALE_S`, loses its claims. Returns what was taken, by kind (the
-        jobs of the stagings taken, the transfers, the workflows)."""
+        jobs of the stagings taken, the transfers, the workflows). `limit`: at most so many
+        stagings and so many transfers (the rest is left for a later call)."""
         if not self.held_work():
             return {}
-        stagings, transfers = await self._resume_data()
+        stagings, transfers = await self._resume_data(limit)
         engine = self.workflow_engine
         workflows = await engine.resume()
         engine.start_sweeping()  # and any handed over later
@@ -240,6 +248,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 self.journal.track(job)
         taken = {"stagings": stagings, "transfers": transfers, "workflows": workflows}
         return {k: v for k, v in taken.items() if v}
+
+    async def _sweep_held(self, every_s: float) -> None:
+        """Take held work handed over after the start (a staging or a copy whose engine closed
+        or died), every `every_s`, a bounded amount a sweep (workflows: their own sweep)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                taken = await self.resume_held(limit=HELD_SWEEP_MAX)
+            except DiamondError as e:
+                log.info("looking for held work failed: %s", e)
+                continue
+            if taken:
+                log.info("took held work: %s", taken)
 
     async def _sweep_intents(self) -> None:
         """An intent left unbound while this process runs (the connection dropped during a
@@ -533,7 +554,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                      hold: bool = False, token: str | None = None,
                      script_sha256: str | None = None, force: bool = False,
                      hedge: int | None = None, hedge_group: str | None = None,
-                     placement: dict[str, Any] | None = None) -> Job:
+                     placement: dict[str, Any] | None = None, fence: Fence | None = None
+                     ) -> Job:
         """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
         reason when none can run it) and return the recorded Job (state PENDING or later). The
         intent is stored durably with a fresh `token` (or the given one) before the scheduler is
@@ -545,7 +567,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         site not allowed; SiteError when the site is unreachable.
         With `hedge` N (site "auto" only) copies go to the N best sites allowing it and the
         first to start runs (`submit_hedged`); `hedge_group` and `placement` mark one such
-        copy (internal)."""
+        copy (internal). `fence`: the lease of the workflow whose step this is (internal):
+        LeaseLost, and nothing submitted, once another engine took the workflow over."""
         if hedge is not None and hedge != 1:
             if site != "auto":
                 raise BadInput(f"hedge {hedge} needs site 'auto' (placement picks the sites "
@@ -586,7 +609,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         upload = asyncio.ensure_future(target.upload(prepared, token, secret=secret))
         try:
             job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin, hedge_group)
+                                          placement, origin, hedge_group, fence)
         except BaseException:
             upload.cancel()
             await asyncio.gather(upload, return_exceptions=True)
@@ -595,6 +618,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
             await upload
         await self.journal.drain()
+        try:  # the lease again, just before the scheduler is asked (a stall since the intent)
+            self.store.check_fence(fence)
+        except LeaseLost as lost:
+            self.store.mark_never_submitted(token, str(lost))
+            await self.journal.drain()
+            raise
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
         self.journal.in_flight.add(token)  # not "lost" to a concurrent intent sweep meanwhile

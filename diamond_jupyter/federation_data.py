@@ -57,17 +57,18 @@ class DataMixin:
         """This engine's claim on the work it runs (see `leases`), made on first use."""
         return self.lease.id
 
-    async def _resume_data(self) -> tuple[list[str], list[str]]:
-        """After a restart: resume the transfers and stagings no live engine is running; returns
-        (the jobs whose staging was resumed, the transfers resumed)."""
+    async def _resume_data(self, limit: int | None = None) -> tuple[list[str], list[str]]:
+        """After a restart: resume the transfers and stagings no live engine is running (at
+        most `limit` of each); returns (the jobs whose staging was resumed, the transfers
+        resumed)."""
         active = ["PENDING", "ACTIVE"]
         if not (self.store.list_transfers(states=active, limit=1)
                 or self.store.list_transfers(states=active, limit=1, kinds=["stage"])):
             return [], []
-        transfers = await self.mover.resume_pending()
+        transfers = await self.mover.resume_pending(limit)
         from .transfer.staging import resume_staged
 
-        return await resume_staged(self.mover), transfers
+        return await resume_staged(self.mover, limit), transfers
 
     async def _close_data(self) -> None:
         """Stop moving data; this engine's unfinished work stays claimable by the next one."""

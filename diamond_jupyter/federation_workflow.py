@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
+    from .leases import Fence
     from .placement import Placement
     from .workflow.engine import Estimate, WorkflowEngine
     from .workflow.model import Workflow, WorkflowView
@@ -138,8 +139,9 @@ class _Ops:
         return _estimate(pl, site)
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any]) -> Job:
-        return await self.fed.submit(spec, site, hold=hold, token=token, origin=origin)
+                     origin: dict[str, Any], fence: Fence | None = None) -> Job:
+        return await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
+                                     fence=fence)
 
     async def cancel(self, job: Job) -> None:
         if job.native_id and not job.state.terminal:

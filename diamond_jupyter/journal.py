@@ -16,6 +16,7 @@ from typing import Any
 from .aio import within
 from .attention_journal import Attention
 from .events import EventBus
+from .leases import Fence
 from .model import DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
 from .sites import Site
@@ -74,9 +75,10 @@ class Journal:
         asyncio.ensure_future(self.drain())
         return ev
 
-    def append(self, event: Event) -> Event:
-        """Store an event; it is published soon after."""
-        ev = self.store.append_event(event)
+    def append(self, event: Event, fence: Fence | None = None) -> Event:
+        """Store an event (with `fence`, only while that lease holds: else LeaseLost); it is
+        published soon after."""
+        ev = self.store.append_event(event, fence)
         asyncio.ensure_future(self.drain())
         return ev
 

@@ -7,13 +7,21 @@ its claims back; when its process dies the claim dies with it. Recovery at start
 unclaimed work, or work whose owner is gone, so nothing runs twice.
 
 An engine id is "HOST:PID:START:NONCE" (START: the process's start time, so a reused pid does
-not look alive). A running engine touches its heartbeat file beside the store every BEAT_S.
-On this host an engine whose process is gone is dead at once; one whose process lives (this
-process included: an engine dropped without closing) is dead once its heartbeat file is
-older than STALE_S. An engine on another host (a server that ran on another node of a
-cluster, with the store on a shared filesystem) lives while its heartbeat file is fresh.
+not look alive). A running engine writes its heartbeat, a row in the store's `engines` table
+(`store.engines.Heartbeats`), every BEAT_S. On this host an engine whose process is gone is
+dead at once; one whose process lives (this process included: an engine dropped without
+closing, or one stalled: stopped, paused) is dead once its heartbeat is older than STALE_S.
+An engine on another host (a server that ran on another node of a cluster, with the store on
+a shared filesystem) lives while its heartbeat is fresh.
 The claim itself is a field of the item's row in the store, set in one write transaction
 (`claim_transfer`, `claim_workflow`, `claim_task`): one owner at a time.
+
+Fencing: an engine that stalls (stopped, a long pause) past STALE_S loses its claims to
+another engine, but wakes still believing it holds them. So each claim of a transfer, a
+staging or a workflow by a new owner (and each hand-back) increments the item's lease
+generation (`data.lease`), and every write that drives the item carries the generation its
+engine got (a `Fence`): the store refuses it (`LeaseLost`) once the generation moved on,
+and the stale engine drops the item, saying so with a `lease.lost` event.
 """
 
 from __future__ import annotations
@@ -23,15 +31,75 @@ import contextlib
 import os
 import secrets
 import socket
-import stat
-import time
+import sqlite3
 import weakref
-from pathlib import Path
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .model import DiamondError
+
+if TYPE_CHECKING:
+    from .store.engines import Heartbeats
 
 HOST = socket.gethostname()
-BEAT_S = 20.0  # an engine touches its heartbeat file this often
+BEAT_S = 20.0  # an engine writes its heartbeat this often
 STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
 _LIVE: set[str] = set()  # engines of this process that are running
+LEASE_KINDS = ("transfer", "workflow")  # items whose writes are fenced
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What a write that drives a held item carries: the item (`kind` "transfer", a staging
+    included, or "workflow"; its id) and the lease generation its engine got at its claim."""
+
+    kind: str
+    item: str
+    generation: int
+
+
+class LeaseLost(DiamondError):
+    """A write carried a stale lease generation: another engine took the item over while
+    this one stalled. The engine must stop driving the item."""
+
+    def __init__(self, fence: Fence, current: int, owner: str | None) -> None:
+        self.fence, self.current, self.owner = fence, current, owner
+        super().__init__(f"{fence.kind} {fence.item}: lease generation {fence.generation} is "
+                         f"stale (now {current}, held by {owner or 'no engine'}): this engine "
+                         "stalled past the takeover and no longer drives it")
+
+    def event_data(self, engine: str | None) -> dict[str, Any]:
+        """The `lease.lost` event's data."""
+        return {"item": self.fence.kind, "id": self.fence.item, "engine": engine,
+                "generation": self.fence.generation, "current": self.current,
+                "owner": self.owner}
+
+
+def generation(data: dict[str, Any]) -> int:
+    """An item's lease generation, from its stored data (0: never claimed)."""
+    try:
+        return int(data.get("lease") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def claimed(data: dict[str, Any], engine: str) -> dict[str, Any]:
+    """The item's data once `engine` claims it: a new owner gets the next generation; the
+    same owner keeps its own."""
+    if data.get("owner") == engine and generation(data):
+        return data
+    return {**data, "owner": engine, "lease": generation(data) + 1}
+
+
+def handed_back(data: dict[str, Any]) -> dict[str, Any]:
+    """The item's data once its owner gives it back: no owner, and the next generation (a
+    write of that owner's still under way is refused)."""
+    return {**data, "owner": None, "lease": generation(data) + 1}
+
+
+def fence_of(kind: str, item: str, data: dict[str, Any]) -> Fence:
+    """The fence of a claim just made, from the claimed item's data."""
+    return Fence(kind, item, generation(data))
 
 
 def _start_time(pid: int) -> str:
@@ -56,45 +124,24 @@ def unregister(engine_id: str) -> None:
     _LIVE.discard(engine_id)
 
 
-def own_directory(beats: Path) -> bool:
-    """Whether the heartbeat directory `beats` is the user's own, a directory (no link) that
-    others cannot write. Beside a store in a shared directory with the sticky bit (allowed),
-    another local user could make it first: their fresh files would keep a dead engine's
-    claims "alive" for ever (its workflows, transfers and tasks never taken over)."""
-    try:
-        st = os.lstat(beats)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+def beat(beats: Heartbeats, engine_id: str) -> None:
+    """Write the engine's heartbeat (its row in the store's `engines` table)."""
+    with contextlib.suppress(DiamondError, sqlite3.Error):  # a busy store: the next beat
+        beats.touch(engine_id)
 
 
-def beat(beats: Path, engine_id: str) -> None:
-    """Touch the engine's heartbeat file (in the directory `beats` beside the store; not in
-    one another user made, see `own_directory`)."""
-    with contextlib.suppress(OSError):
-        beats.mkdir(mode=0o700, exist_ok=True)
-        if own_directory(beats):
-            (beats / engine_id).touch()
+def stop_beating(beats: Heartbeats, engine_id: str) -> None:
+    with contextlib.suppress(DiamondError, sqlite3.Error):
+        beats.remove(engine_id)
 
 
-def stop_beating(beats: Path, engine_id: str) -> None:
-    with contextlib.suppress(OSError):
-        (beats / engine_id).unlink()
+def sweep(beats: Heartbeats, older_than_s: float = 24 * 3600) -> None:
+    """Remove the heartbeats of engines long gone (killed without closing)."""
+    with contextlib.suppress(DiamondError, sqlite3.Error):
+        beats.sweep(older_than_s)
 
 
-def sweep(beats: Path, older_than_s: float = 24 * 3600) -> None:
-    """Remove heartbeat files of engines long gone (killed without closing)."""
-    now = time.time()
-    if not own_directory(beats):
-        return
-    with contextlib.suppress(OSError):
-        for f in beats.iterdir():
-            with contextlib.suppress(OSError):
-                if now - f.stat().st_mtime > older_than_s:
-                    f.unlink()
-
-
-def alive(owner: str | None, beats: Path | None = None) -> bool:
+def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
     """Is the engine `owner` still running? A process that is gone, this process's closed
     engines, and engines of other hosts without a fresh heartbeat are not; an owner of an
     unknown shape is (never run someone's work twice)."""
@@ -104,12 +151,9 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
     if len(parts) != 4 or not parts[1].isdigit():
         return True
     host, pid, start, _ = parts
-    if host != HOST:  # its heartbeat, in a directory only the user writes
-        try:
-            return beats is not None and own_directory(beats) and \
-                time.time() - (beats / owner).lstat().st_mtime < STALE_S
-        except OSError:
-            return False
+    if host != HOST:  # its heartbeat in the store is all there is to go by
+        age = _age(beats, owner)
+        return age is not None and age < STALE_S
     if int(pid) == os.getpid():
         return owner in _LIVE and not _beat_stale(beats, owner, missing=False)
     try:
@@ -121,39 +165,49 @@ def alive(owner: str | None, beats: Path | None = None) -> bool:
     return _start_time(int(pid)) == start and not _beat_stale(beats, owner, missing=True)
 
 
-def _beat_stale(beats: Path | None, owner: str, *, missing: bool) -> bool:
+def _age(beats: Heartbeats | None, owner: str) -> float | None:
+    if beats is None:
+        return None
+    try:
+        return beats.age_s(owner)
+    except (DiamondError, sqlite3.Error):
+        return None
+
+
+def _beat_stale(beats: Heartbeats | None, owner: str, *, missing: bool) -> bool:
     """Has the engine, whose process lives, stopped beating (dropped without closing, its loop
-    gone)? An engine writes its file when it is made and removes it when it closes, so a
-    missing file is `missing` (another process's closed engine; for this process's engines
-    the registry says)."""
+    gone or stalled)? An engine writes its heartbeat when it is made and removes it when it
+    closes, so a missing one is `missing` (another process's closed engine; for this
+    process's engines the registry says)."""
     if beats is None:
         return False
     try:
-        return time.time() - (beats / owner).stat().st_mtime >= STALE_S
-    except FileNotFoundError:
-        return missing
-    except OSError:
+        age = beats.age_s(owner)
+    except (DiamondError, sqlite3.Error):
         return False
+    return missing if age is None else age >= STALE_S
 
 
-async def _beat_while(ref: weakref.ref[EngineLease], beats: Path, engine_id: str) -> None:
-    """Touch the heartbeat file every BEAT_S while the lease is held and its object lives (an
-    engine dropped without closing stops beating, so its claims go stale)."""
-    sweep(beats)
+async def _beat_while(ref: weakref.ref[EngineLease], beats: Heartbeats, engine_id: str
+                      ) -> None:
+    """Write the heartbeat every BEAT_S while the lease is held and its object lives (an
+    engine dropped without closing stops beating, so its claims go stale). Written from a
+    thread: a store busy with another process's write does not stall the loop."""
+    await asyncio.to_thread(sweep, beats)
     while True:
         await asyncio.sleep(BEAT_S)  # the first beat was written when the task was made
         if ref() is None or engine_id not in _LIVE:
             return
-        beat(beats, engine_id)
+        await asyncio.to_thread(beat, beats, engine_id)
 
 
 class EngineLease:
     """This engine's claim on the work it runs: its id is made (registered, its heartbeat
-    file touched and kept fresh while a loop runs) on first use and given back by `release`
+    written and kept fresh while a loop runs) on first use and given back by `release`
     (a later use makes a new one). An engine dropped without `release` holds its claims no
     longer: its id is unregistered when the object is collected, and its heartbeat stops."""
 
-    def __init__(self, beats: Path) -> None:
+    def __init__(self, beats: Heartbeats) -> None:
         self.beats = beats
         self._id: str | None = None
         self._beater: asyncio.Task | None = None

@@ -1,5 +1,5 @@
 """Files the engine keeps for one user (the store, its journal files, its migration copies,
-its engines' heartbeat directory, Globus tokens): before
+Globus tokens): before
 one is used, it must be that user's own. In a shared or world-writable directory (a data dir
 under /tmp, a group project space), another local user can plant the file, or a link to
 somewhere else, before the user's first run: a store planted so is read by its planter and

@@ -302,23 +302,22 @@ def test_heartbeats_in_a_directory_another_user_made_keep_no_engine_alive(tmp_pa
     """With the store in a shared directory with the sticky bit (allowed), another local
     user could make `<store>.engines` first and touch a file named after an engine of the
     user's on another host: that engine looked alive for ever, and its workflows, transfers
-    and agent tasks were never taken over (a known gap of the seventh sweep). Heartbeats
-    count, and are written, only in the user's own directory that others cannot write."""
+    and agent tasks were never taken over (a known gap of the seventh sweep). Heartbeats are
+    now rows of the store: such a directory keeps no engine alive, in any mode."""
     from diamond_jupyter import leases
+    from diamond_jupyter.store import Store
 
     beats = tmp_path / "s.sqlite3.engines"
-    beats.mkdir(mode=0o700)
+    beats.mkdir(mode=0o777)
     owner = "elsewhere:123:456:abcd"
     (beats / owner).touch()
-    assert leases.alive(owner, beats)  # (guard) the user's own directory: believed
-    beats.chmod(0o777)
-    assert not leases.alive(owner, beats)  # others can write it
-    beats.chmod(0o700)
     real = os.getuid()
     monkeypatch.setattr(os, "getuid", lambda: real + 1)  # the directory is another user's
-    assert not leases.alive(owner, beats)
-    leases.beat(beats, "mine:1:2:3")
+    store = Store(tmp_path / "s.sqlite3")
+    assert not leases.alive(owner, store.beats)
+    leases.beat(store.beats, "mine:1:2:3")
     assert not (beats / "mine:1:2:3").exists()  # nothing of the user's written there
+    assert store.beats.age_s("mine:1:2:3") is not None
 
 
 def test_a_migration_copy_others_can_write_is_not_used(tmp_path):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+
+from lease_helpers import age_heartbeat
 
 from diamond_jupyter import leases
 from diamond_jupyter.store import Store
@@ -50,8 +51,7 @@ def test_a_dead_process_or_a_silent_host_holds_nothing(tmp_path):
         assert not leases.alive(other, store.beats)  # no heartbeat at all
         leases.beat(store.beats, other)
         assert leases.alive(other, store.beats)
-        old = time.time() - leases.STALE_S - 5
-        os.utime(store.beats / other, (old, old))
+        age_heartbeat(store, other, leases.STALE_S + 5)
         assert not leases.alive(other, store.beats)
         waiting = store.create_task("q", state="waiting", data={"owner": other})
         got = store.claim_task(waiting.id, me, states=("waiting",), to_state="running")
@@ -88,16 +88,15 @@ def test_a_live_engine_that_stopped_beating_loses_its_claims(tmp_path):
         rec = store.record_transfer("sftp", "a:x", "b:x")
         assert store.claim_transfer(rec.id, hung.id) is not None
         assert store.claim_transfer(rec.id, other.id) is None
-        old = time.time() - leases.STALE_S - 1
-        os.utime(store.beats / hung.id, (old, old))
+        age_heartbeat(store, hung.id)
         assert not leases.alive(hung.id, store.beats)
         assert store.claim_transfer(rec.id, other.id).data["owner"] == other.id
         parent = f"{leases.HOST}:{os.getppid()}:{leases._start_time(os.getppid())}:beef"
         leases.beat(store.beats, parent)
         assert leases.alive(parent, store.beats)  # a live process, beating
-        os.utime(store.beats / parent, (old, old))
+        age_heartbeat(store, parent)
         assert not leases.alive(parent, store.beats)
-        leases.stop_beating(store.beats, parent)  # it closed: its file is gone
+        leases.stop_beating(store.beats, parent)  # it closed: its heartbeat is gone
         assert not leases.alive(parent, store.beats)
     finally:
         hung.release()

@@ -83,7 +83,8 @@ def has_note(v, text: str) -> bool:
 # --------------------------------------------------------------- reading what is in use
 
 def test_the_probe_reads_the_jobs_qos_and_the_users_associations():
-    assert "%i|%q|%a|%h" in slurm.snapshot_argvs()["queue_qos"]  # account, sharing: 7th sweep
+    # account, sharing: 7th sweep; -O with the running jobs' TRES since session 25
+    assert "JobArrayID:0|,QOS:0|,Account:0|" in " ".join(slurm.snapshot_argvs()["queue_qos"])
     assert "sacctmgr" in " ".join(slurm.snapshot_argvs()["assoc"])
     assert slurm.live_outputs >= {"queue", "queue_qos"}  # read with every snapshot
     assert parse_job_qos("101|team\n102_[1-3]|normal\nNo QOS here\n") == {

@@ -135,8 +135,8 @@ def test_a_later_components_exclude_does_not_bind_the_first():
 
 def test_a_hetjob_runs_only_at_a_slurm_site():
     # translated for PBS the later components are dropped: the job is not run there
-    p = run("#SBATCH -N 1 -n 2 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -p gpu --gres=gpu:1",
-            pbs_site(), hera())
+    p = run("#SBATCH -N 1 -n 2 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -p gpu --gres=gpu:1 --comment=workers", pbs_site(), hera())
     assert "a Slurm heterogeneous job of 2 components (#SBATCH hetjob): pbs has no form " \
         "for its later components" in reasons(p, "pbs")
     only(p, "hera")
@@ -219,7 +219,7 @@ def test_association_limits_are_read_with_the_accounts_above():
     assert parse_job_qos("7|normal\n", field=2) == {}
     _, snap = kronos(running("7", "bob", "n1", 4, 1, 4), accounts={"7": "proj"})
     assert (snap.jobs[0].account, snap.jobs[0].qos) == ("proj", "normal")
-    assert "%a" in " ".join(slurm6.snapshot_argvs()["queue_qos"])
+    assert "Account:0|" in " ".join(slurm6.snapshot_argvs()["queue_qos"])
 
 
 def test_the_probe_walks_up_the_accounts(tmp_path):

@@ -15,7 +15,12 @@ from test_placement_cases6 import QOS, _pbs_job, kestrel, running
 from test_placement_cases6 import slurm as slurm6
 
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.dialects.slurm_commands import TRES_FIELDS, SlurmCommands, parse_tres_alloc
+from diamond_jupyter.dialects.slurm_commands import (
+    QUEUE_JOB_FIELDS,
+    SlurmCommands,
+    parse_job_qos,
+    parse_tres_alloc,
+)
 
 
 def has_note(v, text: str) -> bool:
@@ -264,13 +269,10 @@ def test_lsf_host_limits_below_what_the_job_asks_of_a_host():
 
 # --------------------------------------------------------------- Slurm QOS memory in use
 
-def tres_line(jid: str, tres: str, array: tuple[str, str] | None = None,
-              het: tuple[str, str] | None = None) -> str:
-    """One running job as `squeue -h -t RUNNING -O TRES_FIELDS` prints it: each field
-    padded to its size, then '|'."""
-    fields = [(jid, 24), ((array or (jid, ""))[0], 24), ((array or ("", "N/A"))[1], 24),
-              ((het or ("0", ""))[0], 24), ((het or ("", "N/A"))[1], 12), (tres, 400)]
-    return "".join(f"{v:<{w}}|" for v, w in fields)
+def tres_line(jid: str, tres: str, qos: str = "team", state: str = "R") -> str:
+    """One job as `squeue -h -a -O QUEUE_JOB_FIELDS` prints it: its id as %i prints it,
+    QOS, account, OverSubscribe, compact state and tres-alloc, each ended by '|'."""
+    return f"{jid}|{qos}|proj|OK|{state}|{tres}|"
 
 
 def memtitan(*queue: str, tres: str | None, qos_of: dict[str, str], mem: dict[str, int]):
@@ -279,9 +281,9 @@ def memtitan(*queue: str, tres: str | None, qos_of: dict[str, str], mem: dict[st
     qos = QOS.replace("team||||cpu=96|||||", "team||||mem=300G|||||")
     outputs = {"partitions": PARTITIONS, "nodes": node_lines(
         alloc={n: 8 for n in mem}, mem=mem), "queue": "\n".join(queue),
-        "queue_qos": "".join(f"{j}|{q}\n" for j, q in qos_of.items()), "qos": qos,
-        "assoc": "user|alice\nalice|proj||normal|normal,team\n",
-        **({"queue_tres": tres} if tres is not None else {})}
+        "queue_qos": tres if tres is not None else "".join(
+            f"{j}|{q}|proj|OK\n" for j, q in qos_of.items()), "qos": qos,
+        "assoc": "user|alice\nalice|proj||normal|normal,team\n"}
     snap = slurm6.parse_snapshot("titan", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="titan", metadata={"architecture": "x86_64"}), snap
 
@@ -320,19 +322,26 @@ def test_a_qos_memory_limit_is_not_counted_when_the_jobs_memory_was_not_read():
 
 
 def test_tres_alloc_is_read_by_every_id_squeue_prints():
-    # a plain job, an array task (77_3, JobID 80) and a hetjob component (90+1, JobID 91):
-    # each is found by the id %i prints; a line without mem= is skipped
+    # a plain job, an array task and a hetjob component (JobArrayID prints each as %i
+    # does) are found by that id; a waiting job's tres-alloc (what it asks), a line without
+    # mem= and a line of the older `%i|%q|%a|%h` form are skipped
     text = "\n".join((tres_line("60", "cpu=4,mem=4000M,node=1"),
-                      tres_line("80", "cpu=2,mem=2G,node=1", array=("77", "3")),
-                      tres_line("91", "cpu=1,mem=1G,node=1", het=("90", "1")),
-                      tres_line("95", "cpu=1,node=1"), "garbage line"))
-    got = parse_tres_alloc(text)
-    assert got == {"60": 4000, "80": 2048, "77_3": 2048, "91": 1024, "90+1": 1024}
-    # asked with every snapshot, running jobs only, the fields padded and ended by '|'
-    argv = SlurmCommands().snapshot_argvs()["queue_tres"]
-    assert argv[-3:] == ["sh", "-c", f"squeue -h -a -t RUNNING -O '{TRES_FIELDS}' "
-                                     "2>/dev/null; exit 0"]
-    assert "tres-alloc:400|" in TRES_FIELDS and "queue_tres" in SlurmCommands.live_outputs
+                      tres_line("77_3", "cpu=2,mem=2G,node=1"),
+                      tres_line("90+1", "cpu=1,mem=1G,node=1"),
+                      tres_line("95", "cpu=1,node=1"),
+                      tres_line("96_[1-4%2]", "cpu=1,mem=1G,node=1", state="PD"),
+                      "97|normal|proj|OK", "garbage line"))
+    assert parse_tres_alloc(text) == {"60": 4000, "77_3": 2048, "90+1": 1024}
+    # the same answer gives each job's QOS, account and sharing (padding stripped)
+    assert parse_job_qos(text)["96_[1-4%2]"] == "team"
+    assert parse_job_qos("98   |low  |chem |YES  |R |cpu=1|\n", field=2) == {"98": "chem"}
+    # one query a snapshot, squeue's own (a configured path applies), the -O fields in
+    # %i|%q|%a|%h's order
+    argv = SlurmCommands().snapshot_argvs()["queue_qos"]
+    assert argv[-5:] == ["squeue", "-h", "-a", "-O", QUEUE_JOB_FIELDS]
+    assert QUEUE_JOB_FIELDS.startswith("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|")
+    assert "tres-alloc:0|" in QUEUE_JOB_FIELDS
+    assert SlurmCommands.live_outputs == {"queue", "queue_qos"}
     # a job of two nodes holding 64G in all holds 32G a node
     jobs = (running("101", "bob", "n1", 8, 3, 4).replace("|1|8|", "|2|8|"),)
     site = memtitan(*jobs, tres=tres_line("101", "cpu=8,mem=64G,node=2") + "\n",

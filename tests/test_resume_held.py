@@ -178,6 +178,7 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
         tmp_path):
     """A workflow's engine stops beating mid-run (its loop hung, never closed): two engines
     that look for held work at once — exactly one adopts it and submits its next step."""
+    from lease_helpers import age_heartbeat
     from test_workflow_unseen import _Ops, _until, load
 
     from diamond_jupyter import leases
@@ -200,8 +201,7 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
         wid = await hung.run(wf)
         assert [s[0] for s in opses[0].submits] == ["first", "second"]  # second held
         assert await b.resume() == [] and await c.resume() == []  # its owner beats
-        old = __import__("time").time() - leases.STALE_S - 1
-        os.utime(store.beats / owners[0].id, (old, old))
+        age_heartbeat(store, owners[0].id)
         took = await asyncio.gather(b.resume(), c.resume())
         assert sorted(took) == [[], [wid]]
         driver, ops = (b, opses[1]) if took[0] else (c, opses[2])
@@ -218,3 +218,53 @@ async def test_a_workflow_whose_engine_stopped_beating_is_driven_by_one_other_en
             await eng.close()
         for lease in owners:
             lease.release()
+
+
+async def test_a_kernel_engine_takes_a_copy_handed_over_after_its_start(tmp_path):
+    """A kernel's engine (long-lived, not a server) looked for held stagings and transfers
+    only at its start: a copy a CLI engine handed back later waited for the next kernel, or
+    for a `diamond resume`. Now it looks again at every sweep."""
+    sites = _sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("later\n")
+    kernel = _engine(sites)
+    kernel.held_sweep_s = 0.05  # (15 s in use)
+    done = asyncio.Event()
+    kernel.subscribe(lambda ev: done.set() if ev.kind == "transfer.state"
+                     and ev.data.get("state") == "SUCCEEDED" else None)
+    await kernel.start(recover=False, resume_held=True)
+    try:
+        assert kernel.held_work() == {}  # nothing held at its start
+        cli = _engine(sites)
+        await cli.start(recover=False)
+        tid = await _stuck_copy(cli, src, dst)
+        await cli.close()  # hands the copy back
+        await asyncio.wait_for(done.wait(), 30)
+        rec = kernel.store.get_transfer(tid)
+        assert rec.state == "SUCCEEDED" and rec.data["owner"] == kernel.engine_id
+        assert dst.read_text() == "later\n"
+    finally:
+        await kernel.close()
+
+
+async def test_one_look_for_held_work_takes_a_bounded_number(tmp_path):
+    sites = _sites(tmp_path)
+    first = _engine(sites)
+    await first.start(recover=False)
+    ids = []
+    for i in range(3):
+        src = tmp_path / f"in{i}.txt"
+        src.write_text(f"{i}\n")
+        ids.append(await _stuck_copy(first, src, tmp_path / f"out{i}.txt"))
+    await first.close()
+    other = _engine(sites)
+    await other.start(recover=False)
+    try:
+        took = await other.resume_held(limit=2)
+        assert took == {"transfers": ids[:2]}  # the oldest first
+        assert other.held_work() == {"transfers": ids[2:]}
+        assert await other.resume_held(limit=2) == {"transfers": ids[2:]}
+        for tid in ids:
+            assert (await _finished(other, tid)).state == "SUCCEEDED"
+    finally:
+        await other.close()

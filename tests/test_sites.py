@@ -44,14 +44,14 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     site = custom_fed.site("alpha")
     before = site.scheduler_commands
     first = await site.snapshot(max_age_s=0)
-    # partitions, nodes, queue, QOS, the jobs' QOS, the running jobs' TRES, reservations,
-    # the user's associations: one call
-    assert site.scheduler_commands - before == 8
+    # partitions, nodes, queue, QOS, the jobs' QOS and TRES, reservations, the user's
+    # associations: one call
+    assert site.scheduler_commands - before == 7
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)
-    # only the queue (its QOS and its running jobs' TRES) within the TTL
-    assert site.scheduler_commands - mid == 3
+    # only the queue (and its jobs' QOS and TRES) within the TTL
+    assert site.scheduler_commands - mid == 2
     assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
     assert job.native_id in {j.native_id for j in second.jobs}
     await custom_fed.cancel(job.id)

@@ -2,10 +2,11 @@
 used), but not its engines' heartbeat directory (`STORE.engines`) nor its migration copies
 (`STORE.vN.bak`). In a shared data directory (/tmp, a group space) another user could make
 the heartbeat directory first: fresh heartbeats there for engines long gone keep their work
-from ever being taken over, deleting this engine's has its work run twice, and a link in it
-has the engine create files where the link leads. A migration copy planted before an
-upgrade was kept as the user's copy of the old store. Both are now checked as the store is:
-refused with a StoreError naming the path, the owner or the mode, and what to do."""
+from ever being taken over. The heartbeats are now rows of the store itself (its owner
+checks cover them); a directory beside it is only read, once, when it is the user's own and
+private (an older version's files), and otherwise left alone. A migration copy planted
+before an upgrade was kept as the user's copy of the old store: it is checked as the store
+is, refused with a StoreError naming the path, the owner or the mode, and what to do."""
 
 from __future__ import annotations
 
@@ -32,57 +33,87 @@ def _shared(tmp_path: Path) -> Path:
     return d
 
 
-def test_the_store_makes_its_heartbeat_directory_private(tmp_path):
+def test_heartbeats_are_rows_of_the_store_and_travel_with_it(tmp_path):
+    """The engines' heartbeats were files in a directory beside the store (`STORE.engines`):
+    a store copied or moved left them behind. Now they are rows of the store itself, and no
+    directory is made beside it."""
+    from diamond_jupyter import leases
+
     path = _shared(tmp_path) / "s.sqlite3"
-    Store(path).close()
-    beats = Path(f"{path}.engines")
-    assert beats.is_dir() and (beats.stat().st_mode & 0o777) == 0o700
-    Store(path).close()  # the user's own, as it is: opens again
+    store = Store(path)
+    other = "elsewhere:1:2:abcd"
+    leases.beat(store.beats, other)
+    assert leases.alive(other, store.beats)
+    store.close()
+    assert not Path(f"{path}.engines").exists()
+    moved = tmp_path / "moved.sqlite3"
+    os.rename(path, moved)
+    assert leases.alive(other, Store(moved).beats)  # its heartbeat came along
 
 
 @pytest.mark.parametrize("planted", ["directory", "link", "file"])
 def test_a_heartbeat_directory_another_user_planted_is_not_used(tmp_path, monkeypatch,
                                                                planted):
+    """An `STORE.engines` another user made (in a shared directory) with fresh files named
+    after a gone engine of the user's: not read, not emptied, and the engine is not alive."""
+    from diamond_jupyter import leases
+
     path = _shared(tmp_path) / "s.sqlite3"
     beats = Path(f"{path}.engines")
+    gone = "elsewhere:1:2:abcd"
     if planted == "directory":
         beats.mkdir(mode=0o700)
+        (beats / gone).touch()
     elif planted == "link":
         (tmp_path / "theirs").mkdir()
+        (tmp_path / "theirs" / gone).touch()
         beats.symlink_to(tmp_path / "theirs")
     else:
         beats.write_text("")
     _as_another_user(monkeypatch)
-    why = {"directory": r"belongs to another user \(uid \d+\): not used",
-           "link": r"is a link made by another user \(uid \d+\) to .*theirs: not used",
-           "file": r"belongs to another user|is not a directory"}[planted]
-    with pytest.raises(StoreError, match=f"the store's heartbeat directory {beats} {why}"
-                       if planted != "file" else why):
-        Store(path)
+    store = Store(path)
+    assert not leases.alive(gone, store.beats)
+    assert os.path.lexists(beats)  # left as it was
+    if planted != "file":
+        assert (beats / gone).exists()
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777])
-def test_a_heartbeat_directory_others_can_write_is_not_used(tmp_path, mode):
+def test_a_heartbeat_directory_others_can_write_is_not_imported(tmp_path, mode):
+    from diamond_jupyter import leases
+
     path = tmp_path / "data" / "s.sqlite3"
     Store(path).close()
     beats = Path(f"{path}.engines")
+    beats.mkdir()
+    (beats / "elsewhere:1:2:abcd").touch()
     beats.chmod(mode)
-    with pytest.raises(StoreError, match=rf"heartbeat directory {beats} can be written by "
-                       rf"others \(mode {mode:04o}\): not used; chmod 700 it"):
-        Store(path)
-    beats.chmod(0o700)
-    Store(path).close()
+    assert not leases.alive("elsewhere:1:2:abcd", Store(path).beats)
+    assert (beats / "elsewhere:1:2:abcd").exists()
 
 
-def test_the_users_own_link_to_a_private_directory_still_works(tmp_path):
+def test_an_older_versions_heartbeat_files_are_moved_into_the_store(tmp_path):
+    """A store an older version used has `STORE.engines/` with one file an engine (its mtime
+    the beat): a fresh one becomes that engine's row (an engine of that version still
+    running keeps its claims), a stale one is dropped, and the directory goes."""
+    import time
+
+    from diamond_jupyter import leases
+
     path = tmp_path / "data" / "s.sqlite3"
-    (tmp_path / "beats").mkdir(mode=0o700)
-    path.parent.mkdir()
-    Path(f"{path}.engines").symlink_to(tmp_path / "beats")
     Store(path).close()
-    os.rmdir(tmp_path / "beats")  # now the link leads nowhere
-    with pytest.raises(StoreError, match="is a link to .*beats, which does not exist"):
-        Store(path)
+    beats = Path(f"{path}.engines")
+    beats.mkdir(mode=0o700)
+    fresh, stale = "elsewhere:1:2:aaaa", "elsewhere:3:4:bbbb"
+    (beats / fresh).touch()
+    (beats / stale).touch()
+    old = time.time() - leases.STALE_S - 5
+    os.utime(beats / stale, (old, old))
+    store = Store(path)
+    assert leases.alive(fresh, store.beats)
+    assert not leases.alive(stale, store.beats)
+    assert store.beats.age_s(stale) is None
+    assert not beats.exists()
 
 
 def _v1_store(path: Path) -> None:

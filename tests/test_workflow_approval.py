@@ -72,9 +72,9 @@ class Ops:
         return hashlib.sha256((self.renders[site] + (spec.script or "")).encode()).hexdigest()
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any]) -> Job:
+                     origin: dict[str, Any], fence: Any = None) -> Job:
         spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin)
+        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
         self.submits.append({"site": site, "hold": hold, "step": origin["step"]})
         job = self.store.bind_native_id(token, str(next(self.ids)))
         self.store.apply_state(job.id, JobState.PENDING)

@@ -83,9 +83,9 @@ class Ops:
         return Estimate(site, *self.expectations.get(spec.name, (None, None)))
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any]) -> Job:
+                     origin: dict[str, Any], fence: Any = None) -> Job:
         spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin)
+        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
         if not origin.get("gate") and origin["step"] in self.unsure:
             self.unsure.discard(origin["step"])
             raise DiamondError("the connection dropped before the submit answered")

@@ -847,9 +847,9 @@ class _Ops:
         return Estimate(site, None, None)
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any]) -> Job:
+                     origin: dict[str, Any], fence: Any = None) -> Job:
         spec = spec.model_copy(update={"working_directory": f"{self.root}/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin)
+        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
         self.submits.append((origin["step"], site, hold))
         self.specs[origin["step"]] = spec
         job = self.store.bind_native_id(token, str(next(self.ids)))

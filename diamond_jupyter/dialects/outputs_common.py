@@ -303,6 +303,19 @@ def expand_hostlist(text: Any) -> list[str]:
     return out
 
 
+def job_hosts(text: Any) -> list[str]:
+    """The hosts a running job's node list names, as each scheduler writes it: a Slurm or
+    flux hostlist (`c[1-3],g01`), PBS's exec_host (`k1/0*8+k2/1*8`, Torque's
+    `k1/0+k1/1`), LSF's (`4*h1:2*h2`, `h1 h2`), a Grid Engine host. Each host once."""
+    s = clean(text)
+    if s is None:
+        return []
+    if not re.search(r"[/*+:\s]", s):
+        return expand_hostlist(s)
+    hosts = (re.sub(r"^\d+\*", "", part).split("/")[0] for part in re.split(r"[+:\s]+", s))
+    return list(dict.fromkeys(h for h in hosts if h))
+
+
 _KV_RE = re.compile(r"(?:^|\s)([A-Za-z][\w.:/-]*)=")
 
 

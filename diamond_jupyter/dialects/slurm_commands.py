@@ -291,15 +291,12 @@ class SlurmCommands:
             # slurmdbd that does not answer in 10 s never holds up the rest of the probe)
             "qos": self._q("sh", "-c", "timeout 10 sacctmgr -nP show qos "
                            f"format={QOS_FIELDS} 2>/dev/null; exit 0"),
-            # the QOS and account each queued or running job is under (their use counts
-            # against the limits of both) and whether it shares its CPUs, read with the queue
-            "queue_qos": self._q("squeue", "-h", "-a", "-o", "%i|%q|%a|%h"),
-            # what each running job holds (tres-alloc: its memory above all, which the
-            # queue listing lacks and a QOS's or association's `mem` TRES counts); `-O`
-            # fields padded to their size, each ended by '|'. A Slurm that lacks one of the
-            # fields answers nothing: memory is then not counted, the rest stands
-            "queue_tres": self._q("sh", "-c", "squeue -h -a -t RUNNING -O "
-                                  f"'{TRES_FIELDS}' 2>/dev/null; exit 0"),
+            # per job, the QOS and account it is under (its use counts against the
+            # limits of both), whether it shares its CPUs and, for a running job, what it
+            # holds (tres-alloc: its memory above all, which the queue listing lacks and a
+            # QOS's or association's `mem` TRES counts), in one query beside the queue
+            # (squeue itself, so a configured path for it applies)
+            "queue_qos": self._q("squeue", "-h", "-a", "-O", QUEUE_JOB_FIELDS),
             # the advanced reservations: a job naming one runs on its nodes in its window,
             # and a job that does not name one cannot run on them then
             "reservations": self._q("sh", "-c", "scontrol show reservation -o 2>/dev/null; "
@@ -310,7 +307,7 @@ class SlurmCommands:
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
-    live_outputs = frozenset({"queue", "queue_qos", "queue_tres"})
+    live_outputs = frozenset({"queue", "queue_qos"})
 
     def discovery_argvs(self) -> dict[str, list[str]]:
         """Asked by discovery only (never with a snapshot): the cluster's own name, which a
@@ -519,6 +516,10 @@ class SlurmCommands:
             cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
             if "CPUEfctv" not in kv and (spec := to_int(kv.get("CoreSpecCount"))):
                 cpus = max(0, cpus - spec * (to_int(kv.get("ThreadsPerCore")) or 1))
+            elif "CPUEfctv" not in kv and (listed := _cpu_ids(kv.get("CPUSpecList"))):
+                # a CpuSpecList without a core count: whole cores are kept for the system
+                tpc = to_int(kv.get("ThreadsPerCore")) or 1
+                cpus = max(0, cpus - -(-listed // tpc) * tpc)
             memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
@@ -563,7 +564,7 @@ class SlurmCommands:
                 "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
                 "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
                 for j in jobs]
-        held = parse_tres_alloc(outputs.get("queue_tres", ""))
+        held = parse_tres_alloc(outputs.get("queue_qos", ""))
         if held:  # a running job's memory a node (tres-alloc's is the job's in all)
             jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
                     if j.state == JobState.RUNNING and j.native_id in held else j
@@ -600,40 +601,35 @@ ASSOC_PROBE = (
     "i=$((i+1)); done; exit 0")
 
 
-# squeue -O: the ids that make up %i (array task `A_T`, hetjob component `H+O`), then the
-# TRES the job holds; each padded to its size and ended by '|'
-TRES_FIELDS = ("JobID:24|,ArrayJobID:24|,ArrayTaskID:24|,HetJobID:24|,HetJobOffset:12|,"
-               "tres-alloc:400|")
+# squeue -O, in the order of `%i|%q|%a|%h` (JobArrayID prints what %i does: `A_T` for an
+# array task, `A_[1-3]` for a waiting range, `H+O` for a hetjob component), then the
+# compact state and the TRES a job holds; width 0: each as long as it is, ended by '|'
+QUEUE_JOB_FIELDS = ("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|,StateCompact:0|,"
+                    "tres-alloc:0|")
 
 
 def parse_tres_alloc(stdout: str) -> dict[str, int]:
-    """`squeue -h -t RUNNING -O TRES_FIELDS` -> {job id as %i prints it: the MB of memory
-    it holds in all} (the job id, its array task id `A_T` and hetjob id `H+O` all map
-    to it); lines of another shape, or without `mem=`, are skipped."""
+    """`squeue -h -a -O QUEUE_JOB_FIELDS` -> {job id as %i prints it: the MB of memory the
+    running job holds in all}; a waiting job (its tres-alloc is what it asks), a line of
+    another shape (`%i|%q|%a|%h`), or one without `mem=` is skipped."""
     out: dict[str, int] = {}
     for line in stdout.splitlines():
         f = [x.strip() for x in line.split("|")]
-        if len(f) < 6 or not f[0].isdigit():
+        if len(f) < 6 or f[4] != "R" or not _JOB_ID.fullmatch(f[0]):
             continue
         mem = _tres(f[5]).get("mem")
-        if mem is None:
-            continue
-        ids = [f[0]]
-        if f[1].isdigit() and f[2].isdigit():
-            ids.append(f"{f[1]}_{f[2]}")
-        if f[3].isdigit() and f[3] != "0" and f[4].isdigit():
-            ids.append(f"{f[3]}+{f[4]}")
-        out.update(dict.fromkeys(ids, mem))
+        if mem is not None:
+            out[f[0]] = mem
     return out
 
 
 def parse_job_qos(stdout: str, field: int = 1) -> dict[str, str]:
-    """`squeue -h -a -o '%i|%q|%a|%h'` -> {job id: QOS} (`field` 2: {job id: account}, 3:
-    {job id: OVER_SUBSCRIBE}); lines of another shape are skipped (a recording of `%i|%q`
-    has no accounts)."""
+    """`squeue -h -a -O QUEUE_JOB_FIELDS` (or `-o '%i|%q|%a|%h'`) -> {job id: QOS} (`field`
+    2: {job id: account}, 3: {job id: OVER_SUBSCRIBE}); lines of another shape are skipped
+    (a recording of `%i|%q` has no accounts)."""
     out: dict[str, str] = {}
     for line in stdout.splitlines():
-        f = line.strip().split("|")
+        f = [x.strip() for x in line.split("|")]
         if len(f) > field and _JOB_ID.fullmatch(f[0]) and re.fullmatch(r"[\w.-]+", f[field]):
             out[f[0]] = f[field]
     return out
@@ -883,3 +879,14 @@ def _names(text: Any) -> list[str] | None:
 
 
 slurm_commands = SlurmCommands()
+
+
+def _cpu_ids(text: str | None) -> int:
+    """How many CPU ids a Slurm id list names (`0-3,64-67`: 8); 0 for none or unreadable."""
+    count = 0
+    for part in (clean(text) or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return 0
+        count += int(hi) - int(lo) + 1 if hi else 1
+    return count

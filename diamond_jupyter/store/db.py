@@ -9,9 +9,11 @@ A migration is a tuple of SQL statements or a function taking the connection.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,9 +21,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from .. import leases
 from ..config import default_data_dir
-from ..model import DiamondError
-from ..private_files import directory_problem, others_problem, own_directory_problem
+from ..model import BadInput, DiamondError
+from ..private_files import directory_problem, others_problem
+from .engines import Heartbeats
 from .seal import Sealer
 
 log = logging.getLogger("diamond_jupyter.store")
@@ -198,7 +202,16 @@ _V9 = (
     )""",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
+# v10: the engines sharing the store and their heartbeats (see `leases`), in the store
+# itself: they were files in a directory beside it (`STORE.engines/`, imported at open).
+_V10 = (
+    """CREATE TABLE engines (
+        id TEXT PRIMARY KEY,
+        beat_at REAL NOT NULL
+    )""",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -235,23 +248,38 @@ def prepare_file(path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def beats_dir(path: Path) -> Path:
-    """The heartbeat directory of the engines sharing the store at `path` (see `leases`)."""
-    return path.with_name(path.name + ".engines")
+BEAT_FILES_FRESH_S = 90.0  # leases.STALE_S: an older heartbeat file's engine is gone
 
 
-def prepare_beats(path: Path) -> None:
-    """Make the store's heartbeat directory (0700) when missing; an existing one must be the
-    user's own and only theirs to write: StoreError naming it otherwise. Another user's
-    directory there could hold fresh heartbeats for engines long gone (their work would
-    never be taken over) or lose this engine's (its work would be run twice), and a link
-    planted in it would have the engine create files where the link leads."""
-    beats = beats_dir(path)
-    with suppress(OSError):  # an existing one (or a link) is checked below
-        beats.mkdir(mode=0o700)
-    problem = own_directory_problem(beats, "the store's heartbeat directory")
-    if problem:
-        raise StoreError(problem)
+def import_beat_files(path: Path, conn: sqlite3.Connection) -> None:
+    """Bring the heartbeat files an older version kept beside the store (`STORE.engines/`, one
+    empty file an engine, its mtime the beat) into the `engines` table, then remove them, so
+    an engine of that version still running keeps its claims. Only the user's own directory
+    that others cannot write is read (and emptied): one another user planted is left alone
+    and believed in nothing. Files older than BEAT_FILES_FRESH_S are dropped (gone)."""
+    beats = path.with_name(path.name + ".engines")
+    try:
+        st = os.lstat(beats)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return
+    now, fresh = time.time(), []
+    with suppress(OSError):
+        for f in beats.iterdir():
+            with suppress(OSError):
+                fst = f.lstat()
+                if stat.S_ISREG(fst.st_mode) and now - fst.st_mtime < BEAT_FILES_FRESH_S:
+                    fresh.append((f.name, fst.st_mtime))
+    if fresh:
+        with transaction(conn) as c:
+            c.executemany("INSERT INTO engines (id, beat_at) VALUES (?, ?) ON CONFLICT(id) "
+                          "DO UPDATE SET beat_at = MAX(beat_at, excluded.beat_at)", fresh)
+    with suppress(OSError):
+        for f in beats.iterdir():
+            with suppress(OSError):
+                f.unlink()
+        beats.rmdir()
 
 
 @contextmanager
@@ -297,7 +325,6 @@ def _retry_locked(fn: Callable[[], Any], timeout_s: float) -> Any:
 def open_db(path: Path, timeout_s: float) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store; refuse a newer schema untouched."""
     prepare_file(path)
-    prepare_beats(path)
     conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None,
                            check_same_thread=False)
     try:
@@ -312,6 +339,7 @@ def open_db(path: Path, timeout_s: float) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         _migrate(path, conn, version)
+        import_beat_files(path, conn)
     except sqlite3.DatabaseError as e:
         conn.close()
         raise StoreError(f"cannot open store {path}: {e}") from e
@@ -363,6 +391,7 @@ class Database:
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self._pid = -1
+        self._beats: Heartbeats | None = None
         self._conn()
 
     def _conn(self) -> sqlite3.Connection:
@@ -374,6 +403,30 @@ class Database:
     def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
         with self._lock, transaction(self._conn(), durable) as c:
             yield c
+
+    def _check_fence(self, c: sqlite3.Connection, fence: leases.Fence | None) -> None:
+        """Refuse (LeaseLost) a write carrying `fence` once the item's lease generation moved
+        on: another engine took it over. Called inside the write's own transaction."""
+        if fence is None:
+            return
+        table = {"transfer": "transfers", "workflow": "workflows"}.get(fence.kind)
+        if table is None:
+            raise BadInput(f"no lease is kept on a {fence.kind!r} (known: "
+                           f"{', '.join(leases.LEASE_KINDS)})")
+        row = c.execute(f"SELECT data FROM {table} WHERE id = ?", (fence.item,)).fetchone()
+        try:
+            data = json.loads(row["data"]) if row is not None else {}
+        except (TypeError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        if row is None or leases.generation(data) != fence.generation:
+            raise leases.LeaseLost(fence, leases.generation(data), data.get("owner"))
+
+    def check_fence(self, fence: leases.Fence | None) -> None:
+        """LeaseLost when `fence` is stale (before an action the store cannot see: a
+        scheduler command, a copy's next bytes)."""
+        with self._reader() as c:
+            self._check_fence(c, fence)
 
     @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:
@@ -397,6 +450,8 @@ class Database:
         self.close()
 
     @property
-    def beats(self) -> Path:
-        """Heartbeat files of the engines sharing this store (see `leases`)."""
-        return beats_dir(self.path)
+    def beats(self) -> Heartbeats:
+        """The heartbeats of the engines sharing this store (see `leases`)."""
+        if self._beats is None:
+            self._beats = Heartbeats(self)
+        return self._beats

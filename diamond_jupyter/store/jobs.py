@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .. import leases
 from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
 from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
 from .db import Database
@@ -51,8 +52,10 @@ class JobsMixin(Database):
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
                      data=json.loads(blob or "{}"))
 
-    def append_event(self, event: Event) -> Event:
+    def append_event(self, event: Event, fence: leases.Fence | None = None) -> Event:
+        """Store `event`; with `fence`, only while that lease holds (else LeaseLost)."""
         with self._write() as c:
+            self._check_fence(c, fence)
             return self._event(c, event.kind, event.job_id, event.site, event.data, event.at)
 
     def events_since(self, seq: int = 0, kinds: Iterable[str] | None = None,
@@ -79,13 +82,17 @@ class JobsMixin(Database):
     def record_intent(self, site: str, token: str, spec: JobSpec | dict[str, Any] | None,
                       placement: dict[str, Any] | None = None,
                       origin: dict[str, Any] | None = None,
-                      hedge_group: str | None = None) -> Job:
+                      hedge_group: str | None = None, fence: leases.Fence | None = None
+                      ) -> Job:
         """Durably record "about to submit" BEFORE the submit command runs (idempotent).
-        `hedge_group`: this is one copy of a hedged submission (`create_hedge` first)."""
+        `hedge_group`: this is one copy of a hedged submission (`create_hedge` first).
+        `fence`: the lease of the workflow whose step this is: LeaseLost, and nothing
+        recorded, when another engine took the workflow over."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
         with self._write(durable=True) as c:
+            self._check_fence(c, fence)
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is not None:
                 if row["site"] != site:

@@ -45,10 +45,12 @@ class TransfersMixin(Database):
 
     def update_transfer(self, transfer_id: str, *, state: str | None = None,
                         bytes: int | None = None, checksum: str | None = None,
-                        error: str | None = None,
-                        data: dict[str, Any] | None = None) -> TransferRecord:
-        """Set the given fields; `data` is merged into the stored data."""
+                        error: str | None = None, data: dict[str, Any] | None = None,
+                        fence: leases.Fence | None = None) -> TransferRecord:
+        """Set the given fields; `data` is merged into the stored data. With `fence` (the
+        running engine's lease), LeaseLost when another engine took the transfer over."""
         with self._write() as c:
+            self._check_fence(c, fence)
             cur = self._transfer(c, transfer_id)
             merged = {**cur.data, **(data or {})}
             c.execute("UPDATE transfers SET state = COALESCE(?, state), bytes = COALESCE(?, bytes),"
@@ -85,14 +87,16 @@ class TransfersMixin(Database):
         return [row_to_transfer(r) for r in rows]
 
     def claim_transfer(self, transfer_id: str, engine: str) -> TransferRecord | None:
-        """Make `engine` the one running this transfer; None if another live engine is."""
+        """Make `engine` the one running this transfer; None if another live engine is. A
+        new owner gets the next lease generation (`data.lease`: its writes' fence)."""
         with self._write() as c:
             cur = self._transfer(c, transfer_id)
             owner = cur.data.get("owner")
             if owner not in (None, engine) and leases.alive(owner, self.beats):
                 return None
-            c.execute("UPDATE transfers SET data = ? WHERE id = ?",
-                      (to_js({**cur.data, "owner": engine}), transfer_id))
+            new = leases.claimed(cur.data, engine)
+            if new is not cur.data:
+                c.execute("UPDATE transfers SET data = ? WHERE id = ?", (to_js(new), transfer_id))
             return self._transfer(c, transfer_id)
 
     def release_transfer(self, transfer_id: str, engine: str) -> None:
@@ -101,4 +105,4 @@ class TransfersMixin(Database):
             cur = self._transfer(c, transfer_id)
             if cur.data.get("owner") == engine:
                 c.execute("UPDATE transfers SET data = ? WHERE id = ?",
-                          (to_js({**cur.data, "owner": None}), transfer_id))
+                          (to_js(leases.handed_back(cur.data)), transfer_id))

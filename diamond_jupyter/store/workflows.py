@@ -86,7 +86,8 @@ class WorkflowsMixin(Database):
                 c.execute("INSERT INTO workflows (id, name, state, spec, sealed_spec, origin, "
                           "data, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
                           (wid, name, "PENDING", shown, sealed, to_js(origin),
-                           to_js({**(data or {}), "owner": owner}), now, now))
+                           to_js({**(data or {}), "owner": owner, "lease": 1 if owner else 0}),
+                           now, now))
             except sqlite3.IntegrityError:
                 raise BadInput(f"workflow {wid!r} already exists") from None
             for s in steps:
@@ -149,10 +150,13 @@ class WorkflowsMixin(Database):
                     site: str | None = None, token: str | None = None,
                     attempt: int | None = None, reason: str | None = None,
                     data: dict[str, Any] | None = None, event: dict[str, Any] | None = None,
-                    job_id: str | None = None) -> StepRecord:
+                    job_id: str | None = None, fence: leases.Fence | None = None
+                    ) -> StepRecord:
         """Set the given fields (`data` merged; `reason` "" clears it) and, in the same
-        transaction, record a `workflow.step` event with the step's new values."""
+        transaction, record a `workflow.step` event with the step's new values. With `fence`
+        (the driving engine's lease), LeaseLost when another engine took the workflow over."""
         with self._write() as c:
+            self._check_fence(c, fence)
             row = c.execute("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
                             (workflow_id, name)).fetchone()
             if row is None:
@@ -176,10 +180,12 @@ class WorkflowsMixin(Database):
                     "reason": new.reason, **(event or {})})
             return new
 
-    def set_workflow_state(self, workflow_id: str, state: str,
-                           reason: str | None = None) -> WorkflowRecord:
-        """A new state (a finished workflow keeps its end), with `workflow.state`."""
+    def set_workflow_state(self, workflow_id: str, state: str, reason: str | None = None,
+                           fence: leases.Fence | None = None) -> WorkflowRecord:
+        """A new state (a finished workflow keeps its end), with `workflow.state`; `fence` as
+        for `update_step`."""
         with self._write() as c:
+            self._check_fence(c, fence)
             cur = self._workflow(c, workflow_id)
             if cur.state in WORKFLOW_DONE or cur.state == state:
                 return cur
@@ -191,23 +197,26 @@ class WorkflowsMixin(Database):
                 "previous": cur.state, "reason": reason})
             return self._workflow(c, workflow_id)
 
-    def update_workflow_data(self, workflow_id: str, data: dict[str, Any]) -> WorkflowRecord:
+    def update_workflow_data(self, workflow_id: str, data: dict[str, Any],
+                             fence: leases.Fence | None = None) -> WorkflowRecord:
         with self._write() as c:
+            self._check_fence(c, fence)
             cur = self._workflow(c, workflow_id)
             c.execute("UPDATE workflows SET data = ?, updated_at = ? WHERE id = ?",
                       (to_js({**cur.data, **data}), to_ts(utcnow()), workflow_id))
             return self._workflow(c, workflow_id)
 
     def claim_workflow(self, workflow_id: str, engine: str) -> WorkflowRecord | None:
-        """Make `engine` the one driving this workflow; None if another live engine does."""
+        """Make `engine` the one driving this workflow; None if another live engine does. A
+        new owner gets the next lease generation (`data.lease`: its writes' fence)."""
         with self._write() as c:
             cur = self._workflow(c, workflow_id)
             owner = cur.data.get("owner")
             if owner not in (None, engine) and leases.alive(owner, self.beats):
                 return None
-            if owner != engine:
-                c.execute("UPDATE workflows SET data = ? WHERE id = ?",
-                          (to_js({**cur.data, "owner": engine}), workflow_id))
+            new = leases.claimed(cur.data, engine)
+            if new is not cur.data:
+                c.execute("UPDATE workflows SET data = ? WHERE id = ?", (to_js(new), workflow_id))
             return self._workflow(c, workflow_id)
 
     def release_workflow(self, workflow_id: str, engine: str) -> None:
@@ -215,4 +224,4 @@ class WorkflowsMixin(Database):
             cur = self._workflow(c, workflow_id)
             if cur.data.get("owner") == engine:
                 c.execute("UPDATE workflows SET data = ? WHERE id = ?",
-                          (to_js({**cur.data, "owner": None}), workflow_id))
+                          (to_js(leases.handed_back(cur.data)), workflow_id))

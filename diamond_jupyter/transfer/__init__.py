@@ -9,7 +9,10 @@ try, which resumes the copy, and when).
 A lost connection is retried with resume and exponential backoff (the sites file's
 `transfers:` policy); the transfer fails only when the tries are spent, saying how many were
 made and the last error. The engine running a transfer claims its record (see `leases`);
-when that engine stops, the next engine to start resumes every unfinished transfer.
+when that engine stops, the next engine to start resumes every unfinished transfer. Its
+writes (state, progress, a Globus task id) carry the lease generation of its claim, and a
+copy checks it at each progress report and before each try: an engine that stalled past
+the takeover stops copying when it wakes and drops the transfer (`lease.lost`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
+from ..leases import Fence, LeaseLost, fence_of
 from ..model import BadInput, DiamondError, Event, SiteError, check_text
 from ..store import TransferRecord
 from ..transports import CommandFailed
@@ -168,6 +172,7 @@ class TransferManager:
         self._cancel: dict[str, threading.Event] = {}
         self._cancel_requested: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
+        self._fences: dict[str, Fence] = {}  # the lease of each transfer this engine runs
 
     @property
     def globus(self) -> GlobusMover:
@@ -196,17 +201,40 @@ class TransferManager:
 
     # -- events ---------------------------------------------------------------------------
     def emit(self, kind: str, data: dict[str, Any], job_id: str | None = None,
-             site: str | None = None) -> Event:
+             site: str | None = None, fence: Fence | None = None) -> Event:
+        """Store and publish an event; with `fence`, only while that lease holds."""
         if job_id:
             try:  # a provisional "SITE:pending-TOKEN" id becomes the bound one
                 job_id = self.journal.job(job_id).id
             except DiamondError:
                 pass
-        return self.journal.append(Event(kind=kind, job_id=job_id, site=site, data=data))
+        return self.journal.append(Event(kind=kind, job_id=job_id, site=site, data=data),
+                                   fence=fence)
+
+    def hold(self, rec: TransferRecord) -> Fence:
+        """This engine runs `rec`, just claimed: its writes carry this lease."""
+        fence = self._fences[rec.id] = fence_of("transfer", rec.id, rec.data)
+        return fence
+
+    def fence(self, transfer_id: str) -> Fence | None:
+        return self._fences.get(transfer_id)
+
+    def lost(self, lost: LeaseLost, job_id: str | None = None) -> None:
+        """Another engine took transfer (or staging) `lost.fence.item` over while this one
+        stalled: said once, with a `lease.lost` event (the caller stops driving it)."""
+        tid = lost.fence.item
+        if self._fences.get(tid) != lost.fence:
+            return  # said already, or claimed anew since
+        self._fences.pop(tid, None)
+        log.warning("transfer %s: %s", tid, lost)
+        with contextlib.suppress(DiamondError):
+            self.emit("lease.lost", {**lost.event_data(self.lease.held_id), "transfer_id": tid},
+                      job_id)
 
     def _state(self, rec: TransferRecord, state: str, *, error: str | None = None,
-               **kw: Any) -> TransferRecord:
-        rec = self.store.update_transfer(rec.id, state=state, error=error, **kw)
+               fenced: bool = True, **kw: Any) -> TransferRecord:
+        rec = self.store.update_transfer(rec.id, state=state, error=error, **kw,
+                                         fence=self._fences.get(rec.id) if fenced else None)
         data = {"transfer_id": rec.id, "kind": rec.kind, "state": state, "src": rec.src,
                 "dst": rec.dst, "bytes": rec.bytes, "checksum": rec.checksum}
         if error:
@@ -283,10 +311,13 @@ class TransferManager:
                 run: Callable[[TransferRecord], Awaitable[TransferRecord]]) -> asyncio.Task:
         """Run the transfer here if no other live engine runs it, else follow that one."""
         claimed = self.store.claim_transfer(rec.id, self.lease.id)
-        coro = run(claimed) if claimed is not None else self._after_other(rec, run)
+        coro = self._driven(claimed, run) if claimed is not None \
+            else self._after_other(rec, run)
         task = asyncio.ensure_future(coro)
         self._tasks[rec.id] = task
         task.add_done_callback(lambda _t, i=rec.id: self._tasks.pop(i, None))
+        # a lost lease is said by its event; nobody may wait on the task (wait=False)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return task
 
     async def _after_other(self, rec: TransferRecord,
@@ -303,7 +334,19 @@ class TransferManager:
                 return cur
             claimed = self.store.claim_transfer(rec.id, self.lease.id)
             if claimed is not None:
-                return await run(claimed)
+                return await self._driven(claimed, run)
+
+    async def _driven(self, claimed: TransferRecord,
+                      run: Callable[[TransferRecord], Awaitable[TransferRecord]]
+                      ) -> TransferRecord:
+        """Run a transfer just claimed under its lease; a LeaseLost (another engine took it
+        over while this one stalled) is said, and raised to whoever waits on it here."""
+        self.hold(claimed)
+        try:
+            return await run(claimed)
+        except LeaseLost as lost:
+            self.lost(lost, claimed.data.get("job_id"))
+            raise
 
     def status(self, transfer_id: str) -> TransferRecord:
         return self.store.get_transfer(transfer_id)
@@ -329,7 +372,8 @@ class TransferManager:
             return await asyncio.shield(task)
         if task is not None:
             task.cancel()
-        return self._state(self.status(transfer_id), "CANCELLED", error="cancelled by request")
+        return self._state(self.status(transfer_id), "CANCELLED", error="cancelled by request",
+                           fenced=False)  # a request of the user's, whoever runs it
 
     async def close(self) -> None:
         """Stop every transfer and staging of this engine; their records stay unfinished and
@@ -359,15 +403,23 @@ class TransferManager:
         loop = asyncio.get_running_loop()
         job_id = rec.data.get("job_id")
         last = [-1]
+        fence = self._fences.get(rec.id)
+        lost: list[LeaseLost] = []  # set when a progress report finds the lease stale
         if rec.state != "ACTIVE":
             rec = self._state(rec, "ACTIVE")
 
         def progress(done: int, total: int) -> None:  # from the copying thread
             if done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0]):
                 last[0] = done
-                loop.call_soon_threadsafe(self.emit, "transfer.progress", {
+                try:  # a stalled engine that woke stops writing the partial file here
+                    self.store.check_fence(fence)
+                except LeaseLost as e:
+                    lost.append(e)
+                    cancel.set()
+                    return
+                loop.call_soon_threadsafe(self._progress, {
                     "transfer_id": rec.id, "kind": "sftp", "bytes_done": done,
-                    "bytes_total": total}, job_id)
+                    "bytes_total": total}, job_id, fence)
         t0, attempts, wait = time.monotonic(), self.policy.attempts, self._backoff()
         attempt = 0
         try:
@@ -385,6 +437,8 @@ class TransferManager:
                     await _stop_copy(copy, cancel)
                     raise
                 except Exception as e:
+                    if lost:
+                        raise lost[0] from None
                     if not retryable(e):
                         raise
                     if attempt >= attempts:
@@ -398,14 +452,19 @@ class TransferManager:
                     log.info("transfer %s: try %d of %d in %.1f s after: %s", rec.id,
                              attempt + 1, attempts, delay, _why(e))
                     await asyncio.sleep(delay)  # backoff before reconnecting
+                    self.store.check_fence(fence)  # still this engine's to copy
                     if rec.id not in self._cancel_requested:
                         cancel.clear()  # set by the failed try to stop its reader
                     last[0] = -1
         except Cancelled:
+            if lost:  # stopped by its stale lease, not by the user
+                raise lost[0] from None
             return self._state(rec, "CANCELLED", error="cancelled by request")
         except asyncio.CancelledError:
             # the engine is closing: the record stays ACTIVE for the next engine to resume
             self.store.release_transfer(rec.id, self.lease.id)
+            raise
+        except LeaseLost:
             raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
@@ -424,6 +483,11 @@ class TransferManager:
         return self._state(rec, "SUCCEEDED", bytes=res.bytes,
                            checksum=f"sha256:{res.checksum}" if res.checksum else None,
                            data=info)
+
+    def _progress(self, data: dict[str, Any], job_id: str | None, fence: Fence | None) -> None:
+        """A copy's progress event, written only while its lease holds."""
+        with contextlib.suppress(LeaseLost):  # the copy stops at its next report
+            self.emit("transfer.progress", data, job_id, fence=fence)
 
     def _replaceable(self, rec: TransferRecord) -> Replaceable | None:
         """What a copy into a directory may replace: with `overwrite`, anything (None); else
@@ -461,13 +525,16 @@ class TransferManager:
                 label = f"diamond {rec.src} -> {rec.dst}"
                 task_id = await asyncio.to_thread(self.globus.submit, rec.data,
                                                   rec.submission_id, label)
-                rec = self.store.update_transfer(rec.id, data={"task_id": task_id})
+                rec = self.store.update_transfer(rec.id, data={"task_id": task_id},
+                                                 fence=self._fences.get(rec.id))
             if rec.state != "ACTIVE":
                 rec = self._state(rec, "ACTIVE")
             return await self._follow_globus(rec, task_id)
         except asyncio.CancelledError:
             # the engine is closing: Globus goes on; the next engine follows the same task
             self.store.release_transfer(rec.id, self.lease.id)
+            raise
+        except LeaseLost:
             raise
         except DiamondError as e:
             return self._state(rec, "FAILED", error=str(e))
@@ -478,7 +545,9 @@ class TransferManager:
         delay, seen = self.globus_poll_s, -1
         job_id = rec.data.get("job_id")
         failures, wait = 0, self._backoff()
+        fence = self._fences.get(rec.id)
         while True:
+            self.store.check_fence(fence)  # a stalled engine that woke follows it no more
             try:
                 task = await asyncio.to_thread(self.globus.task, task_id)
             except GlobusUnreachable as e:
@@ -500,7 +569,8 @@ class TransferManager:
                 self.emit("transfer.progress", {
                     "transfer_id": rec.id, "kind": "globus", "bytes_done": done,
                     "bytes_total": task.get("bytes_expected"), "files": task.get("files"),
-                    "files_done": task.get("files_transferred"), "status": status}, job_id)
+                    "files_done": task.get("files_transferred"), "status": status}, job_id,
+                    fence=fence)
             if status == "SUCCEEDED":
                 return self._state(rec, "SUCCEEDED", bytes=done,
                                    data={"verified": bool(task.get("verify_checksum", True))})
@@ -516,11 +586,15 @@ class TransferManager:
             await asyncio.sleep(delay)  # polling cadence, not synchronisation
             delay = min(delay * 1.5, 30.0)
 
-    async def resume_pending(self) -> list[str]:
+    async def resume_pending(self, limit: int | None = None) -> list[str]:
         """After a restart: resume every unfinished transfer no live engine runs (SFTP from
-        its partial file; Globus: follow the task, or submit with the stored submission id)."""
-        started = []
-        for rec in self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
+        its partial file; Globus: follow the task, or submit with the stored submission id);
+        at most `limit` of them (oldest first: the rest is left for a later call)."""
+        started: list[str] = []
+        pending = self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None)
+        for rec in reversed(pending):
+            if limit is not None and len(started) >= limit:
+                break
             if rec.id in self._tasks or rec.kind not in ("sftp", "globus"):
                 continue
             if rec.kind == "sftp":

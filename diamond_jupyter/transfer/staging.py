@@ -9,7 +9,10 @@ copy retries a lost connection (resuming it) before it counts as failed.
 A staging outlives its engine: it has a record of kind "stage" in the transfers table
 (claimed by the engine running it), its copies have fixed transfer ids, and each phase ends
 with an event of the job (`stage.in.done`, `job.released`, `stage.out.done|failed`). The
-next engine to start resumes an unfinished staging at the phase it had reached.
+next engine to start resumes an unfinished staging at the phase it had reached. Its writes
+(phase events, its record's end) carry the lease generation of its claim, and its actions
+on the job (release, fail, cancel) check it first: an engine that stalled past the takeover
+drops the staging when it wakes (`lease.lost`), leaving it to the engine that took it.
 
 Paths: a stage-in source is "SITE:PATH" or a path on the server; its destination, when it
 names no site, is on the job's site, relative to the job's working directory. A stage-out
@@ -25,11 +28,13 @@ import logging
 import posixpath
 from typing import TYPE_CHECKING
 
+from ..leases import Fence, LeaseLost
 from ..model import DiamondError, Job, JobSpec, JobState, StageEntry
 from ..store.seal import SealError
 from . import Location, parse_location
 
 if TYPE_CHECKING:
+    from ..store import TransferRecord
     from . import TransferManager
 
 log = logging.getLogger(__name__)
@@ -63,7 +68,8 @@ class StagedJob:
     sites."""
 
     def __init__(self, mgr: TransferManager, site: str, token: str, spec: JobSpec,
-                 user_hold: bool, *, resumed: Job | None = None) -> None:
+                 user_hold: bool, *, resumed: Job | None = None,
+                 claimed: TransferRecord | None = None) -> None:
         self.mgr, self.site, self.token = mgr, site, token
         self.journal, self.store, self.sites = mgr.journal, mgr.store, mgr.sites
         self.spec, self.user_hold, self.resumed = spec, user_hold, resumed
@@ -71,11 +77,13 @@ class StagedJob:
         self.ins = [(e, *resolve(e, self.sites, site, wd, "in")) for e in spec.stage_in]
         self.outs = [(e, *resolve(e, self.sites, site, wd, "out")) for e in spec.stage_out]
         self.key = f"stage-{token}"
-        if resumed is None:
+        if claimed is None:  # a new staging (resumed: `claimed` by `resume_staged`)
             self.store.record_transfer("stage", token, site, transfer_id=self.key,
                                        state="ACTIVE", data={"stage_of": token, "site": site,
                                                              "user_hold": user_hold})
-            self.store.claim_transfer(self.key, mgr.lease.id)
+            claimed = self.store.claim_transfer(self.key, mgr.lease.id)
+        # its writes carry this lease (none: another live engine holds it; it is not run)
+        self.fence: Fence | None = mgr.hold(claimed) if claimed is not None else None
         self.bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._final_abort = False
         self.task = asyncio.ensure_future(self._run())
@@ -101,10 +109,24 @@ class StagedJob:
         self.task.cancel()
 
     def _emit(self, kind: str, **data) -> None:
-        self.mgr.emit(kind, data, self.job_id(), self.site)
+        self.mgr.emit(kind, data, self.job_id(), self.site, fence=self.fence)
 
     def _settle(self, state: str, error: str | None = None) -> None:
-        self.store.update_transfer(self.key, state=state, error=error)
+        self.store.update_transfer(self.key, state=state, error=error, fence=self.fence)
+
+    def _check(self) -> None:
+        """LeaseLost before an action on the job (release, fail, cancel) when another engine
+        took the staging over while this one stalled."""
+        self.store.check_fence(self.fence)
+
+    async def _copy(self, src: Location, dst: Location, **kw) -> TransferRecord:
+        """One copy of the staging. A copy another engine took over (this one stalled) is
+        followed where it runs now, unless the staging itself was taken over too."""
+        while True:
+            try:
+                return await self.mgr.transfer(src, dst, **kw)
+            except LeaseLost:
+                self._check()
 
     async def _stage(self, entries, direction: str, *, again: bool = False) -> str | None:
         """Run the entries concurrently; the first failure as a reason, or None."""
@@ -113,7 +135,7 @@ class StagedJob:
         kind = f"stage.{direction}.{'resumed' if again else 'started'}"
         self._emit(kind, entries=[str(s) for _, s, _ in entries])
         recs = await asyncio.gather(*(
-            self.mgr.transfer(src, dst, recursive=e.recursive, job_id=self.job_id(),
+            self._copy(src, dst, recursive=e.recursive, job_id=self.job_id(),
                               transfer_id=f"{self.token}-{direction}-{i}",
                               # the job's inputs are put where it reads them; what a job
                               # wrote replaces only what an earlier copy there wrote
@@ -133,6 +155,7 @@ class StagedJob:
         if skipped and direction == "out":  # said with the job, never silent
             shown = "; ".join(skipped[:5]) + (f"; and {len(skipped) - 5} more"
                                               if len(skipped) > 5 else "")
+            self._check()
             self.journal.apply(self.job_id(), JobState.COMPLETED, source="staging",
                                reason=f"stage-out left {len(skipped)} file(s) as they were: "
                                       f"{shown}")
@@ -141,6 +164,7 @@ class StagedJob:
     async def _fail(self, job_id: str, reason: str) -> None:
         # FAILED first: the first terminal state is final, so the scheduler's CANCELLED of
         # the held job (seen later by the monitor) cannot hide the reason
+        self._check()
         self.journal.apply(job_id, JobState.FAILED, reason=reason, source="staging")
         job = self.store.get_job(job_id)
         if job.native_id:
@@ -159,6 +183,8 @@ class StagedJob:
     async def _run(self) -> None:
         try:
             await self._phases()
+        except LeaseLost as lost:  # taken over while this engine stalled: its to drive now
+            self.mgr.lost(lost, self.job_id())
         except asyncio.CancelledError:
             if self._final_abort:
                 self._settle("FAILED", "the submit failed")
@@ -188,7 +214,7 @@ class StagedJob:
         elif self.ins and "stage.in.done" not in seen:
             try:
                 reason = await self._stage(self.ins, "in", again="stage.in.started" in seen)
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as e:  # a bug or an unexpected error must still fail the job
                 reason = f"stage-in failed: {e}"
@@ -208,6 +234,7 @@ class StagedJob:
                 reason = await self._stage(self.outs, "out",
                                            again=self.resumed is not None)
                 if reason:  # the job itself completed: the reason says what is missing
+                    self._check()
                     self.journal.apply(job_id, JobState.COMPLETED, reason=reason,
                                     source="staging")
         self._settle("SUCCEEDED")
@@ -217,6 +244,7 @@ class StagedJob:
         job = self.store.get_job(job_id)
         if job.state.terminal:
             return True
+        self._check()
         try:
             await self.sites.require(self.site).release([job.native_id])
         except DiamondError as e:
@@ -230,33 +258,58 @@ class StagedJob:
         return True
 
 
-async def resume_staged(mgr: TransferManager) -> list[str]:
-    """After a restart: resume each unfinished staging that no live engine runs."""
-    resumed = []
-    store, journal = mgr.store, mgr.journal
-    for rec in store.list_transfers(states=["PENDING", "ACTIVE"], limit=None, kinds=["stage"]):
-        if mgr.running(rec.id) or store.claim_transfer(rec.id, mgr.lease.id) is None:
+async def resume_staged(mgr: TransferManager, limit: int | None = None) -> list[str]:
+    """After a restart: resume each unfinished staging that no live engine runs (at most
+    `limit`, oldest first: the rest is left for a later call)."""
+    resumed: list[str] = []
+    store, taken = mgr.store, 0
+    for rec in reversed(store.list_transfers(states=["PENDING", "ACTIVE"], limit=None,
+                                             kinds=["stage"])):
+        if limit is not None and taken >= limit:
+            break
+        if mgr.running(rec.id):
             continue
-        token = str(rec.data.get("stage_of"))
-        job = store.job_by_token(token)
-        if job is None or job.site not in mgr.sites or job.spec is None:
-            store.update_transfer(rec.id, state="FAILED", error=(
-                "cannot resume the staging: " + ("the job is unknown" if job is None else
-                                                 f"site {job.site} is not configured here")))
+        claimed = store.claim_transfer(rec.id, mgr.lease.id)
+        if claimed is None:
             continue
-        unsure = 0.0  # > 0: its submit may still reach the queue (the staging waits)
-        if job.native_id is None and not job.state.terminal:
-            # its engine is gone, so its submit is not in flight: ask the site now
-            unsure = await journal.recover_intent(job)
-            job = store.job_by_token(token) or job
-        if job.native_id is None and unsure <= 0:
-            store.update_transfer(rec.id, state="FAILED", error="the job was never submitted")
-            continue
+        taken += 1
+        fence = mgr.hold(claimed)
         try:
-            spec = store.spec_to_run(job)  # as given, secrets included
-        except SealError as e:  # never the redacted text
-            store.update_transfer(rec.id, state="FAILED", error=f"cannot resume the staging: {e}")
+            started = await _resume_one(mgr, rec, claimed, fence)
+        except LeaseLost as lost:  # taken over while this engine stalled in the lookup
+            mgr.lost(lost)
             continue
-        StagedJob(mgr, job.site, token, spec, bool(rec.data.get("user_hold")), resumed=job)
-        resumed.append(job.id)
+        if started is not None:
+            resumed.append(started)
     return resumed
+
+
+async def _resume_one(mgr: TransferManager, rec: TransferRecord, claimed: TransferRecord,
+                      fence: Fence) -> str | None:
+    """Resume the staging `rec`, just claimed: its job's id, or None when it cannot run."""
+    store, journal = mgr.store, mgr.journal
+    token = str(rec.data.get("stage_of"))
+    job = store.job_by_token(token)
+    if job is None or job.site not in mgr.sites or job.spec is None:
+        store.update_transfer(rec.id, fence=fence, state="FAILED", error=(
+            "cannot resume the staging: " + ("the job is unknown" if job is None else
+                                             f"site {job.site} is not configured here")))
+        return None
+    unsure = 0.0  # > 0: its submit may still reach the queue (the staging waits)
+    if job.native_id is None and not job.state.terminal:
+        # its engine is gone, so its submit is not in flight: ask the site now
+        unsure = await journal.recover_intent(job)
+        job = store.job_by_token(token) or job
+    if job.native_id is None and unsure <= 0:
+        store.update_transfer(rec.id, fence=fence, state="FAILED",
+                              error="the job was never submitted")
+        return None
+    try:
+        spec = store.spec_to_run(job)  # as given, secrets included
+    except SealError as e:  # never the redacted text
+        store.update_transfer(rec.id, fence=fence, state="FAILED",
+                              error=f"cannot resume the staging: {e}")
+        return None
+    StagedJob(mgr, job.site, token, spec, bool(rec.data.get("user_hold")), resumed=job,
+              claimed=claimed)
+    return job.id

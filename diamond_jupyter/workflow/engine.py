@@ -24,7 +24,11 @@ over where the last one stopped.
   `stop` on the same site); steps queued behind a resubmitted step are resubmitted too.
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
-  transfers); the others leave it alone while that engine lives.
+  transfers); the others leave it alone while that engine lives. Every write that drives a
+  workflow (its steps' changes, its state, a step's submit intent) carries the generation of
+  the lease this engine got (a fence), and the actions the store cannot see (a release, a
+  cancel, a copy) are checked against it first: an engine that stalled past the takeover
+  and wakes is refused (LeaseLost) and drops the workflow, with a `lease.lost` event.
 
 The engine sits below the Federation: it gets the few operations it needs (`WorkflowOps`)
 and never imports the facade.
@@ -43,6 +47,7 @@ from typing import Any, NamedTuple, Protocol
 
 from ..aio import within
 from ..dialects.scripts_common import runs_shell_lines, shell_lines_then
+from ..leases import Fence, LeaseLost, fence_of, generation
 from ..model import (
     BadInput,
     Dependency,
@@ -97,7 +102,10 @@ class WorkflowOps(Protocol):
     async def expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
                        ready_at: datetime | None) -> Estimate: ...
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any]) -> Job: ...
+                     origin: dict[str, Any], fence: Fence | None = None) -> Job:
+        """Submit a step's job; with `fence`, its intent is recorded only while that lease
+        holds (LeaseLost, nothing submitted, else)."""
+        ...
     async def cancel(self, job: Job) -> None: ...
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
@@ -329,6 +337,9 @@ class WorkflowEngine:
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
+        # the lease of each workflow this engine drives or drove (a stale one stays after a
+        # loss, so writes still under way are refused; none: a face's request, unfenced)
+        self._fences: dict[str, Fence] = {}
         self._followed: set[str] = set()  # tokens of the step jobs our monitors follow
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
@@ -347,11 +358,49 @@ class WorkflowEngine:
         """Adopt every unfinished workflow no live engine drives, and advance it."""
         took = []
         for wf in self.store.unfinished_workflows():
-            if wf.id in self._owned or self.store.claim_workflow(wf.id, self.ops.engine_id):
-                self._owned.add(wf.id)
-                took.append(wf.id)
-                await self.advance(wf.id)
-        return took
+            if wf.id not in self._owned:
+                claimed = self.store.claim_workflow(wf.id, self.ops.engine_id)
+                if claimed is None:
+                    continue
+                self._hold(claimed)
+            took.append(wf.id)
+            await self.advance(wf.id)
+        return [w for w in took if w in self._owned or self.store.get_workflow(w).state
+                in WORKFLOW_DONE]
+
+    # -- the lease ---------------------------------------------------------------------
+    def _hold(self, rec: WorkflowRecord) -> None:
+        """This engine drives workflow `rec`, just claimed: its writes carry this lease."""
+        self._owned.add(rec.id)
+        self._fences[rec.id] = fence_of("workflow", rec.id, rec.data)
+
+    def _drop(self, wid: str, lost: LeaseLost) -> None:
+        """Another engine took the workflow over while this one stalled: stop driving it (its
+        copies in flight are stopped), and say so once."""
+        if wid not in self._owned:
+            return
+        self._owned.discard(wid)
+        for key, task in list(self._tasks.items()):
+            if key.startswith(wid + "/"):
+                task.cancel()
+        log.warning("workflow %s: %s", wid, lost)
+        with contextlib.suppress(DiamondError):
+            self.store.append_event(Event(kind="lease.lost", data={
+                **lost.event_data(self.ops.engine_id), "workflow_id": wid}))
+
+    def _step(self, wid: str, name: str, **kw: Any) -> StepRecord:
+        return self.store.update_step(wid, name, fence=self._fences.get(wid), **kw)
+
+    def _set_state(self, wid: str, state: str, reason: str | None = None) -> WorkflowRecord:
+        return self.store.set_workflow_state(wid, state, reason, fence=self._fences.get(wid))
+
+    def _set_data(self, wid: str, data: dict[str, Any]) -> WorkflowRecord:
+        return self.store.update_workflow_data(wid, data, fence=self._fences.get(wid))
+
+    def _check(self, wid: str) -> None:
+        """LeaseLost before an action the store cannot see (a cancel, a release, a copy)
+        when this engine's lease on the workflow is stale."""
+        self.store.check_fence(self._fences.get(wid))
 
     async def close(self) -> None:
         """Stop driving; every owned workflow is handed back for the next engine."""
@@ -368,6 +417,7 @@ class WorkflowEngine:
             with contextlib.suppress(DiamondError):
                 self.store.release_workflow(wid, self.ops.engine_id)
         self._owned.clear()
+        self._fences.clear()
 
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
@@ -381,7 +431,7 @@ class WorkflowEngine:
                                          wf.order(), origin=origin, owner=self.ops.engine_id,
                                          workflow_id=workflow_id,
                                          data={"approval": approval} if approval else None)
-        self._owned.add(rec.id)
+        self._hold(rec)
         await self.ops.publish()
         await self.advance(rec.id)
         return rec.id
@@ -393,7 +443,12 @@ class WorkflowEngine:
         rec = self.store.get_workflow(workflow_id)
         if rec.state in WORKFLOW_DONE:
             return
-        self.store.update_workflow_data(workflow_id, {"cancel_requested": True})
+        mine = self._fences.get(workflow_id)
+        if workflow_id in self._owned and mine and generation(rec.data) != mine.generation:
+            self._drop(workflow_id, LeaseLost(mine, generation(rec.data), rec.data.get("owner")))
+        if workflow_id not in self._owned:  # a face's request: whoever drives it, unfenced
+            self._fences.pop(workflow_id, None)
+        self._set_data(workflow_id, {"cancel_requested": True})
         await self._stop(rec, "CANCELLED", reason, None)
 
     async def wait(self, workflow_id: str, timeout: float | None = None) -> WorkflowView:
@@ -446,6 +501,8 @@ class WorkflowEngine:
                     await self._advance(workflow_id)
                 except asyncio.CancelledError:
                     raise
+                except LeaseLost as lost:
+                    self._drop(workflow_id, lost)
                 except Exception:
                     log.exception("workflow %s: advance failed", workflow_id)
                 await self.ops.publish()
@@ -465,13 +522,18 @@ class WorkflowEngine:
     async def _advance(self, wid: str) -> None:
         rec = self.store.get_workflow(wid)
         if rec.state in WORKFLOW_DONE:
-            self._owned.discard(wid)
-            self.store.release_workflow(wid, self.ops.engine_id)
+            if wid in self._owned:
+                self._finish(wid)
             return
         if wid not in self._owned:
-            if self.store.claim_workflow(wid, self.ops.engine_id) is None:
+            claimed = self.store.claim_workflow(wid, self.ops.engine_id)
+            if claimed is None:
                 return
-            self._owned.add(wid)
+            self._hold(claimed)
+            rec = claimed
+        mine = self._fences[wid]
+        if generation(rec.data) != mine.generation:  # taken over while this engine stalled
+            raise LeaseLost(mine, generation(rec.data), rec.data.get("owner"))
         try:  # as it was given, secrets included (the store shows it redacted)
             wf = Workflow.model_validate(self.store.workflow_spec_to_run(rec))
         except SealError as e:  # never run the redacted text instead
@@ -497,7 +559,7 @@ class WorkflowEngine:
                         return
                     rec = self.store.get_workflow(wid)
                     continue
-                self.store.update_step(wid, name, phase="done", job_id=job.id)
+                self._step(wid, name, phase="done", job_id=job.id)
             elif job.state.terminal and st.data.get("moving_to"):
                 await self._move_to(rec, wf, name)  # cancelled by its move
                 rec = self.store.get_workflow(wid)
@@ -508,7 +570,7 @@ class WorkflowEngine:
                 rec = self.store.get_workflow(wid)
         rec = self.store.get_workflow(wid)
         if all(s.phase == "done" for s in rec.steps):
-            self.store.set_workflow_state(wid, "COMPLETED")
+            self._set_state(wid, "COMPLETED")
             self._finish(wid)
             return
         # 2. submit what can be submitted (a gang all at once)
@@ -563,7 +625,7 @@ class WorkflowEngine:
         if rec.state == "PENDING" and any(
                 (j := self._job(s)) is not None and (j.state.rank >= 2)
                 for s in rec.steps):
-            self.store.set_workflow_state(wid, "RUNNING")
+            self._set_state(wid, "RUNNING")
 
     async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
                                job: Job) -> str | None:
@@ -576,34 +638,35 @@ class WorkflowEngine:
             return ""
         workdir = job.workdir or (job.spec.working_directory if job.spec else None)
         if not workdir:  # nowhere to look: its event says they were not checked
-            self.store.update_step(rec.id, name, job_id=job.id, event={
+            self._step(rec.id, name, job_id=job.id, event={
                 "outputs_unchecked": outputs,
                 "error": "the job's working directory is not known"})
             return ""
         try:
             gone = await self.ops.missing_files(site, output_paths(workdir, outputs))
         except BadInput as e:  # the site can never say (no file access): not taken as there
-            self.store.update_step(rec.id, name, job_id=job.id,
-                                   event={"outputs_unchecked": outputs, "error": str(e)})
+            self._step(rec.id, name, job_id=job.id,
+                       event={"outputs_unchecked": outputs, "error": str(e)})
             return f"completed, but its declared outputs cannot be checked on {site}: {e}"
         except DiamondError as e:
             note = f"outputs not checked yet: {e}"
             if rec.step(name).reason != note:
-                self.store.update_step(rec.id, name, reason=note, job_id=job.id,
-                                       event={"outputs_unchecked": outputs, "error": str(e)})
+                self._step(rec.id, name, reason=note, job_id=job.id,
+                           event={"outputs_unchecked": outputs, "error": str(e)})
             self.advance_soon(rec.id, OUTPUTS_RECHECK_S)
             return None
         paths = dict(zip(output_paths(workdir, outputs), outputs, strict=True))
         missing = [paths[p] for p in gone if p in paths]
-        self.store.update_step(rec.id, name, job_id=job.id, reason="" if not missing else None,
-                               event={"outputs": outputs, "missing_outputs": missing,
-                                      "workdir": workdir})
+        self._step(rec.id, name, job_id=job.id, reason="" if not missing else None,
+                   event={"outputs": outputs, "missing_outputs": missing,
+                          "workdir": workdir})
         return (f"completed, but its declared outputs are missing on {site}: "
                 f"{', '.join(missing)}") if missing else ""
 
     def _finish(self, wid: str) -> None:
         self._owned.discard(wid)
         self.store.release_workflow(wid, self.ops.engine_id)
+        self._fences.pop(wid, None)
 
     def _can_submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """Every step it needs is in a queue with a scheduler id, or done (without
@@ -631,7 +694,7 @@ class WorkflowEngine:
         st = rec.step(name)
         job = self._job(st)
         if job is None:  # the intent was never recorded: nothing reached a scheduler
-            self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
+            self._step(rec.id, name, phase="waiting", token="", reason="")
         elif not job.native_id and not job.state.terminal:
             # its engine is gone: the token finds the job, else it may still reach the queue
             if await self._recover_unsure(rec.id, job):
@@ -640,10 +703,10 @@ class WorkflowEngine:
         if job is None:
             return
         if job.native_id:
-            self.store.update_step(rec.id, name, phase=st.data.get("planned", "queued"),
-                                   job_id=job.id)
+            self._step(rec.id, name, phase=st.data.get("planned", "queued"),
+                       job_id=job.id)
         elif job.state.terminal:  # recovery found it was never submitted
-            self.store.update_step(rec.id, name, phase="waiting", token="", reason="")
+            self._step(rec.id, name, phase="waiting", token="", reason="")
 
     async def _recover_unsure(self, wid: str, job: Job) -> bool:
         """Look the lost submit of `job` up by its token; True (and the workflow looked at
@@ -719,40 +782,43 @@ class WorkflowEngine:
                 deps.append(Dependency(kind="afterany", job_ids=[gate.native_id or ""]))
         if gate is None and rec.step(name).data.get("gate"):  # an earlier attempt's gate
             await self._drop_gate(rec.id, name)
-            self.store.update_step(rec.id, name, data={"gate": None})
+            self._step(rec.id, name, data={"gate": None})
         if deps:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
         token = self.ops.new_token()
         planned = "held" if held else "queued"
         est = placed or await self.ops.expected(spec, site, sources, ready_at)
-        self.store.update_step(rec.id, name, phase="submitting", site=site, token=token,
-                               reason="", data={"planned": planned,
-                                                "afterok": [n for n, _ in afterok],
-                                                "tried": sorted(tried | {site}),
-                                                "expected_end": est.end and est.end.isoformat(),
-                                                "expected_runtime_s": est.runtime_s,
-                                                "ahead": any(up.phase != "done"
-                                                             for up in ups.values()),
-                                                "rechecked": False})
+        self._step(rec.id, name, phase="submitting", site=site, token=token,
+                   reason="", data={"planned": planned,
+                                    "afterok": [n for n, _ in afterok],
+                                    "tried": sorted(tried | {site}),
+                                    "expected_end": est.end and est.end.isoformat(),
+                                    "expected_runtime_s": est.runtime_s,
+                                    "ahead": any(up.phase != "done"
+                                                 for up in ups.values()),
+                                    "rechecked": False})
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
                                         origin={"workflow": rec.id, "step": name,
-                                                "attempt": st.attempt})
+                                                "attempt": st.attempt},
+                                        fence=self._fences.get(rec.id))
+        except LeaseLost:
+            raise
         except BadInput as e:
-            self.store.update_step(rec.id, name, phase="failed", reason=str(e))
+            self._step(rec.id, name, phase="failed", reason=str(e))
             await self._stop(rec, "FAILED", f"step {name!r} was refused: {e}", name)
             return
         except DiamondError as e:  # the site was lost mid-submit: recovery finds the job
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
             return
         self._jobs[job.id] = rec.id
-        self.store.update_step(rec.id, name, phase=planned, job_id=job.id,
-                               event={"job": job.id, "held": held,
-                                      "gate": gate.id if gate else None,
-                                      "afterok": [j for _, j in afterok],
-                                      # what the engine lines' placeholders were
-                                      "copied": [list(c) for c in copies],
-                                      "checked": arriving})
+        self._step(rec.id, name, phase=planned, job_id=job.id,
+                   event={"job": job.id, "held": held,
+                          "gate": gate.id if gate else None,
+                          "afterok": [j for _, j in afterok],
+                          # what the engine lines' placeholders were
+                          "copied": [list(c) for c in copies],
+                          "checked": arriving})
 
     def _unapproved_sites(self, rec: WorkflowRecord, name: str) -> set[str]:
         """The sites an approved workflow's step may not be placed on (none without one)."""
@@ -794,9 +860,9 @@ class WorkflowEngine:
                 why = f"its batch script for {site} would differ from the approved one"
         if why is None:
             return True
-        self.store.update_step(rec.id, name, phase="unapproved", site=site, token="",
-                               reason=f"waits for a new approval: {why}",
-                               event={"approval_needed": why})
+        self._step(rec.id, name, phase="unapproved", site=site, token="",
+                   reason=f"waits for a new approval: {why}",
+                   event={"approval_needed": why})
         return False
 
     async def _gate(self, rec: WorkflowRecord, name: str, site: str,
@@ -819,14 +885,16 @@ class WorkflowEngine:
                 return None
         await self._drop_gate(rec.id, name)
         token = self.ops.new_token()
-        self.store.update_step(rec.id, name, data={"gate": token})
+        self._step(rec.id, name, data={"gate": token})
         try:
             gate = await self.ops.submit(gate_spec(name, spec), site, hold=True, token=token,
                                          origin={"workflow": rec.id, "step": name,
-                                                 "gate": True})
+                                                 "gate": True}, fence=self._fences.get(rec.id))
+        except LeaseLost:
+            raise
         except BadInput as e:  # a refused gate: the step is held and released instead
             log.info("workflow %s step %s: no gate on %s: %s", rec.id, name, site, e)
-            self.store.update_step(rec.id, name, data={"gate": None})
+            self._step(rec.id, name, data={"gate": None})
             raise _NoGate from None
         except DiamondError as e:
             log.info("workflow %s step %s: gate submit unsure: %s", rec.id, name, e)
@@ -840,6 +908,7 @@ class WorkflowEngine:
         gate = self.store.job_by_token(token) if token else None
         if gate is None or gate.state.terminal or not gate.native_id:
             return True
+        self._check(wid)
         try:
             await self.ops.cancel(gate)
         except DiamondError as e:
@@ -883,7 +952,7 @@ class WorkflowEngine:
         job = self._job(st)
         if job is None or job.state.terminal or not st.site:
             return False
-        self.store.update_step(rec.id, name, data={"rechecked": True})
+        self._step(rec.id, name, data={"rechecked": True})
         spec, sources = step.spec(), self._sources(rec, wf, name)
         away = {st.site} | self._unapproved_sites(rec, name)
         if set(self.ops.site_names()) <= away:
@@ -900,9 +969,9 @@ class WorkflowEngine:
         takes = (here.end - utcnow()).total_seconds()
         if gain < max(MOVE_GAIN_S, MOVE_GAIN_SHARE * takes):
             return False
-        self.store.update_step(rec.id, name, data={"moving_to": there.site}, job_id=job.id,
-                               event={"move": {"from": st.site, "to": there.site,
-                                               "sooner_s": round(gain, 1)}})
+        self._step(rec.id, name, data={"moving_to": there.site}, job_id=job.id,
+                   event={"move": {"from": st.site, "to": there.site,
+                                   "sooner_s": round(gain, 1)}})
         return True
 
     async def _move_to(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
@@ -913,17 +982,18 @@ class WorkflowEngine:
         if not to:
             return
         if job is not None and not job.state.terminal:
+            self._check(rec.id)
             try:
                 await self.ops.cancel(job)
             except DiamondError as e:  # it stays where it is
                 log.info("workflow %s step %s: not moved to %s: %s", rec.id, name, to, e)
-                self.store.update_step(rec.id, name, data={"moving_to": None})
+                self._step(rec.id, name, data={"moving_to": None})
                 return
         await self._drop_gate(rec.id, name)
-        self.store.update_step(rec.id, name, phase="waiting", token="", data={
-            "pin": to, "moving_to": None, "moved_from": st.site}, reason=(
-            f"moved from {st.site} to {to}: expected to end sooner there"),
-            job_id=job.id if job else None)
+        self._step(rec.id, name, phase="waiting", token="", data={
+"pin": to, "moving_to": None, "moved_from": st.site}, reason=(
+f"moved from {st.site} to {to}: expected to end sooner there"),
+job_id=job.id if job else None)
         await self._requeue_downstream(rec, wf, name)
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
@@ -933,9 +1003,15 @@ class WorkflowEngine:
         key = f"{rec.id}/{name}"
         if key in self._tasks:
             return
-        task = asyncio.ensure_future(self._move(rec.id, wf, name))
+        task = asyncio.ensure_future(self._moving(rec.id, wf, name))
         self._tasks[key] = task
         task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+
+    async def _moving(self, wid: str, wf: Workflow, name: str) -> None:
+        try:
+            await self._move(wid, wf, name)
+        except LeaseLost as lost:
+            self._drop(wid, lost)
 
     async def _move(self, wid: str, wf: Workflow, name: str) -> None:
         rec = self.store.get_workflow(wid)
@@ -954,14 +1030,19 @@ class WorkflowEngine:
             moves.append((i, f"{up.site}:{_in_dir(up_job.workdir, inp.path)}",
                           f"{st.site}:{_in_dir(job.workdir, inp.dest)}", inp.is_dir))
         if moves:
-            self.store.update_step(wid, name, phase="moving",
-                                   event={"inputs": [m[1] for m in moves]}, job_id=job.id)
+            self._step(wid, name, phase="moving",
+                       event={"inputs": [m[1] for m in moves]}, job_id=job.id)
+        self._check(wid)
         try:
             recs = await asyncio.gather(*(self.ops.transfer(
                 src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id,
                 **({"recursive": True} if is_dir else {})) for i, src, dst, is_dir in moves))
         except asyncio.CancelledError:
             raise
+        except LeaseLost:  # a copy another engine took over (this one stalled): the
+            self._check(wid)  # workflow too (dropped), or the next advance follows the copy
+            self.advance_soon(wid, GANG_RECHECK_S)
+            return
         except Exception as e:  # a bad path, an unknown site: the step fails
             recs, error = [], str(e)
         else:
@@ -971,12 +1052,12 @@ class WorkflowEngine:
         if now.phase not in ("held", "moving") or now.token != st.token:
             return  # stopped, cancelled or resubmitted meanwhile: nothing to record
         if error:  # the advance that follows fails the step (its policy)
-            self.store.update_step(wid, name, data={"move_error": error}, job_id=job.id,
-                                   event={"error": error})
+            self._step(wid, name, data={"move_error": error}, job_id=job.id,
+                       event={"error": error})
         else:
-            self.store.update_step(wid, name, phase="ready", job_id=job.id,
-                                   event={"transfers": [r.id for r in recs],
-                                          "bytes": sum(r.bytes or 0 for r in recs)})
+            self._step(wid, name, phase="ready", job_id=job.id,
+                       event={"transfers": [r.id for r in recs],
+                              "bytes": sum(r.bytes or 0 for r in recs)})
         self.advance_soon(wid)
 
     async def _release(self, wid: str, name: str) -> bool:
@@ -989,6 +1070,7 @@ class WorkflowEngine:
                 self.advance_soon(wid, GANG_RECHECK_S)
                 return False
         elif not job.state.terminal:
+            self._check(wid)
             try:
                 await self.ops.release(job)
             except DiamondError as e:
@@ -997,8 +1079,8 @@ class WorkflowEngine:
                     log.info("workflow %s step %s: release failed: %s", wid, name, e)
                     self.advance_soon(wid, GANG_RECHECK_S)
                     return False  # still held: tried again
-        self.store.update_step(wid, name, phase="released", job_id=job.id,
-                               event={"job": job.id})
+        self._step(wid, name, phase="released", job_id=job.id,
+                   event={"job": job.id})
         return True
 
     async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
@@ -1011,7 +1093,7 @@ class WorkflowEngine:
             waiting = [m for m, good in zip(members, ok, strict=True) if not good]
             note = f"gang {gang} waits: {', '.join(waiting)} cannot start yet"
             if rec.data.get("gang_note") != note:
-                self.store.update_workflow_data(rec.id, {"gang_note": note})
+                self._set_data(rec.id, {"gang_note": note})
             self.advance_soon(rec.id, GANG_RECHECK_S)
             return
         await asyncio.gather(*(self._release(rec.id, m) for m in members))
@@ -1021,13 +1103,14 @@ class WorkflowEngine:
         """A step's run failed: resubmit it (its policy) or stop the workflow (True)."""
         step, st = wf.step(name), rec.step(name)
         if cancel_job and not job.state.terminal:
+            self._check(rec.id)
             with contextlib.suppress(DiamondError):
                 await self.ops.cancel(job)
         if rec.data.get("cancel_requested"):
             await self._stop(rec, "CANCELLED", "cancelled by request", None)
             return True
         if job.state == JobState.CANCELLED and not cancel_job:
-            self.store.update_step(rec.id, name, phase="cancelled", reason=why, job_id=job.id)
+            self._step(rec.id, name, phase="cancelled", reason=why, job_id=job.id)
             await self._stop(rec, "CANCELLED", f"step {name!r} was cancelled outside the "
                              "workflow", name)
             return True
@@ -1035,15 +1118,15 @@ class WorkflowEngine:
             data: dict[str, Any] = {"elsewhere": step.on_failure == "resubmit-elsewhere",
                                     "move_error": None}
             data["pin"] = None if data["elsewhere"] else st.site
-            self.store.update_step(rec.id, name, phase="waiting", token="",
-                                   attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
-                                   f"failed on {st.site}: {why}", data=data, job_id=job.id,
-                                   event={"retry": True, "failed_job": job.id})
+            self._step(rec.id, name, phase="waiting", token="",
+                       attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
+                       f"failed on {st.site}: {why}", data=data, job_id=job.id,
+                       event={"retry": True, "failed_job": job.id})
             await self._requeue_downstream(rec, wf, name)
             if step.gang:
                 await self._requeue_gang(rec, wf, name)
             return False
-        self.store.update_step(rec.id, name, phase="failed", reason=why, job_id=job.id)
+        self._step(rec.id, name, phase="failed", reason=why, job_id=job.id)
         await self._stop(rec, "FAILED", f"step {name!r} failed: {why}", name)
         return True
 
@@ -1057,12 +1140,13 @@ class WorkflowEngine:
                 continue
             job = self._job(st)
             if job is not None and not job.state.terminal:
+                self._check(rec.id)
                 with contextlib.suppress(DiamondError):
                     await self.ops.cancel(job)
             await self._drop_gate(rec.id, m)
-            self.store.update_step(rec.id, m, phase="waiting", token="", data={
-                "move_error": None}, reason=f"resubmitted with its gang after {name} failed",
-                job_id=job.id if job else None)
+            self._step(rec.id, m, phase="waiting", token="", data={
+    "move_error": None}, reason=f"resubmitted with its gang after {name} failed",
+    job_id=job.id if job else None)
             await self._requeue_downstream(rec, wf, m)
 
     async def _requeue_downstream(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
@@ -1072,11 +1156,12 @@ class WorkflowEngine:
             if st.phase in SUBMITTED or st.phase == "submitting":
                 job = self._job(st)
                 if job is not None and not job.state.terminal:
+                    self._check(rec.id)
                     with contextlib.suppress(DiamondError):
                         await self.ops.cancel(job)
-                self.store.update_step(rec.id, d, phase="waiting", token="", data={
-                    "move_error": None}, reason=(
-                    f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+                self._step(rec.id, d, phase="waiting", token="", data={
+        "move_error": None}, reason=(
+        f"resubmitted after {name} is run again"), job_id=job.id if job else None)
 
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:
@@ -1091,14 +1176,15 @@ class WorkflowEngine:
                 continue
             job = self._job(st)
             if job is not None and not job.state.terminal:
+                self._check(rec.id)
                 with contextlib.suppress(DiamondError):
                     await self.ops.cancel(job)
             if job is not None and job.state == JobState.COMPLETED:
-                self.store.update_step(rec.id, st.name, phase="done", job_id=job.id)
+                self._step(rec.id, st.name, phase="done", job_id=job.id)
                 continue
-            self.store.update_step(rec.id, st.name, phase="cancelled", reason=reason,
-                                   job_id=job.id if job else None)
-        self.store.set_workflow_state(rec.id, state, reason)
+            self._step(rec.id, st.name, phase="cancelled", reason=reason,
+                       job_id=job.id if job else None)
+        self._set_state(rec.id, state, reason)
         self._finish(rec.id)
         await self.ops.publish()
         self.changed.set()

@@ -1,0 +1,413 @@
+"""Fencing: an engine that stalls (its process stopped, a long pause) past the takeover while
+it drives a workflow, a transfer or a staging must not, when it wakes, go on driving what
+another engine took over. Each takeover increments the item's lease generation; every write
+that drives the item carries the generation its engine got, and the store refuses a stale
+one (LeaseLost); the stale engine drops the item with a `lease.lost` event.
+
+Two engines on one store in each test (no test bed, no sleeps): the stall is an engine whose
+heartbeat is not written again, made old explicitly (`age_heartbeat`)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+from lease_helpers import age_heartbeat
+from test_workflow_unseen import _Ops, _until, load
+
+from diamond_jupyter import leases
+from diamond_jupyter.model import BadInput, JobSpec, JobState
+from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import WorkflowEngine
+
+
+def _engine_id(store: Store) -> str:
+    """A live engine of this process that beats once (never again unless told)."""
+    engine = leases.new_engine_id()
+    leases.register(engine)
+    leases.beat(store.beats, engine)
+    return engine
+
+
+def _lost(store: Store) -> list[dict[str, Any]]:
+    return [e.data for e in store.events_since(0, kinds=["lease.lost"], limit=None)]
+
+
+# -- the store ------------------------------------------------------------------------------
+
+def test_each_takeover_moves_the_generation_and_stale_writes_are_refused(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    a, b = _engine_id(store), _engine_id(store)
+    try:
+        rec = store.record_transfer("sftp", "alpha:x", "beta:x")
+        got = store.claim_transfer(rec.id, a)
+        fence_a = leases.fence_of("transfer", rec.id, got.data)
+        assert fence_a.generation == 1
+        assert leases.generation(store.claim_transfer(rec.id, a).data) == 1  # its own again
+        store.update_transfer(rec.id, state="ACTIVE", fence=fence_a)  # a holds it: written
+        assert store.claim_transfer(rec.id, b) is None  # a beats: b may not take it
+        age_heartbeat(store, a)  # a stalls past the takeover
+        got = store.claim_transfer(rec.id, b)
+        fence_b = leases.fence_of("transfer", rec.id, got.data)
+        assert (got.data["owner"], fence_b.generation) == (b, 2)
+        with pytest.raises(leases.LeaseLost) as e:
+            store.update_transfer(rec.id, state="FAILED", error="stale", fence=fence_a)
+        assert (e.value.current, e.value.owner) == (2, b)
+        assert "generation 1 is stale (now 2" in str(e.value)
+        assert store.get_transfer(rec.id).state == "ACTIVE"  # nothing of a's written
+        with pytest.raises(leases.LeaseLost):
+            store.check_fence(fence_a)
+        store.update_transfer(rec.id, bytes=5, fence=fence_b)
+        store.release_transfer(rec.id, b)  # b closes: a write of b's still under way...
+        with pytest.raises(leases.LeaseLost):
+            store.update_transfer(rec.id, bytes=6, fence=fence_b)  # ...is refused too
+        assert leases.generation(store.claim_transfer(rec.id, a).data) == 4
+        assert store.get_transfer(rec.id).bytes == 5
+    finally:
+        leases.unregister(a)
+        leases.unregister(b)
+
+
+def test_a_stale_step_write_or_submit_intent_is_refused(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    a, b = _engine_id(store), _engine_id(store)
+    try:
+        rec = store.create_workflow("w", {}, ["one"], owner=a)
+        fence_a = leases.fence_of("workflow", rec.id, rec.data)
+        age_heartbeat(store, a)
+        fence_b = leases.fence_of("workflow", rec.id, store.claim_workflow(rec.id, b).data)
+        assert (fence_a.generation, fence_b.generation) == (1, 2)
+        for write in (lambda: store.update_step(rec.id, "one", phase="queued", fence=fence_a),
+                      lambda: store.set_workflow_state(rec.id, "FAILED", fence=fence_a),
+                      lambda: store.update_workflow_data(rec.id, {"x": 1}, fence=fence_a),
+                      lambda: store.record_intent("alpha", "tokA", JobSpec(script="x"),
+                                                  fence=fence_a)):
+            with pytest.raises(leases.LeaseLost):
+                write()
+        assert store.get_workflow(rec.id).step("one").phase == "waiting"
+        assert store.get_workflow(rec.id).state == "PENDING"
+        assert store.job_by_token("tokA") is None
+        assert store.update_step(rec.id, "one", phase="queued", fence=fence_b).phase == "queued"
+        with pytest.raises(BadInput, match="no lease is kept on a .job. .known: transfer"):
+            store.check_fence(leases.Fence("job", "x", 1))
+    finally:
+        leases.unregister(a)
+        leases.unregister(b)
+
+
+# -- workflows ------------------------------------------------------------------------------
+
+def _pair() -> Any:
+    return load("""\
+        name: pair
+        steps:
+          - {name: first, site: alpha, script: x}
+          - {name: second, site: beta, needs: [first], script: x}
+        """)
+
+
+async def test_a_workflow_engine_that_wakes_after_a_takeover_drops_it(tmp_path):
+    """The engine driving a workflow stalls; another takes it over. When the first wakes and
+    a job event makes it advance, it did release the held step (or copy its inputs) in the
+    new engine's place; now it is refused, drops the workflow and says so."""
+    store = Store(tmp_path / "s.sqlite")
+    ids = [_engine_id(store), _engine_id(store)]
+    stale_ops, new_ops = _Ops(store), _Ops(store)
+    stale_ops.engine_id, new_ops.engine_id = ids
+    new_ops.ids = itertools.count(500)  # tokens and job numbers of its own
+    stale, new = WorkflowEngine(stale_ops), WorkflowEngine(new_ops)
+    try:
+        wid = await stale.run(_pair())
+        assert [s[0] for s in stale_ops.submits] == ["first", "second"]
+        age_heartbeat(store, ids[0])  # stopped: no heartbeat for longer than the takeover
+        assert await new.resume() == [wid]
+        assert store.get_workflow(wid).data["lease"] == 2
+        first = store.job_by_token(store.get_workflow(wid).step("first").token)
+        store.apply_state(first.id, JobState.COMPLETED, exit_code=0)
+        await stale.advance(wid)  # it wakes: the job's end reaches it first
+        assert stale_ops.transfers == [] and stale_ops.releases == []
+        [said] = _lost(store)
+        assert said == {"item": "workflow", "id": wid, "workflow_id": wid, "engine": ids[0],
+                        "generation": 1, "current": 2, "owner": ids[1]}
+        await stale.advance(wid)  # dropped: it does not take it back from a live engine
+        assert len(_lost(store)) == 1 and stale_ops.releases == []
+        await new.advance(wid)
+        await _until(new, wid, {"second": "released"})
+        second = store.job_by_token(store.get_workflow(wid).step("second").token)
+        assert new_ops.releases == [second.id]
+        assert store.get_workflow(wid).data["owner"] == ids[1]
+    finally:
+        for eng in (stale, new):
+            await eng.close()
+        for e in ids:
+            leases.unregister(e)
+
+
+class _StallingOps(_Ops):
+    """Ops whose submit of one step stalls (the engine's process stopped) until let go."""
+
+    def __init__(self, store: Store, step: str) -> None:
+        super().__init__(store)
+        self.step, self.entered, self.wake = step, asyncio.Event(), asyncio.Event()
+
+    async def submit(self, spec: JobSpec, site: str, **kw: Any) -> Any:
+        if kw["origin"].get("step") == self.step and not self.wake.is_set():
+            self.entered.set()
+            await self.wake.wait()
+        return await super().submit(spec, site, **kw)
+
+
+async def test_a_step_submit_raced_by_the_stale_and_the_new_engine_runs_once(tmp_path):
+    """The first engine stalls in the middle of submitting a step (its `submitting` write
+    done, its submit intent not yet); the second takes the workflow over and submits the
+    step itself. When the first wakes, its submit reached the queue too: a duplicate job.
+    Now its intent is refused: one job for the step, and the first engine drops the
+    workflow."""
+    wf = load("""\
+        name: chain
+        steps:
+          - {name: first, site: alpha, script: x}
+          - {name: second, site: alpha, needs: [first], script: x}
+        """)
+    store = Store(tmp_path / "s.sqlite")
+    ids = [_engine_id(store), _engine_id(store)]
+    stale_ops, new_ops = _StallingOps(store, "second"), _Ops(store)
+    stale_ops.engine_id, new_ops.engine_id = ids
+    new_ops.ids = itertools.count(500)  # tokens and job numbers of its own
+    stale, new = WorkflowEngine(stale_ops), WorkflowEngine(new_ops)
+    try:
+        running = asyncio.ensure_future(stale.run(wf))
+        await asyncio.wait_for(stale_ops.entered.wait(), 10)
+        wid = store.list_workflows()[0].id
+        stale_token = store.get_workflow(wid).step("second").token
+        assert store.get_workflow(wid).step("second").phase == "submitting"
+        age_heartbeat(store, ids[0])
+        assert await new.resume() == [wid]
+        rec = store.get_workflow(wid)
+        assert rec.step("second").phase == "queued" and rec.step("second").token != stale_token
+        stale_ops.wake.set()  # the first engine wakes mid-submit
+        assert await asyncio.wait_for(running, 10) == wid
+        assert store.job_by_token(stale_token) is None  # its intent was refused
+        steps = [j.origin.get("step") for j in store.list_jobs(limit=None)]
+        assert sorted(steps) == ["first", "second"]
+        assert [s[0] for s in stale_ops.submits] == ["first"]
+        assert [s[0] for s in new_ops.submits] == ["second"]
+        [said] = _lost(store)
+        assert (said["engine"], said["generation"], said["current"]) == (ids[0], 1, 2)
+        assert store.get_workflow(wid).step("second").token == rec.step("second").token
+    finally:
+        for eng in (stale, new):
+            await eng.close()
+        for e in ids:
+            leases.unregister(e)
+
+
+# -- transfers and stagings -------------------------------------------------------------------
+
+class _StallingCopy:
+    """`sftp_copy` whose first call reports some progress, then stalls (its engine stopped)
+    until `wake`, then reports again and, unless stopped, finishes with the real copy; later
+    calls are the real copy."""
+
+    def __init__(self, real: Any) -> None:
+        self.real, self.calls = real, 0
+        self.entered, self.wake = asyncio.Event(), asyncio.Event()
+        self.stopped = False
+
+    async def __call__(self, *a: Any, progress: Any, cancel: Any, **kw: Any) -> Any:
+        from diamond_jupyter.transfer.sftp import Cancelled
+
+        self.calls += 1
+        if self.calls > 1:
+            return await self.real(*a, progress=progress, cancel=cancel, **kw)
+        total = 4 << 20
+        await asyncio.to_thread(progress, 1 << 20, total)
+        self.entered.set()
+        await self.wake.wait()
+        await asyncio.to_thread(progress, 2 << 20, total)  # from the copying thread
+        if cancel.is_set():
+            self.stopped = True
+            raise Cancelled("stopped")
+        return await self.real(*a, progress=progress, cancel=cancel, **kw)
+
+
+def _fed_sites(tmp_path: Any) -> Any:
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n"
+                     "  - name: alpha\n    scheduler: slurm\n    transport: {kind: local}\n"
+                     "  - name: beta\n    scheduler: slurm\n    transport: {kind: local}\n"
+                     f"store: {tmp_path / 'store.sqlite3'}\n")
+    return sites
+
+
+def _fed(sites: Any) -> Any:
+    from diamond_jupyter.federation import Federation
+
+    return Federation(sites, store=Store(sites.parent / "store.sqlite3"))
+
+
+async def test_a_copy_whose_engine_wakes_after_a_takeover_stops_writing(tmp_path, monkeypatch):
+    """An engine stalls mid-copy; another takes the copy over and finishes it. The first,
+    when it woke, went on writing the partial file beside the new engine and recorded its
+    own end. Now its next progress report finds its lease stale: it stops copying, writes
+    no state or progress, and says so with `lease.lost`."""
+    import diamond_jupyter.transfer as transfer_mod
+
+    copy = _StallingCopy(transfer_mod.sftp_copy)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
+    sites = _fed_sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("payload\n")
+    stale, new = _fed(sites), _fed(sites)
+    await stale.start(recover=False)
+    try:
+        rec = await stale.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)
+        stale_task = stale.mover._tasks[rec.id]
+        await asyncio.wait_for(copy.entered.wait(), 10)
+        age_heartbeat(stale.store, stale.engine_id)
+        await new.start(recover=False)
+        assert await new.resume_held() == {"transfers": [rec.id]}
+        done = await asyncio.wait_for(new.mover._tasks[rec.id], 30)
+        assert done.state == "SUCCEEDED" and dst.read_text() == "payload\n"
+        seen = new.store.last_seq()
+        copy.wake.set()  # the first engine wakes
+        with pytest.raises(leases.LeaseLost):
+            await asyncio.wait_for(stale_task, 10)
+        assert copy.stopped
+        after = new.store.events_since(seen, limit=None)
+        assert [e.kind for e in after] == ["lease.lost"]  # no progress, no state of its own
+        assert after[0].data == {"item": "transfer", "id": rec.id, "transfer_id": rec.id,
+                                 "engine": stale.engine_id, "generation": 1, "current": 2,
+                                 "owner": new.engine_id}
+        now = new.store.get_transfer(rec.id)
+        assert (now.state, now.data["owner"], now.data["lease"]) == (
+            "SUCCEEDED", new.engine_id, 2)
+    finally:
+        await asyncio.gather(stale.close(), new.close())
+
+
+async def test_a_staging_whose_engine_wakes_after_a_takeover_is_left_to_the_new_one(
+        tmp_path, monkeypatch):
+    """An engine stalls in a job's stage-in; another takes the staging (and its copy) over,
+    brings the data in and releases the job. The first, when it woke, finished its copy and
+    released (or failed) the job again. Now it drops the staging: one release, the job not
+    failed, the staging's end written by the new engine only."""
+    import diamond_jupyter.transfer as transfer_mod
+    from diamond_jupyter.model import StageEntry
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transfer.staging import resume_staged
+
+    copy = _StallingCopy(transfer_mod.sftp_copy)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
+    released: list[list[str]] = []
+
+    async def release(self: Any, native_ids: list[str]) -> None:
+        released.append(native_ids)
+    monkeypatch.setattr(Site, "release", release)
+    sites = _fed_sites(tmp_path)
+    src, work = tmp_path / "in.txt", tmp_path / "work"
+    src.write_text("input\n")
+    work.mkdir()
+    stale, new = _fed(sites), _fed(sites)
+    await stale.start(recover=False)
+    store = stale.store
+    spec = JobSpec(script="cat in.txt\n", working_directory=str(work),
+                   stage_in=[StageEntry(source=str(src), destination="in.txt")])
+    store.record_intent("alpha", "tokstage", spec)
+    job = store.bind_native_id("tokstage", "42")
+    store.apply_state(job.id, JobState.PENDING)
+    store.record_transfer("stage", "tokstage", "alpha", transfer_id="stage-tokstage",
+                          state="ACTIVE", data={"stage_of": "tokstage", "site": "alpha",
+                                                "user_hold": False})
+    try:
+        assert await resume_staged(stale.mover) == [job.id]  # the first engine drives it
+        staging = stale.mover._tasks["stage-tokstage"]
+        await asyncio.wait_for(copy.entered.wait(), 10)
+        age_heartbeat(store, stale.engine_id)
+        await new.start(recover=False)
+        took = await new.resume_held()
+        assert took == {"stagings": [job.id], "transfers": ["tokstage-in-0"]}
+        await asyncio.wait_for(new.mover._tasks["stage-tokstage"], 30)
+        assert released == [["42"]]
+        assert (work / "in.txt").read_text() == "input\n"
+        copy.wake.set()
+        await asyncio.wait_for(staging, 10)  # it ends: dropped, not failed
+        assert released == [["42"]]  # not released twice
+        assert store.get_job(job.id).state == JobState.PENDING  # not failed by the stale one
+        rec = store.get_transfer("stage-tokstage")
+        assert (rec.state, rec.data["owner"]) == ("SUCCEEDED", new.engine_id)
+        kinds = [e.kind for e in store.events_since(0, job_id=job.id, limit=None)]
+        assert kinds.count("job.released") == 1 and "stage.in.failed" not in kinds
+        lost = {d["id"]: d for d in _lost(store)}
+        assert set(lost) == {"stage-tokstage", "tokstage-in-0"}
+        assert {d["engine"] for d in lost.values()} == {stale.engine_id}
+        assert {d["owner"] for d in lost.values()} == {new.engine_id}
+    finally:
+        await asyncio.gather(stale.close(), new.close())
+
+
+async def test_a_submit_whose_lease_went_stale_after_its_intent_never_reaches_the_scheduler(
+        tmp_path, monkeypatch):
+    """The engine stalls just after a step's submit intent was written; another takes the
+    workflow over. When it wakes, the facade ran the submit command anyway. Now the lease is
+    checked again just before it: nothing is submitted and the intent is closed, saying
+    why (the new engine's recovery finds no job to wait for)."""
+    sites = _fed_sites(tmp_path)
+    fed = _fed(sites)
+    await fed.start(recover=False)
+    store = fed.store
+    other = _engine_id(store)
+    rec = store.create_workflow("w", {}, ["one"], owner=fed.engine_id)
+    fence = leases.fence_of("workflow", rec.id, rec.data)
+    real_intent = store.record_intent
+
+    def intent_then_stall(*a: Any, **kw: Any) -> Any:
+        job = real_intent(*a, **kw)
+        age_heartbeat(store, fed.engine_id)  # it stalls here...
+        assert store.claim_workflow(rec.id, other) is not None  # ...and is taken over
+        return job
+    monkeypatch.setattr(store, "record_intent", intent_then_stall)
+    submitted: list[str] = []
+
+    async def submit_command(*a: Any, **kw: Any) -> Any:
+        submitted.append(a[2])
+        raise AssertionError("the scheduler was asked")
+    monkeypatch.setattr(fed, "_submit_staged", submit_command)
+    try:
+        with pytest.raises(leases.LeaseLost, match="lease generation 1 is stale"):
+            await fed.submit(JobSpec(script="true\n"), "alpha", token="a1b2c3d4e5f6",
+                             origin={"workflow": rec.id, "step": "one"}, fence=fence)
+        assert submitted == []
+        job = store.job_by_token("a1b2c3d4e5f6")
+        assert job.state == JobState.FAILED and job.native_id is None
+        assert "lease generation 1 is stale" in (job.reason or "")
+    finally:
+        await fed.close()
+        leases.unregister(other)
+
+
+async def test_a_users_cancel_through_an_engine_that_lost_the_workflow_still_cancels(tmp_path):
+    """A cancel asked of the engine that stalled and lost the workflow is the user's request,
+    not that engine driving it: the workflow is cancelled (before the fix: refused as a
+    stale write), and the loss is said."""
+    store = Store(tmp_path / "s.sqlite")
+    ids = [_engine_id(store), _engine_id(store)]
+    stale_ops, new_ops = _Ops(store), _Ops(store)
+    stale_ops.engine_id, new_ops.engine_id = ids
+    new_ops.ids = itertools.count(500)
+    stale, new = WorkflowEngine(stale_ops), WorkflowEngine(new_ops)
+    try:
+        wid = await stale.run(_pair())
+        age_heartbeat(store, ids[0])
+        assert await new.resume() == [wid]
+        await stale.cancel(wid)
+        assert store.get_workflow(wid).state == "CANCELLED"
+        assert [d["engine"] for d in _lost(store)] == [ids[0]]
+        assert len(stale_ops.cancels) == 2  # both steps' jobs
+    finally:
+        for eng in (stale, new):
+            await eng.close()
+        for e in ids:
+            leases.unregister(e)

@@ -1,0 +1,59 @@
+"""Faults found in the placement benchmark's real-log runs (HPC2N's replay on beta, seed 94:
+predicted to start a probe in one to two minutes with 100+ jobs queued, started nothing
+within 240 s), each pinned on constructed inputs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from diamond_jupyter.calibration import queue_waits, site_waits
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.model import JobState, JobStatus
+
+UTC = timezone.utc
+NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
+
+
+def _sacct_lines(n: int, wait_s: int) -> str:
+    """`sacct -P` lines (HISTORY_FIELDS) of n finished 8-CPU jobs that waited `wait_s`."""
+    out = []
+    for k in range(n):
+        start = NOW - timedelta(seconds=3000 + 10 * k)
+        submit = start - timedelta(seconds=wait_s)
+        end = start + timedelta(seconds=120)
+        out.append(f"{900 + k}|compute|00:10:00|{submit:%Y-%m-%dT%H:%M:%S}|"
+                   f"{start:%Y-%m-%dT%H:%M:%S}|{end:%Y-%m-%dT%H:%M:%S}|8|1|COMPLETED")
+    return "\n".join(out) + "\n"
+
+
+def _waiting(n: int, waited_s: float) -> list[JobStatus]:
+    return [JobStatus(native_id=str(5000 + k), state=JobState.PENDING, cpus=8, nodes=1,
+                      partition="compute", walltime_s=600.0,
+                      submitted_at=NOW - timedelta(seconds=waited_s)) for k in range(n)]
+
+
+def test_jobcomp_accounting_gives_no_wait_where_sacct_reports_the_start_as_submission():
+    """`sacct -c` (JobCompType=jobcomp/filetxt, no slurmdbd) prints a record's start in its
+    Submit column, whatever SubmitTime the file holds: every finished job read as having
+    waited 0 s. The wait is unknown there, not 0."""
+    jobs = SlurmCommands(jobcomp=True, tz=UTC).parse_history(_sacct_lines(3, 0))
+    assert [j.submitted_at for j in jobs] == [None, None, None]
+    assert all(j.started_at and j.ended_at for j in jobs)  # the runtimes still calibrate
+    # a submission that differs from the start is the scheduler's record: kept
+    kept = SlurmCommands(jobcomp=True, tz=UTC).parse_history(_sacct_lines(1, 300))[0]
+    assert (kept.started_at - kept.submitted_at).total_seconds() == 300
+    # slurmdbd's sacct records the submission itself: a job that waited 0 s waited 0 s
+    db = SlurmCommands(jobcomp=False, tz=UTC).parse_history(_sacct_lines(1, 0))[0]
+    assert db.submitted_at == db.started_at
+
+
+def test_a_deep_queue_bound_is_not_pulled_to_zero_by_jobcomp_accounting():
+    """Seed 94: beta's accounting held 2,000 jobs of the HPC2N log's past (their waits up
+    to hours), read back as waits of 0 s, so the QBETS bound of the recent waits, over
+    those and the view's jobs waiting for minutes, was about 0 and never raised the 90%
+    bound over the simulation's 72-215 s. Without them the jobs seen waiting decide it."""
+    history = SlurmCommands(jobcomp=True, tz=UTC).parse_history(_sacct_lines(400, 0))
+    view = _waiting(60, 900.0)
+    bound = site_waits(queue_waits(history, NOW, 6 * 3600.0), view, NOW).bound("compute", 8)
+    assert bound is not None and bound[0] >= 900.0
+    assert bound[1] == 60  # the view's waits only: the accounting's are unknown

@@ -591,6 +591,9 @@ class OwnError:
     ratio: float
     samples: int
     sooner: float | None = None
+    # `sooner` where none of the recent jobs is still waiting (one not yet due, which
+    # `ratio` leaves out, has not started sooner yet either)
+    sooner_started: float | None = None
 
     def corrected(self, wait_s: float, ratio: float | None = None) -> float:
         return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio) - WAIT_FLOOR_S)
@@ -606,8 +609,9 @@ def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
                     for s in recent if s.started or s.observed_s > s.predicted_s)
     if len(ratios) < MIN_SAMPLES:
         return None
-    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios),
-                    ratios[-1] if ratios[-1] < 1 else None)
+    sooner = ratios[-1] if ratios[-1] < 1 else None
+    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios), sooner,
+                    sooner if all(s.started for s in recent) else None)
 
 
 class RatioFn(Protocol):

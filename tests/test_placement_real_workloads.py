@@ -57,3 +57,41 @@ def test_a_deep_queue_bound_is_not_pulled_to_zero_by_jobcomp_accounting():
     bound = site_waits(queue_waits(history, NOW, 6 * 3600.0), view, NOW).bound("compute", 8)
     assert bound is not None and bound[0] >= 900.0
     assert bound[1] == 60  # the view's waits only: the accounting's are unknown
+
+
+def test_jobs_still_waiting_are_censored_waits_not_short_ones():
+    """A jammed queue: 60 jobs started after waits of 10-600 s, 90 more still waiting
+    after 300 s (they wait at least that). Counted as finished waits of 300 s they pulled
+    the 90% bound down; as censored waits (Kaplan-Meier) the jobs that started decide the
+    shape of the tail and the waiting ones only push the bound later."""
+    started = [JobStatus(native_id=str(k), state=JobState.RUNNING, cpus=8, nodes=1,
+                         partition="compute", walltime_s=3600.0,
+                         submitted_at=NOW - timedelta(seconds=1000 + 10 * k),
+                         started_at=NOW - timedelta(seconds=1000 + 10 * k - 10 * (k + 1)))
+               for k in range(60)]  # waited 10, 20, ... 600 s
+    waits = queue_waits([*started, *_waiting(90, 300.0)], NOW, 6 * 3600.0)
+    assert sum(w.waiting for w in waits.values()) == 90
+    bound = site_waits(None, [], NOW).bound("compute", 8)
+    assert bound is None  # no waits, no bound
+    from diamond_jupyter.calibration import RecentWaits
+    got = RecentWaits(waits.values()).bound("compute", 8)
+    assert got is not None and got[1] == 150
+    # counted as finished, the order statistic x_(141) of [10..290, 300 x 91, 310..600]
+    # is 520 s. Censored: by 300 s 30 of 150 shares have started (F = 0.2); the other 0.8
+    # go evenly to the 30 jobs that started after 310-600 s, and the level 142/150 is
+    # reached at the 28th of them, 580 s
+    naive = sorted(w.wait_s for w in waits.values())[plain_index(150)]
+    assert naive == 520.0
+    assert got[0] == 580.0
+    # without waiting jobs the bound is the plain QBETS order statistic
+    plain = RecentWaits([w for w in waits.values() if not w.waiting]).bound("compute", 8)
+    assert plain is not None and plain[0] == sorted(
+        w.wait_s for w in waits.values() if not w.waiting)[plain_index(60)]
+
+
+def plain_index(n: int) -> int:
+    from diamond_jupyter.calibration import quantile_upper_index
+
+    k = quantile_upper_index(n)
+    assert k is not None
+    return k

@@ -95,3 +95,35 @@ def plain_index(n: int) -> int:
     k = quantile_upper_index(n)
     assert k is not None
     return k
+
+
+def test_seed94_betas_probes_replayed_with_true_runtimes_match_what_the_site_did():
+    """`benchmarks.probe_oracle`: the engine's own Slurm plan, given the HPC2N replay's true
+    runtimes, starts seed 94's probes on beta as the site did (at once in rounds 0-5, not
+    within 240 s in rounds 6-9), while diamond predicted 51-72 s in rounds 6-9: the
+    simulation is right there, its inputs were not."""
+    import json
+    from pathlib import Path
+
+    from benchmarks.probe_oracle import compare
+
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    run = json.loads((results / "placement-KTH@alpha+HPC2N@beta+LLNL@gamma+KTH@delta-seed94"
+                      ".json").read_text())
+    got = compare(run, "beta")
+    assert got["oracle_agrees_on_start_within_bound"] == 10
+    assert got["predicted_agrees_on_start_within_bound"] == 6
+    late = [r for r in got["rounds"] if r["round"] >= 6]
+    assert all(r["recorded_s"] is None and r["oracle_s"] > 240 and r["predicted_s"] < 240
+               for r in late)
+
+
+def test_the_oracle_refuses_a_site_without_a_replayed_log():
+    import pytest
+
+    from benchmarks.probe_oracle import compare
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput, match="carried no replayed log in this run"):
+        compare({"seed": 1, "traces": [{"site": "alpha", "log": "x", "window_s": [0, 1],
+                                       "scale": 60.0}], "per_round": []}, "beta")

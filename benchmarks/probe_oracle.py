@@ -14,6 +14,8 @@ what the site did and diamond's prediction does not, the simulation is right and
 - `oracle`: the plan with every job at its true runtime (what a perfect calibration gives);
 - `walltimes`: the plan with every job at its walltime (the scheduler's own plan, from
   the window's start, with every job free to start where the plan puts it).
+A run that recorded only each probe's completion has its start taken as the completion less
+the probe's runtime (the site's speed factor applied).
 
 Seed 94's beta (HPC2N): recorded 5.6, 8.7-14.7, 117.5 s, then nothing within 240 s; the
 oracle 5.4 s, 0 s, then 459-495 s; diamond 43-76 s, then 51-72 s.
@@ -132,6 +134,9 @@ def compare(run: dict[str, Any], site: str, traces: Path = TRACES,
     for k, r in enumerate(rounds):
         e = (r.get("estimate") or {}).get(site) or {}
         started = (r.get("started_s") or {}).get(site)
+        done = (r.get("completion_s") or {}).get(site)
+        if started is None and done is not None and site not in (r.get("censored") or ()):
+            started = max(0.0, done - probe_s)  # older runs record the probe's end only
         rows.append({"round": r.get("round", k), "pending": (r.get("pending") or {}).get(site),
                      "recorded_s": started, "predicted_s": e.get("start_s"),
                      "raw_s": e.get("raw_start_s"), "oracle_s": oracle[k],

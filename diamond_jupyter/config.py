@@ -516,6 +516,8 @@ class SiteConfig(_Cfg):
                                  "bandwidth_mbps: 10 Gbps)")
         if "bandwidth_mbps" in value:
             value = {**value, "bandwidth_mbps": bandwidth_mbps(value["bandwidth_mbps"])}
+        if "software" in value:
+            _check_software(value["software"])
         return value
 
     @field_validator("preamble")
@@ -576,6 +578,29 @@ class SiteConfig(_Cfg):
 _RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
                    r"(bps|bits?/s|b/s|Bps|B/s|bytes?/s))?")
 _PREFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def _check_software(given: Any) -> None:
+    """A sites file's `software` names (what `module load` lines are rewritten to) are made
+    of what a discovered module name may hold (`discovery.MODULE_NAME`: ASCII letters,
+    digits and `_ . + - / @ % : , = ~`, not first `-`), after the marks `module avail`
+    prints (`(D)`); one with shell syntax, blanks, quotes or control characters is refused."""
+    from .capabilities import _listed_module, _names
+    from .discovery import MODULE_NAME
+
+    if given is None:
+        return
+    if not isinstance(given, (str, list, dict)):
+        raise ValueError(f"software: a list of module names, not {type(given).__name__}")
+    if isinstance(given, list) and any(not isinstance(x, str) for x in given):
+        raise ValueError("software: a list of module names (NAME or NAME/VERSION), each "
+                         "a string (quote one YAML reads as a number or truth value)")
+    for text in _names(given):
+        full = _listed_module(text).full
+        if not MODULE_NAME.fullmatch(full) or full.startswith("-"):  # (`module load -x`)
+            raise ValueError(f"software: {_printable(text)} is not a module name (accepted: "
+                             "ASCII letters, digits and _ . + - / @ % : , = ~, not "
+                             "first -, as `module avail` lists them, e.g. gcc/12.2.0)")
 
 
 def bandwidth_mbps(given: Any) -> float:

@@ -347,6 +347,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         (0: ask the sites now)."""
         from .placement import place
 
+        check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
         only = list(sites) if sites else None
         snaps, cals, caps = await asyncio.gather(
             self.snapshots(max_age_s=max_age_s, only=only), self.calibration(),

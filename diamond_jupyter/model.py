@@ -173,6 +173,9 @@ class Resources(_Model):
     cpu_bind: str | None = None  # e.g. "cores", "threads", "none", "map_cpu:0,1"
     gpu_bind: str | None = None  # e.g. "closest", "none", "single:1"
     distribution: str | None = None  # e.g. "block", "cyclic"
+    # a job component's own partition (a Slurm hetjob component naming another than the
+    # first's); None: the job's `queue`. Unused in a job's own `resources`
+    queue: str | None = None
 
 
 class Constraints(_Model):
@@ -241,6 +244,9 @@ class JobSpec(_Model):
     # .output_mode_of)
     output_mode: Literal["append", "truncate"] | None = None
     hold: bool = False
+    # no start before this: a value sbatch's --begin reads (the neutral form; PBS and Grid
+    # Engine -a, LSF -b and flux --begin-time are read into it: dialects.begin_time)
+    begin: str | None = None
     # may the scheduler run the job again after a node failure or preemption (Slurm
     # --requeue/--no-requeue, PBS and Grid Engine -r y|n, LSF -r/-rn); None: the site's default
     requeue: bool | None = None

@@ -78,7 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import expand_hostlist, job_hosts
 from .model import (
     PER_GPU,
     BadInput,
@@ -115,11 +115,13 @@ from .placement_fit import (
     time_limit,
 )
 from .placement_het import (
+    as_one_shape,
     combine,
     first_component,
     het_components,
     in_default,
     label,
+    one_shape_sent,
     shape_components,
 )
 from .placement_limits import (
@@ -145,6 +147,7 @@ from .placement_limits import (
 from .placement_sim import (
     WHOLE,
     Demand,
+    Reservation,
     Shape,
     SimState,
     build_state,
@@ -157,7 +160,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
-from .placement_time import job_window
+from .placement_time import job_window, plus_seconds
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -511,6 +514,17 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     else:  # a hidden partition (Slurm Hidden=YES) takes only the jobs that name it; a
         # routing queue runs none
         parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
+    master_note: list[str] = []
+    if cfg.scheduler == "sge" and snap.partitions and (master := _master_queues(spec)):
+        mq, why = _sge_master(master, snap.partitions, members)
+        if why:
+            v.reasons = [why]
+            return v
+        if not spec.queue:  # its slots start in the master queue (more may join elsewhere)
+            parts = [p for p in parts if p.name in mq] or parts
+            master_note.append(f"-masterq {','.join(master)}: placed in {', '.join(mq)}, "
+                               "where its master task must run (Grid Engine may put its "
+                               "other slots in other queues)")
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
@@ -721,7 +735,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += unread_select
+    v.notes += unread_select + master_note
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -893,7 +907,7 @@ def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end:
     r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
     opens = max(now, aware(r.start)) if r.start is not None else now
     wall = spec.resources.walltime_s
-    if not wall or opens + timedelta(seconds=wall) <= end:
+    if not wall or plus_seconds(opens, wall) <= end:
         return None
     left = max(0.0, (end - opens).total_seconds())
     return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
@@ -947,7 +961,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> Site
         if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
             continue
         walltime = spec.resources.walltime_s
-        if r.start is not None and walltime and now + timedelta(seconds=walltime) <= aware(
+        if r.start is not None and walltime and plus_seconds(now, walltime) <= aware(
                 r.start):
             continue  # it ends before the reservation starts
         for h in (h for e in r.nodes for h in expand_hostlist(e)):
@@ -1706,6 +1720,36 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
     return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
 
 
+def _master_queues(spec: JobSpec) -> list[str]:
+    """The queues a Grid Engine job's hard `-masterq` names (wc_queue_list, sge_types(1)):
+    `queue`, `queue@host`, `queue@@hostgroup`, `*@host`, wildcards."""
+    return [q.strip() for d in spec.unknown if d.dialect == "sge" and d.option == "-masterq"
+            and d.value for q in d.value.split(",") if q.strip()]
+
+
+def _sge_master(master: list[str], parts: list[Partition], members: dict[str, list[str]]
+                ) -> tuple[list[str], str | None]:
+    """The cluster queues where a job's master task may run (`-masterq`: each item's queue
+    part, on a host of that queue where it names one), or why none here can hold it: qsub
+    refuses a job that asks an unknown queue."""
+    found: list[str] = []
+    for item in master:
+        queue, _, host = item.partition("@")
+        for p in parts:
+            if p.routes_to is None and fnmatch.fnmatchcase(p.name, queue or "*") and (
+                    not host or host.startswith("@") or any(
+                        fnmatch.fnmatchcase(h, host) for h in members.get(p.name, []))):
+                found.append(p.name)
+    found = list(dict.fromkeys(found))
+    if found:
+        return found, None
+    return [], (f"-masterq {','.join(master)}: no queue instance here matches it (the "
+                "master task of a parallel job must run in one; queues: "
+                + "; ".join(f"{p.name} on {_few(set(members.get(p.name, [])))}" for p in parts
+                            if p.routes_to is None)
+                + ")")
+
+
 def _pe_offered(pe: str, offered: list[str]) -> bool:
     """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
     `offered`."""
@@ -1755,6 +1799,24 @@ def _tier_of(partition: str | None, tiers: dict[str, int]) -> float:
     return max(known) if known else float("inf")
 
 
+def _longest_limit(st: SimState, queue: list[Demand], short: Demand, early: float,
+                   full: float, reservation: Reservation, at: int | None) -> float:
+    """The time limit Slurm's backfill gives a `--time-min` job it starts at `early` with
+    a lowered limit: the longest (to the minute, below its full limit `full`) with which
+    it still starts then; `short` is the job at its --time-min."""
+    lo, hi = short.duration, full  # lo starts it at `early`; hi does not
+    while hi - lo > 60:
+        mid = lo + (hi - lo) // 120 * 60 or lo + 60
+        got = earliest_start(st, queue, replace(short, duration=mid, done=False, start=None,
+                                                held=None), reservation=reservation,
+                             probe_at=at)
+        if got is not None and got <= early:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _own_estimate(estimates: dict[str, datetime], site: str, partition: str
                   ) -> datetime | None:
     """The scheduler's own start estimate for this job in `partition`, else at `site`."""
@@ -1785,10 +1847,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    begin, deadline = job_window(spec, now) if cfg.scheduler == "slurm" else (None, None)
+    # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
+    # --begin-time); a --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now)
+    deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
-        v.notes.append(f"--begin {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+        said = "--begin" if cfg.scheduler == "slurm" else "begin time"
+        v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
@@ -1796,6 +1862,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     best: tuple[float, int, int, str, str, float, str] | None = None
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
+    lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
@@ -1853,10 +1920,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 early = earliest_start(st, queue, short, reservation=reservation,
                                        probe_at=at)
                 if early is not None and (start is None or early < start):
+                    if name not in lowered:  # the first (walltime) view's: Slurm's plan
+                        lowered[name] = _longest_limit(st, queue, short, early,
+                                                       probe.duration, reservation, at)
                     said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
-                            + (f" (+{hms(start)})" if start is not None else ""))
+                            + (f" (+{hms(start)})" if start is not None else "")
+                            + f": to {hms(lowered[name])}, the longest that starts it then")
                     if said not in v.notes:
                         v.notes.append(said)
                     start = early
@@ -1867,7 +1938,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if start is not None and shapes:
                 at_once, by_queue = together_start(
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
-                    held=queue_held(st, queue), duration=probe.planned)
+                    held=queue_held(st, queue, reservation, at), duration=probe.planned,
+                    reservation=reservation)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \
@@ -1883,7 +1955,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             return start
         simulators[p.name] = simulate
         if (victims := _preempts(p, snap, members)) and any(
-                j.partition in victims and set(expand_hostlist(j.node_list or ""))
+                j.partition in victims and set(job_hosts(j.node_list))
                 & set(members.get(p.name, [])) for j in snap.running):
             modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
                             for q in snap.partitions if q.name in victims})
@@ -1966,7 +2038,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if bound_s is not None:
             bound_s = max(own.corrected(bound_s, ratio), start_s)
         v.own_wait_ratio, v.own_samples = ratio, own.samples
-        v.model_start = now + timedelta(seconds=model_s)
+        v.model_start = plus_seconds(now, model_s)
         v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
                        f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
@@ -1978,8 +2050,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
-    v.raw_start = now + timedelta(seconds=raw_s)
-    v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
+    v.raw_start = plus_seconds(now, raw_s)
+    v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
@@ -1991,9 +2063,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if soft is not None and (limit is None or soft < limit):
         limit = soft  # Grid Engine's s_rt (and notify) ends it first
     runtime = prior.runtime_s(req.walltime) / (cfg.speed_factor or 1.0)
+    cut_to = lowered.get(pname)  # the plan starts it sooner with that limit, ended there
+    if cut_to is not None and (limit is None or cut_to < limit):
+        limit = cut_to
     if limit and runtime > limit:
         given = "walltime" if spec.resources.walltime_s else \
             f"time limit partition {pname} gives a job that sets none"
+        if cut_to is not None and limit == cut_to:
+            given = "time limit --time-min lowers it to"
         v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "
                        f"{hms(limit)}: the job may time out")
         runtime = float(limit)
@@ -2033,7 +2110,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                          "Slurm removes a job that cannot (state DEADLINE)"]
             v.verdict, v.partition = "INCOMPATIBLE", None
             return
-        ends = now + timedelta(seconds=raw_s + v._walltime_s)
+        ends = plus_seconds(now, raw_s + v._walltime_s)
         if ends > deadline:
             v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: Slurm cuts its time limit "
                            f"to end by then ({hms((deadline - now).total_seconds() - raw_s)}"
@@ -2058,7 +2135,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
-    v.estimated_start = now + timedelta(seconds=start_s)
+    v.estimated_start = plus_seconds(now, start_s)
     v.start_source = source  # type: ignore[assignment]
     v.estimated_runtime_s = runtime
     v.stage_in_s = stage
@@ -2067,9 +2144,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         ready = aware(data.ready_at)
         v.notes.append(f"its inputs are expected in {hms((ready - now).total_seconds())} "
                        f"(the steps it needs end then), and copied here in {hms(stage)}")
-        v.inputs_at = ready + timedelta(seconds=stage)
-    v.estimated_finish = max(v.estimated_start, ready + timedelta(seconds=stage)) \
-        + timedelta(seconds=runtime)
+        v.inputs_at = plus_seconds(ready, stage)
+    v.estimated_finish = plus_seconds(max(v.estimated_start, plus_seconds(ready, stage)), runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
@@ -2218,6 +2294,53 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
     return feas + infeas, choice
 
 
+def _pbs_group_key(spec: JobSpec) -> str | None:
+    """The resource a PBS job's `-l place=group=RES` groups its chunks by (pbs_resources:
+    every chunk on vnodes that share one value of RES), else None."""
+    return next((d.option.split("=", 1)[1] for d in spec.unknown if d.dialect == "pbs"
+                 and d.option.startswith("-l place:group=") and d.option.split("=", 1)[1]),
+                None)
+
+
+def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
+                  judge: Callable[[SiteSnapshot], SiteVerdict]) -> SiteVerdict:
+    """A PBS job of `place=group=KEY` judged on the hosts of each value of KEY alone (their
+    running jobs with them; every queued job still ahead of it), the group where it starts
+    soonest taken; refused when no host has KEY, or no one group can hold it."""
+    values: dict[str, list[str]] = {}
+    for n in snap.nodes:
+        for f in n.features:
+            if f.startswith(f"{key}="):
+                values.setdefault(f.split("=", 1)[1], []).append(n.name)
+    if not values:
+        return SiteVerdict(site=cfg.name, verdict="INCOMPATIBLE", reasons=[
+            f"place=group={key}: no host here has a value of {key} (pbsnodes "
+            "resources_available), so no group can hold its chunks"])
+    tried: list[tuple[str, SiteVerdict]] = []
+    for val, hosts in sorted(values.items()):
+        mine = set(hosts)
+        jobs = [j for j in snap.jobs if j.state != JobState.RUNNING
+                or set(job_hosts(j.node_list)) & mine]
+        sub = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name in mine],
+                                      "jobs": jobs})
+        tried.append((val, judge(sub)))
+    ok = [(val, w) for val, w in tried if w.feasible]
+    if not ok:
+        first = tried[0][1]
+        first.reasons = [f"place=group={key}: no one {key} holds every chunk (" + "; ".join(
+            f"{key}={val} ({_few(set(values[val]))}): {'; '.join(w.reasons)}"
+            for val, w in tried) + ")"]
+        first.verdict = "RESTRICTED" if all(w.verdict == "RESTRICTED" for _, w in tried) \
+            else "INCOMPATIBLE"
+        return first
+    val, best = min(ok, key=lambda x: (x[1].estimated_finish is None, x[1].estimated_finish
+                                        .timestamp() if x[1].estimated_finish else 0.0, x[0]))
+    best.notes.insert(0, f"place=group={key}: its chunks go to the hosts of {key}={val} "
+                         f"({_few(set(values[val]))})"
+                      + (f", the soonest of {len(values)} groups" if len(values) > 1 else ""))
+    return best
+
+
 def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
             now: datetime) -> SiteSnapshot:
     """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
@@ -2275,8 +2398,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     # start together in what they leave, through the longest component's walltime
     queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
     longest = max(w._walltime_s for w in [v, *later])
-    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue),
-                                       duration=longest)
+    plan = snap.backfill or reservation_for("slurm")  # Slurm's: every job ahead kept
+    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
+                                       duration=longest, reservation=plan)
     if at_once is None:
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")
@@ -2290,7 +2414,7 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift
-    v.raw_start = now + timedelta(seconds=at_once)
+    v.raw_start = plus_seconds(now, at_once)
     if v.start_bound is not None:
         v.start_bound = max(v.start_bound, v.estimated_start)
     v.verdict = "BUSY"
@@ -2326,7 +2450,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
-    job_window(spec, now)  # an unreadable --begin/--deadline is refused, as sbatch does
+    job_window(spec, now)  # an unreadable start time is refused, as its submit is
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
@@ -2340,16 +2464,36 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
         caps = (capabilities or {}).get(c.name)
-        if shaped and c.scheduler == "slurm":
+        # a Slurm site behind slurmrestd is sent one job description: no hetjob
+        sched = "slurmrestd" if c.transport.kind == "slurmrestd" else c.scheduler
+        if shaped and sched == "slurm":
             first, later, later_needs = shaped[0], shaped[1:], shaped_needs
         else:
             first, later, later_needs = kept_first, kept_later, kept_needs
-        v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
-                      cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ()))
+        one_why = one_shape_sent(spec, c.scheduler, c.transport.kind) if shaped else None
+        refused, said = None, None
+        if one_why is not None:  # the site gets the shapes as one: place what it gets
+            first, refused, said = as_one_shape(spec, one_why)
+            later = []
+        group = _pbs_group_key(first) if c.scheduler == "pbs" and s.reachable else None
+        if group is not None:  # `place=group=RES`: every chunk on hosts of one RES value
+            v = _in_one_group(group, first, c, s, lambda snap: _evaluate(
+                first, c, snap, now, stage_in_bytes, prior, estimates or {},
+                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())))
+        else:
+            v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
+                          cals.get(c.name), stage_data, caps, needs,
+                          (ended or {}).get(c.name, ()))
+        if refused and v.verdict != "UNREACHABLE":
+            return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[refused],
+                               queue_depth=v.queue_depth, running=v.running,
+                               speed_factor=v.speed_factor)
+        if said and v.verdict != "UNREACHABLE":
+            v.notes.insert(0, said)
         if later:  # every component must fit; the job starts when all of them can
             sent = [in_default(comp, s) for comp in later]
             others: list[SiteVerdict] = []
-            if c.scheduler == "slurm" and v.verdict != "UNREACHABLE":
+            if sched == "slurm" and v.verdict != "UNREACHABLE":
                 # the components start together: what one that starts now takes is not
                 # free for the next
                 held = _occupy(first, c, s, v, now)
@@ -2360,9 +2504,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                     held = _occupy(comp, c, held, w, now)
             labels = [label(i, comp, x.queue) for i, (comp, x)
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
-            combine(v, others, labels, c.scheduler,
+            combine(v, others, labels, sched,
                     lambda t: "+" + hms((t - now).total_seconds()))
-            if v.feasible and c.scheduler == "slurm":
+            if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         return v
 

@@ -79,8 +79,12 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     comps = live_components(spec)
     out: list[JobSpec] = []
     for i, c in enumerate(comps):
-        sizes = {**component_sizes(c), "gpu_type": c.gpu_type or spec.resources.gpu_type}
-        one = spec.model_copy(update={"components": [],
+        # the job's GPU model reaches a component that asks for GPUs (one without any, in
+        # a partition of no GPUs, needs no model)
+        gpus = c.gpus_per_node or c.gpus_per_task
+        sizes = {**component_sizes(c),
+                 "gpu_type": c.gpu_type or (spec.resources.gpu_type if gpus else None)}
+        one = spec.model_copy(update={"components": [], "queue": c.queue or spec.queue,
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None
@@ -204,3 +208,69 @@ def _clear(v: SiteVerdict, keep_feasible: bool = False) -> None:
         v.waits_for = []
     elif v.verdict == "READY":
         v.verdict = "BUSY"
+
+
+# Why a site is sent a job of several shapes (`spec.components`) as one shape: what its
+# dialect renders (`scripts_common.one_shape`), from each scheduler's documentation.
+_ONE_SHAPE_WHY = {
+    "flux": "flux runs a job of one shape (jobspec version 1, RFC 25, which the job shell "
+            "requires: exactly one slot shape of cores and GPUs)",
+    "sge": "Grid Engine runs a job of one shape (every slot of a parallel environment asks "
+           "the job's same -l resources; only the master task's queue can be chosen, "
+           "-masterq)",
+    "slurmrestd": "this slurmrestd door submits one job description (not a heterogeneous "
+                  "job's list of components)",
+    "lsf": "its compound requirement cannot say these shapes here (GPUs per task, or tasks "
+           "that do not divide among a shape's hosts)",
+}
+
+
+def one_shape_sent(spec: JobSpec, scheduler: str, transport: str) -> str | None:
+    """Why a site (its `scheduler`, its transport's kind) is sent `spec`, a job of several
+    shapes read whole, as one shape; None when it gets the shapes (a Slurm hetjob, PBS
+    chunks, an LSF compound requirement) or the job has one shape."""
+    from .dialects.scripts_common import live_components
+
+    if not live_components(spec):
+        return None
+    if scheduler in ("flux", "sge"):
+        return _ONE_SHAPE_WHY[scheduler]
+    if scheduler == "slurm" and transport == "slurmrestd":
+        return _ONE_SHAPE_WHY["slurmrestd"]
+    if scheduler == "lsf":
+        from .dialects.lsf_script import lsf_script
+        return _ONE_SHAPE_WHY["lsf"] if lsf_script._compound_text(spec, []) is None else None
+    return None
+
+
+def as_one_shape(spec: JobSpec, why: str) -> tuple[JobSpec, str | None, str]:
+    """`spec` as the one shape such a site is asked (`one_shape`: the nodes and tasks as
+    they are, CPUs, GPUs and memory spread evenly and rounded down), why the site cannot
+    run it (None: it can) and the note saying so. A shape that loses CPUs or GPUs in the
+    spreading runs with fewer than the job asks: refused. Memory lost to rounding per CPU
+    (under 1 MB a CPU) is only said."""
+    from .dialects.scripts_common import (
+        describe_totals,
+        live_components,
+        one_shape,
+        resource_totals,
+        summed_totals,
+    )
+
+    comps = live_components(spec)
+    flat = one_shape(spec, "", [])
+    want, got = summed_totals(comps), resource_totals(flat.resources)
+    shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
+    r = flat.resources
+    on = f"{r.nodes} nodes and {r.tasks} tasks" if r.nodes else f"{r.tasks} tasks"
+    lost = [f"{w} {want[q]} -> {got[q] or 0}" for q, w in (("cpus", "CPUs"), ("gpus", "GPUs"))
+            if (want[q] or 0) > (got[q] or 0)]
+    head = f"a job of {len(comps)} shapes ({shapes})"
+    if lost:
+        return flat, (f"{head}: {why}; as one shape of {on}, spread evenly and rounded down, "
+                      f"it gets less than it asks ({', '.join(lost)})"), ""
+    note = f"{head} runs here as one shape of {on}: {why}"
+    if (want["memory_mb"] or 0) > (got["memory_mb"] or 0):
+        note += (f"; memory spread per CPU, rounded down: {want['memory_mb']} MB -> "
+                 f"{got['memory_mb'] or 0} MB")
+    return flat, None, note

@@ -528,12 +528,12 @@ def shares_by_force(p: Partition) -> bool:
 
 
 def _jobs_on(snap: SiteSnapshot) -> dict[str, list[JobStatus]]:
-    from .dialects.outputs_common import expand_hostlist
+    from .dialects.outputs_common import job_hosts
 
     out: dict[str, list[JobStatus]] = {}
     for j in snap.running:
         try:
-            hosts = expand_hostlist(j.node_list) if j.node_list else []
+            hosts = job_hosts(j.node_list)
         except ValueError:
             hosts = []
         for h in hosts:

@@ -51,15 +51,16 @@ from math import ceil
 from typing import Literal
 
 from .calibration import RatioFn, SiteCalibration, ratio_fn
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import job_hosts
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, node_usable
 
 
 @lru_cache(maxsize=8192)
 def _hosts(node_list: str | None) -> tuple[str, ...]:
-    """Host names of a node list; cached: every simulation of a snapshot expands the same."""
-    return tuple(expand_hostlist(node_list))
+    """Host names of a node list (any scheduler's form); cached: every simulation of a
+    snapshot expands the same."""
+    return tuple(job_hosts(node_list))
 
 
 
@@ -724,14 +725,18 @@ class _Shadow:
     failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
 
 
-def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float | None:
+def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None
+                      ) -> float | None:
     """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
     waiting jobs in priority order each take their earliest walltime-long slot in the plan,
     and those whose slot is now start now; the probe is the last. Jobs end by their
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
-    cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`)."""
+    cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`).
+    Without a probe the queue is played out to its end (each job's `start`); None."""
     sim = _Sim(st)
-    wait = [*queue, probe]
+    wait = [*queue, probe] if probe is not None else list(queue)
+    if not wait:
+        return None
     nodes = frozenset().union(*(sim.elig(d) for d in wait))
     reach = _plan_reach(nodes)
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
@@ -739,6 +744,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand) -> float
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
         sim.release_until(t)
         wait = [d for d in wait if not d.done]
+        if not wait:
+            return None  # every job played out (no probe)
         plan = _Plan(sim, t, nodes)
         for d in wait[:reach]:
             got = plan.reserve(d, t if d.now_ok and t == 0.0 else None)
@@ -901,12 +908,19 @@ def slots_position(queue: list[Demand], slots: int, cap_c: list[int] | None = No
     return k
 
 
-def queue_starts(st: SimState, queue: list[Demand]) -> dict[str, float]:
+def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "easy"
+                 ) -> dict[str, float]:
     """When each queued job starts in the simulation (seconds after now), by native id; a
     job the simulation never starts is left out. The whole queue is played out behind a
-    probe that fits nowhere."""
-    never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0, eligible=[])
-    earliest_start(st, queue, never)
+    probe that fits nowhere, under the scheduler's `reservation` (`earliest_start`)."""
+    if reservation == "plan" and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
+        for d in queue:
+            d.done, d.start, d.held = False, None, None
+        _planned_earliest(st, queue, None)
+    else:
+        never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0,
+                       eligible=[])
+        earliest_start(st, queue, never, reservation=reservation)
     return {d.native_id: d.start for d in queue
             if d.native_id is not None and d.start is not None}
 
@@ -970,16 +984,41 @@ def _fit_all(shapes: list[Shape], free_c: list[int], free_g: list[int], cap_c: l
     return True
 
 
-Held = tuple[float, float, int, int, int]  # a queued job's (start, end, node, cpus, gpus)
+# a queued job's (start, end, node, cpus, gpus, its place in the queue)
+Held = tuple[float, float, int, int, int, int]
 
 
-def queue_held(st: SimState, queue: list[Demand]) -> list[Held]:
-    """What the queued jobs ahead take, and when, as the simulation starts them (the whole
-    queue played out behind a probe that fits nowhere): a job that starts with others at
-    once must leave them this room, since they are ahead of it."""
-    queue_starts(st, queue)
-    return [(d.start, d.start + d.duration, n, c, g) for d in queue
+def queue_held(st: SimState, queue: list[Demand], reservation: Reservation = "easy",
+               probe_at: int | None = None) -> list[Held]:
+    """What the queued jobs ahead take, and when, as the scheduler's `reservation` starts
+    them (the whole queue played out behind a probe that fits nowhere; under "plan", each
+    through its walltime, as Slurm plans it): a job that starts with others at once must
+    leave them the room the scheduler keeps for them (`together_start`). `probe_at`: the
+    new job joins the queue there (Grid Engine, `slots_position`): the jobs behind it are
+    not ahead."""
+    queue_starts(st, queue, reservation)
+    ahead = queue if probe_at is None else queue[:probe_at]
+    return [(d.start, d.start + (d.planned if reservation == "plan" else d.duration), n, c,
+             g, rank) for rank, d in enumerate(ahead)
             if d.start is not None and d.held for n, c, g in d.held]
+
+
+def _kept_for(held: list[Held], t: float, reservation: Reservation, st: SimState
+              ) -> list[Held]:
+    """The room of the queued jobs ahead that the scheduler keeps from a job starting at
+    t: what those started by then hold, and, of those still waiting, every one's under
+    Slurm's plan (its nodes whole for its window, as Slurm's backfill map keeps them:
+    `_Plan`), the first one's (the blocked head) under EASY, none's without reservations
+    (Grid Engine's max_reservation 0)."""
+    kept = [h for h in held if h[0] <= t]
+    if reservation == "plan":
+        return kept + [(a, b, n, st.cap_c[n], st.cap_g[n], r) for a, b, n, _, _, r in held
+                       if a > t]
+    waiting = [h for h in held if h[0] > t]
+    if reservation == "easy" and waiting:
+        head = min(h[5] for h in waiting)
+        kept += [h for h in waiting if h[5] == head]
+    return kept
 
 
 def _held_peak(held: list[Held], t: float, until: float, n_nodes: int
@@ -1000,14 +1039,17 @@ def _held_peak(held: list[Held], t: float, until: float, n_nodes: int
 
 def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "free",
                    empty_only: bool = False, held: list[Held] | None = None,
-                   duration: float = 0.0) -> tuple[float | None, bool]:
+                   duration: float = 0.0, reservation: Reservation = "plan"
+                   ) -> tuple[float | None, bool]:
     """The earliest time from `t0` at which every part of a job (PBS chunks of several
     shapes, a Slurm heterogeneous job's components) finds room at once in what the running
     jobs leave free then and the queued jobs ahead (`held`, from `queue_held`) leave free
     through its `duration`: the parts start together, so none may count on what another
-    holds, nor delay a job ahead. None: not even when every running job has ended. The
-    flag: whether the queued jobs ahead moved the start (room the running jobs alone
-    leave sooner)."""
+    holds, nor delay a job ahead the scheduler protects (`reservation`: every one under
+    Slurm's plan, the blocked head under EASY, none under Grid Engine's default; those
+    started by then always hold their room). None: not even when every running job has
+    ended. The flag: whether the queued jobs ahead moved the start (room the running jobs
+    alone leave sooner)."""
     held = held or []
     free_c, free_g = list(st.free_c), list(st.free_g)
     rel = st.releases  # sorted by end
@@ -1023,7 +1065,8 @@ def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "fre
             k += 1
         if not _fit_all(shapes, free_c, free_g, st.cap_c, st.cap_g, how, empty_only):
             continue
-        peak_c, peak_g = _held_peak(held, t, t + max(duration, 1.0), len(free_c))
+        peak_c, peak_g = _held_peak(_kept_for(held, t, reservation, st), t,
+                                    t + max(duration, 1.0), len(free_c))
         left_c = [max(0, f - p) for f, p in zip(free_c, peak_c, strict=True)]
         left_g = [max(0, f - p) for f, p in zip(free_g, peak_g, strict=True)]
         if _fit_all(shapes, left_c, left_g, st.cap_c, st.cap_g, how, empty_only):

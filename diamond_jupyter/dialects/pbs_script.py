@@ -20,6 +20,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
+from .begin_time import neutral, pbs_parts, render_begin
 from .scripts_common import (
     Item,
     Opt,
@@ -231,6 +232,13 @@ class PbsScript:
             spec.mail_user = v
         elif o == "-h":
             spec.hold = True
+        elif o == "-a":
+            at = pbs_parts(v, f"line {item.lineno}")
+            spec.begin = neutral(at) if at else None  # qsub keeps the last -a
+            if at is None:
+                note(spec, f"line {item.lineno}: -a {v}: a day of the month without the month "
+                           "has no neutral form (sbatch has none); kept as written")
+                return False
         elif o == "-r":
             if v not in ("y", "n"):
                 raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
@@ -632,6 +640,8 @@ class PbsScript:
                 expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("-a", at)
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
             add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))

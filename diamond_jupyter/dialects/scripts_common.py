@@ -502,12 +502,14 @@ def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None)
         body = in_container(body, spec.environment.container_image,
                             pick_runtime(spec.metadata.get("container_runtime"), None),
                             inner)
-    nl = "\r\n" if "\r\n" in body else "\n"
+    # LF line ends (a body written with CRLF is said by common_render_warnings): bash
+    # reads a carriage return as part of each line, and sbatch refuses such a script
+    body = body.replace("\r\n", "\n")
     if preamble and not runs_shell_lines(shell):
-        body = shell_lines_then("".join(p + nl for p in preamble), body, shell)
+        body = shell_lines_then("".join(p + "\n" for p in preamble), body, shell)
         shell, preamble = "/bin/bash", []
     head = [f"#!{shell}", *lines, *(preamble or [])]
-    return nl.join(head) + nl + body
+    return "\n".join(head) + "\n" + body
 
 
 # ---------------------------------------------------------------- containers
@@ -748,6 +750,10 @@ def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[s
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
+    if "\r\n" in (spec.script or spec.command or ""):
+        why = "sbatch rejects DOS line breaks" if target == "slurm" else \
+            "bash reads a carriage return as part of each line: `./app\\r` is not found"
+        out.append(f"approximated: CRLF line endings converted to LF ({why})")
     if spec.stage_in or spec.stage_out:
         out.append(f"dropped: file staging ({len(spec.stage_in)} in, {len(spec.stage_out)} "
                    f"out) is done by the engine, not by {target} directives")
@@ -766,6 +772,13 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    if target != "slurm":
+        for i, c in enumerate(live_components(spec)):
+            if c.queue and c.queue != spec.queue:
+                shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
+                out.append(f"dropped: partition {c.queue} of component {i} ({shown} has one "
+                           f"queue per job: the whole job goes to "
+                           f"{spec.queue or 'the default queue'})")
     return out
 
 

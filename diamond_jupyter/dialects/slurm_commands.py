@@ -246,9 +246,14 @@ class SlurmCommands:
             if "." in jid:
                 continue
             limit_s = parse_slurm_time(limit) if limit and limit[0].isdigit() else None
+            submitted = parse_iso(submit, self.tz)
+            if self.jobcomp and submit == start:
+                # `sacct -c` reports a jobcomp record's start as its submission (the
+                # SubmitTime the file holds is not read back): its wait is unknown, not 0
+                submitted = None
             out.append(JobStatus(
                 native_id=jid, state=map_state(st), native_state=st, partition=part or None,
-                walltime_s=limit_s, submitted_at=parse_iso(submit, self.tz),
+                walltime_s=limit_s, submitted_at=submitted,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
                 cpus=int(ncpus) if ncpus.isdigit() else None,
                 nodes=int(nnodes) if nnodes.isdigit() else None))
@@ -516,6 +521,10 @@ class SlurmCommands:
             cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
             if "CPUEfctv" not in kv and (spec := to_int(kv.get("CoreSpecCount"))):
                 cpus = max(0, cpus - spec * (to_int(kv.get("ThreadsPerCore")) or 1))
+            elif "CPUEfctv" not in kv and (listed := _cpu_ids(kv.get("CPUSpecList"))):
+                # a CpuSpecList without a core count: whole cores are kept for the system
+                tpc = to_int(kv.get("ThreadsPerCore")) or 1
+                cpus = max(0, cpus - -(-listed // tpc) * tpc)
             memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
@@ -875,3 +884,14 @@ def _names(text: Any) -> list[str] | None:
 
 
 slurm_commands = SlurmCommands()
+
+
+def _cpu_ids(text: str | None) -> int:
+    """How many CPU ids a Slurm id list names (`0-3,64-67`: 8); 0 for none or unreadable."""
+    count = 0
+    for part in (clean(text) or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return 0
+        count += int(hi) - int(lo) + 1 if hi else 1
+    return count

@@ -261,7 +261,7 @@ class TransferManager:
     async def transfer(self, src: str | Location, dst: str | Location, via: str | None = None,
                        *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
                        transfer_id: str | None = None, limit_bytes: int | None = None,
-                       overwrite: bool = False) -> TransferRecord:
+                       overwrite: bool = False, skip_hidden: bool = False) -> TransferRecord:
         s = src if isinstance(src, Location) else parse_location(src, self.sites, what="src")
         d = dst if isinstance(dst, Location) else parse_location(dst, self.sites, what="dst")
         s, d = confine(s, self.server_root), confine(d, self.server_root)
@@ -273,6 +273,8 @@ class TransferManager:
             _check_local_source(s.path, recursive)
         kind = self.choose(s, d, via)
         base = {"job_id": job_id, "recursive": recursive, "overwrite": overwrite}
+        if skip_hidden:  # a tool call's copy: kept with the record, so a resume does the same
+            base["skip_hidden"] = True
         if kind == "sftp":
             rec = self.store.record_transfer("sftp", str(s), str(d), transfer_id=transfer_id,
                                                  data={**base, "src_loc": [s.site, s.path],
@@ -441,7 +443,8 @@ class TransferManager:
                 copy = asyncio.ensure_future(sftp_copy(
                     self._transport(s), s.path, self._transport(d), d.path, recursive=recursive,
                     progress=progress, cancel=cancel, limit=limit,
-                    replaceable=self._replaceable(rec)))
+                    replaceable=self._replaceable(rec),
+                    skip_hidden=bool(rec.data.get("skip_hidden"))))
                 try:
                     res = await asyncio.shield(copy)
                     break

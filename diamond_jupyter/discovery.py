@@ -150,6 +150,11 @@ class SiteDescription(_Model):
     ttl_s: float | None = None
     module_system_version: str | None = None
     pmi: list[str] = Field(default_factory=list)  # MPI launch plugins (`srun --mpi=list`)
+    scheduler_version: str | None = None  # the server's own (PBS `pbs_version`)
+    # the longest job name the scheduler takes (None: no limit known) and where that
+    # comes from: "configured" (the sites file's max_job_name) or the version discovered
+    max_job_name: int | None = None
+    max_job_name_source: str | None = None
 
 
 # ---------------------------------------------------------------- the command

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from .capabilities import software_name_problem
 from .model import BadInput, refuse_boolean_number
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
@@ -218,6 +219,9 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    # `$HOME/x` is `~/x` (each user's own home, as a shared file means it), not this
+    # process's $HOME written out: both then pass or fail the same checks
+    value = re.sub(r"^\$(HOME\b|\{HOME\})(?=/|$)", "~", value)
     value = _expand_vars(value)
     base = (info.context or {}).get("base") if info.context else None
     if base is not None and not value.startswith(("/", "~")):
@@ -441,6 +445,17 @@ class DiscoveryConfig(_Cfg):
     override: bool = False
     clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
 
+    @model_validator(mode="after")
+    def _clusters_named_once(self) -> DiscoveryConfig:
+        """Each cluster once: a second entry of one name replaced the first's variables."""
+        seen: dict[str, int] = {}
+        for n, c in enumerate(self.clusters):
+            if c.name.lower() in seen:
+                raise ValueError(f"clusters: {c.name!r} is given twice (clusters[{seen[c.name.lower()]}] "
+                                 f"and clusters[{n}]); name each cluster once, with all its env")
+            seen[c.name.lower()] = n
+        return self
+
 
 def _scheduler_name(value: Any) -> Any:
     """`SLURM`, `PBSPro`, `OpenPBS`, `Grid Engine`... read as the scheduler they are."""
@@ -448,6 +463,25 @@ def _scheduler_name(value: Any) -> Any:
         return value
     key = "-".join(value.strip().lower().split())
     return SCHEDULER_ALIASES.get(key, key)
+
+
+def _check_software(software: Any) -> None:
+    """`metadata.software`: each entry a module name as discovered ones are checked (they
+    reach the job's `module load` lines and the notes on a terminal)."""
+    if software is None:
+        return
+    if isinstance(software, str):
+        entries: list[Any] = [e for e in software.split(",") if e.strip()]
+    elif isinstance(software, dict):
+        entries = list(software)
+    elif isinstance(software, list):
+        entries = software
+    else:
+        raise ValueError("software: a list of module names (or one string of names "
+                         f"separated by commas), not {type(software).__name__}")
+    for n, entry in enumerate(entries, 1):
+        if (why := software_name_problem(entry)) is not None:
+            raise ValueError(f"software entry {n}: {_printable(why)}")
 
 
 class SiteConfig(_Cfg):
@@ -516,6 +550,7 @@ class SiteConfig(_Cfg):
                                  "bandwidth_mbps: 10 Gbps)")
         if "bandwidth_mbps" in value:
             value = {**value, "bandwidth_mbps": bandwidth_mbps(value["bandwidth_mbps"])}
+        _check_software(value.get("software"))
         return value
 
     @field_validator("preamble")
@@ -546,6 +581,11 @@ class SiteConfig(_Cfg):
                 raise ValueError(f"files.kind must be ssh or local, not {self.files.kind}")
             if self.files.kind == "ssh" and not self.files.host:
                 raise ValueError("files over ssh needs a host (files: {host: login...})")
+        if self.globus_path_map and not self.globus_collection:
+            raise ValueError("globus_path_map needs globus_collection (the site's Globus "
+                             "collection id, a UUID such as 6c54cade-bde5-45c1-bdea-"
+                             "f4bd71dba2cc): without it no transfer uses Globus, and the map "
+                             "would be ignored")
         if self.flavor is not None and self.scheduler != "pbs":
             raise ValueError(f"flavor is for scheduler pbs, not {self.scheduler}")
         if self.flavor not in (None, "pro", "torque", "slurm"):
@@ -843,6 +883,9 @@ def _explain(err: Any) -> str:
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
                 "e.g. name: 'no')")
+    if kind == "string_type" and given is None:
+        return (f"{msg}, got nothing: the key has no value (write '' for an empty one, or "
+                "leave the key out)")
     if kind == "string_type" and isinstance(given, (int, float)):
         return f"{msg}, got the number {given!r} ({YAML_WORDS}: put the value in quotes)"
     if kind == "list_type" and isinstance(given, (str, dict)):

@@ -22,7 +22,13 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
+from .capabilities import (
+    MODULE_NAME,
+    ONEAPI_ROOTS,
+    NodeType,
+    SiteCapabilities,
+    SoftwareModule,
+)
 from .model import Node, Partition
 from .needs import node_arch
 from .software import identity
@@ -234,11 +240,6 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
-# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
-# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
-# else (shell syntax, quotes, control or invisible characters) is no module a site really
-# has: it would go into the user's `module load` lines and the notes shown on a terminal.
-MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
 
 
 def parse_module_list(text: str, refused: list[str] | None = None,

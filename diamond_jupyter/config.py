@@ -450,8 +450,8 @@ class DiscoveryConfig(_Cfg):
         """Each cluster once: a second entry of one name replaced the first's variables."""
         seen: dict[str, int] = {}
         for n, c in enumerate(self.clusters):
-            if c.name.lower() in seen:
-                raise ValueError(f"clusters: {c.name!r} is given twice (clusters[{seen[c.name.lower()]}] "
+            if (first := seen.get(c.name.lower())) is not None:
+                raise ValueError(f"clusters: {c.name!r} is given twice (clusters[{first}] "
                                  f"and clusters[{n}]); name each cluster once, with all its env")
             seen[c.name.lower()] = n
         return self
@@ -463,6 +463,15 @@ def _scheduler_name(value: Any) -> Any:
         return value
     key = "-".join(value.strip().lower().split())
     return SCHEDULER_ALIASES.get(key, key)
+
+
+# the sites file's `metadata` keys the engine reads (capabilities, placement); a key spelt
+# near one of them, or a common other name for it, is a mistake that would be ignored
+METADATA_KEYS = ("architecture", "features", "gpu_models", "software", "container_runtimes",
+                 "mpi", "pmi", "groups", "bandwidth_mbps")
+METADATA_SYNONYMS = {"arch": "architecture", "modules": "software", "module": "software",
+                     "runtimes": "container_runtimes", "containers": "container_runtimes",
+                     "constraints": "features", "gpu_types": "gpu_models"}
 
 
 def _check_software(software: Any) -> None:
@@ -550,6 +559,15 @@ class SiteConfig(_Cfg):
                                  "bandwidth_mbps: 10 Gbps)")
         if "bandwidth_mbps" in value:
             value = {**value, "bandwidth_mbps": bandwidth_mbps(value["bandwidth_mbps"])}
+        for key in value:
+            if not isinstance(key, str) or key in METADATA_KEYS:
+                continue
+            near = METADATA_SYNONYMS.get(key.lower()) or next(iter(difflib.get_close_matches(
+                key.lower(), METADATA_KEYS, n=1, cutoff=0.8)), None)
+            if near is not None:
+                raise ValueError(f"{_printable(key)}: did you mean {near}? (the keys placement "
+                                 f"reads: {', '.join(METADATA_KEYS)}; another key is kept "
+                                 "as a note and read by nothing)")
         _check_software(value.get("software"))
         return value
 

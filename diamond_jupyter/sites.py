@@ -23,6 +23,7 @@ from .dialects.base import (
 )
 from .dialects.outputs_common import count_array_tasks, fold_array_tasks, outcome_rank
 from .dialects.pbs_commands import TOKEN_VARIABLE
+from .dialects.pbs_script import TARGET_FLAVOR
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -543,6 +544,10 @@ class Site:
 
     # -- jobs ---------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:
+        if self.cfg.scheduler == "pbs" and self.cfg.flavor == "torque":
+            # a Torque server takes Torque's requests (`nodes=`, `-t`), not PBS Pro's
+            spec = spec.model_copy(update={"metadata": {**spec.metadata,
+                                                        TARGET_FLAVOR: "torque"}})
         return self.script.render_script(spec)
 
     @property

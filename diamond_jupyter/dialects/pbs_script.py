@@ -142,6 +142,28 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     return None
 
 
+
+# set by a site whose sites-file entry says `flavor: torque` (the script's own flavor aside)
+TARGET_FLAVOR = "pbs_target_flavor"
+
+
+def _depend_terms(deps: list, torque: bool) -> list[str]:
+    """`-W depend=` terms. Torque (2.5 on) waits on a whole job array only through its
+    array kinds (`afterokarray:123[]`); its plain `afterok` names one job, which an
+    array's id (`123[].srv`) is not. PBS Pro takes `afterok:123[]` for the array."""
+    out = []
+    for d in deps:
+        arrays = [i for i in d.job_ids if "[]" in i]
+        rest = [i for i in d.job_ids if "[]" not in i]
+        if torque and arrays:
+            kind = "afterstart" if d.kind == "after" else d.kind  # Torque's names
+            out += [f"{kind}array:{i}" for i in arrays]
+            if rest:
+                out.append(f"{d.kind}:{':'.join(rest)}")
+        else:
+            out.append(f"{d.kind}:{':'.join(d.job_ids)}")
+    return out
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -573,7 +595,10 @@ class PbsScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
         warnings = common_render_warnings(spec, self.name) + waits
-        torque = spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs"
+        # a Torque site's jobs in Torque's words (`nodes=`, `-t`), whatever the script's
+        # dialect; elsewhere a PBS script keeps the flavor it was written in
+        torque = spec.metadata.get(TARGET_FLAVOR) == "torque" or (
+            spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs")
         flavor = "Torque" if torque else "PBS Pro"
         lines: list[str] = []
 
@@ -634,7 +659,7 @@ class PbsScript:
             add("-t" if torque else "-J", expr)
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
-            add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
+            add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))

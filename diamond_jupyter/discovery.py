@@ -189,7 +189,10 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
             '  else v=$(module --version 2>&1 | sed -n "s/^Modules Release \\([^ ]*\\).*/\\1/p"'
             ' | head -n 1); echo "system environment-modules $v"; fi\n'
-            '  __dmd_av=$(module -t avail 2>&1); printf "%s\\n" "$__dmd_av"\n'
+            # Lmod: modules a .modulerc hides (`hide_version`, `hide-version`) load when
+            # named, so they are listed too (`--show_hidden`)
+            '  if [ -n "${LMOD_VERSION:-}" ]; then __dmd_av=$(module --show_hidden -t avail 2>&1)\n'
+            '  else __dmd_av=$(module -t avail 2>&1); fi; printf "%s\\n" "$__dmd_av"\n'
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
             '    __dmd_sp=$(module -t spider 2>&1); printf "%s\\n" "$__dmd_sp"\n'
             + SPIDER_REQUIRES +

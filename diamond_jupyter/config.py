@@ -474,6 +474,25 @@ METADATA_SYNONYMS = {"arch": "architecture", "modules": "software", "module": "s
                      "constraints": "features", "gpu_types": "gpu_models"}
 
 
+def _check_names(key: str, value: Any) -> None:
+    """A `metadata` list of names (architectures, features, GPU models, runtimes, MPI
+    stacks, groups): one string (names separated by commas) or a list of names; a truth
+    value, a date or a nested list was turned into a name no site has, or crashed placement
+    (`features: true`)."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        return
+    if isinstance(value, (list, tuple, dict)):  # a mapping: its keys are the names
+        for n, entry in enumerate(value, 1):
+            if isinstance(entry, bool) or not isinstance(entry, (str, int)):
+                raise ValueError(f"{key} entry {n}: {_printable(repr(entry))[:60]} is not a "
+                                 f"name (write {key}: [a, b], or one string 'a, b')")
+        return
+    raise ValueError(f"{key}: a list of names ({key}: [a, b], or one string 'a, b'), not "
+                     f"{_printable(repr(value))[:60]}")
+
+
 def _check_software(software: Any) -> None:
     """`metadata.software`: each entry a module name as discovered ones are checked (they
     reach the job's `module load` lines and the notes on a terminal)."""
@@ -569,6 +588,12 @@ class SiteConfig(_Cfg):
                                  f"reads: {', '.join(METADATA_KEYS)}; another key is kept "
                                  "as a note and read by nothing)")
         _check_software(value.get("software"))
+        for key in ("architecture", "features", "gpu_models", "container_runtimes", "mpi",
+                    "pmi", "groups"):
+            _check_names(key, value.get(key))
+        if isinstance(value.get("groups"), str):  # `groups: users, hpc`: placement reads a list
+            value = {**value, "groups": [g.strip() for g in value["groups"].split(",")
+                                         if g.strip()]}
         return value
 
     @field_validator("preamble")

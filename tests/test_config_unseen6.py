@@ -192,3 +192,51 @@ def test_diamond_sites_exits_2_naming_the_file(d, capsys, text, want):
     assert main(["sites", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert want in err and str(path) in err and err.count("\n") == 1
+
+
+# -- 14-16. metadata lists --------------------------------------------------------------------
+
+@pytest.mark.parametrize("written", ["[x86_64]", "[x86_64, aarch64]", "'x86_64, aarch64'"])
+def test_fault_an_architecture_list_places_x86_jobs(d, written):
+    """`architecture: [x86_64]` (a list, as describe and the other keys take it) was
+    written into every unlabeled node's architecture as the text "['x86_64']", and every
+    job asking x86_64 was refused there ("site has ['x86_64']"). One architecture is the
+    nodes'; several leave each node's own to decide."""
+    from test_placement_cases import NOW, hera
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.placement import place
+
+    cfg = loads(d, LOCAL + f"    metadata: {{architecture: {written}}}\n").site("hpc")
+    _, snap = hera()
+    snap = snap.model_copy(update={"nodes": [n.model_copy(update={"architecture": None})
+                                             for n in snap.nodes]})
+    site = cfg.model_copy(update={"name": "hera"})
+    spec = Federation.spec_from_text("#!/bin/bash\n#SBATCH -t 1:00:00\n./a\n",
+                                     overrides={"arch": "x86_64"})
+    assert place(spec, [(site, snap)], now=NOW).verdict("hera").feasible
+    arm = Federation.spec_from_text("#!/bin/bash\n#SBATCH -t 1:00:00\n./a\n",
+                                    overrides={"arch": "aarch64"})
+    v = place(arm, [(site, snap)], now=NOW).verdict("hera")
+    assert v.feasible == (written != "[x86_64]")
+    if written == "[x86_64]":
+        assert "architecture mismatch: job needs aarch64, site has x86_64" in v.reasons
+
+
+@pytest.mark.parametrize("text,want", [
+    ("features: true", "metadata: features: a list of names (features: [a, b], or one "
+                       "string 'a, b'), not True"),
+    ("mpi: 2024-01-01", "metadata: mpi: a list of names"),
+    ("gpu_models: [[a100, 4]]", "metadata: gpu_models entry 1: ['a100', 4] is not a name"),
+    ("container_runtimes: [null]", "container_runtimes entry 1: None is not a name"),
+])
+def test_fault_a_metadata_list_of_another_shape_is_refused(d, text, want):
+    """`features: true` crashed placement ('bool' object is not iterable); a nested list
+    became a name no site has."""
+    assert want in refused(d, LOCAL + f"    metadata: {{{text}}}\n")
+
+
+def test_fault_groups_as_one_string_are_the_users_groups(d):
+    """Placement reads the user's groups as a list; `groups: 'users, hpc'` was ignored."""
+    cfg = loads(d, LOCAL + "    metadata: {groups: 'users, hpc'}\n")
+    assert cfg.site("hpc").metadata["groups"] == ["users", "hpc"]

@@ -60,3 +60,19 @@ def test_waiting_on_an_array_uses_torques_array_kinds(kind, torque_kind):
 def test_a_torque_script_keeps_its_words_on_a_torque_site():
     text = "#!/bin/bash\n#PBS -l nodes=1:ppn=4\n#PBS -l walltime=00:10:00\n./a\n"
     assert "#PBS -l nodes=1:ppn=4" in _directives("torque", text=text)
+
+
+def test_a_pbs_pro_script_reaches_a_torque_site_without_pbs_pros_place():
+    """`place=scatter:excl` is PBS Pro's; Torque has no `place` resource (its qsub refuses
+    an unknown one): dropped, said, the exclusivity as Torque's `-n`."""
+    text = ("#!/bin/bash\n#PBS -l select=2:ncpus=16:mpiprocs=16:mem=64gb\n"
+            "#PBS -l walltime=02:00:00\n#PBS -J 1-10\n#PBS -l place=scatter:excl\n./a\n")
+    spec = Federation.parse(text)
+    site = Site(SiteConfig(name="t", scheduler="pbs", flavor="torque",
+                           transport=TransportConfig(kind="local")))
+    rendered = site.render(spec)
+    got = [ln for ln in rendered.script.splitlines() if ln.startswith("#PBS")]
+    assert got == ["#PBS -l nodes=2:ppn=16", "#PBS -l mem=128gb",
+                   "#PBS -l walltime=02:00:00", "#PBS -n", "#PBS -t 1-10"]
+    assert rendered.warnings == ["dropped: place=scatter (Torque has no place; nodes=N asks "
+                                 "N hosts, and -n asks the nodes whole)"]

@@ -627,6 +627,11 @@ class PbsScript:
         if r.walltime_s is not None:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")
         place = [d.option.split(":", 1)[1] for d in extra["-l place:"]]
+        if torque and place:  # PBS Pro's placement: Torque has none (nodes= are hosts)
+            warnings.append(f"dropped: place={':'.join(place)} (Torque has no place; "
+                            "nodes=N asks N hosts"
+                            + (", and -n asks the nodes whole" if c.exclusive else "") + ")")
+            place = []
         if not torque and spec.source_dialect != self.name and _node_count(r) > 1 \
                 and not {"free", "pack", "scatter", "vscatter"} & set(place):
             # another scheduler's node count means that many hosts; PBS Pro's default

@@ -76,3 +76,24 @@ def test_a_pbs_pro_script_reaches_a_torque_site_without_pbs_pros_place():
                    "#PBS -l walltime=02:00:00", "#PBS -n", "#PBS -t 1-10"]
     assert rendered.warnings == ["dropped: place=scatter (Torque has no place; nodes=N asks "
                                  "N hosts, and -n asks the nodes whole)"]
+
+
+@pytest.mark.parametrize("script,want,warned", [
+    # one task of 8 CPUs on one node: its CPUs were lost (nodes=1:gpus=2, then nothing)
+    ("#SBATCH -N 1\n#SBATCH -c 8\n#SBATCH --gres=gpu:a100:2\n", "#PBS -l nodes=1:ppn=8:gpus=2",
+     "dropped: GPU type a100 (Torque's gpus= takes a count only"),
+    ("#SBATCH -c 8\n", "#PBS -l nodes=1:ppn=8", None),
+    ("#SBATCH -N 2\n#SBATCH -c 4\n", "#PBS -l nodes=2:ppn=4", None),
+    # Torque's procs= counts processors: 10 tasks of 2 CPUs
+    ("#SBATCH -n 10\n#SBATCH -c 2\n", "#PBS -l procs=20", None),
+])
+def test_cpus_per_task_reach_a_torque_site(script, want, warned):
+    text = "#!/bin/bash\n" + script + "#SBATCH -t 30\n./a\n"
+    site = Site(SiteConfig(name="t", scheduler="pbs", flavor="torque",
+                           transport=TransportConfig(kind="local")))
+    rendered = site.render(Federation.parse(text))
+    assert want in rendered.script.splitlines()
+    assert [w for w in rendered.warnings if w.startswith("dropped")] == (
+        [] if warned is None else [w for w in rendered.warnings if warned in w])
+    if warned:
+        assert any(warned in w for w in rendered.warnings)

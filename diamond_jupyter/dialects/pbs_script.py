@@ -749,7 +749,10 @@ class PbsScript:
             return gpn
 
         if torque:
-            if nodes or tpn or gpn:
+            if r.gpu_type and (gpn or r.gpus_per_task):
+                warnings.append(f"dropped: GPU type {r.gpu_type} (Torque's gpus= takes a "
+                                "count only; a site may name the model as a node property)")
+            if nodes or tpn or gpn or (cpt > 1 and not r.tasks):
                 props = "".join(f":{f}" for f in c.features)
                 props += "".join(f":{d.option.split(':', 1)[1]}"
                                  + ("" if d.value is None else f"={d.value}")
@@ -757,13 +760,15 @@ class PbsScript:
 
                 def torque_chunk(count_: int, tasks_here: int | None) -> str:
                     g = gpus_for(tasks_here)
-                    return (f"{count_}" + (f":ppn={tasks_here * cpt}" if tasks_here else "")
+                    # one task a node where none is given (Slurm's -N 2 -c 8): its CPUs
+                    ppn = tasks_here * cpt if tasks_here else cpt if cpt > 1 else None
+                    return (f"{count_}" + (f":ppn={ppn}" if ppn else "")
                             + (f":gpus={g}" if g else "") + props)
                 spec_ = "nodes=" + torque_chunk((nodes or 1) - (1 if rest else 0), tpn)
                 spec_ += f"+{torque_chunk(1, rest)}" if rest else ""
                 out.append(spec_)
             elif r.tasks:
-                out.append(f"procs={r.tasks}")
+                out.append(f"procs={r.tasks * cpt}")  # Torque counts processors
             if r.memory_mb:
                 out.append(f"mem={fmt_mem(r.memory_mb * (nodes or 1), 'pbs')}")
             if r.memory_per_cpu_mb:

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .model import AVAIL_MARK
+
 # where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
 # wide, and in the home for a user's own install); discovery looks there (and at
 # $ONEAPI_ROOT) for a `setvars.sh` beside an `mpi/` component, so a job's MPI from under one
@@ -121,42 +123,6 @@ def _names(x: Any) -> list[str]:
     return [str(s) for s in x]
 
 
-# the marks `module avail` prints after a name, which a sites file copied from it keeps:
-# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
-_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
-
-
-# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
-# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
-# else (shell syntax, quotes, control or invisible characters) is no module a site really
-# has: it would go into the user's `module load` lines and the notes shown on a terminal.
-MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
-
-
-def _unmarked(text: str) -> str:
-    text = text.strip()
-    while m := _AVAIL_MARK.search(text):
-        text = text[:m.start()]
-    return text
-
-
-def software_name_problem(entry: Any) -> str | None:
-    """Why a sites file's `software` entry is no module name (None: it is one), with
-    what is accepted: checked as discovered names are (`MODULE_NAME`), after the marks
-    `module avail` prints (`(D)`, `<L>`)."""
-    if not isinstance(entry, (str, int, float)) or isinstance(entry, bool):
-        return f"{type(entry).__name__} {str(entry)[:60]!r} is not a module name"
-    name = _unmarked(str(entry))
-    if not name:
-        return f"{str(entry)[:60]!r} is empty"
-    if MODULE_NAME.fullmatch(name):
-        return None
-    bad = next(c for c in name if not MODULE_NAME.fullmatch(c))
-    hint = " (one module an entry: a list, or names separated by commas)" \
-        if bad.isspace() else ""
-    return (f"{name[:80]!r} is not a module name: {bad!r} is not allowed{hint}; a module "
-            "name is ASCII letters, digits and _ . + - / @ % : , = ~, as `module avail` "
-            "lists it")
 
 
 def _listed_module(text: str) -> SoftwareModule:
@@ -164,7 +130,7 @@ def _listed_module(text: str) -> SoftwareModule:
     they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
     default = False
     text = text.strip()
-    while m := _AVAIL_MARK.search(text):
+    while m := AVAIL_MARK.search(text):
         default = default or any(t.strip() in ("D", "default")
                                  for t in re.split(r"[,:]", m.group(2) or ""))
         text = text[:m.start()]

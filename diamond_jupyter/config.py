@@ -24,8 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from .capabilities import software_name_problem
-from .model import BadInput, refuse_boolean_number
+from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")

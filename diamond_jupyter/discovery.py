@@ -22,14 +22,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .capabilities import (
-    MODULE_NAME,
-    ONEAPI_ROOTS,
-    NodeType,
-    SiteCapabilities,
-    SoftwareModule,
-)
-from .model import Node, Partition
+from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
+from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
 from .software import identity
 

@@ -269,6 +269,7 @@ class WorkflowMixin:
         self.check_submittable(spec)  # type: ignore[attr-defined]
         target = self.site(site)  # type: ignore[attr-defined]
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         spec = await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
         prepared = target.prepare(spec, STEP_TOKEN)
         script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script

@@ -94,7 +94,7 @@ from .model import (
     hms,
     utcnow,
 )
-from .needs import Constraint, Feature, Needs, Op, needs_of, norm_arch
+from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
 from .placement_fit import (
     Req,
     _few,
@@ -414,7 +414,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
-    site_arch = norm_arch(cfg.metadata.get("architecture"))
+    site_arch = metadata_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
@@ -1863,7 +1863,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
-    site_arch = norm_arch(cfg.metadata.get("architecture"))
+    site_arch = metadata_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
         counted, brackets = counted_parts(req), bracket_parts(req)
@@ -2352,7 +2352,7 @@ def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
     nodes = site_nodes(snap)
     req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
                   spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
-    _, fit = node_checks(req, nodes, norm_arch(cfg.metadata.get("architecture")))
+    _, fit = node_checks(req, nodes, metadata_arch(cfg.metadata.get("architecture")))
     mine = set(partition_members(snap, nodes).get(v.partition, []))
     free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
                    and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)

@@ -805,8 +805,8 @@ def _xdg_dir(var: str, default: Path) -> Path:
 
 def default_config_path() -> Path:
     env = os.environ.get("DIAMOND_CONFIG")
-    if env:
-        return Path(env)
+    if env:  # `~/` expanded: a quoted DIAMOND_CONFIG="~/sites.yaml" was "not found"
+        return Path(env).expanduser()
     return _xdg_dir("XDG_CONFIG_HOME", home_dir() / ".config") / "diamond" / "sites.yaml"
 
 
@@ -1027,7 +1027,8 @@ def _read_text(p: Path, named: bool = True) -> str:
 def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
-    p = Path(path) if path else default_config_path()
+    # `~/` expanded as the shell would (`--config=~/sites.yaml` reaches us unexpanded)
+    p = Path(path).expanduser() if path else default_config_path()
     text = ""
     try:
         text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))

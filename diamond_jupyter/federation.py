@@ -667,6 +667,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         malformed."""
         return self.store.get_job(job_id)
 
+    def submit_notes(self, job_id: str) -> list[str]:
+        """What the submit of job `job_id` changed or left out to fit its site, one line
+        each: modules renamed, the name changed, each directive dropped or approximated in
+        the translation, body lines kept as they are. No site is asked."""
+        job = self.store.get_job(job_id)
+        return [str(w) for e in self.store.events_since(0, kinds=["job.warnings"],
+                                                        job_id=job.id, limit=None)
+                for w in (e.data or {}).get("warnings") or []]
+
     async def predicted(self, job_id: str) -> Job:
         """Job `job_id` once the start predicted for it is recorded (a job sent to an
         explicit site gets its prediction just after the submit; waits at most 10 s), or as
@@ -995,7 +1004,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
         secs = parse_slurm_time(text)
         if secs is None:
-            raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]")
+            raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]"
+                           f"{_time_with_unit_hint(text)}")
         return secs
 
     @staticmethod
@@ -1076,3 +1086,21 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         after skipping `offset`."""
         return [t.model_dump(mode="json")
                 for t in self.store.list_transfers(limit=limit, offset=offset)]
+
+
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _time_with_unit_hint(text: str) -> str:
+    """For a time written with a unit (`90m`, `2h`, `1d`), which sbatch's form has not: the
+    same time in that form, to give instead."""
+    import re
+
+    from .dialects.slurm_script import fmt_slurm_time
+
+    m = re.fullmatch(r"\s*(\d{1,7})\s*(s|sec|m|min|h|hr|hours?|d|days?)\s*", text.lower())
+    if not m:
+        return ""
+    secs = int(m.group(1)) * _UNIT_SECONDS[m.group(2)[0]]
+    return f" ({text.strip()} is --time {fmt_slurm_time(secs)})"
+

@@ -52,6 +52,18 @@ def seconds(text: str) -> float:
     return value
 
 
+def walltime(text: str) -> int:
+    """An argparse type: a time limit in any sbatch --time form, in seconds."""
+    from ..federation import Federation
+    from ..model import BadInput
+
+    try:
+        return Federation.walltime_seconds(text)
+    except BadInput as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--time {text!r}: ")
+                                         + f", not {text!r}") from None
+
+
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 

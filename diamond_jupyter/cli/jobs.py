@@ -19,6 +19,7 @@ from .common import (
     seconds,
     site_row,
     spec_from_file,
+    walltime,
     with_fed,
 )
 
@@ -63,12 +64,21 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def _needs(args: argparse.Namespace) -> dict[str, Any]:
-    """The options that state what the job needs beyond what its script says."""
+    """The options that state what the job needs beyond what its script says (the magic's
+    `%%diamond submit` options, under the same names)."""
     return {"arch": args.arch, "software": args.software, "container": args.container,
-            "gpu_type": args.gpu_type, "memory": args.memory}
+            "gpu_type": args.gpu_type, "memory": args.memory, "nodes": args.nodes,
+            "walltime_s": args.time, "gpus_per_node": args.gpus, "queue": args.partition}
 
 
 def add_need_options(p: argparse.ArgumentParser) -> None:
+    # as `%%diamond submit` takes them (`--time 90` was read as --timeout, a prefix of it)
+    p.add_argument("--nodes", type=count(1), help="number of nodes")
+    p.add_argument("--time", type=walltime, metavar="TIME",
+                   help="time limit, as sbatch --time: minutes (90), H:M:S (1:30:00), "
+                        "D-H[:M[:S]]")
+    p.add_argument("--gpus", type=count(0), metavar="N", help="GPUs per node")
+    p.add_argument("--partition", help="the site's partition or queue")
     p.add_argument("--arch", help="CPU architecture the job needs (x86_64, aarch64, ...)")
     p.add_argument("--software", action="append", metavar="NAME[/VERSION]",
                    help="software the job needs, as any site names it (repeat, or "
@@ -76,7 +86,7 @@ def add_need_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--container", metavar="IMAGE",
                    help="run the job's body in this container image (with the site's runtime)")
     p.add_argument("--gpu-type", help="GPU model the job needs (e.g. a100)")
-    p.add_argument("--memory", help="memory per node (e.g. 64G)")
+    p.add_argument("--memory", "--mem", help="memory per node (e.g. 64G; --mem as sbatch)")
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -105,6 +115,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             job = await fed.hedge_winner(job.hedge_group)
         else:  # as submitted, with the start predicted on a site given by name
             job = job.model_copy(update={"placement": (await fed.predicted(job.id)).placement})
+        # each module or name changed, each directive the site's dialect could not carry
+        # (a PBS script sent to a Slurm site said nothing of what it lost)
+        for line in fed.submit_notes(job.id):
+            print(f"diamond: {visible(line)}", file=sys.stderr)
         if args.wait:  # then as it ended
             job = await fed.wait(job.id, timeout=args.timeout, on_trouble=say_trouble)
         return job
@@ -112,9 +126,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise BadInput("--timeout is for --wait: give both, or neither")
     job = asyncio.run(with_fed(args, go, **({"min_poll_s": 1.0, "poll_interval_s": args.poll}
                                             if args.wait else {})))
-    meta = job.spec.metadata if job.spec else {}
-    for line in [*(meta.get("module_rewrites") or []), *(meta.get("name_notes") or [])]:
-        print(f"diamond: {visible(line)}", file=sys.stderr)  # each module or name changed
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
 

@@ -42,6 +42,9 @@ class _Parser(argparse.ArgumentParser):
     json_errors = False  # set by `main` when the command line asks for --json
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no option read from a prefix of its name: `submit --time 90 --wait` waited 90 s
+        # (--timeout) for a job given no time limit
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
@@ -49,8 +52,22 @@ class _Parser(argparse.ArgumentParser):
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         ns, extra = super().parse_known_args(args, namespace)
         if extra and self._subparsers is None:
+            unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
+            if unknown is not None:
+                self.error(self._unknown_option(unknown.split("=", 1)[0]))
             self.error(f"unrecognized arguments: {' '.join(extra)}")
         return ns, extra
+
+    def _unknown_option(self, given: str) -> str:
+        """`--mem`: unknown option, with the one it likely means and the accepted ones."""
+        import difflib
+
+        known = sorted({o for a in self._actions for o in a.option_strings
+                        if o.startswith("--") and o != "--help"})
+        near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
+        near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+        hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
+        return f"unknown option {given} ({hint}accepted: {', '.join(known)})"
 
     def error(self, message: str) -> NoReturn:
         if _Parser.json_errors:

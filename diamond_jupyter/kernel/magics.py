@@ -86,7 +86,7 @@ def _parser() -> _Parser:
     p.add_argument("--software", action="append")
     p.add_argument("--container")
     p.add_argument("--gpu-type")
-    p.add_argument("--memory")
+    p.add_argument("--memory", "--mem")
     p.add_argument("--force", action="store_true")
     p.add_argument("--hedge", type=int, help="copies on the N best sites; the first to "
                    "start runs, the others are cancelled")

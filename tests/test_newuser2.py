@@ -1,0 +1,220 @@
+"""A new user's first hour, second sweep: what such a user types wrong, through the real
+command line (a subprocess, no test bed: `test_cli_newuser.NewUser`'s fake Slurm site `alpha`
+and unreachable `ghost`) and the magics (an in-process engine). Each answer is one specific
+line (what, where, what would be accepted) and loses nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_cli_newuser import NewUser, _interrupt, _started
+
+from diamond_jupyter.model import JobState
+
+
+@pytest.fixture
+def user(tmp_path) -> NewUser:
+    return NewUser(tmp_path)
+
+
+def _sent_script(user: NewUser) -> str:
+    """The batch script the (fake) sbatch was given."""
+    calls = (user.fake / "calls").read_text().splitlines()
+    return Path(next(c for c in calls if c.startswith("sbatch")).split()[-1]).read_text()
+
+
+# -- no sites file at all ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["sites"], ["queue", "alpha"], ["describe", "alpha"], ["jobs"],
+                                  ["status", "alpha:1"], ["submit", "job.sh"],
+                                  ["place", "job.sh", "--explain"], ["cancel", "alpha:1"],
+                                  ["logs", "alpha:1"], ["wait", "alpha:1"]])
+def test_every_command_without_a_sites_file_says_where_it_looked_and_how_to_make_one(user, args):
+    res = user.run(*args, "--json", config=None, code=2)
+    line = res.stderr.strip().splitlines()[-1]
+    assert line == (f"diamond: sites file {user.home}/.config/diamond/sites.yaml not found "
+                    "(give --config FILE or set DIAMOND_CONFIG; `diamond testbed up` writes one)")
+    assert json.loads(res.stdout) == {"reason": "bad-input", "message": line[len("diamond: "):]}
+
+
+def test_translate_needs_no_sites_file(user):
+    res = user.run("translate", "--to", "pbs", "job.sh", config=None, code=0)
+    assert "#PBS" in res.stdout
+
+
+# -- the sites file's path ------------------------------------------------------------------------
+
+def test_a_quoted_tilde_in_diamond_config_is_the_home(user):
+    """DIAMOND_CONFIG="~/sites.yaml" (quoted: the shell leaves ~ as it is) was "not found"."""
+    (user.home / "mine.yaml").write_text(user.sites.read_text())
+    res = user.run("sites", "--offline", "--json", config="~/mine.yaml", code=0)
+    assert [s["name"] for s in json.loads(res.stdout)] == ["alpha", "ghost"]
+
+
+def test_config_equals_tilde_is_the_home(user):
+    """`--config=~/sites.yaml` reaches the program unexpanded (no shell expands ~ after =)."""
+    (user.home / "mine.yaml").write_text(user.sites.read_text())
+    res = user.run("sites", "--offline", "--config=~/mine.yaml", config=None, code=0)
+    assert res.stdout.split()[0] == "alpha"
+
+
+def test_diamond_config_naming_a_directory_says_to_give_the_file_in_it(user):
+    res = user.run("sites", config=str(user.root), code=2)
+    assert res.stderr.strip() == (f"diamond: sites file {user.root} is a directory (give the "
+                                  f"YAML file in it, e.g. {user.root / 'sites.yaml'})")
+
+
+def test_two_sites_on_the_same_host_are_both_kept(user):
+    """Two schedulers behind one login host is a real setup: neither is lost."""
+    user.sites = user.write("dup.yaml", "sites:\n  - name: a\n    transport: {host: h.example}\n"
+                                        "  - name: b\n    scheduler: pbs\n"
+                                        "    transport: {host: h.example}\n")
+    rows = json.loads(user.run("sites", "--offline", "--json", code=0).stdout)
+    assert [(r["name"], r["scheduler"], r["host"]) for r in rows] == [
+        ("a", "slurm", "h.example"), ("b", "pbs", "h.example")]
+
+
+# -- names and ids ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["submit", "--site", "alhpa", "job.sh"],
+                                  ["queue", "alhpa"], ["jobs", "--site", "alhpa"]])
+def test_a_transposed_site_name_suggests_the_site(user, args):
+    line = user.refused(*args)
+    assert "unknown site 'alhpa' (did you mean alpha? known: alpha, ghost)" in line
+    assert not (user.fake / "calls").exists()
+
+
+def test_status_of_a_job_of_another_store_says_it_is_not_in_this_one(user, tmp_path):
+    (tmp_path / "other").mkdir()
+    other = NewUser(tmp_path / "other")
+    other.job("alpha:555")
+    line = user.refused("status", "alpha:555")
+    assert line == ("diamond: no job 'alpha:555' in the store (`diamond jobs` lists the "
+                    "known ones)")
+
+
+# -- options: a prefix of another option, the magic's names ------------------------------------
+
+def test_time_with_wait_is_the_jobs_time_limit_not_the_waits_timeout(user):
+    """`submit --time 90 --wait` was read as `--timeout 90` (a prefix of it): the command
+    gave up waiting after 90 s and the job had no time limit."""
+    res = user.run("submit", "--site", "alpha", "--time", "90", "--wait", "--timeout", "1",
+                   "--poll", "1", "job.sh", "--json", code=1)
+    assert "timed out after 1s waiting for alpha:4242" in res.stderr
+    assert "#SBATCH --time=01:30:00" in _sent_script(user)
+
+
+@pytest.mark.parametrize("text,limit", [("90", "01:30:00"), ("1:30:00", "01:30:00"),
+                                        ("1-0", "1-00:00:00"), ("1:30", "00:01:30")])
+def test_time_takes_each_sbatch_form(user, text, limit):
+    user.run("submit", "--site", "alpha", "--time", text, "job.sh", code=0)
+    assert f"#SBATCH --time={limit}\n" in _sent_script(user)
+
+
+@pytest.mark.parametrize("text,form", [("90m", "01:30:00"), ("2h", "02:00:00"),
+                                       ("1d", "1-00:00:00")])
+def test_time_with_a_unit_names_the_form_to_give(user, text, form):
+    res = user.run("submit", "--site", "alpha", "--time", text, "job.sh", "--json", code=2)
+    line = res.stderr.strip().splitlines()[-1]
+    assert json.loads(res.stdout)["reason"] == "bad-input"
+    assert f"argument --time: expected minutes, HH:MM:SS or D-HH[:MM[:SS]] ({text} is " \
+           f"--time {form}), not '{text}'" in line, line
+    assert not (user.fake / "calls").exists()
+
+
+@pytest.mark.parametrize("option,size", [("--memory", "4G"), ("--memory", "4GB"),
+                                         ("--memory", "4gb"), ("--mem", "4G")])
+def test_memory_in_each_spelling_reaches_the_site_as_4_gib(user, option, size):
+    """`--mem` (sbatch's name) worked only as a prefix of --memory; now it is a name."""
+    user.run("submit", "--site", "alpha", option, size, "job.sh", code=0)
+    assert "#SBATCH --mem=4G\n" in _sent_script(user)
+
+
+@pytest.mark.parametrize("given,meant", [("--tim", "--time or --timeout"),
+                                         ("--partion", "--partition"), ("--gpu", "--gpu-type or --gpus")])
+def test_an_unknown_option_is_named_with_the_one_meant(user, given, meant):
+    res = user.run("submit", "--site", "alpha", given, "5", "job.sh", code=2)
+    line = res.stderr.strip().splitlines()[-1]
+    assert f"unknown option {given} (did you mean {meant}? accepted: --arch, " in line, line
+    assert not (user.fake / "calls").exists()
+
+
+def test_nodes_gpus_and_partition_reach_the_script(user):
+    user.run("submit", "--site", "alpha", "--nodes", "2", "--gpus", "1", "--partition",
+             "main", "--force", "job.sh", code=0)
+    text = _sent_script(user)
+    assert "#SBATCH --nodes=2" in text and "#SBATCH --partition=main" in text
+    assert "gpu:1" in text or "--gpus-per-node=1" in text, text
+
+
+# -- a script of another scheduler --------------------------------------------------------------
+
+def test_a_pbs_script_sent_to_a_slurm_site_names_each_directive_it_loses(user):
+    """The submit said nothing (only `translate` did): the sandbox and keep options were
+    dropped without a word."""
+    user.write("job.pbs", "#!/bin/bash\n#PBS -l select=1:ncpus=2\n#PBS -W sandbox=PRIVATE\n"
+                          "#PBS -k oe\necho $PBS_O_WORKDIR\n")
+    res = user.run("submit", "--site", "alpha", "job.pbs", code=0)
+    assert res.stdout.strip() == "alpha:4242"
+    lines = res.stderr.strip().splitlines()
+    assert "diamond: dropped: #PBS -W sandbox=PRIVATE (-W sandbox=PRIVATE: no slurm " \
+           "equivalent)" in lines
+    assert "diamond: dropped: #PBS -k oe (-k oe: no slurm equivalent)" in lines
+
+
+# -- a job, twice ---------------------------------------------------------------------------------
+
+def test_after_ctrl_c_in_wait_the_job_is_still_followed(user):
+    """Nothing is lost by stopping a wait: the job is still stored as it was, and a new
+    wait follows it again (here until its timeout, the fake site never ending it)."""
+    user.job("alpha:77", JobState.RUNNING)
+    _interrupt(_started(user, "wait", "alpha:77", "--poll", "1"))
+    assert json.loads(user.run("status", "alpha:77", "--json", code=0).stdout)["state"] == \
+        "RUNNING"
+    res = user.run("wait", "alpha:77", "--poll", "1", "--timeout", "1", code=1)
+    assert res.stderr.strip() == "diamond: timed out after 1s waiting for alpha:77 (state " \
+                                 "RUNNING)"
+    assert "scancel" not in (user.fake / "calls").read_text()
+
+
+# -- the magics ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def shell(user, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
+    monkeypatch.setenv("DIAMOND_ENGINE", "local")
+    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
+    monkeypatch.setenv("HOME", str(user.home))
+    monkeypatch.chdir(user.root)
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "diamond_jupyter")
+    yield sh
+    sh.run_line_magic("unload_ext", "diamond_jupyter")
+    InteractiveShell.clear_instance()
+
+
+def test_an_empty_submit_cell_says_what_to_give(shell, user, capsys):
+    """(A cell with nothing at all is IPython's own error; one of blank lines reaches us.)"""
+    shell.run_cell_magic("diamond", "submit --site alpha", "\n   \n")
+    err = capsys.readouterr().err
+    assert "submit: give a FILE, or use %%diamond submit with the script as the cell body" \
+        in err, err
+    assert not (user.fake / "calls").exists()
+
+
+def test_the_magics_time_with_a_unit_names_the_form(shell, user, capsys):
+    shell.run_cell_magic("diamond", "submit --site alpha --time 90m", "echo hi\n")
+    err = capsys.readouterr().err
+    assert "--time '90m': expected minutes, HH:MM:SS or D-HH[:MM[:SS]] (90m is --time " \
+           "01:30:00)" in err, err
+    assert not (user.fake / "calls").exists()
+
+
+def test_the_magics_mem_is_the_memory(shell, user, capsys):
+    shell.run_cell_magic("diamond", "submit --site alpha --mem 4GB", "echo hi\n")
+    assert "#SBATCH --mem=4G\n" in _sent_script(user), capsys.readouterr().err

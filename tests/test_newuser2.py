@@ -13,10 +13,20 @@ from test_cli_newuser import NewUser, _interrupt, _started
 
 from diamond_jupyter.model import JobState
 
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+
 
 @pytest.fixture
 def user(tmp_path) -> NewUser:
     return NewUser(tmp_path)
+
+
+@pytest.fixture
+def jp_server_config(user, data_dir):
+    """The REST face: a Jupyter server with the extension on the new user's sites file."""
+    from server_conftest import diamond_config
+
+    return diamond_config(str(user.sites), str(user.store_path))
 
 
 def _sent_script(user: NewUser) -> str:
@@ -133,7 +143,8 @@ def test_memory_in_each_spelling_reaches_the_site_as_4_gib(user, option, size):
 
 
 @pytest.mark.parametrize("given,meant", [("--tim", "--time or --timeout"),
-                                         ("--partion", "--partition"), ("--gpu", "--gpu-type or --gpus")])
+                                         ("--partion", "--partition"),
+                                         ("--gpu", "--gpu-type or --gpus")])
 def test_an_unknown_option_is_named_with_the_one_meant(user, given, meant):
     res = user.run("submit", "--site", "alpha", given, "5", "job.sh", code=2)
     line = res.stderr.strip().splitlines()[-1]
@@ -218,3 +229,37 @@ def test_the_magics_time_with_a_unit_names_the_form(shell, user, capsys):
 def test_the_magics_mem_is_the_memory(shell, user, capsys):
     shell.run_cell_magic("diamond", "submit --site alpha --mem 4GB", "echo hi\n")
     assert "#SBATCH --mem=4G\n" in _sent_script(user), capsys.readouterr().err
+
+
+# -- the REST routes ------------------------------------------------------------------------------
+
+async def test_rest_submit_to_a_transposed_site_name_suggests_the_site(api, user):
+    r = await api.call("POST", "jobs", {"script": "echo hi\n", "site": "alhpa"}, expect=400)
+    assert r.body["reason"] == "bad-input"
+    assert "unknown site 'alhpa' (did you mean alpha? known: alpha, ghost)" in \
+        r.body["message"], r.body
+    assert not (user.fake / "calls").exists()
+
+
+async def test_rest_a_bare_scheduler_id_suggests_the_full_job_id(api, user):
+    user.job("alpha:4242")
+    r = await api.call("GET", "jobs/4242", expect=404)  # no such job; the message helps
+    assert "expected SITE:NUMBER" in r.body["message"]
+    assert r.body["message"].endswith("did you mean alpha:4242?"), r.body
+
+
+async def test_rest_a_blank_script_is_refused_naming_it(api, user):
+    r = await api.call("POST", "jobs", {"script": "  \n\n", "site": "alpha"}, expect=400,
+                       validate=False)
+    assert r.body["reason"] == "bad-input" and "the job script is empty" in r.body["message"]
+    assert not (user.fake / "calls").exists()
+
+
+async def test_rest_a_pbs_script_at_a_slurm_site_has_its_dropped_directives_in_its_events(
+        api, user):
+    job = await api.post("jobs", {"script": "#!/bin/bash\n#PBS -k oe\necho hi\n",
+                                  "site": "alpha"}, expect=201)
+    events = await api.get("events", params={"job_id": job["id"], "kinds": "job.warnings"})
+    rows = events if isinstance(events, list) else events.get("events", [])
+    said = [w for e in rows for w in (e.get("data") or {}).get("warnings", [])]
+    assert said == ["dropped: #PBS -k oe (-k oe: no slurm equivalent)"], events

@@ -263,3 +263,11 @@ async def test_rest_a_pbs_script_at_a_slurm_site_has_its_dropped_directives_in_i
     rows = events if isinstance(events, list) else events.get("events", [])
     said = [w for e in rows for w in (e.get("data") or {}).get("warnings", [])]
     assert said == ["dropped: #PBS -k oe (-k oe: no slurm equivalent)"], events
+
+
+def test_the_magic_names_each_directive_a_pbs_cell_loses_at_a_slurm_site(shell, user, capsys):
+    """The card showed the job submitted; what the translation dropped was not said."""
+    shell.run_cell_magic("diamond", "submit --site alpha", "#PBS -k oe\necho hi\n")
+    err = capsys.readouterr().err
+    assert "diamond: dropped: #PBS -k oe (-k oe: no slurm equivalent)" in err, err
+    assert "#SBATCH" in _sent_script(user)

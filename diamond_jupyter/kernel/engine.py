@@ -89,6 +89,9 @@ class Engine:
                      origin: dict[str, Any] | None = None, hedge: int | None = None
                      ) -> Job: raise NotImplementedError
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
+    async def submit_notes(self, job_id: str) -> list[str]:
+        """What the submit changed or dropped to fit the site (Federation.submit_notes)."""
+        raise NotImplementedError
     async def cancel(self, job_id: str) -> Job: raise NotImplementedError
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         raise NotImplementedError

@@ -78,6 +78,9 @@ class LocalEngine(Engine):
     async def cancel(self, job_id: str) -> Job:
         return await (await self.fed()).cancel(job_id)
 
+    async def submit_notes(self, job_id: str) -> list[str]:
+        return (await self.fed()).submit_notes(job_id)
+
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         return await (await self.fed()).logs(job_id, lines=lines)
 

@@ -305,6 +305,10 @@ class DiamondMagics(Magics):
         hedge = {"hedge": args.hedge} if args.hedge and args.hedge > 1 else {}
         job = self.call(self.engine.submit(text, site=args.site, name=name,
                                            overrides=overrides, origin=self.origin(), **hedge))
+        # each directive the site's dialect could not carry, each module or name changed
+        # (a PBS cell sent to a Slurm site lost its directives without a word)
+        for note in self.call(self.engine.submit_notes(job.id)):
+            print(f"diamond: {visible(note)}", file=sys.stderr)
         return self.handle(job)
 
     def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:

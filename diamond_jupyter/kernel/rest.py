@@ -128,6 +128,13 @@ class ServerClient(Engine):
     async def cancel(self, job_id: str) -> Job:
         return self._job(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
 
+    async def submit_notes(self, job_id: str) -> list[str]:
+        """The job's stored job.warnings events (GET events)."""
+        data = await self.request("GET", "events", job_id=job_id, kinds="job.warnings",
+                                  limit=10000)
+        return [str(w) for e in data.get("events", [])
+                for w in (e.get("data") or {}).get("warnings") or []]
+
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         lines = min(lines, MAX_LOG_LINES)
         return await self.request("GET", f"jobs/{_q(job_id)}/logs", lines=lines)

@@ -86,6 +86,49 @@ def test_two_sites_on_the_same_host_are_both_kept(user):
         ("a", "slurm", "h.example"), ("b", "pbs", "h.example")]
 
 
+# -- the store's path ----------------------------------------------------------------------------
+
+def test_a_store_path_that_is_a_directory_says_to_give_a_file(user):
+    """`store: DIR` ended every command with SQLite's traceback ("unable to open database
+    file")."""
+    (user.root / "sdir").mkdir()
+    user.sites = user.write("s.yaml", f"sites:\n{user.alpha}store: {user.root / 'sdir'}\n")
+    line = user.refused("jobs", "--json", code=1)
+    assert line == (f"diamond: store {user.root / 'sdir'} is a directory: give the store a "
+                    f"file path, e.g. {user.root / 'sdir' / 'store.sqlite3'}")
+
+
+def test_a_store_path_under_a_file_names_the_file(user):
+    """It said only "[Errno 20] Not a directory: PATH", not which part or that it was the
+    store."""
+    user.write("afile", "x")
+    store = user.root / "afile" / "sub" / "store.sqlite3"
+    user.sites = user.write("s.yaml", f"sites:\n{user.alpha}store: {store}\n")
+    line = user.refused("submit", "--site", "alpha", "job.sh", code=1)
+    assert line == (f"diamond: store {store} cannot be made: {user.root / 'afile'} is a file, "
+                    "not a directory")
+    assert not (user.fake / "calls").exists()
+
+
+def test_a_store_of_the_first_schema_is_migrated_and_a_copy_kept(user):
+    import sqlite3
+
+    from diamond_jupyter.store import db
+
+    conn = sqlite3.connect(user.store_path)
+    db.apply_migration(conn, db.MIGRATIONS[0])
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    assert json.loads(user.run("jobs", "--json", code=0).stdout) == []
+    conn = sqlite3.connect(user.store_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == db.SCHEMA_VERSION
+    conn.close()
+    assert user.store_path.with_name(user.store_path.name + ".v1.bak").is_file()
+    assert user.run("submit", "--site", "alpha", "job.sh", code=0).stdout.strip() == \
+        "alpha:4242"
+
+
 # -- names and ids ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [["submit", "--site", "alhpa", "job.sh"],

@@ -231,10 +231,23 @@ def apply_migration(conn: sqlite3.Connection, migration: Migration) -> None:
 def prepare_file(path: Path) -> None:
     """Create the directory (0700) and the database file (0600) before SQLite does; an
     existing file (or its -wal/-shm journal) must be the user's own, and only theirs to
-    write: StoreError naming it otherwise (see `private_files`)."""
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
+    write: StoreError naming it otherwise (see `private_files`), or naming why it cannot be
+    made (a directory given as the store, a file in its directory's place, no permission)."""
+    if path.is_dir():  # SQLite's "unable to open database file" came out as a traceback
+        raise StoreError(f"store {path} is a directory: give the store a file path, e.g. "
+                         f"{path / 'store.sqlite3'}")
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():  # "[Errno 20] Not a directory: PATH" said no more
+                raise StoreError(f"store {path} cannot be made: {parent} is a file, not a "
+                                 "directory")
+            break
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(path.parent, 0o700)
+    except OSError as e:
+        raise StoreError(f"store {path} cannot be made: {e.strerror} ({path.parent})") from None
     problem = directory_problem(path.parent, "the store")
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         problem = problem or others_problem(part, "the store file")
@@ -244,6 +257,9 @@ def prepare_file(path: Path) -> None:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         return
+    except OSError as e:  # e.g. a directory the user cannot write in
+        raise StoreError(f"store {path} cannot be made: {e.strerror} (in {path.parent})"
+                         ) from None
     os.close(fd)
     os.chmod(path, 0o600)
 
@@ -325,8 +341,11 @@ def _retry_locked(fn: Callable[[], Any], timeout_s: float) -> Any:
 def open_db(path: Path, timeout_s: float) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store; refuse a newer schema untouched."""
     prepare_file(path)
-    conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None,
-                           check_same_thread=False)
+    try:
+        conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot open store {path}: {e}") from None
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")

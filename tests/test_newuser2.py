@@ -12,6 +12,7 @@ import pytest
 from test_cli_newuser import NewUser, _interrupt, _started
 
 from diamond_jupyter.model import JobState
+from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -231,6 +232,16 @@ def test_after_ctrl_c_in_wait_the_job_is_still_followed(user):
     assert res.stderr.strip() == "diamond: timed out after 1s waiting for alpha:77 (state " \
                                  "RUNNING)"
     assert "scancel" not in (user.fake / "calls").read_text()
+
+
+def test_logs_of_a_job_whose_output_was_moved_with_o_name_that_path(user):
+    """`#SBATCH -o out/%j.log`: logs look there (the job's id put in), and say so when the
+    file is not there, not the default slurm-ID.out."""
+    user.write("o.sh", "#!/bin/bash\n#SBATCH -o out/%j.log\necho hi\n")
+    job_id = user.run("submit", "--site", "alpha", "o.sh", code=0).stdout.strip()
+    Store(user.store_path).apply_state(job_id, JobState.COMPLETED)
+    res = user.run("logs", job_id, code=1)
+    assert res.stderr.strip() == "diamond: stdout log out/4242.log is missing on alpha"
 
 
 # -- the magics ---------------------------------------------------------------------------------

@@ -648,6 +648,9 @@ class Partition(_Model):
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
+    # PBS backfill_depth (the queue's, else the server's): how many of the top waiting
+    # jobs backfill may not delay; 0 turns backfilling off; None: unset (1, EASY)
+    backfill_depth: int | None = None
     # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
     # queue's notify time has passed too, whatever its h_rt: the job's real limit
     soft_time_s: int | None = None

@@ -1901,11 +1901,24 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             shapes = [Shape(len(named), each, req.gpn, named),
                       Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
+        # PBS backfill_depth (the queue's, else the server's): 0 turns backfilling off
+        # (whatever fits starts, in priority order); N protects the first N blocked jobs
+        depth = p.backfill_depth if cfg.scheduler == "pbs" and reservation == "easy" else None
+        res: Reservation = "none" if depth == 0 else reservation
+        top = depth if depth is not None and depth > 1 else 1
+        if depth is not None and depth != 1:
+            said = (f"queue {p.name}: backfill_depth {depth}: " + (
+                "backfilling is off, a job starts only where it fits at once" if depth == 0
+                else f"backfilling delays none of the first {depth} waiting jobs"))
+            if said not in v.notes:
+                v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes,
-                     victims: frozenset[str] = _preempts(p, snap, members)) -> float:
+                     victims: frozenset[str] = _preempts(p, snap, members),
+                     res: Reservation = res, top: int = top) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1913,18 +1926,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
-            start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top)
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
                 short = replace(probe, duration=float(req.time_min), limit=None, done=False,
                                 start=None, held=None)
-                early = earliest_start(st, queue, short, reservation=reservation,
-                                       probe_at=at)
+                early = earliest_start(st, queue, short, reservation=res,
+                                       probe_at=at, top=top)
                 if early is not None and (start is None or early < start):
                     if name not in lowered:  # the first (walltime) view's: Slurm's plan
                         lowered[name] = _longest_limit(st, queue, short, early,
-                                                       probe.duration, reservation, at)
+                                                       probe.duration, res, at)
                     said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
@@ -1935,13 +1948,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
-                    st, queue, d, reservation=reservation, probe_at=at)) is not None]
+                    st, queue, d, reservation=res, probe_at=at, top=top)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
                 at_once, by_queue = together_start(
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
-                    held=queue_held(st, queue, reservation, at), duration=probe.planned,
-                    reservation=reservation)
+                    held=queue_held(st, queue, res, at, top), duration=probe.planned,
+                    reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \

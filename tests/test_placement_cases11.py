@@ -58,3 +58,94 @@ def test_lsf_task_limit_sections_of_each_queue_and_odd_ones_are_not_limits():
     # not rising, zero, four numbers, words: no limit read
     for bad in ("8 4", "0 4", "1 2 3 4", "unlimited", "-"):
         assert parse_task_limits(_bqueues_l("TASKLIMIT", bad)) == {}, bad
+
+
+# --------------------------------------------------------------- PBS backfill_depth
+
+def _pjob(jid: str, owner: str, hosts: int, *, ends_h: float | None = None,
+          queued_h: float = 1, limit_h: int = 1, host: str = "p1") -> tuple:
+    """A PBS job of `hosts` whole 64-CPU hosts: running on `host` until `ends_h` (its
+    walltime `limit_h` then ends), else waiting since `queued_h` hours ago."""
+    from test_placement_cases6 import _epoch
+    attrs = {"Job_Name": f"j{jid}", "Job_Owner": f"{owner}@login1", "queue": "workq",
+             "job_state": "R" if ends_h is not None else "Q",
+             "qtime": _epoch(-queued_h if ends_h is None else ends_h - limit_h - 1),
+             "Resource_List": {"ncpus": 64 * hosts, "nodect": hosts,
+                               "select": f"{hosts}:ncpus=64", "place": "scatter",
+                               "walltime": f"{limit_h:02d}:00:00"}}
+    if ends_h is not None:
+        attrs |= {"stime": _epoch(ends_h - limit_h), "exec_host": f"{host}/0*64"}
+    return f"{jid}.srv", attrs
+
+
+def moira(*jobs: tuple, server: int | None = None, queue: int | None = None):
+    """A PBS Pro site of three 64-CPU hosts (p1-p3), one queue; `server`, `queue`: the
+    server's and the queue's backfill_depth, where set."""
+    import json
+    from datetime import timezone
+
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+    used = {a["exec_host"].split("/")[0]: 64 for _, a in jobs if "exec_host" in a}
+    nodes = {h: {"state": "job-busy" if h in used else "free",
+                 "resources_available": {"ncpus": 64, "mem": "262144000kb"},
+                 "resources_assigned": {"ncpus": used.get(h, 0)}} for h in ("p1", "p2", "p3")}
+    q = {"queue_type": "Execution", "enabled": "True", "started": "True",
+         "resources_max": {"walltime": "24:00:00"},
+         **({"backfill_depth": queue} if queue is not None else {})}
+    srv = {"default_queue": "workq", **({"backfill_depth": server} if server is not None
+                                        else {})}
+    out = {"nodes": json.dumps({"nodes": nodes}), "queues": json.dumps({"Queue": {"workq": q}}),
+           "server": json.dumps({"Server": {"srv": srv}}),
+           "queue": json.dumps({"Jobs": dict(jobs)}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("moira", out)
+    return SiteConfig(name="moira", scheduler="pbs"), snap.model_copy(update={"taken_at": NOW})
+
+
+# p1 frees at +1 h, p2 at +3 h, p3 at +5 h. Waiting: q1, all three hosts for 1 h (its
+# earliest: +5 h to +6 h), then q2, two hosts for 1 h (the earliest two hosts free for an
+# hour before q1's slot: p1 and p2, +3 h to +4 h)
+MOIRA_JOBS = (_pjob("1", "bob", 1, ends_h=1, limit_h=2, host="p1"),
+              _pjob("2", "bob", 1, ends_h=3, limit_h=4, host="p2"),
+              _pjob("3", "bob", 1, ends_h=5, limit_h=6, host="p3"),
+              _pjob("4", "carol", 3, queued_h=2), _pjob("5", "dave", 2, queued_h=1))
+ONE_HOST_3H = "#PBS -l select=1:ncpus=64\n#PBS -l walltime=3:00:00"
+
+
+def test_pbs_backfill_depth_protects_that_many_top_jobs():
+    # A host for 3 h. Depth 1 (unset, EASY): only q1 is kept; on p1 from +1 h to +4 h it
+    # ends before q1's +5 h: +1 h. Depth 2 (the server's): q2's slot (p1, p2 from +3 h)
+    # is kept too, and p1 to +4 h would delay it; after q2 (+4 h) 3 h would delay q1
+    # (+5 h); so after q1 ends: +6 h. Before, backfill_depth was not read: +1 h at both
+    for depth, at in ((None, 1), (1, 1), (2, 6)):
+        v = only(run(ONE_HOST_3H, moira(*MOIRA_JOBS, server=depth)), "moira", "workq")
+        assert (v.verdict, v.estimated_start) == ("BUSY", hours(at)), depth
+    v = only(run(ONE_HOST_3H, moira(*MOIRA_JOBS, server=2)), "moira", "workq")
+    assert "queue workq: backfill_depth 2: backfilling delays none of the first 2 waiting " \
+        "jobs" in v.notes
+    # the queue's own backfill_depth overrides the server's
+    v = only(run(ONE_HOST_3H, moira(*MOIRA_JOBS, server=2, queue=1)), "moira", "workq")
+    assert v.estimated_start == hours(1)
+    v = only(run(ONE_HOST_3H, moira(*MOIRA_JOBS, server=1, queue=3)), "moira", "workq")
+    assert v.estimated_start == hours(6)
+
+
+def test_pbs_backfill_depth_zero_turns_backfilling_off():
+    # A host for 5 h. EASY: from +1 h it would run past q1's +5 h: it waits until q1
+    # ends, +6 h. Depth 0 turns backfilling off: whatever fits starts, in priority order,
+    # nothing kept for later: p1 at +1 h
+    five = ONE_HOST_3H.replace("3:00:00", "5:00:00")
+    assert only(run(five, moira(*MOIRA_JOBS)), "moira", "workq").estimated_start == hours(6)
+    v = only(run(five, moira(*MOIRA_JOBS, server=0)), "moira", "workq")
+    assert v.estimated_start == hours(1)
+    assert "queue workq: backfill_depth 0: backfilling is off, a job starts only where it " \
+        "fits at once" in v.notes
+
+
+def test_pbs_backfill_depth_is_read_from_server_and_queue():
+    site = moira(server=4)[1]
+    assert site.partitions[0].backfill_depth == 4
+    assert moira(server=4, queue=0)[1].partitions[0].backfill_depth == 0
+    # unset, or not a whole number: not read (PBS's default, 1)
+    assert moira()[1].partitions[0].backfill_depth is None
+    assert moira(server="-2")[1].partitions[0].backfill_depth is None

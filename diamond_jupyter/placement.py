@@ -156,6 +156,7 @@ from .placement_sim import (
     pending_demands,
     preempted,
     queue_held,
+    queue_starts,
     reservation_for,
     slots_position,
     together_start,
@@ -2319,10 +2320,12 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
 
 
 def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
-                  judge: Callable[[SiteSnapshot], SiteVerdict]) -> SiteVerdict:
+                  judge: Callable[[SiteSnapshot], SiteVerdict], now: datetime
+                  ) -> SiteVerdict:
     """A PBS job of `place=group=KEY` judged on the hosts of each value of KEY alone (their
-    running jobs with them; every queued job still ahead of it), the group where it starts
-    soonest taken; refused when no host has KEY, or no one group can hold it."""
+    running jobs with them, and the queued jobs ahead that the simulation of the whole
+    site starts there: `_queued_hosts`), the group where it starts soonest taken; refused
+    when no host has KEY, or no one group can hold it."""
     values: dict[str, list[str]] = {}
     for n in snap.nodes:
         for f in n.features:
@@ -2333,10 +2336,15 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
             f"place=group={key}: no host here has a value of {key} (pbsnodes "
             "resources_available), so no group can hold its chunks"])
     tried: list[tuple[str, SiteVerdict]] = []
+    lands = _queued_hosts(snap, now)
     for val, hosts in sorted(values.items()):
         mine = set(hosts)
-        jobs = [j for j in snap.jobs if j.state != JobState.RUNNING
-                or set(job_hosts(j.node_list)) & mine]
+        # a queued job ahead runs in one group: counted where it lands, not in every one
+        # (one the simulation never starts, in every one: it holds nothing anywhere)
+        jobs = [j for j in snap.jobs if (set(job_hosts(j.node_list)) & mine
+                                         if j.state == JobState.RUNNING else
+                                         j.native_id not in lands
+                                         or lands[j.native_id] & mine)]
         sub = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name in mine],
                                       "jobs": jobs})
         tried.append((val, judge(sub)))
@@ -2355,6 +2363,21 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                          f"({_few(set(values[val]))})"
                       + (f", the soonest of {len(values)} groups" if len(values) > 1 else ""))
     return best
+
+
+def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
+    """Where each queued job starts in the simulation of the whole site's queue (EASY, the
+    raw walltimes: PBS's own view), by native id: its hosts. One it never starts is left
+    out."""
+    nodes = site_nodes(snap)
+    members = partition_members(snap, nodes) if snap.partitions else \
+        {"": [n.name for n in nodes]}
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, members, now, part_max)
+    queue = pending_demands(snap, st, members, now, part_max)
+    queue_starts(st, queue, snap.backfill or reservation_for("pbs"))
+    return {d.native_id: {st.names[n] for n, _, _ in d.held} for d in queue
+            if d.native_id is not None and d.start is not None and d.held}
 
 
 def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
@@ -2496,7 +2519,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         if group is not None:  # `place=group=RES`: every chunk on hosts of one RES value
             v = _in_one_group(group, first, c, s, lambda snap: _evaluate(
                 first, c, snap, now, stage_in_bytes, prior, estimates or {},
-                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())))
+                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())),
+                now)
         else:
             v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                           cals.get(c.name), stage_data, caps, needs,

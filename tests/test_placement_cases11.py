@@ -78,18 +78,22 @@ def _pjob(jid: str, owner: str, hosts: int, *, ends_h: float | None = None,
     return f"{jid}.srv", attrs
 
 
-def moira(*jobs: tuple, server: int | None = None, queue: int | None = None):
+def moira(*jobs: tuple, server: int | None = None, queue: int | None = None,
+          switches: dict[str, str] | None = None):
     """A PBS Pro site of three 64-CPU hosts (p1-p3), one queue; `server`, `queue`: the
-    server's and the queue's backfill_depth, where set."""
+    server's and the queue's backfill_depth, where set; `switches`: its hosts instead,
+    each with its value of a string resource `switch`."""
     import json
     from datetime import timezone
 
     from diamond_jupyter.config import SiteConfig
     from diamond_jupyter.dialects.pbs_commands import PbsCommands
     used = {a["exec_host"].split("/")[0]: 64 for _, a in jobs if "exec_host" in a}
+    hosts = switches or {"p1": None, "p2": None, "p3": None}
     nodes = {h: {"state": "job-busy" if h in used else "free",
-                 "resources_available": {"ncpus": 64, "mem": "262144000kb"},
-                 "resources_assigned": {"ncpus": used.get(h, 0)}} for h in ("p1", "p2", "p3")}
+                 "resources_available": {"ncpus": 64, "mem": "262144000kb",
+                                         **({"switch": sw} if sw else {})},
+                 "resources_assigned": {"ncpus": used.get(h, 0)}} for h, sw in hosts.items()}
     q = {"queue_type": "Execution", "enabled": "True", "started": "True",
          "resources_max": {"walltime": "24:00:00"},
          **({"backfill_depth": queue} if queue is not None else {})}
@@ -149,3 +153,31 @@ def test_pbs_backfill_depth_is_read_from_server_and_queue():
     # unset, or not a whole number: not read (PBS's default, 1)
     assert moira()[1].partitions[0].backfill_depth is None
     assert moira(server="-2")[1].partitions[0].backfill_depth is None
+
+
+# --------------------------------------------------------------- PBS place=group
+
+def test_pbs_place_group_counts_a_queued_job_in_the_group_it_lands_in():
+    # p1-p2 on sw1, p3-p5 on sw2; bob's host p3 until +2 h. carol's 2-host job (3 h)
+    # waits ahead: it starts at once on the first hosts free, p1 and p2 (sw1). Two hosts
+    # grouped by switch: sw2's p4 and p5 are free now. Before, carol's job was counted in
+    # both groups: on sw2 it took p4-p5 to +3 h and the job waited +3 h everywhere
+    switches = {"p1": "sw1", "p2": "sw1", "p3": "sw2", "p4": "sw2", "p5": "sw2"}
+    jobs = (_pjob("1", "bob", 1, ends_h=2, limit_h=4, host="p3"),
+            _pjob("2", "carol", 2, queued_h=1, limit_h=3))
+    two = "#PBS -l select=2:ncpus=64\n#PBS -l place=scatter:group=switch\n" \
+        "#PBS -l walltime=1:00:00"
+    v = only(run(two, moira(*jobs, switches=switches)), "moira", "workq")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert v.notes[0].startswith("place=group=switch: its chunks go to the hosts of "
+                                 "switch=sw2 (p3, p4, p5)")
+    # three hosts: only sw2 has them, and p3 frees at +2 h (carol's job is on sw1)
+    v = only(run(two.replace("select=2", "select=3"), moira(*jobs, switches=switches)),
+             "moira", "workq")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # carol's job asks 3 hosts: only sw2 holds it; it starts there at +2 h (p3) and runs
+    # to +5 h; our 2 hosts for 1 h: sw1 now (carol's not counted there)
+    jobs3 = (jobs[0], _pjob("2", "carol", 3, queued_h=1, limit_h=3))
+    v = only(run(two, moira(*jobs3, switches=switches)), "moira", "workq")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "switch=sw1 (p1, p2)" in v.notes[0]

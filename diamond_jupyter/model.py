@@ -783,6 +783,11 @@ class Node(_Model):
     # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
     # left waits for them
     memory_allocated: int = 0
+    # Grid Engine host consumables (`qhost -F`'s hc: values) by complex name: what is left
+    # now and what the host has (left plus what its running jobs asked: qstat -r), in
+    # the complex's own units (bytes for a memory complex); None: not reported
+    consumables_left: dict[str, float] | None = None
+    consumables_total: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None

@@ -6,6 +6,7 @@ real cause."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from test_placement_cases import NOW, only, reasons, run
@@ -181,3 +182,97 @@ def test_pbs_place_group_counts_a_queued_job_in_the_group_it_lands_in():
     v = only(run(two, moira(*jobs3, switches=switches)), "moira", "workq")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert "switch=sw1 (p1, p2)" in v.notes[0]
+
+
+# --------------------------------------------------------------- Grid Engine host consumables
+
+def _ge_job(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4,
+            **asks: str) -> str:
+    """A running job's `qstat -f -xml -r` entry: `slots` slots (smp), h_rt `limit_h`
+    hours of which `left_h` are left, and its other hard requests (`asks`)."""
+    start = (NOW + timedelta(hours=left_h - limit_h)).strftime("%Y-%m-%dT%H:%M:%S")
+    reqs = "".join(f'<hard_request name="{k}" resource_contribution="0.000000">{v}'
+                   "</hard_request>" for k, v in {"h_rt": str(limit_h * H), **asks}.items())
+    return (f'<job_list state="running"><JB_job_number>{jid}</JB_job_number>'
+            f"<JB_name>j{jid}</JB_name><JB_owner>{owner}</JB_owner><state>r</state>"
+            f"<JAT_start_time>{start}</JAT_start_time><slots>{slots}</slots>"
+            f'<requested_pe name="smp">{slots}</requested_pe>{reqs}</job_list>')
+
+
+def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]]):
+    """A Grid Engine site of two 16-slot hosts (s1, s2; 64 GB each), one queue all.q;
+    `jobs`: the running jobs' entries on each host; `left`: each host's host consumables
+    as `qhost -F` prints what is left of them (hc:NAME=VALUE)."""
+    from datetime import timezone
+
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+    used = {h: sum(int(x) for j in js for x in re.findall(r"<slots>(\d+)</slots>", j))
+            for h, js in jobs.items()}
+    inst = "".join(
+        f"<Queue-List><name>all.q@{h}</name><qtype>BIP</qtype><slots_used>{used.get(h, 0)}"
+        "</slots_used><slots_resv>0</slots_resv><slots_total>16</slots_total><load_avg>0.5"
+        f"</load_avg><arch>lx-amd64</arch>{''.join(jobs.get(h, []))}</Queue-List>"
+        for h in ("s1", "s2"))
+    qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
+        "<job_info></job_info></job_info>"
+    hosts = "".join(
+        f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+        "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5</hostvalue>"
+        "<hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue name='slots' "
+        f"dominance='hf'>{16 - used.get(h, 0)}</resourcevalue>"
+        "<resourcevalue name='mem_free' dominance='hl'>60.000G</resourcevalue>"
+        + "".join(f"<resourcevalue name='{k}' dominance='hc'>{v}</resourcevalue>"
+                  for k, v in left.get(h, {}).items()) + "</host>" for h in ("s1", "s2"))
+    qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
+    snap = SgeCommands(tz=timezone.utc).parse_snapshot(
+        "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n"})
+    return SiteConfig(name="gaia", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
+
+
+def _gaia_vmem():
+    # s1: bob's 8 slots at 6G each (48G of s1's h_vmem) until +2 h: 16G left. s2: carol's
+    # 16 slots at 1G (16G) until +3 h: 48G left, no slot
+    return gaia({"s1": [_ge_job("1", "bob", 8, 2, h_vmem="6G")],
+                 "s2": [_ge_job("2", "carol", 16, 3, h_vmem="1G")]},
+                {"s1": {"h_vmem": "16.000G"}, "s2": {"h_vmem": "48.000G"}})
+
+
+def test_grid_engine_h_vmem_host_consumable_is_what_is_left_on_the_host():
+    site = _gaia_vmem()
+    s1, s2 = site[1].nodes
+    # what the host has: what is left plus what its running jobs asked (per slot x slots)
+    assert (s1.memory_mb, s1.memory_allocated) == (65536, 49152)
+    assert (s2.memory_mb, s2.memory_allocated) == (65536, 16384)
+    # 4 slots at 8G: 32G on one host. s1 has 8 slots free but 16G of h_vmem left: it
+    # waits for bob's job (+2 h); s2 has no slot until +3 h. Before, h_vmem in use was
+    # not read: READY now on s1, where Grid Engine would not start it
+    job = "#$ -pe smp 4\n#$ -l h_vmem={}\n#$ -l h_rt=1:00:00"
+    v = only(run(job.format("8G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # 4G a slot: 16G, what s1 has left: now
+    v = only(run(job.format("4G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_grid_engine_h_vmem_capacity_set_below_the_hosts_memory():
+    # s1's h_vmem is 32G (24G left beside bob's 8 slots at 1G), on 64 GB of memory: a
+    # job of 4 slots at 9G (36G) never fits s1, though 8 slots are free there; s2 (64G)
+    # runs it once carol's 16 slots end (+3 h). Before, s1's 64 GB was taken: READY now.
+    # 4 slots at 17G (68G): no host has that much h_vmem
+    site = gaia({"s1": [_ge_job("1", "bob", 8, 2, h_vmem="1G")],
+                 "s2": [_ge_job("2", "carol", 16, 3, h_vmem="1G")]},
+                {"s1": {"h_vmem": "24.000G"}, "s2": {"h_vmem": "48.000G"}})
+    assert site[1].nodes[0].memory_mb == 32768
+    job = "#$ -pe smp 4\n#$ -l h_vmem={}\n#$ -l h_rt=1:00:00"
+    v = only(run(job.format("9G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    assert reasons(run(job.format("17G"), site), "gaia") == \
+        "needs 69632 MB memory per node, largest node has 65536 MB"
+
+
+def test_grid_engine_complex_amounts():
+    from diamond_jupyter.dialects.sge_commands import amount
+    assert amount("30.000G") == 30 * 1024**3 and amount("2g") == 2e9
+    assert amount("512M") == 512 * 1024**2 and amount("4") == 4.0
+    assert amount("INFINITY") is None and amount("TRUE") is None and amount(None) is None

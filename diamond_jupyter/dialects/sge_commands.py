@@ -316,6 +316,9 @@ class SgeCommands:
         queue_text = outputs.get("queue", "")
         instances: list[dict[str, Any]] = []
         jobs: list[JobStatus] = []
+        # host -> complex -> what its running jobs asked of it (per slot x their slots
+        # there: a consumable is asked per slot unless the complex says JOB)
+        asked: dict[str, dict[str, float]] = {}
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml")
             for q in root.iter("Queue-List"):
@@ -328,13 +331,16 @@ class SgeCommands:
                 })
                 for j in q.iter("job_list"):
                     st = self._xml_job(j)
+                    took = asked.setdefault(host, {})
+                    for name, amount in _hard_amounts(j).items():
+                        took[name] = took.get(name, 0.0) + amount * (st.cpus or 1)
                     jobs.append(st.model_copy(update={"partition": qname,
                                                       "node_list": host or None}))
             info = root.find("job_info")
             for j in (info.iter("job_list") if info is not None else ()):
                 jobs.append(self._xml_job(j))
         return SiteSnapshot(
-            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
+            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances, asked),
             partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
@@ -342,7 +348,8 @@ class SgeCommands:
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
-    def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
+    def _nodes(self, text: str, instances: list[dict[str, Any]],
+               asked: dict[str, dict[str, float]] | None = None) -> list[Node]:
         if not text.strip():
             return []
         root = _xml(text.strip(), "qhost -xml")
@@ -353,6 +360,13 @@ class SgeCommands:
                 continue
             hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
             rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
+            # host consumables (dominance hc): what is left of each now; what the host has
+            # is that plus what its running jobs asked
+            left = {cx: x for v in h.findall("resourcevalue")
+                    if (v.get("dominance") or "").startswith("hc") and (cx := v.get("name"))
+                    and cx != "slots" and (x := amount(v.text)) is not None}
+            took = (asked or {}).get(name, {})
+            total = {k: x + took.get(k, 0.0) for k, x in left.items()}
             mine = [i for i in instances if i["host"] == name]
             # its size from qhost alone (slots in use per `-q` queue instance plus the slots
             # left, one moment); what is in use from qstat, whose jobs explain it (the two
@@ -378,9 +392,15 @@ class SgeCommands:
                 state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
             gpu_total = to_int(rv.get("gpu"))
             arch = clean(hv.get("arch_string"))
+            # h_vmem a host consumable: the memory Grid Engine schedules by (a job's h_vmem
+            # per slot times its slots there must be left of it), not the physical memory
+            vmem = "h_vmem" in left
             out.append(Node(
                 name=name, state=state, cpus=cpus or 0, cpus_allocated=used,
-                memory_mb=memory_mb(hv.get("mem_total")) or 0,
+                memory_mb=round(total["h_vmem"] / 2**20) if vmem
+                else memory_mb(hv.get("mem_total")) or 0,
+                memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
+                consumables_left=left or None, consumables_total=total or None,
                 gpus=gpu_total or 0, gpus_allocated=0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=_ARCH.get(arch or "", arch),
@@ -500,6 +520,32 @@ def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:
     as EASY, since the view does not say which asked); None when the output gives none."""
     n = to_int(_sconf(sconf, "max_reservation"))
     return None if n is None else "easy" if n > 0 else "none"
+
+
+_UNITS = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3,
+          "t": 1000**4, "T": 1024**4}
+
+
+def amount(text: str | None) -> float | None:
+    """A complex's value as Grid Engine writes it (complex(5)): a number, for a memory
+    complex with a multiplier (k, m, g, t: powers of 1000; K, M, G, T: of 1024) in bytes;
+    None where it is not one (a string or boolean complex, INFINITY)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)([kKmMgGtT]?)\s*", text or "")
+    if not m:
+        return None
+    return float(m.group(1)) * _UNITS.get(m.group(2), 1)
+
+
+def _hard_amounts(j: ET.Element) -> dict[str, float]:
+    """A job's numeric hard requests (`qstat -r`), by complex name, as `amount` reads
+    them (its time limits are not consumables: left out)."""
+    out = {}
+    for req in j.iter("hard_request"):
+        name = req.get("name")
+        if name and name not in ("h_rt", "s_rt", "h_cpu", "s_cpu") \
+                and (x := amount(req.text)) is not None:
+            out[name] = x
+    return out
 
 
 def _hard_runtime(j: ET.Element) -> int | None:

@@ -100,6 +100,7 @@ from .placement_fit import (
     _few,
     aware,
     bracket_parts,
+    consumables_short,
     counted_parts,
     first_fit,
     most_gpus,
@@ -1840,7 +1841,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
-                         probe_mem=min(reqs[p.name].mem for p in good))
+                         probe_mem=min(reqs[p.name].mem for p in good),
+                         short=set.intersection(*(consumables_short(reqs[p.name], nodes)
+                                                  for p in good)))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)

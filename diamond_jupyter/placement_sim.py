@@ -141,7 +141,7 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
                 ended: Collection[str] = (), in_reservation: bool = False,
-                probe_mem: int = 0) -> SimState:
+                probe_mem: int = 0, short: Collection[str] = ()) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
@@ -151,7 +151,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     the probe is a job of a reservation (reserved nodes are open to it). `probe_mem`: the
     memory a node must have free for the probe (MB): a node whose running jobs hold more of
     its memory (Slurm AllocMem) than leaves that keeps its free CPUs and GPUs until the
-    last of those jobs ends (the snapshot does not say which job holds how much)."""
+    last of those jobs ends (the snapshot does not say which job holds how much). `short`:
+    nodes held so for another resource the probe needs more of than is left (Grid Engine
+    host consumables)."""
     usable = [node_usable(n, in_reservation) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -202,10 +204,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             if last.get(h, (-1.0, 0))[0] <= UNKNOWN_HOLD_S:
                 last[h] = (UNKNOWN_HOLD_S, rel[-1][1])
         n = nodes[h]
-        short = probe_mem and n.memory_mb and n.memory_allocated \
+        lacks = n.name in short or probe_mem and n.memory_mb and n.memory_allocated \
             and n.memory_mb - n.memory_allocated < probe_mem
         hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
-        if short and (hc or hg):
+        if lacks and (hc or hg):
             # its memory frees with the jobs holding it: its free CPUs and GPUs are held
             # as long (the job that ends last: calibrated as that job, when it is known)
             end, seq = last.get(h, (UNKNOWN_HOLD_S, -1))

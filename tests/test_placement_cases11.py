@@ -276,3 +276,30 @@ def test_grid_engine_complex_amounts():
     assert amount("30.000G") == 30 * 1024**3 and amount("2g") == 2e9
     assert amount("512M") == 512 * 1024**2 and amount("4") == 4.0
     assert amount("INFINITY") is None and amount("TRUE") is None and amount(None) is None
+
+
+def test_grid_engine_other_host_consumables_a_job_asks():
+    # mem_free a host consumable. s1: bob's 8 slots at 4G each (32G) until +2 h, 8G left
+    # (40G in all); s2: carol's 16 slots at 1G until +3 h, 48G left (64G in all)
+    site = gaia({"s1": [_ge_job("1", "bob", 8, 2, mem_free="4G")],
+                 "s2": [_ge_job("2", "carol", 16, 3, mem_free="1G")]},
+                {"s1": {"mem_free": "8.000G"}, "s2": {"mem_free": "48.000G"}})
+    assert site[1].nodes[0].consumables_total == {"mem_free": 40 * 1024**3}
+    job = "#$ -pe smp 4\n#$ -l mem_free={}\n#$ -l h_rt=1:00:00"
+    # 4 slots at 3G: 12G a host. s1 has 8 free slots but 8G left: it waits for bob's job
+    # (+2 h); s2 has no slot until +3 h. Before, -l mem_free was kept unread: READY now
+    v = only(run(job.format("3G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # 2G a slot: 8G, what s1 has left: now
+    assert only(run(job.format("2G"), site), "gaia", "all.q").estimated_start == NOW
+    # 11G a slot: 44G, above s1's 40G in all: s2 once carol's job ends (+3 h)
+    v = only(run(job.format("11G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    # 17G a slot: 68G, no host has that much
+    assert reasons(run(job.format("17G"), site), "gaia") == (
+        "needs 68G of host consumable mem_free per host (4 slots x 17G), the most a host "
+        "has is 64G")
+    # a request no host has as a host consumable (a global or load value): not checked
+    v = only(run("#$ -pe smp 4\n#$ -l scratch=500G\n#$ -l h_rt=1:00:00", site), "gaia",
+             "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

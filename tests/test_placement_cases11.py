@@ -303,3 +303,19 @@ def test_grid_engine_other_host_consumables_a_job_asks():
     v = only(run("#$ -pe smp 4\n#$ -l scratch=500G\n#$ -l h_rt=1:00:00", site), "gaia",
              "all.q")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_parts_held_together_keep_the_room_of_the_first_backfill_depth_jobs():
+    # a job of several parts starts in what the queued jobs ahead leave: under EASY the
+    # blocked head's room is kept, with PBS's backfill_depth N the first N's (a queued
+    # job's (start, end, node, CPUs, GPUs, place in the queue)); one started by then
+    # always holds its room
+    from diamond_jupyter.placement_sim import SimState, _kept_for
+    st = SimState(["a", "b", "c"], [8, 8, 8], [0, 0, 0], [8, 8, 8], [0, 0, 0], [], [])
+    held = [(0.0, 5.0, 0, 8, 0, 0), (4.0, 9.0, 1, 8, 0, 1), (6.0, 9.0, 2, 8, 0, 2),
+            (7.0, 9.0, 2, 4, 0, 3)]
+    ranks = lambda kept: sorted(h[5] for h in kept)  # noqa: E731
+    assert ranks(_kept_for(held, 1.0, "easy", st)) == [0, 1]
+    assert ranks(_kept_for(held, 1.0, "easy", st, top=2)) == [0, 1, 2]
+    assert ranks(_kept_for(held, 1.0, "easy", st, top=3)) == [0, 1, 2, 3]
+    assert ranks(_kept_for(held, 1.0, "none", st, top=3)) == [0]

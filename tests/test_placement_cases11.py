@@ -319,3 +319,17 @@ def test_parts_held_together_keep_the_room_of_the_first_backfill_depth_jobs():
     assert ranks(_kept_for(held, 1.0, "easy", st, top=2)) == [0, 1, 2]
     assert ranks(_kept_for(held, 1.0, "easy", st, top=3)) == [0, 1, 2, 3]
     assert ranks(_kept_for(held, 1.0, "none", st, top=3)) == [0]
+
+
+def test_grid_engine_hc_gpu_is_what_is_left_not_the_hosts_gpus():
+    # s1 has 2 GPUs; bob's job (4 slots, -l gpu=1: the job's one GPU) holds one until
+    # +2 h: qhost -F says hc:gpu=1 left. s2 has none. A job of 2 GPUs waits for bob's.
+    # Before, the 1 left was taken as s1's GPUs: refused, "largest node has 1"
+    site = gaia({"s1": [_ge_job("1", "bob", 4, 2, gpu="1")]},
+                {"s1": {"gpu": "1.000000"}, "s2": {"gpu": "0.000000"}})
+    s1 = site[1].nodes[0]
+    assert (s1.gpus, s1.gpus_allocated) == (2, 1)
+    v = only(run("#$ -l gpu=2\n#$ -l h_rt=1:00:00", site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert only(run("#$ -l gpu=1\n#$ -l h_rt=1:00:00", site), "gaia",
+                "all.q").estimated_start == NOW

@@ -319,6 +319,7 @@ class SgeCommands:
         # host -> complex -> what its running jobs asked of it (per slot x their slots
         # there: a consumable is asked per slot unless the complex says JOB)
         asked: dict[str, dict[str, float]] = {}
+        counted: set[tuple[str, str]] = set()
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml")
             for q in root.iter("Queue-List"):
@@ -332,8 +333,20 @@ class SgeCommands:
                 for j in q.iter("job_list"):
                     st = self._xml_job(j)
                     took = asked.setdefault(host, {})
+                    # its first (master) instance: an array's tasks are jobs of their own
+                    key = (st.native_id, st.comment or "")
+                    first = key not in counted
+                    counted.add(key)
+                    gpus = 0.0
                     for name, amount in _hard_amounts(j).items():
-                        took[name] = took.get(name, 0.0) + amount * (st.cpus or 1)
+                        if name in _GPU_COMPLEXES:  # the job's GPUs (type JOB), once
+                            amount = amount if first else 0.0
+                            gpus += amount
+                        else:
+                            amount *= st.cpus or 1
+                        took[name] = took.get(name, 0.0) + amount
+                    if gpus:  # they free when it ends
+                        st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
                                                       "node_list": host or None}))
             info = root.find("job_info")
@@ -390,7 +403,9 @@ class SgeCommands:
                 state = "drain"
             else:
                 state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
-            gpu_total = to_int(rv.get("gpu"))
+            # hc:gpu is what is left: the host's GPUs are that plus its jobs' (before, what
+            # was left was taken as the host's GPUs, none in use)
+            gpu_total = round(total["gpu"]) if "gpu" in total else to_int(rv.get("gpu"))
             arch = clean(hv.get("arch_string"))
             # h_vmem a host consumable: the memory Grid Engine schedules by (a job's h_vmem
             # per slot times its slots there must be left of it), not the physical memory
@@ -401,7 +416,9 @@ class SgeCommands:
                 else memory_mb(hv.get("mem_total")) or 0,
                 memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
                 consumables_left=left or None, consumables_total=total or None,
-                gpus=gpu_total or 0, gpus_allocated=0,
+                gpus=gpu_total or 0,
+                gpus_allocated=min(round(took.get("gpu", 0.0)), gpu_total or 0)
+                if "gpu" in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=_ARCH.get(arch or "", arch),
             ))
@@ -521,6 +538,9 @@ def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:
     n = to_int(_sconf(sconf, "max_reservation"))
     return None if n is None else "easy" if n > 0 else "none"
 
+
+# GPU complexes a job asks as its own (`-l gpu=N`, read as the job's N GPUs: type JOB)
+_GPU_COMPLEXES = ("gpu", "gpus", "ngpus")
 
 _UNITS = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3,
           "t": 1000**4, "T": 1024**4}

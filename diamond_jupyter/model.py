@@ -728,6 +728,16 @@ class LsfLimit(_Model):
     limit: int
 
 
+class SgeComplex(_Model):
+    """A Grid Engine consumable complex (`qconf -sc`): how a job takes it ("slot": per
+    slot, consumable YES; "job": once, on its master host, JOB; "host": once a host, HOST)
+    and what a job that does not ask for it takes (its default, in its own units)."""
+    name: str
+    shortcut: str | None = None
+    per: Literal["slot", "job", "host"] = "slot"
+    default: float = 0.0
+
+
 class Reservation(_Model):
     """A Slurm advanced reservation (`scontrol show res -o`): its window, nodes (hostlist
     entries), who may use it (None: not limited that way; Slurm's `-name` entries deny),
@@ -838,6 +848,8 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
+    sge_complexes: dict[str, SgeComplex] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

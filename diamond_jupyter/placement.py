@@ -114,6 +114,7 @@ from .placement_fit import (
     request,
     site_nodes,
     time_limit,
+    with_complexes,
 )
 from .placement_het import (
     as_one_shape,
@@ -416,6 +417,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = norm_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only

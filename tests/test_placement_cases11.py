@@ -199,10 +199,10 @@ def _ge_job(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4,
             f'<requested_pe name="smp">{slots}</requested_pe>{reqs}</job_list>')
 
 
-def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]]):
+def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes: str = ""):
     """A Grid Engine site of two 16-slot hosts (s1, s2; 64 GB each), one queue all.q;
     `jobs`: the running jobs' entries on each host; `left`: each host's host consumables
-    as `qhost -F` prints what is left of them (hc:NAME=VALUE)."""
+    as `qhost -F` prints what is left of them (hc:NAME=VALUE); `complexes`: `qconf -sc`."""
     from datetime import timezone
 
     from diamond_jupyter.config import SiteConfig
@@ -226,7 +226,8 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]]):
                   for k, v in left.get(h, {}).items()) + "</host>" for h in ("s1", "s2"))
     qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
     snap = SgeCommands(tz=timezone.utc).parse_snapshot(
-        "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n"})
+        "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n",
+                 "complexes": complexes})
     return SiteConfig(name="gaia", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
 
 
@@ -333,3 +334,56 @@ def test_grid_engine_hc_gpu_is_what_is_left_not_the_hosts_gpus():
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
     assert only(run("#$ -l gpu=1\n#$ -l h_rt=1:00:00", site), "gaia",
                 "all.q").estimated_start == NOW
+
+
+QCONF_SC = """#name      shortcut   type        relop requestable consumable default  urgency
+#-------------------------------------------------------------------------------
+arch       a          RESTRING    ==    YES         NO         NONE     0
+h_vmem     h_vmem     MEMORY      <=    YES         YES        0        0
+lic        lic        INT         <=    YES         JOB        0        0
+mem_free   mf         MEMORY      <=    YES         YES        0        0
+scratch    scr        MEMORY      <=    YES         YES        1G       0
+slots      s          INT         <=    YES         YES        1        1000
+# >#< starts a comment but comments are not saved across edits --------
+"""
+
+
+def test_grid_engine_complexes_say_how_a_consumable_is_taken():
+    from diamond_jupyter.dialects.sge_commands import parse_complexes
+    got = parse_complexes(QCONF_SC)
+    assert sorted(got) == ["h_vmem", "lic", "mem_free", "scratch", "slots"]
+    assert (got["lic"].per, got["mem_free"].shortcut, got["scratch"].default) == \
+        ("job", "mf", 1024**3)
+    assert parse_complexes("") is None
+    # s1: bob's 8 slots asked lic=1 (JOB: once, not per slot) and mf=4G (mem_free's
+    # shortcut, per slot: 32G) and no scratch (its default 1G a slot: 8G); qhost -F left
+    # lic 2, mem_free 8G, scratch 92G: s1 has 3 licences, 40G mem_free, 100G scratch.
+    # s2 offers none of them
+    site = gaia({"s1": [_ge_job("1", "bob", 8, 2, lic="1", mf="4G")]},
+                {"s1": {"lic": "2", "mem_free": "8.000G", "scratch": "92.000G"}}, QCONF_SC)
+    assert site[1].nodes[0].consumables_total == {
+        "lic": 3.0, "mem_free": 40 * 1024**3, "scratch": 100 * 1024**3}
+    job = "#$ -pe smp 4\n#$ -l {}\n#$ -l h_rt=1:00:00"
+    # lic=3 is the job's 3 (JOB), not 12: 2 left, it waits for bob's (+2 h). Without
+    # the complexes it was read per slot: 12 of s1's 10 (2 + 8 x 1): refused
+    v = only(run(job.format("lic=3"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert reasons(run(job.format("lic=4"), site), "gaia") == (
+        "needs 4 of host consumable lic per host (once a job), the most a host has is 3")
+    # mf=3G is mem_free's: 12G of the 8G left: +2 h
+    v = only(run(job.format("mf=3G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # a job that asks no scratch takes its default, 1G a slot: 4G, left: now on s1
+    v = only(run(job.format("mf=2G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # 24G of scratch a slot (96G): 92G left, it waits
+    v = only(run(job.format("mf=1G,scratch=24G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # s2 now offers mem_free (48G left) but has no scratch: a job that does not ask for
+    # scratch is not held to its default there: 6G a slot (24G) starts on s2 now (s1 has
+    # 8G left)
+    site = gaia({"s1": [_ge_job("1", "bob", 8, 2, lic="1", mf="4G")]},
+                {"s1": {"lic": "2", "mem_free": "8.000G", "scratch": "92.000G"},
+                 "s2": {"mem_free": "48.000G"}}, QCONF_SC)
+    v = only(run(job.format("mf=6G"), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

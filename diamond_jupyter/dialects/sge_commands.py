@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SgeComplex, SiteSnapshot
 from .outputs_common import (
     clean,
     count_array_tasks,
@@ -196,6 +196,9 @@ class SgeCommands:
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
+            # the complexes: which are consumable, per slot or once a job, and their
+            # defaults (one table, whatever the site's size)
+            "complexes": ["sh", "-c", "qconf -sc 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -320,6 +323,7 @@ class SgeCommands:
         # there: a consumable is asked per slot unless the complex says JOB)
         asked: dict[str, dict[str, float]] = {}
         counted: set[tuple[str, str]] = set()
+        complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml")
             for q in root.iter("Queue-List"):
@@ -338,12 +342,12 @@ class SgeCommands:
                     first = key not in counted
                     counted.add(key)
                     gpus = 0.0
-                    for name, amount in _hard_amounts(j).items():
-                        if name in _GPU_COMPLEXES:  # the job's GPUs (type JOB), once
-                            amount = amount if first else 0.0
-                            gpus += amount
-                        else:
-                            amount *= st.cpus or 1
+                    for name, amount, per in _taken(_hard_amounts(j), complexes):
+                        # once a job (on its first, master, instance), once a host, or
+                        # per slot
+                        amount *= (1.0 if first else 0.0) if per == "job" else \
+                            1.0 if per == "host" else float(st.cpus or 1)
+                        gpus += amount if name in _GPU_COMPLEXES else 0.0
                         took[name] = took.get(name, 0.0) + amount
                     if gpus:  # they free when it ends
                         st = st.model_copy(update={"gpus": round(gpus)})
@@ -358,6 +362,7 @@ class SgeCommands:
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
+            sge_complexes=complexes,
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
@@ -554,6 +559,36 @@ def amount(text: str | None) -> float | None:
     if not m:
         return None
     return float(m.group(1)) * _UNITS.get(m.group(2), 1)
+
+
+def parse_complexes(stdout: str) -> dict[str, SgeComplex] | None:
+    """`qconf -sc`: the consumable complexes (a line a complex: name, shortcut, type,
+    relop, requestable, consumable, default, urgency; `#` lines are headers). Consumable
+    YES is taken per slot, JOB once a job, HOST once a host; NO (and a row of another
+    shape) is left out. None when the table says nothing (not known)."""
+    out: dict[str, SgeComplex] = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) < 8 or words[0].startswith("#"):
+            continue
+        per = {"YES": "slot", "JOB": "job", "HOST": "host"}.get(words[5].upper())
+        if per is not None:
+            out[words[0]] = SgeComplex(name=words[0], shortcut=words[1], per=per,
+                                       default=amount(words[6]) or 0.0)
+    return out or None
+
+
+def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None
+           ) -> list[tuple[str, float, str]]:
+    """What a running job takes of each consumable: (complex, amount, "slot" | "job" |
+    "host"), a shortcut asked read as its complex, a consumable not asked at its default.
+    Without the complexes: every request per slot, a GPU complex once a job (read so)."""
+    if complexes is None:
+        return [(n, x, "job" if n in _GPU_COMPLEXES else "slot") for n, x in asks.items()]
+    by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
+    named = {by_short.get(n, n): x for n, x in asks.items()}
+    return [(c.name, named.get(c.name, c.default), c.per) for c in complexes.values()
+            if named.get(c.name, c.default) > 0]
 
 
 def _hard_amounts(j: ET.Element) -> dict[str, float]:

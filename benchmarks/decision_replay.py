@@ -23,7 +23,10 @@ it) moves by that ratio. `own: one way` applies it only where the jobs waited lo
 predicted (the engine's rule until session 19); `own: both ways` also where they started
 sooner; `own: later, or sooner when all were` (the engine's rule since session 19) also
 where every one of them started sooner, by the largest of their ratios; `own: none` not at
-all. All three use the replayed samples (the engine's own, recorded in
+all. Measured beside it (session 25, seed 94's beta pulled in while its latest probe still
+waited): `sooner only when all started` (no pull-in while one of the jobs still waits,
+`OwnError.sooner_started`), `sooner, its bound kept` (a pull-in moves the start, not the
+90% bound) and both together. All three use the replayed samples (the engine's own, recorded in
 `engine`, also counted jobs of the run's other rounds as they were at each moment).
 
 Hedged submission is replayed the same way (`HEDGE_RULES`): which sites get the copies,
@@ -175,7 +178,10 @@ def scored_rounds(run: dict) -> list[dict]:
 
 
 OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both",
-             "own: later, or sooner when all were": "unanimous"}
+             "own: later, or sooner when all were": "unanimous",
+             "own: sooner only when all started": "all_started",
+             "own: sooner, its bound kept": "bound_kept",
+             "own: sooner only when all started, its bound kept": "all_started_bound_kept"}
 
 
 def own_error_at(run: dict, k: int, site: str) -> OwnError | None:
@@ -216,12 +222,17 @@ def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
             e["finish_s"] += shift
         err = None if mode == "none" or "round" not in r else \
             own_error_at(run, r["round"], site)
+        sooner = None if err is None else err.sooner if mode in (
+            "unanimous", "bound_kept") else err.sooner_started if mode.startswith(
+            "all_started") else None
         ratio = None if err is None else err.ratio if err.ratio > 1 or mode == "both" \
-            else err.sooner if mode == "unanimous" else None
+            else sooner
         if ratio is not None and e["start_s"] > 0:
             start = err.corrected(e["start_s"], ratio)
             if e.get("bound_s") is not None:
-                e["bound_s"] = max(err.corrected(e["bound_s"], ratio), start)
+                kept = ratio < 1 and mode.endswith("bound_kept")  # only a later start moves it
+                e["bound_s"] = max(e["bound_s"] if kept else err.corrected(e["bound_s"], ratio),
+                                   start)
             e["finish_s"] += start - e["start_s"]
             e["start_s"] = start
         out[site] = e

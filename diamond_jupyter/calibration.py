@@ -37,6 +37,9 @@ jobs arriving later that start first): on real centers' logs the simulated bound
 about 60% of new jobs' starts. So a waiting job's bound is also at least the QBETS bound
 of how long this site's recent jobs waited (`RecentWaits`: those that started in the
 window, and those still waiting, for as long as they have), per partition and size class.
+A wait still going on is right-censored: the job waits at least that long. Counted as a
+finished wait of that length, a jammed queue's many waiting jobs pulled the bound down to
+what they had waited so far; the bound is read from the Kaplan-Meier estimate instead.
 
 Pure: samples in, ratios out. `Federation` gathers the samples; `placement` uses them.
 """
@@ -460,6 +463,7 @@ class QueueWait:
     partition: str | None
     cpus: int | None
     wait_s: float
+    waiting: bool = False  # still waiting: `wait_s` is how long so far (right-censored)
 
 
 def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
@@ -476,7 +480,7 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                     0.0, (j.started_at - j.submitted_at).total_seconds()))
         elif j.state == JobState.PENDING and 0 <= (
                 waited := (now - j.submitted_at).total_seconds()) <= window_s:
-            out[j.native_id] = QueueWait(j.partition, j.cpus, waited)
+            out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True)
     return out
 
 
@@ -490,22 +494,43 @@ def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
     return RecentWaits({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
 
 
+def censored_quantile(obs: list[tuple[float, bool]], k: int) -> float:
+    """The QBETS order statistic x_(k) of sorted (wait, still waiting) pairs, read from
+    their Kaplan-Meier estimate: the least wait by which (k + 1) / n of the jobs have
+    started. Without waiting jobs that is x_(k) itself; each one still waiting moves its
+    share onto the longer waits. Where the estimate never gets there (the longest waits are
+    still going on), the longest wait seen: every such job waits at least that long."""
+    level, at_risk, started = (k + 1) / len(obs), len(obs), 0.0
+    for wait_s, waiting in obs:
+        if not waiting:
+            started += (1 - started) / at_risk
+            if started >= level - 1e-12:
+                return wait_s
+        at_risk -= 1
+    return obs[-1][0]
+
+
 class RecentWaits:
     """A site's recent waits, grouped by class once; `bound` per class on first use."""
 
     def __init__(self, waits: Iterable[QueueWait]) -> None:
         self._by: dict[tuple[str, str], list[float]] = {}
+        self._censored: dict[tuple[str, str], list[bool]] = {}
         for w in waits:
             p, c = w.partition or "", size_class(w.cpus)
             for key in ((p, c), (p, "*"), ("*", "*")):
                 self._by.setdefault(key, []).append(w.wait_s)
+                self._censored.setdefault(key, []).append(w.waiting)
         self._bounds: dict[tuple[str, str], tuple[float, int] | None] = {}
 
     def _of(self, key: tuple[str, str]) -> tuple[float, int] | None:
         if key not in self._bounds:
-            v = sorted(self._by.get(key, ()))
-            k = quantile_upper_index(len(v)) if len(v) >= MIN_SAMPLES else None
-            self._bounds[key] = None if k is None else (v[k], len(v))
+            obs = sorted(zip(self._by.get(key, ()), self._censored.get(key, ()),
+                             strict=True))  # at a tie a start comes first: the waiting
+            # job outlasted it
+            n = len(obs)
+            k = quantile_upper_index(n) if n >= MIN_SAMPLES else None
+            self._bounds[key] = None if k is None else (censored_quantile(obs, k), n)
         return self._bounds[key]
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
@@ -591,6 +616,9 @@ class OwnError:
     ratio: float
     samples: int
     sooner: float | None = None
+    # `sooner` where none of the recent jobs is still waiting (one not yet due, which
+    # `ratio` leaves out, has not started sooner yet either)
+    sooner_started: float | None = None
 
     def corrected(self, wait_s: float, ratio: float | None = None) -> float:
         return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio) - WAIT_FLOOR_S)
@@ -606,8 +634,9 @@ def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
                     for s in recent if s.started or s.observed_s > s.predicted_s)
     if len(ratios) < MIN_SAMPLES:
         return None
-    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios),
-                    ratios[-1] if ratios[-1] < 1 else None)
+    sooner = ratios[-1] if ratios[-1] < 1 else None
+    return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios), sooner,
+                    sooner if all(s.started for s in recent) else None)
 
 
 class RatioFn(Protocol):

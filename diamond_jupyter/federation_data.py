@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import BadInput, JobSpec
+from .transfer.sftp import HIDDEN_LEFT  # what a tool call's copy says of a hidden entry
 from .transports import CommandFailed
+
+__all__ = ["HIDDEN_LEFT"]
 
 if TYPE_CHECKING:
     from .config import FederationConfig
@@ -75,8 +78,8 @@ class DataMixin:
 
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True,
-                       transfer_id: str | None = None, overwrite: bool = False
-                       ) -> TransferRecord:
+                       transfer_id: str | None = None, overwrite: bool = False,
+                       skip_hidden: bool = False) -> TransferRecord:
         """Copy `src` to `dst`, each "SITE:PATH" or a path on the server's disk (inside its root
         when there is one), `via` "sftp", "globus" or None (Globus when both sites have a
         collection and a login exists, else SFTP); a directory needs `recursive`. The transfer
@@ -85,10 +88,12 @@ class DataMixin:
         known `transfer_id` returns that transfer (done, or resumed). Copied into a
         directory, a file already there is replaced only if an earlier copy to the same
         destination wrote it and it is unchanged, or with `overwrite`; each file left as it
-        was is listed in the record's `data["skipped"]`. BadInput for a bad location,
-        SiteError when a site is unreachable."""
+        was is listed in the record's `data["skipped"]`, and so, with `skip_hidden` (a tool
+        call's copy), is each hidden entry, at any depth, left out. BadInput for a bad
+        location, SiteError when a site is unreachable."""
         return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait,
-                                         transfer_id=transfer_id, overwrite=overwrite)
+                                         transfer_id=transfer_id, overwrite=overwrite,
+                                         skip_hidden=skip_hidden)
 
     def transfer_status(self, transfer_id: str) -> TransferRecord:
         """The stored record of transfer `transfer_id`; BadInput when unknown."""

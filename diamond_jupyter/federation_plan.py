@@ -133,6 +133,7 @@ class PlanMixin:
                 verdict, predicted = one.verdict(site), one.predicted_start(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
         prepared = target.prepare(spec, token, hedged=hedged)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
@@ -265,8 +266,8 @@ class PlanMixin:
                 "via": kind, "overwrite": overwrite, "data_movements": [move]}
 
     async def transfer_approved(self, src: str, dst: str, plan: dict[str, Any], *,
-                                recursive: bool = False, transfer_id: str | None = None
-                                ) -> TransferRecord:
+                                recursive: bool = False, transfer_id: str | None = None,
+                                skip_hidden: bool = False) -> TransferRecord:
         """Run the approved transfer `plan` (with its `overwrite`) and return its record,
         waiting for its end; PlanChanged when its source or destination would now differ."""
         overwrite = bool(plan.get("overwrite", False))
@@ -279,7 +280,8 @@ class PlanMixin:
             raise PlanChanged("the transfer's source or destination would differ from the "
                               "approved ones")
         return await self.transfer(src, dst, fresh["via"], recursive=recursive,
-                                   transfer_id=transfer_id, overwrite=overwrite)
+                                   transfer_id=transfer_id, overwrite=overwrite,
+                                   skip_hidden=skip_hidden)
 
     async def plan_fetch(self, job_id: str, dest: str | Path | None = None, *,
                          files: Iterable[str] | None = None, overwrite: bool = False,
@@ -454,6 +456,11 @@ def _workflow_step(step: Any) -> list[str]:
         out.append(f"    on {c.get('site')} ({c.get('scheduler')}), batch script "
                    f"(sha256 {c.get('script_sha256')}):")
         out += _block(str(c.get("script")), "      | ")
+    lines = step.get("engine_lines") or []
+    if lines:  # a fixed template, pinned with the scripts: {...} are filled in at run time
+        out.append(f"    the engine may add (sha256 {step.get('engine_sha256')}):")
+        for line in lines:
+            out += _block(str(line), "      - ")
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -38,15 +39,29 @@ def step_candidates(step: Any, sites: list[str]) -> list[str]:
 
 def approval_pins(plan: dict[str, Any]) -> dict[str, Any]:
     """What an approved workflow plan pins: the workflow's sha256 and, per step, the sites
-    it may run on with the sha256 of the script rendered for each."""
+    it may run on with the sha256 of the script rendered for each, and the sha256 of the
+    lines the engine may add to it (`engine_lines`)."""
     steps: dict[str, dict[str, str]] = {}
+    engine: dict[str, str] = {}
     for st in plan.get("steps") or []:
         if not isinstance(st, dict):
             continue
         steps[str(st.get("name"))] = {
             str(c["site"]): str(c["script_sha256"]) for c in st.get("rendered") or []
             if isinstance(c, dict) and c.get("site") and c.get("script_sha256")}
-    return {"workflow_sha256": plan.get("workflow_sha256"), "steps": steps}
+        if isinstance(st.get("engine_sha256"), str):
+            engine[str(st.get("name"))] = st["engine_sha256"]
+    return {"workflow_sha256": plan.get("workflow_sha256"), "steps": steps, "engine": engine}
+
+
+def plan_digest(plan: dict[str, Any]) -> str:
+    """The sha256 of a workflow's approval plan as shown (its own `plan_sha256` aside):
+    what `diamond workflow approve --plan-hash` names."""
+    import hashlib
+    import json
+
+    shown = {k: v for k, v in plan.items() if k != "plan_sha256"}
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _pin_change(site: str, was: dict[str, str], now: dict[str, str]) -> str:
@@ -254,6 +269,7 @@ class WorkflowMixin:
         self.check_submittable(spec)  # type: ignore[attr-defined]
         target = self.site(site)  # type: ignore[attr-defined]
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         spec = await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
         prepared = target.prepare(spec, STEP_TOKEN)
         script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script
@@ -269,6 +285,8 @@ class WorkflowMixin:
         script (`approval_pins`)."""
         import hashlib
         import json
+
+        from .workflow.engine import engine_lines, engine_sha256
 
         wf = self.load_workflow(source)
         body = wf.model_dump(mode="json", by_alias=True)
@@ -291,7 +309,9 @@ class WorkflowMixin:
                           "script": s.script,
                           "script_sha256": hashlib.sha256(s.script.encode()).hexdigest(),
                           "may_run_on": [c["site"] for c in candidates if "script" in c],
-                          "rendered": candidates})
+                          "rendered": candidates,
+                          # what the engine may add at run time: a fixed template, pinned
+                          "engine_lines": engine_lines(s), "engine_sha256": engine_sha256(s)})
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return {"action": "run_workflow", "name": wf.name, "steps": steps,
                 "workflow_sha256": digest,
@@ -310,6 +330,10 @@ class WorkflowMixin:
         if fresh["workflow_sha256"] != plan.get("workflow_sha256"):
             raise PlanChanged("the workflow differs from the approved one")
         now, then = approval_pins(fresh), approval_pins(plan)
+        for name, digest in now["engine"].items():
+            if then["engine"].get(name) != digest:
+                raise PlanChanged(f"step {name!r}: the lines the engine adds to it differ "
+                                  "from the approved ones")
         for name, sites in now["steps"].items():
             was = then["steps"].get(name, {})
             for site in sorted(set(sites) | set(was)):
@@ -332,6 +356,7 @@ class WorkflowMixin:
     async def workflow_approval_plan(self, workflow_id: str) -> dict[str, Any]:
         """The plan to approve again for stored workflow `workflow_id` (as `plan_workflow`,
         with the steps waiting for approval and why). BadInput for an unknown workflow."""
+        from .federation_plan import flag_hidden
         from .workflow.model import Workflow
 
         rec = self.store.get_workflow(workflow_id)
@@ -340,7 +365,28 @@ class WorkflowMixin:
         plan["workflow_id"] = workflow_id
         plan["awaiting_approval"] = {s.name: s.reason for s in rec.steps
                                      if s.phase == "unapproved"}
+        plan = flag_hidden(plan)  # a person reads it: nothing hidden
+        plan["plan_sha256"] = plan_digest(plan)
         return plan
+
+    async def approve_workflow_shown(self, workflow_id: str, plan_sha256: str
+                                     ) -> WorkflowView:
+        """Approve the plan of workflow `workflow_id` that a person was shown, named by its
+        `plan_sha256` (from `workflow_approval_plan`): the plan is made again and approved
+        only when it is still that one. PlanChanged when it differs (the workflow, a step's
+        rendered script, its sites or what waits changed since), naming the new sha256;
+        BadInput as `approve_workflow`."""
+        from .federation_plan import PlanChanged
+
+        if not isinstance(plan_sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", plan_sha256):
+            raise BadInput(f"plan hash {str(plan_sha256)[:80]!r} is not a sha256 (64 hex "
+                           f"digits, as `diamond workflow plan {workflow_id}` prints it)")
+        plan = await self.workflow_approval_plan(workflow_id)
+        if plan["plan_sha256"] != plan_sha256:
+            raise PlanChanged(f"workflow {workflow_id}'s plan changed since it was shown (its "
+                              f"sha256 is now {plan['plan_sha256']}): show it again with "
+                              f"`diamond workflow plan {workflow_id}` before approving")
+        return await self.approve_workflow(workflow_id, plan)
 
     async def approve_workflow(self, workflow_id: str, plan: dict[str, Any]) -> WorkflowView:
         """A person approved `plan` (from `workflow_approval_plan`) for running workflow

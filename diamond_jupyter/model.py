@@ -173,6 +173,9 @@ class Resources(_Model):
     cpu_bind: str | None = None  # e.g. "cores", "threads", "none", "map_cpu:0,1"
     gpu_bind: str | None = None  # e.g. "closest", "none", "single:1"
     distribution: str | None = None  # e.g. "block", "cyclic"
+    # a job component's own partition (a Slurm hetjob component naming another than the
+    # first's); None: the job's `queue`. Unused in a job's own `resources`
+    queue: str | None = None
 
 
 class Constraints(_Model):
@@ -241,6 +244,9 @@ class JobSpec(_Model):
     # .output_mode_of)
     output_mode: Literal["append", "truncate"] | None = None
     hold: bool = False
+    # no start before this: a value sbatch's --begin reads (the neutral form; PBS and Grid
+    # Engine -a, LSF -b and flux --begin-time are read into it: dialects.begin_time)
+    begin: str | None = None
     # may the scheduler run the job again after a node failure or preemption (Slurm
     # --requeue/--no-requeue, PBS and Grid Engine -r y|n, LSF -r/-rn); None: the site's default
     requeue: bool | None = None
@@ -888,3 +894,44 @@ class BadInput(DiamondError):
 
 class SiteError(DiamondError):
     exit_code = 1
+
+
+# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
+# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
+# else (shell syntax, quotes, control or invisible characters) is no module a site really
+# has: it would go into the user's `module load` lines and the notes shown on a terminal.
+MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+
+
+# the marks `module avail` prints after a name, which a list copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def _unmarked(text: str) -> str:
+    text = text.strip()
+    while m := AVAIL_MARK.search(text):
+        text = text[:m.start()]
+    return text
+
+
+def software_name_problem(entry: Any) -> str | None:
+    """Why a sites file's `software` entry is no module name (None: it is one), with
+    what is accepted: checked as discovered names are (`MODULE_NAME`), after the marks
+    `module avail` prints (`(D)`, `<L>`)."""
+    if not isinstance(entry, (str, int, float)) or isinstance(entry, bool):
+        return f"{type(entry).__name__} {str(entry)[:60]!r} is not a module name"
+    name = _unmarked(str(entry))
+    if not name:
+        return f"{str(entry)[:60]!r} is empty"
+    if name.startswith("-"):  # `module load -f/x` would read an option
+        return (f"{name[:80]!r} is not a module name: it starts with '-', which `module "
+                "load` reads as an option")
+    if MODULE_NAME.fullmatch(name):
+        return None
+    bad = next(c for c in name if not MODULE_NAME.fullmatch(c))
+    hint = " (one module an entry: a list, or names separated by commas)" \
+        if bad.isspace() else ""
+    return (f"{name[:80]!r} is not a module name: {bad!r} is not allowed{hint}; a module "
+            "name is ASCII letters, digits and _ . + - / @ % : , = ~, as `module avail` "
+            "lists it")

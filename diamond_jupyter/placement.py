@@ -94,7 +94,7 @@ from .model import (
     hms,
     utcnow,
 )
-from .needs import Constraint, Feature, Needs, Op, needs_of, norm_arch
+from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
 from .placement_fit import (
     Req,
     _few,
@@ -163,7 +163,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
-from .placement_time import BEGIN_OPTION, job_window
+from .placement_time import job_window, plus_seconds
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
@@ -418,7 +418,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
-    site_arch = norm_arch(cfg.metadata.get("architecture"))
+    site_arch = metadata_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
@@ -911,7 +911,7 @@ def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end:
     r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
     opens = max(now, aware(r.start)) if r.start is not None else now
     wall = spec.resources.walltime_s
-    if not wall or opens + timedelta(seconds=wall) <= end:
+    if not wall or plus_seconds(opens, wall) <= end:
         return None
     left = max(0.0, (end - opens).total_seconds())
     return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
@@ -965,7 +965,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> Site
         if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
             continue
         walltime = spec.resources.walltime_s
-        if r.start is not None and walltime and now + timedelta(seconds=walltime) <= aware(
+        if r.start is not None and walltime and plus_seconds(now, walltime) <= aware(
                 r.start):
             continue  # it ends before the reservation starts
         for h in (h for e in r.nodes for h in expand_hostlist(e)):
@@ -1853,16 +1853,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
-    begin, deadline = job_window(spec, now, cfg.scheduler)
+    # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
+    # --begin-time); a --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now)
+    deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
-        v.notes.append(f"{BEGIN_OPTION[cfg.scheduler]} {begin:%Y-%m-%d %H:%M}: it starts no "
-                       f"sooner (+{hms(begin_s)})")
-    elif begin is None and cfg.scheduler == "flux" and (phrase := next(
-            (d.value for d in spec.unknown if d.dialect == "flux"
-             and d.option == "--begin-time" and d.value), None)):
-        v.notes.append(f"--begin-time {phrase!r} is not read here (only +DURATION, an ISO "
-                       "date and time or HH:MM): the start is not held for it")
+        said = "--begin" if cfg.scheduler == "slurm" else "begin time"
+        v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
@@ -1871,7 +1869,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
-    site_arch = norm_arch(cfg.metadata.get("architecture"))
+    site_arch = metadata_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
         counted, brackets = counted_parts(req), bracket_parts(req)
@@ -2059,7 +2057,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if bound_s is not None:
             bound_s = max(own.corrected(bound_s, ratio), start_s)
         v.own_wait_ratio, v.own_samples = ratio, own.samples
-        v.model_start = now + timedelta(seconds=model_s)
+        v.model_start = plus_seconds(now, model_s)
         v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
                        f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
@@ -2071,8 +2069,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
-    v.raw_start = now + timedelta(seconds=raw_s)
-    v.start_bound = None if bound_s is None else now + timedelta(seconds=bound_s)
+    v.raw_start = plus_seconds(now, raw_s)
+    v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
@@ -2131,7 +2129,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                          "Slurm removes a job that cannot (state DEADLINE)"]
             v.verdict, v.partition = "INCOMPATIBLE", None
             return
-        ends = now + timedelta(seconds=raw_s + v._walltime_s)
+        ends = plus_seconds(now, raw_s + v._walltime_s)
         if ends > deadline:
             v.notes.append(f"--deadline {deadline:%Y-%m-%d %H:%M}: Slurm cuts its time limit "
                            f"to end by then ({hms((deadline - now).total_seconds() - raw_s)}"
@@ -2156,7 +2154,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.feasible = True
     v.partition = pname or None
     v.verdict = "READY" if start_s <= READY_TOLERANCE_S else "BUSY"
-    v.estimated_start = now + timedelta(seconds=start_s)
+    v.estimated_start = plus_seconds(now, start_s)
     v.start_source = source  # type: ignore[assignment]
     v.estimated_runtime_s = runtime
     v.stage_in_s = stage
@@ -2165,9 +2163,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         ready = aware(data.ready_at)
         v.notes.append(f"its inputs are expected in {hms((ready - now).total_seconds())} "
                        f"(the steps it needs end then), and copied here in {hms(stage)}")
-        v.inputs_at = ready + timedelta(seconds=stage)
-    v.estimated_finish = max(v.estimated_start, ready + timedelta(seconds=stage)) \
-        + timedelta(seconds=runtime)
+        v.inputs_at = plus_seconds(ready, stage)
+    v.estimated_finish = plus_seconds(max(v.estimated_start, plus_seconds(ready, stage)), runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
@@ -2396,7 +2393,7 @@ def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
     nodes = site_nodes(snap)
     req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
                   spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
-    _, fit = node_checks(req, nodes, norm_arch(cfg.metadata.get("architecture")))
+    _, fit = node_checks(req, nodes, metadata_arch(cfg.metadata.get("architecture")))
     mine = set(partition_members(snap, nodes).get(v.partition, []))
     free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
                    and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
@@ -2458,7 +2455,7 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     v.estimated_start += shift
     if v.estimated_finish is not None:
         v.estimated_finish += shift
-    v.raw_start = now + timedelta(seconds=at_once)
+    v.raw_start = plus_seconds(now, at_once)
     if v.start_bound is not None:
         v.start_bound = max(v.start_bound, v.estimated_start)
     v.verdict = "BUSY"
@@ -2494,8 +2491,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     if policy == "fixed" and home not in {c.name for c, _ in sites}:
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
-    for scheduler in BEGIN_OPTION:  # an unreadable start time is refused, as its submit is
-        job_window(spec, now, scheduler)
+    job_window(spec, now)  # an unreadable start time is refused, as its submit is
     cals = calibration or {}
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))

@@ -79,8 +79,12 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     comps = live_components(spec)
     out: list[JobSpec] = []
     for i, c in enumerate(comps):
-        sizes = {**component_sizes(c), "gpu_type": c.gpu_type or spec.resources.gpu_type}
-        one = spec.model_copy(update={"components": [],
+        # the job's GPU model reaches a component that asks for GPUs (one without any, in
+        # a partition of no GPUs, needs no model)
+        gpus = c.gpus_per_node or c.gpus_per_task
+        sizes = {**component_sizes(c),
+                 "gpu_type": c.gpu_type or (spec.resources.gpu_type if gpus else None)}
+        one = spec.model_copy(update={"components": [], "queue": c.queue or spec.queue,
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None

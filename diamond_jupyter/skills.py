@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import posixpath
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
+from .federation_data import HIDDEN_LEFT
 from .federation_plan import PlanChanged, flag_hidden
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
@@ -295,12 +297,15 @@ async def logs(ctx: SkillContext, inp: LogsInput) -> LogsOutput:
     return LogsOutput(**await ctx.fed.logs(inp.job_id, lines=inp.lines))
 
 
-def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> None:
+def no_hidden_destination(ctx: SkillContext, path: str | None, what: str, *,
+                          reads: bool = False) -> None:
     """A tool call (the agent's model, an MCP client) writes no file of this machine into a
     hidden directory (`~/.ssh`, `.config/autostart`, `.jupyter`): a job's result file named
     `authorized_keys` fetched there would let its writer log in as the user, as a fetch's
-    own hidden names are kept out unless the user names them. BadInput naming the part;
-    paths on a site, and a hidden server root itself, are not concerned."""
+    own hidden names are kept out unless the user names them. With `reads` (a source), it
+    reads none there either (`~/.ssh/id_ed25519` copied to a site, where a job may send it
+    anywhere). BadInput naming the part; paths on a site, and a hidden server root itself,
+    are not concerned."""
     if not path:
         return
     from .transfer import parse_location
@@ -313,6 +318,10 @@ def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> Non
     base = Path(os.path.abspath(os.path.expanduser(str(base))))
     parts = full.relative_to(base).parts if full.is_relative_to(base) else full.parts
     dot = next((p for p in parts if p.startswith(".") and p not in (".", "..")), None)
+    if dot is not None and reads:  # a key, a token, a config: never sent to a site
+        raise BadInput(f"{what}: {path!r} is (in) the hidden {dot!r}: a tool call reads "
+                       "no hidden file or directory of this machine (keys, tokens and "
+                       "configs live there); copy it yourself from the command line")
     if dot is not None:
         raise BadInput(f"{what}: {path!r} is in the hidden directory {dot!r}: a tool call "
                        "writes nothing into hidden directories of this machine (a job's "
@@ -320,14 +329,49 @@ def no_hidden_destination(ctx: SkillContext, path: str | None, what: str) -> Non
                        "another directory, or fetch it yourself from the command line")
 
 
+def no_hidden_files(files: list[str] | None) -> None:
+    """A tool call names no hidden result file (`.ssh/authorized_keys`, `.bashrc`): a fetch
+    writes a hidden name only when a person names it (`diamond fetch --file`), and the
+    model's or an MCP client's `files` are not a person's choice. BadInput naming it."""
+    for f in files or []:
+        dot = next((p for p in str(f).replace("\\", "/").split("/")
+                    if p.startswith(".") and p not in (".", "..")), None)
+        if dot is not None:
+            raise BadInput(f"files: {f!r} has the hidden part {dot!r}: a tool call fetches "
+                           "no hidden file (it could change how you log in or what starts); "
+                           "fetch it yourself with `diamond fetch JOB --file NAME`")
+
+
+def no_hidden_staging(ctx: SkillContext, spec: JobSpec) -> None:
+    """A tool call's job stages in no hidden file of this machine (`~/.ssh/id_ed25519` copied
+    to the site, where its script may send it anywhere) and stages out nothing into a
+    hidden directory here (`.ssh/authorized_keys`), nor a whole directory (its hidden
+    entries), as its fetches and transfers."""
+    for n, e in enumerate(spec.stage_in):
+        no_hidden_destination(ctx, e.source, f"stage_in[{n}].source", reads=True)
+    for n, e in enumerate(spec.stage_out):
+        dst = e.destination or "./"
+        if dst.endswith("/"):  # into a directory: the source's own name is made there
+            dst += posixpath.basename(e.source.rstrip("/"))
+        no_hidden_destination(ctx, dst, f"stage_out[{n}].destination")
+        local = not any(dst.startswith(f"{site}:") for site in ctx.fed.sites)
+        if e.recursive and local:  # a directory's hidden entries would come along
+            raise BadInput(f"stage_out[{n}]: a tool call's job copies no directory back to "
+                           "this machine (its hidden files, `.ssh/` or `.bashrc`, would come "
+                           "along); after the job, copy it with the transfer tool, which "
+                           "leaves hidden entries out")
+
+
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
     no_hidden_destination(ctx, inp.dest, "dest")
+    no_hidden_files(inp.files)
     return await ctx.fed.plan_fetch(inp.job_id, inp.dest, files=inp.files,
                                     overwrite=inp.overwrite, max_file_bytes=inp.max_file_bytes)
 
 
 async def fetch_results(ctx: SkillContext, inp: FetchInput) -> FetchOutput:
     no_hidden_destination(ctx, inp.dest, "dest")
+    no_hidden_files(inp.files)
     if ctx.approved is not None:
         got = await ctx.fed.fetch_approved(inp.job_id, ctx.approved)
     else:
@@ -346,6 +390,7 @@ async def translate(ctx: SkillContext, inp: TranslateInput) -> TranslateOutput:
 
 async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
+    no_hidden_staging(ctx, spec)
     if inp.hedge and inp.hedge > 1:  # every copy: its site and the script it runs there
         if inp.site != "auto":
             raise BadInput(f"hedge {inp.hedge} needs site 'auto' (placement picks the sites "
@@ -356,6 +401,7 @@ async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)  # parsing is CPU work: off the event loop
+    no_hidden_staging(ctx, spec)
     hedge = inp.hedge if inp.hedge and inp.hedge > 1 else None
     if hedge is not None:  # copies on several sites; approved: exactly the copies shown
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
@@ -392,9 +438,11 @@ async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
 
 async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
     _transfer_fn(ctx)
+    no_hidden_destination(ctx, inp.src, "src", reads=True)
     no_hidden_destination(ctx, inp.dst, "dst")
-    return await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
+    plan = await ctx.fed.plan_transfer(inp.src, inp.dst, inp.via, recursive=inp.recursive,
                                        overwrite=inp.overwrite)
+    return {**plan, "hidden_entries": HIDDEN_SAID}
 
 
 def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
@@ -405,20 +453,33 @@ def _transfer_fn(ctx: SkillContext) -> Callable[..., Any]:
 
 
 async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
+    no_hidden_destination(ctx, inp.src, "src", reads=True)
     no_hidden_destination(ctx, inp.dst, "dst")
     once = {"transfer_id": f"agent-{ctx.call_key}"} if ctx.call_key else {}
     if ctx.approved is not None:
         res = await ctx.fed.transfer_approved(inp.src, inp.dst, ctx.approved,
-                                              recursive=inp.recursive, **once)
+                                              recursive=inp.recursive, skip_hidden=True,
+                                              **once)
     else:
         res = await _transfer_fn(ctx)(inp.src, inp.dst, inp.via, recursive=inp.recursive,
-                                      overwrite=inp.overwrite, **once)
+                                      overwrite=inp.overwrite, skip_hidden=True, **once)
     data = res.model_dump(mode="json") if isinstance(res, BaseModel) else res
     data = data if isinstance(data, dict) else {"result": data}
     skipped = (data.get("data") or {}).get("skipped") or []
-    return TransferOutput(transfer=data, skipped=skipped, message="transfer done" + (
-        f"; {len(skipped)} file(s) already there left as they were (overwrite replaces "
-        "them)" if skipped else ""))
+    hidden = [x for x in skipped if x.endswith(HIDDEN_LEFT)]
+    kept = len(skipped) - len(hidden)
+    said = [f"{kept} file(s) left out or left as they were (see skipped; overwrite replaces "
+            "files already there)"] if kept else []
+    if hidden:
+        said.append(f"{len(hidden)} hidden entr{'y' if len(hidden) == 1 else 'ies'} left "
+                    f"out ({HIDDEN_SAID})")
+    return TransferOutput(transfer=data, skipped=skipped,
+                          message="; ".join(["transfer done", *said]))
+
+
+# what a tool call's copy does with hidden names (`.ssh/`, `.bashrc`), as its plan says
+HIDDEN_SAID = ("a tool call copies no hidden file or directory, at any depth; copy one "
+               "yourself from the command line")
 
 
 # -- registry ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from diamond_jupyter.dialects.begin_time import same_time
 from diamond_jupyter.dialects.translate import (
     SCRIPT_DIALECTS,
     get_script_dialect,
@@ -136,7 +137,8 @@ def _renamed(warnings: list[str], name: str) -> bool:
 
 # the fields a translation into the script's own dialect must give back as they were
 ROUND_TRIP_FIELDS = ("name", "queue", "account", "qos", "reservation", "hold", "stdout",
-                     "stderr", "comment", "mail_events", "working_directory", "requeue")
+                     "stderr", "comment", "mail_events", "working_directory", "requeue",
+                     "begin")
 
 
 def check_translation(text: str, source: str, target: str) -> None:
@@ -172,6 +174,9 @@ def check_translation(text: str, source: str, target: str) -> None:
     if spec.array:
         same = back.array is not None and back.array.expression == spec.array.expression
         assert same or _reported(warnings, "array"), (back.array, warnings)
+    if spec.begin:  # the same start time, or said why not
+        assert same_time(back.begin, spec.begin) or _reported(warnings, "begin time"), \
+            (back.begin, warnings)
     if spec.dependencies:
         assert _dep_pairs(back) == _dep_pairs(spec) or _reported(warnings, "dependency"), \
             warnings

@@ -390,9 +390,11 @@ async def test_a_tool_call_naming_a_look_alike_site_submits_nothing(tmp_path):
 
 
 async def test_a_sites_files_module_names_reach_module_load_quoted(tmp_path):
-    """(guard) A center's sites file lists software `gcc/12.2$(touch FILE)`, `cuda;id`: a
-    job's `module load gcc` is rewritten to the site's name for it, shell-quoted, so the
-    name is one word that runs nothing."""
+    """(guard) A center's sites file lists software with characters a shell reads (`%`,
+    `~`, which module names may hold): a job's `module load gcc` is
+    rewritten to the site's name for it, shell-quoted, so the name is one word that runs
+    nothing. (A name with shell syntax, `gcc/12.2$(touch FILE)`, is refused in the sites
+    file since the ninth sweep: tests/test_adversarial_inputs9.py.)"""
     import shlex
 
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
@@ -400,10 +402,16 @@ async def test_a_sites_files_module_names_reach_module_load_quoted(tmp_path):
     from diamond_jupyter.store import Store
 
     bad = f"gcc/12.2$(touch {tmp_path}/ran)"
-    fed = Federation(FederationConfig(sites=[SiteConfig(
-        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"),
-        discovery={"enabled": False}, metadata={"software": [bad]})]),
-        store=Store(tmp_path / "s.sqlite"))
+    # since the sixth sweep of sites files the name is refused when the file is read
+    # (checked as discovered names are)...
+    with pytest.raises(ValueError, match=r"software entry 1: .* '\$' is not allowed"):
+        SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                   metadata={"software": [bad]})
+    # ...and one that reaches the engine past that check is still one quoted word
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(tmp_path / "wd"), discovery={"enabled": False})
+    cfg.metadata = {"software": [bad]}
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
     try:
         out = await fed.adapt_to_site("here", JobSpec(script="#!/bin/bash\nmodule load gcc\n"))
     finally:

@@ -96,3 +96,30 @@ def test_the_own_error_correction_is_replayed_from_the_earlier_rounds_probes():
     got = dr.replay_run(run, {"engine": dr.engine()})
     assert got["regret"]["own: both ways"][6] == 0.0  # a chosen in the last round
     assert got["regret"]["own: one way"][6] == 39.0  # b, as the model says
+
+
+def test_own_jobs_variants_seed94_a_site_whose_latest_probe_still_waits():
+    """Seed 94's beta: the probes of rounds 0-4 started sooner than predicted, that of
+    round 5 was still waiting (not yet due) at round 6, and beta was pulled in by 0.59 with
+    its 90% bound. The variants: no pull-in while one of the jobs still waits; the pull-in
+    moves the start only, the bound kept."""
+    starts = {0: 5.6, 1: 8.7, 2: 10.8, 3: 12.7, 4: 14.7, 5: 117.5}
+
+    def rnd(k):
+        r = round_({"a": est(142, 155, bound=142, raw=142), "b": est(165, 175, bound=680)},
+                   {"a": 240.0, "b": 125.0}, "a", censored=("a",))
+        r.update(round=k, started_s={"a": starts[k]} if k in starts else {})
+        return r
+
+    run = {"interval_s": 12.0, "per_round": [rnd(k) for k in range(7)]}
+    err = dr.own_error_at(run, 6, "a")
+    assert err.samples == 5 and err.sooner is not None and err.sooner < 1
+    assert err.sooner_started is None  # round 5's probe waits: it has not started sooner
+    last = run["per_round"][6]
+    pulled = dr.own_corrected(run, last, "unanimous")["a"]
+    assert pulled["start_s"] < 142 and pulled["bound_s"] == pulled["start_s"]
+    assert dr.own_corrected(run, last, "all_started")["a"]["start_s"] == 142
+    kept = dr.own_corrected(run, last, "bound_kept")["a"]
+    assert kept["start_s"] == pulled["start_s"] and kept["bound_s"] == 142
+    got = dr.replay_run(run, {"engine": dr.engine()})
+    assert set(dr.OWN_MODES) <= set(got["regret"])

@@ -207,3 +207,15 @@ async def test_a_gang_member_is_ready_by_the_model_not_by_past_waits():
         fed = SimpleNamespace(sites={"beta": object()}, place=place, store=None)
         job = _placed("beta", 0).model_copy(update={"spec": JobSpec(command="true")})
         assert await _Ops(fed).can_start_now(job) is ready
+
+
+def test_a_job_still_waiting_leaves_no_unanimous_sooner_start_to_pull_in_by():
+    """`sooner_started` (measured by `benchmarks.decision_replay`, not used by placement):
+    every recent job started sooner, and none still waits. A job not yet due says nothing
+    of the median, but it has not started sooner either."""
+    early = [_s(120, 10, at=float(k)) for k in range(5)]
+    all_in = own_error(early)
+    assert all_in.sooner == all_in.sooner_started == pytest.approx(40 / 150)
+    one_waits = own_error([*early, _s(120, 12, started=False, at=9.0)])
+    assert one_waits.samples == 5 and one_waits.sooner == pytest.approx(40 / 150)
+    assert one_waits.sooner_started is None

@@ -430,41 +430,46 @@ def test_every_schedulers_start_time_holds_the_start_at_its_own_site():
     v = only(run("#PBS -l select=1:ncpus=4\n#PBS -a 1130\n#PBS -l walltime=1:00:00",
                  kestrel()), "kestrel", "workq")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2.5))
-    assert has_note(v, "-a 2026-03-01 11:30: it starts no sooner (+2:30:00)")
+    assert has_note(v, "begin time 2026-03-01 11:30: it starts no sooner (+2:30:00)")
     # PBS -a 0830: 08:30 has passed today: tomorrow's (+23:30)
     v = run("#PBS -l select=1:ncpus=4\n#PBS -a 0830\n#PBS -l walltime=1:00:00",
             kestrel()).verdict("kestrel")
     assert v.estimated_start == hours(23.5)
-    # LSF -b 2:8:00: the 2nd at 08:00 (+23 h)
-    v = only(run("#BSUB -n 4\n#BSUB -b 2:8:00\n#BSUB -W 1:00", wren()), "wren", "normal")
-    assert v.estimated_start == hours(23)
+    # LSF -b 11:30: today 11:30 (+2:30). A day without its month (-b 2:8:00) is kept as
+    # written and said when the script is read (tests/test_begin_times.py): not held
+    v = only(run("#BSUB -n 4\n#BSUB -b 11:30\n#BSUB -W 1:00", wren()), "wren", "normal")
+    assert v.estimated_start == hours(2.5)
     # Grid Engine -a 03011000 (MMDDhhmm): +1 h
     v = only(run("#$ -a 03011000\n#$ -l h_rt=1:00:00", grebe({})), "grebe", "all.q")
     assert v.estimated_start == hours(1)
-    # flux --begin-time=+2h (RFC 23 duration); a phrase not read is said, not held
+    # flux --begin-time=+2h (RFC 23 duration); a phrase not read (kept as written, said
+    # when the script is read: tests/test_begin_times.py) holds nothing
     v = only(run("#flux: -N 1\n#flux: --begin-time=+2h", flux4()), "flux", None)
     assert v.estimated_start == hours(2)
     v = only(run('#flux: -N 1\n#flux: --begin-time="next friday"', flux4()), "flux", None)
-    assert v.verdict == "READY" and has_note(v, "--begin-time 'next friday' is not read here")
+    assert v.verdict == "READY"
 
 
-def test_a_start_time_is_its_own_schedulers_only():
-    # a PBS -a job at a Slurm site: the translation drops -a (said there): no hold here
+def test_a_start_time_holds_at_a_site_of_another_scheduler():
+    # a PBS -a job at a Slurm site: read into the job's start time, it reaches sbatch as
+    # --begin (tests/test_begin_times.py) and holds the start there too
     v = only(run("#PBS -l select=1:ncpus=4\n#PBS -a 1130\n#PBS -l walltime=1:00:00", hera()),
              "hera", "cpu")
-    assert v.verdict == "READY"
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2.5))
+    assert has_note(v, "--begin 2026-03-01 11:30: it starts no sooner (+2:30:00)")
 
 
 def test_an_unreadable_start_time_is_refused_naming_the_forms():
     import pytest
 
     from diamond_jupyter.model import BadInput
-    with pytest.raises(BadInput, match=r"-a '11h30': not a time qsub reads \(accepted: "
-                                       r"\[\[\[\[CC\]YY\]MM\]DD\]hhmm"):
+    with pytest.raises(BadInput, match=r"-a '11h30' is not a date and time qsub reads "
+                                       r"\(accepted: \[\[\[\[CC\]YY\]MM\]DD\]hhmm"):
         run("#PBS -a 11h30\n#PBS -l walltime=1:00:00", hera())
-    with pytest.raises(BadInput, match=r"-b '25:00': no such date or time"):
+    with pytest.raises(BadInput, match=r"-b '25:00' names no real date and time"):
         run("#BSUB -b 25:00\n#BSUB -W 1:00", hera())
-    with pytest.raises(BadInput, match=r"-a '0301': not a time Grid Engine's qsub reads"):
+    with pytest.raises(BadInput, match=r"-a '0301' is not a date and time qsub reads "
+                                       r"\(accepted: \[\[CC\]YY\]MMDDhhmm"):
         run("#$ -a 0301\n#$ -l h_rt=1:00:00", hera())
 
 

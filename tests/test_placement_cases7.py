@@ -135,8 +135,8 @@ def test_a_later_components_exclude_does_not_bind_the_first():
 
 def test_a_hetjob_runs_only_at_a_slurm_site():
     # translated for PBS the later components are dropped: the job is not run there
-    p = run("#SBATCH -N 1 -n 2 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -p gpu --gres=gpu:1",
-            pbs_site(), hera())
+    p = run("#SBATCH -N 1 -n 2 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -p gpu --gres=gpu:1 --comment=workers", pbs_site(), hera())
     assert "a Slurm heterogeneous job of 2 components (#SBATCH hetjob): pbs has no form " \
         "for its later components" in reasons(p, "pbs")
     only(p, "hera")

@@ -56,13 +56,12 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/time_min_day_hours.sbatch": dict(
         nodes=1, walltime=36 * 3600, memory_mb=None, exclusive=True, unknown=["--time-min"]),
     # only the first component of a heterogeneous job maps; the rest is kept as written
+    # a later component in a partition of its own: read with it (tenth sweep; it was kept)
     "slurm/hetjob.sbatch": dict(
-        nodes=1, tasks=1, cpus=4, memory_mb=8 * G, walltime=7200, queue=None,
-        name="coupled",
-        unknown=["hetjob", "--nodes", "--ntasks-per-node", "--mem", "--partition"]),
+        nodes=5, tasks=129, cpus=132, memory_mb=264 * G, walltime=7200, queue=None,
+        name="coupled"),
     "slurm/packjob.sbatch": dict(
-        nodes=1, tasks=None, gpus=1, walltime=3600, queue="gpu",
-        unknown=["packjob", "--partition", "--nodes", "--ntasks"]),
+        nodes=9, tasks=257, cpus=257, gpus=1, walltime=3600, queue="gpu"),
     # a count on a group is kept with it (sbatch's own example: [(knl&snc4&flat)*4&haswell*1])
     "slurm/constraint_group_count.sbatch": dict(
         nodes=2, walltime=3600, features=["[skylake|cascadelake]*2"]),
@@ -207,9 +206,10 @@ def test_hetjob_components_stay_in_order_on_a_slurm_round_trip() -> None:
     out = translate(text, "slurm", "slurm")[0].splitlines()
     i = out.index("#SBATCH hetjob")
     assert "#SBATCH --nodes=1" in out[:i] and "#SBATCH --mem=8G" in out[:i]
-    assert out[i + 1:i + 3] == ["#SBATCH -N 4 --ntasks-per-node=32 --mem=64G",
-                                "#SBATCH --partition=compute"]
-    assert not any(line.startswith("#SBATCH") for line in out[i + 3:])
+    # the later component read with its own partition (tenth sweep), written back with it
+    assert out[i + 1:i + 5] == ["#SBATCH --partition=compute", "#SBATCH --nodes=4",
+                                "#SBATCH --ntasks-per-node=32", "#SBATCH --mem=64G"]
+    assert not any(line.startswith("#SBATCH") for line in out[i + 5:])
 
 
 @pytest.mark.parametrize(("line", "per_node", "kept"), [

@@ -56,7 +56,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         tasks=1, gpus=None, gpu_type=None, walltime=1800, unknown=["--gres"]),
     "slurm/time_unlimited_begin_signal.sbatch": dict(
         tasks=1, walltime=None, qos="long", reservation="maint_window",
-        unknown=["--time", "--begin", "--signal"]),
+        unknown=["--time", "--signal"]),
     "slurm/time_days_hours_minutes.sbatch": dict(tasks=2, walltime=86400 + 30 * 60),
     "slurm/time_minutes_seconds.sbatch": dict(tasks=1, walltime=90 * 60 + 30),
     "slurm/array_stepped.sbatch": dict(tasks=1, walltime=1200, array="0-15:4", name="chunks",

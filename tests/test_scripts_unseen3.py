@@ -128,7 +128,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         name="crlf_job", ignored=1),
     "pbs/depend_multiple_W.pbs": dict(
         nodes=1, tasks=1, walltime=600, name="chain",
-        deps=[("afterok", ["101.pbs01", "102.pbs01"])], unknown=["-W", "-a"]),
+        deps=[("afterok", ["101.pbs01", "102.pbs01"])], unknown=["-W"]),
     # ---------------------------------------------------------------- LSF
     # several -R strings: LSF merges them
     "lsf/multi_R_order.lsf": dict(

@@ -60,7 +60,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/licenses_reservation_deadline.sbatch": dict(
         tasks=1, cpus=12, memory_mb=48 * G, needs_mem=48 * G, walltime=4 * 3600,
         name="matlab-batch", account="eng-dept", qos="high", reservation="training_2026",
-        unknown=["--licenses", "--begin", "--deadline"]),
+        unknown=["--licenses", "--deadline"]),
     "slurm/signal_requeue_mail_list.sbatch": dict(
         nodes=1, tasks=32, walltime=86400, name="ckpt-md", stdout="md-%j.log",
         mail_events=["begin", "end", "fail", "time_limit_80"],
@@ -92,9 +92,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="gpu", exclusive=True, unknown=["--gres-flags"]),
     # only the first component maps (1 node, 2 GPUs); the CPU workers stay as written
     "slurm/hetjob_gpu_leader_cpu_workers.sbatch": dict(
-        nodes=1, tasks=1, gpus=2, needs_gpus=2, memory_mb=64 * G, walltime=3 * 3600,
-        name="couple-ml", queue="gpu",
-        unknown=["hetjob", "--partition", "--nodes", "--ntasks-per-node"]),
+        nodes=9, tasks=513, cpus=513, gpus=2, needs_gpus=2, memory_mb=64 * G,
+        walltime=3 * 3600, name="couple-ml", queue="gpu"),  # each component read (tenth)
     # ---------------------------------------------------------------- PBS Pro / Torque
     # place=pack: every chunk on one host (PBS Pro): one node of 4 x 8 CPUs and 4 x 16gb
     "pbs/pro_place_pack_chunks.pbs": dict(
@@ -157,12 +156,12 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # exit(JOB): the job ended with a failure (afternotok); -b (begin time) kept
     "lsf/exit_dependency_begin_time.lsf": dict(
         tasks=1, walltime=900, name="cleanup_on_fail", queue="short",
-        deps=[("afternotok", ["4321"])], unknown=["-b"]),
+        deps=[("afternotok", ["4321"])]),
     # ---------------------------------------------------------------- Flux
     # a job id in F58 with its ƒ prefix; -t 45 is minutes (flux batch)
     "flux/unicode_jobid_begin_time.flux": dict(
         nodes=1, tasks=4, cpus=8, walltime=45 * 60, name="analyze", queue="pbatch",
-        deps=[("afterany", ["ƒ2X4PLSfCDw"])], unknown=["--begin-time"]),
+        deps=[("afterany", ["ƒ2X4PLSfCDw"])]),
     "flux/long_slot_options_exclusive.flux": dict(
         nodes=2, tasks=4, cpus=32, gpus=4, needs_gpus=2, walltime=3 * 3600, exclusive=True,
         account="physics"),  # --bank is the account (eighth sweep; it was kept as unknown)

@@ -78,9 +78,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         variables={"RUN_LABEL": "melt 1500K", "NSTEPS": "200000"}),
     # only the first component maps; the GPU component is kept as written
     "slurm/hetjob_cpu_then_gpu.sbatch": dict(
-        nodes=4, tasks=256, cpus=256, walltime=7200, name="insitu-viz", queue="cpu",
-        account="viz42",
-        unknown=["hetjob", "--partition", "--nodes", "--gpus-per-node", "--ntasks-per-node"],
+        nodes=5, tasks=260, cpus=260, gpus=4, needs_gpus=4, walltime=7200, name="insitu-viz",
+        queue="cpu", account="viz42",  # the gpu component read with its partition (tenth)
         notes=["heterogeneous job"]),
     "slurm/licenses_reservation_qos_gpu_type.sbatch": dict(
         nodes=1, tasks=32, cpus=32, gpus=2, needs_gpus=2, gpu_type="a100", walltime=8 * 3600,
@@ -92,7 +91,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/nice_begin_comment.sbatch": dict(
         tasks=1, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=2700, name="prep-stage1",
         comment="preprocessing, stage 1 of 3", mail_events=["begin", "end"],
-        mail_user="alice@uni.example", unknown=["--begin", "--nice"]),
+        mail_user="alice@uni.example", unknown=["--nice"]),
     "slurm/signal_trap_requeue.sbatch": dict(
         nodes=1, tasks=128, cpus=128, walltime=86400, name="cp2k-md", stdout="cp2k-%j.log",
         requeue=True, output_mode="append", unknown=["--signal"]),
@@ -151,7 +150,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -c (CPU time), -We (estimate) and -b (begin) kept; -N mails at the end
     "lsf/cpu_limit_estimate_begin.lsf": dict(
         tasks=4, cpus=4, walltime=4 * 3600, name="nightly", mail_events=["end"],
-        mail_user="ops@site.example", unknown=["-c", "-We", "-b"]),
+        mail_user="ops@site.example", unknown=["-c", "-We"]),
     # ended(NAME) names a job: no job id to translate, the whole condition kept
     "lsf/depend_done_and_ended_name.lsf": dict(
         tasks=2, cpus=2, walltime=1800, name="combine", unknown=["-w"]),
@@ -174,7 +173,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         name="star_align", queue="long", stdout="star.%j.out", unknown=["-R rusage"]),
     # ---------------------------------------------------------------- Flux
     "flux/begin_time_setopt_affinity.flux": dict(
-        tasks=4, cpus=32, walltime=3600, unknown=["--begin-time", "--setopt"]),
+        tasks=4, cpus=32, walltime=3600, unknown=["--setopt"]),
     # -N2 -n8 -c4 -g1: 8 slots of 4 cores and 1 GPU on 2 nodes
     "flux/bundled_short_gpu_time.flux": dict(
         nodes=2, tasks=8, cpus=32, gpus=8, needs_gpus=4, walltime=1800, name="gpu-short",

@@ -202,7 +202,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # `# FLUX:`; --bank is the account; urgency 8 and a begin time kept
     "flux/queue_bank_urgency_begin_time.flux": dict(
         tasks=1, cpus=2, walltime=600, name="nightly-check", queue="pdebug",
-        account="guests", unknown=["--urgency", "--begin-time"]),
+        account="guests", unknown=["--urgency"]),
     # -N 4 alone: a slot per node, whole nodes; the host list and MPI option kept
     "flux/setopt_mpi_requires_exclusive.flux": dict(
         nodes=4, tasks=4, cpus=4, walltime=7200, exclusive=True, queue="pbatch",

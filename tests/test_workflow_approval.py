@@ -109,8 +109,12 @@ class Ops:
         pass
 
     def pins(self, wf: Any, only: dict[str, list[str]]) -> dict[str, Any]:
-        """Pins as an approval makes them: for each step, its listed sites' renderings."""
-        return {"workflow_sha256": "x", "steps": {
+        """Pins as an approval makes them: for each step, its listed sites' renderings (and
+        the lines the engine may add to it)."""
+        from diamond_jupyter.workflow.engine import engine_sha256
+
+        return {"workflow_sha256": "x", "engine": {
+            name: engine_sha256(wf.step(name)) for name in only}, "steps": {
             name: {site: hashlib.sha256((self.renders[site] + (wf.step(name).spec().script
                                                                   or "")).encode())
                    .hexdigest() for site in sites} for name, sites in only.items()}}

@@ -78,6 +78,10 @@ class OpenAICompatProvider:
                                 "input": json.loads(args) if isinstance(args, str) else args})
         except (KeyError, IndexError, ValueError, TypeError) as e:
             raise LLMError(f"unusable answer from the model endpoint: {e}") from None
+        except RecursionError:  # a tool call's arguments (or the answer) nested past reading
+            raise LLMError("unusable answer from the model endpoint: it nests lists or "
+                           "objects too deeply to read (a tool call's arguments are one "
+                           "flat JSON object)") from None
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else (
             "max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
         u = resp.json().get("usage") or {}

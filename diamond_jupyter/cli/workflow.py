@@ -1,4 +1,5 @@
-"""`diamond workflow run|status|cancel|list`: the command line's face for workflows."""
+"""`diamond workflow run|status|cancel|plan|approve|list`: the command line's face for
+workflows."""
 
 from __future__ import annotations
 
@@ -82,6 +83,93 @@ def _cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_plan(plan: dict[str, Any]) -> None:
+    """A workflow's approval plan on the terminal: per step its sites and the batch script
+    rendered for each (with its sha256), what waits for approval and why, the plan's hash."""
+    from ..model import visible
+
+    print(visible(f"workflow {plan.get('workflow_id')} ({plan.get('name')}): "
+                  f"{len(plan.get('steps') or [])} steps"))
+    for st in plan.get("steps") or []:
+        why = (plan.get("awaiting_approval") or {}).get(st["name"])
+        print(visible(f"step {st['name']}: site {st['site']}, may run on "
+                      f"{', '.join(st['may_run_on']) or 'no site'}"
+                      + (f"; waits for approval: {why}" if why else "")))
+        for c in st.get("rendered") or []:
+            if "refused" in c:
+                print(visible(f"  on {c['site']}: cannot run ({c['refused']})"))
+                continue
+            print(visible(f"  on {c['site']} ({c['scheduler']}), script sha256 "
+                          f"{c['script_sha256']}:"))
+            for line in c["script"].splitlines():
+                print(visible(f"    | {line}"))
+        for line in st.get("engine_lines") or []:
+            print(visible(f"  the engine may add: {line}"))
+    for warning in plan.get("warnings") or []:
+        print(visible(f"warning: {warning}"))
+    print(f"plan sha256: {plan['plan_sha256']}")
+    print(f"approve exactly this plan: diamond workflow approve {plan.get('workflow_id')} "
+          f"--plan-hash {plan['plan_sha256']}")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    async def go():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await fed.workflow_approval_plan(args.id)
+        finally:
+            await fed.close()
+            hand_over(fed, args)
+    plan = asyncio.run(go())
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        _show_plan(plan)
+    return 0
+
+
+def _approve(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..model import BadInput
+
+    async def show():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await fed.workflow_approval_plan(args.id)
+        finally:
+            await fed.close()
+
+    digest = args.plan_hash
+    if digest is None:  # only a person at a terminal, shown the plan here, approves it
+        if not sys.stdin.isatty():
+            raise BadInput(f"give --plan-hash H, the sha256 `diamond workflow plan {args.id}` "
+                           "prints: a plan no one was shown is not approved")
+        plan = asyncio.run(show())
+        _show_plan(plan)
+        try:
+            said = input("approve this plan? [y/N] ")
+        except EOFError:  # the terminal closed: nothing approved
+            said = ""
+        if said.strip().lower() not in ("y", "yes"):
+            print("not approved", file=sys.stderr)
+            return 1
+        digest = plan["plan_sha256"]
+
+    async def go():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await fed.approve_workflow_shown(args.id, digest)
+        finally:
+            await fed.close()
+            hand_over(fed, args)
+    _out(args, asyncio.run(go()))
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     views = _fed(args).workflows(limit=args.limit)
     if args.json:
@@ -112,6 +200,20 @@ def add_workflow_command(sub: Any, common: Any) -> None:
         common(p)
         p.add_argument("id", help=id_help)
         p.set_defaults(fn=fn)
+    p = wsub.add_parser("plan", help="what a workflow would run, to approve again: per step "
+                        "its sites and the batch script rendered for each, and the plan's "
+                        "sha256")
+    common(p)
+    p.add_argument("id", help=id_help)
+    p.set_defaults(fn=_plan)
+    p = wsub.add_parser("approve", help="approve a workflow's plan (as `workflow plan` shows "
+                        "it); its steps waiting for approval go on")
+    common(p)
+    p.add_argument("id", help=id_help)
+    p.add_argument("--plan-hash", metavar="H", help="the plan's sha256 as `workflow plan` "
+                   "printed it: refused if the plan changed since (without it: shown here "
+                   "and asked, at a terminal only)")
+    p.set_defaults(fn=_approve)
     p = wsub.add_parser("list", help="workflows in the store, newest first")
     common(p)
     p.add_argument("--limit", type=count(1), default=50, help="at most this many (default 50)")

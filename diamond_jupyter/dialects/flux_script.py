@@ -6,6 +6,7 @@ import re
 
 from ..model import BadInput, Dependency, Directive, JobSpec, gpus_of_job_over_unknown_nodes
 from .base import Rendered
+from .begin_time import flux_parts, neutral, render_begin
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
 from .scripts_common import (
@@ -255,6 +256,14 @@ class FluxScript:
                     neutral_out_pattern(v, self.name))
         elif o == "exclusive":
             spec.constraints.exclusive = True
+        elif o == "begin-time":
+            at = flux_parts(v)
+            spec.begin = neutral(at) if at else None  # the last --begin-time counts
+            if at is None:
+                note(spec, f"line {item.lineno}: --begin-time={v} is a phrase flux's date "
+                           "parser reads; only +FSD and YYYY-MM-DD HH:MM[:SS] are read; kept "
+                           "as written")
+                return False
         elif o == "urgency":
             if v not in ("0", "hold"):
                 return False
@@ -422,6 +431,8 @@ class FluxScript:
             add("cwd", spec.working_directory)
         if spec.hold:
             add("urgency", 0)
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("begin-time", at)
         if spec.requeue is not None:
             warnings.append("dropped: " + ("rerun" if spec.requeue else "never rerun")
                             + " after a node failure (flux batch has no such option)")

@@ -14,6 +14,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
+from .begin_time import lsf_parts, neutral, render_begin
 from .scripts_common import (
     Item,
     Opt,
@@ -57,9 +58,11 @@ from .scripts_common import (
 )
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
-              "cn_mem core_isolation csm data datachk hl smt step_cgroup stage freq Ep Jd "
-              "Lp Ne ar clusters notify pack rnc is sp Zs")
-_WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K")
+              "cn_mem core_isolation csm data smt step_cgroup stage freq Ep Jd "
+              "Lp clusters notify pack rnc is sp")
+# flags of bsub (no value): -Ne mail on exit, -ar autoresizable, -hl host-based memory
+# limits, -Zs spooled command file, -datachk, -ti orphan termination with -w
+_WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K Ne ar hl Zs datachk ti")
 _LETTERS_ARG = "abCcDEeFfGgiJkLMmnoPpQqRSstTUuvWw"
 _LETTERS_FLAG = "BHINrxy"
 TABLE = OptionTable(
@@ -354,13 +357,21 @@ class LsfScript:
                 spec.metadata["lsf_overwrite_" + o[1]] = True
         elif o == "-x":
             spec.constraints.exclusive = True
+        elif o == "-b":
+            at = lsf_parts(v, f"line {item.lineno}")
+            spec.begin = neutral(at) if at else None  # bsub keeps the last -b
+            if at is None:
+                note(spec, f"line {item.lineno}: -b {v}: a day of the month without the month "
+                           "has no neutral form (sbatch has none); kept as written")
+                return False
         elif o == "-H":
             spec.hold = True
         elif o in ("-r", "-rn"):  # rerunnable / never rerun
             spec.requeue = o == "-r"
-        elif o in ("-B", "-N"):  # two flags, whatever their order: mail at begin, at end
-            got = {*spec.mail_events, "begin" if o == "-B" else "end"}
-            spec.mail_events = [e for e in ("begin", "end") if e in got]
+        elif o in ("-B", "-N", "-Ne"):  # flags, whatever their order: mail at begin, at the
+            # end, or at the end only when the job exits in failure (-Ne)
+            got = {*spec.mail_events, {"-B": "begin", "-N": "end", "-Ne": "fail"}[o]}
+            spec.mail_events = [e for e in ("begin", "end", "fail") if e in got]
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
@@ -466,7 +477,9 @@ class LsfScript:
             return False
         r = spec.resources
         for kind, body in sections:
-            if kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
+            if kind == "rusage" and ("||" in body or "," in body):
+                self._alternative_gpus(spec, item, body)  # read, the string kept whole
+            elif kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
@@ -532,6 +545,39 @@ class LsfScript:
         return spec.source_dialect == "lsf" and bool(spec.metadata.get("lsf_gpu_rusage")) \
             and bool(r.gpus_per_node) and not r.gpus_per_task \
             and not gpus_of_job_over_unknown_nodes(spec) and not live_components(spec)
+
+    @staticmethod
+    def _alternative_gpus(spec: JobSpec, item: Item, body: str) -> None:
+        """A usage string of several parts: `,` joins usages all reserved, `||` alternatives
+        LSF tries in order. The GPUs (`ngpus_physical=N[:gmodel=X]`) of the first
+        alternative are what the job asks first: read (per host, as in one usage); the
+        string is kept whole as written (LSF gets it back, with no -gpu beside it)."""
+        first = body.split("||")[0]
+        got: dict[str, str] = {}
+        for usage in first.split(","):
+            for part in usage.split(":"):
+                k, _, x = (p.strip() for p in part.partition("="))
+                if k in ("ngpus_physical", "gmodel") and x:
+                    got.setdefault(k, x)
+        n = got.get("ngpus_physical", "")
+        if not n.isdigit():
+            return
+        r = spec.resources
+        r.gpus_per_node, r.gpus_per_task = int(n), None
+        r.gpu_type = got.get("gmodel") or r.gpu_type
+        spec.metadata["lsf_gpus_in_kept_rusage"] = int(n)
+        alternatives = "its first alternative's" if "||" in body else "its"
+        note(spec, f"line {item.lineno}: rusage[{body.strip()}]: {alternatives} GPUs read ({n} "
+                   f"per host{', ' + r.gpu_type if r.gpu_type else ''}); the usage string is "
+                   "kept as written (the other parts have no neutral form)")
+
+    @staticmethod
+    def _gpus_kept_in_rusage(spec: JobSpec) -> bool:
+        """The GPUs were read from a usage string kept whole (`_alternative_gpus`) and are
+        still what it asks: an LSF script gets them back in it alone."""
+        return spec.source_dialect == "lsf" and spec.resources.gpus_per_node is not None \
+            and spec.metadata.get("lsf_gpus_in_kept_rusage") == spec.resources.gpus_per_node \
+            and not spec.resources.gpus_per_task
 
     @staticmethod
     def _rusage_gpus(spec: JobSpec, body: str) -> str:
@@ -667,7 +713,8 @@ class LsfScript:
         else:
             self._simple_resreq(spec, add, own, warnings)
         if (compound is None or "ngpus_physical" not in compound) \
-                and not self._gpus_in_rusage(spec):  # else in the resource string
+                and not self._gpus_in_rusage(spec) \
+                and not self._gpus_kept_in_rusage(spec):  # else in the resource string
             self._render_gpu(spec, add, own, warnings)
         if r.walltime_s is not None:
             mins = -(-r.walltime_s // 60)  # whole minutes, rounded up (exact for any int)
@@ -689,6 +736,8 @@ class LsfScript:
                 add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("-b", at)
         if spec.requeue is not None:
             add("-r" if spec.requeue else "-rn")
         if spec.mail_user:
@@ -697,11 +746,10 @@ class LsfScript:
         warnings += mail_warning(spec.mail_events, {"begin", "end", "fail", "all"}, self.name)
         if ev & {"begin", "all"}:
             add("-B")
-        if ev & {"end", "fail", "all"}:
-            add("-N")
-            if not ev & {"end", "all"}:  # bsub has no mail on failure alone
-                warnings.append("approximated: mail on failure as -N (LSF mails when the job "
-                                "ends, whatever its outcome)")
+        if ev & {"end", "all"}:
+            add("-N")  # at the end, whatever its outcome (a failure included)
+        elif "fail" in ev:
+            add("-Ne")  # only when the job exits in failure
         if deps := dependencies_for(spec, self.name, warnings):
             add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
                                   for d in deps for i in d.job_ids))

@@ -350,6 +350,11 @@ def repair_json_lines(text: str) -> str:
     return "\n".join(fixed)
 
 
+# a scheduler's JSON whose lists or objects nest past what json reads (RecursionError): a
+# value printed with raw quotes (a name, a comment, another user's `-v`) can open thousands
+NESTED_TOO_DEEP = "invalid JSON (lists or objects nested too deeply to read)"
+
+
 def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) -> Any:
     """json.loads with a clear SiteError; `lenient` retries after repair_json_lines."""
     if not text.strip():
@@ -360,12 +365,14 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
         if lenient:
             try:
                 return json.loads(repair_json_lines(text), strict=False)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         raise fail(scheduler, what, f"invalid JSON ({exc.msg} at line {exc.lineno})",
                    text) from None
     except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
         raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
+    except RecursionError:  # lists or objects nested past reading (a value that broke out)
+        raise fail(scheduler, what, NESTED_TOO_DEEP, text) from None
 
 
 def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
@@ -394,6 +401,9 @@ def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
             data = json.loads(candidate, strict=False, object_pairs_hook=no_repeats)
         except ValueError as exc:
             error = error or f"invalid JSON ({getattr(exc, 'msg', exc)})"
+            continue
+        except RecursionError:  # a value holding raw quotes and thousands of brackets
+            error = error or NESTED_TOO_DEEP
             continue
         group = data.get(records) if isinstance(data, dict) else None
         inside = [k for k in group if k not in headers] \

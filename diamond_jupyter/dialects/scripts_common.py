@@ -35,11 +35,30 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
+# an ISO 8601 duration (PT2H, P1DT12H, PT90M): no scheduler's time; not a placeholder
+_ISO_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?",
+                           re.IGNORECASE)
+
+
+_ISO_WORD = re.compile(r"\bP(?=\d|T\d)(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+S)?)?\b")
+
+
+def iso_duration_s(value: str | None) -> int | None:
+    """Seconds of an ISO 8601 duration of days, hours, minutes and seconds (`PT2H30M`);
+    None where `value` is not one."""
+    m = _ISO_DURATION.fullmatch((value or "").strip())
+    if m is None or not any(m.groups()) or value.strip().upper().endswith("T"):
+        return None
+    d, h, mi, sec = (int(g or 0) for g in m.groups())
+    return d * 86400 + h * 3600 + mi * 60 + sec
+
+
 def is_placeholder(value: str | None, loose: bool = False) -> bool:
     """Template placeholder ({{x}}, ${X}, <x>, %X%, TBG_x ...); `loose` also takes ALLCAPS
-    words, for values that should have been numbers."""
+    words, for values that should have been numbers (not an ISO 8601 duration: `PT2H` is a
+    time written in a form the schedulers do not read)."""
     v = value or ""
-    return bool(_PLACEHOLDER.search(v) or (loose and _LOOSE.search(v)))
+    return bool(_PLACEHOLDER.search(v) or (loose and _LOOSE.search(_ISO_WORD.sub("", v))))
 
 
 @dataclass
@@ -244,8 +263,13 @@ class OptionTable:
 # ---------------------------------------------------------------- values and units
 
 def bad(item: Item, what: str, accepted: str) -> BadInput:
+    given = (item.value or "").rpartition("=")[2]
+    seconds = iso_duration_s(given)
+    iso = f" ({given!r} is an ISO 8601 duration, {seconds // 3600} h {seconds // 60 % 60} " \
+        f"min {seconds % 60} s, which no scheduler reads)" if seconds is not None else ""
     return BadInput(
-        f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected {accepted}"
+        f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected "
+        f"{accepted}{iso}"
     )
 
 
@@ -502,12 +526,14 @@ def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None)
         body = in_container(body, spec.environment.container_image,
                             pick_runtime(spec.metadata.get("container_runtime"), None),
                             inner)
-    nl = "\r\n" if "\r\n" in body else "\n"
+    # LF line ends (a body written with CRLF is said by common_render_warnings): bash
+    # reads a carriage return as part of each line, and sbatch refuses such a script
+    body = body.replace("\r\n", "\n")
     if preamble and not runs_shell_lines(shell):
-        body = shell_lines_then("".join(p + nl for p in preamble), body, shell)
+        body = shell_lines_then("".join(p + "\n" for p in preamble), body, shell)
         shell, preamble = "/bin/bash", []
     head = [f"#!{shell}", *lines, *(preamble or [])]
-    return nl.join(head) + nl + body
+    return "\n".join(head) + "\n" + body
 
 
 # ---------------------------------------------------------------- containers
@@ -748,6 +774,10 @@ def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[s
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
+    if "\r\n" in (spec.script or spec.command or ""):
+        why = "sbatch rejects DOS line breaks" if target == "slurm" else \
+            "bash reads a carriage return as part of each line: `./app\\r` is not found"
+        out.append(f"approximated: CRLF line endings converted to LF ({why})")
     if spec.stage_in or spec.stage_out:
         out.append(f"dropped: file staging ({len(spec.stage_in)} in, {len(spec.stage_out)} "
                    f"out) is done by the engine, not by {target} directives")
@@ -766,6 +796,13 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    if target != "slurm":
+        for i, c in enumerate(live_components(spec)):
+            if c.queue and c.queue != spec.queue:
+                shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
+                out.append(f"dropped: partition {c.queue} of component {i} ({shown} has one "
+                           f"queue per job: the whole job goes to "
+                           f"{spec.queue or 'the default queue'})")
     return out
 
 

@@ -16,6 +16,7 @@ import re
 from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, Directive, JobSpec
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
+from .begin_time import neutral, render_begin, sge_parts
 from .scripts_common import (
     Item,
     SubmitWait,
@@ -205,6 +206,8 @@ class SgeScript:
             spec.account = v
         elif o == "-ar":
             spec.reservation = v
+        elif o == "-a":
+            spec.begin = neutral(sge_parts(v, f"line {item.lineno}"))
         elif o in ("-o", "-e"):
             set_output_path(spec, item, _HOST_PREFIX, self.name)
         elif o == "-j":
@@ -378,6 +381,8 @@ class SgeScript:
             add("-A", spec.account)
         if spec.reservation:
             add("-ar", spec.reservation)
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("-a", at)
         if spec.qos:
             warnings.append(f"dropped: QOS {spec.qos} (no Grid Engine equivalent)")
         if spec.comment:

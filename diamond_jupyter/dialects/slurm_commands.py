@@ -246,9 +246,14 @@ class SlurmCommands:
             if "." in jid:
                 continue
             limit_s = parse_slurm_time(limit) if limit and limit[0].isdigit() else None
+            submitted = parse_iso(submit, self.tz)
+            if self.jobcomp and submit == start:
+                # `sacct -c` reports a jobcomp record's start as its submission (the
+                # SubmitTime the file holds is not read back): its wait is unknown, not 0
+                submitted = None
             out.append(JobStatus(
                 native_id=jid, state=map_state(st), native_state=st, partition=part or None,
-                walltime_s=limit_s, submitted_at=parse_iso(submit, self.tz),
+                walltime_s=limit_s, submitted_at=submitted,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
                 cpus=int(ncpus) if ncpus.isdigit() else None,
                 nodes=int(nnodes) if nnodes.isdigit() else None))

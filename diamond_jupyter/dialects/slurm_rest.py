@@ -34,9 +34,13 @@ def _minutes(seconds: int) -> int:
 def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any], list[str]]:
     """The v0.0.38 "job" object for `spec` (paths already absolute), and what it cannot
     carry. Everything the Slurm script dialect would put in #SBATCH lines goes here."""
-    from .scripts_common import one_shape
+    from .scripts_common import live_components, one_shape
 
     warnings: list[str] = []
+    for i, c in enumerate(live_components(spec)):
+        if c.queue and c.queue != spec.queue:
+            warnings.append(f"dropped: partition {c.queue} of component {i} (one shape over "
+                            f"REST here: the whole job goes to {spec.queue or 'the default'})")
     # a job of several shapes: one here (v0.0.38's "jobs" list of components is not used)
     spec = one_shape(spec, "slurmrestd", warnings)
     r, c, env = spec.resources, spec.constraints, spec.environment
@@ -100,6 +104,9 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         job["hold"] = True
     if env.modules or env.container_image:
         pass  # they are lines of the script body (rendered by the Slurm script dialect)
+    if spec.begin:  # the API takes a Unix time: a relative or yearless one needs the clock
+        warnings.append(f"dropped: begin time {spec.begin} (the REST request takes no "
+                        "--begin here; submit by sbatch to keep it)")
     for d in spec.unknown:
         if d.dialect == "slurm":
             warnings.append(f"dropped: {d.raw.strip()} (the REST API ignores #SBATCH lines)")
@@ -113,7 +120,7 @@ def submit_body(script: str, job: dict[str, Any]) -> dict[str, Any]:
 def _load(what: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past reading: no answer either)
         raise SiteError(f"slurmrestd: {what}: not JSON: {text.strip()[:200]!r}") from None
     if not isinstance(data, dict):
         raise SiteError(f"slurmrestd: {what}: expected an object, got {type(data).__name__}")

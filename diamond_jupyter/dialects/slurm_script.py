@@ -16,6 +16,7 @@ from ..model import (
 )
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
+from .begin_time import render_begin, slurm_parts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     Item,
@@ -115,7 +116,7 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
-                      "constraint", "exclusive"}
+                      "constraint", "exclusive", "account", "qos"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -249,6 +250,9 @@ class SlurmScript:
     def parse_script(self, text: str) -> JobSpec:
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; sbatch ignores it")
+        if header.directives and not text.lstrip("\ufeff").startswith("#!"):
+            note(spec, f"line 1: no #! interpreter line (sbatch refuses such a script); "
+                       f"written with #!{spec.shell}")
         self._indented(spec, text)
         het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
@@ -278,10 +282,12 @@ class SlurmScript:
 
     def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
         """A heterogeneous job's later components: each one's own sizes (sbatch resets them
-        in each component) when it asks for nothing else but the first's partition,
-        constraint and exclusivity (which sbatch does not carry over), the whole job then
-        a job of several shapes. A component otherwise (its own partition, a default one,
-        other options): every later one kept as written, only the first read."""
+        in each component) and its own partition, when it asks for nothing else but the
+        first's constraint and exclusivity (which sbatch does not carry over) and the
+        first's account and QOS (which it does), the whole job then a job of several
+        shapes. A component otherwise (the default partition where the first names one,
+        its own account or QOS, other options): every later one kept as written, only the
+        first read."""
         comps = []
         c = spec.constraints
         for part in parts:
@@ -297,9 +303,13 @@ class SlurmScript:
                 break
             if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
-            if (one.queue, one.constraints.features, one.constraints.exclusive) != \
-                    (spec.queue, c.features, c.exclusive):
-                break
+            if (one.constraints.features, one.constraints.exclusive) != \
+                    (c.features, c.exclusive) or one.queue is None and spec.queue \
+                    or any(getattr(one, k) not in (None, getattr(spec, k))
+                           for k in ("account", "qos")):
+                break  # its own constraint; the default partition; another account or QOS
+            if one.queue != spec.queue:  # a partition of its own (sbatch does not carry it)
+                one.resources.queue = one.queue
             comps.append(one.resources)
         else:
             first = spec.resources.model_copy()
@@ -420,6 +430,11 @@ class SlurmScript:
             spec.constraints.exclusive = True
         elif key in ("partition", "account", "qos", "reservation"):
             setattr(spec, "queue" if key == "partition" else key, v)
+        elif key == "begin":
+            spec.begin = None  # sbatch keeps the last --begin
+            if slurm_parts(v or "") is None:
+                return False  # sbatch refuses it; kept as written (placement says why)
+            spec.begin = v
         elif key == "job-name":
             spec.name = v
         elif key in ("output", "error"):
@@ -769,6 +784,8 @@ class SlurmScript:
             add("distribution", r.distribution)
         if spec.array:
             add("array", spec.array.expression)
+        if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
+            add("begin", at)
         if deps := dependencies_for(spec, self.name, warnings):
             add("dependency", dependency_value(deps, warnings))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
@@ -800,8 +817,8 @@ class SlurmScript:
                             "(#SBATCH --ignore-pbs)")
         for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
             lines.append("#SBATCH hetjob")
-            if spec.queue:  # not carried over from the first component: said again
-                add("partition", spec.queue)
+            if comp.queue or spec.queue:  # not carried over from the first: said again
+                add("partition", comp.queue or spec.queue)
             if c.features:
                 add("constraint", join_features(c.features))
             if c.exclusive:
@@ -823,12 +840,7 @@ class SlurmScript:
         preamble = neutral_preamble(spec, variables_listed=True)
         if r.cpu_bind:  # sbatch has no --cpu-bind; srun reads SLURM_CPU_BIND
             preamble.insert(0, f"export SLURM_CPU_BIND={sh_quote(r.cpu_bind)}")
-        text = assemble(spec, lines, preamble)
-        if "\r\n" in text:
-            text = text.replace("\r\n", "\n")
-            warnings.append("approximated: CRLF line endings converted to LF (sbatch rejects "
-                            "DOS line breaks)")
-        return Rendered(text, warnings)
+        return Rendered(assemble(spec, lines, preamble), warnings)
 
     @staticmethod
     def _render_env(spec: JobSpec, add, warnings: list[str]) -> None:

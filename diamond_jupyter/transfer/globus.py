@@ -93,6 +93,8 @@ class GlobusMover:
                                       label=label[:128], submission_id=submission_id,
                                       verify_checksum=True)
         doc.add_item(d["source_path"], d["destination_path"], recursive=d["recursive"])
+        if d.get("skip_hidden"):  # a tool call's copy: no hidden entry, at any depth
+            doc.add_filter_rule(".*", method="exclude")
         return doc
 
     def submit(self, d: dict[str, Any], submission_id: str, label: str) -> str:

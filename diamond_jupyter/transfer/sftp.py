@@ -57,6 +57,8 @@ class TreeTooLarge(SiteError):
 
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
+HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
+               "command line)")
 
 
 class Side(Protocol):
@@ -72,7 +74,7 @@ class Side(Protocol):
     def set_mode(self, f: BinaryIO, mode: int) -> None: ...
     def rename(self, src: str, dst: str) -> None: ...
     def remove(self, path: str) -> None: ...
-    def walk(self, path: str) -> Walk: ...  # a directory's regular files, relative
+    def walk(self, path: str, skip_hidden: bool = False) -> Walk: ...  # its regular files
     async def sha256(self, path: str, size: int = 0) -> str: ...
     async def close(self) -> None: ...
 
@@ -83,9 +85,11 @@ class Walk:
     what it leaves out, said in the transfer's record (`skipped`): symbolic links (followed,
     a link in a job's output would copy whatever it points to, outside the directory), other
     special files, and names that are not one plain path component (a hostile server's
-    `../x` would be written outside the destination)."""
+    `../x` would be written outside the destination); with `skip_hidden` (a tool call's
+    copy), every hidden entry (`.x`) at any depth, a hidden directory not entered."""
 
     root: str = ""  # what is walked, as errors name it (SITE:PATH)
+    skip_hidden: bool = False
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seen: int = 0  # entries looked at so far
@@ -102,6 +106,8 @@ class Walk:
         sub = posixpath.join(rel, name) if rel else name
         if not name or name in (".", "..") or "/" in name or "\x00" in name:
             self.skipped.append(f"{(rel + '/') if rel else ''}{name!r}: not a plain file name")
+        elif self.skip_hidden and name.startswith("."):
+            self.skipped.append(f"{sub}{'/' if stat_mod.S_ISDIR(mode) else ''}: {HIDDEN_LEFT}")
         elif stat_mod.S_ISDIR(mode):
             if sub.count("/") + 1 > MAX_WALK_DEPTH:
                 raise TreeTooLarge(f"{self.root}: {sub[:200]!r} is more than {MAX_WALK_DEPTH} "
@@ -203,8 +209,8 @@ class LocalSide:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
 
-    def walk(self, path: str) -> Walk:
-        found, todo = Walk(f"{self.label}:{path}"), [""]
+    def walk(self, path: str, skip_hidden: bool = False) -> Walk:
+        found, todo = Walk(f"{self.label}:{path}", skip_hidden=skip_hidden), [""]
         while todo:
             rel = todo.pop()
             with os.scandir(os.path.join(path, rel) if rel else path) as entries:
@@ -327,10 +333,10 @@ class SftpSide:
         with contextlib.suppress(FileNotFoundError):
             self.sftp.remove(path)
 
-    def walk(self, path: str) -> Walk:
+    def walk(self, path: str, skip_hidden: bool = False) -> Walk:
         """Directory listings give each entry's own attributes (lstat): a link is a link.
         TreeTooLarge for a tree deeper or larger than a copy walks (see Walk.entry)."""
-        found, todo = Walk(f"{self.label}:{path}"), [""]
+        found, todo = Walk(f"{self.label}:{path}", skip_hidden=skip_hidden), [""]
         while todo:
             rel = todo.pop()
             for a in self.sftp.listdir_attr(posixpath.join(path, rel)):
@@ -493,11 +499,13 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
 
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
-                    replaceable: Replaceable | None = None) -> CopyResult:
+                    replaceable: Replaceable | None = None,
+                    skip_hidden: bool = False) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums. A file already
     at the destination (and different) is replaced only when `replaceable` says so (None:
-    always); else it is left as it is and listed in `skipped`."""
-    found = await asyncio.to_thread(src.walk, src_path)
+    always); else it is left as it is and listed in `skipped`; so is each hidden entry with
+    `skip_hidden`."""
+    found = await asyncio.to_thread(src.walk, src_path, skip_hidden)
     rels = found.files
     sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
@@ -527,12 +535,14 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
 
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,
                     recursive: bool, progress: Progress, cancel: threading.Event,
-                    limit: int | None = None, replaceable: Replaceable | None = None
-                    ) -> CopyResult:
+                    limit: int | None = None, replaceable: Replaceable | None = None,
+                    skip_hidden: bool = False) -> CopyResult:
     """`src_t`/`dst_t`: a site's transport, or None for the server's own filesystem. Copied
     into a directory (a tree, or a file into an existing directory or a path ending in
     '/'), a file already there is replaced only as `replaceable` says (see `copy_tree`); a
-    destination file named in full is replaced."""
+    destination file named in full is replaced. `skip_hidden` (a tool call's copy): no
+    hidden entry is copied, at any depth (each is listed in `skipped`), and a hidden name
+    the copy would create in the destination directory is BadInput."""
     src = await open_side(src_t)
     try:
         dst = await open_side(dst_t)
@@ -544,11 +554,16 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1] and not recursive:
                 raise BadInput(f"{src.label}:{src_path} is a directory (use recursive)")
             dstat = await asyncio.to_thread(dst.stat, dp)
+            into = dst_path.endswith("/") or (not st[1] and dstat and dstat[1])
+            if skip_hidden and into and posixpath.basename(sp).startswith("."):
+                raise BadInput(f"src: {src_path} has a hidden name, which a tool call's copy "
+                               "does not create in a directory; name the destination in "
+                               "full, or copy it yourself from the command line")
             if st[1]:
                 if dst_path.endswith("/"):
                     dp = posixpath.join(dp, posixpath.basename(sp))
                 return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                       replaceable=replaceable)
+                                       replaceable=replaceable, skip_hidden=skip_hidden)
             if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
                 name = posixpath.basename(sp)
                 dp = posixpath.join(dp, name)

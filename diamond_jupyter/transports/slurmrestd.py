@@ -266,7 +266,7 @@ def _auth_refused(r: httpx.Response, text: str) -> bool:
         return False
     try:
         errors = json.loads(text).get("errors") or []
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return False
     return bool(errors) and all(isinstance(e, dict) and e.get("error_number") == -1
                                 for e in errors)

@@ -223,6 +223,63 @@ def with_prologue(spec: JobSpec, lines: str) -> JobSpec:
                                    "command": None, "shell": "/bin/bash"})
 
 
+PROLOGUE_MARK = "{the lines above for its inputs: copies, then checks}\n"
+
+
+def engine_lines(step: Any) -> list[str]:
+    """What the engine may add to `step`'s script and submission at run time, as a fixed
+    template whose variable parts are placeholders (`{job directory of step prep}`, `{job
+    id of step prep}`, `{job id of its gate}`): each input's copy (its step on the same site)
+    and its arrival check (on another site), as the lines run; where they go in the script
+    (the whole script when its interpreter reads no shell lines and bash runs them first);
+    the dependencies; the gate job; the hold. An approval pins its sha256 with the step's
+    rendered scripts: a step whose engine lines would differ at run time (another engine
+    version resumed it) waits for approval. The values put in the placeholders are in the
+    step's `workflow.step` event."""
+    out = []
+    for inp in step.inputs:
+        src = posixpath.join(f"{{job directory of step {inp.from_}}}", inp.path)
+        out.append(f"input {inp.dest}, step {inp.from_} on the same site: "
+                   + copy_lines([(src, inp.dest)]).strip())
+        out.append(f"input {inp.dest}, step {inp.from_} on another site (copied by the "
+                   "engine before it starts): " + arrival_checks([inp.dest]).strip())
+    if out:
+        spec = step.spec()
+        body = spec.script if spec.script is not None else (spec.command or "") + "\n"
+        wrapped = with_prologue(spec, PROLOGUE_MARK)
+        first, _, rest = body.partition("\n")
+        if body.startswith("#!") and wrapped.script == f"{first}\n{PROLOGUE_MARK}{rest}":
+            out.append("where: after its #! line")
+        elif wrapped.script == PROLOGUE_MARK + body:
+            out.append("where: before its first line")
+        else:  # another interpreter: bash runs the lines, then the body
+            out.append(f"where: the script becomes, run by {wrapped.shell}:\n"
+                       + (wrapped.script or ""))
+    for n in step.needs:
+        out.append(f"while step {n} is queued or running on the same site: dependency "
+                   f"afterok:{{job id of step {n}}}")
+    if step.needs or step.inputs:
+        gate = gate_spec(step.name, JobSpec(queue="{its partition}", account="{its account}"))
+        out.append("while a step it needs runs on another site, or its inputs are copied: "
+                   "on Slurm a dependency afterany:{job id of its gate}, the gate being a "
+                   f"held job {gate.name!r} ({gate.resources.nodes} node, "
+                   f"{gate.resources.tasks} task, {gate.resources.walltime_s} s, in its "
+                   f"partition and account) running {gate.script.strip()!r}, cancelled "
+                   "when the step may start; elsewhere the step is submitted held and "
+                   "released then")
+    if step.gang:
+        out.append(f"submitted held, released when every member of gang {step.gang} can "
+                   "start")
+    return out
+
+
+def engine_sha256(step: Any) -> str:
+    """The sha256 an approval pins for `engine_lines(step)`."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(engine_lines(step)).encode()).hexdigest()
+
+
 def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
     """The workflow as the faces show it, from the store alone."""
     rec = store.get_workflow(workflow_id)
@@ -688,7 +745,7 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
-        if not await self._approved(rec, name, spec, site):
+        if not await self._approved(rec, step, spec, site):
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
@@ -758,7 +815,10 @@ class WorkflowEngine:
         self._step(rec.id, name, phase=planned, job_id=job.id,
                    event={"job": job.id, "held": held,
                           "gate": gate.id if gate else None,
-                          "afterok": [j for _, j in afterok]})
+                          "afterok": [j for _, j in afterok],
+                          # what the engine lines' placeholders were
+                          "copied": [list(c) for c in copies],
+                          "checked": arriving})
 
     def _unapproved_sites(self, rec: WorkflowRecord, name: str) -> set[str]:
         """The sites an approved workflow's step may not be placed on (none without one)."""
@@ -768,18 +828,26 @@ class WorkflowEngine:
         allowed = (approval.get("steps") or {}).get(name) or {}
         return {s for s in self.ops.site_names() if s not in allowed}
 
-    async def _approved(self, rec: WorkflowRecord, name: str, spec: JobSpec,
+    async def _approved(self, rec: WorkflowRecord, step: Any, spec: JobSpec,
                         site: str) -> bool:
-        """Whether step `name` may be submitted to `site` (a workflow run without an approval
-        may). An approved one must go to a site its approval listed, with the batch script
-        rendered then (same sha256); else it waits, phase "unapproved", saying why in its
-        reason and its `workflow.step` event, until `approve_workflow`."""
+        """Whether `step` (as it runs) may be submitted to `site` (a workflow run without an
+        approval may). An approved one must go to a site its approval listed, with the batch
+        script rendered then (same sha256) and the engine lines shown then (`engine_lines`);
+        else it waits, phase "unapproved", saying why in its reason and its `workflow.step`
+        event, until `approve_workflow`."""
         approval = rec.data.get("approval")
         if not approval:
             return True
+        name = step.name  # (the step as it runs: its secrets unsealed, as the plan had them)
         allowed = (approval.get("steps") or {}).get(name) or {}
+        pinned = (approval.get("engine") or {}).get(name)
         why = None
-        if site not in allowed:
+        if pinned != engine_sha256(step) and (pinned is not None or engine_lines(step)):
+            why = ("the lines the engine adds to it (input copies and checks, dependencies, "
+                   "gate, hold) would differ from the approved ones" if pinned else
+                   "its approval does not cover the lines the engine adds to it (input "
+                   "copies and checks, dependencies, gate, hold)")
+        elif site not in allowed:
             listed = ", ".join(sorted(allowed)) or "none"
             why = f"it would run on {site}, which its approval did not list (listed: {listed})"
         else:

@@ -6,6 +6,7 @@ output); a rendered script never holds a shell line the spec did not ask for."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +20,7 @@ from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.scripts_common import BODY_FILE, runs_shell_lines
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec
@@ -135,10 +137,19 @@ BODY = "echo __BODY__\n"
 
 def _shell_lines_are_the_asked_ones(text: str, spec: JobSpec) -> None:
     head = text[:text.index("echo __BODY__")]
-    assert text.startswith(f"#!{spec.shell}")
+    wrapped = not runs_shell_lines(spec.shell) and text.startswith("#!/bin/bash\n")
+    if wrapped:  # an interpreter that reads no shell lines (`/0`, python): bash runs the
+        # asked lines, then the body from a quoted here-document with that interpreter
+        run = " ".join(shlex.quote(w) for w in spec.shell.split())
+        assert text.endswith(f"\nexec {run} {BODY_FILE}\n")
+    else:
+        assert text.startswith(f"#!{spec.shell}")
     for line in head.splitlines()[1:]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue  # directives and comments: the shell never runs them
+        if wrapped and re.fullmatch(rf"cat > {re.escape(BODY_FILE)} <<'DIAMOND_STEP_BODY"
+                                    r"(_\d+)?'", line):
+            continue  # the here-document that holds the body, as written
         words = shlex.split(line)
         if words[:2] == ["module", "load"]:
             assert words[2:] in ([m] for m in spec.environment.modules)

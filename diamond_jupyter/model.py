@@ -678,6 +678,8 @@ class Partition(_Model):
     min_cpus: int | None = None
     min_mem_mb: int | None = None
     min_gpus: int | None = None
+    # LSF TASKLIMIT's default: the tasks (one CPU each) a job that asks no task count gets
+    default_tasks: int | None = None
     # a PBS routing queue: it runs nothing, it sends each job to the first of these
     # destinations that takes it; None for a queue that runs jobs
     routes_to: list[str] | None = None

@@ -1163,6 +1163,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, whole=True)
         notes.append(f"partition {p.name} gives every job whole nodes "
                      "(OverSubscribe=EXCLUSIVE)")
+    out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
     per_gpu = spec.metadata.get(PER_GPU) if isinstance(spec.metadata.get(PER_GPU), dict) \
         else {}
@@ -1216,6 +1217,22 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
+
+
+def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
+                   members: dict[str, list[str]], notes: list[str]) -> Req:
+    """A job that asks no task count (no tasks, nodes or CPUs per task: rendered without
+    `bsub -n`) gets the queue's default (LSF TASKLIMIT), one slot a task, as many to a host
+    as the queue's largest host holds; its memory (LSF rusage, per slot) for each."""
+    r = spec.resources
+    n = p.default_tasks
+    if not n or n <= req.cpn or r.tasks or r.nodes or r.cpus_per_task or r.tasks_per_node:
+        return req
+    big = max((x.cpus for x in nodes if x.name in members.get(p.name, [])), default=0)
+    tpn = min(n, big) if big else n
+    notes.append(f"queue {p.name}: no task count asked, it gets TASKLIMIT's default {n} "
+                 "tasks")
+    return replace(req, cpt=1, tpn=tpn, nodes=ceil(n / tpn), cpn=tpn, mem=req.mem * tpn)
 
 
 def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:

@@ -387,3 +387,42 @@ def test_grid_engine_complexes_say_how_a_consumable_is_taken():
                  "s2": {"mem_free": "48.000G"}}, QCONF_SC)
     v = only(run(job.format("mf=6G"), site), "gaia", "all.q")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+# --------------------------------------------------------------- twelfth sweep
+
+def test_lsf_job_without_n_takes_the_queues_default_task_count():
+    # lsb.queues TASKLIMIT: a job submitted without -n gets the default (of two numbers,
+    # the minimum; of three, the middle one), and is held to the minimum only after.
+    # Before, it was one task: refused by a minimum of 4, started at once with 1 CPU
+    # where the default was 48
+    from test_placement_cases8 import _wjob, wren
+    bare = "#BSUB -W 1:00"
+    site = wren(queue_long=_bqueues_l("TASKLIMIT", "4 64"))
+    assert site[1].partitions[0].default_tasks == 4
+    v = only(run(bare, site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "queue normal: no task count asked, it gets TASKLIMIT's default 4 tasks" in v.notes
+    # an explicit -n below the minimum is still refused
+    assert reasons(run("#BSUB -n 2\n" + bare, site), "wren") == \
+        "needs 2 CPUs in all, queue normal takes only jobs of at least 4"
+    # default 48: the 64-slot hosts w3 and w4 are busy until +2 h (bob's 40 slots on
+    # each), the 32-slot hosts w1, w2 are free: 48 tasks wait for w3 (+2 h)
+    busy = (_wjob("1", "bob", 40, "w3", 2), _wjob("2", "bob", 40, "w4", 3))
+    site = wren(*busy, queue_long=_bqueues_l("TASKLIMIT", "2 48 64"))
+    v = only(run(bare, site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # a job that asks its own count is not given the default: 8 tasks start now
+    v = only(run("#BSUB -n 8\n" + bare, site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # one number (a maximum): the default is 1, nothing changes
+    site = wren(*busy, queue_long=_bqueues_l("TASKLIMIT", "48"))
+    assert site[1].partitions[0].default_tasks == 1
+    assert only(run(bare, site), "wren", "normal").estimated_start == NOW
+
+
+def test_lsf_task_defaults_read_from_bqueues_l():
+    from diamond_jupyter.dialects.lsf_commands import parse_task_defaults
+    for values, want in (("8", 1), ("2 16", 2), ("2 8 16 tasks", 8)):
+        assert parse_task_defaults(_bqueues_l("TASKLIMIT", values)) == {"normal": want}
+    assert parse_task_defaults(_bqueues_l("TASKLIMIT", "8 4")) == {}

@@ -133,6 +133,13 @@ class Req:
     # of those, the ones not asked but taken at the complex's default: a host without the
     # complex is not held to them
     implicit: frozenset[str] = frozenset()
+    # of the ones asked once, those of consumable JOB: taken on the master task's host
+    # alone, not on the other hosts a job of several hosts gets
+    master_only: frozenset[str] = frozenset()
+
+    def on_master_only(self, name: str) -> bool:
+        """Whether consumable `name` binds one of the job's hosts only (its master's)."""
+        return name in self.master_only and self.nodes > 1
 
     def consumable_need(self, name: str, amount: float) -> float:
         """What a host gives this job of a consumable: per slot times its slots there, or
@@ -362,6 +369,12 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             def holds(n: Node, name: str = name, need: float = need,
                       absent: float = absent) -> bool:
                 return (n.consumables_total or {}).get(name, absent) >= need
+            if req.on_master_only(name):  # one host must hold it, the master's
+                if not any(holds(n) for n in nodes):
+                    reasons.append(f"needs {_amount_text(need)} of host consumable {name} "
+                                   f"on its master host (once a job), the most a host has "
+                                   f"is {_amount_text(most)}")
+                continue
             check(holds, f"needs {_amount_text(need)} of host consumable {name} per host "
                   f"({how}), the most a host has is {_amount_text(most)}",
                   f"{name} {_amount_text(need)}")
@@ -404,7 +417,9 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
     asked |= implicit
     return replace(req, consumables=tuple(asked.items()), implicit=frozenset(implicit),
                    job_wide=frozenset(n for n in asked
-                                      if n in complexes and complexes[n].per != "slot"))
+                                      if n in complexes and complexes[n].per != "slot"),
+                   master_only=frozenset(n for n in asked
+                                         if n in complexes and complexes[n].per == "job"))
 
 
 # complexes the job's own fields stand for (h_vmem is its memory, gpu its GPUs, slots
@@ -415,9 +430,18 @@ _READ_ELSEWHERE = ("h_vmem", "gpu", "gpus", "ngpus", "slots")
 def consumables_short(req: Req, nodes: list[Node]) -> set[str]:
     """The hosts whose host consumables left now (`qhost -F` hc:) are less than the job
     asks of one host: it starts there only once running jobs give some back."""
-    return {n.name for n in nodes for name, per_slot in req.consumables
-            if name in (n.consumables_left or {})
-            and (n.consumables_left or {})[name] < req.consumable_need(name, per_slot)}
+    out: set[str] = set()
+    for name, per_slot in req.consumables:
+        need = req.consumable_need(name, per_slot)
+        short = {n.name for n in nodes if name in (n.consumables_left or {})
+                 and (n.consumables_left or {})[name] < need}
+        # a JOB consumable of a job of several hosts: its master takes it, on any host
+        # with enough left; only when none has do those short of it hold the job
+        if req.on_master_only(name) and any(
+                (n.consumables_left or {}).get(name, 0.0) >= need for n in nodes):
+            continue
+        out |= short
+    return out
 
 
 def _gres_met(n: Node, name: str, count: int) -> bool:

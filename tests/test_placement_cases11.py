@@ -426,3 +426,34 @@ def test_lsf_task_defaults_read_from_bqueues_l():
     for values, want in (("8", 1), ("2 16", 2), ("2 8 16 tasks", 8)):
         assert parse_task_defaults(_bqueues_l("TASKLIMIT", values)) == {"normal": want}
     assert parse_task_defaults(_bqueues_l("TASKLIMIT", "8 4")) == {}
+
+
+def _gaia_mpi(*args):
+    """`gaia` with a PE `mpi` of 8 slots a host (allocation_rule 8)."""
+    cfg, snap = gaia(*args)
+    return cfg, snap.model_copy(update={"pe_rules": {"mpi": "8", "smp": "$pe_slots"}})
+
+
+def test_grid_engine_job_consumable_is_asked_of_the_master_host_only():
+    # sge_complex(5): a consumable JOB is taken once, in the master task's queue: a job of
+    # several hosts needs it on one of them, not on each. 16 slots, 8 a host: s1 and s2.
+    # Only s1 has licences (3): before, each host had to hold the lic asked: refused
+    mpi = "#$ -pe mpi 16\n#$ -l lic={}\n#$ -l h_rt=1:00:00"
+    site = _gaia_mpi({}, {"s1": {"lic": "3"}}, QCONF_SC)
+    v = only(run(mpi.format(1), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert reasons(run(mpi.format(4), site), "gaia") == (
+        "needs 4 of host consumable lic on its master host (once a job), the most a host "
+        "has is 3")
+    # bob holds s1's 3 licences until +2 h, s2 has 2 left: a job of 1 starts now with its
+    # master on s2 (before, s1 was held for its licences: +2 h); one of 3 waits for bob's
+    site = _gaia_mpi({"s1": [_ge_job("1", "bob", 4, 2, lic="3")]},
+                     {"s1": {"lic": "0"}, "s2": {"lic": "2"}}, QCONF_SC)
+    v = only(run(mpi.format(1), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run(mpi.format(3), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # a job on one host is held to it there, as before: 8 slots (smp) and lic=3 on s1
+    # only, after bob's job
+    v = only(run("#$ -pe smp 8\n#$ -l lic=3\n#$ -l h_rt=1:00:00", site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

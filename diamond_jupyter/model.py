@@ -657,6 +657,9 @@ class Partition(_Model):
     # PBS backfill_depth (the queue's, else the server's): how many of the top waiting
     # jobs backfill may not delay; 0 turns backfilling off; None: unset (1, EASY)
     backfill_depth: int | None = None
+    # PBS: the backfill_depth is the queue's own: its top jobs are counted among its own
+    # jobs (the server's counts the top jobs of the queues without one, together)
+    backfill_depth_own: bool = False
     # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
     # queue's notify time has passed too, whatever its h_rt: the job's real limit
     soft_time_s: int | None = None

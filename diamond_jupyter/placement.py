@@ -1926,11 +1926,22 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         # (whatever fits starts, in priority order); N protects the first N blocked jobs
         depth = p.backfill_depth if cfg.scheduler == "pbs" and reservation == "easy" else None
         res: Reservation = "none" if depth == 0 else reservation
-        top = depth if depth is not None and depth > 1 else 1
+        # a queue's own depth counts the top jobs among its own jobs; the server's, those
+        # of the queues without one, together
+        top_by = {q.name: q.backfill_depth for q in snap.partitions
+                  if q.backfill_depth_own and q.backfill_depth is not None} \
+            if depth is not None and res == "easy" else {}
+        shared = next((q.backfill_depth for q in snap.partitions if not q.backfill_depth_own
+                       and q.backfill_depth is not None and q.routes_to is None), 1) \
+            if top_by else depth
+        top = shared if shared is not None and shared > 1 else 1
+        if top_by:  # the probe counts among its queue's jobs, where that has its own
+            probe = replace(probe, partition=p.name)
         if depth is not None and depth != 1:
             said = (f"queue {p.name}: backfill_depth {depth}: " + (
                 "backfilling is off, a job starts only where it fits at once" if depth == 0
-                else f"backfilling delays none of the first {depth} waiting jobs"))
+                else f"backfilling delays none of the first {depth} waiting jobs"
+                + (" of this queue (its own depth)" if p.name in top_by else "")))
             if said not in v.notes:
                 v.notes.append(said)
 
@@ -1939,7 +1950,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes,
                      victims: frozenset[str] = _preempts(p, snap, members),
-                     res: Reservation = res, top: int = top) -> float:
+                     res: Reservation = res, top: int = top,
+                     top_by: dict[str, int] = top_by) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1947,14 +1959,15 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
-            start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top)
+            start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
+                                   top_by=top_by or None)
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
                 short = replace(probe, duration=float(req.time_min), limit=None, done=False,
                                 start=None, held=None)
                 early = earliest_start(st, queue, short, reservation=res,
-                                       probe_at=at, top=top)
+                                       probe_at=at, top=top, top_by=top_by or None)
                 if early is not None and (start is None or early < start):
                     if name not in lowered:  # the first (walltime) view's: Slurm's plan
                         lowered[name] = _longest_limit(st, queue, short, early,
@@ -1969,7 +1982,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
-                    st, queue, d, reservation=res, probe_at=at, top=top)) is not None]
+                    st, queue, d, reservation=res, probe_at=at, top=top,
+                    top_by=top_by or None)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
                 at_once, by_queue = together_start(

@@ -745,7 +745,8 @@ class _Shadow:
 
 
 def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
-                      top: int | None = None) -> float | None:
+                      top: int | None = None, top_by: dict[str, int] | None = None
+                      ) -> float | None:
     """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
     waiting jobs in priority order each take their earliest walltime-long slot in the plan,
     and those whose slot is now start now; the probe is the last. Jobs end by their
@@ -755,7 +756,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
 
     `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
     slot; every job after them starts now where it delays none of those, else waits
-    keeping nothing."""
+    keeping nothing. `top_by`: the queues with their own depth, each counting the top jobs
+    among its own jobs (`top` is then shared by the jobs of the other queues)."""
     sim = _Sim(st)
     wait = [*queue, probe] if probe is not None else list(queue)
     if not wait:
@@ -770,9 +772,11 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
         if not wait:
             return None  # every job played out (no probe)
         plan = _Plan(sim, t, nodes)
-        blocked = 0
+        blocked: dict[str | None, int] = {}  # blocked jobs so far, by the depth they count in
         for d in wait if top is not None else wait[:reach]:
-            if top is not None and blocked >= top:  # past the depth: now or not at all
+            key = d.partition if top_by and d.partition in top_by else None
+            most = top_by[key] if key is not None and top_by else top
+            if most is not None and blocked.get(key, 0) >= most:  # past it: now or never
                 if (hosts := plan.start_now(d)) is not None:
                     sim.alloc(d, hosts, t)
                     if d is probe:
@@ -788,7 +792,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
                 if d is probe:
                     return t
             else:
-                blocked += 1
+                blocked[key] = blocked.get(key, 0) + 1
         nxt = sim.next_event(t, wakes)
         if nxt is None:
             return None
@@ -809,7 +813,8 @@ def reservation_for(scheduler: str) -> Reservation:
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH,
                    reservation: Reservation = "easy",
-                   probe_at: int | None = None, top: int = 1) -> float | None:
+                   probe_at: int | None = None, top: int = 1,
+                   top_by: dict[str, int] | None = None) -> float | None:
     """Seconds after now at which `probe` starts; None if never. The probe is last in
     priority, or before `queue[probe_at]` (Grid Engine: `slots_position`); Slurm's plan
     always takes it last.
@@ -822,7 +827,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     nothing is protected, every job that fits starts, in priority order. "easy": only the
     blocked head's start is protected, with the simulation's own durations; with `top`
     above 1 (PBS's `backfill_depth`), the first `top` blocked jobs each keep their
-    walltime-long slot (`_planned_earliest`), where the site is small enough to plan."""
+    walltime-long slot (`_planned_earliest`), where the site is small enough to plan;
+    `top_by`: the queues whose own backfill_depth counts their own top jobs."""
     if reservation not in ("plan", "easy", "none"):
         raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
     reserve_all = reservation == "plan"
@@ -834,9 +840,9 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe)
-    if reservation == "easy" and top > 1 and probe_at is None \
+    if reservation == "easy" and (top > 1 or top_by) and probe_at is None \
             and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
-        return _planned_earliest(st, queue, probe, top=top)
+        return _planned_earliest(st, queue, probe, top=top, top_by=top_by)
     sim = _Sim(st)
     wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})

@@ -457,3 +457,66 @@ def test_grid_engine_job_consumable_is_asked_of_the_master_host_only():
     # only, after bob's job
     v = only(run("#$ -pe smp 8\n#$ -l lic=3\n#$ -l h_rt=1:00:00", site), "gaia", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def moira_queues(jobs: dict[str, tuple], depths: dict[str, int | None],
+                 server: int | None = None):
+    """`moira` with the queues of `depths` (each with its own backfill_depth, where not
+    None); `jobs`: each queued or running job by the queue it is in."""
+    import json
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+    placed = tuple((jid, {**attrs, "queue": q}) for q, js in jobs.items()
+                   for jid, attrs in js)
+    cfg, _ = moira(*placed, server=server)
+    queues = {q: {"queue_type": "Execution", "enabled": "True", "started": "True",
+                  "resources_max": {"walltime": "24:00:00"},
+                  **({"backfill_depth": d} if d is not None else {})}
+              for q, d in depths.items()}
+    used = {a["exec_host"].split("/")[0] for _, a in placed if "exec_host" in a}
+    nodes = {h: {"state": "job-busy" if h in used else "free",
+                 "resources_available": {"ncpus": 64, "mem": "262144000kb"},
+                 "resources_assigned": {"ncpus": 64 if h in used else 0}}
+             for h in ("p1", "p2", "p3")}
+    srv = {"default_queue": "workq", **({"backfill_depth": server} if server is not None
+                                        else {})}
+    from datetime import timezone
+    out = {"nodes": json.dumps({"nodes": nodes}), "queues": json.dumps({"Queue": queues}),
+           "server": json.dumps({"Server": {"srv": srv}}),
+           "queue": json.dumps({"Jobs": dict(placed)}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("moira", out)
+    return cfg, snap.model_copy(update={"taken_at": NOW})
+
+
+def test_pbs_queue_backfill_depth_counts_the_top_jobs_of_that_queue():
+    # PBS: a queue's own backfill_depth is how many of ITS top jobs backfill may not
+    # delay; the server's counts the top jobs of the queues without one, together.
+    # MOIRA_JOBS' running jobs; q1 (3 hosts) in workq, q2 (2 hosts) in longq; our job,
+    # a host for 3 h: past q1 alone +1 h, past both +6 h (as in the depth-2 case above)
+    running, q1, q2 = MOIRA_JOBS[:3], MOIRA_JOBS[3], MOIRA_JOBS[4]
+    job = ONE_HOST_3H + "\n#PBS -q {}"
+
+    def start(depths, server=None, queue="workq"):
+        site = moira_queues({"workq": (*running, q1), "longq": (q2,)}, depths, server)
+        return only(run(job.format(queue), site), "moira", queue)
+
+    # no depth anywhere (1, EASY): q1 only is kept: +1 h
+    assert start({"workq": None, "longq": None}).estimated_start == hours(1)
+    # each queue its own depth 1: q1 is workq's top job, q2 longq's: both kept, +6 h.
+    # Before, the probe's queue's 1 was the whole site's: +1 h
+    v = start({"workq": 1, "longq": 1})
+    assert v.estimated_start == hours(6)
+    # the server's 2 shared by workq and longq: both kept (+6 h); our job in a queue
+    # of its own depth 1 leaves them kept. Before, its queue's 1 counted every queue's
+    # jobs: +1 h
+    assert start({"workq": None, "longq": None}, server=2).estimated_start == hours(6)
+    v = start({"workq": None, "longq": None, "express": 1}, server=2, queue="express")
+    assert v.estimated_start == hours(6)
+    assert "queue express: backfill_depth 1" not in " ".join(v.notes)
+    # workq's own 1 keeps q1; longq (the server's 1, shared with express) keeps q2
+    # (its first): +6 h; with longq's own 0 nothing of it is kept: +1 h
+    assert start({"workq": 1, "longq": None}, server=1).estimated_start == hours(6)
+    assert start({"workq": 1, "longq": 0}, server=1).estimated_start == hours(1)
+    site = moira_queues({"workq": (q1,)}, {"workq": 3, "longq": None}, server=2)
+    assert [(p.name, p.backfill_depth, p.backfill_depth_own)
+            for p in site[1].partitions] == [("workq", 3, True), ("longq", 2, False)]

@@ -549,6 +549,7 @@ class PbsCommands:
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
                 # a queue's own backfill_depth overrides the server's for its jobs
                 backfill_depth=_depth(a.get("backfill_depth"), srv_depth),
+                backfill_depth_own=_depth(a.get("backfill_depth"), None) is not None,
             ))
         return out
 

@@ -861,6 +861,12 @@ class SiteSnapshot(_Model):
     reservations: list[Reservation] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
+    # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex
+    # name: what is left now, and what the cluster has (that plus the running jobs' use)
+    global_consumables_left: dict[str, float] | None = None
+    global_consumables_total: dict[str, float] | None = None
+    # what each running job (native id) holds of them: it gives it back when it ends
+    global_consumables_held: dict[str, dict[str, float]] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -103,6 +103,8 @@ from .placement_fit import (
     consumables_short,
     counted_parts,
     first_fit,
+    global_misses,
+    global_wait,
     most_gpus,
     node_checks,
     node_reserved,
@@ -420,6 +422,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
             reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
@@ -1878,6 +1881,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if begin_s > 0:
         said = "--begin" if cfg.scheduler == "slurm" else "begin time"
         v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+    # Grid Engine global consumables: it starts once enough of each is left
+    held_s, said_global = global_wait(reqs[good[0].name], snap, now, part_max)
+    v.notes += said_global
+    begin_s = max(begin_s, held_s)
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}

@@ -444,6 +444,59 @@ def consumables_short(req: Req, nodes: list[Node]) -> set[str]:
     return out
 
 
+def global_need(req: Req, name: str, amount: float) -> float:
+    """What the whole job takes of a global consumable: once (JOB, HOST), else per slot
+    times all its slots."""
+    return amount if name in req.job_wide else amount * max(req.cpn, 1) * max(req.nodes, 1)
+
+
+def global_misses(req: Req, total: dict[str, float] | None) -> list[str]:
+    """Why a job asks more of a Grid Engine global consumable than the cluster has."""
+    return [f"needs {_amount_text(need)} of global consumable {name}, the cluster has "
+            f"{_amount_text(total[name])}" for name, x in req.consumables
+            if name in (total or {}) and (need := global_need(req, name, x)) > (total or {})[name]]
+
+
+def global_wait(req: Req, snap: SiteSnapshot, now: datetime, part_max: dict[str, float]
+                ) -> tuple[float, list[str]]:
+    """Seconds until enough of each Grid Engine global consumable the job asks is left:
+    the running jobs holding it give it back as they end (by their time limits), with
+    a note for each it waits for; 0 where enough is left now."""
+    left = snap.global_consumables_left or {}
+    held = snap.global_consumables_held or {}
+    wait, notes = 0.0, []
+    for name, x in req.consumables:
+        need = global_need(req, name, x)
+        if name not in left or left[name] >= need:
+            continue
+        ends = sorted((end, got[name]) for j in snap.running
+                      if (got := held.get(j.native_id, {})).get(name)
+                      and (end := _expected_end(j, now, part_max)) is not None)
+        have, at = left[name], None
+        for end, given in ends:
+            have += given
+            if have >= need:
+                at = end
+                break
+        if at is None:
+            continue  # not freed by the jobs known: the totals' check says why
+        wait = max(wait, at)
+        notes.append(f"global consumable {name}: {_amount_text(left[name])} left, it needs "
+                     f"{_amount_text(need)}: it waits for running jobs to give it back "
+                     f"(+{at / 3600:.1f} h)")
+    return wait, notes
+
+
+def _expected_end(job: Any, now: datetime, part_max: dict[str, float]) -> float | None:
+    """Seconds after now a running job ends by its time limit (now if past it)."""
+    limit = job.walltime_s or part_max.get(job.partition or "")
+    if not limit or job.started_at is None:
+        return None
+    started = job.started_at if job.started_at.tzinfo else job.started_at.replace(
+        tzinfo=now.tzinfo)
+    return max(0.0, (started - now).total_seconds() + limit)
+
+
 def _gres_met(n: Node, name: str, count: int) -> bool:
     """Whether node `n` holds `count` of gres `name` for one job: MPS comes from one GPU
     (Slurm: a job's MPS share on a node is taken from a single GPU, each GPU holding an

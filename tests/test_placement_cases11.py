@@ -199,10 +199,12 @@ def _ge_job(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4,
             f'<requested_pe name="smp">{slots}</requested_pe>{reqs}</job_list>')
 
 
-def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes: str = ""):
+def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes: str = "",
+         glob: dict[str, str] | None = None):
     """A Grid Engine site of two 16-slot hosts (s1, s2; 64 GB each), one queue all.q;
     `jobs`: the running jobs' entries on each host; `left`: each host's host consumables
-    as `qhost -F` prints what is left of them (hc:NAME=VALUE); `complexes`: `qconf -sc`."""
+    as `qhost -F` prints what is left of them (hc:NAME=VALUE); `complexes`: `qconf -sc`;
+    `glob`: the global host's consumables left (gc:NAME=VALUE)."""
     from datetime import timezone
 
     from diamond_jupyter.config import SiteConfig
@@ -224,7 +226,9 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes:
         "<resourcevalue name='mem_free' dominance='hl'>60.000G</resourcevalue>"
         + "".join(f"<resourcevalue name='{k}' dominance='hc'>{v}</resourcevalue>"
                   for k, v in left.get(h, {}).items()) + "</host>" for h in ("s1", "s2"))
-    qhost = f"<?xml version='1.0'?><qhost><host name='global'></host>{hosts}</qhost>"
+    gc = "".join(f"<resourcevalue name='{k}' dominance='gc'>{v}</resourcevalue>"
+                 for k, v in (glob or {}).items())
+    qhost = f"<?xml version='1.0'?><qhost><host name='global'>{gc}</host>{hosts}</qhost>"
     snap = SgeCommands(tz=timezone.utc).parse_snapshot(
         "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n",
                  "complexes": complexes})
@@ -520,3 +524,29 @@ def test_pbs_queue_backfill_depth_counts_the_top_jobs_of_that_queue():
     site = moira_queues({"workq": (q1,)}, {"workq": 3, "longq": None}, server=2)
     assert [(p.name, p.backfill_depth, p.backfill_depth_own)
             for p in site[1].partitions] == [("workq", 3, True), ("longq", 2, False)]
+
+
+def test_grid_engine_global_consumables_are_checked():
+    # qhost -F's global host: gc:lic=1 left of the cluster's licences; bob's job on s1
+    # (4 slots, lic=1 a slot: 4) until +2 h: the cluster has 5. Before, a global
+    # consumable was not checked: a job of 8 licences READY now
+    site = gaia({"s1": [_ge_job("1", "bob", 4, 2, lic="1")]}, {}, glob={"lic": "1.000000"})
+    assert (site[1].global_consumables_left, site[1].global_consumables_total) == \
+        ({"lic": 1.0}, {"lic": 5.0})
+    job = "#$ -pe smp {}\n#$ -l lic=1\n#$ -l h_rt=1:00:00"
+    # 1 slot, 1 licence: left now
+    assert only(run(job.format(1), site), "gaia", "all.q").estimated_start == NOW
+    # 2 slots, 2 licences (per slot): 1 left, it waits for bob's job (+2 h), though s2
+    # is empty
+    v = only(run(job.format(2), site), "gaia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # 6 slots: 6 licences, the cluster has 5
+    assert reasons(run(job.format(6), site), "gaia") == \
+        "needs 6 of global consumable lic, the cluster has 5"
+    # a JOB complex is taken once: lic=1 of a 6-slot job is 1, left now
+    site = gaia({"s1": [_ge_job("1", "bob", 4, 2, lic="1")]}, {}, QCONF_SC,
+                glob={"lic": "4.000000"})
+    assert site[1].global_consumables_total == {"lic": 5.0}
+    assert only(run(job.format(6), site), "gaia", "all.q").estimated_start == NOW
+    # a global host without consumables: nothing read
+    assert gaia({}, {})[1].global_consumables_left is None

@@ -322,6 +322,7 @@ class SgeCommands:
         # host -> complex -> what its running jobs asked of it (per slot x their slots
         # there: a consumable is asked per slot unless the complex says JOB)
         asked: dict[str, dict[str, float]] = {}
+        by_job: dict[str, dict[str, float]] = {}  # the same, by running job
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
@@ -349,6 +350,8 @@ class SgeCommands:
                             1.0 if per == "host" else float(st.cpus or 1)
                         gpus += amount if name in _GPU_COMPLEXES else 0.0
                         took[name] = took.get(name, 0.0) + amount
+                        mine = by_job.setdefault(st.native_id, {})
+                        mine[name] = mine.get(name, 0.0) + amount
                     if gpus:  # they free when it ends
                         st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
@@ -363,6 +366,7 @@ class SgeCommands:
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
             sge_complexes=complexes,
+            **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
@@ -589,6 +593,28 @@ def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None
     named = {by_short.get(n, n): x for n, x in asks.items()}
     return [(c.name, named.get(c.name, c.default), c.per) for c in complexes.values()
             if named.get(c.name, c.default) > 0]
+
+
+def _global_consumables(text: str, asked: dict[str, dict[str, float]],
+                        by_job: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """`qhost -F`'s global host: each global consumable (dominance gc) left now, what the
+    cluster has of it (that plus what the running jobs took, on every host) and what each
+    running job holds of them."""
+    if not text.strip():
+        return {}
+    glob = next((h for h in _xml(text.strip(), "qhost -xml").iter("host")
+                 if h.get("name") == "global"), None)
+    left = {cx: x for v in (glob.findall("resourcevalue") if glob is not None else ())
+            if (v.get("dominance") or "").startswith("gc") and (cx := v.get("name"))
+            and (x := amount(v.text)) is not None}
+    if not left:
+        return {}
+    took = {k: sum(h.get(k, 0.0) for h in asked.values()) for k in left}
+    held = {jid: got for jid, x in by_job.items()
+            if (got := {k: v for k, v in x.items() if k in left and v > 0})}
+    return {"global_consumables_left": left,
+            "global_consumables_total": {k: x + took[k] for k, x in left.items()},
+            "global_consumables_held": held or None}
 
 
 def _hard_amounts(j: ET.Element) -> dict[str, float]:

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .model import AVAIL_MARK
+
 # where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
 # wide, and in the home for a user's own install); discovery looks there (and at
 # $ONEAPI_ROOT) for a `setvars.sh` beside an `mpi/` component, so a job's MPI from under one
@@ -121,9 +123,6 @@ def _names(x: Any) -> list[str]:
     return [str(s) for s in x]
 
 
-# the marks `module avail` prints after a name, which a sites file copied from it keeps:
-# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
-_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
 def _listed_module(text: str) -> SoftwareModule:
@@ -131,7 +130,7 @@ def _listed_module(text: str) -> SoftwareModule:
     they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
     default = False
     text = text.strip()
-    while m := _AVAIL_MARK.search(text):
+    while m := AVAIL_MARK.search(text):
         default = default or any(t.strip() in ("D", "default")
                                  for t in re.split(r"[,:]", m.group(2) or ""))
         text = text[:m.start()]

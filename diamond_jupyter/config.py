@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from .model import BadInput, refuse_boolean_number
+from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
@@ -218,6 +218,9 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    # `$HOME/x` is `~/x` (each user's own home, as a shared file means it), not this
+    # process's $HOME written out: both then pass or fail the same checks
+    value = re.sub(r"^\$(HOME\b|\{HOME\})(?=/|$)", "~", value)
     value = _expand_vars(value)
     base = (info.context or {}).get("base") if info.context else None
     if base is not None and not value.startswith(("/", "~")):
@@ -441,6 +444,17 @@ class DiscoveryConfig(_Cfg):
     override: bool = False
     clusters: list[ClusterConfig] = Field(default_factory=list)  # default: the site alone
 
+    @model_validator(mode="after")
+    def _clusters_named_once(self) -> DiscoveryConfig:
+        """Each cluster once: a second entry of one name replaced the first's variables."""
+        seen: dict[str, int] = {}
+        for n, c in enumerate(self.clusters):
+            if (first := seen.get(c.name.lower())) is not None:
+                raise ValueError(f"clusters: {c.name!r} is given twice (clusters[{first}] "
+                                 f"and clusters[{n}]); name each cluster once, with all its env")
+            seen[c.name.lower()] = n
+        return self
+
 
 def _scheduler_name(value: Any) -> Any:
     """`SLURM`, `PBSPro`, `OpenPBS`, `Grid Engine`... read as the scheduler they are."""
@@ -448,6 +462,53 @@ def _scheduler_name(value: Any) -> Any:
         return value
     key = "-".join(value.strip().lower().split())
     return SCHEDULER_ALIASES.get(key, key)
+
+
+# the sites file's `metadata` keys the engine reads (capabilities, placement); a key spelt
+# near one of them, or a common other name for it, is a mistake that would be ignored
+METADATA_KEYS = ("architecture", "features", "gpu_models", "software", "container_runtimes",
+                 "mpi", "pmi", "groups", "bandwidth_mbps")
+METADATA_SYNONYMS = {"arch": "architecture", "modules": "software", "module": "software",
+                     "runtimes": "container_runtimes", "containers": "container_runtimes",
+                     "constraints": "features", "gpu_types": "gpu_models"}
+
+
+def _check_names(key: str, value: Any) -> None:
+    """A `metadata` list of names (architectures, features, GPU models, runtimes, MPI
+    stacks, groups): one string (names separated by commas) or a list of names; a truth
+    value, a date or a nested list was turned into a name no site has, or crashed placement
+    (`features: true`)."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        return
+    if isinstance(value, (list, tuple, dict)):  # a mapping: its keys are the names
+        for n, entry in enumerate(value, 1):
+            if isinstance(entry, bool) or not isinstance(entry, (str, int)):
+                raise ValueError(f"{key} entry {n}: {_printable(repr(entry))[:60]} is not a "
+                                 f"name (write {key}: [a, b], or one string 'a, b')")
+        return
+    raise ValueError(f"{key}: a list of names ({key}: [a, b], or one string 'a, b'), not "
+                     f"{_printable(repr(value))[:60]}")
+
+
+def _check_software(software: Any) -> None:
+    """`metadata.software`: each entry a module name as discovered ones are checked (they
+    reach the job's `module load` lines and the notes on a terminal)."""
+    if software is None:
+        return
+    if isinstance(software, str):
+        entries: list[Any] = [e for e in software.split(",") if e.strip()]
+    elif isinstance(software, dict):
+        entries = list(software)
+    elif isinstance(software, list):
+        entries = software
+    else:
+        raise ValueError("software: a list of module names (or one string of names "
+                         f"separated by commas), not {type(software).__name__}")
+    for n, entry in enumerate(entries, 1):
+        if (why := software_name_problem(entry)) is not None:
+            raise ValueError(f"software entry {n}: {_printable(why)}")
 
 
 class SiteConfig(_Cfg):
@@ -516,8 +577,22 @@ class SiteConfig(_Cfg):
                                  "bandwidth_mbps: 10 Gbps)")
         if "bandwidth_mbps" in value:
             value = {**value, "bandwidth_mbps": bandwidth_mbps(value["bandwidth_mbps"])}
-        if "software" in value:
-            _check_software(value["software"])
+        for key in value:
+            if not isinstance(key, str) or key in METADATA_KEYS:
+                continue
+            near = METADATA_SYNONYMS.get(key.lower()) or next(iter(difflib.get_close_matches(
+                key.lower(), METADATA_KEYS, n=1, cutoff=0.8)), None)
+            if near is not None:
+                raise ValueError(f"{_printable(key)}: did you mean {near}? (the keys placement "
+                                 f"reads: {', '.join(METADATA_KEYS)}; another key is kept "
+                                 "as a note and read by nothing)")
+        _check_software(value.get("software"))
+        for key in ("architecture", "features", "gpu_models", "container_runtimes", "mpi",
+                    "pmi", "groups"):
+            _check_names(key, value.get(key))
+        if isinstance(value.get("groups"), str):  # `groups: users, hpc`: placement reads a list
+            value = {**value, "groups": [g.strip() for g in value["groups"].split(",")
+                                         if g.strip()]}
         return value
 
     @field_validator("preamble")
@@ -548,6 +623,11 @@ class SiteConfig(_Cfg):
                 raise ValueError(f"files.kind must be ssh or local, not {self.files.kind}")
             if self.files.kind == "ssh" and not self.files.host:
                 raise ValueError("files over ssh needs a host (files: {host: login...})")
+        if self.globus_path_map and not self.globus_collection:
+            raise ValueError("globus_path_map needs globus_collection (the site's Globus "
+                             "collection id, a UUID such as 6c54cade-bde5-45c1-bdea-"
+                             "f4bd71dba2cc): without it no transfer uses Globus, and the map "
+                             "would be ignored")
         if self.flavor is not None and self.scheduler != "pbs":
             raise ValueError(f"flavor is for scheduler pbs, not {self.scheduler}")
         if self.flavor not in (None, "pro", "torque", "slurm"):
@@ -578,29 +658,6 @@ class SiteConfig(_Cfg):
 _RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
                    r"(bps|bits?/s|b/s|Bps|B/s|bytes?/s))?")
 _PREFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
-
-
-def _check_software(given: Any) -> None:
-    """A sites file's `software` names (what `module load` lines are rewritten to) are made
-    of what a discovered module name may hold (`discovery.MODULE_NAME`: ASCII letters,
-    digits and `_ . + - / @ % : , = ~`, not first `-`), after the marks `module avail`
-    prints (`(D)`); one with shell syntax, blanks, quotes or control characters is refused."""
-    from .capabilities import _listed_module, _names
-    from .discovery import MODULE_NAME
-
-    if given is None:
-        return
-    if not isinstance(given, (str, list, dict)):
-        raise ValueError(f"software: a list of module names, not {type(given).__name__}")
-    if isinstance(given, list) and any(not isinstance(x, str) for x in given):
-        raise ValueError("software: a list of module names (NAME or NAME/VERSION), each "
-                         "a string (quote one YAML reads as a number or truth value)")
-    for text in _names(given):
-        full = _listed_module(text).full
-        if not MODULE_NAME.fullmatch(full) or full.startswith("-"):  # (`module load -x`)
-            raise ValueError(f"software: {_printable(text)} is not a module name (accepted: "
-                             "ASCII letters, digits and _ . + - / @ % : , = ~, not "
-                             "first -, as `module avail` lists them, e.g. gcc/12.2.0)")
 
 
 def bandwidth_mbps(given: Any) -> float:
@@ -868,6 +925,9 @@ def _explain(err: Any) -> str:
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
                 "e.g. name: 'no')")
+    if kind == "string_type" and given is None:
+        return (f"{msg}, got nothing: the key has no value (write '' for an empty one, or "
+                "leave the key out)")
     if kind == "string_type" and isinstance(given, (int, float)):
         return f"{msg}, got the number {given!r} ({YAML_WORDS}: put the value in quotes)"
     if kind == "list_type" and isinstance(given, (str, dict)):

@@ -23,7 +23,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
-from .model import Node, Partition
+from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
 from .software import identity
 
@@ -150,6 +150,11 @@ class SiteDescription(_Model):
     ttl_s: float | None = None
     module_system_version: str | None = None
     pmi: list[str] = Field(default_factory=list)  # MPI launch plugins (`srun --mpi=list`)
+    scheduler_version: str | None = None  # the server's own (PBS `pbs_version`)
+    # the longest job name the scheduler takes (None: no limit known) and where that
+    # comes from: "configured" (the sites file's max_job_name) or the version discovered
+    max_job_name: int | None = None
+    max_job_name_source: str | None = None
 
 
 # ---------------------------------------------------------------- the command
@@ -178,7 +183,10 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
             '  else v=$(module --version 2>&1 | sed -n "s/^Modules Release \\([^ ]*\\).*/\\1/p"'
             ' | head -n 1); echo "system environment-modules $v"; fi\n'
-            '  __dmd_av=$(module -t avail 2>&1); printf "%s\\n" "$__dmd_av"\n'
+            # Lmod: modules a .modulerc hides (`hide_version`, `hide-version`) load when
+            # named, so they are listed too (`--show_hidden`)
+            '  if [ -n "${LMOD_VERSION:-}" ]; then __dmd_av=$(module --show_hidden -t avail 2>&1)\n'
+            '  else __dmd_av=$(module -t avail 2>&1); fi; printf "%s\\n" "$__dmd_av"\n'
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
             '    __dmd_sp=$(module -t spider 2>&1); printf "%s\\n" "$__dmd_sp"\n'
             + SPIDER_REQUIRES +
@@ -229,11 +237,6 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
-# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
-# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
-# else (shell syntax, quotes, control or invisible characters) is no module a site really
-# has: it would go into the user's `module load` lines and the notes shown on a terminal.
-MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
 
 
 def parse_module_list(text: str, refused: list[str] | None = None,

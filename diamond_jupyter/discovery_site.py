@@ -71,7 +71,10 @@ class SiteDiscovery:
         cfg = self.site.cfg
         if not cfg.discovery.enabled:
             caps = merge(SiteCapabilities(site=self.site.name), cfg.metadata, override=True)
-            return SiteDescription(site=self.site.name, capabilities=caps)
+            return SiteDescription(site=self.site.name, capabilities=caps,
+                                   max_job_name=cfg.max_job_name,
+                                   max_job_name_source="configured"
+                                   if cfg.max_job_name is not None else None)
         async with self._lock:
             age = time.monotonic() - self._at
             if refresh or self._found is None or age >= self.ttl_s:
@@ -88,7 +91,18 @@ class SiteDiscovery:
         found, age = self._found or found, time.monotonic() - self._at
         caps = merge(found.capabilities, cfg.metadata, override=cfg.discovery.override)
         return found.model_copy(update={"capabilities": caps, "age_s": round(age, 3),
-                                        "ttl_s": self.ttl_s})
+                                        "ttl_s": self.ttl_s, **self._name_limit(found)})
+
+    def _name_limit(self, found: SiteDescription) -> dict:
+        """The sites file's max_job_name over the discovered one (and the site learns what
+        discovery read, for the jobs it names)."""
+        site = self.site
+        if found.scheduler_version is not None and not site._name_limit_read:
+            site.scheduler_version, site._name_limit = found.scheduler_version, found.max_job_name
+            site._name_limit_read = True
+        if site.cfg.max_job_name is not None:
+            return {"max_job_name": site.cfg.max_job_name, "max_job_name_source": "configured"}
+        return {}
 
     def cached(self) -> SiteDescription | None:
         """The last discovery, merged with the sites file, without asking the site."""
@@ -215,6 +229,23 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     for key in ("spack_packages", "spack_envs", "conda_envs"):
         if getattr(caps, key) is not None:
             caps.sources[key] = "discovered"
+    sched_version, name_limit = _server_limit(commands, parts, clusters)
     return SiteDescription(site=site, capabilities=caps, clusters=summaries,
                            discovered_at=caps.discovered_at, module_system_version=version,
-                           pmi=pmi)
+                           pmi=pmi, scheduler_version=sched_version, max_job_name=name_limit,
+                           max_job_name_source=f"discovered: server version {sched_version}"
+                           if name_limit is not None else None)
+
+
+def _server_limit(commands, parts: dict[str, str], clusters: list[str]
+                  ) -> tuple[str | None, int | None]:
+    """The scheduler server's version and the job-name limit it implies, from the
+    snapshot's server query as discovery ran it (the shortest limit of the clusters)."""
+    read = getattr(commands, "name_limit", None)
+    if read is None:
+        return None, None
+    found = [read(parts[f"sched:{c}:server"]) for c in clusters
+             if f"sched:{c}:server" in parts]
+    versions = [v for v, _ in found if v]
+    limits = [n for _, n in found if n is not None]
+    return (versions[0] if versions else None), (min(limits) if limits else None)

@@ -591,6 +591,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             await self.check_site(spec, site, force=force)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         if token is not None:
             check_token(token)
             if (done := self.store.job_by_token(token)) is not None:
@@ -782,6 +783,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         site = self._job_site(job)
         texts, missing, notes = {}, [], []
         await site.know_home()  # the job's directory may be under the home
+        await site.know_name_limit()  # the log's name may hold the job's name
         starts = await self._output_starts(site, job)
         for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
             path, unknowable = self._log_file(site, job, pattern) if pattern else (None, None)

@@ -114,7 +114,7 @@ def job_trees(spec: JobSpec) -> list[str]:
 def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,
              caps: SiteCapabilities, scheduler: str = "slurm") -> list[str]:
     """Pure: the needs-related reasons one site cannot run `spec` (see `site_mismatch`)."""
-    from .needs import norm_arch
+    from .needs import metadata_arch
 
     reasons = needs_reasons(needs_of(spec), caps)
     nodes = site_nodes(snap) if snap.reachable else []
@@ -124,7 +124,7 @@ def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,
                        most_memory=max(n.memory_mb for n in nodes))
         only_needs = Req(1, 1, 1, 0, full.gpn, full.mem, False, None, full.arch,
                          full.constraint, full.gpu_type, full.unreadable)
-        site_arch = norm_arch(metadata.get("architecture")) or \
+        site_arch = metadata_arch(metadata.get("architecture")) or \
             (caps.architectures[0] if len(caps.architectures) == 1 else None)
         found, _ = node_checks(only_needs, nodes, site_arch)
         reasons += [r for r in found if r != "no single node meets all the requirements "

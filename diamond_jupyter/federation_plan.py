@@ -133,6 +133,7 @@ class PlanMixin:
                 verdict, predicted = one.verdict(site), one.predicted_start(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
         prepared = target.prepare(spec, token, hedged=hedged)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded

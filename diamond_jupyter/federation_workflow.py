@@ -294,6 +294,7 @@ class WorkflowMixin:
         it, the spec adapted to the site's modules): the site and the adapted spec."""
         target = self.site(site)  # type: ignore[attr-defined]
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
+        await target.know_name_limit()  # the name as the scheduler will keep it
         return target, await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
 
     async def plan_workflow(self, source: str | Path | dict[str, Any] | Workflow

@@ -12,16 +12,19 @@ not look alive). A running engine writes its heartbeat, a row in the store's `en
 dead at once; one whose process lives (this process included: an engine dropped without
 closing, or one stalled: stopped, paused) is dead once its heartbeat is older than STALE_S.
 An engine on another host (a server that ran on another node of a cluster, with the store on
-a shared filesystem) lives while its heartbeat is fresh.
+a shared filesystem) lives while its heartbeat changes: it is dead once this engine has seen
+the same beat for STALE_S of its own clock (the hosts' clocks may disagree, so its beat's
+time is never compared with ours; an engine seen for the first time is watched from then).
 The claim itself is a field of the item's row in the store, set in one write transaction
 (`claim_transfer`, `claim_workflow`, `claim_task`): one owner at a time.
 
 Fencing: an engine that stalls (stopped, a long pause) past STALE_S loses its claims to
 another engine, but wakes still believing it holds them. So each claim of a transfer, a
-staging or a workflow by a new owner (and each hand-back) increments the item's lease
-generation (`data.lease`), and every write that drives the item carries the generation its
-engine got (a `Fence`): the store refuses it (`LeaseLost`) once the generation moved on,
-and the stale engine drops the item, saying so with a `lease.lost` event.
+staging, a workflow or an agent task by a new owner (and each hand-back) increments the
+item's lease generation (`data.lease`), and every write that drives the item carries the
+generation its engine got (a `Fence`): the store refuses it (`LeaseLost`) once the
+generation moved on, and the stale engine drops the item, saying so with a `lease.lost`
+event.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ import os
 import secrets
 import socket
 import sqlite3
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,15 +48,16 @@ if TYPE_CHECKING:
 
 HOST = socket.gethostname()
 BEAT_S = 20.0  # an engine writes its heartbeat this often
-STALE_S = 90.0  # a heartbeat older than this: the engine (on another host) is gone
+STALE_S = 90.0  # a heartbeat this old (of another host: unchanged this long): engine gone
 _LIVE: set[str] = set()  # engines of this process that are running
-LEASE_KINDS = ("transfer", "workflow")  # items whose writes are fenced
+LEASE_KINDS = ("transfer", "workflow", "task")  # items whose writes are fenced
 
 
 @dataclass(frozen=True)
 class Fence:
     """What a write that drives a held item carries: the item (`kind` "transfer", a staging
-    included, or "workflow"; its id) and the lease generation its engine got at its claim."""
+    included, "workflow", or "task": an agent task; its id) and the lease generation its
+    engine got at its claim."""
 
     kind: str
     item: str
@@ -73,6 +79,37 @@ class LeaseLost(DiamondError):
         return {"item": self.fence.kind, "id": self.fence.item, "engine": engine,
                 "generation": self.fence.generation, "current": self.current,
                 "owner": self.owner}
+
+
+class LeaseWatch:
+    """The lease checked from inside a copy loop, cheaply: `check` (a store read: LeaseLost
+    when the lease is stale, else whether the copy was asked to stop) runs at the first block
+    and then at most once every `every_s` seconds of this engine's clock or `every_bytes`
+    bytes moved, whichever comes first; a block in between costs two comparisons. So a
+    stale engine writes at most `every_bytes` (plus one block) after its loss."""
+
+    EVERY_S = 1.0
+    EVERY_BYTES = 4 << 20
+
+    def __init__(self, check: Callable[[], bool], *, every_s: float = EVERY_S,
+                 every_bytes: int = EVERY_BYTES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.check, self.every_s, self.every_bytes, self.clock = check, every_s, every_bytes, clock
+        self.checks = 0  # how many times the store was asked
+        self._at: float | None = None
+        self._done = 0
+
+    def __call__(self, done: int, *, force: bool = False) -> bool:
+        """`done` bytes moved so far (a retry may start lower): True when the copy was asked
+        to stop; LeaseLost when the lease is stale (both only when a check is due, or
+        `force`d: at a progress report)."""
+        now = self.clock()
+        if (not force and self._at is not None and now - self._at < self.every_s
+                and abs(done - self._done) < self.every_bytes):
+            return False
+        self._at, self._done = now, done
+        self.checks += 1
+        return self.check()
 
 
 def generation(data: dict[str, Any]) -> int:
@@ -152,8 +189,8 @@ def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
         return True
     host, pid, start, _ = parts
     if host != HOST:  # its heartbeat in the store is all there is to go by
-        age = _age(beats, owner)
-        return age is not None and age < STALE_S
+        silent = _silent(beats, owner)
+        return silent is not None and silent < STALE_S
     if int(pid) == os.getpid():
         return owner in _LIVE and not _beat_stale(beats, owner, missing=False)
     try:
@@ -165,11 +202,11 @@ def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
     return _start_time(int(pid)) == start and not _beat_stale(beats, owner, missing=True)
 
 
-def _age(beats: Heartbeats | None, owner: str) -> float | None:
+def _silent(beats: Heartbeats | None, owner: str) -> float | None:
     if beats is None:
         return None
     try:
-        return beats.age_s(owner)
+        return beats.silent_for_s(owner)
     except (DiamondError, sqlite3.Error):
         return None
 

@@ -654,6 +654,9 @@ class Partition(_Model):
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
+    # PBS backfill_depth (the queue's, else the server's): how many of the top waiting
+    # jobs backfill may not delay; 0 turns backfilling off; None: unset (1, EASY)
+    backfill_depth: int | None = None
     # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
     # queue's notify time has passed too, whatever its h_rt: the job's real limit
     soft_time_s: int | None = None
@@ -731,6 +734,16 @@ class LsfLimit(_Model):
     limit: int
 
 
+class SgeComplex(_Model):
+    """A Grid Engine consumable complex (`qconf -sc`): how a job takes it ("slot": per
+    slot, consumable YES; "job": once, on its master host, JOB; "host": once a host, HOST)
+    and what a job that does not ask for it takes (its default, in its own units)."""
+    name: str
+    shortcut: str | None = None
+    per: Literal["slot", "job", "host"] = "slot"
+    default: float = 0.0
+
+
 class Reservation(_Model):
     """A Slurm advanced reservation (`scontrol show res -o`): its window, nodes (hostlist
     entries), who may use it (None: not limited that way; Slurm's `-name` entries deny),
@@ -786,6 +799,11 @@ class Node(_Model):
     # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
     # left waits for them
     memory_allocated: int = 0
+    # Grid Engine host consumables (`qhost -F`'s hc: values) by complex name: what is left
+    # now and what the host has (left plus what its running jobs asked: qstat -r), in
+    # the complex's own units (bytes for a memory complex); None: not reported
+    consumables_left: dict[str, float] | None = None
+    consumables_total: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
@@ -836,6 +854,8 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
+    sge_complexes: dict[str, SgeComplex] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None
@@ -874,3 +894,44 @@ class BadInput(DiamondError):
 
 class SiteError(DiamondError):
     exit_code = 1
+
+
+# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
+# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
+# else (shell syntax, quotes, control or invisible characters) is no module a site really
+# has: it would go into the user's `module load` lines and the notes shown on a terminal.
+MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+
+
+# the marks `module avail` prints after a name, which a list copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def _unmarked(text: str) -> str:
+    text = text.strip()
+    while m := AVAIL_MARK.search(text):
+        text = text[:m.start()]
+    return text
+
+
+def software_name_problem(entry: Any) -> str | None:
+    """Why a sites file's `software` entry is no module name (None: it is one), with
+    what is accepted: checked as discovered names are (`MODULE_NAME`), after the marks
+    `module avail` prints (`(D)`, `<L>`)."""
+    if not isinstance(entry, (str, int, float)) or isinstance(entry, bool):
+        return f"{type(entry).__name__} {str(entry)[:60]!r} is not a module name"
+    name = _unmarked(str(entry))
+    if not name:
+        return f"{str(entry)[:60]!r} is empty"
+    if name.startswith("-"):  # `module load -f/x` would read an option
+        return (f"{name[:80]!r} is not a module name: it starts with '-', which `module "
+                "load` reads as an option")
+    if MODULE_NAME.fullmatch(name):
+        return None
+    bad = next(c for c in name if not MODULE_NAME.fullmatch(c))
+    hint = " (one module an entry: a list, or names separated by commas)" \
+        if bad.isspace() else ""
+    return (f"{name[:80]!r} is not a module name: {bad!r} is not allowed{hint}; a module "
+            "name is ASCII letters, digits and _ . + - / @ % : , = ~, as `module avail` "
+            "lists it")

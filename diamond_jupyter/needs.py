@@ -41,6 +41,15 @@ def norm_arch(x: Any) -> str | None:
     return _ARCH_ALIASES.get(a, a)
 
 
+def metadata_arch(value: Any) -> str | None:
+    """The sites file's `metadata.architecture` as the one architecture of the site's nodes
+    that carry none of their own: `x86_64`, `[x86_64]`; None where it names several
+    (`[x86_64, aarch64]`, `x86_64, aarch64`: each node's own then decides) or none."""
+    names = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
+    archs = {norm_arch(str(n)) for n in names if str(n).strip()} - {None}
+    return archs.pop() if len(archs) == 1 else None
+
+
 def node_arch(n: Node, fallback: str | None = None) -> str | None:
     """A node's architecture: an admin's `arch=...` label or architecture-named feature (what
     users select with `-C arch=...`) wins over what the node daemon reports; `fallback` (the

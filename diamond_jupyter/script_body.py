@@ -1345,6 +1345,13 @@ def _env_notes(cmd: list[str], lineno: int, note: Any,
              + _conda_how(args[1]))
         envs.append(_conda_need(prog, args[1], lineno))
         own = f"{prog} environment '{args[1]}' (line {lineno})"  # may hold an MPI (mpich)
+    elif prog in ("conda", "mamba", "micromamba") and args[:1] == ["run"] and \
+            (env := _run_env(cmd[cmd.index("run") + 1:])) is not None:
+        # `conda run -n NAME prog`, `micromamba run -p PATH prog`: the program runs in it
+        note(f"{prog} environment '{env}' (line {lineno}) must exist at the site"
+             + _conda_how(env))
+        envs.append(_conda_need(prog, env, lineno))
+        own = f"{prog} environment '{env}' (line {lineno})"
     elif prog in ("source", ".") and args and args[0].rsplit("/", 1)[-1] == "activate":
         if len(args) > 1:
             note(f"conda environment '{args[1]}' (line {lineno}) must exist at the site"
@@ -1455,6 +1462,27 @@ def _own_conda_setup(lines: list[str]) -> str | None:
     for i, line in enumerate(lines, 1):
         if m := _CONDA_SETUP.search(line):
             return f"{m.group(1) or m.group(2) or m.group(3)} (line {i})"
+    return None
+
+
+# `conda|mamba|micromamba run` options that take a value other than the environment's
+_RUN_VALUE_OPTIONS = {"--cwd", "-r", "--root-prefix", "-a", "--attach", "--label", "-e",
+                      "--env", "--rc-file"}
+
+
+def _run_env(words: list[str]) -> str | None:
+    """The environment `conda run` (mamba's, micromamba's) runs its program in: `-n NAME`,
+    `--name=NAME`, `-p PATH`, `--prefix PATH`, read up to the program; None when it names
+    none (the active or base environment)."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        w = words[i]
+        for opt in ("--name", "--prefix"):
+            if w.startswith(opt + "="):
+                return w.split("=", 1)[1] or None
+        if w in ("-n", "--name", "-p", "--prefix"):
+            return words[i + 1] if i + 1 < len(words) else None
+        i += 2 if w in _RUN_VALUE_OPTIONS else 1
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shlex
 import time
@@ -22,6 +23,7 @@ from .dialects.base import (
 )
 from .dialects.outputs_common import count_array_tasks, fold_array_tasks, outcome_rank
 from .dialects.pbs_commands import TOKEN_VARIABLE
+from .dialects.pbs_script import TARGET_FLAVOR
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -36,6 +38,8 @@ from .model import (
 from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
+
+log = logging.getLogger(__name__)
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -151,6 +155,11 @@ class Site:
         self._uploaded: dict[str, Rendered] = {}  # token -> its script, written by upload()
         self.scheduler_commands = 0  # how many scheduler invocations this process made
         self.discovery = SiteDiscovery(self)  # what the site has, found live (TTL cache)
+        # the server's version and the job-name limit it implies (PBS: `pbs_version` from
+        # the snapshot's or discovery's server query); the sites file's max_job_name wins
+        self.scheduler_version: str | None = None
+        self._name_limit: int | None = None
+        self._name_limit_read = False
 
     # -- logins (sites whose door asks for a one-time code) ------------------
     def set_interactive_handler(self, ask: Any) -> None:
@@ -472,6 +481,8 @@ class Site:
                 return self._snapshot
             try:
                 outputs = await self._snapshot_outputs()
+                if "server" in outputs and self.cfg.max_job_name is None:
+                    self.learn_server(outputs["server"])
                 queue_error = outputs.pop(QUEUE_UNREAD, None)
                 snap = self.commands.parse_snapshot(self.name, outputs)
                 if queue_error is not None:  # the site answered; only its queue is unknown
@@ -533,6 +544,10 @@ class Site:
 
     # -- jobs ---------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:
+        if self.cfg.scheduler == "pbs" and self.cfg.flavor == "torque":
+            # a Torque server takes Torque's requests (`nodes=`, `-t`), not PBS Pro's
+            spec = spec.model_copy(update={"metadata": {**spec.metadata,
+                                                        TARGET_FLAVOR: "torque"}})
         return self.script.render_script(spec)
 
     @property
@@ -559,10 +574,55 @@ class Site:
         return spec.model_copy(update={"name": scheduler_name(spec.name, token),
                                        "comment": None})
 
+    @property
+    def max_job_name(self) -> int | None:
+        """The longest job name the scheduler takes: the sites file's `max_job_name`, else
+        what the server's version says (`know_name_limit`); None: no limit known."""
+        return self.cfg.max_job_name if self.cfg.max_job_name is not None \
+            else self._name_limit
+
+    @property
+    def max_job_name_source(self) -> str | None:
+        if self.cfg.max_job_name is not None:
+            return "configured"
+        if self._name_limit is not None:
+            return f"discovered: server version {self.scheduler_version}"
+        return None
+
+    def learn_server(self, server_output: str) -> None:
+        """Read the scheduler server's version, and the job-name limit it implies, from the
+        answer to the dialect's server query (`server_argv`)."""
+        read = getattr(self.commands, "name_limit", None)
+        if read is None:
+            return
+        self.scheduler_version, self._name_limit = read(server_output)
+        self._name_limit_read = True
+
+    async def know_name_limit(self) -> None:
+        """Learn the server's job-name limit before a job's name is rendered, once: from
+        the last snapshot's server answer, else by its server query alone (bounded by the
+        query timeout; a failure leaves it unknown until the next snapshot reads it).
+        Nothing to do where the sites file sets it or the token travels in the comment."""
+        argv = getattr(self.commands, "server_argv", lambda: None)()
+        if self.cfg.max_job_name is not None or self._name_limit_read or argv is None \
+                or self.token_in_comment:
+            return
+        if "server" in self._caps:
+            self.learn_server(self._caps["server"])
+            return
+        self._name_limit_read = True  # asked once; snapshots read it again
+        try:
+            res = await self.run(argv, check=False, timeout=self.query_timeout_s)
+        except SiteError as e:
+            log.info("%s: server version not read: %s", self.name, e)
+            return
+        if res.exit_status == 0:
+            self.learn_server(res.stdout)
+
     def short_name(self, name: str | None, token: str) -> str | None:
         """The job's name cut to the site's `max_job_name`, where the name with the token
         (as the scheduler keeps it) would be longer; None where it fits whole."""
-        limit = self.cfg.max_job_name
+        limit = self.max_job_name
         if limit is None or len(self.script.job_name(scheduler_name(name, token))) <= limit:
             return None
         return self.script.job_name(name or "job")[:limit]
@@ -604,9 +664,11 @@ class Site:
         short = None if self.token_in_comment else self.short_name(spec.name, token)
         if short is not None:
             rendered.warnings.append(
-                f"approximated: job name cut to {short!r} ({self.cfg.max_job_name} characters, "
-                f"the site's max_job_name); the engine's token travels as {TOKEN_VARIABLE} "
-                "in the job's environment")
+                f"approximated: job name cut to {short!r} ({self.max_job_name} characters, "
+                + ("the site's max_job_name" if self.cfg.max_job_name is not None else
+                   f"the most server version {self.scheduler_version} takes")
+                + f"); the engine's token travels as {TOKEN_VARIABLE} in the job's "
+                "environment")
         return rendered, f"{secret}\n".encode() + rendered.script.encode()
 
     async def upload(self, spec: JobSpec, token: str, *, secret: str = "") -> Rendered | None:
@@ -618,6 +680,7 @@ class Site:
         if getattr(self.transport, "fast_path_busy", lambda: False)():
             return None
         await self.home()
+        await self.know_name_limit()
         jd = self.job_dir(token)
         rendered, stdin = self._payload(spec, token, secret)
         await self.run(["sh", "-c", self._write_line(jd, f"{jd}/job.sh")], stdin=stdin,
@@ -634,6 +697,7 @@ class Site:
         """`secret`: the job's event secret, written to `secret` in its private job
         directory (the wrapper signs its event lines with it)."""
         await self.know_home()
+        await self.know_name_limit()
         jd = self.job_dir(token)
         path = f"{jd}/job.sh"
         await self._know_command_home(self._submit_argv(path, hold, spec))
@@ -770,6 +834,7 @@ class Site:
         theirs: the scheduler is asked for the login's own jobs only (its user filter), and
         a job whose owner is named otherwise (by name, or by number: `id -u`) is not this
         one. A job whose owner is not named is the login's by that filter."""
+        await self.know_name_limit()
         login = await self.login_user()
         uid = None
 

@@ -108,6 +108,8 @@ def versions_match(want: str | None, have: str | None) -> bool:
         return True
     if re.fullmatch(r"[\d.]+(?:,[\d.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
         return any(versions_match(v, have) for v in want.split(","))
+    if "," in want:  # `GCC/12.3.0,CUDA/12.1.1`: module load reads one unknown name
+        return want.strip().lower() == have.strip().lower()
     if (rng := re.fullmatch(r"([\d.]*):([\d.]*)", want.strip())) and any(rng.groups()):
         # its `@1.2:1.4`, `@:1.4`, `@1.2:` (inclusive; each end at the precision it gives,
         # so `@:12` holds 12.3.0): a range is not a prefix
@@ -477,7 +479,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             nor = f", nor its fallback {' or '.join(s.alternatives)}" if s.alternatives else \
                 ", nor any other conda distribution" if s.role == "conda" else \
                 ", nor another distribution with mamba" if s.role == "mamba" else ""
-            out.append(f"software '{s.full}' not installed{nor} ({has})")
+            joined = "; names joined by ',' are one name to module load: separate them " \
+                "with blanks" if re.search(r",[^\d,]", s.full) else ""
+            out.append(f"software '{s.full}' not installed{nor} ({has}{joined})")
     c = needs.container
     if c is not None and not c.unchecked and caps.container_runtimes is not None:
         have = {r.lower() for r in caps.container_runtimes}

@@ -401,11 +401,17 @@ async def test_a_sites_files_module_names_reach_module_load_quoted(tmp_path):
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
 
-    bad = "compilers/gcc/12.2~%HOME%"
-    fed = Federation(FederationConfig(sites=[SiteConfig(
-        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"),
-        discovery={"enabled": False}, metadata={"software": [bad]})]),
-        store=Store(tmp_path / "s.sqlite"))
+    bad = f"gcc/12.2$(touch {tmp_path}/ran)"
+    # since the sixth sweep of sites files the name is refused when the file is read
+    # (checked as discovered names are)...
+    with pytest.raises(ValueError, match=r"software entry 1: .* '\$' is not allowed"):
+        SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                   metadata={"software": [bad]})
+    # ...and one that reaches the engine past that check is still one quoted word
+    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                     workdir=str(tmp_path / "wd"), discovery={"enabled": False})
+    cfg.metadata = {"software": [bad]}
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
     try:
         out = await fed.adapt_to_site("here", JobSpec(script="#!/bin/bash\nmodule load gcc\n"))
     finally:

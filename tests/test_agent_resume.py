@@ -10,6 +10,7 @@ import threading
 import pytest
 from agents import agent
 from fake_llm import last_result, text, tool_use
+from lease_helpers import age_heartbeat
 
 from diamond_jupyter.config import FederationConfig
 from diamond_jupyter.federation import Federation
@@ -128,3 +129,43 @@ async def test_approved_transfer_runs_once_under_the_calls_key(tmp_path, fake):
         assert rec.id == f"agent-{task['id']}:toolu_xfer"  # a run again finds this one
     finally:
         await stop(fed)
+
+
+async def test_an_engine_that_stalled_past_a_takeover_writes_nothing_more_to_the_task(
+        tmp_path, fake):
+    """Fencing of agent tasks: fed1 stalls mid model call, fed2 takes the task over (a new
+    lease generation) and finishes it; fed1's answer, when it comes, is refused by the
+    store: no step, no state, no second answer of fed1's, one `lease.lost` event."""
+    in_flight, release = threading.Event(), threading.Event()
+
+    def held(body):  # fed1's engine stalls while this answer is on its way
+        in_flight.set()
+        release.wait(60)
+        return [text("stale answer of the first engine")]
+    fake.script(held, [text("answered by the second engine")])
+    fed1 = await engine(tmp_path / "s.sqlite")
+    fed2 = await engine(tmp_path / "s.sqlite")
+    try:
+        task = await agent(fed1).ask("hello")
+        assert await asyncio.to_thread(in_flight.wait, 60)
+        age_heartbeat(fed1.store, fed1.lease.id)  # fed1 stalled past the takeover
+        await agent(fed2).start()
+        done = await agent(fed2).wait(task["id"], timeout=60)
+        assert done["answer"] == "answered by the second engine"
+        release.set()  # fed1 wakes with its reply
+        runner1 = agent(fed1).runner
+        await asyncio.wait_for(asyncio.gather(*list(runner1._running)), 60)
+        after = fed2.store.get_task(task["id"])
+        assert after.state == "done" and after.data["answer"] == done["answer"]
+        assert [s.kind for s in after.steps] == ["prompt", "resume", "model"]
+        assert "stale" not in str([s.data for s in after.steps])
+        lost = [e.data for e in fed2.store.events_since(0, kinds=["lease.lost"], limit=None)]
+        assert len(lost) == 1, lost
+        assert lost[0]["task_id"] == task["id"] and lost[0]["item"] == "task"
+        assert (lost[0]["engine"], lost[0]["generation"]) == (fed1.lease.id, 1)
+        assert lost[0]["current"] > 1
+        assert fake.calls == 2
+    finally:
+        release.set()
+        await stop(fed2)
+        await stop(fed1)

@@ -413,7 +413,7 @@ def test_discovery_asks_spider_for_each_hidden_module() -> None:
 
     fake = (
         'module() { case "$1 $2" in\n'
-        '  "-t avail") printf "/opt/Core:\\ngcc/13.2.0 (D)\\n" >&2 ;;\n'
+        '  "-t avail"|"--show_hidden -t") printf "/opt/Core:\\ngcc/13.2.0 (D)\\n" >&2 ;;\n'
         '  "-t spider") printf "gcc/\\ngcc/13.2.0\\nhdf5/\\nhdf5/1.14.3\\n" >&2 ;;\n'
         '  "spider hdf5/1.14.3") printf "%s" "$HDF5_ANSWER" >&2 ;;\n'
         '  "spider "*) echo "asked about $2" >&2 ;;\n'
@@ -563,7 +563,7 @@ def test_discovery_asks_spider_about_a_bounded_number_of_modules() -> None:
 
     fake = (
         'module() { case "$1 $2" in\n'
-        '  "-t avail") printf "/opt/Core:\\ngcc/13.2.0\\n" >&2 ;;\n'
+        '  "-t avail"|"--show_hidden -t") printf "/opt/Core:\\ngcc/13.2.0\\n" >&2 ;;\n'
         '  "-t spider") for i in $(seq 1 150); do echo "lib$i/1.0"; done >&2 ;;\n'
         '  "spider "*) printf "\\n You will need to load all module(s) on any one of the '
         'lines below before the \\"%s\\" module is available to load.\\n\\n  gcc/13.2.0\\n" '

@@ -99,6 +99,39 @@ def test_a_stale_step_write_or_submit_intent_is_refused(tmp_path):
 
 # -- workflows ------------------------------------------------------------------------------
 
+def test_a_stale_task_step_or_state_is_refused(tmp_path):
+    """Agent tasks: a task made by an engine holds generation 1; each claim by another
+    engine (and each hand-back) moves it, and the store refuses a step or a state carrying
+    an older one."""
+    store = Store(tmp_path / "s.sqlite")
+    a, b = _engine_id(store), _engine_id(store)
+    try:
+        rec = store.create_task("p", data={"owner": a})
+        fence_a = leases.fence_of("task", rec.id, rec.data)
+        assert fence_a.generation == 1
+        store.add_step(rec.id, "prompt", {"text": "p"}, fence=fence_a)
+        assert store.claim_task(rec.id, b) is None  # a beats: b may not take it
+        age_heartbeat(store, a)
+        got = store.claim_task(rec.id, b)
+        fence_b = leases.fence_of("task", rec.id, got.data)
+        assert (got.data["owner"], fence_b.generation) == (b, 2)
+        with pytest.raises(leases.LeaseLost, match="task .*generation 1 is stale"):
+            store.add_step(rec.id, "model", {"text": "stale"}, fence=fence_a)
+        with pytest.raises(leases.LeaseLost):
+            store.update_task(rec.id, state="done", data={"answer": "stale"}, fence=fence_a)
+        store.update_task(rec.id, state="done", data={"answer": "b's"}, fence=fence_b)
+        now = store.get_task(rec.id)
+        assert (now.state, now.data["answer"], [s.kind for s in now.steps]) == (
+            "done", "b's", ["prompt"])
+        store.release_task(rec.id, b)
+        assert leases.generation(store.get_task(rec.id).data) == 3
+        with pytest.raises(leases.LeaseLost):
+            store.add_step(rec.id, "late", fence=fence_b)
+    finally:
+        leases.unregister(a)
+        leases.unregister(b)
+
+
 def _pair() -> Any:
     return load("""\
         name: pair
@@ -411,3 +444,126 @@ async def test_a_users_cancel_through_an_engine_that_lost_the_workflow_still_can
             await eng.close()
         for e in ids:
             leases.unregister(e)
+
+
+async def test_a_copy_stops_within_a_few_mib_of_losing_its_lease(tmp_path, monkeypatch):
+    """The lease is checked inside the copy loop, not only at its progress reports (each 5%
+    of the file): taken over mid-copy (from the copy's own progress callback), a 200 MiB
+    copy stops within the watch's byte bound (before the fix: at the next 5% report,
+    10 MiB on), asking the store at most once per bound, not once per block."""
+    import diamond_jupyter.transfer as transfer_mod
+
+    real = transfer_mod.sftp_copy
+    sites = _fed_sites(tmp_path)
+    src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
+    with open(src, "wb") as f:
+        f.truncate(200 << 20)  # sparse: no disk written for it
+    fed = _fed(sites)
+    await fed.start(recover=False)
+    store = fed.store
+    other = _engine_id(store)
+    taken_at: list[int] = []
+
+    async def copy(*a: Any, progress: Any, **kw: Any) -> Any:
+        def taken_over_midway(done: int, total: int) -> None:
+            progress(done, total)
+            if not taken_at and done >= 2 << 20:  # it stalls here, and is taken over
+                age_heartbeat(store, fed.engine_id)
+                assert store.claim_transfer(rec.id, other) is not None
+                taken_at.append(done)
+        return await real(*a, progress=taken_over_midway, **kw)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
+    asked = []
+    real_ask = store.transfer_stop_asked
+    monkeypatch.setattr(store, "transfer_stop_asked",
+                        lambda *a: asked.append(a) or real_ask(*a))
+    try:
+        rec = await fed.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)
+        with pytest.raises(leases.LeaseLost):
+            await asyncio.wait_for(fed.mover._tasks[rec.id], 60)
+        part = (tmp_path / "out.bin.dmd-part").stat().st_size
+        bound = leases.LeaseWatch.EVERY_BYTES + (1 << 20)  # plus one block
+        assert taken_at and taken_at[0] < part <= taken_at[0] + bound, (taken_at, part)
+        assert not dst.exists()
+        assert len(asked) <= part // leases.LeaseWatch.EVERY_BYTES + 1  # not per block
+        assert [d["id"] for d in _lost(store)] == [rec.id]
+        now = store.get_transfer(rec.id)
+        assert (now.state, now.data["owner"]) == ("ACTIVE", other)  # left to its new owner
+    finally:
+        await fed.close()
+        leases.unregister(other)
+
+
+def test_the_lease_watch_asks_the_store_once_a_second_or_every_few_mib():
+    """LeaseWatch alone: a check at the first block, then when a second of this engine's
+    clock passed or `every_bytes` were moved (a retry's lower count included)."""
+    now, answers = [0.0], []
+
+    def check() -> bool:
+        answers.append(now[0])
+        return len(answers) == 4  # the fourth check finds a stop asked
+    watch = leases.LeaseWatch(check, every_s=1.0, every_bytes=100, clock=lambda: now[0])
+    assert watch(10) is False and answers == [0.0]  # the first block
+    for done in (20, 50, 109):  # under a second, under 100 bytes: no store read
+        now[0] += 0.2
+        assert watch(done) is False
+    assert len(answers) == 1
+    assert watch(110) is False and len(answers) == 2  # 100 bytes on
+    now[0] += 1.0
+    assert watch(111) is False and len(answers) == 3  # a second on
+    assert watch(5) is True and len(answers) == 4  # a retry starting over: 106 bytes back
+
+
+async def test_a_users_cancel_through_the_stale_engine_stops_both_copies(tmp_path,
+                                                                         monkeypatch):
+    """The user cancels a copy through the engine that stalled and lost it while its copy
+    still runs there. Before the fix the user got the lease-lost error and the new owner
+    copied on. Now the cancel wins: the stale engine's copy stops, the cancel is recorded
+    as the user's request, and the owner's copy stops at its next lease check and ends
+    CANCELLED."""
+    import diamond_jupyter.transfer as transfer_mod
+    from diamond_jupyter.transfer.sftp import Cancelled
+
+    entered = [asyncio.Event(), asyncio.Event()]
+    wake = [asyncio.Event(), asyncio.Event()]
+    calls: list[int] = []
+
+    async def gated(*a: Any, progress: Any, cancel: Any, **kw: Any) -> Any:
+        n = len(calls)
+        calls.append(n)
+        await asyncio.to_thread(progress, 1 << 20, 8 << 20)
+        entered[n].set()
+        await wake[n].wait()
+        await asyncio.to_thread(progress, 6 << 20, 8 << 20)  # a lease check is due here
+        if cancel.is_set():
+            raise Cancelled("stopped")
+        return await transfer_mod.sftp.sftp_copy(*a, progress=progress, cancel=cancel, **kw)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", gated)
+    sites = _fed_sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("payload\n")
+    stale, new = _fed(sites), _fed(sites)
+    await stale.start(recover=False)
+    try:
+        rec = await stale.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)
+        await asyncio.wait_for(entered[0].wait(), 10)
+        age_heartbeat(stale.store, stale.engine_id)
+        await new.start(recover=False)
+        assert await new.resume_held() == {"transfers": [rec.id]}
+        await asyncio.wait_for(entered[1].wait(), 10)
+        cancelling = asyncio.ensure_future(stale.cancel_transfer(rec.id))
+        wake[0].set()  # the stale engine wakes into the user's cancel
+        got = await asyncio.wait_for(cancelling, 10)
+        assert got.state == "CANCELLED" and got.error == "cancelled by request"
+        assert rec.id not in stale.mover._tasks  # its own copy stopped
+        wake[1].set()  # the owner's copy goes on to its next lease check
+        done = await asyncio.wait_for(new.mover._tasks[rec.id], 10)
+        assert done.state == "CANCELLED" and not dst.exists()
+        now = new.store.get_transfer(rec.id)
+        assert (now.state, now.data["owner"]) == ("CANCELLED", new.engine_id)
+        assert [d["engine"] for d in _lost(new.store)] == [stale.engine_id]
+        assert calls == [0, 1]
+    finally:
+        wake[0].set()
+        wake[1].set()
+        await asyncio.gather(stale.close(), new.close())

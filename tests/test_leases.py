@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from lease_helpers import age_heartbeat
 
@@ -49,9 +50,11 @@ def test_a_dead_process_or_a_silent_host_holds_nothing(tmp_path):
         assert store.claim_task(task.id, me).data["owner"] == me
         other = f"elsewhere:{os.getpid()}:1:abcd"
         assert not leases.alive(other, store.beats)  # no heartbeat at all
+        now = [0.0]
+        store.beats.clock = lambda: now[0]  # this reader's own clock
         leases.beat(store.beats, other)
         assert leases.alive(other, store.beats)
-        age_heartbeat(store, other, leases.STALE_S + 5)
+        now[0] += leases.STALE_S + 5  # its beat unchanged that long, as we saw it
         assert not leases.alive(other, store.beats)
         waiting = store.create_task("q", state="waiting", data={"owner": other})
         got = store.claim_task(waiting.id, me, states=("waiting",), to_state="running")
@@ -133,3 +136,41 @@ def test_two_engines_racing_for_one_item_one_takes_it(tmp_path):
     finally:
         for e in engines:
             e.release()
+
+
+def test_another_hosts_engine_is_judged_by_its_beats_changing_not_by_its_clock(tmp_path):
+    """Hosts sharing a store may disagree on the time. An engine of another host whose clock
+    is an hour behind ours looked dead at its every beat (its work was taken over and run
+    twice); one whose clock is an hour ahead, once gone, looked alive for an hour. Now the
+    reader watches the beat change on its own clock: alive while it changes, gone once it
+    has not for STALE_S, whatever the writer's clock says."""
+    store = Store(tmp_path / "s.sqlite")
+    me = leases.new_engine_id()
+    leases.register(me)
+    now = [1000.0]
+    store.beats.clock = lambda: now[0]
+    try:
+        for skew in (-3600.0, 3600.0):
+            other = f"elsewhere:{os.getpid()}:1:{'behind' if skew < 0 else 'ahead'}"
+            rec = store.record_transfer("sftp", "alpha:x", f"beta:{other}")
+
+            def beat_at(t: float, other: str = other) -> None:  # the writer's own clock
+                with store._write() as c:
+                    c.execute("INSERT INTO engines (id, beat_at) VALUES (?, ?) ON CONFLICT(id)"
+                              " DO UPDATE SET beat_at = excluded.beat_at", (other, t))
+            writer = time.time() + skew
+            beat_at(writer)
+            store.claim_transfer(rec.id, other)
+            for _ in range(5):  # it beats every BEAT_S, for longer than STALE_S in all
+                now[0] += leases.BEAT_S
+                writer += leases.BEAT_S
+                beat_at(writer)
+                assert leases.alive(other, store.beats), skew
+                assert store.claim_transfer(rec.id, me) is None  # never taken from it
+            now[0] += leases.STALE_S - 1  # then it stops beating
+            assert leases.alive(other, store.beats)
+            now[0] += 2
+            assert not leases.alive(other, store.beats)
+            assert store.claim_transfer(rec.id, me).data["owner"] == me
+    finally:
+        leases.unregister(me)

@@ -91,7 +91,9 @@ async def test_an_owner_number_is_asked_once_and_only_when_a_number_is_seen():
 # -- the lookup asks the scheduler for the login's own jobs ----------------------------------
 
 def _find_argv(t: _Login) -> list[str]:
-    (argv,) = [a for a in t.argvs if a[-2:] not in (["id", "-un"], ["id", "-u"])]
+    # not the login's names, nor PBS's server query (its version gives the name limit)
+    (argv,) = [a for a in t.argvs if a[-2:] not in (["id", "-un"], ["id", "-u"])
+               and "-B" not in a]
     return argv
 
 

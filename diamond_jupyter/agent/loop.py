@@ -90,9 +90,10 @@ class AgentRunner(TaskBook):
             "approval": approval, "origin": origin, "llm": self.llm.public(),
             "messages": [{"role": "user", "content": prompt}], "turn": None,
             "model_calls": 0, "owner": self.lease.id, "on_stuck": on_stuck})
+        token = self._claim(rec)  # made by this engine, under its first lease
         await self.set_state(rec.id, "running")
         await self.step(rec.id, "prompt", text=prompt, approval=approval)
-        self.spawn(rec.id)
+        self.spawn(rec.id, token)
         return rec
 
     # -- the loop ---------------------------------------------------------------------------
@@ -126,6 +127,7 @@ class AgentRunner(TaskBook):
             if calls >= self.llm.max_model_calls:
                 await self.finish(task_id, "failed", error=f"stopped after {calls} model calls")
                 return
+            self.check(task_id)  # a stalled engine that woke asks the model no more
             reply: Turn = await self.provider().complete(
                 system=SYSTEM, messages=messages, tools=self._tools)
             calls += 1
@@ -143,7 +145,8 @@ class AgentRunner(TaskBook):
     async def _save(self, task_id: str, **data: Any) -> None:
         """Store the task's state; in a worker thread, off the event loop: the store redacts
         what it writes, and a conversation can carry megabytes of job output."""
-        await asyncio.to_thread(self.store.update_task, task_id, data=data)
+        await asyncio.to_thread(self.store.update_task, task_id, data=data,
+                                fence=self.fence(task_id))
 
     async def _run_calls(self, task_id: str, ctx: SkillContext, turn: dict[str, Any]) -> bool:
         """Run the turn's remaining tool calls; False when the task went to sleep."""
@@ -165,6 +168,7 @@ class AgentRunner(TaskBook):
             if resumed and approved:  # run exactly the approved plan
                 run_ctx = dataclasses.replace(run_ctx, approval="auto",
                                               approved=pending.get("plan") or {})
+            self.check(task_id)  # a stalled engine that woke runs no tool call
             try:
                 out = await run_skill(run_ctx, name, args)
             except Suspend as s:
@@ -206,9 +210,10 @@ class AgentRunner(TaskBook):
         """Store the task as waiting on `job_id`; False if the job has ended meanwhile."""
         # Stored before any await, so that a job event published next finds the task.
         self.store.update_task(task_id, state="waiting", waiting_on=[job_id],
-                                   data={"turn": turn, "pending": {"tool_use_id": call["id"],
-                                                                   "tool": call["name"]},
-                                         "wait_until": until, "wake": None})
+                               data={"turn": turn, "pending": {"tool_use_id": call["id"],
+                                                               "tool": call["name"]},
+                                     "wait_until": until, "wake": None},
+                               fence=self.fence(task_id))
         await self.set_state(task_id, "waiting", waiting_on=[job_id])
         await self.step(task_id, "suspend", tool=call["name"], job_id=job_id,
                         text=f"sleeping until {job_id} ends")
@@ -221,7 +226,8 @@ class AgentRunner(TaskBook):
         if not job.state.terminal and wake is None:
             return True
         self.store.update_task(task_id, state="running", waiting_on=[],
-                               data={"wake": wake} if wake else None)
+                               data={"wake": wake} if wake else None,
+                               fence=self.fence(task_id))
         await self.set_state(task_id, "running")
         if wake:
             await self.step(task_id, "resume", **{k: v for k, v in wake.items()
@@ -250,7 +256,8 @@ class AgentRunner(TaskBook):
         pending = {"tool_use_id": call["id"], "tool": call["name"], "input": call.get("input"),
                    "plan": plan}
         self.store.update_task(task_id, state="awaiting_approval",
-                                   data={"turn": turn, "pending": pending, "decision": None})
+                               data={"turn": turn, "pending": pending, "decision": None},
+                               fence=self.fence(task_id))
         await self.step(task_id, "approval", tool=call["name"], plan=plan)
         await self.set_state(task_id, "awaiting_approval", kind="agent.approval",
                              tool=call["name"], plan=plan)

@@ -5,7 +5,10 @@ Task states: running -> (waiting | awaiting_approval -> running)* -> done | fail
 A task's conversation (Anthropic-shaped messages) and its unfinished tool calls live in the
 task's `data`, so any process with the store can resume it. The engine running a task claims
 it (see `leases`); a task left running by an engine that stopped (mid model call, mid tool
-call) is taken up by the next engine's `start`, from what the store holds.
+call) is taken up by the next engine's `start`, from what the store holds. Each claim gets the
+task's next lease generation, which every write that drives the task (its steps, states and
+saved conversation) carries, and which is checked before each tool call and model call: an
+engine that stalled past a takeover stops driving the task when it wakes (`lease.lost`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..aio import within
 from ..attention import make as attention_event
 from ..attention import never_reason
+from ..leases import Fence, LeaseLost, fence_of
 from ..model import BadInput, DiamondError, Event, JobState
 from ..store import TaskRecord
 
@@ -49,6 +53,7 @@ class TaskBook:
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._armed = False
+        self._fences: dict[str, Fence] = {}  # the lease of each task this engine drives
 
     # -- life cycle -------------------------------------------------------------------------
     async def start(self, *, rearm: bool = True) -> None:
@@ -64,9 +69,10 @@ class TaskBook:
         for task in self.store.list_tasks(states=["running"], limit=None):
             if task.id in self._active:
                 continue
-            if self.store.claim_task(task.id, self.lease.id) is None:
+            claimed = self.store.claim_task(task.id, self.lease.id)
+            if claimed is None:
                 continue  # another live engine runs it
-            token = self._claim(task.id)
+            token = self._claim(claimed)
             await self.step(task.id, "resume", cause="restart", after="restart")
             self.spawn(task.id, token)
 
@@ -96,16 +102,25 @@ class TaskBook:
         await asyncio.gather(*self._running, return_exceptions=True)
 
     # -- steps and states -------------------------------------------------------------------
+    def fence(self, task_id: str) -> Fence | None:
+        """This engine's lease on the task while it drives it (None: a face's request)."""
+        return self._fences.get(task_id)
+
+    def check(self, task_id: str) -> None:
+        """LeaseLost before an action the store cannot see (a tool call, a model call) when
+        this engine's lease on the task is stale."""
+        self.store.check_fence(self._fences.get(task_id))
+
     async def step(self, task_id: str, kind: str, **data: Any) -> None:
         """Store one step and publish it as an `agent.step` event."""
-        s = self.store.add_step(task_id, kind, data)
+        s = self.store.add_step(task_id, kind, data, fence=self._fences.get(task_id))
         await self.journal.publish(Event(kind="agent.step", job_id=data.get("job_id"), data={
             "task_id": task_id, "step": s.n, "step_kind": kind, **s.data}))
 
     async def set_state(self, task_id: str, state: str, *, kind: str = "agent.task",
                         waiting_on: list[str] | None = None, **data: Any) -> TaskRecord:
         rec = self.store.update_task(task_id, state=state, waiting_on=waiting_on,
-                                         data=data or None)
+                                     data=data or None, fence=self._fences.get(task_id))
         public = {k: v for k, v in data.items() if k in ("answer", "error", "plan", "tool")}
         await self.journal.publish(Event(kind=kind, data={"task_id": task_id, "state": state,
                                                       "waiting_on": rec.waiting_on, **public}))
@@ -191,16 +206,21 @@ class TaskBook:
     async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
         # Check-and-set without an await in between: one resume per wake-up in this process;
         # the claim in the store makes it one among engines sharing the store.
-        if task_id in self._active or self.store.claim_task(
-                task_id, self.lease.id, states=("waiting",), to_state="running") is None:
+        if task_id in self._active:
             return
-        token = self._claim(task_id)
+        claimed = self.store.claim_task(task_id, self.lease.id, states=("waiting",),
+                                        to_state="running")
+        if claimed is None:
+            return
+        token = self._claim(claimed)
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", **cause)
         self.spawn(task_id, token)
 
-    def _claim(self, task_id: str) -> object:
-        self._active[task_id] = token = object()
+    def _claim(self, rec: TaskRecord) -> object:
+        """This engine drives `rec`, just claimed (or made) by it: its writes carry its lease."""
+        self._active[rec.id] = token = object()
+        self._fences[rec.id] = fence_of("task", rec.id, rec.data)
         return token
 
     def spawn(self, task_id: str, token: object | None = None) -> None:
@@ -208,7 +228,7 @@ class TaskBook:
         if token is None:
             if task_id in self._active:
                 return
-            token = self._claim(task_id)
+            token = self._claim(self.store.get_task(task_id, steps=False))
         t = asyncio.ensure_future(self._guarded(task_id, token))
         self._running.add(t)
         t.add_done_callback(self._running.discard)
@@ -218,6 +238,8 @@ class TaskBook:
             await self.drive(task_id)
         except asyncio.CancelledError:
             raise
+        except LeaseLost as lost:  # another engine drives it now: stop, say so once
+            await self._lost(task_id, lost)
         except Exception as e:  # never leave a task "running" after a crash of the loop
             log.exception("agent: task %s failed", task_id)
             try:
@@ -229,7 +251,21 @@ class TaskBook:
             if self._active.get(task_id) is token:
                 del self._active[task_id]
                 # done, asleep, or stopped with the engine: any engine may take it up next
+                # (a lost one is another engine's: the owner check leaves it alone)
                 self.store.release_task(task_id, self.lease.id)
+                self._fences.pop(task_id, None)
+
+    async def _lost(self, task_id: str, lost: LeaseLost) -> None:
+        """Another engine took the task over while this one stalled: nothing more of this
+        engine's is written to it; a `lease.lost` event says so."""
+        if self._fences.pop(task_id, None) is None:
+            return  # said already
+        log.warning("agent: task %s: %s", task_id, lost)
+        try:
+            await self.journal.publish(Event(kind="lease.lost", data={
+                **lost.event_data(self.lease.held_id), "task_id": task_id}))
+        except DiamondError:
+            log.exception("agent: could not record the lost lease of task %s", task_id)
 
     async def drive(self, task_id: str) -> None:
         raise NotImplementedError
@@ -243,10 +279,11 @@ class TaskBook:
 
     async def approve(self, task_id: str) -> TaskRecord:
         rec = self._pending(task_id)
-        if self.store.claim_task(task_id, self.lease.id, states=("awaiting_approval",),
-                                     to_state="running", data={"decision": "approved"}) is None:
+        claimed = self.store.claim_task(task_id, self.lease.id, states=("awaiting_approval",),
+                                        to_state="running", data={"decision": "approved"})
+        if claimed is None:
             raise BadInput(f"task {task_id} was approved or taken up meanwhile")
-        token = self._claim(task_id)
+        token = self._claim(claimed)
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", cause="approved",
                         tool=(rec.data.get("pending") or {}).get("tool"))

@@ -42,6 +42,12 @@ def describe_text(d: SiteDescription) -> str:
     lines.append(f"  software:            {listed(mods)}{src('software')}")
     lines.append(f"  container runtimes:  {listed(c.container_runtimes)}"
                  f"{src('container_runtimes')}")
+    if d.scheduler_version:
+        lines.append(f"  scheduler version:   {s(d.scheduler_version)}")
+    if d.max_job_name is not None:
+        how = "sites file" if d.max_job_name_source == "configured" else \
+            s(d.max_job_name_source or "")
+        lines.append(f"  job names:           at most {d.max_job_name} characters ({how})")
     lines.append(f"  MPI stacks:          {listed(c.mpi)}{src('mpi')}"
                  + (f"  (PMI: {listed(d.pmi)})" if d.pmi else ""))
     if c.spack_packages is not None:  # shown only where the login has spack

@@ -128,6 +128,55 @@ def _dur(value: Any) -> int | None:
         return None
 
 
+# Job names of 15 characters at most: PBS Pro before 13 (its `pbs_version` reads
+# `PBSPro_12.2.1.140292`) and Torque before 4 (2.x and 3.x qsub documentation: "up to and
+# including 15 characters"); PBS Pro 13 on, OpenPBS and Torque 4 on take 230 and more.
+OLD_NAME_LIMIT = 15
+_VERSION = re.compile(r"(PBSPro_|pbspro_|PBS_Pro_)?v?(\d+)(?:\.\d+)*[\w.+-]*")
+
+
+def server_version(flavor: str, server_output: str) -> str | None:
+    """The server's `pbs_version` from `qstat -B -f` (Torque's text) or `qstat -B -f -F
+    json` (PBS Pro's: also at the top of every JSON answer); None where it says none or
+    does not read (a wrapper's, or a mangled answer: the limit stays unknown)."""
+    text = server_output.strip()
+    if not text:
+        return None
+    found: Any = None
+    if text.startswith("{"):
+        try:
+            data = load_json("pbs", "qstat -B -f -F json", text, lenient=True)
+        except SiteError:
+            return None
+        data = _obj(data)
+        found = data.get("pbs_version")
+        for attrs in _obj(data.get("Server")).values():
+            found = _obj(attrs).get("pbs_version") or found
+    elif flavor == "torque":
+        try:
+            servers = parse_full(text, "qstat -B -f", block="Server")
+        except SiteError:
+            return None
+        for attrs in servers.values():
+            found = attrs.get("pbs_version") or found
+    value = str(found).strip() if isinstance(found, (str, int, float)) else ""
+    return value if _VERSION.fullmatch(value) else None
+
+
+def job_name_limit(flavor: str, version: str | None) -> int | None:
+    """The longest job name the server takes, where its version is one with the old
+    15-character limit; None where it takes long names (or the version is not known).
+    A `PBSPro_` version is PBS Pro's whatever the flavor; PBS Pro and OpenPBS numbers
+    (13 on, 19.1, 2021.1) are never Torque's (2 to 7)."""
+    m = _VERSION.fullmatch(version or "")
+    if m is None:
+        return None
+    major = int(m.group(2))
+    if m.group(1) or flavor == "pro" or major >= 13:
+        return OLD_NAME_LIMIT if major < 13 else None
+    return OLD_NAME_LIMIT if major < 4 else None
+
+
 class PbsCommands:
     """PBS Pro by default; `flavor="torque"` switches status to Torque's XML."""
 
@@ -245,6 +294,18 @@ class PbsCommands:
             "user": ["id", "-un"],
             "group": ["id", "-gn"],
         }
+
+    def server_argv(self) -> list[str] | None:
+        """What gives the server's version (`name_limit`): the snapshot's own server query;
+        None for Slurm's wrappers (no PBS server, and sbatch takes long names)."""
+        return None if self._acct is not None else self.snapshot_argvs()["server"]
+
+    def name_limit(self, server_output: str) -> tuple[str | None, int | None]:
+        """(the server's version, the longest job name it takes where that is limited)."""
+        if self._acct is not None:
+            return None, None
+        version = server_version(self.flavor, server_output)
+        return version, job_name_limit(self.flavor, version)
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -448,7 +509,9 @@ class PbsCommands:
         srv_max: dict[str, Any] = {}
         srv_dflt: dict[str, Any] = {}
         srv_limits: list[QueueLimit] = []  # the server's own max_run / max_queued
+        srv_depth: int | None = None  # the server's backfill_depth
         for attrs in servers:
+            srv_depth = _depth(attrs.get("backfill_depth"), srv_depth)
             default = attrs.get("default_queue") or default
             srv_max = {**_obj(attrs.get("resources_max")), **srv_max}
             srv_dflt = {**_obj(attrs.get("resources_default")), **srv_dflt}
@@ -484,6 +547,8 @@ class PbsCommands:
                 allowed_accounts=acl.split(",") if acl else None,
                 # PBS Pro prints `Priority`, Torque `priority`
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
+                # a queue's own backfill_depth overrides the server's for its jobs
+                backfill_depth=_depth(a.get("backfill_depth"), srv_depth),
             ))
         return out
 
@@ -512,6 +577,12 @@ class PbsCommands:
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
+
+
+def _depth(value: Any, otherwise: int | None) -> int | None:
+    """A backfill_depth (a whole number, 0 or more); `otherwise` where unset or not one."""
+    text = str(value).strip() if value is not None else ""
+    return int(text) if text.isdigit() else otherwise
 
 
 def _priority(value: Any) -> int | None:

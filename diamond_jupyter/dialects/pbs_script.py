@@ -143,6 +143,28 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     return None
 
 
+
+# set by a site whose sites-file entry says `flavor: torque` (the script's own flavor aside)
+TARGET_FLAVOR = "pbs_target_flavor"
+
+
+def _depend_terms(deps: list, torque: bool) -> list[str]:
+    """`-W depend=` terms. Torque (2.5 on) waits on a whole job array only through its
+    array kinds (`afterokarray:123[]`); its plain `afterok` names one job, which an
+    array's id (`123[].srv`) is not. PBS Pro takes `afterok:123[]` for the array."""
+    out = []
+    for d in deps:
+        arrays = [i for i in d.job_ids if "[]" in i]
+        rest = [i for i in d.job_ids if "[]" not in i]
+        if torque and arrays:
+            kind = "afterstart" if d.kind == "after" else d.kind  # Torque's names
+            out += [f"{kind}array:{i}" for i in arrays]
+            if rest:
+                out.append(f"{d.kind}:{':'.join(rest)}")
+        else:
+            out.append(f"{d.kind}:{':'.join(d.job_ids)}")
+    return out
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -581,7 +603,10 @@ class PbsScript:
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
         warnings = common_render_warnings(spec, self.name) + waits
-        torque = spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs"
+        # a Torque site's jobs in Torque's words (`nodes=`, `-t`), whatever the script's
+        # dialect; elsewhere a PBS script keeps the flavor it was written in
+        torque = spec.metadata.get(TARGET_FLAVOR) == "torque" or (
+            spec.metadata.get("pbs_flavor") == "torque" and spec.source_dialect == "pbs")
         flavor = "Torque" if torque else "PBS Pro"
         lines: list[str] = []
 
@@ -610,6 +635,11 @@ class PbsScript:
         if r.walltime_s is not None:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")
         place = [d.option.split(":", 1)[1] for d in extra["-l place:"]]
+        if torque and place:  # PBS Pro's placement: Torque has none (nodes= are hosts)
+            warnings.append(f"dropped: place={':'.join(place)} (Torque has no place; "
+                            "nodes=N asks N hosts"
+                            + (", and -n asks the nodes whole" if c.exclusive else "") + ")")
+            place = []
         if not torque and spec.source_dialect != self.name and _node_count(r) > 1 \
                 and not {"free", "pack", "scatter", "vscatter"} & set(place):
             # another scheduler's node count means that many hosts; PBS Pro's default
@@ -644,7 +674,7 @@ class PbsScript:
             add("-a", at)
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
-            add("-W", "depend=" + ",".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps))
+            add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 add(opt, map_out_pattern(val, self.name, warnings))
@@ -729,7 +759,10 @@ class PbsScript:
             return gpn
 
         if torque:
-            if nodes or tpn or gpn:
+            if r.gpu_type and (gpn or r.gpus_per_task):
+                warnings.append(f"dropped: GPU type {r.gpu_type} (Torque's gpus= takes a "
+                                "count only; a site may name the model as a node property)")
+            if nodes or tpn or gpn or (cpt > 1 and not r.tasks):
                 props = "".join(f":{f}" for f in c.features)
                 props += "".join(f":{d.option.split(':', 1)[1]}"
                                  + ("" if d.value is None else f"={d.value}")
@@ -737,13 +770,15 @@ class PbsScript:
 
                 def torque_chunk(count_: int, tasks_here: int | None) -> str:
                     g = gpus_for(tasks_here)
-                    return (f"{count_}" + (f":ppn={tasks_here * cpt}" if tasks_here else "")
+                    # one task a node where none is given (Slurm's -N 2 -c 8): its CPUs
+                    ppn = tasks_here * cpt if tasks_here else cpt if cpt > 1 else None
+                    return (f"{count_}" + (f":ppn={ppn}" if ppn else "")
                             + (f":gpus={g}" if g else "") + props)
                 spec_ = "nodes=" + torque_chunk((nodes or 1) - (1 if rest else 0), tpn)
                 spec_ += f"+{torque_chunk(1, rest)}" if rest else ""
                 out.append(spec_)
             elif r.tasks:
-                out.append(f"procs={r.tasks}")
+                out.append(f"procs={r.tasks * cpt}")  # Torque counts processors
             if r.memory_mb:
                 out.append(f"mem={fmt_mem(r.memory_mb * (nodes or 1), 'pbs')}")
             if r.memory_per_cpu_mb:

@@ -35,11 +35,30 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
+# an ISO 8601 duration (PT2H, P1DT12H, PT90M): no scheduler's time; not a placeholder
+_ISO_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?",
+                           re.IGNORECASE)
+
+
+_ISO_WORD = re.compile(r"\bP(?=\d|T\d)(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+S)?)?\b")
+
+
+def iso_duration_s(value: str | None) -> int | None:
+    """Seconds of an ISO 8601 duration of days, hours, minutes and seconds (`PT2H30M`);
+    None where `value` is not one."""
+    m = _ISO_DURATION.fullmatch((value or "").strip())
+    if m is None or not any(m.groups()) or value.strip().upper().endswith("T"):
+        return None
+    d, h, mi, sec = (int(g or 0) for g in m.groups())
+    return d * 86400 + h * 3600 + mi * 60 + sec
+
+
 def is_placeholder(value: str | None, loose: bool = False) -> bool:
     """Template placeholder ({{x}}, ${X}, <x>, %X%, TBG_x ...); `loose` also takes ALLCAPS
-    words, for values that should have been numbers."""
+    words, for values that should have been numbers (not an ISO 8601 duration: `PT2H` is a
+    time written in a form the schedulers do not read)."""
     v = value or ""
-    return bool(_PLACEHOLDER.search(v) or (loose and _LOOSE.search(v)))
+    return bool(_PLACEHOLDER.search(v) or (loose and _LOOSE.search(_ISO_WORD.sub("", v))))
 
 
 @dataclass
@@ -244,8 +263,13 @@ class OptionTable:
 # ---------------------------------------------------------------- values and units
 
 def bad(item: Item, what: str, accepted: str) -> BadInput:
+    given = (item.value or "").rpartition("=")[2]
+    seconds = iso_duration_s(given)
+    iso = f" ({given!r} is an ISO 8601 duration, {seconds // 3600} h {seconds // 60 % 60} " \
+        f"min {seconds % 60} s, which no scheduler reads)" if seconds is not None else ""
     return BadInput(
-        f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected {accepted}"
+        f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected "
+        f"{accepted}{iso}"
     )
 
 

@@ -9,7 +9,7 @@ from .body import translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
-from .scripts_common import live_components, resource_totals, summed_totals
+from .scripts_common import live_components, resource_totals, split_header, summed_totals
 from .sge_script import sge_script
 from .slurm_script import slurm_script
 
@@ -33,9 +33,21 @@ def count_sentinels(text: str) -> dict[str, int]:
     return {name: sum(1 for ln in lines if rx.match(ln)) for name, rx in SENTINELS.items()}
 
 
+def count_directives(text: str) -> dict[str, int]:
+    """Each dialect's directive lines where its submit command reads them: the leading
+    block of blank and comment lines (flux: from its first directive on), not the lines of
+    a heredoc or a script the body writes out."""
+    return {name: len(split_header(text, lambda ln, rx=rx: ln if rx.match(ln) else None,
+                                   flux_rules=name == "flux").directives)
+            for name, rx in SENTINELS.items()}
+
+
 def detect_dialect(text: str) -> str:
-    """The dialect with strictly the most directive lines; BadInput when none or a tie."""
-    counts = count_sentinels(text)
+    """The dialect with strictly the most directive lines in the leading block (else, where
+    none is there, in the whole text); BadInput when none or a tie."""
+    counts = count_directives(text)
+    if not any(counts.values()):
+        counts = count_sentinels(text)
     best = max(counts.values())
     winners = [n for n, c in counts.items() if c == best]
     if best == 0:

@@ -409,7 +409,8 @@ class Database:
         on: another engine took it over. Called inside the write's own transaction."""
         if fence is None:
             return
-        table = {"transfer": "transfers", "workflow": "workflows"}.get(fence.kind)
+        table = {"transfer": "transfers", "workflow": "workflows",
+                 "task": "tasks"}.get(fence.kind)
         if table is None:
             raise BadInput(f"no lease is kept on a {fence.kind!r} (known: "
                            f"{', '.join(leases.LEASE_KINDS)})")

@@ -2,13 +2,16 @@
 
 The heartbeat lives in the same SQLite file as the work it vouches for, so a store copied or
 moved keeps it, and the store's own owner checks (`private_files`) cover it: nothing beside
-the store can make a gone engine look alive. Times are this machine's clock
-(`time.time()`); an engine on another host sharing the store writes its own.
+the store can make a gone engine look alive. Times are the writer's clock (`time.time()`);
+an engine on another host sharing the store writes its own, which may disagree with ours:
+its beats are judged by `silent_for_s` (the row changing, watched on our own clock), never
+by comparing its time with ours.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,10 +19,14 @@ if TYPE_CHECKING:
 
 
 class Heartbeats:
-    """The heartbeat rows of the engines sharing one store (see `leases`)."""
+    """The heartbeat rows of the engines sharing one store (see `leases`). `clock`: this
+    reader's own monotonic clock, for `silent_for_s`."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.monotonic) -> None:
         self._db = db
+        self.clock = clock
+        # engine -> (its last beat as written, our clock when we first saw that beat)
+        self._seen: dict[str, tuple[float, float]] = {}
 
     def touch(self, engine_id: str) -> None:
         """The engine `engine_id` is alive now."""
@@ -37,6 +44,22 @@ class Heartbeats:
         or closed)."""
         rows = self._db._read("SELECT beat_at FROM engines WHERE id = ?", (engine_id,))
         return time.time() - float(rows[0][0]) if rows else None
+
+    def silent_for_s(self, engine_id: str) -> float | None:
+        """For how many seconds of this reader's own clock the engine's heartbeat has not
+        changed (0 when it changed since we last looked, or we never looked: its beats are
+        watched from then on); None when it has none. The beat's time is only compared with
+        itself, so a writer whose clock is off (another host) is judged rightly."""
+        rows = self._db._read("SELECT beat_at FROM engines WHERE id = ?", (engine_id,))
+        if not rows:
+            self._seen.pop(engine_id, None)
+            return None
+        stamp, now = float(rows[0][0]), self.clock()
+        seen = self._seen.get(engine_id)
+        if seen is None or seen[0] != stamp:
+            self._seen[engine_id] = (stamp, now)
+            return 0.0
+        return now - seen[1]
 
     def sweep(self, older_than_s: float) -> None:
         """Remove the rows of engines long gone (killed without closing)."""

@@ -40,9 +40,12 @@ class TasksMixin(Database):
                     data: dict[str, Any] | None = None,
                     waiting_on: list[str] | None = None) -> TaskRecord:
         task_id = task_id or uuid.uuid4().hex
+        data = dict(data or {})
+        if data.get("owner"):  # made by the engine that runs it: its first lease
+            data["lease"] = 1
         with self._write() as c:
             now = to_ts(utcnow())
-            shown, sealed = to_js_sealed(data or {}, self.sealer)
+            shown, sealed = to_js_sealed(data, self.sealer)
             try:
                 c.execute("INSERT INTO tasks (id, state, prompt, data, sealed_data, waiting_on,"
                           " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
@@ -96,9 +99,12 @@ class TasksMixin(Database):
 
     def update_task(self, task_id: str, *, state: str | None = None,
                     data: dict[str, Any] | None = None,
-                    waiting_on: list[str] | None = None) -> TaskRecord:
-        """Set state; merge `data`; replace `waiting_on` when given ([] clears it)."""
+                    waiting_on: list[str] | None = None,
+                    fence: leases.Fence | None = None) -> TaskRecord:
+        """Set state; merge `data`; replace `waiting_on` when given ([] clears it). With
+        `fence` (the running engine's lease), LeaseLost when another engine took it over."""
         with self._write() as c:
+            self._check_fence(c, fence)
             cur = self._task(c, task_id, steps=False)
             c.execute("UPDATE tasks SET state = ?, waiting_on = ?, updated_at = ? WHERE id = ?",
                       (state or cur.state,
@@ -108,8 +114,11 @@ class TasksMixin(Database):
                 self._set_data(c, task_id, {**self._whole_data(c, task_id), **data})
             return self._task(c, task_id, steps=False)
 
-    def add_step(self, task_id: str, kind: str, data: dict[str, Any] | None = None) -> TaskStep:
+    def add_step(self, task_id: str, kind: str, data: dict[str, Any] | None = None, *,
+                 fence: leases.Fence | None = None) -> TaskStep:
+        """Append a step; `fence` as for `update_task`."""
         with self._write() as c:
+            self._check_fence(c, fence)
             self._task(c, task_id, steps=False)
             n = c.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM task_steps WHERE task_id = ?",
                           (task_id,)).fetchone()[0]
@@ -138,7 +147,8 @@ class TasksMixin(Database):
                    ) -> TaskRecord | None:
         """Make `engine` the one running this task, if it is in `states` and no other live
         engine runs it (then also set `to_state`, clearing waiting_on, and merge `data`), in
-        one transaction: of several engines, one wins. Else None."""
+        one transaction: of several engines, one wins. Else None. A new owner gets the next
+        lease generation (`data.lease`: its writes' fence)."""
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
             owner = cur.data.get("owner")
@@ -148,15 +158,15 @@ class TasksMixin(Database):
             waiting = cur.waiting_on if to_state is None else []
             c.execute("UPDATE tasks SET state = ?, waiting_on = ?, updated_at = ? WHERE id = ?",
                       (to_state or cur.state, json.dumps(waiting), to_ts(utcnow()), task_id))
-            self._set_data(c, task_id, {**self._whole_data(c, task_id), **(data or {}),
-                                        "owner": engine})
+            whole = {**self._whole_data(c, task_id), **(data or {})}
+            self._set_data(c, task_id, leases.claimed(whole, engine))
             return self._task(c, task_id, steps=False)
 
     def release_task(self, task_id: str, engine: str) -> None:
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
-            if cur.data.get("owner") == engine:
-                self._set_data(c, task_id, {**self._whole_data(c, task_id), "owner": None})
+            if cur.data.get("owner") == engine:  # a write of its still under way is refused
+                self._set_data(c, task_id, leases.handed_back(self._whole_data(c, task_id)))
 
     def job_by_call(self, key: str) -> Job | None:
         """The newest job submitted by the agent tool call `key` (its origin's "call")."""

@@ -60,6 +60,14 @@ class TransfersMixin(Database):
                        transfer_id))
             return self._transfer(c, transfer_id)
 
+    def transfer_stop_asked(self, transfer_id: str, fence: leases.Fence | None) -> bool:
+        """For the engine copying it, in one read: LeaseLost when `fence` is stale, else
+        whether a user's cancel was recorded meanwhile (through another engine)."""
+        with self._reader() as c:
+            self._check_fence(c, fence)
+            cur = self._transfer(c, transfer_id)
+            return cur.state == "CANCELLED" or bool(cur.data.get("cancel_requested"))
+
     def get_transfer(self, transfer_id: str) -> TransferRecord:
         with self._reader() as c:
             return self._transfer(c, transfer_id)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
-from ..leases import Fence, LeaseLost, fence_of
+from ..leases import Fence, LeaseLost, LeaseWatch, fence_of
 from ..model import BadInput, DiamondError, Event, SiteError, check_text
 from ..store import TransferRecord
 from ..transports import CommandFailed
@@ -369,11 +369,19 @@ class TransferManager:
             ev.set()
         task = self._tasks.get(transfer_id)
         if task is not None and rec.kind == "sftp":
-            return await asyncio.shield(task)
-        if task is not None:
+            try:
+                return await asyncio.shield(task)  # its owner records the cancel
+            except LeaseLost:
+                pass  # this engine lost the copy meanwhile (said): the user's cancel stands
+        elif task is not None:
             task.cancel()
-        return self._state(self.status(transfer_id), "CANCELLED", error="cancelled by request",
-                           fenced=False)  # a request of the user's, whoever runs it
+        cur = self.status(transfer_id)
+        if cur.state in DONE:
+            return cur
+        # a request of the user's, whoever runs it: the engine copying it now (another one)
+        # sees it at its next lease check and stops
+        return self._state(cur, "CANCELLED", error="cancelled by request", fenced=False,
+                           data={"cancel_requested": True})
 
     async def close(self) -> None:
         """Stop every transfer and staging of this engine; their records stay unfinished and
@@ -404,19 +412,26 @@ class TransferManager:
         job_id = rec.data.get("job_id")
         last = [-1]
         fence = self._fences.get(rec.id)
-        lost: list[LeaseLost] = []  # set when a progress report finds the lease stale
+        lost: list[LeaseLost] = []  # set when the copy finds its lease stale
         if rec.state != "ACTIVE":
             rec = self._state(rec, "ACTIVE")
+        # the lease, checked inside the copy loop (each block reports here): a stalled engine
+        # that woke stops within a few MiB or a second, before the block after the check
+        watch = LeaseWatch(lambda: self.store.transfer_stop_asked(rec.id, fence))
 
-        def progress(done: int, total: int) -> None:  # from the copying thread
-            if done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0]):
-                last[0] = done
-                try:  # a stalled engine that woke stops writing the partial file here
-                    self.store.check_fence(fence)
-                except LeaseLost as e:
-                    lost.append(e)
+        def progress(done: int, total: int) -> None:  # from the copying thread, each block
+            report = done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0])
+            try:
+                if watch(done, force=report):  # a user's cancel, through another engine
+                    self._cancel_requested.add(rec.id)
                     cancel.set()
                     return
+            except LeaseLost as e:
+                lost.append(e)
+                cancel.set()
+                return
+            if report:
+                last[0] = done
                 loop.call_soon_threadsafe(self._progress, {
                     "transfer_id": rec.id, "kind": "sftp", "bytes_done": done,
                     "bytes_total": total}, job_id, fence)

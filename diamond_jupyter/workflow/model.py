@@ -270,6 +270,12 @@ class Step(_Strict):
         if isinstance(v, list):
             for n in v:
                 _not_text(n)
+                if isinstance(n, (dict, list)):
+                    # `- {step: a, status: afterany}`, `- {job: a, condition: done}`
+                    shown = repr(n) if len(repr(n)) <= 60 else repr(n)[:57] + "..."
+                    raise ValueError(f"needs lists the steps' names (needs: [prep, fit]), not "
+                                     f"{shown}: a dependency's kind is not read (a step "
+                                     "starts once every step it needs has COMPLETED)")
         return v
 
     @field_validator("outputs", mode="before")

@@ -80,9 +80,10 @@ def test_a_slurmrestd_door_is_sent_one_shape_not_a_hetjob():
     one_cpu = script.replace("-N 1 -c 8 --gres", "-N 1 --gres")
     assert reasons(run(one_cpu, (rest, snap)), "hera").endswith(
         "it gets less than it asks (CPUs 9 -> 8)")
-    # a later component kept as written (no partition: the default one): the door drops
-    # it, so the job cannot run whole there
-    kept = "#SBATCH -p gpu -N 1 --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -N 1 -c 8"
+    # a later component kept as written (its own --exclude): the door drops it, so the
+    # job cannot run whole there
+    kept = ("#SBATCH -p gpu -N 1 --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -N 1 -c 8 --exclude=c04")
     assert run(kept, (cfg, snap)).verdict("hera").feasible
     assert reasons(run(kept, (rest, snap)), "hera").startswith(
         "a Slurm heterogeneous job of 2 components (#SBATCH hetjob): slurmrestd has no form "

@@ -773,12 +773,26 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
     if target != "slurm":
-        for i, c in enumerate(live_components(spec)):
-            if c.queue and c.queue != spec.queue:
-                shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
-                out.append(f"dropped: partition {c.queue} of component {i} ({shown} has one "
-                           f"queue per job: the whole job goes to "
-                           f"{spec.queue or 'the default queue'})")
+        shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
+        out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
+    return out
+
+
+def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:
+    """One line for each component's own partition, account or QOS that a scheduler taking
+    one of each per job cannot carry (`why("queue")`: e.g. "PBS has one queue per job");
+    the whole job goes with the job's."""
+    out = []
+    for i, c in enumerate(live_components(spec)):
+        if c.queue and c.queue != spec.queue or c.default_queue and spec.queue:
+            own = f"partition {c.queue}" if c.queue else "the default partition"
+            out.append(f"dropped: {own} of component {i} ({why('queue')}: the whole job "
+                       f"goes to {spec.queue or 'the default queue'})")
+        for what, attr in (("account", "account"), ("QOS", "qos")):
+            value, job = getattr(c, attr), getattr(spec, attr)
+            if value and value != job:
+                out.append(f"dropped: {what} {value} of component {i} ({why(what)}: the "
+                           f"whole job has {f'{what} {job}' if job else f'the default {what}'})")
     return out
 
 

@@ -107,15 +107,26 @@ def _lsf_select(feature: str, warnings: list[str]) -> str:
     return text.replace("&", " && ").replace("|", " || ")
 
 
-def _merge_rusage(sections: list[str]) -> list[str]:
+# the other usages of an LSF usage string whose memory was read (`rusage[mem=4GB, lic=1]`):
+# kept, each its own usage when written back
+_OTHER_USAGES = "-R rusage (other usages)"
+
+
+def _merge_rusage(sections: list[str], usages: list[str] = ()) -> list[str]:
     """One rusage section where there were several (`rusage[mem=4GB]` rendered and the
-    `rusage[duration=10]` kept of the source): LSF reads one per resource string."""
+    `rusage[duration=10]` kept of the source, joined as one usage); `usages`: rusage
+    sections of other usages of the source's string (`rusage[lic=1:duration=5]`), each
+    kept a usage of its own after a comma (its duration its own): LSF reads one rusage
+    section per resource string."""
     bodies = [x[len("rusage["):-1] for x in sections if x.startswith("rusage[")]
-    if len(bodies) < 2:
-        return sections
-    first = next(i for i, x in enumerate(sections) if x.startswith("rusage["))
+    apart = [x[len("rusage["):-1] for x in usages]
+    if len(bodies) + len(apart) < 2:
+        return sections + list(usages)
+    first = next((i for i, x in enumerate(sections) if x.startswith("rusage[")),
+                 len(sections))
     rest = [x for x in sections if not x.startswith("rusage[")]
-    return rest[:first] + ["rusage[" + ":".join(bodies) + "]"] + rest[first:]
+    joined = ", ".join(([":".join(bodies)] if bodies else []) + apart)
+    return rest[:first] + ["rusage[" + joined + "]"] + rest[first:]
 
 
 def _quoted(text: str) -> str:
@@ -500,26 +511,8 @@ class LsfScript:
                     spec.metadata["lsf_ptile_at"] = (item.lineno, item.raw)
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
-            elif kind == "rusage" and (m := re.match(
-                    r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?(?:[:,]|\Z)", body)):
-                mb = parse_mem_mb(m.group(1))
-                if mb is None:
-                    raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
-                if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
-                    # bsub merges every -R into one string, where a load index may appear
-                    # once only (LSF: "A given load index cannot appear more than once")
-                    raise bad(item, f"rusage mem again (line {first} reserves it already)",
-                              "one rusage[mem=...] for the job: bsub merges the -R strings "
-                              "and refuses a load index given twice")
-                spec.metadata["lsf_rusage_mem"] = item.lineno
-                if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
-                    r.memory_mb, done = mb, True
-                else:  # per slot (LSF's default method, and /task)
-                    r.memory_per_cpu_mb, done = mb, True
-                # the rest (duration=, decay=, other resources) has no portable meaning
-                if rest := body[m.end():].strip(":, "):
-                    unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno,
-                                                  item.raw), "-R rusage")
+            elif kind == "rusage" and self._rusage_mem(spec, item, body):
+                done = True
             elif kind == "select" and re.fullmatch(r"[\w.\-]+(\s*&&\s*[\w.\-]+)*", body):
                 spec.constraints.features += re.split(r"\s*&&\s*", body)
                 done = True
@@ -535,6 +528,48 @@ class LsfScript:
                     r.cpus_per_task = int(m.group(2))
             if not done:
                 unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
+        return True
+
+    def _rusage_mem(self, spec: JobSpec, item: Item, body: str) -> bool:
+        """The memory of a usage string (`rusage[mem=4000:duration=10]`, or of one of
+        several usages, `rusage[lic=1:duration=5, mem=4GB:duration=10]`, each usage with its
+        own duration and decay): read, per slot (LSF's default, and `/task`) or per host
+        (`/host`). The rest of its usage is kept to be written after the memory (one
+        usage, its duration the memory's too), the other usages kept apart (each its own).
+        False when it reserves no memory, or has alternatives (`||`: kept whole)."""
+        if "||" in body:
+            return False
+        usages = [u.strip() for u in body.split(",")]
+        at = next((n for n, u in enumerate(usages)
+                   if any(p.strip().startswith("mem=") for p in u.split(":"))), None)
+        if at is None:
+            return False
+        parts = [p.strip() for p in usages[at].split(":")]
+        mem = next(p for p in parts if p.startswith("mem="))
+        m = re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
+        mb = parse_mem_mb(m.group(1)) if m else None
+        if mb is None:
+            raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB, and "
+                      "an optional /task or /host")
+        if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
+            # bsub merges every -R into one string, where a load index may appear once only
+            # (LSF: "A given load index cannot appear more than once")
+            raise bad(item, f"rusage mem again (line {first} reserves it already)",
+                      "one rusage[mem=...] for the job: bsub merges the -R strings and "
+                      "refuses a load index given twice")
+        spec.metadata["lsf_rusage_mem"] = item.lineno
+        r = spec.resources
+        if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
+            r.memory_mb = mb
+        else:  # per slot (LSF's default method, and /task)
+            r.memory_per_cpu_mb = mb
+        # the rest (duration=, decay=, other resources) has no portable meaning
+        if rest := ":".join(p for p in parts if p is not mem and p):
+            unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno, item.raw),
+                    "-R rusage")
+        if others := [u for n, u in enumerate(usages) if n != at and u]:
+            unknown(spec, self.name, Item("-R", f"rusage[{', '.join(others)}]", item.lineno,
+                                          item.raw), _OTHER_USAGES)
         return True
 
     @staticmethod
@@ -896,8 +931,9 @@ class LsfScript:
             usage = [f"ngpus_physical={r.gpus_per_node}"]
             usage += [f"gmodel={r.gpu_type}"] if r.gpu_type else []
             sections.append(f"rusage[{':'.join(usage)}]")
-        sections = _merge_rusage(sections + [d.value or "" for d in own
-                                             if d.option.startswith("-R ")])
+        sections = _merge_rusage(sections + [d.value or "" for d in own if d.option.startswith(
+            "-R ") and d.option != _OTHER_USAGES], [d.value or "" for d in own
+                                                    if d.option == _OTHER_USAGES])
         if sections:
             add("-R", " ".join(sections))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .dialects.begin_time import SLURM_ACCEPTED, slurm_parts
+from .dialects.begin_time import SLURM_ACCEPTED, Begin, day_of_month, slurm_parts
 from .model import BadInput, JobSpec
 
 ACCEPTED = SLURM_ACCEPTED
@@ -36,13 +36,49 @@ def slurm_time_at(text: str, now: datetime, option: str = "--begin") -> datetime
     raise BadInput(f"{option} {text!r}: not a time sbatch reads (accepted: {ACCEPTED})")
 
 
-def job_window(spec: JobSpec, now: datetime) -> tuple[datetime | None, datetime | None]:
+# the option that carries a day of the month without its month, kept as written
+_DAY_OPTION = {"pbs": "-a", "lsf": "-b"}
+
+
+def day_of_month_at(b: Begin, now: datetime) -> datetime:
+    """When a day of the month without its month (PBS `-a DDhhmm`, LSF `-b d:h:m`) starts
+    the job, as qsub and bsub read it: that day of this month if it is still to come, else
+    of the next month that has such a day (31: the next month of 31 days)."""
+    at = now.replace(day=1, hour=b.hour, minute=b.minute, second=b.second, microsecond=0)
+    for _ in range(13):  # every day 1-31 comes within a year
+        try:
+            moment = at.replace(day=b.day or 1)
+            if moment > now:
+                return moment
+        except ValueError:  # this month has no such day
+            pass
+        at = (at + timedelta(days=32)).replace(day=1)
+    raise BadInput(f"day {b.day}: no month has it")  # not reached: day_of_month checks 1-31
+
+
+def kept_day_of_month(spec: JobSpec, scheduler: str | None, now: datetime) -> datetime | None:
+    """The start a job's own scheduler gives a day of the month kept as written (the
+    dialects read no clock, so it has no neutral form); None elsewhere (`scheduler` another
+    one: its translation drops it, said) or where there is none. `scheduler` None: any."""
+    src = spec.source_dialect
+    option = _DAY_OPTION.get(src or "")
+    if option is None or scheduler not in (None, src):
+        return None
+    last = [d.value or "" for d in spec.unknown if d.dialect == src and d.option == option]
+    b = day_of_month(src, last[-1]) if last else None  # the last one wins, as qsub/bsub
+    return day_of_month_at(b, now) if b is not None else None
+
+
+def job_window(spec: JobSpec, now: datetime, scheduler: str | None = None
+               ) -> tuple[datetime | None, datetime | None]:
     """A job's start time (`JobSpec.begin`, read from any scheduler's option; else a Slurm
-    `--begin` kept as written) and its Slurm `--deadline` as moments (None where not
-    given)."""
+    `--begin` kept as written, or a day of the month without its month at a site of the
+    script's own scheduler, `scheduler`) and its Slurm `--deadline` as moments (None where
+    not given)."""
     kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
     begin = slurm_time_at(spec.begin, now) if spec.begin else \
-        slurm_time_at(kept["--begin"], now) if "--begin" in kept else None
+        slurm_time_at(kept["--begin"], now) if "--begin" in kept else \
+        kept_day_of_month(spec, scheduler, now)
     deadline = slurm_time_at(kept["--deadline"], now, "--deadline") \
         if "--deadline" in kept else None
     return begin, deadline

@@ -437,7 +437,8 @@ def test_every_schedulers_start_time_holds_the_start_at_its_own_site():
             kestrel()).verdict("kestrel")
     assert v.estimated_start == hours(23.5)
     # LSF -b 11:30: today 11:30 (+2:30). A day without its month (-b 2:8:00) is kept as
-    # written and said when the script is read (tests/test_begin_times.py): not held
+    # written and said when the script is read (tests/test_begin_times.py), and held at
+    # an LSF site (tests/test_begin_day_of_month.py)
     v = only(run("#BSUB -n 4\n#BSUB -b 11:30\n#BSUB -W 1:00", wren()), "wren", "normal")
     assert v.estimated_start == hours(2.5)
     # Grid Engine -a 03011000 (MMDDhhmm): +1 h

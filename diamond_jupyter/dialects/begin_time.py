@@ -202,6 +202,23 @@ def lsf_parts(value: str, where: str) -> Begin | None:
     return b
 
 
+def day_of_month(dialect: str, value: str) -> Begin | None:
+    """A start time of a day of the month without its month, as the scheduler reads it
+    (PBS `qsub -a DDhhmm[.SS]`, LSF `bsub -b day:hour:minute`): its day, hour, minute and
+    second (no month: that month's day if still to come, else the next month's, which only
+    a clock can tell); None for any other form or dialect. Pure: the value as written."""
+    text = value.strip()
+    if dialect == "pbs" and (m := re.fullmatch(r"(\d{2})(\d{2})(\d{2})(?:\.(\d{2}))?", text)):
+        b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)),
+                  second=int(m.group(4) or 0))
+    elif dialect == "lsf" and (m := re.fullmatch(r"(\d+):(\d+):(\d+)", text)):
+        b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)))
+    else:
+        return None
+    ok = 1 <= (b.day or 0) <= 31 and b.hour < 24 and b.minute < 60 and b.second < 60
+    return b if ok else None
+
+
 _FSD = re.compile(r"\+(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)?")
 _FSD_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 

@@ -2,9 +2,10 @@
 `bsub -b day:hour:minute`): the dialects read no clock, so the translation keeps it as
 written for its own scheduler and says it dropped elsewhere; placement, which has a "now",
 held nothing for it (the job was predicted to start at once where qsub/bsub hold it for
-days). Placement now holds the start at a site of the script's own scheduler as qsub and
-bsub read it: that day of the current month if still to come, else of the next month that
-has such a day. NOW is 2026-03-01 09:00 (March has 31 days, April 30)."""
+days). Placement now holds the start at a PBS or LSF site as qsub and bsub read it: that
+day of the current month if still to come, else of the next month that has such a day.
+PBS and LSF, which read it alike, get each other's as text (it was said dropped). NOW is
+2026-03-01 09:00 (March has 31 days, April 30)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,30 @@ def test_at_another_schedulers_site_it_is_dropped_so_nothing_holds() -> None:
     spec = get_script_dialect("pbs").parse_script("#!/bin/bash\n#PBS -a 151230\n./a\n")
     assert job_window(spec, NOW, "slurm")[0] is None
     assert job_window(spec, NOW, "pbs")[0] == _at(2026, 3, 15, 12, 30)
+
+
+@pytest.mark.parametrize(("source", "line", "target", "want"), [
+    ("lsf", "#BSUB -b 15:02:00", "pbs", "#PBS -a 150200"),
+    ("lsf", "#BSUB -b 3:2:05", "pbs", "#PBS -a 030205"),
+    ("pbs", "#PBS -a 150200", "lsf", "#BSUB -b 15:02:00"),
+    ("pbs", "#PBS -a 010830.15", "lsf", "#BSUB -b 1:08:30"),
+])
+def test_pbs_and_lsf_carry_each_others_day_of_the_month(source, line, target, want) -> None:
+    # both read a day without its month the same way (this month's if still to come, else
+    # the next month's): carried over as text, no clock needed (it was said dropped)
+    text = f"#!/bin/bash\n{line}\n./a\n"
+    script, warnings, _ = translate(text, target, source)
+    assert want in script.splitlines()
+    assert not any(w.startswith("dropped:") and line in w for w in warnings), warnings
+    assert any(w.startswith(f"approximated: {line} as {want.split(maxsplit=1)[1]}")
+               for w in warnings), warnings
+    assert any("takes no seconds" in w for w in warnings) == want.endswith("1:08:30")
+    back = get_script_dialect(target).parse_script(script)
+    assert [d.value for d in back.unknown] == [want.split()[-1]]
+
+
+def test_a_pbs_day_without_its_month_holds_the_start_at_an_lsf_site_too() -> None:
+    # the LSF site gets it as -b 15:12:30 (above): held there as bsub reads it
+    v = only(run("#PBS -l select=1:ncpus=4\n#PBS -a 151230\n#PBS -l walltime=1:00:00",
+                 wren()), "wren", "normal")
+    assert v.estimated_start == _at(2026, 3, 15, 12, 30)

@@ -14,7 +14,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
-from .begin_time import lsf_parts, neutral, render_begin
+from .begin_time import lsf_parts, neutral, render_begin, render_day_of_month
 from .scripts_common import (
     Item,
     Opt,
@@ -771,8 +771,13 @@ class LsfScript:
                 add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        day_carried = []  # a PBS day of the month without its month: bsub's d:h:m
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-b", at)
+        elif day := render_day_of_month(spec.unknown, spec.source_dialect, self.name,
+                                        warnings):
+            add("-b", day[0])
+            day_carried.append((day[1].option, day[1].value))
         if spec.requeue is not None:
             add("-r" if spec.requeue else "-rn")
         if spec.mail_user:
@@ -804,7 +809,7 @@ class LsfScript:
                                    skip=lambda d: d.option.startswith((*_SUB, "-R{")))
         carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
                    and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
-        warnings += foreign_warnings(spec, self.name, skip=carried)
+        warnings += foreign_warnings(spec, self.name, skip=carried + day_carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 

@@ -490,6 +490,8 @@ class LsfScript:
         for kind, body in sections:
             if kind == "rusage" and ("||" in body or "," in body):
                 self._alternative_gpus(spec, item, body)  # read, the string kept whole
+                if "||" in body:
+                    self._alternative_mem(spec, item, body)  # read, the string kept whole
             elif kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
@@ -605,6 +607,31 @@ class LsfScript:
         note(spec, f"line {item.lineno}: rusage[{body.strip()}]: {alternatives} GPUs read ({n} "
                    f"per host{', ' + r.gpu_type if r.gpu_type else ''}); the usage string is "
                    "kept as written (the other parts have no neutral form)")
+
+    def _alternative_mem(self, spec: JobSpec, item: Item, body: str) -> None:
+        """Usage-string alternatives (`rusage[mem=32GB:duration=10 || mem=16GB]`: LSF tries
+        each in order): the memory of the first, what the job asks first, is read (per
+        slot, or per host with /host); the string is kept whole as written (LSF gets it
+        back, with no other memory beside it)."""
+        first = body.split("||")[0]
+        mem = next((p.strip() for u in first.split(",") for p in u.split(":")
+                    if p.strip().startswith("mem=")), None)
+        if mem is None:
+            return
+        self._rusage_mem(spec, item, mem)  # reads it and says a second one is bad input
+        r = spec.resources
+        spec.metadata["lsf_mem_in_kept_rusage"] = (r.memory_mb, r.memory_per_cpu_mb)
+        note(spec, f"line {item.lineno}: rusage[{body.strip()}]: its first alternative's "
+                   f"memory read ({mem[4:]}); the usage string is kept as written")
+
+    @staticmethod
+    def _mem_kept_in_rusage(spec: JobSpec) -> bool:
+        """The memory was read from usage-string alternatives kept whole and is still what
+        they ask: an LSF script gets it back in them alone."""
+        r = spec.resources
+        kept = spec.metadata.get("lsf_mem_in_kept_rusage")
+        return spec.source_dialect == "lsf" and kept is not None \
+            and tuple(kept) == (r.memory_mb, r.memory_per_cpu_mb)
 
     @staticmethod
     def _gpus_kept_in_rusage(spec: JobSpec) -> bool:
@@ -906,9 +933,11 @@ class LsfScript:
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
         if per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)
-        elif per_slot:
+        elif per_slot and not self._mem_kept_in_rusage(spec):  # else in the kept string
             sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
-        if r.memory_per_cpu_mb and r.memory_mb:
+        if self._mem_kept_in_rusage(spec):
+            pass  # as the script's own usage string says it
+        elif r.memory_per_cpu_mb and r.memory_mb:
             warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
         elif r.memory_mb and spn != 1:
             warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per_slot}MB per "

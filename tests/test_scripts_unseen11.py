@@ -1,12 +1,14 @@
 """An eleventh set of realistic batch scripts (tests/fixtures/scripts_unseen11/<dialect>/),
-of the dialects the earlier sweeps held fewest of (flux 50, Grid Engine 53, LSF 68 against
-Slurm's 144): flux per-resource sizes (--cores, --gpus-per-node, --tasks-per-node),
+mostly of the dialects the earlier sweeps held fewest of (flux 50, Grid Engine 53, LSF 68,
+PBS 78 against Slurm's 144): flux per-resource sizes (--cores, --gpus-per-node, --tasks-per-node),
 --requires, --bank, --cwd, --setattr, --signal, --conf, -t in bare minutes and days, the
 spaced `# flux:` sentinel; Grid Engine `-pe smp` with h_vmem per slot, `-m bea`, `-V`,
 `-j y`, `-l gpu` with `-binding`, stepped arrays with `-hold_jid_ad`, PE slot ranges with
 `-A` and `-R y`, `-S`, `-wd`, `-p`, `-r n`, `-l exclusive=true` and `arch`; LSF slot ranges
 with ptile and -M, `-gpu` with mode and gmodel, a usage string of several usages,
-`-w ended()`, `-eo`, an array's running limit, `-b` with a day and no month, `-E`/`-Ep`.
+`-w ended()`, `-eo`, an array's running limit, `-b` with a day and no month, `-E`/`-Ep`;
+PBS Pro `-P`, place=pack:shared, `-p`, `-S`, ompthreads chunks, dependency lists; Torque
+node properties after ppn, `-d`, naccesspolicy.
 
 Each is parsed and compared with its EXPECTED row (the values each scheduler's
 documentation gives), its needs read, and translated into every dialect (its own too)
@@ -77,6 +79,27 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/orte_exclusive_arch.sge": dict(
         tasks=48, cpus=48, walltime=36 * 3600, exclusive=True, architecture="x86_64",
         name="lammps_big"),
+    # ---------------------------------------------------------------- PBS Pro / Torque
+    # -P is PBS Pro's project (kept, not an account); place=pack:shared, -p and -S kept
+    "pbs/project_P_place_pack_shared.pbs": dict(
+        nodes=1, tasks=1, cpus=24, memory_mb=48 * G, needs_mem=48 * G, walltime=5 * 3600,
+        name="xtb_screen", unknown=["-P", "-l place:pack", "-l place:shared", "-p", "-S"]),
+    # Torque: a node property after ppn; -d the directory; naccesspolicy=singlejob a
+    # whole node (Moab's)
+    "pbs/torque_d_workdir_feature_naccess.pbs": dict(
+        nodes=1, tasks=16, cpus=16, memory_mb=64 * G, needs_mem=64 * G, walltime=36000,
+        features=["haswell"], exclusive=True, name="hmmer_scan", queue="batch",
+        working_directory="/scratch/bio/hmmer"),
+    # two ids in one afterok; -r n; -j oe into -o
+    "pbs/pro_depend_afterok_list_r_n.pbs": dict(
+        nodes=1, tasks=1, cpus=8, memory_mb=16 * G, needs_mem=16 * G, walltime=5400,
+        deps=[("afterok", ["4411.pbs01", "4412.pbs01"])], name="merge_shards",
+        stdout="merge.log", requeue=False),
+    # 2 chunks of 32 CPUs, 4 ranks of 8 threads, 4 GPUs, 240gb each; ompthreads kept
+    "pbs/pro_two_chunk_gpu_ompthreads.pbs": dict(
+        nodes=2, tasks=8, cpus=64, gpus=8, needs_gpus=4, memory_mb=2 * 240 * G,
+        needs_mem=240 * G, walltime=12 * 3600, name="gpu_mpi_omp", queue="gpu",
+        account="ai-lab", unknown=["-l select:ompthreads"]),
     # ---------------------------------------------------------------- LSF
     # -n 32,64: at least 32 (the range kept); ptile=16: 2 hosts; -M per process
     "lsf/n_range_ptile_M_long.lsf": dict(

@@ -38,6 +38,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_project,
     listed_variables,
     live_components,
     mail_warning,
@@ -687,6 +688,9 @@ class PbsScript:
                                 "the MPI launcher)")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB))
+        if not torque and (project := kept_project(spec, self.name, warnings)):
+            add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
+            carried.append((project[1].option, project[1].value))
         warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, preamble), warnings)
 

@@ -796,6 +796,25 @@ def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list
     return out
 
 
+def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, Directive] | None:
+    """A project kept as written that `target` takes as it is: PBS Pro's `-P project` and
+    Grid Engine's `-P project` both name the project the job belongs to (not its account,
+    `-A` in both); Torque's `-P` names a user to run as instead, so a Torque script's is
+    not carried. (the value, the Directive carried over, said), or None."""
+    source = spec.source_dialect
+    if {source, target} != {"pbs", "sge"} or \
+            source == "pbs" and spec.metadata.get("pbs_flavor") != "pro":
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source and d.option == "-P" and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as qsub reads them
+    shown = "PBS Pro" if source == "pbs" else "Grid Engine"
+    warnings.append(f"approximated: {d.raw.strip()} as -P {d.value} (the job's project, as "
+                    f"{shown}'s -P; a project of that name must exist there)")
+    return d.value or "", d
+
+
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
 _JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",

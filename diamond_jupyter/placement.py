@@ -1854,8 +1854,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
     # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
-    # --begin-time); a --deadline is Slurm's alone
-    begin, deadline = job_window(spec, now)
+    # --begin-time; a day of the month without its month at its own scheduler's sites); a
+    # --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now, cfg.scheduler)
     deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:

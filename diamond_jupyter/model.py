@@ -176,6 +176,13 @@ class Resources(_Model):
     # a job component's own partition (a Slurm hetjob component naming another than the
     # first's); None: the job's `queue`. Unused in a job's own `resources`
     queue: str | None = None
+    # a component in the site's default partition: a Slurm hetjob component naming none
+    # where the first names one (sbatch does not carry --partition over to it)
+    default_queue: bool = False
+    # a component's own account and QOS (a Slurm hetjob component's; sbatch carries each
+    # to the components after it); None: the job's
+    account: str | None = None
+    qos: str | None = None
 
 
 class Constraints(_Model):
@@ -654,6 +661,9 @@ class Partition(_Model):
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
+    # PBS backfill_depth (the queue's, else the server's): how many of the top waiting
+    # jobs backfill may not delay; 0 turns backfilling off; None: unset (1, EASY)
+    backfill_depth: int | None = None
     # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
     # queue's notify time has passed too, whatever its h_rt: the job's real limit
     soft_time_s: int | None = None
@@ -731,6 +741,16 @@ class LsfLimit(_Model):
     limit: int
 
 
+class SgeComplex(_Model):
+    """A Grid Engine consumable complex (`qconf -sc`): how a job takes it ("slot": per
+    slot, consumable YES; "job": once, on its master host, JOB; "host": once a host, HOST)
+    and what a job that does not ask for it takes (its default, in its own units)."""
+    name: str
+    shortcut: str | None = None
+    per: Literal["slot", "job", "host"] = "slot"
+    default: float = 0.0
+
+
 class Reservation(_Model):
     """A Slurm advanced reservation (`scontrol show res -o`): its window, nodes (hostlist
     entries), who may use it (None: not limited that way; Slurm's `-name` entries deny),
@@ -786,6 +806,11 @@ class Node(_Model):
     # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
     # left waits for them
     memory_allocated: int = 0
+    # Grid Engine host consumables (`qhost -F`'s hc: values) by complex name: what is left
+    # now and what the host has (left plus what its running jobs asked: qstat -r), in
+    # the complex's own units (bytes for a memory complex); None: not reported
+    consumables_left: dict[str, float] | None = None
+    consumables_total: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
@@ -836,6 +861,8 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
+    sge_complexes: dict[str, SgeComplex] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

@@ -100,6 +100,7 @@ from .placement_fit import (
     _few,
     aware,
     bracket_parts,
+    consumables_short,
     counted_parts,
     first_fit,
     most_gpus,
@@ -113,6 +114,7 @@ from .placement_fit import (
     request,
     site_nodes,
     time_limit,
+    with_complexes,
 )
 from .placement_het import (
     as_one_shape,
@@ -156,6 +158,7 @@ from .placement_sim import (
     pending_demands,
     preempted,
     queue_held,
+    queue_starts,
     reservation_for,
     slots_position,
     together_start,
@@ -414,6 +417,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
@@ -1847,7 +1851,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
-                         probe_mem=min(reqs[p.name].mem for p in good))
+                         probe_mem=min(reqs[p.name].mem for p in good),
+                         short=set.intersection(*(consumables_short(reqs[p.name], nodes)
+                                                  for p in good)))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
@@ -1856,8 +1862,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
     # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
-    # --begin-time); a --deadline is Slurm's alone
-    begin, deadline = job_window(spec, now)
+    # --begin-time; a day of the month without its month at its own scheduler's sites); a
+    # --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now, cfg.scheduler)
     deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
@@ -1907,11 +1914,24 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             shapes = [Shape(len(named), each, req.gpn, named),
                       Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
+        # PBS backfill_depth (the queue's, else the server's): 0 turns backfilling off
+        # (whatever fits starts, in priority order); N protects the first N blocked jobs
+        depth = p.backfill_depth if cfg.scheduler == "pbs" and reservation == "easy" else None
+        res: Reservation = "none" if depth == 0 else reservation
+        top = depth if depth is not None and depth > 1 else 1
+        if depth is not None and depth != 1:
+            said = (f"queue {p.name}: backfill_depth {depth}: " + (
+                "backfilling is off, a job starts only where it fits at once" if depth == 0
+                else f"backfilling delays none of the first {depth} waiting jobs"))
+            if said not in v.notes:
+                v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes,
-                     victims: frozenset[str] = _preempts(p, snap, members)) -> float:
+                     victims: frozenset[str] = _preempts(p, snap, members),
+                     res: Reservation = res, top: int = top) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1919,18 +1939,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
-            start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top)
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
                 short = replace(probe, duration=float(req.time_min), limit=None, done=False,
                                 start=None, held=None)
-                early = earliest_start(st, queue, short, reservation=reservation,
-                                       probe_at=at)
+                early = earliest_start(st, queue, short, reservation=res,
+                                       probe_at=at, top=top)
                 if early is not None and (start is None or early < start):
                     if name not in lowered:  # the first (walltime) view's: Slurm's plan
                         lowered[name] = _longest_limit(st, queue, short, early,
-                                                       probe.duration, reservation, at)
+                                                       probe.duration, res, at)
                     said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
@@ -1941,13 +1961,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
-                    st, queue, d, reservation=reservation, probe_at=at)) is not None]
+                    st, queue, d, reservation=res, probe_at=at, top=top)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
                 at_once, by_queue = together_start(
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
-                    held=queue_held(st, queue, reservation, at), duration=probe.planned,
-                    reservation=reservation)
+                    held=queue_held(st, queue, res, at, top), duration=probe.planned,
+                    reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \
@@ -2311,10 +2331,12 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
 
 
 def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
-                  judge: Callable[[SiteSnapshot], SiteVerdict]) -> SiteVerdict:
+                  judge: Callable[[SiteSnapshot], SiteVerdict], now: datetime
+                  ) -> SiteVerdict:
     """A PBS job of `place=group=KEY` judged on the hosts of each value of KEY alone (their
-    running jobs with them; every queued job still ahead of it), the group where it starts
-    soonest taken; refused when no host has KEY, or no one group can hold it."""
+    running jobs with them, and the queued jobs ahead that the simulation of the whole
+    site starts there: `_queued_hosts`), the group where it starts soonest taken; refused
+    when no host has KEY, or no one group can hold it."""
     values: dict[str, list[str]] = {}
     for n in snap.nodes:
         for f in n.features:
@@ -2325,10 +2347,15 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
             f"place=group={key}: no host here has a value of {key} (pbsnodes "
             "resources_available), so no group can hold its chunks"])
     tried: list[tuple[str, SiteVerdict]] = []
+    lands = _queued_hosts(snap, now)
     for val, hosts in sorted(values.items()):
         mine = set(hosts)
-        jobs = [j for j in snap.jobs if j.state != JobState.RUNNING
-                or set(job_hosts(j.node_list)) & mine]
+        # a queued job ahead runs in one group: counted where it lands, not in every one
+        # (one the simulation never starts, in every one: it holds nothing anywhere)
+        jobs = [j for j in snap.jobs if (set(job_hosts(j.node_list)) & mine
+                                         if j.state == JobState.RUNNING else
+                                         j.native_id not in lands
+                                         or lands[j.native_id] & mine)]
         sub = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name in mine],
                                       "jobs": jobs})
         tried.append((val, judge(sub)))
@@ -2347,6 +2374,21 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                          f"({_few(set(values[val]))})"
                       + (f", the soonest of {len(values)} groups" if len(values) > 1 else ""))
     return best
+
+
+def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
+    """Where each queued job starts in the simulation of the whole site's queue (EASY, the
+    raw walltimes: PBS's own view), by native id: its hosts. One it never starts is left
+    out."""
+    nodes = site_nodes(snap)
+    members = partition_members(snap, nodes) if snap.partitions else \
+        {"": [n.name for n in nodes]}
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, members, now, part_max)
+    queue = pending_demands(snap, st, members, now, part_max)
+    queue_starts(st, queue, snap.backfill or reservation_for("pbs"))
+    return {d.native_id: {st.names[n] for n, _, _ in d.held} for d in queue
+            if d.native_id is not None and d.start is not None and d.held}
 
 
 def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
@@ -2487,7 +2529,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         if group is not None:  # `place=group=RES`: every chunk on hosts of one RES value
             v = _in_one_group(group, first, c, s, lambda snap: _evaluate(
                 first, c, snap, now, stage_in_bytes, prior, estimates or {},
-                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())))
+                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())),
+                now)
         else:
             v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                           cals.get(c.name), stage_data, caps, needs,

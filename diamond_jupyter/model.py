@@ -176,6 +176,13 @@ class Resources(_Model):
     # a job component's own partition (a Slurm hetjob component naming another than the
     # first's); None: the job's `queue`. Unused in a job's own `resources`
     queue: str | None = None
+    # a component in the site's default partition: a Slurm hetjob component naming none
+    # where the first names one (sbatch does not carry --partition over to it)
+    default_queue: bool = False
+    # a component's own account and QOS (a Slurm hetjob component's; sbatch carries each
+    # to the components after it); None: the job's
+    account: str | None = None
+    qos: str | None = None
 
 
 class Constraints(_Model):

@@ -503,6 +503,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
+    known = {p.name for p in snap.partitions}
+    stale_default: list[str] = []
+    if cfg.default_partition and known and cfg.default_partition not in known:
+        # a sites file written before the center renamed or retired the partition
+        default = next((p.name for p in parts if p.default), None)
+        stale_default.append(f"the sites file's default_partition {cfg.default_partition!r} is not "
+                       f"a partition of {cfg.name} (it has: {', '.join(sorted(known))}); "
+                       f"not used{f': the default is {default}' if default else ''}")
     account = spec.account or cfg.default_account
     route: Partition | None = None  # a PBS routing queue the job names
     if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
@@ -722,7 +730,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
-                                                for p in good)]
+                                                for p in good)] + stale_default
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1874,8 +1882,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
     # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
-    # --begin-time); a --deadline is Slurm's alone
-    begin, deadline = job_window(spec, now)
+    # --begin-time; a day of the month without its month at its own scheduler's sites); a
+    # --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now, cfg.scheduler)
     deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:

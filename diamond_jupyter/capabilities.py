@@ -88,6 +88,10 @@ class SiteCapabilities(_Caps):
     # the module trees the listing came from (its `/path:` headers, the login's MODULEPATH):
     # a job's `module use` of one of them adds nothing this site's list lacks
     module_trees: list[str] | None = None
+    # the hidden modules (a part starting with '.', `python/.3.14.0-beta`) the site's
+    # listing holds (Lmod's `--show_hidden`, Environment Modules 4.6+'s `--all`); None:
+    # hidden modules were not listed, a job's are not checked
+    hidden_modules: list[str] | None = None
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...

@@ -783,6 +783,22 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     return problem
 
 
+def token_file_problem(t: TransportConfig) -> str | None:
+    """A slurmrestd door's `token_file` that other users can read: its JWT is a bearer
+    token (whoever holds it acts as the user at slurmrestd), so it is refused as a private
+    key others can read is. A file not there yet is read (and said) when the site is."""
+    if t.kind != "slurmrestd" or not t.token_file:
+        return None
+    path = Path(t.token_file).expanduser()
+    if not path.is_file():
+        return None
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        return (f"token_file: {path} can be read by other users (mode {mode:03o}); its JWT "
+                f"lets whoever reads it act as you at slurmrestd: `chmod 600 {path}`")
+    return None
+
+
 def home_dir() -> Path:
     """The user's home: $HOME when it is an absolute path, else the password database's
     (as ssh does). An empty or relative HOME (`HOME= diamond ...`, a service's environment)
@@ -1090,7 +1106,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                            f"{_line_note(text, ('sites', i, 'transport'))}")
         for door, t in (("transport", s.transport), ("files", s.files)):
             problem = ssh_file_problem(t, missing_home_files=False) \
-                if t is not None and t.kind == "ssh" else None
+                if t is not None and t.kind == "ssh" else \
+                token_file_problem(t) if t is not None else None
             if problem:
                 key = problem.split(":", 1)[0]
                 raise BadInput(f"{where}: {door}.{problem}"

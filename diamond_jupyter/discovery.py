@@ -28,6 +28,9 @@ from .needs import node_arch
 from .software import identity
 
 MARK = "@@dmd-discover@@"
+# the most lines of a module listing read (`module -t avail`): a longer one is cut, and the
+# site's software is then not known (a module past the cut would be refused wrongly)
+MODULE_LIST_LINES = 50000
 RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run", "shifter",
             "podman-hpc", "sarus")
 MPI_COMMANDS = ("mpirun", "mpiexec", "ompi_info", "mpichversion", "impi_info")
@@ -183,10 +186,20 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
             '  else v=$(module --version 2>&1 | sed -n "s/^Modules Release \\([^ ]*\\).*/\\1/p"'
             ' | head -n 1); echo "system environment-modules $v"; fi\n'
-            # Lmod: modules a .modulerc hides (`hide_version`, `hide-version`) load when
-            # named, so they are listed too (`--show_hidden`)
-            '  if [ -n "${LMOD_VERSION:-}" ]; then __dmd_av=$(module --show_hidden -t avail 2>&1)\n'
-            '  else __dmd_av=$(module -t avail 2>&1); fi; printf "%s\\n" "$__dmd_av"\n'
+            # hidden modules (a .modulerc's `hide_version`/`hide-version`, Environment
+            # Modules' `module-hide`, a name or version starting with '.') load when named,
+            # so they are listed too: Lmod's `--show_hidden`, Environment Modules' `--all`
+            # (4.6 and later; older ones list visible modules only). "@@hidden" says the
+            # listing holds them; a listing longer than MODULE_LIST_LINES is cut ("@@cut")
+            '  __dmd_h=1; if [ -n "${LMOD_VERSION:-}" ]; then\n'
+            '    __dmd_av=$(module --show_hidden -t avail 2>&1) || __dmd_h=\n'
+            '  else case "$v" in 4.[6-9]*|4.[1-9][0-9]*|[5-9].*|[1-9][0-9]*.*)\n'
+            '    __dmd_av=$(module -t avail --all 2>&1) || __dmd_h= ;;\n'
+            '    *) __dmd_av=$(module -t avail 2>&1); __dmd_h= ;; esac; fi\n'
+            f'  printf "%s\\n" "$__dmd_av" | head -n {MODULE_LIST_LINES}\n'
+            f'  if [ "$(printf "%s\\n" "$__dmd_av" | wc -l)" -gt {MODULE_LIST_LINES} ]; then '
+            'echo "@@cut"\n'
+            '  elif [ -n "$__dmd_h" ]; then echo "@@hidden"; fi\n'
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
             '    __dmd_sp=$(module -t spider 2>&1); printf "%s\\n" "$__dmd_sp"\n'
             + SPIDER_REQUIRES +
@@ -239,12 +252,21 @@ _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
 
+def module_listing_marks(text: str) -> tuple[bool, bool]:
+    """The `modules` section's marks: (its listing holds hidden modules, it was cut)."""
+    lines = {ln.strip() for ln in text.partition("\n@@requires ")[0].split("\n")}
+    return "@@hidden" in lines, "@@cut" in lines
+
+
 def parse_module_list(text: str, refused: list[str] | None = None,
+                      hidden: list[str] | None = None,
                       ) -> tuple[str | None, str | None, list[SoftwareModule]]:
     """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
     modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
     `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5. Names
-    that are not `MODULE_NAME`s are left out (added to `refused`, when given)."""
+    that are not `MODULE_NAME`s are left out (added to `refused`, when given); so are
+    hidden names (a part starting with '.', `python/.3.14.0-beta`: loaded only by that
+    name), added to `hidden` when given."""
     system = version = None
     found: dict[str, SoftwareModule] = {}
     text, _, asked = text.partition("\n@@requires ")
@@ -258,7 +280,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 version = words[2] if len(words) > 2 and MODULE_NAME.fullmatch(words[2]) \
                     else None
             continue
-        if (not line or line == "@@spider" or line.endswith(":") or line.endswith("/")
+        if (not line or line.startswith("@@") or line.endswith(":") or line.endswith("/")
                 or line.startswith(("-", "Lmod", "No module", "ModuleCmd", "module"))
                 or " " in re.sub(r"<[^<>]*>", "", line.split("(")[0]).strip()):
             continue
@@ -269,7 +291,9 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             line = _MODULE_MARKS.sub("", line)
         name = line.split("/")[-1] if "/" in line else line
         if not line or name.startswith(".") or line.startswith("."):
-            continue  # hidden modules
+            if hidden is not None and MODULE_NAME.fullmatch(line) and line not in hidden:
+                hidden.append(line)
+            continue  # hidden modules: not a version `module load NAME` picks
         if not MODULE_NAME.fullmatch(line):
             if refused is not None:
                 refused.append(line)

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 
 from .capabilities import SiteCapabilities, SoftwareModule, merge
 from .discovery import (
+    MODULE_LIST_LINES,
     TREE_LIST_TIMEOUT_S,
     ClusterSummary,
     SiteDescription,
     discovery_script,
+    module_listing_marks,
     node_types,
     parse_conda_envs,
     parse_module_list,
@@ -206,10 +208,15 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
         summaries.append(summarise_cluster(cluster, types, partitions, error)
                          .model_copy(update={"cluster_name": name}))
     refused: list[str] = []
-    system, version, modules = parse_module_list(parts.get("modules", ""), refused)
+    hidden: list[str] = []
+    system, version, modules = parse_module_list(parts.get("modules", ""), refused, hidden)
     if refused:
         errors.append(f"modules: {len(refused)} name(s) left out, holding characters no "
                       f"module name has (first: {visible(refused[0][:80])})")
+    hidden_listed, cut = module_listing_marks(parts.get("modules", ""))
+    if cut:
+        errors.append(f"modules: the listing was cut at {MODULE_LIST_LINES} lines; the "
+                      "site's software is not known (not checked)")
     software = modules if system else []
     runtimes = parse_runtimes(parts.get("runtimes", ""))
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)
@@ -218,6 +225,10 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                           mpi=mpi, errors=errors, discovered_at=utcnow(),
                           pmi=pmi or None)  # no srun there: its plugins are not known
     caps.mpi_paths = parse_mpi_paths(parts.get("mpi", ""))
+    if system and cut:
+        caps.software = None
+    elif system and hidden_listed:
+        caps.hidden_modules = sorted(hidden)
     if names and not unnamed:
         caps.cluster_names = names
         caps.sources["cluster_names"] = "discovered"

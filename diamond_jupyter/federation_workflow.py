@@ -64,12 +64,32 @@ def plan_digest(plan: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _shown_plan(plan: dict[str, Any]) -> dict[str, Any]:
+    """Pure: `plan` as a person is shown it (every hidden character flagged) with its
+    `plan_sha256` (a walk over every rendered script: run in a worker thread)."""
+    from .federation_plan import flag_hidden
+
+    plan = flag_hidden(plan)  # a person reads it: nothing hidden
+    plan["plan_sha256"] = plan_digest(plan)
+    return plan
+
+
 def _pin_change(site: str, was: dict[str, str], now: dict[str, str]) -> str:
     if site not in was:
         return f"it may now run on {site}, which the approved plan did not list"
     if site not in now:
         return f"it can no longer run on {site} as approved"
     return f"its batch script for {site} would differ from the approved one"
+
+
+def _render_on(target: Any, spec: JobSpec) -> tuple[str, str]:
+    """Pure: `spec` (adapted to site `target`, its home known) as the site's batch script
+    with the placeholder submission STEP_TOKEN, and that script's sha256."""
+    from .federation_plan import sha256
+
+    prepared = target.prepare(spec, STEP_TOKEN)
+    script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script
+    return script, sha256(script)
 
 
 def _estimate(pl: Placement | None, site: str) -> Estimate:
@@ -263,17 +283,19 @@ class WorkflowMixin:
         rendered as `submit` does, with the placeholder submission STEP_TOKEN (each attempt
         gets its own). The lines a workflow adds at run time (copies of inputs, their checks,
         the dependency on upstream jobs, a hold) come from its needs and inputs, which the
-        workflow's sha256 pins. BadInput when the site is not usable or cannot run it."""
-        from .federation_plan import sha256
-
+        workflow's sha256 pins. BadInput when the site is not usable or cannot run it. The
+        rendering runs in a worker thread (the server's event loop goes on meanwhile)."""
         self.check_submittable(spec)  # type: ignore[attr-defined]
+        target, adapted = await self._step_on_site(spec, site)
+        return await asyncio.to_thread(_render_on, target, adapted)
+
+    async def _step_on_site(self, spec: JobSpec, site: str) -> tuple[Any, JobSpec]:
+        """The awaited part of rendering `spec` for `site` (its home asked when a path needs
+        it, the spec adapted to the site's modules): the site and the adapted spec."""
         target = self.site(site)  # type: ignore[attr-defined]
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         await target.know_name_limit()  # the name as the scheduler will keep it
-        spec = await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
-        prepared = target.prepare(spec, STEP_TOKEN)
-        script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script
-        return script, sha256(script)
+        return target, await self.adapt_to_site(site, spec)  # type: ignore[attr-defined]
 
     async def plan_workflow(self, source: str | Path | dict[str, Any] | Workflow
                             ) -> dict[str, Any]:
@@ -282,43 +304,92 @@ class WorkflowMixin:
         `resubmit-elsewhere`, every site) with the batch script rendered for each and its
         sha256 (a site that cannot run it is listed with why), and the whole workflow's
         sha256. An approval pins both: a step runs only on a site it listed, with that
-        script (`approval_pins`)."""
-        import hashlib
-        import json
-
-        from .workflow.engine import engine_lines, engine_sha256
-
-        wf = self.load_workflow(source)
-        body = wf.model_dump(mode="json", by_alias=True)
+        script (`approval_pins`).
+        Only the I/O (a site's home, its modules) is awaited on the event loop: reading the
+        workflow and each step's parsing, engine lines and renderings run in a worker thread,
+        one step at a time, so a large plan does not hold up the server's other requests."""
+        wf, digest = await asyncio.to_thread(self._workflow_and_sha256, source)
+        sites = list(self.sites)
         steps = []
         for name in wf.order():
             s = wf.step(name)
-            candidates = []
-            for site in step_candidates(s, list(self.sites)):
-                try:
-                    script, digest = await self.render_step(s.spec(), site)
-                except DiamondError as e:
-                    candidates.append({"site": site, "refused": str(e)})
+            spec, why_not, shown = await asyncio.to_thread(self._step_parts, s)
+            ready: list[tuple[str, Any, JobSpec | None, str | None]] = []
+            for site in step_candidates(s, sites):
+                if spec is None:
+                    ready.append((site, None, None, why_not))
                     continue
-                candidates.append({"site": site, "scheduler": self.sites[site].cfg.scheduler,
-                                   "script": script, "script_sha256": digest})
+                try:
+                    target, adapted = await self._step_on_site(spec, site)
+                except DiamondError as e:
+                    ready.append((site, None, None, str(e)))
+                    continue
+                ready.append((site, target, adapted, None))
+            candidates = await asyncio.to_thread(self._rendered_candidates, ready)
             steps.append({"name": s.name, "site": s.site, "needs": s.needs,
-                          "inputs": [i.model_dump(mode="json", by_alias=True)
-                                     for i in s.inputs],
+                          "inputs": shown["inputs"],
                           "gang": s.gang, "retries": s.retries, "on_failure": s.on_failure,
-                          "script": s.script,
-                          "script_sha256": hashlib.sha256(s.script.encode()).hexdigest(),
+                          "script": s.script, "script_sha256": shown["script_sha256"],
                           "may_run_on": [c["site"] for c in candidates if "script" in c],
                           "rendered": candidates,
                           # what the engine may add at run time: a fixed template, pinned
-                          "engine_lines": engine_lines(s), "engine_sha256": engine_sha256(s)})
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+                          "engine_lines": shown["engine_lines"],
+                          "engine_sha256": shown["engine_sha256"]})
         return {"action": "run_workflow", "name": wf.name, "steps": steps,
                 "workflow_sha256": digest,
                 "data_movements": [{"direction": "copy", "source": f"step {i['from']}: "
                                     f"{i['path']}", "destination": f"step {st['name']}: "
                                     f"{i.get('as') or i['path']}"}
                                    for st in steps for i in st["inputs"]]}
+
+    # the pure parts of a plan, run in a worker thread (no awaiting, no event loop state)
+    def _workflow_and_sha256(self, source: str | Path | dict[str, Any] | Workflow
+                             ) -> tuple[Workflow, str]:
+        """The workflow checked (`load_workflow`) and the sha256 an approval pins for it."""
+        import hashlib
+        import json
+
+        wf = self.load_workflow(source)
+        body = wf.model_dump(mode="json", by_alias=True)
+        return wf, hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+    def _step_parts(self, step: Any) -> tuple[JobSpec | None, str | None, dict[str, Any]]:
+        """Step `step`'s spec once checked as every submit checks it (None, with why, when it
+        cannot be submitted anywhere), and what its plan shows of it alone: its inputs, its
+        script's sha256 and the engine lines with theirs."""
+        import hashlib
+
+        from .workflow.engine import engine_lines, lines_sha256
+
+        lines = engine_lines(step)
+        shown = {"inputs": [i.model_dump(mode="json", by_alias=True) for i in step.inputs],
+                 "script_sha256": hashlib.sha256(step.script.encode()).hexdigest(),
+                 "engine_lines": lines,
+                 "engine_sha256": lines_sha256(lines)}
+        try:
+            spec = step.spec()
+            self.check_submittable(spec)  # type: ignore[attr-defined]
+        except DiamondError as e:
+            return None, str(e), shown
+        return spec, None, shown
+
+    def _rendered_candidates(self, ready: list[tuple[str, Any, JobSpec | None, str | None]]
+                             ) -> list[dict[str, Any]]:
+        """A step's candidate sites as its plan lists them: each site's rendered script and
+        sha256, or why it cannot run the step."""
+        out: list[dict[str, Any]] = []
+        for site, target, spec, refused in ready:
+            if refused is None:
+                try:
+                    script, digest = _render_on(target, spec)
+                except DiamondError as e:
+                    refused = str(e)
+            if refused is not None:
+                out.append({"site": site, "refused": refused})
+                continue
+            out.append({"site": site, "scheduler": target.cfg.scheduler,
+                        "script": script, "script_sha256": digest})
+        return out
 
     async def _approved_pins(self, source: str | Path | dict[str, Any] | Workflow,
                              plan: dict[str, Any]) -> dict[str, Any]:
@@ -356,18 +427,15 @@ class WorkflowMixin:
     async def workflow_approval_plan(self, workflow_id: str) -> dict[str, Any]:
         """The plan to approve again for stored workflow `workflow_id` (as `plan_workflow`,
         with the steps waiting for approval and why). BadInput for an unknown workflow."""
-        from .federation_plan import flag_hidden
         from .workflow.model import Workflow
 
         rec = self.store.get_workflow(workflow_id)
-        plan = await self.plan_workflow(Workflow.model_validate(
-            self.store.workflow_spec_to_run(rec)))
+        plan = await self.plan_workflow(await asyncio.to_thread(
+            Workflow.model_validate, self.store.workflow_spec_to_run(rec)))
         plan["workflow_id"] = workflow_id
         plan["awaiting_approval"] = {s.name: s.reason for s in rec.steps
                                      if s.phase == "unapproved"}
-        plan = flag_hidden(plan)  # a person reads it: nothing hidden
-        plan["plan_sha256"] = plan_digest(plan)
-        return plan
+        return await asyncio.to_thread(_shown_plan, plan)
 
     async def approve_workflow_shown(self, workflow_id: str, plan_sha256: str
                                      ) -> WorkflowView:
@@ -402,8 +470,8 @@ class WorkflowMixin:
                            f"{plan.get('workflow_id')!r}): ask for its plan first")
         if rec.state in WORKFLOW_DONE:
             raise BadInput(f"workflow {workflow_id} has ended ({rec.state}): nothing to approve")
-        pins = await self._approved_pins(Workflow.model_validate(
-            self.store.workflow_spec_to_run(rec)), plan)
+        pins = await self._approved_pins(await asyncio.to_thread(
+            Workflow.model_validate, self.store.workflow_spec_to_run(rec)), plan)
         self.store.update_workflow_data(workflow_id, {"approval": pins})
         for st in rec.steps:
             if st.phase == "unapproved":

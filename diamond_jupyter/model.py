@@ -176,6 +176,13 @@ class Resources(_Model):
     # a job component's own partition (a Slurm hetjob component naming another than the
     # first's); None: the job's `queue`. Unused in a job's own `resources`
     queue: str | None = None
+    # a component in the site's default partition: a Slurm hetjob component naming none
+    # where the first names one (sbatch does not carry --partition over to it)
+    default_queue: bool = False
+    # a component's own account and QOS (a Slurm hetjob component's; sbatch carries each
+    # to the components after it); None: the job's
+    account: str | None = None
+    qos: str | None = None
 
 
 class Constraints(_Model):
@@ -654,6 +661,12 @@ class Partition(_Model):
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
+    # PBS backfill_depth (the queue's, else the server's): how many of the top waiting
+    # jobs backfill may not delay; 0 turns backfilling off; None: unset (1, EASY)
+    backfill_depth: int | None = None
+    # PBS: the backfill_depth is the queue's own: its top jobs are counted among its own
+    # jobs (the server's counts the top jobs of the queues without one, together)
+    backfill_depth_own: bool = False
     # Grid Engine s_rt (qconf -sq): past it a job is sent SIGUSR1 and ended once the
     # queue's notify time has passed too, whatever its h_rt: the job's real limit
     soft_time_s: int | None = None
@@ -675,6 +688,8 @@ class Partition(_Model):
     min_cpus: int | None = None
     min_mem_mb: int | None = None
     min_gpus: int | None = None
+    # LSF TASKLIMIT's default: the tasks (one CPU each) a job that asks no task count gets
+    default_tasks: int | None = None
     # a PBS routing queue: it runs nothing, it sends each job to the first of these
     # destinations that takes it; None for a queue that runs jobs
     routes_to: list[str] | None = None
@@ -729,6 +744,16 @@ class LsfLimit(_Model):
     resource: Literal["slots", "jobs", "mem"]
     used: int = 0
     limit: int
+
+
+class SgeComplex(_Model):
+    """A Grid Engine consumable complex (`qconf -sc`): how a job takes it ("slot": per
+    slot, consumable YES; "job": once, on its master host, JOB; "host": once a host, HOST)
+    and what a job that does not ask for it takes (its default, in its own units)."""
+    name: str
+    shortcut: str | None = None
+    per: Literal["slot", "job", "host"] = "slot"
+    default: float = 0.0
 
 
 class Reservation(_Model):
@@ -786,6 +811,11 @@ class Node(_Model):
     # memory its running jobs hold (Slurm AllocMem), MB: a job asking more than what is
     # left waits for them
     memory_allocated: int = 0
+    # Grid Engine host consumables (`qhost -F`'s hc: values) by complex name: what is left
+    # now and what the host has (left plus what its running jobs asked: qstat -r), in
+    # the complex's own units (bytes for a memory complex); None: not reported
+    consumables_left: dict[str, float] | None = None
+    consumables_total: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
@@ -836,6 +866,14 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
+    sge_complexes: dict[str, SgeComplex] | None = None
+    # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex
+    # name: what is left now, and what the cluster has (that plus the running jobs' use)
+    global_consumables_left: dict[str, float] | None = None
+    global_consumables_total: dict[str, float] | None = None
+    # what each running job (native id) holds of them: it gives it back when it ends
+    global_consumables_held: dict[str, dict[str, float]] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
     # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
     backfill: Literal["plan", "easy", "none"] | None = None

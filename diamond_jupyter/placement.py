@@ -100,8 +100,11 @@ from .placement_fit import (
     _few,
     aware,
     bracket_parts,
+    consumables_short,
     counted_parts,
     first_fit,
+    global_misses,
+    global_wait,
     most_gpus,
     node_checks,
     node_reserved,
@@ -113,6 +116,7 @@ from .placement_fit import (
     request,
     site_nodes,
     time_limit,
+    with_complexes,
 )
 from .placement_het import (
     as_one_shape,
@@ -156,6 +160,7 @@ from .placement_sim import (
     pending_demands,
     preempted,
     queue_held,
+    queue_starts,
     reservation_for,
     slots_position,
     together_start,
@@ -414,8 +419,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     reasons, fit = node_checks(req, nodes, site_arch)
+    reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
             reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
@@ -496,6 +503,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
+    known = {p.name for p in snap.partitions}
+    stale_default: list[str] = []
+    if cfg.default_partition and known and cfg.default_partition not in known:
+        # a sites file written before the center renamed or retired the partition
+        default = next((p.name for p in parts if p.default), None)
+        stale_default.append(f"the sites file's default_partition {cfg.default_partition!r} is not "
+                       f"a partition of {cfg.name} (it has: {', '.join(sorted(known))}); "
+                       f"not used{f': the default is {default}' if default else ''}")
     account = spec.account or cfg.default_account
     route: Partition | None = None  # a PBS routing queue the job names
     if spec.queue:  # Slurm takes a list (`-p debug,gpu`): the job starts in any of them
@@ -715,7 +730,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
-                                                for p in good)]
+                                                for p in good)] + stale_default
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1159,6 +1174,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, whole=True)
         notes.append(f"partition {p.name} gives every job whole nodes "
                      "(OverSubscribe=EXCLUSIVE)")
+    out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
     per_gpu = spec.metadata.get(PER_GPU) if isinstance(spec.metadata.get(PER_GPU), dict) \
         else {}
@@ -1212,6 +1228,22 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
+
+
+def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
+                   members: dict[str, list[str]], notes: list[str]) -> Req:
+    """A job that asks no task count (no tasks, nodes or CPUs per task: rendered without
+    `bsub -n`) gets the queue's default (LSF TASKLIMIT), one slot a task, as many to a host
+    as the queue's largest host holds; its memory (LSF rusage, per slot) for each."""
+    r = spec.resources
+    n = p.default_tasks
+    if not n or n <= req.cpn or r.tasks or r.nodes or r.cpus_per_task or r.tasks_per_node:
+        return req
+    big = max((x.cpus for x in nodes if x.name in members.get(p.name, [])), default=0)
+    tpn = min(n, big) if big else n
+    notes.append(f"queue {p.name}: no task count asked, it gets TASKLIMIT's default {n} "
+                 "tasks")
+    return replace(req, cpt=1, tpn=tpn, nodes=ceil(n / tpn), cpn=tpn, mem=req.mem * tpn)
 
 
 def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
@@ -1839,7 +1871,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
                          in_reservation=bool(spec.reservation),
-                         probe_mem=min(reqs[p.name].mem for p in good))
+                         probe_mem=min(reqs[p.name].mem for p in good),
+                         short=set.intersection(*(consumables_short(reqs[p.name], nodes)
+                                                  for p in good)))
     raw_queue = pending_demands(snap, raw_st, members, now, part_max)
     idx = raw_st.index()
     calibrated = calibrated_views(raw_st, raw_queue, cal)
@@ -1848,13 +1882,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"
     # a start time holds the job on every scheduler (sbatch --begin, qsub -a, bsub -b, flux
-    # --begin-time); a --deadline is Slurm's alone
-    begin, deadline = job_window(spec, now)
+    # --begin-time; a day of the month without its month at its own scheduler's sites); a
+    # --deadline is Slurm's alone
+    begin, deadline = job_window(spec, now, cfg.scheduler)
     deadline = deadline if cfg.scheduler == "slurm" else None
     begin_s = max(0.0, (begin - now).total_seconds()) if begin is not None else 0.0
     if begin_s > 0:
         said = "--begin" if cfg.scheduler == "slurm" else "begin time"
         v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+    # Grid Engine global consumables: it starts once enough of each is left
+    held_s, said_global = global_wait(reqs[good[0].name], snap, now, part_max)
+    v.notes += said_global
+    begin_s = max(begin_s, held_s)
     # Slurm PriorityTier (PBS queue Priority) by partition, where the partitions differ in
     # it: the jobs waiting in a higher tier go first, those of a lower one after the probe
     tiers = {p.name: t for p in snap.partitions if (t := _sched_tier(p)) is not None}
@@ -1899,11 +1938,36 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             shapes = [Shape(len(named), each, req.gpn, named),
                       Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
+        # PBS backfill_depth (the queue's, else the server's): 0 turns backfilling off
+        # (whatever fits starts, in priority order); N protects the first N blocked jobs
+        depth = p.backfill_depth if cfg.scheduler == "pbs" and reservation == "easy" else None
+        res: Reservation = "none" if depth == 0 else reservation
+        # a queue's own depth counts the top jobs among its own jobs; the server's, those
+        # of the queues without one, together
+        top_by = {q.name: q.backfill_depth for q in snap.partitions
+                  if q.backfill_depth_own and q.backfill_depth is not None} \
+            if depth is not None and res == "easy" else {}
+        shared = next((q.backfill_depth for q in snap.partitions if not q.backfill_depth_own
+                       and q.backfill_depth is not None and q.routes_to is None), 1) \
+            if top_by else depth
+        top = shared if shared is not None and shared > 1 else 1
+        if top_by:  # the probe counts among its queue's jobs, where that has its own
+            probe = replace(probe, partition=p.name)
+        if depth is not None and depth != 1:
+            said = (f"queue {p.name}: backfill_depth {depth}: " + (
+                "backfilling is off, a job starts only where it fits at once" if depth == 0
+                else f"backfilling delays none of the first {depth} waiting jobs"
+                + (" of this queue (its own depth)" if p.name in top_by else "")))
+            if said not in v.notes:
+                v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes,
-                     victims: frozenset[str] = _preempts(p, snap, members)) -> float:
+                     victims: frozenset[str] = _preempts(p, snap, members),
+                     res: Reservation = res, top: int = top,
+                     top_by: dict[str, int] = top_by) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1911,18 +1975,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                key=lambda d: -_tier_of(d.partition, tiers))
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
-            start = earliest_start(st, queue, probe, reservation=reservation, probe_at=at)
+            start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
+                                   top_by=top_by or None)
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
                 short = replace(probe, duration=float(req.time_min), limit=None, done=False,
                                 start=None, held=None)
-                early = earliest_start(st, queue, short, reservation=reservation,
-                                       probe_at=at)
+                early = earliest_start(st, queue, short, reservation=res,
+                                       probe_at=at, top=top, top_by=top_by or None)
                 if early is not None and (start is None or early < start):
                     if name not in lowered:  # the first (walltime) view's: Slurm's plan
                         lowered[name] = _longest_limit(st, queue, short, early,
-                                                       probe.duration, reservation, at)
+                                                       probe.duration, res, at)
                     said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
@@ -1933,13 +1998,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     start = early
             for group in groups:
                 starts = [x for d in group if (x := earliest_start(
-                    st, queue, d, reservation=reservation, probe_at=at)) is not None]
+                    st, queue, d, reservation=res, probe_at=at, top=top,
+                    top_by=top_by or None)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
                 at_once, by_queue = together_start(
                     st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
-                    held=queue_held(st, queue, reservation, at), duration=probe.planned,
-                    reservation=reservation)
+                    held=queue_held(st, queue, res, at, top), duration=probe.planned,
+                    reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \
@@ -2303,10 +2369,12 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
 
 
 def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
-                  judge: Callable[[SiteSnapshot], SiteVerdict]) -> SiteVerdict:
+                  judge: Callable[[SiteSnapshot], SiteVerdict], now: datetime
+                  ) -> SiteVerdict:
     """A PBS job of `place=group=KEY` judged on the hosts of each value of KEY alone (their
-    running jobs with them; every queued job still ahead of it), the group where it starts
-    soonest taken; refused when no host has KEY, or no one group can hold it."""
+    running jobs with them, and the queued jobs ahead that the simulation of the whole
+    site starts there: `_queued_hosts`), the group where it starts soonest taken; refused
+    when no host has KEY, or no one group can hold it."""
     values: dict[str, list[str]] = {}
     for n in snap.nodes:
         for f in n.features:
@@ -2317,10 +2385,15 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
             f"place=group={key}: no host here has a value of {key} (pbsnodes "
             "resources_available), so no group can hold its chunks"])
     tried: list[tuple[str, SiteVerdict]] = []
+    lands = _queued_hosts(snap, now)
     for val, hosts in sorted(values.items()):
         mine = set(hosts)
-        jobs = [j for j in snap.jobs if j.state != JobState.RUNNING
-                or set(job_hosts(j.node_list)) & mine]
+        # a queued job ahead runs in one group: counted where it lands, not in every one
+        # (one the simulation never starts, in every one: it holds nothing anywhere)
+        jobs = [j for j in snap.jobs if (set(job_hosts(j.node_list)) & mine
+                                         if j.state == JobState.RUNNING else
+                                         j.native_id not in lands
+                                         or lands[j.native_id] & mine)]
         sub = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name in mine],
                                       "jobs": jobs})
         tried.append((val, judge(sub)))
@@ -2339,6 +2412,21 @@ def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                          f"({_few(set(values[val]))})"
                       + (f", the soonest of {len(values)} groups" if len(values) > 1 else ""))
     return best
+
+
+def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
+    """Where each queued job starts in the simulation of the whole site's queue (EASY, the
+    raw walltimes: PBS's own view), by native id: its hosts. One it never starts is left
+    out."""
+    nodes = site_nodes(snap)
+    members = partition_members(snap, nodes) if snap.partitions else \
+        {"": [n.name for n in nodes]}
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, members, now, part_max)
+    queue = pending_demands(snap, st, members, now, part_max)
+    queue_starts(st, queue, snap.backfill or reservation_for("pbs"))
+    return {d.native_id: {st.names[n] for n, _, _ in d.held} for d in queue
+            if d.native_id is not None and d.start is not None and d.held}
 
 
 def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
@@ -2479,7 +2567,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         if group is not None:  # `place=group=RES`: every chunk on hosts of one RES value
             v = _in_one_group(group, first, c, s, lambda snap: _evaluate(
                 first, c, snap, now, stage_in_bytes, prior, estimates or {},
-                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())))
+                cals.get(c.name), stage_data, caps, needs, (ended or {}).get(c.name, ())),
+                now)
         else:
             v = _evaluate(first, c, s, now, stage_in_bytes, prior, estimates or {},
                           cals.get(c.name), stage_data, caps, needs,

@@ -7,16 +7,18 @@ snapshot (usable nodes, partition membership, Slurm hostlists).
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from math import ceil
 from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
 from .dialects.scripts_common import parse_mem_mb
+from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
-from .model import GPUS_PER_JOB, PER_GPU, BadInput, JobSpec, Node, SiteSnapshot
+from .model import GPUS_PER_JOB, PER_GPU, BadInput, JobSpec, Node, SgeComplex, SiteSnapshot
 from .needs import (
     Constraint,
     Feature,
@@ -123,6 +125,26 @@ class Req:
     exclude: tuple[str, ...] = ()  # hosts it must not get (Slurm --exclude)
     # generic resources other than GPUs per node, from a Slurm `--gres` (mps:50, shard:2)
     gres: tuple[tuple[str, int], ...] = ()
+    # a Grid Engine job's other numeric `-l NAME=VALUE` requests, per slot (a consumable
+    # is asked per slot): checked where NAME is a host consumable (`Node.consumables_*`)
+    consumables: tuple[tuple[str, float], ...] = ()
+    # of those, the ones asked once (a complex of consumable JOB or HOST), not per slot
+    job_wide: frozenset[str] = frozenset()
+    # of those, the ones not asked but taken at the complex's default: a host without the
+    # complex is not held to them
+    implicit: frozenset[str] = frozenset()
+    # of the ones asked once, those of consumable JOB: taken on the master task's host
+    # alone, not on the other hosts a job of several hosts gets
+    master_only: frozenset[str] = frozenset()
+
+    def on_master_only(self, name: str) -> bool:
+        """Whether consumable `name` binds one of the job's hosts only (its master's)."""
+        return name in self.master_only and self.nodes > 1
+
+    def consumable_need(self, name: str, amount: float) -> float:
+        """What a host gives this job of a consumable: per slot times its slots there, or
+        the amount once for a complex asked once."""
+        return amount if name in self.job_wide else amount * max(self.cpn, 1)
 
 
 def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
@@ -195,7 +217,20 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
                time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
-               exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")))
+               exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),
+               consumables=_sge_asks(spec))
+
+
+def _sge_asks(spec: JobSpec) -> tuple[tuple[str, float], ...]:
+    """A Grid Engine job's numeric `-l NAME=VALUE` requests the model has no field for
+    (`mem_free=2G`, `scratch=10G`, `licence=1`), per slot, in the complex's own units."""
+    out = []
+    for d in spec.unknown:
+        if d.dialect == "sge" and d.option.startswith("-l "):
+            name, _, value = (d.value or "").partition("=")
+            if name == d.option[3:] and (x := amount(value)) is not None:
+                out.append((name, x))
+    return tuple(out)
 
 
 def _other_gres(text: str | None) -> tuple[tuple[str, int], ...]:
@@ -321,6 +356,28 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
+    for name, per_slot in req.consumables:  # Grid Engine host consumables (qhost -F hc:)
+        offered = [n for n in nodes if name in (n.consumables_total or {})]
+        if offered:  # a host consumable here: a host must have enough of it in all
+            need = req.consumable_need(name, per_slot)
+            most = max((n.consumables_total or {})[name] for n in offered)
+            how = "once a job" if name in req.job_wide else \
+                f"{req.cpn} slots x {_amount_text(per_slot)}"
+            # a default it does not ask binds only the hosts that have the complex
+            absent = math.inf if name in req.implicit else 0.0
+
+            def holds(n: Node, name: str = name, need: float = need,
+                      absent: float = absent) -> bool:
+                return (n.consumables_total or {}).get(name, absent) >= need
+            if req.on_master_only(name):  # one host must hold it, the master's
+                if not any(holds(n) for n in nodes):
+                    reasons.append(f"needs {_amount_text(need)} of host consumable {name} "
+                                   f"on its master host (once a job), the most a host has "
+                                   f"is {_amount_text(most)}")
+                continue
+            check(holds, f"needs {_amount_text(need)} of host consumable {name} per host "
+                  f"({how}), the most a host has is {_amount_text(most)}",
+                  f"{name} {_amount_text(need)}")
     split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
           f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}",
@@ -337,6 +394,107 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         reasons.append("no single node meets all the requirements together"
                        + (f" ({'; '.join(where)})" if where else ""))
     return reasons, ok
+
+
+def _amount_text(x: float) -> str:
+    """A complex's amount as written back: whole GiB or MiB where it is a memory size."""
+    for unit, size in (("G", 1024**3), ("M", 1024**2)):
+        if x >= size and x % size == 0:
+            return f"{int(x // size)}{unit}"
+    return f"{x:g}"
+
+
+def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
+    """`req` as a Grid Engine site's consumables (`qconf -sc`) take it: a shortcut asked
+    (`mf`) is its complex (`mem_free`); a complex of consumable JOB or HOST is asked once;
+    a consumable with a default the job does not ask is taken at its default."""
+    if not complexes:
+        return req
+    by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
+    asked = {by_short.get(n, n): x for n, x in req.consumables}
+    implicit = {c.name: c.default for c in complexes.values()
+                if c.default > 0 and c.name not in asked and c.name not in _READ_ELSEWHERE}
+    asked |= implicit
+    return replace(req, consumables=tuple(asked.items()), implicit=frozenset(implicit),
+                   job_wide=frozenset(n for n in asked
+                                      if n in complexes and complexes[n].per != "slot"),
+                   master_only=frozenset(n for n in asked
+                                         if n in complexes and complexes[n].per == "job"))
+
+
+# complexes the job's own fields stand for (h_vmem is its memory, gpu its GPUs, slots
+# its CPUs): checked as those, not again as consumables
+_READ_ELSEWHERE = ("h_vmem", "gpu", "gpus", "ngpus", "slots")
+
+
+def consumables_short(req: Req, nodes: list[Node]) -> set[str]:
+    """The hosts whose host consumables left now (`qhost -F` hc:) are less than the job
+    asks of one host: it starts there only once running jobs give some back."""
+    out: set[str] = set()
+    for name, per_slot in req.consumables:
+        need = req.consumable_need(name, per_slot)
+        short = {n.name for n in nodes if name in (n.consumables_left or {})
+                 and (n.consumables_left or {})[name] < need}
+        # a JOB consumable of a job of several hosts: its master takes it, on any host
+        # with enough left; only when none has do those short of it hold the job
+        if req.on_master_only(name) and any(
+                (n.consumables_left or {}).get(name, 0.0) >= need for n in nodes):
+            continue
+        out |= short
+    return out
+
+
+def global_need(req: Req, name: str, amount: float) -> float:
+    """What the whole job takes of a global consumable: once (JOB, HOST), else per slot
+    times all its slots."""
+    return amount if name in req.job_wide else amount * max(req.cpn, 1) * max(req.nodes, 1)
+
+
+def global_misses(req: Req, total: dict[str, float] | None) -> list[str]:
+    """Why a job asks more of a Grid Engine global consumable than the cluster has."""
+    return [f"needs {_amount_text(need)} of global consumable {name}, the cluster has "
+            f"{_amount_text(total[name])}" for name, x in req.consumables
+            if name in (total or {}) and (need := global_need(req, name, x)) > (total or {})[name]]
+
+
+def global_wait(req: Req, snap: SiteSnapshot, now: datetime, part_max: dict[str, float]
+                ) -> tuple[float, list[str]]:
+    """Seconds until enough of each Grid Engine global consumable the job asks is left:
+    the running jobs holding it give it back as they end (by their time limits), with
+    a note for each it waits for; 0 where enough is left now."""
+    left = snap.global_consumables_left or {}
+    held = snap.global_consumables_held or {}
+    wait, notes = 0.0, []
+    for name, x in req.consumables:
+        need = global_need(req, name, x)
+        if name not in left or left[name] >= need:
+            continue
+        ends = sorted((end, got[name]) for j in snap.running
+                      if (got := held.get(j.native_id, {})).get(name)
+                      and (end := _expected_end(j, now, part_max)) is not None)
+        have, at = left[name], None
+        for end, given in ends:
+            have += given
+            if have >= need:
+                at = end
+                break
+        if at is None:
+            continue  # not freed by the jobs known: the totals' check says why
+        wait = max(wait, at)
+        notes.append(f"global consumable {name}: {_amount_text(left[name])} left, it needs "
+                     f"{_amount_text(need)}: it waits for running jobs to give it back "
+                     f"(+{at / 3600:.1f} h)")
+    return wait, notes
+
+
+def _expected_end(job: Any, now: datetime, part_max: dict[str, float]) -> float | None:
+    """Seconds after now a running job ends by its time limit (now if past it)."""
+    limit = job.walltime_s or part_max.get(job.partition or "")
+    if not limit or job.started_at is None:
+        return None
+    started = job.started_at if job.started_at.tzinfo else job.started_at.replace(
+        tzinfo=now.tzinfo)
+    return max(0.0, (started - now).total_seconds() + limit)
 
 
 def _gres_met(n: Node, name: str, count: int) -> bool:

@@ -72,8 +72,9 @@ def het_components(spec: JobSpec) -> list[JobSpec]:
 def shape_components(spec: JobSpec) -> list[JobSpec]:
     """A job of several shapes read whole (`spec.components`: a Slurm hetjob, PBS chunks,
     an LSF compound requirement) as a Slurm site gets it, a heterogeneous job: each
-    component a spec of its own, the first included, with the job's partition, constraint
-    and exclusivity (sbatch gets them on every component); none for a job of one shape."""
+    component a spec of its own, the first included, with its own partition, account and
+    QOS or the job's, and the job's constraint and exclusivity (sbatch gets them on every
+    component); none for a job of one shape."""
     from .dialects.scripts_common import component_sizes, live_components
 
     comps = live_components(spec)
@@ -84,7 +85,11 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
         gpus = c.gpus_per_node or c.gpus_per_task
         sizes = {**component_sizes(c),
                  "gpu_type": c.gpu_type or (spec.resources.gpu_type if gpus else None)}
-        one = spec.model_copy(update={"components": [], "queue": c.queue or spec.queue,
+        # its own partition (none: the site's default), account and QOS, else the job's
+        queue = c.queue or (None if c.default_queue else spec.queue)
+        one = spec.model_copy(update={"components": [], "queue": queue,
+                                      "account": c.account or spec.account,
+                                      "qos": c.qos or spec.qos,
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None

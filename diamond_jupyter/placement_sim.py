@@ -141,7 +141,7 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
                 ended: Collection[str] = (), in_reservation: bool = False,
-                probe_mem: int = 0) -> SimState:
+                probe_mem: int = 0, short: Collection[str] = ()) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
@@ -151,7 +151,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     the probe is a job of a reservation (reserved nodes are open to it). `probe_mem`: the
     memory a node must have free for the probe (MB): a node whose running jobs hold more of
     its memory (Slurm AllocMem) than leaves that keeps its free CPUs and GPUs until the
-    last of those jobs ends (the snapshot does not say which job holds how much)."""
+    last of those jobs ends (the snapshot does not say which job holds how much). `short`:
+    nodes held so for another resource the probe needs more of than is left (Grid Engine
+    host consumables)."""
     usable = [node_usable(n, in_reservation) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -202,10 +204,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             if last.get(h, (-1.0, 0))[0] <= UNKNOWN_HOLD_S:
                 last[h] = (UNKNOWN_HOLD_S, rel[-1][1])
         n = nodes[h]
-        short = probe_mem and n.memory_mb and n.memory_allocated \
+        lacks = n.name in short or probe_mem and n.memory_mb and n.memory_allocated \
             and n.memory_mb - n.memory_allocated < probe_mem
         hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
-        if short and (hc or hg):
+        if lacks and (hc or hg):
             # its memory frees with the jobs holding it: its free CPUs and GPUs are held
             # as long (the job that ends last: calibrated as that job, when it is known)
             end, seq = last.get(h, (UNKNOWN_HOLD_S, -1))
@@ -670,6 +672,24 @@ class _Plan:
             if found is None:
                 return None
             hosts = found
+        self._take(d, start, hosts)
+        return start, hosts
+
+    def start_now(self, d: Demand) -> list[int] | None:
+        """Nodes where d starts now, fitting through its walltime without touching any
+        slot kept for a job ahead (taken from the plan); None: it does not, and it keeps
+        nothing for later (a job past a scheduler's backfill depth)."""
+        es = self._order.get(id(d.eligible))
+        if es is None:
+            es = self._order[id(d.eligible)] = sorted(
+                n for n in self.sim.elig(d) if n in self.times)
+        if d.not_before > self.t or (hosts := self._hosts(d, self.t, es)) is None:
+            return None
+        self._take(d, self.t, hosts)
+        return hosts
+
+    def _take(self, d: Demand, start: float, hosts: list[int]) -> None:
+        """d's room on `hosts` from `start` through its walltime, out of the plan."""
         whole = start > self.t  # a reservation, not a start: its nodes are kept whole
         for n in hosts:
             c, g = self.sim.use(d, n)
@@ -681,7 +701,6 @@ class _Plan:
                 else:
                     self.fc[n][k] -= c
                     self.fg[n][k] -= g
-        return start, hosts
 
 
 def _plan_reach(nodes: frozenset[int]) -> int:
@@ -725,14 +744,20 @@ class _Shadow:
     failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
 
 
-def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None
+def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
+                      top: int | None = None, top_by: dict[str, int] | None = None
                       ) -> float | None:
     """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
     waiting jobs in priority order each take their earliest walltime-long slot in the plan,
     and those whose slot is now start now; the probe is the last. Jobs end by their
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
     cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`).
-    Without a probe the queue is played out to its end (each job's `start`); None."""
+    Without a probe the queue is played out to its end (each job's `start`); None.
+
+    `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
+    slot; every job after them starts now where it delays none of those, else waits
+    keeping nothing. `top_by`: the queues with their own depth, each counting the top jobs
+    among its own jobs (`top` is then shared by the jobs of the other queues)."""
     sim = _Sim(st)
     wait = [*queue, probe] if probe is not None else list(queue)
     if not wait:
@@ -747,7 +772,16 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None
         if not wait:
             return None  # every job played out (no probe)
         plan = _Plan(sim, t, nodes)
-        for d in wait[:reach]:
+        blocked: dict[str | None, int] = {}  # blocked jobs so far, by the depth they count in
+        for d in wait if top is not None else wait[:reach]:
+            key = d.partition if top_by and d.partition in top_by else None
+            most = top_by[key] if key is not None and top_by else top
+            if most is not None and blocked.get(key, 0) >= most:  # past it: now or never
+                if (hosts := plan.start_now(d)) is not None:
+                    sim.alloc(d, hosts, t)
+                    if d is probe:
+                        return t
+                continue
             got = plan.reserve(d, t if d.now_ok and t == 0.0 else None)
             if got is None:
                 if d is probe:
@@ -757,6 +791,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None
                 sim.alloc(d, got[1], t)
                 if d is probe:
                     return t
+            else:
+                blocked[key] = blocked.get(key, 0) + 1
         nxt = sim.next_event(t, wakes)
         if nxt is None:
             return None
@@ -777,7 +813,8 @@ def reservation_for(scheduler: str) -> Reservation:
 def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH,
                    reservation: Reservation = "easy",
-                   probe_at: int | None = None) -> float | None:
+                   probe_at: int | None = None, top: int = 1,
+                   top_by: dict[str, int] | None = None) -> float | None:
     """Seconds after now at which `probe` starts; None if never. The probe is last in
     priority, or before `queue[probe_at]` (Grid Engine: `slots_position`); Slurm's plan
     always takes it last.
@@ -788,7 +825,10 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     is held to that plan and the queue ahead runs EASY. "none" (Grid Engine, whose
     `max_reservation` is 0 unless set, and then only for jobs that ask with `-R y`):
     nothing is protected, every job that fits starts, in priority order. "easy": only the
-    blocked head's start is protected, with the simulation's own durations."""
+    blocked head's start is protected, with the simulation's own durations; with `top`
+    above 1 (PBS's `backfill_depth`), the first `top` blocked jobs each keep their
+    walltime-long slot (`_planned_earliest`), where the site is small enough to plan;
+    `top_by`: the queues whose own backfill_depth counts their own top jobs."""
     if reservation not in ("plan", "easy", "none"):
         raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
     reserve_all = reservation == "plan"
@@ -800,6 +840,9 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe)
+    if reservation == "easy" and (top > 1 or top_by) and probe_at is None \
+            and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
+        return _planned_earliest(st, queue, probe, top=top, top_by=top_by)
     sim = _Sim(st)
     wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
@@ -908,19 +951,20 @@ def slots_position(queue: list[Demand], slots: int, cap_c: list[int] | None = No
     return k
 
 
-def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "easy"
-                 ) -> dict[str, float]:
+def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "easy",
+                 top: int = 1) -> dict[str, float]:
     """When each queued job starts in the simulation (seconds after now), by native id; a
     job the simulation never starts is left out. The whole queue is played out behind a
     probe that fits nowhere, under the scheduler's `reservation` (`earliest_start`)."""
-    if reservation == "plan" and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
+    deep = reservation == "easy" and top > 1  # PBS backfill_depth: the first `top` kept
+    if (reservation == "plan" or deep) and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         for d in queue:
             d.done, d.start, d.held = False, None, None
-        _planned_earliest(st, queue, None)
+        _planned_earliest(st, queue, None, top=top if deep else None)
     else:
         never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0,
                        eligible=[])
-        earliest_start(st, queue, never, reservation=reservation)
+        earliest_start(st, queue, never, reservation=reservation, top=top)
     return {d.native_id: d.start for d in queue
             if d.native_id is not None and d.start is not None}
 
@@ -989,35 +1033,36 @@ Held = tuple[float, float, int, int, int, int]
 
 
 def queue_held(st: SimState, queue: list[Demand], reservation: Reservation = "easy",
-               probe_at: int | None = None) -> list[Held]:
+               probe_at: int | None = None, top: int = 1) -> list[Held]:
     """What the queued jobs ahead take, and when, as the scheduler's `reservation` starts
     them (the whole queue played out behind a probe that fits nowhere; under "plan", each
     through its walltime, as Slurm plans it): a job that starts with others at once must
     leave them the room the scheduler keeps for them (`together_start`). `probe_at`: the
     new job joins the queue there (Grid Engine, `slots_position`): the jobs behind it are
     not ahead."""
-    queue_starts(st, queue, reservation)
+    queue_starts(st, queue, reservation, top)
     ahead = queue if probe_at is None else queue[:probe_at]
     return [(d.start, d.start + (d.planned if reservation == "plan" else d.duration), n, c,
              g, rank) for rank, d in enumerate(ahead)
             if d.start is not None and d.held for n, c, g in d.held]
 
 
-def _kept_for(held: list[Held], t: float, reservation: Reservation, st: SimState
-              ) -> list[Held]:
+def _kept_for(held: list[Held], t: float, reservation: Reservation, st: SimState,
+              top: int = 1) -> list[Held]:
     """The room of the queued jobs ahead that the scheduler keeps from a job starting at
     t: what those started by then hold, and, of those still waiting, every one's under
     Slurm's plan (its nodes whole for its window, as Slurm's backfill map keeps them:
-    `_Plan`), the first one's (the blocked head) under EASY, none's without reservations
-    (Grid Engine's max_reservation 0)."""
+    `_Plan`), the first one's (the blocked head) under EASY, the first `top` ones' under
+    PBS's `backfill_depth`, none's without reservations (Grid Engine's max_reservation
+    0)."""
     kept = [h for h in held if h[0] <= t]
     if reservation == "plan":
         return kept + [(a, b, n, st.cap_c[n], st.cap_g[n], r) for a, b, n, _, _, r in held
                        if a > t]
     waiting = [h for h in held if h[0] > t]
     if reservation == "easy" and waiting:
-        head = min(h[5] for h in waiting)
-        kept += [h for h in waiting if h[5] == head]
+        heads = set(sorted({h[5] for h in waiting})[:max(1, top)])
+        kept += [h for h in waiting if h[5] in heads]
     return kept
 
 
@@ -1039,8 +1084,8 @@ def _held_peak(held: list[Held], t: float, until: float, n_nodes: int
 
 def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "free",
                    empty_only: bool = False, held: list[Held] | None = None,
-                   duration: float = 0.0, reservation: Reservation = "plan"
-                   ) -> tuple[float | None, bool]:
+                   duration: float = 0.0, reservation: Reservation = "plan",
+                   top: int = 1) -> tuple[float | None, bool]:
     """The earliest time from `t0` at which every part of a job (PBS chunks of several
     shapes, a Slurm heterogeneous job's components) finds room at once in what the running
     jobs leave free then and the queued jobs ahead (`held`, from `queue_held`) leave free
@@ -1065,7 +1110,7 @@ def together_start(st: SimState, shapes: list[Shape], t0: float, how: str = "fre
             k += 1
         if not _fit_all(shapes, free_c, free_g, st.cap_c, st.cap_g, how, empty_only):
             continue
-        peak_c, peak_g = _held_peak(_kept_for(held, t, reservation, st), t,
+        peak_c, peak_g = _held_peak(_kept_for(held, t, reservation, st, top), t,
                                     t + max(duration, 1.0), len(free_c))
         left_c = [max(0, f - p) for f, p in zip(free_c, peak_c, strict=True)]
         left_g = [max(0, f - p) for f, p in zip(free_g, peak_g, strict=True)]

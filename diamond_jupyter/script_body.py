@@ -243,6 +243,9 @@ def _placeholder(word: str) -> bool:
 
 # ---------------------------------------------------------------- module commands
 
+# a need's `unchecked` for a module named with a part starting with '.': software.py checks
+# it against the site's hidden modules where discovery listed them
+HIDDEN_MODULE = "a hidden module"
 _MODULE_CMD = re.compile(r"^(?:module|ml)$")
 _SUBCMD_LOAD = {"load", "add", "try-load", "try-add"}
 _NOT_LOADS = {"unload", "rm", "del", "purge", "list", "avail", "spider", "use", "unuse",
@@ -729,12 +732,18 @@ def scan_body(body: str) -> BodyScan:
                         note(f"module {m} (line {lineno}): a modulefile given by path; not "
                              "checked")
                         continue
+                    after = body[ws[k].end:ws[k].end + 1] if ws[k].end > ws[k].start else ""
+                    if after in ("<", ">") and m.endswith(("/", "@")):
+                        # `gcc/>=12` unquoted: the shell reads `>=12` as a redirection
+                        note(f"module {m} (line {lineno}): the '{after}' right after it is a "
+                             "redirection of the shell, not part of the version (a range "
+                             "such as gcc/>=12 is no module syntax; Environment Modules "
+                             "reads gcc@12: with advanced_version_spec); this loads the "
+                             f"default {m.rstrip('/@')}")
                     name, _, version = m.partition("/")
                     hidden = any(p.startswith(".") for p in m.split("/"))
                     why = "try-load" if action == "try-load" else \
                         f"may come from the tree of {tree}" if tree else \
-                        f"a hidden module (line {lineno}): sites do not list them" \
-                        if hidden else \
                         f"a fallback if '{fallback_of[ci]}' fails (line {lineno})" \
                         if ci in fallback_of else None
                     branch = why is None and inner  # only in a branch: unless its if decides
@@ -761,6 +770,9 @@ def scan_body(body: str) -> BodyScan:
                     deferred = why is None and here is not None  # the calls decide
                     if deferred:
                         why = f"in function {here}, which the script never calls"
+                    elif why is None and hidden:  # checked against a listing holding them
+                        why = f"{HIDDEN_MODULE} (line {lineno}): checked where the site " \
+                            "lists hidden modules"
                     # after `module use` only: checked where the site has those trees
                     trees = list(tree_paths) if tree and action == "load" and \
                         here is None and not hidden and not inner and not tolerated and \

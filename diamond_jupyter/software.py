@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from .capabilities import ONEAPI_ROOTS, SiteCapabilities, SoftwareModule
 from .needs import Needs
-from .script_body import SoftwareNeed, scan_body
+from .script_body import HIDDEN_MODULE, SoftwareNeed, scan_body
 
 # normalised spelling -> the package (names compared after lower-casing and dropping - _ .)
 _ALIASES = {
@@ -252,6 +252,8 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     job activates its own environment from (`role`), any distribution of that command."""
     pkg, version, written = _want(need)
     modules = list(modules)
+    if _slash_version_list(written):  # one unknown name to module load: only itself
+        return [m for m in modules if m.full == written]
     same = [(m, have) for m in modules for p, have in [_have(m)] if p == pkg]
     if any(have for _, have in same):  # versions known: a bare name (a sites file's
         same = [(m, have) for m, have in same if have]  # "gcc") says nothing more
@@ -266,6 +268,13 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
                             not m.default, tuple(-x for x in version_key(_have(m)[1]))))
     return out
+
+
+def _slash_version_list(written: str) -> bool:
+    """`GCC/12.3.0,13.2.0`: versions joined by ',' after '/'. Environment Modules reads a
+    list of versions only after '@' (`GCC@12.3.0,13.2.0`, its advanced version specifiers);
+    after '/' it, and Lmod, take the whole as one module name, which no site has."""
+    return "/" in written and bool(re.search(r"/[^/,]*\d[^/,]*(?:,[^/,]+)+$", written))
 
 
 def find_module(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
@@ -445,6 +454,23 @@ def env_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     return out
 
 
+def _hidden_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
+    """Why a hidden module the job names (`python/.3.14.0-beta`) is not at this site: only
+    where discovery's listing held hidden modules (Lmod's `--show_hidden`, Environment
+    Modules 4.6+'s `--all`), matched by the exact name `module load` takes."""
+    if caps.hidden_modules is None:
+        return None
+    have = set(caps.hidden_modules) | set(caps.module_names())
+    if need.full in have:
+        return None
+    pkg = need.full.split("/")[0].lower()
+    same = [m for m in caps.hidden_modules if m.split("/")[0].lower() == pkg]
+    return (f"software '{need.full}' not installed (a hidden module: "
+            + (f"the site's hidden {need.full.split('/')[0]} modules are {_listed(same)}"
+               if same else f"the site lists {len(caps.hidden_modules)} hidden modules, "
+               f"none of {need.full.split('/')[0]}") + ")")
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -454,8 +480,15 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     if caps.software is not None:
         told: set[str] = set()
         for i, s in enumerate(needs.software):
+            if s.full in told:
+                continue
+            if (s.unchecked or "").startswith(HIDDEN_MODULE):
+                if (why := _hidden_reason(s, caps)) is not None:
+                    told.add(s.full)
+                    out.append(why)
+                continue
             if s.unchecked and not runs_on(s.clusters, caps) and not \
-                    in_site_trees(s, caps) or s.full in told:
+                    in_site_trees(s, caps):
                 continue
             found = find_module(s, caps.software)
             if found is not None:
@@ -480,7 +513,11 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
                 ", nor any other conda distribution" if s.role == "conda" else \
                 ", nor another distribution with mamba" if s.role == "mamba" else ""
             joined = "; names joined by ',' are one name to module load: separate them " \
-                "with blanks" if re.search(r",[^\d,]", s.full) else ""
+                "with blanks" if re.search(r",[^\d,]", s.full) else \
+                f"; versions joined by ',' after '/' are one name to module load: name one " \
+                f"version (a list is read only after '@', {s.full.replace('/', '@', 1)}, by " \
+                "Environment Modules with advanced_version_spec)" \
+                if _slash_version_list(s.full) else ""
             out.append(f"software '{s.full}' not installed{nor} ({has}{joined})")
     c = needs.container
     if c is not None and not c.unchecked and caps.container_runtimes is not None:

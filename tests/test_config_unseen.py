@@ -260,6 +260,7 @@ def test_log_tail_bytes_and_hedge_false(d):
 
 def test_slurmrestd_entries_take_the_token_command_as_one_line_and_files_beside(d):
     (d / "jwt").write_text("x")
+    (d / "jwt").chmod(0o600)  # a JWT others can read is refused (test_config_unseen7)
     cfg = loads(d, """
 sites:
   - name: campus-rest

@@ -80,9 +80,10 @@ def test_a_slurmrestd_door_is_sent_one_shape_not_a_hetjob():
     one_cpu = script.replace("-N 1 -c 8 --gres", "-N 1 --gres")
     assert reasons(run(one_cpu, (rest, snap)), "hera").endswith(
         "it gets less than it asks (CPUs 9 -> 8)")
-    # a later component kept as written (no partition: the default one): the door drops
-    # it, so the job cannot run whole there
-    kept = "#SBATCH -p gpu -N 1 --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -N 1 -c 8"
+    # a later component kept as written (its own --exclude): the door drops it, so the
+    # job cannot run whole there
+    kept = ("#SBATCH -p gpu -N 1 --gres=gpu:a100:4 -t 1:00:00\n#SBATCH hetjob\n"
+            "#SBATCH -N 1 -c 8 --exclude=c04")
     assert run(kept, (cfg, snap)).verdict("hera").feasible
     assert reasons(run(kept, (rest, snap)), "hera").startswith(
         "a Slurm heterogeneous job of 2 components (#SBATCH hetjob): slurmrestd has no form "
@@ -436,7 +437,8 @@ def test_every_schedulers_start_time_holds_the_start_at_its_own_site():
             kestrel()).verdict("kestrel")
     assert v.estimated_start == hours(23.5)
     # LSF -b 11:30: today 11:30 (+2:30). A day without its month (-b 2:8:00) is kept as
-    # written and said when the script is read (tests/test_begin_times.py): not held
+    # written and said when the script is read (tests/test_begin_times.py), and held at
+    # an LSF site (tests/test_begin_day_of_month.py)
     v = only(run("#BSUB -n 4\n#BSUB -b 11:30\n#BSUB -W 1:00", wren()), "wren", "normal")
     assert v.estimated_start == hours(2.5)
     # Grid Engine -a 03011000 (MMDDhhmm): +1 h

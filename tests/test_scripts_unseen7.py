@@ -342,8 +342,8 @@ def test_slurm_hetjob_of_sizes_is_a_job_of_several_shapes() -> None:
     assert not any("GPU type" in w for w in warnings), warnings
     for target in SCRIPT_DIALECTS:
         check_translation(text, "slurm", target)
-    # a later component with options of its own (a QOS) is still kept as written
-    other = text.replace("--gpus-per-node=a100:4", "--gpus-per-node=a100:4 --qos=high")
+    # a later component with options of its own (a constraint) is still kept as written
+    other = text.replace("--gpus-per-node=a100:4", "--gpus-per-node=a100:4 -C ib")
     kept = get_script_dialect("slurm").parse_script(other)
     assert kept.components == [] and [d.option for d in kept.unknown][:2] == \
         ["hetjob", "--nodes"]
@@ -466,7 +466,7 @@ def test_a_hetjob_component_gets_the_partition_again() -> None:
     first component only, the workers going to the default partition. Each component now
     says them, and such a script is read back as the same job of two shapes; a later
     component on another partition is read with it (tenth sweep), one on the default one
-    is still kept as written."""
+    too (since the hetjob settings sweep)."""
     text = ("#!/bin/bash\n#PBS -q workq\n#PBS -l select=1:ncpus=8:mem=64gb+4:ncpus=32:mpiprocs=32\n"
             "#PBS -l place=scatter:excl\n./a\n")
     script = translate(text, "slurm", "pbs")[0]
@@ -482,8 +482,8 @@ def test_a_hetjob_component_gets_the_partition_again() -> None:
         got = get_script_dialect("slurm").parse_script(changed)
         if other:
             assert [c.queue for c in got.components] == [None, "gpu"]
-        else:
-            assert got.components == [] and got.unknown[0].option == "hetjob"
+        else:  # the default partition (hetjob settings sweep)
+            assert [c.default_queue for c in got.components] == [False, True]
 
 
 def test_a_job_of_several_shapes_over_slurmrestd_is_one_shape_said() -> None:

@@ -378,7 +378,7 @@ def test_module_loads_as_users_write_them(body, reasons):
 def test_a_hidden_module_is_said_to_be_unchecked():
     n = needs("module load python/.3.14.0-rc1\n")
     assert [s.unchecked for s in n.software] == [
-        "a hidden module (line 1): sites do not list them"]
+        "a hidden module (line 1): checked where the site lists hidden modules"]
 
 
 # -- containers -------------------------------------------------------------------------------

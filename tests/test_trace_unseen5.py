@@ -102,7 +102,7 @@ ARCHIVE_HEADER = """\
 ; MaxJobs: 6
 ; MaxRecords: 6
 ; Preemption: No
-; UnixStartTime: 1104537600
+; UnixStartTime: 1104559200
 ; TimeZoneString: America/Chicago
 ; StartTime: Sat Jan 01 00:00:00 CST 2005
 ; EndTime:   Sun Jan 02 00:00:00 CST 2005
@@ -133,7 +133,7 @@ def test_every_standard_header_field_reads_and_sizes_the_machine(tmp_path: Path)
     path.write_text(ARCHIVE_HEADER + _jobs_of_quarter_machines())
     log = read_swf(path)
     assert (log.max_procs, log.unix_start, len(log.jobs), log.notes) == (
-        128, 1104537600, 6, ())
+        128, 1104559200, 6, ())
     plan = plan_replay(log, cluster("beta"), start=100, duration_s=10, scale=60)
     total = cluster("beta").nodes * cluster("beta").cpus
     assert all(j.nodes * j.cpus_per_node >= total // 4 for j in plan.jobs)

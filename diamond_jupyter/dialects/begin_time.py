@@ -202,6 +202,55 @@ def lsf_parts(value: str, where: str) -> Begin | None:
     return b
 
 
+def day_of_month(dialect: str, value: str) -> Begin | None:
+    """A start time of a day of the month without its month, as the scheduler reads it
+    (PBS `qsub -a DDhhmm[.SS]`, LSF `bsub -b day:hour:minute`): its day, hour, minute and
+    second (no month: that month's day if still to come, else the next month's, which only
+    a clock can tell); None for any other form or dialect. Pure: the value as written."""
+    text = value.strip()
+    if dialect == "pbs" and (m := re.fullmatch(r"(\d{2})(\d{2})(\d{2})(?:\.(\d{2}))?", text)):
+        b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)),
+                  second=int(m.group(4) or 0))
+    elif dialect == "lsf" and (m := re.fullmatch(r"(\d+):(\d+):(\d+)", text)):
+        b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)))
+    else:
+        return None
+    ok = 1 <= (b.day or 0) <= 31 and b.hour < 24 and b.minute < 60 and b.second < 60
+    return b if ok else None
+
+
+# the option of each scheduler that takes a day of the month without its month
+DAY_OPTION = {"pbs": "-a", "lsf": "-b"}
+
+
+def kept_day_of_month(unknown: list, source: str | None) -> tuple[object, Begin] | None:
+    """The last day-of-the-month start time a script kept as written (PBS `-a DDhhmm`, LSF
+    `-b d:h:m`: the last one wins, as qsub and bsub read them): (its Directive, its parts);
+    None where there is none."""
+    option = DAY_OPTION.get(source or "")
+    kept = [d for d in unknown if d.dialect == source and d.option == option]
+    b = day_of_month(source or "", kept[-1].value or "") if kept else None
+    return (kept[-1], b) if b is not None else None
+
+
+def render_day_of_month(unknown: list, source: str | None, target: str,
+                        warnings: list[str]) -> tuple[str, object] | None:
+    """A day of the month kept as written by PBS or LSF, in the other's form (both read it
+    as that day of this month if still to come, else of the next month: no clock needed):
+    (`target`'s value, the Directive it carries over); None where nothing carries over."""
+    got = kept_day_of_month(unknown, source) if target != source else None
+    if got is None or target not in DAY_OPTION:
+        return None
+    d, b = got
+    out = f"{b.day:02d}" + _hhmm(b) if target == "pbs" else \
+        f"{b.day}:{b.hour:02d}:{b.minute:02d}"
+    said = "; bsub -b takes no seconds" if b.second and target == "lsf" else ""
+    warnings.append(f"approximated: {d.raw.strip()} as {DAY_OPTION[target]} {out} (a day of "
+                    f"the month without its month: qsub and bsub read it as this month's if "
+                    f"still to come, else the next month's{said})")
+    return out, d
+
+
 _FSD = re.compile(r"\+(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)?")
 _FSD_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 

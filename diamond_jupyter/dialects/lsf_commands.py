@@ -278,9 +278,19 @@ class LsfCommands:
         per_user = parse_jl_u(outputs.get("queue_long", ""))
         per_host = parse_jl_u(outputs.get("queue_long", ""), "JL/H")
         per_cpu = parse_jl_p(outputs.get("queue_long", ""))
+        tasks = parse_task_limits(outputs.get("queue_long", ""))
+        defaults = parse_task_defaults(outputs.get("queue_long", ""))
         parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
                                       "max_slots_per_host": per_host.get(p.name),
-                                      "max_slots_per_processor": per_cpu.get(p.name)})
+                                      "max_slots_per_processor": per_cpu.get(p.name),
+                                      # `bqueues -o` where it answered, else `-l`
+                                      "min_cpus": p.min_cpus if p.min_cpus is not None
+                                      else tasks.get(p.name, (None, None))[0],
+                                      "max_cpus": p.max_cpus if p.max_cpus is not None
+                                      else tasks.get(p.name, (None, None))[1],
+                                      # a job without -n: the default, else the minimum
+                                      "default_tasks": defaults.get(p.name) or p.min_cpus
+                                      or tasks.get(p.name, (None, None))[0]})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -309,6 +319,52 @@ def parse_jl_p(stdout: str) -> dict[str, float]:
     for queue, value in _jl_column(stdout, "JL/P").items():
         if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", value) and float(value) > 0:
             out[queue] = float(value)
+    return out
+
+
+def parse_task_limits(stdout: str) -> dict[str, tuple[int | None, int | None]]:
+    """`bqueues -l`: each queue's task limit, (minimum, maximum) tasks a job may ask (see
+    `parse_task_sections`)."""
+    return {q: (lo, hi) for q, (lo, _, hi) in parse_task_sections(stdout).items()}
+
+
+def parse_task_defaults(stdout: str) -> dict[str, int]:
+    """`bqueues -l`: the tasks a job that gives no `-n` gets in each queue with a task
+    limit: its default (the middle of three numbers; of two, the minimum; of one, 1)."""
+    return {q: d for q, (_, d, _) in parse_task_sections(stdout).items()}
+
+
+def parse_task_sections(stdout: str) -> dict[str, tuple[int | None, int, int]]:
+    """`bqueues -l`: each queue's task limit, (minimum, default, maximum) tasks, from
+    its `TASKLIMIT` section (`PROCLIMIT` before LSF 9.1.3: the same limit in processors),
+    the line under the title holding lsb.queues' `[minimum [default]] maximum`: one
+    number is the maximum (the minimum is 1), two the minimum and the maximum, three the
+    minimum, the default and the maximum. A section whose numbers are not 1-3 whole
+    numbers of at least 1, rising, is left out (not read as a limit)."""
+    out: dict[str, tuple[int | None, int, int]] = {}
+    queue, title = None, False
+    for line in stdout.splitlines():
+        m = re.match(r"QUEUE:\s*(\S+)", line)
+        if m:
+            queue, title = m.group(1), False
+            continue
+        words = line.split()
+        if words in (["TASKLIMIT"], ["PROCLIMIT"]):
+            title = True
+            continue
+        if title and words:
+            title = False
+            # the numbers, then perhaps a unit word ("8 processors", "2 4 8 tasks")
+            nums = words[:-1] if words[-1].isalpha() and len(words) > 1 else words
+            if queue is None or not 1 <= len(nums) <= 3 or not all(
+                    x.isdigit() for x in nums):
+                continue
+            vals = [int(x) for x in nums]
+            if vals[0] < 1 or vals != sorted(vals):
+                continue
+            out[queue] = (vals[0] if len(vals) > 1 else None,
+                          vals[1] if len(vals) == 3 else vals[0] if len(vals) == 2 else 1,
+                          vals[-1])
     return out
 
 

@@ -14,7 +14,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
-from .begin_time import lsf_parts, neutral, render_begin
+from .begin_time import lsf_parts, neutral, render_begin, render_day_of_month
 from .scripts_common import (
     Item,
     Opt,
@@ -107,15 +107,26 @@ def _lsf_select(feature: str, warnings: list[str]) -> str:
     return text.replace("&", " && ").replace("|", " || ")
 
 
-def _merge_rusage(sections: list[str]) -> list[str]:
+# the other usages of an LSF usage string whose memory was read (`rusage[mem=4GB, lic=1]`):
+# kept, each its own usage when written back
+_OTHER_USAGES = "-R rusage (other usages)"
+
+
+def _merge_rusage(sections: list[str], usages: list[str] = ()) -> list[str]:
     """One rusage section where there were several (`rusage[mem=4GB]` rendered and the
-    `rusage[duration=10]` kept of the source): LSF reads one per resource string."""
+    `rusage[duration=10]` kept of the source, joined as one usage); `usages`: rusage
+    sections of other usages of the source's string (`rusage[lic=1:duration=5]`), each
+    kept a usage of its own after a comma (its duration its own): LSF reads one rusage
+    section per resource string."""
     bodies = [x[len("rusage["):-1] for x in sections if x.startswith("rusage[")]
-    if len(bodies) < 2:
-        return sections
-    first = next(i for i, x in enumerate(sections) if x.startswith("rusage["))
+    apart = [x[len("rusage["):-1] for x in usages]
+    if len(bodies) + len(apart) < 2:
+        return sections + list(usages)
+    first = next((i for i, x in enumerate(sections) if x.startswith("rusage[")),
+                 len(sections))
     rest = [x for x in sections if not x.startswith("rusage[")]
-    return rest[:first] + ["rusage[" + ":".join(bodies) + "]"] + rest[first:]
+    joined = ", ".join(([":".join(bodies)] if bodies else []) + apart)
+    return rest[:first] + ["rusage[" + joined + "]"] + rest[first:]
 
 
 def _quoted(text: str) -> str:
@@ -479,6 +490,8 @@ class LsfScript:
         for kind, body in sections:
             if kind == "rusage" and ("||" in body or "," in body):
                 self._alternative_gpus(spec, item, body)  # read, the string kept whole
+                if "||" in body:
+                    self._alternative_mem(spec, item, body)  # read, the string kept whole
             elif kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
@@ -500,26 +513,8 @@ class LsfScript:
                     spec.metadata["lsf_ptile_at"] = (item.lineno, item.raw)
                 elif body == "hosts=1":
                     r.nodes, done = 1, True
-            elif kind == "rusage" and (m := re.match(
-                    r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?(?:[:,]|\Z)", body)):
-                mb = parse_mem_mb(m.group(1))
-                if mb is None:
-                    raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB")
-                if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
-                    # bsub merges every -R into one string, where a load index may appear
-                    # once only (LSF: "A given load index cannot appear more than once")
-                    raise bad(item, f"rusage mem again (line {first} reserves it already)",
-                              "one rusage[mem=...] for the job: bsub merges the -R strings "
-                              "and refuses a load index given twice")
-                spec.metadata["lsf_rusage_mem"] = item.lineno
-                if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
-                    r.memory_mb, done = mb, True
-                else:  # per slot (LSF's default method, and /task)
-                    r.memory_per_cpu_mb, done = mb, True
-                # the rest (duration=, decay=, other resources) has no portable meaning
-                if rest := body[m.end():].strip(":, "):
-                    unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno,
-                                                  item.raw), "-R rusage")
+            elif kind == "rusage" and self._rusage_mem(spec, item, body):
+                done = True
             elif kind == "select" and re.fullmatch(r"[\w.\-]+(\s*&&\s*[\w.\-]+)*", body):
                 spec.constraints.features += re.split(r"\s*&&\s*", body)
                 done = True
@@ -535,6 +530,48 @@ class LsfScript:
                     r.cpus_per_task = int(m.group(2))
             if not done:
                 unknown(spec, self.name, Item("-R", text, item.lineno, item.raw), "-R " + kind)
+        return True
+
+    def _rusage_mem(self, spec: JobSpec, item: Item, body: str) -> bool:
+        """The memory of a usage string (`rusage[mem=4000:duration=10]`, or of one of
+        several usages, `rusage[lic=1:duration=5, mem=4GB:duration=10]`, each usage with its
+        own duration and decay): read, per slot (LSF's default, and `/task`) or per host
+        (`/host`). The rest of its usage is kept to be written after the memory (one
+        usage, its duration the memory's too), the other usages kept apart (each its own).
+        False when it reserves no memory, or has alternatives (`||`: kept whole)."""
+        if "||" in body:
+            return False
+        usages = [u.strip() for u in body.split(",")]
+        at = next((n for n, u in enumerate(usages)
+                   if any(p.strip().startswith("mem=") for p in u.split(":"))), None)
+        if at is None:
+            return False
+        parts = [p.strip() for p in usages[at].split(":")]
+        mem = next(p for p in parts if p.startswith("mem="))
+        m = re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
+        mb = parse_mem_mb(m.group(1)) if m else None
+        if mb is None:
+            raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB, and "
+                      "an optional /task or /host")
+        if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
+            # bsub merges every -R into one string, where a load index may appear once only
+            # (LSF: "A given load index cannot appear more than once")
+            raise bad(item, f"rusage mem again (line {first} reserves it already)",
+                      "one rusage[mem=...] for the job: bsub merges the -R strings and "
+                      "refuses a load index given twice")
+        spec.metadata["lsf_rusage_mem"] = item.lineno
+        r = spec.resources
+        if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
+            r.memory_mb = mb
+        else:  # per slot (LSF's default method, and /task)
+            r.memory_per_cpu_mb = mb
+        # the rest (duration=, decay=, other resources) has no portable meaning
+        if rest := ":".join(p for p in parts if p is not mem and p):
+            unknown(spec, self.name, Item("-R", f"rusage[{rest}]", item.lineno, item.raw),
+                    "-R rusage")
+        if others := [u for n, u in enumerate(usages) if n != at and u]:
+            unknown(spec, self.name, Item("-R", f"rusage[{', '.join(others)}]", item.lineno,
+                                          item.raw), _OTHER_USAGES)
         return True
 
     @staticmethod
@@ -570,6 +607,31 @@ class LsfScript:
         note(spec, f"line {item.lineno}: rusage[{body.strip()}]: {alternatives} GPUs read ({n} "
                    f"per host{', ' + r.gpu_type if r.gpu_type else ''}); the usage string is "
                    "kept as written (the other parts have no neutral form)")
+
+    def _alternative_mem(self, spec: JobSpec, item: Item, body: str) -> None:
+        """Usage-string alternatives (`rusage[mem=32GB:duration=10 || mem=16GB]`: LSF tries
+        each in order): the memory of the first, what the job asks first, is read (per
+        slot, or per host with /host); the string is kept whole as written (LSF gets it
+        back, with no other memory beside it)."""
+        first = body.split("||")[0]
+        mem = next((p.strip() for u in first.split(",") for p in u.split(":")
+                    if p.strip().startswith("mem=")), None)
+        if mem is None:
+            return
+        self._rusage_mem(spec, item, mem)  # reads it and says a second one is bad input
+        r = spec.resources
+        spec.metadata["lsf_mem_in_kept_rusage"] = (r.memory_mb, r.memory_per_cpu_mb)
+        note(spec, f"line {item.lineno}: rusage[{body.strip()}]: its first alternative's "
+                   f"memory read ({mem[4:]}); the usage string is kept as written")
+
+    @staticmethod
+    def _mem_kept_in_rusage(spec: JobSpec) -> bool:
+        """The memory was read from usage-string alternatives kept whole and is still what
+        they ask: an LSF script gets it back in them alone."""
+        r = spec.resources
+        kept = spec.metadata.get("lsf_mem_in_kept_rusage")
+        return spec.source_dialect == "lsf" and kept is not None \
+            and tuple(kept) == (r.memory_mb, r.memory_per_cpu_mb)
 
     @staticmethod
     def _gpus_kept_in_rusage(spec: JobSpec) -> bool:
@@ -736,8 +798,13 @@ class LsfScript:
                 add(f"-{opt}{'o' if over else ''}", map_out_pattern(val, self.name, warnings))
         if spec.hold:
             add("-H")
+        day_carried = []  # a PBS day of the month without its month: bsub's d:h:m
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-b", at)
+        elif day := render_day_of_month(spec.unknown, spec.source_dialect, self.name,
+                                        warnings):
+            add("-b", day[0])
+            day_carried.append((day[1].option, day[1].value))
         if spec.requeue is not None:
             add("-r" if spec.requeue else "-rn")
         if spec.mail_user:
@@ -769,7 +836,7 @@ class LsfScript:
                                    skip=lambda d: d.option.startswith((*_SUB, "-R{")))
         carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
                    and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
-        warnings += foreign_warnings(spec, self.name, skip=carried)
+        warnings += foreign_warnings(spec, self.name, skip=carried + day_carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 
@@ -866,9 +933,11 @@ class LsfScript:
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
         if per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)
-        elif per_slot:
+        elif per_slot and not self._mem_kept_in_rusage(spec):  # else in the kept string
             sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
-        if r.memory_per_cpu_mb and r.memory_mb:
+        if self._mem_kept_in_rusage(spec):
+            pass  # as the script's own usage string says it
+        elif r.memory_per_cpu_mb and r.memory_mb:
             warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")
         elif r.memory_mb and spn != 1:
             warnings.append(f"approximated: memory {r.memory_mb}MB per node as {per_slot}MB per "
@@ -896,8 +965,9 @@ class LsfScript:
             usage = [f"ngpus_physical={r.gpus_per_node}"]
             usage += [f"gmodel={r.gpu_type}"] if r.gpu_type else []
             sections.append(f"rusage[{':'.join(usage)}]")
-        sections = _merge_rusage(sections + [d.value or "" for d in own
-                                             if d.option.startswith("-R ")])
+        sections = _merge_rusage(sections + [d.value or "" for d in own if d.option.startswith(
+            "-R ") and d.option != _OTHER_USAGES], [d.value or "" for d in own
+                                                    if d.option == _OTHER_USAGES])
         if sections:
             add("-R", " ".join(sections))
 

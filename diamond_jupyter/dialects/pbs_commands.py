@@ -509,7 +509,9 @@ class PbsCommands:
         srv_max: dict[str, Any] = {}
         srv_dflt: dict[str, Any] = {}
         srv_limits: list[QueueLimit] = []  # the server's own max_run / max_queued
+        srv_depth: int | None = None  # the server's backfill_depth
         for attrs in servers:
+            srv_depth = _depth(attrs.get("backfill_depth"), srv_depth)
             default = attrs.get("default_queue") or default
             srv_max = {**_obj(attrs.get("resources_max")), **srv_max}
             srv_dflt = {**_obj(attrs.get("resources_default")), **srv_dflt}
@@ -545,6 +547,9 @@ class PbsCommands:
                 allowed_accounts=acl.split(",") if acl else None,
                 # PBS Pro prints `Priority`, Torque `priority`
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
+                # a queue's own backfill_depth overrides the server's for its jobs
+                backfill_depth=_depth(a.get("backfill_depth"), srv_depth),
+                backfill_depth_own=_depth(a.get("backfill_depth"), None) is not None,
             ))
         return out
 
@@ -573,6 +578,12 @@ class PbsCommands:
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
         )
 
+
+
+def _depth(value: Any, otherwise: int | None) -> int | None:
+    """A backfill_depth (a whole number, 0 or more); `otherwise` where unset or not one."""
+    text = str(value).strip() if value is not None else ""
+    return int(text) if text.isdigit() else otherwise
 
 
 def _priority(value: Any) -> int | None:

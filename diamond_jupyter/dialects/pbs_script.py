@@ -20,7 +20,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from .base import Rendered
-from .begin_time import neutral, pbs_parts, render_begin
+from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
 from .scripts_common import (
     Item,
     Opt,
@@ -38,6 +38,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_project,
     listed_variables,
     live_components,
     mail_warning,
@@ -670,8 +671,13 @@ class PbsScript:
                 expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
+        carried = []  # an LSF day of the month without its month: PBS's DDhhmm
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-a", at)
+        elif day := render_day_of_month(spec.unknown, spec.source_dialect, self.name,
+                                        warnings):
+            add("-a", day[0])
+            carried.append((day[1].option, day[1].value))
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
             add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
@@ -712,7 +718,10 @@ class PbsScript:
                                 "the MPI launcher)")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB))
-        warnings += foreign_warnings(spec, self.name)
+        if not torque and (project := kept_project(spec, self.name, warnings)):
+            add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
+            carried.append((project[1].option, project[1].value))
+        warnings += foreign_warnings(spec, self.name, skip=carried)
         return Rendered(assemble(spec, lines, preamble), warnings)
 
     @classmethod

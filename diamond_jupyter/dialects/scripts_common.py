@@ -797,13 +797,46 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
     if target != "slurm":
-        for i, c in enumerate(live_components(spec)):
-            if c.queue and c.queue != spec.queue:
-                shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
-                out.append(f"dropped: partition {c.queue} of component {i} ({shown} has one "
-                           f"queue per job: the whole job goes to "
-                           f"{spec.queue or 'the default queue'})")
+        shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
+        out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
     return out
+
+
+def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:
+    """One line for each component's own partition, account or QOS that a scheduler taking
+    one of each per job cannot carry (`why("queue")`: e.g. "PBS has one queue per job");
+    the whole job goes with the job's."""
+    out = []
+    for i, c in enumerate(live_components(spec)):
+        if c.queue and c.queue != spec.queue or c.default_queue and spec.queue:
+            own = f"partition {c.queue}" if c.queue else "the default partition"
+            out.append(f"dropped: {own} of component {i} ({why('queue')}: the whole job "
+                       f"goes to {spec.queue or 'the default queue'})")
+        for what, attr in (("account", "account"), ("QOS", "qos")):
+            value, job = getattr(c, attr), getattr(spec, attr)
+            if value and value != job:
+                out.append(f"dropped: {what} {value} of component {i} ({why(what)}: the "
+                           f"whole job has {f'{what} {job}' if job else f'the default {what}'})")
+    return out
+
+
+def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, Directive] | None:
+    """A project kept as written that `target` takes as it is: PBS Pro's `-P project` and
+    Grid Engine's `-P project` both name the project the job belongs to (not its account,
+    `-A` in both); Torque's `-P` names a user to run as instead, so a Torque script's is
+    not carried. (the value, the Directive carried over, said), or None."""
+    source = spec.source_dialect
+    if {source, target} != {"pbs", "sge"} or \
+            source == "pbs" and spec.metadata.get("pbs_flavor") != "pro":
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source and d.option == "-P" and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as qsub reads them
+    shown = "PBS Pro" if source == "pbs" else "Grid Engine"
+    warnings.append(f"approximated: {d.raw.strip()} as -P {d.value} (the job's project, as "
+                    f"{shown}'s -P; a project of that name must exist there)")
+    return d.value or "", d
 
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SgeComplex, SiteSnapshot
 from .outputs_common import (
     clean,
     count_array_tasks,
@@ -196,6 +196,9 @@ class SgeCommands:
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
+            # the complexes: which are consumable, per slot or once a job, and their
+            # defaults (one table, whatever the site's size)
+            "complexes": ["sh", "-c", "qconf -sc 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -316,6 +319,12 @@ class SgeCommands:
         queue_text = outputs.get("queue", "")
         instances: list[dict[str, Any]] = []
         jobs: list[JobStatus] = []
+        # host -> complex -> what its running jobs asked of it (per slot x their slots
+        # there: a consumable is asked per slot unless the complex says JOB)
+        asked: dict[str, dict[str, float]] = {}
+        by_job: dict[str, dict[str, float]] = {}  # the same, by running job
+        counted: set[tuple[str, str]] = set()
+        complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml")
             for q in root.iter("Queue-List"):
@@ -328,21 +337,41 @@ class SgeCommands:
                 })
                 for j in q.iter("job_list"):
                     st = self._xml_job(j)
+                    took = asked.setdefault(host, {})
+                    # its first (master) instance: an array's tasks are jobs of their own
+                    key = (st.native_id, st.comment or "")
+                    first = key not in counted
+                    counted.add(key)
+                    gpus = 0.0
+                    for name, amount, per in _taken(_hard_amounts(j), complexes):
+                        # once a job (on its first, master, instance), once a host, or
+                        # per slot
+                        amount *= (1.0 if first else 0.0) if per == "job" else \
+                            1.0 if per == "host" else float(st.cpus or 1)
+                        gpus += amount if name in _GPU_COMPLEXES else 0.0
+                        took[name] = took.get(name, 0.0) + amount
+                        mine = by_job.setdefault(st.native_id, {})
+                        mine[name] = mine.get(name, 0.0) + amount
+                    if gpus:  # they free when it ends
+                        st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
                                                       "node_list": host or None}))
             info = root.find("job_info")
             for j in (info.iter("job_list") if info is not None else ()):
                 jobs.append(self._xml_job(j))
         return SiteSnapshot(
-            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances),
+            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances, asked),
             partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
+            sge_complexes=complexes,
+            **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")))
 
-    def _nodes(self, text: str, instances: list[dict[str, Any]]) -> list[Node]:
+    def _nodes(self, text: str, instances: list[dict[str, Any]],
+               asked: dict[str, dict[str, float]] | None = None) -> list[Node]:
         if not text.strip():
             return []
         root = _xml(text.strip(), "qhost -xml")
@@ -353,6 +382,13 @@ class SgeCommands:
                 continue
             hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
             rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
+            # host consumables (dominance hc): what is left of each now; what the host has
+            # is that plus what its running jobs asked
+            left = {cx: x for v in h.findall("resourcevalue")
+                    if (v.get("dominance") or "").startswith("hc") and (cx := v.get("name"))
+                    and cx != "slots" and (x := amount(v.text)) is not None}
+            took = (asked or {}).get(name, {})
+            total = {k: x + took.get(k, 0.0) for k, x in left.items()}
             mine = [i for i in instances if i["host"] == name]
             # its size from qhost alone (slots in use per `-q` queue instance plus the slots
             # left, one moment); what is in use from qstat, whose jobs explain it (the two
@@ -376,12 +412,22 @@ class SgeCommands:
                 state = "drain"
             else:
                 state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
-            gpu_total = to_int(rv.get("gpu"))
+            # hc:gpu is what is left: the host's GPUs are that plus its jobs' (before, what
+            # was left was taken as the host's GPUs, none in use)
+            gpu_total = round(total["gpu"]) if "gpu" in total else to_int(rv.get("gpu"))
             arch = clean(hv.get("arch_string"))
+            # h_vmem a host consumable: the memory Grid Engine schedules by (a job's h_vmem
+            # per slot times its slots there must be left of it), not the physical memory
+            vmem = "h_vmem" in left
             out.append(Node(
                 name=name, state=state, cpus=cpus or 0, cpus_allocated=used,
-                memory_mb=memory_mb(hv.get("mem_total")) or 0,
-                gpus=gpu_total or 0, gpus_allocated=0,
+                memory_mb=round(total["h_vmem"] / 2**20) if vmem
+                else memory_mb(hv.get("mem_total")) or 0,
+                memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
+                consumables_left=left or None, consumables_total=total or None,
+                gpus=gpu_total or 0,
+                gpus_allocated=min(round(took.get("gpu", 0.0)), gpu_total or 0)
+                if "gpu" in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=_ARCH.get(arch or "", arch),
             ))
@@ -500,6 +546,87 @@ def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:
     as EASY, since the view does not say which asked); None when the output gives none."""
     n = to_int(_sconf(sconf, "max_reservation"))
     return None if n is None else "easy" if n > 0 else "none"
+
+
+# GPU complexes a job asks as its own (`-l gpu=N`, read as the job's N GPUs: type JOB)
+_GPU_COMPLEXES = ("gpu", "gpus", "ngpus")
+
+_UNITS = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3,
+          "t": 1000**4, "T": 1024**4}
+
+
+def amount(text: str | None) -> float | None:
+    """A complex's value as Grid Engine writes it (complex(5)): a number, for a memory
+    complex with a multiplier (k, m, g, t: powers of 1000; K, M, G, T: of 1024) in bytes;
+    None where it is not one (a string or boolean complex, INFINITY)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)([kKmMgGtT]?)\s*", text or "")
+    if not m:
+        return None
+    return float(m.group(1)) * _UNITS.get(m.group(2), 1)
+
+
+def parse_complexes(stdout: str) -> dict[str, SgeComplex] | None:
+    """`qconf -sc`: the consumable complexes (a line a complex: name, shortcut, type,
+    relop, requestable, consumable, default, urgency; `#` lines are headers). Consumable
+    YES is taken per slot, JOB once a job, HOST once a host; NO (and a row of another
+    shape) is left out. None when the table says nothing (not known)."""
+    out: dict[str, SgeComplex] = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) < 8 or words[0].startswith("#"):
+            continue
+        per = {"YES": "slot", "JOB": "job", "HOST": "host"}.get(words[5].upper())
+        if per is not None:
+            out[words[0]] = SgeComplex(name=words[0], shortcut=words[1], per=per,
+                                       default=amount(words[6]) or 0.0)
+    return out or None
+
+
+def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None
+           ) -> list[tuple[str, float, str]]:
+    """What a running job takes of each consumable: (complex, amount, "slot" | "job" |
+    "host"), a shortcut asked read as its complex, a consumable not asked at its default.
+    Without the complexes: every request per slot, a GPU complex once a job (read so)."""
+    if complexes is None:
+        return [(n, x, "job" if n in _GPU_COMPLEXES else "slot") for n, x in asks.items()]
+    by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
+    named = {by_short.get(n, n): x for n, x in asks.items()}
+    return [(c.name, named.get(c.name, c.default), c.per) for c in complexes.values()
+            if named.get(c.name, c.default) > 0]
+
+
+def _global_consumables(text: str, asked: dict[str, dict[str, float]],
+                        by_job: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """`qhost -F`'s global host: each global consumable (dominance gc) left now, what the
+    cluster has of it (that plus what the running jobs took, on every host) and what each
+    running job holds of them."""
+    if not text.strip():
+        return {}
+    glob = next((h for h in _xml(text.strip(), "qhost -xml").iter("host")
+                 if h.get("name") == "global"), None)
+    left = {cx: x for v in (glob.findall("resourcevalue") if glob is not None else ())
+            if (v.get("dominance") or "").startswith("gc") and (cx := v.get("name"))
+            and (x := amount(v.text)) is not None}
+    if not left:
+        return {}
+    took = {k: sum(h.get(k, 0.0) for h in asked.values()) for k in left}
+    held = {jid: got for jid, x in by_job.items()
+            if (got := {k: v for k, v in x.items() if k in left and v > 0})}
+    return {"global_consumables_left": left,
+            "global_consumables_total": {k: x + took[k] for k, x in left.items()},
+            "global_consumables_held": held or None}
+
+
+def _hard_amounts(j: ET.Element) -> dict[str, float]:
+    """A job's numeric hard requests (`qstat -r`), by complex name, as `amount` reads
+    them (its time limits are not consumables: left out)."""
+    out = {}
+    for req in j.iter("hard_request"):
+        name = req.get("name")
+        if name and name not in ("h_rt", "s_rt", "h_cpu", "s_cpu") \
+                and (x := amount(req.text)) is not None:
+            out[name] = x
+    return out
 
 
 def _hard_runtime(j: ET.Element) -> int | None:

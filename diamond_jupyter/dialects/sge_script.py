@@ -30,6 +30,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_project,
     listed_variables,
     mail_warning,
     map_out_pattern,
@@ -450,6 +451,9 @@ class SgeScript:
                                    skip=lambda d: d.option.startswith(_SUB)
                                    or d.option in ("-soft", "-pe"))
         carried = []
+        if project := kept_project(spec, self.name, warnings):  # a PBS Pro project
+            add("-P", project[0])
+            carried.append((project[1].option, project[1].value))
         if kept_gpus:  # named as carried, not as dropped
             d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
             carried.append((d.option, d.value))

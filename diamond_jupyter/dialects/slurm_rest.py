@@ -34,13 +34,10 @@ def _minutes(seconds: int) -> int:
 def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any], list[str]]:
     """The v0.0.38 "job" object for `spec` (paths already absolute), and what it cannot
     carry. Everything the Slurm script dialect would put in #SBATCH lines goes here."""
-    from .scripts_common import live_components, one_shape
+    from .scripts_common import component_settings_dropped, one_shape
 
-    warnings: list[str] = []
-    for i, c in enumerate(live_components(spec)):
-        if c.queue and c.queue != spec.queue:
-            warnings.append(f"dropped: partition {c.queue} of component {i} (one shape over "
-                            f"REST here: the whole job goes to {spec.queue or 'the default'})")
+    # a job of several shapes is sent as one here: one partition, account and QOS
+    warnings = component_settings_dropped(spec, lambda _: "one shape over REST here")
     # a job of several shapes: one here (v0.0.38's "jobs" list of components is not used)
     spec = one_shape(spec, "slurmrestd", warnings)
     r, c, env = spec.resources, spec.constraints, spec.environment

@@ -282,14 +282,15 @@ class SlurmScript:
 
     def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
         """A heterogeneous job's later components: each one's own sizes (sbatch resets them
-        in each component) and its own partition, when it asks for nothing else but the
-        first's constraint and exclusivity (which sbatch does not carry over) and the
-        first's account and QOS (which it does), the whole job then a job of several
-        shapes. A component otherwise (the default partition where the first names one,
-        its own account or QOS, other options): every later one kept as written, only the
+        in each component), its own partition (none: the default one, as sbatch does not
+        carry --partition over) and its own account and QOS (which sbatch carries to the
+        components after it), when it asks for nothing else but the first's constraint
+        and exclusivity; the whole job then a job of several shapes. A component otherwise
+        (its own constraint, other options): every later one kept as written, only the
         first read."""
         comps = []
         c = spec.constraints
+        carried = {"account": spec.account, "qos": spec.qos}  # what sbatch propagates
         for part in parts:
             one = JobSpec()
             items = part[1:]
@@ -304,12 +305,15 @@ class SlurmScript:
             if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
             if (one.constraints.features, one.constraints.exclusive) != \
-                    (c.features, c.exclusive) or one.queue is None and spec.queue \
-                    or any(getattr(one, k) not in (None, getattr(spec, k))
-                           for k in ("account", "qos")):
-                break  # its own constraint; the default partition; another account or QOS
-            if one.queue != spec.queue:  # a partition of its own (sbatch does not carry it)
+                    (c.features, c.exclusive):
+                break  # its own constraint (sbatch does not carry the first's over)
+            if one.queue != spec.queue:  # a partition of its own, or the default one
                 one.resources.queue = one.queue
+                one.resources.default_queue = one.queue is None
+            for attr in carried:
+                carried[attr] = getattr(one, attr) or carried[attr]
+                if carried[attr] != getattr(spec, attr):
+                    setattr(one.resources, attr, carried[attr])
             comps.append(one.resources)
         else:
             first = spec.resources.model_copy()
@@ -815,10 +819,20 @@ class SlurmScript:
             add("ignore-pbs")
             warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
                             "(#SBATCH --ignore-pbs)")
-        for comp in comps[1:]:  # sbatch reads each component's sizes after `hetjob`
+        carried = {"account": spec.account, "qos": spec.qos}  # what sbatch propagates
+        for i, comp in enumerate(comps[1:], start=1):  # each one's sizes after `hetjob`
             lines.append("#SBATCH hetjob")
-            if comp.queue or spec.queue:  # not carried over from the first: said again
-                add("partition", comp.queue or spec.queue)
+            if comp.queue or spec.queue and not comp.default_queue:
+                add("partition", comp.queue or spec.queue)  # not carried over: said again
+            for opt, job in carried.items():
+                own = getattr(comp, opt) or getattr(spec, opt)
+                if own and own != job:
+                    add(opt, own)
+                elif own != job:  # sbatch would carry the one before over: none to reset to
+                    warnings.append(f"approximated: component {i} gets {opt} {job} of the "
+                                    f"component before it (sbatch carries it over; it "
+                                    f"asked none)")
+                carried[opt] = own or job
             if c.features:
                 add("constraint", join_features(c.features))
             if c.exclusive:

@@ -485,7 +485,7 @@ def read_swf(path: str | Path) -> SwfLog:
     name = p.name if p.is_file() else str(p)
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
-    unix_start = header.get("UnixStartTime") or _start_time(comments, notes)
+    unix_start = _log_second_zero(header, given, comments, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, **_partitions(partition_lines, comments, header))
 
@@ -511,6 +511,7 @@ def _start_time(comments: list[str], notes: list[str]) -> int | None:
         return None
     when: dt.datetime | None = None
     offset = None
+    abbr: str | None = None  # the zone date(1) named ("CET"), where it named one
     if m := _ISO.search(text):
         y, mo, d, h, mi, sec, off = m.groups()
         when = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec or 0))
@@ -535,7 +536,61 @@ def _start_time(comments: list[str], notes: list[str]) -> int | None:
                      "nor a known TimeZoneString: when log second 0 was is not known (a "
                      "--start given as a Unix time is not read back)")
         return None
-    return int(when.replace(tzinfo=zone).timestamp())
+    return _local_moment(when, zone, abbr, text.strip(), notes)
+
+
+def _local_moment(when: dt.datetime, zone: zoneinfo.ZoneInfo, abbr: str | None, text: str,
+                  notes: list[str]) -> int:
+    """The Unix time of wall-clock `when` in `zone`. Around a daylight saving change a wall
+    time is there twice (clocks set back) or never (set forward): the zone abbreviation
+    date(1) wrote beside it ("CET", "CEST") says which; without one (or with one the zone
+    does not use then) the earlier reading is taken and said in `notes`."""
+    readings = {}
+    for fold in (0, 1):
+        local = when.replace(tzinfo=zone, fold=fold)
+        readings.setdefault(int(local.timestamp()), local)
+    named = [t for t, local in readings.items()
+             if abbr and (local.tzname() or "").upper() == abbr.upper()]
+    if len(named) == 1:
+        return named[0]
+    moment = next(iter(readings))  # fold 0: the first of two, the offset before a skip
+    exists = any(dt.datetime.fromtimestamp(t, zone).replace(tzinfo=None) == when
+                 for t in readings)
+    taken = dt.datetime.fromtimestamp(moment, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    if abbr:
+        used = sorted({local.tzname() or "" for local in readings.values()})
+        notes.append(f"the log's StartTime {text!r} names zone {abbr}, which "
+                     f"{zone.key} does not use at that time ({' or '.join(used)}): log second "
+                     f"0 is taken as {taken} UTC, by {zone.key}'s own clock")
+    elif not exists:
+        notes.append(f"the log's StartTime {text!r} is a time {zone.key}'s clocks skipped "
+                     f"(set forward for daylight saving): log second 0 is taken as {taken} "
+                     "UTC, the clock's reading before the change")
+    elif len(readings) > 1:
+        notes.append(f"the log's StartTime {text!r} is a time {zone.key}'s clocks showed "
+                     "twice (set back at the end of daylight saving) and names no zone "
+                     f"abbreviation: log second 0 is taken as {taken} UTC, the first of "
+                     "the two")
+    return moment
+
+
+def _log_second_zero(header: dict[str, int], given: dict[str, list[int]],
+                     comments: list[str], notes: list[str]) -> int | None:
+    """When log second 0 was (a Unix time): the header's UnixStartTime, else its StartTime
+    read in its zone (`_start_time`). A StartTime that names another moment than a lone
+    UnixStartTime is said: UnixStartTime, the format's own count, is kept."""
+    said: list[str] = []
+    stated = _start_time(comments, said)
+    unix = header.get("UnixStartTime")
+    if not unix:
+        notes += said
+        return stated
+    if stated is not None and stated != unix and len(given.get("UnixStartTime", [])) == 1:
+        notes.append(f"the log's header gives UnixStartTime {unix} and a StartTime "
+                     f"{stated - unix:+d} s from it ({stated}): log second 0 is taken as "
+                     "UnixStartTime (a StartTime written in another zone or across a "
+                     "daylight saving change?)")
+    return unix
 
 
 def _key_value(comment: str) -> tuple[str, str] | None:

@@ -58,6 +58,9 @@ class HostSpec:
     # as ssh would reach it (said when the chain is taken from ssh_config)
     proxy_problem: str | None = None
     known_hosts_files: list[str] = field(default_factory=list)
+    # ssh_config's IdentityAgent: the agent socket ssh uses for this host ("none": no
+    # agent, "SSH_AUTH_SOCK": the environment's); None: not given (the environment's)
+    identity_agent: str | None = None
 
     @property
     def label(self) -> str:
@@ -135,6 +138,7 @@ def resolve_host(
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
         proxy_problem=problem,
         known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
+        identity_agent=c.get("identityagent"),
     )
 
 
@@ -371,6 +375,33 @@ def _load_key(path: str) -> paramiko.PKey | None:
     return None
 
 
+def agent_socket(identity_agent: str | None) -> str | None:
+    """The agent socket ssh would use: ssh_config's IdentityAgent (`none`: no agent;
+    `SSH_AUTH_SOCK` or `$SSH_AUTH_SOCK`: the environment's; a path, `~` and `${VAR}`
+    expanded), else $SSH_AUTH_SOCK. None: no agent."""
+    if identity_agent is None or identity_agent.strip("$") == "SSH_AUTH_SOCK":
+        return os.environ.get("SSH_AUTH_SOCK") or None
+    if identity_agent.lower() == "none":
+        return None
+    path = os.path.expandvars(os.path.expanduser(identity_agent.strip('"')))
+    return None if "$" in path else path  # a variable not set: no agent, as ssh
+
+
+class _SocketAgent(paramiko.agent.AgentSSH):
+    """The agent at one socket (paramiko's Agent reads $SSH_AUTH_SOCK only)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(10)
+        conn.connect(path)
+        self._connect(conn)
+
+
+def open_agent(path: str) -> paramiko.agent.AgentSSH:
+    return _SocketAgent(path)
+
+
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
     """(label, key) in the order offered. A certificate goes first, then its plain key:
@@ -397,10 +428,11 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
                         f"certificate (e.g. from the center's certificate service)")
                 keys.append((f"{os.path.basename(p)} with {info.label()}", signed))
             keys.append((p, k))
-    if use_agent and os.environ.get("SSH_AUTH_SOCK"):
+    sock = agent_socket(spec.identity_agent)
+    if use_agent and sock:
         try:
-            keys += [(f"agent:{k.get_name()}", k) for k in paramiko.Agent().get_keys()]
-        except paramiko.SSHException as e:
+            keys += [(f"agent:{k.get_name()}", k) for k in open_agent(sock).get_keys()]
+        except (paramiko.SSHException, OSError) as e:
             log.info("ssh-agent unavailable: %s", e)
     if not keys:  # OpenSSH's defaults when nothing else is offered
         keys = [(p, k) for p in DEFAULT_IDENTITIES if (k := _load_key(os.path.expanduser(p)))]

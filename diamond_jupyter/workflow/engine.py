@@ -275,9 +275,14 @@ def engine_lines(step: Any) -> list[str]:
 
 def engine_sha256(step: Any) -> str:
     """The sha256 an approval pins for `engine_lines(step)`."""
+    return lines_sha256(engine_lines(step))
+
+
+def lines_sha256(lines: list[str]) -> str:
+    """The sha256 of engine lines (`engine_lines`) as an approval pins them."""
     import hashlib
 
-    return hashlib.sha256("\n".join(engine_lines(step)).encode()).hexdigest()
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
@@ -842,7 +847,8 @@ class WorkflowEngine:
         allowed = (approval.get("steps") or {}).get(name) or {}
         pinned = (approval.get("engine") or {}).get(name)
         why = None
-        if pinned != engine_sha256(step) and (pinned is not None or engine_lines(step)):
+        lines = await asyncio.to_thread(engine_lines, step)  # (CPU: off the event loop)
+        if pinned != lines_sha256(lines) and (pinned is not None or lines):
             why = ("the lines the engine adds to it (input copies and checks, dependencies, "
                    "gate, hold) would differ from the approved ones" if pinned else
                    "its approval does not cover the lines the engine adds to it (input "

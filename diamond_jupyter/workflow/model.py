@@ -84,6 +84,11 @@ def _one_slip(a: str, b: str) -> bool:
 
 # a whole path part that is a shell variable (`$SCRATCH/out.h5`, `${RUN}/x`): never expanded
 _VARIABLE_PART = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+# inside a name: `${NAME}` or a scheduler's job variable (`out-$SLURM_JOB_ID.txt`), which
+# only a shell expands; a `$` alone may be part of a name (`$HOME.txt` is kept)
+_EXPANDED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:(?:SLURM|PBS|LSB|LSF|FLUX|SGE)_"
+                       r"[A-Za-z0-9_]+|JOB_ID|JOB_NAME|TASK_ID)(?![A-Za-z0-9_])")
+_BRACE = re.compile(r"\{[^{}]*\}")
 
 
 def _relative_path(value: str, what: str) -> str:
@@ -109,6 +114,17 @@ def _relative_path(value: str, what: str) -> str:
                          "never expanded (a file is copied by its exact name, inside the "
                          "step's working directory); write the path inside that directory, "
                          f"e.g. {rest}")
+    inner = _EXPANDED.search(value)
+    if inner is not None:  # `out-$SLURM_JOB_ID.txt`: a name known only when the job runs
+        raise ValueError(f"{what} {value!r}: {inner.group()} is an environment variable, but "
+                         "a path is never expanded (a file is copied by its exact name); "
+                         "have the script write the file under a fixed name, e.g. "
+                         f"{_VARIABLE_PART.sub('run', value)}")
+    brace = _BRACE.search(value)
+    if brace is not None:  # Snakemake's `{sample}`, the shell's `{1,2}`
+        raise ValueError(f"{what} {value!r} has {brace.group()!r}, a wildcard (Snakemake's "
+                         "{name}) or a brace expansion, which is never expanded: files are "
+                         "copied by their exact names, so name each file")
     glob = _GLOB.search(value)
     if glob:
         raise ValueError(f"{what} {value!r} has the glob character {glob.group()!r}; files are "
@@ -678,6 +694,8 @@ class Workflow(_Strict):
                                 "retries: 1 or more (each retry is one resubmission; with "
                                 "retries: 0 the step runs once)", ("steps", k, "on_failure"))
         for k, s in enumerate(self.steps):
+            if (why := _joined_first_line(s.script or "")) is not None:
+                raise Misplaced(f"step {s.name!r}: {why}", ("steps", k, "script"))
             try:
                 spec = s.spec()  # each script parses
             except BadInput as e:
@@ -695,6 +713,27 @@ class Workflow(_Strict):
                                 "would release it: remove the directive",
                                 ("steps", k, "script"))
         return self
+
+
+# a first line holding a '#' word after the `#!` line's interpreter, or a second
+# directive: the lines a folded block (`script: >`) joined into one
+_JOINED_SHEBANG = re.compile(r"#!\s*\S+(?:\s+[^#\s]\S*)*\s+#")
+_JOINED_DIRECTIVES = re.compile(r"#(?:SBATCH|PBS|BSUB|\$|flux:)\s.*\s#(?:SBATCH|PBS|BSUB|\$|"
+                                r"flux:)(?:\s|$)")
+
+
+def _joined_first_line(script: str) -> str | None:
+    """Why a step's script cannot run as meant: its first line is several lines joined
+    (YAML's folded block `>` joins lines with blanks), so the `#!` line takes the rest as
+    its argument, or the directives and commands become one comment that runs nothing."""
+    first = script.lstrip("\n").split("\n", 1)[0]
+    if not (_JOINED_SHEBANG.match(first) or _JOINED_DIRECTIVES.match(first)):
+        return None
+    shown = first if len(first) <= 60 else first[:57] + "..."
+    return (f"its script's first line {shown!r} holds a '#' word after the "
+            f"{'#! line' if first.startswith('#!') else 'directive'}: lines joined into "
+            "one (a folded block, `script: >`, joins them with blanks) run nothing; write "
+            "`script: |` to keep each line")
 
 
 def _unit_name(unit: tuple[str, str]) -> str:
@@ -990,8 +1029,10 @@ def _first_error(errors: list[Any]) -> Any:
 
 
 # what other workflow tools call a field (CWL, Snakemake, GitHub Actions, Nextflow, Airflow)
-_OTHER_NAMES = {"depends_on": "needs", "depends": "needs", "after": "needs",
-                "requires": "needs", "dependencies": "needs", "run": "script",
+_OTHER_NAMES = {"rule": "name", "process": "name", "basecommand": "script",
+                "arguments": "script", "in": "inputs", "out": "outputs",
+                "publishdir": "outputs", "depends_on": "needs", "depends": "needs",
+                "after": "needs", "requires": "needs", "dependencies": "needs", "run": "script",
                 "command": "script", "cmd": "script", "shell": "script", "host": "site",
                 "cluster": "site", "machine": "site", "max_retries": "retries",
                 "retry": "retries", "id": "name", "src": "from", "source": "from",
@@ -1020,6 +1061,17 @@ _UNSUPPORTED = {
     **dict.fromkeys(("env", "environment", "variables", "vars"),
                     "set variables in the step's script (export NAME=value)"),
     **dict.fromkeys(("include", "includes", "import", "imports", "extends"), _INCLUDE),
+    **dict.fromkeys(("envmodules", "modules", "module"),
+                    "load modules in the step's script (module load NAME/VERSION)"),
+    **dict.fromkeys(("conda", "mamba", "spack"),
+                    "activate the environment in the step's script (conda activate NAME, "
+                    "spack env activate NAME)"),
+    **dict.fromkeys(("container", "singularity", "apptainer", "docker", "image"),
+                    "run the image in the step's script (apptainer exec IMAGE COMMAND, or "
+                    "srun --container-image=IMAGE where the site has pyxis)"),
+    **dict.fromkeys(("cwlversion", "class"),
+                    "a CWL document is not read here: a workflow is `name:` and `steps:`, "
+                    "each step's command lines under `script: |`"),
 }
 
 

@@ -187,6 +187,9 @@ class Resources(_Model):
     # it, as the account); None: the job's. A component's own time limit is `walltime_s`
     # (None: the job's); the job's `walltime_s` is then the longest
     reservation: str | None = None
+    # a component's own node features (a Slurm hetjob component's --constraint, which
+    # sbatch does not carry over: [] a component asking none); None: the job's
+    features: list[str] | None = None
 
 
 class Constraints(_Model):

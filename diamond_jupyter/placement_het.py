@@ -73,8 +73,8 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     """A job of several shapes read whole (`spec.components`: a Slurm hetjob, PBS chunks,
     an LSF compound requirement) as a Slurm site gets it, a heterogeneous job: each
     component a spec of its own, the first included, with its own partition, account,
-    QOS, reservation and time limit or the job's, and the job's constraint and
-    exclusivity (sbatch gets them on every component); none for a job of one shape."""
+    QOS, reservation, time limit and constraint or the job's, and the job's exclusivity
+    (sbatch gets it on every component); none for a job of one shape."""
     from .dialects.scripts_common import component_sizes, component_times, live_components
 
     comps, times = live_components(spec), component_times(spec)
@@ -93,6 +93,9 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
                                       "account": c.account or spec.account,
                                       "qos": c.qos or spec.qos,
                                       "reservation": c.reservation or spec.reservation,
+                                      "constraints": spec.constraints if c.features is None
+                                      else spec.constraints.model_copy(
+                                          update={"features": list(c.features)}),
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None

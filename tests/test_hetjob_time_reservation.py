@@ -106,3 +106,48 @@ def test_each_component_is_placed_with_its_own_reservation() -> None:
     assert any("hetjob component 1" in r and "nosuch" in r for r in v.reasons), v.reasons
     ok = place(Federation.parse(text.format(own="")), [site], now=NOW).verdict("hera")
     assert not any("nosuch" in r for r in ok.reasons), ok.reasons
+
+
+_OWN_C = ("#!/bin/bash\n#SBATCH -p cpu -N 1 -n 4 -t 1:00:00 -C haswell\n"
+          "#SBATCH hetjob\n#SBATCH -p gpu -N 1 -n 1 -C a100\n"
+          "#SBATCH hetjob\n#SBATCH -p cpu -N 1 -n 2\nsrun ./a : ./b : ./c\n")
+
+
+def test_each_components_own_constraint_is_read_and_written_back() -> None:
+    # sbatch does not carry --constraint over: the third component asks none
+    spec = Federation.parse(_OWN_C)
+    assert [c.features for c in spec.components] == [None, ["a100"], []]
+    assert spec.constraints.features == ["haswell"]
+    script, warnings, _ = translate(_OWN_C, "slurm", "slurm")
+    first, second, third = _sbatch_parts(script)
+    assert "#SBATCH --constraint=haswell" in first
+    assert "#SBATCH --constraint=a100" in second
+    assert not [x for x in third if x.startswith("#SBATCH --constraint")]
+    assert not [w for w in warnings if "constraint" in w], warnings
+    again = get_script_dialect("slurm").parse_script(script)
+    assert [c.features for c in again.components] == [None, ["a100"], []]
+
+
+def test_one_constraint_schedulers_say_each_components_own() -> None:
+    for target in ("pbs", "lsf", "flux", "sge"):
+        _, warnings, _ = translate(_OWN_C, target, "slurm")
+        assert any(w.startswith("approximated: constraint a100 of component 1 as the job's "
+                                "constraint haswell") for w in warnings), (target, warnings)
+        assert any(w.startswith("approximated: no constraint of component 2 as the job's "
+                                "constraint haswell") for w in warnings), (target, warnings)
+
+
+def test_each_component_is_placed_with_its_own_constraint() -> None:
+    # the first component's feature where the gpu one has none: placed with each its own
+    cfg, snap = hera()
+    nodes = [n.model_copy(update={"features": [*n.features, "ownfeat"]})
+             if n.name.startswith("c") else n for n in snap.nodes]
+    site = (cfg, snap.model_copy(update={"nodes": nodes}))
+    text = ("#!/bin/bash\n#SBATCH -p cpu -N 1 -n 4 -t 1:00:00 -C ownfeat\n"
+            "#SBATCH hetjob\n#SBATCH -p gpu -N 1 -n 1 {own}\n./a\n")
+    v = place(Federation.parse(text.format(own="")), [site], now=NOW).verdict("hera")
+    assert v.feasible, v.reasons  # the gpu component asks no feature of its own
+    v = place(Federation.parse(text.format(own="-C nosuchfeat")), [site],
+              now=NOW).verdict("hera")
+    assert not v.feasible
+    assert any("hetjob component 1" in r and "nosuchfeat" in r for r in v.reasons), v.reasons

@@ -818,6 +818,12 @@ def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list
             if value and value != job:
                 out.append(f"dropped: {what} {value} of component {i} ({why(what)}: the "
                            f"whole job has {f'{what} {job}' if job else f'the default {what}'})")
+        job_features = spec.constraints.features
+        if c.features is not None and c.features != job_features:
+            own = f"constraint {'&'.join(c.features)}" if c.features else "no constraint"
+            whole = f"constraint {'&'.join(job_features)}" if job_features else "no constraint"
+            out.append(f"approximated: {own} of component {i} as the job's {whole} "
+                       f"({why('constraint')})")
     times, job_time = component_times(spec), spec.resources.walltime_s
     for i, own in enumerate(times):
         if own is not None and own != job_time:

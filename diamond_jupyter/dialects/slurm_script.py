@@ -286,9 +286,11 @@ class SlurmScript:
         in each component), its own partition (none: the default one, as sbatch does not
         carry --partition over) and its own account and QOS (which sbatch carries to the
         components after it), when it asks for nothing else but the first's constraint
-        and exclusivity; the whole job then a job of several shapes. A component otherwise
-        (its own constraint, other options): every later one kept as written, only the
-        first read."""
+        and its own constraint (none: no constraint, as sbatch does not carry --constraint
+        over), and its own time limit and reservation, when it asks for nothing else but
+        the first's exclusivity; the whole job then a job of several shapes. A component
+        otherwise (its own exclusivity, other options): every later one kept as written,
+        only the first read."""
         comps = []
         c = spec.constraints
         carried = {"account": spec.account, "qos": spec.qos,  # what sbatch propagates
@@ -306,9 +308,10 @@ class SlurmScript:
                 break
             if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
-            if (one.constraints.features, one.constraints.exclusive) != \
-                    (c.features, c.exclusive):
-                break  # its own constraint (sbatch does not carry the first's over)
+            if one.constraints.exclusive != c.exclusive:
+                break  # its own exclusivity (sbatch does not carry the first's over)
+            if one.constraints.features != c.features:  # its own (or no) constraint
+                one.resources.features = list(one.constraints.features)
             if one.queue != spec.queue:  # a partition of its own, or the default one
                 one.resources.queue = one.queue
                 one.resources.default_queue = one.queue is None
@@ -843,8 +846,9 @@ class SlurmScript:
                 carried[opt] = own or job
             if own_times and own_times[i] is not None:  # not carried over: its own or none
                 add("time", fmt_slurm_time(own_times[i]))
-            if c.features:
-                add("constraint", join_features(c.features))
+            # not carried over: its own (none when it asked none), else the job's again
+            if features := (c.features if comp.features is None else comp.features):
+                add("constraint", join_features(features))
             if c.exclusive:
                 add("exclusive")
             for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),

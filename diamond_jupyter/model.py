@@ -183,6 +183,13 @@ class Resources(_Model):
     # to the components after it); None: the job's
     account: str | None = None
     qos: str | None = None
+    # a component's own advanced reservation (sbatch carries it to the components after
+    # it, as the account); None: the job's. A component's own time limit is `walltime_s`
+    # (None: the job's); the job's `walltime_s` is then the longest
+    reservation: str | None = None
+    # a component's own node features (a Slurm hetjob component's --constraint, which
+    # sbatch does not carry over: [] a component asking none); None: the job's
+    features: list[str] | None = None
 
 
 class Constraints(_Model):

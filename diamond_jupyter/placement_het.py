@@ -72,12 +72,12 @@ def het_components(spec: JobSpec) -> list[JobSpec]:
 def shape_components(spec: JobSpec) -> list[JobSpec]:
     """A job of several shapes read whole (`spec.components`: a Slurm hetjob, PBS chunks,
     an LSF compound requirement) as a Slurm site gets it, a heterogeneous job: each
-    component a spec of its own, the first included, with its own partition, account and
-    QOS or the job's, and the job's constraint and exclusivity (sbatch gets them on every
-    component); none for a job of one shape."""
-    from .dialects.scripts_common import component_sizes, live_components
+    component a spec of its own, the first included, with its own partition, account,
+    QOS, reservation, time limit and constraint or the job's, and the job's exclusivity
+    (sbatch gets it on every component); none for a job of one shape."""
+    from .dialects.scripts_common import component_sizes, component_times, live_components
 
-    comps = live_components(spec)
+    comps, times = live_components(spec), component_times(spec)
     out: list[JobSpec] = []
     for i, c in enumerate(comps):
         # the job's GPU model reaches a component that asks for GPUs (one without any, in
@@ -85,11 +85,17 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
         gpus = c.gpus_per_node or c.gpus_per_task
         sizes = {**component_sizes(c),
                  "gpu_type": c.gpu_type or (spec.resources.gpu_type if gpus else None)}
+        if times and times[i] is not None:  # its own time limit (else the job's)
+            sizes["walltime_s"] = times[i]
         # its own partition (none: the site's default), account and QOS, else the job's
         queue = c.queue or (None if c.default_queue else spec.queue)
         one = spec.model_copy(update={"components": [], "queue": queue,
                                       "account": c.account or spec.account,
                                       "qos": c.qos or spec.qos,
+                                      "reservation": c.reservation or spec.reservation,
+                                      "constraints": spec.constraints if c.features is None
+                                      else spec.constraints.model_copy(
+                                          update={"features": list(c.features)}),
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None

@@ -57,9 +57,10 @@ def test_one_queue_schedulers_get_every_component_and_say_the_partition_is_dropp
     assert any(w.startswith("dropped: partition gpu of component 1 (LSF") for w in lsf.warnings)
 
 
-def test_a_component_with_its_own_constraint_is_still_kept():
-    # sbatch does not carry the first's constraint over: another one is no neutral shape
-    spec = _spec("-p gpu -N 2 -C a100")
+def test_a_component_with_its_own_exclusivity_is_still_kept():
+    # its own --exclusive (the first's is not): no neutral shape
+    # (its own constraint is read since tests/test_hetjob_time_reservation.py)
+    spec = _spec("-p gpu -N 2 --exclusive")
     assert spec.components == []
     assert "hetjob" in [d.option for d in spec.unknown]
 

@@ -563,6 +563,7 @@ class LsfScript:
         r = spec.resources
         if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
             r.memory_mb = mb
+            spec.metadata["lsf_mem_per_host"] = mb  # written back so for LSF
         else:  # per slot (LSF's default method, and /task)
             r.memory_per_cpu_mb = mb
         # the rest (duration=, decay=, other resources) has no portable meaning
@@ -632,6 +633,18 @@ class LsfScript:
         kept = spec.metadata.get("lsf_mem_in_kept_rusage")
         return spec.source_dialect == "lsf" and kept is not None \
             and tuple(kept) == (r.memory_mb, r.memory_per_cpu_mb)
+
+    @staticmethod
+    def _mem_per_host(spec: JobSpec) -> int | None:
+        """An LSF script's memory read from `rusage[mem=N/host]` and still what the job
+        asks (per node, none per CPU): N, to be written back per host; else None."""
+        r = spec.resources
+        mb = spec.metadata.get("lsf_mem_per_host")
+        if spec.source_dialect == "lsf" and mb is not None and r.memory_mb == mb \
+                and not r.memory_per_cpu_mb and not spec.components \
+                and not LsfScript._mem_kept_in_rusage(spec):  # alternatives: kept whole
+            return mb
+        return None
 
     @staticmethod
     def _gpus_kept_in_rusage(spec: JobSpec) -> bool:
@@ -931,11 +944,14 @@ class LsfScript:
             # as on one node, shared by its slots (rounded down: never a larger request)
             spn, per_slot = tasks, max(1, r.memory_mb // tasks)
         limit = spec.metadata.get("lsf_mem_limit") if spec.source_dialect == "lsf" else None
-        if per_slot and limit is not None:  # an LSF script's -M, as it was written
+        per_host = self._mem_per_host(spec)
+        if per_host:  # an LSF script's rusage[mem=.../host]: once on each host, as written
+            sections.append(f"rusage[mem={fmt_mem(per_host, 'lsf')}/host]")
+        elif per_slot and limit is not None:  # an LSF script's -M, as it was written
             add("-M", fmt_mem(per_slot, "lsf") + limit)
         elif per_slot and not self._mem_kept_in_rusage(spec):  # else in the kept string
             sections.append(f"rusage[mem={fmt_mem(per_slot, 'lsf')}]")
-        if self._mem_kept_in_rusage(spec):
+        if self._mem_kept_in_rusage(spec) or per_host:
             pass  # as the script's own usage string says it
         elif r.memory_per_cpu_mb and r.memory_mb:
             warnings.append(f"dropped: memory per node {r.memory_mb}MB (LSF reserves per slot)")

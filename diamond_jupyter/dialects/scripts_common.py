@@ -812,12 +812,35 @@ def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list
             own = f"partition {c.queue}" if c.queue else "the default partition"
             out.append(f"dropped: {own} of component {i} ({why('queue')}: the whole job "
                        f"goes to {spec.queue or 'the default queue'})")
-        for what, attr in (("account", "account"), ("QOS", "qos")):
+        for what, attr in (("account", "account"), ("QOS", "qos"),
+                           ("reservation", "reservation")):
             value, job = getattr(c, attr), getattr(spec, attr)
             if value and value != job:
                 out.append(f"dropped: {what} {value} of component {i} ({why(what)}: the "
                            f"whole job has {f'{what} {job}' if job else f'the default {what}'})")
+        job_features = spec.constraints.features
+        if c.features is not None and c.features != job_features:
+            own = f"constraint {'&'.join(c.features)}" if c.features else "no constraint"
+            whole = f"constraint {'&'.join(job_features)}" if job_features else "no constraint"
+            out.append(f"approximated: {own} of component {i} as the job's {whole} "
+                       f"({why('constraint')})")
+    times, job_time = component_times(spec), spec.resources.walltime_s
+    for i, own in enumerate(times):
+        if own is not None and own != job_time:
+            out.append(f"approximated: time limit {fmt_hms(own)} of component {i} as the "
+                       f"job's {fmt_hms(job_time)} ({why('time limit')}: the longest)")
     return out
+
+
+def component_times(spec: JobSpec) -> list[int | None]:
+    """Each live component's own time limit (None: not given), the first's included, while
+    some later one has its own and the job's is still the longest of them (a face's
+    --time then is the whole job's); else []."""
+    comps = live_components(spec)
+    if not any(c.walltime_s is not None for c in comps[1:]):
+        return []
+    times = [c.walltime_s for c in comps]
+    return times if spec.resources.walltime_s == max(t for t in times if t) else []
 
 
 def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, Directive] | None:

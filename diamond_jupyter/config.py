@@ -24,7 +24,13 @@ from pydantic import (
     model_validator,
 )
 
-from .model import BadInput, refuse_boolean_number
+from .model import (
+    MODULE_NAME,
+    BadInput,
+    listed_names,
+    refuse_boolean_number,
+    without_avail_marks,
+)
 from .strict_yaml import alias_hint, compose, line_of, odd_blank_hint, strict_load, tab_hint
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
@@ -582,12 +588,9 @@ _PREFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
 
 def _check_software(given: Any) -> None:
     """A sites file's `software` names (what `module load` lines are rewritten to) are made
-    of what a discovered module name may hold (`discovery.MODULE_NAME`: ASCII letters,
+    of what a discovered module name may hold (`model.MODULE_NAME`: ASCII letters,
     digits and `_ . + - / @ % : , = ~`, not first `-`), after the marks `module avail`
     prints (`(D)`); one with shell syntax, blanks, quotes or control characters is refused."""
-    from .capabilities import _listed_module, _names
-    from .discovery import MODULE_NAME
-
     if given is None:
         return
     if not isinstance(given, (str, list, dict)):
@@ -595,8 +598,8 @@ def _check_software(given: Any) -> None:
     if isinstance(given, list) and any(not isinstance(x, str) for x in given):
         raise ValueError("software: a list of module names (NAME or NAME/VERSION), each "
                          "a string (quote one YAML reads as a number or truth value)")
-    for text in _names(given):
-        full = _listed_module(text).full
+    for text in listed_names(given):
+        full = without_avail_marks(text)[0]
         if not MODULE_NAME.fullmatch(full) or full.startswith("-"):  # (`module load -x`)
             raise ValueError(f"software: {_printable(text)} is not a module name (accepted: "
                              "ASCII letters, digits and _ . + - / @ % : , = ~, not "

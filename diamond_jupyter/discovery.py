@@ -23,7 +23,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
-from .model import Node, Partition
+from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
 from .software import identity
 
@@ -229,11 +229,7 @@ def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
-# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
-# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
-# else (shell syntax, quotes, control or invisible characters) is no module a site really
-# has: it would go into the user's `module load` lines and the notes shown on a terminal.
-MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+# What a module's name is made of: model.MODULE_NAME (the sites file checks it too)
 
 
 # Lines of a module listing read (the largest centers list some tens of thousands of

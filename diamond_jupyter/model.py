@@ -425,6 +425,39 @@ def _extended(args: list[str], colons: bool) -> tuple[tuple[int, int, int] | Non
     return None, 0
 
 
+# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
+# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
+# else (shell syntax, quotes, control or invisible characters) is no module a site really
+# has: it would go into the user's `module load` lines and the notes shown on a terminal.
+MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+# the marks `module avail` prints after a name, which a sites file copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def without_avail_marks(text: str) -> tuple[str, bool]:
+    """(a listed module name without the marks `module avail` prints after it, whether a
+    mark says it is the default version: `(D)`, `(default)`)."""
+    default = False
+    text = text.strip()
+    while m := _AVAIL_MARK.search(text):
+        default = default or any(t.strip() in ("D", "default")
+                                 for t in re.split(r"[,:]", m.group(2) or ""))
+        text = text[:m.start()]
+    return text, default
+
+
+def listed_names(x: Any) -> list[str]:
+    """The names a sites file's list, mapping or comma-separated text gives."""
+    if not x:
+        return []
+    if isinstance(x, str):
+        return [s.strip() for s in x.split(",") if s.strip()]
+    if isinstance(x, dict):
+        return [str(k) for k in x]
+    return [str(s) for s in x]
+
+
 _BREAKS = re.compile(r"[\t\n]")
 
 

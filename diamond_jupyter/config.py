@@ -25,7 +25,14 @@ from pydantic import (
 )
 
 from .model import BadInput, refuse_boolean_number, software_name_problem
-from .strict_yaml import alias_hint, line_of, odd_blank_hint, strict_loader, tab_hint
+from .strict_yaml import (
+    alias_hint,
+    compose,
+    line_of,
+    odd_blank_hint,
+    strict_load,
+    tab_hint,
+)
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may be
@@ -842,8 +849,6 @@ def default_data_dir() -> Path:
     return Path(value)
 
 
-_Loader = strict_loader()
-
 
 def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     """One line: where and what (PyYAML's own text spans several lines)."""
@@ -988,6 +993,7 @@ def _where(raw: Any, loc: tuple[Any, ...]) -> str:
 
 
 MAX_EXPANDED_VALUES = 100_000  # values in the file once its aliases are expanded
+MAX_SITES = 1_000  # entries under `sites:` (each is checked, connected and polled)
 
 
 def _expanded_size(obj: Any, sizes: dict[int, int], open_: set[int]) -> int:
@@ -1048,7 +1054,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     text = ""
     try:
         text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))
-        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+        raw = strict_load(text)
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
@@ -1066,6 +1072,10 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                        f"{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
+    sites = raw.get("sites") if isinstance(raw, dict) else None
+    if isinstance(sites, list) and len(sites) > MAX_SITES:
+        raise BadInput(f"sites file {p} lists {len(sites)} sites; a sites file lists at most "
+                       f"{MAX_SITES} (split them over several sites files)")
     try:
         if _expanded_size(raw, {}, set()) > MAX_EXPANDED_VALUES:
             raise ValueError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values")
@@ -1118,7 +1128,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
 def _line_note(text: str, loc: tuple[Any, ...]) -> str:
     """' (line N)': where in the sites file `loc` is (a problem found after loading)."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose(text)
     except (yaml.YAMLError, RecursionError):
         return ""
     line = line_of(root, loc)

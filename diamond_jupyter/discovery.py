@@ -258,6 +258,11 @@ def module_listing_marks(text: str) -> tuple[bool, bool]:
     return "@@hidden" in lines, "@@cut" in lines
 
 
+# Lines of a module listing read (the largest centers list some tens of thousands of
+# modules; a login's `module` answering 10^6 lines took 12 s to read, each kept and matched)
+MAX_MODULE_LINES = 200_000
+
+
 def parse_module_list(text: str, refused: list[str] | None = None,
                       hidden: list[str] | None = None,
                       ) -> tuple[str | None, str | None, list[SoftwareModule]]:
@@ -266,12 +271,18 @@ def parse_module_list(text: str, refused: list[str] | None = None,
     `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5. Names
     that are not `MODULE_NAME`s are left out (added to `refused`, when given); so are
     hidden names (a part starting with '.', `python/.3.14.0-beta`: loaded only by that
-    name), added to `hidden` when given."""
+    name), added to `hidden` when given; past MAX_MODULE_LINES lines the rest of the
+    listing is not read (said in `refused`)."""
     system = version = None
     found: dict[str, SoftwareModule] = {}
     text, _, asked = text.partition("\n@@requires ")
     requires = parse_spider_requires("@@requires " + asked) if asked else {}
-    for raw in text.split("\n"):
+    for n, raw in enumerate(text.split("\n")):
+        if n == MAX_MODULE_LINES:
+            if refused is not None:
+                refused.append(f"(the listing past its first {MAX_MODULE_LINES} lines: not "
+                               "read)")
+            break
         line = raw.strip()
         if line.startswith("system "):
             words = line.split()

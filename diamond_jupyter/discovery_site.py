@@ -210,9 +210,13 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     refused: list[str] = []
     hidden: list[str] = []
     system, version, modules = parse_module_list(parts.get("modules", ""), refused, hidden)
+    past = [r for r in refused if r.startswith("(the listing past")]
+    refused = [r for r in refused if r not in past]
     if refused:
         errors.append(f"modules: {len(refused)} name(s) left out, holding characters no "
                       f"module name has (first: {visible(refused[0][:80])})")
+    if past:  # the modules of the rest are not known there
+        errors.append(f"modules: {past[0][1:-1]}; modules listed after it are not known here")
     hidden_listed, cut = module_listing_marks(parts.get("modules", ""))
     if cut:
         errors.append(f"modules: the listing was cut at {MODULE_LIST_LINES} lines; the "

@@ -63,7 +63,7 @@ from .model import (
 )
 from .placement import Placement, StageData
 from .site_kinds import make_site
-from .sites import Site, Sites
+from .sites import NotARegularFile, Site, Sites
 from .store import Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
@@ -802,8 +802,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 texts[stream] = ""
                 continue
             start = starts.get(stream, 0) if starts is not None else 0
-            text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes,
-                                    start=start) if path else "")
+            try:
+                text = (await site.tail(path, lines, max_bytes=self.config.log_tail_bytes,
+                                        start=start) if path else "")
+            except NotARegularFile as e:  # the other stream is still shown
+                missing.append(f"{stream} log: {e}")
+                texts[stream] = ""
+                continue
             if text is None:
                 when = " (the job has not started)" if job.state.rank < 2 else ""
                 missing.append(f"{stream} log {path} is missing on {job.site}{when}")

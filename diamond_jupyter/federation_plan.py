@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 TOKEN = re.compile(r"^[0-9a-f]{12}$")
 AFTER_THE_JOB = "known after the job has run"
+# what a staging entry with skip_hidden (a tool call's job) does, as its plan says
+HIDDEN_ENTRIES_LEFT_OUT = ("left out: every name starting with '.' (`.ssh/`, `.bashrc`), at "
+                           "any depth; a tool call's job copies no hidden file to or from "
+                           "this machine")
 
 
 class PlanChanged(BadInput):
@@ -202,6 +206,8 @@ class PlanMixin:
                 src, dst = resolve(e, self.sites, site, wd, direction)
                 move = {"direction": direction, "source": self._place_of(src),
                         "destination": self._place_of(dst), "recursive": e.recursive}
+                if e.skip_hidden:
+                    move["hidden_entries"] = HIDDEN_ENTRIES_LEFT_OUT
                 if direction == "in":
                     move.update(await self._size(src.site, src.path if src.site
                                                  else move["source"]))

@@ -212,6 +212,9 @@ class StageEntry(_Model):
     source: str  # "SITE:PATH" or a local path
     destination: str
     recursive: bool = False
+    # names starting with "." (`.ssh/`, `.bashrc`), at any depth, are left out of the copy
+    # and listed as skipped: set on a tool call's job's copies from or to this machine
+    skip_hidden: bool = False
 
 
 class ArraySpec(_Model):
@@ -321,14 +324,152 @@ def _shown(m: re.Match[str]) -> str:
 def visible(text: str, *, keep_colour: bool = False) -> str:
     """`text` (from a job, a scheduler, a user) safe to print on a terminal: each character
     a terminal would act on rather than show is written out (ESC as \\x1b), so what is shown
-    is what the text holds. `keep_colour`: colour sequences (ESC [ ... m) stay."""
+    is what the text holds. `keep_colour`: colour sequences (ESC [ ... m) stay, but none
+    that hides text (`_Colours`), and the colours are reset at the end when the text left
+    any set (what is printed after it is not in the job's colours)."""
     if not keep_colour:
         return _UNSHOWN.sub(_shown, text)
+    colours = _Colours()
     out, at = [], 0
     for m in _SGR.finditer(text):
-        out += [_UNSHOWN.sub(_shown, text[at:m.start()]), m.group()]
+        out += [_UNSHOWN.sub(_shown, text[at:m.start()]), colours.sequence(m.group())]
         at = m.end()
-    return "".join(out) + _UNSHOWN.sub(_shown, text[at:])
+    out.append(_UNSHOWN.sub(_shown, text[at:]))
+    if colours.changed:
+        out.append("\x1b[0m")
+    return "".join(out)
+
+
+# xterm's 16 colours (a theme may change them; the same index is the same colour anywhere)
+_BASIC_RGB = [(0, 0, 0), (205, 0, 0), (0, 205, 0), (205, 205, 0), (0, 0, 238), (205, 0, 205),
+              (0, 205, 205), (229, 229, 229), (127, 127, 127), (255, 0, 0), (0, 255, 0),
+              (255, 255, 0), (92, 92, 255), (255, 0, 255), (0, 255, 255), (255, 255, 255)]
+_CUBE = (0, 95, 135, 175, 215, 255)
+_TOO_CLOSE = 48  # RGB distance under which text on a background cannot be read
+_CONCEAL = 8  # SGR "concealed": text drawn in the background's colour
+
+
+def _rgb(index: int) -> tuple[int, int, int]:
+    """A 256-colour palette index as RGB (xterm's)."""
+    if index < 16:
+        return _BASIC_RGB[index]
+    if index < 232:
+        i = index - 16
+        return _CUBE[i // 36], _CUBE[i // 6 % 6], _CUBE[i % 6]
+    grey = 8 + 10 * (index - 232)
+    return grey, grey, grey
+
+
+class _Colours:
+    """A text's SGR sequences, one after the other, rewritten so that none hides text: the
+    concealed attribute (8) is dropped, and where a foreground and a background are both set
+    (in one sequence or across several) and the same or nearly the same colour (black on
+    black, 38;5;16 on 40, RGB 1;1;1 on 0;0;0), the foreground becomes white or black,
+    whichever the background is not. Parameters a terminal would not read are dropped.
+    What stays unknown: the terminal's own colours (black text on a black terminal)."""
+
+    def __init__(self) -> None:
+        self.fg: tuple[int, int, int] | None = None  # None: the terminal's default
+        self.bg: tuple[int, int, int] | None = None
+        self.changed = False  # a sequence set something since the last reset
+
+    def sequence(self, seq: str) -> str:
+        params = seq[2:-1].split(";") if seq[2:-1] else ["0"]
+        kept: list[str] = []
+        i = 0
+        while i < len(params):
+            p, i = params[i], i + 1
+            head, _, sub = p.partition(":")
+            if not head.isdigit() or sub and head not in ("4", "38", "48", "58"):
+                break  # not an SGR parameter: it and what follows it dropped
+            n = int(head)
+            if n in (38, 48, 58):  # an extended colour: 38;5;N, 38;2;R;G;B or with colons
+                args = sub.split(":") if sub else params[i:i + 4]
+                colour, used = _extended(args, colons=bool(sub))
+                if colour is None:
+                    break
+                if not sub:
+                    i += used
+                kept.append(";".join([head, *args[:used]]) if not sub else p)
+                if n != 58:  # 58: the underline's colour
+                    self._set(n == 38, colour)
+                continue
+            if n == _CONCEAL:
+                continue
+            if n == 0:
+                self.fg = self.bg = None
+            elif 30 <= n <= 37 or 90 <= n <= 97:
+                self._set(True, _BASIC_RGB[n - 30 if n < 90 else n - 82])
+            elif 40 <= n <= 47 or 100 <= n <= 107:
+                self._set(False, _BASIC_RGB[n - 40 if n < 100 else n - 92])
+            elif n in (39, 49):
+                self._set(n == 39, None)
+            kept.append(p)
+        if kept:  # set since the last reset: what follows the last 0
+            last_reset = max((k for k, x in enumerate(kept) if x == "0"), default=-1)
+            self.changed = last_reset < len(kept) - 1
+        if self.fg is not None and self.bg is not None and \
+                sum((a - b) ** 2 for a, b in zip(self.fg, self.bg, strict=True)) < _TOO_CLOSE ** 2:
+            light = sum(self.bg) > 3 * 128
+            self.fg = (0, 0, 0) if light else (255, 255, 255)
+            kept.append("38;5;16" if light else "38;5;231")  # fixed colours, not a theme's
+        return f"\x1b[{';'.join(kept)}m" if kept else ""
+
+    def _set(self, foreground: bool, colour: tuple[int, int, int] | None) -> None:
+        if foreground:
+            self.fg = colour
+        else:
+            self.bg = colour
+
+
+def _extended(args: list[str], colons: bool) -> tuple[tuple[int, int, int] | None, int]:
+    """(the colour, how many of `args` it took) for what follows 38/48/58: 5;N or 2;R;G;B
+    (with colons, ITU's 2:CS:R:G:B too); (None, 0) when it is no colour."""
+    if not args or not all(a.isdigit() or colons and a == "" for a in args[:1]):
+        return None, 0
+    if args[0] == "5" and len(args) >= 2 and args[1].isdigit() and int(args[1]) < 256:
+        return _rgb(int(args[1])), 2
+    if args[0] == "2":
+        rgb = args[1:]
+        if colons and len(rgb) == 4:  # 2:CS:R:G:B (a colour space id, often empty)
+            rgb = rgb[1:]
+        rgb = rgb[:3]
+        if len(rgb) == 3 and all(x.isdigit() and int(x) < 256 for x in rgb):
+            return (int(rgb[0]), int(rgb[1]), int(rgb[2])), 4
+    return None, 0
+
+
+# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
+# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
+# else (shell syntax, quotes, control or invisible characters) is no module a site really
+# has: it would go into the user's `module load` lines and the notes shown on a terminal.
+MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
+# the marks `module avail` prints after a name, which a sites file copied from it keeps:
+# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
+_AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+
+
+def without_avail_marks(text: str) -> tuple[str, bool]:
+    """(a listed module name without the marks `module avail` prints after it, whether a
+    mark says it is the default version: `(D)`, `(default)`)."""
+    default = False
+    text = text.strip()
+    while m := _AVAIL_MARK.search(text):
+        default = default or any(t.strip() in ("D", "default")
+                                 for t in re.split(r"[,:]", m.group(2) or ""))
+        text = text[:m.start()]
+    return text, default
+
+
+def listed_names(x: Any) -> list[str]:
+    """The names a sites file's list, mapping or comma-separated text gives."""
+    if not x:
+        return []
+    if isinstance(x, str):
+        return [s.strip() for s in x.split(",") if s.strip()]
+    if isinstance(x, dict):
+        return [str(k) for k in x]
+    return [str(s) for s in x]
 
 
 _BREAKS = re.compile(r"[\t\n]")

@@ -1011,14 +1011,18 @@ class Site:
         (the first line kept may then be cut) and after its first `start` bytes; None when
         the file does not exist."""
         path = await self.resolve(path)
-        argv = ["tail", "-c", str(int(max_bytes)), "--", path]
-        if start > 0:  # what the file held before: left out
-            argv = ["sh", "-c", 'tail -c +"$1" -- "$2" | tail -c "$3"', "sh",
-                    str(int(start) + 1), path, str(int(max_bytes))]
+        # only a regular file is read: a FIFO (no writer: `tail` waits for ever) or a device
+        # (/dev/zero never ends), which the job may have put in its output's place, is not
+        read = 'tail -c +"$1" -- "$2" | tail -c "$3"' if start > 0 else 'tail -c "$3" -- "$2"'
+        argv = ["sh", "-c", f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
+                f'exit 3; fi; {read}', "sh", str(int(start) + 1), path, str(int(max_bytes))]
         res = await self.transport.run(argv, check=False)
         if not res.ok:
             if "No such file" in res.stderr:
                 return None
+            if NOT_A_FILE in res.stderr:
+                raise NotARegularFile(f"{self.name}: {path} is not a regular file (a FIFO, a "
+                                      "device or a link to one): not read")
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         if "No such file" in res.stderr:  # a pipe's status is its last command's
             return None
@@ -1026,6 +1030,13 @@ class Site:
 
     async def close(self) -> None:
         await self.transport.close()
+
+
+NOT_A_FILE = "diamond: not a regular file"
+
+
+class NotARegularFile(SiteError):
+    """A job's log is a FIFO, a device or a link to one (never read: it may never end)."""
 
 
 def queue_too_large(site: str, e: OutputTooLarge) -> str:

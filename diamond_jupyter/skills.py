@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
 from .federation_data import HIDDEN_LEFT
-from .federation_plan import PlanChanged, flag_hidden
+from .federation_plan import HIDDEN_ENTRIES_LEFT_OUT, PlanChanged, flag_hidden
 from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
 from .skills_models import (
     ActionOutput,
@@ -345,21 +345,23 @@ def no_hidden_files(files: list[str] | None) -> None:
 def no_hidden_staging(ctx: SkillContext, spec: JobSpec) -> None:
     """A tool call's job stages in no hidden file of this machine (`~/.ssh/id_ed25519` copied
     to the site, where its script may send it anywhere) and stages out nothing into a
-    hidden directory here (`.ssh/authorized_keys`), nor a whole directory (its hidden
-    entries), as its fetches and transfers."""
+    hidden directory here (`.ssh/authorized_keys`), as its fetches and transfers; a
+    directory it copies from or to this machine leaves its hidden entries out, at any
+    depth (`skip_hidden`, said in the plan and with the job): a directory staged in (the
+    home, `.`) would send `.ssh/` to the site, one staged out would bring the job's
+    `.bashrc` here."""
+    def here(path: str) -> bool:
+        return not any(path.startswith(f"{site}:") for site in ctx.fed.sites)
+
     for n, e in enumerate(spec.stage_in):
         no_hidden_destination(ctx, e.source, f"stage_in[{n}].source", reads=True)
+        e.skip_hidden = e.skip_hidden or here(e.source)
     for n, e in enumerate(spec.stage_out):
         dst = e.destination or "./"
         if dst.endswith("/"):  # into a directory: the source's own name is made there
             dst += posixpath.basename(e.source.rstrip("/"))
         no_hidden_destination(ctx, dst, f"stage_out[{n}].destination")
-        local = not any(dst.startswith(f"{site}:") for site in ctx.fed.sites)
-        if e.recursive and local:  # a directory's hidden entries would come along
-            raise BadInput(f"stage_out[{n}]: a tool call's job copies no directory back to "
-                           "this machine (its hidden files, `.ssh/` or `.bashrc`, would come "
-                           "along); after the job, copy it with the transfer tool, which "
-                           "leaves hidden entries out")
+        e.skip_hidden = e.skip_hidden or here(dst)
 
 
 async def _fetch_plan(ctx: SkillContext, inp: FetchInput) -> dict[str, Any]:
@@ -416,7 +418,7 @@ async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
         copies = ctx.fed.hedge(job.hedge_group).copies if job.hedge_group else [job]
         return ActionOutput(job=JobSummary.of(job), message=(
             f"submitted {len(copies)} hedged copies ({', '.join(j.id for j in copies)}); "
-            "the first to start runs the job, the others are cancelled"))
+            "the first to start runs the job, the others are cancelled" + _staging_said(spec)))
     if ctx.approved is not None:  # the approved plan's token makes it run once
         origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
         job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)
@@ -424,7 +426,17 @@ async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
         job = await ctx.fed.submit_once(spec, inp.site, key=ctx.call_key, origin=ctx.origin)
     else:
         job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin)
-    return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}")
+    return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}"
+                        + _staging_said(spec))
+
+
+def _staging_said(spec: JobSpec) -> str:
+    """'; ...' naming the staged copies that leave hidden entries out, or ''."""
+    left = [f"stage_{d}[{n}]" for d, entries in (("in", spec.stage_in),
+                                                  ("out", spec.stage_out))
+            for n, e in enumerate(entries) if e.skip_hidden and e.recursive]
+    return (f"; {', '.join(left)}: hidden entries {HIDDEN_ENTRIES_LEFT_OUT}"
+            if left else "")
 
 
 async def _cancel_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:

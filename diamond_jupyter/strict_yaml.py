@@ -9,8 +9,11 @@ Merge keys (`<<: *defaults`) still override as YAML means them.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -20,77 +23,169 @@ from yaml.scanner import ScannerError
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def strict_loader(max_depth: int = 64) -> type[yaml.SafeLoader]:
-    """A SafeLoader class that refuses a key given twice (naming both lines) and flow
-    collections nested more than `max_depth` deep."""
+class _Strict:
+    """What both loaders add to PyYAML's safe constructor (mixed in before it)."""
 
-    class StrictLoader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, yaml.Node] = {}
-                for key_node, _ in node.value:
-                    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
-                        continue
-                    key = self.construct_object(key_node)
-                    try:
-                        first = seen.setdefault(key, key_node)
-                    except TypeError:  # an unhashable key: PyYAML's own error follows
-                        continue
-                    if first is not key_node:
-                        raise ConstructorError(
-                            None, None, f"key {key!r} is given twice (first on line "
-                            f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
-            return super().construct_mapping(node, deep=deep)
+    max_depth = 64
 
-        def flatten_mapping(self, node: Any) -> None:
-            """Merge keys as YAML defines them: of a list of mappings (`<<: [*gpu,
-            *defaults]`) the earlier one wins a key both give, and the mapping's own keys win
-            over every merged one (this PyYAML let the later template win: a step meant for
-            one site went to the other's)."""
-            merged: list[tuple[Any, Any]] = []
-            own: list[tuple[Any, Any]] = []
-            for key_node, value_node in node.value:
-                if key_node.tag != MERGE_TAG:
-                    if key_node.tag == "tag:yaml.org,2002:value":
-                        key_node.tag = "tag:yaml.org,2002:str"
-                    own.append((key_node, value_node))
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                     continue
-                if isinstance(value_node, yaml.MappingNode):
-                    subs = [value_node]
-                elif isinstance(value_node, yaml.SequenceNode):
-                    subs = value_node.value
-                else:
+                key = self.construct_object(key_node)  # type: ignore[attr-defined]
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if first is not key_node:
+                    raise ConstructorError(
+                        None, None, f"key {key!r} is given twice (first on line "
+                        f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+    def flatten_mapping(self, node: Any) -> None:
+        """Merge keys as YAML defines them: of a list of mappings (`<<: [*gpu,
+        *defaults]`) the earlier one wins a key both give, and the mapping's own keys win
+        over every merged one (this PyYAML let the later template win: a step meant for
+        one site went to the other's)."""
+        merged: list[tuple[Any, Any]] = []
+        own: list[tuple[Any, Any]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != MERGE_TAG:
+                if key_node.tag == "tag:yaml.org,2002:value":
+                    key_node.tag = "tag:yaml.org,2002:str"
+                own.append((key_node, value_node))
+                continue
+            if isinstance(value_node, yaml.MappingNode):
+                subs = [value_node]
+            elif isinstance(value_node, yaml.SequenceNode):
+                subs = value_node.value
+            else:
+                raise ConstructorError("while constructing a mapping", node.start_mark,
+                                       "expected a mapping or list of mappings for "
+                                       f"merging, but found {value_node.id}",
+                                       value_node.start_mark)
+            for sub in subs:
+                if not isinstance(sub, yaml.MappingNode):
                     raise ConstructorError("while constructing a mapping", node.start_mark,
-                                           "expected a mapping or list of mappings for "
-                                           f"merging, but found {value_node.id}",
-                                           value_node.start_mark)
-                for sub in subs:
-                    if not isinstance(sub, yaml.MappingNode):
-                        raise ConstructorError("while constructing a mapping", node.start_mark,
-                                               f"expected a mapping for merging, but found "
-                                               f"{sub.id}", sub.start_mark)
-                    self.flatten_mapping(sub)
-                    merged += sub.value
+                                           f"expected a mapping for merging, but found "
+                                           f"{sub.id}", sub.start_mark)
+                self.flatten_mapping(sub)
+                merged += sub.value
 
-            def key(k: Any) -> Any:
-                return (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
+        def key(k: Any) -> Any:
+            return (k.tag, k.value) if isinstance(k, yaml.ScalarNode) else id(k)
 
-            if merged:
-                seen = {key(k) for k, _ in own}
-                first: list[tuple[Any, Any]] = []
-                for k, v in merged:
-                    if key(k) not in seen:
-                        seen.add(key(k))
-                        first.append((k, v))
-                node.value = first + own
+        if merged:
+            seen = {key(k) for k, _ in own}
+            first: list[tuple[Any, Any]] = []
+            for k, v in merged:
+                if key(k) not in seen:
+                    seen.add(key(k))
+                    first.append((k, v))
+            node.value = first + own
 
-        def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
-            if self.flow_level >= max_depth:
-                raise ScannerError(None, None, f"collections nested more than {max_depth} "
-                                   "deep", self.get_mark())
-            super().fetch_flow_collection_start(TokenClass)
+    def get_single_data(self) -> Any:
+        """The document, once its flow collections are known to nest at most `max_depth`
+        deep (libyaml, which reads them in C, stops only at 1,000)."""
+        node = self.get_single_node()  # type: ignore[attr-defined]
+        if node is None:
+            return None
+        _check_flow_depth(node, self.max_depth)
+        return self.construct_document(node)  # type: ignore[attr-defined]
 
-    return StrictLoader
+
+def _check_flow_depth(root: yaml.Node, max_depth: int) -> None:
+    """ScannerError at the first flow collection (`[...]`, `{...}`) nested more than
+    `max_depth` deep (walked without recursion; an alias's node is walked once)."""
+    todo: list[tuple[yaml.Node, int]] = [(root, 0)]
+    seen: set[int] = set()
+    while todo:
+        node, depth = todo.pop()
+        if not isinstance(node, (yaml.SequenceNode, yaml.MappingNode)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        depth = depth + 1 if node.flow_style else 0
+        if depth > max_depth:
+            raise ScannerError(None, None, f"collections nested more than {max_depth} deep",
+                               node.start_mark)
+        if isinstance(node, yaml.SequenceNode):
+            todo += [(child, depth) for child in node.value]
+        else:
+            todo += [(part, depth) for pair in node.value for part in pair]
+
+
+class _PyStrictLoader(_Strict, yaml.SafeLoader):
+    """PyYAML's own reader (pure Python): its errors are the ones the faces show."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
+        # refused as it is read: the pure-Python parser takes a frame per level
+        if self.flow_level >= self.max_depth:
+            raise ScannerError(None, None, f"collections nested more than {self.max_depth} "
+                               "deep", self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
+
+
+# libyaml's reader, where this PyYAML was built with it (about 20 times faster: a sites file
+# near its 4 MB bound took PyYAML's pure-Python reader about 20 s); the same safe
+# constructor, so the same values, tags and checks
+_FAST_BASE: type | None = getattr(yaml, "CSafeLoader", None) if yaml.__with_libyaml__ else None
+
+
+def strict_loader(max_depth: int = 64, *, fast: bool = False) -> type:
+    """A safe loader class that refuses a key given twice (naming both lines) and flow
+    collections nested more than `max_depth` deep; `fast`: read by libyaml where PyYAML has
+    it (its error messages differ: see `strict_load`)."""
+    base: type = _PyStrictLoader
+    if fast and _FAST_BASE is not None:
+        base = type("_CStrictLoader", (_Strict, _FAST_BASE), {})
+    return type("StrictLoader", (base,), {"max_depth": max_depth})
+
+
+# Up to this size a text libyaml refuses is read again by PyYAML's pure-Python reader for
+# its error (a fraction of a second); a larger one gets libyaml's own (same line and column)
+RETELL_MAX_CHARS = 256 << 10
+
+
+def strict_load(text: str, max_depth: int = 64) -> Any:
+    """`text` read by the strict loader: by libyaml where PyYAML has it, and, when that
+    refuses a text of at most RETELL_MAX_CHARS, again by PyYAML's pure-Python reader,
+    whose error (or value) is the one given: the same text gives the same message with
+    either build of PyYAML. A text holding a tab is read by the pure-Python reader alone:
+    libyaml takes a tab between tokens (`name:<TAB>value`) as a blank, which this reader
+    refuses (`tab_hint`)."""
+    with _no_cycle_collection():
+        if "\t" in text:
+            return yaml.load(text, Loader=strict_loader(max_depth))  # noqa: S506
+        try:
+            return yaml.load(text, Loader=strict_loader(max_depth, fast=True))  # noqa: S506
+        except (yaml.YAMLError, RecursionError):
+            if _FAST_BASE is None or len(text) > RETELL_MAX_CHARS:
+                raise
+        return yaml.load(text, Loader=strict_loader(max_depth))  # noqa: S506 (a SafeLoader)
+
+
+def compose(text: str) -> yaml.Node | None:
+    """`text`'s node tree (for line numbers), by libyaml where PyYAML has it."""
+    with _no_cycle_collection():
+        return yaml.compose(text, Loader=_FAST_BASE or yaml.SafeLoader)  # noqa: S506
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while a tree is built: it walked every node made so
+    far again and again, so reading grew with the square of the file (4,000 sites 0.18 s,
+    32,000 sites 2.9 s); what the reader frees it frees at once, the rest is collected
+    after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:

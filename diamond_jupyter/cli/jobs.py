@@ -183,12 +183,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_output(stream: Any, text: str) -> None:
+def _write_output(stream: Any, text: str, plain: bool = False) -> None:
     """A job's output as it wrote it when piped or redirected (nothing lost); on a terminal,
     with its colours but no other escape sequence (it cannot move the cursor, retitle the
-    window or write the clipboard)."""
+    window or write the clipboard) and no colour that hides text (`model._Colours`), reset
+    after it; `plain`: every escape sequence written out, colours too."""
     isatty = getattr(stream, "isatty", None)
-    stream.write(visible(text, keep_colour=True) if isatty and isatty() else text)
+    stream.write(visible(text, keep_colour=not plain) if isatty and isatty() else text)
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
@@ -196,8 +197,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
     if args.json:
         out(args, logs)
     else:
-        _write_output(sys.stdout, logs["stdout"])
-        _write_output(sys.stderr, logs["stderr"])
+        _write_output(sys.stdout, logs["stdout"], plain=getattr(args, "plain", False))
+        _write_output(sys.stderr, logs["stderr"], plain=getattr(args, "plain", False))
     for line in filter(None, logs.get("missing", "").splitlines()):
         print(f"diamond: {visible(line)}", file=sys.stderr)
     for line in filter(None, logs.get("notes", "").splitlines()):
@@ -323,6 +324,9 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("job", help=job_help)
     p.add_argument("--lines", type=count(1), default=100,
                    help="lines from the end (default 100)")
+    p.add_argument("--plain", action="store_true",
+                   help="on a terminal, write the job's colour sequences out as text too "
+                   "(default: its colours are shown, none that hides text)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")
     p.add_argument("job", help=job_help)
     p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")

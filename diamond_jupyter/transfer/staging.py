@@ -61,6 +61,25 @@ def resolve(entry: StageEntry, sites: dict, site: str, workdir: str,
     return _on_site(src, site, workdir), dst
 
 
+def _left_out(skipped: list[str]) -> str:
+    """The job's reason after a stage-out that left entries out: the hidden ones (a tool
+    call's job) and the files left as they were, each counted, the first named."""
+    from .sftp import HIDDEN_LEFT
+
+    hidden = [s for s in skipped if s.endswith(HIDDEN_LEFT)]
+    kept = [s for s in skipped if not s.endswith(HIDDEN_LEFT)]
+    said = []
+    for group, what in ((hidden, "left out {n} hidden entr{ies} (a tool call's job copies "
+                                 "none)"),
+                        (kept, "left {n} file(s) as they were")):
+        if group:
+            shown = "; ".join(x.removesuffix(f": {HIDDEN_LEFT}") for x in group[:5])
+            more = f"; and {len(group) - 5} more" if len(group) > 5 else ""
+            said.append(what.format(n=len(group), ies="y" if len(group) == 1 else "ies")
+                        + f": {shown}{more}")
+    return "stage-out " + "; ".join(said)
+
+
 class StagedJob:
     """One submission's staging; created by the submit before the (held) submit, or by
     `resume_staged` after a restart (`resumed`: the job as stored). It runs its copies with
@@ -137,6 +156,7 @@ class StagedJob:
         recs = await asyncio.gather(*(
             self._copy(src, dst, recursive=e.recursive, job_id=self.job_id(),
                               transfer_id=f"{self.token}-{direction}-{i}",
+                              skip_hidden=e.skip_hidden,
                               # the job's inputs are put where it reads them; what a job
                               # wrote replaces only what an earlier copy there wrote
                               overwrite=direction == "in")
@@ -153,12 +173,9 @@ class StagedJob:
         self._emit(f"stage.{direction}.done", transfers=[r.id for r in recs],
                    bytes=sum(r.bytes or 0 for r in recs), skipped=skipped)
         if skipped and direction == "out":  # said with the job, never silent
-            shown = "; ".join(skipped[:5]) + (f"; and {len(skipped) - 5} more"
-                                              if len(skipped) > 5 else "")
             self._check()
             self.journal.apply(self.job_id(), JobState.COMPLETED, source="staging",
-                               reason=f"stage-out left {len(skipped)} file(s) as they were: "
-                                      f"{shown}")
+                               reason=_left_out(skipped))
         return None
 
     async def _fail(self, job_id: str, reason: str) -> None:

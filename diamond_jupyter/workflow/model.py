@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import alias_hint, odd_blank_hint, strict_loader, tab_hint
+from ..strict_yaml import alias_hint, compose, odd_blank_hint, strict_load, tab_hint
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -1117,11 +1117,6 @@ def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False) -> str
     return f" (line {line})" if line else ""
 
 
-def _loader() -> type:
-    """The strict YAML loader (`strict_yaml`), collections nested at most MAX_DEPTH deep."""
-    return strict_loader(MAX_DEPTH)
-
-
 def _utf8(raw: bytes, source: str) -> str:
     try:
         return raw.decode("utf-8")
@@ -1156,7 +1151,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
             MAX_WORKFLOW_BYTES:
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
     try:
-        data = yaml.load(text, Loader=_loader())  # noqa: S506 (a SafeLoader)
+        data = strict_load(text, MAX_DEPTH)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -1174,7 +1169,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
                        "collections nest a few levels)") from None
     def nodes() -> Any:  # asked only to say where a problem is
         try:
-            return yaml.compose(text, Loader=yaml.SafeLoader)
+            return compose(text)
         except (yaml.YAMLError, RecursionError):
             return None
 

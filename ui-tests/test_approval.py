@@ -160,7 +160,9 @@ def test_reject_ends_the_task_without_a_job(agent_server, agent_page, fake):
     """What a hostile plan hides no more: command, shell, modules, environment, working
     directory and a stage-out into the user's IPython startup directory, all shown."""
     page, name = agent_page, f"ui-rejected-{uuid.uuid4().hex[:6]}"
-    startup = str(agent_server["root"] / ".ipython" / "profile_default" / "startup")
+    # a plain directory: a tool call's stage-out into a hidden one (`.ipython/...`) is
+    # refused before any plan since the ninth hostile sweep
+    startup = str(agent_server["root"] / "ipython-profile" / "startup")
     spec = {"name": name, "command": EVIL, "shell": "/bin/sh", "working_directory": "/tmp",
             "environment": {"modules": ["evil-module"], "variables": {"LD_LIBRARY_PATH": "/e"}},
             "stage_out": [{"source": "x.py", "destination": f"{startup}/00-x.py"}]}

@@ -50,7 +50,10 @@ async def awaiting(fed: Federation, prompt: str, approval: str | None = "ask") -
 
 
 async def test_the_plan_shows_script_fields_data_and_cost(fed, fake, tmp_path):
-    startup = str(tmp_path / ".ipython" / "profile_default" / "startup")
+    # a plain directory: a tool call's stage-out into a hidden one (IPython's own startup
+    # directory, `.ipython/...`) is refused before any plan since the ninth hostile sweep
+    # (tests/test_adversarial_inputs9.py)
+    startup = str(tmp_path / "ipython-profile" / "startup")
     fake.script([tool_use("submit", {"spec": hostile_spec(startup), "site": "alpha"})])
     before = len(fed.jobs())
     task = await awaiting(fed, "say hello")

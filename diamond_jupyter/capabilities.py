@@ -9,13 +9,12 @@ list means "known to have none".
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .model import AVAIL_MARK
+from .model import listed_names, without_avail_marks
 
 # where Intel oneAPI is installed unless told otherwise (its installer's defaults: system
 # wide, and in the home for a user's own install); discovery looks there (and at
@@ -117,28 +116,11 @@ class SiteCapabilities(_Caps):
         return [m.full for m in self.software or []]
 
 
-def _names(x: Any) -> list[str]:
-    if not x:
-        return []
-    if isinstance(x, str):
-        return [s.strip() for s in x.split(",") if s.strip()]
-    if isinstance(x, dict):
-        return [str(k) for k in x]
-    return [str(s) for s in x]
-
-
-
-
 def _listed_module(text: str) -> SoftwareModule:
     """A sites file's software name; marks copied from `module avail` after it are read as
     they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
-    default = False
-    text = text.strip()
-    while m := AVAIL_MARK.search(text):
-        default = default or any(t.strip() in ("D", "default")
-                                 for t in re.split(r"[,:]", m.group(2) or ""))
-        text = text[:m.start()]
-    return SoftwareModule.parse(text, default=default)
+    name, default = without_avail_marks(text)
+    return SoftwareModule.parse(name, default=default)
 
 
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
@@ -146,18 +128,18 @@ def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:
     does not give stay unknown (None)."""
     caps = SiteCapabilities(site=site)
     if metadata.get("architecture"):
-        caps.architectures = _names(metadata["architecture"])
+        caps.architectures = listed_names(metadata["architecture"])
         caps.sources["architectures"] = "configured"
     for key in ("features", "gpu_models"):
         if key in metadata:
-            setattr(caps, key, _names(metadata[key]))
+            setattr(caps, key, listed_names(metadata[key]))
             caps.sources[key] = "configured"
     if "software" in metadata:
-        caps.software = [_listed_module(s) for s in _names(metadata["software"])]
+        caps.software = [_listed_module(s) for s in listed_names(metadata["software"])]
         caps.sources["software"] = "configured"
     for key in ("container_runtimes", "mpi", "pmi"):
         if key in metadata:
-            setattr(caps, key, [s.lower() for s in _names(metadata[key])])
+            setattr(caps, key, [s.lower() for s in listed_names(metadata[key])])
             caps.sources[key] = "configured"
     return caps
 

@@ -1062,32 +1062,13 @@ class SiteError(DiamondError):
     exit_code = 1
 
 
-# What a module's name and version are made of (Lmod, Environment Modules, EasyBuild and
-# Spack names): ASCII letters, digits and `_ . + - / @ % : , = ~`. A name with anything
-# else (shell syntax, quotes, control or invisible characters) is no module a site really
-# has: it would go into the user's `module load` lines and the notes shown on a terminal.
-MODULE_NAME = re.compile(r"[A-Za-z0-9_.+\-/@%:,=~]+")
-
-
-# the marks `module avail` prints after a name, which a list copied from it keeps:
-# Lmod's (D), (L), (L,D), <aL>; Environment Modules' (default), (default:latest), <L:sticky>
-AVAIL_MARK = re.compile(r"\s*(\(([^()/]*)\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
-
-
-def _unmarked(text: str) -> str:
-    text = text.strip()
-    while m := AVAIL_MARK.search(text):
-        text = text[:m.start()]
-    return text
-
-
 def software_name_problem(entry: Any) -> str | None:
     """Why a sites file's `software` entry is no module name (None: it is one), with
     what is accepted: checked as discovered names are (`MODULE_NAME`), after the marks
     `module avail` prints (`(D)`, `<L>`)."""
     if not isinstance(entry, (str, int, float)) or isinstance(entry, bool):
         return f"{type(entry).__name__} {str(entry)[:60]!r} is not a module name"
-    name = _unmarked(str(entry))
+    name = without_avail_marks(str(entry))[0]
     if not name:
         return f"{str(entry)[:60]!r} is empty"
     if name.startswith("-"):  # `module load -f/x` would read an option

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,22 @@ def _fed(args: argparse.Namespace, **kw: Any):
     from .common import federation
 
     return federation(args, **kw)
+
+
+def _once(args: argparse.Namespace, call: Callable[[Any], Awaitable[Any]], *,
+          hand: bool = True) -> Any:
+    """`call(fed)` on an engine opened for one short command (no recovery at start), then
+    closed; `hand`: held work it found is handed to a background `diamond resume`."""
+    async def go():
+        fed = _fed(args)
+        try:
+            await fed.start(recover=False)
+            return await call(fed)
+        finally:
+            await fed.close()
+            if hand:
+                hand_over(fed, args)
+    return asyncio.run(go())
 
 
 def _out(args: argparse.Namespace, view: Any) -> None:
@@ -58,28 +75,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    async def go():
-        fed = _fed(args)
-        try:
-            await fed.start(recover=False)
-            return await fed.workflow_status(args.id, refresh=True)
-        finally:
-            await fed.close()
-            hand_over(fed, args)
-    _out(args, asyncio.run(go()))
+    _out(args, _once(args, lambda fed: fed.workflow_status(args.id, refresh=True)))
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    async def go():
-        fed = _fed(args)
-        try:
-            await fed.start(recover=False)
-            return await fed.cancel_workflow(args.id)
-        finally:
-            await fed.close()
-            hand_over(fed, args)
-    _out(args, asyncio.run(go()))
+    _out(args, _once(args, lambda fed: fed.cancel_workflow(args.id)))
     return 0
 
 
@@ -113,15 +114,7 @@ def _show_plan(plan: dict[str, Any]) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    async def go():
-        fed = _fed(args)
-        try:
-            await fed.start(recover=False)
-            return await fed.workflow_approval_plan(args.id)
-        finally:
-            await fed.close()
-            hand_over(fed, args)
-    plan = asyncio.run(go())
+    plan = _once(args, lambda fed: fed.workflow_approval_plan(args.id))
     if args.json:
         print(json.dumps(plan, indent=2))
     else:
@@ -134,20 +127,12 @@ def _approve(args: argparse.Namespace) -> int:
 
     from ..model import BadInput
 
-    async def show():
-        fed = _fed(args)
-        try:
-            await fed.start(recover=False)
-            return await fed.workflow_approval_plan(args.id)
-        finally:
-            await fed.close()
-
     digest = args.plan_hash
     if digest is None:  # only a person at a terminal, shown the plan here, approves it
         if not sys.stdin.isatty():
             raise BadInput(f"give --plan-hash H, the sha256 `diamond workflow plan {args.id}` "
                            "prints: a plan no one was shown is not approved")
-        plan = asyncio.run(show())
+        plan = _once(args, lambda fed: fed.workflow_approval_plan(args.id), hand=False)
         _show_plan(plan)
         try:
             said = input("approve this plan? [y/N] ")
@@ -158,15 +143,7 @@ def _approve(args: argparse.Namespace) -> int:
             return 1
         digest = plan["plan_sha256"]
 
-    async def go():
-        fed = _fed(args)
-        try:
-            await fed.start(recover=False)
-            return await fed.approve_workflow_shown(args.id, digest)
-        finally:
-            await fed.close()
-            hand_over(fed, args)
-    _out(args, asyncio.run(go()))
+    _out(args, _once(args, lambda fed: fed.approve_workflow_shown(args.id, digest)))
     return 0
 
 

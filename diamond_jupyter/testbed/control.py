@@ -103,6 +103,8 @@ def up(timeout: float = 60) -> dict:
     started: list[str] = []
     if st["up"]:
         started += _apply_config_changes(base, timeout)
+        for c in CLUSTERS:  # a running slurmrestd that does not answer is named here
+            _wait_rest(base, c, timeout)
     else:
         running = any([st["munged"], *[x["netns"] or x.get("slurmctld") or x.get("qmaster")
                                        or x["sshd"] for x in st["sites"]]])

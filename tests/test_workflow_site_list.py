@@ -261,3 +261,23 @@ async def test_the_plan_lists_only_the_sites_of_the_list_and_the_approval_pins_t
             capsys.readouterr().out
     finally:
         await fed.close()
+
+
+async def test_the_python_api_runs_a_step_on_its_list_through_the_facade(tmp_path,
+                                                                       monkeypatch):
+    """`Federation.run_workflow` with a mapping (the Python API): the real operations place
+    the step among gamma and beta only (placement here ranks the sites it is offered in the
+    sites file's order, so alpha would win if offered) and submit it there."""
+    from test_workflow_approval import _fed
+
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        view = await fed.run_workflow({"name": "py", "steps": [
+            {"name": "a", "site": ["gamma", "beta"],
+             "script": "#!/bin/bash\n#SBATCH -t 5\necho a\n"}]}, origin={"face": "test"})
+        [step] = view.steps
+        assert step.site == "beta" and step.job is not None
+        assert fed.job(step.job).site == "beta"
+        assert view.contract()["steps"][0]["site"] == "beta"
+    finally:
+        await fed.close()

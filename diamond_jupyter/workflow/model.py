@@ -724,7 +724,7 @@ class Workflow(_Strict):
                              "workflow written for another one (--config)?")
                 if "," in name and s.among is None:
                     every += "; a list of sites is written [alpha, beta]"
-                where = f" in its list of sites {site_list(s.site)}" if s.among else ""
+                where = f" in its list of sites [{_listing(s.among)}]" if s.among else ""
                 raise Misplaced(f"step {s.name!r}: unknown site {name!r}{where} ({hint}known: "
                                 f"{', '.join(allowed) or 'none'}, or auto){every}",
                                 ("steps", k, "site", *([j] if s.among else [])))

@@ -42,7 +42,14 @@ from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
 from .federation_waits import WaitNotesMixin
 from .federation_workflow import WorkflowMixin
-from .fetch_guard import FetchResult, bounded, canonical, choose, too_large_line
+from .fetch_guard import (
+    FetchResult,
+    bounded,
+    canonical,
+    choose,
+    not_regular,
+    too_large_line,
+)
 from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .model import (
@@ -67,6 +74,7 @@ from .sites import NotARegularFile, Site, Sites
 from .store import Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
+from .transports.base import FileStat
 
 log = logging.getLogger(__name__)
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
@@ -874,13 +882,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         ./SITE-NUMBER; inside the server's root when there is one) and a (remote path, local
         path) pair per result file; paths that would leave the directory are left out. Nothing
         is copied. BadInput for an unknown job or a destination outside the server's root."""
-        dest_dir, pairs, _ = await self._fetch_listing(job_id, dest)
-        return dest_dir, pairs
+        dest_dir, pairs, stats = await self._fetch_listing(job_id, dest)
+        return dest_dir, not_regular(dest_dir, pairs, {p: f.mode for p, f in stats.items()})[0]
 
     async def _fetch_listing(self, job_id: str, dest: str | Path | None
-                             ) -> tuple[Path, list[tuple[str, Path]], dict[str, int]]:
-        """`fetch_pairs` and each result file's size (remote path -> bytes), from the one
-        listing of the job's directory."""
+                             ) -> tuple[Path, list[tuple[str, Path]], dict[str, FileStat]]:
+        """`fetch_pairs` and each result file's listing (remote path -> its size and mode),
+        from the one listing of the job's directory; the pairs include the FIFOs, devices
+        and sockets there (for `fetch_choice` to name, never to copy)."""
         if dest is not None:
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
@@ -895,13 +904,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             rel = str(dest or job.id.replace(":", "-"))
             dest_dir = Path(confine(Location(None, rel), self.server_root).path)
         pairs = []
-        listed = await site.job_file_stats(job)
+        listed = await site.job_file_stats(job, special=True)
         for remote in (f.path for f in listed):
             inside = wd and remote.startswith(wd)
             rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name
             if ".." not in Path(rel).parts:
                 pairs.append((remote, dest_dir / rel))
-        return dest_dir, pairs, {f.path: f.size for f in listed}
+        return dest_dir, pairs, {f.path: f for f in listed}
 
     def _fetch_bound(self, max_file_bytes: int | None) -> tuple[int, str]:
         """The fetch's bound on one file's size, and where it comes from (for messages).
@@ -926,11 +935,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `fetch_pairs`, or for a name in `files` the job has no result file for."""
         job = self.store.get_job(job_id)
         bound, setting = self._fetch_bound(max_file_bytes)
-        dest_dir, pairs, sizes = await self._fetch_listing(job.id, dest)
+        dest_dir, pairs, stats = await self._fetch_listing(job.id, dest)
         chosen, skipped = choose(job.id, dest_dir, pairs, files=files, overwrite=overwrite,
                                  ours=self.store.fetched_by)
-        chosen, big = bounded(dest_dir, chosen, sizes, bound=bound, setting=setting)
-        return dest_dir, chosen, skipped + big
+        chosen, odd = not_regular(dest_dir, chosen, {p: f.mode for p, f in stats.items()})
+        chosen, big = bounded(dest_dir, chosen, {p: f.size for p, f in stats.items()},
+                              bound=bound, setting=setting)
+        return dest_dir, chosen, skipped + odd + big
 
     async def fetch(self, job_id: str, dest: str | Path | None = None, *,
                     only: set[str] | None = None, files: Iterable[str] | None = None,

@@ -449,8 +449,11 @@ def _workflow_step(step: Any) -> list[str]:
     with on each of those sites (what the approval pins)."""
     if not isinstance(step, dict):
         return []
-    where = "placed when it runs, on one of these sites" if step.get("site") == "auto" \
-        else f"on {step.get('site')}"
+    site = step.get("site")
+    if site == "auto" or isinstance(site, list):  # a list: the sites below are its own
+        where = "placed when it runs, on one of these sites"
+    else:
+        where = f"on {site}"
     out = [f"  step {step.get('name')} ({where}; needs {step.get('needs') or 'nothing'}, "
            f"retries {step.get('retries')}, on failure {step.get('on_failure')}):"]
     for c in step.get("rendered") or []:

@@ -29,7 +29,10 @@ STEP_TOKEN = "0" * 12
 
 def step_candidates(step: Any, sites: list[str]) -> list[str]:
     """The sites a workflow step may run on: its own; every site for `auto`, and for a
-    pinned step whose retries go elsewhere (its own first)."""
+    pinned step whose retries go elsewhere (its own first); those of its list (configured
+    ones, in its list's order) for a list of sites, its retries too."""
+    if step.among is not None:
+        return [s for s in step.among if s in sites]
     if step.site == "auto":
         return list(sites)
     if step.on_failure == "resubmit-elsewhere" and step.retries > 0:

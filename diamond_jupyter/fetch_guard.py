@@ -8,6 +8,8 @@ its result, one "REL: why" line each) a result file
 - whose local path already exists and is not the file an earlier fetch of the same job left
   there unchanged, unless the user asked to overwrite (a directory there is never replaced);
 - whose directory would be reached through a link leading out of the destination.
+- that is not a regular file: a FIFO, a device or a socket (reading it could wait for ever
+  or never end; `not_regular`).
 - larger than the fetch's bound (the sites file's `fetch_max_file_bytes`, or the fetch's
   own), by its size as listed (a sparse file's holes are written out whole), or than the
   room left at the destination after the files before it (`bounded`).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -98,6 +101,25 @@ def choose(job_id: str, dest_dir: Path, pairs: list[tuple[str, Path]], *,
         else:
             skipped.append(f"{rel}: {why}")
     return chosen, skipped
+
+
+def not_regular(dest_dir: Path, chosen: list[tuple[str, Path]], modes: dict[str, int]
+                ) -> tuple[list[tuple[str, Path]], list[str]]:
+    """`chosen` without the files whose listed mode (`modes`, by remote path) is not a
+    regular file's: one "REL: why" line each, saying what it is."""
+    kept: list[tuple[str, Path]] = []
+    skipped: list[str] = []
+    for remote, local in chosen:
+        mode = modes.get(remote)
+        if mode is None or stat.S_ISREG(mode):
+            kept.append((remote, local))
+            continue
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device"
+                if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        skipped.append(f"{local.relative_to(dest_dir).as_posix()}: {kind}, not a regular file "
+                       "(reading it could wait for ever or never end); not fetched")
+    return kept, skipped
 
 
 def size_text(n: int) -> str:

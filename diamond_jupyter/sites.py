@@ -981,9 +981,12 @@ class Site:
         """Regular files under `root` on the site, listed over SFTP (no command runs)."""
         return [f.path for f in await self.file_stats(root, max_depth=max_depth)]
 
-    async def file_stats(self, root: str, *, max_depth: int = 3) -> list[FileStat]:
-        """`list_files` with each file's size and mode (the same SFTP listing)."""
-        return await self.transport.list_files(await self.resolve(root), max_depth=max_depth)
+    async def file_stats(self, root: str, *, max_depth: int = 3, special: bool = False
+                         ) -> list[FileStat]:
+        """`list_files` with each file's size and mode (the same SFTP listing); with
+        `special`, the FIFOs, devices and sockets too (to be named, never read)."""
+        return await self.transport.list_files(await self.resolve(root), max_depth=max_depth,
+                                               special=special)
 
     async def job_files(self, job: Job) -> list[str]:
         """A job's result files: those in its working directory, 3 levels deep (paths on the
@@ -991,14 +994,15 @@ class Site:
         lengths the wrapper recorded at the start)."""
         return [f.path for f in await self.job_file_stats(job)]
 
-    async def job_file_stats(self, job: Job) -> list[FileStat]:
-        """`job_files` with each file's size, from the same listing (sorted by path)."""
+    async def job_file_stats(self, job: Job, *, special: bool = False) -> list[FileStat]:
+        """`job_files` with each file's size and mode, from the same listing (sorted by
+        path); with `special`, the FIFOs, devices and sockets among them too."""
         wd = job.workdir or (job.spec.working_directory if job.spec else None)
         if not wd:
             return []
         private = (f"/jobs/{job.token}/job.sh", f"/jobs/{job.token}/secret",
                    output_offsets_file(f"/jobs/{job.token}"))
-        return sorted((f for f in await self.file_stats(wd, max_depth=3)
+        return sorted((f for f in await self.file_stats(wd, max_depth=3, special=special)
                        if not (job.token and f.path.endswith(private))), key=lambda f: f.path)
 
     async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
@@ -1021,8 +1025,7 @@ class Site:
             if "No such file" in res.stderr:
                 return None
             if NOT_A_FILE in res.stderr:
-                raise NotARegularFile(f"{self.name}: {path} is not a regular file (a FIFO, a "
-                                      "device or a link to one): not read")
+                raise NotARegularFile.at(self.name, path)
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         if "No such file" in res.stderr:  # a pipe's status is its last command's
             return None
@@ -1037,6 +1040,11 @@ NOT_A_FILE = "diamond: not a regular file"
 
 class NotARegularFile(SiteError):
     """A job's log is a FIFO, a device or a link to one (never read: it may never end)."""
+
+    @classmethod
+    def at(cls, site: str, path: str) -> NotARegularFile:
+        return cls(f"{site}: {path} is not a regular file (a FIFO, a device or a link to "
+                   "one): not read")
 
 
 def queue_too_large(site: str, e: OutputTooLarge) -> str:

@@ -15,6 +15,7 @@ adaptive interval. Finished jobs stay visible for the cluster's MinJobAge (accou
 from __future__ import annotations
 
 import re
+import stat
 import time
 from collections.abc import Collection
 from datetime import datetime
@@ -28,6 +29,7 @@ from .model import BadInput, Job, JobSpec, JobStatus, SiteError
 from .sites import (
     QUEUE_UNREAD,
     TAIL_MAX_BYTES,
+    NotARegularFile,
     Site,
     Submitted,
     last_lines,
@@ -261,10 +263,12 @@ class RestSite(Site):
             raise self._no_files(f"looking at {path}")
         return await self.files.stat(self.expand(path))
 
-    async def file_stats(self, root: str, *, max_depth: int = 3) -> list[FileStat]:
+    async def file_stats(self, root: str, *, max_depth: int = 3, special: bool = False
+                         ) -> list[FileStat]:
         if self.files is None:
             raise self._no_files(f"listing {root}")
-        return await self.files.list_files(self.expand(root), max_depth=max_depth)
+        return await self.files.list_files(self.expand(root), max_depth=max_depth,
+                                           special=special)
 
     async def fetch(self, remote: str, local: str, *, max_bytes: int | None = None) -> None:
         if self.files is None:
@@ -274,13 +278,17 @@ class RestSite(Site):
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The end of a log, read through the file door (SFTP reads: no command runs),
-        after its first `start` bytes."""
+        after its first `start` bytes. A log that is not a regular file (a FIFO, a device,
+        or a link to one: its reading could wait for ever or never end) is not read
+        (NotARegularFile), as on a site with a shell."""
         if self.files is None:
             raise self._no_files(f"reading the job's log {path}")
+        st = await self.files.stat(self.expand(path))  # (links followed)
+        if st is None:
+            return None
+        if not stat.S_ISREG(st.mode):
+            raise NotARegularFile.at(self.name, self.expand(path))
         if start > 0:  # what the file held before: left out
-            st = await self.files.stat(self.expand(path))
-            if st is None:
-                return None
             max_bytes = max(0, min(max_bytes, st.size - start))
             if not max_bytes:
                 return ""

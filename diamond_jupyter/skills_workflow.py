@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 class RunWorkflowInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     workflow: str | dict[str, Any] = Field(description=(
-        "the workflow as YAML text or a mapping: {name, steps: [{name, script, site ('auto' "
-        "or a site), needs: [step], inputs: [{from: step, path, as?, size?}], outputs, gang, "
+        "the workflow as YAML text or a mapping: {name, steps: [{name, script, site ('auto', "
+        "a site, or a list of sites placement chooses among), needs: [step], inputs: "
+        "[{from: step, path, as?, size?}], outputs, gang, "
         "retries, on_failure: 'resubmit-elsewhere' | 'stop'}]}"))
 
 

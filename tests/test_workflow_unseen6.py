@@ -154,15 +154,17 @@ def test_a_secrets_list_is_an_unknown_field_listing_the_fields():
 
 # -- 8-9. a list of sites ----------------------------------------------------------------------
 
-def test_a_list_of_sites_is_refused_saying_what_a_site_is():
-    assert refused("name: w\nsteps:\n  - {name: a, site: [alpha, beta], script: ./a}\n") == (
-        "the workflow: steps['a'].site: site is one site's name, or auto (placement chooses "
-        "among all sites), not ['alpha', 'beta'] (line 3)")
+def test_a_list_of_sites_is_read_as_auto_among_them():
+    """Refused until session 26, which reads it (tests/test_workflow_site_list.py)."""
+    wf = load_workflow("name: w\nsteps:\n  - {name: a, site: [alpha, beta], script: ./a}\n",
+                       sites=["alpha", "beta", "gamma"])
+    assert wf.steps[0].among == ["alpha", "beta"] and wf.steps[0].is_auto
 
 
 def test_sites_joined_by_a_comma_are_an_unknown_site():
     assert refused("name: w\nsteps:\n  - {name: a, site: 'alpha,beta', script: ./a}\n") == (
-        "step 'a': unknown site 'alpha,beta' (known: alpha, beta, gamma, or auto) (line 3)")
+        "step 'a': unknown site 'alpha,beta' (known: alpha, beta, gamma, or auto); a list of "
+        "sites is written [alpha, beta] (line 3)")
 
 
 # -- 10-12. ISO 8601 time limits ---------------------------------------------------------------

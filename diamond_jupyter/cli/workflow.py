@@ -88,12 +88,13 @@ def _show_plan(plan: dict[str, Any]) -> None:
     """A workflow's approval plan on the terminal: per step its sites and the batch script
     rendered for each (with its sha256), what waits for approval and why, the plan's hash."""
     from ..model import visible
+    from ..workflow.model import site_list
 
     print(visible(f"workflow {plan.get('workflow_id')} ({plan.get('name')}): "
                   f"{len(plan.get('steps') or [])} steps"))
     for st in plan.get("steps") or []:
         why = (plan.get("awaiting_approval") or {}).get(st["name"])
-        print(visible(f"step {st['name']}: site {st['site']}, may run on "
+        print(visible(f"step {st['name']}: site {site_list(st['site'])}, may run on "
                       f"{', '.join(st['may_run_on']) or 'no site'}"
                       + (f"; waits for approval: {why}" if why else "")))
         for c in st.get("rendered") or []:

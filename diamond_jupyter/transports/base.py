@@ -55,6 +55,15 @@ class FileStat:
     is_dir: bool
 
 
+def listed(mode: int, special: bool) -> bool:
+    """Whether a directory listing's entry of `mode` (not followed) is listed: a regular
+    file; with `special`, also what is neither a file, a directory nor a link (a FIFO, a
+    device, a socket), which a job may leave among its results."""
+    if stat_mod.S_ISREG(mode):
+        return True
+    return special and not (stat_mod.S_ISDIR(mode) or stat_mod.S_ISLNK(mode))
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading, only when it is a regular file (a link to one is followed).
     A FIFO, a device or a socket (made by a job where its output was, between a listing and
@@ -198,10 +207,11 @@ class Transport(Protocol):
         a command; None when it does not exist."""
         ...
 
-    async def list_files(self, root: str, *, max_depth: int = 3,
-                         limit: int = 10000) -> list[FileStat]:
+    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
+                         special: bool = False) -> list[FileStat]:
         """Regular files under `root`, without running a command (no user value can become
-        an option); symbolic links are not followed. Missing root: []."""
+        an option); symbolic links are not followed. Missing root: []. With `special`, also
+        the FIFOs, devices and sockets (never read: a caller names them; see `listed`)."""
         ...
 
     def open_stream(

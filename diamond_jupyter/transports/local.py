@@ -29,6 +29,7 @@ from .base import (
     check_env,
     fetch_too_large,
     file_too_large,
+    listed,
     open_regular,
     output_too_large,
     read_at_most,
@@ -316,9 +317,10 @@ class LocalTransport:
             raise SiteError(f"{self.name}: cannot stat {path}: {e.strerror}") from None
         return FileStat(str(p), st.st_size, st.st_mode, st.st_mtime, stat_mod.S_ISDIR(st.st_mode))
 
-    async def list_files(self, root: str, *, max_depth: int = 3,
-                         limit: int = 10000) -> list[FileStat]:
-        """Regular files under `root` (see SSHTransport.list_files); links not followed."""
+    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
+                         special: bool = False) -> list[FileStat]:
+        """Regular files under `root` (and with `special` the FIFOs, devices and sockets:
+        see Transport.list_files); links not followed."""
         base = self._path(root)
 
         def walk() -> list[FileStat]:
@@ -336,7 +338,7 @@ class LocalTransport:
                     st = e.stat(follow_symlinks=False)
                     if stat_mod.S_ISDIR(st.st_mode) and depth < max_depth:
                         todo.append((sub, depth + 1))
-                    elif stat_mod.S_ISREG(st.st_mode) and len(out) < limit:
+                    elif listed(st.st_mode, special) and len(out) < limit:
                         out.append(FileStat(f"{root.rstrip('/')}/{sub}", st.st_size,
                                             st.st_mode, st.st_mtime, False))
             return out

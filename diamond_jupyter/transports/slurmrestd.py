@@ -228,7 +228,8 @@ class SlurmRestTransport:
     async def stat(self, path: str):
         raise self._cannot("looking at a file")
 
-    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000):
+    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
+                         special: bool = False):
         raise self._cannot("listing files")
 
     def open_stream(self, argv: list[str], **kw: Any):

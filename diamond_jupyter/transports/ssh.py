@@ -432,10 +432,10 @@ class SSHTransport(ShellMixin):
     async def stat(self, path: str) -> FileStat | None:
         return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)
 
-    async def list_files(self, root: str, *, max_depth: int = 3,
-                         limit: int = 10000) -> list[FileStat]:
+    async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
+                         special: bool = False) -> list[FileStat]:
         return await self._sftp_call(f"cannot list {root}", ssh_sftp.list_files, root,
-                                     max_depth, limit)
+                                     max_depth, limit, special)
 
     async def close(self) -> None:
         self._closed = True

@@ -12,7 +12,7 @@ import tempfile
 import paramiko
 
 from ..model import BadInput
-from .base import FileStat
+from .base import FileStat, listed
 
 
 def absolute(home: str, path: str) -> str:
@@ -127,9 +127,10 @@ def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
 
 
 def list_files(sftp: paramiko.SFTPClient, home: str, root: str, max_depth: int,
-               limit: int) -> list[FileStat]:
-    """Regular files under `root` (at most `max_depth` levels, `limit` entries), read with
-    SFTP directory listings: no remote command, symbolic links neither followed nor listed.
+               limit: int, special: bool = False) -> list[FileStat]:
+    """Regular files under `root` (at most `max_depth` levels, `limit` entries; with
+    `special` the FIFOs, devices and sockets too), read with SFTP directory listings: no
+    remote command, symbolic links neither followed nor listed.
     Paths are `root` joined with the relative name, as the caller spelled `root`."""
     base = absolute(home, root)
     out: list[FileStat] = []
@@ -145,7 +146,7 @@ def list_files(sftp: paramiko.SFTPClient, home: str, root: str, max_depth: int,
             sub = posixpath.join(rel, a.filename) if rel else a.filename
             if stat_mod.S_ISDIR(mode) and depth < max_depth:
                 todo.append((sub, depth + 1))
-            elif stat_mod.S_ISREG(mode) and len(out) < limit:
+            elif listed(mode, special) and len(out) < limit:
                 out.append(FileStat(f"{root.rstrip('/')}/{sub}", a.st_size or 0, mode,
                                     float(a.st_mtime or 0), False))
     return out

@@ -736,16 +736,15 @@ class WorkflowEngine:
         sources = self._sources(rec, wf, name)
         ups = {n: rec.step(n) for n in step.needs}
         tried = set(st.data.get("tried", []))
-        site = st.data.get("pin") or step.site
+        site = st.data.get("pin") or (None if step.is_auto else step.site)
         ready_at = self._inputs_ready_at(rec, wf, name)
         placed: Estimate | None = None
+        note = ""
         try:
-            if site == "auto" or st.data.get("elsewhere"):
-                exclude = tried if st.data.get("elsewhere") else set()
-                unapproved = self._unapproved_sites(rec, name)
-                if unapproved and set(self.ops.site_names()) <= exclude | unapproved:
-                    exclude = set()  # every approved site was tried: any of them again
-                placed = await self.ops.place(spec, sources, exclude | unapproved, ready_at)
+            if site is None or st.data.get("elsewhere"):
+                exclude, note = self._not_placed_on(
+                    rec, step, tried if st.data.get("elsewhere") else set())
+                placed = await self.ops.place(spec, sources, exclude, ready_at)
                 site = placed.site
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
@@ -794,7 +793,7 @@ class WorkflowEngine:
         planned = "held" if held else "queued"
         est = placed or await self.ops.expected(spec, site, sources, ready_at)
         self._step(rec.id, name, phase="submitting", site=site, token=token,
-                   reason="", data={"planned": planned,
+                   reason=note, data={"planned": planned,
                                     "afterok": [n for n, _ in afterok],
                                     "tried": sorted(tried | {site}),
                                     "expected_end": est.end and est.end.isoformat(),
@@ -820,10 +819,34 @@ class WorkflowEngine:
         self._step(rec.id, name, phase=planned, job_id=job.id,
                    event={"job": job.id, "held": held,
                           "gate": gate.id if gate else None,
+                          **({"note": note} if note else {}),
                           "afterok": [j for _, j in afterok],
                           # what the engine lines' placeholders were
                           "copied": [list(c) for c in copies],
                           "checked": arriving})
+
+    def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
+                       ) -> tuple[set[str], str]:
+        """The sites placement must leave out for `step` (those outside its list of sites,
+        those its approval did not list, those `tried` already) and a note when every site
+        it may use was tried (placed among them again, said). BadInput when none is left."""
+        names = set(self.ops.site_names())
+        outside = names - set(step.among) if step.among is not None else set()
+        if names <= outside:
+            raise BadInput(f"none of its list of sites ({', '.join(step.among or [])}) is "
+                           f"configured now (configured: {', '.join(sorted(names))})")
+        barred = outside | self._unapproved_sites(rec, step.name)
+        if names <= barred:  # none it may use is approved: the approval check stops it
+            return outside, ""
+        if not names <= barred | tried:
+            return barred | tried, ""
+        if not tried:
+            return barred, ""
+        left = sorted(names - barred)
+        if step.among is not None:
+            return barred, (f"every site of its list ({', '.join(step.among)}) was tried: "
+                            f"placed among {', '.join(left)} again")
+        return barred, ""  # every (approved) site was tried: any of them again
 
     def _unapproved_sites(self, rec: WorkflowRecord, name: str) -> set[str]:
         """The sites an approved workflow's step may not be placed on (none without one)."""
@@ -951,7 +974,7 @@ class WorkflowEngine:
         sooner than its own (the site to go to is recorded, so a restart finishes the move).
         Asked once per run, before its inputs are copied."""
         st, step = rec.step(name), wf.step(name)
-        if (step.site != "auto" or step.gang or st.data.get("pin") or st.data.get("rechecked")
+        if (not step.is_auto or step.gang or st.data.get("pin") or st.data.get("rechecked")
                 or not st.data.get("ahead")
                 or not all(rec.step(n).phase == "done" for n in step.needs)):
             return False
@@ -961,8 +984,10 @@ class WorkflowEngine:
         self._step(rec.id, name, data={"rechecked": True})
         spec, sources = step.spec(), self._sources(rec, wf, name)
         away = {st.site} | self._unapproved_sites(rec, name)
+        if step.among is not None:  # a list of sites: it moves only among them
+            away |= set(self.ops.site_names()) - set(step.among)
         if set(self.ops.site_names()) <= away:
-            return False  # no other site its approval lists
+            return False  # no other site its approval (or its list) allows
         try:
             here = await self.ops.expected(spec, st.site, sources, None)
             there = await self.ops.place(spec, sources, away, None)

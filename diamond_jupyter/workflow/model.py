@@ -254,7 +254,9 @@ class StepInput(_Strict):
 class Step(_Strict):
     name: str
     script: str  # a batch script in any dialect, or a plain script
-    site: str = "auto"
+    # a site's name; "auto" (placement chooses among all sites); or a list of sites
+    # (placement chooses among these only, as do its moves and resubmit-elsewhere)
+    site: str | list[str] = "auto"
     needs: list[str] = Field(default_factory=list)
     inputs: list[StepInput] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
@@ -272,12 +274,43 @@ class Step(_Strict):
     @field_validator("site", mode="before")
     @classmethod
     def _one_site(cls, v: Any) -> Any:
-        """`site: [alpha, beta]` or `site:` (null): say what a site is."""
-        if isinstance(v, (list, tuple, dict)) or v is None:
-            raise ValueError(f"site is one site's name, or auto (placement chooses among all "
-                             f"sites), not {v!r}")
-        _not_text(v)
+        """`site:` (null) or a mapping: say what a site is; a list of sites: not empty, each
+        a name given once (`auto` is not one)."""
+        if isinstance(v, tuple):
+            v = list(v)
+        if isinstance(v, dict) or v is None:
+            raise ValueError(f"site is one site's name, a list of sites ([alpha, beta]: "
+                             f"placement chooses among them), or auto (placement chooses "
+                             f"among all sites), not {_SHOWN.repr(v)}")
+        if not isinstance(v, list):
+            _not_text(v)
+            return v
+        if not v:
+            raise ValueError("site: [] lists no site: name at least one ([alpha, beta]), or "
+                             "write auto (placement chooses among all sites)")
+        seen: set[str] = set()
+        for i, item in enumerate(v):
+            _not_text(item)
+            if not isinstance(item, str):
+                raise ValueError(f"site[{i}] is {_SHOWN.repr(item)}: a list of sites holds "
+                                 "site names ([alpha, beta])")
+            if item == "auto":
+                raise ValueError("auto in a list of sites: write site: auto alone (every "
+                                 "site), or list only the sites placement may choose")
+            if item in seen:
+                raise ValueError(f"site lists {item!r} twice: name each site once")
+            seen.add(item)
         return v
+
+    @property
+    def is_auto(self) -> bool:
+        """Whether placement chooses the step's site (`auto`, or a list of sites)."""
+        return self.site == "auto" or isinstance(self.site, list)
+
+    @property
+    def among(self) -> list[str] | None:
+        """The sites a step given a list of sites may run on (None: not limited so)."""
+        return list(self.site) if isinstance(self.site, list) else None
 
     @field_validator("needs", mode="before")
     @classmethod
@@ -676,18 +709,25 @@ class Workflow(_Strict):
             from ..config import closest_site
 
             allowed = list(sites)
-            lost = [s for s in self.steps if s.site != "auto" and s.site not in allowed]
-            for k, s in enumerate(self.steps):
-                if s in lost:
-                    meant = closest_site(s.site, [*allowed, "auto"])
-                    hint = f"did you mean {meant}? " if meant else ""
-                    every = ""
-                    if len(lost) == len(self.steps) and len(self.steps) > 1:
-                        every = ("; no step names a site of this sites file: was the "
-                                 "workflow written for another one (--config)?")
-                    raise Misplaced(f"step {s.name!r}: unknown site {s.site!r} ({hint}known: "
-                                    f"{', '.join(allowed) or 'none'}, or auto){every}",
-                                    ("steps", k, "site"))
+            unknown = {k: [(j, n) for j, n in enumerate(s.among or [s.site])
+                           if n != "auto" and n not in allowed]
+                       for k, s in enumerate(self.steps)}
+            lost = [k for k, bad in unknown.items() if bad]
+            if lost:
+                k = lost[0]
+                s, (j, name) = self.steps[k], unknown[k][0]
+                meant = closest_site(name, [*allowed, "auto"])
+                hint = f"did you mean {meant}? " if meant else ""
+                every = ""
+                if len(lost) == len(self.steps) and len(self.steps) > 1:
+                    every = ("; no step names a site of this sites file: was the "
+                             "workflow written for another one (--config)?")
+                if "," in name and s.among is None:
+                    every += "; a list of sites is written [alpha, beta]"
+                where = f" in its list of sites [{_listing(s.among)}]" if s.among else ""
+                raise Misplaced(f"step {s.name!r}: unknown site {name!r}{where} ({hint}known: "
+                                f"{', '.join(allowed) or 'none'}, or auto){every}",
+                                ("steps", k, "site", *([j] if s.among else [])))
         for k, s in enumerate(self.steps):  # checked here, not when a stored one is read
             if s.on_failure == "resubmit-elsewhere" and s.retries == 0:
                 raise Misplaced(f"step {s.name!r}: on_failure: resubmit-elsewhere needs "
@@ -778,6 +818,11 @@ def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | 
                 path.append((u, edge))
                 stack.append((v, iter(out.get(v, ()))))
     return None
+
+
+def site_list(site: str | list[str]) -> str:
+    """A step's `site` as written: a name, auto, or [alpha, beta]."""
+    return f"[{', '.join(site)}]" if isinstance(site, list) else site
 
 
 def _listing(names: list[str], most: int = 20) -> str:

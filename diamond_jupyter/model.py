@@ -190,6 +190,12 @@ class Resources(_Model):
     # a component's own node features (a Slurm hetjob component's --constraint, which
     # sbatch does not carry over: [] a component asking none); None: the job's
     features: list[str] | None = None
+    # a component's own exclusivity (a Slurm hetjob component's --exclusive, which sbatch
+    # does not carry over); None: the job's
+    exclusive: bool | None = None
+    # a component's own generic resources beside its GPUs (a Slurm hetjob component's
+    # --gres entries such as nvme:1, not carried over either); None: none
+    gres: str | None = None
 
 
 class Constraints(_Model):

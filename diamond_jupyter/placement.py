@@ -148,6 +148,7 @@ from .placement_limits import (
     shared_room_now,
     shares_by_force,
 )
+from .placement_sge import QueueFit, queue_consumable_fit
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -551,6 +552,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     reqs, fits, adjusted = {}, {}, {}
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
+    queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
+    queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
+                                                        for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
@@ -569,6 +573,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
             site_arch, whole_site=False)[1] if fit else set()
+        if queue_consumables:  # Grid Engine queue consumables (qc:)
+            queue_fits[p.name] = qf = queue_consumable_fit(
+                reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
+            fits[p.name] = fits[p.name] - qf.never
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -664,7 +672,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                                     pfit, members, other, holds, adjusted)
             wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
-        if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
+        queue_why = queue_fits[p.name].why if p.name in queue_fits else None
+        if queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
+            other.append(queue_why)
+        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
@@ -746,7 +757,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended, holds, chunks)
+              stage_bytes, prior, estimates, cal, data, ended, holds, chunks, queue_fits)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
@@ -1861,22 +1872,38 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
               data: StageData | None = None, ended: Collection[str] = (),
-              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None
-              ) -> None:
+              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None,
+              queue_fits: dict[str, QueueFit] | None = None) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
     `holds`: the limits in use it waits for in each, QOS or queue limits; `chunks`: a PBS
-    job's chunks (`_pbs_chunks`), which start when every one finds room at once)."""
+    job's chunks (`_pbs_chunks`), which start when every one finds room at once;
+    `queue_fits`: the Grid Engine queues whose instances have too little of a consumable
+    left now, the hosts held until running jobs there give enough back)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
-    raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
-                         in_reservation=bool(spec.reservation),
-                         probe_mem=min(reqs[p.name].mem for p in good),
-                         short=set.intersection(*(consumables_short(reqs[p.name], nodes)
-                                                  for p in good)))
-    raw_queue = pending_demands(snap, raw_st, members, now, part_max)
+    host_short = set.intersection(*(consumables_short(reqs[p.name], nodes) for p in good))
+    views: dict[frozenset[str], tuple] = {}
+
+    def views_for(name: str) -> tuple:
+        """The live state, the queue and the calibrated views in which partition `name`
+        is simulated: its queue instances short of a consumable held (one for all the
+        partitions where none is)."""
+        qf = (queue_fits or {}).get(name)
+        short = host_short | (qf.short if qf else set())
+        until = {h: j for h, j in (qf.until if qf else {}).items() if h not in host_short}
+        key = frozenset([*short, *(f"{h}={j}" for h, j in until.items())])
+        if key not in views:
+            st = build_state(snap, nodes, members, now, part_max, ended=ended,
+                             in_reservation=bool(spec.reservation),
+                             probe_mem=min(reqs[p.name].mem for p in good), short=short,
+                             short_until=until)
+            queue = pending_demands(snap, st, members, now, part_max)
+            views[key] = (st, queue, calibrated_views(st, queue, cal))
+        return views[key]
+
+    raw_st, raw_queue, calibrated = views_for(good[0].name)
     idx = raw_st.index()
-    calibrated = calibrated_views(raw_st, raw_queue, cal)
     reservation = snap.backfill or reservation_for(cfg.scheduler)
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
@@ -1905,6 +1932,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
+        raw_st, raw_queue, calibrated = views_for(p.name)
         counted, brackets = counted_parts(req), bracket_parts(req)
         elig = [idx[x] for x in members.get(p.name, []) if x in fit
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
@@ -2075,6 +2103,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     start_s, _, _, pname, source, raw_s, raw_source = best
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
+    raw_st, raw_queue, calibrated = views_for(pname)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         bound_s = min(simulators[pname](*calibrated[1]), raw_s) if raw_s > 0 else 0.0

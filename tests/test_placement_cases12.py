@@ -7,6 +7,7 @@ that the reason names the real cause."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from test_placement_cases import NOW, hera, only, reasons, run
@@ -154,3 +155,152 @@ def test_a_components_own_gres_is_placed_with_it():
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
 
 
+
+
+# --------------------------------------------------------------- Grid Engine queue consumables
+
+QCONF_SC = """#name      shortcut   type        relop requestable consumable default  urgency
+#-------------------------------------------------------------------------------
+lic        lic        INT         <=    YES         JOB        0        0
+tmpspace   ts         MEMORY      <=    YES         YES        0        0
+slots      s          INT         <=    YES         YES        1        1000
+"""
+
+
+def _ge_job(jid: str, slots: int, left_h: float, limit_h: int = 4, **asks: str) -> str:
+    """A running job's `qstat -f -xml -r` entry in one queue instance: `slots` slots
+    there, h_rt `limit_h` hours of which `left_h` are left, its other hard requests."""
+    start = (NOW + timedelta(hours=left_h - limit_h)).strftime("%Y-%m-%dT%H:%M:%S")
+    reqs = "".join(f'<hard_request name="{k}" resource_contribution="0.000000">{v}'
+                   "</hard_request>" for k, v in {"h_rt": str(limit_h * H), **asks}.items())
+    return (f'<job_list state="running"><JB_job_number>{jid}</JB_job_number>'
+            f"<JB_name>j{jid}</JB_name><JB_owner>bob</JB_owner><state>r</state>"
+            f"<JAT_start_time>{start}</JAT_start_time><slots>{slots}</slots>{reqs}"
+            "</job_list>")
+
+
+def hestia(queues: dict[str, tuple[list[str], str]],
+           jobs: dict[tuple[str, str], list[str]] | None = None,
+           groups: str = "", rules: dict[str, str] | None = None):
+    """A Grid Engine site of three 16-slot hosts (s1-s3). `queues`: each queue's hosts and
+    `qconf -sq` lines beyond its name and h_rt (24 h), e.g. its complex_values; `jobs`:
+    the running jobs' entries in each (queue, host) instance; `groups`: the host groups
+    as the snapshot's `qconf -shgrp_resolved` loop prints them; `rules`: the PEs and their
+    allocation_rule."""
+    from datetime import timezone
+
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+    jobs = jobs or {}
+    slots = {k: sum(int(x) for j in js for x in re.findall(r"<slots>(\d+)</slots>", j))
+             for k, js in jobs.items()}
+    used = {h: sum(n for (_, host), n in slots.items() if host == h)
+            for h in ("s1", "s2", "s3")}
+    inst = "".join(
+        f"<Queue-List><name>{q}@{h}</name><qtype>BIP</qtype><slots_used>"
+        f"{slots.get((q, h), 0)}</slots_used><slots_resv>0</slots_resv><slots_total>16"
+        "</slots_total><load_avg>0.5</load_avg><arch>lx-amd64</arch>"
+        f"{''.join(jobs.get((q, h), []))}</Queue-List>"
+        for q, (hosts, _) in queues.items() for h in hosts)
+    qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
+        "<job_info></job_info></job_info>"
+    qhost = "<?xml version='1.0'?><qhost><host name='global'></host>" + "".join(
+        f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+        "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5"
+        "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue "
+        f"name='slots' dominance='hf'>{16 - used[h]}</resourcevalue></host>"
+        for h in ("s1", "s2", "s3")) + "</qhost>"
+    rules = rules or {"smp": "$pe_slots", "mpi": "8"}
+    conf = "\n".join(f"qname {q}\nhostlist {' '.join(hosts)}\npe_list {' '.join(rules)}\n"
+                     f"h_rt 24:00:00\n{lines}\n" for q, (hosts, lines) in queues.items())
+    snap = SgeCommands(tz=timezone.utc).parse_snapshot(
+        "hestia", {"queue": qstat, "hosts": qhost, "queues": conf, "complexes": QCONF_SC,
+                   "hostgroups": groups, "pes": "\n".join(rules) + "\n",
+                   "pe_rules": "".join(f"pe_name {p}\nallocation_rule {r}\n\n"
+                                       for p, r in rules.items())})
+    return SiteConfig(name="hestia", scheduler="sge"), snap.model_copy(
+        update={"taken_at": NOW})
+
+
+_TS = "#$ -pe smp 4\n#$ -l ts={}\n#$ -l h_rt=1:00:00"
+
+
+def test_grid_engine_queue_consumables_are_per_queue_instance():
+    # all.q on s1 and s2, complex_values tmpspace=100G with s2's own 40G (queue_conf(5):
+    # a host's value replaces the default for its instance). bob's job in all.q@s1 holds
+    # 8 slots x 10G (80G) until +2 h: 20G left there; s2 is empty (40G); s3 is in no
+    # queue. Before, complex_values was not read: every case READY now
+    site = hestia({"all.q": (["s1", "s2"], "complex_values tmpspace=100G,[s2=tmpspace=40G]")},
+                  {("all.q", "s1"): [_ge_job("1", 8, 2, ts="10G")]})
+    q = site[1].partitions[0]
+    G = 1024**3
+    assert q.queue_consumables == {"s1": {"tmpspace": 100 * G}, "s2": {"tmpspace": 40 * G}}
+    assert q.queue_consumables_left == {"s1": {"tmpspace": 20 * G},
+                                        "s2": {"tmpspace": 40 * G}}
+    assert q.queue_consumables_held == {"s1": {"1": {"tmpspace": 80 * G}}}
+    # 4 slots x 8G = 32G: s1's instance has 20G left, s2's 40G: now on s2
+    v = only(run(_TS.format("8G"), site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # 4 x 12G = 48G: s2's instance never has it (40G); s1's once bob's job ends (+2 h),
+    # though s1 has 8 slots free and s2 16 now
+    v = only(run(_TS.format("12G"), site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # 4 x 30G = 120G: no instance of all.q has that much
+    assert reasons(run(_TS.format("30G"), site), "hestia") == (
+        "queue all.q: needs 120G of queue consumable tmpspace per queue instance (4 slots "
+        "x 30G), the most an instance has is 100G")
+
+
+def test_grid_engine_queue_consumable_frees_with_the_job_holding_it():
+    # s1 runs bob's job 1 in all.q (8 slots x 10G of the instance's 100G) until +2 h and
+    # job 2 in long.q (4 slots, no tmpspace) until +5 h: 4 slots free. A job of 12 slots
+    # x 4G (48G; s2's instance has 40G) waits for all.q@s1's tmpspace, which job 1 gives
+    # back at +2 h with its 8 slots: 12 free then. Held until the host's last job (job 2,
+    # +5 h), as a host consumable is, its 4 free slots would wait for +5 h too
+    site = hestia({"all.q": (["s1", "s2"], "complex_values tmpspace=100G,[s2=tmpspace=40G]"),
+                   "long.q": (["s1"], "")},
+                  {("all.q", "s1"): [_ge_job("1", 8, 2, ts="10G")],
+                   ("long.q", "s1"): [_ge_job("2", 4, 5, limit_h=8)]})
+    job = "#$ -pe smp 12\n#$ -l ts=4G\n#$ -l h_rt=1:00:00\n#$ -q all.q"
+    v = only(run(job, site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_grid_engine_queue_consumable_a_queue_lacks_keeps_the_job_out_of_it():
+    # lic (a JOB consumable) is a queue consumable of lic.q alone (s2, 2 licences); no host
+    # or the cluster offers it: a job asking lic=1 cannot run in all.q (Grid Engine: the
+    # instance does not offer the attribute asked). lic.q's instance on s2 holds bob's
+    # job (1 licence, until +3 h): 1 left. Before: all.q (s1 free) READY now
+    site = hestia({"all.q": (["s1"], ""), "lic.q": (["s2"], "complex_values lic=2")},
+                  {("lic.q", "s2"): [_ge_job("1", 2, 3, lic="1")]})
+    job = "#$ -pe smp 4\n#$ -l lic={}\n#$ -l h_rt=1:00:00"
+    v = only(run(job.format(1), site), "hestia", "lic.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "queue all.q: offers no lic (a queue consumable of lic.q)" in v.notes
+    # 2 licences: lic.q once bob's job ends (+3 h)
+    v = only(run(job.format(2), site), "hestia", "lic.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    # 3: no instance has that many (JOB: once, not x 4 slots)
+    assert reasons(run(job.format(3), site), "hestia") == (
+        "queue all.q: offers no lic (a queue consumable of lic.q) | queue lic.q: needs 3 "
+        "of queue consumable lic per queue instance (once a job), the most an instance "
+        "has is 2")
+
+
+def test_grid_engine_queue_consumable_values_of_host_groups():
+    # complex_values NONE,[@big=tmpspace=200G]: the instances on @big's hosts (s2, as
+    # `qconf -shgrp_resolved @big` says) have 200G, the others none of it: a job of 4 x
+    # 40G (160G) runs on s2 only; bob's 16 slots there until +1 h. Without the host
+    # groups read, no instance would have it
+    groups = "group_name @big\ns2\ngroup_name @all\ns1 s2\n"
+    site = hestia({"all.q": (["s1", "s2"], "complex_values NONE,[@big=tmpspace=200G]")},
+                  {("all.q", "s2"): [_ge_job("1", 16, 1)]}, groups=groups)
+    assert site[1].partitions[0].queue_consumables == {"s2": {"tmpspace": 200 * 1024**3}}
+    v = only(run(_TS.format("40G"), site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    # a host's own value over its group's: s2's 100G
+    site = hestia({"all.q": (["s1", "s2"], "complex_values NONE,[@big=tmpspace=200G],"
+                                           "[s2=tmpspace=100G]")}, groups=groups)
+    assert reasons(run(_TS.format("40G"), site), "hestia") == (
+        "queue all.q: needs 160G of queue consumable tmpspace per queue instance (4 slots "
+        "x 40G), the most an instance has is 100G")

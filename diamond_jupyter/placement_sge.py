@@ -7,6 +7,7 @@ Pure: snapshot and request in, host sets and reasons out.
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -77,7 +78,8 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
                               f"has is {amount_text(most)}")
             elif not any(left.get(h, {}).get(name, need) >= need for h in enough):
                 fit.short |= enough
-                fit.until |= _freed(name, need, enough, left, held, running, now, part_max)
+                _later(fit.until, _freed(name, need, enough, left, held, running, now,
+                                         part_max), running, now, part_max)
             continue
         if lacking := set(hosts) - enough:
             fit.never |= lacking
@@ -86,10 +88,21 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
                           f"{amount_text(most)}")
         short = {h for h in enough if left.get(h, {}).get(name, need) < need}
         fit.short |= short
-        fit.until |= _freed(name, need, short, left, held, running, now, part_max)
+        _later(fit.until, _freed(name, need, short, left, held, running, now, part_max),
+               running, now, part_max)
     if misses:
         fit.why = f"queue {p.name}: " + "; ".join(misses)
     return fit
+
+
+def _later(until: dict[str, str], more: dict[str, str], running: dict, now: datetime,
+           part_max: dict[str, float]) -> None:
+    """`more` into `until`: of two jobs a host waits for (two consumables short there),
+    the one that ends later."""
+    for h, jid in more.items():
+        if h not in until or (expected_end(running[jid], now, part_max) or 0.0) > (
+                expected_end(running[until[h]], now, part_max) or 0.0):
+            until[h] = jid
 
 
 def _freed(name: str, need: float, hosts: set[str], left: dict[str, dict[str, float]],
@@ -111,3 +124,114 @@ def _freed(name: str, need: float, hosts: set[str], left: dict[str, dict[str, fl
                 out[h] = jid
                 break
     return out
+
+
+def pe_offered(pe: str, offered: list[str]) -> bool:
+    """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
+    `offered`."""
+    return any(fnmatch.fnmatchcase(name, pe) for name in offered)
+
+
+@dataclass
+class MasterPlan:
+    """Where a parallel job bound by `-masterq` is placed: `parts`, the queues evaluated
+    (one of them made of several: its master queues and the other queues its other slots
+    may use); `members`, the hosts of such a made queue; `master_hosts`, the hosts its
+    master task may run on (None: any of the queue's); `note`, said with the placement;
+    `why`, why it cannot run here."""
+
+    parts: list[Partition]
+    members: dict[str, list[str]] = field(default_factory=dict)
+    master_hosts: set[str] | None = None
+    note: str | None = None
+    why: str | None = None
+
+
+def master_and_slaves(items: list[str], master_queues: list[str], parts: list[Partition],
+                      members: dict[str, list[str]], pe: str | None, req: Req,
+                      named: str | None) -> MasterPlan:
+    """A parallel job's queues under `-masterq` (qsub(1), sge_select_queue: the master
+    task's queue instance must match it; every queue instance the job gets, the master's
+    too, must be in its hard `-q` list where it gives one and offer its PE). A job of one
+    host runs in a master queue; one of several has its master task in a master queue and
+    its other slots in any queue that offers its PE (placed as one queue of them all, the
+    master's host among its hosts). `parts`: the queues it may use (those `-q` names)."""
+    masters = [p for p in parts if p.name in master_queues]
+    said = ",".join(items)
+    if not masters:  # every slot within -q, the master's too
+        return MasterPlan(parts, why=f"-masterq {said}: none of its queues "
+                          f"({', '.join(master_queues)}) is in the job's -q list ({named}): "
+                          "Grid Engine puts every slot, the master task's too, in a queue "
+                          "-q names")
+    if req.nodes <= 1 or pe is None:
+        return MasterPlan(masters, note=f"-masterq {said}: placed in "
+                          f"{', '.join(p.name for p in masters)}, where its master task "
+                          "must run")
+
+    def takes(p: Partition) -> bool:
+        return p.state.upper() in ("UP", "OPEN", "ACTIVE") and (
+            p.parallel_environments is None or pe_offered(pe, p.parallel_environments)) \
+            and (not req.walltime or not p.max_time_s or p.max_time_s >= req.walltime)
+
+    slaves = [p for p in parts if p not in masters and takes(p)]
+    hosts = _master_hosts(items, masters, members)
+    if not slaves or not any(takes(p) for p in masters):
+        return MasterPlan(masters, master_hosts=hosts, note=f"-masterq {said}: placed in "
+                          f"{', '.join(p.name for p in masters)}, where its master task "
+                          f"must run (no other queue here offers parallel environment "
+                          f"'{pe}' for its other slots)")
+    every = [p for p in masters if takes(p)] + slaves
+    name = ",".join(p.name for p in every)
+    union = list(dict.fromkeys(h for p in every for h in members.get(p.name, [])))
+    limits = [p.max_time_s for p in every if p.max_time_s]
+    soft = [p.soft_time_s for p in every if p.soft_time_s is not None]
+    made = every[0].model_copy(update={
+        "name": name, "default": False, "nodes": union, "total_nodes": len(union),
+        "total_cpus": sum(p.total_cpus for p in every),
+        "max_time_s": min(limits) if limits else None,
+        "soft_time_s": min(soft) if soft else None,
+        "parallel_environments": None,
+        **_merged_consumables(every)})
+    return MasterPlan([made], {name: union}, hosts, note=(
+        f"-masterq {said}: its master task in {', '.join(p.name for p in masters)} "
+        f"(on {_listed(hosts)}), its other slots in any of {', '.join(p.name for p in every)}"
+        f" (the queues offering parallel environment '{pe}'"
+        + (" that -q names" if named else "") + "): submitted with -q " + name))
+
+
+def _master_hosts(items: list[str], masters: list[Partition],
+                  members: dict[str, list[str]]) -> set[str]:
+    """The hosts of the master queues' instances `-masterq`'s items match (`queue`,
+    `queue@host`, wildcards; a `@@hostgroup` item: every host of the queue)."""
+    out: set[str] = set()
+    for item in items:
+        queue, _, host = item.partition("@")
+        for p in masters:
+            if fnmatch.fnmatchcase(p.name, queue or "*"):
+                out |= {h for h in members.get(p.name, []) if not host
+                        or host.startswith("@") or fnmatch.fnmatchcase(h, host)}
+    return out
+
+
+def _merged_consumables(queues: list[Partition]) -> dict:
+    """The queue consumables of queues placed as one: on each host, of each complex, the
+    most any of their instances there has (and has left)."""
+    total: dict[str, dict[str, float]] = {}
+    left: dict[str, dict[str, float]] = {}
+    held: dict[str, dict[str, dict[str, float]]] = {}
+    for p in queues:
+        for h, have in (p.queue_consumables or {}).items():
+            for k, x in have.items():
+                total.setdefault(h, {})[k] = max(total.get(h, {}).get(k, 0.0), x)
+                got = (p.queue_consumables_left or {}).get(h, {}).get(k, x)
+                left.setdefault(h, {})[k] = max(left.get(h, {}).get(k, 0.0), got)
+        for h, jobs in (p.queue_consumables_held or {}).items():
+            held.setdefault(h, {}).update(jobs)
+    return {"queue_consumables": total or None, "queue_consumables_left": left or None,
+            "queue_consumables_held": held or None}
+
+
+def _listed(hosts: set[str] | None, at_most: int = 4) -> str:
+    names = sorted(hosts or ())
+    return ", ".join(names[:at_most]) + (f" and {len(names) - at_most} more"
+                                         if len(names) > at_most else "")

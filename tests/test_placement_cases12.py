@@ -304,3 +304,85 @@ def test_grid_engine_queue_consumable_values_of_host_groups():
     assert reasons(run(_TS.format("40G"), site), "hestia") == (
         "queue all.q: needs 160G of queue consumable tmpspace per queue instance (4 slots "
         "x 40G), the most an instance has is 100G")
+
+
+# --------------------------------------------------------------- Grid Engine -masterq
+
+def _mq(jobs=None):
+    """hestia: master.q on s1, compute.q on s2 and s3, both offering PE mpi (8 slots a
+    host)."""
+    return hestia({"master.q": (["s1"], ""), "compute.q": (["s2", "s3"], "")}, jobs,
+                  rules={"mpi": "8"})
+
+
+_MPI = "#$ -pe mpi {}\n#$ -masterq master.q\n#$ -l h_rt=1:00:00"
+
+
+def test_grid_engine_masterq_slots_go_to_the_other_queues_of_the_pe():
+    # qsub(1) -masterq binds the master task's queue only; the scheduler gives the other
+    # slots any queue instance that offers the PE (and is in -q, where given). 24 slots,
+    # 8 a host: the master's 8 on s1 (master.q), 16 on s2 and s3 (compute.q). Before, the
+    # whole job was placed in master.q: "needs 3 nodes, partition master.q has only 1"
+    v = only(run(_MPI.format(24), _mq()), "hestia", "master.q,compute.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "-masterq master.q: its master task in master.q (on s1), its other slots in any " \
+        "of master.q, compute.q (the queues offering parallel environment 'mpi'): " \
+        "submitted with -q master.q,compute.q" in v.notes
+    # 32 slots: 4 hosts, the site has 3
+    assert "needs 4 nodes" in reasons(run(_MPI.format(32), _mq()), "hestia")
+
+
+def test_grid_engine_masterq_the_master_host_must_find_room():
+    # s1 (master.q's only host) runs bob's 12 slots until +2 h: 4 free, less than the
+    # master's 8. 16 slots need 2 hosts: s2 and s3 are free now, but one of the two must
+    # be s1 (the master task's): +2 h. Placed as one queue without the master's host
+    # it would start now
+    site = _mq({("master.q", "s1"): [_ge_job("1", 12, 2)]})
+    v = only(run(_MPI.format(16), site), "hestia", "master.q,compute.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert any(n.startswith("queue master.q,compute.q: a host of its master queue finds "
+                            "room with the others it asks at +2:00:00") for n in v.notes)
+
+
+def test_grid_engine_masterq_and_the_q_list():
+    # sge_select_queue: every queue instance of the job, the master's too, must be in its
+    # hard -q list. -q compute.q with -masterq master.q: the master task has no queue
+    # (qsub takes it, the job never starts): refused, said
+    p = run(_MPI.format(16) + "\n#$ -q compute.q", _mq())
+    assert reasons(p, "hestia") == (
+        "-masterq master.q: none of its queues (master.q) is in the job's -q list "
+        "(compute.q): Grid Engine puts every slot, the master task's too, in a queue -q "
+        "names")
+    # -q naming both: as without -q
+    v = only(run(_MPI.format(16) + "\n#$ -q master.q,compute.q", _mq()), "hestia",
+             "master.q,compute.q")
+    assert v.estimated_start == NOW
+    # -q master.q alone: every slot in master.q, whose one host cannot hold 16 of 8 a host
+    assert "needs 2 nodes" in reasons(run(_MPI.format(16) + "\n#$ -q master.q", _mq()),
+                                      "hestia")
+
+
+def test_grid_engine_masterq_job_is_submitted_to_the_queues_placed():
+    # the placement's queue becomes the job's -q list: the master and compute queues,
+    # with -masterq kept as written
+    from diamond_jupyter.federation import Federation
+    spec = Federation.parse("#!/bin/bash\n" + _MPI.format(24) + "\n./app\n")
+    spec = spec.model_copy(update={"queue": "master.q,compute.q"})
+    script = get_script_dialect("sge").render_script(spec).script.splitlines()
+    assert "#$ -q master.q,compute.q" in script and "#$ -masterq master.q" in script
+
+
+def test_grid_engine_masterq_queue_consumables_of_the_master_queue():
+    # master.q's instance on s1 has 10G of tmpspace, compute.q's 100G each: a job of 16
+    # slots (8 a host) asking 4G a slot needs 32G on each host, the master's too: s1
+    # can never hold its share. 1G a slot (8G): now
+    site = hestia({"master.q": (["s1"], "complex_values tmpspace=10G"),
+                   "compute.q": (["s2", "s3"], "complex_values tmpspace=100G")},
+                  rules={"mpi": "8"})
+    job = _MPI.format(16) + "\n#$ -l ts={}"
+    assert reasons(run(job.format("4G"), site), "hestia") == (
+        "-masterq: no host of its master queue (s1) can run the master task's share of the "
+        "job (8 slots); queue master.q,compute.q: needs 32G of queue consumable tmpspace "
+        "per queue instance (8 slots x 4G), the most an instance has is 100G")
+    v = only(run(job.format("1G"), site), "hestia", "master.q,compute.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

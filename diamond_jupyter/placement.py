@@ -539,7 +539,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         # its master task in a master queue, its other slots in any queue of its PE
         if not spec.queue:  # a master queue is one the job may use
-            parts += [q for q in snap.partitions if q.name in mq and q not in parts]
+            parts = parts + [q for q in snap.partitions if q.name in mq and q not in parts]
         plan = master_and_slaves(master, mq, parts, members, pe, req, spec.queue)
         if plan.why:
             v.reasons = [plan.why]

@@ -83,9 +83,14 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
             continue
         if lacking := set(hosts) - enough:
             fit.never |= lacking
+            few = sorted(lacking)[:4]
+            where = f"the most an instance has is {amount_text(most)}" if most < need else \
+                "too little on " + ", ".join(
+                    f"{h} ({amount_text(total[h][name]) if name in total.get(h, {}) else 'none'})"
+                    for h in few) + (f" and {len(lacking) - len(few)} more"
+                                     if len(lacking) > len(few) else "")
             misses.append(f"needs {amount_text(need)} of queue consumable {name} per queue "
-                          f"instance ({how}), the most an instance has is "
-                          f"{amount_text(most)}")
+                          f"instance ({how}), {where}")
         short = {h for h in enough if left.get(h, {}).get(name, need) < need}
         fit.short |= short
         _later(fit.until, _freed(name, need, short, left, held, running, now, part_max),

@@ -249,6 +249,12 @@ def test_grid_engine_queue_consumables_are_per_queue_instance():
     assert reasons(run(_TS.format("30G"), site), "hestia") == (
         "queue all.q: needs 120G of queue consumable tmpspace per queue instance (4 slots "
         "x 30G), the most an instance has is 100G")
+    # 16 slots of PE mpi (8 a host: two hosts) x 8G: 64G on each host; s2's 40G is too
+    # little, and all.q has no other host
+    assert reasons(run("#$ -pe mpi 16\n#$ -l ts=8G\n#$ -l h_rt=1:00:00", site),
+                   "hestia") == (
+        "queue all.q: needs 64G of queue consumable tmpspace per queue instance (8 slots x "
+        "8G), too little on s2 (40G)")
 
 
 def test_grid_engine_queue_consumable_frees_with_the_job_holding_it():
@@ -383,6 +389,6 @@ def test_grid_engine_masterq_queue_consumables_of_the_master_queue():
     assert reasons(run(job.format("4G"), site), "hestia") == (
         "-masterq: no host of its master queue (s1) can run the master task's share of the "
         "job (8 slots); queue master.q,compute.q: needs 32G of queue consumable tmpspace "
-        "per queue instance (8 slots x 4G), the most an instance has is 100G")
+        "per queue instance (8 slots x 4G), too little on s1 (10G)")
     v = only(run(job.format("1G"), site), "hestia", "master.q,compute.q")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)

@@ -148,7 +148,13 @@ from .placement_limits import (
     shared_room_now,
     shares_by_force,
 )
-from .placement_sge import QueueFit, master_and_slaves, pe_offered, queue_consumable_fit
+from .placement_sge import (
+    QueueFit,
+    master_and_slaves,
+    master_holding,
+    pe_offered,
+    queue_consumable_fit,
+)
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -545,6 +551,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             v.reasons = [plan.why]
             return v
         parts, master_hosts = plan.parts, plan.master_hosts
+        if master_hosts is not None:  # a JOB consumable is its master's host's to hold
+            master_hosts, why_not = master_holding(req, master_hosts, nodes)
+            if why_not:
+                v.reasons = why_not
+                return v
         members = {**members, **plan.members}
         master_note += [plan.note] if plan.note else []
     good, problems, restricted_only = [], [], False

@@ -240,3 +240,29 @@ def _listed(hosts: set[str] | None, at_most: int = 4) -> str:
     names = sorted(hosts or ())
     return ", ".join(names[:at_most]) + (f" and {len(names) - at_most} more"
                                          if len(names) > at_most else "")
+
+
+def master_holding(req: Req, hosts: set[str], nodes: list[Node]) -> tuple[set[str], list[str]]:
+    """Of a `-masterq` job's master hosts, those whose host consumables (hc:) hold what it
+    asks once a job (JOB: taken on the master task's host alone), and why none does."""
+    if req.nodes <= 1:
+        return hosts, []
+    by_name = {n.name: n for n in nodes}
+    out, why = set(hosts), []
+    for name, amount in req.consumables:
+        if not req.on_master_only(name):
+            continue
+        offered = [n for n in nodes if name in (n.consumables_total or {})]
+        if not offered:
+            continue  # not a host consumable here
+        absent = float("inf") if name in req.implicit else 0.0
+        out = {h for h in out if h in by_name
+               and (by_name[h].consumables_total or {}).get(name, absent) >= amount}
+        if not out:
+            most = max((by_name[h].consumables_total or {}).get(name, 0.0)
+                       for h in hosts if h in by_name) if hosts else 0.0
+            why.append(f"-masterq: its master task's host takes {amount_text(amount)} of host "
+                       f"consumable {name} (once a job), the most a host of its master "
+                       f"queue has is {amount_text(most)}")
+            break
+    return out, why

@@ -181,12 +181,13 @@ def _ge_job(jid: str, slots: int, left_h: float, limit_h: int = 4, **asks: str) 
 
 def hestia(queues: dict[str, tuple[list[str], str]],
            jobs: dict[tuple[str, str], list[str]] | None = None,
-           groups: str = "", rules: dict[str, str] | None = None):
+           groups: str = "", rules: dict[str, str] | None = None,
+           hc: dict[str, dict[str, str]] | None = None):
     """A Grid Engine site of three 16-slot hosts (s1-s3). `queues`: each queue's hosts and
     `qconf -sq` lines beyond its name and h_rt (24 h), e.g. its complex_values; `jobs`:
     the running jobs' entries in each (queue, host) instance; `groups`: the host groups
     as the snapshot's `qconf -shgrp_resolved` loop prints them; `rules`: the PEs and their
-    allocation_rule."""
+    allocation_rule; `hc`: each host's host consumables left, as `qhost -F` prints them."""
     from datetime import timezone
 
     from diamond_jupyter.config import SiteConfig
@@ -208,7 +209,9 @@ def hestia(queues: dict[str, tuple[list[str], str]],
         f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
         "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5"
         "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue "
-        f"name='slots' dominance='hf'>{16 - used[h]}</resourcevalue></host>"
+        f"name='slots' dominance='hf'>{16 - used[h]}</resourcevalue>"
+        + "".join(f"<resourcevalue name='{k}' dominance='hc'>{x}</resourcevalue>"
+                  for k, x in (hc or {}).get(h, {}).items()) + "</host>"
         for h in ("s1", "s2", "s3")) + "</qhost>"
     rules = rules or {"smp": "$pe_slots", "mpi": "8"}
     conf = "\n".join(f"qname {q}\nhostlist {' '.join(hosts)}\npe_list {' '.join(rules)}\n"
@@ -391,4 +394,21 @@ def test_grid_engine_masterq_queue_consumables_of_the_master_queue():
         "job (8 slots); queue master.q,compute.q: needs 32G of queue consumable tmpspace "
         "per queue instance (8 slots x 4G), too little on s1 (10G)")
     v = only(run(job.format("1G"), site), "hestia", "master.q,compute.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_grid_engine_masterq_job_consumable_on_the_master_host():
+    # lic is a JOB consumable (taken once, on the master task's host: sge_complex(5)), a
+    # host consumable of s2 (2) alone. With -masterq master.q the master task runs on s1,
+    # which has none: the job can never start. Before, any host holding it was enough
+    hc = {"s2": {"lic": "2"}}
+    site = hestia({"master.q": (["s1"], ""), "compute.q": (["s2", "s3"], "")},
+                  rules={"mpi": "8"}, hc=hc)
+    assert reasons(run(_MPI.format(16) + "\n#$ -l lic=1", site), "hestia") == (
+        "-masterq: its master task's host takes 1 of host consumable lic (once a job), the "
+        "most a host of its master queue has is 0")
+    # s1 with a licence: it starts now
+    site = hestia({"master.q": (["s1"], ""), "compute.q": (["s2", "s3"], "")},
+                  rules={"mpi": "8"}, hc={"s1": {"lic": "1"}, **hc})
+    v = only(run(_MPI.format(16) + "\n#$ -l lic=1", site), "hestia", "master.q,compute.q")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)

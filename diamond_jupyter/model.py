@@ -190,6 +190,12 @@ class Resources(_Model):
     # a component's own node features (a Slurm hetjob component's --constraint, which
     # sbatch does not carry over: [] a component asking none); None: the job's
     features: list[str] | None = None
+    # a component's own exclusivity (a Slurm hetjob component's --exclusive, which sbatch
+    # does not carry over); None: the job's
+    exclusive: bool | None = None
+    # a component's own generic resources beside its GPUs (a Slurm hetjob component's
+    # --gres entries such as nvme:1, not carried over either); None: none
+    gres: str | None = None
 
 
 class Constraints(_Model):
@@ -826,6 +832,12 @@ class Partition(_Model):
     # Grid Engine: the queue's hard limit of memory per slot (its h_vmem): a job asking more
     # per slot cannot run in it
     max_mem_per_slot_mb: int | None = None
+    # Grid Engine queue consumables (`qconf -sq`'s complex_values, qc:), per queue instance
+    # (by host) and complex: what the instance has, what is left of it now, and what each
+    # running job in it (native id) holds (given back when it ends); None: none set
+    queue_consumables: dict[str, dict[str, float]] | None = None
+    queue_consumables_left: dict[str, dict[str, float]] | None = None
+    queue_consumables_held: dict[str, dict[str, dict[str, float]]] | None = None
     # LSF MEMLIMIT: a process of the job above it is killed, MB
     max_mem_per_process_mb: int | None = None
     # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)

@@ -148,6 +148,13 @@ from .placement_limits import (
     shared_room_now,
     shares_by_force,
 )
+from .placement_sge import (
+    QueueFit,
+    master_and_slaves,
+    master_holding,
+    pe_offered,
+    queue_consumable_fit,
+)
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -492,7 +499,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
     reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
     if pe and snap.parallel_environments is not None \
-            and not _pe_offered(pe, snap.parallel_environments):
+            and not pe_offered(pe, snap.parallel_environments):
         reasons.append(f"parallel environment '{pe}' not found (site has: "
                        f"{', '.join(sorted(snap.parallel_environments)) or 'none'})")
     if reasons:
@@ -530,16 +537,27 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         # routing queue runs none
         parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
     master_note: list[str] = []
+    master_hosts: set[str] | None = None  # where a -masterq job's master task may run
     if cfg.scheduler == "sge" and snap.partitions and (master := _master_queues(spec)):
         mq, why = _sge_master(master, snap.partitions, members)
         if why:
             v.reasons = [why]
             return v
-        if not spec.queue:  # its slots start in the master queue (more may join elsewhere)
-            parts = [p for p in parts if p.name in mq] or parts
-            master_note.append(f"-masterq {','.join(master)}: placed in {', '.join(mq)}, "
-                               "where its master task must run (Grid Engine may put its "
-                               "other slots in other queues)")
+        # its master task in a master queue, its other slots in any queue of its PE
+        if not spec.queue:  # a master queue is one the job may use
+            parts = parts + [q for q in snap.partitions if q.name in mq and q not in parts]
+        plan = master_and_slaves(master, mq, parts, members, pe, req, spec.queue)
+        if plan.why:
+            v.reasons = [plan.why]
+            return v
+        parts, master_hosts = plan.parts, plan.master_hosts
+        if master_hosts is not None:  # a JOB consumable is its master's host's to hold
+            master_hosts, why_not = master_holding(req, master_hosts, nodes)
+            if why_not:
+                v.reasons = why_not
+                return v
+        members = {**members, **plan.members}
+        master_note += [plan.note] if plan.note else []
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
@@ -551,6 +569,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     reqs, fits, adjusted = {}, {}, {}
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
+    queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
+    queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
+                                                        for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
@@ -569,6 +590,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
             site_arch, whole_site=False)[1] if fit else set()
+        if queue_consumables:  # Grid Engine queue consumables (qc:)
+            queue_fits[p.name] = qf = queue_consumable_fit(
+                reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
+            fits[p.name] = fits[p.name] - qf.never
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -618,7 +643,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
             other.append(f"partition '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
-                and not _pe_offered(pe, p.parallel_environments):
+                and not pe_offered(pe, p.parallel_environments):
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         limit = time_limit(req, p.max_time_s)
@@ -664,7 +689,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                                     pfit, members, other, holds, adjusted)
             wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
-        if (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
+        queue_why = queue_fits[p.name].why if p.name in queue_fits else None
+        if queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
+            other.append(queue_why)
+        elif master_hosts is not None and pfit and not pfit & master_hosts:
+            other.append(f"-masterq: no host of its master queue ({_few(master_hosts)}) "
+                         f"can run the master task's share of the job ({req.cpn} slots"
+                         + (f", {req.gpn} GPUs" if req.gpn else "") + ")"
+                         + (f"; {queue_why}" if queue_why else ""))
+        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
@@ -746,7 +779,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
-              stage_bytes, prior, estimates, cal, data, ended, holds, chunks)
+              stage_bytes, prior, estimates, cal, data, ended, holds, chunks, queue_fits,
+              master_hosts)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
@@ -1782,12 +1816,6 @@ def _sge_master(master: list[str], parts: list[Partition], members: dict[str, li
                 + ")")
 
 
-def _pe_offered(pe: str, offered: list[str]) -> bool:
-    """Whether a PE request (Grid Engine takes a wildcard: `-pe mpi* 8`) names one of
-    `offered`."""
-    return any(fnmatch.fnmatchcase(name, pe) for name in offered)
-
-
 def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                 part_max: dict[str, float]) -> tuple[float, str] | None:
     """When a queue that runs at most `max_running` jobs at once (PBS max_run) has room
@@ -1861,22 +1889,41 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               now: datetime, stage_bytes: int, prior: RuntimePrior,
               estimates: dict[str, datetime], cal: SiteCalibration | None = None,
               data: StageData | None = None, ended: Collection[str] = (),
-              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None
-              ) -> None:
+              holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None,
+              queue_fits: dict[str, QueueFit] | None = None,
+              master_hosts: set[str] | None = None) -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
     `holds`: the limits in use it waits for in each, QOS or queue limits; `chunks`: a PBS
-    job's chunks (`_pbs_chunks`), which start when every one finds room at once)."""
+    job's chunks (`_pbs_chunks`), which start when every one finds room at once;
+    `queue_fits`: the Grid Engine queues whose instances have too little of a consumable
+    left now, the hosts held until running jobs there give enough back; `master_hosts`:
+    where a Grid Engine job's master task must run, `-masterq`, its other slots on any of
+    the partition's hosts)."""
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
-    raw_st = build_state(snap, nodes, members, now, part_max, ended=ended,
-                         in_reservation=bool(spec.reservation),
-                         probe_mem=min(reqs[p.name].mem for p in good),
-                         short=set.intersection(*(consumables_short(reqs[p.name], nodes)
-                                                  for p in good)))
-    raw_queue = pending_demands(snap, raw_st, members, now, part_max)
+    host_short = set.intersection(*(consumables_short(reqs[p.name], nodes) for p in good))
+    views: dict[frozenset[str], tuple] = {}
+
+    def views_for(name: str) -> tuple:
+        """The live state, the queue and the calibrated views in which partition `name`
+        is simulated: its queue instances short of a consumable held (one for all the
+        partitions where none is)."""
+        qf = (queue_fits or {}).get(name)
+        short = host_short | (qf.short if qf else set())
+        until = {h: j for h, j in (qf.until if qf else {}).items() if h not in host_short}
+        key = frozenset([*short, *(f"{h}={j}" for h, j in until.items())])
+        if key not in views:
+            st = build_state(snap, nodes, members, now, part_max, ended=ended,
+                             in_reservation=bool(spec.reservation),
+                             probe_mem=min(reqs[p.name].mem for p in good), short=short,
+                             short_until=until)
+            queue = pending_demands(snap, st, members, now, part_max)
+            views[key] = (st, queue, calibrated_views(st, queue, cal))
+        return views[key]
+
+    raw_st, raw_queue, calibrated = views_for(good[0].name)
     idx = raw_st.index()
-    calibrated = calibrated_views(raw_st, raw_queue, cal)
     reservation = snap.backfill or reservation_for(cfg.scheduler)
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
@@ -1905,6 +1952,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
+        raw_st, raw_queue, calibrated = views_for(p.name)
         counted, brackets = counted_parts(req), bracket_parts(req)
         elig = [idx[x] for x in members.get(p.name, []) if x in fit
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
@@ -1931,6 +1979,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                          if nodes[i].name in ok), own)
                   for (r, ok), own in zip(chunks[0], chunks[4], strict=True)] \
             if chunks is not None else []
+        if not shapes and master_hosts is not None and req.nodes > 1:
+            # -masterq: one host of the master queue for the master task's share, the
+            # others anywhere its other slots may go, each host its own share
+            each = WHOLE if req.whole else req.cpn
+            shapes = [Shape(1, each, req.gpn, frozenset(
+                i for i in elig if nodes[i].name in master_hosts)),
+                Shape(req.nodes - 1, each, req.gpn, frozenset(elig))]
         if not shapes and req.nodelist and len(req.nodelist) < req.nodes:
             # --nodelist names fewer nodes than it asks: those, and others beside them
             named = frozenset(idx[x] for x in req.nodelist if x in idx)
@@ -2002,14 +2057,19 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     top_by=top_by or None)) is not None]
                 start = None if start is None or not starts else max(start, min(starts))
             if start is not None and shapes:
+                how = chunks[1] if chunks else "scatter" if master_hosts is not None \
+                    else "free"  # -masterq: the master's host and the others apart
                 at_once, by_queue = together_start(
-                    st, shapes, start, chunks[1] if chunks else "free", empty_only=req.whole,
+                    st, shapes, start, how, empty_only=req.whole,
                     held=queue_held(st, queue, res, at, top), duration=probe.planned,
                     reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"partition {name}: its {part}s find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each {part} finds it sooner)" if chunks \
+                    else f"queue {name}: a host of its master queue finds room with the " \
+                    f"others it asks{ahead} at +{hms(at_once or 0)}" \
+                    if master_hosts is not None \
                     else f"partition {name}: the nodes --nodelist names find room with " \
                     f"the others it asks{ahead} at +{hms(at_once or 0)}"
                 if at_once is not None and at_once > start and said not in v.notes:
@@ -2075,6 +2135,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     start_s, _, _, pname, source, raw_s, raw_source = best
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
+    raw_st, raw_queue, calibrated = views_for(pname)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         bound_s = min(simulators[pname](*calibrated[1]), raw_s) if raw_s > 0 else 0.0

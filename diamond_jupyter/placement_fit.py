@@ -362,7 +362,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             need = req.consumable_need(name, per_slot)
             most = max((n.consumables_total or {})[name] for n in offered)
             how = "once a job" if name in req.job_wide else \
-                f"{req.cpn} slots x {_amount_text(per_slot)}"
+                f"{req.cpn} slots x {amount_text(per_slot)}"
             # a default it does not ask binds only the hosts that have the complex
             absent = math.inf if name in req.implicit else 0.0
 
@@ -371,13 +371,13 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                 return (n.consumables_total or {}).get(name, absent) >= need
             if req.on_master_only(name):  # one host must hold it, the master's
                 if not any(holds(n) for n in nodes):
-                    reasons.append(f"needs {_amount_text(need)} of host consumable {name} "
+                    reasons.append(f"needs {amount_text(need)} of host consumable {name} "
                                    f"on its master host (once a job), the most a host has "
-                                   f"is {_amount_text(most)}")
+                                   f"is {amount_text(most)}")
                 continue
-            check(holds, f"needs {_amount_text(need)} of host consumable {name} per host "
-                  f"({how}), the most a host has is {_amount_text(most)}",
-                  f"{name} {_amount_text(need)}")
+            check(holds, f"needs {amount_text(need)} of host consumable {name} per host "
+                  f"({how}), the most a host has is {amount_text(most)}",
+                  f"{name} {amount_text(need)}")
     split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
           f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}",
@@ -396,7 +396,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
     return reasons, ok
 
 
-def _amount_text(x: float) -> str:
+def amount_text(x: float) -> str:
     """A complex's amount as written back: whole GiB or MiB where it is a memory size."""
     for unit, size in (("G", 1024**3), ("M", 1024**2)):
         if x >= size and x % size == 0:
@@ -452,8 +452,8 @@ def global_need(req: Req, name: str, amount: float) -> float:
 
 def global_misses(req: Req, total: dict[str, float] | None) -> list[str]:
     """Why a job asks more of a Grid Engine global consumable than the cluster has."""
-    return [f"needs {_amount_text(need)} of global consumable {name}, the cluster has "
-            f"{_amount_text(total[name])}" for name, x in req.consumables
+    return [f"needs {amount_text(need)} of global consumable {name}, the cluster has "
+            f"{amount_text(total[name])}" for name, x in req.consumables
             if name in (total or {}) and (need := global_need(req, name, x)) > (total or {})[name]]
 
 
@@ -471,7 +471,7 @@ def global_wait(req: Req, snap: SiteSnapshot, now: datetime, part_max: dict[str,
             continue
         ends = sorted((end, got[name]) for j in snap.running
                       if (got := held.get(j.native_id, {})).get(name)
-                      and (end := _expected_end(j, now, part_max)) is not None)
+                      and (end := expected_end(j, now, part_max)) is not None)
         have, at = left[name], None
         for end, given in ends:
             have += given
@@ -481,13 +481,13 @@ def global_wait(req: Req, snap: SiteSnapshot, now: datetime, part_max: dict[str,
         if at is None:
             continue  # not freed by the jobs known: the totals' check says why
         wait = max(wait, at)
-        notes.append(f"global consumable {name}: {_amount_text(left[name])} left, it needs "
-                     f"{_amount_text(need)}: it waits for running jobs to give it back "
+        notes.append(f"global consumable {name}: {amount_text(left[name])} left, it needs "
+                     f"{amount_text(need)}: it waits for running jobs to give it back "
                      f"(+{at / 3600:.1f} h)")
     return wait, notes
 
 
-def _expected_end(job: Any, now: datetime, part_max: dict[str, float]) -> float | None:
+def expected_end(job: Any, now: datetime, part_max: dict[str, float]) -> float | None:
     """Seconds after now a running job ends by its time limit (now if past it)."""
     limit = job.walltime_s or part_max.get(job.partition or "")
     if not limit or job.started_at is None:

@@ -73,8 +73,9 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     """A job of several shapes read whole (`spec.components`: a Slurm hetjob, PBS chunks,
     an LSF compound requirement) as a Slurm site gets it, a heterogeneous job: each
     component a spec of its own, the first included, with its own partition, account,
-    QOS, reservation, time limit and constraint or the job's, and the job's exclusivity
-    (sbatch gets it on every component); none for a job of one shape."""
+    QOS, reservation, time limit, constraint and exclusivity or the job's, and its own
+    generic resources beside its GPUs (a later one's `--gres` entries, not the first's);
+    none for a job of one shape."""
     from .dialects.scripts_common import component_sizes, component_times, live_components
 
     comps, times = live_components(spec), component_times(spec)
@@ -89,17 +90,23 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
             sizes["walltime_s"] = times[i]
         # its own partition (none: the site's default), account and QOS, else the job's
         queue = c.queue or (None if c.default_queue else spec.queue)
+        own = {k: v for k, v in (("features", c.features), ("exclusive", c.exclusive))
+               if v is not None}
         one = spec.model_copy(update={"components": [], "queue": queue,
                                       "account": c.account or spec.account,
                                       "qos": c.qos or spec.qos,
                                       "reservation": c.reservation or spec.reservation,
-                                      "constraints": spec.constraints if c.features is None
-                                      else spec.constraints.model_copy(
-                                          update={"features": list(c.features)}),
+                                      "constraints": spec.constraints.model_copy(update=own),
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None
             one.metadata = {**spec.metadata, "het_component": i}
+            # the first's --gres entries beside its GPUs are its own (not carried over)
+            one.unknown = [d for d in spec.unknown
+                           if not (d.dialect == "slurm" and d.option == "--gres")]
+        if i and c.gres:  # its own, read as a kept --gres is (`placement_fit._other_gres`)
+            one.unknown = [*one.unknown, Directive(dialect="slurm", option="--gres",
+                                                   value=c.gres, raw=f"#SBATCH --gres={c.gres}")]
         out.append(one)
     return out
 

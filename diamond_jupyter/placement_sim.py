@@ -141,7 +141,8 @@ def _member_idx(idx: dict[str, int], members: dict[str, list[str]], part: str | 
 def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[str]],
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
                 ended: Collection[str] = (), in_reservation: bool = False,
-                probe_mem: int = 0, short: Collection[str] = ()) -> SimState:
+                probe_mem: int = 0, short: Collection[str] = (),
+                short_until: dict[str, str] | None = None) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
@@ -153,7 +154,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     its memory (Slurm AllocMem) than leaves that keeps its free CPUs and GPUs until the
     last of those jobs ends (the snapshot does not say which job holds how much). `short`:
     nodes held so for another resource the probe needs more of than is left (Grid Engine
-    host consumables)."""
+    host consumables); `short_until`: of those, the ones held only until the running job
+    named (native id) ends, not the last one there (Grid Engine queue consumables, which
+    that job's end gives enough of back)."""
     usable = [node_usable(n, in_reservation) for n in nodes]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -167,6 +170,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     rel: list[tuple[float, int, int, int, int]] = []
     owners: list[tuple[float | None, float | None, str | None, int | None] | None] = []
     planned: dict[int, float] | None = {} if ratio is not None else None
+    seq_of: dict[tuple[str, int], int] = {}  # (running job, node) -> its release's seq
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
@@ -189,6 +193,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             owners.append(None if gone else (w, elapsed, j.partition, j.cpus))
             if planned is not None:
                 planned[len(rel)] = by_limit
+            seq_of[(j.native_id, h)] = len(rel)
             rel.append((end, len(rel), h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
     for r in rel:
@@ -204,13 +209,18 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             if last.get(h, (-1.0, 0))[0] <= UNKNOWN_HOLD_S:
                 last[h] = (UNKNOWN_HOLD_S, rel[-1][1])
         n = nodes[h]
-        lacks = n.name in short or probe_mem and n.memory_mb and n.memory_allocated \
+        mem_short = probe_mem and n.memory_mb and n.memory_allocated \
             and n.memory_mb - n.memory_allocated < probe_mem
+        lacks = n.name in short or mem_short
         hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
         if lacks and (hc or hg):
             # its memory frees with the jobs holding it: its free CPUs and GPUs are held
             # as long (the job that ends last: calibrated as that job, when it is known)
             end, seq = last.get(h, (UNKNOWN_HOLD_S, -1))
+            freed_by = None if mem_short else (short_until or {}).get(n.name)
+            if freed_by is not None and (freed_by, h) in seq_of:
+                seq = seq_of[(freed_by, h)]
+                end = rel[seq][0]
             owners.append(owners[seq] if 0 <= seq < len(owners) else None)
             if planned is not None:
                 planned[len(rel)] = planned.get(seq, end)

@@ -57,10 +57,12 @@ def test_one_queue_schedulers_get_every_component_and_say_the_partition_is_dropp
     assert any(w.startswith("dropped: partition gpu of component 1 (LSF") for w in lsf.warnings)
 
 
-def test_a_component_with_its_own_exclusivity_is_still_kept():
-    # its own --exclusive (the first's is not): no neutral shape
-    # (its own constraint is read since tests/test_hetjob_time_reservation.py)
+def test_a_component_with_its_own_exclusivity_is_read_with_it():
+    # its own --exclusive (the first's is not): read into the component since
+    # tests/test_placement_cases12.py (was kept as written); --exclusive=user still is
     spec = _spec("-p gpu -N 2 --exclusive")
+    assert [c.exclusive for c in spec.components] == [None, True]
+    spec = _spec("-p gpu -N 2 --exclusive=user")
     assert spec.components == []
     assert "hetjob" in [d.option for d in spec.unknown]
 

@@ -342,8 +342,9 @@ def test_slurm_hetjob_of_sizes_is_a_job_of_several_shapes() -> None:
     assert not any("GPU type" in w for w in warnings), warnings
     for target in SCRIPT_DIALECTS:
         check_translation(text, "slurm", target)
-    # a later component with options of its own (its exclusivity) is still kept as written
-    other = text.replace("--gpus-per-node=a100:4", "--gpus-per-node=a100:4 --exclusive")
+    # a later component with options of its own (a user-exclusive allocation) is still
+    # kept as written (its plain --exclusive is read since tests/test_placement_cases12.py)
+    other = text.replace("--gpus-per-node=a100:4", "--gpus-per-node=a100:4 --exclusive=user")
     kept = get_script_dialect("slurm").parse_script(other)
     assert kept.components == [] and [d.option for d in kept.unknown][:2] == \
         ["hetjob", "--nodes"]

@@ -3,9 +3,10 @@ TYPE:N`): they were kept as written (only the first component read; every other 
 got the first component alone and a "dropped" line per option). Each component is now read
 with its own GPUs and model, as a job of several shapes (`JobSpec.components`): PBS gets
 chunks, LSF compound terms (each term's own `rusage[ngpus_physical=N:gmodel=X]`), Slurm the
-components back. A `--gres` with other entries (`nvme:1`) still keeps the component as
-written. On a Slurm site, a job of several shapes read whole is placed component by
-component (it was placed as its largest shape on every node)."""
+components back. A `--gres` with other entries (`nvme:1`) kept the component as written
+(read with it since tests/test_placement_cases12.py). On a Slurm site, a job of several
+shapes read whole is placed component by component (it was placed as its largest shape on
+every node)."""
 
 from __future__ import annotations
 
@@ -60,12 +61,15 @@ def test_each_component_keeps_its_own_gpu_model():
         "rusage[ngpus_physical=4:gmodel=a100]}" in lsf
 
 
-def test_a_gres_with_other_entries_keeps_the_component_as_written():
+def test_a_gres_with_other_entries_is_read_with_the_component():
+    # kept as written before tests/test_placement_cases12.py; now its GPUs and its own
+    # nvme:1 are read, and written back as one --gres on its lines
     spec = Federation.parse(_het("-p gpu -N 1 -n 4", "-p gpu -N 2 --gres=gpu:a100:4,nvme:1"))
-    assert spec.components == []
-    assert ("--gres", "gpu:a100:4,nvme:1") in [(d.option, d.value) for d in spec.unknown]
+    assert [(c.gpus_per_node, c.gres) for c in spec.components] == [(None, None),
+                                                                   (4, "nvme:1")]
+    assert spec.unknown == []
     out = get_script_dialect("slurm").render_script(spec).script
-    assert "#SBATCH -p gpu -N 2 --gres=gpu:a100:4,nvme:1" in out
+    assert "#SBATCH --gres=gpu:a100:4,nvme:1" in out.split("#SBATCH hetjob")[1]
 
 
 def test_a_hetjob_read_whole_is_placed_component_by_component_on_slurm():

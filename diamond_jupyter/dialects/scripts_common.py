@@ -803,9 +803,10 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
 
 
 def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:
-    """One line for each component's own partition, account or QOS that a scheduler taking
-    one of each per job cannot carry (`why("queue")`: e.g. "PBS has one queue per job");
-    the whole job goes with the job's."""
+    """One line for each component's own partition, account, QOS, reservation, constraint,
+    time limit or exclusivity that a scheduler taking one of each per job cannot carry
+    (`why("queue")`: e.g. "PBS has one queue per job"; the whole job goes with the job's),
+    and for its own generic resources (Slurm `--gres` entries beside its GPUs)."""
     out = []
     for i, c in enumerate(live_components(spec)):
         if c.queue and c.queue != spec.queue or c.default_queue and spec.queue:
@@ -824,6 +825,13 @@ def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list
             whole = f"constraint {'&'.join(job_features)}" if job_features else "no constraint"
             out.append(f"approximated: {own} of component {i} as the job's {whole} "
                        f"({why('constraint')})")
+        if c.exclusive is not None and c.exclusive != spec.constraints.exclusive:
+            own, whole = ("exclusive", "shared") if c.exclusive else ("shared", "exclusive")
+            out.append(f"approximated: {own} nodes of component {i} as the job's {whole} "
+                       f"ones ({why('exclusivity')})")
+        if c.gres:
+            out.append(f"dropped: --gres {c.gres} of component {i} (Slurm generic resources: "
+                       "no neutral form)")
     times, job_time = component_times(spec), spec.resources.walltime_s
     for i, own in enumerate(times):
         if own is not None and own != job_time:

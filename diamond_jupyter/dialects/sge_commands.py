@@ -199,6 +199,10 @@ class SgeCommands:
             # the complexes: which are consumable, per slot or once a job, and their
             # defaults (one table, whatever the site's size)
             "complexes": ["sh", "-c", "qconf -sc 2>/dev/null; exit 0"],
+            # each host group's hosts, resolved (a queue's complex_values may set a value
+            # for the hosts of a group: `[@gpu=lic=2]`)
+            "hostgroups": ["sh", "-c", 'for g in $(qconf -shgrpl 2>/dev/null); do echo '
+                           '"group_name $g"; qconf -shgrp_resolved "$g"; done; exit 0'],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -323,6 +327,8 @@ class SgeCommands:
         # there: a consumable is asked per slot unless the complex says JOB)
         asked: dict[str, dict[str, float]] = {}
         by_job: dict[str, dict[str, float]] = {}  # the same, by running job
+        # (queue, host) -> running job -> complex -> what it took in that queue instance
+        by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
@@ -352,6 +358,9 @@ class SgeCommands:
                         took[name] = took.get(name, 0.0) + amount
                         mine = by_job.setdefault(st.native_id, {})
                         mine[name] = mine.get(name, 0.0) + amount
+                        there = by_instance.setdefault((qname, host), {}).setdefault(
+                            st.native_id, {})
+                        there[name] = there.get(name, 0.0) + amount
                     if gpus:  # they free when it ends
                         st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
@@ -361,7 +370,9 @@ class SgeCommands:
                 jobs.append(self._xml_job(j))
         return SiteSnapshot(
             site=site, nodes=self._nodes(outputs.get("hosts", ""), instances, asked),
-            partitions=self._partitions(outputs.get("queues", ""), instances), jobs=jobs,
+            partitions=self._partitions(
+                outputs.get("queues", ""), instances, complexes,
+                parse_hostgroups(outputs.get("hostgroups", "")), by_instance), jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
@@ -433,7 +444,11 @@ class SgeCommands:
             ))
         return out
 
-    def _partitions(self, text: str, instances: list[dict[str, Any]]) -> list[Partition]:
+    def _partitions(self, text: str, instances: list[dict[str, Any]],
+                    complexes: dict[str, SgeComplex] | None = None,
+                    groups: dict[str, list[str]] | None = None,
+                    by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] | None
+                    = None) -> list[Partition]:
         configs = self.parse_queue_configs(text)
         names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
         out = []
@@ -457,6 +472,10 @@ class SgeCommands:
                 nodes=[i["host"] for i in open_ or mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
+                **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
+                                     groups or {}, complexes,
+                                     {i["host"]: (by_instance or {}).get((name, i["host"]), {})
+                                      for i in mine}),
             ))
         return out
 
@@ -615,6 +634,63 @@ def _global_consumables(text: str, asked: dict[str, dict[str, float]],
     return {"global_consumables_left": left,
             "global_consumables_total": {k: x + took[k] for k, x in left.items()},
             "global_consumables_held": held or None}
+
+
+def parse_hostgroups(stdout: str) -> dict[str, list[str]]:
+    """Each host group's hosts: a `group_name @NAME` line, then what `qconf -shgrp_resolved`
+    prints (the hosts, blank-separated)."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in stdout.splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key == "group_name":
+            name = value.strip() or None
+            if name:
+                out[name] = []
+        elif name and line.strip():
+            out[name] += line.split()
+    return out
+
+
+def host_value(value: str, host: str, groups: dict[str, list[str]]) -> str:
+    """A queue parameter's value for one of its hosts (queue_conf(5)'s enhanced syntax,
+    `default,[@group=value],[host=value]`): the host's own, else its group's, else the
+    default."""
+    own = {k.strip(): v for k, _, v in (m.partition("=") for m in
+                                         re.findall(r"\[([^\]]*)\]", value))}
+    default = re.sub(r"\[[^\]]*\]", "", value).strip(" ,")
+    if host in own:
+        return own[host]
+    return next((v for k, v in own.items() if k.startswith("@")
+                 and host in groups.get(k, [])), default)
+
+
+def _queue_consumables(value: str | None, hosts: list[str], groups: dict[str, list[str]],
+                       complexes: dict[str, SgeComplex] | None,
+                       took: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+    """A queue's consumables (its complex_values, qc:) on each host it has an instance
+    on: what the instance has, what is left (less what its running jobs took) and what
+    each of them holds. Only the complexes `qconf -sc` says are consumable (without the
+    table: none read)."""
+    if not value or not complexes or value.strip().upper() == "NONE":
+        return {}
+    by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
+    total: dict[str, dict[str, float]] = {}
+    for host in hosts:
+        for item in re.split(r"[\s,]+", host_value(value, host, groups)):
+            name, _, text = item.partition("=")
+            name = by_short.get(name, name)
+            if name in complexes and (x := amount(text)) is not None:
+                total.setdefault(host, {})[name] = x
+    if not total:
+        return {}
+    left = {h: {k: x - sum(j.get(k, 0.0) for j in took.get(h, {}).values())
+                for k, x in have.items()} for h, have in total.items()}
+    held = {h: got for h in total if (got := {
+        jid: mine for jid, x in took.get(h, {}).items()
+        if (mine := {k: v for k, v in x.items() if k in total[h] and v > 0})})}
+    return {"queue_consumables": total, "queue_consumables_left": left,
+            "queue_consumables_held": held or None}
 
 
 def _hard_amounts(j: ET.Element) -> dict[str, float]:

@@ -121,6 +121,13 @@ _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "me
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
+def _other_gres_only(value: str | None) -> bool:
+    """Whether a `--gres` value names generic resources other than GPUs only (`nvme:1`,
+    `shard:2,mps:50`): no `gpu` entry, no empty entry."""
+    entries = (value or "").split(",")
+    return bool(value) and all(e and e.split(":")[0] != "gpu" for e in entries)
+
+
 _SLURM_MEM = re.compile(r"\d+(?:[KMGT]B?)?", re.I)
 
 
@@ -287,10 +294,12 @@ class SlurmScript:
         carry --partition over) and its own account and QOS (which sbatch carries to the
         components after it), when it asks for nothing else but the first's constraint
         and its own constraint (none: no constraint, as sbatch does not carry --constraint
-        over), and its own time limit and reservation, when it asks for nothing else but
-        the first's exclusivity; the whole job then a job of several shapes. A component
-        otherwise (its own exclusivity, other options): every later one kept as written,
-        only the first read."""
+        over), its own time limit and reservation, its own exclusivity (none: shared, as
+        sbatch does not carry --exclusive over) and its own generic resources beside its
+        GPUs (`--gres=...,nvme:1`, not carried over either), when it asks for nothing
+        else; the whole job then a job of several shapes. A component otherwise (other
+        options, `--exclusive=user`): every later one kept as written, only the first
+        read."""
         comps = []
         c = spec.constraints
         carried = {"account": spec.account, "qos": spec.qos,  # what sbatch propagates
@@ -300,16 +309,28 @@ class SlurmScript:
             items = part[1:]
             if not all(i.known and i.option in _COMPONENT_OPTIONS for i in items):
                 break
+            # sbatch keeps a component's last --gres
+            last_gres = max((k for k, i in enumerate(items) if i.option == "gres"), default=-1)
+            items = [i for k, i in enumerate(items) if i.option != "gres" or k == last_gres]
             try:
                 for i in items:
+                    if i.option == "gres" and _other_gres_only(i.value):
+                        one.resources.gres = i.value  # sbatch keeps the last --gres
+                        continue
                     if not self._map(one, i, _Later()):
                         raise BadInput("kept")
             except BadInput:
                 break
-            if one.unknown:  # e.g. a --gres entry beside its GPUs (nvme:1): kept whole
+            # its --gres entries beside its GPUs (nvme:1): its own, not carried over
+            kept_gres = [d for d in one.unknown if d.option == "--gres" and d.value]
+            if kept_gres:
+                one.resources.gres = kept_gres[-1].value
+                one.unknown = [d for d in one.unknown if d not in kept_gres]
+            if one.unknown:  # nothing else is kept apart: the component stays as written
                 break
             if one.constraints.exclusive != c.exclusive:
-                break  # its own exclusivity (sbatch does not carry the first's over)
+                # its own exclusivity (sbatch does not carry the first's over)
+                one.resources.exclusive = one.constraints.exclusive
             if one.constraints.features != c.features:  # its own (or no) constraint
                 one.resources.features = list(one.constraints.features)
             if one.queue != spec.queue:  # a partition of its own, or the default one
@@ -849,7 +870,7 @@ class SlurmScript:
             # not carried over: its own (none when it asked none), else the job's again
             if features := (c.features if comp.features is None else comp.features):
                 add("constraint", join_features(features))
-            if c.exclusive:
+            if c.exclusive if comp.exclusive is None else comp.exclusive:  # not carried
                 add("exclusive")
             for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),
                              ("ntasks-per-node", comp.tasks_per_node),
@@ -857,7 +878,10 @@ class SlurmScript:
                 if val is not None:
                     add(opt, val)
             kind = f"{comp.gpu_type or r.gpu_type}:" if comp.gpu_type or r.gpu_type else ""
-            for opt, val in (("gpus-per-node", comp.gpus_per_node),
+            gpn = comp.gpus_per_node
+            if comp.gres:  # its other generic resources: one --gres (sbatch keeps the last)
+                add("gres", comp.gres if gpn is None else f"gpu:{kind}{gpn},{comp.gres}")
+            for opt, val in (("gpus-per-node", None if comp.gres else gpn),
                              ("gpus-per-task", comp.gpus_per_task)):
                 if val is not None:
                     add(opt, f"{kind}{val}")

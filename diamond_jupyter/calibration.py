@@ -434,14 +434,10 @@ class SiteCalibration:
     def ratio(self, partition: str | None, cpus: int | None, walltime_s: float | None = None
               ) -> Ratio | None:
         """The finest class with enough samples for a job of this partition and size (and
-        walltime request, `by_request`), else the site's. A job whose view names no
-        partition (a Grid Engine job waiting for any queue: qstat names a queue only once
-        it runs) is classed by its size on any partition first: the site's mix of every
-        size gave each waiting job the share of the jobs of another size."""
+        walltime request, `by_request`)."""
         part, cls = (partition or "").split(",")[0], size_class(cpus)
         finest = ((part, cls, request_class(walltime_s) or ""),) if self.by_request else ()
-        any_part = () if part else (("*", cls),)
-        for key in (*finest, (part, cls), (part, "*"), *any_part, ("*", "*")):
+        for key in (*finest, (part, cls), (part, "*"), ("*", "*")):
             if key in self._ratios:
                 return self._ratios[key]
         return None

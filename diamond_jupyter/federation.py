@@ -494,8 +494,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  if any(carries_a_token(j) for j in self._calibrated.get(n, (0.0, []))[1])]
         if not fetch:
             return {n: self.sites[n].known_login for n in sites}
-        names = await asyncio.gather(*(self.sites[n].login_user() for n in sites))
-        return dict(zip(sites, names, strict=True))
+        # a login not told: only the records that name no owner are the user's
+        names = await asyncio.gather(*(self.sites[n].login_user() for n in sites),
+                                     return_exceptions=True)
+        return {n: None if isinstance(x, BaseException) else x
+                for n, x in zip(sites, names, strict=True)}
 
     def prediction_samples(self, since: datetime | None = None
                            ) -> dict[str, list[PredictionSample]]:

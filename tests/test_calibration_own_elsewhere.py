@@ -117,3 +117,22 @@ async def test_grid_engine_queue_planned_at_the_loads_share(tmp_path, whose, sta
         assert (v.estimated_start - NOW).total_seconds() == pytest.approx(start_s, abs=0.5)
     finally:
         await fed.close()
+
+
+async def test_a_login_that_cannot_be_told_leaves_named_owners_to_others(tmp_path):
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="sgeq", scheduler="sge", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+
+    async def broken() -> str | None:
+        raise OSError("no id here")
+    fed.sites["sgeq"].login_user = broken
+    # the probes' owner named: not known to be the login's, so other users' work; an
+    # owner not named (an accounting without it) is the login's, by its user filter
+    fed._calibrated["sgeq"] = (time.monotonic(), history("someone") + [
+        ended(30 + i, 60.0, 24.0, name=f"probe.dmd-{30 + i:012x}") for i in range(5)])
+    try:
+        r = (await fed.calibration())["sgeq"].exact(("*", "*"))
+        assert r.samples == 16
+    finally:
+        await fed.close()

@@ -474,13 +474,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             job_of = self.sites[n].job_id_of  # an array task's record is its array's
             # the login's jobs that carry an engine's token are the user's too, from a
             # store this one does not hold (another engine of theirs, a store started
-            # afresh): one user's kinds, as the store's own
+            # afresh): one user's kinds, standing in with the store's own
             login = logins.get(n)
-            others = [s for j in jobs if job_of(j.native_id) not in ids
-                      and not (carries_a_token(j) and j.user in (None, login))
-                      and (s := run_sample(j)) is not None]
+            others, elsewhere = [], []
+            for j in jobs:
+                if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None:
+                    theirs = carries_a_token(j) and j.user in (None, login)
+                    (elsewhere if theirs else others).append(s)
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            ended = others or [s for _, s in mine]
+            ended = others or [*(s for _, s in mine), *elsewhere]
             alive = running_samples(running[n].jobs, at) if running and n in running else []
             out[n] = SiteCalibration([*ended, *alive] if ended else ended, wait=waits,
                                      queued=queue_waits(jobs, at, RECENT_WAITS_S),

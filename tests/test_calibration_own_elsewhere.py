@@ -136,3 +136,13 @@ async def test_a_login_that_cannot_be_told_leaves_named_owners_to_others(tmp_pat
         assert r.samples == 16
     finally:
         await fed.close()
+
+
+async def test_the_users_engine_jobs_stand_in_where_no_other_users_ran(tmp_path):
+    # only the login's probes ended here: they calibrate, as the store's own jobs do
+    fed, cal = await calibrated(tmp_path, lambda login: history(login)[6:])
+    try:
+        r = cal.exact(("*", "*"))
+        assert (r.samples, r.mean) == (10, pytest.approx(0.4))
+    finally:
+        await fed.close()

@@ -70,7 +70,7 @@ from .model import (
 )
 from .placement import Placement, StageData
 from .site_kinds import make_site
-from .sites import NotARegularFile, Site, Sites
+from .sites import NotARegularFile, Site, Sites, carries_a_token
 from .store import Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
@@ -471,6 +471,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
         out, at = {}, utcnow()
         predicted = self.prediction_samples()
+        logins = await self._logins_of_tokened(fetch)
         for n in self.sites:
             jobs = self._calibrated.get(n, (0.0, []))[1]
             mine = own.get(n, [])
@@ -479,15 +480,35 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             # calibrate it. The store's (one user's few kinds, which on a quiet site would
             # set a class's ratio) stand in only where the accounting gives none.
             job_of = self.sites[n].job_id_of  # an array task's record is its array's
-            others = [s for j in jobs if job_of(j.native_id) not in ids
-                      and (s := run_sample(j)) is not None]
+            # the login's jobs that carry an engine's token are the user's too, from a
+            # store this one does not hold (another engine of theirs, a store started
+            # afresh): one user's kinds, standing in with the store's own
+            login = logins.get(n)
+            others, elsewhere = [], []
+            for j in jobs:
+                if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None:
+                    theirs = carries_a_token(j) and j.user in (None, login)
+                    (elsewhere if theirs else others).append(s)
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            ended = others or [s for _, s in mine]
+            ended = others or [*(s for _, s in mine), *elsewhere]
             alive = running_samples(running[n].jobs, at) if running and n in running else []
             out[n] = SiteCalibration([*ended, *alive] if ended else ended, wait=waits,
                                      queued=queue_waits(jobs, at, RECENT_WAITS_S),
                                      own=predicted.get(n, ()), cohort_s=cohort_s)
         return out
+
+    async def _logins_of_tokened(self, fetch: bool) -> dict[str, str | None]:
+        """The login's user name of each site whose accounting history holds jobs carrying
+        an engine's token (`id -un`, once per site; without `fetch`, only those known)."""
+        sites = [n for n in self.sites
+                 if any(carries_a_token(j) for j in self._calibrated.get(n, (0.0, []))[1])]
+        if not fetch:
+            return {n: self.sites[n].known_login for n in sites}
+        # a login not told: only the records that name no owner are the user's
+        names = await asyncio.gather(*(self.sites[n].login_user() for n in sites),
+                                     return_exceptions=True)
+        return {n: None if isinstance(x, BaseException) else x
+                for n, x in zip(sites, names, strict=True)}
 
     def prediction_samples(self, since: datetime | None = None
                            ) -> dict[str, list[PredictionSample]]:

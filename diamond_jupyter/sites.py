@@ -89,13 +89,19 @@ def enter_dir(path: str) -> str:
     return f"cd -- {_sh_path(path)} 2>/dev/null || :"
 
 
+def carries_a_token(status: JobStatus) -> bool:
+    """Whether a scheduler record carries an idempotency token (comment, name suffix, or
+    PBS's environment): a job some engine submitted."""
+    return token_tag("") in (status.comment or "") or ".dmd-" in (status.name or "") \
+        or bool(status.token)
+
+
 def owns(status: JobStatus, job: Job) -> bool:
     """Whether a scheduler record can be `job`'s, when its native id may have been reused.
     A record carrying a token (comment, or name suffix) is the job with that token. One
     carrying none (accounting keeps neither comment nor the scheduler-side name) cannot be
     told apart: it is the newest job's, never a job whose native id went to a newer one."""
-    if token_tag("") in (status.comment or "") or ".dmd-" in (status.name or "") \
-            or status.token:
+    if carries_a_token(status):
         return carries_token(status, job)
     return not job.reused_by
 
@@ -811,6 +817,11 @@ class Site:
             return None
         answer = res.stdout.strip()
         return answer if res.ok and plain(answer) else ""
+
+    @property
+    def known_login(self) -> str | None:
+        """The login's user name if `login_user` has learnt it (no command runs)."""
+        return self._login or None
 
     async def login_user(self) -> str | None:
         """The login's user name on the site (`id -un`, asked once); None when the site

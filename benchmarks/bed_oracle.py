@@ -1,0 +1,302 @@
+"""A kept `depth_misleads` placement run's views of one site rebuilt without the test bed, and
+the engine's prediction from them under a chosen accounting history: was a misprediction
+the plan's, or its calibration's?
+
+The `depth_misleads` background is drawn from the run's seed (`testbed.load.plan`), and the
+run's probes are known (one per round on every site: 1 node x 8 CPUs, 60 s asked, the
+benchmark's 20 s over the site's speed), so the site's queue can be played out again: jobs
+start in the scheduler's order wherever they fit (Grid Engine's urgency, more slots first;
+Slurm's submission order, on these sites' whole-node jobs the same as its backfill), each
+holding its slots for its true runtime plus a start-up (`--overhead`, the scheduler's
+dispatch and the job's shell). Where that gives the recorded queue lengths and probe starts,
+the view at each round is the site's, and `placement.place` is run on it with a calibration
+made of the accounting a site would hold after earlier runs of the benchmark (`--history`
+seeds, each run's load, a job still running at its end cancelled then):
+
+- `load`: their load jobs only (what the engine counts since the user's own engine jobs
+  are told apart from other users' work, whichever store sent them);
+- `load+probes`: also their probes, as other users' work (the engine before: each run of
+  the benchmark starts a fresh store, so the runs before it were not its jobs).
+
+Beside it, each probe's start in the engine's own Slurm plan with every job at its true
+runtime (`probe_oracle.probe_starts`), for a Slurm site `play` cannot rebuild (alpha: backfill
+over jobs that share nodes; there the rebuilt views, and the predictions from them, are not
+the site's, as their queue lengths show).
+
+Seed 103, delta (Grid Engine): rebuilt with a 2 s start-up, the queue lengths 4, 6, 28, 32,
+38, 36, 46, 44 (recorded 4, 6, 26, 32, 38, 37, 46, 45) and probe starts within 1 s of the
+recorded ones from round 4 on; the walltime plan 2,377 s and 478 s in rounds 8 and 9
+(recorded 2,377 s and 477 s). Predicted with `load+probes` 68-1,213 s, with `load` 16-41 s;
+recorded 23-38 s.
+
+    python -m benchmarks.bed_oracle --run results/placement-depth_misleads-seed103.json \\
+        --site delta --history 100,101,102
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from diamond_jupyter.model import BadInput
+
+from .common import emit, markdown_table, parser
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+PROBE_CPUS, PROBE_WALLTIME_S = 8, 60.0  # the placement benchmark's probe
+RUN_END_S = 25.0 + 10 * 12.0 + 240.0  # warmup, rounds, the last probe's wait: load cancelled
+HISTORIES = ("load", "load+probes")
+
+
+@dataclass
+class Played:
+    """One job of a rebuilt site: when it was submitted and started, on which hosts."""
+
+    name: str
+    at_s: float
+    slots: int  # per host it runs on, for a one-host job; else the whole job's
+    nodes: int
+    gpus: int
+    runtime_s: float
+    walltime_s: float
+    probe: bool
+    start: float | None = None
+    end: float | None = None
+    hosts: tuple[tuple[int, int], ...] = ()  # (host, slots there)
+
+    @property
+    def total(self) -> int:
+        return self.slots * self.nodes
+
+
+def jobs_of(seed: int, site: str, rounds: int, interval: float, base_s: float,
+            duration_s: float, time_scale: float) -> list[Played]:
+    """The site's load (from the seed) and the run's probes, in submission order."""
+    from diamond_jupyter.testbed import load
+    from diamond_jupyter.testbed.clusters import cluster
+
+    speed = cluster(site).speed_factor or 1.0
+    out = [Played(j.name, j.at_s, j.cpus_per_node, j.nodes, j.gpus, j.runtime_s,
+                  j.walltime_min * 60.0, False)
+           for j in load.plan("depth_misleads", seed, duration_s, time_scale) if j.site == site]
+    out += [Played(f"probe{k}", 25.0 + k * interval + 0.3, PROBE_CPUS, 1, 0, base_s / speed,
+                   PROBE_WALLTIME_S, True) for k in range(rounds)]
+    return sorted(out, key=lambda j: j.at_s)
+
+
+def play(jobs: list[Played], site: str, overhead_s: float) -> None:
+    """Start every job where it fits, in the scheduler's order (Grid Engine: more slots
+    first, then submission; Slurm: submission), at each submission and end; fills in each
+    job's start, end and hosts."""
+    from diamond_jupyter.testbed.clusters import cluster
+
+    c = cluster(site)
+    free, free_g = [c.cpus] * c.nodes, [c.gpus] * c.nodes
+    by_slots = c.scheduler == "sge"
+    waiting: list[Played] = []
+    running: list[Played] = []
+    arrivals = iter(jobs)
+    nxt = next(arrivals, None)
+    while nxt is not None or running or waiting:
+        times = ([nxt.at_s] if nxt is not None else []) + [j.end for j in running if j.end]
+        if not times:
+            return  # what waits fits nowhere
+        t = min(times)
+        while nxt is not None and nxt.at_s <= t:
+            waiting.append(nxt)
+            nxt = next(arrivals, None)
+        for j in [j for j in running if j.end is not None and j.end <= t]:
+            running.remove(j)
+            for h, n in j.hosts:
+                free[h] += n
+                free_g[h] += j.gpus
+        order = sorted(waiting, key=lambda j: (-j.total, j.at_s)) if by_slots else waiting
+        for j in list(order):
+            hosts = _fit(j, free, free_g, spread=by_slots)
+            if hosts is None:
+                if not by_slots:
+                    break  # Slurm: first come, first served on these whole-node jobs
+                continue
+            for h, n in hosts:
+                free[h] -= n
+                free_g[h] -= j.gpus
+            j.start, j.end, j.hosts = t, t + j.runtime_s + overhead_s, tuple(hosts)
+            waiting.remove(j)
+            running.append(j)
+
+
+def _fit(j: Played, free: list[int], free_g: list[int], spread: bool
+         ) -> list[tuple[int, int]] | None:
+    if j.nodes == 1 or not spread:  # one host, or each of its nodes alike
+        ok = [h for h in range(len(free)) if free[h] >= j.slots and free_g[h] >= j.gpus]
+        return [(h, j.slots) for h in ok[:j.nodes]] if len(ok) >= j.nodes else None
+    if sum(free) < j.total:  # Grid Engine's mpi PE: its slots over any hosts
+        return None
+    hosts, left = [], j.total
+    for h in range(len(free)):
+        if (n := min(free[h], left)) > 0:
+            hosts.append((h, n))
+            left -= n
+    return hosts
+
+
+def view_at(jobs: list[Played], site: str, t: float) -> tuple[datetime, Any]:
+    """The site's view at `t` seconds: its hosts, running jobs (with their hosts) and
+    waiting ones in the scheduler's order (a Grid Engine job waiting names no queue)."""
+    from diamond_jupyter.model import JobState, JobStatus, Node, Partition, SiteSnapshot
+    from diamond_jupyter.testbed.clusters import cluster
+
+    c = cluster(site)
+    now = NOW + timedelta(seconds=t)
+    used, used_g = [0] * c.nodes, [0] * c.nodes
+    part = next((p.name for p in c.partitions if p.default), c.partitions[0].name)
+    sge = c.scheduler == "sge"
+    statuses = []
+    for j in jobs:
+        if j.at_s > t:
+            continue
+        if j.start is not None and j.start <= t < (j.end or math.inf):
+            for h, n in j.hosts:
+                used[h] += n
+                used_g[h] += j.gpus
+            statuses.append(JobStatus(
+                native_id=j.name, state=JobState.RUNNING, cpus=j.total, gpus=j.gpus,
+                nodes=len(j.hosts), walltime_s=j.walltime_s, partition=part,
+                started_at=NOW + timedelta(seconds=j.start),
+                node_list=",".join(c.node_names[h] for h, _ in j.hosts)))
+    waiting = [j for j in jobs if j.at_s <= t and (j.start is None or j.start > t)]
+    if sge:
+        waiting.sort(key=lambda j: (-j.total, j.at_s))
+    statuses += [JobStatus(native_id=j.name, state=JobState.PENDING, cpus=j.total,
+                           gpus=j.gpus or None, nodes=None if sge else j.nodes,
+                           walltime_s=j.walltime_s, partition=None if sge else part,
+                           reason="" if sge else "Resources",
+                           submitted_at=NOW + timedelta(seconds=j.at_s)) for j in waiting]
+    nodes = [Node(name=n, cpus=c.cpus, gpus=c.gpus, cpus_allocated=used[i],
+                  gpus_allocated=used_g[i], state="mixed" if used[i] else "idle",
+                  partitions=[p.name for p in c.partitions])
+             for i, n in enumerate(c.node_names)]
+    parts = [Partition(name=p.name, default=p.default) for p in c.partitions]
+    return now, SiteSnapshot(site=site, taken_at=now, nodes=nodes, jobs=statuses,
+                             partitions=parts, backfill="none" if sge else None)
+
+
+def history(seeds: list[int], site: str, which: str, overhead_s: float, **plan: Any) -> list:
+    """The accounting's samples after earlier runs of these seeds: each run's load (a job
+    running at the run's end cancelled then), and with "load+probes" its probes too."""
+    from diamond_jupyter.calibration import RunSample
+    from diamond_jupyter.testbed.clusters import cluster
+
+    part = next((p.name for p in cluster(site).partitions if p.default), None)
+    out = []
+    for s in seeds:
+        jobs = jobs_of(s, site, **plan)
+        play(jobs, site, overhead_s)
+        for j in jobs:
+            if j.start is None or j.start >= RUN_END_S or (j.probe and which == "load"):
+                continue
+            ran = math.ceil(min(j.end or RUN_END_S, RUN_END_S) - j.start)  # whole seconds
+            out.append(RunSample(part, j.total, j.walltime_s, ran, 0.0))
+    return out
+
+
+def compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s: float
+            ) -> dict[str, Any]:
+    from diamond_jupyter.calibration import SiteCalibration
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+    from diamond_jupyter.testbed.clusters import cluster
+
+    if run.get("traces") or run.get("profile") not in (None, "depth_misleads"):
+        raise BadInput("a depth_misleads run is needed (real-log runs: benchmarks.probe_oracle)")
+    rounds = run.get("per_round") or []
+    interval = run.get("interval_s") or 12.0
+    plan = dict(rounds=len(rounds), interval=interval, base_s=run.get("probe_base_s") or 20.0,
+                duration_s=25.0 + len(rounds) * interval, time_scale=run.get("time_scale") or 150.0)
+    jobs = jobs_of(run["seed"], site, **plan)
+    play(jobs, site, overhead_s)
+    probes = [j for j in jobs if j.probe]
+    planned = plan_oracle(jobs, site, [p.at_s - 0.01 for p in probes])
+    cals = {h: SiteCalibration(history(seeds, site, h, overhead_s, **plan)) for h in HISTORIES}
+    spec = JobSpec(name="probe", command="sleep 20", resources=Resources(
+        nodes=1, tasks=1, cpus_per_task=PROBE_CPUS, walltime_s=PROBE_WALLTIME_S))
+    cfg = SiteConfig(name=site, scheduler=cluster(site).scheduler)
+    rows = []
+    for k, r in enumerate(rounds):
+        t = 25.0 + r.get("round", k) * interval
+        now, snap = view_at(jobs, site, t)
+        row: dict[str, Any] = {
+            "round": r.get("round", k), "pending": len(snap.pending),
+            "recorded_pending": (r.get("pending") or {}).get(site),
+            "rebuilt_s": None if probes[k].start is None else probes[k].start - probes[k].at_s,
+            "plan_oracle_s": planned[k],
+            "recorded_s": (r.get("started_s") or {}).get(site),
+            "predicted_s": ((r.get("estimate") or {}).get(site) or {}).get("start_s"),
+            "raw_s": ((r.get("estimate") or {}).get(site) or {}).get("raw_start_s")}
+        for h, cal in cals.items():
+            v = place(spec, [(cfg, snap)], now=now, calibration={site: cal}).verdict(site)
+            row[h] = None if v is None or v.estimated_start is None else \
+                (v.estimated_start - now).total_seconds()
+            row["rebuilt_raw_s"] = None if v is None or v.raw_start is None else \
+                (v.raw_start - now).total_seconds()
+        rows.append(row)
+    return {"file_seed": run["seed"], "site": site, "history_seeds": seeds,
+            "overhead_s": overhead_s, "rounds": rows}
+
+
+def plan_oracle(jobs: list[Played], site: str, at_s: list[float]) -> list[float | None]:
+    """Each probe's start in the engine's own Slurm plan (`probe_oracle.probe_starts`: from
+    an empty site, every job at its true runtime, backfill delaying no job ahead), for sites
+    whose order `play` does not rebuild (Slurm's backfill over jobs that share nodes)."""
+    from diamond_jupyter.testbed.load import LoadJob
+
+    from .probe_oracle import probe_starts
+
+    load = [LoadJob(at_s=j.at_s, site=site, nodes=j.nodes, cpus_per_node=j.slots,
+                    runtime_s=j.runtime_s, walltime_min=max(1, round(j.walltime_s / 60)),
+                    name=j.name, gpus=j.gpus) for j in jobs]
+    speed_s = next((j.runtime_s for j in jobs if j.probe), PROBE_WALLTIME_S)
+    return probe_starts(load, site, at_s, speed_s, True)
+
+
+def table(data: dict[str, Any]) -> str:
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}"
+    rows = [(r["round"], f"{r['pending']} ({r['recorded_pending']})", f(r["rebuilt_s"]),
+             f(r["plan_oracle_s"]), f(r["recorded_s"]), f(r["rebuilt_raw_s"]), f(r["raw_s"]),
+             f(r["predicted_s"]), f(r["load+probes"]), f(r["load"])) for r in data["rounds"]]
+    return (f"## seed {data['file_seed']}, {data['site']} rebuilt ({data['overhead_s']:g} s "
+            f"start-up; history: runs of seeds {', '.join(map(str, data['history_seeds']))}): "
+            "the probe's start, s\n\n"
+            + markdown_table(["round", "waiting (recorded)", "rebuilt start",
+                              "engine's Slurm plan, true runtimes", "recorded start",
+                              "rebuilt raw", "recorded raw", "recorded prediction",
+                              "predicted, load+probes", "predicted, load"], rows))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--run", required=True, help="a kept depth_misleads placement run (JSON)")
+    p.add_argument("--site", required=True, help="the site to rebuild (delta, gamma, ...)")
+    p.add_argument("--history", default="", help="seeds of the runs before it, comma-separated")
+    p.add_argument("--overhead", type=float, default=2.0,
+                   help="seconds each job holds its slots beyond its runtime")
+    args = p.parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.history.split(",") if s.strip()]
+    except ValueError:
+        raise SystemExit(f"--history {args.history!r}: seeds as integers, comma-separated "
+                         "(e.g. 100,101,102)") from None
+    run = json.loads(Path(args.run).read_text())
+    data = compare(run, args.site, seeds, args.overhead)
+    emit(f"bed_oracle-seed{run.get('seed')}-{args.site}", args, data, table(data))
+    return data
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""`benchmarks.bed_oracle`: a kept `depth_misleads` run's Grid Engine site rebuilt from its
+seed gives the queue and the probe starts the run recorded, and the engine's prediction
+from that view depends on whether the earlier runs' probes count as other users' work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.bed_oracle import compare
+from benchmarks.common import RESULTS
+from diamond_jupyter.model import BadInput
+
+RUN = RESULTS / "placement-depth_misleads-seed103.json"
+
+
+@pytest.fixture(scope="module")
+def rebuilt() -> dict:
+    return compare(json.loads(RUN.read_text()), "delta", [100, 101, 102], 2.0)
+
+
+def test_the_rebuilt_site_waits_and_starts_as_recorded(rebuilt):
+    for r in rebuilt["rounds"]:
+        assert abs(r["pending"] - r["recorded_pending"]) <= 2, r
+        if r["round"] >= 4:  # a deep queue: the start is the queue's, not the cadence's
+            assert r["rebuilt_s"] == pytest.approx(r["recorded_s"], abs=3.0), r
+    # the walltime plan of rounds 8 and 9 as the engine made it live (2,377 s, 477 s)
+    for r in rebuilt["rounds"][8:]:
+        assert r["rebuilt_raw_s"] == pytest.approx(r["raw_s"], abs=2.0), r
+
+
+def test_earlier_probes_counted_as_others_put_the_site_minutes_away(rebuilt):
+    deep = [r for r in rebuilt["rounds"] if r["round"] in (4, 5, 6, 8)]
+    for r in deep:
+        assert r["load+probes"] > 300 and r["predicted_s"] > 300  # as recorded
+        assert r["load"] < 2 * r["recorded_s"]  # the load's own history: about right
+
+
+def test_a_real_log_run_is_refused():
+    with pytest.raises(BadInput, match="depth_misleads"):
+        compare({"traces": [{"site": "delta"}], "per_round": []}, "delta", [], 2.0)

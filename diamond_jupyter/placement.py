@@ -583,9 +583,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
                 f"{big.threads_per_core} threads a core give a job their cores only "
                 f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
-        # a job spread thinner here (tasks over the partition's smaller nodes) is judged
-        # on them anew; otherwise among the nodes that hold the site-wide request
-        thinner = reqs[p.name].cpn < req.cpn
+        # a job spread thinner here (tasks over the partition's smaller nodes, or over more
+        # nodes for MaxMemPerCPU's extra CPUs) is judged on them anew; otherwise among the
+        # nodes that hold the site-wide request
+        thinner = reqs[p.name].cpn < req.cpn or reqs[p.name].mem < req.mem
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
@@ -1244,10 +1245,11 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                       mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
-    if per_cpu and (factor > 1 or out.mem != req.mem):
+    free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
+                      and not r.gpus_per_task)
+    if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
-        if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-                and not r.gpus_per_task:
+        if free_tasks:
             # tasks without a node count: as many to a node as its CPUs and memory hold
             fits = max((min(x.cpus // cpt, x.memory_mb // (share * cpt) if x.memory_mb
                             else x.cpus) for x in mine), default=1)

@@ -1189,8 +1189,13 @@ def _held_why(held: list[Node]) -> str:
         return f"others in a reservation the job is not in: {', '.join(resv)}"
     if maint and len(maint) == len(held):
         return f"others in maintenance: {', '.join(maint)}"
-    return "others down or drained" if not resv and not maint else \
-        "others down, drained, reserved or in maintenance"
+    # Slurm FUTURE: a node defined for later, not yet in service (it takes no job)
+    future = [n.name for n in held if "future" in re.split(r"[^a-z]+", n.state.lower())]
+    later = f"; not yet in service (FUTURE): {', '.join(future)}" if future else ""
+    if future and len(future) == len(held):
+        return f"others not yet in service (FUTURE): {', '.join(future)}"
+    return ("others down or drained" if not resv and not maint else
+            "others down, drained, reserved or in maintenance") + later
 
 
 def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],

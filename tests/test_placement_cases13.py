@@ -151,3 +151,133 @@ def selene(*queue: str, states=None, alloc=None, galloc=None, mem=None, resv: st
 
 def has_note(v, text: str) -> bool:
     return any(text in n for n in v.notes)
+
+
+def resv(name: str, nodes: str, start_h: float, end_h: float, users: str = "root",
+         flags: str = "SPEC_NODES") -> str:
+    """One reservation as `scontrol show reservation -o` prints it."""
+    state = "ACTIVE" if start_h <= 0 < end_h else "INACTIVE"
+    return (f"ReservationName={name} StartTime={at(start_h)} EndTime={at(end_h)} "
+            f"Duration=1:00:00 Nodes={nodes} NodeCnt=2 CoreCnt=128 Features=(null) "
+            f"PartitionName=(null) Flags={flags} TRES=cpu=128 Users={users} Groups=(null) "
+            f"Accounts=(null) Licenses=(null) State={state} BurstBuffer=(null) Watts=n/a "
+            "MaxStartDelay=(null)\n")
+
+
+def test_the_outputs_are_read_as_selene_is():
+    cfg, snap = selene()
+    batch, big, gpu, excl, scav = snap.partitions
+    assert (batch.default, batch.max_time_s, batch.default_time_s, batch.max_nodes,
+            batch.def_mem_per_cpu_mb, batch.max_mem_per_cpu_mb) == (True, 24 * H, 2 * H, 4,
+                                                                    2000, 4000)
+    assert (big.max_cpus_per_node, excl.oversubscribe, scav.preempt_mode,
+            scav.priority_tier) == (96, "EXCLUSIVE", "REQUEUE", 1)
+    g02 = next(n for n in snap.nodes if n.name == "g02")
+    assert g02.gpu_types == {"a100_1g.10gb": 7, "a100_3g.40gb": 2}
+    assert next(n for n in snap.nodes if n.name == "g03").gres == {"shard": 16}
+    assert snap.qos["wide"].max_tres_per_job == {"node": 2}
+
+
+# --------------------------------------------------------------- partition limits
+
+def test_walltime_above_batch_goes_to_big_not_to_the_preemptible_scav():
+    # 30 h: above batch (1 day), gpu (12 h) and excl (6 h); big (2 days) and scav (3
+    # days) take it; scav's jobs are requeued by batch's (PriorityTier 10 over 1), so the
+    # engine passes it over while big can run it: big, now, with big's DefMemPerCPU
+    v = only(run("#SBATCH -t 30:00:00 -n 4", selene()), "selene", "big")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "walltime 1-06:00:00 above partition batch MaxTime 1-00:00:00" in v.notes
+    assert has_note(v, "partition scav passed over: the job may be preempted "
+                       "(PreemptMode=REQUEUE) by jobs of partition batch")
+    assert "partition big: no memory asked, it gets DefMemPerCPU 8000 MB x 4 CPUs = 32000 MB " \
+        "a node" in v.notes
+
+
+def test_five_nodes_fit_only_the_preemptible_partition_and_it_is_said():
+    # batch allows 4 nodes, big 1, gpu has 3, excl 2: only scav (11 nodes) holds 5. It is
+    # the only choice, so it is taken, with the risk said
+    v = only(run("#SBATCH -N 5 -t 1:00:00", selene()), "selene", "scav")
+    assert v.estimated_start == NOW
+    assert "needs 5 nodes, partition batch allows at most 4" in v.notes
+    assert "partition scav: the job may be preempted (PreemptMode=REQUEUE) by jobs of " \
+        "partition batch (PriorityTier 10 above its 1) on the same nodes" in v.notes
+
+
+def test_max_cpus_per_node_of_big():
+    # m01 has 128 CPUs but big lets a job use 96 of a node
+    assert reasons(run("#SBATCH -p big -N 1 -n 100 -t 1:00:00", selene()), "selene") == \
+        "partition big: needs 100 CPUs per node, its MaxCPUsPerNode is 96"
+    v = only(run("#SBATCH -p big -N 1 -n 96 -t 1:00:00", selene()), "selene", "big")
+    assert v.verdict == "READY"
+
+
+def test_memory_per_cpu_above_max_mem_per_cpu_spreads_tasks_without_a_node_count():
+    # 64 tasks x 6000 MB, no node count. batch: MaxMemPerCPU 4000 gives each task 2 CPUs
+    # of 3000 MB; a 64-CPU node holds 32 such tasks (192000 of its 256000 MB): 2 nodes,
+    # now. Before, the tasks were packed as on the site's largest node (m01: 64 on one,
+    # 384000 MB) and no batch node could hold that: "no single node meets all the
+    # requirements together", and the job went to big
+    v = only(run("#SBATCH -n 64 --mem-per-cpu=6000 -t 1:00:00", selene()), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition batch: 6000 MB per CPU is above its MaxMemPerCPU 4000 MB, so each " \
+        "task gets 2 CPUs (64 a node, 3000 MB each)" in v.notes
+    # excl has no MaxMemPerCPU: 6000 MB a task, 42 a node by memory (252000 MB): 2 nodes.
+    # Before: "needs 384000 MB memory per node, largest node has 256000 MB"
+    v = only(run("#SBATCH -p excl -n 64 --mem-per-cpu=6000 -t 1:00:00", selene()), "selene",
+             "excl")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # a node count given: 64 tasks on one node is 128 CPUs, above a batch node
+    assert reasons(run("#SBATCH -p batch -N 1 -n 64 --mem-per-cpu=6000 -t 1:00:00",
+                       selene()), "selene").startswith("partition batch: needs 128 CPUs")
+
+
+# --------------------------------------------------------------- QOS limits
+
+def test_qos_max_wall_and_max_tres_per_job():
+    assert reasons(run("#SBATCH --qos=short -t 5:00:00", selene()), "selene") == \
+        "walltime 5:00:00 above the job's QOS short MaxWall 4:00:00"
+    assert only(run("#SBATCH --qos=short -t 4:00:00", selene()), "selene",
+                "batch").verdict == "READY"
+    assert "needs 3 nodes in all, the job's QOS wide allows 2 (MaxTRESPerJob node=2)" in \
+        reasons(run("#SBATCH --qos=wide -N 3 -t 1:00:00", selene()), "selene")
+
+
+def test_qos_max_tres_per_user_counts_the_users_running_jobs():
+    # normal: 256 CPUs a user. alice's own job 41 holds 200 on n01-n04 until +2 h: a job
+    # of 64 more waits for it, though n05 and n06 are empty
+    site = selene(running("41", "alice", "n0[1-4]", 200, 2, 4, nodes=4),
+                  alloc={"n01": 50, "n02": 50, "n03": 50, "n04": 50}, qos_of={"41": "normal"})
+    v = only(run("#SBATCH -p batch -n 64 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert has_note(v, "QOS normal's MaxTRESPerUser cpu=256 is in use: your running jobs "
+                       "under it hold 200 CPUs, the job needs 64")
+    # 56 more fit under 256: now
+    v = only(run("#SBATCH -p batch -n 56 -t 1:00:00", site), "selene", "batch")
+    assert v.estimated_start == NOW
+    # 300 CPUs never fit under it
+    assert "needs 300 CPUs in all, the job's QOS normal allows 256 (MaxTRESPerUser " \
+        "cpu=256)" in reasons(run("#SBATCH -N 5 -n 300 -t 1:00:00", selene()), "selene")
+
+
+def test_qos_grp_tres_gpus_held_by_anyone_under_it():
+    # gpuq: 4 GPUs for all its jobs; bob's job 11 under it holds 2 (on g01) until +3 h.
+    # Two more: now on g01; three: +3 h though g01 has 2 free and nothing else waits
+    site = selene(running("11", "bob", "g01", 8, 3, 6, "gpu", gpus=2), galloc={"g01": 2},
+                  alloc={"g01": 8}, qos_of={"11": "gpuq"})
+    job = "#SBATCH -p gpu --qos=gpuq -N 1 --gres=gpu:{} -t 1:00:00"
+    assert only(run(job.format(2), site), "selene", "gpu").estimated_start == NOW
+    v = only(run(job.format(3), site), "selene", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    assert has_note(v, "QOS gpuq's GrpTRES gres/gpu=4 is in use: running jobs under it hold "
+                       "2 GPUs, the job needs 3: it waits until enough of them end "
+                       "(QOSGrpGRES)")
+    # under normal (no GPU limit) three GPUs of any type start now: g02's MIG slices (a
+    # GPU each to Slurm); three a100 wait for bob's job (g01's two free; the slices are of
+    # types a100_1g.10gb and a100_3g.40gb, not a100)
+    assert only(run(job.format(3).replace("--qos=gpuq ", ""), site), "selene",
+                "gpu").estimated_start == NOW
+    v = only(run(job.format("a100:3").replace("--qos=gpuq ", ""), site), "selene", "gpu")
+    assert v.estimated_start == hours(3)
+    assert "needs 6 GPUs in all, the job's QOS gpuq allows 4 (GrpTRES gres/gpu=4)" in reasons(
+        run("#SBATCH -p gpu --qos=gpuq -N 2 --gres=gpu:a100:3 -t 1:00:00", selene()),
+        "selene")

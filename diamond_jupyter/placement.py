@@ -716,9 +716,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             # some of its nodes cannot run the job at all: say which need they miss
             # (a node the job excludes is not one it could run on: said apart)
             out = sorted(x for x in mine if x in req.exclude and x not in pfit)
+            # nodes outside the reservation the job names: said apart too
+            unreserved = {x for x in mine if resv_hosts is not None and x not in resv_hosts
+                          and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
-                    and n.name not in out]
+                    and n.name not in out and n.name not in unreserved]
             missed = partition_misses(req, left, site_arch) if left else "no node left"
+            if unreserved:
+                missed = (f"{missed}; " if left else "") + f"not in reservation " \
+                    f"{spec.reservation}: {_few(unreserved)}"
             if left and all(n.name in unbound for n in left):
                 missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
             if out:

@@ -281,3 +281,93 @@ def test_qos_grp_tres_gpus_held_by_anyone_under_it():
     assert "needs 6 GPUs in all, the job's QOS gpuq allows 4 (GrpTRES gres/gpu=4)" in reasons(
         run("#SBATCH -p gpu --qos=gpuq -N 2 --gres=gpu:a100:3 -t 1:00:00", selene()),
         "selene")
+
+
+# --------------------------------------------------------------- reservations
+
+def test_an_upcoming_maintenance_reservation_bounds_what_starts_before_it():
+    # maint holds every batch node from +3 h to +9 h: a 2 h job ends before it and starts
+    # now; a 4 h one would run into it and waits until it ends
+    site = selene(resv=resv("maint", "n[01-06]", 3, 9, flags="MAINT,SPEC_NODES"))
+    v = only(run("#SBATCH -p batch -N 1 -t 2:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run("#SBATCH -p batch -N 1 -t 4:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(9))
+
+
+def test_a_running_reservation_of_another_user():
+    # course holds n01-n04 for carol until +5 h: alice's 3 nodes have n05 and n06 only
+    # now, all six at +5 h; naming course is refused (not among its users)
+    site = selene(resv=resv("course", "n[01-04]", -1, 5, users="carol"))
+    v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(5))
+    assert only(run("#SBATCH -p batch -N 2 -t 1:00:00", site), "selene",
+                "batch").estimated_start == NOW
+    p = run("#SBATCH -p batch -N 1 -t 1:00:00 --reservation=course", site)
+    assert p.verdict("selene").verdict == "RESTRICTED"
+    assert reasons(p, "selene") == "reservation 'course' is not open to alice (its users: carol)"
+
+
+def test_the_users_own_reservation_and_its_end():
+    site = selene(resv=resv("mine", "n[01-02]", -1, 5, users="alice,bob"))
+    v = only(run("#SBATCH -p batch -N 2 -t 1:00:00 --reservation=mine", site), "selene",
+             "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert has_note(v, "reservation mine ends at 2026-03-01 14:00: the job must start by "
+                       "+4:00:00 to end inside it")
+    # 6 h from now runs past its end (+5 h): Slurm would end it there
+    assert reasons(run("#SBATCH -p batch -N 2 -t 6:00:00 --reservation=mine", site),
+                   "selene").startswith("walltime 6:00:00 runs past reservation mine's end "
+                                        "at 2026-03-01 14:00 (5:00:00 of it left from now)")
+    # 3 nodes: the reservation has 2. Before: "(others: no single node meets all the
+    # requirements together)", though n03-n06 meet every need but being in it
+    assert reasons(run("#SBATCH -p batch -N 3 -t 1:00:00 --reservation=mine", site),
+                   "selene") == ("needs 3 nodes, partition batch has only 2 that can run it "
+                                 "(others: not in reservation mine: n03, n04, n05, n06)")
+    assert reasons(run("#SBATCH -p batch -N 1 -t 1:00:00 --reservation=nope", site),
+                   "selene") == "reservation 'nope' not found (site has: mine)"
+
+
+# --------------------------------------------------------------- node states
+
+STATES = {"n01": "IDLE+DRAIN", "n02": "DOWN+NOT_RESPONDING", "n03": "MIXED+DRAIN",
+          "n04": "IDLE+COMPLETING", "n05": "FUTURE", "n06": "IDLE+POWERED_DOWN"}
+
+
+def test_node_states_drain_down_draining_completing_future_powered_down():
+    # usable: n04 (idle, its last job's epilog still running) and n06 (powered down,
+    # resumed on demand); not: n01 drained, n02 down, n03 draining (its jobs finish, no
+    # new one), n05 FUTURE (defined, not in service). Before, n05 was counted among the
+    # "down or drained"
+    site = selene(states=STATES)
+    assert reasons(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene") == (
+        "needs 3 nodes, partition batch has only 2 usable (others down or drained; not yet in "
+        "service (FUTURE): n05)")
+    v = only(run("#SBATCH -p batch -N 2 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition batch: its free nodes that can run it are powered down (n06): the job " \
+        "starts once they boot (Slurm waits up to its ResumeTimeout), not at once" in v.notes
+    # excl: n05 FUTURE alone is left out
+    assert reasons(run("#SBATCH -p excl -N 2 -t 1:00:00", site), "selene") == (
+        "needs 2 nodes, partition excl has only 1 usable (others not yet in service "
+        "(FUTURE): n05)")
+
+
+# --------------------------------------------------------------- features
+
+def test_feature_and_or_bracket_on_racks():
+    # rackA&ib: n01-n03 (batch) -> 3 nodes now
+    v = only(run('#SBATCH -N 3 -C "rackA&ib" -t 1:00:00', selene()), "selene", "batch")
+    assert v.estimated_start == NOW
+    # rackB&ib: n04 only (n05, n06 lack ib)
+    r = reasons(run('#SBATCH -N 2 -C "rackB&ib" -t 1:00:00', selene()), "selene")
+    assert r.startswith("needs 2 nodes, partition batch has only 1 that can run it (others: "
+                        "no single node meets all the requirements together (feature "
+                        "'rackB' on n05, n06; feature 'ib' on n01, n02, n03))")
+    # [rackA|rackB]: all in one rack, three a rack
+    r = reasons(run('#SBATCH -N 4 -C "[rackA|rackB]" -t 1:00:00', selene()), "selene")
+    assert r.startswith("constraint '[rackA|rackB]' needs all 4 nodes with the same one of "
+                        "them, partition batch has at most 3 (rackA: 3, rackB: 3)")
+    # rackA|rackB (either, mixed): four of batch's six
+    assert only(run('#SBATCH -N 4 -C "rackA|rackB" -t 1:00:00', selene()), "selene",
+                "batch").estimated_start == NOW

@@ -371,3 +371,90 @@ def test_feature_and_or_bracket_on_racks():
     # rackA|rackB (either, mixed): four of batch's six
     assert only(run('#SBATCH -N 4 -C "rackA|rackB" -t 1:00:00', selene()), "selene",
                 "batch").estimated_start == NOW
+
+
+# --------------------------------------------------------------- GPU types, MIG, shards
+
+def test_mig_slices_are_gpus_of_their_own_type():
+    # g02's A100s are cut into 7 slices of 1g.10gb and 2 of 3g.40gb (each a GPU to Slurm)
+    v = only(run("#SBATCH -p gpu --gres=gpu:a100_1g.10gb:3 -t 1:00:00", selene()), "selene",
+             "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # three 3g.40gb: g02 has two of them (nine GPUs in all). Before: "no single node meets
+    # all the requirements together (GPU a100_3g.40gb on g02; 3 GPUs on g01)", g01's four
+    # whole A100s counted as if of that type
+    assert reasons(run("#SBATCH -p gpu --gres=gpu:a100_3g.40gb:3 -t 1:00:00", selene()),
+                   "selene") == ("needs 3 GPUs of type 'a100_3g.40gb' per node, largest node "
+                                 "has 2 of them")
+    # five whole a100: g01 has four (g02's slices are not a100 to Slurm)
+    assert reasons(run("#SBATCH -p gpu --gres=gpu:a100:5 -t 1:00:00", selene()),
+                   "selene") == "needs 5 GPUs of type 'a100' per node, largest node has 4 of them"
+
+
+def test_whole_a100s_wait_for_g01_the_slices_do_not_stand_in():
+    # bob's job holds 3 of g01's 4 A100s until +3 h: two A100s wait for it
+    site = selene(running("11", "bob", "g01", 8, 3, 6, "gpu", gpus=3), galloc={"g01": 3},
+                  alloc={"g01": 8})
+    v = only(run("#SBATCH -p gpu --gres=gpu:a100:2 -t 1:00:00", site), "selene", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    assert only(run("#SBATCH -p gpu --gres=gpu:a100:1 -t 1:00:00", site), "selene",
+                "gpu").estimated_start == NOW
+
+
+def test_shards_of_the_l40s_node():
+    # g03 shares its 2 L40S as 16 shards: 8 fit, 20 do not; g01 and g02 have none
+    v = only(run("#SBATCH -p gpu --gres=shard:8 -t 1:00:00", selene()), "selene", "gpu")
+    assert v.estimated_start == NOW
+    assert reasons(run("#SBATCH -p gpu --gres=shard:20 -t 1:00:00", selene()), "selene") == \
+        "needs shard:20 per node, the most a node has is 16"
+
+
+# --------------------------------------------------------------- exclusivity, preemption
+
+def _partly_busy():
+    """bob's 8-CPU job on each of n01-n06, ending at +1 h on n01 ... +6 h on n06."""
+    return selene(*[running(str(30 + i), "bob", f"n0{i}", 8, i, 6) for i in range(1, 7)],
+                  alloc={f"n0{i}": 8 for i in range(1, 7)})
+
+
+def test_exclusive_waits_for_an_empty_node_shared_does_not():
+    site = _partly_busy()
+    v = only(run("#SBATCH -p batch -N 1 -n 8 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    # --exclusive: the first node to empty is n01, at +1 h
+    v = only(run("#SBATCH -p batch -N 1 --exclusive -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    # excl (OverSubscribe=EXCLUSIVE, n05-n06) gives whole nodes whether asked or not:
+    # n05 empties at +5 h
+    v = only(run("#SBATCH -p excl -n 4 -t 1:00:00", site), "selene", "excl")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(5))
+    assert "partition excl gives every job whole nodes (OverSubscribe=EXCLUSIVE)" in v.notes
+
+
+def test_batch_preempts_scav_jobs_on_its_nodes():
+    # scavenger jobs fill n01-n06 for 10 h more; batch (PriorityTier 10) requeues them
+    # (scav's PreemptMode=REQUEUE): a batch job starts now
+    site = selene(*[running(str(50 + i), "bob", f"n0{i}", 64, 10, 24, "scav")
+                    for i in range(1, 7)], alloc={f"n0{i}": 64 for i in range(1, 7)})
+    v = only(run("#SBATCH -N 2 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition batch: its jobs preempt the running jobs of partition scav " \
+        "(PreemptMode=REQUEUE, PriorityTier 1) on its nodes (its PriorityTier 10): they count " \
+        "as free" in v.notes
+    # the same nodes held by batch jobs: nothing to preempt, +10 h
+    site = selene(*[running(str(50 + i), "bob", f"n0{i}", 64, 10, 24) for i in range(1, 7)],
+                  alloc={f"n0{i}": 64 for i in range(1, 7)})
+    v = only(run("#SBATCH -p batch -N 2 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(10))
+
+
+def test_backfill_around_a_waiting_job_with_the_default_time():
+    # bob holds n01-n04 until +3 h; carol's 4-node job (4 h) waits for them: at +3 h it
+    # takes four of the six nodes. alice's 2 nodes without -t run DefaultTime 2 h on n05,
+    # n06: now. Three nodes: two free now, the third only after carol's job (+7 h)
+    site = selene(*[running(str(60 + i), "bob", f"n0{i}", 64, 3, 6) for i in range(1, 5)],
+                  pending("70", "carol", 256, 4, nodes=4, reason="Resources"),
+                  alloc={f"n0{i}": 64 for i in range(1, 5)})
+    assert only(run("#SBATCH -p batch -N 2", site), "selene", "batch").estimated_start == NOW
+    v = only(run("#SBATCH -p batch -N 3 -t 2:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(7))

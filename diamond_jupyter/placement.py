@@ -78,7 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist, job_hosts
+from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .model import (
     PER_GPU,
     BadInput,
@@ -560,6 +560,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         master_note += [plan.note] if plan.note else []
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
+    # a job array's tasks count one job each against the submit limits
+    array_tasks = (count_array_tasks(spec.array.expression) or 1) if spec.array else 1
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -623,8 +625,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap)
-        restr += assoc_submit_refused(p, account, snap)
+        restr += qos_submit_refused(p, qos, snap, array_tasks)
+        restr += assoc_submit_refused(p, account, snap, array_tasks)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure

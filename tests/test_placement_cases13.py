@@ -130,6 +130,7 @@ QOS = "\n".join((
     "short|||||04:00:00||||",
     "gpuq||||gres/gpu=4|||||",
     "wide|node=2||||||||",
+    "capped|||||||||8",
 )) + "\n"
 
 
@@ -138,13 +139,13 @@ def selene(*queue: str, states=None, alloc=None, galloc=None, mem=None, resv: st
            user: str = "alice"):
     """selene read from its commands' outputs; `queue`: squeue lines; `resv`: `scontrol
     show reservation -o` lines; the probe ran as `user` (account proj, default QOS normal,
-    may use normal, short, gpuq, wide)."""
+    may use normal, short, gpuq, wide, capped)."""
     outputs = {
         "partitions": partitions, "nodes": node_lines(states, alloc, galloc, mem),
         "queue": "\n".join(queue),
         "queue_qos": "".join(f"{j}|{q}|proj|NO|R|\n" for j, q in (qos_of or {}).items()),
         "qos": QOS, "reservations": resv or "No reservations in the system\n",
-        "assoc": f"user|{user}\n{user}|proj||normal|normal,short,gpuq,wide\n"}
+        "assoc": f"user|{user}\n{user}|proj||normal|normal,short,gpuq,wide,capped\n"}
     snap = slurm.parse_snapshot("selene", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="selene", metadata={"architecture": "x86_64"}), snap
 
@@ -458,3 +459,62 @@ def test_backfill_around_a_waiting_job_with_the_default_time():
     assert only(run("#SBATCH -p batch -N 2", site), "selene", "batch").estimated_start == NOW
     v = only(run("#SBATCH -p batch -N 3 -t 2:00:00", site), "selene", "batch")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(7))
+
+
+# --------------------------------------------------------------- arrays, hetjobs
+
+def test_a_job_arrays_tasks_count_one_job_each_against_max_submit_jobs():
+    # capped: 8 jobs queued or running a user; alice has 3 waiting under it. Slurm counts
+    # each task of an array against the limit (job_array.html): 5 tasks fill it to 8 and
+    # are taken; 6 are refused until one of hers ends; 10 never fit. Before, an array was
+    # counted as one job: every case READY now
+    site = selene(*[pending(str(80 + i), "alice", 1, 1) for i in range(3)],
+                  qos_of={str(80 + i): "capped" for i in range(3)})
+    job = "#SBATCH -p batch --qos=capped --array={} -t 1:00:00"
+    v = only(run(job.format("0-4"), site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    p = run(job.format("0-5"), site)
+    assert p.verdict("selene").verdict == "RESTRICTED"
+    assert reasons(p, "selene") == (
+        "QOS capped's MaxSubmitJobsPerUser is 8 and you have 3 jobs queued or running under "
+        "it: the job array's 6 tasks count as 6 jobs: the submit is refused until 1 of them "
+        "ends (QOSMaxSubmitJobPerUserLimit)")
+    # %2 (two at a time) changes nothing: ten tasks are ten jobs
+    assert reasons(run(job.format("0-9%2"), site), "selene") == (
+        "QOS capped's MaxSubmitJobsPerUser is 8 and you have 3 jobs queued or running under "
+        "it: the job array's 10 tasks count as 10 jobs, more than the 8 it allows: the "
+        "submit is refused whatever ends (QOSMaxSubmitJobPerUserLimit)")
+    # a step: 0-14:3 is 0, 3, 6, 9, 12: five tasks, taken
+    assert only(run(job.format("0-14:3"), site), "selene", "batch").verdict == "READY"
+
+
+def test_an_array_with_a_throttle_is_placed_task_by_task():
+    # each task is a whole batch node for 1 h; %2 runs two at a time. A task starts as a
+    # job of its shape would: now on the idle nodes; with all six busy until +2 h, +2 h
+    v = only(run("#SBATCH -p batch -N 1 -n 64 --array=0-9%2 -t 1:00:00", selene()),
+             "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    site = selene(*[running(str(60 + i), "bob", f"n0{i}", 64, 2, 4) for i in range(1, 7)],
+                  alloc={f"n0{i}": 64 for i in range(1, 7)})
+    v = only(run("#SBATCH -p batch -N 1 -n 64 --array=0-9%2 -t 1:00:00", site), "selene",
+             "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_a_hetjob_of_batch_cpus_and_gpu_partition_a100s():
+    het = "#SBATCH -p batch -N 1 -n 8 -t {t}\n#SBATCH hetjob\n#SBATCH -p gpu -N 1 --gres={g}"
+    v = only(run(het.format(t="1:00:00", g="gpu:a100:4"), selene()), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "hetjob component 1 runs in partition gpu, can start +0:00:00: the job starts " \
+        "when every component can" in v.notes
+    # g01's A100s busy until +3 h (bob): the job starts when both can, +3 h
+    site = selene(running("11", "bob", "g01", 8, 3, 6, "gpu", gpus=1), galloc={"g01": 1},
+                  alloc={"g01": 8})
+    v = only(run(het.format(t="1:00:00", g="gpu:a100:4"), site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    # a component's own limits: four 3g.40gb slices, gpu's 12 h MaxTime
+    assert reasons(run(het.format(t="1:00:00", g="gpu:a100_3g.40gb:4"), selene()),
+                   "selene") == ("hetjob component 1: needs 4 GPUs of type 'a100_3g.40gb' "
+                                 "per node, largest node has 2 of them")
+    assert reasons(run(het.format(t="13:00:00", g="gpu:a100:1"), selene()), "selene") == \
+        "hetjob component 1: walltime 13:00:00 above partition gpu MaxTime 12:00:00"

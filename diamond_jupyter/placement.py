@@ -732,15 +732,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if out:
                 missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
-                other.append(f"partition {p.name}: {missed}")
+                other.append(f"{_where(p)}: {missed}")
             else:
-                other.append(f"needs {req.nodes} nodes, partition {p.name} has only "
+                other.append(f"needs {req.nodes} nodes, {_where(p)} has only "
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
                          f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
-                         else
-                         f"needs {req.nodes} nodes{spread}, partition {p.name} has only "
+                         and p.name else
+                         f"needs {req.nodes} nodes{spread}, {_where(p)} has only "
                          f"{wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
@@ -750,7 +750,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
-                other.append(f"needs {req.nodes} nodes, partition {p.name} has only {up} "
+                other.append(f"needs {req.nodes} nodes, {_where(p)} has only {up} "
                              f"usable ({_held_why(held)})")
         other += _size_causes(other, adjusted[p.name])
         restricted_only |= bool(restr) and not other
@@ -1186,6 +1186,11 @@ def _cores_of(n: Node) -> Node:
         return n
     return n.model_copy(update={"cpus": n.cpus // t, "cpus_allocated": ceil(
         n.cpus_allocated / t)})
+
+
+def _where(p: Partition) -> str:
+    """A partition as a reason names it; a site without partitions (flux) is the site."""
+    return f"partition {p.name}" if p.name else "the site"
 
 
 def _held_why(held: list[Node]) -> str:
@@ -1695,6 +1700,9 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
                                              ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
+            count = sum(r.nodes for r, _ in fits)
+            if how == "scatter" and count > len(mine):  # a host each: too few hosts
+                short.insert(0, f"{count} hosts, one a chunk, and {len(mine)} can hold one")
             reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"

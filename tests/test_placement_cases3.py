@@ -507,7 +507,8 @@ def test_pbs_chunks_of_one_shape_share_hosts_by_default():
     only(run("#PBS -l select=4:ncpus=8\n#PBS -l walltime=1:00:00", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=4:ncpus=8\n#PBS -l place=scatter", pbs2())
     assert reasons(p, "pbs2") == \
-        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement)"
+        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement): " \
+        "they ask 4 hosts, one a chunk, and 2 can hold one"
     only(run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=2:ncpus=24\n#PBS -l place=pack", pbs2())
     # place=pack is read as the one host it asks for: 2 x 24 CPUs on a node of 32

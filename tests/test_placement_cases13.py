@@ -518,3 +518,102 @@ def test_a_hetjob_of_batch_cpus_and_gpu_partition_a100s():
                                  "per node, largest node has 2 of them")
     assert reasons(run(het.format(t="13:00:00", g="gpu:a100:1"), selene()), "selene") == \
         "hetjob component 1: walltime 13:00:00 above partition gpu MaxTime 12:00:00"
+
+
+# --------------------------------------------------------------- PBS select and place=
+
+def _moira_p1_busy():
+    """moira (the eleventh sweep's PBS Pro site: p1-p3, 64 CPUs 250 GB each) with bob's
+    job on the whole of p1 until +2 h."""
+    from test_placement_cases11 import _pjob, moira
+    return moira(_pjob("1", "bob", 1, ends_h=2, limit_h=4, host="p1"))
+
+
+def _pbs(select: str, place: str | None = None) -> str:
+    return f"#PBS -l select={select}\n" + (f"#PBS -l place={place}\n" if place else "") + \
+        "#PBS -l walltime=1:00:00"
+
+
+def test_pbs_place_variants_on_two_free_hosts():
+    site = _moira_p1_busy()
+    # three chunks of 8: free (shared hosts) fits p2 now; scatter needs three hosts, one
+    # of them p1 (+2 h); pack puts all 24 CPUs on p2 now; excl: the chunks share hosts
+    # the job holds alone, p2 is empty: now; scatter:excl: three empty hosts, p1's at +2 h
+    for place, at in (("free", 0), ("scatter", 2), ("pack", 0), ("excl", 0),
+                      ("scatter:excl", 2)):
+        v = only(run(_pbs("3:ncpus=8", place), site), "moira", "workq")
+        assert v.estimated_start == hours(at), place
+    # pack of 2 x 40 CPUs: 80 on one host, each has 64
+    assert reasons(run(_pbs("2:ncpus=40", "pack"), site), "moira") == \
+        "needs 80 CPUs per node (2 tasks x 40 CPUs), largest node has 64"
+
+
+def test_pbs_vscatter_beyond_the_hosts_says_how_many():
+    # vscatter: each chunk on a vnode of its own; moira's hosts are one vnode each: four
+    # chunks, three hosts. Before, the reason ended at "(scatter placement)"
+    assert reasons(run(_pbs("4:ncpus=8", "vscatter"), _moira_p1_busy()), "moira") == (
+        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement): "
+        "they ask 4 hosts, one a chunk, and 3 can hold one")
+    assert only(run(_pbs("3:ncpus=8", "vscatter"), _moira_p1_busy()), "moira",
+                "workq").estimated_start == hours(2)
+
+
+def test_pbs_chunks_of_two_shapes_one_above_every_host():
+    # 300 GB in one chunk: a host has 250 GB
+    assert reasons(run(_pbs("1:ncpus=64:mem=300gb+2:ncpus=8"), _moira_p1_busy()),
+                   "moira") == ("chunk 1 (1:ncpus=64:mem=300gb): needs 307200 MB memory per "
+                                "node, largest node has 256000 MB")
+    # a whole host and two small chunks: the big one on p2 or p3, the small ones beside
+    # on the other: now
+    v = only(run(_pbs("1:ncpus=64+2:ncpus=8"), _moira_p1_busy()), "moira", "workq")
+    assert v.estimated_start == NOW
+
+
+# --------------------------------------------------------------- LSF span and affinity
+
+def _wren_busy():
+    """wren (the eighth sweep's LSF site: w1-w2 32 CPUs, w3-w4 64): bob's 64 slots fill w3
+    until +2 h, his 16 on w4 until +3 h."""
+    from test_placement_cases8 import _wjob, wren
+    return wren(_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 16, "w4", 3))
+
+
+def _bsub(n: int, r: str) -> str:
+    return f'#BSUB -n {n}\n#BSUB -R "{r}"\n#BSUB -W 1:00'
+
+
+def test_lsf_span_hosts_ptile_and_affinity():
+    site = _wren_busy()
+    # 48 slots on one host: w4 has 48 free
+    assert only(run(_bsub(48, "span[hosts=1]"), site), "wren",
+                "normal").estimated_start == NOW
+    # 16 a host over 4 hosts: w3 is the fourth, +2 h
+    v = only(run(_bsub(64, "span[ptile=16]"), site), "wren", "normal")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # affinity[core(2)]: 32 tasks of 2 cores = 64 cores on one host, w3 once it empties;
+    # without it, 32 slots fit w1 now
+    v = only(run(_bsub(32, "span[hosts=1] affinity[core(2)]"), site), "wren", "normal")
+    assert v.estimated_start == hours(2)
+    assert only(run(_bsub(32, "span[hosts=1]"), site), "wren",
+                "normal").estimated_start == NOW
+    # 8 tasks a host of 4 cores each: 32 cores on each of 3 hosts (w1, w2, w4): now
+    assert only(run(_bsub(24, "span[ptile=8] affinity[core(4)]"), site), "wren",
+                "normal").estimated_start == NOW
+
+
+# --------------------------------------------------------------- flux
+
+def test_flux_nodes_down_and_counts_name_the_site():
+    # flux has no partitions: a node count is the site's. Before: "partition  has only 2
+    # usable", "largest partition has 4"
+    from test_placement_cases7 import flux4
+    cfg, snap = flux4()
+    snap.nodes[0].state, snap.nodes[1].state = "drained", "down"
+    assert reasons(run("# flux: -N 3 -n 3 -t 60m", (cfg, snap)), "flux") == \
+        "needs 3 nodes, the site has only 2 usable (others down or drained)"
+    assert reasons(run("# flux: -N 5 -n 5 -t 60m", flux4()), "flux") == \
+        "needs 5 nodes, the site has only 4"
+    # 5 tasks of 4 cores: 4 a 16-core node, two nodes; on one node 20 cores
+    assert only(run("# flux: -n 5 -c 4 -t 60m", flux4()), "flux", None).verdict == "READY"
+    assert reasons(run("# flux: -N 1 -n 5 -c 4 -t 60m", flux4()), "flux") == \
+        "needs 20 CPUs per node (5 tasks x 4 CPUs), largest node has 16"

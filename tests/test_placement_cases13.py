@@ -617,3 +617,83 @@ def test_flux_nodes_down_and_counts_name_the_site():
     assert only(run("# flux: -n 5 -c 4 -t 60m", flux4()), "flux", None).verdict == "READY"
     assert reasons(run("# flux: -N 1 -n 5 -c 4 -t 60m", flux4()), "flux") == \
         "needs 20 CPUs per node (5 tasks x 4 CPUs), largest node has 16"
+
+
+# --------------------------------------------------------------- ranking between sites
+
+def _twin(name: str, *queue: str, alloc=None, **cfg):
+    """selene's copy named `name`, its sites-file entry updated with `cfg` (speed_factor,
+    charge_factor, metadata)."""
+    c, s = selene(*queue, alloc=alloc)
+    return c.model_copy(update={"name": name, **cfg}), s.model_copy(update={"site": name})
+
+
+def _busy(h: float) -> tuple[list[str], dict[str, int]]:
+    """bob's jobs holding n01-n06 whole until +h."""
+    return ([running(str(60 + i), "bob", f"n0{i}", 64, h, 4) for i in range(1, 7)],
+            {f"n0{i}": 64 for i in range(1, 7)})
+
+
+def _place(script: str, sites, **kw):
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.placement import place
+    spec = Federation.parse("#!/bin/bash\n" + script + "\n./app\n")
+    return place(spec, sites, now=NOW, **kw)
+
+
+FOUR = "#SBATCH -p batch -N 4 -n 256 -t 4:00:00"  # four whole nodes for 4 h
+
+
+def test_speed_factor_against_the_wait():
+    # sol runs twice as fast (speed_factor 2: 2 h for the 4 h asked, no history); luna is
+    # idle. sol busy until +1 h: finishes at +3 h, luna at +4 h: sol. Busy until +3 h:
+    # +5 h against +4 h: luna
+    q, alloc = _busy(1)
+    p = _place(FOUR, [_twin("luna"), _twin("sol", *q, alloc=alloc, speed_factor=2.0)])
+    assert p.choice == "sol"
+    assert (p.verdict("sol").estimated_finish, p.verdict("luna").estimated_finish) == \
+        (hours(3), hours(4))
+    assert p.why_not("luna") == "finishes 1:00:00 later: runs longer (4:00:00 vs 2:00:00: " \
+        "speed factor 1 vs 2)"
+    q, alloc = _busy(3)
+    p = _place(FOUR, [_twin("luna"), _twin("sol", *q, alloc=alloc, speed_factor=2.0)])
+    assert p.choice == "luna"
+    assert p.why_not("sol") == "finishes 1:00:00 later: starts later (+3:00:00 vs +0:00:00)"
+
+
+def test_charge_factor_breaks_an_equal_finish_and_a_full_tie_keeps_the_order():
+    # both idle, same speed: the same finish (+4 h); luna charges twice: 4 nodes x 4 h x 2
+    # = 32 against 16
+    p = _place(FOUR, [_twin("luna", charge_factor=2.0), _twin("sol")])
+    assert p.choice == "sol" and (p.verdict("luna").cost, p.verdict("sol").cost) == (32, 16)
+    assert p.why_not("luna") == "same finish within noise (+4:00:00 vs +4:00:00), costs " \
+        "more (32.00 vs 16.00)"
+    # nothing tells them apart: the order given
+    p = _place(FOUR, [_twin("luna"), _twin("sol")])
+    assert p.choice == "luna"
+    assert p.why_not("sol") == "same finish within noise (+4:00:00 vs +4:00:00) and cost; " \
+        "listed later"
+
+
+def test_stage_in_time_and_a_stage_in_hidden_by_the_wait():
+    def bw(mbps: int) -> dict:
+        return {"architecture": "x86_64", "bandwidth_mbps": mbps}
+    # 90 GB in: 7200 s at 100 Mb/s, 720 s at 1000 Mb/s. Both idle: luna (fast link)
+    # finishes at +4:12, sol at +6:00
+    p = _place(FOUR, [_twin("luna", metadata=bw(1000)), _twin("sol", metadata=bw(100))],
+               stage_in_bytes=90 * 10**9)
+    assert p.choice == "luna"
+    assert (p.verdict("luna").stage_in_s, p.verdict("sol").stage_in_s) == (720, 7200)
+    assert p.why_not("sol") == "finishes 1:48:00 later: slower stage-in (2:00:00 vs 0:12:00)"
+    # sol twice as fast and busy until +2 h: its 2 h stage-in runs while it waits, it
+    # finishes at +4:00, 12 min before luna: within 5% of the time to the finish, a tie,
+    # which goes to the surer start (luna's is certain, sol's an estimate)
+    q, alloc = _busy(2)
+    p = _place(FOUR, [_twin("luna", metadata=bw(1000)),
+                      _twin("sol", *q, alloc=alloc, speed_factor=2.0, metadata=bw(100))],
+               stage_in_bytes=90 * 10**9)
+    assert p.verdict("sol").estimated_finish == hours(4)
+    assert p.verdict("luna").estimated_finish == hours(4.2)
+    assert p.choice == "luna"
+    assert p.why_not("sol").startswith("same finish within noise (+4:00:00 vs +4:12:00), "
+                                       "less sure start")

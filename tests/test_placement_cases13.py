@@ -697,3 +697,47 @@ def test_stage_in_time_and_a_stage_in_hidden_by_the_wait():
     assert p.choice == "luna"
     assert p.why_not("sol").startswith("same finish within noise (+4:00:00 vs +4:12:00), "
                                        "less sure start")
+
+
+def test_reservations_upcoming_named_flex_and_the_nodes_they_take_from_others():
+    # later: n05-n06 for alice from +2 h to +8 h. Naming it: its jobs start no sooner
+    r = resv("later", "n[05-06]", 2, 8, users="alice")
+    v = only(run("#SBATCH -p batch -N 2 -t 1:00:00 --reservation=later", selene(resv=r)),
+             "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert "partition batch: reservation later starts at 2026-03-01 11:00: its jobs start no " \
+        "sooner" in v.notes
+    # not naming it, 4 nodes for 3 h: n01-n04, now
+    assert only(run("#SBATCH -p batch -N 4 -t 3:00:00", selene(resv=r)), "selene",
+                "batch").estimated_start == NOW
+    # scav's 11 nodes less n05-n06 from +2 h: 10 nodes for 3 h wait for its end (+8 h)
+    v = only(run("#SBATCH -p scav -N 10 -t 3:00:00", selene(resv=r)), "selene", "scav")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(8))
+    # FLEX: a job of it may use nodes outside it and run past its end (+3 h): 3 nodes
+    # for 5 h, now
+    r = resv("flexy", "n[01-02]", -1, 3, users="alice", flags="FLEX,SPEC_NODES")
+    v = only(run("#SBATCH -p batch -N 3 -t 5:00:00 --reservation=flexy", selene(resv=r)),
+             "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+# --------------------------------------------------------------- Grid Engine
+
+def test_grid_engine_queue_slots_and_pe_allocation():
+    # hestia (the twelfth sweep's: s1-s3, 16 slots each, all.q h_rt 24 h, PE smp all on
+    # one host, PE mpi 8 a host); bob's 12 slots on s1 until +2 h
+    from test_placement_cases12 import _ge_job, hestia
+    site = hestia({"all.q": (["s1", "s2", "s3"], "")}, {("all.q", "s1"): [_ge_job("1", 12, 2)]})
+    assert "1-00:00:00" in reasons(run("#$ -pe smp 4\n#$ -l h_rt=30:00:00", site), "hestia")
+    assert reasons(run("#$ -pe smp 20\n#$ -l h_rt=1:00:00", site), "hestia") == \
+        "needs 20 CPUs per node, largest node has 16"
+    # mpi 24: three hosts of 8, s1 has 4 free until +2 h
+    v = only(run("#$ -pe mpi 24\n#$ -l h_rt=1:00:00", site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # mpi 16: s2 and s3 now; smp 16: s2 now
+    for pe in ("mpi", "smp"):
+        assert only(run(f"#$ -pe {pe} 16\n#$ -l h_rt=1:00:00", site), "hestia",
+                    "all.q").estimated_start == NOW
+    # mpi 40: five hosts of 8, the site has three
+    assert reasons(run("#$ -pe mpi 40\n#$ -l h_rt=1:00:00", site), "hestia").startswith(
+        "needs 5 nodes")

@@ -1278,6 +1278,13 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
             notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "
                          f"MaxMemPerCPU {cap} MB, so each task gets {cpt} CPUs ({out.cpn} a "
                          f"node, {share} MB each)")
+    if cap and r.memory_mb and not r.memory_per_cpu_mb and out.mem > cap * out.cpn:
+        # memory a node above MaxMemPerCPU x its CPUs: slurmctld raises the job's CPUs a
+        # node (pn_min_cpus) until each CPU's share is under the cap
+        cpn = ceil(out.mem / cap)
+        notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
+                     f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
+        out = replace(out, cpn=cpn)
     if default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")

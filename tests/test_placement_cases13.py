@@ -232,6 +232,26 @@ def test_memory_per_cpu_above_max_mem_per_cpu_spreads_tasks_without_a_node_count
                        selene()), "selene").startswith("partition batch: needs 128 CPUs")
 
 
+
+def test_memory_a_node_above_max_mem_per_cpu_raises_the_cpus_a_node():
+    # --mem=250000 on 4 CPUs in batch: 62500 MB a CPU against MaxMemPerCPU 4000.
+    # slurmctld raises the job's CPUs a node (pn_min_cpus) to ceil(250000 / 4000) = 63.
+    # bob's 8-CPU jobs leave 56 free on each node, the first to end is n01's (+1 h).
+    # Before, the 4 CPUs were placed: now
+    site = _partly_busy()
+    v = only(run("#SBATCH -p batch -N 1 -n 4 --mem=250000 -t 1:00:00", site), "selene",
+             "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert "partition batch: 250000 MB a node is above its MaxMemPerCPU 4000 MB x 4 CPUs, " \
+        "so the job gets 63 CPUs a node" in v.notes
+    # 200000 MB: 50 CPUs, 56 free: now
+    assert only(run("#SBATCH -p batch -N 1 -n 4 --mem=200000 -t 1:00:00", site), "selene",
+                "batch").estimated_start == NOW
+    # unnamed partition: big (no MaxMemPerCPU, m01 idle) starts it now
+    assert only(run("#SBATCH -N 1 -n 4 --mem=250000 -t 1:00:00", site), "selene",
+                "big").estimated_start == NOW
+
+
 # --------------------------------------------------------------- QOS limits
 
 def test_qos_max_wall_and_max_tres_per_job():

@@ -78,7 +78,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist, job_hosts
+from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .model import (
     PER_GPU,
     BadInput,
@@ -560,6 +560,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         master_note += [plan.note] if plan.note else []
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
+    # a job array's tasks count one job each against the submit limits
+    array_tasks = (count_array_tasks(spec.array.expression) or 1) if spec.array else 1
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -583,9 +585,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
                 f"{big.threads_per_core} threads a core give a job their cores only "
                 f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
-        # a job spread thinner here (tasks over the partition's smaller nodes) is judged
-        # on them anew; otherwise among the nodes that hold the site-wide request
-        thinner = reqs[p.name].cpn < req.cpn
+        # a job spread thinner here (tasks over the partition's smaller nodes, or over more
+        # nodes for MaxMemPerCPU's extra CPUs) is judged on them anew; otherwise among the
+        # nodes that hold the site-wide request
+        thinner = reqs[p.name].cpn < req.cpn or reqs[p.name].mem < req.mem
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
@@ -622,8 +625,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap)
-        restr += assoc_submit_refused(p, account, snap)
+        restr += qos_submit_refused(p, qos, snap, array_tasks)
+        restr += assoc_submit_refused(p, account, snap, array_tasks)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
@@ -715,23 +718,29 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             # some of its nodes cannot run the job at all: say which need they miss
             # (a node the job excludes is not one it could run on: said apart)
             out = sorted(x for x in mine if x in req.exclude and x not in pfit)
+            # nodes outside the reservation the job names: said apart too
+            unreserved = {x for x in mine if resv_hosts is not None and x not in resv_hosts
+                          and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
-                    and n.name not in out]
+                    and n.name not in out and n.name not in unreserved]
             missed = partition_misses(req, left, site_arch) if left else "no node left"
+            if unreserved:
+                missed = (f"{missed}; " if left else "") + f"not in reservation " \
+                    f"{spec.reservation}: {_few(unreserved)}"
             if left and all(n.name in unbound for n in left):
                 missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
             if out:
                 missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
-                other.append(f"partition {p.name}: {missed}")
+                other.append(f"{_where(p)}: {missed}")
             else:
-                other.append(f"needs {req.nodes} nodes, partition {p.name} has only "
+                other.append(f"needs {req.nodes} nodes, {_where(p)} has only "
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
             other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
                          f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
-                         else
-                         f"needs {req.nodes} nodes{spread}, partition {p.name} has only "
+                         and p.name else
+                         f"needs {req.nodes} nodes{spread}, {_where(p)} has only "
                          f"{wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
@@ -741,7 +750,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
-                other.append(f"needs {req.nodes} nodes, partition {p.name} has only {up} "
+                other.append(f"needs {req.nodes} nodes, {_where(p)} has only {up} "
                              f"usable ({_held_why(held)})")
         other += _size_causes(other, adjusted[p.name])
         restricted_only |= bool(restr) and not other
@@ -1179,6 +1188,11 @@ def _cores_of(n: Node) -> Node:
         n.cpus_allocated / t)})
 
 
+def _where(p: Partition) -> str:
+    """A partition as a reason names it; a site without partitions (flux) is the site."""
+    return f"partition {p.name}" if p.name else "the site"
+
+
 def _held_why(held: list[Node]) -> str:
     """Why a partition's nodes that could run the job take no new one, in a few words."""
     resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
@@ -1188,8 +1202,13 @@ def _held_why(held: list[Node]) -> str:
         return f"others in a reservation the job is not in: {', '.join(resv)}"
     if maint and len(maint) == len(held):
         return f"others in maintenance: {', '.join(maint)}"
-    return "others down or drained" if not resv and not maint else \
-        "others down, drained, reserved or in maintenance"
+    # Slurm FUTURE: a node defined for later, not yet in service (it takes no job)
+    future = [n.name for n in held if "future" in re.split(r"[^a-z]+", n.state.lower())]
+    later = f"; not yet in service (FUTURE): {', '.join(future)}" if future else ""
+    if future and len(future) == len(held):
+        return f"others not yet in service (FUTURE): {', '.join(future)}"
+    return ("others down or drained" if not resv and not maint else
+            "others down, drained, reserved or in maintenance") + later
 
 
 def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
@@ -1244,10 +1263,11 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                       mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
-    if per_cpu and (factor > 1 or out.mem != req.mem):
+    free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
+                      and not r.gpus_per_task)
+    if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
-        if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-                and not r.gpus_per_task:
+        if free_tasks:
             # tasks without a node count: as many to a node as its CPUs and memory hold
             fits = max((min(x.cpus // cpt, x.memory_mb // (share * cpt) if x.memory_mb
                             else x.cpus) for x in mine), default=1)
@@ -1258,6 +1278,13 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
             notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "
                          f"MaxMemPerCPU {cap} MB, so each task gets {cpt} CPUs ({out.cpn} a "
                          f"node, {share} MB each)")
+    if cap and r.memory_mb and not r.memory_per_cpu_mb and out.mem > cap * out.cpn:
+        # memory a node above MaxMemPerCPU x its CPUs: slurmctld raises the job's CPUs a
+        # node (pn_min_cpus) until each CPU's share is under the cap
+        cpn = ceil(out.mem / cap)
+        notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
+                     f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
+        out = replace(out, cpn=cpn)
     if default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
@@ -1680,6 +1707,9 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
                                              ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
+            count = sum(r.nodes for r, _ in fits)
+            if how == "scatter" and count > len(mine):  # a host each: too few hosts
+                short.insert(0, f"{count} hosts, one a chunk, and {len(mine)} can hold one")
             reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"

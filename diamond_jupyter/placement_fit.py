@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from math import ceil
 from typing import Any
 
@@ -339,7 +340,13 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                                f"'{_uncounted(part)}', {has} {len(good)}")
             continue
         check(meets, reason, f"feature '{part.text()}'")
-    max_g = max(gpus_of(n, req.gpu_type) for n in nodes)
+    def of_type(n: Node) -> int:  # its GPUs of the type asked (of a node of that type)
+        return gpus_of(n, req.gpu_type) if req.gpu_type is None or any(
+            gpu_matches(req.gpu_type, m) for m in node_gpu_models(n)) else 0
+
+    if req.gpu_type and not any(of_type(n) for n in nodes):
+        of_type = partial(gpus_of, kind=req.gpu_type)  # the type check says why
+    max_g = max(of_type(n) for n in nodes)
     if req.gpu_type:  # model names compared across spellings (`needs.gpu_key`)
         wanted = req.gpu_type
         types = ", ".join(sorted({m for n in nodes for m in node_gpu_models(n)})) or "none"
@@ -347,7 +354,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
               f"no GPU of type '{wanted}' ({has}: {types})", f"GPU {wanted}")
     if req.gpn:
         all_g = max(n.gpus for n in nodes)
-        check(lambda n: gpus_of(n, req.gpu_type) >= req.gpn, "no GPUs on any node"
+        check(lambda n: of_type(n) >= req.gpn, "no GPUs on any node"
               if not all_g else
               # a node of several types holds more GPUs than of the type asked: say so
               f"needs {req.gpn} GPUs of type '{req.gpu_type}' per node, largest node has "

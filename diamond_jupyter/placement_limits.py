@@ -163,10 +163,24 @@ def job_count(j: JobStatus) -> int:
     return max(total, 1)
 
 
-def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot) -> list[str]:
-    """Why sbatch refuses the job now: its QOS (or the partition's) already holds as many
-    queued and running jobs as its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
-    (everyone's) allows."""
+def _until(have: int, adds: int, most: int) -> str:
+    """When a submit of `adds` jobs (a job array's tasks count one each) is taken where
+    `have` of the `most` allowed are queued or running."""
+    if adds == 1:
+        return "the submit is refused until one ends"
+    if adds > most:
+        return (f"the job array's {adds} tasks count as {adds} jobs, more than the {most} it "
+                "allows: the submit is refused whatever ends")
+    n = have + adds - most
+    return (f"the job array's {adds} tasks count as {adds} jobs: the submit is refused "
+            f"until {n} of them end{'s' if n == 1 else ''}")
+
+
+def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot,
+                       adds: int = 1) -> list[str]:
+    """Why sbatch refuses the job now: its QOS (or the partition's) holds too many queued
+    and running jobs for its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
+    (everyone's) to take `adds` more (a job array's tasks count one each)."""
     out = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = (snap.qos or {}).get(name)
@@ -175,15 +189,15 @@ def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot) ->
         jobs = [j for j in under_qos(q, snap) if not j.state.terminal]
         every = sum(job_count(j) for j in jobs)
         mine = sum(job_count(j) for j in jobs if snap.user and j.user == snap.user)
-        if snap.user and q.max_submit_jobs_per_user is not None \
-                and mine >= q.max_submit_jobs_per_user:
-            out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {q.max_submit_jobs_per_user} "
-                       f"and you have {mine} jobs queued or running under it: the "
-                       "submit is refused until one ends (QOSMaxSubmitJobPerUserLimit)")
-        if q.grp_submit_jobs is not None and every >= q.grp_submit_jobs:
-            out.append(f"QOS {name}'s GrpSubmitJobs is {q.grp_submit_jobs} and {every} "
-                       "jobs are queued or running under it: the submit is refused until "
-                       "one ends (QOSGrpSubmitJobsLimit)")
+        if snap.user and (most := q.max_submit_jobs_per_user) is not None \
+                and mine + adds > most:
+            out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {most} and you have {mine} "
+                       f"jobs queued or running under it: {_until(mine, adds, most)} "
+                       "(QOSMaxSubmitJobPerUserLimit)")
+        if (most := q.grp_submit_jobs) is not None and every + adds > most:
+            out.append(f"QOS {name}'s GrpSubmitJobs is {most} and {every} jobs are queued "
+                       f"or running under it: {_until(every, adds, most)} "
+                       "(QOSGrpSubmitJobsLimit)")
     return out
 
 
@@ -363,10 +377,11 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
     return Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits))
 
 
-def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot) -> list[str]:
-    """Why sbatch refuses the job now: its association (or an account above it) already
-    holds as many queued and running jobs as its GrpSubmitJobs allows, or the user as
-    many as the nearest MaxSubmitJobs."""
+def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
+                         adds: int = 1) -> list[str]:
+    """Why sbatch refuses the job now: its association (or an account above it) holds too
+    many queued and running jobs for its GrpSubmitJobs, or the user for the nearest
+    MaxSubmitJobs, to take `adds` more (a job array's tasks count one each)."""
     chain = _chain(snap, account, p.name)
     out = []
     live = [j for j in snap.jobs if not j.state.terminal]
@@ -376,20 +391,20 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot) 
         if a.grp_submit_jobs is None:
             continue
         have = sum(job_count(j) for j in live if _in_scope(j, a, below, snap.user))
-        if have >= a.grp_submit_jobs:
+        if have + adds > a.grp_submit_jobs:
             out.append(f"{_assoc_name(a, snap.user)}'s GrpSubmitJobs is {a.grp_submit_jobs} "
-                       f"and {have} of its jobs are queued or running: the submit is "
-                       "refused until one ends (AssocGrpSubmitJobsLimit)")
+                       f"and {have} of its jobs are queued or running: "
+                       f"{_until(have, adds, a.grp_submit_jobs)} (AssocGrpSubmitJobsLimit)")
     got = _nearest(chain, lambda a: a.max_submit_jobs)
     if got is not None and snap.user:
         a, most = got
         scope = chain[0]
         have = sum(job_count(j) for j in live
                    if _in_scope(j, scope, {scope.account}, snap.user))
-        if have >= most:
+        if have + adds > most:
             out.append(f"{_assoc_name(a, snap.user)}'s MaxSubmitJobs is {most} and you have "
-                       f"{have} jobs queued or running under account {scope.account}: the "
-                       "submit is refused until one ends (AssocMaxSubmitJobLimit)")
+                       f"{have} jobs queued or running under account {scope.account}: "
+                       f"{_until(have, adds, most)} (AssocMaxSubmitJobLimit)")
     return out
 
 

@@ -113,8 +113,9 @@ def test_memory_specific_gpu_request_never_gets_a_40gb_card():
     # hera's a100 says no memory: not promised to be an 80 GB card
     assert reasons(p, "hera") == "no GPU of type 'a100_80g' (site has: a100, v100)"
     p = run("#SBATCH --gres=gpu:a100-40gb:8", zeus())
-    assert reasons(p, "zeus") == "no single node meets all the requirements together " \
-        "(GPU a100-40gb on z3; 8 GPUs on z2)"
+    # z3's four 40 GB cards are the most of that type (z2's eight are 80 GB ones)
+    assert reasons(p, "zeus") == "needs 8 GPUs of type 'a100-40gb' per node, largest node " \
+        "has 4 of them"
 
 
 def test_v100_request_never_lands_on_a100_nodes():
@@ -128,8 +129,8 @@ def test_v100_request_never_lands_on_a100_nodes():
 
 def test_a10_is_not_an_a100_nor_a_mig_slice_an_a100():
     p = run("#SBATCH --gres=gpu:a10:2", zeus())
-    assert reasons(p, "zeus") == "no single node meets all the requirements together " \
-        "(GPU a10 on z5; 2 GPUs on z1, z2, z3, z4 and 1 more)"
+    assert reasons(p, "zeus") == "needs 2 GPUs of type 'a10' per node, largest node has 1 " \
+        "of them"
     only(run("#SBATCH --gres=gpu:a100_3g.40gb:7", zeus()), "zeus", "gpu")
     p = run("#SBATCH --gres=gpu:a100:5", zeus())  # 5 whole A100s: z2 only, not the slices
     only(p, "zeus", "gpu")
@@ -150,8 +151,8 @@ def test_lsf_gmodel_brand_name_matches_a_slurm_gres_type():
 def test_lsf_hosts_name_their_gpu_model_as_a_resource():
     only(run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=TeslaV100"', lsf_gpus()), "lsfg", "normal")
     p = run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=a100"', lsf_gpus())
-    assert reasons(p, "lsfg") == "no single node meets all the requirements together " \
-        "(GPU a100 on l3; 4 GPUs on l1, l2)"
+    assert reasons(p, "lsfg") == "needs 4 GPUs of type 'a100' per node, largest node has 2 " \
+        "of them"
     p = run('#BSUB -n 2\n#BSUB -gpu "num=1:gmodel=h100"', lsf_gpus())
     assert reasons(p, "lsfg") == "no GPU of type 'h100' (site has: a100, v100)"
 
@@ -506,7 +507,8 @@ def test_pbs_chunks_of_one_shape_share_hosts_by_default():
     only(run("#PBS -l select=4:ncpus=8\n#PBS -l walltime=1:00:00", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=4:ncpus=8\n#PBS -l place=scatter", pbs2())
     assert reasons(p, "pbs2") == \
-        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement)"
+        "the chunks 4:ncpus=8 do not fit the site's nodes together (scatter placement): " \
+        "they ask 4 hosts, one a chunk, and 2 can hold one"
     only(run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=2:ncpus=24\n#PBS -l place=pack", pbs2())
     # place=pack is read as the one host it asks for: 2 x 24 CPUs on a node of 32

@@ -78,7 +78,8 @@ def test_pbs_the_reason_names_the_chunk_left_without_a_host():
             kestrel())
     assert reasons(p, "kestrel") == (
         "the chunks 1:ncpus=8:ngpus=2+6:ncpus=4 do not fit the site's nodes together "
-        "(scatter placement); chunk 2 (6:ncpus=4) is the one left without a host")
+        "(scatter placement): they ask 7 hosts, one a chunk, and 6 can hold one; chunk 2 "
+        "(6:ncpus=4) is the one left without a host")
 
 
 # --------------------------------------------------------------- Slurm hetjobs held together

@@ -937,8 +937,9 @@ class LsfScript:
         # the slots on each node: the memory per node shared among them; a slot is a task
         # (its CPUs through affinity[]), so it holds the memory of each of its CPUs
         spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
+        # a node's memory shared among its slots, rounded down: never a larger request
         per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
-            (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
+            (max(1, r.memory_mb // (spn or 1)) if r.memory_mb else None)
         if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
             # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
             # as on one node, shared by its slots (rounded down: never a larger request)

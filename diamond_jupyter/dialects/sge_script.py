@@ -496,9 +496,13 @@ class SgeScript:
             kept = next(d for d in spec.unknown if d.dialect == "sge" and d.option == "-pe")
             pe_name, _, pe_range = (kept.value or "").partition(" ")
             lines.append(f"#$ -pe {quote(pe_name)} {quote(pe_range.strip())}")
-        if nodes and nodes > 1:
+        if nodes and nodes > 1 and name is None:  # no PE: one slot on one host
+            warnings.append(f"approximated: {nodes} nodes as one slot on one host (without "
+                            "a task count there is no parallel environment to spread over "
+                            "hosts)")
+        elif nodes and nodes > 1:
             warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
-                            f"slots by PE {name or '(none)'}'s allocation rule)")
+                            f"slots by PE {name}'s allocation rule)")
         elif nodes == 1 and name and not is_shared_pe(name):
             warnings.append(f"approximated: 1 node (PE {name}'s allocation rule decides "
                             "how its slots spread over hosts)")

@@ -24,8 +24,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from diamond_jupyter.dialects.translate import get_script_dialect, request_totals, translate
 from diamond_jupyter.model import BadInput
+from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen12"
@@ -90,6 +93,15 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/mem_per_cpu_gb_units_nodelist.sbatch": dict(
         nodes=2, tasks=2, cpus=24, memory_mb=24 * 4 * G, per_cpu=4 * G, walltime=9000,
         name="plink_assoc", unknown=["--nodelist"]),
+    # GPUs per task with a model; CPUs and MB (no unit) per GPU
+    "slurm/gpus_per_task_typed_cpus_mem_per_gpu_mb.sbatch": dict(
+        tasks=4, cpus=32, gpus=4, needs_gpus=1, gpu_type="a100", memory_mb=80000,
+        per_cpu=2500, walltime=3600, name="typed_per_task",
+        notes=["--cpus-per-gpu=8", "--mem-per-gpu=20000"]),
+    # ALL with ARRAY_TASKS (a mail for each task); -t 5 is minutes
+    "slurm/mail_all_array_tasks_minutes.sbatch": dict(
+        walltime=300, array="1-5", name="mailer", mail_events=["all", "array_tasks"],
+        mail_user="me@x.example"),
     # ---------------------------------------------------------------- PBS Pro / Torque
     # ngpus in the chunk; -J 0-30:3
     "pbs/pro_select_ngpus_array_step_pbs_index.pbs": dict(
@@ -110,9 +122,26 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=1, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=3600,
         deps=[("afterany", ["9001.pbsserver", "9002.pbsserver"])], name="post_tcsh",
         shell="/bin/tcsh", unknown=["-S"]),
-    # Cray ALPS sizes (mppwidth, mppnppn) are kept as written: not read
+    # Cray ALPS sizes: mppwidth tasks, mppnppn per node (they were kept, not read)
     "pbs/cray_aprun_mppwidth.pbs": dict(
-        walltime=7200, name="xc_aprun", queue="regular", unknown=["-l", "-l"]),
+        nodes=4, tasks=128, cpus=128, walltime=7200, name="xc_aprun", queue="regular",
+        notes=["read as 128 tasks, 32 per node on 4 node(s)"]),
+    # the three in one comma list; mppdepth the CPUs of each task
+    "pbs/cray_mppwidth_nppn_depth_joined.pbs": dict(
+        nodes=8, tasks=64, cpus=256, walltime=3600, name="hybrid",
+        notes=["read as 64 tasks, 8 per node on 8 node(s), 4 CPUs each"]),
+    # an array job's id with [] (the whole array) in depend
+    "pbs/pro_depend_on_array_parent.pbs": dict(
+        nodes=1, tasks=1, cpus=2, memory_mb=4 * G, needs_mem=4 * G, walltime=1800,
+        deps=[("afterok", ["12345[].pbs01"])], name="gather"),
+    # job-wide ncpus, ngpus and mem on their own lines (no select)
+    "pbs/pro_jobwide_ngpus_ncpus_mem_lines.pbs": dict(
+        cpus=8, gpus=2, needs_gpus=2, memory_mb=32 * G, needs_mem=32 * G, walltime=7200,
+        name="oldstyle"),
+    # Torque procs with pmem in one comma list
+    "pbs/torque_procs_pmem_comma_joined.pbs": dict(
+        tasks=12, cpus=12, memory_mb=12 * 2 * G, per_cpu=2 * G, walltime=3 * 3600,
+        name="procs_job"),
     # mem in kb (150000000kb = 146485MB rounded up) per chunk; scatter:excl
     "pbs/pro_mem_kb_mpiprocs_mpirun_continuation.pbs": dict(
         nodes=2, tasks=72, cpus=72, memory_mb=2 * 146485, needs_mem=146485,
@@ -146,6 +175,16 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/jsrun_nnodes_gpu_per_host_late_directive.lsf": dict(
         nodes=4, walltime=7200, name="lammps_kokkos", account="CSC999", ignored=1,
         unknown=["-alloc_flags"]),
+    # num=1/task: 8 GPUs, 4 on each ptile host; mode and j_exclusive kept
+    "lsf/gpu_num_per_task_j_exclusive_ptile.lsf": dict(
+        nodes=2, tasks=8, cpus=8, gpus=8, needs_gpus=4, walltime=3600, name="mps_ranks",
+        unknown=["-gpu mode", "-gpu j_exclusive"]),
+    # `-gpu -`: the default GPU requirement (one GPU)
+    "lsf/gpu_default_requirement_dash.lsf": dict(
+        tasks=1, cpus=1, gpus=1, needs_gpus=1, walltime=1200, name="defgpu"),
+    # an index list with a range; -W 10 is minutes
+    "lsf/array_index_list_minutes.lsf": dict(
+        tasks=2, cpus=2, walltime=600, array="1,3,5-9", name="redo", stdout="redo.%j.%a"),
     # ---------------------------------------------------------------- flux
     # --gpus-per-task is flux run's: flux batch refuses it (kept, said why)
     "flux/env_S_bash_gpus_per_task_flux_run.flux": dict(
@@ -177,6 +216,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/uge_m_mem_free_gb_smp_mpirun.sge": dict(
         tasks=24, cpus=24, walltime=36 * 3600, name="orca_uge", queue="long.q",
         export_all=True, unknown=["-l m_mem_free", "-P"]),
+    # -l gpu=2 beside -pe smp 8: the job's 2 (said how a per-slot complex would differ)
+    "sge/gpu_job_consumable_smp.sge": dict(
+        nodes=1, cpus=8, gpus=2, needs_gpus=2, walltime=3600, name="gpu2",
+        notes=["-l gpu=2 read as the job's 2 GPU(s)"]),
     # Grid Engine reads #$ lines after commands too; not the one inside a string
     "sge/late_directive_and_string.sge": dict(
         nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=1800,
@@ -187,7 +230,7 @@ _FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue", "ma
            "mail_user", "working_directory", "hold", "begin", "shell")
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
-    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=30)
+    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
 def _translated(rel: str, target: str) -> tuple[str, list[str]]:
@@ -231,3 +274,36 @@ def test_shebangs_and_bodies_survive_every_translation():
     script, _ = _translated("slurm/disabled_directives_quoted_string.sbatch", "sge")
     assert 'echo "#SBATCH --gres=gpu:4 is not what we want"' in script
     assert "##SBATCH --partition=debug" in script and "#$ -q standard" in script
+
+
+def test_cray_alps_sizes_are_read_and_written_back_as_written():
+    """mppwidth/mppnppn/mppdepth were kept unread: placement saw a one-task job. They are
+    the job's tasks, tasks per node and CPUs per task; PBS gets them back as written, the
+    others their own sizes; an aprun line is said to need Cray's launcher."""
+    rel = "pbs/cray_mppwidth_nppn_depth_joined.pbs"
+    source, text = read_fixture(HERE, rel)
+    spec = get_script_dialect("pbs").parse_script(text)
+    assert needs_of(spec).mpi == "aprun"
+    assert (request_totals(spec)["nodes"], request_totals(spec)["cpus"]) == (8, 256)
+    pbs, _ = _translated(rel, "pbs")
+    assert [x for x in pbs.splitlines() if x.startswith("#PBS -l mpp")] == \
+        ["#PBS -l mppwidth=64", "#PBS -l mppnppn=8", "#PBS -l mppdepth=4"]
+    assert "select=" not in pbs
+    slurm, warnings = _translated(rel, "slurm")
+    assert "#SBATCH --ntasks-per-node=8" in slurm and "#SBATCH --cpus-per-task=4" in slurm
+    assert any(w.startswith("kept: line 7: aprun (Cray's ALPS launcher)") for w in warnings)
+    # with another size given, the ALPS ones stay as written (qsub decides)
+    both = get_script_dialect("pbs").parse_script(
+        "#!/bin/bash\n#PBS -l select=2:ncpus=4\n#PBS -l mppnppn=8\n./a\n")
+    assert [d.value for d in both.unknown] == ["mppnppn=8"]
+    assert request_totals(both)["nodes"] == 2
+    # a job resized after parsing (placement, the agent) is no longer what they say
+    spec.resources.tasks = 32
+    out = get_script_dialect("pbs").render_script(spec).script
+    assert "mppwidth" not in out and "select=" in out
+
+
+def test_mem_and_mem_per_cpu_together_are_refused_by_line():
+    text = "#!/bin/bash\n#SBATCH -n 4\n#SBATCH --mem=16G\n#SBATCH --mem-per-cpu=2G\n./a\n"
+    with pytest.raises(BadInput, match=r"--mem \(line 3\), --mem-per-cpu \(line 4\)"):
+        get_script_dialect("slurm").parse_script(text)

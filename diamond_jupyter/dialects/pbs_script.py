@@ -102,6 +102,7 @@ def _count(raw: str) -> int:
 
 # the chunk resources whose values are numbers (an ALLCAPS word there is a placeholder;
 # elsewhere it may be a site's own value: `gpu_model=A100-SXM4-80GB`, a host NODE07)
+_MPP = ("mppwidth", "mppnppn", "mppdepth")  # Cray ALPS: tasks, tasks per node, CPUs each
 _NUMERIC_CHUNK_KEYS = {"ncpus", "mpiprocs", "ompthreads", "ngpus", "mem", "vmem", "pmem",
                        "ppn", "gpus", "procs"}
 
@@ -199,6 +200,7 @@ class PbsScript:
         if limit is not None:
             self._array_limit(spec, limit)
         self._packed(spec)
+        self._mpp_sizes(spec)
         r = spec.resources
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
@@ -275,6 +277,46 @@ class PbsScript:
         else:
             return False
         return True
+
+    def _mpp_sizes(self, spec: JobSpec) -> None:
+        """Cray ALPS sizes: `-l mppwidth=N` tasks (processing elements), `mppnppn=K` of
+        them on each node, `mppdepth=D` CPUs each. Read where the script gives no other
+        size (select, nodes, procs); else, or without mppwidth, kept as written."""
+        mpp, items = spec.metadata.get("pbs_mpp"), spec.metadata.pop("_pbs_mpp_items", [])
+        r = spec.resources
+        if not mpp:
+            return
+        if "mppwidth" not in mpp or r.tasks or r.nodes or r.tasks_per_node \
+                or r.cpus_per_task or spec.components:
+            spec.metadata.pop("pbs_mpp")
+            for item in items:
+                unknown(spec, self.name, item)
+            return
+        width, nppn, depth = mpp["mppwidth"], mpp.get("mppnppn"), mpp.get("mppdepth")
+        r.tasks = width
+        if nppn:
+            r.tasks_per_node = min(nppn, width)
+            r.nodes = -(-width // nppn)
+        r.cpus_per_task = depth
+        where = f", {r.tasks_per_node} per node on {r.nodes} node(s)" if nppn else ""
+        each = f", {depth} CPUs each" if depth else ""
+        note(spec, "Cray ALPS sizes (" + ", ".join(f"{k}={v}" for k, v in mpp.items())
+             + f") read as {width} tasks{where}{each}")
+
+    @staticmethod
+    def _mpp_as_written(spec: JobSpec) -> list[str] | None:
+        """A PBS script's Cray ALPS sizes, as written, while the job is still what they
+        say (and asks no memory or GPUs, which they cannot carry); else None."""
+        mpp = spec.metadata.get("pbs_mpp") if spec.source_dialect == "pbs" else None
+        r = spec.resources
+        if not mpp or "mppwidth" not in mpp or spec.components or r.memory_mb \
+                or r.memory_per_cpu_mb or r.gpus_per_node or r.gpus_per_task:
+            return None
+        nppn = mpp.get("mppnppn")
+        same = (r.tasks, r.tasks_per_node, r.nodes, r.cpus_per_task) == (
+            mpp["mppwidth"], min(nppn, mpp["mppwidth"]) if nppn else None,
+            -(-mpp["mppwidth"] // nppn) if nppn else None, mpp.get("mppdepth"))
+        return [f"{k}={v}" for k, v in mpp.items()] if same else None
 
     @staticmethod
     def _forget_chunks(spec: JobSpec, key: str) -> None:
@@ -390,6 +432,10 @@ class PbsScript:
                     spec.constraints.exclusive = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
+        elif key in _MPP and val.isdigit() and int(val) > 0:
+            # Cray ALPS sizes (Torque / PBS Pro on Cray XE/XC): read once every line is
+            spec.metadata.setdefault("pbs_mpp", {})[key] = int(val)
+            spec.metadata.setdefault("_pbs_mpp_items", []).append(item)
         elif key == "qos" and _FEATURE.fullmatch(val):
             # Moab's `-l qos=NAME` (Torque sites; what this renderer writes for Torque)
             spec.qos = val
@@ -759,6 +805,8 @@ class PbsScript:
             if torque and r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
             return out
+        if (mpp := cls._mpp_as_written(spec)) is not None:
+            return mpp
         if comps := live_components(spec):  # a job of several shapes: a chunk for each
             return cls._component_chunks(spec, comps, torque, extra, warnings)
 

@@ -307,3 +307,32 @@ def test_mem_and_mem_per_cpu_together_are_refused_by_line():
     text = "#!/bin/bash\n#SBATCH -n 4\n#SBATCH --mem=16G\n#SBATCH --mem-per-cpu=2G\n./a\n"
     with pytest.raises(BadInput, match=r"--mem \(line 3\), --mem-per-cpu \(line 4\)"):
         get_script_dialect("slurm").parse_script(text)
+
+
+def test_an_index_list_reaches_pbs_pro_as_one_range_it_accepts():
+    """PBS Pro's -J takes one range X-Y[:Z], Y above X; a list became its first index as
+    `1-1`, which qsub refuses. Now: the list's indexes when they step evenly, else its
+    largest part, naming the indexes left out."""
+    script, warnings = _translated("lsf/array_index_list_minutes.lsf", "pbs")
+    assert "#PBS -J 5-9\n" in script
+    assert "approximated: array 1,3,5-9 as 5-9 (PBS Pro -J takes one X-Y[:Z] range; " \
+        "indexes 1,3 left out)" in warnings
+    even = "#!/bin/bash\n#SBATCH --array=1,3,5,7%2\n#SBATCH -t 5\n./a\n"
+    out, warned, _ = translate(even, "pbs", "slurm")
+    assert "#PBS -J 1-7:2%2\n" in out and not any("array" in w for w in warned)
+
+
+def test_the_array_index_in_output_paths_is_pbs_pros_own_pattern():
+    """%a (Slurm), %I (LSF), $TASK_ID (Grid Engine) are ^array_index^ in PBS Pro's -o/-e,
+    and read back as the index; Torque has none (kept literally, said)."""
+    script, warnings = _translated("slurm/tcsh_setenv_array_step_limit.sbatch", "pbs")
+    assert "#PBS -o mc_%A_^array_index^.out" in script
+    assert not any("%a in output path" in w for w in warnings)
+    assert get_script_dialect("pbs").parse_script(script).stdout == "mc_%A_%a.out"
+    torque_text = "#!/bin/bash\n#SBATCH --array=1-4\n#SBATCH -o out.%a\n./a\n"
+    spec = get_script_dialect("slurm").parse_script(torque_text)
+    spec.metadata["pbs_target_flavor"] = "torque"
+    rendered = get_script_dialect("pbs").render_script(spec)
+    assert "#PBS -o out.%a" in rendered.script and "#PBS -t 1-4" in rendered.script
+    assert any("%a in output path 'out.%a' has no torque equivalent" in w
+               for w in rendered.warnings)

@@ -21,6 +21,7 @@ from ..model import (
 )
 from .base import Rendered
 from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
+from .outputs_common import count_array_tasks
 from .scripts_common import (
     Item,
     Opt,
@@ -710,11 +711,13 @@ class PbsScript:
         if spec.array:
             expr = spec.array.expression
             if not torque and "," in expr:
-                warnings.append(f"approximated: array {expr} (PBS Pro -J takes one "
-                                "X-Y[:Z][%N] range)")
                 indexes, pct, limit = expr.partition("%")
-                expr = indexes.split(",")[0]
-                expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
+                one, left_out = pro_array_range(indexes)
+                if left_out:
+                    warnings.append(f"approximated: array {expr} as {one}{pct}{limit} (PBS "
+                                    f"Pro -J takes one X-Y[:Z] range; indexes {left_out} "
+                                    "left out)")
+                expr = one + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
         carried = []  # an LSF day of the month without its month: PBS's DDhhmm
@@ -729,7 +732,7 @@ class PbsScript:
             add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
-                add(opt, map_out_pattern(val, self.name, warnings))
+                add(opt, map_out_pattern(val, "torque" if torque else self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")
         warnings += output_mode_warning(spec, flavor, "truncate")
@@ -938,6 +941,44 @@ class PbsScript:
 
 
 pbs_script = PbsScript()
+
+
+def pro_array_range(indexes: str) -> tuple[str, str | None]:
+    """A list of array indexes (`1,3,5-9`) as PBS Pro's one range X-Y[:Z] (Y > X): exact
+    when the indexes step evenly (`1,3,5,7` is 1-7:2), else the list's largest part (or
+    its first two indexes); with the indexes left out, None when none is."""
+    parts = indexes.split(",")
+    values: list[int] = []
+    if (count_array_tasks(indexes) or 0) <= 100_000:  # else the largest part, unexpanded
+        for part in parts:
+            lo, _, rest = part.partition("-")
+            hi, _, step = rest.partition(":")
+            values += range(int(lo), int(hi or lo) + 1, int(step or 1))
+    values = sorted(set(values))
+    gaps = {b - a for a, b in zip(values, values[1:], strict=False)}
+    if len(values) >= 2 and len(gaps) == 1:
+        step = values[1] - values[0]
+        return f"{values[0]}-{values[-1]}" + (f":{step}" if step > 1 else ""), None
+    best = max(parts, key=lambda p: count_array_tasks(p) or 0)
+    if (count_array_tasks(best) or 0) >= 2:
+        one = best
+    elif len(values) >= 2:
+        one = f"{values[0]}-{values[1]}" + (f":{values[1] - values[0]}"
+                                            if values[1] - values[0] > 1 else "")
+    else:
+        return f"{parts[0]}-{parts[0]}", None if len(values) == 1 else indexes
+    kept = set(_indexes_of(one))
+    left = [v for v in values if v not in kept] if values else None
+    if not left:
+        return one, "the others"
+    return one, (",".join(map(str, left)) if len(left) <= 10
+                 else f"{len(left)} of them, {left[0]} to {left[-1]}")
+
+
+def _indexes_of(one: str) -> range:
+    lo, _, rest = one.partition("-")
+    hi, _, step = rest.partition(":")
+    return range(int(lo), int(hi or lo) + 1, int(step or 1))
 
 
 def _node_count(r: Resources) -> int:

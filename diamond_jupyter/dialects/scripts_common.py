@@ -578,13 +578,15 @@ _PAT = re.compile(r"%%|%[0-9]*[A-Za-z]")
 _TO_TARGET = {
     "lsf": {"j": "%J", "A": "%J", "a": "%I"},
     "flux": {"j": "{{id}}", "x": "{{name}}"},
-    "pbs": {},
+    "pbs": {"a": "^array_index^"},  # PBS Pro's subjob index in -o/-e paths
+    "torque": {},  # Torque has no pattern in -o/-e paths
     "sge": {"j": "$JOB_ID", "A": "$JOB_ID", "x": "$JOB_NAME", "a": "$TASK_ID",
             "u": "$USER", "N": "$HOSTNAME"},
 }
 _FROM_SOURCE = {
     "lsf": [("%J", "%j"), ("%I", "%a")],
     "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+    "pbs": [("^array_index^", "%a")],
     "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
             ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
             ("${USER}", "%u"), ("$USER", "%u"), ("${HOSTNAME}", "%N"), ("$HOSTNAME", "%N")],
@@ -649,7 +651,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
         if tok == "%%":
-            return "%%" if target not in ("pbs", "sge") else "%"
+            return "%%" if target not in ("pbs", "torque", "sge") else "%"
         new = table.get(tok[-1]) if len(tok) == 2 else None
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "

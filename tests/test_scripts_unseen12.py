@@ -336,3 +336,14 @@ def test_the_array_index_in_output_paths_is_pbs_pros_own_pattern():
     assert "#PBS -o out.%a" in rendered.script and "#PBS -t 1-4" in rendered.script
     assert any("%a in output path 'out.%a' has no torque equivalent" in w
                for w in rendered.warnings)
+
+
+def test_log_file_names_know_which_pbs_expands_the_array_index():
+    """A PBS Pro job's `out.^array_index^` is one file per subjob (only the subjob knows
+    which); a Torque job's `out.%a` is that very file name."""
+    from diamond_jupyter.dialects.scripts_common import output_file_name
+
+    path, why = output_file_name("out.%a", "pbs", job_id="12[].s", name="a", array=True)
+    assert path == "out.%a" and why == "its array task's index"
+    assert output_file_name("out.%a", "torque", job_id="12[]", name="a", array=True) == \
+        ("out.%a", None)

@@ -666,7 +666,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
 # the job's id, its name; tokens missing here stay in the file's name as written
 _EXPANDED_BY = {"slurm": {"j": "id", "A": "id", "x": "name"},
                 "lsf": {"j": "id", "A": "id"}, "flux": {"j": "id", "x": "name"},
-                "pbs": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
+                "pbs": {}, "torque": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
 _ONLY_THE_JOB_KNOWS = {"a": "its array task's index", "b": "its array task's index",
                        "u": "the user name", "N": "the node's name", "n": "the node's index",
                        "t": "the task's rank", "s": "the step's id", "J": "the step's id"}
@@ -684,7 +684,7 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
         if tok == "%%":
-            return "%" if target in ("slurm", "pbs", "sge") else tok
+            return "%" if target in ("slurm", "pbs", "torque", "sge") else tok
         what = expands.get(tok[-1])
         if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
             return tok  # no such token there: the file's name holds it as written

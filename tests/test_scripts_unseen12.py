@@ -102,6 +102,18 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/mail_all_array_tasks_minutes.sbatch": dict(
         walltime=300, array="1-5", name="mailer", mail_events=["all", "array_tasks"],
         mail_user="me@x.example"),
+    # -G 4: the job's GPUs over nodes Slurm picks (kept, read as 1 a node at least)
+    "slurm/G_short_job_gpus_gpu_bind_single.sbatch": dict(
+        tasks=8, cpus=8, needs_gpus=1, walltime=1800, name="gbind", unknown=["--gpus"],
+        gpu_bind="single:2", notes=["--gpus=4 is the job's total"]),
+    # 40G per GPU, 2 GPUs on each of 2 nodes; NONE asks no mail
+    "slurm/mem_per_gpu_two_nodes_mail_none.sbatch": dict(
+        nodes=2, tasks=4, cpus=4, gpus=4, needs_gpus=2, memory_mb=2 * 80 * G,
+        needs_mem=80 * G, walltime=3600, name="mpg", mail_events=[]),
+    # `set -e` is the first command: every directive after it is ignored
+    "slurm/sh_set_e_before_every_directive.sbatch": dict(
+        shell="/bin/sh", ignored=2, nodes=None, tasks=None, cpus=None,
+        gpus=None, memory_mb=None),
     # ---------------------------------------------------------------- PBS Pro / Torque
     # ngpus in the chunk; -J 0-30:3
     "pbs/pro_select_ngpus_array_step_pbs_index.pbs": dict(
@@ -151,6 +163,14 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/torque_gpus_mem_after_first_command.pbs": dict(
         nodes=1, tasks=8, cpus=8, gpus=2, needs_gpus=2, memory_mb=8 * 4 * G, per_cpu=4 * G,
         walltime=86400, name="relion_gpu", ignored=1),
+    # place=shared kept; -m n asks no mail
+    "pbs/pro_place_shared_gpu_mail_n.pbs": dict(
+        nodes=1, tasks=1, cpus=4, gpus=1, needs_gpus=1, memory_mb=16 * G, needs_mem=16 * G,
+        walltime=2700, name="shared_gpu", mail_events=[], unknown=["-l place:shared"]),
+    # nodes, mem and walltime in one Torque list; -m ae
+    "pbs/torque_comma_nodes_mem_walltime_mail_ae.pbs": dict(
+        nodes=1, tasks=1, cpus=1, memory_mb=500, needs_mem=500, walltime=3600, name="tc",
+        mail_events=["fail", "end"], mail_user="x@y.example"),
     # ---------------------------------------------------------------- LSF
     # -gpu num=2 (a host), its mode kept; -M 32GB per process
     "lsf/gpu_quoted_exclusive_process_span.lsf": dict(
@@ -185,7 +205,14 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # an index list with a range; -W 10 is minutes
     "lsf/array_index_list_minutes.lsf": dict(
         tasks=2, cpus=2, walltime=600, array="1,3,5-9", name="redo", stdout="redo.%j.%a"),
+    # a usage string and a span in two -R: 4096MB a slot, 8 slots a host
+    "lsf/two_R_rusage_then_span.lsf": dict(
+        nodes=2, tasks=16, cpus=16, memory_mb=16 * 4096, per_cpu=4096, walltime=5400,
+        name="tworr"),
     # ---------------------------------------------------------------- flux
+    # -N1 -n2 -g2 -c8 glued: 2 slots of 8 cores and 2 GPUs
+    "flux/glued_short_slots_gpus_cores.flux": dict(
+        nodes=1, tasks=2, cpus=16, gpus=4, needs_gpus=4, walltime=1800),
     # --gpus-per-task is flux run's: flux batch refuses it (kept, said why)
     "flux/env_S_bash_gpus_per_task_flux_run.flux": dict(
         nodes=2, tasks=8, cpus=32, walltime=7200, name="md_ensemble", queue="pbatch",
@@ -220,6 +247,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/gpu_job_consumable_smp.sge": dict(
         nodes=1, cpus=8, gpus=2, needs_gpus=2, walltime=3600, name="gpu2",
         notes=["-l gpu=2 read as the job's 2 GPU(s)"]),
+    # s_rt (a soft limit) kept beside h_rt; -m n
+    "sge/soft_s_rt_beside_h_rt_mail_n.sge": dict(
+        nodes=1, cpus=2, walltime=3600, name="soft", mail_events=[], unknown=["-l s_rt"]),
     # Grid Engine reads #$ lines after commands too; not the one inside a string
     "sge/late_directive_and_string.sge": dict(
         nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=1800,

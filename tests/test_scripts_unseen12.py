@@ -377,3 +377,16 @@ def test_log_file_names_know_which_pbs_expands_the_array_index():
     assert path == "out.%a" and why == "its array task's index"
     assert output_file_name("out.%a", "torque", job_id="12[]", name="a", array=True) == \
         ("out.%a", None)
+
+
+def test_pbs_shell_that_is_the_shebang_is_said_kept_not_dropped():
+    """`#PBS -S /bin/tcsh` under `#!/bin/tcsh`: every translation starts `#!/bin/tcsh`, so
+    it is said kept as the #! line (it was said dropped); another shell is still dropped."""
+    for target in ("slurm", "lsf", "flux"):
+        script, warnings = _translated("pbs/tcsh_S_shell_depend_afterany_two.pbs", target)
+        assert script.startswith("#!/bin/tcsh\n")
+        assert "kept: #PBS -S /bin/tcsh as the #! line (the same interpreter)" in warnings
+        assert not any(w.startswith("dropped: #PBS -S") for w in warnings)
+    other = "#!/bin/bash\n#PBS -S /bin/ksh\n#PBS -l walltime=1:00:00\n./a\n"
+    _, warnings, _ = translate(other, "slurm", "pbs")
+    assert "dropped: #PBS -S /bin/ksh (-S /bin/ksh: no slurm equivalent)" in warnings

@@ -455,6 +455,10 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
         if key in seen:
             continue
         seen.add(key)
+        if d.dialect == "pbs" and d.option == "-S" and d.value == spec.shell:
+            # PBS's shell, the script's own #! line too: the translation's #! line
+            out.append(f"kept: {d.raw.strip()} as the #! line (the same interpreter)")
+            continue
         what = d.option if d.value is None else f"{d.option} {d.value}"
         out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent)")
     return out

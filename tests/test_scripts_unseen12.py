@@ -69,10 +69,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=5, tasks=129, cpus=136, gpus=1, needs_gpus=1, memory_mb=128 * 2 * G,
         walltime=4 * 3600, name="rl_actor_learner", queue="gpu",
         notes=["heterogeneous job of 2 components"]),
-    # array-element ids (778812_3) are kept as written; --open-mode=append
+    # on two tasks of an array job (778812_3; they were kept unread); --open-mode=append
     "slurm/array_element_dependency_open_mode.sbatch": dict(
         tasks=4, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=45 * 60, name="reduce",
-        stdout="reduce.log", unknown=["--dependency"]),
+        stdout="reduce.log", deps=[("afterok", ["778812_3", "778812_7"])]),
     # --signal=B:USR1@300 and --no-kill kept; --requeue read
     "slurm/signal_batch_requeue_no_kill.sbatch": dict(
         tasks=1, cpus=4, memory_mb=12 * G, needs_mem=12 * G, walltime=6 * 3600,
@@ -390,3 +390,25 @@ def test_pbs_shell_that_is_the_shebang_is_said_kept_not_dropped():
     other = "#!/bin/bash\n#PBS -S /bin/ksh\n#PBS -l walltime=1:00:00\n./a\n"
     _, warnings, _ = translate(other, "slurm", "pbs")
     assert "dropped: #PBS -S /bin/ksh (-S /bin/ksh: no slurm equivalent)" in warnings
+
+
+def test_a_dependency_on_one_array_task_reaches_lsf_and_is_said_dropped_elsewhere():
+    """Slurm's afterok:778812_3 (one task of an array job) was kept unread: no scheduler
+    but Slurm got it, and each said only that --dependency had no equivalent. LSF names an
+    element as 778812[3] (and is read back so); PBS, Grid Engine and flux wait on whole
+    jobs only, said per id."""
+    rel = "slurm/array_element_dependency_open_mode.sbatch"
+    lsf, _ = _translated(rel, "lsf")
+    assert '#BSUB -w "done(778812[3]) && done(778812[7])"' in lsf
+    back = get_script_dialect("lsf").parse_script(lsf)
+    assert [(d.kind, d.job_ids, d.per_task) for d in back.dependencies] == \
+        [("afterok", ["778812_3"], False), ("afterok", ["778812_7"], False)]
+    for target in ("pbs", "sge"):
+        out, warnings = _translated(rel, target)
+        assert "778812" not in out
+        assert f"dropped: dependency afterok:778812_3 (one task of an array job: {target} " \
+            "waits on whole jobs only)" in warnings
+    # aftercorr pairs the tasks of whole arrays: on one task it is kept as written
+    kept = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --dependency=aftercorr:12_3\n./a\n")
+    assert [d.option for d in kept.unknown] == ["--dependency"] and not kept.dependencies

@@ -878,7 +878,7 @@ def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, 
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
-_JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",
+_JOB_ID = {"slurm": r"\d+(?:_\d+)?", "lsf": r"\d+(?:_\d+)?", "sge": r"\d+",
            "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?"}
 # The largest job id each scheduler gives (a number past it names none of its jobs): Slurm's
 # are 32-bit (0xfffffffe and up mean "no value"), LSF's MAX_JOBID is at most 2147483646,
@@ -900,6 +900,11 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
         warnings.append(f"dropped: dependency {kind}:{jid} (not a flux job id)")
         return None
     number = flux_id_value(jid) if form not in (None, "decimal") else None
+    if number is None and re.fullmatch(r"\d+_\d+", jid) and target in ("pbs", "sge"):
+        # one task of an array job (Slurm's 778812_3, LSF's 778812[3])
+        warnings.append(f"dropped: dependency {kind}:{jid} (one task of an array job: "
+                        f"{target} waits on whole jobs only)")
+        return None
     if number is None and not re.fullmatch(_JOB_ID[target], jid):
         why = ("the words form of a Flux job id, which only flux reads; give its number "
                "(flux job id --to=dec ID)") if form == "words" else f"not a {target} job id"

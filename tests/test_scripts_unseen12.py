@@ -412,3 +412,19 @@ def test_a_dependency_on_one_array_task_reaches_lsf_and_is_said_dropped_elsewher
     kept = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH --dependency=aftercorr:12_3\n./a\n")
     assert [d.option for d in kept.unknown] == ["--dependency"] and not kept.dependencies
+
+
+def test_placement_reads_cray_alps_sizes():
+    """8 nodes of 32 tasks x 2 CPUs: no site of the placement cases has 8 nodes to give
+    (each reason names the node count); 4 nodes of 16 x 2 fit both. Before, the job was
+    one task anywhere."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_placement_cases import reasons, run
+
+    big = run("#PBS -l mppwidth=256,mppnppn=32,mppdepth=2\n#PBS -l walltime=01:00:00")
+    assert "needs 8 nodes, partition cpu allows at most 4" in reasons(big, "hera")
+    assert "needs 8 nodes, largest partition has 4" in reasons(big, "ares")
+    fits = run("#PBS -l mppwidth=64,mppnppn=16,mppdepth=2\n#PBS -l walltime=01:00:00")
+    assert {v.site for v in fits.ranked if v.feasible} == {"hera", "ares"}

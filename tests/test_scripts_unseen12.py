@@ -250,10 +250,16 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # s_rt (a soft limit) kept beside h_rt; -m n
     "sge/soft_s_rt_beside_h_rt_mail_n.sge": dict(
         nodes=1, cpus=2, walltime=3600, name="soft", mail_events=[], unknown=["-l s_rt"]),
-    # Grid Engine reads #$ lines after commands too; not the one inside a string
+    # Grid Engine reads #$ lines after commands too (said); not the one inside a string
     "sge/late_directive_and_string.sge": dict(
         nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=1800,
-        name="late_sge"),
+        name="late_sge", notes=["line 6: `#$ -pe smp 8` after the first command is read"]),
+    # a child script's directives in a here-document are the parent's too, as qsub reads
+    # them: 16 slots for 12 hours (said, line by line)
+    "sge/heredoc_child_directives_read_by_qsub.sge": dict(
+        nodes=1, cpus=16, walltime=12 * 3600, name="parent",
+        notes=["line 8: `#$ -pe smp 16` after the first command is read too",
+               "line 9: `#$ -l h_rt=12:00:00` after the first command is read too"]),
 }
 
 _FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue", "mail_events",

@@ -161,6 +161,10 @@ class SgeScript:
                         raise
                     note(spec, placeholder_note(item, self.name))
                     ok = False
+                if ok and in_body:  # read as qsub reads it; said, as no other scheduler does
+                    note(spec, f"line {lineno}: `{raw.strip()}` after the first command is "
+                               "read too (qsub takes directives anywhere in the script, "
+                               "a here-document's included)")
                 if not ok and not in_body:  # one in the body stays there, as written
                     sub = _SUB + (item.value or "").partition("=")[0]
                     unknown(spec, self.name, item, sub if item.option == "-l" else None)

@@ -13,11 +13,16 @@ string, directives after the first command, line continuations, srun/mpirun/jsru
 lines, Cray's mppwidth/mppnppn, flux run's per-task options in a flux batch script.
 
 Each is parsed and compared with its EXPECTED row, its needs read, and translated into
-every dialect (its own too) and read back (tests/scripts_unseen_check.py). Faults found:
-LSF asked a node's memory per slot rounded up (a PBS `mem=150000000kb` on 36 slots was
-refused: the translation asked for more); Grid Engine said "PE (none)'s allocation rule"
-for several nodes without a task count; flux batch scripts with --ntasks, --cores-per-task
-or --gpus-per-task (flux run options flux batch refuses) kept them without saying why."""
+every dialect (its own too) and read back (tests/scripts_unseen_check.py). Faults found,
+each fixed and shown by a test here: LSF asked a node's memory per slot rounded up (a PBS
+`mem=150000000kb` on 36 slots was refused: the translation asked for more); Grid Engine
+said "PE (none)'s allocation rule" for several nodes without a task count; flux batch
+scripts with --ntasks, --cores-per-task or --gpus-per-task (flux run options flux batch
+refuses) kept them without saying why; Cray's mppwidth/mppnppn/mppdepth were kept unread
+(placement saw one task); an index list reached PBS Pro as `-J 1-1` (its first index),
+and %a in an output path was kept literally there (PBS Pro's is ^array_index^); a PBS
+`-S` naming the #! shell was said dropped; a dependency on one array task (778812_3) was
+kept unread; Grid Engine read a here-document's directives without a word."""
 
 from __future__ import annotations
 

@@ -866,6 +866,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # a site whose submit command is given the paths (Slurm's qsub) hands them to sbatch
         target = "slurm" if getattr(site.commands, "submit_paths", False) \
             else site.script.name
+        if target == "pbs" and (getattr(getattr(site, "cfg", None), "flavor", None) == "torque" or (
+                spec is not None and spec.source_dialect == "pbs"
+                and spec.metadata.get("pbs_flavor") == "torque")):
+            target = "torque"  # Torque's -o/-e take no pattern (PBS Pro's ^array_index^)
         return output_file_name(pattern, target, job_id=job.native_id or "", name=name,
                                 array=bool(spec and spec.array))
 

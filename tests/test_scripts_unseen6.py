@@ -58,11 +58,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
         tasks=1, cpus=2, memory_mb=2 * 3 * G, per_cpu=3 * G, walltime=1200,
         array="0-999:4%25", name="fastqc", stdout="logs/%x_%A_%a.out",
         stderr="logs/%x_%A_%a.err", mail_events=["end", "fail", "array_tasks"]),
-    # a dependency on one task of an array (4711_7) has no neutral form: kept whole; -t 15
-    # is 15 minutes
+    # a dependency on one task of an array (4711_7), read since the twelfth sweep (it was
+    # kept whole); -t 15 is 15 minutes
     "slurm/array_task_dependency_kill.sbatch": dict(
         tasks=1, cpus=1, walltime=900, name="merge",
-        unknown=["--dependency", "--kill-on-invalid-dep"]),
+        deps=[("afterok", ["4711_7", "4712"])], unknown=["--kill-on-invalid-dep"]),
     # a BOM, CRLF, a tab after #SBATCH and comments after the values
     "slurm/crlf_bom_tab_comments.sbatch": dict(
         tasks=8, cpus=8, memory_mb=8 * 2000, per_cpu=2000, walltime=5400, name="win-edit",

@@ -68,6 +68,8 @@ _LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|m
                      r"(?=\s|$)(?P<rest>.*)$")
 # IBM's launchers under LSF (CSM's jsrun; lrun, LLNL's wrapper of it): no other scheduler has them
 _LSF_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*(?P<cmd>jsrun|lrun)(?=\s|$)")
+# Cray's ALPS launcher (XE/XC systems under PBS or Torque): runs only where ALPS does
+_ALPS_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*aprun(?=\s|$)")
 _LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
                   "sge": "mpirun/mpiexec"}
 
@@ -143,6 +145,10 @@ def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | N
         return line, (f"kept: line {n}: {jm.group('cmd')} (IBM's launcher under LSF) has no "
                       f"{target} equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or "
                       "the site's launcher)")
+    if _ALPS_LAUNCH.match(line):
+        return line, (f"kept: line {n}: aprun (Cray's ALPS launcher) has no {target} "
+                      f"equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or the "
+                      "site's launcher)")
     if not m:
         sub = re.match(r"^\s*(?:(?:exec|time|command)\s+)*flux\s+([a-z][\w-]*)", line)
         if target != "flux" and sub:  # any flux command: only a flux instance runs it

@@ -81,6 +81,11 @@ def _count(raw: str) -> int:
     return len(TABLE.parse(tokenize(m.group(1)), 0, raw)) if m else 0
 
 
+# flux run's per-task sizes, which flux batch refuses (it sizes a job in slots), and the
+# batch option for each
+_PER_TASK = {"--ntasks": "-n/--nslots", "--cores-per-task": "-c/--cores-per-slot",
+             "--gpus-per-task": "-g/--gpus-per-slot"}
+
 # the two ways flux sizes a job (flux-run(1): "mutually exclusive")
 _MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "per-slot",
           "cores": "per-resource", "tasks-per-node": "per-resource",
@@ -156,6 +161,10 @@ class FluxScript:
                 if not ok:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
+                if not item.known and item.option in _PER_TASK:
+                    note(spec, f"line {lineno}: {item.option} is a flux run option; flux "
+                               f"batch refuses it (a batch job is sized in slots: "
+                               f"{_PER_TASK[item.option]}); kept as written")
         spec.join_output = spec.stderr is None
         if len(modes) > 1:  # flux: the two ways to size a job do not mix
             raise BadInput(f"{modes['per-slot']} and {modes['per-resource']}: flux refuses "

@@ -178,6 +178,13 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     return None
 
 
+def _lsf_job(jid: str) -> str:
+    """A neutral job id as -w names it: one element of an array (`778812_3`) as
+    `778812[3]`."""
+    job, _, index = jid.partition("_")
+    return f"{job}[{index}]" if index else job
+
+
 class LsfScript:
     submit_wait = staticmethod(submit_wait)
     name = "lsf"
@@ -386,12 +393,15 @@ class LsfScript:
         elif o == "-w":
             deps = []
             for term in re.split(r"\s*&&\s*", v.strip()):
-                # ID[*]: each element waits for the element of the same index (one to one)
-                m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[\*\])?\s*\)", term)
+                # ID[*]: each element waits for the element of the same index (one to one);
+                # ID[N]: on element N alone (neutral: Slurm's ID_N)
+                m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
+                                 term)
                 if not m:
                     return False
-                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[m.group(2)],
-                                       per_task=bool(m.group(3))))
+                one = f"{m.group(2)}_{m.group(4)}" if m.group(4) else m.group(2)
+                deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[one],
+                                       per_task=bool(m.group(3)) and not m.group(4)))
             spec.dependencies += deps
         elif o == "-env":
             parts = [p.strip() for p in v.split(",")]
@@ -831,7 +841,8 @@ class LsfScript:
         elif "fail" in ev:
             add("-Ne")  # only when the job exits in failure
         if deps := dependencies_for(spec, self.name, warnings):
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({i}{'[*]' if d.per_task else ''})"
+            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({_lsf_job(i)}"
+                                  f"{'[*]' if d.per_task else ''})"
                                   for d in deps for i in d.job_ids))
         env = spec.environment
         if names := passed_names(spec) if env.export_all is False else []:
@@ -937,8 +948,9 @@ class LsfScript:
         # the slots on each node: the memory per node shared among them; a slot is a task
         # (its CPUs through affinity[]), so it holds the memory of each of its CPUs
         spn = tpn or (tasks // r.nodes if r.nodes and tasks and tasks % r.nodes == 0 else None)
+        # a node's memory shared among its slots, rounded down: never a larger request
         per_slot = r.memory_per_cpu_mb * cpt if r.memory_per_cpu_mb else \
-            (-(-r.memory_mb // (spn or 1)) if r.memory_mb else None)
+            (max(1, r.memory_mb // (spn or 1)) if r.memory_mb else None)
         if r.memory_mb and not r.memory_per_cpu_mb and not r.nodes and not tpn and tasks:
             # a node's memory and no node count (Slurm's -n 4 --mem=8G): the job's memory,
             # as on one node, shared by its slots (rounded down: never a larger request)

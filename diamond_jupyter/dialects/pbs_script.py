@@ -21,6 +21,7 @@ from ..model import (
 )
 from .base import Rendered
 from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
+from .outputs_common import count_array_tasks
 from .scripts_common import (
     Item,
     Opt,
@@ -102,6 +103,7 @@ def _count(raw: str) -> int:
 
 # the chunk resources whose values are numbers (an ALLCAPS word there is a placeholder;
 # elsewhere it may be a site's own value: `gpu_model=A100-SXM4-80GB`, a host NODE07)
+_MPP = ("mppwidth", "mppnppn", "mppdepth")  # Cray ALPS: tasks, tasks per node, CPUs each
 _NUMERIC_CHUNK_KEYS = {"ncpus", "mpiprocs", "ompthreads", "ngpus", "mem", "vmem", "pmem",
                        "ppn", "gpus", "procs"}
 
@@ -199,6 +201,7 @@ class PbsScript:
         if limit is not None:
             self._array_limit(spec, limit)
         self._packed(spec)
+        self._mpp_sizes(spec)
         r = spec.resources
         if total_mem:  # -l mem is per job: spread over the nodes
             n = r.nodes or 1
@@ -275,6 +278,46 @@ class PbsScript:
         else:
             return False
         return True
+
+    def _mpp_sizes(self, spec: JobSpec) -> None:
+        """Cray ALPS sizes: `-l mppwidth=N` tasks (processing elements), `mppnppn=K` of
+        them on each node, `mppdepth=D` CPUs each. Read where the script gives no other
+        size (select, nodes, procs); else, or without mppwidth, kept as written."""
+        mpp, items = spec.metadata.get("pbs_mpp"), spec.metadata.pop("_pbs_mpp_items", [])
+        r = spec.resources
+        if not mpp:
+            return
+        if "mppwidth" not in mpp or r.tasks or r.nodes or r.tasks_per_node \
+                or r.cpus_per_task or spec.components:
+            spec.metadata.pop("pbs_mpp")
+            for item in items:
+                unknown(spec, self.name, item)
+            return
+        width, nppn, depth = mpp["mppwidth"], mpp.get("mppnppn"), mpp.get("mppdepth")
+        r.tasks = width
+        if nppn:
+            r.tasks_per_node = min(nppn, width)
+            r.nodes = -(-width // nppn)
+        r.cpus_per_task = depth
+        where = f", {r.tasks_per_node} per node on {r.nodes} node(s)" if nppn else ""
+        each = f", {depth} CPUs each" if depth else ""
+        note(spec, "Cray ALPS sizes (" + ", ".join(f"{k}={v}" for k, v in mpp.items())
+             + f") read as {width} tasks{where}{each}")
+
+    @staticmethod
+    def _mpp_as_written(spec: JobSpec) -> list[str] | None:
+        """A PBS script's Cray ALPS sizes, as written, while the job is still what they
+        say (and asks no memory or GPUs, which they cannot carry); else None."""
+        mpp = spec.metadata.get("pbs_mpp") if spec.source_dialect == "pbs" else None
+        r = spec.resources
+        if not mpp or "mppwidth" not in mpp or spec.components or r.memory_mb \
+                or r.memory_per_cpu_mb or r.gpus_per_node or r.gpus_per_task:
+            return None
+        nppn = mpp.get("mppnppn")
+        same = (r.tasks, r.tasks_per_node, r.nodes, r.cpus_per_task) == (
+            mpp["mppwidth"], min(nppn, mpp["mppwidth"]) if nppn else None,
+            -(-mpp["mppwidth"] // nppn) if nppn else None, mpp.get("mppdepth"))
+        return [f"{k}={v}" for k, v in mpp.items()] if same else None
 
     @staticmethod
     def _forget_chunks(spec: JobSpec, key: str) -> None:
@@ -390,6 +433,10 @@ class PbsScript:
                     spec.constraints.exclusive = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
+        elif key in _MPP and val.isdigit() and int(val) > 0:
+            # Cray ALPS sizes (Torque / PBS Pro on Cray XE/XC): read once every line is
+            spec.metadata.setdefault("pbs_mpp", {})[key] = int(val)
+            spec.metadata.setdefault("_pbs_mpp_items", []).append(item)
         elif key == "qos" and _FEATURE.fullmatch(val):
             # Moab's `-l qos=NAME` (Torque sites; what this renderer writes for Torque)
             spec.qos = val
@@ -664,11 +711,13 @@ class PbsScript:
         if spec.array:
             expr = spec.array.expression
             if not torque and "," in expr:
-                warnings.append(f"approximated: array {expr} (PBS Pro -J takes one "
-                                "X-Y[:Z][%N] range)")
                 indexes, pct, limit = expr.partition("%")
-                expr = indexes.split(",")[0]
-                expr = (expr if "-" in expr else f"{expr}-{expr}") + pct + limit
+                one, left_out = pro_array_range(indexes)
+                if left_out:
+                    warnings.append(f"approximated: array {expr} as {one}{pct}{limit} (PBS "
+                                    f"Pro -J takes one X-Y[:Z] range; indexes {left_out} "
+                                    "left out)")
+                expr = one + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
         carried = []  # an LSF day of the month without its month: PBS's DDhhmm
@@ -683,7 +732,7 @@ class PbsScript:
             add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
-                add(opt, map_out_pattern(val, self.name, warnings))
+                add(opt, map_out_pattern(val, "torque" if torque else self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")
         warnings += output_mode_warning(spec, flavor, "truncate")
@@ -759,6 +808,8 @@ class PbsScript:
             if torque and r.memory_per_cpu_mb:
                 out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
             return out
+        if (mpp := cls._mpp_as_written(spec)) is not None:
+            return mpp
         if comps := live_components(spec):  # a job of several shapes: a chunk for each
             return cls._component_chunks(spec, comps, torque, extra, warnings)
 
@@ -890,6 +941,44 @@ class PbsScript:
 
 
 pbs_script = PbsScript()
+
+
+def pro_array_range(indexes: str) -> tuple[str, str | None]:
+    """A list of array indexes (`1,3,5-9`) as PBS Pro's one range X-Y[:Z] (Y > X): exact
+    when the indexes step evenly (`1,3,5,7` is 1-7:2), else the list's largest part (or
+    its first two indexes); with the indexes left out, None when none is."""
+    parts = indexes.split(",")
+    values: list[int] = []
+    if (count_array_tasks(indexes) or 0) <= 100_000:  # else the largest part, unexpanded
+        for part in parts:
+            lo, _, rest = part.partition("-")
+            hi, _, step = rest.partition(":")
+            values += range(int(lo), int(hi or lo) + 1, int(step or 1))
+    values = sorted(set(values))
+    gaps = {b - a for a, b in zip(values, values[1:], strict=False)}
+    if len(values) >= 2 and len(gaps) == 1:
+        step = values[1] - values[0]
+        return f"{values[0]}-{values[-1]}" + (f":{step}" if step > 1 else ""), None
+    best = max(parts, key=lambda p: count_array_tasks(p) or 0)
+    if (count_array_tasks(best) or 0) >= 2:
+        one = best
+    elif len(values) >= 2:
+        one = f"{values[0]}-{values[1]}" + (f":{values[1] - values[0]}"
+                                            if values[1] - values[0] > 1 else "")
+    else:
+        return f"{parts[0]}-{parts[0]}", None if len(values) == 1 else indexes
+    kept = set(_indexes_of(one))
+    left = [v for v in values if v not in kept] if values else None
+    if not left:
+        return one, "the others"
+    return one, (",".join(map(str, left)) if len(left) <= 10
+                 else f"{len(left)} of them, {left[0]} to {left[-1]}")
+
+
+def _indexes_of(one: str) -> range:
+    lo, _, rest = one.partition("-")
+    hi, _, step = rest.partition(":")
+    return range(int(lo), int(hi or lo) + 1, int(step or 1))
 
 
 def _node_count(r: Resources) -> int:

@@ -455,6 +455,10 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
         if key in seen:
             continue
         seen.add(key)
+        if d.dialect == "pbs" and d.option == "-S" and d.value == spec.shell:
+            # PBS's shell, the script's own #! line too: the translation's #! line
+            out.append(f"kept: {d.raw.strip()} as the #! line (the same interpreter)")
+            continue
         what = d.option if d.value is None else f"{d.option} {d.value}"
         out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent)")
     return out
@@ -578,13 +582,15 @@ _PAT = re.compile(r"%%|%[0-9]*[A-Za-z]")
 _TO_TARGET = {
     "lsf": {"j": "%J", "A": "%J", "a": "%I"},
     "flux": {"j": "{{id}}", "x": "{{name}}"},
-    "pbs": {},
+    "pbs": {"a": "^array_index^"},  # PBS Pro's subjob index in -o/-e paths
+    "torque": {},  # Torque has no pattern in -o/-e paths
     "sge": {"j": "$JOB_ID", "A": "$JOB_ID", "x": "$JOB_NAME", "a": "$TASK_ID",
             "u": "$USER", "N": "$HOSTNAME"},
 }
 _FROM_SOURCE = {
     "lsf": [("%J", "%j"), ("%I", "%a")],
     "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+    "pbs": [("^array_index^", "%a")],
     "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
             ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
             ("${USER}", "%u"), ("$USER", "%u"), ("${HOSTNAME}", "%N"), ("$HOSTNAME", "%N")],
@@ -649,7 +655,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
         if tok == "%%":
-            return "%%" if target not in ("pbs", "sge") else "%"
+            return "%%" if target not in ("pbs", "torque", "sge") else "%"
         new = table.get(tok[-1]) if len(tok) == 2 else None
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
@@ -664,7 +670,7 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
 # the job's id, its name; tokens missing here stay in the file's name as written
 _EXPANDED_BY = {"slurm": {"j": "id", "A": "id", "x": "name"},
                 "lsf": {"j": "id", "A": "id"}, "flux": {"j": "id", "x": "name"},
-                "pbs": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
+                "pbs": {}, "torque": {}, "sge": {"j": "id", "A": "id", "x": "name"}}
 _ONLY_THE_JOB_KNOWS = {"a": "its array task's index", "b": "its array task's index",
                        "u": "the user name", "N": "the node's name", "n": "the node's index",
                        "t": "the task's rank", "s": "the step's id", "J": "the step's id"}
@@ -682,7 +688,7 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
         if tok == "%%":
-            return "%" if target in ("slurm", "pbs", "sge") else tok
+            return "%" if target in ("slurm", "pbs", "torque", "sge") else tok
         what = expands.get(tok[-1])
         if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
             return tok  # no such token there: the file's name holds it as written
@@ -872,7 +878,7 @@ def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, 
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
-_JOB_ID = {"slurm": r"\d+", "lsf": r"\d+", "sge": r"\d+",
+_JOB_ID = {"slurm": r"\d+(?:_\d+)?", "lsf": r"\d+(?:_\d+)?", "sge": r"\d+",
            "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?"}
 # The largest job id each scheduler gives (a number past it names none of its jobs): Slurm's
 # are 32-bit (0xfffffffe and up mean "no value"), LSF's MAX_JOBID is at most 2147483646,
@@ -894,6 +900,11 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
         warnings.append(f"dropped: dependency {kind}:{jid} (not a flux job id)")
         return None
     number = flux_id_value(jid) if form not in (None, "decimal") else None
+    if number is None and re.fullmatch(r"\d+_\d+", jid) and target in ("pbs", "sge"):
+        # one task of an array job (Slurm's 778812_3, LSF's 778812[3])
+        warnings.append(f"dropped: dependency {kind}:{jid} (one task of an array job: "
+                        f"{target} waits on whole jobs only)")
+        return None
     if number is None and not re.fullmatch(_JOB_ID[target], jid):
         why = ("the words form of a Flux job id, which only flux reads; give its number "
                "(flux job id --to=dec ID)") if form == "words" else f"not a {target} job id"

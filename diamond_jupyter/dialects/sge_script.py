@@ -161,6 +161,10 @@ class SgeScript:
                         raise
                     note(spec, placeholder_note(item, self.name))
                     ok = False
+                if ok and in_body:  # read as qsub reads it; said, as no other scheduler does
+                    note(spec, f"line {lineno}: `{raw.strip()}` after the first command is "
+                               "read too (qsub takes directives anywhere in the script, "
+                               "a here-document's included)")
                 if not ok and not in_body:  # one in the body stays there, as written
                     sub = _SUB + (item.value or "").partition("=")[0]
                     unknown(spec, self.name, item, sub if item.option == "-l" else None)
@@ -496,9 +500,13 @@ class SgeScript:
             kept = next(d for d in spec.unknown if d.dialect == "sge" and d.option == "-pe")
             pe_name, _, pe_range = (kept.value or "").partition(" ")
             lines.append(f"#$ -pe {quote(pe_name)} {quote(pe_range.strip())}")
-        if nodes and nodes > 1:
+        if nodes and nodes > 1 and name is None:  # no PE: one slot on one host
+            warnings.append(f"approximated: {nodes} nodes as one slot on one host (without "
+                            "a task count there is no parallel environment to spread over "
+                            "hosts)")
+        elif nodes and nodes > 1:
             warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
-                            f"slots by PE {name or '(none)'}'s allocation rule)")
+                            f"slots by PE {name}'s allocation rule)")
         elif nodes == 1 and name and not is_shared_pe(name):
             warnings.append(f"approximated: 1 node (PE {name}'s allocation rule decides "
                             "how its slots spread over hosts)")

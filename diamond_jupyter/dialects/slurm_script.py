@@ -231,6 +231,9 @@ def _directive_count(raw: str) -> int:
     return len(TABLE.parse(sbatch_words(m.group(1) or "", 0, raw), 0, raw)) if m else 0
 
 
+_DEP_ID = re.compile(r"\d+(?:_\d+)?")
+
+
 def dependency_value(deps: list[Dependency], warnings: list[str]) -> str:
     """sbatch's --dependency value (every one must hold): a task-by-task dependency on the
     jobs' success is aftercorr; Slurm has no other task-by-task kind, so the others wait
@@ -605,7 +608,9 @@ class SlurmScript:
         for part in v.split(","):
             kind, _, ids = part.partition(":")
             idl = ids.split(":")
-            if kind not in _DEP_KINDS or not ids or not all(i.isdigit() for i in idl):
+            # a job, or one task of an array job (`778812_3`)
+            if kind not in _DEP_KINDS or not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
+                    or (kind == "aftercorr" and any("_" in i for i in idl)):
                 return False
             # aftercorr: each array task waits for the same task of the job(s) named, and
             # for its success

@@ -378,6 +378,9 @@ class CopyResult:
 
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from a thread
+# called just before the copy's last file is put in place (its bytes all there and checked):
+# raises Cancelled when a cancel was accepted first, which leaves the partial file aside
+Commit = Callable[[], None]
 
 
 def _next(q: queue.Queue, cancel: threading.Event) -> Any:
@@ -409,7 +412,7 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
 
     reader = threading.Thread(target=read, daemon=True, name="dmd-sftp-read")
     reader.start()
-    moved = 0
+    moved, read_all = 0, False
     out = dst.open_write(part, offset)
     try:
         while (chunk := _next(q, cancel)) is not None:
@@ -424,9 +427,12 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
             out.write(chunk)
             moved += len(chunk)
             progress(offset + moved, size)
+        read_all = True  # the reader is ending by itself
         dst.set_mode(out, mode)
     finally:
-        cancel_reader = not reader.is_alive() or cancel.is_set()
+        # the shared `cancel` is set only to stop a reader still reading (an error, a
+        # limit): set after a whole read, it stopped the next file of a tree
+        cancel_reader = read_all or not reader.is_alive() or cancel.is_set()
         if not cancel_reader:
             cancel.set()  # stop the reader early (error or limit); drain so it can exit
             while reader.is_alive():
@@ -438,8 +444,9 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
 
 async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
-                    limit: int | None = None) -> CopyResult:
-    """Copy one file (resuming `DST.dmd-part`) and verify it by sha256 on both ends."""
+                    limit: int | None = None, commit: Commit | None = None) -> CopyResult:
+    """Copy one file (resuming `DST.dmd-part`) and verify it by sha256 on both ends; then,
+    unless cancelled meanwhile (`cancel`, or `commit` refusing), put it in place."""
     st = await asyncio.to_thread(src.stat, src_path)
     if st is None:
         raise BadInput(f"{src.label}: no such file: {src_path}")
@@ -460,6 +467,8 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
         await asyncio.to_thread(dst.remove, part)  # a retry starts from scratch
         raise ChecksumMismatch(f"checksum mismatch for {dst.label}:{dst_path}: source sha256 "
                         f"{want[:16]}…, destination {dst_sum[:16]}… (partial file removed)")
+    if commit is not None:
+        commit()
     await asyncio.to_thread(dst.rename, part, dst_path)
     progress(size, size)
     return CopyResult(size, moved, offset, want)
@@ -500,11 +509,11 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
                     replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums. A file already
     at the destination (and different) is replaced only when `replaceable` says so (None:
     always); else it is left as it is and listed in `skipped`; so is each hidden entry with
-    `skip_hidden`."""
+    `skip_hidden`. `commit` is asked before the last file is put in place."""
     found = await asyncio.to_thread(src.walk, src_path, skip_hidden)
     rels = found.files
     sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
@@ -525,7 +534,8 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                 skipped.append(why)
                 total -= size
                 continue
-            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel)
+            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel,
+                                commit=commit if rel == rels[-1] else None)
         done += size
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
@@ -536,7 +546,7 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,
                     recursive: bool, progress: Progress, cancel: threading.Event,
                     limit: int | None = None, replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
     """`src_t`/`dst_t`: a site's transport, or None for the server's own filesystem. Copied
     into a directory (a tree, or a file into an existing directory or a path ending in
     '/'), a file already there is replaced only as `replaceable` says (see `copy_tree`); a
@@ -563,7 +573,8 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
                 if dst_path.endswith("/"):
                     dp = posixpath.join(dp, posixpath.basename(sp))
                 return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                       replaceable=replaceable, skip_hidden=skip_hidden)
+                                       replaceable=replaceable, skip_hidden=skip_hidden,
+                                       commit=commit)
             if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
                 name = posixpath.basename(sp)
                 dp = posixpath.join(dp, name)
@@ -572,11 +583,11 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
                     if why is not None:
                         return CopyResult(0, 0, 0, "", [], [why])
                 res = await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                      limit=limit)
+                                      limit=limit, commit=commit)
                 res.files = [{"path": name, "bytes": res.bytes, "sha256": res.checksum}]
                 return res
             return await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                   limit=limit)
+                                   limit=limit, commit=commit)
         finally:
             await dst.close()
     finally:

@@ -737,6 +737,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._refuse_reused(job, "cancelling")
         await self._job_site(job).cancel([job.native_id])
         self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
+        await self._stop_stage_in(job)
         await self.journal.drain()
         self.journal.kick(job)
         return self.store.get_job(job.token or job.id)

@@ -431,7 +431,7 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
         dst.set_mode(out, mode)
     finally:
         # the shared `cancel` is set only to stop a reader still reading (an error, a
-        # limit): set after a whole read, it stopped the next file of a tree
+        # limit): set after a whole read, it could stop the next file of a tree
         cancel_reader = read_all or not reader.is_alive() or cancel.is_set()
         if not cancel_reader:
             cancel.set()  # stop the reader early (error or limit); drain so it can exit
@@ -446,7 +446,7 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
                     limit: int | None = None, commit: Commit | None = None) -> CopyResult:
     """Copy one file (resuming `DST.dmd-part`) and verify it by sha256 on both ends; then,
-    unless cancelled meanwhile (`cancel`, or `commit` refusing), put it in place."""
+    unless `commit` refuses (a cancel accepted meanwhile), put it in place."""
     st = await asyncio.to_thread(src.stat, src_path)
     if st is None:
         raise BadInput(f"{src.label}: no such file: {src_path}")

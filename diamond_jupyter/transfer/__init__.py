@@ -409,6 +409,9 @@ class TransferManager:
             raise _too_late(cur)
         if rec.state != "CANCELLED":
             self._said(cur)
+        if rec.kind == "globus" and not rec.data.get("task_id") and cur.data.get("task_id"):
+            with contextlib.suppress(DiamondError):  # submitted meanwhile: Globus is told too
+                await asyncio.to_thread(self.globus.cancel, cur.data["task_id"])
         self._cancel_requested.add(transfer_id)
         ev = self._cancel.get(transfer_id)
         if ev is not None:
@@ -417,8 +420,8 @@ class TransferManager:
             # wait for the copy here to let go of its partial file (the record is written)
             with contextlib.suppress(LeaseLost, DiamondError):
                 await asyncio.shield(task)
-        elif task is not None:
-            task.cancel()
+        elif task is not None and rec.data.get("task_id"):
+            task.cancel()  # its follower (a submit under way sees the cancel and tells Globus)
         # a copy another engine runs sees the cancel at its next lease check and stops
         return self.status(transfer_id)
 
@@ -642,6 +645,8 @@ class TransferManager:
         fence = self._fences.get(rec.id)
         while True:
             self.store.check_fence(fence)  # a stalled engine that woke follows it no more
+            if _cancel_asked(now := self.status(rec.id)):
+                return now  # a user's cancel (Globus was told by whoever took it)
             try:
                 task = await asyncio.to_thread(self.globus.task, task_id)
             except GlobusUnreachable as e:

@@ -101,9 +101,11 @@ class DataMixin:
         return self.mover.status(transfer_id)
 
     async def cancel_transfer(self, transfer_id: str) -> TransferRecord:
-        """Cancel transfer `transfer_id` (its Globus task, or the SFTP copy running in this
-        engine) and return its record; a finished transfer is returned as it is. BadInput when
-        unknown."""
+        """Cancel transfer `transfer_id` (its Globus task, or its SFTP copy in whichever
+        engine runs it) and return its record, CANCELLED (a cancelled one as it is). BadInput
+        when unknown, and when it had ended otherwise or its copy was already putting its
+        data in place (the message says how it ended): never a cancel that then ends
+        SUCCEEDED."""
         return await self.mover.cancel(transfer_id)
 
     def globus_login(self) -> str:

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
@@ -71,6 +72,9 @@ from .transports import CommandFailed, OutputTooLarge
 log = logging.getLogger(__name__)
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
+
+
+MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
 
 
 def script_text(data: bytes | str, what: str) -> str:
@@ -997,9 +1001,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
         when it cannot be read or is binary."""
         try:
-            data = Path(path).expanduser().read_bytes()
+            # opened without waiting: a FIFO nobody writes is then an empty script, not a
+            # wait for ever; a pipe being written (`<(...)`, /dev/stdin) is read to its end
+            fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, "rb") as fh:
+                os.set_blocking(fd, True)
+                data = fh.read(MAX_SCRIPT_BYTES + 1)  # /dev/zero never ends
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror}") from None
+        if len(data) > MAX_SCRIPT_BYTES:
+            raise BadInput(f"{path}: more than {MAX_SCRIPT_BYTES} bytes, more than a job "
+                           "script holds (Slurm's own bound, max_script_size, is 4 MB by "
+                           "default): not read further")
         return script_text(data, str(path))
 
     @staticmethod

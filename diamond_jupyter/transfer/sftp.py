@@ -18,6 +18,7 @@ import hashlib
 import os
 import posixpath
 import queue
+import re
 import stat as stat_mod
 import threading
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import Any, BinaryIO, Protocol
 
 import paramiko
 
-from ..model import BadInput, SiteError
+from ..model import BadInput, SiteError, one_line
 from ..transports.base import open_regular, safe_mode
 
 PART = ".dmd-part"
@@ -350,13 +351,30 @@ class SftpSide:
         # hashing reads the whole file: the time allowed grows with it (20 MB/s at worst)
         res = await self.transport.run(["sha256sum", "--", path], check=True,
                                        timeout=300.0 + size / 20e6)
-        return res.stdout.split()[0]
+        return sha256_of_line(res.stdout, f"{self.label}:{path}")
 
     async def close(self) -> None:
         try:
             await asyncio.to_thread(self.sftp.close)
         finally:
             self.transport._sem.release()
+
+
+# GNU sha256sum writes a backslash before the sum of a file whose name holds a backslash or
+# a newline (the name itself escaped after it)
+_SUM_LINE = re.compile(r"\\?([0-9a-f]{64})[ *]")
+
+
+def sha256_of_line(out: str, where: str) -> str:
+    """The sum in `sha256sum`'s answer about one file. Read as its first word, the sum of a
+    file named `a\\b` or with a newline was `\\<sum>`, which matched nothing: the copy
+    failed as a "checksum mismatch" and removed what had arrived. SiteError when the answer
+    holds no sum (a site's `sha256sum` that is something else)."""
+    m = _SUM_LINE.match(out)
+    if m is None:
+        raise SiteError(f"{one_line(where)}: sha256sum answered no sha256 sum "
+                        f"({one_line(repr(out[:80]))})")
+    return m.group(1)
 
 
 async def open_side(transport: Any | None) -> Side:

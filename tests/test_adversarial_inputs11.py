@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 from diamond_jupyter.model import BadInput, SiteError
 
 CLI = [sys.executable, "-m", "diamond_jupyter.cli"]
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
 def _sites(tmp_path: Path) -> Path:
@@ -121,3 +123,83 @@ def test_a_sha256sum_answer_without_a_sum_is_a_site_error_not_a_mismatch(answer)
     with pytest.raises(SiteError, match="sha256sum answered no sha256 sum") as e:
         sha256_of_line(answer, "alpha:/x\ny")
     assert "\n" not in str(e.value) and "\x1b" not in str(e.value)
+
+
+# -- 3. names that are not UTF-8, and lone surrogates in JSON ------------------------------------
+
+def test_a_local_file_whose_name_is_not_utf8_is_refused_in_one_line(tmp_path):
+    """`diamond transfer caf\xe9.dat DEST` (a Latin-1 name, common on old shares) ended in a
+    traceback (UnicodeEncodeError from the store). Now exit 2, one line naming the argument
+    and the byte; nothing recorded."""
+    name = os.fsdecode(b"caf\xe9.dat")
+    (tmp_path / name).write_bytes(b"data")
+    (tmp_path / "out").mkdir()
+    res = _cli(tmp_path, "transfer", str(tmp_path / name), str(tmp_path / "out") + "/")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("diamond: src holds U+DCE9 ") and "0xE9" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not os.listdir(tmp_path / "out")
+
+
+def test_a_directory_holding_a_name_that_is_not_utf8_copies_the_rest_and_says_so(tmp_path):
+    """Copied recursively, such a name inside the directory stopped the copy half way with a
+    traceback (its files' list could not be hashed or stored). It is left out and said, the
+    rest arrives, the transfer SUCCEEDED."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / os.fsdecode(b"caf\xe9")).write_bytes(b"x")
+    (tree / "ok.txt").write_bytes(b"y")
+    res = _cli(tmp_path, "transfer", "-r", str(tree), str(tmp_path / "out") + "/")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("SUCCEEDED")
+    assert "'caf\\udce9': the name is not UTF-8 text" in res.stderr
+    assert os.listdir(tmp_path / "out" / "tree") == ["ok.txt"]
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, data_dir):
+    from server_conftest import diamond_config
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n  - {name: here, transport: {kind: local}}\n")
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def rest(http_server_client, jp_base_url, jp_auth_header):
+    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+        resp = await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
+            headers=jp_auth_header, raise_error=False)
+        text = resp.body.decode()
+        try:
+            return resp.code, json.loads(text)
+        except ValueError:
+            return resp.code, text
+    return call
+
+
+@pytest.mark.parametrize("path,body,where", [
+    ("jobs", '{"script": "echo hi", "site": "here", "name": "a\\ud800b"}', "name"),
+    ("jobs", '{"spec": {"script": "echo \\udcff", "name": "x"}, "site": "here"}',
+     "spec.script"),
+    ("transfers", '{"src": "/tmp/a\\udce9", "dst": "here:/tmp/b"}', "src"),
+    ("place", '{"script": "echo hi", "metadata": {"k": ["ok", "\\udfff"]}}',
+     "metadata.k[1]"),
+    ("jobs", '{"script": "echo hi", "site": "here", "metadata": {"\\ud800": 1}}', "(a key)"),
+])
+async def test_a_lone_surrogate_in_a_body_is_a_400_naming_where(rest, path, body, where):
+    """JSON may escape half of a character (`\\ud800` without its pair); Python reads it as
+    a string no UTF-8 store, log or command can carry: a job's name or a transfer's path
+    holding one ended in a 500 once the store wrote it. Refused before anything runs, naming
+    the field; nothing recorded."""
+    code, reply = await rest("POST", path, body.encode())
+    assert code == 400, (code, reply)
+    assert where in reply["message"] and "lone surrogate" in reply["message"], reply
+    assert (await rest("GET", "jobs"))[1]["total"] == 0
+    assert (await rest("GET", "transfers"))[1]["transfers"] == []
+
+
+async def test_an_escaped_pair_in_a_body_is_one_character_and_kept(rest):
+    """(guard for the check) An emoji written as its escaped pair is one character: kept."""
+    code, reply = await rest("POST", "place", b'{"script": "echo \\ud83d\\ude00"}')
+    assert code != 400 or "surrogate" not in str(reply), reply

@@ -56,6 +56,8 @@ class TreeTooLarge(SiteError):
     hostile server's listing that contains itself would never end): no retry."""
 
 
+# a name's bytes that are not UTF-8, as Python reads them (lone surrogates)
+_NOT_UTF8 = re.compile(r"[\ud800-\udfff]")
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
 HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
@@ -107,6 +109,9 @@ class Walk:
         sub = posixpath.join(rel, name) if rel else name
         if not name or name in (".", "..") or "/" in name or "\x00" in name:
             self.skipped.append(f"{(rel + '/') if rel else ''}{name!r}: not a plain file name")
+        elif _NOT_UTF8.search(name):  # no record, event or listing can carry it
+            self.skipped.append(f"{(rel + '/') if rel else ''}{ascii(name)}: the name is not "
+                                "UTF-8 text; rename it (e.g. with convmv) and copy it again")
         elif self.skip_hidden and name.startswith("."):
             self.skipped.append(f"{sub}{'/' if stat_mod.S_ISDIR(mode) else ''}: {HIDDEN_LEFT}")
         elif stat_mod.S_ISDIR(mode):

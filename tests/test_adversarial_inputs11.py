@@ -203,3 +203,38 @@ async def test_an_escaped_pair_in_a_body_is_one_character_and_kept(rest):
     """(guard for the check) An emoji written as its escaped pair is one character: kept."""
     code, reply = await rest("POST", "place", b'{"script": "echo \\ud83d\\ude00"}')
     assert code != 400 or "surrogate" not in str(reply), reply
+
+
+def test_a_script_file_whose_name_is_not_utf8_gets_a_default_name_that_is_text(tmp_path):
+    """`diamond submit caf\\xe9.sh` named the job after the file, a name no store could
+    write (its submit ended in a traceback after the checks). The bytes that are not UTF-8
+    become "_" in the default name; the job's own name, when the script gives one, stays."""
+    from diamond_jupyter.cli.common import spec_from_file
+    from diamond_jupyter.model import check_spec
+
+    plain = tmp_path / os.fsdecode(b"caf\xe9.sh")
+    plain.write_text("#!/bin/bash\necho hi\n")
+    spec = spec_from_file(str(plain))
+    assert spec.name == "caf_"
+    check_spec(spec)
+    named = tmp_path / os.fsdecode(b"n\xe9.sh")
+    named.write_text("#!/bin/bash\n#SBATCH -J mine\necho hi\n")
+    assert spec_from_file(str(named)).name == "mine"
+
+
+# -- 4. a careless hetjob translated to LSF ---------------------------------------------------
+
+@pytest.mark.parametrize("script,n,terms", [
+    ("#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 1\n", 2, "1*{span[hosts=1]} + 1*{span[hosts=1]}"),
+    ("#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2 -n 4\n", 5,
+     "1*{span[hosts=1]} + 4*{span[ptile=2]}"),
+])
+def test_a_hetjob_without_task_counts_translates_to_lsf(script, n, terms):
+    """A two-part Slurm hetjob that gives node counts only (`-N 1`, `hetjob`, `-N 1`) was
+    refused by `diamond translate --to lsf` ("the lsf translation does not read back ...
+    `#BSUB -n 0`"): the compound terms counted a slot per node, the job's `-n` only tasks.
+    `-n` is the sum of the terms' slots now, and reads back."""
+    from diamond_jupyter.federation import Federation
+
+    out, _warnings, _spec = Federation.translate(f"#!/bin/bash\n{script}echo hi\n", "lsf")
+    assert f"#BSUB -n {n}\n" in out and f'#BSUB -R "{terms}"' in out

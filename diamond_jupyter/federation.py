@@ -75,6 +75,20 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
+MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
+_MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
+
+
+def _whole(name: str, value: int | None, least: int, most: int, *,
+           none: bool = False) -> None:
+    """BadInput naming `name` unless `value` is a whole number from `least` to `most` (or
+    None, with `none`): a face that passes any int (the magics' options) gets the one-line
+    reason the command line gives, not a store error blaming an option never given."""
+    if value is None and none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise BadInput(f"{name} must be a whole number from {least} to {most}, not "
+                       f"{str(value)[:40]}")
 
 
 def script_text(data: bytes | str, what: str) -> str:
@@ -692,6 +706,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `name_like`; at most `limit` (None: all) after skipping `offset`. No site is asked.
         BadInput for a site neither configured nor holding stored jobs (a typo listed
         nothing, as if the site had no jobs)."""
+        _whole("limit", limit, 0, _MAX_ROWS, none=True)  # the magics pass any int
+        _whole("offset", offset, 0, _MAX_ROWS)
         if site is not None and site not in self.sites \
                 and not self.store.list_jobs(site=site, limit=1):
             self.sites.require(site)
@@ -791,7 +807,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         line per log file not on the site yet (empty when both were read), "notes" one per
         file whose start was left out (what an appended-to file held before the job's wrapper
         started) or that may hold an earlier job's output. Job output is untrusted text.
-        BadInput for an unknown job, SiteError when the site is unreachable."""
+        BadInput for an unknown job or `lines` out of 1 to 1e9, SiteError when the site is
+        unreachable."""
+        _whole("lines", lines, 1, MAX_LOG_LINES)  # `--lines -5` showed nothing, said nothing
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
         site = self._job_site(job)

@@ -238,3 +238,32 @@ def test_a_hetjob_without_task_counts_translates_to_lsf(script, n, terms):
 
     out, _warnings, _spec = Federation.translate(f"#!/bin/bash\n{script}echo hi\n", "lsf")
     assert f"#BSUB -n {n}\n" in out and f'#BSUB -R "{terms}"' in out
+
+
+# -- 5. the magics' numbers, which argparse takes as any int ---------------------------------------
+
+async def test_a_magics_line_count_or_listing_limit_out_of_range_is_one_reason(tmp_path):
+    """`%diamond logs JOB --lines -5` showed nothing and said nothing; `%diamond jobs
+    --limit -1` blamed an `order` never given, and `--limit 10**30` ended in an
+    OverflowError from SQLite (a traceback in the notebook). The facade every face calls
+    refuses each with one line naming the option and the range; in-range values work."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import Job
+    from diamond_jupyter.store import Store
+
+    fed = Federation(_sites(tmp_path), store=Store(tmp_path / "store.sqlite3"))
+    fed.store.upsert_job(Job(id="alpha:7", site="alpha", native_id="7", name="x"))
+    try:
+        for limit in (-1, 10**30):
+            with pytest.raises(BadInput, match=rf"^limit must be a whole number from 0 to "
+                                               rf"{2**63 - 1}, not {limit}"):
+                fed.jobs(limit=limit)
+        with pytest.raises(BadInput, match="^offset must be a whole number"):
+            fed.jobs(offset=-3)
+        assert [j.id for j in fed.jobs(limit=5)] == ["alpha:7"] and fed.jobs(limit=0) == []
+        for lines in (-5, 0, 10**30, True):
+            with pytest.raises(BadInput, match="^lines must be a whole number from 1 to "
+                                               "1000000000"):
+                await fed.logs("alpha:7", lines=lines)
+    finally:
+        await fed.close()

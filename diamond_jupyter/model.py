@@ -513,9 +513,9 @@ def check_text(field: str, value: str, *, multiline: bool = False) -> None:
         raw = ord(bad.group())
         byte = f" (the byte 0x{raw - 0xDC00:02X} of a name that is not UTF-8)" \
             if 0xDC80 <= raw <= 0xDCFF else ""
+        fix = " (rename the file, e.g. with convmv)" if byte else ""
         raise BadInput(f"{field} holds U+{raw:04X} at position {bad.start()}{byte}, which "
-                       "is not text: only UTF-8 names and text are accepted (rename the "
-                       "file, e.g. with convmv)")
+                       f"is not text: only UTF-8 text is accepted{fix}")
     if multiline:
         if "\x00" in value:
             raise BadInput(f"{field} contains a NUL byte at position {value.index(chr(0))}")

@@ -240,7 +240,7 @@ def test_a_hetjob_without_task_counts_translates_to_lsf(script, n, terms):
     assert f"#BSUB -n {n}\n" in out and f'#BSUB -R "{terms}"' in out
 
 
-# -- 5. the magics' numbers, which argparse takes as any int ---------------------------------------
+# -- 5. the magics' numbers, which argparse takes as any int ----------------------------------
 
 async def test_a_magics_line_count_or_listing_limit_out_of_range_is_one_reason(tmp_path):
     """`%diamond logs JOB --lines -5` showed nothing and said nothing; `%diamond jobs
@@ -267,3 +267,44 @@ async def test_a_magics_line_count_or_listing_limit_out_of_range_is_one_reason(t
                 await fed.logs("alpha:7", lines=lines)
     finally:
         await fed.close()
+
+
+# -- 6. a slurmrestd token file that is no file ---------------------------------------------
+
+def _rest_transport(token_file: Path) -> Any:
+    from diamond_jupyter.config import TransportConfig
+    from diamond_jupyter.transports.slurmrestd import SlurmRestTransport
+
+    cfg = TransportConfig(kind="slurmrestd", url="http://rest.example:6820",
+                          token_file=str(token_file))
+    return SlurmRestTransport(cfg, "campus")
+
+
+async def test_a_token_file_that_is_a_fifo_or_endless_is_a_site_error_at_once(tmp_path):
+    """The slurmrestd door read its `token_file` whole at each renewal: a FIFO (nobody
+    writing) held every request of the site for ever, /dev/zero filled the memory. Now a
+    file that is no regular file, or holds more than a token could (64 KiB), is a site
+    error naming it, at once."""
+    fifo = tmp_path / "jwt"
+    os.mkfifo(fifo)
+    for path, why in ((fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file")):
+        with pytest.raises(SiteError, match=f"campus: cannot read the token file {path}: {why}"):
+            await asyncio.wait_for(_rest_transport(path)._fetch_token(), 10)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (65 << 10))
+    with pytest.raises(SiteError, match="holds more than 65536 bytes, more than a token"):
+        await _rest_transport(big)._fetch_token()
+
+
+async def test_a_token_file_that_is_not_utf8_is_a_site_error_not_a_crash(tmp_path):
+    """A token file with a stray byte that is not UTF-8 (an editor's Latin-1 comment) ended
+    in a UnicodeDecodeError out of every request; now its token is still found, or the
+    file is said to hold none."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln"
+    good = tmp_path / "jwt"
+    good.write_bytes(b"# caf\xe9\nSLURM_JWT=" + jwt.encode() + b"\n")
+    assert await _rest_transport(good)._fetch_token() == jwt
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"\xff\xfe junk\n")
+    with pytest.raises(SiteError, match="gave no token"):
+        await _rest_transport(bad)._fetch_token()

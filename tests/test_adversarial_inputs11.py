@@ -308,3 +308,68 @@ async def test_a_token_file_that_is_not_utf8_is_a_site_error_not_a_crash(tmp_pat
     bad.write_bytes(b"\xff\xfe junk\n")
     with pytest.raises(SiteError, match="gave no token"):
         await _rest_transport(bad)._fetch_token()
+
+
+# -- 7. a destination that is a FIFO, a socket or a device ----------------------------------
+
+def _specials(where: Path) -> list[Path]:
+    """A FIFO and a socket here, and a character device (a /dev/null of our own) when the
+    tests run as root (they do in the project's container, where the fault bit hardest)."""
+    import socket
+    import stat
+
+    os.mkfifo(where / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(where / "sock"))
+    sock.close()
+    made = [where / "fifo", where / "sock"]
+    if os.getuid() == 0:
+        os.mknod(where / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made.append(where / "null")
+    return made
+
+
+def test_a_copy_never_replaces_a_fifo_a_socket_or_a_device_named_as_its_destination(tmp_path):
+    """`diamond transfer notes.txt /dev/null` (or a FIFO another program reads) SUCCEEDED:
+    the part file was renamed over the device, so /dev/null became a regular file holding
+    the notes, for every program of the machine, when run as root (a notebook container's
+    user). Refused now, naming the destination and what it is; it stays as it was."""
+    import stat
+
+    src = tmp_path / "notes.txt"
+    src.write_text("notes\n")
+    for special in _specials(tmp_path):
+        before = special.lstat()
+        for args in ([str(src), str(special)], ["-r", str(tmp_path / "none"), str(special)]):
+            if args[0] == "-r":
+                (tmp_path / "none").mkdir(exist_ok=True)
+            res = _cli(tmp_path, "transfer", *args)
+            assert res.returncode == 1, res.stdout
+            assert f"dst: local:{special} is a " in res.stderr and "would replace it" in res.stderr
+            after = special.lstat()
+            assert (stat.S_IFMT(after.st_mode), after.st_ino) == (
+                stat.S_IFMT(before.st_mode), before.st_ino)
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_copy_into_a_directory_leaves_a_special_file_of_that_name_and_says_so(tmp_path,
+                                                                                 overwrite):
+    """Copied into a directory where a FIFO (or socket, or device) has the file's name, even
+    with --overwrite: the entry stays, the copy says it was left, the rest arrives."""
+    import stat
+
+    into = tmp_path / "into"
+    into.mkdir()
+    specials = _specials(into)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for s in specials:
+        (tree / s.name).write_text("data\n")
+    (tree / "plain.txt").write_text("plain\n")
+    res = _cli(tmp_path, "transfer", "-r", *(["--overwrite"] if overwrite else []),
+               str(tree), str(into))  # the tree's files into `into` itself
+    assert res.returncode == 0, res.stderr
+    for s in specials:
+        assert f"diamond: skipped {s.name}: a " in res.stderr and not stat.S_ISREG(
+            s.lstat().st_mode)
+    assert (into / "plain.txt").read_text() == "plain\n"

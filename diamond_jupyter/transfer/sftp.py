@@ -497,11 +497,25 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
     return CopyResult(size, moved, offset, want)
 
 
+def special_kind(mode: int) -> str | None:
+    """What an entry that is neither a regular file nor a directory is ("a FIFO", "a
+    character device", ...): a copy never writes over one (renamed into place, its part
+    file replaced /dev/null or a FIFO another program reads); None for a file or a
+    directory."""
+    if stat_mod.S_ISREG(mode) or stat_mod.S_ISDIR(mode):
+        return None
+    for test, kind in ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),
+                       (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,
                          size: int) -> CopyResult | None:
     """The file is at the destination already (same size and sha256), or None."""
     have = await asyncio.to_thread(dst.stat, dst_path)
-    if not have or have[1] or have[0] != size:
+    if not have or have[1] or have[0] != size or special_kind(have[2]):
         return None
     want, got = await asyncio.gather(src.sha256(src_path), dst.sha256(dst_path))
     return CopyResult(size, 0, size, want) if want == got else None
@@ -518,10 +532,10 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
                 ) -> str | None:
     """Why the file at `dst_path` (`rel` in the destination directory) stays as it is, or
     None when the copy may write there (nothing there, or replaceable)."""
-    if replaceable is None:
-        return None
     have = await asyncio.to_thread(dst.stat, dst_path)
-    if have is None:
+    if have is not None and (kind := special_kind(have[2])):  # whatever `replaceable` says
+        return f"{rel}: {kind} is there; not replaced (remove it to copy the file there)"
+    if replaceable is None or have is None:
         return None
     if have[1]:
         return f"{rel}: a directory is there"
@@ -587,6 +601,10 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1] and not recursive:
                 raise BadInput(f"{src.label}:{src_path} is a directory (use recursive)")
             dstat = await asyncio.to_thread(dst.stat, dp)
+            if dstat and (kind := special_kind(dstat[2])):
+                raise BadInput(f"dst: {dst.label}:{dst_path} is {kind}, not a file or a "
+                               "directory: a copy would replace it (give a file or directory "
+                               "path)")
             into = dst_path.endswith("/") or (not st[1] and dstat and dstat[1])
             if skip_hidden and into and posixpath.basename(sp).startswith("."):
                 raise BadInput(f"src: {src_path} has a hidden name, which a tool call's copy "

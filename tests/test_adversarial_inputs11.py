@@ -373,3 +373,30 @@ def test_a_copy_into_a_directory_leaves_a_special_file_of_that_name_and_says_so(
         assert f"diamond: skipped {s.name}: a " in res.stderr and not stat.S_ISREG(
             s.lstat().st_mode)
     assert (into / "plain.txt").read_text() == "plain\n"
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+async def test_a_fetch_leaves_a_special_file_where_a_result_would_go(tmp_path, overwrite):
+    """A fetch into a directory where a FIFO, a socket or a device has a result file's
+    name renamed the fetched file over it with --overwrite (a FIFO another program reads
+    became a file). It is left as it is and said, with --overwrite too (without it, it was
+    already left: guard); the rest arrives."""
+    import stat
+
+    from test_fetch_safe import _job, _local_fed, _write
+
+    fed = _local_fed(tmp_path)
+    wd, dest = tmp_path / "site-home" / "run", tmp_path / "dest"
+    dest.mkdir()
+    specials = _specials(dest)
+    _write(wd, {s.name: "result\n" for s in specials} | {"plain.txt": "plain\n"})
+    job = _job(fed.store, wd)
+    try:
+        got = await asyncio.wait_for(fed.fetch(job, dest, overwrite=overwrite), 30)
+    finally:
+        await fed.close()
+    assert (dest / "plain.txt").read_text() == "plain\n"
+    for s in specials:
+        assert not stat.S_ISREG(s.lstat().st_mode)
+        assert any(line.startswith(f"{s.name}: a ") and "not replaced" in line
+                   for line in got.skipped), got.skipped

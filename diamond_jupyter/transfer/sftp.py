@@ -28,7 +28,7 @@ from typing import Any, BinaryIO, Protocol
 import paramiko
 
 from ..model import BadInput, SiteError, one_line
-from ..transports.base import open_regular, safe_mode
+from ..transports.base import open_regular, safe_mode, special_kind
 
 PART = ".dmd-part"
 WINDOW = 4 << 20  # bytes requested at once from an SFTP source
@@ -495,20 +495,6 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
     await asyncio.to_thread(dst.rename, part, dst_path)
     progress(size, size)
     return CopyResult(size, moved, offset, want)
-
-
-def special_kind(mode: int) -> str | None:
-    """What an entry that is neither a regular file nor a directory is ("a FIFO", "a
-    character device", ...): a copy never writes over one (renamed into place, its part
-    file replaced /dev/null or a FIFO another program reads); None for a file or a
-    directory."""
-    if stat_mod.S_ISREG(mode) or stat_mod.S_ISDIR(mode):
-        return None
-    for test, kind in ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),
-                       (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,

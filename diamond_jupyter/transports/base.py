@@ -84,6 +84,20 @@ def read_at_most(f: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
+def special_kind(mode: int) -> str | None:
+    """What an entry that is neither a regular file nor a directory is ("a FIFO", "a
+    character device", ...): a copy never writes over one (renamed into place, its part
+    file replaced /dev/null or a FIFO another program reads); None for a file or a
+    directory."""
+    if stat_mod.S_ISREG(mode) or stat_mod.S_ISDIR(mode):
+        return None
+    for test, kind in ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),
+                       (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create
 
 

@@ -91,6 +91,26 @@ def _whole(name: str, value: int | None, least: int, most: int, *,
                        f"{str(value)[:40]}")
 
 
+def _check_dest_dir(dest: Path) -> None:
+    """BadInput when a fetch's destination, or the nearest part of it that exists, is no
+    directory (a file, a FIFO, /dev/null): it ended in a FileExistsError, a traceback on the
+    command line and a 500 over REST, after the site was asked."""
+    from .transports.base import special_kind
+
+    at = dest
+    while not os.path.lexists(at) and at.parent != at:
+        at = at.parent
+    if os.path.isdir(at):
+        return
+    try:
+        kind = special_kind(os.stat(at).st_mode) or "a file"
+    except OSError:
+        kind = "a link to nothing"
+    where = "" if at == dest else f" (its part {at})"
+    raise BadInput(f"dest: {dest}{where} is {kind}, not a directory: a fetch writes the job's "
+                   "files into a directory (made when missing); give a directory")
+
+
 def script_text(data: bytes | str, what: str) -> str:
     """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL)."""
     if isinstance(data, bytes):
@@ -909,14 +929,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no result files")
         site = self._job_site(job)
-        wd = job.workdir or (job.spec.working_directory if job.spec else "")
-        wd = await site.resolve(wd) if wd else wd
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
         if self.server_root is not None:  # in a server: only inside its root directory
             from .transfer import Location, confine
 
             rel = str(dest or job.id.replace(":", "-"))
             dest_dir = Path(confine(Location(None, rel), self.server_root).path)
+        _check_dest_dir(dest_dir)  # before the site is asked
+        wd = job.workdir or (job.spec.working_directory if job.spec else "")
+        wd = await site.resolve(wd) if wd else wd
         pairs = []
         listed = await site.job_file_stats(job)
         for remote in (f.path for f in listed):

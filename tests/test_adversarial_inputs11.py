@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -400,3 +401,33 @@ async def test_a_fetch_leaves_a_special_file_where_a_result_would_go(tmp_path, o
         assert not stat.S_ISREG(s.lstat().st_mode)
         assert any(line.startswith(f"{s.name}: a ") and "not replaced" in line
                    for line in got.skipped), got.skipped
+
+
+async def test_a_fetch_into_a_file_a_fifo_or_a_device_is_refused_before_the_site_is_asked(
+        tmp_path):
+    """`diamond fetch JOB results.txt` (a file there already), or into /dev/null, ended in
+    a FileExistsError: a traceback on the command line, a 500 over REST. Refused now, naming
+    the destination (or its part that is no directory) and what it is; a new directory
+    path is made as before."""
+    from test_fetch_safe import _job, _local_fed, _write
+
+    fed = _local_fed(tmp_path)
+    wd = tmp_path / "site-home" / "run"
+    _write(wd, {"a.txt": "a\n"})
+    job = _job(fed.store, wd)
+    (tmp_path / "results.txt").write_text("mine\n")
+    os.mkfifo(tmp_path / "pipe")
+    try:
+        for dest, said in ((tmp_path / "results.txt", "is a file"),
+                           (tmp_path / "pipe", "is a FIFO"),
+                           (Path("/dev/null"), "is a character device"),
+                           (tmp_path / "results.txt" / "sub",
+                            f"(its part {tmp_path / 'results.txt'}) is a file")):
+            with pytest.raises(BadInput, match=rf"^dest: {re.escape(str(dest))} "
+                                               rf"(.* )?{re.escape(said)}, not a directory"):
+                await fed.fetch(job, dest)
+        got = await fed.fetch(job, tmp_path / "new" / "dir")
+        assert [p.name for p in got.paths] == ["a.txt"]
+    finally:
+        await fed.close()
+    assert (tmp_path / "results.txt").read_text() == "mine\n"

@@ -431,3 +431,32 @@ async def test_a_fetch_into_a_file_a_fifo_or_a_device_is_refused_before_the_site
     finally:
         await fed.close()
     assert (tmp_path / "results.txt").read_text() == "mine\n"
+
+
+# -- 8. an event replay asked for many kinds -----------------------------------------------
+
+async def test_an_event_replay_for_a_thousand_kinds_answers_and_prefixes_are_literal(rest):
+    """`GET /events?kinds=` with a thousand kinds (a client listing every kind it knows,
+    generated) was a 500: one `OR` per kind, past SQLite's 1,000-deep expression tree. Any
+    number of kinds answers now; prefixes past 200 are a 400 naming the bound; a `%` or `_`
+    in a prefix is text, not a LIKE wildcard (`%.*` replayed every event)."""
+    kinds = ",".join([f"made.up{i}" for i in range(2000)] + ["job.state"])
+    code, reply = await rest("GET", f"events?kinds={kinds}")
+    assert code == 200 and reply["events"] == [], reply
+    code, reply = await rest("GET", "events?kinds=" + ",".join(f"p{i}.*" for i in range(201)))
+    assert code == 400 and "kinds: at most 200 prefixes" in reply["message"], reply
+
+
+def test_event_kind_prefixes_match_as_written(tmp_path):
+    from diamond_jupyter.model import Event
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    for kind in ("job.state", "job.cancel-requested", "transfer.state", "JOB.odd", "jobXstate"):
+        store.append_event(Event(kind=kind, data={}))
+    kinds = lambda *ks: [e.kind for e in store.events_since(0, kinds=list(ks))]  # noqa: E731
+    assert kinds("job.*") == ["job.state", "job.cancel-requested"]
+    assert kinds("%.*") == [] and kinds("job_.*") == [] and kinds("jo_.*") == []
+    assert kinds("transfer.state", "job.*", "job.state") == [
+        "job.state", "job.cancel-requested", "transfer.state"]
+    assert kinds(*[f"k{i}" for i in range(20000)], "jobXstate") == ["jobXstate"]

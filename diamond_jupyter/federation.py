@@ -1039,13 +1039,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def read_script(path: str | Path) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
         when it cannot be read or is binary."""
-        try:
-            # opened without waiting: a FIFO nobody writes is then an empty script, not a
-            # wait for ever; a pipe being written (`<(...)`, /dev/stdin) is read to its end
-            fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK)
-            with open(fd, "rb") as fh:
-                os.set_blocking(fd, True)
-                data = fh.read(MAX_SCRIPT_BYTES + 1)  # /dev/zero never ends
+        from .transports.base import read_without_waiting
+
+        try:  # a FIFO nobody writes is an empty script; /dev/zero never ends
+            data = read_without_waiting(Path(path).expanduser(), MAX_SCRIPT_BYTES)
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror}") from None
         if len(data) > MAX_SCRIPT_BYTES:

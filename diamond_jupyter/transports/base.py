@@ -73,6 +73,17 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_without_waiting(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the file a person named (a job script, a workflow), so
+    the caller can tell it is too large. Opened without waiting: a FIFO nobody writes reads
+    as empty, not a wait for ever; a pipe being written (`<(...)`, /dev/stdin) is read to its
+    end; /dev/zero stops at the bound. OSError as `open` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        os.set_blocking(fd, True)
+        return read_at_most(f, limit + 1)
+
+
 def read_at_most(f: BinaryIO, n: int) -> bytes:
     """Up to `n` bytes from `f`, in 1 MiB reads (one `read(n)` would set aside n bytes
     however small the file)."""

@@ -766,8 +766,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Ask the job's scheduler to cancel job `job_id` and return the job once the request is
         recorded (its state changes when the scheduler confirms; a finished job is returned as
         it is). A job held for its stage-in has its copies stopped too, and is recorded
-        CANCELLED by its staging, never released. BadInput when the job has no scheduler id yet or its native id now belongs to a
-        newer job; SiteError when the site refuses or is unreachable."""
+        CANCELLED by its staging, never released. BadInput when the job has no scheduler id
+        yet or its native id now belongs to a newer job; SiteError when the site refuses or
+        is unreachable."""
         job = self.store.get_job(job_id)
         if job.state.terminal:
             return job

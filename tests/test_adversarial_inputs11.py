@@ -469,3 +469,25 @@ def test_event_kind_prefixes_match_as_written(tmp_path):
     assert kinds("transfer.state", "job.*", "job.state") == [
         "job.state", "job.cancel-requested", "transfer.state"]
     assert kinds(*[f"k{i}" for i in range(20000)], "jobXstate") == ["jobXstate"]
+
+
+# -- 9. a sites file's preamble holding half a character ------------------------------------
+
+def test_a_preamble_holding_a_lone_surrogate_is_refused_at_load(tmp_path):
+    """YAML writes any character as `\\ud800`, half of one included: a preamble holding it
+    loaded, and every submit to the site then failed when its script was encoded (a
+    traceback, after placement). Refused when the sites file loads, naming the site and
+    the field (YAML joins no escaped pair: `\\U0001F600` is the escape of a whole emoji,
+    which loads)."""
+    from diamond_jupyter.config import load_config
+
+    p = tmp_path / "sites.yaml"
+    p.write_text('sites:\n  - name: a\n    transport: {kind: local}\n'
+                 '    preamble: "module load x  # \\ud800"\n')
+    p.chmod(0o600)
+    with pytest.raises(BadInput, match=r"site 'a' \(sites\[0\]\): preamble: holds '\\ud800', "
+                                       r"half of a character"):
+        load_config(p)
+    p.write_text('sites:\n  - name: a\n    transport: {kind: local}\n'
+                 '    preamble: "echo \\U0001F600"\n')
+    assert load_config(p).sites[0].preamble == "echo \U0001f600"

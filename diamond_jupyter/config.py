@@ -607,6 +607,10 @@ class SiteConfig(_Cfg):
     def _preamble_is_text(cls, value: str) -> str:
         if "\0" in value:
             raise ValueError("must not hold a NUL byte")
+        half = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        if half is not None:  # a YAML "\ud800": no script can carry it (a crash at submit)
+            raise ValueError(f"holds {half!r}, half of a character (a lone surrogate), which "
+                             "is not text: write the character itself")
         return value
 
     @model_validator(mode="after")

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
@@ -79,6 +80,43 @@ from .transports.base import FileStat
 log = logging.getLogger(__name__)
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
+
+
+MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
+MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
+_MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
+
+
+def _whole(name: str, value: int | None, least: int, most: int, *,
+           none: bool = False) -> None:
+    """BadInput naming `name` unless `value` is a whole number from `least` to `most` (or
+    None, with `none`): a face that passes any int (the magics' options) gets the one-line
+    reason the command line gives, not a store error blaming an option never given."""
+    if value is None and none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise BadInput(f"{name} must be a whole number from {least} to {most}, not "
+                       f"{str(value)[:40]}")
+
+
+def _check_dest_dir(dest: Path) -> None:
+    """BadInput when a fetch's destination, or the nearest part of it that exists, is no
+    directory (a file, a FIFO, /dev/null): it ended in a FileExistsError, a traceback on the
+    command line and a 500 over REST, after the site was asked."""
+    from .transports.base import special_kind
+
+    at = dest
+    while not os.path.lexists(at) and at.parent != at:
+        at = at.parent
+    if os.path.isdir(at):
+        return
+    try:
+        kind = special_kind(os.stat(at).st_mode) or "a file"
+    except OSError:
+        kind = "a link to nothing"
+    where = "" if at == dest else f" (its part {at})"
+    raise BadInput(f"dest: {dest}{where} is {kind}, not a directory: a fetch writes the job's "
+                   "files into a directory (made when missing); give a directory")
 
 
 def script_text(data: bytes | str, what: str) -> str:
@@ -717,6 +755,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `name_like`; at most `limit` (None: all) after skipping `offset`. No site is asked.
         BadInput for a site neither configured nor holding stored jobs (a typo listed
         nothing, as if the site had no jobs)."""
+        _whole("limit", limit, 0, _MAX_ROWS, none=True)  # the magics pass any int
+        _whole("offset", offset, 0, _MAX_ROWS)
         if site is not None and site not in self.sites \
                 and not self.store.list_jobs(site=site, limit=1):
             self.sites.require(site)
@@ -754,8 +794,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def cancel(self, job_id: str) -> Job:
         """Ask the job's scheduler to cancel job `job_id` and return the job once the request is
         recorded (its state changes when the scheduler confirms; a finished job is returned as
-        it is). BadInput when the job has no scheduler id yet or its native id now belongs to a
-        newer job; SiteError when the site refuses or is unreachable."""
+        it is). A job held for its stage-in has its copies stopped too, and is recorded
+        CANCELLED by its staging, never released. BadInput when the job has no scheduler id
+        yet or its native id now belongs to a newer job; SiteError when the site refuses or
+        is unreachable."""
         job = self.store.get_job(job_id)
         if job.state.terminal:
             return job
@@ -766,6 +808,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._refuse_reused(job, "cancelling")
         await self._job_site(job).cancel([job.native_id])
         self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
+        await self._stop_stage_in(job)
         await self.journal.drain()
         self.journal.kick(job)
         return self.store.get_job(job.token or job.id)
@@ -815,7 +858,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         line per log file not on the site yet (empty when both were read), "notes" one per
         file whose start was left out (what an appended-to file held before the job's wrapper
         started) or that may hold an earlier job's output. Job output is untrusted text.
-        BadInput for an unknown job, SiteError when the site is unreachable."""
+        BadInput for an unknown job or `lines` out of 1 to 1e9, SiteError when the site is
+        unreachable."""
+        _whole("lines", lines, 1, MAX_LOG_LINES)  # `--lines -5` showed nothing, said nothing
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
         site = self._job_site(job)
@@ -920,14 +965,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no result files")
         site = self._job_site(job)
-        wd = job.workdir or (job.spec.working_directory if job.spec else "")
-        wd = await site.resolve(wd) if wd else wd
         dest_dir = Path(dest or Path.cwd() / job.id.replace(":", "-"))
         if self.server_root is not None:  # in a server: only inside its root directory
             from .transfer import Location, confine
 
             rel = str(dest or job.id.replace(":", "-"))
             dest_dir = Path(confine(Location(None, rel), self.server_root).path)
+        _check_dest_dir(dest_dir)  # before the site is asked
+        wd = job.workdir or (job.spec.working_directory if job.spec else "")
+        wd = await site.resolve(wd) if wd else wd
         pairs = []
         listed = await site.job_file_stats(job, special=True)
         for remote in (f.path for f in listed):
@@ -1031,10 +1077,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def read_script(path: str | Path) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
         when it cannot be read or is binary."""
-        try:
-            data = Path(path).expanduser().read_bytes()
+        from .transports.base import read_without_waiting
+
+        try:  # a FIFO nobody writes is an empty script; /dev/zero never ends
+            data = read_without_waiting(Path(path).expanduser(), MAX_SCRIPT_BYTES)
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror}") from None
+        if len(data) > MAX_SCRIPT_BYTES:
+            raise BadInput(f"{path}: more than {MAX_SCRIPT_BYTES} bytes, more than a job "
+                           "script holds (Slurm's own bound, max_script_size, is 4 MB by "
+                           "default): not read further")
         return script_text(data, str(path))
 
     @staticmethod

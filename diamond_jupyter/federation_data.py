@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .model import BadInput, JobSpec
+from .model import BadInput, DiamondError, Job, JobSpec
 from .transfer.sftp import HIDDEN_LEFT  # what a tool call's copy says of a hidden entry
 from .transports import CommandFailed
 
@@ -100,9 +101,11 @@ class DataMixin:
         return self.mover.status(transfer_id)
 
     async def cancel_transfer(self, transfer_id: str) -> TransferRecord:
-        """Cancel transfer `transfer_id` (its Globus task, or the SFTP copy running in this
-        engine) and return its record; a finished transfer is returned as it is. BadInput when
-        unknown."""
+        """Cancel transfer `transfer_id` (its Globus task, or its SFTP copy in whichever
+        engine runs it) and return its record, CANCELLED (a cancelled one as it is). BadInput
+        when unknown, and when it had ended otherwise or its copy was already putting its
+        data in place (the message says how it ended): never a cancel that then ends
+        SUCCEEDED."""
         return await self.mover.cancel(transfer_id)
 
     def globus_login(self) -> str:
@@ -115,6 +118,24 @@ class DataMixin:
         returns what was granted (no tokens). BadInput when no login is pending or the code is
         refused."""
         return self.mover.auth.finish_login(code)
+
+    async def _stop_stage_in(self, job: Job) -> None:
+        """After a user's cancel of a job held for its stage-in: its copies are cancelled as
+        the user's cancel of a transfer is (one already putting its data in place ends as it
+        does); the staging then records the job CANCELLED, never released nor failed."""
+        if not job.token:
+            return
+        try:
+            staging = self.store.get_transfer(f"stage-{job.token}")
+        except BadInput:
+            return  # no staging
+        if staging.state not in ("PENDING", "ACTIVE"):
+            return
+        prefix = f"{job.token}-in-"
+        for rec in self.store.list_transfers(states=["PENDING", "ACTIVE"], limit=None):
+            if rec.id.startswith(prefix):
+                with contextlib.suppress(DiamondError):  # the job's cancel was sent: it stands
+                    await self.mover.cancel(rec.id)
 
     def _check_server_paths(self, spec: JobSpec) -> None:
         """BadInput before anything is submitted when a stage entry names a server path

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .model import BadInput
+from .transports.base import special_kind
 
 
 @dataclass
@@ -91,7 +92,10 @@ def choose(job_id: str, dest_dir: Path, pairs: list[tuple[str, Path]], *,
         elif os.path.commonpath([root, os.path.realpath(local.parent)]) != root:
             why = f"its directory leads out of {dest_dir} through a link"
         elif os.path.lexists(local):
-            if os.path.isdir(local) and not os.path.islink(local):
+            kind = special_kind(os.stat(local).st_mode) if os.path.exists(local) else None
+            if kind is not None:  # renamed over, /dev/null or a FIFO would be a file
+                why = f"{kind} is there; not replaced (remove it to fetch the file there)"
+            elif os.path.isdir(local) and not os.path.islink(local):
                 why = "a directory is there"
             elif not overwrite and not ours(canonical(local), job_id):
                 why = ("a file is there that no fetch of this job wrote (or it changed "

@@ -297,6 +297,7 @@ class JobSpec(_Model):
 # tools (NUL); Python's str.splitlines also breaks on the others, so none may appear in a
 # one-line value. Tab is ordinary whitespace.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # What follows #!: an absolute interpreter path, then optional plain arguments (-l, bash)
 _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
 # Fields that name a path, a queue, an account, an image or a GPU model: never read as an
@@ -511,7 +512,16 @@ def _char_name(ch: str) -> str:
 
 
 def check_text(field: str, value: str, *, multiline: bool = False) -> None:
-    """BadInput naming `field` when `value` could end a line or hide a command."""
+    """BadInput naming `field` when `value` could end a line or hide a command, or holds
+    what is no text (a NUL; a lone surrogate: a file name's byte that is not UTF-8, as
+    Python gives it, which no record, event or command line can carry)."""
+    if (bad := _SURROGATE.search(value)) is not None:
+        raw = ord(bad.group())
+        byte = f" (the byte 0x{raw - 0xDC00:02X} of a name that is not UTF-8)" \
+            if 0xDC80 <= raw <= 0xDCFF else ""
+        fix = " (rename the file, e.g. with convmv)" if byte else ""
+        raise BadInput(f"{field} holds U+{raw:04X} at position {bad.start()}{byte}, which "
+                       f"is not text: only UTF-8 text is accepted{fix}")
     if multiline:
         if "\x00" in value:
             raise BadInput(f"{field} contains a NUL byte at position {value.index(chr(0))}")

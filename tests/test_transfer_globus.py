@@ -166,6 +166,67 @@ async def test_cancel(fed):
     assert any(c.request.url.endswith(f"/task/{tid}/cancel") for c in responses.calls)
 
 
+async def test_a_cancel_that_reaches_globus_after_the_task_succeeded_is_refused(
+        fed, monkeypatch):
+    """The task ends SUCCEEDED at Globus just before the user's cancel reaches it. Before,
+    the cancel stopped the follower and recorded CANCELLED over data that had arrived; now
+    it is refused (BadInput saying so) and the record follows Globus: SUCCEEDED."""
+    from diamond_jupyter.model import BadInput
+
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    load_response(globus_sdk.TransferClient.submit_transfer)
+    ended: list[str] = []
+    mover = fed.mover.globus
+
+    def task(tid):
+        return task_doc("SUCCEEDED", 3) if ended else task_doc("ACTIVE", 1)
+
+    def cancel(tid):
+        ended.append(tid)  # it ended as the cancel went out
+        return "TaskComplete"
+    monkeypatch.setattr(mover, "task", task)
+    monkeypatch.setattr(mover, "cancel", cancel)
+    rec = await fed.transfer("hpc1:/scratch/e", "hpc2:/data/e", wait=False)
+    async for ev in fed.events(since=0):  # the follower saw the task
+        if ev.kind == "transfer.progress":
+            break
+    with pytest.raises(BadInput, match="not cancelled: its Globus task .* had already ended "
+                                       "SUCCEEDED"):
+        await fed.cancel_transfer(rec.id)
+    done = await fed.mover.wait(rec.id)
+    assert done.state == "SUCCEEDED" and ended == [TASK]
+    assert "cancel_requested" not in done.data
+
+
+async def test_a_cancel_while_the_globus_submit_is_under_way_cancels_the_new_task(
+        fed, monkeypatch):
+    """The cancel comes before the task's id is known: it is accepted (CANCELLED), and the
+    engine submitting tells Globus to cancel the task it gets; nothing is followed."""
+    import threading
+
+    load_response(globus_sdk.TransferClient.get_submission_id)
+    mover = fed.mover.globus
+    submitting, go, cancelled = threading.Event(), threading.Event(), []
+
+    def submit(doc, sub_id, label):
+        submitting.set()
+        go.wait(30)
+        return TASK
+    monkeypatch.setattr(mover, "submit", submit)
+    monkeypatch.setattr(mover, "cancel", lambda tid: cancelled.append(tid) or "Canceled")
+    monkeypatch.setattr(mover, "task", lambda tid: pytest.fail("followed a cancelled task"))
+    rec = await fed.transfer("hpc1:/scratch/f", "hpc2:/data/f", wait=False)
+    import asyncio
+
+    assert await asyncio.to_thread(submitting.wait, 30)
+    got = await fed.cancel_transfer(rec.id)
+    assert got.state == "CANCELLED"
+    go.set()
+    done = await fed.mover.wait(rec.id)
+    assert done.state == "CANCELLED" and done.data["task_id"] == TASK
+    assert cancelled == [TASK]
+
+
 def test_sftp_is_the_default_without_collections_or_login(fed, tokens):
     from diamond_jupyter.transfer import parse_location
 

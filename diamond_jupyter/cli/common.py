@@ -110,8 +110,12 @@ def spec_from_file(path: str, dialect: str | None = None, *, name: str | None = 
     """A batch script in any dialect; a script without directives is run as is."""
     from ..federation import Federation
 
+    # the file's name, its bytes that are not UTF-8 as "_" (the name of `caf\xe9.sh` was
+    # no text, and its submit failed in the store)
+    stem = Path(path).stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return Federation.spec_from_text(read_script(path), dialect, name=name,
-                                     default_name=Path(path).stem, overrides=overrides)
+                                     default_name=stem.replace("\ufffd", "_"),
+                                     overrides=overrides)
 
 
 def federation(args: argparse.Namespace, **kw: Any):

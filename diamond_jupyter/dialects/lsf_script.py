@@ -140,6 +140,14 @@ def _quoted(text: str) -> str:
     return quote(text)  # never bare: the quotes in it are escaped
 
 
+def _term_slots(c: Resources) -> int:
+    """The slots of one shape's compound term: its tasks, else one per node (a Slurm
+    hetjob component of `-N 1` alone), else one. The job's `-n` is their sum (it was its
+    tasks alone: `-n 0` for components without tasks, which bsub refuses)."""
+    t = resource_totals(c)
+    return t["tasks"] or t["nodes"] or 1
+
+
 def _shape_of(spec: JobSpec) -> list[dict[str, int | None]]:
     """The sizes a compound requirement was read as: while they stay, an LSF round trip
     writes the compound string back as it was."""
@@ -727,8 +735,7 @@ class LsfScript:
             return None
         out = []
         for k, (term, c) in enumerate(zip(texts, comps, strict=True), 1):
-            t = resource_totals(c)
-            hosts, slots = t["nodes"], t["tasks"] or t["nodes"] or 1
+            hosts, slots = resource_totals(c)["nodes"], _term_slots(c)
             one = JobSpec()
             one.constraints = spec.constraints.model_copy(deep=True)
             one.metadata = {m: v for m, v in spec.metadata.items() if m != "lsf_compound"}
@@ -790,8 +797,7 @@ class LsfScript:
             warnings.append(f"dropped: QOS {spec.qos} (no LSF equivalent)")
         compound = self._compound_text(spec, warnings)
         if compound is not None:  # slots and sizes in the compound string's terms
-            slots = sum(resource_totals(x)["tasks"] or 0
-                        for x in live_components(spec) or [spec.resources])
+            slots = sum(_term_slots(x) for x in live_components(spec) or [spec.resources])
             if not self._kept_slot_range(spec, slots):  # a kept -n MIN,MAX says it
                 add("-n", slots)
             add("-R", compound)
@@ -884,8 +890,7 @@ class LsfScript:
         select = " && ".join(_lsf_select(f, said) for f in spec.constraints.features)
         terms = []
         for x in comps:
-            t = resource_totals(x)
-            nodes, slots, cpt = t["nodes"], t["tasks"] or t["nodes"] or 1, x.cpus_per_task or 1
+            nodes, slots, cpt = resource_totals(x)["nodes"], _term_slots(x), x.cpus_per_task or 1
             sections = [f"select[{select}]"] if select else []
             if nodes and slots % nodes:
                 return None  # no ptile puts these slots on exactly these hosts

@@ -119,6 +119,10 @@ class DiamondHandler(APIHandler):
             raise ApiError(400, "bad-input", "the request body is not valid JSON") from None
         if not isinstance(data, dict):
             raise ApiError(400, "bad-input", "the request body must be a JSON object")
+        if (where := _no_text_at(data)) is not None:
+            raise ApiError(400, "bad-input", f"the request body's {where} holds a lone "
+                           "surrogate (a \\ud800-\\udfff escape without its pair), which is "
+                           "no text: send the character itself, or its escaped pair")
         return data
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
@@ -165,6 +169,28 @@ class DiamondHandler(APIHandler):
         else:
             reply = {"reason": "internal-error", "message": "unhandled error (see server log)"}
         self.finish(json.dumps(reply))
+
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_text_at(data: Any) -> str | None:
+    """Where a JSON body holds a string (a key or a value) with a lone surrogate, which no
+    record, event or command can carry (storing it failed with a 500); None if nowhere.
+    Walked without recursion (the body's nesting is bounded by its parser only)."""
+    todo: list[tuple[str, Any]] = [("", data)]
+    while todo:
+        where, v = todo.pop()
+        if isinstance(v, str) and _LONE_SURROGATE.search(v):
+            return where or "value"
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if _LONE_SURROGATE.search(k):
+                    return f"{where}.{ascii(k)}".lstrip(".") + " (a key)"
+                todo.append((f"{where}.{k}".lstrip("."), x))
+        elif isinstance(v, list):
+            todo += [(f"{where}[{i}]", x) for i, x in enumerate(v)]
+    return None
 
 
 class _KeyTwice(ValueError):

@@ -19,6 +19,7 @@ from .db import Database
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
 # what no scheduler's job id holds and a path or a command line would read otherwise
 _UNUSABLE_ID = re.compile(r"[/\\\s\x00-\x1f\x7f-\x9f\u2028\u2029]|\.\.")
+MAX_EVENT_PREFIXES = 200  # "KIND.*" terms of one query (SQLite nests ORs at most 1,000 deep)
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
@@ -60,13 +61,23 @@ class JobsMixin(Database):
 
     def events_since(self, seq: int = 0, kinds: Iterable[str] | None = None,
                      job_id: str | None = None, limit: int | None = 1000) -> list[Event]:
-        """Events with seq > `seq`, oldest first. A kind "job.*" matches by prefix."""
+        """Events with seq > `seq`, oldest first. A kind "job.*" matches by prefix, as
+        written (a `%` or `_` in it is no wildcard, case counts). Any number of kinds: the
+        exact ones are one parameter (a thousand `OR`s was an SQLite error, a 500 over
+        REST), the prefixes one term each (at most MAX_EVENT_PREFIXES)."""
         where, args = ["seq > ?"], [seq]
         if kinds is not None:
-            alts = []
-            for k in kinds:
-                alts.append("kind LIKE ?" if k.endswith(".*") else "kind = ?")
-                args.append(k[:-1] + "%" if k.endswith(".*") else k)
+            kinds = list(dict.fromkeys(kinds))
+            exact = [k for k in kinds if not k.endswith(".*")]
+            prefixes = [k[:-1] for k in kinds if k.endswith(".*")]
+            if len(prefixes) > MAX_EVENT_PREFIXES:
+                raise BadInput(f"kinds: at most {MAX_EVENT_PREFIXES} prefixes (KIND.*), not "
+                               f"{len(prefixes)}")
+            alts = ["kind IN (SELECT value FROM json_each(?))"] if exact else []
+            args += [json.dumps(exact)] if exact else []
+            for prefix in prefixes:
+                alts.append("substr(kind, 1, ?) = ?")
+                args += [len(prefix), prefix]
             where.append(f"({' OR '.join(alts) or '0'})")
         if job_id is not None:
             where.append("job_id = ?")

@@ -13,6 +13,14 @@ from .codec import redact, row_to_transfer, to_js, to_ts
 from .db import Database
 from .model import TransferRecord
 
+TRANSFER_ENDS = {"SUCCEEDED", "FAILED", "CANCELLED"}
+CANCELLED_BY_USER = "cancelled by request"
+
+
+def _cancel_stands(rec: TransferRecord) -> bool:
+    """A user's cancel was accepted: the record says CANCELLED, whatever its copy does."""
+    return rec.state == "CANCELLED" and bool(rec.data.get("cancel_requested"))
+
 
 class TransfersMixin(Database):
     """Transfers."""
@@ -51,14 +59,68 @@ class TransfersMixin(Database):
         running engine's lease), LeaseLost when another engine took the transfer over."""
         with self._write() as c:
             self._check_fence(c, fence)
+            return self._update(c, self._transfer(c, transfer_id), state=state, bytes=bytes,
+                                checksum=checksum, error=error, data=data)
+
+    def _update(self, c: sqlite3.Connection, cur: TransferRecord, *, state: str | None = None,
+                bytes: int | None = None, checksum: str | None = None,
+                error: str | None = None, data: dict[str, Any] | None = None
+                ) -> TransferRecord:
+        merged = {**cur.data, **(data or {})}
+        c.execute("UPDATE transfers SET state = COALESCE(?, state), bytes = COALESCE(?, bytes),"
+                  " checksum = COALESCE(?, checksum), error = COALESCE(?, error), data = ?,"
+                  " updated_at = ? WHERE id = ?",
+                  (state, bytes, checksum, redact(error), to_js(merged), to_ts(utcnow()),
+                   cur.id))
+        return self._transfer(c, cur.id)
+
+    def set_transfer_state(self, transfer_id: str, state: str, *, error: str | None = None,
+                           fence: leases.Fence | None = None, bytes: int | None = None,
+                           checksum: str | None = None, data: dict[str, Any] | None = None
+                           ) -> tuple[TransferRecord, bool]:
+        """The running engine's state write (with `update_transfer`'s fields), in one
+        transaction with the check that a user's cancel was not accepted before it: a cancel
+        accepted (`ask_transfer_cancel`) stands, and no state is written over it (False)."""
+        with self._write() as c:
+            self._check_fence(c, fence)
             cur = self._transfer(c, transfer_id)
-            merged = {**cur.data, **(data or {})}
-            c.execute("UPDATE transfers SET state = COALESCE(?, state), bytes = COALESCE(?, bytes),"
-                      " checksum = COALESCE(?, checksum), error = COALESCE(?, error), data = ?,"
+            if _cancel_stands(cur):
+                return cur, False
+            return self._update(c, cur, state=state, error=error, bytes=bytes, checksum=checksum,
+                                data=data), True
+
+    def ask_transfer_cancel(self, transfer_id: str) -> tuple[TransferRecord, bool]:
+        """A user's cancel, decided in one transaction against the copy's own end: accepted
+        (True; the record is CANCELLED and marked `cancel_requested`, so its copy may not put
+        its result in place) while the transfer is unfinished and its copy has not begun
+        putting its result in place (`commit_transfer`); else refused (False), the record
+        as it is. A transfer cancelled before is accepted again, unchanged."""
+        with self._write() as c:
+            cur = self._transfer(c, transfer_id)
+            if cur.state == "CANCELLED":
+                return cur, True
+            if cur.state in TRANSFER_ENDS or cur.data.get("finishing"):
+                return cur, False
+            c.execute("UPDATE transfers SET state = 'CANCELLED', error = ?, data = ?,"
                       " updated_at = ? WHERE id = ?",
-                      (state, bytes, checksum, redact(error), to_js(merged), to_ts(utcnow()),
-                       transfer_id))
-            return self._transfer(c, transfer_id)
+                      (CANCELLED_BY_USER, to_js({**cur.data, "cancel_requested": True}),
+                       to_ts(utcnow()), transfer_id))
+            return self._transfer(c, transfer_id), True
+
+    def commit_transfer(self, transfer_id: str, fence: leases.Fence | None) -> bool:
+        """For the engine copying it, just before its result is put in place: False when a
+        user's cancel was accepted first (the copy stops, its result left aside), else the
+        record is marked `finishing` (a later cancel is refused) and True. LeaseLost when
+        `fence` is stale."""
+        with self._write() as c:
+            self._check_fence(c, fence)
+            cur = self._transfer(c, transfer_id)
+            if cur.state == "CANCELLED" or cur.data.get("cancel_requested"):
+                return False
+            if not cur.data.get("finishing"):
+                c.execute("UPDATE transfers SET data = ? WHERE id = ?",
+                          (to_js({**cur.data, "finishing": True}), transfer_id))
+            return True
 
     def transfer_stop_asked(self, transfer_id: str, fence: leases.Fence | None) -> bool:
         """For the engine copying it, in one read: LeaseLost when `fence` is stale, else

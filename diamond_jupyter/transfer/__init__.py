@@ -72,6 +72,27 @@ def retryable(e: BaseException) -> bool:
     return isinstance(e, (SiteError, OSError, EOFError, paramiko.SSHException))
 
 
+def _too_late(rec: TransferRecord) -> BadInput:
+    """A user's cancel of a transfer whose copy had already finished, refused."""
+    if rec.state in DONE:
+        why = f": {rec.error}" if rec.error and rec.state == "FAILED" else ""
+        return BadInput(f"transfer {rec.id} is not cancelled: it had already ended "
+                        f"{rec.state}{why} ({rec.src} -> {rec.dst})")
+    return BadInput(f"transfer {rec.id} is not cancelled: its copy had already finished (every "
+                    f"byte arrived and was checked) and is being put in place at {rec.dst}")
+
+
+def _cancel_asked(rec: TransferRecord) -> bool:
+    """A user's cancel of `rec` was accepted (its record says CANCELLED for good)."""
+    return rec.state == "CANCELLED" and bool(rec.data.get("cancel_requested"))
+
+
+def _globus_cancelled(task: dict[str, Any]) -> bool:
+    """A FAILED Globus task that was cancelled (by its owner or an administrator)."""
+    return bool(task.get("canceled_by_admin")) or "cancel" in str(task.get("nice_status",
+                                                                         "")).lower()
+
+
 def _why(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
@@ -232,15 +253,22 @@ class TransferManager:
                       job_id)
 
     def _state(self, rec: TransferRecord, state: str, *, error: str | None = None,
-               fenced: bool = True, **kw: Any) -> TransferRecord:
-        rec = self.store.update_transfer(rec.id, state=state, error=error, **kw,
-                                         fence=self._fences.get(rec.id) if fenced else None)
-        data = {"transfer_id": rec.id, "kind": rec.kind, "state": state, "src": rec.src,
-                "dst": rec.dst, "bytes": rec.bytes, "checksum": rec.checksum}
-        if error:
-            data["error"] = error
-        self.emit("transfer.state", data, rec.data.get("job_id"))
+               **kw: Any) -> TransferRecord:
+        """The running engine's state write and its event; a user's cancel accepted before
+        it stands (the CANCELLED record is returned, nothing written or said)."""
+        rec, written = self.store.set_transfer_state(rec.id, state, error=error, **kw,
+                                                     fence=self._fences.get(rec.id))
+        if written:
+            self._said(rec)
         return rec
+
+    def _said(self, rec: TransferRecord) -> None:
+        """The `transfer.state` event of `rec` as stored."""
+        data = {"transfer_id": rec.id, "kind": rec.kind, "state": rec.state, "src": rec.src,
+                "dst": rec.dst, "bytes": rec.bytes, "checksum": rec.checksum}
+        if rec.error and rec.state in ("FAILED", "CANCELLED"):
+            data["error"] = rec.error
+        self.emit("transfer.state", data, rec.data.get("job_id"))
 
     # -- the one entry point --------------------------------------------------------------
     def choose(self, src: Location, dst: Location, via: str | None) -> str:
@@ -281,8 +309,8 @@ class TransferManager:
                                                        "dst_loc": [d.site, d.path]})
         else:
             rec = await self._globus_record(s, d, recursive, transfer_id, base)
-        if rec.state == "SUCCEEDED":
-            return rec  # a staging retry: already there
+        if rec.state == "SUCCEEDED" or _cancel_asked(rec):
+            return rec  # a staging retry: already there, or cancelled by the user
         task = self._tasks.get(rec.id)  # already running here (resumed at start): join it
         if task is None:
             task = self._launch(rec, lambda r: self._runner(r, s, d, limit_bytes))
@@ -358,30 +386,66 @@ class TransferManager:
         return self.status(transfer_id)
 
     async def cancel(self, transfer_id: str) -> TransferRecord:
+        """A user's cancel, decided in the store against the copy's own end: accepted (the
+        record CANCELLED at once, whichever engine copies it; the copy stops and leaves its
+        partial file, never put in place) until the copy has every byte and begins putting
+        them in place; refused after that with BadInput saying how the transfer ended (or
+        that it is finishing). A transfer cancelled before is returned as it is."""
         rec = self.status(transfer_id)
         if rec.state in DONE:
-            return rec
+            if rec.state == "CANCELLED":
+                return rec
+            raise _too_late(rec)
         if rec.kind == "globus" and rec.data.get("task_id"):
-            await asyncio.to_thread(self.globus.cancel, rec.data["task_id"])
+            await self._cancel_globus(rec, rec.data["task_id"])
+        cur, accepted = self.store.ask_transfer_cancel(transfer_id)
+        task = self._tasks.get(transfer_id)
+        if not accepted:
+            if task is not None and rec.kind == "sftp":  # finishing here: its end, then say it
+                with contextlib.suppress(LeaseLost):
+                    cur = await asyncio.shield(task)
+            if cur.state == "CANCELLED":
+                return cur
+            raise _too_late(cur)
+        if rec.state != "CANCELLED":
+            self._said(cur)
+        if rec.kind == "globus" and not rec.data.get("task_id") and cur.data.get("task_id"):
+            with contextlib.suppress(DiamondError):  # submitted meanwhile: Globus is told too
+                await asyncio.to_thread(self.globus.cancel, cur.data["task_id"])
         self._cancel_requested.add(transfer_id)
         ev = self._cancel.get(transfer_id)
         if ev is not None:
             ev.set()
-        task = self._tasks.get(transfer_id)
         if task is not None and rec.kind == "sftp":
-            try:
-                return await asyncio.shield(task)  # its owner records the cancel
-            except LeaseLost:
-                pass  # this engine lost the copy meanwhile (said): the user's cancel stands
-        elif task is not None:
-            task.cancel()
-        cur = self.status(transfer_id)
-        if cur.state in DONE:
-            return cur
-        # a request of the user's, whoever runs it: the engine copying it now (another one)
-        # sees it at its next lease check and stops
-        return self._state(cur, "CANCELLED", error="cancelled by request", fenced=False,
-                           data={"cancel_requested": True})
+            # wait for the copy here to let go of its partial file (the record is written)
+            with contextlib.suppress(LeaseLost, DiamondError):
+                await asyncio.shield(task)
+        elif task is not None and rec.data.get("task_id"):
+            task.cancel()  # its follower (a submit under way sees the cancel and tells Globus)
+        # a copy another engine runs sees the cancel at its next lease check and stops
+        return self.status(transfer_id)
+
+    async def _cancel_globus(self, rec: TransferRecord, task_id: str) -> None:
+        """Ask Globus to cancel the task, then how it stands: BadInput when it had already
+        ended (a cancel that came too late), which its follower records."""
+        refused: SiteError | None = None
+        try:
+            await asyncio.to_thread(self.globus.cancel, task_id)
+        except SiteError as e:  # perhaps because the task had ended: asked below
+            refused = e
+        try:
+            task = await asyncio.to_thread(self.globus.task, task_id)
+        except DiamondError:
+            if refused is not None:
+                raise refused from None
+            return  # Globus took the cancel: the record says CANCELLED
+        status = task.get("status")
+        if status == "SUCCEEDED" or (status == "FAILED" and not _globus_cancelled(task)):
+            raise BadInput(f"transfer {rec.id} is not cancelled: its Globus task {task_id} "
+                           f"had already ended {status} when the cancel reached Globus "
+                           "(its record follows Globus)")
+        if refused is not None:
+            raise refused
 
     async def close(self) -> None:
         """Stop every transfer and staging of this engine; their records stay unfinished and
@@ -415,6 +479,8 @@ class TransferManager:
         lost: list[LeaseLost] = []  # set when the copy finds its lease stale
         if rec.state != "ACTIVE":
             rec = self._state(rec, "ACTIVE")
+        if _cancel_asked(rec):
+            return rec
         # the lease, checked inside the copy loop (each block reports here): a stalled engine
         # that woke stops within a few MiB or a second, before the block after the check
         watch = LeaseWatch(lambda: self.store.transfer_stop_asked(rec.id, fence))
@@ -435,16 +501,28 @@ class TransferManager:
                 loop.call_soon_threadsafe(self._progress, {
                     "transfer_id": rec.id, "kind": "sftp", "bytes_done": done,
                     "bytes_total": total}, job_id, fence)
+
+        def commit() -> None:  # the copy has every byte, checked: decided against a cancel
+            if lost:
+                raise lost[0]
+            if not self.store.commit_transfer(rec.id, fence):
+                self._cancel_requested.add(rec.id)
+                cancel.set()
+                raise Cancelled("cancelled by request before the copy was put in place")
         t0, attempts, wait = time.monotonic(), self.policy.attempts, self._backoff()
         attempt = 0
         try:
             while True:
                 attempt += 1
+                if self.store.get_transfer(rec.id).data.get("finishing"):
+                    # an earlier try (or engine) stopped while putting it in place: a
+                    # cancel may be accepted again until this try gets there
+                    self.store.update_transfer(rec.id, data={"finishing": False}, fence=fence)
                 copy = asyncio.ensure_future(sftp_copy(
                     self._transport(s), s.path, self._transport(d), d.path, recursive=recursive,
                     progress=progress, cancel=cancel, limit=limit,
                     replaceable=self._replaceable(rec),
-                    skip_hidden=bool(rec.data.get("skip_hidden"))))
+                    skip_hidden=bool(rec.data.get("skip_hidden")), commit=commit))
                 try:
                     res = await asyncio.shield(copy)
                     break
@@ -544,6 +622,10 @@ class TransferManager:
                                                  fence=self._fences.get(rec.id))
             if rec.state != "ACTIVE":
                 rec = self._state(rec, "ACTIVE")
+            if _cancel_asked(rec):  # a user's cancel accepted before the task was known
+                with contextlib.suppress(DiamondError):
+                    await asyncio.to_thread(self.globus.cancel, task_id)
+                return rec
             return await self._follow_globus(rec, task_id)
         except asyncio.CancelledError:
             # the engine is closing: Globus goes on; the next engine follows the same task
@@ -563,6 +645,8 @@ class TransferManager:
         fence = self._fences.get(rec.id)
         while True:
             self.store.check_fence(fence)  # a stalled engine that woke follows it no more
+            if _cancel_asked(now := self.status(rec.id)):
+                return now  # a user's cancel (Globus was told by whoever took it)
             try:
                 task = await asyncio.to_thread(self.globus.task, task_id)
             except GlobusUnreachable as e:
@@ -590,8 +674,7 @@ class TransferManager:
                 return self._state(rec, "SUCCEEDED", bytes=done,
                                    data={"verified": bool(task.get("verify_checksum", True))})
             if status == "FAILED":
-                if task.get("canceled_by_admin") or "cancel" in str(task.get("nice_status", "")
-                                                                   ).lower():
+                if _globus_cancelled(task):
                     return self._state(rec, "CANCELLED", error=GlobusMover.failure(task))
                 return self._state(rec, "FAILED", error=GlobusMover.failure(task))
             if status == "INACTIVE":

@@ -18,6 +18,7 @@ import hashlib
 import os
 import posixpath
 import queue
+import re
 import stat as stat_mod
 import threading
 from collections.abc import Callable
@@ -26,8 +27,8 @@ from typing import Any, BinaryIO, Protocol
 
 import paramiko
 
-from ..model import BadInput, SiteError
-from ..transports.base import open_regular, safe_mode
+from ..model import BadInput, SiteError, one_line
+from ..transports.base import open_regular, safe_mode, special_kind
 
 PART = ".dmd-part"
 WINDOW = 4 << 20  # bytes requested at once from an SFTP source
@@ -55,6 +56,8 @@ class TreeTooLarge(SiteError):
     hostile server's listing that contains itself would never end): no retry."""
 
 
+# a name's bytes that are not UTF-8, as Python reads them (lone surrogates)
+_NOT_UTF8 = re.compile(r"[\ud800-\udfff]")
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
 HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
@@ -106,6 +109,9 @@ class Walk:
         sub = posixpath.join(rel, name) if rel else name
         if not name or name in (".", "..") or "/" in name or "\x00" in name:
             self.skipped.append(f"{(rel + '/') if rel else ''}{name!r}: not a plain file name")
+        elif _NOT_UTF8.search(name):  # no record, event or listing can carry it
+            self.skipped.append(f"{(rel + '/') if rel else ''}{ascii(name)}: the name is not "
+                                "UTF-8 text; rename it (e.g. with convmv) and copy it again")
         elif self.skip_hidden and name.startswith("."):
             self.skipped.append(f"{sub}{'/' if stat_mod.S_ISDIR(mode) else ''}: {HIDDEN_LEFT}")
         elif stat_mod.S_ISDIR(mode):
@@ -350,13 +356,30 @@ class SftpSide:
         # hashing reads the whole file: the time allowed grows with it (20 MB/s at worst)
         res = await self.transport.run(["sha256sum", "--", path], check=True,
                                        timeout=300.0 + size / 20e6)
-        return res.stdout.split()[0]
+        return sha256_of_line(res.stdout, f"{self.label}:{path}")
 
     async def close(self) -> None:
         try:
             await asyncio.to_thread(self.sftp.close)
         finally:
             self.transport._sem.release()
+
+
+# GNU sha256sum writes a backslash before the sum of a file whose name holds a backslash or
+# a newline (the name itself escaped after it)
+_SUM_LINE = re.compile(r"\\?([0-9a-f]{64})[ *]")
+
+
+def sha256_of_line(out: str, where: str) -> str:
+    """The sum in `sha256sum`'s answer about one file. Read as its first word, the sum of a
+    file named `a\\b` or with a newline was `\\<sum>`, which matched nothing: the copy
+    failed as a "checksum mismatch" and removed what had arrived. SiteError when the answer
+    holds no sum (a site's `sha256sum` that is something else)."""
+    m = _SUM_LINE.match(out)
+    if m is None:
+        raise SiteError(f"{one_line(where)}: sha256sum answered no sha256 sum "
+                        f"({one_line(repr(out[:80]))})")
+    return m.group(1)
 
 
 async def open_side(transport: Any | None) -> Side:
@@ -378,6 +401,9 @@ class CopyResult:
 
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total), called from a thread
+# called just before the copy's last file is put in place (its bytes all there and checked):
+# raises Cancelled when a cancel was accepted first, which leaves the partial file aside
+Commit = Callable[[], None]
 
 
 def _next(q: queue.Queue, cancel: threading.Event) -> Any:
@@ -409,7 +435,7 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
 
     reader = threading.Thread(target=read, daemon=True, name="dmd-sftp-read")
     reader.start()
-    moved = 0
+    moved, read_all = 0, False
     out = dst.open_write(part, offset)
     try:
         while (chunk := _next(q, cancel)) is not None:
@@ -424,9 +450,12 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
             out.write(chunk)
             moved += len(chunk)
             progress(offset + moved, size)
+        read_all = True  # the reader is ending by itself
         dst.set_mode(out, mode)
     finally:
-        cancel_reader = not reader.is_alive() or cancel.is_set()
+        # the shared `cancel` is set only to stop a reader still reading (an error, a
+        # limit): set after a whole read, it could stop the next file of a tree
+        cancel_reader = read_all or not reader.is_alive() or cancel.is_set()
         if not cancel_reader:
             cancel.set()  # stop the reader early (error or limit); drain so it can exit
             while reader.is_alive():
@@ -438,8 +467,9 @@ def _copy(src: Side, sp: str, dst: Side, part: str, offset: int, size: int, mode
 
 async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
-                    limit: int | None = None) -> CopyResult:
-    """Copy one file (resuming `DST.dmd-part`) and verify it by sha256 on both ends."""
+                    limit: int | None = None, commit: Commit | None = None) -> CopyResult:
+    """Copy one file (resuming `DST.dmd-part`) and verify it by sha256 on both ends; then,
+    unless `commit` refuses (a cancel accepted meanwhile), put it in place."""
     st = await asyncio.to_thread(src.stat, src_path)
     if st is None:
         raise BadInput(f"{src.label}: no such file: {src_path}")
@@ -460,6 +490,8 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
         await asyncio.to_thread(dst.remove, part)  # a retry starts from scratch
         raise ChecksumMismatch(f"checksum mismatch for {dst.label}:{dst_path}: source sha256 "
                         f"{want[:16]}…, destination {dst_sum[:16]}… (partial file removed)")
+    if commit is not None:
+        commit()
     await asyncio.to_thread(dst.rename, part, dst_path)
     progress(size, size)
     return CopyResult(size, moved, offset, want)
@@ -469,7 +501,7 @@ async def _already_there(src: Side, src_path: str, dst: Side, dst_path: str,
                          size: int) -> CopyResult | None:
     """The file is at the destination already (same size and sha256), or None."""
     have = await asyncio.to_thread(dst.stat, dst_path)
-    if not have or have[1] or have[0] != size:
+    if not have or have[1] or have[0] != size or special_kind(have[2]):
         return None
     want, got = await asyncio.gather(src.sha256(src_path), dst.sha256(dst_path))
     return CopyResult(size, 0, size, want) if want == got else None
@@ -486,10 +518,10 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
                 ) -> str | None:
     """Why the file at `dst_path` (`rel` in the destination directory) stays as it is, or
     None when the copy may write there (nothing there, or replaceable)."""
-    if replaceable is None:
-        return None
     have = await asyncio.to_thread(dst.stat, dst_path)
-    if have is None:
+    if have is not None and (kind := special_kind(have[2])):  # whatever `replaceable` says
+        return f"{rel}: {kind} is there; not replaced (remove it to copy the file there)"
+    if replaceable is None or have is None:
         return None
     if have[1]:
         return f"{rel}: a directory is there"
@@ -500,11 +532,11 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
                     replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums. A file already
     at the destination (and different) is replaced only when `replaceable` says so (None:
     always); else it is left as it is and listed in `skipped`; so is each hidden entry with
-    `skip_hidden`."""
+    `skip_hidden`. `commit` is asked before the last file is put in place."""
     found = await asyncio.to_thread(src.walk, src_path, skip_hidden)
     rels = found.files
     sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
@@ -525,7 +557,8 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                 skipped.append(why)
                 total -= size
                 continue
-            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel)
+            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel,
+                                commit=commit if rel == rels[-1] else None)
         done += size
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
@@ -536,7 +569,7 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,
                     recursive: bool, progress: Progress, cancel: threading.Event,
                     limit: int | None = None, replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
     """`src_t`/`dst_t`: a site's transport, or None for the server's own filesystem. Copied
     into a directory (a tree, or a file into an existing directory or a path ending in
     '/'), a file already there is replaced only as `replaceable` says (see `copy_tree`); a
@@ -554,6 +587,10 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1] and not recursive:
                 raise BadInput(f"{src.label}:{src_path} is a directory (use recursive)")
             dstat = await asyncio.to_thread(dst.stat, dp)
+            if dstat and (kind := special_kind(dstat[2])):
+                raise BadInput(f"dst: {dst.label}:{dst_path} is {kind}, not a file or a "
+                               "directory: a copy would replace it (give a file or directory "
+                               "path)")
             into = dst_path.endswith("/") or (not st[1] and dstat and dstat[1])
             if skip_hidden and into and posixpath.basename(sp).startswith("."):
                 raise BadInput(f"src: {src_path} has a hidden name, which a tool call's copy "
@@ -563,7 +600,8 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
                 if dst_path.endswith("/"):
                     dp = posixpath.join(dp, posixpath.basename(sp))
                 return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                       replaceable=replaceable, skip_hidden=skip_hidden)
+                                       replaceable=replaceable, skip_hidden=skip_hidden,
+                                       commit=commit)
             if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
                 name = posixpath.basename(sp)
                 dp = posixpath.join(dp, name)
@@ -572,11 +610,11 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
                     if why is not None:
                         return CopyResult(0, 0, 0, "", [], [why])
                 res = await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                      limit=limit)
+                                      limit=limit, commit=commit)
                 res.files = [{"path": name, "bytes": res.bytes, "sha256": res.checksum}]
                 return res
             return await copy_file(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                   limit=limit)
+                                   limit=limit, commit=commit)
         finally:
             await dst.close()
     finally:

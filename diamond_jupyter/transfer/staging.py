@@ -178,7 +178,12 @@ class StagedJob:
                                reason=_left_out(skipped))
         return None
 
-    async def _fail(self, job_id: str, reason: str) -> None:
+    async def _fail(self, job_id: str, reason: str) -> str:
+        """Fail the held job with `reason` and cancel it; the staging's end ("FAILED"), or
+        "CANCELLED" when the user had asked to cancel the job (the cancel the user was told
+        of stands: its copies were stopped by it, or ended as it came)."""
+        if self._user_cancelled(job_id):
+            return "CANCELLED"
         # FAILED first: the first terminal state is final, so the scheduler's CANCELLED of
         # the held job (seen later by the monitor) cannot hide the reason
         self._check()
@@ -188,6 +193,17 @@ class StagedJob:
             with contextlib.suppress(DiamondError):
                 await self.sites.require(self.site).cancel([job.native_id])
         self._emit("stage.in.failed", reason=reason, cancelled=job.native_id)  # after the cancel
+        return "FAILED"
+
+    def _user_cancelled(self, job_id: str) -> bool:
+        """The user asked to cancel the held job (`job.cancel-requested`): it is recorded
+        CANCELLED (its scheduler was told), never released nor failed by the staging."""
+        if not self.journal.cancel_requested(job_id):
+            return False
+        self._check()
+        self.journal.apply(job_id, JobState.CANCELLED, source="staging",
+                           reason="cancelled by request during its stage-in (never released)")
+        return True
 
     def _seen(self) -> set[str]:
         """The phases this job's staging has finished (by their events), when resumed."""
@@ -237,14 +253,17 @@ class StagedJob:
                 reason = f"stage-in failed: {e}"
             job_id = await self.bound if job is None else job.id
             if reason:
-                await self._fail(job_id, reason)
-                self._settle("FAILED", reason)
+                end = await self._fail(job_id, reason)
+                self._settle(end, reason if end == "FAILED" else "the job was cancelled")
                 return
         job_id = await self.bound if job is None else job.id
         released = not self.ins or self.user_hold or "job.released" in seen
-        if not released and not await self._release(job_id):
-            self._settle("FAILED", "release after stage-in failed")
-            return
+        if not released:
+            end = "CANCELLED" if self._user_cancelled(job_id) else await self._release(job_id)
+            if end is not None:
+                self._settle(end, "release after stage-in failed" if end == "FAILED"
+                             else "the job was cancelled")
+                return
         if self.outs and "stage.out.done" not in seen and "stage.out.failed" not in seen:
             done = await self.journal.wait(job_id)
             if done.state == JobState.COMPLETED:
@@ -256,23 +275,29 @@ class StagedJob:
                                     source="staging")
         self._settle("SUCCEEDED")
 
-    async def _release(self, job_id: str) -> bool:
-        """Release the held job; False when that failed (the job is failed with the reason)."""
+    async def _release(self, job_id: str) -> str | None:
+        """Release the held job; None when released (or it had ended), else the staging's
+        end: "FAILED" (the job is failed with the reason), or "CANCELLED" (the user's cancel
+        of the job came as the release was sent, and the release failed for it)."""
         job = self.store.get_job(job_id)
         if job.state.terminal:
-            return True
+            return None
         self._check()
         try:
             await self.sites.require(self.site).release([job.native_id])
         except DiamondError as e:
-            if self.resumed is not None:  # released before the restart, and running now?
+            # the scheduler's answer first: ended (a cancel of the user's through another
+            # engine reached it before its request was stored), or released before a restart
+            with contextlib.suppress(DiamondError):
                 job = await self.journal.refresh(job_id)
-                if job.state != JobState.PENDING:
-                    return True
-            await self._fail(job_id, f"release after stage-in failed: {e}")
-            return False
+            if job.state == JobState.CANCELLED:
+                return "CANCELLED"
+            if job.state.terminal or (self.resumed is not None
+                                      and job.state != JobState.PENDING):
+                return None
+            return await self._fail(job_id, f"release after stage-in failed: {e}")
         self._emit("job.released", native_id=job.native_id)
-        return True
+        return None
 
 
 async def resume_staged(mgr: TransferManager, limit: int | None = None) -> list[str]:

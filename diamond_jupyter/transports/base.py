@@ -82,6 +82,17 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def read_without_waiting(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the file a person named (a job script, a workflow), so
+    the caller can tell it is too large. Opened without waiting: a FIFO nobody writes reads
+    as empty, not a wait for ever; a pipe being written (`<(...)`, /dev/stdin) is read to its
+    end; /dev/zero stops at the bound. OSError as `open` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        os.set_blocking(fd, True)
+        return read_at_most(f, limit + 1)
+
+
 def read_at_most(f: BinaryIO, n: int) -> bytes:
     """Up to `n` bytes from `f`, in 1 MiB reads (one `read(n)` would set aside n bytes
     however small the file)."""
@@ -91,6 +102,20 @@ def read_at_most(f: BinaryIO, n: int) -> bytes:
         parts.append(chunk)
         left -= len(chunk)
     return b"".join(parts)
+
+
+def special_kind(mode: int) -> str | None:
+    """What an entry that is neither a regular file nor a directory is ("a FIFO", "a
+    character device", ...): a copy never writes over one (renamed into place, its part
+    file replaced /dev/null or a FIFO another program reads); None for a file or a
+    directory."""
+    if stat_mod.S_ISREG(mode) or stat_mod.S_ISDIR(mode):
+        return None
+    for test, kind in ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),
+                       (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 SAFE_MODE_BITS = 0o775  # no setuid, setgid, sticky or world-write on a file we create

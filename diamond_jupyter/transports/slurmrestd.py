@@ -19,7 +19,6 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,8 +26,16 @@ import httpx
 from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
-from .base import DEFAULT_COMMAND_TIMEOUT_S, CommandTimeout, OutputTooLarge, check_argv
+from .base import (
+    DEFAULT_COMMAND_TIMEOUT_S,
+    CommandTimeout,
+    OutputTooLarge,
+    check_argv,
+    open_regular,
+    read_at_most,
+)
 
+MAX_TOKEN_FILE_BYTES = 64 << 10  # a JWT is a few hundred bytes
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 REFUSED_RETRIES = 2  # a refused connection is tried again this many times, after
 REFUSED_PAUSE_S = 0.5  # this, then twice this
@@ -101,12 +108,21 @@ class SlurmRestTransport:
                                 f"{proc.returncode}): {said}")
             return read_token(out.decode(errors="replace"), f"{self.name}: the token command")
         path = os.path.expanduser(cfg.token_file or "")
+
+        def read() -> bytes:  # a FIFO would hold every request, /dev/zero never end
+            with open_regular(path) as f:
+                return read_at_most(f, MAX_TOKEN_FILE_BYTES + 1)
         try:
-            text = await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
+            raw = await asyncio.to_thread(read)
         except OSError as e:
             raise SiteError(f"{self.name}: cannot read the token file {path}: "
                             f"{e.strerror}") from None
-        return read_token(text, f"{self.name}: the token file {path}")
+        if len(raw) > MAX_TOKEN_FILE_BYTES:
+            raise SiteError(f"{self.name}: the token file {path} holds more than "
+                            f"{MAX_TOKEN_FILE_BYTES} bytes, more than a token: not read")
+        # bytes that are not UTF-8 are no part of a token (they ended in a UnicodeDecodeError)
+        return read_token(raw.decode("utf-8", errors="replace"),
+                          f"{self.name}: the token file {path}")
 
     async def token(self, *, renew: bool = False) -> str:
         """The current token, fetched again when it is about to expire (or `renew`)."""

@@ -1184,9 +1184,10 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     if isinstance(text_or_path, Path):
         path = text_or_path.expanduser()
         source = str(path)
-        try:
-            with path.open("rb") as f:
-                raw = f.read(MAX_WORKFLOW_BYTES + 1)
+        from ..transports.base import read_without_waiting
+
+        try:  # a FIFO nobody writes (it held the command for ever) reads as empty
+            raw = read_without_waiting(path, MAX_WORKFLOW_BYTES)
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
         if len(raw) > MAX_WORKFLOW_BYTES:

@@ -56,8 +56,10 @@ def _closest_step(name: str, names: list[str]) -> str | None:
     """The step an unknown name was probably meant for: the same in another case, the one
     step it begins or ends (`prep` for `prepare`), else a near spelling (`s25O`)."""
     import difflib
+    import unicodedata
 
-    fold = name.casefold()
+    # blanks around it, full-width letters (`ｐｒｅｐ` from an input method) as they read
+    fold = unicodedata.normalize("NFKC", name).strip().casefold()
     same = [n for n in names if n.casefold() == fold]
     part = [n for n in names if len(fold) >= 3 and (n.casefold().startswith(fold) or
                                                     fold.startswith(n.casefold()))]
@@ -325,6 +327,9 @@ class Step(_Strict):
                              f"among all sites), not {_SHOWN.repr(v)}")
         if not isinstance(v, list):
             _not_text(v)
+            if isinstance(v, str) and not v.strip():
+                raise ValueError("site is empty: name a site, a list of sites ([alpha, beta]), "
+                                 "or write auto (placement chooses among all sites)")
             return v
         if not v:
             raise ValueError("site: [] lists no site: name at least one ([alpha, beta]), or "
@@ -335,6 +340,9 @@ class Step(_Strict):
             if not isinstance(item, str):
                 raise ValueError(f"site[{i}] is {_SHOWN.repr(item)}: a list of sites holds "
                                  "site names ([alpha, beta])")
+            if not item.strip():
+                raise ValueError(f"site[{i}] is empty: a list of sites holds site names "
+                                 "([alpha, beta])")
             if item == "auto":
                 raise ValueError("auto in a list of sites: write site: auto alone (every "
                                  "site), or list only the sites placement may choose")
@@ -407,10 +415,28 @@ class Step(_Strict):
         if isinstance(v, bool):
             raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r} (YAML "
                              "reads an unquoted no/off/yes/on as a truth value)")
-        if isinstance(v, str) and v not in FAILURE_POLICIES:
+        if v is None:
+            raise ValueError("Input should be 'resubmit-elsewhere' or 'stop', not empty "
+                             "(leave the key out for the default, stop)")
+        if not isinstance(v, str):
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', one of them, "
+                             f"not {_SHOWN.repr(v)}")
+        folded = v.strip().lower().replace("_", "-").replace(" ", "-")
+        if folded in ("retry", "retries", "resubmit", "rerun", "restart", "requeue"):
+            # Nextflow's errorStrategy 'retry', Airflow's and Parsl's retries
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r}: "
+                             "retries: N says how many times a failed step is resubmitted, "
+                             "and on_failure where: stop (the same site) or "
+                             "resubmit-elsewhere (a site not tried yet)")
+        if folded in ("ignore", "continue", "skip", "finish", "ignore-errors", "allow-failure",
+                      "continue-on-error"):
+            raise ValueError(f"Input should be 'resubmit-elsewhere' or 'stop', not {v!r}: a "
+                             "step still failing after its retries stops the workflow (the "
+                             "other steps are cancelled), there is no going on past it; where "
+                             "a failure may be ignored, have the script exit 0")
+        if v not in FAILURE_POLICIES:
             import difflib
 
-            folded = v.strip().lower().replace("_", "-").replace(" ", "-")
             near = [p for p in FAILURE_POLICIES if p == folded] or difflib.get_close_matches(
                 folded, FAILURE_POLICIES, n=1, cutoff=0.6)
             hint = f"; did you mean {near[0]!r}?" if near else ""
@@ -769,14 +795,18 @@ class Workflow(_Strict):
             if lost:
                 k = lost[0]
                 s, (j, name) = self.steps[k], unknown[k][0]
-                meant = closest_site(name, [*allowed, "auto"])
+                meant = closest_site(name, [*allowed, "auto"]) or \
+                    ("auto" if name.strip().lower() in _ANY_SITE else None)
                 hint = f"did you mean {meant}? " if meant else ""
                 every = ""
                 if len(lost) == len(self.steps) and len(self.steps) > 1:
                     every = ("; no step names a site of this sites file: was the "
                              "workflow written for another one (--config)?")
-                if "," in name and s.among is None:
-                    every += "; a list of sites is written [alpha, beta]"
+                parts = [p for p in re.split(r"[\s,|;+]+", name) if p]
+                if len(parts) > 1 and s.among is None:  # `alpha beta`, `alpha|beta`
+                    every += (f"; a list of sites is written [{', '.join(parts)}]"
+                              if all(_NAME.fullmatch(p) for p in parts) else
+                              "; a list of sites is written [alpha, beta]")
                 where = f" in its list of sites [{_listing(s.among)}]" if s.among else ""
                 raise Misplaced(f"step {s.name!r}: unknown site {name!r}{where} ({hint}known: "
                                 f"{', '.join(allowed) or 'none'}, or auto){every}",
@@ -871,6 +901,10 @@ def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | 
                 path.append((u, edge))
                 stack.append((v, iter(out.get(v, ()))))
     return None
+
+
+# what people write for "any site": auto
+_ANY_SITE = ("any", "*", "all", "anywhere", "any-site", "any_site", "best", "default")
 
 
 def site_list(site: str | list[str]) -> str:
@@ -1025,6 +1059,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
                            f"`- name: prep` with `script: ...` under it, not {what}"
                            f"{_line_note(lines, ('steps', k))}")
+    if isinstance(steps, list):
+        _inputs_named_by_output(steps, data, source, lines)
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:
@@ -1063,6 +1099,34 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         raise BadInput(f"{head}{e}{_line_note(lines, e.loc)}") from None
     except BadInput as e:
         raise BadInput(f"{head}{e}") from None
+
+
+def _inputs_named_by_output(steps: list[Any], data: Any, source: str,
+                            lines: Callable[[], Any] | None) -> None:
+    """`inputs: [a.out]` (Parsl's and Snakemake's way: a file, found by its name) where one
+    other step lists a.out in its outputs: refused naming the input as it is written here,
+    `{from: STEP, path: a.out}` (an input is copied from one step's directory)."""
+    written: dict[str, list[str]] = {}
+    for item in steps:
+        outs = item.get("outputs") if isinstance(item, dict) else None
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and \
+                isinstance(outs, list):
+            for out in outs:
+                if isinstance(out, str):
+                    written.setdefault(posixpath.normpath(out), []).append(item["name"])
+    for k, item in enumerate(steps):
+        inputs = item.get("inputs") if isinstance(item, dict) else None
+        for i, inp in enumerate(inputs if isinstance(inputs, list) else []):
+            if not isinstance(inp, str) or not inp.strip():
+                continue
+            makers = [n for n in written.get(posixpath.normpath(inp.strip()), [])
+                      if n != item.get("name")]
+            if len(makers) == 1 and _SAFE_PATH.fullmatch(inp.strip()):
+                raise BadInput(f"{source}: {_where(data, ('steps', k, 'inputs', i))}: an input "
+                               f"is a mapping naming the step it comes from: write {{from: "
+                               f"{makers[0]}, path: {inp.strip()}}} (step {makers[0]!r} lists "
+                               f"it in its outputs), not {inp!r}"
+                               f"{_line_note(lines, ('steps', k, 'inputs', i))}")
 
 
 _READ_AS = re.compile(r"^(.+?) is (a number|not text)")
@@ -1136,7 +1200,11 @@ _OTHER_NAMES = {"rule": "name", "process": "name", "basecommand": "script",
                 "retry": "retries", "id": "name", "src": "from", "source": "from",
                 "file": "path", "dest": "as", "to": "as", "jobs": "steps", "tasks": "steps",
                 "rules": "steps", "group": "gang", "input": "inputs", "output": "outputs",
-                "script_path": "script_file", "scriptfile": "script_file"}
+                "script_path": "script_file", "scriptfile": "script_file",
+                # Airflow, Nextflow, Fireworks, Maestro
+                "dag_id": "name", "task_id": "name", "bash_command": "script",
+                "upstream": "needs", "errorstrategy": "on_failure", "maxretries": "retries",
+                "fws": "steps", "study": "steps", "_fworker": "site", "spec": "script"}
 
 
 # fields other workflow tools have that this one does not: what to write instead
@@ -1148,14 +1216,48 @@ _RESOURCES = ("a step's resources and time limit are its script's own directives
               "(#SBATCH -t 1-00:00:00, #PBS -l walltime=..., #BSUB -W ...), not fields")
 _INCLUDE = ("a workflow is one file; share fields between steps with an x-* key holding "
             "a YAML anchor")
+_SITES_FILE = ("the sites and their schedulers are the sites file's (--config), not the "
+               "workflow's; a step names where it may run with site: NAME, a list of sites, or "
+               "auto")
 _UNSUPPORTED = {
     **dict.fromkeys(("when", "if", "condition", "conditions", "only_if", "skip_if",
-                     "unless"), _CONDITIONS),
+                     "unless", "trigger_rule", "depends_on_past"), _CONDITIONS),
     **dict.fromkeys(("matrix", "parameters", "params", "foreach", "for_each", "sweep",
-                     "strategy", "with_items", "scatter"), _SWEEP),
+                     "strategy", "with_items", "scatter", "global.parameters"), _SWEEP),
     **dict.fromkeys(("walltime", "time", "time_limit", "timeout", "nodes", "ntasks", "cpus",
                      "threads", "mem", "memory", "gpus", "partition", "queue", "account",
-                     "resources"), _RESOURCES),
+                     "resources", "clusteroptions", "cluster_options", "_queueadapter"),
+                    _RESOURCES),
+    **dict.fromkeys(("requirements", "hints"),
+                    "CWL's requirements and hints are not read: a step's resources are its "
+                    "script's own directives (#SBATCH ...), and an image is run in the script "
+                    "(apptainer exec IMAGE COMMAND)"),
+    **dict.fromkeys(("executor", "executors", "batch", "provider", "providers"), _SITES_FILE),
+    "default_args": ("a workflow has no defaults for its steps; share fields through an x-* "
+                     "key holding a YAML anchor (x-common: &common {retries: 2}, then "
+                     "<<: *common in each step)"),
+    **dict.fromkeys(("retry_delay", "retry_exponential_backoff", "max_retry_delay"),
+                    "a failed step is resubmitted as soon as its failure is seen (retries: N); "
+                    "a delay between tries is not read"),
+    **dict.fromkeys(("schedule", "schedule_interval", "cron", "start_date", "catchup"),
+                    "a workflow runs once, when `diamond workflow run` is given it; to run it "
+                    "on a schedule, run that command from cron (or Slurm's scrontab)"),
+    **dict.fromkeys(("email", "email_on_failure", "email_on_retry", "mail", "notify",
+                     "on_failure_callback", "on_success_callback", "on_retry_callback"),
+                    "mail comes from the scheduler: ask for it in the step's script (#SBATCH "
+                    "--mail-type=FAIL --mail-user=ADDRESS, #PBS -m ae -M ADDRESS); `diamond "
+                    "workflow status` and the workflow's events say the rest"),
+    **dict.fromkeys(("stdout", "stderr", "log", "logs"),
+                    "a step's output and error files are its script's own directives (#SBATCH "
+                    "-o FILE -e FILE; `diamond logs JOB` shows them); list a file under "
+                    "outputs to have it checked"),
+    **dict.fromkeys(("priority", "nice"),
+                    "a job's priority is its script's own directive (#SBATCH --nice=N, #PBS -p "
+                    "N, #BSUB -sp N)"),
+    **dict.fromkeys(("description", "doc", "label", "labels", "message", "comment", "tag",
+                     "tags"), "a description is not read: write it as a YAML comment (# ...)"),
+    "links": ("Fireworks' links (a parent and its children) are written the other way here: "
+              "each step lists the steps it waits for, needs: [PARENT]"),
     **dict.fromkeys(("env", "environment", "variables", "vars"),
                     "set variables in the step's script (export NAME=value)"),
     **dict.fromkeys(("include", "includes", "import", "imports", "extends"), _INCLUDE),

@@ -1054,6 +1054,8 @@ def _explain(err: Any) -> str:
                 else f"{{host: {_printable(given.strip())}}}" if _HOST.match(given.strip()) \
                 else "{host: login.example.org}"
             return f"{msg}, not {shown}: write {last}: {fix}"
+        if last == "discovery" and isinstance(given, bool):  # `discovery: false`
+            return f"{msg}, not {shown}: write discovery: {{enabled: {str(given).lower()}}}"
         if isinstance(last, int) and (given is None or isinstance(given, (str, int, float))):
             return (f"{msg}, not {shown}: each site is a mapping, e.g. `- name: mycluster` "
                     "with its keys (scheduler, transport...) under it")
@@ -1227,8 +1229,16 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         line = _line_note(text, loc)
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
+    folded = _folded_preambles(text, cfg)
     for i, s in enumerate(cfg.sites):
         where = f"sites file {p}: site {s.name!r} (sites[{i}])"
+        if i in folded:
+            shown = s.preamble.strip()
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise BadInput(f"{where}: preamble: a folded block (`preamble: >`) joins its lines "
+                           f"into one command line ({_printable(repr(shown))}), which runs as "
+                           "one command; write `preamble: |` to keep each line"
+                           f"{_line_note(text, ('sites', i, 'preamble'))}")
         if s.transport.kind == "ssh" and not s.transport.host:
             raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
                            "transport: {host: login.example.org}), or transport kind local"
@@ -1242,6 +1252,31 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:
+    """The sites whose preamble is a folded block (`>`) written over several lines: YAML
+    joined them into one line (`module load slurm module load gcc`, modules named `module`
+    and `load`)."""
+    if not any(s.preamble.strip() and "\n" not in s.preamble.strip() for s in cfg.sites):
+        return set()
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return set()
+    sites = next((v for k, v in getattr(root, "value", []) if isinstance(root, yaml.MappingNode)
+                  and isinstance(k, yaml.ScalarNode) and k.value == "sites"), None)
+    out: set[int] = set()
+    for i, entry in enumerate(sites.value if isinstance(sites, yaml.SequenceNode) else []):
+        node = next((v for k, v in entry.value if isinstance(k, yaml.ScalarNode)
+                     and k.value == "preamble"), None) \
+            if isinstance(entry, yaml.MappingNode) else None
+        if isinstance(node, yaml.ScalarNode) and node.style == ">" and \
+                "\n" not in node.value.strip() and \
+                sum(1 for ln in text[node.start_mark.index:node.end_mark.index].split("\n")[1:]
+                    if ln.strip()) > 1:  # two lines or more joined
+            out.add(i)
+    return out
 
 
 def _line_note(text: str, loc: tuple[Any, ...]) -> str:

@@ -167,7 +167,7 @@ def test_fault_an_include_of_options_inside_a_host_block_applies_to_that_block(h
     assert resolve_host(cfg, "other").port == 22
 
 
-def test_an_include_of_host_blocks_inside_a_host_block_is_refused_naming_the_line(home,
+def test_fault_an_include_of_host_blocks_inside_a_host_block_is_refused_naming_it(home,
                                                                                   tmp_path):
     """ssh reads such a file only where the enclosing block matches; the lookup here cannot
     say so, so it is not half-followed."""
@@ -183,7 +183,7 @@ def test_an_include_of_host_blocks_inside_a_host_block_is_refused_naming_the_lin
                             "the site's host, user and proxy_jump in the sites file")
 
 
-def test_a_match_exec_in_an_included_file_and_an_include_loop_are_refused(home, tmp_path):
+def test_fault_a_match_exec_in_an_included_file_and_an_include_loop_are_refused(home, tmp_path):
     (home / ".ssh" / "config.d" / "x").write_text("Host a\n  User u\nMatch exec \"true\"\n")
     f = tmp_path / "ssh_config"
     f.write_text("Include config.d/x\n")
@@ -378,7 +378,7 @@ def test_fault_sites_keyed_by_name_say_to_write_a_list(d):
                         "transport...) under it (line 1)")
 
 
-def test_diamond_sites_exits_2_on_a_site_level_host(d, capsys):
+def test_fault_diamond_sites_exits_2_on_a_site_level_host_saying_where_it_goes(d, capsys):
     path = write(d, "sites:\n  - name: a\n    host: login.example.org\n")
     assert main(["sites", "--config", str(path)]) == 2
     err = capsys.readouterr().err

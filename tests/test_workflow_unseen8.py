@@ -11,7 +11,9 @@ workflow run` exits 2 on it). The tests marked `fault` failed before this sweep'
 
 from __future__ import annotations
 
+import os
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from test_workflow_plan_loop import _fed
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import BadInput
+from diamond_jupyter.workflow import model as workflow_model
 from diamond_jupyter.workflow.model import Workflow, load_workflow
 
 SITES = ["alpha", "beta", "gamma"]
@@ -507,3 +510,68 @@ def test_fault_the_workflows_file_path_names_a_maestro_refusal(tmp_path: Path):
     with pytest.raises(BadInput) as e:
         load_workflow(f, sites=SITES)
     assert str(e.value).startswith(f"{f}: description: not supported")
+
+
+# -- 21. a workflow given as a pipe ----------------------------------------------------------------
+
+def _fifo_writer(fifo: Path, text: str) -> threading.Thread:
+    def write() -> None:
+        with fifo.open("w") as f:  # opens when the reader does
+            f.write(text)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+def test_fault_a_fifo_nobody_writes_to_is_refused_not_waited_on_for_ever(tmp_path, monkeypatch):
+    """`diamond workflow run pipe` on a FIFO without a writer blocked in open() for ever
+    (the command line, or the server for a path it was given). Now it waits PIPE_WAIT_S."""
+    monkeypatch.setattr(workflow_model, "PIPE_WAIT_S", 0.2)
+    fifo = tmp_path / "wf.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput) as e:
+        load_workflow(fifo, sites=SITES)
+    assert str(e.value) == (f"{fifo}: a pipe that nothing wrote to for 0.2 s (no writer); "
+                            "give the workflow's YAML file, or a pipe its writer fills")
+
+
+def test_a_pipe_its_writer_fills_is_read_whole(tmp_path):
+    fifo = tmp_path / "wf.yaml"
+    os.mkfifo(fifo)
+    text = "name: gen\nsteps:\n" + "".join(f"  - {{name: s{i}, script: ./s}}\n"
+                                           for i in range(3000 // 30))
+    writer = _fifo_writer(fifo, text)
+    wf = load_workflow(fifo, sites=SITES)
+    writer.join(10)
+    assert len(wf.steps) == 100 and wf.name == "gen"
+
+
+def test_fault_workflow_run_reads_a_pipe_once(tmp_path, monkeypatch, capsys):
+    """`diamond workflow run <(./make_workflow.py)`: the command read the file to check it,
+    then again to run it, and the pipe was empty the second time (it waited for a writer
+    for ever). Now the workflow read once is the one run (the run is recorded here: the
+    facade's run_workflow, given the checked workflow, names it)."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.workflow.model import StepView, WorkflowView
+
+    monkeypatch.setattr(workflow_model, "PIPE_WAIT_S", 0.5)
+    ran: list[str] = []
+
+    async def run_workflow(self, source, **kw):
+        wf = self.load_workflow(source)
+        ran.append(wf.name)
+        return WorkflowView(id="wf-1", name=wf.name, state="PENDING",
+                            steps=[StepView(name=s.name) for s in wf.steps])
+
+    monkeypatch.setattr(Federation, "run_workflow", run_workflow)
+    fifo = tmp_path / "wf.yaml"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n  - {name: alpha, transport: {kind: local}}\n")
+    writer = _fifo_writer(fifo, "name: piped\nsteps:\n  - {name: a, script: ./a}\n")
+    code = main(["--config", str(cfg), "workflow", "run", str(fifo), "--json"])
+    writer.join(10)
+    out, err = capsys.readouterr()
+    assert (code, ran) == (0, ["piped"]), err
+    assert '"name": "piped"' in out

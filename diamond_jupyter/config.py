@@ -145,6 +145,11 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     """`[ssh://][USER@]HOST[:PORT]` or `[USER@][IPv6][:PORT]` -> (user, host, port); a bare
     IPv6 address has no port. Raises ValueError saying what is accepted."""
     hop = text.strip().removeprefix("ssh://")
+    if m := re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", hop):  # `https://login.example.org`
+        rest = hop[m.end():].split("/")[0]
+        raise ValueError(f"{_printable(repr(text))} is a {m.group(1)}:// URL: a host is its "
+                         f"name ({_printable(rest) or 'login.example.org'}); a slurmrestd "
+                         "door's URL goes in url:, with kind: slurmrestd")
     _no_variable(hop, "host")
     user, _, hostport = hop.rpartition("@")
     port: str | None = None
@@ -261,8 +266,13 @@ def _workdir(value: str) -> str:
         raise ValueError("must be a directory, e.g. ~/.diamond")
     m = _WORKDIR_VAR.match(value)
     if value.count("$") != (1 if m else 0):
+        login = re.search(r"\$\{?(USER|LOGNAME)\b\}?", value)
+        hint = (f"; {login.group()} is the login's name: write it out (e.g. "
+                f"{_printable(value[:login.start()])}NAME{_printable(value[login.end():])}), "
+                "or start from a variable the site sets per user ($SCRATCH/diamond)"
+                if login and not m else "")
         raise ValueError(f"{_printable(repr(value))}: one variable is accepted, at the start "
-                         "(e.g. $SCRATCH/diamond or ${SCRATCH}/diamond)")
+                         f"(e.g. $SCRATCH/diamond or ${{SCRATCH}}/diamond){hint}")
     if m and m.group(2) == "HOME":
         return "~" + (m.group(3) or "")
     if value.startswith("~") and value != "~" and not value.startswith("~/"):
@@ -1027,6 +1037,12 @@ def _explain(err: Any) -> str:
         return ("Input should be a valid list, got a mapping: write each site as an item of "
                 "the list, `- name: " + _printable(str(next(iter(given), "mycluster")))[:63]
                 + "` with its keys (scheduler, transport...) under it")
+    if kind == "string_type" and isinstance(given, list):
+        more = {"key_file": " (more keys: IdentityFile lines in ssh_config, or the agent)",
+                "known_hosts": " (the system's and your ~/.ssh/known_hosts are read too)",
+                "host": " (another login of the same cluster is another site, with "
+                        "auto: false)"}.get(str(err["loc"][-1]), "")
+        return f"{msg}, got a list: give one value{more}"
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
                 "e.g. name: 'no')")

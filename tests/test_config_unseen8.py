@@ -384,3 +384,53 @@ def test_fault_diamond_sites_exits_2_on_a_site_level_host_saying_where_it_goes(d
     err = capsys.readouterr().err
     assert "host is the transport's, written under it" in err and str(path) in err
     assert err.count("\n") == 1
+
+
+# -- 10. one value written as several, a URL as a host, the login's name in a workdir -------------
+
+@pytest.mark.parametrize("key, value, more", [
+    ("key_file", "[{d}/id_ed25519, {d}/id_rsa]", " (more keys: IdentityFile lines in "
+                                                 "ssh_config, or the agent)"),
+    ("known_hosts", "[{d}/known_hosts, /etc/ssh/ssh_known_hosts]",
+     " (the system's and your ~/.ssh/known_hosts are read too)"),
+])
+def test_fault_a_list_where_one_path_goes_says_how_to_give_more(d, key, value, more):
+    """Before: "Input should be a valid string", not saying why or what to do."""
+    lines = {"key_file": f"{d}/id_ed25519", "known_hosts": f"{d}/known_hosts",
+             key: value.format(d=d)}
+    msg = refused(d, "sites:\n  - name: a\n    transport:\n      host: login.example.org\n"
+                  + "".join(f"      {k}: {v}\n" for k, v in lines.items()))
+    assert f"transport.{key}: Input should be a valid string, got a list: give one " \
+           f"value{more}" in msg
+
+
+def test_fault_two_logins_as_a_list_of_hosts_say_a_login_is_a_site(d):
+    msg = refused(d, "sites:\n  - name: a\n    transport:\n      host: [login1.x.org, "
+                     "login2.x.org]\n")
+    assert msg.endswith("transport.host: Input should be a valid string, got a list: give one "
+                        "value (another login of the same cluster is another site, with auto: "
+                        "false) (line 4)")
+
+
+def test_fault_a_url_as_a_host_says_what_a_host_is(d):
+    """Before: "the port must be a number from 1 to 65535" (`//login...` read as a port)."""
+    msg = refused(d, "sites:\n  - name: a\n    transport:\n      host: https://login.x.org/\n")
+    assert msg.endswith("transport: host: 'https://login.x.org/' is a https:// URL: a host is "
+                        "its name (login.x.org); a slurmrestd door's URL goes in url:, with "
+                        "kind: slurmrestd (line 3)")
+    t = loads(d, "sites:\n  - name: a\n    transport:\n      host: ssh://ana@login.x.org:2222\n"
+                 f"      key_file: {d}/id_ed25519\n      known_hosts: {d}/known_hosts\n"
+              ).sites[0].transport
+    assert (t.user, t.host, t.port) == ("ana", "login.x.org", 2222)  # ssh:// is a hop
+
+
+@pytest.mark.parametrize("workdir, shown", [
+    ("/scratch/$USER/diamond", "$USER is the login's name: write it out (e.g. "
+                               "/scratch/NAME/diamond)"),
+    ("/lustre/${LOGNAME}", "${LOGNAME} is the login's name: write it out (e.g. /lustre/NAME)"),
+])
+def test_fault_the_logins_name_in_a_workdir_says_to_write_it_out(d, workdir, shown):
+    msg = refused(d, site(f"workdir: {workdir}"))
+    assert f"one variable is accepted, at the start (e.g. $SCRATCH/diamond or " \
+           f"${{SCRATCH}}/diamond); {shown}, or start from a variable the site sets per user " \
+           f"($SCRATCH/diamond) (line 4)" in msg

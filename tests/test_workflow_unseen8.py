@@ -575,3 +575,18 @@ def test_fault_workflow_run_reads_a_pipe_once(tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert (code, ran) == (0, ["piped"]), err
     assert '"name": "piped"' in out
+
+
+# -- 22. a step or run named by its day -----------------------------------------------------------
+
+@pytest.mark.parametrize("text, where", [
+    ("name: 2024-01-01\nsteps: [{name: a, script: ./a}]\n", "name"),
+    ("name: w\nsteps:\n  - {name: 2024-01-01, script: ./a}\n", "steps[0].name"),
+    ("name: w\nsteps:\n  - {name: a, script: ./a}\n  - {name: b, script: ./b, "
+     "needs: [2024-01-01]}\n", "steps['b'].needs"),
+])
+def test_fault_a_name_yaml_reads_as_a_date_says_to_quote_it(text, where):
+    """Before: "Input should be a valid string", not saying YAML made a date of it."""
+    assert refused(text).startswith(f"the workflow: {where}: 2024-01-01 is read by YAML as a "
+                                    "date, not text; quote it as written, e.g. '2024-01-01'")
+    assert load(text.replace("2024-01-01", "'2024-01-01'")).name in ("2024-01-01", "w")

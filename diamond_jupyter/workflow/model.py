@@ -161,6 +161,12 @@ def _not_text(v: Any) -> None:
     if isinstance(v, (int, float)):
         raise ValueError(f"{v!r} is a number, not text (YAML reads unquoted digits as "
                          f"numbers); quote it as written, e.g. '{v}'")
+    import datetime
+
+    if isinstance(v, datetime.date):  # `name: 2024-01-01`, a run named by its day
+        shown = v.isoformat(sep=" ") if isinstance(v, datetime.datetime) else v.isoformat()
+        raise ValueError(f"{shown} is read by YAML as a date, not text; quote it as "
+                         f"written, e.g. '{shown}'")
 
 
 def _bad_name(v: str) -> str:

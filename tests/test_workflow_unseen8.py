@@ -589,4 +589,5 @@ def test_fault_a_name_yaml_reads_as_a_date_says_to_quote_it(text, where):
     """Before: "Input should be a valid string", not saying YAML made a date of it."""
     assert refused(text).startswith(f"the workflow: {where}: 2024-01-01 is read by YAML as a "
                                     "date, not text; quote it as written, e.g. '2024-01-01'")
-    assert load(text.replace("2024-01-01", "'2024-01-01'")).name in ("2024-01-01", "w")
+    if "needs" not in where:  # quoted, it is a name
+        assert load(text.replace("2024-01-01", "'2024-01-01'")).name in ("2024-01-01", "w")

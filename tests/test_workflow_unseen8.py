@@ -591,3 +591,50 @@ def test_fault_a_name_yaml_reads_as_a_date_says_to_quote_it(text, where):
                                     "date, not text; quote it as written, e.g. '2024-01-01'")
     if "needs" not in where:  # quoted, it is a name
         assert load(text.replace("2024-01-01", "'2024-01-01'")).name in ("2024-01-01", "w")
+
+
+# -- 23. a gang over a list of sites, driven by the engine ---------------------------------
+
+ENGINE_GANG = """\
+name: coupled
+steps:
+  - name: ocean
+    site: [alpha, torque]
+    gang: esm
+    retries: 1
+    on_failure: resubmit-elsewhere
+    script: "#!/bin/bash\\necho ocean\\n"
+  - name: atmos
+    site: gamma
+    gang: esm
+    script: "#!/bin/bash\\necho atmos\\n"
+"""
+
+
+@pytest.fixture
+async def filling(tmp_path):
+    from test_workflow_gate import Filling, engine_with
+
+    async for pair in engine_with(Filling, tmp_path):
+        yield pair
+
+
+async def test_a_gang_member_given_a_list_is_placed_and_retried_within_it(filling):
+    """gamma would end ocean first but is not in its list: ocean goes to alpha, atmos to
+    its gamma, both submitted held (a gang starts together). When ocean fails, the gang
+    starts again: ocean on torque (its list's other site: resubmit-elsewhere), atmos on
+    gamma again."""
+    from diamond_jupyter.model import JobState
+
+    eng, ops = filling
+    ops.ends = {"gamma": 1.0, "alpha": 10.0, "torque": 20.0}
+    wid = await eng.run(load_workflow(ENGINE_GANG, sites=["alpha", "gamma", "torque"]))
+    assert [s["site"] for s in ops.of("ocean")] == ["alpha"]
+    assert [s["site"] for s in ops.of("atmos")] == ["gamma"]
+    assert all(s["hold"] for s in ops.of("ocean") + ops.of("atmos"))  # a gang starts together
+    job = ops.store.job_by_token(ops.of("ocean")[-1]["token"])
+    ops.store.apply_state(job.id, JobState.FAILED, exit_code=1)
+    await eng.advance(wid)
+    assert [s["site"] for s in ops.of("ocean")] == ["alpha", "torque"]
+    assert [s["site"] for s in ops.of("atmos")] == ["gamma", "gamma"]
+    assert "gamma" not in {s["site"] for s in ops.of("ocean")}

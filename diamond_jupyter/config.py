@@ -1009,7 +1009,9 @@ def _explain(err: Any) -> str:
                                                               TransportConfig) else None
             if said is not None:  # a password, a token written out: never kept here
                 return f"unknown key: {said}"
-            meant = _KEY_SYNONYMS.get(key.lower())
+            meant = (model is TransportConfig and {"type": "kind", "protocol": "kind",
+                                                   "method": "kind"}.get(key.lower())) \
+                or _KEY_SYNONYMS.get(key.lower())
             if model is SiteConfig and (meant or key) in TransportConfig.model_fields and \
                     (meant or key) not in keys:  # `host:` beside `name:`
                 door = meant or key

@@ -222,7 +222,7 @@ def test_fault_an_ssh_config_token_in_a_key_path_is_refused(d, path, token):
 @pytest.mark.parametrize("key, meant", [
     ("IdentityFile", "key_file"), ("user_name", "user"), ("jump_host", "proxy_jump"),
     ("StrictHostKeyChecking", "trust_on_first_use"), ("ServerAliveInterval", "keepalive_s"),
-    ("UserKnownHostsFile", "known_hosts"), ("bastion", "proxy_jump"),
+    ("UserKnownHostsFile", "known_hosts"), ("bastion", "proxy_jump"), ("type", "kind"),
 ])
 def test_fault_ssh_config_words_in_a_transport_name_the_key_meant(d, key, meant):
     """Before: no suggestion, or a wrong one (user_name: "did you mean use_agent?",

@@ -145,6 +145,11 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     """`[ssh://][USER@]HOST[:PORT]` or `[USER@][IPv6][:PORT]` -> (user, host, port); a bare
     IPv6 address has no port. Raises ValueError saying what is accepted."""
     hop = text.strip().removeprefix("ssh://")
+    if m := re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", hop):  # `https://login.example.org`
+        rest = hop[m.end():].split("/")[0]
+        raise ValueError(f"{_printable(repr(text))} is a {m.group(1)}:// URL: a host is its "
+                         f"name ({_printable(rest) or 'login.example.org'}); a slurmrestd "
+                         "door's URL goes in url:, with kind: slurmrestd")
     _no_variable(hop, "host")
     user, _, hostport = hop.rpartition("@")
     port: str | None = None
@@ -225,6 +230,13 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    if token := _SSH_TOKEN.search(value):  # `IdentityFile ~/.ssh/id_%r@%h` copied over
+        where = ("; or leave it out and keep the line in ssh_config, which is read with its "
+                 "tokens" if info.field_name in ("key_file", "cert_file", "known_hosts")
+                 else "")
+        raise ValueError(f"{_printable(repr(value))}: {token.group()} is a token of "
+                         "ssh_config, which the sites file does not expand (it would be part "
+                         f"of the file's name, as written): write the path out{where}")
     # `$HOME/x` is `~/x` (each user's own home, as a shared file means it), not this
     # process's $HOME written out: both then pass or fail the same checks
     value = re.sub(r"^\$(HOME\b|\{HOME\})(?=/|$)", "~", value)
@@ -235,6 +247,8 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     return value
 
 
+# ssh_config's tokens in file names (%d home, %h host, %r remote user, %u local user...)
+_SSH_TOKEN = re.compile(r"%[CdhijkLlnprTu]")
 _WORKDIR_VAR = re.compile(r"^\$(\{)?([A-Za-z_][A-Za-z0-9_]*)(?(1)\})(/.*)?$")
 
 
@@ -252,8 +266,13 @@ def _workdir(value: str) -> str:
         raise ValueError("must be a directory, e.g. ~/.diamond")
     m = _WORKDIR_VAR.match(value)
     if value.count("$") != (1 if m else 0):
+        login = re.search(r"\$\{?(USER|LOGNAME)\b\}?", value)
+        hint = (f"; {login.group()} is the login's name: write it out (e.g. "
+                f"{_printable(value[:login.start()])}NAME{_printable(value[login.end():])}), "
+                "or start from a variable the site sets per user ($SCRATCH/diamond)"
+                if login and not m else "")
         raise ValueError(f"{_printable(repr(value))}: one variable is accepted, at the start "
-                         "(e.g. $SCRATCH/diamond or ${SCRATCH}/diamond)")
+                         f"(e.g. $SCRATCH/diamond or ${{SCRATCH}}/diamond){hint}")
     if m and m.group(2) == "HOME":
         return "~" + (m.group(3) or "")
     if value.startswith("~") and value != "~" and not value.startswith("~/"):
@@ -564,7 +583,15 @@ class SiteConfig(_Cfg):
     @model_validator(mode="before")
     @classmethod
     def _torque_is_pbs(cls, data: Any) -> Any:
-        """`scheduler: torque` is pbs with flavor torque."""
+        """`scheduler: torque` is pbs with flavor torque; `flavor: Torque`, `PBSPro`,
+        `OpenPBS` are the flavors they name (they were refused as unknown flavors)."""
+        if isinstance(data, dict) and isinstance(data.get("flavor"), str):
+            word = "-".join(data["flavor"].strip().lower().split())
+            flavor = {"pbspro": "pro", "pbs-pro": "pro", "pbs_pro": "pro", "openpbs": "pro",
+                      "pbs-professional": "pro", "altair-pbs-pro": "pro",
+                      "slurm-wlm-torque": "slurm"}.get(word, word)
+            if flavor in ("pro", "torque", "slurm"):
+                data = {**data, "flavor": flavor}
         if isinstance(data, dict) and isinstance(data.get("scheduler"), str) and \
                 data["scheduler"].strip().lower() == "torque" and data.get("flavor") is None:
             data = {**data, "flavor": "torque"}
@@ -898,6 +925,43 @@ def _inner_model(tp: Any) -> type[BaseModel] | None:
     return None
 
 
+# other names admins give a site's or a transport's keys (ssh_config's keywords, other
+# tools' sites files), lower case: the key meant
+_KEY_SYNONYMS = {
+    "hostname": "host", "identityfile": "key_file", "identity_file": "key_file",
+    "private_key": "key_file", "ssh_key": "key_file", "username": "user", "user_name": "user",
+    "login_name": "user", "jump_host": "proxy_jump", "jumphost": "proxy_jump",
+    "bastion": "proxy_jump", "gateway": "proxy_jump", "proxyjump": "proxy_jump",
+    "proxycommand": "proxy_jump", "proxy_command": "proxy_jump",
+    "userknownhostsfile": "known_hosts", "certificatefile": "cert_file",
+    "certificate": "cert_file", "connecttimeout": "connect_timeout_s",
+    "serveraliveinterval": "keepalive_s", "stricthostkeychecking": "trust_on_first_use",
+    "identityagent": "use_agent", "forwardagent": "use_agent", "endpoint": "url",
+    "base_url": "url", "rest_url": "url", "slurmrestd_url": "url",
+    "default_queue": "default_partition", "queue": "default_partition",
+    "partition": "default_partition", "allowed_queues": "allowed_partitions",
+    "queues": "allowed_partitions", "partitions": "allowed_partitions",
+    "project": "default_account", "default_project": "default_account",
+    "account": "default_account", "bank": "default_account", "allocation": "default_account",
+    "type": "scheduler", "batch_system": "scheduler", "scheduler_type": "scheduler",
+    "workload_manager": "scheduler", "resource_manager": "scheduler", "lrms": "scheduler",
+    "scratch": "workdir", "work_dir": "workdir", "remote_dir": "workdir",
+    "remote_workdir": "workdir", "working_directory": "workdir", "ssh": "transport",
+    "connection": "transport", "access": "transport",
+}
+# keys that would hold a secret in the file: what to do instead (their values never shown)
+_SECRET_INSTEAD = ("no password is kept in the sites file (whoever reads the file would have "
+                   "it): log in with a key (key_file, or the agent: use_agent), and answer a "
+                   "one-time code with `diamond login SITE`")
+_OTHER_WORDS = {
+    **dict.fromkeys(("password", "passwd", "passphrase", "key_passphrase", "otp"),
+                    _SECRET_INSTEAD),
+    **dict.fromkeys(("token", "jwt", "auth_token", "slurm_jwt", "api_key"),
+                    "a token is not written in the sites file (whoever reads the file would "
+                    "act as you): give token_file (a file only you can read) or "
+                    "token_command (e.g. scontrol token)"),
+}
+
 # what a field with a pattern accepts, in words
 PATTERN_WORDS = {
     "globus_collection": "a Globus collection id, a UUID such as "
@@ -922,6 +986,8 @@ def _pattern_hint(err: Any) -> str:
     if field == "globus_collection":
         ids = set(_UUID_IN.findall(given))
         return f" (the id in it is {ids.pop()}: write just that)" if len(ids) == 1 else ""
+    if field == "api_version" and re.fullmatch(r"0\.0\.\d+", given.strip()):
+        return f" (write v{given.strip()})"
     if field == "url" and "://" not in given and re.fullmatch(r"[\w.-]+(:\d+)?(/\S*)?", given):
         return f" (it has no scheme: write https://{given}, or http:// for a plain one)"
     return ""
@@ -943,10 +1009,46 @@ def _explain(err: Any) -> str:
                     "a job that names none goes to")
         if model is not None:
             keys = list(model.model_fields)
-            near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            said = _OTHER_WORDS.get(key.lower()) if model in (SiteConfig,
+                                                              TransportConfig) else None
+            if said is not None:  # a password, a token written out: never kept here
+                return f"unknown key: {said}"
+            meant = (model is TransportConfig and {"type": "kind", "protocol": "kind",
+                                                   "method": "kind"}.get(key.lower())) \
+                or _KEY_SYNONYMS.get(key.lower())
+            if model is SiteConfig and (meant or key) in TransportConfig.model_fields and \
+                    (meant or key) not in keys:  # `host:` beside `name:`
+                door = meant or key
+                return (f"unknown key: {door} is the transport's, written under it "
+                        f"(transport: {{{door}: ...}}; accepted here: {', '.join(keys)})")
+            near = [meant] if meant in keys else \
+                difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}? " if near else ""
             return f"unknown key ({hint}accepted: {', '.join(keys)})"
         return "unknown key"
+    if kind == "literal_error" and isinstance(given, str) and given.strip():
+        return msg + _literal_note(str(err["loc"][-1]), given)
+    if kind == "string_type" and str(err["loc"][-1]) == "preamble" and \
+            isinstance(given, list):  # `preamble: [module load slurm, ...]`
+        return (f"{msg}, got a list of lines: write preamble: | and the shell lines under "
+                "it, indented")
+    if kind in ("dict_type", "model_type") and str(err["loc"][-1]) == "env" and \
+            _env_pairs(given):  # `env: [SLURM_CONF=/x]`, `env: SLURM_CONF=/x`
+        # the values are not shown: one may be a secret (SLURM_JWT=...)
+        names = ", ".join(f"{k}: ..." for k in _env_pairs(given))
+        shape = "a list of" if isinstance(given, list) else "one"
+        return (f"Input should be a valid mapping, not {shape} NAME=value: write env: "
+                f"{{{_printable(names)[:120]}}} (a NAME: value line each)")
+    if kind == "list_type" and tuple(err["loc"]) == ("sites",) and isinstance(given, dict):
+        return ("Input should be a valid list, got a mapping: write each site as an item of "
+                "the list, `- name: " + _printable(str(next(iter(given), "mycluster")))[:63]
+                + "` with its keys (scheduler, transport...) under it")
+    if kind == "string_type" and isinstance(given, list):
+        more = {"key_file": " (more keys: IdentityFile lines in ssh_config, or the agent)",
+                "known_hosts": " (the system's and your ~/.ssh/known_hosts are read too)",
+                "host": " (another login of the same cluster is another site, with "
+                        "auto: false)"}.get(str(err["loc"][-1]), "")
+        return f"{msg}, got a list: give one value{more}"
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
                 "e.g. name: 'no')")
@@ -974,11 +1076,48 @@ def _explain(err: Any) -> str:
                 else f"{{host: {_printable(given.strip())}}}" if _HOST.match(given.strip()) \
                 else "{host: login.example.org}"
             return f"{msg}, not {shown}: write {last}: {fix}"
+        if last == "discovery" and isinstance(given, bool):  # `discovery: false`
+            return f"{msg}, not {shown}: write discovery: {{enabled: {str(given).lower()}}}"
         if isinstance(last, int) and (given is None or isinstance(given, (str, int, float))):
             return (f"{msg}, not {shown}: each site is a mapping, e.g. `- name: mycluster` "
                     "with its keys (scheduler, transport...) under it")
         return f"{msg} (a mapping of key: value lines)"
     return msg
+
+
+# what other names for a scheduler or a transport kind mean here
+_KIND_MEANT = {"sftp": "ssh", "scp": "ssh", "openssh": "ssh", "paramiko": "ssh",
+               "rest": "slurmrestd", "slurmrest": "slurmrestd", "slurm-rest": "slurmrestd",
+               "slurm_rest": "slurmrestd", "restapi": "slurmrestd", "rest-api": "slurmrestd",
+               "slurmrestapi": "slurmrestd", "http": "slurmrestd", "https": "slurmrestd",
+               "localhost": "local", "shell": "local", "subprocess": "local"}
+
+
+def _literal_note(field: str, given: str) -> str:
+    """What a value a `Literal` refused was likely meant as: `kind: SSH` or `sftp` (ssh),
+    `rest` (slurmrestd); `scheduler: moab` (the resource manager it schedules for)."""
+    word = given.strip().lower()
+    if field == "kind":
+        kinds = typing.get_args(TransportConfig.model_fields["kind"].annotation)
+        meant = word if word in kinds else _KIND_MEANT.get(word)
+        why = " (its files move over SFTP inside it)" if meant == "ssh" and word != "ssh" \
+            else ""
+        return f", not {_printable(repr(given))}" + (f"; did you mean {meant}?{why}"
+                                                      if meant else "")
+    if field == "scheduler" and word in ("moab", "maui", "moab-torque"):
+        return (f"; {_printable(given)} schedules the jobs of a resource manager, whose "
+                "commands the engine runs: write that one (scheduler: torque, or slurm)")
+    return ""
+
+
+def _env_pairs(given: Any) -> dict[str, str]:
+    """`NAME=value` items (a list of them, or one string) as the mapping meant, else {}."""
+    items = [given] if isinstance(given, str) else given if isinstance(given, list) else []
+    pairs = [i.partition("=") for i in items if isinstance(i, str)]
+    if not items or len(pairs) != len(items) or not all(
+            sep and _ENV_NAME.match(k.strip()) for k, sep, _ in pairs):
+        return {}
+    return {k.strip(): v.strip() for k, _, v in pairs}
 
 
 def _where(raw: Any, loc: tuple[Any, ...]) -> str:
@@ -1112,8 +1251,16 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
         line = _line_note(text, loc)
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
+    folded = _folded_preambles(text, cfg)
     for i, s in enumerate(cfg.sites):
         where = f"sites file {p}: site {s.name!r} (sites[{i}])"
+        if i in folded:
+            shown = s.preamble.strip()
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise BadInput(f"{where}: preamble: a folded block (`preamble: >`) joins its lines "
+                           f"into one command line ({_printable(repr(shown))}), which runs as "
+                           "one command; write `preamble: |` to keep each line"
+                           f"{_line_note(text, ('sites', i, 'preamble'))}")
         if s.transport.kind == "ssh" and not s.transport.host:
             raise BadInput(f"{where}: transport.host: an ssh site needs a host (e.g. "
                            "transport: {host: login.example.org}), or transport kind local"
@@ -1127,6 +1274,31 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:
+    """The sites whose preamble is a folded block (`>`) written over several lines: YAML
+    joined them into one line (`module load slurm module load gcc`, modules named `module`
+    and `load`)."""
+    if not any(s.preamble.strip() and "\n" not in s.preamble.strip() for s in cfg.sites):
+        return set()
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return set()
+    sites = next((v for k, v in getattr(root, "value", []) if isinstance(root, yaml.MappingNode)
+                  and isinstance(k, yaml.ScalarNode) and k.value == "sites"), None)
+    out: set[int] = set()
+    for i, entry in enumerate(sites.value if isinstance(sites, yaml.SequenceNode) else []):
+        node = next((v for k, v in entry.value if isinstance(k, yaml.ScalarNode)
+                     and k.value == "preamble"), None) \
+            if isinstance(entry, yaml.MappingNode) else None
+        if isinstance(node, yaml.ScalarNode) and node.style == ">" and \
+                "\n" not in node.value.strip() and \
+                sum(1 for ln in text[node.start_mark.index:node.end_mark.index].split("\n")[1:]
+                    if ln.strip()) > 1:  # two lines or more joined
+            out.add(i)
+    return out
 
 
 def _line_note(text: str, loc: tuple[Any, ...]) -> str:

@@ -40,9 +40,15 @@ class _Strict:
                 except TypeError:  # an unhashable key: PyYAML's own error follows
                     continue
                 if first is not key_node:
+                    # `{size: 1,000,000}`: each comma ends an entry, `000` is a key twice
+                    commas = " (a number written with commas inside `{...}` is read as " \
+                        "several entries, its digits after each comma as keys: write it " \
+                        "without commas)" if node.flow_style and isinstance(key, int) and \
+                        key_node.value.isdigit() else ""
                     raise ConstructorError(
                         None, None, f"key {key!r} is given twice (first on line "
-                        f"{first.start_mark.line + 1}); give it once", key_node.start_mark)
+                        f"{first.start_mark.line + 1}); give it once{commas}",
+                        key_node.start_mark)
         return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
 
     def flatten_mapping(self, node: Any) -> None:

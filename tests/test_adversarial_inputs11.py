@@ -75,13 +75,15 @@ async def test_a_script_fifo_nobody_writes_is_an_empty_script_not_a_wait(tmp_pat
     os.close(r)
 
 
-def test_a_workflow_fifo_nobody_writes_is_an_empty_workflow_not_a_wait(tmp_path):
+def test_a_workflow_fifo_nobody_writes_is_refused_not_a_wait(tmp_path):
     """`diamond workflow run steps.yaml` where steps.yaml is a FIFO held the command for
-    ever (the open waited for a writer). It reads as an empty file now: exit 2, one line."""
+    ever (the open waited for a writer). A pipe silent for 10 s is refused: exit 2, one
+    line (a pipe its writer fills, `<(./make.py)`, is read: test_workflow_unseen8)."""
     fifo = tmp_path / "steps.yaml"
     os.mkfifo(fifo)
     res = _cli(tmp_path, "workflow", "run", str(fifo), timeout=60)
-    assert res.returncode == 2 and "expected a mapping with `name` and `steps`" in res.stderr
+    assert res.returncode == 2 and "a pipe that nothing wrote to for 10 s" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
 
 
 def test_a_script_read_from_stdin_or_a_plain_file_still_reads(tmp_path):

@@ -207,7 +207,7 @@ def test_the_same_upstream_named_twice_in_needs_waits_for_it_once():
 @pytest.mark.parametrize("policy,meant", [
     ("resubmit_elsewhere", "resubmit-elsewhere"), ("Resubmit-Elsewhere", "resubmit-elsewhere"),
     ("resubmit elsewhere", "resubmit-elsewhere"), ("Stop", "stop"), ("stopp", "stop"),
-    ("resubmit-elswhere", "resubmit-elsewhere"), ("retry", None),
+    ("resubmit-elswhere", "resubmit-elsewhere"), ("quit", None),
 ])
 def test_a_misspelt_failure_policy_names_the_policy_meant(policy, meant):
     """Before: "Input should be 'resubmit-elsewhere' or 'stop'" without the one meant."""

@@ -255,7 +255,9 @@ def test_a_uv_run_step_is_a_slurm_job_of_an_hour():
 def test_on_failure_retry_lists_what_is_accepted():
     assert refused("name: w\nsteps:\n  - {name: a, on_failure: retry, script: ./a}\n") == (
         "the workflow: steps['a'].on_failure: Input should be 'resubmit-elsewhere' or "
-        "'stop', not 'retry' (line 3)")
+        "'stop', not 'retry': retries: N says how many times a failed step is resubmitted, "
+        "and on_failure where: stop (the same site) or resubmit-elsewhere (a site not tried "
+        "yet) (line 3)")
 
 
 def test_a_pbs_dialect_over_slurm_lines_is_refused():

@@ -53,12 +53,14 @@ def _out(args: argparse.Namespace, view: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     fed = _fed(args, min_poll_s=1.0, poll_interval_s=args.poll)
-    fed.load_workflow(Path(args.file))  # bad input: exit 2 before any site is asked
+    # bad input: exit 2 before any site is asked; read once (a pipe, `<(./make_wf.py)`, can
+    # be read only once, and a file changed meanwhile is not run unchecked)
+    wf = fed.load_workflow(Path(args.file))
 
     async def go():
         try:
             await fed.start(recover=False, resume_held=args.wait)
-            view = await fed.run_workflow(Path(args.file), origin={"face": "cli"})
+            view = await fed.run_workflow(wf, origin={"face": "cli"})
             args.started = view.id  # what a Ctrl-C while waiting names
             if args.wait:
                 view = await fed.wait_workflow(view.id, timeout=args.timeout,

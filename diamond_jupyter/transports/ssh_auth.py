@@ -82,7 +82,37 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
         raise BadInput(f"ssh_config file {p} not found")
     if not p.exists():
         return paramiko.SSHConfig()
+    text = _with_includes(p)
+    try:
+        return paramiko.SSHConfig.from_text(text)
+    except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
+        # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
+        # traceback from every face
+        raise BadInput(f"ssh_config {p}: cannot be read: {visible(str(e))[:200]}; fix that "
+                       "line, or set transport.ssh_config to another file") from None
+
+
+MAX_INCLUDE_DEPTH = 16  # as OpenSSH's readconf
+# a line's keyword and its arguments (`Include x`, `Include=x`, `  host  a b`)
+_KEYWORD = re.compile(r"^\s*([A-Za-z]+)(?:\s*=\s*|\s+)(.*?)\s*$")
+
+
+def _with_includes(p: Path, depth: int = 0) -> str:
+    """ssh_config's text with each `Include` replaced by the files it names, as OpenSSH
+    reads them (paramiko keeps `Include` as an unknown keyword: hosts defined in
+    `~/.ssh/config.d/*` were not found, and the alias was dialled as a host name). A
+    relative name is under ~/.ssh; globs in lexical order; a name matching nothing is
+    skipped. At the top of a file the included Host blocks are taken as written (the
+    including file's next lines are for every host again); inside a Host or Match block an
+    included file of options only applies to that block, and one with Host blocks of its own
+    is refused (ssh includes it only where the block matches: not followed here). A
+    `Match exec` line in any of the files is refused, naming it."""
+    import glob
+    import shlex
+
     text = p.read_text(errors="replace")
+    out: list[str] = []
+    block: str | None = None  # the Host or Match line the current line is under
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
     # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
@@ -93,13 +123,41 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
                            "ssh_config; write Host blocks, give the site's host, user and "
                            "proxy_jump in the sites file, or set transport.ssh_config to a "
                            "file without it")
-    try:
-        return paramiko.SSHConfig.from_text(text)
-    except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
-        # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
-        # traceback from every face
-        raise BadInput(f"ssh_config {p}: cannot be read: {visible(str(e))[:200]}; fix that "
-                       "line, or set transport.ssh_config to another file") from None
+        m = _KEYWORD.match(line)
+        word = m.group(1).lower() if m else ""
+        if word in ("host", "match"):
+            block = line
+        if word != "include":
+            out.append(line)
+            continue
+        if depth >= MAX_INCLUDE_DEPTH:
+            raise BadInput(f"ssh_config {p} line {n}: Include nested more than "
+                           f"{MAX_INCLUDE_DEPTH} deep (a file that includes itself?)")
+        try:
+            names = shlex.split(m.group(2)) if m else []
+        except ValueError:
+            raise BadInput(f"ssh_config {p} line {n}: Include {visible(m.group(2))[:100]!r}: "
+                           "an unclosed quote") from None
+        files: list[Path] = []
+        for name in names:
+            name = os.path.expanduser(name)
+            if not os.path.isabs(name):
+                name = os.path.join(os.path.expanduser("~/.ssh"), name)
+            files += [Path(f) for f in sorted(glob.glob(name)) if os.path.isfile(f)]
+        texts = [_with_includes(f, depth + 1) for f in files]
+        blocks = next((f for f, t in zip(files, texts, strict=True) for x in t.split("\n")
+                       if (k := _KEYWORD.match(x)) and k.group(1).lower() in
+                       ("host", "match")), None)
+        if blocks is not None and block is not None:
+            raise BadInput(f"ssh_config {p} line {n}: an Include inside a Host or Match block "
+                           f"names {blocks}, which has Host or Match blocks of its own (ssh "
+                           "reads them only where the enclosing block matches): not followed "
+                           "here; move the Include to the top of the file, or give the site's "
+                           "host, user and proxy_jump in the sites file")
+        out += texts
+        if blocks is not None:
+            out.append("Host *")  # this file's next lines are for every host again
+    return "\n".join(out)
 
 
 def resolve_host(

@@ -1,0 +1,110 @@
+"""The 90% bound on a start from a site's recent waits, its level set online (adaptive
+conformal inference): it widens where recent bounds missed more than a tenth of the starts,
+narrows where they missed fewer, and keeps apart jobs queued behind their user's own."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+from diamond_jupyter.calibration import (
+    QUANTILE,
+    QueueWait,
+    RecentWaits,
+    behind_own,
+    level_bound,
+    queue_waits,
+)
+from diamond_jupyter.model import JobState, JobStatus
+
+NOW = datetime(2026, 12, 5, 12, 0, tzinfo=timezone.utc)
+T0 = NOW.timestamp() - 6 * 3600
+
+
+def _wait(at_s: float, wait_s: float, user: str = "u", waiting: bool = False) -> QueueWait:
+    """A job submitted `at_s` into the window that waited `wait_s` (so far, `waiting`)."""
+    return QueueWait("compute", 1, wait_s, waiting=waiting, submitted_at=T0 + at_s, user=user)
+
+
+def _steady(n: int, rng: random.Random, user=lambda k: f"u{k}") -> list[QueueWait]:
+    """n jobs a minute apart, each of another user, exponential waits of 10 min mean."""
+    return [_wait(60.0 * k, rng.expovariate(1 / 600), user(k)) for k in range(n)]
+
+
+def test_without_submission_times_the_bound_is_the_fixed_qbets_one():
+    waits = [QueueWait("compute", 1, 60.0 * i) for i in range(1, 71)]  # 1..70 min
+    recent = RecentWaits(waits)
+    assert recent.adapted().level == QUANTILE and recent.adapted().outcomes == 0
+    assert recent.bound("compute", 1) == (68 * 60.0, 70)  # 68th of 70: QBETS 90%, 95%
+
+
+def test_on_a_steady_queue_the_misses_track_a_tenth():
+    """Each job's bound computed from what was known at its submission, at the level then:
+    over the window's outcomes about a tenth are misses (the fixed QBETS bound, 95% sure
+    of its 90% quantile, misses fewer), and the level comes down under 0.9."""
+    for seed in (1, 2, 3):
+        got = RecentWaits(_steady(360, random.Random(seed))).adapted()
+        assert got.outcomes > 250
+        assert 0.06 <= got.misses / got.outcomes <= 0.14, (seed, got)
+        assert got.level < QUANTILE
+
+
+def test_bursts_of_one_users_jobs_widen_the_bound_of_a_job_behind_its_own():
+    """Jobs arrive a minute apart and start within minutes; every hour one user submits
+    ten jobs at once that wait together for an hour. The fixed bound, from all waits, misses
+    most of those; the level of jobs queued behind their user's own rises until their bound
+    covers them, while the others' falls."""
+    rng = random.Random(7)
+    waits = []
+    for k in range(300):
+        at = 60.0 * k
+        waits.append(_wait(at, rng.uniform(0, 300), f"u{k}"))
+        if k % 60 == 0:
+            waits += [_wait(at + 1 + i, 3600.0 + 60 * i, "burst") for i in range(10)]
+    recent = RecentWaits(waits)
+    alone, behind = recent.adapted(False), recent.adapted(True)
+    assert behind.outcomes >= 30 and behind.misses > 0.1 * behind.outcomes
+    assert behind.level > QUANTILE > alone.level
+    fixed = RecentWaits([QueueWait(w.partition, w.cpus, w.wait_s) for w in waits])
+    plain = fixed.bound("compute", 1)
+    wide, narrow = recent.bound("compute", 1, behind=True), recent.bound("compute", 1)
+    assert plain is not None and wide is not None and narrow is not None
+    assert narrow[0] < plain[0] < wide[0]
+    assert wide[0] >= 3600.0  # a burst's wait
+
+
+def test_an_outcome_counts_only_once_known():
+    """A job still waiting under its bound has no outcome yet; one waiting past it is a
+    miss already (its bound has passed)."""
+    rng = random.Random(3)
+    base = _steady(60, rng)
+    end = max(w.submitted_at + w.wait_s for w in base) - T0
+    counted = RecentWaits(base).adapted().outcomes
+    young = RecentWaits([*base, _wait(end - 1.0, 1.0, "new", waiting=True)]).adapted()
+    assert young.outcomes == counted  # waited a second: not yet due
+    old = RecentWaits([*base, _wait(60.0, end - 60.0, "stuck", waiting=True)]).adapted()
+    assert old.outcomes >= counted + 1 and old.misses >= 1
+
+
+def test_a_level_past_one_is_the_longest_wait_seen():
+    obs = sorted((60.0 * i, False) for i in range(1, 101))
+    assert level_bound(obs, 1.04) == 6000.0
+    assert level_bound(obs, 0.8) < level_bound(obs, 0.9) < level_bound(obs, 0.95) < 6000.0
+    assert level_bound(obs[:10], 0.9) is None  # too few for the 90% bound at all
+    # a job still waiting past every start: the longest wait seen is its
+    assert level_bound(sorted([*obs, (7000.0, True)]), 1.02) == 7000.0
+
+
+def test_behind_own_reads_the_queue_ahead():
+    ahead = [JobStatus(native_id="1", state=JobState.PENDING, user="ann"),
+             JobStatus(native_id="2", state=JobState.PENDING, user="bob")]
+    assert behind_own(ahead, "ann") and not behind_own(ahead, "cy")
+    assert not behind_own(ahead, None)  # the user is not known
+
+
+def test_queue_waits_carry_submission_and_user():
+    job = JobStatus(native_id="7", state=JobState.PENDING, user="ann", partition="compute",
+                    cpus=2, submitted_at=NOW - timedelta(minutes=5))
+    w = queue_waits([job], NOW, 6 * 3600.0)["7"]
+    assert (w.user, w.waiting, w.wait_s) == ("ann", True, 300.0)
+    assert w.submitted_at == (NOW - timedelta(minutes=5)).timestamp()

@@ -47,7 +47,7 @@ Pure: samples in, ratios out. `Federation` gathers the samples; `placement` uses
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -499,10 +499,27 @@ def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
     return RecentWaits({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
 
 
-def _wait_keys(partition: str | None, cpus: int | None) -> tuple[tuple[str, str], ...]:
-    """A wait's classes, finest first: partition and size, partition, all."""
+AHEAD_CLASS_LIMITS = (0, 3, 15, 63)  # own jobs queued ahead: none, 1-3, 4-15, 16-63, 64+
+Key = tuple[str, str, str]  # (partition, size class, class of own jobs ahead), "*" for any
+
+
+def ahead_class(ahead: int | None) -> str:
+    """The class of how many of its user's own jobs a job queues behind ("*": not known)."""
+    if ahead is None:
+        return "*"
+    i = bisect_right(AHEAD_CLASS_LIMITS, ahead - 1)
+    if i == 0:
+        return "0"
+    lo = AHEAD_CLASS_LIMITS[i - 1] + 1
+    return f"{lo}-{AHEAD_CLASS_LIMITS[i]}" if i < len(AHEAD_CLASS_LIMITS) else f"{lo}+"
+
+
+def _wait_keys(partition: str | None, cpus: int | None, ahead: str = "*") -> tuple[Key, ...]:
+    """A wait's classes, finest first: partition and size, partition, all; each of jobs
+    behind as many of their user's own first (`ahead_class`), then of any."""
     part, cls = (partition or "").split(",")[0], size_class(cpus)
-    return (part, cls), (part, "*"), ("*", "*")
+    kinds = (part, cls), (part, "*"), ("*", "*")
+    return (*((*k, ahead) for k in kinds if ahead != "*"), *((*k, "*") for k in kinds))
 
 
 @dataclass(frozen=True)
@@ -514,51 +531,74 @@ class Adapted:
     misses: int = 0
 
 
-def behind_own(pending: Iterable[JobStatus], user: str | None) -> bool:
-    """Whether a job of `user` would queue behind jobs of that user's own (`pending`: the
-    jobs waiting ahead of it); False where the user is not known."""
-    return user is not None and any(j.user == user for j in pending)
+def own_ahead(pending: Iterable[JobStatus], user: str | None) -> int | None:
+    """How many jobs of `user` a new job of that user queues behind (`pending`: the jobs
+    waiting ahead of it); None where the user is not known."""
+    return None if user is None else sum(1 for j in pending if j.user == user)
 
 
-def _adapt(timed: list[QueueWait]) -> dict[bool, Adapted]:
-    """`RecentWaits.adapted` over waits sorted by submission: by kind (behind its user's own
-    jobs or not), the level and its outcomes."""
-    miss_level = {False: MISS_TARGET, True: MISS_TARGET}
-    outcomes, misses = {False: 0, True: 0}, {False: 0, True: 0}
-    known: list[tuple[float, bool, bool]] = []  # a heap of (when known, kind, missed)
+def _aheads(timed: list[QueueWait]) -> list[str]:
+    """For waits sorted by submission, the class of how many of its user's own jobs each
+    queued behind when submitted (those of the list submitted before it, not started by
+    then); "*" where its user is not known."""
+    out = []
+    for i, w in enumerate(timed):
+        if w.user is None:
+            out.append("*")
+            continue
+        at = w.submitted_at
+        out.append(ahead_class(sum(1 for e in timed[:i] if e.user == w.user and (
+            e.waiting or e.submitted_at + e.wait_s > at))))
+    return out
+
+
+def _seen(w: QueueWait, at: float) -> tuple[float, bool]:
+    """What was known at `at` of a job submitted before: its wait if it had started, else
+    the wait so far (still waiting)."""
+    if not w.waiting and w.submitted_at + w.wait_s <= at:
+        return w.wait_s, False
+    return at - w.submitted_at, True
+
+
+def _adapt(timed: list[QueueWait], aheads: list[str]) -> dict[str, Adapted]:
+    """`RecentWaits.adapted` over waits sorted by submission (`aheads`: their classes of own
+    jobs ahead): per class, the level and its outcomes."""
+    miss_level: dict[str, float] = {}
+    outcomes: dict[str, int] = {}
+    misses: dict[str, int] = {}
+    known: list[tuple[float, str, bool]] = []  # a heap of (when known, class, missed)
 
     def learn(until: float) -> None:
         while known and known[0][0] <= until:
             _, kind, missed = heappop(known)
-            outcomes[kind] += 1
-            misses[kind] += missed
-            miss_level[kind] = max(-ADAPT_STEP, min(MAX_MISS, miss_level[kind] + ADAPT_STEP * (
-                MISS_TARGET - missed)))
+            outcomes[kind] = outcomes.get(kind, 0) + 1
+            misses[kind] = misses.get(kind, 0) + missed
+            miss_level[kind] = max(-ADAPT_STEP, min(MAX_MISS, miss_level.get(
+                kind, MISS_TARGET) + ADAPT_STEP * (MISS_TARGET - missed)))
 
+    keys = [_wait_keys(w.partition, w.cpus, k) for w, k in zip(timed, aheads, strict=True)]
+    members: dict[Key, list[int]] = {}  # the waits of each class, in submission order
+    for i, its in enumerate(keys):
+        for key in its:
+            members.setdefault(key, []).append(i)
     for i, w in enumerate(timed):
-        at = w.submitted_at
+        at, kind = w.submitted_at, "site"
         learn(at)
-        mine = _wait_keys(w.partition, w.cpus)
-        obs: dict[tuple[str, str], list[tuple[float, bool]]] = {k: [] for k in mine}
-        behind = False
-        for e in timed[:i]:  # what was known of the earlier jobs at this submission
-            started = not e.waiting and e.submitted_at + e.wait_s <= at
-            seen = (e.wait_s, False) if started else (at - e.submitted_at, True)
-            behind = behind or (not started and w.user is not None and e.user == w.user)
-            for key in _wait_keys(e.partition, e.cpus):
-                if key in obs:
-                    obs[key].append(seen)
-        level = 1 - miss_level[behind]
-        bound = next((b for key in mine
-                      if (b := level_bound(sorted(obs[key]), level)) is not None), None)
+        bound = None
+        for key in keys[i]:  # the finest class with enough waits known at this submission
+            before = members[key][:bisect_left(members[key], i)]
+            if len(before) >= MIN_WAITS:
+                bound = level_bound(sorted(_seen(timed[j], at) for j in before),
+                                    1 - miss_level.get(kind, MISS_TARGET))
+                break
         if bound is None:
             continue
         if w.wait_s > bound:  # a miss, known when the bound passed (waiting or not)
-            heappush(known, (at + bound, behind, True))
+            heappush(known, (at + bound, kind, True))
         elif not w.waiting:  # within it, known at its start
-            heappush(known, (at + w.wait_s, behind, False))
+            heappush(known, (at + w.wait_s, kind, False))
     learn(math.inf)  # every outcome pushed is known by now (the latest start or wait seen)
-    return {k: Adapted(1 - miss_level[k], outcomes[k], misses[k]) for k in (False, True)}
+    return {k: Adapted(1 - miss_level[k], outcomes[k], misses[k]) for k in miss_level}
 
 
 def censored_quantile(obs: list[tuple[float, bool]], k: int) -> float:
@@ -582,21 +622,22 @@ ADAPT_STEP = 0.05  # how far one outcome moves the level (the step of adaptive c
 # inference): after a miss the level rises by 0.045, after a start within the bound it falls
 # by 0.005, so it settles where a tenth of the outcomes are misses
 MAX_MISS = 0.5  # the level never falls below the median
+MIN_WAITS = 19  # a class's bound needs this many waits: the longest of 19 is the
+# conformal bound at 95%, room for the level to rise over 0.9 (with fewer, no level
+# can get the misses down to a tenth)
 ADAPT_JOBS = 400  # the most recent submissions `RecentWaits.adapted` replays
 
 
 def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
-    """The bound at nominal `level` over sorted (wait, still waiting) pairs: the QBETS order
-    statistic of that quantile (95% confidence) read from their Kaplan-Meier estimate
-    (`censored_quantile`); where the samples are too few for that confidence at this level
-    (or it is 1 and more), the longest wait seen. None with fewer samples than the 90%
-    bound needs."""
+    """The bound at `level` over sorted (wait, still waiting) pairs: the conformal order
+    statistic x_(k), k = ceil(level (n + 1)) (1-based; a new wait as likely to fall in any
+    of the n + 1 gaps), read from their Kaplan-Meier estimate (`censored_quantile`); past
+    the longest (k > n, or a level of 1 and more), the longest wait seen. None with fewer
+    than MIN_WAITS."""
     n = len(obs)
-    if n < MIN_SAMPLES or quantile_upper_index(n) is None:
+    if n < MIN_WAITS:
         return None
-    rounded = round(level, 3)  # the index is cached per (n, level)
-    k = quantile_upper_index(n, rounded) if rounded < 1 else None
-    return censored_quantile(obs, n - 1 if k is None else k)
+    return censored_quantile(obs, min(n, math.ceil(level * (n + 1) - 1e-9)) - 1)
 
 
 class RecentWaits:
@@ -604,69 +645,79 @@ class RecentWaits:
     level `adapted` sets for the site and the kind of job."""
 
     def __init__(self, waits: Iterable[QueueWait]) -> None:
-        self._waits = list(waits)
-        self._by: dict[tuple[str, str], list[float]] = {}
-        self._censored: dict[tuple[str, str], list[bool]] = {}
-        for w in self._waits:
-            for key in _wait_keys(w.partition, w.cpus):
-                self._by.setdefault(key, []).append(w.wait_s)
-                self._censored.setdefault(key, []).append(w.waiting)
-        self._bounds: dict[tuple[tuple[str, str], bool], tuple[float, int] | None] = {}
-        self._levels: dict[bool, Adapted] | None = None
+        waits = list(waits)
+        timed = sorted((w for w in waits if w.submitted_at > 0),
+                       key=lambda w: w.submitted_at)[-ADAPT_JOBS:]
+        aheads = _aheads(timed)
+        ahead_of = {id(w): k for w, k in zip(timed, aheads, strict=True)}
+        self._by: dict[Key, list[tuple[float, bool]]] = {}
+        for w in waits:
+            for key in _wait_keys(w.partition, w.cpus, ahead_of.get(id(w), "*")):
+                self._by.setdefault(key, []).append((w.wait_s, w.waiting))
+        self._timed, self._aheads = timed, aheads
+        self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
+        self._levels: dict[str, Adapted] | None = None
 
-    def adapted(self, behind: bool = False) -> Adapted:
-        """The nominal level of the site's bound for a job queued behind jobs of its own
-        user (`behind`) or not, by adaptive conformal inference (Gibbs and Candès, 2021)
-        replayed over the jobs submitted here recently, in order, each kind apart.
+    def adapted(self, ahead: int | None = None) -> Adapted:
+        """The nominal level of the site's bound for a job queued behind `ahead` jobs of
+        its own user (None: not known), by adaptive conformal inference (Gibbs and Candès,
+        2021) replayed over the jobs submitted here recently, in order, each class of jobs
+        ahead (`ahead_class`) apart.
 
         At each job's submission the bound is computed from what was known then (the waits
         of the jobs that had started, and of those still waiting, censored, each in the
-        window given), at its kind's current level; its outcome is known when the job
+        window given), at its class's current level; its outcome is known when the job
         starts or when the bound passes first, and then moves that level: up ADAPT_STEP x
         0.9 after a miss, down ADAPT_STEP x 0.1 after a start within it. The misses then
         stay near a tenth of the outcomes whatever the queue does (a scheduler's
         priorities and per-user limits the waits do not show), where the fixed QBETS
-        level covered 70-87% of new jobs' starts on real logs. Jobs queued behind their
-        user's own wait as those do (bursts of one user's jobs wait together): on the
-        logs the fixed bound covered 58-80% of theirs, 88-95% of the others', so each
-        kind has its level. A level starts at 0.9 (the QBETS bound), stays at or above the
-        median, and may pass 1 (then the bound is the longest wait seen). Jobs without a
-        submission time are left out; one whose user is not known counts as not behind."""
+        level covered 70-87% of new jobs' starts on real logs. A job behind its user's own
+        waits as those do (bursts of one user's jobs wait together; on the logs the median
+        wait of a job behind 16-63 of its own was hours where one behind none started at
+        once), so its bound rests on the waits of jobs behind as many of their own (where
+        5 or more are known, else on all), at its class's level. A level starts at 0.9
+        (the QBETS bound), stays at or above the median, and may pass 1 (then the bound is
+        the longest wait seen). Jobs without a submission time are left out; one whose
+        user is not known counts in no class of jobs ahead."""
         if self._levels is None:
-            self._levels = _adapt(sorted((w for w in self._waits if w.submitted_at > 0),
-                                         key=lambda w: w.submitted_at)[-ADAPT_JOBS:])
-        return self._levels[behind]
+            self._levels = _adapt(self._timed, self._aheads)
+        return self._levels.get("site", Adapted())
 
-    def _of(self, key: tuple[str, str], behind: bool) -> tuple[float, int] | None:
-        if (key, behind) not in self._bounds:
-            obs = sorted(zip(self._by.get(key, ()), self._censored.get(key, ()),
-                             strict=True))  # at a tie a start comes first: the waiting
-            # job outlasted it
-            b = level_bound(obs, self.adapted(behind).level)
-            self._bounds[key, behind] = None if b is None else (b, len(obs))
-        return self._bounds[key, behind]
+    def _of(self, key: Key, ahead: int | None) -> tuple[float, int] | None:
+        kind = ahead_class(ahead)
+        if (key, kind) not in self._bounds:
+            obs = sorted(self._by.get(key, ()))  # at a tie a start comes first: the
+            # waiting job outlasted it
+            level = self.adapted(ahead)
+            if level.outcomes:
+                b = level_bound(obs, level.level)
+            else:  # nothing to adapt to: the QBETS bound (90%, 95% confidence)
+                k = quantile_upper_index(len(obs)) if len(obs) >= MIN_SAMPLES else None
+                b = None if k is None else censored_quantile(obs, k)
+            self._bounds[key, kind] = None if b is None else (b, len(obs))
+        return self._bounds[key, kind]
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:
         """(the `q` quantile of these waits, how many it rests on), from the finest class
         with enough of them (as `bound`); None without. Measured as a floor of a start
         (`benchmarks.prediction`, models `waits_q*`)."""
-        part, cls = (partition or "").split(",")[0], size_class(cpus)
-        for key in ((part, cls), (part, "*"), ("*", "*")):
-            v = sorted(self._by.get(key, ()))
+        for key in _wait_keys(partition, cpus):
+            v = sorted(w for w, _ in self._by.get(key, ()))
             if len(v) >= MIN_SAMPLES:
                 return v[min(len(v) - 1, int(q * len(v)))], len(v)
         return None
 
-    def bound(self, partition: str | None, cpus: int | None, behind: bool = False
+    def bound(self, partition: str | None, cpus: int | None, ahead: int | None = None
               ) -> tuple[float, int] | None:
         """(the bound on a new job's wait: the QBETS order statistic that, with 95%
         confidence, at least the `level` quantile of these waits stays below, `level` as
-        the site's recent outcomes set it for a job queued behind its user's own or not
-        (`adapted`, 0.9 without any); how many waits it rests on), from the finest class
-        (partition and size, partition, all) with enough of them; None without."""
-        for key in _wait_keys(partition, cpus):
-            if (b := self._of(key, behind)) is not None:
+        the site's recent outcomes set it for a job queued behind `ahead` of its user's
+        own (`adapted`, 0.9 without any); how many waits it rests on), from the finest
+        class (of jobs behind as many of their own, then of any; partition and size,
+        partition, all) with enough of them; None without."""
+        for key in _wait_keys(partition, cpus, ahead_class(ahead)):
+            if (b := self._of(key, ahead)) is not None:
                 return b
         return None
 

@@ -472,7 +472,9 @@ class QueueWait:
 def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                 ) -> dict[str, QueueWait]:
     """By native id, the waits of the jobs that started in the `window_s` before `now`,
-    and of those submitted in it and still waiting (counted up to now)."""
+    and of those still waiting (counted up to now, however long ago they were submitted:
+    a job waiting for days is the evidence that jobs here wait that long; left out, a
+    jammed queue's bound counted only the jobs that got through)."""
     out: dict[str, QueueWait] = {}
     for j in jobs:
         if j.submitted_at is None:
@@ -482,8 +484,8 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                 out[j.native_id] = QueueWait(j.partition, j.cpus, max(
                     0.0, (j.started_at - j.submitted_at).total_seconds()),
                     submitted_at=j.submitted_at.timestamp(), user=j.user)
-        elif j.state == JobState.PENDING and 0 <= (
-                waited := (now - j.submitted_at).total_seconds()) <= window_s:
+        elif j.state == JobState.PENDING and (
+                waited := (now - j.submitted_at).total_seconds()) >= 0:
             out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True,
                                          submitted_at=j.submitted_at.timestamp(), user=j.user)
     return out
@@ -582,7 +584,7 @@ def _adapt(timed: list[QueueWait], aheads: list[str]) -> dict[str, Adapted]:
         for key in its:
             members.setdefault(key, []).append(i)
     for i, w in enumerate(timed):
-        at, kind = w.submitted_at, "site"
+        at, kind = w.submitted_at, aheads[i]
         learn(at)
         bound = None
         for key in keys[i]:  # the finest class with enough waits known at this submission
@@ -681,7 +683,7 @@ class RecentWaits:
         user is not known counts in no class of jobs ahead."""
         if self._levels is None:
             self._levels = _adapt(self._timed, self._aheads)
-        return self._levels.get("site", Adapted())
+        return self._levels.get(ahead_class(ahead), Adapted())
 
     def _of(self, key: Key, ahead: int | None) -> tuple[float, int] | None:
         kind = ahead_class(ahead)

@@ -50,6 +50,10 @@ simulation of `placement_sim` run under each model:
   site's recent waits of its class (`RecentWaits.quantile`): where the finished jobs that
   calibrate the runtimes are the short ones, the simulation drains a queue too soon, while
   the jobs that waited say how long the queue really held them. Measured here.
+- `adaptive`: `engine`, the recent-wait bound's level set online by adaptive conformal
+  inference (`RecentWaits.adapted`), per class of the user's own jobs queued ahead, over
+  the waits of jobs behind as many of theirs, every job still waiting counted however long
+  ago it was submitted. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -88,7 +92,7 @@ MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of h
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
-          "cohort_half", "waits_q25", "waits_q50")
+          "cohort_half", "waits_q25", "waits_q50", "adaptive")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -269,7 +273,7 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     return out
 
 
-def recent_waits(log, t: float):
+def recent_waits(log, t: float, every_waiting: bool = False):
     """What the engine knows of the site's recent waits at log second `t`
     (`calibration.queue_waits`): the jobs that started in the window before `t`, and
     those submitted in it still waiting."""
@@ -288,21 +292,22 @@ def recent_waits(log, t: float):
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
-    return queue_waits(jobs, now, WINDOW_S)
+    return queue_waits(jobs, now, WINDOW_S, every_waiting)
 
 
 def _user(j) -> str | None:
     return str(j.user) if j.user >= 0 else None
 
 
-def with_wait_bound(sim: Predictions, snap, waits) -> Predictions:
-    """`sim`'s starts, each bound raised to the bound of the recent waits of its class and
-    of the jobs queued behind as many of their user's own as it (the jobs of its user
-    listed before it), at the level the site's recent outcomes set for those, as
-    `placement` does for a job that may wait."""
+def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False) -> Predictions:
+    """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
+    class, as `placement` does for a job that may wait; `adaptive`: to the bound of the
+    waits of its class and of the jobs queued behind as many of their user's own as it
+    (the jobs of its user listed before it), at the level the site's recent outcomes set
+    for those (`RecentWaits.adapted`)."""
     from diamond_jupyter.calibration import RecentWaits, own_ahead
 
-    recent = RecentWaits(waits.values())
+    recent = RecentWaits(waits.values(), adaptive)
     out = {}
     ahead = list(snap.pending)  # in submission order
     for i, j in enumerate(ahead):
@@ -388,6 +393,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
                 preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
             preds["sim_bound"] = preds["engine"]
             waits = recent_waits(log, t)
+            if "adaptive" in models:
+                preds["adaptive"] = with_wait_bound(
+                    preds["engine"], snap, recent_waits(log, t, every_waiting=True), True)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:

@@ -469,12 +469,12 @@ class QueueWait:
     user: str | None = None  # who submitted it (None: not known)
 
 
-def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
-                ) -> dict[str, QueueWait]:
+def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float,
+                every_waiting: bool = False) -> dict[str, QueueWait]:
     """By native id, the waits of the jobs that started in the `window_s` before `now`,
-    and of those still waiting (counted up to now, however long ago they were submitted:
-    a job waiting for days is the evidence that jobs here wait that long; left out, a
-    jammed queue's bound counted only the jobs that got through)."""
+    and of those submitted in it and still waiting (counted up to now); `every_waiting`:
+    of every job still waiting, however long ago it was submitted (measured with the
+    adaptive level, `RecentWaits.adapted`; not used by placement)."""
     out: dict[str, QueueWait] = {}
     for j in jobs:
         if j.submitted_at is None:
@@ -485,7 +485,8 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                     0.0, (j.started_at - j.submitted_at).total_seconds()),
                     submitted_at=j.submitted_at.timestamp(), user=j.user)
         elif j.state == JobState.PENDING and (
-                waited := (now - j.submitted_at).total_seconds()) >= 0:
+                waited := (now - j.submitted_at).total_seconds()) >= 0 and (
+                every_waiting or waited <= window_s):
             out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True,
                                          submitted_at=j.submitted_at.timestamp(), user=j.user)
     return out
@@ -643,13 +644,16 @@ def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
 
 
 class RecentWaits:
-    """A site's recent waits, grouped by class once; `bound` per class on first use, at the
-    level `adapted` sets for the site and the kind of job."""
+    """A site's recent waits, grouped by class once; `bound` per class on first use: the
+    QBETS order statistic (90%, 95% confidence), or with `adaptive` (measured by
+    `benchmarks.prediction`, model `adaptive`; not used by placement: on HPC2N's log it
+    covered less on two seeds of four) at the level `adapted` sets per class of own jobs
+    ahead, over the waits of jobs behind as many of their own."""
 
-    def __init__(self, waits: Iterable[QueueWait]) -> None:
+    def __init__(self, waits: Iterable[QueueWait], adaptive: bool = False) -> None:
         waits = list(waits)
         timed = sorted((w for w in waits if w.submitted_at > 0),
-                       key=lambda w: w.submitted_at)[-ADAPT_JOBS:]
+                       key=lambda w: w.submitted_at)[-ADAPT_JOBS:] if adaptive else []
         aheads = _aheads(timed)
         ahead_of = {id(w): k for w, k in zip(timed, aheads, strict=True)}
         self._by: dict[Key, list[tuple[float, bool]]] = {}

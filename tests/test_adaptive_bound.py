@@ -33,18 +33,24 @@ def _steady(n: int, rng: random.Random, user=lambda k: f"u{k}") -> list[QueueWai
     return [_wait(60.0 * k, rng.expovariate(1 / 600), user(k)) for k in range(n)]
 
 
-def test_without_submission_times_the_bound_is_the_fixed_qbets_one():
+def test_without_submission_times_or_adaptive_the_bound_is_the_fixed_qbets_one():
     waits = [QueueWait("compute", 1, 60.0 * i) for i in range(1, 71)]  # 1..70 min
-    recent = RecentWaits(waits)
+    recent = RecentWaits(waits, adaptive=True)
     assert recent.adapted().level == QUANTILE and recent.adapted().outcomes == 0
     assert recent.bound("compute", 1) == (68 * 60.0, 70)  # 68th of 70: QBETS 90%, 95%
+    # placement's (not adaptive): the same with submission times and users
+    timed = _steady(70, random.Random(1))
+    fixed = RecentWaits(timed)
+    assert fixed.adapted(0).outcomes == 0
+    k = sorted(w.wait_s for w in timed)[67]
+    assert fixed.bound("compute", 1, 0) == fixed.bound("compute", 1) == (k, 70)
 
 
 def test_on_a_steady_queue_the_misses_track_a_tenth():
     """Each job's bound computed from what was known at its submission, at the level then:
     over the window's outcomes about a tenth are misses."""
     for seed in (1, 2, 3):
-        got = RecentWaits(_steady(360, random.Random(seed))).adapted(0)
+        got = RecentWaits(_steady(360, random.Random(seed)), adaptive=True).adapted(0)
         assert got.outcomes > 250
         assert 0.07 <= got.misses / got.outcomes <= 0.13, (seed, got)
 
@@ -54,7 +60,8 @@ def test_the_level_rises_after_misses_and_falls_after_starts_within():
     misses more than a tenth, so the level rises; waits that shrink: fewer, it falls."""
     growing = [_wait(60.0 * k, 10.0 * k, f"u{k}") for k in range(200)]
     shrinking = [_wait(60.0 * k, 10.0 * (200 - k), f"u{k}") for k in range(200)]
-    up, down = RecentWaits(growing).adapted(0), RecentWaits(shrinking).adapted(0)
+    up = RecentWaits(growing, adaptive=True).adapted(0)
+    down = RecentWaits(shrinking, adaptive=True).adapted(0)
     assert up.level > QUANTILE > down.level
     assert up.misses > 0.1 * up.outcomes > down.misses
 
@@ -72,7 +79,7 @@ def test_a_job_behind_its_users_own_is_bound_by_the_waits_of_jobs_that_were():
         waits.append(_wait(at, rng.uniform(0, 300), f"u{k}"))
         if k % 60 == 0:
             waits += [_wait(at + 1 + i, 3600.0 + 60 * i, "burst") for i in range(10)]
-    recent = RecentWaits(waits)
+    recent = RecentWaits(waits, adaptive=True)
     assert recent.adapted(0).outcomes >= 250 and recent.adapted(5).outcomes >= 20
     fixed = RecentWaits([QueueWait(w.partition, w.cpus, w.wait_s) for w in waits])
     plain = fixed.bound("compute", 1)
@@ -90,10 +97,12 @@ def test_an_outcome_counts_only_once_known():
     rng = random.Random(3)
     base = _steady(60, rng)
     end = max(w.submitted_at + w.wait_s for w in base) - T0
-    counted = RecentWaits(base).adapted(0).outcomes
-    young = RecentWaits([*base, _wait(end - 1.0, 1.0, "new", waiting=True)]).adapted(0)
+    counted = RecentWaits(base, adaptive=True).adapted(0).outcomes
+    young = RecentWaits([*base, _wait(end - 1.0, 1.0, "new", waiting=True)],
+                        adaptive=True).adapted(0)
     assert young.outcomes == counted  # waited a second: not yet due
-    old = RecentWaits([*base, _wait(60.0, end - 60.0, "stuck", waiting=True)]).adapted(0)
+    old = RecentWaits([*base, _wait(60.0, end - 60.0, "stuck", waiting=True)],
+                      adaptive=True).adapted(0)
     assert old.outcomes >= counted + 1 and old.misses >= 1
 
 
@@ -121,3 +130,6 @@ def test_queue_waits_carry_submission_and_user():
     w = queue_waits([job], NOW, 6 * 3600.0)["7"]
     assert (w.user, w.waiting, w.wait_s) == ("ann", True, 300.0)
     assert w.submitted_at == (NOW - timedelta(minutes=5)).timestamp()
+    old = job.model_copy(update={"native_id": "8", "submitted_at": NOW - timedelta(days=2)})
+    assert set(queue_waits([job, old], NOW, 6 * 3600.0)) == {"7"}  # submitted in the window
+    assert set(queue_waits([job, old], NOW, 6 * 3600.0, every_waiting=True)) == {"7", "8"}

@@ -674,16 +674,16 @@ class RecentWaits:
         of the jobs that had started, and of those still waiting, censored, each in the
         window given), at its class's current level; its outcome is known when the job
         starts or when the bound passes first, and then moves that level: up ADAPT_STEP x
-        0.9 after a miss, down ADAPT_STEP x 0.1 after a start within it. The misses then
-        stay near a tenth of the outcomes whatever the queue does (a scheduler's
-        priorities and per-user limits the waits do not show), where the fixed QBETS
-        level covered 70-87% of new jobs' starts on real logs. A job behind its user's own
-        waits as those do (bursts of one user's jobs wait together; on the logs the median
-        wait of a job behind 16-63 of its own was hours where one behind none started at
-        once), so its bound rests on the waits of jobs behind as many of their own (where
-        5 or more are known, else on all), at its class's level. A level starts at 0.9
-        (the QBETS bound), stays at or above the median, and may pass 1 (then the bound is
-        the longest wait seen). Jobs without a submission time are left out; one whose
+        0.9 after a miss, down ADAPT_STEP x 0.1 after a start within it, so the misses
+        among the outcomes it sees tend to a tenth (an outcome is known only when the job
+        starts or its bound passes: a burst that waits for days is learnt from late). A
+        job behind its user's own waits as those do (bursts of one user's jobs wait
+        together; on the logs the median wait of a job behind 16-63 of its own was hours
+        where one behind none started at once), so its bound rests on the waits of jobs
+        behind as many of their own (where MIN_WAITS are known, else on all), at its
+        class's level. A level starts at 0.9, stays at or above the median, and may pass 1
+        (then the bound is the longest wait seen). Jobs without a submission time are left
+        out; one whose
         user is not known counts in no class of jobs ahead."""
         if self._levels is None:
             self._levels = _adapt(self._timed, self._aheads)

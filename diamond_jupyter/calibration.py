@@ -683,8 +683,7 @@ class RecentWaits:
         behind as many of their own (where MIN_WAITS are known, else on all), at its
         class's level. A level starts at 0.9, stays at or above the median, and may pass 1
         (then the bound is the longest wait seen). Jobs without a submission time are left
-        out; one whose
-        user is not known counts in no class of jobs ahead."""
+        out; one whose user is not known counts in no class of jobs ahead."""
         if self._levels is None:
             self._levels = _adapt(self._timed, self._aheads)
         return self._levels.get(ahead_class(ahead), Adapted())

@@ -73,7 +73,6 @@ from pydantic import BaseModel, Field, PrivateAttr
 from .calibration import (
     SiteCalibration,
     describe_start,
-    own_ahead,
     pooled_share,
     site_waits,
 )
@@ -2112,7 +2111,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
         waited = site_waits(cal.queued if cal else None, snap.jobs, now).bound(
-            pname, req.nodes * (req.cpn or 1), own_ahead(snap.pending, snap.user))
+            pname, req.nodes * (req.cpn or 1))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "

@@ -47,11 +47,12 @@ Pure: samples in, ratios out. `Federation` gathers the samples; `placement` uses
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from heapq import heappop, heappush
 from typing import Protocol
 
 from .model import (  # noqa: F401 (describe_start, hms_short: formerly here)
@@ -464,12 +465,16 @@ class QueueWait:
     cpus: int | None
     wait_s: float
     waiting: bool = False  # still waiting: `wait_s` is how long so far (right-censored)
+    submitted_at: float = 0.0  # epoch seconds (0: unknown, left out of `RecentWaits.adapted`)
+    user: str | None = None  # who submitted it (None: not known)
 
 
-def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
-                ) -> dict[str, QueueWait]:
+def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float,
+                every_waiting: bool = False) -> dict[str, QueueWait]:
     """By native id, the waits of the jobs that started in the `window_s` before `now`,
-    and of those submitted in it and still waiting (counted up to now)."""
+    and of those submitted in it and still waiting (counted up to now); `every_waiting`:
+    of every job still waiting, however long ago it was submitted (measured with the
+    adaptive level, `RecentWaits.adapted`; not used by placement)."""
     out: dict[str, QueueWait] = {}
     for j in jobs:
         if j.submitted_at is None:
@@ -477,10 +482,13 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
         if j.started_at is not None:
             if 0 <= (now - j.started_at).total_seconds() <= window_s:
                 out[j.native_id] = QueueWait(j.partition, j.cpus, max(
-                    0.0, (j.started_at - j.submitted_at).total_seconds()))
-        elif j.state == JobState.PENDING and 0 <= (
-                waited := (now - j.submitted_at).total_seconds()) <= window_s:
-            out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True)
+                    0.0, (j.started_at - j.submitted_at).total_seconds()),
+                    submitted_at=j.submitted_at.timestamp(), user=j.user)
+        elif j.state == JobState.PENDING and (
+                waited := (now - j.submitted_at).total_seconds()) >= 0 and (
+                every_waiting or waited <= window_s):
+            out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True,
+                                         submitted_at=j.submitted_at.timestamp(), user=j.user)
     return out
 
 
@@ -492,6 +500,108 @@ def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
     """A site's recent waits: those its accounting gave (`SiteCalibration.queued`) and
     those its view shows (`queue_waits`), each job once."""
     return RecentWaits({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
+
+
+AHEAD_CLASS_LIMITS = (0, 3, 15, 63)  # own jobs queued ahead: none, 1-3, 4-15, 16-63, 64+
+Key = tuple[str, str, str]  # (partition, size class, class of own jobs ahead), "*" for any
+
+
+def ahead_class(ahead: int | None) -> str:
+    """The class of how many of its user's own jobs a job queues behind ("*": not known)."""
+    if ahead is None:
+        return "*"
+    i = bisect_right(AHEAD_CLASS_LIMITS, ahead - 1)
+    if i == 0:
+        return "0"
+    lo = AHEAD_CLASS_LIMITS[i - 1] + 1
+    return f"{lo}-{AHEAD_CLASS_LIMITS[i]}" if i < len(AHEAD_CLASS_LIMITS) else f"{lo}+"
+
+
+def _wait_keys(partition: str | None, cpus: int | None, ahead: str = "*") -> tuple[Key, ...]:
+    """A wait's classes, finest first: partition and size, partition, all; each of jobs
+    behind as many of their user's own first (`ahead_class`), then of any."""
+    part, cls = (partition or "").split(",")[0], size_class(cpus)
+    kinds = (part, cls), (part, "*"), ("*", "*")
+    return (*((*k, ahead) for k in kinds if ahead != "*"), *((*k, "*") for k in kinds))
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """A kind of job's bound level (`RecentWaits.adapted`) and the outcomes that set it."""
+
+    level: float = QUANTILE
+    outcomes: int = 0
+    misses: int = 0
+
+
+def own_ahead(pending: Iterable[JobStatus], user: str | None) -> int | None:
+    """How many jobs of `user` a new job of that user queues behind (`pending`: the jobs
+    waiting ahead of it); None where the user is not known."""
+    return None if user is None else sum(1 for j in pending if j.user == user)
+
+
+def _aheads(timed: list[QueueWait]) -> list[str]:
+    """For waits sorted by submission, the class of how many of its user's own jobs each
+    queued behind when submitted (those of the list submitted before it, not started by
+    then); "*" where its user is not known."""
+    out = []
+    for i, w in enumerate(timed):
+        if w.user is None:
+            out.append("*")
+            continue
+        at = w.submitted_at
+        out.append(ahead_class(sum(1 for e in timed[:i] if e.user == w.user and (
+            e.waiting or e.submitted_at + e.wait_s > at))))
+    return out
+
+
+def _seen(w: QueueWait, at: float) -> tuple[float, bool]:
+    """What was known at `at` of a job submitted before: its wait if it had started, else
+    the wait so far (still waiting)."""
+    if not w.waiting and w.submitted_at + w.wait_s <= at:
+        return w.wait_s, False
+    return at - w.submitted_at, True
+
+
+def _adapt(timed: list[QueueWait], aheads: list[str]) -> dict[str, Adapted]:
+    """`RecentWaits.adapted` over waits sorted by submission (`aheads`: their classes of own
+    jobs ahead): per class, the level and its outcomes."""
+    miss_level: dict[str, float] = {}
+    outcomes: dict[str, int] = {}
+    misses: dict[str, int] = {}
+    known: list[tuple[float, str, bool]] = []  # a heap of (when known, class, missed)
+
+    def learn(until: float) -> None:
+        while known and known[0][0] <= until:
+            _, kind, missed = heappop(known)
+            outcomes[kind] = outcomes.get(kind, 0) + 1
+            misses[kind] = misses.get(kind, 0) + missed
+            miss_level[kind] = max(-ADAPT_STEP, min(MAX_MISS, miss_level.get(
+                kind, MISS_TARGET) + ADAPT_STEP * (MISS_TARGET - missed)))
+
+    keys = [_wait_keys(w.partition, w.cpus, k) for w, k in zip(timed, aheads, strict=True)]
+    members: dict[Key, list[int]] = {}  # the waits of each class, in submission order
+    for i, its in enumerate(keys):
+        for key in its:
+            members.setdefault(key, []).append(i)
+    for i, w in enumerate(timed):
+        at, kind = w.submitted_at, aheads[i]
+        learn(at)
+        bound = None
+        for key in keys[i]:  # the finest class with enough waits known at this submission
+            before = members[key][:bisect_left(members[key], i)]
+            if len(before) >= MIN_WAITS:
+                bound = level_bound(sorted(_seen(timed[j], at) for j in before),
+                                    1 - miss_level.get(kind, MISS_TARGET))
+                break
+        if bound is None:
+            continue
+        if w.wait_s > bound:  # a miss, known when the bound passed (waiting or not)
+            heappush(known, (at + bound, kind, True))
+        elif not w.waiting:  # within it, known at its start
+            heappush(known, (at + w.wait_s, kind, False))
+    learn(math.inf)  # every outcome pushed is known by now (the latest start or wait seen)
+    return {k: Adapted(1 - miss_level[k], outcomes[k], misses[k]) for k in miss_level}
 
 
 def censored_quantile(obs: list[tuple[float, bool]], k: int) -> float:
@@ -510,49 +620,109 @@ def censored_quantile(obs: list[tuple[float, bool]], k: int) -> float:
     return obs[-1][0]
 
 
+MISS_TARGET = 1 - QUANTILE  # the share of starts a "90%" bound may miss
+ADAPT_STEP = 0.05  # how far one outcome moves the level (the step of adaptive conformal
+# inference): after a miss the level rises by 0.045, after a start within the bound it falls
+# by 0.005, so it settles where a tenth of the outcomes are misses
+MAX_MISS = 0.5  # the level never falls below the median
+MIN_WAITS = 19  # a class's bound needs this many waits: the longest of 19 is the
+# conformal bound at 95%, room for the level to rise over 0.9 (with fewer, no level
+# can get the misses down to a tenth)
+ADAPT_JOBS = 400  # the most recent submissions `RecentWaits.adapted` replays
+
+
+def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
+    """The bound at `level` over sorted (wait, still waiting) pairs: the conformal order
+    statistic x_(k), k = ceil(level (n + 1)) (1-based; a new wait as likely to fall in any
+    of the n + 1 gaps), read from their Kaplan-Meier estimate (`censored_quantile`); past
+    the longest (k > n, or a level of 1 and more), the longest wait seen. None with fewer
+    than MIN_WAITS."""
+    n = len(obs)
+    if n < MIN_WAITS:
+        return None
+    return censored_quantile(obs, min(n, math.ceil(level * (n + 1) - 1e-9)) - 1)
+
+
 class RecentWaits:
-    """A site's recent waits, grouped by class once; `bound` per class on first use."""
+    """A site's recent waits, grouped by class once; `bound` per class on first use: the
+    QBETS order statistic (90%, 95% confidence), or with `adaptive` (measured by
+    `benchmarks.prediction`, model `adaptive`; not used by placement: on HPC2N's log it
+    covered less on two seeds of four) at the level `adapted` sets per class of own jobs
+    ahead, over the waits of jobs behind as many of their own."""
 
-    def __init__(self, waits: Iterable[QueueWait]) -> None:
-        self._by: dict[tuple[str, str], list[float]] = {}
-        self._censored: dict[tuple[str, str], list[bool]] = {}
+    def __init__(self, waits: Iterable[QueueWait], adaptive: bool = False) -> None:
+        waits = list(waits)
+        timed = sorted((w for w in waits if w.submitted_at > 0),
+                       key=lambda w: w.submitted_at)[-ADAPT_JOBS:] if adaptive else []
+        aheads = _aheads(timed)
+        ahead_of = {id(w): k for w, k in zip(timed, aheads, strict=True)}
+        self._by: dict[Key, list[tuple[float, bool]]] = {}
         for w in waits:
-            p, c = w.partition or "", size_class(w.cpus)
-            for key in ((p, c), (p, "*"), ("*", "*")):
-                self._by.setdefault(key, []).append(w.wait_s)
-                self._censored.setdefault(key, []).append(w.waiting)
-        self._bounds: dict[tuple[str, str], tuple[float, int] | None] = {}
+            for key in _wait_keys(w.partition, w.cpus, ahead_of.get(id(w), "*")):
+                self._by.setdefault(key, []).append((w.wait_s, w.waiting))
+        self._timed, self._aheads = timed, aheads
+        self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
+        self._levels: dict[str, Adapted] | None = None
 
-    def _of(self, key: tuple[str, str]) -> tuple[float, int] | None:
-        if key not in self._bounds:
-            obs = sorted(zip(self._by.get(key, ()), self._censored.get(key, ()),
-                             strict=True))  # at a tie a start comes first: the waiting
-            # job outlasted it
-            n = len(obs)
-            k = quantile_upper_index(n) if n >= MIN_SAMPLES else None
-            self._bounds[key] = None if k is None else (censored_quantile(obs, k), n)
-        return self._bounds[key]
+    def adapted(self, ahead: int | None = None) -> Adapted:
+        """The nominal level of the site's bound for a job queued behind `ahead` jobs of
+        its own user (None: not known), by adaptive conformal inference (Gibbs and Candès,
+        2021) replayed over the jobs submitted here recently, in order, each class of jobs
+        ahead (`ahead_class`) apart.
+
+        At each job's submission the bound is computed from what was known then (the waits
+        of the jobs that had started, and of those still waiting, censored, each in the
+        window given), at its class's current level; its outcome is known when the job
+        starts or when the bound passes first, and then moves that level: up ADAPT_STEP x
+        0.9 after a miss, down ADAPT_STEP x 0.1 after a start within it, so the misses
+        among the outcomes it sees tend to a tenth (an outcome is known only when the job
+        starts or its bound passes: a burst that waits for days is learnt from late). A
+        job behind its user's own waits as those do (bursts of one user's jobs wait
+        together; on the logs the median wait of a job behind 16-63 of its own was hours
+        where one behind none started at once), so its bound rests on the waits of jobs
+        behind as many of their own (where MIN_WAITS are known, else on all), at its
+        class's level. A level starts at 0.9, stays at or above the median, and may pass 1
+        (then the bound is the longest wait seen). Jobs without a submission time are left
+        out; one whose user is not known counts in no class of jobs ahead."""
+        if self._levels is None:
+            self._levels = _adapt(self._timed, self._aheads)
+        return self._levels.get(ahead_class(ahead), Adapted())
+
+    def _of(self, key: Key, ahead: int | None) -> tuple[float, int] | None:
+        kind = ahead_class(ahead)
+        if (key, kind) not in self._bounds:
+            obs = sorted(self._by.get(key, ()))  # at a tie a start comes first: the
+            # waiting job outlasted it
+            level = self.adapted(ahead)
+            if level.outcomes:
+                b = level_bound(obs, level.level)
+            else:  # nothing to adapt to: the QBETS bound (90%, 95% confidence)
+                k = quantile_upper_index(len(obs)) if len(obs) >= MIN_SAMPLES else None
+                b = None if k is None else censored_quantile(obs, k)
+            self._bounds[key, kind] = None if b is None else (b, len(obs))
+        return self._bounds[key, kind]
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:
         """(the `q` quantile of these waits, how many it rests on), from the finest class
         with enough of them (as `bound`); None without. Measured as a floor of a start
         (`benchmarks.prediction`, models `waits_q*`)."""
-        part, cls = (partition or "").split(",")[0], size_class(cpus)
-        for key in ((part, cls), (part, "*"), ("*", "*")):
-            v = sorted(self._by.get(key, ()))
+        for key in _wait_keys(partition, cpus):
+            v = sorted(w for w, _ in self._by.get(key, ()))
             if len(v) >= MIN_SAMPLES:
                 return v[min(len(v) - 1, int(q * len(v)))], len(v)
         return None
 
-    def bound(self, partition: str | None, cpus: int | None) -> tuple[float, int] | None:
-        """(the QBETS bound on a new job's wait: the order statistic that, with 95%
-        confidence, at least 90% of these waits stay below; how many waits it rests on),
-        from the finest class (partition and size, partition, all) with enough of them;
-        None without."""
-        part, cls = (partition or "").split(",")[0], size_class(cpus)
-        for key in ((part, cls), (part, "*"), ("*", "*")):
-            if (b := self._of(key)) is not None:
+    def bound(self, partition: str | None, cpus: int | None, ahead: int | None = None
+              ) -> tuple[float, int] | None:
+        """(the bound on a new job's wait: the QBETS order statistic that, with 95%
+        confidence, at least the `level` quantile of these waits stays below, `level` as
+        the site's recent outcomes set it for a job queued behind `ahead` of its user's
+        own (`adapted`, 0.9 without any); how many waits it rests on), from the finest
+        class (of jobs behind as many of their own, then of any; partition and size,
+        partition, all) with enough of them; None without."""
+        for key in _wait_keys(partition, cpus, ahead_class(ahead)):
+            if (b := self._of(key, ahead)) is not None:
                 return b
         return None
 

@@ -156,6 +156,7 @@ class SwfJob:
     preceding: int = -1  # the job it waited for (field 17: submitted its think time after)
     think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
     partition: int = -1  # field 16: the partition (on some logs a machine of its own) it ran in
+    user: int = -1  # field 12: who submitted it (-1: not known)
 
     @property
     def start(self) -> float:
@@ -170,7 +171,7 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"), ("think", "d"), ("partition", "q"))
+            ("preceding", "q"), ("think", "d"), ("partition", "q"), ("user", "q"))
 
 
 class JobTable:
@@ -214,6 +215,7 @@ class JobTable:
         self.preceding.append(job.preceding)
         self.think.append(job.think)
         self.partition.append(job.partition)
+        self.user.append(job.user)
 
     def row(self, i: int, wait: float | None = None) -> SwfJob:
         """Row `i` as a job (with `wait` for the log's where given: a simulated one)."""
@@ -222,7 +224,7 @@ class JobTable:
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
-                      think=self.think[i], partition=self.partition[i])
+                      think=self.think[i], partition=self.partition[i], user=self.user[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -1254,11 +1256,12 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
     preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
     think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
     partition = _integer(fields[15]) if len(fields) > 15 else -1
+    user = _integer(fields[11]) if len(fields) > 11 else -1
     return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=int(status), by_request=alloc <= 0,
                   # a job numbered -1 or 0 (unknown) follows none, and none follows it
                   preceding=preceding if 0 < preceding != int(number) else -1, think=think,
-                  partition=partition)
+                  partition=partition, user=user)
 
 
 def _not_swf(text: str, fields: list[str], path: Path, lineno: int) -> None:

@@ -49,7 +49,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from copy import copy
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Protocol
@@ -387,6 +388,8 @@ class SiteCalibration:
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
                  tail: str = "request", cohort_s: float | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
+        self.pool: PooledRatios | None = None
         samples, waits, owns = list(samples), list(wait), list(own)
         if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
             cohort = started_within(samples, cohort_s)
@@ -440,7 +443,66 @@ class SiteCalibration:
         for key in (*finest, (part, cls), (part, "*"), ("*", "*")):
             if key in self._ratios:
                 return self._ratios[key]
-        return None
+        return self.pool.ratio(cpus) if self.pool is not None else None
+
+    @property
+    def borrows(self) -> bool:
+        """Whether its ratios are other sites' (too few finished jobs of its own)."""
+        return self.pool is not None and not self._ratios
+
+
+class PooledRatios:
+    """The runtime/request ratios of every site's recent jobs together, by size class: what
+    a site with fewer than MIN_SAMPLES finished jobs of its own borrows (a site with a fresh
+    accounting, or whose only ended jobs were the user's). Users over-request walltime
+    everywhere, so the federation's jobs of the same size say more of a site's queue than
+    the walltime does; the size class over every site first, then every site's jobs, as
+    `pooled_share` does for the job's own runtime.
+
+    The median and mean are the pool's. The 90% bound is wider than a site's own would be:
+    the site's jobs may be like any one site's and unlike the mixture, so `upper` is the
+    largest of the pool's QBETS bound and each contributing site's own where it has enough
+    jobs for one (a bound that holds whichever site the borrower resembles); a running
+    job's bound is the QBETS bound over the pool's jobs that ran as long, or the walltime."""
+
+    def __init__(self, cals: Iterable[SiteCalibration]) -> None:
+        self._cals = [c for c in cals if c.exact(("*", "*")) is not None]
+        self._memo: dict[str, Ratio | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._cals)
+
+    def ratio(self, cpus: int | None) -> Ratio | None:
+        """The pooled ratio of this size class over every site with at least MIN_SAMPLES of
+        it together, else of every site's jobs; None without any."""
+        cls = size_class(cpus)
+        if cls not in self._memo:
+            self._memo[cls] = None
+            for key in (("*", cls), ("*", "*")):
+                rs = [r for r in (c.exact(key) for c in self._cals) if r is not None]
+                values = [x for r in rs for x in r.values]
+                if len(values) >= MIN_SAMPLES:
+                    pooled = _ratio(values, f"other sites' {'/'.join(key)}")
+                    upper = max([pooled.upper, *(r.upper for r in rs if r.bounded)])
+                    self._memo[cls] = replace(pooled, upper=upper)
+                    break
+        return self._memo[cls]
+
+
+def borrowed(cals: dict[str, SiteCalibration]) -> dict[str, SiteCalibration]:
+    """The calibrations with, for each site with fewer than MIN_SAMPLES finished jobs of
+    its own, the other sites' ratios to borrow (`PooledRatios`); the rest as they are."""
+    thin = [n for n, c in cals.items() if c is not None and c.exact(("*", "*")) is None]
+    if not thin:
+        return cals
+    pool = PooledRatios(c for n, c in cals.items() if c is not None and n not in thin)
+    if not pool:
+        return cals
+    out = dict(cals)
+    for n in thin:
+        out[n] = copy(cals[n])
+        out[n].pool = pool
+    return out
 
 
 def pooled_share(cals: Iterable[SiteCalibration], cpus: int | None) -> tuple[float, int] | None:
@@ -661,7 +723,7 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     with the walltime counted as one more finished job wherever fewer than MIN_SAMPLES
     ran as long as a running job has (a shrinkage toward the request where the history
     says little): measured there, not used."""
-    if cal is None or not cal.samples:
+    if cal is None or not (cal.samples or cal.borrows):
         return None
 
     memo: dict[tuple[str | None, int | None, str | None], Ratio | None] = {}

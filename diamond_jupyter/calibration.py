@@ -279,6 +279,8 @@ class Ratio:
         scheduler (Grid Engine lists a finished job for a moment): by the median it ends
         now. Further past, it is an outlier, which says nothing of its end: the median is
         halfway to the walltime. The bound is then the walltime."""
+        if which == "upper" and not self.bounded:
+            return 1.0  # too few jobs (or, borrowed, too few sites) for a bound
         v = self.values
         i = bisect_right(v, elapsed_share)  # v[i:] ran longer (no copy: on every release)
         if i == len(v):
@@ -459,11 +461,14 @@ class PooledRatios:
     the walltime does; the size class over every site first, then every site's jobs, as
     `pooled_share` does for the job's own runtime.
 
-    The median and mean are the pool's. The 90% bound is wider than a site's own would be:
-    the site's jobs may be like any one site's and unlike the mixture, so `upper` is the
-    largest of the pool's QBETS bound and each contributing site's own where it has enough
-    jobs for one (a bound that holds whichever site the borrower resembles); a running
-    job's bound is the QBETS bound over the pool's jobs that ran as long, or the walltime."""
+    The median and mean are the pool's. The 90% bound is not the pool's: the borrower's
+    jobs may be unlike the mixture and unlike every one site's (on the test bed, a site of
+    whole-node jobs that run half their request, beside sites whose jobs run under a
+    fifth), so for the bound the sites are the samples: the QBETS order statistic over
+    the sites' own bounds (each site's, the walltime where it has too few jobs for one),
+    the least that, with 95% confidence, at least 90% of sites stay below. That needs 29
+    sites; short of them the bound is the walltime (ratio 1, `bounded` False), which no
+    job passes, for queued and running jobs alike."""
 
     def __init__(self, cals: Iterable[SiteCalibration]) -> None:
         self._cals = [c for c in cals if c.exact(("*", "*")) is not None]
@@ -483,8 +488,11 @@ class PooledRatios:
                 values = [x for r in rs for x in r.values]
                 if len(values) >= MIN_SAMPLES:
                     pooled = _ratio(values, f"other sites' {'/'.join(key)}")
-                    upper = max([pooled.upper, *(r.upper for r in rs if r.bounded)])
-                    self._memo[cls] = replace(pooled, upper=upper)
+                    uppers = sorted(r.upper for r in rs)
+                    k = quantile_upper_index(len(uppers))
+                    self._memo[cls] = replace(
+                        pooled, bounded=k is not None,
+                        upper=1.0 if k is None else max(pooled.upper, uppers[k]))
                     break
         return self._memo[cls]
 

@@ -18,6 +18,7 @@ from diamond_jupyter.calibration import (
     RunSample,
     SiteCalibration,
     borrowed,
+    quantile_upper_index,
     ratio_fn,
 )
 from diamond_jupyter.config import SiteConfig
@@ -59,21 +60,28 @@ def test_a_site_without_enough_jobs_borrows_its_size_class_over_every_site() -> 
         (6 * 0.1 + 6 * 0.9 + 4 * 0.3 + 2 * 0.5) / 18)
 
 
-def test_the_borrowed_bound_holds_whichever_site_the_borrower_is_like() -> None:
-    # 800 jobs at 0.05 on two sites, 30 at 0.5 on a third: over the mixture the QBETS
-    # bound (the 90% quantile, with 95% confidence) is 0.05, which the third site's jobs
-    # pass one in one; its own bound, 0.5, is kept
+def test_the_borrowed_bound_rests_on_sites_not_on_their_pooled_jobs() -> None:
+    # 800 jobs at 0.05 on two sites, 30 at 0.5 on a third: the pooled jobs' QBETS bound
+    # (the 90% quantile, with 95% confidence) is 0.05, which the third site's jobs pass one
+    # in one. For the borrower the sites are the samples: three are too few for a 90%
+    # bound with 95% confidence (29 are needed), so its bound is the walltime
     low = SiteCalibration(samples(8, [0.05] * 400))
     high = SiteCalibration(samples(8, [0.5] * 30))
     more_low = SiteCalibration(samples(8, [0.05] * 400))
     r = PooledRatios([low, high, more_low]).ratio(8)
     assert r.samples == 830 and r.median == pytest.approx(0.05)
-    assert r.values[int(0.9 * len(r.values))] == pytest.approx(0.05)  # the mixture's q90
-    assert high.ratio("batch", 8).bounded and r.upper == pytest.approx(0.5)
-    # a site with too few jobs for a bound of its own adds its jobs to the pool's only
+    assert r.values[quantile_upper_index(830)] == pytest.approx(0.05)  # the jobs' bound
+    assert (r.upper, r.bounded) == (1.0, False)
+    assert r.end_share(0.01, "upper") == 1.0  # a running job's bound too
+    assert r.end_share(0.01, "median") == pytest.approx(0.05)  # the median is the pool's
+    # 29 sites: their largest bound, 0.5 (the 29th of 29 sorted: k = 28)
+    assert quantile_upper_index(29) == 28
+    r = PooledRatios([low, high, *[more_low] * 27]).ratio(8)
+    assert (r.upper, r.bounded) == (pytest.approx(0.5), True)
+    # a site too small for a bound of its own counts as the walltime among the sites
     few_high = SiteCalibration(samples(8, [0.5] * 6))
-    r = PooledRatios([low, few_high, more_low]).ratio(8)
-    assert (r.samples, r.upper) == (806, pytest.approx(0.05))
+    r = PooledRatios([low, few_high, *[more_low] * 27]).ratio(8)
+    assert (r.upper, r.bounded) == (1.0, True)
 
 
 def test_no_pool_without_any_site_with_enough_jobs() -> None:
@@ -119,10 +127,8 @@ def test_placement_plans_a_thin_sites_queue_at_other_sites_ratios() -> None:
     assert (v.estimated_start - NOW).total_seconds() == pytest.approx(320.0, abs=1)
     assert v.start_source == "calibrated"
     assert (v.calibration_samples, v.calibration_borrowed) == (30, True)
-    # the bound runs the queue at the upper ratio, the QBETS order statistic of the 30
-    # (0.2; the other site's own bound is the same), 200 s each; the running job ends by
-    # the bound over the 15 that ran as long: under 29 jobs, its walltime (900 s from now)
-    assert (v.start_bound - NOW).total_seconds() == pytest.approx(900 + 200 + 200, abs=1)
+    # one site is too few for a bound on what another site's jobs run: the walltime plan
+    assert (v.start_bound - NOW).total_seconds() == pytest.approx(2900.0, abs=1)
     text = pl.explain()
     assert "30 elsewhere" in text
     assert "sgeq: its runtimes rest on 30 jobs of other sites (other sites' */5-16)" in text

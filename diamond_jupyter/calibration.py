@@ -26,6 +26,12 @@ changed: where the ratios of the latest jobs differ from those before them beyon
 QBETS drops a queue's history at a change point. Otherwise a campaign of short jobs, or
 the workload a site ran an hour ago, would be averaged with the one it runs now.
 
+A site with fewer than MIN_SAMPLES finished jobs of its own (a fresh accounting, or only the
+user's) borrows the other sites' ratios, of its size class over every site, else of all
+their jobs (`PooledRatios`): users over-request everywhere, so they say more than the
+walltime. Its 90% bound rests on the sites, not their jobs, and is the walltime with fewer
+than 29 of them.
+
 Waits are calibrated the same way: per site, partition and size class, the ratio actual
 wait / the scheduler's estimated wait, from pending jobs (all users') whose estimate the
 engine saw in a queue view and whose actual start it learned later (`WaitSample`). Where a

@@ -11,7 +11,9 @@ Estimates, for a feasible site:
   backfill simulation of `placement_sim` over the snapshot, which follows the scheduler's
   `estimated_start` of pending jobs where the snapshot has them (start_source "scheduler"
   in both cases, "simulation" otherwise). Each usable partition is simulated; the one with
-  the earliest start wins (ties: the site's default partition).
+  the earliest start wins (ties: the site's default partition). A site with too few
+  finished jobs of its own to calibrate its queue borrows the other sites' ratios
+  (`calibration.borrowed`; "N elsewhere" in `explain`).
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its

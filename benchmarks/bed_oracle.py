@@ -16,7 +16,11 @@ seeds, each run's load, a job still running at its end cancelled then):
 - `load`: their load jobs only (what the engine counts since the user's own engine jobs
   are told apart from other users' work, whichever store sent them);
 - `load+probes`: also their probes, as other users' work (the engine before: each run of
-  the benchmark starts a fresh store, so the runs before it were not its jobs).
+  the benchmark starts a fresh store, so the runs before it were not its jobs);
+- `borrowed`: no finished jobs of the site's own (a fresh accounting, or only the user's,
+  as the test bed's Grid Engine site had in seeds 106 and 107), so the engine borrows the
+  other sites' ratios (`calibration.PooledRatios`): their load of the earlier runs and of
+  this run up to the round, each other site rebuilt the same way.
 
 Beside it, each probe's start in the engine's own Slurm plan with every job at its true
 runtime (`probe_oracle.probe_starts`), for a Slurm site `play` cannot rebuild (alpha: backfill
@@ -49,7 +53,7 @@ from .common import emit, markdown_table, parser
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PROBE_CPUS, PROBE_WALLTIME_S = 8, 60.0  # the placement benchmark's probe
 RUN_END_S = 25.0 + 10 * 12.0 + 240.0  # warmup, rounds, the last probe's wait: load cancelled
-HISTORIES = ("load", "load+probes")
+HISTORIES = ("load", "load+probes")  # the site's own accounting; "borrowed": other sites'
 
 
 @dataclass
@@ -204,6 +208,17 @@ def history(seeds: list[int], site: str, which: str, overhead_s: float, **plan: 
     return out
 
 
+def ended_by(jobs: list[Played], site: str, t: float) -> list:
+    """The load jobs of a played site that ended by `t` seconds, as accounting samples."""
+    from diamond_jupyter.calibration import RunSample
+    from diamond_jupyter.testbed.clusters import cluster
+
+    part = next((p.name for p in cluster(site).partitions if p.default), None)
+    return [RunSample(part, j.total, j.walltime_s, math.ceil(j.end - j.start), j.end)
+            for j in jobs if not j.probe and j.start is not None and j.end is not None
+            and j.end <= t]
+
+
 def compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s: float
             ) -> dict[str, Any]:
     from diamond_jupyter.calibration import SiteCalibration
@@ -223,6 +238,12 @@ def compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s: float
     probes = [j for j in jobs if j.probe]
     planned = plan_oracle(jobs, site, [p.at_s - 0.01 for p in probes])
     cals = {h: SiteCalibration(history(seeds, site, h, overhead_s, **plan)) for h in HISTORIES}
+    # the run's other sites, each rebuilt from the seeds the same way: what it borrows
+    others = sorted({s for r in rounds for s in (r.get("estimate") or {})} - {site})
+    before = {o: history(seeds, o, "load", overhead_s, **plan) for o in others}
+    now_of = {o: jobs_of(run["seed"], o, **plan) for o in others}
+    for o, js in now_of.items():
+        play(js, o, overhead_s)
     spec = JobSpec(name="probe", command="sleep 20", resources=Resources(
         nodes=1, tasks=1, cpus_per_task=PROBE_CPUS, walltime_s=PROBE_WALLTIME_S))
     cfg = SiteConfig(name=site, scheduler=cluster(site).scheduler)
@@ -244,6 +265,14 @@ def compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s: float
                 (v.estimated_start - now).total_seconds()
             row["rebuilt_raw_s"] = None if v is None or v.raw_start is None else \
                 (v.raw_start - now).total_seconds()
+        pool = {o: SiteCalibration(before[o] + ended_by(now_of[o], o, t)) for o in others}
+        v = place(spec, [(cfg, snap)], now=now,
+                  calibration={site: SiteCalibration([]), **pool}).verdict(site)
+        row["borrowed"] = None if v is None or v.estimated_start is None else \
+            (v.estimated_start - now).total_seconds()
+        row["borrowed_bound"] = None if v is None or v.start_bound is None else \
+            (v.start_bound - now).total_seconds()
+        row["borrowed_samples"] = v.calibration_samples if v is not None else 0
         rows.append(row)
     return {"file_seed": run["seed"], "site": site, "history_seeds": seeds,
             "overhead_s": overhead_s, "rounds": rows}
@@ -269,14 +298,17 @@ def table(data: dict[str, Any]) -> str:
         return "-" if x is None else f"{x:.1f}"
     rows = [(r["round"], f"{r['pending']} ({r['recorded_pending']})", f(r["rebuilt_s"]),
              f(r["plan_oracle_s"]), f(r["recorded_s"]), f(r["rebuilt_raw_s"]), f(r["raw_s"]),
-             f(r["predicted_s"]), f(r["load+probes"]), f(r["load"])) for r in data["rounds"]]
+             f(r["predicted_s"]), f(r["load+probes"]), f(r["load"]),
+             f"{f(r.get('borrowed'))} ({f(r.get('borrowed_bound'))}; "
+             f"{r.get('borrowed_samples', 0)})") for r in data["rounds"]]
     return (f"## seed {data['file_seed']}, {data['site']} rebuilt ({data['overhead_s']:g} s "
             f"start-up; history: runs of seeds {', '.join(map(str, data['history_seeds']))}): "
             "the probe's start, s\n\n"
             + markdown_table(["round", "waiting (recorded)", "rebuilt start",
                               "engine's Slurm plan, true runtimes", "recorded start",
                               "rebuilt raw", "recorded raw", "recorded prediction",
-                              "predicted, load+probes", "predicted, load"], rows))
+                              "predicted, load+probes", "predicted, load",
+                              "predicted, borrowed (90% bound; jobs of other sites)"], rows))
 
 
 def main(argv: list[str] | None = None) -> dict:

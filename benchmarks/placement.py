@@ -138,6 +138,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "source": v.start_source,
                             "raw_start_s": rel(v.raw_start), "bound_s": rel(v.start_bound),
                             "samples": v.calibration_samples,
+                            "borrowed": v.calibration_borrowed,  # other sites' jobs
                             "model_start_s": rel(v.model_start),
                             "own_wait_ratio": v.own_wait_ratio, "own_samples": v.own_samples}
                    for v in dia.ranked if v.feasible}

@@ -26,6 +26,12 @@ changed: where the ratios of the latest jobs differ from those before them beyon
 QBETS drops a queue's history at a change point. Otherwise a campaign of short jobs, or
 the workload a site ran an hour ago, would be averaged with the one it runs now.
 
+A site with fewer than MIN_SAMPLES finished jobs of its own (a fresh accounting, or only the
+user's) borrows the other sites' ratios, of its size class over every site, else of all
+their jobs (`PooledRatios`): users over-request everywhere, so they say more than the
+walltime. Its 90% bound rests on the sites, not their jobs, and is the walltime with fewer
+than 29 of them.
+
 Waits are calibrated the same way: per site, partition and size class, the ratio actual
 wait / the scheduler's estimated wait, from pending jobs (all users') whose estimate the
 engine saw in a queue view and whose actual start it learned later (`WaitSample`). Where a
@@ -49,7 +55,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from copy import copy
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from heapq import heappop, heappush
@@ -279,6 +286,8 @@ class Ratio:
         scheduler (Grid Engine lists a finished job for a moment): by the median it ends
         now. Further past, it is an outlier, which says nothing of its end: the median is
         halfway to the walltime. The bound is then the walltime."""
+        if which == "upper" and not self.bounded:
+            return 1.0  # too few jobs (or, borrowed, too few sites) for a bound
         v = self.values
         i = bisect_right(v, elapsed_share)  # v[i:] ran longer (no copy: on every release)
         if i == len(v):
@@ -388,6 +397,8 @@ class SiteCalibration:
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
                  tail: str = "request", cohort_s: float | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
+        self.pool: PooledRatios | None = None
         samples, waits, owns = list(samples), list(wait), list(own)
         if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
             cohort = started_within(samples, cohort_s)
@@ -441,7 +452,72 @@ class SiteCalibration:
         for key in (*finest, (part, cls), (part, "*"), ("*", "*")):
             if key in self._ratios:
                 return self._ratios[key]
-        return None
+        return self.pool.ratio(cpus) if self.pool is not None else None
+
+    @property
+    def borrows(self) -> bool:
+        """Whether its ratios are other sites' (too few finished jobs of its own)."""
+        return self.pool is not None and not self._ratios
+
+
+class PooledRatios:
+    """The runtime/request ratios of every site's recent jobs together, by size class: what
+    a site with fewer than MIN_SAMPLES finished jobs of its own borrows (a site with a fresh
+    accounting, or whose only ended jobs were the user's). Users over-request walltime
+    everywhere, so the federation's jobs of the same size say more of a site's queue than
+    the walltime does; the size class over every site first, then every site's jobs, as
+    `pooled_share` does for the job's own runtime.
+
+    The median and mean are the pool's. The 90% bound is not the pool's: the borrower's
+    jobs may be unlike the mixture and unlike every one site's (on the test bed, a site of
+    whole-node jobs that run half their request, beside sites whose jobs run under a
+    fifth), so for the bound the sites are the samples: the QBETS order statistic over
+    the sites' own bounds (each site's, the walltime where it has too few jobs for one),
+    the least that, with 95% confidence, at least 90% of sites stay below. That needs 29
+    sites; short of them the bound is the walltime (ratio 1, `bounded` False), which no
+    job passes, for queued and running jobs alike."""
+
+    def __init__(self, cals: Iterable[SiteCalibration]) -> None:
+        self._cals = [c for c in cals if c.exact(("*", "*")) is not None]
+        self._memo: dict[str, Ratio | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._cals)
+
+    def ratio(self, cpus: int | None) -> Ratio | None:
+        """The pooled ratio of this size class over every site with at least MIN_SAMPLES of
+        it together, else of every site's jobs; None without any."""
+        cls = size_class(cpus)
+        if cls not in self._memo:
+            self._memo[cls] = None
+            for key in (("*", cls), ("*", "*")):
+                rs = [r for r in (c.exact(key) for c in self._cals) if r is not None]
+                values = [x for r in rs for x in r.values]
+                if len(values) >= MIN_SAMPLES:
+                    pooled = _ratio(values, f"other sites' {'/'.join(key)}")
+                    uppers = sorted(r.upper for r in rs)
+                    k = quantile_upper_index(len(uppers))
+                    self._memo[cls] = replace(
+                        pooled, bounded=k is not None,
+                        upper=1.0 if k is None else max(pooled.upper, uppers[k]))
+                    break
+        return self._memo[cls]
+
+
+def borrowed(cals: dict[str, SiteCalibration]) -> dict[str, SiteCalibration]:
+    """The calibrations with, for each site with fewer than MIN_SAMPLES finished jobs of
+    its own, the other sites' ratios to borrow (`PooledRatios`); the rest as they are."""
+    thin = [n for n, c in cals.items() if c is not None and c.exact(("*", "*")) is None]
+    if not thin:
+        return cals
+    pool = PooledRatios(c for n, c in cals.items() if c is not None and n not in thin)
+    if not pool:
+        return cals
+    out = dict(cals)
+    for n in thin:
+        out[n] = copy(cals[n])
+        out[n].pool = pool
+    return out
 
 
 def pooled_share(cals: Iterable[SiteCalibration], cpus: int | None) -> tuple[float, int] | None:
@@ -831,7 +907,7 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
     with the walltime counted as one more finished job wherever fewer than MIN_SAMPLES
     ran as long as a running job has (a shrinkage toward the request where the history
     says little): measured there, not used."""
-    if cal is None or not cal.samples:
+    if cal is None or not (cal.samples or cal.borrows):
         return None
 
     memo: dict[tuple[str | None, int | None, str | None], Ratio | None] = {}

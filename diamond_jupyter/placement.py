@@ -11,7 +11,9 @@ Estimates, for a feasible site:
   backfill simulation of `placement_sim` over the snapshot, which follows the scheduler's
   `estimated_start` of pending jobs where the snapshot has them (start_source "scheduler"
   in both cases, "simulation" otherwise). Each usable partition is simulated; the one with
-  the earliest start wins (ties: the site's default partition).
+  the earliest start wins (ties: the site's default partition). A site with too few
+  finished jobs of its own to calibrate its queue borrows the other sites' ratios
+  (`calibration.borrowed`; "N elsewhere" in `explain`).
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
@@ -72,6 +74,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from .calibration import (
     SiteCalibration,
+    borrowed,
     describe_start,
     pooled_share,
     site_waits,
@@ -206,6 +209,9 @@ class SiteVerdict(BaseModel):
     start_bound: datetime | None = None  # 90% upper bound (calibrated sites only)
     calibration_samples: int = 0  # finished jobs the calibration rests on
     calibration_class: str | None = None  # which class of them ("batch/2-4", "*")
+    # the site had too few finished jobs of its own: the ratios are other sites' jobs'
+    # (`calibration.PooledRatios`), calibration_samples of them
+    calibration_borrowed: bool = False
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
@@ -339,7 +345,8 @@ class Placement(BaseModel):
         START is the start the ranking used: calibrated where the site has finished jobs
         to learn from (SOURCE "calibrated"), else the scheduler's or the simulation's; RAW
         is the scheduler's estimate or the walltime-based simulation; 90% the calibrated
-        upper bound; N the finished jobs the calibration rests on; WAIT× the median of
+        upper bound; N the finished jobs the calibration rests on ("N elsewhere": other
+        sites' jobs, where the site has too few of its own); WAIT× the median of
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
@@ -355,7 +362,8 @@ class Placement(BaseModel):
                     return "+" + hms((t - self.now).total_seconds()) if t else "-"
                 rows.append((mark, v.site, v.verdict, v.partition or "-",
                              rel(v.estimated_start), v.start_source or "-", rel(v.raw_start),
-                             rel(v.start_bound), str(v.calibration_samples),
+                             rel(v.start_bound), f"{v.calibration_samples} elsewhere"
+                             if v.calibration_borrowed else str(v.calibration_samples),
                              f"{v.wait_ratio:.2f}({v.wait_samples})"
                              if v.wait_ratio is not None else "-",
                              f"{v.own_wait_ratio:.2f}({v.own_samples})"
@@ -379,7 +387,14 @@ class Placement(BaseModel):
             lines.append(" ".join(cells).rstrip())
         lines += [f"  {v.site} waits: {why}" for v in self.ranked if v.feasible
                   for why in v.waits_for]
+        lines += [f"  {v.site}: {_borrowed_note(v)}" for v in self.ranked
+                  if v.feasible and v.calibration_borrowed]
         return "\n".join(lines)
+
+
+def _borrowed_note(v: SiteVerdict) -> str:
+    return (f"its runtimes rest on {v.calibration_samples} jobs of other sites ("
+            f"{v.calibration_class}): too few jobs finished here to calibrate its queue")
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
@@ -2213,6 +2228,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         r = cal.ratio(pname, req.nodes * (req.cpn or 1))
         v.calibration_samples = r.samples if r else 0
         v.calibration_class = r.key if r else None
+        v.calibration_borrowed = r is not None and cal.borrows
+        if v.calibration_borrowed:
+            v.notes.append(_borrowed_note(v))
     max_time = next((p.max_time_s for p in good if p.name == pname), None)
     # a job that gives no time limit runs until the partition's MaxTime at most
     limit = time_limit(req, max_time) or (max_time if not req.walltime else None)
@@ -2630,7 +2648,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
     job_window(spec, now)  # an unreadable start time is refused, as its submit is
-    cals = calibration or {}
+    cals = borrowed(calibration or {})  # a site with too few jobs of its own: other sites'
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
     prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
     kept_later = het_components(spec)  # a Slurm heterogeneous job's later components

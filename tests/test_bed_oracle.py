@@ -40,3 +40,20 @@ def test_earlier_probes_counted_as_others_put_the_site_minutes_away(rebuilt):
 def test_a_real_log_run_is_refused():
     with pytest.raises(BadInput, match="depth_misleads"):
         compare({"traces": [{"site": "delta"}], "per_round": []}, "delta", [], 2.0)
+
+
+def test_a_site_without_jobs_of_its_own_borrows_the_other_sites_ratios():
+    # seed 107: delta's accounting held no finished jobs of other users, and the engine
+    # planned its queue at the walltimes (412-1,113 s predicted in rounds 6 and 9; it
+    # started the probes in 8-9 s). Rebuilt, with the other sites' load borrowed:
+    run = compare(json.loads((RESULTS / "placement-depth_misleads-seed107.json").read_text()),
+                  "delta", [106], 2.0)
+    deep = [r for r in run["rounds"] if r["rebuilt_raw_s"] > 400]
+    assert [r["round"] for r in deep] == [6, 8, 9]
+    for r in deep:
+        assert r["borrowed_samples"] > 100  # other sites' jobs
+        assert r["borrowed"] < r["rebuilt_raw_s"] / 5  # far nearer than the walltimes
+        assert r["borrowed"] > r["rebuilt_s"]  # still later than the site's own 1%
+    for r in run["rounds"]:  # three other sites are too few for a bound: the walltime plan
+        assert r["borrowed_bound"] == pytest.approx(r["rebuilt_raw_s"])
+        assert r["borrowed_bound"] >= r["rebuilt_s"] - 0.5

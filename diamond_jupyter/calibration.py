@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from copy import copy
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -484,6 +484,11 @@ class PooledRatios:
     def __bool__(self) -> bool:
         return bool(self._cals)
 
+    @property
+    def samples(self) -> int:
+        """How many finished jobs the lending sites have in all."""
+        return sum(c.samples for c in self._cals)
+
     def ratio(self, cpus: int | None) -> Ratio | None:
         """The pooled ratio of this size class over every site with at least MIN_SAMPLES of
         it together, else of every site's jobs; None without any."""
@@ -504,13 +509,17 @@ class PooledRatios:
         return self._memo[cls]
 
 
-def borrowed(cals: dict[str, SiteCalibration]) -> dict[str, SiteCalibration]:
+def borrowed(cals: dict[str, SiteCalibration], doors: Collection[str] = ()
+             ) -> dict[str, SiteCalibration]:
     """The calibrations with, for each site with fewer than MIN_SAMPLES finished jobs of
-    its own, the other sites' ratios to borrow (`PooledRatios`); the rest as they are."""
+    its own, the other sites' ratios to borrow (`PooledRatios`); the rest as they are.
+    `doors`: entries that are second doors to a cluster listed already (`Sites.second_doors`):
+    they may borrow, but their jobs are that cluster's, pooled once, through its first door."""
     thin = [n for n, c in cals.items() if c is not None and c.exact(("*", "*")) is None]
     if not thin:
         return cals
-    pool = PooledRatios(c for n, c in cals.items() if c is not None and n not in thin)
+    pool = PooledRatios(c for n, c in cals.items()
+                        if c is not None and n not in thin and n not in doors)
     if not pool:
         return cals
     out = dict(cals)

@@ -12,9 +12,11 @@ placement predicts a new job's:
 - else, where the site's runtime calibration has samples (recent jobs' runtime / walltime
   request), the job's start in the calibrated backfill simulation of the whole queue
   (`simulated_starts`: every job ends after the median share of its request; the bound
-  with the upper quantile's): source "calibrated";
-- a "calibrated" start's 90% bound is at least the QBETS bound of the site's recent
-  waits (`calibration.site_waits`), as placement bounds a new job's;
+  with the upper quantile's): source "calibrated"; with the other sites' ratios where
+  the site has too few finished jobs of its own (`calibration.borrowed`, as placement
+  does): source "borrowed" (its bound the walltime plan's);
+- a "calibrated" or "borrowed" start's 90% bound is at least the QBETS bound of the
+  site's recent waits (`calibration.site_waits`), as placement bounds a new job's;
 - else the scheduler's estimate alone: source "scheduler" (no bound);
 - else None.
 
@@ -44,7 +46,7 @@ MAX_POINTS = 720  # at most this many points in one usage answer (evenly thinned
 class PredictedStart(TypedDict):
     median_s: int  # seconds from now
     p90_s: int | None  # 90% upper bound (None without enough calibration samples)
-    source: Literal["calibrated", "scheduler"]
+    source: Literal["calibrated", "borrowed", "scheduler"]
 
 
 class QueueRow(TypedDict):
@@ -132,10 +134,10 @@ Simulated = Mapping[str, tuple[float, float]]  # native id -> (median, bound) st
 def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) -> dict[
         str, tuple[float, float]]:
     """Each pending job's start (seconds after `now`) in the backfill simulation of the
-    site's queue calibrated with `cal`'s runtime ratios: (the predicted one, the 90% bound;
-    see `calibration`); empty without samples. Jobs the simulation never starts are left
-    out."""
-    if not cal.samples or not snap.pending:
+    site's queue calibrated with `cal`'s runtime ratios, its own or borrowed: (the predicted
+    one, the 90% bound; see `calibration`); empty without any. Jobs the simulation never
+    starts are left out."""
+    if not (cal.samples or cal.borrows) or not snap.pending:
         return {}
     nodes = site_nodes(snap)
     members = partition_members(snap, nodes) if snap.partitions else \
@@ -153,11 +155,12 @@ def simulated_starts(snap: SiteSnapshot, cal: SiteCalibration, now: datetime) ->
 def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
                wait: SiteCalibration | None = None,
                simulated: Simulated | None = None,
-               waits: RecentWaits | None = None) -> list[QueueRow]:
+               waits: RecentWaits | None = None, borrowed: bool = False) -> list[QueueRow]:
     """Every job of the snapshot's queue, in its order; `mine` maps native ids to this
     user's diamond job ids, `wait` is the site's wait calibration, `simulated` the starts
-    of `simulated_starts`, `waits` the site's recent waits (`calibration.site_waits`): a
-    calibrated start's 90% bound is at least their QBETS bound, as in placement. Times in
+    of `simulated_starts` (`borrowed`: simulated with other sites' ratios), `waits` the
+    site's recent waits (`calibration.site_waits`): a calibrated or borrowed start's 90%
+    bound is at least their QBETS bound, as in placement. Times in
     whole seconds. (10,000 rows are built in about 0.1 s: the dashboard's first paint
     waits for them.)"""
     t = now.timestamp()
@@ -183,8 +186,8 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
                 predicted = _predict(ts(j.estimated_start) - t, r)  # type: ignore[operator]
             elif sim is not None:
                 predicted = {"median_s": round(sim[0]), "p90_s": round(sim[1]),
-                             "source": "calibrated"}
-            if predicted is not None and predicted["source"] == "calibrated" and waits and (
+                             "source": "borrowed" if borrowed else "calibrated"}
+            if predicted is not None and predicted["source"] != "scheduler" and waits and (
                     b := waits.bound(j.partition, j.cpus)) is not None:
                 predicted["p90_s"] = max(predicted["p90_s"] or predicted["median_s"],
                                          round(b[0]))
@@ -217,7 +220,7 @@ def busy(snap: SiteSnapshot) -> Busy:
 def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
                mine: Mapping[str, str], wait: SiteCalibration | None = None,
                simulated: Simulated | None = None,
-               waits: RecentWaits | None = None) -> DashboardSite:
+               waits: RecentWaits | None = None, borrowed: bool = False) -> DashboardSite:
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
         "queue_error": snap.queue_error,
@@ -225,7 +228,7 @@ def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
         "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
                    "gpus": sum(n.gpus for n in snap.nodes)},
         "busy": busy(snap),
-        "queue": queue_rows(snap, now, mine, wait, simulated, waits),
+        "queue": queue_rows(snap, now, mine, wait, simulated, waits, borrowed),
     }
 
 

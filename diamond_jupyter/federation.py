@@ -406,7 +406,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         history, own_share = self.runtime_history()
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=history, own_share=own_share, calibration=cals,
-                     capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps))
+                     capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps),
+                     doors=self.sites.second_doors())
 
     def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
         """Per site, the native ids of this store's jobs that a view still lists as running

@@ -9,7 +9,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .calibration import SiteCalibration, site_waits
+from .calibration import SiteCalibration, borrowed, site_waits
 from .dashboard import (
     Dashboard,
     Simulated,
@@ -69,14 +69,16 @@ class DashboardMixin:
         its waited and running time, its predicted start while pending (as placement
         predicts: the scheduler's estimate corrected by the site's wait calibration, else
         the job's start in the queue's backfill simulation calibrated with recent runtimes,
-        both `source` "calibrated" with a 90% bound; else the scheduler's estimate alone,
-        `source` "scheduler"; else None; see `dashboard`. Calibrations are those placement
-        last read: no site is asked for them) and, for this user's diamond jobs,
+        both `source` "calibrated" with a 90% bound, the simulation's "borrowed" where the
+        site borrows other sites' ratios as placement does; else the scheduler's estimate
+        alone, `source` "scheduler"; else None; see `dashboard`. Calibrations are those
+        placement last read: no site is asked for them) and, for this user's diamond jobs,
         `mine` and the job's id. An unreachable site says so in `reachable` and `error`
         (its rows are the last ones seen). `user` is echoed for the face. Never raises for a
         site."""
         snaps = await self.snapshots(max_age_s=max_age_s)
-        cals = await self.calibration(fetch=False)  # what placement read: no site is asked
+        # what placement read (no site is asked), a thin site borrowing as placement does
+        cals = borrowed(await self.calibration(fetch=False), self.sites.second_doors())
         now = utcnow()
         mine: dict[str, dict[str, str]] = {}
         for job in self.store.unfinished_jobs():
@@ -90,19 +92,21 @@ class DashboardMixin:
             sites.append(site_entry(name, site.cfg.scheduler, snaps[name], now,
                                     mine.get(name, {}), cal.wait if cal else None, sim,
                                     site_waits(cal.queued if cal else None,
-                                               snaps[name].jobs, now)))
+                                               snaps[name].jobs, now),
+                                    bool(sim) and cal is not None and cal.borrows))
         return {"generated": now.isoformat(), "user": user, "sites": sites}
 
     async def _simulated(self, site: str, snap: SiteSnapshot, cal: SiteCalibration | None,
                          now: datetime) -> Simulated:
         """The calibrated simulation's starts for `site`'s queue, from seconds after `now`:
         computed once per snapshot and calibration (in a worker thread), then shifted."""
-        if cal is None or not cal.samples or not snap.reachable \
+        if cal is None or not (cal.samples or cal.borrows) or not snap.reachable \
                 or len(snap.pending) > MAX_SIMULATED_PENDING:
             return {}
         cache: dict[str, tuple[tuple, datetime, Simulated]] = \
             self.__dict__.setdefault("_dashboard_sims", {})
-        key = (snap.taken_at, cal.samples, cal.wait.samples if cal.wait else 0)
+        key = (snap.taken_at, cal.samples, cal.wait.samples if cal.wait else 0,
+               cal.pool.samples if cal.borrows and cal.pool else 0)
         hit = cache.get(site)
         if hit is None or hit[0] != key:
             at = now

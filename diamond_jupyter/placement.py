@@ -2626,7 +2626,7 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           stage_data: StageData | None = None,
           capabilities: dict[str, SiteCapabilities] | None = None,
           ended: dict[str, Collection[str]] | None = None,
-          own_share: float | None = None) -> Placement:
+          own_share: float | None = None, doors: Collection[str] = ()) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
@@ -2641,6 +2641,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     to have ended (`Federation.ended_in_view`): their resources count as free now.
     `history` (seconds at speed 1.0 per application) and `own_share` (the share of their
     walltime the user's recent jobs ran) give the job's runtime (`runtime_prior`).
+    `doors`: calibrated entries that are second doors to a cluster listed already
+    (`Sites.second_doors`): their jobs are not pooled a second time (`calibration.borrowed`,
+    `pooled_share`).
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -2648,9 +2651,10 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         raise BadInput(f"policy 'fixed' needs home= one of the sites (got {home!r})")
     now = aware(now or utcnow())
     job_window(spec, now)  # an unreadable start time is refused, as its submit is
-    cals = borrowed(calibration or {})  # a site with too few jobs of its own: other sites'
+    cals = borrowed(calibration or {}, doors)  # a site with too few jobs of its own: other sites'
     needs = needs_of(spec)  # read once: the body is scanned for modules, containers, MPI
-    prior = runtime_prior(spec, history or {}, own_share, list(cals.values()))
+    prior = runtime_prior(spec, history or {}, own_share,
+                          [c for n, c in cals.items() if n not in doors])
     kept_later = het_components(spec)  # a Slurm heterogeneous job's later components
     kept_first = first_component(spec) if kept_later else spec
     kept_needs = [needs_of(c) for c in kept_later]

@@ -1094,3 +1094,12 @@ class Sites(dict[str, Site]):
                 raise BadInput(f"site {name!r} is not allowed here (allowed: {known})")
             raise BadInput(unknown_site_message(name, list(self)))
         return self[name]
+
+    def second_doors(self) -> frozenset[str]:
+        """The entries that are second doors to a cluster listed already (`auto: false`, or
+        a `metadata.door_to` naming another entry): the same machines, whose queue and
+        jobs are counted once, through the first door."""
+        def door_to(s: Site) -> object:
+            return s.cfg.metadata.get("door_to")
+        return frozenset(n for n, s in self.items() if not s.cfg.auto or (
+            isinstance(door_to(s), str) and door_to(s) != n and door_to(s) in self))

@@ -4,8 +4,9 @@
 export interface IQueuePrediction {
   median_s: number;
   p90_s: number | null;
-  /** "calibrated": diamond's own estimate; "scheduler": the scheduler's, all there is. */
-  source: 'calibrated' | 'scheduler' | string;
+  /** "calibrated": diamond's own estimate; "borrowed": the same, with the other sites'
+   * runtime ratios (too few finished jobs here); "scheduler": the scheduler's, all there is. */
+  source: 'calibrated' | 'borrowed' | 'scheduler' | string;
 }
 
 /** One job in a site's queue (any user's). */

@@ -96,7 +96,9 @@ from .model import (
 )
 from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
 from .placement_fit import (
+    SLURM_WORDS,
     Req,
+    Words,
     _few,
     aware,
     bracket_parts,
@@ -117,6 +119,7 @@ from .placement_fit import (
     site_nodes,
     time_limit,
     with_complexes,
+    words_of,
 )
 from .placement_het import (
     as_one_shape,
@@ -428,7 +431,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
-    reasons, fit = node_checks(req, nodes, site_arch)
+    words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
+    packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
+    reasons, fit = node_checks(req, nodes, site_arch, words=words, shape=(
+        f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None))
     reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
@@ -527,7 +533,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             named = set(route.routes_to or [])
         parts = [p for p in parts if p.name in named and p.routes_to is None]
         if not parts:
-            v.reasons = [f"partition '{spec.queue}' not found (site has: "
+            v.reasons = [f"{words.part} '{spec.queue}' not found (site has: "
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"
                          if route is None else f"routing queue {route.name} sends jobs to "
                          f"{', '.join(route.routes_to or []) or 'no queue'}, none of them "
@@ -592,7 +598,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
-            site_arch, whole_site=False)[1] if fit else set()
+            site_arch, whole_site=False, words=words)[1] if fit else set()
         if queue_consumables:  # Grid Engine queue consumables (qc:)
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
@@ -608,7 +614,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
             and not r.tasks_per_node and req.nodes > 1 else ""
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
-            restr.append(f"partition '{p.name}' not allowed "
+            restr.append(f"{words.part} '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
         if p.allowed_accounts is not None and account not in p.allowed_accounts:
             restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
@@ -644,15 +650,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
-            other.append(f"partition '{p.name}' is {p.state}")
+            other.append(f"{words.part} '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
                 and not pe_offered(pe, p.parallel_environments):
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         limit = time_limit(req, p.max_time_s)
         if req.walltime and limit is None:
-            other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
-                         f"MaxTime {hms(p.max_time_s)}"
+            other.append(f"walltime {hms(req.walltime)} above {words.where(p.name)} "
+                         f"{words.time_cap} {hms(p.max_time_s)}"
                          + (f" (and --time-min {hms(req.time_min)} too)"
                             if req.time_min is not None else ""))
             too_long[p.name] = p.max_time_s or 0
@@ -700,18 +706,18 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"can run the master task's share of the job ({req.cpn} slots"
                          + (f", {req.gpn} GPUs" if req.gpn else "") + ")"
                          + (f"; {queue_why}" if queue_why else ""))
-        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
+        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets, words)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
-            other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
-                         f"{p.max_nodes}")
+            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} allows at "
+                         f"most {p.max_nodes}")
         elif p.min_nodes is not None and req.nodes < p.min_nodes:
-            other.append(f"needs {req.nodes} node{'s' if req.nodes > 1 else ''}, partition "
-                         f"{p.name} takes only jobs of at least {p.min_nodes} (MinNodes)")
+            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} takes only "
+                         f"jobs of at least {p.min_nodes} (MinNodes)")
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
                                        and n.name in usable], chunks[1], chunks[4]) is None:
-                other.append(f"partition {p.name}: its usable nodes cannot hold the "
+                other.append(f"{words.where(p.name)}: its usable {words.node}s cannot hold the "
                              f"{'terms' if chunks[1] == 'terms' else 'chunks'} "
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
@@ -732,16 +738,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if out:
                 missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
-                other.append(f"{_where(p)}: {missed}")
+                other.append(f"{words.where(p.name)}: {missed}")
             else:
-                other.append(f"needs {req.nodes} nodes, {_where(p)} has only "
+                other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} has only "
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
-            other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
-                         f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
-                         and p.name else
-                         f"needs {req.nodes} nodes{spread}, {_where(p)} has only "
-                         f"{wide[p.name]}")
+            other.append(f"needs {words.nodes(req.nodes)}{spread}, largest {words.part} "
+                         f"has {wide[p.name]}" if wide[p.name] >= largest
+                         and req == whole_req and p.name else
+                         f"needs {words.nodes(req.nodes)}{spread}, {words.where(p.name)} has "
+                         f"only {wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
             other.extend(short)
@@ -750,7 +756,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
-                other.append(f"needs {req.nodes} nodes, {_where(p)} has only {up} "
+                other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} has only {up} "
                              f"usable ({_held_why(held)})")
         other += _size_causes(other, adjusted[p.name])
         restricted_only |= bool(restr) and not other
@@ -762,8 +768,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     problems = list(dict.fromkeys(problems))
     if not good and too_long and len(parts) > 1:
         scope = f"every destination of routing queue {route.name}" if route is not None else \
-            "every partition it names" if spec.queue else ""
-        problems = _too_long_everywhere(req, parts, too_long, problems, scope)
+            f"every {words.part} it names" if spec.queue else ""
+        problems = _too_long_everywhere(req, parts, too_long, problems, scope, words)
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
@@ -874,12 +880,14 @@ def _is_up(p: Partition) -> bool:
 
 
 def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, int],
-                         problems: list[str], scope: str = "") -> list[str]:
+                         problems: list[str], scope: str = "", words: Words = SLURM_WORDS
+                         ) -> list[str]:
     """One reason for a walltime above the MaxTime of every partition (the longest named),
     or of every partition that is up, the ones it fits said to be down (they would take
     it once up: not "above every partition's"); else `problems` as they are. `scope`: the
     partitions the job may go to when it names some (a list, a routing queue's
-    destinations), said so (not "every partition here": others may take it)."""
+    destinations), said so (not "every partition here": others may take it). `words`: the
+    site's scheduler's names."""
     fits = [p for p in parts if p.name not in too_long]
     if any(_is_up(p) for p in fits):
         return problems
@@ -890,15 +898,16 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
     pool = up_long if fits else too_long
     longest = max(pool, key=lambda n: pool[n])
     wall = f"walltime {hms(req.walltime)} above"
-    where = (f"the MaxTime of {scope}" if scope else "every partition's MaxTime here") \
-        if not fits else f"the MaxTime of {scope or 'every partition'} that is up"
+    cap, part = words.time_cap, words.part
+    where = (f"the {cap} of {scope}" if scope else f"every {part}'s {cap} here") \
+        if not fits else f"the {cap} of {scope or f'every {part}'} that is up"
     said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
         f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
-    down = [f"partition '{p.name}' is {p.state}" for p in fits]
+    down = [f"{part} '{p.name}' is {p.state}" for p in fits]
     if fits:
         said += "; " + ", ".join(
-            f"partition {p.name} ("
-            + (f"MaxTime {hms(p.max_time_s)}" if p.max_time_s else "no MaxTime")
+            f"{part} {p.name} ("
+            + (f"{cap} {hms(p.max_time_s)}" if p.max_time_s else f"no {cap}")
             + f") would take it but is {p.state}" for p in fits)
     return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
 
@@ -1186,11 +1195,6 @@ def _cores_of(n: Node) -> Node:
         return n
     return n.model_copy(update={"cpus": n.cpus // t, "cpus_allocated": ceil(
         n.cpus_allocated / t)})
-
-
-def _where(p: Partition) -> str:
-    """A partition as a reason names it; a site without partitions (flux) is the site."""
-    return f"partition {p.name}" if p.name else "the site"
 
 
 def _held_why(held: list[Node]) -> str:
@@ -2307,8 +2311,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
-def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0
-                   ) -> str | None:
+def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0,
+                   words: Words = SLURM_WORDS) -> str | None:
     """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes), or
     its MaxCPUsPerSocket times the sockets of its nodes (`sockets`, the most; 0: not
     known), rules the job out, else None. Tasks without a node count spread over more
@@ -2329,9 +2333,9 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
         need = ceil(r.tasks / (cap // req.cpt))
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
-        return (f"partition {p.name}: needs {need} nodes at {at_cap} ({r.tasks} tasks of "
-                f"{req.cpt} CPUs), has {can_run} that can run it")
-    return f"partition {p.name}: needs {req.cpn} CPUs per node, {is_cap}"
+        return (f"{words.where(p.name)}: needs {words.nodes(need)} at {at_cap} ({r.tasks} "
+                f"{words.task}s of {req.cpt} {words.cpus}), has {can_run} that can run it")
+    return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 
 def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:

@@ -96,6 +96,7 @@ from .model import (
 )
 from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
 from .placement_fit import (
+    SITE_WORDS,
     SLURM_WORDS,
     Req,
     Words,
@@ -440,13 +441,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if fit and not fit & resv_hosts:
             reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
                            "cannot run it: " + partition_misses(
-                               req, [n for n in nodes if n.name in resv_hosts], site_arch))
+                               req, [n for n in nodes if n.name in resv_hosts], site_arch,
+                               words))
         fit &= resv_hosts
     if cfg.scheduler == "flux" and (named := _flux_hosts(spec, nodes)) is not None:
         allowed, said = named  # --requires=host:/-host:/rank: (RFC 35): those nodes only
         if fit and not fit & allowed:
             reasons.append(f"{said}: " + (partition_misses(
-                req, [n for n in nodes if n.name in allowed], site_arch)
+                req, [n for n in nodes if n.name in allowed], site_arch, words)
                 if allowed else "no node of the site is one of them"))
         fit &= allowed
         up = [n for n in nodes if n.name in fit and node_usable(n, bool(spec.reservation))]
@@ -498,7 +500,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
     elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
         # one chunk on the host (or vnode) it names: like Slurm's --nodelist
-        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select")
+        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select", words)
         fit &= set(named)
     from .software import needs_reasons
 
@@ -611,7 +613,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
-        spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
+        spread = f" ({r.tasks} tasks, {req.tpn} to a {words.node})" if r.tasks and r.nodes is None \
             and not r.tasks_per_node and req.nodes > 1 else ""
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"{words.part} '{p.name}' not allowed "
@@ -729,7 +731,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
                     and n.name not in out and n.name not in unreserved]
-            missed = partition_misses(req, left, site_arch) if left else "no node left"
+            missed = partition_misses(req, left, site_arch, words) if left else \
+                f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \
                     f"{spec.reservation}: {_few(unreserved)}"
@@ -1289,7 +1292,14 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
                      f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
         out = replace(out, cpn=cpn)
-    if default_per_cpu:
+    if default_per_cpu and out.whole and mine:
+        # a job of whole nodes is given every CPU of each, and DefMemPerCPU for each one
+        each = ", ".join(f"{(per_cpu or 0) * c} MB on a node of {c}"
+                         for c in sorted({x.cpus for x in mine}))
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
+                     f"{per_cpu} MB x every CPU of each of its nodes (it has them whole): "
+                     f"{each}")
+    elif default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
@@ -1570,7 +1580,8 @@ def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], 
     if not mine & fit:
         named = [n for n in nodes if n.name in mine]
         return [f"the hosts -m names ({text}) cannot run it: "
-                + (partition_misses(req, named, site_arch) if named else "none is a host")], set()
+                + (partition_misses(req, named, site_arch, SITE_WORDS["lsf"]) if named
+                   else "none is a host")], set()
     return [], fit & mine
 
 
@@ -1611,15 +1622,16 @@ def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: st
     if got is None:
         return None
     biggest = max((n.cpus for n in nodes), default=0)
+    words = words_of(cfg.scheduler, cfg.flavor)
     fits, texts, why = [], [], []
     for text, one in got[0]:
         r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch)
+        found, ok = node_checks(r, nodes, site_arch, words=words)
         # a chunk that names its host (`host=`/`vnode=`) runs there only; N chunks of one
         # shape carry it in the spec
         named = _pbs_named_hosts(text) or (_pbs_named_hosts(one) if len(got[0]) == 1 else [])
         if named:
-            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk")
+            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk", words)
             ok &= set(named)
         fits.append((r, ok))
         texts.append(text)
@@ -1644,7 +1656,7 @@ def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed:
     fits, texts, why, apart = [], [], [], []
     for text, one, spans in got:
         r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch)
+        found, ok = node_checks(r, nodes, site_arch, words=SITE_WORDS["lsf"])
         for d in one.unknown:  # the term's own select[]
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
                 meet = lsf_select_hosts(d.value, nodes)[0]
@@ -1654,7 +1666,7 @@ def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed:
         if ok and not ok & allowed and not found:
             found = [f"none of the hosts -m and select[] leave it ({_few(allowed)}) can "
                      "run it: " + partition_misses(r, [n for n in nodes if n.name in allowed],
-                                                   site_arch)]
+                                                   site_arch, SITE_WORDS["lsf"])]
         fits.append((r if spans else replace(r, gpn=0), ok & allowed))
         texts.append(text)
         why.append(found)
@@ -1675,7 +1687,7 @@ def _pbs_named_hosts(where: JobSpec | str) -> list[str]:
 
 
 def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
-                 site_arch: str | None, who: str) -> list[str]:
+                 site_arch: str | None, who: str, words: Words = SLURM_WORDS) -> list[str]:
     """Why the hosts a PBS select names cannot run it: not the site's, or too small."""
     have = {n.name: n for n in nodes}
     missing = [h for h in named if h not in have]
@@ -1684,7 +1696,7 @@ def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
                 f"site's nodes ({_few(set(have))})"]
     if not set(named) & fit:
         return [f"host {', '.join(named)} named by {who}: "
-                + partition_misses(req, [have[h] for h in named], site_arch)]
+                + partition_misses(req, [have[h] for h in named], site_arch, words)]
     return []
 
 
@@ -2334,7 +2346,7 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
         return (f"{words.where(p.name)}: needs {words.nodes(need)} at {at_cap} ({r.tasks} "
-                f"{words.task}s of {req.cpt} {words.cpus}), has {can_run} that can run it")
+                f"{words.tasks} of {req.cpt} {words.cpus}), has {can_run} that can run it")
     return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 

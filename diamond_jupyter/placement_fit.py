@@ -110,11 +110,11 @@ def site_nodes(snap: SiteSnapshot) -> list[Node]:
 class Words:
     """How a site's own scheduler names what placement reasons speak of: its queues of
     jobs with their limits, the longest time limit one gives a job, a machine of the
-    site, a job's piece, and a machine's processors."""
+    site, a job's pieces, and a machine's processors."""
     part: str = "partition"
     time_cap: str = "MaxTime"
     node: str = "node"
-    task: str = "task"
+    tasks: str = "tasks"
     cpus: str = "CPUs"
 
     def where(self, name: str) -> str:
@@ -127,20 +127,20 @@ class Words:
 
 SITE_WORDS = {
     "slurm": Words(),
-    "pbs": Words("queue", "resources_max.walltime", "vnode", "chunk", "ncpus"),
-    "lsf": Words("queue", "RUNLIMIT", "host", "task", "slots"),
-    "sge": Words("queue", "h_rt", "host", "task", "slots"),
-    "flux": Words("queue", "duration limit", "node", "task", "cores"),
+    "pbs": Words("queue", "resources_max.walltime", "vnode", "MPI processes", "ncpus"),
+    "torque": Words("queue", "resources_max.walltime", "node", "processes", "processors"),
+    "lsf": Words("queue", "RUNLIMIT", "host", "tasks", "slots"),
+    "sge": Words("queue", "h_rt", "host", "tasks", "slots"),
+    "flux": Words("queue", "duration limit", "node", "tasks", "cores"),
 }
-
-
 SLURM_WORDS = SITE_WORDS["slurm"]
 
 
 def words_of(scheduler: str, flavor: str | None = None) -> Words:
-    """The vocabulary of a site's scheduler kind (a PBS front on Slurm speaks Slurm's)."""
-    return SITE_WORDS["slurm" if flavor == "slurm" else scheduler] \
-        if scheduler in SITE_WORDS else Words()
+    """The vocabulary of a site's scheduler kind (PBS flavors: Torque's own, a PBS front
+    on Slurm Slurm's)."""
+    kind = flavor if scheduler == "pbs" and flavor in ("torque", "slurm") else scheduler
+    return SITE_WORDS.get(kind, SLURM_WORDS)
 
 
 @dataclass
@@ -313,10 +313,11 @@ def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
                 or any(gpu_matches(kind, m) for m in node_gpu_models(n))), default=0)
 
 
-def partition_misses(req: Req, nodes: list[Node], site_arch: str | None) -> str:
+def partition_misses(req: Req, nodes: list[Node], site_arch: str | None,
+                     words: Words = SLURM_WORDS) -> str:
     """Why none of `nodes` (a partition's nodes that cannot run the job) hosts one node's
     share of it, in one phrase ("needs 4 GPUs per node, largest node has 2")."""
-    found, _ = node_checks(req, nodes, site_arch, whole_site=False)
+    found, _ = node_checks(req, nodes, site_arch, whole_site=False, words=words)
     return "; ".join(found) or "no single node meets all the requirements together"
 
 
@@ -427,7 +428,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             check(holds, f"needs {amount_text(need)} of host consumable {name} per host "
                   f"({how}), the most a host has is {amount_text(most)}",
                   f"{name} {amount_text(need)}")
-    split = f" ({shape})" if shape else f" ({req.tpn} {words.task}s x {req.cpt} " \
+    split = f" ({shape})" if shape else f" ({req.tpn} {words.tasks} x {req.cpt} " \
         f"{words.cpus})" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
           f"needs {req.cpn} {words.cpus} per {node}{split}, largest {node} has "

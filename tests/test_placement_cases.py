@@ -406,7 +406,7 @@ def test_grid_engine_parallel_environment_the_site_lacks():
     only(run("#$ -pe mpi 32\n#$ -l h_rt=1:00:00", sge_site()), "sge", "all.q")
     only(run("#$ -pe smp 16\n#$ -l h_rt=1:00:00", sge_site()), "sge", "all.q")
     p = run("#$ -pe smp 17\n#$ -l h_rt=1:00:00", sge_site())
-    assert reasons(p, "sge") == "needs 17 CPUs per node, largest node has 16"
+    assert reasons(p, "sge") == "needs 17 slots per host, largest host has 16"
     only(run("#$ -pe 'mp*' 4", sge_site()), "sge", "all.q")  # a wildcard PE request
     # a Slurm job translated for the site is not held to a PE
     only(run("#SBATCH -n 4", sge_site()), "sge", "all.q")

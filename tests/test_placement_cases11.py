@@ -273,7 +273,7 @@ def test_grid_engine_h_vmem_capacity_set_below_the_hosts_memory():
     v = only(run(job.format("9G"), site), "gaia", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
     assert reasons(run(job.format("17G"), site), "gaia") == \
-        "needs 69632 MB memory per node, largest node has 65536 MB"
+        "needs 69632 MB memory per host, largest host has 65536 MB"
 
 
 def test_grid_engine_complex_amounts():

@@ -454,7 +454,7 @@ def test_pbs_select_chunks_of_different_shapes():
         "can hold them have 2; chunk 2 (3:ncpus=1:ngpus=1) is the one left without a host"
     p = run("#PBS -l select=1:ncpus=8+2:ncpus=1:ngpus=1", pbs_site())
     assert reasons(p, "pbs") == \
-        "chunk 1 (1:ncpus=8): needs 8 CPUs per node, largest node has 4"
+        "chunk 1 (1:ncpus=8): needs 8 ncpus per vnode, largest vnode has 4"
     # place=pack: every chunk on one host (none has 4 + 2 CPUs and 2 GPUs)
     p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1\n#PBS -l place=pack", pbs_site())
     assert "do not fit the site's nodes together (pack placement)" in reasons(p, "pbs")

@@ -582,7 +582,7 @@ def test_pbs_chunks_of_two_shapes_one_above_every_host():
     # 300 GB in one chunk: a host has 250 GB
     assert reasons(run(_pbs("1:ncpus=64:mem=300gb+2:ncpus=8"), _moira_p1_busy()),
                    "moira") == ("chunk 1 (1:ncpus=64:mem=300gb): needs 307200 MB memory per "
-                                "node, largest node has 256000 MB")
+                                "vnode, largest vnode has 256000 MB")
     # a whole host and two small chunks: the big one on p2 or p3, the small ones beside
     # on the other: now
     v = only(run(_pbs("1:ncpus=64+2:ncpus=8"), _moira_p1_busy()), "moira", "workq")

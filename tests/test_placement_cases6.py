@@ -524,7 +524,7 @@ def test_lsf_m_names_a_host_group():
     # hosts that cannot hold it: 64 CPUs on one host among c1-c2
     p = run('#BSUB -m "c1 c2"\n#BSUB -n 64\n#BSUB -R "span[hosts=1]"', osprey())
     assert reasons(p, "osprey") == ("the hosts -m names (c1 c2) cannot run it: needs 64 "
-                                    "CPUs per node, largest node has 40")
+                                    "slots per host, largest host has 40")
 
 
 def test_lsf_groups_read_nested_and_wide():

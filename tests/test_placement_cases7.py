@@ -838,7 +838,7 @@ def test_pbs_select_with_host_and_vnode():
     only(run("#PBS -l select=1:ncpus=1:vnode=gpu2", pbs_site()), "pbs", "workq")
     # before, the host a chunk names was not read: these ran on cpu1
     assert reasons(run("#PBS -l select=1:ncpus=4:host=gpu1", pbs_site()), "pbs") == (
-        "host gpu1 named by the select: needs 4 CPUs per node, largest node has 2")
+        "host gpu1 named by the select: needs 4 ncpus per vnode, largest vnode has 2")
     assert reasons(run("#PBS -l select=1:ncpus=1:vnode=cpu9", pbs_site()), "pbs") == (
         "host cpu9 named by the select (host=/vnode=) is not one of the site's nodes "
         "(cpu1, gpu1, gpu2)")

@@ -85,5 +85,5 @@ def test_lsf_a_select_of_the_whole_job_and_m_still_bound_every_term():
     p = run(lsf(BIG_LEADER).replace("#BSUB -W", "#BSUB -m \"w1 w2\"\n#BSUB -W"), wren())
     assert reasons(p, "wren") == (
         "term 1 (1*{select[bigmem] rusage[mem=400GB]}): none of the hosts -m and select[] "
-        "leave it (w1, w2) can run it: needs 409600 MB memory per node, largest node has "
+        "leave it (w1, w2) can run it: needs 409600 MB memory per host, largest host has "
         "196608 MB")

@@ -131,7 +131,7 @@ SITE_WORDS = {
     "torque": Words("queue", "resources_max.walltime", "node", "processes", "processors"),
     "lsf": Words("queue", "RUNLIMIT", "host", "tasks", "slots"),
     "sge": Words("queue", "h_rt", "host", "tasks", "slots"),
-    "flux": Words("queue", "duration limit", "node", "tasks", "cores"),
+    "flux": Words("queue", "TLIMIT", "node", "tasks", "cores"),
 }
 SLURM_WORDS = SITE_WORDS["slurm"]
 

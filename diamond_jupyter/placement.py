@@ -676,7 +676,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
-        other.extend(_limit_misses(req, p, chunks))
+        other.extend(_limit_misses(req, p, chunks, words))
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
@@ -1321,7 +1321,8 @@ def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     return replace(req, cpt=1, tpn=tpn, nodes=ceil(n / tpn), cpn=tpn, mem=req.mem * tpn)
 
 
-def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
+def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
+                  words: Words = SLURM_WORDS) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []
@@ -1338,13 +1339,13 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     totals = _totals(req, chunks)
     for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
                                         (p.min_cpus, p.min_mem_mb, p.min_gpus),
-                                        ("CPUs", "MB memory", "GPUs"), strict=True):
+                                        (words.cpus, "MB memory", "GPUs"), strict=True):
         if most is not None and total > most:
-            out.append(f"needs {total} {what} in all, queue {p.name} allows a job at most "
-                       f"{most}")
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} allows a job at "
+                       f"most {most}")
         if least is not None and total < least:
-            out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
-                       f"least {least}")
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} takes only jobs "
+                       f"of at least {least}")
     return out
 
 

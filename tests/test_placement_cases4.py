@@ -486,7 +486,7 @@ PBS_LIMITS = ('{"Queue": {"small": {"queue_type": "Execution", "enabled": "True"
 def test_pbs_queue_caps_a_jobs_cpus_over_all_its_chunks():
     # 2 chunks of 12 CPUs: 24 in all, above small's resources_max.ncpus 16
     p = run("#PBS -q small\n#PBS -l select=2:ncpus=12", pbs_queues(PBS_LIMITS))
-    assert reasons(p, "pbsq") == "needs 24 CPUs in all, queue small allows a job at most 16"
+    assert reasons(p, "pbsq") == "needs 24 ncpus in all, queue small allows a job at most 16"
     only(run("#PBS -l select=2:ncpus=12", pbs_queues(PBS_LIMITS)), "pbsq", "workq")
 
 

@@ -531,7 +531,7 @@ def test_pbs_queue_minimum_turns_away_a_small_job():
     assert parts["large"].min_cpus == 64 and parts["small"].min_cpus is None
     p = run("#PBS -q large\n#PBS -l select=1:ncpus=8", pbsq())
     assert reasons(p, "pbsq") == \
-        "needs 8 CPUs in all, queue large takes only jobs of at least 64"
+        "needs 8 ncpus in all, queue large takes only jobs of at least 64"
     only(run("#PBS -q large\n#PBS -l select=2:ncpus=32", pbsq()), "pbsq", "large")
 
 
@@ -549,8 +549,8 @@ def test_pbs_routing_queue_none_of_whose_destinations_takes_the_job():
     # 32 CPUs: above small's 16, below large's 64
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=32", pbsq())
     r = reasons(p, "pbsq")
-    assert "needs 32 CPUs in all, queue small allows a job at most 16" in r, r
-    assert "needs 32 CPUs in all, queue large takes only jobs of at least 64" in r, r
+    assert "needs 32 ncpus in all, queue small allows a job at most 16" in r, r
+    assert "needs 32 ncpus in all, queue large takes only jobs of at least 64" in r, r
 
 
 def test_pbs_job_naming_no_queue_is_never_placed_in_the_routing_queue():
@@ -703,10 +703,10 @@ def test_lsf_queue_hosts_and_limits_are_read():
 
 def test_lsf_task_limit_of_a_queue():
     p = run("#BSUB -q short\n#BSUB -n 24\n#BSUB -W 30", lsfq())
-    assert reasons(p, "lsfq") == "needs 24 CPUs in all, queue short allows a job at most 16"
+    assert reasons(p, "lsfq") == "needs 24 slots in all, queue short allows a job at most 16"
     p = run("#BSUB -q big\n#BSUB -n 8", lsfq())
     assert reasons(p, "lsfq") == \
-        "needs 8 CPUs in all, queue big takes only jobs of at least 32"
+        "needs 8 slots in all, queue big takes only jobs of at least 32"
     only(run("#BSUB -q big\n#BSUB -n 64", lsfq()), "lsfq", "big")
 
 

@@ -349,13 +349,13 @@ def test_pbs_walltime_above_every_destination_of_a_routing_queue():
     assert reasons(p, "pbsq") == (
         "walltime 2-12:00:00 above the resources_max.walltime of every destination of "
         "routing queue submit "
-        "(the longest: large, 2-00:00:00) | needs 64 CPUs in all, queue small allows a job "
+        "(the longest: large, 2-00:00:00) | needs 64 ncpus in all, queue small allows a job "
         "at most 16")
     # 8 CPUs for 20 h: above small's 12 h, and below large's 64 CPUs
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=20:00:00", pbsq())
     assert reasons(p, "pbsq") == ("walltime 20:00:00 above queue small "
                                   "resources_max.walltime 12:00:00 | "
-                                  "needs 8 CPUs in all, queue large takes only jobs of at "
+                                  "needs 8 ncpus in all, queue large takes only jobs of at "
                                   "least 64")
 
 

@@ -668,7 +668,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
         if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
-            cut.append(f"partition {p.name}: its s_rt {hms(p.soft_time_s)} ends the job at "
+            cut.append(f"{words.where(p.name)}: its s_rt {hms(p.soft_time_s)} ends the job at "
                        f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
                        f"queue's notify {hms(p.notify_s or 0)}), before its "
                        + (f"h_rt {hms(limit)}" if limit else "limit"))
@@ -780,7 +780,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if route is not None:  # the first destination that takes it, in the route's order
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
-    v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
+    v.notes = problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
                                                 for p in good)] + stale_default
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
@@ -1947,6 +1947,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     left now, the hosts held until running jobs there give enough back; `master_hosts`:
     where a Grid Engine job's master task must run, `-masterq`, its other slots on any of
     the partition's hosts)."""
+    words = words_of(cfg.scheduler, cfg.flavor)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     host_short = set.intersection(*(consumables_short(reqs[p.name], nodes) for p in good))
@@ -2112,7 +2113,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
-                said = f"partition {name}: its {part}s find room all at once{ahead} at " \
+                said = f"{words.where(name)}: its {part}s find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each {part} finds it sooner)" if chunks \
                     else f"queue {name}: a host of its master queue finds room with the " \
                     f"others it asks{ahead} at +{hms(at_once or 0)}" \
@@ -2123,7 +2124,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     v.notes.append(said)
                 start = at_once
             if start is None:
-                v.notes.append(f"partition {name}: simulation found no start")
+                v.notes.append(f"{words.where(name)}: simulation found no start")
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
@@ -2174,7 +2175,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                  f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
-            v.notes.append(f"partition {p.name}: {held.why}")
+            v.notes.append(f"{words.where(p.name)}: {held.why}")
             waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best

@@ -479,7 +479,7 @@ def test_grid_engine_a_queue_s_rt_below_the_jobs_h_rt_ends_it_first():
     assert {p.name: (p.soft_time_s, p.notify_s) for p in site[1].partitions} == {
         "all.q": (4 * H, 120), "short.q": (None, None)}
     v = only(run("#$ -q all.q\n#$ -l h_rt=10:00:00", site), "grebe", "all.q")
-    assert has_note(v, "partition all.q: its s_rt 4:00:00 ends the job at 4:02:00 (Grid "
+    assert has_note(v, "queue all.q: its s_rt 4:00:00 ends the job at 4:02:00 (Grid "
                        "Engine sends SIGUSR1 at s_rt, then ends it after the queue's notify "
                        "0:02:00), before its h_rt 10:00:00")
     assert v.estimated_runtime_s == 4 * H + 120

@@ -47,7 +47,7 @@ def test_pbs_scattered_chunks_wait_until_every_one_has_a_host_of_its_own():
     v = only(run("#PBS -q workq\n#PBS -l select=1:ncpus=8+3:ncpus=32\n#PBS -l place=scatter\n"
                  "#PBS -l walltime=1:00:00", kestrel(*_half_full())), "kestrel", "workq")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(4))
-    assert has_note(v, "its chunks find room all at once at +4:00:00")
+    assert has_note(v, "queue workq: its chunks find room all at once at +4:00:00")
 
 
 def test_pbs_free_chunks_share_hosts_while_they_have_room():

@@ -49,7 +49,8 @@ def test_lsf_a_term_waits_for_the_only_host_its_select_allows():
     v = only(run(lsf("1*{select[bigmem]} + 64*{span[ptile=32]}"),
                  wren(_wjob("3", "bob", 64, "w3", 2))), "wren")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
-    assert any("its terms find room all at once at +2:00:00" in n for n in v.notes)
+    assert any("queue normal: its terms find room all at once at +2:00:00" in n
+               for n in v.notes)
 
 
 def test_lsf_a_ptile_terms_hosts_are_distinct():

@@ -99,7 +99,10 @@ from .model import (
 )
 from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
 from .placement_fit import (
+    SITE_WORDS,
+    SLURM_WORDS,
     Req,
+    Words,
     _few,
     aware,
     bracket_parts,
@@ -120,6 +123,7 @@ from .placement_fit import (
     site_nodes,
     time_limit,
     with_complexes,
+    words_of,
 )
 from .placement_het import (
     as_one_shape,
@@ -443,19 +447,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
-    reasons, fit = node_checks(req, nodes, site_arch)
+    words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
+    packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
+    reasons, fit = node_checks(req, nodes, site_arch, words=words, shape=(
+        f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None))
     reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
             reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
                            "cannot run it: " + partition_misses(
-                               req, [n for n in nodes if n.name in resv_hosts], site_arch))
+                               req, [n for n in nodes if n.name in resv_hosts], site_arch,
+                               words))
         fit &= resv_hosts
     if cfg.scheduler == "flux" and (named := _flux_hosts(spec, nodes)) is not None:
         allowed, said = named  # --requires=host:/-host:/rank: (RFC 35): those nodes only
         if fit and not fit & allowed:
             reasons.append(f"{said}: " + (partition_misses(
-                req, [n for n in nodes if n.name in allowed], site_arch)
+                req, [n for n in nodes if n.name in allowed], site_arch, words)
                 if allowed else "no node of the site is one of them"))
         fit &= allowed
         up = [n for n in nodes if n.name in fit and node_usable(n, bool(spec.reservation))]
@@ -507,7 +515,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         reasons, fit, req = _chunk_fit(chunks, req, nodes)
     elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
         # one chunk on the host (or vnode) it names: like Slurm's --nodelist
-        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select")
+        reasons += _host_misses(named, req, nodes, fit, site_arch, "the select", words)
         fit &= set(named)
     from .software import needs_reasons
 
@@ -542,7 +550,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             named = set(route.routes_to or [])
         parts = [p for p in parts if p.name in named and p.routes_to is None]
         if not parts:
-            v.reasons = [f"partition '{spec.queue}' not found (site has: "
+            v.reasons = [f"{words.part} '{spec.queue}' not found (site has: "
                          f"{', '.join(p.name for p in snap.partitions) or 'none'})"
                          if route is None else f"routing queue {route.name} sends jobs to "
                          f"{', '.join(route.routes_to or []) or 'no queue'}, none of them "
@@ -607,7 +615,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         fits[p.name] = fit if reqs[p.name] == req or chunks is not None else node_checks(
             reqs[p.name], [n for n in nodes if n.name in members.get(p.name, []) and
                            (n.name in fit or thinner) and n.name not in req.exclude],
-            site_arch, whole_site=False)[1] if fit else set()
+            site_arch, whole_site=False, words=words)[1] if fit else set()
         if queue_consumables:  # Grid Engine queue consumables (qc:)
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
@@ -620,10 +628,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
-        spread = f" ({r.tasks} tasks, {req.tpn} to a node)" if r.tasks and r.nodes is None \
+        spread = f" ({r.tasks} tasks, {req.tpn} to a {words.node})" if r.tasks and r.nodes is None \
             and not r.tasks_per_node and req.nodes > 1 else ""
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
-            restr.append(f"partition '{p.name}' not allowed "
+            restr.append(f"{words.part} '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
         if p.allowed_accounts is not None and account not in p.allowed_accounts:
             restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
@@ -659,15 +667,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
         if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
-            other.append(f"partition '{p.name}' is {p.state}")
+            other.append(f"{words.part} '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
                 and not pe_offered(pe, p.parallel_environments):
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         limit = time_limit(req, p.max_time_s)
         if req.walltime and limit is None:
-            other.append(f"walltime {hms(req.walltime)} above partition {p.name} "
-                         f"MaxTime {hms(p.max_time_s)}"
+            other.append(f"walltime {hms(req.walltime)} above {words.where(p.name)} "
+                         f"{words.time_cap} {hms(p.max_time_s)}"
                          + (f" (and --time-min {hms(req.time_min)} too)"
                             if req.time_min is not None else ""))
             too_long[p.name] = p.max_time_s or 0
@@ -675,7 +683,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
         if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
-            cut.append(f"partition {p.name}: its s_rt {hms(p.soft_time_s)} ends the job at "
+            cut.append(f"{words.where(p.name)}: its s_rt {hms(p.soft_time_s)} ends the job at "
                        f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
                        f"queue's notify {hms(p.notify_s or 0)}), before its "
                        + (f"h_rt {hms(limit)}" if limit else "limit"))
@@ -683,7 +691,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if missing := [h for h in req.nodelist if h not in mine]:
             other.append(f"partition {p.name} does not hold node(s) {', '.join(missing)} "
                          "named by --nodelist")
-        other.extend(_limit_misses(req, p, chunks))
+        other.extend(_limit_misses(req, p, chunks, words))
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
@@ -715,18 +723,18 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          f"can run the master task's share of the job ({req.cpn} slots"
                          + (f", {req.gpn} GPUs" if req.gpn else "") + ")"
                          + (f"; {queue_why}" if queue_why else ""))
-        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets)) is not None:
+        elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets, words)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
-            other.append(f"needs {req.nodes} nodes, partition {p.name} allows at most "
-                         f"{p.max_nodes}")
+            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} allows at "
+                         f"most {p.max_nodes}")
         elif p.min_nodes is not None and req.nodes < p.min_nodes:
-            other.append(f"needs {req.nodes} node{'s' if req.nodes > 1 else ''}, partition "
-                         f"{p.name} takes only jobs of at least {p.min_nodes} (MinNodes)")
+            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} takes only "
+                         f"jobs of at least {p.min_nodes} (MinNodes)")
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
                                        and n.name in usable], chunks[1], chunks[4]) is None:
-                other.append(f"partition {p.name}: its usable nodes cannot hold the "
+                other.append(f"{words.where(p.name)}: its usable {words.node}s cannot hold the "
                              f"{'terms' if chunks[1] == 'terms' else 'chunks'} "
                              f"({'+'.join(chunks[2])})")
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
@@ -738,7 +746,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
                     and n.name not in out and n.name not in unreserved]
-            missed = partition_misses(req, left, site_arch) if left else "no node left"
+            missed = partition_misses(req, left, site_arch, words) if left else \
+                f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \
                     f"{spec.reservation}: {_few(unreserved)}"
@@ -747,16 +756,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if out:
                 missed += f"; --exclude takes {_few(set(out))}"
             if not wide[p.name]:
-                other.append(f"{_where(p)}: {missed}")
+                other.append(f"{words.where(p.name)}: {missed}")
             else:
-                other.append(f"needs {req.nodes} nodes, {_where(p)} has only "
+                other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} has only "
                              f"{wide[p.name]} that can run it (others: {missed})")
         elif wide[p.name] < req.nodes:
-            other.append(f"needs {req.nodes} nodes{spread}, largest partition has "
-                         f"{wide[p.name]}" if wide[p.name] >= largest and req == whole_req
-                         and p.name else
-                         f"needs {req.nodes} nodes{spread}, {_where(p)} has only "
-                         f"{wide[p.name]}")
+            other.append(f"needs {words.nodes(req.nodes)}{spread}, largest {words.part} "
+                         f"has {wide[p.name]}" if wide[p.name] >= largest
+                         and req == whole_req and p.name else
+                         f"needs {words.nodes(req.nodes)}{spread}, {words.where(p.name)} has "
+                         f"only {wide[p.name]}")
         elif short := _grouped_short(req, counted, brackets, p.name, [
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
             other.extend(short)
@@ -765,7 +774,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
-                other.append(f"needs {req.nodes} nodes, {_where(p)} has only {up} "
+                other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} has only {up} "
                              f"usable ({_held_why(held)})")
         other += _size_causes(other, adjusted[p.name])
         restricted_only |= bool(restr) and not other
@@ -777,8 +786,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     problems = list(dict.fromkeys(problems))
     if not good and too_long and len(parts) > 1:
         scope = f"every destination of routing queue {route.name}" if route is not None else \
-            "every partition it names" if spec.queue else ""
-        problems = _too_long_everywhere(req, parts, too_long, problems, scope)
+            f"every {words.part} it names" if spec.queue else ""
+        problems = _too_long_everywhere(req, parts, too_long, problems, scope, words)
     if not good:
         v.verdict = "RESTRICTED" if restricted_only else "INCOMPATIBLE"
         v.reasons = problems
@@ -786,7 +795,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if route is not None:  # the first destination that takes it, in the route's order
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
-    v.notes = problems + [c for c in cut if any(c.startswith(f"partition {p.name}:")
+    v.notes = problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
                                                 for p in good)] + stale_default
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
@@ -889,12 +898,14 @@ def _is_up(p: Partition) -> bool:
 
 
 def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, int],
-                         problems: list[str], scope: str = "") -> list[str]:
+                         problems: list[str], scope: str = "", words: Words = SLURM_WORDS
+                         ) -> list[str]:
     """One reason for a walltime above the MaxTime of every partition (the longest named),
     or of every partition that is up, the ones it fits said to be down (they would take
     it once up: not "above every partition's"); else `problems` as they are. `scope`: the
     partitions the job may go to when it names some (a list, a routing queue's
-    destinations), said so (not "every partition here": others may take it)."""
+    destinations), said so (not "every partition here": others may take it). `words`: the
+    site's scheduler's names."""
     fits = [p for p in parts if p.name not in too_long]
     if any(_is_up(p) for p in fits):
         return problems
@@ -905,15 +916,16 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
     pool = up_long if fits else too_long
     longest = max(pool, key=lambda n: pool[n])
     wall = f"walltime {hms(req.walltime)} above"
-    where = (f"the MaxTime of {scope}" if scope else "every partition's MaxTime here") \
-        if not fits else f"the MaxTime of {scope or 'every partition'} that is up"
+    cap, part = words.time_cap, words.part
+    where = (f"the {cap} of {scope}" if scope else f"every {part}'s {cap} here") \
+        if not fits else f"the {cap} of {scope or f'every {part}'} that is up"
     said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
         f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
-    down = [f"partition '{p.name}' is {p.state}" for p in fits]
+    down = [f"{part} '{p.name}' is {p.state}" for p in fits]
     if fits:
         said += "; " + ", ".join(
-            f"partition {p.name} ("
-            + (f"MaxTime {hms(p.max_time_s)}" if p.max_time_s else "no MaxTime")
+            f"{part} {p.name} ("
+            + (f"{cap} {hms(p.max_time_s)}" if p.max_time_s else f"no {cap}")
             + f") would take it but is {p.state}" for p in fits)
     return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
 
@@ -1203,11 +1215,6 @@ def _cores_of(n: Node) -> Node:
         n.cpus_allocated / t)})
 
 
-def _where(p: Partition) -> str:
-    """A partition as a reason names it; a site without partitions (flux) is the site."""
-    return f"partition {p.name}" if p.name else "the site"
-
-
 def _held_why(held: list[Node]) -> str:
     """Why a partition's nodes that could run the job take no new one, in a few words."""
     resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
@@ -1300,7 +1307,14 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
                      f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
         out = replace(out, cpn=cpn)
-    if default_per_cpu:
+    if default_per_cpu and out.whole and mine:
+        # a job of whole nodes is given every CPU of each, and DefMemPerCPU for each one
+        each = ", ".join(f"{(per_cpu or 0) * c} MB on a node of {c}"
+                         for c in sorted({x.cpus for x in mine}))
+        notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
+                     f"{per_cpu} MB x every CPU of each of its nodes (it has them whole): "
+                     f"{each}")
+    elif default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
@@ -1322,7 +1336,8 @@ def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     return replace(req, cpt=1, tpn=tpn, nodes=ceil(n / tpn), cpn=tpn, mem=req.mem * tpn)
 
 
-def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
+def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
+                  words: Words = SLURM_WORDS) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []
@@ -1339,13 +1354,13 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None) -> list[str]:
     totals = _totals(req, chunks)
     for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
                                         (p.min_cpus, p.min_mem_mb, p.min_gpus),
-                                        ("CPUs", "MB memory", "GPUs"), strict=True):
+                                        (words.cpus, "MB memory", "GPUs"), strict=True):
         if most is not None and total > most:
-            out.append(f"needs {total} {what} in all, queue {p.name} allows a job at most "
-                       f"{most}")
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} allows a job at "
+                       f"most {most}")
         if least is not None and total < least:
-            out.append(f"needs {total} {what} in all, queue {p.name} takes only jobs of at "
-                       f"least {least}")
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} takes only jobs "
+                       f"of at least {least}")
     return out
 
 
@@ -1581,7 +1596,8 @@ def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], 
     if not mine & fit:
         named = [n for n in nodes if n.name in mine]
         return [f"the hosts -m names ({text}) cannot run it: "
-                + (partition_misses(req, named, site_arch) if named else "none is a host")], set()
+                + (partition_misses(req, named, site_arch, SITE_WORDS["lsf"]) if named
+                   else "none is a host")], set()
     return [], fit & mine
 
 
@@ -1622,15 +1638,16 @@ def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: st
     if got is None:
         return None
     biggest = max((n.cpus for n in nodes), default=0)
+    words = words_of(cfg.scheduler, cfg.flavor)
     fits, texts, why = [], [], []
     for text, one in got[0]:
         r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch)
+        found, ok = node_checks(r, nodes, site_arch, words=words)
         # a chunk that names its host (`host=`/`vnode=`) runs there only; N chunks of one
         # shape carry it in the spec
         named = _pbs_named_hosts(text) or (_pbs_named_hosts(one) if len(got[0]) == 1 else [])
         if named:
-            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk")
+            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk", words)
             ok &= set(named)
         fits.append((r, ok))
         texts.append(text)
@@ -1655,7 +1672,7 @@ def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed:
     fits, texts, why, apart = [], [], [], []
     for text, one, spans in got:
         r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch)
+        found, ok = node_checks(r, nodes, site_arch, words=SITE_WORDS["lsf"])
         for d in one.unknown:  # the term's own select[]
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
                 meet = lsf_select_hosts(d.value, nodes)[0]
@@ -1665,7 +1682,7 @@ def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed:
         if ok and not ok & allowed and not found:
             found = [f"none of the hosts -m and select[] leave it ({_few(allowed)}) can "
                      "run it: " + partition_misses(r, [n for n in nodes if n.name in allowed],
-                                                   site_arch)]
+                                                   site_arch, SITE_WORDS["lsf"])]
         fits.append((r if spans else replace(r, gpn=0), ok & allowed))
         texts.append(text)
         why.append(found)
@@ -1686,7 +1703,7 @@ def _pbs_named_hosts(where: JobSpec | str) -> list[str]:
 
 
 def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
-                 site_arch: str | None, who: str) -> list[str]:
+                 site_arch: str | None, who: str, words: Words = SLURM_WORDS) -> list[str]:
     """Why the hosts a PBS select names cannot run it: not the site's, or too small."""
     have = {n.name: n for n in nodes}
     missing = [h for h in named if h not in have]
@@ -1695,7 +1712,7 @@ def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
                 f"site's nodes ({_few(set(have))})"]
     if not set(named) & fit:
         return [f"host {', '.join(named)} named by {who}: "
-                + partition_misses(req, [have[h] for h in named], site_arch)]
+                + partition_misses(req, [have[h] for h in named], site_arch, words)]
     return []
 
 
@@ -1945,6 +1962,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     left now, the hosts held until running jobs there give enough back; `master_hosts`:
     where a Grid Engine job's master task must run, `-masterq`, its other slots on any of
     the partition's hosts)."""
+    words = words_of(cfg.scheduler, cfg.flavor)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     host_short = set.intersection(*(consumables_short(reqs[p.name], nodes) for p in good))
@@ -2110,7 +2128,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     reservation=res, top=top)
                 ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
-                said = f"partition {name}: its {part}s find room all at once{ahead} at " \
+                said = f"{words.where(name)}: its {part}s find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each {part} finds it sooner)" if chunks \
                     else f"queue {name}: a host of its master queue finds room with the " \
                     f"others it asks{ahead} at +{hms(at_once or 0)}" \
@@ -2121,7 +2139,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     v.notes.append(said)
                 start = at_once
             if start is None:
-                v.notes.append(f"partition {name}: simulation found no start")
+                v.notes.append(f"{words.where(name)}: simulation found no start")
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
@@ -2172,7 +2190,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                  f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
-            v.notes.append(f"partition {p.name}: {held.why}")
+            v.notes.append(f"{words.where(p.name)}: {held.why}")
             waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
@@ -2325,8 +2343,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
 
 
-def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0
-                   ) -> str | None:
+def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0,
+                   words: Words = SLURM_WORDS) -> str | None:
     """Why a partition's MaxCPUsPerNode (the CPUs a job may use on any of its nodes), or
     its MaxCPUsPerSocket times the sockets of its nodes (`sockets`, the most; 0: not
     known), rules the job out, else None. Tasks without a node count spread over more
@@ -2347,9 +2365,9 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
         need = ceil(r.tasks / (cap // req.cpt))
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
-        return (f"partition {p.name}: needs {need} nodes at {at_cap} ({r.tasks} tasks of "
-                f"{req.cpt} CPUs), has {can_run} that can run it")
-    return f"partition {p.name}: needs {req.cpn} CPUs per node, {is_cap}"
+        return (f"{words.where(p.name)}: needs {words.nodes(need)} at {at_cap} ({r.tasks} "
+                f"{words.tasks} of {req.cpt} {words.cpus}), has {can_run} that can run it")
+    return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 
 def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:

@@ -106,6 +106,43 @@ def site_nodes(snap: SiteSnapshot) -> list[Node]:
     return list(out.values())
 
 
+@dataclass(frozen=True)
+class Words:
+    """How a site's own scheduler names what placement reasons speak of: its queues of
+    jobs with their limits, the longest time limit one gives a job, a machine of the
+    site, a job's pieces, and a machine's processors."""
+    part: str = "partition"
+    time_cap: str = "MaxTime"
+    node: str = "node"
+    tasks: str = "tasks"
+    cpus: str = "CPUs"
+
+    def where(self, name: str) -> str:
+        """A queue as a reason names it; a site without queues (flux) is the site."""
+        return f"{self.part} {name}" if name else "the site"
+
+    def nodes(self, n: int) -> str:
+        return f"{n} {self.node}{'s' if n != 1 else ''}"
+
+
+SITE_WORDS = {
+    "slurm": Words(),
+    "pbs": Words("queue", "resources_max.walltime", "vnode", "MPI processes", "ncpus"),
+    "torque": Words("queue", "resources_max.walltime", "node", "processes", "processors"),
+    "lsf": Words("queue", "RUNLIMIT", "host", "tasks", "slots"),
+    "sge": Words("queue", "h_rt", "host", "tasks", "slots"),
+    "flux": Words("queue", "TLIMIT", "node", "tasks", "cores"),
+}
+SLURM_WORDS = SITE_WORDS["slurm"]
+
+
+def words_of(scheduler: str, flavor: str | None = None) -> Words:
+    """The vocabulary of a site's scheduler kind (PBS flavors: Torque's own, a PBS front
+    on Slurm Slurm's)."""
+    kind = flavor if scheduler == "pbs" and flavor in ("torque", "slurm") else scheduler
+    return SITE_WORDS.get(kind, SLURM_WORDS)
+
+
 @dataclass
 class Req:
     nodes: int
@@ -276,22 +313,27 @@ def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
                 or any(gpu_matches(kind, m) for m in node_gpu_models(n))), default=0)
 
 
-def partition_misses(req: Req, nodes: list[Node], site_arch: str | None) -> str:
+def partition_misses(req: Req, nodes: list[Node], site_arch: str | None,
+                     words: Words = SLURM_WORDS) -> str:
     """Why none of `nodes` (a partition's nodes that cannot run the job) hosts one node's
     share of it, in one phrase ("needs 4 GPUs per node, largest node has 2")."""
-    found, _ = node_checks(req, nodes, site_arch, whole_site=False)
+    found, _ = node_checks(req, nodes, site_arch, whole_site=False, words=words)
     return "; ".join(found) or "no single node meets all the requirements together"
 
 
 def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
-                whole_site: bool = True) -> tuple[list[str], set[str]]:
+                whole_site: bool = True, words: Words = SLURM_WORDS,
+                shape: str | None = None) -> tuple[list[str], set[str]]:
     """Reasons no node can host one node's share of the job; names of nodes that can.
     `whole_site`: `nodes` are all the site's (features no node has are refused, as sbatch
-    does); else a part of them (a partition's), judged node by node only."""
+    does); else a part of them (a partition's), judged node by node only. `words`: the
+    site's scheduler's names; `shape`: how the job's script asks one node's share (PBS
+    `select=2:ncpus=40, place=pack`), said instead of its tasks x CPUs."""
     reasons, ok = [], {n.name for n in nodes}
     if not nodes:
         return ["no nodes reported"], set()
-    has = "site has" if whole_site else "its nodes have"
+    has = "site has" if whole_site else f"its {words.node}s have"
+    node = words.node
     each: list[tuple[str, set[str]]] = []  # (what, the nodes that have it) of every check
 
     def check(pred: Any, reason: str, what: str = "") -> None:
@@ -357,9 +399,10 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n: of_type(n) >= req.gpn, "no GPUs on any node"
               if not all_g else
               # a node of several types holds more GPUs than of the type asked: say so
-              f"needs {req.gpn} GPUs of type '{req.gpu_type}' per node, largest node has "
-              f"{max_g} of them" if req.gpu_type and all_g > max_g else
-              f"needs {req.gpn} GPUs per node, largest node has {max_g}", f"{req.gpn} GPUs")
+              f"needs {req.gpn} GPUs of type '{req.gpu_type}' per {node}, largest {node} "
+              f"has {max_g} of them" if req.gpu_type and all_g > max_g else
+              f"needs {req.gpn} GPUs per {node}, largest {node} has {max_g}",
+              f"{req.gpn} GPUs")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
@@ -385,14 +428,15 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             check(holds, f"needs {amount_text(need)} of host consumable {name} per host "
                   f"({how}), the most a host has is {amount_text(most)}",
                   f"{name} {amount_text(need)}")
-    split = f" ({req.tpn} tasks x {req.cpt} CPUs)" if req.tpn > 1 and req.cpt > 1 else ""
+    split = f" ({shape})" if shape else f" ({req.tpn} {words.tasks} x {req.cpt} " \
+        f"{words.cpus})" if req.tpn > 1 and req.cpt > 1 else ""
     check(lambda n: n.cpus >= req.cpn,
-          f"needs {req.cpn} CPUs per node{split}, largest node has {max(n.cpus for n in nodes)}",
-          f"{req.cpn} CPUs")
+          f"needs {req.cpn} {words.cpus} per {node}{split}, largest {node} has "
+          f"{max(n.cpus for n in nodes)}", f"{req.cpn} {words.cpus}")
     if req.mem:
         max_m = max(n.memory_mb for n in nodes)
         check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,
-              f"needs {req.mem} MB memory per node, largest node has {max_m} MB",
+              f"needs {req.mem} MB memory per {node}, largest {node} has {max_m} MB",
               f"{req.mem} MB memory")
     if not reasons and not ok:
         # each need is met somewhere, never all on one node: say where each one is

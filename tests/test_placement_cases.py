@@ -406,7 +406,7 @@ def test_grid_engine_parallel_environment_the_site_lacks():
     only(run("#$ -pe mpi 32\n#$ -l h_rt=1:00:00", sge_site()), "sge", "all.q")
     only(run("#$ -pe smp 16\n#$ -l h_rt=1:00:00", sge_site()), "sge", "all.q")
     p = run("#$ -pe smp 17\n#$ -l h_rt=1:00:00", sge_site())
-    assert reasons(p, "sge") == "needs 17 CPUs per node, largest node has 16"
+    assert reasons(p, "sge") == "needs 17 slots per host, largest host has 16"
     only(run("#$ -pe 'mp*' 4", sge_site()), "sge", "all.q")  # a wildcard PE request
     # a Slurm job translated for the site is not held to a PE
     only(run("#SBATCH -n 4", sge_site()), "sge", "all.q")
@@ -454,7 +454,7 @@ def test_pbs_select_chunks_of_different_shapes():
         "can hold them have 2; chunk 2 (3:ncpus=1:ngpus=1) is the one left without a host"
     p = run("#PBS -l select=1:ncpus=8+2:ncpus=1:ngpus=1", pbs_site())
     assert reasons(p, "pbs") == \
-        "chunk 1 (1:ncpus=8): needs 8 CPUs per node, largest node has 4"
+        "chunk 1 (1:ncpus=8): needs 8 ncpus per vnode, largest vnode has 4"
     # place=pack: every chunk on one host (none has 4 + 2 CPUs and 2 GPUs)
     p = run("#PBS -l select=1:ncpus=4+2:ncpus=1:ngpus=1\n#PBS -l place=pack", pbs_site())
     assert "do not fit the site's nodes together (pack placement)" in reasons(p, "pbs")

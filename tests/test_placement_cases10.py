@@ -264,7 +264,7 @@ def test_flux_cores_and_gpus_per_slot_above_a_node():
     # f0-f3: 16 cores, one A100. -c 32: a slot's cores must be on one node (RFC 25:
     # node>slot>core): never; -g 2 a slot: never
     assert reasons(run("#flux: -N 1\n#flux: -n 1\n#flux: -c 32", flux4()), "flux") == \
-        "needs 32 CPUs per node, largest node has 16"
+        "needs 32 cores per node, largest node has 16"
     assert reasons(run("#flux: -N 2\n#flux: -n 2\n#flux: -g 2", flux4()), "flux") == \
         "needs 2 GPUs per node, largest node has 1"
     # -n 4 -c 16: a node each
@@ -293,7 +293,7 @@ def test_grid_engine_h_vmem_per_slot_against_the_hosts_memory():
     only(run("#$ -pe smp 8\n#$ -l h_vmem=8G\n#$ -l h_rt=1:00:00", grebe({})), "grebe",
          "all.q")
     assert reasons(run("#$ -pe smp 8\n#$ -l h_vmem=9G\n#$ -l h_rt=1:00:00", grebe({})),
-                   "grebe") == "needs 73728 MB memory per node, largest node has 65536 MB"
+                   "grebe") == "needs 73728 MB memory per host, largest host has 65536 MB"
 
 
 # --------------------------------------------------------------- PBS
@@ -305,7 +305,7 @@ def test_pbs_place_pack_puts_every_chunk_on_one_host():
              kestrel()), "kestrel", "workq")
     assert reasons(run("#PBS -l select=3:ncpus=32\n#PBS -l place=pack\n"
                        "#PBS -l walltime=1:00:00", kestrel()), "kestrel") == \
-        "needs 96 CPUs per node (3 tasks x 32 CPUs), largest node has 64"
+        "needs 96 ncpus per vnode (select=3:ncpus=32, place=pack), largest vnode has 64"
 
 
 # --------------------------------------------------------------- LSF

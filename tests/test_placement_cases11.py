@@ -39,12 +39,12 @@ def test_lsf_proclimit_in_bqueues_l_is_the_task_limit():
         site = wren(queue_long=_bqueues_l(title, "48"))
         assert (site[1].partitions[0].min_cpus, site[1].partitions[0].max_cpus) == (None, 48)
         assert reasons(run(job.format(64), site), "wren") == \
-            "needs 64 CPUs in all, queue normal allows a job at most 48"
+            "needs 64 slots in all, queue normal allows a job at most 48"
         assert only(run(job.format(48), site), "wren", "normal").verdict == "READY"
         # two: minimum 4, maximum 64
         site = wren(queue_long=_bqueues_l(title, "4 64"))
         assert reasons(run(job.format(2), site), "wren") == \
-            "needs 2 CPUs in all, queue normal takes only jobs of at least 4"
+            "needs 2 slots in all, queue normal takes only jobs of at least 4"
         assert only(run(job.format(4), site), "wren", "normal").verdict == "READY"
         # three: minimum 2, default 8, maximum 16 (a unit word after them is tolerated)
         site = wren(queue_long=_bqueues_l(title, "2 8 16 processors"))
@@ -273,7 +273,7 @@ def test_grid_engine_h_vmem_capacity_set_below_the_hosts_memory():
     v = only(run(job.format("9G"), site), "gaia", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
     assert reasons(run(job.format("17G"), site), "gaia") == \
-        "needs 69632 MB memory per node, largest node has 65536 MB"
+        "needs 69632 MB memory per host, largest host has 65536 MB"
 
 
 def test_grid_engine_complex_amounts():
@@ -409,7 +409,7 @@ def test_lsf_job_without_n_takes_the_queues_default_task_count():
     assert "queue normal: no task count asked, it gets TASKLIMIT's default 4 tasks" in v.notes
     # an explicit -n below the minimum is still refused
     assert reasons(run("#BSUB -n 2\n" + bare, site), "wren") == \
-        "needs 2 CPUs in all, queue normal takes only jobs of at least 4"
+        "needs 2 slots in all, queue normal takes only jobs of at least 4"
     # default 48: the 64-slot hosts w3 and w4 are busy until +2 h (bob's 40 slots on
     # each), the 32-slot hosts w1, w2 are free: 48 tasks wait for w3 (+2 h)
     busy = (_wjob("1", "bob", 40, "w3", 2), _wjob("2", "bob", 40, "w4", 3))

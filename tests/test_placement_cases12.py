@@ -338,7 +338,7 @@ def test_grid_engine_masterq_slots_go_to_the_other_queues_of_the_pe():
         "of master.q, compute.q (the queues offering parallel environment 'mpi'): " \
         "submitted with -q master.q,compute.q" in v.notes
     # 32 slots: 4 hosts, the site has 3
-    assert "needs 4 nodes" in reasons(run(_MPI.format(32), _mq()), "hestia")
+    assert "needs 4 hosts" in reasons(run(_MPI.format(32), _mq()), "hestia")
 
 
 def test_grid_engine_masterq_the_master_host_must_find_room():
@@ -367,7 +367,7 @@ def test_grid_engine_masterq_and_the_q_list():
              "master.q,compute.q")
     assert v.estimated_start == NOW
     # -q master.q alone: every slot in master.q, whose one host cannot hold 16 of 8 a host
-    assert "needs 2 nodes" in reasons(run(_MPI.format(16) + "\n#$ -q master.q", _mq()),
+    assert "needs 2 hosts" in reasons(run(_MPI.format(16) + "\n#$ -q master.q", _mq()),
                                       "hestia")
 
 

@@ -565,7 +565,7 @@ def test_pbs_place_variants_on_two_free_hosts():
         assert v.estimated_start == hours(at), place
     # pack of 2 x 40 CPUs: 80 on one host, each has 64
     assert reasons(run(_pbs("2:ncpus=40", "pack"), site), "moira") == \
-        "needs 80 CPUs per node (2 tasks x 40 CPUs), largest node has 64"
+        "needs 80 ncpus per vnode (select=2:ncpus=40, place=pack), largest vnode has 64"
 
 
 def test_pbs_vscatter_beyond_the_hosts_says_how_many():
@@ -582,7 +582,7 @@ def test_pbs_chunks_of_two_shapes_one_above_every_host():
     # 300 GB in one chunk: a host has 250 GB
     assert reasons(run(_pbs("1:ncpus=64:mem=300gb+2:ncpus=8"), _moira_p1_busy()),
                    "moira") == ("chunk 1 (1:ncpus=64:mem=300gb): needs 307200 MB memory per "
-                                "node, largest node has 256000 MB")
+                                "vnode, largest vnode has 256000 MB")
     # a whole host and two small chunks: the big one on p2 or p3, the small ones beside
     # on the other: now
     v = only(run(_pbs("1:ncpus=64+2:ncpus=8"), _moira_p1_busy()), "moira", "workq")
@@ -636,7 +636,7 @@ def test_flux_nodes_down_and_counts_name_the_site():
     # 5 tasks of 4 cores: 4 a 16-core node, two nodes; on one node 20 cores
     assert only(run("# flux: -n 5 -c 4 -t 60m", flux4()), "flux", None).verdict == "READY"
     assert reasons(run("# flux: -N 1 -n 5 -c 4 -t 60m", flux4()), "flux") == \
-        "needs 20 CPUs per node (5 tasks x 4 CPUs), largest node has 16"
+        "needs 20 cores per node (5 tasks x 4 cores), largest node has 16"
 
 
 # --------------------------------------------------------------- ranking between sites
@@ -750,7 +750,7 @@ def test_grid_engine_queue_slots_and_pe_allocation():
     site = hestia({"all.q": (["s1", "s2", "s3"], "")}, {("all.q", "s1"): [_ge_job("1", 12, 2)]})
     assert "1-00:00:00" in reasons(run("#$ -pe smp 4\n#$ -l h_rt=30:00:00", site), "hestia")
     assert reasons(run("#$ -pe smp 20\n#$ -l h_rt=1:00:00", site), "hestia") == \
-        "needs 20 CPUs per node, largest node has 16"
+        "needs 20 slots per host, largest host has 16"
     # mpi 24: three hosts of 8, s1 has 4 free until +2 h
     v = only(run("#$ -pe mpi 24\n#$ -l h_rt=1:00:00", site), "hestia", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
@@ -760,4 +760,4 @@ def test_grid_engine_queue_slots_and_pe_allocation():
                     "all.q").estimated_start == NOW
     # mpi 40: five hosts of 8, the site has three
     assert reasons(run("#$ -pe mpi 40\n#$ -l h_rt=1:00:00", site), "hestia").startswith(
-        "needs 5 nodes")
+        "needs 5 hosts")

@@ -151,7 +151,7 @@ def test_lsf_gmodel_brand_name_matches_a_slurm_gres_type():
 def test_lsf_hosts_name_their_gpu_model_as_a_resource():
     only(run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=TeslaV100"', lsf_gpus()), "lsfg", "normal")
     p = run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=a100"', lsf_gpus())
-    assert reasons(p, "lsfg") == "needs 4 GPUs of type 'a100' per node, largest node has 2 " \
+    assert reasons(p, "lsfg") == "needs 4 GPUs of type 'a100' per host, largest host has 2 " \
         "of them"
     p = run('#BSUB -n 2\n#BSUB -gpu "num=1:gmodel=h100"', lsf_gpus())
     assert reasons(p, "lsfg") == "no GPU of type 'h100' (site has: a100, v100)"
@@ -225,7 +225,7 @@ def test_job_gpus_are_not_spread_where_the_job_would_ask_them_of_one_host():
     snap.nodes[1].gpus = snap.nodes[2].gpus = 4
     p = run("#SBATCH --gpus=8", (cfg, snap), hera())
     only(p, "hera", "gpu")
-    assert reasons(p, "pbs") == "needs 8 GPUs per node, largest node has 4"
+    assert reasons(p, "pbs") == "needs 8 GPUs per vnode, largest vnode has 4"
 
 
 def test_job_gpus_render_back_as_the_jobs_total():
@@ -261,8 +261,8 @@ def test_torque_pmem_is_per_process():
     # 32 processes x 8 GB: 262144 MB on the one node
     p = run("#PBS -l nodes=1:ppn=32\n#PBS -l pmem=8gb", hera(), pbs_site())
     only(p, "hera", "cpu")
-    assert reasons(p, "pbs") == "needs 32 CPUs per node, largest node has 4 | needs 262144 " \
-        "MB memory per node, largest node has 16000 MB"
+    assert reasons(p, "pbs") == "needs 32 ncpus per vnode, largest vnode has 4 | needs " \
+        "262144 MB memory per vnode, largest vnode has 16000 MB"
 
 
 def test_lsf_rusage_mem_per_slot_against_per_host():
@@ -283,15 +283,15 @@ def test_grid_engine_h_vmem_is_per_slot():
     # 8 slots x 8G = 65536 MB: just above the Grid Engine hosts' 64000 MB
     p = run("#$ -pe smp 8\n#$ -l h_vmem=8G", hera(), sge_site())
     only(p, "hera", "cpu")
-    assert reasons(p, "sge") == "needs 65536 MB memory per node, largest node has 64000 MB"
+    assert reasons(p, "sge") == "needs 65536 MB memory per host, largest host has 64000 MB"
     only(run("#$ -pe smp 8\n#$ -l h_vmem=7G", sge_site()), "sge", "all.q")
 
 
 def test_grid_engine_slots_spread_as_far_as_memory_allows():
     only(run("#$ -pe mpi 64\n#$ -l h_vmem=2G", sge_site()), "sge", "all.q")  # 16 a host
     p = run("#$ -pe mpi 64\n#$ -l h_vmem=8G", sge_site())  # 7 a host: 10 hosts
-    assert reasons(p, "sge") == "needs 10 nodes (64 tasks, 7 to a node), largest partition " \
-        "has 4"
+    assert reasons(p, "sge") == "needs 10 hosts (64 tasks, 7 to a host), largest queue has " \
+        "4"
 
 
 def test_pbs_mem_in_terabytes_above_every_node():
@@ -380,7 +380,7 @@ def test_offline_pbs_host_is_not_usable():
     snap.nodes[1].state = "offline"
     p = run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap))
     assert reasons(p, "pbs") == \
-        "partition workq: its usable nodes cannot hold the chunks (2:ncpus=1:ngpus=1)"
+        "queue workq: its usable vnodes cannot hold the chunks (2:ncpus=1:ngpus=1)"
     snap.nodes[1].state = "free"
     only(run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap)), "pbs", "workq")
 
@@ -390,7 +390,7 @@ def test_lsf_hosts_closed_by_the_admin():
     snap.nodes[0].state = snap.nodes[1].state = "closed_adm"
     p = run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=v100"', (cfg, snap))
     assert reasons(p, "lsfg") == \
-        "needs 1 nodes, partition normal has only 0 usable (others down or drained)"
+        "needs 1 host, queue normal has only 0 usable (others down or drained)"
 
 
 # --------------------------------------------------------------- features and named hosts
@@ -512,10 +512,10 @@ def test_pbs_chunks_of_one_shape_share_hosts_by_default():
     only(run("#PBS -l select=2:ncpus=16\n#PBS -l place=pack", pbs2()), "pbs2", "workq")
     p = run("#PBS -l select=2:ncpus=24\n#PBS -l place=pack", pbs2())
     # place=pack is read as the one host it asks for: 2 x 24 CPUs on a node of 32
-    assert "needs 48 CPUs per node" in reasons(p, "pbs2")
+    assert "needs 48 ncpus per vnode (select=2:ncpus=24, place=pack)" in reasons(p, "pbs2")
     # the same job from a Slurm script asks four nodes
     p = run("#SBATCH -N 4\n#SBATCH --ntasks-per-node=8", pbs2())
-    assert reasons(p, "pbs2") == "needs 4 nodes, largest partition has 2"
+    assert reasons(p, "pbs2") == "needs 4 vnodes, largest queue has 2"
 
 
 def test_pbs_chunks_start_where_running_jobs_leave_room():

@@ -369,7 +369,7 @@ def test_mixed_and_draining_node_takes_no_new_job():
 def test_reserved_nodes_are_for_their_reservations_jobs():
     site = athena(states={"d1": "IDLE+RESERVED", "d2": "RESERVED"})
     p = run("#SBATCH -c 4\n#SBATCH -p excl", site)
-    assert reasons(p, "athena") == "needs 1 nodes, partition excl has only 0 usable " \
+    assert reasons(p, "athena") == "needs 1 node, partition excl has only 0 usable " \
         "(others in a reservation the job is not in: d1, d2)"
     # a job of the reservation may use them
     v = only(run("#SBATCH -c 4\n#SBATCH -p excl\n#SBATCH --reservation=big", site),
@@ -381,7 +381,7 @@ def test_a_maintenance_reservation_closes_its_nodes():
     site = athena(states={"m1": "IDLE+MAINTENANCE+RESERVED", "m2": "MAINT"})
     p = run("#SBATCH --mem=300G\n#SBATCH -p bigmem", site)
     assert reasons(p, "athena") == \
-        "needs 1 nodes, partition bigmem has only 0 usable (others in maintenance: m1, m2)"
+        "needs 1 node, partition bigmem has only 0 usable (others in maintenance: m1, m2)"
 
 
 # --------------------------------------------------------------- sharing and preemption
@@ -440,7 +440,7 @@ def test_mps_share_only_where_nodes_offer_mps():
     only(run("#SBATCH --gres=mps:50", athena()), "athena", "gpu")
     p = run("#SBATCH --gres=mps:50", athena(states={"g1": "DRAIN", "g2": "DOWN*"}))
     r = reasons(p, "athena")
-    assert "needs 1 nodes, partition gpu has only 0 usable (others down or drained)" in r, r
+    assert "needs 1 node, partition gpu has only 0 usable (others down or drained)" in r, r
     assert "partition batch: no node has gres 'mps' (its nodes have: none)" in r, r
 
 
@@ -486,7 +486,7 @@ PBS_LIMITS = ('{"Queue": {"small": {"queue_type": "Execution", "enabled": "True"
 def test_pbs_queue_caps_a_jobs_cpus_over_all_its_chunks():
     # 2 chunks of 12 CPUs: 24 in all, above small's resources_max.ncpus 16
     p = run("#PBS -q small\n#PBS -l select=2:ncpus=12", pbs_queues(PBS_LIMITS))
-    assert reasons(p, "pbsq") == "needs 24 CPUs in all, queue small allows a job at most 16"
+    assert reasons(p, "pbsq") == "needs 24 ncpus in all, queue small allows a job at most 16"
     only(run("#PBS -l select=2:ncpus=12", pbs_queues(PBS_LIMITS)), "pbsq", "workq")
 
 
@@ -502,7 +502,7 @@ def test_pbs_queue_caps_a_jobs_memory_and_gpus():
 
 def test_pbs_queue_not_started_runs_nothing():
     p = run("#PBS -q gpuq\n#PBS -l select=1:ncpus=1", pbs_queues(PBS_LIMITS))
-    assert reasons(p, "pbsq") == "partition 'gpuq' is DOWN"
+    assert reasons(p, "pbsq") == "queue 'gpuq' is DOWN"
 
 
 def lsf_queues():
@@ -518,10 +518,10 @@ def lsf_queues():
 def test_lsf_queue_run_limit_and_an_inactive_queue():
     # short: RUNLIMIT 60 min; normal 720 min; night is inactive
     p = run("#BSUB -q short\n#BSUB -W 120\n#BSUB -n 4", lsf_queues())
-    assert reasons(p, "lsfq") == "walltime 2:00:00 above partition short MaxTime 1:00:00"
+    assert reasons(p, "lsfq") == "walltime 2:00:00 above queue short RUNLIMIT 1:00:00"
     only(run("#BSUB -W 120\n#BSUB -n 4", lsf_queues()), "lsfq", "normal")
     p = run("#BSUB -q night\n#BSUB -n 4", lsf_queues())
-    assert reasons(p, "lsfq") == "partition 'night' is INACTIVE"
+    assert reasons(p, "lsfq") == "queue 'night' is INACTIVE"
 
 
 def sge_queues(text: str | None = None):
@@ -538,10 +538,10 @@ def sge_queues(text: str | None = None):
 def test_grid_engine_queue_h_rt_bounds_the_job():
     # short.q: h_rt 0:30:00, all.q 24:00:00
     p = run("#$ -q short.q\n#$ -l h_rt=1:00:00", sge_queues())
-    assert reasons(p, "sgeq") == "walltime 1:00:00 above partition short.q MaxTime 0:30:00"
+    assert reasons(p, "sgeq") == "walltime 1:00:00 above queue short.q h_rt 0:30:00"
     only(run("#$ -l h_rt=1:00:00", sge_queues()), "sgeq", "all.q")
     p = run("#$ -l h_rt=25:00:00", sge_queues())
-    assert reasons(p, "sgeq") == "walltime 1-01:00:00 above every partition's MaxTime " \
+    assert reasons(p, "sgeq") == "walltime 1-01:00:00 above every queue's h_rt " \
         "here (the longest: all.q, 1-00:00:00)"
 
 

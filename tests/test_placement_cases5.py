@@ -407,7 +407,7 @@ def test_cloud_nodes_powered_down_take_the_job():
     site = olympus(states={"c1": "IDLE+CLOUD+POWERED_DOWN+DRAIN", "c2": "DOWN+CLOUD"})
     p = run("#SBATCH -N 1\n#SBATCH -c 90\n#SBATCH -p cloud", site)
     assert reasons(p, "olympus") == \
-        "needs 1 nodes, partition cloud has only 0 usable (others down or drained)"
+        "needs 1 node, partition cloud has only 0 usable (others down or drained)"
 
 
 def test_a_node_planned_for_a_waiting_job_still_backfills_a_short_one():
@@ -429,7 +429,7 @@ def test_maintenance_on_one_node_of_two():
     assert v.estimated_start == NOW  # on n4
     site = olympus(states={"n3": "IDLE+MAINTENANCE+RESERVED", "n4": "MAINT"})
     p = run("#SBATCH -t 3-00:00:00", site)
-    assert "needs 1 nodes, partition long has only 0 usable (others in maintenance: n3, " \
+    assert "needs 1 node, partition long has only 0 usable (others in maintenance: n3, " \
         "n4)" in reasons(p, "olympus")
 
 
@@ -531,7 +531,7 @@ def test_pbs_queue_minimum_turns_away_a_small_job():
     assert parts["large"].min_cpus == 64 and parts["small"].min_cpus is None
     p = run("#PBS -q large\n#PBS -l select=1:ncpus=8", pbsq())
     assert reasons(p, "pbsq") == \
-        "needs 8 CPUs in all, queue large takes only jobs of at least 64"
+        "needs 8 ncpus in all, queue large takes only jobs of at least 64"
     only(run("#PBS -q large\n#PBS -l select=2:ncpus=32", pbsq()), "pbsq", "large")
 
 
@@ -549,8 +549,8 @@ def test_pbs_routing_queue_none_of_whose_destinations_takes_the_job():
     # 32 CPUs: above small's 16, below large's 64
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=32", pbsq())
     r = reasons(p, "pbsq")
-    assert "needs 32 CPUs in all, queue small allows a job at most 16" in r, r
-    assert "needs 32 CPUs in all, queue large takes only jobs of at least 64" in r, r
+    assert "needs 32 ncpus in all, queue small allows a job at most 16" in r, r
+    assert "needs 32 ncpus in all, queue large takes only jobs of at least 64" in r, r
 
 
 def test_pbs_job_naming_no_queue_is_never_placed_in_the_routing_queue():
@@ -562,7 +562,7 @@ def test_pbs_vnodes_of_different_gpu_counts():
     # 4 GPUs in one chunk: v1 or v2; 3 chunks of 2 GPUs: v1, v2, v3 (or two on one)
     only(run("#PBS -l select=1:ncpus=8:ngpus=4", pbsq()), "pbsq", "workq")
     p = run("#PBS -l select=1:ncpus=8:ngpus=6", pbsq())
-    assert reasons(p, "pbsq") == "needs 6 GPUs per node, largest node has 4"
+    assert reasons(p, "pbsq") == "needs 6 GPUs per vnode, largest vnode has 4"
     # gpuq: 2 GPUs a job at most
     p = run("#PBS -q gpuq\n#PBS -l select=2:ncpus=4:ngpus=2", pbsq())
     assert reasons(p, "pbsq") == "needs 4 GPUs in all, queue gpuq allows a job at most 2"
@@ -605,7 +605,7 @@ def test_pe_allocation_rules_are_read():
 def test_pe_slots_on_one_host_only():
     # $pe_slots: 24 slots on one host of 16 cannot start; 16 can
     p = run("#$ -pe smp 24", gridq())
-    assert reasons(p, "sgeq") == "needs 24 CPUs per node, largest node has 16"
+    assert reasons(p, "sgeq") == "needs 24 slots per host, largest host has 16"
     only(run("#$ -pe smp 16", gridq()), "sgeq", "all.q")
 
 
@@ -614,7 +614,7 @@ def test_fill_up_spreads_over_hosts_even_under_a_shared_memory_name():
     only(run("#$ -pe threads 24", gridq()), "sgeq", "all.q")
     only(run("#$ -pe rr 32", gridq()), "sgeq", "all.q")
     p = run("#$ -pe mpi 40", gridq())
-    assert reasons(p, "sgeq").startswith("needs 3 nodes (40 tasks, 16 to a node)")
+    assert reasons(p, "sgeq").startswith("needs 3 hosts (40 tasks, 16 to a host)")
 
 
 def test_fixed_allocation_rule_needs_a_multiple_of_it():
@@ -624,7 +624,7 @@ def test_fixed_allocation_rule_needs_a_multiple_of_it():
     assert reasons(p, "sgeq") == "parallel environment 'mpi8' puts 8 slots on every host " \
         "(allocation_rule 8): 12 slots are no multiple of it"
     p = run("#$ -pe mpi8 24", gridq())
-    assert reasons(p, "sgeq").startswith("needs 3 nodes")
+    assert reasons(p, "sgeq").startswith("needs 3 hosts")
 
 
 def test_queue_h_rt_is_the_limit_of_a_job_that_gives_none():
@@ -703,10 +703,10 @@ def test_lsf_queue_hosts_and_limits_are_read():
 
 def test_lsf_task_limit_of_a_queue():
     p = run("#BSUB -q short\n#BSUB -n 24\n#BSUB -W 30", lsfq())
-    assert reasons(p, "lsfq") == "needs 24 CPUs in all, queue short allows a job at most 16"
+    assert reasons(p, "lsfq") == "needs 24 slots in all, queue short allows a job at most 16"
     p = run("#BSUB -q big\n#BSUB -n 8", lsfq())
     assert reasons(p, "lsfq") == \
-        "needs 8 CPUs in all, queue big takes only jobs of at least 32"
+        "needs 8 slots in all, queue big takes only jobs of at least 32"
     only(run("#BSUB -q big\n#BSUB -n 64", lsfq()), "lsfq", "big")
 
 

@@ -490,8 +490,8 @@ def test_lsf_queue_hosts_named_by_host_group_are_expanded():
     v = only(run('#BSUB -n 100\n#BSUB -R "span[hosts=1]"', osprey()), "osprey", "fat")
     assert v.estimated_start == NOW
     p = run('#BSUB -q normal\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', osprey())
-    assert reasons(p, "osprey") == "partition normal: needs 100 CPUs per node, largest " \
-        "node has 40"
+    assert reasons(p, "osprey") == "queue normal: needs 100 slots per host, largest host " \
+        "has 40"
 
 
 def test_lsf_queue_users_refuse_a_user_outside_them():
@@ -524,7 +524,7 @@ def test_lsf_m_names_a_host_group():
     # hosts that cannot hold it: 64 CPUs on one host among c1-c2
     p = run('#BSUB -m "c1 c2"\n#BSUB -n 64\n#BSUB -R "span[hosts=1]"', osprey())
     assert reasons(p, "osprey") == ("the hosts -m names (c1 c2) cannot run it: needs 64 "
-                                    "CPUs per node, largest node has 40")
+                                    "slots per host, largest host has 40")
 
 
 def test_lsf_groups_read_nested_and_wide():
@@ -697,7 +697,8 @@ def test_pbs_server_resources_max_bounds_a_queue_that_sets_none():
     assert (parts["gpu"].max_time_s, parts["workq"].max_time_s) == (12 * 3600, 24 * 3600)
     assert parts["gpu"].default_time_s == 3600
     p = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=1\n#PBS -l walltime=20:00:00", site)
-    assert reasons(p, "kestrel") == "walltime 20:00:00 above partition gpu MaxTime 12:00:00"
+    assert reasons(p, "kestrel") == "walltime 20:00:00 above queue gpu " \
+        "resources_max.walltime 12:00:00"
     v = only(run("#PBS -q workq\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=20:00:00", site),
              "kestrel", "workq")
     # a job that gives no walltime runs with the server's default
@@ -723,7 +724,7 @@ def test_pbs_ngpus_on_vnodes():
     v = only(run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=4", kestrel()), "kestrel", "gpu")
     assert v.estimated_start == NOW
     p = run("#PBS -q gpu\n#PBS -l select=1:ncpus=8:ngpus=6", kestrel())
-    assert reasons(p, "kestrel") == "needs 6 GPUs per node, largest node has 4"
+    assert reasons(p, "kestrel") == "needs 6 GPUs per vnode, largest vnode has 4"
     only(run("#PBS -q gpu\n#PBS -l select=2:ncpus=8:ngpus=4", kestrel()), "kestrel", "gpu")
     # 12 GPUs in all: more than the site's 8 (the first reason, before any queue's)
     p = run("#PBS -q gpu\n#PBS -l select=3:ncpus=8:ngpus=4", kestrel())
@@ -748,7 +749,7 @@ def test_lsf_closed_hosts():
     assert v.feasible and v.verdict == "BUSY"
     snap.nodes[5].state = "closed_adm"
     p = run('#BSUB -q fat\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', (cfg, snap))
-    assert reasons(p, "osprey") == "needs 1 nodes, partition fat has only 0 usable (others " \
+    assert reasons(p, "osprey") == "needs 1 host, queue fat has only 0 usable (others " \
         "down or drained)"
 
 
@@ -771,7 +772,7 @@ def test_grid_engine_queue_suspended_by_its_calendar_takes_no_job():
     site = (SiteConfig(name="sgeq", scheduler="sge"),
             SiteSnapshot(site="sgeq", taken_at=NOW, nodes=nodes, partitions=queues))
     assert reasons(run("#$ -q short.q\n#$ -l h_rt=0:10:00", site), "sgeq") == \
-        "partition 'short.q' is DOWN"
+        "queue 'short.q' is DOWN"
     only(run("#$ -l h_rt=0:10:00", site), "sgeq", "all.q")
 
 
@@ -993,10 +994,10 @@ def test_grid_engine_host_slots_cap_below_the_queues():
     v = only(run("#$ -pe smp 24\n#$ -l h_rt=1:00:00", gecko()), "gecko", "all.q")
     assert v.estimated_start == NOW
     p = run("#$ -pe smp 40\n#$ -l h_rt=1:00:00", gecko())
-    assert reasons(p, "gecko") == "needs 40 CPUs per node, largest node has 32"
+    assert reasons(p, "gecko") == "needs 40 slots per host, largest host has 32"
 
 
 def test_grid_engine_gpu_complex_of_a_host():
     only(run("#$ -l gpu=2\n#$ -pe smp 8\n#$ -l h_rt=1:00:00", gecko()), "gecko", "all.q")
     p = run("#$ -l gpu=6\n#$ -l h_rt=1:00:00", gecko())
-    assert reasons(p, "gecko") == "needs 6 GPUs per node, largest node has 4"
+    assert reasons(p, "gecko") == "needs 6 GPUs per host, largest host has 4"

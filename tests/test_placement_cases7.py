@@ -570,7 +570,7 @@ def test_torque_server_max_user_queuable_refuses_the_submit():
     assert "the server's max_queued [u:PBS_GENERIC=3]: you have 3 jobs queued or running " \
         "on it" in reasons(p, "wren")
     # three nodes up (n04 is down): nodes=3 is above batch's resources_max.nodes
-    assert "needs 3 nodes, partition batch allows at most 2" in reasons(
+    assert "needs 3 nodes, queue batch allows at most 2" in reasons(
         run("#PBS -q batch\n#PBS -l nodes=3:ppn=4", wren()), "wren")
 
 
@@ -838,7 +838,7 @@ def test_pbs_select_with_host_and_vnode():
     only(run("#PBS -l select=1:ncpus=1:vnode=gpu2", pbs_site()), "pbs", "workq")
     # before, the host a chunk names was not read: these ran on cpu1
     assert reasons(run("#PBS -l select=1:ncpus=4:host=gpu1", pbs_site()), "pbs") == (
-        "host gpu1 named by the select: needs 4 CPUs per node, largest node has 2")
+        "host gpu1 named by the select: needs 4 ncpus per vnode, largest vnode has 2")
     assert reasons(run("#PBS -l select=1:ncpus=1:vnode=cpu9", pbs_site()), "pbs") == (
         "host cpu9 named by the select (host=/vnode=) is not one of the site's nodes "
         "(cpu1, gpu1, gpu2)")
@@ -855,7 +855,8 @@ def test_pbs_place_pack_on_hosts_too_small():
     # pack: every chunk on one host. 2 x 2 CPUs fit cpu1 (4); 2 x 3 fit no host
     only(run("#PBS -l select=2:ncpus=2\n#PBS -l place=pack", pbs_site()), "pbs", "workq")
     p = run("#PBS -l select=2:ncpus=3\n#PBS -l place=pack", pbs_site())
-    assert reasons(p, "pbs") == "needs 6 CPUs per node (2 tasks x 3 CPUs), largest node has 4"
+    assert reasons(p, "pbs") == "needs 6 ncpus per vnode (select=2:ncpus=3, place=pack), " \
+        "largest vnode has 4"
     # scatter: one chunk a host: 3 chunks of 2 CPUs over cpu1, gpu1, gpu2
     only(run("#PBS -l select=3:ncpus=2\n#PBS -l place=scatter", pbs_site()), "pbs", "workq")
 
@@ -866,7 +867,7 @@ def test_lsf_ptile_on_hosts_of_32():
     # -n 48 with ptile=24: 2 hosts of 24; ptile=40 above every host's 32
     only(run("#BSUB -n 48\n#BSUB -R \"span[ptile=24]\"", heron(limits=None)), "heron")
     p = run("#BSUB -n 48\n#BSUB -R \"span[ptile=40]\"", heron(limits=None))
-    assert "needs 40 CPUs per node, largest node has 32" in reasons(p, "heron")
+    assert "needs 40 slots per host, largest host has 32" in reasons(p, "heron")
     # span[hosts=1]: all 48 on one host: none has 48
     p = run("#BSUB -n 48\n#BSUB -R \"span[hosts=1]\"", heron(limits=None))
     assert p.choice is None
@@ -914,7 +915,7 @@ def flux4():
 def test_flux_nodes_and_tasks_on_its_resource_set():
     # -N 2 -n 8: 4 tasks a node, 1 core each: READY; -N 2 -n 8 -c 8: 32 cores a node
     only(run("#flux: -N 2\n#flux: -n 8", flux4()), "flux", None)
-    assert "needs 32 CPUs per node (4 tasks x 8 CPUs), largest node has 16" in reasons(
+    assert "needs 32 cores per node (4 tasks x 8 cores), largest node has 16" in reasons(
         run("#flux: -N 2\n#flux: -n 8\n#flux: -c 8", flux4()), "flux")
     # -N 5: four nodes only
     assert "needs 5 nodes" in reasons(run("#flux: -N 5\n#flux: -n 5", flux4()), "flux")
@@ -956,11 +957,11 @@ def test_grid_engine_h_vmem_times_the_slots_each_host_gets_by_the_pe_rule():
     site = (cfg, snap)
     only(run("#$ -pe mpi 40\n#$ -l h_vmem=4G", site), "sge", "all.q")
     assert reasons(run("#$ -pe four 12\n#$ -l h_vmem=16G", site), "sge") == (
-        "needs 65536 MB memory per node, largest node has 64000 MB")
+        "needs 65536 MB memory per host, largest host has 64000 MB")
     only(run("#$ -pe four 12\n#$ -l h_vmem=15G", site), "sge", "all.q")
     only(run("#$ -pe rr 8\n#$ -l h_vmem=8G", site), "sge", "all.q")
-    assert reasons(run("#$ -pe mpi 65", site), "sge").startswith("needs 5 nodes (65 tasks, 16 "
-                                                                 "to a node)")
+    assert reasons(run("#$ -pe mpi 65", site), "sge").startswith("needs 5 hosts (65 tasks, 16 "
+                                                                 "to a host)")
 
 
 def test_flux_gpus_per_task_over_nodes_of_one_gpu():
@@ -1041,7 +1042,7 @@ def test_torque_nodes_ppn_on_wren():
     # node's 64300 MB; 72 h above every queue's limit
     only(run("#PBS -l nodes=2:ppn=16,walltime=1:00:00", wren()), "wren", "batch")
     v = only(run("#PBS -l nodes=3:ppn=16,walltime=1:00:00", wren()), "wren", "short")
-    assert has_note(v, "needs 3 nodes, partition batch allows at most 2")
+    assert has_note(v, "needs 3 nodes, queue batch allows at most 2")
     v = run("#PBS -l nodes=1:ppn=16,walltime=0:30:00\n#PBS -q short",
             wren(_torque_job("13", "bob", "short", "R", 0.5, host="n02/0-3"))).verdict("wren")
     assert v.estimated_start == NOW + timedelta(hours=3.5)  # bob's 4 h job ends then
@@ -1049,7 +1050,8 @@ def test_torque_nodes_ppn_on_wren():
     assert reasons(run("#PBS -l nodes=1:ppn=4,mem=70gb", wren()), "wren") == (
         "needs 71680 MB memory per node, largest node has 64300 MB")
     assert reasons(run("#PBS -l nodes=1:ppn=4,walltime=72:00:00", wren()), "wren") == (
-        "walltime 3-00:00:00 above every partition's MaxTime here (the longest: batch, "
+        "walltime 3-00:00:00 above every queue's resources_max.walltime here (the "
+        "longest: batch, "
         "2-00:00:00)")
 
 
@@ -1104,7 +1106,7 @@ def test_lsf_ptile_on_hosts_of_different_sizes():
     assert "you (alice) are not among queue vip's USERS (bob): bsub refuses it" in reasons(
         p, "osprey")
     assert reasons(run("#BSUB -n 256\n#BSUB -R \"span[ptile=64]\"\n#BSUB -q gpu", osprey()),
-                   "osprey") == "needs 4 nodes, partition gpu has only 2"
+                   "osprey") == "needs 4 hosts, queue gpu has only 2"
     only(run("#BSUB -n 256\n#BSUB -R \"span[ptile=128]\"", osprey()), "osprey", "fat")
     p = run("#BSUB -n 256\n#BSUB -R \"span[ptile=128]\"", osprey(user="dave"))
     assert "you (dave) are not among queue fat's USERS (ug_chem/)" in reasons(p, "osprey")

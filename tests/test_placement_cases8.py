@@ -47,7 +47,7 @@ def test_pbs_scattered_chunks_wait_until_every_one_has_a_host_of_its_own():
     v = only(run("#PBS -q workq\n#PBS -l select=1:ncpus=8+3:ncpus=32\n#PBS -l place=scatter\n"
                  "#PBS -l walltime=1:00:00", kestrel(*_half_full())), "kestrel", "workq")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(4))
-    assert has_note(v, "its chunks find room all at once at +4:00:00")
+    assert has_note(v, "queue workq: its chunks find room all at once at +4:00:00")
 
 
 def test_pbs_free_chunks_share_hosts_while_they_have_room():
@@ -436,7 +436,7 @@ def test_grid_engine_a_queue_in_load_alarm_takes_no_job():
     # schedules nothing to it. Before, the alarm was not read: READY in short.q
     site = grebe({("short.q", "s1"): "a", ("short.q", "s2"): "a"})
     assert reasons(run("#$ -q short.q\n#$ -l h_rt=0:30:00", site), "grebe") == \
-        "partition 'short.q' is ALARM"
+        "queue 'short.q' is ALARM"
     only(run("#$ -l h_rt=0:30:00", site), "grebe", "all.q")
 
 
@@ -444,12 +444,12 @@ def test_grid_engine_queue_in_error_or_suspended_everywhere():
     # all.q in error (E) on s1 and suspended (s) on s2: it starts no job; short.q does
     site = grebe({("all.q", "s1"): "E", ("all.q", "s2"): "s"})
     assert reasons(run("#$ -q all.q\n#$ -l h_rt=2:00:00", site), "grebe") == \
-        "partition 'all.q' is DOWN"
+        "queue 'all.q' is DOWN"
     only(run("#$ -l h_rt=0:30:00", site), "grebe", "short.q")
     # a job of 2 h is above short.q's 1 h, and all.q takes none: refused, saying both
     why = reasons(run("#$ -l h_rt=2:00:00", site), "grebe")
-    assert why == ("walltime 2:00:00 above the MaxTime of every partition that is up (the "
-                   "longest: short.q, 1:00:00); partition all.q (MaxTime 1-00:00:00) would "
+    assert why == ("walltime 2:00:00 above the h_rt of every queue that is up (the "
+                   "longest: short.q, 1:00:00); queue all.q (h_rt 1-00:00:00) would "
                    "take it but is DOWN")
 
 
@@ -471,10 +471,10 @@ def test_lsf_a_closed_queue_refuses_jobs_even_while_active():
     # Closed:Active: bsub refuses new jobs (the queue still runs those it has). Before,
     # "Active" in the status made it UP: READY
     p = run(lsf("ncpus>0", 8), _wren_queue_status("Closed:Active"))
-    assert reasons(p, "wren") == "partition 'normal' is CLOSED"
+    assert reasons(p, "wren") == "queue 'normal' is CLOSED"
     # Open:Inact (inactive by its run window): it takes the job but dispatches none
     p = run(lsf("ncpus>0", 8), _wren_queue_status("Open:Inact_Win"))
-    assert reasons(p, "wren") == "partition 'normal' is INACTIVE"
+    assert reasons(p, "wren") == "queue 'normal' is INACTIVE"
     only(run(lsf("ncpus>0", 8), _wren_queue_status("Open:Active")), "wren", "normal")
 
 
@@ -618,7 +618,7 @@ def test_lsf_a_queues_per_host_slot_limit():
     site = wren(queue_long=WREN_BQUEUES_L)
     assert site[1].partitions[0].max_slots_per_host == 16
     p = run('#BSUB -n 32\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site)
-    assert reasons(p, "wren") == "partition normal: needs 32 CPUs per node, its HJOB_LIMIT " \
+    assert reasons(p, "wren") == "queue normal: needs 32 slots per host, its HJOB_LIMIT " \
         "(JL/H) is 16"
     # 16 on one host fit
     only(run('#BSUB -n 16\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00', site), "wren")
@@ -668,7 +668,7 @@ def test_pbs_a_chunk_takes_the_vnodes_of_one_host_together():
     assert "they ask 12 GPUs in all, the nodes that can hold them have 8" in reasons(p, "plover")
     # a chunk never spans two hosts: 6 GPUs in one chunk fit none
     p = run("#PBS -l select=1:ncpus=8:ngpus=6", (cfg, snap))
-    assert reasons(p, "plover") == "needs 6 GPUs per node, largest node has 4"
+    assert reasons(p, "plover") == "needs 6 GPUs per vnode, largest vnode has 4"
 
 
 def test_pbs_a_running_job_named_by_its_host_holds_that_hosts_vnodes():

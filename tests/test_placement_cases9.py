@@ -347,13 +347,15 @@ def test_pbs_walltime_above_every_destination_of_a_routing_queue():
     assert has_note(v, "routing queue submit sends it to large")
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=64\n#PBS -l walltime=60:00:00", pbsq())
     assert reasons(p, "pbsq") == (
-        "walltime 2-12:00:00 above the MaxTime of every destination of routing queue submit "
-        "(the longest: large, 2-00:00:00) | needs 64 CPUs in all, queue small allows a job "
+        "walltime 2-12:00:00 above the resources_max.walltime of every destination of "
+        "routing queue submit "
+        "(the longest: large, 2-00:00:00) | needs 64 ncpus in all, queue small allows a job "
         "at most 16")
     # 8 CPUs for 20 h: above small's 12 h, and below large's 64 CPUs
     p = run("#PBS -q submit\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=20:00:00", pbsq())
-    assert reasons(p, "pbsq") == ("walltime 20:00:00 above partition small MaxTime 12:00:00 | "
-                                  "needs 8 CPUs in all, queue large takes only jobs of at "
+    assert reasons(p, "pbsq") == ("walltime 20:00:00 above queue small "
+                                  "resources_max.walltime 12:00:00 | "
+                                  "needs 8 ncpus in all, queue large takes only jobs of at "
                                   "least 64")
 
 
@@ -477,7 +479,7 @@ def test_grid_engine_a_queue_s_rt_below_the_jobs_h_rt_ends_it_first():
     assert {p.name: (p.soft_time_s, p.notify_s) for p in site[1].partitions} == {
         "all.q": (4 * H, 120), "short.q": (None, None)}
     v = only(run("#$ -q all.q\n#$ -l h_rt=10:00:00", site), "grebe", "all.q")
-    assert has_note(v, "partition all.q: its s_rt 4:00:00 ends the job at 4:02:00 (Grid "
+    assert has_note(v, "queue all.q: its s_rt 4:00:00 ends the job at 4:02:00 (Grid "
                        "Engine sends SIGUSR1 at s_rt, then ends it after the queue's notify "
                        "0:02:00), before its h_rt 10:00:00")
     assert v.estimated_runtime_s == 4 * H + 120

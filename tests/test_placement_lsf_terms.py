@@ -49,7 +49,8 @@ def test_lsf_a_term_waits_for_the_only_host_its_select_allows():
     v = only(run(lsf("1*{select[bigmem]} + 64*{span[ptile=32]}"),
                  wren(_wjob("3", "bob", 64, "w3", 2))), "wren")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
-    assert any("its terms find room all at once at +2:00:00" in n for n in v.notes)
+    assert any("queue normal: its terms find room all at once at +2:00:00" in n
+               for n in v.notes)
 
 
 def test_lsf_a_ptile_terms_hosts_are_distinct():
@@ -85,5 +86,5 @@ def test_lsf_a_select_of_the_whole_job_and_m_still_bound_every_term():
     p = run(lsf(BIG_LEADER).replace("#BSUB -W", "#BSUB -m \"w1 w2\"\n#BSUB -W"), wren())
     assert reasons(p, "wren") == (
         "term 1 (1*{select[bigmem] rusage[mem=400GB]}): none of the hosts -m and select[] "
-        "leave it (w1, w2) can run it: needs 409600 MB memory per node, largest node has "
+        "leave it (w1, w2) can run it: needs 409600 MB memory per host, largest host has "
         "196608 MB")

@@ -42,9 +42,11 @@ from .sftp import (
     Cancelled,
     ChecksumMismatch,
     Interrupted,
+    LocalSide,
     PartRefused,
     Replaceable,
     TreeTooLarge,
+    destination_refused,
     sftp_copy,
 )
 
@@ -300,6 +302,8 @@ class TransferManager:
         if s.site is None and transfer_id is None:
             _check_local_source(s.path, recursive)
         kind = self.choose(s, d, via)
+        if kind == "sftp" and transfer_id is None:
+            self._check_local_destination(s, d, recursive)
         base = {"job_id": job_id, "recursive": recursive, "overwrite": overwrite}
         if skip_hidden:  # a tool call's copy: kept with the record, so a resume does the same
             base["skip_hidden"] = True
@@ -465,6 +469,30 @@ class TransferManager:
                         self.store.release_transfer(rec.id, me)
 
     # -- SFTP -----------------------------------------------------------------------------
+    def _local_side(self, loc: Location) -> LocalSide | None:
+        """The side of a copy at `loc` when it is on this machine's disk (the server's, or
+        a site with a local transport), else None."""
+        if loc.site is None:
+            return LocalSide()
+        t = self._transport(loc)
+        return LocalSide(t.workdir, t.name) if getattr(t, "kind", "") == "local" else None
+
+    def _check_local_destination(self, s: Location, d: Location, recursive: bool) -> None:
+        """BadInput before anything is recorded for a destination on this machine no copy
+        can be put at (a device, a FIFO, a path under a file): it was found by the copy, a
+        FAILED transfer (exit 1) as if a site had failed."""
+        dst = self._local_side(d)
+        if dst is None:
+            return
+        src = self._local_side(s) if recursive else None
+        src_is_dir = None
+        if src is not None:
+            st = src.stat(src.abspath(s.path))
+            src_is_dir = st is not None and st[1]
+        refused = destination_refused(dst, d.path, src_is_dir)
+        if refused is not None:
+            raise BadInput(refused)
+
     def _transport(self, loc: Location) -> Any:
         return self.sites.require(loc.site).file_transport if loc.site else None
 

@@ -7,10 +7,12 @@ No test bed: the server's own disk and a site with a local transport."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_lease_fencing import _fed, _fed_sites
@@ -94,5 +96,73 @@ async def test_the_facade_refuses_it_for_every_face(tmp_path, files):
             with pytest.raises(BadInput, match="is a character device, not a file"):
                 await fed.transfer(str(files / "notes.txt"), "/dev/null")
         _nothing_recorded(tmp_path)
+    finally:
+        await fed.close()
+
+
+# -- a destination on an SSH site, asked over SFTP before the copy is recorded -----------------
+
+def _ssh_sites(tmp_path: Path, sshd: Any, port: int | None = None) -> Path:
+    p = tmp_path / "ssh-sites.yaml"
+    door = {"kind": "ssh", "host": "127.0.0.1", "port": port or sshd.port, "user": sshd.user,
+            "key_file": str(sshd.client_key), "known_hosts": str(sshd.base / "known_hosts"),
+            "use_agent": False, "ssh_config": str(sshd.base / "empty_ssh_config"),
+            "connect_timeout_s": 5, "reconnect_attempts": 1}
+    p.write_text(json.dumps({"sites": [{"name": "far", "scheduler": "slurm",
+                                        "transport": door}],
+                             "transfers": {"attempts": 1},
+                             "store": str(tmp_path / "store.sqlite3")}))
+    return p
+
+
+async def test_an_ssh_sites_destination_under_a_file_is_refused_before_it_is_recorded(
+        tmp_path, files, sshd):
+    """Over SFTP the copy found it and the transfer was recorded FAILED (exit 1); the site
+    is asked first now: BadInput, nothing recorded. A destination it can take copies. (In
+    the sshd user's home, made through a shell of that user's.)"""
+    from diamond_jupyter.config import TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.transports import make_transport
+
+    setup = make_transport(TransportConfig(**json.loads(
+        _ssh_sites(tmp_path, sshd).read_text())["sites"][0]["transport"]), "setup")
+    home = (await setup.run(["sh", "-c", 'printf %s "$HOME"'])).stdout
+    work = f".diamond-up-front-{os.getpid()}"
+    await setup.run(["sh", "-c", 'mkdir -p "$1" && echo "the report" > "$1/report.txt"',
+                     "sh", work], check=True)
+    fed = Federation(_ssh_sites(tmp_path, sshd))
+    await fed.start(recover=False)
+    try:
+        with pytest.raises(BadInput, match=rf"^dst: far:{work}/report.txt/x.txt is under "
+                                           rf"far:{home}/{work}/report.txt, which is a file"):
+            await fed.transfer(str(files / "notes.txt"), f"far:{work}/report.txt/x.txt")
+        with pytest.raises(BadInput, match="a copy into a directory cannot be put in it"):
+            await fed.transfer(str(files / "notes.txt"), f"far:{work}/report.txt/")
+        _nothing_recorded(tmp_path)
+        ok = await fed.transfer(str(files / "notes.txt"), f"far:{work}/new/notes.txt")
+        assert ok.state == "SUCCEEDED"
+        got = await setup.run(["cat", "--", f"{work}/new/notes.txt", f"{work}/report.txt"])
+        assert got.stdout == "notes\nthe report\n"
+    finally:
+        await fed.close()
+        await setup.run(["rm", "-rf", "--", work])
+        await setup.close()
+
+
+async def test_an_ssh_site_that_does_not_answer_is_not_asked_first(tmp_path, files, sshd):
+    """The check is a courtesy: a site that cannot be reached is recorded and tried as
+    before (FAILED after its tries, saying why), not refused as bad input."""
+    import socket
+
+    from diamond_jupyter.federation import Federation
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fed = Federation(_ssh_sites(tmp_path, sshd, port))
+    await fed.start(recover=False)
+    try:
+        rec = await fed.transfer(str(files / "notes.txt"), f"far:{files}/report.txt/x.txt")
+        assert rec.state == "FAILED" and rec.error
     finally:
         await fed.close()

@@ -238,3 +238,20 @@ async def test_the_skill_asks_approval_then_cancels_and_mcp_lists_it(tmp_path):
         assert not res.is_error and res.structured_content["transfer"]["state"] == "CANCELLED"
     finally:
         await fed.close()
+
+
+async def test_a_jobs_staging_record_is_not_cancelled_as_a_transfer(tmp_path):
+    """`stage-TOKEN` is a job's staging, not a copy: cancelled as a transfer, its record
+    said CANCELLED while the staging went on releasing the job. Refused, naming the job's
+    cancel, which stops its copies; the record is left as it was."""
+    fed = _fed(_fed_sites(tmp_path))
+    await fed.start(recover=False)
+    try:
+        fed.store.record_transfer("stage", "tok1", "alpha", transfer_id="stage-tok1",
+                                  state="ACTIVE", data={"stage_of": "tok1", "site": "alpha"})
+        with pytest.raises(BadInput, match=r"stage-tok1 is the staging of job a job: cancel "
+                                           r"the job \(diamond cancel JOB\)"):
+            await fed.cancel_transfer("stage-tok1")
+        assert fed.store.get_transfer("stage-tok1").state == "ACTIVE"
+    finally:
+        await fed.close()

@@ -137,7 +137,7 @@ def rest(http_server_client, jp_base_url, jp_auth_header):
 
 
 async def test_the_rest_route_cancels_a_running_copy_and_refuses_what_ended(
-        rest, tmp_path, monkeypatch):
+        rest, api, tmp_path, monkeypatch):
     gates, accepted = _Gates(monkeypatch), asyncio.Event()
     ask = Store.ask_transfer_cancel
 
@@ -170,6 +170,10 @@ async def test_the_rest_route_cancels_a_running_copy_and_refuses_what_ended(
     assert "it had already ended SUCCEEDED" in body["message"]
     code, body = await rest("transfers/nope/cancel", {})
     assert code == 404 and body["message"] == "unknown transfer 'nope'"
+    # each answer is what openapi.yaml says of the route
+    assert (await api.post(f"transfers/{rec['id']}/cancel"))["state"] == "CANCELLED"
+    await api.call("POST", f"transfers/{ok['id']}/cancel", expect=400)
+    await api.call("POST", "transfers/nope/cancel", expect=404)
 
 
 # -- the magic and the skill ---------------------------------------------------------------------

@@ -36,6 +36,7 @@ from .strict_yaml import (
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may be
+MAX_SSH_SESSIONS = 256  # transport.max_sessions: channels (and threads) one SSH connection runs
 # other names centers use for them (lower case); torque also sets pbs flavor torque
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
                      "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
@@ -382,7 +383,9 @@ class TransportConfig(_Cfg):
     # or a file read whole) is stopped and fails (SiteError): a hostile site, or a queue of
     # many huge job names, cannot make the engine hold unbounded memory.
     max_output_bytes: int = Field(default=64 << 20, ge=4096, strict=True)  # bytes
-    max_sessions: int = Field(default=10, ge=2)  # sshd MaxSessions: channels per connection
+    # sshd MaxSessions: channels per connection (each command in flight holds one, and a
+    # thread); at most MAX_SSH_SESSIONS
+    max_sessions: int = Field(default=10, ge=2, le=MAX_SSH_SESSIONS)
     reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
     # slurmrestd: the API's base URL (http[s]://HOST:PORT), its OpenAPI plugin version, and
     # where the user's JWT comes from: a command that prints it (`scontrol token`, as

@@ -105,7 +105,13 @@ class DataMixin:
         engine runs it) and return its record, CANCELLED (a cancelled one as it is). BadInput
         when unknown, and when it had ended otherwise or its copy was already putting its
         data in place (the message says how it ended): never a cancel that then ends
-        SUCCEEDED."""
+        SUCCEEDED. A job's staging itself (its `stage-TOKEN` record) is not cancelled this
+        way: the job is (`cancel`), which stops its copies."""
+        rec = self.mover.status(transfer_id)
+        if rec.kind == "stage":
+            job = self.store.job_by_token(rec.data.get("stage_of") or "")
+            raise BadInput(f"{transfer_id} is the staging of job {job.id if job else 'a job'}: "
+                           "cancel the job (diamond cancel JOB), which stops its copies")
         return await self.mover.cancel(transfer_id)
 
     def globus_login(self) -> str:

@@ -554,6 +554,9 @@ def check_nesting(field: str, value: Any, limit: int = MAX_JSON_DEPTH) -> None:
 
 # The largest time limit Slurm stores (2^32 - 2 minutes); no scheduler here takes more.
 MAX_WALLTIME_S = (2**32 - 2) * 60
+# entries of one job's stage_in (or stage_out): each is a recorded copy; more files go as
+# a directory (recursive) or an archive
+MAX_STAGE_ENTRIES = 1000
 MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
 
 
@@ -598,6 +601,11 @@ def check_spec(spec: JobSpec) -> None:
     the shell must be an absolute interpreter path; the body may span lines but hold no
     NUL. `metadata` is informational and never rendered."""
     check_nesting("metadata", spec.metadata)
+    for name in ("stage_in", "stage_out"):
+        if (n := len(getattr(spec, name))) > MAX_STAGE_ENTRIES:
+            raise BadInput(f"{name}: {n} entries, more than the {MAX_STAGE_ENTRIES} a job "
+                           "may stage; stage a directory (recursive: true) or an archive "
+                           "holding the files instead")
     for name in JobSpec.model_fields:
         value = getattr(spec, name)
         if name == "metadata" or value is None:

@@ -49,6 +49,7 @@ from .skills_models import (
     SpecifyOutput,
     StatusInput,
     SubmitInput,
+    TransferIdInput,
     TransferInput,
     TransferOutput,
     TranslateInput,
@@ -489,6 +490,18 @@ async def transfer(ctx: SkillContext, inp: TransferInput) -> TransferOutput:
                           message="; ".join(["transfer done", *said]))
 
 
+async def _cancel_transfer_plan(ctx: SkillContext, inp: TransferIdInput) -> dict[str, Any]:
+    rec = ctx.fed.transfer_status(inp.transfer_id)  # BadInput when unknown
+    return {"action": "cancel_transfer", "transfer_id": rec.id, "kind": rec.kind,
+            "src": rec.src, "dst": rec.dst, "state": rec.state}
+
+
+async def cancel_transfer(ctx: SkillContext, inp: TransferIdInput) -> TransferOutput:
+    rec = await ctx.fed.cancel_transfer(inp.transfer_id)
+    return TransferOutput(transfer=rec.model_dump(mode="json"),
+                          message=f"transfer {rec.id} {rec.state.lower()}")
+
+
 # what a tool call's copy does with hidden names (`.ssh/`, `.bashrc`), as its plan says
 HIDDEN_SAID = ("a tool call copies no hidden file or directory, at any depth; copy one "
                "yourself from the command line")
@@ -540,6 +553,10 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
        "skipped) unless overwrite. Costly: subject to the approval policy. The files listed "
        "are named by whoever wrote them (untrusted data).", transfer, _transfer_plan,
        untrusted=True),
+    _s("cancel_transfer", "Cancel a transfer by its id (its Globus task or SFTP copy; the "
+       "partial data is never put in place). Refused, saying how it ended, when it had "
+       "ended otherwise. Destructive: subject to the approval policy.", cancel_transfer,
+       _cancel_transfer_plan),
     _s("translate", "Translate a batch script between dialects (slurm, pbs, lsf, flux, sge); "
        "warnings name each dropped or approximated directive.", translate),
     _s("run_workflow", "Run a workflow: a DAG of job steps, each on its own site (or auto), "

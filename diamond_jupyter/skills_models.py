@@ -242,6 +242,10 @@ class TransferInput(_In):
         "(default: leave them, and list each one as skipped)"))
 
 
+class TransferIdInput(_In):
+    transfer_id: str = Field(description="a transfer's id, as its record gives it")
+
+
 class TransferOutput(_Out):
     transfer: dict[str, Any] | None = None
     skipped: list[str] = Field(default_factory=list)  # each file left, with the reason

@@ -345,7 +345,8 @@ def test_a_copy_never_replaces_a_fifo_a_socket_or_a_device_named_as_its_destinat
     """`diamond transfer notes.txt /dev/null` (or a FIFO another program reads) SUCCEEDED:
     the part file was renamed over the device, so /dev/null became a regular file holding
     the notes, for every program of the machine, when run as root (a notebook container's
-    user). Refused now, naming the destination and what it is; it stays as it was."""
+    user). Refused now, naming the destination and what it is; it stays as it was. Known
+    before the copy starts: exit 2, no transfer recorded (it was a FAILED one, exit 1)."""
     import stat
 
     src = tmp_path / "notes.txt"
@@ -356,11 +357,15 @@ def test_a_copy_never_replaces_a_fifo_a_socket_or_a_device_named_as_its_destinat
             if args[0] == "-r":
                 (tmp_path / "none").mkdir(exist_ok=True)
             res = _cli(tmp_path, "transfer", *args)
-            assert res.returncode == 1, res.stdout
-            assert f"dst: local:{special} is a " in res.stderr and "would replace it" in res.stderr
+            assert res.returncode == 2, res.stdout
+            assert res.stderr.startswith(f"diamond: dst: local:{special} is a ")
+            assert "would replace it" in res.stderr and len(res.stderr.splitlines()) == 1
             after = special.lstat()
             assert (stat.S_IFMT(after.st_mode), after.st_ino) == (
                 stat.S_IFMT(before.st_mode), before.st_ino)
+    from diamond_jupyter.store import Store
+
+    assert Store(tmp_path / "store.sqlite3").list_transfers(limit=None) == []
 
 
 @pytest.mark.parametrize("overwrite", [False, True])

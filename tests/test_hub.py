@@ -22,7 +22,7 @@ from diamond_jupyter.server.routes import routes
 
 pytestmark = pytest.mark.testbed
 SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000",
-          "prompt_id": "p-0000"}
+          "prompt_id": "p-0000", "transfer_id": "0123456789abcdef"}
 
 
 @pytest.fixture(scope="module")

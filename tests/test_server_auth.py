@@ -18,7 +18,7 @@ pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 pytestmark = pytest.mark.testbed
 
 SAMPLE = {"name": "alpha", "job_id": "alpha:100000", "workflow_id": "wf-0000",
-          "prompt_id": "1-0123456789ab"}
+          "prompt_id": "1-0123456789ab", "transfer_id": "0123456789abcdef"}
 
 
 def diamond_rules(router: Any) -> list[Any]:

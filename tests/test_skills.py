@@ -36,13 +36,14 @@ def test_tool_schemas_are_the_input_models():
     tools = {t["name"]: t for t in tool_schemas()}
     assert set(tools) == {"discover_resources", "describe_site", "specify_resources", "place",
                           "submit", "status", "wait_for", "cancel", "logs", "fetch_results",
-                          "transfer", "translate", "run_workflow", "workflow_status",
-                          "resubmit_elsewhere"}
+                          "transfer", "cancel_transfer", "translate", "run_workflow",
+                          "workflow_status", "resubmit_elsewhere"}
     for name, skill in SKILLS.items():
         assert tools[name]["input_schema"] == skill.input.model_json_schema()
         assert tools[name]["description"]
     assert {n for n, s in SKILLS.items() if s.costly} == {"submit", "cancel", "transfer",
                                                           "fetch_results", "run_workflow",
+                                                          "cancel_transfer",
                                                           "resubmit_elsewhere"}
 
 

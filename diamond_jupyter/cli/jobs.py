@@ -259,6 +259,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 
 def _transfer(args: argparse.Namespace) -> int:
+    if args.src == "cancel":  # `diamond transfer cancel ID` (a file named cancel: ./cancel)
+        return _cancel_transfer(args)
     rec = asyncio.run(with_fed(args, lambda fed: fed.transfer(
         args.src, args.dst, via=args.via, recursive=args.recursive,
         overwrite=args.overwrite)))
@@ -274,6 +276,26 @@ def _transfer(args: argparse.Namespace) -> int:
         print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
               file=sys.stderr)
         return 1
+    return 0
+
+
+def _cancel_transfer(args: argparse.Namespace) -> int:
+    """`diamond transfer cancel ID`: 0 with the record CANCELLED; BadInput (2) for an
+    unknown id or a transfer that had ended otherwise, saying how it ended."""
+    copy_only = [o for o, given in (("--via", args.via), ("--recursive", args.recursive),
+                                    ("--overwrite", args.overwrite)) if given]
+    if copy_only:
+        raise BadInput(f"transfer cancel ID takes no {', '.join(copy_only)} (options of a "
+                       "copy); to copy a local file named cancel, write ./cancel")
+    try:
+        rec = asyncio.run(with_fed(args, lambda fed: fed.cancel_transfer(args.dst)))
+    except BadInput as e:
+        if str(e).startswith("unknown transfer"):  # perhaps a copy of a file named cancel
+            raise BadInput(f"{e} (`diamond transfer cancel ID` cancels a transfer by its "
+                           "id; to copy a local file named cancel, write ./cancel)") from None
+        raise
+    out(args, rec.model_dump(mode="json"),
+        f"{rec.state} {rec.id} {rec.src} -> {rec.dst} ({rec.kind})")
     return 0
 
 
@@ -349,9 +371,12 @@ def add_job_commands(add: Adder) -> None:
 
 
 def add_transfer_command(add: Adder) -> None:
-    p = add("transfer", _transfer, "copy data: SITE:PATH or a server path, either side")
-    p.add_argument("src", help="SITE:PATH, or a path on this machine")
-    p.add_argument("dst", help="SITE:PATH, or a path on this machine")
+    p = add("transfer", _transfer, "copy data: SITE:PATH or a server path, either side; "
+            "`transfer cancel ID` cancels transfer ID")
+    p.add_argument("src", help="SITE:PATH, or a path on this machine (`cancel`: cancel "
+                   "transfer DST; a local file named cancel: ./cancel)")
+    p.add_argument("dst", help="SITE:PATH, or a path on this machine (after `cancel`: a "
+                   "transfer id)")
     p.add_argument("--via", choices=["sftp", "globus"], help="default: Globus when both sites "
                    "have a collection and you are logged in, else SFTP")
     p.add_argument("--recursive", "-r", action="store_true", help="copy a directory")

@@ -113,6 +113,9 @@ class Engine:
         """Copy SITE:PATH (or a server path) to another; returns the finished record (files
         left in a destination directory, without `overwrite`, in its data.skipped)."""
         raise NotImplementedError
+    async def cancel_transfer(self, transfer_id: str) -> dict[str, Any]:
+        """Cancel a transfer; its record, CANCELLED (BadInput when unknown or ended)."""
+        raise NotImplementedError
     async def run_workflow(self, text: str, origin: dict[str, Any] | None = None
                            ) -> dict[str, Any]:
         """Start a workflow (YAML text); {"id", "state", "steps": [...]}."""

@@ -100,6 +100,9 @@ class LocalEngine(Engine):
                                                 overwrite=overwrite)
         return rec.model_dump(mode="json")
 
+    async def cancel_transfer(self, transfer_id: str) -> dict[str, Any]:
+        return (await (await self.fed()).cancel_transfer(transfer_id)).model_dump(mode="json")
+
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:
         from ..federation import Federation

@@ -26,6 +26,7 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
 %diamond logs JOB [--lines N] | fetch JOB [DEST] [--file REL]... [--overwrite]
 %diamond place [FILE] | translate --to D [FILE]
+%diamond transfer SRC DST [--via sftp|globus] [-r] [--overwrite] | transfer cancel ID
 %diamond submit FILE [options] | approve TASK | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
@@ -312,6 +313,8 @@ class DiamondMagics(Magics):
         return self.handle(job)
 
     def do_transfer(self, args: argparse.Namespace, cell: str | None) -> dict[str, Any]:
+        if args.src == "cancel":  # `%diamond transfer cancel ID` (a file named cancel: ./cancel)
+            return self.cancel_transfer(args)
         rec = self.call(self.engine.transfer(args.src, args.dst, args.via, args.recursive,
                                              overwrite=args.overwrite))
         size = f"{rec.get('bytes')} bytes" if rec.get("bytes") is not None else ""
@@ -321,6 +324,15 @@ class DiamondMagics(Magics):
             print(f"skipped {one_line(left)}", file=sys.stderr)
         if rec.get("error"):
             raise SiteError(f"transfer {rec['id']} failed: {rec['error']}")
+        return rec
+
+    def cancel_transfer(self, args: argparse.Namespace) -> dict[str, Any]:
+        if args.via or args.recursive or args.overwrite:
+            raise BadInput("%diamond transfer cancel ID takes no --via, --recursive or "
+                           "--overwrite (options of a copy); to copy a local file named "
+                           "cancel, write ./cancel")
+        rec = self.call(self.engine.cancel_transfer(args.dst))
+        print(visible(f"{rec['id']}: {rec['src']} -> {rec['dst']} {rec['state']}"))
         return rec
 
     def do_workflow(self, args: argparse.Namespace, cell: str | None) -> Any:

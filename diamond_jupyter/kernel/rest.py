@@ -163,6 +163,9 @@ class ServerClient(Engine):
                 "recursive": recursive, "overwrite": overwrite, "wait": True}
         return await self.request("POST", "transfers", body)
 
+    async def cancel_transfer(self, transfer_id: str) -> dict[str, Any]:
+        return await self.request("POST", f"transfers/{_q(transfer_id)}/cancel", {})
+
     async def translate(self, text: str, to: str,
                         from_: str | None = None) -> tuple[str, list[str]]:
         body = {"script": text, "to": to} | ({"from": from_} if from_ else {})

@@ -304,6 +304,21 @@ class TransfersHandler(DiamondHandler):
         self.reply(rec.model_dump(mode="json"), status=200 if body.wait else 202)
 
 
+class TransferCancelHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, transfer_id: str) -> None:
+        """Cancel a transfer: its record, CANCELLED (one cancelled before, as it is); 404
+        when unknown, 400 when it had ended otherwise (the message says how)."""
+        fed = await self.fed()
+        try:
+            fed.transfer_status(transfer_id)
+        except DiamondError as e:
+            raise ApiError(404, "not-found", str(e)) from None
+        self.reply((await fed.cancel_transfer(transfer_id)).model_dump(mode="json"))
+
+
 class _AgentHandler(DiamondHandler):
     async def agent(self) -> Any:
         """The server's agent service, started, configured by the DiamondApp.llm_*

@@ -23,6 +23,7 @@ from .handlers import (
     TaskHandler,
     TaskRejectHandler,
     TasksHandler,
+    TransferCancelHandler,
     TransfersHandler,
     TranslateHandler,
 )
@@ -39,6 +40,7 @@ JOB = r"(?P<job_id>[^/]+)"
 SITE = r"(?P<name>[^/]+)"
 WORKFLOW = r"(?P<workflow_id>[^/]+)"
 PROMPT = r"(?P<prompt_id>[^/]+)"
+TRANSFER = r"(?P<transfer_id>[^/]+)"
 TASK = r"(?P<name>[^/]+)"  # a task id (the group is named like SITE's on purpose: one sample)
 
 
@@ -65,6 +67,7 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/translate", TranslateHandler),
         (f"{p}/events", EventsHandler),
         (f"{p}/transfers", TransfersHandler),
+        (f"{p}/transfers/{TRANSFER}/cancel", TransferCancelHandler),
         (f"{p}/tasks", TasksHandler),
         (f"{p}/tasks/{TASK}", TaskHandler),
         (f"{p}/tasks/{TASK}/approve", TaskApproveHandler),

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
+from ..aio import within
 from ..leases import Fence, LeaseLost, LeaseWatch, fence_of
 from ..model import BadInput, DiamondError, Event, SiteError, check_text
 from ..store import TransferRecord
@@ -42,9 +43,12 @@ from .sftp import (
     Cancelled,
     ChecksumMismatch,
     Interrupted,
+    LocalSide,
     PartRefused,
     Replaceable,
     TreeTooLarge,
+    destination_refused,
+    open_side,
     sftp_copy,
 )
 
@@ -59,6 +63,7 @@ __all__ = ["Location", "TransferManager", "confine", "parse_location", "retryabl
 log = logging.getLogger(__name__)
 DONE = {"SUCCEEDED", "FAILED", "CANCELLED"}
 _SITE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$", re.S)
+PRECHECK_S = 15.0  # the most a transfer waits for a site to say its destination is usable
 _FINAL_OS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 
 
@@ -300,6 +305,9 @@ class TransferManager:
         if s.site is None and transfer_id is None:
             _check_local_source(s.path, recursive)
         kind = self.choose(s, d, via)
+        if kind == "sftp" and transfer_id is None:
+            self._check_local_destination(s, d, recursive)
+            await self._check_site_destination(d)
         base = {"job_id": job_id, "recursive": recursive, "overwrite": overwrite}
         if skip_hidden:  # a tool call's copy: kept with the record, so a resume does the same
             base["skip_hidden"] = True
@@ -465,6 +473,55 @@ class TransferManager:
                         self.store.release_transfer(rec.id, me)
 
     # -- SFTP -----------------------------------------------------------------------------
+    def _local_side(self, loc: Location) -> LocalSide | None:
+        """The side of a copy at `loc` when it is on this machine's disk (the server's, or
+        a site with a local transport), else None."""
+        if loc.site is None:
+            return LocalSide()
+        t = self._transport(loc)
+        return LocalSide(t.workdir, t.name) if getattr(t, "kind", "") == "local" else None
+
+    def _check_local_destination(self, s: Location, d: Location, recursive: bool) -> None:
+        """BadInput before anything is recorded for a destination on this machine no copy
+        can be put at (a device, a FIFO, a path under a file): it was found by the copy, a
+        FAILED transfer (exit 1) as if a site had failed."""
+        dst = self._local_side(d)
+        if dst is None:
+            return
+        src = self._local_side(s) if recursive else None
+        src_is_dir = None
+        if src is not None:
+            st = src.stat(src.abspath(s.path))
+            src_is_dir = st is not None and st[1]
+        refused = destination_refused(dst, d.path, src_is_dir)
+        if refused is not None:
+            raise BadInput(refused)
+
+    async def _check_site_destination(self, d: Location) -> None:
+        """BadInput before anything is recorded for a destination on an SSH site that no
+        copy can be put at, as `_check_local_destination` (a path under a file, a device, a
+        file where a directory is needed), asked over SFTP. A site that does not answer
+        within PRECHECK_S is not asked: the copy, with its retries, finds out."""
+        if d.site is None or self._local_side(d) is not None:
+            return
+        t = self._transport(d)
+        conn = getattr(t, "_conn", None)
+        if not (conn is not None and conn.alive()) and getattr(t, "interactive_handler", None):
+            return  # its login may ask the user for a code: not for a check
+        side = None
+        try:
+            side = await within(open_side(t), PRECHECK_S)
+            refused = await within(asyncio.to_thread(destination_refused, side, d.path, None),
+                                   PRECHECK_S)
+        except Exception:  # noqa: BLE001 - unreachable, refused, not allowed to look: the
+            return  # copy, with its retries, finds out and says why
+        finally:
+            if side is not None:
+                with contextlib.suppress(Exception):
+                    await side.close()
+        if refused is not None:
+            raise BadInput(refused)
+
     def _transport(self, loc: Location) -> Any:
         return self.sites.require(loc.site).file_transport if loc.site else None
 

@@ -566,6 +566,47 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
     return CopyResult(total, moved, 0, h.hexdigest(), files, skipped)
 
 
+def _stat_here(side: Side, path: str) -> tuple[int, bool, int] | None:
+    """`side.stat`, None too for a path under a file (ENOTDIR: nothing can be there)."""
+    try:
+        return side.stat(path)
+    except NotADirectoryError:
+        return None
+
+
+def destination_refused(side: Side, dst_path: str, src_is_dir: bool | None) -> str | None:
+    """Why no copy can be put at `dst_path` on `side` (known before any byte moves), or
+    None: it is a FIFO, a socket or a device (a copy would replace it); it is a file where
+    a directory is needed (a path ending in '/', or a directory's copy: `src_is_dir`, None
+    when not known); or it lies under a file. Blocking (stats on `side`)."""
+    dp = side.abspath(dst_path)
+    where = f"dst: {side.label}:{dst_path}"
+    st = _stat_here(side, dp)
+    if st is not None and (kind := special_kind(st[2])):
+        return (f"{where} is {kind}, not a file or a directory: a copy would replace it "
+                "(give a file or directory path)")
+    if st is not None and not st[1] and (dst_path.endswith("/") or src_is_dir):
+        if src_is_dir:
+            return (f"{where} is a file, not a directory: a directory's copy cannot be put "
+                    "in it (give a directory path)")
+        return (f"{where} is a file, not a directory: a copy into a directory cannot be put "
+                "in it (give a directory path, or name the file without a trailing '/' to "
+                "replace it)")
+    if st is not None:
+        return None
+    parent, below = posixpath.dirname(dp), dp
+    while parent != below:  # up to the first ancestor that exists
+        pst = _stat_here(side, parent)
+        if pst is not None:
+            if pst[1]:
+                return None
+            kind = special_kind(pst[2]) or "a file"
+            return (f"{where} is under {side.label}:{parent}, which is {kind}, not a "
+                    "directory: a copy cannot be put there (give a path in a directory)")
+        parent, below = posixpath.dirname(parent), parent
+    return None
+
+
 async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_path: str, *,
                     recursive: bool, progress: Progress, cancel: threading.Event,
                     limit: int | None = None, replaceable: Replaceable | None = None,
@@ -586,11 +627,10 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
                 raise BadInput(f"{src.label}: no such file or directory: {src_path}")
             if st[1] and not recursive:
                 raise BadInput(f"{src.label}:{src_path} is a directory (use recursive)")
+            refused = await asyncio.to_thread(destination_refused, dst, dst_path, st[1])
+            if refused is not None:
+                raise BadInput(refused)
             dstat = await asyncio.to_thread(dst.stat, dp)
-            if dstat and (kind := special_kind(dstat[2])):
-                raise BadInput(f"dst: {dst.label}:{dst_path} is {kind}, not a file or a "
-                               "directory: a copy would replace it (give a file or directory "
-                               "path)")
             into = dst_path.endswith("/") or (not st[1] and dstat and dstat[1])
             if skip_hidden and into and posixpath.basename(sp).startswith("."):
                 raise BadInput(f"src: {src_path} has a hidden name, which a tool call's copy "

@@ -35,11 +35,50 @@ from .base import (
     read_at_most,
 )
 
-MAX_TOKEN_FILE_BYTES = 64 << 10  # a JWT is a few hundred bytes
+MAX_TOKEN_FILE_BYTES = 64 << 10  # a JWT is a few hundred bytes: a token file, or what
+# the token command prints on stdout or on stderr, is read up to this
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 REFUSED_RETRIES = 2  # a refused connection is tried again this many times, after
 REFUSED_PAUSE_S = 0.5  # this, then twice this
 ASSUMED_LIFESPAN_S = 1800.0  # a token whose expiry cannot be read is renewed after this
+
+
+class _TooMuch(Exception):
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.stream = stream
+
+
+async def _read_bounded(stream: asyncio.StreamReader, name: str, cap: int) -> bytes:
+    """What `stream` holds until its end; _TooMuch(name) past `cap` bytes."""
+    got = bytearray()
+    while chunk := await stream.read(1 << 16):
+        got += chunk
+        if len(got) > cap:
+            raise _TooMuch(name)
+    return bytes(got)
+
+
+async def run_token_command(argv: list[str], timeout: float) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, stderr) of the token command, each stream read up to
+    MAX_TOKEN_FILE_BYTES: past it, or past `timeout`, the command is ended (_TooMuch,
+    TimeoutError), never left running nor read for ever (it printed without end, say a
+    wrapper that runs `yes`, and the engine's memory grew until the machine ran out)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [asyncio.ensure_future(_read_bounded(proc.stdout, "stdout", MAX_TOKEN_FILE_BYTES)),
+               asyncio.ensure_future(_read_bounded(proc.stderr, "stderr", MAX_TOKEN_FILE_BYTES))]
+    try:
+        out, err = await within(asyncio.gather(*readers), timeout=timeout)
+        return await within(proc.wait(), timeout=timeout), out, err
+    finally:
+        for r in readers:
+            r.cancel()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
 
 
 def token_expiry(token: str) -> float | None:
@@ -95,17 +134,19 @@ class SlurmRestTransport:
         if cfg.token_command:
             argv = check_argv(cfg.token_command)
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE)
-                out, err = await within(proc.communicate(), timeout=30.0)
+                code, out, err = await run_token_command(argv, timeout=30.0)
+            except _TooMuch as e:
+                raise SiteError(f"{self.name}: the token command {argv[0]} "
+                                f"(transport.token_command) printed more than "
+                                f"{MAX_TOKEN_FILE_BYTES} bytes on {e.stream}, more than a "
+                                "token: ended, nothing read from it") from None
             except (OSError, asyncio.TimeoutError) as e:
                 raise SiteError(f"{self.name}: the token command {argv[0]} could not run: "
                                 f"{getattr(e, 'strerror', None) or type(e).__name__}") from None
-            if proc.returncode != 0:
+            if code != 0:
                 said = " ".join(err.decode(errors="replace").split())[-200:]
                 raise SiteError(f"{self.name}: the token command {argv[0]} failed (exit "
-                                f"{proc.returncode}): {said}")
+                                f"{code}): {said}")
             return read_token(out.decode(errors="replace"), f"{self.name}: the token command")
         path = os.path.expanduser(cfg.token_file or "")
 

@@ -88,3 +88,117 @@ def test_included_directories_and_broken_links_are_skipped_and_files_read(home):
     (ssh / "config.d" / "10-hpc").write_text("Host hpc\n  HostName login.example.org\n")
     (ssh / "config").write_text("Include config.d/*\n")
     assert resolve_host(load_ssh_config(None), "hpc").hostname == "login.example.org"
+
+
+# -- workflow inputs that land inside one another -----------------------------------------------
+
+WF = """\
+name: w
+steps:
+  - {name: a, script: ./a}
+  - {name: b, script: ./b}
+  - name: c
+    needs: [a, b]
+    script: ./c
+    inputs:
+      - %s
+      - %s
+"""
+
+
+def _refused(first: str, second: str) -> str:
+    from diamond_jupyter.workflow.model import load_workflow
+
+    with pytest.raises(BadInput) as e:
+        load_workflow(WF % (first, second), sites=["alpha"])
+    return str(e.value)
+
+
+@pytest.mark.parametrize("first,second,inner,outer", [
+    ("{from: a, path: results/, as: y/}", "{from: b, path: z.txt, as: y/z}", "y/z", "y/"),
+    ("{from: a, path: results/, as: y/}", "{from: b, path: more/, as: y/z/}", "y/z", "y/"),
+    ("{from: b, path: z.txt, as: y/z}", "{from: a, path: results/, as: y/}", "y/z", "y/"),
+    ("{from: a, path: results/}", "{from: b, path: z.txt, as: results/sub/z}",
+     "results/sub/z", "results/"),
+])
+def test_fault_an_input_inside_a_directory_input_is_refused_naming_both(first, second, inner,
+                                                                        outer):
+    """A directory input and another input landing inside it (either order): both were
+    copied, and which one the step found there depended on the copy order."""
+    a_first = first.startswith("{from: a")
+    one = "inputs[0], a's results/" if a_first else "inputs[0], b's z.txt"
+    two = ("inputs[1], " + ("b's z.txt" if "z.txt" in second else "b's more/") if a_first
+           else "inputs[1], a's results/")
+    assert _refused(first, second) == (
+        f"step 'c': input {inner!r} would land inside the directory input {outer!r} ({one}, "
+        f"and {two}), and which copy wins there is undefined; give one an `as:` outside the "
+        "other (line 10)")
+
+
+def test_fault_two_inputs_at_one_destination_name_both_inputs():
+    assert _refused("{from: a, path: out.bin, as: data/in.bin}",
+                    "{from: b, path: sub/x.bin, as: ./data/in.bin}") == (
+        "step 'c': two inputs arrive as 'data/in.bin' (inputs[0], a's out.bin, and inputs[1], "
+        "b's sub/x.bin); name one with `as:` (line 10)")
+
+
+def test_inputs_beside_each_other_are_still_accepted():
+    """(guard) a directory input and a file whose name only begins like it; two files into
+    one directory (`as: y/` keeps each file's name)."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    wf = load_workflow(WF % ("{from: a, path: results/, as: y/}",
+                             "{from: b, path: z.txt, as: yz}"), sites=["alpha"])
+    assert [i.dest for i in wf.step("c").inputs] == ["y/", "yz"]
+    wf = load_workflow(WF % ("{from: a, path: p/o.txt, as: y/}",
+                             "{from: b, path: q/p.txt, as: y/}"), sites=["alpha"])
+    assert [i.dest for i in wf.step("c").inputs] == ["y/o.txt", "y/p.txt"]
+
+
+def test_fault_diamond_workflow_run_exits_2_on_inputs_inside_one_another(tmp_path, capsys):
+    import json
+
+    from diamond_jupyter.cli import main
+
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
+                   f"store: {tmp_path / 's.sqlite'}\n")
+    f = tmp_path / "w.yaml"
+    f.write_text(WF % ("{from: a, path: results/, as: y/}", "{from: b, path: z, as: y/z}"))
+    assert main(["workflow", "run", str(f), "--config", str(cfg), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert err == (f"diamond: {f}: step 'c': input 'y/z' would land inside the directory "
+                   "input 'y/' (inputs[0], a's results/, and inputs[1], b's z), and which copy "
+                   "wins there is undefined; give one an `as:` outside the other (line 10)\n")
+    assert json.loads(out)["reason"] == "bad-input"
+
+
+# -- other tools' step fields: what to write instead ---------------------------------------------
+
+@pytest.mark.parametrize("field,says", [
+    ("benchmark: benchmarks/{sample}.tsv",
+     "Snakemake's benchmark file is not written: each step's run time and memory are in the "
+     "scheduler's accounting (sacct -j JOB, qstat -x -f JOB, bhist -l JOB); for them in a "
+     "file, time the command in the step's script (/usr/bin/time -v COMMAND 2> FILE) and "
+     "list FILE under outputs"),
+    ("wrapper: v3.3.3/bio/bwa/mem",
+     "Snakemake wrappers are not fetched: write the commands the wrapper runs in the step's "
+     "script (script: | or script_file: PATH)"),
+    ("maxForks: 4",
+     "a step is one job, so it never runs in several copies; to cap a job array's tasks "
+     "running at once, write it in the step's script (#SBATCH --array=1-100%10, #BSUB -J "
+     "\"name[1-100]%10\", #$ -tc 10)"),
+    ("cache: lenient",
+     "nothing is cached between runs: every `diamond workflow run` submits every step; to "
+     "skip a step whose results are already there, test for them at the top of its script "
+     "([ -e RESULT ] && exit 0)"),
+])
+def test_fault_snakemake_and_nextflow_step_fields_say_what_to_write(field, says):
+    """Before: "unknown field (accepted: ...)", as if the key were a typo."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    key = field.split(":")[0]
+    with pytest.raises(BadInput) as e:
+        load_workflow(f"name: w\nsteps:\n  - name: a\n    script: ./a\n    {field}\n",
+                      sites=["alpha"])
+    assert str(e.value) == f"the workflow: steps['a'].{key}: not supported: {says} (line 5)"

@@ -54,17 +54,21 @@ def test_match_exec_hidden_behind_a_line_break_python_sees_is_refused(tmp_path, 
 
 
 def test_local_and_known_hosts_commands_and_includes_run_nothing(tmp_path):
-    """(guard) `LocalCommand` with `PermitLocalCommand yes`, `KnownHostsCommand`, and an
-    `Include` of a file holding `Match exec`: paramiko runs none of them (it reads no
-    Include), and the host resolves as its Host block says."""
+    """(guard) `LocalCommand` with `PermitLocalCommand yes` and `KnownHostsCommand`:
+    paramiko runs neither, and the host resolves as its Host block says; an `Include` of a
+    file holding `Match exec` is followed and refused, naming that file, running nothing."""
     from diamond_jupyter.transports.ssh_auth import load_ssh_config, resolve_host
 
     (tmp_path / "inc").write_text(f'Match exec "touch {tmp_path}/ran/inc"\n  User evil\n')
-    cfg, ran = _ssh_config(tmp_path, f"Include {tmp_path}/inc\nHost alpha\n  User u\n"
-                                     "  PermitLocalCommand yes\n  LocalCommand touch RAN/lc\n"
-                                     "  KnownHostsCommand /bin/sh -c 'touch RAN/khc'\n")
+    body = ("Host alpha\n  User u\n  PermitLocalCommand yes\n  LocalCommand touch RAN/lc\n"
+            "  KnownHostsCommand /bin/sh -c 'touch RAN/khc'\n")
+    cfg, ran = _ssh_config(tmp_path, body)
     spec = resolve_host(load_ssh_config(str(cfg)), "alpha")
     assert spec.user == "u" and list(ran.iterdir()) == []
+    cfg.write_text(f"Include {tmp_path}/inc\n" + body.replace("RAN", str(ran)))
+    with pytest.raises(BadInput, match=rf"ssh_config {tmp_path}/inc line 1: 'Match exec'"):
+        load_ssh_config(str(cfg))
+    assert list(ran.iterdir()) == []
 
 
 @pytest.mark.parametrize("text,why", [

@@ -290,7 +290,8 @@ def test_the_same_file_from_two_steps_without_renaming_is_refused():
     msg = refused("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x}\n"
                   "  - name: c\n    needs: [a, b]\n    script: x\n    inputs:\n"
                   "      - {from: a, path: out.bin}\n      - {from: b, path: ./out.bin}\n")
-    assert msg == "step 'c': two inputs arrive as 'out.bin'; name one with `as:` (line 10)"
+    assert msg == ("step 'c': two inputs arrive as 'out.bin' (inputs[0], a's out.bin, and "
+                   "inputs[1], b's ./out.bin); name one with `as:` (line 10)")
 
 
 @pytest.mark.parametrize("path,char", [("'*.csv'", "*"), ("'run-?.log'", "?"),
@@ -458,7 +459,8 @@ def cfg(tmp_path):
      "step 'a': unknown site 'Alpha' (did you mean alpha? known: alpha, or auto) (line 3)"),
     ("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x}\n"
      "  - {name: c, script: x, needs: [a, b], inputs: [{from: a, path: o}, {from: b, "
-     "path: o}]}\n", "step 'c': two inputs arrive as 'o'; name one with `as:` (line 5)"),
+     "path: o}]}\n", "step 'c': two inputs arrive as 'o' (inputs[0], a's o, and inputs[1], "
+     "b's o); name one with `as:` (line 5)"),
 ])
 def test_diamond_workflow_run_names_the_file_for_a_problem_between_steps(cfg, tmp_path, capsys,
                                                                          text, want):

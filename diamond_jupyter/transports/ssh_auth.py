@@ -25,7 +25,7 @@ import paramiko
 from ..config import TransportConfig, parse_hop, ssh_file_problem
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
-from .base import InteractiveHandler
+from .base import InteractiveHandler, special_kind
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -97,6 +97,32 @@ MAX_INCLUDE_DEPTH = 16  # as OpenSSH's readconf
 _KEYWORD = re.compile(r"^\s*([A-Za-z]+)(?:\s*=\s*|\s+)(.*?)\s*$")
 
 
+def _config_text(p: Path) -> str:
+    """The text of ssh_config file `p` (the default ~/.ssh/config, or one an Include names).
+    Opened without waiting and read only when it is a regular file: a FIFO nobody writes
+    would hold every connection for ever, /dev/zero never ends."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise BadInput(f"ssh_config {p}: cannot be opened: {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        kind = special_kind(mode)
+        if kind is not None:
+            raise BadInput(f"ssh_config {p} is not a file but {kind}, which may never end "
+                           "(a read would wait for ever): not read; make it a regular file, "
+                           "or set transport.ssh_config to one")
+        if stat.S_ISDIR(mode):
+            raise BadInput(f"ssh_config {p} is a directory, not a file: give the config "
+                           "file (e.g. ~/.ssh/config), or set transport.ssh_config to one")
+    except BaseException:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
 def _with_includes(p: Path, depth: int = 0) -> str:
     """ssh_config's text with each `Include` replaced by the files it names, as OpenSSH
     reads them (paramiko keeps `Include` as an unknown keyword: hosts defined in
@@ -110,7 +136,7 @@ def _with_includes(p: Path, depth: int = 0) -> str:
     import glob
     import shlex
 
-    text = p.read_text(errors="replace")
+    text = _config_text(p)
     out: list[str] = []
     block: str | None = None  # the Host or Match line the current line is under
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
@@ -143,7 +169,9 @@ def _with_includes(p: Path, depth: int = 0) -> str:
             name = os.path.expanduser(name)
             if not os.path.isabs(name):
                 name = os.path.join(os.path.expanduser("~/.ssh"), name)
-            files += [Path(f) for f in sorted(glob.glob(name)) if os.path.isfile(f)]
+            # a directory or a broken link is skipped; a FIFO or a device is refused
+            files += [Path(f) for f in sorted(glob.glob(name))
+                      if os.path.exists(f) and not os.path.isdir(f)]
         texts = [_with_includes(f, depth + 1) for f in files]
         blocks = next((f for f, t in zip(files, texts, strict=True) for x in t.split("\n")
                        if (k := _KEYWORD.match(x)) and k.group(1).lower() in

@@ -558,6 +558,39 @@ class _Memo:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _one_place_each(s: Step, k: int) -> None:
+    """Refuse two inputs of step `s` (the workflow's `k`th) that arrive at one place: the
+    same destination (`./x` and `x` too), or one inside another's (a file cannot hold one;
+    in a directory input, which copy wins would be undefined). Both inputs are named."""
+    dests = [posixpath.normpath(inp.dest) for inp in s.inputs]  # ./x is x
+
+    def named(i: int) -> str:
+        return f"inputs[{i}], {s.inputs[i].from_}'s {s.inputs[i].path}"
+
+    first: dict[str, int] = {}
+    for i, d in enumerate(dests):
+        j = first.setdefault(d, i)
+        if j != i:
+            raise Misplaced(f"step {s.name!r}: two inputs arrive as {d!r} ({named(j)}, and "
+                            f"{named(i)}); name one with `as:`", ("steps", k, "inputs", i))
+    for i, d in enumerate(dests):
+        parent = posixpath.dirname(d)
+        while parent and parent not in first:
+            parent = posixpath.dirname(parent)
+        if not parent:
+            continue
+        j = first[parent]
+        pair = f"{named(min(i, j))}, and {named(max(i, j))}"
+        if s.inputs[j].is_dir:
+            raise Misplaced(f"step {s.name!r}: input {d!r} would land inside the directory "
+                            f"input {parent + '/'!r} ({pair}), and which copy wins there is "
+                            "undefined; give one an `as:` outside the other",
+                            ("steps", k, "inputs", max(i, j)))
+        raise Misplaced(f"step {s.name!r}: input {parent!r} is a file, but input {d!r} would "
+                        f"be inside it ({pair}); name one with `as:` (a path ending with / is "
+                        "a directory)", ("steps", k, "inputs", max(i, j)))
+
+
 class Workflow(_Strict):
     name: str
     steps: list[Step] = Field(min_length=1)
@@ -751,21 +784,7 @@ class Workflow(_Strict):
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
                                     f"which is not upstream of it (add it to needs; needs: "
                                     f"{', '.join(s.needs) or 'none'})", at)
-            dests = [posixpath.normpath(inp.dest) for inp in s.inputs]  # ./x is x
-            twice = sorted({d for d in dests if dests.count(d) > 1})
-            if twice:
-                raise Misplaced(f"step {s.name!r}: two inputs arrive as {twice[0]!r}; name one "
-                                "with `as:`", ("steps", k, "inputs",
-                                               len(dests) - 1 - dests[::-1].index(twice[0])))
-            files = {d for d, inp in zip(dests, s.inputs, strict=True) if not inp.is_dir}
-            for i, d in enumerate(dests):  # a file cannot also be a directory holding another
-                parent = posixpath.dirname(d)
-                while parent and parent not in files:
-                    parent = posixpath.dirname(parent)
-                if parent:
-                    raise Misplaced(f"step {s.name!r}: input {parent!r} is a file, but input "
-                                    f"{d!r} would be inside it; name one with `as:` (a path "
-                                    "ending with / is a directory)", ("steps", k, "inputs", i))
+            _one_place_each(s, k)
         gangs = self.gangs()
         by_fold: dict[str, str] = {}
         for gang in gangs:
@@ -1275,6 +1294,19 @@ _UNSUPPORTED = {
     **dict.fromkeys(("container", "singularity", "apptainer", "docker", "image"),
                     "run the image in the step's script (apptainer exec IMAGE COMMAND, or "
                     "srun --container-image=IMAGE where the site has pyxis)"),
+    "benchmark": ("Snakemake's benchmark file is not written: each step's run time and "
+                  "memory are in the scheduler's accounting (sacct -j JOB, qstat -x -f JOB, "
+                  "bhist -l JOB); for them in a file, time the command in the step's script "
+                  "(/usr/bin/time -v COMMAND 2> FILE) and list FILE under outputs"),
+    "wrapper": ("Snakemake wrappers are not fetched: write the commands the wrapper runs in "
+                "the step's script (script: | or script_file: PATH)"),
+    **dict.fromkeys(("maxforks", "max_forks"),
+                    "a step is one job, so it never runs in several copies; to cap a job "
+                    "array's tasks running at once, write it in the step's script (#SBATCH "
+                    "--array=1-100%10, #BSUB -J \"name[1-100]%10\", #$ -tc 10)"),
+    "cache": ("nothing is cached between runs: every `diamond workflow run` submits every "
+              "step; to skip a step whose results are already there, test for them at the "
+              "top of its script ([ -e RESULT ] && exit 0)"),
     **dict.fromkeys(("cwlversion", "class"),
                     "a CWL document is not read here: a workflow is `name:` and `steps:`, "
                     "each step's command lines under `script: |`"),

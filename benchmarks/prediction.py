@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.calibration import WAIT_FLOOR_S
-from diamond_jupyter.testbed.trace import header_count, open_swf
+from diamond_jupyter.testbed.trace import header_count, header_fields, open_swf
 
 from .common import emit, markdown_table, mean, median, parser
 
@@ -102,15 +102,29 @@ SIM_NODES = 1024
 
 
 def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
-    """The log header's MaxNodes, or another count (None when absent)."""
+    """The log header's MaxNodes, or another count (None when absent), its key spelled as
+    `read_swf` reads it ("Max Nodes", "maxnodes = 16", "MaxNodes 16")."""
     with open_swf(path) as fh:
         for line in map(str.strip, fh):
+            line = line.strip("\ufeff")
             if line and not line.startswith(";"):
                 return None
-            key, _, value = (x.strip() for x in line[1:].partition(":"))
-            if key == key_wanted and header_count(value):
-                return header_count(value)
+            for key, value in header_fields(line[1:]):
+                if key == key_wanted and header_count(value):
+                    return header_count(value)
     return None
+
+
+def native_id(j) -> str:
+    """A log job's id in a queue view: its number, and which repeat of it for a number
+    the log gives again (logs joined, each numbered from 1; jobs numbered -1)."""
+    return str(j.number) if j.copy == 0 else f"{j.number}.{j.copy}"
+
+
+def never_started(j) -> bool:
+    """A job cancelled while it waited (status 5, no run): its wait ends at the cancel,
+    no start."""
+    return j.status == 5 and j.run <= 0
 
 
 def with_requests(log, path: Path) -> tuple[Any, str | None]:
@@ -162,15 +176,15 @@ def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, 
                     need -= take
                     hosts.append(f"n{i}")
             running.append(JobStatus(
-                native_id=str(j.number), state=JobState.RUNNING, cpus=procs, nodes=k,
+                native_id=native_id(j), state=JobState.RUNNING, cpus=procs, nodes=k,
                 walltime_s=req, node_list=",".join(hosts), partition="all",
                 started_at=EPOCH + timedelta(seconds=start)))
         else:
             pending.append(JobStatus(
-                native_id=str(j.number), state=JobState.PENDING, cpus=procs, nodes=k,
+                native_id=native_id(j), state=JobState.PENDING, cpus=procs, nodes=k,
                 walltime_s=req, partition="all", reason="Priority", user=_user(j)))
-            if req:
-                truth[str(j.number)] = start - t
+            if req and not never_started(j):
+                truth[native_id(j)] = start - t
     node_objs = [Node(name=f"n{i}", cpus=cpn, cpus_allocated=cpn - f,
                       state="idle" if f == cpn else "allocated" if f == 0 else "mixed",
                       partitions=["all"]) for i, f in enumerate(free)]
@@ -287,8 +301,10 @@ def recent_waits(log, t: float, every_waiting: bool = False):
         if t - j.submit > WINDOW_S + max(j.wait, 0.0):
             continue  # started before the window
         start = j.submit + max(j.wait, 0.0)
+        if never_started(j) and start <= t:
+            continue  # cancelled while waiting: no wait of a job the site started
         jobs.append(JobStatus(
-            native_id=str(j.number), state=JobState.RUNNING if start <= t
+            native_id=native_id(j), state=JobState.RUNNING if start <= t
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
@@ -381,7 +397,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             t = rng.uniform(MIN_LOG_S, end)
         snap, samples, truth = moment(log, nodes_n, cpn, t)
         if new_jobs:
-            fresh = {str(j.number) for j in log.jobs if t - NEW_S <= j.submit <= t}
+            fresh = {native_id(j) for j in log.jobs if t - NEW_S <= j.submit <= t}
             truth = {n: a for n, a in truth.items() if n in fresh}
         if not truth:
             skipped += 1
@@ -407,7 +423,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             if m not in pairs:
                 continue
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
-            if new_jobs and (n := str(first.number)) in p and n in truth:
+            if new_jobs and (n := native_id(first)) in p and n in truth:
                 firsts[m].append((truth[n], p[n][1]))
     scores = {m: score(v) for m, v in pairs.items()}
     for m, v in firsts.items():

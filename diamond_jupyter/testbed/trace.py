@@ -104,7 +104,8 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # The header fields read, by their names without spaces or underscores in lower case (a
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
-                                             "MaxRecords", "MaxJobs", "Partition")}
+                                             "MaxRecords", "MaxJobs", "Partition",
+                                             "MaxRuntime")}
 HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
 # A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
 # hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)

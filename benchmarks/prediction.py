@@ -115,6 +115,15 @@ def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
     return None
 
 
+def machine(procs: int, nodes: int | None) -> tuple[int, int]:
+    """(nodes, processors a node) of the simulated machine of a log of `procs` processors
+    (as `read_swf` sizes it) and a MaxNodes header: no more nodes than processors (a header
+    of more nodes holds no more), at most `SIM_NODES`, and nodes enough together for
+    `procs` (rounded up to whole nodes: the largest job fits)."""
+    nodes_n = min(nodes or procs, procs, SIM_NODES)
+    return nodes_n, ceil(procs / nodes_n)
+
+
 def native_id(j) -> str:
     """A log job's id in a queue view: its number, and which repeat of it for a number
     the log gives again (logs joined, each numbered from 1; jobs numbered -1)."""
@@ -370,8 +379,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
     from diamond_jupyter.testbed.trace import read_swf
 
     log, note = with_requests(read_swf(path), path)
-    nodes_n = min(max_nodes(path) or log.max_procs, SIM_NODES)
-    cpn = max(1, log.max_procs // nodes_n)
+    nodes_n, cpn = machine(log.max_procs, max_nodes(path))
     end = max(j.submit for j in log.jobs)
     if not any(j.wait > 0 for j in log.jobs):  # e.g. LLNL-Thunder's cleaned log: all 0
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,

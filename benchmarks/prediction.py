@@ -115,6 +115,13 @@ def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
     return None
 
 
+def history_start(log) -> float:
+    """The first moment scored: a day (`MIN_LOG_S`) after the log's second 0, or after its
+    first submission where that comes later than a day (a log counting Unix seconds)."""
+    first = log.span[0]
+    return MIN_LOG_S if first < MIN_LOG_S else first + MIN_LOG_S
+
+
 def machine(procs: int, nodes: int | None) -> tuple[int, int]:
     """(nodes, processors a node) of the simulated machine of a log of `procs` processors
     (as `read_swf` sizes it) and a MaxNodes header: no more nodes than processors (a header
@@ -272,7 +279,7 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     waits = []
     for h in LOOKBACK:
         t0 = t - h * 3600
-        if t0 < 0:
+        if t0 < log.span[0]:
             continue
         snap0, samples0, truth0 = moment(log, nodes_n, cpn, t0)
         pred0 = predict(snap0, samples0, snap0.taken_at).get("engine", {})
@@ -385,13 +392,20 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
                 "note": "the log records no waits: nothing to score", "models": {
                     m: score([]) for m in MODELS}}
+    since = history_start(log)
+    if end <= since:
+        return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
+                "note": f"the log's submissions end {end - since + MIN_LOG_S:.0f} s after its "
+                        f"start, within its first {MIN_LOG_S / 86400:.0f} day(s): no moment "
+                        "has that history before it; nothing to score",
+                "models": {m: score([]) for m in MODELS}}
     rng = random.Random(seed)
     pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in models}
     # per model, (actual, bound) of the job whose submission each moment follows: every
     # arrival counts once, where `pairs` counts a burst's jobs at each of its moments
     firsts: dict[str, list[tuple[float, float | None]]] = {m: [] for m in models}
     used, skipped = 0, 0
-    arrivals = [j for j in log.jobs if j.submit >= MIN_LOG_S and j.req_time > 0]
+    arrivals = [j for j in log.jobs if j.submit >= since and j.req_time > 0]
     if new_jobs and not arrivals:
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
                 "note": "no job with a requested time arrives after the log's first "
@@ -402,7 +416,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             first = rng.choice(arrivals)
             t = first.submit + 1.0
         else:
-            t = rng.uniform(MIN_LOG_S, end)
+            t = rng.uniform(since, end)
         snap, samples, truth = moment(log, nodes_n, cpn, t)
         if new_jobs:
             fresh = {native_id(j) for j in log.jobs if t - NEW_S <= j.submit <= t}

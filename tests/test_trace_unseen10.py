@@ -151,3 +151,35 @@ def test_a_status_the_format_does_not_define_is_said_with_its_line(tmp_path: Pat
     a = plan_replay(log, cluster("alpha"), start=1000, duration_s=60, seed=4)
     b = plan_replay(same, cluster("alpha"), start=1000, duration_s=60, seed=4)
     assert a.jobs == b.jobs
+
+
+# ---- the benchmark's moments --------------------------------------------------------------
+
+def _steady(offset: float, every: float, count: int) -> str:
+    return "".join(_line(n, offset + every * n, wait=(1800 if n % 2 else 0), run=3000,
+                         procs=(32 if n % 3 == 0 else 8), req=7200) for n in range(1, count))
+
+
+def test_a_log_counting_unix_seconds_is_scored_a_day_after_its_first_job(
+        tmp_path: Path) -> None:
+    """Submit times in Unix seconds (1.2e9 on): moments are drawn from a day after the
+    first submission (before: from log second 86,400, decades before the first job, so
+    each moment saw an empty queue and none was scored, silently)."""
+    path = _write(tmp_path, "unix", "; MaxProcs: 96\n; MaxNodes: 12\n"
+                  + _steady(1_200_000_000, 600, 700))
+    log = read_swf(path)
+    assert prediction.history_start(log) == log.span[0] + prediction.MIN_LOG_S
+    for new_jobs in (False, True):
+        r = prediction.run_log(path, moments=5, seed=1, new_jobs=new_jobs)
+        assert r["moments"] == 5 and "note" not in r
+
+
+def test_a_log_under_a_day_says_nothing_is_scored_and_why(tmp_path: Path) -> None:
+    """Submissions for 8 hours: no moment has a day of history before it. Before: moments
+    were drawn after the last submission (the log's tail only) and scored, unsaid."""
+    path = _write(tmp_path, "short", "; MaxProcs: 400\n; MaxNodes: 50\n"
+                  + _steady(0, 60, 500))
+    r = prediction.run_log(path, moments=5, seed=1)
+    assert r["moments"] == 0
+    assert "within its first 1 day(s)" in r["note"] and "29940 s" in r["note"]
+    assert set(r["models"]) == set(prediction.MODELS)

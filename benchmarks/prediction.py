@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.calibration import WAIT_FLOOR_S
-from diamond_jupyter.testbed.trace import header_count, open_swf
+from diamond_jupyter.testbed.trace import header_count, header_fields, open_swf
 
 from .common import emit, markdown_table, mean, median, parser
 
@@ -102,15 +102,45 @@ SIM_NODES = 1024
 
 
 def max_nodes(path: Path, key_wanted: str = "MaxNodes") -> int | None:
-    """The log header's MaxNodes, or another count (None when absent)."""
+    """The log header's MaxNodes, or another count (None when absent), its key spelled as
+    `read_swf` reads it ("Max Nodes", "maxnodes = 16", "MaxNodes 16")."""
     with open_swf(path) as fh:
         for line in map(str.strip, fh):
+            line = line.strip("\ufeff")
             if line and not line.startswith(";"):
                 return None
-            key, _, value = (x.strip() for x in line[1:].partition(":"))
-            if key == key_wanted and header_count(value):
-                return header_count(value)
+            for key, value in header_fields(line[1:]):
+                if key == key_wanted and header_count(value):
+                    return header_count(value)
     return None
+
+
+def history_start(log) -> float:
+    """The first moment scored: a day (`MIN_LOG_S`) after the log's second 0, or after its
+    first submission where that comes later than a day (a log counting Unix seconds)."""
+    first = log.span[0]
+    return MIN_LOG_S if first < MIN_LOG_S else first + MIN_LOG_S
+
+
+def machine(procs: int, nodes: int | None) -> tuple[int, int]:
+    """(nodes, processors a node) of the simulated machine of a log of `procs` processors
+    (as `read_swf` sizes it) and a MaxNodes header: no more nodes than processors (a header
+    of more nodes holds no more), at most `SIM_NODES`, and nodes enough together for
+    `procs` (rounded up to whole nodes: the largest job fits)."""
+    nodes_n = min(nodes or procs, procs, SIM_NODES)
+    return nodes_n, ceil(procs / nodes_n)
+
+
+def native_id(j) -> str:
+    """A log job's id in a queue view: its number, and which repeat of it for a number
+    the log gives again (logs joined, each numbered from 1; jobs numbered -1)."""
+    return str(j.number) if j.copy == 0 else f"{j.number}.{j.copy}"
+
+
+def never_started(j) -> bool:
+    """A job cancelled while it waited (status 5, no run): its wait ends at the cancel,
+    no start."""
+    return j.status == 5 and j.run <= 0
 
 
 def with_requests(log, path: Path) -> tuple[Any, str | None]:
@@ -162,15 +192,15 @@ def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, 
                     need -= take
                     hosts.append(f"n{i}")
             running.append(JobStatus(
-                native_id=str(j.number), state=JobState.RUNNING, cpus=procs, nodes=k,
+                native_id=native_id(j), state=JobState.RUNNING, cpus=procs, nodes=k,
                 walltime_s=req, node_list=",".join(hosts), partition="all",
                 started_at=EPOCH + timedelta(seconds=start)))
         else:
             pending.append(JobStatus(
-                native_id=str(j.number), state=JobState.PENDING, cpus=procs, nodes=k,
+                native_id=native_id(j), state=JobState.PENDING, cpus=procs, nodes=k,
                 walltime_s=req, partition="all", reason="Priority", user=_user(j)))
-            if req:
-                truth[str(j.number)] = start - t
+            if req and not never_started(j):
+                truth[native_id(j)] = start - t
     node_objs = [Node(name=f"n{i}", cpus=cpn, cpus_allocated=cpn - f,
                       state="idle" if f == cpn else "allocated" if f == 0 else "mixed",
                       partitions=["all"]) for i, f in enumerate(free)]
@@ -249,7 +279,7 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     waits = []
     for h in LOOKBACK:
         t0 = t - h * 3600
-        if t0 < 0:
+        if t0 < log.span[0]:
             continue
         snap0, samples0, truth0 = moment(log, nodes_n, cpn, t0)
         pred0 = predict(snap0, samples0, snap0.taken_at).get("engine", {})
@@ -287,8 +317,10 @@ def recent_waits(log, t: float, every_waiting: bool = False):
         if t - j.submit > WINDOW_S + max(j.wait, 0.0):
             continue  # started before the window
         start = j.submit + max(j.wait, 0.0)
+        if never_started(j) and start <= t:
+            continue  # cancelled while waiting: no wait of a job the site started
         jobs.append(JobStatus(
-            native_id=str(j.number), state=JobState.RUNNING if start <= t
+            native_id=native_id(j), state=JobState.RUNNING if start <= t
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
@@ -354,20 +386,26 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
     from diamond_jupyter.testbed.trace import read_swf
 
     log, note = with_requests(read_swf(path), path)
-    nodes_n = min(max_nodes(path) or log.max_procs, SIM_NODES)
-    cpn = max(1, log.max_procs // nodes_n)
+    nodes_n, cpn = machine(log.max_procs, max_nodes(path))
     end = max(j.submit for j in log.jobs)
     if not any(j.wait > 0 for j in log.jobs):  # e.g. LLNL-Thunder's cleaned log: all 0
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
                 "note": "the log records no waits: nothing to score", "models": {
                     m: score([]) for m in MODELS}}
+    since = history_start(log)
+    if end <= since:
+        return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
+                "note": f"the log's submissions end {end - since + MIN_LOG_S:.0f} s after its "
+                        f"start, within its first {MIN_LOG_S / 86400:.0f} day(s): no moment "
+                        "has that history before it; nothing to score",
+                "models": {m: score([]) for m in MODELS}}
     rng = random.Random(seed)
     pairs: dict[str, list[tuple[float, float, float | None]]] = {m: [] for m in models}
     # per model, (actual, bound) of the job whose submission each moment follows: every
     # arrival counts once, where `pairs` counts a burst's jobs at each of its moments
     firsts: dict[str, list[tuple[float, float | None]]] = {m: [] for m in models}
     used, skipped = 0, 0
-    arrivals = [j for j in log.jobs if j.submit >= MIN_LOG_S and j.req_time > 0]
+    arrivals = [j for j in log.jobs if j.submit >= since and j.req_time > 0]
     if new_jobs and not arrivals:
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
                 "note": "no job with a requested time arrives after the log's first "
@@ -378,10 +416,10 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             first = rng.choice(arrivals)
             t = first.submit + 1.0
         else:
-            t = rng.uniform(MIN_LOG_S, end)
+            t = rng.uniform(since, end)
         snap, samples, truth = moment(log, nodes_n, cpn, t)
         if new_jobs:
-            fresh = {str(j.number) for j in log.jobs if t - NEW_S <= j.submit <= t}
+            fresh = {native_id(j) for j in log.jobs if t - NEW_S <= j.submit <= t}
             truth = {n: a for n, a in truth.items() if n in fresh}
         if not truth:
             skipped += 1
@@ -407,7 +445,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             if m not in pairs:
                 continue
             pairs[m] += [(p[n][0], a, p[n][1]) for n, a in truth.items() if n in p]
-            if new_jobs and (n := str(first.number)) in p and n in truth:
+            if new_jobs and (n := native_id(first)) in p and n in truth:
                 firsts[m].append((truth[n], p[n][1]))
     scores = {m: score(v) for m, v in pairs.items()}
     for m, v in firsts.items():

@@ -76,6 +76,7 @@ HISTORY_MAX = 2000  # history jobs a plan keeps at most (the calibration keeps 4
 WARMUP_S = 86400.0  # a drawn window starts at least a day into the log: its queue has formed
 REDRAWS = 20  # draws of a window before one with no arrival is replayed as it is
 PARTIAL_STATUS = (2, 3, 4)  # SWF status of one part of a checkpointed or swapped job
+SWF_STATUS = frozenset((-1, 0, 1, *PARTIAL_STATUS, 5))  # field 11's values in the format
 # A MaxProcs header exceeded at once by this much (jobs with known starts) counts something
 # else than the jobs do (nodes of several processors): a log's own rounding of times
 # overlaps a few jobs by seconds, a few percent at most
@@ -104,7 +105,8 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # The header fields read, by their names without spaces or underscores in lower case (a
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
-                                             "MaxRecords", "MaxJobs", "Partition")}
+                                             "MaxRecords", "MaxJobs", "Partition",
+                                             "MaxRuntime")}
 HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
 # A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
 # hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
@@ -394,6 +396,8 @@ def read_swf(path: str | Path) -> SwfLog:
     cleaned = False
     table = JobTable()
     blocks = _Blocks()
+    odd_statuses, first_odd = 0, (0, 0)  # job lines of a status SWF does not define; the
+    # first one's (line, status)
     lineno = 0
     compressed = "text"
     try:
@@ -426,6 +430,9 @@ def read_swf(path: str | Path) -> SwfLog:
                     if not line.endswith("\n") and len(text.split()) < 18:
                         raise _cut_off(p, lineno, text, given) from None
                     raise
+                if job.status not in SWF_STATUS:
+                    odd_statuses += 1
+                    first_odd = first_odd if odd_statuses > 1 else (lineno, job.status)
                 job = blocks.placed(job)
                 try:
                     table.add(job)
@@ -469,6 +476,12 @@ def read_swf(path: str | Path) -> SwfLog:
     if sizeless:
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
                      f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
+    if odd_statuses:
+        line_at, status = first_odd
+        notes.append(f"{odd_statuses} job line(s) have a status SWF does not define "
+                     f"(line {line_at}, field 11: {status}; SWF's are 1 completed, 0 failed, "
+                     "5 cancelled, 2-4 parts of a checkpointed job, -1 unknown): each is read "
+                     "as a job that ended as its run and wait say (history: completed)")
     numberless = sum(1 for n in table.number if n <= 0)
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "

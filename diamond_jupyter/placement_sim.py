@@ -21,7 +21,9 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   now it starts (or backfills) now, ahead of the probe. Its estimate was planned from
   walltimes before those resources came free (jobs end early), and the scheduler's next
   cycle, seconds away, starts it; honouring the estimate would hand the probe resources
-  that queued work takes first.
+  that queued work takes first. With a calibration, such a job is held no later than the
+  calibrated plan starts it (`held_no_later`): later, the room the running jobs free
+  early is its, not the probe's.
 - Reservation "plan" (Slurm, whose backfill reserves for every job it tests): the probe may
   start early only where it delays none of the jobs ahead as the scheduler plans them,
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
@@ -303,6 +305,22 @@ def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | N
     if median is None or upper is None:
         return None
     return recalibrated(st, queue, median, mean), recalibrated(st, queue, upper)
+
+
+def held_no_later(queue: list[Demand], starts: dict[str, float]) -> list[Demand]:
+    """`queue` (following the scheduler's estimates) with each job that waits only for
+    priority or resources (`Demand.now_ok`) held by its estimate no later than `starts`
+    (by native id: its start in the calibrated plan, `queue_starts`). Its estimate was
+    planned from walltimes; where the running jobs end sooner, the scheduler's next cycles
+    start it sooner, in the room that opens, which a walltime plan still holding it would
+    leave to a lower-priority probe. The same list when no hold moves."""
+    out, moved = [], False
+    for d in queue:
+        s = starts.get(d.native_id) if d.sched and d.now_ok and d.native_id else None
+        if s is not None and s < d.not_before:
+            d, moved = replace(d, not_before=max(s, 0.0)), True
+        out.append(d)
+    return out if moved else queue
 
 
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],

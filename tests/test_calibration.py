@@ -167,6 +167,57 @@ def test_calibration_changes_the_choice_when_requests_mislead() -> None:
     assert cal_p.choice == "alpha", cal_p.explain()
 
 
+def deep_queue_behind_a_stale_estimate():
+    """alpha's four nodes are busy: r1 (asked 1 h) ends by its walltime in 10 min, r2-r4
+    (asked 4 h, run 20 min) end within minutes as their class does (runs of 19-29 min of
+    4 h asked). Four 32-CPU jobs wait for priority behind them, the scheduler's estimate
+    for each planned from walltimes: when r2-r4 reach theirs, at +3 h 40 min."""
+    jobs = [running("r1", "a1", 32, left_s=10 * 60, walltime_s=H)]
+    jobs += [running(f"r{i}", f"a{i}", 32, left_s=4 * H - 20 * 60) for i in (2, 3, 4)]
+    est = NOW + timedelta(hours=3, minutes=40)
+    jobs += [pending(f"p{i}", 1, 32, 4 * H, est=est, reason="Priority") for i in range(1, 5)]
+    cal = SiteCalibration(samples("compute", 32, [0.08, 0.1, 0.12] * 20))
+    return alpha(jobs, alloc=(32,) * 4), cal
+
+
+def test_a_deep_queue_takes_the_room_running_jobs_free_before_the_probe() -> None:
+    """A walltime plan holding the waiting jobs to their estimates gives the probe (one
+    node, 1 h) a1 when r1 ends at +10 min: p1 is held there until +3 h 40 min. But the
+    calibrated plan starts p1-p3 as r2-r4 end (+4-9 min) and p4 on a1 at +10 min; they run
+    about 24 min each, so the probe waits for the first of them to end, near +29 min."""
+    site, cal = deep_queue_behind_a_stale_estimate()
+    raw = verdict(place(spec(cpus=32), [site], now=NOW), "alpha")
+    # no calibration: the scheduler's estimates are all there is, followed
+    assert raw.start_source == "scheduler" and raw.estimated_start == NOW + timedelta(minutes=10)
+    v = verdict(place(spec(cpus=32), [site], now=NOW, calibration={"alpha": cal}), "alpha")
+    assert v.start_source == "calibrated"
+    # not before a waiting job ends: the earliest started at once and runs >= 19 min
+    assert NOW + timedelta(minutes=19) < v.estimated_start < NOW + timedelta(minutes=35)
+    assert v.estimated_start <= v.start_bound
+    # the walltime plan without the stale holds: p1 takes a1 at +10 min for its 4 h, p2-p4
+    # a2-a4 at +3 h 40 min: the probe's first room is a1 after p1, at +4 h 10 min
+    assert v.raw_start == NOW + timedelta(hours=4, minutes=10)
+
+
+def test_held_no_later_moves_only_holds_of_jobs_waiting_for_priority_or_resources() -> None:
+    from diamond_jupyter.placement_sim import Demand, held_no_later
+
+    def d(nid: str, not_before: float, sched: bool = True, now_ok: bool = True) -> Demand:
+        return Demand(1, 4, 0, 600.0, [0], not_before, sched, now_ok=now_ok, native_id=nid)
+
+    queue = [d("a", 900.0), d("b", 900.0, now_ok=False), d("c", 100.0), d("e", 0.0, False),
+             d("f", 900.0)]
+    starts = {"a": 300.0, "b": 300.0, "c": 500.0, "e": 50.0}
+    out = held_no_later(queue, starts)
+    # a: moved in to its calibrated start; b waits for more than priority (a QOS limit):
+    # kept; c's calibrated start is later: its estimate stays; e carries no estimate; f has
+    # no calibrated start (never starts in that plan): kept
+    assert [x.not_before for x in out] == [300.0, 900.0, 100.0, 0.0, 900.0]
+    assert out[0] is not queue[0] and queue[0].not_before == 900.0  # the input is not changed
+    assert all(x is y for x, y in zip(out[1:], queue[1:], strict=True))
+    assert held_no_later(queue, {"c": 500.0}) is queue  # nothing moves: the same list
+
+
 def test_an_idle_site_is_ready_whatever_its_history() -> None:
     cal = SiteCalibration(samples("compute", 4, [0.9] * 40))
     v = verdict(place(spec(), [alpha()], now=NOW, calibration={"alpha": cal}), "alpha")

@@ -123,6 +123,31 @@ def test_seed94_betas_probes_replayed_with_true_runtimes_match_what_the_site_did
                for r in late)
 
 
+def test_seed105_beta_estimates_planned_earlier_do_not_open_a_hole_for_the_probe():
+    """`probe_oracle --engine`: the engine on beta's view rebuilt from the true-runtime
+    play-out of seed 105 (HPC2N) at round 5, 50 jobs waiting, each with the scheduler's
+    estimate as planned at the window's start. Held to those estimates, the walltime plan
+    backfilled the probe at +34 s and its 90% bound was 85 s (as the run recorded: 59 s,
+    bound 84 s); the play-out started it after 272 s. Held no later than the calibrated
+    plan starts them, the waiting jobs take that room first: the walltime plan starts the
+    probe after 10 min, and the bound covers the play-out's start."""
+    import json
+    from pathlib import Path
+
+    from benchmarks.probe_oracle import compare
+
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    run = json.loads((results / "placement-KTH@alpha+HPC2N@beta+LLNL@gamma+KTH@delta-seed105"
+                      ".json").read_text())
+    run["per_round"] = run["per_round"][5:6]
+    got = compare(run, "beta", engine=True, stale_s=300.0)
+    r = got["rounds"][0]
+    assert r["round"] == 5 and r["oracle_s"] > 240  # nothing starts within the bound
+    assert r["engine_raw_s"] > 600, r
+    assert r["engine_s"] > 60 and r["oracle_s"] <= r["engine_bound_s"], r
+    assert got["engine"]["bound_covers_oracle"] == 1
+
+
 def test_the_oracle_refuses_a_site_without_a_replayed_log():
     import pytest
 

@@ -484,20 +484,23 @@ class _Sim:
         cand = self.candidates(d)
         if cand is None:
             return False
-        h, at = sh.head, {}  # node -> free at the shadow time (before this job)
-        for n in cand:
-            if n in sh.es:
-                at[n] = (sh.fc.get(n, self.free_c[n]), sh.fg.get(n, self.free_g[n]))
+        h, es, free_c, free_g = sh.head, sh.es, self.free_c, self.free_g
+
+        def at(n: int) -> tuple[int, int]:  # free on a head's node at the shadow time
+            return sh.fc.get(n, free_c[n]), sh.fg.get(n, free_g[n])
+
         if not late:
             hosts = cand[: d.nodes]
         else:
             safe, risky = [], []
             for n in cand:  # nodes whose loss past the shadow time would hurt the head
-                if n in at and self.fits(h, n, *at[n]):
+                if n in es and self.fits(h, n, *(a := at(n))):
                     c, g = self.use(d, n)
-                    (safe if self.fits(h, n, at[n][0] - c, at[n][1] - g) else risky).append(n)
+                    (safe if self.fits(h, n, a[0] - c, a[1] - g) else risky).append(n)
                 else:
                     safe.append(n)
+                if len(safe) == d.nodes:
+                    break  # the hosts are the first safe ones: the rest cannot change them
             hosts = (safe + risky)[: d.nodes]
             lost = sum(1 for n in hosts if n in risky)
             if sh.count - lost < h.nodes:  # would delay the head: same shape fails too
@@ -505,9 +508,10 @@ class _Sim:
                 return False
             sh.count -= lost
         for n in hosts:  # record free-at-shadow before the allocation changes free_c
-            if n in at:
+            if n in es:
+                fc, fg = at(n)
                 c, g = self.use(d, n) if late else (0, 0)
-                sh.fc[n], sh.fg[n] = at[n][0] - c, at[n][1] - g
+                sh.fc[n], sh.fg[n] = fc - c, fg - g
         self.alloc(d, hosts, t)
         return True
 
@@ -900,16 +904,18 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 continue
         if h is probe:
             return sh.when
-        skipped, tested, i = 0, 0, head + 1
+        skipped, tested, i, failed = 0, 0, head + 1, sim.failed
         while sim.tot > 0 and i < len(wait) and tested < depth:
             d = wait[i]
             i += 1
-            if d.done or not d.ready(t):
+            if d.done or not (d.not_before <= t or (d.now_ok and t == 0.0)):  # d.ready(t)
                 skipped += d.done
                 continue
             if d is probe and reserve_all:
                 continue
             tested += 1
+            if (d.cpus, d.gpus, d.nodes, id(d.eligible)) in failed:
+                continue  # its shape found no room since the last release: it fails again
             if sim.try_backfill(d, sh, t) and d is probe:
                 return t
         if sim.tot > 0 and not probe.done:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -395,11 +396,13 @@ class _Sim:
             return None
         es = self.elig(d)
         fc, fg, c, g = self.free_c, self.free_g, d.cpus, d.gpus
+        # the nodes both eligible and with free CPUs: the smaller set scanned (sorted after)
+        pool, other = (es, self.avail) if len(es) < len(self.avail) else (self.avail, es)
         if c == WHOLE:
-            cc = self.cap_c
-            cand = [n for n in self.avail if n in es and fc[n] == cc[n] and fg[n] == self.cap_g[n]]
+            cc, cg = self.cap_c, self.cap_g
+            cand = [n for n in pool if n in other and fc[n] == cc[n] and fg[n] == cg[n]]
         else:
-            cand = [n for n in self.avail if n in es and fc[n] >= c and fg[n] >= g]
+            cand = [n for n in pool if n in other and fc[n] >= c and fg[n] >= g]
         if len(cand) < d.nodes:
             self.failed.add(key)
             return None
@@ -541,9 +544,10 @@ class _Plan:
         self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
         ends: dict[int, list[tuple[float, int, int]]] = {n: [] for n in nodes}
-        for end, seq, n, c, g in sim.rel[sim.rp:]:
-            if n in ends:
-                ends[n].append((max(sim.plan.get(seq, end), t), c, g))
+        planned_end = sim.plan.get
+        for end, seq, n, c, g in itertools.islice(sim.rel, sim.rp, None):
+            if (ev := ends.get(n)) is not None:
+                ev.append((max(planned_end(seq, end), t), c, g))
         self.times: dict[int, list[float]] = {}
         self.fc: dict[int, list[int]] = {}
         self.fg: dict[int, list[int]] = {}

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -395,11 +396,13 @@ class _Sim:
             return None
         es = self.elig(d)
         fc, fg, c, g = self.free_c, self.free_g, d.cpus, d.gpus
+        # the nodes both eligible and with free CPUs: the smaller set scanned (sorted after)
+        pool, other = (es, self.avail) if len(es) < len(self.avail) else (self.avail, es)
         if c == WHOLE:
-            cc = self.cap_c
-            cand = [n for n in self.avail if n in es and fc[n] == cc[n] and fg[n] == self.cap_g[n]]
+            cc, cg = self.cap_c, self.cap_g
+            cand = [n for n in pool if n in other and fc[n] == cc[n] and fg[n] == cg[n]]
         else:
-            cand = [n for n in self.avail if n in es and fc[n] >= c and fg[n] >= g]
+            cand = [n for n in pool if n in other and fc[n] >= c and fg[n] >= g]
         if len(cand) < d.nodes:
             self.failed.add(key)
             return None
@@ -484,20 +487,23 @@ class _Sim:
         cand = self.candidates(d)
         if cand is None:
             return False
-        h, at = sh.head, {}  # node -> free at the shadow time (before this job)
-        for n in cand:
-            if n in sh.es:
-                at[n] = (sh.fc.get(n, self.free_c[n]), sh.fg.get(n, self.free_g[n]))
+        h, es, free_c, free_g = sh.head, sh.es, self.free_c, self.free_g
+
+        def at(n: int) -> tuple[int, int]:  # free on a head's node at the shadow time
+            return sh.fc.get(n, free_c[n]), sh.fg.get(n, free_g[n])
+
         if not late:
             hosts = cand[: d.nodes]
         else:
             safe, risky = [], []
             for n in cand:  # nodes whose loss past the shadow time would hurt the head
-                if n in at and self.fits(h, n, *at[n]):
+                if n in es and self.fits(h, n, *(a := at(n))):
                     c, g = self.use(d, n)
-                    (safe if self.fits(h, n, at[n][0] - c, at[n][1] - g) else risky).append(n)
+                    (safe if self.fits(h, n, a[0] - c, a[1] - g) else risky).append(n)
                 else:
                     safe.append(n)
+                if len(safe) == d.nodes:
+                    break  # the hosts are the first safe ones: the rest cannot change them
             hosts = (safe + risky)[: d.nodes]
             lost = sum(1 for n in hosts if n in risky)
             if sh.count - lost < h.nodes:  # would delay the head: same shape fails too
@@ -505,9 +511,10 @@ class _Sim:
                 return False
             sh.count -= lost
         for n in hosts:  # record free-at-shadow before the allocation changes free_c
-            if n in at:
+            if n in es:
+                fc, fg = at(n)
                 c, g = self.use(d, n) if late else (0, 0)
-                sh.fc[n], sh.fg[n] = at[n][0] - c, at[n][1] - g
+                sh.fc[n], sh.fg[n] = fc - c, fg - g
         self.alloc(d, hosts, t)
         return True
 
@@ -537,9 +544,10 @@ class _Plan:
         self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
         ends: dict[int, list[tuple[float, int, int]]] = {n: [] for n in nodes}
-        for end, seq, n, c, g in sim.rel[sim.rp:]:
-            if n in ends:
-                ends[n].append((max(sim.plan.get(seq, end), t), c, g))
+        planned_end = sim.plan.get
+        for end, seq, n, c, g in itertools.islice(sim.rel, sim.rp, None):
+            if (ev := ends.get(n)) is not None:
+                ev.append((max(planned_end(seq, end), t), c, g))
         self.times: dict[int, list[float]] = {}
         self.fc: dict[int, list[int]] = {}
         self.fg: dict[int, list[int]] = {}
@@ -900,16 +908,18 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 continue
         if h is probe:
             return sh.when
-        skipped, tested, i = 0, 0, head + 1
+        skipped, tested, i, failed = 0, 0, head + 1, sim.failed
         while sim.tot > 0 and i < len(wait) and tested < depth:
             d = wait[i]
             i += 1
-            if d.done or not d.ready(t):
+            if d.done or not (d.not_before <= t or (d.now_ok and t == 0.0)):  # d.ready(t)
                 skipped += d.done
                 continue
             if d is probe and reserve_all:
                 continue
             tested += 1
+            if (d.cpus, d.gpus, d.nodes, id(d.eligible)) in failed:
+                continue  # its shape found no room since the last release: it fails again
             if sim.try_backfill(d, sh, t) and d is probe:
                 return t
         if sim.tot > 0 and not probe.done:

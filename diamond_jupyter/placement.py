@@ -1983,18 +1983,20 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                              probe_mem=min(reqs[p.name].mem for p in good), short=short,
                              short_until=until)
             queue = pending_demands(snap, st, members, now, part_max)
-            views[key] = (st, queue, calibrated_views(st, queue, cal))
+            calibrated = calibrated_views(st, queue, cal)
+            if calibrated is not None and any(d.sched and d.now_ok for d in queue):
+                # the scheduler's estimates were planned from walltimes: a job waiting only
+                # for priority or resources starts no later than the calibrated plan has it
+                # (running jobs ending early), in the room that opens, before any probe
+                # behind it; held to its estimate, the walltime plan would leave that room
+                # to the probe
+                queue = held_no_later(queue, queue_starts(*calibrated[0], reservation))
+            views[key] = (st, queue, calibrated)
         return views[key]
 
+    reservation = snap.backfill or reservation_for(cfg.scheduler)
     raw_st, raw_queue, calibrated = views_for(good[0].name)
     idx = raw_st.index()
-    reservation = snap.backfill or reservation_for(cfg.scheduler)
-    if calibrated is not None and any(d.sched and d.now_ok for d in raw_queue):
-        # the scheduler's estimates were planned from walltimes: a job waiting only for
-        # priority or resources starts no later than the calibrated plan has it (running
-        # jobs ending early), in the room that opens, before any probe behind it; held to
-        # its estimate, the walltime plan would leave that room to the probe
-        raw_queue = held_no_later(raw_queue, queue_starts(*calibrated[0], reservation))
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
         == "slots"

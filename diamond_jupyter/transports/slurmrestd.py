@@ -18,12 +18,13 @@ import base64
 import json
 import os
 import re
+import subprocess
+import threading
 import time
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
-from ..aio import within
 from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from .base import (
@@ -49,14 +50,51 @@ class _TooMuch(Exception):
         self.stream = stream
 
 
-async def _read_bounded(stream: asyncio.StreamReader, name: str, cap: int) -> bytes:
-    """What `stream` holds until its end; _TooMuch(name) past `cap` bytes."""
-    got = bytearray()
-    while chunk := await stream.read(1 << 16):
-        got += chunk
-        if len(got) > cap:
-            raise _TooMuch(name)
-    return bytes(got)
+def _run_token_command_sync(argv: list[str], timeout: float) -> tuple[int, bytes, bytes]:
+    """`run_token_command` in a worker thread, with plain `subprocess`: a killed command is
+    reaped by `wait()` here, not by asyncio's child watcher (under the test suite's many
+    event loops a watcher tied to another loop never reported a killed command's end, and
+    the caller waited for ever)."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    got: dict[str, bytes | _TooMuch] = {}
+
+    def read(stream: IO[bytes], name: str) -> None:
+        data = bytearray()
+        while chunk := stream.read1(1 << 16):
+            data += chunk
+            if len(data) > MAX_TOKEN_FILE_BYTES:
+                got[name] = _TooMuch(name)
+                proc.kill()  # the other stream then ends too
+                return
+        got[name] = bytes(data)
+
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [threading.Thread(target=read, args=(proc.stdout, "stdout"), daemon=True),
+               threading.Thread(target=read, args=(proc.stderr, "stderr"), daemon=True)]
+    for r in readers:
+        r.start()
+    deadline = time.monotonic() + timeout
+    try:
+        for r in readers:
+            r.join(max(0.0, deadline - time.monotonic()))
+        if any(r.is_alive() for r in readers):
+            raise TimeoutError
+        for name in ("stdout", "stderr"):
+            if isinstance(got.get(name), _TooMuch):
+                raise got[name]  # type: ignore[misc]
+        code = proc.wait(max(0.0, deadline - time.monotonic()))
+        return code, got["stdout"], got["stderr"]  # type: ignore[return-value]
+    except subprocess.TimeoutExpired:
+        raise TimeoutError from None
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+        for r in readers:
+            r.join(5)
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 async def run_token_command(argv: list[str], timeout: float) -> tuple[int, bytes, bytes]:
@@ -64,21 +102,7 @@ async def run_token_command(argv: list[str], timeout: float) -> tuple[int, bytes
     MAX_TOKEN_FILE_BYTES: past it, or past `timeout`, the command is ended (_TooMuch,
     TimeoutError), never left running nor read for ever (it printed without end, say a
     wrapper that runs `yes`, and the engine's memory grew until the machine ran out)."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = [asyncio.ensure_future(_read_bounded(proc.stdout, "stdout", MAX_TOKEN_FILE_BYTES)),
-               asyncio.ensure_future(_read_bounded(proc.stderr, "stderr", MAX_TOKEN_FILE_BYTES))]
-    try:
-        out, err = await within(asyncio.gather(*readers), timeout=timeout)
-        return await within(proc.wait(), timeout=timeout), out, err
-    finally:
-        for r in readers:
-            r.cancel()
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+    return await asyncio.to_thread(_run_token_command_sync, argv, timeout)
 
 
 def token_expiry(token: str) -> float | None:

@@ -1096,10 +1096,12 @@ class Sites(dict[str, Site]):
         return self[name]
 
     def second_doors(self) -> frozenset[str]:
-        """The entries that are second doors to a cluster listed already (`auto: false`, or
-        a `metadata.door_to` naming another entry): the same machines, whose queue and
-        jobs are counted once, through the first door."""
+        """The entries that are second doors to a cluster listed already (a
+        `metadata.door_to` naming another entry): the same machines, whose queue and jobs
+        are counted once, through the first door. `auto: false` alone says nothing of the
+        machines (an entry may be kept out of `--site auto` for its cost or its account)."""
         def door_to(s: Site) -> object:
             return s.cfg.metadata.get("door_to")
-        return frozenset(n for n, s in self.items() if not s.cfg.auto or (
-            isinstance(door_to(s), str) and door_to(s) != n and door_to(s) in self))
+        return frozenset(n for n, s in self.items()
+                         if isinstance(door_to(s), str) and door_to(s) != n
+                         and door_to(s) in self)

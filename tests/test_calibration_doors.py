@@ -3,8 +3,9 @@
 The dashboard's queue predictions borrow the other sites' ratios for a site with too few
 finished jobs of its own, as placement does, and say so (source "borrowed"): the sidebar
 and `diamond place` agree. An entry that is a second door to a cluster listed already
-(`auto: false`, or `metadata.door_to`; alpha-pbs and beta-rest on the test bed) reads the
-same machines' jobs: the pool and the pooled runtime share count them once."""
+(`metadata.door_to` naming it; alpha-pbs and beta-rest on the test bed) reads the same
+machines' jobs: the pool and the pooled runtime share count them once. `auto: false` alone
+does not make an entry a door."""
 
 from __future__ import annotations
 
@@ -153,17 +154,44 @@ async def test_the_dashboard_has_nothing_to_borrow_without_a_calibrated_site(tmp
     assert rows == {"99": None, "100": None, "101": None}
 
 
-def test_second_doors_are_auto_false_or_a_door_to_another_listed_entry(tmp_path) -> None:
+def test_second_doors_are_the_entries_with_a_door_to_another_listed_entry(tmp_path) -> None:
+    """`auto: false` alone (alpha-cheap: kept out of `--site auto` for its cost) made an
+    entry a second door before, so its jobs lent nothing to the pool."""
     sites = tmp_path / "sites.yaml"
     local = {"kind": "local"}
     sites.write_text(yaml.safe_dump({"sites": [
         {"name": "alpha", "transport": local},
-        {"name": "alpha-pbs", "scheduler": "pbs", "auto": False, "transport": local},
+        {"name": "alpha-pbs", "scheduler": "pbs", "auto": False, "transport": local,
+         "metadata": {"door_to": "alpha"}},
+        {"name": "alpha-cheap", "auto": False, "transport": local},
         {"name": "alpha-mfa", "transport": local, "metadata": {"door_to": "alpha"}},
         {"name": "beta", "transport": local, "metadata": {"door_to": "beta"}},  # itself
         {"name": "gamma", "transport": local, "metadata": {"door_to": "gone"}}]}))
     fed = Federation(sites, store=Store(tmp_path / "s.sqlite3"))
     try:
         assert fed.sites.second_doors() == {"alpha-pbs", "alpha-mfa"}
+    finally:
+        fed.store.close()
+
+
+@pytest.mark.parametrize("door_to, lent", [(None, 60), ("other", 30)])
+def test_an_auto_false_entry_lends_to_the_pool_unless_it_names_its_first_door(
+        tmp_path, door_to, lent) -> None:
+    """other-pbs's 30 jobs are pooled for sgeq unless it says it is a door to other."""
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [
+        {"name": "sgeq", "scheduler": "sge", "transport": {"kind": "local"}},
+        {"name": "other", "scheduler": "slurm", "transport": {"kind": "local"}},
+        {"name": "other-pbs", "scheduler": "pbs", "auto": False,
+         "transport": {"kind": "local"},
+         **({"metadata": {"door_to": door_to}} if door_to else {})}]}))
+    fed = Federation(sites, store=Store(tmp_path / "s.sqlite3"))
+    try:
+        now = utcnow()
+        pl = place(PROBE, [(fed.sites["sgeq"].cfg, grid_engine_queue(now))], now=now,
+                   calibration={"sgeq": SiteCalibration([]), "other": OTHER,
+                                "other-pbs": DOOR}, doors=fed.sites.second_doors())
+        v = pl.verdict("sgeq")
+        assert v is not None and (v.calibration_samples, v.calibration_borrowed) == (lent, True)
     finally:
         fed.store.close()

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from copy import copy
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -399,6 +399,8 @@ class SiteCalibration:
         self.by_request = by_request  # also per request class (`request_class`), finest
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
+        # the first door whose ratios a thin second door to its cluster reads (`through`)
+        self.ratios_of: str | None = None
         samples, waits, owns = list(samples), list(wait), list(own)
         if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
             cohort = started_within(samples, cohort_s)
@@ -459,6 +461,15 @@ class SiteCalibration:
         """Whether its ratios are other sites' (too few finished jobs of its own)."""
         return self.pool is not None and not self._ratios
 
+    def through(self, first: SiteCalibration, name: str) -> SiteCalibration:
+        """A copy whose runtime ratios are those of `first`, the entry `name` this one is a
+        second door to: the same cluster's jobs, for a door with too few finished jobs of
+        its own (one whose accounting reads fewer, a slurmrestd door). Its waits and own
+        jobs stay its own."""
+        out = copy(self)
+        out._ratios, out.by_request, out.ratios_of = first._ratios, first.by_request, name
+        return out
+
 
 class PooledRatios:
     """The runtime/request ratios of every site's recent jobs together, by size class: what
@@ -513,19 +524,26 @@ def borrowed(cals: dict[str, SiteCalibration], doors: Collection[str] = ()
              ) -> dict[str, SiteCalibration]:
     """The calibrations with, for each site with fewer than MIN_SAMPLES finished jobs of
     its own, the other sites' ratios to borrow (`PooledRatios`); the rest as they are.
-    `doors`: entries that are second doors to a cluster listed already (`Sites.second_doors`):
-    they may borrow, but their jobs are that cluster's, pooled once, through its first door."""
+    `doors`: entries that are second doors to a cluster listed already (`Sites.second_doors`,
+    each mapped to its first door): their jobs are that cluster's, pooled once, through its
+    first door; a thin one reads its first door's own ratios where that has them (`through`),
+    else borrows the pool like any thin site."""
     thin = [n for n, c in cals.items() if c is not None and c.exact(("*", "*")) is None]
     if not thin:
         return cals
-    pool = PooledRatios(c for n, c in cals.items()
-                        if c is not None and n not in thin and n not in doors)
-    if not pool:
-        return cals
+    firsts: Mapping[str, str] = doors if isinstance(doors, Mapping) else {}
     out = dict(cals)
     for n in thin:
-        out[n] = copy(cals[n])
-        out[n].pool = pool
+        first = cals.get(firsts[n]) if n in firsts else None
+        if first is not None and first.exact(("*", "*")) is not None:
+            out[n] = cals[n].through(first, firsts[n])
+    pool = PooledRatios(c for n, c in cals.items()
+                        if c is not None and n not in thin and n not in doors)
+    if pool:
+        for n in thin:
+            if out[n] is cals[n]:
+                out[n] = copy(cals[n])
+                out[n].pool = pool
     return out
 
 

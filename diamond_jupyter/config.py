@@ -552,8 +552,9 @@ class SiteConfig(_Cfg):
     # result files are reached, e.g. SFTP to the same cluster's login node (kind ssh, host
     # keys checked as for an SSH site) or `local` where the server shares its file system
     files: TransportConfig | None = None
-    # chosen by `--site auto`; false for an entry that is a second door to a cluster listed
-    # already (the same machines must not be counted twice), used only when named
+    # chosen by `--site auto`; false for an entry used only when named, e.g. a second door
+    # to a cluster listed already (which says so with `metadata.door_to`: its jobs are then
+    # not counted twice in the borrowed calibration pool)
     auto: bool = True
     # command paths, e.g. {"sbatch": "/opt/slurm/bin/sbatch"}: one path each, no arguments
     # (a relative path or ~/path is in the login's home)
@@ -1050,7 +1051,8 @@ def _explain(err: Any) -> str:
         more = {"key_file": " (more keys: IdentityFile lines in ssh_config, or the agent)",
                 "known_hosts": " (the system's and your ~/.ssh/known_hosts are read too)",
                 "host": " (another login of the same cluster is another site, with "
-                        "auto: false)"}.get(str(err["loc"][-1]), "")
+                        "auto: false and metadata.door_to naming this one)"}.get(
+                            str(err["loc"][-1]), "")
         return f"{msg}, got a list: give one value{more}"
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "

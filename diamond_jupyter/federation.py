@@ -1077,11 +1077,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     @staticmethod
     def read_script(path: str | Path) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
-        when it cannot be read or is binary."""
-        from .transports.base import read_without_waiting
+        when it cannot be read or is binary, or is a pipe nothing writes to."""
+        from .transports.base import read_named_file
 
-        try:  # a FIFO nobody writes is an empty script; /dev/zero never ends
-            data = read_without_waiting(Path(path).expanduser(), MAX_SCRIPT_BYTES)
+        try:  # a pipe is read as its writer fills it (`<(./make.sh)`); /dev/zero never ends
+            data = read_named_file(Path(path).expanduser(), MAX_SCRIPT_BYTES, name=str(path),
+                                   instead="give the job script's file, or a pipe its "
+                                   "writer fills")
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror}") from None
         if len(data) > MAX_SCRIPT_BYTES:

@@ -2258,6 +2258,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.calibration_borrowed = r is not None and cal.borrows
         if v.calibration_borrowed:
             v.notes.append(_borrowed_note(v))
+        elif r is not None and cal.ratios_of:
+            v.notes.append(f"its runtimes rest on {r.samples} jobs of {cal.ratios_of} "
+                           f"({r.key}), the same cluster: too few jobs finished through "
+                           "this door to calibrate its queue")
     max_time = next((p.max_time_s for p in good if p.name == pname), None)
     # a job that gives no time limit runs until the partition's MaxTime at most
     limit = time_limit(req, max_time) or (max_time if not req.walltime else None)
@@ -2669,8 +2673,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     `history` (seconds at speed 1.0 per application) and `own_share` (the share of their
     walltime the user's recent jobs ran) give the job's runtime (`runtime_prior`).
     `doors`: calibrated entries that are second doors to a cluster listed already
-    (`Sites.second_doors`): their jobs are not pooled a second time (`calibration.borrowed`,
-    `pooled_share`).
+    (`Sites.second_doors`, each mapped to its first door): their jobs are not pooled a
+    second time (`calibration.borrowed`, `pooled_share`); a thin one reads its first door's.
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")

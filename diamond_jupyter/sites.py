@@ -1095,11 +1095,15 @@ class Sites(dict[str, Site]):
             raise BadInput(unknown_site_message(name, list(self)))
         return self[name]
 
-    def second_doors(self) -> frozenset[str]:
-        """The entries that are second doors to a cluster listed already (`auto: false`, or
-        a `metadata.door_to` naming another entry): the same machines, whose queue and
-        jobs are counted once, through the first door."""
-        def door_to(s: Site) -> object:
-            return s.cfg.metadata.get("door_to")
-        return frozenset(n for n, s in self.items() if not s.cfg.auto or (
-            isinstance(door_to(s), str) and door_to(s) != n and door_to(s) in self))
+    def second_doors(self) -> dict[str, str]:
+        """The entries that are second doors to a cluster listed already (a
+        `metadata.door_to` naming another entry), each with that entry: the same machines,
+        whose queue and jobs are counted once, through the first door. `auto: false` alone
+        says nothing of the machines (an entry may be kept out of `--site auto` for its
+        cost or its account)."""
+        out: dict[str, str] = {}
+        for n, s in self.items():
+            first = s.cfg.metadata.get("door_to")
+            if isinstance(first, str) and first != n and first in self:
+                out[n] = first
+        return out

@@ -57,22 +57,69 @@ def test_a_script_file_that_never_ends_is_refused_after_a_bounded_read(tmp_path,
     assert len(lines) == 1 and device in lines[0] and "more than 4194304 bytes" in lines[0]
 
 
-async def test_a_script_fifo_nobody_writes_is_an_empty_script_not_a_wait(tmp_path):
+async def test_a_script_fifo_nobody_writes_is_refused_naming_it_not_a_wait(tmp_path,
+                                                                           monkeypatch):
     """A FIFO as the script (a colleague's `job.sh` that is a pipe) held the command, or the
-    notebook's kernel, until someone wrote into it. It is opened without waiting: nobody
-    writing, it is an empty script (refused as such); a pipe being written is read whole."""
+    notebook's kernel, until someone wrote into it; then (session 26) it read as an empty
+    script. Now a pipe silent for PIPE_SILENCE_S is refused naming the path, as a workflow's
+    is; a pipe being written is read whole."""
     from diamond_jupyter.federation import Federation
+    from diamond_jupyter.transports import base as transport_base
 
+    monkeypatch.setattr(transport_base, "PIPE_SILENCE_S", 0.2)
     fifo = tmp_path / "job.sh"
     os.mkfifo(fifo)
-    with pytest.raises(BadInput, match="the job script is empty"):
-        text = await asyncio.wait_for(asyncio.to_thread(Federation.read_script, fifo), 10)
-        Federation.parse(text)
+    with pytest.raises(BadInput) as e:
+        await asyncio.wait_for(asyncio.to_thread(Federation.read_script, fifo), 10)
+    assert str(e.value) == (f"{fifo}: a pipe that nothing wrote to for 0.2 s (no writer); "
+                            "give the job script's file, or a pipe its writer fills")
     r, w = os.pipe()
     os.write(w, b"#!/bin/sh\n#SBATCH -t 5\necho hi\n")
     os.close(w)
     assert Federation.read_script(f"/dev/fd/{r}") == "#!/bin/sh\n#SBATCH -t 5\necho hi\n"
     os.close(r)
+
+
+def test_a_script_fifo_its_writer_fills_is_read_and_one_gone_quiet_is_refused(
+        tmp_path, monkeypatch):
+    """`diamond submit <(./make.sh)`: the generated text, written as the reader reads; a
+    writer that wrote part and then stopped (still holding the pipe open) is refused, not
+    waited on and not taken for the whole script."""
+    import threading
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.transports import base as transport_base
+
+    monkeypatch.setattr(transport_base, "PIPE_SILENCE_S", 1.0)  # load-proof
+    fifo = tmp_path / "job.sh"
+    os.mkfifo(fifo)
+    body = "#!/bin/sh\n#SBATCH -t 5\n" + "echo hi\n" * 20000  # more than a pipe's buffer
+
+    def write_all() -> None:
+        with fifo.open("w") as f:  # opens when the reader does
+            f.write(body)
+
+    t = threading.Thread(target=write_all, daemon=True)
+    t.start()
+    assert Federation.read_script(fifo) == body
+    t.join(10)
+
+    release = threading.Event()
+
+    def write_part() -> None:
+        with fifo.open("w") as f:
+            f.write("#!/bin/sh\n")
+            f.flush()
+            release.wait(30)
+
+    t = threading.Thread(target=write_part, daemon=True)
+    t.start()
+    with pytest.raises(BadInput) as e:
+        Federation.read_script(fifo)
+    release.set()
+    t.join(10)
+    assert str(e.value).startswith(f"{fifo}: a pipe that nothing wrote to for 1 s "
+                                   "(it stopped)")
 
 
 def test_a_workflow_fifo_nobody_writes_is_refused_not_a_wait(tmp_path):

@@ -3,8 +3,9 @@
 The dashboard's queue predictions borrow the other sites' ratios for a site with too few
 finished jobs of its own, as placement does, and say so (source "borrowed"): the sidebar
 and `diamond place` agree. An entry that is a second door to a cluster listed already
-(`auto: false`, or `metadata.door_to`; alpha-pbs and beta-rest on the test bed) reads the
-same machines' jobs: the pool and the pooled runtime share count them once."""
+(`metadata.door_to` naming it; alpha-pbs and beta-rest on the test bed) reads the same
+machines' jobs: the pool and the pooled runtime share count them once. `auto: false` alone
+does not make an entry a door."""
 
 from __future__ import annotations
 
@@ -77,16 +78,62 @@ def test_a_second_door_borrows_but_does_not_lend() -> None:
     once = borrowed({"thin": thin, "other": OTHER, "other-pbs": DOOR}, doors={"other-pbs"})
     r = once["thin"].ratio("batch", 8)
     assert (r.samples, r.mean) == (30, pytest.approx(0.11))
-    # a thin second door borrows the pool like any thin site
+    # a thin second door known only as a door (no first door named) borrows the pool
     door = borrowed({"other": OTHER, "other-pbs": SiteCalibration([])}, doors={"other-pbs"})
     assert door["other-pbs"].borrows and door["other-pbs"].ratio("batch", 8).samples == 30
+
+
+# a third site whose 8-slot jobs ran 90% of their requests: the pool's mean is 0.505
+THIRD = SiteCalibration(samples([0.9] * 30))
+
+
+def test_a_thin_second_door_reads_its_first_doors_ratios_not_the_pool() -> None:
+    """Before, a thin second door (a slurmrestd door whose accounting read no jobs)
+    borrowed every site's ratios, third's included; its cluster's own jobs are its first
+    door's."""
+    thin = SiteCalibration([])
+    cals = {"other": OTHER, "other-pbs": thin, "third": THIRD, "sgeq": SiteCalibration([])}
+    out = borrowed(cals, doors={"other-pbs": "other"})
+    door = out["other-pbs"]
+    r = door.ratio("batch", 8)
+    assert (r.samples, r.mean, door.borrows, door.ratios_of) == (
+        30, pytest.approx(0.11), False, "other")
+    assert thin.ratio("batch", 8) is None and thin.ratios_of is None  # the input untouched
+    # another thin site still borrows the pool of other and third, the door not in it
+    pooled = out["sgeq"].ratio("batch", 8)
+    assert out["sgeq"].borrows and (pooled.samples, pooled.mean) == (60, pytest.approx(0.505))
+    # a first door that is thin itself lends nothing: the door borrows the pool
+    out = borrowed({"other": SiteCalibration([]), "other-pbs": thin, "third": THIRD},
+                   doors={"other-pbs": "other"})
+    assert out["other-pbs"].borrows and out["other-pbs"].ratio("batch", 8).mean == \
+        pytest.approx(0.9)
+
+
+def test_placement_says_a_thin_door_rests_on_its_first_doors_jobs(tmp_path) -> None:
+    fed = federation(tmp_path)
+    try:
+        doors = fed.sites.second_doors()
+        now = utcnow()
+        cals = {"sgeq": SiteCalibration([]), "other": OTHER, "other-pbs": SiteCalibration([]),
+                "third": THIRD}
+        pl = place(PROBE, [(fed.sites["other-pbs"].cfg, grid_engine_queue(now, "other-pbs"))],
+                   now=now, calibration=cals, doors=doors)
+        v = pl.verdict("other-pbs")
+        assert v is not None and v.feasible, pl.explain()
+        assert (v.calibration_samples, v.calibration_borrowed) == (30, False)
+        assert "its runtimes rest on 30 jobs of other (*), the same cluster" in \
+            " ".join(v.notes)
+        # planned with other's 0.11 (as sgeq is above), not the pool's 0.505
+        assert (v.estimated_start - now).total_seconds() == pytest.approx(320.0, abs=1)
+    finally:
+        fed.store.close()
 
 
 def test_placement_pools_a_cluster_once_for_the_queue_and_the_runtime(tmp_path) -> None:
     fed = federation(tmp_path)
     try:
         doors = fed.sites.second_doors()
-        assert doors == {"other-pbs"}
+        assert doors == {"other-pbs": "other"}
         now = utcnow()
         cfg = fed.sites["sgeq"].cfg
         cals = {"sgeq": SiteCalibration([]), "other": OTHER, "other-pbs": DOOR}
@@ -153,17 +200,44 @@ async def test_the_dashboard_has_nothing_to_borrow_without_a_calibrated_site(tmp
     assert rows == {"99": None, "100": None, "101": None}
 
 
-def test_second_doors_are_auto_false_or_a_door_to_another_listed_entry(tmp_path) -> None:
+def test_second_doors_are_the_entries_with_a_door_to_another_listed_entry(tmp_path) -> None:
+    """`auto: false` alone (alpha-cheap: kept out of `--site auto` for its cost) made an
+    entry a second door before, so its jobs lent nothing to the pool."""
     sites = tmp_path / "sites.yaml"
     local = {"kind": "local"}
     sites.write_text(yaml.safe_dump({"sites": [
         {"name": "alpha", "transport": local},
-        {"name": "alpha-pbs", "scheduler": "pbs", "auto": False, "transport": local},
+        {"name": "alpha-pbs", "scheduler": "pbs", "auto": False, "transport": local,
+         "metadata": {"door_to": "alpha"}},
+        {"name": "alpha-cheap", "auto": False, "transport": local},
         {"name": "alpha-mfa", "transport": local, "metadata": {"door_to": "alpha"}},
         {"name": "beta", "transport": local, "metadata": {"door_to": "beta"}},  # itself
         {"name": "gamma", "transport": local, "metadata": {"door_to": "gone"}}]}))
     fed = Federation(sites, store=Store(tmp_path / "s.sqlite3"))
     try:
-        assert fed.sites.second_doors() == {"alpha-pbs", "alpha-mfa"}
+        assert fed.sites.second_doors() == {"alpha-pbs": "alpha", "alpha-mfa": "alpha"}
+    finally:
+        fed.store.close()
+
+
+@pytest.mark.parametrize("door_to, lent", [(None, 60), ("other", 30)])
+def test_an_auto_false_entry_lends_to_the_pool_unless_it_names_its_first_door(
+        tmp_path, door_to, lent) -> None:
+    """other-pbs's 30 jobs are pooled for sgeq unless it says it is a door to other."""
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [
+        {"name": "sgeq", "scheduler": "sge", "transport": {"kind": "local"}},
+        {"name": "other", "scheduler": "slurm", "transport": {"kind": "local"}},
+        {"name": "other-pbs", "scheduler": "pbs", "auto": False,
+         "transport": {"kind": "local"},
+         **({"metadata": {"door_to": door_to}} if door_to else {})}]}))
+    fed = Federation(sites, store=Store(tmp_path / "s.sqlite3"))
+    try:
+        now = utcnow()
+        pl = place(PROBE, [(fed.sites["sgeq"].cfg, grid_engine_queue(now))], now=now,
+                   calibration={"sgeq": SiteCalibration([]), "other": OTHER,
+                                "other-pbs": DOOR}, doors=fed.sites.second_doors())
+        v = pl.verdict("sgeq")
+        assert v is not None and (v.calibration_samples, v.calibration_borrowed) == (lent, True)
     finally:
         fed.store.close()

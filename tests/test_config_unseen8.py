@@ -409,7 +409,7 @@ def test_fault_two_logins_as_a_list_of_hosts_say_a_login_is_a_site(d):
                      "login2.x.org]\n")
     assert msg.endswith("transport.host: Input should be a valid string, got a list: give one "
                         "value (another login of the same cluster is another site, with auto: "
-                        "false) (line 4)")
+                        "false and metadata.door_to naming this one) (line 4)")
 
 
 def test_fault_a_url_as_a_host_says_what_a_host_is(d):

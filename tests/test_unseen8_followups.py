@@ -79,6 +79,21 @@ def test_fault_a_default_ssh_config_that_is_a_directory_is_one_line(home):
                             "transport.ssh_config to one")
 
 
+def test_an_ssh_config_larger_than_the_bound_is_refused_not_read_whole(home, monkeypatch):
+    """ssh_config was read whole however large (a multi-gigabyte file named by mistake
+    filled memory); it is read through the same bounded reader as a job script now."""
+    from diamond_jupyter.transports import ssh_auth
+
+    monkeypatch.setattr(ssh_auth, "MAX_SSH_CONFIG_BYTES", 64)
+    cfg = home / ".ssh" / "config"
+    cfg.write_text("Host hpc\n  HostName login.example.org\n" * 4)
+    with pytest.raises(BadInput) as e:
+        load_ssh_config(None)
+    assert str(e.value).startswith(f"ssh_config {cfg}: more than 64 bytes")
+    cfg.write_text("Host hpc\n  HostName login.example.org\n")
+    assert load_ssh_config(None).lookup("hpc")["hostname"] == "login.example.org"
+
+
 def test_included_directories_and_broken_links_are_skipped_and_files_read(home):
     """(guard) `Include config.d/*` matching a directory or a dangling link skips them, as
     ssh does, and still reads the regular files beside them."""

@@ -22,7 +22,7 @@ from test_workflow_plan_loop import _fed
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import BadInput
-from diamond_jupyter.workflow import model as workflow_model
+from diamond_jupyter.transports import base as transport_base
 from diamond_jupyter.workflow.model import Workflow, load_workflow
 
 SITES = ["alpha", "beta", "gamma"]
@@ -526,8 +526,8 @@ def _fifo_writer(fifo: Path, text: str) -> threading.Thread:
 
 def test_fault_a_fifo_nobody_writes_to_is_refused_not_waited_on_for_ever(tmp_path, monkeypatch):
     """`diamond workflow run pipe` on a FIFO without a writer blocked in open() for ever
-    (the command line, or the server for a path it was given). Now it waits PIPE_WAIT_S."""
-    monkeypatch.setattr(workflow_model, "PIPE_WAIT_S", 0.2)
+    (the command line, or the server for a path it was given). Now it waits PIPE_SILENCE_S."""
+    monkeypatch.setattr(transport_base, "PIPE_SILENCE_S", 0.2)
     fifo = tmp_path / "wf.yaml"
     os.mkfifo(fifo)
     with pytest.raises(BadInput) as e:
@@ -555,7 +555,7 @@ def test_fault_workflow_run_reads_a_pipe_once(tmp_path, monkeypatch, capsys):
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.workflow.model import StepView, WorkflowView
 
-    monkeypatch.setattr(workflow_model, "PIPE_WAIT_S", 0.5)
+    monkeypatch.setattr(transport_base, "PIPE_SILENCE_S", 0.5)
     ran: list[str] = []
 
     async def run_workflow(self, source, **kw):

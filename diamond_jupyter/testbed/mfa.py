@@ -8,7 +8,8 @@
 
 One extra sshd in alpha's namespace serves both ports (`Match LocalPort`), in a mount
 namespace of its own where /etc/pam.d/sshd is the door's PAM stack (the host's is untouched).
-Both entries are `auto: false` (the same machines are listed once for placement) and live
+Both entries are `auto: false` with `metadata.door_to: alpha` (the same machines are listed
+once for placement and pooled once for calibration) and live
 in a sites file of their own, `sites-mfa.yaml`: a face given the main file never meets a
 prompt it cannot answer.
 """

@@ -10,7 +10,7 @@ import shlex
 import stat as stat_mod
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 from ..model import BadInput, SiteError
 
@@ -82,15 +82,61 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def read_without_waiting(path: str | os.PathLike[str], limit: int) -> bytes:
-    """At most `limit` + 1 bytes of the file a person named (a job script, a workflow), so
-    the caller can tell it is too large. Opened without waiting: a FIFO nobody writes reads
-    as empty, not a wait for ever; a pipe being written (`<(...)`, /dev/stdin) is read to its
-    end; /dev/zero stops at the bound. OSError as `open` raises it."""
+PIPE_SILENCE_S = 10.0  # how long a pipe named as a file may stay silent before it is refused
+
+
+def read_named_file(path: str | os.PathLike[str], limit: int, *, name: str, instead: str,
+                    special: Literal["read", "refuse"] = "read",
+                    silence_s: float | None = None) -> bytes:
+    """At most `limit` + 1 bytes of a file a person named (a job script, a workflow, an
+    ssh_config), so the caller can tell it is too large; never a wait for ever.
+
+    Opened without waiting (a FIFO with no writer blocks `open`). What is not a regular file:
+    with `special="refuse"`, BadInput naming its kind; with `"read"`, a FIFO or pipe
+    (`<(./make.sh)`, /dev/stdin) is read as its writer fills it, but one silent for
+    `silence_s` (default PIPE_SILENCE_S; no writer, or one gone quiet) is BadInput, and a
+    device is read up to the bound (/dev/zero stops there). `name` is how messages name the
+    file, `instead` what they tell the user to give. IsADirectoryError for a directory;
+    other OSError as `open` raises it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as f:
-        os.set_blocking(fd, True)
-        return read_at_most(f, limit + 1)
+        mode = os.fstat(fd).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        kind = special_kind(mode)
+        if kind is not None and special == "refuse":
+            raise BadInput(f"{name} is not a file but {kind}, which may never end (a read "
+                           f"would wait for ever): not read; {instead}")
+        if not stat_mod.S_ISFIFO(mode):
+            os.set_blocking(fd, True)
+            return read_at_most(f, limit + 1)
+        return _read_pipe(fd, limit + 1, name, instead,
+                          PIPE_SILENCE_S if silence_s is None else silence_s)
+
+
+def _read_pipe(fd: int, n: int, name: str, instead: str, silence_s: float) -> bytes:
+    """Up to `n` bytes of the non-blocking pipe `fd`, to its writer's end; BadInput when it
+    stays silent for `silence_s` (Linux reports a FIFO that never had a writer as silent,
+    not ended)."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    parts: list[bytes] = []
+    left = n
+    while left > 0:
+        if not poller.poll(silence_s * 1000):
+            raise BadInput(f"{name}: a pipe that nothing wrote to for {silence_s:g} s "
+                           f"({'it stopped' if parts else 'no writer'}); {instead}")
+        try:
+            chunk = os.read(fd, min(left, 1 << 16))
+        except BlockingIOError:
+            continue
+        if not chunk:  # the writer closed it: the whole text
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 
 
 def read_at_most(f: BinaryIO, n: int) -> bytes:

@@ -25,7 +25,7 @@ import paramiko
 from ..config import TransportConfig, parse_hop, ssh_file_problem
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
-from .base import InteractiveHandler, special_kind
+from .base import InteractiveHandler, read_named_file
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -97,30 +97,27 @@ MAX_INCLUDE_DEPTH = 16  # as OpenSSH's readconf
 _KEYWORD = re.compile(r"^\s*([A-Za-z]+)(?:\s*=\s*|\s+)(.*?)\s*$")
 
 
+MAX_SSH_CONFIG_BYTES = 16 << 20  # one ssh_config file; thousands of Host blocks are far less
+
+
 def _config_text(p: Path) -> str:
     """The text of ssh_config file `p` (the default ~/.ssh/config, or one an Include names).
-    Opened without waiting and read only when it is a regular file: a FIFO nobody writes
-    would hold every connection for ever, /dev/zero never ends."""
+    Read only when it is a regular file: a FIFO nobody writes would hold every connection
+    for ever, /dev/zero never ends."""
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_named_file(p, MAX_SSH_CONFIG_BYTES, name=f"ssh_config {p}",
+                               special="refuse", instead="make it a regular file, or set "
+                               "transport.ssh_config to one")
+    except IsADirectoryError:
+        raise BadInput(f"ssh_config {p} is a directory, not a file: give the config "
+                       "file (e.g. ~/.ssh/config), or set transport.ssh_config to one") from None
     except OSError as e:
         raise BadInput(f"ssh_config {p}: cannot be opened: {e.strerror}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        kind = special_kind(mode)
-        if kind is not None:
-            raise BadInput(f"ssh_config {p} is not a file but {kind}, which may never end "
-                           "(a read would wait for ever): not read; make it a regular file, "
-                           "or set transport.ssh_config to one")
-        if stat.S_ISDIR(mode):
-            raise BadInput(f"ssh_config {p} is a directory, not a file: give the config "
-                           "file (e.g. ~/.ssh/config), or set transport.ssh_config to one")
-    except BaseException:
-        os.close(fd)
-        raise
-    os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as f:
-        return f.read().decode("utf-8", errors="replace")
+    if len(data) > MAX_SSH_CONFIG_BYTES:
+        raise BadInput(f"ssh_config {p}: more than {MAX_SSH_CONFIG_BYTES} bytes, more than "
+                       "an ssh_config holds: not read; set transport.ssh_config to the file "
+                       "meant")
+    return data.decode("utf-8", errors="replace")
 
 
 def _with_includes(p: Path, depth: int = 0) -> str:

@@ -1365,48 +1365,13 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
-PIPE_WAIT_S = 10.0  # how long a workflow given as a pipe may stay silent
-
-
-def _read_workflow_file(path: Path) -> bytes:
-    """At most MAX_WORKFLOW_BYTES + 1 bytes of a workflow file. A pipe (`diamond workflow
-    run <(./make_workflow.py)`, a FIFO) is read as its writer writes, but one silent for
-    PIPE_WAIT_S (a FIFO nobody writes to) is refused: opening it waited for a writer for
-    ever, holding the command line or the server."""
-    import os
-    import select
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with open(fd, "rb") as f:  # buffered: read(n) reads on to n bytes or the end
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            os.set_blocking(fd, True)
-            return f.read(MAX_WORKFLOW_BYTES + 1)
-        chunks: list[bytes] = []
-        size = 0
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        while size <= MAX_WORKFLOW_BYTES:
-            if not poller.poll(PIPE_WAIT_S * 1000):  # no writer, or one gone quiet
-                raise BadInput(f"{path}: a pipe that nothing wrote to for {PIPE_WAIT_S:g} s "
-                               f"({'it stopped' if chunks else 'no writer'}); give the "
-                               "workflow's YAML file, or a pipe its writer fills")
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:  # the writer closed it: the whole text
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-
-
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
                   root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
     MAX_WORKFLOW_BYTES; `root`: the directory a text's `script_file`s must be in."""
     import yaml
+
+    from ..transports.base import read_named_file
 
     source = "the workflow"
     text = str(text_or_path)
@@ -1415,7 +1380,9 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         path = text_or_path.expanduser()
         source = str(path)
         try:
-            raw = _read_workflow_file(path)
+            raw = read_named_file(path, MAX_WORKFLOW_BYTES, name=source,
+                                  instead="give the workflow's YAML file, or a pipe its "
+                                  "writer fills")
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
         if len(raw) > MAX_WORKFLOW_BYTES:

@@ -44,6 +44,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_alone,
     read_array,
     set_output_path,
     take_variables,
@@ -142,7 +143,8 @@ class SgeScript:
         late = [(n, raw, m.group(1)) for n, raw in header.late
                 if (m := _SENTINEL.match(raw))]
         state: dict[str, str] = {}
-        lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
+        alone = read_alone(text, header.directives + late, spec, "qsub", "#$")
+        lines = [(d, n >= len(header.directives)) for n, d in enumerate(alone)]
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):
                 if item.option in ("-soft", "-hard"):  # qsub: the -l/-q after it are so

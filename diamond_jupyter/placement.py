@@ -106,6 +106,7 @@ from .placement_fit import (
     _few,
     aware,
     bracket_parts,
+    complex_notes,
     consumables_short,
     counted_parts,
     first_fit,
@@ -446,7 +447,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    plain = req
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
+    complexes_said = complex_notes(plain, req, snap.sge_complexes)
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
     packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
@@ -818,7 +821,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += unread_select + master_note
+    v.notes += unread_select + master_note + complexes_said
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -1343,6 +1346,8 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []
     slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
+    if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
+        slot = round(vmem / 2**20)
     if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
         out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
                    f"{p.max_mem_per_slot_mb} MB")

@@ -37,7 +37,10 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
     once where the complex is JOB or HOST; a JOB one of a job of several hosts binds one
     host only (its master's). An instance without the complex holds it where its host
     (hc:) or the cluster (gc:) offers it instead, or where the job only takes its
-    default."""
+    default. The job's memory and GPUs are checked so too, as `-l h_vmem` (per slot, or
+    once where the complex says JOB or HOST) and `-l gpu` (once, or per slot where the
+    complex says YES); h_vmem is a limit of every queue besides (queue_conf(5)): a queue
+    without the consumable is no queue the job cannot run in."""
     total = p.queue_consumables or {}
     left = p.queue_consumables_left or {}
     held = p.queue_consumables_held or {}
@@ -48,7 +51,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
               for have in (q.queue_consumables or {}).values() for name in have}
     fit = QueueFit()
     misses: list[str] = []
-    for name, per_slot in req.consumables:
+    for name, per_slot in req.consumables + req.own:
         need = req.consumable_need(name, per_slot)
 
         def offered(h: str, name: str = name) -> bool:
@@ -60,7 +63,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
             # not one of this queue's: where it is another queue's alone (no host or the
             # cluster offers it), no instance of this one gives it (Grid Engine: a job
             # asks an attribute the instance does not have)
-            if name in others and not any(offered(h) for h in hosts):
+            if name in others and name != "h_vmem" and not any(offered(h) for h in hosts):
                 fit.never |= set(hosts)
                 misses.append(f"offers no {name} (a queue consumable of {others[name]})")
             continue

@@ -158,6 +158,8 @@ from .placement_limits import (
 )
 from .placement_sge import (
     QueueFit,
+    SlotPlan,
+    instance_slots,
     master_and_slaves,
     master_holding,
     pe_offered,
@@ -585,6 +587,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 return v
         members = {**members, **plan.members}
         master_note += [plan.note] if plan.note else []
+    slots_from: SlotPlan | None = None  # a PE job's slots from several queue instances
+    if cfg.scheduler == "sge" and pe and req.cpn > 1 and master_hosts is None \
+            and not _master_queues(spec):
+        slots_from = instance_slots(parts, members, pe, req)
+        parts, members = slots_from.parts, {**members, **slots_from.members}
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     # a job array's tasks count one job each against the submit limits
@@ -624,6 +631,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
+        if slots_from is not None:  # hosts whose instances hold too few slots for it
+            fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
+            adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -720,6 +730,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         queue_why = queue_fits[p.name].why if p.name in queue_fits else None
+        if slots_from is not None and p.name in slots_from.why:
+            queue_why = "; ".join(filter(None, (slots_from.why[p.name], queue_why)))
         if queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
             other.append(queue_why)
         elif master_hosts is not None and pfit and not pfit & master_hosts:

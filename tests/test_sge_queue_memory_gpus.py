@@ -131,3 +131,94 @@ def test_gpus_of_a_queue_only_one_queue_offers(table):
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert reasons(run(_GPU.format(1) + "\n#$ -q all.q", site), "hestia").startswith(
         "queue all.q: ")
+
+
+# ------------------------------------------- a parallel job's slots from several queue instances
+
+def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None = None):
+    """A Grid Engine site of two 16-slot hosts (s1, s2). `queues`: each queue's instances
+    (host -> its slots_total) and pe_list; `running`: (queue, host) -> running jobs'
+    entries (`_ge_job`)."""
+    import re
+    from datetime import timezone
+
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+    running = running or {}
+    used = {k: sum(int(x) for j in js for x in re.findall(r"<slots>(\d+)</slots>", j))
+            for k, js in running.items()}
+    inst = "".join(
+        f"<Queue-List><name>{q}@{h}</name><qtype>BIP</qtype><slots_used>"
+        f"{used.get((q, h), 0)}</slots_used><slots_resv>0</slots_resv><slots_total>{n}"
+        "</slots_total><load_avg>0.5</load_avg><arch>lx-amd64</arch>"
+        f"{''.join(running.get((q, h), []))}</Queue-List>"
+        for q, (hosts, _) in queues.items() for h, n in hosts.items())
+    qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
+        "<job_info></job_info></job_info>"
+    qhost = "<?xml version='1.0'?><qhost><host name='global'></host>" + "".join(
+        f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+        "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5"
+        "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue "
+        f"name='slots' dominance='hf'>"
+        f"{16 - sum(n for (_, x), n in used.items() if x == h)}</resourcevalue></host>"
+        for h in ("s1", "s2")) + "</qhost>"
+    conf = "\n".join(f"qname {q}\nhostlist {' '.join(hosts)}\npe_list {pes}\n"
+                     "h_rt 24:00:00\nslots 8\n" for q, (hosts, pes) in queues.items())
+    rules = {"smp": "$pe_slots", "mpi": "$fill_up"}
+    snap = SgeCommands(tz=timezone.utc).parse_snapshot(
+        "kronos", {"queue": qstat, "hosts": qhost, "queues": conf,
+                   "complexes": complexes(), "pes": "smp\nmpi\n",
+                   "pe_rules": "".join(f"pe_name {p}\nallocation_rule {r}\n\n"
+                                       for p, r in rules.items())})
+    return SiteConfig(name="kronos", scheduler="sge"), snap.model_copy(
+        update={"taken_at": NOW})
+
+
+_SMP = "#$ -pe smp {}\n#$ -l h_rt=1:00:00"
+
+
+def test_pe_slots_of_one_host_from_two_queue_instances():
+    # s1 has all.q (8 slots) and short.q (8), both offering smp; s2 all.q alone (8).
+    # -pe smp 12 ($pe_slots: one host) fits no instance alone: on s1 the two give 12 of
+    # their 16. Before, the host's 16 slots were all.q's: submitted with -q all.q, where
+    # Grid Engine never starts it
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp mpi"), "short.q": ({"s1": 8}, "smp")})
+    assert site[1].partitions[0].instance_slots == {"s1": 8, "s2": 8}
+    v = only(run(_SMP.format(12), site), "kronos")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert v.partition in ("all.q,short.q", "short.q,all.q")
+    first = v.partition.split(",")[0]
+    assert (f"queue {first}: no instance of it has 12 slots; Grid Engine takes a parallel "
+            "job's slots on a host from every queue instance there that offers parallel "
+            f"environment 'smp' (on s1: all.q 8 + short.q 8): submitted with -q "
+            f"{v.partition}") in [n.replace("short.q 8 + all.q 8", "all.q 8 + short.q 8")
+                                  for n in v.notes]
+    # 8 slots: all.q's instance alone holds them
+    assert only(run(_SMP.format(8), site), "kronos").partition in ("all.q", "short.q")
+
+
+def test_pe_slots_only_queues_offering_the_pe_add_up():
+    # short.q offers mpi only: smp's 12 slots find at most 8 on a host
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp mpi"), "short.q": ({"s1": 8}, "mpi")})
+    assert reasons(run(_SMP.format(12), site), "kronos") == (
+        "queue all.q: needs 12 slots on a host, its instances have at most 8 | queue short.q "
+        "does not offer parallel environment 'smp' (its pe_list: mpi)")
+
+
+def test_pe_slots_within_the_q_list():
+    # -q all.q: short.q's instance is not the job's to use
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp"), "short.q": ({"s1": 8}, "smp")})
+    assert reasons(run(_SMP.format(12) + "\n#$ -q all.q", site), "kronos") == (
+        "queue all.q: needs 12 slots on a host, its instances have at most 8")
+    # both named: joined
+    v = only(run(_SMP.format(12) + "\n#$ -q all.q,short.q", site), "kronos")
+    assert set(v.partition.split(",")) == {"all.q", "short.q"}
+
+
+def test_pe_slots_a_host_whose_instance_is_too_small_is_passed_over():
+    # all.q has 12 slots on s2, 4 on s1: -pe smp 10 runs on s2 alone, even while s2 is
+    # busy (bob's 8 slots until +2 h) and s1 idle
+    site = kronos({"all.q": ({"s1": 4, "s2": 12}, "smp")},
+                  {("all.q", "s2"): [_ge_job("1", 8, 2)]})
+    v = only(run(_SMP.format(10), site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

@@ -474,6 +474,7 @@ class SgeCommands:
                 nodes=[i["host"] for i in open_ or mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
+                instance_slots={i["host"]: i["total"] for i in mine if i["host"]} or None,
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})

@@ -44,7 +44,6 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
-    read_alone,
     read_array,
     set_output_path,
     take_variables,
@@ -143,8 +142,15 @@ class SgeScript:
         late = [(n, raw, m.group(1)) for n, raw in header.late
                 if (m := _SENTINEL.match(raw))]
         state: dict[str, str] = {}
-        alone = read_alone(text, header.directives + late, spec, "qsub", "#$")
-        lines = [(d, n >= len(header.directives)) for n, d in enumerate(alone)]
+        for lineno, raw, payload in header.directives + late:
+            if payload.rstrip().endswith("\\"):  # parse_script_file: no continuation
+                raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: qsub "
+                               "reads each #$ line alone, split at blanks with no escapes, "
+                               "so the backslash is part of the last word (alone, a word "
+                               "that is no option: qsub refuses the job, Unknown option); "
+                               "remove it and write the next line's options on a #$ line "
+                               "of their own")
+        lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):
                 if item.option in ("-soft", "-hard"):  # qsub: the -l/-q after it are so

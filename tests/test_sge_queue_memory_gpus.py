@@ -193,6 +193,12 @@ def test_pe_slots_of_one_host_from_two_queue_instances():
             f"environment 'smp' (on s1: all.q 8 + short.q 8): submitted with -q "
             f"{v.partition}") in [n.replace("short.q 8 + all.q 8", "all.q 8 + short.q 8")
                                   for n in v.notes]
+    # the job goes to Grid Engine with -q naming both queues
+    from diamond_jupyter.dialects.translate import get_script_dialect
+    sge = get_script_dialect("sge")
+    spec = sge.parse_script("#!/bin/bash\n" + _SMP.format(12) + "\n./app\n")
+    assert f"#$ -q {v.partition}\n" in sge.render_script(
+        spec.model_copy(update={"queue": v.partition})).script
     # 8 slots: all.q's instance alone holds them
     assert only(run(_SMP.format(8), site), "kronos").partition in ("all.q", "short.q")
 

@@ -856,6 +856,9 @@ class Partition(_Model):
     queue_consumables: dict[str, dict[str, float]] | None = None
     queue_consumables_left: dict[str, dict[str, float]] | None = None
     queue_consumables_held: dict[str, dict[str, dict[str, float]]] | None = None
+    # Grid Engine: the slots of each of the queue's instances (by host; `qstat -f`'s
+    # slots_total): a job's slots on a host come from the instances there that take it
+    instance_slots: dict[str, int] | None = None
     # LSF MEMLIMIT: a process of the job above it is killed, MB
     max_mem_per_process_mb: int | None = None
     # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)

@@ -106,6 +106,7 @@ from .placement_fit import (
     _few,
     aware,
     bracket_parts,
+    complex_notes,
     consumables_short,
     counted_parts,
     first_fit,
@@ -157,6 +158,8 @@ from .placement_limits import (
 )
 from .placement_sge import (
     QueueFit,
+    SlotPlan,
+    instance_slots,
     master_and_slaves,
     master_holding,
     pe_offered,
@@ -446,7 +449,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    plain = req
     req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
+    complexes_said = complex_notes(plain, req, snap.sge_complexes)
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
     packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
@@ -582,6 +587,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 return v
         members = {**members, **plan.members}
         master_note += [plan.note] if plan.note else []
+    slots_from: SlotPlan | None = None  # a PE job's slots from several queue instances
+    if cfg.scheduler == "sge" and pe and req.cpn > 1 and master_hosts is None \
+            and not _master_queues(spec):
+        slots_from = instance_slots(parts, members, pe, req)
+        parts, members = slots_from.parts, {**members, **slots_from.members}
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
     # a job array's tasks count one job each against the submit limits
@@ -621,6 +631,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
+        if slots_from is not None:  # hosts whose instances hold too few slots for it
+            fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
+            adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -717,6 +730,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             wide[p.name] = len([x for x in members.get(p.name, []) if x in pfit])
         sockets = max((n.sockets or 0 for n in nodes if n.name in mine), default=0)
         queue_why = queue_fits[p.name].why if p.name in queue_fits else None
+        if slots_from is not None and p.name in slots_from.why:
+            queue_why = "; ".join(filter(None, (slots_from.why[p.name], queue_why)))
         if queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
             other.append(queue_why)
         elif master_hosts is not None and pfit and not pfit & master_hosts:
@@ -818,7 +833,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += unread_select + master_note
+    v.notes += unread_select + master_note + complexes_said
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -1343,6 +1358,8 @@ def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
     on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
     out = []
     slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
+    if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
+        slot = round(vmem / 2**20)
     if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
         out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
                    f"{p.max_mem_per_slot_mb} MB")

@@ -174,6 +174,10 @@ class Req:
     # of the ones asked once, those of consumable JOB: taken on the master task's host
     # alone, not on the other hosts a job of several hosts gets
     master_only: frozenset[str] = frozenset()
+    # a Grid Engine job's memory and GPUs as the complexes that ask them (h_vmem per slot,
+    # bytes; the GPU complex as written): checked against queue consumables (a host's
+    # hc:h_vmem and hc:gpu are its memory and GPUs, checked as those)
+    own: tuple[tuple[str, float], ...] = ()
 
     def on_master_only(self, name: str) -> bool:
         """Whether consumable `name` binds one of the job's hosts only (its master's)."""
@@ -458,19 +462,56 @@ def amount_text(x: float) -> str:
 def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
     """`req` as a Grid Engine site's consumables (`qconf -sc`) take it: a shortcut asked
     (`mf`) is its complex (`mem_free`); a complex of consumable JOB or HOST is asked once;
-    a consumable with a default the job does not ask is taken at its default."""
+    a consumable with a default the job does not ask is taken at its default. The job's
+    memory (`-l h_vmem`, per slot) and GPUs (`-l gpu=N`, read as the job's N) are taken
+    as their complexes say too: h_vmem of consumable JOB or HOST once, not times the
+    slots; a GPU complex of consumable YES N per slot, N times the slots."""
     if not complexes:
         return req
+    own: list[tuple[str, float]] = []
+    mem, gpn = req.mem, req.gpn
+    if req.mem and "h_vmem" in complexes:
+        slot_mb = req.mem / max(req.cpn, 1)
+        own.append(("h_vmem", slot_mb * 2**20))
+        if complexes["h_vmem"].per != "slot":
+            mem = ceil(slot_mb)
+    gpu = next((n for n in GPU_COMPLEXES if n in complexes), None)
+    if req.gpn and gpu is not None:
+        own.append((gpu, float(req.gpn)))
+        if complexes[gpu].per == "slot":
+            gpn = req.gpn * max(req.cpn, 1)
     by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
     asked = {by_short.get(n, n): x for n, x in req.consumables}
     implicit = {c.name: c.default for c in complexes.values()
                 if c.default > 0 and c.name not in asked and c.name not in _READ_ELSEWHERE}
     asked |= implicit
+    every = set(asked) | {n for n, _ in own}
     return replace(req, consumables=tuple(asked.items()), implicit=frozenset(implicit),
-                   job_wide=frozenset(n for n in asked
+                   job_wide=frozenset(n for n in every
                                       if n in complexes and complexes[n].per != "slot"),
-                   master_only=frozenset(n for n in asked
-                                         if n in complexes and complexes[n].per == "job"))
+                   master_only=frozenset(n for n in every
+                                         if n in complexes and complexes[n].per == "job"),
+                   own=tuple(own), mem=mem, gpn=gpn)
+
+
+def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | None
+                  ) -> list[str]:
+    """What the site's complexes changed in the job's memory or GPUs a host gives it."""
+    out = []
+    if after.mem != before.mem:
+        out.append(f"h_vmem is a consumable of type {(complexes or {})['h_vmem'].per.upper()}"
+                   f" here (qconf -sc): the job's {amount_text(after.mem * 2**20)} is taken "
+                   f"once, not times its {before.cpn} slots")
+    if after.gpn != before.gpn:
+        name = next(n for n, _ in after.own if n in GPU_COMPLEXES)
+        out.append(f"-l {name}={before.gpn}: {name} is a consumable of type YES here (qconf "
+                   f"-sc): Grid Engine gives {before.gpn} per slot, {after.gpn} for the "
+                   f"{before.cpn} slots on a host")
+    return out
+
+
+# complexes a job asks its GPUs by (`-l gpu=N`)
+GPU_COMPLEXES = ("gpu", "gpus", "ngpus")
 
 
 # complexes the job's own fields stand for (h_vmem is its memory, gpu its GPUs, slots

@@ -37,7 +37,10 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
     once where the complex is JOB or HOST; a JOB one of a job of several hosts binds one
     host only (its master's). An instance without the complex holds it where its host
     (hc:) or the cluster (gc:) offers it instead, or where the job only takes its
-    default."""
+    default. The job's memory and GPUs are checked so too, as `-l h_vmem` (per slot, or
+    once where the complex says JOB or HOST) and `-l gpu` (once, or per slot where the
+    complex says YES); h_vmem is a limit of every queue besides (queue_conf(5)): a queue
+    without the consumable is no queue the job cannot run in."""
     total = p.queue_consumables or {}
     left = p.queue_consumables_left or {}
     held = p.queue_consumables_held or {}
@@ -48,7 +51,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
               for have in (q.queue_consumables or {}).values() for name in have}
     fit = QueueFit()
     misses: list[str] = []
-    for name, per_slot in req.consumables:
+    for name, per_slot in req.consumables + req.own:
         need = req.consumable_need(name, per_slot)
 
         def offered(h: str, name: str = name) -> bool:
@@ -60,7 +63,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
             # not one of this queue's: where it is another queue's alone (no host or the
             # cluster offers it), no instance of this one gives it (Grid Engine: a job
             # asks an attribute the instance does not have)
-            if name in others and not any(offered(h) for h in hosts):
+            if name in others and name != "h_vmem" and not any(offered(h) for h in hosts):
                 fit.never |= set(hosts)
                 misses.append(f"offers no {name} (a queue consumable of {others[name]})")
             continue
@@ -266,3 +269,72 @@ def master_holding(req: Req, hosts: set[str], nodes: list[Node]) -> tuple[set[st
                        f"queue has is {amount_text(most)}")
             break
     return out, why
+
+
+@dataclass
+class SlotPlan:
+    """Where a Grid Engine parallel job's slots on a host come from: `parts`, the queues
+    evaluated (a queue whose instances alone hold too few slots on every host replaced by
+    one made with the other queues there that take the job); `members`, the hosts of a
+    made queue; `short`, by queue, the hosts whose instances hold too few slots even
+    together; `why`, by queue, said when none of its hosts holds them; `notes`."""
+
+    parts: list[Partition]
+    members: dict[str, list[str]] = field(default_factory=dict)
+    short: dict[str, set[str]] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: str,
+                   req: Req) -> SlotPlan:
+    """A parallel job's slots on a host as Grid Engine finds them: in the host's instances
+    of every queue the job may use (its `-q` list, else any) that offers its PE, is open
+    and holds its h_rt, added up (qstat shows its MASTER in one and SLAVEs in the others).
+    A queue whose own instance of no host holds the job's slots there is placed joined
+    with those other queues (and submitted with -q naming them all)."""
+    def takes(q: Partition) -> bool:
+        return q.state.upper() in ("UP", "OPEN", "ACTIVE") and (
+            q.parallel_environments is None or pe_offered(pe, q.parallel_environments)) \
+            and (not req.walltime or not q.max_time_s or q.max_time_s >= req.walltime)
+
+    need = req.cpn
+    plan = SlotPlan(list(parts))
+    for n, p in enumerate(parts):
+        own = p.instance_slots
+        if not own or not takes(p):
+            continue
+        hosts = [h for h in members.get(p.name, []) if h in own]
+        if any(own[h] >= need for h in hosts):
+            plan.short[p.name] = {h for h in hosts if own[h] < need}
+            continue
+        others = [q for q in parts if q is not p and q.instance_slots and takes(q)]
+        together = {h: own[h] + sum((q.instance_slots or {}).get(h, 0) for q in others
+                                    if h in members.get(q.name, [])) for h in hosts}
+        joined = [h for h in hosts if together[h] >= need]
+        if not joined:
+            plan.short[p.name] = set(hosts)
+            plan.why[p.name] = (
+                f"queue {p.name}: needs {need} slots on a host, its instances have at most "
+                f"{max(own[h] for h in hosts)}" + (
+                    f" ({max(together.values())} with the instances there of "
+                    f"{', '.join(q.name for q in others)}, which offer parallel environment "
+                    f"'{pe}' too)" if others and hosts else ""))
+            continue
+        used = [q for q in others if any(h in members.get(q.name, []) for h in joined)]
+        name = ",".join([p.name] + [q.name for q in used])
+        made = p.model_copy(update={
+            "name": name, "default": False, "nodes": joined, "total_nodes": len(joined),
+            "instance_slots": {h: together[h] for h in joined},
+            **_merged_consumables([p] + used)})
+        plan.parts[n] = made
+        plan.members[name] = joined
+        h = joined[0]
+        plan.notes.append(
+            f"queue {p.name}: no instance of it has {need} slots; Grid Engine takes a "
+            f"parallel job's slots on a host from every queue instance there that offers "
+            f"parallel environment '{pe}' (on {h}: "
+            + " + ".join(f"{q.name} {(q.instance_slots or {}).get(h, 0)}"
+                         for q in [p] + used if h in members.get(q.name, []))
+            + f"): submitted with -q {name}")
+    return plan

@@ -19,6 +19,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     dependencies_for,
+    ends_in_backslash,
     file_for_directory,
     foreign_warnings,
     guarded,
@@ -145,6 +146,13 @@ class FluxScript:
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)
         self._one_sentinel(header.directives)
+        for lineno, raw, payload in header.directives:
+            if ends_in_backslash(payload.rstrip("\r")):  # flux batch: shlex fails there
+                raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: flux "
+                               "batch refuses it (a directive is split as one shell line, "
+                               "where a final backslash escapes nothing: No escaped "
+                               "character); a directive does not go on on the next line: "
+                               "put the options on one line, or on several `flux:` lines")
         modes: dict[str, str] = {}  # per-slot / per-resource -> the first option of it
         for lineno, raw, payload in header.directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw):

@@ -47,6 +47,7 @@ from .scripts_common import (
     placeholder_note,
     queue_names,
     quote,
+    read_alone,
     read_array,
     resource_totals,
     set_components,
@@ -203,7 +204,8 @@ class LsfScript:
                                    "after the first command; bsub ignores it")
         limit: Item | None = None  # -M: read once the whole header is (rusage[mem] wins)
         resreqs: list[Item] = []  # every -R, in order (bsub merges them into one string)
-        for lineno, raw, payload in header.directives:
+        directives = read_alone(text, header.directives, spec, "bsub", "#BSUB")
+        for lineno, raw, payload in directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
                 if item.known and item.option == "-M":
                     limit = item  # bsub keeps the last -M

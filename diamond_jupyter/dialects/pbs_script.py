@@ -58,6 +58,7 @@ from .scripts_common import (
     set_components,
     set_output_path,
     sh_quote,
+    split_header,
     summed_totals,
     take_variables,
     tokenize,
@@ -93,6 +94,49 @@ def _items(payload: str, lineno: int, raw: str) -> list[Item]:
         else:
             out.append(it)
     return out
+
+
+def qsub_joined(text: str) -> tuple[str, list[str]]:
+    """The script as qsub reads its directives (OpenPBS `get_script`): a #PBS line of the
+    leading block ending in a backslash goes on with the next line, whatever it holds
+    (the backslash and the line break removed), until a line ends otherwise. The lines
+    joined are left empty, so later line numbers stay; with one note per join. Refused
+    (BadInput): a backslash on the last line (qsub: unexpected end-of-file), and a joined
+    line that starts with `#` (another #PBS line, a comment): its `#PBS` would be a word of
+    the directive above, where qsub's option reading ends, not the continuation meant."""
+    body = text[1:] if text.startswith("\ufeff") else text
+    header = split_header(body, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
+                          else None)
+    # qsub looks at the last character alone (an escaped backslash goes on too)
+    starts = [n - 1 for n, _, payload in header.directives if payload.endswith("\\")]
+    if not starts:
+        return text, []
+    lines = body.splitlines(keepends=True)
+    notes: list[str] = []
+    for i in starts:
+        j = i  # the last line joined to line i
+        while (bare := lines[i].rstrip("\r\n")).endswith("\\"):
+            j += 1
+            if j >= len(lines):
+                raise BadInput(f"line {i + 1}: `{bare.strip()}` ends in a backslash on the "
+                               "script's last line: qsub joins such a #PBS line with the "
+                               "next one and fails (unexpected end-of-file); remove the "
+                               "backslash")
+            nxt = lines[j].rstrip("\r\n")
+            if nxt.lstrip().startswith("#"):
+                word = nxt.split()[0]
+                raise BadInput(f"line {i + 1}: `{bare.strip()}` ends in a backslash: qsub "
+                               f"joins line {j + 1} (`{nxt.strip()}`) to it, so `{word}` "
+                               f"becomes a word of line {i + 1}'s directive, where qsub stops "
+                               f"reading its options; remove the backslash (qsub reads each "
+                               "#PBS line on its own) or continue on a line without `#`")
+            notes.append(f"line {i + 1} goes on on line {j + 1} (`{nxt.strip()}`): qsub joins "
+                         "a #PBS line ending in a backslash with the next line; read as one "
+                         "directive")
+            ending = lines[i][len(lines[i].rstrip("\r\n")):]
+            lines[i] = bare[:-1] + lines[j]
+            lines[j] = ending if ending else ""
+    return ("\ufeff" if body is not text else "") + "".join(lines), notes
 
 
 def _count(raw: str) -> int:
@@ -174,8 +218,11 @@ class PbsScript:
     sentinel = "#PBS"
 
     def parse_script(self, text: str) -> JobSpec:
+        text, joins = qsub_joined(text)
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; qsub ignores it")
+        for said in joins:
+            note(spec, said)
         total_mem: list[int] = []
         limit: Item | None = None  # -W max_run_subjobs=N: the array's, once -J is read
         for lineno, raw, payload in header.directives:

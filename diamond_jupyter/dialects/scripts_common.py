@@ -1003,6 +1003,37 @@ def begin_parse(text: str, sentinel: re.Pattern[str], dialect: str, late_note: s
 
 
 
+def ends_in_backslash(payload: str) -> bool:
+    """Whether a directive's text ends in a backslash that escapes nothing on its line (an
+    odd run of them at the very end: `\\\\` is an escaped backslash)."""
+    return (len(payload) - len(payload.rstrip("\\"))) % 2 == 1
+
+
+def read_alone(text: str, directives: list[tuple[int, str, str]], spec: JobSpec, reader: str,
+               sentinel: str) -> list[tuple[int, str, str]]:
+    """`directives` as a submit command that reads each directive line alone (no
+    continuation) takes them: a trailing backslash escapes nothing and is dropped; where
+    the next line is no directive, what it holds is not read as options, which is said,
+    naming both lines (before another directive line the backslash changes nothing)."""
+    lines = text.lstrip("\ufeff").splitlines()
+    given = {n for n, _, _ in directives}
+    out = []
+    for lineno, raw, payload in directives:
+        if ends_in_backslash(payload):
+            payload = payload[:-1]
+            after = lines[lineno].strip() if lineno < len(lines) else None
+            if lineno + 1 not in given:
+                what = "it is the last line" if after is None else \
+                    f"line {lineno + 1} is empty" if not after else \
+                    f"line {lineno + 1} (`{after}`) is no {sentinel} line: its words are " \
+                    "not read as options"
+                note(spec, f"line {lineno}: `{raw.strip()}` ends in a backslash, but "
+                           f"{reader} reads each {sentinel} line alone and {what}; the "
+                           f"backslash is dropped (write each option on a {sentinel} line)")
+        out.append((lineno, raw, payload))
+    return out
+
+
 # ---------------------------------------------------------------- jobs of several shapes
 
 def resource_totals(r: Resources) -> dict[str, int | None]:

@@ -368,11 +368,13 @@ class SgeCommands:
             info = root.find("job_info")
             for j in (info.iter("job_list") if info is not None else ()):
                 jobs.append(self._xml_job(j))
+        partitions = self._partitions(
+            outputs.get("queues", ""), instances, complexes,
+            parse_hostgroups(outputs.get("hostgroups", "")), by_instance)
         return SiteSnapshot(
-            site=site, nodes=self._nodes(outputs.get("hosts", ""), instances, asked),
-            partitions=self._partitions(
-                outputs.get("queues", ""), instances, complexes,
-                parse_hostgroups(outputs.get("hostgroups", "")), by_instance), jobs=jobs,
+            site=site, nodes=_queue_gpus(
+                self._nodes(outputs.get("hosts", ""), instances, asked), partitions),
+            partitions=partitions, jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
@@ -472,6 +474,7 @@ class SgeCommands:
                 nodes=[i["host"] for i in open_ or mine], total_nodes=len(mine),
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
+                instance_slots={i["host"]: i["total"] for i in mine if i["host"]} or None,
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -691,6 +694,24 @@ def _queue_consumables(value: str | None, hosts: list[str], groups: dict[str, li
         if (mine := {k: v for k, v in x.items() if k in total[h] and v > 0})})}
     return {"queue_consumables": total, "queue_consumables_left": left,
             "queue_consumables_held": held or None}
+
+
+def _queue_gpus(nodes: list[Node], partitions: list[Partition]) -> list[Node]:
+    """A host whose GPUs are a queue consumable alone (`complex_values gpu=4` of its queue
+    instances, no hc:gpu): as many as its largest instance has, those its jobs there
+    took in use (instances of one host are taken to share its GPUs, not to add up)."""
+    out = []
+    for n in nodes:
+        have = [(x, (p.queue_consumables_left or {}).get(n.name, {}).get(k, x))
+                for p in partitions for k, x in (p.queue_consumables or {}).get(n.name, {}).items()
+                if k in _GPU_COMPLEXES]
+        if n.gpus or not have:
+            out.append(n)
+            continue
+        total = round(max(x for x, _ in have))
+        used = round(max(x - left for x, left in have))
+        out.append(n.model_copy(update={"gpus": total, "gpus_allocated": min(used, total)}))
+    return out
 
 
 def _hard_amounts(j: ET.Element) -> dict[str, float]:

@@ -142,6 +142,14 @@ class SgeScript:
         late = [(n, raw, m.group(1)) for n, raw in header.late
                 if (m := _SENTINEL.match(raw))]
         state: dict[str, str] = {}
+        for lineno, raw, payload in header.directives + late:
+            if payload.rstrip().endswith("\\"):  # parse_script_file: no continuation
+                raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: qsub "
+                               "reads each #$ line alone, split at blanks with no escapes, "
+                               "so the backslash is part of the last word (alone, a word "
+                               "that is no option: qsub refuses the job, Unknown option); "
+                               "remove it and write the next line's options on a #$ line "
+                               "of their own")
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):

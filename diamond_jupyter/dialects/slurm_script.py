@@ -48,6 +48,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    read_alone,
     read_array,
     set_components,
     sh_quote,
@@ -195,8 +196,9 @@ def sbatch_words(text: str, lineno: int = 0, raw: str = "") -> list[str]:
         ch = text[i]
         if ch == "\\":
             i += 1
-            cur.append(text[i:i + 1])
-            has = True
+            if i < len(text):  # at the line's end it escapes nothing: no word of its own
+                cur.append(text[i])
+                has = True
         elif quote_ch:
             if ch == quote_ch:
                 quote_ch = ""
@@ -268,7 +270,8 @@ class SlurmScript:
         het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
         parts: list[list[Item]] = []  # the later components' options, separator first
-        for lineno, raw, payload in header.directives:
+        directives = read_alone(text, header.directives, spec, "sbatch", "#SBATCH")
+        for lineno, raw, payload in directives:
             for item in TABLE.parse(sbatch_words(payload, lineno, raw), lineno, raw):
                 if not item.known and item.option in _HET_SEPARATORS:
                     het_line = het_line or lineno

@@ -59,7 +59,7 @@ from .scripts_common import (
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
               "cn_mem core_isolation csm data smt step_cgroup stage freq Ep Jd "
-              "Lp clusters notify pack rnc is sp")
+              "Lp clusters notify pack rnc is sp wa wt network hostfile jobaff mig eptl")
 # flags of bsub (no value): -Ne mail on exit, -ar autoresizable, -hl host-based memory
 # limits, -Zs spooled command file, -datachk, -ti orphan termination with -w
 _WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K Ne ar hl Zs datachk ti")

@@ -695,6 +695,9 @@ class PbsScript:
             place.insert(0, "scatter")
         if c.exclusive and not torque:
             place.append("excl")
+        written = next((d.value for d in extra["-l place:"] if d.value), "") or ""
+        if sorted(as_written := written.removeprefix("place=").split(":")) == sorted(place):
+            place = as_written  # the parts in the order the script wrote them
         if place:
             res.append("place=" + ":".join(place))
         if spec.qos and torque:

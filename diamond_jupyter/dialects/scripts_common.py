@@ -802,10 +802,30 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    out += working_directory_patterns(spec, target)
     if target != "slurm":
         shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
         out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
     return out
+
+
+# bsub -cwd's dynamic patterns (job id, group, index, execution id and index, project,
+# user, user group, first host): LSF fills them in and makes the directory
+_LSF_CWD_PATTERN = re.compile(r"%(?:JG|EJ|EI|[JIPUGH])")
+
+
+def working_directory_patterns(spec: JobSpec, target: str) -> list[str]:
+    """An LSF working directory's patterns (`-cwd /scratch/%U/%J`): no other scheduler
+    fills them in a working directory, so they are kept literally, and said."""
+    path = spec.working_directory or ""
+    if spec.source_dialect != "lsf" or target == "lsf":
+        return []
+    found = list(dict.fromkeys(_LSF_CWD_PATTERN.findall(path)))
+    if not found:
+        return []
+    return [f"approximated: {', '.join(found)} in working directory {path!r}: LSF fills "
+            f"{'it' if len(found) == 1 else 'them'} in and makes the directory; {target} "
+            "does neither (kept literally)"]
 
 
 def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:

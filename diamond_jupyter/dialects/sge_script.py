@@ -68,6 +68,7 @@ _ARITY = {
     "-shell": 1, "-soft": 0, "-hard": 0, "-sync": 1, "-w": 1, "-pty": 1, "-C": 1,
 }
 _SENTINEL = re.compile(r"^#\$(?=\s|-|$)\s*(.*)$")
+_BINDING_INSTANCES = ("set", "env", "pe")  # -binding's optional first word (qsub(1))
 _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
 _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
@@ -97,6 +98,9 @@ def _items(payload: str, lineno: int, raw: str) -> list[Item]:
             continue
         if i + n > len(tokens):
             raise BadInput(f"line {lineno}: option {tok} needs {n} value(s): {raw.strip()}")
+        if tok == "-binding" and tokens[i:i + 1] and tokens[i] in _BINDING_INSTANCES \
+                and i + 1 < len(tokens):
+            n = 2  # -binding [set|env|pe] strategy
         value = " ".join(tokens[i:i + n]) if n else None
         i += n
         if tok == "-l" and value:

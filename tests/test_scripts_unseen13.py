@@ -24,7 +24,10 @@ PBS round trip as `place=group=switch:excl` (the kept option no longer the one w
 LSF's -wa/-wt (the warning action and time before the run limit) were read as `-w a` and
 `-w t` with stray words `USR1` and `5`; Grid Engine's `-binding set linear:2` lost its
 strategy to a stray word; an LSF -cwd's patterns (%U, %J: LSF fills them in and makes the
-directory) reached every other scheduler unsaid."""
+directory) reached every other scheduler unsaid; Grid Engine's `h_rt=INFINITY` (no
+limit) was called a template placeholder, and `h_rt=infinity` refused as a bad time; a
+zero limit (PBS `walltime=0`, LSF `-W 0`, `h_rt=0`) reached Slurm as `--time=00:00:00`
+and flux as `--time-limit=0d`, which both read as no limit at all."""
 
 from __future__ import annotations
 
@@ -249,6 +252,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/h_rt_seconds_exclusive_s_vmem.sge": dict(
         nodes=1, cpus=16, memory_mb=512 * G, per_cpu=32 * G, walltime=86400, exclusive=True,
         name="whole_host", unknown=["-l s_vmem"]),
+    # INFINITY (no limit) for both limits: kept as written, not read as a time or memory
+    "sge/h_rt_infinity_h_vmem_infinity_long_q.sge": dict(
+        nodes=1, cpus=4, name="db_service", queue="long.q",
+        unknown=["-l h_rt", "-l h_vmem"], notes=["-l h_rt=INFINITY asks no limit"]),
     # Hoffman2: h_data and highp kept (not read as memory)
     "sge/hoffman_h_data_highp.sge": dict(
         nodes=1, cpus=8, walltime=28800, stdout="joblog.%j",
@@ -342,3 +349,40 @@ def test_lsf_working_directory_patterns_are_said_kept_literally():
     assert any(w.startswith("approximated: %J, %I in working directory") for w in warnings)
     plain = "#!/bin/bash\n#BSUB -cwd /w/run1\n#BSUB -W 10\n./a\n"
     assert not any("working directory" in w for w in translate(plain, "slurm", "lsf")[1])
+
+
+def test_grid_engine_infinity_is_no_limit_not_a_placeholder():
+    """INFINITY (any case) is Grid Engine's own word for no limit (queue_conf(5)): it was
+    noted as a template placeholder, and `infinity` refused as a bad h_rt. Now kept as
+    written, said, and the job has no time or memory read from it."""
+    rel = "sge/h_rt_infinity_h_vmem_infinity_long_q.sge"
+    source, text = read_fixture(HERE, rel)
+    spec = get_script_dialect(source).parse_script(text)
+    notes = spec.metadata["parse_notes"]
+    assert not any("placeholder" in n for n in notes), notes
+    assert spec.resources.walltime_s is None and spec.resources.memory_per_cpu_mb is None
+    script, _ = _translated(rel, "sge")
+    assert "#$ -l h_rt=INFINITY,h_vmem=INFINITY\n" in script
+    _, warnings = _translated(rel, "slurm")
+    assert "dropped: #$ -l h_rt=INFINITY (-l h_rt h_rt=INFINITY: no slurm equivalent)" \
+        in warnings
+    lower = get_script_dialect("sge").parse_script("#!/bin/bash\n#$ -l h_rt=infinity\n./a\n")
+    assert [(d.option, d.value) for d in lower.unknown] == [("-l h_rt", "h_rt=infinity")]
+
+
+def test_a_zero_time_limit_never_becomes_slurm_or_flux_no_limit():
+    """`walltime=0`, `-W 0` and `h_rt=0` were read as a 0 s job time, written to Slurm as
+    `--time=00:00:00` and to flux as `--time-limit=0d`: both mean no limit at all. Now
+    kept as written (as Slurm's -t 0 and flux's -t 0 already were), said."""
+    for source, line in (("pbs", "#PBS -l walltime=00:00:00"), ("lsf", "#BSUB -W 0"),
+                         ("sge", "#$ -l h_rt=0")):
+        text = f"#!/bin/bash\n{line}\n./a\n"
+        spec = get_script_dialect(source).parse_script(text)
+        assert spec.resources.walltime_s is None
+        assert any("zero time limit" in n for n in spec.metadata["parse_notes"])
+        slurm, warnings, _ = translate(text, "slurm", source)
+        assert "--time" not in slurm and any(w.startswith(f"dropped: {line}")
+                                             for w in warnings), warnings
+        flux, _, _ = translate(text, "flux", source)
+        assert "time-limit" not in flux
+        assert line in translate(text, source, source)[0]

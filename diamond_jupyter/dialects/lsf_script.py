@@ -55,6 +55,7 @@ from .scripts_common import (
     unknown,
     without_submit_waits,
     words,
+    zero_time_limit,
 )
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
@@ -347,6 +348,8 @@ class LsfScript:
             if secs is None or (slash and not host.strip()):
                 raise bad(item, "bad run limit", "[hours:]minutes[/host_name or /host_model], "
                           "e.g. 24:00")
+            if secs == 0:
+                return zero_time_limit(spec, item, f"-W {v}")
             r.walltime_s = secs
             spec.metadata.pop("lsf_runlimit_host", None)  # bsub keeps the last -W
             if slash:  # a limit in hostA's time: LSF scales it by the running host's CPU factor

@@ -64,6 +64,7 @@ from .scripts_common import (
     unknown,
     whole_job_dependencies,
     without_submit_waits,
+    zero_time_limit,
 )
 
 # a PBS size is an integer with an optional unit: qsub refuses a fraction
@@ -403,6 +404,8 @@ class PbsScript:
             secs = parse_hms(val)
             if secs is None:
                 raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
+            if secs == 0:
+                return zero_time_limit(spec, item, f"walltime={val}")
             r.walltime_s = secs
         elif key in ("mem", "pmem"):
             mb = parse_mem_mb(val, default_unit="b", whole=True)

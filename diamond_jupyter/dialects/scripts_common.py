@@ -814,6 +814,15 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
 _LSF_CWD_PATTERN = re.compile(r"%(?:JG|EJ|EI|[JIPUGH])")
 
 
+def zero_time_limit(spec: JobSpec, item: Item, limit: str) -> bool:
+    """A limit of zero (`walltime=0`, `-W 0`, `h_rt=0`): Slurm and flux read 0 as no limit
+    at all, so it is not the job's time here: kept as written, said. Always False (for a
+    reader's `return`)."""
+    note(spec, f"line {item.lineno}: {limit} is a zero time limit: not read as the job's "
+               "time (Slurm and flux take 0 as no limit at all); kept as written")
+    return False
+
+
 def working_directory_patterns(spec: JobSpec, target: str) -> list[str]:
     """An LSF working directory's patterns (`-cwd /scratch/%U/%J`): no other scheduler
     fills them in a working directory, so they are kept literally, and said."""

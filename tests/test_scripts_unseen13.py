@@ -27,7 +27,9 @@ strategy to a stray word; an LSF -cwd's patterns (%U, %J: LSF fills them in and 
 directory) reached every other scheduler unsaid; Grid Engine's `h_rt=INFINITY` (no
 limit) was called a template placeholder, and `h_rt=infinity` refused as a bad time; a
 zero limit (PBS `walltime=0`, LSF `-W 0`, `h_rt=0`) reached Slurm as `--time=00:00:00`
-and flux as `--time-limit=0d`, which both read as no limit at all."""
+and flux as `--time-limit=0d`, which both read as no limit at all. And one gap closed: a
+signal before the time limit (Slurm --signal, flux --signal, LSF -wa/-wt) was said
+dropped between the three that have it; it is now carried (said approximated)."""
 
 from __future__ import annotations
 
@@ -309,16 +311,57 @@ def test_pbs_place_parts_come_back_in_the_order_written():
 
 def test_lsf_warning_action_and_time_are_options_not_glued_letters():
     """bsub -wa SIGNAL -wt [hours:]minutes: read as `-w a`, `USR1`, `-w t`, `5` (four
-    kept words, two of them bare). Now two options, written back as they were and said
-    dropped by name elsewhere."""
+    kept words, two of them bare). Now two options, written back as they were, and said
+    by name where they are dropped."""
     text = "#!/bin/bash\n#BSUB -n 4\n#BSUB -wa USR1\n#BSUB -wt 5\n#BSUB -W 10\n./a\n"
     spec = get_script_dialect("lsf").parse_script(text)
     assert [(d.option, d.value) for d in spec.unknown] == [("-wa", "USR1"), ("-wt", "5")]
     out, _, _ = translate(text, "lsf", "lsf")
     assert "#BSUB -wa USR1\n#BSUB -wt 5\n" in out
-    _, warnings, _ = translate(text, "slurm", "lsf")
-    assert "dropped: #BSUB -wa USR1 (-wa USR1: no slurm equivalent)" in warnings
+    _, warnings, _ = translate(text, "pbs", "lsf")
+    assert "dropped: #BSUB -wa USR1 (-wa USR1: no pbs equivalent)" in warnings
+    assert "dropped: #BSUB -wt 5 (-wt 5: no pbs equivalent)" in warnings
     assert not any("(USR1:" in w or "-w a" in w for w in warnings)
+
+
+def test_a_signal_before_the_time_limit_reaches_slurm_flux_and_lsf():
+    """Slurm's --signal, flux's --signal and LSF's -wa/-wt ask the same thing (a signal some
+    time before the time limit, to checkpoint); each was said dropped by the others. Now
+    carried between the three (said approximated: who gets the signal differs), the time
+    in each one's unit (LSF's whole minutes rounded up: never later than asked); PBS and
+    Grid Engine have none (said dropped); Slurm's R: and LSF's actions (CHKPNT) are not
+    signals before the limit and stay dropped."""
+    rel = "slurm/signal_B_usr1_open_mode_append_trap.sbatch"
+    flux, warnings = _translated(rel, "flux")
+    assert "#flux: --signal=USR1@1m\n" in flux
+    assert any(w.startswith("approximated: #SBATCH --signal=B:USR1@60 as --signal=USR1@1m "
+                            "(a signal 60 s before the time limit;") and "B: (the batch shell "
+               "alone) is not said there" in w for w in warnings), warnings
+    lsf, _ = _translated(rel, "lsf")
+    assert "#BSUB -wa USR1\n#BSUB -wt 1\n" in lsf
+    back = get_script_dialect("lsf").parse_script(lsf)
+    assert [(d.option, d.value) for d in back.unknown] == [("-wa", "USR1"), ("-wt", "1")]
+    _, warnings = _translated(rel, "pbs")
+    assert "dropped: #SBATCH --signal=B:USR1@60 (--signal B:USR1@60: no pbs equivalent)" \
+        in warnings
+    lsf_text = "#!/bin/bash\n#BSUB -n 4\n#BSUB -wa USR1\n#BSUB -wt 1:30\n#BSUB -W 600\n./a\n"
+    slurm, warnings, _ = translate(lsf_text, "slurm", "lsf")
+    assert "#SBATCH --signal=USR1@5400\n" in slurm
+    assert not any(w.startswith("dropped: #BSUB -w") for w in warnings), warnings
+    flux_text = "#!/bin/bash\n#flux: -n 4\n#flux: --signal=SIGTERM@90s\n#flux: -t 1h\n./a\n"
+    lsf, warnings, _ = translate(flux_text, "lsf", "flux")
+    assert "#BSUB -wa TERM\n#BSUB -wt 2\n" in lsf
+    assert any("rounded up to whole minutes" in w for w in warnings)
+    assert "#SBATCH --signal=TERM@90\n" in translate(flux_text, "slurm", "flux")[0]
+    for not_carried, source in (("#SBATCH --signal=R:USR1@60", "slurm"),
+                                ("#BSUB -wa CHKPNT\n#BSUB -wt 5", "lsf"),
+                                ("#BSUB -wa USR1", "lsf"), ("#SBATCH --signal=USR1@0", "slurm")):
+        text = f"#!/bin/bash\n{not_carried}\n./a\n"
+        for target in {"slurm", "flux", "lsf"} - {source}:
+            out, warnings, _ = translate(text, target, source)
+            assert "signal" not in out and "-wa" not in out, (not_carried, target, out)
+            assert any(w.startswith("dropped: " + not_carried.splitlines()[0])
+                       for w in warnings), warnings
 
 
 def test_grid_engine_binding_instance_and_strategy_stay_one_option():

@@ -57,6 +57,8 @@ from .scripts_common import (
     words,
     zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import lsf_minutes, said, warn_signal
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
               "cn_mem core_isolation csm data smt step_cgroup stage freq Ep Jd "
@@ -869,6 +871,13 @@ class LsfScript:
                                    skip=lambda d: d.option.startswith((*_SUB, "-R{")))
         carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
                    and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)):
+            minutes = lsf_minutes(ws)
+            add("-wa", ws.name)
+            add("-wt", minutes)
+            rounded = ", rounded up to whole minutes" if ws.seconds % 60 else ""
+            warnings.append(said(ws, self.name, f"-wa {ws.name} -wt {minutes}", rounded))
+            carried += signal_carried(ws)
         warnings += foreign_warnings(spec, self.name, skip=carried + day_carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)

@@ -59,6 +59,8 @@ from .scripts_common import (
     without_submit_waits,
     words,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import said, slurm_value, warn_signal
 
 _NONE = words("contiguous hold ignore-pbs no-requeue overcommit oversubscribe parsable quiet "
               "reboot "
@@ -848,7 +850,13 @@ class SlurmScript:
         self._render_env(spec, add, warnings)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count,
                                    skip=lambda d: any(d is g for g in kept_gres))
-        warnings += foreign_warnings(spec, self.name)
+        signal_kept: list[tuple[str, str | None]] = []
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)) \
+                and (value := slurm_value(ws)):
+            add("signal", value)
+            warnings.append(said(ws, self.name, f"--signal={value}"))
+            signal_kept = signal_carried(ws)
+        warnings += foreign_warnings(spec, self.name, skip=signal_kept)
         if _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the
             # original scheduler ignored them, so keep it that way

@@ -29,7 +29,8 @@ limit) was called a template placeholder, and `h_rt=infinity` refused as a bad t
 zero limit (PBS `walltime=0`, LSF `-W 0`, `h_rt=0`) reached Slurm as `--time=00:00:00`
 and flux as `--time-limit=0d`, which both read as no limit at all. And one gap closed: a
 signal before the time limit (Slurm --signal, flux --signal, LSF -wa/-wt) was said
-dropped between the three that have it; it is now carried (said approximated)."""
+dropped between the three that have it; it is now carried (said approximated). HPE MPT's
+`mpiexec_mpt` and MVAPICH's `mpirun_rsh` were no MPI launcher to the needs reader."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
+from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen13"
@@ -429,3 +431,12 @@ def test_a_zero_time_limit_never_becomes_slurm_or_flux_no_limit():
         flux, _, _ = translate(text, "flux", source)
         assert "time-limit" not in flux
         assert line in translate(text, source, source)[0]
+
+
+def test_mpt_and_mvapich_launchers_are_read_as_mpi_launchers():
+    """`mpiexec_mpt` (HPE MPT, as NCAR's PBS guides write it) and `mpirun_rsh` (MVAPICH)
+    were no launcher to the needs reader: a job needing an MPI stack went unchecked."""
+    source, text = read_fixture(HERE, "pbs/pro_place_excl_group_switch.pbs")
+    assert needs_of(get_script_dialect(source).parse_script(text)).mpi == "mpiexec"
+    rsh = "#!/bin/bash\n#SBATCH -n 4\nmpirun_rsh -np 4 -hostfile hosts ./a\n"
+    assert needs_of(get_script_dialect("slurm").parse_script(rsh)).mpi == "mpirun"

@@ -30,14 +30,20 @@ zero limit (PBS `walltime=0`, LSF `-W 0`, `h_rt=0`) reached Slurm as `--time=00:
 and flux as `--time-limit=0d`, which both read as no limit at all. And one gap closed: a
 signal before the time limit (Slurm --signal, flux --signal, LSF -wa/-wt) was said
 dropped between the three that have it; it is now carried (said approximated). HPE MPT's
-`mpiexec_mpt` and MVAPICH's `mpirun_rsh` were no MPI launcher to the needs reader."""
+`mpiexec_mpt` and MVAPICH's `mpirun_rsh` were no MPI launcher to the needs reader.
+--ntasks-per-gpu beside --gpus-per-task, --gpus-per-socket or --ntasks-per-node (which
+sbatch refuses) was kept as written; it is refused, naming both lines."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
 
@@ -440,3 +446,20 @@ def test_mpt_and_mvapich_launchers_are_read_as_mpi_launchers():
     assert needs_of(get_script_dialect(source).parse_script(text)).mpi == "mpiexec"
     rsh = "#!/bin/bash\n#SBATCH -n 4\nmpirun_rsh -np 4 -hostfile hosts ./a\n"
     assert needs_of(get_script_dialect("slurm").parse_script(rsh)).mpi == "mpirun"
+
+
+@pytest.mark.parametrize("lines, named", [
+    ("-n 8\n#SBATCH --gpus-per-task=1\n#SBATCH --ntasks-per-gpu=2",
+     "--ntasks-per-gpu (line 4) with --gpus-per-task (line 3)"),
+    ("-N 2\n#SBATCH --ntasks-per-node=4 --gpus-per-node=2\n#SBATCH --ntasks-per-gpu=2",
+     "--ntasks-per-gpu (line 4) with --ntasks-per-node (line 3)"),
+    ("-N 2 --gpus-per-socket=1 --ntasks-per-gpu=1",
+     "--ntasks-per-gpu (line 2) with --gpus-per-socket (line 2)"),
+])
+def test_ntasks_per_gpu_beside_what_sbatch_refuses_is_refused_by_line(lines, named):
+    """sbatch refuses --ntasks-per-gpu beside --gpus-per-task, --gpus-per-socket or
+    --ntasks-per-node; it was kept as written (the job read without it, and sent on to be
+    refused by sbatch, or dropped unsaid of its meaning elsewhere)."""
+    text = f"#!/bin/bash\n#SBATCH {lines}\n./a\n"
+    with pytest.raises(BadInput, match=re.escape(named) + ".*sbatch refuses.*keep one"):
+        get_script_dialect("slurm").parse_script(text)

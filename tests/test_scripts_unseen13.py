@@ -32,7 +32,9 @@ signal before the time limit (Slurm --signal, flux --signal, LSF -wa/-wt) was sa
 dropped between the three that have it; it is now carried (said approximated). HPE MPT's
 `mpiexec_mpt` and MVAPICH's `mpirun_rsh` were no MPI launcher to the needs reader.
 --ntasks-per-gpu beside --gpus-per-task, --gpus-per-socket or --ntasks-per-node (which
-sbatch refuses) was kept as written; it is refused, naming both lines."""
+sbatch refuses) was kept as written; it is refused, naming both lines. A Grid Engine PE
+named with a `.pe`/`_pe` suffix (`smp.pe`, `openmp_pe`) was read as MPI slots anywhere,
+not one host's; flux's `-x` (--exclusive) was kept unread."""
 
 from __future__ import annotations
 
@@ -239,7 +241,15 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=4, tasks=4, cpus=4, walltime=1800, exclusive=True, name="pinned_flux",
         queue="pdebug", stdout="flux-%j.out", unknown=["--requires", "--urgency"],
         notes=["--nodes=4 without --nslots read as 4 slot(s), one "]),
+    # -x is flux's short --exclusive (it was kept unread: the nodes were shared)
+    "flux/short_x_exclusive_slots_queue.flux": dict(
+        nodes=2, tasks=16, cpus=16, walltime=2700, exclusive=True, name="x_short",
+        queue="pbatch"),
     # ----------------------------------------------------- Grid Engine
+    # Manchester CSF's smp.pe is one host's slots (it was read as 8 MPI tasks anywhere);
+    # its v100 consumable kept
+    "sge/csf_smp_pe_v100_consumable.sge": dict(
+        nodes=1, cpus=8, walltime=7200, shell="/bin/bash --login", unknown=["-l v100"]),
     # -V with -v; -shell n and -b n kept
     "sge/V_v_vars_j_y_shell_n.sge": dict(
         walltime=600, name="envtest", variables={"FOO": "bar", "LEVEL": "3"},
@@ -463,3 +473,23 @@ def test_ntasks_per_gpu_beside_what_sbatch_refuses_is_refused_by_line(lines, nam
     text = f"#!/bin/bash\n#SBATCH {lines}\n./a\n"
     with pytest.raises(BadInput, match=re.escape(named) + ".*sbatch refuses.*keep one"):
         get_script_dialect("slurm").parse_script(text)
+
+
+def test_shared_memory_pe_with_a_pe_suffix_is_one_host():
+    """Sites name their PEs `smp.pe` (Manchester CSF), `openmp_pe`: one host's slots, as
+    `smp`; they were read as MPI tasks spread anywhere. An MPI PE keeps its reading."""
+    for pe in ("smp.pe", "openmp_pe", "shm-pe", "smp"):
+        spec = get_script_dialect("sge").parse_script(f"#!/bin/bash\n#$ -pe {pe} 8\n./a\n")
+        r = spec.resources
+        assert (r.nodes, r.cpus_per_task, r.tasks) == (1, 8, None), pe
+    mpi = get_script_dialect("sge").parse_script("#!/bin/bash\n#$ -pe mpi-24-ib.pe 48\n./a\n")
+    assert (mpi.resources.tasks, mpi.resources.nodes) == (48, None)
+    script, _ = _translated("sge/csf_smp_pe_v100_consumable.sge", "slurm")
+    assert "#SBATCH --nodes=1\n" in script and "#SBATCH --cpus-per-task=8\n" in script
+
+
+def test_flux_short_x_is_exclusive():
+    source, text = read_fixture(HERE, "flux/short_x_exclusive_slots_queue.flux")
+    spec = get_script_dialect(source).parse_script(text)
+    assert spec.constraints.exclusive and not spec.unknown
+    assert "#SBATCH --exclusive\n" in translate(text, "slurm", source)[0]

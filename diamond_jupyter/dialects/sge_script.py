@@ -58,7 +58,7 @@ _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 SMP_PE = "smp"
 MPI_PE = "mpi"
 _SHARED_PE = re.compile(r"^(smp|shm|shmem|shared|threads?|threaded|openmp|omp|multithread\w*|"
-                        r"make|pe_slots|serial|single|local)$", re.I)
+                        r"make|pe_slots|serial|single|local)(?:[._-]?pe)?$", re.I)  # smp.pe
 # qsub options and how many values each takes (0: a flag)
 _ARITY = {
     "-N": 1, "-pe": 2, "-l": 1, "-q": 1, "-o": 1, "-e": 1, "-j": 1, "-t": 1, "-tc": 1,

@@ -1243,10 +1243,14 @@ def _shell_reads(cmd: _Cmd) -> bool:
         w.rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "ksh", "dash") for w in words)
 
 
+# MPI launchers named for their MPI: HPE MPT's mpiexec_mpt, MVAPICH's mpirun_rsh
+_NAMED_LAUNCHERS = {"orterun": "mpirun", "mpiexec_mpt": "mpiexec", "mpirun_rsh": "mpirun"}
+
+
 def _launcher(prog: str, cmd: list[str]) -> str | None:
     stem = prog.split(".", 1)[0]
-    if stem in ("mpirun", "mpiexec", "orterun"):
-        return "mpirun" if stem == "orterun" else stem
+    if stem in ("mpirun", "mpiexec") or stem in _NAMED_LAUNCHERS:
+        return _NAMED_LAUNCHERS.get(stem, stem)
     if prog in ("srun", "aprun", "jsrun", "ibrun"):
         return prog
     if prog == "flux" and len(cmd) > 1 and cmd[1] in ("run", "submit", "mini", "bulksubmit"):

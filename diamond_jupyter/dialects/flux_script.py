@@ -41,6 +41,7 @@ from .scripts_common import (
     without_submit_waits,
     words,
 )
+from .warn_signal import carried, said, warn_signal
 
 _REQUIRED = words("nslots cores-per-slot gpus-per-slot nodes time-limit queue job-name output "
                   "error cores tasks-per-node gpus-per-node "
@@ -53,7 +54,8 @@ TABLE = OptionTable(
     | {"dump": Opt("dump", "optional")},
     {"n": Opt("nslots"), "c": Opt("cores-per-slot"), "g": Opt("gpus-per-slot"),
      "N": Opt("nodes"), "t": Opt("time-limit"), "q": Opt("queue"), "o": Opt("setopt"),
-     "S": Opt("setattr"), "B": Opt("broker-opts"), "v": Opt("verbose", "none")},
+     "S": Opt("setattr"), "B": Opt("broker-opts"), "v": Opt("verbose", "none"),
+     "x": Opt("exclusive", "none")},
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
 _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
@@ -466,7 +468,12 @@ class FluxScript:
         # a `# flux:` line among `#flux:` ones)
         lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
                   for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
-        warnings += foreign_warnings(spec, self.name)
+        signal_kept: list[tuple[str, str | None]] = []
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)):
+            add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")
+            warnings.append(said(ws, self.name, f"--signal={ws.name}@{fmt_fsd(ws.seconds)}"))
+            signal_kept = carried(ws)
+        warnings += foreign_warnings(spec, self.name, skip=signal_kept)
         return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
 
     @staticmethod

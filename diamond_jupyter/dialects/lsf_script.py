@@ -56,11 +56,14 @@ from .scripts_common import (
     unknown,
     without_submit_waits,
     words,
+    zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import lsf_minutes, said, warn_signal
 
 _WORDS_ARG = words("nnodes alloc_flags gpu cwd oo eo We app sla outdir ptl jsdl ext env cn_cu "
               "cn_mem core_isolation csm data smt step_cgroup stage freq Ep Jd "
-              "Lp clusters notify pack rnc is sp")
+              "Lp clusters notify pack rnc is sp wa wt network hostfile jobaff mig eptl")
 # flags of bsub (no value): -Ne mail on exit, -ar autoresizable, -hl host-based memory
 # limits, -Zs spooled command file, -datachk, -ti orphan termination with -w
 _WORDS_FLAG = words("Is Ip IS ISs Ss rn XF tty K Ne ar hl Zs datachk ti")
@@ -349,6 +352,8 @@ class LsfScript:
             if secs is None or (slash and not host.strip()):
                 raise bad(item, "bad run limit", "[hours:]minutes[/host_name or /host_model], "
                           "e.g. 24:00")
+            if secs == 0:
+                return zero_time_limit(spec, item, f"-W {v}")
             r.walltime_s = secs
             spec.metadata.pop("lsf_runlimit_host", None)  # bsub keeps the last -W
             if slash:  # a limit in hostA's time: LSF scales it by the running host's CPU factor
@@ -868,6 +873,13 @@ class LsfScript:
                                    skip=lambda d: d.option.startswith((*_SUB, "-R{")))
         carried = [("-pe", d.value) for d in spec.unknown if d.dialect == "sge"
                    and d.option == "-pe" and any(f"{d.raw.strip()} as -n" in w for w in warnings)]
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)):
+            minutes = lsf_minutes(ws)
+            add("-wa", ws.name)
+            add("-wt", minutes)
+            rounded = ", rounded up to whole minutes" if ws.seconds % 60 else ""
+            warnings.append(said(ws, self.name, f"-wa {ws.name} -wt {minutes}", rounded))
+            carried += signal_carried(ws)
         warnings += foreign_warnings(spec, self.name, skip=carried + day_carried)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)

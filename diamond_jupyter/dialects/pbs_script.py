@@ -65,6 +65,7 @@ from .scripts_common import (
     unknown,
     whole_job_dependencies,
     without_submit_waits,
+    zero_time_limit,
 )
 
 # a PBS size is an integer with an optional unit: qsub refuses a fraction
@@ -450,6 +451,8 @@ class PbsScript:
             secs = parse_hms(val)
             if secs is None:
                 raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
+            if secs == 0:
+                return zero_time_limit(spec, item, f"walltime={val}")
             r.walltime_s = secs
         elif key in ("mem", "pmem"):
             mb = parse_mem_mb(val, default_unit="b", whole=True)
@@ -742,6 +745,9 @@ class PbsScript:
             place.insert(0, "scatter")
         if c.exclusive and not torque:
             place.append("excl")
+        written = next((d.value for d in extra["-l place:"] if d.value), "") or ""
+        if sorted(as_written := written.removeprefix("place=").split(":")) == sorted(place):
+            place = as_written  # the parts in the order the script wrote them
         if place:
             res.append("place=" + ":".join(place))
         if spec.qos and torque:

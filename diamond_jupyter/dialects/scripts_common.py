@@ -802,10 +802,39 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    out += working_directory_patterns(spec, target)
     if target != "slurm":
         shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
         out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
     return out
+
+
+# bsub -cwd's dynamic patterns (job id, group, index, execution id and index, project,
+# user, user group, first host): LSF fills them in and makes the directory
+_LSF_CWD_PATTERN = re.compile(r"%(?:JG|EJ|EI|[JIPUGH])")
+
+
+def zero_time_limit(spec: JobSpec, item: Item, limit: str) -> bool:
+    """A limit of zero (`walltime=0`, `-W 0`, `h_rt=0`): Slurm and flux read 0 as no limit
+    at all, so it is not the job's time here: kept as written, said. Always False (for a
+    reader's `return`)."""
+    note(spec, f"line {item.lineno}: {limit} is a zero time limit: not read as the job's "
+               "time (Slurm and flux take 0 as no limit at all); kept as written")
+    return False
+
+
+def working_directory_patterns(spec: JobSpec, target: str) -> list[str]:
+    """An LSF working directory's patterns (`-cwd /scratch/%U/%J`): no other scheduler
+    fills them in a working directory, so they are kept literally, and said."""
+    path = spec.working_directory or ""
+    if spec.source_dialect != "lsf" or target == "lsf":
+        return []
+    found = list(dict.fromkeys(_LSF_CWD_PATTERN.findall(path)))
+    if not found:
+        return []
+    return [f"approximated: {', '.join(found)} in working directory {path!r}: LSF fills "
+            f"{'it' if len(found) == 1 else 'them'} in and makes the directory; {target} "
+            "does neither (kept literally)"]
 
 
 def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:

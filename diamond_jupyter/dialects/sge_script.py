@@ -50,6 +50,7 @@ from .scripts_common import (
     tokenize,
     unknown,
     without_submit_waits,
+    zero_time_limit,
 )
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
@@ -57,7 +58,7 @@ _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 SMP_PE = "smp"
 MPI_PE = "mpi"
 _SHARED_PE = re.compile(r"^(smp|shm|shmem|shared|threads?|threaded|openmp|omp|multithread\w*|"
-                        r"make|pe_slots|serial|single|local)$", re.I)
+                        r"make|pe_slots|serial|single|local)(?:[._-]?pe)?$", re.I)  # smp.pe
 # qsub options and how many values each takes (0: a flag)
 _ARITY = {
     "-N": 1, "-pe": 2, "-l": 1, "-q": 1, "-o": 1, "-e": 1, "-j": 1, "-t": 1, "-tc": 1,
@@ -68,6 +69,10 @@ _ARITY = {
     "-shell": 1, "-soft": 0, "-hard": 0, "-sync": 1, "-w": 1, "-pty": 1, "-C": 1,
 }
 _SENTINEL = re.compile(r"^#\$(?=\s|-|$)\s*(.*)$")
+_BINDING_INSTANCES = ("set", "env", "pe")  # -binding's optional first word (qsub(1))
+# the resource limits queue_conf(5) names, each of which may be INFINITY
+_LIMITS = ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_data", "s_data",
+           "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss", "h_fsize", "s_fsize")
 _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
 _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
@@ -97,6 +102,9 @@ def _items(payload: str, lineno: int, raw: str) -> list[Item]:
             continue
         if i + n > len(tokens):
             raise BadInput(f"line {lineno}: option {tok} needs {n} value(s): {raw.strip()}")
+        if tok == "-binding" and tokens[i:i + 1] and tokens[i] in _BINDING_INSTANCES \
+                and i + 1 < len(tokens):
+            n = 2  # -binding [set|env|pe] strategy
         value = " ".join(tokens[i:i + n]) if n else None
         i += n
         if tok == "-l" and value:
@@ -304,12 +312,18 @@ class SgeScript:
     def _resource(self, spec: JobSpec, item: Item) -> bool:
         key, eq, val = (item.value or "").partition("=")
         r = spec.resources
+        if key in _LIMITS and val.lower() in ("infinity", "inf"):  # complex(5): no limit
+            note(spec, f"line {item.lineno}: -l {key}={val} asks no limit (Grid Engine's "
+                       "INFINITY); other schedulers get their own default; kept as written")
+            return False
         if key in ("h_rt", "h_vmem", "gpu") and is_placeholder(val, loose=True):
             raise bad(item, "placeholder", "a concrete value")
         if key == "h_rt":
             secs = parse_hms(val)
             if secs is None:
                 raise bad(item, "bad h_rt", "[[H:]M:]S or seconds, e.g. 01:30:00")
+            if secs == 0:
+                return zero_time_limit(spec, item, f"h_rt={val}")
             r.walltime_s = secs
         elif key == "h_vmem":
             mb = parse_mem_mb(val, default_unit="b")

@@ -60,6 +60,8 @@ from .scripts_common import (
     without_submit_waits,
     words,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import said, slurm_value, warn_signal
 
 _NONE = words("contiguous hold ignore-pbs no-requeue overcommit oversubscribe parsable quiet "
               "reboot "
@@ -143,6 +145,10 @@ def _slurm_mem_mb(item: Item) -> int:
     return mb
 
 
+# sbatch(1): --ntasks-per-gpu "is not compatible with" these
+_NOT_WITH_TASKS_PER_GPU = ("gpus-per-task", "gpus-per-socket", "ntasks-per-node")
+
+
 @dataclass
 class _Later:
     """Options that resolve only once every line is read (a later line may set the nodes or
@@ -153,6 +159,8 @@ class _Later:
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
     tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
     memory: dict[str, int] = field(default_factory=dict)  # --mem* option -> its line
+    # the options sbatch refuses beside --ntasks-per-gpu -> the line of each
+    not_per_gpu: dict[str, int] = field(default_factory=dict)
 
 
 def parse_slurm_time(text: str) -> int | None:
@@ -376,6 +384,8 @@ class SlurmScript:
                            "directive only where the line starts with #SBATCH)")
 
     def _apply(self, spec: JobSpec, item: Item, later: _Later) -> None:
+        if item.known and item.option in _NOT_WITH_TASKS_PER_GPU:
+            later.not_per_gpu[item.option] = item.lineno
         if item.known:  # sbatch keeps the last of an option: an earlier one kept is gone
             spec.unknown = [d for d in spec.unknown if d.option != "--" + item.option]
             if item.option == "time":
@@ -650,6 +660,12 @@ class SlurmScript:
         if later.tasks_per_gpu is None:
             return
         lineno, raw, value, k = later.tasks_per_gpu
+        if later.not_per_gpu:
+            given = ", ".join(f"--{o} (line {n})" for o, n in sorted(
+                later.not_per_gpu.items(), key=lambda x: x[1]))
+            raise BadInput(f"--ntasks-per-gpu (line {lineno}) with {given}: sbatch refuses "
+                           "--ntasks-per-gpu beside --gpus-per-task, --gpus-per-socket or "
+                           "--ntasks-per-node; keep one")
         r = spec.resources
         gpn = r.gpus_per_node
         total = gpn if later.gpus else (gpn * (r.nodes or 1) if gpn else None)
@@ -851,7 +867,13 @@ class SlurmScript:
         self._render_env(spec, add, warnings)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count,
                                    skip=lambda d: any(d is g for g in kept_gres))
-        warnings += foreign_warnings(spec, self.name)
+        signal_kept: list[tuple[str, str | None]] = []
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)) \
+                and (value := slurm_value(ws)):
+            add("signal", value)
+            warnings.append(said(ws, self.name, f"--signal={value}"))
+            signal_kept = signal_carried(ws)
+        warnings += foreign_warnings(spec, self.name, skip=signal_kept)
         if _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the
             # original scheduler ignored them, so keep it that way

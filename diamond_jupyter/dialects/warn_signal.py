@@ -1,0 +1,107 @@
+"""A signal sent shortly before the job's time limit (to checkpoint), as each scheduler
+writes it: Slurm `--signal=[B:]SIG[@seconds]` (60 s when no time is given), flux
+`--signal=SIG@FSD` (the same default), LSF `-wa SIG` with `-wt [hours:]minutes`. PBS and
+Grid Engine have no such option. Read from the options a script kept as written, so a
+translation between these three carries it instead of dropping it."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..model import Directive, JobSpec
+from .scripts_common import words
+
+# signals by name (SIG prefix optional, any case) or number; LSF's -wa also takes actions
+# such as CHKPNT, which are not signals and are not carried
+_SIGNALS = frozenset(words("HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM "
+                           "TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF "
+                           "WINCH IO PWR SYS"))
+_SLURM = re.compile(r"(?:(B):)?(\w+)(?:@(\d+))?", re.I)  # R: (reservations) is not carried
+_FLUX = re.compile(r"(\w+)(?:@(\d+(?:\.\d+)?)([smhd]?))?", re.I)
+_FSD = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_LSF_TIME = re.compile(r"(?:(\d+):)?(\d+)")
+SLURM_MAX_SECONDS = 65535  # sbatch's sig_time is 16 bits
+
+
+@dataclass(frozen=True)
+class WarnSignal:
+    name: str  # without SIG: USR1, TERM, 10
+    seconds: int  # before the time limit
+    batch_only: bool  # Slurm's B: (the batch shell alone)
+    kept: tuple[Directive, ...]  # the source's options it was read from
+
+    @property
+    def raw(self) -> str:
+        return " ".join(d.raw.strip() for d in self.kept)
+
+
+def _signal(text: str) -> str | None:
+    name = text.upper().removeprefix("SIG")
+    return name if name in _SIGNALS or name.isdigit() else None
+
+
+def warn_signal(spec: JobSpec) -> WarnSignal | None:
+    """The signal the script's own options ask before its time limit, or None (none asked,
+    or asked in a form not carried: Slurm's R:, LSF's -wa without -wt or with an action,
+    a time of 0)."""
+    ws = _read(spec)
+    return ws if ws and ws.seconds > 0 else None
+
+
+def _read(spec: JobSpec) -> WarnSignal | None:
+    source = spec.source_dialect
+    own = [d for d in spec.unknown if d.dialect == source]
+    if source in ("slurm", "flux"):
+        kept = [d for d in own if d.option == "--signal" and d.value]
+        if not kept:
+            return None
+        d = kept[-1]
+        if source == "slurm":
+            m = _SLURM.fullmatch(d.value or "")
+            if not m or not (name := _signal(m.group(2))):
+                return None
+            return WarnSignal(name, int(m.group(3) or 60), bool(m.group(1)), (d,))
+        m = _FLUX.fullmatch(d.value or "")
+        if not m or not (name := _signal(m.group(1))):
+            return None
+        secs = math.ceil(float(m.group(2)) * _FSD[m.group(3).lower()]) if m.group(2) else 60
+        return WarnSignal(name, secs, False, (d,))
+    if source == "lsf":
+        action = [d for d in own if d.option == "-wa" and d.value]
+        when = [d for d in own if d.option == "-wt" and d.value]
+        if not action or not when or not (name := _signal(action[-1].value or "")):
+            return None
+        m = _LSF_TIME.fullmatch((when[-1].value or "").strip())
+        if not m:
+            return None
+        minutes = int(m.group(1) or 0) * 60 + int(m.group(2))
+        return WarnSignal(name, minutes * 60, False, (action[-1], when[-1]))
+    return None
+
+
+def carried(ws: WarnSignal) -> list[tuple[str, str | None]]:
+    """The kept options it was read from, for `foreign_warnings(skip=...)`."""
+    return [(d.option, d.value) for d in ws.kept]
+
+
+def said(ws: WarnSignal, target: str, written: str, extra: str = "") -> str:
+    """The line a translation says about it (which processes get the signal differs)."""
+    who = {"slurm": "the job's steps, not its batch shell",
+           "flux": "the job", "lsf": "the job's processes"}[target]
+    batch = "; B: (the batch shell alone) is not said there" if ws.batch_only else ""
+    return (f"approximated: {ws.raw} as {written} (a signal {ws.seconds} s before the time "
+            f"limit; {target} sends it to {who}{batch}{extra})")
+
+
+def slurm_value(ws: WarnSignal) -> str | None:
+    """`--signal`'s value, or None when the time is past what sbatch takes."""
+    if ws.seconds > SLURM_MAX_SECONDS:
+        return None
+    return f"{'B:' if ws.batch_only else ''}{ws.name}@{ws.seconds}"
+
+
+def lsf_minutes(ws: WarnSignal) -> int:
+    """-wt in whole minutes, rounded up (the signal no later than asked)."""
+    return max(1, math.ceil(ws.seconds / 60))

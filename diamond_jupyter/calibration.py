@@ -395,8 +395,12 @@ class SiteCalibration:
                  wait: Iterable[WaitSample] = (),
                  queued: dict[str, QueueWait] | None = None,
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
-                 tail: str = "request", cohort_s: float | None = None) -> None:
+                 tail: str = "request", cohort_s: float | None = None,
+                 own_runtimes: dict[str, float] | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # the user's own queued and running jobs here: how long each is expected to run (s,
+        # by native id, as their kind ran before), not as other users' jobs of their class
+        self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
         samples, waits, owns = list(samples), list(wait), list(own)

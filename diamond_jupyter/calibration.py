@@ -26,6 +26,10 @@ changed: where the ratios of the latest jobs differ from those before them beyon
 QBETS drops a queue's history at a change point. Otherwise a campaign of short jobs, or
 the workload a site ran an hour ago, would be averaged with the one it runs now.
 
+The user's own jobs queued or running at a site are not other users' work: they run what
+their kind ran before (`own_runtimes`, from the store: the application's runtime, else the
+share of their walltime the user's jobs ran), not their class's ratio.
+
 A site with fewer than MIN_SAMPLES finished jobs of its own (a fresh accounting, or only the
 user's) borrows the other sites' ratios, of its size class over every site, else of all
 their jobs (`PooledRatios`): users over-request everywhere, so they say more than the

@@ -38,7 +38,7 @@ recorded 23-38 s.
 
 `--playout` (issue 15) rebuilds the site from the engine's own Slurm play-out instead
 (`playout_compare`: the run's probes included, every job at its true runtime), which on
-alpha gives the recorded probe starts (seed 110: within 1-20 s), and sets the engine's
+alpha gives the recorded probe starts (seed 110: within 21 s), and sets the engine's
 prediction with the earlier probes ahead planned at the load's runtime ratio ("before")
 beside the one at their own runtime ("after", `SiteCalibration.own_runtimes`); several
 `--run`s are summed up. Over the 89 kept runs (0.5 s start-up, each run's three seeds

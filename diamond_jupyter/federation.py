@@ -69,7 +69,7 @@ from .model import (
     check_text,
     utcnow,
 )
-from .placement import Placement, StageData
+from .placement import Placement, StageData, runtime_prior
 from .site_kinds import make_site
 from .sites import NotARegularFile, Site, Sites, carries_a_token
 from .store import Store
@@ -548,8 +548,6 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         (under `depth_misleads` alpha's load ran 0.4% of its requests, the benchmark's
         probes a third: each probe queued or running ahead of a new one was planned to end
         at once, and alpha predicted 0-40 s where it started after 17-91 s; issue 15)."""
-        from .placement import runtime_prior
-
         history, share = self.runtime_history()
         out: dict[str, dict[str, float]] = {}
         for job in self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],

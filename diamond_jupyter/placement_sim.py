@@ -311,10 +311,11 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
 def _own_left(runtime: float, w: float | None, elapsed: float | None) -> float | None:
     """How long a running job of the user's own, expected to run `runtime` s, still holds
     its nodes (never past its walltime `w`); None once it has run well past that
-    (`AT_LONGEST`): then nothing is known of its end but its class's."""
+    (`AT_LONGEST`), or past its walltime: then nothing is known of its end but its class's
+    (or the kill, `OVERDUE_S`)."""
     if elapsed is None:
         return max(runtime / 2, MIN_LEFT_S)
-    if elapsed > runtime * AT_LONGEST:
+    if elapsed > runtime * AT_LONGEST or (w and elapsed >= w):
         return None
     left = max(runtime - elapsed, MIN_LEFT_S)
     return min(left, max(w - elapsed, MIN_LEFT_S)) if w else left

@@ -35,6 +35,19 @@ recorded 23-38 s.
 
     python -m benchmarks.bed_oracle --run results/placement-depth_misleads-seed103.json \\
         --site delta --history 100,101,102
+
+`--playout` (issue 15) rebuilds the site from the engine's own Slurm play-out instead
+(`playout_compare`: the run's probes included, every job at its true runtime), which on
+alpha gives the recorded probe starts (seed 110: within 21 s), and sets the engine's
+prediction with the earlier probes ahead planned at the load's runtime ratio ("before")
+beside the one at their own runtime ("after", `SiteCalibration.own_runtimes`); several
+`--run`s are summed up. Over the 89 kept runs (0.5 s start-up, each run's three seeds
+before as history): error against the play-out's start 35.4 -> 21.5 s, mean signed -23.4
+-> +10.6 s, over 10 s too soon in 436 -> 126 of 890 rounds, the 90% bound covering it
+682 -> 850; against the recorded starts, mean signed -34.4 -> -0.9 s.
+
+    python -m benchmarks.bed_oracle --run results/placement-depth_misleads-seed*.json \\
+        --site alpha --playout --overhead 0.5
 """
 
 from __future__ import annotations
@@ -293,6 +306,121 @@ def plan_oracle(jobs: list[Played], site: str, at_s: list[float]) -> list[float 
     return probe_starts(load, site, at_s, speed_s, True)
 
 
+def playout_compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s: float
+                    ) -> dict[str, Any]:
+    """The run's site rebuilt from the engine's own Slurm play-out (`probe_oracle.playout`:
+    every job, the run's probes included, at its true runtime plus `overhead_s`, backfill
+    delaying no job ahead), for a site whose order `play` does not rebuild (alpha's
+    part-node jobs). At each round: the probe's start in the play-out, and the engine's
+    prediction (start, 90% bound) on the view rebuilt from it, with the earlier rounds'
+    probes planned at their class's ratio ("before") and at their own runtime once one of
+    them has ended ("after", `SiteCalibration.own_runtimes`, as the engine learns it from
+    its store). The calibration: the load of the runs of `seeds` and of this run ended by
+    then."""
+    from diamond_jupyter.calibration import RunSample, SiteCalibration
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+    from diamond_jupyter.testbed.clusters import cluster
+    from diamond_jupyter.testbed.load import LoadJob
+
+    from . import probe_oracle as po
+
+    if run.get("traces") or run.get("profile") not in (None, "depth_misleads"):
+        raise BadInput("a depth_misleads run is needed (real-log runs: benchmarks.probe_oracle)")
+    rounds = run.get("per_round") or []
+    interval = run.get("interval_s") or 12.0
+    plan = dict(rounds=len(rounds), interval=interval, base_s=run.get("probe_base_s") or 20.0,
+                duration_s=25.0 + len(rounds) * interval, time_scale=run.get("time_scale") or 150.0)
+    jobs = [LoadJob(at_s=j.at_s, site=site, nodes=j.nodes, cpus_per_node=j.slots,
+                    runtime_s=j.runtime_s + overhead_s, name=j.name, gpus=j.gpus,
+                    walltime_min=max(1, round(j.walltime_s / 60)))
+            for j in jobs_of(run["seed"], site, **plan)]
+    starts, nodes_of = po.playout(jobs, site)
+    before = history(seeds, site, "load", overhead_s, **plan)
+    cfg = SiteConfig(name=site, speed_factor=cluster(site).speed_factor)
+    spec = JobSpec(name="probe", command="true", resources=Resources(
+        nodes=1, cpus_per_task=PROBE_CPUS, walltime_s=PROBE_WALLTIME_S))
+    part = po._default_partition(site)
+    probes = [i for i, j in enumerate(jobs) if j.name.startswith("probe")]
+    rows = []
+    for k, r in enumerate(rounds[:len(probes)]):
+        t = jobs[probes[k]].at_s - 0.01
+        then = max(0.0, t - 60.0)  # the scheduler's estimates lag a minute (`probe_oracle`)
+        view = po.with_estimates(po.rebuilt_view(jobs, site, starts, nodes_of, t),
+                                 po.rebuilt_view(jobs, site, starts, nodes_of, then), t - then)
+        ended = [i for i, j in enumerate(jobs)
+                 if (s := starts.get(i)) is not None and s + j.runtime_s <= t]
+        samples = before + [RunSample(part, jobs[i].nodes * jobs[i].cpus_per_node,
+                                      jobs[i].walltime_min * 60.0, math.ceil(jobs[i].runtime_s),
+                                      (po.NOW + timedelta(seconds=starts[i] + jobs[i].runtime_s
+                                                          - t)).timestamp())
+                            for i in ended if i not in probes]
+        known = any(i in probes for i in ended)
+        mine = {str(i): jobs[i].runtime_s for i in probes[:k]} if known else {}
+        row: dict[str, Any] = {
+            "round": r.get("round", k),
+            "playout_s": starts[probes[k]] - jobs[probes[k]].at_s
+            if probes[k] in starts else None,
+            "recorded_s": (r.get("started_s") or {}).get(site),
+            "predicted_s": ((r.get("estimate") or {}).get(site) or {}).get("start_s")}
+        for name, own in (("before", {}), ("after", mine)):
+            v = place(spec, [(cfg, view)], now=po.NOW, calibration={
+                site: SiteCalibration(samples, own_runtimes=own)}).verdict(site)
+            row[name] = None if v is None or v.estimated_start is None else \
+                (v.estimated_start - po.NOW).total_seconds()
+            row[f"{name}_bound"] = None if v is None or v.start_bound is None else \
+                (v.start_bound - po.NOW).total_seconds()
+        rows.append(row)
+    return {"file_seed": run["seed"], "site": site, "history_seeds": seeds,
+            "overhead_s": overhead_s, "playout": True, "rounds": rows}
+
+
+def playout_summary(runs: list[dict[str, Any]], too_soon_s: float = 10.0) -> dict[str, Any]:
+    """Over every round of `runs` (`playout_compare`), "before" and "after": the mean
+    absolute and signed error against the play-out's start and the recorded one, the rounds
+    predicted more than `too_soon_s` too soon or too late, and the 90% bound's coverage of
+    the play-out's start."""
+    rows = [r for d in runs for r in d["rounds"]]
+    out: dict[str, Any] = {"runs": len(runs), "rounds": len(rows)}
+    for name in ("before", "after"):
+        e = [r[name] - r["playout_s"] for r in rows
+             if r[name] is not None and r["playout_s"] is not None]
+        er = [r[name] - r["recorded_s"] for r in rows
+              if r[name] is not None and r["recorded_s"] is not None]
+        b = [r for r in rows if r["playout_s"] is not None and r[f"{name}_bound"] is not None]
+        out[name] = {
+            "mean_abs_error_s": sum(map(abs, e)) / len(e) if e else None,
+            "mean_signed_error_s": sum(e) / len(e) if e else None,
+            "too_soon": sum(1 for x in e if x < -too_soon_s),
+            "too_late": sum(1 for x in e if x > too_soon_s),
+            "bound_covers": sum(1 for r in b if r["playout_s"] <= r[f"{name}_bound"] + 1e-6),
+            "recorded_mean_abs_error_s": sum(map(abs, er)) / len(er) if er else None,
+            "recorded_mean_signed_error_s": sum(er) / len(er) if er else None}
+    return out
+
+
+def playout_table(runs: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}"
+    rows = [(d["file_seed"], r["round"], f(r["playout_s"]), f(r["recorded_s"]),
+             f(r["predicted_s"]), f"{f(r['before'])} ({f(r['before_bound'])})",
+             f"{f(r['after'])} ({f(r['after_bound'])})") for d in runs for r in d["rounds"]]
+    totals = [(name, f(s["mean_abs_error_s"]), f(s["mean_signed_error_s"]), s["too_soon"],
+               s["too_late"], f"{s['bound_covers']} of {summary['rounds']}",
+               f(s["recorded_mean_abs_error_s"]), f(s["recorded_mean_signed_error_s"]))
+              for name in ("before", "after") for s in [summary[name]]]
+    return (f"## {runs[0]['site'] if runs else ''} rebuilt from the engine's Slurm play-out "
+            f"({summary['runs']} runs, {summary['rounds']} rounds): the probe's start, s\n\n"
+            + markdown_table(["model", "mean abs error vs play-out", "mean signed",
+                              "over 10 s too soon", "over 10 s too late",
+                              "90% bound covers the play-out", "mean abs error vs recorded",
+                              "mean signed vs recorded"], totals) + "\n\n"
+            + markdown_table(["seed", "round", "play-out start", "recorded start",
+                              "recorded prediction", "before: own jobs at the class ratio "
+                              "(90% bound)", "after: at their own runtime (90% bound)"], rows))
+
+
 def table(data: dict[str, Any]) -> str:
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
@@ -313,20 +441,37 @@ def table(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--run", required=True, help="a kept depth_misleads placement run (JSON)")
+    p.add_argument("--run", required=True, nargs="+",
+                   help="a kept depth_misleads placement run (JSON); with --playout, several")
     p.add_argument("--site", required=True, help="the site to rebuild (delta, gamma, ...)")
-    p.add_argument("--history", default="", help="seeds of the runs before it, comma-separated")
+    p.add_argument("--history", default="",
+                   help="seeds of the runs before it, comma-separated (--playout: default "
+                        "the three seeds before each run's)")
     p.add_argument("--overhead", type=float, default=2.0,
                    help="seconds each job holds its slots beyond its runtime")
+    p.add_argument("--playout", action="store_true",
+                   help="rebuild the site from the engine's Slurm play-out (`playout_compare`)")
     args = p.parse_args(argv)
     try:
         seeds = [int(s) for s in args.history.split(",") if s.strip()]
     except ValueError:
         raise SystemExit(f"--history {args.history!r}: seeds as integers, comma-separated "
                          "(e.g. 100,101,102)") from None
-    run = json.loads(Path(args.run).read_text())
-    data = compare(run, args.site, seeds, args.overhead)
-    emit(f"bed_oracle-seed{run.get('seed')}-{args.site}", args, data, table(data))
+    runs = [json.loads(Path(r).read_text()) for r in args.run]
+    if args.playout:
+        got = [playout_compare(run, args.site,
+                               seeds or [run["seed"] - k for k in (3, 2, 1)], args.overhead)
+               for run in runs]
+        summary = playout_summary(got)
+        data = {"summary": summary, "runs": got}
+        name = (f"bed_oracle-seed{runs[0].get('seed')}" if len(runs) == 1
+                else f"bed_oracle-{len(runs)}runs") + f"-{args.site}-playout"
+        emit(name, args, data, playout_table(got, summary))
+        return data
+    if len(runs) != 1:
+        raise SystemExit(f"--run: one run without --playout (got {len(runs)})")
+    data = compare(runs[0], args.site, seeds, args.overhead)
+    emit(f"bed_oracle-seed{runs[0].get('seed')}-{args.site}", args, data, table(data))
     return data
 
 

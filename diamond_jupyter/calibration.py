@@ -26,6 +26,10 @@ changed: where the ratios of the latest jobs differ from those before them beyon
 QBETS drops a queue's history at a change point. Otherwise a campaign of short jobs, or
 the workload a site ran an hour ago, would be averaged with the one it runs now.
 
+The user's own jobs queued or running at a site are not other users' work: they run what
+their kind ran before (`own_runtimes`, from the store: the application's runtime, else the
+share of their walltime the user's jobs ran), not their class's ratio.
+
 A site with fewer than MIN_SAMPLES finished jobs of its own (a fresh accounting, or only the
 user's) borrows the other sites' ratios, of its size class over every site, else of all
 their jobs (`PooledRatios`): users over-request everywhere, so they say more than the
@@ -395,8 +399,12 @@ class SiteCalibration:
                  wait: Iterable[WaitSample] = (),
                  queued: dict[str, QueueWait] | None = None,
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
-                 tail: str = "request", cohort_s: float | None = None) -> None:
+                 tail: str = "request", cohort_s: float | None = None,
+                 own_runtimes: dict[str, float] | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # the user's own queued and running jobs here: how long each is expected to run (s,
+        # by native id, as their kind ran before), not as other users' jobs of their class
+        self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
         # the first door whose ratios a thin second door to its cluster reads (`through`)

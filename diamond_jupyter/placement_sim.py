@@ -53,7 +53,7 @@ from functools import lru_cache
 from math import ceil
 from typing import Literal
 
-from .calibration import RatioFn, SiteCalibration, ratio_fn
+from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import job_hosts
 from .model import Node, SiteSnapshot
 from .placement_fit import aware, node_usable
@@ -127,6 +127,8 @@ class SimState:
     # per release (by its sequence number): when the scheduler expects it, from walltimes;
     # None: the release times themselves are the walltime-based ones
     planned: dict[int, float] | None = None
+    # per release of a running job (by its sequence number): that job's native id
+    job_ids: dict[int, str] = field(default_factory=dict)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -174,6 +176,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     owners: list[tuple[float | None, float | None, str | None, int | None] | None] = []
     planned: dict[int, float] | None = {} if ratio is not None else None
     seq_of: dict[tuple[str, int], int] = {}  # (running job, node) -> its release's seq
+    job_ids: dict[int, str] = {}  # release's seq -> its running job's native id
     for j in snap.running:
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
@@ -197,6 +200,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             if planned is not None:
                 planned[len(rel)] = by_limit
             seq_of[(j.native_id, h)] = len(rel)
+            job_ids[len(rel)] = j.native_id
             rel.append((end, len(rel), h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
     for r in rel:
@@ -234,7 +238,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
-                    planned)
+                    planned, job_ids)
 
 
 def preempted(st: SimState, partitions: Collection[str]) -> SimState:
@@ -269,12 +273,15 @@ def _release_after(w: float | None, elapsed: float | None, partition: str | None
 
 
 def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
-                 queued: RatioFn | None = None) -> tuple[SimState, list[Demand]]:
+                 queued: RatioFn | None = None, own: dict[str, float] | None = None,
+                 bound: bool = False) -> tuple[SimState, list[Demand]]:
     """The state and queue of `build_state`/`pending_demands` (built without a ratio) as
     they would be with `ratio` (`queued`, when given, for the queued jobs): the same nodes
     and shapes, other end times, and no scheduler estimates followed. Cheaper than building
-    them again."""
-    queued = queued or ratio
+    them again. `own`: the user's own jobs' expected runtimes (s, by native id), which
+    they run instead of their class's ratio (`_own_left`); `bound`: never sooner than
+    their class's ratio has them (the upper view)."""
+    queued, own = queued or ratio, own or {}
     planned = st.planned if st.planned is not None else {r[1]: r[0] for r in st.releases}
     rel = []
     for end, seq, h, c, g in st.releases:
@@ -282,16 +289,36 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
         if o is not None:
             w, elapsed, part, cpus = o
             end = _release_after(w, elapsed, part, cpus, ratio)
+            mine = own.get(st.job_ids.get(seq, ""))
+            if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
+                end = max(end, left) if bound else left
         rel.append((end, seq, h, c, g))
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned)
-    new_q = [Demand(d.nodes, d.cpus, d.gpus,
-                    d.duration * queued(d.partition, d.job_cpus, None, d.duration),
-                    d.eligible, 0.0, False, now_ok=d.now_ok, partition=d.partition,
-                    job_cpus=d.job_cpus, native_id=d.native_id, limit=d.planned)
-             for d in queue]
+                      planned, st.job_ids)
+    new_q = []
+    for d in queue:
+        dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration)
+        if (mine := own.get(d.native_id or "")) is not None:
+            mine = min(d.duration, max(mine, MIN_LEFT_S))
+            dur = max(dur, mine) if bound else mine
+        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
+                            now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
+                            native_id=d.native_id, limit=d.planned))
     return new_st, new_q
+
+
+def _own_left(runtime: float, w: float | None, elapsed: float | None) -> float | None:
+    """How long a running job of the user's own, expected to run `runtime` s, still holds
+    its nodes (never past its walltime `w`); None once it has run well past that
+    (`AT_LONGEST`), or past its walltime: then nothing is known of its end but its class's
+    (or the kill, `OVERDUE_S`)."""
+    if elapsed is None:
+        return max(runtime / 2, MIN_LEFT_S)
+    if elapsed > runtime * AT_LONGEST or (w and elapsed >= w):
+        return None
+    left = max(runtime - elapsed, MIN_LEFT_S)
+    return min(left, max(w - elapsed, MIN_LEFT_S)) if w else left
 
 
 View = tuple[SimState, list[Demand]]
@@ -300,12 +327,15 @@ View = tuple[SimState, list[Demand]]
 def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | None
                      ) -> tuple[View, View] | None:
     """The state and queue as `cal` predicts them (running jobs conditioned on their
-    elapsed time, queued work at its class's mean ratio) and as its 90% bound does (the
+    elapsed time, queued work at its class's mean ratio, the user's own jobs at their
+    expected runtimes, `SiteCalibration.own_runtimes`) and as its 90% bound does (the
     upper ratios); None without samples. See `calibration`."""
     median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
     if median is None or upper is None:
         return None
-    return recalibrated(st, queue, median, mean), recalibrated(st, queue, upper)
+    own = cal.own_runtimes if cal is not None else {}
+    return (recalibrated(st, queue, median, mean, own),
+            recalibrated(st, queue, upper, own=own, bound=True))
 
 
 def held_no_later(queue: list[Demand], starts: dict[str, float]) -> list[Demand]:

@@ -57,3 +57,24 @@ def test_a_site_without_jobs_of_its_own_borrows_the_other_sites_ratios():
     for r in run["rounds"]:  # three other sites are too few for a bound: the walltime plan
         assert r["borrowed_bound"] == pytest.approx(r["rebuilt_raw_s"])
         assert r["borrowed_bound"] >= r["rebuilt_s"] - 0.5
+
+
+def test_alpha_rebuilt_from_the_play_out_starts_as_recorded_and_its_own_jobs_explain_it():
+    """Seed 110's alpha (part-node jobs `play` does not rebuild) from the engine's own Slurm
+    play-out, the run's probes included: the probes start as the run recorded them. On its
+    views the engine predicted too soon while the earlier probes ahead were planned at the
+    load's runtime ratio (0.4% of their requests), and no longer at their own (issue 15)."""
+    from benchmarks.bed_oracle import playout_compare, playout_summary
+
+    run = playout_compare(json.loads((RESULTS / "placement-depth_misleads-seed110.json")
+                                     .read_text()), "alpha", [107, 108, 109], 0.5)
+    for r in run["rounds"]:
+        assert r["playout_s"] == pytest.approx(r["recorded_s"], abs=25.0), r
+    s = playout_summary([run])
+    before, after = s["before"], s["after"]
+    assert before["mean_signed_error_s"] < -10 and before["too_soon"] >= 5  # the fault
+    assert after["too_soon"] == 0
+    assert after["mean_abs_error_s"] < before["mean_abs_error_s"] / 2
+    assert after["bound_covers"] >= before["bound_covers"]
+    # the first round has no probe ahead: nothing to change
+    assert run["rounds"][0]["after"] == run["rounds"][0]["before"]

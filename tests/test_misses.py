@@ -1,0 +1,84 @@
+"""Why diamond missed the fastest site (benchmarks/misses.py): each lost round of a kept run
+explained by the engine's own reason and the inputs that were wrong."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import misses
+
+
+def est(start, finish, bound=None, raw=None, **more):
+    return {"start_s": start, "finish_s": finish, "bound_s": bound, "raw_start_s": raw,
+            "source": "calibrated", **more}
+
+
+def round_(k, estimate, started, completion, diamond, fastest, lost, censored=()):
+    return {"round": k, "estimate": estimate, "started_s": started,
+            "completion_s": completion, "censored": list(censored),
+            "choice": {"diamond": diamond}, "fastest": fastest,
+            "additional_s": {"diamond": lost}}
+
+
+def run_of(*rounds, traces=None):
+    return {"seed": 7, "profile": "depth_misleads", "traces": traces, "max_wait_s": 240.0,
+            "per_round": list(rounds)}
+
+
+def test_a_tie_lost_on_a_bound_set_by_recent_waits_and_starts_off_both_ways():
+    # b finishes first by 8 s (within the 10 s noise) but its bound (146 s, over its raw
+    # plan's 40 s: recent waits) is less sure than a's 115 s; a started later than
+    # predicted, b sooner
+    r = round_(7, {"a": est(37.7, 51.0, bound=114.7, raw=347.7),
+                   "b": est(18.9, 43.0, bound=146.0, raw=39.7)},
+               {"a": 60.0, "b": 1.1}, {"a": 73.4, "b": 23.4}, "a", "b", 50.0)
+    got = misses.explain(run_of(r))
+    assert len(got) == 1 and got[0]["chosen"] == "a" and got[0]["fastest"] == "b"
+    assert got[0]["why"].startswith("same finish within noise")
+    assert got[0]["causes"] == ["tie: surer bound (recent waits)",
+                                "chosen too soon: calibration ratios",
+                                "fastest too late: calibration ratios"]
+
+
+def test_a_site_to_start_now_that_never_started_is_the_queue_views_and_rounds_won_are_left():
+    lost = round_(1, {"a": est(0.0, 23.5, bound=0.0, raw=0.0),
+                      "g": est(4.1, 15.8, bound=52.1, raw=52.1)},
+                  {"g": 2.1}, {"a": 240.0, "g": 12.1}, "a", "g", 227.9, censored=("a",))
+    won = round_(2, {"a": est(0.0, 20.0, bound=0.0), "g": est(5.0, 15.0, bound=50.0)},
+                 {"a": 0.5, "g": 3.0}, {"a": 20.5, "g": 13.0}, "g", "g", 0.0)
+    got = misses.explain(run_of(lost, won, traces=[{"log": "KTH"}]))
+    assert [(g["round"], g["background"]) for g in got] == [(1, "real logs")]
+    # a censored probe counts as starting at the run's bound; its runtime is not known
+    assert got[0]["causes"] == ["tie: surer bound", "chosen too soon: queue view"]
+    assert misses.cause_counts(got) == {
+        "chosen too soon: queue view": {"rounds": 1, "lost_s": 227.9},
+        "tie: surer bound": {"rounds": 1, "lost_s": 227.9}}
+
+
+def test_a_runtime_gap_predicted_wrong_is_named_but_a_prior_off_everywhere_alike_is_not():
+    # predicted: a runs 5 s, b 25 s (a 20 s shorter); they ran 40 s and 22 s (a 18 s longer)
+    gap = round_(0, {"a": est(0.0, 5.0, bound=0.0), "b": est(0.0, 25.0, bound=0.0)},
+                 {"a": 0.5, "b": 0.4}, {"a": 40.5, "b": 22.4}, "a", "b", 18.1)
+    # both predicted 4x too short, in the right order: the choice is not the prior's
+    alike = round_(1, {"a": est(2.0, 7.0, bound=5.0, own_wait_ratio=0.5),
+                       "b": est(8.0, 13.5, bound=20.0)},
+                   {"a": 30.0, "b": 0.5}, {"a": 50.0, "b": 22.5}, "a", "b", 27.5)
+    got = misses.explain(run_of(gap, alike))
+    assert got[0]["causes"] == ["runtime gap: -20.0 s predicted, +18.0 s ran"]
+    assert got[1]["causes"] == ["chosen too soon: own jobs"]
+    counts = misses.cause_counts(got)
+    assert counts["runtime gap"] == {"rounds": 1, "lost_s": 18.1}
+
+
+def test_the_command_writes_the_table_and_the_counts(tmp_path, capsys):
+    r = round_(7, {"a": est(37.7, 51.0, bound=114.7, raw=347.7),
+                   "b": est(18.9, 43.0, bound=146.0, raw=39.7)},
+               {"a": 60.0, "b": 1.1}, {"a": 73.4, "b": 23.4}, "a", "b", 50.0)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run_of(r)))
+    data = misses.main(["--runs", str(path), "--out", str(tmp_path), "--name", "m"])
+    assert data["causes"]["tie: surer bound (recent waits)"] == {"rounds": 1, "lost_s": 50.0}
+    md = (tmp_path / "m.md").read_text()
+    assert "| depth_misleads | 7 | 7 | a: 37.7 (114.7), started 60.0 |" in md
+    assert "| tie: surer bound (recent waits) | 1 | 50.0 |" in md
+    assert "per cause" in capsys.readouterr().out

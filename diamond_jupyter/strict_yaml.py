@@ -100,7 +100,45 @@ class _Strict:
         if node is None:
             return None
         _check_flow_depth(node, self.max_depth)
+        _check_expansion(node)
         return self.construct_document(node)  # type: ignore[attr-defined]
+
+
+# Values that aliases may add to a document beyond its own (each `*name` counts what its
+# anchor holds): a file repeats a block a few hundred times, not a billion
+MAX_ALIAS_VALUES = 100_000
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """ConstructorError when aliases (`*name`) make the document hold more than
+    MAX_ALIAS_VALUES values beyond its own nodes: nine anchors of nine aliases each (a
+    "billion laughs") read in microseconds, as shared objects, but every check that walks,
+    copies or prints the value (a list of steps' inputs, a number's error message) spent
+    minutes and gigabytes on it. Named at the innermost anchor past the bound."""
+    sizes: dict[int, int] = {}
+    todo: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while todo:
+        node, children_done = todo.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            sizes[id(node)] = 1
+            continue
+        if not children_done:
+            todo.append((node, True))
+            todo += [(c, False) for c in children if id(c) not in sizes]
+            continue
+        sizes[id(node)] = size = 1 + sum(sizes[id(c)] for c in children)
+        if size > MAX_ALIAS_VALUES + len(sizes):
+            raise ConstructorError(
+                None, None, f"anchors and aliases (&name, *name) make it hold more than "
+                f"{MAX_ALIAS_VALUES:,} values (an alias repeats all its anchor holds, and "
+                "aliases of aliases multiply): write the repeated part out, or repeat it "
+                "fewer times", node.start_mark)
 
 
 def _check_flow_depth(root: yaml.Node, max_depth: int) -> None:

@@ -962,8 +962,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def _fetch_listing(self, job_id: str, dest: str | Path | None
                              ) -> tuple[Path, list[tuple[str, Path]], dict[str, FileStat]]:
         """`fetch_pairs` and each result file's listing (remote path -> its size and mode),
-        from the one listing of the job's directory; the pairs include the FIFOs, devices
-        and sockets there (for `fetch_choice` to name, never to copy)."""
+        from the one listing of the job's directory; the pairs include the FIFOs, devices,
+        sockets and symbolic links there (for `fetch_choice` to name, never to copy)."""
         if dest is not None:
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)

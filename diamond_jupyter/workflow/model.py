@@ -376,7 +376,10 @@ class Step(_Strict):
                 _not_text(n)
                 if isinstance(n, (dict, list)):
                     # `- {step: a, status: afterany}`, `- {job: a, condition: done}`
-                    shown = _SHOWN.repr(n)  # bounded: aliases can nest a billion items
+                    # bounded (aliases can nest a billion items); as written when it is
+                    # short (reprlib sorts a mapping's keys)
+                    shown = _SHOWN.repr(n)
+                    shown = repr(n) if "..." not in shown else shown
                     raise ValueError(f"needs lists the steps' names (needs: [prep, fit]), not "
                                      f"{shown}: a dependency's kind is not read (a step "
                                      "starts once every step it needs has COMPLETED)")

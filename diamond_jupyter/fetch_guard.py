@@ -123,7 +123,7 @@ def link_line(text: str | None, resolved: str | None, job_dir: str | None) -> st
     shown = repr(text[:MAX_LINK_TEXT]) + ("..." if len(text) > MAX_LINK_TEXT else "")
     if resolved is None:
         return (f"a symbolic link to {shown}, which leads nowhere on the site (a missing "
-                "target or a loop); not fetched")
+                "target, a loop or a directory the login may not look into); not fetched")
     if job_dir and (resolved == job_dir or resolved.startswith(job_dir.rstrip("/") + "/")):
         return (f"a symbolic link to {shown}, inside the job's directory; links are not "
                 "followed (fetch its target by its own name)")

@@ -34,8 +34,8 @@ def _outside(target: str, to: str) -> str:
 
 
 def _nowhere(target: str) -> str:
-    return (f"a symbolic link to {target!r}, which leads nowhere on the site (a missing target "
-            "or a loop); not fetched")
+    return (f"a symbolic link to {target!r}, which leads nowhere on the site (a missing target, "
+            "a loop or a directory the login may not look into); not fetched")
 
 
 # name in the job's directory -> what the link holds (a job's hostile and everyday links)
@@ -226,6 +226,13 @@ async def test_over_sftp_links_are_listed_named_and_never_followed(sshd, tmp_pat
         assert await t.link_target(f"{wd}/passwd") == ("/etc/passwd", "/etc/passwd")
         assert await t.link_target(f"{wd}/loop") == ("loop", None)
         assert await t.real_path(f"{wd}/none") is None
+        # a target in a directory the login may not look into leads nowhere it can see
+        for argv in (["mkdir", "--", f"{base}/locked"], ["touch", "--", f"{base}/locked/f"],
+                     ["chmod", "000", "--", f"{base}/locked"],
+                     ["ln", "-s", "--", "locked/f", f"{base}/lk"]):
+            await t.run(argv, check=True)
+        assert await t.link_target(f"{base}/lk") == ("locked/f", None)
+        await t.run(["chmod", "700", "--", f"{base}/locked"], check=True)
 
         job = _job(fed.store, Path(wd))
         dest = tmp_path / "dest"

@@ -36,6 +36,7 @@ from .strict_yaml import (
 
 SCHEDULERS = ("slurm", "pbs", "lsf", "flux", "sge")
 HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may be
+MAX_RECONNECT_ATTEMPTS = 10  # transport.reconnect_attempts
 MAX_SSH_SESSIONS = 256  # transport.max_sessions: channels (and threads) one SSH connection runs
 # other names centers use for them (lower case); torque also sets pbs flavor torque
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
@@ -386,7 +387,9 @@ class TransportConfig(_Cfg):
     # sshd MaxSessions: channels per connection (each command in flight holds one, and a
     # thread); at most MAX_SSH_SESSIONS
     max_sessions: int = Field(default=10, ge=2, le=MAX_SSH_SESSIONS)
-    reconnect_attempts: int = Field(default=3, ge=1)  # connects tried (backoff) per call
+    # connects tried (backoff) per call; bounded: a site that is down fails a call in
+    # minutes, not never (each try waits up to connect_timeout_s and a pause of up to 8 s)
+    reconnect_attempts: int = Field(default=3, ge=1, le=MAX_RECONNECT_ATTEMPTS)
     # slurmrestd: the API's base URL (http[s]://HOST:PORT), its OpenAPI plugin version, and
     # where the user's JWT comes from: a command that prints it (`scontrol token`, as
     # `SLURM_JWT=...` or bare), or a file holding it; neither is ever logged or stored.
@@ -1194,6 +1197,21 @@ def _read_text(p: Path, named: bool = True) -> str:
     return data.decode("utf-8")
 
 
+_TOML_TABLE = re.compile(r"^\s*\[\[?\s*[\w.\"' -]+\s*\]\]?\s*(#.*)?$", re.M)
+_KEY_EQUALS = re.compile(r"^\s*[\w.\"-]+\s*=", re.M)
+
+
+def _other_format_hint(p: Path, text: str) -> str:
+    """What to write when a sites file that YAML refuses is TOML or INI (`[[sites]]`,
+    `[alpha]`, `name = "alpha"`): only YAML (JSON too, which is YAML) is read."""
+    if p.suffix.lower() not in (".toml", ".ini", ".cfg", ".conf") and not (
+            _TOML_TABLE.search(text) and _KEY_EQUALS.search(text)):
+        return ""
+    return ("; it looks like TOML or INI, which is not read: a sites file is YAML (or JSON), "
+            "`sites:` and one `- name: alpha` item per site with its keys under it, "
+            "`key: value`")
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
@@ -1217,7 +1235,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
-                       f"{odd_blank_hint(text)}") from None
+                       f"{odd_blank_hint(text)}{_other_format_hint(p, text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     sites = raw.get("sites") if isinstance(raw, dict) else None
@@ -1241,7 +1259,7 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                        "entries such as `- name: mycluster`)")
     if not isinstance(raw, dict):
         raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
-                       f"{type(raw).__name__}")
+                       f"{type(raw).__name__}{_other_format_hint(p, text)}")
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:

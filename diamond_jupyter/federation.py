@@ -11,6 +11,7 @@ import logging
 import math
 import os
 import secrets
+import stat
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from datetime import datetime, timedelta
@@ -48,6 +49,7 @@ from .fetch_guard import (
     bounded,
     canonical,
     choose,
+    link_line,
     not_regular,
     too_large_line,
 )
@@ -83,6 +85,7 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
+MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -987,8 +990,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def _fetch_listing(self, job_id: str, dest: str | Path | None
                              ) -> tuple[Path, list[tuple[str, Path]], dict[str, FileStat]]:
         """`fetch_pairs` and each result file's listing (remote path -> its size and mode),
-        from the one listing of the job's directory; the pairs include the FIFOs, devices
-        and sockets there (for `fetch_choice` to name, never to copy)."""
+        from the one listing of the job's directory; the pairs include the FIFOs, devices,
+        sockets and symbolic links there (for `fetch_choice` to name, never to copy)."""
         if dest is not None:
             check_text("dest", str(dest))  # a NUL or a newline names no directory
         job = self.store.get_job(job_id)
@@ -1011,6 +1014,22 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if ".." not in Path(rel).parts:
                 pairs.append((remote, dest_dir / rel))
         return dest_dir, pairs, {f.path: f for f in listed}
+
+    async def _link_lines(self, job: Job, links: list[str]) -> dict[str, str]:
+        """Why each result file in `links` (symbolic links, by remote path) is not fetched,
+        naming where it leads (fetch_guard.link_line), resolved on the site without reading
+        through it; past MAX_LINKS_RESOLVED links the rest are named without looking."""
+        if not links:
+            return {}
+        site = self._job_site(job)
+        wd = job.workdir or (job.spec.working_directory if job.spec else "")
+        job_dir = await site.real_path(wd) if wd else None
+        out = {}
+        for remote in links[:MAX_LINKS_RESOLVED]:
+            got = await site.link_target(remote)
+            out[remote] = link_line(*got, job_dir) if got else \
+                "a symbolic link, gone since the listing; not fetched"
+        return out
 
     def _fetch_bound(self, max_file_bytes: int | None) -> tuple[int, str]:
         """The fetch's bound on one file's size, and where it comes from (for messages).
@@ -1038,7 +1057,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         dest_dir, pairs, stats = await self._fetch_listing(job.id, dest)
         chosen, skipped = choose(job.id, dest_dir, pairs, files=files, overwrite=overwrite,
                                  ours=self.store.fetched_by)
-        chosen, odd = not_regular(dest_dir, chosen, {p: f.mode for p, f in stats.items()})
+        links = await self._link_lines(job, [r for r, _ in chosen
+                                             if stat.S_ISLNK(stats[r].mode)])
+        chosen, odd = not_regular(dest_dir, chosen, {p: f.mode for p, f in stats.items()},
+                                  links)
         chosen, big = bounded(dest_dir, chosen, {p: f.size for p, f in stats.items()},
                               bound=bound, setting=setting)
         return dest_dir, chosen, skipped + odd + big

@@ -10,6 +10,10 @@ its result, one "REL: why" line each) a result file
 - whose directory would be reached through a link leading out of the destination.
 - that is not a regular file: a FIFO, a device or a socket (reading it could wait for ever
   or never end; `not_regular`).
+- that is a symbolic link: never followed nor made again here (a job's `out -> ~/.ssh` or
+  `-> /etc/passwd` would copy the user's own files), and named with where it leads on the
+  site: inside the job's directory (its target is fetched under its own name when it is a
+  result file), out of it, or nowhere (`link_line`).
 - larger than the fetch's bound (the sites file's `fetch_max_file_bytes`, or the fetch's
   own), by its size as listed (a sparse file's holes are written out whole), or than the
   room left at the destination after the files before it (`bounded`).
@@ -107,16 +111,42 @@ def choose(job_id: str, dest_dir: Path, pairs: list[tuple[str, Path]], *,
     return chosen, skipped
 
 
-def not_regular(dest_dir: Path, chosen: list[tuple[str, Path]], modes: dict[str, int]
+MAX_LINK_TEXT = 200  # characters of a link's text quoted in its line
+
+
+def link_line(text: str | None, resolved: str | None, job_dir: str | None) -> str:
+    """Why a result file that is a symbolic link is not fetched, saying where it leads:
+    `text` what it holds, `resolved` the path it leads to on the site (None: nowhere, or not
+    looked at when `text` is None too), `job_dir` the job's directory resolved there."""
+    if text is None:
+        return "a symbolic link, not followed; not fetched"
+    shown = repr(text[:MAX_LINK_TEXT]) + ("..." if len(text) > MAX_LINK_TEXT else "")
+    if resolved is None:
+        return (f"a symbolic link to {shown}, which leads nowhere on the site (a missing "
+                "target, a loop or a directory the login may not look into); not fetched")
+    if job_dir and (resolved == job_dir or resolved.startswith(job_dir.rstrip("/") + "/")):
+        return (f"a symbolic link to {shown}, inside the job's directory; links are not "
+                "followed (fetch its target by its own name)")
+    return (f"a symbolic link to {shown}, leading out of the job's directory (to "
+            f"{resolved[:MAX_LINK_TEXT]!r}); not followed, not fetched")
+
+
+def not_regular(dest_dir: Path, chosen: list[tuple[str, Path]], modes: dict[str, int],
+                links: dict[str, str] | None = None
                 ) -> tuple[list[tuple[str, Path]], list[str]]:
     """`chosen` without the files whose listed mode (`modes`, by remote path) is not a
-    regular file's: one "REL: why" line each, saying what it is."""
+    regular file's: one "REL: why" line each, saying what it is (a link: its line in
+    `links`, by remote path, else `link_line` of nothing looked at)."""
     kept: list[tuple[str, Path]] = []
     skipped: list[str] = []
     for remote, local in chosen:
         mode = modes.get(remote)
         if mode is None or stat.S_ISREG(mode):
             kept.append((remote, local))
+            continue
+        if stat.S_ISLNK(mode):
+            why = (links or {}).get(remote) or link_line(None, None, None)
+            skipped.append(f"{local.relative_to(dest_dir).as_posix()}: {why}")
             continue
         kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device"
                 if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)

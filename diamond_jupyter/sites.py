@@ -1020,6 +1020,18 @@ class Site:
         """Copy one file from the site to this machine (OutputTooLarge past `max_bytes`)."""
         await self.transport.get_file(remote, local, max_bytes=max_bytes)
 
+    async def link_target(self, path: str) -> tuple[str, str | None] | None:
+        """What the link `path` on the site holds and where it leads, resolved there
+        (Transport.link_target; nothing read through it); None when it is gone."""
+        try:
+            return await self.transport.link_target(path)
+        except FileNotFoundError:
+            return None
+
+    async def real_path(self, path: str) -> str | None:
+        """`path` on the site with every link in it resolved (None: it does not resolve)."""
+        return await self.transport.real_path(await self.resolve(path))
+
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes

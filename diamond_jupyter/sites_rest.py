@@ -275,6 +275,19 @@ class RestSite(Site):
             raise self._no_files(f"fetching {remote}")
         await self.files.get_file(remote, local, max_bytes=max_bytes)
 
+    async def link_target(self, path: str) -> tuple[str, str | None] | None:
+        if self.files is None:
+            raise self._no_files(f"looking at {path}")
+        try:
+            return await self.files.link_target(self.expand(path))
+        except FileNotFoundError:
+            return None
+
+    async def real_path(self, path: str) -> str | None:
+        if self.files is None:
+            raise self._no_files(f"looking at {path}")
+        return await self.files.real_path(self.expand(path))
+
     async def tail(self, path: str, lines: int = 100, *,
                    max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The end of a log, read through the file door (SFTP reads: no command runs),

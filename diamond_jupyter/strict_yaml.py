@@ -100,7 +100,52 @@ class _Strict:
         if node is None:
             return None
         _check_flow_depth(node, self.max_depth)
+        _check_expansion(node)
         return self.construct_document(node)  # type: ignore[attr-defined]
+
+
+# Values that aliases may add to a document beyond its own (each `*name` counts what its
+# anchor holds): a file repeats a block a few hundred times, not a billion
+MAX_ALIAS_VALUES = 100_000
+
+
+class TooManyAliasValues(ConstructorError):
+    """Aliases expand the document past MAX_ALIAS_VALUES (said the same by either reader:
+    not read again)."""
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """ConstructorError when aliases (`*name`) make the document hold more than
+    MAX_ALIAS_VALUES values beyond its own nodes: nine anchors of nine aliases each (a
+    "billion laughs") read in microseconds, as shared objects, but every check that walks,
+    copies or prints the value (a list of steps' inputs, a number's error message) spent
+    minutes and gigabytes on it. Named at the innermost anchor past the bound."""
+    sizes: dict[int, int] = {}
+    entered: set[int] = set()
+    todo: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while todo:
+        node, children_done = todo.pop()
+        if id(node) in sizes or not children_done and id(node) in entered:
+            continue  # sized, or a collection that holds itself (its loop is refused later)
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            sizes[id(node)] = 1
+            continue
+        if not children_done:
+            entered.add(id(node))
+            todo.append((node, True))
+            todo += [(c, False) for c in children if id(c) not in sizes]
+            continue
+        sizes[id(node)] = size = 1 + sum(sizes.get(id(c), 1) for c in children)
+        if size > MAX_ALIAS_VALUES + len(sizes):
+            raise TooManyAliasValues(
+                None, None, f"anchors and aliases (&name, *name) make it hold more than "
+                f"{MAX_ALIAS_VALUES:,} values (an alias repeats all its anchor holds, and "
+                "aliases of aliases multiply): write the repeated part out, or repeat it "
+                "fewer times", node.start_mark)
 
 
 def _check_flow_depth(root: yaml.Node, max_depth: int) -> None:
@@ -167,6 +212,8 @@ def strict_load(text: str, max_depth: int = 64) -> Any:
             return yaml.load(text, Loader=strict_loader(max_depth))  # noqa: S506
         try:
             return yaml.load(text, Loader=strict_loader(max_depth, fast=True))  # noqa: S506
+        except TooManyAliasValues:
+            raise
         except (yaml.YAMLError, RecursionError):
             if _FAST_BASE is None or len(text) > RETELL_MAX_CHARS:
                 raise

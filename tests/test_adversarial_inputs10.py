@@ -533,7 +533,8 @@ def test_a_sites_file_alias_bomb_is_refused_with_libyaml(tmp_path, no_python_sca
         f"*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
     text = "x-bomb:\n" + "".join(f"  {line}\n" for line in levels) + \
         "sites:\n  - {name: a, transport: {kind: local}, metadata: {v: *a8}}\n"
-    with pytest.raises(BadInput, match=r"aliases expand to more than 100000 values"):
+    with pytest.raises(BadInput, match=r"aliases \(&name, \*name\) make it hold more than "
+                       r"100,000 values"):
         load_config(_write(tmp_path, text))
 
 

@@ -636,6 +636,6 @@ def test_an_alias_bomb_or_a_loop_is_refused_before_anything_expands_it(d):
         prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
         lines.append(f"x-{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
     msg = refused(d, "\n".join(lines) + "\n" + site("metadata: {boom: *i}"))
-    assert "is not a sites file: its aliases expand to more than 100000 values" in msg
+    assert "anchors and aliases (&name, *name) make it hold more than 100,000 values" in msg
     msg = refused(d, site("metadata: &m {me: *m}"))
     assert "an alias refers to a value that holds it (a loop)" in msg

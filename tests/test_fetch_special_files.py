@@ -131,12 +131,13 @@ async def test_an_sftp_listing_gives_the_fifos_only_when_asked(sshd, tmp_path):
         await t.run(["mkdir", "-p", "--", f"{d}/sub"])
         await t.run(["mkfifo", "--", f"{d}/sub/pipe"])
         await t.put_bytes(b"x\n", f"~/{d}/out.txt", 0o600)
-        await t.run(["ln", "-s", "/dev/zero", f"{d}/zero"])  # a link: never listed
+        await t.run(["ln", "-s", "/dev/zero", f"{d}/zero"])  # a link: listed, not followed
         plain = await t.list_files(f"~/{d}")
         assert [f.path.rsplit("/", 1)[1] for f in plain] == ["out.txt"]
         every = await t.list_files(f"~/{d}", special=True)
-        assert sorted(f.path.rsplit("/", 1)[1] for f in every) == ["out.txt", "pipe"]
+        assert sorted(f.path.rsplit("/", 1)[1] for f in every) == ["out.txt", "pipe", "zero"]
         assert stat.S_ISFIFO(next(f for f in every if f.path.endswith("pipe")).mode)
+        assert stat.S_ISLNK(next(f for f in every if f.path.endswith("zero")).mode)
     finally:
         await t.run(["rm", "-rf", "--", d])
         await t.close()

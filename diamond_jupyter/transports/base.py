@@ -57,11 +57,12 @@ class FileStat:
 
 def listed(mode: int, special: bool) -> bool:
     """Whether a directory listing's entry of `mode` (not followed) is listed: a regular
-    file; with `special`, also what is neither a file, a directory nor a link (a FIFO, a
-    device, a socket), which a job may leave among its results."""
+    file; with `special`, also what is neither a file nor a directory (a FIFO, a device, a
+    socket, a symbolic link), which a job may leave among its results (to be named, never
+    read)."""
     if stat_mod.S_ISREG(mode):
         return True
-    return special and not (stat_mod.S_ISDIR(mode) or stat_mod.S_ISLNK(mode))
+    return special and not stat_mod.S_ISDIR(mode)
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
@@ -282,7 +283,18 @@ class Transport(Protocol):
                          special: bool = False) -> list[FileStat]:
         """Regular files under `root`, without running a command (no user value can become
         an option); symbolic links are not followed. Missing root: []. With `special`, also
-        the FIFOs, devices and sockets (never read: a caller names them; see `listed`)."""
+        the FIFOs, devices, sockets and links (never read: a caller names them; see
+        `listed`)."""
+        ...
+
+    async def link_target(self, path: str) -> tuple[str, str | None]:
+        """What the symbolic link `path` holds, as written, and the absolute path it leads
+        to with every link on the way resolved (None when it leads nowhere: a missing
+        target, a loop). Nothing is read through it."""
+        ...
+
+    async def real_path(self, path: str) -> str | None:
+        """`path` absolute, every link in it resolved (None when it does not resolve)."""
         ...
 
     def open_stream(

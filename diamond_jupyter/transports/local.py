@@ -317,10 +317,26 @@ class LocalTransport:
             raise SiteError(f"{self.name}: cannot stat {path}: {e.strerror}") from None
         return FileStat(str(p), st.st_size, st.st_mode, st.st_mtime, stat_mod.S_ISDIR(st.st_mode))
 
+    async def link_target(self, path: str) -> tuple[str, str | None]:
+        p = self._path(path)
+        try:
+            text = await asyncio.to_thread(os.readlink, p)
+        except FileNotFoundError:  # gone since it was listed
+            raise
+        except OSError as e:
+            raise SiteError(f"{self.name}: cannot read the link {path}: {e.strerror}") from None
+        return text, await self.real_path(str(p))
+
+    async def real_path(self, path: str) -> str | None:
+        try:
+            return await asyncio.to_thread(os.path.realpath, self._path(path), strict=True)
+        except OSError:  # missing, a loop, or a directory on the way not readable
+            return None
+
     async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
                          special: bool = False) -> list[FileStat]:
-        """Regular files under `root` (and with `special` the FIFOs, devices and sockets:
-        see Transport.list_files); links not followed."""
+        """Regular files under `root` (and with `special` the FIFOs, devices, sockets and
+        links: see Transport.list_files); links not followed."""
         base = self._path(root)
 
         def walk() -> list[FileStat]:

@@ -313,6 +313,12 @@ class SlurmRestTransport:
                          special: bool = False):
         raise self._cannot("listing files")
 
+    async def link_target(self, path: str):
+        raise self._cannot("reading a link")
+
+    async def real_path(self, path: str):
+        raise self._cannot("resolving a path")
+
     def open_stream(self, argv: list[str], **kw: Any):
         raise self._cannot("following a file")
 

@@ -432,6 +432,13 @@ class SSHTransport(ShellMixin):
     async def stat(self, path: str) -> FileStat | None:
         return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)
 
+    async def link_target(self, path: str) -> tuple[str, str | None]:
+        return await self._sftp_call(f"cannot read the link {path}", ssh_sftp.link_target,
+                                     path)
+
+    async def real_path(self, path: str) -> str | None:
+        return await self._sftp_call(f"cannot resolve {path}", ssh_sftp.real_path, path)
+
     async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
                          special: bool = False) -> list[FileStat]:
         return await self._sftp_call(f"cannot list {root}", ssh_sftp.list_files, root,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 import secrets
@@ -126,11 +127,31 @@ def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
     return FileStat(p, a.st_size or 0, mode, float(a.st_mtime or 0), stat_mod.S_ISDIR(mode))
 
 
+def link_target(sftp: paramiko.SFTPClient, home: str, path: str) -> tuple[str, str | None]:
+    """What the link `path` holds (SFTP READLINK) and where it leads (`real_path`)."""
+    p = absolute(home, path)
+    return sftp.readlink(p) or "", real_path(sftp, home, p)
+
+
+def real_path(sftp: paramiko.SFTPClient, home: str, path: str) -> str | None:
+    """`path` with every link resolved by the server (SFTP REALPATH, as realpath(3)), when
+    what it names exists; None when it leads nowhere (a missing target, a loop, no right to
+    look)."""
+    try:
+        resolved = sftp.normalize(absolute(home, path))
+        sftp.lstat(resolved)  # OpenSSH resolves a missing last component to itself
+        return resolved
+    except OSError as e:  # the server's "no such file", "permission denied" or "failure"
+        if e.errno not in (None, errno.ENOENT, errno.EACCES):
+            raise  # the connection's own error (a socket's errno)
+        return None
+
+
 def list_files(sftp: paramiko.SFTPClient, home: str, root: str, max_depth: int,
                limit: int, special: bool = False) -> list[FileStat]:
     """Regular files under `root` (at most `max_depth` levels, `limit` entries; with
-    `special` the FIFOs, devices and sockets too), read with SFTP directory listings: no
-    remote command, symbolic links neither followed nor listed.
+    `special` the FIFOs, devices, sockets and links too), read with SFTP directory listings:
+    no remote command, symbolic links never followed (listed only with `special`).
     Paths are `root` joined with the relative name, as the caller spelled `root`."""
     base = absolute(home, root)
     out: list[FileStat] = []

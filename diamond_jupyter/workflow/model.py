@@ -376,7 +376,10 @@ class Step(_Strict):
                 _not_text(n)
                 if isinstance(n, (dict, list)):
                     # `- {step: a, status: afterany}`, `- {job: a, condition: done}`
-                    shown = repr(n) if len(repr(n)) <= 60 else repr(n)[:57] + "..."
+                    # bounded (aliases can nest a billion items); as written when it is
+                    # short (reprlib sorts a mapping's keys)
+                    shown = _SHOWN.repr(n)
+                    shown = repr(n) if "..." not in shown else shown
                     raise ValueError(f"needs lists the steps' names (needs: [prep, fit]), not "
                                      f"{shown}: a dependency's kind is not read (a step "
                                      "starts once every step it needs has COMPLETED)")
@@ -455,7 +458,7 @@ class Step(_Strict):
         """A whole number as written: not "3", not true, not 2.0 (each a likely slip)."""
         if isinstance(v, bool) or not isinstance(v, int):
             raise ValueError(f"retries must be a whole number from 0 to {MAX_RETRIES}, not "
-                             f"{v!r}")
+                             f"{_SHOWN.repr(v)}")
         return v
 
     @field_validator("outputs")

@@ -14,8 +14,12 @@ on them, every kept run of both backgrounds, none dropped (issue 15, session 27'
   start (set by the site's recent waits, `calibration.site_waits`), it falls back to them:
   the most a restriction of those waits (to jobs no larger than the probe) could lower it.
 
-The records hold each round's queue length, not the jobs ahead of the probe, nor the
-recent waits by size, so the second change is bounded here, not replayed.
+- `recent-wait bound of jobs no larger`: that restriction itself, on the rounds that
+  record both bounds (`benchmarks.placement` since session 27); other rounds unchanged.
+
+The records hold each round's queue length, not the jobs ahead of the probe; runs before
+session 27's follow-up hold no recent waits by size, so there the restriction is bounded
+(`no recent-wait bound`), not replayed.
 
     python -m benchmarks.model_replay [--results DIR] [--json]
 """
@@ -72,6 +76,25 @@ def no_recent_wait_bound(sites: tuple[str, ...] = SITES) -> Change:
     return change
 
 
+def recent_bound_no_larger(run: dict) -> dict:
+    """Where a round records the site's recent-wait bound over every job and over those no
+    larger than the probe (`benchmarks.placement.recent_bounds`, runs since session 27),
+    the bound raised by the latter instead: a bound the former set (equal to it, above the
+    raw plan's start and the start) falls back to the larger of those two first (the bound
+    before the raise is not recorded; it was at most the raw plan's start)."""
+    run = copy.deepcopy(run)
+    for r in run.get("per_round") or []:
+        for e in (r.get("estimate") or {}).values():
+            every, bound = e.get("recent_bound_s"), e.get("bound_s")
+            if bound is None or "recent_bound_no_larger_s" not in e:
+                continue
+            plan = max(e["start_s"], e.get("raw_start_s") or 0.0)
+            if every is not None and abs(bound - every) <= 0.5 and bound > plan + 0.5:
+                bound = plan
+            e["bound_s"] = max(bound, e["recent_bound_no_larger_s"] or 0.0)
+    return run
+
+
 CHANGES: dict[str, Change] = {
     "recorded": lambda run: run,
     **{f"queued now, bound {b:g} s": queued_now(bound_s=b) for b in (2, 10, 30, 60, 120)},
@@ -81,6 +104,7 @@ CHANGES: dict[str, Change] = {
        for s in (2, 5, 10)},
     "no recent-wait bound anywhere": no_recent_wait_bound(),
     **{f"no recent-wait bound on {s}": no_recent_wait_bound((s,)) for s in SITES},
+    "recent-wait bound of jobs no larger (where recorded)": recent_bound_no_larger,
 }
 
 
@@ -109,6 +133,11 @@ def changed_rounds(run: dict, change: Change) -> list[dict[str, Any]]:
     return out
 
 
+def _records_recent_bounds(run: dict) -> bool:
+    return any("recent_bound_no_larger_s" in e for r in run.get("per_round") or []
+               for e in (r.get("estimate") or {}).values())
+
+
 def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, Any]:
     runs: dict[str, list[dict]] = {}
     for path in sorted(results.glob("placement-*seed*.json")):
@@ -126,7 +155,8 @@ def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, 
                 "rounds_changed": len(moved),
                 "rounds_better": sum(c["regret_after_s"] < c["regret_before_s"] for c in moved),
                 "rounds_worse": sum(c["regret_after_s"] > c["regret_before_s"] for c in moved)}
-        out["backgrounds"][bg] = {"runs": len(kept), "changes": per}
+        out["backgrounds"][bg] = {"runs": len(kept), "changes": per, "runs_with_recent_bounds":
+                                  sum(1 for run in kept if _records_recent_bounds(run))}
     return out
 
 
@@ -134,7 +164,8 @@ def table(data: dict[str, Any]) -> str:
     rows = [(bg, name, f"{c['mean_of_run_means_s']:.3f}", c["rounds_changed"],
              c["rounds_better"], c["rounds_worse"])
             for bg, d in data["backgrounds"].items() for name, c in d["changes"].items()]
-    runs = ", ".join(f"{bg} {d['runs']} runs" for bg, d in data["backgrounds"].items())
+    runs = ", ".join(f"{bg} {d['runs']} runs ({d['runs_with_recent_bounds']} recording the "
+                     "recent-wait bounds by size)" for bg, d in data["backgrounds"].items())
     return ("## model changes replayed on recorded rounds\n\n" + markdown_table(
         ["background", "change", "mean of run means s", "picks changed", "better", "worse"],
         rows) + f"\n{runs}.\n")

@@ -42,9 +42,12 @@ import dataclasses
 import shutil
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
+from diamond_jupyter.calibration import SiteCalibration, site_waits
 from diamond_jupyter.federation import CALIBRATION_WINDOW_S
+from diamond_jupyter.model import SiteSnapshot
 
 from .common import (
     config_path,
@@ -68,6 +71,20 @@ PROFILE = "depth_misleads"
 HEDGE = 2  # copies a hedged submission sends
 CANCEL_S = 1.0  # matched hedge: a loser starting this soon after the winner also started
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
+PROBE_CPUS = 8  # the probe: one node, one task of 8 CPUs
+
+
+def recent_bounds(cal: SiteCalibration | None, snap: SiteSnapshot, partition: str | None,
+                  cpus: int, now: datetime) -> dict[str, float | None]:
+    """The site's recent-wait 90% bound for a job of `cpus` CPUs on `partition`, as
+    placement raises a start's bound by it (`calibration.site_waits`), and the same over
+    the jobs that asked for no more than it: what `benchmarks.model_replay` replays the
+    restriction from."""
+    waits = site_waits(cal.queued if cal else None, snap.jobs, now)
+    every = waits.bound(partition, cpus)
+    smaller = waits.no_larger_than(cpus).bound(partition, cpus)
+    return {"recent_bound_s": None if every is None else every[0],
+            "recent_bound_no_larger_s": None if smaller is None else smaller[0]}
 
 
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
@@ -106,7 +123,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
     jobs = [dataclasses.replace(j, name=f"{prefix}{j.name}") for j in background]
     bg = asyncio.gather(load.run(config, jobs))
     probe = JobSpec(name="probe", metadata={"application": "bench-probe"},
-                    resources=Resources(nodes=1, tasks=1, cpus_per_task=8, walltime_s=60))
+                    resources=Resources(nodes=1, tasks=1, cpus_per_task=PROBE_CPUS,
+                                        walltime_s=60))
     loop = asyncio.get_running_loop()
     t_start = loop.time()
     records: list[dict] = []
@@ -140,7 +158,9 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "samples": v.calibration_samples,
                             "borrowed": v.calibration_borrowed,  # other sites' jobs
                             "model_start_s": rel(v.model_start),
-                            "own_wait_ratio": v.own_wait_ratio, "own_samples": v.own_samples}
+                            "own_wait_ratio": v.own_wait_ratio, "own_samples": v.own_samples,
+                            **recent_bounds(known["calibration"].get(v.site), snaps[v.site],
+                                            v.partition, PROBE_CPUS, dia.now)}
                    for v in dia.ranked if v.feasible}
             t0 = time.time()
             probes = asyncio.gather(*(fed.submit(probe.model_copy(update={

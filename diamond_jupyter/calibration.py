@@ -771,6 +771,7 @@ class RecentWaits:
         for w in waits:
             for key in _wait_keys(w.partition, w.cpus, ahead_of.get(id(w), "*")):
                 self._by.setdefault(key, []).append((w.wait_s, w.waiting))
+        self._waits, self._adaptive = waits, adaptive
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
         self._levels: dict[str, Adapted] | None = None
@@ -812,6 +813,13 @@ class RecentWaits:
                 b = None if k is None else censored_quantile(obs, k)
             self._bounds[key, kind] = None if b is None else (b, len(obs))
         return self._bounds[key, kind]
+
+    def no_larger_than(self, cpus: int) -> RecentWaits:
+        """These waits of the jobs that asked for at most `cpus` CPUs (size known): the
+        evidence for a job of that size without larger jobs' waits (measured beside the
+        bound by `benchmarks.placement`, not used by placement)."""
+        return RecentWaits((w for w in self._waits if w.cpus is not None and w.cpus <= cpus),
+                           self._adaptive)
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:

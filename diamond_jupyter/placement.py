@@ -160,6 +160,7 @@ from .placement_sge import (
     QueueFit,
     SlotPlan,
     instance_slots,
+    instance_slots_short,
     master_and_slaves,
     master_holding,
     pe_offered,
@@ -630,6 +631,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if queue_consumables:  # Grid Engine queue consumables (qc:)
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
+            fits[p.name] = fits[p.name] - qf.never
+        if cfg.scheduler == "sge" and p.instance_slots_taken:  # its instances' free slots
+            queue_fits[p.name] = qf = instance_slots_short(
+                queue_fits.get(p.name) or QueueFit(), reqs[p.name], p,
+                members.get(p.name, []), snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())

@@ -1,0 +1,70 @@
+"""Grid Engine: the slots a queue instance has free (`qstat -f`'s slots_total less its
+slots_used and slots_resv) bind a job in that queue besides the host's own `slots`
+complex (qhost -F): a host whose instance of the job's queue is full does not start it
+while the host's other queue instances have room. On recorded-shape outputs (the
+`kronos` site of test_sge_queue_memory_gpus: hosts s1 and s2)."""
+
+from __future__ import annotations
+
+from test_placement_cases import NOW, only, run
+from test_placement_cases12 import _ge_job
+from test_sge_queue_memory_gpus import hours, kronos
+
+_SMP = "#$ -pe smp {}\n#$ -l h_rt=1:00:00"
+
+
+def test_a_full_instance_waits_though_its_host_has_other_queues_free():
+    # s1: all.q (8) full with bob's job until +2 h, short.q (8) empty, the host 16 slots;
+    # s2: all.q (8) full until +3 h. Before, s1's 8 free host slots were all.q's: READY now
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp"), "short.q": ({"s1": 8}, "smp")},
+                  {("all.q", "s1"): [_ge_job("1", 8, 2)], ("all.q", "s2"): [_ge_job("2", 8, 3)]})
+    q = site[1].partitions[0]
+    assert (q.instance_slots_taken, q.instance_slots_held) == (
+        {"s1": 8, "s2": 8}, {"s1": {"1": 8}, "s2": {"2": 8}})
+    v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # a serial job too
+    v = only(run("#$ -l h_rt=1:00:00\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # free to use short.q: it starts there now
+    v = only(run(_SMP.format(4), site), "kronos", "short.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_reserved_slots_of_an_instance_are_not_free():
+    # all.q@s1: 6 of its 8 slots reserved (slots_resv: an advance reservation's), 2 used
+    # by bob's job until +1 h; all.q@s2 has 2 used until +3 h and 2 reserved. -pe smp 4
+    # -q all.q: s2 has 4 free now; -pe smp 6 fits neither now: s1 once bob's job ends
+    # would still hold only 2 (6 reserved), s2 once its job ends 6 (+3 h)
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp")},
+                  {("all.q", "s1"): [_ge_job("1", 2, 1)], ("all.q", "s2"): [_ge_job("2", 2, 3)]},
+                  resv={("all.q", "s1"): 6, ("all.q", "s2"): 2})
+    assert site[1].partitions[0].instance_slots_taken == {"s1": 8, "s2": 4}
+    v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run(_SMP.format(6) + "\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+
+
+def test_the_host_slots_complex_binds_an_instance_with_room():
+    # both hosts cap 8 slots (exec host complex slots=8); short.q fills s1 (+1 h) and
+    # all.q fills s2 (+3 h): all.q's instance on s1 is empty but its host is full
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp"), "short.q": ({"s1": 8}, "smp")},
+                  {("short.q", "s1"): [_ge_job("1", 8, 1)], ("all.q", "s2"): [_ge_job("2", 8, 3)]},
+                  host_slots=8)
+    v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+
+
+def test_a_joined_queue_counts_what_each_of_its_instances_has_in_use():
+    # s1: all.q 8 (4 used until +2 h), short.q 8 (2 used until +1 h), other.q 8 (no smp,
+    # empty), the host 24 slots. -pe smp 12 on one host takes all.q's and short.q's
+    # instances together: 10 free there now, 12 once the short.q job ends. Before, the
+    # host's 18 free slots made it READY now
+    site = kronos({"all.q": ({"s1": 8, "s2": 8}, "smp"), "short.q": ({"s1": 8}, "smp"),
+                   "other.q": ({"s1": 8}, "mpi")},
+                  {("all.q", "s1"): [_ge_job("1", 4, 2)], ("short.q", "s1"): [_ge_job("2", 2, 1)]},
+                  host_slots=24)
+    v = only(run(_SMP.format(12), site), "kronos")
+    assert set(v.partition.split(",")) == {"all.q", "short.q"}
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))

@@ -68,3 +68,17 @@ def test_a_joined_queue_counts_what_each_of_its_instances_has_in_use():
     v = only(run(_SMP.format(12), site), "kronos")
     assert set(v.partition.split(",")) == {"all.q", "short.q"}
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+
+
+def test_a_host_without_a_slots_complex_runs_what_its_instances_hold_together():
+    # no exec host `slots` complex: s1 runs all.q's 8 and short.q's 8 at once. all.q@s1 is
+    # full until +2 h; short.q's instance there is empty: a job in short.q starts now.
+    # Before, the host's size was its largest instance's (8, all in use): +2 h
+    site = kronos({"all.q": ({"s1": 8}, "smp"), "short.q": ({"s1": 8}, "smp")},
+                  {("all.q", "s1"): [_ge_job("1", 8, 2)]}, host_slots=None)
+    s1 = site[1].nodes[0]
+    assert (s1.cpus, s1.cpus_allocated) == (16, 8)
+    v = only(run(_SMP.format(4) + "\n#$ -q short.q", site), "kronos", "short.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

@@ -417,8 +417,10 @@ class SgeCommands:
             free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
             totals = [t for _, t in own] or [i["total"] for i in mine]
             size = sum(u for u, _ in own) if own else used
-            cpus = size + free if free is not None else max(
-                totals, default=to_int(hv.get("num_proc")))
+            # without that cap the host runs what its queue instances hold together (each
+            # instance's own slots bind the jobs of its queue: `instance_slots_short`)
+            cpus = size + free if free is not None else sum(totals) if totals else to_int(
+                hv.get("num_proc"))
             used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
             load = clean(hv.get("load_avg"))

@@ -138,9 +138,9 @@ def test_gpus_of_a_queue_only_one_queue_offers(table):
 def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None = None,
            host_slots: int | None = 16, resv: dict[tuple[str, str], int] | None = None):
     """A Grid Engine site of two hosts (s1, s2) of `host_slots` slots each (their exec
-    host `slots` complex; None: they set none). `queues`: each queue's instances (host -> its slots_total) and
-    pe_list; `running`: (queue, host) -> running jobs' entries (`_ge_job`); `resv`: the
-    slots reserved in an instance (slots_resv)."""
+    host `slots` complex; None: they set none). `queues`: each queue's instances (host ->
+    its slots_total) and pe_list; `running`: (queue, host) -> running jobs' entries
+    (`_ge_job`); `resv`: the slots reserved in an instance (slots_resv)."""
     import re
     from datetime import timezone
 

@@ -82,3 +82,15 @@ def test_a_host_without_a_slots_complex_runs_what_its_instances_hold_together():
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+
+
+def test_another_queues_job_ending_first_does_not_open_a_full_instance():
+    # s1: all.q (8) full until +2 h; short.q runs 4 (the first case) or 8 (the second)
+    # slots until +1 h. The short.q job's end frees host slots, none of all.q's: a job in
+    # all.q starts at +2 h. Before, it took the host's slots freed at +1 h
+    for short_slots in (4, 8):
+        site = kronos({"all.q": ({"s1": 8}, "smp"), "short.q": ({"s1": 8}, "smp")},
+                      {("all.q", "s1"): [_ge_job("1", 8, 2)],
+                       ("short.q", "s1"): [_ge_job("2", short_slots, 1)]})
+        v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
+        assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), short_slots

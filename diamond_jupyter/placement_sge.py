@@ -304,7 +304,7 @@ def master_holding(req: Req, hosts: set[str], nodes: list[Node]) -> tuple[set[st
         return hosts, []
     by_name = {n.name: n for n in nodes}
     out, why = set(hosts), []
-    for name, amount in req.consumables:
+    for name, amount in req.host_consumables():
         if not req.on_master_only(name):
             continue
         offered = [n for n in nodes if name in (n.consumables_total or {})]

@@ -6,7 +6,7 @@ while the host's other queue instances have room. On recorded-shape outputs (the
 
 from __future__ import annotations
 
-from test_placement_cases import NOW, only, run
+from test_placement_cases import NOW, only, reasons, run
 from test_placement_cases12 import _ge_job
 from test_sge_queue_memory_gpus import hours, kronos
 
@@ -94,3 +94,52 @@ def test_another_queues_job_ending_first_does_not_open_a_full_instance():
                        ("short.q", "s1"): [_ge_job("2", short_slots, 1)]})
         v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
         assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), short_slots
+
+
+# ------------------------------- a JOB consumable of a job of several hosts: its master's
+
+def _hestia_job_complexes(monkeypatch, running: dict | None = None):
+    """`hestia` (three hosts of 16 slots, PE mpi 8 a host) with h_vmem and gpu of type JOB
+    and host consumables (qhost -F hc:): s1 64G and 2 GPUs, s2 and s3 4G and none."""
+    import test_placement_cases12 as c12
+    from test_sge_queue_memory_gpus import complexes
+    monkeypatch.setattr(c12, "QCONF_SC", complexes(h_vmem="JOB", gpu="JOB"))
+    hc = {"s1": {"h_vmem": "64G", "gpu": "2"}, "s2": {"h_vmem": "4G", "gpu": "0"},
+          "s3": {"h_vmem": "4G", "gpu": "0"}}
+    return c12.hestia({"all.q": (["s1", "s2", "s3"], "")}, running, rules={"mpi": "8"},
+                      hc=hc)
+
+
+_MPI16 = "#$ -pe mpi 16\n#$ -l h_rt=1:00:00\n#$ -l {}"
+
+
+def test_job_h_vmem_and_gpus_of_several_hosts_are_the_master_hosts_alone(monkeypatch):
+    # -pe mpi 16 takes two hosts; h_vmem=32G and gpu=2 are of type JOB: Grid Engine debits
+    # them on the master task's host alone (s1 has them), the other host needs none.
+    # Before, every host had to hold 32G (2 GPUs): no two hosts could run it
+    site = _hestia_job_complexes(monkeypatch)
+    for ask in ("h_vmem=32G", "gpu=2"):
+        v = only(run(_MPI16.format(ask), site), "hestia", "all.q")
+        assert (v.verdict, v.estimated_start) == ("READY", NOW), ask
+    v = only(run(_MPI16.format("h_vmem=32G"), site), "hestia")
+    assert ("h_vmem is a consumable of type JOB here (qconf -sc): the job's 32G is taken "
+            "once, on its master task's host alone (the other 1 of its hosts need none)"
+            ) in v.notes
+    # more than the master's host can hold: refused, said of the master host
+    assert reasons(run(_MPI16.format("h_vmem=80G"), site), "hestia") == (
+        "needs 80G of host consumable h_vmem on its master host (once a job), the most a "
+        "host has is 64G")
+    assert reasons(run(_MPI16.format("gpu=3"), site), "hestia") == (
+        "needs 3 of host consumable gpu on its master host (once a job), the most a host "
+        "has is 2")
+
+
+def test_job_h_vmem_waits_for_the_one_host_that_holds_it(monkeypatch):
+    # s1, the only host with 32G, is busy until +2 h; s2 and s3 are free: the job waits
+    # for s1 (its master task's host), though two hosts are free now
+    site = _hestia_job_complexes(monkeypatch, {("all.q", "s1"): [_ge_job("1", 16, 2)]})
+    v = only(run(_MPI16.format("h_vmem=32G"), site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    # without the JOB consumable it starts now on s2 and s3
+    v = only(run("#$ -pe mpi 16\n#$ -l h_rt=1:00:00", site), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)

@@ -638,10 +638,19 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
         if cfg.scheduler == "sge" and p.instance_slots_taken:  # its instances' free slots
+            qf = queue_fits.get(p.name) or QueueFit()
+            before = set(qf.short)
             queue_fits[p.name] = qf = instance_slots_short(
-                queue_fits.get(p.name) or QueueFit(), reqs[p.name], p,
-                members.get(p.name, []), snap, now, part_max)
+                qf, reqs[p.name], p, members.get(p.name, []), snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
+            if held := (qf.short - before) & fits[p.name]:
+                adjusted[p.name].append(
+                    f"queue {p.name}: its "
+                    + ("instances on " if len(held) > 1 else "instance on ")
+                    + f"{_few(held)} {'have' if len(held) > 1 else 'has'} fewer than "
+                    f"{max(reqs[p.name].cpn, 1)} slots free (qstat -f: slots_total less "
+                    "used and reserved): the job waits there for that queue's own running "
+                    "jobs, whatever the host's other queues have free")
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]

@@ -23,6 +23,9 @@ def test_a_full_instance_waits_though_its_host_has_other_queues_free():
         {"s1": 8, "s2": 8}, {"s1": {"1": 8}, "s2": {"2": 8}})
     v = only(run(_SMP.format(4) + "\n#$ -q all.q", site), "kronos", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert ("queue all.q: its instances on s1, s2 have fewer than 4 slots free (qstat -f: "
+            "slots_total less used and reserved): the job waits there for that queue's own "
+            "running jobs, whatever the host's other queues have free") in v.notes
     # a serial job too
     v = only(run("#$ -l h_rt=1:00:00\n#$ -q all.q", site), "kronos", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))

@@ -859,6 +859,11 @@ class Partition(_Model):
     # Grid Engine: the slots of each of the queue's instances (by host; `qstat -f`'s
     # slots_total): a job's slots on a host come from the instances there that take it
     instance_slots: dict[str, int] | None = None
+    # ... of those, what is taken now (slots_used plus slots_resv, held for advance
+    # reservations), and what each running job there holds (native id -> its slots in
+    # the instance, given back when it ends)
+    instance_slots_taken: dict[str, int] | None = None
+    instance_slots_held: dict[str, dict[str, int]] | None = None
     # LSF MEMLIMIT: a process of the job above it is killed, MB
     max_mem_per_process_mb: int | None = None
     # Slurm MaxCPUsPerSocket: a job's CPUs on any one socket of a node (None: no cap)

@@ -160,6 +160,7 @@ from .placement_sge import (
     QueueFit,
     SlotPlan,
     instance_slots,
+    instance_slots_short,
     master_and_slaves,
     master_holding,
     pe_offered,
@@ -450,7 +451,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
     plain = req
-    req = with_complexes(req, snap.sge_complexes)  # Grid Engine: JOB consumables, defaults
+    # Grid Engine: JOB consumables, defaults; a JOB one that is a host's or queue's
+    # consumable here is asked of a job's master host alone
+    req = with_complexes(req, snap.sge_complexes, {
+        name for n in nodes for name in (n.consumables_total or {})} | {
+        name for q in snap.partitions for have in (q.queue_consumables or {}).values()
+        for name in have})
     complexes_said = complex_notes(plain, req, snap.sge_complexes)
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
@@ -631,6 +637,20 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             queue_fits[p.name] = qf = queue_consumable_fit(
                 reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
             fits[p.name] = fits[p.name] - qf.never
+        if cfg.scheduler == "sge" and p.instance_slots_taken:  # its instances' free slots
+            qf = queue_fits.get(p.name) or QueueFit()
+            before = set(qf.short)
+            queue_fits[p.name] = qf = instance_slots_short(
+                qf, reqs[p.name], p, members.get(p.name, []), snap, now, part_max)
+            fits[p.name] = fits[p.name] - qf.never
+            if held := (qf.short - before) & fits[p.name]:
+                adjusted[p.name].append(
+                    f"queue {p.name}: its "
+                    + ("instances on " if len(held) > 1 else "instance on ")
+                    + f"{_few(held)} {'have' if len(held) > 1 else 'has'} fewer than "
+                    f"{max(reqs[p.name].cpn, 1)} slots free (qstat -f: slots_total less "
+                    "used and reserved): the job waits there for that queue's own running "
+                    "jobs, whatever the host's other queues have free")
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
@@ -826,10 +846,18 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if req.spread:
         v.notes.append(f"its {spec.resources.gpus_per_node} GPUs (the job's, no node count) "
                        f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
+    master_said = "a host of its master queue"
+    if cfg.scheduler == "sge" and master_hosts is None and req.nodes > 1:
+        # a JOB host consumable of a job of several hosts: its master task's host holds it,
+        # one of those that have enough (the other hosts need none)
+        every = {n.name for n in nodes}
+        holders, _ = master_holding(req, every, nodes)
+        if holders and holders != every:
+            master_hosts, master_said = holders, "a host holding its JOB consumables"
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
               {p.name: fits[p.name] & usable for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended, holds, chunks, queue_fits,
-              master_hosts)
+              master_hosts, master_said)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
@@ -1971,15 +1999,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
               data: StageData | None = None, ended: Collection[str] = (),
               holds: dict[str, list[Wait]] | None = None, chunks: tuple | None = None,
               queue_fits: dict[str, QueueFit] | None = None,
-              master_hosts: set[str] | None = None) -> None:
+              master_hosts: set[str] | None = None,
+              master_said: str = "a host of its master queue") -> None:
     """The start, runtime, finish and cost of the job in the best of the `good`
     partitions (`reqs`: what it asks in each, `fits`: the usable nodes that can give it,
     `holds`: the limits in use it waits for in each, QOS or queue limits; `chunks`: a PBS
     job's chunks (`_pbs_chunks`), which start when every one finds room at once;
     `queue_fits`: the Grid Engine queues whose instances have too little of a consumable
     left now, the hosts held until running jobs there give enough back; `master_hosts`:
-    where a Grid Engine job's master task must run, `-masterq`, its other slots on any of
-    the partition's hosts)."""
+    where a Grid Engine job's master task must run, `-masterq` or the hosts holding its
+    JOB consumables, its other slots on any of the partition's hosts, `master_said`)."""
     words = words_of(cfg.scheduler, cfg.flavor)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
@@ -2156,7 +2185,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 part = "term" if chunks and chunks[1] == "terms" else "chunk"
                 said = f"{words.where(name)}: its {part}s find room all at once{ahead} at " \
                     f"+{hms(at_once or 0)} (alone, each {part} finds it sooner)" if chunks \
-                    else f"queue {name}: a host of its master queue finds room with the " \
+                    else f"queue {name}: {master_said} finds room with the " \
                     f"others it asks{ahead} at +{hms(at_once or 0)}" \
                     if master_hosts is not None \
                     else f"partition {name}: the nodes --nodelist names find room with " \

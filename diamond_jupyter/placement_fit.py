@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -182,6 +183,13 @@ class Req:
     def on_master_only(self, name: str) -> bool:
         """Whether consumable `name` binds one of the job's hosts only (its master's)."""
         return name in self.master_only and self.nodes > 1
+
+    def host_consumables(self) -> tuple[tuple[str, float], ...]:
+        """What is checked against the hosts' consumables (qhost -F hc:): the consumables
+        it asks, and its memory and GPUs where their complex is of type JOB and it spans
+        several hosts (its master task's host alone is debited: `mem`/`gpn` ask none of
+        the others)."""
+        return self.consumables + tuple(o for o in self.own if self.on_master_only(o[0]))
 
     def consumable_need(self, name: str, amount: float) -> float:
         """What a host gives this job of a consumable: per slot times its slots there, or
@@ -410,7 +418,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
-    for name, per_slot in req.consumables:  # Grid Engine host consumables (qhost -F hc:)
+    for name, per_slot in req.host_consumables():  # Grid Engine host consumables (hc:)
         offered = [n for n in nodes if name in (n.consumables_total or {})]
         if offered:  # a host consumable here: a host must have enough of it in all
             need = req.consumable_need(name, per_slot)
@@ -459,13 +467,17 @@ def amount_text(x: float) -> str:
     return f"{x:g}"
 
 
-def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
+def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None,
+                   consumable_here: Collection[str] = ()) -> Req:
     """`req` as a Grid Engine site's consumables (`qconf -sc`) take it: a shortcut asked
     (`mf`) is its complex (`mem_free`); a complex of consumable JOB or HOST is asked once;
     a consumable with a default the job does not ask is taken at its default. The job's
     memory (`-l h_vmem`, per slot) and GPUs (`-l gpu=N`, read as the job's N) are taken
     as their complexes say too: h_vmem of consumable JOB or HOST once, not times the
-    slots; a GPU complex of consumable YES N per slot, N times the slots."""
+    slots; a GPU complex of consumable YES N per slot, N times the slots. Of a job of
+    several hosts, either of consumable JOB where it is a host or queue consumable here
+    (`consumable_here`) is its master task's host's alone (sge_complex(5)): asked of no
+    other host."""
     if not complexes:
         return req
     own: list[tuple[str, float]] = []
@@ -475,11 +487,15 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
         own.append(("h_vmem", slot_mb * 2**20))
         if complexes["h_vmem"].per != "slot":
             mem = ceil(slot_mb)
+        if _master_alone(req, complexes["h_vmem"], consumable_here):
+            mem = 0
     gpu = next((n for n in GPU_COMPLEXES if n in complexes), None)
     if req.gpn and gpu is not None:
         own.append((gpu, float(req.gpn)))
         if complexes[gpu].per == "slot":
             gpn = req.gpn * max(req.cpn, 1)
+        if _master_alone(req, complexes[gpu], consumable_here):
+            gpn = 0
     by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
     asked = {by_short.get(n, n): x for n, x in req.consumables}
     implicit = {c.name: c.default for c in complexes.values()
@@ -494,15 +510,32 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None) -> Req:
                    own=tuple(own), mem=mem, gpn=gpn)
 
 
+def _master_alone(req: Req, cx: SgeComplex, consumable_here: Collection[str]) -> bool:
+    """Whether complex `cx`, asked by a job of several hosts, binds its master's host
+    alone: of type JOB and consumable at the site (a host's or a queue's)."""
+    return cx.per == "job" and req.nodes > 1 and cx.name in consumable_here
+
+
 def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | None
                   ) -> list[str]:
     """What the site's complexes changed in the job's memory or GPUs a host gives it."""
     out = []
-    if after.mem != before.mem:
+    own = dict(after.own)
+    if after.mem != before.mem and after.on_master_only("h_vmem") and not after.mem:
+        out.append(f"h_vmem is a consumable of type JOB here (qconf -sc): the job's "
+                   f"{amount_text(own['h_vmem'])} is taken once, on its master task's host "
+                   f"alone (the other {after.nodes - 1} of its hosts need none)")
+    elif after.mem != before.mem:
         out.append(f"h_vmem is a consumable of type {(complexes or {})['h_vmem'].per.upper()}"
                    f" here (qconf -sc): the job's {amount_text(after.mem * 2**20)} is taken "
                    f"once, not times its {before.cpn} slots")
-    if after.gpn != before.gpn:
+    gpu = next((n for n in own if n in GPU_COMPLEXES), None)
+    if after.gpn != before.gpn and gpu is not None and after.on_master_only(gpu) \
+            and not after.gpn:
+        out.append(f"-l {gpu}={before.gpn}: {gpu} is a consumable of type JOB here (qconf "
+                   f"-sc): its master task's host alone gives them (the other "
+                   f"{after.nodes - 1} of its hosts need none)")
+    elif after.gpn != before.gpn:
         name = next(n for n, _ in after.own if n in GPU_COMPLEXES)
         out.append(f"-l {name}={before.gpn}: {name} is a consumable of type YES here (qconf "
                    f"-sc): Grid Engine gives {before.gpn} per slot, {after.gpn} for the "
@@ -523,7 +556,7 @@ def consumables_short(req: Req, nodes: list[Node]) -> set[str]:
     """The hosts whose host consumables left now (`qhost -F` hc:) are less than the job
     asks of one host: it starts there only once running jobs give some back."""
     out: set[str] = set()
-    for name, per_slot in req.consumables:
+    for name, per_slot in req.host_consumables():
         need = req.consumable_need(name, per_slot)
         short = {n.name for n in nodes if name in (n.consumables_left or {})
                  and (n.consumables_left or {})[name] < need}

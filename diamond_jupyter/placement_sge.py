@@ -103,6 +103,45 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
     return fit
 
 
+def instance_slots_short(fit: QueueFit, req: Req, p: Partition, hosts: list[str],
+                         snap: SiteSnapshot, now: datetime, part_max: dict[str, float]
+                         ) -> QueueFit:
+    """`fit` with the hosts of queue `p` whose instance has fewer slots free now (its
+    slots_total less what is used and reserved there, `qstat -f`) than the job takes on a
+    host, though it has that many in all: Grid Engine starts it there only once the
+    running jobs of that instance give enough back (the free slots of the host's other
+    queue instances are not this queue's; the host's own `slots` complex is the node's
+    CPUs, checked besides). `until`: the running job there whose end frees enough."""
+    total, taken = p.instance_slots or {}, p.instance_slots_taken or {}
+    need = max(req.cpn, 1)
+    short = {h for h in hosts if h in total and total[h] >= need
+             and total[h] - taken.get(h, 0) < need}
+    if not short:
+        return fit
+    left = {h: {"slots": float(total[h] - taken.get(h, 0))} for h in short}
+    held = {h: {jid: {"slots": float(n)} for jid, n in jobs.items()}
+            for h, jobs in (p.instance_slots_held or {}).items() if h in short}
+    # slots no running job it lists holds (slots_resv: an advance reservation's, whose
+    # end the view does not give): where they leave too few even once those jobs end,
+    # the host is passed over while another host of the queue may run the job
+    at_most = {h: left[h]["slots"] + sum(x["slots"] for x in held.get(h, {}).values())
+               for h in short}
+    stuck = {h for h in short if at_most[h] < need}
+    if stuck and set(hosts) - stuck - fit.never:
+        fit.never |= stuck
+        said = f"queue {p.name}: its instance on " + ", ".join(
+            f"{h} ({at_most[h]:g} of {total[h]} slots free once its running jobs end, the "
+            "others reserved)" for h in sorted(stuck)[:4]) + \
+            f" holds fewer than the job's {need}"
+        fit.why = "; ".join(filter(None, (fit.why, said)))
+        short -= stuck
+    running = {j.native_id: j for j in snap.running}
+    fit.short |= short
+    _later(fit.until, _freed("slots", need, short, left, held, running, now, part_max),
+           running, now, part_max)
+    return fit
+
+
 def _later(until: dict[str, str], more: dict[str, str], running: dict, now: datetime,
            part_max: dict[str, float]) -> None:
     """`more` into `until`: of two jobs a host waits for (two consumables short there),
@@ -223,7 +262,8 @@ def _master_hosts(items: list[str], masters: list[Partition],
 
 def _merged_consumables(queues: list[Partition]) -> dict:
     """The queue consumables of queues placed as one: on each host, of each complex, the
-    most any of their instances there has (and has left)."""
+    most any of their instances there has (and has left); and their instances' slots, in
+    use and held on each host, added up (a job's slots there come from all of them)."""
     total: dict[str, dict[str, float]] = {}
     left: dict[str, dict[str, float]] = {}
     held: dict[str, dict[str, dict[str, float]]] = {}
@@ -235,8 +275,20 @@ def _merged_consumables(queues: list[Partition]) -> dict:
                 left.setdefault(h, {})[k] = max(left.get(h, {}).get(k, 0.0), got)
         for h, jobs in (p.queue_consumables_held or {}).items():
             held.setdefault(h, {}).update(jobs)
+    slots: dict[str, int] = {}
+    taken: dict[str, int] = {}
+    holding: dict[str, dict[str, int]] = {}
+    for p in queues:
+        for h, n in (p.instance_slots or {}).items():
+            slots[h] = slots.get(h, 0) + n
+            taken[h] = taken.get(h, 0) + (p.instance_slots_taken or {}).get(h, 0)
+        for h, jobs in (p.instance_slots_held or {}).items():
+            mine = holding.setdefault(h, {})
+            for jid, n in jobs.items():
+                mine[jid] = mine.get(jid, 0) + n
     return {"queue_consumables": total or None, "queue_consumables_left": left or None,
-            "queue_consumables_held": held or None}
+            "queue_consumables_held": held or None, "instance_slots": slots or None,
+            "instance_slots_taken": taken or None, "instance_slots_held": holding or None}
 
 
 def _listed(hosts: set[str] | None, at_most: int = 4) -> str:
@@ -252,7 +304,7 @@ def master_holding(req: Req, hosts: set[str], nodes: list[Node]) -> tuple[set[st
         return hosts, []
     by_name = {n.name: n for n in nodes}
     out, why = set(hosts), []
-    for name, amount in req.consumables:
+    for name, amount in req.host_consumables():
         if not req.on_master_only(name):
             continue
         offered = [n for n in nodes if name in (n.consumables_total or {})]
@@ -323,10 +375,10 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
             continue
         used = [q for q in others if any(h in members.get(q.name, []) for h in joined)]
         name = ",".join([p.name] + [q.name for q in used])
+        merged = _merged_consumables([p] + used)
         made = p.model_copy(update={
             "name": name, "default": False, "nodes": joined, "total_nodes": len(joined),
-            "instance_slots": {h: together[h] for h in joined},
-            **_merged_consumables([p] + used)})
+            **merged, "instance_slots": {h: together[h] for h in joined}})
         plan.parts[n] = made
         plan.members[name] = joined
         h = joined[0]

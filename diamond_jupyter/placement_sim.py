@@ -203,6 +203,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             job_ids[len(rel)] = j.native_id
             rel.append((end, len(rel), h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
+    by_host: dict[int, list[int]] = {}  # node -> the seqs of its running jobs' releases
+    for r in rel:
+        by_host.setdefault(r[2], []).append(r[1])
     for r in rel:
         if r[0] >= last.get(r[2], (-1.0, 0))[0]:
             last[r[2]] = (r[0], r[1])
@@ -213,6 +216,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
         if lc or lg:
             owners.append(None)
             rel.append((UNKNOWN_HOLD_S, len(rel), h, lc, lg))
+            by_host.setdefault(h, []).append(rel[-1][1])
             if last.get(h, (-1.0, 0))[0] <= UNKNOWN_HOLD_S:
                 last[h] = (UNKNOWN_HOLD_S, rel[-1][1])
         n = nodes[h]
@@ -220,11 +224,23 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             and n.memory_mb - n.memory_allocated < probe_mem
         lacks = n.name in short or mem_short
         hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
+        freed_by = None if mem_short or not lacks else (short_until or {}).get(n.name)
+        if freed_by is not None and (freed_by, h) in seq_of:
+            # held until that job ends: what other jobs there give back before is held as
+            # long (a Grid Engine queue instance full of its own jobs takes none of the
+            # probe's slots while another queue's job frees the host's)
+            seq = seq_of[(freed_by, h)]
+            end = rel[seq][0]
+            for k in by_host.get(h, ()):
+                if k != seq and rel[k][0] < end:
+                    rel[k] = (end, k, h, rel[k][3], rel[k][4])
+                    owners[k] = owners[seq]
+                    if planned is not None:
+                        planned[k] = max(planned.get(k, 0.0), planned.get(seq, end))
         if lacks and (hc or hg):
             # its memory frees with the jobs holding it: its free CPUs and GPUs are held
             # as long (the job that ends last: calibrated as that job, when it is known)
             end, seq = last.get(h, (UNKNOWN_HOLD_S, -1))
-            freed_by = None if mem_short else (short_until or {}).get(n.name)
             if freed_by is not None and (freed_by, h) in seq_of:
                 seq = seq_of[(freed_by, h)]
                 end = rel[seq][0]

@@ -74,6 +74,26 @@ def test_pbs_join_of_another_pbs_line_is_refused_naming_both_lines() -> None:
     assert msg.startswith("line 2:") and "joins line 3" in msg and "`#PBS`" in msg
 
 
+def test_pbs_join_of_a_command_line_is_refused_naming_both_lines() -> None:
+    # qsub joins `echo hi` into the directive: `-N x echo hi` leaves words after its
+    # options, which qsub's option reading refuses ("qsub: directive error"). Before, the
+    # words were kept as unknown directives and the command was lost from the script
+    with pytest.raises(BadInput) as e:
+        parse("pbs", "#!/bin/bash\n#PBS -N x \\\necho hi\n#PBS -l walltime=01:00:00\n"
+                     "hostname\n")
+    msg = str(e.value)
+    assert msg.startswith("line 2: `#PBS -N x \\` ends in a backslash: qsub joins line 3 "
+                          "(`echo hi`) to it")
+    assert "`echo hi` is no option" in msg and "directive error" in msg
+
+
+def test_pbs_join_of_a_lone_word_is_the_option_value_qsub_reads() -> None:
+    # `#PBS -N \` then `run1`: qsub reads `-N run1`; so does the parser (said)
+    spec = parse("pbs", "#!/bin/bash\n#PBS -N \\\nrun1\nhostname\n")
+    assert spec.name == "run1" and spec.unknown == []
+    assert any(n.startswith("line 2 goes on on line 3 (`run1`)") for n in notes(spec))
+
+
 def test_pbs_backslash_on_the_last_line_is_refused() -> None:
     with pytest.raises(BadInput, match="last line.*unexpected end-of-file"):
         parse("pbs", "#!/bin/bash\n#PBS -N x \\")

@@ -135,10 +135,12 @@ def test_gpus_of_a_queue_only_one_queue_offers(table):
 
 # ------------------------------------------- a parallel job's slots from several queue instances
 
-def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None = None):
-    """A Grid Engine site of two 16-slot hosts (s1, s2). `queues`: each queue's instances
-    (host -> its slots_total) and pe_list; `running`: (queue, host) -> running jobs'
-    entries (`_ge_job`)."""
+def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None = None,
+           host_slots: int | None = 16, resv: dict[tuple[str, str], int] | None = None):
+    """A Grid Engine site of two hosts (s1, s2) of `host_slots` slots each (their exec
+    host `slots` complex; None: they set none). `queues`: each queue's instances (host ->
+    its slots_total) and pe_list; `running`: (queue, host) -> running jobs' entries
+    (`_ge_job`); `resv`: the slots reserved in an instance (slots_resv)."""
     import re
     from datetime import timezone
 
@@ -149,7 +151,8 @@ def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None =
             for k, js in running.items()}
     inst = "".join(
         f"<Queue-List><name>{q}@{h}</name><qtype>BIP</qtype><slots_used>"
-        f"{used.get((q, h), 0)}</slots_used><slots_resv>0</slots_resv><slots_total>{n}"
+        f"{used.get((q, h), 0)}</slots_used><slots_resv>{(resv or {}).get((q, h), 0)}"
+        f"</slots_resv><slots_total>{n}"
         "</slots_total><load_avg>0.5</load_avg><arch>lx-amd64</arch>"
         f"{''.join(running.get((q, h), []))}</Queue-List>"
         for q, (hosts, _) in queues.items() for h, n in hosts.items())
@@ -158,10 +161,10 @@ def kronos(queues: dict[str, tuple[dict[str, int], str]], running: dict | None =
     qhost = "<?xml version='1.0'?><qhost><host name='global'></host>" + "".join(
         f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
         "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5"
-        "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue><resourcevalue "
-        f"name='slots' dominance='hf'>"
-        f"{16 - sum(n for (_, x), n in used.items() if x == h)}</resourcevalue></host>"
-        for h in ("s1", "s2")) + "</qhost>"
+        "</hostvalue><hostvalue name='mem_total'>64.0G</hostvalue>"
+        + ("" if host_slots is None else "<resourcevalue name='slots' dominance='hf'>"
+           f"{host_slots - sum(n for (_, x), n in used.items() if x == h)}</resourcevalue>")
+        + "</host>" for h in ("s1", "s2")) + "</qhost>"
     conf = "\n".join(f"qname {q}\nhostlist {' '.join(hosts)}\npe_list {pes}\n"
                      "h_rt 24:00:00\nslots 8\n" for q, (hosts, pes) in queues.items())
     rules = {"smp": "$pe_slots", "mpi": "$fill_up"}

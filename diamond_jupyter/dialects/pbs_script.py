@@ -104,7 +104,9 @@ def qsub_joined(text: str) -> tuple[str, list[str]]:
     joined are left empty, so later line numbers stay; with one note per join. Refused
     (BadInput): a backslash on the last line (qsub: unexpected end-of-file), and a joined
     line that starts with `#` (another #PBS line, a comment): its `#PBS` would be a word of
-    the directive above, where qsub's option reading ends, not the continuation meant."""
+    the directive above, where qsub's option reading ends, not the continuation meant; and
+    a joined directive left with words that are no options (a command line joined, `echo
+    hi`), which qsub refuses as a directive error."""
     body = text[1:] if text.startswith("\ufeff") else text
     header = split_header(body, lambda s: (m.group(1) or "") if (m := _SENTINEL.match(s))
                           else None)
@@ -113,6 +115,7 @@ def qsub_joined(text: str) -> tuple[str, list[str]]:
     if not starts:
         return text, []
     lines = body.splitlines(keepends=True)
+    text_lines = [ln.rstrip("\r\n") for ln in lines]  # as written, for the messages
     notes: list[str] = []
     for i in starts:
         j = i  # the last line joined to line i
@@ -137,6 +140,19 @@ def qsub_joined(text: str) -> tuple[str, list[str]]:
             ending = lines[i][len(lines[i].rstrip("\r\n")):]
             lines[i] = bare[:-1] + lines[j]
             lines[j] = ending if ending else ""
+        if j > i and (m := _SENTINEL.match(lines[i].rstrip("\r\n"))):
+            # qsub (process_opts) refuses a directive that leaves words after its options
+            # ("qsub: directive error"): a command line joined to it, `echo hi`
+            loose = [it.option for it in _items(m.group(1) or "", i + 1, lines[i])
+                     if not it.option.startswith("-")]
+            if loose:
+                raise BadInput(
+                    f"line {i + 1}: `{text_lines[i].strip()}` ends in a backslash: qsub joins "
+                    f"line {j + 1} (`{text_lines[j].strip()}`) to it and reads "
+                    f"`{(m.group(1) or '').strip()}` as one directive, where "
+                    f"`{' '.join(loose)}` is no option: qsub refuses the script (directive "
+                    f"error); remove the backslash (qsub reads each #PBS line on its own) or "
+                    "continue on a line of options")
     return ("\ufeff" if body is not text else "") + "".join(lines), notes
 
 

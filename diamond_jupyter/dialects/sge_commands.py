@@ -329,6 +329,8 @@ class SgeCommands:
         by_job: dict[str, dict[str, float]] = {}  # the same, by running job
         # (queue, host) -> running job -> complex -> what it took in that queue instance
         by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+        # (queue, host) -> running job -> its slots in that queue instance
+        slots_in: dict[tuple[str, str], dict[str, int]] = {}
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
@@ -338,11 +340,14 @@ class SgeCommands:
                 instances.append({
                     "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
                     "used": to_int(q.findtext("slots_used")) or 0,
+                    "resv": to_int(q.findtext("slots_resv")) or 0,
                     "total": to_int(q.findtext("slots_total")) or 0,
                     "arch": clean(q.findtext("arch")),
                 })
                 for j in q.iter("job_list"):
                     st = self._xml_job(j)
+                    mine_here = slots_in.setdefault((qname, host), {})
+                    mine_here[st.native_id] = mine_here.get(st.native_id, 0) + (st.cpus or 1)
                     took = asked.setdefault(host, {})
                     # its first (master) instance: an array's tasks are jobs of their own
                     key = (st.native_id, st.comment or "")
@@ -370,7 +375,7 @@ class SgeCommands:
                 jobs.append(self._xml_job(j))
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,
-            parse_hostgroups(outputs.get("hostgroups", "")), by_instance)
+            parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
         return SiteSnapshot(
             site=site, nodes=_queue_gpus(
                 self._nodes(outputs.get("hosts", ""), instances, asked), partitions),
@@ -412,8 +417,10 @@ class SgeCommands:
             free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
             totals = [t for _, t in own] or [i["total"] for i in mine]
             size = sum(u for u, _ in own) if own else used
-            cpus = size + free if free is not None else max(
-                totals, default=to_int(hv.get("num_proc")))
+            # without that cap the host runs what its queue instances hold together (each
+            # instance's own slots bind the jobs of its queue: `instance_slots_short`)
+            cpus = size + free if free is not None else sum(totals) if totals else to_int(
+                hv.get("num_proc"))
             used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
             load = clean(hv.get("load_avg"))
@@ -450,7 +457,8 @@ class SgeCommands:
                     complexes: dict[str, SgeComplex] | None = None,
                     groups: dict[str, list[str]] | None = None,
                     by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] | None
-                    = None) -> list[Partition]:
+                    = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None
+                    ) -> list[Partition]:
         configs = self.parse_queue_configs(text)
         names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
         out = []
@@ -475,6 +483,10 @@ class SgeCommands:
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
                 instance_slots={i["host"]: i["total"] for i in mine if i["host"]} or None,
+                instance_slots_taken={i["host"]: i.get("used", 0) + i.get("resv", 0)
+                                      for i in mine if i["host"]} or None,
+                instance_slots_held={h: got for i in mine if (h := i["host"])
+                                     and (got := (slots_in or {}).get((name, h)))} or None,
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})

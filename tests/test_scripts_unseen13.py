@@ -280,11 +280,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/hoffman_h_data_highp.sge": dict(
         nodes=1, cpus=8, walltime=28800, stdout="joblog.%j",
         mail_events=["begin", "end", "fail"], mail_user="$USER@mail",
-        unknown=["-l h_data", "-l highp"]),
+        memory_mb=32 * G, per_cpu=4 * G, unknown=["-l highp"]),
     # -pe mpi 16; -binding linear:1 and mem_free kept
     "sge/pe_mpi_16_binding_linear_mem_free.sge": dict(
         tasks=16, cpus=16, walltime=14400, name="openfoam_mpi", stdout="foam.%j.log",
-        unknown=["-binding", "-l mem_free"]),
+        memory_mb=32 * G, per_cpu=2 * G, unknown=["-binding"]),
     # -pe mpi 8-32: at least 8 slots, kept as written
     "sge/pe_range_slots.sge": dict(
         tasks=8, cpus=8, walltime=7200, name="elastic", unknown=["-pe"],

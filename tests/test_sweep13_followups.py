@@ -1,0 +1,96 @@
+"""Follow-ups of the thirteenth sweep of batch scripts: what it left dropped or unread.
+
+Grid Engine's `h_data` and `mem_free` are the job's memory per slot (as `h_vmem`), taken
+as the site's `qconf -sc` says (JOB or HOST: once; mem_free that is no consumable: a
+host's load value, once); CPU-time limits carried between PBS `cput`, Grid Engine
+`h_cpu`/`s_cpu` and LSF `-c`; Slurm's any-of dependency (`?`) carried to LSF's `||` and
+back; Slurm `--switches` still said dropped (PBS `place=group=` names a site's own
+resource); an LSF GPU model with its memory (`NVIDIAA100_SXM4_80GB`) is the A100 family
+at a site that says `a100`, with a note (tests/test_placement_cases3.py)."""
+
+from __future__ import annotations
+
+import pytest
+from test_placement_cases import run
+from test_placement_cases11 import QCONF_SC, gaia
+
+from diamond_jupyter.dialects.translate import translate
+
+
+def _directives(script: str, sentinel: str) -> list[str]:
+    return [ln for ln in script.splitlines() if ln.startswith(sentinel)]
+
+
+# --------------------------------------------------------------- h_data, mem_free
+
+GE_MEM = "#!/bin/bash\n#$ -pe smp 4\n#$ -l h_rt=01:00:00,{}\n./app\n"
+
+
+@pytest.mark.parametrize("key", ["mem_free", "h_data"])
+def test_grid_engine_h_data_and_mem_free_are_memory_per_slot(key):
+    text = GE_MEM.format(f"{key}=2G")
+    out, warnings, spec = translate(text, "slurm")
+    assert spec.resources.memory_per_cpu_mb == 2048 and spec.metadata["sge_memory"] == key
+    assert "#SBATCH --mem-per-cpu=2G" in out
+    assert any(f"-l {key}=2G read as the job's memory per slot" in w for w in warnings)
+    assert not any(w.startswith("dropped") and key in w for w in warnings)
+    out, warnings, _ = translate(text, "pbs")
+    assert "#PBS -l select=1:ncpus=4:mem=8gb" in out  # 4 slots x 2G, one chunk
+    out, warnings, _ = translate(text, "lsf")
+    assert "rusage[mem=8GB]" in out
+    out, warnings, _ = translate(text, "flux")  # flux batch asks no memory: said
+    assert "dropped: memory request (2048MB; flux batch has none)" in warnings
+    # back to Grid Engine: the complex as written, not turned into h_vmem
+    out, _, _ = translate(text, "sge")
+    assert f"#$ -l h_rt=01:00:00,{key}=2G" in out and "h_vmem" not in out
+
+
+@pytest.mark.parametrize("asks", ["h_vmem=4G,mem_free=2G", "mem_free=2G,h_vmem=4G",
+                                  "mem_free=2G\n#$ -l h_vmem=4G"])
+def test_h_vmem_is_the_memory_beside_mem_free_which_stays_as_written(asks):
+    text = GE_MEM.format(asks)
+    out, warnings, spec = translate(text, "slurm")
+    assert spec.resources.memory_per_cpu_mb == 4096 and "sge_memory" not in spec.metadata
+    assert [d.value for d in spec.unknown] == ["mem_free=2G"]
+    assert "#SBATCH --mem-per-cpu=4G" in out
+    assert any(w.startswith("dropped") and "mem_free=2G" in w for w in warnings)
+    out, _, _ = translate(text, "sge")
+    lines = _directives(out, "#$ -l")
+    assert len(lines) == 1 and "h_vmem=4G" in lines[0] and "mem_free=2G" in lines[0]
+
+
+def test_h_data_is_the_memory_before_mem_free():
+    _, _, spec = translate(GE_MEM.format("mem_free=1G,h_data=3G"), "slurm")
+    assert (spec.resources.memory_per_cpu_mb, spec.metadata["sge_memory"]) == (3072, "h_data")
+    assert [d.value for d in spec.unknown] == ["mem_free=1G"]
+
+
+def test_bad_mem_free_is_refused_naming_it():
+    from diamond_jupyter.model import BadInput
+    with pytest.raises(BadInput, match="bad mem_free"):
+        translate(GE_MEM.format("mem_free=lots"), "slurm")
+
+
+def test_mem_free_taken_as_the_sites_complexes_say():
+    # gaia: two 16-slot hosts of 64 GB. 4 slots x 20G: 80G a host, per slot (no qconf -sc,
+    # or mem_free consumable YES): no host has it. Before, mem_free was no memory at all
+    job = "#$ -pe smp 4\n#$ -l mem_free=20G\n#$ -l h_rt=1:00:00"
+    for complexes in ("", QCONF_SC):
+        v = run(job, gaia({}, {}, complexes)).ranked[0]
+        assert v.reasons == ["needs 81920 MB memory per host, largest host has 65536 MB"]
+    # consumable JOB: 20G once
+    as_job = QCONF_SC.replace("mem_free   mf         MEMORY      <=    YES         YES",
+                              "mem_free   mf         MEMORY      <=    YES         JOB")
+    v = run(job, gaia({}, {}, as_job)).ranked[0]
+    assert v.verdict == "READY"
+    assert "mem_free is a consumable of type JOB here (qconf -sc): the job's 20G is taken " \
+        "once, not times its 4 slots" in v.notes
+    # no consumable (Grid Engine's own table): a host's load value, compared once
+    load = "\n".join(ln for ln in QCONF_SC.splitlines() if not ln.startswith("mem_free"))
+    v = run(job, gaia({}, {}, load)).ranked[0]
+    assert v.verdict == "READY"
+    assert "mem_free is no consumable (a host's load value) here (qconf -sc): the job's " \
+        "20G is taken once, not times its 4 slots" in v.notes
+    # h_data that is no consumable stays per slot (a limit of each process)
+    v = run(job.replace("mem_free", "h_data"), gaia({}, {}, load)).ranked[0]
+    assert v.reasons == ["needs 81920 MB memory per host, largest host has 65536 MB"]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    DEPENDENCY_ANY,
     PBS_GPU_MODEL_KEYS,
     TASK_RANGE,
     ArraySpec,
@@ -959,12 +960,32 @@ def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[De
     its number); each other id dropped, warned. BadInput for a kind of dependency no
     dialect knows."""
     check_dependency_kinds(spec)
+    if any_of_dependencies(spec) and target not in ANY_OF_DIALECTS:
+        warnings.append(f"dropped: dependency {dependency_text(spec.dependencies, '?')} (any "
+                        f"one of them suffices; {target} waits for all of a job's "
+                        "dependencies and has no any-of)")
+        return []
     out = []
     for d in spec.dependencies:
         ids = [x for i in d.job_ids if (x := _dependency_id(i, d.kind, target, warnings))]
         if ids:
             out.append(d.model_copy(update={"job_ids": ids}))
     return out
+
+
+# the dialects that wait for any one of several dependencies (sbatch's `?`, bsub's `||`)
+ANY_OF_DIALECTS = ("slurm", "lsf")
+
+
+def any_of_dependencies(spec: JobSpec) -> bool:
+    """Whether any one of the spec's several dependencies suffices (DEPENDENCY_ANY)."""
+    return bool(spec.metadata.get(DEPENDENCY_ANY)) and \
+        sum(len(d.job_ids) for d in spec.dependencies) > 1
+
+
+def dependency_text(deps: list[Dependency], separator: str = ",") -> str:
+    """Dependencies as Slurm writes them (`afterok:1:2`, `?` between any-of ones)."""
+    return separator.join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
 
 
 def whole_job_dependencies(deps: list[Dependency], target: str, warnings: list[str]

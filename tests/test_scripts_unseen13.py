@@ -156,7 +156,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # walltime in plain seconds; cput kept
     "pbs/pro_walltime_plain_seconds_cput.pbs": dict(
         nodes=1, tasks=1, cpus=1, memory_mb=2 * G, needs_mem=2 * G, walltime=5400,
-        name="short_serial", unknown=["-l"]),
+        name="short_serial"),
     # two named hosts (said); naccesspolicy=singlejob is whole nodes
     "pbs/torque_named_hosts_naccesspolicy.pbs": dict(
         nodes=2, tasks=8, cpus=8, walltime=2700, exclusive=True, name="pinned_hosts",
@@ -185,7 +185,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -env all plus one; -c (CPU time) kept; -N mail at the end to -u
     "lsf/env_all_omp_cputime_limit.lsf": dict(
         tasks=6, cpus=6, walltime=10800, name="env_lsf", mail_events=["end"],
-        mail_user="chem@univ.example", variables={"OMP_NUM_THREADS": "6"}, unknown=["-c"]),
+        mail_user="chem@univ.example", variables={"OMP_NUM_THREADS": "6"}),
     # 2 GPUs of a model on one host; the mode kept
     "lsf/gpu_num2_mode_exclusive_gmodel.lsf": dict(
         nodes=1, tasks=2, cpus=2, gpus=2, memory_mb=16000, per_cpu=8000, needs_gpus=2,

@@ -142,3 +142,65 @@ def test_all_of_dependencies_and_mixed_forms_are_unchanged():
                                   "./app\n", "slurm")
     assert not spec.dependencies and any("done(1) && done(2) || exit(3)" in w
                                          for w in warnings)
+
+
+# --------------------------------------------------------------- CPU-time limits
+
+CPU_LIMITED = {
+    "pbs": "#!/bin/bash\n#PBS -l select=1:ncpus=4\n#PBS -l walltime=01:00:00,cput=03:30:00\n"
+           "./app\n",
+    "sge": "#!/bin/bash\n#$ -pe smp 4\n#$ -l h_rt=01:00:00,h_cpu=03:30:00\n./app\n",
+    "lsf": "#!/bin/bash\n#BSUB -n 4\n#BSUB -W 1:00\n#BSUB -c 210\n./app\n",
+}
+WRITTEN = {"pbs": "#PBS -l cput=03:30:00", "sge": "h_cpu=03:30:00",
+           "lsf": "#BSUB -c 3:30"}
+
+
+@pytest.mark.parametrize("source", sorted(CPU_LIMITED))
+@pytest.mark.parametrize("target", sorted(CPU_LIMITED))
+def test_cpu_time_limit_carried_between_pbs_grid_engine_and_lsf(source, target):
+    from diamond_jupyter.model import CPU_TIME
+    out, warnings, spec = translate(CPU_LIMITED[source], target, source)
+    assert spec.metadata[CPU_TIME] == 3.5 * 3600
+    assert WRITTEN[target] in out
+    assert not any(w.startswith("dropped") and ("cpu" in w.lower() or "-c" in w)
+                   for w in warnings), warnings
+    normalized = [w for w in warnings if "CPU factor" in w]
+    # LSF's -c is normalized CPU time: said whenever it crosses to or from LSF
+    assert bool(normalized) == ((source == "lsf") != (target == "lsf"))
+    assert translate(out, source, target)[2].metadata[CPU_TIME] == 3.5 * 3600  # and back
+
+
+@pytest.mark.parametrize("source", sorted(CPU_LIMITED))
+@pytest.mark.parametrize("target", ["slurm", "flux"])
+def test_cpu_time_limit_said_dropped_where_there_is_none(source, target):
+    out, warnings, _ = translate(CPU_LIMITED[source], target, source)
+    written = {"pbs": "pbs -l cput", "sge": "sge -l h_cpu", "lsf": "lsf -c"}[source]
+    assert f"dropped: CPU-time limit 03:30:00 ({written}) ({target} has no per-job " \
+        "CPU-time limit option)" in warnings
+    assert "03:30" not in out and "3:30" not in out
+
+
+def test_cpu_time_units_and_odd_forms():
+    from diamond_jupyter.model import CPU_TIME, BadInput
+    # LSF: minutes past 59, hours:minutes; rounded up to whole minutes going there
+    assert translate("#!/bin/bash\n#BSUB -c 90\n./a\n", "pbs")[2].metadata[CPU_TIME] == 5400
+    out, warnings, _ = translate("#!/bin/bash\n#PBS -l cput=100\n./a\n", "lsf")
+    assert "#BSUB -c 0:02" in out and any("whole minutes, rounded up" in w for w in warnings)
+    # a normalization host named: kept as written (its scale is that host's)
+    _, warnings, spec = translate("#!/bin/bash\n#BSUB -c 60/hostA\n./a\n", "pbs")
+    assert CPU_TIME not in spec.metadata and [d.option for d in spec.unknown] == ["-c"]
+    assert any(w.startswith("dropped") and "-c 60/hostA" in w for w in warnings)
+    # Grid Engine: h_cpu wins over s_cpu, whatever the order; s_cpu alone is carried, said
+    for asks in ("s_cpu=1:00:00,h_cpu=2:00:00", "h_cpu=2:00:00,s_cpu=1:00:00"):
+        out, _, spec = translate(f"#!/bin/bash\n#$ -l {asks}\n./a\n", "sge")
+        assert spec.metadata[CPU_TIME] == 7200 and [d.value for d in spec.unknown] == \
+            ["s_cpu=1:00:00"]
+        assert "h_cpu=02:00:00" in out and "s_cpu=1:00:00" in out
+    out, warnings, _ = translate("#!/bin/bash\n#$ -l s_cpu=1:00:00\n./a\n", "pbs")
+    assert "cput=01:00:00" in out and any("soft CPU-time limit s_cpu" in w for w in warnings)
+    assert "s_cpu=01:00:00" in translate("#!/bin/bash\n#$ -l s_cpu=1:00:00\n./a\n", "sge")[0]
+    with pytest.raises(BadInput, match="bad cput"):
+        translate("#!/bin/bash\n#PBS -l cput=soon\n./a\n", "slurm")
+    with pytest.raises(BadInput, match="bad h_cpu"):
+        translate("#!/bin/bash\n#$ -l h_cpu=soon\n./a\n", "slurm")

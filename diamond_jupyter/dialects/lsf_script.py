@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import (
+    CPU_TIME,
     DEPENDENCY_ANY,
     TASK_RANGE,
     BadInput,
@@ -28,8 +29,10 @@ from .scripts_common import (
     carried_task_range,
     common_render_warnings,
     component_sizes,
+    cpu_time_limit,
     dependencies_for,
     describe_totals,
+    fmt_hms,
     fmt_mem,
     foreign_warnings,
     guarded,
@@ -348,6 +351,11 @@ class LsfScript:
             else:
                 r.nodes = int(v)
                 spec.metadata["lsf_nnodes"] = True
+        elif o == "-c":  # [hour:]minute[/host]: normalized CPU time of the whole job
+            secs = parse_lsf_time(v)
+            if secs is None or "/" in v:
+                return False  # a host's CPU factor named, or unreadable: kept as written
+            spec.metadata[CPU_TIME] = secs
         elif o == "-W":
             secs = parse_lsf_time(v)
             limit, slash, host = v.partition("/")
@@ -829,6 +837,14 @@ class LsfScript:
             add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
             if r.walltime_s % 60:
                 warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
+        if cpu := cpu_time_limit(spec):
+            mins = -(-cpu // 60)
+            add("-c", f"{mins // 60}:{mins % 60:02d}")
+            if spec.source_dialect != self.name:
+                warnings.append(f"approximated: CPU-time limit {fmt_hms(cpu)} as -c "
+                                f"{mins // 60}:{mins % 60:02d} (LSF scales it by the CPU "
+                                "factor of the host the job runs on; whole minutes, rounded "
+                                "up)")
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
         if c.exclusive:

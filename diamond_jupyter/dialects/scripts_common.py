@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    CPU_TIME,
     DEPENDENCY_ANY,
     PBS_GPU_MODEL_KEYS,
     TASK_RANGE,
@@ -779,6 +780,41 @@ def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[s
     return exports + [f"module load {sh_quote(m)}" for m in spec.environment.modules]
 
 
+# the dialects with a job's CPU-time limit (PBS cput, Grid Engine h_cpu, LSF -c)
+CPU_TIME_DIALECTS = ("pbs", "sge", "lsf")
+
+
+def cpu_time_limit(spec: JobSpec) -> int | None:
+    """The job's CPU-time limit in seconds (metadata CPU_TIME), if any."""
+    secs = spec.metadata.get(CPU_TIME)
+    return secs if isinstance(secs, int) and not isinstance(secs, bool) and secs > 0 else None
+
+
+def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
+    """What becomes of the job's CPU-time limit in `target`: dropped where it has none;
+    LSF's, normalized by a host's CPU factor, carried as plain CPU time (said); Grid
+    Engine's soft s_cpu (a signal first) carried as a hard limit elsewhere (said)."""
+    secs = cpu_time_limit(spec)
+    if secs is None or target == spec.source_dialect:
+        return []
+    if target not in CPU_TIME_DIALECTS:
+        written = {"pbs": "-l cput", "lsf": "-c",
+                   "sge": f"-l {spec.metadata.get('sge_cpu') or 'h_cpu'}"}.get(
+            spec.source_dialect or "")
+        return [f"dropped: CPU-time limit {fmt_hms(secs)}"
+                + (f" ({spec.source_dialect} {written})" if written else "")
+                + f" ({target} has no per-job CPU-time limit option)"]
+    out = []
+    if spec.source_dialect == "lsf":
+        out.append(f"approximated: CPU-time limit {fmt_hms(secs)} (LSF -c) is normalized CPU "
+                   "time, scaled by the CPU factor of the host the job runs on; "
+                   f"{target} gets it as plain CPU time")
+    if spec.source_dialect == "sge" and spec.metadata.get("sge_cpu") == "s_cpu":
+        out.append(f"approximated: soft CPU-time limit s_cpu={fmt_hms(secs)} (Grid Engine "
+                   f"sends SIGXCPU first) as {target}'s CPU-time limit")
+    return out
+
+
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
     if "\r\n" in (spec.script or spec.command or ""):
@@ -804,6 +840,7 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
     out += working_directory_patterns(spec, target)
+    out += cpu_time_warnings(spec, target)
     if target != "slurm":
         shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
         out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")

@@ -14,7 +14,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, Directive, JobSpec
+from ..model import (
+    CPU_TIME,
+    GPUS_PER_JOB,
+    TASK_RANGE,
+    ArraySpec,
+    BadInput,
+    Dependency,
+    Directive,
+    JobSpec,
+)
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .begin_time import neutral, render_begin, sge_parts
@@ -26,6 +35,7 @@ from .scripts_common import (
     begin_parse,
     carried_task_range,
     common_render_warnings,
+    cpu_time_limit,
     dependencies_for,
     fmt_hms,
     foreign_warnings,
@@ -333,6 +343,14 @@ class SgeScript:
             r.walltime_s = secs
         elif key in MEMORY_COMPLEXES:
             return _memory(spec, item, key, val, state)
+        elif key in ("h_cpu", "s_cpu"):
+            secs = parse_hms(val)
+            if secs is None:
+                raise bad(item, f"bad {key}", "[[H:]M:]S or seconds, e.g. 48:00:00")
+            if not secs or not _first_of(spec, item, key, ("h_cpu", "s_cpu"), state, "cpu"):
+                return False  # zero, or beside h_cpu: kept as written
+            spec.metadata[CPU_TIME] = secs
+            spec.metadata["sge_cpu"] = key
         elif key in ("gpu", "gpus", "ngpus"):
             if not val.isdigit():
                 raise bad(item, "bad GPU count", "a non-negative integer, e.g. gpu=1")
@@ -549,6 +567,9 @@ class SgeScript:
         out: list[str] = []
         if r.walltime_s is not None:
             out.append(f"h_rt={fmt_hms(r.walltime_s)}")
+        if cpu := cpu_time_limit(spec):  # a Grid Engine script's own s_cpu stays s_cpu
+            key = spec.metadata.get("sge_cpu") if spec.source_dialect == "sge" else None
+            out.append(f"{key if key in ('h_cpu', 's_cpu') else 'h_cpu'}={fmt_hms(cpu)}")
         # a Grid Engine script's own memory complex (mem_free, h_data) stays its own
         mem_key = spec.metadata.get("sge_memory") if spec.source_dialect == "sge" else None
         mem_key = mem_key if mem_key in MEMORY_COMPLEXES else "h_vmem"
@@ -607,6 +628,22 @@ class SgeScript:
             add("-tc", limit)
 
 
+def _first_of(spec: JobSpec, item: Item, key: str, order: tuple[str, ...],
+              state: dict[str, Any], slot: str) -> bool:
+    """Whether `-l key=...` is the one of the complexes `order` ranks (first wins) that
+    gives the job's `slot` (its memory, its CPU time): one ranked after the one that gave
+    it stays as written (False); one ranked before takes it over, and the other goes back
+    among the kept ones."""
+    held = state.get(slot)  # (complex, item, in the body) that gave it
+    if held is not None and held[0] != key:
+        if order.index(key) > order.index(held[0]):
+            return False
+        if not held[2]:  # one in the body stays there, as written
+            unknown(spec, "sge", held[1], _SUB + held[0])
+    state[slot] = (key, item, state.get("in_body", False))
+    return True
+
+
 def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]) -> bool:
     """`-l h_vmem|h_data|mem_free=SIZE`: the job's memory per slot, from the first of
     MEMORY_COMPLEXES it asks (metadata `sge_memory` names h_data or mem_free); a complex
@@ -615,13 +652,8 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
     mb = parse_mem_mb(val, default_unit="b")
     if mb is None:
         raise bad(item, f"bad {key}", "a number with K, M, G or T, e.g. 4G")
-    held = state.get("memory")  # (complex, item, in the body) that gave the memory
-    if held is not None and held[0] != key:
-        if MEMORY_COMPLEXES.index(key) > MEMORY_COMPLEXES.index(held[0]):
-            return False
-        if not held[2]:  # one in the body stays there, as written
-            unknown(spec, "sge", held[1], _SUB + held[0])
-    state["memory"] = (key, item, state.get("in_body", False))
+    if not _first_of(spec, item, key, MEMORY_COMPLEXES, state, "memory"):
+        return False
     spec.resources.memory_per_cpu_mb = mb
     if key == "h_vmem":
         spec.metadata.pop("sge_memory", None)

@@ -204,3 +204,21 @@ def test_cpu_time_units_and_odd_forms():
         translate("#!/bin/bash\n#PBS -l cput=soon\n./a\n", "slurm")
     with pytest.raises(BadInput, match="bad h_cpu"):
         translate("#!/bin/bash\n#$ -l h_cpu=soon\n./a\n", "slurm")
+
+
+# --------------------------------------------------------------- --switches, place=group=
+
+def test_switches_and_pbs_group_stay_dropped_saying_why():
+    # no honest mapping: PBS's group resource is each site's own and binds every chunk;
+    # Slurm's --switches counts leaf switches and gives up waiting for them
+    out, warnings, _ = translate("#!/bin/bash\n#SBATCH -N 4\n#SBATCH --switches=1@1:00:00\n"
+                                 "./app\n", "pbs")
+    assert "group=" not in out
+    assert any(w.startswith("dropped: #SBATCH --switches=1@1:00:00 (--switches 1@1:00:00: "
+                            "no pbs equivalent; PBS place=group= puts every chunk") for w in
+               warnings)
+    out, warnings, _ = translate("#!/bin/bash\n#PBS -l select=4:ncpus=8\n"
+                                 "#PBS -l place=scatter:group=switch\n./app\n", "slurm")
+    assert "--switches" not in out
+    assert any("(-l place:group=switch place=scatter:group=switch: no slurm equivalent; the "
+               "group's resource is the PBS site's own" in w for w in warnings)

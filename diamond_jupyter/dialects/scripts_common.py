@@ -462,8 +462,21 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
             out.append(f"kept: {d.raw.strip()} as the #! line (the same interpreter)")
             continue
         what = d.option if d.value is None else f"{d.option} {d.value}"
-        out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent)")
+        out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent"
+                   f"{_why_no_equivalent(d, target)})")
     return out
+
+
+def _why_no_equivalent(d: Directive, target: str) -> str:
+    """Why a look-alike of another scheduler is no translation, where one is near."""
+    if d.dialect == "slurm" and d.option == "--switches" and target == "pbs":
+        return ("; PBS place=group= puts every chunk on hosts sharing one value of a "
+                "resource each site defines for itself, where Slurm waits a while at most "
+                "for that many leaf switches, then starts the job anyway")
+    if d.dialect == "pbs" and d.option.startswith("-l place:group=") and target == "slurm":
+        return ("; the group's resource is the PBS site's own, and Slurm's --switches counts "
+                "leaf switches of its topology, waiting for them a while at most")
+    return ""
 
 
 _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")

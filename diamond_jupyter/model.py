@@ -115,6 +115,16 @@ GPUS_PER_JOB = "gpus_per_job"
 PER_GPU = "per_gpu"
 
 
+# spec.metadata key: True where any one of the job's dependencies suffices (Slurm
+# `afterok:1?afternotok:2`, LSF `done(1) || exit(2)`), not all of them
+DEPENDENCY_ANY = "dependency_any"
+
+
+# spec.metadata key: the job's CPU-time limit in seconds, the CPU time all its processes
+# may use together (PBS `-l cput`, Grid Engine `-l h_cpu`, LSF `-c`, normalized there)
+CPU_TIME = "cpu_time_s"
+
+
 # a PBS site's chunk resources that name the GPU model (`select=1:ngpus=2:gpu_model=a100`):
 # the job's GPU type, kept as written for PBS
 PBS_GPU_MODEL_KEYS = frozenset({"gpu_type", "gpu_model", "gputype", "gpu_model_name"})

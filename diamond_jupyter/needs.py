@@ -74,10 +74,12 @@ def node_arch(n: Node, fallback: str | None = None) -> str | None:
 # dropped, alone or glued to the model (`TeslaV100` is `v100`); a word of memory (`80gb`,
 # `80g`, `40GiB`) and one of form factor (`sxm4`, `pcie`, `nvl`, `hbm3`) are qualifiers;
 # every other word is the model (`a100`, `v100s`, `l40s`, a MIG slice `a100 3g.40gb`).
-# A request matches an offer with the same model where every qualifier it names is the
-# offer's too (LSF's own rule for gmodel: the brand alone, or with its memory): `a100`
-# takes any A100 and `A100-SXM4-80GB`; `a100_80g` only an 80 GB A100, never a 40 GB one
-# nor one whose memory is not said; `v100` never an A100, nor `a10` an A100.
+# A request matches an offer with the same model where every qualifier both name agrees
+# (LSF's own rule for gmodel: the brand alone, or with its memory): `a100` takes any A100
+# and `A100-SXM4-80GB`; `a100_80g` (`NVIDIAA100_SXM4_80GB`) an 80 GB A100, never a 40 GB
+# one; an offer that names no memory or form (a site's plain `a100`) is matched by its
+# family, which `gpu_family_only` tells apart (placement says so in a note); `v100` never
+# an A100, nor `a10` an A100.
 _GPU_BRANDS = ("nvidia", "tesla", "geforce", "quadro", "rtx", "amd", "radeon", "instinct",
                "intel")
 _GPU_MEMORY = re.compile(r"(\d+)(?:g|gb|gib)")
@@ -94,8 +96,14 @@ class GpuKey:
         """Whether a GPU of this key satisfies a request for `wanted`."""
         # the model's words compared joined: `GTX 1080 Ti` is `gtx1080ti`, `RTX 3090` `3090`
         return bool(wanted.model) and "".join(self.model) == "".join(wanted.model) \
-            and wanted.memory_gb in (None, self.memory_gb) \
-            and (wanted.form is None or (self.form or "").startswith(wanted.form))
+            and (self.memory_gb is None or wanted.memory_gb in (None, self.memory_gb)) \
+            and (self.form is None or wanted.form is None or self.form.startswith(wanted.form))
+
+    def family_only(self, wanted: GpuKey) -> bool:
+        """Whether it offers `wanted` by the model alone: the request names a memory or form
+        this offer does not say (an 80 GB A100 asked of a site's plain `a100`)."""
+        return self.offers(wanted) and (wanted.memory_gb is not None and self.memory_gb is None
+                                        or wanted.form is not None and self.form is None)
 
 
 def gpu_key(name: str) -> GpuKey:
@@ -125,6 +133,25 @@ def gpu_key(name: str) -> GpuKey:
 def gpu_matches(wanted: str, offered: str | None) -> bool:
     """Whether a GPU model `offered` by a node satisfies a request for `wanted`."""
     return offered is not None and gpu_key(offered).offers(gpu_key(wanted))
+
+
+def gpu_family_note(wanted: str, offered: Iterable[str]) -> str | None:
+    """A note where the GPU models `offered` that satisfy a request for `wanted` do so by
+    family only (the site says no memory or form where the request names one); None where
+    one matches exactly, or none matches."""
+    want = gpu_key(wanted)
+    matching = [m for m in dict.fromkeys(offered) if gpu_key(m).offers(want)]
+    if not matching or not all(gpu_key(m).family_only(want) for m in matching):
+        return None
+    keys = [gpu_key(m) for m in matching]
+    unsaid = [what for what, asked, known in (
+        ("memory", want.memory_gb, all(k.memory_gb is not None for k in keys)),
+        ("form factor", want.form, all(k.form is not None for k in keys))) if asked and not known]
+    said = " ".join(x for x in (f"{want.memory_gb} GB" if want.memory_gb else None,
+                                want.form.upper() if want.form else None) if x)
+    return (f"GPU {wanted}: taken as the site's {', '.join(matching)} (the same model); the "
+            f"site does not say its {' or '.join(unsaid)}, so whether they are {said} cards "
+            "is not checked")
 
 
 # a feature that reads as a GPU model (`a100`, `v100s`, `l40s`, `gh200`, `mi250x`, `t4`)

@@ -97,7 +97,17 @@ from .model import (
     hms,
     utcnow,
 )
-from .needs import Constraint, Feature, Needs, Op, metadata_arch, needs_of, norm_arch
+from .needs import (
+    Constraint,
+    Feature,
+    Needs,
+    Op,
+    gpu_family_note,
+    metadata_arch,
+    needs_of,
+    node_gpu_models,
+    norm_arch,
+)
 from .placement_fit import (
     SITE_WORDS,
     SLURM_WORDS,
@@ -862,6 +872,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         _queue_unknown(v, snap.queue_error)
     v.notes += adjusted.get(v.partition or "", [])
     v.notes += unread_select + master_note + complexes_said
+    if req.gpu_type:  # a model matched by family only (the site says no memory or form)
+        where = fits.get(v.partition or "")
+        said = gpu_family_note(req.gpu_type, [m for n in nodes if where is None
+                                              or n.name in where for m in node_gpu_models(n)])
+        v.notes += [said] if said else []
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]

@@ -179,6 +179,8 @@ class Req:
     # bytes; the GPU complex as written): checked against queue consumables (a host's
     # hc:h_vmem and hc:gpu are its memory and GPUs, checked as those)
     own: tuple[tuple[str, float], ...] = ()
+    # the Grid Engine complex its memory is asked by (`-l h_vmem`, `h_data`, `mem_free`)
+    mem_complex: str = "h_vmem"
 
     def on_master_only(self, name: str) -> bool:
         """Whether consumable `name` binds one of the job's hosts only (its master's)."""
@@ -268,13 +270,22 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
                time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
                exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),
-               consumables=_sge_asks(spec))
+               consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem")
+
+
+def _sge_memory(spec: JobSpec) -> str | None:
+    """The complex other than h_vmem a Grid Engine job asks its memory by (`-l mem_free`,
+    `h_data`: `spec.resources.memory_per_cpu_mb`), if any."""
+    key = spec.metadata.get("sge_memory") if spec.source_dialect == "sge" else None
+    return key if isinstance(key, str) and key != "h_vmem" else None
 
 
 def _sge_asks(spec: JobSpec) -> tuple[tuple[str, float], ...]:
     """A Grid Engine job's numeric `-l NAME=VALUE` requests the model has no field for
     (`mem_free=2G`, `scratch=10G`, `licence=1`), per slot, in the complex's own units."""
     out = []
+    if (key := _sge_memory(spec)) and spec.resources.memory_per_cpu_mb:  # its memory's
+        out.append((key, spec.resources.memory_per_cpu_mb * 2.0**20))
     for d in spec.unknown:
         if d.dialect == "sge" and d.option.startswith("-l "):
             name, _, value = (d.value or "").partition("=")
@@ -472,23 +483,30 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None,
     """`req` as a Grid Engine site's consumables (`qconf -sc`) take it: a shortcut asked
     (`mf`) is its complex (`mem_free`); a complex of consumable JOB or HOST is asked once;
     a consumable with a default the job does not ask is taken at its default. The job's
-    memory (`-l h_vmem`, per slot) and GPUs (`-l gpu=N`, read as the job's N) are taken
-    as their complexes say too: h_vmem of consumable JOB or HOST once, not times the
-    slots; a GPU complex of consumable YES N per slot, N times the slots. Of a job of
-    several hosts, either of consumable JOB where it is a host or queue consumable here
-    (`consumable_here`) is its master task's host's alone (sge_complex(5)): asked of no
-    other host."""
+    memory (`-l h_vmem`, or the `h_data`/`mem_free` it asks instead, per slot) and GPUs
+    (`-l gpu=N`, read as the job's N) are taken as their complexes say too: memory of
+    consumable JOB or HOST once, not times the slots (so is a mem_free that is no
+    consumable: a host's load value); a GPU complex of consumable YES N per slot, N times
+    the slots. Of a job of several hosts, h_vmem or a GPU complex of consumable JOB where
+    it is a host or queue consumable here (`consumable_here`) is its master task's host's
+    alone (sge_complex(5)): asked of no other host."""
     if not complexes:
         return req
     own: list[tuple[str, float]] = []
     mem, gpn = req.mem, req.gpn
-    if req.mem and "h_vmem" in complexes:
+    if req.mem and req.mem_complex in complexes:  # h_vmem, or the mem_free/h_data it asks
         slot_mb = req.mem / max(req.cpn, 1)
-        own.append(("h_vmem", slot_mb * 2**20))
-        if complexes["h_vmem"].per != "slot":
+        if req.mem_complex == "h_vmem":  # the others are among its consumables already
+            own.append(("h_vmem", slot_mb * 2**20))
+        if complexes[req.mem_complex].per != "slot":
             mem = ceil(slot_mb)
-        if _master_alone(req, complexes["h_vmem"], consumable_here):
+        if req.mem_complex == "h_vmem" and _master_alone(req, complexes["h_vmem"],
+                                                         consumable_here):
             mem = 0
+    elif req.mem and req.mem_complex == "mem_free":
+        # not a consumable here: a host's load value, its free memory compared with the
+        # amount asked once (complex(5)), not times the slots
+        mem = ceil(req.mem / max(req.cpn, 1))
     gpu = next((n for n in GPU_COMPLEXES if n in complexes), None)
     if req.gpn and gpu is not None:
         own.append((gpu, float(req.gpn)))
@@ -526,9 +544,12 @@ def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | No
                    f"{amount_text(own['h_vmem'])} is taken once, on its master task's host "
                    f"alone (the other {after.nodes - 1} of its hosts need none)")
     elif after.mem != before.mem:
-        out.append(f"h_vmem is a consumable of type {(complexes or {})['h_vmem'].per.upper()}"
-                   f" here (qconf -sc): the job's {amount_text(after.mem * 2**20)} is taken "
-                   f"once, not times its {before.cpn} slots")
+        name = after.mem_complex
+        kind = f"a consumable of type {complexes[name].per.upper()}" if name in (
+            complexes or {}) else "no consumable (a host's load value)"
+        out.append(f"{name} is {kind} here (qconf -sc): the job's "
+                   f"{amount_text(after.mem * 2**20)} is taken once, not times its "
+                   f"{before.cpn} slots")
     gpu = next((n for n in own if n in GPU_COMPLEXES), None)
     if after.gpn != before.gpn and gpu is not None and after.on_master_only(gpu) \
             and not after.gpn:

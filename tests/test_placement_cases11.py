@@ -300,10 +300,11 @@ def test_grid_engine_other_host_consumables_a_job_asks():
     # 11G a slot: 44G, above s1's 40G in all: s2 once carol's job ends (+3 h)
     v = only(run(job.format("11G"), site), "gaia", "all.q")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
-    # 17G a slot: 68G, no host has that much
+    # 17G a slot: 68G, no host has that much (of mem_free, nor of memory: mem_free is the
+    # job's memory since the thirteenth sweep's follow-ups)
     assert reasons(run(job.format("17G"), site), "gaia") == (
         "needs 68G of host consumable mem_free per host (4 slots x 17G), the most a host "
-        "has is 64G")
+        "has is 64G | needs 69632 MB memory per host, largest host has 65536 MB")
     # a request no host has as a host consumable (a global or load value): not checked
     v = only(run("#$ -pe smp 4\n#$ -l scratch=500G\n#$ -l h_rt=1:00:00", site), "gaia",
              "all.q")

@@ -80,7 +80,11 @@ def test_gpu_key_reads_every_spelling_of_one_model():
     assert gpu_matches("a100_80g", "A100-SXM4-80GB")
     assert gpu_matches("A100-80GB", "nvidia a100 80gb pcie")
     assert not gpu_matches("a100_80g", "a100-sxm4-40gb")  # memory named: it must agree
-    assert not gpu_matches("a100_80g", "a100")  # a card whose memory is not said
+    # a card whose memory is not said: its family, told apart by family_only
+    assert gpu_matches("a100_80g", "a100")
+    assert gpu_key("a100").family_only(gpu_key("a100_80g"))
+    assert not gpu_key("A100-SXM4-80GB").family_only(gpu_key("a100_80g"))
+    assert not gpu_matches("a100_sxm4", "A100 PCIe")  # a form named on both: it must agree
     assert not gpu_matches("v100", "a100") and not gpu_matches("a10", "a100")
     assert not gpu_matches("a100", "a10") and not gpu_matches("l40", "l40s")
     assert not gpu_matches("a100", "a100_3g.40gb")  # a MIG slice is not a whole A100
@@ -109,9 +113,14 @@ def test_a100_request_takes_any_spelling_of_a100_and_nothing_else():
 
 def test_memory_specific_gpu_request_never_gets_a_40gb_card():
     p = run("#SBATCH --gres=gpu:a100_80g:4", zeus(), hera())
-    only(p, "zeus", "gpu")
-    # hera's a100 says no memory: not promised to be an 80 GB card
-    assert reasons(p, "hera") == "no GPU of type 'a100_80g' (site has: a100, v100)"
+    assert {v.site for v in p.ranked if v.feasible} == {"zeus", "hera"}
+    # hera's a100 says no memory: its family, said in a note (zeus has 80 GB cards)
+    hera_v = next(v for v in p.ranked if v.site == "hera")
+    assert any("GPU a100_80g: taken as the site's a100 (the same model); the site does not "
+               "say its memory, so whether they are 80 GB cards is not checked" in n
+               for n in hera_v.notes)
+    zeus_v = next(v for v in p.ranked if v.site == "zeus")
+    assert not any("not checked" in n and "GPU a100_80g" in n for n in zeus_v.notes)
     p = run("#SBATCH --gres=gpu:a100-40gb:8", zeus())
     # z3's four 40 GB cards are the most of that type (z2's eight are 80 GB ones)
     assert reasons(p, "zeus") == "needs 8 GPUs of type 'a100-40gb' per node, largest node " \
@@ -143,9 +152,19 @@ def test_lsf_gmodel_brand_name_matches_a_slurm_gres_type():
     v = only(p, "hera", "gpu")
     assert v.feasible
     p = run('#BSUB -n 1\n#BSUB -gpu "num=1:gmodel=NVIDIAA100_SXM4_80GB"', zeus(), hera())
-    only(p, "zeus", "gpu")
-    assert "no GPU of type 'NVIDIAA100_SXM4_80GB' (site has: a100, v100)" in \
-        reasons(p, "hera")
+    assert {v.site for v in p.ranked if v.feasible} == {"zeus", "hera"}
+    hera_v = next(v for v in p.ranked if v.site == "hera")
+    assert any("GPU NVIDIAA100_SXM4_80GB: taken as the site's a100 (the same model); the "
+               "site does not say its memory or form factor, so whether they are 80 GB SXM4 "
+               "cards is not checked" in n for n in hera_v.notes)
+    # the model's memory is read: a site of 40 GB A100s alone cannot run it
+    forty = (SiteConfig(name="forty"), SiteSnapshot(
+        site="forty", taken_at=NOW, nodes=[_node("f1", 64, 512000, ["gpu"], 4,
+                                                 "a100-sxm4-40gb")],
+        partitions=[Partition(name="gpu", default=True, nodes=["f1"])]))
+    p = run('#BSUB -n 1\n#BSUB -gpu "num=1:gmodel=NVIDIAA100_SXM4_80GB"', forty)
+    assert reasons(p, "forty") == \
+        "no GPU of type 'NVIDIAA100_SXM4_80GB' (site has: a100-sxm4-40gb)"
 
 
 def test_lsf_hosts_name_their_gpu_model_as_a_resource():
@@ -164,9 +183,11 @@ def test_pbs_gpu_model_written_in_capitals_keeps_its_chunk():
              "#PBS -l walltime=4:00:00"
     spec = Federation.parse("#!/bin/bash\n" + script + "\n./x\n")
     assert (spec.resources.cpus_per_task, spec.resources.gpus_per_node) == (16, 4)
-    p = run(script, zeus(), hera())
-    only(p, "zeus", "gpu")
-    assert reasons(p, "hera") == "no GPU of type 'A100-SXM4-80GB' (site has: a100, v100)"
+    p = run(script, zeus(), hera(), ares())
+    # ares has no GPUs; hera's plain a100 is the model's family, said in a note
+    assert {v.site for v in p.ranked if v.feasible} == {"zeus", "hera"}
+    assert any(n.startswith("GPU A100-SXM4-80GB: taken as the site's a100")
+               for n in next(v for v in p.ranked if v.site == "hera").notes)
     # a placeholder where a number belongs is still one
     spec = Federation.parse("#!/bin/bash\n#PBS -l select=NNODES:ncpus=4\n./x\n")
     assert spec.resources.nodes is None and "placeholder" in \

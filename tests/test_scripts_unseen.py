@@ -46,9 +46,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/array_throttle.sbatch": dict(
         tasks=None, cpus=None, memory_mb=2000, walltime=30 * 60, array="1-100%10",
         name="sweep"),
-    "slurm/dependency_or.sbatch": dict(  # `?` is OR: no neutral form, kept
-        tasks=1, walltime=10 * 60, deps=[],
-        unknown=["--dependency", "--kill-on-invalid-dep"]),
+    "slurm/dependency_or.sbatch": dict(  # `?` is OR: any one suffices (DEPENDENCY_ANY)
+        tasks=1, walltime=10 * 60,
+        deps=[("afterok", ["1001", "1002"]), ("afterany", ["1003"])],
+        unknown=["--kill-on-invalid-dep"]),
     "slurm/dependency_and.sbatch": dict(
         tasks=2, walltime=5400, deps=[("afterok", ["1001", "1002"]), ("afterany", ["1003"])]),
     # sbatch keeps the last --dependency given
@@ -128,7 +129,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/affinity_two_R.lsf": dict(tasks=4, cpus=16, memory_mb=4000, walltime=45 * 60),
     "lsf/depend_and.lsf": dict(tasks=1, walltime=600,
                                deps=[("afterok", ["123"]), ("afterany", ["456"])]),
-    "lsf/depend_or.lsf": dict(tasks=1, deps=[], unknown=["-w"]),
+    "lsf/depend_or.lsf": dict(tasks=1, deps=[("afterok", ["1"]), ("afterok", ["2"])]),
     "lsf/hosts_one_exclusive.lsf": dict(
         nodes=1, tasks=8, cpus=8, memory_mb=16 * G, exclusive=True,
         mail_events=["begin", "end"]),

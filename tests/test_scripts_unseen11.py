@@ -66,7 +66,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -t 1-100:5 stepped; -hold_jid_ad: task by task (afterany); mem_free kept
     "sge/array_step_hold_jid_ad.sge": dict(
         walltime=600, array="1-100:5", deps=[("afterany", ["5511"])], name="resample",
-        unknown=["-l mem_free"]),
+        memory_mb=2 * G, per_cpu=2 * G),
     # -pe mpi 32-64: at least 32 (the range kept); -A the account; -R y kept
     "sge/mpi_pe_range_account_reserve.sge": dict(
         tasks=32, cpus=32, walltime=86400, name="dft_scan", account="materials-lab",

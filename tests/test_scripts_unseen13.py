@@ -156,7 +156,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # walltime in plain seconds; cput kept
     "pbs/pro_walltime_plain_seconds_cput.pbs": dict(
         nodes=1, tasks=1, cpus=1, memory_mb=2 * G, needs_mem=2 * G, walltime=5400,
-        name="short_serial", unknown=["-l"]),
+        name="short_serial"),
     # two named hosts (said); naccesspolicy=singlejob is whole nodes
     "pbs/torque_named_hosts_naccesspolicy.pbs": dict(
         nodes=2, tasks=8, cpus=8, walltime=2700, exclusive=True, name="pinned_hosts",
@@ -185,7 +185,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -env all plus one; -c (CPU time) kept; -N mail at the end to -u
     "lsf/env_all_omp_cputime_limit.lsf": dict(
         tasks=6, cpus=6, walltime=10800, name="env_lsf", mail_events=["end"],
-        mail_user="chem@univ.example", variables={"OMP_NUM_THREADS": "6"}, unknown=["-c"]),
+        mail_user="chem@univ.example", variables={"OMP_NUM_THREADS": "6"}),
     # 2 GPUs of a model on one host; the mode kept
     "lsf/gpu_num2_mode_exclusive_gmodel.lsf": dict(
         nodes=1, tasks=2, cpus=2, gpus=2, memory_mb=16000, per_cpu=8000, needs_gpus=2,
@@ -280,11 +280,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/hoffman_h_data_highp.sge": dict(
         nodes=1, cpus=8, walltime=28800, stdout="joblog.%j",
         mail_events=["begin", "end", "fail"], mail_user="$USER@mail",
-        unknown=["-l h_data", "-l highp"]),
+        memory_mb=32 * G, per_cpu=4 * G, unknown=["-l highp"]),
     # -pe mpi 16; -binding linear:1 and mem_free kept
     "sge/pe_mpi_16_binding_linear_mem_free.sge": dict(
         tasks=16, cpus=16, walltime=14400, name="openfoam_mpi", stdout="foam.%j.log",
-        unknown=["-binding", "-l mem_free"]),
+        memory_mb=32 * G, per_cpu=2 * G, unknown=["-binding"]),
     # -pe mpi 8-32: at least 8 slots, kept as written
     "sge/pe_range_slots.sge": dict(
         tasks=8, cpus=8, walltime=7200, name="elastic", unknown=["-pe"],

@@ -146,8 +146,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
                                      name="post"),
     "sge/smp_vmem_rt.sge": dict(nodes=1, cpus=8, memory_mb=2 * G * 8, walltime=9000,
                                 stdout="logs/"),
-    "sge/orte_mem_free_binding.sge": dict(tasks=16, walltime=3600,
-                                          unknown=["-l mem_free", "-binding"]),
+    "sge/orte_mem_free_binding.sge": dict(tasks=16, walltime=3600, memory_mb=128 * 1024,
+                                          per_cpu=8 * 1024, unknown=["-binding"]),
     "sge/queue_list_seconds.sge": dict(nodes=1, cpus=2, walltime=5400, queue="short.q,long.q",
                                        unknown=["-l s_rt"]),
 }

@@ -140,7 +140,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         name="resnet", queue="gpu", unknown=["-gpu mode"]),
     # -W H:M is the run limit; -We (an estimate) and -c (CPU time) kept
     "lsf/W_We_c.lsf": dict(tasks=8, walltime=5400, queue="short", name="est",
-                           unknown=["-We", "-c"]),
+                           unknown=["-We"]),
     # the dependency on a job name (ended(prep)) has no neutral form: kept whole
     "lsf/array_pct_dep_name.lsf": dict(tasks=1, walltime=1200, array="1-10%2", name="sweep",
                                        deps=[], stdout="out.%j.%a", unknown=["-w"]),

@@ -198,7 +198,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["-l m_mem_free"]),
     "sge/h_data_highp_shared.sge": dict(
         nodes=1, cpus=4, walltime=8 * 3600, name="hoffman_style", stdout="joblog.%j",
-        unknown=["-l h_data", "-l highp"]),
+        memory_mb=16 * 1024, per_cpu=4 * 1024, unknown=["-l highp"]),
 }
 
 SCRIPTS = fixture_scripts(HERE)

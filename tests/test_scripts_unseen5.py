@@ -173,7 +173,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # ---------------------------------------------------------------- Grid Engine
     "sge/exclusive_true_mem_free_smp.sge": dict(
         nodes=1, cpus=16, walltime=86400, exclusive=True, name="smp_exclusive",
-        unknown=["-l mem_free"]),
+        memory_mb=256 * G, per_cpu=16 * G),
     # h_vmem is per slot: 2G x 32
     "sge/masterq_mpi_hvmem_per_slot.sge": dict(
         tasks=32, cpus=32, memory_mb=2 * G * 32, per_cpu=2 * G, walltime=8 * 3600,

@@ -150,7 +150,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -c (CPU time), -We (estimate) and -b (begin) kept; -N mails at the end
     "lsf/cpu_limit_estimate_begin.lsf": dict(
         tasks=4, cpus=4, walltime=4 * 3600, name="nightly", mail_events=["end"],
-        mail_user="ops@site.example", unknown=["-c", "-We"]),
+        mail_user="ops@site.example", unknown=["-We"]),
     # ended(NAME) names a job: no job id to translate, the whole condition kept
     "lsf/depend_done_and_ended_name.lsf": dict(
         tasks=2, cpus=2, walltime=1800, name="combine", unknown=["-w"]),

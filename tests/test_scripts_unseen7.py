@@ -242,7 +242,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # exclusive=true is the host to itself; mem_free (a load value), -R y, -notify kept
     "sge/mem_free_exclusive_reserve_notify.sge": dict(
         nodes=1, cpus=16, walltime=86400, exclusive=True, name="abaqus_std",
-        unknown=["-l mem_free", "-R", "-notify"]),
+        memory_mb=256 * G, per_cpu=16 * G, unknown=["-R", "-notify"]),
     # -tc is the array's running limit; -sync and -w e (qsub's own behaviour) kept
     "sge/sync_verify_array_tc.sge": dict(
         memory_mb=6 * G, per_cpu=6 * G, walltime=1800, array="1-200%20", name="kmer_count",

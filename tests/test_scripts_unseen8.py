@@ -185,7 +185,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -n 32,64 kept (at least 32); -M 2GB per process; -c (CPU time) kept
     "lsf/vasp_slot_range_ptile_M_units_cpu_limit.lsf": dict(
         nodes=2, tasks=32, cpus=32, memory_mb=32 * 2 * G, per_cpu=2 * G, walltime=48 * 3600,
-        name="vasp_md", stdout="vasp.%j", unknown=["-n", "-c"],
+        name="vasp_md", stdout="vasp.%j", unknown=["-n"],
         notes=["slot range 32,64 kept as minimum 32", "-M 2GB"]),
     # -XF (X11) and -I (interactive) kept; a bare -W is minutes
     "lsf/xf_interactive_flags_matlab.lsf": dict(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from ..model import (
+    CPU_TIME,
+    DEPENDENCY_ANY,
     TASK_RANGE,
     BadInput,
     Dependency,
@@ -20,14 +22,17 @@ from .scripts_common import (
     Opt,
     OptionTable,
     SubmitWait,
+    any_of_dependencies,
     assemble,
     bad,
     begin_parse,
     carried_task_range,
     common_render_warnings,
     component_sizes,
+    cpu_time_limit,
     dependencies_for,
     describe_totals,
+    fmt_hms,
     fmt_mem,
     foreign_warnings,
     guarded,
@@ -346,6 +351,11 @@ class LsfScript:
             else:
                 r.nodes = int(v)
                 spec.metadata["lsf_nnodes"] = True
+        elif o == "-c":  # [hour:]minute[/host]: normalized CPU time of the whole job
+            secs = parse_lsf_time(v)
+            if secs is None or "/" in v:
+                return False  # a host's CPU factor named, or unreadable: kept as written
+            spec.metadata[CPU_TIME] = secs
         elif o == "-W":
             secs = parse_lsf_time(v)
             limit, slash, host = v.partition("/")
@@ -407,7 +417,10 @@ class LsfScript:
             spec.mail_events = [e for e in ("begin", "end", "fail") if e in got]
         elif o == "-w":
             deps = []
-            for term in re.split(r"\s*&&\s*", v.strip()):
+            # `||` alone between them: any one suffices (DEPENDENCY_ANY); mixed with `&&`
+            # or in brackets, kept as written
+            any_of = "||" in v and "&&" not in v
+            for term in re.split(r"\s*\|\|\s*" if any_of else r"\s*&&\s*", v.strip()):
                 # ID[*]: each element waits for the element of the same index (one to one);
                 # ID[N]: on element N alone (neutral: Slurm's ID_N)
                 m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
@@ -417,7 +430,11 @@ class LsfScript:
                 one = f"{m.group(2)}_{m.group(4)}" if m.group(4) else m.group(2)
                 deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[one],
                                        per_task=bool(m.group(3)) and not m.group(4)))
+            if spec.dependencies and (any_of or spec.metadata.get(DEPENDENCY_ANY)):
+                return False  # an any-of beside another -w's: no one neutral form
             spec.dependencies += deps
+            if any_of:
+                spec.metadata[DEPENDENCY_ANY] = True
         elif o == "-env":
             parts = [p.strip() for p in v.split(",")]
             if parts[0] not in ("all", "none") or not all("=" in p for p in parts[1:]):
@@ -820,6 +837,14 @@ class LsfScript:
             add("-W", f"{mins // 60}:{mins % 60:02d}" + (f"/{host}" if host else ""))
             if r.walltime_s % 60:
                 warnings.append(f"approximated: walltime {r.walltime_s}s rounded up to minutes")
+        if cpu := cpu_time_limit(spec):
+            mins = -(-cpu // 60)
+            add("-c", f"{mins // 60}:{mins % 60:02d}")
+            if spec.source_dialect != self.name:
+                warnings.append(f"approximated: CPU-time limit {fmt_hms(cpu)} as -c "
+                                f"{mins // 60}:{mins % 60:02d} (LSF scales it by the CPU "
+                                "factor of the host the job runs on; whole minutes, rounded "
+                                "up)")
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (no LSF directive)")
         if c.exclusive:
@@ -854,9 +879,9 @@ class LsfScript:
         elif "fail" in ev:
             add("-Ne")  # only when the job exits in failure
         if deps := dependencies_for(spec, self.name, warnings):
-            add("-w", " && ".join(f"{_DEP_BACK[d.kind]}({_lsf_job(i)}"
-                                  f"{'[*]' if d.per_task else ''})"
-                                  for d in deps for i in d.job_ids))
+            add("-w", (" || " if any_of_dependencies(spec) else " && ").join(
+                f"{_DEP_BACK[d.kind]}({_lsf_job(i)}{'[*]' if d.per_task else ''})"
+                for d in deps for i in d.job_ids))
         env = spec.environment
         if names := passed_names(spec) if env.export_all is False else []:
             warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..model import (
+    CPU_TIME,
     PBS_GPU_MODEL_KEYS,
     ArraySpec,
     BadInput,
@@ -32,6 +33,7 @@ from .scripts_common import (
     begin_parse,
     common_render_warnings,
     component_sizes,
+    cpu_time_limit,
     dependencies_for,
     describe_totals,
     fmt_hms,
@@ -470,6 +472,13 @@ class PbsScript:
             if secs == 0:
                 return zero_time_limit(spec, item, f"walltime={val}")
             r.walltime_s = secs
+        elif key == "cput":  # the CPU time all the job's processes may use together
+            secs = parse_hms(val)
+            if secs is None:
+                raise bad(item, "bad cput", "[[[D:]H:]M:]S, e.g. 96:00:00")
+            if secs == 0:
+                return False  # kept as written
+            spec.metadata[CPU_TIME] = secs
         elif key in ("mem", "pmem"):
             mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
@@ -748,6 +757,8 @@ class PbsScript:
         res = self._chunk(spec, torque, extra, warnings)
         if r.walltime_s is not None:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")
+        if cpu := cpu_time_limit(spec):
+            res.append(f"cput={fmt_hms(cpu)}")
         place = [d.option.split(":", 1)[1] for d in extra["-l place:"]]
         if torque and place:  # PBS Pro's placement: Torque has none (nodes= are hosts)
             warnings.append(f"dropped: place={':'.join(place)} (Torque has no place; "

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    CPU_TIME,
+    DEPENDENCY_ANY,
     PBS_GPU_MODEL_KEYS,
     TASK_RANGE,
     ArraySpec,
@@ -460,8 +462,21 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
             out.append(f"kept: {d.raw.strip()} as the #! line (the same interpreter)")
             continue
         what = d.option if d.value is None else f"{d.option} {d.value}"
-        out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent)")
+        out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent"
+                   f"{_why_no_equivalent(d, target)})")
     return out
+
+
+def _why_no_equivalent(d: Directive, target: str) -> str:
+    """Why a look-alike of another scheduler is no translation, where one is near."""
+    if d.dialect == "slurm" and d.option == "--switches" and target == "pbs":
+        return ("; PBS place=group= puts every chunk on hosts sharing one value of a "
+                "resource each site defines for itself, where Slurm waits a while at most "
+                "for that many leaf switches, then starts the job anyway")
+    if d.dialect == "pbs" and d.option.startswith("-l place:group=") and target == "slurm":
+        return ("; the group's resource is the PBS site's own, and Slurm's --switches counts "
+                "leaf switches of its topology, waiting for them a while at most")
+    return ""
 
 
 _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
@@ -778,6 +793,41 @@ def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[s
     return exports + [f"module load {sh_quote(m)}" for m in spec.environment.modules]
 
 
+# the dialects with a job's CPU-time limit (PBS cput, Grid Engine h_cpu, LSF -c)
+CPU_TIME_DIALECTS = ("pbs", "sge", "lsf")
+
+
+def cpu_time_limit(spec: JobSpec) -> int | None:
+    """The job's CPU-time limit in seconds (metadata CPU_TIME), if any."""
+    secs = spec.metadata.get(CPU_TIME)
+    return secs if isinstance(secs, int) and not isinstance(secs, bool) and secs > 0 else None
+
+
+def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
+    """What becomes of the job's CPU-time limit in `target`: dropped where it has none;
+    LSF's, normalized by a host's CPU factor, carried as plain CPU time (said); Grid
+    Engine's soft s_cpu (a signal first) carried as a hard limit elsewhere (said)."""
+    secs = cpu_time_limit(spec)
+    if secs is None or target == spec.source_dialect:
+        return []
+    if target not in CPU_TIME_DIALECTS:
+        written = {"pbs": "-l cput", "lsf": "-c",
+                   "sge": f"-l {spec.metadata.get('sge_cpu') or 'h_cpu'}"}.get(
+            spec.source_dialect or "")
+        return [f"dropped: CPU-time limit {fmt_hms(secs)}"
+                + (f" ({spec.source_dialect} {written})" if written else "")
+                + f" ({target} has no per-job CPU-time limit option)"]
+    out = []
+    if spec.source_dialect == "lsf":
+        out.append(f"approximated: CPU-time limit {fmt_hms(secs)} (LSF -c) is normalized CPU "
+                   "time, scaled by the CPU factor of the host the job runs on; "
+                   f"{target} gets it as plain CPU time")
+    if spec.source_dialect == "sge" and spec.metadata.get("sge_cpu") == "s_cpu":
+        out.append(f"approximated: soft CPU-time limit s_cpu={fmt_hms(secs)} (Grid Engine "
+                   f"sends SIGXCPU first) as {target}'s CPU-time limit")
+    return out
+
+
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
     if "\r\n" in (spec.script or spec.command or ""):
@@ -803,6 +853,7 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
     out += working_directory_patterns(spec, target)
+    out += cpu_time_warnings(spec, target)
     if target != "slurm":
         shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
         out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
@@ -959,12 +1010,32 @@ def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[De
     its number); each other id dropped, warned. BadInput for a kind of dependency no
     dialect knows."""
     check_dependency_kinds(spec)
+    if any_of_dependencies(spec) and target not in ANY_OF_DIALECTS:
+        warnings.append(f"dropped: dependency {dependency_text(spec.dependencies, '?')} (any "
+                        f"one of them suffices; {target} waits for all of a job's "
+                        "dependencies and has no any-of)")
+        return []
     out = []
     for d in spec.dependencies:
         ids = [x for i in d.job_ids if (x := _dependency_id(i, d.kind, target, warnings))]
         if ids:
             out.append(d.model_copy(update={"job_ids": ids}))
     return out
+
+
+# the dialects that wait for any one of several dependencies (sbatch's `?`, bsub's `||`)
+ANY_OF_DIALECTS = ("slurm", "lsf")
+
+
+def any_of_dependencies(spec: JobSpec) -> bool:
+    """Whether any one of the spec's several dependencies suffices (DEPENDENCY_ANY)."""
+    return bool(spec.metadata.get(DEPENDENCY_ANY)) and \
+        sum(len(d.job_ids) for d in spec.dependencies) > 1
+
+
+def dependency_text(deps: list[Dependency], separator: str = ",") -> str:
+    """Dependencies as Slurm writes them (`afterok:1:2`, `?` between any-of ones)."""
+    return separator.join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
 
 
 def whole_job_dependencies(deps: list[Dependency], target: str, warnings: list[str]

@@ -12,8 +12,18 @@ with, else `smp` for a multi-CPU task and `mpi` for several tasks (`SMP_PE`, `MP
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from ..model import GPUS_PER_JOB, TASK_RANGE, ArraySpec, BadInput, Dependency, Directive, JobSpec
+from ..model import (
+    CPU_TIME,
+    GPUS_PER_JOB,
+    TASK_RANGE,
+    ArraySpec,
+    BadInput,
+    Dependency,
+    Directive,
+    JobSpec,
+)
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .begin_time import neutral, render_begin, sge_parts
@@ -25,6 +35,7 @@ from .scripts_common import (
     begin_parse,
     carried_task_range,
     common_render_warnings,
+    cpu_time_limit,
     dependencies_for,
     fmt_hms,
     foreign_warnings,
@@ -73,6 +84,10 @@ _BINDING_INSTANCES = ("set", "env", "pe")  # -binding's optional first word (qsu
 # the resource limits queue_conf(5) names, each of which may be INFINITY
 _LIMITS = ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_data", "s_data",
            "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss", "h_fsize", "s_fsize")
+# the complexes read as the job's memory per slot (complex(5): h_vmem, h_data and mem_free
+# are MEMORY, consumable per slot by default), the first a job asks of them in this order
+# (the limits before the amount a host must have free); the others stay as written
+MEMORY_COMPLEXES = ("h_vmem", "h_data", "mem_free")
 _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
 _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
@@ -149,7 +164,7 @@ class SgeScript:
             del spec.metadata["parse_notes"]
         late = [(n, raw, m.group(1)) for n, raw in header.late
                 if (m := _SENTINEL.match(raw))]
-        state: dict[str, str] = {}
+        state: dict[str, Any] = {}
         for lineno, raw, payload in header.directives + late:
             if payload.rstrip().endswith("\\"):  # parse_script_file: no continuation
                 raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: qsub "
@@ -170,6 +185,7 @@ class SgeScript:
                     note(spec, f"line {lineno}: -soft {item.option} {item.value} is a "
                                "preference; kept as written")
                     continue
+                state["in_body"] = in_body
                 try:
                     ok = item.known and guarded(item, self._map, spec, item, state)
                 except BadInput:
@@ -208,12 +224,12 @@ class SgeScript:
                 spec.array = ArraySpec(expression=f"{spec.array.expression}%{state['tc']}")
         return spec
 
-    def _map(self, spec: JobSpec, item: Item, state: dict[str, str]) -> bool:  # noqa: C901
+    def _map(self, spec: JobSpec, item: Item, state: dict[str, Any]) -> bool:  # noqa: C901
         o, v = item.option, item.value or ""
         if o in ("-q", "-A", "-N", "-wd", "-ar") and is_placeholder(v):
             note(spec, placeholder_note(item, self.name, "kept as a raw value"))
         if o == "-l":
-            return self._resource(spec, item)
+            return self._resource(spec, item, state)
         if o == "-pe":
             return self._pe(spec, item)
         if o == "-N":
@@ -309,14 +325,14 @@ class SgeScript:
                 spec.metadata[TASK_RANGE] = [int(m.group(1)), int(m.group(2))]
         return not ranged  # a range stays as written (Grid Engine's own choice of count)
 
-    def _resource(self, spec: JobSpec, item: Item) -> bool:
+    def _resource(self, spec: JobSpec, item: Item, state: dict[str, Any]) -> bool:
         key, eq, val = (item.value or "").partition("=")
         r = spec.resources
         if key in _LIMITS and val.lower() in ("infinity", "inf"):  # complex(5): no limit
             note(spec, f"line {item.lineno}: -l {key}={val} asks no limit (Grid Engine's "
                        "INFINITY); other schedulers get their own default; kept as written")
             return False
-        if key in ("h_rt", "h_vmem", "gpu") and is_placeholder(val, loose=True):
+        if key in ("h_rt", *MEMORY_COMPLEXES, "gpu") and is_placeholder(val, loose=True):
             raise bad(item, "placeholder", "a concrete value")
         if key == "h_rt":
             secs = parse_hms(val)
@@ -325,11 +341,16 @@ class SgeScript:
             if secs == 0:
                 return zero_time_limit(spec, item, f"h_rt={val}")
             r.walltime_s = secs
-        elif key == "h_vmem":
-            mb = parse_mem_mb(val, default_unit="b")
-            if mb is None:
-                raise bad(item, "bad h_vmem", "a number with K, M, G or T, e.g. 4G")
-            r.memory_per_cpu_mb = mb
+        elif key in MEMORY_COMPLEXES:
+            return _memory(spec, item, key, val, state)
+        elif key in ("h_cpu", "s_cpu"):
+            secs = parse_hms(val)
+            if secs is None:
+                raise bad(item, f"bad {key}", "[[H:]M:]S or seconds, e.g. 48:00:00")
+            if not secs or not _first_of(spec, item, key, ("h_cpu", "s_cpu"), state, "cpu"):
+                return False  # zero, or beside h_cpu: kept as written
+            spec.metadata[CPU_TIME] = secs
+            spec.metadata["sge_cpu"] = key
         elif key in ("gpu", "gpus", "ngpus"):
             if not val.isdigit():
                 raise bad(item, "bad GPU count", "a non-negative integer, e.g. gpu=1")
@@ -546,15 +567,21 @@ class SgeScript:
         out: list[str] = []
         if r.walltime_s is not None:
             out.append(f"h_rt={fmt_hms(r.walltime_s)}")
+        if cpu := cpu_time_limit(spec):  # a Grid Engine script's own s_cpu stays s_cpu
+            key = spec.metadata.get("sge_cpu") if spec.source_dialect == "sge" else None
+            out.append(f"{key if key in ('h_cpu', 's_cpu') else 'h_cpu'}={fmt_hms(cpu)}")
+        # a Grid Engine script's own memory complex (mem_free, h_data) stays its own
+        mem_key = spec.metadata.get("sge_memory") if spec.source_dialect == "sge" else None
+        mem_key = mem_key if mem_key in MEMORY_COMPLEXES else "h_vmem"
         if r.memory_per_cpu_mb:
-            out.append(f"h_vmem={_fmt_mem(r.memory_per_cpu_mb)}")
+            out.append(f"{mem_key}={_fmt_mem(r.memory_per_cpu_mb)}")
             if r.memory_mb:
                 warnings.append(f"dropped: memory per node {r.memory_mb}MB (Grid Engine "
                                 "limits memory per slot)")
         elif r.memory_mb:
             per = r.memory_mb // max(per_host, 1)
             if per:
-                out.append(f"h_vmem={_fmt_mem(per)}")
+                out.append(f"{mem_key}={_fmt_mem(per)}")
             if per_host > 1 or not per:
                 warnings.append(f"approximated: memory {r.memory_mb}MB per node as "
                                 f"{per}MB per slot (-l h_vmem is per slot)")
@@ -599,6 +626,43 @@ class SgeScript:
         add("-t", first)
         if limit:
             add("-tc", limit)
+
+
+def _first_of(spec: JobSpec, item: Item, key: str, order: tuple[str, ...],
+              state: dict[str, Any], slot: str) -> bool:
+    """Whether `-l key=...` is the one of the complexes `order` ranks (first wins) that
+    gives the job's `slot` (its memory, its CPU time): one ranked after the one that gave
+    it stays as written (False); one ranked before takes it over, and the other goes back
+    among the kept ones."""
+    held = state.get(slot)  # (complex, item, in the body) that gave it
+    if held is not None and held[0] != key:
+        if order.index(key) > order.index(held[0]):
+            return False
+        if not held[2]:  # one in the body stays there, as written
+            unknown(spec, "sge", held[1], _SUB + held[0])
+    state[slot] = (key, item, state.get("in_body", False))
+    return True
+
+
+def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]) -> bool:
+    """`-l h_vmem|h_data|mem_free=SIZE`: the job's memory per slot, from the first of
+    MEMORY_COMPLEXES it asks (metadata `sge_memory` names h_data or mem_free); a complex
+    after it in that order stays as written (checked as a consumable where a site has
+    it), one before it takes the memory and sends the other back to the kept ones."""
+    mb = parse_mem_mb(val, default_unit="b")
+    if mb is None:
+        raise bad(item, f"bad {key}", "a number with K, M, G or T, e.g. 4G")
+    if not _first_of(spec, item, key, MEMORY_COMPLEXES, state, "memory"):
+        return False
+    spec.resources.memory_per_cpu_mb = mb
+    if key == "h_vmem":
+        spec.metadata.pop("sge_memory", None)
+    else:
+        spec.metadata["sge_memory"] = key
+        note(spec, f"line {item.lineno}: -l {key}={val} read as the job's memory per slot "
+                   f"(a MEMORY complex, consumable per slot unless the site's qconf -sc "
+                   "says JOB or HOST)")
+    return True
 
 
 _NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)

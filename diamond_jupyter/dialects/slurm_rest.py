@@ -89,11 +89,11 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         job["exclusive"] = "exclusive"
     if spec.array:
         job["array"] = spec.array.expression
-    from .scripts_common import dependencies_for
+    from .scripts_common import any_of_dependencies, dependencies_for
     from .slurm_script import dependency_value
 
     if deps := dependencies_for(spec, "slurm", warnings):  # as #SBATCH --dependency takes
-        job["dependency"] = dependency_value(deps, warnings)
+        job["dependency"] = dependency_value(deps, warnings, any_of_dependencies(spec))
     mail = [MAIL[e] for e in spec.mail_events if e in MAIL]
     if mail:
         job["mail_type"] = ",".join(mail)

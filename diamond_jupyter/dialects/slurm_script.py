@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import (
+    DEPENDENCY_ANY,
     GPUS_PER_JOB,
     PER_GPU,
     BadInput,
@@ -23,6 +24,7 @@ from .scripts_common import (
     Opt,
     OptionTable,
     SubmitWait,
+    any_of_dependencies,
     assemble,
     bad,
     begin_parse,
@@ -244,14 +246,14 @@ def _directive_count(raw: str) -> int:
 _DEP_ID = re.compile(r"\d+(?:_\d+)?")
 
 
-def dependency_value(deps: list[Dependency], warnings: list[str]) -> str:
-    """sbatch's --dependency value (every one must hold): a task-by-task dependency on the
-    jobs' success is aftercorr; Slurm has no other task-by-task kind, so the others wait
-    for the whole job (warned)."""
+def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool = False) -> str:
+    """sbatch's --dependency value (every one must hold; `any_of`: any one, `?` between
+    them): a task-by-task dependency on the jobs' success is aftercorr; Slurm has no other
+    task-by-task kind, so the others wait for the whole job (warned)."""
     exact = [d for d in deps if not d.per_task or d.kind == "afterok"]
     rest = whole_job_dependencies([d for d in deps if d not in exact], "slurm", warnings)
-    return ",".join(f"{'aftercorr' if d.per_task else d.kind}:{':'.join(d.job_ids)}"
-                    for d in exact + rest)
+    return ("?" if any_of else ",").join(
+        f"{'aftercorr' if d.per_task else d.kind}:{':'.join(d.job_ids)}" for d in exact + rest)
 
 
 def submit_wait(d: Directive) -> SubmitWait | None:
@@ -617,8 +619,12 @@ class SlurmScript:
     @staticmethod
     def _dependency(spec: JobSpec, v: str) -> bool:
         spec.dependencies = []  # sbatch keeps the last --dependency
+        spec.metadata.pop(DEPENDENCY_ANY, None)
         deps = []
-        for part in v.split(","):
+        # `?` between them: any one suffices (sbatch takes `,` or `?`, not both); each job
+        # of `afterok:1:2` is one of the alternatives then
+        any_of = "?" in v and "," not in v
+        for part in v.split("?" if any_of else ","):
             kind, _, ids = part.partition(":")
             idl = ids.split(":")
             # a job, or one task of an array job (`778812_3`)
@@ -630,6 +636,8 @@ class SlurmScript:
             deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
                         if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
         spec.dependencies += deps
+        if any_of:
+            spec.metadata[DEPENDENCY_ANY] = True
         return True
 
     @staticmethod
@@ -846,7 +854,7 @@ class SlurmScript:
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("begin", at)
         if deps := dependencies_for(spec, self.name, warnings):
-            add("dependency", dependency_value(deps, warnings))
+            add("dependency", dependency_value(deps, warnings, any_of_dependencies(spec)))
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",

@@ -172,6 +172,7 @@ from .placement_sim import (
     calibrated_views,
     earliest_start,
     held_no_later,
+    hold_horizon,
     pending_demands,
     preempted,
     queue_held,
@@ -1990,7 +1991,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 # (running jobs ending early), in the room that opens, before any probe
                 # behind it; held to its estimate, the walltime plan would leave that room
                 # to the probe
-                queue = held_no_later(queue, queue_starts(*calibrated[0], reservation))
+                queue = held_no_later(queue, queue_starts(*calibrated[0], reservation,
+                                                          until=hold_horizon(queue)))
             views[key] = (st, queue, calibrated)
         return views[key]
 

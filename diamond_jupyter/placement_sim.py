@@ -302,10 +302,21 @@ def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | N
     """The state and queue as `cal` predicts them (running jobs conditioned on their
     elapsed time, queued work at its class's mean ratio) and as its 90% bound does (the
     upper ratios); None without samples. See `calibration`."""
-    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
-    if median is None or upper is None:
-        return None
-    return recalibrated(st, queue, median, mean), recalibrated(st, queue, upper)
+    median = calibrated_view(st, queue, cal)
+    upper = calibrated_view(st, queue, cal, bound=True)
+    return None if median is None or upper is None else (median, upper)
+
+
+def calibrated_view(st: SimState, queue: list[Demand], cal: SiteCalibration | None,
+                    bound: bool = False) -> View | None:
+    """One of `calibrated_views`: the predicted view, or with `bound` its 90% bound's (a
+    bound is simulated for the chosen partition only: built when it is); None without
+    samples."""
+    if bound:
+        upper = ratio_fn(cal, "upper")
+        return None if upper is None else recalibrated(st, queue, upper)
+    median, mean = ratio_fn(cal, "median"), ratio_fn(cal, "mean")
+    return None if median is None else recalibrated(st, queue, median, mean)
 
 
 def held_no_later(queue: list[Demand], starts: dict[str, float]) -> list[Demand]:

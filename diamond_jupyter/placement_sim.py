@@ -1028,7 +1028,7 @@ def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "
                        eligible=[])
         earliest_start(st, queue, never, reservation=reservation, top=top, until=until)
     return {d.native_id: d.start for d in queue
-            if d.native_id is not None and d.start is not None}
+            if d.native_id is not None and d.start is not None and d.start < until}
 
 
 @dataclass(frozen=True)

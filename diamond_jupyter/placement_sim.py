@@ -771,8 +771,8 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
-    ahead = [d for d in ahead if not d.done and d is not probe
-             and not mine.isdisjoint(sim.elig(d))][:depth]
+    ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
+                                   and not mine.isdisjoint(sim.elig(d))), depth))
     nodes = mine.union(*(sim.elig(d) for d in ahead))
     ahead = ahead[:_plan_reach(nodes)]
     plan = _Plan(sim, t, nodes)

@@ -628,6 +628,7 @@ def ahead_class(ahead: int | None) -> str:
     return f"{lo}-{AHEAD_CLASS_LIMITS[i]}" if i < len(AHEAD_CLASS_LIMITS) else f"{lo}+"
 
 
+@lru_cache(maxsize=4096)  # per wait of every job in a site's view: few distinct classes
 def _wait_keys(partition: str | None, cpus: int | None, ahead: str = "*") -> tuple[Key, ...]:
     """A wait's classes, finest first: partition and size, partition, all; each of jobs
     behind as many of their user's own first (`ahead_class`), then of any."""

@@ -183,9 +183,10 @@ from .placement_sim import (
     Shape,
     SimState,
     build_state,
-    calibrated_views,
+    calibrated_view,
     earliest_start,
     held_no_later,
+    hold_horizon,
     pending_demands,
     preempted,
     queue_held,
@@ -2031,9 +2032,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     views: dict[frozenset[str], tuple] = {}
 
     def views_for(name: str) -> tuple:
-        """The live state, the queue and the calibrated views in which partition `name`
-        is simulated: its queue instances short of a consumable held (one for all the
-        partitions where none is)."""
+        """The live state, the queue, the calibrated view and the queue it was made of in
+        which partition `name` is simulated: its queue instances short of a consumable
+        held (one for all the partitions where none is)."""
         qf = (queue_fits or {}).get(name)
         short = host_short | (qf.short if qf else set())
         until = {h: j for h, j in (qf.until if qf else {}).items() if h not in host_short}
@@ -2043,20 +2044,21 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                              in_reservation=bool(spec.reservation),
                              probe_mem=min(reqs[p.name].mem for p in good), short=short,
                              short_until=until)
-            queue = pending_demands(snap, st, members, now, part_max)
-            calibrated = calibrated_views(st, queue, cal)
+            pending = queue = pending_demands(snap, st, members, now, part_max)
+            calibrated = calibrated_view(st, queue, cal)
             if calibrated is not None and any(d.sched and d.now_ok for d in queue):
                 # the scheduler's estimates were planned from walltimes: a job waiting only
                 # for priority or resources starts no later than the calibrated plan has it
                 # (running jobs ending early), in the room that opens, before any probe
                 # behind it; held to its estimate, the walltime plan would leave that room
                 # to the probe
-                queue = held_no_later(queue, queue_starts(*calibrated[0], reservation))
-            views[key] = (st, queue, calibrated)
+                queue = held_no_later(queue, queue_starts(*calibrated, reservation,
+                                                          until=hold_horizon(queue)))
+            views[key] = (st, queue, calibrated, pending)
         return views[key]
 
     reservation = snap.backfill or reservation_for(cfg.scheduler)
-    raw_st, raw_queue, calibrated = views_for(good[0].name)
+    raw_st, raw_queue, calibrated, _ = views_for(good[0].name)
     idx = raw_st.index()
     # Grid Engine (urgency weighed in, as by default) puts a job asking more slots ahead
     by_slots = (snap.queue_order or ("slots" if cfg.scheduler == "sge" else "submit")) \
@@ -2085,7 +2087,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
-        raw_st, raw_queue, calibrated = views_for(p.name)
+        raw_st, raw_queue, calibrated, _ = views_for(p.name)
         counted, brackets = counted_parts(req), bracket_parts(req)
         elig = [idx[x] for x in members.get(p.name, []) if x in fit
                 and (len(req.nodelist) < req.nodes or x in req.nodelist)]
@@ -2235,7 +2237,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if calibrated is not None:
             # the scheduler plans with walltimes: what its plan starts (backfills) by then
             # starts by then, however early the running jobs end (so a start now stays)
-            start = min(simulate(*calibrated[0]), raw) if raw > 0 else 0.0
+            start = min(simulate(*calibrated), raw) if raw > 0 else 0.0
             source = "calibrated"
         waiting[p.name] = []
         if (full := _queue_full(p, snap, now, part_max)) is not None:
@@ -2268,10 +2270,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     start_s, _, _, pname, source, raw_s, raw_source = best
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
-    raw_st, raw_queue, calibrated = views_for(pname)
+    raw_st, raw_queue, calibrated, pending = views_for(pname)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
-        bound_s = min(simulators[pname](*calibrated[1]), raw_s) if raw_s > 0 else 0.0
+        upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None
+        bound_s = min(simulators[pname](*upper), raw_s) if upper is not None else 0.0
         bound_s = max(bound_s, start_s)
     w = cal.wait.ratio(pname, req.nodes * (req.cpn or 1)) \
         if cal is not None and cal.wait is not None else None

@@ -346,12 +346,22 @@ def calibrated_views(st: SimState, queue: list[Demand], cal: SiteCalibration | N
     elapsed time, queued work at its class's mean ratio, the user's own jobs at their
     expected runtimes, `SiteCalibration.own_runtimes`) and as its 90% bound does (the
     upper ratios); None without samples. See `calibration`."""
-    median, mean, upper = (ratio_fn(cal, w) for w in ("median", "mean", "upper"))
-    if median is None or upper is None:
-        return None
+    median = calibrated_view(st, queue, cal)
+    upper = calibrated_view(st, queue, cal, bound=True)
+    return None if median is None or upper is None else (median, upper)
+
+
+def calibrated_view(st: SimState, queue: list[Demand], cal: SiteCalibration | None,
+                    bound: bool = False) -> View | None:
+    """One of `calibrated_views`: the predicted view, or with `bound` its 90% bound's (a
+    bound is simulated for the chosen partition only: built when it is); None without
+    samples."""
     own = cal.own_runtimes if cal is not None else {}
-    return (recalibrated(st, queue, median, mean, own),
-            recalibrated(st, queue, upper, own=own, bound=True))
+    if bound:
+        upper = ratio_fn(cal, "upper")
+        return None if upper is None else recalibrated(st, queue, upper, own=own, bound=True)
+    median, mean = ratio_fn(cal, "median"), ratio_fn(cal, "mean")
+    return None if median is None else recalibrated(st, queue, median, mean, own)
 
 
 def held_no_later(queue: list[Demand], starts: dict[str, float]) -> list[Demand]:
@@ -368,6 +378,13 @@ def held_no_later(queue: list[Demand], starts: dict[str, float]) -> list[Demand]
             d, moved = replace(d, not_before=max(s, 0.0)), True
         out.append(d)
     return out if moved else queue
+
+
+def hold_horizon(queue: list[Demand]) -> float:
+    """The latest estimate `held_no_later` may move: a calibrated start at or after it
+    moves none, so the play-out giving the starts (`queue_starts`) may stop there."""
+    return max((d.not_before for d in queue if d.sched and d.now_ok and d.native_id),
+               default=0.0)
 
 
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
@@ -799,8 +816,8 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
-    ahead = [d for d in ahead if not d.done and d is not probe
-             and not mine.isdisjoint(sim.elig(d))][:depth]
+    ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
+                                   and not mine.isdisjoint(sim.elig(d))), depth))
     nodes = mine.union(*(sim.elig(d) for d in ahead))
     ahead = ahead[:_plan_reach(nodes)]
     plan = _Plan(sim, t, nodes)
@@ -827,8 +844,8 @@ class _Shadow:
 
 
 def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
-                      top: int | None = None, top_by: dict[str, int] | None = None
-                      ) -> float | None:
+                      top: int | None = None, top_by: dict[str, int] | None = None,
+                      until: float = math.inf) -> float | None:
     """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
     waiting jobs in priority order each take their earliest walltime-long slot in the plan,
     and those whose slot is now start now; the probe is the last. Jobs end by their
@@ -839,7 +856,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
     slot; every job after them starts now where it delays none of those, else waits
     keeping nothing. `top_by`: the queues with their own depth, each counting the top jobs
-    among its own jobs (`top` is then shared by the jobs of the other queues)."""
+    among its own jobs (`top` is then shared by the jobs of the other queues). `until`:
+    no event at or after it is played out (None then)."""
     sim = _Sim(st)
     wait = [*queue, probe] if probe is not None else list(queue)
     if not wait:
@@ -876,7 +894,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
             else:
                 blocked[key] = blocked.get(key, 0) + 1
         nxt = sim.next_event(t, wakes)
-        if nxt is None:
+        if nxt is None or nxt >= until:
             return None
         t = max(nxt, t)
     return None
@@ -896,7 +914,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    depth: int = BACKFILL_DEPTH,
                    reservation: Reservation = "easy",
                    probe_at: int | None = None, top: int = 1,
-                   top_by: dict[str, int] | None = None) -> float | None:
+                   top_by: dict[str, int] | None = None, until: float = math.inf
+                   ) -> float | None:
     """Seconds after now at which `probe` starts; None if never. The probe is last in
     priority, or before `queue[probe_at]` (Grid Engine: `slots_position`); Slurm's plan
     always takes it last.
@@ -910,7 +929,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     blocked head's start is protected, with the simulation's own durations; with `top`
     above 1 (PBS's `backfill_depth`), the first `top` blocked jobs each keep their
     walltime-long slot (`_planned_earliest`), where the site is small enough to plan;
-    `top_by`: the queues whose own backfill_depth counts their own top jobs."""
+    `top_by`: the queues whose own backfill_depth counts their own top jobs. `until`: no
+    event at or after it is played out (None then: for a play-out of the queue alone)."""
     if reservation not in ("plan", "easy", "none"):
         raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
     reserve_all = reservation == "plan"
@@ -919,12 +939,12 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     probe.done = False
     k = len(queue) if probe_at is None or reserve_all else max(0, min(probe_at, len(queue)))
     if reservation == "none":
-        return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe)
+        return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe, until)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
-        return _planned_earliest(st, queue, probe)
+        return _planned_earliest(st, queue, probe, until=until)
     if reservation == "easy" and (top > 1 or top_by) and probe_at is None \
             and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
-        return _planned_earliest(st, queue, probe, top=top, top_by=top_by)
+        return _planned_earliest(st, queue, probe, top=top, top_by=top_by, until=until)
     sim = _Sim(st)
     wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
@@ -980,16 +1000,18 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             wait = [d for d in wait[head:] if not d.done]
             head = 0
         nxt = sim.next_event(t, wakes)
-        if nxt is None:
+        if nxt is None or nxt >= until:
             return None
         t = nxt
     return None
 
 
-def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand) -> float | None:
+def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand,
+                     until: float = math.inf) -> float | None:
     """No reservation: at each event every waiting job (`wait`, the probe among them), in
     priority order, starts if it fits then; one that does not fit holds nothing for later
-    (a small job passes a big one that waits for a whole node)."""
+    (a small job passes a big one that waits for a whole node). `until`: no event at or
+    after it is played out."""
     sim = _Sim(st)
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t = 0.0
@@ -1007,7 +1029,7 @@ def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand) -> float |
                     return t
         wait = [d for d in wait if not d.done]
         nxt = sim.next_event(t, wakes)
-        if nxt is None:
+        if nxt is None or nxt >= until:
             return None
         t = nxt
     return None
@@ -1036,21 +1058,22 @@ def slots_position(queue: list[Demand], slots: int, cap_c: list[int] | None = No
 
 
 def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "easy",
-                 top: int = 1) -> dict[str, float]:
+                 top: int = 1, until: float = math.inf) -> dict[str, float]:
     """When each queued job starts in the simulation (seconds after now), by native id; a
     job the simulation never starts is left out. The whole queue is played out behind a
-    probe that fits nowhere, under the scheduler's `reservation` (`earliest_start`)."""
+    probe that fits nowhere, under the scheduler's `reservation` (`earliest_start`);
+    `until`: only the starts before it (the play-out stops there)."""
     deep = reservation == "easy" and top > 1  # PBS backfill_depth: the first `top` kept
     if (reservation == "plan" or deep) and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         for d in queue:
             d.done, d.start, d.held = False, None, None
-        _planned_earliest(st, queue, None, top=top if deep else None)
+        _planned_earliest(st, queue, None, top=top if deep else None, until=until)
     else:
         never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0,
                        eligible=[])
-        earliest_start(st, queue, never, reservation=reservation, top=top)
+        earliest_start(st, queue, never, reservation=reservation, top=top, until=until)
     return {d.native_id: d.start for d in queue
-            if d.native_id is not None and d.start is not None}
+            if d.native_id is not None and d.start is not None and d.start < until}
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of h
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
-          "cohort_half", "waits_q25", "waits_q50", "adaptive")
+          "cohort_half", "waits_q25", "waits_q50", "adaptive", "qbets", "drain",
+          "qbets_drain")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
@@ -331,23 +332,32 @@ def _user(j) -> str | None:
     return str(j.user) if j.user >= 0 else None
 
 
-def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False) -> Predictions:
+def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
+                    regime: bool = False, drain: dict | None = None) -> Predictions:
     """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
     class, as `placement` does for a job that may wait; `adaptive`: to the bound of the
     waits of its class and of the jobs queued behind as many of their user's own as it
     (the jobs of its user listed before it), at the level the site's recent outcomes set
-    for those (`RecentWaits.adapted`)."""
-    from diamond_jupyter.calibration import RecentWaits, own_ahead
+    for those (`RecentWaits.adapted`); `regime`: each class's waits since its latest
+    change only (`calibration.regime_waits`); `drain` (every job's wait, those still
+    waiting however long ago submitted): also to the time the user's own jobs ahead take
+    to start at that user's recent rate (`calibration.own_drain_bound`)."""
+    from diamond_jupyter.calibration import RecentWaits, own_ahead, own_drain_bound
 
-    recent = RecentWaits(waits.values(), adaptive)
+    recent = RecentWaits(waits.values(), adaptive, regime)
+    now = snap.taken_at.timestamp()
     out = {}
     ahead = list(snap.pending)  # in submission order
     for i, j in enumerate(ahead):
         if (n := j.native_id) not in sim:
             continue
         start, bound = sim[n]
-        b = recent.bound("all", j.cpus, own_ahead(ahead[:i], j.user))
-        out[n] = (start, bound if b is None else max(b[0], bound or start))
+        own = own_ahead(ahead[:i], j.user)
+        b = recent.bound("all", j.cpus, own)
+        bound = bound if b is None else max(b[0], bound or start)
+        if drain is not None and (d := own_drain_bound(drain.values(), j.user, own, now)):
+            bound = max(d[0], bound or start)
+        out[n] = (start, bound)
     return out
 
 
@@ -431,9 +441,14 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
                 preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
             preds["sim_bound"] = preds["engine"]
             waits = recent_waits(log, t)
+            every = recent_waits(log, t, every_waiting=True)
             if "adaptive" in models:
-                preds["adaptive"] = with_wait_bound(
-                    preds["engine"], snap, recent_waits(log, t, every_waiting=True), True)
+                preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
+            for model, regime, drain in (("qbets", True, None), ("drain", False, every),
+                                         ("qbets_drain", True, every)):
+                if model in models:
+                    preds[model] = with_wait_bound(preds["engine"], snap, waits,
+                                                   regime=regime, drain=drain)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:

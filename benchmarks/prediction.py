@@ -95,6 +95,7 @@ MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", 
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "qbets", "drain",
           "qbets_drain")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
+QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 # The backfill simulation goes node by node: a machine of more nodes (a Blue Gene's 40,960)
@@ -304,7 +305,7 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     return out
 
 
-def recent_waits(log, t: float, every_waiting: bool = False):
+def recent_waits(log, t: float, every_waiting: bool = False, window_s: float = WINDOW_S):
     """What the engine knows of the site's recent waits at log second `t`
     (`calibration.queue_waits`): the jobs that started in the window before `t`, and
     those submitted in it still waiting."""
@@ -315,7 +316,7 @@ def recent_waits(log, t: float, every_waiting: bool = False):
     for j in log.jobs:
         if j.submit > t:
             break
-        if t - j.submit > WINDOW_S + max(j.wait, 0.0):
+        if t - j.submit > window_s + max(j.wait, 0.0):
             continue  # started before the window
         start = j.submit + max(j.wait, 0.0)
         if never_started(j) and start <= t:
@@ -325,7 +326,7 @@ def recent_waits(log, t: float, every_waiting: bool = False):
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
-    return queue_waits(jobs, now, WINDOW_S, every_waiting)
+    return queue_waits(jobs, now, window_s, every_waiting)
 
 
 def _user(j) -> str | None:
@@ -444,10 +445,13 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             every = recent_waits(log, t, every_waiting=True)
             if "adaptive" in models:
                 preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
+            history = recent_waits(log, t, window_s=QBETS_HISTORY_S) \
+                if {"qbets", "qbets_drain"} & set(models) else waits
             for model, regime, drain in (("qbets", True, None), ("drain", False, every),
                                          ("qbets_drain", True, every)):
                 if model in models:
-                    preds[model] = with_wait_bound(preds["engine"], snap, waits,
+                    preds[model] = with_wait_bound(preds["engine"], snap,
+                                                   history if regime else waits,
                                                    regime=regime, drain=drain)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):

@@ -748,11 +748,12 @@ def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
 
 def regime_waits(waits: Iterable[QueueWait]) -> list[QueueWait]:
     """The waits of each size class since that class's waits last changed, as QBETS keeps
-    a queue's history (Nurmi, Brevik, Wolski): per partition and size class, the waits in
-    submission order are cut at their latest change point (`regime_start`: a rank test,
-    a wait still going on ranked by how long it has waited so far), the ones before it
-    dropped. Waits without a submission time are kept as they are. Measured by
-    `benchmarks.prediction` (model `qbets`), not used by placement."""
+    a queue's history (Nurmi, Brevik, Wolski): per partition and size class, the latest
+    MAX_SAMPLES waits in submission order are cut at their latest change point
+    (`regime_start`: a rank test, a wait still going on ranked by how long it has waited
+    so far), the ones before it dropped. Waits without a submission time are kept as they
+    are. Measured by `benchmarks.prediction` (model `qbets`, over a week of history), not
+    used by placement."""
     groups: dict[tuple[str, str], list[QueueWait]] = {}
     kept = []
     for w in waits:
@@ -762,7 +763,7 @@ def regime_waits(waits: Iterable[QueueWait]) -> list[QueueWait]:
         else:
             kept.append(w)
     for group in groups.values():
-        group.sort(key=lambda w: w.submitted_at)
+        group = sorted(group, key=lambda w: w.submitted_at)[-MAX_SAMPLES:]
         kept += group[regime_start([w.wait_s for w in group]):]
     return kept
 

@@ -54,6 +54,13 @@ simulation of `placement_sim` run under each model:
   inference (`RecentWaits.adapted`), per class of the user's own jobs queued ahead, over
   the waits of jobs behind as many of theirs, every job still waiting counted however long
   ago it was submitted. Measured here, not used by placement.
+- `qbets`: `engine`, the recent-wait bound read from a week of waits per size class
+  (at most the latest 400), cut at the class's latest change point
+  (`calibration.regime_waits`), as QBETS keeps a queue's history. Measured here.
+- `drain`: `engine`, each bound also at least the time the jobs of its user queued ahead
+  of it take to start at the rate the site started that user's jobs lately (the lower 95%
+  confidence bound of the rate, `calibration.own_drain_bound`): per-user limits and fair
+  share hold a burst of one user's jobs in line behind its own. `qbets_drain`: both.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of

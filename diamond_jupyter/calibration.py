@@ -595,14 +595,30 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float,
     return out
 
 
-RECENT_WAITS_S = 6 * 3600.0  # the window of recent waits a start's bound rests on
+RECENT_WAITS_S = 6 * 3600.0  # recent: the user's own predictions, a user's start rate
+
+
+WAIT_HISTORY_S = 7 * 86400.0  # the waits a start's bound rests on: of the jobs started
+# this long ago at most, each class's latest MAX_SAMPLES, since its latest change
 
 
 def site_waits(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
                now: datetime) -> RecentWaits:
-    """A site's recent waits: those its accounting gave (`SiteCalibration.queued`) and
-    those its view shows (`queue_waits`), each job once."""
-    return RecentWaits({**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S)}.values())
+    """A site's waits: those its accounting gave (`SiteCalibration.queued`) and those its
+    view shows (`queue_waits`), each job once, each class's since its latest change
+    (`regime_waits`, as QBETS keeps a queue's history)."""
+    return RecentWaits({**(queued or {}), **queue_waits(jobs, now, WAIT_HISTORY_S)}.values(),
+                       regime=True)
+
+
+def site_drain(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
+               now: datetime, user: str | None) -> tuple[float, int] | None:
+    """`own_drain_bound` of a new job of `user` at a site: behind every job of theirs its
+    view shows waiting, at the rate its accounting and view say their jobs started."""
+    jobs = list(jobs)
+    ahead = own_ahead((j for j in jobs if j.state == JobState.PENDING), user)
+    waits = {**(queued or {}), **queue_waits(jobs, now, WAIT_HISTORY_S, every_waiting=True)}
+    return own_drain_bound(waits.values(), user, ahead, now.timestamp())
 
 
 AHEAD_CLASS_LIMITS = (0, 3, 15, 63)  # own jobs queued ahead: none, 1-3, 4-15, 16-63, 64+
@@ -752,8 +768,7 @@ def regime_waits(waits: Iterable[QueueWait]) -> list[QueueWait]:
     MAX_SAMPLES waits in submission order are cut at their latest change point
     (`regime_start`: a rank test, a wait still going on ranked by how long it has waited
     so far), the ones before it dropped. Waits without a submission time are kept as they
-    are. Measured by `benchmarks.prediction` (model `qbets`, over a week of history), not
-    used by placement."""
+    are. Placement's bound (`site_waits`; `benchmarks.prediction`, model `qbets`)."""
     groups: dict[tuple[str, str], list[QueueWait]] = {}
     kept = []
     for w in waits:

@@ -77,6 +77,7 @@ from .calibration import (
     borrowed,
     describe_start,
     pooled_share,
+    site_drain,
     site_waits,
 )
 from .capabilities import SiteCapabilities, from_metadata
@@ -2249,6 +2250,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
+        # behind the user's own waiting jobs: as long as those take to start at the rate
+        # this site has been starting theirs (per-user limits, fair share)
+        drained = site_drain(cal.queued if cal else None, snap.jobs, now, snap.user)
+        if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):
+            bound_s = drained[0]
+            v.notes.append(f"90% bound {hms(bound_s)}: your jobs queued ahead, at the "
+                           f"rate {drained[1]} of yours started here lately")
     v.raw_start = plus_seconds(now, raw_s)
     v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:

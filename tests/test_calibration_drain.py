@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -121,3 +122,90 @@ def test_after_waits_shorten_the_bound_falls_to_the_new_ones():
     waits = _series(long + short)
     assert RecentWaits(waits).bound("all", 1)[0] > 5000
     assert RecentWaits(waits, regime=True).bound("all", 1)[0] <= 100
+
+
+# --- in the engine: placement's bound, and the accounting it rests on ---------------------
+
+def _site(user: str, backlog: int) -> tuple:
+    """One 8-CPU node, 4 CPUs busy; `backlog` 1-CPU jobs of `user` waiting (held by a
+    per-user limit the view does not show), one of another user's."""
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.model import JobState, JobStatus, Node, Partition, SiteSnapshot
+
+    now = datetime.fromtimestamp(NOW, timezone.utc)
+    node = Node(name="n1", cpus=8, cpus_allocated=4, state="mixed", partitions=["all"])
+    running = [JobStatus(native_id="r1", state=JobState.RUNNING, cpus=4, walltime_s=3600.0,
+                         partition="all", user=user, node_list="n1",
+                         started_at=now - timedelta(minutes=10))]
+    waiting = [JobStatus(native_id=f"w{k}", state=JobState.PENDING, cpus=1, walltime_s=600.0,
+                         partition="all", user=user if k else "other",
+                         submitted_at=now - timedelta(hours=4)) for k in range(backlog + 1)]
+    return SiteConfig(name="s", scheduler="slurm"), SiteSnapshot(
+        site="s", taken_at=now, nodes=[node], jobs=running + waiting, user=user,
+        partitions=[Partition(name="all", default=True)])
+
+
+def _calibration(user: str):
+    from diamond_jupyter.calibration import RunSample, SiteCalibration
+
+    runs = [RunSample("all", 1, 600.0, 300.0, NOW - 60.0 * k) for k in range(20)]
+    # the user's 20 starts over the 4 h their backlog has waited, each after a short wait
+    starts = {f"d{k}": QueueWait("all", 1, 60.0, submitted_at=NOW - (4.0 - 0.2 * k) * HOUR,
+                                 user=user) for k in range(20)}
+    return SiteCalibration(runs, queued=starts)
+
+
+def test_placement_bounds_a_job_behind_its_users_backlog_by_their_start_rate():
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+
+    spec = JobSpec(name="j", command="true",
+                   resources=Resources(nodes=1, tasks=1, cpus_per_task=1, walltime_s=600))
+    now = datetime.fromtimestamp(NOW, timezone.utc)
+    cfg, snap = _site("me", 30)
+    v = place(spec, [(cfg, snap)], now=now, calibration={"s": _calibration("me")}).verdict("s")
+    assert v is not None and v.feasible
+    behind = 30 / poisson_rate_lower(20, 4 * HOUR)  # 30 of theirs ahead, 20 starts in 4 h
+    assert (v.start_bound - now).total_seconds() == pytest.approx(behind, rel=1e-3)
+    assert any("your jobs queued ahead" in n for n in v.notes)
+    # another login (none of the backlog theirs): no such bound
+    cfg, snap = _site("me", 30)
+    other = snap.model_copy(update={"user": "someone"})
+    w = place(spec, [(cfg, other)], now=now, calibration={"s": _calibration("me")}).verdict("s")
+    assert w.start_bound is None or (w.start_bound - now).total_seconds() < behind / 2
+    assert not any("your jobs queued ahead" in n for n in w.notes)
+
+
+async def test_the_accountings_older_records_give_waits_not_runtimes(tmp_path):
+    """A week of accounting is read: records that ended over CALIBRATION_WINDOW_S ago say
+    how long their jobs waited (the bound's history) but not how long jobs run now."""
+    import time as clock
+
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import CALIBRATION_WINDOW_S, Federation
+    from diamond_jupyter.model import JobState, JobStatus
+    from diamond_jupyter.store import Store
+
+    now = datetime.now(timezone.utc)
+
+    def record(i: int, ended_h_ago: float, ran_s: float) -> JobStatus:
+        end = now - timedelta(hours=ended_h_ago)
+        start = end - timedelta(seconds=ran_s)
+        return JobStatus(native_id=str(i), state=JobState.COMPLETED, partition="all",
+                         cpus=1, walltime_s=1000.0, user=f"u{i}", started_at=start,
+                         ended_at=end, submitted_at=start - timedelta(seconds=120))
+
+    old = [record(i, 48.0, 900.0) for i in range(8)]  # two days ago, 90% of the request
+    new = [record(100 + i, 1.0, 100.0) for i in range(8)]  # an hour ago, 10%
+    assert 48 * HOUR > CALIBRATION_WINDOW_S > HOUR
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="s", scheduler="slurm", transport=TransportConfig(kind="local"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    try:
+        fed._calibrated["s"] = (clock.monotonic(), old + new)  # read just now
+        cal = (await fed.calibration(fetch=False))["s"]
+        r = cal.exact(("*", "*"))
+        assert (r.samples, r.mean) == (8, pytest.approx(0.1))  # the recent runtimes only
+        assert set(cal.queued) == {j.native_id for j in old + new}  # every wait
+    finally:
+        await fed.close()

@@ -19,7 +19,6 @@ from typing import Any
 
 from .calibration import (
     RECENT_WAITS_S,
-    WAIT_HISTORY_S,
     PredictionSample,
     RunSample,
     SiteCalibration,
@@ -470,8 +469,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                           running: dict[str, SiteSnapshot] | None = None,
                           cohort_s: float | None = None) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
-        CALIBRATION_WINDOW_S, and the waits of those that started in the last
-        WAIT_HISTORY_S: other users', from one accounting query per site when the
+        CALIBRATION_WINDOW_S: other users', from one accounting query per site when the
         cached ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
         THIN_HISTORY_JOBS); this store's own only where the accounting gives none. A site
         whose accounting cannot be read keeps what it had (or only the store's jobs); errors
@@ -490,8 +488,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         stale = [n for n in self.sites if fetch
                  and now - self._calibrated.get(n, (-math.inf, []))[0] > ttl(n)]
         if stale:
-            # the waits of a week (the bound's history), the runtimes of the last hours
-            since = utcnow() - timedelta(seconds=max(CALIBRATION_WINDOW_S, WAIT_HISTORY_S))
+            since = utcnow() - timedelta(seconds=CALIBRATION_WINDOW_S)
             got = await asyncio.gather(*(self.sites[n].recent_jobs(since) for n in stale),
                                        return_exceptions=True)
             for n, jobs in zip(stale, got, strict=True):
@@ -527,17 +524,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             # afresh): one user's kinds, standing in with the store's own
             login = logins.get(n)
             others, elsewhere = [], []
-            recent = time.time() - CALIBRATION_WINDOW_S
             for j in jobs:
-                if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None \
-                        and s.ended_at >= recent:
+                if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None:
                     theirs = carries_a_token(j) and j.user in (None, login)
                     (elsewhere if theirs else others).append(s)
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             ended = others or [*(s for _, s in mine), *elsewhere]
             alive = running_samples(running[n].jobs, at) if running and n in running else []
             out[n] = SiteCalibration([*ended, *alive] if ended else ended, wait=waits,
-                                     queued=queue_waits(jobs, at, WAIT_HISTORY_S),
+                                     queued=queue_waits(jobs, at, RECENT_WAITS_S),
                                      own=predicted.get(n, ()), cohort_s=cohort_s)
         return out
 

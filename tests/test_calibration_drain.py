@@ -124,7 +124,7 @@ def test_after_waits_shorten_the_bound_falls_to_the_new_ones():
     assert RecentWaits(waits, regime=True).bound("all", 1)[0] <= 100
 
 
-# --- in the engine: placement's bound, and the accounting it rests on ---------------------
+# --- in the engine: placement's bound --------------------------------------------------
 
 def _site(user: str, backlog: int) -> tuple:
     """One 8-CPU node, 4 CPUs busy; `backlog` 1-CPU jobs of `user` waiting (held by a
@@ -175,37 +175,3 @@ def test_placement_bounds_a_job_behind_its_users_backlog_by_their_start_rate():
     assert w.start_bound is None or (w.start_bound - now).total_seconds() < behind / 2
     assert not any("your jobs queued ahead" in n for n in w.notes)
 
-
-async def test_the_accountings_older_records_give_waits_not_runtimes(tmp_path):
-    """A week of accounting is read: records that ended over CALIBRATION_WINDOW_S ago say
-    how long their jobs waited (the bound's history) but not how long jobs run now."""
-    import time as clock
-
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import CALIBRATION_WINDOW_S, Federation
-    from diamond_jupyter.model import JobState, JobStatus
-    from diamond_jupyter.store import Store
-
-    now = datetime.now(timezone.utc)
-
-    def record(i: int, ended_h_ago: float, ran_s: float) -> JobStatus:
-        end = now - timedelta(hours=ended_h_ago)
-        start = end - timedelta(seconds=ran_s)
-        return JobStatus(native_id=str(i), state=JobState.COMPLETED, partition="all",
-                         cpus=1, walltime_s=1000.0, user=f"u{i}", started_at=start,
-                         ended_at=end, submitted_at=start - timedelta(seconds=120))
-
-    old = [record(i, 48.0, 900.0) for i in range(8)]  # two days ago, 90% of the request
-    new = [record(100 + i, 1.0, 100.0) for i in range(8)]  # an hour ago, 10%
-    assert 48 * HOUR > CALIBRATION_WINDOW_S > HOUR
-    fed = Federation(FederationConfig(sites=[SiteConfig(
-        name="s", scheduler="slurm", transport=TransportConfig(kind="local"))]),
-        store=Store(tmp_path / "s.sqlite"))
-    try:
-        fed._calibrated["s"] = (clock.monotonic(), old + new)  # read just now
-        cal = (await fed.calibration(fetch=False))["s"]
-        r = cal.exact(("*", "*"))
-        assert (r.samples, r.mean) == (8, pytest.approx(0.1))  # the recent runtimes only
-        assert set(cal.queued) == {j.native_id for j in old + new}  # every wait
-    finally:
-        await fed.close()

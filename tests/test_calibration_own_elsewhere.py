@@ -33,8 +33,7 @@ from diamond_jupyter.placement import place
 from diamond_jupyter.sites import carries_a_token
 from diamond_jupyter.store import Store
 
-NOW = datetime.now(timezone.utc).replace(microsecond=0)  # the records ended an hour ago:
-# the runtimes of the last CALIBRATION_WINDOW_S calibrate (the accounting is read for longer)
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def ended(i: int, asked_s: float, ran_s: float, **kw) -> JobStatus:

@@ -22,7 +22,12 @@ simulation of `placement_sim` run under each model:
   session 9);
 - `engine`: what `placement` uses: `sim_bound`'s starts, each bound at least the QBETS
   bound of the site's recent waits (`calibration.RecentWaits`: jobs that started in the
-  6 h before T, and those submitted in them still waiting, for as long as they have);
+  6 h before T, and those submitted in them still waiting, for as long as they have), and
+  at least the time the jobs of its user queued ahead of it take to start at the rate the
+  site started that user's jobs lately (the lower 95% confidence bound of the rate,
+  `calibration.own_drain_bound`: per-user limits and fair share hold a burst of one
+  user's jobs in line behind its own; session 27);
+- `waits_only`: `engine` without that user's-backlog bound (the engine before session 27);
 - `spread`: conditioned running jobs, the queued jobs of a class at evenly spread
   quantiles of its ratios (`ratio_fn` "spread": the same sum, as a few long jobs and many
   short ones). Not in the engine: on the test bed it fixed a queue the mean made look
@@ -54,13 +59,10 @@ simulation of `placement_sim` run under each model:
   inference (`RecentWaits.adapted`), per class of the user's own jobs queued ahead, over
   the waits of jobs behind as many of theirs, every job still waiting counted however long
   ago it was submitted. Measured here, not used by placement.
-- `qbets`: `engine`, the recent-wait bound read from a week of waits per size class
+- `qbets`: `waits_only`, the recent-wait bound read from a week of waits per size class
   (at most the latest 400), cut at the class's latest change point
-  (`calibration.regime_waits`), as QBETS keeps a queue's history. Measured here.
-- `drain`: `engine`, each bound also at least the time the jobs of its user queued ahead
-  of it take to start at the rate the site started that user's jobs lately (the lower 95%
-  confidence bound of the rate, `calibration.own_drain_bound`): per-user limits and fair
-  share hold a burst of one user's jobs in line behind its own. `qbets_drain`: both.
+  (`calibration.regime_waits`), as QBETS keeps a queue's history. `qbets_drain`: the same
+  with `engine`'s user's-backlog bound. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -99,7 +101,7 @@ MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of h
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
-          "cohort_half", "waits_q25", "waits_q50", "adaptive", "qbets", "drain",
+          "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
           "qbets_drain")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
@@ -454,16 +456,16 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
                 preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
             history = recent_waits(log, t, window_s=QBETS_HISTORY_S) \
                 if {"qbets", "qbets_drain"} & set(models) else waits
-            for model, regime, drain in (("qbets", True, None), ("drain", False, every),
+            for model, regime, drain in (("waits_only", False, None), ("qbets", True, None),
                                          ("qbets_drain", True, every)):
                 if model in models:
                     preds[model] = with_wait_bound(preds["engine"], snap,
                                                    history if regime else waits,
                                                    regime=regime, drain=drain)
-            preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
+            preds["engine"] = with_wait_bound(preds["engine"], snap, waits, drain=every)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:
-                    preds[model] = with_wait_bound(preds[model], snap, waits)
+                    preds[model] = with_wait_bound(preds[model], snap, waits, drain=every)
             for model, q in (("waits_q25", 0.25), ("waits_q50", 0.5)):
                 if model in models:
                     preds[model] = with_wait_floor(preds["engine"], snap, waits, q)

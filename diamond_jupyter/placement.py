@@ -17,8 +17,9 @@ Estimates, for a feasible site:
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
-  accounting and its view). A job that fits on idle resources with nothing queued is
-  certain: its bound is its start.
+  accounting and its view), and behind the user's own waiting jobs at least the time
+  those take at the rate the site started theirs lately (`calibration.site_drain`). A job
+  that fits on idle resources with nothing queued is certain: its bound is its start.
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
   speed 1.0) if known; else the walltime times the share of their walltime the user's own
   recent jobs ran (`own_share`), else that of every site's recent jobs of its size

@@ -770,7 +770,7 @@ def regime_waits(waits: Iterable[QueueWait]) -> list[QueueWait]:
     so far), the ones before it dropped. Waits without a submission time are kept as they
     are. Measured by `benchmarks.prediction` (model `qbets`, over a week of history), not
     used by placement: on KTH's log it covered 0.92-0.99 where 0.9 was asked, its bound up
-    to 2.6x wider, and on HPC2N's it covered less on one seed of two."""
+    to 2.6x wider, and on HPC2N's it covered less on three seeds of eight."""
     groups: dict[tuple[str, str], list[QueueWait]] = {}
     kept = []
     for w in waits:

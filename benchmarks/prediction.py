@@ -22,7 +22,12 @@ simulation of `placement_sim` run under each model:
   session 9);
 - `engine`: what `placement` uses: `sim_bound`'s starts, each bound at least the QBETS
   bound of the site's recent waits (`calibration.RecentWaits`: jobs that started in the
-  6 h before T, and those submitted in them still waiting, for as long as they have);
+  6 h before T, and those submitted in them still waiting, for as long as they have), and
+  at least the time the jobs of its user queued ahead of it take to start at the rate the
+  site started that user's jobs lately (the lower 95% confidence bound of the rate,
+  `calibration.own_drain_bound`: per-user limits and fair share hold a burst of one
+  user's jobs in line behind its own; session 27);
+- `waits_only`: `engine` without that user's-backlog bound (the engine before session 27);
 - `spread`: conditioned running jobs, the queued jobs of a class at evenly spread
   quantiles of its ratios (`ratio_fn` "spread": the same sum, as a few long jobs and many
   short ones). Not in the engine: on the test bed it fixed a queue the mean made look
@@ -54,6 +59,10 @@ simulation of `placement_sim` run under each model:
   inference (`RecentWaits.adapted`), per class of the user's own jobs queued ahead, over
   the waits of jobs behind as many of theirs, every job still waiting counted however long
   ago it was submitted. Measured here, not used by placement.
+- `qbets`: `waits_only`, the recent-wait bound read from a week of waits per size class
+  (at most the latest 400), cut at the class's latest change point
+  (`calibration.regime_waits`), as QBETS keeps a queue's history. `qbets_drain`: the same
+  with `engine`'s user's-backlog bound. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -92,8 +101,10 @@ MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of h
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
-          "cohort_half", "waits_q25", "waits_q50", "adaptive")
+          "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
+          "qbets_drain")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
+QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # log second 0 (any fixed origin)
 # The backfill simulation goes node by node: a machine of more nodes (a Blue Gene's 40,960)
@@ -303,7 +314,7 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     return out
 
 
-def recent_waits(log, t: float, every_waiting: bool = False):
+def recent_waits(log, t: float, every_waiting: bool = False, window_s: float = WINDOW_S):
     """What the engine knows of the site's recent waits at log second `t`
     (`calibration.queue_waits`): the jobs that started in the window before `t`, and
     those submitted in it still waiting."""
@@ -314,7 +325,7 @@ def recent_waits(log, t: float, every_waiting: bool = False):
     for j in log.jobs:
         if j.submit > t:
             break
-        if t - j.submit > WINDOW_S + max(j.wait, 0.0):
+        if t - j.submit > window_s + max(j.wait, 0.0):
             continue  # started before the window
         start = j.submit + max(j.wait, 0.0)
         if never_started(j) and start <= t:
@@ -324,30 +335,39 @@ def recent_waits(log, t: float, every_waiting: bool = False):
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
-    return queue_waits(jobs, now, WINDOW_S, every_waiting)
+    return queue_waits(jobs, now, window_s, every_waiting)
 
 
 def _user(j) -> str | None:
     return str(j.user) if j.user >= 0 else None
 
 
-def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False) -> Predictions:
+def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
+                    regime: bool = False, drain: dict | None = None) -> Predictions:
     """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
     class, as `placement` does for a job that may wait; `adaptive`: to the bound of the
     waits of its class and of the jobs queued behind as many of their user's own as it
     (the jobs of its user listed before it), at the level the site's recent outcomes set
-    for those (`RecentWaits.adapted`)."""
-    from diamond_jupyter.calibration import RecentWaits, own_ahead
+    for those (`RecentWaits.adapted`); `regime`: each class's waits since its latest
+    change only (`calibration.regime_waits`); `drain` (every job's wait, those still
+    waiting however long ago submitted): also to the time the user's own jobs ahead take
+    to start at that user's recent rate (`calibration.own_drain_bound`)."""
+    from diamond_jupyter.calibration import RecentWaits, own_ahead, own_drain_bound
 
-    recent = RecentWaits(waits.values(), adaptive)
+    recent = RecentWaits(waits.values(), adaptive, regime)
+    now = snap.taken_at.timestamp()
     out = {}
     ahead = list(snap.pending)  # in submission order
     for i, j in enumerate(ahead):
         if (n := j.native_id) not in sim:
             continue
         start, bound = sim[n]
-        b = recent.bound("all", j.cpus, own_ahead(ahead[:i], j.user))
-        out[n] = (start, bound if b is None else max(b[0], bound or start))
+        own = own_ahead(ahead[:i], j.user)
+        b = recent.bound("all", j.cpus, own)
+        bound = bound if b is None else max(b[0], bound or start)
+        if drain is not None and (d := own_drain_bound(drain.values(), j.user, own, now)):
+            bound = max(d[0], bound or start)
+        out[n] = (start, bound)
     return out
 
 
@@ -431,13 +451,21 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
                 preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
             preds["sim_bound"] = preds["engine"]
             waits = recent_waits(log, t)
+            every = recent_waits(log, t, every_waiting=True)
             if "adaptive" in models:
-                preds["adaptive"] = with_wait_bound(
-                    preds["engine"], snap, recent_waits(log, t, every_waiting=True), True)
-            preds["engine"] = with_wait_bound(preds["engine"], snap, waits)
+                preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
+            history = recent_waits(log, t, window_s=QBETS_HISTORY_S) \
+                if {"qbets", "qbets_drain"} & set(models) else waits
+            for model, regime, drain in (("waits_only", False, None), ("qbets", True, None),
+                                         ("qbets_drain", True, every)):
+                if model in models:
+                    preds[model] = with_wait_bound(preds["engine"], snap,
+                                                   history if regime else waits,
+                                                   regime=regime, drain=drain)
+            preds["engine"] = with_wait_bound(preds["engine"], snap, waits, drain=every)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:
-                    preds[model] = with_wait_bound(preds[model], snap, waits)
+                    preds[model] = with_wait_bound(preds[model], snap, waits, drain=every)
             for model, q in (("waits_q25", 0.25), ("waits_q50", 0.5)):
                 if model in models:
                     preds[model] = with_wait_floor(preds["engine"], snap, waits, q)

@@ -17,8 +17,9 @@ Estimates, for a feasible site:
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
-  accounting and its view). A job that fits on idle resources with nothing queued is
-  certain: its bound is its start.
+  accounting and its view), and behind the user's own waiting jobs at least the time
+  those take at the rate the site started theirs lately (`calibration.site_drain`). A job
+  that fits on idle resources with nothing queued is certain: its bound is its start.
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
   speed 1.0) if known; else the walltime times the share of their walltime the user's own
   recent jobs ran (`own_share`), else that of every site's recent jobs of its size
@@ -77,6 +78,7 @@ from .calibration import (
     borrowed,
     describe_start,
     pooled_share,
+    site_drain,
     site_waits,
 )
 from .capabilities import SiteCapabilities, from_metadata
@@ -2313,6 +2315,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
+        # behind the user's own waiting jobs: as long as those take to start at the rate
+        # this site has been starting theirs (per-user limits, fair share)
+        drained = site_drain(cal.queued if cal else None, snap.jobs, now, snap.user)
+        if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):
+            bound_s = drained[0]
+            v.notes.append(f"90% bound {hms(bound_s)}: your jobs queued ahead, at the "
+                           f"rate {drained[1]} of yours started here lately")
     v.raw_start = plus_seconds(now, raw_s)
     v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:

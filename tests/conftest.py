@@ -30,7 +30,6 @@ class Testbed:
 
 
 TESTBED_FIXTURES = {"tb", "testbed_session", "testbed_config"}
-TESTBED_GROUP = "testbed"
 
 
 @pytest.fixture(scope="session")
@@ -93,36 +92,17 @@ def pytest_addoption(parser) -> None:
                      help="deselect the tests that need the real test bed (a quick pure run)")
 
 
-def needs_testbed(item) -> bool:
-    return bool(TESTBED_FIXTURES & set(getattr(item, "fixturenames", ())))
-
-
-def pytest_itemcollected(item) -> None:
-    """The test bed's tests run in one pytest-xdist worker, one after another (its
-    namespaces and addresses are fixed); the others are spread over the workers."""
-    if needs_testbed(item):
-        item.add_marker(pytest.mark.xdist_group(TESTBED_GROUP))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node, ids) -> None:
-    """Under pytest-xdist the controller waits for the test bed before any test starts (a
-    worker is its child and shares the hold)."""
-    if any(i.endswith(f"@{TESTBED_GROUP}") for i in ids):
-        testbed.lock.hold()
-
-
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection
 def pytest_collection_modifyitems(session, config, items) -> None:
     """Wait for the test bed (one user at a time) before any test starts, so that the wait
     counts against no test's timeout; or, with --no-testbed, leave its tests out."""
+    def needs(item) -> bool:
+        return bool(TESTBED_FIXTURES & set(getattr(item, "fixturenames", ())))
     if config.getoption("--no-testbed"):
-        out = [i for i in items if needs_testbed(i)]
+        out = [i for i in items if needs(i)]
         if out:
             config.hook.pytest_deselected(items=out)
-            items[:] = [i for i in items if not needs_testbed(i)]
+            items[:] = [i for i in items if not needs(i)]
         return
-    if hasattr(config, "workerinput"):
-        return  # an xdist worker: its controller holds the test bed for it
-    if any(needs_testbed(i) for i in items):
+    if any(needs(i) for i in items):
         testbed.lock.hold()

@@ -276,17 +276,5 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
     if config.getoption("--no-testbed", default=False):
         return  # tests/conftest.py leaves them out
-    if hasattr(config, "workerinput"):
-        return  # an xdist worker: its controller holds the test bed for it
-    if any(_needs_testbed(item) for item in items):
+    if any({"testbed_config"} & set(getattr(item, "fixturenames", ())) for item in items):
         testbed.lock.hold()
-
-
-def _needs_testbed(item) -> bool:
-    return "testbed_config" in getattr(item, "fixturenames", ())
-
-
-def pytest_itemcollected(item) -> None:
-    """Into the one pytest-xdist worker that runs the test bed's tests (tests/conftest.py)."""
-    if _needs_testbed(item):
-        item.add_marker(pytest.mark.xdist_group("testbed"))

@@ -129,8 +129,6 @@ class SimState:
     planned: dict[int, float] | None = None
     # per release of a running job (by its sequence number): that job's native id
     job_ids: dict[int, str] = field(default_factory=dict)
-    # Slurm plans already made from this state, by what they were made from (`_shared_plan`)
-    plans: dict[tuple, _PlanMade] = field(default_factory=dict, repr=False, compare=False)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -443,7 +441,6 @@ class _Sim:
         self.failed: set[tuple[int, int, int, int]] = set()  # shapes that did not fit now
         self.sets: dict[int, frozenset[int]] = {}
         self.released = False
-        self.plans = st.plans
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:
@@ -811,42 +808,11 @@ def _plan_reach(nodes: frozenset[int]) -> int:
     return max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
 
 
-@dataclass
-class _PlanMade:
-    """A plan and how many of its jobs ahead (`ahead`, kept so their node lists' ids stay
-    theirs) have reserved their slots so far."""
-
-    plan: _Plan
-    ahead: list[Demand]
-    reserved: int = 0
-
-
-def _shared_plan(sim: _Sim, t: float, nodes: frozenset[int], ahead: list[Demand]
-                 ) -> _PlanMade:
-    """The plan at t over `nodes` for the jobs `ahead`, as made before from the same
-    content (every partition's probe replays the same queue on the same state, so their
-    plans at an event are often the same: a probe's own nodes only decide which of its
-    nodes keep room), else a new one. Keyed by everything a plan is made of: t, each
-    node's capacity and free steps, and each job ahead's shape, walltime and nodes."""
-    plan = _Plan(sim, t, nodes)
-    elig = sim.elig
-    key = (t, tuple((n, sim.cap_c[n], sim.cap_g[n], tuple(plan.times[n]), tuple(plan.fc[n]),
-                     tuple(plan.fg[n])) for n in sorted(nodes)),
-           tuple((d.nodes, d.cpus, d.gpus, d.planned, d.not_before, elig(d)) for d in ahead))
-    made = sim.plans.get(key)
-    if made is None:
-        made = sim.plans[key] = _PlanMade(plan, ahead)
-    made.plan.sim = sim  # the same capacities; its node-list cache is this play-out's
-    return made
-
-
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
                    depth: int) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
-    A reservation only takes room away: once the probe fits on too few nodes, it waits.
-    So a plan another probe already took further serves as well: the probe's room there
-    is what it would have been after as many reservations (`_shared_plan`)."""
+    A reservation only takes room away: once the probe fits on too few nodes, it waits."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
@@ -854,14 +820,12 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
                                    and not mine.isdisjoint(sim.elig(d))), depth))
     nodes = mine.union(*(sim.elig(d) for d in ahead))
     ahead = ahead[:_plan_reach(nodes)]
-    made = _shared_plan(sim, t, nodes, ahead)
-    plan = made.plan
+    plan = _Plan(sim, t, nodes)
     room = {n for n in mine if plan.fits_through(probe, n, t)}
-    for d in made.ahead[made.reserved:]:
+    for d in ahead:
         if len(room) < probe.nodes:
             return None
         got = plan.reserve(d)
-        made.reserved += 1
         for n in got[1] if got else ():
             if n in room and not plan.fits_through(probe, n, t):
                 room.discard(n)

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
 
 from diamond_jupyter.placement_sim import (
-    BACKFILL_DEPTH,
     PLAN_WORK,
     Demand,
     SimState,
-    _planned_start,
-    _Sim,
     calibrated_view,
     calibrated_views,
-    earliest_start,
     hold_horizon,
     queue_starts,
 )
@@ -87,42 +82,3 @@ def test_a_calibrated_view_built_alone_is_the_pairs() -> None:
     assert [r[0] for r in pair[1][0].releases] != [r[0] for r in pair[0][0].releases]
     assert calibrated_view(st, queue, None) is None
     assert calibrated_view(st, queue, None, bound=True) is None
-
-
-def test_probes_sharing_a_state_reuse_its_plans_and_start_as_alone() -> None:
-    """Every partition's probe replays the same queue on the same state: the plans made
-    for one serve the next, and each starts when it would on a state of its own."""
-    st, queue = _site(7, 40, 120)
-    assert PLAN_WORK < 40 * (120 + 1) ** 2  # EASY, the probe held to Slurm's plan
-    everywhere, first_half, last_third = list(range(40)), list(range(20)), list(range(27, 40))
-    probes = [Demand(1, 4, 0, 1800.0, everywhere), Demand(1, 4, 0, 1800.0, first_half),
-              Demand(2, 2, 0, 600.0, last_third), Demand(1, 8, 0, 3600.0, everywhere),
-              Demand(1, 1, 0, 60.0, first_half)]
-    alone, made = [], 0
-    for p in probes:
-        own = replace(st, plans={})
-        alone.append(earliest_start(own, queue, replace(p), reservation="plan"))
-        made += len(own.plans)
-    shared = [earliest_start(st, queue, replace(p), reservation="plan") for p in probes]
-    assert shared == alone
-    assert len({s for s in alone if s is not None}) >= 3  # the probes start apart
-    assert 0 < len(st.plans) < made  # later probes found plans made for earlier ones
-
-
-def test_a_plan_another_probe_took_further_gives_each_probe_its_own_room() -> None:
-    """A probe finding the plan made for another probe, with more of the jobs ahead
-    reserved already, gets the nodes it gets from a plan of its own."""
-    st, queue = _site(7, 40, 120)
-    probes = [Demand(1, 4, 0, 1800.0, list(range(40))), Demand(1, 4, 0, 1800.0, list(range(20))),
-              Demand(2, 2, 0, 600.0, list(range(27, 40))), Demand(1, 1, 0, 60.0, list(range(40))),
-              Demand(1, 1, 0, 60.0, list(range(20))), Demand(1, 2, 0, 300.0, list(range(10, 30)))]
-    got, alone = [], []
-    for k in range(0, 60, 3):  # the first k jobs ahead
-        shared = _Sim(st)
-        for p in probes:
-            own = _Sim(replace(st, plans={}))
-            alone.append(_planned_start(own, queue[:k], p, 0.0, BACKFILL_DEPTH))
-            got.append(_planned_start(shared, queue[:k], p, 0.0, BACKFILL_DEPTH))
-    assert got == alone
-    assert len({tuple(h) for h in alone if h is not None}) >= 5  # the probes land apart
-    assert len(st.plans) < len(got)  # plans were shared

@@ -26,6 +26,7 @@ from pydantic import (
 
 from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import (
+    NumberNotAsWritten,
     alias_hint,
     compose,
     line_of,
@@ -1232,6 +1233,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                        "save it as UTF-8)") from None
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
+    except NumberNotAsWritten as e:  # valid YAML, but not the number written
+        raise BadInput(f"sites file {p}: {_yaml_problem(e, text)}") from None
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"

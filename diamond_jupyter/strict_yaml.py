@@ -351,11 +351,17 @@ def tab_hint(text: str, mark: Any, indentation: str) -> str:
 _ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]")
 
 
-def odd_blank_hint(text: str) -> str:
+_ODD_INDENT = re.compile(f"^[ \t]*({_ODD_BLANKS.pattern})", re.M)
+
+
+def odd_blank_hint(text: str, *, indentation_only: bool = False) -> str:
     """For a YAML error: '; line N, column M holds a NO-BREAK SPACE (U+00A0) ...' naming
     the first blank YAML does not take for a space (it makes the text around it one word,
-    so PyYAML's complaint points elsewhere); '' when there is none."""
-    m = _ODD_BLANKS.search(text)
+    so PyYAML's complaint points elsewhere); '' when there is none. `indentation_only`: one
+    in a line's indentation (for a file YAML read, but as other keys than meant)."""
+    m = _ODD_INDENT.search(text) if indentation_only else _ODD_BLANKS.search(text)
+    if m is not None and indentation_only:
+        m = _ODD_BLANKS.search(text, m.start(1))
     if m is None:
         return ""
     line = text.count("\n", 0, m.start()) + 1

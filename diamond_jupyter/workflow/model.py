@@ -1433,7 +1433,14 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
 
     base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
         else None
-    return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base, root=root)
+    try:
+        return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base,
+                              root=root)
+    except BadInput as e:  # a no-break space read as text, not indentation: said where
+        hint = odd_blank_hint(text, indentation_only=True)
+        if not hint:
+            raise
+        raise BadInput(f"{e}{hint}") from None
 
 
 # -- the view the faces print ----------------------------------------------------------------

@@ -26,6 +26,7 @@ from pydantic import (
 
 from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import (
+    NumberNotAsWritten,
     alias_hint,
     compose,
     line_of,
@@ -1215,12 +1216,25 @@ def _other_format_hint(p: Path, text: str) -> str:
 def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
+    read: list[str] = []
+    try:
+        return _load_config(path, read)
+    except BadInput as e:  # a no-break space read as text, not indentation: said where
+        hint = odd_blank_hint(read[0], indentation_only=True) if read else ""
+        if not hint or hint in str(e):
+            raise
+        raise BadInput(f"{e}{hint}") from None
+
+
+def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
+    """load_config's work; `read` gets the file's text once YAML has read it."""
     # `~/` expanded as the shell would (`--config=~/sites.yaml` reaches us unexpanded)
     p = Path(path).expanduser() if path else default_config_path()
     text = ""
     try:
         text = _read_text(p, named=bool(path or os.environ.get("DIAMOND_CONFIG")))
         raw = strict_load(text)
+        read.append(text)
     except FileNotFoundError:
         raise BadInput(
             f"sites file {p} not found (give --config FILE or set DIAMOND_CONFIG;"
@@ -1232,6 +1246,8 @@ def load_config(path: str | Path | None = None) -> FederationConfig:
                        "save it as UTF-8)") from None
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
+    except NumberNotAsWritten as e:  # valid YAML, but not the number written
+        raise BadInput(f"sites file {p}: {_yaml_problem(e, text)}") from None
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"

@@ -3,8 +3,10 @@
 PyYAML's safe loader (no tags that build objects), refusing what YAML would accept
 silently: a key given twice in one mapping (YAML keeps the last, so `scheduler: slurm`
 then `scheduler: pbs` made a PBS site, and a second `needs:` dropped a step's first),
-and flow collections nested deeper than a limit (each level costs the parser a frame).
-Merge keys (`<<: *defaults`) still override as YAML means them.
+flow collections nested deeper than a limit (each level costs the parser a frame), and a
+whole number written otherwise than in decimal digits (`port: 022` is octal 18, `0x16` is 22,
+`1:30` is 90 in YAML 1.1: `NumberNotAsWritten`). Merge keys (`<<: *defaults`) still
+override as YAML means them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,40 @@ from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+INT_TAG = "tag:yaml.org,2002:int"
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
+
+
+class NumberNotAsWritten(ConstructorError):
+    """A whole number YAML 1.1 reads in another base than the decimal a person means (named
+    where it is, with what to write instead)."""
+
+
+def _number_problem(node: yaml.Node, value: int, key: str = "") -> NumberNotAsWritten | None:
+    """The refusal of an int `node` written as octal (`022`), hexadecimal (`0x16`), binary
+    (`0b11`) or base 60 (`1:30`); None for decimal digits (`22`, `-3`, `1_000`) and for a
+    leading 0 that changes nothing (`07`)."""
+    text = node.value
+    if _DECIMAL.fullmatch(text):
+        return None
+    digits = text.lstrip("+-")
+    if digits.startswith("0x"):
+        why, meant = "0x makes it hexadecimal", f"write it in decimal ({value})"
+    elif digits.startswith("0b"):
+        why, meant = "0b makes it binary", f"write it in decimal ({value})"
+    elif ":" in digits:
+        why, meant = ("numbers joined by ':' are one number in base 60",
+                      f"write the number meant in decimal ({value} if that is it)")
+    else:
+        decimal = int(text.replace("_", ""), 10)
+        if decimal == value:  # `07`, `00`: the same number either way
+            return None
+        why = "a leading 0 makes it octal"
+        meant = f"write it without the leading 0 ({decimal}), or as {value} if octal was meant"
+    named = f"{key}: " if key else ""
+    return NumberNotAsWritten(
+        None, None, f"{named}{text} is read by YAML as {value}, not as written ({why}): "
+        f"{meant}, or quote it ('{text}') if it is text", node.start_mark)
 
 
 class _Strict:
@@ -28,10 +64,19 @@ class _Strict:
 
     max_depth = 64
 
+    def construct_strict_int(self, node: yaml.ScalarNode) -> int:
+        """PyYAML's int, refused when written otherwise than in decimal digits."""
+        value = yaml.SafeLoader.construct_yaml_int(self, node)  # type: ignore[arg-type]
+        problem = _number_problem(node, value)
+        if problem is not None:
+            raise problem
+        return value
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, yaml.Node] = {}
-            for key_node, _ in node.value:
+            for key_node, value_node in node.value:
+                _check_number_under(self, key_node, value_node)
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                     continue
                 key = self.construct_object(key_node)  # type: ignore[attr-defined]
@@ -104,6 +149,23 @@ class _Strict:
         return self.construct_document(node)  # type: ignore[attr-defined]
 
 
+def _check_number_under(loader: Any, key_node: yaml.Node, value_node: yaml.Node) -> None:
+    """A number not written in decimal as `key`'s value, or as an item of its list, refused
+    naming the key (`port: 022`, `ports[1]: 0x16`)."""
+    if not isinstance(key_node, yaml.ScalarNode):
+        return
+    items = [("", value_node)] if isinstance(value_node, yaml.ScalarNode) else \
+        [(f"[{i}]", v) for i, v in enumerate(value_node.value)] \
+        if isinstance(value_node, yaml.SequenceNode) else []
+    for index, item in items:
+        if isinstance(item, yaml.ScalarNode) and item.tag == INT_TAG and \
+                not _DECIMAL.fullmatch(item.value):
+            value = yaml.SafeLoader.construct_yaml_int(loader, item)
+            problem = _number_problem(item, value, key_node.value + index)
+            if problem is not None:
+                raise problem
+
+
 # Values that aliases may add to a document beyond its own (each `*name` counts what its
 # anchor holds): a file repeats a block a few hundred times, not a billion
 MAX_ALIAS_VALUES = 100_000
@@ -171,6 +233,9 @@ def _check_flow_depth(root: yaml.Node, max_depth: int) -> None:
 class _PyStrictLoader(_Strict, yaml.SafeLoader):
     """PyYAML's own reader (pure Python): its errors are the ones the faces show."""
 
+    yaml_constructors = {**yaml.SafeLoader.yaml_constructors,
+                         INT_TAG: _Strict.construct_strict_int}
+
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
         # refused as it is read: the pure-Python parser takes a frame per level
         if self.flow_level >= self.max_depth:
@@ -191,7 +256,8 @@ def strict_loader(max_depth: int = 64, *, fast: bool = False) -> type:
     it (its error messages differ: see `strict_load`)."""
     base: type = _PyStrictLoader
     if fast and _FAST_BASE is not None:
-        base = type("_CStrictLoader", (_Strict, _FAST_BASE), {})
+        base = type("_CStrictLoader", (_Strict, _FAST_BASE),
+                    {"yaml_constructors": _PyStrictLoader.yaml_constructors})
     return type("StrictLoader", (base,), {"max_depth": max_depth})
 
 
@@ -285,11 +351,17 @@ def tab_hint(text: str, mark: Any, indentation: str) -> str:
 _ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]")
 
 
-def odd_blank_hint(text: str) -> str:
+_ODD_INDENT = re.compile(f"^[ \t]*({_ODD_BLANKS.pattern})", re.M)
+
+
+def odd_blank_hint(text: str, *, indentation_only: bool = False) -> str:
     """For a YAML error: '; line N, column M holds a NO-BREAK SPACE (U+00A0) ...' naming
     the first blank YAML does not take for a space (it makes the text around it one word,
-    so PyYAML's complaint points elsewhere); '' when there is none."""
-    m = _ODD_BLANKS.search(text)
+    so PyYAML's complaint points elsewhere); '' when there is none. `indentation_only`: one
+    in a line's indentation (for a file YAML read, but as other keys than meant)."""
+    m = _ODD_INDENT.search(text) if indentation_only else _ODD_BLANKS.search(text)
+    if m is not None and indentation_only:
+        m = _ODD_BLANKS.search(text, m.start(1))
     if m is None:
         return ""
     line = text.count("\n", 0, m.start()) + 1

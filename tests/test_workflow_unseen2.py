@@ -198,9 +198,15 @@ def test_needs_as_one_value_is_refused_with_the_list_it_meant(needs, hint):
     assert msg == f"the workflow: steps['c'].needs: needs is a list: write needs: {hint} (line 7)"
 
 
-def test_the_same_upstream_named_twice_in_needs_waits_for_it_once():
+def test_the_same_upstream_named_twice_in_needs_is_refused():
+    """Once waited for once; now refused, naming the step and both places: a name given
+    twice is most often a slip for another step (`needs: [a, a]` for [a, b])."""
+    assert refused("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: b, script: x}\n"
+                   "  - {name: c, script: x, needs: [a, b, a]}\n") == (
+        "step 'c' needs 'a' twice (needs[0] and needs[2]): list each step "
+        "once (line 5)")
     wf = load("name: w\nsteps:\n  - {name: a, script: x}\n  - {name: c, script: x, "
-              "needs: [a, a]}\n")
+              "needs: [a]}\n")
     assert wf.order() == ["a", "c"] and wf.upstream("c") == {"a"}
 
 

@@ -30,7 +30,14 @@ from pydantic import (
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
-from ..strict_yaml import alias_hint, compose, odd_blank_hint, strict_load, tab_hint
+from ..strict_yaml import (
+    NumberNotAsWritten,
+    alias_hint,
+    compose,
+    odd_blank_hint,
+    strict_load,
+    tab_hint,
+)
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
@@ -764,6 +771,10 @@ class Workflow(_Strict):
                 if n == s.name:
                     raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
                                     ("steps", k, "needs", j))
+                if n in s.needs[:j]:  # `needs: [a, a]`: a slip for another step, likely
+                    raise Misplaced(f"step {s.name!r} needs {n!r} twice (needs[{s.needs.index(n)}] "
+                                    f"and needs[{j}]): list each step once",
+                                    ("steps", k, "needs", j))
         cycle = _find_cycle(self)
         if cycle:  # the line of one `needs` entry that closes it: cycle[1] needs cycle[0]
             k = next(i for i, s in enumerate(self.steps) if s.name == cycle[1])
@@ -1400,6 +1411,9 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if isinstance(e, NumberNotAsWritten):  # valid YAML, but not the number written
+            raise BadInput(f"{source}: line {mark.line + 1}, column {mark.column + 1}: "
+                           f"{problem}") from None
         if problem == "but found another document":
             raise BadInput(f"{source}: a second YAML document (`---`){where}; a workflow file "
                            "holds one workflow: remove the `---`, or split the file") from None
@@ -1419,7 +1433,14 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
 
     base = text_or_path.expanduser().resolve().parent if isinstance(text_or_path, Path) \
         else None
-    return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base, root=root)
+    try:
+        return parse_workflow(data, sites=sites, source=source, lines=nodes, base=base,
+                              root=root)
+    except BadInput as e:  # a no-break space read as text, not indentation: said where
+        hint = odd_blank_hint(text, indentation_only=True)
+        if not hint:
+            raise
+        raise BadInput(f"{e}{hint}") from None
 
 
 # -- the view the faces print ----------------------------------------------------------------

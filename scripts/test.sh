@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (against the real local Slurm test bed,
 # real SSH, a real Jupyter server) and UI (Playwright driving Debian's chromium).
+#
+# With no arguments the suite runs as two pytest sessions at once: the tests that need the
+# test bed (they mostly wait on schedulers and browsers) beside those that need none (they
+# mostly compute). The second session's output follows the first's. With arguments
+# (`-k x`, a path, `--no-testbed`), one session runs with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install.sh
@@ -8,4 +13,24 @@ if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then PY=$PWD/.ven
 else PY=${PYTHON:-python3}; fi
 export PATH="$(dirname "$PY"):$PATH"
 "$PY" -m ruff check diamond_jupyter tests ui-tests benchmarks
-"$PY" -m pytest -p no:cacheprovider -q -ra --durations=25 "$@" tests ui-tests
+run=("$PY" -m pytest -p no:cacheprovider -q -ra --durations=25)
+if [ $# -gt 0 ]; then exec "${run[@]}" "$@" tests ui-tests; fi
+
+pure_log=$(mktemp /tmp/diamond-tests-pure.XXXXXX.log)
+echo "tests without the test bed run beside these; their output: $pure_log (shown at the end)"
+start=$SECONDS
+"${run[@]}" --no-testbed tests ui-tests >"$pure_log" 2>&1 &
+pure=$!
+trap 'kill "$pure" 2>/dev/null || true' EXIT  # a cancelled run leaves no half behind
+bed_rc=0
+"${run[@]}" --testbed-only tests ui-tests || bed_rc=$?
+pure_rc=0
+wait "$pure" || pure_rc=$?
+echo
+echo "===== tests without the test bed ====="
+cat "$pure_log"
+echo
+echo "test-bed tests: exit $bed_rc; tests without the test bed: exit $pure_rc;" \
+     "both in $((SECONDS - start)) s"
+if [ "$bed_rc" -ne 0 ] || [ "$pure_rc" -ne 0 ]; then exit 1; fi
+rm -f "$pure_log"

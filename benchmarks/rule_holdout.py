@@ -17,7 +17,8 @@ regret is its site's completion less the fastest one's. Per background and half:
 Rules, each with its constant taken from a model of the start distribution, none fitted on
 these rounds (`EXPECTED_TAIL`): a start's median m and 90% bound b, with an exponential
 tail above the median (P(start > m + x) = 0.5 exp(-x / theta), so P(start > b) = 0.1 gives
-theta = (b - m) / ln 5), have a mean at least m + 0.5 theta = m + 0.31 (b - m).
+theta = (b - m) / ln 5), have a mean of m + 0.5 theta = m + 0.31 (b - m) when the lower
+half sits at the median (less, the lower half earlier: the same for every site).
 
 - `engine`: earliest median finish; finishes within noise (`placement.finish_noise_s`) go
   to the lower 90% bound (`placement.rank`);

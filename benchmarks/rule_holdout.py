@@ -12,7 +12,9 @@ regret is its site's completion less the fastest one's. Per background and half:
   current rule replayed on the same estimates (`engine`);
 - the runs whose mean regret is strictly below every baseline's (each fixed home,
   fewest_pending, random: the issue's mean target), and those where a baseline scored
-  0 s (one site fastest in every round: no rule can be strictly below it).
+  0 s (one site fastest in every round: no rule can be strictly below it);
+- over every run of a background, each rule's mean of run means less the engine's, with a
+  95% interval from a paired bootstrap over the runs (seeded).
 
 Rules, each with its constant taken from a model of the start distribution, none fitted on
 these rounds (`EXPECTED_TAIL`): a start's median m and 90% bound b, with an exponential
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -244,6 +247,24 @@ def _summary(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
             if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"])}
 
 
+BOOTSTRAP_DRAWS = 2000
+
+
+def difference_from_engine(runs: list[dict[str, Any]], name: str, seed: int = 0
+                           ) -> dict[str, float | None]:
+    """The mean over runs of (the rule's run mean less the engine's), with its 95% interval
+    from a paired bootstrap over the runs (seeded: the same every time)."""
+    d = [(mean(r["regret"][name]) or 0.0) - (mean(r["regret"]["engine"]) or 0.0)
+         for r in runs]
+    if not d:
+        return {"mean_s": None, "low_s": None, "high_s": None}
+    rng = random.Random(seed)
+    draws = sorted(sum(d[rng.randrange(len(d))] for _ in d) / len(d)
+                   for _ in range(BOOTSTRAP_DRAWS))
+    return {"mean_s": mean(d), "low_s": draws[int(0.025 * BOOTSTRAP_DRAWS)],
+            "high_s": draws[int(0.975 * BOOTSTRAP_DRAWS) - 1]}
+
+
 def summarize(results: Path, rules: dict[str, RoundRule] = RULES) -> dict[str, Any]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in sorted(results.glob("placement-*seed*.json")):
@@ -252,7 +273,11 @@ def summarize(results: Path, rules: dict[str, RoundRule] = RULES) -> dict[str, A
             continue
         bg = "real logs" if run.get("traces") else "depth_misleads"
         groups.setdefault((bg, half_of(run.get("seed"))), []).append(score_run(run, rules))
-    out: dict[str, Any] = {"groups": []}
+    out: dict[str, Any] = {"groups": [], "differences": {}}
+    for bg in sorted({bg for bg, _ in groups}):
+        every = [r for (b, _), runs in groups.items() if b == bg for r in runs]
+        out["differences"][bg] = {name: difference_from_engine(every, name)
+                                  for name in rules if name != "engine"}
     for (bg, half), runs in sorted(groups.items()):
         rec_means = [mean(r["recorded"]) or 0.0 for r in runs]
         rec = [x for r in runs for x in r["recorded"]]
@@ -292,6 +317,12 @@ def table(data: dict[str, Any]) -> str:
             + markdown_table(["background", "half", "rule", "won", "lost", "tied",
                               "mean of run means s", "median s",
                               "runs with mean below every baseline"], rows) + notes
+            + "\n\n## each rule less the engine, every run (mean of run means; 95% "
+            "interval, paired bootstrap over runs)\n\n" + markdown_table(
+                ["background", "rule", "difference s", "95% interval s"],
+                [(bg, name, f"{d['mean_s']:+.2f}", f"{d['low_s']:+.2f} to {d['high_s']:+.2f}")
+                 for bg, per in data.get("differences", {}).items()
+                 for name, d in per.items() if d["mean_s"] is not None])
             + "\n\n## the engine's choices against their predictions (the optimizer's "
             "curse)\n\n" + markdown_table(
                 ["background", "half", "sites", "probes", "started after the predicted start",

@@ -115,6 +115,24 @@ def test_a_run_is_scored_against_its_recorded_decisions_and_baselines(tmp_path):
     exp = g["rules"]["tie: expected"]
     assert (exp["won"], exp["lost"], exp["tied"]) == (0, 0, 2)
     assert g["engine_starts"] == {"chosen": [2, 1, 1], "others": [2, 1, 1]}
+    # tie: expected less the engine, one run: (0 + 5) / 2 - (30 + 0) / 2 = -12.5
+    assert data["differences"]["depth_misleads"]["tie: expected"] == {
+        "mean_s": -12.5, "low_s": -12.5, "high_s": -12.5}
     md = rh.table(data)
     assert "| depth_misleads | design | engine | 1 | 1 | 0 | 15.00 | 15.00 | 0 of 1 |" in md
     assert "| real logs | held out | chosen | 2 | 0.50 | 0.50 |" in md
+
+
+def test_the_difference_from_the_engine_is_paired_by_run_and_seeded():
+    # every run 2 s worse under the rule: the mean and both ends of the interval are +2
+    same = [{"regret": {"engine": [e, e], "r": [e + 2, e + 2]}} for e in (0.0, 10.0, 50.0)]
+    assert rh.difference_from_engine(same, "r") == {"mean_s": 2.0, "low_s": 2.0,
+                                                     "high_s": 2.0}
+    # one run 6 s better, two unchanged: mean -2, the interval spans -6 to 0
+    mixed = [{"regret": {"engine": [6.0], "r": [0.0]}},
+             {"regret": {"engine": [1.0], "r": [1.0]}},
+             {"regret": {"engine": [3.0], "r": [3.0]}}]
+    got = rh.difference_from_engine(mixed, "r")
+    assert got["mean_s"] == -2.0 and -6.0 <= got["low_s"] < got["high_s"] <= 0.0
+    assert got == rh.difference_from_engine(mixed, "r")  # seeded: the same every time
+    assert rh.difference_from_engine([], "r")["mean_s"] is None

@@ -32,9 +32,13 @@ half sits at the median (less, the lower half earlier: the same for every site).
 - `expected`: the expected finish for every site, no tie rule;
 - `expected where measured`: the expected finish where the bound is measured, the median
   finish elsewhere, then the engine's ties;
-- `median finish`: the earliest median finish, no tie rule (what the ties add).
+- `median finish`: the earliest median finish, no tie rule (what the ties add);
+- `engine, own jobs replayed`: the engine's rule with its own-jobs correction replayed from
+  the earlier rounds' probes (`decision_replay.own_corrected`);
+- `own: later from one overdue job`: the same, but below MIN_SAMPLES own jobs any overdue
+  ones already move the site later (a wrong "soon" costs more than a wrong "late").
 
-    python -m benchmarks.rule_holdout [--results DIR] [--json]
+    python -m benchmarks.rule_holdout [--results DIR] [--half design|'held out'|both] [--json]
 """
 
 from __future__ import annotations

@@ -184,10 +184,14 @@ OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "bo
              "own: sooner only when all started, its bound kept": "all_started_bound_kept"}
 
 
-def own_error_at(run: dict, k: int, site: str) -> OwnError | None:
-    """The engine's own-error correction (`calibration.own_error`) at round k on `site`,
-    from the probes of the rounds before it, as they stood then: started, or still waiting
-    (`age` so far)."""
+OwnErrorFn = Callable[[list[PredictionSample]], OwnError | None]
+
+
+def own_error_at(run: dict, k: int, site: str, error: OwnErrorFn = own_error
+                 ) -> OwnError | None:
+    """The engine's own-error correction (`calibration.own_error`, or another `error`) at
+    round k on `site`, from the probes of the rounds before it, as they stood then:
+    started, or still waiting (`age` so far)."""
     interval = run.get("interval_s") or 12.0
     samples = []
     for r in run.get("per_round") or []:
@@ -200,7 +204,7 @@ def own_error_at(run: dict, k: int, site: str) -> OwnError | None:
         samples.append(PredictionSample(predicted_s=max(0.0, predicted),
                                         observed_s=started if done else age, started=done,
                                         submitted_at=float(r["round"])))
-    return own_error(samples)
+    return error(samples)
 
 
 def own_ratio(run: dict, k: int, site: str) -> float | None:
@@ -208,7 +212,8 @@ def own_ratio(run: dict, k: int, site: str) -> float | None:
     return None if err is None else err.ratio
 
 
-def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
+def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
+                  ) -> dict[str, dict[str, Any]]:
     """Round r's estimates with the recorded own-error correction undone, and `mode`'s
     applied (none, later: only a ratio above 1, both)."""
     out = {}
@@ -221,7 +226,7 @@ def own_corrected(run: dict, r: dict, mode: str) -> dict[str, dict[str, Any]]:
             e["start_s"] += shift
             e["finish_s"] += shift
         err = None if mode == "none" or "round" not in r else \
-            own_error_at(run, r["round"], site)
+            own_error_at(run, r["round"], site, error)
         sooner = None if err is None else err.sooner if mode in (
             "unanimous", "bound_kept") else err.sooner_started if mode.startswith(
             "all_started") else None

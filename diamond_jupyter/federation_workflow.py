@@ -163,8 +163,11 @@ class _Ops:
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any], fence: Fence | None = None) -> Job:
-        return await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
-                                     fence=fence)
+        job = await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
+                                    fence=fence)
+        if not origin.get("gate"):  # a step's end drives its workflow: learned soon
+            self.fed.journal.await_end(job)
+        return job
 
     async def cancel(self, job: Job) -> None:
         if job.native_id and not job.state.terminal:
@@ -177,8 +180,9 @@ class _Ops:
         return await self.fed.journal.refresh(job.token or job.id)
 
     def follow(self, job: Job) -> None:
-        """Follow a step's job here (one another engine submitted, before it went away)."""
-        self.fed.journal.track(job)
+        """Follow a step's job here (one another engine submitted, before it went away),
+        its end awaited (`submit`)."""
+        self.fed.journal.await_end(job)
 
     async def recover_submit(self, job: Job) -> float:
         """A step's submit whose engine died before it returned: find it by its token (the

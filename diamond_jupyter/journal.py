@@ -93,6 +93,12 @@ class Journal:
         if job.site in self.monitors:
             self.monitors[job.site].track(job)
 
+    def await_end(self, job: Job) -> None:
+        """Follow a submitted job whose end someone waits on: learned soon, even on a site
+        without an event channel (its monitor's awaited pace)."""
+        if job.site in self.monitors:
+            self.monitors[job.site].await_end(job)
+
     async def refresh(self, job_id: str) -> Job:
         """The job, after asking its site once when it is unfinished (and following it)."""
         job = self.store.get_job(job_id)

@@ -9,7 +9,9 @@ after each running job's time limit (LIMIT_CHECKS_S): a scheduler that kills at 
 with SIGKILL (Grid Engine's h_rt) leaves the wrapper no line to write.
 A site without an event channel (Slurm's REST API) is followed by that query alone, at an
 adaptive interval: `min_poll_s` after a change or a new job, doubling while nothing
-changes, up to `poll_interval_s`.
+changes, up to `poll_interval_s`; while a job whose end someone awaits (a workflow's step:
+its next step, or the workflow's end, waits on it) runs, no longer than a tenth of its run
+so far, and at most AWAITED_MAX_S (its end is learned that soon, not a poll interval late).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import math
 import re
 import time
 from typing import TYPE_CHECKING
@@ -40,6 +43,10 @@ EARLY_LINES_KEPT = 1000  # verified lines whose job's submit has not returned ye
 # polls this long after a running job's time limit (its start + its walltime), until one
 # finds it ended: the scheduler needs a moment to kill it and say so
 LIMIT_CHECKS_S = (2.0, 5.0, 15.0, 40.0)
+# without an event channel, a running job whose end is awaited is asked about after at most
+# this share of its run so far, and at least every AWAITED_MAX_S (never under min_poll_s)
+AWAITED_SHARE = 0.1
+AWAITED_MAX_S = 5.0
 
 
 def _numeric_id(text: str) -> int | None:
@@ -91,6 +98,7 @@ class SiteMonitor:
         self.trouble: str | None = None  # why the last query failed (None: the site answered)
         self.trouble_since: float | None = None  # monotonic time of the first failure in a row
         self.last_poll_at = 0.0  # epoch seconds of the last poll's start
+        self.awaited: set[str] = set()  # tracked keys whose end someone waits on
 
     def start(self) -> None:
         if not self._tasks:
@@ -98,12 +106,39 @@ class SiteMonitor:
             if self.site.has_event_channel:
                 self._tasks.append(asyncio.ensure_future(self._follow()))
 
-    def _interval(self) -> float:
+    def _interval(self, now: float | None = None) -> float:
         """Time to the next poll: fixed where the event channel reports starts and ends;
-        else short after a change, doubling while nothing changes."""
+        else short after a change, doubling while nothing changes, and no longer than an
+        awaited running job calls for (`_awaited_pace`)."""
         if self.site.has_event_channel:
             return self.poll_interval_s
-        return min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
+        adaptive = min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
+        return min(adaptive, self._awaited_pace(now))
+
+    def _awaited_pace(self, now: float | None = None) -> float:
+        """The longest wait that learns an awaited running job's end soon enough: a tenth of
+        its run so far, at most AWAITED_MAX_S, never under `min_poll_s` (inf: none runs)."""
+        now = time.time() if now is None else now
+        pace = math.inf
+        for key in self.awaited & set(self.tracked):
+            job = self._job(key)
+            if job is None or job.state != JobState.RUNNING or job.started_at is None:
+                continue
+            ran = max(0.0, now - job.started_at.timestamp())
+            pace = min(pace, max(self.min_poll_s, min(AWAITED_SHARE * ran, AWAITED_MAX_S)))
+        return pace
+
+    def await_end(self, job: Job) -> None:
+        """Someone waits on `job`'s end: followed, and on a site without an event channel
+        asked about at the awaited pace while it runs (looked at now: the wait under way
+        may be long)."""
+        key = job.token or job.id
+        if key not in self.tracked:
+            self.track(job)
+        if self.site.has_event_channel or key in self.awaited or key not in self.tracked:
+            return
+        self.awaited.add(key)
+        self.kick()
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -274,6 +309,7 @@ class SiteMonitor:
                     self.misses.pop(key, None)
             except DiamondError:
                 del self.tracked[key]
+        self.awaited &= set(self.tracked)
         # a failed task's exit code matters only until its array's outcome is applied: kept
         # for the engine's life, one entry per failed array ever seen
         for job_id in list(self._task_failures):

@@ -28,8 +28,10 @@ Engine's $PE_HOSTFILE alike): each is now kept and said; flux's
 (`rusage[mem=(8000 2000):duration=(20 30)]`) was refused as a bad memory; Slurm's --gpus
 (the job's total) beside --gpus-per-node or --gres=gpu:N was replaced by the later one
 (`--gpus=16 --gpus-per-node=4` read as 4 GPUs on one node): sbatch keeps both, so the job
-is read as the nodes that hold both, else the total is kept as written. A flux translation
-of a job with mail events and no address said `( fail,end`."""
+is read as the nodes that hold both, else the total is kept as written. Grid Engine's times
+with a zero field left empty (`h_rt=2::`, `1::1`, `::90`, as sge_types(1) allows) were
+refused as bad. A flux translation of a job with mail events and no address said
+`( fail,end`."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ import pytest
 
 from diamond_jupyter.dialects.body import translate_body
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
 
@@ -199,6 +202,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/ckpt_notify_r_y.sge": dict(
         nodes=1, cpus=4, walltime=86400, name="ckpt_run", requeue=True,
         unknown=["-ckpt", "-notify"]),
+    # h_rt=2:: is two hours (a zero field left empty, its colon kept): it was refused
+    "sge/h_rt_empty_fields_s_rt.sge": dict(
+        nodes=1, cpus=8, walltime=7200, name="two_hours", unknown=["-l s_rt"]),
     "sge/hold_jid_list_m_n_S.sge": dict(
         walltime=600, deps=[("afterany", ["7001", "7002"])], name="after_two", shell="/bin/bash",
         mail_events=[]),
@@ -333,3 +339,13 @@ def test_slurm_gpus_total_beside_a_per_node_count(lines, nodes, per_node, kept):
 def test_flux_mail_warning_without_an_address():
     _, warnings = _translated("pbs/pro_mem_tb_hugemem.pbs", "flux")
     assert "dropped: mail notification (fail,end; flux has none)" in warnings
+
+
+@pytest.mark.parametrize("value, seconds", [
+    ("2::", 7200), ("1::1", 3601), ("::90", 90), (":30:", 1800), ("0:15:0", 900)])
+def test_grid_engine_time_with_empty_fields(value, seconds):
+    """sge_types(1): a zero field of H:M:S may be left out, its colon kept; `h_rt=2::`
+    (two hours) was refused as a bad h_rt. `::` alone is still no time."""
+    assert _parse("sge", f"#$ -l h_rt={value}").resources.walltime_s == seconds
+    with pytest.raises(BadInput, match="bad h_rt.*a zero field may be left empty"):
+        _parse("sge", "#$ -l h_rt=::")

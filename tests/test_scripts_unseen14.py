@@ -28,7 +28,10 @@ Engine's $PE_HOSTFILE alike): each is now kept and said; flux's
 (`rusage[mem=(8000 2000):duration=(20 30)]`) was refused as a bad memory; Slurm's --gpus
 (the job's total) beside --gpus-per-node or --gres=gpu:N was replaced by the later one
 (`--gpus=16 --gpus-per-node=4` read as 4 GPUs on one node): sbatch keeps both, so the job
-is read as the nodes that hold both, else the total is kept as written. Grid Engine's times
+is read as the nodes that hold both, else the total is kept as written. A flux file name
+with the job id in another of flux's forms (`{{id.dec}}`, `{{id.hex}}`) reached the others
+as those characters, unsaid: every job wrote the same file; now their own job id, said
+(and `{{id.f58}}`, flux's default form, is `{{id}}`). Grid Engine's times
 with a zero field left empty (`h_rt=2::`, `1::1`, `::90`, as sge_types(1) allows) were
 refused as bad. A flux translation of a job with mail events and no address said
 `( fail,end`."""
@@ -192,6 +195,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=2, tasks=8, cpus=8, walltime=1800, exclusive=True, name="excl_pair"),
     "flux/nslots_cores_gpus_per_slot.flux": dict(
         tasks=4, cpus=32, gpus=8, needs_gpus=2, walltime=3600, name="slot_gpus", queue="pgpu"),
+    # {{id.dec}} reached other schedulers as those characters (every job one file)
+    "flux/output_id_dec_error_f58.flux": dict(
+        nodes=1, tasks=4, cpus=4, walltime=2700, name="id_forms",
+        stdout="logs/%x-{{id.dec}}.out", stderr="logs/%x-%j.err"),
     "flux/time_limit_float_hours_output_id.flux": dict(
         tasks=16, cpus=16, walltime=5400, name="float_time", stdout="job-%j.out",
         stderr="job-%j.err"),
@@ -349,3 +356,19 @@ def test_grid_engine_time_with_empty_fields(value, seconds):
     assert _parse("sge", f"#$ -l h_rt={value}").resources.walltime_s == seconds
     with pytest.raises(BadInput, match="bad h_rt.*a zero field may be left empty"):
         _parse("sge", "#$ -l h_rt=::")
+
+
+def test_flux_id_forms_in_a_file_name_become_the_job_id_elsewhere():
+    rel = "flux/output_id_dec_error_f58.flux"
+    for target, out, err in (("slurm", "--output=logs/%x-%j.out", "--error=logs/%x-%j.err"),
+                             ("lsf", "-oo logs/%x-%J.out", "-eo logs/%x-%J.err"),
+                             ("sge", "-o logs/$JOB_NAME-$JOB_ID.out",
+                              "-e logs/$JOB_NAME-$JOB_ID.err")):
+        script, warnings = _translated(rel, target)
+        assert out in script and err in script and "{{" not in script, script
+        assert (f"approximated: {{{{id.dec}}}} in output path 'logs/%x-{{{{id.dec}}}}.out' "
+                f"(flux's job id in its dec form) as {target}'s own job id") in warnings
+    # flux itself keeps its forms (f58 is its default: written as {{id}})
+    script, _ = _translated(rel, "flux")
+    assert "--output=logs/{{name}}-{{id.dec}}.out" in script
+    assert "--error=logs/{{name}}-{{id}}.err" in script

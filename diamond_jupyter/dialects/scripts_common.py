@@ -604,7 +604,8 @@ _TO_TARGET = {
 }
 _FROM_SOURCE = {
     "lsf": [("%J", "%j"), ("%I", "%a")],
-    "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+    # {{id.f58}} is {{id}} (f58 is flux's default form of a job id)
+    "flux": [("{{id}}", "%j"), ("{{id.f58}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
     "pbs": [("^array_index^", "%a")],
     "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
             ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
@@ -661,8 +662,20 @@ def output_mode_warning(spec: JobSpec, target: str, how: str) -> list[str]:
             f"the {spec.source_dialect or 'source'} script had an existing file {verb[mode]}"]
 
 
+# flux's job id in one of its other forms in a file name: {{id.dec}}, {{id.hex}}, ...
+_FLUX_ID_FORM = re.compile(r"\{\{id\.(\w+)\}\}")
+
+
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
+    if target != "flux" and _FLUX_ID_FORM.search(path):
+        # another scheduler's id has no such forms: its own id, said (it was kept as the
+        # characters `{{id.dec}}`, every job writing the same file)
+        has_id = target == "slurm" or "j" in _TO_TARGET.get(target, {})
+        for form in dict.fromkeys(_FLUX_ID_FORM.findall(path)) if has_id else ():
+            warnings.append(f"approximated: {{{{id.{form}}}}} in output path {path!r} (flux's "
+                            f"job id in its {form} form) as {target}'s own job id")
+        path = _FLUX_ID_FORM.sub("%j", path)
     if target == "slurm":
         return path
     table = _TO_TARGET[target]

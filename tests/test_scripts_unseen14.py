@@ -33,8 +33,9 @@ with the job id in another of flux's forms (`{{id.dec}}`, `{{id.hex}}`) reached 
 as those characters, unsaid: every job wrote the same file; now their own job id, said
 (and `{{id.f58}}`, flux's default form, is `{{id}}`). Grid Engine's times
 with a zero field left empty (`h_rt=2::`, `1::1`, `::90`, as sge_types(1) allows) were
-refused as bad. A flux translation of a job with mail events and no address said
-`( fail,end`."""
+refused as bad. `-hard` and `-soft` were said dropped as if the requests on their line went
+with them; now said to be the switches they are. A flux translation of a job with mail
+events and no address said `( fail,end`."""
 
 from __future__ import annotations
 
@@ -372,3 +373,15 @@ def test_flux_id_forms_in_a_file_name_become_the_job_id_elsewhere():
     script, _ = _translated(rel, "flux")
     assert "--output=logs/{{name}}-{{id.dec}}.out" in script
     assert "--error=logs/{{name}}-{{id}}.err" in script
+
+
+def test_grid_engine_hard_and_soft_are_said_as_switches():
+    """`-hard -l h_rt=...` was said dropped as if the limits on the line went with it;
+    -hard and -soft are switches for the requests after them: said so."""
+    _, warnings = _translated("sge/soft_hard_resources.sge", "slurm")
+    hard = [w for w in warnings if w.startswith("dropped: #$ -hard -l h_rt")]
+    assert hard and hard[0].endswith("the requests after it are read as limits)"), warnings
+    assert any(w.startswith("dropped: #$ -soft -l arch=lx-amd64 (-soft -l arch=lx-amd64:")
+               for w in warnings)
+    script, _ = _translated("sge/soft_hard_resources.sge", "slurm")
+    assert "#SBATCH --time=01:00:00\n" in script and "#SBATCH --mem-per-cpu=2G\n" in script

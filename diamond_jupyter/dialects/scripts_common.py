@@ -473,6 +473,11 @@ def _why_no_equivalent(d: Directive, target: str) -> str:
         return ("; PBS place=group= puts every chunk on hosts sharing one value of a "
                 "resource each site defines for itself, where Slurm waits a while at most "
                 "for that many leaf switches, then starts the job anyway")
+    if d.dialect == "sge" and d.option in ("-hard", "-soft"):
+        # a switch, no request: what follows it on the line is read (-hard) or said (-soft)
+        return ("; a switch for the -l, -q and -masterq after it: " + (
+            "the requests after it are read as limits" if d.option == "-hard" else
+            "each preference after it is said on its own"))
     if d.dialect == "pbs" and d.option.startswith("-l place:group=") and target == "slurm":
         return ("; the group's resource is the PBS site's own, and Slurm's --switches counts "
                 "leaf switches of its topology, waiting for them a while at most")

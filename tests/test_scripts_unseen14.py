@@ -385,3 +385,25 @@ def test_grid_engine_hard_and_soft_are_said_as_switches():
                for w in warnings)
     script, _ = _translated("sge/soft_hard_resources.sge", "slurm")
     assert "#SBATCH --time=01:00:00\n" in script and "#SBATCH --mem-per-cpu=2G\n" in script
+
+
+def test_flux_id_forms_name_the_output_file_that_diamond_logs_reads():
+    """The file a flux job with `--output=logs/{{name}}-{{id.dec}}.out` writes: its id in
+    decimal (flux-job-id(1)); the engine looked for `{{id.dec}}` as written."""
+    from diamond_jupyter.dialects.flux_ids import flux_id_value
+    from diamond_jupyter.dialects.scripts_common import output_file_name
+
+    jid = "fBq2XsHaw7Z"
+    value = flux_id_value(jid)
+    assert value is not None
+    spec = _parse("flux", "#flux: -n 1 --job-name=id_forms\n"
+                          "#flux: --output=logs/{{name}}-{{id.dec}}.out")
+    assert output_file_name(spec.stdout or "", "flux", job_id=jid, name=spec.name) == (
+        f"logs/id_forms-{value}.out", None)
+    assert output_file_name("o.{{id.hex}}", "flux", job_id=jid, name=None)[0] == \
+        f"o.{hex(value)}"
+    dotted = output_file_name("o.{{id.dothex}}", "flux", job_id=jid, name=None)[0]
+    assert int(dotted[2:].replace(".", ""), 16) == value and dotted.count(".") == 4
+    # the words form needs flux's own word list: said, the path unchanged
+    assert output_file_name("o.{{id.words}}", "flux", job_id=jid, name=None) == (
+        "o.{{id.words}}", "the job id in flux's words form")

@@ -733,9 +733,29 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
         return value.zfill(int(width)) if width and value.isdigit() else value
 
     try:
-        return _PAT.sub(sub, path), None
+        named = _flux_id_forms(path, job_id) if target == "flux" else path
+        return _PAT.sub(sub, named), None
     except LookupError as exc:
         return path, str(exc)
+
+
+def _flux_id_forms(path: str, job_id: str) -> str:
+    """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.f58}}` in a file name: the
+    job's id in that form (flux-job-id(1)); words and emoji are flux's own lists."""
+    from .flux_ids import flux_id_value
+
+    value = flux_id_value(job_id)
+
+    def form(m: re.Match[str]) -> str:
+        hexa = f"{value:016x}" if value is not None else ""
+        spelled = {"dec": str(value), "hex": f"0x{value:x}" if value is not None else "",
+                   "dothex": ".".join(hexa[i:i + 4] for i in range(0, 16, 4)),
+                   "f58": job_id}.get(m.group(1))
+        if value is None or spelled is None:
+            raise LookupError(f"the job id in flux's {m.group(1)} form")
+        return spelled
+
+    return _FLUX_ID_FORM.sub(form, path)
 
 
 # the file PBS, Grid Engine and LSF write into a directory given as -o / -e: their default

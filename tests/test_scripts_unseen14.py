@@ -34,7 +34,9 @@ as those characters, unsaid: every job wrote the same file; now their own job id
 (and `{{id.f58}}`, flux's default form, is `{{id}}`). Grid Engine's times
 with a zero field left empty (`h_rt=2::`, `1::1`, `::90`, as sge_types(1) allows) were
 refused as bad. `-hard` and `-soft` were said dropped as if the requests on their line went
-with them; now said to be the switches they are. A flux translation of a job with mail
+with them; now said to be the switches they are. A reservation's name (LSF -U, Slurm
+--reservation) was written as Grid Engine's `-ar`, which takes an AR's id: said dropped.
+A flux translation of a job with mail
 events and no address said `( fail,end`."""
 
 from __future__ import annotations
@@ -407,3 +409,16 @@ def test_flux_id_forms_name_the_output_file_that_diamond_logs_reads():
     # the words form needs flux's own word list: said, the path unchanged
     assert output_file_name("o.{{id.words}}", "flux", job_id=jid, name=None) == (
         "o.{{id.words}}", "the job id in flux's words form")
+
+
+def test_a_named_reservation_is_no_grid_engine_ar():
+    """Grid Engine's `-ar` takes the id qrsub gave an advance reservation (qrstat -ar
+    ar_id lists them); LSF's `-U training_resv` (a name) was written as
+    `-ar training_resv`, which no AR id is. Said dropped; an id still carried."""
+    script, warnings = _translated("lsf/x_U_resv_P_project.lsf", "sge")
+    assert "-ar" not in script
+    assert any(w.startswith("dropped: reservation training_resv (Grid Engine's -ar takes")
+               for w in warnings), warnings
+    numbered = "#!/bin/bash\n#$ -ar 42\n#$ -l h_rt=60\n./a\n"
+    assert "#$ -ar 42\n" in translate(numbered, "sge", "sge")[0]
+    assert "#SBATCH --reservation=42\n" in translate(numbered, "slurm", "sge")[0]

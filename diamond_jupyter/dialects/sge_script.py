@@ -436,8 +436,12 @@ class SgeScript:
             add("-q", spec.queue)
         if spec.account:
             add("-A", spec.account)
-        if spec.reservation:
+        if spec.reservation and spec.reservation.isdigit():
             add("-ar", spec.reservation)
+        elif spec.reservation:  # qsub -ar takes the number qrsub gave the reservation
+            warnings.append(f"dropped: reservation {spec.reservation} (Grid Engine's -ar "
+                            "takes an advance reservation's number, as qrstat lists them, "
+                            "not a name)")
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-a", at)
         if spec.qos:
